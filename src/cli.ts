@@ -1,0 +1,32 @@
+import { parseArgs, processIO, type CliIO, type CommandRunner, EXIT } from './cli/args.js';
+
+/**
+ * Command table. Each command lives in its own module under `cli/` and is loaded on demand, so
+ * `warden tools` does not pay for the chat adapters' imports.
+ */
+const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandRunner> }> = {
+};
+
+const USAGE = () =>
+  [
+    'usage: warden <command> [options]',
+    '',
+    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(12)} ${c.summary}`),
+    '',
+    'Read-only commands take --config FILE (default warden.config.yaml) and --json.',
+  ].join('\n');
+
+export async function main(argv: readonly string[], io: CliIO = processIO()): Promise<number> {
+  const args = parseArgs(argv);
+  if (args.command === undefined || args.command === 'help' || (args.command === undefined && args.options.has('help'))) {
+    io.stdout(USAGE());
+    return args.command === undefined ? EXIT.badInput : EXIT.ok;
+  }
+  const command = COMMANDS[args.command];
+  if (!command) {
+    io.stderr(`warden: unknown command "${args.command}"\n${USAGE()}`);
+    return EXIT.badInput;
+  }
+  const run = await command.load();
+  return run(args, io);
+}

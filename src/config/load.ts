@@ -1,0 +1,126 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseDotenv } from 'dotenv';
+import JSON5 from 'json5';
+import { parseDocument } from 'yaml';
+import { ConfigError, formatPath, problemsFromZod, type ConfigProblem } from './errors.js';
+import { wardenConfigSchema, type WardenConfig } from './schema/index.js';
+
+export const DEFAULT_CONFIG_FILE = 'warden.config.yaml';
+
+export interface LoadedConfig {
+  config: WardenConfig;
+  /** Absolute path of the file read, or undefined when none exists and defaults apply. */
+  file: string | undefined;
+  /** Directory relative paths in the config resolve against. */
+  baseDir: string;
+}
+
+export interface LoadOptions {
+  /** Explicit `--config`; a missing explicit file is an error, a missing default is not. */
+  file?: string;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export type LoadResult = { ok: true; value: LoadedConfig } | { ok: false; error: ConfigError };
+
+/**
+ * Reads, substitutes and validates the config. Never throws for bad input: the caller decides
+ * (the CLI prints every problem and exits 2). `.env` beside the config fills variables the
+ * environment does not already define.
+ */
+export function loadConfig(options: LoadOptions = {}): LoadResult {
+  const cwd = options.cwd ?? process.cwd();
+  const explicit = options.file !== undefined;
+  const file = path.resolve(cwd, options.file ?? DEFAULT_CONFIG_FILE);
+  const baseDir = path.dirname(file);
+  const env = { ...readDotenv(baseDir), ...readDotenv(cwd), ...(options.env ?? process.env) };
+
+  if (!existsSync(file)) {
+    if (explicit) return fail(file, [{ path: '', message: `config file not found: ${file}` }]);
+    return validate(undefined, {}, cwd);
+  }
+
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    return fail(file, [{ path: '', message: `cannot read: ${(err as Error).message}` }]);
+  }
+
+  const parsed = parseText(file, text);
+  if (!parsed.ok) return fail(file, parsed.problems);
+
+  const problems: ConfigProblem[] = [];
+  const substituted = substituteEnv(parsed.value, env, [], problems);
+  if (problems.length > 0) return fail(file, problems);
+  return validate(file, substituted, baseDir);
+}
+
+/** Validates an in-memory config object (tests, embedding). */
+export function parseConfig(raw: unknown, file?: string): LoadResult {
+  return validate(file, raw ?? {}, file ? path.dirname(file) : process.cwd());
+}
+
+function validate(file: string | undefined, raw: unknown, baseDir: string): LoadResult {
+  const result = wardenConfigSchema.safeParse(raw ?? {});
+  if (!result.success) return fail(file, problemsFromZod(wardenConfigSchema, result.error.issues));
+  return { ok: true, value: { config: result.data, file, baseDir } };
+}
+
+function fail(file: string | undefined, problems: ConfigProblem[]): LoadResult {
+  return { ok: false, error: new ConfigError(file, problems) };
+}
+
+function parseText(file: string, text: string): { ok: true; value: unknown } | { ok: false; problems: ConfigProblem[] } {
+  const ext = path.extname(file).toLowerCase();
+  if (ext === '.json5' || ext === '.json') {
+    try {
+      return { ok: true, value: JSON5.parse(text) };
+    } catch (err) {
+      return { ok: false, problems: [{ path: '', message: `malformed JSON5: ${(err as Error).message}` }] };
+    }
+  }
+  if (ext === '.yaml' || ext === '.yml') {
+    const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+    if (doc.errors.length > 0) {
+      return {
+        ok: false,
+        problems: doc.errors.map((e) => ({ path: '', message: `malformed YAML: ${e.message.split('\n')[0]}` })),
+      };
+    }
+    return { ok: true, value: doc.toJS() };
+  }
+  return { ok: false, problems: [{ path: '', message: `unsupported config extension "${ext}": use .yaml, .yml, .json5 or .json` }] };
+}
+
+const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+/** `${NAME}` and `${NAME:-default}` in string values; an unset variable without default is a problem. */
+function substituteEnv(value: unknown, env: Record<string, string | undefined>, at: PropertyKey[], problems: ConfigProblem[]): unknown {
+  if (typeof value === 'string') {
+    return value.replace(ENV_REF, (_m, name: string, fallback: string | undefined) => {
+      const found = env[name];
+      if (found !== undefined && found !== '') return found;
+      if (fallback !== undefined) return fallback;
+      problems.push({ path: formatPath(at), message: `environment variable ${name} is not set (referenced as \${${name}})` });
+      return '';
+    });
+  }
+  if (Array.isArray(value)) return value.map((v, i) => substituteEnv(v, env, [...at, i], problems));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substituteEnv(v, env, [...at, k], problems)]));
+  }
+  return value;
+}
+
+function readDotenv(dir: string): Record<string, string> {
+  const file = path.join(dir, '.env');
+  if (!existsSync(file)) return {};
+  try {
+    return parseDotenv(readFileSync(file));
+  } catch {
+    return {};
+  }
+}

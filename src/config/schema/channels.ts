@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { scopePolicyFields, toolPolicyConfig, toolsBySender } from './policy.js';
+
+const discordChannelScope = z.strictObject({ ...scopePolicyFields });
+
+const discordGuildScope = z.strictObject({
+  /** A readable name for the guild; a guild key may use it instead of the id. */
+  slug: z.string().optional(),
+  ...scopePolicyFields,
+  channels: z.record(z.string(), discordChannelScope).default({}),
+});
+
+export const discordConfig = z.strictObject({
+  token: z.string().min(1).optional(),
+  /** REST base for proxies and tests (`http://127.0.0.1:PORT/api`). */
+  apiBaseUrl: z.url().optional(),
+  requireMention: z.boolean().default(true),
+  guilds: z.record(z.string(), discordGuildScope).default({}),
+});
+
+const slackChannelScope = z.strictObject({ ...scopePolicyFields });
+
+export const slackConfig = z.strictObject({
+  botToken: z.string().min(1).optional(),
+  signingSecret: z.string().min(1).optional(),
+  appToken: z.string().min(1).optional(),
+  /** Web API base for proxies and tests (`http://127.0.0.1:PORT/api/`). */
+  apiUrl: z.url().optional(),
+  /** HTTP receiver port when signingSecret is set. */
+  port: z.number().int().min(0).max(65535).default(3001),
+  requireMention: z.boolean().default(true),
+  channels: z.record(z.string(), slackChannelScope).default({}),
+});
+
+export const webConfig = z.strictObject({
+  host: z.string().default('127.0.0.1'),
+  port: z.number().int().min(0).max(65535).default(3000),
+  /** Required when host is not a loopback address. */
+  token: z.string().min(1).optional(),
+  tools: toolPolicyConfig.optional(),
+  toolsBySender: toolsBySender.optional(),
+});
+
+export const channelsConfig = z.strictObject({
+  discord: discordConfig.optional(),
+  slack: slackConfig.optional(),
+  web: webConfig.default({ host: '127.0.0.1', port: 3000 }),
+});
+export type ChannelsConfig = z.infer<typeof channelsConfig>;
+export type DiscordConfig = z.infer<typeof discordConfig>;
+export type SlackConfig = z.infer<typeof slackConfig>;
+export type WebConfig = z.infer<typeof webConfig>;

@@ -1,0 +1,161 @@
+import { z } from 'zod';
+import { channelsConfig } from './channels.js';
+import { execConfig } from './exec.js';
+import {
+  byProviderEntry,
+  profileId,
+  rejectAllowWithAlsoAllow,
+  toolList,
+  toolPolicyConfig,
+  toolsBySender,
+} from './policy.js';
+
+const userIds = z.array(z.string().min(1));
+
+/** Platform user ids per chat provider. */
+export const idsByProvider = z.strictObject({
+  discord: userIds.optional(),
+  slack: userIds.optional(),
+  web: userIds.optional(),
+});
+export type IdsByProvider = z.infer<typeof idsByProvider>;
+
+export const approvalsConfig = z.strictObject({
+  /** Who may decide approvals; default: the owners of each provider. */
+  approvers: idsByProvider.optional(),
+  /** Where approval cards are posted. */
+  target: z.enum(['channel', 'dm', 'both']).default('channel'),
+  exec: z.strictObject({ timeoutSec: z.number().int().positive().default(1800) }).default({ timeoutSec: 1800 }),
+  /** Approvals requested by before_tool_call hooks. */
+  hook: z
+    .strictObject({
+      timeoutSec: z.number().int().positive().max(600).default(120),
+    })
+    .default({ timeoutSec: 120 }),
+});
+export type ApprovalsConfig = z.infer<typeof approvalsConfig>;
+
+const modelRef = z.string().regex(/^[a-z0-9][a-z0-9._-]*\/.+$/i, 'expected "provider/model", e.g. "anthropic/claude-sonnet-4-5"');
+
+export const modelsConfig = z.strictObject({
+  default: modelRef.optional(),
+});
+
+/** The `tools` block an agent may carry: the global block minus the global-only sections. */
+const agentToolsFields = {
+  profile: profileId.optional(),
+  allow: toolList.optional(),
+  alsoAllow: toolList.optional(),
+  deny: toolList.optional(),
+  byProvider: z.record(z.string().min(1), byProviderEntry).optional(),
+  toolsBySender: toolsBySender.optional(),
+  loopDetection: z.strictObject({ enabled: z.boolean() }).optional(),
+};
+
+export const agentToolsConfig = z.strictObject(agentToolsFields).superRefine(rejectAllowWithAlsoAllow);
+
+export const agentEntry = z.strictObject({
+  id: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_-]*$/i, 'agent id: letters, digits, "-" and "_"'),
+  name: z.string().optional(),
+  default: z.boolean().optional(),
+  workspace: z.string().optional(),
+  model: modelRef.optional(),
+  tools: agentToolsConfig.optional(),
+});
+export type AgentEntry = z.infer<typeof agentEntry>;
+
+export const agentsConfig = z
+  .strictObject({
+    defaults: z
+      .strictObject({
+        workspace: z.string().default('./workspace'),
+        maxToolRounds: z.number().int().positive().default(10),
+        subagents: z
+          .strictObject({ maxSpawnDepth: z.number().int().min(1).default(1) })
+          .default({ maxSpawnDepth: 1 }),
+      })
+      .default({ workspace: './workspace', maxToolRounds: 10, subagents: { maxSpawnDepth: 1 } }),
+    list: z.array(agentEntry).default([]),
+  })
+  .superRefine((agents, ctx) => {
+    const seen = new Set<string>();
+    agents.list.forEach((agent, i) => {
+      if (seen.has(agent.id)) ctx.addIssue({ code: 'custom', path: ['list', i, 'id'], message: `duplicate agent id "${agent.id}"` });
+      seen.add(agent.id);
+    });
+    const defaults = agents.list.filter((a) => a.default);
+    if (defaults.length > 1) ctx.addIssue({ code: 'custom', path: ['list'], message: 'more than one agent has default: true' });
+  });
+
+export const toolsConfig = z
+  .strictObject({
+    ...agentToolsFields,
+    subagents: z.strictObject({ tools: toolPolicyConfig.optional() }).optional(),
+    sandbox: z.strictObject({ tools: toolPolicyConfig.optional() }).optional(),
+    exec: execConfig.optional(),
+  })
+  .superRefine(rejectAllowWithAlsoAllow);
+export type ToolsConfig = z.infer<typeof toolsConfig>;
+
+export const skillsConfig = z.strictObject({
+  /** Extra skill roots, lowest precedence. */
+  extraDirs: z.array(z.string()).default([]),
+  /** Bundled skills allowed by name; absent = all bundled skills. */
+  allowBundled: z.array(z.string()).optional(),
+  limits: z
+    .strictObject({
+      maxSkillsInPrompt: z.number().int().positive().default(150),
+      maxSkillsPromptChars: z.number().int().positive().default(18_000),
+    })
+    .default({ maxSkillsInPrompt: 150, maxSkillsPromptChars: 18_000 }),
+  entries: z
+    .record(
+      z.string(),
+      z.strictObject({ enabled: z.boolean().optional(), env: z.record(z.string(), z.string()).optional(), apiKey: z.string().optional() }),
+    )
+    .default({}),
+});
+
+export const pluginsConfig = z.strictObject({
+  /** Folders holding plugin folders (each with a `warden.plugin.json` or `openclaw.plugin.json`). */
+  paths: z.array(z.string()).default([]),
+  /** Plugin ids that may load; absent = every discovered plugin that is not disabled. */
+  allow: z.array(z.string()).optional(),
+  deny: z.array(z.string()).default([]),
+  entries: z
+    .record(
+      z.string(),
+      z.strictObject({
+        enabled: z.boolean().optional(),
+        config: z.record(z.string(), z.unknown()).optional(),
+        hooks: z
+          .strictObject({
+            timeoutMs: z.number().int().positive().max(600_000).optional(),
+            timeouts: z.record(z.string(), z.number().int().positive().max(600_000)).optional(),
+          })
+          .optional(),
+      }),
+    )
+    .default({}),
+});
+
+export const wardenConfigSchema = z.strictObject({
+  owners: idsByProvider.default({}),
+  approvals: approvalsConfig.default({ target: 'channel', exec: { timeoutSec: 1800 }, hook: { timeoutSec: 120 } }),
+  models: modelsConfig.default({}),
+  agents: agentsConfig.default({
+    defaults: { workspace: './workspace', maxToolRounds: 10, subagents: { maxSpawnDepth: 1 } },
+    list: [],
+  }),
+  tools: toolsConfig.default({}),
+  channels: channelsConfig.default({ web: { host: '127.0.0.1', port: 3000 } }),
+  skills: skillsConfig.default({ extraDirs: [], limits: { maxSkillsInPrompt: 150, maxSkillsPromptChars: 18_000 }, entries: {} }),
+  plugins: pluginsConfig.default({ paths: [], deny: [], entries: {} }),
+  /** Where SQLite and other state live; `WARDEN_DATA_DIR` overrides. */
+  dataDir: z.string().default('./data'),
+});
+
+export type WardenConfig = z.infer<typeof wardenConfigSchema>;
+export type WardenConfigInput = z.input<typeof wardenConfigSchema>;

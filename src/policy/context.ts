@@ -1,0 +1,47 @@
+/** Chat providers Warden speaks to; the message-provider filter also knows voice providers. */
+export type ChatProvider = 'discord' | 'slack' | 'web';
+export type ChatType = 'dm' | 'channel' | 'thread';
+
+/**
+ * Everything the policy needs to know about one turn. Built by the router from an inbound
+ * message, or by the CLI from context flags. Pure data: no config, no I/O.
+ */
+export interface TurnContext {
+  agentId: string;
+  /** Inbound message provider (`discord`, `slack`, `web`; voice providers drop tts). */
+  provider: string;
+  chat: ChatType;
+  /** Discord guild id or Slack team id. */
+  guildId?: string | undefined;
+  /** Channel id; for a thread, the thread's parent channel. */
+  channelId?: string | undefined;
+  /** Channel name without `#`; for a thread, the parent's name. */
+  channelName?: string | undefined;
+  /** Thread id when chat is `thread` (its policy is the parent channel's). */
+  threadId?: string | undefined;
+  senderId?: string | undefined;
+  senderName?: string | undefined;
+  senderUsername?: string | undefined;
+  /** Derived from `owners` by whoever builds the context; the policy never guesses it. */
+  senderIsOwner: boolean;
+  /** `provider/model` of the model answering this turn; undefined = no model configured. */
+  model?: string | undefined;
+  /** Whether the model supports tool calls at all (false → no tools, guard reason 3). */
+  modelSupportsTools?: boolean | undefined;
+  /** 0 for a main session; n for an n-th level subagent. */
+  spawnDepth: number;
+  /** A subagent's ceiling: its parent's final surface and the parent's denies. */
+  inherited?: InheritedPolicy | undefined;
+  /** Whether exec runs sandboxed in this session (enables the sandbox step). */
+  sandboxed?: boolean | undefined;
+  /** `before_prompt_build` `toolsAllow` lists; each is an independent restriction. */
+  toolsAllow?: string[][] | undefined;
+  /** Tools disabled for this run (the guard's first reason). */
+  disableTools?: boolean | undefined;
+}
+
+export interface InheritedPolicy {
+  /** The parent's final visible tool ids; undefined when the parent had no restrictive allowlist. */
+  allow?: string[] | undefined;
+  deny: string[];
+}

@@ -1,0 +1,71 @@
+import type { Logger } from 'pino';
+import type { ProfileId } from '../config/schema/policy.js';
+import type { TurnContext } from '../policy/context.js';
+
+export const SECTION_IDS = [
+  'fs',
+  'runtime',
+  'web',
+  'memory',
+  'sessions',
+  'ui',
+  'messaging',
+  'automation',
+  'nodes',
+  'agents',
+  'media',
+] as const;
+export type SectionId = (typeof SECTION_IDS)[number];
+
+/** Where a tool comes from; plugin and MCP tools join groups by their origin. */
+export type ToolSource = { kind: 'core' } | { kind: 'plugin'; pluginId: string } | { kind: 'mcp'; server: string };
+
+/** What the policy knows about a tool: identity and membership, never its implementation. */
+export interface ToolMeta {
+  id: string;
+  label: string;
+  description: string;
+  section: SectionId | 'plugins';
+  profiles: readonly ProfileId[];
+  /** Member of `group:warden` (alias `group:openclaw`). */
+  inWardenGroup: boolean;
+  /** Only owners may see or call it (cron, gateway, nodes). */
+  ownerOnly: boolean;
+  source: ToolSource;
+}
+
+export type JsonSchema = { [key: string]: unknown };
+
+export type ToolContent =
+  | { type: 'text'; text: string }
+  | { type: 'image'; data: string; mimeType: string };
+
+/** The normalised shape every call returns. `details` is stored, never shown to the model. */
+export interface ToolResult {
+  content: ToolContent[];
+  details?: unknown;
+  isError?: boolean;
+}
+
+/** Why a tool cannot be offered on this machine or in this configuration. */
+export type Availability = { ok: true } | { ok: false; why: string };
+
+/** What a tool's execute() receives besides its arguments. */
+export interface ToolCallContext {
+  toolCallId: string;
+  signal: AbortSignal;
+  turn: TurnContext;
+  sessionKey: string;
+  workspaceDir: string;
+  log: Logger;
+}
+
+/** A runnable tool. Its id must exist in the catalog (or be declared by a plugin). */
+export interface ToolImplementation<Args = Record<string, unknown>> {
+  id: string;
+  /** JSON schema of the arguments; validated before execute is called. */
+  parameters: JsonSchema;
+  /** Prerequisites of this machine/config (Chromium for the browser, a model for image). */
+  availability?: () => Availability;
+  execute(args: Args, ctx: ToolCallContext): Promise<ToolResult | unknown>;
+}
