@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { ApprovalRequester } from '../approvals/types.js';
 import type { ProfileId } from '../config/schema/policy.js';
 import type { TurnContext } from '../policy/context.js';
 
@@ -58,6 +59,8 @@ export interface ToolCallContext {
   sessionKey: string;
   workspaceDir: string;
   log: Logger;
+  /** Asks a human (approval card) and waits; used by exec for on-miss commands. */
+  approvals: ApprovalRequester;
 }
 
 /** A runnable tool. Its id must exist in the catalog (or be declared by a plugin). */
