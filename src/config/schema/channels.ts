@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { scopePolicyFields, toolPolicyConfig, toolsBySender } from './policy.js';
 
+/** A token or secret; an empty value (`${TOKEN:-}` with the variable unset) means "not configured". */
+const secret = z
+  .string()
+  .optional()
+  .transform((v) => (v === '' ? undefined : v));
+
 const discordChannelScope = z.strictObject({ ...scopePolicyFields });
 
 const discordGuildScope = z.strictObject({
@@ -11,7 +17,7 @@ const discordGuildScope = z.strictObject({
 });
 
 export const discordConfig = z.strictObject({
-  token: z.string().min(1).optional(),
+  token: secret,
   /** REST base for proxies and tests (`http://127.0.0.1:PORT/api`). */
   apiBaseUrl: z.url().optional(),
   requireMention: z.boolean().default(true),
@@ -21,9 +27,9 @@ export const discordConfig = z.strictObject({
 const slackChannelScope = z.strictObject({ ...scopePolicyFields });
 
 export const slackConfig = z.strictObject({
-  botToken: z.string().min(1).optional(),
-  signingSecret: z.string().min(1).optional(),
-  appToken: z.string().min(1).optional(),
+  botToken: secret,
+  signingSecret: secret,
+  appToken: secret,
   /** Web API base for proxies and tests (`http://127.0.0.1:PORT/api/`). */
   apiUrl: z.url().optional(),
   /** HTTP receiver port when signingSecret is set. */
@@ -36,7 +42,7 @@ export const webConfig = z.strictObject({
   host: z.string().default('127.0.0.1'),
   port: z.number().int().min(0).max(65535).default(3000),
   /** Required when host is not a loopback address. */
-  token: z.string().min(1).optional(),
+  token: secret,
   tools: toolPolicyConfig.optional(),
   toolsBySender: toolsBySender.optional(),
 });
