@@ -50,7 +50,7 @@ export const webConfig = z.strictObject({
 export const channelsConfig = z.strictObject({
   discord: discordConfig.optional(),
   slack: slackConfig.optional(),
-  web: webConfig.default({ host: '127.0.0.1', port: 3000 }),
+  web: webConfig.prefault({}),
 });
 export type ChannelsConfig = z.infer<typeof channelsConfig>;
 export type DiscordConfig = z.infer<typeof discordConfig>;

@@ -150,7 +150,7 @@ export const wardenConfigSchema = z.strictObject({
     list: [],
   }),
   tools: toolsConfig.default({}),
-  channels: channelsConfig.default({ web: { host: '127.0.0.1', port: 3000 } }),
+  channels: channelsConfig.prefault({}),
   skills: skillsConfig.default({ extraDirs: [], limits: { maxSkillsInPrompt: 150, maxSkillsPromptChars: 18_000 }, entries: {} }),
   plugins: pluginsConfig.default({ paths: [], deny: [], entries: {} }),
   /** Where SQLite and other state live; `WARDEN_DATA_DIR` overrides. */
