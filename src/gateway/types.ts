@@ -1,4 +1,4 @@
-import type { ApprovalRenderer } from '../approvals/types.js';
+import type { ApprovalDecision, ApprovalRenderer, ApprovalRequest } from '../approvals/types.js';
 import type { ChatType } from '../policy/context.js';
 
 /** A message from any platform, normalised by its adapter. */
@@ -45,3 +45,24 @@ export interface ChatAdapter {
   approvals: ApprovalRenderer;
   stop(): Promise<void>;
 }
+
+/** A button click on an approval card, as an adapter hands it to the router. */
+export interface ApprovalClick {
+  approvalId: string;
+  decision: ApprovalDecision;
+  /** Platform user id of whoever clicked. */
+  userId: string;
+}
+
+/**
+ * What the router answers to a click. `resolved` and `already-resolved` carry the request in
+ * its final state (status, decidedBy) so the adapter can edit every copy of the card;
+ * `not-approver` changes nothing and the clicker gets a private refusal.
+ */
+export type ClickOutcome =
+  | { kind: 'resolved'; request: ApprovalRequest }
+  | { kind: 'already-resolved'; request: ApprovalRequest }
+  | { kind: 'not-approver' }
+  | { kind: 'not-found' };
+
+export type OnApprovalClick = (click: ApprovalClick) => Promise<ClickOutcome>;
