@@ -1,0 +1,37 @@
+/**
+ * The agent: one turn of model ↔ tools for a session.
+ *
+ * The router builds one runtime at startup with `createAgentRuntime(deps)` and calls
+ * `runtime.runTurn(request)` for each queued message of a session (one at a time per session):
+ *
+ * ```ts
+ * const stop = new AbortController();            // aborted by /stop
+ * const outcome = await runtime.runTurn({
+ *   sessionKey, turn, input: { text: message.text },
+ *   signal: stop.signal,
+ *   onTextDelta: (d) => draft.append(d),          // optional streaming
+ * });
+ * await adapter.send(target, { text: outcome.reply });
+ * ```
+ *
+ * `runTurn` never throws for model or tool failures. `outcome.status` is `completed`,
+ * `aborted` (the partial reply, possibly empty) or `failed`, in which case `outcome.reply` is a
+ * plain message for the chat (for example after the last retry of a rate-limited model).
+ */
+export type {
+  AgentDeps,
+  AgentRuntime,
+  ModelResolver,
+  ToolCallRequest,
+  ToolCallScope,
+  ToolDefinition,
+  ToolExecutor,
+  ToolSurface,
+  TranscriptEntry,
+  TranscriptStore,
+  TurnEvent,
+  TurnFailure,
+  TurnInput,
+  TurnOutcome,
+  TurnRequest,
+} from './types.js';

@@ -1,0 +1,133 @@
+import type { WardenConfig } from '../config/index.js';
+import type { ImagePart, Message, ModelProvider, Usage } from '../models/types.js';
+import type { TurnContext } from '../policy/context.js';
+import type { JsonSchema, ToolResult } from '../tools/types.js';
+
+/** What the router hands over for one queued message. */
+export interface TurnRequest {
+  sessionKey: string;
+  /** The policy context of this turn (provider, chat, sender, model, depth, …). */
+  turn: TurnContext;
+  input: TurnInput;
+  /** Fires on `/stop` (or shutdown): the model call and running tools are aborted. */
+  signal: AbortSignal;
+  /**
+   * Streams the reply as it is written, for platforms that edit a message in place. Deltas of
+   * one model round are never taken back; text of rounds that end in tool calls is streamed
+   * too. The complete reply is always in `TurnOutcome.reply`.
+   */
+  onTextDelta?: ((delta: string) => void) | undefined;
+  /** Progress for typing indicators and logs; never needed for correctness. */
+  onEvent?: ((event: TurnEvent) => void) | undefined;
+}
+
+export interface TurnInput {
+  text: string;
+  /** Images attached to the message (vision models only). */
+  images?: ImagePart[] | undefined;
+  /**
+   * Whose words these are. Text from someone other than the session's own user (a message
+   * relayed from another user or session) is wrapped as untrusted data.
+   */
+  origin?: 'user' | 'otherUser' | 'session' | 'subagent' | undefined;
+  senderName?: string | undefined;
+}
+
+export type TurnEvent =
+  | { type: 'modelCall'; round: number }
+  | { type: 'toolCall'; round: number; tool: string; toolCallId: string }
+  | { type: 'toolResult'; round: number; tool: string; toolCallId: string; isError: boolean }
+  | { type: 'retry'; attempt: number; delayMs: number; reason: string }
+  | { type: 'compacted'; removedMessages: number };
+
+/**
+ * How a turn ended. `reply` is always the text to post in the chat: the model's answer, the
+ * partial answer of a stopped turn, or a plain error message after the last retry.
+ */
+export type TurnOutcome =
+  | { status: 'completed'; reply: string; rounds: number; usage: Usage }
+  | { status: 'aborted'; reply: string; rounds: number; usage: Usage }
+  | { status: 'failed'; reply: string; rounds: number; usage: Usage; error: TurnFailure };
+
+export interface TurnFailure {
+  /** `model` = the provider failed after its retries; `config` = no usable model or key; `tools` = the empty-allowlist guard. */
+  kind: 'model' | 'config' | 'tools' | 'rounds';
+  message: string;
+}
+
+/** A tool as the loop offers it to the model: id, description and (unprojected) JSON schema. */
+export interface ToolDefinition {
+  id: string;
+  description: string;
+  parameters: JsonSchema;
+}
+
+/** The tools a turn may use, decided by the policy for this turn's context. */
+export type ToolSurface =
+  | { ok: true; tools: ToolDefinition[] }
+  /** The empty-allowlist guard or a config problem: the turn fails with this message. */
+  | { ok: false; message: string };
+
+export interface ToolCallRequest {
+  toolCallId: string;
+  tool: string;
+  args: Record<string, unknown>;
+}
+
+export interface ToolCallScope {
+  sessionKey: string;
+  turn: TurnContext;
+  signal: AbortSignal;
+  /** The ids on this turn's surface: the call-time gate refuses anything else. */
+  surface: readonly string[];
+}
+
+/**
+ * The narrow seam between the loop and the governed call path (validation, loop detection,
+ * hooks, approval, execute, normalise/truncate). It must not throw for a tool's failure:
+ * errors come back as `isError` results. It may throw an AbortError when the signal fires.
+ */
+export interface ToolExecutor {
+  surface(turn: TurnContext, sessionKey: string): Promise<ToolSurface> | ToolSurface;
+  execute(call: ToolCallRequest, scope: ToolCallScope): Promise<ToolResult>;
+}
+
+/** A stored transcript entry: one model-visible message, or a compaction summary. */
+export interface TranscriptEntry {
+  seq: number;
+  message: Message;
+  /** Summaries replace the entries before them in what the model sees. */
+  kind: 'message' | 'summary';
+  createdAt: number;
+}
+
+/**
+ * Where a session's conversation lives. Append-only: compaction appends a summary entry
+ * whose `seq` marks everything before it as folded into the summary.
+ */
+export interface TranscriptStore {
+  /** Everything the model should see: the latest summary (if any) and the entries after it. */
+  load(sessionKey: string): TranscriptEntry[];
+  append(sessionKey: string, entries: Array<Pick<TranscriptEntry, 'message' | 'kind'>>): TranscriptEntry[];
+  /** Entries for `sessions_history`, newest last, including those folded into summaries. */
+  history(sessionKey: string, options: { limit: number; beforeSeq?: number | undefined }): TranscriptEntry[];
+  sessions(): Array<{ sessionKey: string; entries: number; updatedAt: number }>;
+}
+
+/** Resolves `provider/model` to an adapter; errors as values (missing key, unknown provider). */
+export type ModelResolver = (ref: string) => { ok: true; provider: ModelProvider; model: string } | { ok: false; message: string };
+
+export interface AgentDeps {
+  config: WardenConfig;
+  models: ModelResolver;
+  tools: ToolExecutor;
+  transcripts: TranscriptStore;
+  /** Parallel tool calls per round; results still go back in call order. Default 4. */
+  toolConcurrency?: number | undefined;
+}
+
+/** What the router holds: one runtime per process, one `runTurn` per queued message. */
+export interface AgentRuntime {
+  /** Never throws for a model or tool failure; the outcome says what to post. */
+  runTurn(request: TurnRequest): Promise<TurnOutcome>;
+}
