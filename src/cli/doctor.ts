@@ -1,0 +1,119 @@
+import { execFileSync } from 'node:child_process';
+import { accessSync, constants, existsSync } from 'node:fs';
+import path from 'node:path';
+import type { WardenConfig } from '../config/index.js';
+import { EXIT, type CliIO, type CommandRunner } from './args.js';
+import { loadConfigForCommand, printResult } from './config.js';
+
+export interface DoctorCheck {
+  name: string;
+  ok: boolean;
+  detail: string;
+  /** What to do when not ok; absent when nothing needs doing. */
+  fix?: string;
+}
+
+const MODEL_KEYS: Record<string, string[]> = {
+  anthropic: ['ANTHROPIC_API_KEY'],
+  openai: ['OPENAI_API_KEY'],
+  google: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'],
+  gemini: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'],
+};
+
+function versionOf(bin: string, args: string[]): string | undefined {
+  try {
+    return execFileSync(bin, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 10_000 }).trim().split('\n')[0];
+  } catch {
+    return undefined;
+  }
+}
+
+/** What is installed and reachable; every check says what to do when it fails. */
+export function runDoctorChecks(config: WardenConfig, baseDir: string, env: NodeJS.ProcessEnv): DoctorCheck[] {
+  const checks: DoctorCheck[] = [];
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  checks.push({
+    name: 'node',
+    ok: major > 20 || (major === 20 && minor >= 18),
+    detail: `Node ${process.versions.node}`,
+    fix: 'install Node 20.18 or newer',
+  });
+
+  const chromium = existsSync('/usr/bin/chromium') ? versionOf('/usr/bin/chromium', ['--version']) : undefined;
+  checks.push({
+    name: 'chromium',
+    ok: chromium !== undefined,
+    detail: chromium ?? '/usr/bin/chromium not found: the browser tool is unavailable',
+    fix: 'apt-get install chromium',
+  });
+
+  const bwrap = existsSync('/usr/bin/bwrap') ? versionOf('/usr/bin/bwrap', ['--version']) : undefined;
+  checks.push({
+    name: 'bubblewrap',
+    ok: bwrap !== undefined,
+    detail: bwrap ?? 'bwrap not found: exec runs on the host (gateway) instead of a sandbox',
+    fix: 'apt-get install bubblewrap',
+  });
+
+  const dataDir = path.resolve(baseDir, env.WARDEN_DATA_DIR ?? config.dataDir);
+  let dataOk = true;
+  let dataDetail = dataDir;
+  // Doctor writes nothing: a missing dir is fine when its nearest existing ancestor is writable.
+  let probe = dataDir;
+  while (!existsSync(probe) && path.dirname(probe) !== probe) probe = path.dirname(probe);
+  try {
+    accessSync(probe, constants.W_OK);
+    if (probe !== dataDir) dataDetail += ' (will be created)';
+  } catch {
+    dataOk = false;
+    dataDetail = `${dataDir}: ${probe} is not writable`;
+  }
+  checks.push({ name: 'data dir', ok: dataOk, detail: dataDetail, fix: 'set WARDEN_DATA_DIR or dataDir to a writable folder' });
+
+  const discord = config.channels.discord;
+  const slack = config.channels.slack;
+  checks.push({
+    name: 'discord',
+    ok: discord === undefined || discord.token !== undefined,
+    detail: discord?.token ? 'token present' : discord ? 'configured without a token' : 'not configured',
+    fix: 'set channels.discord.token (e.g. ${DISCORD_TOKEN})',
+  });
+  checks.push({
+    name: 'slack',
+    ok: slack === undefined || (slack.botToken !== undefined && (slack.signingSecret !== undefined || slack.appToken !== undefined)),
+    detail: slack
+      ? [slack.botToken ? 'bot token present' : 'no bot token', slack.appToken ? 'Socket Mode' : slack.signingSecret ? 'HTTP (signing secret)' : 'no signing secret or app token'].join(', ')
+      : 'not configured',
+    fix: 'set channels.slack.botToken and signingSecret (HTTP) or appToken (Socket Mode)',
+  });
+  if (!discord?.token && !slack?.botToken) {
+    checks.push({ name: 'web chat', ok: true, detail: `embedded default on http://${config.channels.web.host}:${config.channels.web.port}` });
+  }
+
+  const models = new Set([config.models.default, ...config.agents.list.map((a) => a.model)].filter((m): m is string => !!m));
+  if (models.size === 0) {
+    checks.push({ name: 'model', ok: false, detail: 'no model configured: slash commands work, chat answers say how to add one', fix: 'set models.default, e.g. anthropic/claude-sonnet-4-5' });
+  }
+  for (const model of models) {
+    const provider = model.split('/')[0]!.toLowerCase();
+    const keys = MODEL_KEYS[provider] ?? [];
+    const present = keys.find((k) => env[k]);
+    checks.push({
+      name: `model ${model}`,
+      ok: keys.length === 0 || present !== undefined,
+      detail: keys.length === 0 ? 'no key needed (OpenAI-compatible or local)' : present ? `${present} present` : `none of ${keys.join(', ')} is set`,
+      fix: `export ${keys[0] ?? 'the provider key'}`,
+    });
+  }
+  return checks.map((c) => (c.ok ? { name: c.name, ok: c.ok, detail: c.detail } : c));
+}
+
+export const run: CommandRunner = async (args, io: CliIO) => {
+  const loaded = loadConfigForCommand(args, io);
+  if (!loaded) return EXIT.badInput;
+  const checks = runDoctorChecks(loaded.config, loaded.baseDir, io.env);
+  printResult(args, io, { checks }, () =>
+    checks.map((c) => `${c.ok ? 'ok  ' : 'FAIL'} ${c.name.padEnd(28)} ${c.detail}${c.fix ? `\n     fix: ${c.fix}` : ''}`).join('\n'),
+  );
+  return EXIT.ok;
+};
