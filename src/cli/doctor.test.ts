@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../config/index.js';
 import { runDoctorChecks } from './doctor.js';
@@ -27,7 +30,10 @@ describe('warden doctor', () => {
   });
 
   it('reports an unwritable data dir without creating anything', () => {
-    const checks = runDoctorChecks(configOf({ dataDir: '/proc/warden-data' }), '/tmp', {});
-    expect(checks.find((c) => c.name === 'data dir')).toMatchObject({ ok: false });
+    const dir = mkdtempSync(path.join(tmpdir(), 'warden-doctor-'));
+    writeFileSync(path.join(dir, 'file'), '');
+    const checks = runDoctorChecks(configOf({ dataDir: 'file/data' }), dir, {});
+    expect(checks.find((c) => c.name === 'data dir')).toMatchObject({ ok: false, detail: expect.stringContaining('is not a directory') });
+    expect(existsSync(path.join(dir, 'file', 'data'))).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { accessSync, constants, existsSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { WardenConfig } from '../config/index.js';
 import { EXIT, type CliIO, type CommandRunner } from './args.js';
@@ -62,11 +62,12 @@ export function runDoctorChecks(config: WardenConfig, baseDir: string, env: Node
   let probe = dataDir;
   while (!existsSync(probe) && path.dirname(probe) !== probe) probe = path.dirname(probe);
   try {
+    if (!statSync(probe).isDirectory()) throw new Error(`${probe} is not a directory`);
     accessSync(probe, constants.W_OK);
     if (probe !== dataDir) dataDetail += ' (will be created)';
-  } catch {
+  } catch (err) {
     dataOk = false;
-    dataDetail = `${dataDir}: ${probe} is not writable`;
+    dataDetail = `${dataDir}: ${(err as Error).message}`;
   }
   checks.push({ name: 'data dir', ok: dataOk, detail: dataDetail, fix: 'set WARDEN_DATA_DIR or dataDir to a writable folder' });
 
