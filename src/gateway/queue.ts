@@ -1,0 +1,120 @@
+import { log } from '../log.js';
+
+/** Runs one item of a session; the signal aborts it (`/stop`, shutdown). */
+export type SessionRunner<T> = (sessionKey: string, item: T, signal: AbortSignal) => Promise<void>;
+
+export interface SessionQueueOptions {
+  /** Items waiting per session, not counting the running one. */
+  maxPending: number;
+}
+
+export type EnqueueResult =
+  | { ok: true; /** 0 = runs now, n = n items ahead of it. */ position: number }
+  | { ok: false; reason: 'full' | 'closed' };
+
+interface Lane<T> {
+  pending: T[];
+  running: { item: T; controller: AbortController } | undefined;
+}
+
+export const DEFAULT_MAX_PENDING = 32;
+
+/**
+ * One turn at a time per session, first in first out, bounded. A rejected enqueue is returned
+ * to the caller (who owes the user a "busy" reply); nothing is dropped without the caller
+ * knowing. Different sessions run concurrently. Idle sessions leave no state behind.
+ */
+export class SessionQueues<T> {
+  private readonly lanes = new Map<string, Lane<T>>();
+  private readonly idleWaiters: Array<() => void> = [];
+  private closed = false;
+
+  constructor(
+    private readonly run: SessionRunner<T>,
+    private readonly options: SessionQueueOptions = { maxPending: DEFAULT_MAX_PENDING },
+  ) {}
+
+  enqueue(sessionKey: string, item: T): EnqueueResult {
+    if (this.closed) return { ok: false, reason: 'closed' };
+    let lane = this.lanes.get(sessionKey);
+    if (!lane) {
+      lane = { pending: [], running: undefined };
+      this.lanes.set(sessionKey, lane);
+    }
+    if (!lane.running) {
+      this.start(sessionKey, lane, item);
+      return { ok: true, position: 0 };
+    }
+    if (lane.pending.length >= this.options.maxPending) return { ok: false, reason: 'full' };
+    lane.pending.push(item);
+    return { ok: true, position: lane.pending.length };
+  }
+
+  /** Aborts the running item of a session; queued items still run. True when something was running. */
+  abort(sessionKey: string, reason = 'stopped'): boolean {
+    const running = this.lanes.get(sessionKey)?.running;
+    if (!running || running.controller.signal.aborted) return false;
+    running.controller.abort(new Error(reason));
+    return true;
+  }
+
+  isRunning(sessionKey: string): boolean {
+    return this.lanes.get(sessionKey)?.running !== undefined;
+  }
+
+  pendingCount(sessionKey: string): number {
+    return this.lanes.get(sessionKey)?.pending.length ?? 0;
+  }
+
+  stats(): { sessions: number; running: number; pending: number } {
+    let running = 0;
+    let pending = 0;
+    for (const lane of this.lanes.values()) {
+      if (lane.running) running++;
+      pending += lane.pending.length;
+    }
+    return { sessions: this.lanes.size, running, pending };
+  }
+
+  /** Resolves once no session has anything running or waiting. */
+  whenIdle(): Promise<void> {
+    if (this.lanes.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /**
+   * Stops accepting items. With `abort`, running items are aborted and waiting items are handed
+   * back (the caller tells their senders); without it, everything queued still runs.
+   */
+  async close(options: { abort: boolean }): Promise<T[]> {
+    this.closed = true;
+    const handedBack: T[] = [];
+    if (options.abort) {
+      for (const [key, lane] of this.lanes) {
+        handedBack.push(...lane.pending.splice(0));
+        this.abort(key, 'shutting down');
+      }
+    }
+    await this.whenIdle();
+    return handedBack;
+  }
+
+  private start(sessionKey: string, lane: Lane<T>, item: T): void {
+    const controller = new AbortController();
+    lane.running = { item, controller };
+    void this.run(sessionKey, item, controller.signal)
+      .catch((err: unknown) => log.error({ err, sessionKey }, 'session item failed'))
+      .finally(() => this.next(sessionKey, lane));
+  }
+
+  private next(sessionKey: string, lane: Lane<T>): void {
+    lane.running = undefined;
+    const item = lane.pending.shift();
+    if (item !== undefined) {
+      this.start(sessionKey, lane, item);
+      return;
+    }
+    this.lanes.delete(sessionKey);
+    if (this.lanes.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+}

@@ -1,0 +1,103 @@
+import type { WardenConfig } from '../config/index.js';
+import type { TurnContext } from '../policy/context.js';
+import { requiresMention } from './mention.js';
+import { sessionKeyFor } from './session-key.js';
+import type { InboundMessage, ReplyTarget } from './types.js';
+
+/** Where a message goes: a session of an agent, with the policy context of its turn. */
+export interface Route {
+  agentId: string;
+  sessionKey: string;
+  context: TurnContext;
+  replyTo: ReplyTarget;
+  /** The text addressed to the bot: leading bot mentions removed, trimmed. */
+  text: string;
+}
+
+export type RouteDecision =
+  | { kind: 'route'; route: Route }
+  | { kind: 'ignore'; reason: 'mention-required' | 'empty' };
+
+export interface RouteOptions {
+  /** Whether the bot takes part in the thread of this session (mention gating is off there). */
+  botInThread?: (sessionKey: string) => boolean;
+  /** Slash commands are addressed to the bot by their form and pass mention gating. */
+  isCommand?: (text: string) => boolean;
+  /** Owner detection from `owners`; the web chat's local user is always the owner. */
+  isOwner: (provider: string, senderId: string) => boolean;
+}
+
+/** The agent a message is bound to: the one marked default, else the first listed, else `main`. */
+export function defaultAgentId(config: WardenConfig): string {
+  const list = config.agents.list;
+  return (list.find((a) => a.default) ?? list[0])?.id ?? 'main';
+}
+
+/** The model answering an agent's turns: the agent's own, else `models.default`; undefined = none. */
+export function modelFor(config: WardenConfig, agentId: string): string | undefined {
+  return config.agents.list.find((a) => a.id === agentId)?.model ?? config.models.default;
+}
+
+/** The id the web chat gives its local user. */
+export const WEB_LOCAL_USER = 'local';
+
+/** Decides where an inbound message goes, or why it is ignored. Pure: no I/O, no state. */
+export function routeMessage(config: WardenConfig, message: InboundMessage, options: RouteOptions): RouteDecision {
+  const text = stripLeadingMentions(message.text, message.mentionsBot);
+  if (text === '') return { kind: 'ignore', reason: 'empty' };
+  const agentId = defaultAgentId(config);
+  const sessionKey = sessionKeyFor(agentId, message);
+  const gated = requiresMention(config, message, options.botInThread?.(sessionKey) ?? false);
+  if (gated && !message.mentionsBot && !(options.isCommand?.(text) ?? false)) return { kind: 'ignore', reason: 'mention-required' };
+
+  const isThread = message.chatType === 'thread';
+  const context: TurnContext = {
+    agentId,
+    provider: message.provider,
+    chat: message.chatType,
+    guildId: message.guildId,
+    channelId: message.channelId,
+    channelName: message.channelName?.replace(/^#/, ''),
+    threadId: isThread ? message.threadId : undefined,
+    senderId: message.senderId,
+    senderName: message.senderName,
+    senderIsOwner: message.provider === 'web' ? true : options.isOwner(message.provider, message.senderId),
+    model: modelFor(config, agentId),
+    spawnDepth: 0,
+  };
+  return {
+    kind: 'route',
+    route: {
+      agentId,
+      sessionKey,
+      context,
+      replyTo: { provider: message.provider, channelId: message.channelId, threadId: isThread ? message.threadId : undefined },
+      text,
+    },
+  };
+}
+
+/** `<@123> <@!456> hi` → `hi` when the bot was mentioned; mentions elsewhere in the text stay. */
+export function stripLeadingMentions(text: string, mentionsBot: boolean): string {
+  const trimmed = text.trim();
+  return mentionsBot ? trimmed.replace(/^(?:<@[!&]?[A-Za-z0-9]+>[\s,:]*)+/, '').trim() : trimmed;
+}
+
+/**
+ * Threads the bot takes part in (it replied there or was mentioned there), so follow-ups in the
+ * thread need no mention. Bounded: the oldest entries go first.
+ */
+export class ThreadParticipation {
+  private readonly keys = new Set<string>();
+  constructor(private readonly limit = 10_000) {}
+
+  has(sessionKey: string): boolean {
+    return this.keys.has(sessionKey);
+  }
+
+  add(sessionKey: string): void {
+    this.keys.delete(sessionKey);
+    this.keys.add(sessionKey);
+    if (this.keys.size > this.limit) this.keys.delete(this.keys.values().next().value as string);
+  }
+}
