@@ -1,0 +1,70 @@
+import type { Database } from 'better-sqlite3';
+
+/** One line of the audit ledger: who did what to which subject. */
+export interface AuditEvent {
+  id: number;
+  at: number;
+  type: string;
+  actor?: string | undefined;
+  subject?: string | undefined;
+  sessionKey?: string | undefined;
+  data: Record<string, unknown>;
+}
+
+export type AuditInput = Omit<AuditEvent, 'id' | 'at'> & { at?: number };
+
+interface Row {
+  id: number;
+  at: number;
+  type: string;
+  actor: string | null;
+  subject: string | null;
+  session_key: string | null;
+  data: string;
+}
+
+/** Append-only audit events (approvals, decisions, grants, blocked calls). */
+export class AuditLog {
+  private readonly insert;
+  constructor(private readonly db: Database) {
+    this.insert = db.prepare(
+      'INSERT INTO audit_events (at, type, actor, subject, session_key, data) VALUES (@at, @type, @actor, @subject, @sessionKey, @data)',
+    );
+  }
+
+  record(event: AuditInput): number {
+    const info = this.insert.run({
+      at: event.at ?? Date.now(),
+      type: event.type,
+      actor: event.actor ?? null,
+      subject: event.subject ?? null,
+      sessionKey: event.sessionKey ?? null,
+      data: JSON.stringify(event.data ?? {}),
+    });
+    return Number(info.lastInsertRowid);
+  }
+
+  /** Newest last; filter by subject (an approval id, a grant id) or type prefix. */
+  list(filter: { subject?: string; typePrefix?: string; limit?: number } = {}): AuditEvent[] {
+    const where: string[] = [];
+    const params: Record<string, unknown> = { limit: filter.limit ?? 1000 };
+    if (filter.subject !== undefined) {
+      where.push('subject = @subject');
+      params.subject = filter.subject;
+    }
+    if (filter.typePrefix !== undefined) {
+      where.push("type LIKE @prefix ESCAPE '\\'");
+      params.prefix = `${filter.typePrefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    }
+    const sql = `SELECT * FROM (SELECT * FROM audit_events ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT @limit) ORDER BY id`;
+    return (this.db.prepare(sql).all(params) as Row[]).map((r) => ({
+      id: r.id,
+      at: r.at,
+      type: r.type,
+      actor: r.actor ?? undefined,
+      subject: r.subject ?? undefined,
+      sessionKey: r.session_key ?? undefined,
+      data: JSON.parse(r.data) as Record<string, unknown>,
+    }));
+  }
+}

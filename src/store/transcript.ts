@@ -1,0 +1,83 @@
+import type { Database } from 'better-sqlite3';
+
+export type TranscriptRole = 'user' | 'assistant' | 'tool' | 'system';
+
+export interface TranscriptEntry {
+  id: number;
+  sessionKey: string;
+  role: TranscriptRole;
+  tool?: string | undefined;
+  toolCallId?: string | undefined;
+  /** Text or content blocks, as the model saw them. */
+  content: unknown;
+  /** Stored beside the entry for operators; never part of what the model sees. */
+  details?: unknown;
+  isError: boolean;
+  createdAt: number;
+}
+
+export type TranscriptInput = Omit<TranscriptEntry, 'id' | 'createdAt' | 'isError'> & { isError?: boolean; createdAt?: number };
+
+interface Row {
+  id: number;
+  session_key: string;
+  role: TranscriptRole;
+  tool: string | null;
+  tool_call_id: string | null;
+  content: string;
+  details: string | null;
+  is_error: number;
+  created_at: number;
+}
+
+/** Sessions and their transcript entries. */
+export class Transcripts {
+  private readonly insert;
+  private readonly touch;
+  constructor(private readonly db: Database) {
+    this.insert = db.prepare(
+      `INSERT INTO transcript_entries (session_key, role, tool, tool_call_id, content, details, is_error, created_at)
+       VALUES (@sessionKey, @role, @tool, @toolCallId, @content, @details, @isError, @createdAt)`,
+    );
+    this.touch = db.prepare(
+      `INSERT INTO sessions (key, agent_id, provider, created_at, updated_at) VALUES (@key, @agentId, @provider, @now, @now)
+       ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at`,
+    );
+  }
+
+  /** Creates the session row on first use and bumps its activity time after. */
+  ensureSession(key: string, agentId: string, provider: string, now = Date.now()): void {
+    this.touch.run({ key, agentId, provider, now });
+  }
+
+  append(entry: TranscriptInput): number {
+    const info = this.insert.run({
+      sessionKey: entry.sessionKey,
+      role: entry.role,
+      tool: entry.tool ?? null,
+      toolCallId: entry.toolCallId ?? null,
+      content: JSON.stringify(entry.content),
+      details: entry.details === undefined ? null : JSON.stringify(entry.details),
+      isError: entry.isError ? 1 : 0,
+      createdAt: entry.createdAt ?? Date.now(),
+    });
+    return Number(info.lastInsertRowid);
+  }
+
+  list(sessionKey: string, limit = 1000): TranscriptEntry[] {
+    const rows = this.db
+      .prepare('SELECT * FROM (SELECT * FROM transcript_entries WHERE session_key = ? ORDER BY id DESC LIMIT ?) ORDER BY id')
+      .all(sessionKey, limit) as Row[];
+    return rows.map((r) => ({
+      id: r.id,
+      sessionKey: r.session_key,
+      role: r.role,
+      tool: r.tool ?? undefined,
+      toolCallId: r.tool_call_id ?? undefined,
+      content: JSON.parse(r.content) as unknown,
+      details: r.details === null ? undefined : (JSON.parse(r.details) as unknown),
+      isError: r.is_error === 1,
+      createdAt: r.created_at,
+    }));
+  }
+}
