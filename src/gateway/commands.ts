@@ -1,0 +1,251 @@
+import type { ToolExecutor } from '../agent/index.js';
+import { APPROVAL_DECISIONS, type ApprovalDecision, type ApprovalRequest } from '../approvals/types.js';
+import type { TurnContext } from '../policy/context.js';
+import type { ToolResult } from '../tools/types.js';
+import type { Route } from './router.js';
+import type { ClickOutcome, OnApprovalClick, OutboundMessage } from './types.js';
+
+export const COMMAND_NAMES = ['help', 'tools', 'exec', 'approve', 'skills', 'status', 'stop'] as const;
+export type CommandName = (typeof COMMAND_NAMES)[number];
+
+export interface ParsedCommand {
+  name: CommandName;
+  /** Everything after the command word, trimmed (the shell text of `/exec`). */
+  args: string;
+}
+
+/**
+ * `/tools`, `/exec ls -la`, `/warden exec ls` (the form a single registered Slack command
+ * takes). Only Warden's own commands parse; any other text is a plain message.
+ */
+export function parseCommand(text: string): ParsedCommand | undefined {
+  const m = /^\/(?:warden\s+)?([a-z]+)(?:\s+([\s\S]*))?$/i.exec(text.trim());
+  if (!m) return undefined;
+  const name = m[1]!.toLowerCase();
+  if (!(COMMAND_NAMES as readonly string[]).includes(name)) return undefined;
+  return { name: name as CommandName, args: (m[2] ?? '').trim() };
+}
+
+export const isCommand = (text: string): boolean => parseCommand(text) !== undefined;
+
+/**
+ * Commands that must not wait behind the session's running turn: `/stop` aborts it and
+ * `/approve` may be the very decision it is waiting for. `/exec` runs a tool call and queues
+ * like a turn.
+ */
+export function runsImmediately(name: CommandName): boolean {
+  return name !== 'exec';
+}
+
+/** `/approve <id> <decision>`; `always` and `once` are accepted as OpenClaw accepts them. */
+export function parseApproveArgs(args: string): { ok: true; id: string; decision: ApprovalDecision } | { ok: false; message: string } {
+  const [id, raw, ...extra] = args.split(/\s+/).filter(Boolean);
+  const usage = `usage: /approve <id> ${APPROVAL_DECISIONS.join('|')}`;
+  if (!id || !raw || extra.length > 0) return { ok: false, message: usage };
+  const decision = DECISION_ALIASES[raw.toLowerCase()];
+  if (!decision) return { ok: false, message: `unknown decision "${raw}"; ${usage}` };
+  return { ok: true, id, decision };
+}
+
+const DECISION_ALIASES: Record<string, ApprovalDecision> = {
+  'allow-once': 'allow-once',
+  once: 'allow-once',
+  'allow-always': 'allow-always',
+  always: 'allow-always',
+  deny: 'deny',
+};
+
+/** The policy's answer for one context, as `warden tools` prints it. */
+export interface ToolReport {
+  tools: string[];
+  removed: Array<{ tool: string; by: string }>;
+  unavailable: Array<{ tool: string; why: string }>;
+  warnings: string[];
+}
+
+/** The label the owner-only filter gives its removals. */
+export const OWNER_ONLY_TOOLS: readonly string[] = ['cron', 'gateway', 'nodes'];
+
+export interface SkillsView {
+  eligible: Array<{ name: string; description?: string }>;
+  ineligible: Array<{ name: string; why: string }>;
+}
+
+/** What the commands need from the rest of Warden; each piece is the same one turns use. */
+export interface CommandDeps {
+  toolReport(context: TurnContext): ToolReport;
+  /** The governed call path (surface gate, approval, execute); absent = tools cannot run here. */
+  tools: ToolExecutor | undefined;
+  /** The approval click path for `/approve`, bound to the sender's platform. */
+  approve: OnApprovalClick;
+  skills(context: TurnContext): SkillsView | undefined;
+  status(route: Route): StatusView;
+  /** Aborts the session's running turn; false when nothing was running. */
+  stop(sessionKey: string): boolean;
+  newCallId(): string;
+}
+
+export interface StatusView {
+  model: string | undefined;
+  running: boolean;
+  queued: number;
+  pendingApprovals: number;
+  adapters: string[];
+  uptimeMs: number;
+}
+
+/** Runs one parsed command for a routed message; the answer goes back to the same conversation. */
+export async function runCommand(command: ParsedCommand, route: Route, deps: CommandDeps, signal: AbortSignal): Promise<OutboundMessage> {
+  switch (command.name) {
+    case 'help':
+      return { text: helpText(route.context.model !== undefined) };
+    case 'tools':
+      return { text: formatToolReport(deps.toolReport(route.context), route.context.senderIsOwner) };
+    case 'exec':
+      return runExec(command.args, route, deps, signal);
+    case 'approve': {
+      const parsed = parseApproveArgs(command.args);
+      if (!parsed.ok) return { text: parsed.message };
+      const outcome = await deps.approve({ approvalId: parsed.id, decision: parsed.decision, userId: route.context.senderId ?? '' });
+      return { text: describeClickOutcome(outcome, parsed.id) };
+    }
+    case 'skills':
+      return { text: formatSkills(deps.skills(route.context)) };
+    case 'status':
+      return { text: formatStatus(route, deps.status(route)) };
+    case 'stop':
+      return { text: deps.stop(route.sessionKey) ? 'Stopped the running turn.' : 'Nothing is running in this conversation.' };
+  }
+}
+
+async function runExec(commandText: string, route: Route, deps: CommandDeps, signal: AbortSignal): Promise<OutboundMessage> {
+  if (commandText === '') return { text: 'usage: /exec <command>' };
+  // The build-time gate first: a command cannot reach a tool this conversation does not have.
+  const report = deps.toolReport(route.context);
+  if (!report.tools.includes('exec')) return { text: `exec is not available here: ${whyMissing('exec', report, route.context.senderIsOwner)}.` };
+  if (!deps.tools) return { text: 'exec cannot run: the tool call path is not set up in this process.' };
+  const surface = await deps.tools.surface(route.context, route.sessionKey);
+  if (!surface.ok) return { text: surface.message };
+  const result = await deps.tools.execute(
+    { toolCallId: deps.newCallId(), tool: 'exec', args: { command: commandText } },
+    { sessionKey: route.sessionKey, turn: route.context, signal, surface: surface.tools.map((t) => t.id) },
+  );
+  return formatToolResult(result);
+}
+
+/** Result text in a code block; long output is also attached whole for platforms that take files. */
+export function formatToolResult(result: ToolResult): OutboundMessage {
+  const text = result.content
+    .map((c) => (c.type === 'text' ? c.text : `[${c.mimeType} image]`))
+    .join('\n')
+    .trimEnd();
+  const body = text === '' ? '(no output)' : text;
+  const head = result.isError ? 'exec failed:\n' : '';
+  return { text: `${head}\`\`\`\n${body.replaceAll('```', '`\u200b``')}\n\`\`\`` };
+}
+
+export function formatToolReport(report: ToolReport, senderIsOwner: boolean): string {
+  const tools = [...report.tools].sort();
+  const lines = [tools.length > 0 ? `Your tools here (${tools.length}): ${tools.join(', ')}` : 'No tools are available to you here.'];
+  const removed = report.removed.filter((r) => senderIsOwner || !OWNER_ONLY_TOOLS.includes(r.tool));
+  const hiddenOwnerOnly = report.removed.length - removed.length;
+  if (removed.length > 0 || report.unavailable.length > 0 || hiddenOwnerOnly > 0) lines.push('', 'Not here:');
+  for (const r of removed) lines.push(`• ${r.tool} — removed by ${r.by}`);
+  for (const u of report.unavailable) lines.push(`• ${u.tool} — unavailable: ${u.why}`);
+  // A non-owner is not told which control tools exist, only that some are reserved.
+  if (hiddenOwnerOnly > 0) lines.push(`• ${hiddenOwnerOnly} owner-only tool${hiddenOwnerOnly === 1 ? '' : 's'} (not shown)`);
+  for (const w of report.warnings) lines.push(`⚠ ${w}`);
+  return lines.join('\n');
+}
+
+function whyMissing(tool: string, report: ToolReport, senderIsOwner: boolean): string {
+  const removed = report.removed.find((r) => r.tool === tool);
+  if (removed) return senderIsOwner || !OWNER_ONLY_TOOLS.includes(tool) ? `removed by ${removed.by}` : 'reserved for owners';
+  const unavailable = report.unavailable.find((u) => u.tool === tool);
+  if (unavailable) return unavailable.why;
+  return 'not on this conversation’s tool surface';
+}
+
+export function describeClickOutcome(outcome: ClickOutcome, id: string): string {
+  switch (outcome.kind) {
+    case 'resolved':
+      return `Approval ${id}: ${outcomeLabel(outcome.request)}.`;
+    case 'already-resolved':
+      return `Approval ${id} was already resolved: ${outcomeLabel(outcome.request)}.`;
+    case 'not-approver':
+      return 'You are not allowed to decide approvals.';
+    case 'not-found':
+      return `No approval ${id} is pending. It may have expired or already been resolved.`;
+  }
+}
+
+/** "Allowed once by alice" — the wording cards and text answers share. */
+export function outcomeLabel(request: Pick<ApprovalRequest, 'status' | 'decidedBy'>): string {
+  const by = request.decidedBy ? ` by ${request.decidedBy}` : '';
+  switch (request.status) {
+    case 'allow-once':
+      return `Allowed once${by}`;
+    case 'allow-always':
+      return `Allowed always${by}`;
+    case 'deny':
+      return `Denied${by}`;
+    case 'expired':
+      return 'Expired';
+    case 'cancelled':
+      return 'Cancelled';
+    case 'interrupted':
+      return 'Interrupted (Warden restarted before a decision)';
+    case 'pending':
+      return 'Pending';
+  }
+}
+
+function formatSkills(view: SkillsView | undefined): string {
+  if (!view || (view.eligible.length === 0 && view.ineligible.length === 0)) {
+    return 'No skills yet. Skills are SKILL.md folders under skills/ (or the workspace’s .agents/skills); they will be listed here once added.';
+  }
+  const lines = [`Skills (${view.eligible.length}):`, ...view.eligible.map((s) => `• ${s.name}${s.description ? ` — ${s.description}` : ''}`)];
+  if (view.ineligible.length > 0) lines.push('', 'Not eligible:', ...view.ineligible.map((s) => `• ${s.name} — ${s.why}`));
+  return lines.join('\n');
+}
+
+function formatStatus(route: Route, s: StatusView): string {
+  return [
+    `Agent: ${route.agentId}`,
+    `Session: ${route.sessionKey}`,
+    `Model: ${s.model ?? 'none configured (commands only)'}`,
+    `You: ${route.context.senderIsOwner ? 'owner' : 'member'}`,
+    `Turn: ${s.running ? 'running' : 'idle'}${s.queued > 0 ? `, ${s.queued} queued` : ''}`,
+    `Pending approvals here: ${s.pendingApprovals}`,
+    `Chat: ${s.adapters.join(', ')}`,
+    `Up: ${formatDuration(s.uptimeMs)}`,
+  ].join('\n');
+}
+
+function formatDuration(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${s % 60}s`;
+  return `${Math.floor(m / 60)}h ${m % 60}m`;
+}
+
+export function helpText(hasModel: boolean): string {
+  return [
+    'Commands:',
+    '/tools — the tools you have here, and why others are missing',
+    '/exec <command> — run a shell command (may need an approval)',
+    '/approve <id> allow-once|allow-always|deny — decide an approval by text',
+    '/skills — the skills this agent knows',
+    '/status — agent, model, session and queue',
+    '/stop — stop the running turn',
+    '/help — this list',
+    ...(hasModel ? [] : ['', NO_MODEL_HINT]),
+  ].join('\n');
+}
+
+/** The answer to a plain message when no model is configured. */
+export const NO_MODEL_HINT =
+  'No model is configured, so I can only run commands. To chat, set `models.default` in warden.config.yaml ' +
+  '(for example `anthropic/claude-sonnet-4-5`, `openai/gpt-5-mini` or `gemini/gemini-2.5-flash`) and put the ' +
+  'provider’s API key in the environment or .env (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY), then restart.';
