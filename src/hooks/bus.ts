@@ -1,0 +1,228 @@
+import { log } from '../log.js';
+import { normalizeToolName } from '../tools/names.js';
+import {
+  DEFAULT_HOOK_TIMEOUT_MS,
+  HOOK_NAMES,
+  type BeforePromptBuildEvent,
+  type BeforeToolCallEvent,
+  type HookApprovalRequest,
+  type HookHandler,
+  type HookName,
+  type HookOptions,
+  type HookSignatures,
+  type MessageEvent,
+  type PersistedToolMessage,
+  type ToolResultPersistEvent,
+  type VoidHookName,
+} from './types.js';
+
+interface Registration {
+  name: HookName;
+  handler: (event: unknown) => unknown;
+  priority: number;
+  timeoutMs: number;
+  tools: ReadonlySet<string> | undefined;
+  owner: string | undefined;
+  seq: number;
+}
+
+/** The text of a fail-closed before_tool_call (reference §5.3). */
+export const HOOK_FAILURE_TEXT = 'Tool call blocked because before_tool_call hook failed';
+/** The block text when a hook blocks without saying why. */
+export const HOOK_BLOCK_DEFAULT_TEXT = 'Tool call blocked by plugin hook';
+
+export type BeforeToolCallOutcome =
+  | { kind: 'continue'; params: Record<string, unknown>; approval?: HookApprovalRequest & { owner?: string | undefined } }
+  | { kind: 'block'; reason: string; owner?: string | undefined }
+  | { kind: 'failed'; reason: string; error: string; owner?: string | undefined };
+
+export interface PromptBuildOutcome {
+  systemPrompt?: string | undefined;
+  prependContext: string[];
+  appendContext: string[];
+  /** One restriction per handler that returned toolsAllow; the turn keeps their intersection. */
+  toolsAllow?: string[][] | undefined;
+}
+
+class HookTimeoutError extends Error {
+  constructor(name: HookName, ms: number) {
+    super(`${name} handler timed out after ${ms} ms`);
+  }
+}
+
+/**
+ * The typed hook bus (semantics §5). Modifying hooks run sequentially by priority (high first)
+ * and merge; void hooks run in parallel; tool_result_persist is synchronous. before_tool_call
+ * fails closed: a throw or timeout blocks the call. Every other hook fails open (logged).
+ */
+export class HookBus {
+  private readonly byName = new Map<HookName, Registration[]>();
+  private seq = 0;
+
+  /** Registers a handler; returns the function that removes it. */
+  on<K extends HookName>(name: K, handler: HookHandler<K>, options: HookOptions = {}): () => void {
+    if (!(HOOK_NAMES as readonly string[]).includes(name)) throw new TypeError(`unknown hook "${name}"; expected one of ${HOOK_NAMES.join(', ')}`);
+    let tools: Set<string> | undefined;
+    if (options.toolMatcher !== undefined) {
+      if (name !== 'before_tool_call' && name !== 'after_tool_call') throw new TypeError(`toolMatcher only applies to before_tool_call and after_tool_call, not ${name}`);
+      tools = new Set();
+      for (const raw of options.toolMatcher) {
+        const tool = normalizeToolName(raw);
+        // A wildcard matcher is the same as no matcher; refusing it keeps intent explicit.
+        if (!tool || tool.includes('*')) throw new TypeError(`toolMatcher entry ${JSON.stringify(raw)} is not a tool name; omit toolMatcher to see every tool`);
+        tools.add(tool);
+      }
+    }
+    const registration: Registration = {
+      name,
+      handler: handler as (event: unknown) => unknown,
+      priority: options.priority ?? 0,
+      timeoutMs: options.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS[name],
+      tools,
+      owner: options.owner,
+      seq: this.seq++,
+    };
+    const list = [...(this.byName.get(name) ?? []), registration].sort((a, b) => b.priority - a.priority || a.seq - b.seq);
+    this.byName.set(name, list);
+    return () => {
+      const current = this.byName.get(name);
+      if (current) this.byName.set(name, current.filter((r) => r !== registration));
+    };
+  }
+
+  /** Whether any handler would run (for a tool hook: for this tool). */
+  has(name: HookName, toolName?: string): boolean {
+    return this.handlers(name, toolName).length > 0;
+  }
+
+  private handlers(name: HookName, toolName?: string): Registration[] {
+    const list = this.byName.get(name) ?? [];
+    if (toolName === undefined) return list;
+    return list.filter((r) => r.tools === undefined || r.tools.has(toolName));
+  }
+
+  /**
+   * Runs before_tool_call handlers in priority order. `block` stops the chain; `params` is the
+   * last one given (frozen once an approval was asked for), shallow-merged over the call's;
+   * the first `requireApproval` wins. A throw or timeout fails closed.
+   */
+  async runBeforeToolCall(event: BeforeToolCallEvent): Promise<BeforeToolCallOutcome> {
+    let params: Record<string, unknown> | undefined;
+    let approval: (HookApprovalRequest & { owner?: string | undefined }) | undefined;
+    for (const r of this.handlers('before_tool_call', event.toolName)) {
+      let result: HookSignatures['before_tool_call']['result'];
+      try {
+        // Each handler sees the original call, never another handler's edits (reference §5.5).
+        result = (await this.call(r, structuredClone(event))) as typeof result;
+      } catch (err) {
+        log.warn({ err, hook: 'before_tool_call', owner: r.owner, tool: event.toolName }, 'before_tool_call handler failed; blocking the call');
+        return { kind: 'failed', reason: HOOK_FAILURE_TEXT, error: (err as Error)?.message ?? String(err), owner: r.owner };
+      }
+      if (!result || typeof result !== 'object') continue;
+      if (result.block === true) return { kind: 'block', reason: nonEmpty(result.blockReason) ?? HOOK_BLOCK_DEFAULT_TEXT, owner: r.owner };
+      if (result.params && typeof result.params === 'object' && approval === undefined) params = result.params;
+      if (result.requireApproval && approval === undefined) approval = { ...result.requireApproval, owner: r.owner };
+    }
+    return { kind: 'continue', params: params ? { ...event.params, ...params } : event.params, ...(approval ? { approval } : {}) };
+  }
+
+  /**
+   * Runs before_prompt_build handlers in order: the first systemPrompt wins, contexts
+   * concatenate, each toolsAllow is kept as its own restriction (malformed → deny all).
+   * A failing handler is logged and skipped.
+   */
+  async runBeforePromptBuild(event: BeforePromptBuildEvent): Promise<PromptBuildOutcome> {
+    const out: PromptBuildOutcome = { prependContext: [], appendContext: [] };
+    for (const r of this.handlers('before_prompt_build')) {
+      let result: HookSignatures['before_prompt_build']['result'];
+      try {
+        result = (await this.call(r, structuredClone(event))) as typeof result;
+      } catch (err) {
+        log.warn({ err, hook: 'before_prompt_build', owner: r.owner }, 'before_prompt_build handler failed; ignored');
+        continue;
+      }
+      if (!result || typeof result !== 'object') continue;
+      if (out.systemPrompt === undefined && typeof result.systemPrompt === 'string') out.systemPrompt = result.systemPrompt;
+      if (typeof result.prependContext === 'string' && result.prependContext) out.prependContext.push(result.prependContext);
+      if (typeof result.appendContext === 'string' && result.appendContext) out.appendContext.push(result.appendContext);
+      if ('toolsAllow' in result && result.toolsAllow !== undefined) {
+        const list = result.toolsAllow as unknown;
+        const valid = Array.isArray(list) && list.every((t) => typeof t === 'string');
+        (out.toolsAllow ??= []).push(valid ? (list as string[]).map(normalizeToolName).filter(Boolean) : []);
+      }
+    }
+    return out;
+  }
+
+  /** Runs message_sending handlers in order; the last text wins, `cancel` stops. Fails open. */
+  async runMessageSending(event: MessageEvent): Promise<{ text: string; cancelled: boolean }> {
+    let text = event.text;
+    for (const r of this.handlers('message_sending')) {
+      let result: HookSignatures['message_sending']['result'];
+      try {
+        result = (await this.call(r, { ...event, text })) as typeof result;
+      } catch (err) {
+        log.warn({ err, hook: 'message_sending', owner: r.owner }, 'message_sending handler failed; ignored');
+        continue;
+      }
+      if (!result || typeof result !== 'object') continue;
+      if (result.cancel === true) return { text, cancelled: true };
+      if (typeof result.text === 'string') text = result.text;
+    }
+    return { text, cancelled: false };
+  }
+
+  /** Runs tool_result_persist handlers synchronously; each may replace the message. */
+  runToolResultPersist(event: ToolResultPersistEvent): PersistedToolMessage {
+    let message = event.message;
+    for (const r of this.handlers('tool_result_persist')) {
+      try {
+        const result = r.handler({ ...event, message }) as { message?: PersistedToolMessage } | void | Promise<unknown>;
+        if (result instanceof Promise) {
+          result.catch(() => {});
+          log.warn({ hook: 'tool_result_persist', owner: r.owner }, 'tool_result_persist handler returned a Promise; it must be synchronous, result ignored');
+          continue;
+        }
+        if (result && typeof result === 'object' && result.message) message = result.message;
+      } catch (err) {
+        log.warn({ err, hook: 'tool_result_persist', owner: r.owner }, 'tool_result_persist handler failed; ignored');
+      }
+    }
+    return message;
+  }
+
+  /**
+   * Runs every handler of a void hook in parallel and resolves when all have settled (each
+   * bounded by its timeout). Failures are logged, never thrown.
+   */
+  async runVoid<K extends VoidHookName>(name: K, event: HookSignatures[K]['event'], toolName?: string): Promise<void> {
+    const list = this.handlers(name, toolName);
+    if (list.length === 0) return;
+    await Promise.all(
+      list.map((r) =>
+        this.call(r, event).catch((err: unknown) => {
+          log.warn({ err, hook: name, owner: r.owner }, `${name} handler failed`);
+        }),
+      ),
+    );
+  }
+
+  private call(r: Registration, event: unknown): Promise<unknown> {
+    let result: unknown;
+    try {
+      result = r.handler(event);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (!(result instanceof Promise) || r.timeoutMs <= 0) return Promise.resolve(result);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new HookTimeoutError(r.name, r.timeoutMs)), r.timeoutMs);
+    });
+    return Promise.race([result, timeout]).finally(() => clearTimeout(timer));
+  }
+}
+
+function nonEmpty(value: unknown): string | undefined {
+  return typeof value === 'string' && value.trim() !== '' ? value : undefined;
+}
