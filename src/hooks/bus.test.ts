@@ -32,7 +32,7 @@ describe('registration', () => {
   });
 
   it('refuses an unknown hook name', () => {
-    expect(() => new HookBus().on('before_tool' as never, () => {})).toThrow(/unknown hook "before_tool"/);
+    expect(() => new HookBus().on('before_tool' as never, (() => {}) as never)).toThrow(/unknown hook "before_tool"/);
   });
 
   it('normalises matcher names: Bash matches exec', async () => {
@@ -108,7 +108,7 @@ describe('before_tool_call', () => {
   ])('fails closed when a handler %s', async (_label, handler, error) => {
     const bus = new HookBus();
     let later = false;
-    bus.on('before_tool_call', handler as () => undefined, { timeoutMs: 20, priority: 1 });
+    bus.on('before_tool_call', handler as never, { timeoutMs: 20, priority: 1 });
     bus.on('before_tool_call', () => void (later = true));
     expect(await bus.runBeforeToolCall(call())).toMatchObject({ kind: 'failed', reason: HOOK_FAILURE_TEXT, error });
     expect(later).toBe(false);
