@@ -37,9 +37,54 @@ export type ApprovalsConfig = z.infer<typeof approvalsConfig>;
 
 const modelRef = z.string().regex(/^[a-z0-9][a-z0-9._-]*\/.+$/i, 'expected "provider/model", e.g. "anthropic/claude-sonnet-4-5"');
 
-export const modelsConfig = z.strictObject({
-  default: modelRef.optional(),
+const MODEL_APIS = ['anthropic', 'openai', 'gemini'] as const;
+
+/** `models.providers.<name>`: where a provider is reached and how its models behave. */
+export const modelProviderConfig = z.strictObject({
+  /** Wire dialect; default: the provider name when it is anthropic, openai or gemini. */
+  api: z.enum(MODEL_APIS).optional(),
+  /** For OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio) or a proxy. */
+  baseUrl: z.url().optional(),
+  /** Environment variable holding the key; default ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY. */
+  apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name').optional(),
+  contextWindow: z.number().int().positive().optional(),
+  maxOutputTokens: z.number().int().positive().optional(),
+  /** JSON-schema keywords this provider's models reject; stripped from tool schemas. */
+  unsupportedSchemaKeywords: z.array(z.string().min(1)).optional(),
 });
+
+/** Every key is optional here; `src/models/settings.ts` applies the defaults it documents. */
+export const modelsConfig = z
+  .strictObject({
+    default: modelRef.optional(),
+    providers: z.record(z.string().regex(/^[a-z0-9][a-z0-9._-]*$/i, 'provider name: letters, digits, ".", "-", "_"'), modelProviderConfig).optional(),
+    /** Tokens a model may read when its provider sets none (default 128000). */
+    contextWindow: z.number().int().positive().optional(),
+    /** Tokens a reply may have when its provider sets none (default 4096). */
+    maxOutputTokens: z.number().int().positive().optional(),
+    /** One model request, in milliseconds (default 120000). */
+    timeoutMs: z.number().int().positive().optional(),
+    retry: z
+      .strictObject({
+        /** Tries per model call, the first included (default 4). */
+        attempts: z.number().int().min(1).max(10).optional(),
+        baseDelayMs: z.number().int().min(0).optional(),
+        maxDelayMs: z.number().int().min(0).optional(),
+      })
+      .optional(),
+  })
+  .superRefine((models, ctx) => {
+    for (const [name, entry] of Object.entries(models.providers ?? {})) {
+      if (entry.api === undefined && !(MODEL_APIS as readonly string[]).includes(name)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['providers', name, 'api'],
+          message: `provider "${name}" needs api: one of ${MODEL_APIS.join(', ')} (e.g. api: openai with baseUrl for Ollama)`,
+        });
+      }
+    }
+  });
+export type ModelsConfig = z.infer<typeof modelsConfig>;
 
 /** The `tools` block an agent may carry: the global block minus the global-only sections. */
 const agentToolsFields = {
@@ -89,9 +134,36 @@ export const agentsConfig = z
     if (defaults.length > 1) ctx.addIssue({ code: 'custom', path: ['list'], message: 'more than one agent has default: true' });
   });
 
+const ssrfOptOuts = {
+  /** Un-blocks 198.18.0.0/15, used by fake-IP proxies. */
+  allowRfc2544BenchmarkRange: z.boolean().optional(),
+  /** Un-blocks fc00::/7 (never the metadata address fd00:ec2::254). */
+  allowIpv6UniqueLocalRange: z.boolean().optional(),
+};
+
+/** web_fetch can never reach private networks; only the fake-IP ranges can be opened. */
+export const webToolsConfig = z.strictObject({
+  fetch: z.strictObject({ ssrfPolicy: z.strictObject(ssrfOptOuts).optional() }).optional(),
+});
+
+export const browserConfig = z.strictObject({
+  ssrfPolicy: z
+    .strictObject({
+      /** Reach private, loopback and link-local networks; cloud metadata stays blocked. Default false. */
+      allowPrivateNetwork: z.boolean().optional(),
+      /** When non-empty, navigation only to these hosts: exact names or `*.example.com`. */
+      hostnameAllowlist: z.array(z.string().min(1)).optional(),
+      /** Exact names that may resolve to private addresses (not loopback, not metadata). */
+      allowedHostnames: z.array(z.string().min(1)).optional(),
+      ...ssrfOptOuts,
+    })
+    .optional(),
+});
+
 export const toolsConfig = z
   .strictObject({
     ...agentToolsFields,
+    web: webToolsConfig.optional(),
     subagents: z.strictObject({ tools: toolPolicyConfig.optional() }).optional(),
     sandbox: z.strictObject({ tools: toolPolicyConfig.optional() }).optional(),
     exec: execConfig.optional(),
@@ -153,6 +225,7 @@ export const wardenConfigSchema = z.strictObject({
   channels: channelsConfig.prefault({}),
   skills: skillsConfig.default({ extraDirs: [], limits: { maxSkillsInPrompt: 150, maxSkillsPromptChars: 18_000 }, entries: {} }),
   plugins: pluginsConfig.default({ paths: [], deny: [], entries: {} }),
+  browser: browserConfig.prefault({}),
   /** Where SQLite and other state live; `WARDEN_DATA_DIR` overrides. */
   dataDir: z.string().default('./data'),
 });

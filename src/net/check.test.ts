@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { checkUrlWithPolicy, type Resolver } from './check.js';
+
+/** A fake DNS: names map to answers; anything else does not resolve. */
+const dns = (table: Record<string, string[]>): Resolver => async (host) => {
+  const answers = table[host];
+  if (!answers) throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
+  return answers.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+};
+
+const world = dns({
+  'example.com': ['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c'],
+  'rebind.example': ['93.184.215.14', '10.0.0.5'],
+  'intranet.corp': ['10.1.1.1'],
+  'meta.example': ['169.254.169.254'],
+  'loop.example': ['127.0.0.1'],
+  'docs.example.com': ['93.184.215.20'],
+});
+
+describe('checkUrl for web_fetch', () => {
+  it.each([
+    ['https://example.com/page', true, 'public address'],
+    ['http://127.0.0.1:8080/', false, 'blocked address 127.0.0.1'],
+    ['http://0177.0.0.1/', false, 'blocked address 127.0.0.1'],
+    ['http://2130706433/', false, 'blocked address 127.0.0.1'],
+    ['http://[::ffff:7f00:1]/', false, 'blocked address ::ffff:7f00:1'],
+    ['http://[64:ff9b::a9fe:a9fe]/', false, 'cloud metadata endpoint'],
+    ['http://169.254.169.254/latest/meta-data', false, 'cloud metadata endpoint'],
+    ['http://metadata.google.internal/', false, 'cloud metadata endpoint'],
+    ['http://localhost:3000/', false, 'blocked hostname localhost'],
+    ['http://app.localhost/', false, 'blocked hostname app.localhost'],
+    ['http://printer.local/', false, 'blocked hostname printer.local'],
+    ['http://db.internal/', false, 'blocked hostname db.internal'],
+    ['http://rebind.example/', false, 'resolves to blocked address 10.0.0.5'],
+    ['http://intranet.corp/', false, 'resolves to blocked address 10.1.1.1'],
+    ['http://meta.example/', false, 'resolves to cloud metadata address'],
+    ['http://nowhere.example/', false, 'unable to resolve nowhere.example: ENOTFOUND'],
+    ['file:///etc/passwd', false, 'scheme file: is not allowed'],
+    ['javascript:alert(1)', false, 'scheme javascript: is not allowed'],
+    ['ftp://example.com/', false, 'scheme ftp: is not allowed'],
+    ['https://user:pw@example.com/', false, 'credentials'],
+    ['not a url', false, 'invalid URL'],
+    ['about:blank', false, 'scheme about:'],
+  ])('%s → allowed=%s (%s)', async (url, allowed, reason) => {
+    const verdict = await checkUrlWithPolicy(url, 'web_fetch', {}, world);
+    expect(verdict.allowed).toBe(allowed);
+    expect(verdict.reason).toContain(reason);
+  });
+
+  it('returns every checked answer, IPv4 first, for pinning', async () => {
+    const verdict = await checkUrlWithPolicy('https://example.com/', 'web_fetch', {}, world);
+    expect(verdict.addresses).toEqual(['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c']);
+    expect(verdict.address).toBe('93.184.215.14');
+  });
+
+  it('ignores allowPrivateNetwork: web_fetch never reaches private networks', async () => {
+    expect((await checkUrlWithPolicy('http://10.0.0.1/', 'web_fetch', { allowPrivateNetwork: true }, world)).allowed).toBe(false);
+  });
+});
+
+describe('checkUrl for the browser', () => {
+  it('allows about:blank and nothing else that is not http(s)', async () => {
+    expect((await checkUrlWithPolicy('about:blank', 'browser', {}, world)).allowed).toBe(true);
+    expect((await checkUrlWithPolicy('about:srcdoc', 'browser', {}, world)).allowed).toBe(false);
+    expect((await checkUrlWithPolicy('chrome://settings', 'browser', {}, world)).allowed).toBe(false);
+    expect((await checkUrlWithPolicy('data:text/html,hi', 'browser', {}, world)).allowed).toBe(false);
+  });
+
+  it('blocks private networks by default (unlike OpenClaw)', async () => {
+    expect((await checkUrlWithPolicy('http://192.168.1.10/', 'browser', {}, world)).allowed).toBe(false);
+    expect((await checkUrlWithPolicy('http://intranet.corp/', 'browser', {}, world)).allowed).toBe(false);
+  });
+
+  it('reaches private networks when the operator allows it, but never cloud metadata', async () => {
+    const policy = { allowPrivateNetwork: true };
+    expect((await checkUrlWithPolicy('http://192.168.1.10/', 'browser', policy, world)).allowed).toBe(true);
+    expect((await checkUrlWithPolicy('http://localhost:8080/', 'browser', policy, world)).allowed).toBe(false); // does not resolve in the fake DNS
+    expect((await checkUrlWithPolicy('http://intranet.corp/', 'browser', policy, world)).allowed).toBe(true);
+    expect((await checkUrlWithPolicy('http://169.254.169.254/', 'browser', policy, world)).allowed).toBe(false);
+    expect((await checkUrlWithPolicy('http://metadata.google.internal/', 'browser', policy, world)).allowed).toBe(false);
+    expect((await checkUrlWithPolicy('http://meta.example/', 'browser', policy, world)).allowed).toBe(false);
+  });
+
+  it('applies hostnameAllowlist: exact names and strict subdomains of *.suffix', async () => {
+    const policy = { hostnameAllowlist: ['*.example.com', 'rebind.example', '*'] };
+    expect((await checkUrlWithPolicy('https://docs.example.com/', 'browser', policy, world)).allowed).toBe(true);
+    expect((await checkUrlWithPolicy('https://example.com/', 'browser', policy, world)).reason).toContain('not in hostnameAllowlist');
+    expect((await checkUrlWithPolicy('https://rebind.example/', 'browser', policy, world)).allowed).toBe(false); // allowlisted, still private answer
+  });
+
+  it('lets allowedHostnames reach private answers but not loopback or metadata', async () => {
+    const policy = { allowedHostnames: ['intranet.corp', 'loop.example', 'meta.example'] };
+    expect((await checkUrlWithPolicy('http://intranet.corp/', 'browser', policy, world)).allowed).toBe(true);
+    expect((await checkUrlWithPolicy('http://loop.example/', 'browser', policy, world)).allowed).toBe(false);
+    expect((await checkUrlWithPolicy('http://meta.example/', 'browser', policy, world)).allowed).toBe(false);
+  });
+});

@@ -1,0 +1,94 @@
+import { lookup } from 'node:dns/promises';
+import { classifyIpLiteral, isMetadataAddress, normalizeHost, type AddressPolicy } from './address.js';
+import { isBlockedHostname, isMetadataHostname, matchesHostPattern } from './hostname.js';
+
+/** Which surface asks: web_fetch can never reach private networks; the browser can when allowed. */
+export type UrlSurface = 'web_fetch' | 'browser';
+
+export interface UrlPolicy extends AddressPolicy {
+  /** Browser only: reach private, loopback and link-local networks (never cloud metadata). */
+  allowPrivateNetwork?: boolean;
+  /** When non-empty the host must match one entry: exact names or `*.example.com`. */
+  hostnameAllowlist?: string[];
+  /** Exact names exempt from the private-address check (their answers still may not be metadata). */
+  allowedHostnames?: string[];
+}
+
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+export type Resolver = (host: string) => Promise<ResolvedAddress[]>;
+
+export interface UrlVerdict {
+  allowed: boolean;
+  reason: string;
+  /** The checked address the connection must be pinned to (first answer), when resolved. */
+  address?: string;
+  /** Every checked answer, IPv4 first. */
+  addresses?: string[];
+}
+
+export const systemResolver: Resolver = async (host) => {
+  const answers = await lookup(host, { all: true, verbatim: true });
+  return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+};
+
+const deny = (reason: string, extra: Partial<UrlVerdict> = {}): UrlVerdict => ({ allowed: false, reason, ...extra });
+
+/**
+ * Decides whether a URL may be fetched or navigated to (reference part B, with Warden's stricter
+ * choices: metadata names and addresses stay blocked even where private networks are allowed, and
+ * a name that does not resolve is blocked). DNS is resolved once here; the caller must connect to
+ * `addresses` only (pinning), and check every redirect hop again.
+ */
+export async function checkUrlWithPolicy(rawUrl: string, surface: UrlSurface, policy: UrlPolicy = {}, resolve: Resolver = systemResolver): Promise<UrlVerdict> {
+  const text = rawUrl.trim();
+  if (!text) return deny('empty URL');
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return deny('invalid URL');
+  }
+  if (surface === 'browser' && url.href === 'about:blank') return { allowed: true, reason: 'about:blank' };
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return deny(`scheme ${url.protocol} is not allowed: only http and https`);
+  if (url.username || url.password) return deny('URLs with credentials are not allowed');
+
+  const host = normalizeHost(url.hostname);
+  if (!host) return deny('invalid hostname');
+  const privateAllowed = surface === 'browser' && policy.allowPrivateNetwork === true;
+  const exempt = privateAllowed || (surface === 'browser' && (policy.allowedHostnames ?? []).some((h) => normalizeHost(h) === host));
+
+  if (isMetadataHostname(host) || isMetadataAddress(host)) return deny(`cloud metadata endpoint ${host} is always blocked`);
+  const allowlist = (policy.hostnameAllowlist ?? []).filter((p) => p.trim() !== '*' && p.trim() !== '*.');
+  if (allowlist.length > 0 && !allowlist.some((p) => matchesHostPattern(host, p))) return deny(`${host} is not in hostnameAllowlist`);
+
+  const literal = classifyIpLiteral(host, policy);
+  if (literal !== undefined) {
+    if (literal.blocked && !privateAllowed) return deny(`blocked address ${host}: ${literal.why}`, { address: host });
+    return { allowed: true, reason: literal.blocked ? 'private address allowed by browser.ssrfPolicy.allowPrivateNetwork' : 'public address', address: host, addresses: [host] };
+  }
+  if (!exempt && isBlockedHostname(host)) return deny(`blocked hostname ${host}`);
+
+  let answers: ResolvedAddress[];
+  try {
+    answers = await resolve(host);
+  } catch (err) {
+    return deny(`unable to resolve ${host}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  if (answers.length === 0) return deny(`unable to resolve ${host}: no addresses`);
+  const ordered = [...new Map(answers.map((a) => [a.address, a])).values()].sort((a, b) => a.family - b.family);
+  for (const answer of ordered) {
+    if (isMetadataAddress(answer.address)) return deny(`${host} resolves to cloud metadata address ${answer.address}`, { address: answer.address });
+    if (privateAllowed) continue;
+    const verdict = classifyIpLiteral(answer.address, policy) ?? { blocked: true as const, why: 'answer is not an IP address' };
+    if (verdict.blocked) {
+      if (exempt && !/loopback|linkLocal|unspecified/.test(verdict.why)) continue;
+      return deny(`${host} resolves to blocked address ${answer.address}: ${verdict.why}`, { address: answer.address });
+    }
+  }
+  const addresses = ordered.map((a) => a.address);
+  return { allowed: true, reason: exempt && !privateAllowed ? `${host} is in allowedHostnames` : privateAllowed ? 'private networks allowed' : 'public address', address: addresses[0], addresses };
+}

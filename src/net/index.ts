@@ -1,0 +1,4 @@
+export { checkUrlWithPolicy, systemResolver, type Resolver, type ResolvedAddress, type UrlPolicy, type UrlSurface, type UrlVerdict } from './check.js';
+export { checkUrl, urlPolicyFor } from './policy.js';
+export { classifyIpLiteral, embeddedIpv4, isMetadataAddress, normalizeHost, type AddressPolicy, type AddressVerdict } from './address.js';
+export { isBlockedHostname, isMetadataHostname, matchesHostPattern } from './hostname.js';
