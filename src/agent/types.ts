@@ -1,5 +1,6 @@
 import type { WardenConfig } from '../config/index.js';
-import type { ImagePart, Message, ModelProvider, Usage } from '../models/types.js';
+import type { ResolvedModel } from '../models/registry.js';
+import type { ImagePart, Message, Usage } from '../models/types.js';
 import type { TurnContext } from '../policy/context.js';
 import type { JsonSchema, ToolResult } from '../tools/types.js';
 
@@ -114,8 +115,8 @@ export interface TranscriptStore {
   sessions(): Array<{ sessionKey: string; entries: number; updatedAt: number }>;
 }
 
-/** Resolves `provider/model` to an adapter; errors as values (missing key, unknown provider). */
-export type ModelResolver = (ref: string) => { ok: true; provider: ModelProvider; model: string } | { ok: false; message: string };
+/** Resolves `provider/model` to an adapter and its settings; errors as values (missing key, unknown provider). */
+export type ModelResolver = (ref: string) => ResolvedModel;
 
 export interface AgentDeps {
   config: WardenConfig;
