@@ -88,7 +88,11 @@ describe.each(dialects)('$api adapter through the real SDK', ({ api, start, make
   it('classifies a 500 as a retryable server error and a 401 as not retryable', async () => {
     server = await start({ script: [{ kind: 'error', status: 500 }, { kind: 'error', status: 401 }] });
     const provider = make(server.url);
-    const call = () => provider.complete(request([{ role: 'user', content: [{ type: 'text', text: 'hi' }] }]), new AbortController().signal).catch((e: unknown) => e as ModelCallError);
+    const call = () =>
+      provider.complete(request([{ role: 'user', content: [{ type: 'text', text: 'hi' }] }]), new AbortController().signal).then(
+        () => new ModelCallError('other', 'expected a failure'),
+        (e: unknown) => e as ModelCallError,
+      );
     const e500 = await call();
     expect([e500.kind, e500.retryable]).toEqual(['server', true]);
     const e401 = await call();

@@ -27,7 +27,7 @@ export const geminiDialect: Dialect = {
         .end(JSON.stringify({ ...candidate([...(reply.text ? [{ text: reply.text }] : []), ...callParts], 'STOP'), usageMetadata }));
       return;
     }
-    const events = pieces(reply.text ?? '').map((p) => ({ data: candidate([{ text: p }]) }));
+    const events: Array<{ data: unknown }> = pieces(reply.text ?? '').map((p) => ({ data: candidate([{ text: p }]) }));
     events.push({ data: { ...candidate(callParts, 'STOP'), usageMetadata } });
     writeSse(res, events);
   },
