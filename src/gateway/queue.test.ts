@@ -85,27 +85,29 @@ describe('SessionQueues', () => {
     expect(order).toEqual(['boom', 'after']);
   });
 
-  it('close without abort lets queued items finish; then refuses new ones', async () => {
+  it('close lets queued items finish; then refuses new ones', async () => {
     const r = controlledRunner();
     const q = new SessionQueues(r.run, { maxPending: 5 });
     q.enqueue('s', 'a');
     q.enqueue('s', 'b');
-    const closing = q.close({ abort: false });
+    q.close();
     expect(q.enqueue('s', 'late')).toEqual({ ok: false, reason: 'closed' });
+    const idle = q.whenIdle();
     await r.release('a');
     await r.release('b');
-    await expect(closing).resolves.toEqual([]);
+    await idle;
     expect(r.finished).toEqual(['a', 'b']);
   });
 
-  it('close with abort aborts running items and hands waiting ones back', async () => {
+  it('abortAll aborts running items and hands waiting ones back', async () => {
     const r = controlledRunner();
     const q = new SessionQueues(r.run, { maxPending: 5 });
     q.enqueue('s', 'a');
     q.enqueue('s', 'b');
     q.enqueue('t', 'c');
-    const handedBack = await q.close({ abort: true });
-    expect(handedBack).toEqual(['b']);
+    q.close();
+    expect(q.abortAll()).toEqual(['b']);
+    await q.whenIdle();
     expect(r.started.sort()).toEqual(['a', 'c']);
     expect(r.signals.get('a')?.aborted && r.signals.get('c')?.aborted).toBe(true);
   });

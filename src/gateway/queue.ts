@@ -82,20 +82,18 @@ export class SessionQueues<T> {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /**
-   * Stops accepting items. With `abort`, running items are aborted and waiting items are handed
-   * back (the caller tells their senders); without it, everything queued still runs.
-   */
-  async close(options: { abort: boolean }): Promise<T[]> {
+  /** Stops accepting items; what is queued still runs (see `whenIdle`). */
+  close(): void {
     this.closed = true;
+  }
+
+  /** Aborts every running item and hands back every waiting one (the caller tells their senders). */
+  abortAll(reason = 'shutting down'): T[] {
     const handedBack: T[] = [];
-    if (options.abort) {
-      for (const [key, lane] of this.lanes) {
-        handedBack.push(...lane.pending.splice(0));
-        this.abort(key, 'shutting down');
-      }
+    for (const [key, lane] of this.lanes) {
+      handedBack.push(...lane.pending.splice(0));
+      this.abort(key, reason);
     }
-    await this.whenIdle();
     return handedBack;
   }
 

@@ -1,0 +1,194 @@
+import { describe, expect, it } from 'vitest';
+import type { AgentRuntime, TurnRequest } from '../agent/index.js';
+import { parseConfig, type WardenConfigInput } from '../config/index.js';
+import type { ToolReport } from './commands.js';
+import { BUSY_TEXT, Gateway, SHUTDOWN_TEXT, type GatewayOptions } from './gateway.js';
+import type { ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget } from './types.js';
+
+/** An in-process chat platform: the test pushes messages in and reads what was sent back. */
+class RecordingAdapter implements ChatAdapter {
+  readonly provider = 'web' as const;
+  readonly sent: Array<{ target: ReplyTarget; message: OutboundMessage }> = [];
+  typingCount = 0;
+  stopped = false;
+  private onMessage: ((m: InboundMessage) => Promise<void>) | undefined;
+  approvals = { provider: 'web', show: async () => {}, update: async () => {} };
+  async start(onMessage: (m: InboundMessage) => Promise<void>) {
+    this.onMessage = onMessage;
+  }
+  async send(target: ReplyTarget, message: OutboundMessage) {
+    this.sent.push({ target, message });
+  }
+  typing() {
+    this.typingCount++;
+    return () => {};
+  }
+  async stop() {
+    this.stopped = true;
+  }
+  push(text: string, over: Partial<InboundMessage> = {}) {
+    return this.onMessage!({
+      provider: 'web',
+      chatType: 'dm',
+      channelId: 'web',
+      senderId: 'local',
+      text,
+      mentionsBot: false,
+      messageId: String(Math.random()),
+      receivedAt: Date.now(),
+      ...over,
+    });
+  }
+  texts() {
+    return this.sent.map((s) => s.message.text);
+  }
+}
+
+/** A turn loop whose turns finish when the test releases them; it echoes the input. */
+class ControlledAgent implements AgentRuntime {
+  readonly requests: TurnRequest[] = [];
+  private readonly gates: Array<() => void> = [];
+  async runTurn(request: TurnRequest) {
+    this.requests.push(request);
+    await new Promise<void>((resolve) => {
+      this.gates.push(resolve);
+      request.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    const usage = { inputTokens: 0, outputTokens: 0 };
+    if (request.signal.aborted) return { status: 'aborted' as const, reply: '', rounds: 1, usage };
+    return { status: 'completed' as const, reply: `echo: ${request.input.text}`, rounds: 1, usage };
+  }
+  releaseNext() {
+    this.gates.shift()?.();
+  }
+}
+
+const report: ToolReport = { tools: ['read'], removed: [], unavailable: [], warnings: [] };
+
+function setup(raw: WardenConfigInput = {}, over: Partial<GatewayOptions> = {}) {
+  const parsed = parseConfig(raw);
+  if (!parsed.ok) throw parsed.error;
+  const adapter = new RecordingAdapter();
+  const gateway = new Gateway({
+    config: parsed.value.config,
+    adapters: [adapter],
+    agent: undefined,
+    tools: undefined,
+    toolReport: () => report,
+    approvals: { onClick: () => async () => ({ kind: 'not-found' }), pendingCount: () => 0 },
+    ...over,
+  });
+  return { adapter, gateway };
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 5));
+
+describe('Gateway with no model', () => {
+  it('answers a plain message with how to add a model, and still runs commands', async () => {
+    const { adapter, gateway } = setup();
+    await gateway.start();
+    await adapter.push('hello');
+    await gateway.stop();
+    expect(adapter.texts()[0]).toMatch(/No model is configured/);
+
+    const second = setup();
+    await second.gateway.start();
+    await second.adapter.push('/tools');
+    await second.adapter.push('/status');
+    await second.gateway.stop();
+    expect(second.adapter.texts()[0]).toBe('Your tools here (1): read');
+    expect(second.adapter.texts()[1]).toContain('Session: agent:main:web:direct:local');
+    expect(second.adapter.stopped).toBe(true);
+  });
+});
+
+describe('Gateway with a model', () => {
+  const withModel: WardenConfigInput = { models: { default: 'anthropic/claude-sonnet-4-5' } };
+
+  it('runs turns in order, one at a time per session, with the turn context', async () => {
+    const agent = new ControlledAgent();
+    const { adapter, gateway } = setup(withModel, { agent });
+    await gateway.start();
+    await adapter.push('one');
+    await adapter.push('two');
+    await tick();
+    expect(agent.requests.map((r) => r.input.text)).toEqual(['one']);
+    expect(agent.requests[0]!.turn).toMatchObject({ provider: 'web', senderIsOwner: true, model: 'anthropic/claude-sonnet-4-5' });
+    agent.releaseNext();
+    await tick();
+    agent.releaseNext();
+    await tick();
+    expect(adapter.texts()).toEqual(['echo: one', 'echo: two']);
+    expect(adapter.typingCount).toBe(2);
+    await gateway.stop();
+  });
+
+  it('a full session queue gets a busy reply; nothing else is lost', async () => {
+    const agent = new ControlledAgent();
+    const { adapter, gateway } = setup(withModel, { agent, maxPending: 1 });
+    await gateway.start();
+    await adapter.push('a');
+    await adapter.push('b');
+    await adapter.push('c');
+    expect(adapter.texts()).toEqual([BUSY_TEXT(1)]);
+    agent.releaseNext();
+    await tick();
+    agent.releaseNext();
+    await tick();
+    expect(adapter.texts()).toEqual([BUSY_TEXT(1), 'echo: a', 'echo: b']);
+    await gateway.stop();
+  });
+
+  it('/stop aborts the running turn without waiting behind it', async () => {
+    const agent = new ControlledAgent();
+    const { adapter, gateway } = setup(withModel, { agent });
+    await gateway.start();
+    await adapter.push('long job');
+    await tick();
+    await adapter.push('/stop');
+    await tick();
+    expect(agent.requests[0]!.signal.aborted).toBe(true);
+    expect(adapter.texts()).toEqual(['Stopped the running turn.']);
+    await gateway.stop();
+  });
+
+  it('DMs of two users run in two sessions', async () => {
+    const agent = new ControlledAgent();
+    const { adapter, gateway } = setup(withModel, { agent });
+    await gateway.start();
+    await adapter.push('from alice', { senderId: 'alice' });
+    await adapter.push('from bob', { senderId: 'bob' });
+    await tick();
+    expect(agent.requests.map((r) => r.sessionKey)).toEqual(['agent:main:web:direct:alice', 'agent:main:web:direct:bob']);
+    agent.releaseNext();
+    agent.releaseNext();
+    await gateway.stop();
+  });
+
+  it('shutdown lets running turns finish within the grace period', async () => {
+    const agent = new ControlledAgent();
+    const { adapter, gateway } = setup(withModel, { agent, shutdownGraceMs: 5_000 });
+    await gateway.start();
+    await adapter.push('finish me');
+    await tick();
+    const stopping = gateway.stop();
+    await adapter.push('too late');
+    agent.releaseNext();
+    await stopping;
+    expect(adapter.texts()).toEqual([SHUTDOWN_TEXT, 'echo: finish me']);
+    expect(adapter.stopped).toBe(true);
+  });
+
+  it('shutdown aborts turns that outlive the grace period and tells waiting senders', async () => {
+    const agent = new ControlledAgent();
+    const { adapter, gateway } = setup(withModel, { agent, shutdownGraceMs: 20 });
+    await gateway.start();
+    await adapter.push('stuck');
+    await adapter.push('waiting');
+    await tick();
+    await gateway.stop();
+    expect(agent.requests[0]!.signal.aborted).toBe(true);
+    expect(agent.requests).toHaveLength(1);
+    expect(adapter.texts()).toEqual([SHUTDOWN_TEXT]);
+  });
+});

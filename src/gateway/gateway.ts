@@ -1,0 +1,222 @@
+import { randomUUID } from 'node:crypto';
+import type { AgentRuntime, ToolExecutor } from '../agent/index.js';
+import type { WardenConfig } from '../config/index.js';
+import { log } from '../log.js';
+import type { TurnContext } from '../policy/context.js';
+import { isOwner } from '../policy/owners.js';
+import { isCommand, NO_MODEL_HINT, parseCommand, runCommand, runsImmediately, type CommandDeps, type ParsedCommand, type SkillsView, type ToolReport } from './commands.js';
+import { DEFAULT_MAX_PENDING, SessionQueues } from './queue.js';
+import { routeMessage, ThreadParticipation, type Route } from './router.js';
+import type { ChatAdapter, InboundMessage, OnApprovalClick, OutboundMessage, ReplyTarget } from './types.js';
+
+export interface GatewayOptions {
+  config: WardenConfig;
+  adapters: ChatAdapter[];
+  /** The turn loop; undefined when no model is configured (commands still work). */
+  agent: AgentRuntime | undefined;
+  /** The governed call path shared by turns and `/exec`. */
+  tools: ToolExecutor | undefined;
+  /** The policy's surface report for `/tools` (what `warden tools` prints). */
+  toolReport(context: TurnContext): ToolReport;
+  approvals: {
+    /** The click path of one platform, also used by `/approve` typed there. */
+    onClick(provider: InboundMessage['provider']): OnApprovalClick;
+    pendingCount(sessionKey: string): number;
+  };
+  skills?: ((context: TurnContext) => SkillsView | undefined) | undefined;
+  /** Messages waiting per session behind the running one. */
+  maxPending?: number | undefined;
+  /** How long shutdown lets running turns finish before aborting them. */
+  shutdownGraceMs?: number | undefined;
+}
+
+interface QueuedItem {
+  route: Route;
+  command: ParsedCommand | undefined;
+}
+
+export const BUSY_TEXT = (waiting: number) =>
+  `I'm still working on earlier messages in this conversation (${waiting} waiting), so I did not take this one. ` +
+  'Please send it again in a moment, or use /stop to stop the current turn.';
+export const SHUTDOWN_TEXT = 'Warden is shutting down and did not process this message. Please send it again once it is back.';
+
+/**
+ * The router in motion: takes every adapter's messages, routes them to sessions, runs
+ * commands and turns one at a time per session, and sends the answers back through the
+ * adapter the message came from.
+ */
+export class Gateway {
+  private readonly queue: SessionQueues<QueuedItem>;
+  private readonly threads = new ThreadParticipation();
+  private readonly adapters = new Map<string, ChatAdapter>();
+  private readonly startedAt = Date.now();
+  private state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
+  /** Immediate commands in flight, so shutdown can wait for them too. */
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(private readonly options: GatewayOptions) {
+    for (const adapter of options.adapters) this.adapters.set(adapter.provider, adapter);
+    this.queue = new SessionQueues((key, item, signal) => this.runItem(key, item, signal), {
+      maxPending: options.maxPending ?? DEFAULT_MAX_PENDING,
+    });
+  }
+
+  async start(): Promise<void> {
+    if (this.state !== 'new') throw new Error(`gateway already ${this.state}`);
+    this.state = 'running';
+    for (const adapter of this.adapters.values()) {
+      await adapter.start((message) => this.receive(message));
+      log.info({ provider: adapter.provider }, 'chat adapter started');
+    }
+  }
+
+  /** One inbound message. Resolves once it is routed and queued (or answered, for immediate commands). */
+  async receive(message: InboundMessage): Promise<void> {
+    const { config } = this.options;
+    const decision = routeMessage(config, message, {
+      isOwner: (provider, senderId) => isOwner(config, provider, senderId),
+      isCommand,
+      botInThread: (key) => this.threads.has(key),
+    });
+    if (decision.kind === 'ignore') {
+      log.debug({ provider: message.provider, channelId: message.channelId, reason: decision.reason }, 'message ignored');
+      return;
+    }
+    const { route } = decision;
+    if (message.chatType === 'thread' && message.mentionsBot) this.threads.add(route.sessionKey);
+    if (this.state !== 'running') {
+      await this.send(route.replyTo, { text: SHUTDOWN_TEXT });
+      return;
+    }
+
+    const command = parseCommand(route.text);
+    if (command && runsImmediately(command.name)) {
+      const done = this.runImmediate(route, command);
+      this.inFlight.add(done);
+      await done.finally(() => this.inFlight.delete(done));
+      return;
+    }
+
+    const queued = this.queue.enqueue(route.sessionKey, { route, command });
+    if (queued.ok) return;
+    const text = queued.reason === 'full' ? BUSY_TEXT(this.queue.pendingCount(route.sessionKey)) : SHUTDOWN_TEXT;
+    log.warn({ sessionKey: route.sessionKey, reason: queued.reason }, 'message not queued; sender told');
+    await this.send(route.replyTo, { text });
+  }
+
+  /**
+   * Graceful stop: no new messages; running turns get `shutdownGraceMs` to finish, then are
+   * aborted; anything still waiting is answered with a "shutting down" note; then the
+   * adapters close. The caller closes the store afterwards, so nothing is written half-way.
+   */
+  async stop(): Promise<void> {
+    if (this.state === 'stopping' || this.state === 'stopped') return;
+    this.state = 'stopping';
+    this.queue.close();
+    const idle = this.queue.whenIdle();
+    const grace = this.options.shutdownGraceMs ?? 10_000;
+    let timer: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([
+      idle.then(() => true),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), grace);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!finished) {
+      const handedBack = this.queue.abortAll('shutting down');
+      log.warn({ waiting: handedBack.length }, 'shutdown: aborted running turns');
+      await Promise.all(handedBack.map((item) => this.send(item.route.replyTo, { text: SHUTDOWN_TEXT })));
+      await idle;
+    }
+    await Promise.allSettled([...this.inFlight]);
+    for (const adapter of this.adapters.values()) {
+      try {
+        await adapter.stop();
+      } catch (err) {
+        log.error({ err, provider: adapter.provider }, 'adapter did not stop cleanly');
+      }
+    }
+    this.state = 'stopped';
+  }
+
+  /** Sessions, running and waiting items; for `/status`, tests and benchmarks. */
+  stats() {
+    return this.queue.stats();
+  }
+
+  private async runImmediate(route: Route, command: ParsedCommand): Promise<void> {
+    const reply = await this.commandReply(route, command, new AbortController().signal);
+    await this.send(route.replyTo, reply);
+  }
+
+  private async runItem(sessionKey: string, item: QueuedItem, signal: AbortSignal): Promise<void> {
+    const { route, command } = item;
+    const adapter = this.adapters.get(route.replyTo.provider);
+    const stopTyping = adapter?.typing(route.replyTo) ?? (() => {});
+    let reply: OutboundMessage | undefined;
+    try {
+      if (command) reply = await this.commandReply(route, command, signal);
+      else reply = await this.turnReply(route, signal);
+    } finally {
+      stopTyping();
+    }
+    if (reply && reply.text !== '') await this.send(route.replyTo, reply);
+    if (route.replyTo.threadId !== undefined) this.threads.add(sessionKey);
+  }
+
+  private async turnReply(route: Route, signal: AbortSignal): Promise<OutboundMessage | undefined> {
+    const { agent } = this.options;
+    if (!agent || route.context.model === undefined) return { text: NO_MODEL_HINT };
+    const outcome = await agent.runTurn({
+      sessionKey: route.sessionKey,
+      turn: route.context,
+      input: { text: route.text, senderName: route.context.senderName },
+      signal,
+    });
+    if (outcome.status === 'failed') log.warn({ sessionKey: route.sessionKey, error: outcome.error }, 'turn failed');
+    return { text: outcome.reply };
+  }
+
+  private async commandReply(route: Route, command: ParsedCommand, signal: AbortSignal): Promise<OutboundMessage> {
+    try {
+      return await runCommand(command, route, this.commandDeps(route), signal);
+    } catch (err) {
+      log.error({ err, command: command.name, sessionKey: route.sessionKey }, 'command failed');
+      return { text: `/${command.name} failed: ${(err as Error).message}` };
+    }
+  }
+
+  private commandDeps(route: Route): CommandDeps {
+    const { options } = this;
+    return {
+      toolReport: options.toolReport,
+      tools: options.tools,
+      approve: options.approvals.onClick(route.replyTo.provider),
+      skills: (context) => options.skills?.(context),
+      status: (r) => ({
+        model: r.context.model,
+        running: this.queue.isRunning(r.sessionKey),
+        queued: this.queue.pendingCount(r.sessionKey),
+        pendingApprovals: options.approvals.pendingCount(r.sessionKey),
+        adapters: [...this.adapters.keys()],
+        uptimeMs: Date.now() - this.startedAt,
+      }),
+      stop: (key) => this.queue.abort(key, 'stopped by /stop'),
+      newCallId: () => `cmd-${randomUUID()}`,
+    };
+  }
+
+  private async send(target: ReplyTarget, message: OutboundMessage): Promise<void> {
+    const adapter = this.adapters.get(target.provider);
+    if (!adapter) {
+      log.error({ provider: target.provider }, 'no adapter for reply');
+      return;
+    }
+    try {
+      await adapter.send(target, message);
+    } catch (err) {
+      log.error({ err, provider: target.provider, channelId: target.channelId }, 'reply not delivered');
+    }
+  }
+}
