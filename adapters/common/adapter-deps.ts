@@ -1,0 +1,30 @@
+import type { OnApprovalClick } from '../../src/gateway/types.js';
+import type { ApprovalCardStore } from './card-store.js';
+
+/** What the router gives a platform adapter besides its own `channels.<platform>` config. */
+export interface AdapterDeps {
+  /** Called for every click on an approval button; the router decides and answers. */
+  onApprovalClick: OnApprovalClick;
+  /** Platform user ids of the approvers (`approvals.approvers.<platform>`, else the owners). */
+  approvers: string[];
+  /** `approvals.target`: the originating channel, each approver's DM, or both. */
+  approvalsTarget: 'channel' | 'dm' | 'both';
+  /** Where card copies are remembered; in memory when omitted. */
+  cards?: ApprovalCardStore | undefined;
+}
+
+/** Where a card goes, from the request and `approvals.target`; DMs are deduplicated. */
+export function cardDestinations(
+  request: { provider: string; channelId?: string | undefined; threadId?: string | undefined },
+  provider: string,
+  deps: Pick<AdapterDeps, 'approvers' | 'approvalsTarget'>,
+): { channel?: { channelId: string; threadId?: string | undefined }; dmUserIds: string[] } {
+  const fromHere = request.provider === provider && request.channelId !== undefined;
+  const wantsChannel = deps.approvalsTarget !== 'dm';
+  const wantsDm = deps.approvalsTarget !== 'channel' || !fromHere;
+  return {
+    ...(wantsChannel && fromHere ? { channel: { channelId: request.channelId!, threadId: request.threadId } } : {}),
+    // A request from another platform (or none) can only reach approvers here by DM.
+    dmUserIds: wantsDm ? [...new Set(deps.approvers)] : [],
+  };
+}

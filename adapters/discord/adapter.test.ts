@@ -1,0 +1,287 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { APIMessage } from 'discord-api-types/v10';
+import type { InboundMessage } from '../../src/gateway/types.js';
+import { ApprovalLedger } from '../../test/fakes/approval-ledger.js';
+import { fakeUser, startDiscordFake, type DiscordFake } from '../../test/fakes/discord/index.js';
+import type { AdapterDeps } from '../common/adapter-deps.js';
+import { createDiscordAdapter, type DiscordAdapter } from './adapter.js';
+
+const GUILD = '300000000000000001';
+const GENERAL = '300000000000000002';
+const DEV = '300000000000000003';
+const THREAD = '300000000000000004';
+const alice = fakeUser('400000000000000001', 'alice');
+const owner = fakeUser('400000000000000009', 'olga');
+
+let fake: DiscordFake;
+let adapter: DiscordAdapter;
+let inbound: InboundMessage[];
+let ledger: ApprovalLedger;
+
+async function start(deps: Partial<AdapterDeps> = {}) {
+  fake = await startDiscordFake();
+  ledger = new ApprovalLedger([owner.id]);
+  inbound = [];
+  adapter = createDiscordAdapter(
+    { token: 'test-token', apiBaseUrl: fake.apiBaseUrl, requireMention: true, guilds: {} },
+    { onApprovalClick: ledger.onApprovalClick, approvers: [owner.id], approvalsTarget: 'channel', ...deps },
+  );
+  await adapter.start(async (m) => void inbound.push(m));
+}
+
+async function nextInbound(count = 1): Promise<InboundMessage> {
+  for (let i = 0; i < 200 && inbound.length < count; i++) await sleep(10);
+  expect(inbound.length).toBeGreaterThanOrEqual(count);
+  return inbound[count - 1]!;
+}
+
+const messagePosts = (channelId: string) => fake.requests.filter((r) => r.method === 'POST' && r.path === `/channels/${channelId}/messages`);
+
+afterEach(async () => {
+  await adapter?.stop();
+  await fake?.close();
+});
+
+describe('Discord adapter: connection and inbound messages', () => {
+  beforeEach(() => start());
+
+  it('identifies with the bot token and the guild, message, content and DM intents', async () => {
+    expect(await fake.identifiedIntents()).toBe(37377);
+    const gateway = await fake.requests.waitFor((r) => r.path === '/gateway/bot');
+    expect(gateway.headers.authorization).toBe('Bot test-token');
+    expect(adapter.botUserId).toBe(fake.bot.id);
+  });
+
+  it('normalises a guild channel message', async () => {
+    const sent = fake.userMessage({ author: alice, channelId: GENERAL, content: 'hello there' })!;
+    expect(await nextInbound()).toMatchObject({
+      provider: 'discord',
+      chatType: 'channel',
+      guildId: GUILD,
+      channelId: GENERAL,
+      channelName: 'general',
+      senderId: alice.id,
+      senderName: 'Alice',
+      text: 'hello there',
+      mentionsBot: false,
+      messageId: sent.id,
+    });
+    expect(inbound[0]!.threadId).toBeUndefined();
+  });
+
+  it('marks a mention of the bot and strips it from the text', async () => {
+    fake.userMessage({ author: alice, channelId: DEV, content: `<@${fake.bot.id}> /exec ls -la` });
+    expect(await nextInbound()).toMatchObject({ mentionsBot: true, text: '/exec ls -la', channelName: 'dev' });
+  });
+
+  it('gives a thread message its parent channel id and name', async () => {
+    fake.userMessage({ author: alice, channelId: THREAD, content: 'in the thread' });
+    expect(await nextInbound()).toMatchObject({ chatType: 'thread', channelId: DEV, channelName: 'dev', threadId: THREAD, guildId: GUILD });
+  });
+
+  it('fetches the parent of a thread the client never saw', async () => {
+    fake.guilds[0]!.channels.push({ id: '300000000000000077', name: 'late-thread', type: 11, parentId: GENERAL });
+    fake.userMessage({ author: alice, channelId: '300000000000000077', content: 'late', uncachedThread: true });
+    expect(await nextInbound()).toMatchObject({ chatType: 'thread', channelId: GENERAL, channelName: 'general', threadId: '300000000000000077' });
+    expect(fake.requests.filter((r) => r.method === 'GET' && r.path === '/channels/300000000000000077')).toHaveLength(1);
+  });
+
+  it('receives a DM through the partial channel', async () => {
+    fake.userMessage({ author: alice, dm: true, content: 'psst' });
+    const m = await nextInbound();
+    expect(m).toMatchObject({ chatType: 'dm', channelId: fake.dmChannelOf(alice.id), senderId: alice.id, text: 'psst' });
+    expect(m.guildId).toBeUndefined();
+  });
+
+  it('ignores its own messages and other bots', async () => {
+    fake.userMessage({ author: fake.bot, channelId: GENERAL, content: 'echo of myself' });
+    fake.userMessage({ author: fakeUser('400000000000000055', 'otherbot'), authorIsBot: true, channelId: GENERAL, content: 'beep' });
+    fake.userMessage({ author: alice, channelId: GENERAL, content: 'real' });
+    expect((await nextInbound()).text).toBe('real');
+    await sleep(200);
+    expect(inbound.map((m) => m.text)).toEqual(['real']);
+  });
+});
+
+describe('Discord adapter: replies', () => {
+  beforeEach(() => start());
+
+  it('chunks long replies at 2,000 characters with code fences balanced', async () => {
+    const code = Array.from({ length: 120 }, (_, i) => `console.log(${i}); // line ${i} of the example`).join('\n');
+    const text = `Here is the script:\n\`\`\`js\n${code}\n\`\`\`\nRun it with node.`;
+    await adapter.send({ provider: 'discord', channelId: GENERAL }, { text });
+    const posts = messagePosts(GENERAL);
+    expect(posts.length).toBeGreaterThanOrEqual(3);
+    for (const post of posts) {
+      const content = post.body.content as string;
+      expect(content.length).toBeLessThanOrEqual(2000);
+      expect(content.split('\n').filter((l) => l.startsWith('```')).length % 2).toBe(0);
+    }
+    expect((posts[1]!.body.content as string).startsWith('```js\n')).toBe(true);
+    expect(posts.at(-1)!.body.content).toMatch(/Run it with node\.$/);
+  });
+
+  it('the fake rejects over-long content as Discord does', async () => {
+    const res = await fetch(`${fake.apiBaseUrl}/v10/channels/${GENERAL}/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bot x' },
+      body: JSON.stringify({ content: 'x'.repeat(2001) }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { code: number }).code).toBe(50035);
+  });
+
+  it('sends an attachment as a file on the last chunk', async () => {
+    await adapter.send({ provider: 'discord', channelId: GENERAL }, { text: 'Build log attached.', attachment: { name: 'build.log', content: 'step 1\nstep 2\n' } });
+    const [post] = messagePosts(GENERAL);
+    expect(post!.headers['content-type']).toMatch(/^multipart\/form-data/);
+    expect(post!.body.content).toBe('Build log attached.');
+    expect(post!.files).toEqual([{ field: 'files[0]', name: 'build.log', content: 'step 1\nstep 2\n' }]);
+  });
+
+  it('turns a very long reply into a file with a short note', async () => {
+    const text = 'word '.repeat(3000);
+    await adapter.send({ provider: 'discord', channelId: GENERAL }, { text });
+    const posts = messagePosts(GENERAL);
+    expect(posts).toHaveLength(1);
+    expect(posts[0]!.body.content).toMatch(/attached as reply\.md/);
+    expect(posts[0]!.files[0]).toMatchObject({ name: 'reply.md', content: text });
+  });
+
+  it('replies into a thread and into a user DM', async () => {
+    await adapter.send({ provider: 'discord', channelId: DEV, threadId: THREAD }, { text: 'thread reply' });
+    await adapter.send({ provider: 'discord', channelId: GENERAL, dmUserId: alice.id }, { text: 'dm reply' });
+    expect(messagePosts(THREAD).map((r) => r.body.content)).toEqual(['thread reply']);
+    const dm = fake.requests.filter((r) => r.path === '/users/@me/channels');
+    expect(dm.map((r) => r.body.recipient_id)).toEqual([alice.id]);
+    expect(messagePosts(fake.dmChannelOf(alice.id)).map((r) => r.body.content)).toEqual(['dm reply']);
+  });
+
+  it('shows typing until stopped', async () => {
+    const stop = adapter.typing({ provider: 'discord', channelId: GENERAL });
+    await fake.requests.waitFor((r) => r.path === `/channels/${GENERAL}/typing`);
+    stop();
+    await sleep(100);
+    expect(fake.requests.filter((r) => r.path.endsWith('/typing'))).toHaveLength(1);
+  });
+});
+
+describe('Discord adapter: approval cards', () => {
+  const cardPost = async (channelId: string) => {
+    const post = await fake.requests.waitFor((r) => r.method === 'POST' && r.path === `/channels/${channelId}/messages` && r.body?.embeds?.length > 0);
+    return post;
+  };
+  const postedCard = (channelId: string): APIMessage => fake.botMessagesIn(channelId).find((m) => m.embeds.length > 0)!;
+  const buttonIds = (message: APIMessage): string[] =>
+    (message.components ?? []).flatMap((row: any) => row.components.map((c: any) => c.custom_id as string));
+
+  it('renders the command, agent, channel, requester, expiry and only the allowed buttons', async () => {
+    await start();
+    const request = ledger.create({ provider: 'discord', channelId: DEV, requesterId: alice.id, fullText: 'rm -rf ./build && make', allowedDecisions: ['deny', 'allow-once'] });
+    await adapter.approvals.show(request);
+    const post = await cardPost(DEV);
+    const embed = post.body.embeds[0];
+    expect(embed.title).toBe('Exec approval required');
+    expect(embed.description).toContain('```\nrm -rf ./build && make\n```');
+    expect(embed.fields).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'Agent', value: 'main' }),
+        expect.objectContaining({ name: 'Channel', value: `<#${DEV}>` }),
+        expect.objectContaining({ name: 'Requester', value: `<@${alice.id}>` }),
+        expect.objectContaining({ name: 'Expires', value: `<t:${Math.floor(request.expiresAt / 1000)}:R>` }),
+      ]),
+    );
+    const buttons = post.body.components[0].components;
+    expect(buttons.map((b: any) => [b.label, b.style])).toEqual([
+      ['Allow once', 3],
+      ['Deny', 4],
+    ]);
+    expect(post.body.allowed_mentions).toEqual({ parse: [] });
+  });
+
+  it('says when the command is too long for the card and attaches the full text', async () => {
+    await start();
+    const fullText = `python3 -c "${'print(1);'.repeat(500)}"`;
+    const request = ledger.create({ provider: 'discord', channelId: DEV, fullText });
+    await adapter.approvals.show(request);
+    const post = await cardPost(DEV);
+    expect(post.body.embeds[0].description).toContain(`The command is ${fullText.length.toLocaleString('en-US')} characters, too long for this card`);
+    expect(post.files).toEqual([{ field: 'files[0]', name: `approval-${request.id}.txt`, content: fullText }]);
+  });
+
+  it('refuses a non-approver privately and changes nothing', async () => {
+    await start();
+    const request = ledger.create({ provider: 'discord', channelId: DEV, requesterId: alice.id });
+    await adapter.approvals.show(request);
+    await cardPost(DEV);
+    const card = postedCard(DEV);
+    const click = fake.click({ message: card, customId: buttonIds(card)[0]!, user: alice });
+    const ack = await fake.interactionCallback(click.id);
+    expect(ack.body.type).toBe(6);
+    const refusal = await fake.requests.waitFor((r) => r.method === 'POST' && r.path.startsWith(`/webhooks/${fake.bot.id}/${click.token}`));
+    expect(refusal.body).toMatchObject({ content: 'You are not allowed to approve this request.', flags: 64 });
+    expect(ledger.requests.get(request.id)!.status).toBe('pending');
+    expect(fake.requests.filter((r) => r.method === 'PATCH')).toHaveLength(0);
+    expect(buttonIds(fake.messages.get(card.id)!)).toHaveLength(3);
+  });
+
+  it('edits the card to the outcome when the approver clicks, and answers a second click with "already resolved"', async () => {
+    await start();
+    const request = ledger.create({ provider: 'discord', channelId: DEV, requesterId: alice.id });
+    await adapter.approvals.show(request);
+    await cardPost(DEV);
+    const card = postedCard(DEV);
+    const allowOnce = buttonIds(card).find((id) => id.includes(':allow-once:'))!;
+    const first = fake.click({ message: card, customId: allowOnce, user: owner });
+    const edit = await fake.requests.waitFor((r) => r.method === 'PATCH' && r.path === `/webhooks/${fake.bot.id}/${first.token}/messages/@original`);
+    expect(edit.body.embeds[0].title).toBe('Exec approval: Allowed once');
+    expect(edit.body.embeds[0].description).toContain(`**Allowed once by <@${owner.id}>**`);
+    expect(edit.body.components).toEqual([]);
+    expect(ledger.clicks).toEqual([{ approvalId: request.id, decision: 'allow-once', userId: owner.id, outcome: 'resolved' }]);
+
+    const second = fake.click({ message: card, customId: buttonIds(card).find((id) => id.includes(':deny:'))!, user: owner });
+    const reply = await fake.requests.waitFor((r) => r.method === 'POST' && r.path === `/webhooks/${fake.bot.id}/${second.token}`);
+    expect(reply.body).toMatchObject({ content: `This approval was already resolved: Allowed once by <@${owner.id}>`, flags: 64 });
+    expect(ledger.requests.get(request.id)!.status).toBe('allow-once');
+  });
+
+  it('edits the card to Expired on update', async () => {
+    await start();
+    const request = ledger.create({ provider: 'discord', channelId: DEV });
+    await adapter.approvals.show(request);
+    await cardPost(DEV);
+    const card = postedCard(DEV);
+    await adapter.approvals.update(ledger.expire(request.id));
+    const patch = await fake.requests.waitFor((r) => r.method === 'PATCH' && r.path === `/channels/${DEV}/messages/${card.id}`);
+    expect(patch.body.embeds[0].title).toBe('Exec approval: Expired');
+    expect(patch.body.embeds[0].color).toBe(0x99aab5);
+    expect(patch.body.components).toEqual([]);
+  });
+
+  it('with target "both" posts to the channel and each approver DM, and a click updates every copy', async () => {
+    await start({ approvalsTarget: 'both', approvers: [owner.id, alice.id] });
+    const request = ledger.create({ provider: 'discord', channelId: DEV });
+    await adapter.approvals.show(request);
+    const ownerDm = fake.dmChannelOf(owner.id);
+    const aliceDm = fake.dmChannelOf(alice.id);
+    expect([DEV, ownerDm, aliceDm].map((c) => fake.botMessagesIn(c).length)).toEqual([1, 1, 1]);
+    const dmCard = postedCard(ownerDm);
+    const click = fake.click({ message: dmCard, customId: buttonIds(dmCard)[2]!, user: owner });
+    await fake.requests.waitFor((r) => r.method === 'PATCH' && r.path.includes(click.token));
+    await fake.requests.waitFor((r) => r.method === 'PATCH' && r.path === `/channels/${aliceDm}/messages/${postedCard(aliceDm).id}`);
+    for (const channel of [DEV, ownerDm, aliceDm]) {
+      const message = fake.messages.get(postedCard(channel).id)!;
+      expect(message.components).toEqual([]);
+      expect(message.embeds[0]!.description).toContain(`Denied by <@${owner.id}>`);
+    }
+  });
+
+  it('posts to the approvers by DM when the request came from another platform', async () => {
+    await start();
+    const request = ledger.create({ provider: 'slack', channelId: 'C0000GEN' });
+    await adapter.approvals.show(request);
+    expect(fake.botMessagesIn(fake.dmChannelOf(owner.id))).toHaveLength(1);
+    expect(messagePosts(DEV)).toHaveLength(0);
+  });
+});

@@ -1,0 +1,230 @@
+import { once } from 'node:events';
+import {
+  Client,
+  Events,
+  GatewayIntentBits,
+  MessageFlags,
+  Partials,
+  Routes,
+  type APIMessage,
+  type ButtonInteraction,
+  type Interaction,
+  type Message,
+  type RawFile,
+} from 'discord.js';
+import type { ApprovalRequest } from '../../src/approvals/types.js';
+import { ConfigError } from '../../src/config/errors.js';
+import type { DiscordConfig } from '../../src/config/schema/channels.js';
+import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
+import { log } from '../../src/log.js';
+import { cardDestinations, type AdapterDeps } from '../common/adapter-deps.js';
+import { alreadyResolvedText, CLICK_FAILED_TEXT, decodeApprovalAction, INVALID_ACTION_TEXT, isApprovalAction, NOT_APPROVER_TEXT, NOT_FOUND_TEXT } from '../common/approval-card.js';
+import { memoryCardStore } from '../common/card-store.js';
+import { chunkText } from '../common/chunk-text.js';
+import { discordCard, mention } from './card.js';
+import { inboundFromDiscord } from './inbound.js';
+
+/** Discord rejects message content over 2,000 characters. */
+export const DISCORD_MESSAGE_LIMIT = 2_000;
+/** Replies longer than this go out as a file with a short note instead of a wall of messages. */
+export const DISCORD_LONG_REPLY = 8_000;
+/** Discord shows "typing" for about 10 s per call. */
+const TYPING_REFRESH_MS = 8_000;
+
+export const DISCORD_INTENTS = [
+  GatewayIntentBits.Guilds,
+  GatewayIntentBits.GuildMessages,
+  GatewayIntentBits.MessageContent,
+  GatewayIntentBits.DirectMessages,
+];
+
+export interface DiscordAdapter extends ChatAdapter {
+  readonly provider: 'discord';
+  /** The bot's own user id, known once started. */
+  readonly botUserId: string | undefined;
+}
+
+const attach = (file: { name: string; content: string }): RawFile => ({ name: file.name, data: Buffer.from(file.content, 'utf8') });
+
+/**
+ * The Discord adapter: discord.js for the gateway, its REST client for posting. Normalises
+ * guild, thread and DM messages, chunks replies, renders approval cards and turns clicks into
+ * calls of the router's `onApprovalClick`.
+ */
+export function createDiscordAdapter(config: DiscordConfig, deps: AdapterDeps): DiscordAdapter {
+  const token = config.token;
+  if (!token) throw new ConfigError(undefined, [{ path: 'channels.discord.token', message: 'required to start the Discord adapter' }]);
+  const cards = deps.cards ?? memoryCardStore();
+  const dmChannels = new Map<string, string>();
+  const logger = log.child({ adapter: 'discord' });
+  let client: Client | undefined;
+
+  const rest = () => {
+    if (!client) throw new Error('the Discord adapter is not started');
+    return client.rest;
+  };
+
+  async function dmChannelOf(userId: string): Promise<string> {
+    const known = dmChannels.get(userId);
+    if (known) return known;
+    const channel = (await rest().post(Routes.userChannels(), { body: { recipient_id: userId } })) as { id: string };
+    dmChannels.set(userId, channel.id);
+    return channel.id;
+  }
+
+  const channelOf = (target: ReplyTarget): Promise<string> | string =>
+    target.dmUserId ? dmChannelOf(target.dmUserId) : (target.threadId ?? target.channelId);
+
+  const post = (channelId: string, body: object, files?: RawFile[]) =>
+    rest().post(Routes.channelMessages(channelId), { body, ...(files ? { files } : {}) }) as Promise<APIMessage>;
+
+  async function send(target: ReplyTarget, message: OutboundMessage): Promise<void> {
+    const channelId = await channelOf(target);
+    // Model output may contain @everyone or role mentions; only user mentions may notify.
+    const safeMentions = { allowed_mentions: { parse: ['users'] } };
+    let text = message.text;
+    let file = message.attachment;
+    if (!file && text.length > DISCORD_LONG_REPLY) {
+      file = { name: 'reply.md', content: text };
+      text = `The reply is ${text.length.toLocaleString('en-US')} characters, so it is attached as reply.md.`;
+    }
+    const chunks = chunkText(text, DISCORD_MESSAGE_LIMIT);
+    if (chunks.length === 0 && file) chunks.push('');
+    // One at a time: the order of the chunks is the order of the text.
+    for (const [i, content] of chunks.entries()) {
+      const last = i === chunks.length - 1;
+      await post(channelId, { content, ...safeMentions }, last && file ? [attach(file)] : undefined);
+    }
+  }
+
+  function typing(target: ReplyTarget): () => void {
+    let stopped = false;
+    let timer: NodeJS.Timeout | undefined;
+    const beat = async () => {
+      if (stopped) return;
+      try {
+        await rest().post(Routes.channelTyping(await channelOf(target)));
+      } catch (err) {
+        logger.debug({ err }, 'typing indicator failed');
+      }
+      if (!stopped) timer = setTimeout(() => void beat(), TYPING_REFRESH_MS);
+    };
+    void beat();
+    return () => {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+    };
+  }
+
+  async function show(request: ApprovalRequest): Promise<void> {
+    const { body, fullText } = discordCard(request);
+    const dest = cardDestinations(request, 'discord', deps);
+    const failures: unknown[] = [];
+    const deliver = async (channelId: Promise<string> | string) => {
+      try {
+        const id = await channelId;
+        const posted = await post(id, body, fullText ? [attach(fullText)] : undefined);
+        await cards.add(request.id, { channelId: id, messageId: posted.id });
+      } catch (err) {
+        failures.push(err);
+        logger.warn({ err, approvalId: request.id }, 'could not post an approval card');
+      }
+    };
+    if (dest.channel) await deliver(dest.channel.threadId ?? dest.channel.channelId);
+    for (const userId of dest.dmUserIds) await deliver(dmChannelOf(userId));
+    const posted = (dest.channel ? 1 : 0) + dest.dmUserIds.length - failures.length;
+    if (posted <= 0) throw new Error(`approval ${request.id}: no card could be posted on Discord`, { cause: failures[0] });
+  }
+
+  /** Edits every copy of the card; `skipMessageId` is the copy a click already edited. */
+  async function update(request: ApprovalRequest, skipMessageId?: string): Promise<void> {
+    const { body } = discordCard(request);
+    for (const ref of await cards.get(request.id)) {
+      if (ref.messageId === skipMessageId) continue;
+      try {
+        await rest().patch(Routes.channelMessage(ref.channelId, ref.messageId), { body });
+      } catch (err) {
+        logger.warn({ err, approvalId: request.id, ref }, 'could not update an approval card');
+      }
+    }
+  }
+
+  async function onClick(interaction: ButtonInteraction): Promise<void> {
+    const action = decodeApprovalAction(interaction.customId);
+    if (!action) {
+      await interaction.reply({ content: INVALID_ACTION_TEXT, flags: MessageFlags.Ephemeral });
+      return;
+    }
+    // Acknowledge first: the router may take longer than Discord's 3 s to decide.
+    await interaction.deferUpdate();
+    const ephemeral = (content: string) => interaction.followUp({ content, flags: MessageFlags.Ephemeral });
+    let outcome: ClickOutcome;
+    try {
+      outcome = await deps.onApprovalClick({ ...action, userId: interaction.user.id });
+    } catch (err) {
+      logger.error({ err, approvalId: action.approvalId }, 'the router failed to take an approval click');
+      await ephemeral(CLICK_FAILED_TEXT);
+      return;
+    }
+    switch (outcome.kind) {
+      case 'not-approver':
+        await ephemeral(NOT_APPROVER_TEXT);
+        return;
+      case 'not-found':
+        await ephemeral(NOT_FOUND_TEXT);
+        return;
+      case 'already-resolved':
+        await ephemeral(alreadyResolvedText(outcome.request, mention));
+        // A stale copy was still clickable: bring every copy to the final state.
+        await interaction.editReply(discordCard(outcome.request).body);
+        await update(outcome.request, interaction.message.id);
+        return;
+      case 'resolved':
+        await interaction.editReply(discordCard(outcome.request).body);
+        await update(outcome.request, interaction.message.id);
+        return;
+    }
+  }
+
+  const adapter: DiscordAdapter = {
+    provider: 'discord',
+    get botUserId() {
+      return client?.user?.id;
+    },
+    async start(onMessage: (message: InboundMessage) => Promise<void>) {
+      if (client) throw new Error('the Discord adapter is already started');
+      client = new Client({
+        intents: DISCORD_INTENTS,
+        // Without the partial, DMs and messages in threads the client never saw are dropped.
+        partials: [Partials.Channel],
+        ...(config.apiBaseUrl ? { rest: { api: config.apiBaseUrl } } : {}),
+      });
+      const c = client;
+      c.on(Events.MessageCreate, (message: Message) => {
+        const botId = c.user?.id;
+        if (!botId) return;
+        inboundFromDiscord(message, botId)
+          .then((inbound) => (inbound ? onMessage(inbound) : undefined))
+          .catch((err: unknown) => logger.error({ err, messageId: message.id }, 'inbound message failed'));
+      });
+      c.on(Events.InteractionCreate, (interaction: Interaction) => {
+        if (!interaction.isButton() || !isApprovalAction(interaction.customId)) return;
+        onClick(interaction).catch((err: unknown) => logger.error({ err, customId: interaction.customId }, 'approval click failed'));
+      });
+      c.on(Events.Error, (err) => logger.error({ err }, 'discord client error'));
+      const ready = once(c, Events.ClientReady);
+      await c.login(token);
+      await ready;
+      logger.info({ user: c.user?.tag }, 'discord adapter ready');
+    },
+    send,
+    typing,
+    approvals: { provider: 'discord', show, update: (request) => update(request) },
+    async stop() {
+      const c = client;
+      client = undefined;
+      await c?.destroy();
+    },
+  };
+  return adapter;
+}

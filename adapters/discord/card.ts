@@ -1,0 +1,92 @@
+import { ButtonStyle, ComponentType, type APIEmbed, type APIMessageTopLevelComponent } from 'discord.js';
+import type { ApprovalDecision, ApprovalOutcome, ApprovalRequest } from '../../src/approvals/types.js';
+import {
+  cardTitle,
+  commandBlock,
+  cutNotice,
+  DECISION_LABEL,
+  encodeApprovalAction,
+  expiryUnix,
+  offeredDecisions,
+  outcomeLine,
+} from '../common/approval-card.js';
+
+/** Room for the command inside an embed description (limit 4,096) next to title and notices. */
+export const COMMAND_MAX = 3_000;
+const FIELD_MAX = 1_024;
+
+const COLOUR: Record<'pending' | ApprovalOutcome, number> = {
+  pending: 0xffa500,
+  'allow-once': 0x57f287,
+  'allow-always': 0x5865f2,
+  deny: 0xed4245,
+  expired: 0x99aab5,
+  cancelled: 0x99aab5,
+  interrupted: 0x99aab5,
+};
+
+const STYLE: Record<ApprovalDecision, ButtonStyle> = {
+  'allow-once': ButtonStyle.Success,
+  'allow-always': ButtonStyle.Primary,
+  deny: ButtonStyle.Danger,
+};
+
+export const mention = (id: string): string => `<@${id}>`;
+
+/** The file that carries a command too long for the card. */
+export const fullTextFileName = (request: Pick<ApprovalRequest, 'id'>): string => `approval-${request.id}.txt`;
+
+const field = (name: string, value: string, inline = true) => ({
+  name,
+  value: value.length > FIELD_MAX ? `${value.slice(0, FIELD_MAX - 1)}…` : value || '—',
+  inline,
+});
+
+export interface DiscordCard {
+  body: { content: string; embeds: APIEmbed[]; components: APIMessageTopLevelComponent[]; allowed_mentions: { parse: [] } };
+  /** Set when the command did not fit: it must be attached to the first post of the card. */
+  fullText?: { name: string; content: string } | undefined;
+}
+
+/**
+ * The card for a request in any state: pending cards carry one button per allowed decision;
+ * finished cards say the outcome and who decided, and have no buttons. Mentions render but
+ * never ping (`allowed_mentions`).
+ */
+export function discordCard(request: ApprovalRequest): DiscordCard {
+  const { block, cut } = commandBlock(request.fullText, COMMAND_MAX);
+  const pending = request.status === 'pending';
+  const description = [
+    request.title,
+    block,
+    cut ? cutNotice(request.fullText, `the full text is attached as ${fullTextFileName(request)}`) : '',
+    pending ? '' : `**${outcomeLine(request, mention)}**`,
+  ]
+    .filter(Boolean)
+    .join('\n');
+  const where = request.provider === 'discord' && request.channelId ? `<#${request.threadId ?? request.channelId}>` : request.channelId ?? '';
+  const fields = [
+    field('Agent', request.agentId),
+    field('Channel', where),
+    field('Requester', request.requesterId ? mention(request.requesterId) : ''),
+    pending
+      ? field('Expires', `<t:${expiryUnix(request)}:R>`)
+      : field('Decided', request.decidedAt ? `<t:${Math.floor(request.decidedAt / 1000)}:R>` : '—'),
+    ...request.facts.slice(0, 20).map((f) => field(f.label, f.value, false)),
+  ];
+  const buttons = offeredDecisions(request).map((decision) => ({
+    type: ComponentType.Button as const,
+    style: STYLE[decision] as ButtonStyle.Success,
+    label: DECISION_LABEL[decision],
+    custom_id: encodeApprovalAction(request.id, decision),
+  }));
+  return {
+    body: {
+      content: '',
+      embeds: [{ title: cardTitle(request), description, color: COLOUR[request.status], fields, footer: { text: `ID: ${request.id}` } }],
+      components: pending && buttons.length > 0 ? [{ type: ComponentType.ActionRow, components: buttons }] : [],
+      allowed_mentions: { parse: [] },
+    },
+    fullText: cut ? { name: fullTextFileName(request), content: request.fullText } : undefined,
+  };
+}

@@ -1,0 +1,454 @@
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { GatewayIntentBits, type APIMessage, type APIUser } from 'discord-api-types/v10';
+import { parseBody, readBody, RequestLog, sendJson, snowflakes, type RecordedRequest, type RouteOverride } from '../recorder.js';
+
+/** A text channel (type 0) or a public thread (type 11, with its parent) the fake knows. */
+export interface FakeChannel {
+  id: string;
+  name: string;
+  type: 0 | 11;
+  parentId?: string;
+}
+
+export interface FakeGuild {
+  id: string;
+  name: string;
+  channels: FakeChannel[];
+}
+
+export interface DiscordFakeOptions {
+  guilds?: FakeGuild[];
+  bot?: { id: string; username: string };
+  /** Heartbeat interval announced in HELLO. */
+  heartbeatMs?: number;
+}
+
+/** A gateway frame the fake received from the client. */
+export interface GatewayFrame {
+  op: number;
+  d: any;
+  at: number;
+}
+
+const MESSAGE_LIMIT = 2000;
+const EMBED_DESCRIPTION_LIMIT = 4096;
+const CUSTOM_ID_LIMIT = 100;
+
+export const defaultGuild: FakeGuild = {
+  id: '300000000000000001',
+  name: 'Test Guild',
+  channels: [
+    { id: '300000000000000002', name: 'general', type: 0 },
+    { id: '300000000000000003', name: 'dev', type: 0 },
+    { id: '300000000000000004', name: 'release-plan', type: 11, parentId: '300000000000000003' },
+  ],
+};
+
+export const fakeUser = (id: string, username: string): APIUser => ({
+  id,
+  username,
+  discriminator: '0',
+  global_name: username[0]!.toUpperCase() + username.slice(1),
+  avatar: null,
+});
+
+/**
+ * A loopback Discord: REST under `/api/v10` and a gateway on the same port. It plays HELLO,
+ * READY and GUILD_CREATE, enforces the intents the client asked for, rejects what Discord
+ * would reject (content over 2,000 characters, oversized embeds and custom ids), keeps every
+ * message the bot posts so a click can refer to it, and records every request.
+ */
+export class DiscordFake {
+  readonly requests = new RequestLog<RecordedRequest>();
+  readonly frames = new RequestLog<GatewayFrame>();
+  readonly guilds: FakeGuild[];
+  readonly bot: APIUser;
+  /** Messages by id: what the bot posted (and edited), and what users sent through the fake. */
+  readonly messages = new Map<string, APIMessage>();
+  private readonly overrides: Array<{ match: (r: RecordedRequest) => boolean; handle: RouteOverride }> = [];
+  private readonly sockets = new Set<WebSocket>();
+  private readonly nextId = snowflakes(500_000_000_000_000_000n);
+  private readonly dmChannels = new Map<string, string>();
+  /** Interactions sent, so callback and webhook routes can find the message they act on. */
+  private readonly interactions: Array<{ token: string; messageId: string; channelId: string }> = [];
+  private readonly server = createServer((req, res) => void this.handleHttp(req, res));
+  private readonly wss = new WebSocketServer({ server: this.server });
+  private seq = 0;
+  private identified: { socket: WebSocket; intents: number } | undefined;
+  private readonly heartbeatMs: number;
+
+  constructor(options: DiscordFakeOptions = {}) {
+    this.guilds = options.guilds ?? [defaultGuild];
+    const bot = options.bot ?? { id: '100000000000000001', username: 'warden' };
+    this.bot = { ...fakeUser(bot.id, bot.username), bot: true };
+    this.heartbeatMs = options.heartbeatMs ?? 41_250;
+    this.wss.on('connection', (socket) => this.handleSocket(socket));
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** What `channels.discord.apiBaseUrl` should be set to. */
+  get apiBaseUrl(): string {
+    return `http://127.0.0.1:${this.port}/api`;
+  }
+
+  listen(): Promise<this> {
+    return new Promise((resolve) => this.server.listen(0, '127.0.0.1', () => resolve(this)));
+  }
+
+  /** Answer requests matching `match` yourself (a status, an error body) instead of the fake. */
+  override(match: (r: RecordedRequest) => boolean, handle: RouteOverride): void {
+    this.overrides.unshift({ match, handle });
+  }
+
+  /** Resolves when the client has identified; returns the intents it asked for. */
+  async identifiedIntents(ms = 5_000): Promise<number> {
+    const frame = await this.frames.waitFor((f) => f.op === 2, ms, 'IDENTIFY');
+    return frame.d.intents as number;
+  }
+
+  channel(id: string): FakeChannel | undefined {
+    for (const guild of this.guilds) {
+      const found = guild.channels.find((c) => c.id === id);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  private guildOf(channelId: string): FakeGuild | undefined {
+    return this.guilds.find((g) => g.channels.some((c) => c.id === channelId));
+  }
+
+  /** The DM channel id between the bot and a user (created on first use, as Discord does). */
+  dmChannelOf(userId: string): string {
+    let id = this.dmChannels.get(userId);
+    if (!id) {
+      id = this.nextId();
+      this.dmChannels.set(userId, id);
+    }
+    return id;
+  }
+
+  /** Bot messages posted to a channel, oldest first. */
+  botMessagesIn(channelId: string): APIMessage[] {
+    return [...this.messages.values()].filter((m) => m.channel_id === channelId && m.author.id === this.bot.id);
+  }
+
+  // ---- pushing events to the client ----
+
+  dispatch(t: string, d: unknown): void {
+    const socket = this.identified?.socket;
+    if (!socket) throw new Error('no identified gateway client');
+    socket.send(JSON.stringify({ op: 0, t, s: ++this.seq, d }));
+  }
+
+  private hasIntent(bit: number): boolean {
+    return ((this.identified?.intents ?? 0) & bit) === bit;
+  }
+
+  /**
+   * A user posts a message. `channelId` may be a guild channel, a known thread, or — with
+   * `dm: true` — omitted (the user's DM channel). `uncachedThread` sends a thread message as
+   * Discord does for a thread the client never saw (only `channel_type`, no announcement).
+   * Returns the message, or undefined when the client's intents mean Discord would not send it.
+   */
+  userMessage(input: {
+    author: APIUser;
+    content: string;
+    channelId?: string;
+    dm?: boolean;
+    mentionBot?: boolean;
+    uncachedThread?: boolean;
+    authorIsBot?: boolean;
+  }): APIMessage | undefined {
+    const channelId = input.dm ? this.dmChannelOf(input.author.id) : input.channelId;
+    if (!channelId) throw new Error('userMessage needs channelId or dm');
+    const guild = input.dm ? undefined : this.guildOf(channelId);
+    if (input.dm ? !this.hasIntent(GatewayIntentBits.DirectMessages) : !this.hasIntent(GatewayIntentBits.GuildMessages)) return undefined;
+    const mentions = input.mentionBot || input.content.includes(`<@${this.bot.id}>`) ? [this.bot] : [];
+    const content = this.hasIntent(GatewayIntentBits.MessageContent) || mentions.length > 0 || input.dm ? input.content : '';
+    const message = {
+      id: this.nextId(),
+      channel_id: channelId,
+      author: input.authorIsBot ? { ...input.author, bot: true } : input.author,
+      content,
+      timestamp: new Date().toISOString(),
+      edited_timestamp: null,
+      tts: false,
+      mention_everyone: false,
+      mentions,
+      mention_roles: [],
+      attachments: [],
+      embeds: [],
+      components: [],
+      pinned: false,
+      type: 0,
+      flags: 0,
+    } as unknown as APIMessage;
+    this.messages.set(message.id, message);
+    const extra: Record<string, unknown> = {};
+    if (guild) extra.guild_id = guild.id;
+    if (input.dm) extra.channel_type = 1;
+    else if (input.uncachedThread) extra.channel_type = 11;
+    this.dispatch('MESSAGE_CREATE', { ...message, ...extra });
+    return message;
+  }
+
+  /** Announces a thread created after READY (threads in GUILD_CREATE need no announcement). */
+  createThread(thread: FakeChannel & { type: 11; parentId: string }): void {
+    const guild = this.guildOf(thread.parentId);
+    if (!guild) throw new Error(`no guild has channel ${thread.parentId}`);
+    guild.channels.push(thread);
+    this.dispatch('THREAD_CREATE', { ...this.channelPayload(thread, guild.id), newly_created: true });
+  }
+
+  /**
+   * A user clicks a button on a message the bot posted. Returns the interaction id and token,
+   * which name the callback and webhook routes the client will call.
+   */
+  click(input: { message: APIMessage; customId: string; user: APIUser }): { id: string; token: string } {
+    const id = this.nextId();
+    const token = `itoken-${id}`;
+    const channelId = input.message.channel_id;
+    const guild = this.guildOf(channelId);
+    const base = {
+      id,
+      application_id: this.bot.id,
+      type: 3,
+      token,
+      version: 1,
+      channel_id: channelId,
+      message: input.message,
+      data: { custom_id: input.customId, component_type: 2 },
+      app_permissions: '2248473465835073',
+      locale: 'en-US',
+      entitlements: [],
+      attachment_size_limit: 10_485_760,
+    };
+    const scoped = guild
+      ? {
+          guild_id: guild.id,
+          guild_locale: 'en-US',
+          channel: { id: channelId, type: this.channel(channelId)?.type ?? 0 },
+          member: { user: input.user, roles: [], permissions: '2248473465835073', joined_at: new Date(0).toISOString(), deaf: false, mute: false, flags: 0 },
+          authorizing_integration_owners: { '0': guild.id },
+          context: 0,
+        }
+      : {
+          channel: { id: channelId, type: 1 },
+          user: input.user,
+          authorizing_integration_owners: { '1': input.user.id },
+          context: 1,
+        };
+    this.interactions.push({ token, messageId: input.message.id, channelId });
+    this.dispatch('INTERACTION_CREATE', { ...base, ...scoped });
+    return { id, token };
+  }
+
+  /** Waits for the client's answer to an interaction (`type` 4 reply, 5/6 defer, 7 update). */
+  interactionCallback(interactionId: string, ms?: number): Promise<RecordedRequest> {
+    return this.requests.waitFor((r) => r.method === 'POST' && r.path.startsWith(`/interactions/${interactionId}/`), ms, `callback of ${interactionId}`);
+  }
+
+  // ---- gateway ----
+
+  private handleSocket(socket: WebSocket): void {
+    this.sockets.add(socket);
+    socket.on('close', () => this.sockets.delete(socket));
+    socket.send(JSON.stringify({ op: 10, d: { heartbeat_interval: this.heartbeatMs }, s: null, t: null }));
+    socket.on('message', (data) => {
+      const frame = JSON.parse(String(data)) as { op: number; d: any };
+      this.frames.add({ ...frame, at: Date.now() });
+      if (frame.op === 1) socket.send(JSON.stringify({ op: 11, d: null, s: null, t: null }));
+      else if (frame.op === 2) this.onIdentify(socket, frame.d.intents as number);
+      else if (frame.op === 6) {
+        this.identified = { socket, intents: this.identified?.intents ?? 0 };
+        socket.send(JSON.stringify({ op: 0, t: 'RESUMED', s: ++this.seq, d: {} }));
+      }
+    });
+  }
+
+  private onIdentify(socket: WebSocket, intents: number): void {
+    this.identified = { socket, intents };
+    const url = `ws://127.0.0.1:${this.port}`;
+    this.dispatch('READY', {
+      v: 10,
+      user: this.bot,
+      guilds: this.guilds.map((g) => ({ id: g.id, unavailable: true })),
+      session_id: 'fake-session-1',
+      resume_gateway_url: url,
+      shard: [0, 1],
+      application: { id: this.bot.id, flags: 0 },
+    });
+    for (const guild of this.guilds) {
+      this.dispatch('GUILD_CREATE', {
+        id: guild.id,
+        name: guild.name,
+        unavailable: false,
+        channels: guild.channels.filter((c) => c.type === 0).map((c) => this.channelPayload(c, guild.id)),
+        threads: guild.channels.filter((c) => c.type === 11).map((c) => this.channelPayload(c, guild.id)),
+        roles: [],
+        members: [],
+        emojis: [],
+        stickers: [],
+      });
+    }
+  }
+
+  private channelPayload(c: FakeChannel, guildId: string): Record<string, unknown> {
+    if (c.type === 0) return { id: c.id, type: 0, name: c.name, guild_id: guildId, position: 0, permission_overwrites: [] };
+    return {
+      id: c.id,
+      type: 11,
+      name: c.name,
+      guild_id: guildId,
+      parent_id: c.parentId,
+      thread_metadata: { archived: false, auto_archive_duration: 1440, locked: false },
+    };
+  }
+
+  // ---- REST ----
+
+  private async handleHttp(req: import('node:http').IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const raw = await readBody(req);
+    const { body, files } = await parseBody(raw, req.headers['content-type']);
+    const record: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path: decodeURIComponent(url.pathname.replace(/^\/api\/v\d+/, '')),
+      query: url.searchParams,
+      headers: req.headers,
+      raw,
+      body,
+      files,
+      at: Date.now(),
+    };
+    this.requests.add(record);
+    for (const o of this.overrides) if (o.match(record) && (await o.handle(record, res))) return;
+    this.route(record, res);
+  }
+
+  private route(r: RecordedRequest, res: ServerResponse): void {
+    const { method, path } = r;
+    if (r.headers.authorization !== undefined && !/^Bot .+/.test(r.headers.authorization)) return sendJson(res, 401, { message: '401: Unauthorized', code: 0 });
+    let m: RegExpMatchArray | null;
+    if (method === 'GET' && path === '/gateway/bot') {
+      return sendJson(res, 200, {
+        url: `ws://127.0.0.1:${this.port}`,
+        shards: 1,
+        session_start_limit: { total: 1000, remaining: 999, reset_after: 14_400_000, max_concurrency: 1 },
+      });
+    }
+    if (method === 'POST' && (m = path.match(/^\/channels\/(\d+)\/typing$/))) return sendJson(res, 204, undefined);
+    if (method === 'POST' && (m = path.match(/^\/channels\/(\d+)\/messages$/))) {
+      const invalid = this.validateMessage(r.body);
+      if (invalid) return sendJson(res, 400, { code: 50035, message: `Invalid Form Body: ${invalid}` });
+      const message = this.storeBotMessage(m[1]!, r.body, r.files);
+      return sendJson(res, 200, message);
+    }
+    if (method === 'PATCH' && (m = path.match(/^\/channels\/(\d+)\/messages\/(\d+)$/))) {
+      const existing = this.messages.get(m[2]!);
+      if (!existing || existing.channel_id !== m[1]) return sendJson(res, 404, { code: 10008, message: 'Unknown Message' });
+      const invalid = this.validateMessage(r.body);
+      if (invalid) return sendJson(res, 400, { code: 50035, message: `Invalid Form Body: ${invalid}` });
+      return sendJson(res, 200, this.editMessage(existing, r.body));
+    }
+    if (method === 'GET' && (m = path.match(/^\/channels\/(\d+)$/))) {
+      const channel = this.channel(m[1]!);
+      const guild = this.guildOf(m[1]!);
+      if (!channel || !guild) return sendJson(res, 404, { code: 10003, message: 'Unknown Channel' });
+      return sendJson(res, 200, this.channelPayload(channel, guild.id));
+    }
+    if (method === 'POST' && path === '/users/@me/channels') {
+      const userId = String(r.body?.recipient_id);
+      return sendJson(res, 200, { id: this.dmChannelOf(userId), type: 1, last_message_id: null, recipients: [fakeUser(userId, `user${userId.slice(-4)}`)] });
+    }
+    if (method === 'POST' && (m = path.match(/^\/interactions\/(\d+)\/([^/]+)\/callback$/))) {
+      if (r.query.get('with_response') === 'true') return sendJson(res, 200, { interaction: { id: m[1], type: 3 }, resource: { type: r.body?.type } });
+      // An update (type 7) edits the message the button sits on.
+      if (r.body?.type === 7) this.editInteractionMessage(m[2]!, r.body.data);
+      return sendJson(res, 204, undefined);
+    }
+    if (method === 'POST' && (m = path.match(/^\/webhooks\/(\d+)\/([^/]+)$/))) {
+      return sendJson(res, 200, this.storeBotMessage(this.interactionChannel(m[2]!) ?? '0', r.body, r.files));
+    }
+    if (method === 'PATCH' && (m = path.match(/^\/webhooks\/(\d+)\/([^/]+)\/messages\/@original$/))) {
+      const edited = this.editInteractionMessage(m[2]!, r.body);
+      if (!edited) return sendJson(res, 404, { code: 10008, message: 'Unknown Message' });
+      return sendJson(res, 200, edited);
+    }
+    sendJson(res, 404, { code: 0, message: `fake has no route ${method} ${path}` });
+  }
+
+  /** Discord's own limits; a bot that ignores them gets the same 400 as in production. */
+  private validateMessage(body: any): string | undefined {
+    if (typeof body?.content === 'string' && body.content.length > MESSAGE_LIMIT) return `content: must be ${MESSAGE_LIMIT} or fewer in length`;
+    for (const embed of body?.embeds ?? []) {
+      if (typeof embed.description === 'string' && embed.description.length > EMBED_DESCRIPTION_LIMIT) return 'embeds.description too long';
+    }
+    for (const row of body?.components ?? []) {
+      for (const c of row.components ?? []) if (typeof c.custom_id === 'string' && c.custom_id.length > CUSTOM_ID_LIMIT) return 'custom_id too long';
+    }
+    return undefined;
+  }
+
+  private storeBotMessage(channelId: string, body: any, files: RecordedRequest['files']): APIMessage {
+    const message = {
+      id: this.nextId(),
+      channel_id: channelId,
+      author: this.bot,
+      content: body?.content ?? '',
+      timestamp: new Date().toISOString(),
+      edited_timestamp: null,
+      tts: false,
+      mention_everyone: false,
+      mentions: [],
+      mention_roles: [],
+      attachments: files.map((f, i) => ({ id: String(i), filename: f.name, size: f.content.length, url: `http://127.0.0.1:${this.port}/attachments/${f.name}`, proxy_url: '' })),
+      embeds: body?.embeds ?? [],
+      components: body?.components ?? [],
+      pinned: false,
+      type: 0,
+      flags: 0,
+    } as unknown as APIMessage;
+    this.messages.set(message.id, message);
+    return message;
+  }
+
+  private editMessage(existing: APIMessage, body: any): APIMessage {
+    const edited = { ...existing, edited_timestamp: new Date().toISOString() } as any;
+    for (const key of ['content', 'embeds', 'components'] as const) if (body && key in body) edited[key] = body[key];
+    this.messages.set(existing.id, edited);
+    return edited;
+  }
+
+  private interactionMessage(token: string): APIMessage | undefined {
+    const found = this.interactions.find((i) => i.token === token);
+    return found ? this.messages.get(found.messageId) : undefined;
+  }
+
+  private interactionChannel(token: string): string | undefined {
+    return this.interactions.find((i) => i.token === token)?.channelId;
+  }
+
+  private editInteractionMessage(token: string, data: any): APIMessage | undefined {
+    const message = this.interactionMessage(token);
+    return message ? this.editMessage(message, data) : undefined;
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.terminate();
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/** Starts a Discord fake on a free loopback port. */
+export function startDiscordFake(options?: DiscordFakeOptions): Promise<DiscordFake> {
+  return new DiscordFake(options).listen();
+}
