@@ -13,6 +13,8 @@ export interface TurnContext {
   chat: ChatType;
   /** Discord guild id or Slack team id. */
   guildId?: string | undefined;
+  /** The guild's display name; a guild scope key may be its slug (`My Team` → `my-team`). */
+  guildName?: string | undefined;
   /** Channel id; for a thread, the thread's parent channel. */
   channelId?: string | undefined;
   /** Channel name without `#`; for a thread, the parent's name. */

@@ -1,0 +1,184 @@
+import type { ProfileId } from '../config/schema/policy.js';
+import { BUNDLE_MCP, CORE_GROUPS, coreGroupName, PLUGINS_GROUP } from '../tools/catalog.js';
+import { normalizeToolName } from '../tools/names.js';
+import type { ToolMeta } from '../tools/types.js';
+import { compileGlob, isGlob } from './glob.js';
+
+/**
+ * One policy `{allow?, deny?}` and its matcher (semantics §2). Entries remember where they were
+ * written (`key`) so that every decision can name the config line that made it.
+ */
+
+/** An allow/deny entry: the text as written, its normalised name, its config key path. */
+export interface PolicyEntry {
+  raw: string;
+  name: string;
+  key: string;
+  /** A profile's baseline: matches every tool whose definition names this profile. */
+  profile?: ProfileId;
+  /** The implicit `*` an alsoAllow-only scope stands for. */
+  implicit?: boolean;
+  /** A built-in rule rather than a config line; `key` then describes the rule. */
+  builtin?: boolean;
+}
+
+export interface ToolPolicy {
+  allow?: PolicyEntry[] | undefined;
+  deny?: PolicyEntry[] | undefined;
+}
+
+/** A config scope as written: `{allow, alsoAllow, deny}` (extra keys such as `profile` are ignored). */
+export interface PolicyScope {
+  allow?: readonly string[] | undefined;
+  alsoAllow?: readonly string[] | undefined;
+  deny?: readonly string[] | undefined;
+}
+
+export function entry(raw: string, key: string): PolicyEntry {
+  return { raw, name: normalizeToolName(raw), key };
+}
+
+const listEntries = (list: readonly string[] | undefined, key: string): PolicyEntry[] =>
+  (list ?? []).map((raw, i) => entry(raw, `${key}[${i}]`)).filter((e) => e.name !== '');
+
+const scopeCache = new WeakMap<object, Map<string, ToolPolicy | undefined>>();
+
+/**
+ * The policy a config scope stands for (semantics §2, reference §2.2): alsoAllow alone means
+ * `allow: ["*", …]`; with allow it unions; nothing set means no policy. `allow: []` alone is a
+ * defined policy that keeps everything. Cached per scope object: configs are immutable once loaded.
+ */
+export function pickPolicy(scope: PolicyScope | undefined, key: string): ToolPolicy | undefined {
+  if (!scope) return undefined;
+  let byKey = scopeCache.get(scope);
+  if (!byKey) scopeCache.set(scope, (byKey = new Map()));
+  if (byKey.has(key)) return byKey.get(key);
+  const policy = buildPolicy(scope, key);
+  byKey.set(key, policy);
+  return policy;
+}
+
+function buildPolicy(scope: PolicyScope, key: string): ToolPolicy | undefined {
+  const allow = listEntries(scope.allow, `${key}.allow`);
+  const also = listEntries(scope.alsoAllow, `${key}.alsoAllow`);
+  const deny = listEntries(scope.deny, `${key}.deny`);
+  const hasAllow = scope.allow !== undefined;
+  if (!hasAllow && also.length === 0 && scope.deny === undefined) return undefined;
+  const policy: ToolPolicy = {};
+  if (also.length > 0) {
+    policy.allow = allow.length > 0 ? [...allow, ...also] : [{ raw: '*', name: '*', key: `${key}.alsoAllow`, implicit: true }, ...also];
+  } else if (hasAllow) policy.allow = allow;
+  if (scope.deny !== undefined) policy.deny = deny;
+  return policy;
+}
+
+/** Whether a policy carries an allowlist someone wrote (not empty, not only alsoAllow's implicit `*`). */
+export function explicitAllow(policy: ToolPolicy | undefined): PolicyEntry[] {
+  if (!policy?.allow || policy.allow.some((e) => e.implicit)) return [];
+  return policy.allow;
+}
+
+interface CompiledList {
+  all: PolicyEntry | undefined;
+  exact: Map<string, PolicyEntry>;
+  pluginIds: Map<string, PolicyEntry>;
+  tests: { entry: PolicyEntry; test: (tool: ToolMeta) => boolean }[];
+  size: number;
+}
+
+export interface CompiledPolicy {
+  policy: ToolPolicy;
+  allow: CompiledList | undefined;
+  deny: CompiledList | undefined;
+}
+
+const compiledCache = new WeakMap<ToolPolicy, CompiledPolicy>();
+
+export function compilePolicy(policy: ToolPolicy): CompiledPolicy {
+  let compiled = compiledCache.get(policy);
+  if (!compiled) {
+    compiled = { policy, allow: policy.allow ? compileList(policy.allow) : undefined, deny: policy.deny ? compileList(policy.deny) : undefined };
+    compiledCache.set(policy, compiled);
+  }
+  return compiled;
+}
+
+function compileList(entries: readonly PolicyEntry[]): CompiledList {
+  const list: CompiledList = { all: undefined, exact: new Map(), pluginIds: new Map(), tests: [], size: entries.length };
+  const setFirst = (map: Map<string, PolicyEntry>, name: string, e: PolicyEntry) => {
+    if (!map.has(name)) map.set(name, e);
+  };
+  for (const e of entries) {
+    const { name } = e;
+    if (e.profile) {
+      const profile = e.profile;
+      const mcpToo = profile === 'coding' || profile === 'messaging';
+      list.tests.push({ entry: e, test: (t) => t.profiles.includes(profile) || (mcpToo && t.source.kind === 'mcp') });
+    } else if (name === '*') list.all ??= e;
+    else if (name === PLUGINS_GROUP) list.tests.push({ entry: e, test: (t) => t.source.kind === 'plugin' });
+    else if (name === BUNDLE_MCP) list.tests.push({ entry: e, test: (t) => t.source.kind === 'mcp' });
+    else if (coreGroupName(name)) {
+      for (const member of CORE_GROUPS.get(coreGroupName(name)!)!) setFirst(list.exact, member, e);
+    } else if (isGlob(name)) {
+      const test = compileGlob(name);
+      list.tests.push({ entry: e, test: (t) => test(t.id) });
+    } else {
+      setFirst(list.exact, name, e);
+      setFirst(list.pluginIds, name, e);
+    }
+  }
+  return list;
+}
+
+function matchList(list: CompiledList, tool: ToolMeta): PolicyEntry | undefined {
+  const exact = list.exact.get(tool.id);
+  if (exact) return exact;
+  if (tool.source.kind === 'plugin') {
+    const byPlugin = list.pluginIds.get(tool.source.pluginId);
+    if (byPlugin) return byPlugin;
+  }
+  if (list.all) return list.all;
+  for (const { entry: e, test } of list.tests) if (test(tool)) return e;
+  return undefined;
+}
+
+/** The write tool's identity, for apply_patch's coupling. */
+const WRITE_PROXY: ToolMeta = {
+  id: 'write',
+  label: 'Write',
+  description: '',
+  section: 'fs',
+  profiles: ['coding'],
+  inWardenGroup: false,
+  ownerOnly: false,
+  source: { kind: 'core' },
+};
+
+/** `apply_patch` follows `write` both ways: an entry that matches write matches apply_patch too. */
+function matchWithCoupling(list: CompiledList, tool: ToolMeta): { entry: PolicyEntry; viaWrite: boolean } | undefined {
+  const own = matchList(list, tool);
+  if (own) return { entry: own, viaWrite: false };
+  if (tool.id === 'apply_patch' && tool.source.kind === 'core') {
+    const write = matchList(list, WRITE_PROXY);
+    if (write) return { entry: write, viaWrite: true };
+  }
+  return undefined;
+}
+
+export type Verdict =
+  | { kept: true; reason: 'no-allowlist' }
+  | { kept: true; reason: 'allowed'; entry: PolicyEntry; viaWrite: boolean }
+  | { kept: false; reason: 'denied'; entry: PolicyEntry; viaWrite: boolean }
+  | { kept: false; reason: 'not-allowed' };
+
+/** Semantics §2: deny matches → removed; no or empty allowlist → kept; allow matches → kept; else removed. */
+export function decide(policy: CompiledPolicy, tool: ToolMeta): Verdict {
+  if (policy.deny && policy.deny.size > 0) {
+    const hit = matchWithCoupling(policy.deny, tool);
+    if (hit) return { kept: false, reason: 'denied', ...hit };
+  }
+  if (!policy.allow || policy.allow.size === 0) return { kept: true, reason: 'no-allowlist' };
+  const hit = matchWithCoupling(policy.allow, tool);
+  if (hit) return { kept: true, reason: 'allowed', ...hit };
+  return { kept: false, reason: 'not-allowed' };
+}

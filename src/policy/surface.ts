@@ -1,0 +1,348 @@
+import type { WardenConfig } from '../config/schema/index.js';
+import { CORE_TOOLS, profileAllowlist } from '../tools/catalog.js';
+import { coreAvailability } from '../tools/core/index.js';
+import { normalizeToolName } from '../tools/names.js';
+import type { Availability, ToolMeta } from '../tools/types.js';
+import type { InheritedPolicy, TurnContext } from './context.js';
+import { compileGlob, isGlob } from './glob.js';
+import { emptyAllowlistError, type AllowlistSource, type GuardReason } from './guard.js';
+import { compilePolicy, decide, explicitAllow, type CompiledPolicy, type PolicyEntry } from './policy.js';
+import {
+  MESSAGE_PROVIDER_FILTER,
+  MODEL_PROVIDER_FILTER,
+  OWNER_ONLY_FILTER,
+  messageProviderFilter,
+  modelProviderFilter,
+  ownerOnlyFilter,
+  type FilterDecision,
+} from './prefilters.js';
+import { buildSteps, knownAgentIds, resolveAgent, type PipelineStep } from './steps.js';
+import { indexSurface, pluginOnlyWarning, unknownEntriesWarning, type SurfaceIndex } from './warnings.js';
+
+/**
+ * One turn's tool surface (semantics §3): candidates → message-provider → model-provider →
+ * owner-only → the 11 steps → `before_prompt_build` toolsAllow → availability. Every tool is
+ * judged on its own, so the surface and `trace(tool)` run the same decision code.
+ */
+
+export interface SurfaceOptions {
+  /** Plugin (and MCP) tool definitions to add to the core catalog (see plugins/manifest.ts). */
+  plugins?: ToolMeta[];
+  /**
+   * Whether a tool can be offered here. When given, it is the only source (tests, embedders);
+   * otherwise core tools ask the registry of `tools/core/index.ts` and plugin tools are
+   * unavailable because no plugin runtime is loaded yet. `undefined` = no implementation.
+   */
+  implemented?: (id: string) => Availability | undefined;
+}
+
+export interface ExplainStep {
+  /** Filter or step label (`owner-only`, `tools.profile`, `group tools.allow`, …). */
+  step: string;
+  outcome: 'kept' | 'removed' | 'skipped' | 'not reached';
+  /** What decided, with the config line when one did: `tools.deny[0] = "exec"`. */
+  rule: string;
+  /** The config key path that decided, when a config key did. */
+  key?: string;
+}
+
+export interface SurfaceResult {
+  /** Sorted ids the model gets: kept by the policy and available here. */
+  tools: string[];
+  removed: { tool: string; by: string }[];
+  unavailable: { tool: string; why: string }[];
+  warnings: string[];
+  /** The empty-allowlist guard's message (CLI exit 3), or an unknown agent. */
+  error?: string;
+  /** A tool's path through every filter and step. */
+  trace: (tool: string) => ExplainStep[];
+}
+
+export const DISABLED_FILTER = 'disableTools';
+export const OPTIONAL_PLUGIN_FILTER = 'plugin optional';
+export const TOOLS_ALLOW_STEP = 'before_prompt_build toolsAllow';
+export const AVAILABILITY_STEP = 'availability';
+
+interface Plan {
+  config: WardenConfig;
+  ctx: TurnContext;
+  steps: { step: PipelineStep; compiled: CompiledPolicy | undefined }[];
+  toolsAllow: CompiledPolicy[] | undefined;
+  optionalGrants: PolicyEntry[];
+}
+
+type Filter = { label: string; run: (tool: ToolMeta, plan: Plan) => FilterDecision };
+
+const FILTERS: readonly Filter[] = [
+  { label: DISABLED_FILTER, run: (_t, p) => (p.ctx.disableTools ? { kept: false, rule: 'tools are disabled for this run' } : { kept: true, rule: 'tools are enabled' }) },
+  { label: OPTIONAL_PLUGIN_FILTER, run: optionalPluginFilter },
+  { label: MESSAGE_PROVIDER_FILTER, run: (t, p) => messageProviderFilter(t, p.ctx) },
+  { label: MODEL_PROVIDER_FILTER, run: (t, p) => modelProviderFilter(t, p.ctx, p.config) },
+  { label: OWNER_ONLY_FILTER, run: (t, p) => ownerOnlyFilter(t, p.ctx) },
+];
+
+export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, options: SurfaceOptions = {}): SurfaceResult {
+  const agent = resolveAgent(config, ctx.agentId);
+  if (!agent) {
+    return {
+      tools: [],
+      removed: [],
+      unavailable: [],
+      warnings: [],
+      error: `unknown agent "${ctx.agentId}"; known agents: ${knownAgentIds(config).join(', ')}`,
+      trace: () => [],
+    };
+  }
+  // A subagent whose parent surface is not given inherits the surface its parent has in this context.
+  if (ctx.spawnDepth > 0 && ctx.inherited === undefined) {
+    const parent = resolveToolSurface(config, { ...ctx, spawnDepth: ctx.spawnDepth - 1 }, options);
+    ctx = { ...ctx, inherited: inheritFrom(parent) };
+  }
+
+  const candidates = dedupeCandidates(options.plugins);
+  const steps = buildSteps(config, ctx, agent);
+  const plan: Plan = {
+    config,
+    ctx,
+    steps: steps.map((step) => ({ step, compiled: step.policy ? compilePolicy(step.policy) : undefined })),
+    toolsAllow: ctx.toolsAllow?.map((list, i) =>
+      compilePolicy(
+        list.length === 0
+          ? { deny: [{ raw: '*', name: '*', key: `toolsAllow[${i}] is empty: no tools`, builtin: true }] }
+          : { allow: list.map((raw, j) => ({ raw, name: normalizeToolName(raw), key: `toolsAllow[${i}][${j}]`, builtin: true })) },
+      ),
+    ),
+    optionalGrants: [],
+  };
+  plan.optionalGrants = optionalGrantEntries(plan);
+  const availability = availabilityOf(options);
+
+  const removed: SurfaceResult['removed'] = [];
+  const unavailable: SurfaceResult['unavailable'] = [];
+  const tools: string[] = [];
+  const entering: ToolMeta[] = [];
+  const byId = new Map<string, ToolMeta>();
+
+  for (const tool of candidates) {
+    byId.set(tool.id, tool);
+    const verdict = judge(tool, plan);
+    if (verdict.enteredPipeline) entering.push(tool);
+    if (verdict.removedBy) {
+      removed.push({ tool: tool.id, by: verdict.removedBy });
+      continue;
+    }
+    const available = availability(tool);
+    if (available.ok) tools.push(tool.id);
+    else unavailable.push({ tool: tool.id, why: available.why });
+  }
+
+  const warnings = collectWarnings(plan, indexSurface(entering), byId, removed);
+  const result: SurfaceResult = {
+    tools: tools.sort(),
+    removed: removed.sort((a, b) => a.tool.localeCompare(b.tool)),
+    unavailable: unavailable.sort((a, b) => a.tool.localeCompare(b.tool)),
+    warnings,
+    trace: (name) => {
+      const tool = byId.get(normalizeToolName(name));
+      if (!tool) return [];
+      const record: ExplainStep[] = [];
+      const verdict = judge(tool, plan, record);
+      if (!verdict.removedBy) {
+        const available = availability(tool);
+        record.push(
+          available.ok
+            ? { step: AVAILABILITY_STEP, outcome: 'kept', rule: 'implementation present and prerequisites hold' }
+            : { step: AVAILABILITY_STEP, outcome: 'removed', rule: `unavailable: ${available.why}` },
+        );
+      }
+      return record;
+    },
+  };
+  const error = guardError(plan, tools.length);
+  if (error) result.error = error;
+  return result;
+}
+
+/** What a child session inherits from this (parent) surface: its final tools as a ceiling and its removals as denies. */
+export function inheritFrom(parent: SurfaceResult): InheritedPolicy {
+  return { allow: [...parent.tools], deny: parent.removed.map((r) => r.tool) };
+}
+
+function dedupeCandidates(plugins: readonly ToolMeta[] | undefined): ToolMeta[] {
+  if (!plugins || plugins.length === 0) return CORE_TOOLS as ToolMeta[];
+  const seen = new Set(CORE_TOOLS.map((t) => t.id));
+  const out: ToolMeta[] = [...CORE_TOOLS];
+  for (const tool of plugins) {
+    // The manifest loader already reports conflicts; a duplicate that still arrives is dropped, never merged.
+    if (seen.has(tool.id)) continue;
+    seen.add(tool.id);
+    out.push(tool);
+  }
+  return out;
+}
+
+interface Judgement {
+  removedBy: string | undefined;
+  enteredPipeline: boolean;
+}
+
+/** One tool through every filter and step; with `record`, every decision is written down. */
+function judge(tool: ToolMeta, plan: Plan, record?: ExplainStep[]): Judgement {
+  let removedBy: string | undefined;
+  const note = (step: ExplainStep) => record?.push(step);
+  for (const filter of FILTERS) {
+    if (removedBy) {
+      note({ step: filter.label, outcome: 'not reached', rule: `already removed by ${removedBy}` });
+      continue;
+    }
+    const d = filter.run(tool, plan);
+    note({ step: filter.label, outcome: d.kept ? 'kept' : 'removed', rule: d.rule, ...(d.key ? { key: d.key } : {}) });
+    if (!d.kept) {
+      removedBy = filter.label;
+      if (!record) return { removedBy, enteredPipeline: false };
+    }
+  }
+  const enteredPipeline = removedBy === undefined;
+  for (const { step, compiled } of plan.steps) {
+    if (removedBy) {
+      note({ step: step.label, outcome: 'not reached', rule: `already removed by ${removedBy}` });
+      continue;
+    }
+    if (!compiled) {
+      note({ step: step.label, outcome: 'skipped', rule: step.source });
+      continue;
+    }
+    const verdict = decide(compiled, tool);
+    if (record) record.push(explainVerdict(step, verdict, compiled));
+    if (!verdict.kept) {
+      removedBy = step.label;
+      if (!record) return { removedBy, enteredPipeline };
+    }
+  }
+  if (plan.toolsAllow) {
+    if (removedBy) note({ step: TOOLS_ALLOW_STEP, outcome: 'not reached', rule: `already removed by ${removedBy}` });
+    else {
+      for (const compiled of plan.toolsAllow) {
+        const verdict = decide(compiled, tool);
+        if (!verdict.kept) {
+          removedBy = TOOLS_ALLOW_STEP;
+          note(explainVerdict({ label: TOOLS_ALLOW_STEP, policy: compiled.policy, source: 'runtime toolsAllow' }, verdict, compiled));
+          break;
+        }
+      }
+      if (!removedBy) note({ step: TOOLS_ALLOW_STEP, outcome: 'kept', rule: 'every toolsAllow list names it' });
+    }
+  }
+  return { removedBy, enteredPipeline };
+}
+
+const describe = (e: PolicyEntry): string => (e.builtin ? `${e.key}: "${e.raw}"` : `${e.key} = ${JSON.stringify(e.raw)}`);
+
+function explainVerdict(step: PipelineStep, verdict: ReturnType<typeof decide>, compiled: CompiledPolicy): ExplainStep {
+  const label = step.label;
+  switch (verdict.reason) {
+    case 'no-allowlist':
+      return { step: label, outcome: 'kept', rule: `no deny entry matches and there is no allowlist (${step.source})` };
+    case 'allowed': {
+      const e = verdict.entry;
+      const how = e.profile ? `profile "${e.profile}" includes it (${e.key} = "${e.profile}")` : `allowed by ${describe(e)}`;
+      return { step: label, outcome: 'kept', rule: verdict.viaWrite ? `${how}; apply_patch follows write` : how, ...(e.builtin ? {} : { key: e.key }) };
+    }
+    case 'denied': {
+      const e = verdict.entry;
+      const how = `denied by ${describe(e)}`;
+      return { step: label, outcome: 'removed', rule: verdict.viaWrite ? `${how}; apply_patch follows write` : how, ...(e.builtin ? {} : { key: e.key }) };
+    }
+    case 'not-allowed': {
+      const allow = compiled.policy.allow ?? [];
+      const profile = allow.find((e) => e.profile);
+      if (profile) return { step: label, outcome: 'removed', rule: `not in profile "${profile.profile}" (${profile.key} = "${profile.profile}") nor its alsoAllow`, key: profile.key };
+      const first = allow[0];
+      const key = first && !first.builtin ? first.key.replace(/\[\d+\]$/, '') : undefined;
+      const list = allow.map((e) => e.raw).join(', ');
+      return { step: label, outcome: 'removed', rule: `not in the allowlist${key ? ` ${key}` : ` of ${step.source}`} [${list}]`, ...(key ? { key } : {}) };
+    }
+  }
+}
+
+function optionalPluginFilter(tool: ToolMeta, plan: Plan): FilterDecision {
+  if (tool.source.kind !== 'plugin' || !(tool as { optional?: boolean }).optional) return { kept: true, rule: 'not an optional plugin tool' };
+  const pluginId = tool.source.pluginId;
+  const grant = plan.optionalGrants.find(
+    (e) => e.name === '*' || e.name === 'group:plugins' || e.name === tool.id || e.name === pluginId || (isGlob(e.name) && compileGlob(e.name)(tool.id)),
+  );
+  return grant
+    ? { kept: true, rule: `optional plugin tool named by ${describe(grant)}`, ...(grant.builtin ? {} : { key: grant.key }) }
+    : { kept: false, rule: `optional plugin tool: no allowlist names ${tool.id}, plugin ${pluginId}, group:plugins or *` };
+}
+
+/** Entries that may select an optional plugin tool: every written allow/alsoAllow entry. */
+function optionalGrantEntries(plan: Plan): PolicyEntry[] {
+  const out: PolicyEntry[] = [];
+  for (const { step } of plan.steps) for (const e of step.policy?.allow ?? []) if (!e.implicit && !e.profile) out.push(e);
+  for (const compiled of plan.toolsAllow ?? []) out.push(...(compiled.policy.allow ?? []));
+  return out;
+}
+
+function availabilityOf(options: SurfaceOptions): (tool: ToolMeta) => Availability {
+  const given = options.implemented;
+  return (tool) => {
+    const found = given ? given(tool.id) : tool.source.kind === 'core' ? coreAvailability(tool.id) : undefined;
+    if (found) return found;
+    return { ok: false, why: tool.source.kind === 'core' ? 'not implemented in this build' : 'plugin runtime not loaded' };
+  };
+}
+
+function guardError(plan: Plan, callable: number): string | undefined {
+  const { ctx } = plan;
+  const runtime: AllowlistSource[] = (ctx.toolsAllow ?? []).filter((l) => l.length > 0).map((entries) => ({ label: 'runtime toolsAllow', entries }));
+  if (ctx.disableTools) return emptyAllowlistError(runtime, callable, 'disabled');
+  const sources: AllowlistSource[] = [];
+  for (const { step } of plan.steps) {
+    const entries = step.guardLabel ? explicitAllow(step.policy) : [];
+    if (entries.length > 0) sources.push({ label: step.guardLabel!, entries: entries.map((e) => e.raw) });
+  }
+  sources.push(...runtime);
+  const reason: GuardReason = ctx.modelSupportsTools === false ? 'no-tool-support' : 'no-match';
+  return emptyAllowlistError(sources, callable, reason);
+}
+
+function collectWarnings(plan: Plan, surface: SurfaceIndex, byId: Map<string, ToolMeta>, removed: SurfaceResult['removed']): string[] {
+  const warnings = new Set<string>();
+  const profileStepActive = plan.steps[0]?.compiled !== undefined;
+  for (const { step } of plan.steps) {
+    const allow = step.policy?.allow;
+    if (!allow) continue;
+    let entries = allow.filter((e) => !e.profile && !e.implicit && !e.builtin);
+    if (step.profile) {
+      // A profile's own baseline never warns (apply_patch missing on a non-OpenAI model is expected); extras do.
+      const baseline = new Set(profileAllowlist(step.profile) ?? []);
+      entries = entries.filter((e) => !baseline.has(e.name));
+    } else if (allow.some((e) => e.implicit) && profileStepActive && step.label !== 'tools.byProvider.allow') {
+      // alsoAllow-only scopes repeat the profile's extras, which the profile step already judged.
+      continue;
+    }
+    const unknown = unknownEntriesWarning(step.label, entries, surface);
+    if (unknown) warnings.add(unknown);
+    if (!step.profile && !allow.some((e) => e.implicit || e.name === '*')) {
+      const pluginOnly = pluginOnlyWarning(step.label, entries, surface);
+      if (pluginOnly) warnings.add(pluginOnly);
+    }
+  }
+  const widening = implicitWideningWarning(plan, byId, removed);
+  if (widening) warnings.add(widening);
+  return [...warnings];
+}
+
+/**
+ * `tools.exec` configured while the profile removes exec: OpenClaw once granted exec from that
+ * alone; Warden does not, and says so when it looks intended.
+ */
+function implicitWideningWarning(plan: Plan, byId: Map<string, ToolMeta>, removed: SurfaceResult['removed']): string | undefined {
+  if (!plan.config.tools.exec) return undefined;
+  const profile = plan.steps[0]?.step;
+  if (!profile?.policy || !byId.has('exec')) return undefined;
+  const byProfile = removed.filter((r) => (r.tool === 'exec' || r.tool === 'process') && r.by === profile.label).map((r) => r.tool);
+  if (!byProfile.includes('exec')) return undefined;
+  return `tools policy: profile "${profile.profile}" (agent "${plan.ctx.agentId}") has a configured tools.exec section, which does not grant exec by itself. Add alsoAllow: [${byProfile.map((t) => JSON.stringify(t)).join(', ')}] explicitly if the agent should run commands.`;
+}

@@ -1,0 +1,85 @@
+import { CORE_TOOLS, coreGroupName, isCoreToolId, BUNDLE_MCP, PLUGINS_GROUP } from '../tools/catalog.js';
+import type { ToolMeta } from '../tools/types.js';
+import { compileGlob, isGlob } from './glob.js';
+import type { PolicyEntry } from './policy.js';
+
+/**
+ * Allowlist diagnostics (semantics §3, reference §2.5): warnings, never silent fixes. An entry is
+ * judged against the surface entering the pipeline (catalog and plugin tools after the
+ * pre-filters), so a tool that is merely not implemented in this build is still "known".
+ */
+
+export interface SurfaceIndex {
+  /** Ids of the tools entering the pipeline. */
+  ids: ReadonlySet<string>;
+  tools: readonly ToolMeta[];
+  pluginIds: ReadonlySet<string>;
+}
+
+export function indexSurface(tools: readonly ToolMeta[]): SurfaceIndex {
+  const pluginIds = new Set<string>();
+  for (const t of tools) if (t.source.kind === 'plugin') pluginIds.add(t.source.pluginId);
+  return { ids: new Set(tools.map((t) => t.id)), tools, pluginIds };
+}
+
+type EntryKind = 'any' | 'core' | 'plugin' | 'gated' | 'unknown';
+
+export function classifyEntry(e: PolicyEntry, surface: SurfaceIndex): EntryKind {
+  const { name } = e;
+  if (e.implicit || e.profile || name === '*') return 'any';
+  if (name === PLUGINS_GROUP || name === BUNDLE_MCP) return 'plugin';
+  if (coreGroupName(name)) return 'core';
+  if (name.startsWith('group:')) return 'unknown';
+  if (isGlob(name)) {
+    const test = compileGlob(name);
+    let plugin = false;
+    for (const t of surface.tools) {
+      if (test(t.id)) {
+        if (t.source.kind === 'core') return 'core';
+        plugin = true;
+      }
+    }
+    if (plugin) return 'plugin';
+    return CORE_TOOLS.some((t) => test(t.id)) ? 'gated' : 'unknown';
+  }
+  if (surface.ids.has(name)) return isCoreToolId(name) ? 'core' : 'plugin';
+  if (surface.pluginIds.has(name)) return 'plugin';
+  return isCoreToolId(name) ? 'gated' : 'unknown';
+}
+
+const GATED = 'These entries are shipped core tools but unavailable in the current runtime/provider/model/config.';
+const UNKNOWN = "These entries won't match any tool unless the plugin is enabled.";
+const BOTH =
+  "Some entries are shipped core tools but unavailable in the current runtime/provider/model/config; other entries won't match any tool unless the plugin is enabled.";
+
+/**
+ * `tools: <label> allowlist contains unknown entries (a, b). <what to do>`; undefined when every
+ * entry names something. `suppress` holds names that must not warn (a profile's own baseline).
+ */
+export function unknownEntriesWarning(label: string, entries: readonly PolicyEntry[], surface: SurfaceIndex): string | undefined {
+  const gated: string[] = [];
+  const unknown: string[] = [];
+  for (const e of entries) {
+    const kind = classifyEntry(e, surface);
+    if (kind === 'gated') gated.push(e.raw);
+    else if (kind === 'unknown') unknown.push(e.raw);
+  }
+  if (gated.length === 0 && unknown.length === 0) return undefined;
+  const suffix = gated.length > 0 && unknown.length > 0 ? BOTH : gated.length > 0 ? GATED : UNKNOWN;
+  return `tools: ${label} allowlist contains unknown entries (${[...gated, ...unknown].join(', ')}). ${suffix}`;
+}
+
+/**
+ * An allowlist naming only plugin tools still removes every core tool (stripping it would fail
+ * open); the operator most likely meant alsoAllow.
+ */
+export function pluginOnlyWarning(label: string, entries: readonly PolicyEntry[], surface: SurfaceIndex): string | undefined {
+  let plugin = 0;
+  for (const e of entries) {
+    const kind = classifyEntry(e, surface);
+    if (kind === 'plugin') plugin++;
+    else if (kind !== 'unknown') return undefined;
+  }
+  if (plugin === 0) return undefined;
+  return `tools: ${label} allowlist names only plugin tools (${entries.map((e) => e.raw).join(', ')}), so it removes every core tool. Did you mean tools.alsoAllow? alsoAllow adds tools to the profile without removing the others.`;
+}

@@ -1,0 +1,24 @@
+import type { Availability, ToolImplementation } from '../types.js';
+
+/**
+ * The registry of core tool implementations: what this build can actually offer.
+ *
+ * One entry per catalog id. `availability` must be cheap and import nothing heavy — the policy
+ * calls it on every turn for every tool the policy keeps (check a binary's presence once and
+ * cache it, never launch anything). `load` imports the implementation on first use, so
+ * `warden tools` never pays for the browser or the SQLite store.
+ *
+ * A catalog tool without an entry is reported by the surface as unavailable with why "not
+ * implemented in this build"; it never reaches the model.
+ */
+export interface CoreToolEntry {
+  availability: () => Availability;
+  load: () => Promise<ToolImplementation>;
+}
+
+export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {};
+
+/** The availability of a core tool, or undefined when this build has no implementation of it. */
+export function coreAvailability(id: string): Availability | undefined {
+  return Object.hasOwn(CORE_IMPLEMENTATIONS, id) ? CORE_IMPLEMENTATIONS[id]!.availability() : undefined;
+}
