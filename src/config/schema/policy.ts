@@ -1,7 +1,14 @@
 import { z } from 'zod';
+import { toolEntryProblem } from '../../policy/glob.js';
 
-/** A tool name or glob in an allow/deny list. Validity of the glob is checked by the policy layer. */
-export const toolEntry = z.string().min(1, 'tool entry must not be empty');
+/** A tool name or glob in an allow/deny list; an invalid glob is rejected with its key path. */
+export const toolEntry = z
+  .string()
+  .min(1, 'tool entry must not be empty')
+  .superRefine((value, ctx) => {
+    const problem = toolEntryProblem(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
 export const toolList = z.array(toolEntry);
 
 export const PROFILE_IDS = ['minimal', 'coding', 'messaging', 'full'] as const;
