@@ -2,3 +2,4 @@ export { checkUrlWithPolicy, systemResolver, type Resolver, type ResolvedAddress
 export { checkUrl, urlPolicyFor } from './policy.js';
 export { classifyIpLiteral, embeddedIpv4, isMetadataAddress, normalizeHost, type AddressPolicy, type AddressVerdict } from './address.js';
 export { isBlockedHostname, isMetadataHostname, matchesHostPattern } from './hostname.js';
+export { guardedFetch, type GuardedFetchOptions, type GuardedFetchResult } from './fetch.js';
