@@ -22,8 +22,15 @@ export interface ApprovalRequestInput {
   allowedDecisions?: ApprovalDecision[];
   /** Overrides the configured expiry for this kind. */
   timeoutMs?: number;
-  /** For allow-always: what a grant would bind (tool + argument pattern). */
-  grant?: { pattern: string; argPattern?: string };
+  /**
+   * For allow-always: what a grant would bind (tool + argument pattern, `*`-globs) and for how
+   * long (no ttlMs = until revoked). Without it and without explicit `allowedDecisions`,
+   * allow-always is not offered (a button that silently acts as allow-once is worse than
+   * none); a caller that persists allow-always itself (exec allowlist) lists it explicitly.
+   */
+  grant?: { pattern: string; argPattern?: string; ttlMs?: number };
+  /** On expiry: deny (default). `allow` is honoured for hook (`tool`) approvals only. */
+  timeoutBehavior?: 'deny' | 'allow';
 }
 
 /** A stored, addressable request as adapters render it. */
@@ -48,6 +55,10 @@ export interface ApprovalResolution {
   id: string;
   outcome: ApprovalOutcome;
   decidedBy?: string | undefined;
+  /** Set when an allow-always decision stored a grant. */
+  grantId?: string | undefined;
+  /** The request's `timeoutBehavior` after the kind rule (only `tool` requests may allow). */
+  timeoutBehavior?: 'deny' | 'allow' | undefined;
 }
 
 /** Given to a running tool call so it can wait for a human; resolves when decided or expired. */
@@ -60,4 +71,59 @@ export interface ApprovalRenderer {
   provider: string;
   show(request: ApprovalRequest): Promise<void>;
   update(request: ApprovalRequest): Promise<void>;
+}
+
+/** Who decides: the platform the click came from and the user's platform id. */
+export interface ApprovalActor {
+  provider: string;
+  userId: string;
+}
+
+/** Where a request comes from: the turn whose call is waiting. */
+export interface ApprovalRequestContext {
+  agentId: string;
+  sessionKey: string;
+  provider: string;
+  channelId?: string | undefined;
+  threadId?: string | undefined;
+  requesterId?: string | undefined;
+}
+
+/**
+ * What `resolve` answers. Only `resolved` changed anything; every other value leaves the
+ * request as it was (a second click reports who decided what).
+ */
+export type ResolveResult =
+  | { kind: 'resolved'; request: ApprovalRequest; grant?: Grant | undefined }
+  | { kind: 'already-resolved'; request: ApprovalRequest; outcome: ApprovalOutcome; decidedBy?: string | undefined }
+  | { kind: 'not-approver'; reason: string }
+  | { kind: 'not-found'; id: string }
+  | { kind: 'decision-not-allowed'; decision: string; allowed: ApprovalDecision[] };
+
+/** An allow-always grant: calls of `tool` by `agentId` matching the patterns skip the human. */
+export interface Grant {
+  id: string;
+  agentId: string;
+  tool: string;
+  /** `*`-glob over the call's target (the tool name, an executable path, …); `\*` is a literal star. */
+  pattern: string;
+  /** `*`-glob over the call's argument text; undefined = any arguments. */
+  argPattern?: string | undefined;
+  approvalId?: string | undefined;
+  createdBy: string;
+  createdAt: number;
+  expiresAt?: number | undefined;
+  revokedAt?: number | undefined;
+  revokedBy?: string | undefined;
+  lastUsedAt?: number | undefined;
+}
+
+/** What `recover()` found on startup; every pending request lands in exactly one list. */
+export interface RecoveryReport {
+  /** Past expiry: closed as expired, renderers asked to update their cards. */
+  expired: ApprovalRequest[];
+  /** Still waited for by a live call (another process): expiry timer armed again. */
+  rearmed: ApprovalRequest[];
+  /** The waiting call died: closed as interrupted and reported to its session. */
+  interrupted: ApprovalRequest[];
 }

@@ -59,7 +59,8 @@ const callpath001: Migration = {
         decided_at         INTEGER,
         waiter_pid         INTEGER,
         waiter_instance    TEXT,
-        waiter_seen_at     INTEGER
+        waiter_seen_at     INTEGER,
+        rendered_at        INTEGER
       );
       CREATE INDEX approvals_by_status ON approvals (status, expires_at);
       CREATE INDEX approvals_by_session ON approvals (session_key, created_at);

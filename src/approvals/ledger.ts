@@ -1,0 +1,152 @@
+import type { Database } from 'better-sqlite3';
+import type { ApprovalDecision, ApprovalOutcome, ApprovalRequest, ApprovalRequestInput } from './types.js';
+
+/** A stored request plus what only the service needs (grant spec, who is waiting). */
+export interface LedgerEntry {
+  request: ApprovalRequest;
+  grant?: ApprovalRequestInput['grant'] | undefined;
+  timeoutBehavior: 'deny' | 'allow';
+  waiter?: { pid: number; instance: string; seenAt: number } | undefined;
+  renderedAt?: number | undefined;
+}
+
+interface Row {
+  id: string;
+  kind: 'exec' | 'tool';
+  agent_id: string;
+  session_key: string;
+  provider: string;
+  channel_id: string | null;
+  thread_id: string | null;
+  requester_id: string | null;
+  tool: string;
+  title: string;
+  preview: string;
+  full_text: string;
+  facts: string;
+  allowed_decisions: string;
+  grant_spec: string | null;
+  timeout_behavior: 'deny' | 'allow';
+  created_at: number;
+  expires_at: number;
+  status: ApprovalRequest['status'];
+  decided_by: string | null;
+  decided_at: number | null;
+  waiter_pid: number | null;
+  waiter_instance: string | null;
+  waiter_seen_at: number | null;
+  rendered_at: number | null;
+}
+
+function toEntry(r: Row): LedgerEntry {
+  return {
+    request: {
+      id: r.id,
+      kind: r.kind,
+      agentId: r.agent_id,
+      sessionKey: r.session_key,
+      provider: r.provider,
+      channelId: r.channel_id ?? undefined,
+      threadId: r.thread_id ?? undefined,
+      requesterId: r.requester_id ?? undefined,
+      tool: r.tool,
+      title: r.title,
+      preview: r.preview,
+      fullText: r.full_text,
+      facts: JSON.parse(r.facts) as ApprovalRequest['facts'],
+      allowedDecisions: JSON.parse(r.allowed_decisions) as ApprovalDecision[],
+      createdAt: r.created_at,
+      expiresAt: r.expires_at,
+      status: r.status,
+      decidedBy: r.decided_by ?? undefined,
+      decidedAt: r.decided_at ?? undefined,
+    },
+    grant: r.grant_spec === null ? undefined : (JSON.parse(r.grant_spec) as LedgerEntry['grant']),
+    timeoutBehavior: r.timeout_behavior,
+    waiter:
+      r.waiter_pid === null || r.waiter_instance === null ? undefined : { pid: r.waiter_pid, instance: r.waiter_instance, seenAt: r.waiter_seen_at ?? 0 },
+    renderedAt: r.rendered_at ?? undefined,
+  };
+}
+
+/** The approvals table: plain reads and writes, no policy. Closing a request is atomic. */
+export class ApprovalLedger {
+  private readonly getStmt;
+  private readonly closeStmt;
+  constructor(private readonly db: Database) {
+    this.getStmt = db.prepare('SELECT * FROM approvals WHERE id = ?');
+    // The WHERE status = 'pending' makes the first writer win, across processes too.
+    this.closeStmt = db.prepare("UPDATE approvals SET status = ?, decided_by = ?, decided_at = ? WHERE id = ? AND status = 'pending'");
+  }
+
+  insert(entry: LedgerEntry): void {
+    const r = entry.request;
+    this.db
+      .prepare(
+        `INSERT INTO approvals (id, kind, agent_id, session_key, provider, channel_id, thread_id, requester_id, tool, title, preview,
+           full_text, facts, allowed_decisions, grant_spec, timeout_behavior, created_at, expires_at, status, waiter_pid, waiter_instance, waiter_seen_at)
+         VALUES (@id, @kind, @agentId, @sessionKey, @provider, @channelId, @threadId, @requesterId, @tool, @title, @preview,
+           @fullText, @facts, @allowed, @grant, @timeoutBehavior, @createdAt, @expiresAt, @status, @pid, @instance, @seenAt)`,
+      )
+      .run({
+        id: r.id,
+        kind: r.kind,
+        agentId: r.agentId,
+        sessionKey: r.sessionKey,
+        provider: r.provider,
+        channelId: r.channelId ?? null,
+        threadId: r.threadId ?? null,
+        requesterId: r.requesterId ?? null,
+        tool: r.tool,
+        title: r.title,
+        preview: r.preview,
+        fullText: r.fullText,
+        facts: JSON.stringify(r.facts),
+        allowed: JSON.stringify(r.allowedDecisions),
+        grant: entry.grant === undefined ? null : JSON.stringify(entry.grant),
+        timeoutBehavior: entry.timeoutBehavior,
+        createdAt: r.createdAt,
+        expiresAt: r.expiresAt,
+        status: r.status,
+        pid: entry.waiter?.pid ?? null,
+        instance: entry.waiter?.instance ?? null,
+        seenAt: entry.waiter?.seenAt ?? null,
+      });
+  }
+
+  get(id: string): LedgerEntry | undefined {
+    const row = this.getStmt.get(id) as Row | undefined;
+    return row ? toEntry(row) : undefined;
+  }
+
+  /** Closes a pending request; false when it was no longer pending (someone else won). */
+  close(id: string, outcome: ApprovalOutcome, decidedBy: string | undefined, at: number): boolean {
+    return this.closeStmt.run(outcome, decidedBy ?? null, at, id).changes === 1;
+  }
+
+  pending(): LedgerEntry[] {
+    return (this.db.prepare("SELECT * FROM approvals WHERE status = 'pending' ORDER BY created_at, id").all() as Row[]).map(toEntry);
+  }
+
+  /** Closed requests, newest first. */
+  history(filter: { sessionKey?: string; limit?: number } = {}): LedgerEntry[] {
+    const limit = filter.limit ?? 100;
+    const rows = (
+      filter.sessionKey === undefined
+        ? this.db.prepare("SELECT * FROM approvals WHERE status != 'pending' ORDER BY COALESCE(decided_at, created_at) DESC, id LIMIT ?").all(limit)
+        : this.db
+            .prepare("SELECT * FROM approvals WHERE status != 'pending' AND session_key = ? ORDER BY COALESCE(decided_at, created_at) DESC, id LIMIT ?")
+            .all(filter.sessionKey, limit)
+    ) as Row[];
+    return rows.map(toEntry);
+  }
+
+  markRendered(id: string, at: number): void {
+    this.db.prepare('UPDATE approvals SET rendered_at = COALESCE(rendered_at, ?) WHERE id = ?').run(at, id);
+  }
+
+  /** Refreshes the liveness stamp of every pending request this process waits for. */
+  heartbeat(instance: string, at: number): void {
+    this.db.prepare("UPDATE approvals SET waiter_seen_at = ? WHERE waiter_instance = ? AND status = 'pending'").run(at, instance);
+  }
+}

@@ -1,0 +1,426 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { ApprovalsConfig, IdsByProvider } from '../config/index.js';
+import { events as defaultEvents, type EventBus } from '../events.js';
+import { log } from '../log.js';
+import { AuditLog } from '../store/audit.js';
+import type { Store } from '../store/store.js';
+import { Transcripts } from '../store/transcript.js';
+import { approverRefusal } from './approvers.js';
+import { GrantStore, type RevokeResult } from './grants.js';
+import { ApprovalLedger, type LedgerEntry } from './ledger.js';
+import {
+  APPROVAL_DECISIONS,
+  type ApprovalActor,
+  type ApprovalDecision,
+  type ApprovalOutcome,
+  type ApprovalRenderer,
+  type ApprovalRequest,
+  type ApprovalRequester,
+  type ApprovalRequestContext,
+  type ApprovalRequestInput,
+  type ApprovalResolution,
+  type Grant,
+  type RecoveryReport,
+  type ResolveResult,
+} from './types.js';
+
+/** Hook approvals may not wait longer than this (reference §5.3). */
+export const MAX_HOOK_APPROVAL_TIMEOUT_MS = 600_000;
+
+export interface ApprovalServiceOptions {
+  store: Store;
+  config: { owners: IdsByProvider; approvals: ApprovalsConfig };
+  events?: EventBus;
+  now?: () => number;
+  /** How often a waiting call looks for a decision written by another process. */
+  pollMs?: number;
+  /** How often a waiting process stamps its requests as still waited for. */
+  heartbeatMs?: number;
+  /** A waiter whose stamp is older than this is treated as dead by `recover()`. */
+  staleWaiterMs?: number;
+  isProcessAlive?: (pid: number) => boolean;
+}
+
+type Waiter = (resolution: ApprovalResolution) => void;
+
+/**
+ * Pending approvals, decisions, expiry, grants and restart recovery. One instance per process;
+ * several processes may share a data dir (the CLI waiting while the bot resolves): every state
+ * change is a single atomic SQLite write, and waiters poll for decisions made elsewhere.
+ */
+export class ApprovalService {
+  readonly grants: GrantStore;
+  readonly audit: AuditLog;
+  /** Identifies this process's waiters in the ledger. */
+  readonly instanceId = randomUUID();
+
+  private readonly ledger: ApprovalLedger;
+  private readonly transcripts: Transcripts;
+  private readonly renderers = new Set<ApprovalRenderer>();
+  private readonly waiters = new Map<string, Set<Waiter>>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly events: EventBus;
+  private readonly now: () => number;
+  private poller: NodeJS.Timeout | undefined;
+  private lastHeartbeat = 0;
+
+  constructor(private readonly options: ApprovalServiceOptions) {
+    this.ledger = new ApprovalLedger(options.store.db);
+    this.audit = new AuditLog(options.store.db);
+    this.transcripts = new Transcripts(options.store.db);
+    this.now = options.now ?? Date.now;
+    this.grants = new GrantStore(options.store.db, this.audit, this.now);
+    this.events = options.events ?? defaultEvents;
+  }
+
+  /** Adapters call this once; the renderer shows and updates requests of its provider. */
+  registerRenderer(renderer: ApprovalRenderer): () => void {
+    this.renderers.add(renderer);
+    return () => this.renderers.delete(renderer);
+  }
+
+  /** Binds a turn's context, for `ToolCallContext.approvals`. */
+  requester(context: ApprovalRequestContext): ApprovalRequester {
+    return { request: (input, signal) => this.request(input, context, signal) };
+  }
+
+  /**
+   * Creates, persists and renders a request, then waits until it is decided, expires, or
+   * `signal` aborts (→ `cancelled`). Never rejects.
+   */
+  async request(input: ApprovalRequestInput, context: ApprovalRequestContext, signal?: AbortSignal): Promise<ApprovalResolution> {
+    if (signal?.aborted) return { id: '', outcome: 'cancelled' };
+    const request = this.open(input, context);
+    return this.wait(request.id, signal);
+  }
+
+  /** Creates, persists and renders a request without waiting (the CLI prints its id first). */
+  open(input: ApprovalRequestInput, context: ApprovalRequestContext): ApprovalRequest {
+    const { approvals } = this.options.config;
+    const now = this.now();
+    const configured = input.kind === 'exec' ? approvals.exec.timeoutSec * 1000 : approvals.hook.timeoutSec * 1000;
+    let timeoutMs = input.timeoutMs !== undefined && input.timeoutMs > 0 ? input.timeoutMs : configured;
+    if (input.kind === 'tool') timeoutMs = Math.min(timeoutMs, MAX_HOOK_APPROVAL_TIMEOUT_MS);
+    const offered = input.allowedDecisions?.filter((d) => (APPROVAL_DECISIONS as readonly string[]).includes(d));
+    const allowedDecisions: ApprovalDecision[] =
+      offered && offered.length > 0 ? [...new Set(offered)] : input.grant ? [...APPROVAL_DECISIONS] : ['allow-once', 'deny'];
+    const request: ApprovalRequest = {
+      id: randomBytes(5).toString('hex'),
+      kind: input.kind,
+      agentId: context.agentId,
+      sessionKey: context.sessionKey,
+      provider: context.provider,
+      channelId: context.channelId,
+      threadId: context.threadId,
+      requesterId: context.requesterId,
+      tool: input.tool,
+      title: input.title,
+      preview: input.preview,
+      fullText: input.fullText,
+      facts: input.facts ?? [],
+      allowedDecisions,
+      createdAt: now,
+      expiresAt: now + timeoutMs,
+      status: 'pending',
+    };
+    const timeoutBehavior = input.kind === 'tool' && input.timeoutBehavior === 'allow' ? 'allow' : 'deny';
+    this.ledger.insert({
+      request,
+      grant: input.grant,
+      timeoutBehavior,
+      waiter: { pid: process.pid, instance: this.instanceId, seenAt: now },
+    });
+    this.audit.record({
+      type: 'approval.requested',
+      subject: request.id,
+      actor: context.requesterId === undefined ? undefined : `${context.provider}:${context.requesterId}`,
+      sessionKey: context.sessionKey,
+      data: { kind: request.kind, tool: request.tool, agentId: request.agentId, preview: request.preview, expiresAt: request.expiresAt, allowedDecisions },
+    });
+    log.info({ approval: request.id, tool: request.tool, kind: request.kind, session: request.sessionKey }, 'approval requested');
+    this.armExpiry(request);
+    this.events.emit('approval.requested', { request });
+    void this.show(request);
+    return request;
+  }
+
+  /** Waits for a request's outcome; resolves at once when it is already closed. */
+  wait(id: string, signal?: AbortSignal): Promise<ApprovalResolution> {
+    const entry = this.ledger.get(id);
+    if (!entry) return Promise.resolve({ id, outcome: 'cancelled' });
+    if (entry.request.status !== 'pending') return Promise.resolve(this.resolution(entry));
+    if (this.now() >= entry.request.expiresAt) {
+      this.expire(id);
+      return Promise.resolve(this.resolution(this.ledger.get(id)!));
+    }
+    return new Promise((resolve) => {
+      let set = this.waiters.get(id);
+      if (!set) this.waiters.set(id, (set = new Set()));
+      const onAbort = () => this.cancel(id, 'the waiting call was aborted');
+      const waiter: Waiter = (resolution) => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(resolution);
+      };
+      set.add(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.ensurePolling();
+    });
+  }
+
+  /**
+   * Decides a request on behalf of a platform user. Only an approver of `by.provider` may
+   * decide; a request decides once (the first writer wins, across processes); the decision
+   * must be one the request offers. allow-always with a grant spec stores a grant.
+   */
+  async resolve(id: string, decision: string, by: ApprovalActor): Promise<ResolveResult> {
+    const { owners, approvals } = this.options.config;
+    const refusal = approverRefusal({ owners, approvers: approvals.approvers }, by.provider, by.userId);
+    const entry = this.ledger.get(id);
+    if (!entry) return { kind: 'not-found', id };
+    if (refusal !== undefined) {
+      this.audit.record({ type: 'approval.refused', subject: id, actor: `${by.provider}:${by.userId}`, sessionKey: entry.request.sessionKey, data: { decision, reason: refusal } });
+      return { kind: 'not-approver', reason: refusal };
+    }
+    return this.decide(entry, decision, `${by.provider}:${by.userId}`);
+  }
+
+  /**
+   * Decides as the local operator (the `warden approvals resolve` and `warden invoke --approve`
+   * commands): whoever can run the CLI against this data dir already controls it.
+   */
+  async resolveAsOperator(id: string, decision: string, operator: string): Promise<ResolveResult> {
+    const entry = this.ledger.get(id);
+    if (!entry) return { kind: 'not-found', id };
+    return this.decide(entry, decision, `cli:${operator}`);
+  }
+
+  private decide(entry: LedgerEntry, decision: string, decidedBy: string): ResolveResult {
+    const id = entry.request.id;
+    if (entry.request.status !== 'pending') return this.alreadyResolved(entry);
+    if (!(entry.request.allowedDecisions as string[]).includes(decision)) {
+      return { kind: 'decision-not-allowed', decision, allowed: entry.request.allowedDecisions };
+    }
+    if (this.now() >= entry.request.expiresAt) {
+      this.expire(id);
+      return this.alreadyResolved(this.ledger.get(id)!);
+    }
+    const at = this.now();
+    let grant: Grant | undefined;
+    const won = this.options.store.db.transaction(() => {
+      if (!this.ledger.close(id, decision as ApprovalDecision, decidedBy, at)) return false;
+      if (decision === 'allow-always' && entry.grant) {
+        grant = this.grants.create({
+          agentId: entry.request.agentId,
+          tool: entry.request.tool,
+          pattern: entry.grant.pattern,
+          argPattern: entry.grant.argPattern,
+          approvalId: id,
+          createdBy: decidedBy,
+          expiresAt: entry.grant.ttlMs === undefined ? undefined : at + entry.grant.ttlMs,
+        });
+      }
+      this.audit.record({ type: 'approval.resolved', subject: id, actor: decidedBy, sessionKey: entry.request.sessionKey, data: { outcome: decision, tool: entry.request.tool, grantId: grant?.id } });
+      return true;
+    })();
+    if (!won) return this.alreadyResolved(this.ledger.get(id)!);
+    const closed = this.ledger.get(id)!;
+    log.info({ approval: id, outcome: decision, by: decidedBy }, 'approval resolved');
+    this.settle(closed, grant?.id);
+    this.events.emit('approval.resolved', { request: closed.request });
+    return { kind: 'resolved', request: closed.request, grant };
+  }
+
+  private alreadyResolved(entry: LedgerEntry): ResolveResult {
+    const outcome = entry.request.status as ApprovalOutcome;
+    return { kind: 'already-resolved', request: entry.request, outcome, decidedBy: entry.request.decidedBy };
+  }
+
+  get(id: string): ApprovalRequest | undefined {
+    return this.ledger.get(id)?.request;
+  }
+
+  /** Pending requests, oldest first. */
+  list(filter: { sessionKey?: string } = {}): ApprovalRequest[] {
+    return this.ledger
+      .pending()
+      .map((e) => e.request)
+      .filter((r) => filter.sessionKey === undefined || r.sessionKey === filter.sessionKey);
+  }
+
+  /** Closed requests, newest first. */
+  history(filter: { sessionKey?: string; limit?: number } = {}): ApprovalRequest[] {
+    return this.ledger.history(filter).map((e) => e.request);
+  }
+
+  revokeGrant(id: string, by: string): RevokeResult {
+    return this.grants.revoke(id, by);
+  }
+
+  /**
+   * Startup recovery. Each pending request is either expired (past its time; cards updated),
+   * re-armed (a live call in another process still waits; its timer runs here too), or
+   * interrupted (the waiting call died: closed, written to its session's transcript, and
+   * announced as `approval.interrupted`). Nothing stays pending without a timer.
+   */
+  async recover(): Promise<RecoveryReport> {
+    const report: RecoveryReport = { expired: [], rearmed: [], interrupted: [] };
+    const now = this.now();
+    const updates: Promise<void>[] = [];
+    for (const entry of this.ledger.pending()) {
+      const { request } = entry;
+      if (entry.waiter?.instance === this.instanceId && this.timers.has(request.id)) continue;
+      if (now >= request.expiresAt) {
+        if (this.expire(request.id)) report.expired.push(this.ledger.get(request.id)!.request);
+        continue;
+      }
+      if (this.waiterAlive(entry, now)) {
+        this.armExpiry(request);
+        updates.push(entry.renderedAt === undefined ? this.show(request) : this.update(request));
+        report.rearmed.push(request);
+        continue;
+      }
+      const message = `Approval ${request.id} for ${request.tool} was interrupted: the call waiting for it stopped before anyone decided (Warden restarted). The tool call did not run.`;
+      const closed = this.closeRequest(request.id, 'interrupted', undefined, 'approval.interrupted', { message });
+      if (!closed) continue;
+      this.transcripts.append({ sessionKey: request.sessionKey, role: 'system', tool: request.tool, content: message, details: { approvalId: request.id, outcome: 'interrupted' } });
+      this.events.emit('approval.interrupted', { request: closed.request, message });
+      report.interrupted.push(closed.request);
+    }
+    await Promise.all(updates);
+    log.info({ expired: report.expired.length, rearmed: report.rearmed.length, interrupted: report.interrupted.length }, 'approvals recovered');
+    return report;
+  }
+
+  /** Stops timers and polling. Pending requests stay in the ledger for the next `recover()`. */
+  shutdown(): void {
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    if (this.poller) clearInterval(this.poller);
+    this.poller = undefined;
+  }
+
+  /** Withdraws a pending request (its call was aborted); false when it was already closed. */
+  cancel(id: string, reason: string): boolean {
+    return this.closeRequest(id, 'cancelled', undefined, 'approval.cancelled', { reason }) !== undefined;
+  }
+
+  private closeRequest(id: string, outcome: ApprovalOutcome, decidedBy: string | undefined, auditType: string, data: Record<string, unknown> = {}): LedgerEntry | undefined {
+    if (!this.ledger.close(id, outcome, decidedBy, this.now())) return undefined;
+    const entry = this.ledger.get(id)!;
+    this.audit.record({ type: auditType, subject: id, actor: decidedBy, sessionKey: entry.request.sessionKey, data: { outcome, tool: entry.request.tool, ...data } });
+    log.info({ approval: id, outcome }, 'approval closed');
+    this.settle(entry, undefined);
+    return entry;
+  }
+
+  /** Closes a request as expired if still pending; true when this call did it. */
+  private expire(id: string): boolean {
+    const entry = this.closeRequest(id, 'expired', undefined, 'approval.expired');
+    if (entry) this.events.emit('approval.expired', { request: entry.request });
+    return entry !== undefined;
+  }
+
+  /** After any close: stop its timer, wake its waiters, update its cards. */
+  private settle(entry: LedgerEntry, grantId: string | undefined): void {
+    const id = entry.request.id;
+    const timer = this.timers.get(id);
+    if (timer) clearTimeout(timer);
+    this.timers.delete(id);
+    this.deliver(entry, grantId);
+    void this.update(entry.request);
+  }
+
+  private deliver(entry: LedgerEntry, grantId?: string): void {
+    const set = this.waiters.get(entry.request.id);
+    if (!set) return;
+    this.waiters.delete(entry.request.id);
+    const resolution = this.resolution(entry, grantId);
+    for (const waiter of set) waiter(resolution);
+    if (this.waiters.size === 0 && this.poller) {
+      clearInterval(this.poller);
+      this.poller = undefined;
+    }
+  }
+
+  private resolution(entry: LedgerEntry, grantId?: string): ApprovalResolution {
+    const outcome = entry.request.status as ApprovalOutcome;
+    let grant = grantId;
+    if (grant === undefined && outcome === 'allow-always' && entry.grant) {
+      grant = (this.options.store.db.prepare('SELECT id FROM grants WHERE approval_id = ?').pluck().get(entry.request.id) as string | undefined) ?? undefined;
+    }
+    return { id: entry.request.id, outcome, decidedBy: entry.request.decidedBy, grantId: grant, timeoutBehavior: entry.timeoutBehavior };
+  }
+
+  private armExpiry(request: ApprovalRequest): void {
+    const existing = this.timers.get(request.id);
+    if (existing) clearTimeout(existing);
+    // setTimeout caps at 2^31-1 ms; longer expiries are re-checked by the poller and recover().
+    const delay = Math.min(Math.max(0, request.expiresAt - this.now()), 2_147_483_647);
+    const timer = setTimeout(() => {
+      this.timers.delete(request.id);
+      this.expire(request.id);
+    }, delay);
+    timer.unref();
+    this.timers.set(request.id, timer);
+  }
+
+  /** While calls wait: pick up decisions other processes wrote and keep our waiters stamped alive. */
+  private ensurePolling(): void {
+    if (this.poller) return;
+    this.poller = setInterval(() => this.poll(), this.options.pollMs ?? 250);
+  }
+
+  private poll(): void {
+    const now = this.now();
+    if (now - this.lastHeartbeat >= (this.options.heartbeatMs ?? 5000)) {
+      this.ledger.heartbeat(this.instanceId, now);
+      this.lastHeartbeat = now;
+    }
+    for (const id of [...this.waiters.keys()]) {
+      const entry = this.ledger.get(id);
+      if (!entry) continue;
+      if (entry.request.status !== 'pending') this.settle(entry, undefined);
+      else if (now >= entry.request.expiresAt) this.expire(id);
+    }
+  }
+
+  private waiterAlive(entry: LedgerEntry, now: number): boolean {
+    const waiter = entry.waiter;
+    if (!waiter) return false;
+    if (waiter.instance === this.instanceId) return true;
+    if (now - waiter.seenAt > (this.options.staleWaiterMs ?? 60_000)) return false;
+    return (this.options.isProcessAlive ?? processAlive)(waiter.pid);
+  }
+
+  private renderersFor(request: ApprovalRequest): ApprovalRenderer[] {
+    return [...this.renderers].filter((r) => r.provider === request.provider);
+  }
+
+  private async show(request: ApprovalRequest): Promise<void> {
+    const renderers = this.renderersFor(request);
+    if (renderers.length === 0) return;
+    const results = await Promise.allSettled(renderers.map((r) => r.show(request)));
+    results.forEach((r, i) => {
+      if (r.status === 'rejected') log.error({ err: r.reason, approval: request.id, provider: renderers[i]!.provider }, 'approval renderer failed to show a request');
+    });
+    if (results.some((r) => r.status === 'fulfilled')) this.ledger.markRendered(request.id, this.now());
+  }
+
+  private async update(request: ApprovalRequest): Promise<void> {
+    const renderers = this.renderersFor(request);
+    const results = await Promise.allSettled(renderers.map((r) => r.update(request)));
+    results.forEach((r, i) => {
+      if (r.status === 'rejected') log.error({ err: r.reason, approval: request.id, provider: renderers[i]!.provider }, 'approval renderer failed to update a request');
+    });
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: the process exists but belongs to someone else.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
