@@ -38,9 +38,6 @@ export function modelFor(config: WardenConfig, agentId: string): string | undefi
   return config.agents.list.find((a) => a.id === agentId)?.model ?? config.models.default;
 }
 
-/** The id the web chat gives its local user. */
-export const WEB_LOCAL_USER = 'local';
-
 /** Decides where an inbound message goes, or why it is ignored. Pure: no I/O, no state. */
 export function routeMessage(config: WardenConfig, message: InboundMessage, options: RouteOptions): RouteDecision {
   const text = stripLeadingMentions(message.text, message.mentionsBot);

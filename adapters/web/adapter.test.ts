@@ -1,0 +1,186 @@
+import http from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import type { ApprovalRequest } from '../../src/approvals/types.js';
+import type { ApprovalClick, ClickOutcome, InboundMessage } from '../../src/gateway/types.js';
+import { createWebAdapter, type ServerFrame, type WebAdapter } from './adapter.js';
+
+const started: WebAdapter[] = [];
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((a) => a.stop()));
+});
+
+function pending(over: Partial<ApprovalRequest> = {}): ApprovalRequest {
+  return {
+    id: 'ap-1',
+    kind: 'exec',
+    tool: 'exec',
+    title: 'Run a command',
+    preview: 'rm -rf build',
+    fullText: 'rm -rf build',
+    agentId: 'main',
+    sessionKey: 'agent:main:web:direct:local',
+    provider: 'web',
+    channelId: 'web',
+    requesterId: 'local',
+    facts: [{ label: 'Why', value: 'not on the allowlist' }],
+    allowedDecisions: ['allow-once', 'deny'],
+    createdAt: Date.now(),
+    expiresAt: Date.now() + 60_000,
+    status: 'pending',
+    ...over,
+  };
+}
+
+async function start(options: { token?: string; click?: (c: ApprovalClick) => Promise<ClickOutcome> } = {}) {
+  const clicks: ApprovalClick[] = [];
+  const inbound: InboundMessage[] = [];
+  const adapter = createWebAdapter(
+    { host: '127.0.0.1', port: 0, token: options.token },
+    {
+      onApprovalClick: async (click) => {
+        clicks.push(click);
+        return options.click ? options.click(click) : { kind: 'not-found' };
+      },
+    },
+  );
+  await adapter.start(async (m) => {
+    inbound.push(m);
+  });
+  started.push(adapter);
+  return { adapter, clicks, inbound, base: adapter.url! };
+}
+
+/** A WebSocket client that keeps every frame and can wait for one. */
+async function connect(base: string, headers: Record<string, string> = {}) {
+  const frames: ServerFrame[] = [];
+  const waiters: Array<() => void> = [];
+  const ws = new WebSocket(`${base.replace('http', 'ws')}ws`, { headers });
+  ws.on('message', (raw) => {
+    frames.push(JSON.parse(raw.toString()) as ServerFrame);
+    for (const w of waiters.splice(0)) w();
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  const waitFor = async (pred: (f: ServerFrame) => boolean): Promise<ServerFrame> => {
+    for (;;) {
+      const hit = frames.find(pred);
+      if (hit) return hit;
+      await new Promise<void>((r) => waiters.push(r));
+    }
+  };
+  return { ws, frames, waitFor, send: (frame: object) => ws.send(JSON.stringify(frame)) };
+}
+
+describe('web chat adapter', () => {
+  it('refuses to bind beyond loopback without a token', () => {
+    expect(() => createWebAdapter({ host: '0.0.0.0', port: 0 }, { onApprovalClick: async () => ({ kind: 'not-found' }) })).toThrow(
+      /channels\.web\.token/,
+    );
+  });
+
+  it('serves the page with a strict content security policy', async () => {
+    const { base } = await start();
+    const res = await fetch(base);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(await res.text()).toContain('<form id="composer"');
+    expect((await fetch(`${base}app.js`)).status).toBe(200);
+    expect((await fetch(`${base}nope`)).status).toBe(404);
+  });
+
+  it('refuses requests from other origins and rebinding host names', async () => {
+    const { base } = await start();
+    expect((await fetch(base, { headers: { origin: 'https://evil.example' } })).status).toBe(403);
+    const port = Number(new URL(base).port);
+    // fetch may not set Host; a raw request can, as a rebinding page's would arrive.
+    const status = await new Promise<number>((resolve, reject) => {
+      http
+        .get({ host: '127.0.0.1', port, path: '/', headers: { host: `evil.example:${port}` } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        })
+        .on('error', reject);
+    });
+    expect(status).toBe(403);
+    await expect(connect(base, { origin: 'https://evil.example' })).rejects.toThrow(/403/);
+  });
+
+  it('with a token, refuses requests without it and moves a query token into a cookie', async () => {
+    const { base } = await start({ token: 'letmein' });
+    expect((await fetch(base)).status).toBe(401);
+    await expect(connect(base)).rejects.toThrow(/403/);
+    const res = await fetch(`${base}?token=letmein`, { redirect: 'manual' });
+    expect(res.status).toBe(303);
+    const cookie = res.headers.get('set-cookie')!;
+    expect(cookie).toMatch(/^warden_token=letmein; HttpOnly; SameSite=Strict/);
+    expect((await fetch(base, { headers: { cookie: 'warden_token=letmein' } })).status).toBe(200);
+    const client = await connect(base, { cookie: 'warden_token=letmein' });
+    client.ws.close();
+  });
+
+  it('turns a typed message into an inbound message from the local owner and broadcasts replies', async () => {
+    const { adapter, base, inbound } = await start();
+    const a = await connect(base);
+    const b = await connect(base);
+    a.send({ type: 'message', text: '  /tools  ' });
+    await b.waitFor((f) => f.type === 'message' && f.message.role === 'user');
+    expect(inbound).toMatchObject([{ provider: 'web', chatType: 'dm', channelId: 'web', senderId: 'local', text: '/tools', mentionsBot: true }]);
+    await adapter.send({ provider: 'web', channelId: 'web' }, { text: 'Your tools here (1): read' });
+    const reply = await a.waitFor((f) => f.type === 'message' && f.message.role === 'bot');
+    expect(reply).toMatchObject({ message: { text: 'Your tools here (1): read' } });
+
+    // A new tab gets the conversation so far.
+    const c = await connect(base);
+    const history = await c.waitFor((f) => f.type === 'history');
+    expect(history.type === 'history' && history.items.map((i) => (i.kind === 'message' ? i.message.role : 'card'))).toEqual(['user', 'bot']);
+    for (const client of [a, b, c]) client.ws.close();
+  });
+
+  it('refuses an over-long message with a notice', async () => {
+    const { base, inbound } = await start();
+    const a = await connect(base);
+    a.send({ type: 'message', text: 'x'.repeat(20_001) });
+    const notice = await a.waitFor((f) => f.type === 'message' && f.message.role === 'notice');
+    expect(notice.type === 'message' && notice.message.text).toMatch(/limit is 20,000/);
+    expect(inbound).toEqual([]);
+    a.ws.close();
+  });
+
+  it('shows approval cards with the offered buttons and passes clicks to the router', async () => {
+    const resolved = pending({ status: 'allow-once', decidedBy: 'local' });
+    const { adapter, base, clicks } = await start({ click: async () => ({ kind: 'resolved', request: resolved }) });
+    const a = await connect(base);
+    await adapter.approvals.show(pending());
+    const card = await a.waitFor((f) => f.type === 'card');
+    expect(card).toMatchObject({
+      card: {
+        id: 'ap-1',
+        title: 'Exec approval required',
+        fullText: 'rm -rf build',
+        buttons: [
+          { decision: 'allow-once', label: 'Allow once' },
+          { decision: 'deny', label: 'Deny' },
+        ],
+      },
+    });
+    a.send({ type: 'approve', id: 'ap-1', decision: 'allow-once' });
+    const done = await a.waitFor((f) => f.type === 'card' && f.card.status !== 'pending');
+    expect(clicks).toEqual([{ approvalId: 'ap-1', decision: 'allow-once', userId: 'local' }]);
+    expect(done).toMatchObject({ card: { status: 'allow-once', outcome: 'Allowed once by you' } });
+    a.ws.close();
+  });
+
+  it('does not show cards of requests from other platforms', async () => {
+    const { adapter, base } = await start();
+    const a = await connect(base);
+    await a.waitFor((f) => f.type === 'history');
+    await adapter.approvals.show(pending({ provider: 'discord', id: 'other' }));
+    await adapter.send({ provider: 'web', channelId: 'web' }, { text: 'marker' });
+    await a.waitFor((f) => f.type === 'message');
+    expect(a.frames.some((f) => f.type === 'card')).toBe(false);
+    a.ws.close();
+  });
+});

@@ -1,0 +1,317 @@
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import { APPROVAL_DECISIONS, type ApprovalDecision, type ApprovalRequest } from '../../src/approvals/types.js';
+import { ConfigError } from '../../src/config/errors.js';
+import type { WebConfig } from '../../src/config/schema/channels.js';
+import type { ChatAdapter, InboundMessage, OnApprovalClick, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
+import { log } from '../../src/log.js';
+import { alreadyResolvedText, cardTitle, DECISION_LABEL, NOT_APPROVER_TEXT, NOT_FOUND_TEXT, offeredDecisions, outcomeLine } from '../common/approval-card.js';
+import { checkBind, checkRequestOrigin, isLoopbackHost, TOKEN_COOKIE, tokenFromRequest, tokensMatch } from './access.js';
+import { PAGE_CSS, PAGE_HTML, PAGE_JS } from './page.js';
+
+/** The conversation id of the web chat; there is one, shared by every open tab. */
+export const WEB_CHANNEL_ID = 'web';
+/** The web chat's user: the person at this machine, who is the owner. */
+export const WEB_LOCAL_USER = 'local';
+/** Longest message the page may send. */
+export const WEB_MAX_INPUT = 20_000;
+/** What a reconnecting tab gets back. */
+const HISTORY_LIMIT = 200;
+
+export interface WebCard {
+  id: string;
+  title: string;
+  status: ApprovalRequest['status'];
+  fullText: string;
+  facts: Array<{ label: string; value: string }>;
+  buttons: Array<{ decision: ApprovalDecision; label: string }>;
+  outcome: string;
+}
+
+export type WebMessage = { role: 'user' | 'bot' | 'notice'; text: string; at: number };
+
+/** Frames the server sends; the page's script handles each `type`. */
+export type ServerFrame =
+  | { type: 'history'; items: Array<{ kind: 'message'; message: WebMessage } | { kind: 'card'; card: WebCard }> }
+  | { type: 'message'; message: WebMessage }
+  | { type: 'card'; card: WebCard }
+  | { type: 'typing'; on: boolean };
+
+export interface WebAdapterDeps {
+  onApprovalClick: OnApprovalClick;
+}
+
+export interface WebAdapter extends ChatAdapter {
+  readonly provider: 'web';
+  /** `http://host:port/` once started. */
+  readonly url: string | undefined;
+}
+
+const youName = (id: string) => (id === WEB_LOCAL_USER ? 'you' : id);
+
+export function webCard(request: ApprovalRequest): WebCard {
+  const facts = [
+    { label: 'Agent', value: request.agentId },
+    ...(request.requesterId ? [{ label: 'Requested by', value: youName(request.requesterId) }] : []),
+    ...request.facts,
+    { label: 'Expires', value: new Date(request.expiresAt).toLocaleString('en-GB', { timeZone: 'UTC' }) + ' UTC' },
+    { label: 'ID', value: request.id },
+  ];
+  return {
+    id: request.id,
+    title: cardTitle(request),
+    status: request.status,
+    fullText: request.fullText,
+    facts,
+    buttons: offeredDecisions(request).map((decision) => ({ decision, label: DECISION_LABEL[decision] })),
+    outcome: outcomeLine(request, youName),
+  };
+}
+
+/**
+ * The local web chat: one page served on `channels.web.host:port` (127.0.0.1:3000 by default)
+ * with live updates over a WebSocket. Every tab shows the same conversation; the person at
+ * the page is the local owner. A non-loopback bind is refused unless a token is configured,
+ * and then every request must carry it.
+ */
+export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAdapter {
+  const bind = checkBind(config.host, config.token);
+  if (!bind.ok) throw new ConfigError(undefined, [{ path: bind.path, message: bind.message }]);
+  const loopback = isLoopbackHost(config.host);
+  const logger = log.child({ adapter: 'web' });
+  const history: ServerFrame[] = [];
+  const cards = new Map<string, WebCard>();
+  const sockets = new Set<WebSocket>();
+  let server: http.Server | undefined;
+  let wss: WebSocketServer | undefined;
+  let url: string | undefined;
+  let onMessage: ((message: InboundMessage) => Promise<void>) | undefined;
+  let typingCount = 0;
+
+  const remember = (frame: ServerFrame) => {
+    history.push(frame);
+    if (history.length > HISTORY_LIMIT) history.splice(0, history.length - HISTORY_LIMIT);
+  };
+
+  const broadcast = (frame: ServerFrame) => {
+    const data = JSON.stringify(frame);
+    for (const socket of sockets) if (socket.readyState === WebSocket.OPEN) socket.send(data);
+  };
+
+  const say = (message: WebMessage) => {
+    const frame: ServerFrame = { type: 'message', message };
+    remember(frame);
+    broadcast(frame);
+  };
+
+  const notice = (socket: WebSocket, text: string) =>
+    socket.send(JSON.stringify({ type: 'message', message: { role: 'notice', text, at: Date.now() } } satisfies ServerFrame));
+
+  const showCard = (request: ApprovalRequest) => {
+    const card = webCard(request);
+    const isNew = !cards.has(card.id);
+    cards.set(card.id, card);
+    if (isNew) remember({ type: 'card', card });
+    broadcast({ type: 'card', card });
+  };
+
+  function historyFrame(): ServerFrame {
+    // Cards are shown in their latest state at the place they first appeared.
+    const items = history.map((f) =>
+      f.type === 'card' ? { kind: 'card' as const, card: cards.get(f.card.id) ?? f.card } : { kind: 'message' as const, message: (f as { message: WebMessage }).message },
+    );
+    return { type: 'history', items };
+  }
+
+  function authorised(req: http.IncomingMessage, requestUrl: URL): boolean {
+    if (!config.token) return true;
+    return tokensMatch(tokenFromRequest(requestUrl, { cookie: req.headers.cookie, authorization: req.headers.authorization }), config.token);
+  }
+
+  function handleHttp(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const requestUrl = new URL(req.url ?? '/', 'http://web.invalid');
+    const headers: Record<string, string> = {
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+      'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    };
+    const reply = (status: number, type: string, body: string, extra: Record<string, string> = {}) => {
+      res.writeHead(status, { ...headers, 'content-type': type, 'cache-control': 'no-store', ...extra });
+      res.end(req.method === 'HEAD' ? undefined : body);
+    };
+    if (!checkRequestOrigin({ host: req.headers.host, origin: req.headers.origin }, loopback)) {
+      reply(403, 'text/plain; charset=utf-8', 'forbidden: unexpected Host or Origin');
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      reply(405, 'text/plain; charset=utf-8', 'method not allowed', { allow: 'GET, HEAD' });
+      return;
+    }
+    if (requestUrl.pathname === '/healthz') {
+      reply(200, 'application/json', JSON.stringify({ ok: true }));
+      return;
+    }
+    if (!authorised(req, requestUrl)) {
+      reply(401, 'text/plain; charset=utf-8', 'This web chat needs its access token: open it as /?token=<channels.web.token>.');
+      return;
+    }
+    const given = requestUrl.searchParams.get('token');
+    if (config.token && given) {
+      // Keep the token out of the address bar and history: a cookie carries it from here on.
+      const cookie = `${TOKEN_COOKIE}=${encodeURIComponent(given)}; HttpOnly; SameSite=Strict; Path=/`;
+      reply(303, 'text/plain; charset=utf-8', '', { location: requestUrl.pathname, 'set-cookie': cookie });
+      return;
+    }
+    switch (requestUrl.pathname) {
+      case '/':
+        reply(200, 'text/html; charset=utf-8', PAGE_HTML);
+        return;
+      case '/app.js':
+        reply(200, 'text/javascript; charset=utf-8', PAGE_JS);
+        return;
+      case '/app.css':
+        reply(200, 'text/css; charset=utf-8', PAGE_CSS);
+        return;
+      default:
+        reply(404, 'text/plain; charset=utf-8', 'not found');
+    }
+  }
+
+  async function handleFrame(socket: WebSocket, raw: RawData): Promise<void> {
+    let frame: unknown;
+    try {
+      frame = JSON.parse(raw.toString());
+    } catch {
+      notice(socket, 'The page sent something that is not JSON; reload it.');
+      return;
+    }
+    const f = frame as { type?: unknown; text?: unknown; id?: unknown; decision?: unknown };
+    if (f.type === 'message' && typeof f.text === 'string') {
+      const text = f.text.trim();
+      if (text === '') return;
+      if (text.length > WEB_MAX_INPUT) {
+        notice(socket, `That message is ${text.length.toLocaleString('en-US')} characters; the limit is ${WEB_MAX_INPUT.toLocaleString('en-US')}.`);
+        return;
+      }
+      say({ role: 'user', text, at: Date.now() });
+      await onMessage?.({
+        provider: 'web',
+        chatType: 'dm',
+        channelId: WEB_CHANNEL_ID,
+        senderId: WEB_LOCAL_USER,
+        senderName: 'you',
+        text,
+        mentionsBot: true,
+        messageId: randomUUID(),
+        receivedAt: Date.now(),
+      });
+      return;
+    }
+    if (f.type === 'approve' && typeof f.id === 'string' && (APPROVAL_DECISIONS as readonly unknown[]).includes(f.decision)) {
+      const outcome = await deps.onApprovalClick({ approvalId: f.id, decision: f.decision as ApprovalDecision, userId: WEB_LOCAL_USER });
+      switch (outcome.kind) {
+        case 'resolved':
+          showCard(outcome.request);
+          return;
+        case 'already-resolved':
+          showCard(outcome.request);
+          notice(socket, alreadyResolvedText(outcome.request, youName));
+          return;
+        case 'not-approver': {
+          notice(socket, NOT_APPROVER_TEXT);
+          // The page disabled the buttons on click; give it the unchanged card back.
+          const card = cards.get(f.id);
+          if (card) socket.send(JSON.stringify({ type: 'card', card } satisfies ServerFrame));
+          return;
+        }
+        case 'not-found':
+          notice(socket, NOT_FOUND_TEXT);
+          return;
+      }
+    }
+    notice(socket, 'The page sent a frame this server does not know; reload it.');
+  }
+
+  const adapter: WebAdapter = {
+    provider: 'web',
+    get url() {
+      return url;
+    },
+    async start(handler) {
+      if (server) throw new Error('the web chat is already started');
+      onMessage = handler;
+      server = http.createServer(handleHttp);
+      wss = new WebSocketServer({ noServer: true, maxPayload: WEB_MAX_INPUT * 4 + 1024 });
+      server.on('upgrade', (req, socket, head) => {
+        const requestUrl = new URL(req.url ?? '/', 'http://web.invalid');
+        const allowed =
+          requestUrl.pathname === '/ws' &&
+          checkRequestOrigin({ host: req.headers.host, origin: req.headers.origin }, loopback) &&
+          authorised(req, requestUrl);
+        if (!allowed) {
+          socket.end('HTTP/1.1 403 Forbidden\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+          return;
+        }
+        wss!.handleUpgrade(req, socket, head, (ws) => {
+          sockets.add(ws);
+          ws.on('close', () => sockets.delete(ws));
+          ws.on('error', (err) => logger.debug({ err }, 'web socket error'));
+          ws.on('message', (raw) => {
+            handleFrame(ws, raw).catch((err: unknown) => {
+              logger.error({ err }, 'web chat frame failed');
+              if (ws.readyState === WebSocket.OPEN) notice(ws, 'Something went wrong handling that; see the Warden log.');
+            });
+          });
+          ws.send(JSON.stringify(historyFrame()));
+          if (typingCount > 0) ws.send(JSON.stringify({ type: 'typing', on: true } satisfies ServerFrame));
+        });
+      });
+      server.listen(config.port, config.host);
+      await Promise.race([once(server, 'listening'), once(server, 'error').then(([err]) => Promise.reject(err as Error))]);
+      const address = server.address() as AddressInfo;
+      const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      url = `http://${host}:${address.port}/`;
+      logger.info({ url }, 'web chat listening');
+    },
+    async send(_target: ReplyTarget, message: OutboundMessage) {
+      const text = message.attachment ? `${message.text}\n\n${message.attachment.name}:\n\`\`\`\n${message.attachment.content}\n\`\`\`` : message.text;
+      say({ role: 'bot', text, at: Date.now() });
+    },
+    typing() {
+      typingCount++;
+      if (typingCount === 1) broadcast({ type: 'typing', on: true });
+      let done = false;
+      return () => {
+        if (done) return;
+        done = true;
+        typingCount--;
+        if (typingCount === 0) broadcast({ type: 'typing', on: false });
+      };
+    },
+    approvals: {
+      provider: 'web',
+      async show(request) {
+        if (request.provider === 'web') showCard(request);
+      },
+      async update(request) {
+        if (request.provider === 'web' || cards.has(request.id)) showCard(request);
+      },
+    },
+    async stop() {
+      for (const socket of sockets) socket.close(1001, 'Warden is stopping');
+      wss?.close();
+      if (server) {
+        const closing = once(server, 'close');
+        server.close();
+        server.closeAllConnections();
+        await closing;
+      }
+      server = undefined;
+      sockets.clear();
+    },
+  };
+  return adapter;
+}

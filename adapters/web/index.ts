@@ -1,0 +1,2 @@
+export { createWebAdapter, webCard, WEB_CHANNEL_ID, WEB_LOCAL_USER, WEB_MAX_INPUT, type WebAdapter, type WebAdapterDeps, type WebCard, type ServerFrame } from './adapter.js';
+export { checkBind, isLoopbackHost } from './access.js';
