@@ -76,7 +76,7 @@ async function connect(base: string, headers: Record<string, string> = {}) {
 
 describe('web chat adapter', () => {
   it('refuses to bind beyond loopback without a token', () => {
-    expect(() => createWebAdapter({ host: '0.0.0.0', port: 0 }, { onApprovalClick: async () => ({ kind: 'not-found' }) })).toThrow(
+    expect(() => createWebAdapter({ host: '0.0.0.0', port: 0, token: undefined }, { onApprovalClick: async () => ({ kind: 'not-found' }) })).toThrow(
       /channels\.web\.token/,
     );
   });
