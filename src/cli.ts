@@ -5,6 +5,7 @@ import { parseArgs, processIO, type CliIO, type CommandRunner, EXIT } from './cl
  * `warden tools` does not pay for the chat adapters' imports.
  */
 const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandRunner> }> = {
+  tools: { summary: 'which tools the model gets in a context, and why not the others', load: async () => (await import('./cli/tools.js')).run },
   'url-check': { summary: 'may web_fetch or the browser reach this URL', load: async () => (await import('./cli/url-check.js')).run },
   doctor: { summary: 'what is installed and reachable', load: async () => (await import('./cli/doctor.js')).run },
 };

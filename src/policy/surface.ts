@@ -122,7 +122,7 @@ export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, optio
   const tools: string[] = [];
   const entering: ToolMeta[] = [];
   const byId = new Map<string, ToolMeta>();
-
+  let keptByPolicy = 0;
   for (const tool of candidates) {
     byId.set(tool.id, tool);
     const verdict = judge(tool, plan);
@@ -131,6 +131,7 @@ export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, optio
       removed.push({ tool: tool.id, by: verdict.removedBy });
       continue;
     }
+    keptByPolicy++;
     const available = availability(tool);
     if (available.ok) tools.push(tool.id);
     else unavailable.push({ tool: tool.id, why: available.why });
@@ -158,7 +159,12 @@ export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, optio
       return record;
     },
   };
-  const error = guardError(plan, tools.length);
+  // The guard judges the allowlists: tools they kept that cannot run here are reported under
+  // `unavailable` (with why), not blamed on the allowlist.
+  const error = guardError(plan, keptByPolicy);
+  if (!error && tools.length === 0 && keptByPolicy > 0) {
+    result.warnings.push(`no tool can be offered here: the policy keeps ${keptByPolicy} tool(s) but none is available (see unavailable)`);
+  }
   if (error) result.error = error;
   return result;
 }
@@ -293,10 +299,10 @@ function availabilityOf(options: SurfaceOptions): (tool: ToolMeta) => Availabili
   };
 }
 
-function guardError(plan: Plan, callable: number): string | undefined {
+function guardError(plan: Plan, kept: number): string | undefined {
   const { ctx } = plan;
   const runtime: AllowlistSource[] = (ctx.toolsAllow ?? []).filter((l) => l.length > 0).map((entries) => ({ label: 'runtime toolsAllow', entries }));
-  if (ctx.disableTools) return emptyAllowlistError(runtime, callable, 'disabled');
+  if (ctx.disableTools) return emptyAllowlistError(runtime, kept, 'disabled');
   const sources: AllowlistSource[] = [];
   for (const { step } of plan.steps) {
     const entries = step.guardLabel ? explicitAllow(step.policy) : [];
@@ -304,7 +310,7 @@ function guardError(plan: Plan, callable: number): string | undefined {
   }
   sources.push(...runtime);
   const reason: GuardReason = ctx.modelSupportsTools === false ? 'no-tool-support' : 'no-match';
-  return emptyAllowlistError(sources, callable, reason);
+  return emptyAllowlistError(sources, kept, reason);
 }
 
 function collectWarnings(plan: Plan, surface: SurfaceIndex, byId: Map<string, ToolMeta>, removed: SurfaceResult['removed']): string[] {

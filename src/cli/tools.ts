@@ -1,0 +1,110 @@
+import { closest } from '../config/errors.js';
+import { loadPluginTools } from '../plugins/manifest.js';
+import { resolveToolSurface, type ExplainStep, type SurfaceResult } from '../policy/surface.js';
+import { CORE_TOOLS } from '../tools/catalog.js';
+import { normalizeToolName } from '../tools/names.js';
+import { EXIT, stringOption, type CommandRunner } from './args.js';
+import { loadConfigForCommand } from './config.js';
+import { CONTEXT_FLAGS, contextFromArgs, unknownFlagProblems } from './context.js';
+
+/**
+ * `warden tools`: which tools the model gets in the given context, what the policy removed
+ * (with the filter or step that did it), what is unavailable here and why, and the warnings.
+ * `--explain TOOL` adds that tool's path through every filter and step.
+ */
+
+const FLAGS = ['config', 'json', 'explain', 'help', ...CONTEXT_FLAGS];
+
+export const run: CommandRunner = async (args, io) => {
+  const json = args.options.get('json') === true;
+  const problems = unknownFlagProblems(args, FLAGS, closest);
+  if (args.positionals.length > 0) problems.push(`unexpected argument${args.positionals.length > 1 ? 's' : ''}: ${args.positionals.join(' ')}`);
+  if (args.options.get('explain') === true) problems.push('--explain needs a tool name');
+  const loaded = loadConfigForCommand(args, io);
+  if (!loaded) {
+    if (problems.length > 0) io.stderr(problems.map((p) => `warden tools: ${p}`).join('\n'));
+    return EXIT.badInput;
+  }
+  const { config, baseDir } = loaded;
+  const context = contextFromArgs(args, config);
+  if (!context.ok) problems.push(...context.problems);
+
+  const plugins = loadPluginTools(config, baseDir);
+  const explainName = stringOption(args, 'explain');
+  const explainId = explainName !== undefined ? normalizeToolName(explainName) : undefined;
+  if (explainId !== undefined) {
+    const ids = [...CORE_TOOLS.map((t) => t.id), ...plugins.tools.map((t) => t.id)];
+    if (!ids.includes(explainId)) {
+      const hint = closest(explainId, ids);
+      problems.push(`--explain: unknown tool "${explainName}"${hint ? ` (did you mean "${hint}"?)` : ''}`);
+    }
+  }
+  if (problems.length > 0 || !context.ok) {
+    io.stderr(problems.map((p) => `warden tools: ${p}`).join('\n'));
+    return EXIT.badInput;
+  }
+
+  const result = resolveToolSurface(config, context.ctx, { plugins: plugins.tools });
+  if (result.error) {
+    if (json) io.stdout(JSON.stringify({ error: result.error }, null, 2));
+    else io.stderr(`warden tools: ${result.error}`);
+    return EXIT.noTools;
+  }
+  const warnings = [...plugins.problems, ...result.warnings];
+  const explain = explainId !== undefined ? explainTool(result, explainId) : undefined;
+  const answer = {
+    tools: result.tools,
+    removed: result.removed,
+    unavailable: result.unavailable,
+    warnings,
+    ...(explain ? { explain } : {}),
+  };
+  io.stdout(json ? JSON.stringify(answer, null, 2) : human(answer, explain));
+  return EXIT.ok;
+};
+
+interface Explanation {
+  tool: string;
+  /** `available` (the model gets it), `unavailable` (kept by the policy, cannot run here) or `removed`. */
+  verdict: 'available' | 'unavailable' | 'removed';
+  by?: string;
+  steps: ExplainStep[];
+}
+
+function explainTool(result: SurfaceResult, tool: string): Explanation {
+  const removed = result.removed.find((r) => r.tool === tool);
+  const unavailable = result.unavailable.find((u) => u.tool === tool);
+  return {
+    tool,
+    verdict: removed ? 'removed' : unavailable ? 'unavailable' : 'available',
+    ...(removed ? { by: removed.by } : unavailable ? { by: 'availability' } : {}),
+    steps: result.trace(tool),
+  };
+}
+
+function human(answer: { tools: string[]; removed: SurfaceResult['removed']; unavailable: SurfaceResult['unavailable']; warnings: string[] }, explain: Explanation | undefined): string {
+  const lines: string[] = [];
+  if (explain) {
+    const head =
+      explain.verdict === 'available' ? 'the model gets it' : explain.verdict === 'unavailable' ? 'kept by the policy but unavailable here' : `removed by ${explain.by}`;
+    lines.push(`${explain.tool}: ${head}`);
+    const width = Math.max(...explain.steps.map((s) => s.step.length));
+    for (const s of explain.steps) lines.push(`  ${s.step.padEnd(width)}  ${s.outcome.padEnd(11)}  ${s.rule}`);
+    lines.push('');
+  }
+  lines.push(`tools (${answer.tools.length}): ${answer.tools.length > 0 ? answer.tools.join(', ') : '(none)'}`);
+  const width = Math.max(0, ...answer.removed.map((r) => r.tool.length), ...answer.unavailable.map((u) => u.tool.length));
+  if (answer.removed.length > 0) {
+    lines.push(`removed (${answer.removed.length}):`);
+    for (const r of answer.removed) lines.push(`  ${r.tool.padEnd(width)}  by ${r.by}`);
+  }
+  if (answer.unavailable.length > 0) {
+    lines.push(`unavailable here (${answer.unavailable.length}):`);
+    for (const u of answer.unavailable) lines.push(`  ${u.tool.padEnd(width)}  ${u.why}`);
+  }
+  if (answer.warnings.length > 0) {
+    lines.push('warnings:');
+    for (const w of answer.warnings) lines.push(`  - ${w}`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,18 @@
+/**
+ * Warden's library entry: the decisions the CLI prints, as pure functions for embedding and
+ * benchmarks.
+ */
+export { resolveToolSurface, inheritFrom, type SurfaceOptions, type SurfaceResult, type ExplainStep } from './policy/surface.js';
+export { isOwner } from './policy/owners.js';
+export { resolveChannelScope, scopeChain, slugify, type ResolvedScope, type ScopeNode } from './policy/channel-scope.js';
+export { matchSender, type SenderIdentity } from './policy/sender.js';
+export { matchByProvider } from './policy/by-provider.js';
+export { decide, compilePolicy, pickPolicy, type ToolPolicy, type PolicyEntry, type Verdict } from './policy/policy.js';
+export { toolEntryProblem } from './policy/glob.js';
+export { SUBAGENT_DENY_ALWAYS, SUBAGENT_DENY_LEAF, subagentRole } from './policy/subagent.js';
+export { STEP_LABELS, defaultAgentId, knownAgentIds } from './policy/steps.js';
+export type { TurnContext, InheritedPolicy, ChatProvider, ChatType } from './policy/context.js';
+export { CORE_TOOLS, CORE_GROUPS, OWNER_ONLY_TOOLS, SECTION_LABELS, profileAllowlist, coreTool } from './tools/catalog.js';
+export { normalizeToolName, TOOL_ALIASES } from './tools/names.js';
+export { loadPluginTools, type PluginLoadResult } from './plugins/manifest.js';
+export { loadConfig, parseConfig, ConfigError, type WardenConfig } from './config/index.js';
