@@ -4,11 +4,26 @@ export const execSecurity = z.enum(['deny', 'allowlist', 'full']);
 export const execAsk = z.enum(['off', 'on-miss', 'always']);
 
 export const allowlistEntry = z.strictObject({
-  /** Resolved executable path or glob (`/usr/bin/git`, `~/bin/*`). */
-  pattern: z.string().min(1),
-  /** Argument prefix pattern: `status*` matches `git status -s`. */
-  argPattern: z.string().optional(),
+  /** Resolved executable path or glob (`/usr/bin/git`, `~/bin/*`), or a basename (`git`). */
+  pattern: z.string().trim().min(1),
+  /**
+   * Argument pattern, an anchored glob over the arguments joined by spaces: `status*` matches
+   * `git status -s`. A pattern starting with `^` is a JavaScript regex (OpenClaw's form).
+   */
+  argPattern: z
+    .string()
+    .optional()
+    .refine((p) => p === undefined || !p.startsWith('^') || isRegExp(p), 'argPattern starting with "^" must be a valid regular expression'),
 });
+
+function isRegExp(source: string): boolean {
+  try {
+    new RegExp(source);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** A custom safe-bin profile (reference A10): which flags may appear and how many positionals. */
 export const safeBinProfile = z.strictObject({
@@ -28,9 +43,14 @@ export const execConfig = z.strictObject({
   safeBinTrustedDirs: z.array(z.string()).default([]),
   safeBinProfiles: z.record(z.string(), safeBinProfile).default({}),
   strictInlineEval: z.boolean().default(true),
+  /** Kill timeout per command; the call's `timeout` overrides it. */
   timeoutSec: z.number().int().positive().default(1800),
-  yieldMs: z.number().int().min(0).default(10_000),
-  maxOutputChars: z.number().int().positive().default(200_000),
+  /** Auto-background window: a command still running after this long becomes a `process` job. */
+  backgroundMs: z.number().int().min(10).max(120_000).default(10_000),
+  /** Aggregate output kept per command (head and tail beyond it are dropped with a notice). */
+  maxOutputChars: z.number().int().min(1000).max(200_000).default(200_000),
+  /** How long finished background jobs stay visible to `process`. */
+  cleanupMs: z.number().int().min(60_000).max(10_800_000).default(1_800_000),
   applyPatch: z
     .strictObject({
       /** Model ids (`provider/model` or globs) that may see apply_patch. Default: OpenAI models. */

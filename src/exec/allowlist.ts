@@ -1,0 +1,147 @@
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import type { ResolvedExecutable } from './resolve.js';
+
+/**
+ * Allowlist entries and how a segment matches one (reference A5). Pure.
+ *
+ * `pattern` is an executable path glob (`/usr/bin/git`, `~/bin/*`, `/opt/**`), a basename glob
+ * for PATH-invoked commands (`git`), bare `*`, or `=command:<sha16>` (one exact command text,
+ * written by allow-always when nothing narrower could be stored).
+ *
+ * `argPattern` is matched against the arguments joined by single spaces. Warden reads it as an
+ * anchored glob (`status*` matches `status -s`); one starting with `^` is an OpenClaw-style
+ * JavaScript regex, and one containing NUL joins the arguments with NUL (exact-argv bindings).
+ */
+export interface AllowlistEntry {
+  id?: string | undefined;
+  pattern: string;
+  argPattern?: string | undefined;
+  source?: 'config' | 'allow-always' | 'import' | undefined;
+  /** Epoch ms after which the entry no longer counts. */
+  expiresAt?: number | undefined;
+  lastUsedAt?: number | undefined;
+}
+
+export const COMMAND_PATTERN_PREFIX = '=command:';
+
+export function commandHashPattern(command: string): string {
+  return COMMAND_PATTERN_PREFIX + createHash('sha256').update(command.trim()).digest('hex').slice(0, 16);
+}
+
+export function isLive(entry: AllowlistEntry, now: number): boolean {
+  return entry.expiresAt === undefined || entry.expiresAt > now;
+}
+
+const globCache = new Map<string, RegExp>();
+
+/** `*` = any run of non-`/` characters, `**` = anything, `?` = one non-`/` character; anchored. */
+export function pathGlobToRegExp(glob: string): RegExp {
+  const cached = globCache.get(glob);
+  if (cached) return cached;
+  let source = '^';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === '*') {
+      if (glob[i + 1] === '*') {
+        source += '.*';
+        i++;
+      } else source += '[^/]*';
+    } else if (c === '?') source += '[^/]';
+    else source += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
+  const re = new RegExp(`${source}$`);
+  globCache.set(glob, re);
+  return re;
+}
+
+/** Argument glob: `*` = anything (spaces included), `?` = one character; anchored. */
+function argGlobToRegExp(glob: string): RegExp {
+  let source = '^';
+  for (const c of glob) {
+    if (c === '*') source += '[\\s\\S]*';
+    else if (c === '?') source += '[\\s\\S]';
+    else source += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`${source}$`);
+}
+
+export function argPatternMatches(argPattern: string, args: readonly string[]): boolean {
+  if (argPattern.includes('\x00')) {
+    const joined = `${args.join('\x00')}\x00`;
+    return safeRegExp(argPattern)?.test(args.length === 0 ? '\x00\x00' : joined) ?? false;
+  }
+  const joined = args.join(' ');
+  if (argPattern.startsWith('^')) return safeRegExp(argPattern)?.test(joined) ?? false;
+  return argGlobToRegExp(argPattern).test(joined);
+}
+
+function safeRegExp(source: string): RegExp | null {
+  try {
+    return new RegExp(source);
+  } catch {
+    return null;
+  }
+}
+
+/** Exact-argv binding for allow-always: NUL-joined, so `a b` and `a` `b` differ. */
+export function exactArgPattern(args: readonly string[]): string {
+  if (args.length === 0) return '^\x00\x00$';
+  const escaped = args.map((a) => a.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return `^${escaped.join('\x00')}\x00$`;
+}
+
+export function isPathPattern(pattern: string): boolean {
+  return pattern.includes('/') || pattern.includes('\\') || pattern.startsWith('~');
+}
+
+export interface MatchTarget {
+  exe: ResolvedExecutable;
+  /** Arguments after the executable (effective argv). */
+  args: readonly string[];
+  home: string;
+  /** Shell `-c` payloads: only entries with an argPattern, or bare `*`, cover them. */
+  requireArgPattern?: boolean;
+}
+
+export function patternMatches(pattern: string, target: MatchTarget): boolean {
+  const { exe } = target;
+  if (pattern.startsWith(COMMAND_PATTERN_PREFIX)) return false;
+  if (pattern === '*') return exe.resolvedPath !== null;
+  if (isPathPattern(pattern)) {
+    const expanded = pattern === '~' || pattern.startsWith('~/') ? path.join(target.home, pattern.slice(1)) : pattern;
+    const re = pathGlobToRegExp(expanded);
+    const candidates = [exe.realPath, exe.resolvedPath].filter((p): p is string => p !== null);
+    return candidates.some((c) => re.test(hasWildcard(expanded) ? path.normalize(c) : c));
+  }
+  // A basename pattern only covers PATH-invoked commands that resolved.
+  if (exe.pathQualified || exe.realPath === null) return false;
+  return pathGlobToRegExp(pattern).test(exe.token);
+}
+
+const hasWildcard = (p: string): boolean => /[*?]/.test(p);
+
+/**
+ * The entry that covers a segment: the first whose pattern and argPattern both match, else the
+ * first path-only match. Expired entries never match.
+ */
+export function findAllowlistMatch(entries: readonly AllowlistEntry[], target: MatchTarget, now: number): AllowlistEntry | null {
+  let pathOnly: AllowlistEntry | null = null;
+  for (const entry of entries) {
+    if (!isLive(entry, now)) continue;
+    if (!patternMatches(entry.pattern, target)) continue;
+    if (entry.argPattern !== undefined && entry.argPattern !== '') {
+      if (argPatternMatches(entry.argPattern, target.args)) return entry;
+      continue;
+    }
+    if (target.requireArgPattern && entry.pattern !== '*') continue;
+    pathOnly ??= entry;
+  }
+  return pathOnly;
+}
+
+/** Whether an exact-command entry (`=command:<sha16>`) covers this command text. */
+export function findCommandMatch(entries: readonly AllowlistEntry[], command: string, now: number): AllowlistEntry | null {
+  const wanted = commandHashPattern(command);
+  return entries.find((e) => e.pattern === wanted && isLive(e, now)) ?? null;
+}

@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import { analyzeShellCommand, splitShellArgs } from './analysis.js';
+
+/** Flattens an analysis into `op argv|argv` strings so table rows stay readable. */
+function shape(command: string): string[] | string {
+  const r = analyzeShellCommand(command);
+  if (!r.ok) return `fail: ${r.reason}`;
+  return r.parts.map((p) => `${p.op ?? ''}${p.op ? ' ' : ''}${p.pipeline.map((s) => JSON.stringify(s.argv)).join(' | ')}`);
+}
+
+describe('analyzeShellCommand: reference A7.6 verdict table', () => {
+  const analyzable: Array<[string, string[]]> = [
+    ['ls | wc -l', ['["ls"] | ["wc","-l"]']],
+    ['git status && ls', ['["git","status"]', '&& ["ls"]']],
+    ['false || echo no', ['["false"]', '|| ["echo","no"]']],
+    ['echo a ; echo b', ['["echo","a"]', '; ["echo","b"]']],
+    ['echo "a && b"', ['["echo","a && b"]']],
+    ["echo 'a | b; c'", ['["echo","a | b; c"]']],
+    ['echo a\\;b', ['["echo","a;b"]']],
+    ['echo $HOME ${USER} ~/x *.txt {a,b} !x', ['["echo","$HOME","${USER}","~/x","*.txt","{a,b}","!x"]']],
+    ['FOO=1 git status', ['["FOO=1","git","status"]']],
+    ['git status # && rm -rf /', ['["git","status"]']],
+    ['echo "\\$(id)"', ['["echo","$(id)"]']],
+    ["cat <<'EOF'\nhello $(whoami) `id`\nEOF", ['["cat","<<EOF"]']],
+    ['cat <<EOF\nplain text\nEOF', ['["cat","<<EOF"]']],
+    ['cat <<EOF # note\nplain text\nEOF', ['["cat","<<EOF"]']],
+    ['cat <<-EOF | wc -l\n\tline\n\tEOF', ['["cat","<<-EOF"] | ["wc","-l"]']],
+    ["echo 'multi\nline'", ['["echo","multi\\nline"]']],
+  ];
+  it.each(analyzable)('%j is analyzable', (command, expected) => {
+    expect(shape(command)).toEqual(expected);
+  });
+
+  const unanalyzable: Array<[string, RegExp]> = [
+    ['echo $(id)', /substitution/],
+    ['echo `id`', /backtick/],
+    ['echo "$(id)"', /substitution/],
+    ['echo "`id`"', /backtick/],
+    ['ls > out.txt', /redirection/],
+    ['ls >> out.txt', /redirection/],
+    ['cat < /etc/passwd', /redirection/],
+    ['ls 2>/dev/null', /redirection/],
+    ['ls 2>&1', /background|redirection/],
+    ['diff <(ls a) <(ls b)', /redirection|subshell/],
+    ['tee >(cat)', /redirection|subshell/],
+    ['sleep 10 &', /background/],
+    ['ls |& cat', /\|&/],
+    ['(cd /; ls)', /subshell|`;`/],
+    ['ls\nrm -rf /', /newline/],
+    ['ls\rrm -rf /', /newline/],
+    ['ls # comment\nrm -rf /', /newline/],
+    ['ls && echo # c\nrm -rf /', /newline/],
+    ['echo a \\\nb', /line continuation/],
+    ["echo 'a\\\nb'", /line continuation/],
+    ['cat <<EOF\n\\\nEOF', /line continuation/],
+    ['cat <<EOF\n$HOME\nEOF', /unquoted heredoc/],
+    ['cat <<EOF\n${x}\nEOF', /unquoted heredoc/],
+    ['cat <<EOF\n`id`\nEOF', /unquoted heredoc/],
+    ['cat <<EOF\n$1\nEOF', /unquoted heredoc/],
+    ['cat <<EOF\nno end', /unterminated heredoc/],
+    ['cat <<<word', /here-string/],
+    ["echo 'open", /unterminated/],
+    ['echo "open', /unterminated/],
+    ['echo \\', /unterminated/],
+    ['ls |', /empty pipeline segment/],
+    ['| ls', /empty pipeline segment/],
+    ['ls || ', /`\|\|`|empty|`;`/],
+    ['&& ls', /background|`&`/],
+    ['ls ;; ls', /`;`/],
+    ['# only a comment', /empty command/],
+    ['', /empty command/],
+  ];
+  it.each(unanalyzable)('%j is unanalyzable', (command, reason) => {
+    const r = analyzeShellCommand(command);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.reason).toMatch(reason);
+  });
+
+  it('splits a brace group at `;`, leaving `{` and `}` as argv (a miss, not a group)', () => {
+    expect(shape('{ ls; }')).toEqual(['["{","ls"]', '; ["}"]']);
+  });
+
+  it('marks heredocs so the gate can force approval', () => {
+    const r = analyzeShellCommand("cat <<'EOF'\nx\nEOF");
+    expect(r.ok && r.hasHeredoc).toBe(true);
+    const plain = analyzeShellCommand('cat file');
+    expect(plain.ok && plain.hasHeredoc).toBe(false);
+  });
+
+  it('refuses a command after a heredoc body', () => {
+    expect(analyzeShellCommand("cat <<'EOF'\nx\nEOF\nrm -rf /").ok).toBe(false);
+  });
+});
+
+describe('splitShellArgs (A7.5)', () => {
+  it.each([
+    ["echo '' x", ['echo', 'x']],
+    ['a\\ b c', ['a b', 'c']],
+    ['"a\\"b" \'c\\d\'', ['a"b', 'c\\d']],
+    ['"\\n"', ['\\n']],
+    ['x #comment', ['x']],
+    ['x a#b', ['x', 'a#b']],
+  ])('%j → %j', (text, argv) => {
+    expect(splitShellArgs(text)).toEqual(argv);
+  });
+  it('returns null for an open quote', () => {
+    expect(splitShellArgs("'x")).toBeNull();
+  });
+});

@@ -1,0 +1,367 @@
+/**
+ * The restricted POSIX shell analysis (reference A7, the hand-written analyzer of OpenClaw
+ * 2026.6.8). It reads only chains (`&&`, `||`, `;`), pipelines, quoting, comments and heredocs;
+ * everything else a shell could do (substitution, redirection, subshells, background jobs,
+ * multi-line scripts) makes the command unanalyzable, which callers treat as an allowlist miss.
+ * Pure: no I/O.
+ */
+
+export type ChainOperator = '&&' | '||' | ';';
+
+export interface ShellSegment {
+  /** The segment's source text (heredoc bodies excluded). */
+  raw: string;
+  /** Tokens after quote removal (A7.5). */
+  argv: string[];
+}
+
+export interface ShellChainPart {
+  /** The operator joining this part to the previous one; null for the first part. */
+  op: ChainOperator | null;
+  /** One or more segments joined by `|`. */
+  pipeline: ShellSegment[];
+}
+
+export type ShellAnalysis =
+  | { ok: true; parts: ShellChainPart[]; hasHeredoc: boolean }
+  | { ok: false; reason: string };
+
+const HEREDOC_MAX_LINES = 1024;
+const HEREDOC_MAX_LINE_CHARS = 65_536;
+
+export function analyzeShellCommand(command: string): ShellAnalysis {
+  if (/\\(\r\n|\n|\r)/.test(command)) return fail('line continuation (backslash-newline)');
+  const chain = splitChain(command);
+  const sources: Array<{ op: ChainOperator | null; text: string }> = chain ?? [{ op: null, text: command }];
+  const parts: ShellChainPart[] = [];
+  let hasHeredoc = false;
+  for (const source of sources) {
+    const pipeline = splitPipeline(source.text);
+    if (!pipeline.ok) return pipeline;
+    hasHeredoc ||= pipeline.hasHeredoc;
+    const segments: ShellSegment[] = [];
+    for (const raw of pipeline.segments) {
+      const argv = splitShellArgs(raw);
+      if (argv === null) return fail('unterminated shell quote/escape');
+      if (argv.length === 0) return fail('empty command segment');
+      segments.push({ raw: raw.trim(), argv });
+    }
+    parts.push({ op: source.op, pipeline: segments });
+  }
+  if (parts.length === 0) return fail('empty command');
+  return { ok: true, parts, hasHeredoc };
+}
+
+const fail = (reason: string): { ok: false; reason: string } => ({ ok: false, reason });
+
+/**
+ * A7.2: splits at `&&`, `||`, `;` outside quotes. Returns null when the text is not a chain, or
+ * when the chain is malformed (an empty part); the pipeline splitter then sees the whole text
+ * and rejects what it cannot read.
+ */
+export function splitChain(command: string): Array<{ op: ChainOperator | null; text: string }> | null {
+  const parts: Array<{ op: ChainOperator | null; text: string }> = [];
+  let op: ChainOperator | null = null;
+  let start = 0;
+  let quote: '"' | "'" | null = null;
+  let found = false;
+  let i = 0;
+  for (; i < command.length; i++) {
+    const c = command[i]!;
+    if (quote === "'") {
+      if (c === "'") quote = null;
+      continue;
+    }
+    if (quote === '"') {
+      if (c === '\\' && i + 1 < command.length) {
+        const next = command[i + 1]!;
+        if (next === '\n' || next === '\r') return null;
+        if ('\\"$`'.includes(next)) i++;
+        continue;
+      }
+      if (c === '"') quote = null;
+      continue;
+    }
+    if (c === '\\') {
+      i++;
+      continue;
+    }
+    if (c === "'" || c === '"') {
+      quote = c;
+      continue;
+    }
+    if (c === '#' && (i === 0 || /\s/.test(command[i - 1]!))) break;
+    const two = command.slice(i, i + 2);
+    let matched: ChainOperator | null = null;
+    if (two === '&&' || two === '||') matched = two;
+    else if (c === ';') matched = ';';
+    if (matched) {
+      found = true;
+      parts.push({ op, text: command.slice(start, i) });
+      op = matched;
+      i += matched.length - 1;
+      start = i + 1;
+    }
+  }
+  if (!found) return null;
+  // Whatever follows a comment start belongs to the last part; the pipeline splitter drops it.
+  parts.push({ op, text: command.slice(start) });
+  if (parts.some((p) => p.text.trim() === '')) return null;
+  return parts;
+}
+
+interface PendingHeredoc {
+  delimiter: string;
+  quoted: boolean;
+  stripTabs: boolean;
+}
+
+type PipelineSplit = { ok: true; segments: string[]; hasHeredoc: boolean } | { ok: false; reason: string };
+
+/** A7.3 + A7.4: splits one chain part into pipeline segments, rejecting everything else. */
+export function splitPipeline(text: string): PipelineSplit {
+  const segments: string[] = [];
+  let current = '';
+  let quote: '"' | "'" | null = null;
+  let hasHeredoc = false;
+  const pending: PendingHeredoc[] = [];
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    const c = text[i]!;
+    if (quote === "'") {
+      current += c;
+      if (c === "'") quote = null;
+      i++;
+      continue;
+    }
+    if (quote === '"') {
+      if (c === '\\') {
+        const next = text[i + 1];
+        if (next === undefined) return fail('unterminated shell quote/escape');
+        if (next === '\n' || next === '\r') return fail('line continuation (backslash-newline)');
+        current += c + next;
+        i += 2;
+        continue;
+      }
+      if (c === '`') return fail('command substitution (backtick)');
+      if (c === '$' && text[i + 1] === '(') return fail('command substitution `$(`');
+      if (c === '\n' || c === '\r') return fail('newline inside double quotes');
+      if (c === '"') quote = null;
+      current += c;
+      i++;
+      continue;
+    }
+    // Outside quotes.
+    if (c === '\\') {
+      const next = text[i + 1];
+      if (next === undefined) return fail('unterminated shell quote/escape');
+      current += c + next;
+      i += 2;
+      continue;
+    }
+    if (c === "'" || c === '"') {
+      quote = c;
+      current += c;
+      i++;
+      continue;
+    }
+    if (c === '#' && (current === '' || /\s/.test(text[i - 1] ?? ' '))) {
+      // A comment runs to the end of the line only: a following line is still a command.
+      const eol = nextLineBreak(text, i);
+      if (eol === -1) {
+        i = n;
+        break;
+      }
+      i = eol;
+      continue;
+    }
+    if (c === '\n' || c === '\r') {
+      if (pending.length === 0) return fail('newline between commands');
+      const consumed = consumeHeredocBodies(text, i, pending);
+      if (!consumed.ok) return consumed;
+      pending.length = 0;
+      i = consumed.next;
+      // Nothing may follow the last heredoc body: a further line would be a new command.
+      if (text.slice(i).trim() !== '') return fail('command after heredoc body');
+      i = n;
+      break;
+    }
+    if (c === '|') {
+      const next = text[i + 1];
+      if (next === '|') return fail('`||` inside a pipeline');
+      if (next === '&') return fail('`|&` pipe');
+      if (current.trim() === '') return fail('empty pipeline segment');
+      segments.push(current);
+      current = '';
+      i++;
+      continue;
+    }
+    if (c === '&') return fail('background job or `&` operator');
+    if (c === ';') return fail('`;` where a chain was not readable');
+    if (c === '<' && text[i + 1] === '<') {
+      if (text[i + 2] === '<') return fail('here-string `<<<`');
+      const parsed = parseHeredocOperator(text, i);
+      if (!parsed.ok) return parsed;
+      pending.push(parsed.heredoc);
+      hasHeredoc = true;
+      current += text.slice(i, parsed.end);
+      i = parsed.end;
+      continue;
+    }
+    if (c === '>' || c === '<') return fail('redirection');
+    if (c === '`') return fail('command substitution (backtick)');
+    if (c === '(' || c === ')') return fail('subshell or process substitution');
+    if (c === '$' && text[i + 1] === '(') return fail('command substitution `$(`');
+    current += c;
+    i++;
+  }
+  if (quote !== null) return fail('unterminated shell quote/escape');
+  if (pending.length > 0) return fail('unterminated heredoc');
+  if (current.trim() === '') {
+    if (segments.length > 0) return fail('empty pipeline segment');
+    return fail('empty command');
+  }
+  segments.push(current);
+  return { ok: true, segments, hasHeredoc };
+}
+
+function nextLineBreak(text: string, from: number): number {
+  for (let j = from; j < text.length; j++) if (text[j] === '\n' || text[j] === '\r') return j;
+  return -1;
+}
+
+function parseHeredocOperator(
+  text: string,
+  at: number,
+): { ok: true; heredoc: PendingHeredoc; end: number } | { ok: false; reason: string } {
+  let i = at + 2;
+  let stripTabs = false;
+  if (text[i] === '-') {
+    stripTabs = true;
+    i++;
+  }
+  while (text[i] === ' ' || text[i] === '\t') i++;
+  const q = text[i];
+  if (q === "'" || q === '"') {
+    let delimiter = '';
+    i++;
+    while (i < text.length && text[i] !== q) {
+      if (q === '"' && text[i] === '\\' && i + 1 < text.length) i++;
+      delimiter += text[i];
+      i++;
+    }
+    if (i >= text.length) return fail('unterminated heredoc delimiter');
+    i++;
+    if (delimiter === '') return fail('empty heredoc delimiter');
+    return { ok: true, heredoc: { delimiter, quoted: true, stripTabs }, end: i };
+  }
+  let delimiter = '';
+  while (i < text.length && !/[\s|&;<>]/.test(text[i]!)) {
+    delimiter += text[i];
+    i++;
+  }
+  if (delimiter === '') return fail('missing heredoc delimiter');
+  // A bare delimiter with quoting inside it is shell-specific; refuse rather than guess.
+  if (/["'\\$`]/.test(delimiter)) return fail('unsupported heredoc delimiter');
+  return { ok: true, heredoc: { delimiter, quoted: false, stripTabs }, end: i };
+}
+
+/** Consumes the bodies of every pending heredoc, in order, starting at the line break at `at`. */
+function consumeHeredocBodies(
+  text: string,
+  at: number,
+  pending: PendingHeredoc[],
+): { ok: true; next: number } | { ok: false; reason: string } {
+  let pos = skipLineBreak(text, at);
+  for (const doc of pending) {
+    let lines = 0;
+    for (;;) {
+      if (pos >= text.length) return fail('unterminated heredoc');
+      const eol = nextLineBreak(text, pos);
+      const line = text.slice(pos, eol === -1 ? text.length : eol);
+      pos = eol === -1 ? text.length : skipLineBreak(text, eol);
+      const compared = doc.stripTabs ? line.replace(/^\t+/, '') : line;
+      if (compared === doc.delimiter) break;
+      if (++lines > HEREDOC_MAX_LINES) return fail('heredoc too long');
+      if (line.length > HEREDOC_MAX_LINE_CHARS) return fail('heredoc line too long');
+      if (!doc.quoted && heredocLineExpands(line)) return fail('expansion in an unquoted heredoc body');
+      if (eol === -1) return fail('unterminated heredoc');
+    }
+  }
+  return { ok: true, next: pos };
+}
+
+function skipLineBreak(text: string, at: number): number {
+  if (text[at] === '\r' && text[at + 1] === '\n') return at + 2;
+  return at + 1;
+}
+
+/** A7.4: an unescaped backtick, or `$` followed by anything that expands. */
+export function heredocLineExpands(line: string): boolean {
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (c === '\\') {
+      i++;
+      continue;
+    }
+    if (c === '`') return true;
+    if (c === '$') {
+      const next = line[i + 1];
+      if (next !== undefined && /[({[A-Za-z_0-9@*?!$#-]/.test(next)) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * A7.5: splits one segment into argv. Quotes are removed; a backslash outside quotes takes the
+ * next character; inside double quotes it escapes only `\ " $ \``; a `#` starting a token ends
+ * the segment; empty quoted strings produce no token. Null when a quote or escape is open.
+ */
+export function splitShellArgs(text: string): string[] | null {
+  const out: string[] = [];
+  let token = '';
+  let inToken = false;
+  let quote: '"' | "'" | null = null;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quote === "'") {
+      if (c === "'") quote = null;
+      else token += c;
+      continue;
+    }
+    if (quote === '"') {
+      if (c === '\\' && i + 1 < text.length && '\\"$`\n'.includes(text[i + 1]!)) {
+        token += text[i + 1];
+        i++;
+        continue;
+      }
+      if (c === '"') quote = null;
+      else token += c;
+      continue;
+    }
+    if (/\s/.test(c)) {
+      if (token !== '') out.push(token);
+      token = '';
+      inToken = false;
+      continue;
+    }
+    if (c === '#' && !inToken) break;
+    inToken = true;
+    if (c === '\\') {
+      if (i + 1 >= text.length) return null;
+      token += text[i + 1];
+      i++;
+      continue;
+    }
+    if (c === "'" || c === '"') {
+      quote = c;
+      continue;
+    }
+    token += c;
+  }
+  if (quote !== null) return null;
+  if (token !== '') out.push(token);
+  return out;
+}

@@ -1,0 +1,19 @@
+/**
+ * Commands that would decide approvals themselves (reference A3 step 2): a model must not be able
+ * to approve its own pending request by running Warden's CLI or typing the chat fallback command
+ * into a shell. Checked on the raw text and on every unquoted argv, so quoting, wrappers
+ * (`env`, `sudo`, `npx`) and `sh -c` carriers do not hide it. Pure.
+ */
+const PATTERNS: ReadonlyArray<{ re: RegExp; what: string }> = [
+  { re: /\/approve\s+\S+\s+(allow-once|allow-always|always|deny)\b/i, what: 'the /approve chat command' },
+  { re: /\bwarden(\.js|\.ts)?\b[\s\S]*\bapprovals\s+(resolve|revoke)\b/i, what: '`warden approvals resolve|revoke`' },
+  { re: /\bwarden(\.js|\.ts)?\b[\s\S]*\binvoke\b[\s\S]*--approve\b/i, what: '`warden invoke --approve`' },
+];
+
+export function detectControlCommand(command: string, argvs: ReadonlyArray<readonly string[]> = []): string | null {
+  const texts = [command, ...argvs.map((argv) => argv.join(' '))];
+  for (const text of texts) {
+    for (const { re, what } of PATTERNS) if (re.test(text)) return what;
+  }
+  return null;
+}

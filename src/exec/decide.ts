@@ -1,0 +1,276 @@
+import { analyzeShellCommand, type ShellChainPart } from './analysis.js';
+import {
+  commandHashPattern,
+  exactArgPattern,
+  findAllowlistMatch,
+  findCommandMatch,
+  type AllowlistEntry,
+} from './allowlist.js';
+import { detectControlCommand } from './control.js';
+import { detectInlineEval, INTERPRETER_LIKE, type InlineEvalHit } from './inline-eval.js';
+import { commandName, resolveExecutable, type ResolveEnv, type ResolvedExecutable } from './resolve.js';
+import { buildEnforcedCommand, type RewritePart } from './rewrite.js';
+import { checkSafeBin, type SafeBinPolicy } from './safe-bins.js';
+import { isSafeBuiltin } from './safe-builtins.js';
+import { shellInvocation, unwrapDispatch } from './wrappers.js';
+
+/**
+ * The exec gate (reference A3): security × ask × allowlist → allow | ask | deny, with the
+ * enforced rewrite for allowed commands and what an allow-always would store. Pure apart from
+ * reading the file system to resolve executables.
+ */
+export type ExecSecurity = 'deny' | 'allowlist' | 'full';
+export type ExecAsk = 'off' | 'on-miss' | 'always';
+export type ExecDecision = 'allow' | 'ask' | 'deny';
+
+export interface ExecPolicy {
+  security: ExecSecurity;
+  ask: ExecAsk;
+  strictInlineEval: boolean;
+  /** Config entries first, then stored ones (allow-always, imports). */
+  allowlist: readonly AllowlistEntry[];
+  safeBins: SafeBinPolicy;
+}
+
+export type MatchedBy = 'allowlist' | 'allow-always' | 'safe-bin' | 'safe-builtin';
+
+export interface SegmentVerdict {
+  argv: string[];
+  /** argv after transparent wrappers (`nice`, `timeout`, `env`) are removed. */
+  effectiveArgv: string[];
+  /** Resolved executable (realpath), null for builtins and unresolvable tokens. */
+  resolved: string | null;
+  matchedBy: MatchedBy | null;
+  entry?: { pattern: string; argPattern?: string | undefined } | undefined;
+  /** Why this segment is not satisfied. */
+  miss?: string | undefined;
+}
+
+export interface PersistEntry {
+  pattern: string;
+  argPattern?: string | undefined;
+}
+
+export interface AllowAlwaysPlan {
+  offered: boolean;
+  /** Why allow-always is not offered (shown on the card so the button's absence is explained). */
+  why?: string | undefined;
+  entries: PersistEntry[];
+}
+
+export interface ExecVerdict {
+  decision: ExecDecision;
+  reason: string;
+  segments: SegmentVerdict[];
+  /** The command that runs when allowed under the allowlist; null otherwise. */
+  rewritten: string | null;
+  analysis: { ok: true } | { ok: false; reason: string };
+  /** Every segment is covered (allowlist, safe bin, builtin or an exact-command entry). */
+  satisfied: boolean;
+  /** Why a satisfied command still needs a human. */
+  askReasons: string[];
+  inlineEval: (InlineEvalHit & { segment: number }) | null;
+  allowAlways: AllowAlwaysPlan;
+}
+
+export interface EvaluateOptions extends ResolveEnv {
+  now?: number;
+}
+
+const MAX_SHELL_DEPTH = 3;
+
+interface SegmentEval {
+  verdict: SegmentVerdict;
+  exe: ResolvedExecutable | null;
+  blocked: boolean;
+  inlineEval: InlineEvalHit | null;
+  /** Shell `-c` payload that cannot be bound to executables (login shell, unreadable, nested). */
+  shellPayload: boolean;
+}
+
+export function evaluateExec(command: string, policy: ExecPolicy, options: EvaluateOptions): ExecVerdict {
+  const now = options.now ?? Date.now();
+  const analysis = analyzeShellCommand(command);
+  const segments: SegmentEval[] = analysis.ok
+    ? analysis.parts.flatMap((part) => part.pipeline.map((s) => evaluateSegment(s.argv, policy, options, now)))
+    : [];
+  const verdicts = segments.map((s) => s.verdict);
+  const base = { segments: verdicts, analysis: analysis.ok ? ({ ok: true } as const) : { ok: false as const, reason: analysis.reason } };
+  const noPlan = (why: string): AllowAlwaysPlan => ({ offered: false, why, entries: [] });
+  const result = (decision: ExecDecision, reason: string, extra: Partial<ExecVerdict> = {}): ExecVerdict => ({
+    decision,
+    reason,
+    rewritten: null,
+    satisfied: false,
+    askReasons: [],
+    inlineEval: null,
+    allowAlways: noPlan('nothing to approve'),
+    ...base,
+    ...extra,
+  });
+
+  if (policy.security === 'deny') return result('deny', 'exec is disabled (tools.exec.security = deny)');
+
+  const control = detectControlCommand(command, verdicts.map((v) => v.effectiveArgv));
+  if (control) return result('deny', `refused: the command would decide approvals itself (${control})`);
+
+  const inlineIndex = policy.strictInlineEval ? segments.findIndex((s) => s.inlineEval !== null) : -1;
+  const inlineEval = inlineIndex >= 0 ? { ...segments[inlineIndex]!.inlineEval!, segment: inlineIndex } : null;
+  const inlineReason = inlineEval ? `inline code evaluation (\`${inlineEval.interpreter} ${inlineEval.flag}\`) needs approval (strictInlineEval)` : null;
+
+  const askOrDeny = (reason: string, extra: Partial<ExecVerdict>): ExecVerdict =>
+    policy.ask === 'off' ? result('deny', `${reason}; tools.exec.ask is off`, { ...extra, allowAlways: noPlan('ask is off') }) : result('ask', reason, extra);
+
+  if (policy.security === 'full') {
+    if (inlineReason) return askOrDeny(inlineReason, { inlineEval, allowAlways: noPlan('inline code evaluation is never stored') });
+    if (policy.ask === 'always') return result('ask', 'tools.exec.ask is always', { allowAlways: noPlan('ask is always: every command is confirmed') });
+    return result('allow', 'tools.exec.security is full', { satisfied: true });
+  }
+
+  // security = allowlist
+  if (!analysis.ok) {
+    return askOrDeny(`unanalyzable: ${analysis.reason}`, { allowAlways: noPlan('the command cannot be analysed, so it cannot be stored') });
+  }
+  const commandEntry = findCommandMatch(policy.allowlist, command, now);
+  const satisfied = commandEntry !== null || verdicts.every((v) => v.matchedBy !== null);
+  const askReasons: string[] = [];
+  if (analysis.hasHeredoc) askReasons.push('heredoc input is always confirmed');
+  if (inlineReason) askReasons.push(inlineReason);
+  if (policy.ask === 'always') askReasons.push('tools.exec.ask is always');
+  const allowAlways = planAllowAlways(command, analysis.parts, segments, policy, inlineEval !== null, analysis.hasHeredoc);
+
+  if (satisfied) {
+    const rewritten = buildRewrite(analysis.parts, verdicts);
+    // Without a rewrite the raw text would run; only an exact-command grant approved that text.
+    if (rewritten === null && commandEntry === null) askReasons.push('no enforceable rewrite of the command');
+    if (askReasons.length === 0) {
+      const how = commandEntry ? 'an allow-always grant for this exact command' : describeSatisfied(verdicts);
+      return result('allow', `allowlist satisfied: ${how}`, { satisfied, rewritten });
+    }
+    return askOrDeny(askReasons.join('; '), { satisfied, askReasons, inlineEval, allowAlways });
+  }
+  const misses = verdicts
+    .map((v, i) => (v.matchedBy === null ? `segment ${i + 1} \`${v.argv.join(' ')}\`: ${v.miss}` : null))
+    .filter((m): m is string => m !== null);
+  return askOrDeny(`allowlist miss: ${misses.join('; ')}`, { askReasons, inlineEval, allowAlways });
+}
+
+function describeSatisfied(verdicts: readonly SegmentVerdict[]): string {
+  return verdicts.map((v) => `${commandName(v.effectiveArgv[0] ?? '')} (${v.matchedBy})`).join(', ');
+}
+
+function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOptions, now: number, depth = 0): SegmentEval {
+  const unwrapped = unwrapDispatch(argv);
+  if (!unwrapped.ok) {
+    return {
+      verdict: { argv, effectiveArgv: argv, resolved: null, matchedBy: null, miss: `blocked wrapper: ${unwrapped.reason}` },
+      exe: null,
+      blocked: true,
+      inlineEval: null,
+      shellPayload: false,
+    };
+  }
+  const effective = unwrapped.argv;
+  if (isSafeBuiltin(effective)) {
+    return { verdict: { argv, effectiveArgv: effective, resolved: null, matchedBy: 'safe-builtin' }, exe: null, blocked: false, inlineEval: null, shellPayload: false };
+  }
+  const exe = resolveExecutable(effective[0]!, env);
+  const args = effective.slice(1);
+  const shell = shellInvocation(effective);
+  let inlineEval = detectInlineEval(effective);
+  let shellPayload = false;
+  if (shell?.payload != null) {
+    shellPayload = true;
+    // Inline code inside the payload still counts: `sh -c 'python -c …'`.
+    inlineEval ??= payloadInlineEval(shell.payload, policy, env, now, depth);
+  }
+  const verdict: SegmentVerdict = { argv, effectiveArgv: effective, resolved: exe.realPath ?? exe.resolvedPath, matchedBy: null };
+  const target = { exe, args, home: env.home, requireArgPattern: shellPayload };
+  let entry = findAllowlistMatch(policy.allowlist, target, now);
+  if (!entry && shell?.script) {
+    // `sh script.sh` is covered by an entry for the script itself.
+    const script = resolveExecutable(shell.script.includes('/') ? shell.script : `./${shell.script}`, env);
+    entry = findAllowlistMatch(policy.allowlist, { exe: script, args: [], home: env.home }, now);
+  }
+  if (entry) {
+    verdict.matchedBy = entry.source === 'allow-always' ? 'allow-always' : 'allowlist';
+    verdict.entry = { pattern: entry.pattern, argPattern: entry.argPattern };
+  } else {
+    const safe = checkSafeBin(effective, exe.realPath, policy.safeBins);
+    if (safe.ok) verdict.matchedBy = 'safe-bin';
+    else if (exe.realPath === null) verdict.miss = exe.pathQualified ? `\`${exe.token}\` is not an executable file` : `\`${exe.token}\` not found in PATH`;
+    else if (shellPayload) verdict.miss = `shell payload \`${shell!.payload}\` is not covered by an entry for ${exe.realPath} with an argPattern`;
+    else verdict.miss = `no allowlist entry, safe bin or builtin covers ${exe.realPath}${policy.safeBins.bins.has(commandName(effective[0]!)) ? ` (${safe.reason})` : ''}`;
+  }
+  return { verdict, exe, blocked: false, inlineEval, shellPayload };
+}
+
+function payloadInlineEval(payload: string, policy: ExecPolicy, env: EvaluateOptions, now: number, depth: number): InlineEvalHit | null {
+  if (depth >= MAX_SHELL_DEPTH) return null;
+  const inner = analyzeShellCommand(payload);
+  if (!inner.ok) return null;
+  for (const part of inner.parts) {
+    for (const segment of part.pipeline) {
+      const hit = evaluateSegment(segment.argv, policy, env, now, depth + 1).inlineEval;
+      if (hit) return hit;
+    }
+  }
+  return null;
+}
+
+function buildRewrite(parts: readonly ShellChainPart[], verdicts: readonly SegmentVerdict[]): string | null {
+  let index = 0;
+  const rewriteParts: RewritePart[] = [];
+  for (const part of parts) {
+    const pipeline = [];
+    for (let k = 0; k < part.pipeline.length; k++) {
+      const v = verdicts[index++]!;
+      if (v.matchedBy === 'safe-builtin') pipeline.push({ argv: v.effectiveArgv });
+      else if (v.resolved) pipeline.push({ argv: [v.resolved, ...v.effectiveArgv.slice(1)] });
+      else return null;
+    }
+    rewriteParts.push({ op: part.op, pipeline });
+  }
+  return buildEnforcedCommand(rewriteParts);
+}
+
+/** Characters the shell expands at run time; a grant for such text would not mean what was approved. */
+const RUNTIME_EXPANSION = /[$`*?[{~]/;
+
+/**
+ * What allow-always would store (reference A6, with Warden's narrower binding): per missing
+ * segment, its resolved executable and an exact-argv argPattern; when a segment cannot be bound
+ * (a shell `-c` payload), one exact-command entry instead. Never for inline code, runtime
+ * expansion, blocked wrappers, heredocs, or `ask: always`.
+ */
+function planAllowAlways(
+  command: string,
+  parts: readonly ShellChainPart[],
+  segments: readonly SegmentEval[],
+  policy: ExecPolicy,
+  inlineEval: boolean,
+  heredoc: boolean,
+): AllowAlwaysPlan {
+  const no = (why: string): AllowAlwaysPlan => ({ offered: false, why, entries: [] });
+  if (policy.ask === 'always') return no('ask is always: every command is confirmed');
+  if (inlineEval || segments.some((s) => s.inlineEval !== null)) return no('inline code evaluation is never stored');
+  if (heredoc) return no('heredoc input is confirmed every time');
+  const raws = parts.flatMap((p) => p.pipeline.map((s) => s.raw));
+  if (raws.some((raw) => RUNTIME_EXPANSION.test(raw))) return no('the command expands variables, globs or substitutions at run time');
+  if (segments.some((s) => s.blocked)) return no('a wrapper (sudo, env with assignments, …) cannot be stored');
+  const entries: PersistEntry[] = [];
+  let needsCommandEntry = false;
+  for (const s of segments) {
+    if (s.verdict.matchedBy !== null) continue;
+    if (!s.exe?.realPath) return no('an executable could not be resolved');
+    const name = commandName(s.verdict.effectiveArgv[0]!);
+    if (s.shellPayload || (INTERPRETER_LIKE.has(name) && !policy.strictInlineEval)) {
+      needsCommandEntry = true;
+      continue;
+    }
+    entries.push({ pattern: s.exe.realPath, argPattern: exactArgPattern(s.verdict.effectiveArgv.slice(1)) });
+  }
+  if (needsCommandEntry) return { offered: true, entries: [{ pattern: commandHashPattern(command) }] };
+  if (entries.length === 0) return no('nothing to store');
+  return { offered: true, entries };
+}

@@ -1,0 +1,114 @@
+import { commandName } from './resolve.js';
+
+/**
+ * Inline code evaluation (reference A12): `python -c`, `node -e`, `find -exec`, `xargs CMD`, …
+ * Such a command runs code its argv does not show as a program, so with strictInlineEval it
+ * always needs a human, a timeout fallback never approves it, and allow-always never persists it.
+ * Pure: works on the effective argv (wrappers removed).
+ */
+export interface InlineEvalHit {
+  interpreter: string;
+  flag: string;
+}
+
+/** Interpreter-like executables: persisted by allow-always only when not used inline (A6). */
+export const INTERPRETER_LIKE = new Set([
+  'python', 'python2', 'python3', 'pypy', 'pypy3', 'node', 'nodejs', 'bun', 'deno', 'awk', 'gawk', 'mawk', 'nawk',
+  'ruby', 'perl', 'php', 'lua', 'osascript', 'find', 'make', 'gmake', 'sed', 'gsed', 'xargs',
+]);
+
+const FLAGS: Record<string, readonly string[]> = {
+  python: ['-c'], python2: ['-c'], python3: ['-c'], pypy: ['-c'], pypy3: ['-c'],
+  node: ['-e', '--eval', '-p', '--print'], nodejs: ['-e', '--eval', '-p', '--print'],
+  bun: ['-e', '--eval', '-p', '--print'], deno: ['-e', '--eval', '-p', '--print'],
+  ruby: ['-e'], perl: ['-e', '-E'], php: ['-r'], lua: ['-e'], osascript: ['-e'],
+};
+const AWKS = new Set(['awk', 'gawk', 'mawk', 'nawk']);
+const SEDS = new Set(['sed', 'gsed']);
+const FIND_EXEC = new Set(['-exec', '-execdir', '-ok', '-okdir']);
+
+/** Normalises versioned names (`python3.12` → `python3`) so they cannot slip past the table. */
+function interpreterName(token: string): string {
+  const name = commandName(token);
+  const versioned = /^(python|ruby|perl|php|node|lua)\d+(\.\d+)*$/.exec(name);
+  if (versioned) return name.startsWith('python3') ? 'python3' : versioned[1]!;
+  return name;
+}
+
+export function detectInlineEval(argv: readonly string[]): InlineEvalHit | null {
+  if (argv.length === 0) return null;
+  const name = interpreterName(argv[0]!);
+  const args = argv.slice(1);
+  const hit = (flag: string): InlineEvalHit => ({ interpreter: name, flag });
+
+  if (name === 'find') {
+    const found = args.find((a) => FIND_EXEC.has(a.toLowerCase()));
+    return found ? hit(found) : null;
+  }
+  if (name === 'xargs') {
+    // Any positional is a command xargs will run with input-derived arguments.
+    const positional = firstPositional(args, new Set(['-a', '-d', '-E', '-e', '-I', '-i', '-L', '-l', '-n', '-P', '-s', '--arg-file', '--delimiter', '--max-args', '--max-procs', '--max-chars', '--max-lines', '--replace', '--eof']));
+    return positional !== null ? hit(positional) : null;
+  }
+  if (name === 'make' || name === 'gmake') {
+    for (const a of args) {
+      if (a === '--') break;
+      const lower = a.toLowerCase();
+      if (['-f', '--file', '--makefile', '--eval'].includes(lower) || /^(--file|--makefile|--eval)=/.test(lower)) return hit(a);
+      if (/^-f./.test(a) || a.startsWith('-E')) return hit(a);
+    }
+    return null;
+  }
+  if (AWKS.has(name) || SEDS.has(name)) {
+    let scriptFile = false;
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i]!;
+      if (a === '--') {
+        const next = args[i + 1];
+        return !scriptFile && next !== undefined ? hit(next) : null;
+      }
+      if (SEDS.has(name) && (a === '-e' || a.startsWith('-e') || a === '--expression' || a.startsWith('--expression='))) return hit(a);
+      if (AWKS.has(name) && (a === '-e' || a === '--source' || a.startsWith('--source='))) return hit(a);
+      if (a === '-f' || a === '--file' || a.startsWith('--file=')) {
+        scriptFile = true;
+        if (a === '-f' || a === '--file') i++;
+        continue;
+      }
+      if (a.startsWith('-') && a !== '-') {
+        // Value-taking options of awk (-F fs, -v var=val) consume the next token.
+        if (AWKS.has(name) && (a === '-F' || a === '-v')) i++;
+        continue;
+      }
+      // The first positional is the program text unless a script file was named.
+      return scriptFile ? null : hit(a);
+    }
+    return null;
+  }
+  const flags = FLAGS[name];
+  if (!flags) return null;
+  for (const a of args) {
+    if (a === '--') break;
+    const lower = a.toLowerCase();
+    for (const flag of flags) {
+      const raw = flag === '-E' || flag === '-e';
+      const candidate = raw ? a : lower;
+      if (candidate === flag || candidate.startsWith(`${flag}=`)) return hit(flag);
+      // Clustered short flags: `python -Ic`, `perl -ne`.
+      if (flag.length === 2 && /^-[A-Za-z]+$/.test(a) && a.slice(1).includes(flag[1]!)) return hit(flag);
+    }
+  }
+  return null;
+}
+
+function firstPositional(args: readonly string[], valueFlags: ReadonlySet<string>): string | null {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--') return args[i + 1] ?? null;
+    if (a.startsWith('-') && a !== '-') {
+      if (valueFlags.has(a)) i++;
+      continue;
+    }
+    return a;
+  }
+  return null;
+}

@@ -1,0 +1,177 @@
+import { commandName } from './resolve.js';
+
+/**
+ * Dispatch wrappers (reference A8). A transparent wrapper (`nice -n 5 git status`) is removed and
+ * the policy judges the command it runs. A wrapper that changes what runs or how (`sudo`,
+ * `env FOO=1`, unknown options) blocks the segment: it can never be satisfied or persisted.
+ * Pure: works on argv only.
+ */
+export type Unwrapped =
+  | { ok: true; argv: string[]; wrappers: string[] }
+  | { ok: false; reason: string; wrappers: string[] };
+
+const MAX_WRAPPER_DEPTH = 4;
+
+const BLOCKED_WRAPPERS = new Set(['sudo', 'doas', 'chrt', 'ionice', 'setsid', 'taskset']);
+const MULTICALL = new Set(['busybox', 'toybox']);
+export const POSIX_SHELLS = new Set(['ash', 'bash', 'dash', 'fish', 'ksh', 'sh', 'zsh']);
+
+const NUMBER = /^[+-]?\d+$/;
+const DURATION = /^\d+(\.\d+)?[smhd]?$/;
+
+type Peeled = { ok: true; rest: string[] } | { ok: false; reason: string };
+type Step = Peeled | null;
+
+/** Returns what remains after one wrapper, a blocking reason, or null when argv[0] is no wrapper. */
+function peel(argv: string[]): Step {
+  const name = commandName(argv[0]!);
+  const args = argv.slice(1);
+  if (BLOCKED_WRAPPERS.has(name)) return { ok: false, reason: `\`${name}\` changes who or how a command runs` };
+  if (MULTICALL.has(name)) {
+    const applet = args[0];
+    if (applet !== undefined && POSIX_SHELLS.has(commandName(applet))) return { ok: true, rest: args };
+    return { ok: false, reason: `\`${name}\` applet ${applet ? `\`${applet}\`` : '(none)'} is not a shell` };
+  }
+  switch (name) {
+    case 'env':
+      return peelEnv(args);
+    case 'nice':
+      return peelOptions(name, args, { values: new Set(['-n', '--adjustment', '--priority']), valueTest: NUMBER, numericShort: true });
+    case 'nohup':
+      return peelOptions(name, args, {});
+    case 'timeout': {
+      const step = peelOptions(name, args, {
+        flags: new Set(['--foreground', '--preserve-status', '-v', '--verbose']),
+        values: new Set(['-k', '--kill-after', '-s', '--signal']),
+      });
+      if (!step.ok) return step;
+      const [duration, ...rest] = step.rest;
+      if (duration === undefined || !DURATION.test(duration)) return { ok: false, reason: '`timeout` without a valid duration' };
+      return { ok: true, rest };
+    }
+    case 'stdbuf':
+      return peelOptions(name, args, { values: new Set(['-i', '-o', '-e', '--input', '--output', '--error']) });
+    case 'time':
+      return peelOptions(name, args, {
+        flags: new Set(['-a', '-h', '-l', '-p', '-q', '-v', '-V', '--append', '--portability', '--quiet', '--verbose']),
+        values: new Set(['-f', '--format']),
+      });
+    default:
+      return null;
+  }
+}
+
+function peelEnv(args: string[]): Step {
+  const first = args[0];
+  if (first === undefined) return { ok: false, reason: '`env` without a command' };
+  if (first.startsWith('-') || first.includes('=')) {
+    return { ok: false, reason: '`env` with options or assignments changes the environment' };
+  }
+  return { ok: true, rest: args };
+}
+
+interface OptionSpec {
+  flags?: ReadonlySet<string>;
+  values?: ReadonlySet<string>;
+  valueTest?: RegExp;
+  /** `nice -5`: a bare number is an adjustment. */
+  numericShort?: boolean;
+}
+
+function peelOptions(name: string, args: string[], spec: OptionSpec): Peeled {
+  let i = 0;
+  while (i < args.length) {
+    const arg = args[i]!;
+    if (arg === '--') return { ok: true, rest: args.slice(i + 1) };
+    if (!arg.startsWith('-') || arg === '-') break;
+    if (spec.numericShort && /^-\d+$/.test(arg)) {
+      i++;
+      continue;
+    }
+    if (spec.flags?.has(arg)) {
+      i++;
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    if (arg.startsWith('--') && eq > 0 && spec.values?.has(arg.slice(0, eq))) {
+      if (!validValue(arg.slice(eq + 1), spec)) return badOption(name, arg);
+      i++;
+      continue;
+    }
+    if (spec.values?.has(arg)) {
+      const value = args[i + 1];
+      if (value === undefined || !validValue(value, spec)) return badOption(name, arg);
+      i += 2;
+      continue;
+    }
+    // Short value flag with its value attached: `-n5`, `-k10`.
+    const short = arg.slice(0, 2);
+    if (!arg.startsWith('--') && arg.length > 2 && spec.values?.has(short)) {
+      if (!validValue(arg.slice(2), spec)) return badOption(name, arg);
+      i++;
+      continue;
+    }
+    return badOption(name, arg);
+  }
+  return { ok: true, rest: args.slice(i) };
+}
+
+const validValue = (value: string, spec: OptionSpec): boolean => value !== '' && (spec.valueTest ? spec.valueTest.test(value) : true);
+const badOption = (name: string, arg: string): Peeled => ({ ok: false, reason: `\`${name}\` option \`${arg}\` is not transparent` });
+
+/** Removes transparent wrappers, at most four deep. */
+export function unwrapDispatch(argv: readonly string[]): Unwrapped {
+  let current = [...argv];
+  const wrappers: string[] = [];
+  for (;;) {
+    if (current.length === 0) return { ok: false, reason: 'wrapper without a command', wrappers };
+    const step = peel(current);
+    if (step === null) return { ok: true, argv: current, wrappers };
+    wrappers.push(commandName(current[0]!));
+    if (!step.ok) return { ok: false, reason: step.reason, wrappers };
+    if (wrappers.length > MAX_WRAPPER_DEPTH) return { ok: false, reason: 'wrappers nested more than 4 deep', wrappers };
+    current = step.rest;
+  }
+}
+
+export interface ShellInvocation {
+  shell: string;
+  /** The `-c` payload, when given. */
+  payload: string | null;
+  /** The script operand when there is no `-c`. */
+  script: string | null;
+  /** Login or interactive shells read startup files, so their payload cannot be bound. */
+  loginOrInteractive: boolean;
+}
+
+/** Recognises `sh -c '…'`, `bash -lc '…'`, `sh script.sh`; null when argv[0] is not a POSIX shell. */
+export function shellInvocation(argv: readonly string[]): ShellInvocation | null {
+  const shell = commandName(argv[0] ?? '');
+  if (!POSIX_SHELLS.has(shell)) return null;
+  let inline = false;
+  let login = false;
+  let i = 1;
+  for (; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') {
+      i++;
+      break;
+    }
+    if (arg === '--login' || arg === '--interactive') {
+      login = true;
+      continue;
+    }
+    if (arg.startsWith('--')) continue;
+    if (!arg.startsWith('-') && !arg.startsWith('+')) break;
+    if (arg.startsWith('-')) {
+      const letters = arg.slice(1);
+      if (letters.includes('c')) inline = true;
+      if (letters.includes('l') || letters.includes('i')) login = true;
+    }
+    // `-o option` takes a value.
+    if (arg === '-o' || arg === '+o') i++;
+  }
+  const operand = argv[i] ?? null;
+  if (inline) return { shell, payload: operand, script: null, loginOrInteractive: login || shell === 'fish' };
+  return { shell, payload: null, script: operand, loginOrInteractive: login };
+}
