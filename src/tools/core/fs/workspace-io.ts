@@ -168,7 +168,8 @@ export async function writeAtomic(resolved: ResolvedPath, data: string | Buffer,
   if (parentRefused) return parentRefused;
 
   const dir = path.dirname(resolved.abs);
-  const tmp = path.join(dir, `.${path.basename(resolved.abs)}.${randomBytes(6).toString('hex')}.tmp`);
+  // Kept short so a target name near the 255-byte limit still leaves room for the suffix.
+  const tmp = path.join(dir, `.${path.basename(resolved.abs).slice(0, 64)}.${randomBytes(6).toString('hex')}.tmp`);
   const mode = resolved.stat ? resolved.stat.mode & 0o7777 : (options.mode ?? 0o666);
   let fh: FileHandle;
   try {
