@@ -2,7 +2,6 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { WardenConfig } from '../config/index.js';
-import { defaultAgentId } from '../gateway/router.js';
 import { resolveDataDir } from '../store/data-dir.js';
 import type { SkillRoot } from './types.js';
 
@@ -59,6 +58,16 @@ export function resolveSkillRoots(config: WardenConfig, agentId: string | undefi
     { source: 'workspace', dir: path.join(workspace, 'skills') },
   ];
   return { ok: true, value: { agentId: id, workspace, roots: dedupeRoots(roots) } };
+}
+
+/**
+ * The agent turns are bound to when none is named: the one marked default, else the first
+ * listed, else the implicit `main` — the router's rule, restated here so skills do not depend on
+ * the gateway.
+ */
+function defaultAgentId(config: WardenConfig): string {
+  const list = config.agents.list;
+  return (list.find((a) => a.default) ?? list[0])?.id ?? 'main';
 }
 
 /** The same folder listed twice keeps its highest-precedence place only. */

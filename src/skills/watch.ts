@@ -109,7 +109,10 @@ export class SkillRootWatcher {
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      if (!this.closed) this.onChange();
+      if (this.closed) return;
+      // Folders created while a watch was being set up sent no event; look again.
+      this.replan();
+      this.onChange();
     }, this.debounceMs);
   }
 }
