@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { resolveChannelScope, slugify } from './channel-scope.js';
+import { config, fate, surface, turn } from './testing.js';
+
+const guild = {
+  channels: {
+    discord: {
+      guilds: {
+        '111': {
+          tools: { deny: ['browser'] },
+          toolsBySender: { 'id:77': { deny: ['read'] } },
+          channels: {
+            general: { tools: { deny: ['exec', 'process'] } },
+            dev: { tools: { allow: ['*'] } },
+            '222': { tools: { deny: ['web_fetch'] }, toolsBySender: { 'id:77': { deny: ['edit'] } } },
+            '#ops': { tools: { deny: ['write'] } },
+            quiet: { requireMention: false },
+            '*': { tools: { deny: ['memory_get'] } },
+          },
+        },
+        'team-two': { slug: 'acme-corp', tools: { deny: ['pdf'] } },
+        'my-guild': { tools: { deny: ['image'] } },
+        '*': { tools: { deny: ['tts'] } },
+      },
+    },
+  },
+};
+const discord = (ctx: Record<string, unknown>) => ({ provider: 'discord', chat: 'channel' as const, ...ctx });
+
+describe('Discord scopes (semantics §4)', () => {
+  it.each([
+    ['exec denied in #general', { guildId: '111', channelName: 'general' }, 'exec', 'group tools.allow'],
+    ['exec allowed in #dev of the same guild', { guildId: '111', channelName: 'dev' }, 'exec', 'kept'],
+    ["a channel's policy replaces its guild's (browser denied by the guild only)", { guildId: '111', channelName: 'general' }, 'browser', 'kept'],
+    ['a channel without a policy of its own falls to the guild', { guildId: '111', channelName: 'quiet', channelId: '999' }, 'browser', 'group tools.allow'],
+    ['channel by id', { guildId: '111', channelId: '222' }, 'web_fetch', 'group tools.allow'],
+    ['channel by #name key', { guildId: '111', channelName: 'ops' }, 'write', 'group tools.allow'],
+    ['channel by slug of its display name', { guildId: '111', channelName: 'General' }, 'exec', 'group tools.allow'],
+    ['channel * in the guild', { guildId: '111', channelName: 'random' }, 'memory_get', 'group tools.allow'],
+    ['channel * replaces the guild too', { guildId: '111', channelName: 'random' }, 'browser', 'kept'],
+    ['guild by slug key (lower-cased, hyphenated name)', { guildId: '555', guildName: 'My Guild' }, 'image', 'group tools.allow'],
+    ['guild by its entry slug field', { guildId: '666', guildName: 'Acme Corp' }, 'pdf', 'group tools.allow'],
+    ['guild * for any other guild', { guildId: '777' }, 'tts', 'group tools.allow'],
+    ['a thread follows its parent channel', { chat: 'thread', guildId: '111', channelName: 'general', threadId: '333' }, 'exec', 'group tools.allow'],
+    ['a DM has no channel scope', { chat: 'dm', guildId: undefined }, 'tts', 'kept'],
+  ] as const)('%s', (_name, ctx, tool, expected) => {
+    expect(fate(surface(guild, discord(ctx)), tool)).toBe(expected);
+  });
+
+  it("a thread never uses a scope keyed by the thread's own id", () => {
+    const raw = { channels: { discord: { guilds: { '111': { channels: { general: { tools: { deny: ['exec'] } }, '333': { tools: { allow: ['*'] } } } } } } } };
+    expect(fate(surface(raw, discord({ chat: 'thread', guildId: '111', channelName: 'general', threadId: '333' })), 'exec')).toBe('group tools.allow');
+  });
+
+  it.each([
+    ['toolsBySender beats tools inside the channel scope', { guildId: '111', channelId: '222', senderId: '77' }, ['edit', 'web_fetch'], ['group tools.allow', 'kept']],
+    ['toolsBySender beats tools inside the guild scope', { guildId: '111', channelId: '999', channelName: 'quiet', senderId: '77' }, ['read', 'browser'], ['group tools.allow', 'kept']],
+    ['another sender gets the scope tools', { guildId: '111', channelId: '222', senderId: '78' }, ['edit', 'web_fetch'], ['kept', 'group tools.allow']],
+  ] as const)('%s', (_name, ctx, tools, expected) => {
+    const result = surface(guild, discord(ctx));
+    expect(tools.map((t) => fate(result, t))).toEqual(expected);
+  });
+
+  it('reports the scope that decided', () => {
+    const scope = resolveChannelScope(config(guild), turn(discord({ guildId: '111', channelName: 'general' })));
+    expect(scope?.path).toBe('channels.discord.guilds.111.channels.general.tools');
+    expect(scope?.matched).toEqual(['channels.discord.guilds.111.channels.general', 'channels.discord.guilds.111']);
+  });
+});
+
+describe('Slack scopes', () => {
+  const slack = {
+    channels: {
+      slack: {
+        channels: {
+          C0123ABC: { tools: { deny: ['exec'] } },
+          '#general': { tools: { deny: ['browser'] } },
+          random: { tools: { deny: ['pdf'] } },
+          '*': { tools: { deny: ['tts'] } },
+        },
+      },
+    },
+  };
+  const ctx = (c: Record<string, unknown>) => ({ provider: 'slack', chat: 'channel' as const, ...c });
+  it.each([
+    ['by id', { channelId: 'C0123ABC' }, 'exec', 'group tools.allow'],
+    ['by id in any case', { channelId: 'c0123abc' }, 'exec', 'group tools.allow'],
+    ['by #name', { channelId: 'C9', channelName: 'general' }, 'browser', 'group tools.allow'],
+    ['by name', { channelId: 'C9', channelName: 'random' }, 'pdf', 'group tools.allow'],
+    ['by *', { channelId: 'C9', channelName: 'other' }, 'tts', 'group tools.allow'],
+    ['the most specific key alone', { channelId: 'C0123ABC', channelName: 'general' }, 'browser', 'kept'],
+    ['a thread by its parent', { chat: 'thread', channelId: 'C0123ABC', threadId: '1700000000.000100' }, 'exec', 'group tools.allow'],
+    ['a DM has no channel scope', { chat: 'dm', channelId: 'D1' }, 'tts', 'kept'],
+  ] as const)('%s', (_name, c, tool, expected) => {
+    expect(fate(surface(slack, ctx(c)), tool)).toBe(expected);
+  });
+});
+
+describe('web scope', () => {
+  it('channels.web.tools applies to web chats, toolsBySender first', () => {
+    const raw = { channels: { web: { tools: { deny: ['exec'] }, toolsBySender: { 'id:u1': { deny: ['read'] } } } } };
+    expect(fate(surface(raw, { provider: 'web' }), 'exec')).toBe('group tools.allow');
+    const u1 = surface(raw, { provider: 'web', senderId: 'u1' });
+    expect([fate(u1, 'read'), fate(u1, 'exec')]).toEqual(['group tools.allow', 'kept']);
+  });
+});
+
+describe('slugify', () => {
+  it.each([
+    ['My Guild', 'my-guild'],
+    ['#General', 'general'],
+    ['  Dev  Ops!! ', 'dev-ops'],
+  ])('%j → %j', (input, expected) => {
+    expect(slugify(input)).toBe(expected);
+  });
+});
