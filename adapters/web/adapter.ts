@@ -6,6 +6,7 @@ import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { APPROVAL_DECISIONS, type ApprovalDecision, type ApprovalRequest } from '../../src/approvals/types.js';
 import { ConfigError } from '../../src/config/errors.js';
 import type { WebConfig } from '../../src/config/schema/channels.js';
+import { WEB_LOCAL_USER } from '../../src/gateway/approval-clicks.js';
 import type { ChatAdapter, InboundMessage, OnApprovalClick, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
 import { log } from '../../src/log.js';
 import { alreadyResolvedText, cardTitle, DECISION_LABEL, NOT_APPROVER_TEXT, NOT_FOUND_TEXT, offeredDecisions, outcomeLine } from '../common/approval-card.js';
@@ -14,8 +15,6 @@ import { PAGE_CSS, PAGE_HTML, PAGE_JS } from './page.js';
 
 /** The conversation id of the web chat; there is one, shared by every open tab. */
 export const WEB_CHANNEL_ID = 'web';
-/** The web chat's user: the person at this machine, who is the owner. */
-export const WEB_LOCAL_USER = 'local';
 /** Longest message the page may send. */
 export const WEB_MAX_INPUT = 20_000;
 /** What a reconnecting tab gets back. */
@@ -30,6 +29,8 @@ export interface WebCard {
   buttons: Array<{ decision: ApprovalDecision; label: string }>;
   outcome: string;
 }
+
+export { WEB_LOCAL_USER };
 
 export type WebMessage = { role: 'user' | 'bot' | 'notice'; text: string; at: number };
 
@@ -50,7 +51,8 @@ export interface WebAdapter extends ChatAdapter {
   readonly url: string | undefined;
 }
 
-const youName = (id: string) => (id === WEB_LOCAL_USER ? 'you' : id);
+/** Decisions are recorded as `<provider>:<userId>`; the local user reads as "you". */
+const youName = (id: string) => (id === WEB_LOCAL_USER || id === `web:${WEB_LOCAL_USER}` ? 'you' : id);
 
 export function webCard(request: ApprovalRequest): WebCard {
   const facts = [

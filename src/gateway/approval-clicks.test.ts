@@ -1,91 +1,81 @@
-import { describe, expect, it } from 'vitest';
-import type { ApprovalDecision, ApprovalRequest } from '../approvals/types.js';
-import { parseConfig } from '../config/index.js';
-import { approvalClickHandler, approversFor, isApproverOn, type ApprovalLedger } from './approval-clicks.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ApprovalService } from '../approvals/service.js';
+import type { ApprovalRequestContext, ApprovalRequestInput, ApprovalResolution } from '../approvals/types.js';
+import { parseConfig, type WardenConfigInput } from '../config/index.js';
+import { EventBus } from '../events.js';
+import { openStore } from '../store/store.js';
+import { approveOn, clickHandlerOn, withWebLocalOwner } from './approval-clicks.js';
 
-function request(status: ApprovalRequest['status'] = 'pending'): ApprovalRequest {
-  return {
-    id: 'a1',
-    kind: 'exec',
-    tool: 'exec',
-    title: 'Run a command',
-    preview: 'ls',
-    fullText: 'ls',
-    agentId: 'main',
-    sessionKey: 'agent:main:discord:channel:1',
-    provider: 'discord',
-    facts: [],
-    allowedDecisions: ['allow-once', 'allow-always', 'deny'],
-    createdAt: 0,
-    expiresAt: 1,
-    status,
-  };
-}
-
-/** A ledger over one request, recording every decision applied. */
-function ledger(initial: ApprovalRequest | undefined) {
-  let current = initial;
-  const decisions: Array<{ decision: ApprovalDecision; by: string }> = [];
-  const l: ApprovalLedger = {
-    get: () => current,
-    async decide(_id, decision, by) {
-      if (!current) return undefined;
-      if (current.status !== 'pending') return { decided: false, request: current };
-      decisions.push({ decision, by });
-      current = { ...current, status: decision, decidedBy: by };
-      return { decided: true, request: current };
-    },
-  };
-  return { l, decisions };
-}
-
-describe('approvalClickHandler', () => {
-  const approver = (id: string) => id === 'boss';
-
-  it('refuses a non-approver and changes nothing', async () => {
-    const { l, decisions } = ledger(request());
-    expect(await approvalClickHandler(l, approver)({ approvalId: 'a1', decision: 'allow-once', userId: 'mallory' })).toEqual({ kind: 'not-approver' });
-    expect(decisions).toEqual([]);
-  });
-
-  it('lets an approver decide once; a second click runs nothing', async () => {
-    const { l, decisions } = ledger(request());
-    const click = approvalClickHandler(l, approver);
-    const first = await click({ approvalId: 'a1', decision: 'allow-once', userId: 'boss' });
-    expect(first).toMatchObject({ kind: 'resolved', request: { status: 'allow-once', decidedBy: 'boss' } });
-    const second = await click({ approvalId: 'a1', decision: 'deny', userId: 'boss' });
-    expect(second).toMatchObject({ kind: 'already-resolved', request: { status: 'allow-once' } });
-    expect(decisions).toEqual([{ decision: 'allow-once', by: 'boss' }]);
-  });
-
-  it.each([
-    ['an expired request', request('expired'), 'already-resolved'],
-    ['an unknown id', undefined, 'not-found'],
-  ] as const)('answers %s', async (_name, req, kind) => {
-    const { l } = ledger(req);
-    expect((await approvalClickHandler(l, approver)({ approvalId: 'a1', decision: 'allow-once', userId: 'boss' })).kind).toBe(kind);
-  });
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  while (cleanups.length) cleanups.pop()!();
 });
 
-describe('approvers', () => {
-  const parse = (raw: object) => {
-    const r = parseConfig(raw);
-    if (!r.ok) throw r.error;
-    return r.value.config;
-  };
+function setup(raw: WardenConfigInput) {
+  const parsed = parseConfig(raw);
+  if (!parsed.ok) throw parsed.error;
+  const opened = openStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-clicks-')) });
+  if (!opened.ok) throw new Error(opened.error.message);
+  const svc = new ApprovalService({ store: opened.store, config: withWebLocalOwner(parsed.value.config), events: new EventBus(), pollMs: 10 });
+  cleanups.push(() => opened.store.close(), () => svc.shutdown());
+  return svc;
+}
 
-  it.each([
-    [{ owners: { discord: ['1'] } }, 'discord', ['1']],
-    [{ owners: { discord: ['1'] }, approvals: { approvers: { discord: ['2'] } } }, 'discord', ['2']],
-    [{ owners: { discord: ['1'] } }, 'slack', []],
-  ] as const)('%j on %s → %j', (raw, provider, ids) => {
-    expect(approversFor(parse(raw), provider)).toEqual(ids);
+const INPUT: ApprovalRequestInput = { kind: 'exec', tool: 'exec', title: 'Run', preview: 'ls', fullText: 'ls', allowedDecisions: ['allow-once', 'deny'] };
+const ctx = (provider: string): ApprovalRequestContext => ({ agentId: 'main', sessionKey: `agent:main:${provider}:channel:1`, provider, channelId: '1' });
+
+describe('clicks through the approval service', () => {
+  it('a non-approver is refused and the call keeps waiting; the approver decides once', async () => {
+    const svc = setup({ owners: { discord: ['boss'] } });
+    const request = svc.open(INPUT, ctx('discord'));
+    const waiting = svc.wait(request.id);
+    const click = clickHandlerOn((...a) => svc.resolve(...a), 'discord');
+
+    expect(await click({ approvalId: request.id, decision: 'allow-once', userId: 'mallory' })).toEqual({ kind: 'not-approver' });
+    expect(svc.get(request.id)?.status).toBe('pending');
+
+    const first = await click({ approvalId: request.id, decision: 'allow-once', userId: 'boss' });
+    expect(first).toMatchObject({ kind: 'resolved', request: { status: 'allow-once', decidedBy: 'discord:boss' } });
+    const resolution: ApprovalResolution = await waiting;
+    expect(resolution.outcome).toBe('allow-once');
+
+    const second = await click({ approvalId: request.id, decision: 'deny', userId: 'boss' });
+    expect(second).toMatchObject({ kind: 'already-resolved', request: { status: 'allow-once' } });
   });
 
-  it('the web chat local user is an approver there', () => {
-    const check = isApproverOn(parse({}), 'web', 'local');
-    expect([check('local'), check('someone')]).toEqual([true, false]);
-    const discord = isApproverOn(parse({ owners: { discord: ['1'] } }), 'discord');
-    expect([discord('1'), discord('local')]).toEqual([true, false]);
+  it('an owner on one platform is not an approver on another', async () => {
+    const svc = setup({ owners: { discord: ['same-id'] } });
+    const request = svc.open(INPUT, ctx('slack'));
+    void svc.wait(request.id);
+    expect(await clickHandlerOn((...a) => svc.resolve(...a), 'slack')({ approvalId: request.id, decision: 'allow-once', userId: 'same-id' })).toEqual({
+      kind: 'not-approver',
+    });
+  });
+
+  it('/approve learns which decisions a request offers; a button click gets not-found', async () => {
+    const svc = setup({ owners: { discord: ['boss'] } });
+    const request = svc.open(INPUT, ctx('discord'));
+    void svc.wait(request.id);
+    const resolve = (...a: Parameters<typeof svc.resolve>) => svc.resolve(...a);
+    expect(await approveOn(resolve, 'discord')({ approvalId: request.id, decision: 'allow-always', userId: 'boss' })).toEqual({
+      kind: 'decision-not-allowed',
+      allowed: ['allow-once', 'deny'],
+    });
+    expect(await clickHandlerOn(resolve, 'discord')({ approvalId: request.id, decision: 'allow-always', userId: 'boss' })).toEqual({ kind: 'not-found' });
+    expect(await approveOn(resolve, 'discord')({ approvalId: 'nope', decision: 'deny', userId: 'boss' })).toEqual({ kind: 'not-found' });
+  });
+
+  it('the web chat local user approves on web, nowhere else', async () => {
+    const svc = setup({ approvals: { approvers: { web: ['someone'] } } });
+    const web = svc.open(INPUT, ctx('web'));
+    void svc.wait(web.id);
+    const resolve = (...a: Parameters<typeof svc.resolve>) => svc.resolve(...a);
+    expect((await clickHandlerOn(resolve, 'web')({ approvalId: web.id, decision: 'allow-once', userId: 'local' })).kind).toBe('resolved');
+    const discord = svc.open(INPUT, ctx('discord'));
+    void svc.wait(discord.id);
+    expect((await clickHandlerOn(resolve, 'discord')({ approvalId: discord.id, decision: 'allow-once', userId: 'local' })).kind).toBe('not-approver');
   });
 });

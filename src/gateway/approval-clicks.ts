@@ -1,45 +1,64 @@
-import type { ApprovalDecision, ApprovalRequest } from '../approvals/types.js';
+import type { ApprovalActor, ResolveResult } from '../approvals/types.js';
 import type { WardenConfig } from '../config/index.js';
-import type { ApprovalClick, ClickOutcome, OnApprovalClick } from './types.js';
+import { log } from '../log.js';
+import type { ClickOutcome, OnApprovalClick } from './types.js';
 
-/** The approval ledger as the click path needs it (backed by the approval service). */
-export interface ApprovalLedger {
-  get(id: string): ApprovalRequest | undefined | Promise<ApprovalRequest | undefined>;
-  /**
-   * Applies a decision to a pending request: the waiting call proceeds and every card is
-   * updated. Returns the request in its final state and whether this call decided it (false:
-   * someone or something — expiry — was first).
-   */
-  decide(id: string, decision: ApprovalDecision, decidedBy: string): Promise<{ decided: boolean; request: ApprovalRequest } | undefined>;
-}
+/** The approval service's decision entry point (approver check, first-writer-wins, grants). */
+export type ResolveApproval = (id: string, decision: string, by: ApprovalActor) => Promise<ResolveResult>;
 
-/** Platform user ids that may decide: `approvals.approvers.<provider>`, else that provider's owners. */
-export function approversFor(config: Pick<WardenConfig, 'approvals' | 'owners'>, provider: 'discord' | 'slack' | 'web'): string[] {
-  return config.approvals.approvers?.[provider] ?? config.owners[provider] ?? [];
-}
+/** What `/approve` answers: a click's outcome, or a decision the request does not offer. */
+export type ApproveOutcome = ClickOutcome | { kind: 'decision-not-allowed'; allowed: string[] };
 
 /**
- * The click callback for one platform. Order matters: a non-approver is refused before
- * anything is looked up or changed, so a stranger cannot even learn whether a request is
- * still pending; a decided request answers "already resolved" and runs nothing again.
+ * The click path of one platform: every click (and `/approve` typed there) is decided by the
+ * approval service as `<provider>:<userId>`, so a Slack approver cannot decide through a
+ * Discord account that merely shares an id.
  */
-export function approvalClickHandler(
-  ledger: ApprovalLedger,
-  isApprover: (userId: string) => boolean,
-): OnApprovalClick {
-  return async function onApprovalClick(click: ApprovalClick): Promise<ClickOutcome> {
-    if (!isApprover(click.userId)) return { kind: 'not-approver' };
-    const request = await ledger.get(click.approvalId);
-    if (!request) return { kind: 'not-found' };
-    if (request.status !== 'pending') return { kind: 'already-resolved', request };
-    const result = await ledger.decide(click.approvalId, click.decision, click.userId);
-    if (!result) return { kind: 'not-found' };
-    return result.decided ? { kind: 'resolved', request: result.request } : { kind: 'already-resolved', request: result.request };
+export function approveOn(resolve: ResolveApproval, provider: string): (click: Parameters<OnApprovalClick>[0]) => Promise<ApproveOutcome> {
+  return async function approve(click): Promise<ApproveOutcome> {
+    const result = await resolve(click.approvalId, click.decision, { provider, userId: click.userId });
+    switch (result.kind) {
+      case 'resolved':
+        return { kind: 'resolved', request: result.request };
+      case 'already-resolved':
+        return { kind: 'already-resolved', request: result.request };
+      case 'not-approver':
+        log.info({ provider, userId: click.userId, approval: click.approvalId, reason: result.reason }, 'approval click refused');
+        return { kind: 'not-approver' };
+      case 'not-found':
+        return { kind: 'not-found' };
+      case 'decision-not-allowed':
+        return { kind: 'decision-not-allowed', allowed: result.allowed };
+    }
   };
 }
 
-/** The web chat's local user decides; anyone else only when listed for `web`. */
-export function isApproverOn(config: Pick<WardenConfig, 'approvals' | 'owners'>, provider: 'discord' | 'slack' | 'web', localUser?: string) {
-  const ids = new Set(approversFor(config, provider).map((id) => id.trim().toLowerCase()));
-  return (userId: string): boolean => (localUser !== undefined && userId === localUser) || ids.has(userId.trim().toLowerCase());
+/** The same path shaped for adapters' buttons, which only offer allowed decisions. */
+export function clickHandlerOn(resolve: ResolveApproval, provider: string): OnApprovalClick {
+  const approve = approveOn(resolve, provider);
+  return async function onApprovalClick(click): Promise<ClickOutcome> {
+    const outcome = await approve(click);
+    if (outcome.kind !== 'decision-not-allowed') return outcome;
+    // A button for a decision the card never offered: a forged or stale payload.
+    log.warn({ provider, approval: click.approvalId, decision: click.decision }, 'approval click with a decision the request does not offer');
+    return { kind: 'not-found' };
+  };
+}
+
+/** The web chat's local user. */
+export const WEB_LOCAL_USER = 'local';
+
+/**
+ * The config the approval service decides with: the web chat's local user is the owner and so
+ * an approver on `web` (added to `owners.web`, and to `approvals.approvers.web` when that list
+ * is set). Nobody else gains anything.
+ */
+export function withWebLocalOwner<C extends Pick<WardenConfig, 'owners' | 'approvals'>>(config: C): C {
+  const add = (ids: string[] | undefined) => [...new Set([...(ids ?? []), WEB_LOCAL_USER])];
+  const approvers = config.approvals.approvers;
+  return {
+    ...config,
+    owners: { ...config.owners, web: add(config.owners.web) },
+    approvals: { ...config.approvals, ...(approvers?.web ? { approvers: { ...approvers, web: add(approvers.web) } } : {}) },
+  };
 }

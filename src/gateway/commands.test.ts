@@ -108,6 +108,9 @@ describe('outcome wording', () => {
     expect(describeClickOutcome({ kind: 'already-resolved', request }, 'x1')).toBe('Approval x1 was already resolved: Allowed once by alice.');
     expect(describeClickOutcome({ kind: 'not-approver' }, 'x1')).toBe('You are not allowed to decide approvals.');
     expect(describeClickOutcome({ kind: 'not-found' }, 'x1')).toMatch(/No approval x1 is pending/);
+    expect(describeClickOutcome({ kind: 'decision-not-allowed', allowed: ['allow-once', 'deny'] }, 'x1')).toBe(
+      'Approval x1 does not offer that decision; it offers allow-once, deny.',
+    );
   });
 });
 

@@ -3,7 +3,8 @@ import { APPROVAL_DECISIONS, type ApprovalDecision, type ApprovalRequest } from 
 import type { TurnContext } from '../policy/context.js';
 import type { ToolResult } from '../tools/types.js';
 import type { Route } from './router.js';
-import type { ClickOutcome, OnApprovalClick, OutboundMessage } from './types.js';
+import type { ApproveOutcome } from './approval-clicks.js';
+import type { ApprovalClick, OutboundMessage } from './types.js';
 
 export const COMMAND_NAMES = ['help', 'tools', 'exec', 'approve', 'skills', 'status', 'stop'] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
@@ -77,7 +78,7 @@ export interface CommandDeps {
   /** The governed call path (surface gate, approval, execute); absent = tools cannot run here. */
   tools: ToolExecutor | undefined;
   /** The approval click path for `/approve`, bound to the sender's platform. */
-  approve: OnApprovalClick;
+  approve(click: ApprovalClick): Promise<ApproveOutcome>;
   skills(context: TurnContext): SkillsView | undefined;
   status(route: Route): StatusView;
   /** Aborts the session's running turn; false when nothing was running. */
@@ -166,8 +167,10 @@ function whyMissing(tool: string, report: ToolReport, senderIsOwner: boolean): s
   return 'not on this conversation’s tool surface';
 }
 
-export function describeClickOutcome(outcome: ClickOutcome, id: string): string {
+export function describeClickOutcome(outcome: ApproveOutcome, id: string): string {
   switch (outcome.kind) {
+    case 'decision-not-allowed':
+      return `Approval ${id} does not offer that decision; it offers ${outcome.allowed.join(', ')}.`;
     case 'resolved':
       return `Approval ${id}: ${outcomeLabel(outcome.request)}.`;
     case 'already-resolved':

@@ -75,7 +75,7 @@ function setup(raw: WardenConfigInput = {}, over: Partial<GatewayOptions> = {}) 
     agent: undefined,
     tools: undefined,
     toolReport: () => report,
-    approvals: { onClick: () => async () => ({ kind: 'not-found' }), pendingCount: () => 0 },
+    approvals: { approve: () => async () => ({ kind: 'not-found' }), pendingCount: () => 0 },
     ...over,
   });
   return { adapter, gateway };

@@ -7,7 +7,8 @@ import { isOwner } from '../policy/owners.js';
 import { isCommand, NO_MODEL_HINT, parseCommand, runCommand, runsImmediately, type CommandDeps, type ParsedCommand, type SkillsView, type ToolReport } from './commands.js';
 import { DEFAULT_MAX_PENDING, SessionQueues } from './queue.js';
 import { routeMessage, ThreadParticipation, type Route } from './router.js';
-import type { ChatAdapter, InboundMessage, OnApprovalClick, OutboundMessage, ReplyTarget } from './types.js';
+import type { ApproveOutcome } from './approval-clicks.js';
+import type { ApprovalClick, ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget } from './types.js';
 
 export interface GatewayOptions {
   config: WardenConfig;
@@ -19,8 +20,8 @@ export interface GatewayOptions {
   /** The policy's surface report for `/tools` (what `warden tools` prints). */
   toolReport(context: TurnContext): ToolReport;
   approvals: {
-    /** The click path of one platform, also used by `/approve` typed there. */
-    onClick(provider: InboundMessage['provider']): OnApprovalClick;
+    /** The decision path of one platform, used by `/approve` typed there (buttons use the same). */
+    approve(provider: InboundMessage['provider']): (click: ApprovalClick) => Promise<ApproveOutcome>;
     pendingCount(sessionKey: string): number;
   };
   skills?: ((context: TurnContext) => SkillsView | undefined) | undefined;
@@ -192,7 +193,7 @@ export class Gateway {
     return {
       toolReport: options.toolReport,
       tools: options.tools,
-      approve: options.approvals.onClick(route.replyTo.provider),
+      approve: options.approvals.approve(route.replyTo.provider),
       skills: (context) => options.skills?.(context),
       status: (r) => ({
         model: r.context.model,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig, type WardenConfig, type WardenConfigInput } from '../config/index.js';
-import { defaultAgentId, routeMessage, stripLeadingMentions, ThreadParticipation, type RouteOptions } from './router.js';
+import { routeMessage, stripLeadingMentions, ThreadParticipation, type RouteOptions } from './router.js';
 import type { InboundMessage } from './types.js';
 
 function config(raw: WardenConfigInput = {}): WardenConfig {
@@ -127,17 +127,14 @@ describe('route', () => {
       models: { default: 'anthropic/claude-sonnet-4-5' },
       agents: { list: [{ id: 'helper' }, { id: 'ops', default: true, model: 'openai/gpt-5-mini' }] },
     });
-    expect(defaultAgentId(cfg)).toBe('ops');
     const decision = routeMessage(cfg, msg({ chatType: 'dm' }), options);
     expect(decision.kind === 'route' && decision.route.sessionKey).toBe('agent:ops:discord:direct:700');
     expect(decision.kind === 'route' && decision.route.context.model).toBe('openai/gpt-5-mini');
   });
 
-  it.each([
-    [{ agents: { list: [{ id: 'first' }, { id: 'second' }] } }, 'first'],
-    [{}, 'main'],
-  ])('default agent of %j is %s', (raw, id) => {
-    expect(defaultAgentId(config(raw as WardenConfigInput))).toBe(id);
+  it('binds to the first listed agent when none is marked default', () => {
+    const decision = routeMessage(config({ agents: { list: [{ id: 'first' }, { id: 'second' }] } }), msg({ chatType: 'dm' }), options);
+    expect(decision.kind === 'route' && decision.route.agentId).toBe('first');
   });
 });
 

@@ -1,5 +1,6 @@
 import type { WardenConfig } from '../config/index.js';
 import type { TurnContext } from '../policy/context.js';
+import { defaultAgentId } from '../policy/steps.js';
 import { requiresMention } from './mention.js';
 import { sessionKeyFor } from './session-key.js';
 import type { InboundMessage, ReplyTarget } from './types.js';
@@ -27,12 +28,6 @@ export interface RouteOptions {
   isOwner: (provider: string, senderId: string) => boolean;
 }
 
-/** The agent a message is bound to: the one marked default, else the first listed, else `main`. */
-export function defaultAgentId(config: WardenConfig): string {
-  const list = config.agents.list;
-  return (list.find((a) => a.default) ?? list[0])?.id ?? 'main';
-}
-
 /** The model answering an agent's turns: the agent's own, else `models.default`; undefined = none. */
 export function modelFor(config: WardenConfig, agentId: string): string | undefined {
   return config.agents.list.find((a) => a.id === agentId)?.model ?? config.models.default;
@@ -42,6 +37,7 @@ export function modelFor(config: WardenConfig, agentId: string): string | undefi
 export function routeMessage(config: WardenConfig, message: InboundMessage, options: RouteOptions): RouteDecision {
   const text = stripLeadingMentions(message.text, message.mentionsBot);
   if (text === '') return { kind: 'ignore', reason: 'empty' };
+  // Every message binds to the default agent (the one marked default, else the first listed).
   const agentId = defaultAgentId(config);
   const sessionKey = sessionKeyFor(agentId, message);
   const gated = requiresMention(config, message, options.botInThread?.(sessionKey) ?? false);
