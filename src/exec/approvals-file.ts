@@ -1,0 +1,119 @@
+import type { ExecConfig } from '../config/schema/exec.js';
+import type { AddEntryInput, StoredAllowlistEntry } from './allowlist-store.js';
+
+/**
+ * OpenClaw's `exec-approvals.json` (reference A4, tool-system §6.3), read and written so an
+ * operator can carry allowlists between OpenClaw and Warden. Pure: the caller reads or writes
+ * the file and the store.
+ *
+ * Only allowlists are imported. Policy fields (`security`, `ask`, `askFallback`,
+ * `autoAllowSkills`) are reported, not applied: Warden's policy is `tools.exec` in the config,
+ * and an imported file must not be able to loosen it.
+ */
+export interface ImportedEntry extends AddEntryInput {
+  agentId: string;
+}
+
+export interface ImportResult {
+  entries: ImportedEntry[];
+  /** What was dropped or changed, each naming its JSON path. */
+  notes: string[];
+}
+
+const POLICY_KEYS = ['security', 'ask', 'askFallback', 'autoAllowSkills'] as const;
+
+export function parseApprovalsFile(doc: unknown): ImportResult {
+  const notes: string[] = [];
+  if (!isObject(doc) || doc.version !== 1) {
+    return { entries: [], notes: ['version: expected 1; the file is treated as empty (as OpenClaw does)'] };
+  }
+  if (isObject(doc.defaults)) {
+    for (const key of POLICY_KEYS) if (key in doc.defaults) notes.push(`defaults.${key}: not imported; set tools.exec.${key} in the config`);
+  }
+  const agents = isObject(doc.agents) ? doc.agents : {};
+  const byAgent = new Map<string, ImportedEntry[]>();
+  // `main` before `default`, so main's entries win when both name the same pattern.
+  const ordered = Object.entries(agents).sort(([a], [b]) => (a === 'default' ? 1 : 0) - (b === 'default' ? 1 : 0));
+  for (const [agentId, agent] of ordered) {
+    if (!isObject(agent)) {
+      notes.push(`agents.${agentId}: not an object, skipped`);
+      continue;
+    }
+    for (const key of POLICY_KEYS) if (key in agent) notes.push(`agents.${agentId}.${key}: not imported; Warden's policy is tools.exec`);
+    const list = Array.isArray(agent.allowlist) ? agent.allowlist : [];
+    // `agents.default` is OpenClaw's old name for `main`; main's own entries win on duplicates.
+    const target = agentId === 'default' ? 'main' : agentId;
+    const entries = byAgent.get(target) ?? [];
+    list.forEach((raw: unknown, i: number) => {
+      const at = `agents.${agentId}.allowlist[${i}]`;
+      const entry = typeof raw === 'string' ? { pattern: raw } : isObject(raw) ? raw : null;
+      const pattern = typeof entry?.pattern === 'string' ? entry.pattern.trim() : '';
+      if (!entry || pattern === '') {
+        notes.push(`${at}: no pattern, dropped`);
+        return;
+      }
+      let argPattern = typeof entry.argPattern === 'string' && entry.argPattern !== '' ? entry.argPattern : undefined;
+      if (argPattern !== undefined && !argPattern.startsWith('^') && !argPattern.includes('\x00')) {
+        // OpenClaw tests an unanchored regex; Warden reads a plain argPattern as a glob. Anchoring
+        // at the start keeps it a regex and can only narrow what it matched.
+        notes.push(`${at}.argPattern: "${argPattern}" anchored as "^(?:${argPattern})"`);
+        argPattern = `^(?:${argPattern})`;
+      }
+      if (argPattern !== undefined && !isRegExp(argPattern)) {
+        notes.push(`${at}.argPattern: not a valid regular expression, entry dropped`);
+        return;
+      }
+      const duplicate = entries.some((e) => e.pattern === pattern && e.argPattern === argPattern);
+      if (duplicate) return;
+      entries.push({
+        agentId: target,
+        pattern,
+        argPattern,
+        source: entry.source === 'allow-always' ? 'allow-always' : 'import',
+        lastUsedAt: typeof entry.lastUsedAt === 'number' ? entry.lastUsedAt : undefined,
+        lastUsedCommand: typeof entry.lastUsedCommand === 'string' ? entry.lastUsedCommand : undefined,
+        lastResolvedPath: typeof entry.lastResolvedPath === 'string' ? entry.lastResolvedPath : undefined,
+      });
+    });
+    byAgent.set(target, entries);
+  }
+  return { entries: [...byAgent.values()].flat(), notes };
+}
+
+export interface ApprovalsFileDoc {
+  version: 1;
+  defaults: { security: string; ask: string; askFallback: string };
+  agents: Record<string, { allowlist: Array<Record<string, unknown>> }>;
+}
+
+/** Live stored entries in OpenClaw's shape, with the config's policy as `defaults`. */
+export function buildApprovalsFile(entries: readonly StoredAllowlistEntry[], exec: ExecConfig, now: number): ApprovalsFileDoc {
+  const agents: ApprovalsFileDoc['agents'] = {};
+  for (const e of entries) {
+    if (e.expiresAt !== undefined && e.expiresAt <= now) continue;
+    const agent = (agents[e.agentId] ??= { allowlist: [] });
+    agent.allowlist.push({
+      id: e.id,
+      pattern: e.pattern,
+      ...(e.argPattern !== undefined ? { argPattern: e.argPattern } : {}),
+      source: e.source,
+      ...(e.lastUsedAt !== undefined ? { lastUsedAt: e.lastUsedAt } : {}),
+      ...(e.lastUsedCommand !== undefined ? { lastUsedCommand: e.lastUsedCommand } : {}),
+      ...(e.lastResolvedPath !== undefined ? { lastResolvedPath: e.lastResolvedPath } : {}),
+    });
+  }
+  return { version: 1, defaults: { security: exec.security, ask: exec.ask, askFallback: exec.askFallback }, agents };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isRegExp(source: string): boolean {
+  try {
+    new RegExp(source);
+    return true;
+  } catch {
+    return false;
+  }
+}
