@@ -18,6 +18,9 @@
  * `aborted` (the partial reply, possibly empty) or `failed`, in which case `outcome.reply` is a
  * plain message for the chat (for example after the last retry of a rate-limited model).
  */
+export { createAgentRuntime } from './runtime.js';
+export { SqliteTranscriptStore } from './transcript.js';
+export { buildSystemPrompt, UNTRUSTED_CONTENT_RULE } from './system-prompt.js';
 export type {
   AgentDeps,
   AgentRuntime,
@@ -27,6 +30,7 @@ export type {
   ToolDefinition,
   ToolExecutor,
   ToolSurface,
+  TranscriptAppend,
   TranscriptEntry,
   TranscriptStore,
   TurnEvent,

@@ -95,21 +95,25 @@ export interface ToolExecutor {
 
 /** A stored transcript entry: one model-visible message, or a compaction summary. */
 export interface TranscriptEntry {
+  /** Increasing within a session (the store's row id). */
   seq: number;
   message: Message;
-  /** Summaries replace the entries before them in what the model sees. */
+  /** A summary stands for every entry up to `coversThroughSeq` in what the model sees. */
   kind: 'message' | 'summary';
+  coversThroughSeq?: number | undefined;
   createdAt: number;
 }
 
+export type TranscriptAppend = Pick<TranscriptEntry, 'message' | 'kind' | 'coversThroughSeq'>;
+
 /**
  * Where a session's conversation lives. Append-only: compaction appends a summary entry
- * whose `seq` marks everything before it as folded into the summary.
+ * that covers everything up to a point; older entries stay for `sessions_history`.
  */
 export interface TranscriptStore {
-  /** Everything the model should see: the latest summary (if any) and the entries after it. */
+  /** What the model should see: the latest summary (if any) first, then the entries it does not cover. */
   load(sessionKey: string): TranscriptEntry[];
-  append(sessionKey: string, entries: Array<Pick<TranscriptEntry, 'message' | 'kind'>>): TranscriptEntry[];
+  append(sessionKey: string, entries: TranscriptAppend[]): TranscriptEntry[];
   /** Entries for `sessions_history`, newest last, including those folded into summaries. */
   history(sessionKey: string, options: { limit: number; beforeSeq?: number | undefined }): TranscriptEntry[];
   sessions(): Array<{ sessionKey: string; entries: number; updatedAt: number }>;
@@ -123,6 +127,8 @@ export interface AgentDeps {
   models: ModelResolver;
   tools: ToolExecutor;
   transcripts: TranscriptStore;
+  /** The `<available_skills>` block for a turn (the skills snapshot); absent until skills exist. */
+  skillsCatalog?: ((turn: TurnContext, sessionKey: string) => string) | undefined;
   /** Parallel tool calls per round; results still go back in call order. Default 4. */
   toolConcurrency?: number | undefined;
 }

@@ -1,0 +1,96 @@
+// Shared by the agent's tests and the turn benchmark: a real SQLite store in a temp dir,
+// a parsed config, and a small tool executor over plain functions.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseConfig, type WardenConfigInput, type WardenConfig } from '../config/index.js';
+import { modelSettings } from '../models/settings.js';
+import type { ModelProvider } from '../models/types.js';
+import type { TurnContext } from '../policy/context.js';
+import { openStore, type Store } from '../store/index.js';
+import type { JsonSchema, ToolResult } from '../tools/types.js';
+import { SqliteTranscriptStore } from './transcript.js';
+import type { AgentDeps, ToolCallRequest, ToolCallScope, ToolDefinition, ToolExecutor } from './types.js';
+
+export interface TestTool {
+  description?: string;
+  parameters?: JsonSchema;
+  run: (args: Record<string, unknown>, scope: ToolCallScope) => Promise<ToolResult> | ToolResult;
+}
+
+/** Runs plain functions as tools; records each call. Not the governed call path. */
+export class FunctionToolExecutor implements ToolExecutor {
+  readonly calls: ToolCallRequest[] = [];
+  constructor(private readonly tools: Record<string, TestTool>) {}
+
+  surface(): { ok: true; tools: ToolDefinition[] } {
+    return {
+      ok: true,
+      tools: Object.entries(this.tools).map(([id, t]) => ({
+        id,
+        description: t.description ?? id,
+        parameters: t.parameters ?? { type: 'object', properties: {} },
+      })),
+    };
+  }
+
+  async execute(call: ToolCallRequest, scope: ToolCallScope): Promise<ToolResult> {
+    this.calls.push(call);
+    const tool = this.tools[call.tool];
+    if (!tool) return { content: [{ type: 'text', text: `no tool ${call.tool}` }], isError: true };
+    return tool.run(call.args, scope);
+  }
+}
+
+export const text = (t: string): ToolResult => ({ content: [{ type: 'text', text: t }] });
+
+export interface Harness {
+  config: WardenConfig;
+  store: Store;
+  transcripts: SqliteTranscriptStore;
+  deps(provider: ModelProvider, tools: ToolExecutor, extra?: Partial<AgentDeps>): AgentDeps;
+  cleanup(): void;
+}
+
+export function createHarness(configInput: WardenConfigInput = {}): Harness {
+  const dir = mkdtempSync(path.join(tmpdir(), 'warden-agent-'));
+  const parsed = parseConfig({ models: { default: 'anthropic/test-model', retry: { baseDelayMs: 1, maxDelayMs: 5 } }, ...configInput });
+  if (!parsed.ok) throw parsed.error;
+  const opened = openStore({ dataDir: dir });
+  if (!opened.ok) throw new Error(opened.error.message);
+  const { config } = parsed.value;
+  const transcripts = new SqliteTranscriptStore(opened.store.db);
+  return {
+    config,
+    store: opened.store,
+    transcripts,
+    deps: (provider, tools, extra = {}) => ({
+      config,
+      transcripts,
+      tools,
+      models: (ref) => {
+        const settings = modelSettings(config, ref);
+        return settings.ok ? { ok: true, provider, settings: settings.value } : settings;
+      },
+      ...extra,
+    }),
+    cleanup: () => {
+      opened.store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const channelTurn = (over: Partial<TurnContext> = {}): TurnContext => ({
+  agentId: 'main',
+  provider: 'discord',
+  chat: 'channel',
+  guildId: 'g1',
+  channelId: 'c1',
+  channelName: 'general',
+  senderId: 'u1',
+  senderName: 'alice',
+  senderIsOwner: false,
+  spawnDepth: 0,
+  ...over,
+});

@@ -1,0 +1,123 @@
+import type { Database } from 'better-sqlite3';
+import type { Message } from '../models/types.js';
+import { Transcripts } from '../store/index.js';
+import type { TranscriptAppend, TranscriptEntry, TranscriptStore } from './types.js';
+
+interface Row {
+  id: number;
+  role: 'user' | 'assistant' | 'tool' | 'system';
+  tool: string | null;
+  tool_call_id: string | null;
+  content: string;
+  is_error: number;
+  created_at: number;
+}
+
+/** A compaction summary as stored in a `system` row. */
+interface SummaryContent {
+  type: 'summary';
+  text: string;
+  coversThroughSeq: number;
+}
+
+export const SUMMARY_PREFIX = '[Summary of the earlier conversation]';
+
+/** The user-side message a summary becomes in what the model sees. */
+export const summaryMessage = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text: `${SUMMARY_PREFIX}\n${text}` }] });
+
+/**
+ * The agent's transcript on the store's `transcript_entries` table: user and assistant
+ * messages as their content parts, tool results as `tool` rows, compaction summaries as
+ * `system` rows that say which entries they cover.
+ */
+export class SqliteTranscriptStore implements TranscriptStore {
+  private readonly transcripts: Transcripts;
+  private readonly lastSummary;
+  private readonly after;
+  private readonly page;
+  private readonly sessionList;
+
+  constructor(private readonly db: Database) {
+    this.transcripts = new Transcripts(db);
+    this.lastSummary = db.prepare(`SELECT * FROM transcript_entries WHERE session_key = ? AND role = 'system' ORDER BY id DESC LIMIT 1`);
+    this.after = db.prepare(`SELECT * FROM transcript_entries WHERE session_key = ? AND id > ? AND role != 'system' ORDER BY id`);
+    this.page = db.prepare(`SELECT * FROM transcript_entries WHERE session_key = ? AND id < ? ORDER BY id DESC LIMIT ?`);
+    this.sessionList = db.prepare(
+      `SELECT s.key AS sessionKey, s.updated_at AS updatedAt, (SELECT COUNT(*) FROM transcript_entries t WHERE t.session_key = s.key AND t.role != 'system') AS entries
+       FROM sessions s ORDER BY s.updated_at DESC`,
+    );
+  }
+
+  load(sessionKey: string): TranscriptEntry[] {
+    const summaryRow = this.lastSummary.get(sessionKey) as Row | undefined;
+    const summary = summaryRow ? toEntry(summaryRow) : undefined;
+    const rows = this.after.all(sessionKey, summary?.coversThroughSeq ?? 0) as Row[];
+    return [...(summary ? [summary] : []), ...rows.map(toEntry)];
+  }
+
+  append(sessionKey: string, entries: TranscriptAppend[]): TranscriptEntry[] {
+    const [, agentId = 'main', provider = 'unknown'] = sessionKey.split(':');
+    const now = Date.now();
+    return this.db.transaction(() => {
+      this.transcripts.ensureSession(sessionKey, agentId, provider, now);
+      return entries.map((entry) => {
+        const { message } = entry;
+        let seq: number;
+        if (entry.kind === 'summary') {
+          const text = message.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n');
+          const content: SummaryContent = {
+            type: 'summary',
+            text: text.startsWith(SUMMARY_PREFIX) ? text.slice(SUMMARY_PREFIX.length + 1) : text,
+            coversThroughSeq: entry.coversThroughSeq ?? 0,
+          };
+          seq = this.transcripts.append({ sessionKey, role: 'system', content, createdAt: now });
+        } else if (message.role === 'toolResult') {
+          seq = this.transcripts.append({
+            sessionKey,
+            role: 'tool',
+            tool: message.toolName,
+            toolCallId: message.toolCallId,
+            content: message.content,
+            isError: message.isError,
+            createdAt: now,
+          });
+        } else {
+          seq = this.transcripts.append({ sessionKey, role: message.role, content: message.content, createdAt: now });
+        }
+        return { ...entry, seq, createdAt: now };
+      });
+    })();
+  }
+
+  history(sessionKey: string, options: { limit: number; beforeSeq?: number | undefined }): TranscriptEntry[] {
+    const rows = this.page.all(sessionKey, options.beforeSeq ?? Number.MAX_SAFE_INTEGER, options.limit) as Row[];
+    return rows.reverse().map(toEntry);
+  }
+
+  sessions(): Array<{ sessionKey: string; entries: number; updatedAt: number }> {
+    return this.sessionList.all() as Array<{ sessionKey: string; entries: number; updatedAt: number }>;
+  }
+}
+
+function toEntry(row: Row): TranscriptEntry {
+  const content = JSON.parse(row.content) as unknown;
+  const base = { seq: row.id, createdAt: row.created_at };
+  if (row.role === 'system') {
+    const summary = content as SummaryContent;
+    return { ...base, kind: 'summary', coversThroughSeq: summary.coversThroughSeq, message: summaryMessage(summary.text) };
+  }
+  if (row.role === 'tool') {
+    return {
+      ...base,
+      kind: 'message',
+      message: {
+        role: 'toolResult',
+        toolCallId: row.tool_call_id ?? '',
+        toolName: row.tool ?? '',
+        content: content as Extract<Message, { role: 'toolResult' }>['content'],
+        isError: row.is_error === 1,
+      },
+    };
+  }
+  return { ...base, kind: 'message', message: { role: row.role, content } as Message };
+}

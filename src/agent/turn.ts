@@ -1,0 +1,225 @@
+import { log } from '../log.js';
+import { projectTools, type ProjectionResult } from '../models/projection/index.js';
+import { describeModelFailure, RetriesExhaustedError, withRetry } from '../models/retry.js';
+import { modelRefForAgent, type ModelSettings } from '../models/settings.js';
+import { isAbortError, ModelCallError, type Message, type ModelProvider, type ToolCallPart, type UserMessage } from '../models/types.js';
+import { wrapUntrusted } from '../tools/core/fs/untrusted.js';
+import { chooseCut, summarize } from './compaction.js';
+import { perResultCapChars, pruneToolResults, requestTokens } from './context-budget.js';
+import { buildSystemPrompt } from './system-prompt.js';
+import { runToolCalls } from './tool-calls.js';
+import { summaryMessage } from './transcript.js';
+import type { AgentDeps, TranscriptEntry, TurnInput, TurnOutcome, TurnRequest } from './types.js';
+
+export const NO_MODEL_MESSAGE =
+  'No model is configured. Set models.default (for example "anthropic/claude-sonnet-4-5") in the config and the provider\'s API key in the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY).';
+
+/** Compaction starts when the request would fill this share of the window (minus the reply). */
+const COMPACT_AT = 0.75;
+/** How much recent conversation survives a compaction verbatim. */
+const KEEP_AFTER_COMPACTION = 0.25;
+const DEFAULT_TOOL_CONCURRENCY = 4;
+
+/** The user's message as the model sees it; relayed text from others is wrapped as untrusted. */
+export function inputMessage(input: TurnInput, chat: string): UserMessage {
+  const relayed = input.origin !== undefined && input.origin !== 'user';
+  const text = relayed
+    ? wrapUntrusted(`${input.origin}:${input.senderName ?? 'unknown'}`, input.text)
+    : chat !== 'dm' && input.senderName
+      ? `${input.senderName}: ${input.text}`
+      : input.text;
+  return { role: 'user', content: [{ type: 'text', text }, ...(input.images ?? [])] };
+}
+
+const textOf = (m: Message) => m.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
+const isContextOverflow = (err: ModelCallError) =>
+  err.kind === 'badRequest' && /context|too long|too many tokens|maximum.*tokens|exceeds.*tokens/i.test(err.message);
+
+interface TurnState {
+  entries: TranscriptEntry[];
+  usage: { inputTokens: number; outputTokens: number };
+  rounds: number;
+  lastText: string;
+}
+
+/** One turn: model ↔ tools until the model answers, the rounds run out, or the turn is stopped. */
+export async function runTurn(deps: AgentDeps, request: TurnRequest): Promise<TurnOutcome> {
+  const { config, transcripts } = deps;
+  const { sessionKey, signal } = request;
+  const state: TurnState = { entries: [], usage: { inputTokens: 0, outputTokens: 0 }, rounds: 0, lastText: '' };
+  const ended = (status: 'completed' | 'aborted', reply: string): TurnOutcome => ({ status, reply, rounds: state.rounds, usage: state.usage });
+  const failed = (kind: 'model' | 'config' | 'tools' | 'rounds', message: string, reply: string): TurnOutcome => ({
+    status: 'failed',
+    reply,
+    rounds: state.rounds,
+    usage: state.usage,
+    error: { kind, message },
+  });
+
+  const ref = request.turn.model ?? modelRefForAgent(config, request.turn.agentId);
+  if (!ref) return failed('config', NO_MODEL_MESSAGE, `⚠️ ${NO_MODEL_MESSAGE}`);
+  const resolved = deps.models(ref);
+  if (!resolved.ok) return failed('config', resolved.message, `⚠️ ${resolved.message}`);
+  const { provider, settings } = resolved;
+  const turn = { ...request.turn, model: ref };
+
+  const surface = await deps.tools.surface(turn, sessionKey);
+  if (!surface.ok) return failed('tools', surface.message, `⚠️ ${surface.message}`);
+  const projection = projectTools(surface.tools, {
+    api: settings.api,
+    provider: settings.provider,
+    model: settings.model,
+    unsupportedKeywords: settings.unsupportedSchemaKeywords,
+  });
+  for (const d of projection.diagnostics) (d.kind === 'omitted' ? log.warn : log.debug).call(log, { sessionKey, tool: d.tool }, d.message);
+
+  const system = buildSystemPrompt({
+    config,
+    turn,
+    skillsCatalog: deps.skillsCatalog?.(turn, sessionKey) ?? '',
+    toolNames: projection.tools.map((t) => t.name),
+  });
+
+  state.entries = [...transcripts.load(sessionKey), ...transcripts.append(sessionKey, [{ kind: 'message', message: inputMessage(request.input, turn.chat) }])];
+  const budget = Math.max(1_000, settings.contextWindow - settings.maxOutputTokens);
+  const maxRounds = config.agents.defaults.maxToolRounds;
+  let forceCompaction = false;
+  let partial = '';
+
+  for (let round = 1; ; round++) {
+    if (signal.aborted) return ended('aborted', state.lastText);
+    try {
+      state.entries = await fitContext(state.entries, { deps, sessionKey, provider, settings, system, projection, budget, force: forceCompaction, signal, onEvent: request.onEvent });
+    } catch (err) {
+      if (isAbortError(err) || signal.aborted) return ended('aborted', state.lastText);
+      throw err;
+    }
+    const sent = state.entries.map((e) => e.message);
+    const messages = pruneToolResults(sent, requestTokens(system, projection.tools, sent), budget);
+
+    request.onEvent?.({ type: 'modelCall', round });
+    partial = '';
+    let response;
+    try {
+      response = await withRetry(
+        settings.retry,
+        signal,
+        () =>
+          provider.complete(
+            {
+              model: settings.model,
+              system,
+              messages,
+              tools: projection.tools,
+              maxOutputTokens: settings.maxOutputTokens,
+              onTextDelta: (delta) => {
+                partial += delta;
+                request.onTextDelta?.(delta);
+              },
+            },
+            signal,
+          ),
+        { onRetry: ({ attempt, delayMs, error }) => request.onEvent?.({ type: 'retry', attempt, delayMs, reason: error.message }) },
+      );
+    } catch (err) {
+      if (isAbortError(err) || signal.aborted) return ended('aborted', partial || state.lastText);
+      if (err instanceof RetriesExhaustedError) {
+        if (!forceCompaction && isContextOverflow(err.last)) {
+          log.warn({ sessionKey, error: err.message }, 'model reports context overflow; compacting');
+          forceCompaction = true;
+          round--;
+          continue;
+        }
+        const reply = describeModelFailure(ref, err);
+        return failed('model', err.message, partial || state.lastText ? `${partial || state.lastText}\n\n${reply}` : reply);
+      }
+      throw err;
+    }
+    forceCompaction = false;
+    state.rounds = round;
+    state.usage.inputTokens += response.usage.inputTokens;
+    state.usage.outputTokens += response.usage.outputTokens;
+    state.entries.push(...transcripts.append(sessionKey, [{ kind: 'message', message: response.message }]));
+    const text = textOf(response.message);
+    if (text.trim()) state.lastText = text;
+
+    const calls = response.message.content.filter((p): p is ToolCallPart => p.type === 'toolCall');
+    if (calls.length === 0) return ended('completed', text.trim() ? text : state.lastText);
+
+    if (round > maxRounds) {
+      const note = `Not run: this turn reached its limit of ${maxRounds} tool rounds (agents.defaults.maxToolRounds).`;
+      state.entries.push(
+        ...transcripts.append(
+          sessionKey,
+          calls.map((c) => ({ kind: 'message' as const, message: { role: 'toolResult' as const, toolCallId: c.id, toolName: c.name, content: [{ type: 'text' as const, text: note }], isError: true } })),
+        ),
+      );
+      const notice = `⚠️ I stopped after ${maxRounds} rounds of tool calls without a final answer. Ask me to continue if you want me to go on.`;
+      return failed('rounds', note, state.lastText ? `${state.lastText}\n\n${notice}` : notice);
+    }
+
+    const results = await runToolCalls(calls, {
+      executor: deps.tools,
+      sessionKey,
+      turn,
+      signal,
+      idByWireName: projection.idByWireName,
+      concurrency: deps.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY,
+      resultCapChars: perResultCapChars(settings.contextWindow),
+      onStart: (call, id) => request.onEvent?.({ type: 'toolCall', round, tool: id, toolCallId: call.id }),
+      onDone: (call, result) => request.onEvent?.({ type: 'toolResult', round, tool: call.name, toolCallId: call.id, isError: result.isError }),
+    });
+    // Every call gets its result persisted, stopped or not, so the transcript stays valid for the next turn.
+    state.entries.push(...transcripts.append(sessionKey, results.map((message) => ({ kind: 'message' as const, message }))));
+    if (signal.aborted) return ended('aborted', state.lastText);
+  }
+}
+
+interface FitOptions {
+  deps: AgentDeps;
+  sessionKey: string;
+  provider: ModelProvider;
+  settings: ModelSettings;
+  system: string;
+  projection: ProjectionResult;
+  budget: number;
+  force: boolean;
+  signal: AbortSignal;
+  onEvent: TurnRequest['onEvent'];
+}
+
+/**
+ * Compacts before the window is exceeded: when the request would pass 75% of the budget
+ * (or the provider said it overflowed), older entries are folded into a model-written
+ * summary that is persisted; the newest quarter of the budget stays verbatim.
+ */
+async function fitContext(entries: TranscriptEntry[], o: FitOptions): Promise<TranscriptEntry[]> {
+  const used = requestTokens(o.system, o.projection.tools, entries.map((e) => e.message));
+  if (!o.force && used <= o.budget * COMPACT_AT) return entries;
+  const fixed = requestTokens(o.system, o.projection.tools, []);
+  const keep = Math.max(0, o.budget * KEEP_AFTER_COMPACTION - fixed);
+  const cut = chooseCut(entries, keep);
+  const folded = entries.slice(0, cut).filter((e) => e.kind === 'message');
+  if (cut === 0 || folded.length === 0) return entries;
+  const coversThroughSeq = Math.max(...folded.map((e) => e.seq));
+  let text: string;
+  try {
+    text = await summarize(entries.slice(0, cut), {
+      provider: o.provider,
+      model: o.settings.model,
+      retry: o.settings.retry,
+      signal: o.signal,
+      chunkTokens: Math.floor(o.budget * 0.5),
+      maxOutputTokens: o.settings.maxOutputTokens,
+    });
+  } catch (err) {
+    if (isAbortError(err) || o.signal.aborted) throw err;
+    // Without a summary the turn still has to fit: the folded entries go, and the model is told so.
+    log.warn({ sessionKey: o.sessionKey, err: (err as Error).message }, 'compaction summary failed; dropping older messages');
+    text = `(${folded.length} earlier messages were removed to fit the context window; they could not be summarised: ${(err as Error).message})`;
+  }
+  const [summary] = o.deps.transcripts.append(o.sessionKey, [{ kind: 'summary', message: summaryMessage(text), coversThroughSeq }]);
+  o.onEvent?.({ type: 'compacted', removedMessages: folded.length });
+  log.info({ sessionKey: o.sessionKey, folded: folded.length, kept: entries.length - cut }, 'transcript compacted');
+  return [summary!, ...entries.slice(cut)];
+}
