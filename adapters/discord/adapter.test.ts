@@ -70,9 +70,9 @@ describe('Discord adapter: connection and inbound messages', () => {
     expect(inbound[0]!.threadId).toBeUndefined();
   });
 
-  it('marks a mention of the bot and strips it from the text', async () => {
+  it('marks a mention of the bot', async () => {
     fake.userMessage({ author: alice, channelId: DEV, content: `<@${fake.bot.id}> /exec ls -la` });
-    expect(await nextInbound()).toMatchObject({ mentionsBot: true, text: '/exec ls -la', channelName: 'dev' });
+    expect(await nextInbound()).toMatchObject({ mentionsBot: true, text: `<@${fake.bot.id}> /exec ls -la`, channelName: 'dev' });
   });
 
   it('gives a thread message its parent channel id and name', async () => {

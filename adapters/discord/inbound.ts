@@ -1,11 +1,6 @@
 import type { Message } from 'discord.js';
 import type { InboundMessage } from '../../src/gateway/types.js';
 
-/** Removes the bot's own mention (`<@id>` or the legacy `<@!id>`) so commands read plainly. */
-export function stripBotMention(text: string, botId: string): string {
-  return text.replace(new RegExp(`<@!?${botId}>`, 'g'), ' ').replace(/\s{2,}/g, ' ').trim();
-}
-
 /**
  * Normalises a discord.js message, or returns undefined for messages Warden must not answer:
  * its own, other bots' (two bots answering each other never stop) and system messages.
@@ -20,7 +15,8 @@ export async function inboundFromDiscord(message: Message, botId: string): Promi
     provider: 'discord' as const,
     senderId: message.author.id,
     senderName: message.author.globalName ?? message.author.username,
-    text: stripBotMention(message.content, botId),
+    // Raw text: the router strips the leading mention, so a mention mid-sentence keeps its place.
+    text: message.content,
     mentionsBot: message.mentions.users.has(botId),
     messageId: message.id,
     receivedAt: message.createdTimestamp,

@@ -34,6 +34,8 @@ export const slackConfig = z.strictObject({
   apiUrl: z.url().optional(),
   /** HTTP receiver port when signingSecret is set. */
   port: z.number().int().min(0).max(65535).default(3001),
+  /** HTTP receiver address; loopback unless set, for a reverse proxy in front (0.0.0.0 to expose it). */
+  host: z.string().min(1).default('127.0.0.1'),
   requireMention: z.boolean().default(true),
   channels: z.record(z.string(), slackChannelScope).default({}),
 });

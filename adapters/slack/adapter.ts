@@ -1,0 +1,262 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { App, LogLevel, SocketModeReceiver, type AllMiddlewareArgs, type BlockAction, type ButtonAction, type Logger, type SlackActionMiddlewareArgs } from '@slack/bolt';
+import type { WebClient } from '@slack/web-api';
+import type { ApprovalRequest } from '../../src/approvals/types.js';
+import { ConfigError } from '../../src/config/errors.js';
+import type { SlackConfig } from '../../src/config/schema/channels.js';
+import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
+import { log } from '../../src/log.js';
+import { cardDestinations, type AdapterDeps } from '../common/adapter-deps.js';
+import { alreadyResolvedText, CLICK_FAILED_TEXT, decodeApprovalAction, INVALID_ACTION_TEXT, NOT_APPROVER_TEXT, NOT_FOUND_TEXT } from '../common/approval-card.js';
+import { memoryCardStore, type CardRef } from '../common/card-store.js';
+import { chunkText } from '../common/chunk-text.js';
+import { RecentIds } from '../common/recent-ids.js';
+import { APPROVAL_ACTION_PATTERN, escapeMrkdwn, mention, slackCard } from './card.js';
+import { inboundFromSlack, type SlackMessageEvent } from './inbound.js';
+
+/** Slack accepts 40,000 characters of text but renders long posts poorly; 3,000 is one section. */
+export const SLACK_CHUNK = 3_000;
+/** Replies longer than this go out as a file with a short note. */
+export const SLACK_LONG_REPLY = 12_000;
+
+export interface SlackAdapter extends ChatAdapter {
+  readonly provider: 'slack';
+  readonly mode: 'http' | 'socket';
+  /** The Events API / interactivity URL once started in HTTP mode. */
+  readonly eventsUrl: string | undefined;
+}
+
+/** Bolt logs through pino, so its warnings (bad signatures, stale requests) land in the same stream. */
+function boltLogger(): Logger {
+  const logger = log.child({ adapter: 'slack', component: 'bolt' });
+  let level = LogLevel.INFO;
+  const line = (args: unknown[]) => args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' ');
+  return {
+    debug: (...args) => logger.debug(line(args)),
+    info: (...args) => logger.info(line(args)),
+    warn: (...args) => logger.warn(line(args)),
+    error: (...args) => logger.error(line(args)),
+    setLevel: (l) => void (level = l),
+    getLevel: () => level,
+    setName: () => undefined,
+  };
+}
+
+/**
+ * The Slack adapter on Bolt: the HTTP receiver (signing secret) or Socket Mode (app token).
+ * Bolt verifies signatures and timestamps and drops the bot's own messages; this adapter adds
+ * what Bolt leaves to apps: processing a redelivered event once, keeping replies in their
+ * thread and within Slack's limits, and the approval card with its buttons.
+ */
+export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): SlackAdapter {
+  const problems = [];
+  if (!config.botToken) problems.push({ path: 'channels.slack.botToken', message: 'required to start the Slack adapter' });
+  if (!config.appToken && !config.signingSecret) {
+    problems.push({ path: 'channels.slack.signingSecret', message: 'set signingSecret (HTTP events) or appToken (Socket Mode)' });
+  }
+  if (problems.length > 0) throw new ConfigError(undefined, problems);
+  const mode = config.appToken ? 'socket' : 'http';
+  const cards = deps.cards ?? memoryCardStore();
+  const logger = log.child({ adapter: 'slack' });
+  const seenEvents = new RecentIds();
+  // A mention in a channel arrives twice, as `message` and as `app_mention`: one turn, not two.
+  const seenMessages = new RecentIds();
+  const channelNames = new Map<string, string | undefined>();
+  const dmChannels = new Map<string, string>();
+  let app: App | undefined;
+  let socketReceiver: SocketModeReceiver | undefined;
+  let server: Server | undefined;
+  let botUserId: string | undefined;
+
+  const clientOptions = { ...(config.apiUrl ? { slackApiUrl: config.apiUrl } : {}) };
+
+  const web = (): WebClient => {
+    if (!app) throw new Error('the Slack adapter is not started');
+    return app.client;
+  };
+
+  async function channelName(client: WebClient, channel: string): Promise<string | undefined> {
+    if (channelNames.has(channel)) return channelNames.get(channel);
+    let name: string | undefined;
+    try {
+      const info = await client.conversations.info({ channel });
+      name = info.channel?.name;
+    } catch (err) {
+      logger.debug({ err, channel }, 'no channel name');
+    }
+    channelNames.set(channel, name);
+    return name;
+  }
+
+  async function dmChannelOf(userId: string): Promise<string> {
+    const known = dmChannels.get(userId);
+    if (known) return known;
+    const opened = await web().conversations.open({ users: userId });
+    const id = opened.channel?.id;
+    if (!id) throw new Error(`Slack did not open a DM with ${userId}`);
+    dmChannels.set(userId, id);
+    return id;
+  }
+
+  async function upload(channel: string, threadTs: string | undefined, file: { name: string; content: string }, comment?: string) {
+    const common = { file: Buffer.from(file.content, 'utf8'), filename: file.name, ...(comment ? { initial_comment: comment } : {}) };
+    await web().files.uploadV2(threadTs ? { ...common, channel_id: channel, thread_ts: threadTs } : { ...common, channel_id: channel });
+  }
+
+  async function send(target: ReplyTarget, message: OutboundMessage): Promise<void> {
+    const channel = target.dmUserId ? await dmChannelOf(target.dmUserId) : target.channelId;
+    const thread = target.dmUserId ? undefined : target.threadId;
+    let text = message.text;
+    let file = message.attachment;
+    if (!file && text.length > SLACK_LONG_REPLY) {
+      file = { name: 'reply.md', content: text };
+      text = '';
+      await upload(channel, thread, file, `The reply is ${message.text.length.toLocaleString('en-US')} characters, so it is attached as reply.md.`);
+      return;
+    }
+    for (const chunk of chunkText(text, SLACK_CHUNK)) {
+      await web().chat.postMessage({ channel, text: chunk, ...(thread ? { thread_ts: thread } : {}) });
+    }
+    if (file) await upload(channel, thread, file);
+  }
+
+  async function show(request: ApprovalRequest): Promise<void> {
+    const card = slackCard(request);
+    const dest = cardDestinations(request, 'slack', deps);
+    let posted = 0;
+    let firstError: unknown;
+    const deliver = async (channel: string | Promise<string>, threadTs?: string) => {
+      try {
+        const id = await channel;
+        const res = await web().chat.postMessage({ channel: id, text: card.text, blocks: card.blocks, ...(threadTs ? { thread_ts: threadTs } : {}) });
+        if (!res.ts) throw new Error('chat.postMessage returned no ts');
+        await cards.add(request.id, { channelId: id, messageId: res.ts });
+        posted++;
+        if (card.fullText) {
+          // The full command, in the card's thread: a card never hides part of what will run.
+          for (const chunk of chunkText(`\`\`\`\n${escapeMrkdwn(card.fullText)}\n\`\`\``, SLACK_CHUNK)) {
+            await web().chat.postMessage({ channel: id, text: chunk, thread_ts: res.ts });
+          }
+        }
+      } catch (err) {
+        firstError ??= err;
+        logger.warn({ err, approvalId: request.id }, 'could not post an approval card');
+      }
+    };
+    if (dest.channel) await deliver(dest.channel.channelId, dest.channel.threadId);
+    for (const userId of dest.dmUserIds) await deliver(dmChannelOf(userId));
+    if (posted === 0) throw new Error(`approval ${request.id}: no card could be posted on Slack`, { cause: firstError });
+  }
+
+  /** Edits every copy of the card, plus `clicked` if the store does not know it (a restart). */
+  async function update(request: ApprovalRequest, clicked?: CardRef): Promise<void> {
+    const { text, blocks } = slackCard(request);
+    const refs = [...(await cards.get(request.id))];
+    if (clicked && !refs.some((r) => r.channelId === clicked.channelId && r.messageId === clicked.messageId)) refs.push(clicked);
+    for (const ref of refs) {
+      try {
+        await web().chat.update({ channel: ref.channelId, ts: ref.messageId, text, blocks });
+      } catch (err) {
+        logger.warn({ err, approvalId: request.id, ref }, 'could not update an approval card');
+      }
+    }
+  }
+
+  async function onClick({ ack, body, action, client }: SlackActionMiddlewareArgs<BlockAction<ButtonAction>> & AllMiddlewareArgs): Promise<void> {
+    // Slack wants the acknowledgement within 3 s, before the router's slower work.
+    await ack();
+    const channel = body.channel?.id ?? body.container?.channel_id;
+    const userId = body.user.id;
+    const ephemeral = async (text: string) => {
+      if (channel) await client.chat.postEphemeral({ channel, user: userId, text });
+    };
+    const decoded = decodeApprovalAction(action.value ?? '');
+    if (!decoded) return ephemeral(INVALID_ACTION_TEXT);
+    let outcome: ClickOutcome;
+    try {
+      outcome = await deps.onApprovalClick({ ...decoded, userId });
+    } catch (err) {
+      logger.error({ err, approvalId: decoded.approvalId }, 'the router failed to take an approval click');
+      return ephemeral(CLICK_FAILED_TEXT);
+    }
+    const clicked = channel && body.message?.ts ? { channelId: channel, messageId: body.message.ts } : undefined;
+    switch (outcome.kind) {
+      case 'not-approver':
+        return ephemeral(NOT_APPROVER_TEXT);
+      case 'not-found':
+        return ephemeral(NOT_FOUND_TEXT);
+      case 'already-resolved':
+        await ephemeral(alreadyResolvedText(outcome.request, mention));
+        return update(outcome.request, clicked);
+      case 'resolved':
+        return update(outcome.request, clicked);
+    }
+  }
+
+  function build(onMessage: (message: InboundMessage) => Promise<void>): App {
+    const common = { token: config.botToken!, logger: boltLogger(), clientOptions };
+    if (mode === 'socket') {
+      socketReceiver = new SocketModeReceiver({ appToken: config.appToken!, logger: common.logger, installerOptions: { clientOptions } });
+      app = new App({ ...common, receiver: socketReceiver, socketMode: true });
+    } else {
+      app = new App({ ...common, signingSecret: config.signingSecret! });
+    }
+    const a = app;
+    // Slack redelivers an event (same event_id) when the first delivery was not acknowledged in time.
+    a.use(async ({ body, next, context }) => {
+      const eventId = (body as { event_id?: unknown }).event_id;
+      if (typeof eventId === 'string' && !seenEvents.firstTime(eventId)) {
+        logger.info({ eventId, retryNum: context.retryNum }, 'redelivered event skipped');
+        return;
+      }
+      await next();
+    });
+    const handle = async (event: SlackMessageEvent, teamId: string | undefined, client: WebClient, userId: string | undefined) => {
+      botUserId ??= userId;
+      if (!seenMessages.firstTime(`${event.channel}:${event.ts}`)) return;
+      const isDm = event.channel_type === 'im';
+      const inbound = inboundFromSlack(event, { teamId, botUserId, channelName: isDm ? undefined : await channelName(client, event.channel) });
+      if (!inbound) return;
+      // Not awaited: the turn may take minutes, and the listener must not hold Bolt's ack path.
+      onMessage(inbound).catch((err: unknown) => logger.error({ err, ts: event.ts }, 'inbound message failed'));
+    };
+    a.message(async ({ message, body, client, context }) => handle(message as SlackMessageEvent, (body as { team_id?: string }).team_id, client, context.botUserId));
+    a.event('app_mention', async ({ event, body, client, context }) => handle(event as SlackMessageEvent, body.team_id, client, context.botUserId));
+    a.action<BlockAction<ButtonAction>>(APPROVAL_ACTION_PATTERN, onClick);
+    a.error(async (err) => void logger.error({ err }, 'slack app error'));
+    return a;
+  }
+
+  return {
+    provider: 'slack',
+    mode,
+    get eventsUrl() {
+      const address = server?.address() as AddressInfo | null | undefined;
+      return address ? `http://${address.address}:${address.port}/slack/events` : undefined;
+    },
+    async start(onMessage) {
+      if (app) throw new Error('the Slack adapter is already started');
+      const a = build(onMessage);
+      if (mode === 'socket') await a.start();
+      else server = (await a.start({ port: config.port, host: config.host })) as Server;
+      logger.info({ mode, url: server ? (server.address() as AddressInfo).port : undefined }, 'slack adapter ready');
+    },
+    send,
+    // Slack offers bot tokens no typing indicator outside assistant threads; nothing to show.
+    typing: () => () => undefined,
+    approvals: { provider: 'slack', show, update: (request) => update(request) },
+    async stop() {
+      const a = app;
+      if (!a) return;
+      const socket = socketReceiver?.client;
+      // Wait for the socket's close handshake, or the process lingers on a half-closed socket.
+      const disconnected = socket ? new Promise<void>((resolve) => socket.once('disconnected', () => resolve())) : undefined;
+      await a.stop();
+      await disconnected;
+      app = undefined;
+      server = undefined;
+      socketReceiver = undefined;
+    },
+  };
+}

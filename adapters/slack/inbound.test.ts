@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { inboundFromSlack, type SlackMessageEvent } from './inbound.js';
+
+const context = { teamId: 'T1', botUserId: 'UBOT', channelName: 'general' };
+const base: SlackMessageEvent = { type: 'message', channel: 'C1', channel_type: 'channel', user: 'UA', text: 'hi', ts: '1700000001.000100' };
+
+describe('inboundFromSlack', () => {
+  it.each([
+    { name: 'channel message', event: base, expected: { chatType: 'channel', channelId: 'C1', channelName: 'general', threadId: undefined, mentionsBot: false } },
+    { name: 'DM', event: { ...base, channel: 'D1', channel_type: 'im' }, expected: { chatType: 'dm', channelId: 'D1', channelName: undefined } },
+    { name: 'thread reply', event: { ...base, thread_ts: '1700000000.000001' }, expected: { chatType: 'thread', threadId: '1700000000.000001' } },
+    { name: 'thread root (thread_ts = ts)', event: { ...base, thread_ts: base.ts }, expected: { chatType: 'channel', threadId: undefined } },
+    { name: 'mention in text', event: { ...base, text: '<@UBOT> run it' }, expected: { mentionsBot: true, text: '<@UBOT> run it' } },
+    { name: 'app_mention', event: { ...base, type: 'app_mention', channel_type: undefined }, expected: { mentionsBot: true, chatType: 'channel' } },
+    { name: 'thread broadcast', event: { ...base, subtype: 'thread_broadcast' }, expected: { chatType: 'channel' } },
+  ])('$name', ({ event, expected }) => {
+    expect(inboundFromSlack(event, context)).toMatchObject({ provider: 'slack', guildId: 'T1', senderId: 'UA', messageId: base.ts, receivedAt: 1_700_000_001_000, ...expected });
+  });
+
+  it.each([
+    { name: 'its own message', event: { ...base, user: 'UBOT' } },
+    { name: 'another bot', event: { ...base, bot_id: 'B9' } },
+    { name: 'an edit', event: { ...base, subtype: 'message_changed' } },
+    { name: 'a join', event: { ...base, subtype: 'channel_join' } },
+    { name: 'no user', event: { ...base, user: undefined } },
+  ])('ignores $name', ({ event }) => {
+    expect(inboundFromSlack(event, context)).toBeUndefined();
+  });
+});

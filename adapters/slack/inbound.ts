@@ -1,0 +1,47 @@
+import type { InboundMessage } from '../../src/gateway/types.js';
+
+/** The fields of a Slack `message` or `app_mention` event the adapter reads. */
+export interface SlackMessageEvent {
+  type: string;
+  subtype?: string | undefined;
+  channel: string;
+  channel_type?: string | undefined;
+  user?: string | undefined;
+  bot_id?: string | undefined;
+  text?: string | undefined;
+  ts: string;
+  thread_ts?: string | undefined;
+  team?: string | undefined;
+}
+
+/** Subtypes that are a person writing; edits, deletions, joins and bot posts are not. */
+const USER_SUBTYPES = new Set([undefined, 'thread_broadcast', 'file_share']);
+
+/**
+ * Normalises a Slack event, or returns undefined for one Warden must not answer (another bot,
+ * an edit, a join). A reply in a thread keeps the thread's root `ts` as `threadId`, so the
+ * answer goes back into the thread.
+ */
+export function inboundFromSlack(
+  event: SlackMessageEvent,
+  context: { teamId?: string | undefined; botUserId?: string | undefined; channelName?: string | undefined },
+): InboundMessage | undefined {
+  if (!USER_SUBTYPES.has(event.subtype) || event.bot_id || !event.user) return undefined;
+  if (context.botUserId && event.user === context.botUserId) return undefined;
+  const text = event.text ?? '';
+  const isDm = event.channel_type === 'im' || (event.channel_type === undefined && event.channel.startsWith('D'));
+  const inThread = event.thread_ts !== undefined && event.thread_ts !== event.ts;
+  return {
+    provider: 'slack',
+    chatType: isDm ? 'dm' : inThread ? 'thread' : 'channel',
+    guildId: context.teamId ?? event.team,
+    channelId: event.channel,
+    channelName: isDm ? undefined : context.channelName,
+    threadId: inThread ? event.thread_ts : undefined,
+    senderId: event.user,
+    text,
+    mentionsBot: event.type === 'app_mention' || (context.botUserId !== undefined && text.includes(`<@${context.botUserId}>`)),
+    messageId: event.ts,
+    receivedAt: Math.round(Number.parseFloat(event.ts) * 1000),
+  };
+}

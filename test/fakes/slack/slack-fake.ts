@@ -1,0 +1,296 @@
+import { createHmac } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { parseBody, readBody, RequestLog, sendJson, type RecordedRequest, type RouteOverride } from '../recorder.js';
+
+export interface SlackFakeOptions {
+  teamId?: string;
+  /** Channel ids to names, for `conversations.info`. */
+  channels?: Record<string, string>;
+  bot?: { userId: string; botId: string };
+}
+
+/** A message the app posted (or updated), as the fake keeps it. */
+export interface SlackMessage {
+  channel: string;
+  ts: string;
+  text: string;
+  blocks?: any[];
+  thread_ts?: string;
+}
+
+/** A frame a Socket Mode client sent (acknowledgements carry `envelope_id`). */
+export interface SocketFrame {
+  envelope_id?: string;
+  payload?: unknown;
+  at: number;
+}
+
+export const TEAM_ID = 'T0000FAKE';
+export const APP_ID = 'A0000FAKE';
+const TEXT_LIMIT = 40_000;
+const SECTION_TEXT_LIMIT = 3_000;
+
+/**
+ * A loopback Slack: the Web API under `/api/<method>` (form or JSON bodies, Bearer auth),
+ * a `response_url` sink, the external file-upload step, Socket Mode on `/link/`, and a sender
+ * of signed Events API and interactivity requests for an app's HTTP receiver. Enforces the
+ * limits Slack enforces (text 40,000, section text 3,000) and records every request.
+ */
+export class SlackFake {
+  readonly requests = new RequestLog<RecordedRequest>();
+  readonly socketFrames = new RequestLog<SocketFrame>();
+  readonly messages = new Map<string, SlackMessage>();
+  readonly teamId: string;
+  readonly bot: { userId: string; botId: string };
+  readonly channels: Record<string, string>;
+  readonly uploads = new Map<string, { filename: string; content: string }>();
+  private readonly overrides: Array<{ match: (r: RecordedRequest) => boolean; handle: RouteOverride }> = [];
+  private readonly server = createServer((req, res) => void this.handleHttp(req, res));
+  private readonly wss = new WebSocketServer({ server: this.server });
+  private readonly sockets = new Set<WebSocket>();
+  private counter = 0;
+  private tsCounter = 0;
+
+  constructor(options: SlackFakeOptions = {}) {
+    this.teamId = options.teamId ?? TEAM_ID;
+    this.bot = options.bot ?? { userId: 'UBOT00001', botId: 'BBOT00001' };
+    this.channels = options.channels ?? { C0000GEN: 'general', C0000DEV: 'dev' };
+    this.wss.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+      socket.on('message', (data) => this.socketFrames.add({ ...(JSON.parse(String(data)) as object), at: Date.now() }));
+      socket.send(JSON.stringify({ type: 'hello', num_connections: 1, debug_info: { host: 'fake' }, connection_info: { app_id: APP_ID } }));
+    });
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** What `channels.slack.apiUrl` should be set to. */
+  get apiUrl(): string {
+    return `http://127.0.0.1:${this.port}/api/`;
+  }
+
+  listen(): Promise<this> {
+    return new Promise((resolve) => this.server.listen(0, '127.0.0.1', () => resolve(this)));
+  }
+
+  override(match: (r: RecordedRequest) => boolean, handle: RouteOverride): void {
+    this.overrides.unshift({ match, handle });
+  }
+
+  /** Recorded Web API calls of one method. */
+  calls(method: string): RecordedRequest[] {
+    return this.requests.filter((r) => r.path === `/api/${method}`);
+  }
+
+  waitForCall(method: string, predicate: (body: any) => boolean = () => true, ms?: number): Promise<RecordedRequest> {
+    return this.requests.waitFor((r) => r.path === `/api/${method}` && predicate(r.body), ms, method);
+  }
+
+  /** Slack message timestamps: unique, increasing, in Slack's `seconds.micro` form. */
+  nextTs(): string {
+    this.tsCounter++;
+    return `${1_700_000_000 + this.tsCounter}.${String(this.tsCounter).padStart(6, '0')}`;
+  }
+
+  nextEventId(): string {
+    return `Ev${String(++this.counter).padStart(8, '0')}`;
+  }
+
+  // ---- building what Slack sends to an app ----
+
+  /** An `event_callback` envelope around an event. */
+  envelope(event: Record<string, unknown>, eventId = this.nextEventId()): Record<string, unknown> {
+    return {
+      token: 'legacy',
+      team_id: this.teamId,
+      api_app_id: APP_ID,
+      type: 'event_callback',
+      event_id: eventId,
+      event_time: Math.floor(Date.now() / 1000),
+      authorizations: [{ enterprise_id: null, team_id: this.teamId, user_id: this.bot.userId, is_bot: true, is_enterprise_install: false }],
+      is_ext_shared_channel: false,
+      event,
+    };
+  }
+
+  /** A user's message event: in a channel, a DM (`D…` channel) or a thread (`threadTs`). */
+  messageEvent(input: { user: string; text: string; channel: string; threadTs?: string; type?: 'message' | 'app_mention'; ts?: string; extra?: Record<string, unknown> }): Record<string, unknown> {
+    const ts = input.ts ?? this.nextTs();
+    const dm = input.channel.startsWith('D');
+    return {
+      type: input.type ?? 'message',
+      channel: input.channel,
+      ...(input.type === 'app_mention' ? {} : { channel_type: dm ? 'im' : 'channel' }),
+      user: input.user,
+      text: input.text,
+      ts,
+      event_ts: ts,
+      team: this.teamId,
+      ...(input.threadTs ? { thread_ts: input.threadTs } : {}),
+      ...input.extra,
+    };
+  }
+
+  /** A `block_actions` payload for a click on a button of a message the app posted. */
+  blockActions(input: { message: SlackMessage; actionId: string; value: string; user: string }): Record<string, unknown> {
+    const id = ++this.counter;
+    return {
+      type: 'block_actions',
+      api_app_id: APP_ID,
+      token: 'legacy',
+      trigger_id: `${id}.222.fake`,
+      user: { id: input.user, username: input.user.toLowerCase(), name: input.user.toLowerCase(), team_id: this.teamId },
+      team: { id: this.teamId, domain: 'fake' },
+      enterprise: null,
+      is_enterprise_install: false,
+      channel: { id: input.message.channel, name: this.channels[input.message.channel] ?? 'directmessage' },
+      container: { type: 'message', message_ts: input.message.ts, channel_id: input.message.channel, is_ephemeral: false },
+      message: { type: 'message', user: this.bot.userId, bot_id: this.bot.botId, ts: input.message.ts, text: input.message.text, blocks: input.message.blocks ?? [] },
+      state: { values: {} },
+      response_url: `http://127.0.0.1:${this.port}/response/act${id}`,
+      actions: [{ type: 'button', action_id: input.actionId, block_id: 'actions', value: input.value, text: { type: 'plain_text', text: input.actionId }, action_ts: `${Date.now() / 1000}` }],
+    };
+  }
+
+  // ---- delivering to an app's HTTP receiver ----
+
+  /**
+   * POSTs a signed request to the app, exactly as Slack signs it. Options break the signature
+   * on purpose (wrong secret, stale timestamp, body changed after signing) or mark a retry.
+   */
+  async deliver(
+    url: string,
+    body: string,
+    contentType: string,
+    options: { secret: string; timestamp?: number; retryNum?: number; tamper?: boolean; unsigned?: boolean },
+  ): Promise<Response> {
+    const ts = options.timestamp ?? Math.floor(Date.now() / 1000);
+    const signature = `v0=${createHmac('sha256', options.secret).update(`v0:${ts}:${body}`).digest('hex')}`;
+    const headers: Record<string, string> = { 'content-type': contentType };
+    if (!options.unsigned) {
+      headers['x-slack-request-timestamp'] = String(ts);
+      headers['x-slack-signature'] = signature;
+    }
+    if (options.retryNum !== undefined) {
+      headers['x-slack-retry-num'] = String(options.retryNum);
+      headers['x-slack-retry-reason'] = 'http_timeout';
+    }
+    return fetch(url, { method: 'POST', headers, body: options.tamper ? `${body} ` : body });
+  }
+
+  sendEvent(url: string, envelope: Record<string, unknown>, options: Parameters<SlackFake['deliver']>[3]): Promise<Response> {
+    return this.deliver(url, JSON.stringify(envelope), 'application/json', options);
+  }
+
+  sendAction(url: string, payload: Record<string, unknown>, options: Parameters<SlackFake['deliver']>[3]): Promise<Response> {
+    return this.deliver(url, `payload=${encodeURIComponent(JSON.stringify(payload))}`, 'application/x-www-form-urlencoded', options);
+  }
+
+  // ---- Socket Mode ----
+
+  /** Pushes an envelope to the connected Socket Mode client; resolves with its acknowledgement. */
+  async pushSocket(type: 'events_api' | 'interactive', payload: Record<string, unknown>, retryAttempt = 0): Promise<SocketFrame> {
+    const socket = [...this.sockets][0];
+    if (!socket) throw new Error('no Socket Mode client is connected');
+    const envelopeId = `env-${++this.counter}`;
+    socket.send(JSON.stringify({ envelope_id: envelopeId, type, accepts_response_payload: false, retry_attempt: retryAttempt, retry_reason: retryAttempt ? 'timeout' : '', payload }));
+    return this.socketFrames.waitFor((f) => f.envelope_id === envelopeId, 5_000, `ack of ${envelopeId}`);
+  }
+
+  get socketClients(): number {
+    return this.sockets.size;
+  }
+
+  // ---- Web API ----
+
+  private async handleHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const raw = await readBody(req);
+    const { body, files } = await parseBody(raw, req.headers['content-type']);
+    const record: RecordedRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, raw, body, files, at: Date.now() };
+    this.requests.add(record);
+    for (const o of this.overrides) if (o.match(record) && (await o.handle(record, res))) return;
+    if (url.pathname.startsWith('/response/')) return sendJson(res, 200, { ok: true });
+    if (url.pathname.startsWith('/upload/')) {
+      const upload = this.uploads.get(url.pathname.slice('/upload/'.length));
+      // web-api sends the bytes as a multipart form; other clients may post them raw.
+      if (upload) upload.content = files[0]?.content ?? raw.toString('utf8');
+      return sendJson(res, upload ? 200 : 404, upload ? { ok: true } : { ok: false });
+    }
+    const method = url.pathname.match(/^\/api\/(.+)$/)?.[1];
+    if (!method) return sendJson(res, 404, { ok: false, error: 'unknown_path' });
+    const auth = req.headers.authorization ?? '';
+    const wantsAppToken = method === 'apps.connections.open';
+    if (!(wantsAppToken ? /^Bearer xapp-/ : /^Bearer xoxb-/).test(auth)) return sendJson(res, 200, { ok: false, error: 'not_authed' });
+    sendJson(res, 200, this.apiMethod(method, body ?? {}));
+  }
+
+  private apiMethod(method: string, args: any): Record<string, unknown> {
+    switch (method) {
+      case 'auth.test':
+        return { ok: true, url: 'https://fake.slack.com/', team: 'Fake', user: 'warden', team_id: this.teamId, user_id: this.bot.userId, bot_id: this.bot.botId };
+      case 'apps.connections.open':
+        return { ok: true, url: `ws://127.0.0.1:${this.port}/link/?ticket=fake` };
+      case 'chat.postMessage': {
+        const invalid = this.invalidMessage(args);
+        if (invalid) return { ok: false, error: invalid };
+        const message: SlackMessage = { channel: args.channel, ts: this.nextTs(), text: args.text ?? '', blocks: args.blocks, thread_ts: args.thread_ts };
+        this.messages.set(`${message.channel}:${message.ts}`, message);
+        return { ok: true, channel: message.channel, ts: message.ts, message: { type: 'message', user: this.bot.userId, bot_id: this.bot.botId, ...message } };
+      }
+      case 'chat.update': {
+        const key = `${args.channel}:${args.ts}`;
+        const existing = this.messages.get(key);
+        if (!existing) return { ok: false, error: 'message_not_found' };
+        const invalid = this.invalidMessage(args);
+        if (invalid) return { ok: false, error: invalid };
+        this.messages.set(key, { ...existing, text: args.text ?? existing.text, blocks: args.blocks ?? existing.blocks });
+        return { ok: true, channel: args.channel, ts: args.ts, text: args.text };
+      }
+      case 'chat.postEphemeral':
+        return { ok: true, message_ts: this.nextTs() };
+      case 'conversations.info': {
+        const name = this.channels[args.channel];
+        if (!name) return { ok: false, error: 'channel_not_found' };
+        return { ok: true, channel: { id: args.channel, name, is_channel: true, is_im: false } };
+      }
+      case 'conversations.open':
+        return { ok: true, channel: { id: `D${String(args.users).replace(/^U/, '')}` } };
+      case 'files.getUploadURLExternal': {
+        const fileId = `F${String(++this.counter).padStart(8, '0')}`;
+        this.uploads.set(fileId, { filename: args.filename, content: '' });
+        return { ok: true, upload_url: `http://127.0.0.1:${this.port}/upload/${fileId}`, file_id: fileId };
+      }
+      case 'files.completeUploadExternal':
+        return { ok: true, files: (args.files ?? []).map((f: { id: string; title?: string }) => ({ id: f.id, title: f.title ?? '' })) };
+      default:
+        return { ok: true };
+    }
+  }
+
+  private invalidMessage(args: any): string | undefined {
+    if (typeof args.text === 'string' && args.text.length > TEXT_LIMIT) return 'msg_too_long';
+    if (!args.text && !args.blocks) return 'no_text';
+    for (const block of args.blocks ?? []) {
+      if (block.type === 'section' && typeof block.text?.text === 'string' && block.text.text.length > SECTION_TEXT_LIMIT) return 'invalid_blocks';
+    }
+    return undefined;
+  }
+
+  /** Closes the fake. Stop the app first: a Socket Mode client cut off mid-close hangs ~30 s. */
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.terminate();
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+export function startSlackFake(options?: SlackFakeOptions): Promise<SlackFake> {
+  return new SlackFake(options).listen();
+}
