@@ -48,7 +48,7 @@ describe('skill roots of an agent', () => {
 
   it('rejects an unknown agent id', () => {
     const result = resolveSkillRoots(configOf({ agents: { list: [{ id: 'ops' }] } }), 'nope', opts);
-    expect(result).toEqual({ ok: false, error: 'unknown agent "nope"; agents.list has: ops' });
+    expect(result).toEqual({ ok: false, error: 'unknown agent "nope"; known agents: ops' });
   });
 
   it('accepts the implicit main agent when agents.list is empty', () => {

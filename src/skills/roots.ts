@@ -2,6 +2,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { WardenConfig } from '../config/index.js';
+import { defaultAgentId, knownAgentIds, resolveAgent } from '../policy/steps.js';
 import { resolveDataDir } from '../store/data-dir.js';
 import type { SkillRoot } from './types.js';
 
@@ -38,13 +39,9 @@ export type RootsResult = { ok: true; value: AgentSkillRoots } | { ok: false; er
  */
 export function resolveSkillRoots(config: WardenConfig, agentId: string | undefined, options: SkillRootOptions): RootsResult {
   const id = agentId ?? defaultAgentId(config);
-  const agent = config.agents.list.find((a) => a.id === id);
-  // With no agents.list the implicit default agent (`main`) still exists.
-  if (!agent && id !== defaultAgentId(config)) {
-    const known = config.agents.list.map((a) => a.id);
-    return { ok: false, error: `unknown agent "${agentId}"${known.length > 0 ? `; agents.list has: ${known.join(', ')}` : ''}` };
-  }
-  const workspace = path.resolve(options.baseDir, agent?.workspace ?? config.agents.defaults.workspace);
+  const agent = resolveAgent(config, id);
+  if (!agent) return { ok: false, error: `unknown agent "${id}"; known agents: ${knownAgentIds(config).join(', ')}` };
+  const workspace = path.resolve(options.baseDir, agent.entry?.workspace ?? config.agents.defaults.workspace);
   const env = options.env ?? process.env;
   const dataDir = resolveDataDir({ configDataDir: config.dataDir, env, cwd: options.baseDir });
 
@@ -58,16 +55,6 @@ export function resolveSkillRoots(config: WardenConfig, agentId: string | undefi
     { source: 'workspace', dir: path.join(workspace, 'skills') },
   ];
   return { ok: true, value: { agentId: id, workspace, roots: dedupeRoots(roots) } };
-}
-
-/**
- * The agent turns are bound to when none is named: the one marked default, else the first
- * listed, else the implicit `main` — the router's rule, restated here so skills do not depend on
- * the gateway.
- */
-function defaultAgentId(config: WardenConfig): string {
-  const list = config.agents.list;
-  return (list.find((a) => a.default) ?? list[0])?.id ?? 'main';
 }
 
 /** The same folder listed twice keeps its highest-precedence place only. */

@@ -65,7 +65,7 @@ describe('taking a skill snapshot', () => {
     const { options } = setup();
     expect(takeSkillSnapshot(configOf({ agents: { list: [{ id: 'ops' }] } }), 'dev', options)).toEqual({
       ok: false,
-      error: 'unknown agent "dev"; agents.list has: ops',
+      error: 'unknown agent "dev"; known agents: ops',
     });
   });
 });
