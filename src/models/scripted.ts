@@ -3,7 +3,7 @@ import { ModelCallError, type AssistantMessage, type ModelProvider, type ModelRe
 
 /** One scripted step: an assistant message (text and/or tool calls), or a failure. */
 export type ScriptStep =
-  | { text?: string; calls?: Array<{ id?: string; name: string; args?: Record<string, unknown>; rawArgs?: string }>; delayMs?: number }
+  | { text?: string; calls?: Array<{ id?: string; name: string; args?: Record<string, unknown>; rawArgs?: string }>; delayMs?: number; error?: undefined }
   | { error: ModelCallError };
 
 export interface ScriptedProvider extends ModelProvider {
@@ -32,7 +32,7 @@ export function createScriptedProvider(
       requests.push({ ...request, messages: [...request.messages] });
       const next = queue.shift() ?? options.fallback ?? (() => ({ text: 'ok' }));
       const step = typeof next === 'function' ? next(request) : next;
-      if ('error' in step) throw step.error;
+      if (step.error) throw step.error;
       if (step.delayMs) await sleep(step.delayMs, undefined, { signal });
       signal.throwIfAborted();
       const content: AssistantMessage['content'] = [];
