@@ -107,6 +107,10 @@ export class CronJobs {
     return this.get(id);
   }
 
+  rename(id: string, name: string): void {
+    this.db.prepare('UPDATE cron_jobs SET name = ? WHERE id = ?').run(name, id);
+  }
+
   remove(id: string): boolean {
     return this.db.transaction(() => {
       this.db.prepare('DELETE FROM cron_runs WHERE job_id = ?').run(id);

@@ -1,0 +1,84 @@
+import Database from 'better-sqlite3';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { CronJobs } from '../../../cron/jobs.js';
+import { cron001 } from '../../../cron/migrations.js';
+import { CronScheduler } from '../../../cron/scheduler.js';
+import { applyMigrations } from '../../../store/migrations.js';
+import type { TurnContext } from '../../../policy/context.js';
+import type { ToolCallContext, ToolResult } from '../../types.js';
+import { createCronTool, type CronArgs } from './cron.js';
+
+const NOW = Date.parse('2026-11-30T10:00:00Z');
+
+function setup(withScheduler = true) {
+  const db = new Database(':memory:');
+  applyMigrations(db, [cron001]);
+  const jobs = new CronJobs(db);
+  const delivered: string[] = [];
+  const scheduler = withScheduler
+    ? new CronScheduler({ jobs, now: () => NOW, log: pino({ level: 'silent' }), deliver: async (j) => (delivered.push(j.message), { ok: true }) })
+    : undefined;
+  const tool = createCronTool({ jobs, scheduler, now: () => NOW });
+  const call = (args: CronArgs, turn: Partial<TurnContext> = {}) =>
+    tool.execute(args, {
+      sessionKey: 'agent:main:discord:direct:42',
+      turn: { agentId: 'main', provider: 'discord', chat: 'dm', senderId: '42', senderIsOwner: true, spawnDepth: 0, ...turn },
+    } as ToolCallContext) as Promise<ToolResult>;
+  return { jobs, call, delivered };
+}
+const textOf = (r: ToolResult) => (r.content[0] as { text: string }).text;
+
+describe('the cron tool', () => {
+  it('refuses a non-owner whatever the path', async () => {
+    const { call, jobs } = setup();
+    const result = await call({ action: 'add', message: 'hi', everyMs: 60_000 }, { senderIsOwner: false });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain('owner-only');
+    expect(jobs.list()).toEqual([]);
+  });
+
+  it('schedules a job that answers in the DM it was created in', async () => {
+    const { call, jobs } = setup();
+    const result = await call({ action: 'add', name: 'standup', message: 'Summarise open PRs', cron: '0 9 * * 1-5', tz: 'Europe/Paris' });
+    expect(textOf(result)).toMatch(/Scheduled "standup" \(cron "0 9 \* \* 1-5" \(Europe\/Paris\)\), id \w+; next run 2026-12-01T08:00:00.000Z\./);
+    expect(jobs.list()[0]!.target).toEqual({ sessionKey: 'agent:main:discord:direct:42', provider: 'discord', dmUserId: '42' });
+  });
+
+  it('answers in the channel and thread for a channel job', async () => {
+    const { call, jobs } = setup();
+    await call({ action: 'add', message: 'm', everyMs: 3_600_000 }, { chat: 'thread', channelId: 'C1', threadId: 'T1' });
+    expect(jobs.list()[0]!.target).toMatchObject({ provider: 'discord', channelId: 'C1', threadId: 'T1' });
+  });
+
+  it.each([
+    [{ action: 'add', message: 'm', cron: 'not cron' }, /^cron:/],
+    [{ action: 'add', message: 'm' }, /give exactly one of cron, everyMs or at/],
+    [{ action: 'add', cron: '* * * * *' }, /message is required for add/],
+    [{ action: 'remove' }, /id is required for remove/],
+    [{ action: 'run', id: 'nope' }, /no cron job "nope" for agent main/],
+  ] as Array<[CronArgs, RegExp]>)('explains a bad call %o', async (args, message) => {
+    const result = await setup().call(args);
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(message);
+  });
+
+  it('lists, pauses, runs, shows runs and removes jobs of its own agent only', async () => {
+    const { call, delivered } = setup();
+    const added = (await call({ action: 'add', name: 'n', message: 'ping', everyMs: 60_000 })).details as { id: string };
+    expect((await call({ action: 'list' }, { agentId: 'other' })).details).toEqual({ jobs: [] });
+    expect(textOf(await call({ action: 'update', id: added.id, enabled: false }))).toBe(`Job ${added.id} is now paused.`);
+    await call({ action: 'run', id: added.id });
+    await expect.poll(() => delivered).toEqual(['ping']);
+    await expect.poll(async () => ((await call({ action: 'runs', id: added.id })).details as { runs: unknown[] }).runs).toHaveLength(1);
+    expect((await call({ action: 'remove', id: added.id }, { agentId: 'other' })).isError).toBe(true);
+    expect(textOf(await call({ action: 'remove', id: added.id }))).toContain('Removed job');
+    expect((await call({ action: 'status' })).details).toMatchObject({ jobs: 0 });
+  });
+
+  it('stores jobs but cannot run them without a scheduler', async () => {
+    const { call } = setup(false);
+    const added = (await call({ action: 'add', message: 'ping', everyMs: 60_000 })).details as { id: string };
+    expect(textOf(await call({ action: 'run', id: added.id }))).toContain('cron jobs run only inside `warden start`');
+  });
+});
