@@ -7,6 +7,7 @@ import { parseArgs, processIO, type CliIO, type CommandRunner, EXIT } from './cl
 const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandRunner> }> = {
   tools: { summary: 'which tools the model gets in a context, and why not the others', load: async () => (await import('./cli/tools.js')).run },
   'url-check': { summary: 'may web_fetch or the browser reach this URL', load: async () => (await import('./cli/url-check.js')).run },
+  'exec-check': { summary: 'would exec run this command, ask, or refuse it', load: async () => (await import('./cli/exec-check.js')).run },
   doctor: { summary: 'what is installed and reachable', load: async () => (await import('./cli/doctor.js')).run },
   skills: { summary: 'the skills of an agent: eligible, not eligible and why, not loaded', load: async () => (await import('./cli/skills.js')).run },
 };

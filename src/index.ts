@@ -16,4 +16,5 @@ export { CORE_TOOLS, CORE_GROUPS, OWNER_ONLY_TOOLS, SECTION_LABELS, profileAllow
 export { normalizeToolName, TOOL_ALIASES } from './tools/names.js';
 export { loadPluginTools, type PluginLoadResult } from './plugins/manifest.js';
 export { loadConfig, parseConfig, ConfigError, type WardenConfig } from './config/index.js';
+export { checkExec, type CheckExecOptions } from './exec/check.js';
 export { buildSkillsPrompt, listSkills, takeSkillSnapshot, SessionSkillSnapshots, type SkillsPrompt, type SkillListing, type SkillSnapshot } from './skills/index.js';

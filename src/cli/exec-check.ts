@@ -1,0 +1,92 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { closest } from '../config/errors.js';
+import { ExecAllowlistStore, type StoredAllowlistEntry } from '../exec/allowlist-store.js';
+import { checkExec } from '../exec/check.js';
+import type { ExecVerdict } from '../exec/decide.js';
+import { DATABASE_FILE, resolveDataDir } from '../store/data-dir.js';
+import { EXIT, type CommandRunner } from './args.js';
+import { loadConfigForCommand } from './config.js';
+import { CONTEXT_FLAGS, contextFromArgs, unknownFlagProblems } from './context.js';
+
+/**
+ * `warden exec-check [context flags] -- COMMAND`: the exec verdict for a command under the
+ * config's `tools.exec` and the allowlist stored in the data dir. Read-only: the database is
+ * opened read-only and only when it exists.
+ */
+const FLAGS = ['config', 'json', 'help', ...CONTEXT_FLAGS];
+const USAGE = 'usage: warden exec-check [--config FILE] [--json] [context flags] -- COMMAND';
+
+export const run: CommandRunner = async (args, io) => {
+  const problems = unknownFlagProblems(args, FLAGS, closest);
+  if (args.options.get('help') === true) {
+    io.stdout(USAGE);
+    return EXIT.ok;
+  }
+  if (args.positionals.length > 0) problems.push(`unexpected argument ${args.positionals.join(' ')}: put the command after --`);
+  const command = args.rest.join(' ');
+  if (command.trim() === '') problems.push('no command given after --');
+  const loaded = loadConfigForCommand(args, io);
+  if (!loaded) return EXIT.badInput;
+  const context = contextFromArgs(args, loaded.config);
+  if (!context.ok) problems.push(...context.problems);
+  if (problems.length > 0 || !context.ok) {
+    io.stderr([...problems.map((p) => `warden exec-check: ${p}`), USAGE].join('\n'));
+    return EXIT.badInput;
+  }
+
+  const dataDir = resolveDataDir({ configDataDir: loaded.config.dataDir, env: io.env, cwd: loaded.baseDir });
+  const stored = readStoredAllowlist(path.join(dataDir, DATABASE_FILE), context.ctx.agentId);
+  if (!stored.ok) {
+    io.stderr(`warden exec-check: ${stored.error}`);
+    return EXIT.badInput;
+  }
+  const verdict = checkExec(loaded.config, command, context.ctx, { storedAllowlist: stored.entries, baseDir: loaded.baseDir });
+  const answer = toAnswer(verdict);
+  io.stdout(args.options.get('json') === true ? JSON.stringify(answer, null, 2) : human(answer));
+  return EXIT.ok;
+};
+
+function readStoredAllowlist(file: string, agentId: string): { ok: true; entries: StoredAllowlistEntry[] } | { ok: false; error: string } {
+  if (!existsSync(file)) return { ok: true, entries: [] };
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+    const hasTable = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'exec_allowlist'").get();
+    return { ok: true, entries: hasTable ? new ExecAllowlistStore(db).list(agentId) : [] };
+  } catch (err) {
+    return { ok: false, error: `cannot read the stored allowlist in ${file}: ${(err as Error).message}` };
+  } finally {
+    db?.close();
+  }
+}
+
+/** The CLI contract's fields first, then what explains them. */
+export function toAnswer(v: ExecVerdict) {
+  return {
+    decision: v.decision,
+    reason: v.reason,
+    segments: v.segments.map((s) => ({
+      argv: s.argv,
+      resolved: s.resolved,
+      matchedBy: s.matchedBy,
+      ...(s.entry ? { entry: s.entry } : {}),
+      ...(s.miss ? { miss: s.miss } : {}),
+    })),
+    rewritten: v.rewritten,
+    analysis: v.analysis,
+    askReasons: v.askReasons,
+    ...(v.decision === 'ask' ? { allowAlways: { offered: v.allowAlways.offered, ...(v.allowAlways.why ? { why: v.allowAlways.why } : {}) } } : {}),
+  };
+}
+
+function human(answer: ReturnType<typeof toAnswer>): string {
+  const lines = [`${answer.decision}: ${answer.reason}`];
+  answer.segments.forEach((s, i) => {
+    lines.push(`  ${i + 1}. ${s.argv.join(' ')}  →  ${s.resolved ?? '(unresolved)'}  ${s.matchedBy ? `[${s.matchedBy}]` : `[miss: ${s.miss}]`}`);
+  });
+  if (answer.rewritten) lines.push(`runs as: ${answer.rewritten}`);
+  if (answer.allowAlways) lines.push(answer.allowAlways.offered ? 'allow-always: offered' : `allow-always: not offered (${answer.allowAlways.why})`);
+  return lines.join('\n');
+}
