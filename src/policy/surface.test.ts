@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CORE_TOOLS } from '../tools/catalog.js';
 import type { ToolMeta } from '../tools/types.js';
+import type { TurnContext } from './context.js';
 import { config, fate, surface, turn, ALL_AVAILABLE } from './testing.js';
 import { inheritFrom, resolveToolSurface } from './surface.js';
 
@@ -103,7 +104,7 @@ describe('the pipeline steps', () => {
     ['subagents.tools deny', { tools: { subagents: { tools: { deny: ['browser'] } } } }, { spawnDepth: 1 }, 'subagent tools.allow'],
     ['runtime toolsAllow', {}, { toolsAllow: [['read']] }, 'before_prompt_build toolsAllow'],
   ] as const)('%s removes browser with its label', (_name, raw, ctx, expected) => {
-    expect(fate(surface(raw as Record<string, unknown>, ctx), 'browser')).toBe(expected);
+    expect(fate(surface(raw as Record<string, unknown>, ctx as Partial<TurnContext>), 'browser')).toBe(expected);
   });
 
   it('web_* globs select the web tools', () => {
@@ -244,7 +245,7 @@ describe('the empty explicit allowlist guard', () => {
       'No callable tools remain after resolving explicit tool allowlist (runtime toolsAllow: read); tools are disabled for this run. Fix the allowlist or enable the plugin that registers the requested tool.',
     ],
   ] as const)('reason: %s', (_name, raw, ctx, message) => {
-    const result = surface(raw as Record<string, unknown>, ctx);
+    const result = surface(raw as Record<string, unknown>, ctx as Partial<TurnContext>);
     expect(result.tools).toEqual([]);
     expect(result.error).toBe(message);
   });
