@@ -30,8 +30,8 @@ export function createScriptedProvider(
     push: (...steps) => queue.push(...steps),
     async complete(request, signal): Promise<ModelResponse> {
       requests.push({ ...request, messages: [...request.messages] });
-      const next = queue.shift() ?? options.fallback ?? (() => ({ text: 'ok' }));
-      const step = typeof next === 'function' ? next(request) : next;
+      const next = queue.shift() ?? options.fallback ?? ((): ScriptStep => ({ text: 'ok' }));
+      const step: ScriptStep = typeof next === 'function' ? next(request) : next;
       if (step.error) throw step.error;
       if (step.delayMs) await sleep(step.delayMs, undefined, { signal });
       signal.throwIfAborted();
