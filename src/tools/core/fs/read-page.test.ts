@@ -44,7 +44,7 @@ describe('paginate', () => {
     const page = paginate(five, { ...base, offset: 6 });
     expect(page.body).toBe('');
     expect(page.lastLine).toBe(0);
-    expect(page.notice).toBe('[offset=6 is past the end of the file (5 lines). Use an offset from 1 to 5.]');
+    expect(page.notice).toBe('[offset=6 is past the end of the file (5 lines). Use offset from 1 to 5.]');
   });
 
   it('says an empty file is empty', () => {

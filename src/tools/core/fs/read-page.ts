@@ -13,6 +13,8 @@ export interface PageOptions {
   maxChars: number;
   /** Longer lines are cut with a marker so one line cannot eat the page. */
   maxLineChars: number;
+  /** The argument name the notices tell the model to use (`offset` for read, `from` for memory_get). */
+  offsetParam?: string;
 }
 
 export interface Page {
@@ -41,10 +43,11 @@ export function numberLine(n: number, line: string): string {
 
 export function paginate(lines: readonly string[], options: PageOptions): Page {
   const total = lines.length;
+  const param = options.offsetParam ?? 'offset';
   const first = Math.max(1, Math.floor(options.offset ?? 1));
   const wanted = Math.min(options.maxLines, Math.max(1, Math.floor(options.limit ?? options.maxLines)));
   if (first > total) {
-    const notice = total === 0 ? '[The file is empty.]' : `[offset=${first} is past the end of the file (${total} lines). Use an offset from 1 to ${total}.]`;
+    const notice = total === 0 ? '[The file is empty.]' : `[${param}=${first} is past the end of the file (${total} lines). Use ${param} from 1 to ${total}.]`;
     return { body: '', notice, firstLine: first, lastLine: 0, totalLines: total, truncatedLines: 0 };
   }
 
@@ -73,8 +76,8 @@ export function paginate(lines: readonly string[], options: PageOptions): Page {
   if (last < total) {
     const userLimited = options.limit !== undefined && !stoppedByBudget && last - first + 1 === wanted && wanted < options.maxLines;
     notice = userLimited
-      ? `[${total - last} more lines in file. Use offset=${last + 1} to continue.]`
-      : `[Showing lines ${first}-${last} of ${total}${stoppedByBudget ? ` (${options.maxChars}-character page limit)` : ''}. Use offset=${last + 1} to continue.]`;
+      ? `[${total - last} more lines in file. Use ${param}=${last + 1} to continue.]`
+      : `[Showing lines ${first}-${last} of ${total}${stoppedByBudget ? ` (${options.maxChars}-character page limit)` : ''}. Use ${param}=${last + 1} to continue.]`;
   }
   if (truncatedLines > 0) {
     const cut = `[${truncatedLines} line(s) longer than ${options.maxLineChars} characters were cut; use exec (e.g. cut -c) to see them whole.]`;

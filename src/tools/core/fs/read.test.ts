@@ -49,7 +49,7 @@ describe('read', () => {
   it('answers an offset past the end with a notice, not an error', async () => {
     const r = await run(readTool, { path: 'notes.txt', offset: 6 }, t.ws);
     expect(r.isError).toBeUndefined();
-    expect(textOf(r)).toBe('[offset=6 is past the end of the file (5 lines). Use an offset from 1 to 5.]');
+    expect(textOf(r)).toBe('[offset=6 is past the end of the file (5 lines). Use offset from 1 to 5.]');
   });
 
   it('stops a page at the line cap', async () => {
