@@ -83,8 +83,12 @@ function finish(p: { text: string; skills: readonly CatalogSkill[]; format: Form
   const note = limitNote(p.skills.length, p.total, p.format);
   const notes = note ? [note] : [];
   const cut = p.dropped.filter((d) => d.reason !== 'disable-model-invocation');
-  if (notes.length > 0) {
-    log.warn({ included: p.skills.length, total: p.total, dropped: cut.map((d) => `${d.name} (${d.reason})`), format: p.format }, 'skills catalog limited');
+  if (notes.length > 0 && firstTime(`${note}|${p.skills.map((s) => s.name).join(',')}`)) {
+    const names = cut.map((d) => `${d.name} (${d.reason})`);
+    log.warn(
+      { included: p.skills.length, total: p.total, dropped: names.length > 20 ? [...names.slice(0, 20), `… ${names.length - 20} more`] : names, format: p.format },
+      'skills catalog limited',
+    );
   }
   return {
     text: p.text,
@@ -94,6 +98,15 @@ function finish(p: { text: string; skills: readonly CatalogSkill[]; format: Form
     format: p.format.kind,
     ...(p.format.kind === 'compact' ? { descriptionMaxChars: p.format.descriptionMaxChars } : {}),
   };
+}
+
+/** The catalog is rebuilt for every prompt; the operator needs to hear about a given cut once. */
+const warned = new Set<string>();
+function firstTime(key: string): boolean {
+  if (warned.has(key)) return false;
+  if (warned.size >= 100) warned.clear();
+  warned.add(key);
+  return true;
 }
 
 const compact = (descriptionMaxChars: number): Format => ({ kind: 'compact', descriptionMaxChars });

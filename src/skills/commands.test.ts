@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { sanitizeCommandName, skillCommandSpecs } from './commands.js';
+import type { LoadedSkill } from './types.js';
+
+function skill(name: string, over: Partial<LoadedSkill> = {}): LoadedSkill {
+  return {
+    name,
+    description: `about ${name}`,
+    userInvocable: true,
+    disableModelInvocation: false,
+    metadata: { always: false, os: [], requires: { bins: [], anyBins: [], env: [], config: [] } },
+    location: `/s/${name}/SKILL.md`,
+    baseDir: `/s/${name}`,
+    root: { source: 'workspace', dir: '/s' },
+    contentHash: '0',
+    ...over,
+  };
+}
+
+describe('skill slash commands', () => {
+  it.each([
+    ['code-review', 'code_review'],
+    ['Release Notes!', 'release_notes'],
+    ['__a..b__', 'a_b'],
+    ['日本語', 'skill'],
+    ['x'.repeat(40), 'x'.repeat(32)],
+    [`${'a'.repeat(31)}-b`, 'a'.repeat(31)],
+  ])('sanitises %j to %j', (raw, expected) => {
+    expect(sanitizeCommandName(raw)).toBe(expected);
+  });
+
+  it('skips skills that are not user-invocable and de-duplicates against reserved names and each other', () => {
+    const specs = skillCommandSpecs(
+      [skill('help'), skill('code-review'), skill('code_review'), skill('hidden', { userInvocable: false }), skill('Code Review')],
+      ['help', 'tools', 'skills'],
+    );
+    expect(specs.map((s) => [s.name, s.skillName])).toEqual([
+      ['help_2', 'help'],
+      ['code_review', 'code-review'],
+      ['code_review_2', 'code_review'],
+      ['code_review_3', 'Code Review'],
+    ]);
+  });
+
+  it('keeps suffixed names within 32 characters', () => {
+    const long = 'y'.repeat(32);
+    const [, second] = skillCommandSpecs([skill(long), skill(`${long}z`)]);
+    expect(second!.name).toBe(`${'y'.repeat(30)}_2`);
+  });
+
+  it('carries tool dispatch', () => {
+    const [spec] = skillCommandSpecs([skill('search', { commandDispatch: { kind: 'tool', tool: 'web_search', argMode: 'raw' } })]);
+    expect(spec).toEqual({ name: 'search', skillName: 'search', description: 'about search', location: '/s/search/SKILL.md', dispatch: { tool: 'web_search', argMode: 'raw' } });
+  });
+});
