@@ -10,6 +10,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandRun
   'exec-check': { summary: 'would exec run this command, ask, or refuse it', load: async () => (await import('./cli/exec-check.js')).run },
   doctor: { summary: 'what is installed and reachable', load: async () => (await import('./cli/doctor.js')).run },
   skills: { summary: 'the skills of an agent: eligible, not eligible and why, not loaded', load: async () => (await import('./cli/skills.js')).run },
+  start: { summary: 'run the bot: Discord and Slack when configured, the web chat otherwise', load: async () => (await import('./cli/start.js')).run },
 };
 
 const USAGE = () =>

@@ -141,6 +141,11 @@ export class Gateway {
     this.state = 'stopped';
   }
 
+  /** Posts a notice outside any turn (an interrupted approval, for instance). */
+  notify(target: ReplyTarget, message: OutboundMessage): Promise<void> {
+    return this.send(target, message);
+  }
+
   /** Sessions, running and waiting items; for `/status`, tests and benchmarks. */
   stats() {
     return this.queue.stats();

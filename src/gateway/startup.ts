@@ -1,0 +1,192 @@
+import { createDiscordAdapter } from '../../adapters/discord/index.js';
+import { createSlackAdapter } from '../../adapters/slack/index.js';
+import { createWebAdapter } from '../../adapters/web/index.js';
+import type { AgentRuntime, ToolExecutor } from '../agent/index.js';
+import { createAgentRuntime } from '../agent/runtime.js';
+import { SqliteTranscriptStore } from '../agent/transcript.js';
+import { ApprovalService, approversFor } from '../approvals/index.js';
+import { ConfigError, type LoadedConfig, type WardenConfig } from '../config/index.js';
+import { EventBus } from '../events.js';
+import { log } from '../log.js';
+import { createModelRegistry } from '../models/registry.js';
+import type { TurnContext } from '../policy/context.js';
+import { resolveToolSurface } from '../policy/surface.js';
+import { listSkills } from '../skills/index.js';
+import { openStore, resolveDataDir, type Store } from '../store/index.js';
+import { approveOn, clickHandlerOn, withWebLocalOwner, type ResolveApproval } from './approval-clicks.js';
+import { sqliteCardStore } from './card-store.js';
+import type { SkillsView, ToolReport } from './commands.js';
+import { Gateway } from './gateway.js';
+import type { ChatAdapter, InboundMessage } from './types.js';
+
+export interface StartOptions {
+  env?: NodeJS.ProcessEnv;
+  /** The governed call path for turns and `/exec`; built by the tool layer. */
+  tools?: ToolExecutor | undefined;
+  maxPending?: number;
+  shutdownGraceMs?: number;
+  /** A separate bus for tests running several instances in one process. */
+  events?: EventBus;
+}
+
+export interface RunningWarden {
+  gateway: Gateway;
+  approvals: ApprovalService;
+  store: Store;
+  adapters: ChatAdapter[];
+  /** The web chat's address when it runs. */
+  webUrl: string | undefined;
+  dataDir: string;
+  /** Graceful stop: turns finish or abort, adapters close, then the store closes. */
+  stop(): Promise<void>;
+}
+
+export type StartResult = { ok: true; warden: RunningWarden } | { ok: false; error: ConfigError | Error };
+
+/** Which chat adapters a config starts: every platform with a token; the web chat when there is none. */
+export function plannedAdapters(config: WardenConfig): Array<'discord' | 'slack' | 'web'> {
+  const planned: Array<'discord' | 'slack' | 'web'> = [];
+  if (config.channels.discord?.token) planned.push('discord');
+  if (config.channels.slack?.botToken) planned.push('slack');
+  if (planned.length === 0) planned.push('web');
+  return planned;
+}
+
+/** The policy's answer for `/tools`, as `warden tools` prints it. */
+export function toolReportFor(config: WardenConfig) {
+  return (context: TurnContext): ToolReport => {
+    const surface = resolveToolSurface(config, context);
+    return {
+      tools: surface.tools,
+      removed: surface.removed,
+      unavailable: surface.unavailable,
+      warnings: surface.error ? [surface.error, ...surface.warnings] : surface.warnings,
+    };
+  };
+}
+
+/**
+ * Starts Warden: the store under the data dir, the approval service, the chat adapters the
+ * config asks for, and the gateway between them. Pending approvals from a previous run are
+ * recovered once the adapters are up, so their cards are edited rather than left clickable.
+ */
+export async function startWarden(loaded: LoadedConfig, options: StartOptions = {}): Promise<StartResult> {
+  const env = options.env ?? process.env;
+  const { config, baseDir } = loaded;
+  // Relative paths resolve against the config file's folder (the working directory without one).
+  const dataDir = resolveDataDir({ configDataDir: config.dataDir, env, cwd: baseDir });
+  const opened = openStore({ dataDir });
+  if (!opened.ok) return { ok: false, error: new Error(opened.error.message) };
+  const { store } = opened;
+  const events = options.events ?? new EventBus();
+  const approvals = new ApprovalService({ store, config: withWebLocalOwner(config), events });
+  const resolve: ResolveApproval = (id, decision, by) => approvals.resolve(id, decision, by);
+
+  let adapters: ChatAdapter[];
+  try {
+    adapters = plannedAdapters(config).map((provider) => createAdapter(provider, config, store, resolve));
+  } catch (err) {
+    approvals.shutdown();
+    store.close();
+    return { ok: false, error: err as Error };
+  }
+  for (const adapter of adapters) approvals.registerRenderer(adapter.approvals);
+
+  const gateway = new Gateway({
+    config,
+    adapters,
+    agent: createAgent(config, env, options.tools, store),
+    tools: options.tools,
+    toolReport: toolReportFor(config),
+    approvals: {
+      approve: (provider) => approveOn(resolve, provider),
+      pendingCount: (sessionKey) => approvals.list({ sessionKey }).length,
+    },
+    skills: skillsFor(config, baseDir, env),
+    maxPending: options.maxPending,
+    shutdownGraceMs: options.shutdownGraceMs,
+  });
+
+  // A call that died with Warden (its approval was interrupted) is reported where it was asked.
+  const offInterrupted = events.on('approval.interrupted', ({ request, message }) => {
+    if (!request.channelId) return;
+    void gateway.notify({ provider: request.provider as InboundMessage['provider'], channelId: request.channelId, threadId: request.threadId }, { text: message });
+  });
+
+  try {
+    await gateway.start();
+  } catch (err) {
+    offInterrupted();
+    await gateway.stop().catch(() => {});
+    approvals.shutdown();
+    store.close();
+    return { ok: false, error: err as Error };
+  }
+  const report = await approvals.recover();
+  log.info({ adapters: adapters.map((a) => a.provider), dataDir, recovered: report }, 'warden started');
+
+  let stopping: Promise<void> | undefined;
+  const warden: RunningWarden = {
+    gateway,
+    approvals,
+    store,
+    adapters,
+    webUrl: adapters.find((a): a is ChatAdapter & { url: string | undefined } => a.provider === 'web' && 'url' in a)?.url,
+    dataDir,
+    stop() {
+      stopping ??= (async () => {
+        await gateway.stop();
+        offInterrupted();
+        approvals.shutdown();
+        store.close();
+        log.info('warden stopped');
+      })();
+      return stopping;
+    },
+  };
+  return { ok: true, warden };
+}
+
+function createAdapter(provider: 'discord' | 'slack' | 'web', config: WardenConfig, store: Store, resolve: ResolveApproval): ChatAdapter {
+  const onApprovalClick = clickHandlerOn(resolve, provider);
+  switch (provider) {
+    case 'web':
+      return createWebAdapter(config.channels.web, { onApprovalClick });
+    case 'discord':
+      return createDiscordAdapter(config.channels.discord!, {
+        onApprovalClick,
+        approvers: [...approversFor({ owners: config.owners, approvers: config.approvals.approvers }, 'discord')],
+        approvalsTarget: config.approvals.target,
+        cards: sqliteCardStore(store.db, 'discord'),
+      });
+    case 'slack':
+      return createSlackAdapter(config.channels.slack!, {
+        onApprovalClick,
+        approvers: [...approversFor({ owners: config.owners, approvers: config.approvals.approvers }, 'slack')],
+        approvalsTarget: config.approvals.target,
+        cards: sqliteCardStore(store.db, 'slack'),
+      });
+  }
+}
+
+/** The turn loop when a model is configured and the call path exists; else commands only. */
+function createAgent(config: WardenConfig, env: NodeJS.ProcessEnv, tools: ToolExecutor | undefined, store: Store): AgentRuntime | undefined {
+  const anyModel = config.models.default !== undefined || config.agents.list.some((a) => a.model !== undefined);
+  if (!anyModel) return undefined;
+  if (!tools) {
+    log.warn('a model is configured but the tool call path is not; turns cannot run');
+    return undefined;
+  }
+  return createAgentRuntime({ config, models: createModelRegistry(config, env), tools, transcripts: new SqliteTranscriptStore(store.db) });
+}
+
+function skillsFor(config: WardenConfig, baseDir: string, env: NodeJS.ProcessEnv) {
+  return (context: TurnContext): SkillsView | undefined => {
+    const listing = listSkills(config, context.agentId, { baseDir, env });
+    if (!listing.ok) return { eligible: [], ineligible: [{ name: '(skills)', why: listing.error }] };
+    return {
+      eligible: listing.value.eligible.map((s) => ({ name: s.name, description: s.description })),
+      ineligible: listing.value.ineligible.map((s) => ({ name: s.name, why: s.why })),
+    };
+  };
+}
