@@ -1,4 +1,8 @@
 import type { Logger } from 'pino';
+import type { WardenConfig } from '../config/schema/index.js';
+import type { CronJobs } from '../cron/jobs.js';
+import type { CronScheduler } from '../cron/scheduler.js';
+import type { Store } from '../store/store.js';
 import type { ApprovalRequester } from '../approvals/types.js';
 import type { ProfileId } from '../config/schema/policy.js';
 import type { TurnContext } from '../policy/context.js';
@@ -71,4 +75,17 @@ export interface ToolImplementation<Args = Record<string, unknown>> {
   /** Prerequisites of this machine/config (Chromium for the browser, a model for image). */
   availability?: () => Availability;
   execute(args: Args, ctx: ToolCallContext): Promise<ToolResult | unknown>;
+}
+
+/**
+ * What a tool factory may need to build an implementation: the config, the store, and the
+ * long-lived services of a running Warden. The CLI builds it with only what it has (no
+ * scheduler, for instance); a tool must say clearly when a service it needs is absent.
+ */
+export interface ToolRuntime {
+  config: WardenConfig;
+  /** Directory relative config paths (workspaces, data dir) resolve against. */
+  baseDir: string;
+  store?: Store | undefined;
+  cron?: { jobs: CronJobs; scheduler?: CronScheduler | undefined } | undefined;
 }

@@ -1,4 +1,4 @@
-import type { Availability, ToolImplementation } from '../types.js';
+import type { Availability, ToolImplementation, ToolRuntime } from '../types.js';
 
 /**
  * The registry of core tool implementations: what this build can actually offer.
@@ -13,10 +13,27 @@ import type { Availability, ToolImplementation } from '../types.js';
  */
 export interface CoreToolEntry {
   availability: () => Availability;
-  load: () => Promise<ToolImplementation>;
+  load: (runtime: ToolRuntime) => Promise<ToolImplementation>;
 }
 
-export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {};
+const always = (): Availability => ({ ok: true });
+
+export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
+  web_fetch: {
+    availability: always,
+    load: async (runtime) => (await import('./web/web-fetch.js')).createWebFetchTool({ config: runtime.config }) as ToolImplementation,
+  },
+  cron: {
+    availability: always,
+    load: async (runtime) => {
+      const { createCronTool } = await import('./cron/cron.js');
+      const { CronJobs } = await import('../../cron/jobs.js');
+      if (!runtime.cron && !runtime.store) throw new Error('cron needs the store: open it before loading the tool');
+      const cron = runtime.cron ?? { jobs: new CronJobs(runtime.store!.db) };
+      return createCronTool({ jobs: cron.jobs, scheduler: cron.scheduler }) as ToolImplementation;
+    },
+  },
+};
 
 /** The availability of a core tool, or undefined when this build has no implementation of it. */
 export function coreAvailability(id: string): Availability | undefined {
