@@ -22,3 +22,4 @@ export {
 } from './snapshot.js';
 export * from './types.js';
 export { SkillRootWatcher, WATCH_DEBOUNCE_MS } from './watch.js';
+export { sessionSkillsCatalog } from './session-catalog.js';
