@@ -1,0 +1,82 @@
+import { escapeGlob } from '../../approvals/glob.js';
+import type { ApprovalService } from '../../approvals/service.js';
+import type { ApprovalRequestContext, ApprovalResolution } from '../../approvals/types.js';
+import type { HookApprovalRequest } from '../../hooks/types.js';
+
+/** What the model reads after a human said no (reference §5.3, OpenClaw's wording). */
+export const DENIED_TEXT = [
+  'Denied by user. The tool call did not run.',
+  'This denial is final: the approval request is closed. Do not mention /approve or any other approval command to the user.',
+  'Do not run the tool call again or ask the user to approve it again.',
+  'If the user still wants the action, explain that a new tool call will trigger a fresh approval request.',
+].join('\n');
+
+export const TIMED_OUT_TEXT = 'Approval timed out';
+const TIMED_OUT_GUIDANCE = [
+  'The tool call did not run: nobody approved it in time.',
+  'Do not run the tool call again on your own. If the user still wants the action, tell them a new tool call will ask for approval again.',
+].join('\n');
+
+export const APPROVAL_UNAVAILABLE_TEXT = 'Approval required, but no approval service is available for this call. The tool call did not run.';
+
+export type ApprovalStepOutcome =
+  | { kind: 'approved'; resolution?: ApprovalResolution; grantId?: string | undefined }
+  | { kind: 'refused'; text: string; deniedReason: string; status: 'denied' | 'blocked'; resolution?: ApprovalResolution };
+
+const PREVIEW_CHARS = 300;
+
+/** Stable JSON of the arguments: what a grant's argPattern is matched against. */
+export function argumentText(params: Record<string, unknown>): string {
+  return JSON.stringify(params, (_k, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  );
+}
+
+/**
+ * Asks a human for a hook- or policy-requested approval. A live grant for the same agent, tool
+ * and exact arguments answers without asking. allow-always stores a grant bound to those
+ * exact arguments. Deny and expiry come back as results the model is told not to retry.
+ */
+export async function runApprovalStep(
+  approvals: ApprovalService | undefined,
+  ask: HookApprovalRequest & { owner?: string | undefined },
+  call: { tool: string; params: Record<string, unknown>; context: ApprovalRequestContext; signal?: AbortSignal | undefined },
+): Promise<ApprovalStepOutcome> {
+  if (!approvals) return { kind: 'refused', text: APPROVAL_UNAVAILABLE_TEXT, deniedReason: 'approval-unavailable', status: 'blocked' };
+  const args = argumentText(call.params);
+  const grant = approvals.grants.match({ agentId: call.context.agentId, tool: call.tool, target: call.tool, args });
+  if (grant) return { kind: 'approved', grantId: grant.id };
+
+  const pretty = JSON.stringify(call.params, null, 2);
+  const resolution = await approvals.request(
+    {
+      kind: 'tool',
+      tool: call.tool,
+      title: ask.title,
+      preview: `${ask.description}\n${args.length > PREVIEW_CHARS ? `${args.slice(0, PREVIEW_CHARS)}…` : args}`,
+      fullText: pretty,
+      facts: [
+        ...(ask.owner ? [{ label: 'Requested by', value: ask.owner }] : []),
+        ...(ask.severity ? [{ label: 'Severity', value: ask.severity }] : []),
+      ],
+      ...(ask.allowedDecisions ? { allowedDecisions: ask.allowedDecisions } : {}),
+      ...(ask.timeoutMs !== undefined ? { timeoutMs: ask.timeoutMs } : {}),
+      ...(ask.timeoutBehavior ? { timeoutBehavior: ask.timeoutBehavior } : {}),
+      grant: { pattern: escapeGlob(call.tool), argPattern: escapeGlob(args) },
+    },
+    call.context,
+    call.signal,
+  );
+  switch (resolution.outcome) {
+    case 'allow-once':
+    case 'allow-always':
+      return { kind: 'approved', resolution, grantId: resolution.grantId };
+    case 'deny':
+      return { kind: 'refused', text: DENIED_TEXT, deniedReason: 'approval-denied', status: 'denied', resolution };
+    case 'expired':
+      if (resolution.timeoutBehavior === 'allow') return { kind: 'approved', resolution };
+      return { kind: 'refused', text: `${ask.timeoutReason?.trim() || TIMED_OUT_TEXT}\n${TIMED_OUT_GUIDANCE}`, deniedReason: 'approval-timeout', status: 'blocked', resolution };
+    default:
+      return { kind: 'refused', text: `Approval ${resolution.outcome}. The tool call did not run.`, deniedReason: `approval-${resolution.outcome}`, status: 'blocked', resolution };
+  }
+}

@@ -1,0 +1,380 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ApprovalService } from '../../approvals/service.js';
+import { parseConfig } from '../../config/index.js';
+import { EventBus, type WardenEvents } from '../../events.js';
+import { HOOK_FAILURE_TEXT, HookBus } from '../../hooks/bus.js';
+import type { TurnContext } from '../../policy/context.js';
+import { AuditLog } from '../../store/audit.js';
+import { openStore } from '../../store/store.js';
+import { Transcripts } from '../../store/transcript.js';
+import type { ToolImplementation } from '../types.js';
+import { DENIED_TEXT } from './approval-step.js';
+import { loopDetectionEnabled, ToolInvoker, type InvokeRequest, type ToolInvokerOptions } from './chain.js';
+
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  while (cleanups.length) cleanups.pop()!();
+});
+
+const CONFIG = (() => {
+  const parsed = parseConfig({ owners: { discord: ['owner-1'] } });
+  if (!parsed.ok) throw parsed.error;
+  return parsed.value.config;
+})();
+
+interface Ran {
+  args: Record<string, unknown>[];
+  signals: AbortSignal[];
+}
+
+function tools(ran: Ran): Record<string, ToolImplementation> {
+  const record = (args: Record<string, unknown>, signal: AbortSignal) => {
+    ran.args.push(args);
+    ran.signals.push(signal);
+  };
+  return {
+    echo: {
+      id: 'echo',
+      parameters: { type: 'object', properties: { text: { type: 'string' }, n: { type: 'integer', minimum: 0 } }, required: ['text'], additionalProperties: false },
+      async execute(args, ctx) {
+        record(args, ctx.signal);
+        return { content: [{ type: 'text', text: `echo: ${String(args.text)}` }], details: { length: String(args.text).length, apiKey: 'sk-secret' } };
+      },
+    },
+    big: {
+      id: 'big',
+      parameters: { type: 'object', properties: {} },
+      async execute(args, ctx) {
+        record(args, ctx.signal);
+        return { content: [{ type: 'text', text: Array.from({ length: 4000 }, (_, i) => `line ${i}`).join('\n') }], details: { blob: 'z'.repeat(20_000) } };
+      },
+    },
+    hang: {
+      id: 'hang',
+      parameters: { type: 'object', properties: {} },
+      execute(args, ctx) {
+        record(args, ctx.signal);
+        return new Promise(() => {});
+      },
+    },
+    boom: {
+      id: 'boom',
+      parameters: { type: 'object', properties: {} },
+      async execute(args, ctx) {
+        record(args, ctx.signal);
+        throw new Error('disk on fire');
+      },
+    },
+    cron: {
+      id: 'cron',
+      parameters: { type: 'object', properties: { action: { type: 'string' } } },
+      async execute(args, ctx) {
+        record(args, ctx.signal);
+        return { content: [{ type: 'text', text: 'jobs: none' }] };
+      },
+    },
+  };
+}
+
+const OWNER_TURN: TurnContext = { agentId: 'main', provider: 'discord', chat: 'channel', channelId: '42', senderId: 'owner-1', senderIsOwner: true, spawnDepth: 0 };
+const GUEST_TURN: TurnContext = { ...OWNER_TURN, senderId: 'guest-9', senderIsOwner: false };
+
+function setup(extra: Partial<ToolInvokerOptions> = {}) {
+  const opened = openStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-chain-')) });
+  if (!opened.ok) throw new Error(opened.error.message);
+  const store = opened.store;
+  const bus = new EventBus();
+  const approvals = new ApprovalService({ store, config: CONFIG, events: bus, pollMs: 10 });
+  cleanups.push(() => {
+    approvals.shutdown();
+    store.close();
+  });
+  const hooks = new HookBus();
+  const ran: Ran = { args: [], signals: [] };
+  const impls = tools(ran);
+  const transcripts = new Transcripts(store.db);
+  const invoker = new ToolInvoker({ resolveTool: (id) => impls[id], hooks, approvals, transcripts, audit: new AuditLog(store.db), events: bus, ...extra });
+  const seen: Array<[keyof WardenEvents, unknown]> = [];
+  for (const name of ['tool.execution.started', 'tool.execution.completed', 'tool.execution.error', 'tool.execution.blocked', 'tool.loop'] as const) {
+    bus.on(name, (p) => seen.push([name, p]));
+  }
+  const call = (tool: string, args: unknown, more: Partial<InvokeRequest> = {}) =>
+    invoker.invoke({ tool, args, turn: OWNER_TURN, sessionKey: 'agent:main:discord:channel:42', workspaceDir: '/tmp', ...more });
+  /** Answers the next approval request with `decision` as the owner. */
+  const answer = (decision: string) =>
+    bus.on('approval.requested', ({ request }) => {
+      void approvals.resolve(request.id, decision, { provider: 'discord', userId: 'owner-1' });
+    });
+  return { store, bus, approvals, hooks, ran, invoker, transcripts, seen, call, answer };
+}
+
+const text = (o: { content: Array<{ type: string; text?: string }> }) => o.content.map((b) => b.text ?? '').join('\n');
+
+describe('a call that passes every gate', () => {
+  it('runs, keeps details out of what the model reads, and persists both', async () => {
+    const t = setup();
+    const out = await t.call('Echo', { text: 'hi' }, { toolCallId: 'c1' });
+    expect(out).toMatchObject({ tool: 'echo', toolCallId: 'c1', status: 'ok', isError: false, truncated: false, content: [{ type: 'text', text: 'echo: hi' }] });
+    expect(JSON.stringify(out.content)).not.toContain('length');
+    expect(out.details).toEqual({ length: 2, apiKey: '[redacted]' });
+    const [entry] = t.transcripts.list('agent:main:discord:channel:42');
+    expect(entry).toMatchObject({ role: 'tool', tool: 'echo', toolCallId: 'c1', content: [{ type: 'text', text: 'echo: hi' }], details: { length: 2, apiKey: '[redacted]' } });
+    expect(t.seen.map(([n]) => n)).toEqual(['tool.execution.started', 'tool.execution.completed']);
+  });
+});
+
+describe('names and surface', () => {
+  it('answers an unknown tool with the tools that exist', async () => {
+    const t = setup();
+    const out = await t.call('nope', {}, { surface: { tools: ['echo', 'big'] } });
+    expect(out.status).toBe('error');
+    expect(out.details).toEqual({ status: 'error', tool: 'nope', error: 'Unknown tool "nope". Available tools: echo, big.' });
+  });
+
+  it('refuses a tool the surface removed, naming the step', async () => {
+    const t = setup();
+    const out = await t.call('echo', { text: 'x' }, { surface: { tools: ['big'], removed: [{ tool: 'echo', by: 'tools.deny' }] } });
+    expect(out).toMatchObject({ status: 'blocked', deniedReason: 'not-on-surface' });
+    expect(text(out)).toBe('Tool echo is not available in this turn (removed by tools.deny). The tool call did not run.');
+    expect(t.ran.args).toEqual([]);
+  });
+});
+
+describe('owner-only second guard', () => {
+  it('refuses cron for a non-owner even when the surface lists it', async () => {
+    const t = setup();
+    const out = await t.call('cron', { action: 'list' }, { turn: GUEST_TURN, surface: { tools: ['cron'] } });
+    expect(out).toMatchObject({ status: 'blocked', deniedReason: 'owner-only' });
+    expect(text(out)).toContain('Tool cron is restricted to owners and discord user guest-9 is not an owner');
+    expect(t.ran.args).toEqual([]);
+    expect(new AuditLog(t.store.db).list({ typePrefix: 'tool.blocked' })[0]).toMatchObject({ actor: 'discord:guest-9', data: { tool: 'cron', deniedReason: 'owner-only' } });
+  });
+
+  it('lets an owner call cron', async () => {
+    const t = setup();
+    expect((await t.call('cron', { action: 'list' })).status).toBe('ok');
+  });
+});
+
+describe('argument validation', () => {
+  it.each([
+    [{}, 'Invalid arguments for echo: text: required'],
+    [{ text: 1 }, 'Invalid arguments for echo: text: expected string, got integer'],
+    [{ text: 'x', n: -1, extra: true }, 'Invalid arguments for echo: n: must be ≥ 0; extra: unknown field'],
+    ['just a string', 'Invalid arguments for echo: (arguments): expected object, got string'],
+  ])('%j → an error result naming the field, and the tool does not run', async (args, error) => {
+    const t = setup();
+    const out = await t.call('echo', args);
+    expect(out.status).toBe('error');
+    expect(out.details).toMatchObject({ status: 'error', tool: 'echo', error });
+    expect(t.ran.args).toEqual([]);
+  });
+});
+
+describe('before_tool_call', () => {
+  it('a block stops the call with its reason', async () => {
+    const t = setup();
+    t.hooks.on('before_tool_call', () => ({ block: true, blockReason: 'not today' }));
+    const out = await t.call('echo', { text: 'x' });
+    expect(out).toMatchObject({ status: 'blocked', deniedReason: 'plugin-before-tool-call', details: { status: 'blocked', deniedReason: 'plugin-before-tool-call', reason: 'not today' } });
+    expect(t.ran.args).toEqual([]);
+    expect(t.seen.map(([n]) => n)).toEqual(['tool.execution.blocked']);
+  });
+
+  it.each([
+    ['throws', () => { throw new Error('hook bug'); }],
+    ['hangs', () => new Promise(() => {})],
+  ])('a hook that %s blocks the call (fail closed)', async (_label, handler) => {
+    const t = setup();
+    t.hooks.on('before_tool_call', handler as never, { timeoutMs: 20 });
+    const out = await t.call('echo', { text: 'x' });
+    expect(out).toMatchObject({ status: 'blocked', deniedReason: 'before-tool-call-failed' });
+    expect(text(out)).toBe(HOOK_FAILURE_TEXT);
+    expect(t.ran.args).toEqual([]);
+  });
+
+  it('rewritten params reach the tool, and are validated again', async () => {
+    const t = setup();
+    const off = t.hooks.on('before_tool_call', () => ({ params: { text: 'rewritten' } }));
+    await t.call('echo', { text: 'original', n: 1 });
+    expect(t.ran.args).toEqual([{ text: 'rewritten', n: 1 }]);
+    off();
+    t.hooks.on('before_tool_call', () => ({ params: { n: 'bad' } }));
+    const out = await t.call('echo', { text: 'x' });
+    expect(out.details).toMatchObject({ error: 'Invalid arguments for echo: n: expected integer, got string' });
+    expect(t.ran.args).toHaveLength(1);
+  });
+
+  it('only hooks matching the tool see it', async () => {
+    const t = setup();
+    t.hooks.on('before_tool_call', () => ({ block: true }), { toolMatcher: ['big'] });
+    expect((await t.call('echo', { text: 'x' })).status).toBe('ok');
+    expect((await t.call('big', {})).status).toBe('blocked');
+  });
+});
+
+describe('hook-requested approval', () => {
+  const ask = { requireApproval: { title: 'Echo something', description: 'A plugin wants a human to look' } };
+
+  it('allow-once runs the call', async () => {
+    const t = setup();
+    t.hooks.on('before_tool_call', () => ask);
+    t.answer('allow-once');
+    const out = await t.call('echo', { text: 'x' });
+    expect(out.status).toBe('ok');
+    expect(out.approval).toMatchObject({ outcome: 'allow-once', decidedBy: 'discord:owner-1' });
+  });
+
+  it('deny does not run it and tells the model not to retry', async () => {
+    const t = setup();
+    t.hooks.on('before_tool_call', () => ask);
+    t.answer('deny');
+    const out = await t.call('echo', { text: 'x' });
+    expect(out).toMatchObject({ status: 'blocked', deniedReason: 'approval-denied', details: { status: 'denied' } });
+    expect(text(out)).toBe(DENIED_TEXT);
+    expect(text(out).split('\n')).toHaveLength(4);
+    expect(t.ran.args).toEqual([]);
+  });
+
+  it('expiry does not run it and says so', async () => {
+    const t = setup();
+    t.hooks.on('before_tool_call', () => ({ requireApproval: { ...ask.requireApproval, timeoutMs: 20 } }));
+    const out = await t.call('echo', { text: 'x' });
+    expect(out).toMatchObject({ status: 'blocked', deniedReason: 'approval-timeout' });
+    expect(text(out).split('\n')[0]).toBe('Approval timed out');
+    expect(t.ran.args).toEqual([]);
+  });
+
+  it('an explicit timeoutBehavior allow runs it on expiry', async () => {
+    const t = setup();
+    t.hooks.on('before_tool_call', () => ({ requireApproval: { ...ask.requireApproval, timeoutMs: 20, timeoutBehavior: 'allow' as const } }));
+    expect((await t.call('echo', { text: 'x' })).status).toBe('ok');
+  });
+
+  it('allow-always stores a grant for the same arguments; revoking it asks again', async () => {
+    const t = setup();
+    t.hooks.on('before_tool_call', () => ask);
+    let asked = 0;
+    t.bus.on('approval.requested', () => asked++);
+    const off = t.answer('allow-always');
+    const first = await t.call('echo', { text: 'x' });
+    expect(first.status).toBe('ok');
+    off();
+    const second = await t.call('echo', { text: 'x' });
+    expect(second.status).toBe('ok');
+    expect(second.grantId).toBe(first.approval?.grantId);
+    expect(asked).toBe(1);
+
+    // Other arguments are not covered by the grant.
+    t.answer('deny');
+    expect((await t.call('echo', { text: 'y' })).status).toBe('blocked');
+    expect(asked).toBe(2);
+
+    t.approvals.revokeGrant(first.approval!.grantId!, 'cli:op');
+    expect((await t.call('echo', { text: 'x' })).status).toBe('blocked');
+    expect(asked).toBe(3);
+  });
+
+  it('without an approval service the call is refused', async () => {
+    const t = setup({ approvals: undefined });
+    t.hooks.on('before_tool_call', () => ask);
+    const out = await t.call('echo', { text: 'x' });
+    expect(out).toMatchObject({ status: 'blocked', deniedReason: 'approval-unavailable' });
+  });
+});
+
+describe('trusted policies', () => {
+  it('block, rewrite params, and fail closed on a throw', async () => {
+    const t = setup({
+      trustedPolicies: [
+        { id: 'rewrite', description: '', evaluate: (c) => ({ params: { ...c.params, text: `[${String(c.params.text)}]` } }) },
+        { id: 'no-big', description: '', matcher: ['big'], evaluate: () => ({ allow: false }) },
+        { id: 'broken', description: '', matcher: ['cron'], evaluate: () => { throw new Error('x'); } },
+      ],
+    });
+    await t.call('echo', { text: 'x' });
+    expect(t.ran.args).toEqual([{ text: '[x]' }]);
+    expect(text(await t.call('big', {}))).toBe('blocked by no-big');
+    expect(text(await t.call('cron', {}))).toBe('blocked by broken: policy evaluation failed');
+  });
+});
+
+describe('execution', () => {
+  it('a thrown error becomes {status:"error", tool, error}', async () => {
+    const t = setup();
+    const out = await t.call('boom', {});
+    expect(out).toMatchObject({ status: 'error', isError: true, details: { status: 'error', tool: 'boom', error: 'disk on fire' } });
+    expect(t.seen.map(([n]) => n)).toEqual(['tool.execution.started', 'tool.execution.error']);
+  });
+
+  it('an abort stops the wait and the tool sees its signal aborted', async () => {
+    const t = setup();
+    const controller = new AbortController();
+    const pending = t.call('hang', {}, { signal: controller.signal });
+    await new Promise((r) => setTimeout(r, 10));
+    controller.abort();
+    const out = await pending;
+    expect(out).toMatchObject({ status: 'error', details: { status: 'aborted', tool: 'hang' } });
+    expect(t.ran.signals[0]!.aborted).toBe(true);
+  });
+
+  it('a tool past its timeout is aborted with a timeout result', async () => {
+    const t = setup({ timeoutMs: 20 });
+    const out = await t.call('hang', {});
+    expect(out).toMatchObject({ status: 'error', details: { status: 'timeout', timedOut: true, error: 'Tool hang timed out after 20 ms' } });
+    expect(t.ran.signals[0]!.aborted).toBe(true);
+  });
+
+  it('truncates what the model reads and caps the stored details', async () => {
+    const t = setup({ maxResultChars: 4000 });
+    const out = await t.call('big', {});
+    expect(out.truncated).toBe(true);
+    const body = text(out);
+    expect(body.length).toBeLessThanOrEqual(4000);
+    expect(body).toMatch(/\[\.\.\. \d+ more characters truncated; rerun with narrower args if needed\]$/);
+    expect((out.details as { blob: string }).blob).toContain('[18000 more characters]');
+  });
+});
+
+describe('loop detection in the chain', () => {
+  it('appends the warning note at 10 identical calls and blocks at 20, never throwing', async () => {
+    const t = setup();
+    const outs = [];
+    for (let i = 0; i < 21; i++) outs.push(await t.call('echo', { text: 'same' }));
+    expect(text(outs[9]!)).toBe('echo: same');
+    expect(text(outs[10]!)).toContain('[System note: Tool-loop warning after 10 repeated calls.');
+    expect(outs[20]).toMatchObject({ status: 'blocked', deniedReason: 'tool-loop', details: { detector: 'generic_repeat', count: 20 } });
+    expect(t.ran.args).toHaveLength(20);
+    expect(t.seen.filter(([n]) => n === 'tool.loop').map(([, p]) => (p as { action: string }).action)).toEqual(['warn', 'block']);
+  });
+
+  it('can be switched off per agent', async () => {
+    const t = setup();
+    for (let i = 0; i < 25; i++) expect((await t.call('echo', { text: 'same' }, { loopDetection: false })).status).toBe('ok');
+  });
+
+  it.each([
+    [{}, 'main', true],
+    [{ tools: { loopDetection: { enabled: false } } }, 'main', false],
+    [{ tools: { loopDetection: { enabled: false } }, agents: { list: [{ id: 'main', tools: { loopDetection: { enabled: true } } }] } }, 'main', true],
+  ])('loopDetectionEnabled(%j, %s) = %s', (raw, agent, expected) => {
+    const parsed = parseConfig(raw);
+    if (!parsed.ok) throw parsed.error;
+    expect(loopDetectionEnabled(parsed.value.config, agent)).toBe(expected);
+  });
+});
+
+describe('after_tool_call and tool_result_persist', () => {
+  it('after_tool_call sees the result; tool_result_persist rewrites only what is stored', async () => {
+    const t = setup();
+    const after = new Promise<unknown>((resolve) => t.hooks.on('after_tool_call', (e) => resolve(e)));
+    t.hooks.on('tool_result_persist', (e) => ({ message: { ...e.message, content: [{ type: 'text', text: 'redacted for storage' }] } }));
+    const out = await t.call('echo', { text: 'secret' });
+    expect(text(out)).toBe('echo: secret');
+    expect(await after).toMatchObject({ toolName: 'echo', params: { text: 'secret' }, isError: false, content: [{ type: 'text', text: 'echo: secret' }] });
+    expect(t.transcripts.list('agent:main:discord:channel:42')[0]!.content).toEqual([{ type: 'text', text: 'redacted for storage' }]);
+  });
+});

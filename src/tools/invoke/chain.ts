@@ -1,0 +1,385 @@
+import { randomUUID } from 'node:crypto';
+import type { ApprovalService } from '../../approvals/service.js';
+import type { ApprovalRequestContext, ApprovalRequester, ApprovalResolution } from '../../approvals/types.js';
+import type { WardenConfig } from '../../config/index.js';
+import { events as defaultEvents, type EventBus } from '../../events.js';
+import type { HookBus } from '../../hooks/bus.js';
+import type { PersistedToolMessage } from '../../hooks/types.js';
+import { log } from '../../log.js';
+import type { TurnContext } from '../../policy/context.js';
+import type { AuditLog } from '../../store/audit.js';
+import type { Transcripts } from '../../store/transcript.js';
+import { normalizeToolName } from '../names.js';
+import { capDetails, DEFAULT_MAX_RESULT_CHARS, errorToolResult, jsonResult, normalizeToolResult, truncateToolResult } from '../result.js';
+import type { ToolContent, ToolImplementation, ToolResult } from '../types.js';
+import { runApprovalStep } from './approval-step.js';
+import { LoopDetector, loopWarningNote } from './loop-detection.js';
+import { ownerOnlyRefusal } from './owner-guard.js';
+import { runTrustedPolicies, type TrustedToolPolicy } from './trusted-policy.js';
+import { formatArgumentProblems, validateArgs } from './validate-args.js';
+
+/** Default limit on one execution; exec brings its own (1,800 s) under this. */
+export const DEFAULT_TOOL_TIMEOUT_MS = 1_800_000 + 60_000;
+
+export interface ToolInvokerOptions {
+  /** The runnable tool for a canonical id, or undefined when this build has none. */
+  resolveTool: (id: string) => ToolImplementation | undefined | Promise<ToolImplementation | undefined>;
+  hooks?: HookBus | undefined;
+  approvals?: ApprovalService | undefined;
+  /** Where tool results are persisted (after tool_result_persist). */
+  transcripts?: Transcripts | undefined;
+  /** Where blocked calls are recorded. */
+  audit?: AuditLog | undefined;
+  events?: EventBus | undefined;
+  trustedPolicies?: readonly TrustedToolPolicy[] | undefined;
+  /** Per-result cap of what the model reads (default 16,000 chars). */
+  maxResultChars?: number | undefined;
+  timeoutMs?: number | undefined;
+}
+
+/** The turn's tool surface as `resolveToolSurface` gave it; a tool outside `tools` is refused. */
+export interface CallSurface {
+  tools: readonly string[];
+  removed?: ReadonlyArray<{ tool: string; by: string }>;
+  unavailable?: ReadonlyArray<{ tool: string; why: string }>;
+}
+
+export interface InvokeRequest {
+  /** The tool as the model (or a command) named it; normalised here. */
+  tool: string;
+  args: unknown;
+  toolCallId?: string | undefined;
+  turn: TurnContext;
+  sessionKey: string;
+  workspaceDir: string;
+  runId?: string | undefined;
+  surface?: CallSurface | undefined;
+  /** `tools.loopDetection.enabled` resolved for the agent (see loopDetectionEnabled). */
+  loopDetection?: boolean | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+export type InvokeStatus = 'ok' | 'error' | 'blocked';
+
+/** One call's result: what the model reads, and what is kept beside it. */
+export interface InvokeOutcome {
+  tool: string;
+  toolCallId: string;
+  status: InvokeStatus;
+  /** Why a blocked call did not run (`owner-only`, `tool-loop`, `approval-denied`, …). */
+  deniedReason?: string | undefined;
+  /** What the model reads: normalised, capped, with any loop warning appended. */
+  content: ToolContent[];
+  /** Capped; stored in the transcript, never part of `content`. */
+  details?: unknown;
+  isError: boolean;
+  truncated: boolean;
+  durationMs?: number | undefined;
+  approval?: ApprovalResolution | undefined;
+  grantId?: string | undefined;
+}
+
+/** `agents.list[id].tools.loopDetection.enabled`, else `tools.loopDetection.enabled`, else on. */
+export function loopDetectionEnabled(config: Pick<WardenConfig, 'tools' | 'agents'>, agentId: string): boolean {
+  const agent = config.agents.list.find((a) => a.id === agentId);
+  return agent?.tools?.loopDetection?.enabled ?? config.tools.loopDetection?.enabled ?? true;
+}
+
+const noApprovals: ApprovalRequester = { request: async () => ({ id: '', outcome: 'cancelled' }) };
+
+/**
+ * The wrapper chain every tool call passes (semantics §5): name → surface → owner-only →
+ * argument validation → loop detection → trusted policies → before_tool_call → approval →
+ * execute (abort signal, timeout) → after_tool_call → tool_result_persist → normalise and
+ * truncate. Every refusal is a result the model can read; `invoke` never throws.
+ */
+export class ToolInvoker {
+  readonly loops = new LoopDetector();
+  private readonly events: EventBus;
+
+  constructor(private readonly options: ToolInvokerOptions) {
+    this.events = options.events ?? defaultEvents;
+  }
+
+  async invoke(req: InvokeRequest): Promise<InvokeOutcome> {
+    const toolCallId = req.toolCallId ?? `call_${randomUUID()}`;
+    const name = normalizeToolName(req.tool);
+    const base = { toolCallId, req, name: name || String(req.tool) };
+    try {
+      return await this.run(base);
+    } catch (err) {
+      // Only a bug gets here; the model still gets an answer and the call is recorded.
+      log.error({ err, tool: name, toolCallId }, 'tool call chain failed');
+      return this.finish(base, { status: 'error', result: errorToolResult(base.name, err), synthetic: true });
+    }
+  }
+
+  private async run(c: CallState): Promise<InvokeOutcome> {
+    const { req, name } = c;
+    const loopsOn = req.loopDetection ?? true;
+
+    // 1. The tool must be on this turn's surface, and exist.
+    const onSurface = req.surface === undefined || req.surface.tools.includes(name);
+    if (!onSurface) {
+      const removed = req.surface?.removed?.find((r) => r.tool === name);
+      const unavailable = req.surface?.unavailable?.find((u) => u.tool === name);
+      if (removed || unavailable) {
+        const why = removed ? `removed by ${removed.by}` : `unavailable: ${unavailable!.why}`;
+        return this.block(c, 'not-on-surface', `Tool ${name} is not available in this turn (${why}). The tool call did not run.`);
+      }
+    }
+    const tool = onSurface && name ? await this.options.resolveTool(name) : undefined;
+    if (!tool) {
+      if (loopsOn) {
+        const verdict = this.loops.check(req.sessionKey, req.runId, name, req.args);
+        if (verdict.kind === 'block') return this.loopBlock(c, verdict);
+      }
+      const available = req.surface ? ` Available tools: ${req.surface.tools.join(', ') || '(none)'}.` : '';
+      const error = `Unknown tool "${String(req.tool)}".${available}`;
+      if (loopsOn) this.loops.recordOutcome(req.sessionKey, req.runId, { toolName: name, params: req.args, toolCallId: c.toolCallId, error, unknownToolName: name || String(req.tool) });
+      return this.finish(c, { status: 'error', result: jsonResult({ status: 'error', tool: c.name, error }, true), synthetic: true });
+    }
+
+    // 2. Owner-only, whatever path the call came by.
+    const ownerRefusal = ownerOnlyRefusal(name, req.turn);
+    if (ownerRefusal) return this.block(c, 'owner-only', ownerRefusal);
+
+    // 3. Arguments against the schema.
+    let params = coerceArgs(tool, req.args);
+    const invalid = this.invalid(c, tool, params);
+    if (invalid) return invalid;
+
+    // 4. Loop detection.
+    let loopWarning: number | undefined;
+    if (loopsOn) {
+      const verdict = this.loops.check(req.sessionKey, req.runId, name, params);
+      if (verdict.kind === 'block') return this.loopBlock(c, verdict);
+      if (verdict.kind === 'warn') {
+        loopWarning = verdict.count;
+        this.events.emit('tool.loop', { tool: name, sessionKey: req.sessionKey, level: 'warning', action: 'warn', detector: verdict.detector, count: verdict.count, message: verdict.message, pairedToolName: verdict.pairedToolName });
+        log.warn({ tool: name, detector: verdict.detector, count: verdict.count }, 'tool loop warning');
+      }
+      this.loops.recordCall(req.sessionKey, req.runId, name, params, c.toolCallId);
+    }
+
+    const approvalContext: ApprovalRequestContext = {
+      agentId: req.turn.agentId,
+      sessionKey: req.sessionKey,
+      provider: req.turn.provider,
+      channelId: req.turn.channelId,
+      threadId: req.turn.threadId,
+      requesterId: req.turn.senderId,
+    };
+
+    // 5. Trusted policies, and the approval the first of them asks for.
+    if (this.options.trustedPolicies?.length) {
+      const policy = await runTrustedPolicies(this.options.trustedPolicies, {
+        toolName: name,
+        params,
+        agentId: req.turn.agentId,
+        sessionKey: req.sessionKey,
+        senderId: req.turn.senderId,
+        senderIsOwner: req.turn.senderIsOwner,
+      });
+      if (policy.kind === 'block') return this.block(c, 'trusted-policy', policy.reason, { policyId: policy.policyId });
+      if (policy.params !== params) {
+        params = policy.params;
+        const bad = this.invalid(c, tool, params);
+        if (bad) return bad;
+      }
+      if (policy.approval) {
+        const step = await runApprovalStep(this.options.approvals, policy.approval, { tool: name, params, context: approvalContext, signal: req.signal });
+        if (step.kind === 'refused') return this.block(c, step.deniedReason, step.text, {}, step.status, step.resolution);
+        c.approval = step.resolution;
+        c.grantId = step.grantId;
+      }
+    }
+
+    // 6. before_tool_call hooks (fail closed), then their approval.
+    if (this.options.hooks?.has('before_tool_call', name)) {
+      const hook = await this.options.hooks.runBeforeToolCall({
+        toolName: name,
+        toolCallId: c.toolCallId,
+        params,
+        agentId: req.turn.agentId,
+        sessionKey: req.sessionKey,
+        provider: req.turn.provider,
+        senderId: req.turn.senderId,
+        runId: req.runId,
+      });
+      if (hook.kind === 'block') return this.block(c, 'plugin-before-tool-call', hook.reason, hook.owner ? { hook: hook.owner } : {});
+      if (hook.kind === 'failed') return this.block(c, 'before-tool-call-failed', hook.reason, { error: hook.error, ...(hook.owner ? { hook: hook.owner } : {}) });
+      if (hook.params !== params) {
+        params = hook.params;
+        const bad = this.invalid(c, tool, params);
+        if (bad) return bad;
+      }
+      if (hook.approval && c.approval === undefined && c.grantId === undefined) {
+        const step = await runApprovalStep(this.options.approvals, hook.approval, { tool: name, params, context: approvalContext, signal: req.signal });
+        if (step.kind === 'refused') return this.block(c, step.deniedReason, step.text, {}, step.status, step.resolution);
+        c.approval = step.resolution;
+        c.grantId = step.grantId;
+      }
+    }
+
+    // 7. Execute with an abort signal and a timeout.
+    const executed = await this.execute(c, tool, params, approvalContext);
+
+    if (loopsOn) {
+      const text = executed.result.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n');
+      this.loops.recordOutcome(req.sessionKey, req.runId, { toolName: name, params, toolCallId: c.toolCallId, details: executed.result.details, text, error: executed.error });
+    }
+    if (loopWarning !== undefined) executed.result.content.push({ type: 'text', text: loopWarningNote(loopWarning) });
+
+    // 8. after_tool_call: fire and forget (void hook); failures are logged by the bus.
+    if (this.options.hooks?.has('after_tool_call', name)) {
+      void this.options.hooks.runVoid(
+        'after_tool_call',
+        {
+          toolName: name,
+          toolCallId: c.toolCallId,
+          params,
+          content: executed.result.content,
+          isError: executed.result.isError === true,
+          error: executed.error,
+          durationMs: executed.durationMs,
+          agentId: req.turn.agentId,
+          sessionKey: req.sessionKey,
+          provider: req.turn.provider,
+          senderId: req.turn.senderId,
+          runId: req.runId,
+        },
+        name,
+      );
+    }
+    return this.finish(c, { status: executed.result.isError ? 'error' : 'ok', result: executed.result, synthetic: false, durationMs: executed.durationMs });
+  }
+
+  private invalid(c: CallState, tool: ToolImplementation, params: Record<string, unknown>): InvokeOutcome | undefined {
+    const problems = validateArgs(tool.parameters, params);
+    if (problems.length === 0) return undefined;
+    const error = `Invalid arguments for ${c.name}: ${formatArgumentProblems(problems)}`;
+    return this.finish(c, { status: 'error', result: jsonResult({ status: 'error', tool: c.name, error, problems }, true), synthetic: true });
+  }
+
+  private async execute(c: CallState, tool: ToolImplementation, params: Record<string, unknown>, approvalContext: ApprovalRequestContext) {
+    const { req } = c;
+    const timeoutMs = this.options.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(req.signal?.reason);
+    if (req.signal?.aborted) controller.abort(req.signal.reason);
+    else req.signal?.addEventListener('abort', onAbort, { once: true });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new Error(`timed out after ${timeoutMs} ms`));
+    }, timeoutMs);
+
+    const started = performance.now();
+    this.events.emit('tool.execution.started', { tool: c.name, toolCallId: c.toolCallId, sessionKey: req.sessionKey, agentId: req.turn.agentId });
+    const approvals = this.options.approvals?.requester(approvalContext) ?? noApprovals;
+    let result: ToolResult;
+    let error: string | undefined;
+    try {
+      if (controller.signal.aborted) throw new AbortedError();
+      const aborted = new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(new AbortedError()), { once: true }));
+      const value = await Promise.race([
+        tool.execute(params, {
+          toolCallId: c.toolCallId,
+          signal: controller.signal,
+          turn: req.turn,
+          sessionKey: req.sessionKey,
+          workspaceDir: req.workspaceDir,
+          log: log.child({ tool: c.name, toolCallId: c.toolCallId }),
+          approvals,
+        }),
+        aborted,
+      ]);
+      result = normalizeToolResult(c.name, value);
+      if (result.isError) error = result.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n');
+    } catch (err) {
+      if (err instanceof AbortedError || controller.signal.aborted) {
+        error = timedOut ? `Tool ${c.name} timed out after ${timeoutMs} ms` : `Tool ${c.name} was aborted`;
+        result = jsonResult({ status: timedOut ? 'timeout' : 'aborted', tool: c.name, error, ...(timedOut ? { timedOut: true } : {}) }, true);
+      } else {
+        error = err instanceof Error ? err.message : String(err);
+        result = errorToolResult(c.name, err);
+        log.warn({ err, tool: c.name, toolCallId: c.toolCallId }, 'tool execution threw');
+      }
+    } finally {
+      clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onAbort);
+    }
+    const durationMs = performance.now() - started;
+    if (error !== undefined) this.events.emit('tool.execution.error', { tool: c.name, toolCallId: c.toolCallId, sessionKey: req.sessionKey, durationMs, error });
+    else this.events.emit('tool.execution.completed', { tool: c.name, toolCallId: c.toolCallId, sessionKey: req.sessionKey, durationMs, isError: false });
+    return { result, error, durationMs };
+  }
+
+  private loopBlock(c: CallState, verdict: { detector: string; count: number; message: string; pairedToolName?: string | undefined }): Promise<InvokeOutcome> {
+    this.events.emit('tool.loop', { tool: c.name, sessionKey: c.req.sessionKey, level: 'critical', action: 'block', detector: verdict.detector, count: verdict.count, message: verdict.message, pairedToolName: verdict.pairedToolName });
+    log.error({ tool: c.name, detector: verdict.detector, count: verdict.count }, 'tool loop blocked');
+    return Promise.resolve(this.block(c, 'tool-loop', verdict.message, { detector: verdict.detector, count: verdict.count }));
+  }
+
+  private block(c: CallState, deniedReason: string, reason: string, extra: Record<string, unknown> = {}, status: 'blocked' | 'denied' = 'blocked', approval?: ApprovalResolution): InvokeOutcome {
+    if (approval) c.approval = approval;
+    this.events.emit('tool.execution.blocked', { tool: c.name, toolCallId: c.toolCallId, sessionKey: c.req.sessionKey, deniedReason, reason });
+    this.options.audit?.record({
+      type: 'tool.blocked',
+      subject: c.toolCallId,
+      actor: c.req.turn.senderId === undefined ? undefined : `${c.req.turn.provider}:${c.req.turn.senderId}`,
+      sessionKey: c.req.sessionKey,
+      data: { tool: c.name, deniedReason, reason, ...extra },
+    });
+    const result: ToolResult = { content: [{ type: 'text', text: reason }], details: { status, deniedReason, reason, ...extra }, isError: true };
+    return this.finish(c, { status: 'blocked', result, synthetic: true, deniedReason });
+  }
+
+  /** tool_result_persist, transcript, truncation for the model. */
+  private finish(c: CallState, r: { status: InvokeStatus; result: ToolResult; synthetic: boolean; deniedReason?: string; durationMs?: number }): InvokeOutcome {
+    const { result: capped, truncated } = truncateToolResult(r.result, this.options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS);
+    const details = capDetails(r.result.details);
+    let message: PersistedToolMessage = { role: 'tool', tool: c.name, toolCallId: c.toolCallId, content: capped.content, details, isError: r.result.isError === true };
+    if (this.options.hooks?.has('tool_result_persist')) {
+      message = this.options.hooks.runToolResultPersist({ toolName: c.name, toolCallId: c.toolCallId, message, isSynthetic: r.synthetic });
+    }
+    if (this.options.transcripts) {
+      try {
+        this.options.transcripts.ensureSession(c.req.sessionKey, c.req.turn.agentId, c.req.turn.provider);
+        this.options.transcripts.append({ sessionKey: c.req.sessionKey, role: 'tool', tool: c.name, toolCallId: c.toolCallId, content: message.content, details: message.details, isError: message.isError });
+      } catch (err) {
+        log.error({ err, tool: c.name, toolCallId: c.toolCallId }, 'could not persist a tool result');
+      }
+    }
+    return {
+      tool: c.name,
+      toolCallId: c.toolCallId,
+      status: r.status,
+      ...(r.deniedReason ? { deniedReason: r.deniedReason } : {}),
+      content: capped.content,
+      details,
+      isError: r.result.isError === true,
+      truncated,
+      ...(r.durationMs !== undefined ? { durationMs: r.durationMs } : {}),
+      ...(c.approval ? { approval: c.approval } : {}),
+      ...(c.grantId ? { grantId: c.grantId } : {}),
+    };
+  }
+}
+
+interface CallState {
+  toolCallId: string;
+  req: InvokeRequest;
+  name: string;
+  approval?: ApprovalResolution | undefined;
+  grantId?: string | undefined;
+}
+
+class AbortedError extends Error {}
+
+/** `null`/`undefined` arguments become `{}` (reference §10.7); anything else is validated as given. */
+function coerceArgs(_tool: ToolImplementation, args: unknown): Record<string, unknown> {
+  if (args === undefined || args === null) return {};
+  return args as Record<string, unknown>;
+}
