@@ -89,3 +89,11 @@ export interface ToolRuntime {
   store?: Store | undefined;
   cron?: { jobs: CronJobs; scheduler?: CronScheduler | undefined } | undefined;
 }
+
+/**
+ * Erases a tool's argument type for the registry. Sound because the call chain validates the
+ * arguments against `parameters` before `execute` runs.
+ */
+export function eraseArgs<Args>(tool: ToolImplementation<Args>): ToolImplementation {
+  return tool as unknown as ToolImplementation;
+}

@@ -1,4 +1,4 @@
-import type { Availability, ToolImplementation, ToolRuntime } from '../types.js';
+import { eraseArgs, type Availability, type ToolImplementation, type ToolRuntime } from '../types.js';
 
 /**
  * The registry of core tool implementations: what this build can actually offer.
@@ -21,7 +21,7 @@ const always = (): Availability => ({ ok: true });
 export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
   web_fetch: {
     availability: always,
-    load: async (runtime) => (await import('./web/web-fetch.js')).createWebFetchTool({ config: runtime.config }) as ToolImplementation,
+    load: async (runtime) => eraseArgs((await import('./web/web-fetch.js')).createWebFetchTool({ config: runtime.config })),
   },
   cron: {
     availability: always,
@@ -30,7 +30,7 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
       const { CronJobs } = await import('../../cron/jobs.js');
       if (!runtime.cron && !runtime.store) throw new Error('cron needs the store: open it before loading the tool');
       const cron = runtime.cron ?? { jobs: new CronJobs(runtime.store!.db) };
-      return createCronTool({ jobs: cron.jobs, scheduler: cron.scheduler }) as ToolImplementation;
+      return eraseArgs(createCronTool({ jobs: cron.jobs, scheduler: cron.scheduler }));
     },
   },
 };
