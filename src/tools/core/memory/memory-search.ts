@@ -3,7 +3,10 @@
  * brings the index up to date first (only changed files are read), then returns the best
  * chunks with their line ranges, each wrapped as untrusted file content.
  */
-import type { ToolImplementation, ToolResult } from '../../types.js';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { resolveDataDir } from '../../../store/data-dir.js';
+import type { ToolImplementation, ToolResult, ToolRuntime } from '../../types.js';
 import { errorResult, textResult } from '../fs/tool-result.js';
 import { wrapUntrusted } from '../fs/untrusted.js';
 import { MemoryIndex, toFtsQuery } from './memory-index.js';
@@ -82,3 +85,20 @@ export function createMemorySearchTool(options: MemorySearchOptions = {}): ToolI
 }
 
 export const memorySearchTool = createMemorySearchTool();
+
+/** The index file inside Warden's data directory (beside the store, never in a workspace). */
+export const MEMORY_INDEX_FILE = 'memory-index.sqlite';
+const indexes = new Map<string, MemoryIndex>();
+
+/** memory_search for a running Warden: one persistent index per data directory. */
+export function memorySearchForRuntime(runtime: ToolRuntime): ToolImplementation<MemorySearchArgs> {
+  const dataDir = resolveDataDir({ configDataDir: runtime.config.dataDir, env: process.env, cwd: runtime.baseDir });
+  const file = path.join(dataDir, MEMORY_INDEX_FILE);
+  let index = indexes.get(file);
+  if (!index) {
+    mkdirSync(dataDir, { recursive: true });
+    index = new MemoryIndex(file);
+    indexes.set(file, index);
+  }
+  return createMemorySearchTool({ index });
+}

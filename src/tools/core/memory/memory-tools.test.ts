@@ -66,3 +66,16 @@ describe('memory_get', () => {
     expect(textOf(r)).toMatch(message);
   });
 });
+
+describe('memorySearchForRuntime', () => {
+  it('keeps the index in the data directory, outside the workspace', async () => {
+    const { parseConfig } = await import('../../../config/load.js');
+    const { memorySearchForRuntime, MEMORY_INDEX_FILE } = await import('./memory-search.js');
+    const { existsSync } = await import('node:fs');
+    const parsed = parseConfig({ dataDir: 'state' });
+    if (!parsed.ok) throw new Error('config');
+    const tool = memorySearchForRuntime({ config: parsed.value.config, baseDir: t.base });
+    expect(textOf(await run(tool, { query: 'hotfixes' }, t.ws))).toMatch(/^Found 1 memory match/);
+    expect(existsSync(path.join(t.base, 'state', MEMORY_INDEX_FILE))).toBe(true);
+  });
+});
