@@ -182,3 +182,15 @@ export function decide(policy: CompiledPolicy, tool: ToolMeta): Verdict {
   if (hit) return { kept: true, reason: 'allowed', ...hit };
   return { kept: false, reason: 'not-allowed' };
 }
+
+function matchesCoupled(list: CompiledList, tool: ToolMeta): boolean {
+  if (matchList(list, tool) !== undefined) return true;
+  return tool.id === 'apply_patch' && tool.source.kind === 'core' && matchList(list, WRITE_PROXY) !== undefined;
+}
+
+/** `decide(policy, tool).kept` without building a verdict: the per-turn hot path. */
+export function keeps(policy: CompiledPolicy, tool: ToolMeta): boolean {
+  if (policy.deny && policy.deny.size > 0 && matchesCoupled(policy.deny, tool)) return false;
+  if (!policy.allow || policy.allow.size === 0) return true;
+  return matchesCoupled(policy.allow, tool);
+}

@@ -25,6 +25,12 @@ export const MESSAGE_PROVIDER_DROPS: Readonly<Record<string, readonly string[]>>
   'discord-voice': ['tts'],
 };
 
+/** The tools this inbound provider drops; undefined when it drops none. */
+export function messageProviderDrops(ctx: TurnContext): readonly string[] | undefined {
+  const provider = ctx.provider.trim().toLowerCase();
+  return Object.hasOwn(MESSAGE_PROVIDER_DROPS, provider) ? MESSAGE_PROVIDER_DROPS[provider]! : undefined;
+}
+
 export function messageProviderFilter(tool: ToolMeta, ctx: TurnContext): FilterDecision {
   const provider = ctx.provider.trim().toLowerCase();
   const drops = Object.hasOwn(MESSAGE_PROVIDER_DROPS, provider) ? MESSAGE_PROVIDER_DROPS[provider]! : undefined;
@@ -55,6 +61,11 @@ function applyPatchMatcher(config: WardenConfig): (model: string) => string | un
     modelMatchers.set(config, matcher);
   }
   return matcher;
+}
+
+/** Whether this turn's model may see apply_patch (the filter's decision, without its explanation). */
+export function applyPatchAllowed(ctx: TurnContext, config: WardenConfig): boolean {
+  return ctx.model !== undefined && applyPatchMatcher(config)(ctx.model) !== undefined;
 }
 
 export function modelProviderFilter(tool: ToolMeta, ctx: TurnContext, config: WardenConfig): FilterDecision {

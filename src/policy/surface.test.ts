@@ -378,3 +378,25 @@ describe('trace (--explain)', () => {
     expect(result.error).toBe('unknown agent "qa"; known agents: ops, dev');
   });
 });
+
+describe('the surface and its trace agree', () => {
+  const plugins = [pluginTool('jira_create', 'jira', { profiles: ['coding'] }), pluginTool('jira_admin', 'jira', { optional: true }), pluginTool('gh_issue', 'github')];
+  const raw = {
+    ...owner,
+    tools: { profile: 'coding', alsoAllow: ['browser', 'gh_*'], deny: ['write'], byProvider: { openai: { deny: ['pdf'] } }, toolsBySender: { 'id:7': { deny: ['edit'] } } },
+    channels: { discord: { guilds: { '111': { tools: { deny: ['jira'] }, channels: { dev: { tools: { allow: ['*'] } } } } } } },
+  };
+  it.each([
+    ['a non-owner in a guild', { provider: 'discord', chat: 'channel', guildId: '111', senderId: '7' }],
+    ['an owner in #dev on another model', { provider: 'discord', chat: 'channel', guildId: '111', channelName: 'dev', senderId: '42', senderIsOwner: true, model: 'anthropic/x' }],
+    ['a voice leaf subagent', { provider: 'voice', spawnDepth: 1 }],
+    ['a runtime toolsAllow', { toolsAllow: [['read', 'jira_*', 'cron']] }],
+  ] as const)('%s', (_name, ctx) => {
+    const result = surface(raw, ctx as Partial<TurnContext>, { ...ALL_AVAILABLE, plugins });
+    for (const { tool, by } of result.removed) {
+      const removedAt = result.trace(tool).filter((s) => s.outcome === 'removed').map((s) => s.step);
+      expect(removedAt, tool).toEqual([by]);
+    }
+    for (const tool of result.tools) expect(result.trace(tool).some((s) => s.outcome === 'removed'), tool).toBe(false);
+  });
+});

@@ -6,11 +6,13 @@ import type { Availability, ToolMeta } from '../tools/types.js';
 import type { InheritedPolicy, TurnContext } from './context.js';
 import { compileGlob, isGlob } from './glob.js';
 import { emptyAllowlistError, type AllowlistSource, type GuardReason } from './guard.js';
-import { compilePolicy, decide, explicitAllow, type CompiledPolicy, type PolicyEntry } from './policy.js';
+import { compilePolicy, decide, explicitAllow, keeps, type CompiledPolicy, type PolicyEntry } from './policy.js';
 import {
   MESSAGE_PROVIDER_FILTER,
   MODEL_PROVIDER_FILTER,
   OWNER_ONLY_FILTER,
+  applyPatchAllowed,
+  messageProviderDrops,
   messageProviderFilter,
   modelProviderFilter,
   ownerOnlyFilter,
@@ -69,17 +71,36 @@ interface Plan {
   steps: { step: PipelineStep; compiled: CompiledPolicy | undefined }[];
   toolsAllow: CompiledPolicy[] | undefined;
   optionalGrants: PolicyEntry[];
+  /** Decisions that do not depend on the tool, taken once per turn for the hot path. */
+  drops: readonly string[] | undefined;
+  applyPatch: boolean;
 }
 
-type Filter = { label: string; run: (tool: ToolMeta, plan: Plan) => FilterDecision };
+/** A filter in front of the pipeline: `removes` is the hot path, `run` the same decision explained. */
+interface Filter {
+  label: string;
+  removes: (tool: ToolMeta, plan: Plan) => boolean;
+  run: (tool: ToolMeta, plan: Plan) => FilterDecision;
+}
+
+const isOptionalPlugin = (tool: ToolMeta): boolean => tool.source.kind === 'plugin' && (tool as { optional?: boolean }).optional === true;
 
 const FILTERS: readonly Filter[] = [
-  { label: DISABLED_FILTER, run: (_t, p) => (p.ctx.disableTools ? { kept: false, rule: 'tools are disabled for this run' } : { kept: true, rule: 'tools are enabled' }) },
-  { label: OPTIONAL_PLUGIN_FILTER, run: optionalPluginFilter },
-  { label: MESSAGE_PROVIDER_FILTER, run: (t, p) => messageProviderFilter(t, p.ctx) },
-  { label: MODEL_PROVIDER_FILTER, run: (t, p) => modelProviderFilter(t, p.ctx, p.config) },
-  { label: OWNER_ONLY_FILTER, run: (t, p) => ownerOnlyFilter(t, p.ctx) },
+  {
+    label: DISABLED_FILTER,
+    removes: (_t, p) => p.ctx.disableTools === true,
+    run: (_t, p) => (p.ctx.disableTools ? { kept: false, rule: 'tools are disabled for this run' } : { kept: true, rule: 'tools are enabled' }),
+  },
+  { label: OPTIONAL_PLUGIN_FILTER, removes: (t, p) => isOptionalPlugin(t) && !optionalPluginFilter(t, p).kept, run: optionalPluginFilter },
+  { label: MESSAGE_PROVIDER_FILTER, removes: (t, p) => p.drops !== undefined && p.drops.includes(t.id), run: (t, p) => messageProviderFilter(t, p.ctx) },
+  {
+    label: MODEL_PROVIDER_FILTER,
+    removes: (t, p) => p.ctx.modelSupportsTools === false || (t.id === 'apply_patch' && t.source.kind === 'core' && !p.applyPatch),
+    run: (t, p) => modelProviderFilter(t, p.ctx, p.config),
+  },
+  { label: OWNER_ONLY_FILTER, removes: (t, p) => t.ownerOnly && !p.ctx.senderIsOwner, run: (t, p) => ownerOnlyFilter(t, p.ctx) },
 ];
+const FILTER_LABELS: ReadonlySet<string> = new Set(FILTERS.map((f) => f.label));
 
 export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, options: SurfaceOptions = {}): SurfaceResult {
   const agent = resolveAgent(config, ctx.agentId);
@@ -99,7 +120,7 @@ export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, optio
     ctx = { ...ctx, inherited: inheritFrom(parent) };
   }
 
-  const candidates = dedupeCandidates(options.plugins);
+  const { candidates, byId } = candidateSet(options.plugins);
   const steps = buildSteps(config, ctx, agent);
   const plan: Plan = {
     config,
@@ -113,6 +134,8 @@ export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, optio
       ),
     ),
     optionalGrants: [],
+    drops: messageProviderDrops(ctx),
+    applyPatch: applyPatchAllowed(ctx, config),
   };
   plan.optionalGrants = optionalGrantEntries(plan);
   const availability = availabilityOf(options);
@@ -120,15 +143,14 @@ export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, optio
   const removed: SurfaceResult['removed'] = [];
   const unavailable: SurfaceResult['unavailable'] = [];
   const tools: string[] = [];
-  const entering: ToolMeta[] = [];
-  const byId = new Map<string, ToolMeta>();
+  const preRemoved: string[] = [];
   let keptByPolicy = 0;
+  // Candidates are sorted by id, so every list below comes out sorted.
   for (const tool of candidates) {
-    byId.set(tool.id, tool);
-    const verdict = judge(tool, plan);
-    if (verdict.enteredPipeline) entering.push(tool);
-    if (verdict.removedBy) {
-      removed.push({ tool: tool.id, by: verdict.removedBy });
+    const by = removedBy(tool, plan);
+    if (by !== undefined) {
+      removed.push({ tool: tool.id, by });
+      if (FILTER_LABELS.has(by)) preRemoved.push(tool.id);
       continue;
     }
     keptByPolicy++;
@@ -137,11 +159,11 @@ export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, optio
     else unavailable.push({ tool: tool.id, why: available.why });
   }
 
-  const warnings = collectWarnings(plan, indexSurface(entering), byId, removed);
+  const warnings = cachedWarnings(plan, candidates, preRemoved, byId, removed);
   const result: SurfaceResult = {
-    tools: tools.sort(),
-    removed: removed.sort((a, b) => a.tool.localeCompare(b.tool)),
-    unavailable: unavailable.sort((a, b) => a.tool.localeCompare(b.tool)),
+    tools,
+    removed,
+    unavailable,
     warnings,
     trace: (name) => {
       const tool = byId.get(normalizeToolName(name));
@@ -174,17 +196,38 @@ export function inheritFrom(parent: SurfaceResult): InheritedPolicy {
   return { allow: [...parent.tools], deny: parent.removed.map((r) => r.tool) };
 }
 
-function dedupeCandidates(plugins: readonly ToolMeta[] | undefined): ToolMeta[] {
-  if (!plugins || plugins.length === 0) return CORE_TOOLS as ToolMeta[];
-  const seen = new Set(CORE_TOOLS.map((t) => t.id));
-  const out: ToolMeta[] = [...CORE_TOOLS];
+interface CandidateSet {
+  candidates: readonly ToolMeta[];
+  byId: ReadonlyMap<string, ToolMeta>;
+}
+
+const candidateCache = new WeakMap<readonly ToolMeta[], CandidateSet>();
+const CORE_ONLY = makeCandidateSet([]);
+
+/** Core + plugin tools sorted by id; cached per plugin list (the loader's array is reused turn after turn). */
+function candidateSet(plugins: readonly ToolMeta[] | undefined): CandidateSet {
+  if (!plugins || plugins.length === 0) return CORE_ONLY;
+  let set = candidateCache.get(plugins);
+  if (!set) candidateCache.set(plugins, (set = makeCandidateSet(plugins)));
+  return set;
+}
+
+function makeCandidateSet(plugins: readonly ToolMeta[]): CandidateSet {
+  const byId = new Map<string, ToolMeta>(CORE_TOOLS.map((t) => [t.id, t]));
   for (const tool of plugins) {
     // The manifest loader already reports conflicts; a duplicate that still arrives is dropped, never merged.
-    if (seen.has(tool.id)) continue;
-    seen.add(tool.id);
-    out.push(tool);
+    if (!byId.has(tool.id)) byId.set(tool.id, tool);
   }
-  return out;
+  const candidates = [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return { candidates, byId };
+}
+
+/** The label of the filter or step that removes `tool`, or undefined when the policy keeps it. */
+function removedBy(tool: ToolMeta, plan: Plan): string | undefined {
+  for (const filter of FILTERS) if (filter.removes(tool, plan)) return filter.label;
+  for (const { step, compiled } of plan.steps) if (compiled && !keeps(compiled, tool)) return step.label;
+  if (plan.toolsAllow) for (const compiled of plan.toolsAllow) if (!keeps(compiled, tool)) return TOOLS_ALLOW_STEP;
+  return undefined;
 }
 
 interface Judgement {
@@ -313,7 +356,30 @@ function guardError(plan: Plan, kept: number): string | undefined {
   return emptyAllowlistError(sources, kept, reason);
 }
 
-function collectWarnings(plan: Plan, surface: SurfaceIndex, byId: Map<string, ToolMeta>, removed: SurfaceResult['removed']): string[] {
+const warningCache = new WeakMap<WardenConfig, WeakMap<readonly ToolMeta[], Map<string, string[]>>>();
+
+/**
+ * Warnings depend on the config, the candidates, the steps' sources and what the pre-filters
+ * removed — not on the rest of the context — so a busy channel computes them once.
+ */
+function cachedWarnings(plan: Plan, candidates: readonly ToolMeta[], preRemoved: string[], byId: ReadonlyMap<string, ToolMeta>, removed: SurfaceResult['removed']): string[] {
+  let byCandidates = warningCache.get(plan.config);
+  if (!byCandidates) warningCache.set(plan.config, (byCandidates = new WeakMap()));
+  let byKey = byCandidates.get(candidates);
+  if (!byKey) byCandidates.set(candidates, (byKey = new Map()));
+  const removedExec = removed.filter((r) => r.tool === 'exec' || r.tool === 'process').map((r) => `${r.tool}:${r.by}`);
+  const key = [plan.ctx.agentId, ...plan.steps.map((s) => s.step.source), preRemoved.join(','), removedExec.join(',')].join('\u0000');
+  let warnings = byKey.get(key);
+  if (!warnings) {
+    const preSet = new Set(preRemoved);
+    warnings = collectWarnings(plan, indexSurface(candidates.filter((t) => !preSet.has(t.id))), byId, removed);
+    if (byKey.size > 256) byKey.clear();
+    byKey.set(key, warnings);
+  }
+  return [...warnings];
+}
+
+function collectWarnings(plan: Plan, surface: SurfaceIndex, byId: ReadonlyMap<string, ToolMeta>, removed: SurfaceResult['removed']): string[] {
   const warnings = new Set<string>();
   const profileStepActive = plan.steps[0]?.compiled !== undefined;
   for (const { step } of plan.steps) {
@@ -344,7 +410,7 @@ function collectWarnings(plan: Plan, surface: SurfaceIndex, byId: Map<string, To
  * `tools.exec` configured while the profile removes exec: OpenClaw once granted exec from that
  * alone; Warden does not, and says so when it looks intended.
  */
-function implicitWideningWarning(plan: Plan, byId: Map<string, ToolMeta>, removed: SurfaceResult['removed']): string | undefined {
+function implicitWideningWarning(plan: Plan, byId: ReadonlyMap<string, ToolMeta>, removed: SurfaceResult['removed']): string | undefined {
   if (!plan.config.tools.exec) return undefined;
   const profile = plan.steps[0]?.step;
   if (!profile?.policy || !byId.has('exec')) return undefined;

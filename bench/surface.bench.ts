@@ -1,0 +1,87 @@
+// One turn's tool surface: (a) the core catalog, (b) core + 1,000 synthetic plugin tools, both
+// under a config with a glob policy at every pipeline step. Target for (b): ≤ 1 ms median.
+import { parseConfig } from '../src/config/index.js';
+import { inheritFrom, resolveToolSurface } from '../src/policy/surface.js';
+import type { TurnContext } from '../src/policy/context.js';
+import type { ToolMeta } from '../src/tools/types.js';
+import { fmtMs, fmtRatio, measure, type Bench } from './harness.js';
+
+const PLUGINS = 20;
+const TOOLS_PER_PLUGIN = 50;
+
+const plugins: ToolMeta[] = [];
+for (let p = 0; p < PLUGINS; p++) {
+  for (let t = 0; t < TOOLS_PER_PLUGIN; t++) {
+    plugins.push({
+      id: `plug${p}_tool${t}`,
+      label: `plug${p} tool ${t}`,
+      description: 'synthetic',
+      section: 'plugins',
+      profiles: t % 2 === 0 ? ['coding'] : [],
+      inWardenGroup: false,
+      ownerOnly: false,
+      source: { kind: 'plugin', pluginId: `plug${p}` },
+    });
+  }
+}
+
+const parsed = parseConfig({
+  owners: { discord: ['42'] },
+  agents: {
+    defaults: { subagents: { maxSpawnDepth: 3 } },
+    list: [{ id: 'main', tools: { alsoAllow: ['plug1*', 'browser'], deny: ['plug2_*'], byProvider: { openai: { deny: ['*_tool4?'] } }, toolsBySender: { 'id:7': { deny: ['plug5_tool1*'] } } } }],
+  },
+  tools: {
+    profile: 'coding',
+    deny: ['plug3_*', 'memory_*'],
+    byProvider: { 'openai/gpt-5': { profile: 'coding', alsoAllow: ['plug*_tool1'] }, openai: { deny: ['plug4_tool2*'] } },
+    toolsBySender: { '*': { deny: ['plug6_*'] } },
+    sandbox: { tools: { deny: ['plug7_tool?', 'web_f*'] } },
+    subagents: { tools: { deny: ['plug8_*'] } },
+  },
+  channels: {
+    discord: {
+      guilds: {
+        '111': {
+          tools: { deny: ['plug9_*'] },
+          channels: { general: { tools: { deny: ['plug10_*', 'exec'] }, toolsBySender: { 'id:7': { deny: ['plug11_*', 'e*'] } } } },
+        },
+      },
+    },
+  },
+});
+if (!parsed.ok) throw parsed.error;
+const config = parsed.value.config;
+
+const base: TurnContext = {
+  agentId: 'main',
+  provider: 'discord',
+  chat: 'thread',
+  guildId: '111',
+  channelId: '999',
+  channelName: 'general',
+  threadId: '555',
+  senderId: '7',
+  senderIsOwner: false,
+  model: 'openai/gpt-5',
+  spawnDepth: 1,
+  sandboxed: true,
+};
+const available = { implemented: () => ({ ok: true }) as const };
+
+function turn(withPlugins: boolean): () => unknown {
+  const options = { ...available, ...(withPlugins ? { plugins } : {}) };
+  // The parent surface is computed once, as the router stores it with the child session.
+  const parent = resolveToolSurface(config, { ...base, spawnDepth: 0 }, options);
+  const ctx: TurnContext = { ...base, inherited: inheritFrom(parent) };
+  return () => resolveToolSurface(config, ctx, options);
+}
+
+const bench: Bench = async (report) => {
+  const a = await measure(turn(false), { iterations: 2000 });
+  const b = await measure(turn(true), { iterations: 1000 });
+  report({ name: '(a) core catalog (27 tools), glob policy at every step', value: fmtMs(a.median), note: `p99 ${fmtMs(a.p99)}` });
+  report({ name: '(b) core + 1,000 plugin tools, glob policy at every step', value: fmtMs(b.median), note: `p99 ${fmtMs(b.p99)}; target ≤ 1 ms` });
+  report({ name: 'ratio b/a', value: fmtRatio(b.median / a.median) });
+};
+export default bench;
