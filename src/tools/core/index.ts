@@ -19,6 +19,12 @@ export interface CoreToolEntry {
 const always = (): Availability => ({ ok: true });
 
 export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
+  read: { availability: always, load: async () => eraseArgs((await import('./fs/read.js')).readTool) },
+  write: { availability: always, load: async () => eraseArgs((await import('./fs/write.js')).writeTool) },
+  edit: { availability: always, load: async () => eraseArgs((await import('./fs/edit.js')).editTool) },
+  apply_patch: { availability: always, load: async () => eraseArgs((await import('./fs/apply-patch.js')).applyPatchTool) },
+  memory_search: { availability: always, load: async (runtime) => eraseArgs((await import('./memory/memory-search.js')).memorySearchForRuntime(runtime)) },
+  memory_get: { availability: always, load: async () => eraseArgs((await import('./memory/memory-get.js')).memoryGetTool) },
   web_fetch: {
     availability: always,
     load: async (runtime) => eraseArgs((await import('./web/web-fetch.js')).createWebFetchTool({ config: runtime.config })),
