@@ -19,6 +19,10 @@ export interface CoreToolEntry {
 const always = (): Availability => ({ ok: true });
 
 export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
+  session_status: {
+    availability: always,
+    load: async (runtime) => eraseArgs((await import('./sessions/session-status.js')).createSessionStatusTool({ config: runtime.config, store: runtime.store })),
+  },
   read: { availability: always, load: async () => eraseArgs((await import('./fs/read.js')).readTool) },
   write: { availability: always, load: async () => eraseArgs((await import('./fs/write.js')).writeTool) },
   edit: { availability: always, load: async () => eraseArgs((await import('./fs/edit.js')).editTool) },
