@@ -18,7 +18,8 @@
  * `aborted` (the partial reply, possibly empty) or `failed`, in which case `outcome.reply` is a
  * plain message for the chat (for example after the last retry of a rate-limited model).
  */
-export { createAgentRuntime } from './runtime.js';
+export { createAgentRuntime, type WardenAgentRuntime } from './runtime.js';
+export { AgentSessions, turnForSessionKey, type AgentSessionsApi, type SubagentRunView } from './sessions.js';
 export { SqliteTranscriptStore } from './transcript.js';
 export { buildSystemPrompt, UNTRUSTED_CONTENT_RULE } from './system-prompt.js';
 export type {

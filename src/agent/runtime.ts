@@ -1,7 +1,33 @@
+import { AgentSessions } from './sessions.js';
 import { runTurn } from './turn.js';
-import type { AgentDeps, AgentRuntime } from './types.js';
+import type { AgentDeps, AgentRuntime, TurnOutcome } from './types.js';
 
-/** The runtime the router holds: its dependencies bound once, one `runTurn` per queued message. */
-export function createAgentRuntime(deps: AgentDeps): AgentRuntime {
-  return { runTurn: (request) => runTurn(deps, request) };
+export interface WardenAgentRuntime extends AgentRuntime {
+  /** What the session tools act on (list, history, send, spawn, subagents, yield). */
+  readonly sessions: AgentSessions;
+}
+
+/**
+ * The runtime the router holds: dependencies bound once, one `runTurn` per queued message.
+ * Turns of one session never overlap, even when they come from several places (the router's
+ * queue, `sessions_send`, a subagent's steer).
+ */
+export function createAgentRuntime(deps: AgentDeps): WardenAgentRuntime {
+  const sessions = new AgentSessions({ config: deps.config, transcripts: deps.transcripts, announce: deps.announce });
+  const tails = new Map<string, Promise<unknown>>();
+  const runtime: WardenAgentRuntime = {
+    sessions,
+    runTurn(request) {
+      const previous = tails.get(request.sessionKey) ?? Promise.resolve();
+      const run: Promise<TurnOutcome> = previous.then(() => runTurn(deps, request, sessions));
+      const tail = run.catch(() => undefined);
+      tails.set(request.sessionKey, tail);
+      void tail.then(() => {
+        if (tails.get(request.sessionKey) === tail) tails.delete(request.sessionKey);
+      });
+      return run;
+    },
+  };
+  sessions.attach(runtime);
+  return runtime;
 }

@@ -43,7 +43,13 @@ interface TurnState {
 }
 
 /** One turn: model ↔ tools until the model answers, the rounds run out, or the turn is stopped. */
-export async function runTurn(deps: AgentDeps, request: TurnRequest): Promise<TurnOutcome> {
+/** What the loop asks of the sessions service; absent in tests that run a bare loop. */
+export interface TurnSessionHooks {
+  drainResults(sessionKey: string): string | undefined;
+  consumeYield(sessionKey: string): boolean;
+}
+
+export async function runTurn(deps: AgentDeps, request: TurnRequest, sessions?: TurnSessionHooks): Promise<TurnOutcome> {
   const { config, transcripts } = deps;
   const { sessionKey, signal } = request;
   const state: TurnState = { entries: [], usage: { inputTokens: 0, outputTokens: 0 }, rounds: 0, lastText: '' };
@@ -80,7 +86,12 @@ export async function runTurn(deps: AgentDeps, request: TurnRequest): Promise<Tu
     toolNames: projection.tools.map((t) => t.name),
   });
 
-  state.entries = [...transcripts.load(sessionKey), ...transcripts.append(sessionKey, [{ kind: 'message', message: inputMessage(request.input, turn.chat) }])];
+  const arrived = sessions?.drainResults(sessionKey);
+  const incoming: UserMessage[] = [
+    ...(arrived ? [{ role: 'user' as const, content: [{ type: 'text' as const, text: `Results from your subagents:\n${arrived}` }] }] : []),
+    inputMessage(request.input, turn.chat),
+  ];
+  state.entries = [...transcripts.load(sessionKey), ...transcripts.append(sessionKey, incoming.map((message) => ({ kind: 'message' as const, message })))];
   const budget = Math.max(1_000, settings.contextWindow - settings.maxOutputTokens);
   const maxRounds = config.agents.defaults.maxToolRounds;
   let forceCompaction = false;
@@ -172,6 +183,8 @@ export async function runTurn(deps: AgentDeps, request: TurnRequest): Promise<Tu
     // Every call gets its result persisted, stopped or not, so the transcript stays valid for the next turn.
     state.entries.push(...transcripts.append(sessionKey, results.map((message) => ({ kind: 'message' as const, message }))));
     if (signal.aborted) return ended('aborted', state.lastText);
+    // sessions_yield: the turn ends here; subagent results start the next one.
+    if (sessions?.consumeYield(sessionKey)) return ended('completed', state.lastText);
   }
 }
 
