@@ -43,6 +43,8 @@ export const execConfig = z.strictObject({
   safeBinTrustedDirs: z.array(z.string()).default([]),
   safeBinProfiles: z.record(z.string(), safeBinProfile).default({}),
   strictInlineEval: z.boolean().default(true),
+  /** How long an allow-always grant for a command lasts; absent = until removed. */
+  allowAlwaysTtlSec: z.number().int().positive().optional(),
   /** Kill timeout per command; the call's `timeout` overrides it. */
   timeoutSec: z.number().int().positive().default(1800),
   /** Auto-background window: a command still running after this long becomes a `process` job. */

@@ -1,0 +1,70 @@
+import { DEFAULT_PATH_DIRS } from './resolve.js';
+
+/**
+ * The child environment (reference A3 step 3, A14): built from a short list of harmless keys,
+ * never by copying Warden's own environment, so platform tokens and model keys cannot reach a
+ * command. Overrides asked for by the model are checked against OpenClaw's blocked lists; a
+ * blocked key is refused with an error, never dropped silently. Pure.
+ */
+const PASS_THROUGH = new Set(['LANG', 'LANGUAGE', 'TZ', 'TERM', 'COLORTERM', 'NO_COLOR', 'FORCE_COLOR', 'USER', 'LOGNAME']);
+
+/** Keys that change how programs load code or where they read config from. */
+const BLOCKED_EVERYWHERE = new Set([
+  'NODE_OPTIONS', 'NODE_PATH', 'NODE_REPL_EXTERNAL_MODULE', 'BASH_ENV', 'ENV', 'IFS', 'PS4', 'PROMPT_COMMAND', 'SHELLOPTS', 'BASHOPTS', 'CDPATH',
+  'GLOBIGNORE', 'PYTHONSTARTUP', 'PYTHONPATH', 'PYTHONHOME', 'PYTHONUSERBASE', 'PERL5LIB', 'PERL5OPT', 'PERLLIB', 'PERL5DB', 'RUBYOPT', 'RUBYLIB',
+  'GLIBC_TUNABLES', 'GCONV_PATH', 'HOSTALIASES', 'LOCALDOMAIN', 'RES_OPTIONS', 'JAVA_TOOL_OPTIONS', '_JAVA_OPTIONS', 'JDK_JAVA_OPTIONS',
+  'GIT_SSH', 'GIT_SSH_COMMAND', 'GIT_EXEC_PATH', 'GIT_ASKPASS', 'SSH_ASKPASS', 'GIT_DIR', 'GIT_TEMPLATE_DIR', 'GIT_EXTERNAL_DIFF',
+  'ZDOTDIR', 'LESSOPEN', 'LESSCLOSE', 'OPENSSL_CONF', 'OPENSSL_ENGINES', 'MAKEFLAGS', 'MFLAGS',
+]);
+const BLOCKED_EVERYWHERE_PREFIXES = ['LD_', 'DYLD_', 'BASH_FUNC_'];
+
+/** Keys Warden sets itself: the model may not override them. */
+const BLOCKED_OVERRIDE = new Set([
+  'HOME', 'PATH', 'SHELL', 'TMPDIR', 'EDITOR', 'VISUAL', 'PAGER', 'GIT_PAGER', 'MANPAGER', 'GIT_EDITOR', 'HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY',
+  'NO_PROXY', 'FTP_PROXY', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'NODE_EXTRA_CA_CERTS', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE', 'NODE_TLS_REJECT_UNAUTHORIZED',
+  'XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_CACHE_HOME',
+]);
+const BLOCKED_OVERRIDE_PREFIXES = ['GIT_CONFIG_', 'NPM_CONFIG_', 'CARGO_REGISTRIES_', 'TF_VAR_'];
+
+export type EnvOverrideCheck = { ok: true } | { ok: false; error: string };
+
+/** Why an override key is refused, or null when it may be set. */
+export function blockedOverride(key: string): string | null {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) return 'not a valid variable name';
+  const upper = key.toUpperCase();
+  if (BLOCKED_EVERYWHERE.has(upper) || BLOCKED_EVERYWHERE_PREFIXES.some((p) => upper.startsWith(p))) return 'it changes how programs load code';
+  if (BLOCKED_OVERRIDE.has(upper) || BLOCKED_OVERRIDE_PREFIXES.some((p) => upper.startsWith(p))) return 'Warden sets it for every command';
+  return null;
+}
+
+export function checkEnvOverrides(overrides: Readonly<Record<string, unknown>>): EnvOverrideCheck {
+  const problems: string[] = [];
+  for (const [key, value] of Object.entries(overrides)) {
+    const why = blockedOverride(key);
+    if (why) problems.push(`${key} (${why})`);
+    else if (typeof value !== 'string') problems.push(`${key} (value must be a string)`);
+    else if (value.includes('\0')) problems.push(`${key} (value contains NUL)`);
+  }
+  if (problems.length === 0) return { ok: true };
+  return { ok: false, error: `Security violation: environment override refused: ${problems.join(', ')}` };
+}
+
+export interface ChildEnvOptions {
+  home: string;
+  /** Model-requested variables; must have passed checkEnvOverrides. */
+  overrides?: Readonly<Record<string, string>> | undefined;
+}
+
+export function buildChildEnv(parent: NodeJS.ProcessEnv, options: ChildEnvOptions): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(parent)) {
+    if (value === undefined) continue;
+    if (PASS_THROUGH.has(key) || key.startsWith('LC_')) env[key] = value;
+  }
+  env.PATH = DEFAULT_PATH_DIRS.join(':');
+  env.HOME = options.home;
+  env.SHELL = '/bin/sh';
+  env.LANG ??= 'C.UTF-8';
+  for (const [key, value] of Object.entries(options.overrides ?? {})) env[key] = value;
+  return env;
+}
