@@ -10,6 +10,8 @@ import { openVerifiedForRead, readVerified, unlinkInWorkspace, writeAtomic } fro
 
 let t: TempWorkspace;
 let server: net.Server;
+/** Creating a device node needs CAP_MKNOD (root in most containers). */
+let canMknod = false;
 
 beforeAll(async () => {
   t = await makeTempWorkspace();
@@ -26,6 +28,8 @@ beforeAll(async () => {
   await symlink(path.join(t.outside, 'missing.txt'), path.join(t.ws, 'dangling'));
   await link(path.join(t.outside, 'secret.txt'), path.join(t.ws, 'hard'));
   await execa('mkfifo', [path.join(t.ws, 'fifo')]);
+  await symlink('/dev/zero', path.join(t.ws, 'zero-link'));
+  canMknod = (await execa('mknod', [path.join(t.ws, 'null-dev'), 'c', '1', '3'], { reject: false })).exitCode === 0;
   server = net.createServer();
   await new Promise<void>((resolve) => server.listen(path.join(t.ws, 'sock'), resolve));
 });
@@ -106,6 +110,17 @@ describe('opening files', () => {
     if (!r.ok) return;
     const opened = await openVerifiedForRead(r);
     expect(opened).toMatchObject({ ok: false, code });
+  });
+
+  it('refuses a character device inside the workspace', async (ctx) => {
+    if (!canMknod) ctx.skip();
+    const r = await resolveWorkspacePath(t.ws, 'null-dev');
+    if (!r.ok) throw new Error(r.message);
+    expect(await openVerifiedForRead(r)).toMatchObject({ ok: false, code: 'not-file', message: expect.stringMatching(/character device/) });
+  });
+
+  it('refuses a symlink to a device outside the workspace', async () => {
+    expect(await resolveWorkspacePath(t.ws, 'zero-link')).toMatchObject({ ok: false, code: 'symlink-escape' });
   });
 
   it('reads a regular file and an in-workspace symlink to it', async () => {
