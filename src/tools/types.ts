@@ -88,6 +88,8 @@ export interface ToolRuntime {
   baseDir: string;
   store?: Store | undefined;
   cron?: { jobs: CronJobs; scheduler?: CronScheduler | undefined } | undefined;
+  /** Live state of the running bot; absent outside `warden start`. */
+  status?: (() => RuntimeStatus) | undefined;
 }
 
 /**
@@ -96,4 +98,12 @@ export interface ToolRuntime {
  */
 export function eraseArgs<Args>(tool: ToolImplementation<Args>): ToolImplementation {
   return tool as unknown as ToolImplementation;
+}
+
+/** What a running Warden reports about itself to the owner-only gateway tool. */
+export interface RuntimeStatus {
+  startedAt: number;
+  adapters: Array<{ provider: string; state: string; detail?: string }>;
+  /** Sessions with a turn running or queued. */
+  activeSessions?: number;
 }

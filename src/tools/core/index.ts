@@ -33,6 +33,14 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
     availability: always,
     load: async (runtime) => eraseArgs((await import('./web/web-fetch.js')).createWebFetchTool({ config: runtime.config })),
   },
+  gateway: {
+    availability: always,
+    load: async (runtime) => eraseArgs((await import('./gateway/gateway.js')).createGatewayTool({ config: runtime.config, status: runtime.status })),
+  },
+  nodes: {
+    availability: always,
+    load: async () => eraseArgs((await import('./nodes/nodes.js')).createNodesTool()),
+  },
   cron: {
     availability: always,
     load: async (runtime) => {
