@@ -40,6 +40,13 @@ export const CONTEXT_FLAGS = [
   'spawn-depth',
 ] as const;
 
+/** The context flags as a usage block, for each command's --help. */
+export const CONTEXT_USAGE = [
+  'context: --agent ID  --provider discord|slack|web  --chat dm|channel|thread',
+  '         --guild ID [--guild-name NAME]  --channel ID  --channel-name NAME  --thread ID (channel = the parent)',
+  '         --sender ID [--sender-name N] [--sender-username U]  --model PROVIDER/MODEL  --spawn-depth N',
+].join('\n');
+
 const PROVIDERS = ['discord', 'slack', 'web'] as const;
 const CHATS: readonly ChatType[] = ['dm', 'channel', 'thread'];
 const BWRAP = '/usr/bin/bwrap';
@@ -90,8 +97,10 @@ export function contextFromArgs(args: ParsedArgs, config: WardenConfig): Context
     else spawnDepth = Number(depthText);
   }
 
-  if (problems.length > 0) return { ok: false, problems };
   const senderId = value('sender');
+  const senderName = value('sender-name');
+  const senderUsername = value('sender-username');
+  if (problems.length > 0) return { ok: false, problems };
   const host = config.tools.exec?.host;
   return {
     ok: true,
@@ -105,8 +114,8 @@ export function contextFromArgs(args: ParsedArgs, config: WardenConfig): Context
       channelName,
       threadId,
       senderId,
-      senderName: value('sender-name'),
-      senderUsername: value('sender-username'),
+      senderName,
+      senderUsername,
       senderIsOwner: isOwner(config, provider, senderId),
       model,
       spawnDepth,

@@ -5,7 +5,7 @@ import { CORE_TOOLS } from '../tools/catalog.js';
 import { normalizeToolName } from '../tools/names.js';
 import { EXIT, stringOption, type CommandRunner } from './args.js';
 import { loadConfigForCommand } from './config.js';
-import { CONTEXT_FLAGS, contextFromArgs, unknownFlagProblems } from './context.js';
+import { CONTEXT_FLAGS, CONTEXT_USAGE, contextFromArgs, unknownFlagProblems } from './context.js';
 
 /**
  * `warden tools`: which tools the model gets in the given context, what the policy removed
@@ -15,7 +15,17 @@ import { CONTEXT_FLAGS, contextFromArgs, unknownFlagProblems } from './context.j
 
 const FLAGS = ['config', 'json', 'explain', 'help', ...CONTEXT_FLAGS];
 
+const USAGE = [
+  'usage: warden tools [--config FILE] [--json] [--explain TOOL] [context flags]',
+  CONTEXT_USAGE,
+  'exit: 0 answered, 2 bad config or flags, 3 no callable tool remains (empty-allowlist guard)',
+].join('\n');
+
 export const run: CommandRunner = async (args, io) => {
+  if (args.options.get('help') === true) {
+    io.stdout(USAGE);
+    return EXIT.ok;
+  }
   const json = args.options.get('json') === true;
   const problems = unknownFlagProblems(args, FLAGS, closest);
   if (args.positionals.length > 0) problems.push(`unexpected argument${args.positionals.length > 1 ? 's' : ''}: ${args.positionals.join(' ')}`);

@@ -169,8 +169,7 @@ export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, optio
       const tool = byId.get(normalizeToolName(name));
       if (!tool) return [];
       const record: ExplainStep[] = [];
-      const verdict = judge(tool, plan, record);
-      if (!verdict.removedBy) {
+      if (judge(tool, plan, record) === undefined) {
         const available = availability(tool);
         record.push(
           available.ok
@@ -230,59 +229,43 @@ function removedBy(tool: ToolMeta, plan: Plan): string | undefined {
   return undefined;
 }
 
-interface Judgement {
-  removedBy: string | undefined;
-  enteredPipeline: boolean;
-}
-
-/** One tool through every filter and step; with `record`, every decision is written down. */
-function judge(tool: ToolMeta, plan: Plan, record?: ExplainStep[]): Judgement {
+/** One tool through every filter and step, every decision written down (the trace; `removedBy` is the hot path). */
+function judge(tool: ToolMeta, plan: Plan, record: ExplainStep[]): string | undefined {
   let removedBy: string | undefined;
-  const note = (step: ExplainStep) => record?.push(step);
+  const skip = (step: string) => record.push({ step, outcome: 'not reached', rule: `already removed by ${removedBy}` });
   for (const filter of FILTERS) {
     if (removedBy) {
-      note({ step: filter.label, outcome: 'not reached', rule: `already removed by ${removedBy}` });
+      skip(filter.label);
       continue;
     }
     const d = filter.run(tool, plan);
-    note({ step: filter.label, outcome: d.kept ? 'kept' : 'removed', rule: d.rule, ...(d.key ? { key: d.key } : {}) });
-    if (!d.kept) {
-      removedBy = filter.label;
-      if (!record) return { removedBy, enteredPipeline: false };
-    }
+    record.push({ step: filter.label, outcome: d.kept ? 'kept' : 'removed', rule: d.rule, ...(d.key ? { key: d.key } : {}) });
+    if (!d.kept) removedBy = filter.label;
   }
-  const enteredPipeline = removedBy === undefined;
   for (const { step, compiled } of plan.steps) {
-    if (removedBy) {
-      note({ step: step.label, outcome: 'not reached', rule: `already removed by ${removedBy}` });
-      continue;
-    }
-    if (!compiled) {
-      note({ step: step.label, outcome: 'skipped', rule: step.source });
-      continue;
-    }
-    const verdict = decide(compiled, tool);
-    if (record) record.push(explainVerdict(step, verdict, compiled));
-    if (!verdict.kept) {
-      removedBy = step.label;
-      if (!record) return { removedBy, enteredPipeline };
+    if (removedBy) skip(step.label);
+    else if (!compiled) record.push({ step: step.label, outcome: 'skipped', rule: step.source });
+    else {
+      const verdict = decide(compiled, tool);
+      record.push(explainVerdict(step, verdict, compiled));
+      if (!verdict.kept) removedBy = step.label;
     }
   }
   if (plan.toolsAllow) {
-    if (removedBy) note({ step: TOOLS_ALLOW_STEP, outcome: 'not reached', rule: `already removed by ${removedBy}` });
+    if (removedBy) skip(TOOLS_ALLOW_STEP);
     else {
       for (const compiled of plan.toolsAllow) {
         const verdict = decide(compiled, tool);
         if (!verdict.kept) {
           removedBy = TOOLS_ALLOW_STEP;
-          note(explainVerdict({ label: TOOLS_ALLOW_STEP, policy: compiled.policy, source: 'runtime toolsAllow' }, verdict, compiled));
+          record.push(explainVerdict({ label: TOOLS_ALLOW_STEP, policy: compiled.policy, source: 'runtime toolsAllow' }, verdict, compiled));
           break;
         }
       }
-      if (!removedBy) note({ step: TOOLS_ALLOW_STEP, outcome: 'kept', rule: 'every toolsAllow list names it' });
+      if (!removedBy) record.push({ step: TOOLS_ALLOW_STEP, outcome: 'kept', rule: 'every toolsAllow list names it' });
     }
   }
-  return { removedBy, enteredPipeline };
+  return removedBy;
 }
 
 const describe = (e: PolicyEntry): string => (e.builtin ? `${e.key}: "${e.raw}"` : `${e.key} = ${JSON.stringify(e.raw)}`);
