@@ -70,7 +70,7 @@ export function createMemorySearchTool(options: MemorySearchOptions = {}): ToolI
 
       const blocks = hits.map((h, i) => {
         const snippet = h.text.length > snippetChars ? `${h.text.slice(0, snippetChars)}…` : h.text;
-        const where = `${h.path} lines ${h.startLine}-${h.endLine}${h.heading ? ` (section "${h.heading}")` : ''}, score ${h.score.toFixed(2)}`;
+        const where = `${h.path} lines ${h.startLine}-${h.endLine}${h.heading ? ` (section "${h.heading}")` : ''}`;
         return `${i + 1}. ${where}\n${wrapUntrusted(`file:${h.path}`, snippet)}`;
       });
       const text = [
