@@ -98,6 +98,15 @@ describe('MemoryIndex', () => {
     expect(await index.search(t.ws, 'topsecret', 5)).toEqual([]);
   });
 
+  it('never indexes files under a symlinked subdirectory leading out', async () => {
+    await mkdir(path.join(t.outside, 'notes'));
+    await writeFile(path.join(t.outside, 'notes', 'x.md'), 'exfiltrated words\n');
+    await symlink(path.join(t.outside, 'notes'), path.join(t.ws, 'memory', 'linked'));
+    const report = await index.sync(t.ws);
+    expect(report.indexed).not.toContain('memory/linked/x.md');
+    expect(await index.search(t.ws, 'exfiltrated', 5)).toEqual([]);
+  });
+
   it('skips a memory directory that is a symlink out of the workspace', async () => {
     await rm(path.join(t.ws, 'memory'), { recursive: true });
     await writeFile(path.join(t.outside, 'x.md'), 'outside words\n');
