@@ -22,9 +22,20 @@ import { buildSteps, knownAgentIds, resolveAgent, type PipelineStep } from './st
 import { indexSurface, pluginOnlyWarning, unknownEntriesWarning, type SurfaceIndex } from './warnings.js';
 
 /**
- * One turn's tool surface (semantics §3): candidates → message-provider → model-provider →
- * owner-only → the 11 steps → `before_prompt_build` toolsAllow → availability. Every tool is
- * judged on its own, so the surface and `trace(tool)` run the same decision code.
+ * One turn's tool surface (semantics §3): candidates → optional-plugin selection →
+ * message-provider → model-provider → owner-only → the 11 steps → `before_prompt_build`
+ * toolsAllow → availability. Every tool is judged on its own, so `trace(tool)` re-runs the
+ * same decisions with their explanations.
+ *
+ * Choices where the semantics leave room:
+ * - The empty-allowlist guard judges the allowlists: it fires when they keep no candidate.
+ *   Tools they keep that cannot run here (no implementation, no Chromium, no plugin runtime)
+ *   go to `unavailable` with why, and a warning says when nothing at all can be offered.
+ * - With `disableTools`, only runtime `toolsAllow` lists count as guard sources (as in
+ *   OpenClaw): disabling tools on purpose is not an allowlist mistake.
+ * - No model configured: apply_patch is removed, since no model matches its model list.
+ * - A subagent context without `inherited` gets its parent's surface computed from the same
+ *   context one level up, so a child never exceeds its parent even when the caller forgot.
  */
 
 export interface SurfaceOptions {
