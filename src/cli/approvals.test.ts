@@ -1,0 +1,91 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ApprovalService } from '../approvals/service.js';
+import { parseConfig } from '../config/index.js';
+import { main } from '../cli.js';
+import { EventBus } from '../events.js';
+import { openStore } from '../store/store.js';
+import type { CliIO } from './args.js';
+
+function setup() {
+  const dir = mkdtempSync(path.join(tmpdir(), 'warden-approvals-cli-'));
+  writeFileSync(path.join(dir, 'warden.config.yaml'), 'owners: { discord: ["1"] }\n');
+  const opened = openStore({ dataDir: path.join(dir, 'data') });
+  if (!opened.ok) throw new Error(opened.error.message);
+  const parsed = parseConfig({ owners: { discord: ['1'] } });
+  if (!parsed.ok) throw parsed.error;
+  const approvals = new ApprovalService({ store: opened.store, config: parsed.value.config, events: new EventBus(), pollMs: 10 });
+  const ctx = { agentId: 'main', sessionKey: 'agent:main:discord:channel:42', provider: 'discord' };
+  const close = () => {
+    approvals.shutdown();
+    opened.store.close();
+  };
+  return { dir, approvals, ctx, close };
+}
+
+async function cli(dir: string, argv: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const io: CliIO = { stdout: (t) => void (stdout += `${t}\n`), stderr: (t) => void (stderr += `${t}\n`), cwd: dir, env: {} };
+  const code = await main(['approvals', ...argv], io);
+  return { code, stdout, stderr };
+}
+
+const INPUT = { kind: 'tool' as const, tool: 'write', title: 'Write notes', preview: 'notes.txt', fullText: '{}', grant: { pattern: 'write' } };
+
+describe('warden approvals', () => {
+  it('lists pending requests and resolves one; the waiting call (another connection) hears it', async () => {
+    const t = setup();
+    const waiting = t.approvals.request(INPUT, t.ctx);
+    await new Promise((r) => setTimeout(r, 0));
+    const id = t.approvals.list()[0]!.id;
+    const list = await cli(t.dir, ['list', '--json']);
+    expect(JSON.parse(list.stdout).pending.map((r: { id: string }) => r.id)).toEqual([id]);
+
+    const resolved = await cli(t.dir, ['resolve', id, 'always']);
+    expect(resolved.code).toBe(0);
+    expect(resolved.stdout).toMatch(new RegExp(`resolved ${id}: allow-always by cli:\\S+ \\(grant g_`));
+    expect((await waiting).outcome).toBe('allow-always');
+
+    const again = await cli(t.dir, ['resolve', id, 'deny']);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(`already resolved ${id}: allow-always by cli:`);
+
+    const history = await cli(t.dir, ['history', '--json']);
+    expect(JSON.parse(history.stdout).history[0]).toMatchObject({ id, status: 'allow-always' });
+
+    const grants = JSON.parse((await cli(t.dir, ['grants', '--json'])).stdout).grants as Array<{ id: string }>;
+    expect(grants).toHaveLength(1);
+    const revoked = await cli(t.dir, ['revoke', grants[0]!.id]);
+    expect(revoked.stdout).toContain(`revoked ${grants[0]!.id}`);
+    expect(JSON.parse((await cli(t.dir, ['grants', '--json'])).stdout).grants).toEqual([]);
+    expect(JSON.parse((await cli(t.dir, ['grants', '--all', '--json'])).stdout).grants).toHaveLength(1);
+    t.close();
+  });
+
+  it.each([
+    [['resolve', 'nope', 'deny'], 'no approval with id nope'],
+    [['revoke', 'g_nope'], 'no grant with id g_nope'],
+    [['resolve', 'only-id'], 'usage: warden approvals resolve ID allow-once|allow-always|deny'],
+    [['lst'], 'unknown subcommand "lst" (did you mean "list"?)'],
+    [[], 'missing subcommand'],
+  ])('%j → exit 2 with a clear message', async (argv, message) => {
+    const t = setup();
+    const { code, stderr } = await cli(t.dir, argv);
+    expect(code).toBe(2);
+    expect(stderr).toContain(message);
+    t.close();
+  });
+
+  it('refuses a decision the request does not offer', async () => {
+    const t = setup();
+    const request = t.approvals.open({ ...INPUT, allowedDecisions: ['allow-once', 'deny'] }, t.ctx);
+    const { code, stderr } = await cli(t.dir, ['resolve', request.id, 'allow-always']);
+    expect(code).toBe(2);
+    expect(stderr).toContain(`decision "allow-always" is not offered by ${request.id}; allowed: allow-once, deny`);
+    expect(t.approvals.get(request.id)!.status).toBe('pending');
+    t.close();
+  });
+});

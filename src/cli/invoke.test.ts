@@ -1,0 +1,83 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { main } from '../cli.js';
+import { openStore } from '../store/store.js';
+import { Transcripts } from '../store/transcript.js';
+import type { CliIO } from './args.js';
+
+function workdir(config = 'owners: { web: ["me"] }\ntools: { profile: coding }\n'): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'warden-invoke-'));
+  writeFileSync(path.join(dir, 'warden.config.yaml'), config);
+  return dir;
+}
+
+async function cli(dir: string, argv: string[], env: NodeJS.ProcessEnv = {}) {
+  let stdout = '';
+  let stderr = '';
+  const io: CliIO = { stdout: (t) => void (stdout += `${t}\n`), stderr: (t) => void (stderr += `${t}\n`), cwd: dir, env };
+  const code = await main(argv, io);
+  return { code, stdout, stderr };
+}
+
+describe('warden invoke', () => {
+  it('runs session_status through the chain and stores the result in the session', async () => {
+    const dir = workdir();
+    const { code, stdout } = await cli(dir, ['invoke', 'session_status', '--sender', 'me', '--json']);
+    expect(code).toBe(0);
+    const out = JSON.parse(stdout) as { status: string; details: { sessionKey: string; tools: { ids: string[] } } };
+    expect(out.status).toBe('ok');
+    expect(out.details.sessionKey).toBe('agent:main:web:direct:me');
+    expect(out.details.tools.ids).toContain('session_status');
+    const opened = openStore({ dataDir: path.join(dir, 'data') });
+    if (!opened.ok) throw new Error(opened.error.message);
+    expect(new Transcripts(opened.store.db).list('agent:main:web:direct:me')).toHaveLength(1);
+    opened.store.close();
+  });
+
+  it('answers an unknown tool and bad arguments with readable errors', async () => {
+    const dir = workdir();
+    const unknown = await cli(dir, ['invoke', 'nope']);
+    expect(unknown.code).toBe(0);
+    expect(unknown.stdout).toContain('Unknown tool \\"nope\\". Available tools:');
+    const invalid = await cli(dir, ['invoke', 'session_status', '--args', '{"x":1}']);
+    expect(invalid.stdout).toContain('Invalid arguments for session_status: x: unknown field');
+  });
+
+  it('refuses a tool the surface removed, naming the step', async () => {
+    const dir = workdir('owners: { web: ["me"] }\ntools: { profile: coding, deny: [session_status] }\n');
+    const { stdout } = await cli(dir, ['invoke', 'session_status', '--sender', 'me']);
+    expect(stdout).toContain('session_status: blocked (not-on-surface)');
+    expect(stdout).toMatch(/removed by tools\.(allow|deny)/);
+  });
+
+  it.each([
+    [['invoke'], 'missing TOOL'],
+    [['invoke', 'session_status', '--args', '{bad'], '--args: not valid JSON'],
+    [['invoke', 'session_status', '--approve', 'maybe'], '--approve: expected once, always or deny, got "maybe"'],
+    [['invoke', 'session_status', '--sendr', 'me'], 'unknown option --sendr (did you mean --sender?)'],
+  ])('%j is bad input (exit 2)', async (argv, message) => {
+    const { code, stderr } = await cli(workdir(), argv);
+    expect(code).toBe(2);
+    expect(stderr).toContain(message);
+  });
+
+  it('names the data dir when it cannot be created', async () => {
+    const dir = workdir();
+    writeFileSync(path.join(dir, 'blocker'), 'a file');
+    const { code, stderr } = await cli(dir, ['invoke', 'session_status'], { WARDEN_DATA_DIR: path.join(dir, 'blocker', 'data') });
+    expect(code).toBe(2);
+    expect(stderr).toContain(path.join(dir, 'blocker', 'data'));
+  });
+
+  it('names the database file when it is not SQLite', async () => {
+    const dir = workdir();
+    const data = path.join(dir, 'data');
+    await cli(dir, ['approvals', 'list']);
+    writeFileSync(path.join(data, 'warden.sqlite'), 'x'.repeat(4096));
+    const { code, stderr } = await cli(dir, ['invoke', 'session_status']);
+    expect(code).toBe(2);
+    expect(stderr).toContain(`${path.join(data, 'warden.sqlite')} is not a Warden SQLite database`);
+  });
+});

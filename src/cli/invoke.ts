@@ -1,0 +1,156 @@
+import { userInfo } from 'node:os';
+import path from 'node:path';
+import { ApprovalService } from '../approvals/service.js';
+import type { ApprovalDecision } from '../approvals/types.js';
+import { closest } from '../config/errors.js';
+import type { WardenConfig } from '../config/index.js';
+import { EventBus } from '../events.js';
+import { sessionKeyFor } from '../gateway/session-key.js';
+import { HookBus } from '../hooks/bus.js';
+import type { TurnContext } from '../policy/context.js';
+import { resolveToolSurface } from '../policy/surface.js';
+import { AuditLog } from '../store/audit.js';
+import { resolveDataDir } from '../store/data-dir.js';
+import { openStore, type Store } from '../store/store.js';
+import { Transcripts } from '../store/transcript.js';
+import { CORE_IMPLEMENTATIONS } from '../tools/core/index.js';
+import { loopDetectionEnabled, ToolInvoker, type InvokeOutcome } from '../tools/invoke/chain.js';
+import type { ToolImplementation } from '../tools/types.js';
+import { EXIT, stringOption, type CliIO, type CommandRunner } from './args.js';
+import { loadConfigForCommand } from './config.js';
+import { CONTEXT_FLAGS, contextFromArgs, unknownFlagProblems } from './context.js';
+
+/**
+ * `warden invoke TOOL --args JSON [--approve once|always|deny]`: one call through the surface
+ * and the whole wrapper chain in the context the flags describe; prints the normalised result.
+ * With --approve, an approval the call raises is answered by the local operator; without it the
+ * call waits until someone resolves it (`warden approvals resolve`, or a chat approver).
+ */
+
+const FLAGS = ['config', 'json', 'args', 'approve', 'session', 'help', ...CONTEXT_FLAGS];
+const APPROVE: Record<string, ApprovalDecision> = { once: 'allow-once', always: 'allow-always', deny: 'deny' };
+
+export const run: CommandRunner = async (args, io) => {
+  const problems = unknownFlagProblems(args, FLAGS, closest);
+  const [toolName, ...extra] = args.positionals;
+  if (toolName === undefined) problems.push('missing TOOL: warden invoke TOOL --args JSON');
+  if (extra.length > 0) problems.push(`unexpected arguments: ${extra.join(' ')}`);
+  const callArgs = parseArgsJson(args.options.get('args'), problems);
+  const approveFlag = args.options.get('approve');
+  let approve: ApprovalDecision | undefined;
+  if (approveFlag !== undefined) {
+    approve = typeof approveFlag === 'string' ? APPROVE[approveFlag] : undefined;
+    if (!approve) problems.push(`--approve: expected once, always or deny${typeof approveFlag === 'string' ? `, got "${approveFlag}"` : ''}`);
+  }
+  if (args.options.get('session') === true) problems.push('--session needs a session key');
+
+  const loaded = loadConfigForCommand(args, io);
+  if (!loaded) {
+    if (problems.length) io.stderr(problems.map((p) => `warden invoke: ${p}`).join('\n'));
+    return EXIT.badInput;
+  }
+  const { config, baseDir } = loaded;
+  const context = contextFromArgs(args, config);
+  if (!context.ok) problems.push(...context.problems);
+  if (problems.length > 0 || !context.ok) {
+    io.stderr(problems.map((p) => `warden invoke: ${p}`).join('\n'));
+    return EXIT.badInput;
+  }
+  const turn = context.ctx;
+
+  const surface = resolveToolSurface(config, turn);
+  if (surface.error) {
+    if (args.options.get('json') === true) io.stdout(JSON.stringify({ error: surface.error }, null, 2));
+    else io.stderr(`warden invoke: ${surface.error}`);
+    return EXIT.noTools;
+  }
+
+  const dataDir = resolveDataDir({ configDataDir: config.dataDir, env: io.env, cwd: baseDir });
+  const opened = openStore({ dataDir });
+  if (!opened.ok) {
+    io.stderr(`warden invoke: ${opened.error.message}`);
+    return EXIT.badInput;
+  }
+  const store = opened.store;
+  const events = new EventBus();
+  const approvals = new ApprovalService({ store, config, events });
+  try {
+    const operator = userInfo().username || 'operator';
+    events.on('approval.requested', ({ request }) => {
+      if (approve) {
+        void approvals.resolveAsOperator(request.id, approve, operator);
+        return;
+      }
+      io.stderr(
+        `warden invoke: approval ${request.id} is pending (${request.title}); it expires ${new Date(request.expiresAt).toISOString()}.\n` +
+          `  decide with: warden approvals resolve ${request.id} ${request.allowedDecisions.join('|')}`,
+      );
+    });
+    const invoker = new ToolInvoker({
+      resolveTool: (id) => loadTool(id, config, baseDir, store),
+      hooks: new HookBus(),
+      approvals,
+      transcripts: new Transcripts(store.db),
+      audit: new AuditLog(store.db),
+      events,
+    });
+    const outcome = await invoker.invoke({
+      tool: toolName!,
+      args: callArgs,
+      turn,
+      sessionKey: stringOption(args, 'session') ?? sessionKeyOf(turn),
+      workspaceDir: workspaceOf(config, turn.agentId, baseDir),
+      surface,
+      loopDetection: loopDetectionEnabled(config, turn.agentId),
+    });
+    print(io, outcome, args.options.get('json') === true);
+    return EXIT.ok;
+  } finally {
+    approvals.shutdown();
+    store.close();
+  }
+};
+
+function parseArgsJson(value: string | true | undefined, problems: string[]): unknown {
+  if (value === undefined) return {};
+  if (value === true) {
+    problems.push('--args needs a JSON object, e.g. --args \'{"path":"README.md"}\'');
+    return {};
+  }
+  try {
+    return JSON.parse(value) as unknown;
+  } catch (err) {
+    problems.push(`--args: not valid JSON (${(err as Error).message})`);
+    return {};
+  }
+}
+
+async function loadTool(id: string, config: WardenConfig, baseDir: string, store: Store): Promise<ToolImplementation | undefined> {
+  const entry = Object.hasOwn(CORE_IMPLEMENTATIONS, id) ? CORE_IMPLEMENTATIONS[id] : undefined;
+  return entry?.load({ config, baseDir, store });
+}
+
+function sessionKeyOf(turn: TurnContext): string {
+  return sessionKeyFor(turn.agentId, {
+    provider: turn.provider as 'discord' | 'slack' | 'web',
+    chatType: turn.chat,
+    channelId: turn.channelId ?? turn.channelName ?? 'cli',
+    threadId: turn.threadId,
+    senderId: turn.senderId ?? 'cli',
+  });
+}
+
+function workspaceOf(config: WardenConfig, agentId: string, baseDir: string): string {
+  const agent = config.agents.list.find((a) => a.id === agentId);
+  return path.resolve(baseDir, agent?.workspace ?? config.agents.defaults.workspace);
+}
+
+function print(io: CliIO, outcome: InvokeOutcome, json: boolean): void {
+  if (json) {
+    io.stdout(JSON.stringify(outcome, null, 2));
+    return;
+  }
+  const head = `${outcome.tool}: ${outcome.status}${outcome.deniedReason ? ` (${outcome.deniedReason})` : ''}${outcome.truncated ? ', truncated' : ''}`;
+  const body = outcome.content.map((b) => (b.type === 'text' ? b.text : `[image ${b.mimeType}]`)).join('\n');
+  io.stdout(`${head}\n${body}`);
+}
