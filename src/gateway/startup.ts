@@ -12,16 +12,18 @@ import { createModelRegistry } from '../models/registry.js';
 import type { TurnContext } from '../policy/context.js';
 import { resolveToolSurface } from '../policy/surface.js';
 import { listSkills } from '../skills/index.js';
-import { openStore, resolveDataDir, type Store } from '../store/index.js';
+import { AuditLog, openStore, resolveDataDir, Transcripts, type Store } from '../store/index.js';
+import { HookBus } from '../hooks/bus.js';
 import { approveOn, clickHandlerOn, withWebLocalOwner, type ResolveApproval } from './approval-clicks.js';
 import { sqliteCardStore } from './card-store.js';
 import type { SkillsView, ToolReport } from './commands.js';
 import { Gateway } from './gateway.js';
+import { GovernedToolExecutor } from './tool-executor.js';
 import type { ChatAdapter, InboundMessage } from './types.js';
 
 export interface StartOptions {
   env?: NodeJS.ProcessEnv;
-  /** The governed call path for turns and `/exec`; built by the tool layer. */
+  /** Replaces the governed call path (benchmarks with no tools); default: the core tools through the wrapper chain. */
   tools?: ToolExecutor | undefined;
   maxPending?: number;
   shutdownGraceMs?: number;
@@ -92,11 +94,30 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   }
   for (const adapter of adapters) approvals.registerRenderer(adapter.approvals);
 
+  const startedAt = Date.now();
+  let gatewayRef: Gateway | undefined;
+  const tools =
+    options.tools ??
+    new GovernedToolExecutor(
+      config,
+      {
+        config,
+        baseDir,
+        store,
+        status: () => ({
+          startedAt,
+          adapters: adapters.map((a) => ({ provider: a.provider, state: 'running' })),
+          activeSessions: gatewayRef?.stats().sessions ?? 0,
+        }),
+      },
+      { hooks: new HookBus(), approvals, transcripts: new Transcripts(store.db), audit: new AuditLog(store.db), events },
+    );
+
   const gateway = new Gateway({
     config,
     adapters,
-    agent: createAgent(config, env, options.tools, store),
-    tools: options.tools,
+    agent: createAgent(config, env, tools, store),
+    tools,
     toolReport: toolReportFor(config),
     approvals: {
       approve: (provider) => approveOn(resolve, provider),
@@ -106,6 +127,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     maxPending: options.maxPending,
     shutdownGraceMs: options.shutdownGraceMs,
   });
+
+  gatewayRef = gateway;
 
   // A call that died with Warden (its approval was interrupted) is reported where it was asked.
   const offInterrupted = events.on('approval.interrupted', ({ request, message }) => {
@@ -169,14 +192,10 @@ function createAdapter(provider: 'discord' | 'slack' | 'web', config: WardenConf
   }
 }
 
-/** The turn loop when a model is configured and the call path exists; else commands only. */
-function createAgent(config: WardenConfig, env: NodeJS.ProcessEnv, tools: ToolExecutor | undefined, store: Store): AgentRuntime | undefined {
+/** The turn loop when a model is configured; else commands only. */
+function createAgent(config: WardenConfig, env: NodeJS.ProcessEnv, tools: ToolExecutor, store: Store): AgentRuntime | undefined {
   const anyModel = config.models.default !== undefined || config.agents.list.some((a) => a.model !== undefined);
   if (!anyModel) return undefined;
-  if (!tools) {
-    log.warn('a model is configured but the tool call path is not; turns cannot run');
-    return undefined;
-  }
   return createAgentRuntime({ config, models: createModelRegistry(config, env), tools, transcripts: new SqliteTranscriptStore(store.db) });
 }
 

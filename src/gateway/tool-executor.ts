@@ -1,0 +1,67 @@
+import type { ToolCallRequest, ToolCallScope, ToolExecutor, ToolSurface } from '../agent/index.js';
+import type { WardenConfig } from '../config/index.js';
+import { agentWorkspace } from '../exec/check.js';
+import type { TurnContext } from '../policy/context.js';
+import { resolveToolSurface } from '../policy/surface.js';
+import { coreTool } from '../tools/catalog.js';
+import { CORE_IMPLEMENTATIONS } from '../tools/core/index.js';
+import { loopDetectionEnabled, ToolInvoker, type ToolInvokerOptions } from '../tools/invoke/chain.js';
+import type { ToolImplementation, ToolResult, ToolRuntime } from '../tools/types.js';
+
+/**
+ * The seam between the turn loop (and `/exec`) and the governed call path: the surface is the
+ * policy's answer for this turn, each call goes through the whole wrapper chain. Tool
+ * implementations load on first use and are kept for the process.
+ */
+export class GovernedToolExecutor implements ToolExecutor {
+  private readonly loaded = new Map<string, Promise<ToolImplementation | undefined>>();
+  readonly invoker: ToolInvoker;
+
+  constructor(
+    private readonly config: WardenConfig,
+    private readonly runtime: ToolRuntime,
+    chain: Omit<ToolInvokerOptions, 'resolveTool'>,
+  ) {
+    this.invoker = new ToolInvoker({ ...chain, resolveTool: this.resolveTool });
+  }
+
+  /** The runnable tool for a catalog id (the chain's `resolveTool`). */
+  resolveTool = (id: string): Promise<ToolImplementation | undefined> => {
+    let hit = this.loaded.get(id);
+    if (!hit) {
+      const entry = Object.hasOwn(CORE_IMPLEMENTATIONS, id) ? CORE_IMPLEMENTATIONS[id] : undefined;
+      hit = entry ? entry.load(this.runtime) : Promise.resolve(undefined);
+      // A failed load is not cached: the next turn tries again.
+      hit.catch(() => this.loaded.delete(id));
+      this.loaded.set(id, hit);
+    }
+    return hit;
+  };
+
+  async surface(turn: TurnContext): Promise<ToolSurface> {
+    const result = resolveToolSurface(this.config, turn);
+    if (result.error) return { ok: false, message: result.error };
+    const tools = await Promise.all(
+      result.tools.map(async (id) => {
+        const impl = await this.resolveTool(id);
+        return impl ? { id, description: coreTool(id)?.description ?? id, parameters: impl.parameters } : undefined;
+      }),
+    );
+    return { ok: true, tools: tools.filter((t) => t !== undefined) };
+  }
+
+  async execute(call: ToolCallRequest, scope: ToolCallScope): Promise<ToolResult> {
+    const outcome = await this.invoker.invoke({
+      tool: call.tool,
+      args: call.args,
+      toolCallId: call.toolCallId,
+      turn: scope.turn,
+      sessionKey: scope.sessionKey,
+      workspaceDir: agentWorkspace(this.config, scope.turn.agentId, this.runtime.baseDir),
+      surface: { tools: scope.surface },
+      loopDetection: loopDetectionEnabled(this.config, scope.turn.agentId),
+      signal: scope.signal,
+    });
+    return { content: outcome.content, ...(outcome.details !== undefined ? { details: outcome.details } : {}), isError: outcome.isError };
+  }
+}
