@@ -1,6 +1,6 @@
 import type { WardenConfig } from '../config/index.js';
 import type { ResolvedModel } from '../models/registry.js';
-import type { SubagentRunView } from './sessions.js';
+import type { AgentSessions, SubagentRunView } from './sessions.js';
 import type { ImagePart, Message, Usage } from '../models/types.js';
 import type { TurnContext } from '../policy/context.js';
 import type { JsonSchema, ToolResult } from '../tools/types.js';
@@ -130,6 +130,8 @@ export interface AgentDeps {
   transcripts: TranscriptStore;
   /** The `<available_skills>` block for a turn (the skills snapshot); absent until skills exist. */
   skillsCatalog?: ((turn: TurnContext, sessionKey: string) => string) | undefined;
+  /** The sessions service, when the tool layer was built before the runtime (it needs it); created otherwise. */
+  sessions?: AgentSessions | undefined;
   /** Starts a parent turn when one of its subagents finished (the router enqueues it); otherwise results wait for the parent's next turn. */
   announce?: ((parentKey: string, run: SubagentRunView) => void) | undefined;
   /** Parallel tool calls per round; results still go back in call order. Default 4. */

@@ -3,6 +3,7 @@ import type { WardenConfig } from '../config/schema/index.js';
 import type { CronJobs } from '../cron/jobs.js';
 import type { CronScheduler } from '../cron/scheduler.js';
 import type { Store } from '../store/store.js';
+import type { AgentSessionsApi } from '../agent/sessions.js';
 import type { ApprovalRequester } from '../approvals/types.js';
 import type { ProfileId } from '../config/schema/policy.js';
 import type { TurnContext } from '../policy/context.js';
@@ -88,6 +89,8 @@ export interface ToolRuntime {
   baseDir: string;
   store?: Store | undefined;
   cron?: { jobs: CronJobs; scheduler?: CronScheduler | undefined } | undefined;
+  /** Sessions and subagents of the running agent (session tools); absent without a model. */
+  sessions?: AgentSessionsApi | undefined;
   /** Live state of the running bot; absent outside `warden start`. */
   status?: (() => RuntimeStatus) | undefined;
 }

@@ -19,6 +19,13 @@ export interface CoreToolEntry {
 const always = (): Availability => ({ ok: true });
 
 export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
+  sessions_list: { availability: always, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'sessions_list') },
+  sessions_history: { availability: always, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'sessions_history') },
+  sessions_send: { availability: always, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'sessions_send') },
+  sessions_spawn: { availability: always, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'sessions_spawn') },
+  sessions_yield: { availability: always, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'sessions_yield') },
+  subagents: { availability: always, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'subagents') },
+  agents_list: { availability: always, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'agents_list') },
   session_status: {
     availability: always,
     load: async (runtime) => eraseArgs((await import('./sessions/session-status.js')).createSessionStatusTool({ config: runtime.config, store: runtime.store })),

@@ -1,0 +1,46 @@
+import type { AgentSessionsApi } from '../../../agent/sessions.js';
+import type { ToolImplementation } from '../../types.js';
+import { wrapUntrusted } from '../fs/untrusted.js';
+import { agentOfKey, errorResult } from './result.js';
+
+const DEFAULT_TIMEOUT_S = 120;
+
+/**
+ * `sessions_send`: posts a message into another session of this agent and waits for its
+ * reply. The receiving session sees the text as untrusted (it came from another session),
+ * and the reply comes back as untrusted data too.
+ */
+export function createSessionsSendTool(sessions: AgentSessionsApi): ToolImplementation<{ sessionKey: string; message: string; timeoutSeconds?: number }> {
+  return {
+    id: 'sessions_send',
+    parameters: {
+      type: 'object',
+      properties: {
+        sessionKey: { type: 'string', description: 'Target session key (from sessions_list).' },
+        message: { type: 'string', minLength: 1, description: 'What to send.' },
+        timeoutSeconds: { type: 'integer', minimum: 1, maximum: 600, description: `How long to wait for the reply (default ${DEFAULT_TIMEOUT_S}).` },
+      },
+      required: ['sessionKey', 'message'],
+      additionalProperties: false,
+    },
+    async execute(args, ctx) {
+      if (agentOfKey(args.sessionKey) !== ctx.turn.agentId) {
+        return errorResult(`session ${args.sessionKey} does not belong to agent ${ctx.turn.agentId}`);
+      }
+      const sent = await sessions.send({
+        fromKey: ctx.sessionKey,
+        toKey: args.sessionKey,
+        text: args.message,
+        timeoutMs: (args.timeoutSeconds ?? DEFAULT_TIMEOUT_S) * 1000,
+        signal: ctx.signal,
+      });
+      if (!sent.ok) return errorResult(sent.message);
+      const { status, reply } = sent.value;
+      return {
+        content: [{ type: 'text', text: `${status === 'completed' ? 'Reply' : `Turn ${status}`} from ${args.sessionKey}:\n${wrapUntrusted(`session:${args.sessionKey}`, reply)}` }],
+        details: { sessionKey: args.sessionKey, status },
+        isError: status === 'failed',
+      };
+    },
+  };
+}
