@@ -15,6 +15,8 @@ describe('approval card text', () => {
     { status: 'allow-always', decidedBy: 'U2', line: 'Allowed always by <@U2>' },
     { status: 'deny', decidedBy: 'U3', line: 'Denied by <@U3>' },
     { status: 'deny', decidedBy: undefined, line: 'Denied' },
+    { status: 'allow-once', decidedBy: 'discord:400000000000000009', line: 'Allowed once by <@400000000000000009>' },
+    { status: 'deny', decidedBy: 'cli:ops', line: 'Denied by cli:ops' },
     { status: 'expired', decidedBy: undefined, line: 'Expired: no decision before the deadline. Nothing ran.' },
     { status: 'pending', decidedBy: undefined, line: '' },
   ] as const)('$status by $decidedBy → "$line"', ({ status, decidedBy, line }) => {

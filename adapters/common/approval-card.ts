@@ -46,8 +46,18 @@ export function outcomeLine(request: Pick<ApprovalRequest, 'status' | 'decidedBy
     case 'interrupted':
       return `${OUTCOME_LABEL[request.status]}: the turn that asked ended first. Nothing ran.`;
     default:
-      return `${OUTCOME_LABEL[request.status]}${request.decidedBy ? ` by ${mention(request.decidedBy)}` : ''}`;
+      return `${OUTCOME_LABEL[request.status]}${request.decidedBy ? ` by ${decider(request.decidedBy, mention)}` : ''}`;
   }
+}
+
+/**
+ * The approval service records deciders as `<provider>:<userId>` (`cli:<operator>` for the
+ * local CLI): a platform user is mentioned by their id, anyone else is named as recorded.
+ */
+function decider(decidedBy: string, mention: (id: string) => string): string {
+  const platform = /^(?:discord|slack|web):(.+)$/.exec(decidedBy);
+  if (platform) return mention(platform[1]!);
+  return decidedBy.includes(':') ? decidedBy : mention(decidedBy);
 }
 
 export function alreadyResolvedText(request: Pick<ApprovalRequest, 'status' | 'decidedBy'>, mention: (id: string) => string): string {
