@@ -64,6 +64,12 @@ export interface ExecVerdict {
   segments: SegmentVerdict[];
   /** The command that runs when allowed under the allowlist; null otherwise. */
   rewritten: string | null;
+  /**
+   * For a satisfied command that still needs a human (heredoc, inline code, ask=always): what an
+   * askFallback of `allowlist` runs on expiry — the rewrite, or the raw text for a heredoc
+   * (its body is not part of argv). Null when the allowlist is not satisfied.
+   */
+  fallbackScript: string | null;
   analysis: { ok: true } | { ok: false; reason: string };
   /** Every segment is covered (allowlist, safe bin, builtin or an exact-command entry). */
   satisfied: boolean;
@@ -101,6 +107,7 @@ export function evaluateExec(command: string, policy: ExecPolicy, options: Evalu
     decision,
     reason,
     rewritten: null,
+    fallbackScript: null,
     satisfied: false,
     askReasons: [],
     inlineEval: null,
@@ -147,7 +154,8 @@ export function evaluateExec(command: string, policy: ExecPolicy, options: Evalu
       const how = commandEntry ? 'an allow-always grant for this exact command' : describeSatisfied(verdicts);
       return result('allow', `allowlist satisfied: ${how}`, { satisfied, rewritten });
     }
-    return askOrDeny(askReasons.join('; '), { satisfied, askReasons, inlineEval, allowAlways });
+    const fallbackScript = analysis.hasHeredoc ? command : rewritten;
+    return askOrDeny(askReasons.join('; '), { satisfied, askReasons, inlineEval, allowAlways, fallbackScript });
   }
   const misses = verdicts
     .map((v, i) => (v.matchedBy === null ? `segment ${i + 1} \`${v.argv.join(' ')}\`: ${v.miss}` : null))

@@ -1,3 +1,4 @@
+import type { WardenConfig } from '../../config/schema/index.js';
 import { eraseArgs, type Availability, type ToolImplementation, type ToolRuntime } from '../types.js';
 
 /**
@@ -12,7 +13,8 @@ import { eraseArgs, type Availability, type ToolImplementation, type ToolRuntime
  * implemented in this build"; it never reaches the model.
  */
 export interface CoreToolEntry {
-  availability: () => Availability;
+  /** Config-dependent prerequisites (a configured provider, say) may be checked here; keep it cheap. */
+  availability: (config: WardenConfig) => Availability;
   load: (runtime: ToolRuntime) => Promise<ToolImplementation>;
 }
 
@@ -34,6 +36,16 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
   write: { availability: always, load: async () => eraseArgs((await import('./fs/write.js')).writeTool) },
   edit: { availability: always, load: async () => eraseArgs((await import('./fs/edit.js')).editTool) },
   apply_patch: { availability: always, load: async () => eraseArgs((await import('./fs/apply-patch.js')).applyPatchTool) },
+  exec: {
+    // Always offered; with tools.exec.host = sandbox and no bubblewrap, each call says so.
+    availability: always,
+    load: async (runtime) => {
+      const { createExecTool } = await import('./exec/exec.js');
+      const { ExecAllowlistStore } = await import('../../exec/allowlist-store.js');
+      return eraseArgs(createExecTool({ config: runtime.config, allowlist: runtime.store ? new ExecAllowlistStore(runtime.store.db) : undefined }));
+    },
+  },
+  process: { availability: always, load: async () => eraseArgs((await import('./process/process.js')).createProcessTool()) },
   memory_search: { availability: always, load: async (runtime) => eraseArgs((await import('./memory/memory-search.js')).memorySearchForRuntime(runtime)) },
   memory_get: { availability: always, load: async () => eraseArgs((await import('./memory/memory-get.js')).memoryGetTool) },
   web_fetch: {
@@ -61,6 +73,6 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
 };
 
 /** The availability of a core tool, or undefined when this build has no implementation of it. */
-export function coreAvailability(id: string): Availability | undefined {
-  return Object.hasOwn(CORE_IMPLEMENTATIONS, id) ? CORE_IMPLEMENTATIONS[id]!.availability() : undefined;
+export function coreAvailability(id: string, config: WardenConfig): Availability | undefined {
+  return Object.hasOwn(CORE_IMPLEMENTATIONS, id) ? CORE_IMPLEMENTATIONS[id]!.availability(config) : undefined;
 }

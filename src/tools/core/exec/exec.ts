@@ -1,0 +1,251 @@
+import { realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import type { ApprovalDecision, ApprovalOutcome } from '../../../approvals/types.js';
+import type { WardenConfig } from '../../../config/schema/index.js';
+import { ExecAllowlistStore } from '../../../exec/allowlist-store.js';
+import { effectiveExecConfig, execPolicyFromConfig } from '../../../exec/check.js';
+import { evaluateExec, type ExecSecurity, type ExecVerdict } from '../../../exec/decide.js';
+import { buildChildEnv, checkEnvOverrides } from '../../../exec/env.js';
+import type { ExecJob } from '../../../exec/job.js';
+import { processRegistry as defaultRegistry, type ProcessRegistry } from '../../../exec/process-registry.js';
+import { DEFAULT_PATH_DIRS } from '../../../exec/resolve.js';
+import { startCommand } from '../../../exec/run.js';
+import { bwrapAvailable, resolveExecHost, type ExecHost } from '../../../exec/sandbox.js';
+import type { ToolCallContext, ToolImplementation, ToolResult } from '../../types.js';
+
+/**
+ * The `exec` tool (reference A3, A14): judge the command, ask a human when the gate says so,
+ * run it on the configured host with a minimal environment, and hand long runs to `process`.
+ */
+export interface ExecArgs {
+  command: string;
+  workdir?: string;
+  env?: Record<string, string>;
+  yieldMs?: number;
+  background?: boolean;
+  timeout?: number;
+}
+
+export interface ExecToolDeps {
+  config: WardenConfig;
+  /** Stored allow-always grants; without a store, allow-always is not offered. */
+  allowlist?: ExecAllowlistStore | undefined;
+  registry?: ProcessRegistry;
+  hasBwrap?: boolean;
+  parentEnv?: NodeJS.ProcessEnv;
+  killGraceMs?: number;
+}
+
+const parameters = {
+  type: 'object',
+  properties: {
+    command: { type: 'string', minLength: 1, description: 'Shell command to run (pipelines and && / || / ; chains).' },
+    workdir: { type: 'string', description: 'Working directory inside the workspace (default: the workspace).' },
+    env: { type: 'object', additionalProperties: { type: 'string' }, description: 'Extra environment variables.' },
+    yieldMs: { type: 'integer', minimum: 0, description: 'Return after this many ms and keep the command running in the background.' },
+    background: { type: 'boolean', description: 'Start in the background right away; follow it with the process tool.' },
+    timeout: { type: 'number', description: 'Kill the command after this many seconds (0 = no limit).' },
+  },
+  required: ['command'],
+  additionalProperties: false,
+} as const;
+
+const RANK: Record<ExecSecurity, number> = { deny: 0, allowlist: 1, full: 2 };
+
+export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs> {
+  const registry = deps.registry ?? defaultRegistry;
+  const exec = effectiveExecConfig(deps.config);
+  registry.setFinishedTtl(exec.cleanupMs);
+  const host: ExecHost = resolveExecHost(exec.host, deps.hasBwrap ?? bwrapAvailable());
+
+  return {
+    id: 'exec',
+    parameters,
+    async execute(args, ctx) {
+      if (host === 'sandbox' && !(deps.hasBwrap ?? bwrapAvailable())) {
+        return failure('exec unavailable: tools.exec.host is sandbox but bubblewrap (/usr/bin/bwrap) is not installed');
+      }
+      const command = args.command;
+      const overrides = args.env ?? {};
+      const envCheck = checkEnvOverrides(overrides);
+      if (!envCheck.ok) return failure(envCheck.error);
+      const cwd = workdirInside(ctx.workspaceDir, args.workdir);
+      if (!cwd.ok) return failure(cwd.error);
+
+      const stored = deps.allowlist?.list(ctx.turn.agentId) ?? [];
+      const policy = execPolicyFromConfig(exec, stored);
+      const home = host === 'sandbox' ? ctx.workspaceDir : homedir();
+      const verdict = evaluateExec(command, policy, { cwd: cwd.dir, pathDirs: DEFAULT_PATH_DIRS, home });
+      ctx.log.info({ tool: 'exec', decision: verdict.decision, reason: verdict.reason, host }, 'exec verdict');
+
+      let script: string;
+      if (verdict.decision === 'deny') return denied(`exec denied: ${verdict.reason}`, verdict);
+      if (verdict.decision === 'allow') {
+        script = verdict.rewritten ?? command;
+        for (const s of verdict.segments) {
+          const entry = stored.find((e) => s.entry && e.pattern === s.entry.pattern && e.argPattern === s.entry.argPattern);
+          if (entry) deps.allowlist?.markUsed(entry.id, command, s.resolved);
+        }
+      } else {
+        const outcome = await requestApproval(command, verdict, host, cwd.dir, ctx, deps.allowlist !== undefined);
+        const next = afterApproval(outcome, command, verdict, exec.security, exec.askFallback);
+        if (!next.run) return denied(next.reason, verdict);
+        if (outcome === 'allow-always' && deps.allowlist && verdict.allowAlways.offered) {
+          const expiresAt = exec.allowAlwaysTtlSec !== undefined ? Date.now() + exec.allowAlwaysTtlSec * 1000 : undefined;
+          for (const entry of verdict.allowAlways.entries) {
+            deps.allowlist.add(ctx.turn.agentId, { ...entry, source: 'allow-always', expiresAt, lastUsedCommand: command });
+          }
+        }
+        script = next.script;
+      }
+
+      const timeoutSec = args.timeout ?? exec.timeoutSec;
+      const job = startCommand({
+        script,
+        label: command,
+        host,
+        workspace: ctx.workspaceDir,
+        cwd: cwd.dir,
+        env: buildChildEnv(deps.parentEnv ?? process.env, { home, overrides }),
+        timeoutMs: Number.isFinite(timeoutSec) && timeoutSec > 0 ? timeoutSec * 1000 : undefined,
+        maxOutputChars: exec.maxOutputChars,
+        killGraceMs: deps.killGraceMs,
+      });
+      const record = registry.add(ctx.sessionKey, job);
+      const yieldMs = args.background ? 0 : clamp(args.yieldMs ?? exec.backgroundMs, 10, 120_000);
+      const finished = await waitFor(job, yieldMs, ctx.signal);
+      if (!finished) {
+        if (ctx.signal.aborted) {
+          job.kill();
+          await job.done;
+          return failure(`exec aborted: ${command}`);
+        }
+        record.backgrounded = true;
+        job.drainPending();
+        return running(job);
+      }
+      return completed(job);
+    },
+  };
+}
+
+function workdirInside(workspace: string, workdir: string | undefined): { ok: true; dir: string } | { ok: false; error: string } {
+  const dir = path.resolve(workspace, workdir ?? '.');
+  try {
+    const real = realpathSync(dir);
+    const root = realpathSync(workspace);
+    if (real !== root && !real.startsWith(root + path.sep)) return { ok: false, error: `workdir ${workdir} is outside the workspace` };
+    return { ok: true, dir: real };
+  } catch {
+    return { ok: false, error: `workdir ${workdir ?? workspace} does not exist` };
+  }
+}
+
+async function requestApproval(command: string, verdict: ExecVerdict, host: ExecHost, cwd: string, ctx: ToolCallContext, canPersist: boolean): Promise<ApprovalOutcome> {
+  const offerAlways = canPersist && verdict.allowAlways.offered;
+  const facts = [
+    { label: 'Resolved', value: verdict.segments.map((s) => s.resolved ?? `${s.argv[0] ?? '?'} (unresolved)`).join(', ') || '(not analysed)' },
+    { label: 'Why', value: verdict.reason },
+    { label: 'Runs in', value: `${cwd} (${host === 'sandbox' ? 'sandbox' : 'host'})` },
+  ];
+  if (!offerAlways) facts.push({ label: 'Allow always', value: `not offered: ${canPersist ? verdict.allowAlways.why : 'no store to keep it in'}` });
+  const decisions: ApprovalDecision[] = offerAlways ? ['allow-once', 'allow-always', 'deny'] : ['allow-once', 'deny'];
+  const resolution = await ctx.approvals.request(
+    {
+      kind: 'exec',
+      tool: 'exec',
+      title: 'Run a command',
+      preview: command.length > 300 ? `${command.slice(0, 300)}…` : command,
+      fullText: command,
+      facts,
+      allowedDecisions: decisions,
+    },
+    ctx.signal,
+  );
+  return resolution.outcome;
+}
+
+type AfterApproval = { run: true; script: string } | { run: false; reason: string };
+
+/** What an approval outcome means; on expiry, askFallback (never above the configured security). */
+export function afterApproval(outcome: ApprovalOutcome, command: string, verdict: ExecVerdict, security: ExecSecurity, askFallback: ExecSecurity): AfterApproval {
+  switch (outcome) {
+    // An approved command runs as the human saw it.
+    case 'allow-once':
+    case 'allow-always':
+      return { run: true, script: command };
+    case 'deny':
+      return { run: false, reason: 'exec denied by the approver. Do not retry this command.' };
+    case 'cancelled':
+    case 'interrupted':
+      return { run: false, reason: `exec not run: the approval was ${outcome}.` };
+    case 'expired': {
+      const fallback = RANK[askFallback] <= RANK[security] ? askFallback : security;
+      if (verdict.inlineEval) return { run: false, reason: 'exec denied: approval-timeout (inline code is never approved by a fallback)' };
+      if (fallback === 'full') return { run: true, script: command };
+      if (fallback === 'allowlist' && verdict.analysis.ok && verdict.satisfied && verdict.fallbackScript) return { run: true, script: verdict.fallbackScript };
+      if (fallback === 'allowlist') return { run: false, reason: 'exec denied: approval-timeout: allowlist-miss. Do not retry this command.' };
+      return { run: false, reason: 'exec denied: approval-timeout. Do not retry this command.' };
+    }
+  }
+}
+
+function clamp(n: number, min: number, max: number): number {
+  return Math.min(max, Math.max(min, n));
+}
+
+async function waitFor(job: ExecJob, ms: number, signal: AbortSignal): Promise<boolean> {
+  if (!job.running) return true;
+  if (ms <= 0) return false;
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const result = await Promise.race([
+    job.done.then(() => true),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
+      onAbort = () => resolve(false);
+      signal.addEventListener('abort', onAbort, { once: true });
+    }),
+  ]);
+  clearTimeout(timer);
+  if (onAbort) signal.removeEventListener('abort', onAbort);
+  return result;
+}
+
+function completed(job: ExecJob): ToolResult {
+  const output = job.outputText();
+  const status = job.status === 'exited' && job.exitCode === 0 ? 'completed' : job.status === 'exited' ? 'failed' : job.status;
+  const trailer =
+    job.status === 'timed-out' ? '(killed: timeout)' : job.status === 'failed' ? `(could not start: ${job.error})` : job.exitCode !== null ? `(exit code ${job.exitCode})` : `(signal ${job.signal})`;
+  return {
+    content: [{ type: 'text', text: `${output === '' ? '(no output)' : output.replace(/\n$/, '')}\n\n${trailer}` }],
+    details: { status, exitCode: job.exitCode, signal: job.signal, durationMs: (job.endedAt ?? Date.now()) - job.startedAt, cwd: job.cwd },
+    isError: status !== 'completed',
+  };
+}
+
+function running(job: ExecJob): ToolResult {
+  const tail = job.outputText().slice(-2000);
+  return {
+    content: [
+      {
+        type: 'text',
+        text: `Command still running in the background (session ${job.id}, pid ${job.pid}). Use the process tool (poll, log, write, kill) with sessionId "${job.id}".${tail ? `\n\nOutput so far:\n${tail}` : ''}`,
+      },
+    ],
+    details: { status: 'running', sessionId: job.id, pid: job.pid, startedAt: job.startedAt, cwd: job.cwd, tail },
+  };
+}
+
+function failure(message: string): ToolResult {
+  return { content: [{ type: 'text', text: message }], details: { status: 'error', error: message }, isError: true };
+}
+
+function denied(message: string, verdict: ExecVerdict): ToolResult {
+  return {
+    content: [{ type: 'text', text: message }],
+    details: { status: 'denied', reason: message, segments: verdict.segments.map((s) => ({ argv: s.argv, resolved: s.resolved, matchedBy: s.matchedBy })) },
+    isError: true,
+  };
+}
