@@ -149,7 +149,7 @@ export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, optio
     applyPatch: applyPatchAllowed(ctx, config),
   };
   plan.optionalGrants = optionalGrantEntries(plan);
-  const availability = availabilityOf(options);
+  const availability = availabilityOf(options, config);
 
   const removed: SurfaceResult['removed'] = [];
   const unavailable: SurfaceResult['unavailable'] = [];
@@ -327,10 +327,10 @@ function optionalGrantEntries(plan: Plan): PolicyEntry[] {
   return out;
 }
 
-function availabilityOf(options: SurfaceOptions): (tool: ToolMeta) => Availability {
+function availabilityOf(options: SurfaceOptions, config: WardenConfig): (tool: ToolMeta) => Availability {
   const given = options.implemented;
   return (tool) => {
-    const found = given ? given(tool.id) : tool.source.kind === 'core' ? coreAvailability(tool.id) : undefined;
+    const found = given ? given(tool.id) : tool.source.kind === 'core' ? coreAvailability(tool.id, config) : undefined;
     if (found) return found;
     return { ok: false, why: tool.source.kind === 'core' ? 'not implemented in this build' : 'plugin runtime not loaded' };
   };
