@@ -146,7 +146,25 @@ export const webToolsConfig = z.strictObject({
   fetch: z.strictObject({ ssrfPolicy: z.strictObject(ssrfOptOuts).optional() }).optional(),
 });
 
+/** A browser profile name doubles as a folder name under the data dir, so it is kept plain. */
+const browserProfileName = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, 'profile names are 1–32 characters: a-z, 0-9, "-" and "_", starting with a letter or digit');
+
 export const browserConfig = z.strictObject({
+  /** false: the browser tool refuses every action. */
+  enabled: z.boolean().default(true),
+  /** Run Chromium without a window (default true); a profile may override it. */
+  headless: z.boolean().default(true),
+  /** The profile used when a call names none. */
+  defaultProfile: browserProfileName.default('warden'),
+  /**
+   * Extra profiles besides the default one, each its own Chromium with its own user-data dir
+   * under `<dataDir>/browser/<name>/user-data`.
+   */
+  profiles: z.record(browserProfileName, z.strictObject({ headless: z.boolean().optional() })).default({}),
+  /** A profile's Chromium is closed after this many seconds without a call. */
+  idleTimeoutSec: z.number().int().positive().max(86_400).default(300),
   ssrfPolicy: z
     .strictObject({
       /** Reach private, loopback and link-local networks; cloud metadata stays blocked. Default false. */
