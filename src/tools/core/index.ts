@@ -1,4 +1,5 @@
 import type { WardenConfig } from '../../config/schema/index.js';
+import { BWRAP_PATH, bwrapAvailable } from '../../exec/sandbox.js';
 import { eraseArgs, type Availability, type ToolImplementation, type ToolRuntime } from '../types.js';
 
 /**
@@ -37,8 +38,11 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
   edit: { availability: always, load: async () => eraseArgs((await import('./fs/edit.js')).editTool) },
   apply_patch: { availability: always, load: async () => eraseArgs((await import('./fs/apply-patch.js')).applyPatchTool) },
   exec: {
-    // Always offered; with tools.exec.host = sandbox and no bubblewrap, each call says so.
-    availability: always,
+    // Gateway needs nothing; the sandbox host needs bubblewrap.
+    availability: (config) =>
+      config.tools.exec?.host === 'sandbox' && !bwrapAvailable()
+        ? { ok: false, why: `tools.exec.host is sandbox but bubblewrap (${BWRAP_PATH}) is not installed` }
+        : { ok: true },
     load: async (runtime) => {
       const { createExecTool } = await import('./exec/exec.js');
       const { ExecAllowlistStore } = await import('../../exec/allowlist-store.js');
