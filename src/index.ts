@@ -18,3 +18,7 @@ export { loadPluginTools, type PluginLoadResult } from './plugins/manifest.js';
 export { loadConfig, parseConfig, ConfigError, type WardenConfig } from './config/index.js';
 export { checkExec, type CheckExecOptions } from './exec/check.js';
 export { buildSkillsPrompt, listSkills, takeSkillSnapshot, SessionSkillSnapshots, type SkillsPrompt, type SkillListing, type SkillSnapshot } from './skills/index.js';
+export { ToolInvoker, loopDetectionEnabled, type InvokeRequest, type InvokeOutcome, type ToolInvokerOptions } from './tools/invoke/chain.js';
+export { HookBus, HOOK_NAMES, type HookName, type HookOptions } from './hooks/index.js';
+export { ApprovalService, type ResolveResult, type Grant, type RecoveryReport } from './approvals/index.js';
+export { openStore, resolveDataDir, MIGRATIONS, type Store, type Migration } from './store/index.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ApprovalService } from '../../approvals/service.js';
 import type { ApprovalRequestContext, ApprovalRequester, ApprovalResolution } from '../../approvals/types.js';
 import type { WardenConfig } from '../../config/index.js';
-import { events as defaultEvents, type EventBus } from '../../events.js';
+import { events as defaultEvents, type EventBus, type WardenEvents } from '../../events.js';
 import type { HookBus } from '../../hooks/bus.js';
 import type { PersistedToolMessage } from '../../hooks/types.js';
 import { log } from '../../log.js';
@@ -101,6 +101,13 @@ export class ToolInvoker {
     this.events = options.events ?? defaultEvents;
   }
 
+  /** Diagnostic events go to pino and to the in-process bus. */
+  private emit<K extends keyof WardenEvents>(name: K, payload: WardenEvents[K]): void {
+    const level = name === 'tool.execution.error' || name === 'tool.loop' ? 'warn' : name === 'tool.execution.blocked' ? 'info' : 'debug';
+    log[level]({ event: name, ...(payload as object) }, name);
+    this.events.emit(name, payload);
+  }
+
   async invoke(req: InvokeRequest): Promise<InvokeOutcome> {
     const toolCallId = req.toolCallId ?? `call_${randomUUID()}`;
     const name = normalizeToolName(req.tool);
@@ -156,8 +163,7 @@ export class ToolInvoker {
       if (verdict.kind === 'block') return this.loopBlock(c, verdict);
       if (verdict.kind === 'warn') {
         loopWarning = verdict.count;
-        this.events.emit('tool.loop', { tool: name, sessionKey: req.sessionKey, level: 'warning', action: 'warn', detector: verdict.detector, count: verdict.count, message: verdict.message, pairedToolName: verdict.pairedToolName });
-        log.warn({ tool: name, detector: verdict.detector, count: verdict.count }, 'tool loop warning');
+        this.emit('tool.loop', { tool: name, sessionKey: req.sessionKey, level: 'warning', action: 'warn', detector: verdict.detector, count: verdict.count, message: verdict.message, pairedToolName: verdict.pairedToolName });
       }
       this.loops.recordCall(req.sessionKey, req.runId, name, params, c.toolCallId);
     }
@@ -276,7 +282,7 @@ export class ToolInvoker {
     }, timeoutMs);
 
     const started = performance.now();
-    this.events.emit('tool.execution.started', { tool: c.name, toolCallId: c.toolCallId, sessionKey: req.sessionKey, agentId: req.turn.agentId });
+    this.emit('tool.execution.started', { tool: c.name, toolCallId: c.toolCallId, sessionKey: req.sessionKey, agentId: req.turn.agentId });
     const approvals = this.options.approvals?.requester(approvalContext) ?? noApprovals;
     let result: ToolResult;
     let error: string | undefined;
@@ -311,20 +317,19 @@ export class ToolInvoker {
       req.signal?.removeEventListener('abort', onAbort);
     }
     const durationMs = performance.now() - started;
-    if (error !== undefined) this.events.emit('tool.execution.error', { tool: c.name, toolCallId: c.toolCallId, sessionKey: req.sessionKey, durationMs, error });
-    else this.events.emit('tool.execution.completed', { tool: c.name, toolCallId: c.toolCallId, sessionKey: req.sessionKey, durationMs, isError: false });
+    if (error !== undefined) this.emit('tool.execution.error', { tool: c.name, toolCallId: c.toolCallId, sessionKey: req.sessionKey, durationMs, error });
+    else this.emit('tool.execution.completed', { tool: c.name, toolCallId: c.toolCallId, sessionKey: req.sessionKey, durationMs, isError: false });
     return { result, error, durationMs };
   }
 
   private loopBlock(c: CallState, verdict: { detector: string; count: number; message: string; pairedToolName?: string | undefined }): Promise<InvokeOutcome> {
-    this.events.emit('tool.loop', { tool: c.name, sessionKey: c.req.sessionKey, level: 'critical', action: 'block', detector: verdict.detector, count: verdict.count, message: verdict.message, pairedToolName: verdict.pairedToolName });
-    log.error({ tool: c.name, detector: verdict.detector, count: verdict.count }, 'tool loop blocked');
+    this.emit('tool.loop', { tool: c.name, sessionKey: c.req.sessionKey, level: 'critical', action: 'block', detector: verdict.detector, count: verdict.count, message: verdict.message, pairedToolName: verdict.pairedToolName });
     return Promise.resolve(this.block(c, 'tool-loop', verdict.message, { detector: verdict.detector, count: verdict.count }));
   }
 
   private block(c: CallState, deniedReason: string, reason: string, extra: Record<string, unknown> = {}, status: 'blocked' | 'denied' = 'blocked', approval?: ApprovalResolution): InvokeOutcome {
     if (approval) c.approval = approval;
-    this.events.emit('tool.execution.blocked', { tool: c.name, toolCallId: c.toolCallId, sessionKey: c.req.sessionKey, deniedReason, reason });
+    this.emit('tool.execution.blocked', { tool: c.name, toolCallId: c.toolCallId, sessionKey: c.req.sessionKey, deniedReason, reason });
     this.options.audit?.record({
       type: 'tool.blocked',
       subject: c.toolCallId,
