@@ -1,0 +1,29 @@
+import { closest } from '../config/errors.js';
+import { auditExec, type AuditFinding } from '../exec/audit.js';
+import { bwrapAvailable } from '../exec/sandbox.js';
+import { EXIT, type CommandRunner } from './args.js';
+import { loadConfigForCommand } from './config.js';
+import { unknownFlagProblems } from './context.js';
+
+/**
+ * `warden audit`: what in the configuration is dangerous, with a fix for each finding.
+ * Exit 1 when a finding is critical.
+ */
+const FLAGS = ['config', 'json', 'help'];
+const ORDER: Record<AuditFinding['severity'], number> = { critical: 0, warn: 1, info: 2 };
+
+export const run: CommandRunner = async (args, io) => {
+  const problems = unknownFlagProblems(args, FLAGS, closest);
+  if (args.positionals.length > 0) problems.push(`unexpected argument ${args.positionals.join(' ')}`);
+  const loaded = loadConfigForCommand(args, io);
+  if (!loaded) return EXIT.badInput;
+  if (problems.length > 0) {
+    io.stderr(problems.map((p) => `warden audit: ${p}`).join('\n'));
+    return EXIT.badInput;
+  }
+  const findings = auditExec(loaded.config, { hasBwrap: bwrapAvailable() }).sort((a, b) => ORDER[a.severity] - ORDER[b.severity]);
+  if (args.options.get('json') === true) io.stdout(JSON.stringify({ findings }, null, 2));
+  else if (findings.length === 0) io.stdout('no findings');
+  else io.stdout(findings.map((f) => `${f.severity.toUpperCase().padEnd(8)} ${f.id}: ${f.message}\n         fix: ${f.fix}`).join('\n'));
+  return findings.some((f) => f.severity === 'critical') ? EXIT.critical : EXIT.ok;
+};

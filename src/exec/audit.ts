@@ -1,0 +1,144 @@
+import { approversFor } from '../approvals/approvers.js';
+import type { WardenConfig } from '../config/schema/index.js';
+import type { TurnContext } from '../policy/context.js';
+import { knownAgentIds } from '../policy/steps.js';
+import { resolveToolSurface } from '../policy/surface.js';
+import { effectiveExecConfig } from './check.js';
+import { buildSafeBinPolicy, isInterpreterLikeSafeBin, writableTrustedDirs } from './safe-bins.js';
+import { BWRAP_PATH } from './sandbox.js';
+
+/** One audit finding, as `warden audit` prints it. */
+export interface AuditFinding {
+  id: string;
+  severity: 'info' | 'warn' | 'critical';
+  message: string;
+  fix: string;
+}
+
+export interface ExecAuditEnv {
+  hasBwrap: boolean;
+}
+
+/** The exec-related findings for a config. Reads only directory modes of the trusted dirs. */
+export function auditExec(config: WardenConfig, env: ExecAuditEnv): AuditFinding[] {
+  const exec = effectiveExecConfig(config);
+  const findings: AuditFinding[] = [];
+
+  if (exec.security === 'full') {
+    const reachable = groupContexts(config).filter((ctx) => resolveToolSurface(config, ctx).tools.includes('exec'));
+    if (reachable.length > 0) {
+      const where = reachable.map(describeContext).slice(0, 5).join(', ');
+      findings.push({
+        id: 'exec.security-full-in-groups',
+        severity: 'critical',
+        message: `tools.exec.security is full and exec is reachable from group channels (${where}${reachable.length > 5 ? ', …' : ''}): anyone there can make the bot run any command`,
+        fix: 'set tools.exec.security: allowlist (with ask: on-miss), or deny exec in those guild/channel tools policies',
+      });
+    }
+  }
+
+  const canAsk = exec.security !== 'deny' && exec.ask !== 'off' && (exec.security === 'allowlist' || exec.ask === 'always' || exec.strictInlineEval);
+  if (canAsk) {
+    const providers = configuredProviders(config).filter((p) => approversFor({ owners: config.owners, approvers: config.approvals.approvers }, p).length === 0);
+    if (providers.length > 0) {
+      findings.push({
+        id: 'approvals.no-approvers',
+        severity: 'critical',
+        message: `exec asks for approval but nobody may approve on ${providers.join(', ')}: every request expires and falls back to askFallback (${exec.askFallback})`,
+        fix: providers.map((p) => `set approvals.approvers.${p} (or owners.${p}) to platform user ids`).join('; '),
+      });
+    }
+  }
+
+  const bins = exec.safeBins ?? [];
+  for (const bin of bins) {
+    if (isInterpreterLikeSafeBin(bin) && exec.safeBinProfiles[bin] === undefined) {
+      findings.push({
+        id: 'exec.safe-bin-interpreter',
+        severity: 'warn',
+        message: `tools.exec.safeBins lists "${bin}", an interpreter, without a profile: it is ignored as a safe bin, and with a loose profile it would run arbitrary code`,
+        fix: `remove "${bin}" from tools.exec.safeBins; allowlist specific scripts instead`,
+      });
+    }
+  }
+
+  const policy = buildSafeBinPolicy({ safeBins: exec.safeBins, trustedDirs: exec.safeBinTrustedDirs, profiles: exec.safeBinProfiles });
+  for (const { dir, mode } of writableTrustedDirs(policy.trustedDirs)) {
+    findings.push({
+      id: 'exec.trusted-dir-writable',
+      severity: 'warn',
+      message: `safe-bin trusted dir ${dir} is group- or world-writable (mode ${mode}): anyone who can write there can plant a "safe" bin`,
+      fix: `chmod go-w ${dir}, or remove it from tools.exec.safeBinTrustedDirs`,
+    });
+  }
+
+  if (exec.host === 'gateway' && env.hasBwrap) {
+    findings.push({
+      id: 'exec.gateway-with-bubblewrap',
+      severity: 'info',
+      message: `tools.exec.host is gateway although bubblewrap is installed: commands run on the host with Warden's file access`,
+      fix: 'set tools.exec.host: sandbox (or remove the key: sandbox is the default when bubblewrap exists)',
+    });
+  }
+  if (!env.hasBwrap && exec.security !== 'deny') {
+    findings.push({
+      id: exec.host === 'sandbox' ? 'exec.sandbox-unavailable' : 'exec.no-bubblewrap',
+      severity: 'warn',
+      message:
+        exec.host === 'sandbox'
+          ? `tools.exec.host is sandbox but bubblewrap (${BWRAP_PATH}) is not installed: exec is unavailable`
+          : `bubblewrap (${BWRAP_PATH}) is not installed: commands run on the host`,
+      fix: 'install bubblewrap (Debian: apt-get install bubblewrap)',
+    });
+  }
+  if (exec.security === 'allowlist' && exec.allowlist.some((e) => e.pattern === '*' && !e.argPattern)) {
+    findings.push({
+      id: 'exec.allowlist-wildcard',
+      severity: 'warn',
+      message: 'tools.exec.allowlist has a bare "*" entry: every resolvable command runs without approval',
+      fix: 'list the executables the agent needs instead of "*"',
+    });
+  }
+  return findings;
+}
+
+function configuredProviders(config: WardenConfig): string[] {
+  const providers = ['web'];
+  if (config.channels.discord) providers.push('discord');
+  if (config.channels.slack) providers.push('slack');
+  return providers;
+}
+
+/** One context per agent and configured guild/channel scope, plus a catch-all per platform. */
+function groupContexts(config: WardenConfig): TurnContext[] {
+  const scopes: Array<Pick<TurnContext, 'provider' | 'guildId' | 'channelId' | 'channelName'>> = [];
+  const discord = config.channels.discord;
+  if (discord) {
+    scopes.push({ provider: 'discord', guildId: 'any-guild', channelId: 'any-channel' });
+    for (const [guild, scope] of Object.entries(discord.guilds)) {
+      const guildId = guild === '*' ? 'any-guild' : guild;
+      scopes.push({ provider: 'discord', guildId, channelId: 'any-channel' });
+      for (const channel of Object.keys(scope.channels)) {
+        const name = channel.replace(/^#/, '');
+        scopes.push({ provider: 'discord', guildId, channelId: /^\d+$/.test(name) ? name : 'any-channel', channelName: /^\d+$/.test(name) ? undefined : name === '*' ? 'any-channel' : name });
+      }
+    }
+  }
+  const slack = config.channels.slack;
+  if (slack) {
+    scopes.push({ provider: 'slack', channelId: 'CANY', channelName: 'any-channel' });
+    for (const channel of Object.keys(slack.channels)) {
+      const name = channel.replace(/^#/, '');
+      const isId = /^[CG][A-Z0-9]+$/.test(name);
+      scopes.push({ provider: 'slack', channelId: isId ? name : 'CANY', channelName: isId ? undefined : name === '*' ? 'any-channel' : name });
+    }
+  }
+  return knownAgentIds(config).flatMap((agentId) =>
+    scopes.map((scope) => ({ agentId, chat: 'channel' as const, senderIsOwner: false, spawnDepth: 0, ...scope })),
+  );
+}
+
+function describeContext(ctx: TurnContext): string {
+  const where = ctx.channelName ? `#${ctx.channelName}` : ctx.channelId;
+  return `${ctx.provider}${ctx.guildId ? ` guild ${ctx.guildId}` : ''} ${where} (agent ${ctx.agentId})`;
+}
