@@ -142,8 +142,21 @@ const ssrfOptOuts = {
 };
 
 /** web_fetch can never reach private networks; only the fake-IP ranges can be opened. */
+export const webSearchConfig = z.strictObject({
+  /** brave: the Brave Search API (key from BRAVE_API_KEY); searxng: a SearXNG instance's JSON API. */
+  provider: z.enum(['brave', 'searxng']),
+  /** API base; required for searxng (e.g. http://searx.internal:8080), optional for brave. */
+  baseUrl: z.url().optional(),
+  /** Environment variable holding the API key (brave default BRAVE_API_KEY). */
+  apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).optional(),
+  maxResults: z.number().int().min(1).max(20).default(5),
+  timeoutSec: z.number().int().positive().max(120).default(15),
+});
+export type WebSearchConfig = z.infer<typeof webSearchConfig>;
+
 export const webToolsConfig = z.strictObject({
   fetch: z.strictObject({ ssrfPolicy: z.strictObject(ssrfOptOuts).optional() }).optional(),
+  search: webSearchConfig.optional(),
 });
 
 /** A browser profile name doubles as a folder name under the data dir, so it is kept plain. */

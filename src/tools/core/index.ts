@@ -1,5 +1,6 @@
 import type { WardenConfig } from '../../config/schema/index.js';
 import { BWRAP_PATH, bwrapAvailable } from '../../exec/sandbox.js';
+import { webSearchAvailability } from './web/web-search.js';
 import { eraseArgs, type Availability, type ToolImplementation, type ToolRuntime } from '../types.js';
 
 /**
@@ -22,6 +23,15 @@ export interface CoreToolEntry {
 const always = (): Availability => ({ ok: true });
 
 export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
+  image: {
+    availability: always,
+    load: async (runtime) => {
+      const { createImageTool } = await import('./media/image.js');
+      const { createModelRegistry } = await import('../../models/registry.js');
+      return eraseArgs(createImageTool({ config: runtime.config, models: createModelRegistry(runtime.config) }));
+    },
+  },
+  pdf: { availability: always, load: async () => eraseArgs((await import('./media/pdf.js')).pdfTool) },
   sessions_list: { availability: always, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'sessions_list') },
   sessions_history: { availability: always, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'sessions_history') },
   sessions_send: { availability: always, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'sessions_send') },
@@ -52,6 +62,10 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
   process: { availability: always, load: async () => eraseArgs((await import('./process/process.js')).createProcessTool()) },
   memory_search: { availability: always, load: async (runtime) => eraseArgs((await import('./memory/memory-search.js')).memorySearchForRuntime(runtime)) },
   memory_get: { availability: always, load: async () => eraseArgs((await import('./memory/memory-get.js')).memoryGetTool) },
+  web_search: {
+    availability: (config) => webSearchAvailability(config),
+    load: async (runtime) => eraseArgs((await import('./web/web-search.js')).createWebSearchTool(runtime.config)),
+  },
   web_fetch: {
     availability: always,
     load: async (runtime) => eraseArgs((await import('./web/web-fetch.js')).createWebFetchTool({ config: runtime.config })),
