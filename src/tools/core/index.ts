@@ -1,5 +1,6 @@
 import type { WardenConfig } from '../../config/schema/index.js';
 import { BWRAP_PATH, bwrapAvailable } from '../../exec/sandbox.js';
+import { webSearchAvailability } from './web/web-search.js';
 import { eraseArgs, type Availability, type ToolImplementation, type ToolRuntime } from '../types.js';
 
 /**
@@ -61,6 +62,10 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
   process: { availability: always, load: async () => eraseArgs((await import('./process/process.js')).createProcessTool()) },
   memory_search: { availability: always, load: async (runtime) => eraseArgs((await import('./memory/memory-search.js')).memorySearchForRuntime(runtime)) },
   memory_get: { availability: always, load: async () => eraseArgs((await import('./memory/memory-get.js')).memoryGetTool) },
+  web_search: {
+    availability: (config) => webSearchAvailability(config),
+    load: async (runtime) => eraseArgs((await import('./web/web-search.js')).createWebSearchTool(runtime.config)),
+  },
   web_fetch: {
     availability: always,
     load: async (runtime) => eraseArgs((await import('./web/web-fetch.js')).createWebFetchTool({ config: runtime.config })),
