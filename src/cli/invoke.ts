@@ -1,10 +1,10 @@
 import { userInfo } from 'node:os';
-import path from 'node:path';
 import { ApprovalService } from '../approvals/service.js';
 import type { ApprovalDecision } from '../approvals/types.js';
 import { closest } from '../config/errors.js';
 import type { WardenConfig } from '../config/index.js';
 import { EventBus } from '../events.js';
+import { agentWorkspace } from '../exec/check.js';
 import { sessionKeyFor } from '../gateway/session-key.js';
 import { HookBus } from '../hooks/bus.js';
 import type { TurnContext } from '../policy/context.js';
@@ -99,7 +99,7 @@ export const run: CommandRunner = async (args, io) => {
       args: callArgs,
       turn,
       sessionKey: stringOption(args, 'session') ?? sessionKeyOf(turn),
-      workspaceDir: workspaceOf(config, turn.agentId, baseDir),
+      workspaceDir: agentWorkspace(config, turn.agentId, baseDir),
       surface,
       loopDetection: loopDetectionEnabled(config, turn.agentId),
     });
@@ -138,11 +138,6 @@ function sessionKeyOf(turn: TurnContext): string {
     threadId: turn.threadId,
     senderId: turn.senderId ?? 'cli',
   });
-}
-
-function workspaceOf(config: WardenConfig, agentId: string, baseDir: string): string {
-  const agent = config.agents.list.find((a) => a.id === agentId);
-  return path.resolve(baseDir, agent?.workspace ?? config.agents.defaults.workspace);
 }
 
 function print(io: CliIO, outcome: InvokeOutcome, json: boolean): void {
