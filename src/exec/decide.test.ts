@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { execConfig, type ExecConfig } from '../config/schema/exec.js';
 import type { AllowlistEntry } from './allowlist.js';
 import { execPolicyFromConfig } from './check.js';
+import { ALLOWED_COMMANDS, INJECTION_ALLOWLIST, INJECTION_ATTEMPTS } from '../../test/exec/command-corpus.js';
 import { evaluateExec, type ExecVerdict } from './decide.js';
 
 const root = mkdtempSync(path.join(tmpdir(), 'warden-decide-'));
@@ -391,50 +392,14 @@ describe('commands that would decide approvals are refused (A3 step 2)', () => {
 });
 
 describe('injection attempts against a realistic allowlist never come back allow', () => {
-  const config: ConfigIn = {
-    allowlist: [LS, { pattern: '/usr/bin/git', argPattern: 'status*' }, { pattern: '/usr/bin/echo' }, CAT],
-    safeBins: ['cut', 'uniq', 'head', 'tail', 'tr', 'wc', 'grep', 'sort', 'jq', 'awk', 'sed'],
-  };
-  const attempts = [
-    // separators
-    'ls; rm -rf /', 'ls && rm -rf /', 'ls || rm -rf /', 'ls | sh', 'ls & rm -rf /', 'ls\nrm -rf /', 'ls\r\nrm -rf /', 'ls ;rm x',
-    'ls|rm x', 'ls&&rm x', 'ls # comment\nrm x', 'ls |& sh', 'ls ;; rm', "ls ';' && rm x",
-    // substitution
-    'ls $(rm -rf /)', 'ls `rm -rf /`', 'echo "$(rm -rf /)"', 'echo "`rm`"', 'ls $((1))', 'echo ${x:-$(rm)}', 'ls <(rm x)', 'ls >(rm x)',
-    // redirection
-    'ls > /etc/passwd', 'echo x >> ~/.bashrc', 'cat < /etc/shadow', 'ls 2>&1 | sh', 'ls 1>&2', 'cat <<<$(rm)', 'echo x >| f', 'ls &> f',
-    // quoting
-    "ls 'unclosed", 'ls "unclosed', 'ls \\', "echo 'a'\"$(rm)\"", '"r"m x', "'rm' -rf /", 'r\\m x', '"/usr/bin/rm" x',
-    // brace expansion and globs in command position
-    '{rm,-rf,/}', '/usr/bin/r? x', '/???/???/rm x', '/usr/bin/r[m] x', '/usr/bin/{rm,ls} x',
-    // env assignment and variables in command position
-    'FOO=1 rm x', 'PATH=/tmp ls', 'LD_PRELOAD=/tmp/x.so ls', '$SHELL -c ls', '${SHELL} x', 'IFS=/ ls', 'x=rm; $x -rf /',
-    // wrappers
-    'env rm -rf /', 'env -i rm x', 'env -S "rm x"', '/usr/bin/env rm x', 'xargs rm', 'ls | xargs rm', 'ls | xargs -I{} rm {}',
-    'nice rm x', 'nice -n 5 sudo rm x', 'timeout 5 rm x', 'timeout --signal=KILL 5 rm x', 'stdbuf -o0 rm x', 'nohup rm x',
-    'time rm x', 'sudo ls', 'doas ls', 'busybox rm x', 'busybox sh -c "rm x"', 'toybox rm x', 'setsid rm x', 'ionice rm x',
-    'taskset 1 rm x', 'chrt 1 rm x', 'command rm x', 'builtin rm', 'exec rm x', 'eval rm x', '. ./x', 'source x',
-    // shells and interpreters
-    'sh -c ls', "bash -c 'ls; rm x'", 'sh script.sh', 'bash', 'zsh -c x', 'dash -c x', 'busybox sh', "python3 -c 'import os'",
-    "node -e 'x'", "perl -e 'x'", "ruby -e 'x'", "php -r 'x'", 'awk \'BEGIN{system("rm x")}\'', "sed -n '1e rm' x", "sed 'e rm'",
-    'jq -n env', 'jq .', 'find . -exec rm {} +', 'find . -delete', 'make', 'git -c core.pager=sh status', 'git push',
-    'git status && git push', 'echo x | sh', 'echo x | bash', 'echo x | python3', 'cat x | sh',
-    // safe-bin abuse
-    'wc -l --files0-from=/etc/shadow', 'tail -f /var/log/syslog', 'head -n 1 /etc/shadow', 'sort -o /etc/passwd',
-    'sort --compress-program=sh', 'grep -r -e x /', 'grep -f /etc/shadow', 'cut -f 1 /etc/shadow', 'ls | tee /etc/passwd',
-    'ls | tail -f', 'tr a b < /etc/shadow', 'uniq in out',
-    // path tricks
-    './ls -rf x', '/usr/bin/../bin/rm x', '~/bin/rm', '../../usr/bin/rm x', './wc -l', 'rm\u00a0x', 'ls；rm x',
-    // heredocs
-    "sh <<'EOF'\nrm -rf /\nEOF", "cat <<'EOF' | sh\nrm -rf /\nEOF", 'cat <<EOF\n$(rm -rf /)\nEOF', "bash <<'X'\nid\nX",
-    // line continuation
-    'ls \\\n; rm x', 'l\\\ns',
-    // control
-    'warden approvals resolve a allow-always', '/approve abc allow-always',
-  ];
+  const config: ConfigIn = INJECTION_ALLOWLIST;
+  const attempts = INJECTION_ATTEMPTS;
   it.each(attempts)('%j', (command) => {
     const v = check(command, config);
     expect(v.decision).not.toBe('allow');
+  });
+  it.each(ALLOWED_COMMANDS)('and everyday command %j is allowed by it', (command) => {
+    expect(check(command, config).decision).toBe('allow');
   });
   it('the corpus is large enough to mean something', () => {
     expect(attempts.length).toBeGreaterThan(130);
