@@ -1,8 +1,8 @@
 import { createDiscordAdapter } from '../../adapters/discord/index.js';
 import { createSlackAdapter } from '../../adapters/slack/index.js';
 import { createWebAdapter } from '../../adapters/web/index.js';
-import type { AgentRuntime, ToolExecutor } from '../agent/index.js';
-import { createAgentRuntime } from '../agent/runtime.js';
+import type { ToolExecutor } from '../agent/index.js';
+import { createAgentRuntime, type WardenAgentRuntime } from '../agent/runtime.js';
 import { SqliteTranscriptStore } from '../agent/transcript.js';
 import { ApprovalService, approversFor } from '../approvals/index.js';
 import { ConfigError, type LoadedConfig, type WardenConfig } from '../config/index.js';
@@ -10,6 +10,7 @@ import { EventBus } from '../events.js';
 import { log } from '../log.js';
 import { createModelRegistry } from '../models/registry.js';
 import type { TurnContext } from '../policy/context.js';
+import type { ToolRuntime } from '../tools/types.js';
 import { resolveToolSurface } from '../policy/surface.js';
 import { listSkills } from '../skills/index.js';
 import { AuditLog, openStore, resolveDataDir, Transcripts, type Store } from '../store/index.js';
@@ -96,27 +97,33 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
 
   const startedAt = Date.now();
   let gatewayRef: Gateway | undefined;
+  const toolRuntime: ToolRuntime = {
+    config,
+    baseDir,
+    store,
+    status: () => ({
+      startedAt,
+      adapters: adapters.map((a) => ({ provider: a.provider, state: 'running' })),
+      activeSessions: gatewayRef?.stats().sessions ?? 0,
+    }),
+  };
   const tools =
     options.tools ??
-    new GovernedToolExecutor(
-      config,
-      {
-        config,
-        baseDir,
-        store,
-        status: () => ({
-          startedAt,
-          adapters: adapters.map((a) => ({ provider: a.provider, state: 'running' })),
-          activeSessions: gatewayRef?.stats().sessions ?? 0,
-        }),
-      },
-      { hooks: new HookBus(), approvals, transcripts: new Transcripts(store.db), audit: new AuditLog(store.db), events },
-    );
+    new GovernedToolExecutor(config, toolRuntime, {
+      hooks: new HookBus(),
+      approvals,
+      transcripts: new Transcripts(store.db),
+      audit: new AuditLog(store.db),
+      events,
+    });
+  const agent = createAgent(config, env, tools, store);
+  // The session tools act on the running agent's sessions; without a model they stay off.
+  toolRuntime.sessions = agent?.sessions;
 
   const gateway = new Gateway({
     config,
     adapters,
-    agent: createAgent(config, env, tools, store),
+    agent,
     tools,
     toolReport: toolReportFor(config),
     approvals: {
@@ -193,7 +200,7 @@ function createAdapter(provider: 'discord' | 'slack' | 'web', config: WardenConf
 }
 
 /** The turn loop when a model is configured; else commands only. */
-function createAgent(config: WardenConfig, env: NodeJS.ProcessEnv, tools: ToolExecutor, store: Store): AgentRuntime | undefined {
+function createAgent(config: WardenConfig, env: NodeJS.ProcessEnv, tools: ToolExecutor, store: Store): WardenAgentRuntime | undefined {
   const anyModel = config.models.default !== undefined || config.agents.list.some((a) => a.model !== undefined);
   if (!anyModel) return undefined;
   return createAgentRuntime({ config, models: createModelRegistry(config, env), tools, transcripts: new SqliteTranscriptStore(store.db) });

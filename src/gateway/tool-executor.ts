@@ -1,6 +1,7 @@
 import type { ToolCallRequest, ToolCallScope, ToolExecutor, ToolSurface } from '../agent/index.js';
 import type { WardenConfig } from '../config/index.js';
 import { agentWorkspace } from '../exec/check.js';
+import { log } from '../log.js';
 import type { TurnContext } from '../policy/context.js';
 import { resolveToolSurface } from '../policy/surface.js';
 import { coreTool } from '../tools/catalog.js';
@@ -30,9 +31,13 @@ export class GovernedToolExecutor implements ToolExecutor {
     let hit = this.loaded.get(id);
     if (!hit) {
       const entry = Object.hasOwn(CORE_IMPLEMENTATIONS, id) ? CORE_IMPLEMENTATIONS[id] : undefined;
-      hit = entry ? entry.load(this.runtime) : Promise.resolve(undefined);
-      // A failed load is not cached: the next turn tries again.
-      hit.catch(() => this.loaded.delete(id));
+      // A tool that cannot be built here (its runtime part is missing) stays off, logged once.
+      hit = entry
+        ? entry.load(this.runtime).catch((err: unknown) => {
+            log.warn({ err: (err as Error).message, tool: id }, 'tool cannot be loaded in this process; it is left off the surface');
+            return undefined;
+          })
+        : Promise.resolve(undefined);
       this.loaded.set(id, hit);
     }
     return hit;

@@ -1,0 +1,271 @@
+// Warden as `warden start` runs it — store, approval service, gateway, the real discord.js
+// adapter — against the loopback Discord fake. One fake for the file; each test starts its own
+// Warden on a fresh data dir unless it is about restarting.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { execa, type ResultPromise } from 'execa';
+import type { APIMessage, APIUser } from 'discord-api-types/v10';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { decodeApprovalAction } from '../../adapters/common/approval-card.js';
+import { parseConfig } from '../../src/config/index.js';
+import { startWarden, type RunningWarden } from '../../src/gateway/startup.js';
+import { fakeUser, startDiscordFake, type DiscordFake } from '../fakes/discord/index.js';
+import type { RecordedRequest } from '../fakes/recorder.js';
+
+const GUILD = '300000000000000001';
+const GENERAL = '300000000000000002';
+const DEV = '300000000000000003';
+const alice = fakeUser('400000000000000001', 'alice');
+const bob = fakeUser('400000000000000002', 'bob');
+const olga = fakeUser('400000000000000009', 'olga');
+
+let fake: DiscordFake;
+const running: RunningWarden[] = [];
+
+beforeAll(async () => {
+  fake = await startDiscordFake();
+});
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((w) => w.stop()));
+});
+afterAll(async () => {
+  await fake?.close();
+});
+
+function newDir(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'warden-discord-e2e-'));
+  mkdirSync(path.join(dir, 'workspace'));
+  return dir;
+}
+
+function configFor(dir: string, extra: Record<string, unknown> = {}) {
+  return {
+    owners: { discord: [olga.id] },
+    tools: { profile: 'coding', exec: { host: 'gateway' } },
+    channels: {
+      discord: {
+        token: 'test-token',
+        apiBaseUrl: fake.apiBaseUrl,
+        guilds: { [GUILD]: { channels: { general: { tools: { deny: ['exec', 'process'] } }, dev: { tools: { allow: ['*'] } } } } },
+      },
+    },
+    dataDir: path.join(dir, 'data'),
+    ...extra,
+  };
+}
+
+async function start(dir = newDir(), extra: Record<string, unknown> = {}): Promise<RunningWarden & { dir: string }> {
+  const parsed = parseConfig(configFor(dir, extra));
+  if (!parsed.ok) throw parsed.error;
+  const from = mark();
+  const started = await startWarden({ ...parsed.value, baseDir: dir }, { env: {}, shutdownGraceMs: 300 });
+  if (!started.ok) throw started.error;
+  running.push(started.warden);
+  await fake.frames.waitFor((f) => f.op === 2 && f.at >= from, 5_000, 'IDENTIFY');
+  return Object.assign(started.warden, { dir });
+}
+
+const since = (mark: number) => (r: RecordedRequest) => r.at >= mark;
+const mark = () => Date.now();
+
+/** The next message the bot posts in a channel after `from`, matching `pred`. */
+function botPost(channelId: string, from: number, pred: (body: any) => boolean = () => true, what = 'bot message'): Promise<RecordedRequest> {
+  return fake.requests.waitFor(
+    (r) => r.at >= from && r.method === 'POST' && r.path === `/channels/${channelId}/messages` && pred(r.body),
+    8_000,
+    `${what} in ${channelId}`,
+  );
+}
+
+function say(author: APIUser, channelId: string | 'dm', content: string) {
+  return channelId === 'dm'
+    ? fake.userMessage({ author, dm: true, content })!
+    : fake.userMessage({ author, channelId, content: `<@${fake.bot.id}> ${content}` })!;
+}
+
+const cardButtons = (message: APIMessage) =>
+  (message.components ?? []).flatMap((row: any) => row.components ?? []).map((b: any) => b.custom_id as string);
+
+/** The card message the bot posted (with buttons), as stored by the fake. */
+async function cardIn(channelId: string, from: number): Promise<APIMessage> {
+  const post = await botPost(channelId, from, (b) => Array.isArray(b.components) && b.components.length > 0, 'approval card');
+  const stored = fake.botMessagesIn(channelId).find((m) => cardButtons(m).length > 0 && Date.parse(m.timestamp) >= from - 1000 && m.content === post.body.content);
+  return stored ?? fake.botMessagesIn(channelId).at(-1)!;
+}
+
+function clickOn(card: APIMessage, decision: string, user: APIUser) {
+  const customId = cardButtons(card).find((id) => decodeApprovalAction(id)?.decision === decision);
+  if (!customId) throw new Error(`card has no ${decision} button: ${cardButtons(card).join(', ')}`);
+  return fake.click({ message: card, customId, user });
+}
+
+/** Every text the bot sent about an interaction: callback data, follow-ups, edits of the original. */
+function interactionTexts(token: string): string[] {
+  return fake.requests.records
+    .filter((r) => r.path.includes(token))
+    .map((r) => JSON.stringify(r.body ?? {}));
+}
+
+const runsIn = (dir: string) => (existsSync(path.join(dir, 'workspace', 'runs.log')) ? readFileSync(path.join(dir, 'workspace', 'runs.log'), 'utf8').split('\n').filter(Boolean).length : 0);
+
+describe('Discord end to end', () => {
+  it('#general has no exec on the surface; /exec there runs nothing', async () => {
+    await start();
+    let from = mark();
+    say(alice, GENERAL, '/tools');
+    const tools = await botPost(GENERAL, from);
+    expect(tools.body.content).toMatch(/^Your tools here/);
+    expect(tools.body.content.split('\n')[0]).not.toMatch(/\bexec\b/);
+    expect(tools.body.content).toContain('• exec — removed by');
+
+    from = mark();
+    say(alice, GENERAL, '/exec echo hi');
+    const refused = await botPost(GENERAL, from);
+    expect(refused.body.content).toMatch(/^exec is not available here: removed by /);
+    expect(fake.botMessagesIn(GENERAL).some((m) => cardButtons(m).length > 0)).toBe(false);
+  });
+
+  it('in #dev /exec raises a card; a non-approver click is refused, the approver runs it once', async () => {
+    const warden = await start();
+    const from = mark();
+    say(alice, DEV, '/exec echo run >> runs.log');
+    const card = await cardIn(DEV, from);
+    expect(card.content + JSON.stringify(card.embeds)).toContain('echo run >> runs.log');
+
+    const refused = clickOn(card, 'allow-once', bob);
+    await fake.requests.waitFor((r) => r.path.includes(refused.token) && JSON.stringify(r.body).includes('not allowed'), 5_000, 'refusal');
+    expect(interactionTexts(refused.token).join()).toContain('"flags":64');
+    await sleep(200);
+    expect(runsIn(warden.dir)).toBe(0);
+    expect(warden.approvals.list()).toHaveLength(1);
+
+    const afterRefusal = mark();
+    const approved = clickOn(card, 'allow-once', olga);
+    await fake.requests.waitFor((r) => r.path.includes(approved.token) && JSON.stringify(r.body).includes(`Allowed once by <@${olga.id}>`), 5_000, 'card edit');
+    const result = await botPost(DEV, afterRefusal, (b) => typeof b.content === 'string' && b.content.includes('```'), 'exec result');
+    expect(result.body.content).toContain('(no output)');
+    expect(runsIn(warden.dir)).toBe(1);
+
+    const again = clickOn(card, 'allow-once', olga);
+    await fake.requests.waitFor((r) => r.path.includes(again.token) && JSON.stringify(r.body).includes('already resolved'), 5_000, 'already resolved');
+    await sleep(200);
+    expect(runsIn(warden.dir)).toBe(1);
+  });
+
+  it('expiry edits the card to Expired', async () => {
+    const warden = await start();
+    const from = mark();
+    const outcome = warden.approvals.request(
+      { kind: 'exec', tool: 'exec', title: 'Run a command', preview: 'uname', fullText: 'uname', allowedDecisions: ['allow-once', 'deny'], timeoutMs: 300 },
+      { agentId: 'main', sessionKey: `agent:main:discord:channel:${DEV}`, provider: 'discord', channelId: DEV, requesterId: alice.id },
+    );
+    const card = await cardIn(DEV, from);
+    expect((await outcome).outcome).toBe('expired');
+    const edit = await fake.requests.waitFor((r) => r.method === 'PATCH' && r.path === `/channels/${DEV}/messages/${card.id}`, 5_000, 'expiry edit');
+    expect(JSON.stringify(edit.body)).toContain('Expired');
+    expect(edit.body.components ?? []).toEqual([]);
+  });
+
+  it('a non-owner never sees cron, gateway or nodes in /tools; the owner in a DM does', async () => {
+    await start(newDir(), { tools: { profile: 'full' } });
+    let from = mark();
+    say(alice, DEV, '/tools');
+    const member = await botPost(DEV, from);
+    expect(member.body.content).not.toMatch(/\b(cron|gateway|nodes)\b/);
+
+    from = mark();
+    say(alice, 'dm', '/tools');
+    const memberDm = await botPost(fake.dmChannelOf(alice.id), from);
+    expect(memberDm.body.content).not.toMatch(/\b(cron|gateway|nodes)\b/);
+
+    from = mark();
+    say(olga, 'dm', '/tools');
+    const ownerDm = await botPost(fake.dmChannelOf(olga.id), from);
+    const visible = ownerDm.body.content.split('\n')[0];
+    for (const tool of ['cron', 'gateway', 'nodes']) expect(visible).toMatch(new RegExp(`\\b${tool}\\b`));
+  });
+
+  it('DMs of two users never share a session', async () => {
+    await start();
+    let from = mark();
+    say(alice, 'dm', '/status');
+    const a = await botPost(fake.dmChannelOf(alice.id), from);
+    from = mark();
+    say(bob, 'dm', '/status');
+    const b = await botPost(fake.dmChannelOf(bob.id), from);
+    const session = (text: string) => /Session: (\S+)/.exec(text)?.[1];
+    expect(session(a.body.content)).toBe(`agent:main:discord:direct:${alice.id}`);
+    expect(session(b.body.content)).toBe(`agent:main:discord:direct:${bob.id}`);
+  });
+
+  it('a restart with a pending approval leaves its card updated, not orphaned', async () => {
+    // Two real `warden start` processes on one data dir; the first dies while /exec waits.
+    const dir = newDir();
+    const configFile = path.join(dir, 'warden.config.json5');
+    writeFileSync(configFile, JSON.stringify(configFor(dir)));
+    const launch = () => {
+      const child = execa('node', [BIN, 'start', '--config', configFile], { cwd: dir, env: { WARDEN_LOG_LEVEL: 'warn' }, extendEnv: true, reject: false });
+      return { child, ready: waitForLine(child, /Warden is running/) };
+    };
+
+    const first = launch();
+    await first.ready;
+    const from = mark();
+    say(alice, DEV, '/exec echo run >> runs.log');
+    const card = await cardIn(DEV, from);
+    // The fake records the post before answering it; die only once the card's place is stored.
+    await waitForCardRow(path.join(dir, 'data', 'warden.sqlite'), card.id);
+    first.child.kill('SIGKILL');
+    await first.child;
+
+    const restartAt = mark();
+    const second = launch();
+    try {
+      await second.ready;
+      const edit = await fake.requests.waitFor(
+        (r) => r.at >= restartAt && r.method === 'PATCH' && r.path === `/channels/${DEV}/messages/${card.id}`,
+        8_000,
+        'card edit after restart',
+      );
+      expect(JSON.stringify(edit.body)).toContain('Interrupted');
+      expect(edit.body.components ?? []).toEqual([]);
+      const notice = await botPost(DEV, restartAt, (b) => /interrupted/i.test(b.content ?? ''), 'interrupted notice');
+      expect(notice.body.content).toContain('did not run');
+      expect(runsIn(dir)).toBe(0);
+    } finally {
+      second.child.kill('SIGTERM');
+      const result = await second.child;
+      expect(result.exitCode).toBe(0);
+    }
+  }, 60_000);
+});
+
+async function waitForCardRow(file: string, messageId: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const db = new Database(file, { readonly: true, fileMustExist: true });
+    try {
+      if (db.prepare('SELECT 1 FROM approval_cards WHERE message_id = ?').get(messageId)) return;
+    } finally {
+      db.close();
+    }
+    await sleep(25);
+  }
+  throw new Error(`card ${messageId} was never stored`);
+}
+
+const BIN = fileURLToPath(new URL('../../bin/warden.js', import.meta.url));
+
+function waitForLine(child: ResultPromise, pattern: RegExp): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (pattern.test(seen)) resolve();
+    });
+    void child.then((r) => reject(new Error(`warden exited (${r.exitCode}) before "${pattern}": ${r.stderr}`)));
+  });
+}
