@@ -91,6 +91,8 @@ export interface ToolRuntime {
   cron?: { jobs: CronJobs; scheduler?: CronScheduler | undefined } | undefined;
   /** Sessions and subagents of the running agent (session tools); absent without a model. */
   sessions?: AgentSessionsApi | undefined;
+  /** Sends through the running adapters; absent outside `warden start`. */
+  messaging?: MessagingService | undefined;
   /** Live state of the running bot; absent outside `warden start`. */
   status?: (() => RuntimeStatus) | undefined;
 }
@@ -109,4 +111,19 @@ export interface RuntimeStatus {
   adapters: Array<{ provider: string; state: string; detail?: string }>;
   /** Sessions with a turn running or queued. */
   activeSessions?: number;
+}
+
+/** Where the message tool may post: a conversation on one of the running adapters. */
+export interface MessageTarget {
+  provider: string;
+  /** Channel id; a `#name` is resolved by the service when it can. */
+  channel?: string | undefined;
+  threadId?: string | undefined;
+  /** Send to this user's DM instead of a channel. */
+  userId?: string | undefined;
+}
+
+export interface MessagingService {
+  providers(): string[];
+  send(target: MessageTarget, text: string): Promise<{ ok: true; channelId: string } | { ok: false; error: string }>;
 }

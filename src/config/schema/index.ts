@@ -154,6 +154,14 @@ export const webSearchConfig = z.strictObject({
 });
 export type WebSearchConfig = z.infer<typeof webSearchConfig>;
 
+/**
+ * The message tool posts in the current conversation; anywhere else only to these targets
+ * (`discord:<channelId>`, `slack:#name`, `slack:<channelId>`, `*` for any), unless an owner asks.
+ */
+export const messageToolConfig = z.strictObject({
+  allowedTargets: z.array(z.string().regex(/^(\*|(discord|slack|web):\S+)$/, 'expected "provider:channel" (e.g. "slack:#announcements") or "*"')).default([]),
+});
+
 export const webToolsConfig = z.strictObject({
   fetch: z.strictObject({ ssrfPolicy: z.strictObject(ssrfOptOuts).optional() }).optional(),
   search: webSearchConfig.optional(),
@@ -195,6 +203,7 @@ export const toolsConfig = z
   .strictObject({
     ...agentToolsFields,
     web: webToolsConfig.optional(),
+    message: messageToolConfig.optional(),
     subagents: z.strictObject({ tools: toolPolicyConfig.optional() }).optional(),
     sandbox: z.strictObject({ tools: toolPolicyConfig.optional() }).optional(),
     exec: execConfig.optional(),

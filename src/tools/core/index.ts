@@ -62,6 +62,10 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
   process: { availability: always, load: async () => eraseArgs((await import('./process/process.js')).createProcessTool()) },
   memory_search: { availability: always, load: async (runtime) => eraseArgs((await import('./memory/memory-search.js')).memorySearchForRuntime(runtime)) },
   memory_get: { availability: always, load: async () => eraseArgs((await import('./memory/memory-get.js')).memoryGetTool) },
+  message: {
+    availability: always,
+    load: async (runtime) => eraseArgs((await import('./message/message.js')).createMessageTool(runtime.config, runtime.messaging)),
+  },
   web_search: {
     availability: (config) => webSearchAvailability(config),
     load: async (runtime) => eraseArgs((await import('./web/web-search.js')).createWebSearchTool(runtime.config)),

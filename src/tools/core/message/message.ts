@@ -1,0 +1,75 @@
+import type { WardenConfig } from '../../../config/schema/index.js';
+import type { TurnContext } from '../../../policy/context.js';
+import type { MessageTarget, MessagingService, ToolCallContext, ToolImplementation, ToolResult } from '../../types.js';
+
+export interface MessageArgs {
+  text: string;
+  /** Provider of the target; default the current conversation's. */
+  provider?: string;
+  /** Channel id or `#name`; default the current conversation. */
+  channel?: string;
+  threadId?: string;
+  /** A user id to DM instead of a channel. */
+  userId?: string;
+}
+
+const parameters = {
+  type: 'object',
+  properties: {
+    text: { type: 'string', minLength: 1, maxLength: 8000, description: 'The message to post.' },
+    provider: { type: 'string', enum: ['discord', 'slack', 'web'], description: 'Platform of the target (default: this conversation’s).' },
+    channel: { type: 'string', description: 'Channel id or #name (default: this conversation).' },
+    threadId: { type: 'string', description: 'Post inside this thread of the channel.' },
+    userId: { type: 'string', description: 'Send a direct message to this user id instead.' },
+  },
+  required: ['text'],
+  additionalProperties: false,
+} as const;
+
+const fail = (message: string): ToolResult => ({ content: [{ type: 'text', text: message }], details: { status: 'error', error: message }, isError: true });
+
+/** Is the target the conversation this turn runs in? */
+function isCurrentConversation(target: MessageTarget, turn: TurnContext): boolean {
+  if (target.provider !== turn.provider) return false;
+  if (target.userId !== undefined) return turn.chat === 'dm' && target.userId === turn.senderId;
+  return target.channel === turn.channelId || (turn.channelName !== undefined && target.channel === `#${turn.channelName}`);
+}
+
+/**
+ * Whether a turn may post to a target: its own conversation always; an owner anywhere; anyone
+ * else only to `tools.message.allowedTargets`. A model steered by one user must not be able to
+ * broadcast into channels the operator never opened to it.
+ */
+export function messageTargetAllowed(config: WardenConfig, target: MessageTarget, turn: TurnContext): { ok: true } | { ok: false; why: string } {
+  if (isCurrentConversation(target, turn) || turn.senderIsOwner) return { ok: true };
+  const allowed = config.tools.message?.allowedTargets ?? [];
+  const key = target.userId !== undefined ? `${target.provider}:@${target.userId}` : `${target.provider}:${target.channel}`;
+  if (allowed.includes('*') || allowed.includes(key)) return { ok: true };
+  return { ok: false, why: `posting to ${key} is not allowed from here: only this conversation, or a target in tools.message.allowedTargets` };
+}
+
+/** message: post in this conversation, another channel, a thread or a user's DM. */
+export function createMessageTool(config: WardenConfig, messaging: MessagingService | undefined): ToolImplementation<MessageArgs> {
+  return {
+    id: 'message',
+    parameters,
+    async execute(args, ctx: ToolCallContext) {
+      if (!messaging) return fail('message works only inside `warden start`, where the chat adapters run.');
+      const turn = ctx.turn;
+      const target: MessageTarget = {
+        provider: args.provider ?? turn.provider,
+        channel: args.userId ? undefined : (args.channel ?? turn.channelId),
+        threadId: args.channel === undefined && args.userId === undefined ? (args.threadId ?? turn.threadId) : args.threadId,
+        userId: args.userId ?? (args.channel === undefined && turn.chat === 'dm' ? turn.senderId : undefined),
+      };
+      if (!messaging.providers().includes(target.provider)) return fail(`no ${target.provider} adapter is running; running: ${messaging.providers().join(', ') || 'none'}`);
+      if (target.channel === undefined && target.userId === undefined) return fail('give a channel or a userId');
+      const allowed = messageTargetAllowed(config, target, turn);
+      if (!allowed.ok) return fail(allowed.why);
+      const sent = await messaging.send(target, args.text);
+      if (!sent.ok) return fail(`could not post: ${sent.error}`);
+      const where = target.userId ? `a DM to ${target.userId}` : `${target.provider} channel ${sent.channelId}${target.threadId ? ` (thread ${target.threadId})` : ''}`;
+      return { content: [{ type: 'text', text: `Posted to ${where}.` }], details: { status: 'ok', ...target, channelId: sent.channelId } };
+    },
+  };
+}
