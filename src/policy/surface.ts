@@ -279,7 +279,8 @@ function judge(tool: ToolMeta, plan: Plan, record: ExplainStep[]): string | unde
   return removedBy;
 }
 
-const describe = (e: PolicyEntry): string => (e.builtin ? `${e.key}: "${e.raw}"` : `${e.key} = ${JSON.stringify(e.raw)}`);
+const describe = (e: PolicyEntry): string =>
+  e.implicit ? `${e.key} (a scope with only alsoAllow allows every tool)` : e.builtin ? `${e.key}: "${e.raw}"` : `${e.key} = ${JSON.stringify(e.raw)}`;
 
 function explainVerdict(step: PipelineStep, verdict: ReturnType<typeof decide>, compiled: CompiledPolicy): ExplainStep {
   const label = step.label;
