@@ -244,6 +244,25 @@ describe('compaction', () => {
     expect(h.transcripts.history(KEY, { limit: 1000 }).filter((e) => e.kind === 'message')).toHaveLength(210);
   });
 
+  it('compacts and retries once when the provider reports a context overflow', async () => {
+    for (let i = 0; i < 10; i++) h.transcripts.append(KEY, [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: `old ${i}` }] } }]);
+    let overflowed = false;
+    const model = createScriptedProvider([], {
+      fallback: (req) => {
+        if (req.system.startsWith('You maintain the running summary')) return { text: 'the old messages' };
+        if (!overflowed) {
+          overflowed = true;
+          return { error: new ModelCallError('badRequest', 'prompt is too long: 250000 tokens > 200000 maximum', { status: 400 }) };
+        }
+        return { text: 'fits now' };
+      },
+    });
+    const outcome = await createAgentRuntime(h.deps(model, new FunctionToolExecutor({}))).runTurn({ sessionKey: KEY, turn: channelTurn(), input: { text: 'hi' }, signal: signal() });
+    expect(outcome).toMatchObject({ status: 'completed', reply: 'fits now' });
+    expect(h.transcripts.load(KEY)[0]?.kind).toBe('summary');
+    expect(model.requests.at(-1)!.messages.length).toBeLessThan(5);
+  });
+
   it('drops older messages with a notice when the summary cannot be written', async () => {
     h.cleanup();
     h = createHarness({ models: { default: 'anthropic/test-model', contextWindow: WINDOW, maxOutputTokens: OUTPUT, retry: { attempts: 1 } } });

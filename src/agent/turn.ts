@@ -210,7 +210,9 @@ async function fitContext(entries: TranscriptEntry[], o: FitOptions): Promise<Tr
   const used = requestTokens(o.system, o.projection.tools, entries.map((e) => e.message));
   if (!o.force && used <= o.budget * COMPACT_AT) return entries;
   const fixed = requestTokens(o.system, o.projection.tools, []);
-  const keep = Math.max(0, o.budget * KEEP_AFTER_COMPACTION - fixed);
+  let keep = Math.max(0, o.budget * KEEP_AFTER_COMPACTION - fixed);
+  // The provider said it overflowed: our estimate was too low, so keep a quarter of what we think we sent.
+  if (o.force) keep = Math.min(keep, Math.max(0, used - fixed) * KEEP_AFTER_COMPACTION);
   const cut = chooseCut(entries, keep);
   const folded = entries.slice(0, cut).filter((e) => e.kind === 'message');
   if (cut === 0 || folded.length === 0) return entries;

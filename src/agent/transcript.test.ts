@@ -1,0 +1,54 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Message } from '../models/types.js';
+import { createHarness, type Harness } from './testing.js';
+import { summaryMessage } from './transcript.js';
+
+let h: Harness;
+beforeEach(() => {
+  h = createHarness();
+});
+afterEach(() => h.cleanup());
+
+const KEY = 'agent:main:slack:channel:c1';
+const user = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }] });
+
+describe('SqliteTranscriptStore', () => {
+  it('round-trips user, assistant (with tool calls) and tool-result messages', () => {
+    const messages: Message[] = [
+      user('hi'),
+      { role: 'assistant', content: [{ type: 'text', text: 'checking' }, { type: 'toolCall', id: 'c1', name: 'read', args: { path: 'a' } }] },
+      { role: 'toolResult', toolCallId: 'c1', toolName: 'read', content: [{ type: 'text', text: 'A' }], isError: true },
+    ];
+    const stored = h.transcripts.append(KEY, messages.map((message) => ({ kind: 'message', message })));
+    expect(stored.map((e) => e.seq)).toEqual([...stored.map((e) => e.seq)].sort((a, b) => a - b));
+    expect(h.transcripts.load(KEY).map((e) => e.message)).toEqual(messages);
+  });
+
+  it('loads the latest summary first and only the entries it does not cover; history keeps everything', () => {
+    const [a, b, c] = h.transcripts.append(KEY, ['one', 'two', 'three'].map((t) => ({ kind: 'message' as const, message: user(t) })));
+    h.transcripts.append(KEY, [{ kind: 'summary', message: summaryMessage('one and two happened'), coversThroughSeq: b!.seq }]);
+    h.transcripts.append(KEY, [{ kind: 'message', message: user('four') }]);
+    const loaded = h.transcripts.load(KEY);
+    expect(loaded.map((e) => e.kind)).toEqual(['summary', 'message', 'message']);
+    expect(loaded[0]!.message).toEqual(summaryMessage('one and two happened'));
+    expect(loaded.slice(1).map((e) => (e.message.content[0] as { text: string }).text)).toEqual(['three', 'four']);
+    expect(loaded[1]!.seq).toBe(c!.seq);
+
+    const page = h.transcripts.history(KEY, { limit: 2 });
+    expect(page.map((e) => e.kind)).toEqual(['summary', 'message']);
+    const older = h.transcripts.history(KEY, { limit: 10, beforeSeq: page[0]!.seq });
+    expect(older.map((e) => e.seq)).toEqual([a!.seq, b!.seq, c!.seq]);
+  });
+
+  it('lists sessions with their message counts, most recent first', () => {
+    h.transcripts.append('agent:main:slack:channel:old', [{ kind: 'message', message: user('x') }]);
+    h.transcripts.append(KEY, [{ kind: 'message', message: user('x') }, { kind: 'message', message: user('y') }]);
+    const sessions = h.transcripts.sessions();
+    expect(sessions.map((s) => [s.sessionKey, s.entries])).toEqual(
+      expect.arrayContaining([
+        ['agent:main:slack:channel:old', 1],
+        [KEY, 2],
+      ]),
+    );
+  });
+});
