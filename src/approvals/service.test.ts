@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../config/index.js';
 import { EventBus } from '../events.js';
 import { openStore, type Store } from '../store/store.js';
@@ -294,5 +294,29 @@ describe('recover', () => {
     const fresh = service(dir, { isProcessAlive: () => false });
     const report = await fresh.svc.recover();
     expect(report.interrupted.map((r) => r.id)).toEqual([request.id]);
+  });
+
+  it('after recover, keeps watching: renders requests other processes open and updates cards they close', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'warden-watch-'));
+    const bot = service(dir, { externalPollMs: 10 });
+    const cards = new RecordingRenderer('discord');
+    bot.svc.registerRenderer(cards);
+    await bot.svc.recover();
+
+    const cli = service(dir);
+    const waiting = cli.svc.request(INPUT, CTX);
+    await vi.waitFor(() => expect(cards.shown).toHaveLength(1), { timeout: 2000, interval: 10 });
+    const id = cards.shown[0]!.id;
+    await cli.svc.resolveAsOperator(id, 'deny', 'op');
+    expect((await waiting).outcome).toBe('deny');
+    await vi.waitFor(() => expect(cards.updated.map((r) => [r.id, r.status])).toEqual([[id, 'deny']]), { timeout: 2000, interval: 10 });
+
+    // A request whose waiter stopped stamping is interrupted, not left pending.
+    const orphan = cli.svc.open(INPUT, CTX);
+    cli.svc.shutdown();
+    // Let the bot adopt it while its waiter still looks alive, then let the waiter go stale.
+    await vi.waitFor(() => expect(cards.shown.map((r) => r.id)).toContain(orphan.id), { timeout: 2000, interval: 10 });
+    bot.store.db.prepare('UPDATE approvals SET waiter_seen_at = 0 WHERE id = ?').run(orphan.id);
+    await vi.waitFor(() => expect(bot.svc.get(orphan.id)!.status).toBe('interrupted'), { timeout: 2000, interval: 10 });
   });
 });

@@ -38,6 +38,12 @@ export interface ApprovalServiceOptions {
   heartbeatMs?: number;
   /** A waiter whose stamp is older than this is treated as dead by `recover()`. */
   staleWaiterMs?: number;
+  /**
+   * After `recover()`, how often to look for requests other processes opened or closed (a CLI
+   * call waiting for a chat approver): new ones are rendered and timed here, closed ones get
+   * their cards updated.
+   */
+  externalPollMs?: number;
   isProcessAlive?: (pid: number) => boolean;
 }
 
@@ -63,6 +69,9 @@ export class ApprovalService {
   private readonly now: () => number;
   private poller: NodeJS.Timeout | undefined;
   private lastHeartbeat = 0;
+  /** Requests other processes wait for, whose cards this process keeps current. */
+  private readonly watched = new Set<string>();
+  private watcher: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: ApprovalServiceOptions) {
     this.ledger = new ApprovalLedger(options.store.db);
@@ -267,34 +276,78 @@ export class ApprovalService {
     const now = this.now();
     const updates: Promise<void>[] = [];
     for (const entry of this.ledger.pending()) {
-      const { request } = entry;
-      if (entry.waiter?.instance === this.instanceId && this.timers.has(request.id)) continue;
-      if (now >= request.expiresAt) {
-        if (this.expire(request.id)) report.expired.push(this.ledger.get(request.id)!.request);
-        continue;
+      if (entry.waiter?.instance === this.instanceId && this.timers.has(entry.request.id)) continue;
+      const adopted = this.adopt(entry, now);
+      if (adopted.kind === 'expired') report.expired.push(adopted.request);
+      else if (adopted.kind === 'interrupted') report.interrupted.push(adopted.request);
+      else if (adopted.kind === 'rearmed') {
+        report.rearmed.push(adopted.request);
+        updates.push(adopted.render);
       }
-      if (this.waiterAlive(entry, now)) {
-        this.armExpiry(request);
-        updates.push(entry.renderedAt === undefined ? this.show(request) : this.update(request));
-        report.rearmed.push(request);
-        continue;
-      }
-      const message = `Approval ${request.id} for ${request.tool} was interrupted: the call waiting for it stopped before anyone decided (Warden restarted). The tool call did not run.`;
-      const closed = this.closeRequest(request.id, 'interrupted', undefined, 'approval.interrupted', { message });
-      if (!closed) continue;
-      this.transcripts.append({ sessionKey: request.sessionKey, role: 'system', tool: request.tool, content: message, details: { approvalId: request.id, outcome: 'interrupted' } });
-      this.events.emit('approval.interrupted', { request: closed.request, message });
-      report.interrupted.push(closed.request);
     }
     await Promise.all(updates);
     log.info({ expired: report.expired.length, rearmed: report.rearmed.length, interrupted: report.interrupted.length }, 'approvals recovered');
+    if (!this.watcher) {
+      this.watcher = setInterval(() => this.syncExternal(), this.options.externalPollMs ?? 1000);
+      this.watcher.unref();
+    }
     return report;
+  }
+
+  /**
+   * Takes charge of a pending request this process did not open: past expiry → expired;
+   * a live waiter elsewhere → timed, rendered (or refreshed) and watched here; a dead waiter →
+   * interrupted, written to its session's transcript and announced on the bus.
+   */
+  private adopt(
+    entry: LedgerEntry,
+    now: number,
+  ): { kind: 'expired' | 'interrupted'; request: ApprovalRequest } | { kind: 'rearmed'; request: ApprovalRequest; render: Promise<void> } | { kind: 'none' } {
+    const { request } = entry;
+    if (now >= request.expiresAt) {
+      return this.expire(request.id) ? { kind: 'expired', request: this.ledger.get(request.id)!.request } : { kind: 'none' };
+    }
+    if (this.waiterAlive(entry, now)) {
+      this.armExpiry(request);
+      this.watched.add(request.id);
+      return { kind: 'rearmed', request, render: entry.renderedAt === undefined ? this.show(request) : this.update(request) };
+    }
+    const closed = this.interrupt(request);
+    return closed ? { kind: 'interrupted', request: closed } : { kind: 'none' };
+  }
+
+  /** Closes a request whose waiting call died; its session hears about it. */
+  private interrupt(request: ApprovalRequest): ApprovalRequest | undefined {
+    const message = `Approval ${request.id} for ${request.tool} was interrupted: the call waiting for it stopped before anyone decided (its Warden process ended). The tool call did not run.`;
+    const closed = this.closeRequest(request.id, 'interrupted', undefined, 'approval.interrupted', { message });
+    if (!closed) return undefined;
+    this.transcripts.append({ sessionKey: request.sessionKey, role: 'system', tool: request.tool, content: message, details: { approvalId: request.id, outcome: 'interrupted' } });
+    this.events.emit('approval.interrupted', { request: closed.request, message });
+    return closed.request;
+  }
+
+  /** Picks up requests opened by other live processes, and closures made elsewhere. */
+  private syncExternal(): void {
+    const now = this.now();
+    for (const entry of this.ledger.pending()) {
+      if (entry.waiter?.instance === this.instanceId || this.timers.has(entry.request.id)) continue;
+      void this.adopt(entry, now);
+    }
+    for (const id of [...this.watched]) {
+      const entry = this.ledger.get(id);
+      if (!entry) this.watched.delete(id);
+      else if (entry.request.status !== 'pending') this.settle(entry, undefined);
+      else if (!this.waiterAlive(entry, now)) this.interrupt(entry.request);
+    }
   }
 
   /** Stops timers and polling. Pending requests stay in the ledger for the next `recover()`. */
   shutdown(): void {
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
+    if (this.watcher) clearInterval(this.watcher);
+    this.watcher = undefined;
+    this.watched.clear();
     if (this.poller) clearInterval(this.poller);
     this.poller = undefined;
   }
@@ -323,6 +376,7 @@ export class ApprovalService {
   /** After any close: stop its timer, wake its waiters, update its cards. */
   private settle(entry: LedgerEntry, grantId: string | undefined): void {
     const id = entry.request.id;
+    this.watched.delete(id);
     const timer = this.timers.get(id);
     if (timer) clearTimeout(timer);
     this.timers.delete(id);

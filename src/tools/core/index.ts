@@ -24,7 +24,9 @@ const always = (): Availability => ({ ok: true });
 
 export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
   image: {
-    availability: always,
+    // It asks the session's model: without any configured model it cannot be offered.
+    availability: (config) =>
+      config.models.default !== undefined || config.agents.list.some((a) => a.model !== undefined) ? { ok: true } : { ok: false, why: 'needs a model: set models.default' },
     load: async (runtime) => {
       const { createImageTool } = await import('./media/image.js');
       const { createModelRegistry } = await import('../../models/registry.js');
