@@ -7,7 +7,7 @@ import {
   type AllowlistEntry,
 } from './allowlist.js';
 import { detectControlCommand } from './control.js';
-import { detectInlineEval, INTERPRETER_LIKE, type InlineEvalHit } from './inline-eval.js';
+import { detectInlineEval, detectStdinProgram, INTERPRETER_LIKE, type InlineEvalHit } from './inline-eval.js';
 import { commandName, resolveExecutable, type ResolveEnv, type ResolvedExecutable } from './resolve.js';
 import { buildEnforcedCommand, type RewritePart } from './rewrite.js';
 import { checkSafeBin, type SafeBinPolicy } from './safe-bins.js';
@@ -123,7 +123,11 @@ export function evaluateExec(command: string, policy: ExecPolicy, options: Evalu
 
   const inlineIndex = policy.strictInlineEval ? segments.findIndex((s) => s.inlineEval !== null) : -1;
   const inlineEval = inlineIndex >= 0 ? { ...segments[inlineIndex]!.inlineEval!, segment: inlineIndex } : null;
-  const inlineReason = inlineEval ? `inline code evaluation (\`${inlineEval.interpreter} ${inlineEval.flag}\`) needs approval (strictInlineEval)` : null;
+  const inlineReason = inlineEval
+    ? inlineEval.flag === 'stdin'
+      ? `\`${inlineEval.interpreter}\` reads its program from stdin: inline code needs approval (strictInlineEval)`
+      : `inline code evaluation (\`${inlineEval.interpreter} ${inlineEval.flag}\`) needs approval (strictInlineEval)`
+    : null;
 
   const askOrDeny = (reason: string, extra: Partial<ExecVerdict>): ExecVerdict =>
     policy.ask === 'off' ? result('deny', `${reason}; tools.exec.ask is off`, { ...extra, allowAlways: noPlan('ask is off') }) : result('ask', reason, extra);
@@ -185,7 +189,7 @@ function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOption
   const exe = resolveExecutable(effective[0]!, env);
   const args = effective.slice(1);
   const shell = shellInvocation(effective);
-  let inlineEval = detectInlineEval(effective);
+  let inlineEval = detectInlineEval(effective) ?? detectStdinProgram(effective);
   let shellPayload = false;
   if (shell?.payload != null) {
     shellPayload = true;

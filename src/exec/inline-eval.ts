@@ -112,3 +112,31 @@ function firstPositional(args: readonly string[], valueFlags: ReadonlySet<string
   }
   return null;
 }
+
+const STDIN_INTERPRETERS = new Set(['python', 'python2', 'python3', 'pypy', 'pypy3', 'node', 'nodejs', 'bun', 'deno', 'ruby', 'perl', 'php', 'lua']);
+const SHELLS = new Set(['ash', 'bash', 'dash', 'fish', 'ksh', 'sh', 'zsh']);
+
+/**
+ * A shell or interpreter without a script operand reads its program from stdin: `curl … | sh`,
+ * `echo … | python3`. That is inline code too, so it is always confirmed and never stored.
+ */
+export function detectStdinProgram(argv: readonly string[]): InlineEvalHit | null {
+  if (argv.length === 0) return null;
+  const name = interpreterName(argv[0]!);
+  const shell = SHELLS.has(name);
+  if (!shell && !STDIN_INTERPRETERS.has(name)) return null;
+  for (let i = 1; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '-' ) return { interpreter: name, flag: 'stdin' };
+    if (a === '--') return argv[i + 1] === undefined || argv[i + 1] === '-' ? { interpreter: name, flag: 'stdin' } : null;
+    if (a.startsWith('-') || (shell && a.startsWith('+'))) {
+      if (shell && /^-[a-zA-Z]*s/.test(a)) return { interpreter: name, flag: 'stdin' };
+      // Shell inline payloads are judged elsewhere; `-o opt` takes a value.
+      if (shell && /^-[a-zA-Z]*c/.test(a)) return null;
+      if (shell && (a === '-o' || a === '+o')) i++;
+      continue;
+    }
+    return null;
+  }
+  return { interpreter: name, flag: 'stdin' };
+}
