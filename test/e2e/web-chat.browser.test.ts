@@ -1,11 +1,10 @@
 // The web chat in real Chromium: the page, the WebSocket, the gateway, the approval service
 // and SQLite are all real; only the model is absent (commands work without one).
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApprovalResolution } from '../../src/approvals/types.js';
 import { parseConfig } from '../../src/config/index.js';
 import { startWarden, type RunningWarden } from '../../src/gateway/startup.js';
 
@@ -17,7 +16,8 @@ let page: Page;
 
 beforeAll(async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'warden-webchat-'));
-  const parsed = parseConfig({ dataDir: path.join(dir, 'data'), channels: { web: { port: 0 } } });
+  mkdirSync(path.join(dir, 'workspace'));
+  const parsed = parseConfig({ dataDir: path.join(dir, 'data'), tools: { profile: 'coding', exec: { host: 'gateway' } }, channels: { web: { port: 0 } } });
   if (!parsed.ok) throw parsed.error;
   const started = await startWarden({ ...parsed.value, baseDir: dir }, { env: {} });
   if (!started.ok) throw started.error;
@@ -48,29 +48,36 @@ describe('web chat in Chromium', () => {
     await page.locator('.msg.bot', { hasText: 'No model is configured' }).waitFor();
   });
 
-  it('shows an approval card and a click on Allow once decides it', async () => {
-    const waiting: Promise<ApprovalResolution> = warden.approvals.request(
-      { kind: 'exec', tool: 'exec', title: 'Run a command', preview: 'echo hi', fullText: 'echo hi', allowedDecisions: ['allow-once', 'deny'] },
-      { agentId: 'main', sessionKey: 'agent:main:web:direct:local', provider: 'web', channelId: 'web', requesterId: 'local' },
-    );
+  it('/exec raises an approval card; a click on Allow once runs the command and shows its output', async () => {
+    await say('/exec echo hello-from-exec');
     const card = page.locator('section.card[data-status="pending"]');
     await card.waitFor();
-    expect(await card.locator('pre').textContent()).toBe('echo hi');
-    expect(await card.locator('button').allTextContents()).toEqual(['Allow once', 'Deny']);
+    expect(await card.locator('pre').textContent()).toBe('echo hello-from-exec');
+    expect(await card.locator('button').allTextContents()).toContain('Allow once');
 
     await card.locator('button[data-decision="allow-once"]').click();
-    const resolution = await waiting;
-    expect(resolution.outcome).toBe('allow-once');
-    const done = page.locator(`section.card[data-approval-id="${resolution.id}"]`);
-    await expect.poll(() => done.getAttribute('data-status')).toBe('allow-once');
+    const done = page.locator('section.card[data-status="allow-once"]');
+    await done.waitFor();
     expect(await done.locator('.outcome').textContent()).toBe('Allowed once by you');
     expect(await done.locator('button').count()).toBe(0);
+    await page.locator('.msg.bot pre', { hasText: 'hello-from-exec' }).waitFor();
+  });
+
+  it('Deny on a card runs nothing and says so', async () => {
+    await say('/exec echo never-printed');
+    const card = page.locator('section.card[data-status="pending"]');
+    await card.waitFor();
+    await card.locator('button[data-decision="deny"]').click();
+    await page.locator('section.card[data-status="deny"]').waitFor();
+    await expect.poll(() => page.locator('.msg.bot').last().textContent()).toMatch(/denied/i);
+    expect(await page.locator('.msg.bot pre', { hasText: 'never-printed' }).count()).toBe(0);
   });
 
   it('a reloaded page shows the conversation and the card in its final state', async () => {
     await page.reload();
     await page.locator('#status[data-state="open"]').waitFor();
     await page.locator('.msg.bot', { hasText: 'No model is configured' }).waitFor();
-    expect(await page.locator('section.card .outcome').last().textContent()).toBe('Allowed once by you');
+    expect(await page.locator('section.card .outcome').allTextContents()).toEqual(['Allowed once by you', 'Denied by you']);
+    expect(await page.locator('section.card button').count()).toBe(0);
   });
 });
