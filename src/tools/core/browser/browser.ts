@@ -1,0 +1,345 @@
+import type { Page } from 'playwright-core';
+import {
+  BrowserManager,
+  checkAfterAction,
+  locatorForRef,
+  navigateGuarded,
+  snapshotPage,
+  truncateSnapshot,
+  type BlockedRequest,
+  type BrowserSession,
+  type GuardContext,
+  type NavigationResult,
+} from '../../../browser/index.js';
+import { urlPolicyFor } from '../../../net/index.js';
+import { resolveDataDir } from '../../../store/data-dir.js';
+import type { ToolImplementation, ToolResult, ToolRuntime } from '../../types.js';
+import { errorResult, textResult } from '../fs/tool-result.js';
+import { wrapUntrusted } from '../fs/untrusted.js';
+import { BROWSER_ACTIONS, ACT_KINDS, browserParameters, type BrowserArgs } from './browser-schema.js';
+
+export const BROWSER_LIMITS = { defaultMaxChars: 20_000, maxCharsCap: 80_000, defaultTimeoutMs: 10_000, maxTimeoutMs: 60_000, maxWaitMs: 30_000 };
+
+export interface BrowserToolDeps {
+  manager: BrowserManager;
+}
+
+type Handler = (args: BrowserArgs, manager: BrowserManager, guard: GuardContext) => Promise<ToolResult>;
+
+const firstLine = (err: unknown) => ((err as Error).message ?? String(err)).split('\n')[0]!;
+
+const pageLabel = async (session: BrowserSession, page: Page) => {
+  const title = await page.title().catch(() => '');
+  return `${session.tabId(page)}: ${title ? `${title} — ` : ''}${page.url()}`;
+};
+
+function blockedNote(blocked: BlockedRequest[]): string {
+  if (blocked.length === 0) return '';
+  const shown = blocked.slice(0, 5).map((b) => `  ${b.url}: ${b.reason}`);
+  return `\nThe browser guard refused ${blocked.length} request(s) of this page:\n${shown.join('\n')}${blocked.length > 5 ? `\n  … and ${blocked.length - 5} more` : ''}`;
+}
+
+/** Unwraps a session result; an error (unknown profile, launch failure, not running) becomes the tool error. */
+async function onSession(manager: BrowserManager, args: BrowserArgs, fn: (session: BrowserSession) => Promise<ToolResult>, start = true): Promise<ToolResult> {
+  const result = await manager.withSession(args.profile, fn, { start });
+  return result.ok ? result.value : errorResult(result.error, { status: 'error', profile: args.profile });
+}
+
+function tabOrError(session: BrowserSession, args: BrowserArgs): Page | ToolResult {
+  const page = session.tab(args.targetId);
+  if (page) return page;
+  if (args.targetId) return errorResult(`No tab ${args.targetId}. Use action "tabs" to list the open tabs.`, { status: 'error' });
+  return errorResult('No tab is open. Use action "open" with a url first.', { status: 'error' });
+}
+
+const isResult = (x: Page | ToolResult): x is ToolResult => 'content' in x;
+
+async function navigationResult(session: BrowserSession, page: Page, outcome: NavigationResult, verb: string): Promise<ToolResult> {
+  if (!outcome.ok) return errorResult(outcome.error, { status: outcome.blocked ? 'blocked' : 'error', url: outcome.url, targetId: session.tabId(page) });
+  const label = await pageLabel(session, page);
+  const redirects = outcome.redirects.length > 0 ? `\nRedirected through: ${outcome.redirects.join(' → ')}` : '';
+  return textResult(
+    `${verb} ${session.tabId(page)} (HTTP ${outcome.status ?? '—'}). Use action "snapshot" to read the page and get refs.\n${wrapUntrusted(`browser:${outcome.url}`, label)}${redirects}${blockedNote(outcome.blocked)}`,
+    { status: 'ok', targetId: session.tabId(page), url: outcome.url, httpStatus: outcome.status, redirects: outcome.redirects, blocked: outcome.blocked.length },
+  );
+}
+
+const requireUrl = (args: BrowserArgs): string | undefined => args.url ?? args.targetUrl;
+
+const handlers: Record<(typeof BROWSER_ACTIONS)[number], Handler> = {
+  async status(_args, manager) {
+    const lines: string[] = [];
+    for (const spec of manager.profiles()) {
+      const session = await manager.running(spec.name);
+      const state = session ? `running, ${session.listTabs().length} tab(s), up ${Math.round((Date.now() - session.startedAt) / 1000)} s` : 'not running';
+      lines.push(`${spec.name}${spec.name === manager.config.browser.defaultProfile ? ' (default)' : ''}: ${state}${spec.headless ? '' : ', windowed'}`);
+    }
+    const policy = manager.config.browser.ssrfPolicy;
+    lines.push(`Private networks: ${policy?.allowPrivateNetwork ? 'allowed (cloud metadata stays blocked)' : 'blocked'}${policy?.hostnameAllowlist?.length ? `; only hosts ${policy.hostnameAllowlist.join(', ')}` : ''}`);
+    return textResult(lines.join('\n'), { status: 'ok' });
+  },
+
+  async profiles(_args, manager) {
+    const lines = await Promise.all(manager.profiles().map(async (p) => `${p.name}${p.name === manager.config.browser.defaultProfile ? ' (default)' : ''}: ${(await manager.running(p.name)) ? 'running' : 'stopped'}`));
+    return textResult(lines.join('\n'), { status: 'ok' });
+  },
+
+  start: (args, manager) =>
+    onSession(manager, args, async (session) => {
+      await session.currentOrNewTab();
+      return textResult(`Browser profile "${session.spec.name}" is running (${session.listTabs().length} tab(s)).`, { status: 'ok', profile: session.spec.name, launchMs: session.launchMs });
+    }),
+
+  async stop(args, manager) {
+    const stopped = await manager.stopProfile(args.profile);
+    if (!stopped.ok) return errorResult(stopped.error, { status: 'error' });
+    return textResult(stopped.value.wasRunning ? `Browser profile "${stopped.value.profile}" stopped.` : `Browser profile "${stopped.value.profile}" was not running.`, { status: 'ok', ...stopped.value });
+  },
+
+  tabs: (args, manager) =>
+    onSession(
+      manager,
+      args,
+      async (session) => {
+        const tabs = session.listTabs();
+        if (tabs.length === 0) return textResult('No tabs are open.', { status: 'ok', tabs: [] });
+        const lines = await Promise.all(tabs.map(async (t) => `${t.current ? '* ' : '  '}${await pageLabel(session, t.page)}`));
+        return textResult(`Tabs (* = current):\n${wrapUntrusted('browser:tabs', lines.join('\n'))}`, { status: 'ok', tabs: tabs.map((t) => ({ targetId: t.id, url: t.page.url(), current: t.current })) });
+      },
+      false,
+    ),
+
+  open: (args, manager, guard) => {
+    const url = requireUrl(args);
+    if (!url) return Promise.resolve(errorResult('open needs a url.', { status: 'error' }));
+    return onSession(manager, args, async (session) => {
+      const tabs = session.listTabs();
+      const reuse = tabs.length === 1 && tabs[0]!.page.url() === 'about:blank' ? tabs[0]!.page : undefined;
+      const page = reuse ?? (await session.newTab());
+      const outcome = await navigateGuarded(session, page, url, guard);
+      if (!outcome.ok && !reuse) await page.close().catch(() => undefined);
+      return navigationResult(session, page, outcome, 'Opened');
+    });
+  },
+
+  navigate: (args, manager, guard) => {
+    const url = requireUrl(args);
+    if (!url) return Promise.resolve(errorResult('navigate needs a url.', { status: 'error' }));
+    return onSession(manager, args, async (session) => {
+      const page = args.targetId ? session.tab(args.targetId) : await session.currentOrNewTab();
+      if (!page) return errorResult(`No tab ${args.targetId}. Use action "tabs" to list the open tabs.`, { status: 'error' });
+      return navigationResult(session, page, await navigateGuarded(session, page, url, guard), 'Loaded');
+    });
+  },
+
+  back: (args, manager, guard) =>
+    onSession(
+      manager,
+      args,
+      async (session) => {
+        const page = tabOrError(session, args);
+        if (isResult(page)) return page;
+        const outcome = await navigateGuarded(session, page, undefined, guard, (p) => p.goBack({ waitUntil: 'load', timeout: 30_000 }));
+        return navigationResult(session, page, outcome, 'Went back in');
+      },
+      false,
+    ),
+
+  focus: (args, manager) =>
+    onSession(
+      manager,
+      args,
+      async (session) => {
+        if (!args.targetId) return errorResult('focus needs a targetId (see action "tabs").', { status: 'error' });
+        const page = session.focus(args.targetId);
+        if (!page) return errorResult(`No tab ${args.targetId}. Use action "tabs" to list the open tabs.`, { status: 'error' });
+        await page.bringToFront();
+        return textResult(`Current tab is now ${session.tabId(page)}.`, { status: 'ok', targetId: session.tabId(page) });
+      },
+      false,
+    ),
+
+  close: (args, manager) =>
+    onSession(
+      manager,
+      args,
+      async (session) => {
+        const page = tabOrError(session, args);
+        if (isResult(page)) return page;
+        const id = session.tabId(page);
+        await page.close();
+        return textResult(`Closed tab ${id}.`, { status: 'ok', targetId: id });
+      },
+      false,
+    ),
+
+  snapshot: (args, manager) =>
+    onSession(
+      manager,
+      args,
+      async (session) => {
+        const page = tabOrError(session, args);
+        if (isResult(page)) return page;
+        const options = { interactive: args.interactive, compact: args.compact, maxDepth: args.depth, selector: args.selector, frame: args.frame };
+        let snap;
+        try {
+          snap = await snapshotPage(page, options);
+        } catch (err) {
+          return errorResult(`Snapshot failed: ${firstLine(err)}`, { status: 'error' });
+        }
+        session.setRefs(page, { refs: snap.refs, selector: args.selector, frame: args.frame });
+        const maxChars = Math.min(args.maxChars ?? BROWSER_LIMITS.defaultMaxChars, BROWSER_LIMITS.maxCharsCap);
+        const { text, truncated } = truncateSnapshot(snap.snapshot, maxChars);
+        const label = await pageLabel(session, page);
+        return textResult(
+          `Snapshot of ${session.tabId(page)}; act on elements with action "act" and a ref (refs are valid until the next snapshot).\n${wrapUntrusted(`browser:${page.url()}`, `${label}\n\n${text}`)}`,
+          { status: 'ok', targetId: session.tabId(page), url: page.url(), truncated, ...snap.stats },
+        );
+      },
+      false,
+    ),
+
+  screenshot: (args, manager) =>
+    onSession(
+      manager,
+      args,
+      async (session) => {
+        const page = tabOrError(session, args);
+        if (isResult(page)) return page;
+        const type = args.type ?? 'png';
+        let data: Buffer;
+        try {
+          if (args.ref) {
+            const found = locatorForRef(page, session.refsOf(page), args.ref);
+            if (!found.ok) return errorResult(found.error, { status: 'error' });
+            data = await found.locator.screenshot({ type, timeout: timeoutOf(args) });
+          } else {
+            data = await page.screenshot({ type, fullPage: args.fullPage ?? false, timeout: timeoutOf(args) });
+          }
+        } catch (err) {
+          return errorResult(`Screenshot failed: ${firstLine(err)}`, { status: 'error' });
+        }
+        return textResult(`Screenshot of ${session.tabId(page)} (${page.url()})${args.ref ? `, element ${args.ref}` : ''}.`, { status: 'ok', targetId: session.tabId(page), bytes: data.length, type }, [
+          { type: 'image', data: data.toString('base64'), mimeType: `image/${type}` },
+        ]);
+      },
+      false,
+    ),
+
+  act: (args, manager, guard) =>
+    onSession(
+      manager,
+      args,
+      async (session) => {
+        const page = tabOrError(session, args);
+        if (isResult(page)) return page;
+        if (!args.kind) return errorResult(`act needs a kind: ${ACT_KINDS.join(', ')}.`, { status: 'error' });
+        const since = Date.now();
+        const done = await act(session, page, args);
+        if (done.isError) return done;
+        const after = await checkAfterAction(session, page, since, guard);
+        if (after.refused) return errorResult(`Navigation blocked after ${args.kind}: ${after.refused}. The tab was reset to about:blank.`, { status: 'blocked', targetId: session.tabId(page) });
+        const text = (done.content[0] as { text: string }).text;
+        return textResult(`${text}\n${wrapUntrusted(`browser:${page.url()}`, await pageLabel(session, page))}${blockedNote(after.blocked)}`, {
+          ...(done.details as object),
+          url: page.url(),
+          blocked: after.blocked.length,
+        });
+      },
+      false,
+    ),
+};
+
+const timeoutOf = (args: BrowserArgs) => Math.min(args.timeoutMs ?? BROWSER_LIMITS.defaultTimeoutMs, BROWSER_LIMITS.maxTimeoutMs);
+
+/** One `act` kind on a tab. Elements are addressed by snapshot refs only, never by CSS selectors. */
+async function act(session: BrowserSession, page: Page, args: BrowserArgs): Promise<ToolResult> {
+  const timeout = timeoutOf(args);
+  const ok = (text: string) => textResult(text, { status: 'ok', kind: args.kind, ref: args.ref, targetId: session.tabId(page) });
+  const target = () => {
+    if (!args.ref) return { ok: false as const, error: `act ${args.kind} needs a ref from the last snapshot.` };
+    return locatorForRef(page, session.refsOf(page), args.ref);
+  };
+  try {
+    switch (args.kind) {
+      case 'click': {
+        const t = target();
+        if (!t.ok) return errorResult(t.error, { status: 'error' });
+        await t.locator.click({ timeout, clickCount: args.doubleClick ? 2 : 1 });
+        return ok(`Clicked ${t.ref}.`);
+      }
+      case 'type': {
+        const t = target();
+        if (!t.ok) return errorResult(t.error, { status: 'error' });
+        if (args.text === undefined) return errorResult('act type needs text.', { status: 'error' });
+        await t.locator.fill(args.text, { timeout });
+        if (args.submit) await t.locator.press('Enter', { timeout });
+        return ok(`Typed ${args.text.length} character(s) into ${t.ref}${args.submit ? ' and pressed Enter' : ''}.`);
+      }
+      case 'press': {
+        if (!args.key) return errorResult('act press needs a key, like Enter, Tab or Control+A.', { status: 'error' });
+        if (args.ref) {
+          const t = target();
+          if (!t.ok) return errorResult(t.error, { status: 'error' });
+          await t.locator.press(args.key, { timeout });
+          return ok(`Pressed ${args.key} on ${t.ref}.`);
+        }
+        await page.keyboard.press(args.key);
+        return ok(`Pressed ${args.key}.`);
+      }
+      case 'hover': {
+        const t = target();
+        if (!t.ok) return errorResult(t.error, { status: 'error' });
+        await t.locator.hover({ timeout });
+        return ok(`Hovered over ${t.ref}.`);
+      }
+      case 'select': {
+        const t = target();
+        if (!t.ok) return errorResult(t.error, { status: 'error' });
+        if (!args.values || args.values.length === 0) return errorResult('act select needs values (option labels or values).', { status: 'error' });
+        const chosen = await t.locator.selectOption(args.values.map((v) => ({ label: v })), { timeout }).catch(() => t.locator.selectOption(args.values!, { timeout }));
+        return ok(`Selected ${chosen.join(', ')} in ${t.ref}.`);
+      }
+      case 'wait': {
+        if (args.text !== undefined) {
+          await page.getByText(args.text).first().waitFor({ state: 'visible', timeout: Math.min(timeout, BROWSER_LIMITS.maxWaitMs) });
+          return ok(`The text "${args.text}" is on the page.`);
+        }
+        const ms = Math.min(args.timeMs ?? 1000, BROWSER_LIMITS.maxWaitMs);
+        await page.waitForTimeout(ms);
+        return ok(`Waited ${ms} ms.`);
+      }
+      default:
+        return errorResult(`Unknown act kind "${String(args.kind)}": use ${ACT_KINDS.join(', ')}.`, { status: 'error' });
+    }
+  } catch (err) {
+    return errorResult(`act ${args.kind} failed: ${firstLine(err)}. The page may have changed; take a new snapshot.`, { status: 'error', kind: args.kind, ref: args.ref });
+  }
+}
+
+/**
+ * browser: drives a Chromium per browser profile — open and navigate under the SSRF guard,
+ * read pages as role snapshots (wrapped as untrusted), act on elements by snapshot ref, take
+ * screenshots. Refused while `browser.enabled` is false.
+ */
+export function createBrowserTool(deps: BrowserToolDeps): ToolImplementation<BrowserArgs> {
+  const { manager } = deps;
+  return {
+    id: 'browser',
+    parameters: browserParameters,
+    async execute(args, ctx) {
+      if (!manager.config.browser.enabled) return errorResult('The browser is disabled on this Warden (browser.enabled: false).', { status: 'disabled' });
+      if (ctx.signal.aborted) return errorResult('Cancelled before the browser acted.', { status: 'cancelled' });
+      const handler = Object.hasOwn(handlers, args.action) ? handlers[args.action] : undefined;
+      if (!handler) return errorResult(`Unknown action "${String(args.action)}": use ${BROWSER_ACTIONS.join(', ')}.`, { status: 'error' });
+      const guard: GuardContext = { policy: urlPolicyFor(manager.config, 'browser'), resolve: manager.resolve };
+      return handler(args, manager, guard);
+    },
+  };
+}
+
+/** The registry's factory: one manager (and so one Chromium per profile) for the process. */
+export function browserToolForRuntime(runtime: ToolRuntime): ToolImplementation<BrowserArgs> {
+  const dataDir = resolveDataDir({ configDataDir: runtime.config.dataDir, env: process.env, cwd: runtime.baseDir });
+  return createBrowserTool({ manager: new BrowserManager({ config: runtime.config, dataDir }) });
+}
