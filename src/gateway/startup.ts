@@ -1,6 +1,6 @@
 import { createDiscordAdapter } from '../../adapters/discord/index.js';
 import { createSlackAdapter } from '../../adapters/slack/index.js';
-import { createWebAdapter } from '../../adapters/web/index.js';
+import { checkBind, createWebAdapter } from '../../adapters/web/index.js';
 import type { ToolExecutor } from '../agent/index.js';
 import { createAgentRuntime, type WardenAgentRuntime } from '../agent/runtime.js';
 import { SqliteTranscriptStore } from '../agent/transcript.js';
@@ -78,6 +78,12 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const { config, baseDir } = loaded;
   // Relative paths resolve against the config file's folder (the working directory without one).
   const dataDir = resolveDataDir({ configDataDir: config.dataDir, env, cwd: baseDir });
+  const planned = plannedAdapters(config);
+  // Refuse an unsafe web chat before anything is created on disk.
+  if (planned.includes('web')) {
+    const bind = checkBind(config.channels.web.host, config.channels.web.token);
+    if (!bind.ok) return { ok: false, error: new ConfigError(loaded.file, [{ path: bind.path, message: bind.message }]) };
+  }
   const opened = openStore({ dataDir });
   if (!opened.ok) return { ok: false, error: new Error(opened.error.message) };
   const { store } = opened;
@@ -87,7 +93,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
 
   let adapters: ChatAdapter[];
   try {
-    adapters = plannedAdapters(config).map((provider) => createAdapter(provider, config, store, resolve));
+    adapters = planned.map((provider) => createAdapter(provider, config, store, resolve));
   } catch (err) {
     approvals.shutdown();
     store.close();
