@@ -52,3 +52,24 @@ describe('SqliteTranscriptStore', () => {
     );
   });
 });
+
+describe('results persisted by the call path as well as by the loop', () => {
+  it('load keeps only the last result per call within each run, in the loop’s order', () => {
+    const call = (id: string, text: string): Message => ({ role: 'toolResult', toolCallId: id, toolName: 'read', content: [{ type: 'text', text }], isError: false });
+    h.transcripts.append(KEY, [
+      { kind: 'message', message: user('go') },
+      { kind: 'message', message: { role: 'assistant', content: [{ type: 'toolCall', id: 'c1', name: 'read', args: {} }, { type: 'toolCall', id: 'c2', name: 'read', args: {} }] } },
+      // The call path's rows, in completion order …
+      { kind: 'message', message: call('c2', 'raw 2') },
+      { kind: 'message', message: call('c1', 'raw 1') },
+      // … then the loop's, in call order.
+      { kind: 'message', message: call('c1', 'wrapped 1') },
+      { kind: 'message', message: call('c2', 'wrapped 2') },
+      // A server without ids reuses one in the next round: that result is not a duplicate.
+      { kind: 'message', message: { role: 'assistant', content: [{ type: 'toolCall', id: 'c1', name: 'read', args: {} }] } },
+      { kind: 'message', message: call('c1', 'round 2') },
+    ]);
+    const texts = h.transcripts.load(KEY).map((e) => (e.message.content[0] && 'text' in e.message.content[0] ? e.message.content[0].text : 'call'));
+    expect(texts).toEqual(['go', 'call', 'wrapped 1', 'wrapped 2', 'call', 'round 2']);
+  });
+});

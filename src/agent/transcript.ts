@@ -52,7 +52,7 @@ export class SqliteTranscriptStore implements TranscriptStore {
     const summaryRow = this.lastSummary.get(sessionKey) as Row | undefined;
     const summary = summaryRow ? toEntry(summaryRow) : undefined;
     const rows = this.after.all(sessionKey, summary?.coversThroughSeq ?? 0) as Row[];
-    return [...(summary ? [summary] : []), ...rows.map(toEntry)];
+    return [...(summary ? [summary] : []), ...latestResultPerCall(rows.map(toEntry))];
   }
 
   append(sessionKey: string, entries: TranscriptAppend[]): TranscriptEntry[] {
@@ -97,6 +97,32 @@ export class SqliteTranscriptStore implements TranscriptStore {
   sessions(): Array<{ sessionKey: string; entries: number; updatedAt: number }> {
     return this.sessionList.all() as Array<{ sessionKey: string; entries: number; updatedAt: number }>;
   }
+}
+
+/**
+ * The call path may persist a tool result itself (with its details) before the loop stores
+ * the result the model actually read (capped, wrapped, in call order). Within each run of
+ * results after an assistant message only the last row per call id counts; ids may repeat
+ * across rounds on servers that do not send them, so the rule never looks past one run.
+ */
+export function latestResultPerCall(entries: TranscriptEntry[]): TranscriptEntry[] {
+  const out: TranscriptEntry[] = [];
+  let run: TranscriptEntry[] = [];
+  const flush = () => {
+    const last = new Map<string, number>();
+    run.forEach((e, i) => last.set((e.message as { toolCallId: string }).toolCallId, i));
+    out.push(...run.filter((e, i) => last.get((e.message as { toolCallId: string }).toolCallId) === i));
+    run = [];
+  };
+  for (const entry of entries) {
+    if (entry.message.role === 'toolResult') run.push(entry);
+    else {
+      flush();
+      out.push(entry);
+    }
+  }
+  flush();
+  return out;
 }
 
 function toEntry(row: Row): TranscriptEntry {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { GoogleGenAI, type Content, type GenerateContentResponse, type Part } from '@google/genai';
 import type { ClientOptions } from './anthropic.js';
 import { toModelError } from './errors.js';
@@ -88,7 +89,7 @@ class ResponseAccumulator {
   finish(): ModelResponse {
     const content: AssistantMessage['content'] = [];
     if (this.text) content.push({ type: 'text', text: this.text });
-    this.calls.forEach((c, i) => content.push({ type: 'toolCall', id: c.id ?? `gemini_call_${i}`, name: c.name, args: c.args }));
+    this.calls.forEach((c, i) => content.push({ type: 'toolCall', id: c.id ?? `call_${randomUUID().slice(0, 8)}_${i}`, name: c.name, args: c.args }));
     return { message: { role: 'assistant', content }, stopReason: stopReason(this.finish_, this.calls.length > 0), usage: this.usage };
   }
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
 import type {
   ChatCompletionChunk,
@@ -90,7 +91,7 @@ class ChunkAccumulator {
       if (!c) return;
       const parsed = parseToolArgs(c.args);
       // Some compatible servers omit ids; the loop needs one to pair the result.
-      const call: ToolCallPart = { type: 'toolCall', id: c.id || `call_${i}`, name: c.name };
+      const call: ToolCallPart = { type: 'toolCall', id: c.id || `call_${randomUUID().slice(0, 8)}_${i}`, name: c.name };
       if ('args' in parsed) call.args = parsed.args;
       else Object.assign(call, { argsError: parsed.error, rawArgs: c.args });
       content.push(call);
