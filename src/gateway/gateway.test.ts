@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { AgentRuntime, TurnRequest } from '../agent/index.js';
 import { parseConfig, type WardenConfigInput } from '../config/index.js';
 import type { ToolReport } from './commands.js';
-import { BUSY_TEXT, Gateway, SHUTDOWN_TEXT, type GatewayOptions } from './gateway.js';
+import { BUSY_TEXT, Gateway, SHUTDOWN_TEXT, SUBAGENTS_DONE_TEXT, type GatewayOptions } from './gateway.js';
 import type { ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget } from './types.js';
 
 /** An in-process chat platform: the test pushes messages in and reads what was sent back. */
@@ -162,6 +162,27 @@ describe('Gateway with a model', () => {
     expect(agent.requests.map((r) => r.sessionKey)).toEqual(['agent:main:web:direct:alice', 'agent:main:web:direct:bob']);
     agent.releaseNext();
     agent.releaseNext();
+    await gateway.stop();
+  });
+
+  it('a finished subagent starts a parent turn that answers in the parent conversation', async () => {
+    const agent = new ControlledAgent();
+    const { adapter, gateway } = setup(withModel, { agent });
+    await gateway.start();
+    gateway.announce('agent:main:web:direct:nobody');
+    await tick();
+    expect(agent.requests).toHaveLength(0);
+
+    await adapter.push('spawn a helper');
+    await tick();
+    agent.releaseNext();
+    await tick();
+    gateway.announce('agent:main:web:direct:local');
+    await tick();
+    expect(agent.requests[1]).toMatchObject({ sessionKey: 'agent:main:web:direct:local', input: { text: SUBAGENTS_DONE_TEXT, origin: 'session' } });
+    agent.releaseNext();
+    await tick();
+    expect(adapter.texts()).toEqual(['echo: spawn a helper', `echo: ${SUBAGENTS_DONE_TEXT}`]);
     await gateway.stop();
   });
 

@@ -34,7 +34,14 @@ export interface GatewayOptions {
 interface QueuedItem {
   route: Route;
   command: ParsedCommand | undefined;
+  /** A turn Warden starts itself (subagent results arrived), not a user's message. */
+  origin?: 'session' | undefined;
 }
+
+/** What a parent turn started by finished subagents is asked to do. */
+export const SUBAGENTS_DONE_TEXT = 'Your subagents have finished. Tell the user what they found.';
+/** Sessions whose last route is remembered, for turns Warden starts itself. */
+const REMEMBERED_ROUTES = 10_000;
 
 export const BUSY_TEXT = (waiting: number) =>
   `I'm still working on earlier messages in this conversation (${waiting} waiting), so I did not take this one. ` +
@@ -54,6 +61,8 @@ export class Gateway {
   private state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
   /** Immediate commands in flight, so shutdown can wait for them too. */
   private readonly inFlight = new Set<Promise<void>>();
+  /** The latest route of each session (bounded, oldest dropped): where a self-started turn answers. */
+  private readonly routes = new Map<string, Route>();
 
   constructor(private readonly options: GatewayOptions) {
     for (const adapter of options.adapters) this.adapters.set(adapter.provider, adapter);
@@ -84,6 +93,7 @@ export class Gateway {
       return;
     }
     const { route } = decision;
+    this.remember(route);
     if (message.chatType === 'thread' && message.mentionsBot) this.threads.add(route.sessionKey);
     if (this.state !== 'running') {
       await this.send(route.replyTo, { text: SHUTDOWN_TEXT });
@@ -141,6 +151,21 @@ export class Gateway {
     this.state = 'stopped';
   }
 
+  /**
+   * A subagent of `parentKey` finished: queue a parent turn, which picks up the results and
+   * answers where the parent's conversation is. When the session is unknown (a restart) or
+   * busy beyond its bound, the results wait for the parent's next turn instead.
+   */
+  announce(parentKey: string): void {
+    const route = this.routes.get(parentKey);
+    if (!route || this.state !== 'running') {
+      log.info({ sessionKey: parentKey }, 'subagent results wait for the next turn of their session');
+      return;
+    }
+    const queued = this.queue.enqueue(parentKey, { route: { ...route, text: SUBAGENTS_DONE_TEXT }, command: undefined, origin: 'session' });
+    if (!queued.ok) log.info({ sessionKey: parentKey, reason: queued.reason }, 'subagent results wait for the next turn of their session');
+  }
+
   /** Posts a notice outside any turn (an interrupted approval, for instance). */
   notify(target: ReplyTarget, message: OutboundMessage): Promise<void> {
     return this.send(target, message);
@@ -149,6 +174,12 @@ export class Gateway {
   /** Sessions, running and waiting items; for `/status`, tests and benchmarks. */
   stats() {
     return this.queue.stats();
+  }
+
+  private remember(route: Route): void {
+    this.routes.delete(route.sessionKey);
+    this.routes.set(route.sessionKey, route);
+    if (this.routes.size > REMEMBERED_ROUTES) this.routes.delete(this.routes.keys().next().value as string);
   }
 
   private async runImmediate(route: Route, command: ParsedCommand): Promise<void> {
@@ -163,7 +194,7 @@ export class Gateway {
     let reply: OutboundMessage | undefined;
     try {
       if (command) reply = await this.commandReply(route, command, signal);
-      else reply = await this.turnReply(route, signal);
+      else reply = await this.turnReply(route, signal, item.origin);
     } finally {
       stopTyping();
     }
@@ -171,13 +202,13 @@ export class Gateway {
     if (route.replyTo.threadId !== undefined) this.threads.add(sessionKey);
   }
 
-  private async turnReply(route: Route, signal: AbortSignal): Promise<OutboundMessage | undefined> {
+  private async turnReply(route: Route, signal: AbortSignal, origin?: 'session'): Promise<OutboundMessage | undefined> {
     const { agent } = this.options;
     if (!agent || route.context.model === undefined) return { text: NO_MODEL_HINT };
     const outcome = await agent.runTurn({
       sessionKey: route.sessionKey,
       turn: route.context,
-      input: { text: route.text, senderName: route.context.senderName },
+      input: origin ? { text: route.text, origin } : { text: route.text, senderName: route.context.senderName },
       signal,
     });
     if (outcome.status === 'failed') log.warn({ sessionKey: route.sessionKey, error: outcome.error }, 'turn failed');

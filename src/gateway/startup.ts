@@ -122,7 +122,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       audit: new AuditLog(store.db),
       events,
     });
-  const agent = createAgent(config, env, tools, store);
+  const agent = createAgent(config, env, tools, store, (parentKey) => gatewayRef?.announce(parentKey));
   // The session tools act on the running agent's sessions; without a model they stay off.
   toolRuntime.sessions = agent?.sessions;
 
@@ -206,10 +206,16 @@ function createAdapter(provider: 'discord' | 'slack' | 'web', config: WardenConf
 }
 
 /** The turn loop when a model is configured; else commands only. */
-function createAgent(config: WardenConfig, env: NodeJS.ProcessEnv, tools: ToolExecutor, store: Store): WardenAgentRuntime | undefined {
+function createAgent(
+  config: WardenConfig,
+  env: NodeJS.ProcessEnv,
+  tools: ToolExecutor,
+  store: Store,
+  announce: (parentKey: string) => void,
+): WardenAgentRuntime | undefined {
   const anyModel = config.models.default !== undefined || config.agents.list.some((a) => a.model !== undefined);
   if (!anyModel) return undefined;
-  return createAgentRuntime({ config, models: createModelRegistry(config, env), tools, transcripts: new SqliteTranscriptStore(store.db) });
+  return createAgentRuntime({ config, models: createModelRegistry(config, env), tools, transcripts: new SqliteTranscriptStore(store.db), announce });
 }
 
 function skillsFor(config: WardenConfig, baseDir: string, env: NodeJS.ProcessEnv) {
