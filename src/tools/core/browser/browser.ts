@@ -45,14 +45,12 @@ async function onSession(manager: BrowserManager, args: BrowserArgs, fn: (sessio
   return result.ok ? result.value : errorResult(result.error, { status: 'error', profile: args.profile });
 }
 
-function tabOrError(session: BrowserSession, args: BrowserArgs): Page | ToolResult {
+function tabOrError(session: BrowserSession, args: BrowserArgs): { page: Page } | { error: ToolResult } {
   const page = session.tab(args.targetId);
-  if (page) return page;
-  if (args.targetId) return errorResult(`No tab ${args.targetId}. Use action "tabs" to list the open tabs.`, { status: 'error' });
-  return errorResult('No tab is open. Use action "open" with a url first.', { status: 'error' });
+  if (page) return { page };
+  if (args.targetId) return { error: errorResult(`No tab ${args.targetId}. Use action "tabs" to list the open tabs.`, { status: 'error' }) };
+  return { error: errorResult('No tab is open. Use action "open" with a url first.', { status: 'error' }) };
 }
-
-const isResult = (x: Page | ToolResult): x is ToolResult => 'content' in x;
 
 async function navigationResult(session: BrowserSession, page: Page, outcome: NavigationResult, verb: string): Promise<ToolResult> {
   if (!outcome.ok) return errorResult(outcome.error, { status: outcome.blocked ? 'blocked' : 'error', url: outcome.url, targetId: session.tabId(page) });
@@ -137,8 +135,9 @@ const handlers: Record<(typeof BROWSER_ACTIONS)[number], Handler> = {
       manager,
       args,
       async (session) => {
-        const page = tabOrError(session, args);
-        if (isResult(page)) return page;
+        const tab = tabOrError(session, args);
+        if ('error' in tab) return tab.error;
+        const { page } = tab;
         const outcome = await navigateGuarded(session, page, undefined, guard, (p) => p.goBack({ waitUntil: 'load', timeout: 30_000 }));
         return navigationResult(session, page, outcome, 'Went back in');
       },
@@ -164,8 +163,9 @@ const handlers: Record<(typeof BROWSER_ACTIONS)[number], Handler> = {
       manager,
       args,
       async (session) => {
-        const page = tabOrError(session, args);
-        if (isResult(page)) return page;
+        const tab = tabOrError(session, args);
+        if ('error' in tab) return tab.error;
+        const { page } = tab;
         const id = session.tabId(page);
         await page.close();
         return textResult(`Closed tab ${id}.`, { status: 'ok', targetId: id });
@@ -178,8 +178,9 @@ const handlers: Record<(typeof BROWSER_ACTIONS)[number], Handler> = {
       manager,
       args,
       async (session) => {
-        const page = tabOrError(session, args);
-        if (isResult(page)) return page;
+        const tab = tabOrError(session, args);
+        if ('error' in tab) return tab.error;
+        const { page } = tab;
         const options = { interactive: args.interactive, compact: args.compact, maxDepth: args.depth, selector: args.selector, frame: args.frame };
         let snap;
         try {
@@ -204,8 +205,9 @@ const handlers: Record<(typeof BROWSER_ACTIONS)[number], Handler> = {
       manager,
       args,
       async (session) => {
-        const page = tabOrError(session, args);
-        if (isResult(page)) return page;
+        const tab = tabOrError(session, args);
+        if ('error' in tab) return tab.error;
+        const { page } = tab;
         const type = args.type ?? 'png';
         let data: Buffer;
         try {
@@ -231,8 +233,9 @@ const handlers: Record<(typeof BROWSER_ACTIONS)[number], Handler> = {
       manager,
       args,
       async (session) => {
-        const page = tabOrError(session, args);
-        if (isResult(page)) return page;
+        const tab = tabOrError(session, args);
+        if ('error' in tab) return tab.error;
+        const { page } = tab;
         if (!args.kind) return errorResult(`act needs a kind: ${ACT_KINDS.join(', ')}.`, { status: 'error' });
         const since = Date.now();
         const done = await act(session, page, args);
