@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { WardenConfig } from '../../config/schema/index.js';
 import { BWRAP_PATH, bwrapAvailable } from '../../exec/sandbox.js';
 import { webSearchAvailability } from './web/web-search.js';
@@ -21,6 +22,13 @@ export interface CoreToolEntry {
 }
 
 const always = (): Availability => ({ ok: true });
+
+let chromium: Availability | undefined;
+/** The browser needs `browser.enabled` and Debian's Chromium (checked once, never launched here). */
+const browserAvailability = (config: WardenConfig): Availability =>
+  !config.browser.enabled
+    ? { ok: false, why: 'browser.enabled is false' }
+    : (chromium ??= existsSync('/usr/bin/chromium') ? { ok: true } : { ok: false, why: '/usr/bin/chromium is not installed (apt-get install chromium)' });
 
 export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
   image: {
@@ -84,6 +92,7 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
     availability: always,
     load: async () => eraseArgs((await import('./nodes/nodes.js')).createNodesTool()),
   },
+  browser: { availability: browserAvailability, load: async (runtime) => eraseArgs((await import('./browser/browser.js')).browserToolForRuntime(runtime)) },
   cron: {
     availability: always,
     load: async (runtime) => {
