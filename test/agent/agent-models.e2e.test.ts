@@ -69,6 +69,22 @@ describe.each(apis)('agent through the $api API', (api) => {
     if (api.api !== 'openai') expect(`${auth.authorization ?? ''} ${auth['x-api-key'] ?? ''} ${auth['x-goog-api-key'] ?? ''}`).toContain('test-key');
   });
 
+  it('stops mid-turn when the signal aborts, while the model is still answering', async () => {
+    server = await api.start({ script: [{ kind: 'reply', text: 'too late', delayMs: 10_000 }] });
+    const { harness, models } = setup(api, server);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const started = Date.now();
+    const outcome = await createAgentRuntime({ ...harness.deps(undefined as never, new FunctionToolExecutor({})), models }).runTurn({
+      sessionKey: KEY,
+      turn: channelTurn(),
+      input: { text: 'hello' },
+      signal: controller.signal,
+    });
+    expect(outcome).toMatchObject({ status: 'aborted', reply: '' });
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
   it('retries 429 and 500 and then answers', async () => {
     server = await api.start({
       script: [
@@ -123,5 +139,28 @@ describe.each(apis)('agent through the $api API', (api) => {
     for (const r of server.requests) expect(r.tokens).toBeLessThanOrEqual(WINDOW);
     expect(server.requests.some((r) => api.system(r).includes('running summary'))).toBe(true);
     expect(harness.transcripts.load(KEY)[0]?.kind).toBe('summary');
+  });
+});
+
+describe.each(apis.filter((a) => a.api !== 'gemini'))('malformed tool arguments through the $api API', (api) => {
+  it('become an error result the model recovers from', async () => {
+    server = await api.start({
+      script: [
+        { kind: 'reply', toolCalls: [{ id: 'bad-1', name: 'read', args: '{"path": "notes.md"' }] },
+        { kind: 'reply', toolCalls: [{ id: 'good-1', name: 'read', args: { path: 'notes.md' } }] },
+        { kind: 'reply', text: 'Recovered.' },
+      ],
+    });
+    const { harness, models } = setup(api, server);
+    const tools = new FunctionToolExecutor({ read: { parameters: { type: 'object', properties: { path: { type: 'string' } } }, run: () => text('content') } });
+    const outcome = await createAgentRuntime({ ...harness.deps(undefined as never, tools), models }).runTurn({
+      sessionKey: KEY,
+      turn: channelTurn(),
+      input: { text: 'read it' },
+      signal: new AbortController().signal,
+    });
+    expect(outcome).toMatchObject({ status: 'completed', reply: 'Recovered.', rounds: 3 });
+    expect(tools.calls.map((c) => c.toolCallId)).toEqual(['good-1']);
+    expect(JSON.stringify(server.requests[1]!.body)).toContain('Invalid arguments for read: arguments are not valid JSON');
   });
 });
