@@ -2,6 +2,7 @@ import { escapeGlob } from '../../approvals/glob.js';
 import type { ApprovalService } from '../../approvals/service.js';
 import type { ApprovalRequestContext, ApprovalResolution } from '../../approvals/types.js';
 import type { HookApprovalRequest } from '../../hooks/types.js';
+import { stableJson } from './loop-detection.js';
 
 /** What the model reads after a human said no (reference §5.3, OpenClaw's wording). */
 export const DENIED_TEXT = [
@@ -27,9 +28,7 @@ const PREVIEW_CHARS = 300;
 
 /** Stable JSON of the arguments: what a grant's argPattern is matched against. */
 export function argumentText(params: Record<string, unknown>): string {
-  return JSON.stringify(params, (_k, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
-  );
+  return stableJson(params);
 }
 
 /**

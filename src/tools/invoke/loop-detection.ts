@@ -47,7 +47,8 @@ export interface CallOutcome {
   loopVeto?: boolean;
 }
 
-function stableJson(value: unknown): string {
+/** JSON with object keys sorted, so equal values give equal text (call identity, grant args). */
+export function stableJson(value: unknown): string {
   return (
     JSON.stringify(value, (_k, v: unknown) =>
       v && typeof v === 'object' && !Array.isArray(v)
