@@ -35,6 +35,19 @@ const textOf = (m: Message) => m.content.flatMap((p) => (p.type === 'text' ? [p.
 const isContextOverflow = (err: ModelCallError) =>
   err.kind === 'badRequest' && /context|too long|too many tokens|maximum.*tokens|exceeds.*tokens/i.test(err.message);
 
+const reported = new Set<string>();
+
+/** A tool left out of the projection is worth one warning per model, not one per turn. */
+function reportDiagnostics(ref: string, projection: ProjectionResult): void {
+  for (const d of projection.diagnostics) {
+    const key = `${ref}|${d.tool}|${d.message}`;
+    if (reported.has(key)) continue;
+    reported.add(key);
+    if (d.kind === 'omitted') log.warn({ model: ref, tool: d.tool }, d.message);
+    else log.info({ model: ref, tool: d.tool }, d.message);
+  }
+}
+
 interface TurnState {
   entries: TranscriptEntry[];
   usage: { inputTokens: number; outputTokens: number };
@@ -77,7 +90,7 @@ export async function runTurn(deps: AgentDeps, request: TurnRequest, sessions?: 
     model: settings.model,
     unsupportedKeywords: settings.unsupportedSchemaKeywords,
   });
-  for (const d of projection.diagnostics) (d.kind === 'omitted' ? log.warn : log.debug).call(log, { sessionKey, tool: d.tool }, d.message);
+  reportDiagnostics(ref, projection);
 
   const system = buildSystemPrompt({
     config,
