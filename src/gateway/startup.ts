@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { createDiscordAdapter } from '../../adapters/discord/index.js';
 import { createSlackAdapter } from '../../adapters/slack/index.js';
 import { checkBind, createWebAdapter } from '../../adapters/web/index.js';
@@ -5,13 +6,16 @@ import type { ToolExecutor } from '../agent/index.js';
 import { createAgentRuntime, type WardenAgentRuntime } from '../agent/runtime.js';
 import { SqliteTranscriptStore } from '../agent/transcript.js';
 import { ApprovalService, approversFor } from '../approvals/index.js';
+import { closeAllBrowsers } from '../browser/shutdown.js';
 import { ConfigError, type LoadedConfig, type WardenConfig } from '../config/index.js';
 import { EventBus } from '../events.js';
 import { log } from '../log.js';
 import { createModelRegistry } from '../models/registry.js';
 import type { TurnContext } from '../policy/context.js';
 import type { ToolRuntime } from '../tools/types.js';
+import { knownAgentIds } from '../policy/steps.js';
 import { resolveToolSurface } from '../policy/surface.js';
+import { agentWorkspace } from '../exec/check.js';
 import { listSkills } from '../skills/index.js';
 import { AuditLog, openStore, resolveDataDir, Transcripts, type Store } from '../store/index.js';
 import { HookBus } from '../hooks/bus.js';
@@ -86,6 +90,16 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   }
   const opened = openStore({ dataDir });
   if (!opened.ok) return { ok: false, error: new Error(opened.error.message) };
+  // A fresh checkout has no workspace yet; the file and exec tools work inside it.
+  for (const agentId of knownAgentIds(config)) {
+    const workspace = agentWorkspace(config, agentId, baseDir);
+    try {
+      mkdirSync(workspace, { recursive: true });
+    } catch (err) {
+      opened.store.close();
+      return { ok: false, error: new Error(`workspace ${workspace} of agent ${agentId} cannot be created: ${(err as Error).message}`) };
+    }
+  }
   const { store } = opened;
   const events = options.events ?? new EventBus();
   const approvals = new ApprovalService({ store, config: withWebLocalOwner(config), events });
@@ -172,6 +186,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     stop() {
       stopping ??= (async () => {
         await gateway.stop();
+        // Chromium would keep the process alive; turns are over, so no tool uses it any more.
+        await closeAllBrowsers();
         offInterrupted();
         approvals.shutdown();
         store.close();
