@@ -1,0 +1,141 @@
+// The router's share of a reply: one message through the gateway (route, session queue, turn
+// with an instant model on a real SQLite transcript, reply) next to the same turn called
+// directly; the routing decision alone; and approval click → tool start through the approval
+// service and the wrapper chain.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { createAgentRuntime } from '../src/agent/runtime.js';
+import { FunctionToolExecutor } from '../src/agent/testing.js';
+import { SqliteTranscriptStore } from '../src/agent/transcript.js';
+import { ApprovalService } from '../src/approvals/service.js';
+import { parseConfig } from '../src/config/index.js';
+import { EventBus } from '../src/events.js';
+import { approveOn, withWebLocalOwner } from '../src/gateway/approval-clicks.js';
+import { isCommand } from '../src/gateway/commands.js';
+import { Gateway } from '../src/gateway/gateway.js';
+import { routeMessage } from '../src/gateway/router.js';
+import { GovernedToolExecutor } from '../src/gateway/tool-executor.js';
+import type { ChatAdapter, InboundMessage, OutboundMessage } from '../src/gateway/types.js';
+import { modelSettings } from '../src/models/settings.js';
+import type { ModelProvider } from '../src/models/types.js';
+import { openStore } from '../src/store/index.js';
+import { fmtMs, fmtRatio, measure, summarize, type Bench } from './harness.js';
+
+const instant: ModelProvider = {
+  name: 'anthropic',
+  api: 'anthropic',
+  async complete() {
+    return { message: { role: 'assistant', content: [{ type: 'text', text: 'ok' }] }, stopReason: 'end', usage: { inputTokens: 1, outputTokens: 1 } };
+  },
+};
+
+/** Resolves each send to the waiter of its channel: the reply time of one message. */
+class LoopbackChat implements ChatAdapter {
+  readonly provider = 'web' as const;
+  private deliver: ((m: InboundMessage) => Promise<void>) | undefined;
+  private waiter: (() => void) | undefined;
+  approvals = { provider: 'web', show: async () => {}, update: async () => {} };
+  async start(onMessage: (m: InboundMessage) => Promise<void>) {
+    this.deliver = onMessage;
+  }
+  async send(_t: unknown, _m: OutboundMessage) {
+    this.waiter?.();
+  }
+  typing() {
+    return () => {};
+  }
+  async stop() {}
+  roundTrip(senderId: string, text: string): Promise<void> {
+    const done = new Promise<void>((resolve) => (this.waiter = resolve));
+    void this.deliver!({ provider: 'web', chatType: 'dm', channelId: 'web', senderId, text, mentionsBot: true, messageId: text, receivedAt: Date.now() });
+    return done;
+  }
+}
+
+const bench: Bench = async (report) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'warden-bench-gateway-'));
+  mkdirSync(path.join(dir, 'workspace'));
+  const parsed = parseConfig({ models: { default: 'anthropic/instant' }, tools: { profile: 'coding', exec: { host: 'gateway' } }, dataDir: dir });
+  if (!parsed.ok) throw parsed.error;
+  const { config } = parsed.value;
+  const opened = openStore({ dataDir: dir });
+  if (!opened.ok) throw new Error(opened.error.message);
+  const store = opened.store;
+  const tools = new FunctionToolExecutor({});
+  const agent = createAgentRuntime({
+    config,
+    tools,
+    transcripts: new SqliteTranscriptStore(store.db),
+    models: (ref) => {
+      const s = modelSettings(config, ref);
+      return s.ok ? { ok: true, provider: instant, settings: s.value } : s;
+    },
+  });
+  const chat = new LoopbackChat();
+  const gateway = new Gateway({
+    config,
+    adapters: [chat],
+    agent,
+    tools,
+    toolReport: () => ({ tools: [], removed: [], unavailable: [], warnings: [] }),
+    approvals: { approve: () => async () => ({ kind: 'not-found' }), pendingCount: () => 0 },
+  });
+  await gateway.start();
+
+  // Fresh sessions per sample, so both sides append to equally short transcripts.
+  let n = 0;
+  const direct = await measure(
+    () => agent.runTurn({ sessionKey: `agent:main:web:direct:d${n++ % 200}`, turn: { agentId: 'main', provider: 'web', chat: 'dm', senderIsOwner: true, model: 'anthropic/instant', spawnDepth: 0 }, input: { text: 'hi' }, signal: new AbortController().signal }),
+    { iterations: 2000 },
+  );
+  let m = 0;
+  const routed = await measure(() => chat.roundTrip(`g${m++ % 200}`, 'hi'), { iterations: 2000 });
+  report({ name: 'turn, called directly (instant model, SQLite transcript) p50', value: fmtMs(direct.p50), note: `p99 ${fmtMs(direct.p99)}` });
+  report({ name: 'same turn through the gateway (route, queue, reply) p50', value: fmtMs(routed.p50), note: `p99 ${fmtMs(routed.p99)}, ${fmtRatio(routed.p50 / direct.p50)} of direct` });
+
+  const message: InboundMessage = { provider: 'discord', chatType: 'channel', guildId: '1', channelId: '2', channelName: 'dev', senderId: '3', text: '<@9> /tools', mentionsBot: true, messageId: 'm', receivedAt: 0 };
+  const route = await measure(() => routeMessage(config, message, { isOwner: () => false, isCommand }), { iterations: 20_000 });
+  report({ name: 'routing decision (session key, mention gate, context)', value: fmtMs(route.p50), note: `p99 ${fmtMs(route.p99)}` });
+  await gateway.stop();
+
+  // Approval click → tool start: exec of a command that misses the allowlist, approved by a click.
+  const events = new EventBus();
+  const approvals = new ApprovalService({ store, config: withWebLocalOwner(config), events });
+  const executor = new GovernedToolExecutor(config, { config, baseDir: dir, store }, { approvals, events });
+  const approve = approveOn((id, d, by) => approvals.resolve(id, d, by), 'web');
+  const turn = { agentId: 'main', provider: 'web', chat: 'dm' as const, channelId: 'web', senderId: 'local', senderIsOwner: true, spawnDepth: 0 };
+  const surface = await executor.surface(turn);
+  const ids = surface.ok ? surface.tools.map((t) => t.id) : [];
+  const afterClick: number[] = [];
+  const commandRan: number[] = [];
+  for (let i = 0; i < 60; i++) {
+    let clickedAt = 0;
+    const off = events.on('approval.requested', ({ request }) => {
+      off();
+      clickedAt = performance.now();
+      void approve({ approvalId: request.id, decision: 'allow-once', userId: 'local' });
+    });
+    const result = await executor.execute(
+      { toolCallId: `b${i}`, tool: 'exec', args: { command: `echo bench-${i}` } },
+      { sessionKey: `agent:main:web:direct:bench${i}`, turn, signal: new AbortController().signal, surface: ids },
+    );
+    const doneAt = performance.now();
+    const ran = (result.details as { durationMs?: number } | undefined)?.durationMs;
+    if (result.isError || clickedAt === 0 || ran === undefined) throw new Error(`exec did not run after the click: ${JSON.stringify(result.content)}`);
+    if (i >= 10) {
+      afterClick.push(doneAt - clickedAt);
+      commandRan.push(ran);
+    }
+  }
+  const click = summarize(afterClick);
+  const ran = summarize(commandRan);
+  report({ name: 'approval click → exec result (service + chain + process) p50', value: fmtMs(click.p50), note: `p99 ${fmtMs(click.p99)}, ${afterClick.length} clicks` });
+  report({ name: '  of which the command itself ran (echo) p50', value: fmtMs(ran.p50), note: `Warden's share ≈ ${fmtMs(Math.max(0, click.p50 - ran.p50))}` });
+  approvals.shutdown();
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+};
+
+export default bench;
