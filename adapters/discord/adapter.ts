@@ -11,6 +11,7 @@ import {
   type Interaction,
   type Message,
   type RawFile,
+  type RESTOptions,
 } from 'discord.js';
 import type { ApprovalRequest } from '../../src/approvals/types.js';
 import { ConfigError } from '../../src/config/errors.js';
@@ -51,7 +52,12 @@ const attach = (file: { name: string; content: string }): RawFile => ({ name: fi
  * guild, thread and DM messages, chunks replies, renders approval cards and turns clicks into
  * calls of the router's `onApprovalClick`.
  */
-export function createDiscordAdapter(config: DiscordConfig, deps: AdapterDeps): DiscordAdapter {
+export function createDiscordAdapter(
+  config: DiscordConfig,
+  deps: AdapterDeps,
+  /** discord.js client options layered over the adapter's own; for tests and benchmarks. */
+  clientOverrides: { rest?: Partial<RESTOptions> } = {},
+): DiscordAdapter {
   const token = config.token;
   if (!token) throw new ConfigError(undefined, [{ path: 'channels.discord.token', message: 'required to start the Discord adapter' }]);
   const cards = deps.cards ?? memoryCardStore();
@@ -197,7 +203,7 @@ export function createDiscordAdapter(config: DiscordConfig, deps: AdapterDeps): 
         intents: DISCORD_INTENTS,
         // Without the partial, DMs and messages in threads the client never saw are dropped.
         partials: [Partials.Channel],
-        ...(config.apiBaseUrl ? { rest: { api: config.apiBaseUrl } } : {}),
+        rest: { ...(config.apiBaseUrl ? { api: config.apiBaseUrl } : {}), ...clientOverrides.rest },
       });
       const c = client;
       c.on(Events.MessageCreate, (message: Message) => {

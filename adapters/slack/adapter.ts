@@ -1,7 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { App, LogLevel, SocketModeReceiver, type AllMiddlewareArgs, type BlockAction, type ButtonAction, type Logger, type SlackActionMiddlewareArgs } from '@slack/bolt';
-import type { WebClient } from '@slack/web-api';
+import { App, LogLevel, SocketModeReceiver, webApi, type AllMiddlewareArgs, type BlockAction, type ButtonAction, type Logger, type SlackActionMiddlewareArgs } from '@slack/bolt';
 import type { ApprovalRequest } from '../../src/approvals/types.js';
 import { ConfigError } from '../../src/config/errors.js';
 import type { SlackConfig } from '../../src/config/schema/channels.js';
@@ -69,7 +68,9 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
   let server: Server | undefined;
   let botUserId: string | undefined;
 
-  const clientOptions = { ...(config.apiUrl ? { slackApiUrl: config.apiUrl } : {}) };
+  type WebClient = webApi.WebClient;
+  // web-api's default keeps retrying for about 30 minutes; a chat reply that late helps nobody.
+  const clientOptions = { retryConfig: webApi.retryPolicies.fiveRetriesInFiveMinutes, ...(config.apiUrl ? { slackApiUrl: config.apiUrl } : {}) };
 
   const web = (): WebClient => {
     if (!app) throw new Error('the Slack adapter is not started');

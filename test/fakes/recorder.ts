@@ -37,6 +37,17 @@ export class RequestLog<T extends { at: number } = RecordedRequest> {
     this.events.emit('record', record);
   }
 
+  /** Calls `listener` for every new record until the returned function is called. */
+  subscribe(listener: (r: T) => void): () => void {
+    this.events.on('record', listener);
+    return () => this.events.off('record', listener);
+  }
+
+  /** Forgets what was recorded (long benchmark runs). */
+  clear(): void {
+    this.records.length = 0;
+  }
+
   filter(predicate: (r: T) => boolean): T[] {
     return this.records.filter(predicate);
   }

@@ -1,0 +1,282 @@
+// Chat adapters against the loopback fakes: reply latency and messages per second through the
+// Discord gateway path and the Slack HTTP path with an instant echo handler, each next to a bare
+// discord.js / Bolt echo bot on the same fake in the same run; and approval click → router
+// callback latency. Bare and adapter phases alternate so drift in the machine hits both.
+import { performance } from 'node:perf_hooks';
+import { App, LogLevel } from '@slack/bolt';
+import { Client, Events, Partials, type Message } from 'discord.js';
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createDiscordAdapter, DISCORD_INTENTS } from '../adapters/discord/index.js';
+import { createSlackAdapter } from '../adapters/slack/index.js';
+import { log } from '../src/log.js';
+import type { ChatAdapter, ClickOutcome } from '../src/gateway/types.js';
+import { ApprovalLedger } from '../test/fakes/approval-ledger.js';
+import { defaultGuild, fakeUser, startDiscordFake, type DiscordFake } from '../test/fakes/discord/index.js';
+import type { RecordedRequest } from '../test/fakes/recorder.js';
+import { startSlackFake, type SlackFake } from '../test/fakes/slack/index.js';
+import { type Bench, type BenchRow, fmtMs, fmtRatio, summarize } from './harness.js';
+
+const SEQUENTIAL = 300;
+const BURST = 200;
+const BURSTS = 5;
+const WARMUP = 50;
+const ROUNDS = 4;
+const CLICKS = 100;
+const SECRET = 'bench-signing-secret';
+// discord.js holds every bot to Discord's global 50 requests/s; lifted here (for both bots) so the
+// figures show the code's cost rather than the limiter's queue.
+const UNLIMITED = { globalRequestsPerSecond: 1_000_000 };
+
+interface Phase {
+  latencies: number[];
+  /** Messages per second of each burst. */
+  burstRates: number[];
+}
+
+/** Resolves a waiter when the fake records the reply carrying its text. */
+class Replies {
+  private readonly waiting = new Map<string, () => void>();
+  constructor(private readonly textOf: (r: RecordedRequest) => string | undefined) {}
+  onRecord = (r: RecordedRequest): void => {
+    const text = this.textOf(r);
+    if (text === undefined) return;
+    const done = this.waiting.get(text);
+    if (done) {
+      this.waiting.delete(text);
+      done();
+    }
+  };
+  expect(text: string): Promise<void> {
+    return new Promise((resolve) => this.waiting.set(text, resolve));
+  }
+}
+
+async function measurePhase(tag: string, replies: Replies, trigger: (text: string) => Promise<unknown> | void, phase: Phase): Promise<void> {
+  for (let i = 0; i < WARMUP; i++) {
+    const text = `${tag}-warm-${i}`;
+    const reply = replies.expect(text);
+    await trigger(text);
+    await reply;
+  }
+  for (let i = 0; i < SEQUENTIAL; i++) {
+    const text = `${tag}-seq-${i}`;
+    const reply = replies.expect(text);
+    const start = performance.now();
+    await trigger(text);
+    await reply;
+    phase.latencies.push(performance.now() - start);
+  }
+  for (let b = 0; b < BURSTS; b++) {
+    const start = performance.now();
+    const all: Promise<void>[] = [];
+    for (let i = 0; i < BURST; i++) {
+      const text = `${tag}-burst-${b}-${i}`;
+      all.push(replies.expect(text));
+      void trigger(text);
+    }
+    await Promise.all(all);
+    phase.burstRates.push(BURST / ((performance.now() - start) / 1000));
+  }
+}
+
+const newPhase = (): Phase => ({ latencies: [], burstRates: [] });
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
+function reportPair(report: (row: BenchRow) => void, label: string, bare: Phase, ours: Phase): void {
+  const b = summarize(bare.latencies);
+  const o = summarize(ours.latencies);
+  const bareRate = median(bare.burstRates);
+  const ourRate = median(ours.burstRates);
+  report({ name: `${label}: reply latency p50 (adapter / bare)`, value: fmtMs(o.p50), note: `bare ${fmtMs(b.p50)}, ${fmtRatio(o.p50 / b.p50)}` });
+  report({ name: `${label}: reply latency p99 (adapter / bare)`, value: fmtMs(o.p99), note: `bare ${fmtMs(b.p99)}, ${fmtRatio(o.p99 / b.p99)}` });
+  report({
+    name: `${label}: messages/s, median of bursts of ${BURST} (adapter / bare)`,
+    value: ourRate.toFixed(0),
+    note: `bare ${bareRate.toFixed(0)}, overhead ${(((bareRate - ourRate) / bareRate) * 100).toFixed(1)} % (target ≤ 10 %)`,
+  });
+}
+
+// ---- Discord ----
+
+async function discordBench(report: (row: BenchRow) => void): Promise<void> {
+  const fake = await startDiscordFake();
+  const channelId = defaultGuild.channels[0]!.id;
+  const author = fakeUser('400000000000000001', 'alice');
+  const replies = new Replies((r) => (r.method === 'POST' && r.path === `/channels/${channelId}/messages` ? (r.body?.content as string) : undefined));
+  const unsubscribe = fake.requests.subscribe(replies.onRecord);
+  const trigger = (text: string) => void fake.userMessage({ author, channelId, content: text });
+  const bare = newPhase();
+  const ours = newPhase();
+
+  async function bareBot(): Promise<() => Promise<void>> {
+    const client = new Client({ intents: DISCORD_INTENTS, partials: [Partials.Channel], rest: { api: fake.apiBaseUrl, ...UNLIMITED } });
+    client.on(Events.MessageCreate, (m: Message) => {
+      if (m.author.bot) return;
+      if (m.channel.isSendable()) void m.channel.send(m.content);
+    });
+    const ready = once(client, Events.ClientReady);
+    await client.login('bench');
+    await ready;
+    return () => client.destroy();
+  }
+
+  async function adapterBot(): Promise<() => Promise<void>> {
+    const ledger = new ApprovalLedger([]);
+    const adapter: ChatAdapter = createDiscordAdapter(
+      { token: 'bench', apiBaseUrl: fake.apiBaseUrl, requireMention: false, guilds: {} },
+      { onApprovalClick: ledger.onApprovalClick, approvers: [], approvalsTarget: 'channel' },
+      { rest: UNLIMITED },
+    );
+    await adapter.start(async (m) => adapter.send({ provider: 'discord', channelId: m.channelId, threadId: m.threadId }, { text: m.text }));
+    return () => adapter.stop();
+  }
+
+  // Round -1 warms the JIT for both bots and is thrown away.
+  for (let round = -1; round < ROUNDS; round++) {
+    // Alternate which bot goes first, so warm-up and drift favour neither.
+    const pair = [
+      ['bare', bare, bareBot],
+      ['adapter', ours, adapterBot],
+    ] as const;
+    for (const [which, phase, startBot] of round % 2 === 0 ? pair : [...pair].reverse()) {
+      const stop = await startBot();
+      await measurePhase(`d-${which}-${round}`, replies, trigger, round < 0 ? newPhase() : phase);
+      await stop();
+      fake.requests.clear();
+      fake.messages.clear();
+    }
+  }
+  reportPair(report, 'discord gateway path', bare, ours);
+
+  // Click → router callback: the adapter acknowledges (deferred update) and then calls the router.
+  let clicked: (() => void) | undefined;
+  const ledger = new ApprovalLedger(['400000000000000009']);
+  const adapter = createDiscordAdapter(
+    { token: 'bench', apiBaseUrl: fake.apiBaseUrl, requireMention: false, guilds: {} },
+    {
+      onApprovalClick: async (click): Promise<ClickOutcome> => {
+        clicked?.();
+        return ledger.onApprovalClick(click);
+      },
+      approvers: ledger.approvers,
+      approvalsTarget: 'channel',
+    },
+  );
+  await adapter.start(async () => undefined);
+  const request = ledger.create({ provider: 'discord', channelId });
+  await adapter.approvals.show(request);
+  const card = fake.botMessagesIn(channelId).find((m) => m.embeds.length > 0)!;
+  const customId = (card.components![0] as any).components[0].custom_id as string;
+  const samples: number[] = [];
+  for (let i = 0; i < CLICKS; i++) {
+    const done = new Promise<void>((resolve) => (clicked = resolve));
+    const start = performance.now();
+    fake.click({ message: card, customId, user: author });
+    await done;
+    samples.push(performance.now() - start);
+    await fake.requests.waitFor(() => fake.requests.filter((r) => r.path.startsWith('/webhooks/')).length > i, 5_000);
+  }
+  await adapter.stop();
+  const t = summarize(samples);
+  report({ name: 'discord: approval click → router callback p50 / p99', value: fmtMs(t.p50), note: `p99 ${fmtMs(t.p99)} (includes the deferred-update round trip)` });
+  unsubscribe();
+  await fake.close();
+}
+
+// ---- Slack ----
+
+async function slackBench(report: (row: BenchRow) => void): Promise<void> {
+  const fake = await startSlackFake();
+  const channel = 'C0000GEN';
+  const replies = new Replies((r) => (r.path === '/api/chat.postMessage' ? (r.body?.text as string) : undefined));
+  const unsubscribe = fake.requests.subscribe(replies.onRecord);
+  let url = '';
+  const trigger = (text: string) => fake.sendEvent(url, fake.envelope(fake.messageEvent({ user: 'U0000ALICE', channel, text })), { secret: SECRET });
+  const bare = newPhase();
+  const ours = newPhase();
+
+  async function bareBot(): Promise<() => Promise<void>> {
+    const app = new App({ token: 'xoxb-fake', signingSecret: SECRET, clientOptions: { slackApiUrl: fake.apiUrl }, logLevel: LogLevel.ERROR });
+    app.message(async ({ message, say }) => {
+      await say((message as { text?: string }).text ?? '');
+    });
+    const server = (await app.start({ port: 0, host: '127.0.0.1' })) as Server;
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/slack/events`;
+    return () => app.stop() as Promise<void>;
+  }
+
+  async function adapterBot(): Promise<() => Promise<void>> {
+    const ledger = new ApprovalLedger([]);
+    const adapter = createSlackAdapter(
+      { botToken: 'xoxb-fake', signingSecret: SECRET, appToken: undefined, apiUrl: fake.apiUrl, port: 0, host: '127.0.0.1', requireMention: false, channels: {} },
+      { onApprovalClick: ledger.onApprovalClick, approvers: [], approvalsTarget: 'channel' },
+    );
+    await adapter.start(async (m) => adapter.send({ provider: 'slack', channelId: m.channelId, threadId: m.threadId }, { text: m.text }));
+    url = adapter.eventsUrl!;
+    return () => adapter.stop();
+  }
+
+  // Round -1 warms the JIT for both bots and is thrown away.
+  for (let round = -1; round < ROUNDS; round++) {
+    // Alternate which bot goes first, so warm-up and drift favour neither.
+    const pair = [
+      ['bare', bare, bareBot],
+      ['adapter', ours, adapterBot],
+    ] as const;
+    for (const [which, phase, startBot] of round % 2 === 0 ? pair : [...pair].reverse()) {
+      const stop = await startBot();
+      await measurePhase(`s-${which}-${round}`, replies, trigger, round < 0 ? newPhase() : phase);
+      await stop();
+      fake.requests.clear();
+      fake.messages.clear();
+    }
+  }
+  reportPair(report, 'slack http path', bare, ours);
+
+  let clicked: (() => void) | undefined;
+  const ledger = new ApprovalLedger(['U0000OWNER']);
+  const adapter = createSlackAdapter(
+    { botToken: 'xoxb-fake', signingSecret: SECRET, appToken: undefined, apiUrl: fake.apiUrl, port: 0, host: '127.0.0.1', requireMention: false, channels: {} },
+    {
+      onApprovalClick: async (click): Promise<ClickOutcome> => {
+        clicked?.();
+        return ledger.onApprovalClick(click);
+      },
+      approvers: ledger.approvers,
+      approvalsTarget: 'channel',
+    },
+  );
+  await adapter.start(async () => undefined);
+  await adapter.approvals.show(ledger.create({ provider: 'slack', channelId: channel }));
+  const card = [...fake.messages.values()].find((m) => m.blocks?.length)!;
+  const button = card.blocks!.find((b) => b.type === 'actions').elements[0];
+  const samples: number[] = [];
+  for (let i = 0; i < CLICKS; i++) {
+    const done = new Promise<void>((resolve) => (clicked = resolve));
+    const start = performance.now();
+    void fake.sendAction(adapter.eventsUrl!, fake.blockActions({ message: card, actionId: button.action_id, value: button.value, user: 'U0000ALICE' }), { secret: SECRET });
+    await done;
+    samples.push(performance.now() - start);
+    // Let the refusal go out before the next click (and before the fake closes).
+    await fake.requests.waitFor(() => fake.calls('chat.postEphemeral').length > i, 5_000);
+  }
+  await adapter.stop();
+  const t = summarize(samples);
+  report({ name: 'slack: approval click → router callback p50 / p99', value: fmtMs(t.p50), note: `p99 ${fmtMs(t.p99)} (signed request, verified, acked)` });
+  unsubscribe();
+  await fake.close();
+}
+
+const bench: Bench = async (report) => {
+  const level = log.level;
+  log.level = 'warn';
+  try {
+    await discordBench(report);
+    await slackBench(report);
+  } finally {
+    log.level = level;
+  }
+};
+export default bench;
