@@ -5,6 +5,7 @@ import { binLookup, evaluateEligibility } from './eligibility.js';
 import { resolveSkillRoots, type SkillRootOptions } from './roots.js';
 import type { DiscoveryLimits, LoadedSkill, OverriddenSkill, SkillLoadError, SkillRoot } from './types.js';
 import { SkillRootWatcher, WATCH_DEBOUNCE_MS } from './watch.js';
+import { stableJson } from '../util/stable-json.js';
 
 /** Bumped when the snapshot's shape or meaning changes, so old fingerprints never match. */
 export const SNAPSHOT_FORMAT_VERSION = 1;
@@ -60,7 +61,7 @@ export function takeSkillSnapshot(config: WardenConfig, agentId: string | undefi
   }
 
   const fingerprint = sha256(
-    stableStringify({
+    stableJson({
       formatVersion: SNAPSHOT_FORMAT_VERSION,
       agentId: resolved.value.agentId,
       workspace,
@@ -149,7 +150,7 @@ export class SessionSkillSnapshots {
   }
 
   forSession(sessionKey: string, agentId: string | undefined): SnapshotResult {
-    const key = stableStringify([agentId ?? null, this.fileVersion, redactSkillsConfig(this.config.skills), this.config.agents, this.config.dataDir]);
+    const key = stableJson([agentId ?? null, this.fileVersion, redactSkillsConfig(this.config.skills), this.config.agents, this.config.dataDir]);
     let current = this.snapshots.get(key);
     if (current) {
       this.snapshots.delete(key);
@@ -199,14 +200,6 @@ function redactSkillsConfig(skills: WardenConfig['skills']): unknown {
 }
 
 /** JSON with object keys sorted, so equal values always give equal text. */
-export function stableStringify(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (v && typeof v === 'object' && !Array.isArray(v)) {
-      return Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-    }
-    return v;
-  });
-}
 
 function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');

@@ -2,7 +2,7 @@ import { escapeGlob } from '../../approvals/glob.js';
 import type { ApprovalService } from '../../approvals/service.js';
 import type { ApprovalRequestContext, ApprovalResolution } from '../../approvals/types.js';
 import type { HookApprovalRequest } from '../../hooks/types.js';
-import { stableJson } from './loop-detection.js';
+import { stableJson } from '../../util/stable-json.js';
 
 /** What the model reads after a human said no (reference §5.3, OpenClaw's wording). */
 export const DENIED_TEXT = [

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { stableJson } from '../../util/stable-json.js';
 
 /**
  * Tool-call loop detection (reference §5.2), on by default in Warden. Detectors and thresholds
@@ -47,16 +48,6 @@ export interface CallOutcome {
   loopVeto?: boolean;
 }
 
-/** JSON with object keys sorted, so equal values give equal text (call identity, grant args). */
-export function stableJson(value: unknown): string {
-  return (
-    JSON.stringify(value, (_k, v: unknown) =>
-      v && typeof v === 'object' && !Array.isArray(v)
-        ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-        : v,
-    ) ?? 'undefined'
-  );
-}
 
 const digest = (value: unknown): string => createHash('sha256').update(stableJson(value)).digest('hex');
 
