@@ -47,7 +47,7 @@ export async function navigateGuarded(
   page: Page,
   url: string | undefined,
   guard: GuardContext,
-  go: (page: Page) => Promise<Response | null> = (p) => p.goto(url!, { waitUntil: 'load', timeout: NAVIGATION_TIMEOUT_MS }),
+  go: (page: Page) => Promise<Response | null> = (p) => p.goto(url!, { waitUntil: 'domcontentloaded', timeout: NAVIGATION_TIMEOUT_MS }),
 ): Promise<NavigationResult> {
   if (url !== undefined) {
     const verdict = await checkBrowserUrl(url, guard);
@@ -58,6 +58,8 @@ export async function navigateGuarded(
   let failure: string | undefined;
   try {
     response = await go(page);
+    // The document is there; images and scripts get a moment more, but a slow one is no failure.
+    await page.waitForLoadState('load', { timeout: 5_000 }).catch(() => undefined);
   } catch (err) {
     failure = (err as Error).message.split('\n')[0];
   }

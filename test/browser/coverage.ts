@@ -13,7 +13,7 @@ export async function interactiveCoverage(page: Page, refs: Record<string, RoleR
   for (const [ref, entry] of Object.entries(refs)) {
     if (!INTERACTIVE_ROLES.has(entry.role)) continue;
     const found = locatorForRef(page, { refs }, ref);
-    if (found.ok) await found.locator.evaluate((el, mark) => el.setAttribute(mark, ''), MARK, { timeout: 2_000 }).catch(() => undefined);
+    if (found.ok) await found.locator.evaluate((el, mark) => el.setAttribute(mark, ''), MARK, { timeout: 300 }).catch(() => undefined);
   }
   return page.evaluate(
     ({ selector, mark }) => {

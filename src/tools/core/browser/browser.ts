@@ -138,7 +138,7 @@ const handlers: Record<(typeof BROWSER_ACTIONS)[number], Handler> = {
         const tab = tabOrError(session, args);
         if ('error' in tab) return tab.error;
         const { page } = tab;
-        const outcome = await navigateGuarded(session, page, undefined, guard, (p) => p.goBack({ waitUntil: 'load', timeout: 30_000 }));
+        const outcome = await navigateGuarded(session, page, undefined, guard, (p) => p.goBack({ waitUntil: 'domcontentloaded', timeout: 30_000 }));
         return navigationResult(session, page, outcome, 'Went back in');
       },
       false,
