@@ -1,4 +1,5 @@
 import type { WardenConfig } from '../config/index.js';
+import { slugify } from '../policy/channel-scope.js';
 import type { InboundMessage } from './types.js';
 
 /**
@@ -13,27 +14,32 @@ export function requiresMention(config: WardenConfig, message: InboundMessage, b
   if (message.provider === 'discord') {
     const discord = config.channels.discord;
     if (!discord) return true;
-    const guild = message.guildId !== undefined ? pickScope(discord.guilds, [message.guildId]) : discord.guilds['*'];
-    const channel = guild ? pickScope(guild.channels, channelKeys(message)) : undefined;
+    const guild = (message.guildId !== undefined ? discord.guilds[message.guildId] : undefined) ?? discord.guilds['*'];
+    const channel = guild ? pickChannelScope(guild.channels, message) : undefined;
     return channel?.requireMention ?? guild?.requireMention ?? discord.requireMention;
   }
   const slack = config.channels.slack;
   if (!slack) return true;
-  return pickScope(slack.channels, channelKeys(message))?.requireMention ?? slack.requireMention;
+  return pickChannelScope(slack.channels, message)?.requireMention ?? slack.requireMention;
 }
 
-/** Keys a channel scope may be written under, most specific first: id, `#name`, name. */
-function channelKeys(message: InboundMessage): string[] {
-  const keys = [message.channelId];
-  const name = message.channelName?.replace(/^#/, '');
-  if (name) keys.push(`#${name}`, name, name.toLowerCase());
-  return keys;
-}
-
-function pickScope<S>(scopes: Record<string, S>, keys: string[]): S | undefined {
-  for (const key of keys) {
-    const hit = scopes[key];
-    if (hit) return hit;
+/**
+ * The channel scope a message falls under, matched as the policy's channel scopes match
+ * (policy/channel-scope.ts): the channel id (any case on Slack), then the name or its slug,
+ * plain or with `#`, then `*`.
+ */
+function pickChannelScope<S>(scopes: Record<string, S>, message: InboundMessage): S | undefined {
+  const keys = Object.keys(scopes);
+  const id = message.channelId;
+  const byId = keys.find((k) => k === id) ?? (message.provider === 'slack' ? keys.find((k) => k.toLowerCase() === id.toLowerCase()) : undefined);
+  if (byId !== undefined) return scopes[byId];
+  if (message.channelName) {
+    const name = message.channelName.trim().replace(/^#/, '').toLowerCase();
+    const slug = slugify(name);
+    const plain = keys.find((k) => !k.startsWith('#') && (k.toLowerCase() === name || k.toLowerCase() === slug));
+    if (plain !== undefined) return scopes[plain];
+    const hash = keys.find((k) => k.startsWith('#') && (k.slice(1).toLowerCase() === name || slugify(k) === slug));
+    if (hash !== undefined) return scopes[hash];
   }
   return scopes['*'];
 }

@@ -19,6 +19,7 @@ const base: WardenConfig = config({
           channels: {
             general: {},
             quiet: { requireMention: false },
+            '777': { requireMention: false },
           },
         },
         '222': { requireMention: false, channels: { strict: { requireMention: true } } },
@@ -62,6 +63,9 @@ describe('mention gating', () => {
     { name: 'a slash command passes without mention', m: { text: '/tools' }, routed: true },
     { name: 'slack channel default is on', m: { provider: 'slack', guildId: 'T1', channelId: 'C1', channelName: 'general' }, routed: false },
     { name: 'slack channel scope by #name', m: { provider: 'slack', guildId: 'T1', channelId: 'C2', channelName: 'random' }, routed: true },
+    { name: 'slack channel name in another case', m: { provider: 'slack', guildId: 'T1', channelId: 'C2', channelName: 'Random' }, routed: true },
+    { name: 'discord channel scope by a slug of its name', m: { guildId: '111', channelName: 'Quiet' }, routed: true },
+    { name: 'discord channel scope by id', m: { guildId: '111', channelId: '777', channelName: 'x' }, routed: true },
     { name: 'web chat never needs a mention', m: { provider: 'web', chatType: 'dm', guildId: undefined, channelId: 'web' }, routed: true },
     { name: 'empty text is ignored even in a DM', m: { chatType: 'dm', text: '   ' }, routed: false },
     { name: 'a bare mention is ignored as empty', m: { text: '<@1>', mentionsBot: true }, routed: false },
