@@ -1,7 +1,17 @@
 import type { OnApprovalClick } from '../../src/gateway/types.js';
 import type { ApprovalCardStore } from './card-store.js';
 
-/** What the router gives a platform adapter besides its own `channels.<platform>` config. */
+/**
+ * What the router gives a platform adapter besides its own `channels.<platform>` config.
+ *
+ * The click contract: an adapter acknowledges a button click at once (Discord: deferred update;
+ * Slack: `ack()`), then calls `onApprovalClick({approvalId, decision, userId})` and acts on the
+ * answer. `not-approver` and `not-found` get a private (ephemeral) reply and change nothing;
+ * `resolved` edits every copy of the card to the outcome and who decided, without buttons;
+ * `already-resolved` gets a private "already resolved: … by …" and brings stale copies to the
+ * final state. The router need not call `approvals.update` after a click, but may: updates are
+ * idempotent. It must call it when a request ends any other way (expiry, `/approve`, the CLI).
+ */
 export interface AdapterDeps {
   /** Called for every click on an approval button; the router decides and answers. */
   onApprovalClick: OnApprovalClick;

@@ -5,6 +5,8 @@ import type { InboundMessage } from '../../src/gateway/types.js';
 import { ApprovalLedger } from '../../test/fakes/approval-ledger.js';
 import { fakeUser, startDiscordFake, type DiscordFake } from '../../test/fakes/discord/index.js';
 import type { AdapterDeps } from '../common/adapter-deps.js';
+import { sendJson } from '../../test/fakes/recorder.js';
+import { memoryCardStore } from '../common/card-store.js';
 import { createDiscordAdapter, type DiscordAdapter } from './adapter.js';
 
 const GUILD = '300000000000000001';
@@ -22,6 +24,11 @@ let ledger: ApprovalLedger;
 async function start(deps: Partial<AdapterDeps> = {}) {
   fake = await startDiscordFake();
   ledger = new ApprovalLedger([owner.id]);
+  await connect(deps);
+}
+
+/** A fresh adapter on the running fake, as after a restart of the bot. */
+async function connect(deps: Partial<AdapterDeps> = {}) {
   inbound = [];
   adapter = createDiscordAdapter(
     { token: 'test-token', apiBaseUrl: fake.apiBaseUrl, requireMention: true, guilds: {} },
@@ -158,6 +165,14 @@ describe('Discord adapter: replies', () => {
     expect(messagePosts(fake.dmChannelOf(alice.id)).map((r) => r.body.content)).toEqual(['dm reply']);
   });
 
+  it('rejects with Discord\'s error when a post is refused', async () => {
+    fake.override(
+      (r) => r.method === 'POST' && r.path === `/channels/${GENERAL}/messages`,
+      (_r, res) => (sendJson(res, 403, { message: 'Missing Permissions', code: 50013 }), true),
+    );
+    await expect(adapter.send({ provider: 'discord', channelId: GENERAL }, { text: 'hi' })).rejects.toMatchObject({ status: 403, code: 50013 });
+  });
+
   it('shows typing until stopped', async () => {
     const stop = adapter.typing({ provider: 'discord', channelId: GENERAL });
     await fake.requests.waitFor((r) => r.path === `/channels/${GENERAL}/typing`);
@@ -275,6 +290,29 @@ describe('Discord adapter: approval cards', () => {
       expect(message.components).toEqual([]);
       expect(message.embeds[0]!.description).toContain(`Denied by <@${owner.id}>`);
     }
+  });
+
+  it('edits a card posted before a restart, through a shared card store', async () => {
+    const cards = memoryCardStore();
+    await start({ cards });
+    const request = ledger.create({ provider: 'discord', channelId: DEV });
+    await adapter.approvals.show(request);
+    const card = postedCard(DEV);
+    await adapter.stop();
+    await connect({ cards });
+    await adapter.approvals.update(ledger.expire(request.id));
+    const patch = await fake.requests.waitFor((r) => r.method === 'PATCH' && r.path === `/channels/${DEV}/messages/${card.id}`);
+    expect(patch.body.components).toEqual([]);
+    expect(fake.messages.get(card.id)!.embeds[0]!.title).toBe('Exec approval: Expired');
+  });
+
+  it('fails show() when no copy of the card could be posted', async () => {
+    await start();
+    fake.override(
+      (r) => r.method === 'POST' && r.path === `/channels/${DEV}/messages`,
+      (_r, res) => (sendJson(res, 403, { message: 'Missing Permissions', code: 50013 }), true),
+    );
+    await expect(adapter.approvals.show(ledger.create({ provider: 'discord', channelId: DEV }))).rejects.toThrow(/no card could be posted/);
   });
 
   it('posts to the approvers by DM when the request came from another platform', async () => {

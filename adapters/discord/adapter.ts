@@ -103,9 +103,17 @@ export function createDiscordAdapter(
     }
   }
 
+  /** Typing indicators still running; stopping the adapter ends them all. */
+  const typingStops = new Set<() => void>();
+
   function typing(target: ReplyTarget): () => void {
     let stopped = false;
     let timer: NodeJS.Timeout | undefined;
+    const stop = () => {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      typingStops.delete(stop);
+    };
     const beat = async () => {
       if (stopped) return;
       try {
@@ -115,11 +123,9 @@ export function createDiscordAdapter(
       }
       if (!stopped) timer = setTimeout(() => void beat(), TYPING_REFRESH_MS);
     };
+    typingStops.add(stop);
     void beat();
-    return () => {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-    };
+    return stop;
   }
 
   async function show(request: ApprovalRequest): Promise<void> {
@@ -227,6 +233,7 @@ export function createDiscordAdapter(
     typing,
     approvals: { provider: 'discord', show, update: (request) => update(request) },
     async stop() {
+      for (const stopTyping of [...typingStops]) stopTyping();
       const c = client;
       client = undefined;
       await c?.destroy();

@@ -4,6 +4,7 @@ import type { InboundMessage } from '../../src/gateway/types.js';
 import { ApprovalLedger } from '../../test/fakes/approval-ledger.js';
 import { startSlackFake, TEAM_ID, type SlackFake, type SlackMessage } from '../../test/fakes/slack/index.js';
 import type { AdapterDeps } from '../common/adapter-deps.js';
+import { memoryCardStore } from '../common/card-store.js';
 import { createSlackAdapter, type SlackAdapter } from './adapter.js';
 
 const SECRET = 'signing-secret-for-tests';
@@ -19,6 +20,11 @@ let ledger: ApprovalLedger;
 async function start(options: { socket?: boolean; deps?: Partial<AdapterDeps> } = {}) {
   fake = await startSlackFake();
   ledger = new ApprovalLedger([OWNER]);
+  await connect(options);
+}
+
+/** A fresh adapter on the running fake, as after a restart of the bot. */
+async function connect(options: { socket?: boolean; deps?: Partial<AdapterDeps> } = {}) {
   inbound = [];
   adapter = createSlackAdapter(
     {
@@ -236,6 +242,33 @@ describe('Slack adapter: approval cards', () => {
     const again = await fake.waitForCall('chat.postEphemeral');
     expect(again.body.text).toBe(`This approval was already resolved: Allowed once by <@${OWNER}>`);
     expect(ledger.requests.get(request.id)!.status).toBe('allow-once');
+  });
+
+  it('updates a card posted before a restart, through a shared card store', async () => {
+    const cards = memoryCardStore();
+    await start({ deps: { cards } });
+    const request = ledger.create({ provider: 'slack', channelId: GENERAL });
+    await adapter.approvals.show(request);
+    const card = cardIn(GENERAL);
+    await adapter.stop();
+    await connect({ deps: { cards } });
+    await adapter.approvals.update(ledger.expire(request.id));
+    expect((await fake.waitForCall('chat.update')).body).toMatchObject({ channel: GENERAL, ts: card.ts });
+  });
+
+  it('with target "dm" posts to each approver DM and not the channel', async () => {
+    await start({ deps: { approvalsTarget: 'dm', approvers: [OWNER, ALICE] } });
+    await adapter.approvals.show(ledger.create({ provider: 'slack', channelId: GENERAL }));
+    expect(fake.calls('chat.postMessage').map((r) => r.body.channel)).toEqual(['D0000OWNER', 'D0000ALICE']);
+  });
+
+  it('rejects a reply Slack refuses, with Slack\'s error', async () => {
+    await start();
+    fake.override(
+      (r) => r.path === '/api/chat.postMessage',
+      (_r, res) => (res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: false, error: 'channel_not_found' })), true),
+    );
+    await expect(adapter.send({ provider: 'slack', channelId: 'C0000GONE' }, { text: 'hi' })).rejects.toMatchObject({ data: { error: 'channel_not_found' } });
   });
 
   it('updates the card to Expired', async () => {

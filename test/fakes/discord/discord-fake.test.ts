@@ -1,0 +1,65 @@
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client, Events, GatewayIntentBits, Partials, type Message } from 'discord.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { defaultGuild, fakeUser, startDiscordFake, type DiscordFake } from './index.js';
+
+// The fake must behave like Discord where a bot could get it wrong: a bot that forgets an
+// intent or the channel partial must see what it would see in production.
+const GENERAL = defaultGuild.channels[0]!.id;
+const alice = fakeUser('400000000000000001', 'alice');
+
+let fake: DiscordFake;
+let client: Client | undefined;
+
+async function connect(intents: number[], partials: Partials[] = []): Promise<Message[]> {
+  fake = await startDiscordFake();
+  client = new Client({ intents, partials, rest: { api: fake.apiBaseUrl, retries: 0 } });
+  const seen: Message[] = [];
+  client.on(Events.MessageCreate, (m) => void seen.push(m));
+  const ready = once(client, Events.ClientReady);
+  await client.login('fake-token');
+  await ready;
+  return seen;
+}
+
+afterEach(async () => {
+  await client?.destroy();
+  client = undefined;
+  await fake?.close();
+});
+
+describe('Discord fake', () => {
+  it('sends empty content to a bot without the MessageContent intent, unless it is mentioned', async () => {
+    const seen = await connect([GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages]);
+    fake.userMessage({ author: alice, channelId: GENERAL, content: 'secret plans' });
+    fake.userMessage({ author: alice, channelId: GENERAL, content: `<@${fake.bot.id}> hello` });
+    await sleep(150);
+    expect(seen.map((m) => m.content)).toEqual(['', `<@${fake.bot.id}> hello`]);
+  });
+
+  it('sends no guild messages without GuildMessages and no DMs without DirectMessages', async () => {
+    const seen = await connect([GatewayIntentBits.Guilds], [Partials.Channel]);
+    expect(fake.userMessage({ author: alice, channelId: GENERAL, content: 'x' })).toBeUndefined();
+    expect(fake.userMessage({ author: alice, dm: true, content: 'y' })).toBeUndefined();
+    await sleep(100);
+    expect(seen).toHaveLength(0);
+  });
+
+  it('delivers a DM only to a client with the channel partial, as Discord does', async () => {
+    const seen = await connect([GatewayIntentBits.Guilds, GatewayIntentBits.DirectMessages]);
+    fake.userMessage({ author: alice, dm: true, content: 'lost without the partial' });
+    await sleep(150);
+    expect(seen).toHaveLength(0);
+  });
+
+  it('answers login with a bad token with 401 when told to', async () => {
+    fake = await startDiscordFake();
+    fake.override(
+      (r) => r.path === '/gateway/bot',
+      (_r, res) => (res.writeHead(401, { 'content-type': 'application/json' }).end('{"message":"401: Unauthorized","code":0}'), true),
+    );
+    client = new Client({ intents: [GatewayIntentBits.Guilds], rest: { api: fake.apiBaseUrl, retries: 0 } });
+    await expect(client.login('bad')).rejects.toMatchObject({ code: 'TokenInvalid' });
+  });
+});
