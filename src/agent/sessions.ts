@@ -59,6 +59,8 @@ export interface AgentSessionsApi {
   send(request: SendRequest): Promise<Result<TurnOutcome>>;
   spawn(request: SpawnRequest): Result<SubagentRunView>;
   runs(parentKey: string): SubagentRunView[];
+  /** The session that spawned a subagent session, if this process knows it. */
+  parentOf(childKey: string): string | undefined;
   steer(parentKey: string, runId: string, text: string): Result<SubagentRunView>;
   kill(parentKey: string, runId: string): Result<SubagentRunView>;
   /** Ends the caller's turn after the current tool round. */
@@ -167,6 +169,11 @@ export class AgentSessions implements AgentSessionsApi {
 
   runs(parentKey: string): SubagentRunView[] {
     return [...this.byId.values()].filter((r) => r.parentKey === parentKey).map(view);
+  }
+
+  parentOf(childKey: string): string | undefined {
+    for (const run of this.byId.values()) if (run.childKey === childKey) return run.parentKey;
+    return undefined;
   }
 
   steer(parentKey: string, runId: string, text: string): Result<SubagentRunView> {

@@ -2,7 +2,7 @@ import type { AgentSessionsApi } from '../../../agent/sessions.js';
 import type { Message } from '../../../models/types.js';
 import type { ToolImplementation } from '../../types.js';
 import { wrapUntrusted } from '../fs/untrusted.js';
-import { agentOfKey, errorResult, jsonResult } from './result.js';
+import { canReach, errorResult, jsonResult } from './result.js';
 
 const ENTRY_CHARS = 2_000;
 
@@ -16,7 +16,8 @@ export function createSessionsListTool(sessions: AgentSessionsApi): ToolImplemen
       additionalProperties: false,
     },
     async execute(args, ctx) {
-      const list = sessions.list({ agentId: ctx.turn.agentId, limit: args.limit ?? 20 });
+      const reach = (key: string) => canReach(ctx.turn, ctx.sessionKey, key, (k) => sessions.parentOf(k));
+      const list = sessions.list({ agentId: ctx.turn.agentId, limit: 1_000 }).filter((s) => reach(s.sessionKey)).slice(0, args.limit ?? 20);
       return jsonResult({
         sessions: list.map((s) => ({ ...s, updatedAt: new Date(s.updatedAt).toISOString(), current: s.sessionKey === ctx.sessionKey })),
       });
@@ -49,8 +50,8 @@ export function createSessionsHistoryTool(sessions: AgentSessionsApi): ToolImple
       additionalProperties: false,
     },
     async execute(args, ctx) {
-      if (agentOfKey(args.sessionKey) !== ctx.turn.agentId) {
-        return errorResult(`session ${args.sessionKey} does not belong to agent ${ctx.turn.agentId}; use sessions_list for the sessions you can read`);
+      if (!canReach(ctx.turn, ctx.sessionKey, args.sessionKey, (k) => sessions.parentOf(k))) {
+        return errorResult(`session ${args.sessionKey} is not readable from here (another agent, someone else's DM, or another session's subagent); use sessions_list for the sessions you can read`);
       }
       const entries = sessions.history(args.sessionKey, { limit: args.limit ?? 20, beforeSeq: args.beforeSeq });
       if (entries.length === 0) return jsonResult({ sessionKey: args.sessionKey, entries: [] });

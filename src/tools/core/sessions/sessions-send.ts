@@ -1,7 +1,7 @@
 import type { AgentSessionsApi } from '../../../agent/sessions.js';
 import type { ToolImplementation } from '../../types.js';
 import { wrapUntrusted } from '../fs/untrusted.js';
-import { agentOfKey, errorResult } from './result.js';
+import { canReach, errorResult } from './result.js';
 
 const DEFAULT_TIMEOUT_S = 120;
 
@@ -24,8 +24,8 @@ export function createSessionsSendTool(sessions: AgentSessionsApi): ToolImplemen
       additionalProperties: false,
     },
     async execute(args, ctx) {
-      if (agentOfKey(args.sessionKey) !== ctx.turn.agentId) {
-        return errorResult(`session ${args.sessionKey} does not belong to agent ${ctx.turn.agentId}`);
+      if (!canReach(ctx.turn, ctx.sessionKey, args.sessionKey, (k) => sessions.parentOf(k))) {
+        return errorResult(`session ${args.sessionKey} cannot be messaged from here (another agent, someone else's DM, or another session's subagent)`);
       }
       const sent = await sessions.send({
         fromKey: ctx.sessionKey,

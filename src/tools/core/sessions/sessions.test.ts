@@ -11,6 +11,7 @@ import type { TurnContext } from '../../../policy/context.js';
 import { resolveToolSurface } from '../../../policy/surface.js';
 import type { ToolImplementation, ToolResult } from '../../types.js';
 import { createSessionTools } from './index.js';
+import { canReach } from './result.js';
 
 const PARENT = 'agent:main:discord:channel:c1';
 
@@ -195,5 +196,47 @@ describe('sessions_list, sessions_history, sessions_send, agents_list', () => {
         { id: 'ops', name: undefined, default: false, model: 'anthropic/test-model', current: false },
       ],
     });
+  });
+});
+
+describe('canReach', () => {
+  const from = 'agent:main:discord:channel:c1';
+  const spawned = (k: string) => (k === 'agent:main:subagent:mine' ? from : k === 'agent:main:subagent:theirs' ? 'agent:main:discord:channel:c2' : undefined);
+  const alice = { agentId: 'main', provider: 'discord', senderId: 'U1', senderIsOwner: false };
+  const owner = { ...alice, senderIsOwner: true };
+  it.each([
+    [alice, from, true],
+    [alice, 'agent:main:slack:channel:c7', true],
+    [alice, 'agent:main:discord:channel:c7:thread:t1', true],
+    [alice, 'agent:main:discord:direct:u1', true],
+    [alice, 'agent:main:discord:direct:u2', false],
+    [alice, 'agent:main:slack:direct:u1', false],
+    [alice, 'agent:main:subagent:mine', true],
+    [alice, 'agent:main:subagent:theirs', false],
+    [alice, 'agent:ops:discord:channel:c1', false],
+    [owner, 'agent:main:discord:direct:u2', true],
+    [owner, 'agent:main:subagent:theirs', true],
+    [owner, 'agent:ops:discord:channel:c1', false],
+  ])('%o → %s: %s', (turn, key, expected) => {
+    expect(canReach(turn, from, key, spawned)).toBe(expected);
+  });
+
+  it('sessions_list leaves out other people’s DMs', async () => {
+    const { runtime } = setup({}, createScriptedProvider());
+    h.transcripts.append('agent:main:discord:direct:u2', [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'private' }] } }]);
+    h.transcripts.append('agent:main:discord:direct:u1', [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'mine' }] } }]);
+    const tools = createSessionTools({ config: h.config, sessions: runtime.sessions });
+    const ctx = {
+      toolCallId: 't',
+      signal: new AbortController().signal,
+      turn: channelTurn({ senderId: 'U1' }),
+      sessionKey: PARENT,
+      workspaceDir: '.',
+      log,
+      approvals: { request: async () => ({ id: '', outcome: 'cancelled' as const }) },
+    };
+    const list = (await tools.sessions_list.execute({}, ctx)) as ToolResult;
+    expect((list.details as { sessions: Array<{ sessionKey: string }> }).sessions.map((s) => s.sessionKey)).toEqual(['agent:main:discord:direct:u1']);
+    expect(((await tools.sessions_history.execute({ sessionKey: 'agent:main:discord:direct:u2' }, ctx)) as ToolResult).isError).toBe(true);
   });
 });
