@@ -70,11 +70,11 @@ describe.each(apis)('agent through the $api API', (api) => {
   });
 
   it('stops mid-turn when the signal aborts, while the model is still answering', async () => {
-    server = await api.start({ script: [{ kind: 'reply', text: 'too late', delayMs: 10_000 }] });
+    // Held far longer than the test timeout: only an abort that really stops the call lets the test end.
+    server = await api.start({ script: [{ kind: 'reply', text: 'too late', delayMs: 120_000 }] });
     const { harness, models } = setup(api, server);
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
-    const started = Date.now();
     const outcome = await createAgentRuntime({ ...harness.deps(undefined as never, new FunctionToolExecutor({})), models }).runTurn({
       sessionKey: KEY,
       turn: channelTurn(),
@@ -82,7 +82,6 @@ describe.each(apis)('agent through the $api API', (api) => {
       signal: controller.signal,
     });
     expect(outcome).toMatchObject({ status: 'aborted', reply: '' });
-    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it('retries 429 and 500 and then answers', async () => {
