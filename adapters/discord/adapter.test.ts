@@ -202,6 +202,7 @@ describe('Discord adapter: approval cards', () => {
     expect(embed.fields).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ name: 'Agent', value: 'main' }),
+        expect.objectContaining({ name: 'Session', value: 'agent:main:test' }),
         expect.objectContaining({ name: 'Channel', value: `<#${DEV}>` }),
         expect.objectContaining({ name: 'Requester', value: `<@${alice.id}>` }),
         expect.objectContaining({ name: 'Expires', value: `<t:${Math.floor(request.expiresAt / 1000)}:R>` }),
@@ -218,7 +219,9 @@ describe('Discord adapter: approval cards', () => {
   it('says when the command is too long for the card and attaches the full text', async () => {
     await start();
     const fullText = `python3 -c "${'print(1);'.repeat(500)}"`;
-    const request = ledger.create({ provider: 'discord', channelId: DEV, fullText });
+    // Many long facts too: the card must still fit Discord's embed limits.
+    const facts = Array.from({ length: 30 }, (_, i) => ({ label: `fact ${i}`, value: 'v'.repeat(900) }));
+    const request = ledger.create({ provider: 'discord', channelId: DEV, fullText, facts });
     await adapter.approvals.show(request);
     const post = await cardPost(DEV);
     expect(post.body.embeds[0].description).toContain(`The command is ${fullText.length.toLocaleString('en-US')} characters, too long for this card`);

@@ -14,6 +14,9 @@ import {
 /** Room for the command inside an embed description (limit 4,096) next to title and notices. */
 export const COMMAND_MAX = 3_000;
 const FIELD_MAX = 1_024;
+/** Facts are secondary; capped so the whole embed stays under Discord's 6,000 characters. */
+const FACTS_MAX = 10;
+const FACT_VALUE_MAX = 200;
 
 const COLOUR: Record<'pending' | ApprovalOutcome, number> = {
   pending: 0xffa500,
@@ -36,11 +39,9 @@ export const mention = (id: string): string => `<@${id}>`;
 /** The file that carries a command too long for the card. */
 export const fullTextFileName = (request: Pick<ApprovalRequest, 'id'>): string => `approval-${request.id}.txt`;
 
-const field = (name: string, value: string, inline = true) => ({
-  name,
-  value: value.length > FIELD_MAX ? `${value.slice(0, FIELD_MAX - 1)}…` : value || '—',
-  inline,
-});
+const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+const field = (name: string, value: string, inline = true, max = FIELD_MAX) => ({ name: clip(name, 256), value: clip(value, max) || '—', inline });
 
 export interface DiscordCard {
   body: { content: string; embeds: APIEmbed[]; components: APIMessageTopLevelComponent[]; allowed_mentions: { parse: [] } };
@@ -67,12 +68,13 @@ export function discordCard(request: ApprovalRequest): DiscordCard {
   const where = request.provider === 'discord' && request.channelId ? `<#${request.threadId ?? request.channelId}>` : request.channelId ?? '';
   const fields = [
     field('Agent', request.agentId),
+    field('Session', request.sessionKey),
     field('Channel', where),
     field('Requester', request.requesterId ? mention(request.requesterId) : ''),
     pending
       ? field('Expires', `<t:${expiryUnix(request)}:R>`)
       : field('Decided', request.decidedAt ? `<t:${Math.floor(request.decidedAt / 1000)}:R>` : '—'),
-    ...request.facts.slice(0, 20).map((f) => field(f.label, f.value, false)),
+    ...request.facts.slice(0, FACTS_MAX).map((f) => field(f.label, f.value, false, FACT_VALUE_MAX)),
   ];
   const buttons = offeredDecisions(request).map((decision) => ({
     type: ComponentType.Button as const,

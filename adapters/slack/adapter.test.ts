@@ -188,9 +188,10 @@ describe('Slack adapter: approval cards', () => {
     const blocks = post.body.blocks as any[];
     expect(blocks[0].text.text).toBe('*Exec approval required*\nRun a shell command');
     expect(blocks[1].text.text).toBe('```\ncat a.txt &gt; b.txt &amp;&amp; echo &lt;done&gt;\n```');
-    const context = blocks.find((b) => b.type === 'context' && b.elements.length >= 4).elements.map((e: any) => e.text);
+    const context = blocks.find((b) => b.type === 'context' && b.elements.length >= 5).elements.map((e: any) => e.text);
     expect(context).toEqual([
       '*Agent:* main',
+      '*Session:* agent:main:test',
       `*Channel:* <#${GENERAL}>`,
       `*Requester:* <@${ALICE}>`,
       expect.stringMatching(new RegExp(`^\\*Expires:\\* <!date\\^${Math.floor(request.expiresAt / 1000)}\\^`)),

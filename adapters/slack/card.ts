@@ -54,10 +54,12 @@ export function slackCard(request: ApprovalRequest): SlackCard {
   const where = request.provider === 'slack' && request.channelId ? `<#${request.channelId}>` : (request.channelId ?? '—');
   const meta = [
     `*Agent:* ${escapeMrkdwn(request.agentId)}`,
+    `*Session:* ${escapeMrkdwn(request.sessionKey)}`,
     `*Channel:* ${where}`,
     `*Requester:* ${request.requesterId ? mention(request.requesterId) : '—'}`,
     pending ? `*Expires:* ${slackDate(expiryUnix(request))}` : `*Decided:* ${request.decidedAt ? slackDate(Math.floor(request.decidedAt / 1000)) : '—'}`,
-    ...request.facts.slice(0, 6).map((f) => `*${escapeMrkdwn(f.label)}:* ${escapeMrkdwn(f.value)}`),
+    // A context block holds at most 10 elements.
+    ...request.facts.slice(0, 5).map((f) => `*${escapeMrkdwn(f.label)}:* ${escapeMrkdwn(f.value)}`),
   ];
   const blocks: any[] = [
     { type: 'section', block_id: 'warden_approval_header', text: { type: 'mrkdwn', text: `*${title}*\n${escapeMrkdwn(request.title)}` } },

@@ -35,6 +35,7 @@ export interface GatewayFrame {
 const MESSAGE_LIMIT = 2000;
 const EMBED_DESCRIPTION_LIMIT = 4096;
 const CUSTOM_ID_LIMIT = 100;
+const EMBED_TOTAL_LIMIT = 6_000;
 
 export const defaultGuild: FakeGuild = {
   id: '300000000000000001',
@@ -389,6 +390,10 @@ export class DiscordFake {
     if (typeof body?.content === 'string' && body.content.length > MESSAGE_LIMIT) return `content: must be ${MESSAGE_LIMIT} or fewer in length`;
     for (const embed of body?.embeds ?? []) {
       if (typeof embed.description === 'string' && embed.description.length > EMBED_DESCRIPTION_LIMIT) return 'embeds.description too long';
+      const fields = (embed.fields ?? []) as Array<{ name: string; value: string }>;
+      if (fields.length > 25 || fields.some((f) => f.value.length > 1024 || f.name.length > 256)) return 'embeds.fields invalid';
+      const total = [embed.title, embed.description, embed.footer?.text, ...fields.flatMap((f) => [f.name, f.value])].reduce((n, t) => n + (t?.length ?? 0), 0);
+      if (total > EMBED_TOTAL_LIMIT) return 'embeds: total length over 6000';
     }
     for (const row of body?.components ?? []) {
       for (const c of row.components ?? []) if (typeof c.custom_id === 'string' && c.custom_id.length > CUSTOM_ID_LIMIT) return 'custom_id too long';
