@@ -22,3 +22,6 @@ export { ToolInvoker, loopDetectionEnabled, type InvokeRequest, type InvokeOutco
 export { HookBus, HOOK_NAMES, type HookName, type HookOptions } from './hooks/index.js';
 export { ApprovalService, type ResolveResult, type Grant, type RecoveryReport } from './approvals/index.js';
 export { openStore, resolveDataDir, MIGRATIONS, type Store, type Migration } from './store/index.js';
+export { createAgentRuntime, SqliteTranscriptStore, type AgentRuntime, type TurnRequest, type TurnOutcome, type ToolExecutor } from './agent/index.js';
+export { createModelRegistry } from './models/registry.js';
+export { projectTools, projectSchema, type ProjectionTarget, type ProjectionResult } from './models/projection/index.js';
