@@ -14,13 +14,25 @@ export function requiresMention(config: WardenConfig, message: InboundMessage, b
   if (message.provider === 'discord') {
     const discord = config.channels.discord;
     if (!discord) return true;
-    const guild = (message.guildId !== undefined ? discord.guilds[message.guildId] : undefined) ?? discord.guilds['*'];
+    const guild = pickGuildScope(discord.guilds, message);
     const channel = guild ? pickChannelScope(guild.channels, message) : undefined;
     return channel?.requireMention ?? guild?.requireMention ?? discord.requireMention;
   }
   const slack = config.channels.slack;
   if (!slack) return true;
   return pickChannelScope(slack.channels, message)?.requireMention ?? slack.requireMention;
+}
+
+/** The guild scope: by id, then by the slug of the guild's name (key or `slug` field), then `*`. */
+function pickGuildScope<S extends { slug?: string | undefined }>(guilds: Record<string, S>, message: InboundMessage): S | undefined {
+  if (message.guildId !== undefined && guilds[message.guildId]) return guilds[message.guildId];
+  const slug = message.guildName ? slugify(message.guildName) : undefined;
+  if (slug) {
+    const keys = Object.keys(guilds).filter((k) => k !== '*');
+    const key = keys.find((k) => slugify(k) === slug) ?? keys.find((k) => guilds[k]!.slug !== undefined && slugify(guilds[k]!.slug!) === slug);
+    if (key !== undefined) return guilds[key];
+  }
+  return guilds['*'];
 }
 
 /**

@@ -49,6 +49,7 @@ export function routeMessage(config: WardenConfig, message: InboundMessage, opti
     provider: message.provider,
     chat: message.chatType,
     guildId: message.guildId,
+    guildName: message.guildName,
     channelId: message.channelId,
     channelName: message.channelName?.replace(/^#/, ''),
     threadId: isThread ? message.threadId : undefined,

@@ -7,6 +7,8 @@ export interface InboundMessage {
   chatType: ChatType;
   /** Discord guild id or Slack team id. */
   guildId?: string | undefined;
+  /** The guild's display name, when the platform gives it; a guild scope key may be its slug. */
+  guildName?: string | undefined;
   /** The conversation: guild channel, DM channel, or (for threads) the parent channel. */
   channelId: string;
   channelName?: string | undefined;
