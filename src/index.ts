@@ -23,5 +23,9 @@ export { HookBus, HOOK_NAMES, type HookName, type HookOptions } from './hooks/in
 export { ApprovalService, type ResolveResult, type Grant, type RecoveryReport } from './approvals/index.js';
 export { openStore, resolveDataDir, MIGRATIONS, type Store, type Migration } from './store/index.js';
 export { createAgentRuntime, SqliteTranscriptStore, type AgentRuntime, type TurnRequest, type TurnOutcome, type ToolExecutor } from './agent/index.js';
-export { createModelRegistry } from './models/registry.js';
 export { projectTools, projectSchema, type ProjectionTarget, type ProjectionResult } from './models/projection/index.js';
+export { startWarden, plannedAdapters, type RunningWarden, type StartOptions } from './gateway/startup.js';
+export { Gateway, type GatewayOptions } from './gateway/gateway.js';
+export { routeMessage, type Route, type RouteDecision } from './gateway/router.js';
+export { sessionKeyFor, parseSessionKey } from './gateway/session-key.js';
+export type { InboundMessage, ChatAdapter, ReplyTarget, OutboundMessage, ApprovalClick, ClickOutcome, OnApprovalClick } from './gateway/types.js';
