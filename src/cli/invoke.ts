@@ -1,6 +1,7 @@
 import { userInfo } from 'node:os';
 import { ApprovalService } from '../approvals/service.js';
 import type { ApprovalDecision } from '../approvals/types.js';
+import { closeAllBrowsers } from '../browser/shutdown.js';
 import { closest } from '../config/errors.js';
 import type { WardenConfig } from '../config/index.js';
 import { EventBus } from '../events.js';
@@ -106,6 +107,8 @@ export const run: CommandRunner = async (args, io) => {
     print(io, outcome, args.options.get('json') === true);
     return EXIT.ok;
   } finally {
+    // A browser call launched Chromium; a one-shot command must not leave it running.
+    await closeAllBrowsers();
     approvals.shutdown();
     store.close();
   }

@@ -42,7 +42,7 @@ describe('browser tool registration', () => {
 describe('browser tool without a launch', () => {
   it.each([
     ['disabled', { browser: { enabled: false } }, { action: 'status' }, /browser\.enabled: false/],
-    ['unknown profile', {}, { action: 'open', profile: 'other', url: 'http://example.com/' }, /Unknown browser profile "other"\. Known profiles: warden/],
+    ['unknown profile', {}, { action: 'open', profile: 'other', url: 'http://93.184.215.14/' }, /Unknown browser profile "other"\. Known profiles: warden/],
     ['open without url', {}, { action: 'open' }, /open needs a url/],
     ['navigate without url', {}, { action: 'navigate' }, /navigate needs a url/],
     ['snapshot of a profile that is not running', {}, { action: 'snapshot' }, /not running/],

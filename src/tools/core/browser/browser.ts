@@ -2,6 +2,7 @@ import type { Page } from 'playwright-core';
 import {
   BrowserManager,
   checkAfterAction,
+  checkBrowserUrl,
   locatorForRef,
   navigateGuarded,
   snapshotPage,
@@ -62,6 +63,13 @@ async function navigationResult(session: BrowserSession, page: Page, outcome: Na
   );
 }
 
+/** A URL the guard refuses is answered before any Chromium is started for it. */
+async function refuseEarly(url: string, guard: GuardContext, then: () => Promise<ToolResult>): Promise<ToolResult> {
+  const verdict = await checkBrowserUrl(url, guard);
+  if (!verdict.allowed) return errorResult(`Navigation blocked: ${verdict.reason}`, { status: 'blocked', url });
+  return then();
+}
+
 const requireUrl = (args: BrowserArgs): string | undefined => args.url ?? args.targetUrl;
 
 const handlers: Record<(typeof BROWSER_ACTIONS)[number], Handler> = {
@@ -110,24 +118,24 @@ const handlers: Record<(typeof BROWSER_ACTIONS)[number], Handler> = {
   open: (args, manager, guard) => {
     const url = requireUrl(args);
     if (!url) return Promise.resolve(errorResult('open needs a url.', { status: 'error' }));
-    return onSession(manager, args, async (session) => {
+    return refuseEarly(url, guard, () => onSession(manager, args, async (session) => {
       const tabs = session.listTabs();
       const reuse = tabs.length === 1 && tabs[0]!.page.url() === 'about:blank' ? tabs[0]!.page : undefined;
       const page = reuse ?? (await session.newTab());
       const outcome = await navigateGuarded(session, page, url, guard);
       if (!outcome.ok && !reuse) await page.close().catch(() => undefined);
       return navigationResult(session, page, outcome, 'Opened');
-    });
+    }));
   },
 
   navigate: (args, manager, guard) => {
     const url = requireUrl(args);
     if (!url) return Promise.resolve(errorResult('navigate needs a url.', { status: 'error' }));
-    return onSession(manager, args, async (session) => {
+    return refuseEarly(url, guard, () => onSession(manager, args, async (session) => {
       const page = args.targetId ? session.tab(args.targetId) : await session.currentOrNewTab();
       if (!page) return errorResult(`No tab ${args.targetId}. Use action "tabs" to list the open tabs.`, { status: 'error' });
       return navigationResult(session, page, await navigateGuarded(session, page, url, guard), 'Loaded');
-    });
+    }));
   },
 
   back: (args, manager, guard) =>
