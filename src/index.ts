@@ -24,7 +24,6 @@ export { ApprovalService, type ResolveResult, type Grant, type RecoveryReport } 
 export { openStore, resolveDataDir, MIGRATIONS, type Store, type Migration } from './store/index.js';
 export { createAgentRuntime, SqliteTranscriptStore, type AgentRuntime, type TurnRequest, type TurnOutcome, type ToolExecutor } from './agent/index.js';
 export { projectTools, projectSchema, type ProjectionTarget, type ProjectionResult } from './models/projection/index.js';
-export { startWarden, plannedAdapters, type RunningWarden, type StartOptions } from './gateway/startup.js';
 export { Gateway, type GatewayOptions } from './gateway/gateway.js';
 export { routeMessage, type Route, type RouteDecision } from './gateway/router.js';
 export { sessionKeyFor, parseSessionKey } from './gateway/session-key.js';
