@@ -264,6 +264,21 @@ describe('Discord adapter: approval cards', () => {
     expect(ledger.requests.get(request.id)!.status).toBe('allow-once');
   });
 
+  it('edits the card through the channel when the interaction edit fails (an expired token)', async () => {
+    await start();
+    const request = ledger.create({ provider: 'discord', channelId: DEV });
+    await adapter.approvals.show(request);
+    const card = postedCard(DEV);
+    fake.override(
+      (r) => r.method === 'PATCH' && r.path.startsWith('/webhooks/'),
+      (_r, res) => (sendJson(res, 404, { message: 'Unknown Webhook', code: 10015 }), true),
+    );
+    fake.click({ message: card, customId: buttonIds(card)[0]!, user: owner });
+    const patch = await fake.requests.waitFor((r) => r.method === 'PATCH' && r.path === `/channels/${DEV}/messages/${card.id}`);
+    expect(patch.body.embeds[0].description).toContain(`Allowed once by <@${owner.id}>`);
+    expect(fake.messages.get(card.id)!.components).toEqual([]);
+  });
+
   it('edits the card to Expired on update', async () => {
     await start();
     const request = ledger.create({ provider: 'discord', channelId: DEV });

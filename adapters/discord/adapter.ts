@@ -186,15 +186,18 @@ export function createDiscordAdapter(
         await ephemeral(NOT_FOUND_TEXT);
         return;
       case 'already-resolved':
-        await ephemeral(alreadyResolvedText(outcome.request, mention));
-        // A stale copy was still clickable: bring every copy to the final state.
-        await interaction.editReply(discordCard(outcome.request).body);
-        await update(outcome.request, interaction.message.id);
+      case 'resolved': {
+        // The clicked message is a copy of this card even if the store forgot it (a restart
+        // with an in-memory store): remember it so every copy reaches the final state.
+        await cards.add(outcome.request.id, { channelId: interaction.message.channelId, messageId: interaction.message.id });
+        const edited = await interaction.editReply(discordCard(outcome.request).body).then(
+          () => true,
+          (err: unknown) => (logger.warn({ err, approvalId: outcome.request.id }, 'could not edit the clicked card through the interaction'), false),
+        );
+        await update(outcome.request, edited ? interaction.message.id : undefined);
+        if (outcome.kind === 'already-resolved') await ephemeral(alreadyResolvedText(outcome.request, mention));
         return;
-      case 'resolved':
-        await interaction.editReply(discordCard(outcome.request).body);
-        await update(outcome.request, interaction.message.id);
-        return;
+      }
     }
   }
 
