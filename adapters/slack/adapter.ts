@@ -188,8 +188,9 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
       case 'not-found':
         return ephemeral(NOT_FOUND_TEXT);
       case 'already-resolved':
-        await ephemeral(alreadyResolvedText(outcome.request, mention));
-        return update(outcome.request, clicked);
+        // Stale copies first: a failed private reply must not leave buttons behind.
+        await update(outcome.request, clicked);
+        return ephemeral(alreadyResolvedText(outcome.request, mention));
       case 'resolved':
         return update(outcome.request, clicked);
     }
