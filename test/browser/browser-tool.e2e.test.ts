@@ -30,7 +30,8 @@ const PAGES: Record<string, string> = {
   '/form':
     '<title>Form</title><form action="/submitted"><label>Query <input name="q"></label><select name="size" aria-label="Size"><option>S</option><option>M</option><option>L</option></select><button>Send</button></form>',
   '/img-private': () => `<title>Images</title><img src="http://127.0.0.1:${port}/secret-img"><img src="http://intranet.test:${port}/intranet-img"><p>text</p>`,
-  '/fetch-private': () => `<title>Fetch</title><script>fetch('http://127.0.0.1:${port}/secret-fetch').catch(() => {})</script><p>done</p>`,
+  '/fetch-private': () =>
+    `<title>Fetch</title><script>fetch('http://127.0.0.1:${port}/secret-fetch').catch(() => {}); try { new WebSocket('ws://127.0.0.1:${port}/secret-ws') } catch {}</script><p>done</p>`,
   '/link-private': () => `<title>Links</title><a href="http://127.0.0.1:${port}/secret">Internal</a>`,
   '/popup': '<title>Popup</title><a href="/second" target="_blank">New window</a>',
   '/cookie': '<title>Cookie</title><script>document.cookie = "who=" + (document.cookie.includes("who=") ? "again" : "first") + "; max-age=3600"</script><p>cookie</p>',
@@ -52,6 +53,10 @@ beforeAll(async () => {
     if (url.startsWith('/submitted')) return void res.writeHead(200, { 'content-type': 'text/html' }).end(`<title>Sent</title><p>got ${new URL(url, 'http://x').search}</p>`);
     if (!page) return void res.writeHead(404, { 'content-type': 'text/html' }).end('<title>Missing</title>');
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(typeof page === 'function' ? page() : page);
+  });
+  server.on('upgrade', (req, socket) => {
+    requests.push(`${req.headers.host}${req.url}`);
+    socket.destroy();
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   port = (server.address() as AddressInfo).port;
@@ -99,6 +104,9 @@ describe('browser tool (default policy: private networks blocked)', () => {
     expect(text).toContain('- heading "Welcome" [ref=e1] [level=1]');
     expect(text).toMatch(/- link "Form" \[ref=e2\]/);
     expect(snap.details).toMatchObject({ status: 'ok', refs: 3, interactive: 2 });
+    const efficient = await call({ action: 'snapshot', mode: 'efficient' });
+    expect(textOf(efficient)).not.toContain('heading');
+    expect(textOf(efficient)).toContain('- link "Form" [ref=e1]\n- link "Second" [ref=e2]');
   });
 
   it.each([
@@ -143,9 +151,13 @@ describe('browser tool (default policy: private networks blocked)', () => {
     requests = [];
     const images = await call({ action: 'navigate', url: site('/img-private') });
     expect(images.isError).toBeFalsy();
+    const since = Date.now();
     await call({ action: 'navigate', url: site('/fetch-private') });
     await call({ action: 'act', kind: 'wait', timeMs: 300 });
     expect(requests.filter((r) => /secret|intranet/.test(r))).toEqual([]);
+    // The fetch went to the guard as a plain request, the WebSocket as a CONNECT tunnel.
+    const refused = await manager.withSession(undefined, async (s) => s.blockedSince(since).map((b) => b.url), { start: false });
+    expect(refused.ok && refused.value).toEqual(expect.arrayContaining([`http://127.0.0.1:${port}/secret-fetch`, `https://127.0.0.1:${port}/`]));
     expect(textOf(images)).toMatch(/The browser guard refused 2 request\(s\)/);
   });
 

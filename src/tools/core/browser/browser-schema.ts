@@ -21,6 +21,7 @@ export interface BrowserArgs {
   selector?: string;
   frame?: string;
   maxChars?: number;
+  mode?: 'efficient';
   fullPage?: boolean;
   type?: 'png' | 'jpeg';
   timeMs?: number;
@@ -55,6 +56,7 @@ export const browserParameters = {
     selector: { type: 'string', description: 'snapshot: CSS selector of the part of the page to read.' },
     frame: { type: 'string', description: 'snapshot: CSS selector of an iframe to read instead of the page.' },
     maxChars: { type: 'integer', minimum: 500, maximum: 80_000, description: 'snapshot: most characters returned (default 20000).' },
+    mode: { type: 'string', enum: ['efficient'], description: 'snapshot: efficient = interactive, compact, depth 6 and 8000 characters unless given.' },
     fullPage: { type: 'boolean', description: 'screenshot: the whole scrollable page, not only the viewport.' },
     type: { type: 'string', enum: ['png', 'jpeg'], description: 'screenshot: image format (default png).' },
     timeMs: { type: 'integer', minimum: 0, maximum: 30_000, description: 'act wait: milliseconds to wait.' },

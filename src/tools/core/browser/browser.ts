@@ -19,7 +19,7 @@ import { errorResult, textResult } from '../fs/tool-result.js';
 import { wrapUntrusted } from '../fs/untrusted.js';
 import { BROWSER_ACTIONS, ACT_KINDS, browserParameters, type BrowserArgs } from './browser-schema.js';
 
-export const BROWSER_LIMITS = { defaultMaxChars: 20_000, maxCharsCap: 80_000, defaultTimeoutMs: 10_000, maxTimeoutMs: 60_000, maxWaitMs: 30_000 };
+export const BROWSER_LIMITS = { defaultMaxChars: 20_000, efficientMaxChars: 8_000, maxCharsCap: 80_000, defaultTimeoutMs: 10_000, maxTimeoutMs: 60_000, maxWaitMs: 30_000 };
 
 export interface BrowserToolDeps {
   manager: BrowserManager;
@@ -189,7 +189,15 @@ const handlers: Record<(typeof BROWSER_ACTIONS)[number], Handler> = {
         const tab = tabOrError(session, args);
         if ('error' in tab) return tab.error;
         const { page } = tab;
-        const options = { interactive: args.interactive, compact: args.compact, maxDepth: args.depth, selector: args.selector, frame: args.frame };
+        // Reference D5: efficient mode means interactive, compact, depth 6, 8 000 characters — each overridable.
+        const efficient = args.mode === 'efficient';
+        const options = {
+          interactive: args.interactive ?? (efficient || undefined),
+          compact: args.compact ?? (efficient || undefined),
+          maxDepth: args.depth ?? (efficient ? 6 : undefined),
+          selector: args.selector,
+          frame: args.frame,
+        };
         let snap;
         try {
           snap = await snapshotPage(page, options);
@@ -197,7 +205,7 @@ const handlers: Record<(typeof BROWSER_ACTIONS)[number], Handler> = {
           return errorResult(`Snapshot failed: ${firstLine(err)}`, { status: 'error' });
         }
         session.setRefs(page, { refs: snap.refs, selector: args.selector, frame: args.frame });
-        const maxChars = Math.min(args.maxChars ?? BROWSER_LIMITS.defaultMaxChars, BROWSER_LIMITS.maxCharsCap);
+        const maxChars = Math.min(args.maxChars ?? (efficient ? BROWSER_LIMITS.efficientMaxChars : BROWSER_LIMITS.defaultMaxChars), BROWSER_LIMITS.maxCharsCap);
         const { text, truncated } = truncateSnapshot(snap.snapshot, maxChars);
         const label = await pageLabel(session, page);
         return textResult(
