@@ -19,7 +19,7 @@ import { errorResult, textResult } from '../fs/tool-result.js';
 import { wrapUntrusted } from '../fs/untrusted.js';
 import { BROWSER_ACTIONS, ACT_KINDS, browserParameters, type BrowserArgs } from './browser-schema.js';
 
-export const BROWSER_LIMITS = { defaultMaxChars: 20_000, efficientMaxChars: 8_000, maxCharsCap: 80_000, defaultTimeoutMs: 10_000, maxTimeoutMs: 60_000, maxWaitMs: 30_000 };
+export const BROWSER_LIMITS = { defaultMaxChars: 20_000, efficientMaxChars: 8_000, maxCharsCap: 80_000, defaultTimeoutMs: 10_000, maxTimeoutMs: 60_000, maxWaitMs: 30_000, maxScreenshotBytes: 5_000_000 };
 
 export interface BrowserToolDeps {
   manager: BrowserManager;
@@ -34,10 +34,12 @@ const pageLabel = async (session: BrowserSession, page: Page) => {
   return `${session.tabId(page)}: ${title ? `${title} — ` : ''}${page.url()}`;
 };
 
+/** The page chose these URLs, so they are shown as untrusted data like the page itself. */
 function blockedNote(blocked: BlockedRequest[]): string {
   if (blocked.length === 0) return '';
-  const shown = blocked.slice(0, 5).map((b) => `  ${b.url}: ${b.reason}`);
-  return `\nThe browser guard refused ${blocked.length} request(s) of this page:\n${shown.join('\n')}${blocked.length > 5 ? `\n  … and ${blocked.length - 5} more` : ''}`;
+  const shown = blocked.slice(0, 5).map((b) => `${b.url}: ${b.reason}`);
+  if (blocked.length > 5) shown.push(`… and ${blocked.length - 5} more`);
+  return `\nThe browser guard refused ${blocked.length} request(s) of this page:\n${wrapUntrusted('browser:refused-requests', shown.join('\n'))}`;
 }
 
 /** Unwraps a session result; an error (unknown profile, launch failure, not running) becomes the tool error. */
@@ -236,6 +238,9 @@ const handlers: Record<(typeof BROWSER_ACTIONS)[number], Handler> = {
           }
         } catch (err) {
           return errorResult(`Screenshot failed: ${firstLine(err)}`, { status: 'error' });
+        }
+        if (data.length > BROWSER_LIMITS.maxScreenshotBytes) {
+          return errorResult(`The screenshot is ${data.length} bytes, over ${BROWSER_LIMITS.maxScreenshotBytes}: take the viewport only, an element by ref, or type jpeg.`, { status: 'error', bytes: data.length });
         }
         return textResult(`Screenshot of ${session.tabId(page)} (${page.url()})${args.ref ? `, element ${args.ref}` : ''}.`, { status: 'ok', targetId: session.tabId(page), bytes: data.length, type }, [
           { type: 'image', data: data.toString('base64'), mimeType: `image/${type}` },
