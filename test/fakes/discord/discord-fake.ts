@@ -2,21 +2,8 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { GatewayIntentBits, type APIMessage, type APIUser } from 'discord-api-types/v10';
+import { channelPayload, defaultGuild, discordRejects, fakeUser, type FakeChannel, type FakeGuild } from './payloads.js';
 import { parseBody, readBody, RequestLog, sendJson, snowflakes, type RecordedRequest, type RouteOverride } from '../recorder.js';
-
-/** A text channel (type 0) or a public thread (type 11, with its parent) the fake knows. */
-export interface FakeChannel {
-  id: string;
-  name: string;
-  type: 0 | 11;
-  parentId?: string;
-}
-
-export interface FakeGuild {
-  id: string;
-  name: string;
-  channels: FakeChannel[];
-}
 
 export interface DiscordFakeOptions {
   guilds?: FakeGuild[];
@@ -31,29 +18,6 @@ export interface GatewayFrame {
   d: any;
   at: number;
 }
-
-const MESSAGE_LIMIT = 2000;
-const EMBED_DESCRIPTION_LIMIT = 4096;
-const CUSTOM_ID_LIMIT = 100;
-const EMBED_TOTAL_LIMIT = 6_000;
-
-export const defaultGuild: FakeGuild = {
-  id: '300000000000000001',
-  name: 'Test Guild',
-  channels: [
-    { id: '300000000000000002', name: 'general', type: 0 },
-    { id: '300000000000000003', name: 'dev', type: 0 },
-    { id: '300000000000000004', name: 'release-plan', type: 11, parentId: '300000000000000003' },
-  ],
-};
-
-export const fakeUser = (id: string, username: string): APIUser => ({
-  id,
-  username,
-  discriminator: '0',
-  global_name: username[0]!.toUpperCase() + username.slice(1),
-  avatar: null,
-});
 
 /**
  * A loopback Discord: REST under `/api/v10` and a gateway on the same port. It plays HELLO,
@@ -204,7 +168,7 @@ export class DiscordFake {
     const guild = this.guildOf(thread.parentId);
     if (!guild) throw new Error(`no guild has channel ${thread.parentId}`);
     guild.channels.push(thread);
-    this.dispatch('THREAD_CREATE', { ...this.channelPayload(thread, guild.id), newly_created: true });
+    this.dispatch('THREAD_CREATE', { ...channelPayload(thread, guild.id), newly_created: true });
   }
 
   /**
@@ -290,26 +254,14 @@ export class DiscordFake {
         id: guild.id,
         name: guild.name,
         unavailable: false,
-        channels: guild.channels.filter((c) => c.type === 0).map((c) => this.channelPayload(c, guild.id)),
-        threads: guild.channels.filter((c) => c.type === 11).map((c) => this.channelPayload(c, guild.id)),
+        channels: guild.channels.filter((c) => c.type === 0).map((c) => channelPayload(c, guild.id)),
+        threads: guild.channels.filter((c) => c.type === 11).map((c) => channelPayload(c, guild.id)),
         roles: [],
         members: [],
         emojis: [],
         stickers: [],
       });
     }
-  }
-
-  private channelPayload(c: FakeChannel, guildId: string): Record<string, unknown> {
-    if (c.type === 0) return { id: c.id, type: 0, name: c.name, guild_id: guildId, position: 0, permission_overwrites: [] };
-    return {
-      id: c.id,
-      type: 11,
-      name: c.name,
-      guild_id: guildId,
-      parent_id: c.parentId,
-      thread_metadata: { archived: false, auto_archive_duration: 1440, locked: false },
-    };
   }
 
   // ---- REST ----
@@ -346,7 +298,7 @@ export class DiscordFake {
     }
     if (method === 'POST' && (m = path.match(/^\/channels\/(\d+)\/typing$/))) return sendJson(res, 204, undefined);
     if (method === 'POST' && (m = path.match(/^\/channels\/(\d+)\/messages$/))) {
-      const invalid = this.validateMessage(r.body);
+      const invalid = discordRejects(r.body);
       if (invalid) return sendJson(res, 400, { code: 50035, message: `Invalid Form Body: ${invalid}` });
       const message = this.storeBotMessage(m[1]!, r.body, r.files);
       return sendJson(res, 200, message);
@@ -354,7 +306,7 @@ export class DiscordFake {
     if (method === 'PATCH' && (m = path.match(/^\/channels\/(\d+)\/messages\/(\d+)$/))) {
       const existing = this.messages.get(m[2]!);
       if (!existing || existing.channel_id !== m[1]) return sendJson(res, 404, { code: 10008, message: 'Unknown Message' });
-      const invalid = this.validateMessage(r.body);
+      const invalid = discordRejects(r.body);
       if (invalid) return sendJson(res, 400, { code: 50035, message: `Invalid Form Body: ${invalid}` });
       return sendJson(res, 200, this.editMessage(existing, r.body));
     }
@@ -362,7 +314,7 @@ export class DiscordFake {
       const channel = this.channel(m[1]!);
       const guild = this.guildOf(m[1]!);
       if (!channel || !guild) return sendJson(res, 404, { code: 10003, message: 'Unknown Channel' });
-      return sendJson(res, 200, this.channelPayload(channel, guild.id));
+      return sendJson(res, 200, channelPayload(channel, guild.id));
     }
     if (method === 'POST' && path === '/users/@me/channels') {
       const userId = String(r.body?.recipient_id);
@@ -383,22 +335,6 @@ export class DiscordFake {
       return sendJson(res, 200, edited);
     }
     sendJson(res, 404, { code: 0, message: `fake has no route ${method} ${path}` });
-  }
-
-  /** Discord's own limits; a bot that ignores them gets the same 400 as in production. */
-  private validateMessage(body: any): string | undefined {
-    if (typeof body?.content === 'string' && body.content.length > MESSAGE_LIMIT) return `content: must be ${MESSAGE_LIMIT} or fewer in length`;
-    for (const embed of body?.embeds ?? []) {
-      if (typeof embed.description === 'string' && embed.description.length > EMBED_DESCRIPTION_LIMIT) return 'embeds.description too long';
-      const fields = (embed.fields ?? []) as Array<{ name: string; value: string }>;
-      if (fields.length > 25 || fields.some((f) => f.value.length > 1024 || f.name.length > 256)) return 'embeds.fields invalid';
-      const total = [embed.title, embed.description, embed.footer?.text, ...fields.flatMap((f) => [f.name, f.value])].reduce((n, t) => n + (t?.length ?? 0), 0);
-      if (total > EMBED_TOTAL_LIMIT) return 'embeds: total length over 6000';
-    }
-    for (const row of body?.components ?? []) {
-      for (const c of row.components ?? []) if (typeof c.custom_id === 'string' && c.custom_id.length > CUSTOM_ID_LIMIT) return 'custom_id too long';
-    }
-    return undefined;
   }
 
   private storeBotMessage(channelId: string, body: any, files: RecordedRequest['files']): APIMessage {
