@@ -26,6 +26,9 @@ describe('analyzeShellCommand: reference A7.6 verdict table', () => {
     ['cat <<EOF # note\nplain text\nEOF', ['["cat","<<EOF"]']],
     ['cat <<-EOF | wc -l\n\tline\n\tEOF', ['["cat","<<-EOF"] | ["wc","-l"]']],
     ["echo 'multi\nline'", ['["echo","multi\\nline"]']],
+    // The delimiter is the whole word after quote removal, as sh reads it.
+    ["cat <<'A'B\nbody\nAB", ['["cat","<<AB"]']],
+    ['cat <<"A"\'B\'C\nbody\nABC', ['["cat","<<ABC"]']],
   ];
   it.each(analyzable)('%j is analyzable', (command, expected) => {
     expect(shape(command)).toEqual(expected);
@@ -68,6 +71,9 @@ describe('analyzeShellCommand: reference A7.6 verdict table', () => {
     ['&& ls', /background|`&`/],
     ['ls ;; ls', /`;`/],
     ['# only a comment', /empty command/],
+    ["cat <<'A'B\nAB\nrm -rf x\nA", /command after heredoc body/],
+    ['cat <<A\\B\nx\nAB', /unsupported heredoc delimiter/],
+    ['ls \0x', /NUL/],
     ['', /empty command/],
   ];
   it.each(unanalyzable)('%j is unanalyzable', (command, reason) => {
@@ -85,6 +91,18 @@ describe('analyzeShellCommand: reference A7.6 verdict table', () => {
     expect(r.ok && r.hasHeredoc).toBe(true);
     const plain = analyzeShellCommand('cat file');
     expect(plain.ok && plain.hasHeredoc).toBe(false);
+  });
+
+  it('records each heredoc with the argv tokens its operator became and its body', () => {
+    const r = analyzeShellCommand("cat << 'A' x <<-B | wc -l\none\nA\n\ttwo\n\tB");
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.parts[0]!.pipeline[0]!.argv).toEqual(['cat', '<<', 'A', 'x', '<<-B']);
+    expect(r.parts[0]!.pipeline[0]!.heredocs).toEqual([
+      { operator: "<< 'A'", argvStart: 1, argvCount: 2, body: 'one\nA\n' },
+      { operator: '<<-B', argvStart: 4, argvCount: 1, body: '\ttwo\n\tB\n' },
+    ]);
+    expect(r.parts[0]!.pipeline[1]!.heredocs).toEqual([]);
   });
 
   it('refuses a command after a heredoc body', () => {

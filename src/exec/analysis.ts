@@ -13,6 +13,23 @@ export interface ShellSegment {
   raw: string;
   /** Tokens after quote removal (A7.5). */
   argv: string[];
+  /** Heredocs feeding this segment, in the order sh reads their bodies. */
+  heredocs: SegmentHeredoc[];
+}
+
+/**
+ * A heredoc as sh reads it: the operator as written and the body lines that follow the command
+ * line (terminator included). The enforced rewrite re-emits exactly these, so a command that
+ * needs its heredoc never has to run as raw text.
+ */
+export interface SegmentHeredoc {
+  /** Operator source text, e.g. `<<'EOF'` or `<<- EOF`. */
+  operator: string;
+  /** argv tokens the operator became (from `argvStart`, `argvCount` of them); -1 when it shares a token with other text. */
+  argvStart: number;
+  argvCount: number;
+  /** Body lines and the terminator line, each ending in `\n`. */
+  body: string;
 }
 
 export interface ShellChainPart {
@@ -30,6 +47,8 @@ const HEREDOC_MAX_LINES = 1024;
 const HEREDOC_MAX_LINE_CHARS = 65_536;
 
 export function analyzeShellCommand(command: string): ShellAnalysis {
+  // No shell argument can carry a NUL; a command with one would not run as it was judged.
+  if (command.includes('\0')) return fail('NUL byte in the command');
   if (/\\(\r\n|\n|\r)/.test(command)) return fail('line continuation (backslash-newline)');
   const chain = splitChain(command);
   const sources: Array<{ op: ChainOperator | null; text: string }> = chain ?? [{ op: null, text: command }];
@@ -40,11 +59,12 @@ export function analyzeShellCommand(command: string): ShellAnalysis {
     if (!pipeline.ok) return pipeline;
     hasHeredoc ||= pipeline.hasHeredoc;
     const segments: ShellSegment[] = [];
-    for (const raw of pipeline.segments) {
-      const argv = splitShellArgs(raw);
-      if (argv === null) return fail('unterminated shell quote/escape');
-      if (argv.length === 0) return fail('empty command segment');
-      segments.push({ raw: raw.trim(), argv });
+    for (const [index, raw] of pipeline.segments.entries()) {
+      const tokens = tokenizeShellArgs(raw);
+      if (tokens === null) return fail('unterminated shell quote/escape');
+      if (tokens.argv.length === 0) return fail('empty command segment');
+      const heredocs = pipeline.heredocs.filter((h) => h.segment === index).map((h) => placeHeredoc(h, tokens));
+      segments.push({ raw: raw.trim(), argv: tokens.argv, heredocs });
     }
     parts.push({ op: source.op, pipeline: segments });
   }
@@ -116,7 +136,26 @@ interface PendingHeredoc {
   stripTabs: boolean;
 }
 
-type PipelineSplit = { ok: true; segments: string[]; hasHeredoc: boolean } | { ok: false; reason: string };
+/** A heredoc found by the pipeline splitter: which segment, where its operator sits, its body. */
+interface FoundHeredoc {
+  segment: number;
+  operator: string;
+  /** Offsets of the operator in the segment's source text. */
+  start: number;
+  end: number;
+  body: string;
+}
+
+type PipelineSplit = { ok: true; segments: string[]; hasHeredoc: boolean; heredocs: FoundHeredoc[] } | { ok: false; reason: string };
+
+/** Finds the argv tokens an operator became; a token reaching outside the operator text makes it unplaceable. */
+function placeHeredoc(found: FoundHeredoc, tokens: Tokens): SegmentHeredoc {
+  const inside = tokens.starts.flatMap((start, k) => (start >= found.start && start < found.end ? [k] : []));
+  const first = inside[0];
+  const last = inside[inside.length - 1];
+  const exact = first !== undefined && last !== undefined && tokens.starts[first] === found.start && tokens.ends[last] === found.end;
+  return { operator: found.operator, argvStart: exact ? first : -1, argvCount: exact ? inside.length : 0, body: found.body };
+}
 
 /** A7.3 + A7.4: splits one chain part into pipeline segments, rejecting everything else. */
 export function splitPipeline(text: string): PipelineSplit {
@@ -124,7 +163,8 @@ export function splitPipeline(text: string): PipelineSplit {
   let current = '';
   let quote: '"' | "'" | null = null;
   let hasHeredoc = false;
-  const pending: PendingHeredoc[] = [];
+  const pending: Array<PendingHeredoc & { found: FoundHeredoc }> = [];
+  const heredocs: FoundHeredoc[] = [];
   let i = 0;
   const n = text.length;
   while (i < n) {
@@ -180,6 +220,7 @@ export function splitPipeline(text: string): PipelineSplit {
       if (pending.length === 0) return fail('newline between commands');
       const consumed = consumeHeredocBodies(text, i, pending);
       if (!consumed.ok) return consumed;
+      pending.forEach((doc, k) => heredocs.push({ ...doc.found, body: consumed.bodies[k]! }));
       pending.length = 0;
       i = consumed.next;
       // Nothing may follow the last heredoc body: a further line would be a new command.
@@ -203,9 +244,10 @@ export function splitPipeline(text: string): PipelineSplit {
       if (text[i + 2] === '<') return fail('here-string `<<<`');
       const parsed = parseHeredocOperator(text, i);
       if (!parsed.ok) return parsed;
-      pending.push(parsed.heredoc);
+      const operator = text.slice(i, parsed.end);
+      pending.push({ ...parsed.heredoc, found: { segment: segments.length, operator, start: current.length, end: current.length + operator.length, body: '' } });
       hasHeredoc = true;
-      current += text.slice(i, parsed.end);
+      current += operator;
       i = parsed.end;
       continue;
     }
@@ -223,7 +265,7 @@ export function splitPipeline(text: string): PipelineSplit {
     return fail('empty command');
   }
   segments.push(current);
-  return { ok: true, segments, hasHeredoc };
+  return { ok: true, segments, hasHeredoc, heredocs };
 }
 
 function nextLineBreak(text: string, from: number): number {
@@ -242,54 +284,60 @@ function parseHeredocOperator(
     i++;
   }
   while (text[i] === ' ' || text[i] === '\t') i++;
-  const q = text[i];
-  if (q === "'" || q === '"') {
-    let delimiter = '';
-    i++;
-    while (i < text.length && text[i] !== q) {
-      if (q === '"' && text[i] === '\\' && i + 1 < text.length) i++;
-      delimiter += text[i];
-      i++;
-    }
-    if (i >= text.length) return fail('unterminated heredoc delimiter');
-    i++;
-    if (delimiter === '') return fail('empty heredoc delimiter');
-    return { ok: true, heredoc: { delimiter, quoted: true, stripTabs }, end: i };
-  }
+  // The delimiter is one whole shell word (`'A'B` is `AB`, as sh reads it): quote removal only.
   let delimiter = '';
-  while (i < text.length && !/[\s|&;<>]/.test(text[i]!)) {
-    delimiter += text[i];
+  let quoted = false;
+  while (i < text.length && !/[\s|&;<>()]/.test(text[i]!)) {
+    const c = text[i]!;
+    if (c === "'" || c === '"') {
+      quoted = true;
+      const close = c;
+      i++;
+      while (i < text.length && text[i] !== close) {
+        if (close === '"' && text[i] === '\\' && i + 1 < text.length && '\\"$`'.includes(text[i + 1]!)) i++;
+        delimiter += text[i];
+        i++;
+      }
+      if (i >= text.length) return fail('unterminated heredoc delimiter');
+      i++;
+      continue;
+    }
+    // Escapes and expansions in a delimiter are shell-specific; refuse rather than guess.
+    if (c === '\\' || c === '$' || c === '`') return fail('unsupported heredoc delimiter');
+    delimiter += c;
     i++;
   }
-  if (delimiter === '') return fail('missing heredoc delimiter');
-  // A bare delimiter with quoting inside it is shell-specific; refuse rather than guess.
-  if (/["'\\$`]/.test(delimiter)) return fail('unsupported heredoc delimiter');
-  return { ok: true, heredoc: { delimiter, quoted: false, stripTabs }, end: i };
+  if (delimiter === '') return fail(quoted ? 'empty heredoc delimiter' : 'missing heredoc delimiter');
+  return { ok: true, heredoc: { delimiter, quoted, stripTabs }, end: i };
 }
 
 /** Consumes the bodies of every pending heredoc, in order, starting at the line break at `at`. */
 function consumeHeredocBodies(
   text: string,
   at: number,
-  pending: PendingHeredoc[],
-): { ok: true; next: number } | { ok: false; reason: string } {
+  pending: readonly PendingHeredoc[],
+): { ok: true; next: number; bodies: string[] } | { ok: false; reason: string } {
   let pos = skipLineBreak(text, at);
+  const bodies: string[] = [];
   for (const doc of pending) {
     let lines = 0;
+    let body = '';
     for (;;) {
       if (pos >= text.length) return fail('unterminated heredoc');
       const eol = nextLineBreak(text, pos);
       const line = text.slice(pos, eol === -1 ? text.length : eol);
       pos = eol === -1 ? text.length : skipLineBreak(text, eol);
       const compared = doc.stripTabs ? line.replace(/^\t+/, '') : line;
+      body += `${line}\n`;
       if (compared === doc.delimiter) break;
       if (++lines > HEREDOC_MAX_LINES) return fail('heredoc too long');
       if (line.length > HEREDOC_MAX_LINE_CHARS) return fail('heredoc line too long');
       if (!doc.quoted && heredocLineExpands(line)) return fail('expansion in an unquoted heredoc body');
       if (eol === -1) return fail('unterminated heredoc');
     }
+    bodies.push(body);
   }
-  return { ok: true, next: pos };
+  return { ok: true, next: pos, bodies };
 }
 
 function skipLineBreak(text: string, at: number): number {
@@ -316,15 +364,37 @@ export function heredocLineExpands(line: string): boolean {
 
 /**
  * A7.5: splits one segment into argv. Quotes are removed; a backslash outside quotes takes the
- * next character; inside double quotes it escapes only `\ " $ \``; a `#` starting a token ends
+ * next character; inside double quotes it escapes only `\\ " $ \``; a `#` starting a token ends
  * the segment; empty quoted strings produce no token. Null when a quote or escape is open.
  */
 export function splitShellArgs(text: string): string[] | null {
-  const out: string[] = [];
+  return tokenizeShellArgs(text)?.argv ?? null;
+}
+
+interface Tokens {
+  argv: string[];
+  /** Source offsets where each token starts and ends (end exclusive). */
+  starts: number[];
+  ends: number[];
+}
+
+function tokenizeShellArgs(text: string): Tokens | null {
+  const out: Tokens = { argv: [], starts: [], ends: [] };
   let token = '';
   let inToken = false;
+  let start = 0;
   let quote: '"' | "'" | null = null;
-  for (let i = 0; i < text.length; i++) {
+  const push = (end: number) => {
+    if (token !== '') {
+      out.argv.push(token);
+      out.starts.push(start);
+      out.ends.push(end);
+    }
+    token = '';
+    inToken = false;
+  };
+  let i = 0;
+  for (; i < text.length; i++) {
     const c = text[i]!;
     if (quote === "'") {
       if (c === "'") quote = null;
@@ -342,12 +412,11 @@ export function splitShellArgs(text: string): string[] | null {
       continue;
     }
     if (/\s/.test(c)) {
-      if (token !== '') out.push(token);
-      token = '';
-      inToken = false;
+      push(i);
       continue;
     }
     if (c === '#' && !inToken) break;
+    if (!inToken) start = i;
     inToken = true;
     if (c === '\\') {
       if (i + 1 >= text.length) return null;
@@ -362,6 +431,6 @@ export function splitShellArgs(text: string): string[] | null {
     token += c;
   }
   if (quote !== null) return null;
-  if (token !== '') out.push(token);
+  push(i);
   return out;
 }

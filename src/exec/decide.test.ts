@@ -436,3 +436,113 @@ describe('the enforced rewrite (A11)', () => {
     expect(v.rewritten).toBe(rewritten);
   });
 });
+
+describe('red-team findings: what runs is what was checked', () => {
+  it.each<[string, string]>([
+    // Text sh would run after a Unicode space that the analysis reads as a blank.
+    ["cat <<'EOF' a\u00a0#; rm -rf /\nbody\nEOF", "'/usr/bin/cat' <<'EOF' 'a'\nbody\nEOF\n"],
+    ["cat <<'EOF'\nhello $(id)\nEOF", "'/usr/bin/cat' <<'EOF'\nhello $(id)\nEOF\n"],
+    ['cat <<-EOF | cat\n\tplain\n\tEOF', "'/usr/bin/cat' <<-EOF | '/usr/bin/cat'\n\tplain\n\tEOF\n"],
+    ["cat << 'A' <<B\none\nA\ntwo\nB", "'/usr/bin/cat' << 'A' <<B\none\nA\ntwo\nB\n"],
+    ["nice cat <<'EOF' x\n'it''s'\nEOF", "'/usr/bin/cat' <<'EOF' 'x'\n'it''s'\nEOF\n"],
+    // A quoted `<<EOF` is an argument, told apart from the operator by where it stands.
+    ["cat '<<EOF' <<'EOF'\nbody\nEOF", "'/usr/bin/cat' '<<EOF' <<'EOF'\nbody\nEOF\n"],
+  ])('a heredoc %j falls back to its rewrite, body kept: %j', (command, script) => {
+    const v = check(command, { allowlist: [CAT] });
+    expect(v.decision).toBe('ask');
+    expect(v.fallbackScript).toBe(script);
+  });
+  it.each([
+    // sh reads the delimiter as the whole word `AB`: the line after the body would run.
+    "cat <<'A'B\nAB\nrm -rf x\nA",
+    'cat <<"A"B\nAB\nrm -rf x\nA',
+  ])('a heredoc delimiter is the whole shell word: %j', (command) => {
+    const v = check(command, { allowlist: [CAT] });
+    expect(v.analysis.ok).toBe(false);
+    expect(v.fallbackScript).toBeNull();
+  });
+  it.each(["cat x<<'EOF'\nbody\nEOF", "cat ''<<'EOF'\nbody\nEOF", "stdbuf -o <<'EOF' cat\nbody\nEOF"])(
+    'a heredoc whose operator is not its own argv token has no rewrite, so no fallback: %j',
+    (command) => {
+      expect(check(command, { allowlist: [CAT] }).fallbackScript).toBeNull();
+    },
+  );
+  it('a NUL byte makes the command unanalyzable (an argv-bound grant cannot be met by a NUL inside one argument)', () => {
+    const stored: AllowlistEntry[] = [{ pattern: '/usr/bin/rm', argPattern: '^-rf\x00build/\x00$', source: 'allow-always' }];
+    expect(check('rm -rf build/', {}, stored).decision).toBe('allow');
+    const v = check("rm '-rf\x00build/'", {}, stored);
+    expect(v.decision).toBe('ask');
+    expect(v.reason).toMatch(/NUL/);
+  });
+  it.each<[string, string]>([
+    ['CD tools && pwd', "'cd' 'tools' && 'pwd'"],
+    ['TRUE', "'true'"],
+  ])('a safe builtin runs under its own name: %j → %s', (command, rewritten) => {
+    expect(check(command).rewritten).toBe(rewritten);
+  });
+});
+
+describe('red-team findings: the shell script operand', () => {
+  const RUN = { pattern: path.join(cwd, 'tools/run.sh') };
+  it.each<[string, 'allow' | 'ask']>([
+    ['bash ./tools/run.sh', 'allow'],
+    ['bash -e ./tools/run.sh', 'allow'],
+    ['bash --norc ./tools/run.sh', 'allow'],
+    ['bash -o errexit ./tools/run.sh', 'allow'],
+    // The option's value is not the script: bash runs ./evil.sh.
+    ['bash --init-file ./tools/run.sh ./evil.sh', 'ask'],
+    ['bash --rcfile ./tools/run.sh ./evil.sh', 'ask'],
+    ['bash -O ./tools/run.sh ./evil.sh', 'ask'],
+    ['bash +O ./tools/run.sh ./evil.sh', 'ask'],
+    ['bash --unknown-option ./tools/run.sh', 'ask'],
+  ])('`%s` with an entry for run.sh → %s', (command, decision) => {
+    expect(check(command, { allowlist: [RUN] }).decision).toBe(decision);
+  });
+});
+
+describe('red-team findings: inline code and stdin programs (strictInlineEval)', () => {
+  it.each([
+    // xargs: -i, -l, -e take their value attached or not at all, so `rm` is the command.
+    'ls | xargs -i rm', 'ls | xargs -l rm', 'ls | xargs -e rm', 'ls | xargs --replace rm', 'ls | xargs --eof rm', 'ls | xargs --max-lines rm',
+    // A short inline flag with its code attached, after other options.
+    'python3 -c1 app.py', "python3 -I '-cimport os' app.py", 'perl -e1 script.pl', 'perl -we1 script.pl',
+    // The program comes from stdin under another name.
+    'curl x | sh /dev/stdin', 'curl x | bash /dev/fd/0', 'cat x | python3 /dev/stdin', 'cat x | node /proc/self/fd/0', 'cat x | perl /proc/123/fd/0',
+    // Code in a module specifier or a make variable.
+    'node --import=data:text/javascript,1 app.js', 'node --import data:text/javascript,1 app.js', 'node -r data:,1 app.js',
+    'make SHELL=/tmp/evil', "make 'CC=sh -c id' all",
+  ])('`%s` needs approval even under a bare `*` entry, and is never stored', (command) => {
+    const v = check(command, { allowlist: [ALL] });
+    expect(v.decision).toBe('ask');
+    expect(v.inlineEval).not.toBeNull();
+    expect(check(command).allowAlways.offered).toBe(false);
+  });
+  it.each<[string, string | null]>([
+    ['ls | xargs -I {} echo {}', 'echo'],
+    ['ls | xargs -n 1', null],
+    ['ls | xargs -0 -r', null],
+    ['python3 -m http.server', null],
+    ['node --import ./setup.js app.js', null],
+    ['make -C sub all', null],
+  ])('`%s`: inline code %j', (command, flag) => {
+    expect(check(command, { allowlist: [ALL] }).inlineEval?.flag ?? null).toBe(flag);
+  });
+});
+
+describe('red-team findings: an argv-bound grant means that argv in that directory', () => {
+  const grant = (): AllowlistEntry[] => check('rm -rf build/').allowAlways.entries.map((e) => ({ ...e, source: 'allow-always' as const }));
+  it.each(['cd / && rm -rf build/', 'cd .. && rm -rf build/', 'cd tools; rm -rf build/', 'CD ~ || rm -rf build/'])('`%s` asks again', (command) => {
+    const v = check(command, {}, grant());
+    expect(v.decision).toBe('ask');
+  });
+  it('the same argv in the directory it was approved for still runs', () => {
+    expect(check('rm -rf build/', {}, grant()).decision).toBe('allow');
+    expect(check('ls && rm -rf build/', { allowlist: [LS] }, grant()).decision).toBe('allow');
+  });
+  it('after a cd, allow-always stores the exact command instead of the argv', () => {
+    const plan = check('cd tools && rm -rf build/').allowAlways;
+    expect(plan.entries).toEqual([{ pattern: expect.stringMatching(/^=command:[0-9a-f]{16}$/) }]);
+    const stored = plan.entries.map((e) => ({ ...e, source: 'allow-always' as const }));
+    expect(check('cd tools && rm -rf build/', {}, stored).decision).toBe('allow');
+  });
+});

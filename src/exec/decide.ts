@@ -66,8 +66,8 @@ export interface ExecVerdict {
   rewritten: string | null;
   /**
    * For a satisfied command that still needs a human (heredoc, inline code, ask=always): what an
-   * askFallback of `allowlist` runs on expiry — the rewrite, or the raw text for a heredoc
-   * (its body is not part of argv). Null when the allowlist is not satisfied.
+   * askFallback of `allowlist` runs on expiry — the rewrite, heredoc bodies included. Null when
+   * the allowlist is not satisfied or no rewrite is possible.
    */
   fallbackScript: string | null;
   analysis: { ok: true } | { ok: false; reason: string };
@@ -92,14 +92,23 @@ interface SegmentEval {
   inlineEval: InlineEvalHit | null;
   /** Shell `-c` payload that cannot be bound to executables (login shell, unreadable, nested). */
   shellPayload: boolean;
+  /** An earlier `cd` in the chain changed the directory the arguments are relative to. */
+  cwdMoved: boolean;
 }
 
 export function evaluateExec(command: string, policy: ExecPolicy, options: EvaluateOptions): ExecVerdict {
   const now = options.now ?? Date.now();
   const analysis = analyzeShellCommand(command);
-  const segments: SegmentEval[] = analysis.ok
-    ? analysis.parts.flatMap((part) => part.pipeline.map((s) => evaluateSegment(s.argv, policy, options, now)))
-    : [];
+  const segments: SegmentEval[] = [];
+  if (analysis.ok) {
+    // After a `cd`, relative arguments name other files than the ones an argv-bound grant approved.
+    let cwdMoved = false;
+    for (const part of analysis.parts) {
+      const evaluated = part.pipeline.map((s) => evaluateSegment(s.argv, policy, options, now, 0, cwdMoved));
+      segments.push(...evaluated);
+      cwdMoved ||= evaluated.some((e) => e.verdict.matchedBy === 'safe-builtin' && e.verdict.effectiveArgv[0]!.toLowerCase() === 'cd');
+    }
+  }
   const verdicts = segments.map((s) => s.verdict);
   const base = { segments: verdicts, analysis: analysis.ok ? ({ ok: true } as const) : { ok: false as const, reason: analysis.reason } };
   const noPlan = (why: string): AllowAlwaysPlan => ({ offered: false, why, entries: [] });
@@ -158,7 +167,8 @@ export function evaluateExec(command: string, policy: ExecPolicy, options: Evalu
       const how = commandEntry ? 'an allow-always grant for this exact command' : describeSatisfied(verdicts);
       return result('allow', `allowlist satisfied: ${how}`, { satisfied, rewritten });
     }
-    const fallbackScript = analysis.hasHeredoc ? command : rewritten;
+    // Never the raw text: the rewrite carries heredoc bodies, so only what was judged can run.
+    const fallbackScript = rewritten;
     return askOrDeny(askReasons.join('; '), { satisfied, askReasons, inlineEval, allowAlways, fallbackScript });
   }
   const misses = verdicts
@@ -171,7 +181,7 @@ function describeSatisfied(verdicts: readonly SegmentVerdict[]): string {
   return verdicts.map((v) => `${commandName(v.effectiveArgv[0] ?? '')} (${v.matchedBy})`).join(', ');
 }
 
-function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOptions, now: number, depth = 0): SegmentEval {
+function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOptions, now: number, depth = 0, cwdMoved = false): SegmentEval {
   const unwrapped = unwrapDispatch(argv);
   if (!unwrapped.ok) {
     return {
@@ -180,11 +190,12 @@ function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOption
       blocked: true,
       inlineEval: null,
       shellPayload: false,
+      cwdMoved,
     };
   }
   const effective = unwrapped.argv;
   if (isSafeBuiltin(effective)) {
-    return { verdict: { argv, effectiveArgv: effective, resolved: null, matchedBy: 'safe-builtin' }, exe: null, blocked: false, inlineEval: null, shellPayload: false };
+    return { verdict: { argv, effectiveArgv: effective, resolved: null, matchedBy: 'safe-builtin' }, exe: null, blocked: false, inlineEval: null, shellPayload: false, cwdMoved };
   }
   const exe = resolveExecutable(effective[0]!, env);
   const args = effective.slice(1);
@@ -198,11 +209,13 @@ function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOption
   }
   const verdict: SegmentVerdict = { argv, effectiveArgv: effective, resolved: exe.realPath ?? exe.resolvedPath, matchedBy: null };
   const target = { exe, args, home: env.home, requireArgPattern: shellPayload };
-  let entry = findAllowlistMatch(policy.allowlist, target, now);
+  // An allow-always grant binds the exact argv as approved, in the directory it was approved in.
+  const entries = cwdMoved ? policy.allowlist.filter((e) => !(e.source === 'allow-always' && e.argPattern)) : policy.allowlist;
+  let entry = findAllowlistMatch(entries, target, now);
   if (!entry && shell?.script) {
     // `sh script.sh` is covered by an entry for the script itself.
     const script = resolveExecutable(shell.script.includes('/') ? shell.script : `./${shell.script}`, env);
-    entry = findAllowlistMatch(policy.allowlist, { exe: script, args: [], home: env.home }, now);
+    entry = findAllowlistMatch(entries, { exe: script, args: [], home: env.home }, now);
   }
   if (entry) {
     verdict.matchedBy = entry.source === 'allow-always' ? 'allow-always' : 'allowlist';
@@ -214,7 +227,7 @@ function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOption
     else if (shellPayload) verdict.miss = `shell payload \`${shell!.payload}\` is not covered by an entry for ${exe.realPath} with an argPattern`;
     else verdict.miss = `no allowlist entry, safe bin or builtin covers ${exe.realPath}${policy.safeBins.bins.has(commandName(effective[0]!)) ? ` (${safe.reason})` : ''}`;
   }
-  return { verdict, exe, blocked: false, inlineEval, shellPayload };
+  return { verdict, exe, blocked: false, inlineEval, shellPayload, cwdMoved };
 }
 
 function payloadInlineEval(payload: string, policy: ExecPolicy, env: EvaluateOptions, now: number, depth: number): InlineEvalHit | null {
@@ -235,11 +248,17 @@ function buildRewrite(parts: readonly ShellChainPart[], verdicts: readonly Segme
   const rewriteParts: RewritePart[] = [];
   for (const part of parts) {
     const pipeline = [];
-    for (let k = 0; k < part.pipeline.length; k++) {
+    for (const segment of part.pipeline) {
       const v = verdicts[index++]!;
-      if (v.matchedBy === 'safe-builtin') pipeline.push({ argv: v.effectiveArgv });
-      else if (v.resolved) pipeline.push({ argv: [v.resolved, ...v.effectiveArgv.slice(1)] });
-      else return null;
+      // Builtins run under their canonical name: `CD` would be a PATH lookup, not the builtin judged.
+      const argv = v.matchedBy === 'safe-builtin' ? [v.effectiveArgv[0]!.toLowerCase(), ...v.effectiveArgv.slice(1)] : v.resolved ? [v.resolved, ...v.effectiveArgv.slice(1)] : null;
+      if (argv === null) return null;
+      // Wrappers only ever remove a prefix, so heredoc positions shift by what they removed.
+      const shift = v.argv.length - v.effectiveArgv.length;
+      const heredocs = segment.heredocs.map((h) => ({ start: h.argvStart - shift, count: h.argvCount, operator: h.operator, body: h.body }));
+      // An operator sharing a token with other text, or swallowed by a wrapper, cannot be re-emitted.
+      if (heredocs.some((h) => h.count === 0 || h.start < 1)) return null;
+      pipeline.push({ argv, heredocs });
     }
     rewriteParts.push({ op: part.op, pipeline });
   }
@@ -276,7 +295,7 @@ function planAllowAlways(
     if (s.verdict.matchedBy !== null) continue;
     if (!s.exe?.realPath) return no('an executable could not be resolved');
     const name = commandName(s.verdict.effectiveArgv[0]!);
-    if (s.shellPayload || (INTERPRETER_LIKE.has(name) && !policy.strictInlineEval)) {
+    if (s.shellPayload || s.cwdMoved || (INTERPRETER_LIKE.has(name) && !policy.strictInlineEval)) {
       needsCommandEntry = true;
       continue;
     }

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { commandName } from './resolve.js';
 
 /**
@@ -47,10 +48,15 @@ export function detectInlineEval(argv: readonly string[]): InlineEvalHit | null 
   }
   if (name === 'xargs') {
     // Any positional is a command xargs will run with input-derived arguments.
-    const positional = firstPositional(args, new Set(['-a', '-d', '-E', '-e', '-I', '-i', '-L', '-l', '-n', '-P', '-s', '--arg-file', '--delimiter', '--max-args', '--max-procs', '--max-chars', '--max-lines', '--replace', '--eof']));
+    // Only options whose value is required take the next token; `-i`, `-l`, `-e` (and their
+    // long forms) take theirs attached or not at all, so the token after them is the command.
+    const positional = firstPositional(args, new Set(['-a', '-d', '-E', '-I', '-L', '-n', '-P', '-s', '--arg-file', '--delimiter', '--max-args', '--max-procs', '--max-chars', '--process-slot-var']));
     return positional !== null ? hit(positional) : null;
   }
   if (name === 'make' || name === 'gmake') {
+    // A command-line variable overrides the Makefile's, SHELL and recipe commands included.
+    const assignment = args.find((a) => !a.startsWith('-') && a.includes('='));
+    if (assignment !== undefined) return hit(assignment);
     for (const a of args) {
       if (a === '--') break;
       const lower = a.toLowerCase();
@@ -86,19 +92,35 @@ export function detectInlineEval(argv: readonly string[]): InlineEvalHit | null 
   }
   const flags = FLAGS[name];
   if (!flags) return null;
-  for (const a of args) {
+  const loaders = MODULE_LOADERS[name];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
     if (a === '--') break;
     const lower = a.toLowerCase();
     for (const flag of flags) {
       const raw = flag === '-E' || flag === '-e';
       const candidate = raw ? a : lower;
       if (candidate === flag || candidate.startsWith(`${flag}=`)) return hit(flag);
-      // Clustered short flags: `python -Ic`, `perl -ne`.
-      if (flag.length === 2 && /^-[A-Za-z]+$/.test(a) && a.slice(1).includes(flag[1]!)) return hit(flag);
+      // Clustered short flags, the code possibly attached: `python -Ic`, `perl -ne`, `python -c1`.
+      if (flag.length === 2 && clusterLetters(candidate).includes(flag[1]!)) return hit(flag);
+    }
+    // A module given as a `data:` URL is code written into the argument.
+    if (loaders) {
+      const eq = a.indexOf('=');
+      const [flag, value] = eq > 0 && a.startsWith('--') ? [a.slice(0, eq), a.slice(eq + 1)] : [a, args[i + 1]];
+      if (loaders.has(flag) && value !== undefined && /^data:/i.test(value)) return hit(flag);
     }
   }
   return null;
 }
+
+/** The letters of a short-option cluster up to where an attached value starts (`-Ic1` → `Ic`). */
+function clusterLetters(token: string): string {
+  return /^-([A-Za-z]*)/.exec(token)?.[1] ?? '';
+}
+
+const NODE_LOADERS = new Set(['--import', '--require', '-r', '--loader', '--experimental-loader']);
+const MODULE_LOADERS: Record<string, ReadonlySet<string>> = { node: NODE_LOADERS, nodejs: NODE_LOADERS, bun: NODE_LOADERS, deno: NODE_LOADERS };
 
 function firstPositional(args: readonly string[], valueFlags: ReadonlySet<string>): string | null {
   for (let i = 0; i < args.length; i++) {
@@ -127,8 +149,8 @@ export function detectStdinProgram(argv: readonly string[]): InlineEvalHit | nul
   if (!shell && !STDIN_INTERPRETERS.has(name)) return null;
   for (let i = 1; i < argv.length; i++) {
     const a = argv[i]!;
-    if (a === '-' ) return { interpreter: name, flag: 'stdin' };
-    if (a === '--') return argv[i + 1] === undefined || argv[i + 1] === '-' ? { interpreter: name, flag: 'stdin' } : null;
+    if (readsStdin(a)) return { interpreter: name, flag: 'stdin' };
+    if (a === '--') return argv[i + 1] === undefined || readsStdin(argv[i + 1]!) ? { interpreter: name, flag: 'stdin' } : null;
     if (a.startsWith('-') || (shell && a.startsWith('+'))) {
       if (shell && /^-[a-zA-Z]*s/.test(a)) return { interpreter: name, flag: 'stdin' };
       // Shell inline payloads are judged elsewhere; `-o opt` takes a value.
@@ -139,4 +161,12 @@ export function detectStdinProgram(argv: readonly string[]): InlineEvalHit | nul
     return null;
   }
   return { interpreter: name, flag: 'stdin' };
+}
+
+/** `-`, `/dev/stdin` and descriptor paths (`/dev/fd/0`, `/proc/self/fd/0`) name stdin, not a script. */
+function readsStdin(operand: string): boolean {
+  if (operand === '-') return true;
+  if (!operand.startsWith('/')) return false;
+  const p = path.posix.normalize(operand);
+  return p === '/dev/stdin' || /^\/dev\/fd\/\d+$/.test(p) || /^\/proc\/(self|thread-self|\d+)\/fd\/\d+$/.test(p);
 }

@@ -9,6 +9,18 @@ import type { ChainOperator } from './analysis.js';
 export interface RewriteSegment {
   /** Effective argv, argv[0] already replaced by the resolved path (or kept for builtins). */
   argv: readonly string[];
+  /**
+   * Heredocs: the argv tokens (`start`, `count`) that were the operator are emitted as the
+   * operator text, and the bodies follow the command line in order, as sh reads them.
+   */
+  heredocs?: readonly RewriteHeredoc[];
+}
+
+export interface RewriteHeredoc {
+  start: number;
+  count: number;
+  operator: string;
+  body: string;
 }
 
 export interface RewritePart {
@@ -22,9 +34,24 @@ export function shellQuote(token: string): string {
 
 export function buildEnforcedCommand(parts: readonly RewritePart[]): string {
   let out = '';
+  let bodies = '';
   for (const part of parts) {
-    const pipeline = part.pipeline.map((segment) => segment.argv.map(shellQuote).join(' ')).join(' | ');
+    const pipeline = part.pipeline.map((segment) => emitSegment(segment, (body) => (bodies += body))).join(' | ');
     out += part.op === null ? pipeline : ` ${part.op} ${pipeline}`;
   }
-  return out;
+  return bodies === '' ? out : `${out}\n${bodies}`;
+}
+
+function emitSegment(segment: RewriteSegment, addBody: (body: string) => void): string {
+  const heredocs = [...(segment.heredocs ?? [])].sort((a, b) => a.start - b.start);
+  const words: string[] = [];
+  for (let k = 0; k < segment.argv.length; k++) {
+    const doc = heredocs.find((h) => h.start === k);
+    if (doc) {
+      words.push(doc.operator);
+      addBody(doc.body);
+      k += doc.count - 1;
+    } else words.push(shellQuote(segment.argv[k]!));
+  }
+  return words.join(' ');
 }

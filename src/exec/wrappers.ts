@@ -144,34 +144,49 @@ export interface ShellInvocation {
   loginOrInteractive: boolean;
 }
 
-/** Recognises `sh -c '…'`, `bash -lc '…'`, `sh script.sh`; null when argv[0] is not a POSIX shell. */
+/** Long options of bash and friends that take no value. */
+const SHELL_LONG_FLAGS = new Set([
+  '--debugger', '--dump-po-strings', '--dump-strings', '--help', '--noediting', '--noprofile', '--norc', '--posix', '--pretty-print',
+  '--protected', '--restricted', '--verbose', '--version',
+]);
+/** Long options that take the next argument as their value. */
+const SHELL_LONG_VALUES = new Set(['--rcfile', '--init-file']);
+
+/**
+ * Recognises `sh -c '…'`, `bash -lc '…'`, `sh script.sh`; null when argv[0] is not a POSIX shell.
+ * Option values (`-o name`, `-O name`, `--rcfile file`) are never mistaken for the script, and an
+ * option this parser does not know makes the operand unknown: no script is bound then.
+ */
 export function shellInvocation(argv: readonly string[]): ShellInvocation | null {
   const shell = commandName(argv[0] ?? '');
   if (!POSIX_SHELLS.has(shell)) return null;
   let inline = false;
   let login = false;
+  let unknown = false;
   let i = 1;
   for (; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (arg === '--') {
-      i++;
+    if (arg === '--' || arg === '-') {
+      if (arg === '--') i++;
       break;
     }
     if (arg === '--login' || arg === '--interactive') {
       login = true;
       continue;
     }
-    if (arg.startsWith('--')) continue;
-    if (!arg.startsWith('-') && !arg.startsWith('+')) break;
-    if (arg.startsWith('-')) {
-      const letters = arg.slice(1);
-      if (letters.includes('c')) inline = true;
-      if (letters.includes('l') || letters.includes('i')) login = true;
+    if (arg.startsWith('--')) {
+      if (SHELL_LONG_VALUES.has(arg)) i++;
+      else if (!SHELL_LONG_FLAGS.has(arg)) unknown = true;
+      continue;
     }
-    // `-o option` takes a value.
-    if (arg === '-o' || arg === '+o') i++;
+    if (!arg.startsWith('-') && !arg.startsWith('+')) break;
+    const letters = arg.slice(1);
+    if (arg.startsWith('-') && letters.includes('c')) inline = true;
+    if (arg.startsWith('-') && (letters.includes('l') || letters.includes('i'))) login = true;
+    // `-o name` / `-O name` (and `+o`, `+O`): each such letter takes the next argument.
+    for (const letter of letters) if (letter === 'o' || letter === 'O') i++;
   }
   const operand = argv[i] ?? null;
   if (inline) return { shell, payload: operand, script: null, loginOrInteractive: login || shell === 'fish' };
-  return { shell, payload: null, script: operand, loginOrInteractive: login };
+  return { shell, payload: null, script: unknown ? null : operand, loginOrInteractive: login };
 }

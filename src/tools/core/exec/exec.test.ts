@@ -157,6 +157,14 @@ describe('exec for #dev', () => {
     expect(textOf(miss)).toBe('exec denied: approval-timeout: allowlist-miss. Do not retry this command.');
   }, 15_000);
 
+  it('on expiry a heredoc runs as its rewrite: text sh would read past a Unicode space never runs', async () => {
+    const lenient = setup({ tools: { exec: { ...DEV.tools.exec, askFallback: 'allowlist', allowlist: [{ pattern: '/usr/bin/cat' }] } }, approvals: { exec: { timeoutSec: 1 } } });
+    decisions.push(null);
+    const result = await lenient.run({ command: "cat <<'EOF' -\u00a0#; rm -rf build\nhello\nEOF" });
+    expect(textOf(result)).toBe('hello\n\n(exit code 0)');
+    expect(existsSync(path.join(workspace, 'build', 'out.o'))).toBe(true);
+  }, 15_000);
+
   it('refuses blocked environment overrides before asking anyone', async () => {
     const { run } = setup(DEV);
     const result = await run({ command: 'ls', env: { LD_PRELOAD: '/tmp/x.so' } });
