@@ -12,8 +12,8 @@ const alice = fakeUser('400000000000000001', 'alice');
 let fake: DiscordFake;
 let client: Client | undefined;
 
-async function connect(intents: number[], partials: Partials[] = []): Promise<Message[]> {
-  fake = await startDiscordFake();
+async function connect(intents: number[], partials: Partials[] = [], heartbeatMs?: number): Promise<Message[]> {
+  fake = await startDiscordFake(heartbeatMs ? { heartbeatMs } : {});
   client = new Client({ intents, partials, rest: { api: fake.apiBaseUrl, retries: 0 } });
   const seen: Message[] = [];
   client.on(Events.MessageCreate, (m) => void seen.push(m));
@@ -51,6 +51,19 @@ describe('Discord fake', () => {
     fake.userMessage({ author: alice, dm: true, content: 'lost without the partial' });
     await sleep(150);
     expect(seen).toHaveLength(0);
+  });
+
+  it('lets a client resume a zombie connection, and keeps delivering on the new socket', async () => {
+    const seen = await connect([GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.MessageContent], [], 150);
+    const resumed = once(client!, Events.ShardResume);
+    fake.silentHeartbeats = true;
+    await resumed;
+    const resume = await fake.frames.waitFor((f) => f.op === 6);
+    expect(resume.d).toMatchObject({ token: 'fake-token', session_id: 'fake-session-1' });
+    expect(fake.frames.filter((f) => f.op === 2)).toHaveLength(1);
+    fake.userMessage({ author: alice, channelId: GENERAL, content: 'after resume' });
+    await sleep(150);
+    expect(seen.map((m) => m.content)).toEqual(['after resume']);
   });
 
   it('answers login with a bad token with 401 when told to', async () => {

@@ -43,6 +43,8 @@ export class DiscordFake {
   private seq = 0;
   private identified: { socket: WebSocket; intents: number } | undefined;
   private readonly heartbeatMs: number;
+  /** When true, heartbeats go unanswered: the client declares the connection a zombie and resumes. */
+  silentHeartbeats = false;
 
   constructor(options: DiscordFakeOptions = {}) {
     this.guilds = options.guilds ?? [defaultGuild];
@@ -228,9 +230,10 @@ export class DiscordFake {
     socket.on('message', (data) => {
       const frame = JSON.parse(String(data)) as { op: number; d: any };
       this.frames.add({ ...frame, at: Date.now() });
-      if (frame.op === 1) socket.send(JSON.stringify({ op: 11, d: null, s: null, t: null }));
+      if (frame.op === 1 && !this.silentHeartbeats) socket.send(JSON.stringify({ op: 11, d: null, s: null, t: null }));
       else if (frame.op === 2) this.onIdentify(socket, frame.d.intents as number);
       else if (frame.op === 6) {
+        this.silentHeartbeats = false;
         this.identified = { socket, intents: this.identified?.intents ?? 0 };
         socket.send(JSON.stringify({ op: 0, t: 'RESUMED', s: ++this.seq, d: {} }));
       }
