@@ -138,6 +138,13 @@ describe('Slack adapter over HTTP: inbound events', () => {
     expect(inbound).toHaveLength(0);
   });
 
+  it('answers a signed URL verification with its challenge', async () => {
+    await start();
+    const res = await fake.sendEvent(url(), { type: 'url_verification', token: 'legacy', challenge: 'c-123' }, signed);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ challenge: 'c-123' });
+  });
+
   it('accepts a timestamp four minutes old', async () => {
     await start();
     const res = await fake.sendEvent(url(), fake.envelope(fake.messageEvent({ user: ALICE, channel: GENERAL, text: 'slow' })), { ...signed, timestamp: Math.floor(Date.now() / 1000) - 4 * 60 });
