@@ -54,14 +54,22 @@ export class BrowserManager {
 
   /**
    * Runs `fn` on a profile's session, after the calls before it on the same profile. With
-   * `start: false` a profile that is not running is reported, not launched.
+   * `start: false` a profile that is not running is reported, not launched; a `gate` that
+   * answers ends the call before any session is needed.
    */
-  async withSession<T>(profile: string | undefined, fn: (session: BrowserSession) => Promise<T>, options: { start?: boolean } = {}): Promise<WithSession<T>> {
+  async withSession<T>(
+    profile: string | undefined,
+    fn: (session: BrowserSession) => Promise<T>,
+    options: { start?: boolean; gate?: () => Promise<T | undefined> } = {},
+  ): Promise<WithSession<T>> {
     const found = profileFor(this.options.config, this.options.dataDir, profile);
     if (!found.ok) return found;
     const { spec } = found;
     return this.enqueue(spec.name, async (): Promise<WithSession<T>> => {
       clearTimeout(this.timers.get(spec.name));
+      // A gate answers in the call's turn without a browser (a refused URL starts no Chromium).
+      const answered = await options.gate?.();
+      if (answered !== undefined) return { ok: true, value: answered };
       let session = await this.running(spec.name);
       if (!session) {
         if (options.start === false) return { ok: false, error: `The browser profile "${spec.name}" is not running. Use action "start" (or "open") first.` };

@@ -193,6 +193,20 @@ describe('browser tool (default policy: private networks blocked)', () => {
     expect((await call({ action: 'act', kind: 'press', key: 'Tab' })).isError).toBeFalsy();
   });
 
+  it('runs concurrent calls on one profile one after the other', async () => {
+    const [loaded, snap] = await Promise.all([call({ action: 'navigate', url: site('/second') }), call({ action: 'snapshot' })]);
+    expect(loaded.isError).toBeFalsy();
+    expect(textOf(snap)).toContain('second page');
+  });
+
+  it('back at the start of a tab says there is no earlier page', async () => {
+    const opened = await call({ action: 'open', url: site('/second') });
+    const fresh = (opened.details as { targetId: string }).targetId;
+    expect((await call({ action: 'back', targetId: fresh })).details).toMatchObject({ status: 'ok', url: 'about:blank' });
+    expect(textOf(await call({ action: 'back', targetId: fresh }))).toMatch(/no earlier page/);
+    await call({ action: 'close', targetId: fresh });
+  });
+
   it('refuses unknown and stale refs with a hint to snapshot again', async () => {
     await call({ action: 'navigate', url: site('/second') });
     await call({ action: 'snapshot' });

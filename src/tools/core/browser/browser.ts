@@ -5,6 +5,7 @@ import {
   checkBrowserUrl,
   locatorForRef,
   navigateGuarded,
+  NAVIGATION_TIMEOUT_MS,
   snapshotPage,
   truncateSnapshot,
   type BlockedRequest,
@@ -43,8 +44,14 @@ function blockedNote(blocked: BlockedRequest[]): string {
 }
 
 /** Unwraps a session result; an error (unknown profile, launch failure, not running) becomes the tool error. */
-async function onSession(manager: BrowserManager, args: BrowserArgs, fn: (session: BrowserSession) => Promise<ToolResult>, start = true): Promise<ToolResult> {
-  const result = await manager.withSession(args.profile, fn, { start });
+async function onSession(
+  manager: BrowserManager,
+  args: BrowserArgs,
+  fn: (session: BrowserSession) => Promise<ToolResult>,
+  start = true,
+  gate?: () => Promise<ToolResult | undefined>,
+): Promise<ToolResult> {
+  const result = await manager.withSession(args.profile, fn, { start, gate });
   return result.ok ? result.value : errorResult(result.error, { status: 'error', profile: args.profile });
 }
 
@@ -65,12 +72,11 @@ async function navigationResult(session: BrowserSession, page: Page, outcome: Na
   );
 }
 
-/** A URL the guard refuses is answered before any Chromium is started for it. */
-async function refuseEarly(url: string, guard: GuardContext, then: () => Promise<ToolResult>): Promise<ToolResult> {
+/** The gate of open/navigate: a URL the guard refuses is answered before any Chromium is started for it. */
+const refuseEarly = (url: string, guard: GuardContext) => async (): Promise<ToolResult | undefined> => {
   const verdict = await checkBrowserUrl(url, guard);
-  if (!verdict.allowed) return errorResult(`Navigation blocked: ${verdict.reason}`, { status: 'blocked', url });
-  return then();
-}
+  return verdict.allowed ? undefined : errorResult(`Navigation blocked: ${verdict.reason}`, { status: 'blocked', url });
+};
 
 const requireUrl = (args: BrowserArgs): string | undefined => args.url ?? args.targetUrl;
 
@@ -120,24 +126,24 @@ const handlers: Record<(typeof BROWSER_ACTIONS)[number], Handler> = {
   open: (args, manager, guard) => {
     const url = requireUrl(args);
     if (!url) return Promise.resolve(errorResult('open needs a url.', { status: 'error' }));
-    return refuseEarly(url, guard, () => onSession(manager, args, async (session) => {
+    return onSession(manager, args, async (session) => {
       const tabs = session.listTabs();
       const reuse = tabs.length === 1 && tabs[0]!.page.url() === 'about:blank' ? tabs[0]!.page : undefined;
       const page = reuse ?? (await session.newTab());
       const outcome = await navigateGuarded(session, page, url, guard);
       if (!outcome.ok && !reuse) await page.close().catch(() => undefined);
       return navigationResult(session, page, outcome, 'Opened');
-    }));
+    }, true, refuseEarly(url, guard));
   },
 
   navigate: (args, manager, guard) => {
     const url = requireUrl(args);
     if (!url) return Promise.resolve(errorResult('navigate needs a url.', { status: 'error' }));
-    return refuseEarly(url, guard, () => onSession(manager, args, async (session) => {
+    return onSession(manager, args, async (session) => {
       const page = args.targetId ? session.tab(args.targetId) : await session.currentOrNewTab();
       if (!page) return errorResult(`No tab ${args.targetId}. Use action "tabs" to list the open tabs.`, { status: 'error' });
       return navigationResult(session, page, await navigateGuarded(session, page, url, guard), 'Loaded');
-    }));
+    }, true, refuseEarly(url, guard));
   },
 
   back: (args, manager, guard) =>
@@ -148,7 +154,15 @@ const handlers: Record<(typeof BROWSER_ACTIONS)[number], Handler> = {
         const tab = tabOrError(session, args);
         if ('error' in tab) return tab.error;
         const { page } = tab;
-        const outcome = await navigateGuarded(session, page, undefined, guard, (p) => p.goBack({ waitUntil: 'domcontentloaded', timeout: 30_000 }));
+        const before = page.url();
+        let moved = true;
+        const outcome = await navigateGuarded(session, page, undefined, guard, async (p) => {
+          const response = await p.goBack({ waitUntil: 'domcontentloaded', timeout: NAVIGATION_TIMEOUT_MS });
+          // Playwright answers null both for "no earlier page" and for a same-document step back.
+          moved = response !== null || p.url() !== before;
+          return response;
+        });
+        if (outcome.ok && !moved) return errorResult(`There is no earlier page in ${session.tabId(page)}.`, { status: 'error', targetId: session.tabId(page) });
         return navigationResult(session, page, outcome, 'Went back in');
       },
       false,
