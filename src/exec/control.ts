@@ -4,10 +4,14 @@
  * into a shell. Checked on the raw text and on every unquoted argv, so quoting, wrappers
  * (`env`, `sudo`, `npx`) and `sh -c` carriers do not hide it. Pure.
  */
+// The subcommands alone, whatever runs them: Warden's CLI can be started as `warden`, through
+// `node dist/cli.js`, `npx tsx src/cli.ts`, a copy or a link, so the program name proves nothing.
 const PATTERNS: ReadonlyArray<{ re: RegExp; what: string }> = [
   { re: /\/approve\s+\S+\s+(allow-once|allow-always|always|deny)\b/i, what: 'the /approve chat command' },
-  { re: /\bwarden(\.js|\.ts)?\b[\s\S]*\bapprovals\s+(resolve|revoke)\b/i, what: '`warden approvals resolve|revoke`' },
+  { re: /(^|[^\w-])approvals\s+(resolve|revoke)\b/i, what: '`warden approvals resolve|revoke`' },
+  { re: /\bexec-approvals\s+import\b/i, what: '`warden exec-approvals import`' },
   { re: /\bwarden(\.js|\.ts)?\b[\s\S]*\binvoke\b[\s\S]*--approve\b/i, what: '`warden invoke --approve`' },
+  { re: /\bcli\.[jt]s\b[\s\S]*\binvoke\b[\s\S]*--approve\b/i, what: '`warden invoke --approve`' },
 ];
 
 export function detectControlCommand(command: string, argvs: ReadonlyArray<readonly string[]> = []): string | null {

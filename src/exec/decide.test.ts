@@ -12,7 +12,8 @@ const root = mkdtempSync(path.join(tmpdir(), 'warden-decide-'));
 const cwd = path.join(root, 'work');
 const home = path.join(root, 'home');
 const shadowBin = path.join(root, 'shadow-bin');
-for (const dir of [cwd, home, shadowBin, path.join(cwd, 'tools')]) mkdirSync(dir, { recursive: true });
+const multicallBin = path.join(root, 'multicall-bin');
+for (const dir of [cwd, home, shadowBin, multicallBin, path.join(cwd, 'tools')]) mkdirSync(dir, { recursive: true });
 const script = (file: string) => {
   writeFileSync(file, '#!/bin/sh\nexit 0\n');
   chmodSync(file, 0o755);
@@ -22,6 +23,9 @@ script(path.join(shadowBin, 'wc'));
 script(path.join(cwd, 'wc'));
 symlinkSync('/usr/bin/rm', path.join(cwd, 'ls'));
 symlinkSync('/usr/bin/ls', path.join(cwd, 'myls'));
+// A multi-call binary picks its applet by the name it was started under (BusyBox systems).
+script(path.join(multicallBin, 'busybox'));
+symlinkSync('busybox', path.join(multicallBin, 'ls'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const PATH_DIRS = ['/usr/bin', '/bin'];
@@ -394,6 +398,10 @@ describe('commands that would decide approvals are refused (A3 step 2)', () => {
     'env warden approvals resolve x allow-once',
     'echo "/approve 5f2 allow-always"',
     'warden invoke exec --args "{}" --approve always',
+    'npx tsx src/cli.ts approvals resolve x allow-always',
+    'node dist/cli.js approvals revoke 12',
+    'warden exec-approvals import grants.json',
+    'npx tsx src/cli.ts exec-approvals import --agent main x.json',
   ])('`%s`', (command) => {
     for (const config of [{}, { security: 'full' as const, ask: 'off' as const }, { allowlist: [ALL] }]) {
       const v = check(command, config);
@@ -482,6 +490,17 @@ describe('red-team findings: what runs is what was checked', () => {
   });
 });
 
+describe('red-team findings: a multi-call binary runs under the name that was checked', () => {
+  it('`ls sh -c id` with ls allowlisted runs the ls applet, not `busybox sh -c id`', () => {
+    const v = check('ls sh -c id', { allowlist: [{ pattern: path.join(multicallBin, 'ls') }] }, [], [multicallBin]);
+    expect(v.decision).toBe('allow');
+    expect(v.rewritten).toBe(`'${path.join(multicallBin, 'ls')}' 'sh' '-c' 'id'`);
+  });
+  it('an ordinary symlinked tool still runs as its real path', () => {
+    expect(check('./myls', { allowlist: [LS] }).rewritten).toBe("'/usr/bin/ls'");
+  });
+});
+
 describe('red-team findings: the shell script operand', () => {
   const RUN = { pattern: path.join(cwd, 'tools/run.sh') };
   it.each<[string, 'allow' | 'ask']>([
@@ -511,6 +530,8 @@ describe('red-team findings: inline code and stdin programs (strictInlineEval)',
     // Code in a module specifier or a make variable.
     'node --import=data:text/javascript,1 app.js', 'node --import data:text/javascript,1 app.js', 'node -r data:,1 app.js',
     'make SHELL=/tmp/evil', "make 'CC=sh -c id' all",
+    // Interactive after the script: the rest of stdin (process write) is code.
+    'python3 -i app.py', 'python3 -Ii app.py', 'node -i app.js', 'node --interactive app.js',
   ])('`%s` needs approval even under a bare `*` entry, and is never stored', (command) => {
     const v = check(command, { allowlist: [ALL] });
     expect(v.decision).toBe('ask');

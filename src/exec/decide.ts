@@ -12,7 +12,7 @@ import { commandName, resolveExecutable, type ResolveEnv, type ResolvedExecutabl
 import { buildEnforcedCommand, type RewritePart } from './rewrite.js';
 import { checkSafeBin, type SafeBinPolicy } from './safe-bins.js';
 import { isSafeBuiltin } from './safe-builtins.js';
-import { shellInvocation, unwrapDispatch } from './wrappers.js';
+import { MULTICALL_BINARIES, shellInvocation, unwrapDispatch } from './wrappers.js';
 
 /**
  * The exec gate (reference A3): security × ask × allowlist → allow | ask | deny, with the
@@ -160,7 +160,7 @@ export function evaluateExec(command: string, policy: ExecPolicy, options: Evalu
   const allowAlways = planAllowAlways(command, analysis.parts, segments, policy, inlineEval !== null, analysis.hasHeredoc);
 
   if (satisfied) {
-    const rewritten = buildRewrite(analysis.parts, verdicts);
+    const rewritten = buildRewrite(analysis.parts, segments);
     // Without a rewrite the raw text would run; only an exact-command grant approved that text.
     if (rewritten === null && commandEntry === null) askReasons.push('no enforceable rewrite of the command');
     if (askReasons.length === 0) {
@@ -243,7 +243,21 @@ function payloadInlineEval(payload: string, policy: ExecPolicy, env: EvaluateOpt
   return null;
 }
 
-function buildRewrite(parts: readonly ShellChainPart[], verdicts: readonly SegmentVerdict[]): string | null {
+/**
+ * The path a segment runs as: the executable's real path, so a link swapped after the check
+ * cannot change the program — except for a multi-call binary, which picks its applet by the name
+ * it is started under: `ls` → busybox must run as `…/ls`, or `ls sh -c id` runs busybox's shell.
+ */
+function runPath(segment: SegmentEval): string {
+  const exe = segment.exe;
+  if (exe?.realPath && exe.resolvedPath && MULTICALL_BINARIES.has(commandName(exe.realPath)) && commandName(exe.resolvedPath) !== commandName(exe.realPath)) {
+    return exe.resolvedPath;
+  }
+  return segment.verdict.resolved!;
+}
+
+function buildRewrite(parts: readonly ShellChainPart[], segments: readonly SegmentEval[]): string | null {
+  const verdicts = segments.map((s) => s.verdict);
   let index = 0;
   const rewriteParts: RewritePart[] = [];
   for (const part of parts) {
@@ -251,7 +265,7 @@ function buildRewrite(parts: readonly ShellChainPart[], verdicts: readonly Segme
     for (const segment of part.pipeline) {
       const v = verdicts[index++]!;
       // Builtins run under their canonical name: `CD` would be a PATH lookup, not the builtin judged.
-      const argv = v.matchedBy === 'safe-builtin' ? [v.effectiveArgv[0]!.toLowerCase(), ...v.effectiveArgv.slice(1)] : v.resolved ? [v.resolved, ...v.effectiveArgv.slice(1)] : null;
+      const argv = v.matchedBy === 'safe-builtin' ? [v.effectiveArgv[0]!.toLowerCase(), ...v.effectiveArgv.slice(1)] : v.resolved ? [runPath(segments[index - 1]!), ...v.effectiveArgv.slice(1)] : null;
       if (argv === null) return null;
       // Wrappers only ever remove a prefix, so heredoc positions shift by what they removed.
       const shift = v.argv.length - v.effectiveArgv.length;

@@ -136,6 +136,8 @@ function firstPositional(args: readonly string[], valueFlags: ReadonlySet<string
 }
 
 const STDIN_INTERPRETERS = new Set(['python', 'python2', 'python3', 'pypy', 'pypy3', 'node', 'nodejs', 'bun', 'deno', 'ruby', 'perl', 'php', 'lua']);
+/** `-i` means "a REPL after the script" here (for perl and ruby it means in-place editing). */
+const INTERACTIVE_AFTER_SCRIPT = new Set(['python', 'python2', 'python3', 'pypy', 'pypy3', 'node', 'nodejs', 'lua']);
 const SHELLS = new Set(['ash', 'bash', 'dash', 'fish', 'ksh', 'sh', 'zsh']);
 
 /**
@@ -150,6 +152,8 @@ export function detectStdinProgram(argv: readonly string[]): InlineEvalHit | nul
   for (let i = 1; i < argv.length; i++) {
     const a = argv[i]!;
     if (readsStdin(a)) return { interpreter: name, flag: 'stdin' };
+    // Interactive after the script: whatever is written to stdin later is code.
+    if (INTERACTIVE_AFTER_SCRIPT.has(name) && (a === '--interactive' || (/^-[A-Za-z]+$/.test(a) && a.includes('i')))) return { interpreter: name, flag: 'stdin' };
     if (a === '--') return argv[i + 1] === undefined || readsStdin(argv[i + 1]!) ? { interpreter: name, flag: 'stdin' } : null;
     if (a.startsWith('-') || (shell && a.startsWith('+'))) {
       if (shell && /^-[a-zA-Z]*s/.test(a)) return { interpreter: name, flag: 'stdin' };

@@ -13,7 +13,9 @@ export type Unwrapped =
 const MAX_WRAPPER_DEPTH = 4;
 
 const BLOCKED_WRAPPERS = new Set(['sudo', 'doas', 'chrt', 'ionice', 'setsid', 'taskset']);
-const MULTICALL = new Set(['busybox', 'toybox']);
+/** Binaries that run the applet named by argv[0] (or by their first argument). */
+export const MULTICALL_BINARIES: ReadonlySet<string> = new Set(['busybox', 'toybox']);
+const MULTICALL = MULTICALL_BINARIES;
 export const POSIX_SHELLS = new Set(['ash', 'bash', 'dash', 'fish', 'ksh', 'sh', 'zsh']);
 
 const NUMBER = /^[+-]?\d+$/;
