@@ -12,7 +12,7 @@ import { log } from '../../../log.js';
 import { openStore, type Store } from '../../../store/index.js';
 import type { ToolCallContext, ToolResult } from '../../types.js';
 import { createProcessTool } from '../process/process.js';
-import { createExecTool, type ExecToolDeps } from './exec.js';
+import { afterApproval, createExecTool, type ExecToolDeps } from './exec.js';
 
 let root: string;
 let workspace: string;
@@ -260,5 +260,13 @@ describe.skipIf(!bwrapAvailable())('exec on the sandbox host', () => {
     expect(existsSync(path.join(root, 'escaped.txt'))).toBe(false);
     expect((await run({ command: 'touch /usr/escaped' })).isError).toBe(true);
     expect(existsSync('/usr/escaped')).toBe(false);
+  });
+});
+
+describe('afterApproval fails closed', () => {
+  it('an outcome it does not know runs nothing, whatever the fallback', () => {
+    const verdict = { inlineEval: null, analysis: { ok: true }, satisfied: true, fallbackScript: "'/usr/bin/ls'" } as unknown as Parameters<typeof afterApproval>[2];
+    const next = afterApproval('approved' as never, 'ls', verdict, 'full', 'full');
+    expect(next).toEqual({ run: false, reason: 'exec not run: unknown approval outcome "approved".' });
   });
 });

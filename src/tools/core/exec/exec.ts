@@ -188,6 +188,9 @@ export function afterApproval(outcome: ApprovalOutcome, command: string, verdict
       if (fallback === 'allowlist') return { run: false, reason: 'exec denied: approval-timeout: allowlist-miss. Do not retry this command.' };
       return { run: false, reason: 'exec denied: approval-timeout. Do not retry this command.' };
     }
+    default:
+      // An outcome this code does not know (a newer approvals module, a corrupt row) never runs anything.
+      return { run: false, reason: `exec not run: unknown approval outcome ${JSON.stringify(outcome)}.` };
   }
 }
 
