@@ -18,9 +18,10 @@ import { resolveDataDir } from '../../../store/data-dir.js';
 import type { ToolImplementation, ToolResult, ToolRuntime } from '../../types.js';
 import { errorResult, textResult } from '../fs/tool-result.js';
 import { wrapUntrusted } from '../fs/untrusted.js';
+import { act, BROWSER_LIMITS, timeoutOf } from './browser-act.js';
 import { BROWSER_ACTIONS, ACT_KINDS, browserParameters, type BrowserArgs } from './browser-schema.js';
 
-export const BROWSER_LIMITS = { defaultMaxChars: 20_000, efficientMaxChars: 8_000, maxCharsCap: 80_000, defaultTimeoutMs: 10_000, maxTimeoutMs: 60_000, maxWaitMs: 30_000, maxScreenshotBytes: 5_000_000 };
+export { BROWSER_LIMITS };
 
 export interface BrowserToolDeps {
   manager: BrowserManager;
@@ -67,7 +68,7 @@ async function navigationResult(session: BrowserSession, page: Page, outcome: Na
   const label = await pageLabel(session, page);
   const redirects = outcome.redirects.length > 0 ? `\nRedirected through: ${outcome.redirects.join(' → ')}` : '';
   return textResult(
-    `${verb} ${session.tabId(page)} (HTTP ${outcome.status ?? '—'}). Use action "snapshot" to read the page and get refs.\n${wrapUntrusted(`browser:${outcome.url}`, label)}${redirects}${blockedNote(outcome.blocked)}`,
+    `${verb} ${session.tabId(page)} (HTTP ${outcome.status ?? '—'}). Use action "snapshot" to read the page and get refs.\n${wrapUntrusted(`browser:${outcome.url}`, `${label}${redirects}`)}${blockedNote(outcome.blocked)}`,
     { status: 'ok', targetId: session.tabId(page), url: outcome.url, httpStatus: outcome.status, redirects: outcome.redirects, blocked: outcome.blocked.length },
   );
 }
@@ -287,73 +288,6 @@ const handlers: Record<(typeof BROWSER_ACTIONS)[number], Handler> = {
       false,
     ),
 };
-
-const timeoutOf = (args: BrowserArgs) => Math.min(args.timeoutMs ?? BROWSER_LIMITS.defaultTimeoutMs, BROWSER_LIMITS.maxTimeoutMs);
-
-/** One `act` kind on a tab. Elements are addressed by snapshot refs only, never by CSS selectors. */
-async function act(session: BrowserSession, page: Page, args: BrowserArgs): Promise<ToolResult> {
-  const timeout = timeoutOf(args);
-  const ok = (text: string) => textResult(text, { status: 'ok', kind: args.kind, ref: args.ref, targetId: session.tabId(page) });
-  const target = () => {
-    if (!args.ref) return { ok: false as const, error: `act ${args.kind} needs a ref from the last snapshot.` };
-    return locatorForRef(page, session.refsOf(page), args.ref);
-  };
-  try {
-    switch (args.kind) {
-      case 'click': {
-        const t = target();
-        if (!t.ok) return errorResult(t.error, { status: 'error' });
-        await t.locator.click({ timeout, clickCount: args.doubleClick ? 2 : 1 });
-        return ok(`Clicked ${t.ref}.`);
-      }
-      case 'type': {
-        const t = target();
-        if (!t.ok) return errorResult(t.error, { status: 'error' });
-        if (args.text === undefined) return errorResult('act type needs text.', { status: 'error' });
-        await t.locator.fill(args.text, { timeout });
-        if (args.submit) await t.locator.press('Enter', { timeout });
-        return ok(`Typed ${args.text.length} character(s) into ${t.ref}${args.submit ? ' and pressed Enter' : ''}.`);
-      }
-      case 'press': {
-        if (!args.key) return errorResult('act press needs a key, like Enter, Tab or Control+A.', { status: 'error' });
-        if (args.ref) {
-          const t = target();
-          if (!t.ok) return errorResult(t.error, { status: 'error' });
-          await t.locator.press(args.key, { timeout });
-          return ok(`Pressed ${args.key} on ${t.ref}.`);
-        }
-        await page.keyboard.press(args.key);
-        return ok(`Pressed ${args.key}.`);
-      }
-      case 'hover': {
-        const t = target();
-        if (!t.ok) return errorResult(t.error, { status: 'error' });
-        await t.locator.hover({ timeout });
-        return ok(`Hovered over ${t.ref}.`);
-      }
-      case 'select': {
-        const t = target();
-        if (!t.ok) return errorResult(t.error, { status: 'error' });
-        if (!args.values || args.values.length === 0) return errorResult('act select needs values (option labels or values).', { status: 'error' });
-        const chosen = await t.locator.selectOption(args.values.map((v) => ({ label: v })), { timeout }).catch(() => t.locator.selectOption(args.values!, { timeout }));
-        return ok(`Selected ${chosen.join(', ')} in ${t.ref}.`);
-      }
-      case 'wait': {
-        if (args.text !== undefined) {
-          await page.getByText(args.text).first().waitFor({ state: 'visible', timeout: Math.min(timeout, BROWSER_LIMITS.maxWaitMs) });
-          return ok(`The text "${args.text}" is on the page.`);
-        }
-        const ms = Math.min(args.timeMs ?? 1000, BROWSER_LIMITS.maxWaitMs);
-        await page.waitForTimeout(ms);
-        return ok(`Waited ${ms} ms.`);
-      }
-      default:
-        return errorResult(`Unknown act kind "${String(args.kind)}": use ${ACT_KINDS.join(', ')}.`, { status: 'error' });
-    }
-  } catch (err) {
-    return errorResult(`act ${args.kind} failed: ${firstLine(err)}. The page may have changed; take a new snapshot.`, { status: 'error', kind: args.kind, ref: args.ref });
-  }
-}
 
 /**
  * browser: drives a Chromium per browser profile — open and navigate under the SSRF guard,
