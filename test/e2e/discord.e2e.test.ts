@@ -61,7 +61,7 @@ function configFor(dir: string, extra: Record<string, unknown> = {}) {
 async function start(dir = newDir(), extra: Record<string, unknown> = {}): Promise<RunningWarden & { dir: string }> {
   const parsed = parseConfig(configFor(dir, extra));
   if (!parsed.ok) throw parsed.error;
-  const from = mark();
+  const from = Date.now();
   const started = await startWarden({ ...parsed.value, baseDir: dir }, { env: {}, shutdownGraceMs: 300 });
   if (!started.ok) throw started.error;
   running.push(started.warden);
@@ -69,13 +69,14 @@ async function start(dir = newDir(), extra: Record<string, unknown> = {}): Promi
   return Object.assign(started.warden, { dir });
 }
 
-const since = (mark: number) => (r: RecordedRequest) => r.at >= mark;
-const mark = () => Date.now();
+/** A position in the fake's request log: only requests recorded after it count. */
+const mark = () => fake.requests.records.length;
+const after = (from: number) => (r: RecordedRequest) => fake.requests.records.indexOf(r) >= from;
 
 /** The next message the bot posts in a channel after `from`, matching `pred`. */
 function botPost(channelId: string, from: number, pred: (body: any) => boolean = () => true, what = 'bot message'): Promise<RecordedRequest> {
   return fake.requests.waitFor(
-    (r) => r.at >= from && r.method === 'POST' && r.path === `/channels/${channelId}/messages` && pred(r.body),
+    (r) => after(from)(r) && r.method === 'POST' && r.path === `/channels/${channelId}/messages` && pred(r.body),
     8_000,
     `${what} in ${channelId}`,
   );
@@ -92,9 +93,8 @@ const cardButtons = (message: APIMessage) =>
 
 /** The card message the bot posted (with buttons), as stored by the fake. */
 async function cardIn(channelId: string, from: number): Promise<APIMessage> {
-  const post = await botPost(channelId, from, (b) => Array.isArray(b.components) && b.components.length > 0, 'approval card');
-  const stored = fake.botMessagesIn(channelId).find((m) => cardButtons(m).length > 0 && Date.parse(m.timestamp) >= from - 1000 && m.content === post.body.content);
-  return stored ?? fake.botMessagesIn(channelId).at(-1)!;
+  await botPost(channelId, from, (b) => Array.isArray(b.components) && b.components.length > 0, 'approval card');
+  return fake.botMessagesIn(channelId).filter((m) => cardButtons(m).length > 0).at(-1)!;
 }
 
 function clickOn(card: APIMessage, decision: string, user: APIUser) {
@@ -227,7 +227,7 @@ describe('Discord end to end', () => {
     try {
       await second.ready;
       const edit = await fake.requests.waitFor(
-        (r) => r.at >= restartAt && r.method === 'PATCH' && r.path === `/channels/${DEV}/messages/${card.id}`,
+        (r) => after(restartAt)(r) && r.method === 'PATCH' && r.path === `/channels/${DEV}/messages/${card.id}`,
         8_000,
         'card edit after restart',
       );

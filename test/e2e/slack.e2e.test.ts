@@ -58,7 +58,9 @@ async function start(): Promise<{ warden: RunningWarden; url: string; dir: strin
 }
 
 const signed = { secret: SECRET };
-const mark = () => Date.now();
+/** A position in the fake's request log: only requests recorded after it count. */
+const mark = () => fake.requests.records.length;
+const after = (from: number) => (r: RecordedRequest) => fake.requests.records.indexOf(r) >= from;
 
 /** A user's message to the bot: a mention in a channel, a plain message in a DM. */
 function post(url: string, user: string, channel: string, text: string, options: { retryNum?: number; eventId?: string } = {}) {
@@ -69,7 +71,7 @@ function post(url: string, user: string, channel: string, text: string, options:
 
 function reply(channel: string, from: number, pred: (text: string) => boolean = () => true): Promise<RecordedRequest> {
   return fake.requests.waitFor(
-    (r) => r.at >= from && r.path === '/api/chat.postMessage' && r.body.channel === channel && !r.body.blocks && pred(String(r.body.text ?? '')),
+    (r) => after(from)(r) && r.path === '/api/chat.postMessage' && r.body.channel === channel && !r.body.blocks && pred(String(r.body.text ?? '')),
     8_000,
     `reply in ${channel}`,
   );
@@ -131,13 +133,13 @@ describe('Slack end to end', () => {
     expect((await fake.sendEvent(url, event, { secret: 'wrong-secret' })).status).toBe(401);
     expect((await fake.sendEvent(url, event, { ...signed, timestamp: Math.floor(Date.now() / 1000) - 6 * 60 })).status).toBe(401);
     await sleep(300);
-    expect(fake.requests.filter((r) => r.at >= from && r.path === '/api/chat.postMessage')).toHaveLength(0);
+    expect(fake.requests.filter((r) => after(from)(r) && r.path === '/api/chat.postMessage')).toHaveLength(0);
 
     expect((await fake.sendEvent(url, event, signed)).status).toBe(200);
     expect((await fake.sendEvent(url, event, { ...signed, retryNum: 1 })).status).toBe(200);
     await reply('D0000ALICE', from);
     await sleep(300);
-    expect(fake.requests.filter((r) => r.at >= from && r.path === '/api/chat.postMessage')).toHaveLength(1);
+    expect(fake.requests.filter((r) => after(from)(r) && r.path === '/api/chat.postMessage')).toHaveLength(1);
   });
 
   it('DMs of two users are two sessions', async () => {
