@@ -6,6 +6,7 @@ import { ApprovalService } from '../approvals/service.js';
 import { parseConfig } from '../config/index.js';
 import { main } from '../cli.js';
 import { EventBus } from '../events.js';
+import { ExecAllowlistStore } from '../exec/allowlist-store.js';
 import { openStore } from '../store/store.js';
 import type { CliIO } from './args.js';
 
@@ -22,7 +23,7 @@ function setup() {
     approvals.shutdown();
     opened.store.close();
   };
-  return { dir, approvals, ctx, close };
+  return { dir, approvals, ctx, close, db: opened.store.db };
 }
 
 async function cli(dir: string, argv: string[]) {
@@ -86,6 +87,26 @@ describe('warden approvals', () => {
     expect(code).toBe(2);
     expect(stderr).toContain(`decision "allow-always" is not offered by ${request.id}; allowed: allow-once, deny`);
     expect(t.approvals.get(request.id)!.status).toBe('pending');
+    t.close();
+  });
+
+  it('lists exec allow-always grants with the tool grants, and revokes one by id', async () => {
+    const t = setup();
+    const exec = new ExecAllowlistStore(t.db);
+    const live = exec.add('main', { pattern: '/usr/bin/rm', argPattern: '^-rf\x00build/\x00$', source: 'allow-always', lastUsedCommand: 'rm -rf build/' });
+    const old = exec.add('main', { pattern: '/usr/bin/make', argPattern: '^\x00\x00$', source: 'allow-always', expiresAt: 1000 });
+    exec.add('main', { pattern: '/usr/bin/ls', source: 'import' });
+
+    const human = await cli(t.dir, ['grants']);
+    expect(human.stdout).toBe(`${live.id}  agent main  exec  /usr/bin/rm  for "rm -rf build/"  no expiry\n`);
+    const all = JSON.parse((await cli(t.dir, ['grants', '--all', '--json'])).stdout);
+    expect(all.exec.map((e: { id: string }) => e.id)).toEqual([live.id, old.id]);
+    expect((await cli(t.dir, ['grants', '--all'])).stdout).toContain(`${old.id}  agent main  exec  /usr/bin/make  args "^\\u0000\\u0000$"  expired 1970-01-01T00:00:01.000Z`);
+
+    const revoked = await cli(t.dir, ['revoke', live.id]);
+    expect(revoked.code).toBe(0);
+    expect(revoked.stdout).toContain(`revoked exec grant ${live.id}`);
+    expect(exec.list('main').map((e) => e.pattern)).toEqual(['/usr/bin/ls']);
     t.close();
   });
 });

@@ -3,6 +3,7 @@ import { ApprovalService } from '../approvals/service.js';
 import type { ApprovalRequest, Grant } from '../approvals/types.js';
 import { closest } from '../config/errors.js';
 import { EventBus } from '../events.js';
+import { ExecAllowlistStore, type StoredAllowlistEntry } from '../exec/allowlist-store.js';
 import { resolveDataDir } from '../store/data-dir.js';
 import { openStore } from '../store/store.js';
 import { EXIT, stringOption, type CliIO, type CommandRunner } from './args.js';
@@ -61,12 +62,21 @@ export const run: CommandRunner = async (args, io) => {
         return EXIT.ok;
       }
       case 'grants': {
-        const grants = approvals.grants.list({ all: args.options.get('all') === true });
-        out(io, json, { grants }, () => (grants.length ? grants.map(grantLine).join('\n') : 'no grants'));
+        const all = args.options.get('all') === true;
+        const grants = approvals.grants.list({ all });
+        // Exec allow-always grants live in the exec allowlist store, bound to an executable and argv.
+        const now = Date.now();
+        const exec = new ExecAllowlistStore(store.db).all().filter((e) => e.source === 'allow-always' && (all || e.expiresAt === undefined || e.expiresAt > now));
+        const lines = [...grants.map(grantLine), ...exec.map((e) => execGrantLine(e, now))];
+        out(io, json, { grants, exec }, () => (lines.length ? lines.join('\n') : 'no grants'));
         return EXIT.ok;
       }
       case 'revoke': {
         const result = approvals.revokeGrant(rest[0]!, `cli:${operator}`);
+        if (result.kind === 'not-found' && new ExecAllowlistStore(store.db).remove(rest[0]!)) {
+          out(io, json, { kind: 'revoked', exec: rest[0] }, () => `revoked exec grant ${rest[0]}`);
+          return EXIT.ok;
+        }
         if (result.kind === 'not-found') return fail(io, json, result, `no grant with id ${result.id}; see warden approvals grants --all`);
         out(io, json, result, () => (result.kind === 'revoked' ? `revoked ${grantLine(result.grant)}` : `already revoked: ${grantLine(result.grant)}`));
         return EXIT.ok;
@@ -116,4 +126,10 @@ function requestLine(r: ApprovalRequest): string {
 function grantLine(g: Grant): string {
   const state = g.revokedAt !== undefined ? `revoked by ${g.revokedBy}` : g.expiresAt !== undefined ? `expires ${new Date(g.expiresAt).toISOString()}` : 'no expiry';
   return `${g.id}  agent ${g.agentId}  ${g.tool}  ${g.pattern}${g.argPattern !== undefined ? ` args ${g.argPattern}` : ''}  by ${g.createdBy}  ${state}`;
+}
+
+function execGrantLine(e: StoredAllowlistEntry, now: number): string {
+  const state = e.expiresAt === undefined ? 'no expiry' : `${e.expiresAt <= now ? 'expired' : 'expires'} ${new Date(e.expiresAt).toISOString()}`;
+  const what = e.lastUsedCommand !== undefined ? `for ${JSON.stringify(e.lastUsedCommand)}` : e.argPattern !== undefined ? `args ${JSON.stringify(e.argPattern)}` : 'any arguments';
+  return `${e.id}  agent ${e.agentId}  exec  ${e.pattern}  ${what}  ${state}`;
 }
