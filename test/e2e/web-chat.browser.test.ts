@@ -73,11 +73,24 @@ describe('web chat in Chromium', () => {
     expect(await page.locator('.msg.bot pre', { hasText: 'never-printed' }).count()).toBe(0);
   });
 
+  it('/stop aborts a running command', async () => {
+    await say('/exec sleep 30');
+    const card = page.locator('section.card[data-status="pending"]');
+    await card.waitFor();
+    await card.locator('button[data-decision="allow-once"]').click();
+    await page.locator('section.card[data-status="allow-once"]').nth(1).waitFor();
+    await page.locator('#typing:not([hidden])').waitFor();
+    await say('/stop');
+    await page.locator('.msg.bot', { hasText: 'Stopped the running turn.' }).waitFor();
+    await page.locator('#typing[hidden]').waitFor({ state: 'attached' });
+    await page.locator('.msg.bot', { hasText: 'aborted' }).waitFor();
+  });
+
   it('a reloaded page shows the conversation and the card in its final state', async () => {
     await page.reload();
     await page.locator('#status[data-state="open"]').waitFor();
     await page.locator('.msg.bot', { hasText: 'No model is configured' }).waitFor();
-    expect(await page.locator('section.card .outcome').allTextContents()).toEqual(['Allowed once by you', 'Denied by you']);
+    expect(await page.locator('section.card .outcome').allTextContents()).toEqual(['Allowed once by you', 'Denied by you', 'Allowed once by you']);
     expect(await page.locator('section.card button').count()).toBe(0);
   });
 });
