@@ -530,6 +530,9 @@ describe('red-team findings: inline code and stdin programs (strictInlineEval)',
     // Code in a module specifier or a make variable.
     'node --import=data:text/javascript,1 app.js', 'node --import data:text/javascript,1 app.js', 'node -r data:,1 app.js',
     'make SHELL=/tmp/evil', "make 'CC=sh -c id' all",
+    // A shell payload the analysis cannot read, or one that runs code through a builtin.
+    "sh -c 'python3 -c 1 > /dev/null'", "sh -c 'eval python3 -c 1'", "sh -c 'x=python3; $x -c 1'", "sh -c '. ./lib.sh'",
+    `sh -c "sh -c \\"sh -c 'sh -c ls'\\""`,
     // Interactive after the script: the rest of stdin (process write) is code.
     'python3 -i app.py', 'python3 -Ii app.py', 'node -i app.js', 'node --interactive app.js',
   ])('`%s` needs approval even under a bare `*` entry, and is never stored', (command) => {

@@ -205,7 +205,7 @@ function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOption
   if (shell?.payload != null) {
     shellPayload = true;
     // Inline code inside the payload still counts: `sh -c 'python -c …'`.
-    inlineEval ??= payloadInlineEval(shell.payload, policy, env, now, depth);
+    inlineEval ??= payloadInlineEval(shell.shell, shell.payload, policy, env, now, depth);
   }
   const verdict: SegmentVerdict = { argv, effectiveArgv: effective, resolved: exe.realPath ?? exe.resolvedPath, matchedBy: null };
   const target = { exe, args, home: env.home, requireArgPattern: shellPayload };
@@ -230,14 +230,22 @@ function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOption
   return { verdict, exe, blocked: false, inlineEval, shellPayload, cwdMoved };
 }
 
-function payloadInlineEval(payload: string, policy: ExecPolicy, env: EvaluateOptions, now: number, depth: number): InlineEvalHit | null {
-  if (depth >= MAX_SHELL_DEPTH) return null;
+/**
+ * Inline code inside a shell `-c` payload. The payload is shell code itself, so whatever the
+ * analysis cannot follow — an unreadable payload, nesting past the depth limit, a command word
+ * that is no executable (`eval`, `.`, `$x`, …) — counts as inline code: fail closed.
+ */
+function payloadInlineEval(shell: string, payload: string, policy: ExecPolicy, env: EvaluateOptions, now: number, depth: number): InlineEvalHit | null {
+  const opaque: InlineEvalHit = { interpreter: shell, flag: '-c' };
+  if (depth >= MAX_SHELL_DEPTH) return opaque;
   const inner = analyzeShellCommand(payload);
-  if (!inner.ok) return null;
+  if (!inner.ok) return opaque;
   for (const part of inner.parts) {
     for (const segment of part.pipeline) {
-      const hit = evaluateSegment(segment.argv, policy, env, now, depth + 1).inlineEval;
-      if (hit) return hit;
+      const evaluated = evaluateSegment(segment.argv, policy, env, now, depth + 1);
+      if (evaluated.inlineEval) return evaluated.inlineEval;
+      const runsProgram = evaluated.verdict.matchedBy === 'safe-builtin' || evaluated.exe?.realPath != null;
+      if (evaluated.blocked || !runsProgram) return opaque;
     }
   }
   return null;
