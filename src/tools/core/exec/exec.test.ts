@@ -12,7 +12,7 @@ import { log } from '../../../log.js';
 import { openStore, type Store } from '../../../store/index.js';
 import type { ToolCallContext, ToolResult } from '../../types.js';
 import { createProcessTool } from '../process/process.js';
-import { afterApproval, createExecTool, type ExecToolDeps } from './exec.js';
+import { afterApproval, createExecTool, hiddenCharacters, type ExecToolDeps } from './exec.js';
 
 let root: string;
 let workspace: string;
@@ -268,5 +268,24 @@ describe('afterApproval fails closed', () => {
     const verdict = { inlineEval: null, analysis: { ok: true }, satisfied: true, fallbackScript: "'/usr/bin/ls'" } as unknown as Parameters<typeof afterApproval>[2];
     const next = afterApproval('approved' as never, 'ls', verdict, 'full', 'full');
     expect(next).toEqual({ run: false, reason: 'exec not run: unknown approval outcome "approved".' });
+  });
+});
+
+describe('the approval card says when the command hides text', () => {
+  it.each<[string, string | null]>([
+    ['ls -la', null],
+    ['echo hi # \u202etxt.exe', 'the command contains 1 invisible or direction-changing character (U+202E at 10); read the full text before deciding'],
+    ['r\u200bm x', 'the command contains 1 invisible or direction-changing character (U+200B at 1); read the full text before deciding'],
+    ['ls\x1b[8m; rm -rf ~', 'the command contains 1 invisible or direction-changing character (U+001B at 2); read the full text before deciding'],
+    ['ls\n\n\nrm -rf ~', 'the command spans 4 lines; read the full text before deciding'],
+  ])('%j → %j', (command, warning) => {
+    expect(hiddenCharacters(command)).toBe(warning);
+  });
+
+  it('puts the warning first on the card', async () => {
+    const { run } = setup(DEV);
+    decisions.push('deny');
+    await run({ command: 'ls\u202e -la' });
+    expect(shown[0]!.facts![0]).toEqual({ label: 'Warning', value: expect.stringMatching(/U\+202E at 2/) });
   });
 });

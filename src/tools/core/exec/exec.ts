@@ -150,6 +150,8 @@ async function requestApproval(command: string, verdict: ExecVerdict, host: Exec
     { label: 'Runs in', value: `${cwd} (${host === 'sandbox' ? 'sandbox' : 'host'})` },
   ];
   if (!offerAlways) facts.push({ label: 'Allow always', value: `not offered: ${canPersist ? verdict.allowAlways.why : 'no store to keep it in'}` });
+  const hidden = hiddenCharacters(command);
+  if (hidden) facts.unshift({ label: 'Warning', value: hidden });
   const decisions: ApprovalDecision[] = offerAlways ? ['allow-once', 'allow-always', 'deny'] : ['allow-once', 'deny'];
   const resolution = await ctx.approvals.request(
     {
@@ -164,6 +166,22 @@ async function requestApproval(command: string, verdict: ExecVerdict, host: Exec
     ctx.signal,
   );
   return resolution.outcome;
+}
+
+/**
+ * Characters an approver cannot see on a card: direction overrides reorder what is shown,
+ * zero-width and control characters vanish, and many lines push the end of a command out of
+ * view. Said plainly on the card, so the approver knows the text is not what it looks like.
+ */
+const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]/g;
+
+export function hiddenCharacters(command: string): string | null {
+  const found = [...command.matchAll(INVISIBLE)].map((m) => `U+${m[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')} at ${m.index}`);
+  const lines = command.split(/\r\n|\n|\r/).length;
+  const parts: string[] = [];
+  if (found.length > 0) parts.push(`contains ${found.length} invisible or direction-changing character${found.length === 1 ? '' : 's'} (${found.slice(0, 5).join(', ')}${found.length > 5 ? ', …' : ''})`);
+  if (lines > 1) parts.push(`spans ${lines} lines`);
+  return parts.length > 0 ? `the command ${parts.join(' and ')}; read the full text before deciding` : null;
 }
 
 type AfterApproval = { run: true; script: string } | { run: false; reason: string };
