@@ -1,6 +1,7 @@
 import { closest } from '../config/errors.js';
 import { auditExec, type AuditFinding } from '../exec/audit.js';
 import { bwrapAvailable } from '../exec/sandbox.js';
+import { resolveDataDir } from '../store/data-dir.js';
 import { EXIT, type CommandRunner } from './args.js';
 import { loadConfigForCommand } from './config.js';
 import { unknownFlagProblems } from './context.js';
@@ -21,7 +22,8 @@ export const run: CommandRunner = async (args, io) => {
     io.stderr(problems.map((p) => `warden audit: ${p}`).join('\n'));
     return EXIT.badInput;
   }
-  const findings = auditExec(loaded.config, { hasBwrap: bwrapAvailable() }).sort((a, b) => ORDER[a.severity] - ORDER[b.severity]);
+  const state = { baseDir: loaded.baseDir, dataDir: resolveDataDir({ configDataDir: loaded.config.dataDir, env: io.env, cwd: loaded.baseDir }), configFile: loaded.file };
+  const findings = auditExec(loaded.config, { hasBwrap: bwrapAvailable(), state }).sort((a, b) => ORDER[a.severity] - ORDER[b.severity]);
   if (args.options.get('json') === true) io.stdout(JSON.stringify({ findings }, null, 2));
   else if (findings.length === 0) io.stdout('no findings');
   else io.stdout(findings.map((f) => `${f.severity.toUpperCase().padEnd(8)} ${f.id}: ${f.message}\n         fix: ${f.fix}`).join('\n'));

@@ -1,9 +1,10 @@
+import path from 'node:path';
 import { approversFor } from '../approvals/approvers.js';
 import type { WardenConfig } from '../config/schema/index.js';
 import type { TurnContext } from '../policy/context.js';
 import { knownAgentIds } from '../policy/steps.js';
 import { resolveToolSurface } from '../policy/surface.js';
-import { effectiveExecConfig } from './check.js';
+import { agentWorkspace, effectiveExecConfig } from './check.js';
 import { buildSafeBinPolicy, isInterpreterLikeSafeBin, writableTrustedDirs } from './safe-bins.js';
 import { BWRAP_PATH } from './sandbox.js';
 
@@ -17,6 +18,13 @@ export interface AuditFinding {
 
 export interface ExecAuditEnv {
   hasBwrap: boolean;
+  /** Where Warden keeps its own state; an agent workspace must not contain any of it. */
+  state?: {
+    /** Directory relative config paths resolve against. */
+    baseDir: string;
+    dataDir: string;
+    configFile?: string | undefined;
+  };
 }
 
 /** The exec-related findings for a config. Reads only directory modes of the trusted dirs. */
@@ -91,6 +99,28 @@ export function auditExec(config: WardenConfig, env: ExecAuditEnv): AuditFinding
       fix: 'install bubblewrap (Debian: apt-get install bubblewrap)',
     });
   }
+  if (env.state) {
+    // The file tools and exec may write anywhere in a workspace: a workspace holding the
+    // database or the config lets the agent grant itself approvals or loosen its own policy.
+    const { baseDir, dataDir, configFile } = env.state;
+    const own = [
+      { what: `the data dir ${dataDir} (approvals, allow-always grants)`, at: path.resolve(dataDir) },
+      ...(configFile ? [{ what: `the config file ${configFile}`, at: path.resolve(configFile) }] : []),
+      { what: `the .env file next to the config`, at: path.resolve(configFile ? path.dirname(configFile) : baseDir, '.env') },
+    ];
+    for (const agentId of knownAgentIds(config)) {
+      const workspace = agentWorkspace(config, agentId, baseDir);
+      const inside = own.filter((o) => isWithin(workspace, o.at));
+      if (inside.length === 0) continue;
+      findings.push({
+        id: 'workspace.contains-warden-state',
+        severity: 'critical',
+        message: `the workspace of agent ${agentId} (${workspace}) contains ${inside.map((o) => o.what).join(' and ')}: its file tools and commands can read secrets and rewrite Warden's own policy and grants`,
+        fix: `give agent ${agentId} a workspace of its own (agents.defaults.workspace or agents.list[].workspace) outside Warden's directory, e.g. ./workspace`,
+      });
+    }
+  }
+
   if (exec.security === 'allowlist' && exec.allowlist.some((e) => e.pattern === '*' && !e.argPattern)) {
     findings.push({
       id: 'exec.allowlist-wildcard',
@@ -100,6 +130,11 @@ export function auditExec(config: WardenConfig, env: ExecAuditEnv): AuditFinding
     });
   }
   return findings;
+}
+
+function isWithin(dir: string, target: string): boolean {
+  const rel = path.relative(dir, target);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
 function configuredProviders(config: WardenConfig): string[] {
