@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { commandName } from './resolve.js';
+import { shellInvocation } from './wrappers.js';
 
 /**
  * Inline code evaluation (reference A12): `python -c`, `node -e`, `find -exec`, `xargs CMD`, …
@@ -149,19 +150,24 @@ export function detectStdinProgram(argv: readonly string[]): InlineEvalHit | nul
   const name = interpreterName(argv[0]!);
   const shell = SHELLS.has(name);
   if (!shell && !STDIN_INTERPRETERS.has(name)) return null;
+  const stdin: InlineEvalHit = { interpreter: name, flag: 'stdin' };
+  if (shell) {
+    // The shell's own option parser tells the script operand from option values (`-o name`).
+    const invocation = shellInvocation(argv);
+    if (invocation?.payload != null) return null; // `-c`: the payload is judged elsewhere
+    for (const a of argv.slice(1)) {
+      if (a === '--' || !/^[-+]/.test(a)) break;
+      if (/^-[a-zA-Z]*s/.test(a)) return stdin;
+    }
+    return invocation?.script == null || readsStdin(invocation.script) ? stdin : null;
+  }
   for (let i = 1; i < argv.length; i++) {
     const a = argv[i]!;
-    if (readsStdin(a)) return { interpreter: name, flag: 'stdin' };
+    if (readsStdin(a)) return stdin;
     // Interactive after the script: whatever is written to stdin later is code.
-    if (INTERACTIVE_AFTER_SCRIPT.has(name) && (a === '--interactive' || (/^-[A-Za-z]+$/.test(a) && a.includes('i')))) return { interpreter: name, flag: 'stdin' };
-    if (a === '--') return argv[i + 1] === undefined || readsStdin(argv[i + 1]!) ? { interpreter: name, flag: 'stdin' } : null;
-    if (a.startsWith('-') || (shell && a.startsWith('+'))) {
-      if (shell && /^-[a-zA-Z]*s/.test(a)) return { interpreter: name, flag: 'stdin' };
-      // Shell inline payloads are judged elsewhere; `-o opt` takes a value.
-      if (shell && /^-[a-zA-Z]*c/.test(a)) return null;
-      if (shell && (a === '-o' || a === '+o')) i++;
-      continue;
-    }
+    if (INTERACTIVE_AFTER_SCRIPT.has(name) && (a === '--interactive' || (/^-[A-Za-z]+$/.test(a) && a.includes('i')))) return stdin;
+    if (a === '--') return argv[i + 1] === undefined || readsStdin(argv[i + 1]!) ? stdin : null;
+    if (a.startsWith('-')) continue;
     return null;
   }
   return { interpreter: name, flag: 'stdin' };
