@@ -2,11 +2,19 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import { nextRunAt, type Schedule } from './schedule.js';
 
-/** Where a job's answer goes: the session it was created in, by default. */
+/**
+ * Where a job runs and answers: the conversation it was created in. The guild and channel name
+ * are kept because the channel policy is resolved by them: a job in #general must run under
+ * #general's policy, not a looser guild-wide one.
+ */
 export interface CronTarget {
   sessionKey: string;
   provider: string;
+  chat: 'dm' | 'channel' | 'thread';
+  guildId?: string | undefined;
+  guildName?: string | undefined;
   channelId?: string | undefined;
+  channelName?: string | undefined;
   threadId?: string | undefined;
   /** Deliver to this user's DM instead of the channel. */
   dmUserId?: string | undefined;

@@ -10,7 +10,7 @@ import { cron001 } from './migrations.js';
 import { CronScheduler } from './scheduler.js';
 
 const T0 = Date.parse('2026-11-30T10:00:00Z');
-const target = { sessionKey: 'agent:main:discord:direct:1', provider: 'discord', dmUserId: '1' };
+const target = { sessionKey: 'agent:main:discord:direct:1', provider: 'discord', chat: 'dm' as const, channelId: 'D1', dmUserId: '1' };
 
 function setup(file = path.join(mkdtempSync(path.join(tmpdir(), 'warden-cron-')), 'db.sqlite')) {
   const db = new Database(file);

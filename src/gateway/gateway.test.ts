@@ -213,3 +213,38 @@ describe('Gateway with a model', () => {
     expect(adapter.texts()).toEqual([SHUTDOWN_TEXT]);
   });
 });
+
+describe('Gateway scheduled turns', () => {
+  const withModel: WardenConfigInput = { models: { default: 'anthropic/claude-sonnet-4-5' } };
+  const route = (text: string) => ({
+    agentId: 'main',
+    sessionKey: 'agent:main:web:direct:local',
+    context: { agentId: 'main', provider: 'web', chat: 'dm' as const, channelId: 'web', senderId: 'cron:j1', senderIsOwner: false, spawnDepth: 0, model: 'anthropic/claude-sonnet-4-5' },
+    replyTo: { provider: 'web' as const, channelId: 'web' },
+    text,
+  });
+
+  it('runs behind the session queue, posts the answer and reports how it ended', async () => {
+    const agent = new ControlledAgent();
+    const { adapter, gateway } = setup(withModel, { agent });
+    await gateway.start();
+    await adapter.push('first');
+    const outcome = gateway.runScheduled(route('job text'));
+    await tick();
+    expect(agent.requests.map((r) => r.input.text)).toEqual(['first']);
+    agent.releaseNext();
+    await tick();
+    agent.releaseNext();
+    expect(await outcome).toEqual({ ok: true, detail: 'echo: job text' });
+    expect(adapter.texts()).toEqual(['echo: first', 'echo: job text']);
+    expect(agent.requests[1]!.turn).toMatchObject({ senderId: 'cron:j1', senderIsOwner: false });
+    await gateway.stop();
+  });
+
+  it('reports a shutdown instead of hanging', async () => {
+    const { gateway } = setup(withModel, { agent: new ControlledAgent() });
+    await gateway.start();
+    await gateway.stop();
+    expect(await gateway.runScheduled(route('late'))).toEqual({ ok: false, error: 'Warden is shutting down' });
+  });
+});

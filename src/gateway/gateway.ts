@@ -36,7 +36,11 @@ interface QueuedItem {
   command: ParsedCommand | undefined;
   /** A turn Warden starts itself (subagent results arrived), not a user's message. */
   origin?: 'session' | undefined;
+  /** Told how the item ended (scheduled turns report their outcome to the cron ledger). */
+  onDone?: ((outcome: ScheduledOutcome) => void) | undefined;
 }
+
+export type ScheduledOutcome = { ok: true; detail: string } | { ok: false; error: string };
 
 /** What a parent turn started by finished subagents is asked to do. */
 export const SUBAGENTS_DONE_TEXT = 'Your subagents have finished. Tell the user what they found.';
@@ -137,6 +141,7 @@ export class Gateway {
     if (!finished) {
       const handedBack = this.queue.abortAll('shutting down');
       log.warn({ waiting: handedBack.length }, 'shutdown: aborted running turns');
+      for (const item of handedBack) item.onDone?.({ ok: false, error: 'Warden shut down before this turn ran' });
       await Promise.all(handedBack.map((item) => this.send(item.route.replyTo, { text: SHUTDOWN_TEXT })));
       await idle;
     }
@@ -166,6 +171,19 @@ export class Gateway {
     if (!queued.ok) log.info({ sessionKey: parentKey, reason: queued.reason }, 'subagent results wait for the next turn of their session');
   }
 
+  /**
+   * Runs a turn Warden starts itself (a cron job) behind the session's queue, like a message
+   * would, and resolves with how it ended. Never rejects.
+   */
+  runScheduled(route: Route): Promise<ScheduledOutcome> {
+    return new Promise((resolve) => {
+      if (this.state !== 'running') return resolve({ ok: false, error: 'Warden is shutting down' });
+      this.remember(route);
+      const queued = this.queue.enqueue(route.sessionKey, { route, command: undefined, onDone: resolve });
+      if (!queued.ok) resolve({ ok: false, error: queued.reason === 'full' ? `the session queue is full (${this.queue.pendingCount(route.sessionKey)} waiting)` : 'Warden is shutting down' });
+    });
+  }
+
   /** Posts a notice outside any turn (an interrupted approval, for instance). */
   notify(target: ReplyTarget, message: OutboundMessage): Promise<void> {
     return this.send(target, message);
@@ -193,13 +211,19 @@ export class Gateway {
     const stopTyping = adapter?.typing(route.replyTo) ?? (() => {});
     let reply: OutboundMessage | undefined;
     try {
-      if (command) reply = await this.commandReply(route, command, signal);
-      else reply = await this.turnReply(route, signal, item.origin);
-    } finally {
-      stopTyping();
+      try {
+        if (command) reply = await this.commandReply(route, command, signal);
+        else reply = await this.turnReply(route, signal, item.origin);
+      } finally {
+        stopTyping();
+      }
+      if (reply && reply.text !== '') await this.send(route.replyTo, reply);
+      if (route.replyTo.threadId !== undefined) this.threads.add(sessionKey);
+      item.onDone?.({ ok: true, detail: (reply?.text ?? '').slice(0, 500) });
+    } catch (err) {
+      item.onDone?.({ ok: false, error: (err as Error).message });
+      throw err;
     }
-    if (reply && reply.text !== '') await this.send(route.replyTo, reply);
-    if (route.replyTo.threadId !== undefined) this.threads.add(sessionKey);
   }
 
   private async turnReply(route: Route, signal: AbortSignal, origin?: 'session'): Promise<OutboundMessage | undefined> {

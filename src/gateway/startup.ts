@@ -19,6 +19,10 @@ import { agentWorkspace } from '../exec/check.js';
 import { listSkills } from '../skills/index.js';
 import { AuditLog, openStore, resolveDataDir, Transcripts, type Store } from '../store/index.js';
 import { HookBus } from '../hooks/bus.js';
+import { CronJobs } from '../cron/jobs.js';
+import { CronScheduler } from '../cron/scheduler.js';
+import type { MessagingService } from '../tools/types.js';
+import { routeForCronJob } from './scheduled.js';
 import { approveOn, clickHandlerOn, withWebLocalOwner, type ResolveApproval } from './approval-clicks.js';
 import { sqliteCardStore } from './card-store.js';
 import type { SkillsView, ToolReport } from './commands.js';
@@ -40,6 +44,8 @@ export interface RunningWarden {
   gateway: Gateway;
   approvals: ApprovalService;
   store: Store;
+  /** The cron scheduler: jobs run as turns in the conversation they were created in. */
+  cron: { jobs: CronJobs; scheduler: CronScheduler };
   adapters: ChatAdapter[];
   /** The web chat's address when it runs. */
   webUrl: string | undefined;
@@ -57,6 +63,24 @@ export function plannedAdapters(config: WardenConfig): Array<'discord' | 'slack'
   if (config.channels.slack?.botToken) planned.push('slack');
   if (planned.length === 0) planned.push('web');
   return planned;
+}
+
+/** The message tool's way out: posts through the running adapters. */
+export function messagingFor(adapters: readonly ChatAdapter[]): MessagingService {
+  return {
+    providers: () => adapters.map((a) => a.provider),
+    async send(target, text) {
+      const adapter = adapters.find((a) => a.provider === target.provider);
+      if (!adapter) return { ok: false, error: `no ${target.provider} adapter is running` };
+      const channelId = target.channel ?? '';
+      try {
+        await adapter.send({ provider: adapter.provider, channelId, threadId: target.threadId, dmUserId: target.userId }, { text });
+        return { ok: true, channelId: channelId || `dm:${target.userId}` };
+      } catch (err) {
+        return { ok: false, error: (err as Error).message };
+      }
+    },
+  };
 }
 
 /** The policy's answer for `/tools`, as `warden tools` prints it. */
@@ -117,10 +141,25 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
 
   const startedAt = Date.now();
   let gatewayRef: Gateway | undefined;
+  const cronJobs = new CronJobs(store.db);
+  // A job's turn runs behind its session's queue, as a message would; its outcome goes to the cron ledger.
+  const scheduler = new CronScheduler({
+    jobs: cronJobs,
+    deliver: async (job, signal) => {
+      if (!gatewayRef) return { ok: false, error: 'the gateway is not running' };
+      const outcome = gatewayRef.runScheduled(routeForCronJob(config, job));
+      const aborted = new Promise<{ ok: false; error: string }>((resolve) =>
+        signal.addEventListener('abort', () => resolve({ ok: false, error: 'Warden stopped during this run' }), { once: true }),
+      );
+      return Promise.race([outcome, aborted]);
+    },
+  });
   const toolRuntime: ToolRuntime = {
     config,
     baseDir,
     store,
+    cron: { jobs: cronJobs, scheduler },
+    messaging: messagingFor(adapters),
     status: () => ({
       startedAt,
       adapters: adapters.map((a) => ({ provider: a.provider, state: 'running' })),
@@ -173,6 +212,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     return { ok: false, error: err as Error };
   }
   const report = await approvals.recover();
+  scheduler.start();
   log.info({ adapters: adapters.map((a) => a.provider), dataDir, recovered: report }, 'warden started');
 
   let stopping: Promise<void> | undefined;
@@ -180,11 +220,13 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     gateway,
     approvals,
     store,
+    cron: { jobs: cronJobs, scheduler },
     adapters,
     webUrl: adapters.find((a): a is ChatAdapter & { url: string | undefined } => a.provider === 'web' && 'url' in a)?.url,
     dataDir,
     stop() {
       stopping ??= (async () => {
+        await scheduler.stop();
         await gateway.stop();
         // Chromium would keep the process alive; turns are over, so no tool uses it any more.
         await closeAllBrowsers();

@@ -42,13 +42,13 @@ describe('the cron tool', () => {
     const { call, jobs } = setup();
     const result = await call({ action: 'add', name: 'standup', message: 'Summarise open PRs', cron: '0 9 * * 1-5', tz: 'Europe/Paris' });
     expect(textOf(result)).toMatch(/Scheduled "standup" \(cron "0 9 \* \* 1-5" \(Europe\/Paris\)\), id \w+; next run 2026-12-01T08:00:00.000Z\./);
-    expect(jobs.list()[0]!.target).toEqual({ sessionKey: 'agent:main:discord:direct:42', provider: 'discord', dmUserId: '42' });
+    expect(jobs.list()[0]!.target).toMatchObject({ sessionKey: 'agent:main:discord:direct:42', provider: 'discord', chat: 'dm', dmUserId: '42' });
   });
 
   it('answers in the channel and thread for a channel job', async () => {
     const { call, jobs } = setup();
-    await call({ action: 'add', message: 'm', everyMs: 3_600_000 }, { chat: 'thread', channelId: 'C1', threadId: 'T1' });
-    expect(jobs.list()[0]!.target).toMatchObject({ provider: 'discord', channelId: 'C1', threadId: 'T1' });
+    await call({ action: 'add', message: 'm', everyMs: 3_600_000 }, { chat: 'thread', guildId: 'G1', channelId: 'C1', channelName: 'general', threadId: 'T1' });
+    expect(jobs.list()[0]!.target).toMatchObject({ provider: 'discord', chat: 'thread', guildId: 'G1', channelId: 'C1', channelName: 'general', threadId: 'T1' });
   });
 
   it.each([

@@ -105,7 +105,11 @@ export function createCronTool(deps: CronToolDeps): ToolImplementation<CronArgs>
               target: {
                 sessionKey: ctx.sessionKey,
                 provider: turn.provider,
-                channelId: turn.chat === 'dm' ? undefined : turn.channelId,
+                chat: turn.chat,
+                guildId: turn.guildId,
+                guildName: turn.guildName,
+                channelId: turn.channelId,
+                channelName: turn.channelName,
                 threadId: turn.threadId,
                 dmUserId: turn.chat === 'dm' ? turn.senderId : undefined,
               },

@@ -1,0 +1,41 @@
+import type { WardenConfig } from '../config/index.js';
+import type { CronJob } from '../cron/jobs.js';
+import type { Route } from './router.js';
+import { modelFor } from './router.js';
+
+/**
+ * The route of a cron job's turn: the conversation it was created in, under that
+ * conversation's policy, with the job as the sender. The job runs as a non-owner even when an
+ * owner created it: a schedule must not carry owner rights into a channel turn (it could then
+ * create or change jobs unattended).
+ */
+export function routeForCronJob(config: WardenConfig, job: CronJob): Route {
+  const t = job.target;
+  const channelId = t.channelId ?? (t.dmUserId ? `dm:${t.dmUserId}` : '');
+  return {
+    agentId: job.agentId,
+    sessionKey: t.sessionKey,
+    context: {
+      agentId: job.agentId,
+      provider: t.provider,
+      chat: t.chat,
+      guildId: t.guildId,
+      guildName: t.guildName,
+      channelId: t.channelId,
+      channelName: t.channelName,
+      threadId: t.threadId,
+      senderId: `cron:${job.id}`,
+      senderName: `scheduled job "${job.name}"`,
+      senderIsOwner: false,
+      model: modelFor(config, job.agentId),
+      spawnDepth: 0,
+    },
+    replyTo: {
+      provider: t.provider as Route['replyTo']['provider'],
+      channelId,
+      threadId: t.threadId,
+      dmUserId: t.chat === 'dm' ? t.dmUserId : undefined,
+    },
+    text: `Scheduled job "${job.name}" (${job.id}) fired. Do this now: ${job.message}`,
+  };
+}
