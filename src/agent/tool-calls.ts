@@ -1,6 +1,6 @@
 import { isAbortError, type ToolCallPart, type ToolResultMessage } from '../models/types.js';
 import type { TurnContext } from '../policy/context.js';
-import { wrapUntrusted } from '../tools/core/fs/untrusted.js';
+import { isWrappedUntrusted, wrapUntrusted } from '../tools/core/fs/untrusted.js';
 import type { ToolResult } from '../tools/types.js';
 import { capToolResult } from './context-budget.js';
 import type { ToolExecutor } from './types.js';
@@ -83,7 +83,7 @@ export async function runToolCalls(calls: readonly ToolCallPart[], ctx: ToolRoun
       toolName: call.name,
       // Cap first, so the closing tag of the wrapper is never cut off.
       content: capToolResult(raw.content, ctx.resultCapChars).map((p) =>
-        p.type === 'text' && !p.text.startsWith('<untrusted') ? { type: 'text', text: wrapUntrusted(`tool:${id}`, p.text) } : p,
+        p.type === 'text' && !isWrappedUntrusted(p.text) ? { type: 'text', text: wrapUntrusted(`tool:${id}`, p.text) } : p,
       ),
       isError: raw.isError === true,
     };
