@@ -17,7 +17,7 @@ import { knownAgentIds } from '../policy/steps.js';
 import { resolveToolSurface } from '../policy/surface.js';
 import { agentWorkspace } from '../exec/check.js';
 import { listSkills } from '../skills/index.js';
-import { AuditLog, openStore, resolveDataDir, Transcripts, type Store } from '../store/index.js';
+import { AuditLog, openStore, resolveDataDir, type Store } from '../store/index.js';
 import { HookBus } from '../hooks/bus.js';
 import { CronJobs } from '../cron/jobs.js';
 import { CronScheduler } from '../cron/scheduler.js';
@@ -168,10 +168,10 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   };
   const tools =
     options.tools ??
+    // No transcript here: the turn loop persists each result once, in order with the model's messages.
     new GovernedToolExecutor(config, toolRuntime, {
       hooks: new HookBus(),
       approvals,
-      transcripts: new Transcripts(store.db),
       audit: new AuditLog(store.db),
       events,
     });

@@ -368,12 +368,14 @@ describe('loop detection in the chain', () => {
 });
 
 describe('after_tool_call and tool_result_persist', () => {
-  it('after_tool_call sees the result; tool_result_persist rewrites only what is stored', async () => {
+  it('after_tool_call sees the raw result; tool_result_persist rewrites what is stored and what the model reads', async () => {
+    // The turn loop reloads the transcript every turn: a rewrite that the current turn did not
+    // see would make the model read two different results for one call.
     const t = setup();
     const after = new Promise<unknown>((resolve) => t.hooks.on('after_tool_call', (e) => resolve(e)));
     t.hooks.on('tool_result_persist', (e) => ({ message: { ...e.message, content: [{ type: 'text', text: 'redacted for storage' }] } }));
     const out = await t.call('echo', { text: 'secret' });
-    expect(text(out)).toBe('echo: secret');
+    expect(text(out)).toBe('redacted for storage');
     expect(await after).toMatchObject({ toolName: 'echo', params: { text: 'secret' }, isError: false, content: [{ type: 'text', text: 'echo: secret' }] });
     expect(t.transcripts.list('agent:main:discord:channel:42')[0]!.content).toEqual([{ type: 'text', text: 'redacted for storage' }]);
   });

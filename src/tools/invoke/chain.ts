@@ -362,9 +362,10 @@ export class ToolInvoker {
       toolCallId: c.toolCallId,
       status: r.status,
       ...(r.deniedReason ? { deniedReason: r.deniedReason } : {}),
-      content: capped.content,
-      details,
-      isError: r.result.isError === true,
+      // What the model sees is what was persisted: a tool_result_persist rewrite applies to both.
+      content: message.content,
+      details: message.details,
+      isError: message.isError,
       truncated,
       ...(r.durationMs !== undefined ? { durationMs: r.durationMs } : {}),
       ...(c.approval ? { approval: c.approval } : {}),
