@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { WardenConfig } from '../config/index.js';
 import { log } from '../log.js';
 import type { InheritedPolicy, TurnContext } from '../policy/context.js';
-import { wrapUntrusted } from '../tools/core/fs/untrusted.js';
+import { wrapUntrusted } from '../tools/untrusted.js';
 import type { AgentRuntime, TranscriptEntry, TranscriptStore, TurnOutcome } from './types.js';
 
 export type SubagentStatus = 'running' | 'completed' | 'failed' | 'killed';

@@ -1,6 +1,6 @@
 import { isAbortError, type ToolCallPart, type ToolResultMessage } from '../models/types.js';
 import type { TurnContext } from '../policy/context.js';
-import { isWrappedUntrusted, wrapUntrusted } from '../tools/core/fs/untrusted.js';
+import { isWrappedUntrusted, wrapUntrusted } from '../tools/untrusted.js';
 import type { ToolResult } from '../tools/types.js';
 import { capToolResult } from './context-budget.js';
 import type { ToolExecutor } from './types.js';

@@ -3,7 +3,7 @@ import { projectTools, type ProjectionResult } from '../models/projection/index.
 import { describeModelFailure, RetriesExhaustedError, withRetry } from '../models/retry.js';
 import { modelRefForAgent, type ModelSettings } from '../models/settings.js';
 import { isAbortError, ModelCallError, type Message, type ModelProvider, type ToolCallPart, type UserMessage } from '../models/types.js';
-import { wrapUntrusted } from '../tools/core/fs/untrusted.js';
+import { wrapUntrusted } from '../tools/untrusted.js';
 import { chooseCut, summarize } from './compaction.js';
 import { perResultCapChars, pruneToolResults, requestTokens } from './context-budget.js';
 import { buildSystemPrompt } from './system-prompt.js';

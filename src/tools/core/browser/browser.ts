@@ -17,7 +17,7 @@ import { urlPolicyFor } from '../../../net/index.js';
 import { resolveDataDir } from '../../../store/data-dir.js';
 import type { ToolImplementation, ToolResult, ToolRuntime } from '../../types.js';
 import { errorResult, textResult } from '../fs/tool-result.js';
-import { wrapUntrusted } from '../fs/untrusted.js';
+import { wrapUntrusted } from '../../untrusted.js';
 import { act, BROWSER_LIMITS, timeoutOf } from './browser-act.js';
 import { BROWSER_ACTIONS, ACT_KINDS, browserParameters, type BrowserArgs } from './browser-schema.js';
 

@@ -7,7 +7,7 @@ import type { ToolImplementation, ToolResult } from '../../types.js';
 import { sniffFileKind } from './file-kind.js';
 import { paginate, splitLines } from './read-page.js';
 import { errorResult, guardResult, textResult } from './tool-result.js';
-import { wrapUntrusted } from './untrusted.js';
+import { wrapUntrusted } from '../../untrusted.js';
 import { resolveWorkspacePath } from './workspace.js';
 import { MAX_READ_BYTES, readVerified } from './workspace-io.js';
 

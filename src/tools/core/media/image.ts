@@ -5,7 +5,7 @@ import { modelRefForAgent } from '../../../models/settings.js';
 import type { ToolImplementation, ToolResult } from '../../types.js';
 import { sniffFileKind } from '../fs/file-kind.js';
 import { errorResult, guardResult, textResult } from '../fs/tool-result.js';
-import { wrapUntrusted } from '../fs/untrusted.js';
+import { wrapUntrusted } from '../../untrusted.js';
 import { resolveWorkspacePath } from '../fs/workspace.js';
 import { readVerified } from '../fs/workspace-io.js';
 

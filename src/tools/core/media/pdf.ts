@@ -1,6 +1,6 @@
 import type { ToolImplementation, ToolResult } from '../../types.js';
 import { errorResult, guardResult, textResult } from '../fs/tool-result.js';
-import { wrapUntrusted } from '../fs/untrusted.js';
+import { wrapUntrusted } from '../../untrusted.js';
 import { resolveWorkspacePath } from '../fs/workspace.js';
 import { readVerified } from '../fs/workspace-io.js';
 import { parsePageRange } from './page-range.js';

@@ -7,7 +7,7 @@ import type { ToolImplementation, ToolResult } from '../../types.js';
 import { sniffFileKind } from '../fs/file-kind.js';
 import { paginate, splitLines } from '../fs/read-page.js';
 import { errorResult, guardResult, textResult } from '../fs/tool-result.js';
-import { wrapUntrusted } from '../fs/untrusted.js';
+import { wrapUntrusted } from '../../untrusted.js';
 import { resolveWorkspacePath } from '../fs/workspace.js';
 import { readVerified } from '../fs/workspace-io.js';
 import { MAX_MEMORY_FILE_BYTES } from './memory-index.js';

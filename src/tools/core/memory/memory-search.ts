@@ -8,7 +8,7 @@ import path from 'node:path';
 import { resolveDataDir } from '../../../store/data-dir.js';
 import type { ToolImplementation, ToolResult, ToolRuntime } from '../../types.js';
 import { errorResult, textResult } from '../fs/tool-result.js';
-import { wrapUntrusted } from '../fs/untrusted.js';
+import { wrapUntrusted } from '../../untrusted.js';
 import { MemoryIndex, toFtsQuery } from './memory-index.js';
 
 export interface MemorySearchArgs {

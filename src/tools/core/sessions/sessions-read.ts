@@ -1,7 +1,7 @@
 import type { AgentSessionsApi } from '../../../agent/sessions.js';
 import type { Message } from '../../../models/types.js';
 import type { ToolImplementation } from '../../types.js';
-import { wrapUntrusted } from '../fs/untrusted.js';
+import { wrapUntrusted } from '../../untrusted.js';
 import { canReach, errorResult, jsonResult } from './result.js';
 
 const ENTRY_CHARS = 2_000;

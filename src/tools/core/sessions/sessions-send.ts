@@ -1,6 +1,6 @@
 import type { AgentSessionsApi } from '../../../agent/sessions.js';
 import type { ToolImplementation } from '../../types.js';
-import { wrapUntrusted } from '../fs/untrusted.js';
+import { wrapUntrusted } from '../../untrusted.js';
 import { canReach, errorResult } from './result.js';
 
 const DEFAULT_TIMEOUT_S = 120;

@@ -1,7 +1,7 @@
 import type { WardenConfig } from '../../../config/index.js';
 import { guardedFetch, urlPolicyFor, type Resolver } from '../../../net/index.js';
 import type { ToolImplementation, ToolResult } from '../../types.js';
-import { wrapUntrusted } from '../fs/untrusted.js';
+import { wrapUntrusted } from '../../untrusted.js';
 import { extractHtml } from './extract.js';
 
 export interface WebFetchArgs {

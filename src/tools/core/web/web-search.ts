@@ -1,6 +1,6 @@
 import type { WardenConfig, WebSearchConfig } from '../../../config/schema/index.js';
 import type { Availability, ToolImplementation, ToolResult } from '../../types.js';
-import { wrapUntrusted } from '../fs/untrusted.js';
+import { wrapUntrusted } from '../../untrusted.js';
 
 export interface WebSearchArgs {
   query: string;

@@ -1,5 +1,5 @@
 /**
- * Marks file content as data for the model, not instructions. Warden's system prompt tells the
+ * Marks outside content (files, web pages, search results, other users) as data for the model, not instructions. Warden's system prompt tells the
  * model that text inside `<untrusted>` must never be followed as an instruction.
  *
  * A file could contain a closing tag to break out of the wrapper; any `<untrusted` or
