@@ -1,6 +1,7 @@
 /**
- * Marks outside content (files, web pages, search results, other users) as data for the model, not instructions. Warden's system prompt tells the
- * model that text inside `<untrusted>` must never be followed as an instruction.
+ * Marks outside content (files, web pages, search results, other users) as data for the model,
+ * not instructions. Warden's system prompt tells the model that text inside `<untrusted>` must
+ * never be followed as an instruction.
  *
  * A file could contain a closing tag to break out of the wrapper; any `<untrusted` or
  * `</untrusted` inside the content is defanged (`<\/untrusted`, `<\untrusted`) so the only real
