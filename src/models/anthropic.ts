@@ -1,7 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { MessageParam, RawMessageStreamEvent, ContentBlockParam, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages/messages';
-import { parseToolArgs, toModelError } from './errors.js';
+import { parseToolArgs } from './errors.js';
 import type { AssistantMessage, Message, ModelProvider, ModelRequest, ModelResponse, StopReason, TextPart, ToolCallPart } from './types.js';
+import { collectStream } from './stream.js';
 
 export interface ClientOptions {
   name: string;
@@ -23,39 +24,31 @@ export function createAnthropicProvider(options: ClientOptions): ModelProvider {
     name: options.name,
     api: 'anthropic',
     async complete(request, signal) {
-      let streamed = false;
-      try {
-        const stream = await client.messages.create(
-          {
-            model: request.model,
-            system: request.system,
-            max_tokens: request.maxOutputTokens,
-            messages: toAnthropicMessages(request.messages),
-            ...(request.tools.length > 0
-              ? {
-                  tools: request.tools.map((t) => ({
-                    name: t.name,
-                    description: t.description,
-                    input_schema: t.parameters as Anthropic.Tool.InputSchema,
-                  })),
-                }
-              : {}),
-            stream: true,
-          },
-          { signal },
-        );
-        const acc = new StreamAccumulator();
-        for await (const event of stream) {
-          const delta = acc.add(event);
-          if (delta && request.onTextDelta) {
-            streamed = true;
-            request.onTextDelta(delta);
-          }
-        }
-        return acc.finish();
-      } catch (err) {
-        throw toModelError(err, signal, streamed);
-      }
+      return collectStream(
+        () =>
+          client.messages.create(
+            {
+              model: request.model,
+              system: request.system,
+              max_tokens: request.maxOutputTokens,
+              messages: toAnthropicMessages(request.messages),
+              ...(request.tools.length > 0
+                ? {
+                    tools: request.tools.map((t) => ({
+                      name: t.name,
+                      description: t.description,
+                      input_schema: t.parameters as Anthropic.Tool.InputSchema,
+                    })),
+                  }
+                : {}),
+              stream: true,
+            },
+            { signal },
+          ),
+        new StreamAccumulator(),
+        request,
+        signal,
+      );
     },
   };
 }
@@ -158,9 +151,7 @@ export function toAnthropicMessages(messages: Message[]): MessageParam[] {
       pushUser([block]);
     } else {
       const blocks: ContentBlockParam[] = message.content.map((part) =>
-        part.type === 'text'
-          ? { type: 'text', text: part.text }
-          : { type: 'tool_use', id: part.id, name: part.name, input: part.args ?? {} },
+        part.type === 'text' ? { type: 'text', text: part.text } : { type: 'tool_use', id: part.id, name: part.name, input: part.args ?? {} },
       );
       if (blocks.length === 0) blocks.push({ type: 'text', text: '(no reply)' });
       out.push({ role: 'assistant', content: blocks });

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { GoogleGenAI, type Content, type GenerateContentResponse, type Part } from '@google/genai';
 import type { ClientOptions } from './anthropic.js';
-import { toModelError } from './errors.js';
 import type { AssistantMessage, Message, ModelProvider, ModelResponse, StopReason } from './types.js';
+import { collectStream } from './stream.js';
 
 /** Gemini through @google/genai (Gemini API, key from the environment). Streams. */
 export function createGeminiProvider(options: ClientOptions): ModelProvider {
@@ -18,42 +18,34 @@ export function createGeminiProvider(options: ClientOptions): ModelProvider {
     name: options.name,
     api: 'gemini',
     async complete(request, signal) {
-      let streamed = false;
-      try {
-        const stream = await client.models.generateContentStream({
-          model: request.model,
-          contents: toGeminiContents(request.messages),
-          config: {
-            systemInstruction: request.system,
-            maxOutputTokens: request.maxOutputTokens,
-            abortSignal: signal,
-            ...(request.tools.length > 0
-              ? {
-                  tools: [
-                    {
-                      functionDeclarations: request.tools.map((t) => ({
-                        name: t.name,
-                        description: t.description,
-                        parametersJsonSchema: t.parameters,
-                      })),
-                    },
-                  ],
-                }
-              : {}),
-          },
-        });
-        const acc = new ResponseAccumulator();
-        for await (const chunk of stream) {
-          const delta = acc.add(chunk);
-          if (delta && request.onTextDelta) {
-            streamed = true;
-            request.onTextDelta(delta);
-          }
-        }
-        return acc.finish();
-      } catch (err) {
-        throw toModelError(err, signal, streamed);
-      }
+      return collectStream(
+        () =>
+          client.models.generateContentStream({
+            model: request.model,
+            contents: toGeminiContents(request.messages),
+            config: {
+              systemInstruction: request.system,
+              maxOutputTokens: request.maxOutputTokens,
+              abortSignal: signal,
+              ...(request.tools.length > 0
+                ? {
+                    tools: [
+                      {
+                        functionDeclarations: request.tools.map((t) => ({
+                          name: t.name,
+                          description: t.description,
+                          parametersJsonSchema: t.parameters,
+                        })),
+                      },
+                    ],
+                  }
+                : {}),
+            },
+          }),
+        new ResponseAccumulator(),
+        request,
+        signal,
+      );
     },
   };
 }

@@ -1,13 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
-import type {
-  ChatCompletionChunk,
-  ChatCompletionContentPart,
-  ChatCompletionMessageParam,
-} from 'openai/resources/chat/completions/completions';
+import type { ChatCompletionChunk, ChatCompletionContentPart, ChatCompletionMessageParam } from 'openai/resources/chat/completions/completions';
 import type { ClientOptions } from './anthropic.js';
-import { parseToolArgs, toModelError } from './errors.js';
+import { parseToolArgs } from './errors.js';
 import type { AssistantMessage, Message, ModelProvider, ModelResponse, StopReason, ToolCallPart } from './types.js';
+import { collectStream } from './stream.js';
 
 /**
  * OpenAI Chat Completions, and every server that speaks it (Ollama, vLLM, llama.cpp, LM Studio)
@@ -26,38 +23,30 @@ export function createOpenAIProvider(options: ClientOptions): ModelProvider {
     name: options.name,
     api: 'openai',
     async complete(request, signal) {
-      let streamed = false;
-      try {
-        const stream = await client.chat.completions.create(
-          {
-            model: request.model,
-            messages: toOpenAIMessages(request.system, request.messages),
-            ...(official ? { max_completion_tokens: request.maxOutputTokens } : { max_tokens: request.maxOutputTokens }),
-            ...(request.tools.length > 0
-              ? {
-                  tools: request.tools.map((t) => ({
-                    type: 'function' as const,
-                    function: { name: t.name, description: t.description, parameters: t.parameters },
-                  })),
-                }
-              : {}),
-            stream: true,
-            stream_options: { include_usage: true },
-          },
-          { signal },
-        );
-        const acc = new ChunkAccumulator();
-        for await (const chunk of stream) {
-          const delta = acc.add(chunk);
-          if (delta && request.onTextDelta) {
-            streamed = true;
-            request.onTextDelta(delta);
-          }
-        }
-        return acc.finish();
-      } catch (err) {
-        throw toModelError(err, signal, streamed);
-      }
+      return collectStream(
+        () =>
+          client.chat.completions.create(
+            {
+              model: request.model,
+              messages: toOpenAIMessages(request.system, request.messages),
+              ...(official ? { max_completion_tokens: request.maxOutputTokens } : { max_tokens: request.maxOutputTokens }),
+              ...(request.tools.length > 0
+                ? {
+                    tools: request.tools.map((t) => ({
+                      type: 'function' as const,
+                      function: { name: t.name, description: t.description, parameters: t.parameters },
+                    })),
+                  }
+                : {}),
+              stream: true,
+              stream_options: { include_usage: true },
+            },
+            { signal },
+          ),
+        new ChunkAccumulator(),
+        request,
+        signal,
+      );
     },
   };
 }
