@@ -36,6 +36,19 @@ const bench: Bench = async (report) => {
   report({ name: `shell analysis only, median over ${corpus.length} commands`, value: fmtMs(parse.median), note: `p99 ${fmtMs(parse.p99)}` });
   report({ name: `full verdict (checkExec), median over ${corpus.length} commands`, value: fmtMs(gate.median), note: `p99 ${fmtMs(gate.p99)}` });
 
+  // Long hostile commands: each shape once took seconds to minutes (quadratic or worse), and a
+  // verdict runs on the event loop every conversation shares.
+  const longPolicy = execPolicyFromConfig(execConfig.parse({ allowlist: [{ pattern: '/usr/bin/git', argPattern: 'status*--force*--yes' }, { pattern: '/usr/bin/cat' }] }));
+  const LONG: Array<[string, string]> = [
+    ['`warden invoke ` × 8,000 (control-command check)', 'warden invoke '.repeat(8_000)],
+    ['20,000 heredocs on one line', `cat ${'<<A '.repeat(20_000)}\n${'A\n'.repeat(20_000)}`],
+    ['200,000-char argument vs a three-star argPattern', `git status --force ${'-'.repeat(200_000)}`],
+  ];
+  for (const [what, command] of LONG) {
+    const timing = await measure(() => evaluateExec(command, longPolicy, env), { iterations: 3, warmup: 1 });
+    report({ name: `full verdict, ${what} (${command.length.toLocaleString('en-US')} chars)`, value: fmtMs(timing.median), note: `p99 ${fmtMs(timing.p99)}` });
+  }
+
   const childEnv = buildChildEnv({ LANG: 'C.UTF-8' }, { home: workspace });
   const start = (host: 'gateway' | 'sandbox') => async () => {
     const job = startCommand({ script: 'true', label: 'true', host, workspace, cwd: workspace, env: childEnv, maxOutputChars: 1000 });

@@ -55,15 +55,30 @@ export function pathGlobToRegExp(glob: string): RegExp {
   return re;
 }
 
-/** Argument glob: `*` = anything (spaces included), `?` = one character; anchored. */
-function argGlobToRegExp(glob: string): RegExp {
-  let source = '^';
-  for (const c of glob) {
-    if (c === '*') source += '[\\s\\S]*';
-    else if (c === '?') source += '[\\s\\S]';
-    else source += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+/**
+ * Argument glob: `*` = anything (spaces included), `?` = one character; anchored. Matched by
+ * the single-backtrack wildcard walk, O(text × pattern): a regex with several `[\s\S]*` can take
+ * quadratic time and more on a long argument list, and the arguments are the model's.
+ */
+export function argGlobMatches(glob: string, text: string): boolean {
+  let g = 0;
+  let t = 0;
+  let star = -1;
+  let resume = 0;
+  while (t < text.length) {
+    if (g < glob.length && (glob[g] === '?' || (glob[g] !== '*' && glob[g] === text[t]))) {
+      g++;
+      t++;
+    } else if (g < glob.length && glob[g] === '*') {
+      star = g++;
+      resume = t;
+    } else if (star !== -1) {
+      g = star + 1;
+      t = ++resume;
+    } else return false;
   }
-  return new RegExp(`${source}$`);
+  while (glob[g] === '*') g++;
+  return g === glob.length;
 }
 
 export function argPatternMatches(argPattern: string, args: readonly string[]): boolean {
@@ -73,7 +88,7 @@ export function argPatternMatches(argPattern: string, args: readonly string[]): 
   }
   const joined = args.join(' ');
   if (argPattern.startsWith('^')) return safeRegExp(argPattern)?.test(joined) ?? false;
-  return argGlobToRegExp(argPattern).test(joined);
+  return argGlobMatches(argPattern, joined);
 }
 
 function safeRegExp(source: string): RegExp | null {

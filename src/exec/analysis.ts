@@ -59,12 +59,14 @@ export function analyzeShellCommand(command: string): ShellAnalysis {
     if (!pipeline.ok) return pipeline;
     hasHeredoc ||= pipeline.hasHeredoc;
     const segments: ShellSegment[] = [];
+    let next = 0; // heredocs come in segment order
     for (const [index, raw] of pipeline.segments.entries()) {
       const tokens = tokenizeShellArgs(raw);
       if (tokens === null) return fail('unterminated shell quote/escape');
       if (tokens.argv.length === 0) return fail('empty command segment');
-      const heredocs = pipeline.heredocs.filter((h) => h.segment === index).map((h) => placeHeredoc(h, tokens));
-      segments.push({ raw: raw.trim(), argv: tokens.argv, heredocs });
+      const found: FoundHeredoc[] = [];
+      while (next < pipeline.heredocs.length && pipeline.heredocs[next]!.segment === index) found.push(pipeline.heredocs[next++]!);
+      segments.push({ raw: raw.trim(), argv: tokens.argv, heredocs: placeHeredocs(found, tokens) });
     }
     parts.push({ op: source.op, pipeline: segments });
   }
@@ -148,13 +150,21 @@ interface FoundHeredoc {
 
 type PipelineSplit = { ok: true; segments: string[]; hasHeredoc: boolean; heredocs: FoundHeredoc[] } | { ok: false; reason: string };
 
-/** Finds the argv tokens an operator became; a token reaching outside the operator text makes it unplaceable. */
-function placeHeredoc(found: FoundHeredoc, tokens: Tokens): SegmentHeredoc {
-  const inside = tokens.starts.flatMap((start, k) => (start >= found.start && start < found.end ? [k] : []));
-  const first = inside[0];
-  const last = inside[inside.length - 1];
-  const exact = first !== undefined && last !== undefined && tokens.starts[first] === found.start && tokens.ends[last] === found.end;
-  return { operator: found.operator, argvStart: exact ? first : -1, argvCount: exact ? inside.length : 0, body: found.body };
+/**
+ * Finds the argv tokens each operator became; a token reaching outside the operator text makes
+ * it unplaceable. Operators and tokens are both in source order, so one pass over each.
+ */
+function placeHeredocs(found: readonly FoundHeredoc[], tokens: Tokens): SegmentHeredoc[] {
+  const placed: SegmentHeredoc[] = [];
+  let k = 0;
+  for (const doc of found) {
+    while (k < tokens.starts.length && tokens.starts[k]! < doc.start) k++;
+    const first = k;
+    while (k < tokens.starts.length && tokens.starts[k]! < doc.end) k++;
+    const exact = k > first && tokens.starts[first] === doc.start && tokens.ends[k - 1] === doc.end;
+    placed.push({ operator: doc.operator, argvStart: exact ? first : -1, argvCount: exact ? k - first : 0, body: doc.body });
+  }
+  return placed;
 }
 
 /** A7.3 + A7.4: splits one chain part into pipeline segments, rejecting everything else. */

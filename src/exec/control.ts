@@ -6,18 +6,31 @@
  */
 // The subcommands alone, whatever runs them: Warden's CLI can be started as `warden`, through
 // `node dist/cli.js`, `npx tsx src/cli.ts`, a copy or a link, so the program name proves nothing.
+// Every pattern matches in linear time: the text is the model's, of any length.
 const PATTERNS: ReadonlyArray<{ re: RegExp; what: string }> = [
   { re: /\/approve\s+\S+\s+(allow-once|allow-always|always|deny)\b/i, what: 'the /approve chat command' },
   { re: /(^|[^\w-])approvals\s+(resolve|revoke)\b/i, what: '`warden approvals resolve|revoke`' },
   { re: /\bexec-approvals\s+import\b/i, what: '`warden exec-approvals import`' },
-  { re: /\bwarden(\.js|\.ts)?\b[\s\S]*\binvoke\b[\s\S]*--approve\b/i, what: '`warden invoke --approve`' },
-  { re: /\bcli\.[jt]s\b[\s\S]*\binvoke\b[\s\S]*--approve\b/i, what: '`warden invoke --approve`' },
 ];
+
+/** `warden … invoke … --approve` in that order, found by scanning forward once. */
+function invokeWithApprove(text: string): boolean {
+  const steps = [/\b(warden(\.js|\.ts)?|cli\.[jt]s)\b/gi, /\binvoke\b/gi, /--approve\b/gi];
+  let at = 0;
+  for (const step of steps) {
+    step.lastIndex = at;
+    const found = step.exec(text);
+    if (!found) return false;
+    at = found.index + found[0].length;
+  }
+  return true;
+}
 
 export function detectControlCommand(command: string, argvs: ReadonlyArray<readonly string[]> = []): string | null {
   const texts = [command, ...argvs.map((argv) => argv.join(' '))];
   for (const text of texts) {
     for (const { re, what } of PATTERNS) if (re.test(text)) return what;
+    if (invokeWithApprove(text)) return '`warden invoke --approve`';
   }
   return null;
 }

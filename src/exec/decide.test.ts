@@ -402,12 +402,20 @@ describe('commands that would decide approvals are refused (A3 step 2)', () => {
     'node dist/cli.js approvals revoke 12',
     'warden exec-approvals import grants.json',
     'npx tsx src/cli.ts exec-approvals import --agent main x.json',
+    'node dist/cli.js invoke exec --args "{}" --approve once',
+    `warden ${'x '.repeat(5_000)}invoke ${'y '.repeat(5_000)}--approve always`,
   ])('`%s`', (command) => {
     for (const config of [{}, { security: 'full' as const, ask: 'off' as const }, { allowlist: [ALL] }]) {
       const v = check(command, config);
       expect(v.decision).toBe('deny');
       expect(v.reason).toMatch(/decide approvals/);
     }
+  });
+});
+
+describe('control-command detection keeps order and words', () => {
+  it.each(['echo --approve invoke warden', 'echo wardenx invoke --approve', 'git log --grep approvals-resolve'])('`%s` is an ordinary command', (command) => {
+    expect(check(command, { allowlist: [ALL] }).decision).toBe('allow');
   });
 });
 

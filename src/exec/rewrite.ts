@@ -43,10 +43,10 @@ export function buildEnforcedCommand(parts: readonly RewritePart[]): string {
 }
 
 function emitSegment(segment: RewriteSegment, addBody: (body: string) => void): string {
-  const heredocs = [...(segment.heredocs ?? [])].sort((a, b) => a.start - b.start);
+  const heredocs = new Map((segment.heredocs ?? []).map((h) => [h.start, h]));
   const words: string[] = [];
   for (let k = 0; k < segment.argv.length; k++) {
-    const doc = heredocs.find((h) => h.start === k);
+    const doc = heredocs.get(k);
     if (doc) {
       words.push(doc.operator);
       addBody(doc.body);

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { argGlobMatches, argPatternMatches, exactArgPattern } from './allowlist.js';
+
+describe('argGlobMatches: `*` any run, `?` one character, anchored', () => {
+  it.each<[string, string, boolean]>([
+    ['status*', 'status', true],
+    ['status*', 'status -s --porcelain', true],
+    ['status*', 'xstatus', false],
+    ['*status', 'git status', true],
+    ['st?tus', 'status', true],
+    ['st?tus', 'sttus', false],
+    ['a*b*c', 'abc', true],
+    ['a*b*c', 'a-b-b-c', true],
+    ['a*b*c', 'a-b-b-c-', false],
+    ['a*b*c', 'acb', false],
+    ['*', '', true],
+    ['', '', true],
+    ['', 'x', false],
+    ['**', 'anything at all', true],
+    ['status*--force*--yes', 'status --force x --yes', true],
+    ['status*--force*--yes', `status ${'--force '.repeat(5000)}`, false],
+    // Regex characters are literal in a glob.
+    ['a.c', 'abc', false],
+    ['(x)|y', '(x)|y', true],
+  ])('%j against %j → %s', (glob, text, matches) => {
+    expect(argGlobMatches(glob, text)).toBe(matches);
+  });
+});
+
+describe('argPatternMatches', () => {
+  it('reads `^…` as a regex and a NUL pattern as an exact argv', () => {
+    expect(argPatternMatches('^status( -s)?$', ['status', '-s'])).toBe(true);
+    expect(argPatternMatches('^status( -s)?$', ['status', '-v'])).toBe(false);
+    expect(argPatternMatches(exactArgPattern(['-rf', 'build/']), ['-rf', 'build/'])).toBe(true);
+    expect(argPatternMatches(exactArgPattern(['-rf', 'build/']), ['-rf build/'])).toBe(false);
+    expect(argPatternMatches(exactArgPattern([]), [])).toBe(true);
+  });
+});
