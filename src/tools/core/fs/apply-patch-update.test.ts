@@ -25,6 +25,18 @@ describe('seekSequence', () => {
   ] as const)('%j from %i (eof %s) → %i', (pattern, start, eof, expected) => {
     expect(seekSequence(lines, pattern, start, eof)).toBe(expected);
   });
+
+  // Blocks that partly repeat themselves: the search must not skip a match that starts inside a near miss.
+  it.each<[string, string[], string[], number]>([
+    ['aaab / aab', ['a', 'a', 'a', 'b'], ['a', 'a', 'b'], 1],
+    ['ababac / abac', ['a', 'b', 'a', 'b', 'a', 'c'], ['a', 'b', 'a', 'c'], 2],
+    ['xabaabab / abab', ['x', 'a', 'b', 'a', 'a', 'b', 'a', 'b'], ['a', 'b', 'a', 'b'], 4],
+    ['aaa / aaaa', ['a', 'a', 'a'], ['a', 'a', 'a', 'a'], -1],
+    ['20,000 × a / 10,000 × a then b', [...Array(20_000).fill('a')], [...Array(10_000).fill('a'), 'b'], -1],
+    ['trailing spaces, second pass', ['a  ', 'b', 'c'], ['a', 'b'], 0],
+  ])('%s → %i', (_label, file, pattern, expected) => {
+    expect(seekSequence(file, pattern, 0, false)).toBe(expected);
+  });
 });
 
 describe('applyUpdateChunks', () => {

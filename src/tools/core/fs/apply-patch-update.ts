@@ -20,16 +20,38 @@ function foldPunctuation(s: string): string {
 
 const PASSES: Array<(s: string) => string> = [(s) => s, (s) => s.trimEnd(), (s) => s.trim(), foldPunctuation];
 
-/** Index where `pattern` occurs in `lines` at or after `start`, or -1. */
+/**
+ * Index where `pattern` occurs in `lines` at or after `start`, or -1. Each pass normalises every
+ * line once and searches with Knuth–Morris–Pratt, so a pass is linear in file plus pattern: both
+ * are the model's (a file of repeated lines and a long near-miss block would otherwise cost
+ * lines × pattern comparisons, minutes for a few hundred kilobytes).
+ */
 export function seekSequence(lines: readonly string[], pattern: readonly string[], start: number, atEnd: boolean): number {
   if (pattern.length === 0) return start;
   if (pattern.length > lines.length) return -1;
   const from = atEnd ? lines.length - pattern.length : start;
   for (const norm of PASSES) {
-    const want = pattern.map(norm);
-    for (let i = from; i + pattern.length <= lines.length; i++) {
-      if (want.every((w, j) => norm(lines[i + j]!) === w)) return i;
-    }
+    const found = indexOfSequence(lines.slice(from).map(norm), pattern.map(norm));
+    if (found >= 0) return from + found;
+  }
+  return -1;
+}
+
+function indexOfSequence(haystack: readonly string[], needle: readonly string[]): number {
+  // fail[k]: length of the longest proper prefix of needle[0..k] that is also its suffix.
+  const fail = new Array<number>(needle.length).fill(0);
+  for (let k = 1, len = 0; k < needle.length; ) {
+    if (needle[k] === needle[len]) fail[k++] = ++len;
+    else if (len > 0) len = fail[len - 1]!;
+    else fail[k++] = 0;
+  }
+  for (let i = 0, j = 0; i < haystack.length; ) {
+    if (haystack[i] === needle[j]) {
+      i++;
+      j++;
+      if (j === needle.length) return i - j;
+    } else if (j > 0) j = fail[j - 1]!;
+    else i++;
   }
   return -1;
 }

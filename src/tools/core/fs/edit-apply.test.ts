@@ -50,3 +50,12 @@ describe('applyEdits', () => {
     if (!r.ok) expect(r.message).toMatch(message);
   });
 });
+
+describe('applyEdits on a long near miss', () => {
+  it('skips the whitespace-tolerant hint search and still points at the first line', () => {
+    const content = 'a\n'.repeat(80_000);
+    const r = applyEdits(content, [{ oldText: `${'a\n'.repeat(40_000)}b`, newText: 'x' }], 'big.txt');
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.message).toMatch(/Its first line appears at line 1, 2, 3, 4, 5/);
+  });
+});

@@ -28,6 +28,7 @@ interface Range {
 }
 
 const LINE_NUMBER_PREFIX = /^\s*\d+\t/;
+const MAX_HINT_COMPARISONS = 2_000_000;
 
 function lineOf(text: string, index: number): number {
   let line = 1;
@@ -58,6 +59,8 @@ function looseMatches(content: string, needle: string): number[] {
   const want = needle.split('\n').map(loose);
   while (want.length > 1 && want[want.length - 1] === '') want.pop();
   const hits: number[] = [];
+  // Only a hint: a long block against a long file would cost lines × block comparisons.
+  if (want.length * lines.length > MAX_HINT_COMPARISONS) return hits;
   for (let i = 0; i + want.length <= lines.length; i++) {
     const ok = want.every((w, j) => {
       const l = lines[i + j]!;
