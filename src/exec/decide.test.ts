@@ -509,6 +509,18 @@ describe('red-team findings: a multi-call binary runs under the name that was ch
   });
 });
 
+describe('red-team findings: `~` in a pattern is the operator\'s home, also in the sandbox', () => {
+  // In the sandbox HOME is the workspace: `~/bin/tool` is a file the agent can write.
+  const sandboxed = (command: string) =>
+    evaluateExec(command, execPolicyFromConfig(execConfig.parse({ allowlist: [{ pattern: '~/bin/*' }] })), { cwd, home: cwd, patternHome: home, pathDirs: PATH_DIRS, now: 1_000_000 });
+  it.each(['~/bin/tool', 'sh ~/bin/tool.sh'])('`%s` is not covered by `~/bin/*` when ~ is the workspace', (command) => {
+    expect(sandboxed(command).decision).toBe('ask');
+  });
+  it('on the host the same entry still covers the operator\'s ~/bin', () => {
+    expect(check('~/bin/tool', { allowlist: [{ pattern: '~/bin/*' }] }).decision).toBe('allow');
+  });
+});
+
 describe('red-team findings: the shell script operand', () => {
   const RUN = { pattern: path.join(cwd, 'tools/run.sh') };
   it.each<[string, 'allow' | 'ask']>([

@@ -81,6 +81,12 @@ export interface ExecVerdict {
 
 export interface EvaluateOptions extends ResolveEnv {
   now?: number;
+  /**
+   * The home `~` in allowlist patterns means: the operator's, who wrote them. It differs from
+   * `home` (what `~` in a command means) in the sandbox, whose HOME is the agent's workspace —
+   * there `~/bin/*` must not turn into "anything the agent puts in its workspace's bin/".
+   */
+  patternHome?: string;
 }
 
 const MAX_SHELL_DEPTH = 3;
@@ -208,14 +214,15 @@ function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOption
     inlineEval ??= payloadInlineEval(shell.shell, shell.payload, policy, env, now, depth);
   }
   const verdict: SegmentVerdict = { argv, effectiveArgv: effective, resolved: exe.realPath ?? exe.resolvedPath, matchedBy: null };
-  const target = { exe, args, home: env.home, requireArgPattern: shellPayload };
+  const patternHome = env.patternHome ?? env.home;
+  const target = { exe, args, home: patternHome, requireArgPattern: shellPayload };
   // An allow-always grant binds the exact argv as approved, in the directory it was approved in.
   const entries = cwdMoved ? policy.allowlist.filter((e) => !(e.source === 'allow-always' && e.argPattern)) : policy.allowlist;
   let entry = findAllowlistMatch(entries, target, now);
   if (!entry && shell?.script) {
     // `sh script.sh` is covered by an entry for the script itself.
     const script = resolveExecutable(shell.script.includes('/') ? shell.script : `./${shell.script}`, env);
-    entry = findAllowlistMatch(entries, { exe: script, args: [], home: env.home }, now);
+    entry = findAllowlistMatch(entries, { exe: script, args: [], home: patternHome }, now);
   }
   if (entry) {
     verdict.matchedBy = entry.source === 'allow-always' ? 'allow-always' : 'allowlist';

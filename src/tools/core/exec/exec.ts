@@ -76,7 +76,7 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
       const stored = deps.allowlist?.list(ctx.turn.agentId) ?? [];
       const policy = execPolicyFromConfig(exec, stored);
       const home = host === 'sandbox' ? ctx.workspaceDir : homedir();
-      const verdict = evaluateExec(command, policy, { cwd: cwd.dir, pathDirs: DEFAULT_PATH_DIRS, home });
+      const verdict = evaluateExec(command, policy, { cwd: cwd.dir, pathDirs: DEFAULT_PATH_DIRS, home, patternHome: homedir() });
       ctx.log.info({ tool: 'exec', decision: verdict.decision, reason: verdict.reason, host }, 'exec verdict');
 
       let script: string;
