@@ -16,7 +16,8 @@ import type { ToolRuntime } from '../tools/types.js';
 import { knownAgentIds } from '../policy/steps.js';
 import { resolveToolSurface } from '../policy/surface.js';
 import { agentWorkspace } from '../exec/check.js';
-import { listSkills } from '../skills/index.js';
+import { listSkills, sessionSkillsCatalog } from '../skills/index.js';
+import { SessionSkillSnapshots } from '../skills/snapshot.js';
 import { AuditLog, openStore, resolveDataDir, type Store } from '../store/index.js';
 import { HookBus } from '../hooks/bus.js';
 import { CronJobs } from '../cron/jobs.js';
@@ -175,7 +176,9 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       audit: new AuditLog(store.db),
       events,
     });
-  const agent = createAgent(config, env, tools, store, (parentKey) => gatewayRef?.announce(parentKey));
+  // Each session keeps the skills catalog it was given until a skill file or the config changes.
+  const skillSnapshots = new SessionSkillSnapshots(config, { baseDir, env });
+  const agent = createAgent(config, env, tools, store, (parentKey) => gatewayRef?.announce(parentKey), sessionSkillsCatalog(skillSnapshots, () => config));
   // The session tools act on the running agent's sessions; without a model they stay off.
   toolRuntime.sessions = agent?.sessions;
 
@@ -207,6 +210,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   } catch (err) {
     offInterrupted();
     await gateway.stop().catch(() => {});
+    await skillSnapshots.close();
     approvals.shutdown();
     store.close();
     return { ok: false, error: err as Error };
@@ -230,6 +234,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
         await gateway.stop();
         // Chromium would keep the process alive; turns are over, so no tool uses it any more.
         await closeAllBrowsers();
+        await skillSnapshots.close();
         offInterrupted();
         approvals.shutdown();
         store.close();
@@ -270,10 +275,11 @@ function createAgent(
   tools: ToolExecutor,
   store: Store,
   announce: (parentKey: string) => void,
+  skillsCatalog: (turn: TurnContext, sessionKey: string) => string,
 ): WardenAgentRuntime | undefined {
   const anyModel = config.models.default !== undefined || config.agents.list.some((a) => a.model !== undefined);
   if (!anyModel) return undefined;
-  return createAgentRuntime({ config, models: createModelRegistry(config, env), tools, transcripts: new SqliteTranscriptStore(store.db), announce });
+  return createAgentRuntime({ config, models: createModelRegistry(config, env), tools, transcripts: new SqliteTranscriptStore(store.db), announce, skillsCatalog });
 }
 
 function skillsFor(config: WardenConfig, baseDir: string, env: NodeJS.ProcessEnv) {

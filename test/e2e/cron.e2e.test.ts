@@ -72,8 +72,11 @@ describe('cron end to end', () => {
     await botPostIn(DEV, 'Done: the digest is scheduled.');
     const [job] = warden.cron.jobs.list();
     expect(job).toMatchObject({ name: 'digest', createdBy: olga.id, target: { provider: 'discord', chat: 'channel', guildId: GUILD, channelId: DEV } });
-    // The owner's turn saw the owner-only tool.
+    // The owner's turn saw the owner-only tool, and the bundled skills in its system prompt.
     expect(toolNames(model.requests[0]!)).toContain('cron');
+    const system = (model.requests[0]!.body.messages as Array<{ role: string; content: string }>).find((m) => m.role === 'system')!.content;
+    expect(system).toContain('<available_skills>');
+    expect(system).toContain('<name>incident-triage</name>');
 
     // Bring the job's time forward instead of waiting a day.
     warden.store.db.prepare('UPDATE cron_jobs SET next_run_at = ? WHERE id = ?').run(Date.now() - 1, job!.id);
