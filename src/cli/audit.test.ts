@@ -34,6 +34,13 @@ describe('auditExec', () => {
     expect(findings).toContain('critical exec.security-full-in-groups');
   });
 
+  it('flags an agent whose own tools.exec.security is full, naming its key', () => {
+    const parsed = parseConfig({ ...OWNERS, channels: GUILD, agents: { list: [{ id: 'ops', tools: { profile: 'coding', exec: { security: 'full' } } }] } });
+    if (!parsed.ok) throw parsed.error;
+    const finding = auditExec(parsed.value.config, { hasBwrap: true }).find((f) => f.id === 'exec.security-full-in-groups');
+    expect(finding?.message).toMatch(/^agents\.ops\.tools\.exec\.security is full/);
+  });
+
   it('does not flag security=full when no group channel can reach exec', () => {
     const denied = { discord: { guilds: { '*': { tools: { deny: ['exec'] } } } } };
     expect(audit({ ...OWNERS, channels: denied, tools: { profile: 'coding', exec: { security: 'full' } } })).not.toContain('critical exec.security-full-in-groups');

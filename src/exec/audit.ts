@@ -32,17 +32,20 @@ export function auditExec(config: WardenConfig, env: ExecAuditEnv): AuditFinding
   const exec = effectiveExecConfig(config);
   const findings: AuditFinding[] = [];
 
-  if (exec.security === 'full') {
-    const reachable = groupContexts(config).filter((ctx) => resolveToolSurface(config, ctx).tools.includes('exec'));
-    if (reachable.length > 0) {
-      const where = reachable.map(describeContext).slice(0, 5).join(', ');
-      findings.push({
-        id: 'exec.security-full-in-groups',
-        severity: 'critical',
-        message: `tools.exec.security is full and exec is reachable from group channels (${where}${reachable.length > 5 ? ', …' : ''}): anyone there can make the bot run any command`,
-        fix: 'set tools.exec.security: allowlist (with ask: on-miss), or deny exec in those guild/channel tools policies',
-      });
-    }
+  // security may be set per agent: each agent's effective policy is judged where that agent answers.
+  const reachable = groupContexts(config).filter(
+    (ctx) => effectiveExecConfig(config, ctx.agentId).security === 'full' && resolveToolSurface(config, ctx).tools.includes('exec'),
+  );
+  if (reachable.length > 0) {
+    const where = reachable.map(describeContext).slice(0, 5).join(', ');
+    const agents = [...new Set(reachable.map((ctx) => ctx.agentId))];
+    const keys = agents.map((id) => (config.agents.list.find((a) => a.id === id)?.tools?.exec?.security ? `agents.${id}.tools.exec.security` : 'tools.exec.security'));
+    findings.push({
+      id: 'exec.security-full-in-groups',
+      severity: 'critical',
+      message: `${[...new Set(keys)].join(', ')} is full and exec is reachable from group channels (${where}${reachable.length > 5 ? ', …' : ''}): anyone there can make the bot run any command`,
+      fix: 'set security: allowlist (with ask: on-miss), or deny exec in those guild/channel tools policies',
+    });
   }
 
   const canAsk = exec.security !== 'deny' && exec.ask !== 'off' && (exec.security === 'allowlist' || exec.ask === 'always' || exec.strictInlineEval);

@@ -25,9 +25,21 @@ export interface CheckExecOptions {
   now?: number;
 }
 
-/** The effective `tools.exec` block, with defaults when the config has none. */
-export function effectiveExecConfig(config: WardenConfig): ExecConfig {
-  return config.tools.exec ?? execConfig.parse({});
+/**
+ * The effective `tools.exec` block for an agent: the global block (defaults when absent) with
+ * the agent's `tools.exec` keys over it; its allowlist entries and safe-bin profiles add to the
+ * global ones.
+ */
+export function effectiveExecConfig(config: WardenConfig, agentId?: string): ExecConfig {
+  const base = config.tools.exec ?? execConfig.parse({});
+  const own = agentId === undefined ? undefined : config.agents.list.find((a) => a.id === agentId)?.tools?.exec;
+  if (!own) return base;
+  return {
+    ...base,
+    ...own,
+    allowlist: [...base.allowlist, ...(own.allowlist ?? [])],
+    safeBinProfiles: { ...base.safeBinProfiles, ...own.safeBinProfiles },
+  };
 }
 
 export function execPolicyFromConfig(exec: ExecConfig, stored: readonly AllowlistEntry[] = []): ExecPolicy {
@@ -47,7 +59,7 @@ export function agentWorkspace(config: WardenConfig, agentId: string, baseDir: s
 }
 
 export function checkExec(config: WardenConfig, command: string, context: TurnContext, options: CheckExecOptions = {}): ExecVerdict {
-  const exec = effectiveExecConfig(config);
+  const exec = effectiveExecConfig(config, context.agentId);
   const policy = execPolicyFromConfig(exec, options.storedAllowlist);
   return evaluateExec(command, policy, {
     cwd: options.cwd ?? agentWorkspace(config, context.agentId, options.baseDir),

@@ -61,3 +61,18 @@ export const execConfig = z.strictObject({
     .default({ allowModels: ['openai/*'] }),
 });
 export type ExecConfig = z.infer<typeof execConfig>;
+
+/** Process-wide settings: one sandbox host, one job registry, one tool surface filter. */
+const GLOBAL_ONLY = new Set(['host', 'cleanupMs', 'applyPatch']);
+
+/**
+ * `agents.list[].tools.exec`: the policy keys without defaults. A key an agent sets overrides
+ * the global one for that agent; `allowlist` entries and `safeBinProfiles` add to the global ones.
+ */
+export const execOverrides = z.strictObject(
+  Object.fromEntries(
+    Object.entries(execConfig.shape)
+      .filter(([key]) => !GLOBAL_ONLY.has(key))
+      .map(([key, field]) => [key, (field instanceof z.ZodDefault ? field.unwrap() : field).optional()]),
+  ),
+) as unknown as z.ZodType<Partial<Omit<ExecConfig, 'host' | 'cleanupMs' | 'applyPatch'>>>;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { channelsConfig } from './channels.js';
-import { execConfig } from './exec.js';
+import { execConfig, execOverrides } from './exec.js';
 import {
   byProviderEntry,
   profileId,
@@ -97,7 +97,7 @@ const agentToolsFields = {
   loopDetection: z.strictObject({ enabled: z.boolean() }).optional(),
 };
 
-export const agentToolsConfig = z.strictObject(agentToolsFields).superRefine(rejectAllowWithAlsoAllow);
+export const agentToolsConfig = z.strictObject({ ...agentToolsFields, exec: execOverrides.optional() }).superRefine(rejectAllowWithAlsoAllow);
 
 export const agentEntry = z.strictObject({
   id: z

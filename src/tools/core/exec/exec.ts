@@ -55,9 +55,9 @@ const RANK: Record<ExecSecurity, number> = { deny: 0, allowlist: 1, full: 2 };
 
 export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs> {
   const registry = deps.registry ?? defaultRegistry;
-  const exec = effectiveExecConfig(deps.config);
-  registry.setFinishedTtl(exec.cleanupMs);
-  const host: ExecHost = resolveExecHost(exec.host, deps.hasBwrap ?? bwrapAvailable());
+  const global = effectiveExecConfig(deps.config);
+  registry.setFinishedTtl(global.cleanupMs);
+  const host: ExecHost = resolveExecHost(global.host, deps.hasBwrap ?? bwrapAvailable());
 
   return {
     id: 'exec',
@@ -74,6 +74,8 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
       if (!cwd.ok) return failure(cwd.error);
 
       const stored = deps.allowlist?.list(ctx.turn.agentId) ?? [];
+      // Policy, limits and fallbacks are the calling agent's; host and job retention are global.
+      const exec = effectiveExecConfig(deps.config, ctx.turn.agentId);
       const policy = execPolicyFromConfig(exec, stored);
       const home = host === 'sandbox' ? ctx.workspaceDir : homedir();
       const verdict = evaluateExec(command, policy, { cwd: cwd.dir, pathDirs: DEFAULT_PATH_DIRS, home, patternHome: homedir() });

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfig, type WardenConfigInput } from '../config/index.js';
+import type { TurnContext } from '../policy/context.js';
+import { checkExec, effectiveExecConfig } from './check.js';
+
+const configOf = (raw: WardenConfigInput) => {
+  const r = parseConfig(raw);
+  if (!r.ok) throw r.error;
+  return r.value.config;
+};
+const turn = (agentId: string): TurnContext => ({ agentId, provider: 'discord', chat: 'channel', senderIsOwner: false, spawnDepth: 0 });
+
+const config = configOf({
+  tools: { exec: { security: 'allowlist', ask: 'on-miss', allowlist: [{ pattern: '/usr/bin/git', argPattern: 'status*' }], timeoutSec: 600 } },
+  agents: {
+    list: [
+      { id: 'main', default: true },
+      { id: 'locked', tools: { exec: { security: 'deny' } } },
+      { id: 'builder', tools: { exec: { allowlist: [{ pattern: '/usr/bin/make' }], timeoutSec: 3600, ask: 'off' } } },
+    ],
+  },
+});
+
+describe('per-agent tools.exec', () => {
+  it('keys an agent sets override the global ones; allowlists add up', () => {
+    expect(effectiveExecConfig(config, 'main')).toMatchObject({ security: 'allowlist', timeoutSec: 600 });
+    expect(effectiveExecConfig(config, 'builder')).toMatchObject({ security: 'allowlist', ask: 'off', timeoutSec: 3600 });
+    expect(effectiveExecConfig(config, 'builder').allowlist.map((e) => e.pattern)).toEqual(['/usr/bin/git', '/usr/bin/make']);
+  });
+
+  it.each([
+    ['main', 'git status', 'allow'],
+    ['main', 'make all', 'ask'],
+    ['locked', 'git status', 'deny'],
+    ['builder', 'make all', 'allow'],
+    ['builder', 'rm -rf build', 'deny'],
+  ])('%s: %s → %s', (agentId, command, decision) => {
+    expect(checkExec(config, command, turn(agentId), { cwd: '/tmp', home: '/root' }).decision).toBe(decision);
+  });
+
+  it('refuses process-wide keys in an agent block', () => {
+    const r = parseConfig({ agents: { list: [{ id: 'a', tools: { exec: { host: 'gateway' } } }] } });
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.error.problems.map((p) => p.path)).toEqual(['agents.list[0].tools.exec.host']);
+  });
+});
