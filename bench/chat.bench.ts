@@ -1,7 +1,10 @@
 // Chat adapters against the loopback fakes: reply latency and messages per second through the
-// Discord gateway path and the Slack HTTP path with an instant echo handler, each next to a bare
-// discord.js / Bolt echo bot on the same fake in the same run; and approval click → router
-// callback latency. Bare and adapter phases alternate so drift in the machine hits both.
+// Discord gateway path and the Slack HTTP path, next to a bare discord.js / Bolt echo bot on the
+// same fake in the same run — once with the adapter and an instant echo handler, once through the
+// whole of Warden's message path (adapter, router, per-session queue, gateway) with an instant
+// model and no tools; and approval click → router callback latency. Phases rotate so drift in
+// the machine hits all of them. Messages come from 20 conversations, so the per-session order
+// (one turn at a time) is exercised without a single queue holding the whole burst.
 import { performance } from 'node:perf_hooks';
 import { App, LogLevel } from '@slack/bolt';
 import { Client, Events, Partials, type Message } from 'discord.js';
@@ -10,6 +13,9 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createDiscordAdapter, DISCORD_INTENTS } from '../adapters/discord/index.js';
 import { createSlackAdapter } from '../adapters/slack/index.js';
+import type { AgentRuntime } from '../src/agent/index.js';
+import { parseConfig } from '../src/config/index.js';
+import { Gateway } from '../src/gateway/gateway.js';
 import { log } from '../src/log.js';
 import type { ChatAdapter, ClickOutcome } from '../src/gateway/types.js';
 import { ApprovalLedger } from '../test/fakes/approval-ledger.js';
@@ -82,17 +88,38 @@ async function measurePhase(tag: string, replies: Replies, trigger: (text: strin
 }
 
 const newPhase = (): Phase => ({ latencies: [], burstRates: [] });
+
+/** A model that answers instantly with the message it was given. */
+const instantModel: AgentRuntime = {
+  runTurn: async (request) => ({ status: 'completed', reply: request.input.text, rounds: 1, usage: { inputTokens: 0, outputTokens: 0 } }),
+};
+
+/** Warden's message path around an adapter: router, queue and gateway with an instant model. */
+async function throughWarden(adapter: ChatAdapter): Promise<() => Promise<void>> {
+  const parsed = parseConfig({ models: { default: 'openai/instant' }, channels: { discord: { requireMention: false }, slack: { requireMention: false } } });
+  if (!parsed.ok) throw parsed.error;
+  const gateway = new Gateway({
+    config: parsed.value.config,
+    adapters: [adapter],
+    agent: instantModel,
+    tools: undefined,
+    toolReport: () => ({ tools: [], removed: [], unavailable: [], warnings: [] }),
+    approvals: { approve: () => async () => ({ kind: 'not-found' }), pendingCount: () => 0 },
+  });
+  await gateway.start();
+  return () => gateway.stop();
+}
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
-function reportPair(report: (row: BenchRow) => void, label: string, bare: Phase, ours: Phase): void {
+function reportPair(report: (row: BenchRow) => void, label: string, bare: Phase, ours: Phase, what = 'adapter'): void {
   const b = summarize(bare.latencies);
   const o = summarize(ours.latencies);
   const bareRate = median(bare.burstRates);
   const ourRate = median(ours.burstRates);
-  report({ name: `${label}: reply latency p50 (adapter / bare)`, value: fmtMs(o.p50), note: `bare ${fmtMs(b.p50)}, ${fmtRatio(o.p50 / b.p50)}` });
-  report({ name: `${label}: reply latency p99 (adapter / bare)`, value: fmtMs(o.p99), note: `bare ${fmtMs(b.p99)}, ${fmtRatio(o.p99 / b.p99)}` });
+  report({ name: `${label}: reply latency p50 (${what} / bare)`, value: fmtMs(o.p50), note: `bare ${fmtMs(b.p50)}, ${fmtRatio(o.p50 / b.p50)}` });
+  report({ name: `${label}: reply latency p99 (${what} / bare)`, value: fmtMs(o.p99), note: `bare ${fmtMs(b.p99)}, ${fmtRatio(o.p99 / b.p99)}` });
   report({
-    name: `${label}: messages/s, median of bursts of ${BURST} (adapter / bare)`,
+    name: `${label}: messages/s, median of bursts of ${BURST} (${what} / bare)`,
     value: ourRate.toFixed(0),
     note: `bare ${bareRate.toFixed(0)}, overhead ${(((bareRate - ourRate) / bareRate) * 100).toFixed(1)} % (target ≤ 10 %)`,
   });
@@ -104,11 +131,14 @@ async function discordBench(report: (row: BenchRow) => void): Promise<void> {
   const fake = await startDiscordFake();
   const channelId = defaultGuild.channels[0]!.id;
   const author = fakeUser('400000000000000001', 'alice');
-  const replies = new Replies((r) => (r.method === 'POST' && r.path === `/channels/${channelId}/messages` ? (r.body?.content as string) : undefined));
+  const senders = Array.from({ length: 20 }, (_, i) => fakeUser(`4000000000000001${String(i).padStart(2, '0')}`, `user${i}`));
+  const replies = new Replies((r) => (r.method === 'POST' && /^\/channels\/\d+\/messages$/.test(r.path) ? (r.body?.content as string) : undefined));
   const unsubscribe = fake.requests.subscribe(replies.onRecord);
-  const trigger = (text: string) => void fake.userMessage({ author, channelId, content: text });
+  let next = 0;
+  const trigger = (text: string) => void fake.userMessage({ author: senders[next++ % senders.length]!, dm: true, content: text });
   const bare = newPhase();
   const ours = newPhase();
+  const full = newPhase();
 
   async function bareBot(): Promise<() => Promise<void>> {
     const client = new Client({ intents: DISCORD_INTENTS, partials: [Partials.Channel], rest: { api: fake.apiBaseUrl, ...UNLIMITED } });
@@ -133,14 +163,26 @@ async function discordBench(report: (row: BenchRow) => void): Promise<void> {
     return () => adapter.stop();
   }
 
-  // Round -1 warms the JIT for both bots and is thrown away.
+  async function wardenBot(): Promise<() => Promise<void>> {
+    const ledger = new ApprovalLedger([]);
+    const adapter = createDiscordAdapter(
+      { token: 'bench', apiBaseUrl: fake.apiBaseUrl, requireMention: false, guilds: {} },
+      { onApprovalClick: ledger.onApprovalClick, approvers: [], approvalsTarget: 'channel' },
+      { rest: UNLIMITED },
+    );
+    return throughWarden(adapter);
+  }
+
+  // Round -1 warms the JIT for every bot and is thrown away.
+  const bots = [
+    ['bare', bare, bareBot],
+    ['adapter', ours, adapterBot],
+    ['warden', full, wardenBot],
+  ] as const;
   for (let round = -1; round < ROUNDS; round++) {
-    // Alternate which bot goes first, so warm-up and drift favour neither.
-    const pair = [
-      ['bare', bare, bareBot],
-      ['adapter', ours, adapterBot],
-    ] as const;
-    for (const [which, phase, startBot] of round % 2 === 0 ? pair : [...pair].reverse()) {
+    // Rotate which bot goes first, so warm-up and drift favour none.
+    const start = ((round % bots.length) + bots.length) % bots.length;
+    for (const [which, phase, startBot] of [...bots.slice(start), ...bots.slice(0, start)]) {
       const stop = await startBot();
       await measurePhase(`d-${which}-${round}`, replies, trigger, round < 0 ? newPhase() : phase);
       await stop();
@@ -149,6 +191,7 @@ async function discordBench(report: (row: BenchRow) => void): Promise<void> {
     }
   }
   reportPair(report, 'discord gateway path', bare, ours);
+  reportPair(report, 'discord gateway path', bare, full, 'warden, instant model');
 
   // Click → router callback: the adapter acknowledges (deferred update) and then calls the router.
   let clicked: (() => void) | undefined;
@@ -193,9 +236,12 @@ async function slackBench(report: (row: BenchRow) => void): Promise<void> {
   const replies = new Replies((r) => (r.path === '/api/chat.postMessage' ? (r.body?.text as string) : undefined));
   const unsubscribe = fake.requests.subscribe(replies.onRecord);
   let url = '';
-  const trigger = (text: string) => fake.sendEvent(url, fake.envelope(fake.messageEvent({ user: 'U0000ALICE', channel, text })), { secret: SECRET });
+  let next = 0;
+  const trigger = (text: string) =>
+    fake.sendEvent(url, fake.envelope(fake.messageEvent({ user: 'U0000ALICE', channel: `C0000GEN${next++ % 20}`, text })), { secret: SECRET });
   const bare = newPhase();
   const ours = newPhase();
+  const full = newPhase();
 
   async function bareBot(): Promise<() => Promise<void>> {
     const app = new App({ token: 'xoxb-fake', signingSecret: SECRET, clientOptions: { slackApiUrl: fake.apiUrl }, logLevel: LogLevel.ERROR });
@@ -218,14 +264,27 @@ async function slackBench(report: (row: BenchRow) => void): Promise<void> {
     return () => adapter.stop();
   }
 
-  // Round -1 warms the JIT for both bots and is thrown away.
+  async function wardenBot(): Promise<() => Promise<void>> {
+    const ledger = new ApprovalLedger([]);
+    const adapter = createSlackAdapter(
+      { botToken: 'xoxb-fake', signingSecret: SECRET, appToken: undefined, apiUrl: fake.apiUrl, port: 0, host: '127.0.0.1', requireMention: false, channels: {} },
+      { onApprovalClick: ledger.onApprovalClick, approvers: [], approvalsTarget: 'channel' },
+    );
+    const stop = await throughWarden(adapter);
+    url = adapter.eventsUrl!;
+    return stop;
+  }
+
+  // Round -1 warms the JIT for every bot and is thrown away.
+  const bots = [
+    ['bare', bare, bareBot],
+    ['adapter', ours, adapterBot],
+    ['warden', full, wardenBot],
+  ] as const;
   for (let round = -1; round < ROUNDS; round++) {
-    // Alternate which bot goes first, so warm-up and drift favour neither.
-    const pair = [
-      ['bare', bare, bareBot],
-      ['adapter', ours, adapterBot],
-    ] as const;
-    for (const [which, phase, startBot] of round % 2 === 0 ? pair : [...pair].reverse()) {
+    // Rotate which bot goes first, so warm-up and drift favour none.
+    const start = ((round % bots.length) + bots.length) % bots.length;
+    for (const [which, phase, startBot] of [...bots.slice(start), ...bots.slice(0, start)]) {
       const stop = await startBot();
       await measurePhase(`s-${which}-${round}`, replies, trigger, round < 0 ? newPhase() : phase);
       await stop();
@@ -234,6 +293,7 @@ async function slackBench(report: (row: BenchRow) => void): Promise<void> {
     }
   }
   reportPair(report, 'slack http path', bare, ours);
+  reportPair(report, 'slack http path', bare, full, 'warden, instant model');
 
   let clicked: (() => void) | undefined;
   const ledger = new ApprovalLedger(['U0000OWNER']);

@@ -119,7 +119,23 @@ describe('Gateway with a model', () => {
     agent.releaseNext();
     await tick();
     expect(adapter.texts()).toEqual(['echo: one', 'echo: two']);
-    expect(adapter.typingCount).toBe(2);
+    await gateway.stop();
+  });
+
+  it('shows the typing indicator only for turns that outlast typingDelayMs', async () => {
+    const agent = new ControlledAgent();
+    const { adapter, gateway } = setup(withModel, { agent, typingDelayMs: 30 });
+    await gateway.start();
+    await adapter.push('quick');
+    agent.releaseNext();
+    await tick();
+    expect(adapter.typingCount).toBe(0);
+    await adapter.push('slow');
+    await new Promise((r) => setTimeout(r, 60));
+    expect(adapter.typingCount).toBe(1);
+    agent.releaseNext();
+    await tick();
+    expect(adapter.texts()).toEqual(['echo: quick', 'echo: slow']);
     await gateway.stop();
   });
 

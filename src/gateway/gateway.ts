@@ -29,6 +29,11 @@ export interface GatewayOptions {
   maxPending?: number | undefined;
   /** How long shutdown lets running turns finish before aborting them. */
   shutdownGraceMs?: number | undefined;
+  /**
+   * A turn shows the typing indicator only once it has run this long (default 500 ms): quick
+   * answers need none, and each indicator is a platform API call counted against rate limits.
+   */
+  typingDelayMs?: number | undefined;
 }
 
 interface QueuedItem {
@@ -41,6 +46,8 @@ interface QueuedItem {
 }
 
 export type ScheduledOutcome = { ok: true; detail: string } | { ok: false; error: string };
+
+const TYPING_DELAY_MS = 500;
 
 /** What a parent turn started by finished subagents is asked to do. */
 export const SUBAGENTS_DONE_TEXT = 'Your subagents have finished. Tell the user what they found.';
@@ -208,7 +215,14 @@ export class Gateway {
   private async runItem(sessionKey: string, item: QueuedItem, signal: AbortSignal): Promise<void> {
     const { route, command } = item;
     const adapter = this.adapters.get(route.replyTo.provider);
-    const stopTyping = adapter?.typing(route.replyTo) ?? (() => {});
+    let stopIndicator: (() => void) | undefined;
+    const typingTimer = adapter
+      ? setTimeout(() => (stopIndicator = adapter.typing(route.replyTo)), this.options.typingDelayMs ?? TYPING_DELAY_MS)
+      : undefined;
+    const stopTyping = () => {
+      clearTimeout(typingTimer);
+      stopIndicator?.();
+    };
     let reply: OutboundMessage | undefined;
     try {
       try {
