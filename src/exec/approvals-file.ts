@@ -1,5 +1,6 @@
 import type { ExecConfig } from '../config/schema/exec.js';
 import type { AddEntryInput, StoredAllowlistEntry } from './allowlist-store.js';
+import { isRecord, isRegExp } from '../util/guards.js';
 
 /**
  * OpenClaw's `exec-approvals.json` (reference A4, tool-system §6.3), read and written so an
@@ -24,18 +25,18 @@ const POLICY_KEYS = ['security', 'ask', 'askFallback', 'autoAllowSkills'] as con
 
 export function parseApprovalsFile(doc: unknown): ImportResult {
   const notes: string[] = [];
-  if (!isObject(doc) || doc.version !== 1) {
+  if (!isRecord(doc) || doc.version !== 1) {
     return { entries: [], notes: ['version: expected 1; the file is treated as empty (as OpenClaw does)'] };
   }
-  if (isObject(doc.defaults)) {
+  if (isRecord(doc.defaults)) {
     for (const key of POLICY_KEYS) if (key in doc.defaults) notes.push(`defaults.${key}: not imported; set tools.exec.${key} in the config`);
   }
-  const agents = isObject(doc.agents) ? doc.agents : {};
+  const agents = isRecord(doc.agents) ? doc.agents : {};
   const byAgent = new Map<string, ImportedEntry[]>();
   // `main` before `default`, so main's entries win when both name the same pattern.
   const ordered = Object.entries(agents).sort(([a], [b]) => (a === 'default' ? 1 : 0) - (b === 'default' ? 1 : 0));
   for (const [agentId, agent] of ordered) {
-    if (!isObject(agent)) {
+    if (!isRecord(agent)) {
       notes.push(`agents.${agentId}: not an object, skipped`);
       continue;
     }
@@ -46,7 +47,7 @@ export function parseApprovalsFile(doc: unknown): ImportResult {
     const entries = byAgent.get(target) ?? [];
     list.forEach((raw: unknown, i: number) => {
       const at = `agents.${agentId}.allowlist[${i}]`;
-      const entry = typeof raw === 'string' ? { pattern: raw } : isObject(raw) ? raw : null;
+      const entry = typeof raw === 'string' ? { pattern: raw } : isRecord(raw) ? raw : null;
       const pattern = typeof entry?.pattern === 'string' ? entry.pattern.trim() : '';
       if (!entry || pattern === '') {
         notes.push(`${at}: no pattern, dropped`);
@@ -105,15 +106,4 @@ export function buildApprovalsFile(entries: readonly StoredAllowlistEntry[], exe
   return { version: 1, defaults: { security: exec.security, ask: exec.ask, askFallback: exec.askFallback }, agents };
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
-function isRegExp(source: string): boolean {
-  try {
-    new RegExp(source);
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -1,6 +1,7 @@
 import JSON5 from 'json5';
 import { parseDocument } from 'yaml';
 import type { SkillDefinition, SkillMetadata, SkillRequirements } from './types.js';
+import { isRecord } from '../util/guards.js';
 
 export type ParseResult = { ok: true; value: SkillDefinition } | { ok: false; error: string };
 
@@ -202,6 +203,3 @@ function pick(fm: Record<string, unknown>, keys: string[]): unknown {
   return undefined;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isRegExp } from '../../util/guards.js';
 
 export const execSecurity = z.enum(['deny', 'allowlist', 'full']);
 export const execAsk = z.enum(['off', 'on-miss', 'always']);
@@ -16,14 +17,6 @@ export const allowlistEntry = z.strictObject({
     .refine((p) => p === undefined || !p.startsWith('^') || isRegExp(p), 'argPattern starting with "^" must be a valid regular expression'),
 });
 
-function isRegExp(source: string): boolean {
-  try {
-    new RegExp(source);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** A custom safe-bin profile (reference A10): which flags may appear and how many positionals. */
 export const safeBinProfile = z.strictObject({

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { stableJson } from '../../util/stable-json.js';
+import { isRecord } from '../../util/guards.js';
 
 /**
  * Tool-call loop detection (reference §5.2), on by default in Warden. Detectors and thresholds
@@ -53,7 +54,6 @@ const digest = (value: unknown): string => createHash('sha256').update(stableJso
 
 export const hashCall = (toolName: string, params: unknown): string => `${toolName}:${digest(params)}`;
 
-const isRecord = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 
 function isKnownPoll(toolName: string, params: unknown): boolean {
   if (toolName === 'command_status') return true;

@@ -1,0 +1,14 @@
+/** A plain object (not null, not an array): what JSON and YAML objects parse to. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Whether `source` compiles as a JavaScript regular expression. */
+export function isRegExp(source: string): boolean {
+  try {
+    new RegExp(source);
+    return true;
+  } catch {
+    return false;
+  }
+}
