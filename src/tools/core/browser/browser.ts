@@ -56,6 +56,26 @@ async function onSession(
   return result.ok ? result.value : errorResult(result.error, { status: 'error', profile: args.profile });
 }
 
+/** `onSession` for actions on one tab: the call's `targetId`, else the current tab. */
+function onTab(
+  manager: BrowserManager,
+  args: BrowserArgs,
+  fn: (session: BrowserSession, page: Page) => Promise<ToolResult>,
+  start = true,
+  gate?: () => Promise<ToolResult | undefined>,
+): Promise<ToolResult> {
+  return onSession(
+    manager,
+    args,
+    async (session) => {
+      const tab = tabOrError(session, args);
+      return 'error' in tab ? tab.error : fn(session, tab.page);
+    },
+    start,
+    gate,
+  );
+}
+
 function tabOrError(session: BrowserSession, args: BrowserArgs): { page: Page } | { error: ToolResult } {
   const page = session.tab(args.targetId);
   if (page) return { page };
@@ -148,13 +168,10 @@ const handlers: Record<(typeof BROWSER_ACTIONS)[number], Handler> = {
   },
 
   back: (args, manager, guard) =>
-    onSession(
+    onTab(
       manager,
       args,
-      async (session) => {
-        const tab = tabOrError(session, args);
-        if ('error' in tab) return tab.error;
-        const { page } = tab;
+      async (session, page) => {
         const before = page.url();
         let moved = true;
         const outcome = await navigateGuarded(session, page, undefined, guard, async (p) => {
@@ -184,13 +201,10 @@ const handlers: Record<(typeof BROWSER_ACTIONS)[number], Handler> = {
     ),
 
   close: (args, manager) =>
-    onSession(
+    onTab(
       manager,
       args,
-      async (session) => {
-        const tab = tabOrError(session, args);
-        if ('error' in tab) return tab.error;
-        const { page } = tab;
+      async (session, page) => {
         const id = session.tabId(page);
         await page.close();
         return textResult(`Closed tab ${id}.`, { status: 'ok', targetId: id });
@@ -199,13 +213,10 @@ const handlers: Record<(typeof BROWSER_ACTIONS)[number], Handler> = {
     ),
 
   snapshot: (args, manager) =>
-    onSession(
+    onTab(
       manager,
       args,
-      async (session) => {
-        const tab = tabOrError(session, args);
-        if ('error' in tab) return tab.error;
-        const { page } = tab;
+      async (session, page) => {
         // Reference D5: efficient mode means interactive, compact, depth 6, 8 000 characters — each overridable.
         const efficient = args.mode === 'efficient';
         const options = {
@@ -234,13 +245,10 @@ const handlers: Record<(typeof BROWSER_ACTIONS)[number], Handler> = {
     ),
 
   screenshot: (args, manager) =>
-    onSession(
+    onTab(
       manager,
       args,
-      async (session) => {
-        const tab = tabOrError(session, args);
-        if ('error' in tab) return tab.error;
-        const { page } = tab;
+      async (session, page) => {
         const type = args.type ?? 'png';
         let data: Buffer;
         try {
@@ -265,13 +273,10 @@ const handlers: Record<(typeof BROWSER_ACTIONS)[number], Handler> = {
     ),
 
   act: (args, manager, guard) =>
-    onSession(
+    onTab(
       manager,
       args,
-      async (session) => {
-        const tab = tabOrError(session, args);
-        if ('error' in tab) return tab.error;
-        const { page } = tab;
+      async (session, page) => {
         if (!args.kind) return errorResult(`act needs a kind: ${ACT_KINDS.join(', ')}.`, { status: 'error' });
         const since = Date.now();
         const done = await act(session, page, args);
