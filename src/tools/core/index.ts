@@ -30,11 +30,13 @@ const browserAvailability = (config: WardenConfig): Availability =>
     ? { ok: false, why: 'browser.enabled is false' }
     : (chromium ??= existsSync('/usr/bin/chromium') ? { ok: true } : { ok: false, why: '/usr/bin/chromium is not installed (apt-get install chromium)' });
 
+/** Tools that run on the agent's turn loop (sessions) or ask its model (image) exist only with a model. */
+const needsModel = (config: WardenConfig): Availability =>
+  config.models.default !== undefined || config.agents.list.some((a) => a.model !== undefined) ? { ok: true } : { ok: false, why: 'needs a model: set models.default' };
+
 export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
   image: {
-    // It asks the session's model: without any configured model it cannot be offered.
-    availability: (config) =>
-      config.models.default !== undefined || config.agents.list.some((a) => a.model !== undefined) ? { ok: true } : { ok: false, why: 'needs a model: set models.default' },
+    availability: needsModel,
     load: async (runtime) => {
       const { createImageTool } = await import('./media/image.js');
       const { createModelRegistry } = await import('../../models/registry.js');
@@ -42,13 +44,13 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
     },
   },
   pdf: { availability: always, load: async () => eraseArgs((await import('./media/pdf.js')).pdfTool) },
-  sessions_list: { availability: always, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'sessions_list') },
-  sessions_history: { availability: always, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'sessions_history') },
-  sessions_send: { availability: always, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'sessions_send') },
-  sessions_spawn: { availability: always, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'sessions_spawn') },
-  sessions_yield: { availability: always, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'sessions_yield') },
-  subagents: { availability: always, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'subagents') },
-  agents_list: { availability: always, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'agents_list') },
+  sessions_list: { availability: needsModel, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'sessions_list') },
+  sessions_history: { availability: needsModel, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'sessions_history') },
+  sessions_send: { availability: needsModel, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'sessions_send') },
+  sessions_spawn: { availability: needsModel, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'sessions_spawn') },
+  sessions_yield: { availability: needsModel, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'sessions_yield') },
+  subagents: { availability: needsModel, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'subagents') },
+  agents_list: { availability: needsModel, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'agents_list') },
   session_status: {
     availability: always,
     load: async (runtime) => eraseArgs((await import('./sessions/session-status.js')).createSessionStatusTool({ config: runtime.config, store: runtime.store })),
