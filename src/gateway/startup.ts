@@ -29,6 +29,7 @@ import { sqliteCardStore } from './card-store.js';
 import type { SkillsView, ToolReport } from './commands.js';
 import { Gateway } from './gateway.js';
 import { GovernedToolExecutor } from './tool-executor.js';
+import { CORE_IMPLEMENTATIONS, coreAvailability } from '../tools/core/index.js';
 import type { ChatAdapter, InboundMessage } from './types.js';
 
 export interface StartOptions {
@@ -217,6 +218,16 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   }
   const report = await approvals.recover();
   scheduler.start();
+  // Load the tools this config can offer in the background, so the first call (and its approval
+  // card) does not wait for module loading.
+  const preloadAbort = new AbortController();
+  const preloading =
+    tools instanceof GovernedToolExecutor
+      ? tools.preload(
+          Object.keys(CORE_IMPLEMENTATIONS).filter((id) => coreAvailability(id, config)?.ok),
+          preloadAbort.signal,
+        )
+      : Promise.resolve();
   log.info({ adapters: adapters.map((a) => a.provider), dataDir, recovered: report }, 'warden started');
 
   let stopping: Promise<void> | undefined;
@@ -230,6 +241,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     dataDir,
     stop() {
       stopping ??= (async () => {
+        preloadAbort.abort();
+        await preloading;
         await scheduler.stop();
         await gateway.stop();
         // Chromium would keep the process alive; turns are over, so no tool uses it any more.

@@ -43,6 +43,18 @@ export class GovernedToolExecutor implements ToolExecutor {
     return hit;
   };
 
+  /** Loads implementations ahead of their first call; a failure is logged and retried on use. */
+  async preload(ids: readonly string[], signal?: AbortSignal): Promise<void> {
+    for (const id of ids) {
+      if (signal?.aborted) return;
+      try {
+        await this.resolveTool(id);
+      } catch (err) {
+        log.debug({ err, tool: id }, 'tool preload failed; it loads again on first use');
+      }
+    }
+  }
+
   async surface(turn: TurnContext): Promise<ToolSurface> {
     const result = resolveToolSurface(this.config, turn);
     if (result.error) return { ok: false, message: result.error };
