@@ -65,7 +65,12 @@ export function routeMessage(config: WardenConfig, message: InboundMessage, opti
       agentId,
       sessionKey,
       context,
-      replyTo: { provider: message.provider, channelId: message.channelId, threadId: isThread ? message.threadId : undefined },
+      replyTo: {
+        provider: message.provider,
+        channelId: message.channelId,
+        threadId: isThread ? message.threadId : undefined,
+        ...(message.invocationId !== undefined ? { invocationId: message.invocationId } : {}),
+      },
       text,
     },
   };

@@ -20,6 +20,8 @@ export interface InboundMessage {
   /** Platform message id, for replies and de-duplication. */
   messageId: string;
   receivedAt: number;
+  /** Set for a native slash command: the adapter's handle to answer that invocation itself. */
+  invocationId?: string | undefined;
 }
 
 /** Where a reply goes: the same conversation (and thread) a message came from, or a user's DM. */
@@ -29,6 +31,8 @@ export interface ReplyTarget {
   threadId?: string | undefined;
   /** When set, deliver to this user's DM instead of channelId. */
   dmUserId?: string | undefined;
+  /** A native command being answered; the adapter replies to it while it can, else posts to the channel. */
+  invocationId?: string | undefined;
 }
 
 export interface OutboundMessage {
