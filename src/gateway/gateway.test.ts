@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { AgentRuntime, TurnRequest } from '../agent/index.js';
 import { parseConfig, type WardenConfigInput } from '../config/index.js';
 import type { ToolReport } from './commands.js';
-import { BUSY_TEXT, Gateway, SHUTDOWN_TEXT, SUBAGENTS_DONE_TEXT, type GatewayOptions } from './gateway.js';
+import { BUSY_TEXT, Gateway, isTransientStartError, SHUTDOWN_TEXT, SUBAGENTS_DONE_TEXT, type GatewayOptions } from './gateway.js';
 import type { ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget } from './types.js';
 
 /** An in-process chat platform: the test pushes messages in and reads what was sent back. */
@@ -262,5 +262,59 @@ describe('Gateway scheduled turns', () => {
     await gateway.start();
     await gateway.stop();
     expect(await gateway.runScheduled(route('late'))).toEqual({ ok: false, error: 'Warden is shutting down' });
+  });
+});
+
+describe('Gateway start when a platform is unreachable', () => {
+  const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:443'), { code: 'ECONNREFUSED' });
+
+  it('retries an unreachable platform with backoff and then serves it', async () => {
+    const { adapter, gateway } = setup({}, { adapterRetryBaseMs: 5 });
+    const realStart = adapter.start.bind(adapter);
+    let failures = 2;
+    let stops = 0;
+    adapter.start = async (onMessage) => {
+      if (failures-- > 0) throw refused();
+      return realStart(onMessage);
+    };
+    adapter.stop = async () => void stops++;
+    await gateway.start();
+    expect(gateway.adapterStates()).toEqual([{ provider: 'web', state: 'retrying' }]);
+    await expect.poll(() => gateway.adapterStates()[0]!.state, { timeout: 2000 }).toBe('running');
+    await adapter.push('/help');
+    expect(adapter.texts()[0]).toContain('/tools');
+    expect(stops).toBe(2);
+    await gateway.stop();
+  });
+
+  it('fails the start at once for an error that waiting will not fix', async () => {
+    const { adapter, gateway } = setup();
+    adapter.start = async () => {
+      throw Object.assign(new Error('An invalid token was provided.'), { code: 'TokenInvalid' });
+    };
+    await expect(gateway.start()).rejects.toThrow('An invalid token was provided.');
+  });
+
+  it('stops retrying on shutdown', async () => {
+    const { adapter, gateway } = setup({}, { adapterRetryBaseMs: 50 });
+    let tries = 0;
+    adapter.start = async () => {
+      tries++;
+      throw refused();
+    };
+    await gateway.start();
+    await gateway.stop();
+    await new Promise((r) => setTimeout(r, 150));
+    expect(tries).toBe(1);
+  });
+
+  it.each([
+    [refused(), true],
+    [Object.assign(new Error('fetch failed'), { cause: { code: 'ENOTFOUND' } }), true],
+    [Object.assign(new Error('Bad Gateway'), { status: 502 }), true],
+    [Object.assign(new Error('invalid_auth'), { status: 401 }), false],
+    [new Error('listen EADDRINUSE: address already in use'), false],
+  ])('classifies %s as transient=%s', (err, transient) => {
+    expect(isTransientStartError(err)).toBe(transient);
   });
 });

@@ -34,6 +34,8 @@ export interface GatewayOptions {
    * answers need none, and each indicator is a platform API call counted against rate limits.
    */
   typingDelayMs?: number | undefined;
+  /** First wait before retrying a platform that could not be reached at start (doubles to 60 s). */
+  adapterRetryBaseMs?: number | undefined;
 }
 
 interface QueuedItem {
@@ -70,6 +72,8 @@ export class Gateway {
   private readonly adapters = new Map<string, ChatAdapter>();
   private readonly startedAt = Date.now();
   private state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
+  /** Platforms unreachable at start, waiting for their next try. */
+  private readonly retries = new Map<string, NodeJS.Timeout>();
   /** Immediate commands in flight, so shutdown can wait for them too. */
   private readonly inFlight = new Set<Promise<void>>();
   /** The latest route of each session (bounded, oldest dropped): where a self-started turn answers. */
@@ -85,9 +89,41 @@ export class Gateway {
   async start(): Promise<void> {
     if (this.state !== 'new') throw new Error(`gateway already ${this.state}`);
     this.state = 'running';
-    for (const adapter of this.adapters.values()) {
+    for (const adapter of this.adapters.values()) await this.startAdapter(adapter, 0);
+  }
+
+  /** Which platforms are connected, and which are waiting to retry (for status reports). */
+  adapterStates(): Array<{ provider: string; state: 'running' | 'retrying' }> {
+    return [...this.adapters.keys()].map((provider) => ({ provider, state: this.retries.has(provider) ? 'retrying' : 'running' }));
+  }
+
+  /**
+   * Starts one platform. A platform that cannot be reached (network error, 5xx) is retried with
+   * backoff while the others run, so an outage at boot does not take Warden down; anything else
+   * (a bad token, a port in use) fails the start so the operator sees it at once.
+   */
+  private async startAdapter(adapter: ChatAdapter, attempt: number): Promise<void> {
+    try {
       await adapter.start((message) => this.receive(message));
-      log.info({ provider: adapter.provider }, 'chat adapter started');
+      log.info({ provider: adapter.provider, attempt }, 'chat adapter started');
+    } catch (err) {
+      await adapter.stop().catch(() => undefined);
+      if (this.state !== 'running') return;
+      if (!isTransientStartError(err)) {
+        if (attempt === 0) throw err;
+        log.error({ provider: adapter.provider, err }, 'chat adapter cannot start; no more retries');
+        return;
+      }
+      const base = this.options.adapterRetryBaseMs ?? 1000;
+      const delayMs = Math.round(Math.min(60_000, base * 2 ** attempt) * (0.8 + Math.random() * 0.4));
+      log.warn({ provider: adapter.provider, error: (err as Error).message, attempt: attempt + 1, retryInMs: delayMs }, 'chat platform unreachable; retrying');
+      this.retries.set(
+        adapter.provider,
+        setTimeout(() => {
+          this.retries.delete(adapter.provider);
+          void this.startAdapter(adapter, attempt + 1);
+        }, delayMs),
+      );
     }
   }
 
@@ -134,6 +170,8 @@ export class Gateway {
   async stop(): Promise<void> {
     if (this.state === 'stopping' || this.state === 'stopped') return;
     this.state = 'stopping';
+    for (const timer of this.retries.values()) clearTimeout(timer);
+    this.retries.clear();
     this.queue.close();
     const idle = this.queue.whenIdle();
     const grace = this.options.shutdownGraceMs ?? 10_000;
@@ -294,4 +332,17 @@ export class Gateway {
       log.error({ err, provider: target.provider, channelId: target.channelId }, 'reply not delivered');
     }
   }
+}
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET']);
+
+/** A network failure or a server-side error: worth trying again later. Looks through `cause` chains. */
+export function isTransientStartError(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const { code, status } = e as { code?: unknown; status?: unknown };
+    if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;
+    if (typeof status === 'number' && (status >= 500 || status === 429)) return true;
+    if (/\b(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|socket hang up)\b/.test(String((e as Error).message ?? ''))) return true;
+  }
+  return false;
 }

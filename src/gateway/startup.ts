@@ -164,7 +164,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     messaging: messagingFor(adapters),
     status: () => ({
       startedAt,
-      adapters: adapters.map((a) => ({ provider: a.provider, state: 'running' })),
+      adapters: gatewayRef?.adapterStates() ?? adapters.map((a) => ({ provider: a.provider, state: 'starting' })),
       activeSessions: gatewayRef?.stats().sessions ?? 0,
     }),
   };
