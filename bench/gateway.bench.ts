@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { createAgentRuntime } from '../src/agent/runtime.js';
 import { FunctionToolExecutor } from '../src/agent/testing.js';
 import { SqliteTranscriptStore } from '../src/agent/transcript.js';
+import { SubagentRunStore } from '../src/agent/subagent-runs.js';
 import { ApprovalService } from '../src/approvals/service.js';
 import { parseConfig } from '../src/config/index.js';
 import { EventBus } from '../src/events.js';
@@ -68,6 +69,7 @@ const bench: Bench = async (report) => {
     config,
     tools,
     transcripts: new SqliteTranscriptStore(store.db),
+    subagentRuns: new SubagentRunStore(store.db),
     models: (ref) => {
       const s = modelSettings(config, ref);
       return s.ok ? { ok: true, provider: instant, settings: s.value } : s;

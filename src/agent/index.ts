@@ -21,6 +21,7 @@
 export { createAgentRuntime, type WardenAgentRuntime } from './runtime.js';
 export { AgentSessions, turnForSessionKey, type AgentSessionsApi, type SubagentRunView } from './sessions.js';
 export { SqliteTranscriptStore } from './transcript.js';
+export { SubagentRunStore, type SubagentRunRecord, type SubagentStatus } from './subagent-runs.js';
 export { buildSystemPrompt, UNTRUSTED_CONTENT_RULE } from './system-prompt.js';
 export type {
   AgentDeps,

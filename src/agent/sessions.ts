@@ -2,10 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { WardenConfig } from '../config/index.js';
 import { log } from '../log.js';
 import type { InheritedPolicy, TurnContext } from '../policy/context.js';
+import { subagentRole } from '../policy/subagent.js';
 import { wrapUntrusted } from '../tools/untrusted.js';
+import { processAlive } from '../util/process-alive.js';
+import { childTurnFrom, INHERITED_POLICY_VERSION, type SubagentRunRecord, type SubagentRunStore, type SubagentStatus } from './subagent-runs.js';
 import type { AgentRuntime, TranscriptEntry, TranscriptStore, TurnOutcome } from './types.js';
 
-export type SubagentStatus = 'running' | 'completed' | 'failed' | 'killed';
+export type { SubagentStatus } from './subagent-runs.js';
 
 /** What the parent (and `subagents list`) sees of one spawned run. */
 export interface SubagentRunView {
@@ -23,10 +26,10 @@ export interface SubagentRunView {
   result?: string | undefined;
 }
 
-interface SubagentRun extends SubagentRunView {
+/** What only the process driving a run holds: how to stop it and the steers it has not read yet. */
+interface LiveRun {
   controller: AbortController;
   steers: string[];
-  turn: TurnContext;
 }
 
 export interface SpawnRequest {
@@ -59,7 +62,7 @@ export interface AgentSessionsApi {
   send(request: SendRequest): Promise<Result<TurnOutcome>>;
   spawn(request: SpawnRequest): Result<SubagentRunView>;
   runs(parentKey: string): SubagentRunView[];
-  /** The session that spawned a subagent session, if this process knows it. */
+  /** The session that spawned a subagent session, if the store knows it. */
   parentOf(childKey: string): string | undefined;
   steer(parentKey: string, runId: string, text: string): Result<SubagentRunView>;
   kill(parentKey: string, runId: string): Result<SubagentRunView>;
@@ -74,16 +77,27 @@ export type AnnounceResult = (parentKey: string, run: SubagentRunView) => void;
 export interface AgentSessionsDeps {
   config: WardenConfig;
   transcripts: TranscriptStore;
+  /** Where runs, their envelopes and undelivered results are kept across restarts. */
+  runs: SubagentRunStore;
   announce?: AnnounceResult | undefined;
+  /** Whether the process that drove a run still exists; replaced in tests. */
+  isProcessAlive?: ((pid: number) => boolean) | undefined;
 }
+
+/** What a parent is told about a child that was running when Warden stopped. */
+export const interruptedResult = (run: Pick<SubagentRunRecord, 'childKey'>): string =>
+  `The subagent was interrupted: Warden restarted before it finished, so it did not complete its task. ` +
+  `What it did so far is in its session ${run.childKey} (sessions_history); spawn a new subagent to finish the task.`;
 
 const SUBAGENT_KEY = /^agent:([^:]+):subagent:/;
 
 export class AgentSessions implements AgentSessionsApi {
   private runtime: AgentRuntime | undefined;
-  private readonly byId = new Map<string, SubagentRun>();
-  private readonly pending = new Map<string, SubagentRunView[]>();
+  /** The runs this instance drives; the store has every run, including those of earlier processes. */
+  private readonly live = new Map<string, LiveRun>();
   private readonly yields = new Set<string>();
+  /** Tells this runtime's runs apart from those of an earlier one (a pid can be reused). */
+  readonly instanceId = randomUUID();
 
   constructor(private readonly deps: AgentSessionsDeps) {}
 
@@ -106,8 +120,9 @@ export class AgentSessions implements AgentSessionsApi {
 
   async send(request: SendRequest): Promise<Result<TurnOutcome>> {
     if (request.toKey === request.fromKey) return { ok: false, message: 'a session cannot send a message to itself' };
-    const target = turnForSessionKey(request.toKey);
-    if (!target) return { ok: false, message: `unknown session key "${request.toKey}" (use sessions_list)` };
+    const resolved = this.turnFor(request.toKey);
+    if (!resolved.ok) return resolved;
+    const target = resolved.value;
     const runtime = this.requireRuntime();
     const controller = new AbortController();
     const onAbort = () => controller.abort();
@@ -148,7 +163,8 @@ export class AgentSessions implements AgentSessionsApi {
       spawnDepth: depth + 1,
       inherited: request.inherited,
     };
-    const run: SubagentRun = {
+    const { inherited: _envelope, ...turnWithoutEnvelope } = turn;
+    const record: SubagentRunRecord = {
       runId,
       childKey,
       parentKey: request.parentKey,
@@ -156,42 +172,75 @@ export class AgentSessions implements AgentSessionsApi {
       label: request.label?.trim() || request.task.slice(0, 40),
       task: request.task,
       depth: depth + 1,
+      role: subagentRole(depth + 1, max) === 'leaf' ? 'leaf' : 'orchestrator',
+      inherited: request.inherited,
+      policyVersion: INHERITED_POLICY_VERSION,
+      turn: turnWithoutEnvelope,
       status: 'running',
+      owner: { pid: process.pid, instance: this.instanceId },
       startedAt: Date.now(),
-      controller: new AbortController(),
-      steers: [],
-      turn,
     };
-    this.byId.set(runId, run);
-    void this.drive(run, runtime);
-    return { ok: true, value: view(run) };
+    // Stored before the first turn: a restart from here on finds the run and tells the parent.
+    this.deps.runs.insert(record);
+    const live: LiveRun = { controller: new AbortController(), steers: [] };
+    this.live.set(runId, live);
+    void this.drive(record, turn, live, runtime);
+    return { ok: true, value: view(record) };
   }
 
   runs(parentKey: string): SubagentRunView[] {
-    return [...this.byId.values()].filter((r) => r.parentKey === parentKey).map(view);
+    return this.deps.runs.ofParent(parentKey).map(view);
   }
 
   parentOf(childKey: string): string | undefined {
-    for (const run of this.byId.values()) if (run.childKey === childKey) return run.parentKey;
-    return undefined;
+    return this.deps.runs.byChildKey(childKey)?.parentKey;
+  }
+
+  /**
+   * The policy context for a message sent into `key`: a conversation's key as the key says,
+   * a subagent's from its stored envelope (never wider than what it was spawned with).
+   */
+  turnFor(key: string): Result<TurnContext> {
+    if (SUBAGENT_KEY.test(key)) {
+      const run = this.deps.runs.byChildKey(key);
+      if (!run) return { ok: false, message: `unknown subagent session "${key}" (use subagents with action "list")` };
+      const checked = childTurnFrom(run);
+      if (!checked.ok) return { ok: false, message: `subagent session "${key}" cannot run a turn: ${checked.reason}` };
+      return { ok: true, value: checked.turn };
+    }
+    const turn = turnForSessionKey(key);
+    return turn ? { ok: true, value: turn } : { ok: false, message: `unknown session key "${key}" (use sessions_list)` };
+  }
+
+  /**
+   * Marks runs whose process is gone (Warden stopped or crashed while they ran) as
+   * interrupted and announces them, so their parents learn what became of them. Runs of this
+   * instance and of other live processes are left alone. Call once at start.
+   */
+  recover(now = Date.now()): SubagentRunView[] {
+    const alive = this.deps.isProcessAlive ?? processAlive;
+    // One runtime per process: an earlier instance under this same pid is an in-process restart.
+    const orphaned = (owner: SubagentRunRecord['owner']) => owner.instance !== this.instanceId && (owner.pid === process.pid || !alive(owner.pid));
+    const interrupted = this.deps.runs.interruptOrphans(orphaned, interruptedResult, now).map(view);
+    if (interrupted.length > 0) log.warn({ runs: interrupted.map((r) => r.runId) }, 'subagent runs interrupted by a restart; their parents are told');
+    for (const run of interrupted) this.deps.announce?.(run.parentKey, run);
+    return interrupted;
   }
 
   steer(parentKey: string, runId: string, text: string): Result<SubagentRunView> {
     const run = this.owned(parentKey, runId);
     if (!run.ok) return run;
-    if (run.value.status !== 'running') return { ok: false, message: `subagent ${runId} already ${run.value.status}` };
-    run.value.steers.push(text);
+    const live = this.live.get(runId);
+    if (run.value.status !== 'running' || !live) return { ok: false, message: `subagent ${runId} already ${run.value.status === 'running' ? 'stopped' : run.value.status}` };
+    live.steers.push(text);
     return { ok: true, value: view(run.value) };
   }
 
   kill(parentKey: string, runId: string): Result<SubagentRunView> {
     const run = this.owned(parentKey, runId);
     if (!run.ok) return run;
-    if (run.value.status === 'running') {
-      run.value.status = 'killed';
-      run.value.controller.abort();
-    }
-    return { ok: true, value: view(run.value) };
+    if (run.value.status === 'running' && this.deps.runs.kill(runId)) this.live.get(runId)?.controller.abort();
+    return { ok: true, value: view(this.deps.runs.get(runId)!) };
   }
 
   requestYield(sessionKey: string): void {
@@ -208,9 +257,8 @@ export class AgentSessions implements AgentSessionsApi {
    * turn. The child's words are data to the parent: they are wrapped as untrusted.
    */
   drainResults(parentKey: string): string | undefined {
-    const done = this.pending.get(parentKey);
-    if (!done || done.length === 0) return undefined;
-    this.pending.delete(parentKey);
+    const done = this.deps.runs.takeUndelivered(parentKey, Date.now());
+    if (done.length === 0) return undefined;
     return done
       .map((r) => wrapUntrusted(`subagent:${r.runId}`, `Subagent "${r.label}" (${r.runId}) ${r.status}:\n${r.result ?? ''}`))
       .join('\n');
@@ -223,32 +271,33 @@ export class AgentSessions implements AgentSessionsApi {
   }
 
   /** Runs the child's turns: the task, then every steer message, until none is left or it is killed. */
-  private async drive(run: SubagentRun, runtime: AgentRuntime): Promise<void> {
+  private async drive(run: SubagentRunRecord, turn: TurnContext, live: LiveRun, runtime: AgentRuntime): Promise<void> {
     let input = run.task;
     let outcome: TurnOutcome | undefined;
     try {
       for (;;) {
-        outcome = await runtime.runTurn({ sessionKey: run.childKey, turn: run.turn, input: { text: input }, signal: run.controller.signal });
-        const next = run.steers.shift();
-        if (next === undefined || run.controller.signal.aborted) break;
+        outcome = await runtime.runTurn({ sessionKey: run.childKey, turn, input: { text: input }, signal: live.controller.signal });
+        const next = live.steers.shift();
+        if (next === undefined || live.controller.signal.aborted) break;
         input = next;
       }
     } catch (err) {
       log.error({ err, runId: run.runId }, 'subagent run failed');
       outcome = { status: 'failed', reply: `subagent crashed: ${(err as Error).message}`, rounds: 0, usage: { inputTokens: 0, outputTokens: 0 }, error: { kind: 'model', message: (err as Error).message } };
     }
-    if (run.status === 'running') run.status = outcome?.status === 'completed' ? 'completed' : 'failed';
-    run.result = outcome?.reply ?? '';
-    run.endedAt = Date.now();
-    const done = view(run);
-    const list = this.pending.get(run.parentKey) ?? [];
-    list.push(done);
-    this.pending.set(run.parentKey, list);
-    this.deps.announce?.(run.parentKey, done);
+    this.live.delete(run.runId);
+    try {
+      this.deps.runs.end(run.runId, outcome?.status === 'completed' ? 'done' : 'failed', outcome?.reply ?? '', Date.now());
+    } catch (err) {
+      // The store closed under a stopping Warden: the next start finds the run and interrupts it.
+      log.warn({ err, runId: run.runId }, 'subagent result could not be stored');
+      return;
+    }
+    this.deps.announce?.(run.parentKey, view(this.deps.runs.get(run.runId)!));
   }
 
-  private owned(parentKey: string, runId: string): Result<SubagentRun> {
-    const run = this.byId.get(runId);
+  private owned(parentKey: string, runId: string): Result<SubagentRunRecord> {
+    const run = this.deps.runs.get(runId);
     if (!run || run.parentKey !== parentKey) return { ok: false, message: `no subagent ${runId} spawned by this session (use subagents with action "list")` };
     return { ok: true, value: run };
   }
@@ -259,10 +308,19 @@ export class AgentSessions implements AgentSessionsApi {
   }
 }
 
-const view = (run: SubagentRun): SubagentRunView => {
-  const { controller: _c, steers: _s, turn: _t, ...rest } = run;
-  return { ...rest };
-};
+const view = (run: SubagentRunRecord): SubagentRunView => ({
+  runId: run.runId,
+  childKey: run.childKey,
+  parentKey: run.parentKey,
+  agentId: run.agentId,
+  label: run.label,
+  task: run.task,
+  depth: run.depth,
+  status: run.status,
+  startedAt: run.startedAt,
+  endedAt: run.endedAt,
+  result: run.result,
+});
 
 /**
  * The policy context for a message another session sends into `key`. Nobody in that

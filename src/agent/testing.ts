@@ -9,6 +9,7 @@ import type { ModelProvider } from '../models/types.js';
 import type { TurnContext } from '../policy/context.js';
 import { openStore, type Store } from '../store/index.js';
 import type { JsonSchema, ToolResult } from '../tools/types.js';
+import { SubagentRunStore } from './subagent-runs.js';
 import { SqliteTranscriptStore } from './transcript.js';
 import type { AgentDeps, ToolCallRequest, ToolCallScope, ToolDefinition, ToolExecutor } from './types.js';
 
@@ -48,6 +49,7 @@ export interface Harness {
   config: WardenConfig;
   store: Store;
   transcripts: SqliteTranscriptStore;
+  subagentRuns: SubagentRunStore;
   deps(provider: ModelProvider, tools: ToolExecutor, extra?: Partial<AgentDeps>): AgentDeps;
   cleanup(): void;
 }
@@ -60,13 +62,16 @@ export function createHarness(configInput: WardenConfigInput = {}): Harness {
   if (!opened.ok) throw new Error(opened.error.message);
   const { config } = parsed.value;
   const transcripts = new SqliteTranscriptStore(opened.store.db);
+  const subagentRuns = new SubagentRunStore(opened.store.db);
   return {
     config,
     store: opened.store,
     transcripts,
+    subagentRuns,
     deps: (provider, tools, extra = {}) => ({
       config,
       transcripts,
+      subagentRuns,
       tools,
       models: (ref) => {
         const settings = modelSettings(config, ref);

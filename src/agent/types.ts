@@ -1,6 +1,7 @@
 import type { WardenConfig } from '../config/index.js';
 import type { ResolvedModel } from '../models/registry.js';
 import type { AgentSessions, SubagentRunView } from './sessions.js';
+import type { SubagentRunStore } from './subagent-runs.js';
 import type { ImagePart, Message, Usage } from '../models/types.js';
 import type { TurnContext } from '../policy/context.js';
 import type { JsonSchema, ToolResult } from '../tools/types.js';
@@ -128,6 +129,8 @@ export interface AgentDeps {
   models: ModelResolver;
   tools: ToolExecutor;
   transcripts: TranscriptStore;
+  /** Subagent runs on the store, so a restart finds them (and their results) again. */
+  subagentRuns: SubagentRunStore;
   /** The `<available_skills>` block for a turn (the skills snapshot); absent until skills exist. */
   skillsCatalog?: ((turn: TurnContext, sessionKey: string) => string) | undefined;
   /** The sessions service, when the tool layer was built before the runtime (it needs it); created otherwise. */

@@ -5,6 +5,7 @@ import { log } from '../log.js';
 import { AuditLog } from '../store/audit.js';
 import type { Store } from '../store/store.js';
 import { Transcripts } from '../store/transcript.js';
+import { processAlive } from '../util/process-alive.js';
 import { approverRefusal } from './approvers.js';
 import { GrantStore, type RevokeResult } from './grants.js';
 import { ApprovalLedger, type LedgerEntry } from './ledger.js';
@@ -466,15 +467,5 @@ export class ApprovalService {
     results.forEach((r, i) => {
       if (r.status === 'rejected') log.error({ err: r.reason, approval: request.id, provider: renderers[i]!.provider }, 'approval renderer failed to update a request');
     });
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: the process exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -5,6 +5,7 @@ import { checkBind, createWebAdapter } from '../../adapters/web/index.js';
 import type { ToolExecutor } from '../agent/index.js';
 import { createAgentRuntime, type WardenAgentRuntime } from '../agent/runtime.js';
 import { SqliteTranscriptStore } from '../agent/transcript.js';
+import { SubagentRunStore } from '../agent/subagent-runs.js';
 import { ApprovalService, approversFor } from '../approvals/index.js';
 import { closeAllBrowsers } from '../browser/shutdown.js';
 import { ConfigError, type LoadedConfig, type WardenConfig } from '../config/index.js';
@@ -217,6 +218,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     return { ok: false, error: err as Error };
   }
   const report = await approvals.recover();
+  // Children that were running when Warden last stopped are marked interrupted and their parents told.
+  const interruptedRuns = agent?.sessions.recover() ?? [];
   scheduler.start();
   // Load the tools this config can offer in the background, so the first call (and its approval
   // card) does not wait for module loading.
@@ -228,7 +231,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
           preloadAbort.signal,
         )
       : Promise.resolve();
-  log.info({ adapters: adapters.map((a) => a.provider), dataDir, recovered: report }, 'warden started');
+  log.info({ adapters: adapters.map((a) => a.provider), dataDir, recovered: report, interruptedSubagents: interruptedRuns.length }, 'warden started');
 
   let stopping: Promise<void> | undefined;
   const warden: RunningWarden = {
@@ -292,7 +295,15 @@ function createAgent(
 ): WardenAgentRuntime | undefined {
   const anyModel = config.models.default !== undefined || config.agents.list.some((a) => a.model !== undefined);
   if (!anyModel) return undefined;
-  return createAgentRuntime({ config, models: createModelRegistry(config, env), tools, transcripts: new SqliteTranscriptStore(store.db), announce, skillsCatalog });
+  return createAgentRuntime({
+    config,
+    models: createModelRegistry(config, env),
+    tools,
+    transcripts: new SqliteTranscriptStore(store.db),
+    subagentRuns: new SubagentRunStore(store.db),
+    announce,
+    skillsCatalog,
+  });
 }
 
 function skillsFor(config: WardenConfig, baseDir: string, env: NodeJS.ProcessEnv) {

@@ -32,7 +32,7 @@ describe('openStore', () => {
     const { db, file } = result.store;
     expect(file).toBe(path.join(dir, DATABASE_FILE));
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(db.prepare('SELECT id FROM schema_migrations').pluck().all()).toEqual(MIGRATIONS.map((m) => m.id));
+    expect(db.prepare('SELECT id FROM schema_migrations ORDER BY rowid').pluck().all()).toEqual(MIGRATIONS.map((m) => m.id));
     const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all();
     expect(tables).toEqual(expect.arrayContaining(['sessions', 'transcript_entries', 'approvals', 'grants', 'audit_events', 'exec_allowlist']));
     result.store.close();

@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { FunctionToolExecutor } from '../../src/agent/testing.js';
 import { createAgentRuntime } from '../../src/agent/runtime.js';
 import { SqliteTranscriptStore } from '../../src/agent/transcript.js';
+import { SubagentRunStore } from '../../src/agent/subagent-runs.js';
 import { parseConfig } from '../../src/config/index.js';
 import { Gateway } from '../../src/gateway/gateway.js';
 import type { ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
@@ -86,6 +87,7 @@ describe('load', () => {
       config,
       tools,
       transcripts: new SqliteTranscriptStore(opened.store.db),
+      subagentRuns: new SubagentRunStore(opened.store.db),
       models: (ref) => {
         const settings = modelSettings(config, ref);
         return settings.ok ? { ok: true, provider: instantModel, settings: settings.value } : settings;
