@@ -73,6 +73,18 @@ export function modelSettings(config: WardenConfig, ref: string): { ok: true; va
   };
 }
 
+/**
+ * The key for a provider, from the environment only. An OpenAI-compatible server with a
+ * `baseUrl` (Ollama, vLLM) may run without one.
+ */
+export function apiKeyFor(settings: ModelSettings, env: NodeJS.ProcessEnv): { ok: true; apiKey: string | undefined } | { ok: false; message: string } {
+  const apiKey = env[settings.apiKeyEnv] || undefined;
+  if (!apiKey && !(settings.api === 'openai' && settings.baseUrl !== undefined)) {
+    return { ok: false, message: `no API key for ${settings.provider}: set ${settings.apiKeyEnv} in the environment` };
+  }
+  return { ok: true, apiKey };
+}
+
 /** The model of a turn: the agent's `model`, else `models.default`. */
 export function modelRefForAgent(config: WardenConfig, agentId: string): string | undefined {
   return config.agents.list.find((a) => a.id === agentId)?.model ?? config.models.default;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { channelsConfig } from './channels.js';
 import { execConfig, execOverrides } from './exec.js';
+import { checkMediaProviders, mediaConfig } from './media.js';
 import {
   byProviderEntry,
   profileId,
@@ -256,9 +257,11 @@ export const wardenConfigSchema = z.strictObject({
   skills: skillsConfig.default({ extraDirs: [], limits: { maxSkillsInPrompt: 150, maxSkillsPromptChars: 18_000 }, entries: {} }),
   plugins: pluginsConfig.default({ paths: [], deny: [], entries: {} }),
   browser: browserConfig.prefault({}),
+  /** Image generation and speech; each tool is unavailable until its section is set. */
+  media: mediaConfig.optional(),
   /** Where SQLite and other state live; `WARDEN_DATA_DIR` overrides. */
   dataDir: z.string().default('./data'),
-});
+}).superRefine(checkMediaProviders);
 
 export type WardenConfig = z.infer<typeof wardenConfigSchema>;
 export type WardenConfigInput = z.input<typeof wardenConfigSchema>;

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import type { WardenConfig } from '../../config/schema/index.js';
 import { BWRAP_PATH, bwrapAvailable } from '../../exec/sandbox.js';
 import { webSearchAvailability } from './web/web-search.js';
+import { mediaAvailability } from './media/media-model.js';
 import { eraseArgs, type Availability, type ToolImplementation, type ToolRuntime } from '../types.js';
 
 /**
@@ -43,6 +44,11 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
       return eraseArgs(createImageTool({ config: runtime.config, models: createModelRegistry(runtime.config) }));
     },
   },
+  image_generate: {
+    availability: (config) => mediaAvailability(config, 'imageGeneration'),
+    load: async (runtime) => eraseArgs((await import('./media/image-generate.js')).createImageGenerateTool(runtime.config)),
+  },
+  tts: { availability: (config) => mediaAvailability(config, 'tts'), load: async (runtime) => eraseArgs((await import('./media/tts.js')).createTtsTool(runtime.config)) },
   pdf: { availability: always, load: async () => eraseArgs((await import('./media/pdf.js')).pdfTool) },
   sessions_list: { availability: needsModel, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'sessions_list') },
   sessions_history: { availability: needsModel, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'sessions_history') },

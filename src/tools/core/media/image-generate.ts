@@ -1,0 +1,92 @@
+import type { ImageGenerateParams } from 'openai/resources/images';
+import type { WardenConfig } from '../../../config/schema/index.js';
+import { IMAGE_SIZES } from '../../../config/schema/media.js';
+import type { ToolContent, ToolImplementation, ToolResult } from '../../types.js';
+import { sniffFileKind } from '../fs/file-kind.js';
+import { errorResult, guardResult, textResult } from '../fs/tool-result.js';
+import { MAX_IMAGE_BYTES } from './image.js';
+import { callMedia, mediaClient } from './media-client.js';
+import { resolveMediaModel } from './media-model.js';
+import { saveGenerated } from './generated-file.js';
+
+export interface ImageGenerateArgs {
+  prompt: string;
+  size?: (typeof IMAGE_SIZES)[number];
+  count?: number;
+}
+
+/** The Images API's own ceiling for gpt-image prompts. */
+export const MAX_PROMPT_CHARS = 32_000;
+export const MAX_IMAGES = 4;
+
+const EXTENSION: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp' };
+
+const parameters = {
+  type: 'object',
+  properties: {
+    prompt: { type: 'string', minLength: 1, maxLength: MAX_PROMPT_CHARS, description: 'What the image should show, in detail.' },
+    size: { type: 'string', enum: [...IMAGE_SIZES], description: 'Width x height in pixels (default from the config, usually 1024x1024).' },
+    count: { type: 'integer', minimum: 1, maximum: MAX_IMAGES, description: 'How many images (default 1).' },
+  },
+  required: ['prompt'],
+  additionalProperties: false,
+} as const;
+
+/**
+ * gpt-image models always answer base64 and refuse `response_format`; dall-e and most
+ * compatible servers answer a URL unless asked for base64. Warden never fetches a URL the
+ * provider hands back, so it always asks for the data itself.
+ */
+export function imageRequest(model: string, args: ImageGenerateArgs, defaults: { size: string; quality?: string | undefined }): ImageGenerateParams {
+  return {
+    model,
+    prompt: args.prompt,
+    n: args.count ?? 1,
+    size: (args.size ?? defaults.size) as ImageGenerateParams['size'],
+    ...(defaults.quality ? { quality: defaults.quality as ImageGenerateParams['quality'] } : {}),
+    ...(model.startsWith('gpt-image') ? {} : { response_format: 'b64_json' as const }),
+  };
+}
+
+/**
+ * `image_generate`: makes images from a prompt with the configured Images API model, saves
+ * each under `generated/` in the workspace and shows them to the model. The provider and key
+ * come from the operator's config and environment; the model supplies only the prompt.
+ */
+export function createImageGenerateTool(config: WardenConfig, env: NodeJS.ProcessEnv = process.env): ToolImplementation<ImageGenerateArgs> {
+  return {
+    id: 'image_generate',
+    parameters,
+    async execute(args, ctx): Promise<ToolResult> {
+      const resolved = resolveMediaModel(config, 'imageGeneration', env);
+      const media = config.media?.imageGeneration;
+      if (!resolved.ok || !media) return errorResult(`image_generate is unavailable: ${resolved.ok ? 'not configured' : resolved.why}`);
+      const model = resolved.value;
+      if (typeof args.prompt !== 'string' || args.prompt.trim() === '') return errorResult('prompt is empty: describe the image to generate');
+      const request = imageRequest(model.settings.model, args, media);
+      const client = mediaClient(model, media.timeoutSec * 1000);
+      const answer = await callMedia(model, ctx.signal, () => client.images.generate({ ...request, stream: false }, { signal: ctx.signal }));
+      if (!answer.ok) return errorResult(answer.error, { model: model.ref });
+
+      const images = (answer.value.data ?? []).flatMap((d) => (d.b64_json ? [Buffer.from(d.b64_json, 'base64')] : []));
+      if (images.length === 0) return errorResult(`${model.ref} returned no image data`, { model: model.ref });
+      const saved: Array<{ path: string; mimeType: string; bytes: number }> = [];
+      const shown: ToolContent[] = [];
+      for (const data of images) {
+        const kind = sniffFileKind(data);
+        if (kind.kind !== 'image') return errorResult(`${model.ref} returned data that is not a PNG, JPEG, GIF or WebP image`, { model: model.ref, saved });
+        const file = await saveGenerated(ctx.workspaceDir, 'image', EXTENSION[kind.mimeType]!, data);
+        if (!file.ok) return guardResult(file, { model: model.ref, saved });
+        saved.push({ path: file.rel, mimeType: kind.mimeType, bytes: data.length });
+        // Too large to send back to a vision model; the file is still there for other tools.
+        if (data.length <= MAX_IMAGE_BYTES) shown.push({ type: 'image', data: data.toString('base64'), mimeType: kind.mimeType });
+      }
+      ctx.log.debug({ model: model.ref, files: saved.map((s) => s.path) }, 'image_generate');
+      const hidden = saved.length - shown.length;
+      const text =
+        `Generated ${saved.length === 1 ? 'an image' : `${saved.length} images`} with ${model.ref}, saved as ${saved.map((s) => s.path).join(', ')}.` +
+        (hidden > 0 ? ` ${hidden} ${hidden === 1 ? 'is' : 'are'} over ${MAX_IMAGE_BYTES} bytes and not shown here.` : '');
+      return textResult(text, { model: model.ref, size: request.size, files: saved, revisedPrompts: (answer.value.data ?? []).flatMap((d) => (d.revised_prompt ? [d.revised_prompt] : [])) }, shown);
+    },
+  };
+}

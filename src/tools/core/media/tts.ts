@@ -1,0 +1,74 @@
+import type { WardenConfig } from '../../../config/schema/index.js';
+import { SPEECH_FORMATS } from '../../../config/schema/media.js';
+import type { ToolImplementation, ToolResult } from '../../types.js';
+import { errorResult, guardResult, textResult } from '../fs/tool-result.js';
+import { callMedia, mediaClient } from './media-client.js';
+import { resolveMediaModel } from './media-model.js';
+import { saveGenerated } from './generated-file.js';
+
+export interface TtsArgs {
+  text: string;
+  voice?: string;
+  format?: (typeof SPEECH_FORMATS)[number];
+  instructions?: string;
+}
+
+/** The speech API's ceiling for one input. */
+export const MAX_SPEECH_CHARS = 4_096;
+/** Larger audio than this is refused rather than written (about 4 hours of mp3). */
+export const MAX_AUDIO_BYTES = 64 * 1024 * 1024;
+
+const parameters = {
+  type: 'object',
+  properties: {
+    text: { type: 'string', minLength: 1, maxLength: MAX_SPEECH_CHARS, description: 'The text to speak.' },
+    voice: { type: 'string', minLength: 1, maxLength: 64, description: 'Voice name (e.g. alloy, coral, sage); default from the config.' },
+    format: { type: 'string', enum: [...SPEECH_FORMATS], description: 'Audio file format (default from the config, usually mp3).' },
+    instructions: { type: 'string', maxLength: 2_000, description: 'How to speak: tone, pace, accent (models that support it).' },
+  },
+  required: ['text'],
+  additionalProperties: false,
+} as const;
+
+/**
+ * `tts`: speaks text with the configured Audio speech model and writes the audio under
+ * `generated/` in the workspace, answering its path (the audio itself is no use to the
+ * model). Voice channels never see this tool: the message-provider filter drops it.
+ */
+export function createTtsTool(config: WardenConfig, env: NodeJS.ProcessEnv = process.env): ToolImplementation<TtsArgs> {
+  return {
+    id: 'tts',
+    parameters,
+    async execute(args, ctx): Promise<ToolResult> {
+      const resolved = resolveMediaModel(config, 'tts', env);
+      const media = config.media?.tts;
+      if (!resolved.ok || !media) return errorResult(`tts is unavailable: ${resolved.ok ? 'not configured' : resolved.why}`);
+      const model = resolved.value;
+      if (typeof args.text !== 'string' || args.text.trim() === '') return errorResult('text is empty: give the words to speak');
+      const voice = args.voice ?? media.voice;
+      const format = args.format ?? media.format;
+      const client = mediaClient(model, media.timeoutSec * 1000);
+      const answer = await callMedia(model, ctx.signal, async () => {
+        const response = await client.audio.speech.create(
+          { model: model.settings.model, input: args.text, voice, response_format: format, ...(args.instructions ? { instructions: args.instructions } : {}) },
+          { signal: ctx.signal },
+        );
+        return Buffer.from(await response.arrayBuffer());
+      });
+      if (!answer.ok) return errorResult(answer.error, { model: model.ref, voice });
+      const audio = answer.value;
+      if (audio.length === 0) return errorResult(`${model.ref} returned no audio`, { model: model.ref, voice });
+      if (audio.length > MAX_AUDIO_BYTES) return errorResult(`${model.ref} returned ${audio.length} bytes of audio, over the ${MAX_AUDIO_BYTES}-byte limit`, { model: model.ref, voice });
+      const file = await saveGenerated(ctx.workspaceDir, 'speech', format, audio);
+      if (!file.ok) return guardResult(file, { model: model.ref, voice });
+      ctx.log.debug({ model: model.ref, path: file.rel, bytes: audio.length }, 'tts');
+      return textResult(`Spoke ${args.text.length} characters with ${model.ref} (voice ${voice}); the ${format} audio is saved as ${file.rel} (${audio.length} bytes).`, {
+        model: model.ref,
+        voice,
+        format,
+        path: file.rel,
+        bytes: audio.length,
+      });
+    },
+  };
+}
