@@ -1,4 +1,4 @@
-import type { ImageGenerateParams } from 'openai/resources/images';
+import type { ImageGenerateParamsNonStreaming as ImageGenerateParams } from 'openai/resources/images';
 import type { WardenConfig } from '../../../config/schema/index.js';
 import { IMAGE_SIZES } from '../../../config/schema/media.js';
 import type { ToolContent, ToolImplementation, ToolResult } from '../../types.js';
@@ -65,7 +65,7 @@ export function createImageGenerateTool(config: WardenConfig, env: NodeJS.Proces
       if (typeof args.prompt !== 'string' || args.prompt.trim() === '') return errorResult('prompt is empty: describe the image to generate');
       const request = imageRequest(model.settings.model, args, media);
       const client = mediaClient(model, media.timeoutSec * 1000);
-      const answer = await callMedia(model, ctx.signal, () => client.images.generate({ ...request, stream: false }, { signal: ctx.signal }));
+      const answer = await callMedia(model, ctx.signal, () => client.images.generate(request, { signal: ctx.signal }));
       if (!answer.ok) return errorResult(answer.error, { model: model.ref });
 
       const images = (answer.value.data ?? []).flatMap((d) => (d.b64_json ? [Buffer.from(d.b64_json, 'base64')] : []));

@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { classifySdkError } from '../../../models/errors.js';
+import { toModelError } from '../../../models/errors.js';
 import { describeModelFailure, RetriesExhaustedError, withRetry } from '../../../models/retry.js';
 import type { MediaModel } from './media-model.js';
 
@@ -19,7 +19,7 @@ export async function callMedia<T>(model: MediaModel, signal: AbortSignal, call:
       try {
         return await call();
       } catch (err) {
-        throw classifySdkError(err);
+        throw toModelError(err, signal, false);
       }
     });
     return { ok: true, value };
