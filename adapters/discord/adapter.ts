@@ -8,6 +8,7 @@ import {
   Routes,
   type APIMessage,
   type ButtonInteraction,
+  type ChatInputCommandInteraction,
   type Interaction,
   type Message,
   type RawFile,
@@ -22,8 +23,10 @@ import { cardDestinations, type AdapterDeps } from '../common/adapter-deps.js';
 import { alreadyResolvedText, CLICK_FAILED_TEXT, decodeApprovalAction, INVALID_ACTION_TEXT, isApprovalAction, NOT_APPROVER_TEXT, NOT_FOUND_TEXT } from '../common/approval-card.js';
 import { memoryCardStore } from '../common/card-store.js';
 import { chunkText } from '../common/chunk-text.js';
+import { answersPrivately } from '../common/native-commands.js';
 import { discordCard, mention } from './card.js';
-import { inboundFromDiscord } from './inbound.js';
+import { registerCommands } from './commands.js';
+import { inboundFromCommand, inboundFromDiscord } from './inbound.js';
 
 /** Discord rejects message content over 2,000 characters. */
 export const DISCORD_MESSAGE_LIMIT = 2_000;
@@ -31,6 +34,8 @@ export const DISCORD_MESSAGE_LIMIT = 2_000;
 export const DISCORD_LONG_REPLY = 8_000;
 /** Discord shows "typing" for about 10 s per call. */
 const TYPING_REFRESH_MS = 8_000;
+/** An interaction token is valid for 15 minutes; later answers go to the channel instead. */
+const INTERACTION_TOKEN_MS = 14 * 60_000;
 
 export const DISCORD_INTENTS = [
   GatewayIntentBits.Guilds,
@@ -57,6 +62,10 @@ export function createDiscordAdapter(
   deps: AdapterDeps,
   /** discord.js client options layered over the adapter's own; for tests and benchmarks. */
   clientOverrides: { rest?: Partial<RESTOptions> } = {},
+  options: {
+    /** Register the slash commands at start (default on); off when another process manages them. */
+    registerCommands?: boolean;
+  } = {},
 ): DiscordAdapter {
   const token = config.token;
   if (!token) throw new ConfigError(undefined, [{ path: 'channels.discord.token', message: 'required to start the Discord adapter' }]);
@@ -84,10 +93,10 @@ export function createDiscordAdapter(
   const post = (channelId: string, body: object, files?: RawFile[]) =>
     rest().post(Routes.channelMessages(channelId), { body, ...(files ? { files } : {}) }) as Promise<APIMessage>;
 
-  async function send(target: ReplyTarget, message: OutboundMessage): Promise<void> {
-    const channelId = await channelOf(target);
-    // Model output may contain @everyone or role mentions; only user mentions may notify.
-    const safeMentions = { allowed_mentions: { parse: ['users'] } };
+  /** Slash commands whose deferred reply still waits for the router's answer, by interaction id. */
+  const invocations = new Map<string, { interaction: ChatInputCommandInteraction; ephemeral: boolean; at: number }>();
+
+  function replyChunks(message: OutboundMessage): { chunks: string[]; file: { name: string; content: string } | undefined } {
     let text = message.text;
     let file = message.attachment;
     if (!file && text.length > DISCORD_LONG_REPLY) {
@@ -96,6 +105,43 @@ export function createDiscordAdapter(
     }
     const chunks = chunkText(text, DISCORD_MESSAGE_LIMIT);
     if (chunks.length === 0 && file) chunks.push('');
+    return { chunks, file };
+  }
+
+  /**
+   * Answers a slash command through its interaction: the first chunk fills the deferred reply,
+   * the rest follow up with the same visibility. One answer per invocation; false when the
+   * invocation is unknown or its token has run out, and the caller posts to the channel.
+   */
+  async function answerInvocation(invocationId: string, message: OutboundMessage): Promise<boolean> {
+    const pending = invocations.get(invocationId);
+    invocations.delete(invocationId);
+    if (!pending || Date.now() - pending.at > INTERACTION_TOKEN_MS) return false;
+    const { interaction, ephemeral } = pending;
+    const { chunks, file } = replyChunks(message);
+    // A deferred reply left empty would show "thinking…" until the token runs out.
+    if (chunks.length === 0) chunks.push('(no reply)');
+    const allowedMentions = { parse: ['users' as const] };
+    try {
+      for (const [i, content] of chunks.entries()) {
+        const files = i === chunks.length - 1 && file ? [{ attachment: Buffer.from(file.content, 'utf8'), name: file.name }] : [];
+        if (i === 0) await interaction.editReply({ content, allowedMentions, files });
+        else await interaction.followUp({ content, allowedMentions, files, ...(ephemeral ? { flags: MessageFlags.Ephemeral } : {}) });
+      }
+      return true;
+    } catch (err) {
+      // Only a first chunk that never arrived is worth posting again in the channel.
+      logger.warn({ err, invocationId }, 'could not answer a slash command through its interaction');
+      return false;
+    }
+  }
+
+  async function send(target: ReplyTarget, message: OutboundMessage): Promise<void> {
+    if (target.invocationId !== undefined && !target.dmUserId && (await answerInvocation(target.invocationId, message))) return;
+    const channelId = await channelOf(target);
+    // Model output may contain @everyone or role mentions; only user mentions may notify.
+    const safeMentions = { allowed_mentions: { parse: ['users'] } };
+    const { chunks, file } = replyChunks(message);
     // One at a time: the order of the chunks is the order of the text.
     for (const [i, content] of chunks.entries()) {
       const last = i === chunks.length - 1;
@@ -161,6 +207,26 @@ export function createDiscordAdapter(
     }
   }
 
+  /**
+   * A slash command: acknowledged at once with a deferred reply (the router may wait minutes,
+   * for an approval, before `/exec` answers), private for the commands that only concern the
+   * sender, then handed to the router as its typed form. The router's answer comes back
+   * through `send` with the invocation id and fills the deferred reply.
+   */
+  async function onCommand(interaction: ChatInputCommandInteraction, onMessage: (message: InboundMessage) => Promise<void>): Promise<void> {
+    const inbound = await inboundFromCommand(interaction);
+    if (!inbound) {
+      await interaction.reply({ content: `Warden has no /${interaction.commandName} command; try /help.`, flags: MessageFlags.Ephemeral });
+      return;
+    }
+    const ephemeral = answersPrivately(interaction.commandName);
+    await interaction.deferReply(ephemeral ? { flags: MessageFlags.Ephemeral } : {});
+    const now = Date.now();
+    for (const [id, entry] of invocations) if (now - entry.at > INTERACTION_TOKEN_MS) invocations.delete(id);
+    invocations.set(interaction.id, { interaction, ephemeral, at: now });
+    await onMessage(inbound);
+  }
+
   async function onClick(interaction: ButtonInteraction): Promise<void> {
     const action = decodeApprovalAction(interaction.customId);
     if (!action) {
@@ -223,6 +289,10 @@ export function createDiscordAdapter(
           .catch((err: unknown) => logger.error({ err, messageId: message.id }, 'inbound message failed'));
       });
       c.on(Events.InteractionCreate, (interaction: Interaction) => {
+        if (interaction.isChatInputCommand()) {
+          onCommand(interaction, onMessage).catch((err: unknown) => logger.error({ err, command: interaction.commandName }, 'slash command failed'));
+          return;
+        }
         if (!interaction.isButton() || !isApprovalAction(interaction.customId)) return;
         onClick(interaction).catch((err: unknown) => logger.error({ err, customId: interaction.customId }, 'approval click failed'));
       });
@@ -231,12 +301,20 @@ export function createDiscordAdapter(
       await c.login(token);
       await ready;
       logger.info({ user: c.user?.tag }, 'discord adapter ready');
+      if (options.registerCommands !== false && c.application) {
+        // Typed commands keep working if registration fails; the log says why the picker is empty.
+        await registerCommands(c.rest, c.application.id).then(
+          (outcome) => logger.info({ outcome }, 'slash commands checked'),
+          (err: unknown) => logger.warn({ err }, 'could not register slash commands; typed commands still work'),
+        );
+      }
     },
     send,
     typing,
     approvals: { provider: 'discord', show, update: (request) => update(request) },
     async stop() {
       for (const stopTyping of [...typingStops]) stopTyping();
+      invocations.clear();
       const c = client;
       client = undefined;
       await c?.destroy();

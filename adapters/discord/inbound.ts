@@ -1,5 +1,26 @@
-import type { Message } from 'discord.js';
+import type { ChatInputCommandInteraction, Message } from 'discord.js';
 import type { InboundMessage } from '../../src/gateway/types.js';
+import { isCommandName, typedCommandText } from '../common/native-commands.js';
+
+type Place = Pick<InboundMessage, 'chatType' | 'guildId' | 'channelId' | 'channelName' | 'threadId'>;
+type AnyChannel = Message['channel'];
+
+/** Where a message or command was sent: guild channel, thread (keyed by its parent) or DM. */
+function placeOf(channel: AnyChannel | null, channelId: string, guildId: string | null, client: Message['client']): Place {
+  if (guildId === null) return { chatType: 'dm', channelId: channel?.id ?? channelId };
+  if (channel?.isThread()) {
+    const parentId = channel.parentId ?? channel.id;
+    const parent = client.channels.cache.get(parentId);
+    return {
+      chatType: 'thread',
+      guildId,
+      channelId: parentId,
+      channelName: parent && 'name' in parent && typeof parent.name === 'string' ? parent.name : undefined,
+      threadId: channel.id,
+    };
+  }
+  return { chatType: 'channel', guildId, channelId, channelName: channel && 'name' in channel ? (channel.name ?? undefined) : undefined };
+}
 
 /**
  * Normalises a discord.js message, or returns undefined for messages Warden must not answer:
@@ -11,8 +32,9 @@ export async function inboundFromDiscord(message: Message, botId: string): Promi
   if (message.author.id === botId || message.author.bot || message.system) return undefined;
   let channel = message.channel;
   if (channel.isThread() && channel.parentId === null) channel = await message.client.channels.fetch(channel.id, { force: true }).then((c) => (c?.isThread() ? c : channel));
-  const base = {
-    provider: 'discord' as const,
+  return {
+    provider: 'discord',
+    ...placeOf(channel, channel.id, message.inGuild() ? message.guildId : null, message.client),
     senderId: message.author.id,
     senderName: message.author.globalName ?? message.author.username,
     // Raw text: the router strips the leading mention, so a mention mid-sentence keeps its place.
@@ -21,24 +43,27 @@ export async function inboundFromDiscord(message: Message, botId: string): Promi
     messageId: message.id,
     receivedAt: message.createdTimestamp,
   };
-  if (!message.inGuild()) return { ...base, chatType: 'dm', channelId: channel.id };
-  if (channel.isThread()) {
-    const parentId = channel.parentId ?? channel.id;
-    const parent = message.client.channels.cache.get(parentId);
-    return {
-      ...base,
-      chatType: 'thread',
-      guildId: message.guildId,
-      channelId: parentId,
-      channelName: parent && 'name' in parent && typeof parent.name === 'string' ? parent.name : undefined,
-      threadId: channel.id,
-    };
-  }
+}
+
+/**
+ * A slash command as the message its typed form would be: same conversation, same sender,
+ * text `/exec …`, so the router gives it the same session, policy context and owner check.
+ * Undefined for a command Warden does not have (one left registered by an older version).
+ */
+export async function inboundFromCommand(interaction: ChatInputCommandInteraction): Promise<InboundMessage | undefined> {
+  if (!isCommandName(interaction.commandName)) return undefined;
+  const values = Object.fromEntries(interaction.options.data.map((o) => [o.name, o.value === undefined ? undefined : String(o.value)]));
+  let channel = interaction.channel;
+  if (channel?.isThread() && channel.parentId === null) channel = await interaction.client.channels.fetch(channel.id, { force: true }).then((c) => (c?.isThread() ? c : channel));
   return {
-    ...base,
-    chatType: 'channel',
-    guildId: message.guildId,
-    channelId: channel.id,
-    channelName: 'name' in channel ? (channel.name ?? undefined) : undefined,
+    provider: 'discord',
+    ...placeOf(channel, interaction.channelId, interaction.inGuild() ? interaction.guildId : null, interaction.client),
+    senderId: interaction.user.id,
+    senderName: interaction.user.globalName ?? interaction.user.username,
+    text: typedCommandText(interaction.commandName, values),
+    mentionsBot: false,
+    messageId: interaction.id,
+    receivedAt: interaction.createdTimestamp,
+    invocationId: interaction.id,
   };
 }

@@ -244,6 +244,97 @@ describe('Discord end to end', () => {
   }, 60_000);
 });
 
+describe('Discord slash commands', () => {
+  /** Waits until Warden has registered its commands with the fake (after `from`). */
+  const registered = (from: number) =>
+    fake.requests.waitFor((r) => after(from)(r) && r.method === 'GET' && r.path === `/applications/${fake.bot.id}/commands`, 8_000, 'command check');
+  /** The edit that fills a deferred command reply. */
+  const answer = (token: string, pred: (content: string) => boolean = () => true) =>
+    fake.requests.waitFor(
+      (r) => r.method === 'PATCH' && r.path === `/webhooks/${fake.bot.id}/${token}/messages/@original` && pred(String(r.body?.content ?? '')),
+      8_000,
+      `answer to ${token}`,
+    );
+
+  it('registers the commands once; a restart with the same commands registers nothing', async () => {
+    let from = mark();
+    const first = await start();
+    await registered(from);
+    // The fake is shared by the file: an earlier Warden may have registered them already.
+    expect(fake.commands.map((c) => c.name).sort()).toEqual(['approve', 'exec', 'help', 'skills', 'status', 'stop', 'tools']);
+    expect(fake.commands.find((c) => c.name === 'exec')?.options).toEqual([expect.objectContaining({ name: 'command', type: 3, required: true })]);
+    await first.stop();
+    running.splice(running.indexOf(first), 1);
+
+    from = mark();
+    await start();
+    await registered(from);
+    await sleep(200);
+    expect(fake.requests.filter((r) => after(from)(r) && r.path.startsWith('/applications/') && r.method !== 'GET')).toEqual([]);
+  });
+
+  it('/tools in #general answers privately, without exec, like the typed command', async () => {
+    const from = mark();
+    await start();
+    await registered(from);
+    const typedFrom = mark();
+    say(alice, GENERAL, '/tools');
+    const typed = await botPost(GENERAL, typedFrom);
+
+    const { id, token } = fake.command({ name: 'tools', user: alice, channelId: GENERAL });
+    const deferred = await fake.interactionCallback(id);
+    expect(deferred.body).toEqual({ type: 5, data: { flags: 64 } });
+    expect(deferred.query.get('with_response')).toBe('false');
+    const reply = await answer(token);
+    expect(reply.body.content).toMatch(/^Your tools here/);
+    expect(reply.body.content.split('\n')[0]).not.toMatch(/\bexec\b/);
+    expect(reply.body.content).toBe(typed.body.content);
+    // The answer went to the interaction, not as a second post in the channel.
+    await sleep(100);
+    expect(fake.requests.filter((r) => after(typedFrom)(r) && r.method === 'POST' && r.path === `/channels/${GENERAL}/messages`)).toHaveLength(1);
+  });
+
+  it('/status in a DM names the sender\'s own session; the owner is an owner', async () => {
+    const from = mark();
+    await start();
+    await registered(from);
+    const member = fake.command({ name: 'status', user: alice, dm: true });
+    expect((await answer(member.token)).body.content).toContain(`Session: agent:main:discord:direct:${alice.id}`);
+    const owner = fake.command({ name: 'status', user: olga, channelId: DEV });
+    const text = (await answer(owner.token)).body.content;
+    expect(text).toContain(`Session: agent:main:discord:channel:${DEV}`);
+    expect(text).toContain('You: owner');
+  });
+
+  it('/exec in #dev raises the approval card; once approved, the result fills the public reply', async () => {
+    const from = mark();
+    const warden = await start();
+    await registered(from);
+    const { id, token } = fake.command({ name: 'exec', options: { command: 'echo run >> runs.log' }, user: alice, channelId: DEV });
+    const deferred = await fake.interactionCallback(id);
+    expect(deferred.body.type).toBe(5);
+    expect(deferred.body.data?.flags ?? 0).toBe(0); // public: everyone sees what ran
+    const card = await cardIn(DEV, from);
+    expect(card.content + JSON.stringify(card.embeds)).toContain('echo run >> runs.log');
+    expect(warden.approvals.list()).toHaveLength(1);
+    expect(runsIn(warden.dir)).toBe(0);
+
+    clickOn(card, 'allow-once', olga);
+    const result = await answer(token, (c) => c.includes('```'));
+    expect(result.body.content).toContain('(no output)');
+    expect(runsIn(warden.dir)).toBe(1);
+  });
+
+  it('/exec in #general is refused in the reply and raises no card', async () => {
+    const from = mark();
+    await start();
+    await registered(from);
+    const { token } = fake.command({ name: 'exec', options: { command: 'echo hi' }, user: alice, channelId: GENERAL });
+    expect((await answer(token)).body.content).toMatch(/^exec is not available here: removed by /);
+    expect(fake.botMessagesIn(GENERAL).some((m) => cardButtons(m).length > 0)).toBe(false);
+  });
+});
+
 async function waitForCardRow(file: string, messageId: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
     const db = new Database(file, { readonly: true, fileMustExist: true });

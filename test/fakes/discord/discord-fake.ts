@@ -37,7 +37,9 @@ export class DiscordFake {
   private readonly nextId = snowflakes(500_000_000_000_000_000n);
   private readonly dmChannels = new Map<string, string>();
   /** Interactions sent, so callback and webhook routes can find the message they act on. */
-  private readonly interactions: Array<{ token: string; messageId: string; channelId: string }> = [];
+  private readonly interactions: Array<{ token: string; messageId: string | undefined; channelId: string }> = [];
+  /** The application's global commands, as registered through REST (ids added, as Discord does). */
+  readonly commands: Array<Record<string, any>> = [];
   private readonly server = createServer((req, res) => void this.handleHttp(req, res));
   private readonly wss = new WebSocketServer({ server: this.server });
   private seq = 0;
@@ -216,6 +218,57 @@ export class DiscordFake {
     return { id, token };
   }
 
+  /**
+   * A user runs a registered slash command (CHAT_INPUT, string options) in a guild channel,
+   * a known thread or — with `dm: true` — their DM with the bot. Throws for a command the
+   * application has not registered: Discord would never deliver it. The deferred or direct
+   * reply becomes a bot message in that channel, which later webhook edits change.
+   */
+  command(input: { name: string; options?: Record<string, string>; user: APIUser; channelId?: string; dm?: boolean }): { id: string; token: string } {
+    const registered = this.commands.find((c) => c.name === input.name);
+    if (!registered) throw new Error(`/${input.name} is not registered (registered: ${this.commands.map((c) => c.name).join(', ') || 'none'})`);
+    const channelId = input.dm ? this.dmChannelOf(input.user.id) : input.channelId;
+    if (!channelId) throw new Error('command needs channelId or dm');
+    const id = this.nextId();
+    const token = `itoken-${id}`;
+    const options = Object.entries(input.options ?? {}).map(([name, value]) => ({ name, type: 3, value }));
+    this.interactions.push({ token, messageId: undefined, channelId });
+    this.dispatch('INTERACTION_CREATE', {
+      id,
+      application_id: this.bot.id,
+      type: 2,
+      token,
+      version: 1,
+      channel_id: channelId,
+      data: { id: registered.id, name: input.name, type: 1, options },
+      app_permissions: '2248473465835073',
+      locale: 'en-US',
+      entitlements: [],
+      attachment_size_limit: 10_485_760,
+      ...this.interactionScope(channelId, input.user, input.dm === true),
+    });
+    return { id, token };
+  }
+
+  private interactionScope(channelId: string, user: APIUser, dm: boolean): Record<string, unknown> {
+    const guild = dm ? undefined : this.guildOf(channelId);
+    if (!guild) return { channel: { id: channelId, type: 1 }, user, authorizing_integration_owners: { '1': user.id }, context: 1 };
+    const channel = this.channel(channelId);
+    return {
+      guild_id: guild.id,
+      guild_locale: 'en-US',
+      channel: channel ? channelPayload(channel, guild.id) : { id: channelId, type: 0 },
+      member: { user, roles: [], permissions: '2248473465835073', joined_at: new Date(0).toISOString(), deaf: false, mute: false, flags: 0 },
+      authorizing_integration_owners: { '0': guild.id },
+      context: 0,
+    };
+  }
+
+  /** The bot's messages answering an interaction: the original reply, then any follow-ups. */
+  interactionReplies(token: string): RecordedRequest[] {
+    return this.requests.filter((r) => r.path.includes(`/${token}`));
+  }
+
   /** Waits for the client's answer to an interaction (`type` 4 reply, 5/6 defer, 7 update). */
   interactionCallback(interactionId: string, ms?: number): Promise<RecordedRequest> {
     return this.requests.waitFor((r) => r.method === 'POST' && r.path.startsWith(`/interactions/${interactionId}/`), ms, `callback of ${interactionId}`);
@@ -323,8 +376,19 @@ export class DiscordFake {
       const userId = String(r.body?.recipient_id);
       return sendJson(res, 200, { id: this.dmChannelOf(userId), type: 1, last_message_id: null, recipients: [fakeUser(userId, `user${userId.slice(-4)}`)] });
     }
+    if ((m = path.match(/^\/applications\/(\d+)\/commands$/))) {
+      if (m[1] !== this.bot.id) return sendJson(res, 403, { code: 50001, message: 'Missing Access' });
+      if (method === 'GET') return sendJson(res, 200, this.commands);
+      if (method === 'PUT') {
+        this.commands.splice(0, this.commands.length, ...(r.body as Array<Record<string, any>>).map((c) => ({ ...c, id: this.nextId(), application_id: this.bot.id, version: this.nextId(), default_member_permissions: null, nsfw: false })));
+        return sendJson(res, 200, this.commands);
+      }
+    }
     if (method === 'POST' && (m = path.match(/^\/interactions\/(\d+)\/([^/]+)\/callback$/))) {
       if (r.query.get('with_response') === 'true') return sendJson(res, 200, { interaction: { id: m[1], type: 3 }, resource: { type: r.body?.type } });
+      // A reply (4) or deferred reply (5) to a command becomes the interaction's original message.
+      const pending = this.interactions.find((i) => i.token === m![2] && i.messageId === undefined);
+      if (pending && (r.body?.type === 4 || r.body?.type === 5)) pending.messageId = this.storeBotMessage(pending.channelId, { content: '', ...r.body.data }, r.files).id;
       // An update (type 7) edits the message the button sits on.
       if (r.body?.type === 7) this.editInteractionMessage(m[2]!, r.body.data);
       return sendJson(res, 204, undefined);
@@ -357,7 +421,7 @@ export class DiscordFake {
       components: body?.components ?? [],
       pinned: false,
       type: 0,
-      flags: 0,
+      flags: typeof body?.flags === 'number' ? body.flags : 0,
     } as unknown as APIMessage;
     this.messages.set(message.id, message);
     return message;
@@ -372,7 +436,7 @@ export class DiscordFake {
 
   private interactionMessage(token: string): APIMessage | undefined {
     const found = this.interactions.find((i) => i.token === token);
-    return found ? this.messages.get(found.messageId) : undefined;
+    return found?.messageId ? this.messages.get(found.messageId) : undefined;
   }
 
   private interactionChannel(token: string): string | undefined {

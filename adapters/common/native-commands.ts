@@ -1,0 +1,74 @@
+import { APPROVAL_DECISIONS } from '../../src/approvals/types.js';
+import { COMMAND_NAMES, type CommandName } from '../../src/gateway/commands.js';
+
+/** One argument of a native command; its value is appended to the typed form in spec order. */
+export interface NativeCommandOption {
+  name: string;
+  description: string;
+  required: boolean;
+  choices?: readonly string[] | undefined;
+}
+
+/** A chat command as platforms with real slash commands declare it. */
+export interface NativeCommandSpec {
+  name: CommandName;
+  description: string;
+  options: readonly NativeCommandOption[];
+}
+
+/**
+ * Warden's commands for Discord's command picker (and the Slack usage hint). Every native
+ * invocation becomes the typed command text, so the router runs it exactly as if typed.
+ */
+export const NATIVE_COMMANDS: readonly NativeCommandSpec[] = [
+  { name: 'tools', description: 'The tools you have here, and why others are missing', options: [] },
+  { name: 'exec', description: 'Run a shell command (may need an approval)', options: [{ name: 'command', description: 'The shell command', required: true }] },
+  {
+    name: 'approve',
+    description: 'Decide a pending approval',
+    options: [
+      { name: 'id', description: 'The approval id shown on the card', required: true },
+      { name: 'decision', description: 'What to decide', required: true, choices: APPROVAL_DECISIONS },
+    ],
+  },
+  { name: 'skills', description: 'The skills this agent knows', options: [] },
+  { name: 'status', description: 'Agent, model, session and queue', options: [] },
+  { name: 'stop', description: 'Stop the running turn', options: [] },
+  { name: 'help', description: 'The list of commands', options: [] },
+];
+
+/**
+ * Answers that concern only the person asking are private (Discord ephemeral, Slack
+ * ephemeral): their tools, the status, the help and skills lists. Commands that act in the
+ * conversation (`/exec`, `/stop`, `/approve`) answer in the open, as their typed forms do,
+ * so everyone there sees what ran and who decided.
+ */
+const PRIVATE_ANSWERS: ReadonlySet<CommandName> = new Set(['tools', 'status', 'help', 'skills']);
+
+export function answersPrivately(name: string): boolean {
+  return PRIVATE_ANSWERS.has(name as CommandName);
+}
+
+export const isCommandName = (name: string): name is CommandName => (COMMAND_NAMES as readonly string[]).includes(name);
+
+/** `exec` + `{command: 'ls -la'}` → `/exec ls -la`: the typed form of a native invocation. */
+export function typedCommandText(name: CommandName, values: Readonly<Record<string, string | undefined>>): string {
+  const spec = NATIVE_COMMANDS.find((c) => c.name === name);
+  const args = (spec?.options ?? []).map((o) => values[o.name]?.trim() ?? '').filter((v) => v !== '');
+  return [`/${name}`, ...args].join(' ');
+}
+
+/**
+ * A Slack slash command (`/warden tools`, or `/warden-tools` where a workspace declares one
+ * command per word) as the typed command text, or the answer to give instead. A bare
+ * `/warden` is `/warden help`.
+ */
+export function slackCommandText(command: string, text: string): { ok: true; name: CommandName; text: string } | { ok: false; message: string } {
+  const suffix = /^\/warden(?:-([a-z]+))?$/i.exec(command.trim())?.[1];
+  const words = text.trim();
+  const first = suffix ?? words.split(/\s+/)[0] ?? '';
+  const name = (first === '' ? 'help' : first).toLowerCase();
+  if (!isCommandName(name)) return { ok: false, message: `Unknown command "${first}". Try \`/warden help\`; commands: ${COMMAND_NAMES.join(', ')}.` };
+  const args = (suffix ? words : words.slice(first.length)).trim();
+  return { ok: true, name, text: args === '' ? `/${name}` : `/${name} ${args}` };
+}
