@@ -142,6 +142,28 @@ describe('subagent runs across a restart', () => {
     expect(after.executor.turns).toEqual([]);
   });
 
+  it('stopping aborts the children but leaves them running in the store, for the next start to interrupt', async () => {
+    h = createHarness();
+    const model = createScriptedProvider([], { fallback: (r) => (isChild(r) ? { text: 'never', delayMs: 60_000 } : { text: 'ok' }) });
+    const before = boot(model);
+    const spawned = before.runtime.sessions.spawn({ parentKey: PARENT, parentTurn: channelTurn(), inherited: { deny: [] }, task: 'slow' });
+    if (!spawned.ok) throw new Error(spawned.message);
+    await expect.poll(() => model.requests.some(isChild)).toBe(true);
+    before.runtime.sessions.stop();
+    // Turns of one session run in order: this one starts once the aborted child turn has ended.
+    const stopped = new AbortController();
+    stopped.abort();
+    await before.runtime.runTurn({ sessionKey: spawned.value.childKey, turn: channelTurn({ spawnDepth: 1 }), input: { text: 'after' }, signal: stopped.signal });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(before.runtime.sessions.spawn({ parentKey: PARENT, parentTurn: channelTurn(), inherited: { deny: [] }, task: 'more' })).toEqual({
+      ok: false,
+      message: 'Warden is shutting down; no new subagents start',
+    });
+    expect(before.announced).toEqual([]);
+    expect(h.subagentRuns.get(spawned.value.runId)).toMatchObject({ status: 'running', endedAt: undefined });
+    expect(boot(createScriptedProvider()).runtime.sessions.recover()).toMatchObject([{ runId: spawned.value.runId, status: 'interrupted' }]);
+  });
+
   it('leaves running the runs of another live process', () => {
     h = createHarness();
     const { inherited: _i, ...turn } = channelTurn({ spawnDepth: 1 });

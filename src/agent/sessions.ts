@@ -98,6 +98,7 @@ export class AgentSessions implements AgentSessionsApi {
   private readonly yields = new Set<string>();
   /** Tells this runtime's runs apart from those of an earlier one (a pid can be reused). */
   readonly instanceId = randomUUID();
+  private stopped = false;
 
   constructor(private readonly deps: AgentSessionsDeps) {}
 
@@ -152,6 +153,7 @@ export class AgentSessions implements AgentSessionsApi {
     if (agentId !== request.parentTurn.agentId && !this.deps.config.agents.list.some((a) => a.id === agentId)) {
       return { ok: false, message: `unknown agent "${agentId}" (use agents_list)` };
     }
+    if (this.stopped) return { ok: false, message: 'Warden is shutting down; no new subagents start' };
     const runtime = this.requireRuntime();
     const runId = randomUUID().slice(0, 8);
     const childKey = `agent:${agentId}:subagent:${runId}`;
@@ -243,6 +245,15 @@ export class AgentSessions implements AgentSessionsApi {
     return { ok: true, value: view(this.deps.runs.get(runId)!) };
   }
 
+  /**
+   * Warden is stopping: the children's turns are aborted and their runs stay `running` in the
+   * store, so the next start reports them interrupted (a stopped child did not finish).
+   */
+  stop(): void {
+    this.stopped = true;
+    for (const live of this.live.values()) live.controller.abort();
+  }
+
   requestYield(sessionKey: string): void {
     this.yields.add(sessionKey);
   }
@@ -286,6 +297,7 @@ export class AgentSessions implements AgentSessionsApi {
       outcome = { status: 'failed', reply: `subagent crashed: ${(err as Error).message}`, rounds: 0, usage: { inputTokens: 0, outputTokens: 0 }, error: { kind: 'model', message: (err as Error).message } };
     }
     this.live.delete(run.runId);
+    if (this.stopped) return;
     try {
       this.deps.runs.end(run.runId, outcome?.status === 'completed' ? 'done' : 'failed', outcome?.reply ?? '', Date.now());
     } catch (err) {

@@ -248,6 +248,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
         await preloading;
         await scheduler.stop();
         await gateway.stop();
+        // Running children stay recorded as running; the next start reports them interrupted.
+        agent?.sessions.stop();
         // Chromium would keep the process alive; turns are over, so no tool uses it any more.
         await closeAllBrowsers();
         await skillSnapshots.close();
