@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig, type WardenConfigInput } from '../../../config/index.js';
 import type { WardenConfig } from '../../../config/schema/index.js';
+import { resolveToolSurface } from '../../../policy/surface.js';
 import { coreAvailability } from '../index.js';
 import { mediaAvailability, resolveMediaModel, type MediaKind } from './media-model.js';
 
@@ -86,5 +87,29 @@ describe('media config', () => {
       imageGeneration: { model: 'local/sdxl', size: '1024x1024', timeoutSec: 120 },
       tts: { model: 'openai/gpt-4o-mini-tts', voice: 'alloy', format: 'mp3', timeoutSec: 60 },
     });
+  });
+});
+
+describe('media tools on the tool surface', () => {
+  // A compatible server needs no key, so the result does not depend on this machine's environment.
+  const c = config({ ...local, tools: { profile: 'full' }, media: { imageGeneration: { model: 'local/sdxl' }, tts: { model: 'local/kokoro' } } });
+  const surface = (provider: string) =>
+    resolveToolSurface(c, { agentId: 'main', provider, chat: 'dm', senderIsOwner: true, spawnDepth: 0, model: 'anthropic/m' }).tools;
+
+  it('offers both once configured', () => {
+    expect(surface('slack')).toEqual(expect.arrayContaining(['image_generate', 'tts']));
+  });
+
+  it.each(['voice', 'discord-voice'])('drops tts, not image_generate, for the %s provider', (provider) => {
+    const ids = surface(provider);
+    expect(ids).toContain('image_generate');
+    expect(ids).not.toContain('tts');
+  });
+
+  it('reports them unavailable with the reason when not configured', () => {
+    const bare = config({ tools: { profile: 'full' } });
+    const result = resolveToolSurface(bare, { agentId: 'main', provider: 'slack', chat: 'dm', senderIsOwner: true, spawnDepth: 0 });
+    expect(result.tools).not.toContain('tts');
+    expect(JSON.stringify(result.unavailable)).toContain('not configured: set media.tts.model');
   });
 });
