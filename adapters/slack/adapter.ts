@@ -1,6 +1,18 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { App, LogLevel, SocketModeReceiver, webApi, type AllMiddlewareArgs, type BlockAction, type ButtonAction, type Logger, type SlackActionMiddlewareArgs } from '@slack/bolt';
+import {
+  App,
+  LogLevel,
+  SocketModeReceiver,
+  webApi,
+  type AllMiddlewareArgs,
+  type BlockAction,
+  type ButtonAction,
+  type Logger,
+  type RespondFn,
+  type SlackActionMiddlewareArgs,
+  type SlackCommandMiddlewareArgs,
+} from '@slack/bolt';
 import type { ApprovalRequest } from '../../src/approvals/types.js';
 import { ConfigError } from '../../src/config/errors.js';
 import type { SlackConfig } from '../../src/config/schema/channels.js';
@@ -10,14 +22,20 @@ import { cardDestinations, type AdapterDeps } from '../common/adapter-deps.js';
 import { alreadyResolvedText, CLICK_FAILED_TEXT, decodeApprovalAction, INVALID_ACTION_TEXT, NOT_APPROVER_TEXT, NOT_FOUND_TEXT } from '../common/approval-card.js';
 import { memoryCardStore, type CardRef } from '../common/card-store.js';
 import { chunkText } from '../common/chunk-text.js';
+import { answersPrivately, slackCommandText } from '../common/native-commands.js';
 import { RecentIds } from '../common/recent-ids.js';
 import { APPROVAL_ACTION_PATTERN, escapeMrkdwn, mention, slackCard } from './card.js';
-import { inboundFromSlack, type SlackMessageEvent } from './inbound.js';
+import { inboundFromSlack, inboundFromSlackCommand, type SlackMessageEvent } from './inbound.js';
 
 /** Slack accepts 40,000 characters of text but renders long posts poorly; 3,000 is one section. */
 export const SLACK_CHUNK = 3_000;
 /** Replies longer than this go out as a file with a short note. */
 export const SLACK_LONG_REPLY = 12_000;
+/** A slash command's response_url takes 5 posts within 30 minutes. */
+const RESPONSE_URL_USES = 5;
+const RESPONSE_URL_MS = 29 * 60_000;
+/** The commands Warden answers: one `/warden <command>`, or `/warden-<command>` per command. */
+export const SLACK_COMMAND_PATTERN = /^\/warden(?:-[a-z]+)?$/;
 
 export interface SlackAdapter extends ChatAdapter {
   readonly provider: 'slack';
@@ -105,7 +123,37 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     await web().files.uploadV2(threadTs ? { ...common, channel_id: channel, thread_ts: threadTs } : { ...common, channel_id: channel });
   }
 
+  /** Slash commands waiting for the router's answer, by trigger id. */
+  const invocations = new Map<string, { respond: RespondFn; ephemeral: boolean; at: number }>();
+
+  /**
+   * Answers a slash command through its response_url, which works even in channels the bot
+   * has not joined. One answer per invocation; false when unknown, expired or too long for
+   * the URL's five uses, and the caller posts to the channel instead.
+   */
+  async function answerInvocation(invocationId: string, message: OutboundMessage): Promise<boolean> {
+    const pending = invocations.get(invocationId);
+    invocations.delete(invocationId);
+    if (!pending || Date.now() - pending.at > RESPONSE_URL_MS || message.attachment || message.text.length > SLACK_LONG_REPLY) return false;
+    const chunks = chunkText(message.text, SLACK_CHUNK);
+    if (chunks.length === 0) chunks.push('(no reply)');
+    if (chunks.length > RESPONSE_URL_USES) return false;
+    const response_type = pending.ephemeral ? 'ephemeral' : 'in_channel';
+    let sent = 0;
+    try {
+      for (const text of chunks) {
+        await pending.respond({ text, response_type, replace_original: false });
+        sent++;
+      }
+    } catch (err) {
+      logger.warn({ err, invocationId, sent }, 'could not answer a slash command through its response_url');
+    }
+    // Only an answer that never started is posted again in the channel; a partial one is not repeated.
+    return sent > 0;
+  }
+
   async function send(target: ReplyTarget, message: OutboundMessage): Promise<void> {
+    if (target.invocationId !== undefined && !target.dmUserId && (await answerInvocation(target.invocationId, message))) return;
     const channel = target.dmUserId ? await dmChannelOf(target.dmUserId) : target.channelId;
     const thread = target.dmUserId ? undefined : target.threadId;
     let text = message.text;
@@ -196,6 +244,30 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     }
   }
 
+  /**
+   * A slash command: acknowledged at once (Slack allows 3 s; the router may wait minutes for
+   * an approval before `/exec` answers), then handed to the router as its typed form. The
+   * answer comes back through `send` with the trigger id and goes to the response_url.
+   */
+  async function onCommand(
+    { command, ack, respond, client }: SlackCommandMiddlewareArgs & AllMiddlewareArgs,
+    onMessage: (message: InboundMessage) => Promise<void>,
+  ): Promise<void> {
+    const parsed = slackCommandText(command.command, command.text);
+    if (!parsed.ok) {
+      await ack({ response_type: 'ephemeral', text: parsed.message });
+      return;
+    }
+    await ack();
+    const now = Date.now();
+    for (const [id, entry] of invocations) if (now - entry.at > RESPONSE_URL_MS) invocations.delete(id);
+    invocations.set(command.trigger_id, { respond, ephemeral: answersPrivately(parsed.name), at: now });
+    const isDm = command.channel_id.startsWith('D');
+    const inbound = inboundFromSlackCommand(command, parsed.text, isDm ? undefined : await channelName(client, command.channel_id));
+    // Not awaited, as for messages: the listener must not hold Bolt's request for the turn.
+    onMessage(inbound).catch((err: unknown) => logger.error({ err, command: parsed.name }, 'slash command failed'));
+  }
+
   function build(onMessage: (message: InboundMessage) => Promise<void>): App {
     const common = { token: config.botToken!, logger: boltLogger(), clientOptions };
     if (mode === 'socket') {
@@ -226,6 +298,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     a.message(async ({ message, body, client, context }) => handle(message as SlackMessageEvent, (body as { team_id?: string }).team_id, client, context.botUserId));
     a.event('app_mention', async ({ event, body, client, context }) => handle(event as SlackMessageEvent, body.team_id, client, context.botUserId));
     a.action<BlockAction<ButtonAction>>(APPROVAL_ACTION_PATTERN, onClick);
+    a.command(SLACK_COMMAND_PATTERN, (args) => onCommand(args, onMessage));
     a.error(async (err) => void logger.error({ err }, 'slack app error'));
     return a;
   }
@@ -258,6 +331,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
       await disconnected;
       app = undefined;
       server = undefined;
+      invocations.clear();
       socketReceiver = undefined;
     },
   };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inboundFromSlack, type SlackMessageEvent } from './inbound.js';
+import { inboundFromSlack, inboundFromSlackCommand, type SlackMessageEvent } from './inbound.js';
 
 const context = { teamId: 'T1', botUserId: 'UBOT', channelName: 'general' };
 const base: SlackMessageEvent = { type: 'message', channel: 'C1', channel_type: 'channel', user: 'UA', text: 'hi', ts: '1700000001.000100' };
@@ -25,5 +25,17 @@ describe('inboundFromSlack', () => {
     { name: 'no user', event: { ...base, user: undefined } },
   ])('ignores $name', ({ event }) => {
     expect(inboundFromSlack(event, context)).toBeUndefined();
+  });
+});
+
+describe('inboundFromSlackCommand', () => {
+  const command = { channel_id: 'C1', channel_name: 'general', user_id: 'UA', user_name: 'alice', team_id: 'T1', trigger_id: '1.2.3' };
+  it.each([
+    { name: 'in a channel', payload: command, looked: 'general', expected: { chatType: 'channel', channelId: 'C1', channelName: 'general', guildId: 'T1' } },
+    { name: 'name from the payload when the lookup has none', payload: command, looked: undefined, expected: { chatType: 'channel', channelName: 'general' } },
+    { name: 'in a DM', payload: { ...command, channel_id: 'D1', channel_name: 'directmessage' }, looked: undefined, expected: { chatType: 'dm', channelId: 'D1', channelName: undefined } },
+  ])('$name', ({ payload, looked, expected }) => {
+    const inbound = inboundFromSlackCommand(payload, '/tools', looked);
+    expect(inbound).toMatchObject({ ...expected, provider: 'slack', senderId: 'UA', text: '/tools', mentionsBot: false, invocationId: '1.2.3' });
   });
 });

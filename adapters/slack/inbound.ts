@@ -45,3 +45,36 @@ export function inboundFromSlack(
     receivedAt: Math.round(Number.parseFloat(event.ts) * 1000),
   };
 }
+
+/** The fields of a Slack slash-command payload the adapter reads. */
+export interface SlackCommandPayload {
+  channel_id: string;
+  channel_name?: string | undefined;
+  user_id: string;
+  user_name?: string | undefined;
+  team_id?: string | undefined;
+  trigger_id: string;
+}
+
+/**
+ * A slash command as the message its typed form would be (`typedText`, e.g. `/exec ls`): same
+ * channel, same sender, so the router gives it the same session, policy and owner check.
+ * Slack sends no thread for slash commands; a `D…` channel (or `directmessage`) is the DM.
+ */
+export function inboundFromSlackCommand(command: SlackCommandPayload, typedText: string, channelName: string | undefined): InboundMessage {
+  const isDm = command.channel_id.startsWith('D') || command.channel_name === 'directmessage';
+  return {
+    provider: 'slack',
+    chatType: isDm ? 'dm' : 'channel',
+    guildId: command.team_id,
+    channelId: command.channel_id,
+    channelName: isDm ? undefined : (channelName ?? command.channel_name),
+    senderId: command.user_id,
+    senderName: command.user_name,
+    text: typedText,
+    mentionsBot: false,
+    messageId: command.trigger_id,
+    receivedAt: Date.now(),
+    invocationId: command.trigger_id,
+  };
+}

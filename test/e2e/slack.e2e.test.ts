@@ -154,3 +154,69 @@ describe('Slack end to end', () => {
     expect(String(b.body.text)).toContain(`Session: agent:main:slack:direct:${BOB.toLowerCase()}`);
   });
 });
+
+describe('Slack slash commands', () => {
+  /** The app's answer at a command's response_url. */
+  const response = (payload: Record<string, string>, pred: (body: any) => boolean = () => true) =>
+    fake.requests.waitFor((r) => r.path === `/response/${payload.trigger_id}` && pred(r.body), 8_000, `response to ${payload.command} ${payload.text}`);
+
+  it('/warden tools in #general is acknowledged at once and answers privately, without exec, like the typed command', async () => {
+    const { url } = await start();
+    const from = mark();
+    await post(url, ALICE, GENERAL, '/tools');
+    const typed = await reply(GENERAL, from);
+
+    const payload = fake.slashCommand({ command: '/warden', text: 'tools', user: ALICE, channel: GENERAL });
+    const acked = await fake.sendCommand(url, payload, signed);
+    expect(acked.status).toBe(200);
+    const answer = await response(payload);
+    expect(answer.body.response_type).toBe('ephemeral');
+    expect(String(answer.body.text).split('\n')[0]).not.toMatch(/\bexec\b/);
+    expect(answer.body.text).toBe(typed.body.text);
+    await sleep(100);
+    expect(fake.requests.filter((r) => after(from)(r) && r.path === '/api/chat.postMessage')).toHaveLength(1);
+  });
+
+  it('/warden exec in #dev raises the approval card; once approved, the result answers in the channel', async () => {
+    const { url, dir } = await start();
+    const from = mark();
+    const payload = fake.slashCommand({ command: '/warden', text: 'exec echo run >> runs.log', user: ALICE, channel: DEV });
+    expect((await fake.sendCommand(url, payload, signed)).status).toBe(200);
+    const posted = await fake.requests.waitFor((r) => after(from)(r) && r.path === '/api/chat.postMessage' && r.body.channel === DEV && Array.isArray(r.body.blocks), 8_000, 'approval card');
+    const card = [...fake.messages.values()].find((m) => m.channel === DEV && m.text === posted.body.text && m.blocks?.some((b) => b.type === 'actions'))!;
+    expect(JSON.stringify(card.blocks)).toContain('echo run &gt;&gt; runs.log');
+    expect(fake.responses(payload.trigger_id!)).toHaveLength(0);
+    expect(runsIn(dir)).toBe(0);
+
+    await fake.sendAction(url, click(card, 'allow-once', OLGA), signed);
+    const result = await response(payload, (b) => String(b.text).includes('(no output)'));
+    expect(result.body.response_type).toBe('in_channel');
+    expect(runsIn(dir)).toBe(1);
+  });
+
+  it('/warden-status names the sender\'s session and owner status; an unknown word gets the usage privately', async () => {
+    const { url } = await start();
+    const status = fake.slashCommand({ command: '/warden-status', text: '', user: OLGA, channel: DEV });
+    await fake.sendCommand(url, status, signed);
+    const text = String((await response(status)).body.text);
+    expect(text).toContain(`Session: agent:main:slack:channel:${DEV.toLowerCase()}`);
+    expect(text).toContain('You: owner');
+
+    const from = mark();
+    const unknown = fake.slashCommand({ command: '/warden', text: 'frobnicate', user: ALICE, channel: GENERAL });
+    const acked = await fake.sendCommand(url, unknown, signed);
+    expect(acked.status).toBe(200);
+    expect(await acked.json()).toMatchObject({ response_type: 'ephemeral', text: expect.stringContaining('/warden help') });
+    await sleep(200);
+    expect(fake.requests.filter((r) => after(from)(r) && (r.path === '/api/chat.postMessage' || r.path.startsWith('/response/')))).toHaveLength(0);
+  });
+
+  it('a slash command with a bad signature does nothing', async () => {
+    const { url } = await start();
+    const from = mark();
+    const payload = fake.slashCommand({ command: '/warden', text: 'status', user: ALICE, channel: GENERAL });
+    expect((await fake.sendCommand(url, payload, { secret: 'wrong-secret' })).status).toBe(401);
+    await sleep(300);
+    expect(fake.requests.filter((r) => after(from)(r) && (r.path === '/api/chat.postMessage' || r.path.startsWith('/response/')))).toHaveLength(0);
+  });
+});

@@ -157,6 +157,36 @@ export class SlackFake {
     };
   }
 
+  /**
+   * A slash-command payload as Slack posts it (form fields), with a response_url on this fake:
+   * what the app sends there is recorded under `/response/<trigger id>`.
+   */
+  slashCommand(input: { command: string; text: string; user: string; channel: string }): Record<string, string> {
+    const id = ++this.counter;
+    const triggerId = `${id}.333.fake`;
+    const dm = input.channel.startsWith('D');
+    return {
+      token: 'legacy',
+      team_id: this.teamId,
+      team_domain: 'fake',
+      channel_id: input.channel,
+      channel_name: dm ? 'directmessage' : (this.channels[input.channel] ?? 'privategroup'),
+      user_id: input.user,
+      user_name: input.user.toLowerCase(),
+      command: input.command,
+      text: input.text,
+      api_app_id: APP_ID,
+      is_enterprise_install: 'false',
+      response_url: `http://127.0.0.1:${this.port}/response/${triggerId}`,
+      trigger_id: triggerId,
+    };
+  }
+
+  /** Posts to a slash command's response_url the app made, in order. */
+  responses(triggerId: string): RecordedRequest[] {
+    return this.requests.filter((r) => r.path === `/response/${triggerId}`);
+  }
+
   // ---- delivering to an app's HTTP receiver ----
 
   /**
@@ -189,6 +219,11 @@ export class SlackFake {
 
   sendAction(url: string, payload: Record<string, unknown>, options: Parameters<SlackFake['deliver']>[3]): Promise<Response> {
     return this.deliver(url, `payload=${encodeURIComponent(JSON.stringify(payload))}`, 'application/x-www-form-urlencoded', options);
+  }
+
+  /** Slack sends slash commands form-encoded, signed like every request. */
+  sendCommand(url: string, payload: Record<string, string>, options: Parameters<SlackFake['deliver']>[3]): Promise<Response> {
+    return this.deliver(url, new URLSearchParams(payload).toString(), 'application/x-www-form-urlencoded', options);
   }
 
   // ---- Socket Mode ----
