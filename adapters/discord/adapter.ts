@@ -122,18 +122,19 @@ export function createDiscordAdapter(
     // A deferred reply left empty would show "thinking…" until the token runs out.
     if (chunks.length === 0) chunks.push('(no reply)');
     const allowedMentions = { parse: ['users' as const] };
+    let sent = 0;
     try {
       for (const [i, content] of chunks.entries()) {
         const files = i === chunks.length - 1 && file ? [{ attachment: Buffer.from(file.content, 'utf8'), name: file.name }] : [];
         if (i === 0) await interaction.editReply({ content, allowedMentions, files });
         else await interaction.followUp({ content, allowedMentions, files, ...(ephemeral ? { flags: MessageFlags.Ephemeral } : {}) });
+        sent++;
       }
-      return true;
     } catch (err) {
-      // Only a first chunk that never arrived is worth posting again in the channel.
-      logger.warn({ err, invocationId }, 'could not answer a slash command through its interaction');
-      return false;
+      logger.warn({ err, invocationId, sent }, 'could not answer a slash command through its interaction');
     }
+    // Only an answer that never started is posted again in the channel; a partial one is not repeated.
+    return sent > 0;
   }
 
   async function send(target: ReplyTarget, message: OutboundMessage): Promise<void> {
