@@ -21,6 +21,12 @@ export const CHROMIUM_ARGS: readonly string[] = [
   '--no-first-run',
   '--disable-quic',
   '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+  // Fewer calls home: they would only be refused by the guard and clutter what the model reads.
+  '--disable-default-apps',
+  '--disable-extensions',
+  '--disable-client-side-phishing-detection',
+  '--metrics-recording-only',
+  '--disable-features=Translate,OptimizationHints,MediaRouter,AutofillServerCommunication',
 ];
 
 /** Proxy variables would only confuse Chromium: its one proxy is the guard. */
