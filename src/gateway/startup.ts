@@ -37,7 +37,9 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** Replaces the governed call path (benchmarks with no tools); default: the core tools through the wrapper chain. */
   tools?: ToolExecutor | undefined;
+  /** Override `sessions.maxQueued` (tests, benchmarks). */
   maxPending?: number;
+  /** Override `sessions.shutdownGraceSec` in milliseconds (tests). */
   shutdownGraceMs?: number;
   /** A separate bus for tests running several instances in one process. */
   events?: EventBus;
@@ -195,8 +197,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       pendingCount: (sessionKey) => approvals.list({ sessionKey }).length,
     },
     skills: skillsFor(config, baseDir, env),
-    maxPending: options.maxPending,
-    shutdownGraceMs: options.shutdownGraceMs,
+    maxPending: options.maxPending ?? config.sessions.maxQueued,
+    shutdownGraceMs: options.shutdownGraceMs ?? config.sessions.shutdownGraceSec * 1000,
   });
 
   gatewayRef = gateway;

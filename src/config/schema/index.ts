@@ -244,6 +244,14 @@ export const pluginsConfig = z.strictObject({
   entries: z.record(z.string(), z.strictObject({ enabled: z.boolean().optional() })).default({}),
 });
 
+/** How conversations queue: one turn at a time each, in order. */
+export const sessionsConfig = z.strictObject({
+  /** Messages that may wait behind a conversation's running turn; the next one gets a "busy" reply. */
+  maxQueued: z.number().int().min(1).max(1000).default(32),
+  /** On shutdown, how long running turns may finish before they are aborted. */
+  shutdownGraceSec: z.number().int().min(0).max(600).default(10),
+});
+
 export const wardenConfigSchema = z.strictObject({
   owners: idsByProvider.default({}),
   approvals: approvalsConfig.default({ target: 'channel', exec: { timeoutSec: 1800 }, hook: { timeoutSec: 120 } }),
@@ -257,6 +265,7 @@ export const wardenConfigSchema = z.strictObject({
   skills: skillsConfig.default({ extraDirs: [], limits: { maxSkillsInPrompt: 150, maxSkillsPromptChars: 18_000 }, entries: {} }),
   plugins: pluginsConfig.default({ paths: [], deny: [], entries: {} }),
   browser: browserConfig.prefault({}),
+  sessions: sessionsConfig.prefault({}),
   /** Image generation and speech; each tool is unavailable until its section is set. */
   media: mediaConfig.optional(),
   /** Where SQLite and other state live; `WARDEN_DATA_DIR` overrides. */
