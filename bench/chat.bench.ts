@@ -89,6 +89,22 @@ async function measurePhase(tag: string, replies: Replies, trigger: (text: strin
 
 const newPhase = (): Phase => ({ latencies: [], burstRates: [] });
 
+type BotRun = readonly [name: string, phase: Phase, start: () => Promise<() => Promise<void>>];
+
+/** Measures each bot in turn for ROUNDS rounds; round -1 warms the JIT and is thrown away. */
+async function runRounds(tag: string, bots: readonly BotRun[], replies: Replies, trigger: (text: string) => Promise<unknown> | void, reset: () => void): Promise<void> {
+  for (let round = -1; round < ROUNDS; round++) {
+    // Rotate which bot goes first, so warm-up and drift favour none.
+    const first = ((round % bots.length) + bots.length) % bots.length;
+    for (const [which, phase, startBot] of [...bots.slice(first), ...bots.slice(0, first)]) {
+      const stop = await startBot();
+      await measurePhase(`${tag}-${which}-${round}`, replies, trigger, round < 0 ? newPhase() : phase);
+      await stop();
+      reset();
+    }
+  }
+}
+
 /** A model that answers instantly with the message it was given. */
 const instantModel: AgentRuntime = {
   runTurn: async (request) => ({ status: 'completed', reply: request.input.text, rounds: 1, usage: { inputTokens: 0, outputTokens: 0 } }),
@@ -173,23 +189,14 @@ async function discordBench(report: (row: BenchRow) => void): Promise<void> {
     return throughWarden(adapter);
   }
 
-  // Round -1 warms the JIT for every bot and is thrown away.
-  const bots = [
+  await runRounds('d', [
     ['bare', bare, bareBot],
     ['adapter', ours, adapterBot],
     ['warden', full, wardenBot],
-  ] as const;
-  for (let round = -1; round < ROUNDS; round++) {
-    // Rotate which bot goes first, so warm-up and drift favour none.
-    const start = ((round % bots.length) + bots.length) % bots.length;
-    for (const [which, phase, startBot] of [...bots.slice(start), ...bots.slice(0, start)]) {
-      const stop = await startBot();
-      await measurePhase(`d-${which}-${round}`, replies, trigger, round < 0 ? newPhase() : phase);
-      await stop();
-      fake.requests.clear();
-      fake.messages.clear();
-    }
-  }
+  ], replies, trigger, () => {
+    fake.requests.clear();
+    fake.messages.clear();
+  });
   reportPair(report, 'discord gateway path', bare, ours);
   reportPair(report, 'discord gateway path', bare, full, 'warden, instant model');
 
@@ -275,23 +282,14 @@ async function slackBench(report: (row: BenchRow) => void): Promise<void> {
     return stop;
   }
 
-  // Round -1 warms the JIT for every bot and is thrown away.
-  const bots = [
+  await runRounds('s', [
     ['bare', bare, bareBot],
     ['adapter', ours, adapterBot],
     ['warden', full, wardenBot],
-  ] as const;
-  for (let round = -1; round < ROUNDS; round++) {
-    // Rotate which bot goes first, so warm-up and drift favour none.
-    const start = ((round % bots.length) + bots.length) % bots.length;
-    for (const [which, phase, startBot] of [...bots.slice(start), ...bots.slice(0, start)]) {
-      const stop = await startBot();
-      await measurePhase(`s-${which}-${round}`, replies, trigger, round < 0 ? newPhase() : phase);
-      await stop();
-      fake.requests.clear();
-      fake.messages.clear();
-    }
-  }
+  ], replies, trigger, () => {
+    fake.requests.clear();
+    fake.messages.clear();
+  });
   reportPair(report, 'slack http path', bare, ours);
   reportPair(report, 'slack http path', bare, full, 'warden, instant model');
 
