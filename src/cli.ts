@@ -21,16 +21,18 @@ const USAGE = () =>
   [
     'usage: warden <command> [options]',
     '',
-    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(12)} ${c.summary}`),
+    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(15)} ${c.summary}`),
     '',
     'Read-only commands take --config FILE (default warden.config.yaml) and --json.',
   ].join('\n');
 
 export async function main(argv: readonly string[], io: CliIO = processIO()): Promise<number> {
   const args = parseArgs(argv);
-  if (args.command === undefined || args.command === 'help' || (args.command === undefined && args.options.has('help'))) {
-    io.stdout(USAGE());
-    return args.command === undefined ? EXIT.badInput : EXIT.ok;
+  if (args.command === undefined || args.command === 'help') {
+    // Asking for help is an answer; running `warden` with nothing is a usage error.
+    const asked = args.command === 'help' || args.options.has('help');
+    (asked ? io.stdout : io.stderr)(USAGE());
+    return asked ? EXIT.ok : EXIT.badInput;
   }
   const command = COMMANDS[args.command];
   if (!command) {
