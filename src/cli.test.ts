@@ -25,6 +25,6 @@ describe('warden', () => {
   it('names an unknown command', async () => {
     const { code, stderr } = await run(['tool']);
     expect(code).toBe(2);
-    expect(stderr).toContain('warden: unknown command "tool"');
+    expect(stderr).toContain('warden: unknown command "tool" (did you mean "tools"?)');
   });
 });

@@ -1,4 +1,5 @@
 import { parseArgs, processIO, type CliIO, type CommandRunner, EXIT } from './cli/args.js';
+import { closest } from './config/errors.js';
 
 /**
  * Command table. Each command lives in its own module under `cli/` and is loaded on demand, so
@@ -36,7 +37,8 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
   }
   const command = COMMANDS[args.command];
   if (!command) {
-    io.stderr(`warden: unknown command "${args.command}"\n${USAGE()}`);
+    const hint = closest(args.command, Object.keys(COMMANDS));
+    io.stderr(`warden: unknown command "${args.command}"${hint ? ` (did you mean "${hint}"?)` : ''}\n${USAGE()}`);
     return EXIT.badInput;
   }
   const run = await command.load();
