@@ -2,16 +2,12 @@
 // with an instant model on a real SQLite transcript, reply) next to the same turn called
 // directly; the routing decision alone; and approval click → tool start through the approval
 // service and the wrapper chain.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createAgentRuntime } from '../src/agent/runtime.js';
-import { FunctionToolExecutor } from '../src/agent/testing.js';
-import { SqliteTranscriptStore } from '../src/agent/transcript.js';
-import { SubagentRunStore } from '../src/agent/subagent-runs.js';
+import { createHarness, echoModel, FunctionToolExecutor } from '../src/agent/testing.js';
 import { ApprovalService } from '../src/approvals/service.js';
-import { parseConfig } from '../src/config/index.js';
 import { EventBus } from '../src/events.js';
 import { approveOn, withWebLocalOwner } from '../src/gateway/approval-clicks.js';
 import { isCommand } from '../src/gateway/commands.js';
@@ -19,18 +15,7 @@ import { Gateway } from '../src/gateway/gateway.js';
 import { routeMessage } from '../src/gateway/router.js';
 import { GovernedToolExecutor } from '../src/gateway/tool-executor.js';
 import type { ChatAdapter, InboundMessage, OutboundMessage } from '../src/gateway/types.js';
-import { modelSettings } from '../src/models/settings.js';
-import type { ModelProvider } from '../src/models/types.js';
-import { openStore } from '../src/store/index.js';
 import { fmtMs, fmtRatio, measure, summarize, type Bench } from './harness.js';
-
-const instant: ModelProvider = {
-  name: 'anthropic',
-  api: 'anthropic',
-  async complete() {
-    return { message: { role: 'assistant', content: [{ type: 'text', text: 'ok' }] }, stopReason: 'end', usage: { inputTokens: 1, outputTokens: 1 } };
-  },
-};
 
 /** Resolves each send to the waiter of its channel: the reply time of one message. */
 class LoopbackChat implements ChatAdapter {
@@ -56,25 +41,11 @@ class LoopbackChat implements ChatAdapter {
 }
 
 const bench: Bench = async (report) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'warden-bench-gateway-'));
+  const harness = createHarness({ tools: { profile: 'coding', exec: { host: 'gateway' } } });
+  const { config, store, dir } = harness;
   mkdirSync(path.join(dir, 'workspace'));
-  const parsed = parseConfig({ models: { default: 'anthropic/instant' }, tools: { profile: 'coding', exec: { host: 'gateway' } }, dataDir: dir });
-  if (!parsed.ok) throw parsed.error;
-  const { config } = parsed.value;
-  const opened = openStore({ dataDir: dir });
-  if (!opened.ok) throw new Error(opened.error.message);
-  const store = opened.store;
   const tools = new FunctionToolExecutor({});
-  const agent = createAgentRuntime({
-    config,
-    tools,
-    transcripts: new SqliteTranscriptStore(store.db),
-    subagentRuns: new SubagentRunStore(store.db),
-    models: (ref) => {
-      const s = modelSettings(config, ref);
-      return s.ok ? { ok: true, provider: instant, settings: s.value } : s;
-    },
-  });
+  const agent = createAgentRuntime(harness.deps(echoModel, tools));
   const chat = new LoopbackChat();
   const gateway = new Gateway({
     config,
@@ -136,8 +107,7 @@ const bench: Bench = async (report) => {
   report({ name: 'approval click → exec result (service + chain + process) p50', value: fmtMs(click.p50), note: `p99 ${fmtMs(click.p99)}, ${afterClick.length} clicks` });
   report({ name: '  of which the command itself ran (echo) p50', value: fmtMs(ran.p50), note: `Warden's share ≈ ${fmtMs(Math.max(0, click.p50 - ran.p50))}` });
   approvals.shutdown();
-  store.close();
-  rmSync(dir, { recursive: true, force: true });
+  harness.cleanup();
 };
 
 export default bench;

@@ -45,7 +45,20 @@ export class FunctionToolExecutor implements ToolExecutor {
 
 export const text = (t: string): ToolResult => ({ content: [{ type: 'text', text: t }] });
 
+/** A model that answers at once with `re: <the last user message>`: turn loops with no model cost. */
+export const echoModel: ModelProvider = {
+  name: 'anthropic',
+  api: 'anthropic',
+  async complete(request) {
+    const last = request.messages.at(-1);
+    const said = last?.role === 'user' ? last.content.map((p) => (p.type === 'text' ? p.text : '')).join('') : '';
+    return { message: { role: 'assistant', content: [{ type: 'text', text: `re: ${said}` }] }, stopReason: 'end', usage: { inputTokens: 1, outputTokens: 1 } };
+  },
+};
+
 export interface Harness {
+  /** The temp dir the store lives in (removed by cleanup). */
+  dir: string;
   config: WardenConfig;
   store: Store;
   transcripts: SqliteTranscriptStore;
@@ -64,6 +77,7 @@ export function createHarness(configInput: WardenConfigInput = {}): Harness {
   const transcripts = new SqliteTranscriptStore(opened.store.db);
   const subagentRuns = new SubagentRunStore(opened.store.db);
   return {
+    dir,
     config,
     store: opened.store,
     transcripts,

@@ -1,36 +1,16 @@
 // Load: 100 sessions × 50 messages through the router, the session queues and the real turn
 // loop (SQLite transcripts) with an instant model and no tools. Nothing may be lost, order is
 // kept within each session, and the heap does not grow from one full round to the next.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FunctionToolExecutor } from '../../src/agent/testing.js';
+import { createHarness, echoModel, FunctionToolExecutor } from '../../src/agent/testing.js';
 import { createAgentRuntime } from '../../src/agent/runtime.js';
-import { SqliteTranscriptStore } from '../../src/agent/transcript.js';
-import { SubagentRunStore } from '../../src/agent/subagent-runs.js';
-import { parseConfig } from '../../src/config/index.js';
 import { Gateway } from '../../src/gateway/gateway.js';
 import type { ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
-import { modelSettings } from '../../src/models/settings.js';
-import type { ModelProvider } from '../../src/models/types.js';
-import { openStore } from '../../src/store/index.js';
 
 const SESSIONS = 100;
 const MESSAGES = 50;
-
-/** Answers at once with the text of the last user message. */
-const instantModel: ModelProvider = {
-  name: 'anthropic',
-  api: 'anthropic',
-  async complete(request) {
-    const last = request.messages.at(-1);
-    const text = last?.role === 'user' ? last.content.map((p) => (p.type === 'text' ? p.text : '')).join('') : '';
-    return { message: { role: 'assistant', content: [{ type: 'text', text: `re: ${text}` }] }, stopReason: 'end', usage: { inputTokens: 1, outputTokens: 1 } };
-  },
-};
 
 /** A chat platform in process: every DM channel's replies, in arrival order. */
 class MemoryChat implements ChatAdapter {
@@ -64,8 +44,8 @@ class MemoryChat implements ChatAdapter {
   }
 }
 
-const dir = mkdtempSync(path.join(tmpdir(), 'warden-load-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const harness = createHarness();
+afterAll(() => harness.cleanup());
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -77,22 +57,9 @@ const heapAfterGc = () => {
 
 describe('load', () => {
   it(`${SESSIONS} sessions × ${MESSAGES} messages: none lost, order kept, heap stable`, async () => {
-    const parsed = parseConfig({ models: { default: 'anthropic/instant' }, dataDir: dir });
-    if (!parsed.ok) throw parsed.error;
-    const { config } = parsed.value;
-    const opened = openStore({ dataDir: dir });
-    if (!opened.ok) throw new Error(opened.error.message);
+    const { config } = harness;
     const tools = new FunctionToolExecutor({});
-    const agent = createAgentRuntime({
-      config,
-      tools,
-      transcripts: new SqliteTranscriptStore(opened.store.db),
-      subagentRuns: new SubagentRunStore(opened.store.db),
-      models: (ref) => {
-        const settings = modelSettings(config, ref);
-        return settings.ok ? { ok: true, provider: instantModel, settings: settings.value } : settings;
-      },
-    });
+    const agent = createAgentRuntime(harness.deps(echoModel, tools));
     const chat = new MemoryChat();
     const gateway = new Gateway({
       config,
@@ -126,7 +93,6 @@ describe('load', () => {
     expect(after - before).toBeLessThan(8 * 1024 * 1024);
 
     await gateway.stop();
-    opened.store.close();
   }, 120_000);
 });
 
