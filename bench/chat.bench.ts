@@ -110,6 +110,12 @@ const instantModel: AgentRuntime = {
   runTurn: async (request) => ({ status: 'completed', reply: request.input.text, rounds: 1, usage: { inputTokens: 0, outputTokens: 0 } }),
 };
 
+/** The adapter alone with an instant echo handler: what the adapter costs. */
+async function echoThrough(adapter: ChatAdapter): Promise<() => Promise<void>> {
+  await adapter.start(async (m) => adapter.send({ provider: adapter.provider, channelId: m.channelId, threadId: m.threadId }, { text: m.text }));
+  return () => adapter.stop();
+}
+
 /** Warden's message path around an adapter: router, queue and gateway with an instant model. */
 async function throughWarden(adapter: ChatAdapter): Promise<() => Promise<void>> {
   const parsed = parseConfig({ models: { default: 'openai/instant' }, channels: { discord: { requireMention: false }, slack: { requireMention: false } } });
@@ -168,26 +174,15 @@ async function discordBench(report: (row: BenchRow) => void): Promise<void> {
     return () => client.destroy();
   }
 
-  async function adapterBot(): Promise<() => Promise<void>> {
-    const ledger = new ApprovalLedger([]);
-    const adapter: ChatAdapter = createDiscordAdapter(
+  /** The adapter as Warden builds it, with no approvers (the bench clicks nothing). */
+  const newAdapter = () =>
+    createDiscordAdapter(
       { token: 'bench', apiBaseUrl: fake.apiBaseUrl, requireMention: false, guilds: {} },
-      { onApprovalClick: ledger.onApprovalClick, approvers: [], approvalsTarget: 'channel' },
+      { onApprovalClick: new ApprovalLedger([]).onApprovalClick, approvers: [], approvalsTarget: 'channel' },
       { rest: UNLIMITED },
     );
-    await adapter.start(async (m) => adapter.send({ provider: 'discord', channelId: m.channelId, threadId: m.threadId }, { text: m.text }));
-    return () => adapter.stop();
-  }
-
-  async function wardenBot(): Promise<() => Promise<void>> {
-    const ledger = new ApprovalLedger([]);
-    const adapter = createDiscordAdapter(
-      { token: 'bench', apiBaseUrl: fake.apiBaseUrl, requireMention: false, guilds: {} },
-      { onApprovalClick: ledger.onApprovalClick, approvers: [], approvalsTarget: 'channel' },
-      { rest: UNLIMITED },
-    );
-    return throughWarden(adapter);
-  }
+  const adapterBot = () => echoThrough(newAdapter());
+  const wardenBot = () => throughWarden(newAdapter());
 
   await runRounds('d', [
     ['bare', bare, bareBot],
@@ -260,27 +255,18 @@ async function slackBench(report: (row: BenchRow) => void): Promise<void> {
     return () => app.stop() as Promise<void>;
   }
 
-  async function adapterBot(): Promise<() => Promise<void>> {
-    const ledger = new ApprovalLedger([]);
+  /** Starts the adapter (as Warden builds it) behind `wrap` and points the event sender at it. */
+  async function slackBot(wrap: (adapter: ChatAdapter) => Promise<() => Promise<void>>): Promise<() => Promise<void>> {
     const adapter = createSlackAdapter(
       { botToken: 'xoxb-fake', signingSecret: SECRET, appToken: undefined, apiUrl: fake.apiUrl, port: 0, host: '127.0.0.1', requireMention: false, channels: {} },
-      { onApprovalClick: ledger.onApprovalClick, approvers: [], approvalsTarget: 'channel' },
+      { onApprovalClick: new ApprovalLedger([]).onApprovalClick, approvers: [], approvalsTarget: 'channel' },
     );
-    await adapter.start(async (m) => adapter.send({ provider: 'slack', channelId: m.channelId, threadId: m.threadId }, { text: m.text }));
-    url = adapter.eventsUrl!;
-    return () => adapter.stop();
-  }
-
-  async function wardenBot(): Promise<() => Promise<void>> {
-    const ledger = new ApprovalLedger([]);
-    const adapter = createSlackAdapter(
-      { botToken: 'xoxb-fake', signingSecret: SECRET, appToken: undefined, apiUrl: fake.apiUrl, port: 0, host: '127.0.0.1', requireMention: false, channels: {} },
-      { onApprovalClick: ledger.onApprovalClick, approvers: [], approvalsTarget: 'channel' },
-    );
-    const stop = await throughWarden(adapter);
+    const stop = await wrap(adapter);
     url = adapter.eventsUrl!;
     return stop;
   }
+  const adapterBot = () => slackBot(echoThrough);
+  const wardenBot = () => slackBot(throughWarden);
 
   await runRounds('s', [
     ['bare', bare, bareBot],
