@@ -46,7 +46,7 @@ interface Answer {
   removed: { tool: string; by: string }[];
   unavailable: { tool: string; why: string }[];
   warnings: string[];
-  explain?: { tool: string; verdict: string; by?: string; steps: { step: string; outcome: string; rule: string; key?: string }[] };
+  explain?: { tool: string; verdict: string; by?: string; steps: { step: string; outcome: string; rule: string; key?: string; by?: string }[] };
 }
 
 /** What the policy did with a tool: the removing label, or `kept` (offered, or kept but unavailable here). */
@@ -60,17 +60,17 @@ const discord = ['--provider', 'discord', '--guild', '111'];
 
 describe('warden tools (in process)', () => {
   it.each([
-    ['exec denied in #general', [...discord, '--channel-name', 'general'], 'exec', 'group tools.allow'],
+    ['exec denied in #general', [...discord, '--channel-name', 'general'], 'exec', 'channels.discord.guilds.111.channels.general.tools.deny'],
     ['exec allowed in #dev of the same guild', [...discord, '--channel-name', 'dev'], 'exec', 'kept'],
     ["#dev's policy replaces the guild's browser deny", [...discord, '--channel-name', 'dev'], 'browser', 'kept'],
-    ['another channel gets the guild policy', [...discord, '--channel-name', 'random'], 'browser', 'group tools.allow'],
-    ['a thread follows its parent', [...discord, '--channel-name', 'general', '--thread', '333'], 'exec', 'group tools.allow'],
+    ['another channel gets the guild policy', [...discord, '--channel-name', 'random'], 'browser', 'channels.discord.guilds.111.tools.deny'],
+    ['a thread follows its parent', [...discord, '--channel-name', 'general', '--thread', '333'], 'exec', 'channels.discord.guilds.111.channels.general.tools.deny'],
     ['a non-owner never sees cron', [...discord, '--channel-name', 'dev', '--sender', '7'], 'cron', 'owner-only'],
     ['an owner sees cron', [...discord, '--channel-name', 'dev', '--sender', '42'], 'cron', 'kept'],
     ["the agent's profile overrides the global one", ['--agent', 'ops'], 'exec', 'tools.profile'],
     ['apply_patch needs an allowed model', ['--model', 'anthropic/claude-sonnet-4-5'], 'apply_patch', 'model-provider'],
     ['apply_patch with an OpenAI model', ['--model', 'openai/gpt-5'], 'apply_patch', 'kept'],
-    ['a leaf subagent loses sessions_spawn', ['--spawn-depth', '1'], 'sessions_spawn', 'subagent tools.allow'],
+    ['a leaf subagent loses sessions_spawn', ['--spawn-depth', '1'], 'sessions_spawn', 'subagent deny list'],
   ])('%s', async (_name, argv, tool, expected) => {
     const { code, stdout } = await runTools([...argv, '--json']);
     expect(code).toBe(0);
@@ -90,22 +90,23 @@ describe('warden tools (in process)', () => {
     const { code, stdout } = await runTools([...discord, '--channel-name', 'general', '--explain', 'bash', '--json']);
     expect(code).toBe(0);
     const { explain } = JSON.parse(stdout) as Answer;
-    expect(explain).toMatchObject({ tool: 'exec', verdict: 'removed', by: 'group tools.allow' });
+    expect(explain).toMatchObject({ tool: 'exec', verdict: 'removed', by: 'channels.discord.guilds.111.channels.general.tools.deny' });
     expect(explain!.steps.find((s) => s.outcome === 'removed')).toEqual({
       step: 'group tools.allow',
       outcome: 'removed',
       rule: 'denied by channels.discord.guilds.111.channels.general.tools.deny[0] = "exec"',
       key: 'channels.discord.guilds.111.channels.general.tools.deny[0]',
+      by: 'channels.discord.guilds.111.channels.general.tools.deny',
     });
   });
 
   it('prints a readable answer without --json', async () => {
     const { code, stdout } = await runTools([...discord, '--channel-name', 'general', '--explain', 'exec']);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/^exec: removed by group tools\.allow$/m);
+    expect(stdout).toMatch(/^exec: removed by channels\.discord\.guilds\.111\.channels\.general\.tools\.deny$/m);
     expect(stdout).toMatch(/group tools\.allow\s+removed\s+denied by channels\.discord\.guilds\.111\.channels\.general\.tools\.deny\[0\] = "exec"/);
     expect(stdout).toMatch(/^removed \(\d+\):$/m);
-    expect(stdout).toMatch(/^ {2}exec\s+by group tools\.allow$/m);
+    expect(stdout).toMatch(/^ {2}exec\s+by channels\.discord\.guilds\.111\.channels\.general\.tools\.deny$/m);
   });
 
   it('exits 2 naming every bad flag, and the known agents for an unknown one', async () => {
@@ -160,7 +161,7 @@ describe('warden tools (the real CLI)', () => {
     const { exitCode, stdout } = await execa('node', [bin, 'tools', ...discord, '--channel-name', 'general', '--json'], { cwd, reject: false });
     expect(exitCode).toBe(0);
     const answer = JSON.parse(stdout) as Answer;
-    expect(policyFate(answer, 'exec')).toBe('group tools.allow');
+    expect(policyFate(answer, 'exec')).toBe('channels.discord.guilds.111.channels.general.tools.deny');
     expect(policyFate(answer, 'browser')).toBe('kept');
   });
 

@@ -43,7 +43,7 @@ describe('routeForCronJob', () => {
   it('keeps the channel policy: a job created in #general gets no exec, and no owner tools', () => {
     const route = routeForCronJob(config, job({ guildId: 'G1', channelId: 'c1', channelName: 'general' }));
     const surface = resolveToolSurface(config, route.context);
-    expect(surface.removed).toEqual(expect.arrayContaining([{ tool: 'exec', by: 'group tools.allow' }, { tool: 'cron', by: 'owner-only' }]));
+    expect(surface.removed).toEqual(expect.arrayContaining([{ tool: 'exec', by: 'channels.discord.guilds.G1.channels.general.tools.deny' }, { tool: 'cron', by: 'owner-only' }]));
   });
 
   it('answers a DM job in the DM', () => {

@@ -29,19 +29,19 @@ const discord = (ctx: Record<string, unknown>) => ({ provider: 'discord', chat: 
 
 describe('Discord scopes (semantics §4)', () => {
   it.each([
-    ['exec denied in #general', { guildId: '111', channelName: 'general' }, 'exec', 'group tools.allow'],
+    ['exec denied in #general', { guildId: '111', channelName: 'general' }, 'exec', 'channels.discord.guilds.111.channels.general.tools.deny'],
     ['exec allowed in #dev of the same guild', { guildId: '111', channelName: 'dev' }, 'exec', 'kept'],
     ["a channel's policy replaces its guild's (browser denied by the guild only)", { guildId: '111', channelName: 'general' }, 'browser', 'kept'],
-    ['a channel without a policy of its own falls to the guild', { guildId: '111', channelName: 'quiet', channelId: '999' }, 'browser', 'group tools.allow'],
-    ['channel by id', { guildId: '111', channelId: '222' }, 'web_fetch', 'group tools.allow'],
-    ['channel by #name key', { guildId: '111', channelName: 'ops' }, 'write', 'group tools.allow'],
-    ['channel by slug of its display name', { guildId: '111', channelName: 'General' }, 'exec', 'group tools.allow'],
-    ['channel * in the guild', { guildId: '111', channelName: 'random' }, 'memory_get', 'group tools.allow'],
+    ['a channel without a policy of its own falls to the guild', { guildId: '111', channelName: 'quiet', channelId: '999' }, 'browser', 'channels.discord.guilds.111.tools.deny'],
+    ['channel by id', { guildId: '111', channelId: '222' }, 'web_fetch', 'channels.discord.guilds.111.channels.222.tools.deny'],
+    ['channel by #name key', { guildId: '111', channelName: 'ops' }, 'write', 'channels.discord.guilds.111.channels["#ops"].tools.deny'],
+    ['channel by slug of its display name', { guildId: '111', channelName: 'General' }, 'exec', 'channels.discord.guilds.111.channels.general.tools.deny'],
+    ['channel * in the guild', { guildId: '111', channelName: 'random' }, 'memory_get', 'channels.discord.guilds.111.channels["*"].tools.deny'],
     ['channel * replaces the guild too', { guildId: '111', channelName: 'random' }, 'browser', 'kept'],
-    ['guild by slug key (lower-cased, hyphenated name)', { guildId: '555', guildName: 'My Guild' }, 'image', 'group tools.allow'],
-    ['guild by its entry slug field', { guildId: '666', guildName: 'Acme Corp' }, 'pdf', 'group tools.allow'],
-    ['guild * for any other guild', { guildId: '777' }, 'tts', 'group tools.allow'],
-    ['a thread follows its parent channel', { chat: 'thread', guildId: '111', channelName: 'general', threadId: '333' }, 'exec', 'group tools.allow'],
+    ['guild by slug key (lower-cased, hyphenated name)', { guildId: '555', guildName: 'My Guild' }, 'image', 'channels.discord.guilds.my-guild.tools.deny'],
+    ['guild by its entry slug field', { guildId: '666', guildName: 'Acme Corp' }, 'pdf', 'channels.discord.guilds.team-two.tools.deny'],
+    ['guild * for any other guild', { guildId: '777' }, 'tts', 'channels.discord.guilds["*"].tools.deny'],
+    ['a thread follows its parent channel', { chat: 'thread', guildId: '111', channelName: 'general', threadId: '333' }, 'exec', 'channels.discord.guilds.111.channels.general.tools.deny'],
     ['a DM has no channel scope', { chat: 'dm', guildId: undefined }, 'tts', 'kept'],
   ] as const)('%s', (_name, ctx, tool, expected) => {
     expect(fate(surface(guild, discord(ctx)), tool)).toBe(expected);
@@ -49,13 +49,13 @@ describe('Discord scopes (semantics §4)', () => {
 
   it("a thread never uses a scope keyed by the thread's own id", () => {
     const raw = { channels: { discord: { guilds: { '111': { channels: { general: { tools: { deny: ['exec'] } }, '333': { tools: { allow: ['*'] } } } } } } } };
-    expect(fate(surface(raw, discord({ chat: 'thread', guildId: '111', channelName: 'general', threadId: '333' })), 'exec')).toBe('group tools.allow');
+    expect(fate(surface(raw, discord({ chat: 'thread', guildId: '111', channelName: 'general', threadId: '333' })), 'exec')).toBe('channels.discord.guilds.111.channels.general.tools.deny');
   });
 
   it.each([
-    ['toolsBySender beats tools inside the channel scope', { guildId: '111', channelId: '222', senderId: '77' }, ['edit', 'web_fetch'], ['group tools.allow', 'kept']],
-    ['toolsBySender beats tools inside the guild scope', { guildId: '111', channelId: '999', channelName: 'quiet', senderId: '77' }, ['read', 'browser'], ['group tools.allow', 'kept']],
-    ['another sender gets the scope tools', { guildId: '111', channelId: '222', senderId: '78' }, ['edit', 'web_fetch'], ['kept', 'group tools.allow']],
+    ['toolsBySender beats tools inside the channel scope', { guildId: '111', channelId: '222', senderId: '77' }, ['edit', 'web_fetch'], ['channels.discord.guilds.111.channels.222.toolsBySender["id:77"].deny', 'kept']],
+    ['toolsBySender beats tools inside the guild scope', { guildId: '111', channelId: '999', channelName: 'quiet', senderId: '77' }, ['read', 'browser'], ['channels.discord.guilds.111.toolsBySender["id:77"].deny', 'kept']],
+    ['another sender gets the scope tools', { guildId: '111', channelId: '222', senderId: '78' }, ['edit', 'web_fetch'], ['kept', 'channels.discord.guilds.111.channels.222.tools.deny']],
   ] as const)('%s', (_name, ctx, tools, expected) => {
     const result = surface(guild, discord(ctx));
     expect(tools.map((t) => fate(result, t))).toEqual(expected);
@@ -83,13 +83,13 @@ describe('Slack scopes', () => {
   };
   const ctx = (c: Record<string, unknown>) => ({ provider: 'slack', chat: 'channel' as const, ...c });
   it.each([
-    ['by id', { channelId: 'C0123ABC' }, 'exec', 'group tools.allow'],
-    ['by id in any case', { channelId: 'c0123abc' }, 'exec', 'group tools.allow'],
-    ['by #name', { channelId: 'C9', channelName: 'general' }, 'browser', 'group tools.allow'],
-    ['by name', { channelId: 'C9', channelName: 'random' }, 'pdf', 'group tools.allow'],
-    ['by *', { channelId: 'C9', channelName: 'other' }, 'tts', 'group tools.allow'],
+    ['by id', { channelId: 'C0123ABC' }, 'exec', 'channels.slack.channels.C0123ABC.tools.deny'],
+    ['by id in any case', { channelId: 'c0123abc' }, 'exec', 'channels.slack.channels.C0123ABC.tools.deny'],
+    ['by #name', { channelId: 'C9', channelName: 'general' }, 'browser', 'channels.slack.channels["#general"].tools.deny'],
+    ['by name', { channelId: 'C9', channelName: 'random' }, 'pdf', 'channels.slack.channels.random.tools.deny'],
+    ['by *', { channelId: 'C9', channelName: 'other' }, 'tts', 'channels.slack.channels["*"].tools.deny'],
     ['the most specific key alone', { channelId: 'C0123ABC', channelName: 'general' }, 'browser', 'kept'],
-    ['a thread by its parent', { chat: 'thread', channelId: 'C0123ABC', threadId: '1700000000.000100' }, 'exec', 'group tools.allow'],
+    ['a thread by its parent', { chat: 'thread', channelId: 'C0123ABC', threadId: '1700000000.000100' }, 'exec', 'channels.slack.channels.C0123ABC.tools.deny'],
     ['a DM has no channel scope', { chat: 'dm', channelId: 'D1' }, 'tts', 'kept'],
   ] as const)('%s', (_name, c, tool, expected) => {
     expect(fate(surface(slack, ctx(c)), tool)).toBe(expected);
@@ -99,9 +99,9 @@ describe('Slack scopes', () => {
 describe('web scope', () => {
   it('channels.web.tools applies to web chats, toolsBySender first', () => {
     const raw = { channels: { web: { tools: { deny: ['exec'] }, toolsBySender: { 'id:u1': { deny: ['read'] } } } } };
-    expect(fate(surface(raw, { provider: 'web' }), 'exec')).toBe('group tools.allow');
+    expect(fate(surface(raw, { provider: 'web' }), 'exec')).toBe('channels.web.tools.deny');
     const u1 = surface(raw, { provider: 'web', senderId: 'u1' });
-    expect([fate(u1, 'read'), fate(u1, 'exec')]).toEqual(['group tools.allow', 'kept']);
+    expect([fate(u1, 'read'), fate(u1, 'exec')]).toEqual(['channels.web.toolsBySender["id:u1"].deny', 'kept']);
   });
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { coreTool } from '../tools/catalog.js';
 import type { ToolMeta } from '../tools/types.js';
-import { compilePolicy, decide, pickPolicy, type PolicyScope } from './policy.js';
+import { compilePolicy, decide, keeps as keepsFast, pickPolicy, type PolicyScope } from './policy.js';
 
 const plugin = (id: string, pluginId: string): ToolMeta => ({
   id,
@@ -67,6 +67,51 @@ describe('matching one policy (semantics §2)', () => {
 
   it('a deny of apply_patch does not touch write', () => {
     expect(keeps({ deny: ['apply_patch'] }, 'write')).toBe(true);
+  });
+
+  it.each([
+    ['deny write removes edit', { deny: ['write'] }, false],
+    ['allow write admits edit', { allow: ['write'] }, true],
+    ['deny write beats allow edit', { allow: ['edit'], deny: ['write'] }, false],
+    ['allow edit alone keeps edit (a narrower grant than write)', { allow: ['edit'] }, true],
+    ['deny edit removes edit', { deny: ['edit'] }, false],
+  ] as const)('edit follows write both ways: %s', (_name, scope, expected) => {
+    expect(keeps(scope, 'edit')).toBe(expected);
+  });
+
+  it.each([
+    ['deny exec removes process', { deny: ['exec'] }, false],
+    ['deny bash (exec) removes process', { deny: ['BASH'] }, false],
+    ['deny exec beats allow process', { allow: ['process', 'exec'], deny: ['exec'] }, false],
+    ['allow exec admits process', { allow: ['exec'] }, true],
+    ['allow process without exec removes process', { allow: ['process', 'read'] }, false],
+    ['allow exec and process keeps process', { allow: ['exec', 'process'] }, true],
+    ['allow exec, deny process removes process', { allow: ['exec'], deny: ['process'] }, false],
+    ['allow group:runtime keeps process', { allow: ['group:runtime'] }, true],
+    ['no allowlist keeps process', { deny: ['read'] }, true],
+  ] as const)('process requires exec: %s', (_name, scope, expected) => {
+    expect(keeps(scope, 'process')).toBe(expected);
+  });
+
+  it.each([
+    ['deny edit', { deny: ['edit'] }, 'write'],
+    ['deny apply_patch', { deny: ['apply_patch'] }, 'write'],
+    ['deny process', { deny: ['process'] }, 'exec'],
+  ] as const)('a follower never takes its leader with it: %s leaves %s', (_name, scope, leader) => {
+    expect(keeps(scope, leader)).toBe(true);
+  });
+
+  it('a plugin tool named like a follower does not couple', () => {
+    expect(keeps({ deny: ['write'] }, plugin('edit', 'docs'))).toBe(true);
+    expect(keeps({ allow: ['exec'] }, plugin('process', 'ops'))).toBe(false);
+  });
+
+  it('the hot path and the verdict agree on every coupling', () => {
+    const scopes: PolicyScope[] = [{ deny: ['write'] }, { deny: ['exec'] }, { allow: ['write'] }, { allow: ['exec'] }, { allow: ['process'] }, { allow: ['edit'] }, { allow: ['*'], deny: ['exec'] }];
+    for (const scope of scopes) {
+      const compiled = compilePolicy(pickPolicy(structuredClone(scope), 'tools')!);
+      for (const id of ['write', 'edit', 'apply_patch', 'exec', 'process']) expect(keepsFast(compiled, tool(id)), `${JSON.stringify(scope)} ${id}`).toBe(decide(compiled, tool(id)).kept);
+    }
   });
 
   it.each([

@@ -1,5 +1,5 @@
 import type { ProfileId } from '../config/schema/policy.js';
-import { BUNDLE_MCP, CORE_GROUPS, coreGroupName, PLUGINS_GROUP } from '../tools/catalog.js';
+import { BUNDLE_MCP, CORE_GROUPS, coreGroupName, coreTool, PLUGINS_GROUP } from '../tools/catalog.js';
 import { normalizeToolName } from '../tools/names.js';
 import type { ToolMeta } from '../tools/types.js';
 import { compileGlob, isGlob } from './glob.js';
@@ -142,55 +142,105 @@ function matchList(list: CompiledList, tool: ToolMeta): PolicyEntry | undefined 
   return undefined;
 }
 
-/** The write tool's identity, for apply_patch's coupling. */
-const WRITE_PROXY: ToolMeta = {
-  id: 'write',
-  label: 'Write',
-  description: '',
-  section: 'fs',
-  profiles: ['coding'],
-  inWardenGroup: false,
-  ownerOnly: false,
-  source: { kind: 'core' },
-};
-
-/** `apply_patch` follows `write` both ways: an entry that matches write matches apply_patch too. */
-function matchWithCoupling(list: CompiledList, tool: ToolMeta): { entry: PolicyEntry; viaWrite: boolean } | undefined {
-  const own = matchList(list, tool);
-  if (own) return { entry: own, viaWrite: false };
-  if (tool.id === 'apply_patch' && tool.source.kind === 'core') {
-    const write = matchList(list, WRITE_PROXY);
-    if (write) return { entry: write, viaWrite: true };
-  }
-  return undefined;
+/**
+ * Tools that can do what another tool does (semantics §2). A policy that names the leader names
+ * its followers too, so a deny cannot be sidestepped by the follower:
+ * - `shares`: an entry that matches the leader matches the follower, in deny and allow lists
+ *   alike (`deny: [write]` removes `edit` and `apply_patch`; `allow: [write]` keeps them). The
+ *   follower can still be named on its own (`allow: [edit]` without write keeps edit: editing
+ *   existing files is a narrower grant than writing any).
+ * - `requires`: additionally, the follower is kept only where the leader is kept. `process`
+ *   drives jobs that `exec` started — writing to a shell's stdin runs commands — so
+ *   `allow: [process]` without exec removes process too (fail closed: a job left from a turn
+ *   that had exec, or from before a config change, stays out of reach when exec is gone).
+ * Only core tools couple: a plugin tool that happens to be called `edit` is not Warden's edit.
+ */
+export interface ToolCoupling {
+  tool: string;
+  follows: string;
+  mode: 'shares' | 'requires';
 }
 
+export const TOOL_COUPLINGS: readonly ToolCoupling[] = Object.freeze([
+  { tool: 'apply_patch', follows: 'write', mode: 'shares' },
+  { tool: 'edit', follows: 'write', mode: 'shares' },
+  { tool: 'process', follows: 'exec', mode: 'requires' },
+]);
+
+interface Leader {
+  coupling: ToolCoupling;
+  meta: ToolMeta;
+}
+
+const LEADERS: ReadonlyMap<string, Leader> = new Map(
+  TOOL_COUPLINGS.map((c) => {
+    const meta = coreTool(c.follows);
+    if (!meta) throw new Error(`tool coupling ${c.tool} → ${c.follows}: ${c.follows} is not a core tool`);
+    return [c.tool, { coupling: c, meta }] as const;
+  }),
+);
+
+/** The coupling a tool follows, when it is a core tool that follows another. */
+export function couplingOf(tool: ToolMeta): ToolCoupling | undefined {
+  return tool.source.kind === 'core' ? LEADERS.get(tool.id)?.coupling : undefined;
+}
+
+const leaderOf = (tool: ToolMeta): Leader | undefined => (tool.source.kind === 'core' ? LEADERS.get(tool.id) : undefined);
+
+/** The entry that matches the tool itself, else one that matches the tool it follows. */
+function matchCoupled(list: CompiledList, tool: ToolMeta): { entry: PolicyEntry; via?: string } | undefined {
+  const own = matchList(list, tool);
+  if (own) return { entry: own };
+  const leader = leaderOf(tool);
+  const byLeader = leader && matchList(list, leader.meta);
+  return byLeader ? { entry: byLeader, via: leader.coupling.follows } : undefined;
+}
+
+/**
+ * `via` names the tool whose entry decided (the follower matched through its leader).
+ * `requires` on a not-allowed verdict names the leader the allowlist does not keep, when that
+ * is why the follower was removed.
+ */
 export type Verdict =
   | { kept: true; reason: 'no-allowlist' }
-  | { kept: true; reason: 'allowed'; entry: PolicyEntry; viaWrite: boolean }
-  | { kept: false; reason: 'denied'; entry: PolicyEntry; viaWrite: boolean }
-  | { kept: false; reason: 'not-allowed' };
+  | { kept: true; reason: 'allowed'; entry: PolicyEntry; via?: string }
+  | { kept: false; reason: 'denied'; entry: PolicyEntry; via?: string }
+  | { kept: false; reason: 'not-allowed'; requires?: string };
 
-/** Semantics §2: deny matches → removed; no or empty allowlist → kept; allow matches → kept; else removed. */
+/**
+ * Semantics §2: deny matches → removed; no or empty allowlist → kept; allow matches → kept;
+ * else removed. A follower matches its leader's entries, and a `requires` follower is allowed
+ * only when its leader is.
+ */
 export function decide(policy: CompiledPolicy, tool: ToolMeta): Verdict {
   if (policy.deny && policy.deny.size > 0) {
-    const hit = matchWithCoupling(policy.deny, tool);
+    const hit = matchCoupled(policy.deny, tool);
     if (hit) return { kept: false, reason: 'denied', ...hit };
   }
   if (!policy.allow || policy.allow.size === 0) return { kept: true, reason: 'no-allowlist' };
-  const hit = matchWithCoupling(policy.allow, tool);
+  const leader = leaderOf(tool);
+  if (leader?.coupling.mode === 'requires') {
+    const byLeader = matchList(policy.allow, leader.meta);
+    if (!byLeader) return { kept: false, reason: 'not-allowed', requires: leader.coupling.follows };
+    const own = matchList(policy.allow, tool);
+    return own ? { kept: true, reason: 'allowed', entry: own } : { kept: true, reason: 'allowed', entry: byLeader, via: leader.coupling.follows };
+  }
+  const hit = matchCoupled(policy.allow, tool);
   if (hit) return { kept: true, reason: 'allowed', ...hit };
   return { kept: false, reason: 'not-allowed' };
 }
 
 function matchesCoupled(list: CompiledList, tool: ToolMeta): boolean {
   if (matchList(list, tool) !== undefined) return true;
-  return tool.id === 'apply_patch' && tool.source.kind === 'core' && matchList(list, WRITE_PROXY) !== undefined;
+  const leader = leaderOf(tool);
+  return leader !== undefined && matchList(list, leader.meta) !== undefined;
 }
 
 /** `decide(policy, tool).kept` without building a verdict: the per-turn hot path. */
 export function keeps(policy: CompiledPolicy, tool: ToolMeta): boolean {
   if (policy.deny && policy.deny.size > 0 && matchesCoupled(policy.deny, tool)) return false;
   if (!policy.allow || policy.allow.size === 0) return true;
+  const leader = leaderOf(tool);
+  if (leader?.coupling.mode === 'requires') return matchList(policy.allow, leader.meta) !== undefined;
   return matchesCoupled(policy.allow, tool);
 }

@@ -26,6 +26,9 @@ export const STEP_LABELS = {
   inherited: 'inherited tools',
 } as const;
 
+/** What `removed[].by` says when one of the subagent step's built-in deny lists removed a tool. */
+export const SUBAGENT_DENY_LABEL = 'subagent deny list';
+
 export interface PipelineStep {
   label: string;
   policy: ToolPolicy | undefined;
@@ -35,6 +38,11 @@ export interface PipelineStep {
   profile?: ProfileId;
   /** Label this step reports to the empty-allowlist guard, when it has an explicit allowlist. */
   guardLabel?: string;
+  /**
+   * What a removal by one of the step's built-in deny rules is reported as; a deny written in
+   * config is reported by its key path, anything else by `label`.
+   */
+  denyLabel?: string;
 }
 
 export interface ResolvedAgent {
@@ -162,7 +170,7 @@ export function buildSteps(config: WardenConfig, ctx: TurnContext, agent: Resolv
   const subagent = subagentPolicy(config, ctx.spawnDepth);
   steps.push(
     subagent
-      ? { label: STEP_LABELS.subagent, policy: subagent, source: `subagent at depth ${ctx.spawnDepth} (maxSpawnDepth ${config.agents.defaults.subagents.maxSpawnDepth})`, guardLabel: STEP_LABELS.subagent }
+      ? { label: STEP_LABELS.subagent, policy: subagent, source: `subagent at depth ${ctx.spawnDepth} (maxSpawnDepth ${config.agents.defaults.subagents.maxSpawnDepth})`, guardLabel: STEP_LABELS.subagent, denyLabel: SUBAGENT_DENY_LABEL }
       : { label: STEP_LABELS.subagent, policy: undefined, source: 'main session (depth 0)' },
   );
 

@@ -79,29 +79,29 @@ describe('profiles (step 1, tools.profile)', () => {
 
 describe('the pipeline steps', () => {
   it('deny beats allow in one step', () => {
-    expect(fate(surface({ tools: { allow: ['exec', 'read'], deny: ['exec'] } }), 'exec')).toBe('tools.allow');
+    expect(fate(surface({ tools: { allow: ['exec', 'read'], deny: ['exec'] } }), 'exec')).toBe('tools.deny');
   });
 
   it('a later step never brings a tool back', () => {
     const raw = { tools: { deny: ['exec'] }, agents: { list: [{ id: 'main', tools: { allow: ['exec', 'read'] } }] } };
     const result = surface(raw);
-    expect(fate(result, 'exec')).toBe('tools.allow');
+    expect(fate(result, 'exec')).toBe('tools.deny');
     expect(result.tools).toEqual(['read']);
   });
 
   it.each([
-    ['global deny', { tools: { deny: ['browser'] } }, {}, 'tools.allow'],
-    ['global byProvider provider/model', { tools: { byProvider: { 'openai/gpt-5': { deny: ['browser'] } } } }, {}, 'tools.byProvider.allow'],
-    ['global byProvider provider', { tools: { byProvider: { OpenAI: { deny: ['browser'] } } } }, {}, 'tools.byProvider.allow'],
+    ['global deny', { tools: { deny: ['browser'] } }, {}, 'tools.deny'],
+    ['global byProvider provider/model', { tools: { byProvider: { 'openai/gpt-5': { deny: ['browser'] } } } }, {}, 'tools.byProvider["openai/gpt-5"].deny'],
+    ['global byProvider provider', { tools: { byProvider: { OpenAI: { deny: ['browser'] } } } }, {}, 'tools.byProvider.OpenAI.deny'],
     ['byProvider of another model', { tools: { byProvider: { 'openai/gpt-4o': { deny: ['browser'] } } } }, {}, 'kept'],
     ['byProvider profile', { tools: { byProvider: { openai: { profile: 'minimal' } } } }, {}, 'tools.byProvider.profile'],
-    ['agent deny', { agents: { list: [{ id: 'main', tools: { deny: ['browser'] } }] } }, {}, 'agents.main.tools.allow'],
-    ['agent byProvider', { agents: { list: [{ id: 'main', tools: { byProvider: { openai: { deny: ['browser'] } } } }] } }, {}, 'agents.main.tools.byProvider.allow'],
-    ['web channel scope', { channels: { web: { tools: { deny: ['browser'] } } } }, {}, 'group tools.allow'],
-    ['global toolsBySender', { tools: { toolsBySender: { 'id:7': { deny: ['browser'] } } } }, { senderId: '7' }, 'tools.toolsBySender'],
-    ['sandbox policy when sandboxed', { tools: { sandbox: { tools: { deny: ['browser'] } } } }, { sandboxed: true }, 'sandbox tools.allow'],
+    ['agent deny', { agents: { list: [{ id: 'main', tools: { deny: ['browser'] } }] } }, {}, 'agents.list[0].tools.deny'],
+    ['agent byProvider', { agents: { list: [{ id: 'main', tools: { byProvider: { openai: { deny: ['browser'] } } } }] } }, {}, 'agents.list[0].tools.byProvider.openai.deny'],
+    ['web channel scope', { channels: { web: { tools: { deny: ['browser'] } } } }, {}, 'channels.web.tools.deny'],
+    ['global toolsBySender', { tools: { toolsBySender: { 'id:7': { deny: ['browser'] } } } }, { senderId: '7' }, 'tools.toolsBySender["id:7"].deny'],
+    ['sandbox policy when sandboxed', { tools: { sandbox: { tools: { deny: ['browser'] } } } }, { sandboxed: true }, 'tools.sandbox.tools.deny'],
     ['sandbox policy when not sandboxed', { tools: { sandbox: { tools: { deny: ['browser'] } } } }, { sandboxed: false }, 'kept'],
-    ['subagents.tools deny', { tools: { subagents: { tools: { deny: ['browser'] } } } }, { spawnDepth: 1 }, 'subagent tools.allow'],
+    ['subagents.tools deny', { tools: { subagents: { tools: { deny: ['browser'] } } } }, { spawnDepth: 1 }, 'tools.subagents.tools.deny'],
     ['runtime toolsAllow', {}, { toolsAllow: [['read']] }, 'before_prompt_build toolsAllow'],
   ] as const)('%s removes browser with its label', (_name, raw, ctx, expected) => {
     expect(fate(surface(raw as Record<string, unknown>, ctx as Partial<TurnContext>), 'browser')).toBe(expected);
@@ -114,7 +114,7 @@ describe('the pipeline steps', () => {
   it("byProvider's provider/model key is tried before the provider key", () => {
     const raw = { tools: { byProvider: { openai: { deny: ['read'] }, 'openai/gpt-5': { deny: ['edit'] } } } };
     const result = surface(raw);
-    expect([fate(result, 'read'), fate(result, 'edit')]).toEqual(['kept', 'tools.byProvider.allow']);
+    expect([fate(result, 'read'), fate(result, 'edit')]).toEqual(['kept', 'tools.byProvider["openai/gpt-5"].deny']);
   });
 
   it('a sender policy of the agent beats the global one', () => {
@@ -123,7 +123,7 @@ describe('the pipeline steps', () => {
       agents: { list: [{ id: 'main', tools: { toolsBySender: { 'id:7': { deny: ['edit'] } } } }] },
     };
     const result = surface(raw, { senderId: '7' });
-    expect([fate(result, 'read'), fate(result, 'edit')]).toEqual(['kept', 'tools.toolsBySender']);
+    expect([fate(result, 'read'), fate(result, 'edit')]).toEqual(['kept', 'agents.list[0].tools.toolsBySender["id:7"].deny']);
   });
 
   it('every removal carries a label, and removed + tools + unavailable cover the candidates', () => {
@@ -188,14 +188,14 @@ describe('subagents', () => {
   ] as const)('%s', (_name, depth, max, denied, kept) => {
     const raw = { ...owner, ...(max ? { agents: { defaults: { subagents: { maxSpawnDepth: max } } } } : {}) };
     const result = surface(raw, { ...asOwner, spawnDepth: depth });
-    for (const t of denied) expect(fate(result, t), t).toBe('subagent tools.allow');
+    for (const t of denied) expect(fate(result, t), t).toBe('subagent deny list');
     for (const t of kept) expect(fate(result, t), t).toBe('kept');
   });
 
   it('configured allows never re-enable the hard-denied tools', () => {
     const raw = { ...owner, tools: { subagents: { tools: { allow: ['session_status', 'read'] } } } };
     const result = surface(raw, { ...asOwner, spawnDepth: 1 });
-    expect(fate(result, 'session_status')).toBe('subagent tools.allow');
+    expect(fate(result, 'session_status')).toBe('subagent deny list');
     expect(result.tools).toEqual(['read']);
   });
 
@@ -329,7 +329,7 @@ describe('plugin tools', () => {
   it('group:plugins and bare plugin ids select plugin tools on the surface', () => {
     const plugins = [pluginTool('jira_create', 'jira'), pluginTool('gh_issue', 'github')];
     const result = surface({ tools: { deny: ['github'] } }, {}, { ...ALL_AVAILABLE, plugins });
-    expect([fate(result, 'jira_create'), fate(result, 'gh_issue')]).toEqual(['kept', 'tools.allow']);
+    expect([fate(result, 'jira_create'), fate(result, 'gh_issue')]).toEqual(['kept', 'tools.deny']);
     expect(surface({ tools: { deny: ['group:plugins'] } }, {}, { ...ALL_AVAILABLE, plugins }).tools).not.toContain('jira_create');
   });
 
@@ -359,6 +359,7 @@ describe('trace (--explain)', () => {
       outcome: 'removed',
       rule: 'denied by tools.deny[0] = "write"; apply_patch follows write',
       key: 'tools.deny[0]',
+      by: 'tools.deny',
     });
     expect(steps.map((s) => s.step)).toEqual([
       'disableTools', 'plugin optional', 'message-provider', 'model-provider', 'owner-only', 'tools.profile', 'tools.byProvider.profile',
@@ -394,7 +395,7 @@ describe('the surface and its trace agree', () => {
   ] as const)('%s', (_name, ctx) => {
     const result = surface(raw, ctx as Partial<TurnContext>, { ...ALL_AVAILABLE, plugins });
     for (const { tool, by } of result.removed) {
-      const removedAt = result.trace(tool).filter((s) => s.outcome === 'removed').map((s) => s.step);
+      const removedAt = result.trace(tool).filter((s) => s.outcome === 'removed').map((s) => s.by);
       expect(removedAt, tool).toEqual([by]);
     }
     for (const tool of result.tools) expect(result.trace(tool).some((s) => s.outcome === 'removed'), tool).toBe(false);

@@ -6,7 +6,7 @@ import type { Availability, ToolMeta } from '../tools/types.js';
 import type { InheritedPolicy, TurnContext } from './context.js';
 import { compileGlob, isGlob } from './glob.js';
 import { emptyAllowlistError, type AllowlistSource, type GuardReason } from './guard.js';
-import { compilePolicy, decide, explicitAllow, keeps, type CompiledPolicy, type PolicyEntry } from './policy.js';
+import { compilePolicy, decide, explicitAllow, keeps, type CompiledPolicy, type PolicyEntry, type Verdict } from './policy.js';
 import {
   MESSAGE_PROVIDER_FILTER,
   MODEL_PROVIDER_FILTER,
@@ -57,6 +57,8 @@ export interface ExplainStep {
   rule: string;
   /** The config key path that decided, when a config key did. */
   key?: string;
+  /** On the filter or step that removed the tool: the label `removed[].by` reports for it. */
+  by?: string;
 }
 
 export interface SurfaceResult {
@@ -232,10 +234,23 @@ function makeCandidateSet(plugins: readonly ToolMeta[]): CandidateSet {
   return { candidates, byId };
 }
 
+/**
+ * What `removed[].by` says for a removal by a pipeline step: the deny list's config key path
+ * when a deny entry written in config removed the tool (`tools.deny`,
+ * `agents.list[0].tools.deny`, `channels.discord.guilds.111.tools.deny`), since that is the line
+ * to change; otherwise the step's label (an allowlist or profile that does not keep it, or a
+ * built-in deny rule). The step itself stays named in the trace.
+ */
+export function removalLabel(step: Pick<PipelineStep, 'label' | 'denyLabel'>, verdict: Verdict): string {
+  if (verdict.reason !== 'denied') return step.label;
+  const e = verdict.entry;
+  return e.builtin ? (step.denyLabel ?? step.label) : e.key.replace(/\[\d+\]$/, '');
+}
+
 /** The label of the filter or step that removes `tool`, or undefined when the policy keeps it. */
 function removedBy(tool: ToolMeta, plan: Plan): string | undefined {
   for (const filter of FILTERS) if (filter.removes(tool, plan)) return filter.label;
-  for (const { step, compiled } of plan.steps) if (compiled && !keeps(compiled, tool)) return step.label;
+  for (const { step, compiled } of plan.steps) if (compiled && !keeps(compiled, tool)) return removalLabel(step, decide(compiled, tool));
   if (plan.toolsAllow) for (const compiled of plan.toolsAllow) if (!keeps(compiled, tool)) return TOOLS_ALLOW_STEP;
   return undefined;
 }
@@ -250,7 +265,7 @@ function judge(tool: ToolMeta, plan: Plan, record: ExplainStep[]): string | unde
       continue;
     }
     const d = filter.run(tool, plan);
-    record.push({ step: filter.label, outcome: d.kept ? 'kept' : 'removed', rule: d.rule, ...(d.key ? { key: d.key } : {}) });
+    record.push({ step: filter.label, outcome: d.kept ? 'kept' : 'removed', rule: d.rule, ...(d.key ? { key: d.key } : {}), ...(d.kept ? {} : { by: filter.label }) });
     if (!d.kept) removedBy = filter.label;
   }
   for (const { step, compiled } of plan.steps) {
@@ -258,8 +273,9 @@ function judge(tool: ToolMeta, plan: Plan, record: ExplainStep[]): string | unde
     else if (!compiled) record.push({ step: step.label, outcome: 'skipped', rule: step.source });
     else {
       const verdict = decide(compiled, tool);
-      record.push(explainVerdict(step, verdict, compiled));
-      if (!verdict.kept) removedBy = step.label;
+      const explained = explainVerdict(step, verdict, compiled, tool);
+      record.push(explained);
+      if (!verdict.kept) removedBy = explained.by;
     }
   }
   if (plan.toolsAllow) {
@@ -269,7 +285,8 @@ function judge(tool: ToolMeta, plan: Plan, record: ExplainStep[]): string | unde
         const verdict = decide(compiled, tool);
         if (!verdict.kept) {
           removedBy = TOOLS_ALLOW_STEP;
-          record.push(explainVerdict({ label: TOOLS_ALLOW_STEP, policy: compiled.policy, source: 'runtime toolsAllow' }, verdict, compiled));
+          // Runtime lists are no config: whatever in them removed the tool, the step's label is what removed[] reports.
+          record.push({ ...explainVerdict({ label: TOOLS_ALLOW_STEP, policy: compiled.policy, source: 'runtime toolsAllow' }, verdict, compiled, tool), by: TOOLS_ALLOW_STEP });
           break;
         }
       }
@@ -282,29 +299,38 @@ function judge(tool: ToolMeta, plan: Plan, record: ExplainStep[]): string | unde
 const describe = (e: PolicyEntry): string =>
   e.implicit ? `${e.key} (a scope with only alsoAllow allows every tool)` : e.builtin ? `${e.key}: "${e.raw}"` : `${e.key} = ${JSON.stringify(e.raw)}`;
 
-function explainVerdict(step: PipelineStep, verdict: ReturnType<typeof decide>, compiled: CompiledPolicy): ExplainStep {
+function explainVerdict(step: PipelineStep, verdict: Verdict, compiled: CompiledPolicy, tool: ToolMeta): ExplainStep {
   const label = step.label;
+  const follows = (how: string, via: string | undefined) => (via ? `${how}; ${tool.id} follows ${via}` : how);
   switch (verdict.reason) {
     case 'no-allowlist':
       return { step: label, outcome: 'kept', rule: `no deny entry matches and there is no allowlist (${step.source})` };
     case 'allowed': {
       const e = verdict.entry;
       const how = e.profile ? `profile "${e.profile}" includes it (${e.key} = "${e.profile}")` : `allowed by ${describe(e)}`;
-      return { step: label, outcome: 'kept', rule: verdict.viaWrite ? `${how}; apply_patch follows write` : how, ...(e.builtin ? {} : { key: e.key }) };
+      return { step: label, outcome: 'kept', rule: follows(how, verdict.via), ...(e.builtin ? {} : { key: e.key }) };
     }
     case 'denied': {
       const e = verdict.entry;
-      const how = `denied by ${describe(e)}`;
-      return { step: label, outcome: 'removed', rule: verdict.viaWrite ? `${how}; apply_patch follows write` : how, ...(e.builtin ? {} : { key: e.key }) };
+      return { step: label, outcome: 'removed', rule: follows(`denied by ${describe(e)}`, verdict.via), ...(e.builtin ? {} : { key: e.key }), by: removalLabel(step, verdict) };
     }
     case 'not-allowed': {
+      const not = verdict.requires ? `${tool.id} follows ${verdict.requires}, which is not` : 'not';
       const allow = compiled.policy.allow ?? [];
       const profile = allow.find((e) => e.profile);
-      if (profile) return { step: label, outcome: 'removed', rule: `not in profile "${profile.profile}" (${profile.key} = "${profile.profile}") nor its alsoAllow`, key: profile.key };
+      if (profile) {
+        return { step: label, outcome: 'removed', rule: `${not} in profile "${profile.profile}" (${profile.key} = "${profile.profile}") nor its alsoAllow`, key: profile.key, by: label };
+      }
       const first = allow[0];
       const key = first && !first.builtin ? first.key.replace(/\[\d+\]$/, '') : undefined;
       const list = allow.map((e) => e.raw).join(', ');
-      return { step: label, outcome: 'removed', rule: `not in the allowlist${key ? ` ${key}` : ` of ${step.source}`} [${list}]`, ...(key ? { key } : {}) };
+      return {
+        step: label,
+        outcome: 'removed',
+        rule: `${not} in the allowlist${key ? ` ${key}` : ` of ${step.source}`} [${list}]`,
+        ...(key ? { key } : {}),
+        by: label,
+      };
     }
   }
 }
