@@ -60,7 +60,7 @@ function setup(configIn: WardenConfigInput, over: Partial<ExecToolDeps> = {}) {
   const context = (sessionKey = 'agent:main:web:channel:dev'): ToolCallContext => ({
     toolCallId: 'call-1',
     signal: new AbortController().signal,
-    turn: { agentId: 'main', provider: 'web', chat: 'channel', channelId: 'dev', channelName: 'dev', senderIsOwner: false, spawnDepth: 0 },
+    turn: { agentId: 'main', provider: 'web', chat: 'channel', channelId: 'dev', channelName: 'dev', senderId: 'u1', senderIsOwner: false, spawnDepth: 0 },
     sessionKey,
     workspaceDir: workspace,
     log,

@@ -8,7 +8,7 @@ import { effectiveExecConfig, execPolicyFromConfig } from '../../../exec/check.j
 import { evaluateExec, type ExecSecurity, type ExecVerdict } from '../../../exec/decide.js';
 import { buildChildEnv, checkEnvOverrides } from '../../../exec/env.js';
 import type { ExecJob } from '../../../exec/job.js';
-import { processRegistry as defaultRegistry, type ProcessRegistry } from '../../../exec/process-registry.js';
+import { partyOf, processRegistry as defaultRegistry, type ProcessRegistry } from '../../../exec/process-registry.js';
 import { DEFAULT_PATH_DIRS } from '../../../exec/resolve.js';
 import { startCommand } from '../../../exec/run.js';
 import { bwrapAvailable, resolveExecHost, type ExecHost } from '../../../exec/sandbox.js';
@@ -114,7 +114,8 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
         maxOutputChars: exec.maxOutputChars,
         killGraceMs: deps.killGraceMs,
       });
-      const record = registry.add(ctx.sessionKey, job);
+      // The job is the requester's, also when an approver let it run (process-registry.ts).
+      const record = registry.add(partyOf(ctx), job);
       const yieldMs = args.background ? 0 : clamp(args.yieldMs ?? exec.backgroundMs, 10, 120_000);
       const finished = await waitFor(job, yieldMs, ctx.signal);
       if (!finished) {

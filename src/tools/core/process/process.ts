@@ -1,11 +1,13 @@
 import type { ExecJob } from '../../../exec/job.js';
-import { processRegistry as defaultRegistry, type JobRecord, type ProcessRegistry } from '../../../exec/process-registry.js';
+import { isStarter, partyOf, processRegistry as defaultRegistry, type JobParty, type JobRecord, type ProcessRegistry } from '../../../exec/process-registry.js';
 import type { ToolImplementation, ToolResult } from '../../types.js';
 
 /**
- * The `process` tool (reference A15): background jobs of this session — list, poll, log,
- * write, send-keys, submit, paste, kill, clear, remove. A job started by another session is
- * answered exactly like a job that does not exist.
+ * The `process` tool (reference A15): background jobs — list, poll, log, write, send-keys,
+ * submit, paste, kill, clear, remove. A caller reaches only the jobs it started in this session
+ * (owners: every job of the session; see process-registry.ts). A job of another session is
+ * answered exactly like a job that does not exist; a job of another sender in this session is
+ * refused plainly, so the model stops trying instead of guessing.
  */
 export interface ProcessArgs {
   action: 'list' | 'poll' | 'log' | 'write' | 'send-keys' | 'submit' | 'paste' | 'kill' | 'clear' | 'remove';
@@ -54,10 +56,16 @@ export function createProcessTool(deps: { registry?: ProcessRegistry } = {}): To
     id: 'process',
     parameters,
     async execute(args, ctx) {
-      if (args.action === 'list') return list(registry.list(ctx.sessionKey));
+      const party = partyOf(ctx);
+      if (args.action === 'list') return list(registry.list(party), party);
       if (!args.sessionId) return error(`process ${args.action} needs a sessionId`);
-      const record = registry.get(ctx.sessionKey, args.sessionId);
-      if (!record) return error(`No session found for ${args.sessionId}`);
+      const found = registry.lookup(party, args.sessionId);
+      if (!found.ok) {
+        return found.reason === 'not-yours'
+          ? error(`Session ${args.sessionId} was started by another sender in this conversation; only that sender or an owner can use it. Do not retry.`)
+          : error(`No session found for ${args.sessionId}`);
+      }
+      const record = found.record;
       const job = record.job;
       switch (args.action) {
         case 'poll':
@@ -91,26 +99,31 @@ export function createProcessTool(deps: { registry?: ProcessRegistry } = {}): To
         }
         case 'clear':
           if (job.running) return error(`session ${job.id} is still running; kill or remove it`);
-          registry.remove(ctx.sessionKey, job.id);
+          registry.remove(party, job.id);
           return text(`Cleared session ${job.id}.`);
         case 'remove':
-          registry.remove(ctx.sessionKey, job.id);
+          registry.remove(party, job.id);
           return text(`Removed session ${job.id}${job.running ? ' (killed)' : ''}.`);
       }
     },
   };
 }
 
-function list(records: JobRecord[]): ToolResult {
+function list(records: JobRecord[], party: JobParty): ToolResult {
   if (records.length === 0) return text('No background sessions.', { sessions: [] });
   const now = Date.now();
+  // Only an owner sees other senders' jobs; theirs are marked with who started them.
+  const startedBy = (r: JobRecord) => (isStarter(r, party) ? undefined : `${r.startedBy.provider}:${r.startedBy.senderId ?? '(unknown sender)'}`);
   const lines = records.map((r) => {
     const j = r.job;
     const runtime = Math.round(((j.endedAt ?? now) - j.startedAt) / 1000);
     const waiting = j.running && now - j.lastOutputAt >= INPUT_WAIT_IDLE_MS ? ' [input-wait]' : '';
-    return `${j.id}  ${j.status.padEnd(9)} ${String(runtime).padStart(5)}s${waiting}  ${j.label}`;
+    const by = startedBy(r);
+    return `${j.id}  ${j.status.padEnd(9)} ${String(runtime).padStart(5)}s${waiting}  ${j.label}${by ? `  (started by ${by})` : ''}`;
   });
-  return text(lines.join('\n'), { sessions: records.map((r) => ({ id: r.job.id, status: r.job.status, pid: r.job.pid, command: r.job.label })) });
+  return text(lines.join('\n'), {
+    sessions: records.map((r) => ({ id: r.job.id, status: r.job.status, pid: r.job.pid, command: r.job.label, ...(startedBy(r) ? { startedBy: startedBy(r) } : {}) })),
+  });
 }
 
 async function poll(record: JobRecord, timeoutMs: number): Promise<ToolResult> {
