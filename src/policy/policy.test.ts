@@ -94,11 +94,31 @@ describe('matching one policy (semantics §2)', () => {
   });
 
   it.each([
+    ['deny read removes image', { deny: ['read'] }, 'image', false],
+    ['deny read removes pdf', { deny: ['read'] }, 'pdf', false],
+    ['deny group:fs removes pdf (read is in it)', { deny: ['group:fs'] }, 'pdf', false],
+    ['allow read does not ask for image', { allow: ['read'] }, 'image', false],
+    ['allow image alone keeps image', { allow: ['image'] }, 'image', true],
+    ['deny read beats allow pdf', { allow: ['pdf'], deny: ['read'] }, 'pdf', false],
+  ] as const)('image and pdf follow a deny of read: %s', (_name, scope, id, expected) => {
+    expect(keeps(scope, id)).toBe(expected);
+  });
+
+  it.each([
+    ['deny image', { deny: ['image'] }, 'read'],
     ['deny edit', { deny: ['edit'] }, 'write'],
     ['deny apply_patch', { deny: ['apply_patch'] }, 'write'],
     ['deny process', { deny: ['process'] }, 'exec'],
   ] as const)('a follower never takes its leader with it: %s leaves %s', (_name, scope, leader) => {
     expect(keeps(scope, leader)).toBe(true);
+  });
+
+  it.each([
+    [['write'], ['exec', 'read', 'process']],
+    [['read'], ['exec', 'write', 'edit', 'memory_get', 'memory_search']],
+    [['exec'], ['write', 'read', 'edit']],
+  ] as const)('nothing beyond the table couples: deny %j keeps %j (exec can still write and read files)', (deny, kept) => {
+    for (const id of kept) expect(keeps({ deny: [...deny] }, id), id).toBe(true);
   });
 
   it('a plugin tool named like a follower does not couple', () => {
@@ -107,10 +127,10 @@ describe('matching one policy (semantics §2)', () => {
   });
 
   it('the hot path and the verdict agree on every coupling', () => {
-    const scopes: PolicyScope[] = [{ deny: ['write'] }, { deny: ['exec'] }, { allow: ['write'] }, { allow: ['exec'] }, { allow: ['process'] }, { allow: ['edit'] }, { allow: ['*'], deny: ['exec'] }];
+    const scopes: PolicyScope[] = [{ deny: ['write'] }, { deny: ['exec'] }, { deny: ['read'] }, { allow: ['write'] }, { allow: ['exec'] }, { allow: ['read'] }, { allow: ['process'] }, { allow: ['edit'] }, { allow: ['pdf'] }, { allow: ['*'], deny: ['exec'] }];
     for (const scope of scopes) {
       const compiled = compilePolicy(pickPolicy(structuredClone(scope), 'tools')!);
-      for (const id of ['write', 'edit', 'apply_patch', 'exec', 'process']) expect(keepsFast(compiled, tool(id)), `${JSON.stringify(scope)} ${id}`).toBe(decide(compiled, tool(id)).kept);
+      for (const id of ['write', 'edit', 'apply_patch', 'exec', 'process', 'read', 'image', 'pdf']) expect(keepsFast(compiled, tool(id)), `${JSON.stringify(scope)} ${id}`).toBe(decide(compiled, tool(id)).kept);
     }
   });
 

@@ -143,28 +143,34 @@ function matchList(list: CompiledList, tool: ToolMeta): PolicyEntry | undefined 
 }
 
 /**
- * Tools that can do what another tool does (semantics §2). A policy that names the leader names
- * its followers too, so a deny cannot be sidestepped by the follower:
+ * Tools that can do what another tool does (semantics §2). A policy that denies the leader
+ * denies its followers too, so a deny cannot be sidestepped by a tool next to it:
  * - `shares`: an entry that matches the leader matches the follower, in deny and allow lists
  *   alike (`deny: [write]` removes `edit` and `apply_patch`; `allow: [write]` keeps them). The
  *   follower can still be named on its own (`allow: [edit]` without write keeps edit: editing
  *   existing files is a narrower grant than writing any).
- * - `requires`: additionally, the follower is kept only where the leader is kept. `process`
+ * - `requires`: as `shares`, and the follower is kept only where the leader is kept. `process`
  *   drives jobs that `exec` started — writing to a shell's stdin runs commands — so
  *   `allow: [process]` without exec removes process too (fail closed: a job left from a turn
  *   that had exec, or from before a config change, stays out of reach when exec is gone).
+ * - `deny`: only a deny entry that matches the leader matches the follower. `image` and `pdf`
+ *   hand a workspace file's content to the model as `read` does, so `deny: [read]` removes
+ *   them; but they are tools of their own (a vision call, PDF text), and `allow: [read]` does
+ *   not ask for them.
  * Only core tools couple: a plugin tool that happens to be called `edit` is not Warden's edit.
  */
 export interface ToolCoupling {
   tool: string;
   follows: string;
-  mode: 'shares' | 'requires';
+  mode: 'shares' | 'requires' | 'deny';
 }
 
 export const TOOL_COUPLINGS: readonly ToolCoupling[] = Object.freeze([
   { tool: 'apply_patch', follows: 'write', mode: 'shares' },
   { tool: 'edit', follows: 'write', mode: 'shares' },
   { tool: 'process', follows: 'exec', mode: 'requires' },
+  { tool: 'image', follows: 'read', mode: 'deny' },
+  { tool: 'pdf', follows: 'read', mode: 'deny' },
 ]);
 
 interface Leader {
@@ -209,8 +215,9 @@ export type Verdict =
 
 /**
  * Semantics §2: deny matches → removed; no or empty allowlist → kept; allow matches → kept;
- * else removed. A follower matches its leader's entries, and a `requires` follower is allowed
- * only when its leader is.
+ * else removed. A follower matches its leader's deny entries; its leader's allow entries too
+ * unless it couples on the deny side only; and a `requires` follower is allowed only when its
+ * leader is.
  */
 export function decide(policy: CompiledPolicy, tool: ToolMeta): Verdict {
   if (policy.deny && policy.deny.size > 0) {
@@ -224,6 +231,10 @@ export function decide(policy: CompiledPolicy, tool: ToolMeta): Verdict {
     if (!byLeader) return { kept: false, reason: 'not-allowed', requires: leader.coupling.follows };
     const own = matchList(policy.allow, tool);
     return own ? { kept: true, reason: 'allowed', entry: own } : { kept: true, reason: 'allowed', entry: byLeader, via: leader.coupling.follows };
+  }
+  if (leader?.coupling.mode === 'deny') {
+    const own = matchList(policy.allow, tool);
+    return own ? { kept: true, reason: 'allowed', entry: own } : { kept: false, reason: 'not-allowed' };
   }
   const hit = matchCoupled(policy.allow, tool);
   if (hit) return { kept: true, reason: 'allowed', ...hit };
@@ -242,5 +253,6 @@ export function keeps(policy: CompiledPolicy, tool: ToolMeta): boolean {
   if (!policy.allow || policy.allow.size === 0) return true;
   const leader = leaderOf(tool);
   if (leader?.coupling.mode === 'requires') return matchList(policy.allow, leader.meta) !== undefined;
+  if (leader?.coupling.mode === 'deny') return matchList(policy.allow, tool) !== undefined;
   return matchesCoupled(policy.allow, tool);
 }

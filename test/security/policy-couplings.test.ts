@@ -13,7 +13,8 @@ import { CORE_TOOLS } from '../../src/tools/catalog.js';
 /**
  * A tool that can do what a denied tool does must go with it: `deny: [write]` may not leave
  * `edit` or `apply_patch`, `deny: [exec]` may not leave `process` (which writes to the stdin of
- * a shell exec started). Tried at every pipeline step, from both sides (deny the leader, allow
+ * a shell exec started), `deny: [read]` may not leave `image` or `pdf` (which hand a workspace
+ * file to the model). Tried at every pipeline step, from both sides (deny the leader, allow
  * only the follower), and the removal must name the config key that did it — the deny list's
  * key path, never the step's `…allow` label — in `removed[].by`, the `--explain` trace, the CLI
  * text and the `/tools` chat answer.
@@ -215,10 +216,14 @@ describe('a deny of the follower never takes the leader', () => {
   });
 });
 
-describe('an allow of the leader keeps the follower', () => {
-  it.each(cases(STEPS, (s, leader, follower) => [[s.name, leader, follower, s] as const]))('%s: allow [%s, read] keeps %s', (_n, leader, follower, step) => {
-    const result = run(step, { allow: [leader, 'read'] });
+describe('an allow of the leader keeps the follower, unless it couples on the deny side only', () => {
+  it.each(cases(STEPS, (s, leader, follower, mode) => [[s.name, leader, follower, mode, s] as const]))('%s: allow [%s, session_status] and %s (%s)', (_n, leader, follower, mode, step) => {
+    const result = run(step, { allow: [leader, 'session_status'] });
     expect(fate(result, leader)).toBe('kept');
+    if (mode === 'deny') {
+      expect(fate(result, follower)).toBe(step.label);
+      return;
+    }
     expect(fate(result, follower)).toBe('kept');
     const traced = stepTrace(result, follower, step.label);
     expect(traced.outcome).toBe('kept');
@@ -226,11 +231,11 @@ describe('an allow of the leader keeps the follower', () => {
   });
 });
 
-describe('an allow of the follower alone: edit and apply_patch stand alone, process never runs without exec', () => {
-  it.each(cases(STEPS, (s, leader, follower, mode) => [[s.name, follower, leader, mode, s] as const]))('%s: allow [%s, read] without %s (%s)', (_n, follower, leader, mode, step) => {
-    const result = run(step, { allow: [follower, 'read'] });
+describe('an allow of the follower alone: only process needs its leader (it never runs without exec)', () => {
+  it.each(cases(STEPS, (s, leader, follower, mode) => [[s.name, follower, leader, mode, s] as const]))('%s: allow [%s, session_status] without %s (%s)', (_n, follower, leader, mode, step) => {
+    const result = run(step, { allow: [follower, 'session_status'] });
     expect(fate(result, leader)).toBe(step.label);
-    if (mode === 'shares') {
+    if (mode !== 'requires') {
       expect(fate(result, follower)).toBe('kept');
       return;
     }
@@ -243,7 +248,7 @@ describe('an allow of the follower alone: edit and apply_patch stand alone, proc
 });
 
 describe('invariants over every step', () => {
-  const lists: Lists[] = [{ deny: ['exec'] }, { deny: ['write'] }, { allow: ['process'] }, { allow: ['process', 'edit'] }, { allow: ['*'], deny: ['group:runtime'] }, { deny: ['bash'] }];
+  const lists: Lists[] = [{ deny: ['exec'] }, { deny: ['write'] }, { deny: ['read'] }, { allow: ['process'] }, { allow: ['process', 'edit', 'pdf'] }, { allow: ['*'], deny: ['group:runtime'] }, { deny: ['bash'] }];
   it.each(STEPS.flatMap((s) => lists.map((l) => [s.name, JSON.stringify(l), s, l] as const)))('%s with %s: process only beside exec, no follower beside a denied leader', (_n, _l, step, l) => {
     if (!step.deny && l.deny) return;
     const result = run(step, l);
@@ -260,11 +265,11 @@ describe('invariants over every step', () => {
     for (const [leader, follower] of COUPLED) if (removed.has(leader)) expect(removed.has(follower), `${follower} beside denied ${leader}`).toBe(true);
   });
 
-  it('every coupled tool is a core tool of the same section as its leader', () => {
-    for (const c of TOOL_COUPLINGS) {
-      const [t, f] = [CORE_TOOLS.find((x) => x.id === c.tool), CORE_TOOLS.find((x) => x.id === c.follows)];
-      expect(t?.section, c.tool).toBe(f?.section);
-    }
+  it('every coupling names two core tools, and no follower leads another coupling', () => {
+    const ids = new Set(CORE_TOOLS.map((t) => t.id));
+    for (const c of TOOL_COUPLINGS) expect([ids.has(c.tool), ids.has(c.follows)], `${c.tool} → ${c.follows}`).toEqual([true, true]);
+    const followers = new Set(TOOL_COUPLINGS.map((c) => c.tool));
+    for (const c of TOOL_COUPLINGS) expect(followers.has(c.follows), c.follows).toBe(false);
   });
 });
 
@@ -282,7 +287,7 @@ channels:
     guilds:
       "111":
         channels:
-          general: { tools: { deny: [exec] } }
+          general: { tools: { deny: [exec, read] } }
 `;
   async function cli(argv: string[]): Promise<string> {
     const cwd = mkdtempSync(path.join(tmpdir(), 'warden-couplings-'));
@@ -313,6 +318,14 @@ channels:
       'denied by channels.discord.guilds.111.channels.general.tools.deny[0] = "exec"; process follows exec',
     ],
     [
+      'pdf in a channel that denies read',
+      ['--provider', 'discord', '--guild', '111', '--channel-name', 'general', '--explain', 'pdf'],
+      'pdf',
+      'channels.discord.guilds.111.channels.general.tools.deny',
+      'group tools.allow',
+      'denied by channels.discord.guilds.111.channels.general.tools.deny[1] = "read"; pdf follows read',
+    ],
+    [
       'process for a sender whose exec is denied',
       ['--sender', '7', '--explain', 'process'],
       'process',
@@ -332,11 +345,13 @@ channels:
   });
 
   it('/tools names the deny key for the coupled tools', () => {
-    const result = surface({ tools: { deny: ['write'] }, channels: { web: { tools: { deny: ['exec'] } } } }, { provider: 'web' });
+    const result = surface({ tools: { deny: ['write'] }, channels: { web: { tools: { deny: ['exec', 'read'] } } } }, { provider: 'web' });
     const text = formatToolReport(result, false);
     expect(text).toContain('• edit — removed by tools.deny');
     expect(text).toContain('• apply_patch — removed by tools.deny');
     expect(text).toContain('• process — removed by channels.web.tools.deny');
+    expect(text).toContain('• image — removed by channels.web.tools.deny');
+    expect(text).toContain('• pdf — removed by channels.web.tools.deny');
     expect(text).not.toMatch(/removed by [^\n]*\.allow/);
   });
 });

@@ -264,4 +264,12 @@ describe('where exec is denied, process is gone with it', () => {
     expect((JSON.parse(textOf(out)) as { error: string }).error).toMatch(/^Unknown tool "process"\. Available tools: (?!.*\bexec\b)/);
     expect(existsSync(marker())).toBe(false);
   });
+
+  it('/exec in #general is refused naming the deny key', async () => {
+    const general = member('bob', { channelId: 'c-gen', channelName: 'general' });
+    const route: Route = { agentId: 'main', sessionKey: 'agent:main:discord:channel:c-gen', context: general, replyTo: { provider: 'discord', channelId: 'c-gen' }, text: '' };
+    const deps = { toolReport: toolReportFor(config), tools: executor } as unknown as Parameters<typeof runCommand>[2];
+    const out = await runCommand({ name: 'exec', args: 'sh' }, route, deps, new AbortController().signal);
+    expect(out.text).toBe('exec is not available here: removed by channels.discord.guilds.G1.channels.general.tools.deny.');
+  });
 });
