@@ -10,6 +10,7 @@ import { createAgentRuntime, type WardenAgentRuntime } from './runtime.js';
 import { AgentSessions, interruptedResult, type SubagentRunView } from './sessions.js';
 import { channelTurn, createHarness, text, type Harness } from './testing.js';
 import type { ToolCallRequest, ToolExecutor, ToolSurface } from './types.js';
+import { withoutNonces } from '../tools/untrusted-testing.js';
 
 const PARENT = 'agent:main:discord:channel:c1';
 const isChild = (r: ModelRequest) => r.system.includes('You are a subagent');
@@ -91,7 +92,7 @@ describe('subagent runs across a restart', () => {
     // The parent's next turn receives the result as untrusted data, once.
     await after.runtime.runTurn({ sessionKey: PARENT, turn: channelTurn(), input: { text: 'news?' }, signal: new AbortController().signal });
     const told = JSON.stringify(model.requests.at(-1)!.messages);
-    expect(told).toContain(`<untrusted source=\\"subagent:${runId}\\">`);
+    expect(withoutNonces(told)).toContain(`<untrusted source=\\"subagent:${runId}\\">`);
     expect(told).toContain(`Subagent \\"counter\\" (${runId}) interrupted:`);
     expect(told).toContain('Warden restarted before it finished');
     await after.runtime.runTurn({ sessionKey: PARENT, turn: channelTurn(), input: { text: 'again?' }, signal: new AbortController().signal });

@@ -14,6 +14,7 @@ import { closeAllBrowsers } from '../../src/browser/shutdown.js';
 import { parseConfig, type WardenConfigInput } from '../../src/config/index.js';
 import type { Resolver } from '../../src/net/index.js';
 import { createBrowserTool } from '../../src/tools/core/browser/browser.js';
+import { withoutNonces } from '../../src/tools/untrusted-testing.js';
 import type { BrowserArgs } from '../../src/tools/core/browser/browser-schema.js';
 import type { ToolCallContext, ToolResult } from '../../src/tools/types.js';
 
@@ -100,7 +101,7 @@ describe('browser tool (default policy: private networks blocked)', () => {
     expect(textOf(opened)).toContain(`Home — ${site('/')}`);
     const snap = await call({ action: 'snapshot' });
     const text = textOf(snap);
-    expect(text).toContain(`<untrusted source="browser:${site('/')}">`);
+    expect(withoutNonces(text)).toContain(`<untrusted source="browser:${site('/')}">`);
     expect(text).toContain('- heading "Welcome" [ref=e1] [level=1]');
     expect(text).toMatch(/- link "Form" \[ref=e2\]/);
     expect(snap.details).toMatchObject({ status: 'ok', refs: 3, interactive: 2 });

@@ -10,6 +10,7 @@ import { createModelRegistry } from '../../../models/registry.js';
 import type { TurnContext } from '../../../policy/context.js';
 import type { ToolResult } from '../../types.js';
 import { createImageTool } from './image.js';
+import { withoutNonces } from '../../untrusted-testing.js';
 
 // A 1×1 transparent PNG.
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
@@ -49,7 +50,7 @@ describe('image', () => {
   it('sends the image to the session model with the prompt and returns its answer as untrusted', async () => {
     server = await startFakeAnthropic({ script: [{ kind: 'reply', text: 'A bar chart: sales up 12%.' }] });
     const r = (await (await toolFor(server)).execute({ path: 'chart.png', prompt: 'What does the chart show?' }, ctx())) as ToolResult;
-    expect(textOf(r)).toBe('<untrusted source="image:chart.png">\nA bar chart: sales up 12%.\n</untrusted>');
+    expect(withoutNonces(textOf(r))).toBe('<untrusted source="image:chart.png">\nA bar chart: sales up 12%.\n</untrusted>');
     const body = server.requests[0]!.body;
     expect(body.model).toBe('vision-1');
     expect(body.messages[0].content[0]).toEqual({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG.toString('base64') } });

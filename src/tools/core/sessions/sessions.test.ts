@@ -12,6 +12,7 @@ import { resolveToolSurface } from '../../../policy/surface.js';
 import type { ToolImplementation, ToolResult } from '../../types.js';
 import { createSessionTools } from './index.js';
 import { canReach } from './result.js';
+import { withoutNonces } from '../../untrusted-testing.js';
 
 const PARENT = 'agent:main:discord:channel:c1';
 
@@ -107,7 +108,7 @@ describe('sessions_spawn', () => {
     const second = await runtime.runTurn({ sessionKey: PARENT, turn: channelTurn(), input: { text: 'and?' }, signal: new AbortController().signal });
     expect(second.reply).toBe('Final: 42');
     const delivered = model.requests.at(-1)!;
-    expect(allText(delivered)).toContain('<untrusted source=\\"subagent:');
+    expect(withoutNonces(allText(delivered))).toContain('<untrusted source=\\"subagent:');
     expect(allText(delivered)).toContain('child result: 42');
   });
 
@@ -178,7 +179,8 @@ describe('sessions_list, sessions_history, sessions_send, agents_list', () => {
     expect((list.details as { sessions: Array<{ sessionKey: string }> }).sessions.map((s) => s.sessionKey)).toEqual([other]);
 
     const history = (await tools.sessions_history.execute({ sessionKey: other }, ctx)) as ToolResult;
-    expect(history.content[0]).toMatchObject({ type: 'text', text: expect.stringMatching(/^<untrusted source="session:agent:main:slack:channel:c9">\n#\d+ .* user: deploy at noon\n<\/untrusted>$/) });
+    expect(history.content[0]!.type).toBe('text');
+    expect(withoutNonces((history.content[0] as { text: string }).text)).toMatch(/^<untrusted source="session:agent:main:slack:channel:c9">\n#\d+ .* user: deploy at noon\n<\/untrusted>$/);
     const denied = (await tools.sessions_history.execute({ sessionKey: 'agent:ops:slack:channel:c9' }, ctx)) as ToolResult;
     expect(denied.isError).toBe(true);
 
@@ -186,7 +188,7 @@ describe('sessions_list, sessions_history, sessions_send, agents_list', () => {
     expect(sent.content[0]).toMatchObject({ text: expect.stringContaining('seen: 2 messages') });
     // The target session saw the message as untrusted text from another session.
     const targetReq = model.requests.at(-1)!;
-    expect(JSON.stringify(targetReq.messages.at(-1))).toContain('<untrusted source=\\"session:agent:main:discord:channel:c1\\">');
+    expect(withoutNonces(JSON.stringify(targetReq.messages.at(-1)))).toContain('<untrusted source=\\"session:agent:main:discord:channel:c1\\">');
     expect(((await tools.sessions_send.execute({ sessionKey: PARENT, message: 'me' }, ctx)) as ToolResult).isError).toBe(true);
 
     const agents = (await tools.agents_list.execute({}, ctx)) as ToolResult;

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../config/index.js';
 import type { ToolCallContext, ToolResult } from '../../types.js';
 import { createWebFetchTool } from './web-fetch.js';
+import { withoutNonces } from '../../untrusted-testing.js';
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../test/fixtures/web-pages');
 const PUBLIC = '93.184.215.14';
@@ -56,7 +57,7 @@ describe('web_fetch', () => {
     const result = await call({ url: `${base}/pages/001` });
     const text = textOf(result);
     expect(result.isError).toBeFalsy();
-    expect(text.startsWith(`<untrusted source="web:${base}/pages/001">`)).toBe(true);
+    expect(withoutNonces(text).startsWith(`<untrusted source="web:${base}/pages/001">`)).toBe(true);
     expect(text).toContain('# Get your Frontend JavaScript Code Covered');
     expect(text).toContain(`[testing your frontend JavaScript code](${base}/code/2013/testing-frontend-javascript-code-using-mocha-chai-and-sinon/)`);
     expect(result.details).toMatchObject({ status: 'ok', extractor: 'readability', httpStatus: 200 });
@@ -83,7 +84,7 @@ describe('web_fetch', () => {
 
   it('defangs a closing tag inside the page so content cannot leave the wrapper', async () => {
     const text = textOf(await call({ url: `${base}/inject` }));
-    expect(text.match(/<\/untrusted>/g)).toHaveLength(1);
+    expect(withoutNonces(text).match(/<\/untrusted>/g)).toHaveLength(1);
   });
 
   it('returns JSON as is and refuses binary content', async () => {

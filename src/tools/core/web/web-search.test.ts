@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../config/index.js';
 import type { ToolCallContext, ToolResult } from '../../types.js';
 import { createWebSearchTool, webSearchAvailability } from './web-search.js';
+import { withoutNonces } from '../../untrusted-testing.js';
 
 let server: Server;
 let base: string;
@@ -66,9 +67,9 @@ describe('web_search', () => {
     const tool = createWebSearchTool(configOf({ provider: 'brave', baseUrl: base, maxResults: 5 }), { BRAVE_API_KEY: 'brave-key' });
     const result = (await tool.execute({ query: 'warden docs', count: 2 }, ctx)) as ToolResult;
     const text = textOf(result);
-    expect(text.startsWith('<untrusted source="web_search:brave">')).toBe(true);
+    expect(withoutNonces(text).startsWith('<untrusted source="web_search:brave">')).toBe(true);
     expect(text).toContain('1. Warden docs\n   https://example.com/docs\n   Tool & policy');
-    expect(text.match(/<\/untrusted>/g)).toHaveLength(1);
+    expect(withoutNonces(text).match(/<\/untrusted>/g)).toHaveLength(1);
     const req = seen.at(-1)!;
     expect(new URL(req.url!, 'http://x').searchParams.get('count')).toBe('2');
   });
