@@ -58,6 +58,9 @@ describe('tokens', () => {
   it.each([
     ['s3cret', 's3cret', true],
     ['s3cre', 's3cret', false],
+    ['s3cret ', 's3cret', false],
+    ['S3cret', 's3cret', false],
+    ['', '', false],
     [undefined, 's3cret', false],
   ])('%s vs %s → %s', (given, expected, ok) => {
     expect(tokensMatch(given, expected)).toBe(ok);

@@ -32,12 +32,18 @@ function pending(over: Partial<ApprovalRequest> = {}): ApprovalRequest {
   };
 }
 
+const TOKEN = 'per-install-token-0123456789abcdef0123456789';
+/** What a tab that opened the printed address sends from then on. */
+const AUTH = { cookie: `warden_token=${TOKEN}` };
+
 async function start(options: { token?: string; click?: (c: ApprovalClick) => Promise<ClickOutcome> } = {}) {
   const clicks: ApprovalClick[] = [];
   const inbound: InboundMessage[] = [];
+  const token = options.token ?? TOKEN;
   const adapter = createWebAdapter(
     { host: '127.0.0.1', port: 0, token: options.token },
     {
+      token,
       onApprovalClick: async (click) => {
         clicks.push(click);
         return options.click ? options.click(click) : { kind: 'not-found' };
@@ -51,8 +57,17 @@ async function start(options: { token?: string; click?: (c: ApprovalClick) => Pr
   return { adapter, clicks, inbound, base: adapter.url! };
 }
 
+/** Opens a WebSocket to `url` (http form) with no headers of its own. */
+function openSocket(url: string): Promise<WebSocket> {
+  const ws = new WebSocket(url.replace(/^http/, 'ws'));
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => resolve(ws));
+    ws.once('error', reject);
+  });
+}
+
 /** A WebSocket client that keeps every frame and can wait for one. */
-async function connect(base: string, headers: Record<string, string> = {}) {
+async function connect(base: string, headers: Record<string, string> = AUTH) {
   const frames: ServerFrame[] = [];
   const waiters: Array<() => void> = [];
   const ws = new WebSocket(`${base.replace('http', 'ws')}ws`, { headers });
@@ -76,42 +91,72 @@ async function connect(base: string, headers: Record<string, string> = {}) {
 
 describe('web chat adapter', () => {
   it('refuses to bind beyond loopback without a token', () => {
-    expect(() => createWebAdapter({ host: '0.0.0.0', port: 0, token: undefined }, { onApprovalClick: async () => ({ kind: 'not-found' }) })).toThrow(
+    expect(() => createWebAdapter({ host: '0.0.0.0', port: 0, token: undefined }, { token: TOKEN, onApprovalClick: async () => ({ kind: 'not-found' }) })).toThrow(
       /channels\.web\.token/,
     );
   });
 
   it('serves the page with a strict content security policy', async () => {
     const { base } = await start();
-    const res = await fetch(base);
+    const res = await fetch(base, { headers: AUTH });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
     expect(await res.text()).toContain('<form id="composer"');
-    expect((await fetch(`${base}app.js`)).status).toBe(200);
-    expect((await fetch(`${base}nope`)).status).toBe(404);
+    expect((await fetch(`${base}app.js`, { headers: AUTH })).status).toBe(200);
+    expect((await fetch(`${base}nope`, { headers: AUTH })).status).toBe(404);
   });
 
   it('refuses requests from other origins and rebinding host names', async () => {
     const { base } = await start();
-    expect((await fetch(base, { headers: { origin: 'https://evil.example' } })).status).toBe(403);
+    expect((await fetch(base, { headers: { ...AUTH, origin: 'https://evil.example' } })).status).toBe(403);
     const port = Number(new URL(base).port);
     // fetch may not set Host; a raw request can, as a rebinding page's would arrive.
     const status = await new Promise<number>((resolve, reject) => {
       http
-        .get({ host: '127.0.0.1', port, path: '/', headers: { host: `evil.example:${port}` } }, (res) => {
+        .get({ host: '127.0.0.1', port, path: '/', headers: { ...AUTH, host: `evil.example:${port}` } }, (res) => {
           res.resume();
           resolve(res.statusCode ?? 0);
         })
         .on('error', reject);
     });
     expect(status).toBe(403);
-    await expect(connect(base, { origin: 'https://evil.example' })).rejects.toThrow(/403/);
+    await expect(connect(base, { ...AUTH, origin: 'https://evil.example' })).rejects.toThrow(/403/);
   });
 
-  it('with a token, refuses requests without it and moves a query token into a cookie', async () => {
+  it('requires the token on every route, on loopback too, and opens no WebSocket without it', async () => {
+    const { base, inbound } = await start();
+    for (const route of ['', 'app.js', 'app.css', 'healthz', 'ws', 'nope', '?token=wrong', 'app.js?token=']) {
+      const res = await fetch(`${base}${route}`);
+      expect(res.status, route).toBe(401);
+      expect(await res.text(), route).not.toContain(TOKEN);
+    }
+    for (const method of ['POST', 'PUT', 'DELETE']) expect((await fetch(base, { method })).status, method).toBe(401);
+    for (const headers of [{}, { cookie: 'warden_token=wrong' }, { cookie: `warden_token=${TOKEN.slice(0, -1)}` }, { authorization: 'Bearer wrong' }, { cookie: `other=${TOKEN}` }] as Array<Record<string, string>>) {
+      expect((await fetch(base, { headers })).status, JSON.stringify(headers)).toBe(401);
+      await expect(connect(base, headers), JSON.stringify(headers)).rejects.toThrow(/403/);
+    }
+    await expect(openSocket(`${base}ws?token=wrong`)).rejects.toThrow(/403/);
+    expect(inbound).toEqual([]);
+  });
+
+  it('accepts the token as a cookie, a bearer header or once in the query, which becomes the cookie', async () => {
+    const { base, adapter } = await start();
+    expect(adapter.openUrl).toBe(`${base}?token=${TOKEN}`);
+    const res = await fetch(adapter.openUrl!, { redirect: 'manual' });
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('/');
+    expect(res.headers.get('set-cookie')).toBe(`warden_token=${TOKEN}; HttpOnly; SameSite=Strict; Path=/`);
+    expect((await fetch(base, { headers: AUTH })).status).toBe(200);
+    expect((await fetch(`${base}healthz`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+    (await connect(base, AUTH)).ws.close();
+    (await openSocket(`${base}ws?token=${TOKEN}`)).close();
+  });
+
+  it('with a configured token, refuses requests without it and moves a query token into a cookie', async () => {
     const { base } = await start({ token: 'letmein' });
     expect((await fetch(base)).status).toBe(401);
-    await expect(connect(base)).rejects.toThrow(/403/);
+    await expect(connect(base, {})).rejects.toThrow(/403/);
+    await expect(connect(base, AUTH)).rejects.toThrow(/403/);
     const res = await fetch(`${base}?token=letmein`, { redirect: 'manual' });
     expect(res.status).toBe(303);
     const cookie = res.headers.get('set-cookie')!;

@@ -9,6 +9,7 @@ import type { WebConfig } from '../../src/config/schema/channels.js';
 import { WEB_LOCAL_USER } from '../../src/gateway/approval-clicks.js';
 import type { ChatAdapter, InboundMessage, OnApprovalClick, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
 import { log } from '../../src/log.js';
+import { registerServer } from '../../src/net/index.js';
 import { alreadyResolvedText, cardTitle, DECISION_LABEL, NOT_APPROVER_TEXT, NOT_FOUND_TEXT, offeredDecisions, outcomeLine } from '../common/approval-card.js';
 import { checkBind, checkRequestOrigin, isLoopbackHost, TOKEN_COOKIE, tokenFromRequest, tokensMatch } from './access.js';
 import { PAGE_CSS, PAGE_HTML, PAGE_JS } from './page.js';
@@ -43,12 +44,16 @@ export type ServerFrame =
 
 export interface WebAdapterDeps {
   onApprovalClick: OnApprovalClick;
+  /** The access token every request must carry (`webChatToken`: `channels.web.token` or the per-install one). */
+  token: string;
 }
 
 export interface WebAdapter extends ChatAdapter {
   readonly provider: 'web';
   /** `http://host:port/` once started. */
   readonly url: string | undefined;
+  /** The ready-to-open address with the token, `http://host:port/?token=…`, once started. */
+  readonly openUrl: string | undefined;
 }
 
 /** Decisions are recorded as `<provider>:<userId>`; the local user reads as "you". */
@@ -76,12 +81,16 @@ export function webCard(request: ApprovalRequest): WebCard {
 /**
  * The local web chat: one page served on `channels.web.host:port` (127.0.0.1:3000 by default)
  * with live updates over a WebSocket. Every tab shows the same conversation; the person at
- * the page is the local owner. A non-loopback bind is refused unless a token is configured,
- * and then every request must carry it.
+ * the page is the local owner and approver, so every request — the page, its script and
+ * style, the health check, the WebSocket that carries messages and approval clicks — must
+ * carry the access token, on loopback too: other local users and processes can reach
+ * loopback. A non-loopback bind is refused unless `channels.web.token` is configured.
  */
 export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAdapter {
   const bind = checkBind(config.host, config.token);
   if (!bind.ok) throw new ConfigError(undefined, [{ path: bind.path, message: bind.message }]);
+  const token = deps.token;
+  if (!token) throw new Error('the web chat needs an access token');
   const loopback = isLoopbackHost(config.host);
   const logger = log.child({ adapter: 'web' });
   const history: ServerFrame[] = [];
@@ -90,6 +99,7 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
   let server: http.Server | undefined;
   let wss: WebSocketServer | undefined;
   let url: string | undefined;
+  let openUrl: string | undefined;
   let onMessage: ((message: InboundMessage) => Promise<void>) | undefined;
   let typingCount = 0;
 
@@ -129,8 +139,7 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
   }
 
   function authorised(req: http.IncomingMessage, requestUrl: URL): boolean {
-    if (!config.token) return true;
-    return tokensMatch(tokenFromRequest(requestUrl, { cookie: req.headers.cookie, authorization: req.headers.authorization }), config.token);
+    return tokensMatch(tokenFromRequest(requestUrl, { cookie: req.headers.cookie, authorization: req.headers.authorization }), token);
   }
 
   function handleHttp(req: http.IncomingMessage, res: http.ServerResponse): void {
@@ -148,6 +157,16 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
       reply(403, 'text/plain; charset=utf-8', 'forbidden: unexpected Host or Origin');
       return;
     }
+    if (!authorised(req, requestUrl)) {
+      reply(
+        401,
+        'text/plain; charset=utf-8',
+        'This web chat needs its access token: open the address Warden printed when it started (it ends in /?token=…). ' +
+          "The token is channels.web.token when set, else the web-token file in Warden's data dir.",
+        { 'www-authenticate': 'Bearer realm="warden"' },
+      );
+      return;
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       reply(405, 'text/plain; charset=utf-8', 'method not allowed', { allow: 'GET, HEAD' });
       return;
@@ -156,12 +175,8 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
       reply(200, 'application/json', JSON.stringify({ ok: true }));
       return;
     }
-    if (!authorised(req, requestUrl)) {
-      reply(401, 'text/plain; charset=utf-8', 'This web chat needs its access token: open it as /?token=<channels.web.token>.');
-      return;
-    }
     const given = requestUrl.searchParams.get('token');
-    if (config.token && given) {
+    if (given) {
       // Keep the token out of the address bar and history: a cookie carries it from here on.
       const cookie = `${TOKEN_COOKIE}=${encodeURIComponent(given)}; HttpOnly; SameSite=Strict; Path=/`;
       reply(303, 'text/plain; charset=utf-8', '', { location: requestUrl.pathname, 'set-cookie': cookie });
@@ -242,10 +257,15 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
     get url() {
       return url;
     },
+    get openUrl() {
+      return openUrl;
+    },
     async start(handler) {
       if (server) throw new Error('the web chat is already started');
       onMessage = handler;
       server = http.createServer(handleHttp);
+      // Registered while it listens, so web_fetch and the browser refuse it whatever their policy.
+      registerServer(server, 'web chat');
       wss = new WebSocketServer({ noServer: true, maxPayload: WEB_MAX_INPUT * 4 + 1024 });
       server.on('upgrade', (req, socket, head) => {
         const requestUrl = new URL(req.url ?? '/', 'http://web.invalid');
@@ -276,6 +296,7 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
       const address = server.address() as AddressInfo;
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       url = `http://${host}:${address.port}/`;
+      openUrl = `${url}?token=${encodeURIComponent(token)}`;
       logger.info({ url }, 'web chat listening');
     },
     async send(_target: ReplyTarget, message: OutboundMessage) {

@@ -2,7 +2,7 @@ import { createServer, request as httpRequest, Agent, type IncomingMessage, type
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { log } from '../log.js';
-import { checkUrlWithPolicy, systemResolver, type Resolver, type UrlPolicy, type UrlVerdict } from '../net/index.js';
+import { checkUrlWithPolicy, registerServer, systemResolver, type Resolver, type UrlPolicy, type UrlVerdict } from '../net/index.js';
 
 /**
  * The browser's network guard: a forward proxy on 127.0.0.1 that every request of the profile's
@@ -141,8 +141,13 @@ export async function startGuardProxy(options: GuardProxyOptions): Promise<Guard
     client.on('close', () => sockets.delete(client));
     client.on('error', () => client.destroy());
     const target = parseAuthority(req.url ?? '');
-    if (!target) return void client.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n');
-    const url = new URL(`https://${req.url}/`);
+    let url: URL | undefined;
+    try {
+      url = target ? new URL(`https://${req.url}/`) : undefined;
+    } catch {
+      // An authority the URL parser refuses (an IPv6 zone, stray characters) is no host to check.
+    }
+    if (!target || !url) return void client.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n');
     const verdict = await check(url);
     if (!verdict.allowed || !verdict.address) {
       refuse(url.href, verdict.reason);
@@ -170,6 +175,8 @@ export async function startGuardProxy(options: GuardProxyOptions): Promise<Guard
   };
 
   const server = createServer((req, res) => void onRequest(req, res));
+  // The proxy is one of Warden's own listeners: no page may use it as a target.
+  registerServer(server, 'browser guard proxy');
   server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => void onConnect(req, socket, head));
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);

@@ -19,7 +19,9 @@ export const run: CommandRunner = async (args, io) => {
     return EXIT.badInput;
   }
   const { warden } = started;
-  const where = warden.webUrl ? `web chat at ${warden.webUrl}` : warden.adapters.map((a) => a.provider).join(' and ');
+  // The web chat's token is printed only when Warden made it; a configured one the operator already has.
+  const web = warden.webToken?.source === 'config' ? `web chat at ${warden.webUrl} (open it with ?token=<channels.web.token>)` : `web chat at ${warden.webOpenUrl}`;
+  const where = warden.webUrl ? web : warden.adapters.map((a) => a.provider).join(' and ');
   io.stdout(`Warden is running: ${where} (state in ${warden.dataDir}). Press Ctrl+C to stop.`);
 
   const signal = await nextSignal();

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { createDiscordAdapter } from '../../adapters/discord/index.js';
 import { createSlackAdapter } from '../../adapters/slack/index.js';
-import { checkBind, createWebAdapter } from '../../adapters/web/index.js';
+import { checkBind, createWebAdapter, webChatToken, type WebAdapter } from '../../adapters/web/index.js';
 import type { ToolExecutor } from '../agent/index.js';
 import { createAgentRuntime, type WardenAgentRuntime } from '../agent/runtime.js';
 import { SqliteTranscriptStore } from '../agent/transcript.js';
@@ -11,6 +11,7 @@ import { closeAllBrowsers } from '../browser/shutdown.js';
 import { ConfigError, type LoadedConfig, type WardenConfig } from '../config/index.js';
 import { EventBus } from '../events.js';
 import { log } from '../log.js';
+import { listenerAddress, registerOwnListenerSource, runningListeners, type OwnListener } from '../net/index.js';
 import { createModelRegistry } from '../models/registry.js';
 import type { TurnContext } from '../policy/context.js';
 import type { ToolRuntime } from '../tools/types.js';
@@ -32,6 +33,7 @@ import { Gateway } from './gateway.js';
 import { GovernedToolExecutor } from './tool-executor.js';
 import { CORE_IMPLEMENTATIONS, coreAvailability } from '../tools/core/index.js';
 import type { ChatAdapter, InboundMessage } from './types.js';
+import { plannedAdapters } from './planned-adapters.js';
 
 export interface StartOptions {
   env?: NodeJS.ProcessEnv;
@@ -54,6 +56,10 @@ export interface RunningWarden {
   adapters: ChatAdapter[];
   /** The web chat's address when it runs. */
   webUrl: string | undefined;
+  /** The web chat's ready-to-open address with its access token (`…/?token=…`). */
+  webOpenUrl: string | undefined;
+  /** Where the web chat's token comes from: the config, or the per-install file (created at this start or before). */
+  webToken: { source: 'config' } | { source: 'file'; file: string; created: boolean } | undefined;
   dataDir: string;
   /** Graceful stop: turns finish or abort, adapters close, then the store closes. */
   stop(): Promise<void>;
@@ -61,14 +67,7 @@ export interface RunningWarden {
 
 export type StartResult = { ok: true; warden: RunningWarden } | { ok: false; error: ConfigError | Error };
 
-/** Which chat adapters a config starts: every platform with a token; the web chat when there is none. */
-export function plannedAdapters(config: WardenConfig): Array<'discord' | 'slack' | 'web'> {
-  const planned: Array<'discord' | 'slack' | 'web'> = [];
-  if (config.channels.discord?.token) planned.push('discord');
-  if (config.channels.slack?.botToken) planned.push('slack');
-  if (planned.length === 0) planned.push('web');
-  return planned;
-}
+export { plannedAdapters } from './planned-adapters.js';
 
 /** The message tool's way out: posts through the running adapters. */
 export function messagingFor(adapters: readonly ChatAdapter[]): MessagingService {
@@ -130,19 +129,27 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     }
   }
   const { store } = opened;
+  // The web chat needs its token even on loopback: the configured one, else the per-install one.
+  const token = planned.includes('web') ? webChatToken(config.channels.web, dataDir) : undefined;
+  if (token && !token.ok) {
+    store.close();
+    return { ok: false, error: new Error(token.error) };
+  }
   const events = options.events ?? new EventBus();
   const approvals = new ApprovalService({ store, config: withWebLocalOwner(config), events });
   const resolve: ResolveApproval = (id, decision, by) => approvals.resolve(id, decision, by);
 
   let adapters: ChatAdapter[];
   try {
-    adapters = planned.map((provider) => createAdapter(provider, config, store, resolve));
+    adapters = planned.map((provider) => createAdapter(provider, config, store, resolve, token?.ok ? token.token : ''));
   } catch (err) {
     approvals.shutdown();
     store.close();
     return { ok: false, error: err as Error };
   }
   for (const adapter of adapters) approvals.registerRenderer(adapter.approvals);
+  // The Slack receiver's socket belongs to Bolt; its address is read from the adapter at each check.
+  const offListeners = registerOwnListenerSource(() => adapters.flatMap(listenerOf));
 
   const startedAt = Date.now();
   let gatewayRef: Gateway | undefined;
@@ -213,6 +220,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     await gateway.start();
   } catch (err) {
     offInterrupted();
+    offListeners();
     await gateway.stop().catch(() => {});
     await skillSnapshots.close();
     approvals.shutdown();
@@ -233,7 +241,11 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
           preloadAbort.signal,
         )
       : Promise.resolve();
-  log.info({ adapters: adapters.map((a) => a.provider), dataDir, recovered: report, interruptedSubagents: interruptedRuns.length }, 'warden started');
+  log.info(
+    { adapters: adapters.map((a) => a.provider), dataDir, listeners: runningListeners().map((l) => `${l.name} ${listenerAddress(l)}`), recovered: report, interruptedSubagents: interruptedRuns.length },
+    'warden started',
+  );
+  const web = adapters.find((a): a is WebAdapter => a.provider === 'web');
 
   let stopping: Promise<void> | undefined;
   const warden: RunningWarden = {
@@ -242,7 +254,9 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     store,
     cron: { jobs: cronJobs, scheduler },
     adapters,
-    webUrl: adapters.find((a): a is ChatAdapter & { url: string | undefined } => a.provider === 'web' && 'url' in a)?.url,
+    webUrl: web?.url,
+    webOpenUrl: web?.openUrl,
+    webToken: token?.ok ? (token.source === 'config' ? { source: 'config' } : { source: 'file', file: token.file, created: token.created }) : undefined,
     dataDir,
     stop() {
       stopping ??= (async () => {
@@ -256,6 +270,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
         await closeAllBrowsers();
         await skillSnapshots.close();
         offInterrupted();
+        offListeners();
         approvals.shutdown();
         store.close();
         log.info('warden stopped');
@@ -266,11 +281,11 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   return { ok: true, warden };
 }
 
-function createAdapter(provider: 'discord' | 'slack' | 'web', config: WardenConfig, store: Store, resolve: ResolveApproval): ChatAdapter {
+function createAdapter(provider: 'discord' | 'slack' | 'web', config: WardenConfig, store: Store, resolve: ResolveApproval, webToken: string): ChatAdapter {
   const onApprovalClick = clickHandlerOn(resolve, provider);
   switch (provider) {
     case 'web':
-      return createWebAdapter(config.channels.web, { onApprovalClick });
+      return createWebAdapter(config.channels.web, { onApprovalClick, token: webToken });
     case 'discord':
       return createDiscordAdapter(config.channels.discord!, {
         onApprovalClick,
@@ -286,6 +301,13 @@ function createAdapter(provider: 'discord' | 'slack' | 'web', config: WardenConf
         cards: sqliteCardStore(store.db, 'slack'),
       });
   }
+}
+
+/** The listening socket of an adapter that does not register its own (Slack's HTTP receiver). */
+function listenerOf(adapter: ChatAdapter): OwnListener[] {
+  if (adapter.provider !== 'slack' || !('eventsUrl' in adapter) || typeof adapter.eventsUrl !== 'string') return [];
+  const m = /^http:\/\/(.+):(\d+)\/slack\/events$/.exec(adapter.eventsUrl);
+  return m ? [{ name: 'Slack HTTP receiver', host: m[1]!, port: Number(m[2]) }] : [];
 }
 
 /** The turn loop when a model is configured; else commands only. */

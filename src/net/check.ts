@@ -1,6 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { classifyIpLiteral, isMetadataAddress, normalizeHost, type AddressPolicy } from './address.js';
 import { isBlockedHostname, isMetadataHostname, matchesHostPattern } from './hostname.js';
+import { isThisHostName, listenerAddress, ownListenerAt, runningListeners, type OwnListener } from './own-listeners.js';
 
 /** Which surface asks: web_fetch can never reach private networks; the browser can when allowed. */
 export type UrlSurface = 'web_fetch' | 'browser';
@@ -12,6 +13,11 @@ export interface UrlPolicy extends AddressPolicy {
   hostnameAllowlist?: string[];
   /** Exact names exempt from the private-address check (their answers still may not be metadata). */
   allowedHostnames?: string[];
+  /**
+   * Warden's own listeners as the config declares them; `urlPolicyFor` fills it (it is no config
+   * key). The listeners running in this process are always added: nothing here can remove one.
+   */
+  ownListeners?: readonly OwnListener[];
 }
 
 export interface ResolvedAddress {
@@ -58,6 +64,22 @@ export async function checkUrlWithPolicy(rawUrl: string, surface: UrlSurface, po
 
   const host = normalizeHost(url.hostname);
   if (!host) return deny('invalid hostname');
+
+  // Before any opt-out: Warden's own listeners are never reachable, whatever the policy says.
+  const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+  const listeners = [...(policy.ownListeners ?? []), ...runningListeners()];
+  const ownAt = (address: string) => ownListenerAt(address, port, listeners);
+  const refuseOwn = (listener: OwnListener, via: string, address?: string) =>
+    deny(
+      `${via} is Warden's own ${listener.name} (listening on ${listenerAddress(listener)}); web_fetch and the browser never reach Warden's own listeners, whatever the SSRF policy allows`,
+      address ? { address } : {},
+    );
+  if (isThisHostName(host)) {
+    const listener = listeners.find((l) => l.port === port);
+    if (listener) return refuseOwn(listener, `${host}:${port}`);
+  }
+  const ownLiteral = ownAt(host);
+  if (ownLiteral) return refuseOwn(ownLiteral, `${url.hostname}:${port}`, host);
   const privateAllowed = surface === 'browser' && policy.allowPrivateNetwork === true;
   const exempt = privateAllowed || (surface === 'browser' && (policy.allowedHostnames ?? []).some((h) => normalizeHost(h) === host));
 
@@ -81,6 +103,8 @@ export async function checkUrlWithPolicy(rawUrl: string, surface: UrlSurface, po
   if (answers.length === 0) return deny(`unable to resolve ${host}: no addresses`);
   const ordered = [...new Map(answers.map((a) => [a.address, a])).values()].sort((a, b) => a.family - b.family);
   for (const answer of ordered) {
+    const own = ownAt(answer.address);
+    if (own) return refuseOwn(own, `${host}:${port} (resolving to ${answer.address})`, answer.address);
     if (isMetadataAddress(answer.address)) return deny(`${host} resolves to cloud metadata address ${answer.address}`, { address: answer.address });
     if (privateAllowed) continue;
     const verdict = classifyIpLiteral(answer.address, policy) ?? { blocked: true as const, why: 'answer is not an IP address' };

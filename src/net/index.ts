@@ -3,3 +3,16 @@ export { checkUrl, urlPolicyFor } from './policy.js';
 export { classifyIpLiteral, embeddedIpv4, isMetadataAddress, normalizeHost, type AddressPolicy, type AddressVerdict } from './address.js';
 export { isBlockedHostname, isMetadataHostname, matchesHostPattern } from './hostname.js';
 export { guardedFetch, type GuardedFetchOptions, type GuardedFetchResult } from './fetch.js';
+export {
+  configuredListeners,
+  interfaceAddresses,
+  isThisHost,
+  isThisHostName,
+  listenerAddress,
+  ownListenerAt,
+  registerOwnListener,
+  registerOwnListenerSource,
+  registerServer,
+  runningListeners,
+  type OwnListener,
+} from './own-listeners.js';

@@ -1,10 +1,12 @@
 import type { WardenConfig } from '../config/index.js';
+import { configuredListeners } from './own-listeners.js';
 import { checkUrlWithPolicy, systemResolver, type Resolver, type UrlPolicy, type UrlSurface, type UrlVerdict } from './check.js';
 
-/** The URL policy a surface runs under, from the config. */
+/** The URL policy a surface runs under, from the config, with the listeners the config opens. */
 export function urlPolicyFor(config: WardenConfig, surface: UrlSurface): UrlPolicy {
-  if (surface === 'web_fetch') return { ...(config.tools.web?.fetch?.ssrfPolicy ?? {}) };
-  return { ...(config.browser.ssrfPolicy ?? {}) };
+  const ownListeners = configuredListeners(config);
+  if (surface === 'web_fetch') return { ...(config.tools.web?.fetch?.ssrfPolicy ?? {}), ownListeners };
+  return { ...(config.browser.ssrfPolicy ?? {}), ownListeners };
 }
 
 /** `checkUrl(config, url)`: what `warden url-check` prints, for web_fetch (default) or the browser. */

@@ -1,6 +1,6 @@
 // `warden start` as a real process: the embedded web chat with state under ./data, graceful
 // stop on SIGINT and SIGTERM, and refusal of an unsafe bind before anything starts.
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,7 +24,7 @@ function waitForUrl(child: ResultPromise): Promise<string> {
     let out = '';
     child.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
-      const m = /web chat at (http:\/\/\S+\/)/.exec(out);
+      const m = /web chat at (http:\/\/\S+\/\S*)\s/.exec(out);
       if (m) resolve(m[1]!);
     });
     void child.then((r) => reject(new Error(`exited ${r.exitCode} before starting: ${r.stderr}`)));
@@ -36,8 +36,18 @@ describe('warden start', () => {
     const dir = inDir('channels:\n  web:\n    port: 0\n');
     const child = launch(dir);
     const url = await waitForUrl(child);
-    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
-    const page = await fetch(url);
+    // The printed address is ready to open: it carries the per-install token kept in the data dir.
+    const m = /^(http:\/\/127\.0\.0\.1:\d+\/)\?token=([A-Za-z0-9_-]{43})$/.exec(url);
+    expect(m).not.toBeNull();
+    const [, base, token] = m!;
+    const tokenFile = path.join(dir, 'data', 'web-token');
+    expect(readFileSync(tokenFile, 'utf8').trim()).toBe(token);
+    expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
+    expect((await fetch(base!)).status).toBe(401);
+    const opened = await fetch(url, { redirect: 'manual' });
+    expect(opened.status).toBe(303);
+    const cookie = opened.headers.get('set-cookie')!.split(';')[0]!;
+    const page = await fetch(base!, { headers: { cookie } });
     expect(page.status).toBe(200);
     expect(existsSync(path.join(dir, 'data', 'warden.sqlite'))).toBe(true);
 
@@ -46,6 +56,31 @@ describe('warden start', () => {
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toContain('Warden stopped.');
     await expect(fetch(url)).rejects.toThrow();
+  }, 30_000);
+
+  it('keeps the per-install token across restarts', async () => {
+    const dir = inDir('channels:\n  web:\n    port: 0\n');
+    const first = launch(dir);
+    const firstUrl = await waitForUrl(first);
+    first.kill('SIGTERM');
+    await first;
+    const second = launch(dir);
+    const secondUrl = await waitForUrl(second);
+    second.kill('SIGTERM');
+    await second;
+    expect(new URL(secondUrl).searchParams.get('token')).toBe(new URL(firstUrl).searchParams.get('token'));
+  }, 30_000);
+
+  it('does not print a configured token', async () => {
+    const dir = inDir('channels:\n  web:\n    port: 0\n    token: configured-secret\n');
+    const child = launch(dir);
+    const url = await waitForUrl(child);
+    child.kill('SIGTERM');
+    const result = await child;
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    expect(result.stdout).toContain('?token=<channels.web.token>');
+    expect(result.stdout).not.toContain('configured-secret');
+    expect(existsSync(path.join(dir, 'data', 'web-token'))).toBe(false);
   }, 30_000);
 
   it('refuses a non-loopback web chat without a token, naming the key, and starts nothing', async () => {

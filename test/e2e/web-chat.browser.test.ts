@@ -24,7 +24,9 @@ beforeAll(async () => {
   warden = started.warden;
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
   page = await browser.newPage();
-  await page.goto(warden.webUrl!);
+  // The address `warden start` prints: the token once in the query, then a cookie.
+  await page.goto(warden.webOpenUrl!);
+  expect(page.url()).toBe(warden.webUrl);
   await page.locator('#status[data-state="open"]').waitFor();
 });
 
@@ -37,6 +39,36 @@ async function say(text: string) {
   await page.locator('#input').fill(text);
   await page.keyboard.press('Enter');
 }
+
+describe('web chat in Chromium without the token', () => {
+  it('a tab without the token gets 401, no page script and no WebSocket', async () => {
+    const stranger = await browser.newContext();
+    try {
+      const tab = await stranger.newPage();
+      const sockets: string[] = [];
+      tab.on('websocket', (ws) => sockets.push(ws.url()));
+      const response = await tab.goto(warden.webUrl!);
+      expect(response?.status()).toBe(401);
+      expect(await tab.locator('#composer').count()).toBe(0);
+      // A script of its own on the page's origin cannot open the socket or read the assets either.
+      const probe = await tab.evaluate(async () => {
+        const ws = await new Promise<string>((resolve) => {
+          const socket = new WebSocket(`ws://${location.host}/ws`);
+          socket.onopen = () => resolve('open');
+          socket.onerror = () => resolve('refused');
+        });
+        const script = (await fetch('/app.js')).status;
+        const health = (await fetch('/healthz')).status;
+        const wrong = (await fetch('/?token=wrong')).status;
+        return { ws, script, health, wrong };
+      });
+      expect(probe).toEqual({ ws: 'refused', script: 401, health: 401, wrong: 401 });
+      expect(await stranger.cookies()).toEqual([]);
+    } finally {
+      await stranger.close();
+    }
+  });
+});
 
 describe('web chat in Chromium', () => {
   it('sends a message and shows the answer', async () => {
