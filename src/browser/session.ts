@@ -9,8 +9,13 @@ import type { RoleRef } from './snapshot.js';
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 
 /**
- * Chromium switches for every profile. WebRTC may only use proxied UDP (none), so a page cannot
- * reach the local network over STUN/ICE around the guard proxy.
+ * Chromium switches for every profile. Everything Chromium fetches over HTTP(S) and WS(S) —
+ * pages, subresources, fetch/XHR, WebSockets, beacons, prefetch and preconnect, its own
+ * background traffic — goes to the guard proxy (`--proxy-server`, with Playwright's
+ * `<-loopback>` so loopback and link-local are proxied too); with a fixed proxy Chromium
+ * resolves no host itself. What could go around the proxy is switched off: QUIC (and with it
+ * WebTransport), non-proxied WebRTC UDP (STUN/ICE), DNS-over-HTTPS, service workers (blocked
+ * per context), extensions. Playwright drives Chromium over a pipe, not a debugging port.
  */
 export const CHROMIUM_ARGS: readonly string[] = [
   '--no-sandbox',
@@ -26,7 +31,7 @@ export const CHROMIUM_ARGS: readonly string[] = [
   '--disable-extensions',
   '--disable-client-side-phishing-detection',
   '--metrics-recording-only',
-  '--disable-features=Translate,OptimizationHints,MediaRouter,AutofillServerCommunication',
+  '--disable-features=Translate,OptimizationHints,MediaRouter,AutofillServerCommunication,DnsOverHttps',
 ];
 
 /** Proxy variables would only confuse Chromium: its one proxy is the guard. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkUrlWithPolicy, type Resolver } from './check.js';
+import { checkUrlWithPolicy, type Resolver, type UrlPolicy } from './check.js';
 
 /** A fake DNS: names map to answers; anything else does not resolve. */
 const dns = (table: Record<string, string[]>): Resolver => async (host) => {
@@ -93,5 +93,31 @@ describe('checkUrl for the browser', () => {
     expect((await checkUrlWithPolicy('http://intranet.corp/', 'browser', policy, world)).allowed).toBe(true);
     expect((await checkUrlWithPolicy('http://loop.example/', 'browser', policy, world)).allowed).toBe(false);
     expect((await checkUrlWithPolicy('http://meta.example/', 'browser', policy, world)).allowed).toBe(false);
+  });
+});
+
+describe("Warden's own listeners", () => {
+  const ownListeners = [{ name: 'web chat', host: '127.0.0.1', port: 3000 }];
+  const names = dns({ 'loop.example': ['127.0.0.1'], 'mixed.example': ['93.184.215.14', '::1'] });
+  it.each([
+    ['http://127.0.0.1:3000/', 'browser', { allowPrivateNetwork: true }],
+    ['http://127.9.9.9:3000/?token=x', 'browser', { allowPrivateNetwork: true }],
+    ['http://[::1]:3000/ws', 'browser', { allowPrivateNetwork: true }],
+    ['http://[::ffff:127.0.0.1]:3000/', 'browser', { allowPrivateNetwork: true }],
+    ['http://0.0.0.0:3000/', 'browser', { allowPrivateNetwork: true }],
+    ['http://localhost:3000/', 'browser', { allowPrivateNetwork: true }],
+    ['http://chat.localhost:3000/', 'browser', { allowedHostnames: ['chat.localhost'] }],
+    ['http://loop.example:3000/', 'browser', { allowPrivateNetwork: true, allowedHostnames: ['loop.example'] }],
+    ['http://mixed.example:3000/', 'browser', { allowPrivateNetwork: true }],
+    ['http://127.0.0.1:3000/', 'web_fetch', { allowIpv6UniqueLocalRange: true, allowRfc2544BenchmarkRange: true }],
+  ] as Array<[string, 'browser' | 'web_fetch', UrlPolicy]>)('%s (%s, %j) is refused as an own listener', async (url, surface, policy) => {
+    const verdict = await checkUrlWithPolicy(url, surface, { ...policy, ownListeners }, names);
+    expect(verdict.allowed).toBe(false);
+    expect(verdict.reason).toMatch(/is Warden's own web chat \(listening on 127\.0\.0\.1:3000\); web_fetch and the browser never reach/);
+  });
+
+  it('leaves other ports of this machine to the policy', async () => {
+    expect((await checkUrlWithPolicy('http://127.0.0.1:3001/', 'browser', { allowPrivateNetwork: true, ownListeners }, names)).allowed).toBe(true);
+    expect((await checkUrlWithPolicy('http://127.0.0.1:3001/', 'web_fetch', { ownListeners }, names)).reason).toContain('blocked address 127.0.0.1');
   });
 });
