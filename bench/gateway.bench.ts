@@ -69,7 +69,7 @@ const bench: Bench = async (report) => {
   report({ name: 'same turn through the gateway (route, queue, reply) p50', value: fmtMs(routed.p50), note: `p99 ${fmtMs(routed.p99)}, ${fmtRatio(routed.p50 / direct.p50)} of direct` });
 
   const message: InboundMessage = { provider: 'discord', chatType: 'channel', guildId: '1', channelId: '2', channelName: 'dev', senderId: '3', text: '<@9> /tools', mentionsBot: true, messageId: 'm', receivedAt: 0 };
-  const route = await measure(() => routeMessage(config, message, { isOwner: () => false, isCommand }), { iterations: 20_000 });
+  const route = await measure(() => routeMessage(config, message, { isCommand }), { iterations: 20_000 });
   report({ name: 'routing decision (session key, mention gate, context)', value: fmtMs(route.p50), note: `p99 ${fmtMs(route.p99)}` });
   await gateway.stop();
 

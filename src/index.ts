@@ -3,6 +3,8 @@
  * benchmarks.
  */
 export { resolveToolSurface, inheritFrom, type SurfaceOptions, type SurfaceResult, type ExplainStep } from './policy/surface.js';
+export { surfaceInputs, type SurfaceInputs } from './tools/surface-inputs.js';
+export { buildTurnContext, type ContextInput, type Conversation } from './gateway/turn-context.js';
 export { isOwner } from './policy/owners.js';
 export { resolveChannelScope, scopeChain, slugify, type ResolvedScope, type ScopeNode } from './policy/channel-scope.js';
 export { matchSender, type SenderIdentity } from './policy/sender.js';

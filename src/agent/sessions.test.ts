@@ -81,7 +81,7 @@ describe('subagent runs across a restart', () => {
     await oldRunEnded;
     expect(after.runtime.sessions.runs(PARENT)).toMatchObject([{ runId, status: 'interrupted' }]);
 
-    const tools = createSessionTools({ config: h.config, sessions: after.runtime.sessions });
+    const tools = createSessionTools({ config: h.config, sessions: after.runtime.sessions, surfaceOptions: { implemented: () => ({ ok: true }) } });
     const listed = (await tools.subagents.execute({ action: 'list' }, toolCtx(PARENT))) as ToolResult;
     expect(listed.details).toMatchObject({ subagents: [{ runId, label: 'counter', status: 'interrupted', depth: 1, result: expect.stringContaining('interrupted') }] });
     expect(((await tools.subagents.execute({ action: 'steer', runId, message: 'go on' }, toolCtx(PARENT))) as ToolResult).content[0]).toMatchObject({

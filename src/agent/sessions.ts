@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { WardenConfig } from '../config/index.js';
 import { log } from '../log.js';
+import { contextForSubagent } from '../gateway/turn-context.js';
 import type { InheritedPolicy, TurnContext } from '../policy/context.js';
 import { subagentRole } from '../policy/subagent.js';
 import { wrapUntrusted } from '../tools/untrusted.js';
@@ -157,14 +158,7 @@ export class AgentSessions implements AgentSessionsApi {
     const runtime = this.requireRuntime();
     const runId = randomUUID().slice(0, 8);
     const childKey = `agent:${agentId}:subagent:${runId}`;
-    const turn: TurnContext = {
-      ...request.parentTurn,
-      agentId,
-      // Another agent answers with its own model; the same agent keeps the parent's.
-      model: agentId === request.parentTurn.agentId ? request.parentTurn.model : undefined,
-      spawnDepth: depth + 1,
-      inherited: request.inherited,
-    };
+    const turn = contextForSubagent(this.deps.config, request.parentTurn, { agentId, inherited: request.inherited });
     const { inherited: _envelope, ...turnWithoutEnvelope } = turn;
     const record: SubagentRunRecord = {
       runId,
@@ -175,7 +169,7 @@ export class AgentSessions implements AgentSessionsApi {
       task: request.task,
       depth: depth + 1,
       role: subagentRole(depth + 1, max) === 'leaf' ? 'leaf' : 'orchestrator',
-      inherited: request.inherited,
+      inherited: turn.inherited ?? request.inherited,
       policyVersion: INHERITED_POLICY_VERSION,
       turn: turnWithoutEnvelope,
       status: 'running',
@@ -206,7 +200,7 @@ export class AgentSessions implements AgentSessionsApi {
     if (SUBAGENT_KEY.test(key)) {
       const run = this.deps.runs.byChildKey(key);
       if (!run) return { ok: false, message: `unknown subagent session "${key}" (use subagents with action "list")` };
-      const checked = childTurnFrom(run);
+      const checked = childTurnFrom(this.deps.config, run);
       if (!checked.ok) return { ok: false, message: `subagent session "${key}" cannot run a turn: ${checked.reason}` };
       return { ok: true, value: checked.turn };
     }

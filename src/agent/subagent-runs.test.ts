@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { config } from '../policy/testing.js';
 import { openStore, type Store } from '../store/index.js';
 import { channelTurn } from './testing.js';
 import { childTurnFrom, INHERITED_POLICY_VERSION, SubagentRunStore, type SubagentRunRecord } from './subagent-runs.js';
@@ -115,8 +116,15 @@ describe('SubagentRunStore', () => {
 
 describe('childTurnFrom', () => {
   const base = record();
+  // u1 is an owner: the child still never runs as one.
+  const cfg = config({ owners: { discord: ['u1'] }, tools: { exec: { host: 'gateway' } } });
   it('builds the child turn from the stored envelope and depth, never as an owner', () => {
-    expect(childTurnFrom(base)).toEqual({ ok: true, turn: { ...base.turn, senderIsOwner: false, spawnDepth: 1, inherited: base.inherited } });
+    expect(childTurnFrom(cfg, base)).toEqual({ ok: true, turn: { ...base.turn, sandboxed: false, senderIsOwner: false, spawnDepth: 1, inherited: base.inherited } });
+  });
+
+  it('acting for a sending turn: its sender, and both ceilings at once', () => {
+    const checked = childTurnFrom(cfg, base, { sender: { id: 'u2', name: 'bob' }, ceiling: { allow: ['read', 'write'], deny: ['browser'] } });
+    expect(checked).toMatchObject({ ok: true, turn: { senderId: 'u2', senderName: 'bob', senderIsOwner: false, spawnDepth: 1, inherited: { allow: ['read'], deny: ['exec', 'browser'] } } });
   });
 
   it.each([
@@ -127,6 +135,6 @@ describe('childTurnFrom', () => {
     ['a context of another agent', { agentId: 'ops' }, 'its stored policy context does not match the run'],
     ['a context that did not parse', { turn: {} as SubagentRunRecord['turn'] }, 'its stored policy context does not match the run'],
   ])('refuses %s', (_name, over, reason) => {
-    expect(childTurnFrom({ ...base, ...over })).toEqual({ ok: false, reason });
+    expect(childTurnFrom(cfg, { ...base, ...over })).toEqual({ ok: false, reason });
   });
 });

@@ -1,4 +1,6 @@
 import type { Database } from 'better-sqlite3';
+import type { WardenConfig } from '../config/index.js';
+import { buildTurnContext, conversationOf, intersectCeilings, type Actor } from '../gateway/turn-context.js';
 import type { InheritedPolicy, TurnContext } from '../policy/context.js';
 import type { Migration } from '../store/migrations.js';
 
@@ -253,15 +255,35 @@ function parseTurn(json: string): Omit<TurnContext, 'inherited'> {
 export type EnvelopeCheck = { ok: true; turn: TurnContext } | { ok: false; reason: string };
 
 /**
- * The policy context of a child turn that runs from the store (after a restart), or why it
- * may not run. The envelope is trusted only with the known version, a parent key and a depth
- * ≥ 1; the turn then carries the stored ceiling and depth. Nobody in the child's session wrote
- * the message, so it never runs as an owner (fail closed).
+ * The policy context of a child turn that runs from the store (after a restart, or a message
+ * another session sends it), or why it may not run. The envelope is trusted only with the known
+ * version, a parent key and a depth ≥ 1; the turn is rebuilt by the context builder from the
+ * stored conversation under the stored ceiling and depth (and `extra`, the ceiling of a sending
+ * turn, when one is given). Nobody in the child's session wrote the message, so it never runs as
+ * an owner (fail closed).
  */
-export function childTurnFrom(run: Pick<SubagentRunRecord, 'parentKey' | 'agentId' | 'depth' | 'policyVersion' | 'inherited' | 'turn'>): EnvelopeCheck {
+export function childTurnFrom(
+  config: WardenConfig,
+  run: Pick<SubagentRunRecord, 'parentKey' | 'agentId' | 'depth' | 'policyVersion' | 'inherited' | 'turn'>,
+  actingFor?: { sender: Actor; ceiling: InheritedPolicy },
+): EnvelopeCheck {
   if (run.policyVersion !== INHERITED_POLICY_VERSION) return { ok: false, reason: `its stored tool policy has version ${run.policyVersion}, not ${INHERITED_POLICY_VERSION}` };
   if (!run.parentKey) return { ok: false, reason: 'its stored tool policy names no parent session' };
   if (!Number.isInteger(run.depth) || run.depth < 1) return { ok: false, reason: `its stored spawn depth ${run.depth} is not a subagent depth` };
-  if (run.turn.agentId !== run.agentId || typeof run.turn.provider !== 'string') return { ok: false, reason: 'its stored policy context does not match the run' };
-  return { ok: true, turn: { ...run.turn, senderIsOwner: false, spawnDepth: run.depth, inherited: run.inherited } };
+  if (run.turn.agentId !== run.agentId || typeof run.turn.provider !== 'string' || typeof run.turn.chat !== 'string') {
+    return { ok: false, reason: 'its stored policy context does not match the run' };
+  }
+  const stored = run.turn as TurnContext;
+  return {
+    ok: true,
+    turn: buildTurnContext(config, {
+      agentId: run.agentId,
+      conversation: conversationOf(stored),
+      sender: actingFor?.sender ?? { id: stored.senderId, name: stored.senderName, username: stored.senderUsername },
+      mayBeOwner: false,
+      model: stored.model,
+      spawnDepth: run.depth,
+      inherited: intersectCeilings(run.inherited, actingFor?.ceiling),
+    }),
+  };
 }

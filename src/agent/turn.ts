@@ -80,10 +80,12 @@ export async function runTurn(deps: AgentDeps, request: TurnRequest, sessions?: 
   const resolved = deps.models(ref);
   if (!resolved.ok) return failed('config', resolved.message, `⚠️ ${resolved.message}`);
   const { provider, settings } = resolved;
-  const turn = { ...request.turn, model: ref };
+  const asked = { ...request.turn, model: ref };
 
-  const surface = await deps.tools.surface(turn, sessionKey);
+  const surface = await deps.tools.surface(asked, sessionKey);
   if (!surface.ok) return failed('tools', surface.message, `⚠️ ${surface.message}`);
+  // The context the surface was resolved for (with any run restrictions): every call of the turn carries it.
+  const turn = surface.turn ?? asked;
   const projection = projectTools(surface.tools, {
     api: settings.api,
     provider: settings.provider,

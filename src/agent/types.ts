@@ -67,7 +67,12 @@ export interface ToolDefinition {
 
 /** The tools a turn may use, decided by the policy for this turn's context. */
 export type ToolSurface =
-  | { ok: true; tools: ToolDefinition[] }
+  /**
+   * `turn`: the context the surface was resolved for when the executor added run inputs
+   * (`before_prompt_build` toolsAllow); the turn's calls carry it, so a tool that recomputes
+   * the surface (sessions_spawn's ceiling) sees the same one.
+   */
+  | { ok: true; tools: ToolDefinition[]; turn?: TurnContext | undefined }
   /** The empty-allowlist guard or a config problem: the turn fails with this message. */
   | { ok: false; message: string };
 

@@ -1,7 +1,6 @@
-import { existsSync } from 'node:fs';
 import type { WardenConfig } from '../config/index.js';
+import { buildTurnContext } from '../gateway/turn-context.js';
 import type { ChatType, TurnContext } from '../policy/context.js';
-import { isOwner } from '../policy/owners.js';
 import { defaultAgentId, knownAgentIds } from '../policy/steps.js';
 import { stringOption, type ParsedArgs } from './args.js';
 
@@ -21,8 +20,10 @@ import { stringOption, type ParsedArgs } from './args.js';
  *   --model P/M           model answering the turn (default: the agent's, else models.default)
  *   --spawn-depth N       0 for a main session, n for an n-th level subagent
  *
- * Whether exec runs sandboxed follows `tools.exec.host` (default: sandbox when bubblewrap is
- * installed).
+ * The flags describe the conversation and the sender; the context itself comes from the same
+ * builder the running bot uses for every message, so owner status (`owners`, and the web chat's
+ * local user `local`), whether the model can call tools and whether exec is sandboxed
+ * (`tools.exec.host`, default: sandbox when bubblewrap is installed) are derived the same way.
  */
 export const CONTEXT_FLAGS = [
   'agent',
@@ -49,7 +50,6 @@ export const CONTEXT_USAGE = [
 
 const PROVIDERS = ['discord', 'slack', 'web'] as const;
 const CHATS: readonly ChatType[] = ['dm', 'channel', 'thread'];
-const BWRAP = '/usr/bin/bwrap';
 
 export type ContextResult = { ok: true; ctx: TurnContext } | { ok: false; problems: string[] };
 
@@ -101,26 +101,15 @@ export function contextFromArgs(args: ParsedArgs, config: WardenConfig): Context
   const senderName = value('sender-name');
   const senderUsername = value('sender-username');
   if (problems.length > 0) return { ok: false, problems };
-  const host = config.tools.exec?.host;
   return {
     ok: true,
-    ctx: {
+    ctx: buildTurnContext(config, {
       agentId,
-      provider,
-      chat,
-      guildId,
-      guildName,
-      channelId,
-      channelName,
-      threadId,
-      senderId,
-      senderName,
-      senderUsername,
-      senderIsOwner: isOwner(config, provider, senderId),
+      conversation: { provider, chat, guildId, guildName, channelId, channelName, threadId },
+      sender: { id: senderId, name: senderName, username: senderUsername },
       model,
       spawnDepth,
-      sandboxed: host === 'sandbox' || (host === undefined && existsSync(BWRAP)),
-    },
+    }),
   };
 }
 

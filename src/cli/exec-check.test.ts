@@ -81,6 +81,49 @@ describe('warden exec-check', () => {
     expect(stdout).toContain('allow-always: not offered (the command cannot be analysed, so it cannot be stored)');
   });
 
+  describe('in a context whose surface has no exec', () => {
+    // What `warden tools` says for each context, exec-check answers: the channel, sender or ceiling
+    // that removes exec removes it here too, with the same label.
+    const SCOPED = `${DEV_CONFIG}    host: gateway
+  toolsBySender: { "id:998877": { deny: [exec] } }
+owners: { discord: ["42"] }
+channels:
+  discord:
+    guilds:
+      "111":
+        channels:
+          general: { tools: { deny: [exec, process] } }
+          dev: { tools: { allow: ["*"] } }
+`;
+    const guild = ['--provider', 'discord', '--guild', '111'];
+    it.each([
+      ['#general denies exec', [...guild, '--channel-name', 'general'], 'deny', 'exec is not on this surface (removed by group tools.allow)'],
+      ['a thread under #general follows it', [...guild, '--channel-name', 'general', '--thread', '9'], 'deny', 'exec is not on this surface (removed by group tools.allow)'],
+      ['the sender entry denies exec', [...guild, '--channel-name', 'dev', '--sender', '998877'], 'deny', 'exec is not on this surface (removed by tools.toolsBySender)'],
+      ['#dev keeps exec', [...guild, '--channel-name', 'dev'], 'allow', 'allowlist satisfied: ls (allowlist)'],
+      ['an owner in #general is no exception', [...guild, '--channel-name', 'general', '--sender', '42'], 'deny', 'exec is not on this surface (removed by group tools.allow)'],
+    ])('%s', async (_name, flags, decision, reason) => {
+      const { code, stdout } = await runCli(['exec-check', '--json', ...flags, '--', 'ls'], SCOPED);
+      expect(code).toBe(0);
+      const answer = JSON.parse(stdout);
+      expect(answer).toMatchObject({ decision, reason });
+      if (decision === 'deny') expect(answer).toMatchObject({ rewritten: null, segments: [{ argv: ['ls'], resolved: '/usr/bin/ls' }] });
+      const tools = await runCli(['tools', '--json', ...flags], SCOPED);
+      expect(JSON.parse(tools.stdout).tools.includes('exec')).toBe(decision !== 'deny');
+    });
+
+    it('a profile without exec: the same deny in the readable form', async () => {
+      const { stdout } = await runCli(['exec-check', '--', 'ls'], `${DEV_CONFIG}  profile: minimal\n`);
+      expect(stdout).toMatch(/^deny: exec is not on this surface \(removed by tools\.profile\)/);
+    });
+
+    it('exits 3 with the guard message when no tool remains at all', async () => {
+      const { code, stdout } = await runCli(['exec-check', '--json', '--', 'ls'], `${DEV_CONFIG}  allow: [no_such_tool]\n`);
+      expect(code).toBe(3);
+      expect(JSON.parse(stdout).error).toMatch(/^No callable tools remain/);
+    });
+  });
+
   it('exits 2 on a missing command, unknown flags and bad config', async () => {
     expect((await runCli(['exec-check'], DEV_CONFIG)).code).toBe(2);
     const typo = await runCli(['exec-check', '--agentt', 'x', '--', 'ls'], DEV_CONFIG);

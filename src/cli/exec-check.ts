@@ -5,18 +5,22 @@ import { closest } from '../config/errors.js';
 import { ExecAllowlistStore, type StoredAllowlistEntry } from '../exec/allowlist-store.js';
 import { checkExec } from '../exec/check.js';
 import type { ExecVerdict } from '../exec/decide.js';
+import { resolveToolSurface } from '../policy/surface.js';
 import { DATABASE_FILE, resolveDataDir } from '../store/data-dir.js';
+import { surfaceInputs } from '../tools/surface-inputs.js';
 import { EXIT, type CommandRunner } from './args.js';
 import { loadConfigForCommand } from './config.js';
 import { CONTEXT_FLAGS, contextFromArgs, unknownFlagProblems } from './context.js';
 
 /**
  * `warden exec-check [context flags] -- COMMAND`: the exec verdict for a command under the
- * config's `tools.exec` and the allowlist stored in the data dir. Read-only: the database is
- * opened read-only and only when it exists.
+ * config's `tools.exec` and the allowlist stored in the data dir, in the context the flags
+ * describe: where that context's tool surface has no exec (`warden tools` says why), the
+ * answer is `deny: exec is not on this surface (…)`. Read-only: the database is opened
+ * read-only and only when it exists.
  */
 const FLAGS = ['config', 'json', 'help', ...CONTEXT_FLAGS];
-const USAGE = 'usage: warden exec-check [--config FILE] [--json] [context flags] -- COMMAND';
+const USAGE = 'usage: warden exec-check [--config FILE] [--json] [context flags] -- COMMAND\nexit: 0 answered (allow, ask or deny), 2 bad config or flags, 3 no callable tool remains (empty-allowlist guard)';
 
 export const run: CommandRunner = async (args, io) => {
   const problems = unknownFlagProblems(args, FLAGS, closest);
@@ -42,9 +46,17 @@ export const run: CommandRunner = async (args, io) => {
     io.stderr(`warden exec-check: ${stored.error}`);
     return EXIT.badInput;
   }
-  const verdict = checkExec(loaded.config, command, context.ctx, { storedAllowlist: stored.entries, baseDir: loaded.baseDir });
+  const json = args.options.get('json') === true;
+  // The surface `warden tools` prints for these flags, resolved with the same inputs as the bot's.
+  const surface = resolveToolSurface(loaded.config, context.ctx, surfaceInputs(loaded.config, loaded.baseDir));
+  if (surface.error) {
+    if (json) io.stdout(JSON.stringify({ error: surface.error }, null, 2));
+    else io.stderr(`warden exec-check: ${surface.error}`);
+    return EXIT.noTools;
+  }
+  const verdict = checkExec(loaded.config, command, context.ctx, { storedAllowlist: stored.entries, baseDir: loaded.baseDir, surface });
   const answer = toAnswer(verdict);
-  io.stdout(args.options.get('json') === true ? JSON.stringify(answer, null, 2) : human(answer));
+  io.stdout(json ? JSON.stringify(answer, null, 2) : human(answer));
   return EXIT.ok;
 };
 

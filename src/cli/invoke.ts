@@ -16,6 +16,7 @@ import { openStore, type Store } from '../store/store.js';
 import { Transcripts } from '../store/transcript.js';
 import { CORE_IMPLEMENTATIONS } from '../tools/core/index.js';
 import { loopDetectionEnabled, ToolInvoker, type InvokeOutcome } from '../tools/invoke/chain.js';
+import { surfaceInputs } from '../tools/surface-inputs.js';
 import type { ToolImplementation } from '../tools/types.js';
 import { EXIT, stringOption, type CliIO, type CommandRunner } from './args.js';
 import { loadConfigForCommand } from './config.js';
@@ -59,7 +60,7 @@ export const run: CommandRunner = async (args, io) => {
   }
   const turn = context.ctx;
 
-  const surface = resolveToolSurface(config, turn);
+  const surface = resolveToolSurface(config, turn, surfaceInputs(config, baseDir));
   if (surface.error) {
     if (args.options.get('json') === true) io.stdout(JSON.stringify({ error: surface.error }, null, 2));
     else io.stderr(`warden invoke: ${surface.error}`);

@@ -1,8 +1,8 @@
 import { closest } from '../config/errors.js';
-import { loadPluginTools } from '../plugins/manifest.js';
 import { resolveToolSurface, type ExplainStep, type SurfaceResult } from '../policy/surface.js';
 import { CORE_TOOLS } from '../tools/catalog.js';
 import { normalizeToolName } from '../tools/names.js';
+import { surfaceInputs } from '../tools/surface-inputs.js';
 import { EXIT, stringOption, type CommandRunner } from './args.js';
 import { loadConfigForCommand } from './config.js';
 import { CONTEXT_FLAGS, CONTEXT_USAGE, contextFromArgs, unknownFlagProblems } from './context.js';
@@ -39,11 +39,12 @@ export const run: CommandRunner = async (args, io) => {
   const context = contextFromArgs(args, config);
   if (!context.ok) problems.push(...context.problems);
 
-  const plugins = loadPluginTools(config, baseDir);
+  // The inputs the running bot hands the surface function: the same plugin candidates and availability.
+  const inputs = surfaceInputs(config, baseDir);
   const explainName = stringOption(args, 'explain');
   const explainId = explainName !== undefined ? normalizeToolName(explainName) : undefined;
   if (explainId !== undefined) {
-    const ids = [...CORE_TOOLS.map((t) => t.id), ...plugins.tools.map((t) => t.id)];
+    const ids = [...CORE_TOOLS.map((t) => t.id), ...inputs.plugins.map((t) => t.id)];
     if (!ids.includes(explainId)) {
       const hint = closest(explainId, ids);
       problems.push(`--explain: unknown tool "${explainName}"${hint ? ` (did you mean "${hint}"?)` : ''}`);
@@ -54,13 +55,13 @@ export const run: CommandRunner = async (args, io) => {
     return EXIT.badInput;
   }
 
-  const result = resolveToolSurface(config, context.ctx, { plugins: plugins.tools });
+  const result = resolveToolSurface(config, context.ctx, inputs);
   if (result.error) {
     if (json) io.stdout(JSON.stringify({ error: result.error }, null, 2));
     else io.stderr(`warden tools: ${result.error}`);
     return EXIT.noTools;
   }
-  const warnings = [...plugins.problems, ...result.warnings];
+  const warnings = [...inputs.problems, ...result.warnings];
   const explain = explainId !== undefined ? explainTool(result, explainId) : undefined;
   const answer = {
     tools: result.tools,

@@ -4,6 +4,8 @@ import type { WardenConfig } from '../config/schema/index.js';
 import type { TurnContext } from '../policy/context.js';
 import { knownAgentIds } from '../policy/steps.js';
 import { resolveToolSurface } from '../policy/surface.js';
+import { surfaceInputs } from '../tools/surface-inputs.js';
+import { buildTurnContext } from '../gateway/turn-context.js';
 import { agentWorkspace, effectiveExecConfig } from './check.js';
 import { buildSafeBinPolicy, isInterpreterLikeSafeBin, writableTrustedDirs } from './safe-bins.js';
 import { BWRAP_PATH } from './sandbox.js';
@@ -31,10 +33,11 @@ export interface ExecAuditEnv {
 export function auditExec(config: WardenConfig, env: ExecAuditEnv): AuditFinding[] {
   const exec = effectiveExecConfig(config);
   const findings: AuditFinding[] = [];
+  const inputs = surfaceInputs(config, env.state?.baseDir ?? process.cwd());
 
   // security may be set per agent: each agent's effective policy is judged where that agent answers.
   const reachable = groupContexts(config).filter(
-    (ctx) => effectiveExecConfig(config, ctx.agentId).security === 'full' && resolveToolSurface(config, ctx).tools.includes('exec'),
+    (ctx) => effectiveExecConfig(config, ctx.agentId).security === 'full' && resolveToolSurface(config, ctx, inputs).tools.includes('exec'),
   );
   if (reachable.length > 0) {
     const where = reachable.map(describeContext).slice(0, 5).join(', ');
@@ -172,7 +175,8 @@ function groupContexts(config: WardenConfig): TurnContext[] {
     }
   }
   return knownAgentIds(config).flatMap((agentId) =>
-    scopes.map((scope) => ({ agentId, chat: 'channel' as const, senderIsOwner: false, spawnDepth: 0, ...scope })),
+    // Built like a live turn's context (the agent's model, the sandbox step), for a non-owner.
+    scopes.map((scope) => buildTurnContext(config, { agentId, conversation: { chat: 'channel', ...scope }, sender: {} })),
   );
 }
 

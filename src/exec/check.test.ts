@@ -44,3 +44,22 @@ describe('per-agent tools.exec', () => {
     expect(!r.ok && r.error.problems.map((p) => p.path)).toEqual(['agents.list[0].tools.exec.host']);
   });
 });
+
+describe('checkExec on the turn surface', () => {
+  const scoped = configOf({
+    tools: { exec: { host: 'gateway', allowlist: [{ pattern: '/usr/bin/ls' }] } },
+    channels: { discord: { guilds: { '1': { channels: { general: { tools: { deny: ['exec'] } } } } } } },
+  });
+  const at = (channelName: string): TurnContext => ({ ...turn('main'), guildId: '1', channelName });
+
+  it('denies where the policy removes exec, naming the step, as `warden tools` does', () => {
+    const verdict = checkExec(scoped, 'ls', at('general'), { cwd: '/tmp', home: '/root' });
+    expect(verdict).toMatchObject({ decision: 'deny', reason: 'exec is not on this surface (removed by group tools.allow)', rewritten: null, allowAlways: { offered: false } });
+    expect(checkExec(scoped, 'ls', at('dev'), { cwd: '/tmp', home: '/root' }).decision).toBe('allow');
+  });
+
+  it('takes the surface the caller already resolved', () => {
+    const surface = { tools: [], removed: [], unavailable: [{ tool: 'exec', why: 'bubblewrap is not installed' }] };
+    expect(checkExec(scoped, 'ls', at('dev'), { cwd: '/tmp', home: '/root', surface }).reason).toBe('exec is not on this surface (unavailable: bubblewrap is not installed)');
+  });
+});

@@ -3,15 +3,20 @@ import path from 'node:path';
 import { execConfig, type ExecConfig } from '../config/schema/exec.js';
 import type { WardenConfig } from '../config/schema/index.js';
 import type { TurnContext } from '../policy/context.js';
+import { resolveToolSurface, type SurfaceResult } from '../policy/surface.js';
+import { surfaceInputs } from '../tools/surface-inputs.js';
 import type { AllowlistEntry } from './allowlist.js';
 import { evaluateExec, type ExecPolicy, type ExecVerdict } from './decide.js';
 import { DEFAULT_PATH_DIRS } from './resolve.js';
 import { buildSafeBinPolicy } from './safe-bins.js';
+import { resolveExecHost, type ExecHost } from './sandbox.js';
 
 /**
  * `checkExec(config, command, context)`: the exec verdict for one command in one turn's context,
  * under `tools.exec` and the stored allowlist. What `warden exec-check` prints and what the exec
- * tool enforces.
+ * tool enforces — and, first, whether exec is on that turn's tool surface at all: where the
+ * policy removes exec (a channel's deny, a sender's, a subagent's ceiling, …) or it cannot run,
+ * the answer is `deny: exec is not on this surface (…)`, as the call gate would refuse it.
  */
 export interface CheckExecOptions {
   /** Stored entries (allow-always grants, imports) for the context's agent. */
@@ -23,6 +28,8 @@ export interface CheckExecOptions {
   pathDirs?: readonly string[];
   home?: string;
   now?: number;
+  /** The turn's surface; default: resolved for the context with the inputs the running bot uses. */
+  surface?: Pick<SurfaceResult, 'tools' | 'removed' | 'unavailable' | 'error'>;
 }
 
 /**
@@ -52,6 +59,15 @@ export function execPolicyFromConfig(exec: ExecConfig, stored: readonly Allowlis
   };
 }
 
+/**
+ * Where exec commands run for this config (`tools.exec.host` is process-wide): the same
+ * resolution the exec tool picks its host by, so the policy's sandbox step and the tool never
+ * disagree about whether a session is sandboxed.
+ */
+export function execHostOf(config: WardenConfig): ExecHost {
+  return resolveExecHost(effectiveExecConfig(config).host);
+}
+
 /** The agent's workspace directory: its own `workspace`, else `agents.defaults.workspace`. */
 export function agentWorkspace(config: WardenConfig, agentId: string, baseDir: string = process.cwd()): string {
   const agent = config.agents.list.find((a) => a.id === agentId);
@@ -61,10 +77,33 @@ export function agentWorkspace(config: WardenConfig, agentId: string, baseDir: s
 export function checkExec(config: WardenConfig, command: string, context: TurnContext, options: CheckExecOptions = {}): ExecVerdict {
   const exec = effectiveExecConfig(config, context.agentId);
   const policy = execPolicyFromConfig(exec, options.storedAllowlist);
-  return evaluateExec(command, policy, {
+  const verdict = evaluateExec(command, policy, {
     cwd: options.cwd ?? agentWorkspace(config, context.agentId, options.baseDir),
     pathDirs: options.pathDirs ?? DEFAULT_PATH_DIRS,
     home: options.home ?? homedir(),
     ...(options.now !== undefined ? { now: options.now } : {}),
   });
+  const surface = options.surface ?? resolveToolSurface(config, context, surfaceInputs(config, options.baseDir ?? process.cwd()));
+  const missing = whyNotOnSurface(surface, 'exec');
+  if (missing === undefined) return verdict;
+  // The segments stay, as what the command would have been judged by; nothing runs or is offered.
+  return {
+    ...verdict,
+    decision: 'deny',
+    reason: `exec is not on this surface (${missing})`,
+    rewritten: null,
+    fallbackScript: null,
+    askReasons: [],
+    allowAlways: { offered: false, why: 'exec is not on this surface', entries: [] },
+  };
+}
+
+/** Why `tool` is missing from a surface, in the words `warden tools` uses; undefined when it is there. */
+function whyNotOnSurface(surface: NonNullable<CheckExecOptions['surface']>, tool: string): string | undefined {
+  if (surface.tools.includes(tool)) return undefined;
+  const removed = surface.removed.find((r) => r.tool === tool);
+  if (removed) return `removed by ${removed.by}`;
+  const unavailable = surface.unavailable.find((u) => u.tool === tool);
+  if (unavailable) return `unavailable: ${unavailable.why}`;
+  return surface.error ?? 'not offered in this context';
 }

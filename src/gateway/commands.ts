@@ -129,7 +129,7 @@ async function runExec(commandText: string, route: Route, deps: CommandDeps, sig
   if (!surface.ok) return { text: surface.message };
   const result = await deps.tools.execute(
     { toolCallId: deps.newCallId(), tool: 'exec', args: { command: commandText } },
-    { sessionKey: route.sessionKey, turn: route.context, signal, surface: surface.tools.map((t) => t.id) },
+    { sessionKey: route.sessionKey, turn: surface.turn ?? route.context, signal, surface: surface.tools.map((t) => t.id) },
   );
   return formatToolResult(result);
 }

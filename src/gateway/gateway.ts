@@ -3,7 +3,6 @@ import type { AgentRuntime, ToolExecutor } from '../agent/index.js';
 import type { WardenConfig } from '../config/index.js';
 import { log } from '../log.js';
 import type { TurnContext } from '../policy/context.js';
-import { isOwner } from '../policy/owners.js';
 import { isCommand, NO_MODEL_HINT, parseCommand, runCommand, runsImmediately, type CommandDeps, type ParsedCommand, type SkillsView, type ToolReport } from './commands.js';
 import { DEFAULT_MAX_PENDING, SessionQueues } from './queue.js';
 import { routeMessage, ThreadParticipation, type Route } from './router.js';
@@ -131,7 +130,6 @@ export class Gateway {
   async receive(message: InboundMessage): Promise<void> {
     const { config } = this.options;
     const decision = routeMessage(config, message, {
-      isOwner: (provider, senderId) => isOwner(config, provider, senderId),
       isCommand,
       botInThread: (key) => this.threads.has(key),
     });

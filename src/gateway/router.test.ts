@@ -46,8 +46,8 @@ function msg(over: Partial<InboundMessage>): InboundMessage {
   };
 }
 
+// Owner status comes from `owners` in the config (900 on Discord, UOWNER on Slack).
 const options: RouteOptions = {
-  isOwner: (provider, id) => (provider === 'discord' ? id === '900' : id === 'UOWNER'),
   isCommand: (text) => text.startsWith('/'),
 };
 
@@ -105,10 +105,21 @@ describe('route', () => {
         senderId: '700',
         senderName: 'Alice',
         senderIsOwner: false,
+        senderUsername: undefined,
         model: undefined,
         spawnDepth: 0,
+        // No tools.exec.host: sandboxed when bubblewrap is installed (the exec tool's own rule).
+        sandboxed: expect.any(Boolean),
       },
     });
+  });
+
+  it.each([
+    ['gateway', false],
+    ['sandbox', true],
+  ] as const)('exec host %s → sandboxed %s, the sandbox step follows', (host, sandboxed) => {
+    const decision = routeMessage(config({ tools: { exec: { host } } }), msg({ chatType: 'dm' }), options);
+    expect(decision.kind === 'route' && decision.route.context.sandboxed).toBe(sandboxed);
   });
 
   it.each([
@@ -117,6 +128,7 @@ describe('route', () => {
     ['slack owner', msg({ provider: 'slack', chatType: 'dm', senderId: 'UOWNER' }), true],
     ['an owner id of another platform does not count', msg({ provider: 'slack', chatType: 'dm', senderId: '900' }), false],
     ['the web chat local user', msg({ provider: 'web', chatType: 'dm', senderId: 'local' }), true],
+    ['any other web sender is not (owners.web decides, as in `warden tools --provider web`)', msg({ provider: 'web', chatType: 'dm', senderId: 'guest' }), false],
   ])('owner detection: %s', (_name, m, owner) => {
     const decision = routeMessage(base, m, options);
     expect(decision.kind === 'route' && decision.route.context.senderIsOwner).toBe(owner);

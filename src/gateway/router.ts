@@ -3,6 +3,7 @@ import type { TurnContext } from '../policy/context.js';
 import { defaultAgentId } from '../policy/steps.js';
 import { requiresMention } from './mention.js';
 import { sessionKeyFor } from './session-key.js';
+import { buildTurnContext } from './turn-context.js';
 import type { InboundMessage, ReplyTarget } from './types.js';
 
 /** Where a message goes: a session of an agent, with the policy context of its turn. */
@@ -24,17 +25,12 @@ export interface RouteOptions {
   botInThread?: (sessionKey: string) => boolean;
   /** Slash commands are addressed to the bot by their form and pass mention gating. */
   isCommand?: (text: string) => boolean;
-  /** Owner detection from `owners`; the web chat's local user is always the owner. */
-  isOwner: (provider: string, senderId: string) => boolean;
 }
 
-/** The model answering an agent's turns: the agent's own, else `models.default`; undefined = none. */
-export function modelFor(config: WardenConfig, agentId: string): string | undefined {
-  return config.agents.list.find((a) => a.id === agentId)?.model ?? config.models.default;
-}
+export { modelFor } from './turn-context.js';
 
 /** Decides where an inbound message goes, or why it is ignored. Pure: no I/O, no state. */
-export function routeMessage(config: WardenConfig, message: InboundMessage, options: RouteOptions): RouteDecision {
+export function routeMessage(config: WardenConfig, message: InboundMessage, options: RouteOptions = {}): RouteDecision {
   const text = stripLeadingMentions(message.text, message.mentionsBot);
   if (text === '') return { kind: 'ignore', reason: 'empty' };
   // Every message binds to the default agent (the one marked default, else the first listed).
@@ -44,21 +40,20 @@ export function routeMessage(config: WardenConfig, message: InboundMessage, opti
   if (gated && !message.mentionsBot && !(options.isCommand?.(text) ?? false)) return { kind: 'ignore', reason: 'mention-required' };
 
   const isThread = message.chatType === 'thread';
-  const context: TurnContext = {
+  // Owner status, model, sandbox: derived by the one context builder, as for every other path.
+  const context: TurnContext = buildTurnContext(config, {
     agentId,
-    provider: message.provider,
-    chat: message.chatType,
-    guildId: message.guildId,
-    guildName: message.guildName,
-    channelId: message.channelId,
-    channelName: message.channelName?.replace(/^#/, ''),
-    threadId: isThread ? message.threadId : undefined,
-    senderId: message.senderId,
-    senderName: message.senderName,
-    senderIsOwner: message.provider === 'web' ? true : options.isOwner(message.provider, message.senderId),
-    model: modelFor(config, agentId),
-    spawnDepth: 0,
-  };
+    conversation: {
+      provider: message.provider,
+      chat: message.chatType,
+      guildId: message.guildId,
+      guildName: message.guildName,
+      channelId: message.channelId,
+      channelName: message.channelName,
+      threadId: message.threadId,
+    },
+    sender: { id: message.senderId, name: message.senderName },
+  });
   return {
     kind: 'route',
     route: {

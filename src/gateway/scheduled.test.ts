@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../config/index.js';
 import type { CronJob } from '../cron/jobs.js';
 import { resolveToolSurface } from '../policy/surface.js';
+import { surfaceInputs } from '../tools/surface-inputs.js';
 import { routeForCronJob } from './scheduled.js';
 
 const config = (() => {
@@ -42,7 +43,7 @@ describe('routeForCronJob', () => {
 
   it('keeps the channel policy: a job created in #general gets no exec, and no owner tools', () => {
     const route = routeForCronJob(config, job({ guildId: 'G1', channelId: 'c1', channelName: 'general' }));
-    const surface = resolveToolSurface(config, route.context);
+    const surface = resolveToolSurface(config, route.context, surfaceInputs(config, '.'));
     expect(surface.removed).toEqual(expect.arrayContaining([{ tool: 'exec', by: 'channels.discord.guilds.G1.channels.general.tools.deny' }, { tool: 'cron', by: 'owner-only' }]));
   });
 

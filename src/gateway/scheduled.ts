@@ -1,7 +1,7 @@
 import type { WardenConfig } from '../config/index.js';
 import type { CronJob } from '../cron/jobs.js';
 import type { Route } from './router.js';
-import { modelFor } from './router.js';
+import { buildTurnContext } from './turn-context.js';
 
 /**
  * The route of a cron job's turn: the conversation it was created in, under that
@@ -15,21 +15,12 @@ export function routeForCronJob(config: WardenConfig, job: CronJob): Route {
   return {
     agentId: job.agentId,
     sessionKey: t.sessionKey,
-    context: {
+    context: buildTurnContext(config, {
       agentId: job.agentId,
-      provider: t.provider,
-      chat: t.chat,
-      guildId: t.guildId,
-      guildName: t.guildName,
-      channelId: t.channelId,
-      channelName: t.channelName,
-      threadId: t.threadId,
-      senderId: `cron:${job.id}`,
-      senderName: `scheduled job "${job.name}"`,
-      senderIsOwner: false,
-      model: modelFor(config, job.agentId),
-      spawnDepth: 0,
-    },
+      conversation: t,
+      sender: { id: `cron:${job.id}`, name: `scheduled job "${job.name}"` },
+      mayBeOwner: false,
+    }),
     replyTo: {
       provider: t.provider as Route['replyTo']['provider'],
       channelId,

@@ -16,7 +16,7 @@ import { createModelRegistry } from '../models/registry.js';
 import type { TurnContext } from '../policy/context.js';
 import type { ToolRuntime } from '../tools/types.js';
 import { knownAgentIds } from '../policy/steps.js';
-import { resolveToolSurface } from '../policy/surface.js';
+import { resolveToolSurface, type SurfaceOptions } from '../policy/surface.js';
 import { agentWorkspace } from '../exec/check.js';
 import { listSkills, sessionSkillsCatalog } from '../skills/index.js';
 import { SessionSkillSnapshots } from '../skills/snapshot.js';
@@ -87,10 +87,10 @@ export function messagingFor(adapters: readonly ChatAdapter[]): MessagingService
   };
 }
 
-/** The policy's answer for `/tools`, as `warden tools` prints it. */
-export function toolReportFor(config: WardenConfig) {
+/** The policy's answer for `/tools`, as `warden tools` prints it: the same function, the same inputs. */
+export function toolReportFor(config: WardenConfig, inputs: SurfaceOptions) {
   return (context: TurnContext): ToolReport => {
-    const surface = resolveToolSurface(config, context);
+    const surface = resolveToolSurface(config, context, inputs);
     return {
       tools: surface.tools,
       removed: surface.removed,
@@ -98,6 +98,22 @@ export function toolReportFor(config: WardenConfig) {
       warnings: surface.error ? [surface.error, ...surface.warnings] : surface.warnings,
     };
   };
+}
+
+/**
+ * The governed call path as `warden start` wires it: the executor every turn, subagent and
+ * `/exec` goes through, and the `/tools` report — both over the surface inputs `warden tools`
+ * uses. `toolRuntime.sessions` is set once the agent runtime exists.
+ */
+export function createToolPath(config: WardenConfig, toolRuntime: ToolRuntime, services: { store: Store; approvals: ApprovalService; events: EventBus }) {
+  // No transcript here: the turn loop persists each result once, in order with the model's messages.
+  const executor = new GovernedToolExecutor(config, toolRuntime, {
+    hooks: new HookBus(),
+    approvals: services.approvals,
+    audit: new AuditLog(services.store.db),
+    events: services.events,
+  });
+  return { executor, toolReport: toolReportFor(config, executor.inputs) };
 }
 
 /**
@@ -178,15 +194,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       activeSessions: gatewayRef?.stats().sessions ?? 0,
     }),
   };
-  const tools =
-    options.tools ??
-    // No transcript here: the turn loop persists each result once, in order with the model's messages.
-    new GovernedToolExecutor(config, toolRuntime, {
-      hooks: new HookBus(),
-      approvals,
-      audit: new AuditLog(store.db),
-      events,
-    });
+  const toolPath = createToolPath(config, toolRuntime, { store, approvals, events });
+  const tools = options.tools ?? toolPath.executor;
   // Each session keeps the skills catalog it was given until a skill file or the config changes.
   const skillSnapshots = new SessionSkillSnapshots(config, { baseDir, env });
   const agent = createAgent(config, env, tools, store, (parentKey) => gatewayRef?.announce(parentKey), sessionSkillsCatalog(skillSnapshots, () => config));
@@ -198,7 +207,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     adapters,
     agent,
     tools,
-    toolReport: toolReportFor(config),
+    toolReport: toolPath.toolReport,
     approvals: {
       approve: (provider) => approveOn(resolve, provider),
       pendingCount: (sessionKey) => approvals.list({ sessionKey }).length,

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ApprovalService } from '../approvals/service.js';
 import { parseConfig } from '../config/index.js';
 import { EventBus } from '../events.js';
+import { HookBus } from '../hooks/bus.js';
 import type { TurnContext } from '../policy/context.js';
 import { openStore } from '../store/index.js';
 import { GovernedToolExecutor } from './tool-executor.js';
@@ -14,7 +15,7 @@ afterEach(() => {
   while (cleanups.length) cleanups.pop()!();
 });
 
-function setup(raw: object) {
+function setup(raw: object, hooks?: HookBus) {
   const dir = mkdtempSync(path.join(tmpdir(), 'warden-executor-'));
   mkdirSync(path.join(dir, 'workspace'));
   writeFileSync(path.join(dir, 'workspace', 'notes.txt'), 'hello from the workspace\n');
@@ -26,7 +27,7 @@ function setup(raw: object) {
   const events = new EventBus();
   const approvals = new ApprovalService({ store: opened.store, config, events });
   cleanups.push(() => opened.store.close(), () => approvals.shutdown());
-  return new GovernedToolExecutor(config, { config, baseDir: dir, store: opened.store }, { approvals, events });
+  return new GovernedToolExecutor(config, { config, baseDir: dir, store: opened.store }, { approvals, events, hooks });
 }
 
 const turn = (over: Partial<TurnContext> = {}): TurnContext => ({
@@ -68,6 +69,22 @@ describe('GovernedToolExecutor', () => {
     );
     expect(result.isError).toBe(true);
     expect(JSON.stringify(result.content)).not.toContain('hello from the workspace');
+  });
+
+  it('applies before_prompt_build toolsAllow to the surface, and hands the turn that carries it back', async () => {
+    const hooks = new HookBus();
+    const seen: string[][] = [];
+    hooks.on('before_prompt_build', (event) => {
+      seen.push(event.tools);
+      return { toolsAllow: ['read', 'exec'] };
+    });
+    const executor = setup({ tools: { profile: 'coding', exec: { host: 'gateway' } } }, hooks);
+    const surface = await executor.surface(turn(), 'agent:main:discord:channel:2');
+    expect(surface.ok && surface.tools.map((t) => t.id).sort()).toEqual(['exec', 'read']);
+    // The hook saw the surface before its restriction; the turn's calls carry the restriction on.
+    expect(seen[0]).toEqual(expect.arrayContaining(['read', 'write', 'exec']));
+    expect(surface.ok && surface.turn?.toolsAllow).toEqual([['read', 'exec']]);
+    expect(executor.report(surface.ok ? surface.turn! : turn()).removed).toContainEqual({ tool: 'write', by: 'before_prompt_build toolsAllow' });
   });
 
   it('reports the empty-allowlist guard as a failed surface', async () => {

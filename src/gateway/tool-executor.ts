@@ -3,27 +3,40 @@ import type { WardenConfig } from '../config/index.js';
 import { agentWorkspace } from '../exec/check.js';
 import { log } from '../log.js';
 import type { TurnContext } from '../policy/context.js';
-import { resolveToolSurface } from '../policy/surface.js';
+import { resolveToolSurface, type SurfaceResult } from '../policy/surface.js';
 import { coreTool } from '../tools/catalog.js';
 import { CORE_IMPLEMENTATIONS } from '../tools/core/index.js';
 import { loopDetectionEnabled, ToolInvoker, type ToolInvokerOptions } from '../tools/invoke/chain.js';
+import { surfaceInputs, type SurfaceInputs } from '../tools/surface-inputs.js';
 import type { ToolImplementation, ToolResult, ToolRuntime } from '../tools/types.js';
 
 /**
  * The seam between the turn loop (and `/exec`) and the governed call path: the surface is the
  * policy's answer for this turn, each call goes through the whole wrapper chain. Tool
  * implementations load on first use and are kept for the process.
+ *
+ * The surface is resolved with the process's surface inputs (plugin candidates, availability)
+ * — the ones `warden tools` uses — and, when `before_prompt_build` handlers are registered, with
+ * the `toolsAllow` lists they return, which the turn then carries into every call.
  */
 export class GovernedToolExecutor implements ToolExecutor {
   private readonly loaded = new Map<string, Promise<ToolImplementation | undefined>>();
   readonly invoker: ToolInvoker;
+  /** What the surface function is handed for every turn of this process. */
+  readonly inputs: SurfaceInputs;
 
   constructor(
     private readonly config: WardenConfig,
     private readonly runtime: ToolRuntime,
-    chain: Omit<ToolInvokerOptions, 'resolveTool'>,
+    private readonly chain: Omit<ToolInvokerOptions, 'resolveTool'>,
   ) {
     this.invoker = new ToolInvoker({ ...chain, resolveTool: this.resolveTool });
+    this.inputs = surfaceInputs(config, runtime.baseDir);
+  }
+
+  /** The policy's full answer (removed, unavailable, warnings) for a context: what `/tools` and `warden tools` print. */
+  report(turn: TurnContext): SurfaceResult {
+    return resolveToolSurface(this.config, turn, this.inputs);
   }
 
   /** The runnable tool for a catalog id (the chain's `resolveTool`). */
@@ -55,8 +68,16 @@ export class GovernedToolExecutor implements ToolExecutor {
     }
   }
 
-  async surface(turn: TurnContext): Promise<ToolSurface> {
-    const result = resolveToolSurface(this.config, turn);
+  async surface(turn: TurnContext, sessionKey?: string): Promise<ToolSurface> {
+    let result = this.report(turn);
+    const hooks = this.chain.hooks;
+    if (!result.error && hooks?.has('before_prompt_build')) {
+      const built = await hooks.runBeforePromptBuild({ agentId: turn.agentId, sessionKey: sessionKey ?? '', provider: turn.provider, tools: [...result.tools] });
+      if (built.toolsAllow?.length) {
+        turn = { ...turn, toolsAllow: [...(turn.toolsAllow ?? []), ...built.toolsAllow] };
+        result = this.report(turn);
+      }
+    }
     if (result.error) return { ok: false, message: result.error };
     const tools = await Promise.all(
       result.tools.map(async (id) => {
@@ -64,7 +85,7 @@ export class GovernedToolExecutor implements ToolExecutor {
         return impl ? { id, description: coreTool(id)?.description ?? id, parameters: impl.parameters } : undefined;
       }),
     );
-    return { ok: true, tools: tools.filter((t) => t !== undefined) };
+    return { ok: true, tools: tools.filter((t) => t !== undefined), turn };
   }
 
   async execute(call: ToolCallRequest, scope: ToolCallScope): Promise<ToolResult> {

@@ -3,8 +3,10 @@ export type ChatProvider = 'discord' | 'slack' | 'web';
 export type ChatType = 'dm' | 'channel' | 'thread';
 
 /**
- * Everything the policy needs to know about one turn. Built by the router from an inbound
- * message, or by the CLI from context flags. Pure data: no config, no I/O.
+ * Everything the policy needs to know about one turn. Pure data: no config, no I/O. Built by
+ * one builder (`gateway/turn-context.ts`) for every path — an inbound message, a cron run, a
+ * subagent spawn, a `sessions_send`, CLI context flags — so the derived fields (owner status,
+ * model support, sandboxed) mean the same everywhere.
  */
 export interface TurnContext {
   agentId: string;
@@ -32,7 +34,7 @@ export interface TurnContext {
   modelSupportsTools?: boolean | undefined;
   /** 0 for a main session; n for an n-th level subagent. */
   spawnDepth: number;
-  /** A subagent's ceiling: its parent's final surface and the parent's denies. */
+  /** A ceiling from the turn that started this one (a subagent's parent, a `sessions_send` sender): its final surface and its denies. */
   inherited?: InheritedPolicy | undefined;
   /** Whether exec runs sandboxed in this session (enables the sandbox step). */
   sandboxed?: boolean | undefined;

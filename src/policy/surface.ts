@@ -1,6 +1,5 @@
 import type { WardenConfig } from '../config/schema/index.js';
 import { CORE_TOOLS, profileAllowlist } from '../tools/catalog.js';
-import { coreAvailability } from '../tools/core/index.js';
 import { normalizeToolName } from '../tools/names.js';
 import type { Availability, ToolMeta } from '../tools/types.js';
 import type { InheritedPolicy, TurnContext } from './context.js';
@@ -40,13 +39,13 @@ import { indexSurface, pluginOnlyWarning, unknownEntriesWarning, type SurfaceInd
 
 export interface SurfaceOptions {
   /** Plugin (and MCP) tool definitions to add to the core catalog (see plugins/manifest.ts). */
-  plugins?: ToolMeta[];
+  plugins?: readonly ToolMeta[] | undefined;
   /**
-   * Whether a tool can be offered here. When given, it is the only source (tests, embedders);
-   * otherwise core tools ask the registry of `tools/core/index.ts` and plugin tools are
-   * unavailable because no plugin runtime is loaded yet. `undefined` = no implementation.
+   * Whether a tool can be offered here, answered by the caller: the policy never asks a tool's
+   * implementation (`tools/surface-inputs.ts` builds the answer the bot and the CLI share).
+   * `undefined` = no implementation in this build.
    */
-  implemented?: (id: string) => Availability | undefined;
+  implemented: (id: string) => Availability | undefined;
 }
 
 export interface ExplainStep {
@@ -115,7 +114,7 @@ const FILTERS: readonly Filter[] = [
 ];
 const FILTER_LABELS: ReadonlySet<string> = new Set(FILTERS.map((f) => f.label));
 
-export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, options: SurfaceOptions = {}): SurfaceResult {
+export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, options: SurfaceOptions): SurfaceResult {
   const agent = resolveAgent(config, ctx.agentId);
   if (!agent) {
     return {
@@ -151,7 +150,7 @@ export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, optio
     applyPatch: applyPatchAllowed(ctx, config),
   };
   plan.optionalGrants = optionalGrantEntries(plan);
-  const availability = availabilityOf(options, config);
+  const availability = availabilityOf(options);
 
   const removed: SurfaceResult['removed'] = [];
   const unavailable: SurfaceResult['unavailable'] = [];
@@ -354,10 +353,9 @@ function optionalGrantEntries(plan: Plan): PolicyEntry[] {
   return out;
 }
 
-function availabilityOf(options: SurfaceOptions, config: WardenConfig): (tool: ToolMeta) => Availability {
-  const given = options.implemented;
+function availabilityOf(options: SurfaceOptions): (tool: ToolMeta) => Availability {
   return (tool) => {
-    const found = given ? given(tool.id) : tool.source.kind === 'core' ? coreAvailability(tool.id, config) : undefined;
+    const found = options.implemented(tool.id);
     if (found) return found;
     return { ok: false, why: tool.source.kind === 'core' ? 'not implemented in this build' : 'plugin runtime not loaded' };
   };

@@ -17,7 +17,7 @@ export function turn(overrides: Partial<TurnContext> = {}): TurnContext {
 /** Every tool implemented and available, so specs see the policy alone. */
 export const ALL_AVAILABLE: SurfaceOptions = { implemented: () => ({ ok: true }) };
 
-export function surface(raw: Record<string, unknown>, ctx: Partial<TurnContext> = {}, options: SurfaceOptions = {}): SurfaceResult {
+export function surface(raw: Record<string, unknown>, ctx: Partial<TurnContext> = {}, options: Partial<SurfaceOptions> = {}): SurfaceResult {
   return resolveToolSurface(config(raw), turn(ctx), { ...ALL_AVAILABLE, ...options });
 }
 

@@ -52,6 +52,8 @@ export const modelProviderConfig = z.strictObject({
   maxOutputTokens: z.number().int().positive().optional(),
   /** JSON-schema keywords this provider's models reject; stripped from tool schemas. */
   unsupportedSchemaKeywords: z.array(z.string().min(1)).optional(),
+  /** `false` for models that cannot call tools (some local models): their turns get no tools. */
+  supportsTools: z.boolean().optional(),
 });
 
 /** Every key is optional here; `src/models/settings.ts` applies the defaults it documents. */

@@ -59,7 +59,11 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
   agents_list: { availability: needsModel, load: async (runtime) => (await import('./sessions/index.js')).sessionToolFor(runtime, 'agents_list') },
   session_status: {
     availability: always,
-    load: async (runtime) => eraseArgs((await import('./sessions/session-status.js')).createSessionStatusTool({ config: runtime.config, store: runtime.store })),
+    load: async (runtime) => {
+      const { createSessionStatusTool } = await import('./sessions/session-status.js');
+      const { surfaceInputs } = await import('../surface-inputs.js');
+      return eraseArgs(createSessionStatusTool({ config: runtime.config, store: runtime.store, surfaceOptions: surfaceInputs(runtime.config, runtime.baseDir) }));
+    },
   },
   read: { availability: always, load: async () => eraseArgs((await import('./fs/read.js')).readTool) },
   write: { availability: always, load: async () => eraseArgs((await import('./fs/write.js')).writeTool) },

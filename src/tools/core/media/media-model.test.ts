@@ -3,6 +3,7 @@ import { parseConfig, type WardenConfigInput } from '../../../config/index.js';
 import type { WardenConfig } from '../../../config/schema/index.js';
 import { resolveToolSurface } from '../../../policy/surface.js';
 import { coreAvailability } from '../index.js';
+import { surfaceInputs } from '../../surface-inputs.js';
 import { mediaAvailability, resolveMediaModel, type MediaKind } from './media-model.js';
 
 function config(input: WardenConfigInput): WardenConfig {
@@ -94,7 +95,7 @@ describe('media tools on the tool surface', () => {
   // A compatible server needs no key, so the result does not depend on this machine's environment.
   const c = config({ ...local, tools: { profile: 'full' }, media: { imageGeneration: { model: 'local/sdxl' }, tts: { model: 'local/kokoro' } } });
   const surface = (provider: string) =>
-    resolveToolSurface(c, { agentId: 'main', provider, chat: 'dm', senderIsOwner: true, spawnDepth: 0, model: 'anthropic/m' }).tools;
+    resolveToolSurface(c, { agentId: 'main', provider, chat: 'dm', senderIsOwner: true, spawnDepth: 0, model: 'anthropic/m' }, surfaceInputs(c, '.')).tools;
 
   it('offers both once configured', () => {
     expect(surface('slack')).toEqual(expect.arrayContaining(['image_generate', 'tts']));
@@ -108,7 +109,7 @@ describe('media tools on the tool surface', () => {
 
   it('reports them unavailable with the reason when not configured', () => {
     const bare = config({ tools: { profile: 'full' } });
-    const result = resolveToolSurface(bare, { agentId: 'main', provider: 'slack', chat: 'dm', senderIsOwner: true, spawnDepth: 0 });
+    const result = resolveToolSurface(bare, { agentId: 'main', provider: 'slack', chat: 'dm', senderIsOwner: true, spawnDepth: 0 }, surfaceInputs(bare, '.'));
     expect(result.tools).not.toContain('tts');
     expect(JSON.stringify(result.unavailable)).toContain('not configured: set media.tts.model');
   });

@@ -1,6 +1,7 @@
 import type { AgentSessionsApi } from '../../../agent/sessions.js';
 import type { WardenConfig } from '../../../config/index.js';
 import type { SurfaceOptions } from '../../../policy/surface.js';
+import { surfaceInputs } from '../../surface-inputs.js';
 import { eraseArgs, type ToolImplementation, type ToolRuntime } from '../../types.js';
 import { createAgentsListTool } from './agents-list.js';
 import { createSessionsHistoryTool, createSessionsListTool } from './sessions-read.js';
@@ -11,7 +12,7 @@ export const SESSION_TOOL_IDS = ['sessions_list', 'sessions_history', 'sessions_
 export type SessionToolId = (typeof SESSION_TOOL_IDS)[number];
 
 /** Every session tool over one sessions service, by id. */
-export function createSessionTools(deps: { config: WardenConfig; sessions: AgentSessionsApi; surfaceOptions?: SurfaceOptions | undefined }): Record<SessionToolId, ToolImplementation> {
+export function createSessionTools(deps: { config: WardenConfig; sessions: AgentSessionsApi; surfaceOptions: SurfaceOptions }): Record<SessionToolId, ToolImplementation> {
   const { sessions } = deps;
   return {
     sessions_list: eraseArgs(createSessionsListTool(sessions)),
@@ -27,5 +28,5 @@ export function createSessionTools(deps: { config: WardenConfig; sessions: Agent
 /** The registry's loader: session tools need the running agent's sessions service. */
 export function sessionToolFor(runtime: ToolRuntime, id: SessionToolId): ToolImplementation {
   if (!runtime.sessions) throw new Error(`${id} needs the agent runtime (a configured model): pass sessions in the tool runtime`);
-  return createSessionTools({ config: runtime.config, sessions: runtime.sessions })[id];
+  return createSessionTools({ config: runtime.config, sessions: runtime.sessions, surfaceOptions: surfaceInputs(runtime.config, runtime.baseDir) })[id];
 }

@@ -9,6 +9,7 @@ import { log } from '../../../log.js';
 import type { TurnContext } from '../../../policy/context.js';
 import { openStore } from '../../../store/store.js';
 import type { ToolCallContext } from '../../types.js';
+import { surfaceInputs } from '../../surface-inputs.js';
 import { createSessionStatusTool, type SessionStatus } from './session-status.js';
 
 const turn: TurnContext = { agentId: 'main', provider: 'web', chat: 'dm', senderId: 'me', senderIsOwner: true, spawnDepth: 0, model: 'anthropic/claude-sonnet-4-5' };
@@ -31,7 +32,7 @@ describe('session_status', () => {
     const approvals = new ApprovalService({ store: opened.store, config: parsed.value.config, events: new EventBus() });
     const mine = approvals.open({ kind: 'exec', tool: 'exec', title: 'Run git status', preview: 'git status', fullText: 'git status' }, { agentId: 'main', sessionKey: 's-mine', provider: 'web' });
     approvals.open({ kind: 'exec', tool: 'exec', title: 'Other', preview: 'ls', fullText: 'ls' }, { agentId: 'main', sessionKey: 's-other', provider: 'web' });
-    const tool = createSessionStatusTool({ config: parsed.value.config, store: opened.store });
+    const tool = createSessionStatusTool({ config: parsed.value.config, store: opened.store, surfaceOptions: surfaceInputs(parsed.value.config, '.') });
     const result = await tool.execute({}, ctx('s-mine'));
     const details = (result as { details: SessionStatus }).details;
     expect(details).toMatchObject({ sessionKey: 's-mine', agentId: 'main', provider: 'web', chat: 'dm', model: 'anthropic/claude-sonnet-4-5' });
@@ -48,7 +49,7 @@ describe('session_status', () => {
   it('says when it cannot know the pending approvals', async () => {
     const parsed = parseConfig({});
     if (!parsed.ok) throw parsed.error;
-    const result = await createSessionStatusTool({ config: parsed.value.config }).execute({}, ctx('s'));
+    const result = await createSessionStatusTool({ config: parsed.value.config, surfaceOptions: surfaceInputs(parsed.value.config, '.') }).execute({}, ctx('s'));
     expect((result as { details: SessionStatus }).details.pendingApprovals).toBeNull();
   });
 });

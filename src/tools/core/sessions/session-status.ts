@@ -1,11 +1,13 @@
 import { ApprovalLedger } from '../../../approvals/ledger.js';
 import type { WardenConfig } from '../../../config/index.js';
-import { resolveToolSurface } from '../../../policy/surface.js';
+import { resolveToolSurface, type SurfaceOptions } from '../../../policy/surface.js';
 import type { Store } from '../../../store/store.js';
 import type { ToolCallContext, ToolImplementation, ToolResult } from '../../types.js';
 
 export interface SessionStatusDeps {
   config: WardenConfig;
+  /** The surface inputs turns use (plugin tools, availability), so the count is the turn's. */
+  surfaceOptions: SurfaceOptions;
   /** Without a store the pending approvals are reported as unknown. */
   store?: Store | undefined;
   now?: () => number;
@@ -28,7 +30,7 @@ export function createSessionStatusTool(deps: SessionStatusDeps): ToolImplementa
     id: 'session_status',
     parameters: { type: 'object', properties: {}, additionalProperties: false },
     async execute(_args, ctx: ToolCallContext): Promise<ToolResult> {
-      const surface = resolveToolSurface(deps.config, ctx.turn);
+      const surface = resolveToolSurface(deps.config, ctx.turn, deps.surfaceOptions);
       const pending = deps.store
         ? new ApprovalLedger(deps.store.db)
             .pending()

@@ -7,8 +7,8 @@ import { errorResult, jsonResult } from './result.js';
 export interface SpawnToolDeps {
   config: WardenConfig;
   sessions: AgentSessionsApi;
-  /** The same surface options the turn used (plugin tools), so the ceiling matches what the parent saw. */
-  surfaceOptions?: SurfaceOptions | undefined;
+  /** The same surface inputs the turn used (plugin tools, availability), so the ceiling matches what the parent saw. */
+  surfaceOptions: SurfaceOptions;
 }
 
 /**

@@ -114,7 +114,7 @@ describe('sessions_spawn', () => {
 
   it('refuses to spawn beyond agents.defaults.subagents.maxSpawnDepth', async () => {
     const { runtime } = setup({}, createScriptedProvider());
-    const tools = createSessionTools({ config: h.config, sessions: runtime.sessions });
+    const tools = createSessionTools({ config: h.config, sessions: runtime.sessions, surfaceOptions: { implemented: () => ({ ok: true }) } });
     const result = (await tools.sessions_spawn.execute(
       { task: 'x' },
       { toolCallId: 't', signal: new AbortController().signal, turn: channelTurn({ spawnDepth: 1 }), sessionKey: 'agent:main:subagent:abc', workspaceDir: '.', log, approvals: { request: async () => ({ id: '', outcome: 'cancelled' }) } },
@@ -134,7 +134,7 @@ describe('subagents', () => {
     const spawned = runtime.sessions.spawn({ parentKey: PARENT, parentTurn: channelTurn(), inherited: { allow: ['read'], deny: [] }, task: 'wait', label: 'waiter' });
     expect(spawned.ok).toBe(true);
     const runId = spawned.ok ? spawned.value.runId : '';
-    const tools = createSessionTools({ config: h.config, sessions: runtime.sessions });
+    const tools = createSessionTools({ config: h.config, sessions: runtime.sessions, surfaceOptions: { implemented: () => ({ ok: true }) } });
     const ctx = (sessionKey: string) => ({
       toolCallId: 't',
       signal: new AbortController().signal,
@@ -164,7 +164,7 @@ describe('sessions_list, sessions_history, sessions_send, agents_list', () => {
     const other = 'agent:main:slack:channel:c9';
     h.transcripts.append(other, [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'deploy at noon' }] } }]);
     h.transcripts.append('agent:ops:slack:channel:c9', [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'secret ops' }] } }]);
-    const tools = createSessionTools({ config: h.config, sessions: runtime.sessions });
+    const tools = createSessionTools({ config: h.config, sessions: runtime.sessions, surfaceOptions: { implemented: () => ({ ok: true }) } });
     const ctx = {
       toolCallId: 't',
       signal: new AbortController().signal,
@@ -227,7 +227,7 @@ describe('canReach', () => {
     const { runtime } = setup({}, createScriptedProvider());
     h.transcripts.append('agent:main:discord:direct:u2', [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'private' }] } }]);
     h.transcripts.append('agent:main:discord:direct:u1', [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'mine' }] } }]);
-    const tools = createSessionTools({ config: h.config, sessions: runtime.sessions });
+    const tools = createSessionTools({ config: h.config, sessions: runtime.sessions, surfaceOptions: { implemented: () => ({ ok: true }) } });
     const ctx = {
       toolCallId: 't',
       signal: new AbortController().signal,
