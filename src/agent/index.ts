@@ -19,7 +19,8 @@
  * plain message for the chat (for example after the last retry of a rate-limited model).
  */
 export { createAgentRuntime, type WardenAgentRuntime } from './runtime.js';
-export { AgentSessions, turnForSessionKey, type AgentSessionsApi, type SubagentRunView } from './sessions.js';
+export { AgentSessions, type AgentSessionsApi, type SubagentRunView } from './sessions.js';
+export { SessionContextStore, type SessionContextRecorder, type StoredSessionContext } from './session-contexts.js';
 export { SqliteTranscriptStore } from './transcript.js';
 export { SubagentRunStore, type SubagentRunRecord, type SubagentStatus } from './subagent-runs.js';
 export { buildSystemPrompt, UNTRUSTED_CONTENT_RULE } from './system-prompt.js';

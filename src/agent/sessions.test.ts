@@ -43,7 +43,7 @@ function boot(model: ScriptedProvider, options: { isProcessAlive?: (pid: number)
     waiters.shift()?.();
   };
   const executor = new PolicySurface(h);
-  const sessions = new AgentSessions({ config: h.config, transcripts: h.transcripts, runs: h.subagentRuns, announce, ...options });
+  const sessions = new AgentSessions({ config: h.config, transcripts: h.transcripts, runs: h.subagentRuns, contexts: h.sessionContexts, announce, ...options });
   const runtime: WardenAgentRuntime = createAgentRuntime(h.deps(model, executor, { sessions }));
   const nextAnnounce = () => new Promise<void>((resolve) => waiters.push(resolve));
   return { runtime, executor, announced, nextAnnounce };
@@ -115,7 +115,7 @@ describe('subagent runs across a restart', () => {
 
     const model = createScriptedProvider([], { fallback: () => ({ text: 'follow-up answered' }) });
     const after = boot(model);
-    const sent = await after.runtime.sessions.send({ fromKey: PARENT, toKey: spawned.value.childKey, text: 'one more thing', timeoutMs: 10_000, signal: new AbortController().signal });
+    const sent = await after.runtime.sessions.send({ fromKey: PARENT, fromTurn: channelTurn(), ceiling: { deny: [] }, toKey: spawned.value.childKey, text: 'one more thing', timeoutMs: 10_000, signal: new AbortController().signal });
     expect(sent).toMatchObject({ ok: true, value: { status: 'completed', reply: 'follow-up answered' } });
     const childTurn = after.executor.turns.at(-1)!;
     expect(childTurn).toMatchObject({ spawnDepth: 1, senderIsOwner: false, inherited: { allow: ['read', 'write', 'sessions_yield'], deny: ['write'] } });
@@ -134,7 +134,7 @@ describe('subagent runs across a restart', () => {
     await ended;
     h.store.db.prepare('UPDATE subagent_runs SET policy_version = 0').run();
     const after = boot(createScriptedProvider());
-    const send = (toKey: string) => after.runtime.sessions.send({ fromKey: PARENT, toKey, text: 'hi', timeoutMs: 1_000, signal: new AbortController().signal });
+    const send = (toKey: string) => after.runtime.sessions.send({ fromKey: PARENT, fromTurn: channelTurn(), ceiling: { deny: [] }, toKey, text: 'hi', timeoutMs: 1_000, signal: new AbortController().signal });
     expect(await send(spawned.value.childKey)).toEqual({
       ok: false,
       message: `subagent session "${spawned.value.childKey}" cannot run a turn: its stored tool policy has version 0, not 1`,

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { WardenConfig } from '../config/index.js';
 import { log } from '../log.js';
-import { contextForSubagent } from '../gateway/turn-context.js';
+import { contextForSessionMessage, contextForSubagent } from '../gateway/turn-context.js';
 import type { InheritedPolicy, TurnContext } from '../policy/context.js';
 import { subagentRole } from '../policy/subagent.js';
 import { wrapUntrusted } from '../tools/untrusted.js';
 import { processAlive } from '../util/process-alive.js';
+import type { SessionContextStore } from './session-contexts.js';
 import { childTurnFrom, INHERITED_POLICY_VERSION, type SubagentRunRecord, type SubagentRunStore, type SubagentStatus } from './subagent-runs.js';
 import type { AgentRuntime, TranscriptEntry, TranscriptStore, TurnOutcome } from './types.js';
 
@@ -25,6 +26,8 @@ export interface SubagentRunView {
   endedAt?: number | undefined;
   /** The child's final reply (or error text) once it ended. */
   result?: string | undefined;
+  /** Who the spawning turn acted for: the parent turn that reads the result acts for them too. */
+  requestedBy: { id?: string | undefined; name?: string | undefined; owner: boolean };
 }
 
 /** What only the process driving a run holds: how to stop it and the steers it has not read yet. */
@@ -45,6 +48,10 @@ export interface SpawnRequest {
 
 export interface SendRequest {
   fromKey: string;
+  /** The sending turn: the receiving turn acts for its sender, never for more. */
+  fromTurn: TurnContext;
+  /** The sending turn's final surface and removals: the receiving turn's ceiling. */
+  ceiling: InheritedPolicy;
   toKey: string;
   text: string;
   timeoutMs: number;
@@ -80,6 +87,8 @@ export interface AgentSessionsDeps {
   transcripts: TranscriptStore;
   /** Where runs, their envelopes and undelivered results are kept across restarts. */
   runs: SubagentRunStore;
+  /** The conversation each session was created by; a session without one cannot be messaged. */
+  contexts: Pick<SessionContextStore, 'get'>;
   announce?: AnnounceResult | undefined;
   /** Whether the process that drove a run still exists; replaced in tests. */
   isProcessAlive?: ((pid: number) => boolean) | undefined;
@@ -122,7 +131,7 @@ export class AgentSessions implements AgentSessionsApi {
 
   async send(request: SendRequest): Promise<Result<TurnOutcome>> {
     if (request.toKey === request.fromKey) return { ok: false, message: 'a session cannot send a message to itself' };
-    const resolved = this.turnFor(request.toKey);
+    const resolved = this.turnFor(request.toKey, request.fromTurn, request.ceiling);
     if (!resolved.ok) return resolved;
     const target = resolved.value;
     const runtime = this.requireRuntime();
@@ -193,19 +202,28 @@ export class AgentSessions implements AgentSessionsApi {
   }
 
   /**
-   * The policy context for a message sent into `key`: a conversation's key as the key says,
-   * a subagent's from its stored envelope (never wider than what it was spawned with).
+   * The policy context for a message `from` sends into `key`, or why it is refused. A
+   * conversation's session runs under the context stored when its conversation created it (a key
+   * no conversation created is refused); a subagent's under its stored envelope. Either way the
+   * turn acts for the sending turn's sender, never as more of an owner than they are, and under
+   * `ceiling`, the sending turn's surface.
    */
-  turnFor(key: string): Result<TurnContext> {
+  turnFor(key: string, from: TurnContext, ceiling: InheritedPolicy): Result<TurnContext> {
+    // sessions_send is denied to every subagent; a call that still gets here is refused too.
+    if (from.spawnDepth > 0) return { ok: false, message: 'a subagent cannot message other sessions' };
+    if (!key.toLowerCase().startsWith(`agent:${from.agentId.toLowerCase()}:`)) return { ok: false, message: `session "${key}" belongs to another agent` };
     if (SUBAGENT_KEY.test(key)) {
       const run = this.deps.runs.byChildKey(key);
       if (!run) return { ok: false, message: `unknown subagent session "${key}" (use subagents with action "list")` };
-      const checked = childTurnFrom(this.deps.config, run);
+      const checked = childTurnFrom(this.deps.config, run, { sender: { id: from.senderId, name: from.senderName, username: from.senderUsername }, ceiling });
       if (!checked.ok) return { ok: false, message: `subagent session "${key}" cannot run a turn: ${checked.reason}` };
       return { ok: true, value: checked.turn };
     }
-    const turn = turnForSessionKey(key);
-    return turn ? { ok: true, value: turn } : { ok: false, message: `unknown session key "${key}" (use sessions_list)` };
+    const stored = this.deps.contexts.get(key);
+    if (!stored || stored.agentId !== from.agentId) {
+      return { ok: false, message: `unknown session "${key}": no conversation has started it (use sessions_list for the sessions that exist)` };
+    }
+    return { ok: true, value: contextForSessionMessage(this.deps.config, stored, from, ceiling) };
   }
 
   /**
@@ -326,23 +344,6 @@ const view = (run: SubagentRunRecord): SubagentRunView => ({
   startedAt: run.startedAt,
   endedAt: run.endedAt,
   result: run.result,
+  requestedBy: { id: run.turn.senderId, name: run.turn.senderName, owner: run.turn.senderIsOwner === true },
 });
 
-/**
- * The policy context for a message another session sends into `key`. Nobody in that
- * conversation wrote it, so the sender is never an owner (fail closed).
- */
-export function turnForSessionKey(key: string): TurnContext | undefined {
-  const m = /^agent:([^:]+):([^:]+):(direct|channel):([^:]+)(?::thread:([^:]+))?$/.exec(key);
-  if (!m) return undefined;
-  const [, agentId, provider, kind, peerId, threadId] = m;
-  return {
-    agentId: agentId!,
-    provider: provider!,
-    chat: kind === 'direct' ? 'dm' : threadId ? 'thread' : 'channel',
-    channelId: kind === 'channel' ? peerId : undefined,
-    threadId,
-    senderIsOwner: false,
-    spawnDepth: 0,
-  };
-}

@@ -9,6 +9,7 @@ import type { ModelProvider } from '../models/types.js';
 import type { TurnContext } from '../policy/context.js';
 import { openStore, type Store } from '../store/index.js';
 import type { JsonSchema, ToolResult } from '../tools/types.js';
+import { SessionContextStore } from './session-contexts.js';
 import { SubagentRunStore } from './subagent-runs.js';
 import { SqliteTranscriptStore } from './transcript.js';
 import type { AgentDeps, ToolCallRequest, ToolCallScope, ToolDefinition, ToolExecutor } from './types.js';
@@ -63,6 +64,8 @@ export interface Harness {
   store: Store;
   transcripts: SqliteTranscriptStore;
   subagentRuns: SubagentRunStore;
+  /** The conversations sessions were created by (what the router records). */
+  sessionContexts: SessionContextStore;
   deps(provider: ModelProvider, tools: ToolExecutor, extra?: Partial<AgentDeps>): AgentDeps;
   cleanup(): void;
 }
@@ -76,16 +79,19 @@ export function createHarness(configInput: WardenConfigInput = {}): Harness {
   const { config } = parsed.value;
   const transcripts = new SqliteTranscriptStore(opened.store.db);
   const subagentRuns = new SubagentRunStore(opened.store.db);
+  const sessionContexts = new SessionContextStore(opened.store.db);
   return {
     dir,
     config,
     store: opened.store,
     transcripts,
     subagentRuns,
+    sessionContexts,
     deps: (provider, tools, extra = {}) => ({
       config,
       transcripts,
       subagentRuns,
+      sessionContexts,
       tools,
       models: (ref) => {
         const settings = modelSettings(config, ref);

@@ -2,6 +2,7 @@ import type { WardenConfig } from '../config/index.js';
 import type { ResolvedModel } from '../models/registry.js';
 import type { AgentSessions, SubagentRunView } from './sessions.js';
 import type { SubagentRunStore } from './subagent-runs.js';
+import type { SessionContextStore } from './session-contexts.js';
 import type { ImagePart, Message, Usage } from '../models/types.js';
 import type { TurnContext } from '../policy/context.js';
 import type { JsonSchema, ToolResult } from '../tools/types.js';
@@ -136,6 +137,8 @@ export interface AgentDeps {
   transcripts: TranscriptStore;
   /** Subagent runs on the store, so a restart finds them (and their results) again. */
   subagentRuns: SubagentRunStore;
+  /** The conversation each session was created by (what `sessions_send` runs a turn under). */
+  sessionContexts: Pick<SessionContextStore, 'get'>;
   /** The `<available_skills>` block for a turn (the skills snapshot); absent until skills exist. */
   skillsCatalog?: ((turn: TurnContext, sessionKey: string) => string) | undefined;
   /** The sessions service, when the tool layer was built before the runtime (it needs it); created otherwise. */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
+import type { InheritedPolicy } from '../policy/context.js';
 import { nextRunAt, type Schedule } from './schedule.js';
 
 /**
@@ -18,6 +19,11 @@ export interface CronTarget {
   threadId?: string | undefined;
   /** Deliver to this user's DM instead of the channel. */
   dmUserId?: string | undefined;
+  /**
+   * The ceiling of the turn that created the job, when it had one (a turn another session
+   * started): every run stays under it, never under the wider policy of the conversation alone.
+   */
+  inherited?: InheritedPolicy | undefined;
 }
 
 export interface CronJob {

@@ -202,6 +202,33 @@ describe('Gateway with a model', () => {
     await gateway.stop();
   });
 
+  it('the parent turn a subagent result starts acts for whoever spawned it, not the latest sender', async () => {
+    const agent = new ControlledAgent();
+    const { adapter, gateway } = setup({ ...withModel, owners: { discord: ['owner'] } }, { agent });
+    await gateway.start();
+    const inChannel = { provider: 'web' as const, chatType: 'channel' as const, channelId: 'c1', channelName: 'dev', mentionsBot: true };
+    // bob asks (his turn spawns a subagent), then the owner speaks last in the same channel.
+    await adapter.push('spawn a helper', { ...inChannel, senderId: 'bob' });
+    await tick();
+    agent.releaseNext();
+    await adapter.push('anything new?', { ...inChannel, senderId: 'local' });
+    await tick();
+    agent.releaseNext();
+    await tick();
+    expect(agent.requests[1]!.turn.senderIsOwner).toBe(true);
+    gateway.announce('agent:main:web:channel:c1', { id: 'bob', owner: false });
+    gateway.announce('agent:main:web:channel:c1');
+    await tick();
+    expect(agent.requests[2]!.turn).toMatchObject({ senderId: 'bob', senderIsOwner: false, channelName: 'dev' });
+    agent.releaseNext();
+    await tick();
+    // Without a requester (not known after a restart) the turn runs as nobody's: never an owner.
+    expect(agent.requests[3]!.turn).toMatchObject({ senderId: undefined, senderIsOwner: false });
+    agent.releaseNext();
+    await tick();
+    await gateway.stop();
+  });
+
   it('shutdown lets running turns finish within the grace period', async () => {
     const agent = new ControlledAgent();
     const { adapter, gateway } = setup(withModel, { agent, shutdownGraceMs: 5_000 });

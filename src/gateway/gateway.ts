@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AgentRuntime, ToolExecutor } from '../agent/index.js';
+import type { AgentRuntime, SessionContextRecorder, ToolExecutor } from '../agent/index.js';
 import type { WardenConfig } from '../config/index.js';
 import { log } from '../log.js';
 import type { TurnContext } from '../policy/context.js';
@@ -7,6 +7,7 @@ import { isCommand, NO_MODEL_HINT, parseCommand, runCommand, runsImmediately, ty
 import { DEFAULT_MAX_PENDING, SessionQueues } from './queue.js';
 import { routeMessage, ThreadParticipation, type Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
+import { buildTurnContext, conversationOf, type Actor } from './turn-context.js';
 import type { ApprovalClick, ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget } from './types.js';
 
 export interface GatewayOptions {
@@ -24,6 +25,8 @@ export interface GatewayOptions {
     pendingCount(sessionKey: string): number;
   };
   skills?: ((context: TurnContext) => SkillsView | undefined) | undefined;
+  /** Where each routed message's conversation is recorded, so `sessions_send` runs under it later. */
+  sessionContexts?: SessionContextRecorder | undefined;
   /** Messages waiting per session behind the running one. */
   maxPending?: number | undefined;
   /** How long shutdown lets running turns finish before aborting them. */
@@ -139,6 +142,7 @@ export class Gateway {
     }
     const { route } = decision;
     this.remember(route);
+    this.recordConversation(route);
     if (message.chatType === 'thread' && message.mentionsBot) this.threads.add(route.sessionKey);
     if (this.state !== 'running') {
       await this.send(route.replyTo, { text: SHUTDOWN_TEXT });
@@ -201,16 +205,24 @@ export class Gateway {
 
   /**
    * A subagent of `parentKey` finished: queue a parent turn, which picks up the results and
-   * answers where the parent's conversation is. When the session is unknown (a restart) or
-   * busy beyond its bound, the results wait for the parent's next turn instead.
+   * answers where the parent's conversation is. The turn acts for `requester`, who started the
+   * subagent (no requester: a non-owner). When the session is unknown (a restart) or busy beyond
+   * its bound, the results wait for the parent's next turn instead.
    */
-  announce(parentKey: string): void {
+  announce(parentKey: string, requester?: Actor & { owner: boolean }): void {
     const route = this.routes.get(parentKey);
     if (!route || this.state !== 'running') {
       log.info({ sessionKey: parentKey }, 'subagent results wait for the next turn of their session');
       return;
     }
-    const queued = this.queue.enqueue(parentKey, { route: { ...route, text: SUBAGENTS_DONE_TEXT }, command: undefined, origin: 'session' });
+    // The turn acts for whoever started the subagent, not for the conversation's latest sender.
+    const context = buildTurnContext(this.options.config, {
+      agentId: route.agentId,
+      conversation: conversationOf(route.context),
+      sender: requester ?? {},
+      mayBeOwner: requester?.owner ?? false,
+    });
+    const queued = this.queue.enqueue(parentKey, { route: { ...route, context, text: SUBAGENTS_DONE_TEXT }, command: undefined, origin: 'session' });
     if (!queued.ok) log.info({ sessionKey: parentKey, reason: queued.reason }, 'subagent results wait for the next turn of their session');
   }
 
@@ -235,6 +247,15 @@ export class Gateway {
   /** Sessions, running and waiting items; for `/status`, tests and benchmarks. */
   stats() {
     return this.queue.stats();
+  }
+
+  private recordConversation(route: Route): void {
+    try {
+      this.options.sessionContexts?.record(route.sessionKey, route.agentId, conversationOf(route.context), route.context.senderId);
+    } catch (err) {
+      // Without a record the session cannot be messaged by another one: the safe side.
+      log.warn({ err, sessionKey: route.sessionKey }, 'conversation of the session could not be recorded');
+    }
   }
 
   private remember(route: Route): void {

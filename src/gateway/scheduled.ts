@@ -7,7 +7,8 @@ import { buildTurnContext } from './turn-context.js';
  * The route of a cron job's turn: the conversation it was created in, under that
  * conversation's policy, with the job as the sender. The job runs as a non-owner even when an
  * owner created it: a schedule must not carry owner rights into a channel turn (it could then
- * create or change jobs unattended).
+ * create or change jobs unattended). A job created by a turn that had a ceiling (one started by
+ * another session) keeps that ceiling on every run.
  */
 export function routeForCronJob(config: WardenConfig, job: CronJob): Route {
   const t = job.target;
@@ -20,6 +21,7 @@ export function routeForCronJob(config: WardenConfig, job: CronJob): Route {
       conversation: t,
       sender: { id: `cron:${job.id}`, name: `scheduled job "${job.name}"` },
       mayBeOwner: false,
+      inherited: t.inherited,
     }),
     replyTo: {
       provider: t.provider as Route['replyTo']['provider'],

@@ -6,6 +6,8 @@ import type { ToolExecutor } from '../agent/index.js';
 import { createAgentRuntime, type WardenAgentRuntime } from '../agent/runtime.js';
 import { SqliteTranscriptStore } from '../agent/transcript.js';
 import { SubagentRunStore } from '../agent/subagent-runs.js';
+import { SessionContextStore } from '../agent/session-contexts.js';
+import type { SubagentRunView } from '../agent/sessions.js';
 import { ApprovalService, approversFor } from '../approvals/index.js';
 import { closeAllBrowsers } from '../browser/shutdown.js';
 import { ConfigError, type LoadedConfig, type WardenConfig } from '../config/index.js';
@@ -198,7 +200,9 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const tools = options.tools ?? toolPath.executor;
   // Each session keeps the skills catalog it was given until a skill file or the config changes.
   const skillSnapshots = new SessionSkillSnapshots(config, { baseDir, env });
-  const agent = createAgent(config, env, tools, store, (parentKey) => gatewayRef?.announce(parentKey), sessionSkillsCatalog(skillSnapshots, () => config));
+  const sessionContexts = new SessionContextStore(store.db);
+  const announce = (parentKey: string, run: SubagentRunView) => gatewayRef?.announce(parentKey, run.requestedBy);
+  const agent = createAgent(config, env, tools, store, sessionContexts, announce, sessionSkillsCatalog(skillSnapshots, () => config));
   // The session tools act on the running agent's sessions; without a model they stay off.
   toolRuntime.sessions = agent?.sessions;
 
@@ -208,6 +212,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     agent,
     tools,
     toolReport: toolPath.toolReport,
+    sessionContexts,
     approvals: {
       approve: (provider) => approveOn(resolve, provider),
       pendingCount: (sessionKey) => approvals.list({ sessionKey }).length,
@@ -325,7 +330,8 @@ function createAgent(
   env: NodeJS.ProcessEnv,
   tools: ToolExecutor,
   store: Store,
-  announce: (parentKey: string) => void,
+  sessionContexts: SessionContextStore,
+  announce: (parentKey: string, run: SubagentRunView) => void,
   skillsCatalog: (turn: TurnContext, sessionKey: string) => string,
 ): WardenAgentRuntime | undefined {
   const anyModel = config.models.default !== undefined || config.agents.list.some((a) => a.model !== undefined);
@@ -336,6 +342,7 @@ function createAgent(
     tools,
     transcripts: new SqliteTranscriptStore(store.db),
     subagentRuns: new SubagentRunStore(store.db),
+    sessionContexts,
     announce,
     skillsCatalog,
   });

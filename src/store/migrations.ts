@@ -3,6 +3,7 @@ import { execAllowlistMigration } from '../exec/allowlist-store.js';
 import { cron001 } from '../cron/migrations.js';
 import { gatewayCardsMigration } from '../gateway/card-store.js';
 import { subagentRunsMigration } from '../agent/subagent-runs.js';
+import { sessionContextsMigration } from '../agent/session-contexts.js';
 
 /**
  * One schema change. Ids are recorded in `schema_migrations` once applied, so an entry must
@@ -113,7 +114,7 @@ const callpath001: Migration = {
 };
 
 /** Every migration, in the order it runs. Append new entries at the end. */
-export const MIGRATIONS: readonly Migration[] = [callpath001, cron001, execAllowlistMigration, gatewayCardsMigration, subagentRunsMigration];
+export const MIGRATIONS: readonly Migration[] = [callpath001, cron001, execAllowlistMigration, gatewayCardsMigration, subagentRunsMigration, sessionContextsMigration];
 
 /**
  * Applies the migrations not yet recorded, each in its own transaction. Returns the ids it

@@ -112,6 +112,8 @@ export function createCronTool(deps: CronToolDeps): ToolImplementation<CronArgs>
                 channelName: turn.channelName,
                 threadId: turn.threadId,
                 dmUserId: turn.chat === 'dm' ? turn.senderId : undefined,
+                // A job never runs wider than the turn that made it.
+                ...(turn.inherited ? { inherited: turn.inherited } : {}),
               },
               createdBy: turn.senderId ?? 'unknown',
             },

@@ -17,7 +17,7 @@ export function createSessionTools(deps: { config: WardenConfig; sessions: Agent
   return {
     sessions_list: eraseArgs(createSessionsListTool(sessions)),
     sessions_history: eraseArgs(createSessionsHistoryTool(sessions)),
-    sessions_send: eraseArgs(createSessionsSendTool(sessions)),
+    sessions_send: eraseArgs(createSessionsSendTool(deps)),
     sessions_spawn: eraseArgs(createSessionsSpawnTool(deps)),
     sessions_yield: eraseArgs(createSessionsYieldTool(sessions)),
     subagents: eraseArgs(createSubagentsTool(sessions)),

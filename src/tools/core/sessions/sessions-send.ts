@@ -1,16 +1,28 @@
 import type { AgentSessionsApi } from '../../../agent/sessions.js';
+import type { WardenConfig } from '../../../config/index.js';
+import { inheritFrom, resolveToolSurface, type SurfaceOptions } from '../../../policy/surface.js';
 import type { ToolImplementation } from '../../types.js';
 import { wrapUntrusted } from '../../untrusted.js';
 import { canReach, errorResult } from './result.js';
 
 const DEFAULT_TIMEOUT_S = 120;
 
+export interface SendToolDeps {
+  config: WardenConfig;
+  sessions: AgentSessionsApi;
+  /** The surface inputs the turn used, so the ceiling is the surface this turn really has. */
+  surfaceOptions: SurfaceOptions;
+}
+
 /**
  * `sessions_send`: posts a message into another session of this agent and waits for its
  * reply. The receiving session sees the text as untrusted (it came from another session),
- * and the reply comes back as untrusted data too.
+ * and the reply comes back as untrusted data too. The receiving turn runs under the target
+ * conversation's stored policy, acts for this turn's sender, and never gets a tool this turn
+ * does not have: this turn's surface is its ceiling.
  */
-export function createSessionsSendTool(sessions: AgentSessionsApi): ToolImplementation<{ sessionKey: string; message: string; timeoutSeconds?: number }> {
+export function createSessionsSendTool(deps: SendToolDeps): ToolImplementation<{ sessionKey: string; message: string; timeoutSeconds?: number }> {
+  const { sessions } = deps;
   return {
     id: 'sessions_send',
     parameters: {
@@ -27,8 +39,11 @@ export function createSessionsSendTool(sessions: AgentSessionsApi): ToolImplemen
       if (!canReach(ctx.turn, ctx.sessionKey, args.sessionKey, (k) => sessions.parentOf(k))) {
         return errorResult(`session ${args.sessionKey} cannot be messaged from here (another agent, someone else's DM, or another session's subagent)`);
       }
+      const surface = resolveToolSurface(deps.config, ctx.turn, deps.surfaceOptions);
       const sent = await sessions.send({
         fromKey: ctx.sessionKey,
+        fromTurn: ctx.turn,
+        ceiling: inheritFrom(surface),
         toKey: args.sessionKey,
         text: args.message,
         timeoutMs: (args.timeoutSeconds ?? DEFAULT_TIMEOUT_S) * 1000,

@@ -162,6 +162,8 @@ describe('sessions_list, sessions_history, sessions_send, agents_list', () => {
     const model = createScriptedProvider([], { fallback: (r) => ({ text: `seen: ${r.messages.length} messages` }) });
     const { runtime } = setup({ agents: { list: [{ id: 'main', default: true, name: 'Main' }, { id: 'ops' }] } }, model);
     const other = 'agent:main:slack:channel:c9';
+    // A conversation created the session: the router recorded where it is.
+    h.sessionContexts.record(other, 'main', { provider: 'slack', chat: 'channel', guildId: 'T1', channelId: 'c9', channelName: 'ops' }, 'U9');
     h.transcripts.append(other, [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'deploy at noon' }] } }]);
     h.transcripts.append('agent:ops:slack:channel:c9', [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'secret ops' }] } }]);
     const tools = createSessionTools({ config: h.config, sessions: runtime.sessions, surfaceOptions: { implemented: () => ({ ok: true }) } });
@@ -190,6 +192,9 @@ describe('sessions_list, sessions_history, sessions_send, agents_list', () => {
     const targetReq = model.requests.at(-1)!;
     expect(withoutNonces(JSON.stringify(targetReq.messages.at(-1)))).toContain('<untrusted source=\\"session:agent:main:discord:channel:c1\\">');
     expect(((await tools.sessions_send.execute({ sessionKey: PARENT, message: 'me' }, ctx)) as ToolResult).isError).toBe(true);
+    // A key no conversation created is refused, even one the key syntax would accept.
+    const made = (await tools.sessions_send.execute({ sessionKey: 'agent:main:slack:channel:c404', message: 'hi' }, ctx)) as ToolResult;
+    expect(made).toMatchObject({ isError: true, content: [{ text: expect.stringContaining('no conversation has started it') }] });
 
     const agents = (await tools.agents_list.execute({}, ctx)) as ToolResult;
     expect(agents.details).toEqual({
