@@ -2,7 +2,6 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { turnForSessionKey } from '../../src/agent/sessions.js';
 import { ApprovalService } from '../../src/approvals/service.js';
 import { parseConfig, type WardenConfig } from '../../src/config/index.js';
 import type { CronJob } from '../../src/cron/jobs.js';
@@ -12,6 +11,8 @@ import { runCommand } from '../../src/gateway/commands.js';
 import type { Route } from '../../src/gateway/router.js';
 import { routeForCronJob } from '../../src/gateway/scheduled.js';
 import { toolReportFor } from '../../src/gateway/startup.js';
+import { contextForSessionMessage, conversationOf } from '../../src/gateway/turn-context.js';
+import { surfaceInputs } from '../../src/tools/surface-inputs.js';
 import { GovernedToolExecutor } from '../../src/gateway/tool-executor.js';
 import type { TurnContext } from '../../src/policy/context.js';
 import { openStore, type Store } from '../../src/store/index.js';
@@ -180,7 +181,7 @@ describe('/exec: the job is the sender\'s who typed it', () => {
     text: '',
   });
   const deps = () => ({
-    toolReport: toolReportFor(config),
+    toolReport: toolReportFor(config, surfaceInputs(config, dir)),
     tools: executor,
     approve: async () => ({ kind: 'not-found' as const, id: '' }),
     skills: () => undefined,
@@ -238,10 +239,12 @@ describe('turns that act for someone else reach only their own jobs', () => {
     expect(textOf(await call(member('bob'), 'process', { action: 'poll', sessionId: ownId }))).toBe(`No session found for ${ownId}`);
   });
 
-  it('a message another session sent into the channel runs as nobody and reaches no job', async () => {
+  it("a message Bob sent into the channel from another session acts for Bob and reaches none of Ann's jobs", async () => {
     const id = await annShell();
-    const sent = turnForSessionKey(CHANNEL)!;
-    expect(sent.senderId).toBeUndefined();
+    const bobElsewhere = member('bob', { channelId: 'c-other', channelName: 'other' });
+    const sent = contextForSessionMessage(config, { agentId: 'main', conversation: conversationOf(member('ann')) }, bobElsewhere, { deny: [] });
+    expect(sent.senderId).toBe('bob');
+    expect(sent.senderIsOwner).toBe(false);
     expect(textOf(await call(sent, 'process', { action: 'list' }))).toBe('No background sessions.');
     expect(textOf(await call(sent, 'process', { action: 'write', sessionId: id, data: 'touch pwned\n' }))).toMatch(NOT_YOURS);
   });
@@ -258,7 +261,7 @@ describe('where exec is denied, process is gone with it', () => {
     const general = member('bob', { channelId: 'c-gen', channelName: 'general' });
     const surface = await executor.surface(general);
     expect(surface.ok && surface.tools.map((t) => t.id)).not.toContain('process');
-    expect(toolReportFor(config)(general).removed).toContainEqual({ tool: 'process', by: 'channels.discord.guilds.G1.channels.general.tools.deny' });
+    expect(toolReportFor(config, surfaceInputs(config, dir))(general).removed).toContainEqual({ tool: 'process', by: 'channels.discord.guilds.G1.channels.general.tools.deny' });
     const out = await call(general, 'process', { action: 'write', sessionId: id, data: 'touch pwned\n' });
     expect(out.isError).toBe(true);
     expect((JSON.parse(textOf(out)) as { error: string }).error).toMatch(/^Unknown tool "process"\. Available tools: (?!.*\bexec\b)/);
@@ -268,7 +271,7 @@ describe('where exec is denied, process is gone with it', () => {
   it('/exec in #general is refused naming the deny key', async () => {
     const general = member('bob', { channelId: 'c-gen', channelName: 'general' });
     const route: Route = { agentId: 'main', sessionKey: 'agent:main:discord:channel:c-gen', context: general, replyTo: { provider: 'discord', channelId: 'c-gen' }, text: '' };
-    const deps = { toolReport: toolReportFor(config), tools: executor } as unknown as Parameters<typeof runCommand>[2];
+    const deps = { toolReport: toolReportFor(config, surfaceInputs(config, dir)), tools: executor } as unknown as Parameters<typeof runCommand>[2];
     const out = await runCommand({ name: 'exec', args: 'sh' }, route, deps, new AbortController().signal);
     expect(out.text).toBe('exec is not available here: removed by channels.discord.guilds.G1.channels.general.tools.deny.');
   });
