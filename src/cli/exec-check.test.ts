@@ -97,11 +97,11 @@ channels:
 `;
     const guild = ['--provider', 'discord', '--guild', '111'];
     it.each([
-      ['#general denies exec', [...guild, '--channel-name', 'general'], 'deny', 'exec is not on this surface (removed by group tools.allow)'],
-      ['a thread under #general follows it', [...guild, '--channel-name', 'general', '--thread', '9'], 'deny', 'exec is not on this surface (removed by group tools.allow)'],
-      ['the sender entry denies exec', [...guild, '--channel-name', 'dev', '--sender', '998877'], 'deny', 'exec is not on this surface (removed by tools.toolsBySender)'],
+      ['#general denies exec', [...guild, '--channel-name', 'general'], 'deny', 'exec is not on this surface (removed by channels.discord.guilds.111.channels.general.tools.deny)'],
+      ['a thread under #general follows it', [...guild, '--channel-name', 'general', '--thread', '9'], 'deny', 'exec is not on this surface (removed by channels.discord.guilds.111.channels.general.tools.deny)'],
+      ['the sender entry denies exec', [...guild, '--channel-name', 'dev', '--sender', '998877'], 'deny', 'exec is not on this surface (removed by tools.toolsBySender["id:998877"].deny)'],
       ['#dev keeps exec', [...guild, '--channel-name', 'dev'], 'allow', 'allowlist satisfied: ls (allowlist)'],
-      ['an owner in #general is no exception', [...guild, '--channel-name', 'general', '--sender', '42'], 'deny', 'exec is not on this surface (removed by group tools.allow)'],
+      ['an owner in #general is no exception', [...guild, '--channel-name', 'general', '--sender', '42'], 'deny', 'exec is not on this surface (removed by channels.discord.guilds.111.channels.general.tools.deny)'],
     ])('%s', async (_name, flags, decision, reason) => {
       const { code, stdout } = await runCli(['exec-check', '--json', ...flags, '--', 'ls'], SCOPED);
       expect(code).toBe(0);

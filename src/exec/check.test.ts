@@ -52,9 +52,9 @@ describe('checkExec on the turn surface', () => {
   });
   const at = (channelName: string): TurnContext => ({ ...turn('main'), guildId: '1', channelName });
 
-  it('denies where the policy removes exec, naming the step, as `warden tools` does', () => {
+  it('denies where the policy removes exec, naming the deny key, as `warden tools` does', () => {
     const verdict = checkExec(scoped, 'ls', at('general'), { cwd: '/tmp', home: '/root' });
-    expect(verdict).toMatchObject({ decision: 'deny', reason: 'exec is not on this surface (removed by group tools.allow)', rewritten: null, allowAlways: { offered: false } });
+    expect(verdict).toMatchObject({ decision: 'deny', reason: 'exec is not on this surface (removed by channels.discord.guilds.1.channels.general.tools.deny)', rewritten: null, allowAlways: { offered: false } });
     expect(checkExec(scoped, 'ls', at('dev'), { cwd: '/tmp', home: '/root' }).decision).toBe('allow');
   });
 

@@ -80,7 +80,7 @@ describe('GovernedToolExecutor', () => {
     });
     const executor = setup({ tools: { profile: 'coding', exec: { host: 'gateway' } } }, hooks);
     const surface = await executor.surface(turn(), 'agent:main:discord:channel:2');
-    expect(surface.ok && surface.tools.map((t) => t.id).sort()).toEqual(['exec', 'read']);
+    expect(surface.ok && surface.tools.map((t) => t.id).sort()).toEqual(['exec', 'process', 'read']);
     // The hook saw the surface before its restriction; the turn's calls carry the restriction on.
     expect(seen[0]).toEqual(expect.arrayContaining(['read', 'write', 'exec']));
     expect(surface.ok && surface.turn?.toolsAllow).toEqual([['read', 'exec']]);
