@@ -1,4 +1,3 @@
-import { homedir } from 'node:os';
 import path from 'node:path';
 import { execConfig, type ExecConfig } from '../config/schema/exec.js';
 import type { WardenConfig } from '../config/schema/index.js';
@@ -9,7 +8,7 @@ import type { AllowlistEntry } from './allowlist.js';
 import { evaluateExec, type ExecPolicy, type ExecVerdict } from './decide.js';
 import { DEFAULT_PATH_DIRS } from './resolve.js';
 import { buildSafeBinPolicy } from './safe-bins.js';
-import { resolveExecHost, type ExecHost } from './sandbox.js';
+import { execHomes, resolveExecHost, type ExecHost } from './sandbox.js';
 
 /**
  * `checkExec(config, command, context)`: the exec verdict for one command in one turn's context,
@@ -26,7 +25,10 @@ export interface CheckExecOptions {
   /** Directory relative config paths resolve against (the config file's directory). */
   baseDir?: string;
   pathDirs?: readonly string[];
+  /** What `~` means in the command; default: the HOME it would run with on the configured host. */
   home?: string;
+  /** What `~` means in allowlist patterns; default: the operator's home. */
+  patternHome?: string;
   now?: number;
   /** The turn's surface; default: resolved for the context with the inputs the running bot uses. */
   surface?: Pick<SurfaceResult, 'tools' | 'removed' | 'unavailable' | 'error'>;
@@ -77,10 +79,12 @@ export function agentWorkspace(config: WardenConfig, agentId: string, baseDir: s
 export function checkExec(config: WardenConfig, command: string, context: TurnContext, options: CheckExecOptions = {}): ExecVerdict {
   const exec = effectiveExecConfig(config, context.agentId);
   const policy = execPolicyFromConfig(exec, options.storedAllowlist);
+  const homes = execHomes(resolveExecHost(exec.host));
   const verdict = evaluateExec(command, policy, {
     cwd: options.cwd ?? agentWorkspace(config, context.agentId, options.baseDir),
     pathDirs: options.pathDirs ?? DEFAULT_PATH_DIRS,
-    home: options.home ?? homedir(),
+    home: options.home ?? homes.home,
+    patternHome: options.patternHome ?? homes.patternHome,
     ...(options.now !== undefined ? { now: options.now } : {}),
   });
   const surface = options.surface ?? resolveToolSurface(config, context, surfaceInputs(config, options.baseDir ?? process.cwd()));

@@ -83,8 +83,8 @@ export interface EvaluateOptions extends ResolveEnv {
   now?: number;
   /**
    * The home `~` in allowlist patterns means: the operator's, who wrote them. It differs from
-   * `home` (what `~` in a command means) in the sandbox, whose HOME is the agent's workspace —
-   * there `~/bin/*` must not turn into "anything the agent puts in its workspace's bin/".
+   * `home` (what `~` in a command means) in the sandbox, whose HOME is a private directory of
+   * its own — there `~/bin/*` must not turn into "anything the command puts in its HOME's bin/".
    */
   patternHome?: string;
 }

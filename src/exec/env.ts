@@ -65,11 +65,17 @@ export function checkEnvOverrides(overrides: Readonly<Record<string, unknown>>):
 }
 
 export interface ChildEnvOptions {
+  /** The sandbox's private HOME, or Warden's own on the gateway host. */
   home: string;
-  /** Model-requested variables; must have passed checkEnvOverrides. */
+  /** Model-requested variables; must have passed checkEnvOverrides (a blocked key throws). */
   overrides?: Readonly<Record<string, string>> | undefined;
 }
 
+/**
+ * The environment a command starts with: the pass-through keys, Warden's PATH, HOME and SHELL,
+ * and the checked overrides. `ENV` and `BASH_ENV` (startup files a shell runs), like every other
+ * blocked key, can never be in it: they are not passed through and an override naming one throws.
+ */
 export function buildChildEnv(parent: NodeJS.ProcessEnv, options: ChildEnvOptions): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(parent)) {
@@ -80,6 +86,10 @@ export function buildChildEnv(parent: NodeJS.ProcessEnv, options: ChildEnvOption
   env.HOME = options.home;
   env.SHELL = '/bin/sh';
   env.LANG ??= 'C.UTF-8';
-  for (const [key, value] of Object.entries(options.overrides ?? {})) env[key] = value;
+  for (const [key, value] of Object.entries(options.overrides ?? {})) {
+    const why = blockedOverride(key);
+    if (why) throw new Error(`environment override ${key} refused: ${why}`);
+    env[key] = value;
+  }
   return env;
 }

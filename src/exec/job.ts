@@ -22,6 +22,11 @@ export interface JobOptions {
   maxPendingChars?: number;
   /** Between SIGTERM and SIGKILL. */
   killGraceMs?: number;
+  /** Spawn as this uid/gid (supplementary groups are cleared); default: as Warden. */
+  uid?: number | undefined;
+  gid?: number | undefined;
+  /** Bytes the child reads from descriptor 3 (the sandbox's seccomp program). */
+  fd3?: Uint8Array | undefined;
 }
 
 export const DEFAULT_PENDING_CHARS = 30_000;
@@ -68,9 +73,9 @@ export class ExecJob {
       cleanup: false,
       buffer: false,
       reject: false,
-      stdin: 'pipe',
-      stdout: 'pipe',
-      stderr: 'pipe',
+      stdio: options.fd3 ? ['pipe', 'pipe', 'pipe', options.fd3] : ['pipe', 'pipe', 'pipe'],
+      ...(options.uid !== undefined ? { uid: options.uid } : {}),
+      ...(options.gid !== undefined ? { gid: options.gid } : {}),
       encoding: 'utf8',
     });
     const onData = (chunk: unknown) => this.append(String(chunk));

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildChildEnv, checkEnvOverrides } from './env.js';
 import { startCommand, type StartSpec } from './run.js';
-import { bwrapAvailable, bwrapArgs, resolveExecHost } from './sandbox.js';
+import { sandboxReadiness } from './sandbox-probe.js';
+import { bwrapAvailable, bwrapArgs, resolveExecHost, sandboxIdentity } from './sandbox.js';
 
 const root = mkdtempSync(path.join(tmpdir(), 'warden-run-'));
 const workspace = path.join(root, 'workspace');
@@ -174,6 +175,9 @@ describe.skipIf(!bwrapAvailable())('the bubblewrap sandbox', () => {
   let server: Server;
   let port: number;
   beforeAll(async () => {
+    // What the exec tool does before a sandboxed command: the host gives the isolation, the
+    // workspace belongs to the sandbox user.
+    expect(await sandboxReadiness(workspace, sandboxIdentity(), [])).toEqual({ ok: true });
     server = createServer((socket) => socket.end('hello\n'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as { port: number }).port;

@@ -1,14 +1,28 @@
-import { existsSync, lstatSync, readlinkSync } from 'node:fs';
+import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
 import { log } from '../log.js';
 
 /**
  * Where exec runs (`tools.exec.host`): `sandbox` under bubblewrap, `gateway` on the host.
- * The sandbox sees the system read-only (no home directories, no Warden data dir, only the
- * /etc files programs need), the agent's workspace read-write, a private /tmp, no network, its
- * own PID namespace, and dies with Warden.
+ *
+ * The sandbox sees the system read-only (no home directories, no Warden data dir, config or
+ * `.env` — masked even where they sit under a bound system directory — only the /etc files
+ * programs need), the agent's workspace read-write, a private empty HOME, /tmp, /var/tmp and
+ * /run, no network, its own PID, IPC and UTS namespaces, and dies with Warden. It runs in its
+ * own user namespace as an unprivileged host uid (see SandboxIdentity), with every capability
+ * dropped, no_new_privs set, further user namespaces disabled and the seccomp filter of
+ * seccomp.ts loaded.
  */
 export const BWRAP_PATH = '/usr/bin/bwrap';
 export type ExecHost = 'sandbox' | 'gateway';
+
+/** The sandbox's HOME: an empty tmpfs made for each command, never the workspace. */
+export const SANDBOX_HOME = '/home/sandbox';
+/** The descriptor bubblewrap reads the seccomp program from (see run.ts). */
+export const SECCOMP_FD = 3;
+/** `nobody`: the default host uid/gid of sandboxed commands when Warden runs as root. */
+export const DEFAULT_SANDBOX_ID = 65534;
 
 let bwrapPresent: boolean | undefined;
 /** Cached: availability checks run on every turn and must not touch the disk each time. */
@@ -29,6 +43,52 @@ export function resolveExecHost(configured: ExecHost | undefined, hasBwrap: bool
   return 'gateway';
 }
 
+/**
+ * What `~` means when a command is judged: in the command, the HOME it runs with (the sandbox's
+ * private one, or Warden's on the gateway host); in allowlist patterns, always the operator's,
+ * who wrote them.
+ */
+export function execHomes(host: ExecHost, operatorHome: string = homedir()): { home: string; patternHome: string } {
+  return { home: host === 'sandbox' ? SANDBOX_HOME : operatorHome, patternHome: operatorHome };
+}
+
+/**
+ * Who a sandboxed command is on the host. bubblewrap run by root keeps host uid 0 behind any
+ * uid it shows inside, so root-owned files in the bound system directories would stay readable;
+ * a Warden running as root therefore starts the sandbox as `uid`/`gid` (default 65534), whose
+ * own user namespace holds nothing over the host. A Warden running as another user runs the
+ * sandbox as itself: an unprivileged user namespace of its own uid.
+ */
+export interface SandboxIdentity {
+  /** Host uid/gid of every process in the sandbox (the same numbers inside). */
+  uid: number;
+  gid: number;
+  /**
+   * Warden is root: the command starts in a private mount namespace where the workspace is
+   * bound at a directory the sandbox uid can reach, then drops to uid/gid and runs bubblewrap
+   * (bubblewrap resolves bind sources with its caller's permissions, so a workspace under a
+   * mode-700 /root would be out of its reach otherwise).
+   */
+  staged: boolean;
+  /** Start bubblewrap directly as this uid/gid (tests: a non-root Warden, played by root). */
+  spawnAs?: { uid: number; gid: number } | undefined;
+}
+
+export interface ProcessIds {
+  uid: number;
+  gid: number;
+}
+
+export function ownIds(): ProcessIds {
+  return { uid: process.getuid?.() ?? -1, gid: process.getgid?.() ?? -1 };
+}
+
+/** The identity for `tools.exec.sandbox` (uid/gid apply only when Warden is root). */
+export function sandboxIdentity(configured: { uid?: number | undefined; gid?: number | undefined } = {}, own: ProcessIds = ownIds()): SandboxIdentity {
+  if (own.uid === 0) return { uid: configured.uid ?? DEFAULT_SANDBOX_ID, gid: configured.gid ?? DEFAULT_SANDBOX_ID, staged: true };
+  return { uid: own.uid, gid: own.gid, staged: false };
+}
+
 const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/opt'];
 /** What programs read from /etc: users, name resolution, libraries, certificates, alternatives. */
 const ETC_FILES = [
@@ -38,15 +98,30 @@ const ETC_FILES = [
 ];
 
 export interface SandboxSpec {
+  /** The workspace, at the same path inside as on the host. */
   workspace: string;
   cwd: string;
   /** The command to run inside, e.g. ['/bin/sh', '-c', text]. */
   argv: readonly string[];
+  /** Where bubblewrap finds the workspace when it is not at its own path (the staged bind). */
+  workspaceSource?: string | undefined;
+  /**
+   * Host paths the sandbox must not read (Warden's data dir, config file, `.env`): masked
+   * wherever a bound directory would show them. Missing paths are skipped.
+   */
+  protect?: readonly string[] | undefined;
 }
 
-/** bwrap's argv for a command. Reads only whether system paths are links or directories. */
+/** bwrap's argv for a command. Reads only whether system paths are links or directories and where protected paths lead. */
 export function bwrapArgs(spec: SandboxSpec): string[] {
-  const args = ['--die-with-parent', '--new-session', '--unshare-net', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
+  const args = [
+    '--die-with-parent', '--new-session',
+    // Its own user namespace, no capability in it, none further inside.
+    '--unshare-user', '--disable-userns', '--cap-drop', 'ALL',
+    '--unshare-net', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try',
+    '--seccomp', String(SECCOMP_FD),
+  ];
+  const binds: Array<{ src: string; dest: string }> = [];
   for (const dir of SYSTEM_DIRS) {
     let stat;
     try {
@@ -55,14 +130,151 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
       continue;
     }
     if (stat.isSymbolicLink()) args.push('--symlink', readlinkSync(dir), dir);
-    else args.push('--ro-bind', dir, dir);
+    else {
+      args.push('--ro-bind', dir, dir);
+      binds.push({ src: realOrSelf(dir), dest: dir });
+    }
   }
-  for (const file of ETC_FILES) args.push('--ro-bind-try', file, file);
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--tmpfs', '/var/tmp', '--tmpfs', '/run');
+  for (const file of ETC_FILES) {
+    args.push('--ro-bind-try', file, file);
+    if (existsSync(file)) binds.push({ src: realOrSelf(file), dest: file });
+  }
+  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--tmpfs', '/var/tmp', '--tmpfs', '/run', '--tmpfs', SANDBOX_HOME);
+  binds.push({ src: realOrSelf(spec.workspace), dest: spec.workspace });
+
+  const masks = maskTargets(spec.protect ?? [], binds);
+  // A mask around the workspace goes first, so the workspace is bound back on top of it.
+  const around = masks.filter((m) => isStrictlyWithin(m.at, spec.workspace));
+  const inside = masks.filter((m) => !isStrictlyWithin(m.at, spec.workspace));
+  for (const mask of around) args.push('--tmpfs', mask.at);
   // After /tmp: a workspace under /tmp is bound on top of the private tmpfs.
-  args.push('--bind', spec.workspace, spec.workspace);
+  args.push('--bind', spec.workspaceSource ?? spec.workspace, spec.workspace);
+  // Read-only once the workspace's mount point is made in it.
+  for (const mask of around) args.push('--remount-ro', mask.at);
+  for (const mask of inside) args.push(...maskArgs(mask));
   // The sandbox's own root (where mount points were made) is read-only too; only the
-  // workspace, /tmp, /var/tmp and /run take writes, and those last three vanish with it.
+  // workspace, HOME, /tmp, /var/tmp and /run take writes, and all but the workspace vanish with it.
   args.push('--remount-ro', '/', '--chdir', spec.cwd, '--', ...spec.argv);
   return args;
+}
+
+interface Mask {
+  /** Path inside the sandbox. */
+  at: string;
+  directory: boolean;
+}
+
+/** Every place inside the sandbox where a protected path shows through a bind. */
+function maskTargets(protect: readonly string[], binds: ReadonlyArray<{ src: string; dest: string }>): Mask[] {
+  const masks = new Map<string, Mask>();
+  for (const p of protect) {
+    let real: string;
+    let directory: boolean;
+    try {
+      real = realpathSync(p);
+      directory = statSync(real).isDirectory();
+    } catch {
+      continue;
+    }
+    for (const bind of binds) {
+      if (!isWithinOrEqual(real, bind.src)) continue;
+      const at = path.join(bind.dest, path.relative(bind.src, real));
+      masks.set(at, { at, directory });
+    }
+  }
+  return [...masks.values()];
+}
+
+function maskArgs(mask: Mask): string[] {
+  // /dev/null on a nodev bind: opening it fails, so the file reads as nothing at all.
+  return mask.directory ? ['--tmpfs', mask.at, '--remount-ro', mask.at] : ['--ro-bind', '/dev/null', mask.at];
+}
+
+function realOrSelf(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+function isWithinOrEqual(target: string, dir: string): boolean {
+  const rel = path.relative(dir, target);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/** `dir` lies inside `target` (and is not `target` itself). */
+function isStrictlyWithin(target: string, dir: string): boolean {
+  const rel = path.relative(target, dir);
+  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+}
+
+/** Binaries the staged start needs (util-linux and a POSIX shell). */
+const STAGE_TOOLS = ['unshare', 'setpriv', 'mount'] as const;
+const TOOL_DIRS = ['/usr/bin', '/bin', '/usr/sbin', '/sbin'];
+
+/** Where each staging tool is, or which are missing. */
+export function stageTools(): { ok: true; paths: Record<(typeof STAGE_TOOLS)[number], string> } | { ok: false; missing: string[] } {
+  const paths: Partial<Record<(typeof STAGE_TOOLS)[number], string>> = {};
+  const missing: string[] = [];
+  for (const tool of STAGE_TOOLS) {
+    const found = TOOL_DIRS.map((d) => path.join(d, tool)).find((p) => existsSync(p));
+    if (found) paths[tool] = found;
+    else missing.push(tool);
+  }
+  return missing.length === 0 ? { ok: true, paths: paths as Record<(typeof STAGE_TOOLS)[number], string> } : { ok: false, missing };
+}
+
+/** Top-level directories the staged start may cover with the workspace in its private mount namespace. */
+const STAGE_POINTS = ['/mnt', '/media', '/srv', '/run'];
+
+/** The stage point for a workspace: an existing directory unrelated to it and to every bound path. */
+export function stagePoint(workspace: string): string | null {
+  const ws = realOrSelf(workspace);
+  const sources = [...SYSTEM_DIRS, ...ETC_FILES].map(realOrSelf);
+  for (const point of STAGE_POINTS) {
+    try {
+      if (!lstatSync(point).isDirectory()) continue;
+    } catch {
+      continue;
+    }
+    if (isWithinOrEqual(ws, point) || isWithinOrEqual(point, ws)) continue;
+    if (sources.some((s) => isWithinOrEqual(s, point))) continue;
+    return point;
+  }
+  return null;
+}
+
+// Run as root in a fresh private mount namespace: show the workspace at the stage point, then
+// become the sandbox user. Arguments arrive as $1.. so no path is ever parsed by the shell.
+const STAGE_SCRIPT = '"$1" -n --rbind "$2" "$3" && shift 3 && exec "$@"';
+
+export interface SandboxLaunch {
+  file: string;
+  args: string[];
+  /** Spawn as this uid/gid; absent: as Warden. */
+  uid?: number | undefined;
+  gid?: number | undefined;
+}
+
+export type LaunchResult = { ok: true; launch: SandboxLaunch } | { ok: false; error: string };
+
+/** What to spawn for a sandboxed command under an identity. */
+export function sandboxLaunch(spec: SandboxSpec, identity: SandboxIdentity): LaunchResult {
+  if (!identity.staged) {
+    return { ok: true, launch: { file: BWRAP_PATH, args: bwrapArgs(spec), uid: identity.spawnAs?.uid, gid: identity.spawnAs?.gid } };
+  }
+  const tools = stageTools();
+  if (!tools.ok) return { ok: false, error: `running the sandbox as uid ${identity.uid} needs ${tools.missing.join(', ')} (util-linux)` };
+  const point = stagePoint(spec.workspace);
+  if (!point) return { ok: false, error: `no directory among ${STAGE_POINTS.join(', ')} can stage the workspace ${spec.workspace}` };
+  const { unshare, setpriv, mount } = tools.paths;
+  const dropToSandboxUser = [setpriv, '--reuid', String(identity.uid), '--regid', String(identity.gid), '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--'];
+  return {
+    ok: true,
+    launch: {
+      file: unshare,
+      args: ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', STAGE_SCRIPT, 'warden-stage', mount, spec.workspace, point, ...dropToSandboxUser, BWRAP_PATH, ...bwrapArgs({ ...spec, workspaceSource: point })],
+    },
+  };
 }

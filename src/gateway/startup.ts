@@ -187,6 +187,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const toolRuntime: ToolRuntime = {
     config,
     baseDir,
+    configFile: loaded.file,
     store,
     cron: { jobs: cronJobs, scheduler },
     messaging: messagingFor(adapters),

@@ -87,6 +87,8 @@ export interface ToolRuntime {
   config: WardenConfig;
   /** Directory relative config paths (workspaces, data dir) resolve against. */
   baseDir: string;
+  /** The config file read, when there is one (the sandbox masks it). */
+  configFile?: string | undefined;
   store?: Store | undefined;
   cron?: { jobs: CronJobs; scheduler?: CronScheduler | undefined } | undefined;
   /** Sessions and subagents of the running agent (session tools); absent without a model. */

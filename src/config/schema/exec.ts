@@ -26,8 +26,21 @@ export const safeBinProfile = z.strictObject({
   deniedFlags: z.array(z.string()).optional(),
 });
 
+/**
+ * `tools.exec.sandbox`: who sandboxed commands are on the host when Warden runs as root. The
+ * sandbox is started as this uid/gid (never 0) in an unprivileged user namespace of its own, and
+ * the workspace is handed to it (owner changed) before the first sandboxed command. Use a uid no
+ * other process runs as. When Warden is not root, the sandbox runs as Warden's own uid and these
+ * keys are not used.
+ */
+export const execSandboxConfig = z.strictObject({
+  uid: z.number().int().min(1).max(4_294_967_294).default(65534),
+  gid: z.number().int().min(1).max(4_294_967_294).default(65534),
+});
+
 export const execConfig = z.strictObject({
   host: z.enum(['sandbox', 'gateway']).optional(),
+  sandbox: execSandboxConfig.default({ uid: 65534, gid: 65534 }),
   security: execSecurity.default('allowlist'),
   ask: execAsk.default('on-miss'),
   askFallback: execSecurity.default('deny'),
@@ -56,7 +69,7 @@ export const execConfig = z.strictObject({
 export type ExecConfig = z.infer<typeof execConfig>;
 
 /** Process-wide settings: one sandbox host, one job registry, one tool surface filter. */
-const GLOBAL_ONLY = new Set(['host', 'cleanupMs', 'applyPatch']);
+const GLOBAL_ONLY = new Set(['host', 'sandbox', 'cleanupMs', 'applyPatch']);
 
 /**
  * `agents.list[].tools.exec`: the policy keys without defaults. A key an agent sets overrides
@@ -68,4 +81,4 @@ export const execOverrides = z.strictObject(
       .filter(([key]) => !GLOBAL_ONLY.has(key))
       .map(([key, field]) => [key, (field instanceof z.ZodDefault ? field.unwrap() : field).optional()]),
   ),
-) as unknown as z.ZodType<Partial<Omit<ExecConfig, 'host' | 'cleanupMs' | 'applyPatch'>>>;
+) as unknown as z.ZodType<Partial<Omit<ExecConfig, 'host' | 'sandbox' | 'cleanupMs' | 'applyPatch'>>>;

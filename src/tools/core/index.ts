@@ -78,7 +78,11 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
     load: async (runtime) => {
       const { createExecTool } = await import('./exec/exec.js');
       const { ExecAllowlistStore } = await import('../../exec/allowlist-store.js');
-      return eraseArgs(createExecTool({ config: runtime.config, allowlist: runtime.store ? new ExecAllowlistStore(runtime.store.db) : undefined }));
+      const { wardenStatePaths } = await import('../../exec/warden-state.js');
+      const { resolveDataDir } = await import('../../store/data-dir.js');
+      const dataDir = resolveDataDir({ configDataDir: runtime.config.dataDir, env: process.env, cwd: runtime.baseDir });
+      const protect = wardenStatePaths({ dataDir, configFile: runtime.configFile, baseDir: runtime.baseDir, cwd: process.cwd() }).map((p) => p.at);
+      return eraseArgs(createExecTool({ config: runtime.config, allowlist: runtime.store ? new ExecAllowlistStore(runtime.store.db) : undefined, protect }));
     },
   },
   process: { availability: always, load: async () => eraseArgs((await import('./process/process.js')).createProcessTool()) },

@@ -1,5 +1,4 @@
 import { realpathSync } from 'node:fs';
-import { homedir } from 'node:os';
 import path from 'node:path';
 import type { ApprovalDecision, ApprovalOutcome } from '../../../approvals/types.js';
 import type { WardenConfig } from '../../../config/schema/index.js';
@@ -11,7 +10,8 @@ import type { ExecJob } from '../../../exec/job.js';
 import { partyOf, processRegistry as defaultRegistry, type ProcessRegistry } from '../../../exec/process-registry.js';
 import { DEFAULT_PATH_DIRS } from '../../../exec/resolve.js';
 import { startCommand } from '../../../exec/run.js';
-import { bwrapAvailable, resolveExecHost, type ExecHost } from '../../../exec/sandbox.js';
+import { sandboxReadiness } from '../../../exec/sandbox-probe.js';
+import { bwrapAvailable, execHomes, resolveExecHost, sandboxIdentity, type ExecHost, type SandboxIdentity } from '../../../exec/sandbox.js';
 import type { ToolCallContext, ToolImplementation, ToolResult } from '../../types.js';
 
 /**
@@ -35,6 +35,10 @@ export interface ExecToolDeps {
   hasBwrap?: boolean;
   parentEnv?: NodeJS.ProcessEnv;
   killGraceMs?: number;
+  /** Warden's own state (data dir, config file, `.env`): masked inside the sandbox. */
+  protect?: readonly string[] | undefined;
+  /** Who sandboxed commands are on the host; default from `tools.exec.sandbox` and Warden's uid. */
+  identity?: SandboxIdentity | undefined;
 }
 
 const parameters = {
@@ -58,6 +62,8 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
   const global = effectiveExecConfig(deps.config);
   registry.setFinishedTtl(global.cleanupMs);
   const host: ExecHost = resolveExecHost(global.host, deps.hasBwrap ?? bwrapAvailable());
+  const identity = deps.identity ?? sandboxIdentity(global.sandbox);
+  const protect = deps.protect ?? [];
 
   return {
     id: 'exec',
@@ -72,13 +78,18 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
       if (!envCheck.ok) return failure(envCheck.error);
       const cwd = workdirInside(ctx.workspaceDir, args.workdir);
       if (!cwd.ok) return failure(cwd.error);
+      if (host === 'sandbox') {
+        // No isolation, no command: the sandbox host never falls back to running on the host.
+        const ready = await sandboxReadiness(cwd.root, identity, protect);
+        if (!ready.ok) return failure(`exec unavailable: tools.exec.host is sandbox but ${ready.error}. Nothing was run; \`warden doctor\` shows what this host supports.`);
+      }
 
       const stored = deps.allowlist?.list(ctx.turn.agentId) ?? [];
       // Policy, limits and fallbacks are the calling agent's; host and job retention are global.
       const exec = effectiveExecConfig(deps.config, ctx.turn.agentId);
       const policy = execPolicyFromConfig(exec, stored);
-      const home = host === 'sandbox' ? ctx.workspaceDir : homedir();
-      const verdict = evaluateExec(command, policy, { cwd: cwd.dir, pathDirs: DEFAULT_PATH_DIRS, home, patternHome: homedir() });
+      const { home, patternHome } = execHomes(host);
+      const verdict = evaluateExec(command, policy, { cwd: cwd.dir, pathDirs: DEFAULT_PATH_DIRS, home, patternHome });
       ctx.log.info({ tool: 'exec', decision: verdict.decision, reason: verdict.reason, host }, 'exec verdict');
 
       let script: string;
@@ -103,17 +114,24 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
       }
 
       const timeoutSec = args.timeout ?? exec.timeoutSec;
-      const job = startCommand({
-        script,
-        label: command,
-        host,
-        workspace: ctx.workspaceDir,
-        cwd: cwd.dir,
-        env: buildChildEnv(deps.parentEnv ?? process.env, { home, overrides }),
-        timeoutMs: Number.isFinite(timeoutSec) && timeoutSec > 0 ? timeoutSec * 1000 : undefined,
-        maxOutputChars: exec.maxOutputChars,
-        killGraceMs: deps.killGraceMs,
-      });
+      let job: ExecJob;
+      try {
+        job = startCommand({
+          script,
+          label: command,
+          host,
+          workspace: cwd.root,
+          cwd: cwd.dir,
+          env: buildChildEnv(deps.parentEnv ?? process.env, { home, overrides }),
+          timeoutMs: Number.isFinite(timeoutSec) && timeoutSec > 0 ? timeoutSec * 1000 : undefined,
+          maxOutputChars: exec.maxOutputChars,
+          killGraceMs: deps.killGraceMs,
+          identity,
+          protect,
+        });
+      } catch (err) {
+        return failure(`exec unavailable: ${(err as Error).message}. Nothing was run.`);
+      }
       // The job is the requester's, also when an approver let it run (process-registry.ts).
       const record = registry.add(partyOf(ctx), job);
       const yieldMs = args.background ? 0 : clamp(args.yieldMs ?? exec.backgroundMs, 10, 120_000);
@@ -133,13 +151,13 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
   };
 }
 
-function workdirInside(workspace: string, workdir: string | undefined): { ok: true; dir: string } | { ok: false; error: string } {
+function workdirInside(workspace: string, workdir: string | undefined): { ok: true; dir: string; root: string } | { ok: false; error: string } {
   const dir = path.resolve(workspace, workdir ?? '.');
   try {
     const real = realpathSync(dir);
     const root = realpathSync(workspace);
     if (real !== root && !real.startsWith(root + path.sep)) return { ok: false, error: `workdir ${workdir} is outside the workspace` };
-    return { ok: true, dir: real };
+    return { ok: true, dir: real, root };
   } catch {
     return { ok: false, error: `workdir ${workdir ?? workspace} does not exist` };
   }

@@ -7,6 +7,11 @@
  * and must be the checked canonical path; elsewhere the opened inode must match the path's.
  * Writes go to a sibling temp file (created `O_EXCL|O_NOFOLLOW`, verified the same way) and are
  * renamed over the target: a rename replaces a symlink instead of writing through it.
+ *
+ * Ownership: an overwritten file keeps its owner, a new file or directory gets the owner of the
+ * workspace directory. That only changes anything when Warden runs as root and the workspace
+ * belongs to the sandbox user (see exec/sandbox-workspace.ts): what the file tools write stays
+ * writable by sandboxed commands. Changed through the verified descriptor, never by path.
  */
 import { constants, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readlink, realpath, rename, unlink, type FileHandle } from 'node:fs/promises';
@@ -19,7 +24,7 @@ export const MAX_READ_BYTES = 16 * 1024 * 1024;
 
 export type IoResult<T> = ({ ok: true } & T) | GuardError;
 
-const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL } = constants;
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY } = constants;
 // Not every platform defines these; 0 leaves the flag out.
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const O_NONBLOCK = constants.O_NONBLOCK ?? 0;
@@ -127,11 +132,21 @@ export async function readVerified(resolved: ResolvedPath, maxBytes = MAX_READ_B
   }
 }
 
+type Owner = { uid: number; gid: number };
+const runsAsRoot = () => process.getuid?.() === 0;
+
+/** The owner new entries get: the workspace directory's, when Warden (root) may give it. */
+async function ownerForNew(resolved: ResolvedPath): Promise<Owner | undefined> {
+  if (!runsAsRoot()) return undefined;
+  const st = await lstat(resolved.root).catch(() => undefined);
+  return st && (st.uid !== 0 || st.gid !== 0) ? { uid: st.uid, gid: st.gid } : undefined;
+}
+
 /**
  * Creates the missing parent directories of `resolved` one segment at a time, checking each
  * new directory is a real directory (not a symlink planted meanwhile) inside the root.
  */
-async function ensureParents(resolved: ResolvedPath): Promise<GuardError | undefined> {
+async function ensureParents(resolved: ResolvedPath, owner: Owner | undefined): Promise<GuardError | undefined> {
   const parentsToCreate = resolved.missing.slice(0, -1);
   let dir = path.join(resolved.abs, ...resolved.missing.map(() => '..'));
   for (const segment of parentsToCreate) {
@@ -146,8 +161,33 @@ async function ensureParents(resolved: ResolvedPath): Promise<GuardError | undef
     if (!st || !st.isDirectory() || real !== dir || !isInside(resolved.root, real)) {
       return guardError('path-mismatch', `${path.relative(resolved.root, dir)} changed while directories were being created; refused.`);
     }
+    if (owner && (st.uid !== owner.uid || st.gid !== owner.gid)) {
+      const refused = await chownDirectory(dir, resolved, owner);
+      if (refused) return refused;
+    }
   }
   return undefined;
+}
+
+/** Gives a directory just made to the workspace's owner, through a verified descriptor. */
+async function chownDirectory(dir: string, resolved: ResolvedPath, owner: Owner): Promise<GuardError | undefined> {
+  let fh: FileHandle;
+  try {
+    fh = await open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  } catch (err) {
+    return openError(err, path.relative(resolved.root, dir));
+  }
+  try {
+    const st = await fh.stat();
+    const refused = await verifyDescriptor(fh, dir, resolved.root, path.relative(resolved.root, dir), st);
+    if (refused) return refused;
+    await fh.chown(owner.uid, owner.gid);
+    return undefined;
+  } catch (err) {
+    return openError(err, path.relative(resolved.root, dir));
+  } finally {
+    await fh.close();
+  }
 }
 
 export interface WriteOptions {
@@ -164,8 +204,11 @@ export async function writeAtomic(resolved: ResolvedPath, data: string | Buffer,
     const refused = checkRegularFile(resolved.stat, resolved.rel);
     if (refused) return refused;
   }
-  const parentRefused = await ensureParents(resolved);
+  const workspaceOwner = await ownerForNew(resolved);
+  const parentRefused = await ensureParents(resolved, workspaceOwner);
   if (parentRefused) return parentRefused;
+  // An overwritten file keeps its owner, as it keeps its mode.
+  const owner = resolved.stat && runsAsRoot() ? { uid: resolved.stat.uid, gid: resolved.stat.gid } : workspaceOwner;
 
   const dir = path.dirname(resolved.abs);
   // Kept short so a target name near the 255-byte limit still leaves room for the suffix.
@@ -187,6 +230,7 @@ export async function writeAtomic(resolved: ResolvedPath, data: string | Buffer,
       await unlink(tmp).catch(() => undefined);
       return refused;
     }
+    if (owner && (st.uid !== owner.uid || st.gid !== owner.gid)) await fh.chown(owner.uid, owner.gid);
     if (resolved.stat) await fh.chmod(mode);
     const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     await fh.writeFile(buf);

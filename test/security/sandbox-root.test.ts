@@ -1,0 +1,231 @@
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { wardenStatePaths } from '../../src/exec/warden-state.js';
+import { arena, canSandbox, isRoot, LAUNCHES, type Arena } from './sandbox-harness.js';
+
+/**
+ * The sandbox holds when Warden runs as root (as in containers and on CI), and when bubblewrap
+ * is started by an unprivileged user: each attack below is tried inside the real sandbox, both
+ * ways, with the attacker's files written first.
+ */
+
+const SECRET = `warden-secret-${process.pid}-${Date.now()}`;
+
+describe.skipIf(!canSandbox || !isRoot)('a sandboxed command, whoever started it, holds nothing over the host', () => {
+  describe.each(LAUNCHES)('started by %s', (_who, identity) => {
+    let box: Arena;
+    let server: Server;
+    let port: number;
+    beforeAll(async () => {
+      // The unprivileged Warden's own directory is open to it; root's may be mode 700.
+      box = await arena(identity, { reachable: !identity.staged });
+      mkdirSync(path.join(box.root, 'outside'));
+      writeFileSync(path.join(box.root, 'outside', 'secret.txt'), `${SECRET}\n`);
+      // A root-only file under a directory the sandbox binds (/opt): owner bits alone protect it.
+      const opt = mkdtempSync('/opt/warden-sec-');
+      writeFileSync(path.join(opt, 'root-only'), `${SECRET}\n`, { mode: 0o600 });
+      (box as Arena & { opt: string }).opt = opt;
+      server = createServer((socket) => socket.end('hello\n'));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      port = (server.address() as { port: number }).port;
+    });
+    afterAll(() => {
+      server?.close();
+      rmSync((box as Arena & { opt?: string })?.opt ?? '/nonexistent', { recursive: true, force: true });
+      box?.cleanup();
+    });
+    const opt = () => (box as Arena & { opt: string }).opt;
+
+    it.skipIf(!identity.staged)('works with the workspace under a directory only root may enter (as /root is)', async () => {
+      expect(statSync(box.root).mode & 0o777).toBe(0o700);
+      const { exitCode, output } = await box.run('echo made > made.txt && cat made.txt && id -u');
+      expect(exitCode).toBe(0);
+      expect(output).toBe(`made\n${identity.uid}\n`);
+    });
+
+    it('has no capability at all: effective, permitted, bounding, inheritable and ambient sets are empty', async () => {
+      const { output } = await box.run("grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status");
+      const sets = Object.fromEntries(output.trim().split('\n').map((l) => l.split(/:\s*/)));
+      expect(sets).toEqual({ CapInh: '0000000000000000', CapPrm: '0000000000000000', CapEff: '0000000000000000', CapBnd: '0000000000000000', CapAmb: '0000000000000000' });
+    });
+
+    it('runs with NoNewPrivs: 1 and a seccomp filter (Seccomp: 2), as an unprivileged host uid', async () => {
+      const { output } = await box.run("grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status; id -u; : > made-here");
+      expect(output).toContain('NoNewPrivs:\t1');
+      expect(output).toContain('Seccomp:\t2');
+      expect(output.trim().split('\n').at(-1)).toBe(String(identity.uid));
+      // The host's view: what the sandbox makes belongs to the sandbox uid, not to root.
+      expect(statSync(path.join(box.workspace, 'made-here')).uid).toBe(identity.uid);
+    });
+
+    it.each([
+      ['remount a bound system dir read-write and write to it', () => `mount -o remount,rw,bind /opt && touch ${opt()}/pwned`],
+      ['remount the root read-write', () => 'mount -o remount,rw / && touch /pwned'],
+      ['bind a writable dir over a system dir', () => `mount --bind /tmp ${opt()} && touch ${opt()}/pwned`],
+      ['mount a fresh tmpfs', () => 'mount -t tmpfs none /mnt && echo mounted'],
+      ['unmount the workspace to reach what is under it', () => `umount -l ${box.workspace} && ls ${box.workspace}`],
+      ['write to a bound system dir directly', () => `touch ${opt()}/pwned /usr/pwned`],
+    ])('cannot %s', async (_what, script) => {
+      const { exitCode, output } = await box.run(script());
+      expect(exitCode).not.toBe(0);
+      expect(output).not.toContain('mounted');
+      expect(existsSync(path.join(opt(), 'pwned'))).toBe(false);
+      expect(existsSync('/usr/pwned')).toBe(false);
+      expect(existsSync('/pwned')).toBe(false);
+    });
+
+    it.each([
+      ['unshare -U', 'unshare -U true'],
+      ['unshare -Ur (map root)', 'unshare -Ur id'],
+      ['unshare -m as a mount escape', 'unshare -m sh -c "mount -t tmpfs none /mnt"'],
+      ['a new network namespace', 'unshare -n true'],
+    ])('cannot make a nested namespace: %s', async (_what, script) => {
+      const { exitCode } = await box.run(script);
+      expect(exitCode).not.toBe(0);
+    });
+
+    it("cannot read the host's processes: /proc/1/environ is the sandbox's own, and Warden's environment is nowhere", async () => {
+      process.env.WARDEN_TEST_SECRET = SECRET;
+      try {
+        const { output } = await box.run(`cat /proc/1/environ; cat /proc/${process.pid}/environ; for f in /proc/[0-9]*/environ; do cat "$f"; done; echo; ls /proc | grep -c '^[0-9]'`);
+        expect(output).not.toContain(SECRET);
+        expect(Number(output.trim().split('\n').at(-1))).toBeLessThan(10);
+      } finally {
+        delete process.env.WARDEN_TEST_SECRET;
+      }
+    });
+
+    it.each([
+      ['a sibling of the workspace', () => `cat ${path.join(box.root, 'outside', 'secret.txt')}`],
+      ['a root-only file under the bound /opt (the sandbox is not root on the host)', () => `cat ${path.join(opt(), 'root-only')}`],
+      ['/etc/shadow', () => 'cat /etc/shadow'],
+      ["root's home", () => 'ls -la /root; cat /root/.bash_history'],
+      ['a file found by its inode through /proc/self/root', () => `cat /proc/self/root${path.join(box.root, 'outside', 'secret.txt')}`],
+    ])('cannot read %s', async (_what, script) => {
+      const { output } = await box.run(script());
+      expect(output).not.toContain(SECRET);
+    });
+
+    it('has no network: only loopback, and the host listener is out of reach', async () => {
+      const probe = `cat /proc/net/dev; node -e "require('net').connect(${port}, '127.0.0.1').on('data', (d) => { console.log('GOT', String(d)); process.exit(0); }).on('error', (e) => { console.log(e.code); process.exit(7); })"`;
+      const { exitCode, output } = await box.run(probe);
+      expect(exitCode).toBe(7);
+      expect(output).not.toContain('GOT');
+      expect(output).not.toMatch(/eth\d|ens|enp|wlan|veth/);
+    });
+
+    it('cannot gain privileges through a setuid binary', async () => {
+      const { output } = await box.run("su root -c 'id -u' </dev/null; echo done");
+      expect(output.trim().split('\n')).not.toContain('0');
+    });
+  });
+});
+
+describe.skipIf(!canSandbox || !isRoot)("Warden's own state is masked even under a bound system directory", () => {
+  describe.each([['/opt'], ['/usr/local']])('installed under %s', (base) => {
+    let install: string;
+    let box: Arena;
+    beforeAll(async () => {
+      // Warden installed in a system dir the sandbox binds: its data, config and .env are world-readable there.
+      install = mkdtempSync(path.join(base, 'warden-install-'));
+      chmodSync(install, 0o755);
+      mkdirSync(path.join(install, 'data'));
+      writeFileSync(path.join(install, 'data', 'warden.sqlite'), `SQLite format 3 ${SECRET}`, { mode: 0o644 });
+      writeFileSync(path.join(install, 'warden.config.yaml'), `channels: { discord: { token: ${SECRET} } }\n`, { mode: 0o644 });
+      writeFileSync(path.join(install, '.env'), `DISCORD_TOKEN=${SECRET}\n`, { mode: 0o644 });
+      const protect = wardenStatePaths({ dataDir: path.join(install, 'data'), configFile: path.join(install, 'warden.config.yaml'), baseDir: install }).map((p) => p.at);
+      box = await arena(LAUNCHES[0]![1], { protect });
+    });
+    afterAll(() => {
+      rmSync(install, { recursive: true, force: true });
+      box?.cleanup();
+    });
+
+    it.each([
+      ['the SQLite database', () => `cat ${install}/data/warden.sqlite`],
+      ['the data dir listing', () => `ls -la ${install}/data`],
+      ['the config file with its token', () => `cat ${install}/warden.config.yaml`],
+      ['the .env beside it', () => `cat ${install}/.env`],
+      ['all of them by a glob', () => `cat ${install}/* ${install}/.* ${install}/*/* 2>&1`],
+      ['them by name_to_handle_at and open_by_handle_at', () => `perl -e 'my $h = pack("LL", 128, 0) . ("\\0" x 128); my $m = pack("L", 0); my $p = "${install}/.env"; print syscall(303, -100, $p, $h, $m, 0), " ", $!+0, "\\n"'`],
+    ])('cannot read %s', async (_what, script) => {
+      const { output } = await box.run(script());
+      expect(output).not.toContain(SECRET);
+    });
+
+    it('still sees the rest of the install (only the state is masked)', async () => {
+      writeFileSync(path.join(install, 'README'), 'public\n');
+      const { output } = await box.run(`cat ${install}/README`);
+      expect(output).toBe('public\n');
+    });
+  });
+
+  it('masks a data dir that contains the workspace, while the workspace stays usable', async () => {
+    const install = mkdtempSync(path.join('/opt', 'warden-install-'));
+    try {
+      chmodSync(install, 0o755);
+      writeFileSync(path.join(install, 'warden.sqlite'), SECRET);
+      const box = await arena(LAUNCHES[0]![1], { base: install, protect: [install] });
+      try {
+        const { output } = await box.run(`cat ${install}/warden.sqlite; echo ok > inside && cat inside`);
+        expect(output).not.toContain(SECRET);
+        expect(output).toContain('ok');
+      } finally {
+        box.cleanup();
+      }
+    } finally {
+      rmSync(install, { recursive: true, force: true });
+    }
+  });
+});
+
+describe.skipIf(!canSandbox || !isRoot)('a sandbox does not outlive Warden', () => {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  it.each(LAUNCHES)('when Warden is killed (%s), every process of the sandbox dies', async (_who, identity) => {
+    const marker = `${Math.floor(Math.random() * 1e6) + 1}.${process.pid}`;
+    const root = mkdtempSync('/tmp/warden-sec-');
+    chmodSync(root, 0o755);
+    const workspace = path.join(root, 'workspace');
+    mkdirSync(workspace);
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'sandbox-orphan.fixture.ts'), workspace, JSON.stringify(identity), marker], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const started = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', (d: Buffer) => (String(d).includes('started') ? resolve(String(d)) : undefined));
+        child.on('exit', (code) => reject(new Error(`fixture exited ${code}`)));
+      });
+      expect(started).toContain('started');
+      await waitFor(() => sleepers(marker).length > 0);
+      child.kill('SIGKILL');
+      await waitFor(() => sleepers(marker).length === 0);
+      expect(sleepers(marker)).toEqual([]);
+    } finally {
+      child.kill('SIGKILL');
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+/** Live processes running `sleep <marker>`. */
+function sleepers(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      const state = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]?.[0];
+      if (cmd[0]?.endsWith('sleep') && cmd[1] === marker && state !== 'Z') found.push(Number(entry));
+    } catch {
+      // Gone.
+    }
+  }
+  return found;
+}
+
+async function waitFor(done: () => boolean, ms = 10_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!done() && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+}
