@@ -54,6 +54,12 @@ describe('auditExec', () => {
     expect(audit({ channels: GUILD, tools: { exec: { ask: 'off' } } })).not.toContain('critical approvals.no-approvers');
   });
 
+  it("counts the web chat's local user as the approver on web, as the running approval service does", () => {
+    expect(audit({})).not.toContain('critical approvals.no-approvers');
+    expect(audit({ approvals: { approvers: { web: [] } } })).not.toContain('critical approvals.no-approvers');
+    expect(audit({ channels: GUILD })).toContain('critical approvals.no-approvers');
+  });
+
   it('warns about an interpreter listed as a safe bin without a profile', () => {
     expect(audit({ ...OWNERS, tools: { exec: { safeBins: ['wc', 'python3', 'sh'] } } })).toEqual([
       'warn exec.safe-bin-interpreter',

@@ -1,6 +1,9 @@
 import { closest } from '../config/errors.js';
 import { auditExec, type AuditFinding } from '../exec/audit.js';
-import { bwrapAvailable } from '../exec/sandbox.js';
+import { effectiveExecConfig } from '../exec/check.js';
+import { auditSandbox } from '../exec/sandbox-audit.js';
+import { probeSandbox } from '../exec/sandbox-probe.js';
+import { bwrapAvailable, sandboxIdentity } from '../exec/sandbox.js';
 import { resolveDataDir } from '../store/data-dir.js';
 import { EXIT, type CommandRunner } from './args.js';
 import { loadConfigForCommand } from './config.js';
@@ -23,7 +26,12 @@ export const run: CommandRunner = async (args, io) => {
     return EXIT.badInput;
   }
   const state = { baseDir: loaded.baseDir, dataDir: resolveDataDir({ configDataDir: loaded.config.dataDir, env: io.env, cwd: loaded.baseDir }), configFile: loaded.file };
-  const findings = auditExec(loaded.config, { hasBwrap: bwrapAvailable(), state }).sort((a, b) => ORDER[a.severity] - ORDER[b.severity]);
+  const hasBwrap = bwrapAvailable();
+  // What this host really gives the sandbox, from a fresh run of it.
+  const probe = await probeSandbox(sandboxIdentity(effectiveExecConfig(loaded.config).sandbox));
+  const findings = [...auditExec(loaded.config, { hasBwrap, state }), ...auditSandbox(loaded.config, { hasBwrap, probe })].sort(
+    (a, b) => ORDER[a.severity] - ORDER[b.severity],
+  );
   if (args.options.get('json') === true) io.stdout(JSON.stringify({ findings }, null, 2));
   else if (findings.length === 0) io.stdout('no findings');
   else io.stdout(findings.map((f) => `${f.severity.toUpperCase().padEnd(8)} ${f.id}: ${f.message}\n         fix: ${f.fix}`).join('\n'));

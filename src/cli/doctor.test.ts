@@ -12,27 +12,27 @@ const configOf = (raw: unknown) => {
 };
 
 describe('warden doctor', () => {
-  it('names the missing model key and how to set it', () => {
-    const checks = runDoctorChecks(configOf({ models: { default: 'anthropic/claude-sonnet-4-5' } }), '/tmp', {});
+  it('names the missing model key and how to set it', async () => {
+    const checks = await runDoctorChecks(configOf({ models: { default: 'anthropic/claude-sonnet-4-5' } }), '/tmp', {});
     const model = checks.find((c) => c.name === 'model anthropic/claude-sonnet-4-5');
     expect(model).toMatchObject({ ok: false, detail: 'none of ANTHROPIC_API_KEY is set', fix: 'export ANTHROPIC_API_KEY' });
   });
 
-  it('accepts a present key and reports the web chat as the default without platform tokens', () => {
-    const checks = runDoctorChecks(configOf({ models: { default: 'openai/gpt-5' } }), '/tmp', { OPENAI_API_KEY: 'x' });
+  it('accepts a present key and reports the web chat as the default without platform tokens', async () => {
+    const checks = await runDoctorChecks(configOf({ models: { default: 'openai/gpt-5' } }), '/tmp', { OPENAI_API_KEY: 'x' });
     expect(checks.find((c) => c.name === 'model openai/gpt-5')?.ok).toBe(true);
     expect(checks.find((c) => c.name === 'web chat')?.detail).toBe('embedded default on http://127.0.0.1:3000');
   });
 
-  it('flags a Slack config that can receive nothing', () => {
-    const checks = runDoctorChecks(configOf({ channels: { slack: { botToken: 'xoxb-1' } } }), '/tmp', {});
+  it('flags a Slack config that can receive nothing', async () => {
+    const checks = await runDoctorChecks(configOf({ channels: { slack: { botToken: 'xoxb-1' } } }), '/tmp', {});
     expect(checks.find((c) => c.name === 'slack')).toMatchObject({ ok: false, detail: 'bot token present, no signing secret or app token' });
   });
 
-  it('reports an unwritable data dir without creating anything', () => {
+  it('reports an unwritable data dir without creating anything', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'warden-doctor-'));
     writeFileSync(path.join(dir, 'file'), '');
-    const checks = runDoctorChecks(configOf({ dataDir: 'file/data' }), dir, {});
+    const checks = await runDoctorChecks(configOf({ dataDir: 'file/data' }), dir, {});
     expect(checks.find((c) => c.name === 'data dir')).toMatchObject({ ok: false, detail: expect.stringContaining('is not a directory') });
     expect(existsSync(path.join(dir, 'file', 'data'))).toBe(false);
   });

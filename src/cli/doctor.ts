@@ -2,6 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { WardenConfig } from '../config/index.js';
+import { effectiveExecConfig } from '../exec/check.js';
+import { describeIdentity, SANDBOX_FIXES } from '../exec/sandbox-audit.js';
+import { probeSandbox, type SandboxProbe } from '../exec/sandbox-probe.js';
+import { BWRAP_PATH, resolveExecHost, sandboxIdentity } from '../exec/sandbox.js';
 import { EXIT, type CliIO, type CommandRunner } from './args.js';
 import { loadConfigForCommand, printResult } from './config.js';
 
@@ -28,8 +32,13 @@ function versionOf(bin: string, args: string[]): string | undefined {
   }
 }
 
+export interface DoctorOptions {
+  /** The sandbox probe to report (tests); default: a fresh run of the real sandbox. */
+  probe?: SandboxProbe;
+}
+
 /** What is installed and reachable; every check says what to do when it fails. */
-export function runDoctorChecks(config: WardenConfig, baseDir: string, env: NodeJS.ProcessEnv): DoctorCheck[] {
+export async function runDoctorChecks(config: WardenConfig, baseDir: string, env: NodeJS.ProcessEnv, options: DoctorOptions = {}): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [];
   const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
   checks.push({
@@ -47,13 +56,27 @@ export function runDoctorChecks(config: WardenConfig, baseDir: string, env: Node
     fix: 'apt-get install chromium',
   });
 
-  const bwrap = existsSync('/usr/bin/bwrap') ? versionOf('/usr/bin/bwrap', ['--version']) : undefined;
+  const bwrap = existsSync(BWRAP_PATH) ? versionOf(BWRAP_PATH, ['--version']) : undefined;
+  const exec = effectiveExecConfig(config);
+  const host = resolveExecHost(exec.host, bwrap !== undefined);
   checks.push({
     name: 'bubblewrap',
-    ok: bwrap !== undefined,
-    detail: bwrap ?? 'bwrap not found: exec runs on the host (gateway) instead of a sandbox',
+    ok: bwrap !== undefined || host === 'gateway',
+    detail: bwrap ?? (host === 'gateway' ? 'bwrap not found: exec runs on the host (gateway) instead of a sandbox' : 'bwrap not found: tools.exec.host is sandbox, so exec is unavailable'),
     fix: 'apt-get install bubblewrap',
   });
+  // The sandbox's properties, from a real sandboxed run; failures matter where exec uses it.
+  const sandbox = options.probe ?? (await probeSandbox(sandboxIdentity(exec.sandbox)));
+  const used = host === 'sandbox' && exec.security !== 'deny';
+  checks.push({ name: 'sandbox user', ok: true, detail: `sandboxed commands run as ${describeIdentity(sandbox.identity)}` });
+  for (const check of sandbox.checks) {
+    checks.push({
+      name: `sandbox ${check.property}`,
+      ok: check.ok || !used,
+      detail: check.ok || used ? check.detail : `${check.detail} (not used: exec ${exec.security === 'deny' ? 'is denied' : 'runs on the gateway host'})`,
+      fix: `${SANDBOX_FIXES[check.property]}; until then exec refuses every command (it never falls back to the host)`,
+    });
+  }
 
   const dataDir = path.resolve(baseDir, env.WARDEN_DATA_DIR ?? config.dataDir);
   let dataOk = true;
@@ -112,9 +135,10 @@ export function runDoctorChecks(config: WardenConfig, baseDir: string, env: Node
 export const run: CommandRunner = async (args, io: CliIO) => {
   const loaded = loadConfigForCommand(args, io);
   if (!loaded) return EXIT.badInput;
-  const checks = runDoctorChecks(loaded.config, loaded.baseDir, io.env);
+  const checks = await runDoctorChecks(loaded.config, loaded.baseDir, io.env);
   printResult(args, io, { checks }, () =>
     checks.map((c) => `${c.ok ? 'ok  ' : 'FAIL'} ${c.name.padEnd(28)} ${c.detail}${c.fix ? `\n     fix: ${c.fix}` : ''}`).join('\n'),
   );
-  return EXIT.ok;
+  // A printed failure is a failed doctor run.
+  return checks.some((c) => !c.ok) ? EXIT.critical : EXIT.ok;
 };

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { approversFor } from '../approvals/approvers.js';
 import type { WardenConfig } from '../config/schema/index.js';
+import { withWebLocalOwner } from '../gateway/approval-clicks.js';
 import type { TurnContext } from '../policy/context.js';
 import { knownAgentIds } from '../policy/steps.js';
 import { resolveToolSurface } from '../policy/surface.js';
@@ -9,6 +10,7 @@ import { buildTurnContext } from '../gateway/turn-context.js';
 import { agentWorkspace, effectiveExecConfig } from './check.js';
 import { buildSafeBinPolicy, isInterpreterLikeSafeBin, writableTrustedDirs } from './safe-bins.js';
 import { BWRAP_PATH } from './sandbox.js';
+import { wardenStatePaths } from './warden-state.js';
 
 /** One audit finding, as `warden audit` prints it. */
 export interface AuditFinding {
@@ -53,7 +55,9 @@ export function auditExec(config: WardenConfig, env: ExecAuditEnv): AuditFinding
 
   const canAsk = exec.security !== 'deny' && exec.ask !== 'off' && (exec.security === 'allowlist' || exec.ask === 'always' || exec.strictInlineEval);
   if (canAsk) {
-    const providers = configuredProviders(config).filter((p) => approversFor({ owners: config.owners, approvers: config.approvals.approvers }, p).length === 0);
+    // Decided as the running approval service decides: the web chat's local user approves on web.
+    const deciding = withWebLocalOwner(config);
+    const providers = configuredProviders(config).filter((p) => approversFor({ owners: deciding.owners, approvers: deciding.approvals.approvers }, p).length === 0);
     if (providers.length > 0) {
       findings.push({
         id: 'approvals.no-approvers',
@@ -109,11 +113,7 @@ export function auditExec(config: WardenConfig, env: ExecAuditEnv): AuditFinding
     // The file tools and exec may write anywhere in a workspace: a workspace holding the
     // database or the config lets the agent grant itself approvals or loosen its own policy.
     const { baseDir, dataDir, configFile } = env.state;
-    const own = [
-      { what: `the data dir ${dataDir} (approvals, allow-always grants)`, at: path.resolve(dataDir) },
-      ...(configFile ? [{ what: `the config file ${configFile}`, at: path.resolve(configFile) }] : []),
-      { what: `the .env file next to the config`, at: path.resolve(configFile ? path.dirname(configFile) : baseDir, '.env') },
-    ];
+    const own = wardenStatePaths({ dataDir, configFile, baseDir });
     for (const agentId of knownAgentIds(config)) {
       const workspace = agentWorkspace(config, agentId, baseDir);
       const inside = own.filter((o) => isWithin(workspace, o.at));
