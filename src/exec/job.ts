@@ -25,8 +25,8 @@ export interface JobOptions {
   /** Spawn as this uid/gid (supplementary groups are cleared); default: as Warden. */
   uid?: number | undefined;
   gid?: number | undefined;
-  /** Bytes the child reads from descriptor 3 (the sandbox's seccomp program). */
-  fd3?: Uint8Array | undefined;
+  /** Bytes the child reads from descriptors 3, 4, … (the sandbox's seccomp program and environment). */
+  inputs?: readonly Uint8Array[] | undefined;
 }
 
 export const DEFAULT_PENDING_CHARS = 30_000;
@@ -73,7 +73,7 @@ export class ExecJob {
       cleanup: false,
       buffer: false,
       reject: false,
-      stdio: options.fd3 ? ['pipe', 'pipe', 'pipe', options.fd3] : ['pipe', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe', ...(options.inputs ?? [])],
       ...(options.uid !== undefined ? { uid: options.uid } : {}),
       ...(options.gid !== undefined ? { gid: options.gid } : {}),
       encoding: 'utf8',

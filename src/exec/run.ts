@@ -31,15 +31,18 @@ export function startCommand(spec: StartSpec): ExecJob {
   const shell = ['/bin/sh', '-c', spec.script];
   let file: string;
   let args: string[];
+  let env = spec.env;
   let ids: { uid?: number | undefined; gid?: number | undefined } = {};
-  let fd3: Uint8Array | undefined;
+  const inputs: Uint8Array[] = [];
   if (spec.host === 'sandbox') {
-    const launched = sandboxLaunch({ workspace: spec.workspace, cwd: spec.cwd, argv: shell, protect: spec.protect }, spec.identity ?? sandboxIdentity());
+    const launched = sandboxLaunch({ workspace: spec.workspace, cwd: spec.cwd, argv: shell, protect: spec.protect }, spec.identity ?? sandboxIdentity(), spec.env);
     if (!launched.ok) throw new Error(`the sandbox cannot start: ${launched.error}`);
-    ({ file, args } = launched.launch);
+    ({ file, args, env } = launched.launch);
     ids = { uid: launched.launch.uid, gid: launched.launch.gid };
     program ??= seccompProgram();
-    fd3 = program;
+    // Descriptor 3: the seccomp program (SECCOMP_FD); 4: the environment (ENV_ARGS_FD).
+    inputs.push(program);
+    if (launched.launch.envArgs) inputs.push(launched.launch.envArgs);
   } else {
     [file, ...args] = shell as [string, ...string[]];
   }
@@ -47,12 +50,12 @@ export function startCommand(spec: StartSpec): ExecJob {
     file,
     args,
     cwd: spec.cwd,
-    env: spec.env,
+    env,
     label: spec.label,
     timeoutMs: spec.timeoutMs,
     maxOutputChars: spec.maxOutputChars,
     ...ids,
-    ...(fd3 ? { fd3 } : {}),
+    ...(inputs.length > 0 ? { inputs } : {}),
     ...(spec.killGraceMs !== undefined ? { killGraceMs: spec.killGraceMs } : {}),
     ...(spec.maxPendingChars !== undefined ? { maxPendingChars: spec.maxPendingChars } : {}),
   });

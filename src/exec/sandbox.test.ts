@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bwrapArgs, execHomes, SANDBOX_HOME, SECCOMP_FD, sandboxIdentity, sandboxLaunch, stagePoint } from './sandbox.js';
+import { bwrapArgs, ENV_ARGS_FD, execHomes, SANDBOX_HOME, SECCOMP_FD, sandboxIdentity, sandboxLaunch, stagePoint } from './sandbox.js';
 
 const root = mkdtempSync(path.join(tmpdir(), 'warden-sandbox-args-'));
 const workspace = path.join(root, 'ws');
@@ -62,13 +62,15 @@ describe('bwrapArgs', () => {
 });
 
 describe('sandboxLaunch', () => {
-  it('an unprivileged Warden starts bubblewrap itself', () => {
-    const r = sandboxLaunch({ workspace, cwd: workspace, argv }, { uid: 1000, gid: 1000, staged: false });
+  const env = { PATH: '/usr/bin:/bin', HOME: '/home/sandbox', LOCPATH: '/ws/evil-locales' };
+  it('an unprivileged Warden starts bubblewrap itself, with the command\'s environment', () => {
+    const r = sandboxLaunch({ workspace, cwd: workspace, argv }, { uid: 1000, gid: 1000, staged: false }, env);
     expect(r.ok && r.launch.file).toBe('/usr/bin/bwrap');
     expect(r.ok && r.launch.uid).toBeUndefined();
+    expect(r.ok && r.launch.env).toEqual(env);
   });
   it('root stages: a private mount namespace shows the workspace at a stage point, then drops to the sandbox uid', () => {
-    const r = sandboxLaunch({ workspace, cwd: workspace, argv }, { uid: 65534, gid: 65534, staged: true });
+    const r = sandboxLaunch({ workspace, cwd: workspace, argv }, { uid: 65534, gid: 65534, staged: true }, env);
     if (!r.ok) throw new Error(r.error);
     const { file, args } = r.launch;
     expect(file).toMatch(/\/unshare$/);
@@ -77,6 +79,17 @@ describe('sandboxLaunch', () => {
     expect(args.slice(setpriv + 1, setpriv + 8)).toEqual(['--reuid', '65534', '--regid', '65534', '--clear-groups', '--inh-caps=-all', '--bounding-set=-all']);
     const point = stagePoint(workspace)!;
     expect(args).toEqual(expect.arrayContaining(['--bind', point, workspace]));
+  });
+  it('root stages without the command\'s environment: it reaches bubblewrap on a descriptor, past every root process', () => {
+    const r = sandboxLaunch({ workspace, cwd: workspace, argv }, { uid: 65534, gid: 65534, staged: true }, env);
+    if (!r.ok) throw new Error(r.error);
+    expect(r.launch.env).toEqual({ PATH: '/usr/sbin:/usr/bin:/sbin:/bin' });
+    const bwrap = r.launch.args.indexOf('/usr/bin/bwrap');
+    expect(r.launch.args.slice(bwrap + 1, bwrap + 3)).toEqual(['--args', String(ENV_ARGS_FD)]);
+    expect(r.launch.args.join(' ')).not.toContain('evil-locales');
+    expect(Buffer.from(r.launch.envArgs!).toString('utf8').split('\0')).toEqual([
+      '--clearenv', '--setenv', 'PATH', '/usr/bin:/bin', '--setenv', 'HOME', '/home/sandbox', '--setenv', 'LOCPATH', '/ws/evil-locales', '',
+    ]);
   });
   it('never stages over the workspace or a bound system directory', () => {
     expect(stagePoint('/mnt/ws')).not.toBe('/mnt');

@@ -21,6 +21,8 @@ export type ExecHost = 'sandbox' | 'gateway';
 export const SANDBOX_HOME = '/home/sandbox';
 /** The descriptor bubblewrap reads the seccomp program from (see run.ts). */
 export const SECCOMP_FD = 3;
+/** The descriptor the staged start hands the command's environment on (bubblewrap `--args`). */
+export const ENV_ARGS_FD = 4;
 /** `nobody`: the default host uid/gid of sandboxed commands when Warden runs as root. */
 export const DEFAULT_SANDBOX_ID = 65534;
 
@@ -252,17 +254,31 @@ const STAGE_SCRIPT = '"$1" -n --rbind "$2" "$3" && shift 3 && exec "$@"';
 export interface SandboxLaunch {
   file: string;
   args: string[];
+  /** The environment to spawn with. */
+  env: Record<string, string>;
   /** Spawn as this uid/gid; absent: as Warden. */
   uid?: number | undefined;
   gid?: number | undefined;
+  /** Bytes for descriptor ENV_ARGS_FD, when the launch reads the command's environment there. */
+  envArgs?: Uint8Array | undefined;
+}
+
+// What the root part of a staged start runs with: nothing from the command's environment, so no
+// variable the model chose (LOCPATH, LIBMOUNT_*, ...) ever reaches a process running as root.
+const STAGE_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
+
+/** `--clearenv` then `--setenv KEY VALUE` for each variable, NUL-separated for `--args`. */
+export function envAsBwrapArgs(env: Readonly<Record<string, string>>): Buffer {
+  const args = ['--clearenv', ...Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v])];
+  return Buffer.from(args.map((a) => `${a}\0`).join(''), 'utf8');
 }
 
 export type LaunchResult = { ok: true; launch: SandboxLaunch } | { ok: false; error: string };
 
-/** What to spawn for a sandboxed command under an identity. */
-export function sandboxLaunch(spec: SandboxSpec, identity: SandboxIdentity): LaunchResult {
+/** What to spawn for a sandboxed command with its environment under an identity. */
+export function sandboxLaunch(spec: SandboxSpec, identity: SandboxIdentity, env: Record<string, string>): LaunchResult {
   if (!identity.staged) {
-    return { ok: true, launch: { file: BWRAP_PATH, args: bwrapArgs(spec), uid: identity.spawnAs?.uid, gid: identity.spawnAs?.gid } };
+    return { ok: true, launch: { file: BWRAP_PATH, args: bwrapArgs(spec), env, uid: identity.spawnAs?.uid, gid: identity.spawnAs?.gid } };
   }
   const tools = stageTools();
   if (!tools.ok) return { ok: false, error: `running the sandbox as uid ${identity.uid} needs ${tools.missing.join(', ')} (util-linux)` };
@@ -270,11 +286,16 @@ export function sandboxLaunch(spec: SandboxSpec, identity: SandboxIdentity): Lau
   if (!point) return { ok: false, error: `no directory among ${STAGE_POINTS.join(', ')} can stage the workspace ${spec.workspace}` };
   const { unshare, setpriv, mount } = tools.paths;
   const dropToSandboxUser = [setpriv, '--reuid', String(identity.uid), '--regid', String(identity.gid), '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--'];
+  // The command's environment travels on a descriptor, past the root part, to bubblewrap
+  // (which, unlike an argv, no other user can read in /proc).
+  const inner = [BWRAP_PATH, '--args', String(ENV_ARGS_FD), ...bwrapArgs({ ...spec, workspaceSource: point })];
   return {
     ok: true,
     launch: {
       file: unshare,
-      args: ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', STAGE_SCRIPT, 'warden-stage', mount, spec.workspace, point, ...dropToSandboxUser, BWRAP_PATH, ...bwrapArgs({ ...spec, workspaceSource: point })],
+      args: ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', STAGE_SCRIPT, 'warden-stage', mount, spec.workspace, point, ...dropToSandboxUser, ...inner],
+      env: STAGE_ENV,
+      envArgs: envAsBwrapArgs(env),
     },
   };
 }

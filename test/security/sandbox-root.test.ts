@@ -110,6 +110,21 @@ describe.skipIf(!canSandbox || !isRoot)('a sandboxed command, whoever started it
       expect(output).not.toContain(SECRET);
     });
 
+    it('gets exactly the environment Warden built, on either launch', async () => {
+      const { output } = await box.run('env', { env: { PATH: '/usr/bin:/bin', HOME: '/home/sandbox', LANG: 'C.UTF-8', FOO: 'bar baz\nqux' } });
+      const keys = [...output.matchAll(/^([A-Za-z_][A-Za-z0-9_]*)=/gm)].map((m) => m[1]).filter((k) => k !== 'PWD' && k !== 'SHLVL' && k !== '_');
+      expect(keys.sort()).toEqual(['FOO', 'HOME', 'LANG', 'PATH']);
+      expect(output).toContain('FOO=bar baz\nqux\n');
+    });
+
+    it.skipIf(!identity.staged)('no variable the model chose reaches the part of the start that runs as root', async () => {
+      // checkEnvOverrides lets these through; libmount (root, in the stage) would obey them.
+      const env = { PATH: '/usr/bin:/bin', HOME: '/home/sandbox', LIBMOUNT_DEBUG: 'all', LIBMOUNT_FSTAB: `${box.workspace}/fstab` };
+      const { exitCode, output } = await box.run('echo "inside: $LIBMOUNT_DEBUG"', { env });
+      expect(exitCode).toBe(0);
+      expect(output).toBe('inside: all\n');
+    });
+
     it('has no network: only loopback, and the host listener is out of reach', async () => {
       const probe = `cat /proc/net/dev; node -e "require('net').connect(${port}, '127.0.0.1').on('data', (d) => { console.log('GOT', String(d)); process.exit(0); }).on('error', (e) => { console.log(e.code); process.exit(7); })"`;
       const { exitCode, output } = await box.run(probe);
