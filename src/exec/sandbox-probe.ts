@@ -119,12 +119,19 @@ export function judge(identity: SandboxIdentity, output: string, made: ProcessId
 
 const cached = new Map<string, Promise<SandboxProbe>>();
 
-/** The probe once per identity per process: the host does not change under a running Warden. */
+/**
+ * The probe once per identity per process once it passed (the host does not take isolation
+ * away under a running Warden); a failed probe runs again on the next command, so a slow start
+ * under load is not a refusal for good.
+ */
 export function sandboxProbe(identity: SandboxIdentity = sandboxIdentity()): Promise<SandboxProbe> {
   const key = JSON.stringify(identity);
   let probe = cached.get(key);
   if (!probe) {
-    probe = probeSandbox(identity);
+    probe = probeSandbox(identity).then((result) => {
+      if (!result.ok) cached.delete(key);
+      return result;
+    });
     cached.set(key, probe);
   }
   return probe;

@@ -14,7 +14,7 @@ import { ownIds, type ProcessIds } from './sandbox.js';
  * its parent's descriptor (`/proc/self/fd/N/name`, O_PATH|O_NOFOLLOW), inspected with fstat
  * and changed through its own descriptor. Symlinks, devices, FIFOs and sockets are left alone,
  * and so are files with more than one link (a hard link may be a file outside the workspace),
- * other file systems mounted inside, files of other users, and Warden's own state.
+ * file systems mounted inside, files of other users, and Warden's own state.
  */
 
 const O_PATH = 0o10000000;
@@ -83,7 +83,9 @@ async function walk(dir: FileHandle, dev: number, to: ProcessIds, own: ProcessId
     try {
       const st = await entry.stat();
       const usable = st.isDirectory() || (st.isFile() && st.nlink === 1);
-      if (!usable || st.dev !== dev || skip.has(`${st.dev}:${st.ino}`)) {
+      // A directory on another device is a mount point. (Files are not checked: overlayfs may
+      // report the device of the layer a file comes from.)
+      if (!usable || (st.isDirectory() && st.dev !== dev) || skip.has(`${st.dev}:${st.ino}`)) {
         counts.skipped++;
         continue;
       }
