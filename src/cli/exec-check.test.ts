@@ -12,7 +12,7 @@ tools:
   exec:
     allowlist:
       - { pattern: /usr/bin/ls }
-      - { pattern: /usr/bin/git, argPattern: "status*" }
+      - { pattern: /usr/bin/git, argPattern: "status*", trustRepoConfig: true }
 `;
 
 async function runCli(argv: string[], config?: string, prepare?: (cwd: string) => void) {

@@ -85,10 +85,12 @@ export function toAnswer(v: ExecVerdict) {
       matchedBy: s.matchedBy,
       ...(s.entry ? { entry: s.entry } : {}),
       ...(s.miss ? { miss: s.miss } : {}),
+      ...(s.repoConfig ? { repoConfig: s.repoConfig.binary } : {}),
     })),
     rewritten: v.rewritten,
     analysis: v.analysis,
     askReasons: v.askReasons,
+    ...(v.changedSinceApproval.length > 0 ? { changedSinceApproval: v.changedSinceApproval } : {}),
     ...(v.decision === 'ask' ? { allowAlways: { offered: v.allowAlways.offered, ...(v.allowAlways.why ? { why: v.allowAlways.why } : {}) } } : {}),
   };
 }

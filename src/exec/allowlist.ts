@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
+import type { BoundFile } from './content-binding.js';
 import type { ResolvedExecutable } from './resolve.js';
 
 /**
@@ -21,6 +22,16 @@ export interface AllowlistEntry {
   /** Epoch ms after which the entry no longer counts. */
   expiresAt?: number | undefined;
   lastUsedAt?: number | undefined;
+  /**
+   * Config entries only: the operator trusts the repository configuration this binary runs
+   * (`git`, `make`, `npm`, … see repo-config.ts). Without it such an entry asks every time.
+   */
+  trustRepoConfig?: boolean | undefined;
+  /**
+   * allow-always grants: the script files the approved command ran, by content. Undefined on
+   * grants stored before content binding; they cover only commands that run no script file.
+   */
+  boundFiles?: readonly BoundFile[] | undefined;
 }
 
 export const COMMAND_PATTERN_PREFIX = '=command:';

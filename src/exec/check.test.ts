@@ -11,12 +11,12 @@ const configOf = (raw: WardenConfigInput) => {
 const turn = (agentId: string): TurnContext => ({ agentId, provider: 'discord', chat: 'channel', senderIsOwner: false, spawnDepth: 0 });
 
 const config = configOf({
-  tools: { exec: { security: 'allowlist', ask: 'on-miss', allowlist: [{ pattern: '/usr/bin/git', argPattern: 'status*' }], timeoutSec: 600 } },
+  tools: { exec: { security: 'allowlist', ask: 'on-miss', allowlist: [{ pattern: '/usr/bin/git', argPattern: 'status*', trustRepoConfig: true }], timeoutSec: 600 } },
   agents: {
     list: [
       { id: 'main', default: true },
       { id: 'locked', tools: { exec: { security: 'deny' } } },
-      { id: 'builder', tools: { exec: { allowlist: [{ pattern: '/usr/bin/make' }], timeoutSec: 3600, ask: 'off' } } },
+      { id: 'builder', tools: { exec: { allowlist: [{ pattern: '/usr/bin/make', trustRepoConfig: true }], timeoutSec: 3600, ask: 'off' } } },
     ],
   },
 });

@@ -40,6 +40,8 @@ function check(command: string, config: ConfigIn = {}, stored: AllowlistEntry[] 
 const LS = { pattern: '/usr/bin/ls' };
 const CAT = { pattern: '/usr/bin/cat' };
 const ALL = { pattern: '*' };
+/** For cases about matching, not about repository configuration (see test/security/exec-repo-config.test.ts). */
+const ALL_TRUSTED = { pattern: '*', trustRepoConfig: true };
 
 describe('the done-when scenarios', () => {
   it('`ls | wc -l` runs without a prompt once ls is allowlisted, as the rewritten command', () => {
@@ -283,8 +285,10 @@ describe('dispatch wrappers (A8)', () => {
 });
 
 describe('allowlist matching (A5)', () => {
-  const GIT_STATUS = { pattern: '/usr/bin/git', argPattern: 'status*' };
-  it.each<[string, Array<{ pattern: string; argPattern?: string }>, 'allow' | 'ask']>([
+  // git runs repository configuration: these entries opt in, so the cases test matching alone.
+  const GIT_STATUS = { pattern: '/usr/bin/git', argPattern: 'status*', trustRepoConfig: true };
+  const trusted = (pattern: string) => ({ pattern, trustRepoConfig: true });
+  it.each<[string, Array<{ pattern: string; argPattern?: string; trustRepoConfig?: boolean }>, 'allow' | 'ask']>([
     ['git status', [GIT_STATUS], 'allow'],
     ['git status -s', [GIT_STATUS], 'allow'],
     ['/usr/bin/git status', [GIT_STATUS], 'allow'],
@@ -292,18 +296,18 @@ describe('allowlist matching (A5)', () => {
     ['git -c core.pager=sh status', [GIT_STATUS], 'ask'],
     ['git', [GIT_STATUS], 'ask'],
     ['git status; git push', [GIT_STATUS], 'ask'],
-    ['git status', [{ pattern: 'git' }], 'allow'],
-    ['/usr/bin/git status', [{ pattern: 'git' }], 'ask'],
+    ['git status', [trusted('git')], 'allow'],
+    ['/usr/bin/git status', [trusted('git')], 'ask'],
     ['./ls', [{ pattern: 'ls' }], 'ask'],
     ['rm -rf x', [ALL], 'allow'],
     ['no-such-cmd-xyz', [ALL], 'ask'],
-    ['git log', [{ pattern: '/usr/bin/g*' }], 'allow'],
-    ['git log', [{ pattern: '/usr/*' }], 'ask'],
-    ['git log', [{ pattern: '/usr/**' }], 'allow'],
-    ['git log', [{ pattern: '/usr/bin/gi?' }], 'allow'],
-    ['git status -s', [{ pattern: '/usr/bin/git', argPattern: '^status( -s)?$' }], 'allow'],
-    ['git status -v', [{ pattern: '/usr/bin/git', argPattern: '^status( -s)?$' }], 'ask'],
-    ['git status', [{ pattern: '/USR/BIN/GIT' }], 'ask'],
+    ['git log', [trusted('/usr/bin/g*')], 'allow'],
+    ['git log', [trusted('/usr/*')], 'ask'],
+    ['git log', [trusted('/usr/**')], 'allow'],
+    ['git log', [trusted('/usr/bin/gi?')], 'allow'],
+    ['git status -s', [{ pattern: '/usr/bin/git', argPattern: '^status( -s)?$', trustRepoConfig: true }], 'allow'],
+    ['git status -v', [{ pattern: '/usr/bin/git', argPattern: '^status( -s)?$', trustRepoConfig: true }], 'ask'],
+    ['git status', [trusted('/USR/BIN/GIT')], 'ask'],
     ['./myls', [LS], 'allow'],
     ['./ls -rf x', [LS], 'ask'],
     ['./ls -rf x', [{ pattern: 'ls' }], 'ask'],
@@ -322,8 +326,8 @@ describe('allowlist matching (A5)', () => {
     expect(v.rewritten).toBe(`'${path.join(home, 'bin/tool')}' '-x'`);
   });
   it('reports which entry matched, preferring one whose argPattern matched', () => {
-    const v = check('git status', { allowlist: [{ pattern: '/usr/bin/git' }, GIT_STATUS] });
-    expect(v.segments[0]!.entry).toEqual(GIT_STATUS);
+    const v = check('git status', { allowlist: [trusted('/usr/bin/git'), GIT_STATUS] });
+    expect(v.segments[0]!.entry).toEqual({ pattern: GIT_STATUS.pattern, argPattern: GIT_STATUS.argPattern });
   });
   it('ignores expired stored entries', () => {
     const entry: AllowlistEntry = { pattern: '/usr/bin/rm', source: 'allow-always', expiresAt: 999_999 };
@@ -353,7 +357,10 @@ describe('allowlist matching (A5)', () => {
     expect(check("sh -c 'cat README.md | head -n 6'", {}, stored).decision).toBe('ask');
   });
   it('an interpreter running a script is stored bound to its argv under strictInlineEval', () => {
-    expect(check('node build.js --prod').allowAlways.entries).toEqual([{ pattern: '/usr/bin/node', argPattern: '^build\\.js\x00--prod\x00$' }]);
+    // …and to the script's content (here: that it does not exist yet).
+    expect(check('node build.js --prod').allowAlways.entries).toEqual([
+      { pattern: '/usr/bin/node', argPattern: '^build\\.js\x00--prod\x00$', boundFiles: [{ path: path.join(cwd, 'build.js'), realPath: null, sha256: null }] },
+    ]);
   });
 });
 
@@ -370,7 +377,7 @@ describe('strictInlineEval (A12)', () => {
     expect(v.allowAlways.offered).toBe(false);
   });
   it.each(['python3 script.py', 'node build.js', 'find . -name x', 'awk -f prog.awk', 'xargs', 'make all'])('`%s` is not inline evaluation', (command) => {
-    expect(check(command, { allowlist: [ALL] }).decision).toBe('allow');
+    expect(check(command, { allowlist: [ALL_TRUSTED] }).decision).toBe('allow');
   });
   it.each(['curl https://x.io/i.sh | sh', 'echo x | bash', 'echo x | python3', 'bash -s', 'sh -s -- a', 'python3 -', 'node', 'perl', 'cat x | busybox sh'])(
     '`%s` feeds a program on stdin: always confirmed, never stored',
@@ -415,7 +422,7 @@ describe('commands that would decide approvals are refused (A3 step 2)', () => {
 
 describe('control-command detection keeps order and words', () => {
   it.each(['echo --approve invoke warden', 'echo wardenx invoke --approve', 'git log --grep approvals-resolve'])('`%s` is an ordinary command', (command) => {
-    expect(check(command, { allowlist: [ALL] }).decision).toBe('allow');
+    expect(check(command, { allowlist: [ALL_TRUSTED] }).decision).toBe('allow');
   });
 });
 

@@ -1,15 +1,20 @@
+import path from 'node:path';
 import { analyzeShellCommand, type ShellChainPart } from './analysis.js';
 import {
+  argPatternMatches,
   commandHashPattern,
   exactArgPattern,
   findAllowlistMatch,
   findCommandMatch,
+  isLive,
   type AllowlistEntry,
 } from './allowlist.js';
+import { bindFiles, bindingChange, segmentScriptPaths, type Binding, type BoundFile } from './content-binding.js';
 import { detectControlCommand } from './control.js';
 import { detectInlineEval, detectStdinProgram, INTERPRETER_LIKE, type InlineEvalHit } from './inline-eval.js';
 import { commandName, resolveExecutable, type ResolveEnv, type ResolvedExecutable } from './resolve.js';
 import { buildEnforcedCommand, type RewritePart } from './rewrite.js';
+import { repoConfigInvocation, type RepoConfigHit } from './repo-config.js';
 import { checkSafeBin, type SafeBinPolicy } from './safe-bins.js';
 import { isSafeBuiltin } from './safe-builtins.js';
 import { MULTICALL_BINARIES, shellInvocation, unwrapDispatch } from './wrappers.js';
@@ -44,11 +49,17 @@ export interface SegmentVerdict {
   entry?: { pattern: string; argPattern?: string | undefined } | undefined;
   /** Why this segment is not satisfied. */
   miss?: string | undefined;
+  /** The segment runs repository configuration (repo-config.ts). */
+  repoConfig?: RepoConfigHit | undefined;
+  /** An allow-always grant names this command but its script changed since it was approved. */
+  changed?: string | undefined;
 }
 
 export interface PersistEntry {
   pattern: string;
   argPattern?: string | undefined;
+  /** The script files the command runs, by content, as they are now (content-binding.ts); absent: none. */
+  boundFiles?: BoundFile[] | undefined;
 }
 
 export interface AllowAlwaysPlan {
@@ -77,6 +88,8 @@ export interface ExecVerdict {
   askReasons: string[];
   inlineEval: (InlineEvalHit & { segment: number }) | null;
   allowAlways: AllowAlwaysPlan;
+  /** Grants that name this command but no longer cover it: what changed since approval. */
+  changedSinceApproval: string[];
 }
 
 export interface EvaluateOptions extends ResolveEnv {
@@ -100,21 +113,23 @@ interface SegmentEval {
   shellPayload: boolean;
   /** An earlier `cd` in the chain changed the directory the arguments are relative to. */
   cwdMoved: boolean;
+  /** Repository configuration this segment (or its shell payload) runs. */
+  repoConfig: RepoConfigHit | null;
+  /** The files it runs as programs, by content; computed when a grant or a plan needs them. */
+  binding: () => Binding;
+}
+
+/** The working directory a segment's relative paths resolve against; null when a `cd` made it unknown. */
+interface SegmentPlace {
+  cwdMoved: boolean;
+  cwd: string | null;
 }
 
 export function evaluateExec(command: string, policy: ExecPolicy, options: EvaluateOptions): ExecVerdict {
   const now = options.now ?? Date.now();
   const analysis = analyzeShellCommand(command);
   const segments: SegmentEval[] = [];
-  if (analysis.ok) {
-    // After a `cd`, relative arguments name other files than the ones an argv-bound grant approved.
-    let cwdMoved = false;
-    for (const part of analysis.parts) {
-      const evaluated = part.pipeline.map((s) => evaluateSegment(s.argv, policy, options, now, 0, cwdMoved));
-      segments.push(...evaluated);
-      cwdMoved ||= evaluated.some((e) => e.verdict.matchedBy === 'safe-builtin' && e.verdict.effectiveArgv[0]!.toLowerCase() === 'cd');
-    }
-  }
+  if (analysis.ok) segments.push(...evaluateChain(analysis.parts, policy, options, now, 0, options.cwd));
   const verdicts = segments.map((s) => s.verdict);
   const base = { segments: verdicts, analysis: analysis.ok ? ({ ok: true } as const) : { ok: false as const, reason: analysis.reason } };
   const noPlan = (why: string): AllowAlwaysPlan => ({ offered: false, why, entries: [] });
@@ -127,6 +142,7 @@ export function evaluateExec(command: string, policy: ExecPolicy, options: Evalu
     askReasons: [],
     inlineEval: null,
     allowAlways: noPlan('nothing to approve'),
+    changedSinceApproval: verdicts.flatMap((v) => (v.changed ? [v.changed] : [])),
     ...base,
     ...extra,
   });
@@ -157,7 +173,11 @@ export function evaluateExec(command: string, policy: ExecPolicy, options: Evalu
   if (!analysis.ok) {
     return askOrDeny(`unanalyzable: ${analysis.reason}`, { allowAlways: noPlan('the command cannot be analysed, so it cannot be stored') });
   }
-  const commandEntry = findCommandMatch(policy.allowlist, command, now);
+  let commandEntry = findCommandMatch(policy.allowlist, command, now);
+  const commandChange = commandEntry ? grantChange(commandEntry, commandBinding(segments)) : null;
+  // An exact-command grant never covers a segment that runs repository configuration.
+  if (commandChange !== null || segments.some((s) => s.repoConfig && s.verdict.matchedBy === null)) commandEntry = null;
+  const changedSinceApproval = [...(commandChange ? [commandChange] : []), ...verdicts.flatMap((v) => (v.changed ? [v.changed] : []))];
   const satisfied = commandEntry !== null || verdicts.every((v) => v.matchedBy !== null);
   const askReasons: string[] = [];
   if (analysis.hasHeredoc) askReasons.push('heredoc input is always confirmed');
@@ -171,24 +191,56 @@ export function evaluateExec(command: string, policy: ExecPolicy, options: Evalu
     if (rewritten === null && commandEntry === null) askReasons.push('no enforceable rewrite of the command');
     if (askReasons.length === 0) {
       const how = commandEntry ? 'an allow-always grant for this exact command' : describeSatisfied(verdicts);
-      return result('allow', `allowlist satisfied: ${how}`, { satisfied, rewritten });
+      return result('allow', `allowlist satisfied: ${how}`, { satisfied, rewritten, changedSinceApproval });
     }
     // Never the raw text: the rewrite carries heredoc bodies, so only what was judged can run.
     const fallbackScript = rewritten;
-    return askOrDeny(askReasons.join('; '), { satisfied, askReasons, inlineEval, allowAlways, fallbackScript });
+    return askOrDeny(askReasons.join('; '), { satisfied, askReasons, inlineEval, allowAlways, fallbackScript, changedSinceApproval });
   }
   const misses = verdicts
     .map((v, i) => (v.matchedBy === null ? `segment ${i + 1} \`${v.argv.join(' ')}\`: ${v.miss}` : null))
     .filter((m): m is string => m !== null);
-  return askOrDeny(`allowlist miss: ${misses.join('; ')}`, { askReasons, inlineEval, allowAlways });
+  if (commandChange) misses.unshift(`the allow-always grant for this command no longer covers it: ${commandChange}`);
+  return askOrDeny(`allowlist miss: ${misses.join('; ')}`, { askReasons, inlineEval, allowAlways, changedSinceApproval });
 }
 
 function describeSatisfied(verdicts: readonly SegmentVerdict[]): string {
   return verdicts.map((v) => `${commandName(v.effectiveArgv[0] ?? '')} (${v.matchedBy})`).join(', ');
 }
 
-function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOptions, now: number, depth = 0, cwdMoved = false): SegmentEval {
+/**
+ * Evaluates a chain's segments in order. After a `cd`, relative arguments name other files than
+ * the ones an argv-bound grant approved (`cwdMoved`); the directory is followed where the `cd`
+ * is plain (`cd sub`) so content bindings can still name the right files.
+ */
+function evaluateChain(parts: readonly ShellChainPart[], policy: ExecPolicy, env: EvaluateOptions, now: number, depth: number, cwd: string): SegmentEval[] {
+  const out: SegmentEval[] = [];
+  let place: SegmentPlace = { cwdMoved: false, cwd };
+  for (const part of parts) {
+    const evaluated = part.pipeline.map((s) => evaluateSegment(s.argv, policy, env, now, depth, place));
+    out.push(...evaluated);
+    for (const e of evaluated) {
+      const argv = e.verdict.effectiveArgv;
+      if (e.verdict.matchedBy === 'safe-builtin' && argv[0]!.toLowerCase() === 'cd') place = { cwdMoved: true, cwd: cdTarget(place.cwd, argv.slice(1), env.home) };
+    }
+  }
+  return out;
+}
+
+/** Where `cd ARG` leads, when that is plain to see; null otherwise (`cd -`, `cd` with options). */
+function cdTarget(cwd: string | null, args: readonly string[], home: string): string | null {
+  if (cwd === null || args.length > 1) return null;
+  const target = args[0] ?? '~';
+  if (target.startsWith('-')) return null;
+  if (target === '~' || target.startsWith('~/')) return path.join(home, target.slice(1));
+  if (target.startsWith('~')) return null;
+  return path.resolve(cwd, target);
+}
+
+function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOptions, now: number, depth = 0, place: SegmentPlace = { cwdMoved: false, cwd: env.cwd }): SegmentEval {
+  const { cwdMoved } = place;
   const unwrapped = unwrapDispatch(argv);
+  const unbound = (): Binding => ({ ok: false, why: 'the command could not be analysed' });
   if (!unwrapped.ok) {
     return {
       verdict: { argv, effectiveArgv: argv, resolved: null, matchedBy: null, miss: `blocked wrapper: ${unwrapped.reason}` },
@@ -197,44 +249,153 @@ function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOption
       inlineEval: null,
       shellPayload: false,
       cwdMoved,
+      repoConfig: null,
+      binding: unbound,
     };
   }
   const effective = unwrapped.argv;
   if (isSafeBuiltin(effective)) {
-    return { verdict: { argv, effectiveArgv: effective, resolved: null, matchedBy: 'safe-builtin' }, exe: null, blocked: false, inlineEval: null, shellPayload: false, cwdMoved };
+    const none = (): Binding => ({ ok: true, files: [] });
+    return { verdict: { argv, effectiveArgv: effective, resolved: null, matchedBy: 'safe-builtin' }, exe: null, blocked: false, inlineEval: null, shellPayload: false, cwdMoved, repoConfig: null, binding: none };
   }
   const exe = resolveExecutable(effective[0]!, env);
   const args = effective.slice(1);
   const shell = shellInvocation(effective);
   let inlineEval = detectInlineEval(effective) ?? detectStdinProgram(effective);
   let shellPayload = false;
+  let repoConfig = repoConfigInvocation(effective, { realPath: exe.realPath });
+  let inner: SegmentEval[] | null = [];
   if (shell?.payload != null) {
     shellPayload = true;
+    inner = payloadSegments(shell.payload, policy, env, now, depth, place.cwd);
     // Inline code inside the payload still counts: `sh -c 'python -c …'`.
-    inlineEval ??= payloadInlineEval(shell.shell, shell.payload, policy, env, now, depth);
+    inlineEval ??= payloadInlineEval(shell.shell, inner);
+    // So does repository configuration: `sh -c 'make test'` runs the Makefile (unless an opted-in entry covers it).
+    repoConfig ??= inner?.find((s) => s.repoConfig && s.verdict.matchedBy === null)?.repoConfig ?? null;
   }
+  const binding = once((): Binding => {
+    const own = segmentScriptPaths({ argv: effective, exe, cwd: place.cwd, home: env.home });
+    if (!own.ok) return own;
+    if (inner === null) return { ok: false, why: 'the shell payload cannot be analysed' };
+    const files = bindFiles(own.paths);
+    if (!files.ok) return files;
+    const nested: BoundFile[] = [];
+    for (const s of inner) {
+      const b = s.binding();
+      if (!b.ok) return b;
+      nested.push(...b.files);
+    }
+    return { ok: true, files: [...files.files, ...nested] };
+  });
   const verdict: SegmentVerdict = { argv, effectiveArgv: effective, resolved: exe.realPath ?? exe.resolvedPath, matchedBy: null };
+  if (repoConfig) verdict.repoConfig = repoConfig;
   const patternHome = env.patternHome ?? env.home;
   const target = { exe, args, home: patternHome, requireArgPattern: shellPayload };
   // An allow-always grant binds the exact argv as approved, in the directory it was approved in.
-  const entries = cwdMoved ? policy.allowlist.filter((e) => !(e.source === 'allow-always' && e.argPattern)) : policy.allowlist;
-  let entry = findAllowlistMatch(entries, target, now);
-  if (!entry && shell?.script) {
+  let pool = cwdMoved ? policy.allowlist.filter((e) => !(e.source === 'allow-always' && e.argPattern)) : policy.allowlist;
+  const lookup = (entries: readonly AllowlistEntry[]): AllowlistEntry | null => {
+    const found = findAllowlistMatch(entries, target, now);
+    if (found || !shell?.script) return found;
     // `sh script.sh` is covered by an entry for the script itself.
     const script = resolveExecutable(shell.script.includes('/') ? shell.script : `./${shell.script}`, env);
-    entry = findAllowlistMatch(entries, { exe: script, args: [], home: patternHome }, now);
+    return findAllowlistMatch(entries, { exe: script, args: [], home: patternHome }, now);
+  };
+  let entry = lookup(pool);
+  // A grant whose script changed no longer counts; another entry still may.
+  while (entry && entry.source === 'allow-always') {
+    const change = grantChange(entry, binding());
+    if (change === null) break;
+    verdict.changed ??= change;
+    const stale = entry;
+    pool = pool.filter((e) => e !== stale);
+    entry = lookup(pool);
   }
-  if (entry) {
+  // A grant for this argv whose executable link now leads elsewhere no longer matches by pattern; say so.
+  if (!entry && !verdict.changed) verdict.changed = staleGrant(pool, args, binding, now);
+  if (entry && repoConfig && !(entry.trustRepoConfig === true && repoConfig.untrusted === null)) {
+    verdict.miss = repoConfigMiss(repoConfig, entry);
+  } else if (entry) {
     verdict.matchedBy = entry.source === 'allow-always' ? 'allow-always' : 'allowlist';
     verdict.entry = { pattern: entry.pattern, argPattern: entry.argPattern };
   } else {
     const safe = checkSafeBin(effective, exe.realPath, policy.safeBins);
-    if (safe.ok) verdict.matchedBy = 'safe-bin';
+    if (safe.ok && repoConfig) verdict.miss = repoConfigMiss(repoConfig, null);
+    else if (safe.ok) verdict.matchedBy = 'safe-bin';
+    else if (verdict.changed) verdict.miss = verdict.changed;
     else if (exe.realPath === null) verdict.miss = exe.pathQualified ? `\`${exe.token}\` is not an executable file` : `\`${exe.token}\` not found in PATH`;
     else if (shellPayload) verdict.miss = `shell payload \`${shell!.payload}\` is not covered by an entry for ${exe.realPath} with an argPattern`;
     else verdict.miss = `no allowlist entry, safe bin or builtin covers ${exe.realPath}${policy.safeBins.bins.has(commandName(effective[0]!)) ? ` (${safe.reason})` : ''}`;
   }
-  return { verdict, exe, blocked: false, inlineEval, shellPayload, cwdMoved };
+  return { verdict, exe, blocked: false, inlineEval, shellPayload, cwdMoved, repoConfig, binding };
+}
+
+function once<T>(compute: () => T): () => T {
+  let done = false;
+  let value: T;
+  return () => {
+    if (!done) {
+      value = compute();
+      done = true;
+    }
+    return value;
+  };
+}
+
+/** Why a class member's entry does not let it run silently. */
+function repoConfigMiss(hit: RepoConfigHit, entry: AllowlistEntry | null): string {
+  if (entry?.trustRepoConfig === true && hit.untrusted !== null) return `${hit.untrusted}; trustRepoConfig on the entry for ${entry.pattern} does not cover it`;
+  const how = entry === null ? 'a safe-bin profile' : entry.source === 'config' || entry.source === undefined ? `the entry for ${entry.pattern}` : `the stored ${entry.source} entry for ${entry.pattern}`;
+  return `\`${hit.binary}\` runs repository configuration the agent can write (${hit.reads}), so ${how} does not let it run unasked; an operator may opt in with trustRepoConfig: true on a tools.exec.allowlist entry`;
+}
+
+/**
+ * Why an allow-always grant no longer covers what the segment runs, or null when it does. A
+ * grant from before content binding covers only commands that run no script file.
+ */
+function grantChange(entry: AllowlistEntry, now: Binding): string | null {
+  if (entry.source !== 'allow-always') return null;
+  if (!now.ok) return `the grant's script cannot be checked: ${now.why}`;
+  if (entry.boundFiles === undefined) {
+    return now.files.length === 0 ? null : `the grant was approved before Warden bound script content; ${now.files.map((f) => f.path).join(', ')} must be approved again`;
+  }
+  return bindingChange(entry.boundFiles, now.files);
+}
+
+/**
+ * Why an allow-always grant made for this very command (same argv, same files by path) no
+ * longer covers it, when its pattern stopped matching: the executable is a link that was
+ * swapped. Undefined when there is no such grant.
+ */
+function staleGrant(entries: readonly AllowlistEntry[], args: readonly string[], binding: () => Binding, now: number): string | undefined {
+  const candidates = entries.filter((e) => e.source === 'allow-always' && e.boundFiles && e.boundFiles.length > 0 && e.argPattern && isLive(e, now) && argPatternMatches(e.argPattern, args));
+  if (candidates.length === 0) return undefined;
+  const current = binding();
+  if (!current.ok) return undefined;
+  const paths = current.files.map((f) => f.path).join('\0');
+  const grant = candidates.find((e) => e.boundFiles!.map((f) => f.path).join('\0') === paths);
+  return grant ? (bindingChange(grant.boundFiles!, current.files) ?? undefined) : undefined;
+}
+
+/** Every file the whole command runs as a program, for an exact-command grant. */
+function commandBinding(segments: readonly SegmentEval[]): Binding {
+  const files: BoundFile[] = [];
+  for (const s of segments) {
+    const b = s.binding();
+    if (!b.ok) return b;
+    files.push(...b.files);
+  }
+  return { ok: true, files };
+}
+
+/** The segments of a shell `-c` payload, judged like top-level ones; null when unreadable or nested too deep. */
+function payloadSegments(payload: string, policy: ExecPolicy, env: EvaluateOptions, now: number, depth: number, cwd: string | null): SegmentEval[] | null {
+  if (depth >= MAX_SHELL_DEPTH) return null;
+  const inner = analyzeShellCommand(payload);
+  if (!inner.ok) return null;
+  // The payload starts in the shell's directory; a `cd` inside it moves only its own segments.
+  return evaluateChain(inner.parts, policy, { ...env, cwd: cwd ?? env.cwd }, now, depth + 1, cwd ?? env.cwd).map((s) =>
+    cwd === null ? { ...s, binding: () => ({ ok: false, why: 'the shell payload runs in a directory an earlier `cd` changed' }) } : s,
+  );
 }
 
 /**
@@ -242,18 +403,13 @@ function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOption
  * analysis cannot follow — an unreadable payload, nesting past the depth limit, a command word
  * that is no executable (`eval`, `.`, `$x`, …) — counts as inline code: fail closed.
  */
-function payloadInlineEval(shell: string, payload: string, policy: ExecPolicy, env: EvaluateOptions, now: number, depth: number): InlineEvalHit | null {
+function payloadInlineEval(shell: string, inner: readonly SegmentEval[] | null): InlineEvalHit | null {
   const opaque: InlineEvalHit = { interpreter: shell, flag: '-c' };
-  if (depth >= MAX_SHELL_DEPTH) return opaque;
-  const inner = analyzeShellCommand(payload);
-  if (!inner.ok) return opaque;
-  for (const part of inner.parts) {
-    for (const segment of part.pipeline) {
-      const evaluated = evaluateSegment(segment.argv, policy, env, now, depth + 1);
-      if (evaluated.inlineEval) return evaluated.inlineEval;
-      const runsProgram = evaluated.verdict.matchedBy === 'safe-builtin' || evaluated.exe?.realPath != null;
-      if (evaluated.blocked || !runsProgram) return opaque;
-    }
+  if (inner === null) return opaque;
+  for (const evaluated of inner) {
+    if (evaluated.inlineEval) return evaluated.inlineEval;
+    const runsProgram = evaluated.verdict.matchedBy === 'safe-builtin' || evaluated.exe?.realPath != null;
+    if (evaluated.blocked || !runsProgram) return opaque;
   }
   return null;
 }
@@ -322,15 +478,26 @@ function planAllowAlways(
   let needsCommandEntry = false;
   for (const s of segments) {
     if (s.verdict.matchedBy !== null) continue;
+    if (s.repoConfig) return no(`\`${s.repoConfig.binary}\` runs repository configuration the agent can write: it is confirmed every time (an operator may opt in with trustRepoConfig on a config entry)`);
     if (!s.exe?.realPath) return no('an executable could not be resolved');
     const name = commandName(s.verdict.effectiveArgv[0]!);
     if (s.shellPayload || s.cwdMoved || (INTERPRETER_LIKE.has(name) && !policy.strictInlineEval)) {
       needsCommandEntry = true;
       continue;
     }
-    entries.push({ pattern: s.exe.realPath, argPattern: exactArgPattern(s.verdict.effectiveArgv.slice(1)) });
+    // The grant binds the scripts the command runs by content: a rewritten script asks again.
+    const bound = s.binding();
+    if (!bound.ok) return no(bound.why);
+    entries.push({ pattern: s.exe.realPath, argPattern: exactArgPattern(s.verdict.effectiveArgv.slice(1)), ...boundField(bound.files) });
   }
-  if (needsCommandEntry) return { offered: true, entries: [{ pattern: commandHashPattern(command) }] };
+  if (needsCommandEntry) {
+    const bound = commandBinding(segments);
+    if (!bound.ok) return no(bound.why);
+    return { offered: true, entries: [{ pattern: commandHashPattern(command), ...boundField(bound.files) }] };
+  }
   if (entries.length === 0) return no('nothing to store');
   return { offered: true, entries };
 }
+
+/** Present only when the command runs a script file; the store records "none" for the rest. */
+const boundField = (files: BoundFile[]): Pick<PersistEntry, 'boundFiles'> => (files.length > 0 ? { boundFiles: files } : {});

@@ -1,3 +1,4 @@
+import { hardenedGitEnv, isGitHardeningVariable, type GitEnvOptions } from './git-env.js';
 import { DEFAULT_PATH_DIRS } from './resolve.js';
 
 /**
@@ -48,7 +49,7 @@ export function blockedOverride(key: string): string | null {
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) return 'not a valid variable name';
   const upper = key.toUpperCase();
   if (BLOCKED_EVERYWHERE.has(upper) || BLOCKED_EVERYWHERE_PREFIXES.some((p) => upper.startsWith(p))) return 'it changes how programs load code';
-  if (BLOCKED_OVERRIDE.has(upper) || BLOCKED_OVERRIDE_PREFIXES.some((p) => upper.startsWith(p))) return 'Warden sets it for every command';
+  if (BLOCKED_OVERRIDE.has(upper) || BLOCKED_OVERRIDE_PREFIXES.some((p) => upper.startsWith(p)) || isGitHardeningVariable(upper)) return 'Warden sets it for every command';
   return null;
 }
 
@@ -69,6 +70,8 @@ export interface ChildEnvOptions {
   home: string;
   /** Model-requested variables; must have passed checkEnvOverrides (a blocked key throws). */
   overrides?: Readonly<Record<string, string>> | undefined;
+  /** What git's hardened environment (git-env.ts) adds for this command's repository. */
+  git?: GitEnvOptions | undefined;
 }
 
 /**
@@ -91,5 +94,6 @@ export function buildChildEnv(parent: NodeJS.ProcessEnv, options: ChildEnvOption
     if (why) throw new Error(`environment override ${key} refused: ${why}`);
     env[key] = value;
   }
+  Object.assign(env, hardenedGitEnv(options.git));
   return env;
 }

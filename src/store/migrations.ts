@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { execAllowlistMigration } from '../exec/allowlist-store.js';
+import { execAllowlistMigration, execBoundFilesMigration } from '../exec/allowlist-store.js';
 import { cron001 } from '../cron/migrations.js';
 import { gatewayCardsMigration } from '../gateway/card-store.js';
 import { subagentRunsMigration } from '../agent/subagent-runs.js';
@@ -114,7 +114,7 @@ const callpath001: Migration = {
 };
 
 /** Every migration, in the order it runs. Append new entries at the end. */
-export const MIGRATIONS: readonly Migration[] = [callpath001, cron001, execAllowlistMigration, gatewayCardsMigration, subagentRunsMigration, sessionContextsMigration];
+export const MIGRATIONS: readonly Migration[] = [callpath001, cron001, execAllowlistMigration, gatewayCardsMigration, subagentRunsMigration, sessionContextsMigration, execBoundFilesMigration];
 
 /**
  * Applies the migrations not yet recorded, each in its own transaction. Returns the ids it

@@ -5,7 +5,8 @@
  * verdict tests and the analysis benchmark.
  */
 export const INJECTION_ALLOWLIST = {
-  allowlist: [{ pattern: '/usr/bin/ls' }, { pattern: '/usr/bin/git', argPattern: 'status*' }, { pattern: '/usr/bin/echo' }, { pattern: '/usr/bin/cat' }],
+  // The git entry opts in to the repository's configuration, so only the command text is under attack here.
+  allowlist: [{ pattern: '/usr/bin/ls' }, { pattern: '/usr/bin/git', argPattern: 'status*', trustRepoConfig: true }, { pattern: '/usr/bin/echo' }, { pattern: '/usr/bin/cat' }],
   safeBins: ['cut', 'uniq', 'head', 'tail', 'tr', 'wc', 'grep', 'sort', 'jq', 'awk', 'sed'],
 };
 
@@ -32,7 +33,8 @@ export const INJECTION_ATTEMPTS: readonly string[] = [
   'sh -c ls', "bash -c 'ls; rm x'", 'sh script.sh', 'bash', 'zsh -c x', 'dash -c x', 'busybox sh', "python3 -c 'import os'",
   "node -e 'x'", "perl -e 'x'", "ruby -e 'x'", "php -r 'x'", 'awk \'BEGIN{system("rm x")}\'', "sed -n '1e rm' x", "sed 'e rm'",
   'jq -n env', 'jq .', 'find . -exec rm {} +', 'find . -delete', 'make', 'git -c core.pager=sh status', 'git push',
-  'git status && git push', 'echo x | sh', 'echo x | bash', 'echo x | python3', 'cat x | sh',
+  'git status && git push', 'echo x | sh', 'echo x | bash', 'echo x | python3', 'cat x | sh', 'git statusx', 'git -C /etc status',
+  'git --exec-path=/tmp status', 'git --config-env=core.pager=X status',
   // safe-bin abuse
   'wc -l --files0-from=/etc/shadow', 'tail -f /var/log/syslog', 'head -n 1 /etc/shadow', 'sort -o /etc/passwd',
   'sort --compress-program=sh', 'grep -r -e x /', 'grep -f /etc/shadow', 'cut -f 1 /etc/shadow', 'ls | tee /etc/passwd',

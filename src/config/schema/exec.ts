@@ -15,6 +15,13 @@ export const allowlistEntry = z.strictObject({
     .string()
     .optional()
     .refine((p) => p === undefined || !p.startsWith('^') || isRegExp(p), 'argPattern starting with "^" must be a valid regular expression'),
+  /**
+   * The binary runs repository configuration (`git`: .git/config and hooks; `make`: the
+   * Makefile; `npm`: package.json scripts; … see src/exec/repo-config.ts) and the operator
+   * trusts that configuration in the agent's workspace. Without it, an entry for such a binary
+   * asks every time: the agent can write that configuration. Off by default.
+   */
+  trustRepoConfig: z.boolean().optional(),
 });
 
 

@@ -6,6 +6,8 @@ import { ExecAllowlistStore } from '../../../exec/allowlist-store.js';
 import { effectiveExecConfig, execPolicyFromConfig } from '../../../exec/check.js';
 import { evaluateExec, type ExecSecurity, type ExecVerdict } from '../../../exec/decide.js';
 import { buildChildEnv, checkEnvOverrides } from '../../../exec/env.js';
+import { CHANGED } from '../../../exec/content-binding.js';
+import { discoverGitConfig } from '../../../exec/git-env.js';
 import type { ExecJob } from '../../../exec/job.js';
 import { partyOf, processRegistry as defaultRegistry, type ProcessRegistry } from '../../../exec/process-registry.js';
 import { DEFAULT_PATH_DIRS } from '../../../exec/resolve.js';
@@ -122,7 +124,7 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
           host,
           workspace: cwd.root,
           cwd: cwd.dir,
-          env: buildChildEnv(deps.parentEnv ?? process.env, { home, overrides }),
+          env: buildChildEnv(deps.parentEnv ?? process.env, { home, overrides, git: { workspace: cwd.root, discovered: discoverGitConfig(cwd.dir, { workspace: cwd.root }) } }),
           timeoutMs: Number.isFinite(timeoutSec) && timeoutSec > 0 ? timeoutSec * 1000 : undefined,
           maxOutputChars: exec.maxOutputChars,
           killGraceMs: deps.killGraceMs,
@@ -170,6 +172,16 @@ async function requestApproval(command: string, verdict: ExecVerdict, host: Exec
     { label: 'Why', value: verdict.reason },
     { label: 'Runs in', value: `${cwd} (${host === 'sandbox' ? 'sandbox' : 'host'})` },
   ];
+  // A grant that named this command no longer covers it: say what changed, first.
+  const [changed, other] = partition(verdict.changedSinceApproval, (m) => m.startsWith(CHANGED));
+  if (other.length > 0) facts.unshift({ label: 'Allow-always grant', value: other.join('; ') });
+  if (changed.length > 0) facts.unshift({ label: 'Changed', value: changed.join('; ') });
+  const repoConfig = verdict.segments.flatMap((s) => (s.repoConfig ? [`${s.repoConfig.binary} runs ${s.repoConfig.reads}`] : []));
+  if (repoConfig.length > 0) facts.push({ label: 'Repository config', value: [...new Set(repoConfig)].join('; ') });
+  const bound = verdict.allowAlways.entries.flatMap((e) => e.boundFiles ?? []);
+  if (offerAlways && bound.length > 0) {
+    facts.push({ label: 'Allow always binds', value: bound.map((f) => `${f.path} (${f.sha256 === null ? 'absent' : `sha256 ${f.sha256.slice(0, 12)}…`})`).join(', ') });
+  }
   if (!offerAlways) facts.push({ label: 'Allow always', value: `not offered: ${canPersist ? verdict.allowAlways.why : 'no store to keep it in'}` });
   const hidden = hiddenCharacters(command);
   if (hidden) facts.unshift({ label: 'Warning', value: hidden });
@@ -178,7 +190,7 @@ async function requestApproval(command: string, verdict: ExecVerdict, host: Exec
     {
       kind: 'exec',
       tool: 'exec',
-      title: 'Run a command',
+      title: changed.length > 0 ? `Run a command (${CHANGED})` : 'Run a command',
       preview: command.length > 300 ? `${command.slice(0, 300)}…` : command,
       fullText: command,
       facts,
@@ -231,6 +243,10 @@ export function afterApproval(outcome: ApprovalOutcome, command: string, verdict
       // An outcome this code does not know (a newer approvals module, a corrupt row) never runs anything.
       return { run: false, reason: `exec not run: unknown approval outcome ${JSON.stringify(outcome)}.` };
   }
+}
+
+function partition<T>(items: readonly T[], test: (item: T) => boolean): [T[], T[]] {
+  return [items.filter(test), items.filter((i) => !test(i))];
 }
 
 function clamp(n: number, min: number, max: number): number {
