@@ -1,10 +1,13 @@
 import { closest } from '../config/errors.js';
+import path from 'node:path';
+import { readStoredAllowlist } from '../exec/allowlist-store.js';
 import { auditExec, type AuditFinding } from '../exec/audit.js';
 import { effectiveExecConfig } from '../exec/check.js';
+import { auditRepoConfig } from '../exec/repo-config-audit.js';
 import { auditSandbox } from '../exec/sandbox-audit.js';
 import { probeSandbox } from '../exec/sandbox-probe.js';
 import { bwrapAvailable, sandboxIdentity } from '../exec/sandbox.js';
-import { resolveDataDir } from '../store/data-dir.js';
+import { DATABASE_FILE, resolveDataDir } from '../store/data-dir.js';
 import { EXIT, type CommandRunner } from './args.js';
 import { loadConfigForCommand } from './config.js';
 import { unknownFlagProblems } from './context.js';
@@ -29,7 +32,7 @@ export const run: CommandRunner = async (args, io) => {
   const hasBwrap = bwrapAvailable();
   // What this host really gives the sandbox, from a fresh run of it.
   const probe = await probeSandbox(sandboxIdentity(effectiveExecConfig(loaded.config).sandbox));
-  const findings = [...auditExec(loaded.config, { hasBwrap, state }), ...auditSandbox(loaded.config, { hasBwrap, probe })].sort(
+  const findings = [...auditExec(loaded.config, { hasBwrap, state }), ...auditSandbox(loaded.config, { hasBwrap, probe }), ...repoConfigFindings(loaded.config, state)].sort(
     (a, b) => ORDER[a.severity] - ORDER[b.severity],
   );
   if (args.options.get('json') === true) io.stdout(JSON.stringify({ findings }, null, 2));
@@ -37,3 +40,11 @@ export const run: CommandRunner = async (args, io) => {
   else io.stdout(findings.map((f) => `${f.severity.toUpperCase().padEnd(8)} ${f.id}: ${f.message}\n         fix: ${f.fix}`).join('\n'));
   return findings.some((f) => f.severity === 'critical') ? EXIT.critical : EXIT.ok;
 };
+
+/** Allowlist entries that let the agent choose the code that runs: config ones and the stored ones. */
+function repoConfigFindings(config: Parameters<typeof auditRepoConfig>[0], state: { baseDir: string; dataDir: string }): AuditFinding[] {
+  const stored = readStoredAllowlist(path.join(state.dataDir, DATABASE_FILE));
+  const findings = auditRepoConfig(config, { baseDir: state.baseDir, stored: stored.ok ? stored.entries : [] });
+  if (!stored.ok) findings.push({ id: 'exec.stored-allowlist-unreadable', severity: 'warn', message: stored.error, fix: 'check the data dir and its database file' });
+  return findings;
+}
