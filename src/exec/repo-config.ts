@@ -153,7 +153,9 @@ export function entryRepoConfigMembers(entry: { pattern: string; argPattern?: st
   const re = new RegExp(`^${last.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*+/g, '.*').replace(/\?/g, '.')}$`, 'i');
   const matches = (name: string) => re.test(name) || memberName(last) === name;
   const found = REPO_CONFIG_MEMBERS.filter(matches);
-  for (const name of CONDITIONAL.filter(matches)) {
+  // `/usr/bin/python3.11` is python: versioned names count as their interpreter.
+  const conditional = /[*?]/.test(last) ? CONDITIONAL.filter(matches) : CONDITIONAL.filter((c) => c === commandName(last) || (PYTHONS.test(commandName(last)) && PYTHONS.test(c)));
+  for (const name of conditional.slice(0, /[*?]/.test(last) ? undefined : 1)) {
     // An argPattern this check cannot read (a regex, a glob) may allow a member form: flag it.
     const readable = argPattern !== undefined && argPattern !== '' && !argPattern.startsWith('^') && !/[*?]/.test(argPattern) && !argPattern.includes('\x00');
     if (!readable) found.push(`${name} (with arguments that run project code)`);

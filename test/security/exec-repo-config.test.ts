@@ -448,7 +448,7 @@ describe('git run by exec gets a hardened environment (real git, key by key)', (
 
 describe('through the exec tool, as the agent calls it', () => {
   it('an approved `git status` and `git diff` in a repository the agent poisoned run no payload', async () => {
-    const repo = withConfig(modified(gitRepo('tool', attr('evil'))), ['core.fsmonitor', payload('tool-fsmonitor')], ['diff.evil.textconv', payload('tool-textconv')], ['filter.evil.clean', payload('tool-clean')]);
+    withConfig(modified(gitRepo('tool', attr('evil'))), ['core.fsmonitor', payload('tool-fsmonitor')], ['diff.evil.textconv', payload('tool-textconv')], ['filter.evil.clean', payload('tool-clean')]);
     clear();
     const opened = openStore({ dataDir: path.join(root, 'data') });
     if (!opened.ok) throw new Error(opened.error.message);
@@ -487,7 +487,6 @@ describe('through the exec tool, as the agent calls it', () => {
     } finally {
       store.close();
     }
-    void repo;
   });
 });
 
