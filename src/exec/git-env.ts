@@ -23,8 +23,8 @@ import { DEFAULT_PATH_DIRS, executableRealPath } from './resolve.js';
  * - `pager.<cmd>` and `core.pager` lose to `GIT_PAGER`; `core.editor` to `GIT_EDITOR`.
  *
  * What this cannot cover: a config written after the listing (by an earlier segment of the same
- * command, or concurrently), repositories other than the working directory's (`cd`, `-C`,
- * submodules) for the discovered keys, and aliases (git runs them only for a name that is not
+ * command, or concurrently), repositories other than the working directory's and its submodules'
+ * (`cd`, `-C`) for the discovered keys, and aliases (git runs them only for a name that is not
  * one of its commands; the exec gate asks for those). That is why git stays in the
  * repository-config class and asks unless an entry opts in: this environment is the second line.
  */
@@ -149,16 +149,47 @@ const LIST_MAX_BYTES = 4 * 1024 * 1024;
 
 /**
  * Lists the repository config that git would read in `cwd` (local and worktree files and their
- * includes; system and global are off) and returns the keys to neutralise. Listing runs no
- * program the config names. No git, no repository, or a config git cannot read: none.
+ * includes; system and global are off) and in the submodules git descends into from there
+ * (`git status` runs git in each, with this environment), and returns the keys to neutralise.
+ * Listing runs no program the config names. No git, no repository, or a config git cannot
+ * read: none.
  */
 export function discoverGitConfig(cwd: string, options: { workspace?: string | undefined; pathDirs?: readonly string[] } = {}): GitNeutralisation[] {
   const git = (options.pathDirs ?? DEFAULT_PATH_DIRS).map((d) => executableRealPath(path.join(d, 'git'))).find((p) => p !== null);
   if (!git) return [];
-  // No command-scope config here: the listing is the repository's own (and its includes').
-  const env: Record<string, string> = { PATH: DEFAULT_PATH_DIRS.join(':'), HOME: '/nonexistent', LANG: 'C', ...GIT_HARDENED_VARIABLES };
-  if (options.workspace) env.GIT_CEILING_DIRECTORIES = path.dirname(path.resolve(options.workspace));
-  const listed = spawnSync(git, ['config', '--list', '--includes', '-z'], { cwd, env, encoding: 'utf8', timeout: LIST_TIMEOUT_MS, maxBuffer: LIST_MAX_BYTES });
-  if (listed.status !== 0 || typeof listed.stdout !== 'string') return [];
-  return neutralisationsFor(listed.stdout);
+  const found = new Map<string, GitNeutralisation>();
+  // The listing runs under the hardened environment too: `ls-files` and `rev-parse` would
+  // otherwise start the fsmonitor the repository names. Our own command-scope entries show up
+  // in the listing; none of them is a key `neutralisationsFor` picks.
+  const run = (dir: string, args: string[]): string | null => {
+    const env = { PATH: DEFAULT_PATH_DIRS.join(':'), HOME: '/nonexistent', LANG: 'C', ...hardenedGitEnv({ workspace: options.workspace, discovered: [...found.values()] }) };
+    const r = spawnSync(git, args, { cwd: dir, env, encoding: 'utf8', timeout: LIST_TIMEOUT_MS, maxBuffer: LIST_MAX_BYTES });
+    return r.status === 0 && typeof r.stdout === 'string' ? r.stdout : null;
+  };
+  const seen = new Set<string>();
+  const visit = (dir: string, depth: number): void => {
+    if (seen.size >= MAX_REPOSITORIES) return;
+    // Config first: listing it runs nothing, and what it finds guards the commands after it.
+    for (const n of neutralisationsFor(run(dir, ['config', '--list', '--includes', '-z']) ?? '')) found.set(n.key, n);
+    const top = run(dir, ['rev-parse', '--show-toplevel'])?.trim();
+    if (!top || seen.has(top)) return;
+    seen.add(top);
+    if (depth >= MAX_SUBMODULE_DEPTH) return;
+    // Gitlinks (mode 160000), whatever .gitmodules says: git descends into every populated one.
+    for (const record of (run(top, ['ls-files', '--stage', '-z']) ?? '').split('\0')) {
+      if (!record.startsWith('160000 ')) continue;
+      const sub = path.join(top, record.slice(record.indexOf('\t') + 1));
+      if (isWithin(top, sub)) visit(sub, depth + 1);
+    }
+  };
+  visit(cwd, 0);
+  return [...found.values()];
+}
+
+const MAX_SUBMODULE_DEPTH = 3;
+const MAX_REPOSITORIES = 32;
+
+function isWithin(dir: string, target: string): boolean {
+  const rel = path.relative(dir, target);
+  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
 }

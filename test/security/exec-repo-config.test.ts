@@ -367,6 +367,19 @@ const ATTACKS: Attack[] = [
   { name: 'trailer.<token>.cmd', setup: (p) => withConfig(gitRepo('trailer'), ['trailer.sign.cmd', p]), triggers: ["printf 'msg\\n' | git interpret-trailers --trailer 'sign: x'", "git commit -q --allow-empty -m x --trailer 'sign: x'"] },
   { name: 'browser.<tool>.cmd', setup: (p) => withConfig(gitRepo('browser'), ['web.browser', 'evil'], ['browser.evil.cmd', p]), triggers: ['git web--browse http://127.0.0.1/'] },
   {
+    name: 'filter.<driver>.clean in a submodule, on `git status` in the superproject',
+    setup: (p) => {
+      const sub = gitRepo('filtered-sub-source', attr('evil'));
+      const repo = gitRepo('filtered-super');
+      git(repo, '-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', sub, 'sub');
+      git(repo, 'commit', '-qm', 'add sub');
+      git(path.join(repo, 'sub'), 'config', 'filter.evil.clean', p);
+      touched(path.join(repo, 'sub'));
+      return repo;
+    },
+    triggers: ['git status'],
+  },
+  {
     name: 'submodule.<name>.update = !command',
     setup: (p) => {
       const sub = gitRepo('submodule-source');
@@ -436,6 +449,14 @@ describe('git run by exec gets a hardened environment (real git, key by key)', (
     expect(out).toContain(' M a.txt');
     expect(out).toContain('+two');
     expect(out).toMatch(/two\n[\s\S]*ok\n$/);
+  });
+
+  it('listing the repository before the command runs nothing the repository names', () => {
+    const repo = withConfig(touched(gitRepo('listing', attr('evil'))), ['core.fsmonitor', payload('listing-fsmonitor')], ['filter.evil.clean', payload('listing-clean')]);
+    clear();
+    const found = discoverGitConfig(repo, { workspace });
+    expect(found).toContainEqual({ key: 'filter.evil.clean', value: '' });
+    expect(fired('listing-fsmonitor') || fired('listing-clean')).toBe(false);
   });
 
   it('a model-supplied environment cannot undo it', async () => {
