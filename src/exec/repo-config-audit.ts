@@ -22,7 +22,10 @@ export interface RepoConfigAuditInput {
   baseDir?: string;
 }
 
-const INTERPRETERS = new Set(['python', 'node', 'perl', 'ruby', 'php', 'lua', 'luajit', 'shell', 'rscript', 'tclsh', 'wish', 'expect', 'osascript', 'bun', 'deno']);
+const INTERPRETERS = new Set([
+  'python', 'node', 'perl', 'ruby', 'php', 'lua', 'luajit', 'shell', 'rscript', 'tclsh', 'wish', 'expect', 'osascript', 'bun', 'deno', 'tsx', 'ts-node',
+  'java', 'pwsh', 'powershell', 'julia', 'elixir', 'escript', 'guile', 'racket', 'ocaml', 'groovy', 'raku', 'rakudo', 'crystal', 'gjs', 'qjs', 'clisp',
+]);
 
 export function auditRepoConfig(config: WardenConfig, input: RepoConfigAuditInput = {}): AuditFinding[] {
   const findings: AuditFinding[] = [];

@@ -66,6 +66,23 @@ const MEMBERS: ReadonlyMap<string, string> = new Map([
   ['eslint', 'eslint.config.js (JavaScript) and plugins'], ['prettier', 'prettier.config.js and plugins'], ['jest', 'jest.config.js and test files'],
   ['vitest', 'vitest.config.ts and test files'], ['mocha', '.mocharc.js and test files'], ['webpack', 'webpack.config.js'],
   ['vite', 'vite.config.js'], ['rollup', 'rollup.config.js'], ['babel', 'babel.config.js and plugins'],
+  ['gulp', 'gulpfile.js'], ['grunt', 'Gruntfile.js'], ['nx', 'project.json targets and plugins'], ['turbo', 'turbo.json tasks (package scripts)'],
+  ['lerna', 'package scripts across the workspace'], ['rush', 'rush.json commands and package scripts'], ['next', 'next.config.js'],
+  ['nuxt', 'nuxt.config.ts'], ['astro', 'astro.config.mjs'], ['gatsby', 'gatsby-config.js and gatsby-node.js'], ['ng', 'angular.json builders'],
+  ['hardhat', 'hardhat.config.js'], ['truffle', 'truffle-config.js'], ['forge', 'foundry.toml (ffi) and build scripts'],
+  ['zig', 'build.zig (Zig code)'], ['cabal', 'Setup.hs and package hooks'], ['stack', 'stack.yaml, Setup.hs and package hooks'],
+  ['dune', 'dune files (rules and actions)'], ['rebar3', 'rebar.config hooks and plugins'], ['pants', 'BUILD files and pants.toml plugins'],
+  ['buck', 'BUCK files'], ['buck2', 'BUCK files'], ['xmake', 'xmake.lua'], ['premake5', 'premake5.lua'], ['waf', 'wscript (Python)'],
+  ['qmake', '.pro files (system())'], ['autoreconf', 'configure.ac and m4 macros (m4_esyscmd)'], ['autoconf', 'configure.ac and m4 macros'],
+  ['automake', 'Makefile.am and m4 macros'], ['aclocal', 'm4 macros'], ['xcodebuild', 'project build phases'], ['pod', 'Podfile (Ruby)'],
+  ['fastlane', 'Fastfile (Ruby)'], ['rails', 'the application code and config'], ['rspec', '.rspec and spec_helper.rb'], ['phpunit', 'phpunit.xml bootstrap'],
+  ['cucumber', 'step definitions and support files'], ['behave', 'steps and environment.py'], ['cpanm', 'Makefile.PL / Build.PL'],
+  ['conda', 'environment.yml (pip and post-link scripts)'], ['mamba', 'environment.yml (pip and post-link scripts)'],
+  ['micromamba', 'environment.yml (pip and post-link scripts)'], ['rye', 'pyproject.toml scripts and build backends'], ['pixi', 'pixi.toml tasks'],
+  ['flit', 'pyproject.toml and the package module'], ['maturin', 'build.rs and pyproject.toml'], ['invoke', 'tasks.py'], ['fab', 'fabfile.py'],
+  ['pulumi', 'the Pulumi program in the project'], ['cdk', 'the CDK app (cdk.json app command)'], ['serverless', 'serverless.yml plugins and hooks'],
+  ['sls', 'serverless.yml plugins and hooks'], ['packer', 'provisioners in the template'], ['earthly', 'Earthfile'], ['skaffold', 'skaffold.yaml hooks'],
+  ['tilt', 'Tiltfile (Starlark, local())'], ['helmfile', 'helmfile.yaml hooks'], ['act', 'workflow files (run steps)'],
 ]);
 
 /** `python -m <module>`: modules that run project code (tests, builds, installs). */

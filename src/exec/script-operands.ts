@@ -66,9 +66,93 @@ export function scriptOperands(argv: readonly string[]): ScriptOperands {
       return generic(args, { inline: ['-c'], values: [], flags: [] });
     case 'osascript':
       return generic(args, { inline: ['-e'], values: ['-l', '-s'], flags: ['-i'] });
+    case 'tsx':
+    case 'ts-node':
+      return node(args);
+    case 'java':
+      return java(args);
+    case 'deno':
+      return deno(args);
+    case 'bun':
+      return bun(args);
+    case 'pwsh':
+    case 'powershell':
+      return pwsh(args);
     default:
-      return NONE;
+      // Interpreters whose options this table does not spell out: the first operand, and any option makes it unknown.
+      return FIRST_OPERAND.has(family) ? generic(args, { inline: [], values: [], flags: [] }) : NONE;
   }
+}
+
+const FIRST_OPERAND = new Set(['julia', 'elixir', 'escript', 'guile', 'racket', 'ocaml', 'groovy', 'raku', 'rakudo', 'crystal', 'gjs', 'qjs', 'clisp', 'jshell', 'kotlin', 'scala']);
+
+/** java: `-jar X` or a single-file `X.java`; a class name is looked up on the classpath (the working directory by default). */
+function java(args: readonly string[]): ScriptOperands {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '-jar') return args[i + 1] === undefined ? NONE : files(args[i + 1]!);
+    if (['-cp', '-classpath', '--class-path', '-p', '--module-path', '--source', '--add-modules', '-m', '--module'].includes(a)) {
+      return unknown(`java \`${a}\` loads classes from a path, not one file`);
+    }
+    if (['-version', '--version', '-help', '--help', '-h', '-showversion'].includes(a)) return NONE;
+    if (/^-(D|X|ea|da|esa|dsa|verbose|server|client|agentlib|agentpath|javaagent)/.test(a)) {
+      if (/^-(agentlib|agentpath|javaagent)/.test(a)) return unknown(`java \`${a}\` loads an agent`);
+      continue;
+    }
+    if (a.startsWith('-')) return unknown(`java option \`${a}\` is not known`);
+    return a.endsWith('.java') ? files(a) : unknown('a java class is looked up on the classpath, the working directory by default');
+  }
+  return NONE;
+}
+
+/** deno: `deno run [options] X` or `deno X`; --config and --import-map decide what the imports load. */
+function deno(args: readonly string[]): ScriptOperands {
+  let i = 0;
+  if (args[0] === 'run') i = 1;
+  else if (args[0] !== undefined && !args[0].startsWith('-') && !/[./]/.test(args[0])) return unknown(`\`deno ${args[0]}\` is not a script run`);
+  const bound: string[] = [];
+  for (; i < args.length; i++) {
+    const a = args[i]!;
+    const eq = a.indexOf('=');
+    const flag = eq > 0 ? a.slice(0, eq) : a;
+    if (!a.startsWith('-')) return files(...bound, a);
+    if (['--config', '-c', '--import-map', '--env-file'].includes(flag)) {
+      const value = eq > 0 ? a.slice(eq + 1) : args[++i];
+      if (value === undefined) return unknown(`\`${a}\` without a value`);
+      bound.push(value);
+      continue;
+    }
+    if (/^--(allow|deny)-/.test(a) || ['-A', '-q', '--quiet', '--no-prompt', '--check', '--no-check', '--reload', '-r', '--watch', '--cached-only'].includes(flag) || flag.startsWith('--unstable')) continue;
+    if (eq > 0 && ['--v8-flags', '--seed', '--location', '--lock', '--cert'].includes(flag)) continue;
+    return unknown(`deno option \`${a}\` is not known`);
+  }
+  return NONE;
+}
+
+/** bun: `bun [run] X.ts`; a name without a path or extension is a package script (repository configuration). */
+function bun(args: readonly string[]): ScriptOperands {
+  for (let i = args[0] === 'run' ? 1 : 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (['-e', '--eval', '-p', '--print'].includes(a)) return NONE;
+    if (['--watch', '--hot', '--smol', '-b', '--bun', '--silent'].includes(a)) continue;
+    if (a.startsWith('-')) return unknown(`bun option \`${a}\` is not known`);
+    return /[./]/.test(a) ? files(a) : unknown(`\`bun ${a}\` runs a package script or binary, not one file`);
+  }
+  return NONE;
+}
+
+/** pwsh: `-File X` or the first operand; `-Command` is inline code. */
+function pwsh(args: readonly string[]): ScriptOperands {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const lower = a.toLowerCase();
+    if (lower === '-file' || lower === '-f') return args[i + 1] === undefined ? NONE : files(args[i + 1]!);
+    if (['-command', '-c', '-encodedcommand', '-e', '-ec'].includes(lower)) return NONE;
+    if (['-noprofile', '-nop', '-noninteractive', '-nologo', '-mta', '-sta'].includes(lower)) continue;
+    if (a.startsWith('-')) return unknown(`pwsh option \`${a}\` is not known`);
+    return files(a);
+  }
+  return NONE;
 }
 
 interface Grammar {

@@ -340,11 +340,23 @@ describe('which operand is the script', () => {
     ['gawk -i inc.awk -f p.awk d', { kind: 'files', files: ['inc.awk', 'p.awk'] }],
     ['sed -f s.sed d', { kind: 'files', files: ['s.sed'] }],
     ["awk '{print}' d", { kind: 'none' }],
+    ['java -Xmx1g -jar app.jar', { kind: 'files', files: ['app.jar'] }],
+    ['java Main.java', { kind: 'files', files: ['Main.java'] }],
+    ['deno run --allow-read x.ts', { kind: 'files', files: ['x.ts'] }],
+    ['deno run --config=deno.json x.ts', { kind: 'files', files: ['deno.json', 'x.ts'] }],
+    ['deno ./x.ts', { kind: 'files', files: ['./x.ts'] }],
+    ['bun run x.ts', { kind: 'files', files: ['x.ts'] }],
+    ['tsx --no-warnings x.ts', { kind: 'files', files: ['x.ts'] }],
+    ['pwsh -NoProfile -File x.ps1', { kind: 'files', files: ['x.ps1'] }],
+    ['julia x.jl', { kind: 'files', files: ['x.jl'] }],
     ['ls -la', { kind: 'none' }],
   ])('%s → %j', (command, expected) => {
     expect(scriptOperands(command.split(' ').map((w) => w.replace(/^'|'$/g, '')))).toEqual(expected);
   });
-  it.each(['python3 -m x', 'python3 --foo job.py', 'node --foo x.js', 'node -r pkg x.js', 'ruby -C dir x.rb', 'php -d x=1 y.php', 'gawk -l ext -f p.awk'])('%s → unknown', (command) => {
+  it.each([
+    'python3 -m x', 'python3 --foo job.py', 'node --foo x.js', 'node -r pkg x.js', 'ruby -C dir x.rb', 'php -d x=1 y.php', 'gawk -l ext -f p.awk',
+    'java Main', 'java -cp . Main', 'java -javaagent:a.jar -jar b.jar', 'deno eval 1', 'deno run --weird x.ts', 'bun build', 'julia -e 1',
+  ])('%s → unknown', (command) => {
     expect(scriptOperands(command.split(' ')).kind).toBe('unknown');
   });
 });
