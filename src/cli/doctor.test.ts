@@ -24,6 +24,12 @@ describe('warden doctor', () => {
     expect(checks.find((c) => c.name === 'web chat')?.detail).toBe('embedded default on http://127.0.0.1:3000');
   });
 
+  it('warns, without failing, where Warden runs with less: no model configured', async () => {
+    const checks = await runDoctorChecks(configOf({}), '/tmp', {});
+    expect(checks.find((c) => c.name === 'model')).toMatchObject({ ok: true, warn: true, fix: 'set models.default, e.g. anthropic/claude-sonnet-4-5' });
+    expect(checks.filter((c) => !c.ok)).toEqual([]);
+  });
+
   it('flags a Slack config that can receive nothing', async () => {
     const checks = await runDoctorChecks(configOf({ channels: { slack: { botToken: 'xoxb-1' } } }), '/tmp', {});
     expect(checks.find((c) => c.name === 'slack')).toMatchObject({ ok: false, detail: 'bot token present, no signing secret or app token' });

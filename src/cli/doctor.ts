@@ -11,7 +11,10 @@ import { loadConfigForCommand, printResult } from './config.js';
 
 export interface DoctorCheck {
   name: string;
+  /** false: a failure — doctor exits 1. */
   ok: boolean;
+  /** Warden runs, with less than it could: printed as `warn`, doctor still exits 0. */
+  warn?: true;
   detail: string;
   /** What to do when not ok; absent when nothing needs doing. */
   fix?: string;
@@ -49,9 +52,11 @@ export async function runDoctorChecks(config: WardenConfig, baseDir: string, env
   });
 
   const chromium = existsSync('/usr/bin/chromium') ? versionOf('/usr/bin/chromium', ['--version']) : undefined;
+  // Without Chromium only the browser tool is missing (`/tools` says why): Warden runs.
   checks.push({
     name: 'chromium',
-    ok: chromium !== undefined,
+    ok: true,
+    ...(chromium === undefined ? { warn: true as const } : {}),
     detail: chromium ?? '/usr/bin/chromium not found: the browser tool is unavailable',
     fix: 'apt-get install chromium',
   });
@@ -116,7 +121,8 @@ export async function runDoctorChecks(config: WardenConfig, baseDir: string, env
 
   const models = new Set([config.models.default, ...config.agents.list.map((a) => a.model)].filter((m): m is string => !!m));
   if (models.size === 0) {
-    checks.push({ name: 'model', ok: false, detail: 'no model configured: slash commands work, chat answers say how to add one', fix: 'set models.default, e.g. anthropic/claude-sonnet-4-5' });
+    // The embedded default runs without a model: commands work and the chat says how to add one.
+    checks.push({ name: 'model', ok: true, warn: true, detail: 'no model configured: slash commands work, chat answers say how to add one', fix: 'set models.default, e.g. anthropic/claude-sonnet-4-5' });
   }
   for (const model of models) {
     const provider = model.split('/')[0]!.toLowerCase();
@@ -129,7 +135,7 @@ export async function runDoctorChecks(config: WardenConfig, baseDir: string, env
       fix: `export ${keys[0] ?? 'the provider key'}`,
     });
   }
-  return checks.map((c) => (c.ok ? { name: c.name, ok: c.ok, detail: c.detail } : c));
+  return checks.map((c) => (c.ok && !c.warn ? { name: c.name, ok: c.ok, detail: c.detail } : c));
 }
 
 export const run: CommandRunner = async (args, io: CliIO) => {
@@ -137,7 +143,7 @@ export const run: CommandRunner = async (args, io: CliIO) => {
   if (!loaded) return EXIT.badInput;
   const checks = await runDoctorChecks(loaded.config, loaded.baseDir, io.env);
   printResult(args, io, { checks }, () =>
-    checks.map((c) => `${c.ok ? 'ok  ' : 'FAIL'} ${c.name.padEnd(28)} ${c.detail}${c.fix ? `\n     fix: ${c.fix}` : ''}`).join('\n'),
+    checks.map((c) => `${!c.ok ? 'FAIL' : c.warn ? 'warn' : 'ok  '} ${c.name.padEnd(28)} ${c.detail}${c.fix ? `\n     fix: ${c.fix}` : ''}`).join('\n'),
   );
   // A printed failure is a failed doctor run.
   return checks.some((c) => !c.ok) ? EXIT.critical : EXIT.ok;
