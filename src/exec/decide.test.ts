@@ -532,9 +532,10 @@ describe('red-team findings: the shell script operand', () => {
   const RUN = { pattern: path.join(cwd, 'tools/run.sh') };
   it.each<[string, 'allow' | 'ask']>([
     ['bash ./tools/run.sh', 'allow'],
-    ['bash -e ./tools/run.sh', 'allow'],
-    ['bash --norc ./tools/run.sh', 'allow'],
-    ['bash -o errexit ./tools/run.sh', 'allow'],
+    // A carrier is plain or it asks: options decide which startup files the shell reads.
+    ['bash -e ./tools/run.sh', 'ask'],
+    ['bash --norc ./tools/run.sh', 'ask'],
+    ['bash -o errexit ./tools/run.sh', 'ask'],
     // The option's value is not the script: bash runs ./evil.sh.
     ['bash --init-file ./tools/run.sh ./evil.sh', 'ask'],
     ['bash --rcfile ./tools/run.sh ./evil.sh', 'ask'],

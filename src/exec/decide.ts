@@ -17,7 +17,7 @@ import { buildEnforcedCommand, type RewritePart } from './rewrite.js';
 import { repoConfigInvocation, type RepoConfigHit } from './repo-config.js';
 import { checkSafeBin, type SafeBinPolicy } from './safe-bins.js';
 import { isSafeBuiltin } from './safe-builtins.js';
-import { MULTICALL_BINARIES, shellInvocation, unwrapDispatch } from './wrappers.js';
+import { MULTICALL_BINARIES, runsAs, shellInvocation, unwrapDispatch } from './wrappers.js';
 
 /**
  * The exec gate (reference A3): security × ask × allowlist → allow | ask | deny, with the
@@ -260,8 +260,10 @@ function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOption
   }
   const exe = resolveExecutable(effective[0]!, env);
   const args = effective.slice(1);
-  const shell = shellInvocation(effective);
-  let inlineEval = detectInlineEval(effective) ?? detectStdinProgram(effective);
+  // Shells and interpreters are recognised by the name written and by the program that runs.
+  const program = runsAs(exe);
+  const shell = shellInvocation(effective, program);
+  let inlineEval = detectInlineEval(effective, program) ?? detectStdinProgram(effective, program);
   let shellPayload = false;
   let repoConfig = repoConfigInvocation(effective, { realPath: exe.realPath });
   let inner: SegmentEval[] | null = [];
@@ -296,9 +298,9 @@ function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOption
   const lookup = (entries: readonly AllowlistEntry[]): AllowlistEntry | null => {
     const found = findAllowlistMatch(entries, target, now);
     if (found || !shell?.script) return found;
-    // `sh script.sh` is covered by an entry for the script itself.
+    // A plain `sh script.sh a b` is covered by an entry for the script run with `a b`.
     const script = resolveExecutable(shell.script.includes('/') ? shell.script : `./${shell.script}`, env);
-    return findAllowlistMatch(entries, { exe: script, args: [], home: patternHome }, now);
+    return findAllowlistMatch(entries, { exe: script, args: shell.scriptArgs, home: patternHome }, now);
   };
   let entry = lookup(pool);
   // A grant whose script changed no longer counts; another entry still may.

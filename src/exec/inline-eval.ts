@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { commandName } from './resolve.js';
-import { shellInvocation } from './wrappers.js';
+import { POSIX_SHELLS, shellInvocation, type RunsAs } from './wrappers.js';
 
 /**
  * Inline code evaluation (reference A12): `python -c`, `node -e`, `find -exec`, `xargs CMD`, …
@@ -37,7 +37,15 @@ function interpreterName(token: string): string {
   return name;
 }
 
-export function detectInlineEval(argv: readonly string[]): InlineEvalHit | null {
+/**
+ * Inline code by the name written or by the program the segment runs as, whichever finds it:
+ * `./py -c …` where `./py` links to python3 is `python3 -c …`.
+ */
+export function detectInlineEval(argv: readonly string[], program?: RunsAs | null): InlineEvalHit | null {
+  return inlineEvalByName(argv) ?? (program ? inlineEvalByName([program.name, ...argv.slice(1)]) : null);
+}
+
+function inlineEvalByName(argv: readonly string[]): InlineEvalHit | null {
   if (argv.length === 0) return null;
   const name = interpreterName(argv[0]!);
   const args = argv.slice(1);
@@ -139,27 +147,30 @@ function firstPositional(args: readonly string[], valueFlags: ReadonlySet<string
 const STDIN_INTERPRETERS = new Set(['python', 'python2', 'python3', 'pypy', 'pypy3', 'node', 'nodejs', 'bun', 'deno', 'ruby', 'perl', 'php', 'lua']);
 /** `-i` means "a REPL after the script" here (for perl and ruby it means in-place editing). */
 const INTERACTIVE_AFTER_SCRIPT = new Set(['python', 'python2', 'python3', 'pypy', 'pypy3', 'node', 'nodejs', 'lua']);
-const SHELLS = new Set(['ash', 'bash', 'dash', 'fish', 'ksh', 'sh', 'zsh']);
 
 /**
  * A shell or interpreter without a script operand reads its program from stdin: `curl … | sh`,
  * `echo … | python3`. That is inline code too, so it is always confirmed and never stored.
  */
-export function detectStdinProgram(argv: readonly string[]): InlineEvalHit | null {
+export function detectStdinProgram(argv: readonly string[], program?: RunsAs | null): InlineEvalHit | null {
+  return stdinProgramByName(argv, program) ?? (program ? stdinProgramByName([program.name, ...argv.slice(1)], program) : null);
+}
+
+function stdinProgramByName(argv: readonly string[], program: RunsAs | null | undefined): InlineEvalHit | null {
   if (argv.length === 0) return null;
   const name = interpreterName(argv[0]!);
-  const shell = SHELLS.has(name);
+  const shell = POSIX_SHELLS.has(name);
   if (!shell && !STDIN_INTERPRETERS.has(name)) return null;
   const stdin: InlineEvalHit = { interpreter: name, flag: 'stdin' };
   if (shell) {
     // The shell's own option parser tells the script operand from option values (`-o name`).
-    const invocation = shellInvocation(argv);
+    const invocation = shellInvocation(argv, program);
     if (invocation?.payload != null) return null; // `-c`: the payload is judged elsewhere
     for (const a of argv.slice(1)) {
-      if (a === '--' || !/^[-+]/.test(a)) break;
-      if (/^-[a-zA-Z]*s/.test(a)) return stdin;
+      if (a === '--' || a === '-' || !/^[-+]/.test(a)) break;
+      if (/^[-+][a-zA-Z]*s/.test(a)) return stdin;
     }
-    return invocation?.script == null || readsStdin(invocation.script) ? stdin : null;
+    return invocation?.operand == null || readsStdin(invocation.operand) ? stdin : null;
   }
   for (let i = 1; i < argv.length; i++) {
     const a = argv[i]!;

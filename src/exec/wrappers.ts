@@ -136,12 +136,42 @@ export function unwrapDispatch(argv: readonly string[]): Unwrapped {
   }
 }
 
+/**
+ * The program a segment runs as. The enforced rewrite starts the executable's real path, so a
+ * link's own name (`rbash`, `./mysh` → bash, `sh` → dash) is not what decides how options are
+ * read — except for a multi-call binary, which is started under its link name and picks its
+ * applet by it.
+ */
+export interface RunsAs {
+  /** The name the program is started under. */
+  name: string;
+  /** Basename of the executable's real path. */
+  real: string;
+}
+
+export function runsAs(exe: { realPath: string | null; resolvedPath: string | null }): RunsAs | null {
+  if (exe.realPath === null) return null;
+  const real = commandName(exe.realPath);
+  return { name: MULTICALL.has(real) && exe.resolvedPath ? commandName(exe.resolvedPath) : real, real };
+}
+
 export interface ShellInvocation {
   shell: string;
   /** The `-c` payload, when given. */
   payload: string | null;
-  /** The script operand when there is no `-c`. */
+  /**
+   * The operand the shell reads its program from when there is no `-c`; null when there is none
+   * or an option this parser does not know may have taken it as a value.
+   */
+  operand: string | null;
+  /**
+   * The carried script, set only for a plain carrier: `SHELL SCRIPT [ARG…]` with no option at
+   * all, run by a shell whose non-interactive startup reads no file (see CARRIER_SHELLS). Only
+   * then may an allowlist entry for SCRIPT cover the command.
+   */
   script: string | null;
+  /** The script's own arguments (what an entry's argPattern for the script is matched against). */
+  scriptArgs: string[];
   /** Login or interactive shells read startup files, so their payload cannot be bound. */
   loginOrInteractive: boolean;
 }
@@ -155,13 +185,26 @@ const SHELL_LONG_FLAGS = new Set([
 const SHELL_LONG_VALUES = new Set(['--rcfile', '--init-file']);
 
 /**
- * Recognises `sh -c '…'`, `bash -lc '…'`, `sh script.sh`; null when argv[0] is not a POSIX shell.
- * Option values (`-o name`, `-O name`, `--rcfile file`) are never mistaken for the script, and an
- * option this parser does not know makes the operand unknown: no script is bound then.
+ * Shells that run `SHELL SCRIPT` without reading any startup file, given the environment exec
+ * commands get (no `ENV`, no `BASH_ENV`): dash and bash, checked against the real binaries by
+ * test/security/exec-shell-carriers.test.ts. Any option changes that — `-l` reads ~/.profile
+ * (dash) or ~/.bash_profile (bash), `-i` / `-o interactive` read $ENV or ~/.bashrc,
+ * `--rcfile`/`--init-file` name the file, `--debugger` sources bashdb, `-s` reads stdin instead
+ * — so a carrier has none. zsh always reads ~/.zshenv, fish always reads config.fish; ash, ksh
+ * and others are not known here: they never carry a script.
  */
-export function shellInvocation(argv: readonly string[]): ShellInvocation | null {
-  const shell = commandName(argv[0] ?? '');
-  if (!POSIX_SHELLS.has(shell)) return null;
+const CARRIER_SHELLS = new Set(['bash', 'dash']);
+
+/**
+ * Recognises `sh -c '…'`, `bash -lc '…'`, `sh script.sh`; null when the segment does not run a
+ * POSIX shell (by the name written or the program it runs as). Option values (`-o name`,
+ * `-O name`, `--rcfile file`) are never mistaken for the script; `+c`, `+l`, `+i` mean what
+ * `-c`, `-l`, `-i` do.
+ */
+export function shellInvocation(argv: readonly string[], program?: RunsAs | null): ShellInvocation | null {
+  const written = commandName(argv[0] ?? '');
+  const shell = program && POSIX_SHELLS.has(program.name) ? program.name : POSIX_SHELLS.has(written) ? written : null;
+  if (shell === null) return null;
   let inline = false;
   let login = false;
   let unknown = false;
@@ -169,7 +212,7 @@ export function shellInvocation(argv: readonly string[]): ShellInvocation | null
   for (; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--' || arg === '-') {
-      if (arg === '--') i++;
+      i++;
       break;
     }
     if (arg === '--login' || arg === '--interactive') {
@@ -183,12 +226,25 @@ export function shellInvocation(argv: readonly string[]): ShellInvocation | null
     }
     if (!arg.startsWith('-') && !arg.startsWith('+')) break;
     const letters = arg.slice(1);
-    if (arg.startsWith('-') && letters.includes('c')) inline = true;
-    if (arg.startsWith('-') && (letters.includes('l') || letters.includes('i'))) login = true;
+    if (letters.includes('c')) inline = true;
+    if (letters.includes('l') || letters.includes('i')) login = true;
     // `-o name` / `-O name` (and `+o`, `+O`): each such letter takes the next argument.
-    for (const letter of letters) if (letter === 'o' || letter === 'O') i++;
+    for (const letter of letters) {
+      if (letter !== 'o' && letter !== 'O') continue;
+      i++;
+      if (argv[i] === 'interactive') login = true;
+    }
   }
   const operand = argv[i] ?? null;
-  if (inline) return { shell, payload: operand, script: null, loginOrInteractive: login || shell === 'fish' };
-  return { shell, payload: null, script: unknown ? null : operand, loginOrInteractive: login };
+  const none = { scriptArgs: [] as string[] };
+  if (inline) return { shell, payload: operand, operand: null, script: null, ...none, loginOrInteractive: login || shell === 'fish' };
+  const plain = i === 1 && operand !== null && program != null && CARRIER_SHELLS.has(program.real) && CARRIER_SHELLS.has(program.name);
+  return {
+    shell,
+    payload: null,
+    operand: unknown ? null : operand,
+    script: plain ? operand : null,
+    scriptArgs: plain ? argv.slice(2) : [],
+    loginOrInteractive: login,
+  };
 }
