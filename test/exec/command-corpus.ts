@@ -35,10 +35,19 @@ export const INJECTION_ATTEMPTS: readonly string[] = [
   'jq -n env', 'jq .', 'find . -exec rm {} +', 'find . -delete', 'make', 'git -c core.pager=sh status', 'git push',
   'git status && git push', 'echo x | sh', 'echo x | bash', 'echo x | python3', 'cat x | sh', 'git statusx', 'git -C /etc status',
   'git --exec-path=/tmp status', 'git --config-env=core.pager=X status',
+  // shells that run startup files before the program they carry
+  'sh -l /usr/bin/ls', 'bash -i /usr/bin/echo', 'dash -i /usr/bin/ls', 'bash --rcfile evil.rc -i /usr/bin/ls',
+  'bash --init-file evil.rc -i /usr/bin/echo', 'sh -o history /usr/bin/ls', 'sh +l /usr/bin/ls', 'bash --login /usr/bin/echo',
+  'sh -o interactive /usr/bin/ls', 'bash -lc /usr/bin/ls', 'bash +c /usr/bin/ls', 'sh -- /usr/bin/ls', 'env sh -l /usr/bin/ls',
+  'rbash -l /usr/bin/ls', 'busybox sh -l /usr/bin/ls',
   // safe-bin abuse
   'wc -l --files0-from=/etc/shadow', 'tail -f /var/log/syslog', 'head -n 1 /etc/shadow', 'sort -o /etc/passwd',
   'sort --compress-program=sh', 'grep -r -e x /', 'grep -f /etc/shadow', 'cut -f 1 /etc/shadow', 'ls | tee /etc/passwd',
   'ls | tail -f', 'tr a b < /etc/shadow', 'uniq in out',
+  // safe-bin options the binary parses otherwise than a profile might
+  'cd / && uniq --group etc/shadow', 'uniq --group in --group out', 'uniq --gr in', 'uniq --all-repeated in', 'uniq - out',
+  'sort --ou=out', 'sort --files0=list', 'sort --temp=dir', 'sort -k1 -o out', 'grep --fi=list -e x', 'grep -e x -r', 'grep -d recurse -e x',
+  'wc --files0=list', 'head -5 in', 'head in -n 1', 'head -n 1 -- in', 'tail +5 in', 'tail -l in', 'tail -c 5 in', 'cut -f1 -- in',
   // path tricks
   './ls -rf x', '/usr/bin/../bin/rm x', '~/bin/rm', '../../usr/bin/rm x', './wc -l', 'rm\u00a0x', 'ls；rm x',
   // heredocs
