@@ -10,9 +10,10 @@ const PROFILE: SafeBinProfile = {
   deniedFlags: ['--output', '--quote', '-o'],
 };
 const SETS: SafeBinProfile = { minPositional: 1, maxPositional: 2, allowedBooleanFlags: ['-d'], optionsEndAtFirstOperand: true };
+const OBSOLETE: SafeBinProfile = { maxPositional: 0, allowedValueFlags: ['-c'], allowedBooleanFlags: ['-q'], obsoleteWithOperand: ['-c'] };
 
 describe('validateSafeBinArgs', () => {
-  const profiles = { filter: PROFILE, sets: SETS };
+  const profiles = { filter: PROFILE, sets: SETS, obsolete: OBSOLETE };
   it.each<[string[], keyof typeof profiles, boolean]>([
     // A required value: attached or the next word.
     [['-n', '5'], 'filter', true],
@@ -52,6 +53,10 @@ describe('validateSafeBinArgs', () => {
     [['-d', 'a'], 'sets', true],
     [['a', 'b', '-d'], 'sets', false],
     [['-', 'a'], 'sets', true],
+    // An obsolete parser's `OPTION FILE`: the pair alone asks, the value attached does not.
+    [['-c', '5'], 'obsolete', false],
+    [['-c5'], 'obsolete', true],
+    [['-c', '5', '-q'], 'obsolete', true],
   ])('%j (%s) → %s', (args, which, ok) => {
     const profile = profiles[which];
     expect(validateSafeBinArgs(args, profile).ok).toBe(ok);

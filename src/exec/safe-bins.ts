@@ -23,6 +23,11 @@ export interface SafeBinProfile {
   allowedOptionalValueFlags?: readonly string[] | undefined;
   /** The binary stops reading options at its first operand (a `+` optstring, as tr has). */
   optionsEndAtFirstOperand?: boolean | undefined;
+  /**
+   * Options that, followed by one word as the whole argv, an obsolete parser reads as `OPTION
+   * FILE`: `tail -c 5` is the last 10 bytes of file `5` when _POSIX2_VERSION is below 200112.
+   */
+  obsoleteWithOperand?: readonly string[] | undefined;
 }
 
 export const DEFAULT_SAFE_BINS: readonly string[] = ['cut', 'uniq', 'head', 'tail', 'tr', 'wc'];
@@ -93,6 +98,7 @@ export const BUILTIN_PROFILES: Readonly<Record<string, SafeBinProfile>> = {
     allowedValueFlags: ['--lines', '--bytes', '--sleep-interval', '--max-unchanged-stats', '--pid', '-n', '-c'],
     deniedFlags: ['--follow', '--retry', '-F', '-f', '-s', ...DIGITS, ...HELP],
     allowedBooleanFlags: HEAD_TAIL_BOOLEANS,
+    obsoleteWithOperand: ['-c'],
   },
   tr: {
     minPositional: 1,
@@ -206,6 +212,10 @@ export function validateSafeBinArgs(args: readonly string[], profile: SafeBinPro
   const longFlags = profileLongFlags(profile);
   let positionals = 0;
   const bad = (reason: string): SafeBinVerdict => ({ ok: false, reason });
+  const [first, second] = args;
+  if (args.length === 2 && profile.obsoleteWithOperand?.includes(first!) && !second!.startsWith('-')) {
+    return bad(`\`${first} ${second}\` alone is \`${first}\` and a file under an older POSIX version: write \`${first}${second}\``);
+  }
   let operandSeen = false;
   const operand = (token: string): SafeBinVerdict | null => {
     if (!isSafeLiteral(token)) return bad(`operand \`${token}\` is not a plain literal`);

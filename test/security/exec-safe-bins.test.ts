@@ -324,6 +324,16 @@ describe('attacks on safe-bin parsing', () => {
     expect(judge(command).decision).toBe('ask');
     expect(touchedBy(command, { POSIXLY_CORRECT: '1' })).toEqual(expect.arrayContaining(opens));
   });
+
+  // …or _POSIX2_VERSION: tail's obsolete parser then reads `-c N` alone as `-c` and file N.
+  it('`tail -c 1` asks: with _POSIX2_VERSION=199209 it opens `1`; `tail -c1` and longer argv do not', () => {
+    expect(judge('tail -c 1').decision).toBe('ask');
+    expect(touchedBy('tail -c 1', { _POSIX2_VERSION: '199209' })).toEqual(['1']);
+    for (const command of ['tail -c1', 'tail -c 1 -q', 'tail -q -c 1', 'tail --bytes 1', 'tail -n 1']) {
+      expect(judge(command).decision, command).toBe('allow');
+      expect(touchedBy(command, { _POSIX2_VERSION: '199209' }), command).toEqual([]);
+    }
+  });
 });
 
 describe('a built-in profile covers only the program it describes', () => {
