@@ -24,11 +24,17 @@ const BLOCKED_EVERYWHERE = new Set([
   'PYTHONBREAKPOINT', 'DOTNET_STARTUP_HOOKS', 'DOTNET_ADDITIONAL_DEPS', 'MAVEN_OPTS', 'SBT_OPTS', 'GRADLE_OPTS', 'ANT_OPTS', 'HGRCPATH',
   // Not in OpenClaw's list: `-W` filters name a category class, which Python imports from sys.path (the script's directory).
   'PYTHONWARNINGS',
+  // Not in OpenClaw's list: they change how GNU programs parse their own arguments (options after
+  // operands, `tail -c N`), which the safe-bin profiles judge under the default parsing.
+  'POSIXLY_CORRECT', '_POSIX2_VERSION',
 ]);
 const BLOCKED_EVERYWHERE_PREFIXES = ['LD_', 'DYLD_', 'BASH_FUNC_'];
 
 /** Keys Warden sets itself: the model may not override them. */
 const BLOCKED_OVERRIDE = new Set([
+  // bash started with a socket on stdin (Node's pipes are socketpairs) and SHLVL unset takes
+  // itself for an sshd-run command and reads ~/.bashrc; Warden sets SHLVL=1 so it never does.
+  'SHLVL',
   'HOME', 'PATH', 'SHELL', 'TMPDIR', 'EDITOR', 'VISUAL', 'PAGER', 'GIT_PAGER', 'MANPAGER', 'GIT_EDITOR', 'HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY',
   'NO_PROXY', 'FTP_PROXY', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'NODE_EXTRA_CA_CERTS', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE', 'NODE_TLS_REJECT_UNAUTHORIZED',
   'XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_CACHE_HOME',
@@ -88,6 +94,7 @@ export function buildChildEnv(parent: NodeJS.ProcessEnv, options: ChildEnvOption
   env.PATH = DEFAULT_PATH_DIRS.join(':');
   env.HOME = options.home;
   env.SHELL = '/bin/sh';
+  env.SHLVL = '1';
   env.LANG ??= 'C.UTF-8';
   for (const [key, value] of Object.entries(options.overrides ?? {})) {
     const why = blockedOverride(key);

@@ -62,7 +62,7 @@ describe('the child environment', () => {
     };
     const childEnv = buildChildEnv(parent, { home: workspace });
     // Besides git's hardened environment (git-env.ts), only these pass.
-    expect(Object.keys(childEnv).filter((k) => !isGitHardeningVariable(k)).sort()).toEqual(['HOME', 'LANG', 'LC_ALL', 'PATH', 'SHELL', 'TERM']);
+    expect(Object.keys(childEnv).filter((k) => !isGitHardeningVariable(k)).sort()).toEqual(['HOME', 'LANG', 'LC_ALL', 'PATH', 'SHELL', 'SHLVL', 'TERM']);
     const job = await run('env', { env: childEnv });
     const out = job.outputText();
     for (const secret of ['d-secret', 'xoxb', 's-secret', 'sk-secret', 'a-secret', 'g-secret', 'aws-secret', 'evil', 'WARDEN_DATA_DIR']) {

@@ -316,7 +316,8 @@ function shell(argv: readonly string[]): ScriptOperands {
   const invocation = shellInvocation(argv);
   if (!invocation) return NONE;
   if (invocation.payload !== null) return NONE; // `-c`: the payload's own commands are bound
-  if (invocation.script !== null) return invocation.script === '-' ? NONE : files(invocation.script);
+  // The file the shell reads its program from, with or without options (a carrier or not).
+  if (invocation.operand !== null) return invocation.operand === '-' ? NONE : files(invocation.operand);
   // No script and no payload: stdin (judged as inline code), or an option we cannot read.
   return argv.slice(1).some((a) => !a.startsWith('-') && !a.startsWith('+')) ? unknown('the shell has options this check cannot read') : NONE;
 }

@@ -124,14 +124,15 @@ const FORMS: Array<[form: string, verdict: 'allow' | 'ask', runs: Record<Family,
   // stdin is the program, the "script" only $1.
   ['$SH -s $S', 'ask', { dash: [], bash: ['BASH_ENV'] }],
   // Payloads: judged as code, never as a carrier. bash -c with a socket on stdin and no SHLVL
-  // takes itself for an rshd/sshd command and reads ~/.bashrc.
-  ['$SH -c $S', 'ask', { dash: [], bash: ['bashrc'] }],
-  ['$SH +c $S', 'ask', { dash: [], bash: ['bashrc'] }],
-  ['$SH -ec $S', 'ask', { dash: [], bash: ['bashrc'] }],
+  // takes itself for an rshd/sshd command and reads ~/.bashrc; Warden's SHLVL=1 stops that
+  // (the last describe block shows it would run without).
+  ['$SH -c $S', 'ask', { dash: [], bash: ['BASH_ENV'] }],
+  ['$SH +c $S', 'ask', { dash: [], bash: ['BASH_ENV'] }],
+  ['$SH -ec $S', 'ask', { dash: [], bash: ['BASH_ENV'] }],
   ['$SH -lc $S', 'ask', { dash: ['profile'], bash: ['BASH_ENV', 'bash_profile'] }],
   ['$SH +lc $S', 'ask', { dash: ['profile'], bash: ['BASH_ENV', 'bash_profile'] }],
   ['$SH -ic $S', 'ask', { dash: ['ENV'], bash: ['bashrc'] }],
-  ["$SH -c '$S hi' x", 'ask', { dash: [], bash: ['bashrc'] }],
+  ["$SH -c '$S hi' x", 'ask', { dash: [], bash: ['BASH_ENV'] }],
   // Wrappers and chains do not launder the form.
   ['env $SH -l $S', 'ask', { dash: ['profile'], bash: ['BASH_ENV', 'bash_profile'] }],
   ['nice -n 5 $SH -i $S', 'ask', { dash: ['ENV'], bash: ['bashrc'] }],
@@ -218,7 +219,7 @@ describe("a carried script's arguments are matched against the script's entry", 
     ['bash ./run.sh x', 'ask'],
     ['sh -e ./run.sh', 'ask'],
   ])('`%s` under a grant for `./run.sh` → %s', (command, decision) => {
-    expect(granted).toEqual([{ pattern: runSh, argPattern: expect.any(String), source: 'allow-always' }]);
+    expect(granted).toEqual([{ pattern: runSh, argPattern: expect.any(String), source: 'allow-always', boundFiles: [expect.objectContaining({ path: runSh })] }]);
     expect(judge(command, [], granted).decision).toBe(decision);
   });
 });
@@ -229,5 +230,19 @@ describe('the environment a plain carrier relies on', () => {
     expect(env.ENV).toBeUndefined();
     expect(env.BASH_ENV).toBeUndefined();
     for (const key of ['ENV', 'BASH_ENV', 'SHELLOPTS', 'BASHOPTS']) expect(checkEnvOverrides({ [key]: envFile }).ok, key).toBe(false);
+  });
+
+  it('bash -c under a socket stdin reads ~/.bashrc without SHLVL; Warden sets SHLVL=1 and refuses to change it', () => {
+    const run = (env: Record<string, string>) => {
+      for (const f of readdirSync(marks)) rmSync(path.join(marks, f));
+      spawnSync('/bin/bash', ['-c', 'true'], { cwd: work, env, input: '', stdio: 'pipe', timeout: 10_000 });
+      return readdirSync(marks);
+    };
+    const env = buildChildEnv({ LANG: 'C' }, { home });
+    expect(env.SHLVL).toBe('1');
+    expect(run(env)).toEqual([]);
+    const { SHLVL: _dropped, ...withoutLevel } = env;
+    expect(run(withoutLevel)).toEqual(['bashrc']);
+    for (const key of ['SHLVL', 'POSIXLY_CORRECT', '_POSIX2_VERSION']) expect(checkEnvOverrides({ [key]: '0' }).ok, key).toBe(false);
   });
 });
