@@ -4,6 +4,7 @@ import { parse as parseDotenv } from 'dotenv';
 import JSON5 from 'json5';
 import { parseDocument } from 'yaml';
 import { ConfigError, formatPath, problemsFromZod, type ConfigProblem } from './errors.js';
+import { restoreWrittenPaths, translateOpenClaw } from './openclaw/translate.js';
 import { wardenConfigSchema, type WardenConfig } from './schema/index.js';
 
 export const DEFAULT_CONFIG_FILE = 'warden.config.yaml';
@@ -63,9 +64,12 @@ export function parseConfig(raw: unknown, file?: string): LoadResult {
   return validate(file, raw ?? {}, file ? path.dirname(file) : process.cwd());
 }
 
+/** OpenClaw's spellings are read into Warden's first (src/config/openclaw), then the schema decides. */
 function validate(file: string | undefined, raw: unknown, baseDir: string): LoadResult {
-  const result = wardenConfigSchema.safeParse(raw ?? {});
-  if (!result.success) return fail(file, problemsFromZod(wardenConfigSchema, result.error.issues));
+  const translated = translateOpenClaw(raw ?? {});
+  const result = wardenConfigSchema.safeParse(translated.value);
+  const problems = [...translated.problems, ...(result.success ? [] : restoreWrittenPaths(problemsFromZod(wardenConfigSchema, result.error.issues), translated.renamed))];
+  if (problems.length > 0 || !result.success) return fail(file, problems);
   return { ok: true, value: { config: result.data, file, baseDir } };
 }
 

@@ -52,7 +52,9 @@ function applyPatchMatcher(config: WardenConfig): (model: string) => string | un
   if (!matcher) {
     const patterns = config.tools.exec?.applyPatch.allowModels ?? DEFAULT_APPLY_PATCH_MODELS;
     const compiled = patterns.map((p) => ({ p, re: picomatch.makeRe(p.trim().toLowerCase(), { dot: true }), bare: !p.includes('/') }));
+    const enabled = config.tools.exec?.applyPatch.enabled !== false;
     matcher = (model) => {
+      if (!enabled) return undefined;
       if (compiled.length === 0) return '(empty list: every model)';
       const ref = model.trim().toLowerCase();
       const id = ref.slice(ref.indexOf('/') + 1);
@@ -73,6 +75,7 @@ export function modelProviderFilter(tool: ToolMeta, ctx: TurnContext, config: Wa
   if (tool.id !== 'apply_patch' || tool.source.kind !== 'core') return { kept: true, rule: 'no model restriction' };
   const key = config.tools.exec ? APPLY_PATCH_KEY : `${APPLY_PATCH_KEY} (default ${JSON.stringify(DEFAULT_APPLY_PATCH_MODELS)})`;
   if (!ctx.model) return { kept: false, rule: 'no model is configured, so none matches the apply_patch model list', key };
+  if (config.tools.exec?.applyPatch.enabled === false) return { kept: false, rule: 'apply_patch is turned off', key: 'tools.exec.applyPatch.enabled' };
   const pattern = applyPatchMatcher(config)(ctx.model);
   return pattern !== undefined
     ? { kept: true, rule: `model ${ctx.model} matches "${pattern}"`, key }

@@ -68,10 +68,12 @@ export const execConfig = z.strictObject({
   cleanupMs: z.number().int().min(60_000).max(10_800_000).default(1_800_000),
   applyPatch: z
     .strictObject({
+      /** false: no model sees apply_patch. */
+      enabled: z.boolean().default(true),
       /** Model ids (`provider/model` or globs) that may see apply_patch. Default: OpenAI models. */
       allowModels: z.array(z.string()).default(['openai/*']),
     })
-    .default({ allowModels: ['openai/*'] }),
+    .default({ enabled: true, allowModels: ['openai/*'] }),
 });
 export type ExecConfig = z.infer<typeof execConfig>;
 

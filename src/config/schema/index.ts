@@ -2,6 +2,11 @@ import { z } from 'zod';
 import { channelsConfig } from './channels.js';
 import { execConfig, execOverrides } from './exec.js';
 import { checkMediaProviders, mediaConfig } from './media.js';
+import { mediaUnderstandingConfig } from './media-understanding.js';
+import { agentToAgentConfig, crossContextConfig, sessionsToolsConfig } from './cross-context.js';
+import { elevatedConfig } from './elevated.js';
+import { toolSearchConfig } from './tool-search.js';
+import { webToolsConfig } from './web.js';
 import {
   byProviderEntry,
   profileId,
@@ -98,6 +103,9 @@ const agentToolsFields = {
   byProvider: z.record(z.string().min(1), byProviderEntry).optional(),
   toolsBySender: toolsBySender.optional(),
   loopDetection: z.strictObject({ enabled: z.boolean() }).optional(),
+  /** An agent's elevated block can only narrow the global one. */
+  elevated: elevatedConfig.optional(),
+  message: z.strictObject({ crossContext: crossContextConfig.optional() }).optional(),
 };
 
 export const agentToolsConfig = z.strictObject({ ...agentToolsFields, exec: execOverrides.optional() }).superRefine(rejectAllowWithAlsoAllow);
@@ -144,30 +152,13 @@ const ssrfOptOuts = {
   allowIpv6UniqueLocalRange: z.boolean().optional(),
 };
 
-/** web_fetch can never reach private networks; only the fake-IP ranges can be opened. */
-export const webSearchConfig = z.strictObject({
-  /** brave: the Brave Search API (key from BRAVE_API_KEY); searxng: a SearXNG instance's JSON API. */
-  provider: z.enum(['brave', 'searxng']),
-  /** API base; required for searxng (e.g. http://searx.internal:8080), optional for brave. */
-  baseUrl: z.url().optional(),
-  /** Environment variable holding the API key (brave default BRAVE_API_KEY). */
-  apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).optional(),
-  maxResults: z.number().int().min(1).max(20).default(5),
-  timeoutSec: z.number().int().positive().max(120).default(15),
-});
-export type WebSearchConfig = z.infer<typeof webSearchConfig>;
-
 /**
  * The message tool posts in the current conversation; anywhere else only to these targets
  * (`discord:<channelId>`, `slack:#name`, `slack:<channelId>`, `*` for any), unless an owner asks.
  */
 export const messageToolConfig = z.strictObject({
   allowedTargets: z.array(z.string().regex(/^(\*|(discord|slack|web):\S+)$/, 'expected "provider:channel" (e.g. "slack:#announcements") or "*"')).default([]),
-});
-
-export const webToolsConfig = z.strictObject({
-  fetch: z.strictObject({ ssrfPolicy: z.strictObject(ssrfOptOuts).optional() }).optional(),
-  search: webSearchConfig.optional(),
+  crossContext: crossContextConfig.optional(),
 });
 
 /** A browser profile name doubles as a folder name under the data dir, so it is kept plain. */
@@ -207,6 +198,11 @@ export const toolsConfig = z
     ...agentToolsFields,
     web: webToolsConfig.optional(),
     message: messageToolConfig.optional(),
+    /** Inbound media understanding: transcripts and descriptions of attachments. */
+    media: mediaUnderstandingConfig.optional(),
+    sessions: sessionsToolsConfig.optional(),
+    agentToAgent: agentToAgentConfig.optional(),
+    toolSearch: toolSearchConfig.optional(),
     subagents: z.strictObject({ tools: toolPolicyConfig.optional() }).optional(),
     sandbox: z.strictObject({ tools: toolPolicyConfig.optional() }).optional(),
     exec: execConfig.optional(),
@@ -276,3 +272,8 @@ export const wardenConfigSchema = z.strictObject({
 
 export type WardenConfig = z.infer<typeof wardenConfigSchema>;
 export type WardenConfigInput = z.input<typeof wardenConfigSchema>;
+export { WEB_SEARCH_PROVIDERS, type WebFetchConfig, type WebSearchConfig, type WebSearchProviderId } from './web.js';
+export type { MediaUnderstandingConfig, MediaModelEntry, MediaCapability } from './media-understanding.js';
+export type { SessionVisibility, AgentToAgentConfig, CrossContextConfig } from './cross-context.js';
+export type { ElevatedConfig } from './elevated.js';
+export type { ToolSearchConfig } from './tool-search.js';
