@@ -3,8 +3,12 @@ import { classifyIpLiteral, isMetadataAddress, normalizeHost, type AddressPolicy
 import { isBlockedHostname, isMetadataHostname, matchesHostPattern } from './hostname.js';
 import { isThisHostName, listenerAddress, ownListenerAt, runningListeners, type OwnListener } from './own-listeners.js';
 
-/** Which surface asks: web_fetch can never reach private networks; the browser can when allowed. */
-export type UrlSurface = 'web_fetch' | 'browser';
+/**
+ * Which surface asks: web_fetch can never reach private networks; the browser can when allowed;
+ * `service` is an API endpoint the operator configured (a self-hosted SearXNG, an Ollama host),
+ * which may be private when allowed, never the model's choice.
+ */
+export type UrlSurface = 'web_fetch' | 'browser' | 'service';
 
 export interface UrlPolicy extends AddressPolicy {
   /** Browser only: reach private, loopback and link-local networks (never cloud metadata). */
@@ -18,6 +22,8 @@ export interface UrlPolicy extends AddressPolicy {
    * key). The listeners running in this process are always added: nothing here can remove one.
    */
   ownListeners?: readonly OwnListener[];
+  /** Refused before DNS and on every redirect: exact names or `*.example.com` (and its apex). */
+  blockedHostnames?: string[];
 }
 
 export interface ResolvedAddress {
@@ -80,10 +86,12 @@ export async function checkUrlWithPolicy(rawUrl: string, surface: UrlSurface, po
   }
   const ownLiteral = ownAt(host);
   if (ownLiteral) return refuseOwn(ownLiteral, `${url.hostname}:${port}`, host);
-  const privateAllowed = surface === 'browser' && policy.allowPrivateNetwork === true;
+  const privateAllowed = (surface === 'browser' || surface === 'service') && policy.allowPrivateNetwork === true;
   const exempt = privateAllowed || (surface === 'browser' && (policy.allowedHostnames ?? []).some((h) => normalizeHost(h) === host));
 
   if (isMetadataHostname(host) || isMetadataAddress(host)) return deny(`cloud metadata endpoint ${host} is always blocked`);
+  const blocked = (policy.blockedHostnames ?? []).find((p) => matchesHostPattern(host, p) || normalizeHost(p) === host);
+  if (blocked !== undefined) return deny(`${host} is in blockedHostnames ("${blocked}")`);
   const allowlist = (policy.hostnameAllowlist ?? []).filter((p) => p.trim() !== '*' && p.trim() !== '*.');
   if (allowlist.length > 0 && !allowlist.some((p) => matchesHostPattern(host, p))) return deny(`${host} is not in hostnameAllowlist`);
 

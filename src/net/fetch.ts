@@ -12,6 +12,9 @@ export interface GuardedFetchOptions {
   /** The body is cut at this many bytes (the result says so). */
   maxResponseBytes?: number;
   headers?: Record<string, string>;
+  /** GET (default) or POST with a body; a POST follows only 307/308 redirects with its body. */
+  method?: 'GET' | 'POST';
+  body?: string | Buffer;
   signal?: AbortSignal;
   /**
    * Test seam: maps a checked address to the address actually dialled, so tests can serve
@@ -48,6 +51,8 @@ export async function guardedFetch(rawUrl: string, options: GuardedFetchOptions)
   const seen = new Set<string>();
   const redirects: string[] = [];
   let url = rawUrl;
+  let method = options.method ?? 'GET';
+  let body = method === 'POST' ? options.body : undefined;
 
   for (let hop = 0; ; hop++) {
     const verdict = await checkUrlWithPolicy(url, options.surface, options.policy, resolve);
@@ -60,7 +65,8 @@ export async function guardedFetch(rawUrl: string, options: GuardedFetchOptions)
     const agent = new Agent({ connect: { lookup: pinnedLookup(pinned), timeout: options.timeoutMs ?? 30_000 } });
     try {
       const response = await request(url, {
-        method: 'GET',
+        method,
+        body,
         dispatcher: agent,
         headers: { 'user-agent': 'Warden/0.1 (+web_fetch)', accept: 'text/html,text/plain,application/json;q=0.9,*/*;q=0.5', ...options.headers },
         signal: options.signal,
@@ -75,16 +81,21 @@ export async function guardedFetch(rawUrl: string, options: GuardedFetchOptions)
         if (hop >= maxRedirects) return { ok: false, blocked: false, error: `Too many redirects (limit: ${maxRedirects})`, url };
         url = new URL(next, url).href;
         redirects.push(url);
+        // As browsers do: 307/308 repeat the request, the others turn it into a GET.
+        if (response.statusCode !== 307 && response.statusCode !== 308) {
+          method = 'GET';
+          body = undefined;
+        }
         continue;
       }
-      const { body, truncated } = await readCapped(response.body, options.maxResponseBytes ?? 2_000_000);
+      const { body: received, truncated } = await readCapped(response.body, options.maxResponseBytes ?? 2_000_000);
       const type = response.headers['content-type'];
       return {
         ok: true,
         url,
         status: response.statusCode,
         contentType: (Array.isArray(type) ? type[0] : type) ?? '',
-        body,
+        body: received,
         truncated,
         address: verdict.address ?? verdict.addresses[0]!,
         redirects,

@@ -1,105 +1,94 @@
-import type { WardenConfig, WebSearchConfig } from '../../../config/schema/index.js';
+import type { WardenConfig } from '../../../config/schema/index.js';
+import { TtlCache } from '../../../util/ttl-cache.js';
 import type { Availability, ToolImplementation, ToolResult } from '../../types.js';
 import { wrapUntrusted } from '../../untrusted.js';
+import { PROVIDER_SPECS } from './search/catalog.js';
+import { callProvider } from './search/providers.js';
+import { selectProviders } from './search/select.js';
+import type { NetworkSeams, ProviderFinding, WebSearchOutput } from './search/types.js';
+
+export type { SearchHit, WebSearchOutput } from './search/types.js';
 
 export interface WebSearchArgs {
   query: string;
   count?: number;
 }
 
-export interface SearchHit {
-  title: string;
-  url: string;
-  snippet: string;
-}
-
-type ProviderResult = { ok: true; hits: SearchHit[] } | { ok: false; error: string };
-
 const parameters = {
   type: 'object',
   properties: {
     query: { type: 'string', minLength: 1, maxLength: 400, description: 'What to search the web for.' },
-    count: { type: 'integer', minimum: 1, maximum: 20, description: 'How many results (default from the config, usually 5).' },
+    count: { type: 'integer', minimum: 1, maximum: 20, description: 'How many results (default from the config, usually 5). Answer-style providers return one answer with sources.' },
   },
   required: ['query'],
   additionalProperties: false,
 } as const;
 
-const BRAVE_DEFAULT = 'https://api.search.brave.com';
-
-function apiKeyEnv(search: WebSearchConfig): string | undefined {
-  return search.apiKeyEnv ?? (search.provider === 'brave' ? 'BRAVE_API_KEY' : undefined);
-}
-
-/** web_search is offered only when a provider is configured and its key is present. */
+/** web_search is offered when search is enabled and some provider can be used (see select.ts). */
 export function webSearchAvailability(config: WardenConfig, env: NodeJS.ProcessEnv = process.env): Availability {
-  const search = config.tools.web?.search;
-  if (!search) return { ok: false, why: 'no search provider configured (tools.web.search)' };
-  if (search.provider === 'searxng' && !search.baseUrl) return { ok: false, why: 'tools.web.search.baseUrl is required for searxng' };
-  const keyEnv = apiKeyEnv(search);
-  if (search.provider === 'brave' && keyEnv && !env[keyEnv]) return { ok: false, why: `${keyEnv} is not set` };
-  return { ok: true };
+  const selection = selectProviders(config, env);
+  return selection.ok ? { ok: true } : { ok: false, why: selection.why };
 }
 
-const strip = (html: string) => html.replace(/<[^>]+>/g, '').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&').trim();
+export interface WebSearchDeps extends NetworkSeams {
+  /** Shared between tool instances of one process; tests pass their own. */
+  cache?: TtlCache<ProviderFinding>;
+}
 
-async function getJson(url: URL, headers: Record<string, string>, timeoutMs: number, signal: AbortSignal): Promise<{ ok: true; body: unknown } | { ok: false; error: string }> {
-  try {
-    const response = await fetch(url, { headers: { accept: 'application/json', ...headers }, signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) });
-    if (response.status === 429) return { ok: false, error: 'the search provider is rate-limiting requests (HTTP 429); try again later' };
-    if (!response.ok) return { ok: false, error: `the search provider answered HTTP ${response.status}` };
-    return { ok: true, body: await response.json() };
-  } catch (err) {
-    if (signal.aborted) throw err;
-    return { ok: false, error: `search request failed: ${(err as Error).message}` };
+const sharedCache = new TtlCache<ProviderFinding>(200);
+
+function render(output: Exclude<WebSearchOutput, { kind: 'error' }>): string {
+  if (output.kind === 'results') {
+    const body = output.results.length === 0 ? 'No results.' : output.results.map((h, i) => `${i + 1}. ${h.title}\n   ${h.url}${h.published ? ` (${h.published})` : ''}${h.snippet ? `\n   ${h.snippet}` : ''}`).join('\n');
+    return `Results for "${output.query}" (${output.provider}):\n${body}`;
   }
-}
-
-async function brave(search: WebSearchConfig, query: string, count: number, env: NodeJS.ProcessEnv, signal: AbortSignal): Promise<ProviderResult> {
-  const url = new URL('/res/v1/web/search', search.baseUrl ?? BRAVE_DEFAULT);
-  url.searchParams.set('q', query);
-  url.searchParams.set('count', String(count));
-  const key = env[apiKeyEnv(search)!] ?? '';
-  const got = await getJson(url, { 'x-subscription-token': key }, search.timeoutSec * 1000, signal);
-  if (!got.ok) return got;
-  const results = (got.body as { web?: { results?: Array<{ title?: string; url?: string; description?: string }> } }).web?.results ?? [];
-  return { ok: true, hits: results.filter((r) => r.url).map((r) => ({ title: strip(r.title ?? r.url!), url: r.url!, snippet: strip(r.description ?? '') })) };
-}
-
-async function searxng(search: WebSearchConfig, query: string, env: NodeJS.ProcessEnv, signal: AbortSignal): Promise<ProviderResult> {
-  const url = new URL('/search', search.baseUrl);
-  url.searchParams.set('q', query);
-  url.searchParams.set('format', 'json');
-  const keyEnv = apiKeyEnv(search);
-  const headers: Record<string, string> = keyEnv && env[keyEnv] ? { authorization: `Bearer ${env[keyEnv]}` } : {};
-  const got = await getJson(url, headers, search.timeoutSec * 1000, signal);
-  if (!got.ok) return got;
-  const results = (got.body as { results?: Array<{ title?: string; url?: string; content?: string }> }).results ?? [];
-  return { ok: true, hits: results.filter((r) => r.url).map((r) => ({ title: strip(r.title ?? r.url!), url: r.url!, snippet: strip(r.content ?? '') })) };
+  const sources = output.citations.map((c, i) => `${i + 1}. ${c.title ? `${c.title} — ` : ''}${c.url}`).join('\n');
+  return `Answer from ${output.provider} for "${output.query}":\n${output.content}\n\nSources:\n${sources}`;
 }
 
 /**
- * web_search: asks the configured provider (Brave Search API or a SearXNG instance) and returns
- * titles, URLs and snippets, wrapped as untrusted data. The endpoint comes from the operator's
- * config, never from the model; the model supplies only the query.
+ * web_search: asks the selected provider and returns one compact shape (ranked results, or an
+ * answer with its sources), wrapped as untrusted data. Endpoints come from the operator's config;
+ * the model supplies only the query. Every request goes through the SSRF guard, pinned to the
+ * provider's host. Identical searches are answered from a small cache for cacheTtlMinutes.
  */
-export function createWebSearchTool(config: WardenConfig, env: NodeJS.ProcessEnv = process.env): ToolImplementation<WebSearchArgs> {
+export function createWebSearchTool(config: WardenConfig, env: NodeJS.ProcessEnv = process.env, deps: WebSearchDeps = {}): ToolImplementation<WebSearchArgs> {
+  const cache = deps.cache ?? sharedCache;
   return {
     id: 'web_search',
     parameters,
     async execute(args, ctx) {
       const search = config.tools.web?.search;
-      const available = webSearchAvailability(config, env);
-      if (!search || !available.ok) return { content: [{ type: 'text', text: `web_search is unavailable: ${available.ok ? 'not configured' : available.why}` }], isError: true };
-      const count = Math.min(args.count ?? search.maxResults, 20);
-      const result = search.provider === 'brave' ? await brave(search, args.query, count, env, ctx.signal) : await searxng(search, args.query, env, ctx.signal);
-      if (!result.ok) return { content: [{ type: 'text', text: result.error }], details: { status: 'error', provider: search.provider }, isError: true } satisfies ToolResult;
-      const hits = result.hits.slice(0, count);
-      const body = hits.length === 0 ? 'No results.' : hits.map((h, i) => `${i + 1}. ${h.title}\n   ${h.url}${h.snippet ? `\n   ${h.snippet}` : ''}`).join('\n');
-      return {
-        content: [{ type: 'text', text: wrapUntrusted(`web_search:${search.provider}`, `Results for "${args.query}":\n${body}`) }],
-        details: { status: 'ok', provider: search.provider, query: args.query, hits },
-      };
+      const selection = selectProviders(config, env);
+      if (!search || !selection.ok) return { content: [{ type: 'text', text: `web_search is unavailable: ${selection.ok ? 'not configured' : selection.why}` }], isError: true };
+      const ttlMs = search.cacheTtlMinutes * 60_000;
+      const errors: string[] = [];
+      for (const provider of selection.chain) {
+        const count = Math.min(args.count ?? search.maxResults, PROVIDER_SPECS[provider.id].maxCount);
+        const key = JSON.stringify([provider.id, provider.variant, provider.baseUrl, provider.model, count, args.query.trim().toLowerCase()]);
+        const hit = cache.get(key, ttlMs);
+        let finding = hit;
+        if (!finding) {
+          const outcome = await callProvider({ provider, query: args.query, count, timeoutMs: search.timeoutSec * 1000, signal: ctx.signal, net: deps });
+          if (!outcome.ok) {
+            ctx.log?.warn?.({ tool: 'web_search', provider: provider.id, error: outcome.error }, 'search provider failed');
+            errors.push(outcome.error);
+            // A named provider has no fallback; auto-detected ones hand over to the next.
+            if (selection.explicit) break;
+            continue;
+          }
+          finding = outcome.finding;
+          cache.set(key, finding, ttlMs);
+        }
+        const output: Exclude<WebSearchOutput, { kind: 'error' }> =
+          finding.kind === 'results'
+            ? { kind: 'results', provider: provider.id, query: args.query, count: finding.results.length, results: finding.results, ...(hit ? { cached: true as const } : {}) }
+            : { kind: 'answer', provider: provider.id, query: args.query, content: finding.content, citations: finding.citations, ...(hit ? { cached: true as const } : {}) };
+        return { content: [{ type: 'text', text: wrapUntrusted(`web_search:${provider.id}`, render(output)) }], details: output };
+      }
+      // Every attempt failed: the first provider's error explains the primary failure.
+      const output: WebSearchOutput = { kind: 'error', provider: selection.chain[0]?.id, message: errors[0] ?? 'no provider answered' };
+      return { content: [{ type: 'text', text: output.message }], details: output, isError: true } satisfies ToolResult;
     },
   };
 }
