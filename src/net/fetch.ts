@@ -12,6 +12,11 @@ export interface GuardedFetchOptions {
   /** The body is cut at this many bytes (the result says so). */
   maxResponseBytes?: number;
   headers?: Record<string, string>;
+  /**
+   * Headers sent only while the request stays on the first URL's origin: an operator's routing
+   * or credential header never follows a redirect to another site.
+   */
+  originHeaders?: Record<string, string>;
   /** GET (default) or POST with a body; a POST follows only 307/308 redirects with its body. */
   method?: 'GET' | 'POST';
   body?: string | Buffer;
@@ -53,6 +58,7 @@ export async function guardedFetch(rawUrl: string, options: GuardedFetchOptions)
   let url = rawUrl;
   let method = options.method ?? 'GET';
   let body = method === 'POST' ? options.body : undefined;
+  const firstOrigin = originOf(rawUrl);
 
   for (let hop = 0; ; hop++) {
     const verdict = await checkUrlWithPolicy(url, options.surface, options.policy, resolve);
@@ -68,7 +74,12 @@ export async function guardedFetch(rawUrl: string, options: GuardedFetchOptions)
         method,
         body,
         dispatcher: agent,
-        headers: { 'user-agent': 'Warden/0.1 (+web_fetch)', accept: 'text/html,text/plain,application/json;q=0.9,*/*;q=0.5', ...options.headers },
+        headers: {
+          'user-agent': 'Warden/0.1 (+web_fetch)',
+          accept: 'text/html,text/plain,application/json;q=0.9,*/*;q=0.5',
+          ...options.headers,
+          ...(options.originHeaders && originOf(url) === firstOrigin ? options.originHeaders : {}),
+        },
         signal: options.signal,
         headersTimeout: options.timeoutMs ?? 30_000,
         bodyTimeout: options.timeoutMs ?? 30_000,
@@ -106,6 +117,14 @@ export async function guardedFetch(rawUrl: string, options: GuardedFetchOptions)
     } finally {
       void agent.close();
     }
+  }
+}
+
+function originOf(url: string): string | undefined {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { WardenConfig } from '../../config/schema/index.js';
 import { BWRAP_PATH, bwrapAvailable } from '../../exec/sandbox.js';
-import { webSearchAvailability } from './web/web-search.js';
+import { webFetchAvailability, webSearchAvailability } from './web/availability.js';
 import { mediaAvailability } from './media/media-model.js';
 import { eraseArgs, type Availability, type ToolImplementation, type ToolRuntime } from '../types.js';
 
@@ -97,7 +97,7 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
     load: async (runtime) => eraseArgs((await import('./web/web-search.js')).createWebSearchTool(runtime.config)),
   },
   web_fetch: {
-    availability: always,
+    availability: webFetchAvailability,
     load: async (runtime) => eraseArgs((await import('./web/web-fetch.js')).createWebFetchTool({ config: runtime.config })),
   },
   gateway: {

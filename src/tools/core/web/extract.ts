@@ -52,12 +52,13 @@ function turndownFor(baseUrl: string): TurndownService {
  * converts it, links and images are made absolute against the page URL. Pages Readability
  * cannot read are converted whole, minus scripts and styles.
  */
-export function extractHtml(html: string, pageUrl: string, mode: 'markdown' | 'text'): Extracted {
+export function extractHtml(html: string, pageUrl: string, mode: 'markdown' | 'text', options: { readability?: boolean } = {}): Extracted {
   const { document } = parseHTML(html);
   const title = document.querySelector('title')?.textContent?.trim() || undefined;
   let article: ReturnType<Readability['parse']> = null;
   try {
-    article = new Readability(document as unknown as Document, { charThreshold: 200 }).parse();
+    // `tools.web.fetch.readability: false` converts the whole page instead.
+    article = options.readability === false ? null : new Readability(document as unknown as Document, { charThreshold: 200 }).parse();
   } catch {
     article = null;
   }

@@ -1,6 +1,6 @@
 import type { WardenConfig } from '../../../config/schema/index.js';
 import { TtlCache } from '../../../util/ttl-cache.js';
-import type { Availability, ToolImplementation, ToolResult } from '../../types.js';
+import type { ToolImplementation, ToolResult } from '../../types.js';
 import { wrapUntrusted } from '../../untrusted.js';
 import { PROVIDER_SPECS } from './search/catalog.js';
 import { callProvider } from './search/providers.js';
@@ -24,11 +24,7 @@ const parameters = {
   additionalProperties: false,
 } as const;
 
-/** web_search is offered when search is enabled and some provider can be used (see select.ts). */
-export function webSearchAvailability(config: WardenConfig, env: NodeJS.ProcessEnv = process.env): Availability {
-  const selection = selectProviders(config, env);
-  return selection.ok ? { ok: true } : { ok: false, why: selection.why };
-}
+export { webSearchAvailability } from './availability.js';
 
 export interface WebSearchDeps extends NetworkSeams {
   /** Shared between tool instances of one process; tests pass their own. */

@@ -1,0 +1,23 @@
+/**
+ * Whether web_search and web_fetch can be offered: cheap checks of the config and the
+ * environment, kept apart from the tools so the policy never loads their extractors.
+ */
+import type { WardenConfig } from '../../../config/schema/index.js';
+import { webFetchConfig, type WebFetchConfig } from '../../../config/schema/web.js';
+import type { Availability } from '../../types.js';
+import { selectProviders } from './search/select.js';
+
+/** web_search is offered when search is enabled and some provider can be used (see search/select.ts). */
+export function webSearchAvailability(config: WardenConfig, env: NodeJS.ProcessEnv = process.env): Availability {
+  const selection = selectProviders(config, env);
+  return selection.ok ? { ok: true } : { ok: false, why: selection.why };
+}
+
+/** The effective `tools.web.fetch` block: defaults when absent. */
+export function webFetchSettings(config: WardenConfig): WebFetchConfig {
+  return config.tools.web?.fetch ?? webFetchConfig.parse({});
+}
+
+export function webFetchAvailability(config: WardenConfig): Availability {
+  return webFetchSettings(config).enabled ? { ok: true } : { ok: false, why: 'tools.web.fetch.enabled is false' };
+}
