@@ -16,3 +16,4 @@ export {
   runningListeners,
   type OwnListener,
 } from './own-listeners.js';
+export { serviceRequest, type ServiceRequest, type ServiceResponse } from './service.js';

@@ -1,24 +1,16 @@
-import { guardedFetch, type UrlPolicy } from '../../../../net/index.js';
+import { serviceRequest } from '../../../../net/index.js';
 import type { NetworkSeams, ResolvedProvider } from './types.js';
 
 export type HttpOutcome = { ok: true; status: number; text: string; contentType: string } | { ok: false; error: string };
 
-/**
- * One request to a provider's API through the SSRF guard, pinned to the provider's host: no
- * redirect may leave it. A hosted API must be public (fake-IP proxy ranges allowed, as
- * OpenClaw does for provider hosts); a self-hosted one may be private, never cloud metadata.
- */
+/** One request to a provider's API, through the guard and pinned to its host (net/service.ts). */
 export async function providerRequest(
   provider: ResolvedProvider,
   url: string,
   init: { method?: 'GET' | 'POST'; headers?: Record<string, string>; json?: unknown; form?: Record<string, string>; timeoutMs: number; signal: AbortSignal; maxResponseBytes?: number },
   net: NetworkSeams,
 ): Promise<HttpOutcome> {
-  const host = new URL(url).hostname;
-  const policy: UrlPolicy = provider.selfHosted
-    ? { allowPrivateNetwork: true, hostnameAllowlist: [host] }
-    : { allowRfc2544BenchmarkRange: true, allowIpv6UniqueLocalRange: true, hostnameAllowlist: [host] };
-  const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'Warden/0.1 (+web_search)', ...init.headers };
+  const headers: Record<string, string> = { 'user-agent': 'Warden/0.1 (+web_search)', ...init.headers };
   let body: string | undefined;
   if (init.json !== undefined) {
     body = JSON.stringify(init.json);
@@ -27,21 +19,9 @@ export async function providerRequest(
     body = new URLSearchParams(init.form).toString();
     headers['content-type'] = 'application/x-www-form-urlencoded';
   }
-  const fetched = await guardedFetch(url, {
-    surface: 'service',
-    policy,
-    resolve: net.resolve,
-    dial: net.dial,
-    method: init.method ?? (body === undefined ? 'GET' : 'POST'),
-    body,
-    headers,
-    maxRedirects: 2,
-    timeoutMs: init.timeoutMs,
-    maxResponseBytes: init.maxResponseBytes ?? 4_000_000,
-    signal: init.signal,
-  });
-  if (!fetched.ok) return { ok: false, error: fetched.blocked ? `the ${provider.id} endpoint is not reachable under the network policy (${fetched.error})` : `${provider.id} request failed: ${fetched.error}` };
-  return { ok: true, status: fetched.status, text: fetched.body.toString('utf8'), contentType: fetched.contentType };
+  const got = await serviceRequest(url, { method: init.method, headers, body, selfHosted: provider.selfHosted, timeoutMs: init.timeoutMs, signal: init.signal, maxResponseBytes: init.maxResponseBytes, ...net });
+  if (!got.ok) return { ok: false, error: got.blocked ? `the ${provider.id} endpoint is not reachable under the network policy (${got.error})` : `${provider.id} request failed: ${got.error}` };
+  return { ok: true, status: got.status, text: got.body.toString('utf8'), contentType: got.contentType };
 }
 
 /** The sentence a failed status becomes; response bodies never reach the model. */
