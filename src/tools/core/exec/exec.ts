@@ -5,6 +5,7 @@ import type { WardenConfig } from '../../../config/schema/index.js';
 import { ExecAllowlistStore } from '../../../exec/allowlist-store.js';
 import { effectiveExecConfig, execPolicyFromConfig } from '../../../exec/check.js';
 import { evaluateExec, type ExecSecurity, type ExecVerdict } from '../../../exec/decide.js';
+import { elevatedDecision } from '../../../exec/elevated.js';
 import { buildChildEnv, checkEnvOverrides } from '../../../exec/env.js';
 import { CHANGED } from '../../../exec/content-binding.js';
 import { discoverGitConfig } from '../../../exec/git-env.js';
@@ -27,6 +28,8 @@ export interface ExecArgs {
   yieldMs?: number;
   background?: boolean;
   timeout?: number;
+  /** Run on the gateway host instead of the sandbox, for senders in `tools.elevated.allowFrom`. */
+  elevated?: boolean;
 }
 
 export interface ExecToolDeps {
@@ -52,6 +55,10 @@ const parameters = {
     yieldMs: { type: 'integer', minimum: 0, description: 'Return after this many ms and keep the command running in the background.' },
     background: { type: 'boolean', description: 'Start in the background right away; follow it with the process tool.' },
     timeout: { type: 'number', description: 'Kill the command after this many seconds (0 = no limit).' },
+    elevated: {
+      type: 'boolean',
+      description: 'Run outside the sandbox on the gateway host. Only for senders the operator named in tools.elevated; always asks an approver.',
+    },
   },
   required: ['command'],
   additionalProperties: false,
@@ -63,7 +70,7 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
   const registry = deps.registry ?? defaultRegistry;
   const global = effectiveExecConfig(deps.config);
   registry.setFinishedTtl(global.cleanupMs);
-  const host: ExecHost = resolveExecHost(global.host, deps.hasBwrap ?? bwrapAvailable());
+  const configuredHost: ExecHost = resolveExecHost(global.host, deps.hasBwrap ?? bwrapAvailable());
   const identity = deps.identity ?? sandboxIdentity(global.sandbox);
   const protect = deps.protect ?? [];
 
@@ -71,6 +78,15 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
     id: 'exec',
     parameters,
     async execute(args, ctx) {
+      // tools.elevated: one separate, fail-closed decision; when it holds, this one command runs
+      // on the gateway host and must be approved on a card whatever the allowlist says.
+      let elevated: string | undefined;
+      if (args.elevated === true) {
+        const decision = elevatedDecision(deps.config, ctx.turn, configuredHost);
+        if (!decision.ok) return failure(`elevated exec refused: ${decision.why}. Run it without elevated (in the sandbox) or ask an operator.`);
+        elevated = decision.who;
+      }
+      const host: ExecHost = elevated ? 'gateway' : configuredHost;
       if (host === 'sandbox' && !(deps.hasBwrap ?? bwrapAvailable())) {
         return failure('exec unavailable: tools.exec.host is sandbox but bubblewrap (/usr/bin/bwrap) is not installed');
       }
@@ -96,7 +112,12 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
 
       let script: string;
       if (verdict.decision === 'deny') return denied(`exec denied: ${verdict.reason}`, verdict);
-      if (verdict.decision === 'allow') {
+      if (elevated) {
+        const outcome = await requestApproval(command, verdict, host, cwd.dir, ctx, false, elevated);
+        // Only an approver's explicit allow-once runs an elevated command: no grant, no expiry fallback.
+        if (outcome !== 'allow-once') return denied(`elevated exec not run: the approval was ${outcome === 'deny' ? 'denied' : outcome}. Do not retry this command.`, verdict);
+        script = command;
+      } else if (verdict.decision === 'allow') {
         script = verdict.rewritten ?? command;
         for (const s of verdict.segments) {
           const entry = stored.find((e) => s.entry && e.pattern === s.entry.pattern && e.argPattern === s.entry.argPattern);
@@ -165,12 +186,12 @@ function workdirInside(workspace: string, workdir: string | undefined): { ok: tr
   }
 }
 
-async function requestApproval(command: string, verdict: ExecVerdict, host: ExecHost, cwd: string, ctx: ToolCallContext, canPersist: boolean): Promise<ApprovalOutcome> {
+async function requestApproval(command: string, verdict: ExecVerdict, host: ExecHost, cwd: string, ctx: ToolCallContext, canPersist: boolean, elevatedFor?: string): Promise<ApprovalOutcome> {
   const offerAlways = canPersist && verdict.allowAlways.offered;
   const facts = [
     { label: 'Resolved', value: verdict.segments.map((s) => s.resolved ?? `${s.argv[0] ?? '?'} (unresolved)`).join(', ') || '(not analysed)' },
-    { label: 'Why', value: verdict.reason },
-    { label: 'Runs in', value: `${cwd} (${host === 'sandbox' ? 'sandbox' : 'host'})` },
+    { label: 'Why', value: elevatedFor ? `elevated: runs outside the sandbox on the gateway host, asked for ${elevatedFor} (${verdict.reason})` : verdict.reason },
+    { label: 'Runs in', value: `${cwd} (${host === 'sandbox' ? 'sandbox' : elevatedFor ? 'gateway host, ELEVATED' : 'host'})` },
   ];
   // A grant that named this command no longer covers it: say what changed, first.
   const [changed, other] = partition(verdict.changedSinceApproval, (m) => m.startsWith(CHANGED));
@@ -182,7 +203,7 @@ async function requestApproval(command: string, verdict: ExecVerdict, host: Exec
   if (offerAlways && bound.length > 0) {
     facts.push({ label: 'Allow always binds', value: bound.map((f) => `${f.path} (${f.sha256 === null ? 'absent' : `sha256 ${f.sha256.slice(0, 12)}…`})`).join(', ') });
   }
-  if (!offerAlways) facts.push({ label: 'Allow always', value: `not offered: ${canPersist ? verdict.allowAlways.why : 'no store to keep it in'}` });
+  if (!offerAlways) facts.push({ label: 'Allow always', value: `not offered: ${elevatedFor ? 'elevated commands are approved one at a time' : canPersist ? verdict.allowAlways.why : 'no store to keep it in'}` });
   const hidden = hiddenCharacters(command);
   if (hidden) facts.unshift({ label: 'Warning', value: hidden });
   const decisions: ApprovalDecision[] = offerAlways ? ['allow-once', 'allow-always', 'deny'] : ['allow-once', 'deny'];
@@ -190,7 +211,7 @@ async function requestApproval(command: string, verdict: ExecVerdict, host: Exec
     {
       kind: 'exec',
       tool: 'exec',
-      title: changed.length > 0 ? `Run a command (${CHANGED})` : 'Run a command',
+      title: elevatedFor ? 'Run a command on the gateway host (elevated)' : changed.length > 0 ? `Run a command (${CHANGED})` : 'Run a command',
       preview: command.length > 300 ? `${command.slice(0, 300)}…` : command,
       fullText: command,
       facts,
