@@ -2,12 +2,13 @@ import type { AgentSessionsApi } from '../../../agent/sessions.js';
 import type { Message } from '../../../models/types.js';
 import type { ToolImplementation } from '../../types.js';
 import { wrapUntrusted } from '../../untrusted.js';
-import { canReach, errorResult, jsonResult } from './result.js';
+import { errorResult, jsonResult } from './result.js';
+import { canSeeSession, DEFAULT_SESSION_ACCESS, type SessionAccess } from './visibility.js';
 
 const ENTRY_CHARS = 2_000;
 
 /** `sessions_list`: this agent's sessions, most recently active first. */
-export function createSessionsListTool(sessions: AgentSessionsApi): ToolImplementation<{ limit?: number }> {
+export function createSessionsListTool(sessions: AgentSessionsApi, access: SessionAccess = DEFAULT_SESSION_ACCESS): ToolImplementation<{ limit?: number }> {
   return {
     id: 'sessions_list',
     parameters: {
@@ -16,10 +17,13 @@ export function createSessionsListTool(sessions: AgentSessionsApi): ToolImplemen
       additionalProperties: false,
     },
     async execute(args, ctx) {
-      const reach = (key: string) => canReach(ctx.turn, ctx.sessionKey, key, (k) => sessions.parentOf(k));
-      const list = sessions.list({ agentId: ctx.turn.agentId, limit: 1_000 }).filter((s) => reach(s.sessionKey)).slice(0, args.limit ?? 20);
+      const reach = (key: string) => canSeeSession(ctx.turn, ctx.sessionKey, key, (k) => sessions.parentOf(k), access);
+      // `all` and `tree` can reach other agents' sessions; every other setting stays in this agent.
+      const across = access.visibility === 'all' || access.visibility === 'tree';
+      const list = sessions.list({ agentId: across ? undefined : ctx.turn.agentId, limit: 1_000 }).filter((s) => reach(s.sessionKey)).slice(0, args.limit ?? 20);
       return jsonResult({
         sessions: list.map((s) => ({ ...s, updatedAt: new Date(s.updatedAt).toISOString(), current: s.sessionKey === ctx.sessionKey })),
+        ...(access.visibility ? { visibility: access.visibility } : {}),
       });
     },
   };
@@ -36,7 +40,7 @@ const render = (m: Message): string => {
  * `sessions_history`: a page of another session's transcript (newest last). What people and
  * tools said there is data for this session, so the page is wrapped as untrusted.
  */
-export function createSessionsHistoryTool(sessions: AgentSessionsApi): ToolImplementation<{ sessionKey: string; limit?: number; beforeSeq?: number }> {
+export function createSessionsHistoryTool(sessions: AgentSessionsApi, access: SessionAccess = DEFAULT_SESSION_ACCESS): ToolImplementation<{ sessionKey: string; limit?: number; beforeSeq?: number }> {
   return {
     id: 'sessions_history',
     parameters: {
@@ -50,7 +54,7 @@ export function createSessionsHistoryTool(sessions: AgentSessionsApi): ToolImple
       additionalProperties: false,
     },
     async execute(args, ctx) {
-      if (!canReach(ctx.turn, ctx.sessionKey, args.sessionKey, (k) => sessions.parentOf(k))) {
+      if (!canSeeSession(ctx.turn, ctx.sessionKey, args.sessionKey, (k) => sessions.parentOf(k), access)) {
         return errorResult(`session ${args.sessionKey} is not readable from here (another agent, someone else's DM, or another session's subagent); use sessions_list for the sessions you can read`);
       }
       const entries = sessions.history(args.sessionKey, { limit: args.limit ?? 20, beforeSeq: args.beforeSeq });

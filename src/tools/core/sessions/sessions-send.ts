@@ -3,7 +3,8 @@ import type { WardenConfig } from '../../../config/index.js';
 import { inheritFrom, resolveToolSurface, type SurfaceOptions } from '../../../policy/surface.js';
 import type { ToolImplementation } from '../../types.js';
 import { wrapUntrusted } from '../../untrusted.js';
-import { canReach, errorResult } from './result.js';
+import { errorResult } from './result.js';
+import { canSeeSession, DEFAULT_SESSION_ACCESS, type SessionAccess } from './visibility.js';
 
 const DEFAULT_TIMEOUT_S = 120;
 
@@ -21,7 +22,7 @@ export interface SendToolDeps {
  * conversation's stored policy, acts for this turn's sender, and never gets a tool this turn
  * does not have: this turn's surface is its ceiling.
  */
-export function createSessionsSendTool(deps: SendToolDeps): ToolImplementation<{ sessionKey: string; message: string; timeoutSeconds?: number }> {
+export function createSessionsSendTool(deps: SendToolDeps, access: SessionAccess = DEFAULT_SESSION_ACCESS): ToolImplementation<{ sessionKey: string; message: string; timeoutSeconds?: number }> {
   const { sessions } = deps;
   return {
     id: 'sessions_send',
@@ -36,7 +37,7 @@ export function createSessionsSendTool(deps: SendToolDeps): ToolImplementation<{
       additionalProperties: false,
     },
     async execute(args, ctx) {
-      if (!canReach(ctx.turn, ctx.sessionKey, args.sessionKey, (k) => sessions.parentOf(k))) {
+      if (!canSeeSession(ctx.turn, ctx.sessionKey, args.sessionKey, (k) => sessions.parentOf(k), access)) {
         return errorResult(`session ${args.sessionKey} cannot be messaged from here (another agent, someone else's DM, or another session's subagent)`);
       }
       const surface = resolveToolSurface(deps.config, ctx.turn, deps.surfaceOptions);
