@@ -41,11 +41,33 @@ function isCurrentConversation(target: MessageTarget, turn: TurnContext): boolea
  * broadcast into channels the operator never opened to it.
  */
 export function messageTargetAllowed(config: WardenConfig, target: MessageTarget, turn: TurnContext): { ok: true } | { ok: false; why: string } {
-  if (isCurrentConversation(target, turn) || turn.senderIsOwner) return { ok: true };
+  if (isCurrentConversation(target, turn)) return { ok: true };
+  // tools.message.crossContext narrows every sender, owners included (OpenClaw's defaults: both true).
+  const cross = config.tools.message?.crossContext;
+  if (cross?.allowWithinProvider === false && target.provider === turn.provider) {
+    return { ok: false, why: `posting outside this conversation on ${target.provider} is turned off (tools.message.crossContext.allowWithinProvider: false)` };
+  }
+  if (cross?.allowAcrossProviders === false && target.provider !== turn.provider) {
+    return { ok: false, why: `posting from ${turn.provider} to ${target.provider} is turned off (tools.message.crossContext.allowAcrossProviders: false)` };
+  }
+  if (turn.senderIsOwner) return { ok: true };
   const allowed = config.tools.message?.allowedTargets ?? [];
   const key = target.userId !== undefined ? `${target.provider}:@${target.userId}` : `${target.provider}:${target.channel}`;
   if (allowed.includes('*') || allowed.includes(key)) return { ok: true };
   return { ok: false, why: `posting to ${key} is not allowed from here: only this conversation, or a target in tools.message.allowedTargets` };
+}
+
+/**
+ * The origin marker a post outside its conversation carries when `tools.message.crossContext`
+ * is configured (OpenClaw's default marker: `[from {channel}] `), so readers there know where
+ * it came from. Without the block, posts go out unmarked, as before.
+ */
+export function crossContextText(config: WardenConfig, target: MessageTarget, turn: TurnContext, text: string): string {
+  const cross = config.tools.message?.crossContext;
+  if (!cross || cross.marker?.enabled === false || isCurrentConversation(target, turn)) return text;
+  const origin = `${turn.provider} ${turn.channelName ? `#${turn.channelName}` : turn.chat === 'dm' ? 'DM' : (turn.channelId ?? 'conversation')}`;
+  const fill = (s: string) => s.replaceAll('{channel}', origin);
+  return `${fill(cross.marker?.prefix ?? '[from {channel}] ')}${text}${fill(cross.marker?.suffix ?? '')}`;
 }
 
 /** message: post in this conversation, another channel, a thread or a user's DM. */
@@ -66,7 +88,7 @@ export function createMessageTool(config: WardenConfig, messaging: MessagingServ
       if (target.channel === undefined && target.userId === undefined) return fail('give a channel or a userId');
       const allowed = messageTargetAllowed(config, target, turn);
       if (!allowed.ok) return fail(allowed.why);
-      const sent = await messaging.send(target, args.text);
+      const sent = await messaging.send(target, crossContextText(config, target, turn, args.text));
       if (!sent.ok) return fail(`could not post: ${sent.error}`);
       const where = target.userId ? `a DM to ${target.userId}` : `${target.provider} channel ${sent.channelId}${target.threadId ? ` (thread ${target.threadId})` : ''}`;
       return { content: [{ type: 'text', text: `Posted to ${where}.` }], details: { status: 'ok', ...target, channelId: sent.channelId } };
