@@ -8,7 +8,10 @@ import { coreTool } from '../tools/catalog.js';
 import { CORE_IMPLEMENTATIONS } from '../tools/core/index.js';
 import { loopDetectionEnabled, ToolInvoker, type ToolInvokerOptions } from '../tools/invoke/chain.js';
 import { surfaceInputs, type SurfaceInputs } from '../tools/surface-inputs.js';
+import { isMetaTool, metaToolDefinitions, runMetaTool } from '../tools/tool-search/meta-tools.js';
+import { directTools, toolSearchSettings } from '../tools/tool-search/settings.js';
 import type { ToolImplementation, ToolResult, ToolRuntime } from '../tools/types.js';
+import type { ToolDefinition } from '../agent/types.js';
 
 /**
  * The seam between the turn loop (and `/exec`) and the governed call path: the surface is the
@@ -68,16 +71,32 @@ export class GovernedToolExecutor implements ToolExecutor {
     }
   }
 
+  /**
+   * The tools the model is shown: every tool the policy gives this turn (after the run's
+   * `before_prompt_build` toolsAllow), or with `tools.toolSearch` the coding primitives plus
+   * tool_search / tool_describe / tool_call over the rest (tools/tool-search).
+   */
   async surface(turn: TurnContext, sessionKey?: string): Promise<ToolSurface> {
-    let result = this.report(turn);
     const hooks = this.chain.hooks;
-    if (!result.error && hooks?.has('before_prompt_build')) {
-      const built = await hooks.runBeforePromptBuild({ agentId: turn.agentId, sessionKey: sessionKey ?? '', provider: turn.provider, tools: [...result.tools] });
-      if (built.toolsAllow?.length) {
-        turn = { ...turn, toolsAllow: [...(turn.toolsAllow ?? []), ...built.toolsAllow] };
-        result = this.report(turn);
+    if (hooks?.has('before_prompt_build')) {
+      const first = this.report(turn);
+      if (!first.error) {
+        const built = await hooks.runBeforePromptBuild({ agentId: turn.agentId, sessionKey: sessionKey ?? '', provider: turn.provider, tools: [...first.tools] });
+        if (built.toolsAllow?.length) turn = { ...turn, toolsAllow: [...(turn.toolsAllow ?? []), ...built.toolsAllow] };
       }
     }
+    const all = await this.authorized(turn);
+    if (!all.ok) return all;
+    const search = toolSearchSettings(this.config);
+    const direct = search ? directTools(search.mode) : undefined;
+    const deferred = direct ? all.tools.filter((t) => !direct.has(t.id)) : [];
+    if (!search || !direct || deferred.length === 0) return { ok: true, tools: all.tools, turn };
+    return { ok: true, tools: [...all.tools.filter((t) => direct.has(t.id)), ...metaToolDefinitions(deferred, search)], turn };
+  }
+
+  /** Every tool the policy gives this turn (its toolsAllow included), with its schema. */
+  private async authorized(turn: TurnContext): Promise<{ ok: true; tools: ToolDefinition[] } | { ok: false; message: string }> {
+    const result = this.report(turn);
     if (result.error) return { ok: false, message: result.error };
     const tools = await Promise.all(
       result.tools.map(async (id) => {
@@ -85,10 +104,24 @@ export class GovernedToolExecutor implements ToolExecutor {
         return impl ? { id, description: coreTool(id)?.description ?? id, parameters: impl.parameters } : undefined;
       }),
     );
-    return { ok: true, tools: tools.filter((t) => t !== undefined), turn };
+    return { ok: true, tools: tools.filter((t) => t !== undefined) };
   }
 
   async execute(call: ToolCallRequest, scope: ToolCallScope): Promise<ToolResult> {
+    const search = toolSearchSettings(this.config);
+    if (search && isMetaTool(call.tool)) {
+      // The catalog is the policy's surface for this very turn, computed again: nothing beyond it.
+      const all = await this.authorized(scope.turn);
+      if (!all.ok) return { content: [{ type: 'text', text: all.message }], isError: true };
+      const direct = directTools(search.mode);
+      const outcome = runMetaTool(call.tool, call.args, all.tools.filter((t) => !direct.has(t.id)), search);
+      if (outcome.kind === 'result') return outcome.result;
+      return this.invoke({ ...call, tool: outcome.tool, args: outcome.args }, scope, all.tools.map((t) => t.id));
+    }
+    return this.invoke(call, scope, scope.surface);
+  }
+
+  private async invoke(call: ToolCallRequest, scope: ToolCallScope, surface: readonly string[]): Promise<ToolResult> {
     const outcome = await this.invoker.invoke({
       tool: call.tool,
       args: call.args,
@@ -96,7 +129,7 @@ export class GovernedToolExecutor implements ToolExecutor {
       turn: scope.turn,
       sessionKey: scope.sessionKey,
       workspaceDir: agentWorkspace(this.config, scope.turn.agentId, this.runtime.baseDir),
-      surface: { tools: scope.surface },
+      surface: { tools: [...surface] },
       loopDetection: loopDetectionEnabled(this.config, scope.turn.agentId),
       signal: scope.signal,
     });
