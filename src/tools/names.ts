@@ -6,12 +6,14 @@
 
 /**
  * Spellings that mean a canonical tool. `automations` is OpenClaw's id for the tool Warden calls
- * `cron`; accepting it keeps an OpenClaw `deny: [automations]` from silently missing `cron`.
+ * `cron`, and `view_image` its id for `image`; accepting them keeps an OpenClaw
+ * `deny: [automations]` or `allow: [view_image]` from silently missing the tool.
  */
 export const TOOL_ALIASES: Readonly<Record<string, string>> = Object.freeze({
   bash: 'exec',
   'apply-patch': 'apply_patch',
   automations: 'cron',
+  view_image: 'image',
 });
 
 /** Trimmed, lower-cased, alias-resolved; a non-string becomes `""` (callers drop blanks). */
