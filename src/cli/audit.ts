@@ -3,6 +3,7 @@ import path from 'node:path';
 import { readStoredAllowlist } from '../exec/allowlist-store.js';
 import { auditExec, type AuditFinding } from '../exec/audit.js';
 import { effectiveExecConfig } from '../exec/check.js';
+import { auditElevated } from '../exec/elevated.js';
 import { auditRepoConfig } from '../exec/repo-config-audit.js';
 import { auditSandbox } from '../exec/sandbox-audit.js';
 import { probeSandbox } from '../exec/sandbox-probe.js';
@@ -32,7 +33,7 @@ export const run: CommandRunner = async (args, io) => {
   const hasBwrap = bwrapAvailable();
   // What this host really gives the sandbox, from a fresh run of it.
   const probe = await probeSandbox(sandboxIdentity(effectiveExecConfig(loaded.config).sandbox));
-  const findings = [...auditExec(loaded.config, { hasBwrap, state }), ...auditSandbox(loaded.config, { hasBwrap, probe }), ...repoConfigFindings(loaded.config, state)].sort(
+  const findings = [...auditExec(loaded.config, { hasBwrap, state }), ...auditSandbox(loaded.config, { hasBwrap, probe }), ...repoConfigFindings(loaded.config, state), ...auditElevated(loaded.config)].sort(
     (a, b) => ORDER[a.severity] - ORDER[b.severity],
   );
   if (args.options.get('json') === true) io.stdout(JSON.stringify({ findings }, null, 2));

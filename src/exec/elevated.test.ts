@@ -34,3 +34,12 @@ describe('elevated exec: who may run on the gateway host from a sandboxed agent'
     expect(elevatedIds({ discord: ['111', 'id:222', 'from:333', 'name:Bob', 'username:bob', 'tag:x', '*', ' '] }, 'discord')).toEqual(['111', '222', '333']);
   });
 });
+
+describe('warden audit names who may leave the sandbox', () => {
+  it('one finding for named senders, none when off or empty', async () => {
+    const { auditElevated } = await import('./elevated.js');
+    expect(auditElevated(config(ELEVATED))).toEqual([expect.objectContaining({ id: 'tools.elevated', severity: 'warn', message: expect.stringContaining('discord:111, discord:222') })]);
+    expect(auditElevated(config({ tools: { elevated: { enabled: false, allowFrom: { discord: ['1'] } } } }))).toEqual([]);
+    expect(auditElevated(config({ tools: { elevated: { allowFrom: { whatsapp: ['+1'] } } } }))).toEqual([]);
+  });
+});

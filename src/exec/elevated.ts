@@ -43,3 +43,19 @@ export function elevatedDecision(config: WardenConfig, turn: TurnContext, host: 
   }
   return { ok: true, who: `${provider}:${sender}` };
 }
+
+/** `warden audit`: who may take commands out of the sandbox. */
+export function auditElevated(config: WardenConfig): Array<{ id: string; severity: 'warn'; message: string; fix: string }> {
+  const global = config.tools.elevated;
+  if (!global || global.enabled === false) return [];
+  const named = ['discord', 'slack', 'web'].flatMap((p) => elevatedIds(global.allowFrom, p).map((id) => `${p}:${id}`));
+  if (named.length === 0) return [];
+  return [
+    {
+      id: 'tools.elevated',
+      severity: 'warn',
+      message: `${named.length} sender${named.length === 1 ? '' : 's'} (${named.slice(0, 5).join(', ')}${named.length > 5 ? ', …' : ''}) may have exec run on the gateway host, outside the sandbox, after an approver allows each command`,
+      fix: 'keep tools.elevated.allowFrom to the people who need it, or set tools.elevated.enabled: false',
+    },
+  ];
+}
