@@ -129,7 +129,7 @@ const AGENT_KEYS: Array<[string, unknown]> = [
   ['swarm', false],
   ['elevated', { enabled: false }],
   ['elevated', { allowFrom: { discord: ['123'] } }],
-  ['exec', { security: 'deny', timeoutSeconds: 60, mode: 'deny' === 'deny' ? undefined : undefined }],
+  ['exec', { security: 'deny', timeoutSeconds: 60 }],
   ['exec', { node: 'build-node' }],
   ['exec', { host: 'gateway' }],
   ['exec', { applyPatch: { enabled: false } }],

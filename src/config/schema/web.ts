@@ -54,7 +54,6 @@ const headerName = z
   .string()
   .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'not a valid HTTP header name')
   .refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()), { message: 'web_fetch sets this header itself (use userAgent for the user agent)' });
-// eslint-disable-next-line no-control-regex
 const headerValue = z.string().regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'header values cannot carry control characters or characters above U+00FF');
 
 /**
@@ -62,45 +61,45 @@ const headerValue = z.string().regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'header values
  * ranges can be opened, and hosts can be blocked.
  */
 export const webFetchConfig = z.strictObject({
-    /** false: web_fetch is unavailable. */
-    enabled: z.boolean().default(true),
-    /** `firecrawl`: Firecrawl's scrape API extracts pages the local extractor cannot read. */
-    provider: z.enum(['firecrawl']).optional(),
-    /** Characters returned when a call names none (clamped to maxCharsCap, as OpenClaw does). */
-    maxChars: z.number().int().min(100).optional(),
-    /** The most a call may ask for. */
-    maxCharsCap: z.number().int().min(100).max(1_000_000).default(20_000),
-    /** The body is cut at this many bytes (clamped to 32,000–10,000,000, as OpenClaw does). */
-    maxResponseBytes: z.number().int().positive().default(750_000).transform((n) => Math.min(10_000_000, Math.max(32_000, n))),
-    timeoutSec: z.number().int().positive().max(300).default(30),
-    maxRedirects: z.number().int().min(0).max(10).default(3),
-    /** Fetched pages are answered from memory for this long; 0 turns the cache off. */
-    cacheTtlMinutes: z.number().min(0).max(1440).default(15),
-    userAgent: z.string().min(1).max(512).optional(),
-    /** Sent with every direct fetch (not to Firecrawl); `${VAR}` is substituted at load time. */
-    headers: z.record(headerName, headerValue).optional(),
-    /** false: no Readability; HTML is converted whole (or handed to the provider when one is set). */
-    readability: z.boolean().default(true),
-    ssrfPolicy: z
-      .strictObject({
-        /** Un-blocks 198.18.0.0/15, used by fake-IP proxies. */
-        allowRfc2544BenchmarkRange: z.boolean().optional(),
-        /** Un-blocks fc00::/7 (never the metadata address fd00:ec2::254). */
-        allowIpv6UniqueLocalRange: z.boolean().optional(),
-        /** Hosts refused before DNS and on every redirect: exact names or `*.example.com`. */
-        blockedHostnames: z.array(z.string().min(1)).optional(),
-      })
-      .optional(),
-    /** Firecrawl's endpoint and key variable (defaults: https://api.firecrawl.dev, FIRECRAWL_API_KEY). */
-    firecrawl: z
-      .strictObject({
-        baseUrl: z.url().optional(),
-        apiKeyEnv: envName.optional(),
-        onlyMainContent: z.boolean().default(true),
-        /** How old a page Firecrawl may answer from its cache (default 2 days). */
-        maxAgeMs: z.number().int().min(0).default(172_800_000),
-      })
-      .optional(),
+  /** false: web_fetch is unavailable. */
+  enabled: z.boolean().default(true),
+  /** `firecrawl`: Firecrawl's scrape API extracts pages the local extractor cannot read. */
+  provider: z.enum(['firecrawl']).optional(),
+  /** Characters returned when a call names none (clamped to maxCharsCap, as OpenClaw does). */
+  maxChars: z.number().int().min(100).optional(),
+  /** The most a call may ask for. */
+  maxCharsCap: z.number().int().min(100).max(1_000_000).default(20_000),
+  /** The body is cut at this many bytes (clamped to 32,000–10,000,000, as OpenClaw does). */
+  maxResponseBytes: z.number().int().positive().default(750_000).transform((n) => Math.min(10_000_000, Math.max(32_000, n))),
+  timeoutSec: z.number().int().positive().max(300).default(30),
+  maxRedirects: z.number().int().min(0).max(10).default(3),
+  /** Fetched pages are answered from memory for this long; 0 turns the cache off. */
+  cacheTtlMinutes: z.number().min(0).max(1440).default(15),
+  userAgent: z.string().min(1).max(512).optional(),
+  /** Sent with every direct fetch (not to Firecrawl); `${VAR}` is substituted at load time. */
+  headers: z.record(headerName, headerValue).optional(),
+  /** false: no Readability; HTML is converted whole (or handed to the provider when one is set). */
+  readability: z.boolean().default(true),
+  ssrfPolicy: z
+    .strictObject({
+      /** Un-blocks 198.18.0.0/15, used by fake-IP proxies. */
+      allowRfc2544BenchmarkRange: z.boolean().optional(),
+      /** Un-blocks fc00::/7 (never the metadata address fd00:ec2::254). */
+      allowIpv6UniqueLocalRange: z.boolean().optional(),
+      /** Hosts refused before DNS and on every redirect: exact names or `*.example.com`. */
+      blockedHostnames: z.array(z.string().min(1)).optional(),
+    })
+    .optional(),
+  /** Firecrawl's endpoint and key variable (defaults: https://api.firecrawl.dev, FIRECRAWL_API_KEY). */
+  firecrawl: z
+    .strictObject({
+      baseUrl: z.url().optional(),
+      apiKeyEnv: envName.optional(),
+      onlyMainContent: z.boolean().default(true),
+      /** How old a page Firecrawl may answer from its cache (default 2 days). */
+      maxAgeMs: z.number().int().min(0).default(172_800_000),
+    })
+    .optional(),
 });
 export type WebFetchConfig = z.infer<typeof webFetchConfig>;
 

@@ -163,6 +163,8 @@ describe('which provider a search goes to (OpenClaw order)', () => {
     ['the configured provider', { provider: 'exa' }, { BRAVE_API_KEY: 'b', EXA_API_KEY: 'e' }, { ok: true }],
     ['the configured provider without its key', { provider: 'exa' }, { BRAVE_API_KEY: 'b' }, { ok: false, why: 'exa: EXA_API_KEY is not set' }],
     ['no key anywhere', {}, {}, { ok: false }],
+    ['an empty block auto-detects from the environment', {}, { GEMINI_API_KEY: 'g' }, { ok: true }],
+    ['no block at all: off, whatever the environment holds', undefined, { GEMINI_API_KEY: 'g' }, { ok: false, why: 'no search provider configured (tools.web.search)' }],
     ['a keyless provider is never auto-detected', {}, {}, { ok: false }],
     ['searxng joins when SEARXNG_BASE_URL is set', {}, { SEARXNG_BASE_URL: 'http://searx.lan:8080' }, { ok: true }],
     ['hosted ollama needs its key', { provider: 'ollama', baseUrl: 'https://ollama.com' }, {}, { ok: false, why: 'ollama: hosted Ollama web search needs OLLAMA_API_KEY' }],
