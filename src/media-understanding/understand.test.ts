@@ -8,6 +8,7 @@ import type { ApprovalRequester } from '../approvals/types.js';
 import { parseConfig } from '../config/index.js';
 import { createExecTool } from '../tools/core/exec/exec.js';
 import { TtlCache } from '../util/ttl-cache.js';
+import { withoutNonces } from '../tools/untrusted-testing.js';
 import { formatUnderstanding, understandAttachments, type Attachment, type UnderstandingContext } from './index.js';
 
 /**
@@ -164,7 +165,7 @@ describe('media understanding through provider APIs', () => {
     const ctx = contextFor({ models: [{ provider: 'openai', model: 'm', capabilities: ['audio', 'image'], baseUrl: base() }], audio: { echoTranscript: true, echoFormat: '🎙 {transcript}' }, image: { attachments: { mode: 'all', maxAttachments: 2 } } });
     const outcomes = await understandAttachments([OGG, PNG, { ...PNG, id: 'second' }], ctx);
     expect(outcomes[0]).toMatchObject({ echo: expect.stringMatching(/^🎙 transcript of audio\.ogg/) });
-    const text = formatUnderstanding(outcomes, 'what is this?');
+    const text = withoutNonces(formatUnderstanding(outcomes, 'what is this?'));
     expect(text).toMatch(/^\[Audio\]\n<untrusted source="media:openai\/m">\nTranscript: transcript of audio\.ogg/);
     expect(text).toContain('[Image 1/2]');
     expect(text).toContain('[Image 2/2]');
