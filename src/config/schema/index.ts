@@ -7,6 +7,7 @@ import { agentToAgentConfig, crossContextConfig, sessionsToolsConfig } from './c
 import { elevatedConfig } from './elevated.js';
 import { toolSearchConfig } from './tool-search.js';
 import { webToolsConfig } from './web.js';
+import { gatewayConfig } from './gateway.js';
 import {
   byProviderEntry,
   profileId,
@@ -266,6 +267,8 @@ export const wardenConfigSchema = z.strictObject({
   sessions: sessionsConfig.prefault({}),
   /** Image generation and speech; each tool is unavailable until its section is set. */
   media: mediaConfig.optional(),
+  /** The owner's control plane: the HTTP tools API, paired nodes, config reload. */
+  gateway: gatewayConfig.optional(),
   /** Where SQLite and other state live; `WARDEN_DATA_DIR` overrides. */
   dataDir: z.string().default('./data'),
 }).superRefine(checkMediaProviders);
@@ -277,3 +280,4 @@ export type { MediaUnderstandingConfig, MediaModelEntry, MediaCapability } from 
 export type { SessionVisibility, AgentToAgentConfig, CrossContextConfig } from './cross-context.js';
 export type { ElevatedConfig } from './elevated.js';
 export type { ToolSearchConfig } from './tool-search.js';
+export { isLoopbackHost, type GatewayConfig, type GatewayHttpConfig, type GatewayNodesConfig } from './gateway.js';
