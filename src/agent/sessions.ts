@@ -110,7 +110,12 @@ export class AgentSessions implements AgentSessionsApi {
   readonly instanceId = randomUUID();
   private stopped = false;
 
-  constructor(private readonly deps: AgentSessionsDeps) {}
+  constructor(private deps: AgentSessionsDeps) {}
+
+  /** A config reload: spawns and sends from now on are judged under `config`. */
+  setConfig(config: WardenConfig): void {
+    this.deps = { ...this.deps, config };
+  }
 
   /** Set once the runtime exists (the runtime also owns this object). */
   attach(runtime: AgentRuntime): void {

@@ -7,7 +7,7 @@ import { isCommand, NO_MODEL_HINT, parseCommand, runCommand, runsImmediately, ty
 import { DEFAULT_MAX_PENDING, SessionQueues } from './queue.js';
 import { routeMessage, ThreadParticipation, type Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
-import { buildTurnContext, conversationOf, type Actor } from './turn-context.js';
+import { buildTurnContext, conversationOf, refreshTurnContext, type Actor } from './turn-context.js';
 import type { ApprovalClick, ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget } from './types.js';
 
 export interface GatewayOptions {
@@ -40,8 +40,22 @@ export interface GatewayOptions {
   adapterRetryBaseMs?: number | undefined;
 }
 
+/**
+ * What a config reload swaps: the config and everything built from it. A turn takes the view
+ * current when it starts and keeps it to the end (an immutable snapshot per turn).
+ */
+export interface GatewayConfigView {
+  config: WardenConfig;
+  agent: AgentRuntime | undefined;
+  tools: ToolExecutor | undefined;
+  toolReport(context: TurnContext): ToolReport;
+  skills?: ((context: TurnContext) => SkillsView | undefined) | undefined;
+}
+
 interface QueuedItem {
   route: Route;
+  /** The config the route was built under; a reload in between rebuilds the context at start. */
+  config: WardenConfig;
   command: ParsedCommand | undefined;
   /** A turn Warden starts itself (subagent results arrived), not a user's message. */
   origin?: 'session' | undefined;
@@ -80,12 +94,55 @@ export class Gateway {
   private readonly inFlight = new Set<Promise<void>>();
   /** The latest route of each session (bounded, oldest dropped): where a self-started turn answers. */
   private readonly routes = new Map<string, Route>();
+  private view: GatewayConfigView;
 
   constructor(private readonly options: GatewayOptions) {
+    this.view = { config: options.config, agent: options.agent, tools: options.tools, toolReport: options.toolReport, skills: options.skills };
     for (const adapter of options.adapters) this.adapters.set(adapter.provider, adapter);
     this.queue = new SessionQueues((key, item, signal) => this.runItem(key, item, signal), {
       maxPending: options.maxPending ?? DEFAULT_MAX_PENDING,
     });
+  }
+
+  /** The config new turns run under (a reload replaces it; running turns keep theirs). */
+  get config(): WardenConfig {
+    return this.view.config;
+  }
+
+  /** A reload: messages routed from now on, and turns that start from now on, use `view`. */
+  reconfigure(view: Partial<GatewayConfigView>): void {
+    this.view = { ...this.view, ...view };
+  }
+
+  /**
+   * Replaces a running adapter (its block changed), adds one (`next` only) or removes one
+   * (`next` undefined). The new adapter starts like one at boot; a failure is logged and
+   * leaves the platform off until the next reload.
+   */
+  async replaceAdapter(provider: string, next: ChatAdapter | undefined): Promise<void> {
+    const previous = this.adapters.get(provider);
+    const timer = this.retries.get(provider);
+    if (timer) clearTimeout(timer);
+    this.retries.delete(provider);
+    if (previous) {
+      this.adapters.delete(provider);
+      await previous.stop().catch((err: unknown) => log.error({ err, provider }, 'adapter did not stop cleanly'));
+    }
+    if (!next) return;
+    this.adapters.set(provider, next);
+    if (this.state !== 'running') return;
+    try {
+      await this.startAdapter(next, 0);
+    } catch (err) {
+      this.adapters.delete(provider);
+      log.error({ err, provider }, 'chat adapter did not start after the config change');
+      throw err;
+    }
+  }
+
+  /** The running adapter of a provider. */
+  adapter(provider: string): ChatAdapter | undefined {
+    return this.adapters.get(provider);
   }
 
   async start(): Promise<void> {
@@ -131,7 +188,7 @@ export class Gateway {
 
   /** One inbound message. Resolves once it is routed and queued (or answered, for immediate commands). */
   async receive(message: InboundMessage): Promise<void> {
-    const { config } = this.options;
+    const { config } = this.view;
     const decision = routeMessage(config, message, {
       isCommand,
       botInThread: (key) => this.threads.has(key),
@@ -157,7 +214,7 @@ export class Gateway {
       return;
     }
 
-    const queued = this.queue.enqueue(route.sessionKey, { route, command });
+    const queued = this.queue.enqueue(route.sessionKey, { route, command, config });
     if (queued.ok) return;
     const text = queued.reason === 'full' ? BUSY_TEXT(this.queue.pendingCount(route.sessionKey)) : SHUTDOWN_TEXT;
     log.warn({ sessionKey: route.sessionKey, reason: queued.reason }, 'message not queued; sender told');
@@ -216,13 +273,14 @@ export class Gateway {
       return;
     }
     // The turn acts for whoever started the subagent, not for the conversation's latest sender.
-    const context = buildTurnContext(this.options.config, {
+    const config = this.view.config;
+    const context = buildTurnContext(config, {
       agentId: route.agentId,
       conversation: conversationOf(route.context),
       sender: requester ?? {},
       mayBeOwner: requester?.owner ?? false,
     });
-    const queued = this.queue.enqueue(parentKey, { route: { ...route, context, text: SUBAGENTS_DONE_TEXT }, command: undefined, origin: 'session' });
+    const queued = this.queue.enqueue(parentKey, { route: { ...route, context, text: SUBAGENTS_DONE_TEXT }, command: undefined, origin: 'session', config });
     if (!queued.ok) log.info({ sessionKey: parentKey, reason: queued.reason }, 'subagent results wait for the next turn of their session');
   }
 
@@ -234,7 +292,7 @@ export class Gateway {
     return new Promise((resolve) => {
       if (this.state !== 'running') return resolve({ ok: false, error: 'Warden is shutting down' });
       this.remember(route);
-      const queued = this.queue.enqueue(route.sessionKey, { route, command: undefined, onDone: resolve });
+      const queued = this.queue.enqueue(route.sessionKey, { route, command: undefined, onDone: resolve, config: this.view.config });
       if (!queued.ok) resolve({ ok: false, error: queued.reason === 'full' ? `the session queue is full (${this.queue.pendingCount(route.sessionKey)} waiting)` : 'Warden is shutting down' });
     });
   }
@@ -265,12 +323,15 @@ export class Gateway {
   }
 
   private async runImmediate(route: Route, command: ParsedCommand): Promise<void> {
-    const reply = await this.commandReply(route, command, new AbortController().signal);
+    const reply = await this.commandReply(route, command, new AbortController().signal, this.view);
     await this.send(route.replyTo, reply);
   }
 
   private async runItem(sessionKey: string, item: QueuedItem, signal: AbortSignal): Promise<void> {
-    const { route, command } = item;
+    // The turn's snapshot: taken now, kept to its end whatever reloads meanwhile.
+    const view = this.view;
+    const { command } = item;
+    const route = item.config === view.config ? item.route : { ...item.route, context: refreshTurnContext(view.config, item.route.context) };
     const adapter = this.adapters.get(route.replyTo.provider);
     let stopIndicator: (() => void) | undefined;
     const typingTimer = adapter
@@ -283,8 +344,8 @@ export class Gateway {
     let reply: OutboundMessage | undefined;
     try {
       try {
-        if (command) reply = await this.commandReply(route, command, signal);
-        else reply = await this.turnReply(route, signal, item.origin);
+        if (command) reply = await this.commandReply(route, command, signal, view);
+        else reply = await this.turnReply(route, signal, view, item.origin);
       } finally {
         stopTyping();
       }
@@ -297,8 +358,8 @@ export class Gateway {
     }
   }
 
-  private async turnReply(route: Route, signal: AbortSignal, origin?: 'session'): Promise<OutboundMessage | undefined> {
-    const { agent } = this.options;
+  private async turnReply(route: Route, signal: AbortSignal, view: GatewayConfigView, origin?: 'session'): Promise<OutboundMessage | undefined> {
+    const { agent } = view;
     if (!agent || route.context.model === undefined) return { text: NO_MODEL_HINT };
     const outcome = await agent.runTurn({
       sessionKey: route.sessionKey,
@@ -310,22 +371,22 @@ export class Gateway {
     return { text: outcome.reply };
   }
 
-  private async commandReply(route: Route, command: ParsedCommand, signal: AbortSignal): Promise<OutboundMessage> {
+  private async commandReply(route: Route, command: ParsedCommand, signal: AbortSignal, view: GatewayConfigView): Promise<OutboundMessage> {
     try {
-      return await runCommand(command, route, this.commandDeps(route), signal);
+      return await runCommand(command, route, this.commandDeps(route, view), signal);
     } catch (err) {
       log.error({ err, command: command.name, sessionKey: route.sessionKey }, 'command failed');
       return { text: `/${command.name} failed: ${(err as Error).message}` };
     }
   }
 
-  private commandDeps(route: Route): CommandDeps {
+  private commandDeps(route: Route, view: GatewayConfigView): CommandDeps {
     const { options } = this;
     return {
-      toolReport: options.toolReport,
-      tools: options.tools,
+      toolReport: view.toolReport,
+      tools: view.tools,
       approve: options.approvals.approve(route.replyTo.provider),
-      skills: (context) => options.skills?.(context),
+      skills: (context) => view.skills?.(context),
       status: (r) => ({
         model: r.context.model,
         running: this.queue.isRunning(r.sessionKey),

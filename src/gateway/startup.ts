@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
 import { createDiscordAdapter } from '../../adapters/discord/index.js';
 import { createSlackAdapter } from '../../adapters/slack/index.js';
 import { checkBind, createWebAdapter, webChatToken, type WebAdapter } from '../../adapters/web/index.js';
@@ -10,7 +11,7 @@ import { SessionContextStore } from '../agent/session-contexts.js';
 import type { SubagentRunView } from '../agent/sessions.js';
 import { ApprovalService, approversFor } from '../approvals/index.js';
 import { closeAllBrowsers } from '../browser/shutdown.js';
-import { ConfigError, type LoadedConfig, type WardenConfig } from '../config/index.js';
+import { ConfigError, type ConfigProblem, type LoadedConfig, type WardenConfig } from '../config/index.js';
 import { EventBus } from '../events.js';
 import { log } from '../log.js';
 import { listenerAddress, registerOwnListenerSource, runningListeners, type OwnListener } from '../net/index.js';
@@ -36,6 +37,13 @@ import { GovernedToolExecutor } from './tool-executor.js';
 import { CORE_IMPLEMENTATIONS, coreAvailability } from '../tools/core/index.js';
 import type { ChatAdapter, InboundMessage } from './types.js';
 import { plannedAdapters } from './planned-adapters.js';
+import { ConfigAdmin } from './control/config-admin.js';
+import { ConfigFileWatcher } from './control/config-watch.js';
+import { DeciderGuards } from './control/decider-guards.js';
+import { LiveConfig } from './control/live-config.js';
+import { ConfigReloader, type ApplyOutcome } from './control/reloader.js';
+import { surfaceInputs } from '../tools/surface-inputs.js';
+import type { ControlPlane } from '../tools/types.js';
 
 export interface StartOptions {
   env?: NodeJS.ProcessEnv;
@@ -47,6 +55,10 @@ export interface StartOptions {
   shutdownGraceMs?: number;
   /** A separate bus for tests running several instances in one process. */
   events?: EventBus;
+  /** Called when an owner asks for a restart (`gateway` restart): `warden start` stops and starts again. */
+  onRestart?: (() => void) | undefined;
+  /** Called after each applied config change (`warden start` prints what changed). */
+  onConfigApplied?: ((outcome: ApplyOutcome & { ok: true }) => void) | undefined;
 }
 
 export interface RunningWarden {
@@ -63,6 +75,8 @@ export interface RunningWarden {
   /** Where the web chat's token comes from: the config, or the per-install file (created at this start or before). */
   webToken: { source: 'config' } | { source: 'file'; file: string; created: boolean } | undefined;
   dataDir: string;
+  /** The config new turns run under, and the reload path (file watcher, `gateway` reload and patch). */
+  config: { live: LiveConfig; reloader: ConfigReloader; admin: ConfigAdmin };
   /** Graceful stop: turns finish or abort, adapters close, then the store closes. */
   stop(): Promise<void>;
 }
@@ -72,11 +86,12 @@ export type StartResult = { ok: true; warden: RunningWarden } | { ok: false; err
 export { plannedAdapters } from './planned-adapters.js';
 
 /** The message tool's way out: posts through the running adapters. */
-export function messagingFor(adapters: readonly ChatAdapter[]): MessagingService {
+export function messagingFor(adapters: readonly ChatAdapter[] | (() => readonly ChatAdapter[])): MessagingService {
+  const list = typeof adapters === 'function' ? adapters : () => adapters;
   return {
-    providers: () => adapters.map((a) => a.provider),
+    providers: () => list().map((a) => a.provider),
     async send(target, text) {
-      const adapter = adapters.find((a) => a.provider === target.provider);
+      const adapter = list().find((a) => a.provider === target.provider);
       if (!adapter) return { ok: false, error: `no ${target.provider} adapter is running` };
       const channelId = target.channel ?? '';
       try {
@@ -107,10 +122,10 @@ export function toolReportFor(config: WardenConfig, inputs: SurfaceOptions) {
  * `/exec` goes through, and the `/tools` report — both over the surface inputs `warden tools`
  * uses. `toolRuntime.sessions` is set once the agent runtime exists.
  */
-export function createToolPath(config: WardenConfig, toolRuntime: ToolRuntime, services: { store: Store; approvals: ApprovalService; events: EventBus }) {
+export function createToolPath(config: WardenConfig, toolRuntime: ToolRuntime, services: { store: Store; approvals: ApprovalService; events: EventBus; hooks?: HookBus | undefined }) {
   // No transcript here: the turn loop persists each result once, in order with the model's messages.
   const executor = new GovernedToolExecutor(config, toolRuntime, {
-    hooks: new HookBus(),
+    hooks: services.hooks ?? new HookBus(),
     approvals: services.approvals,
     audit: new AuditLog(services.store.db),
     events: services.events,
@@ -154,20 +169,37 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     return { ok: false, error: new Error(token.error) };
   }
   const events = options.events ?? new EventBus();
-  const approvals = new ApprovalService({ store, config: withWebLocalOwner(config), events });
-  const resolve: ResolveApproval = (id, decision, by) => approvals.resolve(id, decision, by);
+  const live = new LiveConfig(loaded, readIfExists(loaded.file));
+  const current = (): WardenConfig => live.current().loaded.config;
+  // The approval service reads owners and approvers at each decision: a reload changes them.
+  const approvals = new ApprovalService({ store, config: approvalConfigOf(current), events });
+  const guards = new DeciderGuards();
+  const resolve: ResolveApproval = async (id, decision, by) => {
+    const refusal = guards.refusal(id, by);
+    if (refusal === undefined) return approvals.resolve(id, decision, by);
+    approvals.audit.record({ type: 'approval.refused', subject: id, actor: `${by.provider}:${by.userId}`, data: { decision, reason: refusal } });
+    return { kind: 'not-approver', reason: refusal };
+  };
 
+  const webToken = token?.ok ? token.token : '';
+  const renderers = new Map<string, () => void>();
+  const makeAdapter = (provider: 'discord' | 'slack' | 'web', config: WardenConfig, tokenValue: string): ChatAdapter => {
+    const adapter = createAdapter(provider, config, store, resolve, tokenValue, current);
+    renderers.get(provider)?.();
+    renderers.set(provider, approvals.registerRenderer(adapter.approvals));
+    return adapter;
+  };
   let adapters: ChatAdapter[];
   try {
-    adapters = planned.map((provider) => createAdapter(provider, config, store, resolve, token?.ok ? token.token : ''));
+    adapters = planned.map((provider) => makeAdapter(provider, config, webToken));
   } catch (err) {
     approvals.shutdown();
     store.close();
     return { ok: false, error: err as Error };
   }
-  for (const adapter of adapters) approvals.registerRenderer(adapter.approvals);
+  const running = (): ChatAdapter[] => (gatewayRef ? plannedAdapters(current()).map((p) => gatewayRef!.adapter(p)).filter((a): a is ChatAdapter => a !== undefined) : adapters);
   // The Slack receiver's socket belongs to Bolt; its address is read from the adapter at each check.
-  const offListeners = registerOwnListenerSource(() => adapters.flatMap(listenerOf));
+  const offListeners = registerOwnListenerSource(() => running().flatMap(listenerOf));
 
   const startedAt = Date.now();
   let gatewayRef: Gateway | undefined;
@@ -177,42 +209,51 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     jobs: cronJobs,
     deliver: async (job, signal) => {
       if (!gatewayRef) return { ok: false, error: 'the gateway is not running' };
-      const outcome = gatewayRef.runScheduled(routeForCronJob(config, job));
+      const outcome = gatewayRef.runScheduled(routeForCronJob(current(), job));
       const aborted = new Promise<{ ok: false; error: string }>((resolve) =>
         signal.addEventListener('abort', () => resolve({ ok: false, error: 'Warden stopped during this run' }), { once: true }),
       );
       return Promise.race([outcome, aborted]);
     },
   });
-  const toolRuntime: ToolRuntime = {
-    config,
+  const control: ControlPlane = {};
+  const shared = {
     baseDir,
     configFile: loaded.file,
     store,
     cron: { jobs: cronJobs, scheduler },
-    messaging: messagingFor(adapters),
+    messaging: messagingFor(running),
     status: () => ({
       startedAt,
       adapters: gatewayRef?.adapterStates() ?? adapters.map((a) => ({ provider: a.provider, state: 'starting' })),
       activeSessions: gatewayRef?.stats().sessions ?? 0,
     }),
+    control,
+  } satisfies Omit<ToolRuntime, 'config'>;
+  const hooks = new HookBus();
+  // Everything a config derives, built again on each reload; running turns keep the one they began with.
+  const derive = (cfg: WardenConfig) => {
+    const toolRuntime: ToolRuntime = { ...shared, config: cfg, sessions: agentRef?.sessions };
+    const toolPath = createToolPath(cfg, toolRuntime, { store, approvals, events, hooks });
+    return { toolRuntime, toolPath, tools: options.tools ?? toolPath.executor };
   };
-  const toolPath = createToolPath(config, toolRuntime, { store, approvals, events });
-  const tools = options.tools ?? toolPath.executor;
+  let agentRef: WardenAgentRuntime | undefined;
+  let generation = derive(config);
   // Each session keeps the skills catalog it was given until a skill file or the config changes.
   const skillSnapshots = new SessionSkillSnapshots(config, { baseDir, env });
   const sessionContexts = new SessionContextStore(store.db);
   const announce = (parentKey: string, run: SubagentRunView) => gatewayRef?.announce(parentKey, run.requestedBy);
-  const agent = createAgent(config, env, tools, store, sessionContexts, announce, sessionSkillsCatalog(skillSnapshots, () => config));
+  const skillsCatalog = sessionSkillsCatalog(skillSnapshots, current);
+  agentRef = createAgent(config, env, generation.tools, store, sessionContexts, announce, skillsCatalog);
   // The session tools act on the running agent's sessions; without a model they stay off.
-  toolRuntime.sessions = agent?.sessions;
+  generation.toolRuntime.sessions = agentRef?.sessions;
 
   const gateway = new Gateway({
     config,
     adapters,
-    agent,
-    tools,
-    toolReport: toolPath.toolReport,
+    agent: agentRef,
+    tools: generation.tools,
+    toolReport: generation.toolPath.toolReport,
     sessionContexts,
     approvals: {
       approve: (provider) => approveOn(resolve, provider),
@@ -225,6 +266,69 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
 
   gatewayRef = gateway;
 
+  const reloader = new ConfigReloader(live, {
+    env,
+    audit: approvals.audit,
+    plugins: () => surfaceInputs(current(), baseDir).plugins,
+    check: (cfg) => runtimeProblems(cfg),
+    swap: (next) => {
+      const cfg = next.config;
+      generation = derive(cfg);
+      if (!agentRef) {
+        agentRef = createAgent(cfg, env, generation.tools, store, sessionContexts, announce, skillsCatalog);
+      } else {
+        agentRef.reconfigure({ config: cfg, models: createModelRegistry(cfg, env), tools: generation.tools });
+      }
+      generation.toolRuntime.sessions = agentRef?.sessions;
+      skillSnapshots.setConfig(cfg);
+      gateway.reconfigure({ config: cfg, agent: agentRef, tools: generation.tools, toolReport: generation.toolPath.toolReport, skills: skillsFor(cfg, baseDir, env) });
+    },
+    restart: async (next, previous) => {
+      const failed: string[] = [];
+      const before = new Set(plannedAdapters(previous));
+      const after = plannedAdapters(next);
+      for (const provider of new Set([...before, ...after])) {
+        const wanted = after.includes(provider);
+        if (wanted && before.has(provider) && isDeepStrictEqual(adapterBlock(previous, provider), adapterBlock(next, provider))) continue;
+        try {
+          if (!wanted) {
+            renderers.get(provider)?.();
+            renderers.delete(provider);
+            await gateway.replaceAdapter(provider, undefined);
+            log.info({ provider }, 'chat adapter stopped: the config no longer starts it');
+            continue;
+          }
+          const tokenValue = provider === 'web' ? webChatToken(next.channels.web, dataDir) : undefined;
+          if (tokenValue && !tokenValue.ok) throw new Error(tokenValue.error);
+          await gateway.replaceAdapter(provider, undefined);
+          await gateway.replaceAdapter(provider, makeAdapter(provider, next, tokenValue?.ok ? tokenValue.token : ''));
+          log.info({ provider }, 'chat adapter restarted: its config block changed');
+        } catch (err) {
+          failed.push(`${provider}: ${(err as Error).message}`);
+        }
+      }
+      return failed;
+    },
+    notifyOwners: (text, cfg) => notifyOwners(gateway, cfg, text),
+  });
+  const admin = new ConfigAdmin({
+    live,
+    reloader,
+    approvals,
+    guards,
+    audit: approvals.audit,
+    env,
+    providers: () => running().map((a) => a.provider),
+    plugins: () => surfaceInputs(current(), baseDir).plugins,
+    restart: options.onRestart,
+  });
+  control.admin = admin;
+  const applied = options.onConfigApplied;
+  const watchedApply = applied ? (o: Awaited<ReturnType<ConfigReloader['reloadFile']>>) => o.ok && !('unchanged' in o) && o.changed.length > 0 && applied(o) : () => undefined;
+  const watcher = loaded.file && (config.gateway?.reload?.watch ?? true)
+    ? new ConfigFileWatcher(loaded.file, () => void reloader.reloadFile('file').then(watchedApply), config.gateway?.reload?.debounceMs ?? 300)
+    : undefined;
+
   // A call that died with Warden (its approval was interrupted) is reported where it was asked.
   const offInterrupted = events.on('approval.interrupted', ({ request, message }) => {
     if (!request.channelId) return;
@@ -233,9 +337,11 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
 
   try {
     await gateway.start();
+    await watcher?.ready();
   } catch (err) {
     offInterrupted();
     offListeners();
+    await watcher?.close();
     await gateway.stop().catch(() => {});
     await skillSnapshots.close();
     approvals.shutdown();
@@ -244,20 +350,21 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   }
   const report = await approvals.recover();
   // Children that were running when Warden last stopped are marked interrupted and their parents told.
-  const interruptedRuns = agent?.sessions.recover() ?? [];
+  const interruptedRuns = agentRef?.sessions.recover() ?? [];
   scheduler.start();
   // Load the tools this config can offer in the background, so the first call (and its approval
   // card) does not wait for module loading.
   const preloadAbort = new AbortController();
+  const firstTools = generation.tools;
   const preloading =
-    tools instanceof GovernedToolExecutor
-      ? tools.preload(
+    firstTools instanceof GovernedToolExecutor
+      ? firstTools.preload(
           Object.keys(CORE_IMPLEMENTATIONS).filter((id) => coreAvailability(id, config)?.ok),
           preloadAbort.signal,
         )
       : Promise.resolve();
   log.info(
-    { adapters: adapters.map((a) => a.provider), dataDir, listeners: runningListeners().map((l) => `${l.name} ${listenerAddress(l)}`), recovered: report, interruptedSubagents: interruptedRuns.length },
+    { adapters: adapters.map((a) => a.provider), dataDir, listeners: runningListeners().map((l) => `${l.name} ${listenerAddress(l)}`), recovered: report, interruptedSubagents: interruptedRuns.length, watching: loaded.file && watcher ? loaded.file : undefined },
     'warden started',
   );
   const web = adapters.find((a): a is WebAdapter => a.provider === 'web');
@@ -273,14 +380,16 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     webOpenUrl: web?.openUrl,
     webToken: token?.ok ? (token.source === 'config' ? { source: 'config' } : { source: 'file', file: token.file, created: token.created }) : undefined,
     dataDir,
+    config: { live, reloader, admin },
     stop() {
       stopping ??= (async () => {
         preloadAbort.abort();
+        await watcher?.close();
         await preloading;
         await scheduler.stop();
         await gateway.stop();
         // Running children stay recorded as running; the next start reports them interrupted.
-        agent?.sessions.stop();
+        agentRef?.sessions.stop();
         // Chromium would keep the process alive; turns are over, so no tool uses it any more.
         await closeAllBrowsers();
         await skillSnapshots.close();
@@ -296,25 +405,91 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   return { ok: true, warden };
 }
 
-function createAdapter(provider: 'discord' | 'slack' | 'web', config: WardenConfig, store: Store, resolve: ResolveApproval, webToken: string): ChatAdapter {
+/** The approval service's view of owners and approvers: read from the current config at each use. */
+function approvalConfigOf(current: () => WardenConfig): Pick<WardenConfig, 'owners' | 'approvals'> {
+  return {
+    get owners() {
+      return withWebLocalOwner(current()).owners;
+    },
+    get approvals() {
+      return withWebLocalOwner(current()).approvals;
+    },
+  };
+}
+
+/** What a running Warden refuses beyond the schema: a web chat bound beyond loopback without a token. */
+function runtimeProblems(config: WardenConfig): ConfigProblem[] {
+  if (!plannedAdapters(config).includes('web')) return [];
+  const bind = checkBind(config.channels.web.host, config.channels.web.token);
+  return bind.ok ? [] : [{ path: bind.path, message: bind.message }];
+}
+
+/** The part of a config an adapter is built from: its own block, plus who gets its approval cards. */
+function adapterBlock(config: WardenConfig, provider: 'discord' | 'slack' | 'web'): unknown {
+  const block = config.channels[provider];
+  // Tool policies are read per turn from the live config; only connection settings need a restart.
+  if (provider === 'web') {
+    const { tools: _t, toolsBySender: _s, ...rest } = config.channels.web;
+    return rest;
+  }
+  if (!block) return undefined;
+  if (provider === 'discord') {
+    const { guilds: _g, ...rest } = config.channels.discord!;
+    return rest;
+  }
+  const { channels: _c, ...rest } = config.channels.slack!;
+  return rest;
+}
+
+/** A direct message to each owner on every running platform (the web chat's page for its local user). */
+async function notifyOwners(gateway: Gateway, config: WardenConfig, text: string): Promise<void> {
+  for (const provider of plannedAdapters(config)) {
+    if (!gateway.adapter(provider)) continue;
+    if (provider === 'web') {
+      await gateway.notify({ provider, channelId: 'web' }, { text });
+      continue;
+    }
+    for (const id of config.owners[provider] ?? []) await gateway.notify({ provider, channelId: '', dmUserId: id }, { text });
+  }
+}
+
+function readIfExists(file: string | undefined): string | undefined {
+  if (!file || !existsSync(file)) return undefined;
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function createAdapter(
+  provider: 'discord' | 'slack' | 'web',
+  config: WardenConfig,
+  store: Store,
+  resolve: ResolveApproval,
+  webToken: string,
+  current: () => WardenConfig,
+): ChatAdapter {
   const onApprovalClick = clickHandlerOn(resolve, provider);
+  // Approvers and the card target are read at each card: a reload changes who gets it.
+  const deps = (p: 'discord' | 'slack') => ({
+    onApprovalClick,
+    get approvers() {
+      const c = current();
+      return [...approversFor({ owners: c.owners, approvers: c.approvals.approvers }, p)];
+    },
+    get approvalsTarget() {
+      return current().approvals.target;
+    },
+    cards: sqliteCardStore(store.db, p),
+  });
   switch (provider) {
     case 'web':
       return createWebAdapter(config.channels.web, { onApprovalClick, token: webToken });
     case 'discord':
-      return createDiscordAdapter(config.channels.discord!, {
-        onApprovalClick,
-        approvers: [...approversFor({ owners: config.owners, approvers: config.approvals.approvers }, 'discord')],
-        approvalsTarget: config.approvals.target,
-        cards: sqliteCardStore(store.db, 'discord'),
-      });
+      return createDiscordAdapter(config.channels.discord!, deps('discord'));
     case 'slack':
-      return createSlackAdapter(config.channels.slack!, {
-        onApprovalClick,
-        approvers: [...approversFor({ owners: config.owners, approvers: config.approvals.approvers }, 'slack')],
-        approvalsTarget: config.approvals.target,
-        cards: sqliteCardStore(store.db, 'slack'),
-      });
+      return createSlackAdapter(config.channels.slack!, deps('slack'));
   }
 }
 

@@ -3,6 +3,7 @@ import { execHostOf } from '../exec/check.js';
 import { parseModelRef } from '../models/settings.js';
 import type { ChatType, InheritedPolicy, TurnContext } from '../policy/context.js';
 import { isOwner } from '../policy/owners.js';
+import { defaultAgentId, knownAgentIds } from '../policy/steps.js';
 import { WEB_LOCAL_USER } from './approval-clicks.js';
 
 /**
@@ -110,6 +111,24 @@ export function conversationOf(ctx: TurnContext): Conversation {
     channelName: ctx.channelName,
     threadId: ctx.threadId,
   };
+}
+
+/**
+ * A context built under an earlier config, rebuilt under `config` (a reload happened while its
+ * turn waited): the same conversation, sender, depth and ceiling; owner status and model are
+ * derived again, and the turn is never more of an owner than it was.
+ */
+export function refreshTurnContext(config: WardenConfig, ctx: TurnContext): TurnContext {
+  return buildTurnContext(config, {
+    agentId: knownAgentIds(config).includes(ctx.agentId) ? ctx.agentId : defaultAgentId(config),
+    conversation: conversationOf(ctx),
+    sender: actorOf(ctx),
+    mayBeOwner: ctx.senderIsOwner,
+    spawnDepth: ctx.spawnDepth,
+    inherited: ctx.inherited,
+    toolsAllow: ctx.toolsAllow,
+    disableTools: ctx.disableTools,
+  });
 }
 
 const actorOf = (ctx: TurnContext): Actor => ({ id: ctx.senderId, name: ctx.senderName, username: ctx.senderUsername });

@@ -97,6 +97,14 @@ export interface ToolRuntime {
   messaging?: MessagingService | undefined;
   /** Live state of the running bot; absent outside `warden start`. */
   status?: (() => RuntimeStatus) | undefined;
+  /** The owner's control plane (config administration, paired nodes); absent outside `warden start`. */
+  control?: ControlPlane | undefined;
+}
+
+/** What the owner-only gateway and nodes tools act on in a running Warden. */
+export interface ControlPlane {
+  admin?: import('../gateway/control/config-admin.js').ConfigAdmin | undefined;
+  nodes?: import('../gateway/nodes/hub.js').NodeHub | undefined;
 }
 
 /**

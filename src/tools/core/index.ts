@@ -102,7 +102,7 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
   },
   gateway: {
     availability: always,
-    load: async (runtime) => eraseArgs((await import('./gateway/gateway.js')).createGatewayTool({ config: runtime.config, status: runtime.status })),
+    load: async (runtime) => eraseArgs((await import('./gateway/gateway.js')).createGatewayTool({ config: runtime.config, status: runtime.status, admin: runtime.control?.admin })),
   },
   nodes: {
     availability: always,
