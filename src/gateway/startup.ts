@@ -44,6 +44,8 @@ import { LiveConfig } from './control/live-config.js';
 import { ConfigReloader, type ApplyOutcome } from './control/reloader.js';
 import { surfaceInputs } from '../tools/surface-inputs.js';
 import type { ControlPlane } from '../tools/types.js';
+import { ControlListeners } from './control/listeners.js';
+import { HttpToolsApi } from './http/server.js';
 
 export interface StartOptions {
   env?: NodeJS.ProcessEnv;
@@ -77,6 +79,8 @@ export interface RunningWarden {
   dataDir: string;
   /** The config new turns run under, and the reload path (file watcher, `gateway` reload and patch). */
   config: { live: LiveConfig; reloader: ConfigReloader; admin: ConfigAdmin };
+  /** The control plane's own listeners (the HTTP tools API, the node listener). */
+  listeners: ControlListeners;
   /** Graceful stop: turns finish or abort, adapters close, then the store closes. */
   stop(): Promise<void>;
 }
@@ -307,10 +311,12 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
           failed.push(`${provider}: ${(err as Error).message}`);
         }
       }
+      failed.push(...(await listeners.sync(next)));
       return failed;
     },
     notifyOwners: (text, cfg) => notifyOwners(gateway, cfg, text),
   });
+  const listeners = controlListeners({ current, tools: () => generation.tools, audit: approvals.audit });
   const admin = new ConfigAdmin({
     live,
     reloader,
@@ -337,11 +343,13 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
 
   try {
     await gateway.start();
+    await listeners.sync(config, { throwOnError: true });
     await watcher?.ready();
   } catch (err) {
     offInterrupted();
     offListeners();
     await watcher?.close();
+    await listeners.stopAll();
     await gateway.stop().catch(() => {});
     await skillSnapshots.close();
     approvals.shutdown();
@@ -381,12 +389,14 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     webToken: token?.ok ? (token.source === 'config' ? { source: 'config' } : { source: 'file', file: token.file, created: token.created }) : undefined,
     dataDir,
     config: { live, reloader, admin },
+    listeners,
     stop() {
       stopping ??= (async () => {
         preloadAbort.abort();
         await watcher?.close();
         await preloading;
         await scheduler.stop();
+        await listeners.stopAll();
         await gateway.stop();
         // Running children stay recorded as running; the next start reports them interrupted.
         agentRef?.sessions.stop();
@@ -403,6 +413,24 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     },
   };
   return { ok: true, warden };
+}
+
+/** The control plane's listeners, each built from its own `gateway.*` block. */
+function controlListeners(deps: { current: () => WardenConfig; tools: () => ToolExecutor; audit: AuditLog }): ControlListeners {
+  return new ControlListeners([
+    {
+      name: 'HTTP tools API',
+      block: (c) => (c.gateway?.http?.enabled ? c.gateway.http : undefined),
+      create: (c) =>
+        new HttpToolsApi(c.gateway!.http!, {
+          audit: deps.audit,
+          current: () => {
+            const tools = deps.tools();
+            return { config: deps.current(), tools: tools instanceof GovernedToolExecutor ? tools : undefined };
+          },
+        }),
+    },
+  ]);
 }
 
 /** The approval service's view of owners and approvers: read from the current config at each use. */

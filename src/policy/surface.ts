@@ -17,6 +17,7 @@ import {
   ownerOnlyFilter,
   type FilterDecision,
 } from './prefilters.js';
+import { HTTP_DENY_FILTER, HTTP_PROVIDER, httpDenyFilter } from './http-surface.js';
 import { buildSteps, knownAgentIds, resolveAgent, type PipelineStep } from './steps.js';
 import { indexSurface, pluginOnlyWarning, unknownEntriesWarning, type SurfaceIndex } from './warnings.js';
 
@@ -111,6 +112,11 @@ const FILTERS: readonly Filter[] = [
     run: (t, p) => modelProviderFilter(t, p.ctx, p.config),
   },
   { label: OWNER_ONLY_FILTER, removes: (t, p) => t.ownerOnly && !p.ctx.senderIsOwner, run: (t, p) => ownerOnlyFilter(t, p.ctx) },
+  {
+    label: HTTP_DENY_FILTER,
+    removes: (t, p) => p.ctx.provider === HTTP_PROVIDER && !httpDenyFilter(t.id, p.ctx, p.config).kept,
+    run: (t, p) => httpDenyFilter(t.id, p.ctx, p.config),
+  },
 ];
 const FILTER_LABELS: ReadonlySet<string> = new Set(FILTERS.map((f) => f.label));
 
