@@ -94,6 +94,8 @@ interface Filter {
   label: string;
   removes: (tool: ToolMeta, plan: Plan) => boolean;
   run: (tool: ToolMeta, plan: Plan) => FilterDecision;
+  /** A filter that only some surfaces have (the HTTP deny list); `--explain` leaves it out elsewhere. */
+  appliesTo?: (plan: Plan) => boolean;
 }
 
 const isOptionalPlugin = (tool: ToolMeta): boolean => tool.source.kind === 'plugin' && (tool as { optional?: boolean }).optional === true;
@@ -114,6 +116,7 @@ const FILTERS: readonly Filter[] = [
   { label: OWNER_ONLY_FILTER, removes: (t, p) => t.ownerOnly && !p.ctx.senderIsOwner, run: (t, p) => ownerOnlyFilter(t, p.ctx) },
   {
     label: HTTP_DENY_FILTER,
+    appliesTo: (p) => p.ctx.provider === HTTP_PROVIDER,
     removes: (t, p) => p.ctx.provider === HTTP_PROVIDER && !httpDenyFilter(t.id, p.ctx, p.config).kept,
     run: (t, p) => httpDenyFilter(t.id, p.ctx, p.config),
   },
@@ -265,6 +268,7 @@ function judge(tool: ToolMeta, plan: Plan, record: ExplainStep[]): string | unde
   let removedBy: string | undefined;
   const skip = (step: string) => record.push({ step, outcome: 'not reached', rule: `already removed by ${removedBy}` });
   for (const filter of FILTERS) {
+    if (filter.appliesTo && !filter.appliesTo(plan)) continue;
     if (removedBy) {
       skip(filter.label);
       continue;
