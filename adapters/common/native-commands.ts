@@ -35,6 +35,7 @@ export const NATIVE_COMMANDS: readonly NativeCommandSpec[] = [
   { name: 'status', description: 'Agent, model, session and queue', options: [] },
   { name: 'stop', description: 'Stop the running turn', options: [] },
   { name: 'help', description: 'The list of commands', options: [] },
+  { name: 'nodes', description: 'Paired nodes (owners): list, approve CODE, deny CODE, unpair NAME', options: [{ name: 'args', description: 'list | approve CODE | deny CODE | unpair NAME', required: false }] },
 ];
 
 /**

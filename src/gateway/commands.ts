@@ -5,8 +5,9 @@ import type { ToolResult } from '../tools/types.js';
 import type { Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
 import type { ApprovalClick, OutboundMessage } from './types.js';
+import { runNodesCommand, type NodesCommandDeps } from './commands/nodes.js';
 
-export const COMMAND_NAMES = ['help', 'tools', 'exec', 'approve', 'skills', 'status', 'stop'] as const;
+export const COMMAND_NAMES = ['help', 'tools', 'exec', 'approve', 'skills', 'status', 'stop', 'nodes'] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
 export interface ParsedCommand {
@@ -84,6 +85,8 @@ export interface CommandDeps {
   /** Aborts the session's running turn; false when nothing was running. */
   stop(sessionKey: string): boolean;
   newCallId(): string;
+  /** Paired nodes, for `/nodes`; absent without a node listener. */
+  nodes?: NodesCommandDeps['hub'] | undefined;
 }
 
 export interface StatusView {
@@ -116,6 +119,8 @@ export async function runCommand(command: ParsedCommand, route: Route, deps: Com
       return { text: formatStatus(route, deps.status(route)) };
     case 'stop':
       return { text: deps.stop(route.sessionKey) ? 'Stopped the running turn.' : 'Nothing is running in this conversation.' };
+    case 'nodes':
+      return runNodesCommand(command.args, route, { hub: deps.nodes ?? (() => undefined), approve: deps.approve });
   }
 }
 
@@ -242,6 +247,7 @@ export function helpText(hasModel: boolean): string {
     '/skills — the skills this agent knows',
     '/status — agent, model, session and queue',
     '/stop — stop the running turn',
+    '/nodes [approve CODE|deny CODE|unpair NAME] — paired nodes (owners)',
     '/help — this list',
     ...(hasModel ? [] : ['', NO_MODEL_HINT]),
   ].join('\n');

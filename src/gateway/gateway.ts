@@ -36,6 +36,8 @@ export interface GatewayOptions {
    * answers need none, and each indicator is a platform API call counted against rate limits.
    */
   typingDelayMs?: number | undefined;
+  /** Paired nodes for `/nodes`; absent without a node listener. */
+  nodes?: (() => import('./nodes/hub.js').NodeHub | undefined) | undefined;
   /** First wait before retrying a platform that could not be reached at start (doubles to 60 s). */
   adapterRetryBaseMs?: number | undefined;
 }
@@ -397,6 +399,7 @@ export class Gateway {
       }),
       stop: (key) => this.queue.abort(key, 'stopped by /stop'),
       newCallId: () => `cmd-${randomUUID()}`,
+      nodes: options.nodes,
     };
   }
 

@@ -46,6 +46,8 @@ import { surfaceInputs } from '../tools/surface-inputs.js';
 import type { ControlPlane } from '../tools/types.js';
 import { ControlListeners } from './control/listeners.js';
 import { HttpToolsApi } from './http/server.js';
+import { NodeHub } from './nodes/hub.js';
+import { NodeStore } from './nodes/store.js';
 
 export interface StartOptions {
   env?: NodeJS.ProcessEnv;
@@ -220,7 +222,12 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       return Promise.race([outcome, aborted]);
     },
   });
-  const control: ControlPlane = {};
+  let listenersRef: ControlListeners | undefined;
+  const control: ControlPlane = {
+    get nodes() {
+      return listenersRef?.get<NodeHub>(NODE_LISTENER);
+    },
+  };
   const shared = {
     baseDir,
     configFile: loaded.file,
@@ -264,6 +271,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       pendingCount: (sessionKey) => approvals.list({ sessionKey }).length,
     },
     skills: skillsFor(config, baseDir, env),
+    nodes: () => control.nodes,
     maxPending: options.maxPending ?? config.sessions.maxQueued,
     shutdownGraceMs: options.shutdownGraceMs ?? config.sessions.shutdownGraceSec * 1000,
   });
@@ -316,7 +324,13 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     },
     notifyOwners: (text, cfg) => notifyOwners(gateway, cfg, text),
   });
-  const listeners = controlListeners({ current, tools: () => generation.tools, audit: approvals.audit });
+  const listeners = controlListeners({
+    current,
+    tools: () => generation.tools,
+    audit: approvals.audit,
+    nodes: { store: new NodeStore(store.db), approvals, guards, audit: approvals.audit, current, cardProvider: () => cardPlatform(running(), current()) },
+  });
+  listenersRef = listeners;
   const admin = new ConfigAdmin({
     live,
     reloader,
@@ -416,7 +430,9 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
 }
 
 /** The control plane's listeners, each built from its own `gateway.*` block. */
-function controlListeners(deps: { current: () => WardenConfig; tools: () => ToolExecutor; audit: AuditLog }): ControlListeners {
+const NODE_LISTENER = 'node listener';
+
+function controlListeners(deps: { current: () => WardenConfig; tools: () => ToolExecutor; audit: AuditLog; nodes: ConstructorParameters<typeof NodeHub>[1] }): ControlListeners {
   return new ControlListeners([
     {
       name: 'HTTP tools API',
@@ -430,7 +446,13 @@ function controlListeners(deps: { current: () => WardenConfig; tools: () => Tool
           },
         }),
     },
+    { name: NODE_LISTENER, block: (c) => (c.gateway?.nodes?.enabled ? c.gateway.nodes : undefined), create: (c) => new NodeHub(c.gateway!.nodes!, deps.nodes) },
   ]);
+}
+
+/** Where pairing cards go: the first running platform with owners (the web chat's user is one). */
+function cardPlatform(adapters: readonly ChatAdapter[], config: WardenConfig): string | undefined {
+  return adapters.find((a) => a.provider === 'web' || (config.owners[a.provider] ?? []).length > 0)?.provider;
 }
 
 /** The approval service's view of owners and approvers: read from the current config at each use. */

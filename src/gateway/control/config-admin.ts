@@ -163,16 +163,15 @@ export class ConfigAdmin {
   ): Promise<{ kind: 'approved'; by: string } | { kind: 'refused'; reason: string }> {
     const config = this.deps.live.current().loaded.config;
     const isRequester = (provider: string, userId: string) => provider === turn.provider && userId === turn.senderId;
-    const others = this.deps
-      .providers()
-      .flatMap((p) => ((config.owners as Record<string, string[] | undefined>)[p] ?? []).map((id) => ({ p, id })))
-      .filter(({ p, id }) => !isRequester(p, id));
+    // Cards render on the requester's platform, in its approvers' DMs: the other owner must be there.
+    const owners = turn.provider === 'web' ? ['local', ...(config.owners.web ?? [])] : ((config.owners as Record<string, string[] | undefined>)[turn.provider] ?? []);
+    const others = this.deps.providers().includes(turn.provider) ? owners.filter((id) => !isRequester(turn.provider, id)) : [];
     const what = widening.map((w) => `${w.path}: ${w.why}`).join('; ');
     if (others.length === 0) {
       return {
         kind: 'refused',
         reason:
-          `This change widens security (${what}) and needs an owner other than you to approve it, but no other owner is on a running platform. ` +
+          `This change widens security (${what}) and needs an owner other than you to approve it, but owners.${turn.provider} names no other owner. ` +
           'Add a second owner, or make the change in the config file on the host yourself: Warden reloads it.',
       };
     }

@@ -106,7 +106,7 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
   },
   nodes: {
     availability: always,
-    load: async () => eraseArgs((await import('./nodes/nodes.js')).createNodesTool()),
+    load: async (runtime) => eraseArgs((await import('./nodes/nodes.js')).createNodesTool({ hub: () => runtime.control?.nodes })),
   },
   browser: { availability: browserAvailability, load: async (runtime) => eraseArgs((await import('./browser/browser.js')).browserToolForRuntime(runtime)) },
   cron: {
