@@ -23,7 +23,7 @@ export function diffConfig(before: unknown, after: unknown, at: string[] = []): 
 
 /** `tools.exec.allowlist`, `channels.discord.guilds["111"]`: the path as error messages write it. */
 export function dotted(path: readonly string[]): string {
-  return path.map((p, i) => (/^[A-Za-z_$][\w$-]*$/.test(p) ? (i === 0 ? p : `.${p}`) : /^\d+$/.test(p) ? `[${p}]` : `[${JSON.stringify(p)}]`)).join('');
+  return path.map((p, i) => (/^[A-Za-z_$][\w$-]*$/.test(p) ? (i === 0 ? p : `.${p}`) : `[${JSON.stringify(p)}]`)).join('');
 }
 
 /** Whether `path` starts with `pattern`, where `*` in the pattern matches any one key. */
