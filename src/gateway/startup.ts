@@ -83,6 +83,8 @@ export interface RunningWarden {
   config: { live: LiveConfig; reloader: ConfigReloader; admin: ConfigAdmin };
   /** The control plane's own listeners (the HTTP tools API, the node listener). */
   listeners: ControlListeners;
+  /** The governed call path new turns use (replaced by a reload). */
+  tools(): ToolExecutor;
   /** Graceful stop: turns finish or abort, adapters close, then the store closes. */
   stop(): Promise<void>;
 }
@@ -404,6 +406,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     dataDir,
     config: { live, reloader, admin },
     listeners,
+    tools: () => generation.tools,
     stop() {
       stopping ??= (async () => {
         preloadAbort.abort();
