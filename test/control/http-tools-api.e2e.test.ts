@@ -8,6 +8,7 @@ import { startWarden, type RunningWarden } from '../../src/gateway/startup.js';
 import type { HttpToolsApi } from '../../src/gateway/http/server.js';
 import { auditGatewayHttp } from '../../src/gateway/http/audit.js';
 import { AuditLog } from '../../src/store/audit.js';
+import { checkUrl } from '../../src/net/index.js';
 
 const TOKEN = 'http-token-0123456789abcdef';
 const CI_TOKEN = 'ci-token-0123456789abcdefgh';
@@ -83,6 +84,12 @@ describe('the HTTP tools API', () => {
     expect(body.tools).toContain('read');
     expect(body.tools).not.toContain('exec');
     expect(body.removed).toContainEqual({ tool: 'exec', by: 'gateway.http default deny' });
+    // An own listener: not even a browser allowed onto private networks reaches it.
+    const open = parseConfig({ browser: { ssrfPolicy: { allowPrivateNetwork: true } } });
+    if (!open.ok) throw open.error;
+    const verdict = await checkUrl(open.value.config, `${base}/tools`, { surface: 'browser' });
+    expect(verdict.allowed).toBe(false);
+    expect(JSON.stringify(verdict)).toContain('HTTP tools API');
   }, 30_000);
 
   it('re-enables a listed tool only through gateway.http.tools.allow', async () => {

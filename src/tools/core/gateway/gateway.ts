@@ -5,7 +5,7 @@ import type { RuntimeStatus, ToolCallContext, ToolImplementation, ToolResult } f
 
 export { redactSecrets };
 
-export const GATEWAY_ACTIONS = ['status', 'config.get', 'config.schema', 'config.patch', 'reload', 'restart'] as const;
+export const GATEWAY_ACTIONS = ['status', 'config.get', 'config.schema', 'config.schema.lookup', 'config.patch', 'reload', 'restart'] as const;
 
 export interface GatewayArgs {
   action: (typeof GATEWAY_ACTIONS)[number];
@@ -30,7 +30,7 @@ const parameters = {
       type: 'string',
       enum: [...GATEWAY_ACTIONS],
       description:
-        'status: adapters, uptime, config version; config.get: the effective config, secrets redacted; config.schema: keys and types under path; ' +
+        'status: adapters, uptime, config version; config.get: the effective config, secrets redacted; config.schema (OpenClaw: config.schema.lookup): keys and types under path; ' +
         'config.patch: apply a JSON merge patch to the config file (validated, comments kept; a change that widens security waits for another owner); ' +
         'reload: read the config file again; restart: stop gracefully and start again.',
     },
@@ -87,7 +87,8 @@ export function createGatewayTool(deps: GatewayToolDeps): ToolImplementation<Gat
           }
           return { content: [{ type: 'text', text: JSON.stringify(value ?? null, null, 2) }], details: { path: args.path ?? '' } };
         }
-        case 'config.schema': {
+        case 'config.schema':
+        case 'config.schema.lookup': {
           const found = configSchemaAt(args.path ?? '');
           return found.ok ? ok(found.schema) : fail(found.error);
         }
