@@ -83,8 +83,12 @@ function writeToken(stateDir: string, value: TokenFile): void {
   chmodSync(file, 0o600);
 }
 
+/** Text from the gateway, made safe for a terminal: no control characters (escape sequences). */
+export const printable = (text: string): string => text.replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g, ' ');
+
 /** Connects (pairing first when there is no token), answers calls, reconnects after drops. */
-export function runNode(options: NodeOptions): NodeRun {
+export function runNode(input: NodeOptions): NodeRun {
+  const options: NodeOptions = { ...input, say: (line) => input.say(printable(line)) };
   let stopped = false;
   let socket: WebSocket | undefined;
   let finish!: (r: { ok: boolean; reason: string }) => void;

@@ -261,7 +261,7 @@ describe('Discord slash commands', () => {
     const first = await start();
     await registered(from);
     // The fake is shared by the file: an earlier Warden may have registered them already.
-    expect(fake.commands.map((c) => c.name).sort()).toEqual(['approve', 'exec', 'help', 'skills', 'status', 'stop', 'tools']);
+    expect(fake.commands.map((c) => c.name).sort()).toEqual(['approve', 'exec', 'help', 'nodes', 'skills', 'status', 'stop', 'tools']);
     expect(fake.commands.find((c) => c.name === 'exec')?.options).toEqual([expect.objectContaining({ name: 'command', type: 3, required: true })]);
     await first.stop();
     running.splice(running.indexOf(first), 1);

@@ -19,10 +19,20 @@ import { classifyConfigChange, type Widening } from './widening.js';
 /** Keys whose values are credentials; redacted wherever they appear. */
 const SECRET_KEY = /token|secret|password|apikey|api_key|signingsecret/i;
 
+/** Maps whose values are credentials whatever their keys are called (a skill's env, fetch headers). */
+const SECRET_MAPS = new Set(['env', 'headers']);
+
 export function redactSecrets(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redactSecrets);
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, SECRET_KEY.test(k) && v !== undefined ? '[redacted]' : redactSecrets(v)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => {
+        if (v === undefined) return [k, v];
+        if (SECRET_KEY.test(k)) return [k, '[redacted]'];
+        if (SECRET_MAPS.has(k) && v && typeof v === 'object' && !Array.isArray(v)) return [k, Object.fromEntries(Object.keys(v).map((name) => [name, '[redacted]']))];
+        return [k, redactSecrets(v)];
+      }),
+    );
   }
   return value;
 }
@@ -107,6 +117,8 @@ export class ConfigAdmin {
       if (prepared.kind === 'invalid') this.deps.audit.record({ type: 'config.patch.invalid', actor: requester, sessionKey, data: { file, problems: prepared.problems } });
       return prepared;
     }
+    const runtime = this.deps.reloader.problems(prepared.loaded.config);
+    if (runtime.length > 0) return { kind: 'invalid', problems: runtime };
     const { changes, widening } = classifyConfigChange(current.config, prepared.loaded.config, { plugins: this.deps.plugins?.() ?? [] });
     if (changes.length === 0) return { kind: 'unchanged' };
     const diff = changes.map(redactChange).map((c) => ({ path: dotted(c.path), before: c.before ?? null, after: c.after ?? null }));
@@ -128,6 +140,8 @@ export class ConfigAdmin {
       }
     }
 
+    // The watcher will see this write: it is ours, and applied just below.
+    live.noteText(prepared.text);
     writeAtomically(file, prepared.text);
     this.deps.audit.record({ type: 'config.patched', actor: requester, sessionKey, data: { file, changes: diff, widening, approvedBy: approvedBy ?? null } });
     const applied = await this.deps.reloader.apply(prepared.loaded, { origin: 'patch', by: requester, approvedBy, text: prepared.text });

@@ -36,6 +36,8 @@ export interface ApplyMeta {
 
 /** Keys a running Warden cannot switch: they apply at the next start. */
 const RESTART_ONLY = ['dataDir'];
+/** Keys read once at start (queue bounds, the watcher's own settings): applied, effective at the next start. */
+const READ_AT_START: readonly string[][] = [['sessions'], ['gateway', 'reload']];
 
 /**
  * Applies a new config to a running Warden: new turns get it, running turns finish under the
@@ -49,6 +51,11 @@ export class ConfigReloader {
     private readonly live: LiveConfig,
     private readonly hooks: ReloadHooks,
   ) {}
+
+  /** What a running Warden refuses in `config` beyond the schema (checked before a patch is written). */
+  problems(config: WardenConfig): ConfigProblem[] {
+    return this.hooks.check(config);
+  }
 
   apply(next: LoadedConfig, meta: ApplyMeta): Promise<ApplyOutcome> {
     const run = this.chain.then(() => this.applyNow(next, meta));
@@ -98,9 +105,12 @@ export class ConfigReloader {
       if (meta.text !== undefined) this.live.noteText(meta.text);
       return { ok: true, version: this.live.current().version, changed: [], widening: [], failed: [], restartNeeded: [] };
     }
-    const restartNeeded = RESTART_ONLY.filter((k) => changes.some((c) => c.path[0] === k));
+    const restartNeeded = [
+      ...RESTART_ONLY.filter((k) => changes.some((c) => c.path[0] === k)),
+      ...READ_AT_START.filter((p) => changes.some((c) => p.every((k, i) => c.path[i] === k))).map((p) => p.join('.')),
+    ];
     // dataDir stays as the store was opened; the rest applies now.
-    const applied: LoadedConfig = restartNeeded.length === 0 ? next : { ...next, config: { ...next.config, dataDir: previous.config.dataDir } };
+    const applied: LoadedConfig = !restartNeeded.includes('dataDir') ? next : { ...next, config: { ...next.config, dataDir: previous.config.dataDir } };
     this.hooks.swap(applied, previous);
     const snapshot = this.live.replace(applied, meta.text);
     const failed = await this.hooks.restart(applied.config, previous.config).catch((err: unknown) => [(err as Error).message]);

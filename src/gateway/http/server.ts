@@ -31,12 +31,15 @@ const MAX_BODY = 1_000_000;
 export class HttpToolsApi {
   private server: Server | undefined;
   private limiter: RateLimiter;
+  /** Failed logins per remote address, so a guesser can neither try fast nor flood the audit log. */
+  private readonly failures: RateLimiter;
 
   constructor(
     private readonly http: NonNullable<NonNullable<WardenConfig['gateway']>['http']>,
     private readonly deps: HttpToolsApiDeps,
   ) {
     this.limiter = new RateLimiter(http.rateLimit?.perMinute ?? 60);
+    this.failures = new RateLimiter(20);
   }
 
   get url(): string | undefined {
@@ -80,6 +83,8 @@ export class HttpToolsApi {
       const { config, tools } = this.deps.current();
       const label = matchToken(bearerOf(req.headers.authorization), httpTokens(config.gateway?.http ?? this.http));
       if (!label) {
+        const slow = this.failures.take(`addr:${req.socket.remoteAddress ?? ''}`);
+        if (!slow.ok) return send(429, { error: 'rate_limited', why: 'too many failed logins from this address', retryAfterSec: slow.retryAfterSec }, { 'retry-after': String(slow.retryAfterSec) });
         this.deps.audit.record({ type: 'http.auth.failed', data: { route, remote: req.socket.remoteAddress, presented: req.headers.authorization ? 'a wrong token' : 'no token' } });
         return send(401, { error: 'unauthorized', why: req.headers.authorization ? 'the bearer token is not valid' : 'Authorization: Bearer <token> is required' }, { 'www-authenticate': 'Bearer' });
       }

@@ -42,6 +42,8 @@ export class RateLimiter {
   take(label: string): { ok: true } | { ok: false; retryAfterSec: number } {
     const now = this.now();
     const rate = this.perMinute / 60_000;
+    // Keys may come from the network (remote addresses): bounded, forgetting all at the cap.
+    if (!this.buckets.has(label) && this.buckets.size >= 10_000) this.buckets.clear();
     const b = this.buckets.get(label) ?? { tokens: this.perMinute, at: now };
     b.tokens = Math.min(this.perMinute, b.tokens + (now - b.at) * rate);
     b.at = now;

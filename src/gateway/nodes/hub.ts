@@ -64,6 +64,9 @@ export interface NodeView {
   skills: Array<{ name: string; description: string }>;
 }
 
+/** Each pairing puts a card in the owners' DMs: a few at a time. */
+const MAX_PENDING_PAIRINGS = 3;
+
 const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 /** Eight characters from an alphabet without look-alikes, shown as `ABCD-EFGH`. */
 export function pairingCode(): string {
@@ -283,6 +286,10 @@ export class NodeHub {
     const existing = this.deps.store.get(frame.name);
     if (existing && existing.revokedAt === undefined) {
       this.refuse(socket, `a node named "${frame.name}" is already paired; unpair it first (/nodes unpair ${frame.name}) or pick another name`);
+      return undefined;
+    }
+    if (this.pairings.size >= MAX_PENDING_PAIRINGS) {
+      this.refuse(socket, `${MAX_PENDING_PAIRINGS} pairings are already waiting; try again later`);
       return undefined;
     }
     if ([...this.pairings.values()].some((p) => p.name === frame.name)) {
