@@ -114,7 +114,7 @@ describe('warden tools (in process)', () => {
     expect(code).toBe(2);
     expect(stdout).toBe('');
     expect(stderr).toContain('--agent: unknown agent "qa"; known agents: main, ops');
-    expect(stderr).toContain('--provider: expected one of discord, slack, web, got "irc"');
+    expect(stderr).toContain('--provider: expected one of discord, slack, web, http, got "irc"');
     expect(stderr).toContain('unknown option --chanel (did you mean --channel?)');
     expect(stderr).toContain('--spawn-depth: expected a whole number ≥ 0, got "-1"');
     expect(stderr).toContain('--explain: unknown tool "brwser" (did you mean "browser"?)');

@@ -9,10 +9,12 @@ import type { HttpToolsApi } from '../../src/gateway/http/server.js';
 import { auditGatewayHttp } from '../../src/gateway/http/audit.js';
 import { AuditLog } from '../../src/store/audit.js';
 import { checkUrl } from '../../src/net/index.js';
+import { main } from '../../src/cli.js';
 
 const TOKEN = 'http-token-0123456789abcdef';
 const CI_TOKEN = 'ci-token-0123456789abcdefgh';
 let running: RunningWarden | undefined;
+let lastDir = '';
 
 afterEach(async () => {
   await running?.stop();
@@ -21,18 +23,18 @@ afterEach(async () => {
 
 async function start(extra: WardenConfigInput['gateway'] = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'warden-http-'));
+  lastDir = dir;
   mkdirSync(path.join(dir, 'workspace'));
   writeFileSync(path.join(dir, 'workspace', 'notes.md'), 'hello from the workspace\n');
-  const parsed = parseConfig(
-    {
-      dataDir: path.join(dir, 'data'),
-      agents: { defaults: { workspace: path.join(dir, 'workspace') } },
-      tools: { profile: 'coding' },
-      channels: { web: { port: 0 } },
-      gateway: { http: { enabled: true, port: 0, token: TOKEN, tokens: { ci: CI_TOKEN }, ...extra.http } },
-    },
-    path.join(dir, 'warden.config.yaml'),
-  );
+  const raw = {
+    dataDir: path.join(dir, 'data'),
+    agents: { defaults: { workspace: path.join(dir, 'workspace') } },
+    tools: { profile: 'coding' },
+    channels: { web: { port: 0 } },
+    gateway: { http: { enabled: true, port: 0, token: TOKEN, tokens: { ci: CI_TOKEN }, ...extra.http } },
+  };
+  writeFileSync(path.join(dir, 'warden.config.json'), JSON.stringify(raw));
+  const parsed = parseConfig(raw, path.join(dir, 'warden.config.json'));
   if (!parsed.ok) throw parsed.error;
   const started = await startWarden(parsed.value, { env: {} });
   if (!started.ok) throw started.error;
@@ -84,6 +86,11 @@ describe('the HTTP tools API', () => {
     expect(body.tools).toContain('read');
     expect(body.tools).not.toContain('exec');
     expect(body.removed).toContainEqual({ tool: 'exec', by: 'gateway.http default deny' });
+    // `warden tools --provider http` answers the same surface, from the same two functions.
+    const out: string[] = [];
+    const code = await main(['tools', '--config', path.join(lastDir, 'warden.config.json'), '--provider', 'http', '--chat', 'channel', '--channel', 'http:default', '--sender', 'token:default', '--json'], { stdout: (t) => out.push(t), stderr: () => {}, cwd: lastDir, env: {} });
+    expect(code).toBe(0);
+    expect(JSON.parse(out.join('')).tools).toEqual(body.tools);
     // An own listener: not even a browser allowed onto private networks reaches it.
     const open = parseConfig({ browser: { ssrfPolicy: { allowPrivateNetwork: true } } });
     if (!open.ok) throw open.error;
