@@ -345,3 +345,32 @@ describe('Gateway start when a platform is unreachable', () => {
     expect(isTransientStartError(err)).toBe(transient);
   });
 });
+
+describe('Gateway across a config reload', () => {
+  it('a running turn keeps its config; a queued one starts under the new one', async () => {
+    const first = parseConfig({ models: { default: 'anthropic/claude-sonnet-4-5' }, owners: { discord: ['1'] } });
+    const second = parseConfig({ models: { default: 'openai/gpt-5' }, owners: { discord: ['1', '2'] } });
+    if (!first.ok || !second.ok) throw new Error('config');
+    const oldAgent = new ControlledAgent();
+    const newAgent = new ControlledAgent();
+    const { adapter, gateway } = setup({ models: { default: 'anthropic/claude-sonnet-4-5' } }, { agent: oldAgent, config: first.value.config });
+    await gateway.start();
+    await adapter.push('one', { provider: 'web', senderId: '2' });
+    await adapter.push('two', { provider: 'web', senderId: '2' });
+    await tick();
+    expect(oldAgent.requests).toHaveLength(1);
+
+    gateway.reconfigure({ config: second.value.config, agent: newAgent });
+    expect(gateway.config).toBe(second.value.config);
+    oldAgent.releaseNext();
+    await tick();
+    // The second message was routed under the old config and starts under the new one.
+    expect(newAgent.requests).toHaveLength(1);
+    expect(newAgent.requests[0]!.turn.model).toBe('openai/gpt-5');
+    expect(oldAgent.requests[0]!.turn.model).toBe('anthropic/claude-sonnet-4-5');
+    newAgent.releaseNext();
+    await tick();
+    await gateway.stop();
+    expect(adapter.texts()).toEqual(['echo: one', 'echo: two']);
+  });
+});

@@ -486,11 +486,12 @@ function adapterBlock(config: WardenConfig, provider: 'discord' | 'slack' | 'web
     return rest;
   }
   if (!block) return undefined;
+  // Mention gating is read per message too.
   if (provider === 'discord') {
-    const { guilds: _g, ...rest } = config.channels.discord!;
+    const { guilds: _g, requireMention: _m, ...rest } = config.channels.discord!;
     return rest;
   }
-  const { channels: _c, ...rest } = config.channels.slack!;
+  const { channels: _c, requireMention: _m, ...rest } = config.channels.slack!;
   return rest;
 }
 

@@ -109,6 +109,7 @@ describe('the gateway tool administers the running Warden', () => {
     expect(toolNames(await requestFor('before the patch', seen))).toContain('exec');
 
     const from = mark();
+    const identifies = fake.frames.records.filter((f) => f.op === 2).length;
     fake.userMessage({ author: olga, dm: true, content: 'please deny exec in general' });
     await botPostIn(fake.dmChannelOf(olga.id), 'Config patched and applied to new turns', from);
 
@@ -127,6 +128,8 @@ describe('the gateway tool administers the running Warden', () => {
     const after = await requestFor('after the patch', seen);
     expect(toolNames(after)).not.toContain('exec');
     expect(toolNames(after)).not.toContain('process');
+    // A policy change is no connection change: Discord was not reconnected.
+    expect(fake.frames.records.filter((f) => f.op === 2).length).toBe(identifies);
   }, 30_000);
 
   it('the same patch asked by a non-owner never reaches the gateway tool', async () => {
@@ -184,5 +187,13 @@ describe('the gateway tool administers the running Warden', () => {
     fake.userMessage({ author: alice, channelId: DEV, content: `<@${fake.bot.id}> fixed now?` });
     expect(toolNames(await requestFor('fixed now?', again))).not.toContain('web_fetch');
     expect(audit().list({ typePrefix: 'config.applied' }).at(-1)?.data).toMatchObject({ origin: 'file' });
+
+    // A change to Discord's own block (its token) reconnects it, and only it.
+    const identifies = fake.frames.records.filter((f) => f.op === 2).length;
+    writeFileSync(file, readFileSync(file, 'utf8').replace('token: test-token', 'token: test-token-2'));
+    await expect.poll(() => fake.frames.records.filter((f) => f.op === 2).length, { timeout: 10_000 }).toBe(identifies + 1);
+    const later = model.requests.length;
+    fake.userMessage({ author: alice, channelId: DEV, content: `<@${fake.bot.id}> reconnected?` });
+    expect(toolNames(await requestFor('reconnected?', later))).not.toContain('web_fetch');
   }, 30_000);
 });

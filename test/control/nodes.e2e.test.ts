@@ -75,6 +75,9 @@ describe('warden node', () => {
     expect(row.token_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(new AuditLog(warden.store.db).list({ typePrefix: 'node.paired' })).toEqual([expect.objectContaining({ subject: 'build', actor: 'web:local' })]);
 
+    // Its skills are published under its name.
+    const described = JSON.parse(textOf(await nodes({ action: 'describe', node: 'build' })));
+    expect(described.skills.map((k: { name: string }) => k.name)).toContain('build:code-review');
     const listed = JSON.parse(textOf(await nodes({ action: 'list' })));
     expect(listed.nodes).toContainEqual(expect.objectContaining({ id: 'build', online: true }));
 
