@@ -325,6 +325,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       return failed;
     },
     notifyOwners: (text, cfg) => notifyOwners(gateway, cfg, text),
+    onApplied: options.onConfigApplied,
   });
   const listeners = controlListeners({
     current,
@@ -345,11 +346,10 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     restart: options.onRestart,
   });
   control.admin = admin;
-  const applied = options.onConfigApplied;
-  const watchedApply = applied ? (o: Awaited<ReturnType<ConfigReloader['reloadFile']>>) => o.ok && !('unchanged' in o) && o.changed.length > 0 && applied(o) : () => undefined;
-  const watcher = loaded.file && (config.gateway?.reload?.watch ?? true)
-    ? new ConfigFileWatcher(loaded.file, () => void reloader.reloadFile('file').then(watchedApply), config.gateway?.reload?.debounceMs ?? 300)
-    : undefined;
+  const watcher =
+    loaded.file && (config.gateway?.reload?.watch ?? true)
+      ? new ConfigFileWatcher(loaded.file, () => void reloader.reloadFile('file').catch((err: unknown) => log.error({ err }, 'config reload failed; the running config stays')), config.gateway?.reload?.debounceMs ?? 300)
+      : undefined;
 
   // A call that died with Warden (its approval was interrupted) is reported where it was asked.
   const offInterrupted = events.on('approval.interrupted', ({ request, message }) => {

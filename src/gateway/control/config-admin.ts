@@ -10,7 +10,7 @@ import type { TurnContext } from '../../policy/context.js';
 import { senderIsOwner } from '../turn-context.js';
 import type { AuditLog } from '../../store/audit.js';
 import type { ToolMeta } from '../../tools/types.js';
-import { diffConfig, dotted, redactChange } from './config-diff.js';
+import { dotted, redactChange } from './config-diff.js';
 import type { DeciderGuards } from './decider-guards.js';
 import { hashText, type LiveConfig } from './live-config.js';
 import type { ApplyOutcome, ConfigReloader } from './reloader.js';
@@ -232,4 +232,3 @@ function writeAtomically(file: string, text: string): void {
   log.info({ file }, 'config file written');
 }
 
-export { diffConfig };

@@ -20,6 +20,8 @@ export interface ReloadHooks {
   audit?: AuditLog | undefined;
   plugins?: (() => readonly ToolMeta[]) | undefined;
   env?: NodeJS.ProcessEnv | undefined;
+  /** After each change applied, whatever its origin (`warden start` prints it). */
+  onApplied?: ((outcome: Extract<ApplyOutcome, { ok: true }>) => void) | undefined;
 }
 
 export type ApplyOutcome =
@@ -131,6 +133,8 @@ export class ConfigReloader {
         restartNeeded,
       },
     });
-    return { ok: true, version: snapshot.version, changed, widening, failed, restartNeeded };
+    const outcome = { ok: true as const, version: snapshot.version, changed, widening, failed, restartNeeded };
+    this.hooks.onApplied?.(outcome);
+    return outcome;
   }
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { WardenConfig } from '../../config/index.js';
@@ -142,7 +143,7 @@ export class HttpToolsApi {
         if (!res.writableEnded) controller.abort();
       });
       const result = await tools.execute(
-        { toolCallId: `http-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`, tool, args: args as Record<string, unknown> },
+        { toolCallId: `http-${randomUUID()}`, tool, args: args as Record<string, unknown> },
         { sessionKey, turn, signal: controller.signal, surface: surface.tools },
       );
       const ok = result.isError !== true;
