@@ -298,31 +298,18 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       gateway.reconfigure({ config: cfg, agent: agentRef, tools: generation.tools, toolReport: generation.toolPath.toolReport, skills: skillsFor(cfg, baseDir, env) });
     },
     restart: async (next, previous) => {
-      const failed: string[] = [];
-      const before = new Set(plannedAdapters(previous));
-      const after = plannedAdapters(next);
-      for (const provider of new Set([...before, ...after])) {
-        const wanted = after.includes(provider);
-        if (wanted && before.has(provider) && isDeepStrictEqual(adapterBlock(previous, provider), adapterBlock(next, provider))) continue;
-        try {
-          if (!wanted) {
-            renderers.get(provider)?.();
-            renderers.delete(provider);
-            await gateway.replaceAdapter(provider, undefined);
-            log.info({ provider }, 'chat adapter stopped: the config no longer starts it');
-            continue;
-          }
+      const failed = await restartChangedAdapters(gateway, previous, next, {
+        make: (provider) => {
           const tokenValue = provider === 'web' ? webChatToken(next.channels.web, dataDir) : undefined;
           if (tokenValue && !tokenValue.ok) throw new Error(tokenValue.error);
-          await gateway.replaceAdapter(provider, undefined);
-          await gateway.replaceAdapter(provider, makeAdapter(provider, next, tokenValue?.ok ? tokenValue.token : ''));
-          log.info({ provider }, 'chat adapter restarted: its config block changed');
-        } catch (err) {
-          failed.push(`${provider}: ${(err as Error).message}`);
-        }
-      }
-      failed.push(...(await listeners.sync(next)));
-      return failed;
+          return makeAdapter(provider, next, tokenValue?.ok ? tokenValue.token : '');
+        },
+        forget: (provider) => {
+          renderers.get(provider)?.();
+          renderers.delete(provider);
+        },
+      });
+      return [...failed, ...(await listeners.sync(next))];
     },
     notifyOwners: (text, cfg) => notifyOwners(gateway, cfg, text),
     onApplied: options.onConfigApplied,
@@ -456,6 +443,39 @@ function controlListeners(deps: { current: () => WardenConfig; tools: () => Tool
 /** Where pairing cards go: the first running platform with owners (the web chat's user is one). */
 function cardPlatform(adapters: readonly ChatAdapter[], config: WardenConfig): string | undefined {
   return adapters.find((a) => a.provider === 'web' || (config.owners[a.provider] ?? []).length > 0)?.provider;
+}
+
+/**
+ * A reload's adapter changes: an adapter whose connection block changed is stopped and built
+ * again, one the config no longer starts is stopped, a new one is started; the rest keep their
+ * connection. Resolves with what failed (`provider: why`).
+ */
+async function restartChangedAdapters(
+  gateway: Gateway,
+  previous: WardenConfig,
+  next: WardenConfig,
+  adapters: { make: (provider: 'discord' | 'slack' | 'web') => ChatAdapter; forget: (provider: string) => void },
+): Promise<string[]> {
+  const failed: string[] = [];
+  const before = new Set(plannedAdapters(previous));
+  const after = plannedAdapters(next);
+  for (const provider of new Set([...before, ...after])) {
+    const wanted = after.includes(provider);
+    if (wanted && before.has(provider) && isDeepStrictEqual(adapterBlock(previous, provider), adapterBlock(next, provider))) continue;
+    try {
+      await gateway.replaceAdapter(provider, undefined);
+      if (!wanted) {
+        adapters.forget(provider);
+        log.info({ provider }, 'chat adapter stopped: the config no longer starts it');
+        continue;
+      }
+      await gateway.replaceAdapter(provider, adapters.make(provider));
+      log.info({ provider }, 'chat adapter (re)started: its config block changed');
+    } catch (err) {
+      failed.push(`${provider}: ${(err as Error).message}`);
+    }
+  }
+  return failed;
 }
 
 /** The approval service's view of owners and approvers: read from the current config at each use. */
