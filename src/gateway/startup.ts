@@ -285,9 +285,11 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     audit: approvals.audit,
     plugins: () => surfaceInputs(current(), baseDir).plugins,
     check: (cfg) => runtimeProblems(cfg),
-    swap: (next) => {
+    swap: (next, previous) => {
       const cfg = next.config;
+      const before = generation;
       generation = derive(cfg);
+      carryOverResources(before.tools, generation.tools, previous.config, cfg);
       if (!agentRef) {
         agentRef = createAgent(cfg, env, generation.tools, store, sessionContexts, announce, skillsCatalog);
       } else {
@@ -443,6 +445,17 @@ function controlListeners(deps: { current: () => WardenConfig; tools: () => Tool
 /** Where pairing cards go: the first running platform with owners (the web chat's user is one). */
 function cardPlatform(adapters: readonly ChatAdapter[], config: WardenConfig): string | undefined {
   return adapters.find((a) => a.provider === 'web' || (config.owners[a.provider] ?? []).length > 0)?.provider;
+}
+
+/**
+ * The browser keeps one Chromium per profile for the process: an unchanged `browser` block
+ * keeps the running one for the new config's turns; a changed one closes it, so the next call
+ * starts Chromium under the new settings.
+ */
+function carryOverResources(before: ToolExecutor, after: ToolExecutor, previous: WardenConfig, next: WardenConfig): void {
+  if (!(before instanceof GovernedToolExecutor) || !(after instanceof GovernedToolExecutor)) return;
+  if (isDeepStrictEqual([previous.browser, previous.dataDir], [next.browser, next.dataDir])) after.adopt(before, ['browser']);
+  else void closeAllBrowsers();
 }
 
 /**

@@ -93,3 +93,14 @@ describe('GovernedToolExecutor', () => {
     expect(surface.ok).toBe(false);
   });
 });
+
+describe('the executor of a reloaded config', () => {
+  it('takes over only the implementations it is told to (the browser), and builds the rest again', async () => {
+    const before = setup({});
+    const after = setup({});
+    const [browser, exec] = await Promise.all([before.resolveTool('browser'), before.resolveTool('exec')]);
+    after.adopt(before, ['browser']);
+    expect(await after.resolveTool('browser')).toBe(browser);
+    expect(await after.resolveTool('exec')).not.toBe(exec);
+  });
+});

@@ -59,6 +59,18 @@ export class GovernedToolExecutor implements ToolExecutor {
     return hit;
   };
 
+  /**
+   * Takes over loaded implementations from the executor of an earlier config (a reload), for
+   * tools that hold a process-wide resource (the browser's Chromium per profile, which a second
+   * instance could not open) and whose config did not change.
+   */
+  adopt(previous: GovernedToolExecutor, ids: readonly string[]): void {
+    for (const id of ids) {
+      const hit = previous.loaded.get(id);
+      if (hit) this.loaded.set(id, hit);
+    }
+  }
+
   /** Loads implementations ahead of their first call; a failure is logged and retried on use. */
   async preload(ids: readonly string[], signal?: AbortSignal): Promise<void> {
     for (const id of ids) {
