@@ -112,6 +112,13 @@ const RULED: readonly string[][] = [
   ['gateway', 'nodes'],
 ];
 
+/**
+ * Keys that say where a request goes or which secret it carries (`models.providers.x.baseUrl`,
+ * `apiKeyEnv`, fetch `headers`), anywhere in the config: pointing a provider at another host, or
+ * its key at another variable (`apiKeyEnv: DISCORD_TOKEN`), sends conversations or secrets out.
+ */
+const EGRESS_KEY = /^(baseUrl|apiUrl|apiBaseUrl|apiKeyEnv|url|endpoint|headers)$/i;
+
 export function classifyConfigChange(before: WardenConfig, after: WardenConfig, options: { plugins?: readonly ToolMeta[] } = {}): ChangeClassification {
   const changes = diffConfig(before, after);
   const widening: Widening[] = [];
@@ -119,6 +126,10 @@ export function classifyConfigChange(before: WardenConfig, after: WardenConfig, 
     if (!widening.some((w) => w.path === path && w.why === why)) widening.push({ path, why });
   };
   for (const change of changes) {
+    if (change.path.some((p) => EGRESS_KEY.test(p))) {
+      add(dotted(change.path), 'changes where requests go or which secret they carry');
+      continue;
+    }
     const under = (list: readonly string[][]) => list.some((p) => startsWith(change.path, p));
     if (under(NEUTRAL) || under(SURFACE_JUDGED) || under(RULED)) continue;
     add(dotted(change.path), 'changed, and no rule knows this key to leave security as it was');
