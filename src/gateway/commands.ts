@@ -1,13 +1,17 @@
 import type { ToolExecutor } from '../agent/index.js';
 import { APPROVAL_DECISIONS, type ApprovalDecision, type ApprovalRequest } from '../approvals/types.js';
 import type { TurnContext } from '../policy/context.js';
+import type { SkillCommandSpec } from '../skills/commands.js';
+import type { ToolDefinition } from '../agent/types.js';
 import type { ToolResult } from '../tools/types.js';
 import type { Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
 import type { ApprovalClick, OutboundMessage } from './types.js';
 
-export const COMMAND_NAMES = ['help', 'tools', 'exec', 'approve', 'skills', 'status', 'stop'] as const;
+export const COMMAND_NAMES = ['help', 'tools', 'exec', 'approve', 'skills', 'status', 'stop', 'new'] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
+/** Commands only the web chat can carry out; platforms do not register them as native commands. */
+export const WEB_ONLY_COMMANDS: readonly CommandName[] = ['new'];
 
 export interface ParsedCommand {
   name: CommandName;
@@ -84,6 +88,10 @@ export interface CommandDeps {
   /** Aborts the session's running turn; false when nothing was running. */
   stop(sessionKey: string): boolean;
   newCallId(): string;
+  /** The skill commands of this agent, for `/help`. */
+  skillCommands?: (() => readonly SkillCommandSpec[]) | undefined;
+  /** `/new`: starts a fresh session for this conversation and says which; absent where it cannot. */
+  newSession?: ((route: Route) => Promise<string>) | undefined;
 }
 
 export interface StatusView {
@@ -99,7 +107,7 @@ export interface StatusView {
 export async function runCommand(command: ParsedCommand, route: Route, deps: CommandDeps, signal: AbortSignal): Promise<OutboundMessage> {
   switch (command.name) {
     case 'help':
-      return { text: helpText(route.context.model !== undefined) };
+      return { text: helpText(route.context.model !== undefined, deps.skillCommands?.() ?? []) };
     case 'tools':
       return { text: formatToolReport(deps.toolReport(route.context), route.context.senderIsOwner) };
     case 'exec':
@@ -116,32 +124,56 @@ export async function runCommand(command: ParsedCommand, route: Route, deps: Com
       return { text: formatStatus(route, deps.status(route)) };
     case 'stop':
       return { text: deps.stop(route.sessionKey) ? 'Stopped the running turn.' : 'Nothing is running in this conversation.' };
+    case 'new':
+      return { text: deps.newSession ? await deps.newSession(route) : NEW_ELSEWHERE_TEXT };
   }
 }
 
+/** `/new` on a platform whose conversations are their channel's (or DM's) one session. */
+export const NEW_ELSEWHERE_TEXT = '/new works in the web chat. Here the conversation is this channel’s (or DM’s) one session.';
+
 async function runExec(commandText: string, route: Route, deps: CommandDeps, signal: AbortSignal): Promise<OutboundMessage> {
   if (commandText === '') return { text: 'usage: /exec <command>' };
-  // The build-time gate first: a command cannot reach a tool this conversation does not have.
+  const ran = await runCommandTool('exec', () => ({ command: commandText }), route, deps, signal);
+  return ran.ok ? formatToolResult(ran.result) : { text: ran.text };
+}
+
+/**
+ * A tool call a person typed — `/exec`, a skill command with `command-dispatch: tool` — run
+ * without a model: the build-time gate first (a command cannot reach a tool this conversation's
+ * surface does not have), then the surface of this conversation and the whole call chain
+ * (owner guard, argument schema, hooks, approvals), as the model's calls go. Every command
+ * that runs a tool goes through here, so such calls are marked alike.
+ */
+export async function runCommandTool(
+  tool: string,
+  args: (definition: ToolDefinition) => Record<string, unknown>,
+  route: Route,
+  deps: CommandDeps,
+  signal: AbortSignal,
+): Promise<{ ok: true; result: ToolResult } | { ok: false; text: string }> {
   const report = deps.toolReport(route.context);
-  if (!report.tools.includes('exec')) return { text: `exec is not available here: ${whyMissing('exec', report, route.context.senderIsOwner)}.` };
-  if (!deps.tools) return { text: 'exec cannot run: the tool call path is not set up in this process.' };
+  if (!report.tools.includes(tool)) return { ok: false, text: `${tool} is not available here: ${whyMissing(tool, report, route.context.senderIsOwner)}.` };
+  if (!deps.tools) return { ok: false, text: `${tool} cannot run: the tool call path is not set up in this process.` };
   const surface = await deps.tools.surface(route.context, route.sessionKey);
-  if (!surface.ok) return { text: surface.message };
+  if (!surface.ok) return { ok: false, text: surface.message };
+  const definition = surface.tools.find((t) => t.id === tool);
+  if (!definition) return { ok: false, text: `${tool} is not available here: it cannot be loaded in this process.` };
   const result = await deps.tools.execute(
-    { toolCallId: deps.newCallId(), tool: 'exec', args: { command: commandText } },
+    { toolCallId: deps.newCallId(), tool, args: args(definition) },
     { sessionKey: route.sessionKey, turn: surface.turn ?? route.context, signal, surface: surface.tools.map((t) => t.id) },
   );
-  return formatToolResult(result);
+  return { ok: true, result };
 }
 
 /** Result text in a code block; long output is also attached whole for platforms that take files. */
-export function formatToolResult(result: ToolResult): OutboundMessage {
+export function formatToolResult(result: ToolResult, tool = 'exec'): OutboundMessage {
   const text = result.content
     .map((c) => (c.type === 'text' ? c.text : `[${c.mimeType} image]`))
     .join('\n')
     .trimEnd();
   const body = text === '' ? '(no output)' : text;
-  const head = result.isError ? 'exec failed:\n' : '';
+  const head = result.isError ? `${tool} failed:\n` : '';
   return { text: `${head}\`\`\`\n${body.replaceAll('```', '`\u200b``')}\n\`\`\`` };
 }
 
@@ -159,7 +191,8 @@ export function formatToolReport(report: ToolReport, senderIsOwner: boolean): st
   return lines.join('\n');
 }
 
-function whyMissing(tool: string, report: ToolReport, senderIsOwner: boolean): string {
+/** Why a tool is not on a conversation's surface, as `/exec` and skill commands say it. */
+export function whyMissing(tool: string, report: ToolReport, senderIsOwner: boolean): string {
   const removed = report.removed.find((r) => r.tool === tool);
   if (removed) return senderIsOwner || !OWNER_ONLY_TOOLS.includes(tool) ? `removed by ${removed.by}` : 'reserved for owners';
   const unavailable = report.unavailable.find((u) => u.tool === tool);
@@ -233,7 +266,7 @@ function formatDuration(ms: number): string {
   return `${Math.floor(m / 60)}h ${m % 60}m`;
 }
 
-export function helpText(hasModel: boolean): string {
+export function helpText(hasModel: boolean, skills: readonly SkillCommandSpec[] = []): string {
   return [
     'Commands:',
     '/tools — the tools you have here, and why others are missing',
@@ -242,9 +275,18 @@ export function helpText(hasModel: boolean): string {
     '/skills — the skills this agent knows',
     '/status — agent, model, session and queue',
     '/stop — stop the running turn',
+    '/new — start a fresh session (web chat)',
     '/help — this list',
+    ...(skills.length > 0
+      ? ['', 'Skill commands:', ...skills.map((s) => `/${s.name} [input] — ${oneLine(s.description, 80)}${s.dispatch ? ` (runs ${s.dispatch.tool})` : ''}`), '/skill <name> [input] — run a skill by name']
+      : []),
     ...(hasModel ? [] : ['', NO_MODEL_HINT]),
   ].join('\n');
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1).trimEnd()}…`;
 }
 
 /** The answer to a plain message when no model is configured. */
