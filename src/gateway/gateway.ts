@@ -3,7 +3,11 @@ import type { AgentRuntime, SessionContextRecorder, ToolExecutor } from '../agen
 import type { WardenConfig } from '../config/index.js';
 import { log } from '../log.js';
 import type { TurnContext } from '../policy/context.js';
-import { isCommand, NO_MODEL_HINT, parseCommand, runCommand, runsImmediately, type CommandDeps, type ParsedCommand, type SkillsView, type ToolReport } from './commands.js';
+import type { SkillCommandSpec } from '../skills/commands.js';
+import { NEW_ELSEWHERE_TEXT, NO_MODEL_HINT, runCommand, runsImmediately, type CommandDeps, type ParsedCommand, type SkillsView, type ToolReport } from './commands.js';
+import { classifyCommandText, isAddressedCommand } from './command-text.js';
+import { sessionKeyFor } from './session-key.js';
+import { readSkillInstructions, runSkillToolCommand, skillTurnText, type SkillCommandSet } from './skill-commands.js';
 import { DEFAULT_MAX_PENDING, SessionQueues } from './queue.js';
 import { routeMessage, ThreadParticipation, type Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
@@ -25,6 +29,8 @@ export interface GatewayOptions {
     pendingCount(sessionKey: string): number;
   };
   skills?: ((context: TurnContext) => SkillsView | undefined) | undefined;
+  /** The default agent's skill commands (`/release_notes v1.2`), following its skill files. */
+  skillCommands?: { current(): SkillCommandSet } | undefined;
   /** Where each routed message's conversation is recorded, so `sessions_send` runs under it later. */
   sessionContexts?: SessionContextRecorder | undefined;
   /** Messages waiting per session behind the running one. */
@@ -43,6 +49,8 @@ export interface GatewayOptions {
 interface QueuedItem {
   route: Route;
   command: ParsedCommand | undefined;
+  /** A skill command: a model turn with the skill, or its tool run directly. */
+  skill?: { spec: SkillCommandSpec; args: string } | undefined;
   /** A turn Warden starts itself (subagent results arrived), not a user's message. */
   origin?: 'session' | undefined;
   /** Told how the item ended (scheduled turns report their outcome to the cron ledger). */
@@ -132,8 +140,10 @@ export class Gateway {
   /** One inbound message. Resolves once it is routed and queued (or answered, for immediate commands). */
   async receive(message: InboundMessage): Promise<void> {
     const { config } = this.options;
+    const skills = this.skillSpecs();
     const decision = routeMessage(config, message, {
-      isCommand,
+      // A native command is addressed to the bot by how it was sent; typed ones by their form.
+      isCommand: (text) => message.invocationId !== undefined || isAddressedCommand(text, skills),
       botInThread: (key) => this.threads.has(key),
     });
     if (decision.kind === 'ignore') {
@@ -149,7 +159,15 @@ export class Gateway {
       return;
     }
 
-    const command = parseCommand(route.text);
+    const classified = classifyCommandText(route.text, { skills });
+    if (classified.kind === 'answer') {
+      // An unknown command is answered here; it never reaches the model.
+      log.info({ sessionKey: route.sessionKey, word: classified.word }, 'unknown command answered');
+      await this.send(route.replyTo, { text: classified.text });
+      return;
+    }
+    const command = classified.kind === 'builtin' ? classified.command : undefined;
+    const skill = classified.kind === 'skill' ? { spec: classified.spec, args: classified.args } : undefined;
     if (command && runsImmediately(command.name)) {
       const done = this.runImmediate(route, command);
       this.inFlight.add(done);
@@ -157,7 +175,7 @@ export class Gateway {
       return;
     }
 
-    const queued = this.queue.enqueue(route.sessionKey, { route, command });
+    const queued = this.queue.enqueue(route.sessionKey, { route, command, skill });
     if (queued.ok) return;
     const text = queued.reason === 'full' ? BUSY_TEXT(this.queue.pendingCount(route.sessionKey)) : SHUTDOWN_TEXT;
     log.warn({ sessionKey: route.sessionKey, reason: queued.reason }, 'message not queued; sender told');
@@ -284,6 +302,7 @@ export class Gateway {
     try {
       try {
         if (command) reply = await this.commandReply(route, command, signal);
+        else if (item.skill) reply = await this.skillReply(route, item.skill, signal);
         else reply = await this.turnReply(route, signal, item.origin);
       } finally {
         stopTyping();
@@ -308,6 +327,56 @@ export class Gateway {
     });
     if (outcome.status === 'failed') log.warn({ sessionKey: route.sessionKey, error: outcome.error }, 'turn failed');
     return { text: outcome.reply };
+  }
+
+  /**
+   * A skill command: `command-dispatch: tool` runs its tool like `/exec` (no model); any other
+   * is a model turn given the skill's instructions and the typed request.
+   */
+  private async skillReply(route: Route, skill: { spec: SkillCommandSpec; args: string }, signal: AbortSignal): Promise<OutboundMessage | undefined> {
+    const { spec, args } = skill;
+    if (spec.dispatch) {
+      try {
+        return await runSkillToolCommand(spec, args, route, this.commandDeps(route), signal);
+      } catch (err) {
+        log.error({ err, command: spec.name, sessionKey: route.sessionKey }, 'skill command failed');
+        return { text: `/${spec.name} failed: ${(err as Error).message}` };
+      }
+    }
+    if (!this.options.agent || route.context.model === undefined) return { text: `/${spec.name} runs the ${spec.skillName} skill, which needs a model. ${NO_MODEL_HINT}` };
+    return this.turnReply({ ...route, text: skillTurnText(spec, readSkillInstructions(spec), route.text) }, signal);
+  }
+
+  private skillSpecs(): readonly SkillCommandSpec[] {
+    try {
+      return this.options.skillCommands?.current().specs ?? [];
+    } catch (err) {
+      log.error({ err }, 'skill commands unavailable');
+      return [];
+    }
+  }
+
+  /**
+   * `/new` where the adapter keeps sessions of its own (the web chat): a fresh session id, whose
+   * key is recorded at once with the conversation, so the store names the current session even
+   * before its first message, and a restart comes back to it.
+   */
+  private async newSession(route: Route): Promise<string> {
+    const adapter = this.adapters.get(route.replyTo.provider);
+    if (!adapter?.newSession || route.context.chat !== 'dm' || route.context.senderId === undefined) return NEW_ELSEWHERE_TEXT;
+    const sessionId = await adapter.newSession(route.replyTo);
+    const sessionKey = sessionKeyFor(route.agentId, {
+      provider: route.replyTo.provider,
+      chatType: 'dm',
+      channelId: route.replyTo.channelId,
+      senderId: route.context.senderId,
+      sessionId,
+    });
+    const fresh: Route = { ...route, sessionKey };
+    this.remember(fresh);
+    this.recordConversation(fresh);
+    log.info({ from: route.sessionKey, to: sessionKey }, 'new session started');
+    return `Started a new session: ${sessionKey}. The previous one, ${route.sessionKey}, keeps its transcript.`;
   }
 
   private async commandReply(route: Route, command: ParsedCommand, signal: AbortSignal): Promise<OutboundMessage> {
@@ -336,6 +405,8 @@ export class Gateway {
       }),
       stop: (key) => this.queue.abort(key, 'stopped by /stop'),
       newCallId: () => `cmd-${randomUUID()}`,
+      skillCommands: () => this.skillSpecs(),
+      newSession: (r) => this.newSession(r),
     };
   }
 
