@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { createDiscordAdapter } from '../../adapters/discord/index.js';
 import { createSlackAdapter } from '../../adapters/slack/index.js';
-import { checkBind, createWebAdapter, webChatToken, type WebAdapter } from '../../adapters/web/index.js';
+import { checkBind, createWebAdapter, webChatToken, WEB_CHANNEL_ID, WEB_LOCAL_USER, type WebAdapter } from '../../adapters/web/index.js';
+import { sqliteWebHistory } from '../../adapters/web/history.js';
 import type { ToolExecutor } from '../agent/index.js';
 import { createAgentRuntime, type WardenAgentRuntime } from '../agent/runtime.js';
 import { SqliteTranscriptStore } from '../agent/transcript.js';
@@ -17,7 +18,7 @@ import { listenerAddress, registerOwnListenerSource, runningListeners, type OwnL
 import { createModelRegistry } from '../models/registry.js';
 import type { TurnContext } from '../policy/context.js';
 import type { ToolRuntime } from '../tools/types.js';
-import { knownAgentIds } from '../policy/steps.js';
+import { defaultAgentId, knownAgentIds } from '../policy/steps.js';
 import { resolveToolSurface, type SurfaceOptions } from '../policy/surface.js';
 import { agentWorkspace } from '../exec/check.js';
 import { listSkills, sessionSkillsCatalog } from '../skills/index.js';
@@ -33,6 +34,8 @@ import { sqliteCardStore } from './card-store.js';
 import type { SkillsView, ToolReport } from './commands.js';
 import { Gateway } from './gateway.js';
 import { GovernedToolExecutor } from './tool-executor.js';
+import { sessionKeyFor } from './session-key.js';
+import { SkillCommandCatalog } from './skill-commands.js';
 import { CORE_IMPLEMENTATIONS, coreAvailability } from '../tools/core/index.js';
 import type { ChatAdapter, InboundMessage } from './types.js';
 import { plannedAdapters } from './planned-adapters.js';
@@ -157,9 +160,18 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const approvals = new ApprovalService({ store, config: withWebLocalOwner(config), events });
   const resolve: ResolveApproval = (id, decision, by) => approvals.resolve(id, decision, by);
 
+  // The web chat's page reads its session, history and pending cards from the store.
+  const webAgent = defaultAgentId(config);
+  const web = {
+    history: sqliteWebHistory(store.db, {
+      sessionKeyOf: (sessionId) => sessionKeyFor(webAgent, { provider: 'web', chatType: 'dm', channelId: WEB_CHANNEL_ID, senderId: WEB_LOCAL_USER, sessionId }),
+      approvals,
+    }),
+    pendingApprovals: () => approvals.list(),
+  };
   let adapters: ChatAdapter[];
   try {
-    adapters = planned.map((provider) => createAdapter(provider, config, store, resolve, token?.ok ? token.token : ''));
+    adapters = planned.map((provider) => createAdapter(provider, config, store, resolve, token?.ok ? token.token : '', web));
   } catch (err) {
     approvals.shutdown();
     store.close();
@@ -201,6 +213,12 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const tools = options.tools ?? toolPath.executor;
   // Each session keeps the skills catalog it was given until a skill file or the config changes.
   const skillSnapshots = new SessionSkillSnapshots(config, { baseDir, env });
+  // Skill commands follow the skill files; the platforms with native commands follow the set.
+  const skillCommands = new SkillCommandCatalog(skillSnapshots, defaultAgentId(config));
+  for (const adapter of adapters) adapter.setSkillCommands?.(skillCommands.current().specs);
+  const offSkillCommands = skillCommands.onChange((set) => {
+    for (const adapter of adapters) adapter.setSkillCommands?.(set.specs);
+  });
   const sessionContexts = new SessionContextStore(store.db);
   const announce = (parentKey: string, run: SubagentRunView) => gatewayRef?.announce(parentKey, run.requestedBy);
   const agent = createAgent(config, env, tools, store, sessionContexts, announce, sessionSkillsCatalog(skillSnapshots, () => config));
@@ -219,6 +237,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       pendingCount: (sessionKey) => approvals.list({ sessionKey }).length,
     },
     skills: skillsFor(config, baseDir, env),
+    skillCommands,
     maxPending: options.maxPending ?? config.sessions.maxQueued,
     shutdownGraceMs: options.shutdownGraceMs ?? config.sessions.shutdownGraceSec * 1000,
   });
@@ -236,6 +255,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   } catch (err) {
     offInterrupted();
     offListeners();
+    offSkillCommands();
+    skillCommands.close();
     await gateway.stop().catch(() => {});
     await skillSnapshots.close();
     approvals.shutdown();
@@ -260,7 +281,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     { adapters: adapters.map((a) => a.provider), dataDir, listeners: runningListeners().map((l) => `${l.name} ${listenerAddress(l)}`), recovered: report, interruptedSubagents: interruptedRuns.length },
     'warden started',
   );
-  const web = adapters.find((a): a is WebAdapter => a.provider === 'web');
+  const webAdapter = adapters.find((a): a is WebAdapter => a.provider === 'web');
 
   let stopping: Promise<void> | undefined;
   const warden: RunningWarden = {
@@ -269,8 +290,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     store,
     cron: { jobs: cronJobs, scheduler },
     adapters,
-    webUrl: web?.url,
-    webOpenUrl: web?.openUrl,
+    webUrl: webAdapter?.url,
+    webOpenUrl: webAdapter?.openUrl,
     webToken: token?.ok ? (token.source === 'config' ? { source: 'config' } : { source: 'file', file: token.file, created: token.created }) : undefined,
     dataDir,
     stop() {
@@ -283,6 +304,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
         agent?.sessions.stop();
         // Chromium would keep the process alive; turns are over, so no tool uses it any more.
         await closeAllBrowsers();
+        offSkillCommands();
+        skillCommands.close();
         await skillSnapshots.close();
         offInterrupted();
         offListeners();
@@ -296,11 +319,18 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   return { ok: true, warden };
 }
 
-function createAdapter(provider: 'discord' | 'slack' | 'web', config: WardenConfig, store: Store, resolve: ResolveApproval, webToken: string): ChatAdapter {
+function createAdapter(
+  provider: 'discord' | 'slack' | 'web',
+  config: WardenConfig,
+  store: Store,
+  resolve: ResolveApproval,
+  webToken: string,
+  web: Pick<Parameters<typeof createWebAdapter>[1], 'history' | 'pendingApprovals'>,
+): ChatAdapter {
   const onApprovalClick = clickHandlerOn(resolve, provider);
   switch (provider) {
     case 'web':
-      return createWebAdapter(config.channels.web, { onApprovalClick, token: webToken });
+      return createWebAdapter(config.channels.web, { onApprovalClick, token: webToken, ...web });
     case 'discord':
       return createDiscordAdapter(config.channels.discord!, {
         onApprovalClick,

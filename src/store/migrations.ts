@@ -4,6 +4,7 @@ import { cron001 } from '../cron/migrations.js';
 import { gatewayCardsMigration } from '../gateway/card-store.js';
 import { subagentRunsMigration } from '../agent/subagent-runs.js';
 import { sessionContextsMigration } from '../agent/session-contexts.js';
+import { webInboundMigration } from '../../adapters/web/migrations.js';
 
 /**
  * One schema change. Ids are recorded in `schema_migrations` once applied, so an entry must
@@ -114,7 +115,7 @@ const callpath001: Migration = {
 };
 
 /** Every migration, in the order it runs. Append new entries at the end. */
-export const MIGRATIONS: readonly Migration[] = [callpath001, cron001, execAllowlistMigration, gatewayCardsMigration, subagentRunsMigration, sessionContextsMigration, execBoundFilesMigration];
+export const MIGRATIONS: readonly Migration[] = [callpath001, cron001, execAllowlistMigration, gatewayCardsMigration, subagentRunsMigration, sessionContextsMigration, execBoundFilesMigration, webInboundMigration];
 
 /**
  * Applies the migrations not yet recorded, each in its own transaction. Returns the ids it
