@@ -323,4 +323,18 @@ describe('web chat as people use it: restarts, a page that was offline, /new, th
       db.close();
     }
   });
+
+  it('when the server comes back with another token, what waits is marked unsent, not lost', async () => {
+    await halt();
+    await tab.locator('#status[data-state="closed"]').waitFor();
+    await type('typed before the token changed');
+    await tab.locator('.msg.user[data-state="queued"]').waitFor();
+    loaded = { ...loaded, config: { ...loaded.config, channels: { ...loaded.config.channels, web: { ...loaded.config.channels.web, token: 'a-different-token-0123456789abcdef' } } } };
+    await boot();
+    const unsent = tab.locator('.msg.user[data-state="unsent"]', { hasText: 'typed before the token changed' });
+    await unsent.waitFor({ timeout: 20_000 });
+    expect(await unsent.locator('.state').textContent()).toBe('not sent: the server no longer accepts this page’s token; open the address Warden printed');
+    expect(await unsent.locator('button').allTextContents()).toEqual(['Send again', 'Edit']);
+    expect(model.requests.some((r) => lastUserText(r).includes('typed before the token changed'))).toBe(false);
+  });
 });
