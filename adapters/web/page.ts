@@ -110,7 +110,11 @@ export const PAGE_JS = `
   function loadOutbox() {
     try {
       const value = JSON.parse(sessionStorage.getItem(OUTBOX_KEY) || '[]');
-      return Array.isArray(value) ? value.filter((m) => m && typeof m.id === 'string' && typeof m.text === 'string') : [];
+      if (!Array.isArray(value)) return [];
+      // A message that was on its way when the tab left goes again (the server runs an id once).
+      return value
+        .filter((m) => m && typeof m.id === 'string' && typeof m.text === 'string')
+        .map((m) => (m.state === 'unsent' ? m : { id: m.id, text: m.text, state: 'queued' }));
     } catch (err) {
       return [];
     }
@@ -238,11 +242,11 @@ export const PAGE_JS = `
     saveOutbox();
   }
 
-  /** Sends what waits, in the order it was typed; only on an open, synced connection. */
+  /** Sends what waits, in the order it was typed, once per connection; only on an open, synced one. */
   function flush() {
     if (!connected || !socket || socket.readyState !== WebSocket.OPEN) return;
     for (const entry of outbox) {
-      if (entry.state === 'unsent') continue;
+      if (entry.state !== 'queued') continue;
       entry.state = 'sending';
       showQueued(entry);
       socket.send(JSON.stringify({ type: 'message', id: entry.id, text: entry.text }));
@@ -373,7 +377,10 @@ export const PAGE_JS = `
           for (const item of frame.items) item.kind === 'card' ? renderCard(item.card) : addMessage(item.message);
           // What the server already has arrived, whatever became of its acknowledgement.
           outbox = outbox.filter((m) => !bubbles.has(m.id));
-          for (const entry of outbox) showQueued(entry);
+          for (const entry of outbox) {
+            if (entry.state === 'sending') entry.state = 'queued';
+            showQueued(entry);
+          }
           connected = true;
           flush();
           break;
