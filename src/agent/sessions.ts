@@ -28,12 +28,19 @@ export interface SubagentRunView {
   result?: string | undefined;
   /** Who the spawning turn acted for: the parent turn that reads the result acts for them too. */
   requestedBy: { id?: string | undefined; name?: string | undefined; owner: boolean };
+  /**
+   * The loop-detection run of the spawning turn, when this process drove the child: the parent
+   * turn the result starts continues it. Not stored; after a restart that turn starts a new run.
+   */
+  spawnedInRun?: string | undefined;
 }
 
 /** What only the process driving a run holds: how to stop it and the steers it has not read yet. */
 interface LiveRun {
   controller: AbortController;
   steers: string[];
+  /** The spawning turn's loop-detection run: the child's calls count toward it. */
+  runId?: string | undefined;
 }
 
 export interface SpawnRequest {
@@ -44,6 +51,8 @@ export interface SpawnRequest {
   task: string;
   label?: string | undefined;
   agentId?: string | undefined;
+  /** The spawning turn's loop-detection run; the child's turns continue it. */
+  runId?: string | undefined;
 }
 
 export interface SendRequest {
@@ -56,6 +65,8 @@ export interface SendRequest {
   text: string;
   timeoutMs: number;
   signal: AbortSignal;
+  /** The sending turn's loop-detection run; the receiving turn continues it. */
+  runId?: string | undefined;
 }
 
 export type Result<T> = { ok: true; value: T } | { ok: false; message: string };
@@ -145,6 +156,7 @@ export class AgentSessions implements AgentSessionsApi {
         turn: target,
         input: { text: request.text, origin: 'session', senderName: request.fromKey },
         signal: controller.signal,
+        ...(request.runId !== undefined ? { runId: request.runId } : {}),
       });
       return { ok: true, value: outcome };
     } finally {
@@ -187,7 +199,7 @@ export class AgentSessions implements AgentSessionsApi {
     };
     // Stored before the first turn: a restart from here on finds the run and tells the parent.
     this.deps.runs.insert(record);
-    const live: LiveRun = { controller: new AbortController(), steers: [] };
+    const live: LiveRun = { controller: new AbortController(), steers: [], runId: request.runId };
     this.live.set(runId, live);
     void this.drive(record, turn, live, runtime);
     return { ok: true, value: view(record) };
@@ -299,7 +311,7 @@ export class AgentSessions implements AgentSessionsApi {
     let outcome: TurnOutcome | undefined;
     try {
       for (;;) {
-        outcome = await runtime.runTurn({ sessionKey: run.childKey, turn, input: { text: input }, signal: live.controller.signal });
+        outcome = await runtime.runTurn({ sessionKey: run.childKey, turn, input: { text: input }, signal: live.controller.signal, ...(live.runId !== undefined ? { runId: live.runId } : {}) });
         const next = live.steers.shift();
         if (next === undefined || live.controller.signal.aborted) break;
         input = next;
@@ -317,7 +329,7 @@ export class AgentSessions implements AgentSessionsApi {
       log.warn({ err, runId: run.runId }, 'subagent result could not be stored');
       return;
     }
-    this.deps.announce?.(run.parentKey, view(this.deps.runs.get(run.runId)!));
+    this.deps.announce?.(run.parentKey, { ...view(this.deps.runs.get(run.runId)!), ...(live.runId !== undefined ? { spawnedInRun: live.runId } : {}) });
   }
 
   private owned(parentKey: string, runId: string): Result<SubagentRunRecord> {

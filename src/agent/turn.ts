@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { log } from '../log.js';
 import { projectTools, type ProjectionResult } from '../models/projection/index.js';
 import { describeModelFailure, RetriesExhaustedError, withRetry } from '../models/retry.js';
@@ -65,6 +66,8 @@ export interface TurnSessionHooks {
 export async function runTurn(deps: AgentDeps, request: TurnRequest, sessions?: TurnSessionHooks): Promise<TurnOutcome> {
   const { config, transcripts } = deps;
   const { sessionKey, signal } = request;
+  // Loop detection counts per run: this turn's calls, and those of the turns it starts itself.
+  const runId = request.runId ?? randomUUID();
   const state: TurnState = { entries: [], usage: { inputTokens: 0, outputTokens: 0 }, rounds: 0, lastText: '' };
   const ended = (status: 'completed' | 'aborted', reply: string): TurnOutcome => ({ status, reply, rounds: state.rounds, usage: state.usage });
   const failed = (kind: 'model' | 'config' | 'tools' | 'rounds', message: string, reply: string): TurnOutcome => ({
@@ -189,6 +192,7 @@ export async function runTurn(deps: AgentDeps, request: TurnRequest, sessions?: 
       sessionKey,
       turn,
       signal,
+      runId,
       idByWireName: projection.idByWireName,
       concurrency: deps.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY,
       resultCapChars: perResultCapChars(settings.contextWindow),

@@ -23,6 +23,12 @@ export interface TurnRequest {
   onTextDelta?: ((delta: string) => void) | undefined;
   /** Progress for typing indicators and logs; never needed for correctness. */
   onEvent?: ((event: TurnEvent) => void) | undefined;
+  /**
+   * The run this turn belongs to for loop detection. A turn a person's message starts gets a
+   * new one; a turn its run starts itself (a subagent, a messaged session, the turn finished
+   * subagents start) continues the run that started it, so a loop cannot restart its count there.
+   */
+  runId?: string | undefined;
 }
 
 export interface TurnInput {
@@ -89,6 +95,11 @@ export interface ToolCallScope {
   signal: AbortSignal;
   /** The ids on this turn's surface: the call-time gate refuses anything else. */
   surface: readonly string[];
+  /**
+   * The run the call counts toward for loop detection (see `TurnRequest.runId`). Absent for a
+   * call a person made — `/exec`, a skill command, an approval decision — which is never counted.
+   */
+  runId?: string | undefined;
 }
 
 /**

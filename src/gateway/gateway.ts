@@ -55,6 +55,8 @@ interface QueuedItem {
   origin?: 'session' | undefined;
   /** Told how the item ended (scheduled turns report their outcome to the cron ledger). */
   onDone?: ((outcome: ScheduledOutcome) => void) | undefined;
+  /** The loop-detection run a self-started turn continues (the one that spawned the subagents). */
+  runId?: string | undefined;
 }
 
 export type ScheduledOutcome = { ok: true; detail: string } | { ok: false; error: string };
@@ -227,7 +229,7 @@ export class Gateway {
    * subagent (no requester: a non-owner). When the session is unknown (a restart) or busy beyond
    * its bound, the results wait for the parent's next turn instead.
    */
-  announce(parentKey: string, requester?: Actor & { owner: boolean }): void {
+  announce(parentKey: string, requester?: Actor & { owner: boolean }, runId?: string): void {
     const route = this.routes.get(parentKey);
     if (!route || this.state !== 'running') {
       log.info({ sessionKey: parentKey }, 'subagent results wait for the next turn of their session');
@@ -240,7 +242,7 @@ export class Gateway {
       sender: requester ?? {},
       mayBeOwner: requester?.owner ?? false,
     });
-    const queued = this.queue.enqueue(parentKey, { route: { ...route, context, text: SUBAGENTS_DONE_TEXT }, command: undefined, origin: 'session' });
+    const queued = this.queue.enqueue(parentKey, { route: { ...route, context, text: SUBAGENTS_DONE_TEXT }, command: undefined, origin: 'session', runId });
     if (!queued.ok) log.info({ sessionKey: parentKey, reason: queued.reason }, 'subagent results wait for the next turn of their session');
   }
 
@@ -303,7 +305,7 @@ export class Gateway {
       try {
         if (command) reply = await this.commandReply(route, command, signal);
         else if (item.skill) reply = await this.skillReply(route, item.skill, signal);
-        else reply = await this.turnReply(route, signal, item.origin);
+        else reply = await this.turnReply(route, signal, item.origin, item.runId);
       } finally {
         stopTyping();
       }
@@ -316,7 +318,7 @@ export class Gateway {
     }
   }
 
-  private async turnReply(route: Route, signal: AbortSignal, origin?: 'session'): Promise<OutboundMessage | undefined> {
+  private async turnReply(route: Route, signal: AbortSignal, origin?: 'session', runId?: string): Promise<OutboundMessage | undefined> {
     const { agent } = this.options;
     if (!agent || route.context.model === undefined) return { text: NO_MODEL_HINT };
     const outcome = await agent.runTurn({
@@ -324,6 +326,7 @@ export class Gateway {
       turn: route.context,
       input: origin ? { text: route.text, origin } : { text: route.text, senderName: route.context.senderName },
       signal,
+      ...(runId !== undefined ? { runId } : {}),
     });
     if (outcome.status === 'failed') log.warn({ sessionKey: route.sessionKey, error: outcome.error }, 'turn failed');
     return { text: outcome.reply };

@@ -220,7 +220,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     for (const adapter of adapters) adapter.setSkillCommands?.(set.specs);
   });
   const sessionContexts = new SessionContextStore(store.db);
-  const announce = (parentKey: string, run: SubagentRunView) => gatewayRef?.announce(parentKey, run.requestedBy);
+  const announce = (parentKey: string, run: SubagentRunView) => gatewayRef?.announce(parentKey, run.requestedBy, run.spawnedInRun);
   const agent = createAgent(config, env, tools, store, sessionContexts, announce, sessionSkillsCatalog(skillSnapshots, () => config));
   // The session tools act on the running agent's sessions; without a model they stay off.
   toolRuntime.sessions = agent?.sessions;

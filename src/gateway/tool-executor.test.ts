@@ -87,6 +87,20 @@ describe('GovernedToolExecutor', () => {
     expect(executor.report(surface.ok ? surface.turn! : turn()).removed).toContainEqual({ tool: 'write', by: 'before_prompt_build toolsAllow' });
   });
 
+  it('counts loops per run: calls with the same run add up, calls without one (a person’s command) never do', async () => {
+    const executor = setup({ tools: { profile: 'coding' } });
+    const call = (runId?: string) =>
+      executor.execute(
+        { toolCallId: `c-${Math.random()}`, tool: 'read', args: { path: 'notes.txt' } },
+        { sessionKey: 'agent:main:discord:channel:2', turn: turn(), signal: new AbortController().signal, surface: ['read'], ...(runId ? { runId } : {}) },
+      );
+    for (let i = 0; i < 30; i++) expect((await call()).isError).toBe(false);
+    for (let i = 0; i < 20; i++) expect((await call('run-1')).isError).toBe(false);
+    expect(await call('run-1')).toMatchObject({ isError: true, details: { deniedReason: 'tool-loop', detector: 'generic_repeat' } });
+    expect((await call('run-2')).isError).toBe(false);
+    expect((await call()).isError).toBe(false);
+  });
+
   it('reports the empty-allowlist guard as a failed surface', async () => {
     const executor = setup({ tools: { allow: ['no_such_tool'] } });
     const surface = await executor.surface(turn());

@@ -130,6 +130,8 @@ export class GovernedToolExecutor implements ToolExecutor {
       sessionKey: scope.sessionKey,
       workspaceDir: agentWorkspace(this.config, scope.turn.agentId, this.runtime.baseDir),
       surface: { tools: [...surface] },
+      // A call without a run is a person's command: it is never counted.
+      runId: scope.runId,
       loopDetection: loopDetectionEnabled(this.config, scope.turn.agentId),
       signal: scope.signal,
     });

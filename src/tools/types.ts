@@ -66,6 +66,8 @@ export interface ToolCallContext {
   log: Logger;
   /** Asks a human (approval card) and waits; used by exec for on-miss commands. */
   approvals: ApprovalRequester;
+  /** The loop-detection run of the calling turn; the turns a tool starts (subagents, sends) continue it. */
+  runId?: string | undefined;
 }
 
 /** A runnable tool. Its id must exist in the catalog (or be declared by a plugin). */

@@ -343,7 +343,7 @@ describe('loop detection in the chain', () => {
   it('appends the warning note at 10 identical calls and blocks at 20, never throwing', async () => {
     const t = setup();
     const outs = [];
-    for (let i = 0; i < 21; i++) outs.push(await t.call('echo', { text: 'same' }));
+    for (let i = 0; i < 21; i++) outs.push(await t.call('echo', { text: 'same' }, { runId: 'run-1' }));
     expect(text(outs[9]!)).toBe('echo: same');
     expect(text(outs[10]!)).toContain('[System note: Tool-loop warning after 10 repeated calls.');
     expect(outs[20]).toMatchObject({ status: 'blocked', deniedReason: 'tool-loop', details: { detector: 'generic_repeat', count: 20 } });
@@ -353,7 +353,30 @@ describe('loop detection in the chain', () => {
 
   it('can be switched off per agent', async () => {
     const t = setup();
-    for (let i = 0; i < 25; i++) expect((await t.call('echo', { text: 'same' }, { loopDetection: false })).status).toBe('ok');
+    for (let i = 0; i < 25; i++) expect((await t.call('echo', { text: 'same' }, { loopDetection: false, runId: 'run-1' })).status).toBe('ok');
+  });
+
+  it('never counts a call without a run (a person’s command)', async () => {
+    const t = setup();
+    for (let i = 0; i < 40; i++) expect((await t.call('echo', { text: 'same' })).content).toEqual([{ type: 'text', text: 'echo: same' }]);
+    expect(t.seen.filter(([n]) => n === 'tool.loop')).toEqual([]);
+  });
+
+  it('counts each run apart, and records blocked calls until the breaker stops the run', async () => {
+    const t = setup();
+    for (let i = 0; i < 19; i++) await t.call('echo', { text: 'same' }, { runId: 'run-a' });
+    expect((await t.call('echo', { text: 'same' }, { runId: 'run-b' })).status).toBe('ok');
+    const outs = [];
+    for (let i = 0; i < 12; i++) outs.push(await t.call('echo', { text: 'same' }, { runId: 'run-a' }));
+    expect(outs.map((o) => o.status)).toEqual(['ok', ...Array(11).fill('blocked')]);
+    expect(outs.slice(1, 11).map((o) => (o.details as { detector: string }).detector)).toEqual(Array(10).fill('generic_repeat'));
+    expect(outs[11]).toMatchObject({ deniedReason: 'tool-loop', details: { detector: 'global_circuit_breaker', count: 30 } });
+    // Once tripped, the run's other calls are refused as well; they never reach the tool.
+    const ran = t.ran.args.length;
+    expect(await t.call('echo', { text: 'different' }, { runId: 'run-a' })).toMatchObject({ status: 'blocked', details: { detector: 'global_circuit_breaker' } });
+    expect(t.ran.args).toHaveLength(ran);
+    const blocks = t.store.db.prepare("SELECT COUNT(*) FROM audit_events WHERE type = 'tool.blocked'").pluck().get();
+    expect(blocks).toBe(12);
   });
 
   it.each([

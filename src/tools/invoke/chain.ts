@@ -52,6 +52,11 @@ export interface InvokeRequest {
   turn: TurnContext;
   sessionKey: string;
   workspaceDir: string;
+  /**
+   * The run this call counts toward for loop detection: a turn and its tool rounds, with the
+   * turns it starts itself (subagents, messaged sessions). Absent for a call a person made
+   * (`/exec`, a skill command, an approval decision): such calls are never counted.
+   */
   runId?: string | undefined;
   surface?: CallSurface | undefined;
   /** `tools.loopDetection.enabled` resolved for the agent (see loopDetectionEnabled). */
@@ -123,7 +128,8 @@ export class ToolInvoker {
 
   private async run(c: CallState): Promise<InvokeOutcome> {
     const { req, name } = c;
-    const loopsOn = req.loopDetection ?? true;
+    // Only calls of a run are counted; loop detection can also be off for the agent.
+    const run = (req.loopDetection ?? true) ? req.runId : undefined;
 
     // 1. The tool must be on this turn's surface, and exist.
     const onSurface = req.surface === undefined || req.surface.tools.includes(name);
@@ -137,13 +143,14 @@ export class ToolInvoker {
     }
     const tool = onSurface && name ? await this.options.resolveTool(name) : undefined;
     if (!tool) {
-      if (loopsOn) {
-        const verdict = this.loops.check(req.sessionKey, req.runId, name, req.args);
-        if (verdict.kind === 'block') return this.loopBlock(c, verdict);
+      const unknownToolName = name || String(req.tool);
+      if (run !== undefined) {
+        const verdict = this.loops.check(run, name, req.args);
+        if (verdict.kind === 'block') return this.loopBlock(c, run, req.args, verdict, unknownToolName);
       }
       const available = req.surface ? ` Available tools: ${req.surface.tools.join(', ') || '(none)'}.` : '';
       const error = `Unknown tool "${String(req.tool)}".${available}`;
-      if (loopsOn) this.loops.recordOutcome(req.sessionKey, req.runId, { toolName: name, params: req.args, toolCallId: c.toolCallId, error, unknownToolName: name || String(req.tool) });
+      if (run !== undefined) this.loops.recordOutcome(run, { toolName: name, params: req.args, toolCallId: c.toolCallId, error, unknownToolName });
       return this.finish(c, { status: 'error', result: jsonResult({ status: 'error', tool: c.name, error }, true), synthetic: true });
     }
 
@@ -158,14 +165,16 @@ export class ToolInvoker {
 
     // 4. Loop detection.
     let loopWarning: number | undefined;
-    if (loopsOn) {
-      const verdict = this.loops.check(req.sessionKey, req.runId, name, params);
-      if (verdict.kind === 'block') return this.loopBlock(c, verdict);
+    // The outcome is filed under the call as detected, before any hook rewrites its arguments.
+    const detectedParams = params;
+    if (run !== undefined) {
+      const verdict = this.loops.check(run, name, params);
+      if (verdict.kind === 'block') return this.loopBlock(c, run, params, verdict);
       if (verdict.kind === 'warn') {
         loopWarning = verdict.count;
         this.emit('tool.loop', { tool: name, sessionKey: req.sessionKey, level: 'warning', action: 'warn', detector: verdict.detector, count: verdict.count, message: verdict.message, pairedToolName: verdict.pairedToolName });
       }
-      this.loops.recordCall(req.sessionKey, req.runId, name, params, c.toolCallId);
+      this.loops.recordCall(run, name, params, c.toolCallId);
     }
 
     const approvalContext: ApprovalRequestContext = {
@@ -231,9 +240,9 @@ export class ToolInvoker {
     // 7. Execute with an abort signal and a timeout.
     const executed = await this.execute(c, tool, params, approvalContext);
 
-    if (loopsOn) {
+    if (run !== undefined) {
       const text = executed.result.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n');
-      this.loops.recordOutcome(req.sessionKey, req.runId, { toolName: name, params, toolCallId: c.toolCallId, details: executed.result.details, text, error: executed.error });
+      this.loops.recordOutcome(run, { toolName: name, params: detectedParams, toolCallId: c.toolCallId, details: executed.result.details, text, error: executed.error });
     }
     if (loopWarning !== undefined) executed.result.content.push({ type: 'text', text: loopWarningNote(loopWarning) });
 
@@ -298,6 +307,7 @@ export class ToolInvoker {
           workspaceDir: req.workspaceDir,
           log: log.child({ tool: c.name, toolCallId: c.toolCallId }),
           approvals,
+          ...(req.runId !== undefined ? { runId: req.runId } : {}),
         }),
         aborted,
       ]);
@@ -322,7 +332,15 @@ export class ToolInvoker {
     return { result, error, durationMs };
   }
 
-  private loopBlock(c: CallState, verdict: { detector: string; count: number; message: string; pairedToolName?: string | undefined }): Promise<InvokeOutcome> {
+  /** A blocked call is recorded as a veto: a model that keeps calling after blocks reaches the breaker. */
+  private loopBlock(
+    c: CallState,
+    run: string,
+    params: unknown,
+    verdict: { detector: string; count: number; message: string; pairedToolName?: string | undefined },
+    unknownToolName?: string,
+  ): Promise<InvokeOutcome> {
+    this.loops.recordVeto(run, c.name, params, c.toolCallId, unknownToolName);
     this.emit('tool.loop', { tool: c.name, sessionKey: c.req.sessionKey, level: 'critical', action: 'block', detector: verdict.detector, count: verdict.count, message: verdict.message, pairedToolName: verdict.pairedToolName });
     return Promise.resolve(this.block(c, 'tool-loop', verdict.message, { detector: verdict.detector, count: verdict.count }));
   }
