@@ -28,7 +28,7 @@ import { HookBus } from '../hooks/bus.js';
 import { CronJobs } from '../cron/jobs.js';
 import { CronScheduler } from '../cron/scheduler.js';
 import type { MessagingService } from '../tools/types.js';
-import { routeForCronJob } from './scheduled.js';
+import { createCronDeliver } from './scheduled.js';
 import { approveOn, clickHandlerOn, withWebLocalOwner, type ResolveApproval } from './approval-clicks.js';
 import { sqliteCardStore } from './card-store.js';
 import type { SkillsView, ToolReport } from './commands.js';
@@ -183,18 +183,17 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
 
   const startedAt = Date.now();
   let gatewayRef: Gateway | undefined;
-  const cronJobs = new CronJobs(store.db);
+  const cronJobs = new CronJobs(store.db, { keepRuns: config.cron.keepRuns });
   // A job's turn runs behind its session's queue, as a message would; its outcome goes to the cron ledger.
   const scheduler = new CronScheduler({
     jobs: cronJobs,
-    deliver: async (job, signal) => {
-      if (!gatewayRef) return { ok: false, error: 'the gateway is not running' };
-      const outcome = gatewayRef.runScheduled(routeForCronJob(config, job));
-      const aborted = new Promise<{ ok: false; error: string }>((resolve) =>
-        signal.addEventListener('abort', () => resolve({ ok: false, error: 'Warden stopped during this run' }), { once: true }),
-      );
-      return Promise.race([outcome, aborted]);
-    },
+    maxConcurrent: config.cron.maxConcurrent,
+    deliver: createCronDeliver({
+      config,
+      runScheduled: (route) => gatewayRef?.runScheduled(route) ?? Promise.resolve({ ok: false, error: 'the gateway is not running' }),
+      pendingApprovals: (sessionKey) => approvals.list({ sessionKey }).length,
+      events,
+    }),
   });
   const toolRuntime: ToolRuntime = {
     config,

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { execAllowlistMigration, execBoundFilesMigration } from '../exec/allowlist-store.js';
-import { cron001 } from '../cron/migrations.js';
+import { cron001, cron002 } from '../cron/migrations.js';
 import { gatewayCardsMigration } from '../gateway/card-store.js';
 import { subagentRunsMigration } from '../agent/subagent-runs.js';
 import { sessionContextsMigration } from '../agent/session-contexts.js';
@@ -115,7 +115,7 @@ const callpath001: Migration = {
 };
 
 /** Every migration, in the order it runs. Append new entries at the end. */
-export const MIGRATIONS: readonly Migration[] = [callpath001, cron001, execAllowlistMigration, gatewayCardsMigration, subagentRunsMigration, sessionContextsMigration, execBoundFilesMigration, webInboundMigration];
+export const MIGRATIONS: readonly Migration[] = [callpath001, cron001, execAllowlistMigration, gatewayCardsMigration, subagentRunsMigration, sessionContextsMigration, execBoundFilesMigration, webInboundMigration, cron002];
 
 /**
  * Applies the migrations not yet recorded, each in its own transaction. Returns the ids it

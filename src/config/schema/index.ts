@@ -250,6 +250,18 @@ export const sessionsConfig = z.strictObject({
   shutdownGraceSec: z.number().int().min(0).max(600).default(10),
 });
 
+export const cronConfig = z.strictObject({
+  /**
+   * Jobs running at once. A job's run is a model turn (API calls, tool work) in its own
+   * conversation: three keep a morning burst of schedules moving without several long turns
+   * competing for one provider's rate limit or the host's two or four cores. A run waiting on a
+   * person (an approval card) gives its place back, so it never holds the others up.
+   */
+  maxConcurrent: z.number().int().min(1).max(32).default(3),
+  /** Runs kept per job in the history (`/cron list`, the cron tool's `runs`); older ones are dropped. */
+  keepRuns: z.number().int().min(1).max(10_000).default(50),
+});
+
 export const wardenConfigSchema = z.strictObject({
   owners: idsByProvider.default({}),
   approvals: approvalsConfig.default({ target: 'channel', exec: { timeoutSec: 1800 }, hook: { timeoutSec: 120 } }),
@@ -264,6 +276,7 @@ export const wardenConfigSchema = z.strictObject({
   plugins: pluginsConfig.default({ paths: [], deny: [], entries: {} }),
   browser: browserConfig.prefault({}),
   sessions: sessionsConfig.prefault({}),
+  cron: cronConfig.prefault({}),
   /** Image generation and speech; each tool is unavailable until its section is set. */
   media: mediaConfig.optional(),
   /** Where SQLite and other state live; `WARDEN_DATA_DIR` overrides. */

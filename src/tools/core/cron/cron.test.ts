@@ -2,7 +2,9 @@ import Database from 'better-sqlite3';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { CronJobs } from '../../../cron/jobs.js';
-import { cron001 } from '../../../cron/migrations.js';
+import { CRON_MIGRATIONS } from '../../../cron/migrations.js';
+import { parseConfig } from '../../../config/index.js';
+import { ownerOnlyRefusal } from '../../invoke/owner-guard.js';
 import { CronScheduler } from '../../../cron/scheduler.js';
 import { applyMigrations } from '../../../store/migrations.js';
 import type { TurnContext } from '../../../policy/context.js';
@@ -13,13 +15,15 @@ const NOW = Date.parse('2026-11-30T10:00:00Z');
 
 function setup(withScheduler = true) {
   const db = new Database(':memory:');
-  applyMigrations(db, [cron001]);
+  applyMigrations(db, CRON_MIGRATIONS);
   const jobs = new CronJobs(db);
   const delivered: string[] = [];
   const scheduler = withScheduler
     ? new CronScheduler({ jobs, now: () => NOW, log: pino({ level: 'silent' }), deliver: async (j) => (delivered.push(j.message), { ok: true }) })
     : undefined;
-  const tool = createCronTool({ jobs, scheduler, now: () => NOW });
+  const parsed = parseConfig({ owners: { discord: ['42'] } });
+  if (!parsed.ok) throw parsed.error;
+  const tool = createCronTool({ jobs, scheduler, now: () => NOW, config: parsed.value.config });
   const call = (args: CronArgs, turn: Partial<TurnContext> = {}) =>
     tool.execute(args, {
       sessionKey: 'agent:main:discord:direct:42',
@@ -32,16 +36,17 @@ const textOf = (r: ToolResult) => (r.content[0] as { text: string }).text;
 describe('the cron tool', () => {
   it('refuses a non-owner whatever the path', async () => {
     const { call, jobs } = setup();
-    const result = await call({ action: 'add', message: 'hi', everyMs: 60_000 }, { senderIsOwner: false });
+    const result = await call({ action: 'add', message: 'hi', everyMs: 60_000 }, { senderIsOwner: false, senderId: '7' });
     expect(result.isError).toBe(true);
-    expect(textOf(result)).toContain('owner-only');
+    // The same refusal as the call chain's owner gate.
+    expect(textOf(result)).toBe(ownerOnlyRefusal('cron', { provider: 'discord', senderId: '7', senderIsOwner: false }));
     expect(jobs.list()).toEqual([]);
   });
 
   it('schedules a job that answers in the DM it was created in', async () => {
     const { call, jobs } = setup();
     const result = await call({ action: 'add', name: 'standup', message: 'Summarise open PRs', cron: '0 9 * * 1-5', tz: 'Europe/Paris' });
-    expect(textOf(result)).toMatch(/Scheduled "standup" \(cron "0 9 \* \* 1-5" \(Europe\/Paris\)\), id \w+; next run 2026-12-01T08:00:00.000Z\./);
+    expect(textOf(result)).toMatch(/Scheduled "standup" \(cron "0 9 \* \* 1-5" \(Europe\/Paris\)\) in DM, id \w+; next run 2026-12-01T08:00:00.000Z\./);
     expect(jobs.list()[0]!.target).toMatchObject({ sessionKey: 'agent:main:discord:direct:42', provider: 'discord', chat: 'dm', dmUserId: '42' });
   });
 
@@ -67,7 +72,7 @@ describe('the cron tool', () => {
     const { call, delivered } = setup();
     const added = (await call({ action: 'add', name: 'n', message: 'ping', everyMs: 60_000 })).details as { id: string };
     expect((await call({ action: 'list' }, { agentId: 'other' })).details).toEqual({ jobs: [] });
-    expect(textOf(await call({ action: 'update', id: added.id, enabled: false }))).toBe(`Job ${added.id} is now paused.`);
+    expect(textOf(await call({ action: 'update', id: added.id, enabled: false }))).toBe(`Job ${added.id} updated (enabled): every 1 min in DM, paused.`);
     await call({ action: 'run', id: added.id });
     await expect.poll(() => delivered).toEqual(['ping']);
     await expect.poll(async () => ((await call({ action: 'runs', id: added.id })).details as { runs: unknown[] }).runs).toHaveLength(1);
