@@ -37,16 +37,22 @@ export const NATIVE_COMMANDS: readonly NativeCommandSpec[] = [
   { name: 'skills', description: 'The skills this agent knows', options: [] },
   { name: 'status', description: 'Agent, model, session and queue', options: [] },
   { name: 'stop', description: 'Stop the running turn', options: [] },
+  {
+    name: 'cron',
+    description: 'Scheduled jobs (owners only)',
+    options: [{ name: 'args', description: 'list | add "<schedule>" <message> | run|pause|resume|remove <id>', required: false }],
+  },
   { name: 'help', description: 'The list of commands', options: [] },
 ];
 
 /**
  * Answers that concern only the person asking are private (Discord ephemeral, Slack
- * ephemeral): their tools, the status, the help and skills lists. Commands that act in the
+ * ephemeral): their tools, the status, the help and skills lists, and an owner's scheduled
+ * jobs (their messages and targets are the owner's business). Commands that act in the
  * conversation (`/exec`, `/stop`, `/approve`) answer in the open, as their typed forms do,
  * so everyone there sees what ran and who decided.
  */
-const PRIVATE_ANSWERS: ReadonlySet<CommandName> = new Set(['tools', 'status', 'help', 'skills']);
+const PRIVATE_ANSWERS: ReadonlySet<CommandName> = new Set(['tools', 'status', 'help', 'skills', 'cron']);
 
 export function answersPrivately(name: string): boolean {
   return PRIVATE_ANSWERS.has(name as CommandName);

@@ -34,7 +34,7 @@ export function targetHere(turn: TurnContext, sessionKey: string): CronTarget {
 /** A channel as a person names it: Discord's `<#id>`, Slack's `<#C123|name>`, `#name`, or a bare id. */
 export type ChannelRef = { kind: 'id'; id: string; label: string } | { kind: 'name'; name: string; label: string };
 
-const MENTION = /<#([A-Za-z0-9]+)(?:\|[^>]*)?>/g;
+const MENTION = /<#([A-Za-z0-9]+)(?:\|([^>]*))?>/g;
 const HASHTAG = /(?<![\w&<#])#([A-Za-z0-9][\w-]*)/g;
 
 export function parseChannelRef(spec: string): ChannelRef | undefined {
@@ -54,6 +54,8 @@ export function channelRefsIn(text: string): ChannelRef[] {
   for (const m of text.matchAll(MENTION)) {
     if (!seen.has(`id:${m[1]}`)) refs.push({ kind: 'id', id: m[1]!, label: m[0] });
     seen.add(`id:${m[1]}`);
+    // Slack's `<#C123|ops>` carries the name: a later `#ops` is the same channel.
+    if (m[2]) seen.add(`name:${m[2].toLowerCase()}`);
   }
   for (const m of text.replace(MENTION, ' ').matchAll(HASHTAG)) {
     const key = `name:${m[1]!.toLowerCase()}`;

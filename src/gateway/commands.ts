@@ -7,8 +7,9 @@ import type { ToolResult } from '../tools/types.js';
 import type { Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
 import type { ApprovalClick, OutboundMessage } from './types.js';
+import { runCronCommand } from './cron-command.js';
 
-export const COMMAND_NAMES = ['help', 'tools', 'exec', 'approve', 'skills', 'status', 'stop', 'new'] as const;
+export const COMMAND_NAMES = ['help', 'tools', 'exec', 'approve', 'skills', 'status', 'stop', 'cron', 'new'] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 /** Commands only the web chat can carry out; platforms do not register them as native commands. */
 export const WEB_ONLY_COMMANDS: readonly CommandName[] = ['new'];
@@ -126,6 +127,8 @@ export async function runCommand(command: ParsedCommand, route: Route, deps: Com
       return { text: deps.stop(route.sessionKey) ? 'Stopped the running turn.' : 'Nothing is running in this conversation.' };
     case 'new':
       return { text: deps.newSession ? await deps.newSession(route) : NEW_ELSEWHERE_TEXT };
+    case 'cron':
+      return runCronCommand(command.args, route, deps, signal);
   }
 }
 
@@ -275,6 +278,7 @@ export function helpText(hasModel: boolean, skills: readonly SkillCommandSpec[] 
     '/skills — the skills this agent knows',
     '/status — agent, model, session and queue',
     '/stop — stop the running turn',
+    '/cron list|add|run|pause|resume|remove — scheduled jobs (owners only)',
     '/new — start a fresh session (web chat)',
     '/help — this list',
     ...(skills.length > 0
