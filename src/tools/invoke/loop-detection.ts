@@ -260,9 +260,11 @@ export function detectLoop(history: readonly CallRecord[], toolName: string, par
   return { kind: 'ok' };
 }
 
-/** What every call of a run is told once the breaker fired in it. */
+const RUN_STOPPED = 'No further tool calls run in this run; answer without tools.';
+
+/** What every later call of a run is told once the breaker fired in it. */
 export const trippedMessage = (tool: string, count: number): string =>
-  `CRITICAL: this run was stopped by the global circuit breaker after ${tool} repeated identical no-progress outcomes ${count} times. No further tool calls run in this run; answer without tools.`;
+  `CRITICAL: this run was stopped by the global circuit breaker after ${tool} repeated identical no-progress outcomes ${count} times. ${RUN_STOPPED}`;
 
 const MAX_WARNING_KEYS = 256;
 const MAX_RUNS = 1000;
@@ -290,7 +292,10 @@ export class LoopDetector {
       return { kind: 'block', detector: 'global_circuit_breaker', count, message: trippedMessage(tool, count) };
     }
     const verdict = detectLoop(state?.history ?? [], toolName, params);
-    if (verdict.kind === 'block' && verdict.detector === 'global_circuit_breaker') this.state(run).tripped = { tool: toolName, count: verdict.count };
+    if (verdict.kind === 'block' && verdict.detector === 'global_circuit_breaker') {
+      this.state(run).tripped = { tool: toolName, count: verdict.count };
+      return strip({ ...verdict, message: `${verdict.message} ${RUN_STOPPED}` });
+    }
     if (verdict.kind !== 'warn') return verdict.kind === 'ok' ? verdict : strip(verdict);
     const warned = this.state(run).warned;
     const bucket = Math.floor(verdict.count / WARNING_THRESHOLD);
