@@ -40,6 +40,9 @@ describe('detectLoop thresholds', () => {
     ['20 identical outcomes and 9 blocked retries: still the generic block', [...times(20, () => rec('read', READ, 'same')), ...times(9, () => veto('read', READ))], 'read', READ, 'block', 'generic_repeat'],
     ['20 identical outcomes and 10 blocked retries: the global breaker', [...times(20, () => rec('read', READ, 'same')), ...times(10, () => veto('read', READ))], 'read', READ, 'block', 'global_circuit_breaker'],
     ['blocked retries interleaved with other calls still count', [...times(20, () => rec('read', READ, 'same')), ...times(5, (i) => (i % 2 ? veto('read', READ) : rec('read', { path: `o${i}` }, 'x')))], 'read', READ, 'block', 'generic_repeat'],
+    ['15 outcomes and 5 identical calls still in flight (one parallel round): block', [...times(15, () => rec('read', READ, 'same')), ...times(5, () => rec('read', READ, undefined))], 'read', READ, 'block', 'generic_repeat'],
+    ['20 identical calls that a policy or a person refused (no outcome): block', times(20, () => rec('exec', { command: 'rm -rf /' }, undefined)), 'exec', { command: 'rm -rf /' }, 'block', 'generic_repeat'],
+    ['19 refused calls: only the warning', times(19, () => rec('exec', { command: 'rm -rf /' }, undefined)), 'exec', { command: 'rm -rf /' }, 'warn', 'generic_repeat'],
     ['a changed outcome ends the streak, vetoes before it included', [...times(15, () => rec('read', READ, 'old')), veto('read', READ), ...times(10, () => rec('read', READ, 'new'))], 'read', READ, 'warn', 'generic_repeat'],
   ])('%s', (_label, history, tool, params, kind, detector) => {
     const verdict = detectLoop(history, tool, params);

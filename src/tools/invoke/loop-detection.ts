@@ -14,10 +14,12 @@ import { isRecord } from '../../util/guards.js';
  * finished subagents start). People's commands carry no run and are never counted, so twenty
  * `/exec git status` typed over a day are twenty separate decisions, not a loop.
  *
- * Two things differ from OpenClaw: a call the detector blocked is recorded as a veto and counts
- * toward the no-progress streak (OpenClaw's batch admission does the same; its single-call path
- * does not), so a model that keeps calling after a block reaches the breaker; and once the
- * breaker fires, every later call of that run is refused, whatever the tool.
+ * Where Warden differs from OpenClaw: a call without an outcome — one the detector blocked, one
+ * still in flight, one a policy, hook or person refused — continues the no-progress streak of its
+ * identical calls (OpenClaw's batch admission counts blocked and same-batch calls so; its
+ * single-call path does not), so a model that keeps calling after a block reaches the breaker and
+ * parallel calls cannot outrun their own outcomes; and once the breaker fires, every later call of
+ * that run is refused, whatever the tool.
  */
 
 export const HISTORY_SIZE = 30;
@@ -113,8 +115,11 @@ function outcomeEvidence(o: CallOutcome): { resultHash: string; noProgress?: tru
 }
 
 /**
- * Identical calls in a row (others in between are skipped) whose outcomes were identical; the
- * detector's own vetoes of that call continue the streak they interrupt.
+ * Identical calls in a row (others in between are skipped) whose outcomes were identical. A call
+ * without an outcome continues the streak it interrupts: the detector's own vetoes, calls still
+ * in flight (parallel calls of one round, a subagent's calls beside its parent's — OpenClaw's
+ * batch admission counts those the same way), and calls a policy, hook or person refused, so
+ * twenty identical calls all denied are a loop too.
  */
 function noProgressStreak(history: readonly CallRecord[], toolName: string, argsHash: string): number {
   let streak = 0;
@@ -123,11 +128,10 @@ function noProgressStreak(history: readonly CallRecord[], toolName: string, args
   for (let i = history.length - 1; i >= 0; i--) {
     const r = history[i]!;
     if (r.toolName !== toolName || r.argsHash !== argsHash) continue;
-    if (r.veto) {
+    if (r.veto || !r.resultHash) {
       vetoes++;
       continue;
     }
-    if (!r.resultHash) continue;
     if (latest === undefined) {
       latest = r.resultHash;
       streak = vetoes + 1;
