@@ -356,6 +356,19 @@ describe('loop detection in the chain', () => {
     for (let i = 0; i < 25; i++) expect((await t.call('echo', { text: 'same' }, { loopDetection: false, runId: 'run-1' })).status).toBe('ok');
   });
 
+  it('counts identical calls an approver denied: the twenty-first is not even asked', async () => {
+    const t = setup();
+    let asked = 0;
+    t.hooks.on('before_tool_call', () => (asked++, { requireApproval: { title: 'Echo?', description: 'echo' } }));
+    t.answer('deny');
+    const outs = [];
+    for (let i = 0; i < 21; i++) outs.push(await t.call('echo', { text: 'same' }, { runId: 'run-1' }));
+    expect(outs.slice(0, 20).map((o) => o.deniedReason)).toEqual(Array(20).fill('approval-denied'));
+    expect(outs[20]).toMatchObject({ deniedReason: 'tool-loop', details: { detector: 'generic_repeat', count: 20 } });
+    expect(asked).toBe(20);
+    expect(t.ran.args).toEqual([]);
+  });
+
   it('never counts a call without a run (a person’s command)', async () => {
     const t = setup();
     for (let i = 0; i < 40; i++) expect((await t.call('echo', { text: 'same' })).content).toEqual([{ type: 'text', text: 'echo: same' }]);
