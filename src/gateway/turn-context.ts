@@ -1,7 +1,7 @@
 import type { WardenConfig } from '../config/index.js';
 import { execHostOf } from '../exec/check.js';
 import { parseModelRef } from '../models/settings.js';
-import type { ChatType, InheritedPolicy, TurnContext } from '../policy/context.js';
+import type { InheritedPolicy, TurnContext } from '../policy/context.js';
 import { isOwner } from '../policy/owners.js';
 import { WEB_LOCAL_USER } from './approval-clicks.js';
 
@@ -15,16 +15,7 @@ import { WEB_LOCAL_USER } from './approval-clicks.js';
  */
 
 /** Where a turn happens: what channel scopes are resolved by. Stored with each conversation. */
-export interface Conversation {
-  provider: string;
-  chat: ChatType;
-  guildId?: string | undefined;
-  guildName?: string | undefined;
-  /** For a thread, its parent channel. */
-  channelId?: string | undefined;
-  channelName?: string | undefined;
-  threadId?: string | undefined;
-}
+export type Conversation = Pick<TurnContext, 'provider' | 'chat' | 'guildId' | 'guildName' | 'channelId' | 'channelName' | 'threadId'>;
 
 /** Who the turn acts for. */
 export interface Actor {
