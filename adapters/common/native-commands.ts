@@ -34,6 +34,7 @@ export const NATIVE_COMMANDS: readonly NativeCommandSpec[] = [
       { name: 'decision', description: 'What to decide', required: true, choices: APPROVAL_DECISIONS },
     ],
   },
+  { name: 'approvals', description: 'What waits for a decision in this conversation', options: [] },
   { name: 'skills', description: 'The skills this agent knows', options: [] },
   { name: 'status', description: 'Agent, model, session and queue', options: [] },
   { name: 'stop', description: 'Stop the running turn', options: [] },

@@ -204,7 +204,7 @@ describe('Discord adapter: approval cards', () => {
         expect.objectContaining({ name: 'Agent', value: 'main' }),
         expect.objectContaining({ name: 'Session', value: 'agent:main:test' }),
         expect.objectContaining({ name: 'Channel', value: `<#${DEV}>` }),
-        expect.objectContaining({ name: 'Requester', value: `<@${alice.id}>` }),
+        expect.objectContaining({ name: 'Requested by', value: `<@${alice.id}>` }),
         expect.objectContaining({ name: 'Expires', value: `<t:${Math.floor(request.expiresAt / 1000)}:R>` }),
       ]),
     );

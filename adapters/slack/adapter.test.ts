@@ -200,7 +200,7 @@ describe('Slack adapter: approval cards', () => {
       '*Agent:* main',
       '*Session:* agent:main:test',
       `*Channel:* <#${GENERAL}>`,
-      `*Requester:* <@${ALICE}>`,
+      `*Requested by:* <@${ALICE}>`,
       expect.stringMatching(new RegExp(`^\\*Expires:\\* <!date\\^${Math.floor(request.expiresAt / 1000)}\\^`)),
     ]);
     expect(buttons(cardIn(GENERAL)).map((b: any) => [b.text.text, b.style])).toEqual([

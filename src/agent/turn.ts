@@ -196,6 +196,7 @@ export async function runTurn(deps: AgentDeps, request: TurnRequest, sessions?: 
       idByWireName: projection.idByWireName,
       concurrency: deps.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY,
       resultCapChars: perResultCapChars(settings.contextWindow),
+      deferApprovals: request.deferApprovals,
       onStart: (call, id) => request.onEvent?.({ type: 'toolCall', round, tool: id, toolCallId: call.id }),
       onDone: (call, result) => request.onEvent?.({ type: 'toolResult', round, tool: call.name, toolCallId: call.id, isError: result.isError }),
     });

@@ -29,6 +29,11 @@ export interface TurnRequest {
    * subagents start) continues the run that started it, so a loop cannot restart its count there.
    */
   runId?: string | undefined;
+   * The turn's calls may defer their approvals (`approvals.waitSec`): an undecided call answers
+   * "pending" and the turn ends; the gateway posts the result and starts a follow-up turn. Set
+   * for turns the gateway runs from a conversation's queue; others (subagents) wait inline.
+   */
+  deferApprovals?: boolean | undefined;
 }
 
 export interface TurnInput {
@@ -100,6 +105,10 @@ export interface ToolCallScope {
    * call a person made — `/exec`, a skill command, an approval decision — which is never counted.
    */
   runId?: string | undefined;
+  /** Who made the call: the model (default) or a person through a command (`/exec`). */
+  via?: 'agent' | 'command' | undefined;
+  /** The call's approvals may defer it instead of holding the caller (see `TurnRequest.deferApprovals`). */
+  deferApprovals?: boolean | undefined;
 }
 
 /**

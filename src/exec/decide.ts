@@ -501,5 +501,16 @@ function planAllowAlways(
   return { offered: true, entries };
 }
 
+/**
+ * The script files a command runs, by content (content-binding.ts), whatever its verdict: what
+ * an approver's decision rests on besides the text. The exec tool refuses an approved command
+ * whose scripts changed while its card waited.
+ */
+export function commandScriptBinding(command: string, policy: ExecPolicy, options: EvaluateOptions): Binding {
+  const analysis = analyzeShellCommand(command);
+  if (!analysis.ok) return { ok: false, why: `the command cannot be analysed: ${analysis.reason}` };
+  return commandBinding(evaluateChain(analysis.parts, policy, options, options.now ?? Date.now(), 0, options.cwd));
+}
+
 /** Present only when the command runs a script file; the store records "none" for the rest. */
 const boundField = (files: BoundFile[]): Pick<PersistEntry, 'boundFiles'> => (files.length > 0 ? { boundFiles: files } : {});

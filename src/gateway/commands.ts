@@ -8,8 +8,9 @@ import type { Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
 import type { ApprovalClick, OutboundMessage } from './types.js';
 import { runCronCommand } from './cron-command.js';
+import { formatPendingApprovals } from './approvals-command.js';
 
-export const COMMAND_NAMES = ['help', 'tools', 'exec', 'approve', 'skills', 'status', 'stop', 'cron', 'new'] as const;
+export const COMMAND_NAMES = ['help', 'tools', 'exec', 'approve', 'approvals', 'skills', 'status', 'stop', 'cron', 'new'] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 /** Commands only the web chat can carry out; platforms do not register them as native commands. */
 export const WEB_ONLY_COMMANDS: readonly CommandName[] = ['new'];
@@ -93,6 +94,8 @@ export interface CommandDeps {
   skillCommands?: (() => readonly SkillCommandSpec[]) | undefined;
   /** `/new`: starts a fresh session for this conversation and says which; absent where it cannot. */
   newSession?: ((route: Route) => Promise<string>) | undefined;
+  /** The session's pending approvals, oldest first (`/approvals`). */
+  pendingApprovals?(sessionKey: string): ApprovalRequest[];
 }
 
 export interface StatusView {
@@ -119,6 +122,8 @@ export async function runCommand(command: ParsedCommand, route: Route, deps: Com
       const outcome = await deps.approve({ approvalId: parsed.id, decision: parsed.decision, userId: route.context.senderId ?? '' });
       return { text: describeClickOutcome(outcome, parsed.id) };
     }
+    case 'approvals':
+      return { text: formatPendingApprovals(deps.pendingApprovals?.(route.sessionKey) ?? [], Date.now()) };
     case 'skills':
       return { text: formatSkills(deps.skills(route.context)) };
     case 'status':
@@ -162,15 +167,20 @@ export async function runCommandTool(
   if (!surface.ok) return { ok: false, text: surface.message };
   const definition = surface.tools.find((t) => t.id === tool);
   if (!definition) return { ok: false, text: `${tool} is not available here: it cannot be loaded in this process.` };
+  // Typed by a person, so the card says so; an undecided approval never holds the conversation.
   const result = await deps.tools.execute(
     { toolCallId: deps.newCallId(), tool, args: args(definition) },
-    { sessionKey: route.sessionKey, turn: surface.turn ?? route.context, signal, surface: surface.tools.map((t) => t.id) },
+    { sessionKey: route.sessionKey, turn: surface.turn ?? route.context, signal, surface: surface.tools.map((t) => t.id), via: 'command', deferApprovals: true },
   );
   return { ok: true, result };
 }
 
 /** Result text in a code block; long output is also attached whole for platforms that take files. */
 export function formatToolResult(result: ToolResult, tool = 'exec'): OutboundMessage {
+  const pending = result.details as { status?: unknown; approvalId?: unknown } | undefined;
+  if (pending?.status === 'pending' && typeof pending.approvalId === 'string') {
+    return { text: `Approval ${pending.approvalId} is pending: the ${tool === 'exec' ? 'command' : `${tool} call`} runs when an approver decides, and its result will be posted under the card.` };
+  }
   const text = result.content
     .map((c) => (c.type === 'text' ? c.text : `[${c.mimeType} image]`))
     .join('\n')
@@ -275,6 +285,7 @@ export function helpText(hasModel: boolean, skills: readonly SkillCommandSpec[] 
     '/tools — the tools you have here, and why others are missing',
     '/exec <command> — run a shell command (may need an approval)',
     '/approve <id> allow-once|allow-always|deny — decide an approval by text',
+    '/approvals — what waits for a decision in this conversation',
     '/skills — the skills this agent knows',
     '/status — agent, model, session and queue',
     '/stop — stop the running turn',

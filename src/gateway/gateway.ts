@@ -11,6 +11,8 @@ import { readSkillInstructions, runSkillToolCommand, skillTurnText, type SkillCo
 import { DEFAULT_MAX_PENDING, SessionQueues } from './queue.js';
 import { routeMessage, ThreadParticipation, type Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
+import type { FollowUpTurn } from './deferred-calls.js';
+import type { ApprovalRequest } from '../approvals/types.js';
 import { buildTurnContext, conversationOf, type Actor } from './turn-context.js';
 import type { ApprovalClick, ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget } from './types.js';
 
@@ -27,6 +29,8 @@ export interface GatewayOptions {
     /** The decision path of one platform, used by `/approve` typed there (buttons use the same). */
     approve(provider: InboundMessage['provider']): (click: ApprovalClick) => Promise<ApproveOutcome>;
     pendingCount(sessionKey: string): number;
+    /** The pending requests of a session, oldest first (`/approvals`); none when absent. */
+    pending?: ((sessionKey: string) => ApprovalRequest[]) | undefined;
   };
   skills?: ((context: TurnContext) => SkillsView | undefined) | undefined;
   /** The default agent's skill commands (`/release_notes v1.2`), following its skill files. */
@@ -51,8 +55,10 @@ interface QueuedItem {
   command: ParsedCommand | undefined;
   /** A skill command: a model turn with the skill, or its tool run directly. */
   skill?: { spec: SkillCommandSpec; args: string } | undefined;
-  /** A turn Warden starts itself (subagent results arrived), not a user's message. */
-  origin?: 'session' | undefined;
+  /** A turn Warden starts itself: subagent results arrived, or a deferred call's outcome. */
+  origin?: 'session' | 'approval' | undefined;
+  /** Runs first when the item's turn comes (inside the session's queue). */
+  before?: (() => void) | undefined;
   /** Told how the item ended (scheduled turns report their outcome to the cron ledger). */
   onDone?: ((outcome: ScheduledOutcome) => void) | undefined;
   /** The loop-detection run a self-started turn continues (the one that spawned the subagents). */
@@ -259,7 +265,24 @@ export class Gateway {
     });
   }
 
-  /** Posts a notice outside any turn (an interrupted approval, for instance). */
+  /**
+   * A deferred call's outcome: a turn in its conversation, behind what is queued there, that
+   * hands the agent the outcome. Never refused for a full queue (the outcome must reach the
+   * agent); false only when the gateway is not running.
+   */
+  followUp(turn: FollowUpTurn): boolean {
+    if (this.state !== 'running') return false;
+    const route: Route = { agentId: turn.agentId, sessionKey: turn.sessionKey, context: turn.context, replyTo: turn.replyTo, text: turn.text };
+    const queued = this.queue.enqueue(turn.sessionKey, { route, command: undefined, origin: 'approval', before: turn.before }, { overflow: true });
+    return queued.ok;
+  }
+
+  /** Whether new work is taken (false once stopping). */
+  get accepting(): boolean {
+    return this.state === 'running';
+  }
+
+  /** Posts a notice outside any turn (an interrupted approval, a deferred call's result). */
   notify(target: ReplyTarget, message: OutboundMessage): Promise<void> {
     return this.send(target, message);
   }
@@ -303,6 +326,7 @@ export class Gateway {
     let reply: OutboundMessage | undefined;
     try {
       try {
+        item.before?.();
         if (command) reply = await this.commandReply(route, command, signal);
         else if (item.skill) reply = await this.skillReply(route, item.skill, signal);
         else reply = await this.turnReply(route, signal, item.origin, item.runId);
@@ -318,15 +342,18 @@ export class Gateway {
     }
   }
 
-  private async turnReply(route: Route, signal: AbortSignal, origin?: 'session', runId?: string): Promise<OutboundMessage | undefined> {
+  private async turnReply(route: Route, signal: AbortSignal, origin?: QueuedItem['origin'], runId?: string): Promise<OutboundMessage | undefined> {
     const { agent } = this.options;
     if (!agent || route.context.model === undefined) return { text: NO_MODEL_HINT };
     const outcome = await agent.runTurn({
       sessionKey: route.sessionKey,
       turn: route.context,
-      input: origin ? { text: route.text, origin } : { text: route.text, senderName: route.context.senderName },
+      // An approval's outcome is Warden's own text (the call's output inside it is wrapped as untrusted).
+      input: origin === 'approval' ? { text: route.text, origin: 'user' } : origin ? { text: route.text, origin } : { text: route.text, senderName: route.context.senderName },
       signal,
       ...(runId !== undefined ? { runId } : {}),
+      // Undecided approvals never hold the conversation: the call is deferred, the turn ends.
+      deferApprovals: true,
     });
     if (outcome.status === 'failed') log.warn({ sessionKey: route.sessionKey, error: outcome.error }, 'turn failed');
     return { text: outcome.reply };
@@ -407,6 +434,7 @@ export class Gateway {
         uptimeMs: Date.now() - this.startedAt,
       }),
       stop: (key) => this.queue.abort(key, 'stopped by /stop'),
+      pendingApprovals: (key) => options.approvals.pending?.(key) ?? [],
       newCallId: () => `cmd-${randomUUID()}`,
       skillCommands: () => this.skillSpecs(),
       newSession: (r) => this.newSession(r),

@@ -31,6 +31,7 @@ import type { MessagingService } from '../tools/types.js';
 import { createCronDeliver } from './scheduled.js';
 import { approveOn, clickHandlerOn, withWebLocalOwner, type ResolveApproval } from './approval-clicks.js';
 import { sqliteCardStore } from './card-store.js';
+import { DeferredCallRunner } from './deferred-calls.js';
 import type { SkillsView, ToolReport } from './commands.js';
 import { Gateway } from './gateway.js';
 import { GovernedToolExecutor } from './tool-executor.js';
@@ -55,6 +56,8 @@ export interface StartOptions {
 export interface RunningWarden {
   gateway: Gateway;
   approvals: ApprovalService;
+  /** Runs calls whose approval came after their turn ended (`approvals.waitSec`). */
+  deferred: DeferredCallRunner | undefined;
   store: Store;
   /** The cron scheduler: jobs run as turns in the conversation they were created in. */
   cron: { jobs: CronJobs; scheduler: CronScheduler };
@@ -234,6 +237,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     approvals: {
       approve: (provider) => approveOn(resolve, provider),
       pendingCount: (sessionKey) => approvals.list({ sessionKey }).length,
+      pending: (sessionKey) => approvals.list({ sessionKey }),
     },
     skills: skillsFor(config, baseDir, env),
     skillCommands,
@@ -242,6 +246,21 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   });
 
   gatewayRef = gateway;
+
+  // Calls whose approval comes after their turn ended run here, wherever the decision was made.
+  const deferred =
+    tools instanceof GovernedToolExecutor
+      ? new DeferredCallRunner({
+          config,
+          approvals,
+          events,
+          tools,
+          post: (target, message) => gateway.notify(target, message),
+          followUp: (turn) => gateway.followUp(turn),
+          transcripts: new SqliteTranscriptStore(store.db),
+          accepting: () => gateway.accepting,
+        })
+      : undefined;
 
   // A call that died with Warden (its approval was interrupted) is reported where it was asked.
   const offInterrupted = events.on('approval.interrupted', ({ request, message }) => {
@@ -262,7 +281,11 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     store.close();
     return { ok: false, error: err as Error };
   }
+  // Before recovery, so requests it closes (expired while Warden was down) run their calls' outcome.
+  deferred?.start();
   const report = await approvals.recover();
+  // Calls decided while no Warden ran, and calls whose runner died.
+  deferred?.sweep();
   // Children that were running when Warden last stopped are marked interrupted and their parents told.
   const interruptedRuns = agent?.sessions.recover() ?? [];
   scheduler.start();
@@ -286,6 +309,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const warden: RunningWarden = {
     gateway,
     approvals,
+    deferred,
     store,
     cron: { jobs: cronJobs, scheduler },
     adapters,
@@ -298,6 +322,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
         preloadAbort.abort();
         await preloading;
         await scheduler.stop();
+        // Deferred calls still running finish (aborted) and post while the adapters are up.
+        await deferred?.stop();
         await gateway.stop();
         // Running children stay recorded as running; the next start reports them interrupted.
         agent?.sessions.stop();

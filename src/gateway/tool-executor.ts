@@ -1,4 +1,5 @@
 import type { ToolCallRequest, ToolCallScope, ToolExecutor, ToolSurface } from '../agent/index.js';
+import type { DeferredCall } from '../approvals/types.js';
 import type { WardenConfig } from '../config/index.js';
 import { agentWorkspace } from '../exec/check.js';
 import { log } from '../log.js';
@@ -134,6 +135,34 @@ export class GovernedToolExecutor implements ToolExecutor {
       runId: scope.runId,
       loopDetection: loopDetectionEnabled(this.config, scope.turn.agentId),
       signal: scope.signal,
+      via: scope.via,
+      defer: scope.deferApprovals,
+    });
+    return { content: outcome.content, ...(outcome.details !== undefined ? { details: outcome.details } : {}), isError: outcome.isError };
+  }
+
+  /**
+   * Runs a deferred call again through the whole chain once its approval closed: under `turn`
+   * (the original turn's context, rebuilt with the original surface as its ceiling), on the
+   * surface the policy gives that context now, its approval answered by the decision it waited
+   * for. Loop detection does not count it again: the model made the call once. A removed tool
+   * is refused by the chain's surface gate with the step that removed it.
+   */
+  async resume(call: DeferredCall, turn: TurnContext, signal: AbortSignal): Promise<ToolResult> {
+    const surface = this.report(turn);
+    const outcome = await this.invoker.invoke({
+      tool: call.tool,
+      args: call.args,
+      toolCallId: call.toolCallId,
+      turn,
+      sessionKey: call.sessionKey,
+      workspaceDir: agentWorkspace(this.config, turn.agentId, this.runtime.baseDir),
+      surface: { tools: surface.error ? [] : surface.tools, removed: surface.removed, unavailable: surface.unavailable },
+      loopDetection: false,
+      signal,
+      via: call.origin === 'command' ? 'command' : 'agent',
+      defer: true,
+      resume: { approvalId: call.approvalId },
     });
     return { content: outcome.content, ...(outcome.details !== undefined ? { details: outcome.details } : {}), isError: outcome.isError };
   }

@@ -145,6 +145,26 @@ export function contextForSessionMessage(
 }
 
 /**
+ * The context a deferred call runs under once decided, and its follow-up turn: the original
+ * turn's conversation and requester — never the approver, never more owner than they are now —
+ * with the surface that turn had as its ceiling, so a decision made later (after a restart, a
+ * config change) can never reach a tool the original turn did not have.
+ */
+export function contextForDeferredCall(config: WardenConfig, call: { agentId: string; turn: TurnContext; surface: readonly string[] }): TurnContext {
+  const t = call.turn;
+  return buildTurnContext(config, {
+    agentId: call.agentId,
+    conversation: conversationOf(t),
+    sender: actorOf(t),
+    mayBeOwner: t.senderIsOwner,
+    spawnDepth: t.spawnDepth,
+    inherited: intersectCeilings(t.inherited, { allow: [...call.surface], deny: [] }),
+    ...(t.toolsAllow ? { toolsAllow: t.toolsAllow } : {}),
+    ...(t.disableTools ? { disableTools: true } : {}),
+  });
+}
+
+/**
  * Two ceilings at once: a tool passes only if both allow it; the denies add up. `undefined`
  * allow means "no restrictive allowlist" and leaves the other's.
  */

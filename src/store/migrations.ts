@@ -5,6 +5,8 @@ import { gatewayCardsMigration } from '../gateway/card-store.js';
 import { subagentRunsMigration } from '../agent/subagent-runs.js';
 import { sessionContextsMigration } from '../agent/session-contexts.js';
 import { webInboundMigration } from '../../adapters/web/migrations.js';
+import { approvalsOriginMigration } from '../approvals/ledger.js';
+import { deferredCallsMigration } from '../approvals/deferred.js';
 
 /**
  * One schema change. Ids are recorded in `schema_migrations` once applied, so an entry must
@@ -115,7 +117,7 @@ const callpath001: Migration = {
 };
 
 /** Every migration, in the order it runs. Append new entries at the end. */
-export const MIGRATIONS: readonly Migration[] = [callpath001, cron001, execAllowlistMigration, gatewayCardsMigration, subagentRunsMigration, sessionContextsMigration, execBoundFilesMigration, webInboundMigration, cron002];
+export const MIGRATIONS: readonly Migration[] = [callpath001, cron001, execAllowlistMigration, gatewayCardsMigration, subagentRunsMigration, sessionContextsMigration, execBoundFilesMigration, webInboundMigration, cron002, approvalsOriginMigration, deferredCallsMigration];
 
 /**
  * Applies the migrations not yet recorded, each in its own transaction. Returns the ids it

@@ -32,6 +32,14 @@ export const approvalsConfig = z.strictObject({
   /** Where approval cards are posted. */
   target: z.enum(['channel', 'dm', 'both']).default('channel'),
   exec: z.strictObject({ timeoutSec: z.number().int().positive().default(1800) }).default({ timeoutSec: 1800 }),
+  /**
+   * How long a tool call waits inside its turn for a decision before it is deferred: the tool
+   * answers "pending approval", the turn ends and the conversation takes new messages; the call
+   * runs when an approver decides, its result is posted under the card and the agent gets a
+   * follow-up turn. 5 s lets an approver who watches the channel answer within the turn (one
+   * turn, no follow-up) while nobody waits long for the conversation to move; 0 defers at once.
+   */
+  waitSec: z.number().min(0).max(600).default(5),
   /** Approvals requested by before_tool_call hooks. */
   hook: z
     .strictObject({
@@ -264,7 +272,7 @@ export const cronConfig = z.strictObject({
 
 export const wardenConfigSchema = z.strictObject({
   owners: idsByProvider.default({}),
-  approvals: approvalsConfig.default({ target: 'channel', exec: { timeoutSec: 1800 }, hook: { timeoutSec: 120 } }),
+  approvals: approvalsConfig.default({ target: 'channel', exec: { timeoutSec: 1800 }, waitSec: 5, hook: { timeoutSec: 120 } }),
   models: modelsConfig.default({}),
   agents: agentsConfig.default({
     defaults: { workspace: './workspace', maxToolRounds: 10, subagents: { maxSpawnDepth: 1 } },

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ApprovalService } from '../../approvals/service.js';
-import type { ApprovalRequestContext, ApprovalRequester, ApprovalResolution } from '../../approvals/types.js';
+import type { ApprovalRequestContext, ApprovalRequester, ApprovalResolution, DeferredCallSpec } from '../../approvals/types.js';
 import type { WardenConfig } from '../../config/index.js';
 import { events as defaultEvents, type EventBus, type WardenEvents } from '../../events.js';
 import type { HookBus } from '../../hooks/bus.js';
@@ -12,7 +12,7 @@ import type { Transcripts } from '../../store/transcript.js';
 import { normalizeToolName } from '../names.js';
 import { capDetails, DEFAULT_MAX_RESULT_CHARS, errorToolResult, jsonResult, normalizeToolResult, truncateToolResult } from '../result.js';
 import type { ToolContent, ToolImplementation, ToolResult } from '../types.js';
-import { runApprovalStep } from './approval-step.js';
+import { pendingApprovalText, runApprovalStep } from './approval-step.js';
 import { LoopDetector, loopWarningNote } from './loop-detection.js';
 import { ownerOnlyRefusal } from './owner-guard.js';
 import { runTrustedPolicies, type TrustedToolPolicy } from './trusted-policy.js';
@@ -62,9 +62,19 @@ export interface InvokeRequest {
   /** `tools.loopDetection.enabled` resolved for the agent (see loopDetectionEnabled). */
   loopDetection?: boolean | undefined;
   signal?: AbortSignal | undefined;
+  /** Who made the call: the model in a turn, or a person through a command (`/exec`). Shown on approval cards. */
+  via?: 'agent' | 'command' | undefined;
+  /**
+   * The call's approvals may defer it (`approvals.waitSec`) instead of holding the caller: the
+   * call answers `pending` and runs later, once decided, as a deferred call (needs `surface`).
+   */
+  defer?: boolean | undefined;
+  /** Resuming a deferred call: the decision of this approval answers the request it was made for. */
+  resume?: { approvalId: string } | undefined;
 }
 
-export type InvokeStatus = 'ok' | 'error' | 'blocked';
+/** `pending`: an approval was asked and not decided within `approvals.waitSec`; the call runs once it is. */
+export type InvokeStatus = 'ok' | 'error' | 'blocked' | 'pending';
 
 /** One call's result: what the model reads, and what is kept beside it. */
 export interface InvokeOutcome {
@@ -184,7 +194,11 @@ export class ToolInvoker {
       channelId: req.turn.channelId,
       threadId: req.turn.threadId,
       requesterId: req.turn.senderId,
+      requesterName: req.turn.senderName,
+      via: req.via ?? 'agent',
     };
+    // One requester for every approval of this call: it may defer the call, or answer a resumed one.
+    const approvals = this.requesterFor(c, approvalContext);
 
     // 5. Trusted policies, and the approval the first of them asks for.
     if (this.options.trustedPolicies?.length) {
@@ -203,7 +217,8 @@ export class ToolInvoker {
         if (bad) return bad;
       }
       if (policy.approval) {
-        const step = await runApprovalStep(this.options.approvals, policy.approval, { tool: name, params, context: approvalContext, signal: req.signal });
+        const step = await runApprovalStep(this.options.approvals, approvals, policy.approval, { tool: name, params, context: approvalContext, signal: req.signal });
+        if (step.kind === 'pending') return this.pending(c, step);
         if (step.kind === 'refused') return this.block(c, step.deniedReason, step.text, {}, step.status, step.resolution);
         c.approval = step.resolution;
         c.grantId = step.grantId;
@@ -230,7 +245,8 @@ export class ToolInvoker {
         if (bad) return bad;
       }
       if (hook.approval && c.approval === undefined && c.grantId === undefined) {
-        const step = await runApprovalStep(this.options.approvals, hook.approval, { tool: name, params, context: approvalContext, signal: req.signal });
+        const step = await runApprovalStep(this.options.approvals, approvals, hook.approval, { tool: name, params, context: approvalContext, signal: req.signal });
+        if (step.kind === 'pending') return this.pending(c, step);
         if (step.kind === 'refused') return this.block(c, step.deniedReason, step.text, {}, step.status, step.resolution);
         c.approval = step.resolution;
         c.grantId = step.grantId;
@@ -238,7 +254,7 @@ export class ToolInvoker {
     }
 
     // 7. Execute with an abort signal and a timeout.
-    const executed = await this.execute(c, tool, params, approvalContext);
+    const executed = await this.execute(c, tool, params, approvals);
 
     if (run !== undefined) {
       const text = executed.result.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n');
@@ -277,7 +293,40 @@ export class ToolInvoker {
     return this.finish(c, { status: 'error', result: jsonResult({ status: 'error', tool: c.name, error, problems }, true), synthetic: true });
   }
 
-  private async execute(c: CallState, tool: ToolImplementation, params: Record<string, unknown>, approvalContext: ApprovalRequestContext) {
+  /**
+   * The requester a call's approvals go through: it may defer the call when the request asks
+   * for it and has the surface to keep as the ceiling, and a resumed call's requester answers
+   * the request the approver saw with their decision.
+   */
+  private requesterFor(c: CallState, context: ApprovalRequestContext): ApprovalRequester {
+    const approvals = this.options.approvals;
+    if (!approvals) return noApprovals;
+    const { req } = c;
+    const deferred: DeferredCallSpec | undefined =
+      req.defer && req.surface
+        ? {
+            tool: c.name,
+            args: (req.args ?? {}) as Record<string, unknown>,
+            toolCallId: c.toolCallId,
+            origin: req.via === 'command' ? 'command' : 'turn',
+            turn: req.turn,
+            surface: [...req.surface.tools],
+          }
+        : undefined;
+    const base = approvals.requester(context, { deferred });
+    return req.resume ? approvals.resumedRequester(req.resume.approvalId, base) : base;
+  }
+
+  /** No decision within the wait: the model is told the call waits on its own, and not to retry. */
+  private pending(c: CallState, p: { id: string; expiresAt: number }): InvokeOutcome {
+    const result: ToolResult = {
+      content: [{ type: 'text', text: pendingApprovalText(p.id, p.expiresAt) }],
+      details: { status: 'pending', approvalId: p.id, expiresAt: p.expiresAt },
+    };
+    return this.finish(c, { status: 'pending', result, synthetic: true });
+  }
+
+  private async execute(c: CallState, tool: ToolImplementation, params: Record<string, unknown>, approvals: ApprovalRequester) {
     const { req } = c;
     const timeoutMs = this.options.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
     const controller = new AbortController();
@@ -292,7 +341,6 @@ export class ToolInvoker {
 
     const started = performance.now();
     this.emit('tool.execution.started', { tool: c.name, toolCallId: c.toolCallId, sessionKey: req.sessionKey, agentId: req.turn.agentId });
-    const approvals = this.options.approvals?.requester(approvalContext) ?? noApprovals;
     let result: ToolResult;
     let error: string | undefined;
     try {
