@@ -93,7 +93,7 @@ describe('a deferred call, once decided', () => {
     expect(h.resumed).toHaveLength(1);
     const { turn } = h.resumed[0]!;
     // The requester, never the approver; no more owner than alice is; nothing beyond the turn's surface.
-    expect(turn).toMatchObject({ senderId: 'alice', senderIsOwner: false, channelId: '42', channelName: 'dev', guildId: 'g1', spawnDepth: 0, inherited: { allow: ['exec', 'read'], deny: [] } });
+    expect(turn).toMatchObject({ senderId: 'alice', senderIsOwner: false, channelId: '42', channelName: 'dev', guildId: 'g1', spawnDepth: 0, inherited: { allow: ['exec', 'read'], deny: ['apply_patch', 'edit', 'process', 'image', 'pdf'] } });
     expect(h.posts).toEqual([{ target: { provider: 'discord', channelId: '42' }, message: expect.objectContaining({ linkedApproval: id }) }]);
     expect(h.posts[0]!.message.text).toBe(`Approval ${id} · Allowed once by discord:olga · \`ls -la\`\nResult:\n\`\`\`\ntotal 0\nnotes.md\n\`\`\``);
     expect(h.followUps).toHaveLength(1);

@@ -3,6 +3,7 @@ import { execHostOf } from '../exec/check.js';
 import { parseModelRef } from '../models/settings.js';
 import type { InheritedPolicy, TurnContext } from '../policy/context.js';
 import { isOwner } from '../policy/owners.js';
+import { TOOL_COUPLINGS } from '../policy/policy.js';
 import { WEB_LOCAL_USER } from './approval-clicks.js';
 
 /**
@@ -152,13 +153,15 @@ export function contextForSessionMessage(
  */
 export function contextForDeferredCall(config: WardenConfig, call: { agentId: string; turn: TurnContext; surface: readonly string[] }): TurnContext {
   const t = call.turn;
+  // An allowlist naming a leader keeps its followers (exec keeps process): deny the ones the turn lacked.
+  const lacked = TOOL_COUPLINGS.map((c) => c.tool).filter((tool) => !call.surface.includes(tool));
   return buildTurnContext(config, {
     agentId: call.agentId,
     conversation: conversationOf(t),
     sender: actorOf(t),
     mayBeOwner: t.senderIsOwner,
     spawnDepth: t.spawnDepth,
-    inherited: intersectCeilings(t.inherited, { allow: [...call.surface], deny: [] }),
+    inherited: intersectCeilings(t.inherited, { allow: [...call.surface], deny: lacked }),
     ...(t.toolsAllow ? { toolsAllow: t.toolsAllow } : {}),
     ...(t.disableTools ? { disableTools: true } : {}),
   });
