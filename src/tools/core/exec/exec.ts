@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { isPending, type ApprovalDecision, type ApprovalOutcome, type ApprovalResolution, type PendingApproval } from '../../../approvals/types.js';
 import type { WardenConfig } from '../../../config/schema/index.js';
+import type { ExecConfig } from '../../../config/schema/exec.js';
 import { ExecAllowlistStore } from '../../../exec/allowlist-store.js';
 import { effectiveExecConfig, execPolicyFromConfig } from '../../../exec/check.js';
 import { commandScriptBinding, evaluateExec, type EvaluateOptions, type ExecPolicy, type ExecSecurity, type ExecVerdict } from '../../../exec/decide.js';
@@ -106,10 +107,10 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
       const stored = deps.allowlist?.list(ctx.turn.agentId) ?? [];
       // Policy, limits and fallbacks are the calling agent's; host and job retention are global.
       const exec = effectiveExecConfig(deps.config, ctx.turn.agentId);
-      const policy = execPolicyFromConfig(exec, stored);
+      const policy = execPolicyFromConfig(exec, stored, host);
       const { home, patternHome } = execHomes(host);
       const judged: EvaluateOptions = { cwd: cwd.dir, pathDirs: DEFAULT_PATH_DIRS, home, patternHome };
-      const verdict = evaluateExec(command, policy, judged);
+      const verdict = readOnlyWithEnv(evaluateExec(command, policy, judged), overrides, exec.ask);
       ctx.log.info({ tool: 'exec', decision: verdict.decision, reason: verdict.reason, host }, 'exec verdict');
 
       let script: string;
@@ -183,6 +184,23 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
       }
       return completed(job);
     },
+  };
+}
+
+/**
+ * The default read-only list vouches for a command's options, not for an environment the model
+ * chose for it (`GIT_TRACE=/path` makes git write a file): with overrides it asks.
+ */
+function readOnlyWithEnv(verdict: ExecVerdict, overrides: Record<string, string>, ask: ExecConfig['ask']): ExecVerdict {
+  const keys = Object.keys(overrides);
+  if (verdict.decision !== 'allow' || keys.length === 0 || !verdict.segments.some((s) => s.matchedBy === 'read-only')) return verdict;
+  const reason = `environment overrides (${keys.join(', ')}) on a command of the default read-only list`;
+  return {
+    ...verdict,
+    decision: ask === 'off' ? 'deny' : 'ask',
+    reason: ask === 'off' ? `${reason}; tools.exec.ask is off` : reason,
+    askReasons: [reason],
+    allowAlways: { offered: false, why: 'the default read-only list does not cover environment overrides', entries: [] },
   };
 }
 
