@@ -504,3 +504,51 @@ describe('the default git entries run nothing the repository names, even unseen 
     expect(fired()).toEqual([]);
   }, 60_000);
 });
+
+describe('through the exec tool on the real sandbox', () => {
+  const canSandbox = existsSync('/usr/bin/bwrap') && process.platform === 'linux';
+
+  /** The exec tool as a fresh install runs it (no config: the sandbox host, the default list on), asking a recorder. */
+  async function run(command: string, env?: Record<string, string>, config: Record<string, unknown> = {}) {
+    const { parseConfig } = await import('../../src/config/index.js');
+    const { createExecTool } = await import('../../src/tools/core/exec/exec.js');
+    const { log } = await import('../../src/log.js');
+    const parsed = parseConfig(config);
+    if (!parsed.ok) throw parsed.error;
+    const asked: string[] = [];
+    const exec = createExecTool({ config: parsed.value.config, hasBwrap: true });
+    const result = await exec.execute(
+      { command, ...(env ? { env } : {}) },
+      {
+        toolCallId: 'c1',
+        signal: new AbortController().signal,
+        turn: { agentId: 'main', provider: 'web', chat: 'dm', channelId: 'web', senderId: 'local', senderIsOwner: true, spawnDepth: 0 },
+        sessionKey: 'agent:main:web:direct:local',
+        workspaceDir: workspace,
+        log,
+        approvals: { request: async (input) => (asked.push(input.fullText), { id: 'x', outcome: 'deny' as const }) },
+      },
+    );
+    const { content } = result as { content: Array<{ type: string; text?: string }> };
+    return { asked, text: content.map((c) => c.text ?? '').join('') };
+  }
+
+  it.skipIf(!canSandbox)('a fresh install runs `ls` and `grep -rn` without asking', async () => {
+    const listed = await run('ls');
+    expect(listed.asked).toEqual([]);
+    expect(listed.text).toContain('notes.md');
+    const found = await run('grep -rn TODO .');
+    expect(found.asked).toEqual([]);
+    expect(found.text).toContain('notes.md:1:TODO: ship');
+  });
+
+  it.skipIf(!canSandbox)('an environment of the model\'s choosing makes a default command ask; so does a writing option', async () => {
+    expect((await run('ls', { LS_COLORS: 'x' })).asked).toEqual(['ls']);
+    expect((await run('sort -o out notes.md')).asked).toEqual(['sort -o out notes.md']);
+    expect(existsSync(path.join(workspace, 'out'))).toBe(false);
+  });
+
+  it.skipIf(!canSandbox)('defaultAllowlist: false asks for `ls` again', async () => {
+    expect((await run('ls', undefined, { tools: { exec: { defaultAllowlist: false } } })).asked).toEqual(['ls']);
+  });
+});
