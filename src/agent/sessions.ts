@@ -157,6 +157,8 @@ export class AgentSessions implements AgentSessionsApi {
         input: { text: request.text, origin: 'session', senderName: request.fromKey },
         signal: controller.signal,
         ...(request.runId !== undefined ? { runId: request.runId } : {}),
+        // A conversation's session: an undecided approval must not hold it (a subagent's waits inline).
+        deferApprovals: target.spawnDepth === 0,
       });
       return { ok: true, value: outcome };
     } finally {
