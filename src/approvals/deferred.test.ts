@@ -74,6 +74,19 @@ describe('a call that waits approvals.waitSec, then goes on without its turn', (
     expect(t.svc.audit.list({ subject: answer.id }).map((e) => e.type)).toEqual(['approval.requested', 'approval.deferred', 'approval.resolved']);
   });
 
+  it('the same call again while its card waits (a retry, a poll) gets that card\'s pending answer, not a second card', async () => {
+    const t = service(newDir(), 0);
+    const requester = t.svc.requester(CTX, { deferred: SPEC });
+    const first = await requester.requestOrDefer!(INPUT);
+    const again = await requester.requestOrDefer!(INPUT);
+    expect(again).toEqual(first);
+    expect(t.svc.list()).toHaveLength(1);
+    // Another command, or the same one elsewhere, is its own request.
+    expect(await requester.requestOrDefer!({ ...INPUT, fullText: 'make test' })).not.toEqual(first);
+    expect(await t.svc.requester({ ...CTX, sessionKey: 'agent:main:discord:channel:43' }, { deferred: SPEC }).requestOrDefer!(INPUT)).not.toEqual(first);
+    expect(t.svc.list()).toHaveLength(3);
+  });
+
   it('waitSec 0 defers at once; an abort during the wait withdraws the request instead', async () => {
     const t = service(newDir(), 0);
     expect(isPending(await t.svc.requester(CTX, { deferred: SPEC }).requestOrDefer!(INPUT))).toBe(true);

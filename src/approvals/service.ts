@@ -149,6 +149,11 @@ export class ApprovalService {
    */
   async requestOrDefer(input: ApprovalRequestInput, context: ApprovalRequestContext, spec: DeferredCallSpec, signal?: AbortSignal): Promise<ApprovalResolution | PendingApproval> {
     if (signal?.aborted) return { id: '', outcome: 'cancelled' };
+    // The same call again while its card waits (a retry, a poll): the card that waits answers for it.
+    const waiting = this.ledger
+      .pending()
+      .find((e) => e.request.sessionKey === context.sessionKey && e.request.kind === input.kind && e.request.tool === input.tool && e.request.fullText === input.fullText && this.deferred.get(e.request.id)?.state === 'deferred');
+    if (waiting) return { id: waiting.request.id, pending: true, expiresAt: waiting.request.expiresAt };
     const request = this.open(input, context, spec);
     const waitMs = Math.max(0, (this.options.config.approvals.waitSec ?? 0) * 1000);
     const early = waitMs > 0 ? await this.waitUpTo(request.id, signal, waitMs) : undefined;
