@@ -29,6 +29,7 @@ export interface TurnRequest {
    * subagents start) continues the run that started it, so a loop cannot restart its count there.
    */
   runId?: string | undefined;
+  /**
    * The turn's calls may defer their approvals (`approvals.waitSec`): an undecided call answers
    * "pending" and the turn ends; the gateway posts the result and starts a follow-up turn. Set
    * for turns the gateway runs from a conversation's queue; others (subagents) wait inline.
