@@ -9,6 +9,8 @@ export interface SystemPromptInput {
   /** Wire names of the tools on this turn's surface (the schemas travel separately). */
   toolNames: readonly string[];
   now?: Date | undefined;
+  /** before_prompt_build: replaces the persona and rules; contexts go before and after the whole prompt. */
+  plugin?: { systemPrompt?: string | undefined; prepend?: readonly string[] | undefined; append?: readonly string[] | undefined } | undefined;
 }
 
 /** Why the rules exist is part of the rule: models follow reasons better than bare orders. */
@@ -39,7 +41,12 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
   const agent = config.agents.list.find((a) => a.id === turn.agentId);
   const name = agent?.name ?? 'Warden';
   const date = (input.now ?? new Date()).toISOString().slice(0, 10);
+  const persona = input.plugin?.systemPrompt?.trim();
   const sections = [
+    ...(input.plugin?.prepend ?? []),
+    ...(persona
+      ? [persona]
+      : [
     `You are ${name}, a team assistant answering in ${chatLabel(turn)}. Today is ${date}.`,
     [
       'Rules:',
@@ -54,11 +61,14 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
     ]
       .filter(Boolean)
       .join('\n'),
+        ]),
     input.toolNames.length > 0 ? `Tools available this turn: ${input.toolNames.join(', ')}.` : 'No tools are available this turn; answer from the conversation.',
     input.skillsCatalog.trim()
       ? `Skills: when a task matches a skill below, read its SKILL.md at the given location before acting.\n${input.skillsCatalog.trim()}`
       : 'Skills: none are installed.',
+    // A plugin's prompt can add to Warden's but never drop the untrusted-content rule.
     UNTRUSTED_CONTENT_RULE,
+    ...(input.plugin?.append ?? []),
   ];
   return sections.join('\n\n');
 }

@@ -131,14 +131,14 @@ describe('before_prompt_build', () => {
     bus.on('before_prompt_build', () => ({ systemPrompt: 'A', prependContext: 'p1', toolsAllow: ['Read', 'bash', 'web_fetch'] }), { priority: 2 });
     bus.on('before_prompt_build', () => ({ systemPrompt: 'B', appendContext: 'a2', toolsAllow: ['read', 'exec'] }), { priority: 1 });
     bus.on('before_prompt_build', () => ({ prependContext: 'p3' }));
-    const out = await bus.runBeforePromptBuild({ agentId: 'main', sessionKey: 's', provider: 'web', tools: [] });
+    const out = await bus.runBeforePromptBuild({ prompt: '', messages: [], agentId: 'main', sessionKey: 's', provider: 'web', tools: [] });
     expect(out).toEqual({ systemPrompt: 'A', prependContext: ['p1', 'p3'], appendContext: ['a2'], toolsAllow: [['read', 'exec', 'web_fetch'], ['read', 'exec']] });
   });
 
   it.each([['a string', 'read'], ['a non-string entry', ['read', 3]], ['null', null]])('treats toolsAllow given as %s as deny-all', async (_l, value) => {
     const bus = new HookBus();
     bus.on('before_prompt_build', () => ({ toolsAllow: value as string[] }));
-    const out = await bus.runBeforePromptBuild({ agentId: 'main', sessionKey: 's', provider: 'web', tools: [] });
+    const out = await bus.runBeforePromptBuild({ prompt: '', messages: [], agentId: 'main', sessionKey: 's', provider: 'web', tools: [] });
     expect(out.toolsAllow).toEqual([[]]);
   });
 
@@ -146,7 +146,7 @@ describe('before_prompt_build', () => {
     const bus = new HookBus();
     bus.on('before_prompt_build', () => { throw new Error('x'); }, { priority: 1 });
     bus.on('before_prompt_build', () => ({ appendContext: 'ok' }));
-    const out = await bus.runBeforePromptBuild({ agentId: 'main', sessionKey: 's', provider: 'web', tools: [] });
+    const out = await bus.runBeforePromptBuild({ prompt: '', messages: [], agentId: 'main', sessionKey: 's', provider: 'web', tools: [] });
     expect(out).toEqual({ prependContext: [], appendContext: ['ok'] });
   });
 });
@@ -154,11 +154,11 @@ describe('before_prompt_build', () => {
 describe('message_sending', () => {
   it('rewrites text in order and stops at cancel', async () => {
     const bus = new HookBus();
-    bus.on('message_sending', (e) => ({ text: `${e.text}!` }), { priority: 2 });
-    bus.on('message_sending', (e) => ({ text: `${e.text}?` }), { priority: 1 });
-    expect(await bus.runMessageSending({ provider: 'web', text: 'hi' })).toEqual({ text: 'hi!?', cancelled: false });
+    bus.on('message_sending', (e) => ({ content: `${e.content}!` }), { priority: 2 });
+    bus.on('message_sending', (e) => ({ content: `${e.content}?` }), { priority: 1 });
+    expect(await bus.runMessageSending({ to: 'c1', content: 'hi' })).toEqual({ content: 'hi!?', cancelled: false });
     bus.on('message_sending', () => ({ cancel: true }), { priority: 3 });
-    expect((await bus.runMessageSending({ provider: 'web', text: 'hi' })).cancelled).toBe(true);
+    expect((await bus.runMessageSending({ to: 'c1', content: 'hi' })).cancelled).toBe(true);
   });
 });
 
@@ -178,7 +178,7 @@ describe('void hooks', () => {
     });
     bus.on('session_start', () => { throw new Error('bad'); });
     bus.on('session_start', never, { timeoutMs: 20 });
-    await bus.runVoid('session_start', { agentId: 'main', sessionKey: 's' });
+    await bus.runVoid('session_start', { sessionId: 's', sessionKey: 's' });
     // b ran while a was still waiting: a was not awaited before b started.
     expect(started).toEqual(['a', 'b']);
   });

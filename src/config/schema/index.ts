@@ -237,17 +237,42 @@ export const skillsConfig = z.strictObject({
     .default({}),
 });
 
+/** Per-plugin hook settings (OpenClaw's `plugins.entries.<id>.hooks`). */
+const pluginHooksConfig = z.strictObject({
+  /** `false` refuses the plugin's prompt-injecting hooks (before_prompt_build). */
+  allowPromptInjection: z.boolean().optional(),
+  /** `true` lets the plugin register hooks that read conversations (before_model_resolve, before_prompt_build, agent_end). */
+  allowConversationAccess: z.boolean().optional(),
+  /** Per-handler timeout for every hook of the plugin, in ms (beats the registration's). */
+  timeoutMs: z.number().int().positive().max(600_000).optional(),
+  /** Per-hook timeouts in ms (beat `timeoutMs`). */
+  timeouts: z.record(z.string(), z.number().int().positive().max(600_000)).optional(),
+});
+
 export const pluginsConfig = z.strictObject({
-  /** Folders holding plugin folders (each with a `warden.plugin.json` or `openclaw.plugin.json`). */
+  /** `false` loads no plugin at all. */
+  enabled: z.boolean().default(true),
+  /** Folders holding plugin folders (each with a `warden.plugin.json` or `openclaw.plugin.json`), or plugin folders. */
   paths: z.array(z.string()).default([]),
+  /** Installed npm packages that are plugins, resolved from the config file's folder (`node_modules`). */
+  load: z.array(z.string().min(1)).default([]),
   /** Plugin ids that may load; absent = every discovered plugin that is not disabled. */
   allow: z.array(z.string()).optional(),
   deny: z.array(z.string()).default([]),
   /**
-   * Per plugin: `enabled: false` keeps it out. Plugin config and hook timeouts join when the
-   * plugin runtime does (a key nothing reads is refused, not silently kept).
+   * Per plugin: `enabled: false` keeps it out; `config` is handed to the plugin after its
+   * manifest's `configSchema` validated it; `hooks` limits what its hooks may do.
    */
-  entries: z.record(z.string(), z.strictObject({ enabled: z.boolean().optional() })).default({}),
+  entries: z
+    .record(
+      z.string(),
+      z.strictObject({
+        enabled: z.boolean().optional(),
+        config: z.record(z.string(), z.unknown()).optional(),
+        hooks: pluginHooksConfig.optional(),
+      }),
+    )
+    .default({}),
 });
 
 /** How conversations queue: one turn at a time each, in order. */
@@ -281,7 +306,7 @@ export const wardenConfigSchema = z.strictObject({
   tools: toolsConfig.default({}),
   channels: channelsConfig.prefault({}),
   skills: skillsConfig.default({ extraDirs: [], limits: { maxSkillsInPrompt: 150, maxSkillsPromptChars: 18_000 }, entries: {} }),
-  plugins: pluginsConfig.default({ paths: [], deny: [], entries: {} }),
+  plugins: pluginsConfig.default({ enabled: true, paths: [], load: [], deny: [], entries: {} }),
   browser: browserConfig.prefault({}),
   sessions: sessionsConfig.prefault({}),
   cron: cronConfig.prefault({}),

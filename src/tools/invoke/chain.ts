@@ -4,6 +4,7 @@ import type { ApprovalRequestContext, ApprovalRequester, ApprovalResolution, Def
 import type { WardenConfig } from '../../config/index.js';
 import { events as defaultEvents, type EventBus, type WardenEvents } from '../../events.js';
 import type { HookBus } from '../../hooks/bus.js';
+import { agentHookContext, toolHookContext } from '../../hooks/context.js';
 import type { PersistedToolMessage } from '../../hooks/types.js';
 import { log } from '../../log.js';
 import type { TurnContext } from '../../policy/context.js';
@@ -22,8 +23,11 @@ import { formatArgumentProblems, validateArgs } from './validate-args.js';
 export const DEFAULT_TOOL_TIMEOUT_MS = 1_800_000 + 60_000;
 
 export interface ToolInvokerOptions {
-  /** The runnable tool for a canonical id, or undefined when this build has none. */
-  resolveTool: (id: string) => ToolImplementation | undefined | Promise<ToolImplementation | undefined>;
+  /**
+   * The runnable tool for a canonical id, or undefined when this build has none. A plugin tool
+   * is built for the call's turn (its factory gets the turn's context).
+   */
+  resolveTool: (id: string, turn: TurnContext) => ToolImplementation | undefined | Promise<ToolImplementation | undefined>;
   hooks?: HookBus | undefined;
   approvals?: ApprovalService | undefined;
   /** Where tool results are persisted (after tool_result_persist). */
@@ -151,7 +155,7 @@ export class ToolInvoker {
         return this.block(c, 'not-on-surface', `Tool ${name} is not available in this turn (${why}). The tool call did not run.`);
       }
     }
-    const tool = onSurface && name ? await this.options.resolveTool(name) : undefined;
+    const tool = onSurface && name ? await this.options.resolveTool(name, req.turn) : undefined;
     if (!tool) {
       const unknownToolName = name || String(req.tool);
       if (run !== undefined) {
@@ -209,6 +213,9 @@ export class ToolInvoker {
         sessionKey: req.sessionKey,
         senderId: req.turn.senderId,
         senderIsOwner: req.turn.senderIsOwner,
+        turn: req.turn,
+        toolCallId: c.toolCallId,
+        runId: req.runId,
       });
       if (policy.kind === 'block') return this.block(c, 'trusted-policy', policy.reason, { policyId: policy.policyId });
       if (policy.params !== params) {
@@ -236,7 +243,7 @@ export class ToolInvoker {
         provider: req.turn.provider,
         senderId: req.turn.senderId,
         runId: req.runId,
-      });
+      }, toolHookContext(req.turn, req.sessionKey, { toolName: name, toolCallId: c.toolCallId, runId: req.runId, signal: req.signal, workspaceDir: req.workspaceDir }));
       if (hook.kind === 'block') return this.block(c, 'plugin-before-tool-call', hook.reason, hook.owner ? { hook: hook.owner } : {});
       if (hook.kind === 'failed') return this.block(c, 'before-tool-call-failed', hook.reason, { error: hook.error, ...(hook.owner ? { hook: hook.owner } : {}) });
       if (hook.params !== params) {
@@ -280,6 +287,7 @@ export class ToolInvoker {
           senderId: req.turn.senderId,
           runId: req.runId,
         },
+        toolHookContext(req.turn, req.sessionKey, { toolName: name, toolCallId: c.toolCallId, runId: req.runId, workspaceDir: req.workspaceDir }),
         name,
       );
     }
@@ -356,6 +364,7 @@ export class ToolInvoker {
           log: log.child({ tool: c.name, toolCallId: c.toolCallId }),
           approvals,
           ...(req.runId !== undefined ? { runId: req.runId } : {}),
+          ...(this.options.hooks?.has('resolve_exec_env') ? { resolveExecEnv: this.execEnvResolver(req) } : {}),
         }),
         aborted,
       ]);
@@ -378,6 +387,12 @@ export class ToolInvoker {
     if (error !== undefined) this.emit('tool.execution.error', { tool: c.name, toolCallId: c.toolCallId, sessionKey: req.sessionKey, durationMs, error });
     else this.emit('tool.execution.completed', { tool: c.name, toolCallId: c.toolCallId, sessionKey: req.sessionKey, durationMs, isError: false });
     return { result, error, durationMs };
+  }
+
+  /** resolve_exec_env for this call: plugin-supplied variables exec adds (after its own checks). */
+  private execEnvResolver(req: InvokeRequest): (host: 'gateway' | 'sandbox') => Promise<Record<string, string>> {
+    const hooks = this.options.hooks!;
+    return (host) => hooks.runResolveExecEnv({ sessionKey: req.sessionKey, toolName: 'exec', host }, agentHookContext(req.turn, req.sessionKey, { runId: req.runId, workspaceDir: req.workspaceDir }));
   }
 
   /** A blocked call is recorded as a veto: a model that keeps calling after blocks reaches the breaker. */
@@ -413,7 +428,7 @@ export class ToolInvoker {
     const details = capDetails(r.result.details);
     let message: PersistedToolMessage = { role: 'tool', tool: c.name, toolCallId: c.toolCallId, content: capped.content, details, isError: r.result.isError === true };
     if (this.options.hooks?.has('tool_result_persist')) {
-      message = this.options.hooks.runToolResultPersist({ toolName: c.name, toolCallId: c.toolCallId, message, isSynthetic: r.synthetic });
+      message = this.options.hooks.runToolResultPersist({ toolName: c.name, toolCallId: c.toolCallId, message, isSynthetic: r.synthetic }, { agentId: c.req.turn.agentId, sessionKey: c.req.sessionKey });
     }
     if (this.options.transcripts) {
       try {

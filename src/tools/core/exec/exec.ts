@@ -7,7 +7,7 @@ import { ExecAllowlistStore } from '../../../exec/allowlist-store.js';
 import { effectiveExecConfig, execPolicyFromConfig } from '../../../exec/check.js';
 import { commandScriptBinding, evaluateExec, type EvaluateOptions, type ExecPolicy, type ExecSecurity, type ExecVerdict } from '../../../exec/decide.js';
 import { elevatedDecision } from '../../../exec/elevated.js';
-import { buildChildEnv, checkEnvOverrides } from '../../../exec/env.js';
+import { blockedOverride, buildChildEnv, checkEnvOverrides } from '../../../exec/env.js';
 import { bindingChange, CHANGED, type BoundFile } from '../../../exec/content-binding.js';
 import { discoverGitConfig } from '../../../exec/git-env.js';
 import type { ExecJob } from '../../../exec/job.js';
@@ -93,9 +93,11 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
         return failure('exec unavailable: tools.exec.host is sandbox but bubblewrap (/usr/bin/bwrap) is not installed');
       }
       const command = args.command;
-      const overrides = args.env ?? {};
+      const overrides: Record<string, string> = { ...(args.env ?? {}) };
       const envCheck = checkEnvOverrides(overrides);
       if (!envCheck.ok) return failure(envCheck.error);
+      // resolve_exec_env: plugin variables join after the model's, under the same refusals.
+      if (ctx.resolveExecEnv) Object.assign(overrides, pluginEnv(await ctx.resolveExecEnv(host), ctx.log));
       const cwd = workdirInside(ctx.workspaceDir, args.workdir);
       if (!cwd.ok) return failure(cwd.error);
       if (host === 'sandbox') {
@@ -392,4 +394,15 @@ function denied(message: string, verdict: ExecVerdict): ToolResult {
     details: { status: 'denied', reason: message, segments: verdict.segments.map((s) => ({ argv: s.argv, resolved: s.resolved, matchedBy: s.matchedBy })) },
     isError: true,
   };
+}
+
+/** What resolve_exec_env handlers returned, without the keys exec lets nobody set (each refusal logged). */
+function pluginEnv(env: Record<string, string>, logger: { warn: (obj: object, msg: string) => void }): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    const why = blockedOverride(key) ?? (value.includes('\0') ? 'value contains NUL' : null);
+    if (why) logger.warn({ key, why }, 'resolve_exec_env variable refused');
+    else out[key] = value;
+  }
+  return out;
 }
