@@ -1,5 +1,7 @@
 import type { ToolExecutor } from '../agent/index.js';
 import { APPROVAL_DECISIONS, type ApprovalDecision, type ApprovalRequest } from '../approvals/types.js';
+import type { PluginCommand } from '../plugins/runtime.js';
+import type { PluginCommandContext } from '../plugins/sdk.js';
 import type { TurnContext } from '../policy/context.js';
 import type { SkillCommandSpec } from '../skills/commands.js';
 import type { ToolDefinition } from '../agent/types.js';
@@ -78,6 +80,72 @@ export interface SkillsView {
   ineligible: Array<{ name: string; why: string }>;
 }
 
+/** Chat commands plugins registered (`api.registerCommand`); Warden's own names are never among them. */
+export interface PluginCommandRegistry {
+  get(name: string): PluginCommand | undefined;
+  values(): Iterable<PluginCommand>;
+}
+
+export interface ParsedPluginCommand {
+  command: PluginCommand;
+  args: string;
+  body: string;
+}
+
+/** How long a plugin's command may run before the conversation gets an answer without it. */
+export const PLUGIN_COMMAND_TIMEOUT_MS = 120_000;
+
+/**
+ * A plugin's command, through the gates Warden's own commands pass: an owner-only command
+ * refuses anyone else before the plugin runs, and the tools it may call are this conversation's
+ * surface for this sender, each call through the whole call chain.
+ */
+export async function runPluginCommand(parsed: ParsedPluginCommand, route: Route, deps: CommandDeps, signal: AbortSignal): Promise<OutboundMessage> {
+  const { command } = parsed;
+  if (command.ownerOnly && !route.context.senderIsOwner) return { text: `/${command.name} is reserved for owners.` };
+  let surface: { ids: string[]; turn: TurnContext } | undefined;
+  const resolveSurface = async () => {
+    if (surface) return surface;
+    if (!deps.tools) return (surface = { ids: [], turn: route.context });
+    const s = await deps.tools.surface(route.context, route.sessionKey);
+    return (surface = s.ok ? { ids: s.tools.map((t) => t.id), turn: s.turn ?? route.context } : { ids: [], turn: route.context });
+  };
+  const initial = await resolveSurface();
+  const ctx: PluginCommandContext = {
+    args: parsed.args,
+    commandBody: parsed.body,
+    agentId: route.agentId,
+    sessionKey: route.sessionKey,
+    channel: route.context.provider,
+    channelId: route.context.channelId,
+    threadId: route.context.threadId,
+    senderId: route.context.senderId,
+    senderIsOwner: route.context.senderIsOwner,
+    config: command.config,
+    tools: {
+      list: () => [...initial.ids],
+      call: async (name, args) => {
+        if (!deps.tools) return { content: [{ type: 'text', text: 'tools cannot run: the tool call path is not set up in this process' }], isError: true };
+        const { ids, turn } = await resolveSurface();
+        // A person's command: never counted as a model's run, and an undecided approval does not hold the conversation.
+        const result = await deps.tools.execute({ toolCallId: deps.newCallId(), tool: name, args }, { sessionKey: route.sessionKey, turn, signal, surface: ids, via: 'command', deferApprovals: true });
+        return { content: result.content, isError: result.isError === true };
+      },
+    },
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${PLUGIN_COMMAND_TIMEOUT_MS / 1000} s`)), PLUGIN_COMMAND_TIMEOUT_MS);
+  });
+  try {
+    const result = await Promise.race([Promise.resolve().then(() => command.handler(ctx)), timeout]);
+    const text = typeof result === 'string' ? result : result && typeof result === 'object' && typeof result.text === 'string' ? result.text : '';
+    return { text: text === '' ? `/${command.name}: done.` : text };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** What the commands need from the rest of Warden; each piece is the same one turns use. */
 export interface CommandDeps {
   toolReport(context: TurnContext): ToolReport;
@@ -96,6 +164,8 @@ export interface CommandDeps {
   newSession?: ((route: Route) => Promise<string>) | undefined;
   /** The session's pending approvals, oldest first (`/approvals`). */
   pendingApprovals?(sessionKey: string): ApprovalRequest[];
+  /** Plugin commands, listed by /help. */
+  pluginCommands?: PluginCommandRegistry | undefined;
 }
 
 export interface StatusView {
@@ -110,8 +180,10 @@ export interface StatusView {
 /** Runs one parsed command for a routed message; the answer goes back to the same conversation. */
 export async function runCommand(command: ParsedCommand, route: Route, deps: CommandDeps, signal: AbortSignal): Promise<OutboundMessage> {
   switch (command.name) {
-    case 'help':
-      return { text: helpText(route.context.model !== undefined, deps.skillCommands?.() ?? []) };
+    case 'help': {
+      const plugins = [...(deps.pluginCommands?.values() ?? [])].filter((c) => !c.ownerOnly || route.context.senderIsOwner);
+      return { text: helpText(route.context.model !== undefined, deps.skillCommands?.() ?? [], plugins) };
+    }
     case 'tools':
       return { text: formatToolReport(deps.toolReport(route.context), route.context.senderIsOwner) };
     case 'exec':
@@ -279,7 +351,7 @@ function formatDuration(ms: number): string {
   return `${Math.floor(m / 60)}h ${m % 60}m`;
 }
 
-export function helpText(hasModel: boolean, skills: readonly SkillCommandSpec[] = []): string {
+export function helpText(hasModel: boolean, skills: readonly SkillCommandSpec[] = [], plugins: ReadonlyArray<Pick<PluginCommand, 'name' | 'description' | 'pluginId'>> = []): string {
   return [
     'Commands:',
     '/tools — the tools you have here, and why others are missing',
@@ -291,6 +363,7 @@ export function helpText(hasModel: boolean, skills: readonly SkillCommandSpec[] 
     '/stop — stop the running turn',
     '/cron list|add|run|pause|resume|remove — scheduled jobs (owners only)',
     '/new — start a fresh session (web chat)',
+    ...plugins.map((c) => `/${c.name} — ${c.description ?? `from plugin ${c.pluginId}`}`),
     '/help — this list',
     ...(skills.length > 0
       ? ['', 'Skill commands:', ...skills.map((s) => `/${s.name} [input] — ${oneLine(s.description, 80)}${s.dispatch ? ` (runs ${s.dispatch.tool})` : ''}`), '/skill <name> [input] — run a skill by name']

@@ -4,10 +4,24 @@ import type { WardenConfig } from '../config/index.js';
 import { log } from '../log.js';
 import type { TurnContext } from '../policy/context.js';
 import type { SkillCommandSpec } from '../skills/commands.js';
-import { NEW_ELSEWHERE_TEXT, NO_MODEL_HINT, runCommand, runsImmediately, type CommandDeps, type ParsedCommand, type SkillsView, type ToolReport } from './commands.js';
+import {
+  NEW_ELSEWHERE_TEXT,
+  NO_MODEL_HINT,
+  runCommand,
+  runPluginCommand,
+  runsImmediately,
+  type CommandDeps,
+  type ParsedCommand,
+  type ParsedPluginCommand,
+  type PluginCommandRegistry,
+  type SkillsView,
+  type ToolReport,
+} from './commands.js';
 import { classifyCommandText, isAddressedCommand } from './command-text.js';
 import { sessionKeyFor } from './session-key.js';
 import { readSkillInstructions, runSkillToolCommand, skillTurnText, type SkillCommandSet } from './skill-commands.js';
+import type { HookBus } from '../hooks/bus.js';
+import { messageHookContext } from '../hooks/context.js';
 import { DEFAULT_MAX_PENDING, SessionQueues } from './queue.js';
 import { routeMessage, ThreadParticipation, type Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
@@ -48,6 +62,10 @@ export interface GatewayOptions {
   typingDelayMs?: number | undefined;
   /** First wait before retrying a platform that could not be reached at start (doubles to 60 s). */
   adapterRetryBaseMs?: number | undefined;
+  /** Plugin hooks: message_received, message_sending, message_sent, session_start, session_end. */
+  hooks?: HookBus | undefined;
+  /** Chat commands plugins registered. */
+  pluginCommands?: PluginCommandRegistry | undefined;
 }
 
 interface QueuedItem {
@@ -55,6 +73,8 @@ interface QueuedItem {
   command: ParsedCommand | undefined;
   /** A skill command: a model turn with the skill, or its tool run directly. */
   skill?: { spec: SkillCommandSpec; args: string } | undefined;
+  /** A plugin's command; queues like a turn (it may call tools). */
+  pluginCommand?: ParsedPluginCommand | undefined;
   /** A turn Warden starts itself: subagent results arrived, or a deferred call's outcome. */
   origin?: 'session' | 'approval' | undefined;
   /** Runs first when the item's turn comes (inside the session's queue). */
@@ -96,6 +116,8 @@ export class Gateway {
   private readonly inFlight = new Set<Promise<void>>();
   /** The latest route of each session (bounded, oldest dropped): where a self-started turn answers. */
   private readonly routes = new Map<string, Route>();
+  /** Sessions that received a message in this process, for session_start / session_end. */
+  private readonly sessions = new Map<string, { agentId: string; startedAt: number; messages: number }>();
 
   constructor(private readonly options: GatewayOptions) {
     for (const adapter of options.adapters) this.adapters.set(adapter.provider, adapter);
@@ -149,9 +171,10 @@ export class Gateway {
   async receive(message: InboundMessage): Promise<void> {
     const { config } = this.options;
     const skills = this.skillSpecs();
+    const plugins = this.options.pluginCommands;
     const decision = routeMessage(config, message, {
       // A native command is addressed to the bot by how it was sent; typed ones by their form.
-      isCommand: (text) => message.invocationId !== undefined || isAddressedCommand(text, skills),
+      isCommand: (text) => message.invocationId !== undefined || isAddressedCommand(text, skills, plugins),
       botInThread: (key) => this.threads.has(key),
     });
     if (decision.kind === 'ignore') {
@@ -161,13 +184,14 @@ export class Gateway {
     const { route } = decision;
     this.remember(route);
     this.recordConversation(route);
+    this.observeInbound(route, message);
     if (message.chatType === 'thread' && message.mentionsBot) this.threads.add(route.sessionKey);
     if (this.state !== 'running') {
-      await this.send(route.replyTo, { text: SHUTDOWN_TEXT });
+      await this.send(route.replyTo, { text: SHUTDOWN_TEXT }, route);
       return;
     }
 
-    const classified = classifyCommandText(route.text, { skills });
+    const classified = classifyCommandText(route.text, { skills, plugins });
     if (classified.kind === 'answer') {
       // An unknown command is answered here; it never reaches the model.
       log.info({ sessionKey: route.sessionKey, word: classified.word }, 'unknown command answered');
@@ -183,11 +207,12 @@ export class Gateway {
       return;
     }
 
-    const queued = this.queue.enqueue(route.sessionKey, { route, command, skill });
+    const pluginCommand = classified.kind === 'plugin' ? classified.command : undefined;
+    const queued = this.queue.enqueue(route.sessionKey, { route, command, skill, pluginCommand });
     if (queued.ok) return;
     const text = queued.reason === 'full' ? BUSY_TEXT(this.queue.pendingCount(route.sessionKey)) : SHUTDOWN_TEXT;
     log.warn({ sessionKey: route.sessionKey, reason: queued.reason }, 'message not queued; sender told');
-    await this.send(route.replyTo, { text });
+    await this.send(route.replyTo, { text }, route);
   }
 
   /**
@@ -219,6 +244,7 @@ export class Gateway {
       await idle;
     }
     await Promise.allSettled([...this.inFlight]);
+    await this.endSessions();
     for (const adapter of this.adapters.values()) {
       try {
         await adapter.stop();
@@ -309,7 +335,44 @@ export class Gateway {
 
   private async runImmediate(route: Route, command: ParsedCommand): Promise<void> {
     const reply = await this.commandReply(route, command, new AbortController().signal);
-    await this.send(route.replyTo, reply);
+    await this.send(route.replyTo, reply, route);
+  }
+
+  /** message_received and, for a session's first message in this process, session_start (observers: nothing waits for them). */
+  private observeInbound(route: Route, message: InboundMessage): void {
+    const hooks = this.options.hooks;
+    const known = this.sessions.get(route.sessionKey);
+    if (known) known.messages++;
+    else {
+      this.sessions.set(route.sessionKey, { agentId: route.agentId, startedAt: Date.now(), messages: 1 });
+      if (hooks?.has('session_start')) void hooks.runVoid('session_start', { sessionId: route.sessionKey, sessionKey: route.sessionKey }, { agentId: route.agentId, sessionId: route.sessionKey, sessionKey: route.sessionKey });
+    }
+    if (!hooks?.has('message_received')) return;
+    void hooks.runVoid(
+      'message_received',
+      {
+        from: message.senderId,
+        content: route.text,
+        timestamp: Date.now(),
+        ...(message.threadId !== undefined ? { threadId: message.threadId } : {}),
+        messageId: message.messageId,
+        senderId: message.senderId,
+        sessionKey: route.sessionKey,
+      },
+      messageHookContext({ provider: message.provider, channelId: message.channelId }, { sessionKey: route.sessionKey, senderId: message.senderId, messageId: message.messageId, turn: route.context }),
+    );
+  }
+
+  /** session_end for every session this process saw (Warden's sessions outlive it; the reason is `shutdown`). */
+  private async endSessions(): Promise<void> {
+    const hooks = this.options.hooks;
+    if (!hooks?.has('session_end')) return;
+    const now = Date.now();
+    await Promise.all(
+      [...this.sessions].map(([key, s]) =>
+        hooks.runVoid('session_end', { sessionId: key, sessionKey: key, messageCount: s.messages, durationMs: now - s.startedAt, reason: 'shutdown' }, { agentId: s.agentId, sessionId: key, sessionKey: key }),
+      ),
+    );
   }
 
   private async runItem(sessionKey: string, item: QueuedItem, signal: AbortSignal): Promise<void> {
@@ -329,11 +392,12 @@ export class Gateway {
         item.before?.();
         if (command) reply = await this.commandReply(route, command, signal);
         else if (item.skill) reply = await this.skillReply(route, item.skill, signal);
+        else if (item.pluginCommand) reply = await this.pluginCommandReply(route, item.pluginCommand, signal);
         else reply = await this.turnReply(route, signal, item.origin, item.runId);
       } finally {
         stopTyping();
       }
-      if (reply && reply.text !== '') await this.send(route.replyTo, reply);
+      if (reply && reply.text !== '') await this.send(route.replyTo, reply, route);
       if (route.replyTo.threadId !== undefined) this.threads.add(sessionKey);
       item.onDone?.({ ok: true, detail: (reply?.text ?? '').slice(0, 500) });
     } catch (err) {
@@ -418,6 +482,15 @@ export class Gateway {
     }
   }
 
+  private async pluginCommandReply(route: Route, parsed: ParsedPluginCommand, signal: AbortSignal): Promise<OutboundMessage> {
+    try {
+      return await runPluginCommand(parsed, route, this.commandDeps(route), signal);
+    } catch (err) {
+      log.error({ err, command: parsed.command.name, plugin: parsed.command.pluginId, sessionKey: route.sessionKey }, 'plugin command failed');
+      return { text: `/${parsed.command.name} failed: ${(err as Error).message}` };
+    }
+  }
+
   private commandDeps(route: Route): CommandDeps {
     const { options } = this;
     return {
@@ -438,20 +511,17 @@ export class Gateway {
       newCallId: () => `cmd-${randomUUID()}`,
       skillCommands: () => this.skillSpecs(),
       newSession: (r) => this.newSession(r),
+      pluginCommands: options.pluginCommands,
     };
   }
 
-  private async send(target: ReplyTarget, message: OutboundMessage): Promise<void> {
+  private async send(target: ReplyTarget, message: OutboundMessage, route?: Route): Promise<void> {
     const adapter = this.adapters.get(target.provider);
     if (!adapter) {
       log.error({ provider: target.provider }, 'no adapter for reply');
       return;
     }
-    try {
-      await adapter.send(target, message);
-    } catch (err) {
-      log.error({ err, provider: target.provider, channelId: target.channelId }, 'reply not delivered');
-    }
+    await sendWithHooks(this.options.hooks, adapter, target, message, route ? { sessionKey: route.sessionKey, turn: route.context } : {});
   }
 }
 
@@ -466,4 +536,40 @@ export function isTransientStartError(err: unknown): boolean {
     if (/\b(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|socket hang up)\b/.test(String((e as Error).message ?? ''))) return true;
   }
   return false;
+}
+
+/**
+ * One outbound message through message_sending (which may rewrite or cancel it) and
+ * message_sent. The gateway's replies and the message tool's posts both come here. A delivery
+ * failure is logged, never thrown.
+ */
+export async function sendWithHooks(
+  hooks: HookBus | undefined,
+  adapter: ChatAdapter,
+  target: ReplyTarget,
+  message: OutboundMessage,
+  extra: { sessionKey?: string | undefined; turn?: TurnContext | undefined },
+): Promise<{ ok: true } | { ok: false; error: string; cancelled?: boolean }> {
+  const to = target.dmUserId ? `dm:${target.dmUserId}` : target.channelId;
+  const ctx = hooks && (hooks.has('message_sending') || hooks.has('message_sent')) ? messageHookContext(target, extra) : undefined;
+  let outgoing = message;
+  if (ctx && hooks!.has('message_sending')) {
+    const decided = await hooks!.runMessageSending({ to, content: message.text, ...(target.threadId !== undefined ? { threadId: target.threadId } : {}) }, ctx);
+    if (decided.cancelled) {
+      log.info({ provider: target.provider, channelId: target.channelId, reason: decided.cancelReason }, 'message_sending hook cancelled a message');
+      return { ok: false, error: `cancelled by a message_sending hook${decided.cancelReason ? `: ${decided.cancelReason}` : ''}`, cancelled: true };
+    }
+    if (decided.content !== message.text) outgoing = { ...message, text: decided.content };
+  }
+  let error: string | undefined;
+  try {
+    await adapter.send(target, outgoing);
+  } catch (err) {
+    error = (err as Error).message;
+    log.error({ err, provider: target.provider, channelId: target.channelId }, 'reply not delivered');
+  }
+  if (ctx && hooks!.has('message_sent')) {
+    void hooks!.runVoid('message_sent', { to, content: outgoing.text, success: error === undefined, ...(extra.sessionKey ? { sessionKey: extra.sessionKey } : {}), ...(error ? { error } : {}) }, ctx);
+  }
+  return error === undefined ? { ok: true } : { ok: false, error };
 }

@@ -25,7 +25,9 @@ import { listSkills, sessionSkillsCatalog } from '../skills/index.js';
 import { SessionSkillSnapshots } from '../skills/snapshot.js';
 import { AuditLog, openStore, resolveDataDir, type Store } from '../store/index.js';
 import { HookBus } from '../hooks/bus.js';
-import { CronJobs } from '../cron/jobs.js';
+import type { CronJobs } from '../cron/jobs.js';
+import { HookedCronJobs, skillChangeReporter } from '../plugins/lifecycle.js';
+import { loadPluginRuntime, type PluginRuntime } from '../plugins/runtime.js';
 import { CronScheduler } from '../cron/scheduler.js';
 import type { MessagingService } from '../tools/types.js';
 import { createCronDeliver } from './scheduled.js';
@@ -33,7 +35,7 @@ import { approveOn, clickHandlerOn, withWebLocalOwner, type ResolveApproval } fr
 import { sqliteCardStore } from './card-store.js';
 import { DeferredCallRunner } from './deferred-calls.js';
 import type { SkillsView, ToolReport } from './commands.js';
-import { Gateway } from './gateway.js';
+import { Gateway, sendWithHooks } from './gateway.js';
 import { GovernedToolExecutor } from './tool-executor.js';
 import { sessionKeyFor } from './session-key.js';
 import { SkillCommandCatalog } from './skill-commands.js';
@@ -77,20 +79,16 @@ export type StartResult = { ok: true; warden: RunningWarden } | { ok: false; err
 
 export { plannedAdapters } from './planned-adapters.js';
 
-/** The message tool's way out: posts through the running adapters. */
-export function messagingFor(adapters: readonly ChatAdapter[]): MessagingService {
+/** The message tool's way out: posts through the running adapters (and message_sending / message_sent). */
+export function messagingFor(adapters: readonly ChatAdapter[], hooks?: HookBus): MessagingService {
   return {
     providers: () => adapters.map((a) => a.provider),
     async send(target, text) {
       const adapter = adapters.find((a) => a.provider === target.provider);
       if (!adapter) return { ok: false, error: `no ${target.provider} adapter is running` };
       const channelId = target.channel ?? '';
-      try {
-        await adapter.send({ provider: adapter.provider, channelId, threadId: target.threadId, dmUserId: target.userId }, { text });
-        return { ok: true, channelId: channelId || `dm:${target.userId}` };
-      } catch (err) {
-        return { ok: false, error: (err as Error).message };
-      }
+      const sent = await sendWithHooks(hooks, adapter, { provider: adapter.provider, channelId, threadId: target.threadId, dmUserId: target.userId }, { text }, {});
+      return sent.ok ? { ok: true, channelId: channelId || `dm:${target.userId}` } : { ok: false, error: sent.error };
     },
   };
 }
@@ -113,10 +111,11 @@ export function toolReportFor(config: WardenConfig, inputs: SurfaceOptions) {
  * `/exec` goes through, and the `/tools` report — both over the surface inputs `warden tools`
  * uses. `toolRuntime.sessions` is set once the agent runtime exists.
  */
-export function createToolPath(config: WardenConfig, toolRuntime: ToolRuntime, services: { store: Store; approvals: ApprovalService; events: EventBus }) {
+export function createToolPath(config: WardenConfig, toolRuntime: ToolRuntime, services: { store: Store; approvals: ApprovalService; events: EventBus; plugins?: PluginRuntime | undefined }) {
   // No transcript here: the turn loop persists each result once, in order with the model's messages.
   const executor = new GovernedToolExecutor(config, toolRuntime, {
-    hooks: new HookBus(),
+    hooks: services.plugins?.hooks ?? new HookBus(),
+    trustedPolicies: services.plugins?.trustedPolicies,
     approvals: services.approvals,
     audit: new AuditLog(services.store.db),
     events: services.events,
@@ -140,6 +139,9 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     const bind = checkBind(config.channels.web.host, config.channels.web.token);
     if (!bind.ok) return { ok: false, error: new ConfigError(loaded.file, [{ path: bind.path, message: bind.message }]) };
   }
+  // Plugins load before anything listens: a plugin that fails is reported and skipped, Warden starts.
+  const plugins = await loadPluginRuntime(config, baseDir);
+  const hooks = plugins.hooks;
   const opened = openStore({ dataDir });
   if (!opened.ok) return { ok: false, error: new Error(opened.error.message) };
   // A fresh checkout has no workspace yet; the file and exec tools work inside it.
@@ -186,7 +188,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
 
   const startedAt = Date.now();
   let gatewayRef: Gateway | undefined;
-  const cronJobs = new CronJobs(store.db, { keepRuns: config.cron.keepRuns });
+  const cronJobs = new HookedCronJobs(store.db, hooks, { keepRuns: config.cron.keepRuns });
   // A job's turn runs behind its session's queue, as a message would; its outcome goes to the cron ledger.
   const scheduler = new CronScheduler({
     jobs: cronJobs,
@@ -204,17 +206,20 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     configFile: loaded.file,
     store,
     cron: { jobs: cronJobs, scheduler },
-    messaging: messagingFor(adapters),
+    messaging: messagingFor(adapters, hooks),
     status: () => ({
       startedAt,
       adapters: gatewayRef?.adapterStates() ?? adapters.map((a) => ({ provider: a.provider, state: 'starting' })),
       activeSessions: gatewayRef?.stats().sessions ?? 0,
     }),
   };
-  const toolPath = createToolPath(config, toolRuntime, { store, approvals, events });
+  const toolPath = createToolPath(config, toolRuntime, { store, approvals, events, plugins });
   const tools = options.tools ?? toolPath.executor;
   // Each session keeps the skills catalog it was given until a skill file or the config changes.
-  const skillSnapshots = new SessionSkillSnapshots(config, { baseDir, env });
+  const pluginSkillDirs = plugins.skillsDirs();
+  const skillSnapshots = new SessionSkillSnapshots(config, { baseDir, env, pluginSkillDirs });
+  const reportSkillChanges = skillChangeReporter(hooks, () => config, { baseDir, env, pluginSkillDirs });
+  const offSkillChanges = skillSnapshots.onChange(() => reportSkillChanges());
   // Skill commands follow the skill files; the platforms with native commands follow the set.
   const skillCommands = new SkillCommandCatalog(skillSnapshots, defaultAgentId(config));
   for (const adapter of adapters) adapter.setSkillCommands?.(skillCommands.current().specs);
@@ -223,7 +228,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   });
   const sessionContexts = new SessionContextStore(store.db);
   const announce = (parentKey: string, run: SubagentRunView) => gatewayRef?.announce(parentKey, run.requestedBy, run.spawnedInRun);
-  const agent = createAgent(config, env, tools, store, sessionContexts, announce, sessionSkillsCatalog(skillSnapshots, () => config));
+  const agent = createAgent(config, env, tools, store, sessionContexts, announce, sessionSkillsCatalog(skillSnapshots, () => config), hooks);
   // The session tools act on the running agent's sessions; without a model they stay off.
   toolRuntime.sessions = agent?.sessions;
 
@@ -239,10 +244,12 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       pendingCount: (sessionKey) => approvals.list({ sessionKey }).length,
       pending: (sessionKey) => approvals.list({ sessionKey }),
     },
-    skills: skillsFor(config, baseDir, env),
+    skills: skillsFor(config, baseDir, env, pluginSkillDirs),
     skillCommands,
     maxPending: options.maxPending ?? config.sessions.maxQueued,
     shutdownGraceMs: options.shutdownGraceMs ?? config.sessions.shutdownGraceSec * 1000,
+    hooks,
+    pluginCommands: plugins.commands,
   });
 
   gatewayRef = gateway;
@@ -275,6 +282,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     offListeners();
     offSkillCommands();
     skillCommands.close();
+    offSkillChanges();
     await gateway.stop().catch(() => {});
     await skillSnapshots.close();
     approvals.shutdown();
@@ -304,6 +312,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     'warden started',
   );
   const webAdapter = adapters.find((a): a is WebAdapter => a.provider === 'web');
+  const gatewayContext = { port: webAdapter?.url ? Number(new URL(webAdapter.url).port) : 0, workspaceDir: agentWorkspace(config, knownAgentIds(config)[0] ?? 'main', baseDir) };
+  if (hooks.has('gateway_start')) void hooks.runVoid('gateway_start', { port: gatewayContext.port }, gatewayContext);
 
   let stopping: Promise<void> | undefined;
   const warden: RunningWarden = {
@@ -325,6 +335,9 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
         // Deferred calls still running finish (aborted) and post while the adapters are up.
         await deferred?.stop();
         await gateway.stop();
+        // Plugins release what they hold while the store is still open (each handler bounded, 5 s by default).
+        if (hooks.has('gateway_stop')) await hooks.runVoid('gateway_stop', { reason: 'shutdown' }, gatewayContext);
+        offSkillChanges();
         // Running children stay recorded as running; the next start reports them interrupted.
         agent?.sessions.stop();
         // Chromium would keep the process alive; turns are over, so no tool uses it any more.
@@ -389,6 +402,7 @@ function createAgent(
   sessionContexts: SessionContextStore,
   announce: (parentKey: string, run: SubagentRunView) => void,
   skillsCatalog: (turn: TurnContext, sessionKey: string) => string,
+  hooks?: HookBus,
 ): WardenAgentRuntime | undefined {
   const anyModel = config.models.default !== undefined || config.agents.list.some((a) => a.model !== undefined);
   if (!anyModel) return undefined;
@@ -401,12 +415,13 @@ function createAgent(
     sessionContexts,
     announce,
     skillsCatalog,
+    hooks,
   });
 }
 
-function skillsFor(config: WardenConfig, baseDir: string, env: NodeJS.ProcessEnv) {
+function skillsFor(config: WardenConfig, baseDir: string, env: NodeJS.ProcessEnv, pluginSkillDirs: readonly string[] = []) {
   return (context: TurnContext): SkillsView | undefined => {
-    const listing = listSkills(config, context.agentId, { baseDir, env });
+    const listing = listSkills(config, context.agentId, { baseDir, env, pluginSkillDirs });
     if (!listing.ok) return { eligible: [], ineligible: [{ name: '(skills)', why: listing.error }] };
     return {
       eligible: listing.value.eligible.map((s) => ({ name: s.name, description: s.description })),

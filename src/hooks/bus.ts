@@ -277,6 +277,23 @@ export class HookBus {
     );
   }
 
+  /**
+   * Calls each handler one owner registered for a hook, on its own, and returns what each did
+   * (`warden audit` probes before_tool_call this way). Nothing is merged or enforced.
+   */
+  async probe<K extends HookName>(name: K, owner: string, event: HookSignatures[K]['event'], ctx: HookSignatures[K]['ctx'], timeoutMs: number): Promise<Array<{ result?: unknown; error?: string }>> {
+    const out: Array<{ result?: unknown; error?: string }> = [];
+    for (const r of this.byName.get(name) ?? []) {
+      if (r.owner !== owner) continue;
+      try {
+        out.push({ result: await this.call({ ...r, timeoutMs: Math.min(r.timeoutMs || timeoutMs, timeoutMs) }, structuredClone(event), ctx) });
+      } catch (err) {
+        out.push({ error: (err as Error)?.message ?? String(err) });
+      }
+    }
+    return out;
+  }
+
   private call(r: Registration, event: unknown, ctx: unknown): Promise<unknown> {
     let result: unknown;
     try {

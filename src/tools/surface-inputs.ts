@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { WardenConfig } from '../config/schema/index.js';
-import { loadPluginTools, type PluginToolMeta } from '../plugins/manifest.js';
-import { loadedPluginRuntime, type PluginRuntime } from '../plugins/runtime.js';
+import type { PluginToolMeta } from '../plugins/manifest.js';
+import { createPluginRuntime, loadedPluginRuntime, type PluginRuntime } from '../plugins/runtime.js';
 import type { SurfaceOptions } from '../policy/surface.js';
 import type { Availability } from './types.js';
 import { coreAvailability } from './core/index.js';
@@ -53,12 +53,12 @@ export function surfaceInputs(config: WardenConfig, baseDir: string): SurfaceInp
   if (!byDir) manifestsOnly.set(config, (byDir = new Map()));
   let inputs = byDir.get(dir);
   if (!inputs) {
-    const loaded = loadPluginTools(config, dir);
-    const pluginIds = new Set(loaded.tools.map((t) => t.id));
+    // Discovery only: plugin tools are candidates, unavailable until the runtime has loaded.
+    const discovered = createPluginRuntime(config, dir);
     inputs = {
-      plugins: loaded.tools,
-      problems: loaded.problems,
-      implemented: (id: string): Availability | undefined => (pluginIds.has(id) ? undefined : coreAvailability(id, config)),
+      plugins: discovered.tools,
+      problems: discovered.allDiagnostics().filter((d) => d.level === 'error' && d.phase !== 'load').map((d) => d.message),
+      implemented: (id: string): Availability | undefined => (discovered.isPluginTool(id) ? discovered.availability(id) : coreAvailability(id, config)),
     };
     byDir.set(dir, inputs);
   }
