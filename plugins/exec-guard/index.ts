@@ -33,8 +33,13 @@ interface CompiledRule extends ExecGuardRule {
   test: (text: string) => boolean;
 }
 
-/** Characters and tools that make a command's text something else at run time. */
-const OBFUSCATION = /[`$]|\\x[0-9a-f]{2}|\\[0-7]{3}|\b(?:eval|base64|xxd|openssl\s+enc|rev|tr)\b|<<|\bsource\b|(?:^|[;&|\s])\.\s/i;
+/**
+ * What makes a command's text something else at run time, or runs text as a command: expansions
+ * and substitutions, escapes, decoders, here-documents, sourcing, and the carriers that run
+ * their input or arguments (`| sh`, `xargs`, `find -exec`, `python -c`, …).
+ */
+const OBFUSCATION =
+  /[`$]|\\x[0-9a-f]{2}|\\[0-7]{3}|\b(?:eval|base64|xxd|openssl\s+enc|rev|tr|xargs|source)\b|<<|(?:^|[;&|\s])\.\s|\|\s*(?:sudo\s+)?(?:ba|da|z|k|fi)?sh\b|-exec(?:dir)?\b|-ok(?:dir)?\b|\b(?:python[0-9.]*|perl|ruby|node|php)\s+-[ceE]\b/i;
 
 export function compileRules(config: ExecGuardConfig): CompiledRule[] {
   return config.rules.map((rule, i) => {
