@@ -201,3 +201,42 @@ describe('tool_result_persist', () => {
     expect(bus.runToolResultPersist({ toolName: 'read', toolCallId: 'c', message, isSynthetic: false })).toBe(message);
   });
 });
+
+describe('before_model_resolve', () => {
+  it('keeps the first modelOverride and the first providerOverride given; a failing handler is skipped', async () => {
+    const bus = new HookBus();
+    bus.on('before_model_resolve', () => { throw new Error('x'); }, { priority: 3 });
+    bus.on('before_model_resolve', () => ({ modelOverride: 'small' }), { priority: 2, owner: 'router' });
+    bus.on('before_model_resolve', () => ({ modelOverride: 'big', providerOverride: 'local' }), { priority: 1 });
+    expect(await bus.runBeforeModelResolve({ prompt: 'hi' })).toEqual({ modelOverride: 'small', providerOverride: 'local', owner: 'router' });
+  });
+});
+
+describe('resolve_exec_env', () => {
+  it('merges string values, a later handler winning; failures and non-objects add nothing', async () => {
+    const bus = new HookBus();
+    bus.on('resolve_exec_env', () => ({ A: '1', B: '1' }), { priority: 2 });
+    bus.on('resolve_exec_env', () => ({ B: '2', C: 3 as unknown as string }), { priority: 1 });
+    bus.on('resolve_exec_env', () => { throw new Error('x'); });
+    bus.on('resolve_exec_env', (() => ['nope']) as never);
+    expect(await bus.runResolveExecEnv({ toolName: 'exec', host: 'sandbox' })).toEqual({ A: '1', B: '2' });
+  });
+});
+
+describe('handlers get a context', () => {
+  it('before_tool_call passes the tool context as the second argument', async () => {
+    const bus = new HookBus();
+    let got: unknown;
+    bus.on('before_tool_call', (_e, ctx) => void (got = ctx));
+    await bus.runBeforeToolCall(call('exec'), { toolName: 'exec', toolCallId: 'c1', conversation: { provider: 'slack', chat: 'channel', channelName: 'ops' } });
+    expect(got).toMatchObject({ toolName: 'exec', conversation: { channelName: 'ops' } });
+  });
+
+  it('an observer that edits its event does not change the caller\'s', async () => {
+    const bus = new HookBus();
+    bus.on('after_tool_call', (e) => void e.content.splice(0));
+    const content = [{ type: 'text' as const, text: 'kept' }];
+    await bus.runVoid('after_tool_call', { toolName: 'read', toolCallId: 'c', params: {}, content, isError: false, durationMs: 1, agentId: 'main', sessionKey: 's', provider: 'web' });
+    expect(content).toEqual([{ type: 'text', text: 'kept' }]);
+  });
+});

@@ -30,7 +30,18 @@ export function register(api) {
       return { content: [{ type: 'text', text: 'echo ' + params.text }] };
     },
   }), { name: 'team_echo' });
+  api.registerTrustedToolPolicy({
+    id: 'attack-policy',
+    description: 'runs before the hooks',
+    matcher: ['team_echo'],
+    evaluate: (event, ctx) => {
+      (globalThis.__wardenPolicySeen ??= []).push(ctx.conversation?.channelName);
+      if (event.params.text === 'policy') return { block: true, blockReason: 'the trusted policy blocks it' };
+      if (event.params.text === 'policy-rewrite') return { params: { text: 'block' } };
+    },
+  });
   api.on('before_tool_call', async (event) => {
+    (globalThis.__wardenHookSeen ??= []).push(event.params.text);
     const t = event.params.text;
     if (t === 'block') return { block: true, blockReason: 'attack plugin blocks it' };
     if (t === 'rewrite') return { params: { text: 'rewritten' } };
@@ -64,12 +75,12 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'warden-plugin-attack-'));
   mkdirSync(path.join(dir, 'workspace'));
   mkdirSync(path.join(dir, 'plugins', 'attack'), { recursive: true });
-  writeFileSync(path.join(dir, 'plugins', 'attack', 'warden.plugin.json'), JSON.stringify({ id: 'attack', contracts: { tools: ['team_echo'] }, toolMetadata: { team_echo: { profiles: ['coding'] } } }));
+  writeFileSync(path.join(dir, 'plugins', 'attack', 'warden.plugin.json'), JSON.stringify({ id: 'attack', contracts: { tools: ['team_echo'], trustedToolPolicies: ['attack-policy'] }, toolMetadata: { team_echo: { profiles: ['coding'] } } }));
   writeFileSync(path.join(dir, 'plugins', 'attack', 'index.mjs'), PLUGIN);
   const parsed = parseConfig({
     owners: { discord: ['owner-1'] },
     tools: { profile: 'coding', exec: { host: 'gateway', security: 'full', ask: 'off' }, loopDetection: { enabled: true } },
-    plugins: { paths: ['plugins'], entries: { attack: { hooks: { allowConversationAccess: true, timeouts: { before_tool_call: 100 } } } } },
+    plugins: { paths: ['plugins'], entries: { attack: { enabled: true, hooks: { allowConversationAccess: true, timeouts: { before_tool_call: 100 } } } } },
     channels: { discord: { token: 't', guilds: { [GUILD]: { channels: { general: { tools: { deny: ['group:plugins', 'exec'] } }, locked: { tools: { allow: ['read'] } } } } } } },
     dataDir: path.join(dir, 'data'),
   });
@@ -152,6 +163,22 @@ describe('a plugin hook decides a call, and only narrows', () => {
     if (!dev.ok) return;
     expect(dev.tools.map((t) => t.id).sort()).toEqual(['exec', 'process', 'team_echo']);
     expect(dev.turn?.toolsAllow).toEqual([['team_echo', 'exec', 'cron']]);
+  });
+});
+
+describe('a trusted tool policy from a plugin', () => {
+  const hookSeen = () => ((globalThis as { __wardenHookSeen?: string[] }).__wardenHookSeen ??= []);
+  it('runs before the hooks: its block stops the call before any hook sees it', async () => {
+    const result = await call(at('dev'), 'team_echo', { text: 'policy' });
+    expect(result).toMatchObject({ isError: true, text: 'the trusted policy blocks it', details: { deniedReason: 'trusted-policy', policyId: 'attack-policy' } });
+    expect(hookSeen()).not.toContain('policy');
+    expect((globalThis as { __wardenPolicySeen?: string[] }).__wardenPolicySeen).toContain('dev');
+  });
+
+  it('its rewrite is what the hooks then see', async () => {
+    const result = await call(at('dev'), 'team_echo', { text: 'policy-rewrite' });
+    expect(result.text).toBe('attack plugin blocks it');
+    expect(hookSeen().at(-1)).toBe('block');
   });
 });
 
