@@ -44,13 +44,27 @@ export class PluginTools {
     private readonly report: (pluginId: string, diagnostic: Omit<PluginDiagnostic, 'pluginId'>) => void,
   ) {}
 
+  /** Registrations by the tool ids they may build (the surface asks for every kept tool, every turn). */
+  private index: Map<string, ToolRegistration[]> | undefined;
+
   add(registration: ToolRegistration): void {
     this.registrations.push(registration);
+    this.index = undefined;
   }
 
   /** Registrations that may build `id`: those naming it, and name-less factories of a plugin that declares it. */
-  private candidates(id: string): ToolRegistration[] {
-    return this.registrations.filter((r) => (r.names.length > 0 ? r.names.includes(id) : r.declared.has(id)));
+  private candidates(id: string): readonly ToolRegistration[] {
+    if (!this.index) {
+      this.index = new Map();
+      for (const r of this.registrations) {
+        for (const name of r.names.length > 0 ? r.names : r.declared) {
+          const list = this.index.get(name);
+          if (list) list.push(r);
+          else this.index.set(name, [r]);
+        }
+      }
+    }
+    return this.index.get(id) ?? [];
   }
 
   /** Whether any registration can build this tool at all (before any context is known). */
