@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { channelTurn, createHarness, echoModel, FunctionToolExecutor } from '../agent/testing.js';
+import { createAgentRuntime } from '../agent/runtime.js';
+import { AgentSessions } from '../agent/sessions.js';
 import { runTurn } from '../agent/turn.js';
 import type { ModelProvider } from '../models/types.js';
 import { UNTRUSTED_CONTENT_RULE } from '../agent/system-prompt.js';
@@ -185,6 +187,29 @@ describe('the turn emits model and agent hooks', () => {
       expect(systems[0]!.endsWith('POST')).toBe(true);
       expect(systems[0]).not.toContain('a team assistant answering');
       expect(users[0]).toBe('[ctx: release week]\n\nstatus?');
+    } finally {
+      h.cleanup();
+    }
+  });
+});
+
+describe('subagents', () => {
+  it('subagent_spawned when a child starts, subagent_ended when its run ends', async () => {
+    const h = createHarness();
+    try {
+      const bus = new HookBus();
+      const seen = record(bus, ['subagent_spawned', 'subagent_ended']);
+      let done!: () => void;
+      const announced = new Promise<void>((r) => (done = r));
+      const sessions = new AgentSessions({ config: h.config, transcripts: h.transcripts, runs: h.subagentRuns, contexts: h.sessionContexts, announce: () => done(), hooks: bus });
+      createAgentRuntime(h.deps(echoModel, new FunctionToolExecutor({}), { sessions, hooks: bus }));
+      const spawned = sessions.spawn({ parentKey: 'agent:main:discord:channel:c1', parentTurn: channelTurn(), inherited: { deny: [] }, task: 'count files', label: 'counter' });
+      expect(spawned.ok).toBe(true);
+      await announced;
+      await tick();
+      const child = (spawned as { value: { childKey: string; runId: string } }).value;
+      expect(seen[0]).toMatchObject({ name: 'subagent_spawned', event: { childSessionKey: child.childKey, agentId: 'main', label: 'counter', mode: 'run', runId: child.runId }, ctx: { requesterSessionKey: 'agent:main:discord:channel:c1' } });
+      expect(seen[1]).toMatchObject({ name: 'subagent_ended', event: { targetSessionKey: child.childKey, targetKind: 'subagent', reason: 'completed', outcome: 'ok', runId: child.runId } });
     } finally {
       h.cleanup();
     }

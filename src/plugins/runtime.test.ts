@@ -103,6 +103,13 @@ describe('the rules fixture: every registration rule with its diagnostic', () =>
     expect(seen.length).toBe(before);
   });
 
+  it('hooks.allowPromptInjection: false refuses before_prompt_build; allowConversationAccess admits it', async () => {
+    const refused = await createLoaded(config({ plugins: { paths: [FIXTURE], entries: { fixture: { hooks: { allowConversationAccess: true, allowPromptInjection: false } } } } }), FIXTURE);
+    expect(refused.plugins[0]!.diagnostics.map((d) => d.message)).toContain('typed hook "before_prompt_build" blocked by plugins.entries.fixture.hooks.allowPromptInjection=false');
+    const admitted = await createLoaded(config({ plugins: { paths: [FIXTURE], entries: { fixture: { hooks: { allowConversationAccess: true } } } } }), FIXTURE);
+    expect(admitted.plugins[0]!.hooks.map((h) => h.name)).toContain('before_prompt_build');
+  });
+
   it('without explicit enablement the trusted policy is refused', async () => {
     const other = await createLoaded(config({ plugins: { paths: [FIXTURE] } }), FIXTURE);
     expect(other.plugins[0]!.diagnostics.map((d) => d.message)).toContain('plugin must be explicitly enabled to register trusted tool policy: fx-policy');

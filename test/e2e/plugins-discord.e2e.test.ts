@@ -5,7 +5,7 @@
 // #general, whose policy denies group:plugins, the model is never offered the tool and the
 // plugin's /incident command cannot reach it.
 import { createServer, type Server } from 'node:http';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -29,6 +29,7 @@ let tracker: Server;
 let trackerUrl: string;
 const created: Array<{ auth?: string; body: Record<string, unknown> }> = [];
 let warden: RunningWarden;
+let journal: string;
 
 const lastUserText = (r: FakeRequest): string => {
   const users = (r.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'user');
@@ -68,6 +69,19 @@ beforeAll(async () => {
   mkdirSync(path.join(dir, 'broken', 'crasher'), { recursive: true });
   writeFileSync(path.join(dir, 'broken', 'crasher', 'warden.plugin.json'), JSON.stringify({ id: 'crasher', contracts: { tools: ['crash_tool'] }, toolMetadata: { crash_tool: { profiles: ['messaging'] } } }));
   writeFileSync(path.join(dir, 'broken', 'crasher', 'index.mjs'), 'throw new Error("crasher cannot start");');
+  // An observer of the lifecycle, writing what it saw where the test can read it.
+  journal = path.join(dir, 'journal.log');
+  mkdirSync(path.join(dir, 'broken', 'observer'), { recursive: true });
+  writeFileSync(path.join(dir, 'broken', 'observer', 'warden.plugin.json'), JSON.stringify({ id: 'observer' }));
+  writeFileSync(
+    path.join(dir, 'broken', 'observer', 'index.mjs'),
+    `import { appendFileSync } from 'node:fs';
+const note = (line) => appendFileSync(${JSON.stringify(path.join(dir, 'journal.log'))}, line + '\\n');
+export function register(api) {
+  for (const hook of ['gateway_start', 'gateway_stop', 'session_start', 'message_received', 'message_sent', 'model_call_ended']) api.on(hook, (e) => note(hook));
+  api.on('after_tool_call', (e) => note('after_tool_call ' + e.toolName));
+}`,
+  );
   const parsed = parseConfig({
     models: { default: 'openai/gpt-test', providers: { openai: { baseUrl: model.url } } },
     tools: { profile: 'messaging' },
@@ -136,4 +150,11 @@ describe('a plugin tool from a Discord channel', () => {
     const tools = await botPostIn(DEV, 'Your tools here');
     expect(String(tools.body.content)).toContain('crash_tool — unavailable: plugin crasher did not load: entry module index.mjs failed to load: crasher cannot start');
   });
+  it('observer hooks saw the lifecycle, the messages and the tool call; gateway_stop runs on stop', async () => {
+    await warden.stop();
+    const lines = readFileSync(journal, 'utf8').split('\n');
+    for (const hook of ['gateway_start', 'session_start', 'message_received', 'message_sent', 'model_call_ended', 'after_tool_call incident_create', 'gateway_stop']) expect(lines, hook).toContain(hook);
+    expect(lines.at(-2)).toBe('gateway_stop');
+  });
+
 });
