@@ -2,7 +2,8 @@ import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'n
 import path from 'node:path';
 import type { WardenConfig } from '../config/schema/index.js';
 import { isGlob } from '../policy/glob.js';
-import { isCoreToolId } from '../tools/catalog.js';
+import { BUNDLE_MCP, isCoreToolId } from '../tools/catalog.js';
+import { isMetaTool } from '../tools/tool-search/meta-tools.js';
 import { normalizeToolName } from '../tools/names.js';
 import { checkPluginConfig } from './config-schema.js';
 import { hasManifest, metadataFor, readManifest, toolMeta, type PluginManifest, type PluginToolMeta } from './manifest.js';
@@ -124,10 +125,17 @@ export function discoverPlugins(config: Pick<WardenConfig, 'plugins'>, baseDir: 
       plugin.why = off === 'plugins.allow' ? 'not in plugins.allow' : `disabled by ${off}`;
       continue;
     }
-    if (isCoreToolId(normalizeToolName(id))) {
+    if (isCoreToolId(normalizeToolName(id)) || isMetaTool(normalizeToolName(id))) {
       plugin.status = 'blocked';
       plugin.why = `plugin id conflicts with core tool name (${id})`;
       error(plugin.why, id);
+      continue;
+    }
+    const reserved = reservedPluginId(id);
+    if (reserved) {
+      plugin.status = 'blocked';
+      plugin.why = reserved;
+      error(reserved, id);
       continue;
     }
     if (found.pinProblem) fail(plugin, found.pinProblem, out.diagnostics);
@@ -138,7 +146,8 @@ export function discoverPlugins(config: Pick<WardenConfig, 'plugins'>, baseDir: 
         error(`plugin tool is malformed (${id}): ${JSON.stringify(raw)} is not a tool name`, id);
         continue;
       }
-      if (isCoreToolId(name) || toolOwner.has(name)) {
+      // The Tool Search tools are Warden's too: a plugin tool by their name could never be called.
+      if (isCoreToolId(name) || isMetaTool(name) || toolOwner.has(name)) {
         error(`plugin tool name conflict (${id}): ${name}`, id);
         continue;
       }
@@ -161,6 +170,16 @@ export function discoverPlugins(config: Pick<WardenConfig, 'plugins'>, baseDir: 
     if (!out.plugins.some((p) => p.id === id)) out.diagnostics.push({ level: 'warn', pluginId: id, message: `plugins.entries.${key}: no plugin with this id was found` });
   }
   return out;
+}
+
+/**
+ * Ids that would mean something else in a policy entry: `bundle-mcp` (every MCP tool),
+ * OpenClaw's reserved `node-mcp`, `group:…`, and anything that is not a plain name.
+ */
+function reservedPluginId(id: string): string | undefined {
+  if (id === BUNDLE_MCP || id === 'node-mcp' || id === 'plugins') return `plugin id is reserved (${id})`;
+  if (!/^[a-z0-9][a-z0-9._-]*$/.test(id)) return `plugin id must be letters, digits, ".", "_" or "-" (${id})`;
+  return undefined;
 }
 
 function fail(plugin: DiscoveredPlugin, why: string, diagnostics: PluginDiagnostic[]): void {

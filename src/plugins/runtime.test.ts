@@ -145,6 +145,9 @@ describe('plugins that cannot load are reported and skipped', () => {
     ['has an invalid config', () => plugin('f', { id: 'needs-url', configSchema: { type: 'object', required: ['baseUrl'], properties: { baseUrl: { type: 'string' }, retries: { type: 'integer' } }, additionalProperties: false } }, { 'index.mjs': 'export function register() {}' }), /plugins\.entries\.needs-url\.config\.baseUrl: is required; plugins\.entries\.needs-url\.config\.extra: is not a known key; plugins\.entries\.needs-url\.config\.retries: must be integer/, 'error'],
     ['has config but no configSchema', () => plugin('g', { id: 'no-schema' }, { 'index.mjs': 'export function register() {}' }), /declares no configSchema/, 'error'],
     ['has an id that is a core tool name', () => plugin('h', { id: 'Exec' }, { 'index.mjs': 'export function register() {}' }), /plugin id conflicts with core tool name \(exec\)/, 'blocked'],
+    ['has an id that is a Tool Search tool', () => plugin('h2', { id: 'tool_call' }, { 'index.mjs': 'export function register() {}' }), /plugin id conflicts with core tool name \(tool_call\)/, 'blocked'],
+    ['has the id that means every MCP tool', () => plugin('h3', { id: 'bundle-mcp' }, { 'index.mjs': 'export function register() {}' }), /plugin id is reserved \(bundle-mcp\)/, 'blocked'],
+    ['has an id that is not a plain name', () => plugin('h4', { id: 'group:fs' }, { 'index.mjs': 'export function register() {}' }), /plugin id must be letters, digits/, 'blocked'],
     ['names an entry outside its folder', () => {
       plugin('i', { id: 'escapes' }, { 'package.json': JSON.stringify({ warden: { extensions: ['./link.mjs'] } }) });
       writeFileSync(path.join(root, 'outside.mjs'), 'export function register() {}');
