@@ -41,3 +41,30 @@ describe('warden plugins', () => {
     expect(out).toContain('exec-guard@1.0.0  disabled (not in plugins.allow)');
   });
 });
+
+describe('warden invoke and warden tools with a plugin', () => {
+  it('run the plugin tool through its hooks, and explain it', async () => {
+    const cwd = mkdtempSync(path.join(tmpdir(), 'warden-cli-plugin-invoke-'));
+    const dir = path.join(cwd, 'plugins', 'greeter');
+    (await import('node:fs')).mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, 'warden.plugin.json'), JSON.stringify({ id: 'greeter', contracts: { tools: ['greet'] }, toolMetadata: { greet: { profiles: ['coding'] } } }));
+    writeFileSync(
+      path.join(dir, 'index.mjs'),
+      `export function register(api) {
+  api.registerTool((ctx) => ({ name: 'greet', description: 'greets', parameters: { type: 'object', properties: { who: { type: 'string' } }, required: ['who'] }, execute: (_id, p) => ({ content: [{ type: 'text', text: 'hello ' + p.who + ' from ' + ctx.provider }] }) }));
+  api.on('before_tool_call', (e) => (e.params.who === 'mallory' ? { block: true, blockReason: 'not mallory' } : undefined));
+}`,
+    );
+    writeFileSync(path.join(cwd, 'warden.config.yaml'), 'plugins:\n  paths: [plugins]\ntools:\n  profile: coding\n');
+    const cli = async (...args: string[]) => {
+      let out = '';
+      const code = await main(args, { cwd, env: {}, stdout: (t) => (out += t), stderr: () => {} });
+      return { code, json: JSON.parse(out) as Record<string, any> };
+    };
+    expect(await cli('invoke', 'greet', '--json', '--provider', 'slack', '--args', '{"who":"ann"}')).toMatchObject({ code: 0, json: { status: 'ok', content: [{ text: 'hello ann from slack' }] } });
+    expect(await cli('invoke', 'greet', '--json', '--args', '{"who":"mallory"}')).toMatchObject({ code: 0, json: { status: 'blocked', deniedReason: 'plugin-before-tool-call', content: [{ text: 'not mallory' }] } });
+    expect(await cli('invoke', 'greet', '--json', '--args', '{}')).toMatchObject({ json: { status: 'error', content: [{ text: expect.stringContaining('Invalid arguments for greet') }] } });
+    const tools = await cli('tools', '--json', '--explain', 'greet');
+    expect(tools.json.explain).toMatchObject({ tool: 'greet', verdict: 'available' });
+  });
+});
