@@ -1,4 +1,3 @@
-import { log } from '../log.js';
 import type { TurnContext } from '../policy/context.js';
 import { normalizeToolName } from '../tools/names.js';
 import type { Availability, JsonSchema, ToolImplementation } from '../tools/types.js';
@@ -182,10 +181,4 @@ function adapt(id: string, tool: PluginTool): ToolImplementation {
       return tool.execute(ctx.toolCallId, args, ctx.signal, () => {});
     },
   };
-}
-
-export function logOnce(seen: Set<string>, pluginId: string, message: string): void {
-  if (seen.has(message)) return;
-  seen.add(message);
-  log.error({ plugin: pluginId }, message);
 }
