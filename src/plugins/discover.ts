@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { WardenConfig } from '../config/schema/index.js';
+import { OPENCLAW_HOOK_NAMES } from '../hooks/types.js';
 import { isGlob } from '../policy/glob.js';
 import { BUNDLE_MCP, isCoreToolId } from '../tools/catalog.js';
 import { isMetaTool } from '../tools/tool-search/meta-tools.js';
@@ -139,6 +140,9 @@ export function discoverPlugins(config: Pick<WardenConfig, 'plugins'>, baseDir: 
       continue;
     }
     if (found.pinProblem) fail(plugin, found.pinProblem, out.diagnostics);
+    for (const hook of Object.keys(entry?.hooks?.timeouts ?? {})) {
+      if (!(OPENCLAW_HOOK_NAMES as readonly string[]).includes(hook)) out.diagnostics.push({ level: 'warn', pluginId: id, message: `plugins.entries.${id}.hooks.timeouts.${hook}: no hook of that name; the timeout applies to nothing` });
+    }
 
     for (const raw of Array.isArray(manifest.contracts?.tools) ? manifest.contracts.tools : []) {
       const name = typeof raw === 'string' ? normalizeToolName(raw) : '';

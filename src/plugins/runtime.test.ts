@@ -110,6 +110,14 @@ describe('the rules fixture: every registration rule with its diagnostic', () =>
     expect(admitted.plugins[0]!.hooks.map((h) => h.name)).toContain('before_prompt_build');
   });
 
+  it('a timeout for a hook that does not exist is reported', () => {
+    const c = config({ plugins: { paths: [FIXTURE], entries: { fixture: { hooks: { timeouts: { before_tool_cal: 5_000, before_tool_call: 5_000 } } } } } });
+    expect(createPluginRuntime(c, FIXTURE).plugins[0]!.diagnostics.map((d) => d.message).sort()).toEqual([
+      'plugin tool name conflict (fixture): read',
+      'plugins.entries.fixture.hooks.timeouts.before_tool_cal: no hook of that name; the timeout applies to nothing',
+    ]);
+  });
+
   it('without explicit enablement the trusted policy is refused', async () => {
     const other = await createLoaded(config({ plugins: { paths: [FIXTURE] } }), FIXTURE);
     expect(other.plugins[0]!.diagnostics.map((d) => d.message)).toContain('plugin must be explicitly enabled to register trusted tool policy: fx-policy');
