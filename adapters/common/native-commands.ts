@@ -101,6 +101,8 @@ export function slackCommandText(
       return { ok: true, name: classified.command.name, text: typed };
     case 'skill':
       return { ok: true, name: classified.spec.name, text: typed };
+    case 'plugin':
+      return { ok: true, name: classified.command.command.name, text: typed };
     case 'answer':
       return { ok: false, message: classified.text };
     case 'message':

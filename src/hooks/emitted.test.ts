@@ -226,7 +226,8 @@ describe('lifecycle hooks without a single call site', () => {
       const jobs = new HookedCronJobs(opened.store.db, bus);
       const job = jobs.add({ agentId: 'main', name: 'digest', schedule: { kind: 'every', everyMs: 60_000 }, message: 'm', target: { sessionKey: 'k', provider: 'web', chat: 'dm' }, createdBy: 'u' }, Date.now());
       jobs.setEnabled(job.id, false, Date.now());
-      const run = jobs.begin(job, Date.now());
+      const run = jobs.claim(job, 'manual', Date.now());
+      jobs.start(run, job.id, Date.now());
       jobs.finish(run, job.id, 'error', 'model down', Date.now());
       jobs.remove(job.id);
       expect(seen.map((s) => s.event.action)).toEqual(['added', 'updated', 'started', 'finished', 'removed']);

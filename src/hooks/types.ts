@@ -315,7 +315,7 @@ export interface CronChangedEvent {
   jobId: string;
   job?: { id: string; agentId: string; name: string; enabled: boolean; message: string; schedule: unknown; createdBy: string } | undefined;
   agentId?: string | undefined;
-  status?: 'ok' | 'error' | undefined;
+  status?: 'ok' | 'error' | 'interrupted' | undefined;
   error?: string | undefined;
   runId?: string | undefined;
 }

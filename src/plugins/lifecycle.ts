@@ -43,12 +43,6 @@ export class HookedCronJobs extends CronJobs {
     return job;
   }
 
-  override setEnabled(id: string, enabled: boolean, now: number): CronJob | undefined {
-    const job = super.setEnabled(id, enabled, now);
-    if (job) this.emit({ action: 'updated', jobId: id, job: jobView(job), agentId: job.agentId });
-    return job;
-  }
-
   override rename(id: string, name: string): void {
     super.rename(id, name);
     const job = this.get(id);
@@ -62,13 +56,19 @@ export class HookedCronJobs extends CronJobs {
     return removed;
   }
 
-  override begin(job: CronJob, now: number, advance = true): number {
-    const runId = super.begin(job, now, advance);
-    this.emit({ action: 'started', jobId: job.id, job: jobView(job), agentId: job.agentId, runId: String(runId) });
-    return runId;
+  override update(id: string, patch: Parameters<CronJobs['update']>[1], now: number): CronJob | undefined {
+    const job = super.update(id, patch, now);
+    if (job) this.emit({ action: 'updated', jobId: id, job: jobView(job), agentId: job.agentId });
+    return job;
   }
 
-  override finish(runId: number, jobId: string, status: 'ok' | 'error', detail: string | undefined, now: number): void {
+  override start(runId: number, jobId: string, now: number): void {
+    super.start(runId, jobId, now);
+    const job = this.get(jobId);
+    this.emit({ action: 'started', jobId, ...(job ? { job: jobView(job), agentId: job.agentId } : {}), runId: String(runId) });
+  }
+
+  override finish(runId: number, jobId: string, status: 'ok' | 'error' | 'interrupted', detail: string | undefined, now: number): void {
     super.finish(runId, jobId, status, detail, now);
     this.emit({ action: 'finished', jobId, status, runId: String(runId), ...(status === 'error' && detail ? { error: detail } : {}) });
   }
