@@ -215,7 +215,8 @@ describe('a plugin tool is where the policy keeps it, and its calls pass the cha
     if (!surface.ok) throw new Error(surface.message);
     let last: { details?: unknown } | undefined;
     for (let i = 0; i < 25; i++) {
-      last = await executor.execute({ toolCallId: `l${i}`, tool: 'team_echo', args: { text: 'same' } }, { sessionKey: 'agent:main:discord:channel:loop', turn: surface.turn ?? turn, signal: new AbortController().signal, surface: surface.tools.map((t) => t.id) });
+      // One model run: calls a person makes carry no run and are never counted.
+      last = await executor.execute({ toolCallId: `l${i}`, tool: 'team_echo', args: { text: 'same' } }, { sessionKey: 'agent:main:discord:channel:loop', turn: surface.turn ?? turn, signal: new AbortController().signal, surface: surface.tools.map((t) => t.id), runId: 'run-1' });
     }
     expect(last).toMatchObject({ details: { deniedReason: 'tool-loop' } });
   });
