@@ -18,12 +18,13 @@ import type { ApprovalRequest } from '../../src/approvals/types.js';
 import { ConfigError } from '../../src/config/errors.js';
 import type { DiscordConfig } from '../../src/config/schema/channels.js';
 import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
+import type { SkillCommandSpec } from '../../src/skills/commands.js';
 import { log } from '../../src/log.js';
 import { cardDestinations, type AdapterDeps } from '../common/adapter-deps.js';
 import { alreadyResolvedText, CLICK_FAILED_TEXT, decodeApprovalAction, INVALID_ACTION_TEXT, isApprovalAction, NOT_APPROVER_TEXT, NOT_FOUND_TEXT } from '../common/approval-card.js';
 import { memoryCardStore } from '../common/card-store.js';
 import { chunkText } from '../common/chunk-text.js';
-import { answersPrivately } from '../common/native-commands.js';
+import { answersPrivately, isCommandName } from '../common/native-commands.js';
 import { discordCard, mention } from './card.js';
 import { registerCommands } from './commands.js';
 import { inboundFromCommand, inboundFromDiscord } from './inbound.js';
@@ -73,6 +74,24 @@ export function createDiscordAdapter(
   const dmChannels = new Map<string, string>();
   const logger = log.child({ adapter: 'discord' });
   let client: Client | undefined;
+  /** The skill commands registered beside the built-ins; they follow the skill files. */
+  let skillCommands: readonly SkillCommandSpec[] = [];
+  /** Registrations run one after another, each with the latest set. */
+  let registration: Promise<void> = Promise.resolve();
+  const registers = options.registerCommands !== false;
+
+  function register(): Promise<void> {
+    registration = registration.then(async () => {
+      const c = client;
+      if (!c?.application) return;
+      // Typed commands keep working if registration fails; the log says why the picker is empty.
+      await registerCommands(c.rest, c.application.id, skillCommands).then(
+        (outcome) => logger.info({ outcome, skillCommands: skillCommands.map((s) => s.name) }, 'slash commands checked'),
+        (err: unknown) => logger.warn({ err }, 'could not register slash commands; typed commands still work'),
+      );
+    });
+    return registration;
+  }
 
   const rest = () => {
     if (!client) throw new Error('the Discord adapter is not started');
@@ -142,11 +161,14 @@ export function createDiscordAdapter(
     const channelId = await channelOf(target);
     // Model output may contain @everyone or role mentions; only user mentions may notify.
     const safeMentions = { allowed_mentions: { parse: ['users'] } };
+    // An approval's outcome replies to its card when the card is in this channel.
+    const card = message.linkedApproval ? (await cards.get(message.linkedApproval)).find((r) => r.channelId === channelId) : undefined;
+    const reference = card ? { message_reference: { message_id: card.messageId, fail_if_not_exists: false } } : {};
     const { chunks, file } = replyChunks(message);
     // One at a time: the order of the chunks is the order of the text.
     for (const [i, content] of chunks.entries()) {
       const last = i === chunks.length - 1;
-      await post(channelId, { content, ...safeMentions }, last && file ? [attach(file)] : undefined);
+      await post(channelId, { content, ...safeMentions, ...(i === 0 ? reference : {}) }, last && file ? [attach(file)] : undefined);
     }
   }
 
@@ -216,11 +238,9 @@ export function createDiscordAdapter(
    */
   async function onCommand(interaction: ChatInputCommandInteraction, onMessage: (message: InboundMessage) => Promise<void>): Promise<void> {
     const inbound = await inboundFromCommand(interaction);
-    if (!inbound) {
-      await interaction.reply({ content: `Warden has no /${interaction.commandName} command; try /help.`, flags: MessageFlags.Ephemeral });
-      return;
-    }
-    const ephemeral = answersPrivately(interaction.commandName);
+    // A command Warden does not have any more is answered by the router, privately.
+    const known = isCommandName(interaction.commandName) || skillCommands.some((s) => s.name === interaction.commandName);
+    const ephemeral = answersPrivately(interaction.commandName) || !known;
     await interaction.deferReply(ephemeral ? { flags: MessageFlags.Ephemeral } : {});
     const now = Date.now();
     for (const [id, entry] of invocations) if (now - entry.at > INTERACTION_TOKEN_MS) invocations.delete(id);
@@ -302,13 +322,11 @@ export function createDiscordAdapter(
       await c.login(token);
       await ready;
       logger.info({ user: c.user?.tag }, 'discord adapter ready');
-      if (options.registerCommands !== false && c.application) {
-        // Typed commands keep working if registration fails; the log says why the picker is empty.
-        await registerCommands(c.rest, c.application.id).then(
-          (outcome) => logger.info({ outcome }, 'slash commands checked'),
-          (err: unknown) => logger.warn({ err }, 'could not register slash commands; typed commands still work'),
-        );
-      }
+      if (registers) await register();
+    },
+    setSkillCommands(specs) {
+      skillCommands = [...specs];
+      if (registers && client?.isReady()) void register();
     },
     send,
     typing,

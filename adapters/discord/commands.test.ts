@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { discordCommandDefinitions, sameCommands } from './commands.js';
+import { reservedCommandNames } from '../../src/gateway/command-text.js';
+import { skillCommandSpecs } from '../../src/skills/commands.js';
+import { testSkill } from '../../src/skills/testing.js';
+import { DISCORD_COMMAND_LIMIT, discordCommandDefinitions, sameCommands } from './commands.js';
 
 const wanted = discordCommandDefinitions() as Array<Record<string, any>>;
 /** What Discord returns for the same set: ids, versions, defaults, `required` left out when false. */
@@ -20,6 +23,39 @@ describe('discordCommandDefinitions', () => {
       for (const o of c.options) expect(o.description.length).toBeLessThanOrEqual(100);
     }
     expect(wanted.find((c) => c.name === 'approve')?.options[1].choices.map((ch: any) => ch.value)).toEqual(['allow-once', 'allow-always', 'deny']);
+  });
+});
+
+describe('skill commands on Discord', () => {
+  const skills = skillCommandSpecs(
+    [testSkill('release-notes', { description: 'Write release notes\nfrom the history. '.repeat(10) }), testSkill('run', { commandDispatch: { kind: 'tool', tool: 'exec', argMode: 'raw' } }), testSkill('status')],
+    reservedCommandNames(),
+  );
+  const defs = discordCommandDefinitions(skills) as Array<Record<string, any>>;
+
+  it('adds one command per skill, after the built-ins, with a free-text input option', () => {
+    expect(defs.slice(0, wanted.length)).toEqual(wanted);
+    const added = defs.slice(wanted.length);
+    expect(added.map((c) => c.name)).toEqual(['release_notes', 'run', 'status_2']);
+    for (const c of added) {
+      expect(c.name).toMatch(/^[a-z0-9_]{1,32}$/);
+      expect(c.description.length).toBeGreaterThan(0);
+      expect(c.description.length).toBeLessThanOrEqual(100);
+      expect(c.description).not.toContain('\n');
+      expect(c.options).toEqual([{ type: 3, name: 'input', description: expect.any(String), required: false }]);
+    }
+    expect(added[1]!.options[0].description).toBe('Arguments for exec');
+  });
+
+  it('a changed skill set is a different registration; the same one is not', () => {
+    expect(sameCommands(defs as any, discordCommandDefinitions(skills) as any)).toBe(true);
+    expect(sameCommands(defs as any, wanted as any)).toBe(false);
+    expect(sameCommands(defs as any, discordCommandDefinitions(skills.slice(1)) as any)).toBe(false);
+  });
+
+  it(`never asks Discord for more than ${DISCORD_COMMAND_LIMIT} commands`, () => {
+    const many = skillCommandSpecs(Array.from({ length: 120 }, (_, i) => testSkill(`skill-${i}`)), reservedCommandNames());
+    expect(discordCommandDefinitions(many)).toHaveLength(DISCORD_COMMAND_LIMIT);
   });
 });
 

@@ -6,14 +6,28 @@ import {
   type REST,
   type RESTPutAPIApplicationCommandsJSONBody,
 } from 'discord.js';
-import { NATIVE_COMMANDS } from '../common/native-commands.js';
+import { log } from '../../src/log.js';
+import type { SkillCommandSpec } from '../../src/skills/commands.js';
+import { NATIVE_COMMANDS, SKILL_INPUT_OPTION } from '../common/native-commands.js';
 
 /** Discord's limit on a command or option description. */
 const DESCRIPTION_LIMIT = 100;
+/** Discord's limit on an application's global chat-input commands. */
+export const DISCORD_COMMAND_LIMIT = 100;
 
-/** Warden's commands as Discord application commands (chat input, string options). */
-export function discordCommandDefinitions(): RESTPutAPIApplicationCommandsJSONBody {
-  return NATIVE_COMMANDS.map((c) => ({
+const describe = (text: string) => {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= DESCRIPTION_LIMIT ? flat : `${flat.slice(0, DESCRIPTION_LIMIT - 1).trimEnd()}…`;
+};
+
+/**
+ * Warden's commands as Discord application commands (chat input, string options): the built-in
+ * ones, then one per skill command with an optional free-text `input` option carrying the
+ * skill's arguments. Skill names are already lower-case `a-z0-9_`, at most 32 characters, and
+ * never a built-in's. Beyond Discord's 100 commands the rest stay typed-only (logged).
+ */
+export function discordCommandDefinitions(skills: readonly SkillCommandSpec[] = []): RESTPutAPIApplicationCommandsJSONBody {
+  const builtins = NATIVE_COMMANDS.map((c) => ({
     type: ApplicationCommandType.ChatInput,
     name: c.name,
     description: c.description.slice(0, DESCRIPTION_LIMIT),
@@ -25,6 +39,22 @@ export function discordCommandDefinitions(): RESTPutAPIApplicationCommandsJSONBo
       ...(o.choices ? { choices: o.choices.map((v) => ({ name: v, value: v })) } : {}),
     })),
   }));
+  const room = DISCORD_COMMAND_LIMIT - builtins.length;
+  if (skills.length > room) log.warn({ registered: room, typedOnly: skills.slice(room).map((s) => s.name) }, 'more skill commands than Discord takes; the rest work typed only');
+  const fromSkills = skills.slice(0, Math.max(0, room)).map((s) => ({
+    type: ApplicationCommandType.ChatInput,
+    name: s.name,
+    description: describe(s.description) || s.name,
+    options: [
+      {
+        type: ApplicationCommandOptionType.String as const,
+        name: SKILL_INPUT_OPTION,
+        description: s.dispatch ? `Arguments for ${s.dispatch.tool}` : `What you want from the ${s.skillName} skill`.slice(0, DESCRIPTION_LIMIT),
+        required: false,
+      },
+    ],
+  }));
+  return [...builtins, ...fromSkills];
 }
 
 type CommandShape = { type?: number | undefined; name: string; description: string; options?: ReadonlyArray<Record<string, unknown>> | undefined };
@@ -56,11 +86,11 @@ export function sameCommands(registered: readonly CommandShape[], wanted: readon
 /**
  * Registers the commands globally for the application, so they work in every guild and in
  * DMs. Idempotent: the registered set is read first and replaced (one bulk overwrite) only
- * when it differs, so restarts cost one GET and never count against Discord's daily limit
- * on command creation.
+ * when it differs, so restarts — and skill changes that leave the set as it was — cost one GET
+ * and never count against Discord's daily limit on command creation.
  */
-export async function registerCommands(rest: REST, applicationId: string): Promise<'unchanged' | 'registered'> {
-  const wanted = discordCommandDefinitions();
+export async function registerCommands(rest: REST, applicationId: string, skills: readonly SkillCommandSpec[] = []): Promise<'unchanged' | 'registered'> {
+  const wanted = discordCommandDefinitions(skills);
   const registered = (await rest.get(Routes.applicationCommands(applicationId))) as APIApplicationCommand[];
   if (sameCommands(registered as CommandShape[], wanted as CommandShape[])) return 'unchanged';
   await rest.put(Routes.applicationCommands(applicationId), { body: wanted });

@@ -1,6 +1,6 @@
 import type { ChatInputCommandInteraction, Message } from 'discord.js';
 import type { InboundMessage } from '../../src/gateway/types.js';
-import { isCommandName, typedCommandText } from '../common/native-commands.js';
+import { isCommandName, SKILL_INPUT_OPTION, typedCommandText, typedSkillText } from '../common/native-commands.js';
 
 type Place = Pick<InboundMessage, 'chatType' | 'guildId' | 'channelId' | 'channelName' | 'threadId'>;
 type AnyChannel = Message['channel'];
@@ -47,12 +47,16 @@ export async function inboundFromDiscord(message: Message, botId: string): Promi
 
 /**
  * A slash command as the message its typed form would be: same conversation, same sender,
- * text `/exec …`, so the router gives it the same session, policy context and owner check.
- * Undefined for a command Warden does not have (one left registered by an older version).
+ * text `/exec …` or `/release_notes v1.2`, so the router gives it the same session, policy
+ * context and owner check. A command Warden does not have (one an older version left
+ * registered) goes to the router as typed too, which answers it as unknown.
  */
-export async function inboundFromCommand(interaction: ChatInputCommandInteraction): Promise<InboundMessage | undefined> {
-  if (!isCommandName(interaction.commandName)) return undefined;
+export async function inboundFromCommand(interaction: ChatInputCommandInteraction): Promise<InboundMessage> {
   const values = Object.fromEntries(interaction.options.data.map((o) => [o.name, o.value === undefined ? undefined : String(o.value)]));
+  const name = interaction.commandName;
+  const text = isCommandName(name)
+    ? typedCommandText(name, values)
+    : typedSkillText(name, values[SKILL_INPUT_OPTION] ?? Object.values(values).filter(Boolean).join(' '));
   let channel = interaction.channel;
   if (channel?.isThread() && channel.parentId === null) channel = await interaction.client.channels.fetch(channel.id, { force: true }).then((c) => (c?.isThread() ? c : channel));
   return {
@@ -60,7 +64,7 @@ export async function inboundFromCommand(interaction: ChatInputCommandInteractio
     ...placeOf(channel, interaction.channelId, interaction.inGuild() ? interaction.guildId : null, interaction.client),
     senderId: interaction.user.id,
     senderName: interaction.user.globalName ?? interaction.user.username,
-    text: typedCommandText(interaction.commandName, values),
+    text,
     mentionsBot: false,
     messageId: interaction.id,
     receivedAt: interaction.createdTimestamp,

@@ -16,6 +16,7 @@ import {
 import type { ApprovalRequest } from '../../src/approvals/types.js';
 import { ConfigError } from '../../src/config/errors.js';
 import type { SlackConfig } from '../../src/config/schema/channels.js';
+import type { SkillCommandSpec } from '../../src/skills/commands.js';
 import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
 import { log } from '../../src/log.js';
 import { cardDestinations, type AdapterDeps } from '../common/adapter-deps.js';
@@ -34,8 +35,8 @@ export const SLACK_LONG_REPLY = 12_000;
 /** A slash command's response_url takes 5 posts within 30 minutes. */
 const RESPONSE_URL_USES = 5;
 const RESPONSE_URL_MS = 29 * 60_000;
-/** The commands Warden answers: one `/warden <command>`, or `/warden-<command>` per command. */
-export const SLACK_COMMAND_PATTERN = /^\/warden(?:-[a-z]+)?$/;
+/** The commands Warden answers: one `/warden <command>`, or `/warden-<command>` per command (skills too). */
+export const SLACK_COMMAND_PATTERN = /^\/warden(?:-[a-z0-9_-]+)?$/;
 
 export interface SlackAdapter extends ChatAdapter {
   readonly provider: 'slack';
@@ -82,6 +83,8 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
   const channelNames = new Map<string, string | undefined>();
   const dmChannels = new Map<string, string>();
   let app: App | undefined;
+  /** The skill commands `/warden <skill>` and `/warden-<skill>` may name. */
+  let skillCommands: readonly SkillCommandSpec[] = [];
   let socketReceiver: SocketModeReceiver | undefined;
   let server: Server | undefined;
   let botUserId: string | undefined;
@@ -155,7 +158,9 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
   async function send(target: ReplyTarget, message: OutboundMessage): Promise<void> {
     if (target.invocationId !== undefined && !target.dmUserId && (await answerInvocation(target.invocationId, message))) return;
     const channel = target.dmUserId ? await dmChannelOf(target.dmUserId) : target.channelId;
-    const thread = target.dmUserId ? undefined : target.threadId;
+    // An approval's outcome goes into the thread of its card when the card is in this channel.
+    const card = message.linkedApproval && !target.threadId ? (await cards.get(message.linkedApproval)).find((r) => r.channelId === channel) : undefined;
+    const thread = target.dmUserId ? undefined : (target.threadId ?? card?.messageId);
     let text = message.text;
     let file = message.attachment;
     if (!file && text.length > SLACK_LONG_REPLY) {
@@ -253,7 +258,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     { command, ack, respond, client }: SlackCommandMiddlewareArgs & AllMiddlewareArgs,
     onMessage: (message: InboundMessage) => Promise<void>,
   ): Promise<void> {
-    const parsed = slackCommandText(command.command, command.text);
+    const parsed = slackCommandText(command.command, command.text, skillCommands);
     if (!parsed.ok) {
       await ack({ response_type: 'ephemeral', text: parsed.message });
       return;
@@ -318,6 +323,9 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
       logger.info({ mode, url: server ? (server.address() as AddressInfo).port : undefined }, 'slack adapter ready');
     },
     send,
+    setSkillCommands(specs) {
+      skillCommands = [...specs];
+    },
     // Slack offers bot tokens no typing indicator outside assistant threads; nothing to show.
     typing: () => () => undefined,
     approvals: { provider: 'slack', show, update: (request) => update(request) },

@@ -4,6 +4,7 @@ import { WebSocket } from 'ws';
 import type { ApprovalRequest } from '../../src/approvals/types.js';
 import type { ApprovalClick, ClickOutcome, InboundMessage } from '../../src/gateway/types.js';
 import { createWebAdapter, type ServerFrame, type WebAdapter } from './adapter.js';
+import type { WebHistory } from './history.js';
 
 const started: WebAdapter[] = [];
 afterEach(async () => {
@@ -36,7 +37,9 @@ const TOKEN = 'per-install-token-0123456789abcdef0123456789';
 /** What a tab that opened the printed address sends from then on. */
 const AUTH = { cookie: `warden_token=${TOKEN}` };
 
-async function start(options: { token?: string; click?: (c: ApprovalClick) => Promise<ClickOutcome> } = {}) {
+async function start(
+  options: { token?: string; click?: (c: ApprovalClick) => Promise<ClickOutcome>; history?: WebHistory; pendingApprovals?: () => ApprovalRequest[] } = {},
+) {
   const clicks: ApprovalClick[] = [];
   const inbound: InboundMessage[] = [];
   const token = options.token ?? TOKEN;
@@ -48,6 +51,8 @@ async function start(options: { token?: string; click?: (c: ApprovalClick) => Pr
         clicks.push(click);
         return options.click ? options.click(click) : { kind: 'not-found' };
       },
+      history: options.history,
+      pendingApprovals: options.pendingApprovals,
     },
   );
   await adapter.start(async (m) => {
@@ -218,6 +223,17 @@ describe('web chat adapter', () => {
     a.ws.close();
   });
 
+  it('sends an approval\'s outcome with its card\'s id, so the page shows it under the card', async () => {
+    const { adapter, base } = await start();
+    const a = await connect(base);
+    await adapter.approvals.show(pending({ via: 'agent', requesterId: 'local' }));
+    const card = await a.waitFor((f) => f.type === 'card');
+    expect(card.type === 'card' && card.card.facts).toEqual(expect.arrayContaining([{ label: 'Requested by', value: 'the agent for you' }]));
+    await adapter.send({ provider: 'web', channelId: 'web' }, { text: 'Result: ok', linkedApproval: 'ap-1' });
+    expect(await a.waitFor((f) => f.type === 'message' && f.message.role === 'bot')).toMatchObject({ message: { text: 'Result: ok', approvalId: 'ap-1' } });
+    a.ws.close();
+  });
+
   it('does not show cards of requests from other platforms', async () => {
     const { adapter, base } = await start();
     const a = await connect(base);
@@ -226,6 +242,118 @@ describe('web chat adapter', () => {
     await adapter.send({ provider: 'web', channelId: 'web' }, { text: 'marker' });
     await a.waitFor((f) => f.type === 'message');
     expect(a.frames.some((f) => f.type === 'card')).toBe(false);
+    a.ws.close();
+  });
+});
+
+/** A store stand-in: sessions by id, items per session, delivered ids. */
+function memoryHistory(initial: { current?: string; items?: Record<string, ReturnType<WebHistory['load']>> } = {}): WebHistory & { delivered: Set<string> } {
+  const delivered = new Set<string>();
+  return {
+    delivered,
+    sessionKeyOf: (id) => `agent:main:web:direct:local${id ? `:session:${id}` : ''}`,
+    currentSessionId: () => initial.current,
+    load: (id) => initial.items?.[id ?? ''] ?? [],
+    firstDelivery: (id) => (delivered.has(id) ? false : (delivered.add(id), true)),
+  };
+}
+
+describe('web chat messages that carry the page\'s id', () => {
+  it('are acknowledged, run once however often they arrive, and refused visibly when too long', async () => {
+    const history = memoryHistory();
+    const { base, inbound } = await start({ history });
+    const a = await connect(base);
+    a.send({ type: 'message', id: 'msg-0001-aaaa', text: 'first' });
+    a.send({ type: 'message', id: 'msg-0001-aaaa', text: 'first' });
+    a.send({ type: 'message', id: 'msg-0002-bbbb', text: 'x'.repeat(20_001) });
+    a.send({ type: 'message', id: 'msg-0003-cccc', text: 'second' });
+    await a.waitFor((f) => f.type === 'ack' && f.id === 'msg-0003-cccc');
+    const acks = a.frames.flatMap((f) => (f.type === 'ack' ? [[f.id, f.status]] : []));
+    expect(acks).toEqual([
+      ['msg-0001-aaaa', 'accepted'],
+      ['msg-0001-aaaa', 'duplicate'],
+      ['msg-0002-bbbb', 'refused'],
+      ['msg-0003-cccc', 'accepted'],
+    ]);
+    expect(a.frames.find((f) => f.type === 'ack' && f.status === 'refused')).toMatchObject({ reason: expect.stringMatching(/limit is 20,000/) });
+    expect(inbound.map((m) => [m.text, m.messageId])).toEqual([
+      ['first', 'msg-0001-aaaa'],
+      ['second', 'msg-0003-cccc'],
+    ]);
+    // Every tab sees the message with its id, so the sending tab does not show it twice.
+    expect(a.frames.filter((f) => f.type === 'message' && f.message.role === 'user').map((f) => f.type === 'message' && f.message.id)).toEqual(['msg-0001-aaaa', 'msg-0003-cccc']);
+    a.ws.close();
+  });
+
+  it('a malformed id is no id: the message runs, unacknowledged, as before', async () => {
+    const { base, inbound } = await start({ history: memoryHistory() });
+    const a = await connect(base);
+    a.send({ type: 'message', id: 'x', text: 'hi' });
+    a.send({ type: 'message', id: 'x', text: 'hi' });
+    await a.waitFor((f) => f.type === 'message' && f.message.role === 'user' && a.frames.filter((g) => g.type === 'message').length === 2);
+    expect(inbound).toHaveLength(2);
+    expect(a.frames.some((f) => f.type === 'ack')).toBe(false);
+    a.ws.close();
+  });
+});
+
+describe('web chat sessions and history from the store', () => {
+  it('opens on the store\'s current session with its history; messages carry the session', async () => {
+    const history = memoryHistory({
+      current: 's2',
+      items: { s2: [{ kind: 'message', message: { role: 'user', text: 'from before', at: 1 } }, { kind: 'card', request: pending({ status: 'deny', decidedBy: 'web:local' }) }] },
+    });
+    const { base, inbound } = await start({ history });
+    const a = await connect(base);
+    const frame = await a.waitFor((f) => f.type === 'history');
+    expect(frame).toMatchObject({
+      session: 'agent:main:web:direct:local:session:s2',
+      items: [{ kind: 'message', message: { text: 'from before' } }, { kind: 'card', card: { id: 'ap-1', status: 'deny', outcome: 'Denied by you' } }],
+    });
+    a.send({ type: 'message', id: 'msg-0004-dddd', text: 'now' });
+    await a.waitFor((f) => f.type === 'ack');
+    expect(inbound[0]).toMatchObject({ sessionId: 's2', text: 'now' });
+    a.ws.close();
+  });
+
+  it('/new gives every tab an empty history of the fresh session; the old session\'s cards only update', async () => {
+    const { adapter, base, inbound } = await start({ history: memoryHistory() });
+    const a = await connect(base);
+    await adapter.approvals.show(pending({ id: 'old-card' }));
+    await a.waitFor((f) => f.type === 'card');
+    const id = await adapter.newSession!({ provider: 'web', channelId: 'web' });
+    expect(id).toMatch(/^[a-z0-9]{12,}$/);
+    const fresh = await a.waitFor((f) => f.type === 'history' && f.session.endsWith(`:session:${id}`));
+    expect(fresh).toMatchObject({ items: [] });
+    await adapter.approvals.update(pending({ id: 'old-card', status: 'allow-once', decidedBy: 'web:local' }));
+    const b = await connect(base);
+    expect(await b.waitFor((f) => f.type === 'history')).toMatchObject({ items: [] });
+    b.send({ type: 'message', id: 'msg-0005-eeee', text: 'in the new one' });
+    await b.waitFor((f) => f.type === 'ack');
+    expect(inbound.at(-1)).toMatchObject({ sessionId: id });
+    a.ws.close();
+    b.ws.close();
+  });
+});
+
+describe('the pending panel', () => {
+  it('lists the web chat\'s pending requests on connect and follows each card', async () => {
+    const waiting = [pending({ id: 'p-1' }), pending({ id: 'p-discord', provider: 'discord' })];
+    const { adapter, base } = await start({ pendingApprovals: () => waiting });
+    const a = await connect(base);
+    const first = await a.waitFor((f) => f.type === 'pending');
+    expect(first.type === 'pending' && first.cards.map((c) => c.id)).toEqual(['p-1']);
+
+    const second = pending({ id: 'p-2', createdAt: Date.now() + 1 });
+    waiting.push(second);
+    await adapter.approvals.show(second);
+    await a.waitFor((f) => f.type === 'pending' && f.cards.length === 2);
+
+    // Resolved: gone from the panel even before the service's list says so.
+    const before = a.frames.length;
+    await adapter.approvals.update({ ...second, status: 'deny', decidedBy: 'web:local' });
+    const panel = (await a.waitFor((f) => f.type === 'pending' && a.frames.indexOf(f) >= before)) as Extract<ServerFrame, { type: 'pending' }>;
+    expect(panel.cards.map((c) => c.id)).toEqual(['p-1']);
     a.ws.close();
   });
 });

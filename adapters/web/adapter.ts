@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,8 +10,10 @@ import { WEB_LOCAL_USER } from '../../src/gateway/approval-clicks.js';
 import type { ChatAdapter, InboundMessage, OnApprovalClick, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
 import { log } from '../../src/log.js';
 import { registerServer } from '../../src/net/index.js';
-import { alreadyResolvedText, cardTitle, DECISION_LABEL, NOT_APPROVER_TEXT, NOT_FOUND_TEXT, offeredDecisions, outcomeLine } from '../common/approval-card.js';
+import { alreadyResolvedText, cardTitle, DECISION_LABEL, NOT_APPROVER_TEXT, NOT_FOUND_TEXT, offeredDecisions, outcomeLine, requesterLine } from '../common/approval-card.js';
 import { checkBind, checkRequestOrigin, isLoopbackHost, TOKEN_COOKIE, tokenFromRequest, tokensMatch } from './access.js';
+import { RecentIds } from '../common/recent-ids.js';
+import type { WebHistory } from './history.js';
 import { PAGE_CSS, PAGE_HTML, PAGE_JS } from './page.js';
 
 /** The conversation id of the web chat; there is one, shared by every open tab. */
@@ -33,20 +35,36 @@ export interface WebCard {
 
 export { WEB_LOCAL_USER };
 
-export type WebMessage = { role: 'user' | 'bot' | 'notice'; text: string; at: number };
+/** A message on the page; `id` is the page's own id of a message it sent; `approvalId` an approval's outcome, shown under its card. */
+export type WebMessage = { role: 'user' | 'bot' | 'notice'; text: string; at: number; id?: string | undefined; approvalId?: string | undefined };
 
-/** Frames the server sends; the page's script handles each `type`. */
+/**
+ * Frames the server sends; the page's script handles each `type`. `history` comes first on
+ * every connection (and after `/new`), then `pending`; `ack` answers each message the page sent.
+ */
 export type ServerFrame =
-  | { type: 'history'; items: Array<{ kind: 'message'; message: WebMessage } | { kind: 'card'; card: WebCard }> }
+  | { type: 'history'; session: string; items: Array<{ kind: 'message'; message: WebMessage } | { kind: 'card'; card: WebCard }> }
   | { type: 'message'; message: WebMessage }
   | { type: 'card'; card: WebCard }
+  | { type: 'pending'; cards: WebCard[] }
+  | { type: 'ack'; id: string; status: 'accepted' | 'duplicate' | 'refused'; reason?: string }
   | { type: 'typing'; on: boolean };
 
 export interface WebAdapterDeps {
   onApprovalClick: OnApprovalClick;
   /** The access token every request must carry (`webChatToken`: `channels.web.token` or the per-install one). */
   token: string;
+  /** The store behind the page: current session, history, delivered message ids. Without it, memory only. */
+  history?: WebHistory | undefined;
+  /** The approval requests waiting for a decision (the pending panel shows the web chat's). */
+  pendingApprovals?: (() => ApprovalRequest[]) | undefined;
 }
+
+/** The page's message ids: what `crypto.randomUUID()` gives, or anything of that shape. */
+const MESSAGE_ID = /^[A-Za-z0-9-]{8,64}$/;
+
+/** A fresh session's id: time-ordered and unguessable enough to never repeat. */
+const newSessionId = () => `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 
 export interface WebAdapter extends ChatAdapter {
   readonly provider: 'web';
@@ -62,7 +80,7 @@ const youName = (id: string) => (id === WEB_LOCAL_USER || id === `web:${WEB_LOCA
 export function webCard(request: ApprovalRequest): WebCard {
   const facts = [
     { label: 'Agent', value: request.agentId },
-    ...(request.requesterId ? [{ label: 'Requested by', value: youName(request.requesterId) }] : []),
+    ...(requesterLine(request, youName) ? [{ label: 'Requested by', value: requesterLine(request, youName) }] : []),
     ...request.facts,
     { label: 'Expires', value: new Date(request.expiresAt).toLocaleString('en-GB', { timeZone: 'UTC' }) + ' UTC' },
     { label: 'ID', value: request.id },
@@ -95,6 +113,13 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
   const logger = log.child({ adapter: 'web' });
   const history: ServerFrame[] = [];
   const cards = new Map<string, WebCard>();
+  const store = deps.history;
+  // Without a store, ids are remembered for this process only.
+  const seen = new RecentIds();
+  const firstDelivery = (id: string) => (store ? store.firstDelivery(id) : seen.firstTime(id));
+  /** The session the page is in; undefined = the web user's first one. */
+  let sessionId: string | undefined;
+  const sessionKey = () => store?.sessionKeyOf(sessionId) ?? '';
   const sockets = new Set<WebSocket>();
   let server: http.Server | undefined;
   let wss: WebSocketServer | undefined;
@@ -126,16 +151,44 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
     const card = webCard(request);
     const isNew = !cards.has(card.id);
     cards.set(card.id, card);
-    if (isNew) remember({ type: 'card', card });
+    // A card of another session (one left before /new) is updated where it is, never added here.
+    if (isNew && (!store || request.sessionKey === sessionKey())) remember({ type: 'card', card });
     broadcast({ type: 'card', card });
+    broadcast(pendingFrame(request));
   };
+
+  /**
+   * What waits for a decision in the web chat: the approval service's pending requests of the
+   * web chat (every session of it, so a card left behind by /new can still be decided), with
+   * the request at hand in its latest state.
+   */
+  function pendingFrame(latest?: ApprovalRequest): ServerFrame {
+    const listed = (deps.pendingApprovals?.() ?? []).filter((r) => r.provider === 'web' && r.id !== latest?.id);
+    if (latest && latest.provider === 'web' && latest.status === 'pending') listed.push(latest);
+    listed.sort((a, b) => a.createdAt - b.createdAt);
+    return { type: 'pending', cards: listed.map(webCard) };
+  }
 
   function historyFrame(): ServerFrame {
     // Cards are shown in their latest state at the place they first appeared.
     const items = history.map((f) =>
       f.type === 'card' ? { kind: 'card' as const, card: cards.get(f.card.id) ?? f.card } : { kind: 'message' as const, message: (f as { message: WebMessage }).message },
     );
-    return { type: 'history', items };
+    return { type: 'history', session: sessionKey(), items };
+  }
+
+  /** The page's log starts from the store: the session's conversation and cards before this start. */
+  function loadSession(): void {
+    history.length = 0;
+    if (!store) return;
+    for (const item of store.load(sessionId, HISTORY_LIMIT)) {
+      if (item.kind === 'message') remember({ type: 'message', message: item.message });
+      else {
+        const card = webCard(item.request);
+        cards.set(card.id, card);
+        remember({ type: 'card', card });
+      }
+    }
   }
 
   function authorised(req: http.IncomingMessage, requestUrl: URL): boolean {
@@ -207,13 +260,22 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
     }
     const f = frame as { type?: unknown; text?: unknown; id?: unknown; decision?: unknown };
     if (f.type === 'message' && typeof f.text === 'string') {
+      const id = typeof f.id === 'string' && MESSAGE_ID.test(f.id) ? f.id : undefined;
+      const ack = (status: 'accepted' | 'duplicate' | 'refused', reason?: string) => {
+        if (id) socket.send(JSON.stringify({ type: 'ack', id, status, ...(reason ? { reason } : {}) } satisfies ServerFrame));
+      };
       const text = f.text.trim();
-      if (text === '') return;
+      if (text === '') return ack('refused', 'empty message');
       if (text.length > WEB_MAX_INPUT) {
-        notice(socket, `That message is ${text.length.toLocaleString('en-US')} characters; the limit is ${WEB_MAX_INPUT.toLocaleString('en-US')}.`);
+        const reason = `That message is ${text.length.toLocaleString('en-US')} characters; the limit is ${WEB_MAX_INPUT.toLocaleString('en-US')}.`;
+        if (id) return ack('refused', reason);
+        notice(socket, reason);
         return;
       }
-      say({ role: 'user', text, at: Date.now() });
+      // Sent again after a reconnect that lost the acknowledgement: it already ran.
+      if (id && !firstDelivery(id)) return ack('duplicate');
+      ack('accepted');
+      say({ role: 'user', text, at: Date.now(), ...(id ? { id } : {}) });
       await onMessage?.({
         provider: 'web',
         chatType: 'dm',
@@ -222,8 +284,9 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
         senderName: 'you',
         text,
         mentionsBot: true,
-        messageId: randomUUID(),
+        messageId: id ?? randomUUID(),
         receivedAt: Date.now(),
+        ...(sessionId ? { sessionId } : {}),
       });
       return;
     }
@@ -263,6 +326,8 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
     async start(handler) {
       if (server) throw new Error('the web chat is already started');
       onMessage = handler;
+      sessionId = store?.currentSessionId();
+      loadSession();
       server = http.createServer(handleHttp);
       // Registered while it listens, so web_fetch and the browser refuse it whatever their policy.
       registerServer(server, 'web chat');
@@ -288,6 +353,7 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
             });
           });
           ws.send(JSON.stringify(historyFrame()));
+          ws.send(JSON.stringify(pendingFrame()));
           if (typingCount > 0) ws.send(JSON.stringify({ type: 'typing', on: true } satisfies ServerFrame));
         });
       });
@@ -301,7 +367,7 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
     },
     async send(_target: ReplyTarget, message: OutboundMessage) {
       const text = message.attachment ? `${message.text}\n\n${message.attachment.name}:\n\`\`\`\n${message.attachment.content}\n\`\`\`` : message.text;
-      say({ role: 'bot', text, at: Date.now() });
+      say({ role: 'bot', text, at: Date.now(), ...(message.linkedApproval ? { approvalId: message.linkedApproval } : {}) });
     },
     typing() {
       typingCount++;
@@ -313,6 +379,12 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
         typingCount--;
         if (typingCount === 0) broadcast({ type: 'typing', on: false });
       };
+    },
+    async newSession() {
+      sessionId = newSessionId();
+      loadSession();
+      broadcast(historyFrame());
+      return sessionId;
     },
     approvals: {
       provider: 'web',

@@ -13,8 +13,14 @@ export const PAGE_HTML = `<!doctype html>
 <script src="/app.js" defer></script>
 </head>
 <body>
-<header><h1>Warden</h1><span id="status" data-state="connecting">connecting…</span></header>
+<header><h1>Warden</h1><span id="status" data-state="connecting">connecting…</span><span id="session" title="This conversation's session; /new starts a fresh one"></span></header>
+<div id="body">
 <main id="messages" aria-live="polite"></main>
+<aside id="pending" aria-label="Waiting for a decision" hidden>
+  <h2>Waiting for a decision (<span id="pending-count">0</span>)</h2>
+  <div id="pending-list"></div>
+</aside>
+</div>
 <div id="typing" hidden>Warden is working…</div>
 <form id="composer" autocomplete="off">
   <textarea id="input" name="text" rows="2" placeholder="Message Warden, or /help" aria-label="Message"></textarea>
@@ -33,7 +39,22 @@ header h1 { font-size: 1.1em; margin: 0; }
 #status { color: var(--muted); font-size: .85em; }
 #status[data-state="open"] { color: var(--ok); }
 #status[data-state="closed"] { color: var(--bad); }
+#session { margin-left: auto; color: var(--muted); font-size: .8em; font-family: ui-monospace, monospace; }
+#body { flex: 1; display: flex; min-height: 0; }
 main { flex: 1; overflow-y: auto; padding: 1em; display: flex; flex-direction: column; gap: .6em; }
+#pending { width: 24em; max-width: 40%; overflow-y: auto; border-left: 1px solid #8884; padding: .6em .8em; }
+#pending h2 { font-size: .95em; margin: 0 0 .5em; }
+#pending .item { border: 1px solid #8886; border-left: 4px solid #faa61a; border-radius: 6px; padding: .4em .6em; margin-bottom: .6em; font-size: .9em; }
+#pending .item h3 { font-size: 1em; margin: 0 0 .2em; }
+#pending .item pre { margin: .2em 0; padding: .3em; background: #0003; border-radius: 4px; overflow-x: auto; max-height: 8em; }
+#pending .item .who { color: var(--muted); }
+#pending .buttons, .msg .actions { display: flex; gap: .4em; margin-top: .3em; flex-wrap: wrap; }
+#pending button, .msg .actions button { border: 0; border-radius: 4px; padding: .3em .7em; color: #fff; cursor: pointer; background: var(--accent); }
+#pending button[data-decision="allow-once"] { background: var(--ok); }
+#pending button[data-decision="deny"] { background: var(--bad); }
+.msg[data-state] .state { display: block; font-size: .8em; color: var(--muted); margin-top: .2em; }
+.msg[data-state="unsent"] { outline: 1px solid var(--bad); }
+.msg[data-state="unsent"] .state { color: var(--bad); }
 .msg { max-width: 80ch; padding: .5em .75em; border-radius: 8px; white-space: pre-wrap; word-break: break-word; }
 .msg.user { align-self: flex-end; background: #5865f233; }
 .msg.bot { align-self: flex-start; background: #8882; }
@@ -54,6 +75,7 @@ main { flex: 1; overflow-y: auto; padding: 1em; display: flex; flex-direction: c
 .card button[data-decision="allow-always"] { background: var(--accent); }
 .card button[data-decision="deny"] { background: var(--bad); }
 .card .outcome { font-weight: 600; margin-top: .3em; }
+.msg.under-card { margin-left: 1.5em; border-left: 3px solid #8886; border-radius: 0 8px 8px 0; }
 #typing { padding: 0 1em .3em; color: var(--muted); font-size: .85em; }
 form { display: flex; gap: .5em; padding: .6em 1em; border-top: 1px solid #8884; }
 textarea { flex: 1; font: inherit; padding: .4em; resize: vertical; }
@@ -67,14 +89,60 @@ export const PAGE_JS = `
   const input = document.getElementById('input');
   const form = document.getElementById('composer');
   const statusEl = document.getElementById('status');
+  const sessionEl = document.getElementById('session');
   const typingEl = document.getElementById('typing');
+  const pendingEl = document.getElementById('pending');
+  const pendingList = document.getElementById('pending-list');
+  const pendingCount = document.getElementById('pending-count');
   const cards = new Map();
+  /** Page messages by id: the bubble of each message this tab sent. */
+  const bubbles = new Map();
+  const OUTBOX_KEY = 'warden-outbox';
+  /**
+   * Messages typed here and not yet acknowledged by the server, oldest first, kept in the tab's
+   * session storage: {id, text, state: queued|sending|unsent, reason}. Each carries its id to
+   * the server, which runs an id once however often it arrives.
+   */
+  let outbox = loadOutbox();
   let socket;
   let retry = 500;
+  let connected = false;
+
+  function loadOutbox() {
+    try {
+      const value = JSON.parse(sessionStorage.getItem(OUTBOX_KEY) || '[]');
+      if (!Array.isArray(value)) return [];
+      // A message that was on its way when the tab left goes again (the server runs an id once).
+      return value
+        .filter((m) => m && typeof m.id === 'string' && typeof m.text === 'string')
+        .map((m) => (m.state === 'unsent' ? m : { id: m.id, text: m.text, state: 'queued' }));
+    } catch (err) {
+      return [];
+    }
+  }
+
+  function saveOutbox() {
+    try {
+      sessionStorage.setItem(OUTBOX_KEY, JSON.stringify(outbox));
+    } catch (err) {
+      // Storage full or off: the queue still lives in this page.
+    }
+  }
+
+  function newId() {
+    const bytes = new Uint8Array(16);
+    crypto.getRandomValues(bytes);
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  }
 
   function setStatus(state, text) {
     statusEl.dataset.state = state;
     statusEl.textContent = text;
+  }
+
+  function waitingNote() {
+    const waiting = outbox.filter((m) => m.state !== 'unsent').length;
+    return waiting > 0 ? ' (' + waiting + ' waiting to send)' : '';
   }
 
   function scrollDown() {
@@ -96,13 +164,135 @@ export const PAGE_JS = `
     });
   }
 
-  function addMessage(m) {
+  function messageEl(role, text) {
     const el = document.createElement('div');
-    el.className = 'msg ' + m.role;
-    el.dataset.role = m.role;
-    renderText(el, m.text);
-    list.appendChild(el);
+    el.className = 'msg ' + role;
+    el.dataset.role = role;
+    renderText(el, text);
+    return el;
+  }
+
+  function addMessage(m) {
+    // This tab's own message coming back from the server: its bubble is already here.
+    if (m.role === 'user' && m.id && bubbles.has(m.id)) return;
+    const el = messageEl(m.role, m.text);
+    if (m.id) {
+      el.dataset.id = m.id;
+      bubbles.set(m.id, el);
+    }
+    // An approval's outcome goes under its card, after any earlier ones of the same card.
+    let anchor = m.approvalId ? cards.get(m.approvalId) : undefined;
+    if (anchor) {
+      el.classList.add('under-card');
+      el.dataset.approvalId = m.approvalId;
+      while (anchor.nextElementSibling && anchor.nextElementSibling.classList.contains('under-card') && anchor.nextElementSibling.dataset.approvalId === m.approvalId) anchor = anchor.nextElementSibling;
+      anchor.after(el);
+    } else {
+      list.appendChild(el);
+    }
     scrollDown();
+  }
+
+  const STATE_TEXT = { queued: 'not sent yet: waiting for the connection', sending: 'sending…' };
+
+  /** Shows (or moves to the end) the bubble of a message from the outbox, with its state. */
+  function showQueued(entry) {
+    let el = bubbles.get(entry.id);
+    if (!el) {
+      el = messageEl('user', entry.text);
+      el.dataset.id = entry.id;
+      bubbles.set(entry.id, el);
+    }
+    el.dataset.state = entry.state;
+    el.querySelectorAll('.state, .actions').forEach((x) => x.remove());
+    const note = document.createElement('span');
+    note.className = 'state';
+    note.textContent = entry.state === 'unsent' ? 'not sent: ' + (entry.reason || 'the server did not take it') : STATE_TEXT[entry.state] || '';
+    el.appendChild(note);
+    if (entry.state === 'unsent') {
+      const actions = document.createElement('div');
+      actions.className = 'actions';
+      const again = document.createElement('button');
+      again.type = 'button';
+      again.dataset.action = 'resend';
+      again.textContent = 'Send again';
+      again.addEventListener('click', () => {
+        entry.state = 'queued';
+        delete entry.reason;
+        saveOutbox();
+        showQueued(entry);
+        flush();
+      });
+      const edit = document.createElement('button');
+      edit.type = 'button';
+      edit.dataset.action = 'edit';
+      edit.textContent = 'Edit';
+      edit.addEventListener('click', () => {
+        outbox = outbox.filter((m) => m !== entry);
+        saveOutbox();
+        bubbles.delete(entry.id);
+        el.remove();
+        input.value = entry.text;
+        input.focus();
+      });
+      actions.append(again, edit);
+      el.appendChild(actions);
+    }
+    if (!el.isConnected) list.appendChild(el);
+    scrollDown();
+  }
+
+  function markSent(id) {
+    const el = bubbles.get(id);
+    if (el) {
+      delete el.dataset.state;
+      el.querySelectorAll('.state, .actions').forEach((x) => x.remove());
+    }
+    outbox = outbox.filter((m) => m.id !== id);
+    saveOutbox();
+  }
+
+  /** Sends what waits, in the order it was typed, once per connection; only on an open, synced one. */
+  function flush() {
+    if (!connected || !socket || socket.readyState !== WebSocket.OPEN) return;
+    for (const entry of outbox) {
+      if (entry.state !== 'queued') continue;
+      entry.state = 'sending';
+      showQueued(entry);
+      socket.send(JSON.stringify({ type: 'message', id: entry.id, text: entry.text }));
+    }
+    saveOutbox();
+  }
+
+  function cardBody(el, card, withFacts) {
+    const pre = document.createElement('pre');
+    pre.textContent = card.fullText;
+    el.appendChild(pre);
+    const dl = document.createElement('dl');
+    for (const f of card.facts) {
+      const dt = document.createElement('dt');
+      dt.textContent = f.label;
+      const dd = document.createElement('dd');
+      dd.textContent = f.value;
+      dl.append(dt, dd);
+    }
+    if (withFacts) el.appendChild(dl);
+    if (card.status === 'pending') {
+      const row = document.createElement('div');
+      row.className = 'buttons';
+      for (const b of card.buttons) {
+        const button = document.createElement('button');
+        button.type = 'button';
+        button.dataset.decision = b.decision;
+        button.textContent = b.label;
+        button.addEventListener('click', () => {
+          row.querySelectorAll('button').forEach((x) => { x.disabled = true; });
+          send({ type: 'approve', id: card.id, decision: b.decision });
+        });
+        row.appendChild(button);
+      }
+      el.appendChild(row);
+    }
   }
 
   function renderCard(card) {
@@ -119,34 +309,8 @@ export const PAGE_JS = `
     const h = document.createElement('h2');
     h.textContent = card.title;
     el.appendChild(h);
-    const pre = document.createElement('pre');
-    pre.textContent = card.fullText;
-    el.appendChild(pre);
-    const dl = document.createElement('dl');
-    for (const f of card.facts) {
-      const dt = document.createElement('dt');
-      dt.textContent = f.label;
-      const dd = document.createElement('dd');
-      dd.textContent = f.value;
-      dl.append(dt, dd);
-    }
-    el.appendChild(dl);
-    if (card.status === 'pending') {
-      const row = document.createElement('div');
-      row.className = 'buttons';
-      for (const b of card.buttons) {
-        const button = document.createElement('button');
-        button.type = 'button';
-        button.dataset.decision = b.decision;
-        button.textContent = b.label;
-        button.addEventListener('click', () => {
-          row.querySelectorAll('button').forEach((x) => { x.disabled = true; });
-          send({ type: 'approve', id: card.id, decision: b.decision });
-        });
-        row.appendChild(button);
-      }
-      el.appendChild(row);
-    } else {
+    cardBody(el, card, true);
+    if (card.status !== 'pending') {
       const outcome = document.createElement('div');
       outcome.className = 'outcome';
       outcome.textContent = card.outcome;
@@ -155,18 +319,62 @@ export const PAGE_JS = `
     scrollDown();
   }
 
+  /** The panel of requests waiting for a decision, as the server lists them. */
+  function renderPending(pending) {
+    pendingList.replaceChildren();
+    for (const card of pending) {
+      const item = document.createElement('div');
+      item.className = 'item';
+      item.dataset.approvalId = card.id;
+      const h = document.createElement('h3');
+      h.textContent = card.title;
+      item.appendChild(h);
+      const who = card.facts.find((f) => f.label === 'Requested by');
+      if (who) {
+        const line = document.createElement('div');
+        line.className = 'who';
+        line.textContent = 'Requested by ' + who.value;
+        item.appendChild(line);
+      }
+      cardBody(item, card, false);
+      pendingList.appendChild(item);
+    }
+    pendingCount.textContent = String(pending.length);
+    pendingEl.hidden = pending.length === 0;
+  }
+
   function send(frame) {
     if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
+  }
+
+  /** Whether the server still takes this page's token (a closed socket does not say). */
+  async function tokenRefused() {
+    try {
+      const response = await fetch('/healthz', { cache: 'no-store' });
+      return response.status === 401 || response.status === 403;
+    } catch (err) {
+      return false;
+    }
   }
 
   function connect() {
     const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/ws';
     socket = new WebSocket(url);
     socket.addEventListener('open', () => { retry = 500; setStatus('open', 'connected'); });
-    socket.addEventListener('close', () => {
-      setStatus('closed', 'disconnected — retrying');
+    socket.addEventListener('close', async () => {
+      connected = false;
+      setStatus('closed', 'disconnected — retrying' + waitingNote());
+      if (outbox.some((m) => m.state !== 'unsent') && (await tokenRefused())) {
+        const reason = 'the server no longer accepts this page’s token; open the address Warden printed';
+        for (const entry of outbox) if (entry.state !== 'unsent') { entry.state = 'unsent'; entry.reason = reason; showQueued(entry); }
+        saveOutbox();
+        setStatus('closed', 'disconnected: ' + reason);
+      } else {
+        for (const entry of outbox) if (entry.state === 'sending') { entry.state = 'queued'; showQueued(entry); }
+        saveOutbox();
+      }
       setTimeout(connect, retry);
-      retry = Math.min(retry * 2, 10000);
+      retry = Math.min(retry * 2, 5000);
     });
     socket.addEventListener('message', (event) => {
       const frame = JSON.parse(event.data);
@@ -174,13 +382,35 @@ export const PAGE_JS = `
         case 'history':
           list.replaceChildren();
           cards.clear();
+          bubbles.clear();
+          sessionEl.textContent = frame.session || '';
           for (const item of frame.items) item.kind === 'card' ? renderCard(item.card) : addMessage(item.message);
+          // What the server already has arrived, whatever became of its acknowledgement.
+          outbox = outbox.filter((m) => !bubbles.has(m.id));
+          for (const entry of outbox) {
+            if (entry.state === 'sending') entry.state = 'queued';
+            showQueued(entry);
+          }
+          connected = true;
+          flush();
           break;
         case 'message':
           addMessage(frame.message);
           break;
+        case 'ack': {
+          const entry = outbox.find((m) => m.id === frame.id);
+          if (frame.status === 'refused') {
+            if (entry) { entry.state = 'unsent'; entry.reason = frame.reason; showQueued(entry); saveOutbox(); }
+          } else {
+            markSent(frame.id);
+          }
+          break;
+        }
         case 'card':
           renderCard(frame.card);
+          break;
+        case 'pending':
+          renderPending(frame.cards);
           break;
         case 'typing':
           typingEl.hidden = !frame.on;
@@ -193,7 +423,12 @@ export const PAGE_JS = `
     event.preventDefault();
     const text = input.value.trim();
     if (text === '') return;
-    send({ type: 'message', text });
+    const entry = { id: newId(), text, state: 'queued' };
+    outbox.push(entry);
+    saveOutbox();
+    showQueued(entry);
+    if (!connected) setStatus('closed', 'disconnected — retrying' + waitingNote());
+    flush();
     input.value = '';
     input.focus();
   });

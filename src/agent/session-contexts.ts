@@ -69,6 +69,7 @@ const REMEMBERED = 10_000;
 export class SessionContextStore implements SessionContextRecorder {
   private readonly upsert;
   private readonly byKey;
+  private readonly byChannelName;
   private readonly written = new Map<string, string>();
 
   constructor(db: Database) {
@@ -81,6 +82,9 @@ export class SessionContextStore implements SessionContextRecorder {
          channel_name = excluded.channel_name, thread_id = excluded.thread_id, updated_at = excluded.updated_at`,
     );
     this.byKey = db.prepare('SELECT * FROM session_contexts WHERE session_key = ?');
+    this.byChannelName = db.prepare(
+      "SELECT * FROM session_contexts WHERE agent_id = ? AND provider = ? AND chat = 'channel' AND lower(channel_name) = lower(?) ORDER BY updated_at DESC",
+    );
   }
 
   record(sessionKey: string, agentId: string, conversation: Conversation, senderId: string | undefined, now = Date.now()): void {
@@ -106,22 +110,30 @@ export class SessionContextStore implements SessionContextRecorder {
 
   get(sessionKey: string): StoredSessionContext | undefined {
     const r = this.byKey.get(sessionKey) as Row | undefined;
-    if (!r) return undefined;
-    return {
-      sessionKey: r.session_key,
-      agentId: r.agent_id,
-      conversation: {
-        provider: r.provider,
-        chat: r.chat,
-        guildId: r.guild_id ?? undefined,
-        guildName: r.guild_name ?? undefined,
-        channelId: r.channel_id ?? undefined,
-        channelName: r.channel_name ?? undefined,
-        threadId: r.thread_id ?? undefined,
-      },
-      createdBy: r.created_by ?? undefined,
-      createdAt: r.created_at,
-      updatedAt: r.updated_at,
-    };
+    return r ? toStored(r) : undefined;
   }
+
+  /** The channel sessions (not threads, not DMs) of an agent on a provider whose channel has this name. */
+  channelsNamed(agentId: string, provider: string, name: string): StoredSessionContext[] {
+    return (this.byChannelName.all(agentId, provider, name) as Row[]).map(toStored);
+  }
+}
+
+function toStored(r: Row): StoredSessionContext {
+  return {
+    sessionKey: r.session_key,
+    agentId: r.agent_id,
+    conversation: {
+      provider: r.provider,
+      chat: r.chat,
+      guildId: r.guild_id ?? undefined,
+      guildName: r.guild_name ?? undefined,
+      channelId: r.channel_id ?? undefined,
+      channelName: r.channel_name ?? undefined,
+      threadId: r.thread_id ?? undefined,
+    },
+    createdBy: r.created_by ?? undefined,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
 }

@@ -1,3 +1,5 @@
+import type { HookBus } from '../hooks/bus.js';
+import { parseModelRef } from '../models/settings.js';
 import { randomUUID } from 'node:crypto';
 import type { WardenConfig } from '../config/index.js';
 import { log } from '../log.js';
@@ -28,12 +30,19 @@ export interface SubagentRunView {
   result?: string | undefined;
   /** Who the spawning turn acted for: the parent turn that reads the result acts for them too. */
   requestedBy: { id?: string | undefined; name?: string | undefined; owner: boolean };
+  /**
+   * The loop-detection run of the spawning turn, when this process drove the child: the parent
+   * turn the result starts continues it. Not stored; after a restart that turn starts a new run.
+   */
+  spawnedInRun?: string | undefined;
 }
 
 /** What only the process driving a run holds: how to stop it and the steers it has not read yet. */
 interface LiveRun {
   controller: AbortController;
   steers: string[];
+  /** The spawning turn's loop-detection run: the child's calls count toward it. */
+  runId?: string | undefined;
 }
 
 export interface SpawnRequest {
@@ -44,6 +53,8 @@ export interface SpawnRequest {
   task: string;
   label?: string | undefined;
   agentId?: string | undefined;
+  /** The spawning turn's loop-detection run; the child's turns continue it. */
+  runId?: string | undefined;
 }
 
 export interface SendRequest {
@@ -56,6 +67,8 @@ export interface SendRequest {
   text: string;
   timeoutMs: number;
   signal: AbortSignal;
+  /** The sending turn's loop-detection run; the receiving turn continues it. */
+  runId?: string | undefined;
 }
 
 export type Result<T> = { ok: true; value: T } | { ok: false; message: string };
@@ -92,6 +105,8 @@ export interface AgentSessionsDeps {
   announce?: AnnounceResult | undefined;
   /** Whether the process that drove a run still exists; replaced in tests. */
   isProcessAlive?: ((pid: number) => boolean) | undefined;
+  /** subagent_spawned / subagent_ended observers. */
+  hooks?: HookBus | undefined;
 }
 
 /** What a parent is told about a child that was running when Warden stopped. */
@@ -150,6 +165,9 @@ export class AgentSessions implements AgentSessionsApi {
         turn: target,
         input: { text: request.text, origin: 'session', senderName: request.fromKey },
         signal: controller.signal,
+        ...(request.runId !== undefined ? { runId: request.runId } : {}),
+        // A conversation's session: an undecided approval must not hold it (a subagent's waits inline).
+        deferApprovals: target.spawnDepth === 0,
       });
       return { ok: true, value: outcome };
     } finally {
@@ -192,9 +210,17 @@ export class AgentSessions implements AgentSessionsApi {
     };
     // Stored before the first turn: a restart from here on finds the run and tells the parent.
     this.deps.runs.insert(record);
-    const live: LiveRun = { controller: new AbortController(), steers: [] };
+    const live: LiveRun = { controller: new AbortController(), steers: [], runId: request.runId };
     this.live.set(runId, live);
     void this.drive(record, turn, live, runtime);
+    if (this.deps.hooks?.has('subagent_spawned')) {
+      const ref = turn.model ? parseModelRef(turn.model) : undefined;
+      void this.deps.hooks.runVoid(
+        'subagent_spawned',
+        { childSessionKey: childKey, agentId, label: record.label, mode: 'run', threadRequested: false, runId, ...(turn.model ? { resolvedModel: turn.model } : {}), ...(ref ? { resolvedProvider: ref.provider } : {}) },
+        { runId, childSessionKey: childKey, requesterSessionKey: request.parentKey },
+      );
+    }
     return { ok: true, value: view(record) };
   }
 
@@ -304,7 +330,7 @@ export class AgentSessions implements AgentSessionsApi {
     let outcome: TurnOutcome | undefined;
     try {
       for (;;) {
-        outcome = await runtime.runTurn({ sessionKey: run.childKey, turn, input: { text: input }, signal: live.controller.signal });
+        outcome = await runtime.runTurn({ sessionKey: run.childKey, turn, input: { text: input }, signal: live.controller.signal, ...(live.runId !== undefined ? { runId: live.runId } : {}) });
         const next = live.steers.shift();
         if (next === undefined || live.controller.signal.aborted) break;
         input = next;
@@ -314,6 +340,22 @@ export class AgentSessions implements AgentSessionsApi {
       outcome = { status: 'failed', reply: `subagent crashed: ${(err as Error).message}`, rounds: 0, usage: { inputTokens: 0, outputTokens: 0 }, error: { kind: 'model', message: (err as Error).message } };
     }
     this.live.delete(run.runId);
+    if (this.deps.hooks?.has('subagent_ended')) {
+      const ok = outcome?.status === 'completed';
+      void this.deps.hooks.runVoid(
+        'subagent_ended',
+        {
+          targetSessionKey: run.childKey,
+          targetKind: 'subagent',
+          reason: this.stopped ? 'shutdown' : live.controller.signal.aborted ? 'killed' : ok ? 'completed' : 'failed',
+          runId: run.runId,
+          endedAt: Date.now(),
+          outcome: live.controller.signal.aborted ? 'killed' : ok ? 'ok' : 'error',
+          ...(ok ? {} : { error: outcome?.status === 'failed' ? outcome.error.message : outcome?.reply }),
+        },
+        { runId: run.runId, childSessionKey: run.childKey, requesterSessionKey: run.parentKey },
+      );
+    }
     if (this.stopped) return;
     try {
       this.deps.runs.end(run.runId, outcome?.status === 'completed' ? 'done' : 'failed', outcome?.reply ?? '', Date.now());
@@ -322,7 +364,7 @@ export class AgentSessions implements AgentSessionsApi {
       log.warn({ err, runId: run.runId }, 'subagent result could not be stored');
       return;
     }
-    this.deps.announce?.(run.parentKey, view(this.deps.runs.get(run.runId)!));
+    this.deps.announce?.(run.parentKey, { ...view(this.deps.runs.get(run.runId)!), ...(live.runId !== undefined ? { spawnedInRun: live.runId } : {}) });
   }
 
   private owned(parentKey: string, runId: string): Result<SubagentRunRecord> {

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Message } from '../models/types.js';
 import { createHarness, type Harness } from './testing.js';
-import { summaryMessage } from './transcript.js';
+import { Transcripts } from '../store/index.js';
+import { NOTICE_PREFIX, summaryMessage } from './transcript.js';
 
 let h: Harness;
 beforeEach(() => {
@@ -38,6 +39,19 @@ describe('SqliteTranscriptStore', () => {
     expect(page.map((e) => e.kind)).toEqual(['summary', 'message']);
     const older = h.transcripts.history(KEY, { limit: 10, beforeSeq: page[0]!.seq });
     expect(older.map((e) => e.seq)).toEqual([a!.seq, b!.seq, c!.seq]);
+  });
+
+  it('reads a notice Warden wrote (an interrupted approval) as a notice in place, never as a summary', () => {
+    h.transcripts.append(KEY, [{ kind: 'message', message: user('one') }]);
+    h.transcripts.append(KEY, [{ kind: 'summary', message: summaryMessage('one happened'), coversThroughSeq: 0 }]);
+    const rows = new Transcripts(h.store.db);
+    rows.append({ sessionKey: KEY, role: 'system', tool: 'exec', content: 'Approval ab12 for exec was interrupted.' });
+    h.transcripts.append(KEY, [{ kind: 'message', message: user('two') }]);
+    const loaded = h.transcripts.load(KEY);
+    expect(loaded.map((e) => e.kind)).toEqual(['summary', 'message', 'message', 'message']);
+    expect(loaded[0]!.message).toEqual(summaryMessage('one happened'));
+    expect(loaded.slice(1).map((e) => (e.message.content[0] as { text: string }).text)).toEqual(['one', `${NOTICE_PREFIX} Approval ab12 for exec was interrupted.`, 'two']);
+    expect(h.transcripts.history(KEY, { limit: 10 }).map((e) => e.kind)).toEqual(['message', 'summary', 'message', 'message']);
   });
 
   it('lists sessions with their message counts, most recent first', () => {

@@ -21,6 +21,7 @@ interface SummaryContent {
 }
 
 export const SUMMARY_PREFIX = '[Summary of the earlier conversation]';
+export const NOTICE_PREFIX = '[Notice from Warden]';
 
 /** The user-side message a summary becomes in what the model sees. */
 export const summaryMessage = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text: `${SUMMARY_PREFIX}\n${text}` }] });
@@ -39,8 +40,14 @@ export class SqliteTranscriptStore implements TranscriptStore {
 
   constructor(private readonly db: Database) {
     this.transcripts = new Transcripts(db);
-    this.lastSummary = db.prepare(`SELECT * FROM transcript_entries WHERE session_key = ? AND role = 'system' ORDER BY id DESC LIMIT 1`);
-    this.after = db.prepare(`SELECT * FROM transcript_entries WHERE session_key = ? AND id > ? AND role != 'system' ORDER BY id`);
+    // Other system rows (an approval's notice) are for operators: only a summary covers entries.
+    this.lastSummary = db.prepare(
+      `SELECT * FROM transcript_entries WHERE session_key = ? AND role = 'system' AND json_extract(content, '$.type') = 'summary' ORDER BY id DESC LIMIT 1`,
+    );
+    // Summaries come first on their own; other system rows (notices) stay in place.
+    this.after = db.prepare(
+      `SELECT * FROM transcript_entries WHERE session_key = ? AND id > ? AND (role != 'system' OR json_extract(content, '$.type') IS NOT 'summary') ORDER BY id`,
+    );
     this.page = db.prepare(`SELECT * FROM transcript_entries WHERE session_key = ? AND id < ? ORDER BY id DESC LIMIT ?`);
     this.sessionList = db.prepare(
       `SELECT s.key AS sessionKey, s.updated_at AS updatedAt, (SELECT COUNT(*) FROM transcript_entries t WHERE t.session_key = s.key AND t.role != 'system') AS entries
@@ -125,12 +132,17 @@ export function latestResultPerCall(entries: TranscriptEntry[]): TranscriptEntry
   return out;
 }
 
+const isSummary = (content: unknown): content is SummaryContent =>
+  typeof content === 'object' && content !== null && (content as { type?: unknown }).type === 'summary';
+
 function toEntry(row: Row): TranscriptEntry {
   const content = JSON.parse(row.content) as unknown;
   const base = { seq: row.id, createdAt: row.created_at };
   if (row.role === 'system') {
-    const summary = content as SummaryContent;
-    return { ...base, kind: 'summary', coversThroughSeq: summary.coversThroughSeq, message: summaryMessage(summary.text) };
+    if (isSummary(content)) return { ...base, kind: 'summary', coversThroughSeq: content.coversThroughSeq, message: summaryMessage(content.text) };
+    // A notice Warden wrote into the session (an approval interrupted by a restart): the model reads it as such.
+    const text = typeof content === 'string' ? content : JSON.stringify(content);
+    return { ...base, kind: 'message', message: { role: 'user', content: [{ type: 'text', text: `${NOTICE_PREFIX} ${text}` }] } };
   }
   if (row.role === 'tool') {
     return {

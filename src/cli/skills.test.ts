@@ -44,7 +44,29 @@ describe('warden skills', () => {
         { name: 'release-notes', location: bundled('release-notes'), why: 'missing on PATH: git' },
       ],
       errors: [{ file: broken, error: 'description is required' }],
+      commands: [
+        { command: '/code_review', skill: 'code-review' },
+        { command: '/deploy', skill: 'deploy' },
+      ],
+      warnings: [],
     });
+  });
+
+  it('lists the slash commands; a skill named like a built-in gets a suffix and a warning', async () => {
+    const cwd = project('skills:\n  allowBundled: []\n');
+    const ws = path.join(cwd, 'workspace', 'skills');
+    writeSkill(ws, 'status', 'description: Team status digest');
+    writeSkill(ws, 'run', 'description: Run a command\ncommand-dispatch: tool\ncommand-tool: exec');
+    writeSkill(ws, 'quiet', 'description: Not a command\nuser-invocable: false');
+    const json = JSON.parse((await runCli(['skills', '--json'], cwd)).stdout) as { commands: unknown; warnings: unknown };
+    expect(json.commands).toEqual([
+      { command: '/run', skill: 'run', tool: 'exec' },
+      { command: '/status_2', skill: 'status' },
+    ]);
+    expect(json.warnings).toEqual(["skill \"status\": /status is a built-in command, which wins; the skill's command is /status_2"]);
+    const { stdout } = await runCli(['skills'], cwd);
+    expect(stdout).toMatch(/Slash commands \(2\):\n {2}\/run +run {2}\(runs exec, no model\)\n {2}\/status_2 +status/);
+    expect(stdout).toContain('⚠ skill "status": /status is a built-in command');
   });
 
   it('reads the workspace of the agent named by --agent, relative to the config file', async () => {

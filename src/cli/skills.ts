@@ -1,4 +1,6 @@
-import { listSkills, type SkillListing } from '../skills/index.js';
+import { reservedCommandNames } from '../gateway/command-text.js';
+import { listingFromSnapshot, shadowedWarning, skillCommandSpecs, takeSkillSnapshot, type SkillCommandSpec, type SkillListing } from '../skills/index.js';
+import { loadPluginRuntime } from '../plugins/runtime.js';
 import { EXIT, stringOption, type CliIO, type CommandRunner } from './args.js';
 import { loadConfigForCommand, printResult } from './config.js';
 
@@ -7,13 +9,19 @@ export interface SkillsAnswer {
   eligible: Array<{ name: string; root: string; location: string }>;
   ineligible: Array<{ name: string; location: string; why: string }>;
   errors: Array<{ file: string; error: string }>;
+  /** The slash commands of the user-invocable skills, as the chat would take them. */
+  commands: Array<{ command: string; skill: string; tool?: string }>;
+  /** Skills whose command name a built-in command took. */
+  warnings: string[];
 }
 
-export function skillsAnswer(listing: SkillListing): SkillsAnswer {
+export function skillsAnswer(listing: SkillListing, commands: readonly SkillCommandSpec[] = []): SkillsAnswer {
   return {
     eligible: listing.eligible.map((s) => ({ name: s.name, root: s.root, location: s.location })),
     ineligible: listing.ineligible.map((s) => ({ name: s.name, location: s.location, why: s.why })),
     errors: listing.errors.map((e) => ({ file: e.file, error: e.error })),
+    commands: commands.map((c) => ({ command: `/${c.name}`, skill: c.skillName, ...(c.dispatch ? { tool: c.dispatch.tool } : {}) })),
+    warnings: commands.flatMap((c) => shadowedWarning(c) ?? []),
   };
 }
 
@@ -29,8 +37,10 @@ export const run: CommandRunner = async (args, io: CliIO) => {
   }
   const loaded = loadConfigForCommand(args, io);
   if (!loaded) return EXIT.badInput;
-  const result = listSkills(loaded.config, stringOption(args, 'agent')?.trim() || undefined, {
+  const pluginSkillDirs = (await loadPluginRuntime(loaded.config, loaded.baseDir)).skillsDirs();
+  const result = takeSkillSnapshot(loaded.config, stringOption(args, 'agent')?.trim() || undefined, {
     baseDir: loaded.baseDir,
+    pluginSkillDirs,
     env: io.env,
     homeDir: io.env.HOME?.trim() || undefined,
   });
@@ -38,11 +48,15 @@ export const run: CommandRunner = async (args, io: CliIO) => {
     io.stderr(`warden skills: ${result.error}`);
     return EXIT.badInput;
   }
-  printResult(args, io, skillsAnswer(result.value), () => humanText(result.value));
+  const listing = listingFromSnapshot(result.value);
+  // The same names the running bot gives them: built-ins win, suffixes settle the rest.
+  const commands = skillCommandSpecs(result.value.eligible, reservedCommandNames());
+  const answer = skillsAnswer(listing, commands);
+  printResult(args, io, answer, () => humanText(listing, answer));
   return EXIT.ok;
 };
 
-function humanText(listing: SkillListing): string {
+function humanText(listing: SkillListing, answer: SkillsAnswer): string {
   const lines = [`Skills of agent ${listing.agentId} (workspace ${listing.workspace})`, ''];
   lines.push(`Eligible (${listing.eligible.length}):`);
   for (const s of listing.eligible) {
@@ -57,6 +71,11 @@ function humanText(listing: SkillListing): string {
     lines.push('', `Not loaded (${listing.errors.length}):`);
     for (const e of listing.errors) lines.push(`  ${e.file}`, `    ${e.error}`);
   }
+  if (answer.commands.length > 0) {
+    lines.push('', `Slash commands (${answer.commands.length}):`);
+    for (const c of answer.commands) lines.push(`  ${c.command.padEnd(24)} ${c.skill}${c.tool ? `  (runs ${c.tool}, no model)` : ''}`);
+  }
+  for (const w of answer.warnings) lines.push(`⚠ ${w}`);
   lines.push('', 'Roots, lowest precedence first:', ...listing.roots.map((r) => `  ${r.source.padEnd(9)} ${r.dir}`));
   return lines.join('\n');
 }

@@ -4,9 +4,9 @@ import type { InheritedPolicy } from '../policy/context.js';
 import { nextRunAt, type Schedule } from './schedule.js';
 
 /**
- * Where a job runs and answers: the conversation it was created in. The guild and channel name
- * are kept because the channel policy is resolved by them: a job in #general must run under
- * #general's policy, not a looser guild-wide one.
+ * Where a job runs and answers: the conversation it was created in, or one its owner named. The
+ * guild and channel name are kept because the channel policy is resolved by them: a job in
+ * #general must run under #general's policy, not a looser guild-wide one.
  */
 export interface CronTarget {
   sessionKey: string;
@@ -26,6 +26,17 @@ export interface CronTarget {
   inherited?: InheritedPolicy | undefined;
 }
 
+/**
+ * What happens to runs that fell due while Warden was not running, decided at the next start:
+ * `skip` records them as skipped and waits for the next slot; `run-once` runs the job once
+ * (however many slots were missed), then keeps to its schedule.
+ */
+export type MissedRunPolicy = 'skip' | 'run-once';
+export const MISSED_RUN_POLICIES: readonly MissedRunPolicy[] = ['skip', 'run-once'];
+
+/** A one-off that was missed is still worth doing; a repeating job's next slot is close. */
+export const defaultMissedPolicy = (schedule: Schedule): MissedRunPolicy => (schedule.kind === 'at' ? 'run-once' : 'skip');
+
 export interface CronJob {
   id: string;
   agentId: string;
@@ -36,6 +47,7 @@ export interface CronJob {
   createdBy: string;
   createdAt: number;
   enabled: boolean;
+  missed: MissedRunPolicy;
   nextRunAt: number | undefined;
   lastRunAt: number | undefined;
   lastStatus: string | undefined;
@@ -43,13 +55,31 @@ export interface CronJob {
   runCount: number;
 }
 
+/** What started a run: its schedule, a person (`run`), or the missed-run policy at start. */
+export type CronTrigger = 'schedule' | 'manual' | 'missed';
+export type CronRunStatus = 'queued' | 'running' | 'ok' | 'error' | 'skipped' | 'interrupted';
+
 export interface CronRun {
   id: number;
   jobId: string;
-  startedAt: number;
+  trigger: CronTrigger;
+  /** The slot the run fills, or when it was asked for. */
+  dueAt: number;
+  /** When it got its slot and started; undefined while queued and for a skipped run. */
+  startedAt: number | undefined;
   finishedAt: number | undefined;
-  status: 'running' | 'ok' | 'error' | 'interrupted';
+  durationMs: number | undefined;
+  status: CronRunStatus;
   detail: string | undefined;
+}
+
+export interface JobPatch {
+  name?: string | undefined;
+  message?: string | undefined;
+  schedule?: Schedule | undefined;
+  target?: CronTarget | undefined;
+  enabled?: boolean | undefined;
+  missed?: MissedRunPolicy | undefined;
 }
 
 interface JobRow {
@@ -62,11 +92,24 @@ interface JobRow {
   created_by: string;
   created_at: number;
   enabled: number;
+  missed: MissedRunPolicy;
   next_run_at: number | null;
   last_run_at: number | null;
   last_status: string | null;
   last_error: string | null;
   run_count: number;
+}
+
+interface RunRow {
+  id: number;
+  job_id: string;
+  trigger: CronTrigger;
+  due_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  duration_ms: number | null;
+  status: CronRunStatus;
+  detail: string | null;
 }
 
 const toJob = (r: JobRow): CronJob => ({
@@ -79,6 +122,7 @@ const toJob = (r: JobRow): CronJob => ({
   createdBy: r.created_by,
   createdAt: r.created_at,
   enabled: r.enabled === 1,
+  missed: r.missed,
   nextRunAt: r.next_run_at ?? undefined,
   lastRunAt: r.last_run_at ?? undefined,
   lastStatus: r.last_status ?? undefined,
@@ -86,18 +130,50 @@ const toJob = (r: JobRow): CronJob => ({
   runCount: r.run_count,
 });
 
+const toRun = (r: RunRow): CronRun => ({
+  id: r.id,
+  jobId: r.job_id,
+  trigger: r.trigger,
+  dueAt: r.due_at,
+  startedAt: r.started_at ?? undefined,
+  finishedAt: r.finished_at ?? undefined,
+  durationMs: r.duration_ms ?? undefined,
+  status: r.status,
+  detail: r.detail ?? undefined,
+});
+
+export const DEFAULT_KEEP_RUNS = 50;
+
 /** Jobs and their run history in SQLite; the database is the scheduler's only truth. */
 export class CronJobs {
-  constructor(private readonly db: Database) {}
+  private readonly keepRuns: number;
 
-  add(input: { agentId: string; name: string; schedule: Schedule; message: string; target: CronTarget; createdBy: string }, now: number): CronJob {
+  constructor(
+    private readonly db: Database,
+    options: { keepRuns?: number | undefined } = {},
+  ) {
+    this.keepRuns = options.keepRuns ?? DEFAULT_KEEP_RUNS;
+  }
+
+  add(input: { agentId: string; name: string; schedule: Schedule; message: string; target: CronTarget; createdBy: string; missed?: MissedRunPolicy | undefined }, now: number): CronJob {
     const id = randomUUID().slice(0, 8);
     this.db
       .prepare(
-        `INSERT INTO cron_jobs (id, agent_id, name, schedule, message, target, created_by, created_at, next_run_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO cron_jobs (id, agent_id, name, schedule, message, target, created_by, created_at, missed, next_run_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(id, input.agentId, input.name, JSON.stringify(input.schedule), input.message, JSON.stringify(input.target), input.createdBy, now, nextRunAt(input.schedule, now) ?? null);
+      .run(
+        id,
+        input.agentId,
+        input.name,
+        JSON.stringify(input.schedule),
+        input.message,
+        JSON.stringify(input.target),
+        input.createdBy,
+        now,
+        input.missed ?? defaultMissedPolicy(input.schedule),
+        nextRunAt(input.schedule, now) ?? null,
+      );
     return this.get(id)!;
   }
 
@@ -108,17 +184,39 @@ export class CronJobs {
 
   list(agentId?: string): CronJob[] {
     const rows = (agentId
-      ? this.db.prepare('SELECT * FROM cron_jobs WHERE agent_id = ? ORDER BY created_at').all(agentId)
-      : this.db.prepare('SELECT * FROM cron_jobs ORDER BY created_at').all()) as JobRow[];
+      ? this.db.prepare('SELECT * FROM cron_jobs WHERE agent_id = ? ORDER BY created_at, rowid').all(agentId)
+      : this.db.prepare('SELECT * FROM cron_jobs ORDER BY created_at, rowid').all()) as JobRow[];
     return rows.map(toJob);
   }
 
-  setEnabled(id: string, enabled: boolean, now: number): CronJob | undefined {
+  /**
+   * Changes what is given. A new schedule starts counting from `now`; resuming a job picks its
+   * next slot after `now` (the slots it was paused through are not made up).
+   */
+  update(id: string, patch: JobPatch, now: number): CronJob | undefined {
     const job = this.get(id);
     if (!job) return undefined;
-    const next = enabled ? nextRunAt(job.schedule, now, job.lastRunAt) ?? null : job.nextRunAt ?? null;
-    this.db.prepare('UPDATE cron_jobs SET enabled = ?, next_run_at = ? WHERE id = ?').run(enabled ? 1 : 0, next, id);
+    const schedule = patch.schedule ?? job.schedule;
+    const enabled = patch.enabled ?? job.enabled;
+    const rescheduled = patch.schedule !== undefined || (patch.enabled === true && !job.enabled);
+    const next = rescheduled ? (nextRunAt(schedule, now, patch.schedule ? undefined : job.lastRunAt) ?? null) : (job.nextRunAt ?? null);
+    this.db
+      .prepare('UPDATE cron_jobs SET name = ?, message = ?, schedule = ?, target = ?, enabled = ?, missed = ?, next_run_at = ? WHERE id = ?')
+      .run(
+        patch.name ?? job.name,
+        patch.message ?? job.message,
+        JSON.stringify(schedule),
+        JSON.stringify(patch.target ?? job.target),
+        enabled ? 1 : 0,
+        patch.missed ?? job.missed,
+        next,
+        id,
+      );
     return this.get(id);
+  }
+
+  setEnabled(id: string, enabled: boolean, now: number): CronJob | undefined {
+    return this.update(id, { enabled }, now);
   }
 
   rename(id: string, name: string): void {
@@ -133,7 +231,7 @@ export class CronJobs {
   }
 
   due(now: number): CronJob[] {
-    return (this.db.prepare('SELECT * FROM cron_jobs WHERE enabled = 1 AND next_run_at IS NOT NULL AND next_run_at <= ? ORDER BY next_run_at').all(now) as JobRow[]).map(toJob);
+    return (this.db.prepare('SELECT * FROM cron_jobs WHERE enabled = 1 AND next_run_at IS NOT NULL AND next_run_at <= ? ORDER BY next_run_at, rowid').all(now) as JobRow[]).map(toJob);
   }
 
   earliestNextRun(): number | undefined {
@@ -141,44 +239,84 @@ export class CronJobs {
   }
 
   /**
-   * Records the start of a run and moves the job to its next time in one transaction, before the
-   * run happens: a crash mid-run never makes the job fire again in a loop.
+   * Takes a run of the job: records it as queued and, for a scheduled (or missed) run, moves the
+   * job to its next time, in one transaction and before the run happens, so a crash mid-run
+   * never makes the job fire again in a loop. A manual run leaves the schedule where it is.
    */
-  begin(job: CronJob, now: number, advance = true): number {
+  claim(job: CronJob, trigger: CronTrigger, now: number): number {
     return this.db.transaction(() => {
-      // A manual run (`advance` false) leaves the regular schedule where it is.
-      const next = advance ? nextRunAt(job.schedule, now, now) ?? null : job.nextRunAt ?? null;
-      this.db
-        .prepare('UPDATE cron_jobs SET next_run_at = ?, last_run_at = ?, run_count = run_count + 1, last_status = ? WHERE id = ?')
-        .run(next, now, 'running', job.id);
-      return Number(this.db.prepare("INSERT INTO cron_runs (job_id, started_at, status) VALUES (?, ?, 'running')").run(job.id, now).lastInsertRowid);
+      const dueAt = trigger === 'schedule' ? (job.nextRunAt ?? now) : now;
+      // Counted from the slot it fills, so a run that started late keeps the job on its grid.
+      const next = trigger === 'manual' ? (job.nextRunAt ?? null) : (nextRunAt(job.schedule, now, job.nextRunAt ?? now) ?? null);
+      this.db.prepare('UPDATE cron_jobs SET next_run_at = ?, last_run_at = ?, run_count = run_count + 1 WHERE id = ?').run(next, now, job.id);
+      const id = Number(this.db.prepare("INSERT INTO cron_runs (job_id, trigger, due_at, status) VALUES (?, ?, ?, 'queued')").run(job.id, trigger, dueAt).lastInsertRowid);
+      this.prune(job.id);
+      return id;
     })();
   }
 
-  finish(runId: number, jobId: string, status: 'ok' | 'error', detail: string | undefined, now: number): void {
+  /** The run got its slot. */
+  start(runId: number, jobId: string, now: number): void {
     this.db.transaction(() => {
-      this.db.prepare('UPDATE cron_runs SET finished_at = ?, status = ?, detail = ? WHERE id = ?').run(now, status, detail ?? null, runId);
-      this.db.prepare('UPDATE cron_jobs SET last_status = ?, last_error = ? WHERE id = ?').run(status, status === 'error' ? detail ?? null : null, jobId);
+      this.db.prepare("UPDATE cron_runs SET status = 'running', started_at = ? WHERE id = ?").run(now, runId);
+      this.db.prepare("UPDATE cron_jobs SET last_status = 'running' WHERE id = ?").run(jobId);
     })();
   }
 
-  /** Runs left `running` by a process that died: recorded as interrupted, never silently lost. */
+  finish(runId: number, jobId: string, status: 'ok' | 'error' | 'interrupted', detail: string | undefined, now: number): void {
+    this.db.transaction(() => {
+      this.db
+        .prepare('UPDATE cron_runs SET finished_at = ?, duration_ms = CASE WHEN started_at IS NULL THEN NULL ELSE ? - started_at END, status = ?, detail = ? WHERE id = ?')
+        .run(now, now, status, detail ?? null, runId);
+      this.db.prepare('UPDATE cron_jobs SET last_status = ?, last_error = ? WHERE id = ?').run(status, status === 'ok' ? null : (detail ?? null), jobId);
+    })();
+  }
+
+  /**
+   * A run that did not happen, recorded with why: the job was still running at its next slot,
+   * or its slots passed while Warden was down (`advance` moves it past them to the next one).
+   */
+  skip(job: CronJob, trigger: CronTrigger, detail: string, now: number, advance: boolean): number {
+    return this.db.transaction(() => {
+      if (advance) this.db.prepare('UPDATE cron_jobs SET next_run_at = ? WHERE id = ?').run(nextRunAt(job.schedule, now, job.nextRunAt ?? job.lastRunAt) ?? null, job.id);
+      const dueAt = trigger === 'manual' ? now : (job.nextRunAt ?? now);
+      const id = Number(
+        this.db.prepare("INSERT INTO cron_runs (job_id, trigger, due_at, finished_at, status, detail) VALUES (?, ?, ?, ?, 'skipped', ?)").run(job.id, trigger, dueAt, now, detail).lastInsertRowid,
+      );
+      this.prune(job.id);
+      return id;
+    })();
+  }
+
+  /** Runs left queued or running by a process that stopped: recorded as interrupted, never silently lost. */
   markInterrupted(now: number): number {
     return this.db.transaction(() => {
-      const changed = this.db.prepare("UPDATE cron_runs SET status = 'interrupted', finished_at = ?, detail = 'Warden stopped during this run' WHERE status = 'running'").run(now).changes;
+      const changed =
+        this.db
+          .prepare(
+            `UPDATE cron_runs SET status = 'interrupted', finished_at = ?,
+               duration_ms = CASE WHEN started_at IS NULL THEN NULL ELSE ? - started_at END,
+               detail = CASE WHEN status = 'queued' THEN 'Warden stopped before this run started' ELSE 'Warden stopped during this run' END
+             WHERE status IN ('running', 'queued')`,
+          )
+          .run(now, now).changes;
       this.db.prepare("UPDATE cron_jobs SET last_status = 'interrupted' WHERE last_status = 'running'").run();
       return changed;
     })();
   }
 
+  /** The job's runs, newest first. */
   runs(jobId: string, limit = 20): CronRun[] {
-    return (this.db.prepare('SELECT * FROM cron_runs WHERE job_id = ? ORDER BY id DESC LIMIT ?').all(jobId, limit) as Array<Record<string, unknown>>).map((r) => ({
-      id: r.id as number,
-      jobId: r.job_id as string,
-      startedAt: r.started_at as number,
-      finishedAt: (r.finished_at as number | null) ?? undefined,
-      status: r.status as CronRun['status'],
-      detail: (r.detail as string | null) ?? undefined,
-    }));
+    return (this.db.prepare('SELECT * FROM cron_runs WHERE job_id = ? ORDER BY id DESC LIMIT ?').all(jobId, limit) as RunRow[]).map(toRun);
+  }
+
+  /** Keeps the newest `keepRuns` runs of a job; a run still queued or running is never dropped. */
+  private prune(jobId: string): void {
+    this.db
+      .prepare(
+        `DELETE FROM cron_runs WHERE job_id = ? AND status NOT IN ('queued', 'running')
+           AND id NOT IN (SELECT id FROM cron_runs WHERE job_id = ? ORDER BY id DESC LIMIT ?)`,
+      )
+      .run(jobId, jobId, this.keepRuns);
   }
 }

@@ -55,6 +55,26 @@ export function nextRunAt(schedule: Schedule, after: number, lastRunAt?: number)
   }
 }
 
+/**
+ * How many run times fell in `[from, to]`, `from` being one (the slot a job was waiting for):
+ * what a job missed while Warden was down. Counting stops at `cap`.
+ */
+export function slotsBetween(schedule: Schedule, from: number, to: number, cap = 1000): number {
+  if (to < from) return 0;
+  switch (schedule.kind) {
+    case 'at':
+      return 1;
+    case 'every':
+      return Math.min(cap, Math.floor((to - from) / schedule.everyMs) + 1);
+    case 'cron': {
+      const cron = new Cron(schedule.expr, { timezone: schedule.tz, paused: true });
+      let count = 1;
+      for (let t = cron.nextRun(new Date(from))?.getTime(); t !== undefined && t <= to && count < cap; t = cron.nextRun(new Date(t))?.getTime()) count++;
+      return count;
+    }
+  }
+}
+
 export function describeSchedule(schedule: Schedule): string {
   switch (schedule.kind) {
     case 'cron':

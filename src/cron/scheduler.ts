@@ -1,93 +1,262 @@
 import type { Logger } from 'pino';
 import { log as rootLog } from '../log.js';
-import type { CronJob, CronJobs } from './jobs.js';
+import type { CronJob, CronJobs, CronTrigger } from './jobs.js';
+import { slotsBetween } from './schedule.js';
+
+/**
+ * What a run gets besides its job. `park` says the run is waiting on a person (an approval
+ * card) rather than working: its slot goes to the next job until `resume`. A resumed run
+ * continues at once — a turn cannot be paused half-way — so for that moment more runs may be
+ * working than `maxConcurrent`; new runs start only once the count is back under it.
+ */
+export interface CronRunControl {
+  readonly signal: AbortSignal;
+  park(reason: string): void;
+  resume(): void;
+}
 
 /** Runs one job: asks the agent the job's message in its target session. */
-export type CronDeliver = (job: CronJob, signal: AbortSignal) => Promise<{ ok: true; detail?: string } | { ok: false; error: string }>;
+export type CronDeliver = (job: CronJob, run: CronRunControl) => Promise<{ ok: true; detail?: string } | { ok: false; error: string }>;
+
+export type CronSchedulerEvent =
+  | { type: 'queued'; jobId: string; runId: number; trigger: CronTrigger }
+  | { type: 'started'; jobId: string; runId: number; trigger: CronTrigger }
+  | { type: 'parked'; jobId: string; runId: number; reason: string }
+  | { type: 'resumed'; jobId: string; runId: number }
+  | { type: 'finished'; jobId: string; runId: number; status: 'ok' | 'error' | 'interrupted'; detail?: string | undefined }
+  | { type: 'skipped'; jobId: string; runId: number; trigger: CronTrigger; reason: 'overlap' | 'missed' };
+
+/** Where a job's current run is: waiting for a slot, working, or waiting on a person. */
+export type RunState = 'queued' | 'running' | 'parked';
+
+export type RunNowResult = { ok: true; runId: number; done: Promise<void> } | { ok: false; reason: string };
 
 export interface CronSchedulerOptions {
   jobs: CronJobs;
   deliver: CronDeliver;
+  /** The clock: what is due, and every time recorded in the history. */
   now?: () => number;
   log?: Logger;
   /** Longest sleep between checks, so clock jumps and jobs added elsewhere are picked up. */
   maxSleepMs?: number;
+  /** Runs working at once (`cron.maxConcurrent`). */
+  maxConcurrent?: number;
+  /** Every queue, start, park, finish and skip, as it happens (tests wait on these). */
+  onEvent?: (event: CronSchedulerEvent) => void;
 }
 
+interface ActiveRun {
+  runId: number;
+  state: RunState;
+  /** What a parked run waits for. */
+  waitingFor?: string | undefined;
+  done: Promise<void>;
+}
+
+export const DEFAULT_MAX_CONCURRENT = 3;
+
 /**
- * One timer for all jobs: sleep until the earliest `next_run_at` (or at most `maxSleepMs`), run
- * what is due one at a time, repeat. The database is the truth, so jobs survive restarts and a
- * run interrupted by a crash is recorded as such.
+ * One timer for all jobs: sleep until the earliest `next_run_at` (or at most `maxSleepMs`),
+ * then start what is due. Runs work concurrently, up to `maxConcurrent`; more wait in order for
+ * a slot. A job never overlaps itself: a slot that comes while its previous run is still queued,
+ * working or waiting is skipped and recorded as such. The database is the truth, so jobs survive
+ * restarts; at start, runs cut short by the last stop are recorded as interrupted and each job's
+ * missed-run policy decides about the slots that passed while Warden was down.
  */
 export class CronScheduler {
   private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
   private readonly abort = new AbortController();
   private readonly now: () => number;
   private readonly log: Logger;
+  private readonly maxConcurrent: number;
   private stopped = true;
+  private readonly active = new Map<string, ActiveRun>();
+  /** Slots taken by working runs (parked runs hold none). */
+  private working = 0;
+  private readonly waiting: Array<() => void> = [];
 
   constructor(private readonly options: CronSchedulerOptions) {
     this.now = options.now ?? Date.now;
     this.log = (options.log ?? rootLog).child({ module: 'cron' });
+    this.maxConcurrent = Math.max(1, options.maxConcurrent ?? DEFAULT_MAX_CONCURRENT);
   }
 
-  start(): void {
-    if (!this.stopped) return;
+  /**
+   * Records runs the last stop cut short, applies each job's missed-run policy to slots that
+   * passed while Warden was down, and arms the timer. Returns the runs started for missed slots.
+   */
+  start(): Promise<void>[] {
+    if (!this.stopped) return [];
     this.stopped = false;
-    const interrupted = this.options.jobs.markInterrupted(this.now());
+    const now = this.now();
+    const interrupted = this.options.jobs.markInterrupted(now);
     if (interrupted > 0) this.log.warn({ interrupted }, 'cron runs interrupted by the last shutdown were recorded');
+    const started: Promise<void>[] = [];
+    for (const job of this.options.jobs.due(now)) {
+      const missed = slotsBetween(job.schedule, job.nextRunAt ?? now, now);
+      const when = `while Warden was not running (first due ${new Date(job.nextRunAt ?? now).toISOString()})`;
+      if (job.missed === 'run-once') {
+        this.log.info({ job: job.id, missed }, 'cron job missed runs; running it once now');
+        started.push(this.launch(job, 'missed', now, `${missed} run${missed === 1 ? '' : 's'} missed ${when}; run once now`));
+      } else {
+        const runId = this.options.jobs.skip(job, 'missed', `skipped ${missed} missed run${missed === 1 ? '' : 's'} ${when}`, now, true);
+        this.emit({ type: 'skipped', jobId: job.id, runId, trigger: 'missed', reason: 'missed' });
+      }
+    }
     this.arm();
+    return started;
   }
 
-  /** Re-reads the earliest next run (call after adding or enabling a job). */
+  /** Re-reads the earliest next run (call after adding, changing or enabling a job). */
   poke(): void {
     if (!this.stopped) this.arm();
   }
 
-  /** Runs every due job now; returns how many ran. Used by the timer and by tests. */
-  async tick(): Promise<number> {
-    if (this.running) await this.running;
-    let count = 0;
-    const work = (async () => {
-      for (const job of this.options.jobs.due(this.now())) {
-        if (this.abort.signal.aborted) break;
-        await this.runJob(job);
-        count++;
-      }
-    })();
-    this.running = work;
+  /**
+   * Starts every due job now (a job still running is skipped for this slot) and resolves, with
+   * how many it started, once those runs have finished. The timer does not wait for that.
+   */
+  tick(): Promise<number> {
+    if (this.abort.signal.aborted) return Promise.resolve(0);
+    const runs: Promise<void>[] = [];
     try {
-      await work;
-    } finally {
-      this.running = undefined;
+      const now = this.now();
+      for (const job of this.options.jobs.due(now)) {
+        const previous = this.active.get(job.id);
+        if (previous) {
+          const runId = this.options.jobs.skip(job, 'schedule', `skipped: the run for an earlier slot (run ${previous.runId}) was still ${describeState(previous)}`, now, true);
+          this.log.info({ job: job.id, previous: previous.runId }, 'cron job still running at its next slot; skipped');
+          this.emit({ type: 'skipped', jobId: job.id, runId, trigger: 'schedule', reason: 'overlap' });
+          continue;
+        }
+        runs.push(this.launch(job, 'schedule', now));
+      }
+    } catch (err) {
+      return Promise.reject(err as Error);
     }
-    return count;
+    return Promise.all(runs).then(() => runs.length);
   }
 
-  /** Runs one job immediately, whatever its schedule (the `run` action). */
-  async runNow(job: CronJob): Promise<void> {
-    await this.runJob(job, false);
+  /**
+   * Runs one job now, whatever its schedule (`run`), by the same path as a scheduled slot. A job
+   * still running is not started twice: the refusal is recorded and returned.
+   */
+  runNow(job: CronJob): RunNowResult {
+    if (this.abort.signal.aborted) return { ok: false, reason: 'the scheduler has stopped' };
+    const now = this.now();
+    const previous = this.active.get(job.id);
+    if (previous) {
+      const reason = `job ${job.id} is still ${describeState(previous)} (run ${previous.runId}); it was not started again`;
+      const runId = this.options.jobs.skip(job, 'manual', `skipped: ${reason}`, now, false);
+      this.emit({ type: 'skipped', jobId: job.id, runId, trigger: 'manual', reason: 'overlap' });
+      return { ok: false, reason };
+    }
+    const done = this.launch(job, 'manual', now);
+    return { ok: true, runId: this.active.get(job.id)!.runId, done };
+  }
+
+  /** Where the job's current run is, if it has one. */
+  state(jobId: string): RunState | undefined {
+    return this.active.get(jobId)?.state;
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.abort.abort();
-    await this.running;
+    // Runs still waiting for a slot end now, as interrupted.
+    for (const wake of this.waiting.splice(0)) wake();
+    await Promise.allSettled([...this.active.values()].map((r) => r.done));
   }
 
-  private async runJob(job: CronJob, scheduled = true): Promise<void> {
+  private launch(job: CronJob, trigger: CronTrigger, now: number, note?: string): Promise<void> {
     const jobs = this.options.jobs;
-    const runId = jobs.begin(job, this.now(), scheduled);
-    this.log.info({ job: job.id, name: job.name }, 'cron job started');
+    const runId = jobs.claim(job, trigger, now);
+    const run: ActiveRun = { runId, state: 'queued', done: Promise.resolve() };
+    this.active.set(job.id, run);
+    this.emit({ type: 'queued', jobId: job.id, runId, trigger });
+    run.done = (async () => {
+      let holding = false;
+      try {
+        await this.acquire();
+        holding = true;
+        if (this.abort.signal.aborted) {
+          jobs.finish(runId, job.id, 'interrupted', 'Warden stopped before this run started', this.now());
+          this.emit({ type: 'finished', jobId: job.id, runId, status: 'interrupted' });
+          return;
+        }
+        run.state = 'running';
+        jobs.start(runId, job.id, this.now());
+        this.log.info({ job: job.id, name: job.name, trigger, runId }, 'cron job started');
+        this.emit({ type: 'started', jobId: job.id, runId, trigger });
+        const control: CronRunControl = {
+          signal: this.abort.signal,
+          park: (reason) => {
+            if (run.state !== 'running') return;
+            run.state = 'parked';
+            run.waitingFor = reason;
+            holding = false;
+            this.release();
+            this.emit({ type: 'parked', jobId: job.id, runId, reason });
+          },
+          resume: () => {
+            if (run.state !== 'parked') return;
+            run.state = 'running';
+            holding = true;
+            this.working++;
+            this.emit({ type: 'resumed', jobId: job.id, runId });
+          },
+        };
+        let status: 'ok' | 'error' | 'interrupted';
+        let detail: string | undefined;
+        try {
+          const outcome = await this.options.deliver(job, control);
+          status = this.abort.signal.aborted ? 'interrupted' : outcome.ok ? 'ok' : 'error';
+          detail = outcome.ok ? outcome.detail : outcome.error;
+          if (!outcome.ok) this.log.warn({ job: job.id, error: outcome.error }, 'cron job failed');
+        } catch (err) {
+          status = 'error';
+          detail = (err as Error).message;
+          this.log.error({ job: job.id, err }, 'cron job threw');
+        }
+        if (note) detail = detail ? `${note}. ${detail}` : note;
+        jobs.finish(runId, job.id, status, detail, this.now());
+        this.emit({ type: 'finished', jobId: job.id, runId, status, detail });
+      } catch (err) {
+        // The store closed under a stopping Warden; the next start records the run as interrupted.
+        this.log.warn({ job: job.id, err }, 'cron run could not be recorded');
+      } finally {
+        if (holding) this.release();
+        if (this.active.get(job.id) === run) this.active.delete(job.id);
+      }
+    })();
+    return run.done;
+  }
+
+  private acquire(): Promise<void> {
+    // A stopping scheduler lets every run through at once, to record it as interrupted.
+    if (this.abort.signal.aborted || (this.working < this.maxConcurrent && this.waiting.length === 0)) {
+      this.working++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) =>
+      this.waiting.push(() => {
+        this.working++;
+        resolve();
+      }),
+    );
+  }
+
+  private release(): void {
+    this.working--;
+    while (this.working < this.maxConcurrent && this.waiting.length > 0) this.waiting.shift()!();
+  }
+
+  private emit(event: CronSchedulerEvent): void {
     try {
-      const outcome = await this.options.deliver(job, this.abort.signal);
-      jobs.finish(runId, job.id, outcome.ok ? 'ok' : 'error', outcome.ok ? outcome.detail : outcome.error, this.now());
-      if (!outcome.ok) this.log.warn({ job: job.id, error: outcome.error }, 'cron job failed');
+      this.options.onEvent?.(event);
     } catch (err) {
-      jobs.finish(runId, job.id, 'error', (err as Error).message, this.now());
-      this.log.error({ job: job.id, err }, 'cron job threw');
+      this.log.error({ err, event: event.type }, 'cron event listener failed');
     }
   }
 
@@ -97,12 +266,14 @@ export class CronScheduler {
     const maxSleep = this.options.maxSleepMs ?? 60_000;
     const wait = earliest === undefined ? maxSleep : Math.max(0, Math.min(maxSleep, earliest - this.now()));
     this.timer = setTimeout(() => {
-      void this.tick()
-        .catch((err) => this.log.error({ err }, 'cron tick failed'))
-        .finally(() => {
-          if (!this.stopped) this.arm();
-        });
+      // Due jobs are claimed (and moved to their next slot) before tick returns, so the next
+      // timer is set for the slot after; runs in flight never delay it.
+      void this.tick().catch((err: unknown) => this.log.error({ err }, 'cron tick failed'));
+      if (!this.stopped) this.arm();
     }, wait);
     this.timer.unref();
   }
 }
+
+const describeState = (run: Pick<ActiveRun, 'state' | 'waitingFor'>): string =>
+  run.state === 'parked' ? (run.waitingFor ?? 'waiting') : run.state === 'queued' ? 'waiting for a free slot' : 'running';

@@ -1,13 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentRuntime, TurnRequest } from '../agent/index.js';
 import { parseConfig, type WardenConfigInput } from '../config/index.js';
-import type { ToolReport } from './commands.js';
+import { skillCommandSpecs } from '../skills/commands.js';
+import { tempDir, testSkill, writeSkill } from '../skills/testing.js';
+import { NEW_ELSEWHERE_TEXT, type ToolReport } from './commands.js';
+import { reservedCommandNames } from './command-text.js';
 import { BUSY_TEXT, Gateway, isTransientStartError, SHUTDOWN_TEXT, SUBAGENTS_DONE_TEXT, type GatewayOptions } from './gateway.js';
 import type { ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget } from './types.js';
 
 /** An in-process chat platform: the test pushes messages in and reads what was sent back. */
 class RecordingAdapter implements ChatAdapter {
-  readonly provider = 'web' as const;
+  constructor(readonly provider: 'web' | 'discord' = 'web') {}
   readonly sent: Array<{ target: ReplyTarget; message: OutboundMessage }> = [];
   typingCount = 0;
   stopped = false;
@@ -257,6 +260,55 @@ describe('Gateway with a model', () => {
   });
 });
 
+describe('Gateway follow-up turns of decided approvals', () => {
+  const withModel: WardenConfigInput = { models: { default: 'anthropic/claude-sonnet-4-5' }, sessions: { maxQueued: 1 } };
+
+  it('every turn it runs may defer its approvals, so an undecided card never holds the conversation', async () => {
+    const agent = new ControlledAgent();
+    const { adapter, gateway } = setup(withModel, { agent });
+    await gateway.start();
+    await adapter.push('one');
+    await tick();
+    expect(agent.requests[0]!.deferApprovals).toBe(true);
+    agent.releaseNext();
+    await gateway.stop();
+  });
+
+  it('queues behind the conversation, even when it is full, runs its repair first, and answers in the conversation', async () => {
+    const agent = new ControlledAgent();
+    const { adapter, gateway } = setup(withModel, { agent });
+    await gateway.start();
+    await adapter.push('one');
+    await adapter.push('two');
+    await tick();
+    const order: string[] = [];
+    const context = { agentId: 'main', provider: 'web', chat: 'dm' as const, channelId: 'web', senderId: 'local', senderIsOwner: true, model: 'anthropic/claude-sonnet-4-5', spawnDepth: 0 };
+    const queued = gateway.followUp({
+      sessionKey: 'agent:main:web:direct:local',
+      agentId: 'main',
+      context,
+      replyTo: { provider: 'web', channelId: 'web' },
+      text: '[Approval a1] Allowed once by web:local. …',
+      before: () => order.push('repair'),
+    });
+    expect(queued).toBe(true);
+    agent.releaseNext();
+    await tick();
+    agent.releaseNext();
+    await tick();
+    expect(order).toEqual(['repair']);
+    const follow = agent.requests[2]!;
+    // Warden's own words: not prefixed with a sender's name, not wrapped as another user's.
+    expect(follow.input).toEqual({ text: '[Approval a1] Allowed once by web:local. …', origin: 'user' });
+    expect(follow.deferApprovals).toBe(true);
+    agent.releaseNext();
+    await tick();
+    expect(adapter.texts().at(-1)).toBe('echo: [Approval a1] Allowed once by web:local. …');
+    await gateway.stop();
+    expect(gateway.followUp({ sessionKey: 'k', agentId: 'main', context, replyTo: { provider: 'web', channelId: 'web' }, text: 'late' })).toBe(false);
+  });
+});
+
 describe('Gateway scheduled turns', () => {
   const withModel: WardenConfigInput = { models: { default: 'anthropic/claude-sonnet-4-5' } };
   const route = (text: string) => ({
@@ -372,5 +424,123 @@ describe('Gateway across a config reload', () => {
     await tick();
     await gateway.stop();
     expect(adapter.texts()).toEqual(['echo: one', 'echo: two']);
+  });
+});
+
+describe('Gateway commands that are not built in', () => {
+  const withModel: WardenConfigInput = { models: { default: 'anthropic/claude-sonnet-4-5' } };
+  const dir = tempDir();
+  const notesFile = writeSkill(dir, 'release-notes', 'description: Write release notes', '# Release notes\n\nGroup the changes.\n');
+  const skills = skillCommandSpecs(
+    [testSkill('release-notes', { location: notesFile }), testSkill('run', { commandDispatch: { kind: 'tool', tool: 'exec', argMode: 'raw' } })],
+    reservedCommandNames(),
+  );
+  const skillCommands = { current: () => ({ agentId: 'main', specs: skills, warnings: [], fingerprint: 'x' }) };
+
+  it('a skill command is a model turn with the skill\'s instructions and the typed request', async () => {
+    const agent = new ControlledAgent();
+    const { adapter, gateway } = setup(withModel, { agent, skillCommands });
+    await gateway.start();
+    await adapter.push('/release-notes v1.2');
+    await tick();
+    const text = agent.requests[0]!.input.text;
+    expect(text).toContain('- release-notes (SKILL.md: ');
+    expect(text).toContain('Group the changes.');
+    expect(text.endsWith('\n\nUser request:\n/release-notes v1.2')).toBe(true);
+    agent.releaseNext();
+    await tick();
+    await gateway.stop();
+  });
+
+  it('a tool-dispatch skill command runs its tool like /exec, never the model', async () => {
+    const agent = new ControlledAgent();
+    const calls: unknown[] = [];
+    const tools = {
+      surface: () => ({ ok: true as const, tools: [{ id: 'exec', description: '', parameters: { type: 'object', additionalProperties: false } }] }),
+      execute: async (call: unknown) => (calls.push(call), { content: [{ type: 'text' as const, text: 'done' }] }),
+    };
+    const { adapter, gateway } = setup(withModel, { agent, skillCommands, tools, toolReport: () => ({ ...report, tools: ['exec'] }) });
+    await gateway.start();
+    await adapter.push('/run pwd');
+    await tick();
+    await gateway.stop();
+    expect(agent.requests).toHaveLength(0);
+    expect(calls).toEqual([{ toolCallId: expect.stringMatching(/^cmd-/), tool: 'exec', args: { command: 'pwd' } }]);
+    expect(adapter.texts()).toEqual(['```\ndone\n```']);
+  });
+
+  it('an unknown command is answered at once, with a did-you-mean, and never reaches the model', async () => {
+    const agent = new ControlledAgent();
+    const { adapter, gateway } = setup(withModel, { agent, skillCommands });
+    await gateway.start();
+    await adapter.push('/release-note v1');
+    await adapter.push('/frobnicate');
+    await gateway.stop();
+    expect(agent.requests).toHaveLength(0);
+    expect(adapter.texts()).toEqual([
+      'Unknown command /release-note (did you mean /release_notes?). /help lists the commands; nothing was sent to the model.',
+      'Unknown command /frobnicate. /help lists the commands; nothing was sent to the model.',
+    ]);
+  });
+
+  it('where a mention is required, skill commands pass like built-ins, unknown ones are left alone, native ones always answer', async () => {
+    const guild = { channels: { discord: { token: 't', guilds: { g1: { channels: { general: {} } } } } } };
+    const parsed = parseConfig(guild);
+    if (!parsed.ok) throw parsed.error;
+    const adapter = new RecordingAdapter('discord');
+    const gateway = new Gateway({
+      config: parsed.value.config,
+      adapters: [adapter],
+      agent: undefined,
+      tools: undefined,
+      toolReport: () => report,
+      approvals: { approve: () => async () => ({ kind: 'not-found' }), pendingCount: () => 0 },
+      skillCommands,
+    });
+    await gateway.start();
+    const inChannel = { provider: 'discord' as const, chatType: 'channel' as const, guildId: 'g1', channelId: 'c1', channelName: 'general', senderId: 'u1' };
+    await adapter.push('/frobnicate', inChannel);
+    await adapter.push('/release-notes v1', inChannel);
+    await adapter.push('/frobnicate', { ...inChannel, invocationId: 'i1' });
+    await tick();
+    await gateway.stop();
+    expect(adapter.texts()).toEqual([
+      expect.stringMatching(/^\/release_notes runs the release-notes skill, which needs a model/),
+      'Unknown command /frobnicate. /help lists the commands; nothing was sent to the model.',
+    ]);
+  });
+
+  it('/help lists the skill commands', async () => {
+    const { adapter, gateway } = setup({}, { skillCommands });
+    await gateway.start();
+    await adapter.push('/help');
+    await gateway.stop();
+    const help = adapter.texts()[0]!;
+    expect(help).toContain('/release_notes [input] — about release-notes');
+    expect(help).toContain('/run [input] — about run (runs exec)');
+    expect(help).toContain('/skill <name> [input] — run a skill by name');
+  });
+
+  it('/new where the platform keeps no sessions of its own says so', async () => {
+    const { adapter, gateway } = setup();
+    await gateway.start();
+    await adapter.push('/new');
+    await gateway.stop();
+    expect(adapter.texts()).toEqual([NEW_ELSEWHERE_TEXT]);
+  });
+
+  it('/new switches the web chat to a fresh session and records it at once', async () => {
+    const recorded: string[] = [];
+    const sessionContexts = { record: (key: string) => void recorded.push(key) };
+    const { adapter, gateway } = setup({}, { sessionContexts });
+    let current: string | undefined;
+    Object.assign(adapter, { newSession: async () => (current = 'fresh1') });
+    await gateway.start();
+    await adapter.push('/new');
+    await adapter.push('/status', { sessionId: current });
+    await gateway.stop();
+    expect(adapter.texts()[0]).toBe('Started a new session: agent:main:web:direct:local:session:fresh1. The previous one, agent:main:web:direct:local, keeps its transcript.');
+    expect(adapter.texts()[1]).toContain('Session: agent:main:web:direct:local:session:fresh1');
+    expect(recorded).toEqual(['agent:main:web:direct:local', 'agent:main:web:direct:local:session:fresh1', 'agent:main:web:direct:local:session:fresh1']);
   });
 });

@@ -3,10 +3,30 @@ import type { AgentRuntime, SessionContextRecorder, ToolExecutor } from '../agen
 import type { WardenConfig } from '../config/index.js';
 import { log } from '../log.js';
 import type { TurnContext } from '../policy/context.js';
-import { isCommand, NO_MODEL_HINT, parseCommand, runCommand, runsImmediately, type CommandDeps, type ParsedCommand, type SkillsView, type ToolReport } from './commands.js';
+import type { SkillCommandSpec } from '../skills/commands.js';
+import {
+  NEW_ELSEWHERE_TEXT,
+  NO_MODEL_HINT,
+  runCommand,
+  runPluginCommand,
+  runsImmediately,
+  type CommandDeps,
+  type ParsedCommand,
+  type ParsedPluginCommand,
+  type PluginCommandRegistry,
+  type SkillsView,
+  type ToolReport,
+} from './commands.js';
+import { classifyCommandText, isAddressedCommand } from './command-text.js';
+import { sessionKeyFor } from './session-key.js';
+import { readSkillInstructions, runSkillToolCommand, skillTurnText, type SkillCommandSet } from './skill-commands.js';
+import type { HookBus } from '../hooks/bus.js';
+import { messageHookContext } from '../hooks/context.js';
 import { DEFAULT_MAX_PENDING, SessionQueues } from './queue.js';
 import { routeMessage, ThreadParticipation, type Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
+import type { FollowUpTurn } from './deferred-calls.js';
+import type { ApprovalRequest } from '../approvals/types.js';
 import { buildTurnContext, conversationOf, refreshTurnContext, type Actor } from './turn-context.js';
 import type { ApprovalClick, ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget } from './types.js';
 
@@ -23,8 +43,12 @@ export interface GatewayOptions {
     /** The decision path of one platform, used by `/approve` typed there (buttons use the same). */
     approve(provider: InboundMessage['provider']): (click: ApprovalClick) => Promise<ApproveOutcome>;
     pendingCount(sessionKey: string): number;
+    /** The pending requests of a session, oldest first (`/approvals`); none when absent. */
+    pending?: ((sessionKey: string) => ApprovalRequest[]) | undefined;
   };
   skills?: ((context: TurnContext) => SkillsView | undefined) | undefined;
+  /** The default agent's skill commands (`/release_notes v1.2`), following its skill files. */
+  skillCommands?: { current(): SkillCommandSet } | undefined;
   /** Where each routed message's conversation is recorded, so `sessions_send` runs under it later. */
   sessionContexts?: SessionContextRecorder | undefined;
   /** Messages waiting per session behind the running one. */
@@ -40,6 +64,10 @@ export interface GatewayOptions {
   nodes?: (() => import('./nodes/hub.js').NodeHub | undefined) | undefined;
   /** First wait before retrying a platform that could not be reached at start (doubles to 60 s). */
   adapterRetryBaseMs?: number | undefined;
+  /** Plugin hooks: message_received, message_sending, message_sent, session_start, session_end. */
+  hooks?: HookBus | undefined;
+  /** Chat commands plugins registered. */
+  pluginCommands?: PluginCommandRegistry | undefined;
 }
 
 /**
@@ -59,10 +87,18 @@ interface QueuedItem {
   /** The config the route was built under; a reload in between rebuilds the context at start. */
   config: WardenConfig;
   command: ParsedCommand | undefined;
-  /** A turn Warden starts itself (subagent results arrived), not a user's message. */
-  origin?: 'session' | undefined;
+  /** A skill command: a model turn with the skill, or its tool run directly. */
+  skill?: { spec: SkillCommandSpec; args: string } | undefined;
+  /** A plugin's command; queues like a turn (it may call tools). */
+  pluginCommand?: ParsedPluginCommand | undefined;
+  /** A turn Warden starts itself: subagent results arrived, or a deferred call's outcome. */
+  origin?: 'session' | 'approval' | undefined;
+  /** Runs first when the item's turn comes (inside the session's queue). */
+  before?: (() => void) | undefined;
   /** Told how the item ended (scheduled turns report their outcome to the cron ledger). */
   onDone?: ((outcome: ScheduledOutcome) => void) | undefined;
+  /** The loop-detection run a self-started turn continues (the one that spawned the subagents). */
+  runId?: string | undefined;
 }
 
 export type ScheduledOutcome = { ok: true; detail: string } | { ok: false; error: string };
@@ -96,6 +132,9 @@ export class Gateway {
   private readonly inFlight = new Set<Promise<void>>();
   /** The latest route of each session (bounded, oldest dropped): where a self-started turn answers. */
   private readonly routes = new Map<string, Route>();
+  /** Sessions that received a message in this process, for session_start / session_end. */
+  private readonly sessions = new Map<string, { agentId: string; startedAt: number; messages: number }>();
+
   private view: GatewayConfigView;
 
   constructor(private readonly options: GatewayOptions) {
@@ -191,8 +230,11 @@ export class Gateway {
   /** One inbound message. Resolves once it is routed and queued (or answered, for immediate commands). */
   async receive(message: InboundMessage): Promise<void> {
     const { config } = this.view;
+    const skills = this.skillSpecs();
+    const plugins = this.options.pluginCommands;
     const decision = routeMessage(config, message, {
-      isCommand,
+      // A native command is addressed to the bot by how it was sent; typed ones by their form.
+      isCommand: (text) => message.invocationId !== undefined || isAddressedCommand(text, skills, plugins),
       botInThread: (key) => this.threads.has(key),
     });
     if (decision.kind === 'ignore') {
@@ -202,13 +244,22 @@ export class Gateway {
     const { route } = decision;
     this.remember(route);
     this.recordConversation(route);
+    this.observeInbound(route, message);
     if (message.chatType === 'thread' && message.mentionsBot) this.threads.add(route.sessionKey);
     if (this.state !== 'running') {
-      await this.send(route.replyTo, { text: SHUTDOWN_TEXT });
+      await this.send(route.replyTo, { text: SHUTDOWN_TEXT }, route);
       return;
     }
 
-    const command = parseCommand(route.text);
+    const classified = classifyCommandText(route.text, { skills, plugins });
+    if (classified.kind === 'answer') {
+      // An unknown command is answered here; it never reaches the model.
+      log.info({ sessionKey: route.sessionKey, word: classified.word }, 'unknown command answered');
+      await this.send(route.replyTo, { text: classified.text });
+      return;
+    }
+    const command = classified.kind === 'builtin' ? classified.command : undefined;
+    const skill = classified.kind === 'skill' ? { spec: classified.spec, args: classified.args } : undefined;
     if (command && runsImmediately(command.name)) {
       const done = this.runImmediate(route, command);
       this.inFlight.add(done);
@@ -216,11 +267,12 @@ export class Gateway {
       return;
     }
 
-    const queued = this.queue.enqueue(route.sessionKey, { route, command, config });
+    const pluginCommand = classified.kind === 'plugin' ? classified.command : undefined;
+    const queued = this.queue.enqueue(route.sessionKey, { route, command, skill, pluginCommand, config });
     if (queued.ok) return;
     const text = queued.reason === 'full' ? BUSY_TEXT(this.queue.pendingCount(route.sessionKey)) : SHUTDOWN_TEXT;
     log.warn({ sessionKey: route.sessionKey, reason: queued.reason }, 'message not queued; sender told');
-    await this.send(route.replyTo, { text });
+    await this.send(route.replyTo, { text }, route);
   }
 
   /**
@@ -252,6 +304,7 @@ export class Gateway {
       await idle;
     }
     await Promise.allSettled([...this.inFlight]);
+    await this.endSessions();
     for (const adapter of this.adapters.values()) {
       try {
         await adapter.stop();
@@ -268,7 +321,7 @@ export class Gateway {
    * subagent (no requester: a non-owner). When the session is unknown (a restart) or busy beyond
    * its bound, the results wait for the parent's next turn instead.
    */
-  announce(parentKey: string, requester?: Actor & { owner: boolean }): void {
+  announce(parentKey: string, requester?: Actor & { owner: boolean }, runId?: string): void {
     const route = this.routes.get(parentKey);
     if (!route || this.state !== 'running') {
       log.info({ sessionKey: parentKey }, 'subagent results wait for the next turn of their session');
@@ -282,7 +335,7 @@ export class Gateway {
       sender: requester ?? {},
       mayBeOwner: requester?.owner ?? false,
     });
-    const queued = this.queue.enqueue(parentKey, { route: { ...route, context, text: SUBAGENTS_DONE_TEXT }, command: undefined, origin: 'session', config });
+    const queued = this.queue.enqueue(parentKey, { route: { ...route, context, text: SUBAGENTS_DONE_TEXT }, command: undefined, origin: 'session', runId, config });
     if (!queued.ok) log.info({ sessionKey: parentKey, reason: queued.reason }, 'subagent results wait for the next turn of their session');
   }
 
@@ -299,7 +352,24 @@ export class Gateway {
     });
   }
 
-  /** Posts a notice outside any turn (an interrupted approval, for instance). */
+  /**
+   * A deferred call's outcome: a turn in its conversation, behind what is queued there, that
+   * hands the agent the outcome. Never refused for a full queue (the outcome must reach the
+   * agent); false only when the gateway is not running.
+   */
+  followUp(turn: FollowUpTurn): boolean {
+    if (this.state !== 'running') return false;
+    const route: Route = { agentId: turn.agentId, sessionKey: turn.sessionKey, context: turn.context, replyTo: turn.replyTo, text: turn.text };
+    const queued = this.queue.enqueue(turn.sessionKey, { route, command: undefined, origin: 'approval', before: turn.before, config: this.view.config }, { overflow: true });
+    return queued.ok;
+  }
+
+  /** Whether new work is taken (false once stopping). */
+  get accepting(): boolean {
+    return this.state === 'running';
+  }
+
+  /** Posts a notice outside any turn (an interrupted approval, a deferred call's result). */
   notify(target: ReplyTarget, message: OutboundMessage): Promise<void> {
     return this.send(target, message);
   }
@@ -326,7 +396,44 @@ export class Gateway {
 
   private async runImmediate(route: Route, command: ParsedCommand): Promise<void> {
     const reply = await this.commandReply(route, command, new AbortController().signal, this.view);
-    await this.send(route.replyTo, reply);
+    await this.send(route.replyTo, reply, route);
+  }
+
+  /** message_received and, for a session's first message in this process, session_start (observers: nothing waits for them). */
+  private observeInbound(route: Route, message: InboundMessage): void {
+    const hooks = this.options.hooks;
+    const known = this.sessions.get(route.sessionKey);
+    if (known) known.messages++;
+    else {
+      this.sessions.set(route.sessionKey, { agentId: route.agentId, startedAt: Date.now(), messages: 1 });
+      if (hooks?.has('session_start')) void hooks.runVoid('session_start', { sessionId: route.sessionKey, sessionKey: route.sessionKey }, { agentId: route.agentId, sessionId: route.sessionKey, sessionKey: route.sessionKey });
+    }
+    if (!hooks?.has('message_received')) return;
+    void hooks.runVoid(
+      'message_received',
+      {
+        from: message.senderId,
+        content: route.text,
+        timestamp: Date.now(),
+        ...(message.threadId !== undefined ? { threadId: message.threadId } : {}),
+        messageId: message.messageId,
+        senderId: message.senderId,
+        sessionKey: route.sessionKey,
+      },
+      messageHookContext({ provider: message.provider, channelId: message.channelId }, { sessionKey: route.sessionKey, senderId: message.senderId, messageId: message.messageId, turn: route.context }),
+    );
+  }
+
+  /** session_end for every session this process saw (Warden's sessions outlive it; the reason is `shutdown`). */
+  private async endSessions(): Promise<void> {
+    const hooks = this.options.hooks;
+    if (!hooks?.has('session_end')) return;
+    const now = Date.now();
+    await Promise.all(
+      [...this.sessions].map(([key, s]) =>
+        hooks.runVoid('session_end', { sessionId: key, sessionKey: key, messageCount: s.messages, durationMs: now - s.startedAt, reason: 'shutdown' }, { agentId: s.agentId, sessionId: key, sessionKey: key }),
+      ),
+    );
   }
 
   private async runItem(sessionKey: string, item: QueuedItem, signal: AbortSignal): Promise<void> {
@@ -346,12 +453,15 @@ export class Gateway {
     let reply: OutboundMessage | undefined;
     try {
       try {
+        item.before?.();
         if (command) reply = await this.commandReply(route, command, signal, view);
-        else reply = await this.turnReply(route, signal, view, item.origin);
+        else if (item.skill) reply = await this.skillReply(route, item.skill, signal, view);
+        else if (item.pluginCommand) reply = await this.pluginCommandReply(route, item.pluginCommand, signal, view);
+        else reply = await this.turnReply(route, signal, view, item.origin, item.runId);
       } finally {
         stopTyping();
       }
-      if (reply && reply.text !== '') await this.send(route.replyTo, reply);
+      if (reply && reply.text !== '') await this.send(route.replyTo, reply, route);
       if (route.replyTo.threadId !== undefined) this.threads.add(sessionKey);
       item.onDone?.({ ok: true, detail: (reply?.text ?? '').slice(0, 500) });
     } catch (err) {
@@ -360,17 +470,71 @@ export class Gateway {
     }
   }
 
-  private async turnReply(route: Route, signal: AbortSignal, view: GatewayConfigView, origin?: 'session'): Promise<OutboundMessage | undefined> {
+  private async turnReply(route: Route, signal: AbortSignal, view: GatewayConfigView, origin?: QueuedItem['origin'], runId?: string): Promise<OutboundMessage | undefined> {
     const { agent } = view;
     if (!agent || route.context.model === undefined) return { text: NO_MODEL_HINT };
     const outcome = await agent.runTurn({
       sessionKey: route.sessionKey,
       turn: route.context,
-      input: origin ? { text: route.text, origin } : { text: route.text, senderName: route.context.senderName },
+      // An approval's outcome is Warden's own text (the call's output inside it is wrapped as untrusted).
+      input: origin === 'approval' ? { text: route.text, origin: 'user' } : origin ? { text: route.text, origin } : { text: route.text, senderName: route.context.senderName },
       signal,
+      ...(runId !== undefined ? { runId } : {}),
+      // Undecided approvals never hold the conversation: the call is deferred, the turn ends.
+      deferApprovals: true,
     });
     if (outcome.status === 'failed') log.warn({ sessionKey: route.sessionKey, error: outcome.error }, 'turn failed');
     return { text: outcome.reply };
+  }
+
+  /**
+   * A skill command: `command-dispatch: tool` runs its tool like `/exec` (no model); any other
+   * is a model turn given the skill's instructions and the typed request.
+   */
+  private async skillReply(route: Route, skill: { spec: SkillCommandSpec; args: string }, signal: AbortSignal, view: GatewayConfigView): Promise<OutboundMessage | undefined> {
+    const { spec, args } = skill;
+    if (spec.dispatch) {
+      try {
+        return await runSkillToolCommand(spec, args, route, this.commandDeps(route, view), signal);
+      } catch (err) {
+        log.error({ err, command: spec.name, sessionKey: route.sessionKey }, 'skill command failed');
+        return { text: `/${spec.name} failed: ${(err as Error).message}` };
+      }
+    }
+    if (!view.agent || route.context.model === undefined) return { text: `/${spec.name} runs the ${spec.skillName} skill, which needs a model. ${NO_MODEL_HINT}` };
+    return this.turnReply({ ...route, text: skillTurnText(spec, readSkillInstructions(spec), route.text) }, signal, view);
+  }
+
+  private skillSpecs(): readonly SkillCommandSpec[] {
+    try {
+      return this.options.skillCommands?.current().specs ?? [];
+    } catch (err) {
+      log.error({ err }, 'skill commands unavailable');
+      return [];
+    }
+  }
+
+  /**
+   * `/new` where the adapter keeps sessions of its own (the web chat): a fresh session id, whose
+   * key is recorded at once with the conversation, so the store names the current session even
+   * before its first message, and a restart comes back to it.
+   */
+  private async newSession(route: Route): Promise<string> {
+    const adapter = this.adapters.get(route.replyTo.provider);
+    if (!adapter?.newSession || route.context.chat !== 'dm' || route.context.senderId === undefined) return NEW_ELSEWHERE_TEXT;
+    const sessionId = await adapter.newSession(route.replyTo);
+    const sessionKey = sessionKeyFor(route.agentId, {
+      provider: route.replyTo.provider,
+      chatType: 'dm',
+      channelId: route.replyTo.channelId,
+      senderId: route.context.senderId,
+      sessionId,
+    });
+    const fresh: Route = { ...route, sessionKey };
+    this.remember(fresh);
+    this.recordConversation(fresh);
+    log.info({ from: route.sessionKey, to: sessionKey }, 'new session started');
+    return `Started a new session: ${sessionKey}. The previous one, ${route.sessionKey}, keeps its transcript.`;
   }
 
   private async commandReply(route: Route, command: ParsedCommand, signal: AbortSignal, view: GatewayConfigView): Promise<OutboundMessage> {
@@ -379,6 +543,15 @@ export class Gateway {
     } catch (err) {
       log.error({ err, command: command.name, sessionKey: route.sessionKey }, 'command failed');
       return { text: `/${command.name} failed: ${(err as Error).message}` };
+    }
+  }
+
+  private async pluginCommandReply(route: Route, parsed: ParsedPluginCommand, signal: AbortSignal, view: GatewayConfigView): Promise<OutboundMessage> {
+    try {
+      return await runPluginCommand(parsed, route, this.commandDeps(route, view), signal);
+    } catch (err) {
+      log.error({ err, command: parsed.command.name, plugin: parsed.command.pluginId, sessionKey: route.sessionKey }, 'plugin command failed');
+      return { text: `/${parsed.command.name} failed: ${(err as Error).message}` };
     }
   }
 
@@ -398,22 +571,22 @@ export class Gateway {
         uptimeMs: Date.now() - this.startedAt,
       }),
       stop: (key) => this.queue.abort(key, 'stopped by /stop'),
+      pendingApprovals: (key) => options.approvals.pending?.(key) ?? [],
       newCallId: () => `cmd-${randomUUID()}`,
+      skillCommands: () => this.skillSpecs(),
+      newSession: (r) => this.newSession(r),
+      pluginCommands: options.pluginCommands,
       nodes: options.nodes,
     };
   }
 
-  private async send(target: ReplyTarget, message: OutboundMessage): Promise<void> {
+  private async send(target: ReplyTarget, message: OutboundMessage, route?: Route): Promise<void> {
     const adapter = this.adapters.get(target.provider);
     if (!adapter) {
       log.error({ provider: target.provider }, 'no adapter for reply');
       return;
     }
-    try {
-      await adapter.send(target, message);
-    } catch (err) {
-      log.error({ err, provider: target.provider, channelId: target.channelId }, 'reply not delivered');
-    }
+    await sendWithHooks(this.options.hooks, adapter, target, message, route ? { sessionKey: route.sessionKey, turn: route.context } : {});
   }
 }
 
@@ -428,4 +601,40 @@ export function isTransientStartError(err: unknown): boolean {
     if (/\b(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|socket hang up)\b/.test(String((e as Error).message ?? ''))) return true;
   }
   return false;
+}
+
+/**
+ * One outbound message through message_sending (which may rewrite or cancel it) and
+ * message_sent. The gateway's replies and the message tool's posts both come here. A delivery
+ * failure is logged, never thrown.
+ */
+export async function sendWithHooks(
+  hooks: HookBus | undefined,
+  adapter: ChatAdapter,
+  target: ReplyTarget,
+  message: OutboundMessage,
+  extra: { sessionKey?: string | undefined; turn?: TurnContext | undefined },
+): Promise<{ ok: true } | { ok: false; error: string; cancelled?: boolean }> {
+  const to = target.dmUserId ? `dm:${target.dmUserId}` : target.channelId;
+  const ctx = hooks && (hooks.has('message_sending') || hooks.has('message_sent')) ? messageHookContext(target, extra) : undefined;
+  let outgoing = message;
+  if (ctx && hooks!.has('message_sending')) {
+    const decided = await hooks!.runMessageSending({ to, content: message.text, ...(target.threadId !== undefined ? { threadId: target.threadId } : {}) }, ctx);
+    if (decided.cancelled) {
+      log.info({ provider: target.provider, channelId: target.channelId, reason: decided.cancelReason }, 'message_sending hook cancelled a message');
+      return { ok: false, error: `cancelled by a message_sending hook${decided.cancelReason ? `: ${decided.cancelReason}` : ''}`, cancelled: true };
+    }
+    if (decided.content !== message.text) outgoing = { ...message, text: decided.content };
+  }
+  let error: string | undefined;
+  try {
+    await adapter.send(target, outgoing);
+  } catch (err) {
+    error = (err as Error).message;
+    log.error({ err, provider: target.provider, channelId: target.channelId }, 'reply not delivered');
+  }
+  if (ctx && hooks!.has('message_sent')) {
+    void hooks!.runVoid('message_sent', { to, content: outgoing.text, success: error === undefined, ...(extra.sessionKey ? { sessionKey: extra.sessionKey } : {}), ...(error ? { error } : {}) }, ctx);
+  }
+  return error === undefined ? { ok: true } : { ok: false, error };
 }

@@ -26,6 +26,7 @@ const job = (target: Partial<CronJob['target']>): CronJob => ({
   createdBy: '1',
   createdAt: 0,
   enabled: true,
+  missed: 'skip',
   nextRunAt: undefined,
   lastRunAt: undefined,
   lastStatus: undefined,

@@ -1,5 +1,9 @@
 import type { WardenConfig } from '../config/index.js';
 import type { CronJob } from '../cron/jobs.js';
+import type { CronDeliver } from '../cron/scheduler.js';
+import { describeTarget } from '../cron/target.js';
+import type { EventBus } from '../events.js';
+import type { ScheduledOutcome } from './gateway.js';
 import type { Route } from './router.js';
 import { buildTurnContext } from './turn-context.js';
 
@@ -30,5 +34,48 @@ export function routeForCronJob(config: WardenConfig, job: CronJob): Route {
       dmUserId: t.chat === 'dm' ? t.dmUserId : undefined,
     },
     text: `Scheduled job "${job.name}" (${job.id}) fired. Do this now: ${job.message}`,
+  };
+}
+
+export interface CronDeliverDeps {
+  config: WardenConfig;
+  /** Runs the job's turn behind its session's queue, as a message would (`Gateway.runScheduled`). */
+  runScheduled(route: Route): Promise<ScheduledOutcome>;
+  /** Approvals waiting in a session. */
+  pendingApprovals(sessionKey: string): number;
+  events: EventBus;
+}
+
+const APPROVAL_EVENTS = ['approval.requested', 'approval.resolved', 'approval.expired', 'approval.interrupted'] as const;
+
+/**
+ * How the scheduler runs a job in the live bot: a turn in the job's conversation. While that
+ * conversation has an approval waiting — the job's own call, or a turn ahead of it in the
+ * queue — the run is parked and its slot goes to the next job: a card nobody answers for half
+ * an hour must not hold every other schedule back. Decided or expired, the run takes a slot again.
+ */
+export function createCronDeliver(deps: CronDeliverDeps): CronDeliver {
+  return async (job, run) => {
+    const route = routeForCronJob(deps.config, job);
+    const key = route.sessionKey;
+    const follow = () => {
+      if (deps.pendingApprovals(key) > 0) run.park(`waiting for an approval in ${describeTarget(job.target)}`);
+      else run.resume();
+    };
+    const offs = APPROVAL_EVENTS.map((name) =>
+      deps.events.on(name, ({ request }) => {
+        if (request.sessionKey === key) follow();
+      }),
+    );
+    try {
+      follow();
+      const stopped = new Promise<{ ok: false; error: string }>((resolve) => {
+        if (run.signal.aborted) resolve({ ok: false, error: 'Warden stopped during this run' });
+        run.signal.addEventListener('abort', () => resolve({ ok: false, error: 'Warden stopped during this run' }), { once: true });
+      });
+      return await Promise.race([deps.runScheduled(route), stopped]);
+    } finally {
+      for (const off of offs) off();
+    }
   };
 }

@@ -6,13 +6,18 @@ import type { InboundMessage } from './types.js';
  * - thread:  the parent channel's key + `:thread:<threadId>`
  * - DM:      `agent:<agentId>:<provider>:direct:<userId>`, one session per user — two people's
  *   DMs never share a transcript (OpenClaw folds every DM into one main session by default).
+ * - a fresh DM session (`/new` in the web chat): the DM's key + `:session:<sessionId>`; the
+ *   earlier sessions keep their keys and transcripts.
  *
  * Peer ids are lower-cased as OpenClaw does, so an id written in either case maps to one
  * session; platform ids are case-insensitive in practice (Slack `C…`/`U…`, numeric snowflakes).
  */
-export function sessionKeyFor(agentId: string, message: Pick<InboundMessage, 'provider' | 'chatType' | 'channelId' | 'threadId' | 'senderId'>): string {
+export function sessionKeyFor(
+  agentId: string,
+  message: Pick<InboundMessage, 'provider' | 'chatType' | 'channelId' | 'threadId' | 'senderId'> & Partial<Pick<InboundMessage, 'sessionId'>>,
+): string {
   const base = `agent:${agentId.toLowerCase()}:${message.provider}`;
-  if (message.chatType === 'dm') return `${base}:direct:${peer(message.senderId)}`;
+  if (message.chatType === 'dm') return `${base}:direct:${peer(message.senderId)}${message.sessionId ? `:session:${peer(message.sessionId)}` : ''}`;
   const channel = `${base}:channel:${peer(message.channelId)}`;
   if (message.chatType === 'thread' && message.threadId) return `${channel}:thread:${peer(message.threadId)}`;
   return channel;
@@ -25,10 +30,11 @@ function peer(id: string): string {
 
 /** The parts of a session key, for `/status` and logs; undefined for a key Warden did not build. */
 export function parseSessionKey(key: string):
-  | { agentId: string; provider: string; kind: 'direct' | 'channel'; peerId: string; threadId?: string }
+  | { agentId: string; provider: string; kind: 'direct' | 'channel'; peerId: string; threadId?: string; sessionId?: string }
   | undefined {
-  const m = /^agent:([^:]+):([^:]+):(direct|channel):([^:]+)(?::thread:([^:]+))?$/.exec(key);
+  const m = /^agent:([^:]+):([^:]+):(direct|channel):([^:]+)(?::thread:([^:]+))?(?::session:([^:]+))?$/.exec(key);
   if (!m) return undefined;
-  const [, agentId, provider, kind, peerId, threadId] = m;
-  return { agentId: agentId!, provider: provider!, kind: kind as 'direct' | 'channel', peerId: peerId!, ...(threadId ? { threadId } : {}) };
+  const [, agentId, provider, kind, peerId, threadId, sessionId] = m;
+  if (sessionId && kind !== 'direct') return undefined;
+  return { agentId: agentId!, provider: provider!, kind: kind as 'direct' | 'channel', peerId: peerId!, ...(threadId ? { threadId } : {}), ...(sessionId ? { sessionId } : {}) };
 }

@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { createDiscordAdapter } from '../../adapters/discord/index.js';
 import { createSlackAdapter } from '../../adapters/slack/index.js';
-import { checkBind, createWebAdapter, webChatToken, type WebAdapter } from '../../adapters/web/index.js';
+import { checkBind, createWebAdapter, webChatToken, WEB_CHANNEL_ID, WEB_LOCAL_USER, type WebAdapter } from '../../adapters/web/index.js';
+import { sqliteWebHistory } from '../../adapters/web/history.js';
 import type { ToolExecutor } from '../agent/index.js';
 import { createAgentRuntime, type WardenAgentRuntime } from '../agent/runtime.js';
 import { SqliteTranscriptStore } from '../agent/transcript.js';
@@ -18,22 +19,27 @@ import { listenerAddress, registerOwnListenerSource, runningListeners, type OwnL
 import { createModelRegistry } from '../models/registry.js';
 import type { TurnContext } from '../policy/context.js';
 import type { ToolRuntime } from '../tools/types.js';
-import { knownAgentIds } from '../policy/steps.js';
+import { defaultAgentId, knownAgentIds } from '../policy/steps.js';
 import { resolveToolSurface, type SurfaceOptions } from '../policy/surface.js';
 import { agentWorkspace } from '../exec/check.js';
 import { listSkills, sessionSkillsCatalog } from '../skills/index.js';
 import { SessionSkillSnapshots } from '../skills/snapshot.js';
 import { AuditLog, openStore, resolveDataDir, type Store } from '../store/index.js';
 import { HookBus } from '../hooks/bus.js';
-import { CronJobs } from '../cron/jobs.js';
+import type { CronJobs } from '../cron/jobs.js';
+import { HookedCronJobs, skillChangeReporter } from '../plugins/lifecycle.js';
+import { loadPluginRuntime, type PluginRuntime } from '../plugins/runtime.js';
 import { CronScheduler } from '../cron/scheduler.js';
 import type { MessagingService } from '../tools/types.js';
-import { routeForCronJob } from './scheduled.js';
+import { createCronDeliver } from './scheduled.js';
 import { approveOn, clickHandlerOn, withWebLocalOwner, type ResolveApproval } from './approval-clicks.js';
 import { sqliteCardStore } from './card-store.js';
+import { DeferredCallRunner } from './deferred-calls.js';
 import type { SkillsView, ToolReport } from './commands.js';
-import { Gateway } from './gateway.js';
+import { Gateway, sendWithHooks } from './gateway.js';
 import { GovernedToolExecutor } from './tool-executor.js';
+import { sessionKeyFor } from './session-key.js';
+import { SkillCommandCatalog } from './skill-commands.js';
 import { CORE_IMPLEMENTATIONS, coreAvailability } from '../tools/core/index.js';
 import type { ChatAdapter, InboundMessage } from './types.js';
 import { plannedAdapters } from './planned-adapters.js';
@@ -68,6 +74,8 @@ export interface StartOptions {
 export interface RunningWarden {
   gateway: Gateway;
   approvals: ApprovalService;
+  /** Runs calls whose approval came after their turn ended (`approvals.waitSec`). */
+  deferred: DeferredCallRunner | undefined;
   store: Store;
   /** The cron scheduler: jobs run as turns in the conversation they were created in. */
   cron: { jobs: CronJobs; scheduler: CronScheduler };
@@ -93,8 +101,8 @@ export type StartResult = { ok: true; warden: RunningWarden } | { ok: false; err
 
 export { plannedAdapters } from './planned-adapters.js';
 
-/** The message tool's way out: posts through the running adapters. */
-export function messagingFor(adapters: readonly ChatAdapter[] | (() => readonly ChatAdapter[])): MessagingService {
+/** The message tool's way out: posts through the running adapters (and message_sending / message_sent). */
+export function messagingFor(adapters: readonly ChatAdapter[] | (() => readonly ChatAdapter[]), hooks?: HookBus): MessagingService {
   const list = typeof adapters === 'function' ? adapters : () => adapters;
   return {
     providers: () => list().map((a) => a.provider),
@@ -102,12 +110,8 @@ export function messagingFor(adapters: readonly ChatAdapter[] | (() => readonly 
       const adapter = list().find((a) => a.provider === target.provider);
       if (!adapter) return { ok: false, error: `no ${target.provider} adapter is running` };
       const channelId = target.channel ?? '';
-      try {
-        await adapter.send({ provider: adapter.provider, channelId, threadId: target.threadId, dmUserId: target.userId }, { text });
-        return { ok: true, channelId: channelId || `dm:${target.userId}` };
-      } catch (err) {
-        return { ok: false, error: (err as Error).message };
-      }
+      const sent = await sendWithHooks(hooks, adapter, { provider: adapter.provider, channelId, threadId: target.threadId, dmUserId: target.userId }, { text }, {});
+      return sent.ok ? { ok: true, channelId: channelId || `dm:${target.userId}` } : { ok: false, error: sent.error };
     },
   };
 }
@@ -130,10 +134,11 @@ export function toolReportFor(config: WardenConfig, inputs: SurfaceOptions) {
  * `/exec` goes through, and the `/tools` report — both over the surface inputs `warden tools`
  * uses. `toolRuntime.sessions` is set once the agent runtime exists.
  */
-export function createToolPath(config: WardenConfig, toolRuntime: ToolRuntime, services: { store: Store; approvals: ApprovalService; events: EventBus; hooks?: HookBus | undefined }) {
+export function createToolPath(config: WardenConfig, toolRuntime: ToolRuntime, services: { store: Store; approvals: ApprovalService; events: EventBus; plugins?: PluginRuntime | undefined }) {
   // No transcript here: the turn loop persists each result once, in order with the model's messages.
   const executor = new GovernedToolExecutor(config, toolRuntime, {
-    hooks: services.hooks ?? new HookBus(),
+    hooks: services.plugins?.hooks ?? new HookBus(),
+    trustedPolicies: services.plugins?.trustedPolicies,
     approvals: services.approvals,
     audit: new AuditLog(services.store.db),
     events: services.events,
@@ -157,6 +162,9 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     const bind = checkBind(config.channels.web.host, config.channels.web.token);
     if (!bind.ok) return { ok: false, error: new ConfigError(loaded.file, [{ path: bind.path, message: bind.message }]) };
   }
+  // Plugins load before anything listens: a plugin that fails is reported and skipped, Warden starts.
+  const plugins = await loadPluginRuntime(config, baseDir);
+  const hooks = plugins.hooks;
   const opened = openStore({ dataDir });
   if (!opened.ok) return { ok: false, error: new Error(opened.error.message) };
   // A fresh checkout has no workspace yet; the file and exec tools work inside it.
@@ -189,10 +197,19 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     return { kind: 'not-approver', reason: refusal };
   };
 
+  // The web chat's page reads its session, history and pending cards from the store.
+  const webAgent = defaultAgentId(config);
+  const web = {
+    history: sqliteWebHistory(store.db, {
+      sessionKeyOf: (sessionId) => sessionKeyFor(webAgent, { provider: 'web', chatType: 'dm', channelId: WEB_CHANNEL_ID, senderId: WEB_LOCAL_USER, sessionId }),
+      approvals,
+    }),
+    pendingApprovals: () => approvals.list(),
+  };
   const webToken = token?.ok ? token.token : '';
   const renderers = new Map<string, () => void>();
-  const makeAdapter = (provider: 'discord' | 'slack' | 'web', config: WardenConfig, tokenValue: string): ChatAdapter => {
-    const adapter = createAdapter(provider, config, store, resolve, tokenValue, current);
+  const makeAdapter = (provider: 'discord' | 'slack' | 'web', cfg: WardenConfig, tokenValue: string): ChatAdapter => {
+    const adapter = createAdapter(provider, cfg, store, resolve, tokenValue, web, current);
     renderers.get(provider)?.();
     renderers.set(provider, approvals.registerRenderer(adapter.approvals));
     return adapter;
@@ -205,24 +222,27 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     store.close();
     return { ok: false, error: err as Error };
   }
+  // The adapters running now: a reload may replace, add or stop one.
   const running = (): ChatAdapter[] => (gatewayRef ? plannedAdapters(current()).map((p) => gatewayRef!.adapter(p)).filter((a): a is ChatAdapter => a !== undefined) : adapters);
   // The Slack receiver's socket belongs to Bolt; its address is read from the adapter at each check.
   const offListeners = registerOwnListenerSource(() => running().flatMap(listenerOf));
 
   const startedAt = Date.now();
   let gatewayRef: Gateway | undefined;
-  const cronJobs = new CronJobs(store.db);
+  const cronJobs = new HookedCronJobs(store.db, hooks, { keepRuns: config.cron.keepRuns });
   // A job's turn runs behind its session's queue, as a message would; its outcome goes to the cron ledger.
   const scheduler = new CronScheduler({
     jobs: cronJobs,
-    deliver: async (job, signal) => {
-      if (!gatewayRef) return { ok: false, error: 'the gateway is not running' };
-      const outcome = gatewayRef.runScheduled(routeForCronJob(current(), job));
-      const aborted = new Promise<{ ok: false; error: string }>((resolve) =>
-        signal.addEventListener('abort', () => resolve({ ok: false, error: 'Warden stopped during this run' }), { once: true }),
-      );
-      return Promise.race([outcome, aborted]);
-    },
+    maxConcurrent: config.cron.maxConcurrent,
+    deliver: createCronDeliver({
+      // Read at each run: a reload changes the policy a job's turn runs under.
+      get config() {
+        return current();
+      },
+      runScheduled: (route) => gatewayRef?.runScheduled(route) ?? Promise.resolve({ ok: false, error: 'the gateway is not running' }),
+      pendingApprovals: (sessionKey) => approvals.list({ sessionKey }).length,
+      events,
+    }),
   });
   let listenersRef: ControlListeners | undefined;
   const control: ControlPlane = {
@@ -235,7 +255,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     configFile: loaded.file,
     store,
     cron: { jobs: cronJobs, scheduler },
-    messaging: messagingFor(running),
+    messaging: messagingFor(running, hooks),
     status: () => ({
       startedAt,
       adapters: gatewayRef?.adapterStates() ?? adapters.map((a) => ({ provider: a.provider, state: 'starting' })),
@@ -243,21 +263,29 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     }),
     control,
   } satisfies Omit<ToolRuntime, 'config'>;
-  const hooks = new HookBus();
   // Everything a config derives, built again on each reload; running turns keep the one they began with.
   const derive = (cfg: WardenConfig) => {
     const toolRuntime: ToolRuntime = { ...shared, config: cfg, sessions: agentRef?.sessions };
-    const toolPath = createToolPath(cfg, toolRuntime, { store, approvals, events, hooks });
+    const toolPath = createToolPath(cfg, toolRuntime, { store, approvals, events, plugins });
     return { toolRuntime, toolPath, tools: options.tools ?? toolPath.executor };
   };
   let agentRef: WardenAgentRuntime | undefined;
   let generation = derive(config);
   // Each session keeps the skills catalog it was given until a skill file or the config changes.
-  const skillSnapshots = new SessionSkillSnapshots(config, { baseDir, env });
+  const pluginSkillDirs = plugins.skillsDirs();
+  const skillSnapshots = new SessionSkillSnapshots(config, { baseDir, env, pluginSkillDirs });
+  const reportSkillChanges = skillChangeReporter(hooks, current, { baseDir, env, pluginSkillDirs });
+  const offSkillChanges = skillSnapshots.onChange(() => reportSkillChanges());
+  // Skill commands follow the skill files; the platforms with native commands follow the set.
+  const skillCommands = new SkillCommandCatalog(skillSnapshots, defaultAgentId(config));
+  for (const adapter of adapters) adapter.setSkillCommands?.(skillCommands.current().specs);
+  const offSkillCommands = skillCommands.onChange((set) => {
+    for (const adapter of adapters) adapter.setSkillCommands?.(set.specs);
+  });
   const sessionContexts = new SessionContextStore(store.db);
-  const announce = (parentKey: string, run: SubagentRunView) => gatewayRef?.announce(parentKey, run.requestedBy);
+  const announce = (parentKey: string, run: SubagentRunView) => gatewayRef?.announce(parentKey, run.requestedBy, run.spawnedInRun);
   const skillsCatalog = sessionSkillsCatalog(skillSnapshots, current);
-  agentRef = createAgent(config, env, generation.tools, store, sessionContexts, announce, skillsCatalog);
+  agentRef = createAgent(config, env, generation.tools, store, sessionContexts, announce, skillsCatalog, hooks);
   // The session tools act on the running agent's sessions; without a model they stay off.
   generation.toolRuntime.sessions = agentRef?.sessions;
 
@@ -271,19 +299,43 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     approvals: {
       approve: (provider) => approveOn(resolve, provider),
       pendingCount: (sessionKey) => approvals.list({ sessionKey }).length,
+      pending: (sessionKey) => approvals.list({ sessionKey }),
     },
-    skills: skillsFor(config, baseDir, env),
+    skills: skillsFor(config, baseDir, env, pluginSkillDirs),
+    skillCommands,
     nodes: () => control.nodes,
     maxPending: options.maxPending ?? config.sessions.maxQueued,
     shutdownGraceMs: options.shutdownGraceMs ?? config.sessions.shutdownGraceSec * 1000,
+    hooks,
+    pluginCommands: plugins.commands,
   });
 
   gatewayRef = gateway;
 
+  // Calls whose approval comes after their turn ended run here, wherever the decision was made.
+  const deferred =
+    generation.tools instanceof GovernedToolExecutor
+      ? new DeferredCallRunner({
+          // Read at each call: a call decided after a reload runs under the config then current.
+          get config() {
+            return current();
+          },
+          approvals,
+          events,
+          get tools() {
+            return generation.tools as GovernedToolExecutor;
+          },
+          post: (target, message) => gateway.notify(target, message),
+          followUp: (turn) => gateway.followUp(turn),
+          transcripts: new SqliteTranscriptStore(store.db),
+          accepting: () => gateway.accepting,
+        })
+      : undefined;
+
   const reloader = new ConfigReloader(live, {
     env,
     audit: approvals.audit,
-    plugins: () => surfaceInputs(current(), baseDir).plugins,
+    plugins: () => (generation.tools instanceof GovernedToolExecutor ? generation.tools.inputs : surfaceInputs(current(), baseDir)).plugins,
     check: (cfg) => runtimeProblems(cfg),
     swap: (next, previous) => {
       const cfg = next.config;
@@ -291,13 +343,13 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       generation = derive(cfg);
       carryOverResources(before.tools, generation.tools, previous.config, cfg);
       if (!agentRef) {
-        agentRef = createAgent(cfg, env, generation.tools, store, sessionContexts, announce, skillsCatalog);
+        agentRef = createAgent(cfg, env, generation.tools, store, sessionContexts, announce, skillsCatalog, hooks);
       } else {
         agentRef.reconfigure({ config: cfg, models: createModelRegistry(cfg, env), tools: generation.tools });
       }
       generation.toolRuntime.sessions = agentRef?.sessions;
       skillSnapshots.setConfig(cfg);
-      gateway.reconfigure({ config: cfg, agent: agentRef, tools: generation.tools, toolReport: generation.toolPath.toolReport, skills: skillsFor(cfg, baseDir, env) });
+      gateway.reconfigure({ config: cfg, agent: agentRef, tools: generation.tools, toolReport: generation.toolPath.toolReport, skills: skillsFor(cfg, baseDir, env, pluginSkillDirs) });
     },
     restart: async (next, previous) => {
       const failed = await restartChangedAdapters(gateway, previous, next, {
@@ -331,7 +383,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     audit: approvals.audit,
     env,
     providers: () => running().map((a) => a.provider),
-    plugins: () => surfaceInputs(current(), baseDir).plugins,
+    plugins: () => (generation.tools instanceof GovernedToolExecutor ? generation.tools.inputs : surfaceInputs(current(), baseDir)).plugins,
     restart: options.onRestart,
   });
   control.admin = admin;
@@ -355,13 +407,20 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     offListeners();
     await watcher?.close();
     await listeners.stopAll();
+    offSkillCommands();
+    skillCommands.close();
+    offSkillChanges();
     await gateway.stop().catch(() => {});
     await skillSnapshots.close();
     approvals.shutdown();
     store.close();
     return { ok: false, error: err as Error };
   }
+  // Before recovery, so requests it closes (expired while Warden was down) run their calls' outcome.
+  deferred?.start();
   const report = await approvals.recover();
+  // Calls decided while no Warden ran, and calls whose runner died.
+  deferred?.sweep();
   // Children that were running when Warden last stopped are marked interrupted and their parents told.
   const interruptedRuns = agentRef?.sessions.recover() ?? [];
   scheduler.start();
@@ -380,17 +439,20 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     { adapters: adapters.map((a) => a.provider), dataDir, listeners: runningListeners().map((l) => `${l.name} ${listenerAddress(l)}`), recovered: report, interruptedSubagents: interruptedRuns.length, watching: loaded.file && watcher ? loaded.file : undefined },
     'warden started',
   );
-  const web = adapters.find((a): a is WebAdapter => a.provider === 'web');
+  const webAdapter = adapters.find((a): a is WebAdapter => a.provider === 'web');
+  const gatewayContext = { port: webAdapter?.url ? Number(new URL(webAdapter.url).port) : 0, workspaceDir: agentWorkspace(config, knownAgentIds(config)[0] ?? 'main', baseDir) };
+  if (hooks.has('gateway_start')) void hooks.runVoid('gateway_start', { port: gatewayContext.port }, gatewayContext);
 
   let stopping: Promise<void> | undefined;
   const warden: RunningWarden = {
     gateway,
     approvals,
+    deferred,
     store,
     cron: { jobs: cronJobs, scheduler },
     adapters,
-    webUrl: web?.url,
-    webOpenUrl: web?.openUrl,
+    webUrl: webAdapter?.url,
+    webOpenUrl: webAdapter?.openUrl,
     webToken: token?.ok ? (token.source === 'config' ? { source: 'config' } : { source: 'file', file: token.file, created: token.created }) : undefined,
     dataDir,
     config: { live, reloader, admin },
@@ -403,11 +465,18 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
         await preloading;
         await scheduler.stop();
         await listeners.stopAll();
+        // Deferred calls still running finish (aborted) and post while the adapters are up.
+        await deferred?.stop();
         await gateway.stop();
+        // Plugins release what they hold while the store is still open (each handler bounded, 5 s by default).
+        if (hooks.has('gateway_stop')) await hooks.runVoid('gateway_stop', { reason: 'shutdown' }, gatewayContext);
+        offSkillChanges();
         // Running children stay recorded as running; the next start reports them interrupted.
         agentRef?.sessions.stop();
         // Chromium would keep the process alive; turns are over, so no tool uses it any more.
         await closeAllBrowsers();
+        offSkillCommands();
+        skillCommands.close();
         await skillSnapshots.close();
         offInterrupted();
         offListeners();
@@ -555,6 +624,7 @@ function createAdapter(
   store: Store,
   resolve: ResolveApproval,
   webToken: string,
+  web: Pick<Parameters<typeof createWebAdapter>[1], 'history' | 'pendingApprovals'>,
   current: () => WardenConfig,
 ): ChatAdapter {
   const onApprovalClick = clickHandlerOn(resolve, provider);
@@ -572,7 +642,7 @@ function createAdapter(
   });
   switch (provider) {
     case 'web':
-      return createWebAdapter(config.channels.web, { onApprovalClick, token: webToken });
+      return createWebAdapter(config.channels.web, { onApprovalClick, token: webToken, ...web });
     case 'discord':
       return createDiscordAdapter(config.channels.discord!, deps('discord'));
     case 'slack':
@@ -596,6 +666,7 @@ function createAgent(
   sessionContexts: SessionContextStore,
   announce: (parentKey: string, run: SubagentRunView) => void,
   skillsCatalog: (turn: TurnContext, sessionKey: string) => string,
+  hooks?: HookBus,
 ): WardenAgentRuntime | undefined {
   const anyModel = config.models.default !== undefined || config.agents.list.some((a) => a.model !== undefined);
   if (!anyModel) return undefined;
@@ -608,12 +679,13 @@ function createAgent(
     sessionContexts,
     announce,
     skillsCatalog,
+    hooks,
   });
 }
 
-function skillsFor(config: WardenConfig, baseDir: string, env: NodeJS.ProcessEnv) {
+function skillsFor(config: WardenConfig, baseDir: string, env: NodeJS.ProcessEnv, pluginSkillDirs: readonly string[] = []) {
   return (context: TurnContext): SkillsView | undefined => {
-    const listing = listSkills(config, context.agentId, { baseDir, env });
+    const listing = listSkills(config, context.agentId, { baseDir, env, pluginSkillDirs });
     if (!listing.ok) return { eligible: [], ineligible: [{ name: '(skills)', why: listing.error }] };
     return {
       eligible: listing.value.eligible.map((s) => ({ name: s.name, description: s.description })),

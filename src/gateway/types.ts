@@ -1,5 +1,6 @@
 import type { ApprovalDecision, ApprovalRenderer, ApprovalRequest } from '../approvals/types.js';
 import type { ChatType } from '../policy/context.js';
+import type { SkillCommandSpec } from '../skills/commands.js';
 
 /** A message from any platform, normalised by its adapter. */
 export interface InboundMessage {
@@ -22,6 +23,11 @@ export interface InboundMessage {
   receivedAt: number;
   /** Set for a native slash command: the adapter's handle to answer that invocation itself. */
   invocationId?: string | undefined;
+  /**
+   * A fresh session the user started in this DM with `/new` (the web chat): the session key is
+   * the DM's key plus `:session:<sessionId>`. Absent: the DM's first session.
+   */
+  sessionId?: string | undefined;
 }
 
 /** Where a reply goes: the same conversation (and thread) a message came from, or a user's DM. */
@@ -39,6 +45,11 @@ export interface OutboundMessage {
   text: string;
   /** Long output sent as a file where the platform supports it. */
   attachment?: { name: string; content: string } | undefined;
+  /**
+   * The approval whose outcome this is: adapters post it linked to that card where the card is
+   * in the same conversation (Discord: a reply to it; Slack: in its thread; web: under it).
+   */
+  linkedApproval?: string | undefined;
 }
 
 /** What the router calls on an adapter; adapters know their platform and nothing of policy. */
@@ -50,6 +61,10 @@ export interface ChatAdapter {
   typing(target: ReplyTarget): () => void;
   approvals: ApprovalRenderer;
   stop(): Promise<void>;
+  /** Follows the agent's skill commands: native registration, the names a native command may carry. */
+  setSkillCommands?(specs: readonly SkillCommandSpec[]): void;
+  /** `/new`: switches the conversation of `target` to a fresh session and returns its id (web chat). */
+  newSession?(target: ReplyTarget): Promise<string>;
 }
 
 /** A button click on an approval card, as an adapter hands it to the router. */

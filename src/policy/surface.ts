@@ -44,9 +44,10 @@ export interface SurfaceOptions {
   /**
    * Whether a tool can be offered here, answered by the caller: the policy never asks a tool's
    * implementation (`tools/surface-inputs.ts` builds the answer the bot and the CLI share).
-   * `undefined` = no implementation in this build.
+   * `undefined` = no implementation in this build. `ctx` is the turn being resolved: a plugin
+   * tool's factory is built for it (and only for tools the policy kept).
    */
-  implemented: (id: string) => Availability | undefined;
+  implemented: (id: string, ctx?: TurnContext) => Availability | undefined;
 }
 
 export interface ExplainStep {
@@ -159,7 +160,7 @@ export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, optio
     applyPatch: applyPatchAllowed(ctx, config),
   };
   plan.optionalGrants = optionalGrantEntries(plan);
-  const availability = availabilityOf(options);
+  const availability = availabilityOf(options, ctx);
 
   const removed: SurfaceResult['removed'] = [];
   const unavailable: SurfaceResult['unavailable'] = [];
@@ -363,9 +364,9 @@ function optionalGrantEntries(plan: Plan): PolicyEntry[] {
   return out;
 }
 
-function availabilityOf(options: SurfaceOptions): (tool: ToolMeta) => Availability {
+function availabilityOf(options: SurfaceOptions, ctx: TurnContext): (tool: ToolMeta) => Availability {
   return (tool) => {
-    const found = options.implemented(tool.id);
+    const found = options.implemented(tool.id, ctx);
     if (found) return found;
     return { ok: false, why: tool.source.kind === 'core' ? 'not implemented in this build' : 'plugin runtime not loaded' };
   };

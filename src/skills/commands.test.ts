@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sanitizeCommandName, skillCommandSpecs } from './commands.js';
+import { findSkillCommand, sanitizeCommandName, shadowedWarning, skillCommandSpecs } from './commands.js';
 import type { LoadedSkill } from './types.js';
 
 function skill(name: string, over: Partial<LoadedSkill> = {}): LoadedSkill {
@@ -50,6 +50,49 @@ describe('skill slash commands', () => {
 
   it('carries tool dispatch', () => {
     const [spec] = skillCommandSpecs([skill('search', { commandDispatch: { kind: 'tool', tool: 'web_search', argMode: 'raw' } })]);
-    expect(spec).toEqual({ name: 'search', skillName: 'search', description: 'about search', location: '/s/search/SKILL.md', dispatch: { tool: 'web_search', argMode: 'raw' } });
+    expect(spec).toEqual({
+      name: 'search',
+      skillName: 'search',
+      description: 'about search',
+      location: '/s/search/SKILL.md',
+      modelInvocable: true,
+      dispatch: { tool: 'web_search', argMode: 'raw' },
+    });
+  });
+
+  it('keeps skills the model may not invoke as commands, and says so', () => {
+    const [spec] = skillCommandSpecs([skill('deploy', { disableModelInvocation: true })]);
+    expect(spec).toMatchObject({ name: 'deploy', modelInvocable: false });
+  });
+
+  it('a built-in wins its name; the skill gets a suffix and a warning names both', () => {
+    const specs = skillCommandSpecs([skill('status'), skill('Tools!'), skill('notes')], ['help', 'tools', 'status']);
+    expect(specs.map((s) => [s.name, s.shadowedBuiltin])).toEqual([
+      ['status_2', 'status'],
+      ['tools_2', 'tools'],
+      ['notes', undefined],
+    ]);
+    expect(shadowedWarning(specs[0]!)).toBe('skill "status": /status is a built-in command, which wins; the skill\'s command is /status_2');
+    expect(shadowedWarning(specs[2]!)).toBeUndefined();
+  });
+
+  it('a description-less skill is described by its name', () => {
+    expect(skillCommandSpecs([skill('x', { description: '  ' })])[0]!.description).toBe('x');
+  });
+});
+
+describe('findSkillCommand', () => {
+  const specs = skillCommandSpecs([skill('release-notes'), skill('release_notes'), skill('code review')]);
+  it.each([
+    ['release_notes', 'release-notes'],
+    ['RELEASE_NOTES', 'release-notes'],
+    ['release-notes', 'release-notes'],
+    ['release_notes_2', 'release_notes'],
+    ['code_review', 'code review'],
+    ['code-review', 'code review'],
+    ['nothing', undefined],
+    ['', undefined],
+  ])('%j → %j', (word, skillName) => {
+    expect(findSkillCommand(specs, word)?.skillName).toBe(skillName);
   });
 });

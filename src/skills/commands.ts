@@ -7,34 +7,48 @@ export interface SkillCommandSpec {
   /** Command name without the slash: sanitised, unique, at most 32 characters. */
   name: string;
   skillName: string;
+  /** The skill's description (its name when it has none): what the command pickers show. */
   description: string;
   location: string;
+  /** False for `disable-model-invocation`: the model's catalog does not list the skill. */
+  modelInvocable: boolean;
   /** `command-dispatch: tool`: the command's raw argument text goes straight to this tool. */
   dispatch?: { tool: string; argMode: 'raw' };
+  /** The reserved (built-in) name the skill's own name gave, which it lost to the built-in. */
+  shadowedBuiltin?: string;
 }
 
 /**
  * Slash commands for the user-invocable skills (reference §8.1). Names are lower-cased, reduced
  * to `a-z 0-9 _`, capped at 32 characters, and made unique against the reserved names (the
- * built-in commands) and each other with `_2` … `_999` suffixes.
+ * built-in commands, which always win) and each other with `_2` … `_999` suffixes.
  */
 export function skillCommandSpecs(skills: readonly LoadedSkill[], reserved: Iterable<string> = []): SkillCommandSpec[] {
-  const used = new Set([...reserved].map((n) => n.toLowerCase()));
+  const builtins = new Set([...reserved].map((n) => n.toLowerCase()));
+  const used = new Set(builtins);
   const specs: SkillCommandSpec[] = [];
   for (const skill of skills) {
     if (!skill.userInvocable) continue;
-    const name = uniqueName(sanitizeCommandName(skill.name), used);
-    if (!name) continue;
+    const base = sanitizeCommandName(skill.name);
+    const name = uniqueName(base, used);
     used.add(name);
     specs.push({
       name,
       skillName: skill.name,
-      description: skill.description,
+      description: skill.description.trim() || skill.name,
       location: skill.location,
+      modelInvocable: !skill.disableModelInvocation,
       ...(skill.commandDispatch ? { dispatch: { tool: skill.commandDispatch.tool, argMode: skill.commandDispatch.argMode } } : {}),
+      ...(builtins.has(base) ? { shadowedBuiltin: base } : {}),
     });
   }
   return specs;
+}
+
+/** What the operator is told about a skill whose command name a built-in command took. */
+export function shadowedWarning(spec: SkillCommandSpec): string | undefined {
+  if (!spec.shadowedBuiltin) return undefined;
+  return `skill "${spec.skillName}": /${spec.shadowedBuiltin} is a built-in command, which wins; the skill's command is /${spec.name}`;
 }
 
 export function sanitizeCommandName(raw: string): string {
@@ -48,12 +62,32 @@ export function sanitizeCommandName(raw: string): string {
   return cleaned || 'skill';
 }
 
-function uniqueName(base: string, used: ReadonlySet<string>): string | undefined {
+/** `release-notes`, `release_notes`, `Release Notes` → `release-notes`: how a typed word is compared. */
+const lookupForm = (value: string) => value.trim().toLowerCase().replace(/[\s_]+/g, '-');
+
+/**
+ * The skill command a typed word names: the command name itself, else the skill's name, else
+ * either with `-` and `_` (and spaces) taken as one (`/release-notes` finds `/release_notes`),
+ * as OpenClaw's `/skill <name>` lookup does. Exact matches win over loose ones.
+ */
+export function findSkillCommand(specs: readonly SkillCommandSpec[], word: string): SkillCommandSpec | undefined {
+  const lowered = word.trim().toLowerCase();
+  if (!lowered) return undefined;
+  const loose = lookupForm(lowered);
+  return (
+    specs.find((s) => s.name === lowered) ??
+    specs.find((s) => s.skillName.toLowerCase() === lowered) ??
+    specs.find((s) => lookupForm(s.name) === loose || lookupForm(s.skillName) === loose)
+  );
+}
+
+function uniqueName(base: string, used: ReadonlySet<string>): string {
   if (!used.has(base)) return base;
   for (let i = 2; i <= 999; i++) {
     const suffix = `_${i}`;
     const candidate = `${base.slice(0, SKILL_COMMAND_MAX_LENGTH - suffix.length)}${suffix}`;
     if (!used.has(candidate)) return candidate;
   }
-  return undefined;
+  // OpenClaw's last resort; a thousand skills of one name do not reach it in practice.
+  return `${base.slice(0, SKILL_COMMAND_MAX_LENGTH - 2)}_x`;
 }

@@ -22,6 +22,16 @@ export function parseSkillMarkdown(text: string, folderName: string): ParseResul
   return readDefinition(parsed.value, folderName);
 }
 
+/** The Markdown after a SKILL.md's frontmatter: the instructions themselves ('' when malformed). */
+export function skillInstructions(text: string): string {
+  const normalized = text.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
+  const open = /^---[ \t]*\n/.exec(normalized);
+  if (!open) return '';
+  const rest = normalized.slice(open[0].length);
+  const close = /(?:^|\n)---[ \t]*(?:\n|$)/.exec(rest);
+  return close ? rest.slice(close.index + close[0].length).trim() : '';
+}
+
 function extractFrontmatter(text: string): { ok: true; value: string } | { ok: false; error: string } {
   const normalized = text.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
   const open = /^---[ \t]*\n/.exec(normalized);

@@ -4,10 +4,10 @@
  * file changes, and the `<available_skills>` block of the system prompt.
  */
 export { buildSkillsPrompt, escapeXml, type CatalogSkill, type DropReason, type SkillsPrompt } from './catalog.js';
-export { sanitizeCommandName, skillCommandSpecs, type SkillCommandSpec } from './commands.js';
+export { findSkillCommand, sanitizeCommandName, shadowedWarning, skillCommandSpecs, type SkillCommandSpec } from './commands.js';
 export { discoverSkills } from './discover.js';
 export { binLookup, configPathTruthy, evaluateEligibility, type Eligibility, type EligibilityContext } from './eligibility.js';
-export { parseSkillMarkdown } from './frontmatter.js';
+export { parseSkillMarkdown, skillInstructions } from './frontmatter.js';
 export { listingFromSnapshot, listSkills, type ListedSkill, type ListingResult, type SkillListing, type UnlistedSkill } from './listing.js';
 export { BUNDLED_SKILLS_DIR, resolveSkillRoots, type AgentSkillRoots, type SkillRootOptions } from './roots.js';
 export {

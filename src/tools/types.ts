@@ -66,11 +66,17 @@ export interface ToolCallContext {
   log: Logger;
   /** Asks a human (approval card) and waits; used by exec for on-miss commands. */
   approvals: ApprovalRequester;
+  /** The loop-detection run of the calling turn; the turns a tool starts (subagents, sends) continue it. */
+  runId?: string | undefined;
+  /** Variables plugins add to exec's environment (resolve_exec_env); absent without such hooks. */
+  resolveExecEnv?: ((host: 'gateway' | 'sandbox') => Promise<Record<string, string>>) | undefined;
 }
 
 /** A runnable tool. Its id must exist in the catalog (or be declared by a plugin). */
 export interface ToolImplementation<Args = Record<string, unknown>> {
   id: string;
+  /** What the model reads about the tool; core tools take the catalog's. */
+  description?: string | undefined;
   /** JSON schema of the arguments; validated before execute is called. */
   parameters: JsonSchema;
   /** Prerequisites of this machine/config (Chromium for the browser, a model for image). */

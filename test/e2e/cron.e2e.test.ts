@@ -1,17 +1,23 @@
-// A scheduled job end to end: the owner asks in #dev, the model (a loopback OpenAI-compatible
-// fake driven by the real SDK) calls the owner-only cron tool, the job fires and its answer is
-// posted in #dev through the real discord.js adapter — as a non-owner turn under #dev's policy.
+// Scheduled jobs end to end through the real discord.js adapter on the loopback Discord fake:
+// the owner asks in #dev and the model (a loopback OpenAI-compatible fake driven by the real
+// SDK) calls the owner-only cron tool; the owner manages jobs with /cron, typed and native,
+// without the model; a non-owner gets the owner gate's refusal and nothing else; and a job
+// whose turn waits on an approval card does not hold back another job, even with one slot.
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { APIMessage } from 'discord-api-types/v10';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeApprovalAction } from '../../adapters/common/approval-card.js';
 import { parseConfig } from '../../src/config/index.js';
 import { startWarden, type RunningWarden } from '../../src/gateway/startup.js';
+import { ownerOnlyRefusal } from '../../src/tools/invoke/owner-guard.js';
 import { fakeUser, startDiscordFake, type DiscordFake } from '../fakes/discord/index.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
 import type { FakeModelServer, FakeReply, FakeRequest } from '../fakes/models/server.js';
 
 const GUILD = '300000000000000001';
+const GENERAL = '300000000000000002';
 const DEV = '300000000000000003';
 const olga = fakeUser('400000000000000009', 'olga');
 const alice = fakeUser('400000000000000001', 'alice');
@@ -19,6 +25,7 @@ const alice = fakeUser('400000000000000001', 'alice');
 let fake: DiscordFake;
 let model: FakeModelServer;
 let warden: RunningWarden;
+let dir: string;
 
 const lastUserText = (r: FakeRequest): string => {
   const users = (r.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'user');
@@ -27,11 +34,14 @@ const lastUserText = (r: FakeRequest): string => {
 };
 const toolNames = (r: FakeRequest): string[] => ((r.body.tools ?? []) as Array<{ function: { name: string } }>).map((t) => t.function.name);
 
-/** The fake model: schedule when asked to, confirm after the tool result, answer the job. */
+/** The fake model: schedule when asked to, confirm after the tool result, answer each job. */
 function respond(r: FakeRequest): FakeReply {
   const last = r.body.messages.at(-1);
-  if (last?.role === 'tool') return { kind: 'reply', text: 'Done: the digest is scheduled.' };
   const text = lastUserText(r);
+  if (last?.role === 'tool') return { kind: 'reply', text: text.includes('touch approved.txt') ? 'Touched the file.' : 'Done: the digest is scheduled.' };
+  if (text.includes('Scheduled job') && text.includes('touch approved.txt')) return { kind: 'reply', toolCalls: [{ name: 'exec', args: { command: 'touch approved.txt' } }] };
+  if (text.includes('Scheduled job') && text.includes('open incidents')) return { kind: 'reply', text: 'Open incidents: none.' };
+  if (text.includes('Scheduled job') && text.includes('weather')) return { kind: 'reply', text: 'Weather: sunny.' };
   if (text.includes('Scheduled job')) return { kind: 'reply', text: 'Daily digest: 3 open PRs, CI green.' };
   if (text.includes('schedule')) {
     return { kind: 'reply', toolCalls: [{ name: 'cron', args: { action: 'add', name: 'digest', message: 'post the daily digest', everyMs: 86_400_000 } }] };
@@ -42,12 +52,14 @@ function respond(r: FakeRequest): FakeReply {
 beforeAll(async () => {
   fake = await startDiscordFake();
   model = await startFakeOpenAI({ respond });
-  const dir = mkdtempSync(path.join(tmpdir(), 'warden-cron-e2e-'));
+  dir = mkdtempSync(path.join(tmpdir(), 'warden-cron-e2e-'));
   mkdirSync(path.join(dir, 'workspace'));
   const parsed = parseConfig({
     owners: { discord: [olga.id] },
     models: { default: 'openai/gpt-test', providers: { openai: { baseUrl: model.url } } },
     tools: { profile: 'coding' },
+    // One slot: a job waiting on a person must still let the next job through.
+    cron: { maxConcurrent: 1 },
     channels: { discord: { token: 't', apiBaseUrl: fake.apiBaseUrl, guilds: { [GUILD]: { channels: { dev: { tools: { allow: ['*'] } } } } } } },
     dataDir: path.join(dir, 'data'),
   });
@@ -63,8 +75,21 @@ afterAll(async () => {
   await model?.close();
 });
 
-const botPostIn = (channelId: string, text: string) =>
-  fake.requests.waitFor((r) => r.method === 'POST' && r.path === `/channels/${channelId}/messages` && String(r.body?.content ?? '').includes(text), 10_000, text);
+const mark = () => fake.requests.records.length;
+const botPostIn = (channelId: string, text: string, from = 0) =>
+  fake.requests.waitFor(
+    (r) => fake.requests.records.indexOf(r) >= from && r.method === 'POST' && r.path === `/channels/${channelId}/messages` && String(r.body?.content ?? '').includes(text),
+    10_000,
+    text,
+  );
+/** Types a command in a channel (no mention needed for commands) and returns the bot's answer. */
+async function typed(author: typeof olga, channelId: string, content: string): Promise<string> {
+  const from = mark();
+  fake.userMessage({ author, channelId, content });
+  const reply = await fake.requests.waitFor((r) => fake.requests.records.indexOf(r) >= from && r.method === 'POST' && r.path === `/channels/${channelId}/messages`, 10_000, content);
+  return String(reply.body.content);
+}
+const cardButtons = (message: APIMessage) => (message.components ?? []).flatMap((row: any) => row.components ?? []).map((b: any) => b.custom_id as string);
 
 describe('cron end to end', () => {
   it('the owner schedules a job; it fires and answers in #dev as a non-owner turn', async () => {
@@ -87,6 +112,7 @@ describe('cron end to end', () => {
     expect(toolNames(jobTurn)).not.toContain('cron');
     expect(toolNames(jobTurn)).toContain('exec');
     await expect.poll(() => warden.cron.jobs.runs(job!.id)[0]?.status, { timeout: 5_000 }).toBe('ok');
+    expect(warden.cron.jobs.runs(job!.id)[0]).toMatchObject({ trigger: 'schedule', durationMs: expect.any(Number) });
   });
 
   it('a non-owner asking to schedule gets no cron tool at all', async () => {
@@ -94,5 +120,105 @@ describe('cron end to end', () => {
     fake.userMessage({ author: alice, channelId: DEV, content: `<@${fake.bot.id}> please schedule something` });
     await expect.poll(() => model.requests.length, { timeout: 10_000 }).toBeGreaterThan(before);
     expect(toolNames(model.requests[before]!)).not.toContain('cron');
+  });
+});
+
+describe('/cron for owners, without the model', () => {
+  let id: string;
+
+  it('add: a job from #dev that posts in #general, a channel Warden has been addressed in', async () => {
+    // Warden learns #general's name and guild when it is addressed there.
+    fake.userMessage({ author: olga, channelId: GENERAL, content: `<@${fake.bot.id}> hello` });
+    await botPostIn(GENERAL, 'ok');
+    const modelCalls = model.requests.length;
+    const reply = await typed(olga, DEV, '/cron add "0 9 * * 1-5" post the open incidents in #general');
+    expect(reply).toMatch(/^Scheduled "post the open incidents in #general" \(cron "0 9 \* \* 1-5"\) in #general, id (\w+); next run \d{4}-\d\d-\d\dT09:00:00\.000Z\.$/);
+    id = /id (\w+);/.exec(reply)![1]!;
+    expect(warden.cron.jobs.get(id)).toMatchObject({
+      message: 'post the open incidents in #general',
+      createdBy: olga.id,
+      missed: 'skip',
+      target: { sessionKey: `agent:main:discord:channel:${GENERAL}`, chat: 'channel', guildId: GUILD, channelId: GENERAL, channelName: 'general' },
+    });
+    expect(model.requests.length).toBe(modelCalls);
+  });
+
+  it('list: every job of the agent with its schedule, target and next run', async () => {
+    const reply = await typed(olga, DEV, '/cron list');
+    expect(reply).toMatch(/^Cron jobs \(2\):/);
+    expect(reply).toContain(`• ${id} "post the open incidents in #general" — cron "0 9 * * 1-5" → #general · next `);
+    expect(reply).toMatch(/"digest" — every 1 d → #dev · next .* · last ok in [\d.]+ (ms|s) \(schedule, /);
+  });
+
+  it('run: fires the job now through the scheduler; its answer lands in #general and the run is recorded', async () => {
+    const from = mark();
+    expect(await typed(olga, DEV, `/cron run ${id}`)).toBe(`Started job ${id} ("post the open incidents in #general") now; its answer goes to #general.`);
+    await botPostIn(GENERAL, 'Open incidents: none.', from);
+    await expect.poll(() => warden.cron.jobs.runs(id)[0]?.status, { timeout: 5_000 }).toBe('ok');
+    expect(warden.cron.jobs.runs(id)[0]).toMatchObject({ trigger: 'manual', startedAt: expect.any(Number), durationMs: expect.any(Number) });
+    expect(await typed(olga, DEV, `/cron runs ${id}`)).toMatch(new RegExp(`^Runs of job ${id} \\("post the open incidents in #general"\\), newest first:\\n• ok in [\\d.]+ (ms|s) \\(manual, `));
+  });
+
+  it('pause and resume', async () => {
+    expect(await typed(olga, DEV, `/cron pause ${id}`)).toBe(`Paused job ${id} ("post the open incidents in #general").`);
+    expect(warden.cron.jobs.get(id)!.enabled).toBe(false);
+    expect(await typed(olga, DEV, '/cron list')).toContain(`• ${id} "post the open incidents in #general" — cron "0 9 * * 1-5" → #general · paused`);
+    expect(await typed(olga, DEV, `/cron resume ${id}`)).toMatch(new RegExp(`^Resumed job ${id} \\("post the open incidents in #general"\\); next run \\d{4}-`));
+    expect(warden.cron.jobs.get(id)!.enabled).toBe(true);
+  });
+
+  it('native /cron answers the owner privately, the same as typed', async () => {
+    const { id: interaction, token } = fake.command({ name: 'cron', options: { args: 'list' }, user: olga, channelId: DEV });
+    const deferred = await fake.interactionCallback(interaction);
+    expect(deferred.body).toEqual({ type: 5, data: { flags: 64 } });
+    const answer = await fake.requests.waitFor((r) => r.method === 'PATCH' && r.path === `/webhooks/${fake.bot.id}/${token}/messages/@original`, 8_000, 'native /cron answer');
+    expect(String(answer.body.content)).toMatch(/^Cron jobs \(2\):/);
+  });
+
+  it('a non-owner gets the owner gate’s refusal for every subcommand, and learns nothing about the jobs', async () => {
+    const refusal = ownerOnlyRefusal('cron', { provider: 'discord', senderId: alice.id, senderIsOwner: false });
+    const job = warden.cron.jobs.get(id)!;
+    for (const command of ['/cron', '/cron list', `/cron run ${id}`, `/cron pause ${id}`, `/cron remove ${id}`, `/cron runs ${id}`, '/cron add "* * * * *" spam #general', '/cron frobnicate']) {
+      const reply = await typed(alice, DEV, command);
+      expect(reply).toBe(refusal);
+      for (const secret of [job.name, job.message, 'general', 'digest']) expect(reply).not.toContain(secret);
+    }
+    const { token } = fake.command({ name: 'cron', options: { args: 'list' }, user: alice, channelId: DEV });
+    const native = await fake.requests.waitFor((r) => r.method === 'PATCH' && r.path === `/webhooks/${fake.bot.id}/${token}/messages/@original`, 8_000, 'native refusal');
+    expect(native.body.content).toBe(refusal);
+    expect(warden.cron.jobs.get(id)).toMatchObject({ enabled: true, runCount: job.runCount });
+    expect(warden.cron.jobs.list()).toHaveLength(2);
+  });
+
+  it('remove', async () => {
+    expect(await typed(olga, DEV, `/cron remove ${id}`)).toBe(`Removed job ${id} ("post the open incidents in #general").`);
+    expect(warden.cron.jobs.get(id)).toBeUndefined();
+    expect(await typed(olga, DEV, '/cron list')).toMatch(/^Cron jobs \(1\):\n• \w+ "digest"/);
+  });
+});
+
+describe('a job waiting for an approval', () => {
+  it('does not hold back another job, even with a single slot; decided, it finishes', async () => {
+    const needs = (await typed(olga, DEV, '/cron add "every 1d" touch approved.txt')).match(/id (\w+);/)![1]!;
+    const other = (await typed(olga, GENERAL, '/cron add "every 1d" post the weather')).match(/id (\w+);/)![1]!;
+    const from = mark();
+    // Both fall due at once; the approval job is first in line for the one slot.
+    warden.store.db.prepare('UPDATE cron_jobs SET next_run_at = ? WHERE id = ?').run(Date.now() - 2, needs);
+    warden.store.db.prepare('UPDATE cron_jobs SET next_run_at = ? WHERE id = ?').run(Date.now() - 1, other);
+    warden.cron.scheduler.poke();
+
+    await fake.requests.waitFor((r) => fake.requests.records.indexOf(r) >= from && r.path === `/channels/${DEV}/messages` && Array.isArray(r.body?.components) && r.body.components.length > 0, 10_000, 'approval card');
+    // While the card waits in #dev, the other job runs and answers in #general.
+    await botPostIn(GENERAL, 'Weather: sunny.', from);
+    expect(warden.cron.scheduler.state(needs)).toBe('parked');
+    expect(warden.approvals.list()).toHaveLength(1);
+    expect(await typed(olga, DEV, '/cron list')).toContain('"touch approved.txt" — every 1 d → #dev · waiting for an approval');
+
+    const card = fake.botMessagesIn(DEV).filter((m) => cardButtons(m).length > 0).at(-1)!;
+    const allow = cardButtons(card).find((c) => decodeApprovalAction(c)?.decision === 'allow-once')!;
+    fake.click({ message: card, customId: allow, user: olga });
+    await botPostIn(DEV, 'Touched the file.', from);
+    await expect.poll(() => warden.cron.jobs.runs(needs)[0]?.status, { timeout: 5_000 }).toBe('ok');
+    expect(warden.cron.jobs.runs(other)[0]).toMatchObject({ status: 'ok' });
   });
 });

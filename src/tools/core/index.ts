@@ -114,9 +114,12 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
     load: async (runtime) => {
       const { createCronTool } = await import('./cron/cron.js');
       const { CronJobs } = await import('../../cron/jobs.js');
+      const { SessionContextStore } = await import('../../agent/session-contexts.js');
       if (!runtime.cron && !runtime.store) throw new Error('cron needs the store: open it before loading the tool');
-      const cron = runtime.cron ?? { jobs: new CronJobs(runtime.store!.db) };
-      return eraseArgs(createCronTool({ jobs: cron.jobs, scheduler: cron.scheduler }));
+      const cron = runtime.cron ?? { jobs: new CronJobs(runtime.store!.db, { keepRuns: runtime.config.cron.keepRuns }) };
+      // A job may post in another conversation Warden has been addressed in: the router's records say which.
+      const conversations = runtime.store ? new SessionContextStore(runtime.store.db) : undefined;
+      return eraseArgs(createCronTool({ jobs: cron.jobs, scheduler: cron.scheduler, conversations, config: runtime.config }));
     },
   },
 };

@@ -82,12 +82,12 @@ function tools(ran: Ran): Record<string, ToolImplementation> {
 const OWNER_TURN: TurnContext = { agentId: 'main', provider: 'discord', chat: 'channel', channelId: '42', senderId: 'owner-1', senderIsOwner: true, spawnDepth: 0 };
 const GUEST_TURN: TurnContext = { ...OWNER_TURN, senderId: 'guest-9', senderIsOwner: false };
 
-function setup(extra: Partial<ToolInvokerOptions> = {}) {
+function setup(extra: Partial<ToolInvokerOptions> = {}, config = CONFIG) {
   const opened = openStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-chain-')) });
   if (!opened.ok) throw new Error(opened.error.message);
   const store = opened.store;
   const bus = new EventBus();
-  const approvals = new ApprovalService({ store, config: CONFIG, events: bus, pollMs: 10 });
+  const approvals = new ApprovalService({ store, config, events: bus, pollMs: 10 });
   cleanups.push(() => {
     approvals.shutdown();
     store.close();
@@ -286,6 +286,71 @@ describe('hook-requested approval', () => {
   });
 });
 
+describe('hook-requested approval that nobody decides within approvals.waitSec', () => {
+  const NO_WAIT = (() => {
+    const parsed = parseConfig({ owners: { discord: ['owner-1'] }, approvals: { waitSec: 0 } });
+    if (!parsed.ok) throw parsed.error;
+    return parsed.value.config;
+  })();
+  const ask = { requireApproval: { title: 'Echo something', description: 'A plugin wants a human to look' } };
+  const deferred = { defer: true, surface: { tools: ['echo', 'big'] }, toolCallId: 'c7' } as const;
+
+  it('answers pending without running; the call is stored with the model\'s own arguments and the surface as its ceiling', async () => {
+    const t = setup({}, NO_WAIT);
+    // The hook rewrites the arguments; the stored call keeps what the model sent, so a resume runs the hook again.
+    t.hooks.on('before_tool_call', ({ params }) => ({ ...ask, params: { ...params, text: `${String(params.text)}!` } }));
+    const out = await t.call('echo', { text: 'x' }, deferred);
+    expect(out).toMatchObject({ status: 'pending', isError: false, details: { status: 'pending' } });
+    const id = (out.details as { approvalId: string }).approvalId;
+    expect(text(out)).toMatch(new RegExp(`^pending approval ${id}: it runs when an approver decides; the result will be posted here\\.\nDo not call it again`));
+    expect(t.ran.args).toEqual([]);
+    expect(t.approvals.get(id)).toMatchObject({ status: 'pending', kind: 'tool', via: 'agent', fullText: JSON.stringify({ text: 'x!' }, null, 2) });
+    expect(t.approvals.deferred.get(id)).toMatchObject({ state: 'deferred', tool: 'echo', args: { text: 'x' }, toolCallId: 'c7', origin: 'turn', surface: ['echo', 'big'] });
+  });
+
+  it('resumed after allow-once, it runs once with the decision, through the hook again, and asks nobody', async () => {
+    const t = setup({}, NO_WAIT);
+    t.hooks.on('before_tool_call', () => ask);
+    const first = await t.call('echo', { text: 'x' }, deferred);
+    const id = (first.details as { approvalId: string }).approvalId;
+    await t.approvals.resolve(id, 'allow-once', { provider: 'discord', userId: 'owner-1' });
+    let asked = 0;
+    t.bus.on('approval.requested', () => asked++);
+    const resumed = await t.call('echo', { text: 'x' }, { ...deferred, resume: { approvalId: id }, loopDetection: false });
+    expect(resumed).toMatchObject({ status: 'ok', content: [{ type: 'text', text: 'echo: x' }], approval: { id, outcome: 'allow-once' } });
+    expect(t.ran.args).toEqual([{ text: 'x' }]);
+    expect(asked).toBe(0);
+  });
+
+  it('resumed after a deny, it stays refused; when the hook now asks about other arguments, a new card asks', async () => {
+    const t = setup({}, NO_WAIT);
+    let suffix = '';
+    t.hooks.on('before_tool_call', ({ params }) => ({ ...ask, params: { ...params, text: `${String(params.text)}${suffix}` } }));
+    const first = await t.call('echo', { text: 'x' }, deferred);
+    const id = (first.details as { approvalId: string }).approvalId;
+    await t.approvals.resolve(id, 'deny', { provider: 'discord', userId: 'owner-1' });
+    expect(await t.call('echo', { text: 'x' }, { ...deferred, resume: { approvalId: id } })).toMatchObject({ status: 'blocked', deniedReason: 'approval-denied' });
+
+    const second = await t.call('echo', { text: 'y' }, deferred);
+    const secondId = (second.details as { approvalId: string }).approvalId;
+    await t.approvals.resolve(secondId, 'allow-once', { provider: 'discord', userId: 'owner-1' });
+    suffix = ' (changed)';
+    const again = await t.call('echo', { text: 'y' }, { ...deferred, resume: { approvalId: secondId } });
+    // What the approver saw is not what would run now: the old decision does not cover it.
+    expect(again.status).toBe('pending');
+    expect((again.details as { approvalId: string }).approvalId).not.toBe(secondId);
+    expect(t.ran.args).toEqual([]);
+  });
+
+  it('without defer, or without a surface to keep as the ceiling, the call waits as before', async () => {
+    const t = setup({}, NO_WAIT);
+    t.hooks.on('before_tool_call', () => ask);
+    t.answer('allow-once');
+    expect((await t.call('echo', { text: 'x' })).status).toBe('ok');
+    expect((await t.call('echo', { text: 'x' }, { defer: true })).status).toBe('ok');
+  });
+});
+
 describe('trusted policies', () => {
   it('block, rewrite params, and fail closed on a throw', async () => {
     const t = setup({
@@ -343,7 +408,7 @@ describe('loop detection in the chain', () => {
   it('appends the warning note at 10 identical calls and blocks at 20, never throwing', async () => {
     const t = setup();
     const outs = [];
-    for (let i = 0; i < 21; i++) outs.push(await t.call('echo', { text: 'same' }));
+    for (let i = 0; i < 21; i++) outs.push(await t.call('echo', { text: 'same' }, { runId: 'run-1' }));
     expect(text(outs[9]!)).toBe('echo: same');
     expect(text(outs[10]!)).toContain('[System note: Tool-loop warning after 10 repeated calls.');
     expect(outs[20]).toMatchObject({ status: 'blocked', deniedReason: 'tool-loop', details: { detector: 'generic_repeat', count: 20 } });
@@ -353,7 +418,43 @@ describe('loop detection in the chain', () => {
 
   it('can be switched off per agent', async () => {
     const t = setup();
-    for (let i = 0; i < 25; i++) expect((await t.call('echo', { text: 'same' }, { loopDetection: false })).status).toBe('ok');
+    for (let i = 0; i < 25; i++) expect((await t.call('echo', { text: 'same' }, { loopDetection: false, runId: 'run-1' })).status).toBe('ok');
+  });
+
+  it('counts identical calls an approver denied: the twenty-first is not even asked', async () => {
+    const t = setup();
+    let asked = 0;
+    t.hooks.on('before_tool_call', () => (asked++, { requireApproval: { title: 'Echo?', description: 'echo' } }));
+    t.answer('deny');
+    const outs = [];
+    for (let i = 0; i < 21; i++) outs.push(await t.call('echo', { text: 'same' }, { runId: 'run-1' }));
+    expect(outs.slice(0, 20).map((o) => o.deniedReason)).toEqual(Array(20).fill('approval-denied'));
+    expect(outs[20]).toMatchObject({ deniedReason: 'tool-loop', details: { detector: 'generic_repeat', count: 20 } });
+    expect(asked).toBe(20);
+    expect(t.ran.args).toEqual([]);
+  });
+
+  it('never counts a call without a run (a person’s command)', async () => {
+    const t = setup();
+    for (let i = 0; i < 40; i++) expect((await t.call('echo', { text: 'same' })).content).toEqual([{ type: 'text', text: 'echo: same' }]);
+    expect(t.seen.filter(([n]) => n === 'tool.loop')).toEqual([]);
+  });
+
+  it('counts each run apart, and records blocked calls until the breaker stops the run', async () => {
+    const t = setup();
+    for (let i = 0; i < 19; i++) await t.call('echo', { text: 'same' }, { runId: 'run-a' });
+    expect((await t.call('echo', { text: 'same' }, { runId: 'run-b' })).status).toBe('ok');
+    const outs = [];
+    for (let i = 0; i < 12; i++) outs.push(await t.call('echo', { text: 'same' }, { runId: 'run-a' }));
+    expect(outs.map((o) => o.status)).toEqual(['ok', ...Array(11).fill('blocked')]);
+    expect(outs.slice(1, 11).map((o) => (o.details as { detector: string }).detector)).toEqual(Array(10).fill('generic_repeat'));
+    expect(outs[11]).toMatchObject({ deniedReason: 'tool-loop', details: { detector: 'global_circuit_breaker', count: 30 } });
+    // Once tripped, the run's other calls are refused as well; they never reach the tool.
+    const ran = t.ran.args.length;
+    expect(await t.call('echo', { text: 'different' }, { runId: 'run-a' })).toMatchObject({ status: 'blocked', details: { detector: 'global_circuit_breaker' } });
+    expect(t.ran.args).toHaveLength(ran);
+    const blocks = t.store.db.prepare("SELECT COUNT(*) FROM audit_events WHERE type = 'tool.blocked'").pluck().get();
+    expect(blocks).toBe(12);
   });
 
   it.each([

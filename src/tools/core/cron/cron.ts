@@ -1,6 +1,9 @@
-import type { CronJob, CronJobs } from '../../../cron/jobs.js';
-import { describeSchedule, parseSchedule } from '../../../cron/schedule.js';
+import type { WardenConfig } from '../../../config/index.js';
+import { MISSED_RUN_POLICIES, type CronJob, type CronJobs, type CronRun, type JobPatch, type MissedRunPolicy } from '../../../cron/jobs.js';
+import { describeSchedule, parseSchedule, type Schedule } from '../../../cron/schedule.js';
 import type { CronScheduler } from '../../../cron/scheduler.js';
+import { describeTarget, resolveCronTarget, type KnownConversations } from '../../../cron/target.js';
+import { ownerOnlyRefusal } from '../../invoke/owner-guard.js';
 import type { ToolCallContext, ToolImplementation, ToolResult } from '../../types.js';
 
 export interface CronArgs {
@@ -13,12 +16,17 @@ export interface CronArgs {
   everyMs?: number;
   at?: string;
   enabled?: boolean;
+  missed?: MissedRunPolicy;
+  target?: string;
 }
 
 export interface CronToolDeps {
   jobs: CronJobs;
   /** Absent when no scheduler runs (the CLI): jobs are stored, and `run` says it cannot run them here. */
   scheduler?: CronScheduler | undefined;
+  /** The conversations a `target` may name; absent = a job can only post where it is made. */
+  conversations?: KnownConversations | undefined;
+  config: WardenConfig;
   now?: () => number;
 }
 
@@ -28,7 +36,8 @@ const parameters = {
     action: {
       type: 'string',
       enum: ['status', 'list', 'add', 'update', 'remove', 'run', 'runs'],
-      description: 'status: scheduler state; list: jobs of this agent; add: schedule a job; update: enable/disable or rename; remove; run: run now; runs: recent runs of a job.',
+      description:
+        'status: scheduler state; list: jobs of this agent; add: schedule a job; update: change its schedule, message, target, name, missed-run policy, or pause/resume it; remove; run: run now; runs: recent runs of a job.',
     },
     id: { type: 'string', description: 'Job id (update, remove, run, runs).' },
     name: { type: 'string', minLength: 1, maxLength: 80, description: 'Short job name (add, update).' },
@@ -36,13 +45,15 @@ const parameters = {
       type: 'string',
       minLength: 1,
       maxLength: 4000,
-      description: 'What you will be asked when the job fires; the answer is posted where the job was created (add).',
+      description: 'What you will be asked when the job fires; the answer is posted in the job’s target conversation (add, update).',
     },
-    cron: { type: 'string', description: 'Cron expression, e.g. "0 9 * * 1-5" (add; one of cron, everyMs, at).' },
+    cron: { type: 'string', description: 'Cron expression, e.g. "0 9 * * 1-5" (add, update; one of cron, everyMs, at).' },
     tz: { type: 'string', description: 'IANA time zone for cron, e.g. "Europe/Paris".' },
     everyMs: { type: 'integer', minimum: 60000, description: 'Repeat interval in milliseconds, at least one minute.' },
     at: { type: 'string', description: 'One-off time, ISO 8601 (e.g. "2026-12-01T09:00:00Z").' },
-    enabled: { type: 'boolean', description: 'Enable or pause the job (update).' },
+    enabled: { type: 'boolean', description: 'Resume (true) or pause (false) the job (update).' },
+    missed: { type: 'string', enum: MISSED_RUN_POLICIES, description: 'Runs missed while Warden was down: skip them, or run once at start (add, update).' },
+    target: { type: 'string', description: 'Where the job posts: "here" (default), or a channel (#name or its mention) Warden has been addressed in (add, update).' },
   },
   required: ['action'],
   additionalProperties: false,
@@ -50,22 +61,53 @@ const parameters = {
 
 const text = (value: string, details: unknown, isError = false): ToolResult => ({ content: [{ type: 'text', text: value }], details, ...(isError ? { isError } : {}) });
 const fail = (message: string) => text(message, { status: 'error', error: message }, true);
+const iso = (t: number | undefined) => (t === undefined ? null : new Date(t).toISOString());
 
-const summary = (job: CronJob) => ({
-  id: job.id,
-  name: job.name,
-  schedule: describeSchedule(job.schedule),
-  enabled: job.enabled,
-  nextRunAt: job.nextRunAt ? new Date(job.nextRunAt).toISOString() : null,
-  lastRunAt: job.lastRunAt ? new Date(job.lastRunAt).toISOString() : null,
-  lastStatus: job.lastStatus ?? null,
-  runs: job.runCount,
+export const runView = (r: CronRun) => ({
+  id: r.id,
+  trigger: r.trigger,
+  status: r.status,
+  dueAt: iso(r.dueAt),
+  startedAt: iso(r.startedAt),
+  finishedAt: iso(r.finishedAt),
+  durationMs: r.durationMs ?? null,
+  detail: r.detail ?? null,
 });
+
+export type JobView = ReturnType<typeof jobView>;
+
+function jobView(job: CronJob, jobs: CronJobs, scheduler: CronScheduler | undefined) {
+  const last = jobs.runs(job.id, 1)[0];
+  return {
+    id: job.id,
+    name: job.name,
+    schedule: describeSchedule(job.schedule),
+    message: job.message,
+    target: describeTarget(job.target),
+    enabled: job.enabled,
+    missed: job.missed,
+    /** Where its current run is, if one is under way. */
+    state: scheduler?.state(job.id) ?? null,
+    nextRunAt: job.enabled ? iso(job.nextRunAt) : null,
+    lastRun: last ? runView(last) : null,
+    runs: job.runCount,
+  };
+}
+
+/** The one schedule the arguments give, if they give any: `cron` (+ `tz`), `everyMs`, or `at`. */
+function scheduleFrom(args: CronArgs, now: number): { ok: true; schedule: Schedule | undefined } | { ok: false; error: string } {
+  if (args.cron === undefined && args.everyMs === undefined && args.at === undefined) {
+    return args.tz === undefined ? { ok: true, schedule: undefined } : { ok: false, error: 'tz: only applies with cron' };
+  }
+  const parsed = parseSchedule({ cron: args.cron, tz: args.tz, everyMs: args.everyMs, at: args.at }, now);
+  return parsed.ok ? { ok: true, schedule: parsed.schedule } : parsed;
+}
 
 /**
  * cron (owner-only): schedules messages to this agent; when a job fires the agent answers it in
- * the conversation where the job was created. The owner-only gate sits in the call chain; the
- * tool checks again so no path (slash command, subagent, plugin) can reach it as a non-owner.
+ * the job's target conversation. The owner-only gate sits in the call chain; the tool checks
+ * again, with the same refusal, so no path (chat command, subagent, plugin) reaches it as a
+ * non-owner.
  */
 export function createCronTool(deps: CronToolDeps): ToolImplementation<CronArgs> {
   const now = deps.now ?? Date.now;
@@ -73,83 +115,94 @@ export function createCronTool(deps: CronToolDeps): ToolImplementation<CronArgs>
     id: 'cron',
     parameters,
     async execute(args, ctx: ToolCallContext) {
-      if (!ctx.turn.senderIsOwner) return fail('cron is owner-only: only an owner can schedule or change jobs.');
+      const refusal = ownerOnlyRefusal('cron', ctx.turn);
+      if (refusal) return text(refusal, { status: 'blocked', deniedReason: 'owner-only', reason: refusal }, true);
       const agentId = ctx.turn.agentId;
       const own = (id: string | undefined): CronJob | ToolResult => {
         if (!id) return fail(`id is required for ${args.action}`);
         const job = deps.jobs.get(id);
         return job && job.agentId === agentId ? job : fail(`no cron job "${id}" for agent ${agentId}`);
       };
+      const view = (job: CronJob) => jobView(job, deps.jobs, deps.scheduler);
       switch (args.action) {
         case 'status': {
           const jobs = deps.jobs.list(agentId);
           const next = jobs.filter((j) => j.enabled && j.nextRunAt).sort((a, b) => a.nextRunAt! - b.nextRunAt!)[0];
-          const status = { scheduler: deps.scheduler ? 'running' : 'not running in this process', jobs: jobs.length, enabled: jobs.filter((j) => j.enabled).length, next: next ? summary(next) : null };
+          const status = {
+            scheduler: deps.scheduler ? 'running' : 'not running in this process',
+            jobs: jobs.length,
+            enabled: jobs.filter((j) => j.enabled).length,
+            running: jobs.filter((j) => deps.scheduler?.state(j.id) !== undefined).length,
+            next: next ? view(next) : null,
+          };
           return text(JSON.stringify(status, null, 2), status);
         }
         case 'list': {
-          const jobs = deps.jobs.list(agentId).map(summary);
+          const jobs = deps.jobs.list(agentId).map(view);
           return text(jobs.length ? JSON.stringify(jobs, null, 2) : 'No cron jobs.', { jobs });
         }
         case 'add': {
           if (!args.message) return fail('message is required for add');
-          const parsed = parseSchedule({ cron: args.cron, tz: args.tz, everyMs: args.everyMs, at: args.at }, now());
-          if (!parsed.ok) return fail(parsed.error);
-          const turn = ctx.turn;
+          const schedule = scheduleFrom(args, now());
+          if (!schedule.ok) return fail(schedule.error);
+          if (!schedule.schedule) return fail('give exactly one of cron, everyMs or at');
+          const target = resolveCronTarget(args.target, ctx.turn, ctx.sessionKey, deps.conversations, deps.config);
+          if (!target.ok) return fail(target.error);
           const job = deps.jobs.add(
             {
               agentId,
               name: args.name ?? args.message.slice(0, 40),
-              schedule: parsed.schedule,
+              schedule: schedule.schedule,
               message: args.message,
-              target: {
-                sessionKey: ctx.sessionKey,
-                provider: turn.provider,
-                chat: turn.chat,
-                guildId: turn.guildId,
-                guildName: turn.guildName,
-                channelId: turn.channelId,
-                channelName: turn.channelName,
-                threadId: turn.threadId,
-                dmUserId: turn.chat === 'dm' ? turn.senderId : undefined,
-                // A job never runs wider than the turn that made it.
-                ...(turn.inherited ? { inherited: turn.inherited } : {}),
-              },
-              createdBy: turn.senderId ?? 'unknown',
+              target: target.target,
+              createdBy: ctx.turn.senderId ?? 'unknown',
+              missed: args.missed,
             },
             now(),
           );
           deps.scheduler?.poke();
-          return text(`Scheduled "${job.name}" (${describeSchedule(job.schedule)}), id ${job.id}; next run ${summary(job).nextRunAt}.`, summary(job));
+          const v = view(job);
+          return text(`Scheduled "${job.name}" (${v.schedule}) in ${v.target}, id ${job.id}; next run ${v.nextRunAt}.`, v);
         }
         case 'update': {
           const job = own(args.id);
           if (!('schedule' in job)) return job;
-          if (args.enabled === undefined && args.name === undefined) return fail('update needs enabled or name');
-          if (args.name !== undefined) deps.jobs.rename(job.id, args.name);
-          const updated = args.enabled === undefined ? deps.jobs.get(job.id)! : deps.jobs.setEnabled(job.id, args.enabled, now())!;
+          const schedule = scheduleFrom(args, now());
+          if (!schedule.ok) return fail(schedule.error);
+          const patch: JobPatch = { name: args.name, message: args.message, schedule: schedule.schedule, enabled: args.enabled, missed: args.missed };
+          if (args.target !== undefined) {
+            const target = resolveCronTarget(args.target, ctx.turn, ctx.sessionKey, deps.conversations, deps.config);
+            if (!target.ok) return fail(target.error);
+            patch.target = target.target;
+          }
+          const changed = Object.entries(patch).filter(([, v]) => v !== undefined).map(([k]) => k);
+          if (changed.length === 0) return fail('update needs one of name, message, cron/everyMs/at, target, enabled or missed');
+          const updated = deps.jobs.update(job.id, patch, now())!;
           deps.scheduler?.poke();
-          return text(`Job ${updated.id} is now ${updated.enabled ? 'enabled' : 'paused'}.`, summary(updated));
+          const v = view(updated);
+          const state = updated.enabled ? `enabled, next run ${v.nextRunAt}` : 'paused';
+          return text(`Job ${updated.id} updated (${changed.join(', ')}): ${v.schedule} in ${v.target}, ${state}.`, v);
         }
         case 'remove': {
           const job = own(args.id);
           if (!('schedule' in job)) return job;
           deps.jobs.remove(job.id);
           deps.scheduler?.poke();
-          return text(`Removed job ${job.id} ("${job.name}").`, { removed: job.id });
+          return text(`Removed job ${job.id} ("${job.name}").`, { removed: job.id, name: job.name });
         }
         case 'run': {
           const job = own(args.id);
           if (!('schedule' in job)) return job;
           if (!deps.scheduler) return fail('cron jobs run only inside `warden start`; the job is stored and will run there.');
-          void deps.scheduler.runNow(job);
-          return text(`Started job ${job.id} ("${job.name}") now; its answer goes to the job's conversation.`, { started: job.id });
+          const started = deps.scheduler.runNow(job);
+          if (!started.ok) return fail(started.reason);
+          return text(`Started job ${job.id} ("${job.name}") now; its answer goes to ${describeTarget(job.target)}.`, { started: job.id, name: job.name, runId: started.runId, target: describeTarget(job.target) });
         }
         case 'runs': {
           const job = own(args.id);
           if (!('schedule' in job)) return job;
-          const runs = deps.jobs.runs(job.id).map((r) => ({ ...r, startedAt: new Date(r.startedAt).toISOString(), finishedAt: r.finishedAt ? new Date(r.finishedAt).toISOString() : null }));
-          return text(runs.length ? JSON.stringify(runs, null, 2) : 'No runs yet.', { runs });
+          const runs = deps.jobs.runs(job.id).map(runView);
+          return text(runs.length ? JSON.stringify(runs, null, 2) : 'No runs yet.', { id: job.id, name: job.name, runs });
         }
       }
     },

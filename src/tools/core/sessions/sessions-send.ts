@@ -49,6 +49,7 @@ export function createSessionsSendTool(deps: SendToolDeps, access: SessionAccess
         text: args.message,
         timeoutMs: (args.timeoutSeconds ?? DEFAULT_TIMEOUT_S) * 1000,
         signal: ctx.signal,
+        runId: ctx.runId,
       });
       if (!sent.ok) return errorResult(sent.message);
       const { status, reply } = sent.value;

@@ -38,6 +38,7 @@ export function createSessionsSpawnTool(deps: SpawnToolDeps): ToolImplementation
         task: args.task,
         label: args.label,
         agentId: args.agentId,
+        runId: ctx.runId,
       });
       if (!spawned.ok) return errorResult(spawned.message);
       const run = spawned.value;

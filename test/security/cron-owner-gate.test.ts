@@ -1,0 +1,188 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SessionContextStore } from '../../src/agent/session-contexts.js';
+import { parseConfig, type WardenConfig } from '../../src/config/index.js';
+import { CronJobs } from '../../src/cron/jobs.js';
+import { CronScheduler } from '../../src/cron/scheduler.js';
+import { isCommand, parseCommand, runCommand, type CommandDeps } from '../../src/gateway/commands.js';
+import { routeMessage, type Route } from '../../src/gateway/router.js';
+import { toolReportFor } from '../../src/gateway/startup.js';
+import { GovernedToolExecutor } from '../../src/gateway/tool-executor.js';
+import { conversationOf } from '../../src/gateway/turn-context.js';
+import type { InboundMessage } from '../../src/gateway/types.js';
+import { ownerOnlyRefusal } from '../../src/tools/invoke/owner-guard.js';
+import { openStore, type Store } from '../../src/store/index.js';
+
+/**
+ * `/cron` is the owner-only cron tool in chat form. A member of the team tries to list, add,
+ * run, pause, resume, remove and read jobs by every spelling and path they have — typed, with
+ * an owner's id from another platform, on the web chat as someone other than its local user,
+ * and through the tool call itself with a surface that lists cron — and gets the owner gate's
+ * refusal, word for word, learning nothing about the jobs. An owner cannot aim a job at a
+ * conversation Warden was never addressed in, at another guild's channel by name, or at a key
+ * spelled to forge a session; and where cron is denied, `/cron` does not run either.
+ */
+
+let dir: string;
+let store: Store;
+let config: WardenConfig;
+let jobs: CronJobs;
+let executor: GovernedToolExecutor;
+let contexts: SessionContextStore;
+const delivered: string[] = [];
+
+const OWNER = '900';
+const MEMBER = '555';
+const G1 = '111';
+const DEV = '502';
+const GENERAL = '501';
+
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'warden-cron-gate-'));
+  mkdirSync(path.join(dir, 'workspace'));
+  const parsed = parseConfig({
+    dataDir: path.join(dir, 'data'),
+    owners: { discord: [OWNER], slack: ['U1'] },
+    tools: { profile: 'coding' },
+    channels: { discord: { guilds: { [G1]: { channels: { locked: { tools: { deny: ['cron'] } } } } } } },
+  });
+  if (!parsed.ok) throw parsed.error;
+  config = parsed.value.config;
+  const opened = openStore({ dataDir: path.join(dir, 'data') });
+  if (!opened.ok) throw new Error(opened.error.message);
+  store = opened.store;
+  jobs = new CronJobs(store.db);
+  contexts = new SessionContextStore(store.db);
+  delivered.length = 0;
+  const scheduler = new CronScheduler({ jobs, log: pino({ level: 'silent' }), deliver: async (job) => (delivered.push(job.id), { ok: true }) });
+  executor = new GovernedToolExecutor(config, { config, baseDir: dir, store, cron: { jobs, scheduler } }, {});
+});
+
+afterEach(() => {
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function inbound(senderId: string, over: Partial<InboundMessage> = {}): InboundMessage {
+  return { provider: 'discord', chatType: 'channel', guildId: G1, channelId: DEV, channelName: 'dev', senderId, text: 'hello', mentionsBot: true, messageId: 'm', receivedAt: 0, ...over };
+}
+
+/** What the router does with a message: route it and record its conversation. */
+function routed(message: InboundMessage): Route {
+  const decision = routeMessage(config, message, { isCommand });
+  if (decision.kind !== 'route') throw new Error(`not routed: ${decision.reason}`);
+  contexts.record(decision.route.sessionKey, decision.route.agentId, conversationOf(decision.route.context), message.senderId);
+  return decision.route;
+}
+
+const deps = (): CommandDeps => ({
+  toolReport: toolReportFor(config, executor.inputs),
+  tools: executor,
+  approve: async () => ({ kind: 'not-found' }),
+  skills: () => undefined,
+  status: () => ({ model: undefined, running: false, queued: 0, pendingApprovals: 0, adapters: [], uptimeMs: 0 }),
+  stop: () => false,
+  newCallId: () => `cmd-${Math.random()}`,
+});
+
+async function say(text: string, message: InboundMessage): Promise<string> {
+  const route = routed({ ...message, text });
+  const command = parseCommand(route.text);
+  if (!command) throw new Error(`not a command: ${text}`);
+  return (await runCommand(command, route, deps(), new AbortController().signal)).text;
+}
+
+async function ownerJob(): Promise<string> {
+  const reply = await say('/cron add "0 9 * * 1-5" post the secret-project digest', inbound(OWNER));
+  const id = /id (\w+);/.exec(reply)?.[1];
+  if (!id) throw new Error(reply);
+  return id;
+}
+
+describe('/cron refuses a non-owner the way the owner gate does', () => {
+  const SUBCOMMANDS = (id: string) => [
+    '/cron',
+    '/cron list',
+    `/cron run ${id}`,
+    `/cron pause ${id}`,
+    `/cron resume ${id}`,
+    `/cron remove ${id}`,
+    `/cron runs ${id}`,
+    '/cron add "* * * * *" spam everyone',
+    `/cron RUN ${id}`,
+    '/warden cron list',
+    '/cron nonsense that would print the usage',
+  ];
+
+  it.each([
+    ['a member of the guild', inbound(MEMBER)],
+    ['a member in a DM', inbound(MEMBER, { chatType: 'dm', guildId: undefined, channelId: 'D1', channelName: undefined })],
+    ['a Slack owner’s id used on Discord', inbound('U1')],
+    ['someone on the web chat who is not its local user', inbound('intruder', { provider: 'web', chatType: 'dm', guildId: undefined, channelId: 'web', channelName: undefined })],
+  ])('%s', async (_who, message) => {
+    const id = await ownerJob();
+    const refusal = ownerOnlyRefusal('cron', { provider: message.provider, senderId: message.senderId, senderIsOwner: false });
+    for (const command of SUBCOMMANDS(id)) {
+      const answer = await say(command, message);
+      expect(answer, command).toBe(refusal);
+      for (const secret of [id, 'secret-project', '0 9 * * 1-5', 'usage']) expect(answer).not.toContain(secret);
+    }
+    expect(jobs.list()).toHaveLength(1);
+    expect(jobs.get(id)).toMatchObject({ enabled: true, runCount: 0 });
+    expect(delivered).toEqual([]);
+  });
+
+  it('the tool itself, called for a non-owner with a surface that lists cron, gives the same refusal', async () => {
+    const id = await ownerJob();
+    const route = routed(inbound(MEMBER));
+    for (const args of [{ action: 'list' }, { action: 'run', id }, { action: 'remove', id }, { action: 'update', id, message: 'pwned' }]) {
+      const result = await executor.execute({ toolCallId: 'c', tool: 'cron', args }, { sessionKey: route.sessionKey, turn: route.context, signal: new AbortController().signal, surface: ['cron'] });
+      expect(result.isError).toBe(true);
+      expect(result.content).toEqual([{ type: 'text', text: ownerOnlyRefusal('cron', route.context) }]);
+    }
+    expect(jobs.get(id)).toMatchObject({ message: 'post the secret-project digest', runCount: 0 });
+  });
+
+  it('a job’s own turn is not an owner, so it cannot manage jobs either', async () => {
+    const id = await ownerJob();
+    const refusal = ownerOnlyRefusal('cron', { provider: 'discord', senderId: `cron:${id}`, senderIsOwner: false });
+    expect(await say('/cron list', inbound(`cron:${id}`))).toBe(refusal);
+  });
+});
+
+describe('/cron for an owner keeps to the policy and the known conversations', () => {
+  it('is not available where the channel policy denies cron, and runs nothing there', async () => {
+    const answer = await say('/cron add "0 9 * * *" hello', inbound(OWNER, { channelId: '509', channelName: 'locked' }));
+    expect(answer).toBe(`cron is not available here: removed by channels.discord.guilds.${G1}.channels.locked.tools.deny.`);
+    expect(jobs.list()).toEqual([]);
+  });
+
+  it.each([
+    ['a channel Warden was never addressed in', '/cron add "0 9 * * *" report in <#777>', /<#777> is not a discord channel Warden has been addressed in/],
+    ['a channel of another guild, by name', '/cron add "0 9 * * *" report in #ops', /#ops is not a discord channel Warden has been addressed in/],
+    ['a thread-only session spelled as a channel id', '/cron add "0 9 * * *" report in <#503>', /is not a discord channel/],
+    ['two channels at once', `/cron add "0 9 * * *" report in #general and <#${DEV}>`, /names 2 channels/],
+  ])('refuses %s', async (_label, command, error) => {
+    routed(inbound(MEMBER, { channelId: GENERAL, channelName: 'general' }));
+    routed(inbound(MEMBER, { guildId: '222', channelId: '601', channelName: 'ops' }));
+    routed(inbound(MEMBER, { chatType: 'thread', channelId: '503', channelName: 'threads', threadId: 't1' }));
+    expect(await say(command, inbound(OWNER))).toMatch(error);
+    expect(jobs.list()).toEqual([]);
+  });
+
+  it('aims a job at a channel Warden was addressed in, under that channel’s recorded name and guild', async () => {
+    routed(inbound(MEMBER, { channelId: GENERAL, channelName: 'general' }));
+    const reply = await say('/cron add "every 1h" summarise #general', inbound(OWNER));
+    expect(reply).toMatch(/^Scheduled "summarise #general" \(every 1 h\) in #general, id \w+;/);
+    expect(jobs.list()[0]!.target).toEqual({ sessionKey: `agent:main:discord:channel:${GENERAL}`, provider: 'discord', chat: 'channel', guildId: G1, guildName: undefined, channelId: GENERAL, channelName: 'general' });
+  });
+
+  it('an owner’s run goes through the scheduler', async () => {
+    const id = await ownerJob();
+    expect(await say(`/cron run ${id}`, inbound(OWNER))).toBe(`Started job ${id} ("post the secret-project digest") now; its answer goes to #dev.`);
+    await expect.poll(() => delivered).toEqual([id]);
+  });
+});
