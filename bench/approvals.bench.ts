@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { APIMessage } from 'discord-api-types/v10';
 import { decodeApprovalAction } from '../adapters/common/approval-card.js';
-import { SqliteTranscriptStore } from '../src/agent/transcript.js';
+import { DbTranscriptStore } from '../src/agent/transcript.js';
 import { ApprovalService } from '../src/approvals/service.js';
 import { parseConfig } from '../src/config/index.js';
 import { EventBus } from '../src/events.js';
@@ -89,7 +89,7 @@ const bench: Bench = async (report) => {
     tools: executor,
     post: async () => posted?.(),
     followUp: () => true,
-    transcripts: new SqliteTranscriptStore(store.db),
+    transcripts: new DbTranscriptStore(store.db),
     accepting: () => true,
   });
   runner.start();

@@ -103,7 +103,7 @@ const bench: Bench = async (report) => {
   const key = 'agent:main:discord:channel:bench';
   h.transcripts.append(key, entries.map((e) => ({ kind: 'message', message: e.message })));
   const load = await measure(() => h.transcripts.load(key), { iterations: 1000 });
-  report({ name: `SqliteTranscriptStore.load (${ENTRIES} entries)`, value: fmtMs(load.median) });
+  report({ name: `DbTranscriptStore.load (${ENTRIES} entries)`, value: fmtMs(load.median) });
   h.cleanup();
 };
 

@@ -26,7 +26,7 @@ export { ToolInvoker, loopDetectionEnabled, type InvokeRequest, type InvokeOutco
 export { HookBus, HOOK_NAMES, OPENCLAW_HOOK_NAMES, NOT_EMITTED, type HookName, type HookOptions } from './hooks/index.js';
 export { ApprovalService, type ResolveResult, type Grant, type RecoveryReport } from './approvals/index.js';
 export { openStore, resolveDataDir, MIGRATIONS, type Store, type Migration } from './store/index.js';
-export { createAgentRuntime, SqliteTranscriptStore, type AgentRuntime, type TurnRequest, type TurnOutcome, type ToolExecutor } from './agent/index.js';
+export { createAgentRuntime, DbTranscriptStore, type AgentRuntime, type TurnRequest, type TurnOutcome, type ToolExecutor } from './agent/index.js';
 export { projectTools, projectSchema, type ProjectionTarget, type ProjectionResult } from './models/projection/index.js';
 export { Gateway, type GatewayOptions } from './gateway/gateway.js';
 export { routeMessage, type Route, type RouteDecision } from './gateway/router.js';

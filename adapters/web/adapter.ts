@@ -57,7 +57,7 @@ export interface WebAdapterDeps {
   /** The store behind the page: current session, history, delivered message ids. Without it, memory only. */
   history?: WebHistory | undefined;
   /** The approval requests waiting for a decision (the pending panel shows the web chat's). */
-  pendingApprovals?: (() => ApprovalRequest[]) | undefined;
+  pendingApprovals?: (() => Promise<ApprovalRequest[]>) | undefined;
 }
 
 /** The page's message ids: what `crypto.randomUUID()` gives, or anything of that shape. */
@@ -116,7 +116,7 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
   const store = deps.history;
   // Without a store, ids are remembered for this process only.
   const seen = new RecentIds();
-  const firstDelivery = (id: string) => (store ? store.firstDelivery(id) : seen.firstTime(id));
+  const firstDelivery = async (id: string): Promise<boolean> => (store ? store.firstDelivery(id) : seen.firstTime(id));
   /** The session the page is in; undefined = the web user's first one. */
   let sessionId: string | undefined;
   const sessionKey = () => store?.sessionKeyOf(sessionId) ?? '';
@@ -147,14 +147,14 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
   const notice = (socket: WebSocket, text: string) =>
     socket.send(JSON.stringify({ type: 'message', message: { role: 'notice', text, at: Date.now() } } satisfies ServerFrame));
 
-  const showCard = (request: ApprovalRequest) => {
+  const showCard = async (request: ApprovalRequest): Promise<void> => {
     const card = webCard(request);
     const isNew = !cards.has(card.id);
     cards.set(card.id, card);
     // A card of another session (one left before /new) is updated where it is, never added here.
     if (isNew && (!store || request.sessionKey === sessionKey())) remember({ type: 'card', card });
     broadcast({ type: 'card', card });
-    broadcast(pendingFrame(request));
+    broadcast(await pendingFrame(request));
   };
 
   /**
@@ -162,8 +162,8 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
    * web chat (every session of it, so a card left behind by /new can still be decided), with
    * the request at hand in its latest state.
    */
-  function pendingFrame(latest?: ApprovalRequest): ServerFrame {
-    const listed = (deps.pendingApprovals?.() ?? []).filter((r) => r.provider === 'web' && r.id !== latest?.id);
+  async function pendingFrame(latest?: ApprovalRequest): Promise<ServerFrame> {
+    const listed = ((await deps.pendingApprovals?.()) ?? []).filter((r) => r.provider === 'web' && r.id !== latest?.id);
     if (latest && latest.provider === 'web' && latest.status === 'pending') listed.push(latest);
     listed.sort((a, b) => a.createdAt - b.createdAt);
     return { type: 'pending', cards: listed.map(webCard) };
@@ -178,10 +178,10 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
   }
 
   /** The page's log starts from the store: the session's conversation and cards before this start. */
-  function loadSession(): void {
+  async function loadSession(): Promise<void> {
+    const items = store ? await store.load(sessionId, HISTORY_LIMIT) : [];
     history.length = 0;
-    if (!store) return;
-    for (const item of store.load(sessionId, HISTORY_LIMIT)) {
+    for (const item of items) {
       if (item.kind === 'message') remember({ type: 'message', message: item.message });
       else {
         const card = webCard(item.request);
@@ -273,7 +273,7 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
         return;
       }
       // Sent again after a reconnect that lost the acknowledgement: it already ran.
-      if (id && !firstDelivery(id)) return ack('duplicate');
+      if (id && !(await firstDelivery(id))) return ack('duplicate');
       ack('accepted');
       say({ role: 'user', text, at: Date.now(), ...(id ? { id } : {}) });
       await onMessage?.({
@@ -294,10 +294,10 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
       const outcome = await deps.onApprovalClick({ approvalId: f.id, decision: f.decision as ApprovalDecision, userId: WEB_LOCAL_USER });
       switch (outcome.kind) {
         case 'resolved':
-          showCard(outcome.request);
+          await showCard(outcome.request);
           return;
         case 'already-resolved':
-          showCard(outcome.request);
+          await showCard(outcome.request);
           notice(socket, alreadyResolvedText(outcome.request, youName));
           return;
         case 'not-approver': {
@@ -326,8 +326,8 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
     async start(handler) {
       if (server) throw new Error('the web chat is already started');
       onMessage = handler;
-      sessionId = store?.currentSessionId();
-      loadSession();
+      sessionId = await store?.currentSessionId();
+      await loadSession();
       server = http.createServer(handleHttp);
       // Registered while it listens, so web_fetch and the browser refuse it whatever their policy.
       registerServer(server, 'web chat');
@@ -353,8 +353,14 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
             });
           });
           ws.send(JSON.stringify(historyFrame()));
-          ws.send(JSON.stringify(pendingFrame()));
-          if (typingCount > 0) ws.send(JSON.stringify({ type: 'typing', on: true } satisfies ServerFrame));
+          void pendingFrame().then(
+            (pending) => {
+              if (ws.readyState !== WebSocket.OPEN) return;
+              ws.send(JSON.stringify(pending));
+              if (typingCount > 0) ws.send(JSON.stringify({ type: 'typing', on: true } satisfies ServerFrame));
+            },
+            (err: unknown) => logger.error({ err }, 'web chat: pending approvals unavailable'),
+          );
         });
       });
       server.listen(config.port, config.host);
@@ -382,17 +388,17 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
     },
     async newSession() {
       sessionId = newSessionId();
-      loadSession();
+      await loadSession();
       broadcast(historyFrame());
       return sessionId;
     },
     approvals: {
       provider: 'web',
       async show(request) {
-        if (request.provider === 'web') showCard(request);
+        if (request.provider === 'web') await showCard(request);
       },
       async update(request) {
-        if (request.provider === 'web' || cards.has(request.id)) showCard(request);
+        if (request.provider === 'web' || cards.has(request.id)) await showCard(request);
       },
     },
     async stop() {

@@ -3,14 +3,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SessionContextStore } from '../../src/agent/session-contexts.js';
-import { SqliteTranscriptStore } from '../../src/agent/transcript.js';
+import { DbTranscriptStore } from '../../src/agent/transcript.js';
 import type { ApprovalRequest } from '../../src/approvals/types.js';
 import { sessionKeyFor } from '../../src/gateway/session-key.js';
 import { skillTurnText } from '../../src/gateway/skill-commands.js';
 import { skillCommandSpecs } from '../../src/skills/commands.js';
 import { testSkill } from '../../src/skills/testing.js';
 import { openStore, Transcripts, type Store } from '../../src/store/index.js';
-import { sqliteWebHistory } from './history.js';
+import { storeWebHistory } from './history.js';
 
 const stores: Store[] = [];
 afterEach(() => {
@@ -54,8 +54,8 @@ function setup(cards: ApprovalRequest[] = []) {
     list: ({ sessionKey }: { sessionKey?: string }) => cards.filter((c) => c.status === 'pending' && c.sessionKey === sessionKey),
     history: ({ sessionKey }: { sessionKey?: string }) => cards.filter((c) => c.status !== 'pending' && c.sessionKey === sessionKey),
   };
-  const history = sqliteWebHistory(store.db, { sessionKeyOf: keyOf, approvals });
-  return { store, history, reopen: () => sqliteWebHistory(open().db, { sessionKeyOf: keyOf, approvals }) };
+  const history = storeWebHistory(store.db, { sessionKeyOf: keyOf, approvals });
+  return { store, history, reopen: () => storeWebHistory(open().db, { sessionKeyOf: keyOf, approvals }) };
 }
 
 const text = (t: string) => [{ type: 'text' as const, text: t }];
@@ -118,7 +118,7 @@ describe('the web chat\'s history from the store', () => {
 
   it('reads what the agent\'s transcript store wrote', () => {
     const { store, history } = setup();
-    const agentTranscripts = new SqliteTranscriptStore(store.db);
+    const agentTranscripts = new DbTranscriptStore(store.db);
     agentTranscripts.append(keyOf('n1'), [
       { kind: 'message', message: { role: 'user', content: text('hello') } },
       { kind: 'message', message: { role: 'assistant', content: text('Hi there.') } } as never,

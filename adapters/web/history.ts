@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Db } from '../../src/store/db.js';
 import type { ApprovalRequest } from '../../src/approvals/types.js';
 import { typedSkillCommand } from '../../src/gateway/skill-commands.js';
 
@@ -28,11 +28,11 @@ export interface WebHistory {
   /** The session key of a web session (`undefined`: the first one). */
   sessionKeyOf(sessionId: string | undefined): string;
   /** The web user's current session, as the store records it. */
-  currentSessionId(): string | undefined;
+  currentSessionId(): Promise<string | undefined>;
   /** The newest `limit` items of a session, oldest first. */
-  load(sessionId: string | undefined, limit: number): WebHistoryItem[];
+  load(sessionId: string | undefined, limit: number): Promise<WebHistoryItem[]>;
   /** Records a page message id; false when it arrived before. */
-  firstDelivery(id: string, now?: number): boolean;
+  firstDelivery(id: string, now?: number): Promise<boolean>;
 }
 
 interface TranscriptRow {
@@ -45,34 +45,33 @@ export interface WebHistoryDeps {
   /** `sessionKeyFor` of the web user with a session id. */
   sessionKeyOf(sessionId: string | undefined): string;
   approvals: {
-    list(filter: { sessionKey?: string }): ApprovalRequest[];
-    history(filter: { sessionKey?: string; limit?: number }): ApprovalRequest[];
+    list(filter: { sessionKey?: string }): Promise<ApprovalRequest[]>;
+    history(filter: { sessionKey?: string; limit?: number }): Promise<ApprovalRequest[]>;
   };
 }
 
-export function sqliteWebHistory(db: Database, deps: WebHistoryDeps): WebHistory {
-  const newest = db.prepare(
-    `SELECT session_key FROM session_contexts WHERE session_key = @base OR substr(session_key, 1, length(@prefix)) = @prefix
-     ORDER BY created_at DESC, rowid DESC LIMIT 1`,
-  );
-  const rows = db.prepare('SELECT role, content, created_at FROM transcript_entries WHERE session_key = ? ORDER BY id DESC LIMIT ?');
-  const remember = db.prepare('INSERT OR IGNORE INTO web_inbound (id, received_at) VALUES (?, ?)');
-  const forget = db.prepare('DELETE FROM web_inbound WHERE received_at < ?');
-  forget.run(Date.now() - INBOUND_RETENTION_MS);
+export function storeWebHistory(db: Db, deps: WebHistoryDeps): WebHistory {
+  // Old ids go at the first use; nothing waits for it.
+  let pruned: Promise<unknown> | undefined;
+  const prune = () => (pruned ??= db.run('DELETE FROM web_inbound WHERE received_at < ?', [Date.now() - INBOUND_RETENTION_MS]).catch(() => undefined));
 
   return {
     sessionKeyOf: deps.sessionKeyOf,
-    currentSessionId() {
+    async currentSessionId() {
       const base = deps.sessionKeyOf(undefined);
       const prefix = `${base}:session:`;
-      const key = newest.pluck().get({ base, prefix }) as string | undefined;
+      const key = await db.value<string>(
+        `SELECT session_key FROM session_contexts WHERE session_key = @base OR substr(session_key, 1, length(CAST(@prefix AS TEXT))) = @prefix
+         ORDER BY created_at DESC, rowid DESC LIMIT 1`,
+        { base, prefix },
+      );
       return key?.startsWith(prefix) ? key.slice(prefix.length) : undefined;
     },
-    load(sessionId, limit) {
+    async load(sessionId, limit) {
       const sessionKey = deps.sessionKeyOf(sessionId);
       // Tool rows and intermediate steps are skipped, so read well past `limit` rows.
-      const transcript = (rows.all(sessionKey, limit * 8) as TranscriptRow[]).reverse();
-      const cards = [...deps.approvals.history({ sessionKey, limit }), ...deps.approvals.list({ sessionKey })];
+      const transcript = (await db.all<TranscriptRow>('SELECT role, content, created_at FROM transcript_entries WHERE session_key = ? ORDER BY id DESC LIMIT ?', [sessionKey, limit * 8])).reverse();
+      const cards = [...(await deps.approvals.history({ sessionKey, limit })), ...(await deps.approvals.list({ sessionKey }))];
       const items: Array<{ at: number; order: number; item: WebHistoryItem }> = [
         ...conversationOf(transcript).map((message, order) => ({ at: message.at, order, item: { kind: 'message' as const, message } })),
         ...cards.map((request) => ({ at: request.createdAt, order: 0, item: { kind: 'card' as const, request } })),
@@ -80,8 +79,9 @@ export function sqliteWebHistory(db: Database, deps: WebHistoryDeps): WebHistory
       items.sort((a, b) => a.at - b.at || (a.item.kind === b.item.kind ? a.order - b.order : a.item.kind === 'card' ? 1 : -1));
       return items.slice(-limit).map((i) => i.item);
     },
-    firstDelivery(id, now = Date.now()) {
-      return remember.run(id, now).changes === 1;
+    async firstDelivery(id, now = Date.now()) {
+      await prune();
+      return (await db.run('INSERT INTO web_inbound (id, received_at) VALUES (?, ?) ON CONFLICT DO NOTHING', [id, now])).changes === 1;
     },
   };
 }

@@ -1,6 +1,6 @@
-import type { Database } from 'better-sqlite3';
 import type { Conversation } from '../gateway/turn-context.js';
 import type { ChatType } from '../policy/context.js';
+import type { Db } from '../store/db.js';
 import type { Migration } from '../store/migrations.js';
 
 /**
@@ -14,8 +14,8 @@ import type { Migration } from '../store/migrations.js';
  */
 export const sessionContextsMigration: Migration = {
   id: 'agent-002-session-contexts',
-  up(db) {
-    db.exec(`
+  async up(db) {
+    await db.exec(`
       CREATE TABLE session_contexts (
         session_key   TEXT PRIMARY KEY,
         agent_id      TEXT NOT NULL,
@@ -60,34 +60,25 @@ interface Row {
 
 /** What the gateway records for every routed message; read by the sessions service. */
 export interface SessionContextRecorder {
-  record(sessionKey: string, agentId: string, conversation: Conversation, senderId: string | undefined): void;
+  record(sessionKey: string, agentId: string, conversation: Conversation, senderId: string | undefined): Promise<void>;
 }
 
 /** Bounded memory of what was last written per session, so a busy channel does not write each message. */
 const REMEMBERED = 10_000;
 
+// The first sender stays; the conversation's names follow renames (the latest message wins).
+const UPSERT = `INSERT INTO session_contexts (session_key, agent_id, provider, chat, guild_id, guild_name, channel_id, channel_name, thread_id, created_by, created_at, updated_at)
+  VALUES (@session_key, @agent_id, @provider, @chat, @guild_id, @guild_name, @channel_id, @channel_name, @thread_id, @created_by, @now, @now)
+  ON CONFLICT (session_key) DO UPDATE SET agent_id = excluded.agent_id, provider = excluded.provider, chat = excluded.chat,
+    guild_id = excluded.guild_id, guild_name = excluded.guild_name, channel_id = excluded.channel_id,
+    channel_name = excluded.channel_name, thread_id = excluded.thread_id, updated_at = excluded.updated_at`;
+
 export class SessionContextStore implements SessionContextRecorder {
-  private readonly upsert;
-  private readonly byKey;
-  private readonly byChannelName;
   private readonly written = new Map<string, string>();
 
-  constructor(db: Database) {
-    // The first sender stays; the conversation's names follow renames (the latest message wins).
-    this.upsert = db.prepare(
-      `INSERT INTO session_contexts (session_key, agent_id, provider, chat, guild_id, guild_name, channel_id, channel_name, thread_id, created_by, created_at, updated_at)
-       VALUES (@session_key, @agent_id, @provider, @chat, @guild_id, @guild_name, @channel_id, @channel_name, @thread_id, @created_by, @now, @now)
-       ON CONFLICT (session_key) DO UPDATE SET agent_id = excluded.agent_id, provider = excluded.provider, chat = excluded.chat,
-         guild_id = excluded.guild_id, guild_name = excluded.guild_name, channel_id = excluded.channel_id,
-         channel_name = excluded.channel_name, thread_id = excluded.thread_id, updated_at = excluded.updated_at`,
-    );
-    this.byKey = db.prepare('SELECT * FROM session_contexts WHERE session_key = ?');
-    this.byChannelName = db.prepare(
-      "SELECT * FROM session_contexts WHERE agent_id = ? AND provider = ? AND chat = 'channel' AND lower(channel_name) = lower(?) ORDER BY updated_at DESC",
-    );
-  }
+  constructor(private readonly db: Db) {}
 
-  record(sessionKey: string, agentId: string, conversation: Conversation, senderId: string | undefined, now = Date.now()): void {
+  async record(sessionKey: string, agentId: string, conversation: Conversation, senderId: string | undefined, now = Date.now()): Promise<void> {
     const c = conversation;
     const row = {
       session_key: sessionKey,
@@ -102,20 +93,32 @@ export class SessionContextStore implements SessionContextRecorder {
     };
     const fingerprint = JSON.stringify(row);
     if (this.written.get(sessionKey) === fingerprint) return;
-    this.upsert.run({ ...row, created_by: senderId ?? null, now });
+    this.written.delete(sessionKey);
+    this.written.set(sessionKey, fingerprint);
+    try {
+      await this.db.run(UPSERT, { ...row, created_by: senderId ?? null, now });
+    } catch (err) {
+      this.written.delete(sessionKey);
+      throw err;
+    }
     this.written.delete(sessionKey);
     this.written.set(sessionKey, fingerprint);
     if (this.written.size > REMEMBERED) this.written.delete(this.written.keys().next().value as string);
   }
 
-  get(sessionKey: string): StoredSessionContext | undefined {
-    const r = this.byKey.get(sessionKey) as Row | undefined;
+  async get(sessionKey: string): Promise<StoredSessionContext | undefined> {
+    const r = await this.db.get<Row>('SELECT * FROM session_contexts WHERE session_key = ?', [sessionKey]);
     return r ? toStored(r) : undefined;
   }
 
   /** The channel sessions (not threads, not DMs) of an agent on a provider whose channel has this name. */
-  channelsNamed(agentId: string, provider: string, name: string): StoredSessionContext[] {
-    return (this.byChannelName.all(agentId, provider, name) as Row[]).map(toStored);
+  async channelsNamed(agentId: string, provider: string, name: string): Promise<StoredSessionContext[]> {
+    return (
+      await this.db.all<Row>(
+        "SELECT * FROM session_contexts WHERE agent_id = ? AND provider = ? AND chat = 'channel' AND lower(channel_name) = lower(CAST(? AS TEXT)) ORDER BY updated_at DESC",
+        [agentId, provider, name],
+      )
+    ).map(toStored);
   }
 }
 

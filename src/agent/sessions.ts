@@ -78,15 +78,15 @@ export type Result<T> = { ok: true; value: T } | { ok: false; message: string };
  * session, and spawn, steer and stop subagents whose results come back to their parent.
  */
 export interface AgentSessionsApi {
-  list(options: { agentId?: string | undefined; limit: number }): Array<{ sessionKey: string; entries: number; updatedAt: number; kind: string }>;
-  history(sessionKey: string, options: { limit: number; beforeSeq?: number | undefined }): TranscriptEntry[];
+  list(options: { agentId?: string | undefined; limit: number }): Promise<Array<{ sessionKey: string; entries: number; updatedAt: number; kind: string }>>;
+  history(sessionKey: string, options: { limit: number; beforeSeq?: number | undefined }): Promise<TranscriptEntry[]>;
   send(request: SendRequest): Promise<Result<TurnOutcome>>;
-  spawn(request: SpawnRequest): Result<SubagentRunView>;
-  runs(parentKey: string): SubagentRunView[];
+  spawn(request: SpawnRequest): Promise<Result<SubagentRunView>>;
+  runs(parentKey: string): Promise<SubagentRunView[]>;
   /** The session that spawned a subagent session, if the store knows it. */
-  parentOf(childKey: string): string | undefined;
-  steer(parentKey: string, runId: string, text: string): Result<SubagentRunView>;
-  kill(parentKey: string, runId: string): Result<SubagentRunView>;
+  parentOf(childKey: string): Promise<string | undefined>;
+  steer(parentKey: string, runId: string, text: string): Promise<Result<SubagentRunView>>;
+  kill(parentKey: string, runId: string): Promise<Result<SubagentRunView>>;
   /** Ends the caller's turn after the current tool round. */
   requestYield(sessionKey: string): void;
   agents(): Array<{ id: string; name?: string | undefined; default: boolean; model?: string | undefined }>;
@@ -105,6 +105,11 @@ export interface AgentSessionsDeps {
   announce?: AnnounceResult | undefined;
   /** Whether the process that drove a run still exists; replaced in tests. */
   isProcessAlive?: ((pid: number) => boolean) | undefined;
+  /**
+   * Whether a run's owner is gone, when the store is shared by instances on other machines (a
+   * pid names a process only on its own host): their liveness as the instance registry sees it.
+   */
+  isOwnerGone?: ((owner: SubagentRunRecord['owner']) => boolean) | undefined;
   /** subagent_spawned / subagent_ended observers. */
   hooks?: HookBus | undefined;
 }
@@ -137,21 +142,20 @@ export class AgentSessions implements AgentSessionsApi {
     this.runtime = runtime;
   }
 
-  list(options: { agentId?: string | undefined; limit: number }) {
-    return this.deps.transcripts
-      .sessions()
+  async list(options: { agentId?: string | undefined; limit: number }) {
+    return (await this.deps.transcripts.sessions())
       .filter((s) => options.agentId === undefined || s.sessionKey.startsWith(`agent:${options.agentId}:`))
       .slice(0, options.limit)
       .map((s) => ({ ...s, kind: SUBAGENT_KEY.test(s.sessionKey) ? 'subagent' : (s.sessionKey.split(':')[3] ?? 'unknown') }));
   }
 
-  history(sessionKey: string, options: { limit: number; beforeSeq?: number | undefined }): TranscriptEntry[] {
+  history(sessionKey: string, options: { limit: number; beforeSeq?: number | undefined }): Promise<TranscriptEntry[]> {
     return this.deps.transcripts.history(sessionKey, options);
   }
 
   async send(request: SendRequest): Promise<Result<TurnOutcome>> {
     if (request.toKey === request.fromKey) return { ok: false, message: 'a session cannot send a message to itself' };
-    const resolved = this.turnFor(request.toKey, request.fromTurn, request.ceiling);
+    const resolved = await this.turnFor(request.toKey, request.fromTurn, request.ceiling);
     if (!resolved.ok) return resolved;
     const target = resolved.value;
     const runtime = this.requireRuntime();
@@ -176,7 +180,7 @@ export class AgentSessions implements AgentSessionsApi {
     }
   }
 
-  spawn(request: SpawnRequest): Result<SubagentRunView> {
+  async spawn(request: SpawnRequest): Promise<Result<SubagentRunView>> {
     const max = this.deps.config.agents.defaults.subagents.maxSpawnDepth;
     const depth = request.parentTurn.spawnDepth;
     if (depth >= max) {
@@ -209,7 +213,7 @@ export class AgentSessions implements AgentSessionsApi {
       startedAt: Date.now(),
     };
     // Stored before the first turn: a restart from here on finds the run and tells the parent.
-    this.deps.runs.insert(record);
+    await this.deps.runs.insert(record);
     const live: LiveRun = { controller: new AbortController(), steers: [], runId: request.runId };
     this.live.set(runId, live);
     void this.drive(record, turn, live, runtime);
@@ -224,12 +228,12 @@ export class AgentSessions implements AgentSessionsApi {
     return { ok: true, value: view(record) };
   }
 
-  runs(parentKey: string): SubagentRunView[] {
-    return this.deps.runs.ofParent(parentKey).map(view);
+  async runs(parentKey: string): Promise<SubagentRunView[]> {
+    return (await this.deps.runs.ofParent(parentKey)).map(view);
   }
 
-  parentOf(childKey: string): string | undefined {
-    return this.deps.runs.byChildKey(childKey)?.parentKey;
+  async parentOf(childKey: string): Promise<string | undefined> {
+    return (await this.deps.runs.byChildKey(childKey))?.parentKey;
   }
 
   /**
@@ -239,18 +243,18 @@ export class AgentSessions implements AgentSessionsApi {
    * turn acts for the sending turn's sender, never as more of an owner than they are, and under
    * `ceiling`, the sending turn's surface.
    */
-  turnFor(key: string, from: TurnContext, ceiling: InheritedPolicy): Result<TurnContext> {
+  async turnFor(key: string, from: TurnContext, ceiling: InheritedPolicy): Promise<Result<TurnContext>> {
     // sessions_send is denied to every subagent; a call that still gets here is refused too.
     if (from.spawnDepth > 0) return { ok: false, message: 'a subagent cannot message other sessions' };
     if (!key.toLowerCase().startsWith(`agent:${from.agentId.toLowerCase()}:`)) return { ok: false, message: `session "${key}" belongs to another agent` };
     if (SUBAGENT_KEY.test(key)) {
-      const run = this.deps.runs.byChildKey(key);
+      const run = await this.deps.runs.byChildKey(key);
       if (!run) return { ok: false, message: `unknown subagent session "${key}" (use subagents with action "list")` };
       const checked = childTurnFrom(this.deps.config, run, { sender: { id: from.senderId, name: from.senderName, username: from.senderUsername }, ceiling });
       if (!checked.ok) return { ok: false, message: `subagent session "${key}" cannot run a turn: ${checked.reason}` };
       return { ok: true, value: checked.turn };
     }
-    const stored = this.deps.contexts.get(key);
+    const stored = await this.deps.contexts.get(key);
     if (!stored || stored.agentId !== from.agentId) {
       return { ok: false, message: `unknown session "${key}": no conversation has started it (use sessions_list for the sessions that exist)` };
     }
@@ -262,18 +266,20 @@ export class AgentSessions implements AgentSessionsApi {
    * interrupted and announces them, so their parents learn what became of them. Runs of this
    * instance and of other live processes are left alone. Call once at start.
    */
-  recover(now = Date.now()): SubagentRunView[] {
+  async recover(now = Date.now()): Promise<SubagentRunView[]> {
     const alive = this.deps.isProcessAlive ?? processAlive;
     // One runtime per process: an earlier instance under this same pid is an in-process restart.
-    const orphaned = (owner: SubagentRunRecord['owner']) => owner.instance !== this.instanceId && (owner.pid === process.pid || !alive(owner.pid));
-    const interrupted = this.deps.runs.interruptOrphans(orphaned, interruptedResult, now).map(view);
+    const local = (owner: SubagentRunRecord['owner']) => owner.pid === process.pid || !alive(owner.pid);
+    const gone = this.deps.isOwnerGone ?? local;
+    const orphaned = (owner: SubagentRunRecord['owner']) => owner.instance !== this.instanceId && gone(owner);
+    const interrupted = (await this.deps.runs.interruptOrphans(orphaned, interruptedResult, now)).map(view);
     if (interrupted.length > 0) log.warn({ runs: interrupted.map((r) => r.runId) }, 'subagent runs interrupted by a restart; their parents are told');
     for (const run of interrupted) this.deps.announce?.(run.parentKey, run);
     return interrupted;
   }
 
-  steer(parentKey: string, runId: string, text: string): Result<SubagentRunView> {
-    const run = this.owned(parentKey, runId);
+  async steer(parentKey: string, runId: string, text: string): Promise<Result<SubagentRunView>> {
+    const run = await this.owned(parentKey, runId);
     if (!run.ok) return run;
     const live = this.live.get(runId);
     if (run.value.status !== 'running' || !live) return { ok: false, message: `subagent ${runId} already ${run.value.status === 'running' ? 'stopped' : run.value.status}` };
@@ -281,11 +287,11 @@ export class AgentSessions implements AgentSessionsApi {
     return { ok: true, value: view(run.value) };
   }
 
-  kill(parentKey: string, runId: string): Result<SubagentRunView> {
-    const run = this.owned(parentKey, runId);
+  async kill(parentKey: string, runId: string): Promise<Result<SubagentRunView>> {
+    const run = await this.owned(parentKey, runId);
     if (!run.ok) return run;
-    if (run.value.status === 'running' && this.deps.runs.kill(runId)) this.live.get(runId)?.controller.abort();
-    return { ok: true, value: view(this.deps.runs.get(runId)!) };
+    if (run.value.status === 'running' && (await this.deps.runs.kill(runId))) this.live.get(runId)?.controller.abort();
+    return { ok: true, value: view((await this.deps.runs.get(runId))!) };
   }
 
   /**
@@ -310,8 +316,8 @@ export class AgentSessions implements AgentSessionsApi {
    * Results of subagents that ended since the parent's last turn, as a message for its next
    * turn. The child's words are data to the parent: they are wrapped as untrusted.
    */
-  drainResults(parentKey: string): string | undefined {
-    const done = this.deps.runs.takeUndelivered(parentKey, Date.now());
+  async drainResults(parentKey: string): Promise<string | undefined> {
+    const done = await this.deps.runs.takeUndelivered(parentKey, Date.now());
     if (done.length === 0) return undefined;
     return done
       .map((r) => wrapUntrusted(`subagent:${r.runId}`, `Subagent "${r.label}" (${r.runId}) ${r.status}:\n${r.result ?? ''}`))
@@ -357,18 +363,20 @@ export class AgentSessions implements AgentSessionsApi {
       );
     }
     if (this.stopped) return;
+    let ended: SubagentRunRecord | undefined;
     try {
-      this.deps.runs.end(run.runId, outcome?.status === 'completed' ? 'done' : 'failed', outcome?.reply ?? '', Date.now());
+      await this.deps.runs.end(run.runId, outcome?.status === 'completed' ? 'done' : 'failed', outcome?.reply ?? '', Date.now());
+      ended = await this.deps.runs.get(run.runId);
     } catch (err) {
       // The store closed under a stopping Warden: the next start finds the run and interrupts it.
       log.warn({ err, runId: run.runId }, 'subagent result could not be stored');
       return;
     }
-    this.deps.announce?.(run.parentKey, { ...view(this.deps.runs.get(run.runId)!), ...(live.runId !== undefined ? { spawnedInRun: live.runId } : {}) });
+    if (ended) this.deps.announce?.(run.parentKey, { ...view(ended), ...(live.runId !== undefined ? { spawnedInRun: live.runId } : {}) });
   }
 
-  private owned(parentKey: string, runId: string): Result<SubagentRunRecord> {
-    const run = this.deps.runs.get(runId);
+  private async owned(parentKey: string, runId: string): Promise<Result<SubagentRunRecord>> {
+    const run = await this.deps.runs.get(runId);
     if (!run || run.parentKey !== parentKey) return { ok: false, message: `no subagent ${runId} spawned by this session (use subagents with action "list")` };
     return { ok: true, value: run };
   }

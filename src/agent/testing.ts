@@ -11,7 +11,7 @@ import { openStore, type Store } from '../store/index.js';
 import type { JsonSchema, ToolResult } from '../tools/types.js';
 import { SessionContextStore } from './session-contexts.js';
 import { SubagentRunStore } from './subagent-runs.js';
-import { SqliteTranscriptStore } from './transcript.js';
+import { DbTranscriptStore } from './transcript.js';
 import type { AgentDeps, ToolCallRequest, ToolCallScope, ToolDefinition, ToolExecutor } from './types.js';
 
 export interface TestTool {
@@ -62,7 +62,7 @@ export interface Harness {
   dir: string;
   config: WardenConfig;
   store: Store;
-  transcripts: SqliteTranscriptStore;
+  transcripts: DbTranscriptStore;
   subagentRuns: SubagentRunStore;
   /** The conversations sessions were created by (what the router records). */
   sessionContexts: SessionContextStore;
@@ -77,7 +77,7 @@ export function createHarness(configInput: WardenConfigInput = {}): Harness {
   const opened = openStore({ dataDir: dir });
   if (!opened.ok) throw new Error(opened.error.message);
   const { config } = parsed.value;
-  const transcripts = new SqliteTranscriptStore(opened.store.db);
+  const transcripts = new DbTranscriptStore(opened.store.db);
   const subagentRuns = new SubagentRunStore(opened.store.db);
   const sessionContexts = new SessionContextStore(opened.store.db);
   return {

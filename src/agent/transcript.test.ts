@@ -13,7 +13,7 @@ afterEach(() => h.cleanup());
 const KEY = 'agent:main:slack:channel:c1';
 const user = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }] });
 
-describe('SqliteTranscriptStore', () => {
+describe('DbTranscriptStore', () => {
   it('round-trips user, assistant (with tool calls) and tool-result messages', () => {
     const messages: Message[] = [
       user('hi'),

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Db } from '../store/db.js';
 import type { Message } from '../models/types.js';
 import { Transcripts } from '../store/index.js';
 import type { TranscriptAppend, TranscriptEntry, TranscriptStore } from './types.js';
@@ -26,48 +26,41 @@ export const NOTICE_PREFIX = '[Notice from Warden]';
 /** The user-side message a summary becomes in what the model sees. */
 export const summaryMessage = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text: `${SUMMARY_PREFIX}\n${text}` }] });
 
+// Other system rows (an approval's notice) are for operators: only a summary covers entries. A
+// summary's content is always written as `{"type":"summary",…}` (below), so its prefix names it
+// on both engines without parsing JSON in SQL.
+const SUMMARY_LIKE = `content LIKE '{"type":"summary"%'`;
+
 /**
  * The agent's transcript on the store's `transcript_entries` table: user and assistant
  * messages as their content parts, tool results as `tool` rows, compaction summaries as
  * `system` rows that say which entries they cover.
  */
-export class SqliteTranscriptStore implements TranscriptStore {
+export class DbTranscriptStore implements TranscriptStore {
   private readonly transcripts: Transcripts;
-  private readonly lastSummary;
-  private readonly after;
-  private readonly page;
-  private readonly sessionList;
 
-  constructor(private readonly db: Database) {
+  constructor(private readonly db: Db) {
     this.transcripts = new Transcripts(db);
-    // Other system rows (an approval's notice) are for operators: only a summary covers entries.
-    this.lastSummary = db.prepare(
-      `SELECT * FROM transcript_entries WHERE session_key = ? AND role = 'system' AND json_extract(content, '$.type') = 'summary' ORDER BY id DESC LIMIT 1`,
-    );
-    // Summaries come first on their own; other system rows (notices) stay in place.
-    this.after = db.prepare(
-      `SELECT * FROM transcript_entries WHERE session_key = ? AND id > ? AND (role != 'system' OR json_extract(content, '$.type') IS NOT 'summary') ORDER BY id`,
-    );
-    this.page = db.prepare(`SELECT * FROM transcript_entries WHERE session_key = ? AND id < ? ORDER BY id DESC LIMIT ?`);
-    this.sessionList = db.prepare(
-      `SELECT s.key AS sessionKey, s.updated_at AS updatedAt, (SELECT COUNT(*) FROM transcript_entries t WHERE t.session_key = s.key AND t.role != 'system') AS entries
-       FROM sessions s ORDER BY s.updated_at DESC`,
-    );
   }
 
-  load(sessionKey: string): TranscriptEntry[] {
-    const summaryRow = this.lastSummary.get(sessionKey) as Row | undefined;
+  async load(sessionKey: string): Promise<TranscriptEntry[]> {
+    const summaryRow = await this.db.get<Row>(`SELECT * FROM transcript_entries WHERE session_key = ? AND role = 'system' AND ${SUMMARY_LIKE} ORDER BY id DESC LIMIT 1`, [sessionKey]);
     const summary = summaryRow ? toEntry(summaryRow) : undefined;
-    const rows = this.after.all(sessionKey, summary?.coversThroughSeq ?? 0) as Row[];
+    // Summaries come first on their own; other system rows (notices) stay in place.
+    const rows = await this.db.all<Row>(`SELECT * FROM transcript_entries WHERE session_key = ? AND id > ? AND (role != 'system' OR NOT ${SUMMARY_LIKE}) ORDER BY id`, [
+      sessionKey,
+      summary?.coversThroughSeq ?? 0,
+    ]);
     return [...(summary ? [summary] : []), ...latestResultPerCall(rows.map(toEntry))];
   }
 
-  append(sessionKey: string, entries: TranscriptAppend[]): TranscriptEntry[] {
+  append(sessionKey: string, entries: TranscriptAppend[]): Promise<TranscriptEntry[]> {
     const [, agentId = 'main', provider = 'unknown'] = sessionKey.split(':');
     const now = Date.now();
-    return this.db.transaction(() => {
-      this.transcripts.ensureSession(sessionKey, agentId, provider, now);
-      return entries.map((entry) => {
+    return this.db.tx(async () => {
+      await this.transcripts.ensureSession(sessionKey, agentId, provider, now);
+      const out: TranscriptEntry[] = [];
+      for (const entry of entries) {
         const { message } = entry;
         let seq: number;
         if (entry.kind === 'summary') {
@@ -77,9 +70,9 @@ export class SqliteTranscriptStore implements TranscriptStore {
             text: text.startsWith(SUMMARY_PREFIX) ? text.slice(SUMMARY_PREFIX.length + 1) : text,
             coversThroughSeq: entry.coversThroughSeq ?? 0,
           };
-          seq = this.transcripts.append({ sessionKey, role: 'system', content, createdAt: now });
+          seq = await this.transcripts.append({ sessionKey, role: 'system', content, createdAt: now });
         } else if (message.role === 'toolResult') {
-          seq = this.transcripts.append({
+          seq = await this.transcripts.append({
             sessionKey,
             role: 'tool',
             tool: message.toolName,
@@ -89,20 +82,28 @@ export class SqliteTranscriptStore implements TranscriptStore {
             createdAt: now,
           });
         } else {
-          seq = this.transcripts.append({ sessionKey, role: message.role, content: message.content, createdAt: now });
+          seq = await this.transcripts.append({ sessionKey, role: message.role, content: message.content, createdAt: now });
         }
-        return { ...entry, seq, createdAt: now };
-      });
-    })();
+        out.push({ ...entry, seq, createdAt: now });
+      }
+      return out;
+    });
   }
 
-  history(sessionKey: string, options: { limit: number; beforeSeq?: number | undefined }): TranscriptEntry[] {
-    const rows = this.page.all(sessionKey, options.beforeSeq ?? Number.MAX_SAFE_INTEGER, options.limit) as Row[];
+  async history(sessionKey: string, options: { limit: number; beforeSeq?: number | undefined }): Promise<TranscriptEntry[]> {
+    const rows = await this.db.all<Row>('SELECT * FROM transcript_entries WHERE session_key = ? AND id < ? ORDER BY id DESC LIMIT ?', [
+      sessionKey,
+      options.beforeSeq ?? Number.MAX_SAFE_INTEGER,
+      options.limit,
+    ]);
     return rows.reverse().map(toEntry);
   }
 
-  sessions(): Array<{ sessionKey: string; entries: number; updatedAt: number }> {
-    return this.sessionList.all() as Array<{ sessionKey: string; entries: number; updatedAt: number }>;
+  sessions(): Promise<Array<{ sessionKey: string; entries: number; updatedAt: number }>> {
+    return this.db.all(
+      `SELECT s.key AS "sessionKey", s.updated_at AS "updatedAt", (SELECT COUNT(*) FROM transcript_entries t WHERE t.session_key = s.key AND t.role != 'system') AS entries
+       FROM sessions s ORDER BY s.updated_at DESC`,
+    );
   }
 }
 

@@ -164,11 +164,11 @@ export type TranscriptAppend = Pick<TranscriptEntry, 'message' | 'kind' | 'cover
  */
 export interface TranscriptStore {
   /** What the model should see: the latest summary (if any) first, then the entries it does not cover. */
-  load(sessionKey: string): TranscriptEntry[];
-  append(sessionKey: string, entries: TranscriptAppend[]): TranscriptEntry[];
+  load(sessionKey: string): Promise<TranscriptEntry[]>;
+  append(sessionKey: string, entries: TranscriptAppend[]): Promise<TranscriptEntry[]>;
   /** Entries for `sessions_history`, newest last, including those folded into summaries. */
-  history(sessionKey: string, options: { limit: number; beforeSeq?: number | undefined }): TranscriptEntry[];
-  sessions(): Array<{ sessionKey: string; entries: number; updatedAt: number }>;
+  history(sessionKey: string, options: { limit: number; beforeSeq?: number | undefined }): Promise<TranscriptEntry[]>;
+  sessions(): Promise<Array<{ sessionKey: string; entries: number; updatedAt: number }>>;
 }
 
 /** Resolves `provider/model` to an adapter and its settings; errors as values (missing key, unknown provider). */

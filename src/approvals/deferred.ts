@@ -1,5 +1,5 @@
-import type { Database } from 'better-sqlite3';
 import type { TurnContext } from '../policy/context.js';
+import type { Db } from '../store/db.js';
 import type { Migration } from '../store/migrations.js';
 import type { DeferredCall, DeferredCallSpec, DeferredCallState } from './types.js';
 
@@ -20,8 +20,8 @@ import type { DeferredCall, DeferredCallSpec, DeferredCallState } from './types.
  */
 export const deferredCallsMigration: Migration = {
   id: 'approvals-002-deferred-calls',
-  up(db) {
-    db.exec(`
+  async up(db) {
+    await db.exec(`
       CREATE TABLE deferred_calls (
         approval_id     TEXT PRIMARY KEY,
         agent_id        TEXT NOT NULL,
@@ -86,62 +86,62 @@ function toCall(r: Row): DeferredCall {
 
 /** The `deferred_calls` table: plain reads and conditional writes; every transition says whether it won. */
 export class DeferredCallStore {
-  private readonly getStmt;
-  private readonly deferStmt;
-  private readonly inlineStmt;
-  private readonly claimStmt;
-  private readonly endStmt;
-  constructor(private readonly db: Database) {
-    this.getStmt = db.prepare('SELECT * FROM deferred_calls WHERE approval_id = ?');
-    this.deferStmt = db.prepare("UPDATE deferred_calls SET state = 'deferred', owner_instance = NULL, owner_pid = NULL WHERE approval_id = ? AND state = 'waiting'");
-    this.inlineStmt = db.prepare(
-      "UPDATE deferred_calls SET state = 'done', finished_at = ?, result = ? WHERE approval_id = ? AND state = 'waiting' AND owner_instance = ?",
-    );
-    this.claimStmt = db.prepare("UPDATE deferred_calls SET state = 'running', owner_instance = ?, owner_pid = ?, claimed_at = ? WHERE approval_id = ? AND state = 'deferred'");
-    this.endStmt = db.prepare("UPDATE deferred_calls SET state = ?, finished_at = ?, result = ? WHERE approval_id = ? AND state = 'running'");
-  }
+  constructor(private readonly db: Db) {}
 
   /** Records a call as `waiting` for the turn of `owner`. */
-  insert(approvalId: string, where: { agentId: string; sessionKey: string }, spec: DeferredCallSpec, owner: { instance: string; pid: number }, now: number): void {
-    this.db
-      .prepare(
-        `INSERT INTO deferred_calls (approval_id, agent_id, session_key, origin, tool, tool_call_id, args, turn, surface, state, owner_instance, owner_pid, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'waiting', ?, ?, ?)`,
-      )
-      .run(approvalId, where.agentId, where.sessionKey, spec.origin, spec.tool, spec.toolCallId, JSON.stringify(spec.args), JSON.stringify(spec.turn), JSON.stringify(spec.surface), owner.instance, owner.pid, now);
+  async insert(approvalId: string, where: { agentId: string; sessionKey: string }, spec: DeferredCallSpec, owner: { instance: string; pid: number }, now: number): Promise<void> {
+    await this.db.run(
+      `INSERT INTO deferred_calls (approval_id, agent_id, session_key, origin, tool, tool_call_id, args, turn, surface, state, owner_instance, owner_pid, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'waiting', ?, ?, ?)`,
+      [approvalId, where.agentId, where.sessionKey, spec.origin, spec.tool, spec.toolCallId, JSON.stringify(spec.args), JSON.stringify(spec.turn), JSON.stringify(spec.surface), owner.instance, owner.pid, now],
+    );
   }
 
-  get(approvalId: string): DeferredCall | undefined {
-    const row = this.getStmt.get(approvalId) as Row | undefined;
+  async get(approvalId: string): Promise<DeferredCall | undefined> {
+    const row = await this.db.get<Row>('SELECT * FROM deferred_calls WHERE approval_id = ?', [approvalId]);
     return row ? toCall(row) : undefined;
   }
 
-  inState(...states: DeferredCallState[]): DeferredCall[] {
+  async inState(...states: DeferredCallState[]): Promise<DeferredCall[]> {
     const marks = states.map(() => '?').join(', ');
-    return (this.db.prepare(`SELECT * FROM deferred_calls WHERE state IN (${marks}) ORDER BY created_at, approval_id`).all(...states) as Row[]).map(toCall);
+    return (await this.db.all<Row>(`SELECT * FROM deferred_calls WHERE state IN (${marks}) ORDER BY created_at, approval_id`, states)).map(toCall);
   }
 
   /** The waiting turn gave up waiting (or died): anyone may run the call once it is decided. */
-  defer(approvalId: string): boolean {
-    return this.deferStmt.run(approvalId).changes === 1;
+  async defer(approvalId: string): Promise<boolean> {
+    const info = await this.db.run("UPDATE deferred_calls SET state = 'deferred', owner_instance = NULL, owner_pid = NULL WHERE approval_id = ? AND state = 'waiting'", [approvalId]);
+    return info.changes === 1;
   }
 
   /** The waiting turn of `instance` got its decision in time and handles the call itself. */
-  takeInline(approvalId: string, instance: string, now: number, outcome: string): boolean {
-    return this.inlineStmt.run(now, JSON.stringify({ outcome, text: 'handled by its own turn' }), approvalId, instance).changes === 1;
+  async takeInline(approvalId: string, instance: string, now: number, outcome: string): Promise<boolean> {
+    const info = await this.db.run(
+      "UPDATE deferred_calls SET state = 'done', finished_at = ?, result = ? WHERE approval_id = ? AND state = 'waiting' AND owner_instance = ?",
+      [now, JSON.stringify({ outcome, text: 'handled by its own turn' }), approvalId, instance],
+    );
+    return info.changes === 1;
   }
 
   /** Takes a deferred call to run it; false when another process (or click) got it first. */
-  claim(approvalId: string, owner: { instance: string; pid: number }, now: number): boolean {
-    return this.claimStmt.run(owner.instance, owner.pid, now, approvalId).changes === 1;
+  async claim(approvalId: string, owner: { instance: string; pid: number }, now: number): Promise<boolean> {
+    const info = await this.db.run(
+      "UPDATE deferred_calls SET state = 'running', owner_instance = ?, owner_pid = ?, claimed_at = ? WHERE approval_id = ? AND state = 'deferred'",
+      [owner.instance, owner.pid, now, approvalId],
+    );
+    return info.changes === 1;
   }
 
-  finish(approvalId: string, now: number, result: { outcome: string; text: string }): boolean {
-    return this.endStmt.run('done', now, JSON.stringify(result), approvalId).changes === 1;
+  async finish(approvalId: string, now: number, result: { outcome: string; text: string }): Promise<boolean> {
+    return this.end('done', approvalId, now, result);
   }
 
   /** A running call whose runner died: it is never run again. */
-  lose(approvalId: string, now: number, text: string): boolean {
-    return this.endStmt.run('lost', now, JSON.stringify({ outcome: 'lost', text }), approvalId).changes === 1;
+  async lose(approvalId: string, now: number, text: string): Promise<boolean> {
+    return this.end('lost', approvalId, now, { outcome: 'lost', text });
+  }
+
+  private async end(state: 'done' | 'lost', approvalId: string, now: number, result: { outcome: string; text: string }): Promise<boolean> {
+    const info = await this.db.run("UPDATE deferred_calls SET state = ?, finished_at = ?, result = ? WHERE approval_id = ? AND state = 'running'", [state, now, JSON.stringify(result), approvalId]);
+    return info.changes === 1;
   }
 }

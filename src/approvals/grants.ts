@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Database } from 'better-sqlite3';
 import type { AuditLog } from '../store/audit.js';
+import type { Db } from '../store/db.js';
 import { globMatch } from './glob.js';
 import type { Grant } from './types.js';
 
@@ -42,45 +42,43 @@ export type RevokeResult = { kind: 'revoked'; grant: Grant } | { kind: 'already-
 /** allow-always grants: stored, matched, listed and revoked; every change is audited. */
 export class GrantStore {
   constructor(
-    private readonly db: Database,
+    private readonly db: Db,
     private readonly audit: AuditLog,
     private readonly now: () => number = Date.now,
   ) {}
 
-  create(input: Omit<Grant, 'id' | 'createdAt' | 'revokedAt' | 'revokedBy' | 'lastUsedAt'>): Grant {
+  async create(input: Omit<Grant, 'id' | 'createdAt' | 'revokedAt' | 'revokedBy' | 'lastUsedAt'>): Promise<Grant> {
     const grant: Grant = { ...input, id: `g_${randomUUID()}`, createdAt: this.now() };
-    this.db
-      .prepare(
-        `INSERT INTO grants (id, agent_id, tool, pattern, arg_pattern, approval_id, created_by, created_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(grant.id, grant.agentId, grant.tool, grant.pattern, grant.argPattern ?? null, grant.approvalId ?? null, grant.createdBy, grant.createdAt, grant.expiresAt ?? null);
-    this.audit.record({ type: 'grant.created', subject: grant.id, actor: grant.createdBy, data: { ...grant } });
+    await this.db.run(
+      `INSERT INTO grants (id, agent_id, tool, pattern, arg_pattern, approval_id, created_by, created_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [grant.id, grant.agentId, grant.tool, grant.pattern, grant.argPattern ?? null, grant.approvalId ?? null, grant.createdBy, grant.createdAt, grant.expiresAt ?? null],
+    );
+    await this.audit.record({ type: 'grant.created', subject: grant.id, actor: grant.createdBy, data: { ...grant } });
     return grant;
   }
 
-  get(id: string): Grant | undefined {
-    const row = this.db.prepare('SELECT * FROM grants WHERE id = ?').get(id) as Row | undefined;
+  async get(id: string): Promise<Grant | undefined> {
+    const row = await this.db.get<Row>('SELECT * FROM grants WHERE id = ?', [id]);
     return row ? toGrant(row) : undefined;
   }
 
   /** Newest first. By default only live grants; `all` includes revoked and expired ones. */
-  list(filter: { agentId?: string; all?: boolean } = {}): Grant[] {
-    const rows = (
+  async list(filter: { agentId?: string; all?: boolean } = {}): Promise<Grant[]> {
+    const rows =
       filter.agentId === undefined
-        ? this.db.prepare('SELECT * FROM grants ORDER BY created_at DESC, id').all()
-        : this.db.prepare('SELECT * FROM grants WHERE agent_id = ? ORDER BY created_at DESC, id').all(filter.agentId)
-    ) as Row[];
+        ? await this.db.all<Row>('SELECT * FROM grants ORDER BY created_at DESC, id')
+        : await this.db.all<Row>('SELECT * FROM grants WHERE agent_id = ? ORDER BY created_at DESC, id', [filter.agentId]);
     const now = this.now();
     return rows.map(toGrant).filter((g) => filter.all === true || isLive(g, now));
   }
 
-  revoke(id: string, by: string): RevokeResult {
-    const info = this.db.prepare('UPDATE grants SET revoked_at = ?, revoked_by = ? WHERE id = ? AND revoked_at IS NULL').run(this.now(), by, id);
-    const grant = this.get(id);
+  async revoke(id: string, by: string): Promise<RevokeResult> {
+    const info = await this.db.run('UPDATE grants SET revoked_at = ?, revoked_by = ? WHERE id = ? AND revoked_at IS NULL', [this.now(), by, id]);
+    const grant = await this.get(id);
     if (!grant) return { kind: 'not-found', id };
     if (info.changes === 0) return { kind: 'already-revoked', grant };
-    this.audit.record({ type: 'grant.revoked', subject: id, actor: by, data: { tool: grant.tool, agentId: grant.agentId } });
+    await this.audit.record({ type: 'grant.revoked', subject: id, actor: by, data: { tool: grant.tool, agentId: grant.agentId } });
     return { kind: 'revoked', grant };
   }
 
@@ -88,16 +86,17 @@ export class GrantStore {
    * The live grant that covers a call, if any: same agent and tool, `pattern` matching the
    * target and `argPattern` (when set) matching the argument text. Marks it used.
    */
-  match(call: { agentId: string; tool: string; target: string; args?: string }): Grant | undefined {
+  async match(call: { agentId: string; tool: string; target: string; args?: string }): Promise<Grant | undefined> {
     const now = this.now();
-    const rows = this.db
-      .prepare('SELECT * FROM grants WHERE agent_id = ? AND tool = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at')
-      .all(call.agentId, call.tool, now) as Row[];
+    const rows = await this.db.all<Row>(
+      'SELECT * FROM grants WHERE agent_id = ? AND tool = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at',
+      [call.agentId, call.tool, now],
+    );
     for (const grant of rows.map(toGrant)) {
       if (!globMatch(grant.pattern, call.target)) continue;
       if (grant.argPattern !== undefined && !globMatch(grant.argPattern, call.args ?? '')) continue;
-      this.db.prepare('UPDATE grants SET last_used_at = ? WHERE id = ?').run(now, grant.id);
-      this.audit.record({ type: 'grant.used', subject: grant.id, data: { tool: call.tool, agentId: call.agentId, target: call.target } });
+      await this.db.run('UPDATE grants SET last_used_at = ? WHERE id = ?', [now, grant.id]);
+      await this.audit.record({ type: 'grant.used', subject: grant.id, data: { tool: call.tool, agentId: call.agentId, target: call.target } });
       return { ...grant, lastUsedAt: now };
     }
     return undefined;

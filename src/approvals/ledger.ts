@@ -1,12 +1,12 @@
-import type { Database } from 'better-sqlite3';
+import type { Db } from '../store/db.js';
 import type { Migration } from '../store/migrations.js';
 import type { ApprovalDecision, ApprovalOutcome, ApprovalRequest, ApprovalRequestInput } from './types.js';
 
 /** Who a request acts for and how it came about (the card's "requested by the agent for …"), and what it rests on. */
 export const approvalsOriginMigration: Migration = {
   id: 'approvals-001-requester-name-via-shown',
-  up(db) {
-    db.exec(`
+  async up(db) {
+    await db.exec(`
       ALTER TABLE approvals ADD COLUMN requester_name TEXT;
       ALTER TABLE approvals ADD COLUMN via TEXT;
       ALTER TABLE approvals ADD COLUMN shown TEXT;  -- JSON, what the decision rests on (ApprovalRequestInput.shown)
@@ -89,92 +89,92 @@ function toEntry(r: Row): LedgerEntry {
   };
 }
 
+const INSERT = `INSERT INTO approvals (id, kind, agent_id, session_key, provider, channel_id, thread_id, requester_id, requester_name, via, tool, title, preview,
+    full_text, facts, allowed_decisions, grant_spec, timeout_behavior, created_at, expires_at, status, waiter_pid, waiter_instance, waiter_seen_at, shown)
+  VALUES (@id, @kind, @agentId, @sessionKey, @provider, @channelId, @threadId, @requesterId, @requesterName, @via, @tool, @title, @preview,
+    @fullText, @facts, @allowed, @grant, @timeoutBehavior, @createdAt, @expiresAt, @status, @pid, @instance, @seenAt, @shown)`;
+
 /** The approvals table: plain reads and writes, no policy. Closing a request is atomic. */
 export class ApprovalLedger {
-  private readonly getStmt;
-  private readonly closeStmt;
-  constructor(private readonly db: Database) {
-    this.getStmt = db.prepare('SELECT * FROM approvals WHERE id = ?');
-    // The WHERE status = 'pending' makes the first writer win, across processes too.
-    this.closeStmt = db.prepare("UPDATE approvals SET status = ?, decided_by = ?, decided_at = ? WHERE id = ? AND status = 'pending'");
-  }
+  constructor(private readonly db: Db) {}
 
-  insert(entry: LedgerEntry): void {
+  async insert(entry: LedgerEntry): Promise<void> {
     const r = entry.request;
-    this.db
-      .prepare(
-        `INSERT INTO approvals (id, kind, agent_id, session_key, provider, channel_id, thread_id, requester_id, requester_name, via, tool, title, preview,
-           full_text, facts, allowed_decisions, grant_spec, timeout_behavior, created_at, expires_at, status, waiter_pid, waiter_instance, waiter_seen_at, shown)
-         VALUES (@id, @kind, @agentId, @sessionKey, @provider, @channelId, @threadId, @requesterId, @requesterName, @via, @tool, @title, @preview,
-           @fullText, @facts, @allowed, @grant, @timeoutBehavior, @createdAt, @expiresAt, @status, @pid, @instance, @seenAt, @shown)`,
-      )
-      .run({
-        id: r.id,
-        kind: r.kind,
-        agentId: r.agentId,
-        sessionKey: r.sessionKey,
-        provider: r.provider,
-        channelId: r.channelId ?? null,
-        threadId: r.threadId ?? null,
-        requesterId: r.requesterId ?? null,
-        requesterName: r.requesterName ?? null,
-        via: r.via ?? null,
-        tool: r.tool,
-        title: r.title,
-        preview: r.preview,
-        fullText: r.fullText,
-        facts: JSON.stringify(r.facts),
-        allowed: JSON.stringify(r.allowedDecisions),
-        grant: entry.grant === undefined ? null : JSON.stringify(entry.grant),
-        timeoutBehavior: entry.timeoutBehavior,
-        createdAt: r.createdAt,
-        expiresAt: r.expiresAt,
-        status: r.status,
-        pid: entry.waiter?.pid ?? null,
-        instance: entry.waiter?.instance ?? null,
-        seenAt: entry.waiter?.seenAt ?? null,
-        shown: entry.shown === undefined ? null : JSON.stringify(entry.shown),
-      });
+    await this.db.run(INSERT, {
+      id: r.id,
+      kind: r.kind,
+      agentId: r.agentId,
+      sessionKey: r.sessionKey,
+      provider: r.provider,
+      channelId: r.channelId ?? null,
+      threadId: r.threadId ?? null,
+      requesterId: r.requesterId ?? null,
+      requesterName: r.requesterName ?? null,
+      via: r.via ?? null,
+      tool: r.tool,
+      title: r.title,
+      preview: r.preview,
+      fullText: r.fullText,
+      facts: JSON.stringify(r.facts),
+      allowed: JSON.stringify(r.allowedDecisions),
+      grant: entry.grant === undefined ? null : JSON.stringify(entry.grant),
+      timeoutBehavior: entry.timeoutBehavior,
+      createdAt: r.createdAt,
+      expiresAt: r.expiresAt,
+      status: r.status,
+      pid: entry.waiter?.pid ?? null,
+      instance: entry.waiter?.instance ?? null,
+      seenAt: entry.waiter?.seenAt ?? null,
+      shown: entry.shown === undefined ? null : JSON.stringify(entry.shown),
+    });
   }
 
-  get(id: string): LedgerEntry | undefined {
-    const row = this.getStmt.get(id) as Row | undefined;
+  /** `lock`: inside a transaction, hold the row until it ends (a close elsewhere waits for it). */
+  async get(id: string, options: { lock?: boolean } = {}): Promise<LedgerEntry | undefined> {
+    const row = await this.db.get<Row>(`SELECT * FROM approvals WHERE id = ?${options.lock ? this.db.forUpdate : ''}`, [id]);
     return row ? toEntry(row) : undefined;
   }
 
   /** Closes a pending request; false when it was no longer pending (someone else won). */
-  close(id: string, outcome: ApprovalOutcome, decidedBy: string | undefined, at: number): boolean {
-    return this.closeStmt.run(outcome, decidedBy ?? null, at, id).changes === 1;
+  async close(id: string, outcome: ApprovalOutcome, decidedBy: string | undefined, at: number): Promise<boolean> {
+    // The WHERE status = 'pending' makes the first writer win, across processes too.
+    const info = await this.db.run("UPDATE approvals SET status = ?, decided_by = ?, decided_at = ? WHERE id = ? AND status = 'pending'", [outcome, decidedBy ?? null, at, id]);
+    return info.changes === 1;
   }
 
-  pending(): LedgerEntry[] {
-    return (this.db.prepare("SELECT * FROM approvals WHERE status = 'pending' ORDER BY created_at, id").all() as Row[]).map(toEntry);
+  async pending(): Promise<LedgerEntry[]> {
+    return (await this.db.all<Row>("SELECT * FROM approvals WHERE status = 'pending' ORDER BY created_at, id")).map(toEntry);
   }
 
   /** Closed requests, newest first. */
-  history(filter: { sessionKey?: string; limit?: number } = {}): LedgerEntry[] {
+  async history(filter: { sessionKey?: string; limit?: number } = {}): Promise<LedgerEntry[]> {
     const limit = filter.limit ?? 100;
-    const rows = (
+    const rows =
       filter.sessionKey === undefined
-        ? this.db.prepare("SELECT * FROM approvals WHERE status != 'pending' ORDER BY COALESCE(decided_at, created_at) DESC, id LIMIT ?").all(limit)
-        : this.db
-            .prepare("SELECT * FROM approvals WHERE status != 'pending' AND session_key = ? ORDER BY COALESCE(decided_at, created_at) DESC, id LIMIT ?")
-            .all(filter.sessionKey, limit)
-    ) as Row[];
+        ? await this.db.all<Row>("SELECT * FROM approvals WHERE status != 'pending' ORDER BY COALESCE(decided_at, created_at) DESC, id LIMIT ?", [limit])
+        : await this.db.all<Row>("SELECT * FROM approvals WHERE status != 'pending' AND session_key = ? ORDER BY COALESCE(decided_at, created_at) DESC, id LIMIT ?", [
+            filter.sessionKey,
+            limit,
+          ]);
     return rows.map(toEntry);
   }
 
-  markRendered(id: string, at: number): void {
-    this.db.prepare('UPDATE approvals SET rendered_at = COALESCE(rendered_at, ?) WHERE id = ?').run(at, id);
+  async markRendered(id: string, at: number): Promise<void> {
+    await this.db.run('UPDATE approvals SET rendered_at = COALESCE(rendered_at, ?) WHERE id = ?', [at, id]);
   }
 
   /** No call waits for the request any more (it was deferred): recovery must not interrupt it for a dead waiter. */
-  clearWaiter(id: string): void {
-    this.db.prepare('UPDATE approvals SET waiter_pid = NULL, waiter_instance = NULL, waiter_seen_at = NULL WHERE id = ?').run(id);
+  async clearWaiter(id: string): Promise<void> {
+    await this.db.run('UPDATE approvals SET waiter_pid = NULL, waiter_instance = NULL, waiter_seen_at = NULL WHERE id = ?', [id]);
   }
 
   /** Refreshes the liveness stamp of every pending request this process waits for. */
-  heartbeat(instance: string, at: number): void {
-    this.db.prepare("UPDATE approvals SET waiter_seen_at = ? WHERE waiter_instance = ? AND status = 'pending'").run(at, instance);
+  async heartbeat(instance: string, at: number): Promise<void> {
+    await this.db.run("UPDATE approvals SET waiter_seen_at = ? WHERE waiter_instance = ? AND status = 'pending'", [at, instance]);
+  }
+
+  /** The grant an allow-always decision of this request created, if any. */
+  async grantOf(id: string): Promise<string | undefined> {
+    return (await this.db.value<string>('SELECT id FROM grants WHERE approval_id = ?', [id])) ?? undefined;
   }
 }

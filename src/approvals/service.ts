@@ -78,6 +78,9 @@ export class ApprovalService {
   /** Requests other processes wait for, whose cards this process keeps current. */
   private readonly watched = new Set<string>();
   private watcher: NodeJS.Timeout | undefined;
+  private polling = false;
+  private syncing = false;
+  private stopped = false;
 
   constructor(private readonly options: ApprovalServiceOptions) {
     this.ledger = new ApprovalLedger(options.store.db);
@@ -114,19 +117,20 @@ export class ApprovalService {
    */
   resumedRequester(approvalId: string, fallback: ApprovalRequester): ApprovalRequester {
     let used = false;
-    const decided = (input: ApprovalRequestInput): ApprovalResolution | undefined => {
+    const decided = async (input: ApprovalRequestInput): Promise<ApprovalResolution | undefined> => {
       if (used) return undefined;
-      const entry = this.ledger.get(approvalId);
+      const entry = await this.ledger.get(approvalId);
       if (!entry || entry.request.status === 'pending') return undefined;
       const r = entry.request;
       if (r.kind !== input.kind || r.tool !== input.tool || r.fullText !== input.fullText) return undefined;
+      if (used) return undefined;
       used = true;
       return this.resolution(entry);
     };
     const orDefer = fallback.requestOrDefer;
     return {
-      request: async (input, signal) => decided(input) ?? fallback.request(input, signal),
-      ...(orDefer ? { requestOrDefer: async (input: ApprovalRequestInput, signal?: AbortSignal) => decided(input) ?? orDefer(input, signal) } : {}),
+      request: async (input, signal) => (await decided(input)) ?? fallback.request(input, signal),
+      ...(orDefer ? { requestOrDefer: async (input: ApprovalRequestInput, signal?: AbortSignal) => (await decided(input)) ?? orDefer(input, signal) } : {}),
     };
   }
 
@@ -136,7 +140,7 @@ export class ApprovalService {
    */
   async request(input: ApprovalRequestInput, context: ApprovalRequestContext, signal?: AbortSignal): Promise<ApprovalResolution> {
     if (signal?.aborted) return { id: '', outcome: 'cancelled' };
-    const request = this.open(input, context);
+    const request = await this.open(input, context);
     return this.wait(request.id, signal);
   }
 
@@ -150,40 +154,40 @@ export class ApprovalService {
   async requestOrDefer(input: ApprovalRequestInput, context: ApprovalRequestContext, spec: DeferredCallSpec, signal?: AbortSignal): Promise<ApprovalResolution | PendingApproval> {
     if (signal?.aborted) return { id: '', outcome: 'cancelled' };
     // The same call again while its card waits (a retry, a poll): the card that waits answers for it.
-    const waiting = this.ledger
-      .pending()
-      .find((e) => e.request.sessionKey === context.sessionKey && e.request.kind === input.kind && e.request.tool === input.tool && e.request.fullText === input.fullText && this.deferred.get(e.request.id)?.state === 'deferred');
-    if (waiting) return { id: waiting.request.id, pending: true, expiresAt: waiting.request.expiresAt };
-    const request = this.open(input, context, spec);
+    for (const e of await this.ledger.pending()) {
+      if (e.request.sessionKey !== context.sessionKey || e.request.kind !== input.kind || e.request.tool !== input.tool || e.request.fullText !== input.fullText) continue;
+      if ((await this.deferred.get(e.request.id))?.state === 'deferred') return { id: e.request.id, pending: true, expiresAt: e.request.expiresAt };
+    }
+    const request = await this.open(input, context, spec);
     const waitMs = Math.max(0, (this.options.config.approvals.waitSec ?? 0) * 1000);
     const early = waitMs > 0 ? await this.waitUpTo(request.id, signal, waitMs) : undefined;
     if (early) return this.inline(request.id, early);
-    const moved = this.options.store.db
-      .transaction(() => {
-        if (this.ledger.get(request.id)?.request.status !== 'pending') return false;
-        if (!this.deferred.defer(request.id)) return false;
-        this.ledger.clearWaiter(request.id);
-        return true;
-      })
-      .immediate();
-    if (!moved) return this.inline(request.id, this.resolution(this.ledger.get(request.id)!));
+    const db = this.options.store.db;
+    const moved = await db.tx(async () => {
+      // The row is held until the move commits: a decision made meanwhile (here or in another instance) waits for it.
+      if ((await this.ledger.get(request.id, { lock: true }))?.request.status !== 'pending') return false;
+      if (!(await this.deferred.defer(request.id))) return false;
+      await this.ledger.clearWaiter(request.id);
+      return true;
+    });
+    if (!moved) return this.inline(request.id, await this.resolution((await this.ledger.get(request.id))!));
     // Decisions written by other processes reach this one through the watcher.
     this.watched.add(request.id);
     this.ensureWatcher();
-    this.audit.record({ type: 'approval.deferred', subject: request.id, sessionKey: request.sessionKey, data: { tool: request.tool, toolCallId: spec.toolCallId, origin: spec.origin, waitedMs: waitMs } });
+    await this.audit.record({ type: 'approval.deferred', subject: request.id, sessionKey: request.sessionKey, data: { tool: request.tool, toolCallId: spec.toolCallId, origin: spec.origin, waitedMs: waitMs } });
     log.info({ approval: request.id, tool: request.tool, waitedMs: waitMs }, 'approval deferred: the call goes on without its turn');
     this.events.emit('approval.deferred', { request });
     return { id: request.id, pending: true, expiresAt: request.expiresAt };
   }
 
   /** A decision within the wait: the turn handles it, unless another process took the call over (it thought this one dead). */
-  private inline(id: string, resolution: ApprovalResolution): ApprovalResolution | PendingApproval {
-    if (this.deferred.get(id) === undefined || this.deferred.takeInline(id, this.instanceId, this.now(), resolution.outcome)) return resolution;
-    return { id, pending: true, expiresAt: this.ledger.get(id)?.request.expiresAt ?? this.now() };
+  private async inline(id: string, resolution: ApprovalResolution): Promise<ApprovalResolution | PendingApproval> {
+    if ((await this.deferred.get(id)) === undefined || (await this.deferred.takeInline(id, this.instanceId, this.now(), resolution.outcome))) return resolution;
+    return { id, pending: true, expiresAt: (await this.ledger.get(id))?.request.expiresAt ?? this.now() };
   }
 
   /** Creates, persists and renders a request without waiting (the CLI prints its id first). */
-  open(input: ApprovalRequestInput, context: ApprovalRequestContext, deferred?: DeferredCallSpec): ApprovalRequest {
+  async open(input: ApprovalRequestInput, context: ApprovalRequestContext, deferred?: DeferredCallSpec): Promise<ApprovalRequest> {
     const { approvals } = this.options.config;
     const now = this.now();
     const configured = input.kind === 'exec' ? approvals.exec.timeoutSec * 1000 : approvals.hook.timeoutSec * 1000;
@@ -215,11 +219,11 @@ export class ApprovalService {
     };
     const timeoutBehavior = input.kind === 'tool' && input.timeoutBehavior === 'allow' ? 'allow' : 'deny';
     const waiter = { pid: process.pid, instance: this.instanceId, seenAt: now };
-    this.options.store.db.transaction(() => {
-      this.ledger.insert({ request, grant: input.grant, timeoutBehavior, waiter, shown: input.shown });
-      if (deferred) this.deferred.insert(request.id, { agentId: request.agentId, sessionKey: request.sessionKey }, deferred, waiter, now);
-    })();
-    this.audit.record({
+    await this.options.store.db.tx(async () => {
+      await this.ledger.insert({ request, grant: input.grant, timeoutBehavior, waiter, shown: input.shown });
+      if (deferred) await this.deferred.insert(request.id, { agentId: request.agentId, sessionKey: request.sessionKey }, deferred, waiter, now);
+    });
+    await this.audit.record({
       type: 'approval.requested',
       subject: request.id,
       actor: context.requesterId === undefined ? undefined : `${context.provider}:${context.requesterId}`,
@@ -243,19 +247,19 @@ export class ApprovalService {
    * withdraws the request (`cancelled`); running out of time changes nothing and resolves
    * undefined.
    */
-  private waitUpTo(id: string, signal: AbortSignal | undefined, timeoutMs: number | undefined): Promise<ApprovalResolution | undefined> {
-    const entry = this.ledger.get(id);
-    if (!entry) return Promise.resolve({ id, outcome: 'cancelled' });
-    if (entry.request.status !== 'pending') return Promise.resolve(this.resolution(entry));
+  private async waitUpTo(id: string, signal: AbortSignal | undefined, timeoutMs: number | undefined): Promise<ApprovalResolution | undefined> {
+    const entry = await this.ledger.get(id);
+    if (!entry) return { id, outcome: 'cancelled' };
+    if (entry.request.status !== 'pending') return this.resolution(entry);
     if (this.now() >= entry.request.expiresAt) {
-      this.expire(id);
-      return Promise.resolve(this.resolution(this.ledger.get(id)!));
+      await this.expire(id);
+      return this.resolution((await this.ledger.get(id))!);
     }
     return new Promise((resolve) => {
       let set = this.waiters.get(id);
       if (!set) this.waiters.set(id, (set = new Set()));
       let timer: NodeJS.Timeout | undefined;
-      const onAbort = () => this.cancel(id, 'the waiting call was aborted');
+      const onAbort = () => void this.cancel(id, 'the waiting call was aborted').catch((err: unknown) => log.error({ err, approval: id }, 'approval not withdrawn'));
       const done = (value: ApprovalResolution | undefined) => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
@@ -274,6 +278,13 @@ export class ApprovalService {
         }, timeoutMs);
       }
       this.ensurePolling();
+      // A decision written between the read above and now would otherwise wait for the next poll.
+      void this.ledger.get(id).then(
+        (now) => {
+          if (now && now.request.status !== 'pending') void this.deliver(now);
+        },
+        () => undefined,
+      );
     });
   }
 
@@ -285,10 +296,10 @@ export class ApprovalService {
   async resolve(id: string, decision: string, by: ApprovalActor): Promise<ResolveResult> {
     const { owners, approvals } = this.options.config;
     const refusal = approverRefusal({ owners, approvers: approvals.approvers }, by.provider, by.userId);
-    const entry = this.ledger.get(id);
+    const entry = await this.ledger.get(id);
     if (!entry) return { kind: 'not-found', id };
     if (refusal !== undefined) {
-      this.audit.record({ type: 'approval.refused', subject: id, actor: `${by.provider}:${by.userId}`, sessionKey: entry.request.sessionKey, data: { decision, reason: refusal } });
+      await this.audit.record({ type: 'approval.refused', subject: id, actor: `${by.provider}:${by.userId}`, sessionKey: entry.request.sessionKey, data: { decision, reason: refusal } });
       return { kind: 'not-approver', reason: refusal };
     }
     return this.decide(entry, decision, `${by.provider}:${by.userId}`);
@@ -299,27 +310,27 @@ export class ApprovalService {
    * commands): whoever can run the CLI against this data dir already controls it.
    */
   async resolveAsOperator(id: string, decision: string, operator: string): Promise<ResolveResult> {
-    const entry = this.ledger.get(id);
+    const entry = await this.ledger.get(id);
     if (!entry) return { kind: 'not-found', id };
     return this.decide(entry, decision, `cli:${operator}`);
   }
 
-  private decide(entry: LedgerEntry, decision: string, decidedBy: string): ResolveResult {
+  private async decide(entry: LedgerEntry, decision: string, decidedBy: string): Promise<ResolveResult> {
     const id = entry.request.id;
     if (entry.request.status !== 'pending') return this.alreadyResolved(entry);
     if (!(entry.request.allowedDecisions as string[]).includes(decision)) {
       return { kind: 'decision-not-allowed', decision, allowed: entry.request.allowedDecisions };
     }
     if (this.now() >= entry.request.expiresAt) {
-      this.expire(id);
-      return this.alreadyResolved(this.ledger.get(id)!);
+      await this.expire(id);
+      return this.alreadyResolved((await this.ledger.get(id))!);
     }
     const at = this.now();
     let grant: Grant | undefined;
-    const won = this.options.store.db.transaction(() => {
-      if (!this.ledger.close(id, decision as ApprovalDecision, decidedBy, at)) return false;
+    const won = await this.options.store.db.tx(async () => {
+      if (!(await this.ledger.close(id, decision as ApprovalDecision, decidedBy, at))) return false;
       if (decision === 'allow-always' && entry.grant) {
-        grant = this.grants.create({
+        grant = await this.grants.create({
           agentId: entry.request.agentId,
           tool: entry.request.tool,
           pattern: entry.grant.pattern,
@@ -329,13 +340,13 @@ export class ApprovalService {
           expiresAt: entry.grant.ttlMs === undefined ? undefined : at + entry.grant.ttlMs,
         });
       }
-      this.audit.record({ type: 'approval.resolved', subject: id, actor: decidedBy, sessionKey: entry.request.sessionKey, data: { outcome: decision, tool: entry.request.tool, grantId: grant?.id } });
+      await this.audit.record({ type: 'approval.resolved', subject: id, actor: decidedBy, sessionKey: entry.request.sessionKey, data: { outcome: decision, tool: entry.request.tool, grantId: grant?.id } });
       return true;
-    })();
-    if (!won) return this.alreadyResolved(this.ledger.get(id)!);
-    const closed = this.ledger.get(id)!;
+    });
+    if (!won) return this.alreadyResolved((await this.ledger.get(id))!);
+    const closed = (await this.ledger.get(id))!;
     log.info({ approval: id, outcome: decision, by: decidedBy }, 'approval resolved');
-    this.settle(closed, grant?.id);
+    await this.settle(closed, grant?.id);
     this.events.emit('approval.resolved', { request: closed.request });
     return { kind: 'resolved', request: closed.request, grant };
   }
@@ -345,24 +356,21 @@ export class ApprovalService {
     return { kind: 'already-resolved', request: entry.request, outcome, decidedBy: entry.request.decidedBy };
   }
 
-  get(id: string): ApprovalRequest | undefined {
-    return this.ledger.get(id)?.request;
+  async get(id: string): Promise<ApprovalRequest | undefined> {
+    return (await this.ledger.get(id))?.request;
   }
 
   /** Pending requests, oldest first. */
-  list(filter: { sessionKey?: string } = {}): ApprovalRequest[] {
-    return this.ledger
-      .pending()
-      .map((e) => e.request)
-      .filter((r) => filter.sessionKey === undefined || r.sessionKey === filter.sessionKey);
+  async list(filter: { sessionKey?: string } = {}): Promise<ApprovalRequest[]> {
+    return (await this.ledger.pending()).map((e) => e.request).filter((r) => filter.sessionKey === undefined || r.sessionKey === filter.sessionKey);
   }
 
   /** Closed requests, newest first. */
-  history(filter: { sessionKey?: string; limit?: number } = {}): ApprovalRequest[] {
-    return this.ledger.history(filter).map((e) => e.request);
+  async history(filter: { sessionKey?: string; limit?: number } = {}): Promise<ApprovalRequest[]> {
+    return (await this.ledger.history(filter)).map((e) => e.request);
   }
 
-  revokeGrant(id: string, by: string): RevokeResult {
+  revokeGrant(id: string, by: string): Promise<RevokeResult> {
     return this.grants.revoke(id, by);
   }
 
@@ -376,10 +384,10 @@ export class ApprovalService {
     const report: RecoveryReport = { expired: [], rearmed: [], interrupted: [], deferred: [] };
     const now = this.now();
     const updates: Promise<void>[] = [];
-    for (const entry of this.ledger.pending()) {
+    for (const entry of await this.ledger.pending()) {
       // Already in this process's charge (its own request, or one adopted before).
       if (this.timers.has(entry.request.id)) continue;
-      const adopted = this.adopt(entry, now);
+      const adopted = await this.adopt(entry, now);
       if (adopted.kind === 'expired') report.expired.push(adopted.request);
       else if (adopted.kind === 'interrupted') report.interrupted.push(adopted.request);
       else if (adopted.kind === 'rearmed' || adopted.kind === 'deferred') {
@@ -398,7 +406,7 @@ export class ApprovalService {
 
   private ensureWatcher(): void {
     if (this.watcher) return;
-    this.watcher = setInterval(() => this.syncExternal(), this.options.externalPollMs ?? 1000);
+    this.watcher = setInterval(() => void this.syncExternal(), this.options.externalPollMs ?? 1000);
     this.watcher.unref();
   }
 
@@ -408,21 +416,21 @@ export class ApprovalService {
    * (or one whose waiting turn died) → timed, refreshed and watched, still decidable; any other
    * dead waiter → interrupted, written to its session's transcript and announced on the bus.
    */
-  private adopt(
+  private async adopt(
     entry: LedgerEntry,
     now: number,
-  ): { kind: 'expired' | 'interrupted'; request: ApprovalRequest } | { kind: 'rearmed' | 'deferred'; request: ApprovalRequest; render: Promise<void> } | { kind: 'none' } {
+  ): Promise<{ kind: 'expired' | 'interrupted'; request: ApprovalRequest } | { kind: 'rearmed' | 'deferred'; request: ApprovalRequest; render: Promise<void> } | { kind: 'none' }> {
     const { request } = entry;
     if (now >= request.expiresAt) {
-      return this.expire(request.id) ? { kind: 'expired', request: this.ledger.get(request.id)!.request } : { kind: 'none' };
+      return (await this.expire(request.id)) ? { kind: 'expired', request: (await this.ledger.get(request.id))!.request } : { kind: 'none' };
     }
     const alive = this.waiterAlive(entry, now);
-    if (alive || this.keepDeferred(entry)) {
+    if (alive || (await this.keepDeferred(entry))) {
       this.armExpiry(request);
       this.watched.add(request.id);
       return { kind: alive ? 'rearmed' : 'deferred', request, render: entry.renderedAt === undefined ? this.show(request) : this.update(request) };
     }
-    const closed = this.interrupt(request);
+    const closed = await this.interrupt(request);
     return closed ? { kind: 'interrupted', request: closed } : { kind: 'none' };
   }
 
@@ -430,11 +438,11 @@ export class ApprovalService {
    * A request whose waiter is gone but whose call is stored as deferred (or was waiting when
    * its turn died) is not interrupted: the call moves to `deferred` and runs once decided.
    */
-  private keepDeferred(entry: LedgerEntry): boolean {
-    const call = this.deferred.get(entry.request.id);
+  private async keepDeferred(entry: LedgerEntry): Promise<boolean> {
+    const call = await this.deferred.get(entry.request.id);
     if (call?.state === 'waiting') {
-      this.deferred.defer(entry.request.id);
-      this.ledger.clearWaiter(entry.request.id);
+      await this.deferred.defer(entry.request.id);
+      await this.ledger.clearWaiter(entry.request.id);
       log.info({ approval: entry.request.id, tool: call.tool }, 'the turn waiting for an approval is gone; its call stays decidable');
       return true;
     }
@@ -442,32 +450,41 @@ export class ApprovalService {
   }
 
   /** Closes a request whose waiting call died; its session hears about it. */
-  private interrupt(request: ApprovalRequest): ApprovalRequest | undefined {
+  private async interrupt(request: ApprovalRequest): Promise<ApprovalRequest | undefined> {
     const message = `Approval ${request.id} for ${request.tool} was interrupted: the call waiting for it stopped before anyone decided (its Warden process ended). The tool call did not run.`;
-    const closed = this.closeRequest(request.id, 'interrupted', undefined, 'approval.interrupted', { message });
+    const closed = await this.closeRequest(request.id, 'interrupted', undefined, 'approval.interrupted', { message });
     if (!closed) return undefined;
-    this.transcripts.append({ sessionKey: request.sessionKey, role: 'system', tool: request.tool, content: message, details: { approvalId: request.id, outcome: 'interrupted' } });
+    await this.transcripts.append({ sessionKey: request.sessionKey, role: 'system', tool: request.tool, content: message, details: { approvalId: request.id, outcome: 'interrupted' } });
     this.events.emit('approval.interrupted', { request: closed.request, message });
     return closed.request;
   }
 
   /** Picks up requests opened by other live processes, and closures made elsewhere. */
-  private syncExternal(): void {
-    const now = this.now();
-    for (const entry of this.ledger.pending()) {
-      if (entry.waiter?.instance === this.instanceId || this.timers.has(entry.request.id)) continue;
-      void this.adopt(entry, now);
-    }
-    for (const id of [...this.watched]) {
-      const entry = this.ledger.get(id);
-      if (!entry) this.watched.delete(id);
-      else if (entry.request.status !== 'pending') this.settle(entry, undefined);
-      else if (!this.waiterAlive(entry, now) && !this.keepDeferred(entry)) this.interrupt(entry.request);
+  private async syncExternal(): Promise<void> {
+    if (this.syncing) return;
+    this.syncing = true;
+    try {
+      const now = this.now();
+      for (const entry of await this.ledger.pending()) {
+        if (entry.waiter?.instance === this.instanceId || this.timers.has(entry.request.id)) continue;
+        await this.adopt(entry, now);
+      }
+      for (const id of [...this.watched]) {
+        const entry = await this.ledger.get(id);
+        if (!entry) this.watched.delete(id);
+        else if (entry.request.status !== 'pending') await this.settle(entry, undefined);
+        else if (!this.waiterAlive(entry, now) && !(await this.keepDeferred(entry))) await this.interrupt(entry.request);
+      }
+    } catch (err) {
+      if (!this.stopped) log.warn({ err }, 'approvals: looking for changes made elsewhere failed');
+    } finally {
+      this.syncing = false;
     }
   }
 
   /** Stops timers and polling. Pending requests stay in the ledger for the next `recover()`. */
   shutdown(): void {
+    this.stopped = true;
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     if (this.watcher) clearInterval(this.watcher);
@@ -478,44 +495,45 @@ export class ApprovalService {
   }
 
   /** Withdraws a pending request (its call was aborted); false when it was already closed. */
-  cancel(id: string, reason: string): boolean {
-    return this.closeRequest(id, 'cancelled', undefined, 'approval.cancelled', { reason }) !== undefined;
+  async cancel(id: string, reason: string): Promise<boolean> {
+    return (await this.closeRequest(id, 'cancelled', undefined, 'approval.cancelled', { reason })) !== undefined;
   }
 
-  private closeRequest(id: string, outcome: ApprovalOutcome, decidedBy: string | undefined, auditType: string, data: Record<string, unknown> = {}): LedgerEntry | undefined {
-    if (!this.ledger.close(id, outcome, decidedBy, this.now())) return undefined;
-    const entry = this.ledger.get(id)!;
-    this.audit.record({ type: auditType, subject: id, actor: decidedBy, sessionKey: entry.request.sessionKey, data: { outcome, tool: entry.request.tool, ...data } });
+  private async closeRequest(id: string, outcome: ApprovalOutcome, decidedBy: string | undefined, auditType: string, data: Record<string, unknown> = {}): Promise<LedgerEntry | undefined> {
+    if (!(await this.ledger.close(id, outcome, decidedBy, this.now()))) return undefined;
+    const entry = (await this.ledger.get(id))!;
+    await this.audit.record({ type: auditType, subject: id, actor: decidedBy, sessionKey: entry.request.sessionKey, data: { outcome, tool: entry.request.tool, ...data } });
     log.info({ approval: id, outcome }, 'approval closed');
-    this.settle(entry, undefined);
+    await this.settle(entry, undefined);
     return entry;
   }
 
   /** Closes a request as expired if still pending; true when this call did it. */
-  private expire(id: string): boolean {
-    const entry = this.closeRequest(id, 'expired', undefined, 'approval.expired');
+  private async expire(id: string): Promise<boolean> {
+    const entry = await this.closeRequest(id, 'expired', undefined, 'approval.expired');
     if (entry) this.events.emit('approval.expired', { request: entry.request });
     return entry !== undefined;
   }
 
   /** After any close: stop its timer, wake its waiters, update its cards. */
-  private settle(entry: LedgerEntry, grantId: string | undefined): void {
+  private async settle(entry: LedgerEntry, grantId: string | undefined): Promise<void> {
     const id = entry.request.id;
     this.watched.delete(id);
     const timer = this.timers.get(id);
     if (timer) clearTimeout(timer);
     this.timers.delete(id);
-    this.deliver(entry, grantId);
+    await this.deliver(entry, grantId);
     void this.update(entry.request);
     // The deferred-call runner, the web page's pending list: every closure, however it came.
     this.events.emit('approval.closed', { request: entry.request });
   }
 
-  private deliver(entry: LedgerEntry, grantId?: string): void {
+  private async deliver(entry: LedgerEntry, grantId?: string): Promise<void> {
+    if (!this.waiters.has(entry.request.id)) return;
+    const resolution = await this.resolution(entry, grantId);
     const set = this.waiters.get(entry.request.id);
     if (!set) return;
     this.waiters.delete(entry.request.id);
-    const resolution = this.resolution(entry, grantId);
     for (const waiter of set) waiter(resolution);
     this.stopPollingWhenIdle();
   }
@@ -527,12 +545,10 @@ export class ApprovalService {
     }
   }
 
-  private resolution(entry: LedgerEntry, grantId?: string): ApprovalResolution {
+  private async resolution(entry: LedgerEntry, grantId?: string): Promise<ApprovalResolution> {
     const outcome = entry.request.status as ApprovalOutcome;
     let grant = grantId;
-    if (grant === undefined && outcome === 'allow-always' && entry.grant) {
-      grant = (this.options.store.db.prepare('SELECT id FROM grants WHERE approval_id = ?').pluck().get(entry.request.id) as string | undefined) ?? undefined;
-    }
+    if (grant === undefined && outcome === 'allow-always' && entry.grant) grant = await this.ledger.grantOf(entry.request.id);
     return {
       id: entry.request.id,
       outcome,
@@ -550,7 +566,9 @@ export class ApprovalService {
     const delay = Math.min(Math.max(0, request.expiresAt - this.now()), 2_147_483_647);
     const timer = setTimeout(() => {
       this.timers.delete(request.id);
-      this.expire(request.id);
+      void this.expire(request.id).catch((err: unknown) => {
+        if (!this.stopped) log.error({ err, approval: request.id }, 'approval could not be expired');
+      });
     }, delay);
     timer.unref();
     this.timers.set(request.id, timer);
@@ -559,20 +577,28 @@ export class ApprovalService {
   /** While calls wait: pick up decisions other processes wrote and keep our waiters stamped alive. */
   private ensurePolling(): void {
     if (this.poller) return;
-    this.poller = setInterval(() => this.poll(), this.options.pollMs ?? 250);
+    this.poller = setInterval(() => void this.poll(), this.options.pollMs ?? 250);
   }
 
-  private poll(): void {
-    const now = this.now();
-    if (now - this.lastHeartbeat >= (this.options.heartbeatMs ?? 5000)) {
-      this.ledger.heartbeat(this.instanceId, now);
-      this.lastHeartbeat = now;
-    }
-    for (const id of [...this.waiters.keys()]) {
-      const entry = this.ledger.get(id);
-      if (!entry) continue;
-      if (entry.request.status !== 'pending') this.settle(entry, undefined);
-      else if (now >= entry.request.expiresAt) this.expire(id);
+  private async poll(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
+    try {
+      const now = this.now();
+      if (now - this.lastHeartbeat >= (this.options.heartbeatMs ?? 5000)) {
+        this.lastHeartbeat = now;
+        await this.ledger.heartbeat(this.instanceId, now);
+      }
+      for (const id of [...this.waiters.keys()]) {
+        const entry = await this.ledger.get(id);
+        if (!entry) continue;
+        if (entry.request.status !== 'pending') await this.settle(entry, undefined);
+        else if (now >= entry.request.expiresAt) await this.expire(id);
+      }
+    } catch (err) {
+      if (!this.stopped) log.warn({ err }, 'approvals: looking for decisions failed');
+    } finally {
+      this.polling = false;
     }
   }
 
@@ -595,7 +621,7 @@ export class ApprovalService {
     results.forEach((r, i) => {
       if (r.status === 'rejected') log.error({ err: r.reason, approval: request.id, provider: renderers[i]!.provider }, 'approval renderer failed to show a request');
     });
-    if (results.some((r) => r.status === 'fulfilled')) this.ledger.markRendered(request.id, this.now());
+    if (results.some((r) => r.status === 'fulfilled')) await this.ledger.markRendered(request.id, this.now()).catch((err: unknown) => log.warn({ err, approval: request.id }, 'approval card shown but not recorded as shown'));
   }
 
   private async update(request: ApprovalRequest): Promise<void> {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Database } from 'better-sqlite3';
+import type { Db } from '../store/db.js';
 import type { InheritedPolicy } from '../policy/context.js';
 import { nextRunAt, type Schedule } from './schedule.js';
 
@@ -144,25 +144,26 @@ const toRun = (r: RunRow): CronRun => ({
 
 export const DEFAULT_KEEP_RUNS = 50;
 
-/** Jobs and their run history in SQLite; the database is the scheduler's only truth. */
+/** Jobs and their run history in the store; the database is the scheduler's only truth. */
 export class CronJobs {
   private readonly keepRuns: number;
 
   constructor(
-    private readonly db: Database,
+    private readonly db: Db,
     options: { keepRuns?: number | undefined } = {},
   ) {
     this.keepRuns = options.keepRuns ?? DEFAULT_KEEP_RUNS;
   }
 
-  add(input: { agentId: string; name: string; schedule: Schedule; message: string; target: CronTarget; createdBy: string; missed?: MissedRunPolicy | undefined }, now: number): CronJob {
+  async add(
+    input: { agentId: string; name: string; schedule: Schedule; message: string; target: CronTarget; createdBy: string; missed?: MissedRunPolicy | undefined },
+    now: number,
+  ): Promise<CronJob> {
     const id = randomUUID().slice(0, 8);
-    this.db
-      .prepare(
-        `INSERT INTO cron_jobs (id, agent_id, name, schedule, message, target, created_by, created_at, missed, next_run_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
+    await this.db.run(
+      `INSERT INTO cron_jobs (id, agent_id, name, schedule, message, target, created_by, created_at, missed, next_run_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
         id,
         input.agentId,
         input.name,
@@ -173,19 +174,20 @@ export class CronJobs {
         now,
         input.missed ?? defaultMissedPolicy(input.schedule),
         nextRunAt(input.schedule, now) ?? null,
-      );
-    return this.get(id)!;
+      ],
+    );
+    return (await this.get(id))!;
   }
 
-  get(id: string): CronJob | undefined {
-    const row = this.db.prepare('SELECT * FROM cron_jobs WHERE id = ?').get(id) as JobRow | undefined;
+  async get(id: string): Promise<CronJob | undefined> {
+    const row = await this.db.get<JobRow>('SELECT * FROM cron_jobs WHERE id = ?', [id]);
     return row ? toJob(row) : undefined;
   }
 
-  list(agentId?: string): CronJob[] {
-    const rows = (agentId
-      ? this.db.prepare('SELECT * FROM cron_jobs WHERE agent_id = ? ORDER BY created_at, rowid').all(agentId)
-      : this.db.prepare('SELECT * FROM cron_jobs ORDER BY created_at, rowid').all()) as JobRow[];
+  async list(agentId?: string): Promise<CronJob[]> {
+    const rows = agentId
+      ? await this.db.all<JobRow>('SELECT * FROM cron_jobs WHERE agent_id = ? ORDER BY created_at, rowid', [agentId])
+      : await this.db.all<JobRow>('SELECT * FROM cron_jobs ORDER BY created_at, rowid');
     return rows.map(toJob);
   }
 
@@ -193,49 +195,47 @@ export class CronJobs {
    * Changes what is given. A new schedule starts counting from `now`; resuming a job picks its
    * next slot after `now` (the slots it was paused through are not made up).
    */
-  update(id: string, patch: JobPatch, now: number): CronJob | undefined {
-    const job = this.get(id);
+  async update(id: string, patch: JobPatch, now: number): Promise<CronJob | undefined> {
+    const job = await this.get(id);
     if (!job) return undefined;
     const schedule = patch.schedule ?? job.schedule;
     const enabled = patch.enabled ?? job.enabled;
     const rescheduled = patch.schedule !== undefined || (patch.enabled === true && !job.enabled);
     const next = rescheduled ? (nextRunAt(schedule, now, patch.schedule ? undefined : job.lastRunAt) ?? null) : (job.nextRunAt ?? null);
-    this.db
-      .prepare('UPDATE cron_jobs SET name = ?, message = ?, schedule = ?, target = ?, enabled = ?, missed = ?, next_run_at = ? WHERE id = ?')
-      .run(
-        patch.name ?? job.name,
-        patch.message ?? job.message,
-        JSON.stringify(schedule),
-        JSON.stringify(patch.target ?? job.target),
-        enabled ? 1 : 0,
-        patch.missed ?? job.missed,
-        next,
-        id,
-      );
+    await this.db.run('UPDATE cron_jobs SET name = ?, message = ?, schedule = ?, target = ?, enabled = ?, missed = ?, next_run_at = ? WHERE id = ?', [
+      patch.name ?? job.name,
+      patch.message ?? job.message,
+      JSON.stringify(schedule),
+      JSON.stringify(patch.target ?? job.target),
+      enabled ? 1 : 0,
+      patch.missed ?? job.missed,
+      next,
+      id,
+    ]);
     return this.get(id);
   }
 
-  setEnabled(id: string, enabled: boolean, now: number): CronJob | undefined {
+  setEnabled(id: string, enabled: boolean, now: number): Promise<CronJob | undefined> {
     return this.update(id, { enabled }, now);
   }
 
-  rename(id: string, name: string): void {
-    this.db.prepare('UPDATE cron_jobs SET name = ? WHERE id = ?').run(name, id);
+  async rename(id: string, name: string): Promise<void> {
+    await this.db.run('UPDATE cron_jobs SET name = ? WHERE id = ?', [name, id]);
   }
 
-  remove(id: string): boolean {
-    return this.db.transaction(() => {
-      this.db.prepare('DELETE FROM cron_runs WHERE job_id = ?').run(id);
-      return this.db.prepare('DELETE FROM cron_jobs WHERE id = ?').run(id).changes > 0;
-    })();
+  remove(id: string): Promise<boolean> {
+    return this.db.tx(async () => {
+      await this.db.run('DELETE FROM cron_runs WHERE job_id = ?', [id]);
+      return (await this.db.run('DELETE FROM cron_jobs WHERE id = ?', [id])).changes > 0;
+    });
   }
 
-  due(now: number): CronJob[] {
-    return (this.db.prepare('SELECT * FROM cron_jobs WHERE enabled = 1 AND next_run_at IS NOT NULL AND next_run_at <= ? ORDER BY next_run_at, rowid').all(now) as JobRow[]).map(toJob);
+  async due(now: number): Promise<CronJob[]> {
+    return (await this.db.all<JobRow>('SELECT * FROM cron_jobs WHERE enabled = 1 AND next_run_at IS NOT NULL AND next_run_at <= ? ORDER BY next_run_at, rowid', [now])).map(toJob);
   }
 
-  earliestNextRun(): number | undefined {
-    return (this.db.prepare('SELECT MIN(next_run_at) FROM cron_jobs WHERE enabled = 1').pluck().get() as number | null) ?? undefined;
+  async earliestNextRun(): Promise<number | undefined> {
+    return (await this.db.value<number | null>('SELECT MIN(next_run_at) FROM cron_jobs WHERE enabled = 1')) ?? undefined;
   }
 
   /**
@@ -243,80 +243,87 @@ export class CronJobs {
    * job to its next time, in one transaction and before the run happens, so a crash mid-run
    * never makes the job fire again in a loop. A manual run leaves the schedule where it is.
    */
-  claim(job: CronJob, trigger: CronTrigger, now: number): number {
-    return this.db.transaction(() => {
+  claim(job: CronJob, trigger: CronTrigger, now: number): Promise<number> {
+    return this.db.tx(async () => {
       const dueAt = trigger === 'schedule' ? (job.nextRunAt ?? now) : now;
       // Counted from the slot it fills, so a run that started late keeps the job on its grid.
       const next = trigger === 'manual' ? (job.nextRunAt ?? null) : (nextRunAt(job.schedule, now, job.nextRunAt ?? now) ?? null);
-      this.db.prepare('UPDATE cron_jobs SET next_run_at = ?, last_run_at = ?, run_count = run_count + 1 WHERE id = ?').run(next, now, job.id);
-      const id = Number(this.db.prepare("INSERT INTO cron_runs (job_id, trigger, due_at, status) VALUES (?, ?, ?, 'queued')").run(job.id, trigger, dueAt).lastInsertRowid);
-      this.prune(job.id);
-      return id;
-    })();
+      await this.db.run('UPDATE cron_jobs SET next_run_at = ?, last_run_at = ?, run_count = run_count + 1 WHERE id = ?', [next, now, job.id]);
+      const row = await this.db.get<{ id: number }>("INSERT INTO cron_runs (job_id, trigger, due_at, status) VALUES (?, ?, ?, 'queued') RETURNING id", [job.id, trigger, dueAt]);
+      await this.prune(job.id);
+      return Number(row!.id);
+    });
   }
 
   /** The run got its slot. */
-  start(runId: number, jobId: string, now: number): void {
-    this.db.transaction(() => {
-      this.db.prepare("UPDATE cron_runs SET status = 'running', started_at = ? WHERE id = ?").run(now, runId);
-      this.db.prepare("UPDATE cron_jobs SET last_status = 'running' WHERE id = ?").run(jobId);
-    })();
+  start(runId: number, jobId: string, now: number): Promise<void> {
+    return this.db.tx(async () => {
+      await this.db.run("UPDATE cron_runs SET status = 'running', started_at = ? WHERE id = ?", [now, runId]);
+      await this.db.run("UPDATE cron_jobs SET last_status = 'running' WHERE id = ?", [jobId]);
+    });
   }
 
-  finish(runId: number, jobId: string, status: 'ok' | 'error' | 'interrupted', detail: string | undefined, now: number): void {
-    this.db.transaction(() => {
-      this.db
-        .prepare('UPDATE cron_runs SET finished_at = ?, duration_ms = CASE WHEN started_at IS NULL THEN NULL ELSE ? - started_at END, status = ?, detail = ? WHERE id = ?')
-        .run(now, now, status, detail ?? null, runId);
-      this.db.prepare('UPDATE cron_jobs SET last_status = ?, last_error = ? WHERE id = ?').run(status, status === 'ok' ? null : (detail ?? null), jobId);
-    })();
+  finish(runId: number, jobId: string, status: 'ok' | 'error' | 'interrupted', detail: string | undefined, now: number): Promise<void> {
+    return this.db.tx(async () => {
+      await this.db.run('UPDATE cron_runs SET finished_at = ?, duration_ms = CASE WHEN started_at IS NULL THEN NULL ELSE ? - started_at END, status = ?, detail = ? WHERE id = ?', [
+        now,
+        now,
+        status,
+        detail ?? null,
+        runId,
+      ]);
+      await this.db.run('UPDATE cron_jobs SET last_status = ?, last_error = ? WHERE id = ?', [status, status === 'ok' ? null : (detail ?? null), jobId]);
+    });
   }
 
   /**
    * A run that did not happen, recorded with why: the job was still running at its next slot,
    * or its slots passed while Warden was down (`advance` moves it past them to the next one).
    */
-  skip(job: CronJob, trigger: CronTrigger, detail: string, now: number, advance: boolean): number {
-    return this.db.transaction(() => {
-      if (advance) this.db.prepare('UPDATE cron_jobs SET next_run_at = ? WHERE id = ?').run(nextRunAt(job.schedule, now, job.nextRunAt ?? job.lastRunAt) ?? null, job.id);
+  skip(job: CronJob, trigger: CronTrigger, detail: string, now: number, advance: boolean): Promise<number> {
+    return this.db.tx(async () => {
+      if (advance) await this.db.run('UPDATE cron_jobs SET next_run_at = ? WHERE id = ?', [nextRunAt(job.schedule, now, job.nextRunAt ?? job.lastRunAt) ?? null, job.id]);
       const dueAt = trigger === 'manual' ? now : (job.nextRunAt ?? now);
-      const id = Number(
-        this.db.prepare("INSERT INTO cron_runs (job_id, trigger, due_at, finished_at, status, detail) VALUES (?, ?, ?, ?, 'skipped', ?)").run(job.id, trigger, dueAt, now, detail).lastInsertRowid,
-      );
-      this.prune(job.id);
-      return id;
-    })();
+      const row = await this.db.get<{ id: number }>("INSERT INTO cron_runs (job_id, trigger, due_at, finished_at, status, detail) VALUES (?, ?, ?, ?, 'skipped', ?) RETURNING id", [
+        job.id,
+        trigger,
+        dueAt,
+        now,
+        detail,
+      ]);
+      await this.prune(job.id);
+      return Number(row!.id);
+    });
   }
 
   /** Runs left queued or running by a process that stopped: recorded as interrupted, never silently lost. */
-  markInterrupted(now: number): number {
-    return this.db.transaction(() => {
-      const changed =
-        this.db
-          .prepare(
-            `UPDATE cron_runs SET status = 'interrupted', finished_at = ?,
-               duration_ms = CASE WHEN started_at IS NULL THEN NULL ELSE ? - started_at END,
-               detail = CASE WHEN status = 'queued' THEN 'Warden stopped before this run started' ELSE 'Warden stopped during this run' END
-             WHERE status IN ('running', 'queued')`,
-          )
-          .run(now, now).changes;
-      this.db.prepare("UPDATE cron_jobs SET last_status = 'interrupted' WHERE last_status = 'running'").run();
+  markInterrupted(now: number): Promise<number> {
+    return this.db.tx(async () => {
+      const changed = (
+        await this.db.run(
+          `UPDATE cron_runs SET status = 'interrupted', finished_at = ?,
+             duration_ms = CASE WHEN started_at IS NULL THEN NULL ELSE ? - started_at END,
+             detail = CASE WHEN status = 'queued' THEN 'Warden stopped before this run started' ELSE 'Warden stopped during this run' END
+           WHERE status IN ('running', 'queued')`,
+          [now, now],
+        )
+      ).changes;
+      await this.db.run("UPDATE cron_jobs SET last_status = 'interrupted' WHERE last_status = 'running'");
       return changed;
-    })();
+    });
   }
 
   /** The job's runs, newest first. */
-  runs(jobId: string, limit = 20): CronRun[] {
-    return (this.db.prepare('SELECT * FROM cron_runs WHERE job_id = ? ORDER BY id DESC LIMIT ?').all(jobId, limit) as RunRow[]).map(toRun);
+  async runs(jobId: string, limit = 20): Promise<CronRun[]> {
+    return (await this.db.all<RunRow>('SELECT * FROM cron_runs WHERE job_id = ? ORDER BY id DESC LIMIT ?', [jobId, limit])).map(toRun);
   }
 
   /** Keeps the newest `keepRuns` runs of a job; a run still queued or running is never dropped. */
-  private prune(jobId: string): void {
-    this.db
-      .prepare(
-        `DELETE FROM cron_runs WHERE job_id = ? AND status NOT IN ('queued', 'running')
-           AND id NOT IN (SELECT id FROM cron_runs WHERE job_id = ? ORDER BY id DESC LIMIT ?)`,
-      )
-      .run(jobId, jobId, this.keepRuns);
+  private async prune(jobId: string): Promise<void> {
+    await this.db.run(
+      `DELETE FROM cron_runs WHERE job_id = ? AND status NOT IN ('queued', 'running')
+         AND id NOT IN (SELECT id FROM cron_runs WHERE job_id = ? ORDER BY id DESC LIMIT ?)`,
+      [jobId, jobId, this.keepRuns],
+    );
   }
 }

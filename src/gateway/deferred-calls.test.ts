@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { SqliteTranscriptStore } from '../agent/transcript.js';
+import { DbTranscriptStore } from '../agent/transcript.js';
 import { ApprovalService } from '../approvals/service.js';
 import type { DeferredCall, DeferredCallSpec } from '../approvals/types.js';
 import { parseConfig, type WardenConfig } from '../config/index.js';
@@ -34,7 +34,7 @@ function configOf(raw: Record<string, unknown> = {}): WardenConfig {
 interface Harness {
   approvals: ApprovalService;
   runner: DeferredCallRunner;
-  transcripts: SqliteTranscriptStore;
+  transcripts: DbTranscriptStore;
   resumed: Array<{ call: DeferredCall; turn: TurnContext }>;
   posts: Array<{ target: ReplyTarget; message: OutboundMessage }>;
   followUps: FollowUpTurn[];
@@ -48,7 +48,7 @@ function harness(dir: string, options: { config?: WardenConfig; result?: ToolRes
   const config = options.config ?? configOf();
   const events = new EventBus();
   const approvals = new ApprovalService({ store, config, events, pollMs: 10, externalPollMs: 10 });
-  const transcripts = new SqliteTranscriptStore(store.db);
+  const transcripts = new DbTranscriptStore(store.db);
   const h: Harness = { approvals, transcripts, resumed: [], posts: [], followUps: [], accepting: { value: true } } as unknown as Harness;
   h.runner = new DeferredCallRunner({
     config,

@@ -3,10 +3,10 @@ import { isDeepStrictEqual } from 'node:util';
 import { createDiscordAdapter } from '../../adapters/discord/index.js';
 import { createSlackAdapter } from '../../adapters/slack/index.js';
 import { checkBind, createWebAdapter, webChatToken, WEB_CHANNEL_ID, WEB_LOCAL_USER, type WebAdapter } from '../../adapters/web/index.js';
-import { sqliteWebHistory } from '../../adapters/web/history.js';
+import { storeWebHistory } from '../../adapters/web/history.js';
 import type { ToolExecutor } from '../agent/index.js';
 import { createAgentRuntime, type WardenAgentRuntime } from '../agent/runtime.js';
-import { SqliteTranscriptStore } from '../agent/transcript.js';
+import { DbTranscriptStore } from '../agent/transcript.js';
 import { SubagentRunStore } from '../agent/subagent-runs.js';
 import { SessionContextStore } from '../agent/session-contexts.js';
 import type { SubagentRunView } from '../agent/sessions.js';
@@ -33,7 +33,7 @@ import { CronScheduler } from '../cron/scheduler.js';
 import type { MessagingService } from '../tools/types.js';
 import { createCronDeliver } from './scheduled.js';
 import { approveOn, clickHandlerOn, withWebLocalOwner, type ResolveApproval } from './approval-clicks.js';
-import { sqliteCardStore } from './card-store.js';
+import { storeCardStore } from './card-store.js';
 import { DeferredCallRunner } from './deferred-calls.js';
 import type { SkillsView, ToolReport } from './commands.js';
 import { Gateway, sendWithHooks } from './gateway.js';
@@ -200,7 +200,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   // The web chat's page reads its session, history and pending cards from the store.
   const webAgent = defaultAgentId(config);
   const web = {
-    history: sqliteWebHistory(store.db, {
+    history: storeWebHistory(store.db, {
       sessionKeyOf: (sessionId) => sessionKeyFor(webAgent, { provider: 'web', chatType: 'dm', channelId: WEB_CHANNEL_ID, senderId: WEB_LOCAL_USER, sessionId }),
       approvals,
     }),
@@ -327,7 +327,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
           },
           post: (target, message) => gateway.notify(target, message),
           followUp: (turn) => gateway.followUp(turn),
-          transcripts: new SqliteTranscriptStore(store.db),
+          transcripts: new DbTranscriptStore(store.db),
           accepting: () => gateway.accepting,
         })
       : undefined;
@@ -638,7 +638,7 @@ function createAdapter(
     get approvalsTarget() {
       return current().approvals.target;
     },
-    cards: sqliteCardStore(store.db, p),
+    cards: storeCardStore(store.db, p),
   });
   switch (provider) {
     case 'web':
@@ -674,7 +674,7 @@ function createAgent(
     config,
     models: createModelRegistry(config, env),
     tools,
-    transcripts: new SqliteTranscriptStore(store.db),
+    transcripts: new DbTranscriptStore(store.db),
     subagentRuns: new SubagentRunStore(store.db),
     sessionContexts,
     announce,

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Db } from '../store/db.js';
 import type { WardenConfig } from '../config/schema/index.js';
 import { CronJobs, type CronJob } from '../cron/jobs.js';
 import type { HookBus } from '../hooks/bus.js';
@@ -26,7 +26,7 @@ const jobView = (job: CronJob): NonNullable<CronChangedEvent['job']> => ({
 /** The cron job store, telling cron_changed about each change and run. */
 export class HookedCronJobs extends CronJobs {
   constructor(
-    db: Database,
+    db: Db,
     private readonly hooks: HookBus,
     options: ConstructorParameters<typeof CronJobs>[1] = {},
   ) {
@@ -37,39 +37,39 @@ export class HookedCronJobs extends CronJobs {
     if (this.hooks.has('cron_changed')) void this.hooks.runVoid('cron_changed', event, {});
   }
 
-  override add(input: Parameters<CronJobs['add']>[0], now: number): CronJob {
-    const job = super.add(input, now);
+  override async add(input: Parameters<CronJobs['add']>[0], now: number): Promise<CronJob> {
+    const job = await super.add(input, now);
     this.emit({ action: 'added', jobId: job.id, job: jobView(job), agentId: job.agentId });
     return job;
   }
 
-  override rename(id: string, name: string): void {
-    super.rename(id, name);
-    const job = this.get(id);
+  override async rename(id: string, name: string): Promise<void> {
+    await super.rename(id, name);
+    const job = await this.get(id);
     if (job) this.emit({ action: 'updated', jobId: id, job: jobView(job), agentId: job.agentId });
   }
 
-  override remove(id: string): boolean {
-    const job = this.get(id);
-    const removed = super.remove(id);
+  override async remove(id: string): Promise<boolean> {
+    const job = await this.get(id);
+    const removed = await super.remove(id);
     if (removed) this.emit({ action: 'removed', jobId: id, ...(job ? { agentId: job.agentId } : {}) });
     return removed;
   }
 
-  override update(id: string, patch: Parameters<CronJobs['update']>[1], now: number): CronJob | undefined {
-    const job = super.update(id, patch, now);
+  override async update(id: string, patch: Parameters<CronJobs['update']>[1], now: number): Promise<CronJob | undefined> {
+    const job = await super.update(id, patch, now);
     if (job) this.emit({ action: 'updated', jobId: id, job: jobView(job), agentId: job.agentId });
     return job;
   }
 
-  override start(runId: number, jobId: string, now: number): void {
-    super.start(runId, jobId, now);
-    const job = this.get(jobId);
+  override async start(runId: number, jobId: string, now: number): Promise<void> {
+    await super.start(runId, jobId, now);
+    const job = await this.get(jobId);
     this.emit({ action: 'started', jobId, ...(job ? { job: jobView(job), agentId: job.agentId } : {}), runId: String(runId) });
   }
 
-  override finish(runId: number, jobId: string, status: 'ok' | 'error' | 'interrupted', detail: string | undefined, now: number): void {
-    super.finish(runId, jobId, status, detail, now);
+  override async finish(runId: number, jobId: string, status: 'ok' | 'error' | 'interrupted', detail: string | undefined, now: number): Promise<void> {
+    await super.finish(runId, jobId, status, detail, now);
     this.emit({ action: 'finished', jobId, status, runId: String(runId), ...(status === 'error' && detail ? { error: detail } : {}) });
   }
 }

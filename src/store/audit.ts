@@ -1,4 +1,5 @@
-import type { Database } from 'better-sqlite3';
+import { log } from '../log.js';
+import type { Db } from './db.js';
 
 /** One line of the audit ledger: who did what to which subject. */
 export interface AuditEvent {
@@ -25,29 +26,33 @@ interface Row {
 
 /** Append-only audit events (approvals, decisions, grants, blocked calls). */
 export class AuditLog {
-  private readonly insert;
-  constructor(private readonly db: Database) {
-    this.insert = db.prepare(
-      'INSERT INTO audit_events (at, type, actor, subject, session_key, data) VALUES (@at, @type, @actor, @subject, @sessionKey, @data)',
+  constructor(private readonly db: Db) {}
+
+  /** Appends an event; resolves to its id. */
+  async record(event: AuditInput): Promise<number> {
+    const row = await this.db.get<{ id: number }>(
+      'INSERT INTO audit_events (at, type, actor, subject, session_key, data) VALUES (@at, @type, @actor, @subject, @sessionKey, @data) RETURNING id',
+      {
+        at: event.at ?? Date.now(),
+        type: event.type,
+        actor: event.actor ?? null,
+        subject: event.subject ?? null,
+        sessionKey: event.sessionKey ?? null,
+        data: JSON.stringify(event.data ?? {}),
+      },
     );
+    return Number(row!.id);
   }
 
-  record(event: AuditInput): number {
-    const info = this.insert.run({
-      at: event.at ?? Date.now(),
-      type: event.type,
-      actor: event.actor ?? null,
-      subject: event.subject ?? null,
-      sessionKey: event.sessionKey ?? null,
-      data: JSON.stringify(event.data ?? {}),
-    });
-    return Number(info.lastInsertRowid);
+  /** Appends an event without waiting for the write (a path that must not stall on the ledger); a failed write is logged. */
+  note(event: AuditInput): void {
+    this.record(event).catch((err: unknown) => log.error({ err, type: event.type }, 'audit event not recorded'));
   }
 
   /** Newest last; filter by subject (an approval id, a grant id) or type prefix. */
-  list(filter: { subject?: string; typePrefix?: string; limit?: number } = {}): AuditEvent[] {
+  async list(filter: { subject?: string; typePrefix?: string; limit?: number } = {}): Promise<AuditEvent[]> {
     const where: string[] = [];
-    const params: Record<string, unknown> = { limit: filter.limit ?? 1000 };
+    const params: Record<string, string | number> = { limit: filter.limit ?? 1000 };
     if (filter.subject !== undefined) {
       where.push('subject = @subject');
       params.subject = filter.subject;
@@ -56,8 +61,8 @@ export class AuditLog {
       where.push("type LIKE @prefix ESCAPE '\\'");
       params.prefix = `${filter.typePrefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     }
-    const sql = `SELECT * FROM (SELECT * FROM audit_events ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT @limit) ORDER BY id`;
-    return (this.db.prepare(sql).all(params) as Row[]).map((r) => ({
+    const sql = `SELECT * FROM (SELECT * FROM audit_events ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT @limit) AS newest ORDER BY id`;
+    return (await this.db.all<Row>(sql, params)).map((r) => ({
       id: r.id,
       at: r.at,
       type: r.type,

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Db } from './db.js';
 
 export type TranscriptRole = 'user' | 'assistant' | 'tool' | 'system';
 
@@ -31,27 +31,21 @@ interface Row {
 }
 
 /** Sessions and their transcript entries. */
+const INSERT = `INSERT INTO transcript_entries (session_key, role, tool, tool_call_id, content, details, is_error, created_at)
+  VALUES (@sessionKey, @role, @tool, @toolCallId, @content, @details, @isError, @createdAt) RETURNING id`;
+const TOUCH = `INSERT INTO sessions (key, agent_id, provider, created_at, updated_at) VALUES (@key, @agentId, @provider, @now, @now)
+  ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at`;
+
 export class Transcripts {
-  private readonly insert;
-  private readonly touch;
-  constructor(private readonly db: Database) {
-    this.insert = db.prepare(
-      `INSERT INTO transcript_entries (session_key, role, tool, tool_call_id, content, details, is_error, created_at)
-       VALUES (@sessionKey, @role, @tool, @toolCallId, @content, @details, @isError, @createdAt)`,
-    );
-    this.touch = db.prepare(
-      `INSERT INTO sessions (key, agent_id, provider, created_at, updated_at) VALUES (@key, @agentId, @provider, @now, @now)
-       ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at`,
-    );
-  }
+  constructor(private readonly db: Db) {}
 
   /** Creates the session row on first use and bumps its activity time after. */
-  ensureSession(key: string, agentId: string, provider: string, now = Date.now()): void {
-    this.touch.run({ key, agentId, provider, now });
+  async ensureSession(key: string, agentId: string, provider: string, now = Date.now()): Promise<void> {
+    await this.db.run(TOUCH, { key, agentId, provider, now });
   }
 
-  append(entry: TranscriptInput): number {
-    const info = this.insert.run({
+  async append(entry: TranscriptInput): Promise<number> {
+    const row = await this.db.get<{ id: number }>(INSERT, {
       sessionKey: entry.sessionKey,
       role: entry.role,
       tool: entry.tool ?? null,
@@ -61,13 +55,11 @@ export class Transcripts {
       isError: entry.isError ? 1 : 0,
       createdAt: entry.createdAt ?? Date.now(),
     });
-    return Number(info.lastInsertRowid);
+    return Number(row!.id);
   }
 
-  list(sessionKey: string, limit = 1000): TranscriptEntry[] {
-    const rows = this.db
-      .prepare('SELECT * FROM (SELECT * FROM transcript_entries WHERE session_key = ? ORDER BY id DESC LIMIT ?) ORDER BY id')
-      .all(sessionKey, limit) as Row[];
+  async list(sessionKey: string, limit = 1000): Promise<TranscriptEntry[]> {
+    const rows = await this.db.all<Row>('SELECT * FROM (SELECT * FROM transcript_entries WHERE session_key = ? ORDER BY id DESC LIMIT ?) AS newest ORDER BY id', [sessionKey, limit]);
     return rows.map((r) => ({
       id: r.id,
       sessionKey: r.session_key,

@@ -11,7 +11,7 @@ import { stringify } from 'yaml';
 import { SessionContextStore } from '../../src/agent/session-contexts.js';
 import { AgentSessions } from '../../src/agent/sessions.js';
 import { SubagentRunStore } from '../../src/agent/subagent-runs.js';
-import { SqliteTranscriptStore } from '../../src/agent/transcript.js';
+import { DbTranscriptStore } from '../../src/agent/transcript.js';
 import type { TurnRequest } from '../../src/agent/types.js';
 import { ApprovalService } from '../../src/approvals/service.js';
 import { main } from '../../src/cli.js';
@@ -142,7 +142,7 @@ function liveBot(dir: string) {
   const { executor, toolReport } = createToolPath(config, runtime, { store, approvals, events });
   // The turn loop itself is not under test: a child's turn request is where its context shows.
   const started: TurnRequest[] = [];
-  const sessions = new AgentSessions({ config, transcripts: new SqliteTranscriptStore(store.db), runs: new SubagentRunStore(store.db), contexts: new SessionContextStore(store.db) });
+  const sessions = new AgentSessions({ config, transcripts: new DbTranscriptStore(store.db), runs: new SubagentRunStore(store.db), contexts: new SessionContextStore(store.db) });
   sessions.attach({ runTurn: async (request) => (started.push(request), { status: 'completed', reply: '', rounds: 0, usage: { inputTokens: 0, outputTokens: 0 } }) });
   Object.assign(runtime, { sessions });
   let spawnCount = 0;

@@ -1,11 +1,11 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Database } from 'better-sqlite3';
-import type { Migration } from '../../store/migrations.js';
+import type { Db } from '../../store/db.js';
+import type { FeatureMigrations, Migration } from '../../store/migrations.js';
 
 export const nodesMigration: Migration = {
   id: 'nodes-001-paired-nodes',
-  up(db) {
-    db.exec(`
+  async up(db) {
+    await db.exec(`
       CREATE TABLE paired_nodes (
         name          TEXT PRIMARY KEY,
         token_hash    TEXT NOT NULL,   -- sha256 of the node's token, hex; the token itself is never stored
@@ -19,6 +19,26 @@ export const nodesMigration: Migration = {
     `);
   },
 };
+
+const nodesPg001: Migration = {
+  id: 'nodes-pg-001-paired-nodes',
+  async up(db) {
+    await db.exec(`
+      CREATE TABLE paired_nodes (
+        name          TEXT PRIMARY KEY,
+        token_hash    TEXT NOT NULL,
+        paired_at     BIGINT NOT NULL,
+        paired_by     TEXT NOT NULL,
+        revoked_at    BIGINT,
+        revoked_by    TEXT,
+        last_seen_at  BIGINT,
+        last_address  TEXT
+      );
+    `);
+  },
+};
+
+export const nodesMigrations: FeatureMigrations = { feature: 'nodes', sqlite: [nodesMigration], postgres: [nodesPg001] };
 
 export interface PairedNode {
   name: string;
@@ -55,43 +75,42 @@ const view = (r: Row): PairedNode => ({
 
 /** Paired nodes and their tokens' hashes. A revoked node stays listed, and its token never works again. */
 export class NodeStore {
-  constructor(private readonly db: Database) {}
+  constructor(private readonly db: Db) {}
 
   /** Pairs (or pairs again after a revocation) and returns the new token, shown to the node once. */
-  pair(name: string, by: string, at = Date.now()): string {
+  async pair(name: string, by: string, at = Date.now()): Promise<string> {
     const token = randomBytes(32).toString('base64url');
-    this.db
-      .prepare(
-        `INSERT INTO paired_nodes (name, token_hash, paired_at, paired_by) VALUES (?, ?, ?, ?)
-         ON CONFLICT(name) DO UPDATE SET token_hash = excluded.token_hash, paired_at = excluded.paired_at, paired_by = excluded.paired_by, revoked_at = NULL, revoked_by = NULL`,
-      )
-      .run(name, hash(token).toString('hex'), at, by);
+    await this.db.run(
+      `INSERT INTO paired_nodes (name, token_hash, paired_at, paired_by) VALUES (?, ?, ?, ?)
+       ON CONFLICT(name) DO UPDATE SET token_hash = excluded.token_hash, paired_at = excluded.paired_at, paired_by = excluded.paired_by, revoked_at = NULL, revoked_by = NULL`,
+      [name, hash(token).toString('hex'), at, by],
+    );
     return token;
   }
 
   /** Whether `token` is the live token of `name` (compared as fixed-length digests, in constant time). */
-  verify(name: string, token: string): boolean {
-    const row = this.db.prepare('SELECT * FROM paired_nodes WHERE name = ?').get(name) as Row | undefined;
+  async verify(name: string, token: string): Promise<boolean> {
+    const row = await this.db.get<Row>('SELECT * FROM paired_nodes WHERE name = ?', [name]);
     const presented = hash(token);
     const stored = row ? Buffer.from(row.token_hash, 'hex') : Buffer.alloc(32);
     const same = stored.length === presented.length && timingSafeEqual(stored, presented);
     return row !== undefined && row.revoked_at === null && same;
   }
 
-  get(name: string): PairedNode | undefined {
-    const row = this.db.prepare('SELECT * FROM paired_nodes WHERE name = ?').get(name) as Row | undefined;
+  async get(name: string): Promise<PairedNode | undefined> {
+    const row = await this.db.get<Row>('SELECT * FROM paired_nodes WHERE name = ?', [name]);
     return row ? view(row) : undefined;
   }
 
-  list(): PairedNode[] {
-    return (this.db.prepare('SELECT * FROM paired_nodes ORDER BY name').all() as Row[]).map(view);
+  async list(): Promise<PairedNode[]> {
+    return (await this.db.all<Row>('SELECT * FROM paired_nodes ORDER BY name')).map(view);
   }
 
-  revoke(name: string, by: string, at = Date.now()): boolean {
-    return this.db.prepare('UPDATE paired_nodes SET revoked_at = ?, revoked_by = ? WHERE name = ? AND revoked_at IS NULL').run(at, by, name).changes === 1;
+  async revoke(name: string, by: string, at = Date.now()): Promise<boolean> {
+    return (await this.db.run('UPDATE paired_nodes SET revoked_at = ?, revoked_by = ? WHERE name = ? AND revoked_at IS NULL', [at, by, name])).changes === 1;
   }
 
-  seen(name: string, address: string | undefined, at = Date.now()): void {
-    this.db.prepare('UPDATE paired_nodes SET last_seen_at = ?, last_address = ? WHERE name = ?').run(at, address ?? null, name);
+  async seen(name: string, address: string | undefined, at = Date.now()): Promise<void> {
+    await this.db.run('UPDATE paired_nodes SET last_seen_at = ?, last_address = ? WHERE name = ?', [at, address ?? null, name]);
   }
 }

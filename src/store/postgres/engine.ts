@@ -1,0 +1,323 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { log } from '../../log.js';
+import { isNamed, type Db, type NotificationHandler, type QueryObserver, type RunResult, type SqlParams, type SqlValue } from '../db.js';
+import { rewritePlaceholders, type Rewritten } from './placeholders.js';
+
+/** A connection taken from the pool for a transaction, or for the migration lock. */
+interface Frame {
+  client: pg.PoolClient;
+  inTx: boolean;
+  savepoints: number;
+  done: boolean;
+}
+
+/** The key of the advisory lock migrations run under (any constant; "warden" in ASCII). */
+const MIGRATION_LOCK = 0x77617264656e;
+const REWRITE_CACHE = 1000;
+const INT8_OID = 20;
+
+export interface PostgresOptions {
+  connectionString: string;
+  /** Connections in the pool (default 10). */
+  poolMax?: number | undefined;
+  /** How long a caller waits for a free connection, or for the server at connect (default 10 s). */
+  connectTimeoutMs?: number | undefined;
+}
+
+/**
+ * The shared engine, on node-postgres with its pool. Statements are the same as on SQLite
+ * (parameter marks are renumbered once per text); `BIGINT` columns come back as numbers
+ * (millisecond times and counts stay far below 2^53). LISTEN runs on one connection of its own,
+ * reconnected with backoff; after a reconnect each handler is called without a payload, since
+ * notifications sent in between were lost.
+ */
+export class PostgresDb implements Db {
+  readonly engine = 'postgres' as const;
+  readonly shared = true;
+  readonly forUpdate = ' FOR UPDATE';
+
+  private readonly pool: pg.Pool;
+  private readonly context = new AsyncLocalStorage<Frame>();
+  private readonly rewrites = new Map<string, Rewritten>();
+  private readonly channels = new Map<string, Set<NotificationHandler>>();
+  private listener: pg.Client | undefined;
+  private listening: Promise<pg.Client> | undefined;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private reconnectDelay = 250;
+  private closed = false;
+  private observer: QueryObserver | undefined;
+
+  constructor(private readonly options: PostgresOptions) {
+    this.pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.poolMax ?? 10,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+      idleTimeoutMillis: 30_000,
+      application_name: 'warden',
+      types: { getTypeParser: typeParser } as pg.CustomTypesConfig,
+    });
+    // An idle connection the server dropped: the pool replaces it; without a listener it would crash the process.
+    this.pool.on('error', (err) => log.warn({ err: err.message }, 'postgres: an idle connection failed; the pool replaces it'));
+  }
+
+  async all<T>(sql: string, params?: SqlParams): Promise<T[]> {
+    return (await this.query('all', sql, params)).rows as T[];
+  }
+
+  async get<T>(sql: string, params?: SqlParams): Promise<T | undefined> {
+    return (await this.query('get', sql, params)).rows[0] as T | undefined;
+  }
+
+  async value<T>(sql: string, params?: SqlParams): Promise<T | undefined> {
+    const result = await this.query('value', sql, params, true);
+    const row = result.rows[0] as unknown[] | undefined;
+    return row?.[0] as T | undefined;
+  }
+
+  async run(sql: string, params?: SqlParams): Promise<RunResult> {
+    return { changes: (await this.query('run', sql, params)).rowCount ?? 0 };
+  }
+
+  async exec(sql: string): Promise<void> {
+    const started = performance.now();
+    let ok = false;
+    try {
+      await this.target().query(sql);
+      ok = true;
+    } finally {
+      this.observer?.('exec', performance.now() - started, ok);
+    }
+  }
+
+  async tx<T>(fn: () => Promise<T>): Promise<T> {
+    const current = this.live();
+    if (current?.inTx) return this.savepoint(current, fn);
+    if (current) return this.transaction(current, fn);
+    const client = await this.pool.connect();
+    const frame: Frame = { client, inTx: false, savepoints: 0, done: false };
+    try {
+      return await this.context.run(frame, () => this.transaction(frame, fn));
+    } finally {
+      frame.done = true;
+      client.release();
+    }
+  }
+
+  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    const frame: Frame = { client, inTx: false, savepoints: 0, done: false };
+    try {
+      await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      try {
+        return await this.context.run(frame, fn);
+      } finally {
+        await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+      }
+    } finally {
+      frame.done = true;
+      client.release();
+    }
+  }
+
+  async notify(channel: string, payload: string): Promise<void> {
+    await this.target().query('SELECT pg_notify($1, $2)', [channel, payload]);
+  }
+
+  async listen(channel: string, handler: NotificationHandler): Promise<() => Promise<void>> {
+    let set = this.channels.get(channel);
+    const first = !set;
+    if (!set) this.channels.set(channel, (set = new Set()));
+    set.add(handler);
+    if (first) {
+      const client = await this.listenerClient();
+      await client.query(`LISTEN ${quoteIdent(channel)}`);
+    }
+    return async () => {
+      set.delete(handler);
+      if (set.size > 0 || this.channels.get(channel) !== set) return;
+      this.channels.delete(channel);
+      if (this.listener && !this.closed) await this.listener.query(`UNLISTEN ${quoteIdent(channel)}`).catch(() => undefined);
+    };
+  }
+
+  observe(observer: QueryObserver | undefined): void {
+    this.observer = observer;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.reconnectTimer);
+    const listener = this.listener;
+    this.listener = undefined;
+    await listener?.end().catch(() => undefined);
+    await this.pool.end();
+  }
+
+  /** The open transaction (or pinned connection) of the caller's context, if it is still open. */
+  private live(): Frame | undefined {
+    const frame = this.context.getStore();
+    return frame && !frame.done ? frame : undefined;
+  }
+
+  private target(): pg.Pool | pg.PoolClient {
+    return this.live()?.client ?? this.pool;
+  }
+
+  private async query(kind: Parameters<QueryObserver>[0], sql: string, params: SqlParams | undefined, rowMode = false): Promise<pg.QueryResult> {
+    const rewritten = this.rewrite(sql);
+    const values = valuesOf(rewritten, params);
+    const started = performance.now();
+    let ok = false;
+    try {
+      const result = await this.target().query(rowMode ? { text: rewritten.text, values, rowMode: 'array' } : { text: rewritten.text, values });
+      ok = true;
+      return result;
+    } finally {
+      this.observer?.(kind, performance.now() - started, ok);
+    }
+  }
+
+  private async transaction<T>(frame: Frame, fn: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    let ok = false;
+    await frame.client.query('BEGIN');
+    frame.inTx = true;
+    try {
+      const result = await fn();
+      await frame.client.query('COMMIT');
+      ok = true;
+      return result;
+    } catch (err) {
+      await frame.client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      frame.inTx = false;
+      this.observer?.('tx', performance.now() - started, ok);
+    }
+  }
+
+  private async savepoint<T>(frame: Frame, fn: () => Promise<T>): Promise<T> {
+    const name = `sp${++frame.savepoints}`;
+    await frame.client.query(`SAVEPOINT ${name}`);
+    try {
+      const result = await fn();
+      await frame.client.query(`RELEASE SAVEPOINT ${name}`);
+      return result;
+    } catch (err) {
+      await frame.client.query(`ROLLBACK TO SAVEPOINT ${name}`);
+      throw err;
+    } finally {
+      frame.savepoints--;
+    }
+  }
+
+  private rewrite(sql: string): Rewritten {
+    let r = this.rewrites.get(sql);
+    if (r === undefined) {
+      r = rewritePlaceholders(sql);
+      if (this.rewrites.size >= REWRITE_CACHE) this.rewrites.delete(this.rewrites.keys().next().value as string);
+      this.rewrites.set(sql, r);
+    }
+    return r;
+  }
+
+  private listenerClient(): Promise<pg.Client> {
+    if (this.listener) return Promise.resolve(this.listener);
+    this.listening ??= this.connectListener().finally(() => {
+      this.listening = undefined;
+    });
+    return this.listening;
+  }
+
+  private async connectListener(): Promise<pg.Client> {
+    const client = new pg.Client({
+      connectionString: this.options.connectionString,
+      connectionTimeoutMillis: this.options.connectTimeoutMs ?? 10_000,
+      application_name: 'warden-listen',
+      // Without keepalive a listener behind a dropped link would wait forever for notifications.
+      keepAlive: true,
+    });
+    client.on('notification', (msg) => {
+      for (const handler of [...(this.channels.get(msg.channel) ?? [])]) {
+        try {
+          handler(msg.payload ?? '');
+        } catch (err) {
+          log.error({ err, channel: msg.channel }, 'postgres: a notification handler failed');
+        }
+      }
+    });
+    client.on('error', (err) => {
+      log.warn({ err: err.message }, 'postgres: the notification connection failed; reconnecting');
+      this.dropListener(client);
+    });
+    client.on('end', () => this.dropListener(client));
+    await client.connect();
+    this.listener = client;
+    this.reconnectDelay = 250;
+    return client;
+  }
+
+  private dropListener(client: pg.Client): void {
+    if (this.listener !== client) return;
+    this.listener = undefined;
+    void client.end().catch(() => undefined);
+    if (this.closed || this.channels.size === 0) return;
+    this.reconnectTimer = setTimeout(() => void this.relisten(), this.reconnectDelay);
+    this.reconnectTimer.unref();
+    this.reconnectDelay = Math.min(this.reconnectDelay * 2, 10_000);
+  }
+
+  private async relisten(): Promise<void> {
+    if (this.closed) return;
+    try {
+      const client = await this.listenerClient();
+      for (const channel of this.channels.keys()) await client.query(`LISTEN ${quoteIdent(channel)}`);
+      log.info({ channels: [...this.channels.keys()] }, 'postgres: notifications resumed');
+      // Whatever was sent while the connection was down is gone: every listener looks again.
+      for (const set of this.channels.values()) for (const handler of [...set]) handler(undefined);
+    } catch (err) {
+      log.warn({ err: (err as Error).message, retryInMs: this.reconnectDelay }, 'postgres: the notification connection is still down');
+      this.reconnectTimer = setTimeout(() => void this.relisten(), this.reconnectDelay);
+      this.reconnectTimer.unref();
+      this.reconnectDelay = Math.min(this.reconnectDelay * 2, 10_000);
+    }
+  }
+}
+
+function typeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown {
+  if (oid === INT8_OID) return (value: string) => Number(value);
+  return pg.types.getTypeParser(oid, format ?? 'text') as (value: string) => unknown;
+}
+
+const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+/**
+ * The values in `$n` order. PostgreSQL's text cannot hold U+0000, which SQLite stores: it is
+ * kept as U+FFFD so a write never fails on a NUL a command or a tool's output carried.
+ */
+function valuesOf(rewritten: Rewritten, params: SqlParams | undefined): unknown[] {
+  if (params === undefined) {
+    if (rewritten.positional > 0 || rewritten.names) throw new Error('the statement has parameters but none were given');
+    return [];
+  }
+  if (isNamed(params)) {
+    if (!rewritten.names) throw new Error('named parameters given to a statement without @names');
+    return rewritten.names.map((name) => {
+      if (!(name in params)) throw new Error(`missing named parameter @${name}`);
+      return toPg(params[name]!);
+    });
+  }
+  const list = params as readonly SqlValue[];
+  if (list.length !== rewritten.positional) throw new Error(`the statement has ${rewritten.positional} parameters, ${list.length} were given`);
+  return list.map(toPg);
+}
+
+function toPg(value: SqlValue): unknown {
+  if (typeof value === 'string') return value.includes('\u0000') ? value.replace(/\u0000/g, '\uFFFD') : value;
+  if (typeof value === 'bigint') return value.toString();
+  if (value instanceof Uint8Array) return Buffer.from(value);
+  return value;
+}
