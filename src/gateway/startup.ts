@@ -1,6 +1,4 @@
 import { mkdirSync } from 'node:fs';
-import { createDiscordAdapter } from '../../adapters/discord/index.js';
-import { createSlackAdapter } from '../../adapters/slack/index.js';
 import { checkBind, createWebAdapter, webChatToken, WEB_CHANNEL_ID, WEB_LOCAL_USER, type WebAdapter } from '../../adapters/web/index.js';
 import { sqliteWebHistory } from '../../adapters/web/history.js';
 import type { ToolExecutor } from '../agent/index.js';
@@ -36,9 +34,9 @@ import { Gateway } from './gateway.js';
 import { GovernedToolExecutor } from './tool-executor.js';
 import { sessionKeyFor } from './session-key.js';
 import { SkillCommandCatalog } from './skill-commands.js';
-import { CORE_IMPLEMENTATIONS, coreAvailability } from '../tools/core/index.js';
 import type { ChatAdapter, InboundMessage } from './types.js';
 import { plannedAdapters } from './planned-adapters.js';
+import { toolsToPreload } from './preload.js';
 
 export interface StartOptions {
   env?: NodeJS.ProcessEnv;
@@ -171,7 +169,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   };
   let adapters: ChatAdapter[];
   try {
-    adapters = planned.map((provider) => createAdapter(provider, config, store, resolve, token?.ok ? token.token : '', web));
+    adapters = await Promise.all(planned.map((provider) => createAdapter(provider, config, store, resolve, token?.ok ? token.token : '', web)));
   } catch (err) {
     approvals.shutdown();
     store.close();
@@ -266,15 +264,12 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   // Children that were running when Warden last stopped are marked interrupted and their parents told.
   const interruptedRuns = agent?.sessions.recover() ?? [];
   scheduler.start();
-  // Load the tools this config can offer in the background, so the first call (and its approval
-  // card) does not wait for module loading.
+  // Load the tools a turn can call in the background, so the first call (and its approval card)
+  // does not wait for module loading.
   const preloadAbort = new AbortController();
   const preloading =
     tools instanceof GovernedToolExecutor
-      ? tools.preload(
-          Object.keys(CORE_IMPLEMENTATIONS).filter((id) => coreAvailability(id, config)?.ok),
-          preloadAbort.signal,
-        )
+      ? tools.preload(toolsToPreload(config, planned, tools.inputs), preloadAbort.signal)
       : Promise.resolve();
   log.info(
     { adapters: adapters.map((a) => a.provider), dataDir, listeners: runningListeners().map((l) => `${l.name} ${listenerAddress(l)}`), recovered: report, interruptedSubagents: interruptedRuns.length },
@@ -318,32 +313,37 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   return { ok: true, warden };
 }
 
-function createAdapter(
+/** A platform's client library (discord.js, Bolt) is imported only when the config starts it. */
+async function createAdapter(
   provider: 'discord' | 'slack' | 'web',
   config: WardenConfig,
   store: Store,
   resolve: ResolveApproval,
   webToken: string,
   web: Pick<Parameters<typeof createWebAdapter>[1], 'history' | 'pendingApprovals'>,
-): ChatAdapter {
+): Promise<ChatAdapter> {
   const onApprovalClick = clickHandlerOn(resolve, provider);
   switch (provider) {
     case 'web':
       return createWebAdapter(config.channels.web, { onApprovalClick, token: webToken, ...web });
-    case 'discord':
+    case 'discord': {
+      const { createDiscordAdapter } = await import('../../adapters/discord/index.js');
       return createDiscordAdapter(config.channels.discord!, {
         onApprovalClick,
         approvers: [...approversFor({ owners: config.owners, approvers: config.approvals.approvers }, 'discord')],
         approvalsTarget: config.approvals.target,
         cards: sqliteCardStore(store.db, 'discord'),
       });
-    case 'slack':
+    }
+    case 'slack': {
+      const { createSlackAdapter } = await import('../../adapters/slack/index.js');
       return createSlackAdapter(config.channels.slack!, {
         onApprovalClick,
         approvers: [...approversFor({ owners: config.owners, approvers: config.approvals.approvers }, 'slack')],
         approvalsTarget: config.approvals.target,
         cards: sqliteCardStore(store.db, 'slack'),
       });
+    }
   }
 }
 
