@@ -15,6 +15,10 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = path.join(root, 'dist');
 const stamp = path.join(outdir, 'BUILD');
 const ROOTS = ['src', 'adapters'];
+// Dependencies whose ESM build is a hundred small files, each a module to resolve and link at
+// every start: bundled once into dist/vendor/ and imported from there. (zod is the config
+// schema, loaded by every command.)
+const VENDORED = { zod: 'export { z } from "zod";' };
 const quiet = process.argv.includes('--quiet');
 
 /** Every module under `dir`, tests excluded. */
@@ -42,6 +46,20 @@ function upToDate() {
 
 if (!process.argv.includes('--force') && upToDate()) process.exit(0);
 
+/** Rewrites each module's `from "zod"` to the bundle in vendor/, relative to the module. */
+function pointAtVendored(out, sources) {
+  for (const source of sources) {
+    const file = path.join(out, path.relative(root, source)).replace(/\.ts$/, '.js');
+    const text = readFileSync(file, 'utf8');
+    let changed = text;
+    for (const name of Object.keys(VENDORED)) {
+      const rel = path.relative(path.dirname(file), path.join(out, 'vendor', `${name}.js`));
+      changed = changed.replaceAll(` from "${name}";`, ` from "${rel.startsWith('.') ? rel : `./${rel}`}";`);
+    }
+    if (changed !== text) writeFileSync(file, changed);
+  }
+}
+
 // Built beside dist/ and swapped in whole, so a process running from dist/ (another test run,
 // a running bot) never reads a half-written file.
 const staging = mkdtempSync(path.join(root, '.dist-'));
@@ -58,6 +76,18 @@ try {
     // The module semantics tsc checks: type-only imports are marked `import type`.
     tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true, target: 'ES2022', useDefineForClassFields: true } },
   });
+  pointAtVendored(staging, entryPoints);
+  for (const [name, source] of Object.entries(VENDORED)) {
+    await build({
+      stdin: { contents: source, resolveDir: root, sourcefile: `${name}.js` },
+      outfile: path.join(staging, 'vendor', `${name}.js`),
+      bundle: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      logLevel: 'warning',
+    });
+  }
   // The list of modules marks a finished build: bin/warden.js runs dist/ only when it is there.
   writeFileSync(path.join(staging, 'BUILD'), `${listing}\n`);
   const old = `${staging}-old`;

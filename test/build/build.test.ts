@@ -21,6 +21,13 @@ describe('the build in dist/', () => {
     for (const f of listed) expect(existsSync(path.join(root, 'dist', f.replace(/\.ts$/, '.js'))), f).toBe(true);
   });
 
+  it('imports zod from its one-file bundle in dist/vendor/, never the package', () => {
+    const listed = readFileSync(path.join(root, 'dist/BUILD'), 'utf8').trim().split('\n');
+    const importers = listed.filter((f) => /from "[./]*vendor\/zod\.js"/.test(readFileSync(path.join(root, 'dist', f.replace(/\.ts$/, '.js')), 'utf8')));
+    expect(importers).toContain('src/config/schema/index.ts');
+    for (const f of listed) expect(readFileSync(path.join(root, 'dist', f.replace(/\.ts$/, '.js')), 'utf8'), f).not.toMatch(/from "zod"/);
+  });
+
   it('finds the package folder (skills/, config/) from dist/ as from src/', async () => {
     expect(PACKAGE_ROOT).toBe(root);
     expect(BUNDLED_SKILLS_DIR).toBe(path.join(root, 'skills'));
