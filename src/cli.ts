@@ -13,8 +13,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandRun
   audit: { summary: 'dangerous settings, each with a fix (exit 1 when critical)', load: async () => (await import('./cli/audit.js')).run },
   doctor: { summary: 'what is installed and reachable', load: async () => (await import('./cli/doctor.js')).run },
   skills: { summary: 'the skills of an agent: eligible, not eligible and why, not loaded', load: async () => (await import('./cli/skills.js')).run },
+  plugins: { summary: 'the plugins: status, tools, hooks, commands and diagnostics', load: async () => (await import('./cli/plugins.js')).run },
   invoke: { summary: 'run one tool call through the surface and the whole call chain', load: async () => (await import('./cli/invoke.js')).run },
   approvals: { summary: 'pending and decided approvals, allow-always grants; revoke and resolve', load: async () => (await import('./cli/approvals.js')).run },
+  node: { summary: 'run this machine as a node of a running Warden (pairs once, then answers calls)', load: async () => (await import('./cli/node.js')).run },
   start: { summary: 'run the bot: Discord and Slack when configured, the web chat otherwise', load: async () => (await import('./cli/start.js')).run },
 };
 

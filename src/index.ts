@@ -17,11 +17,13 @@ export type { TurnContext, InheritedPolicy, ChatProvider, ChatType } from './pol
 export { CORE_TOOLS, CORE_GROUPS, OWNER_ONLY_TOOLS, SECTION_LABELS, profileAllowlist, coreTool } from './tools/catalog.js';
 export { normalizeToolName, TOOL_ALIASES } from './tools/names.js';
 export { loadPluginTools, type PluginLoadResult } from './plugins/manifest.js';
+export { discoverPlugins, type DiscoveredPlugin, type PluginDiagnostic } from './plugins/discover.js';
+export { createPluginRuntime, loadPluginRuntime, PluginRuntime, type PluginRecord } from './plugins/runtime.js';
 export { loadConfig, parseConfig, ConfigError, type WardenConfig } from './config/index.js';
 export { checkExec, type CheckExecOptions } from './exec/check.js';
 export { buildSkillsPrompt, listSkills, takeSkillSnapshot, SessionSkillSnapshots, type SkillsPrompt, type SkillListing, type SkillSnapshot } from './skills/index.js';
 export { ToolInvoker, loopDetectionEnabled, type InvokeRequest, type InvokeOutcome, type ToolInvokerOptions } from './tools/invoke/chain.js';
-export { HookBus, HOOK_NAMES, type HookName, type HookOptions } from './hooks/index.js';
+export { HookBus, HOOK_NAMES, OPENCLAW_HOOK_NAMES, NOT_EMITTED, type HookName, type HookOptions } from './hooks/index.js';
 export { ApprovalService, type ResolveResult, type Grant, type RecoveryReport } from './approvals/index.js';
 export { openStore, resolveDataDir, MIGRATIONS, type Store, type Migration } from './store/index.js';
 export { createAgentRuntime, SqliteTranscriptStore, type AgentRuntime, type TurnRequest, type TurnOutcome, type ToolExecutor } from './agent/index.js';

@@ -5,6 +5,7 @@ import {
   encodeApprovalAction,
   offeredDecisions,
   outcomeLine,
+  requesterLine,
 } from './approval-card.js';
 
 const mention = (id: string) => `<@${id}>`;
@@ -21,6 +22,16 @@ describe('approval card text', () => {
     { status: 'pending', decidedBy: undefined, line: '' },
   ] as const)('$status by $decidedBy → "$line"', ({ status, decidedBy, line }) => {
     expect(outcomeLine({ status, decidedBy }, mention)).toBe(line);
+  });
+
+  it.each([
+    { via: 'agent', requesterId: 'U7', line: 'the agent for <@U7>' },
+    { via: 'command', requesterId: 'U7', line: '<@U7> with /exec' },
+    { via: undefined, requesterId: 'U7', line: '<@U7>' },
+    { via: 'agent', requesterId: undefined, line: 'the agent' },
+    { via: undefined, requesterId: undefined, line: '' },
+  ] as const)('requested via $via for $requesterId → "$line"', ({ via, requesterId, line }) => {
+    expect(requesterLine({ via, requesterId }, mention)).toBe(line);
   });
 
   it('offers only the allowed decisions, in card order', () => {

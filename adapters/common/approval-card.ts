@@ -60,6 +60,18 @@ function decider(decidedBy: string, mention: (id: string) => string): string {
   return decidedBy.includes(':') ? decidedBy : mention(decidedBy);
 }
 
+/**
+ * Who the request is for and who made the call: "the agent for @alice" when the model asked in
+ * alice's turn, "@alice with /exec" when she typed it. Empty when nobody is known.
+ */
+export function requesterLine(request: Pick<ApprovalRequest, 'requesterId' | 'requesterName' | 'via'>, mention: (id: string) => string): string {
+  if (request.requesterId === undefined) return request.via === 'agent' ? 'the agent' : '';
+  const who = mention(request.requesterId);
+  if (request.via === 'agent') return `the agent for ${who}`;
+  if (request.via === 'command') return `${who} with /exec`;
+  return who;
+}
+
 export function alreadyResolvedText(request: Pick<ApprovalRequest, 'status' | 'decidedBy'>, mention: (id: string) => string): string {
   return `This approval was already resolved: ${outcomeLine(request, mention)}`;
 }

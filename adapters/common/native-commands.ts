@@ -34,6 +34,7 @@ export const NATIVE_COMMANDS: readonly NativeCommandSpec[] = [
       { name: 'decision', description: 'What to decide', required: true, choices: APPROVAL_DECISIONS },
     ],
   },
+  { name: 'approvals', description: 'What waits for a decision in this conversation', options: [] },
   { name: 'skills', description: 'The skills this agent knows', options: [] },
   { name: 'status', description: 'Agent, model, session and queue', options: [] },
   { name: 'stop', description: 'Stop the running turn', options: [] },
@@ -43,6 +44,7 @@ export const NATIVE_COMMANDS: readonly NativeCommandSpec[] = [
     options: [{ name: 'args', description: 'list | add "<schedule>" <message> | run|pause|resume|remove <id>', required: false }],
   },
   { name: 'help', description: 'The list of commands', options: [] },
+  { name: 'nodes', description: 'Paired nodes (owners): list, approve CODE, deny CODE, unpair NAME', options: [{ name: 'args', description: 'list | approve CODE | deny CODE | unpair NAME', required: false }] },
 ];
 
 /**
@@ -100,6 +102,8 @@ export function slackCommandText(
       return { ok: true, name: classified.command.name, text: typed };
     case 'skill':
       return { ok: true, name: classified.spec.name, text: typed };
+    case 'plugin':
+      return { ok: true, name: classified.command.command.name, text: typed };
     case 'answer':
       return { ok: false, message: classified.text };
     case 'message':

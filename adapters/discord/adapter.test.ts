@@ -205,7 +205,7 @@ describe('Discord adapter: approval cards', () => {
         expect.objectContaining({ name: 'Agent', value: 'main' }),
         expect.objectContaining({ name: 'Session', value: 'agent:main:test' }),
         expect.objectContaining({ name: 'Channel', value: `<#${DEV}>` }),
-        expect.objectContaining({ name: 'Requester', value: `<@${alice.id}>` }),
+        expect.objectContaining({ name: 'Requested by', value: `<@${alice.id}>` }),
         expect.objectContaining({ name: 'Expires', value: `<t:${Math.floor(request.expiresAt / 1000)}:R>` }),
       ]),
     );
@@ -278,6 +278,21 @@ describe('Discord adapter: approval cards', () => {
     const patch = await fake.requests.waitFor((r) => r.method === 'PATCH' && r.path === `/channels/${DEV}/messages/${card.id}`);
     expect(patch.body.embeds[0].description).toContain(`Allowed once by <@${owner.id}>`);
     expect(fake.messages.get(card.id)!.components).toEqual([]);
+  });
+
+  it('posts an approval\'s outcome as a reply to its card, without pinging; elsewhere as a plain post', async () => {
+    await start();
+    const request = ledger.create({ provider: 'discord', channelId: DEV, via: 'agent', requesterId: alice.id });
+    await adapter.approvals.show(request);
+    const card = (await cardPost(DEV)).body;
+    expect(card.embeds[0].fields).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'Requested by', value: `the agent for <@${alice.id}>` })]));
+    const cardId = postedCard(DEV).id;
+    await adapter.send({ provider: 'discord', channelId: DEV }, { text: 'Result:\n```\nok\n```', linkedApproval: request.id });
+    const reply = messagePosts(DEV).at(-1)!;
+    expect(reply.body).toMatchObject({ content: 'Result:\n```\nok\n```', message_reference: { message_id: cardId, fail_if_not_exists: false }, allowed_mentions: { parse: ['users'] } });
+    // In another channel the card is not there to reply to.
+    await adapter.send({ provider: 'discord', channelId: GENERAL }, { text: 'elsewhere', linkedApproval: request.id });
+    expect(messagePosts(GENERAL).at(-1)!.body.message_reference).toBeUndefined();
   });
 
   it('edits the card to Expired on update', async () => {

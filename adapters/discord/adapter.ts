@@ -161,11 +161,14 @@ export function createDiscordAdapter(
     const channelId = await channelOf(target);
     // Model output may contain @everyone or role mentions; only user mentions may notify.
     const safeMentions = { allowed_mentions: { parse: ['users'] } };
+    // An approval's outcome replies to its card when the card is in this channel.
+    const card = message.linkedApproval ? (await cards.get(message.linkedApproval)).find((r) => r.channelId === channelId) : undefined;
+    const reference = card ? { message_reference: { message_id: card.messageId, fail_if_not_exists: false } } : {};
     const { chunks, file } = replyChunks(message);
     // One at a time: the order of the chunks is the order of the text.
     for (const [i, content] of chunks.entries()) {
       const last = i === chunks.length - 1;
-      await post(channelId, { content, ...safeMentions }, last && file ? [attach(file)] : undefined);
+      await post(channelId, { content, ...safeMentions, ...(i === 0 ? reference : {}) }, last && file ? [attach(file)] : undefined);
     }
   }
 

@@ -9,6 +9,7 @@ import {
   expiryUnix,
   offeredDecisions,
   outcomeLine,
+  requesterLine,
 } from '../common/approval-card.js';
 
 /** Room for the command inside an embed description (limit 4,096) next to title and notices. */
@@ -70,7 +71,7 @@ export function discordCard(request: ApprovalRequest): DiscordCard {
     field('Agent', request.agentId),
     field('Session', request.sessionKey),
     field('Channel', where),
-    field('Requester', request.requesterId ? mention(request.requesterId) : ''),
+    field('Requested by', requesterLine(request, mention)),
     pending
       ? field('Expires', `<t:${expiryUnix(request)}:R>`)
       : field('Decided', request.decidedAt ? `<t:${Math.floor(request.decidedAt / 1000)}:R>` : '—'),

@@ -201,7 +201,7 @@ describe('Slack adapter: approval cards', () => {
       '*Agent:* main',
       '*Session:* agent:main:test',
       `*Channel:* <#${GENERAL}>`,
-      `*Requester:* <@${ALICE}>`,
+      `*Requested by:* <@${ALICE}>`,
       expect.stringMatching(new RegExp(`^\\*Expires:\\* <!date\\^${Math.floor(request.expiresAt / 1000)}\\^`)),
     ]);
     expect(buttons(cardIn(GENERAL)).map((b: any) => [b.text.text, b.style])).toEqual([
@@ -278,6 +278,23 @@ describe('Slack adapter: approval cards', () => {
       (_r, res) => (res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: false, error: 'channel_not_found' })), true),
     );
     await expect(adapter.send({ provider: 'slack', channelId: 'C0000GONE' }, { text: 'hi' })).rejects.toMatchObject({ data: { error: 'channel_not_found' } });
+  });
+
+  it('posts an approval\'s outcome in the thread of its card; a card already in a thread keeps it there', async () => {
+    await start();
+    const request = ledger.create({ provider: 'slack', channelId: GENERAL, requesterId: ALICE, via: 'agent' });
+    await adapter.approvals.show(request);
+    const card = await fake.waitForCall('chat.postMessage');
+    expect(JSON.stringify(card.body.blocks)).toContain(`*Requested by:* the agent for <@${ALICE}>`);
+    const cardTs = cardIn(GENERAL).ts;
+    await adapter.send({ provider: 'slack', channelId: GENERAL }, { text: 'Result: ok', linkedApproval: request.id });
+    const reply = fake.calls('chat.postMessage').at(-1)!;
+    expect(reply.body).toMatchObject({ channel: GENERAL, text: 'Result: ok', thread_ts: cardTs });
+
+    const inThread = ledger.create({ provider: 'slack', channelId: GENERAL, threadId: '1700000000.000009' });
+    await adapter.approvals.show(inThread);
+    await adapter.send({ provider: 'slack', channelId: GENERAL, threadId: '1700000000.000009' }, { text: 'Result: ok', linkedApproval: inThread.id });
+    expect(fake.calls('chat.postMessage').at(-1)!.body.thread_ts).toBe('1700000000.000009');
   });
 
   it('updates the card to Expired', async () => {

@@ -158,7 +158,9 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
   async function send(target: ReplyTarget, message: OutboundMessage): Promise<void> {
     if (target.invocationId !== undefined && !target.dmUserId && (await answerInvocation(target.invocationId, message))) return;
     const channel = target.dmUserId ? await dmChannelOf(target.dmUserId) : target.channelId;
-    const thread = target.dmUserId ? undefined : target.threadId;
+    // An approval's outcome goes into the thread of its card when the card is in this channel.
+    const card = message.linkedApproval && !target.threadId ? (await cards.get(message.linkedApproval)).find((r) => r.channelId === channel) : undefined;
+    const thread = target.dmUserId ? undefined : (target.threadId ?? card?.messageId);
     let text = message.text;
     let file = message.attachment;
     if (!file && text.length > SLACK_LONG_REPLY) {

@@ -8,6 +8,7 @@ import {
   expiryUnix,
   offeredDecisions,
   outcomeLine,
+  requesterLine,
 } from '../common/approval-card.js';
 
 /** Section text is limited to 3,000 characters; the command block leaves room for escaping. */
@@ -56,7 +57,7 @@ export function slackCard(request: ApprovalRequest): SlackCard {
     `*Agent:* ${escapeMrkdwn(request.agentId)}`,
     `*Session:* ${escapeMrkdwn(request.sessionKey)}`,
     `*Channel:* ${where}`,
-    `*Requester:* ${request.requesterId ? mention(request.requesterId) : '—'}`,
+    `*Requested by:* ${requesterLine(request, mention) || '—'}`,
     pending ? `*Expires:* ${slackDate(expiryUnix(request))}` : `*Decided:* ${request.decidedAt ? slackDate(Math.floor(request.decidedAt / 1000)) : '—'}`,
     // A context block holds at most 10 elements.
     ...request.facts.slice(0, 5).map((f) => `*${escapeMrkdwn(f.label)}:* ${escapeMrkdwn(f.value)}`),

@@ -223,6 +223,17 @@ describe('web chat adapter', () => {
     a.ws.close();
   });
 
+  it('sends an approval\'s outcome with its card\'s id, so the page shows it under the card', async () => {
+    const { adapter, base } = await start();
+    const a = await connect(base);
+    await adapter.approvals.show(pending({ via: 'agent', requesterId: 'local' }));
+    const card = await a.waitFor((f) => f.type === 'card');
+    expect(card.type === 'card' && card.card.facts).toEqual(expect.arrayContaining([{ label: 'Requested by', value: 'the agent for you' }]));
+    await adapter.send({ provider: 'web', channelId: 'web' }, { text: 'Result: ok', linkedApproval: 'ap-1' });
+    expect(await a.waitFor((f) => f.type === 'message' && f.message.role === 'bot')).toMatchObject({ message: { text: 'Result: ok', approvalId: 'ap-1' } });
+    a.ws.close();
+  });
+
   it('does not show cards of requests from other platforms', async () => {
     const { adapter, base } = await start();
     const a = await connect(base);

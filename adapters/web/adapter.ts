@@ -10,7 +10,7 @@ import { WEB_LOCAL_USER } from '../../src/gateway/approval-clicks.js';
 import type { ChatAdapter, InboundMessage, OnApprovalClick, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
 import { log } from '../../src/log.js';
 import { registerServer } from '../../src/net/index.js';
-import { alreadyResolvedText, cardTitle, DECISION_LABEL, NOT_APPROVER_TEXT, NOT_FOUND_TEXT, offeredDecisions, outcomeLine } from '../common/approval-card.js';
+import { alreadyResolvedText, cardTitle, DECISION_LABEL, NOT_APPROVER_TEXT, NOT_FOUND_TEXT, offeredDecisions, outcomeLine, requesterLine } from '../common/approval-card.js';
 import { checkBind, checkRequestOrigin, isLoopbackHost, TOKEN_COOKIE, tokenFromRequest, tokensMatch } from './access.js';
 import { RecentIds } from '../common/recent-ids.js';
 import type { WebHistory } from './history.js';
@@ -35,8 +35,8 @@ export interface WebCard {
 
 export { WEB_LOCAL_USER };
 
-/** A message on the page; `id` is the page's own id of a message it sent. */
-export type WebMessage = { role: 'user' | 'bot' | 'notice'; text: string; at: number; id?: string | undefined };
+/** A message on the page; `id` is the page's own id of a message it sent; `approvalId` an approval's outcome, shown under its card. */
+export type WebMessage = { role: 'user' | 'bot' | 'notice'; text: string; at: number; id?: string | undefined; approvalId?: string | undefined };
 
 /**
  * Frames the server sends; the page's script handles each `type`. `history` comes first on
@@ -80,7 +80,7 @@ const youName = (id: string) => (id === WEB_LOCAL_USER || id === `web:${WEB_LOCA
 export function webCard(request: ApprovalRequest): WebCard {
   const facts = [
     { label: 'Agent', value: request.agentId },
-    ...(request.requesterId ? [{ label: 'Requested by', value: youName(request.requesterId) }] : []),
+    ...(requesterLine(request, youName) ? [{ label: 'Requested by', value: requesterLine(request, youName) }] : []),
     ...request.facts,
     { label: 'Expires', value: new Date(request.expiresAt).toLocaleString('en-GB', { timeZone: 'UTC' }) + ' UTC' },
     { label: 'ID', value: request.id },
@@ -367,7 +367,7 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
     },
     async send(_target: ReplyTarget, message: OutboundMessage) {
       const text = message.attachment ? `${message.text}\n\n${message.attachment.name}:\n\`\`\`\n${message.attachment.content}\n\`\`\`` : message.text;
-      say({ role: 'bot', text, at: Date.now() });
+      say({ role: 'bot', text, at: Date.now(), ...(message.linkedApproval ? { approvalId: message.linkedApproval } : {}) });
     },
     typing() {
       typingCount++;

@@ -75,6 +75,7 @@ main { flex: 1; overflow-y: auto; padding: 1em; display: flex; flex-direction: c
 .card button[data-decision="allow-always"] { background: var(--accent); }
 .card button[data-decision="deny"] { background: var(--bad); }
 .card .outcome { font-weight: 600; margin-top: .3em; }
+.msg.under-card { margin-left: 1.5em; border-left: 3px solid #8886; border-radius: 0 8px 8px 0; }
 #typing { padding: 0 1em .3em; color: var(--muted); font-size: .85em; }
 form { display: flex; gap: .5em; padding: .6em 1em; border-top: 1px solid #8884; }
 textarea { flex: 1; font: inherit; padding: .4em; resize: vertical; }
@@ -179,7 +180,16 @@ export const PAGE_JS = `
       el.dataset.id = m.id;
       bubbles.set(m.id, el);
     }
-    list.appendChild(el);
+    // An approval's outcome goes under its card, after any earlier ones of the same card.
+    let anchor = m.approvalId ? cards.get(m.approvalId) : undefined;
+    if (anchor) {
+      el.classList.add('under-card');
+      el.dataset.approvalId = m.approvalId;
+      while (anchor.nextElementSibling && anchor.nextElementSibling.classList.contains('under-card') && anchor.nextElementSibling.dataset.approvalId === m.approvalId) anchor = anchor.nextElementSibling;
+      anchor.after(el);
+    } else {
+      list.appendChild(el);
+    }
     scrollDown();
   }
 

@@ -5,6 +5,11 @@ import type { AgentDeps, AgentRuntime, TurnOutcome } from './types.js';
 export interface WardenAgentRuntime extends AgentRuntime {
   /** What the session tools act on (list, history, send, spawn, subagents, yield). */
   readonly sessions: AgentSessions;
+  /**
+   * A config reload: turns that start from now on use these; running turns keep what they
+   * started with (each turn is bound to one config).
+   */
+  reconfigure(next: Partial<Pick<AgentDeps, 'config' | 'models' | 'tools' | 'skillsCatalog'>>): void;
 }
 
 /**
@@ -13,13 +18,19 @@ export interface WardenAgentRuntime extends AgentRuntime {
  * queue, `sessions_send`, a subagent's steer).
  */
 export function createAgentRuntime(deps: AgentDeps): WardenAgentRuntime {
-  const sessions = deps.sessions ?? new AgentSessions({ config: deps.config, transcripts: deps.transcripts, runs: deps.subagentRuns, contexts: deps.sessionContexts, announce: deps.announce });
+  const sessions = deps.sessions ?? new AgentSessions({ config: deps.config, transcripts: deps.transcripts, runs: deps.subagentRuns, contexts: deps.sessionContexts, announce: deps.announce, hooks: deps.hooks });
   const tails = new Map<string, Promise<unknown>>();
+  let current: AgentDeps = deps;
   const runtime: WardenAgentRuntime = {
     sessions,
+    reconfigure(next) {
+      current = { ...current, ...next };
+      if (next.config) sessions.setConfig(next.config);
+    },
     runTurn(request) {
+      const bound = current;
       const previous = tails.get(request.sessionKey) ?? Promise.resolve();
-      const run: Promise<TurnOutcome> = previous.then(() => runTurn(deps, request, sessions));
+      const run: Promise<TurnOutcome> = previous.then(() => runTurn(bound, request, sessions));
       const tail = run.catch(() => undefined);
       tails.set(request.sessionKey, tail);
       void tail.then(() => {

@@ -9,7 +9,7 @@ import type { ToolResult } from '../tools/types.js';
 import { createAgentRuntime, type WardenAgentRuntime } from './runtime.js';
 import { AgentSessions, interruptedResult, type SubagentRunView } from './sessions.js';
 import { channelTurn, createHarness, text, type Harness } from './testing.js';
-import type { ToolCallRequest, ToolExecutor, ToolSurface } from './types.js';
+import type { ToolCallRequest, ToolCallScope, ToolExecutor, ToolSurface } from './types.js';
 import { withoutNonces } from '../tools/untrusted-testing.js';
 
 const PARENT = 'agent:main:discord:channel:c1';
@@ -26,7 +26,9 @@ class PolicySurface implements ToolExecutor {
     if (s.error) return { ok: false, message: s.error };
     return { ok: true, tools: s.tools.map((id) => ({ id, description: id, parameters: { type: 'object', properties: {} } })) };
   }
-  async execute(call: ToolCallRequest): Promise<ToolResult> {
+  readonly scopes: ToolCallScope[] = [];
+  async execute(call: ToolCallRequest, scope: ToolCallScope): Promise<ToolResult> {
+    this.scopes.push(scope);
     return text(call.tool);
   }
 }
@@ -123,6 +125,26 @@ describe('subagent runs across a restart', () => {
     const wide = resolveToolSurface(h.config, channelTurn({ spawnDepth: 1 }), { implemented: () => ({ ok: true }) }).tools;
     expect(wide).toEqual(expect.arrayContaining(['exec', 'write']));
     expect(toolNames(model.requests.at(-1)!)).toEqual(['read', 'sessions_yield']);
+  });
+
+  it('a turn sent into a conversation lets its approvals defer, a turn sent into a subagent waits inline', async () => {
+    h = createHarness({ agents: { list: [{ id: 'main', default: true, tools: { profile: 'coding' } }] } });
+    const calling = () => createScriptedProvider([], { fallback: (r) => (r.messages.at(-1)?.role === 'toolResult' ? { text: 'done' } : { text: '', calls: [{ name: 'read', args: {} }] }) });
+    const first = boot(calling());
+    const ended = first.nextAnnounce();
+    const spawned = first.runtime.sessions.spawn({ parentKey: PARENT, parentTurn: channelTurn(), inherited: { allow: ['read'], deny: [] }, task: 'look' });
+    if (!spawned.ok) throw new Error(spawned.message);
+    await ended;
+    const other = 'agent:main:discord:channel:c2';
+    h.sessionContexts.record(other, 'main', { provider: 'discord', chat: 'channel', guildId: 'g1', channelId: 'c2', channelName: 'dev' }, 'u2');
+    const sent = boot(calling());
+    const send = (toKey: string) => sent.runtime.sessions.send({ fromKey: PARENT, fromTurn: channelTurn(), ceiling: { deny: [] }, toKey, text: 'read it', timeoutMs: 10_000, signal: new AbortController().signal });
+    expect(await send(other)).toMatchObject({ ok: true });
+    expect(await send(spawned.value.childKey)).toMatchObject({ ok: true });
+    expect(sent.executor.scopes.map((s) => [s.sessionKey, s.deferApprovals])).toEqual([
+      [other, true],
+      [spawned.value.childKey, undefined],
+    ]);
   });
 
   it('refuses a child turn whose stored envelope is not trusted, and sessions it does not know', async () => {

@@ -1,3 +1,5 @@
+import type { HookBus } from '../hooks/bus.js';
+import { parseModelRef } from '../models/settings.js';
 import { randomUUID } from 'node:crypto';
 import type { WardenConfig } from '../config/index.js';
 import { log } from '../log.js';
@@ -103,6 +105,8 @@ export interface AgentSessionsDeps {
   announce?: AnnounceResult | undefined;
   /** Whether the process that drove a run still exists; replaced in tests. */
   isProcessAlive?: ((pid: number) => boolean) | undefined;
+  /** subagent_spawned / subagent_ended observers. */
+  hooks?: HookBus | undefined;
 }
 
 /** What a parent is told about a child that was running when Warden stopped. */
@@ -121,7 +125,12 @@ export class AgentSessions implements AgentSessionsApi {
   readonly instanceId = randomUUID();
   private stopped = false;
 
-  constructor(private readonly deps: AgentSessionsDeps) {}
+  constructor(private deps: AgentSessionsDeps) {}
+
+  /** A config reload: spawns and sends from now on are judged under `config`. */
+  setConfig(config: WardenConfig): void {
+    this.deps = { ...this.deps, config };
+  }
 
   /** Set once the runtime exists (the runtime also owns this object). */
   attach(runtime: AgentRuntime): void {
@@ -157,6 +166,8 @@ export class AgentSessions implements AgentSessionsApi {
         input: { text: request.text, origin: 'session', senderName: request.fromKey },
         signal: controller.signal,
         ...(request.runId !== undefined ? { runId: request.runId } : {}),
+        // A conversation's session: an undecided approval must not hold it (a subagent's waits inline).
+        deferApprovals: target.spawnDepth === 0,
       });
       return { ok: true, value: outcome };
     } finally {
@@ -202,6 +213,14 @@ export class AgentSessions implements AgentSessionsApi {
     const live: LiveRun = { controller: new AbortController(), steers: [], runId: request.runId };
     this.live.set(runId, live);
     void this.drive(record, turn, live, runtime);
+    if (this.deps.hooks?.has('subagent_spawned')) {
+      const ref = turn.model ? parseModelRef(turn.model) : undefined;
+      void this.deps.hooks.runVoid(
+        'subagent_spawned',
+        { childSessionKey: childKey, agentId, label: record.label, mode: 'run', threadRequested: false, runId, ...(turn.model ? { resolvedModel: turn.model } : {}), ...(ref ? { resolvedProvider: ref.provider } : {}) },
+        { runId, childSessionKey: childKey, requesterSessionKey: request.parentKey },
+      );
+    }
     return { ok: true, value: view(record) };
   }
 
@@ -321,6 +340,22 @@ export class AgentSessions implements AgentSessionsApi {
       outcome = { status: 'failed', reply: `subagent crashed: ${(err as Error).message}`, rounds: 0, usage: { inputTokens: 0, outputTokens: 0 }, error: { kind: 'model', message: (err as Error).message } };
     }
     this.live.delete(run.runId);
+    if (this.deps.hooks?.has('subagent_ended')) {
+      const ok = outcome?.status === 'completed';
+      void this.deps.hooks.runVoid(
+        'subagent_ended',
+        {
+          targetSessionKey: run.childKey,
+          targetKind: 'subagent',
+          reason: this.stopped ? 'shutdown' : live.controller.signal.aborted ? 'killed' : ok ? 'completed' : 'failed',
+          runId: run.runId,
+          endedAt: Date.now(),
+          outcome: live.controller.signal.aborted ? 'killed' : ok ? 'ok' : 'error',
+          ...(ok ? {} : { error: outcome?.status === 'failed' ? outcome.error.message : outcome?.reply }),
+        },
+        { runId: run.runId, childSessionKey: run.childKey, requesterSessionKey: run.parentKey },
+      );
+    }
     if (this.stopped) return;
     try {
       this.deps.runs.end(run.runId, outcome?.status === 'completed' ? 'done' : 'failed', outcome?.reply ?? '', Date.now());

@@ -33,6 +33,8 @@ export interface ToolRoundContext {
   resultCapChars: number;
   /** The turn's loop-detection run, carried on every call. */
   runId?: string | undefined;
+  /** Approvals may defer the calls (`TurnRequest.deferApprovals`). */
+  deferApprovals?: boolean | undefined;
   onStart?: (call: ToolCallPart, id: string) => void;
   onDone?: (call: ToolCallPart, result: ToolResultMessage) => void;
 }
@@ -73,7 +75,7 @@ export async function runToolCalls(calls: readonly ToolCallPart[], ctx: ToolRoun
     ctx.onStart?.(call, id);
     let raw: ToolResult;
     try {
-      raw = await ctx.executor.execute({ toolCallId: call.id, tool: id, args: call.args }, { sessionKey: ctx.sessionKey, turn: ctx.turn, signal: ctx.signal, surface, ...(ctx.runId !== undefined ? { runId: ctx.runId } : {}) });
+      raw = await ctx.executor.execute({ toolCallId: call.id, tool: id, args: call.args }, { sessionKey: ctx.sessionKey, turn: ctx.turn, signal: ctx.signal, surface, ...(ctx.runId !== undefined ? { runId: ctx.runId } : {}), ...(ctx.deferApprovals ? { deferApprovals: true } : {}) });
     } catch (err) {
       if (isAbortError(err) || ctx.signal.aborted) return errorResult(call, ABORTED_RESULT_TEXT);
       // The executor contract says it does not throw; if it does, the model still gets an answer.

@@ -40,6 +40,15 @@ describe('runTurn', () => {
     expect(h.transcripts.load(KEY).map((e) => e.message.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
   });
 
+  it('lets its calls defer their approvals only when the turn says so (the gateway\'s turns; subagents wait inline)', async () => {
+    const seen: Array<boolean | undefined> = [];
+    const tools = new FunctionToolExecutor({ read: { run: (_args, scope) => (seen.push(scope.deferApprovals), text('ok')) } });
+    const script = () => createScriptedProvider([{ text: '', calls: [{ name: 'read', args: {} }] }, { text: 'done' }]);
+    await createAgentRuntime(h.deps(script(), tools)).runTurn({ sessionKey: KEY, turn: channelTurn(), input: { text: 'go' }, signal: signal(), deferApprovals: true });
+    await createAgentRuntime(h.deps(script(), tools)).runTurn({ sessionKey: `${KEY}:b`, turn: channelTurn(), input: { text: 'go' }, signal: signal() });
+    expect(seen).toEqual([true, undefined]);
+  });
+
   it('turns an unknown tool name into an error result the model recovers from', async () => {
     const tools = new FunctionToolExecutor({ read: { run: () => text('x') } });
     const model = createScriptedProvider([{ calls: [{ name: 'delete_everything', args: {} }] }, { text: 'Sorry, I cannot do that.' }]);

@@ -1,5 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { modelSupportsTools } from '../gateway/turn-context.js';
+import type { HookBus } from '../hooks/bus.js';
+import { agentHookContext } from '../hooks/context.js';
 import { log } from '../log.js';
+import type { TurnContext } from '../policy/context.js';
 import { projectTools, type ProjectionResult } from '../models/projection/index.js';
 import { describeModelFailure, RetriesExhaustedError, withRetry } from '../models/retry.js';
 import { modelRefForAgent, type ModelSettings } from '../models/settings.js';
@@ -10,7 +14,7 @@ import { perResultCapChars, pruneToolResults, requestTokens } from './context-bu
 import { buildSystemPrompt } from './system-prompt.js';
 import { runToolCalls } from './tool-calls.js';
 import { summaryMessage } from './transcript.js';
-import type { AgentDeps, TranscriptEntry, TurnInput, TurnOutcome, TurnRequest } from './types.js';
+import type { AgentDeps, PromptAdditions, TranscriptEntry, TurnInput, TurnOutcome, TurnRequest } from './types.js';
 
 export const NO_MODEL_MESSAGE =
   'No model is configured. Set models.default (for example "anthropic/claude-sonnet-4-5") in the config and the provider\'s API key in the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY).';
@@ -64,10 +68,52 @@ export interface TurnSessionHooks {
 }
 
 export async function runTurn(deps: AgentDeps, request: TurnRequest, sessions?: TurnSessionHooks): Promise<TurnOutcome> {
-  const { config, transcripts } = deps;
-  const { sessionKey, signal } = request;
+  const hooks = deps.hooks;
   // Loop detection counts per run: this turn's calls, and those of the turns it starts itself.
   const runId = request.runId ?? randomUUID();
+  if (!hooks?.has('agent_end')) return runTurnOnce(deps, request, sessions, runId);
+  const started = performance.now();
+  const appended: unknown[] = [];
+  const recording: AgentDeps = {
+    ...deps,
+    transcripts: {
+      load: (k) => deps.transcripts.load(k),
+      history: (k, o) => deps.transcripts.history(k, o),
+      sessions: () => deps.transcripts.sessions(),
+      append: (k, entries) => {
+        const out = deps.transcripts.append(k, entries);
+        if (k === request.sessionKey) appended.push(...entries.map((e) => e.message));
+        return out;
+      },
+    },
+  };
+  let outcome: TurnOutcome | undefined;
+  let error: string | undefined;
+  try {
+    outcome = await runTurnOnce(recording, request, sessions, runId);
+    return outcome;
+  } catch (err) {
+    error = (err as Error).message;
+    throw err;
+  } finally {
+    // An observer: the turn's outcome is settled before it hears of it, and its failure changes nothing.
+    void hooks.runVoid(
+      'agent_end',
+      {
+        runId,
+        messages: appended,
+        success: outcome?.status === 'completed',
+        ...(error ?? (outcome?.status === 'failed' ? outcome.error.message : undefined) ? { error: error ?? (outcome as { error: { message: string } }).error.message } : {}),
+        durationMs: performance.now() - started,
+      },
+      agentHookContext(request.turn, request.sessionKey, { runId }),
+    );
+  }
+}
+
+async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: TurnSessionHooks | undefined, runId: string): Promise<TurnOutcome> {
+  const { config, transcripts, hooks } = deps;
+  const { sessionKey, signal } = request;
   const state: TurnState = { entries: [], usage: { inputTokens: 0, outputTokens: 0 }, rounds: 0, lastText: '' };
   const ended = (status: 'completed' | 'aborted', reply: string): TurnOutcome => ({ status, reply, rounds: state.rounds, usage: state.usage });
   const failed = (kind: 'model' | 'config' | 'tools' | 'rounds', message: string, reply: string): TurnOutcome => ({
@@ -78,14 +124,25 @@ export async function runTurn(deps: AgentDeps, request: TurnRequest, sessions?: 
     error: { kind, message },
   });
 
-  const ref = request.turn.model ?? modelRefForAgent(config, request.turn.agentId);
+  let ref = request.turn.model ?? modelRefForAgent(config, request.turn.agentId);
   if (!ref) return failed('config', NO_MODEL_MESSAGE, `⚠️ ${NO_MODEL_MESSAGE}`);
+  let supportsTools = request.turn.modelSupportsTools;
+  if (hooks?.has('before_model_resolve')) {
+    const chosen = await resolveModelOverride(deps, request, ref, runId);
+    if (chosen) {
+      ref = chosen;
+      supportsTools = modelSupportsTools(config, ref) ? undefined : false;
+    }
+  }
   const resolved = deps.models(ref);
   if (!resolved.ok) return failed('config', resolved.message, `⚠️ ${resolved.message}`);
   const { provider, settings } = resolved;
-  const asked = { ...request.turn, model: ref };
+  const { modelSupportsTools: _was, ...base } = request.turn;
+  // The surface is decided for the model that answers (a hook's override included).
+  const asked = { ...base, model: ref, ...(supportsTools === false ? { modelSupportsTools: false } : {}) };
 
-  const surface = await deps.tools.surface(asked, sessionKey);
+  const history = transcripts.load(sessionKey);
+  const surface = await deps.tools.surface(asked, sessionKey, { prompt: request.input.text, messages: history.map((e) => e.message), runId });
   if (!surface.ok) return failed('tools', surface.message, `⚠️ ${surface.message}`);
   // The context the surface was resolved for (with any run restrictions): every call of the turn carries it.
   const turn = surface.turn ?? asked;
@@ -97,19 +154,21 @@ export async function runTurn(deps: AgentDeps, request: TurnRequest, sessions?: 
   });
   reportDiagnostics(ref, projection);
 
+  const added = surface.prompt;
   const system = buildSystemPrompt({
     config,
     turn,
     skillsCatalog: deps.skillsCatalog?.(turn, sessionKey) ?? '',
     toolNames: projection.tools.map((t) => t.name),
+    ...(added ? { plugin: { systemPrompt: added.systemPrompt, prepend: added.prependSystemContext, append: added.appendSystemContext } } : {}),
   });
 
   const arrived = sessions?.drainResults(sessionKey);
   const incoming: UserMessage[] = [
     ...(arrived ? [{ role: 'user' as const, content: [{ type: 'text' as const, text: `Results from your subagents:\n${arrived}` }] }] : []),
-    inputMessage(request.input, turn.chat),
+    withContext(inputMessage(request.input, turn.chat), added),
   ];
-  state.entries = [...transcripts.load(sessionKey), ...transcripts.append(sessionKey, incoming.map((message) => ({ kind: 'message' as const, message })))];
+  state.entries = [...history, ...transcripts.append(sessionKey, incoming.map((message) => ({ kind: 'message' as const, message })))];
   const budget = Math.max(1_000, settings.contextWindow - settings.maxOutputTokens);
   const maxRounds = config.agents.defaults.maxToolRounds;
   let forceCompaction = false;
@@ -118,7 +177,7 @@ export async function runTurn(deps: AgentDeps, request: TurnRequest, sessions?: 
   for (let round = 1; ; round++) {
     if (signal.aborted) return ended('aborted', state.lastText);
     try {
-      state.entries = await fitContext(state.entries, { deps, sessionKey, provider, settings, system, projection, budget, force: forceCompaction, signal, onEvent: request.onEvent });
+      state.entries = await fitContext(state.entries, { deps, sessionKey, provider, settings, system, projection, budget, force: forceCompaction, signal, onEvent: request.onEvent, turn, runId });
     } catch (err) {
       if (isAbortError(err) || signal.aborted) return ended('aborted', state.lastText);
       throw err;
@@ -129,6 +188,7 @@ export async function runTurn(deps: AgentDeps, request: TurnRequest, sessions?: 
     request.onEvent?.({ type: 'modelCall', round });
     partial = '';
     let response;
+    const call = hooks?.has('model_call_started') || hooks?.has('model_call_ended') ? modelCallHooks(hooks, request, runId, round, settings) : undefined;
     try {
       response = await withRetry(
         settings.retry,
@@ -150,7 +210,9 @@ export async function runTurn(deps: AgentDeps, request: TurnRequest, sessions?: 
           ),
         { onRetry: ({ attempt, delayMs, error }) => request.onEvent?.({ type: 'retry', attempt, delayMs, reason: error.message }) },
       );
+      call?.ended('completed');
     } catch (err) {
+      call?.ended('error', err, signal.aborted);
       if (isAbortError(err) || signal.aborted) return ended('aborted', partial || state.lastText);
       if (err instanceof RetriesExhaustedError) {
         if (!forceCompaction && isContextOverflow(err.last)) {
@@ -196,6 +258,7 @@ export async function runTurn(deps: AgentDeps, request: TurnRequest, sessions?: 
       idByWireName: projection.idByWireName,
       concurrency: deps.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY,
       resultCapChars: perResultCapChars(settings.contextWindow),
+      deferApprovals: request.deferApprovals,
       onStart: (call, id) => request.onEvent?.({ type: 'toolCall', round, tool: id, toolCallId: call.id }),
       onDone: (call, result) => request.onEvent?.({ type: 'toolResult', round, tool: call.name, toolCallId: call.id, isError: result.isError }),
     });
@@ -218,6 +281,8 @@ interface FitOptions {
   force: boolean;
   signal: AbortSignal;
   onEvent: TurnRequest['onEvent'];
+  turn: TurnContext;
+  runId: string;
 }
 
 /**
@@ -236,6 +301,9 @@ async function fitContext(entries: TranscriptEntry[], o: FitOptions): Promise<Tr
   const folded = entries.slice(0, cut).filter((e) => e.kind === 'message');
   if (cut === 0 || folded.length === 0) return entries;
   const coversThroughSeq = Math.max(...folded.map((e) => e.seq));
+  const hooks = o.deps.hooks;
+  const hookCtx = hooks?.has('before_compaction') || hooks?.has('after_compaction') ? agentHookContext(o.turn, o.sessionKey, { runId: o.runId }) : undefined;
+  if (hookCtx) void hooks!.runVoid('before_compaction', { messageCount: entries.length, compactingCount: folded.length, tokenCount: used }, hookCtx);
   let text: string;
   try {
     text = await summarize(entries.slice(0, cut), {
@@ -254,6 +322,59 @@ async function fitContext(entries: TranscriptEntry[], o: FitOptions): Promise<Tr
   }
   const [summary] = o.deps.transcripts.append(o.sessionKey, [{ kind: 'summary', message: summaryMessage(text), coversThroughSeq }]);
   o.onEvent?.({ type: 'compacted', removedMessages: folded.length });
+  if (hookCtx) void hooks!.runVoid('after_compaction', { messageCount: entries.length - cut + 1, compactedCount: folded.length }, hookCtx);
   log.info({ sessionKey: o.sessionKey, folded: folded.length, kept: entries.length - cut }, 'transcript compacted');
   return [summary!, ...entries.slice(cut)];
+}
+
+/** before_prompt_build's prependContext / appendContext around the user's message of this run. */
+function withContext(message: UserMessage, added: PromptAdditions | undefined): UserMessage {
+  if (!added || (added.prependContext.length === 0 && added.appendContext.length === 0)) return message;
+  const content = [...message.content];
+  const first = content.findIndex((p) => p.type === 'text');
+  const text = first >= 0 ? (content[first] as { text: string }).text : '';
+  const joined = [...added.prependContext, text, ...added.appendContext].filter((t) => t !== '').join('\n\n');
+  if (first >= 0) content[first] = { type: 'text', text: joined };
+  else content.unshift({ type: 'text', text: joined });
+  return { ...message, content };
+}
+
+/**
+ * before_model_resolve: a plugin may pick the model of this run (the first override given wins).
+ * One that names no configured, reachable model is ignored with a warning: the configured model
+ * answers. Fails open, like every hook but before_tool_call.
+ */
+async function resolveModelOverride(deps: AgentDeps, request: TurnRequest, ref: string, runId: string): Promise<string | undefined> {
+  const images = request.input.images?.length ?? 0;
+  const picked = await deps.hooks!.runBeforeModelResolve(
+    { prompt: request.input.text, ...(images > 0 ? { attachments: Array.from({ length: images }, () => ({ kind: 'image' as const })) } : {}) },
+    agentHookContext(request.turn, request.sessionKey, { runId }),
+  );
+  if (!picked.modelOverride && !picked.providerOverride) return undefined;
+  const slash = ref.indexOf('/');
+  const current = { provider: ref.slice(0, slash), model: ref.slice(slash + 1) };
+  const override = picked.modelOverride ?? '';
+  const named = override.includes('/') ? { provider: override.slice(0, override.indexOf('/')), model: override.slice(override.indexOf('/') + 1) } : undefined;
+  const next = `${picked.providerOverride ?? named?.provider ?? current.provider}/${named?.model ?? (override || current.model)}`;
+  if (next === ref) return undefined;
+  const check = deps.models(next);
+  if (!check.ok) {
+    log.warn({ plugin: picked.owner, model: next, error: check.message }, 'before_model_resolve named a model that cannot be used; the configured model answers');
+    return undefined;
+  }
+  log.info({ plugin: picked.owner, from: ref, to: next, sessionKey: request.sessionKey }, 'before_model_resolve chose the model of this run');
+  return next;
+}
+
+function modelCallHooks(hooks: HookBus, request: TurnRequest, runId: string, round: number, settings: ModelSettings) {
+  const ctx = agentHookContext(request.turn, request.sessionKey, { runId });
+  const base = { runId, callId: `${runId}:${round}`, sessionKey: request.sessionKey, provider: settings.provider, model: settings.model, api: settings.api };
+  const started = performance.now();
+  void hooks.runVoid('model_call_started', base, ctx);
+  return {
+    ended(outcome: 'completed' | 'error', err?: unknown, aborted?: boolean) {
+      const failure = aborted ? { failureKind: 'aborted' as const } : err instanceof RetriesExhaustedError ? { errorCategory: err.last.kind } : err ? { errorCategory: 'unknown' } : {};
+      void hooks.runVoid('model_call_ended', { ...base, durationMs: performance.now() - started, outcome, ...failure }, ctx);
+    },
+  };
 }

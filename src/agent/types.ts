@@ -1,4 +1,5 @@
 import type { WardenConfig } from '../config/index.js';
+import type { HookBus } from '../hooks/bus.js';
 import type { ResolvedModel } from '../models/registry.js';
 import type { AgentSessions, SubagentRunView } from './sessions.js';
 import type { SubagentRunStore } from './subagent-runs.js';
@@ -29,6 +30,12 @@ export interface TurnRequest {
    * subagents start) continues the run that started it, so a loop cannot restart its count there.
    */
   runId?: string | undefined;
+  /**
+   * The turn's calls may defer their approvals (`approvals.waitSec`): an undecided call answers
+   * "pending" and the turn ends; the gateway posts the result and starts a follow-up turn. Set
+   * for turns the gateway runs from a conversation's queue; others (subagents) wait inline.
+   */
+  deferApprovals?: boolean | undefined;
 }
 
 export interface TurnInput {
@@ -79,9 +86,31 @@ export type ToolSurface =
    * (`before_prompt_build` toolsAllow); the turn's calls carry it, so a tool that recomputes
    * the surface (sessions_spawn's ceiling) sees the same one.
    */
-  | { ok: true; tools: ToolDefinition[]; turn?: TurnContext | undefined }
+  | {
+      ok: true;
+      tools: ToolDefinition[];
+      turn?: TurnContext | undefined;
+      /** What before_prompt_build handlers added to the prompt of this run (the turn applies it). */
+      prompt?: PromptAdditions | undefined;
+    }
   /** The empty-allowlist guard or a config problem: the turn fails with this message. */
   | { ok: false; message: string };
+
+/** before_prompt_build's merged result: the turn puts it into the system prompt and the user's message. */
+export interface PromptAdditions {
+  systemPrompt?: string | undefined;
+  prependContext: string[];
+  appendContext: string[];
+  prependSystemContext?: string[] | undefined;
+  appendSystemContext?: string[] | undefined;
+}
+
+/** What the turn tells the surface about the run it is for (before_prompt_build's event). */
+export interface SurfaceRun {
+  prompt: string;
+  messages: unknown[];
+  runId?: string | undefined;
+}
 
 export interface ToolCallRequest {
   toolCallId: string;
@@ -100,6 +129,10 @@ export interface ToolCallScope {
    * call a person made — `/exec`, a skill command, an approval decision — which is never counted.
    */
   runId?: string | undefined;
+  /** Who made the call: the model (default) or a person through a command (`/exec`). */
+  via?: 'agent' | 'command' | undefined;
+  /** The call's approvals may defer it instead of holding the caller (see `TurnRequest.deferApprovals`). */
+  deferApprovals?: boolean | undefined;
 }
 
 /**
@@ -108,7 +141,7 @@ export interface ToolCallScope {
  * errors come back as `isError` results. It may throw an AbortError when the signal fires.
  */
 export interface ToolExecutor {
-  surface(turn: TurnContext, sessionKey: string): Promise<ToolSurface> | ToolSurface;
+  surface(turn: TurnContext, sessionKey: string, run?: SurfaceRun): Promise<ToolSurface> | ToolSurface;
   execute(call: ToolCallRequest, scope: ToolCallScope): Promise<ToolResult>;
 }
 
@@ -158,6 +191,8 @@ export interface AgentDeps {
   announce?: ((parentKey: string, run: SubagentRunView) => void) | undefined;
   /** Parallel tool calls per round; results still go back in call order. Default 4. */
   toolConcurrency?: number | undefined;
+  /** Plugin hooks: before_model_resolve, model calls, compaction, agent_end, subagents. */
+  hooks?: HookBus | undefined;
 }
 
 /** What the router holds: one runtime per process, one `runTurn` per queued message. */

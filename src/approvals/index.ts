@@ -23,10 +23,18 @@
  * - `recover()`: past-expiry requests → expired (renderers update), requests a live process still
  *   waits for → re-armed, requests whose waiting call died → interrupted, written to the session
  *   transcript and emitted as `approval.interrupted` on the event bus for the router.
+ * - `requester(context, { deferred })` adds `requestOrDefer`: it waits `approvals.waitSec` (5 s)
+ *   and then answers `pending`; the call is stored as a deferred call (`deferred`) and run by
+ *   whoever sees the decision (the gateway's DeferredCallRunner), after a restart too.
+ *   `resumedRequester(id, fallback)` answers a resumed call's request with that decision.
+ * - `watchPending(approvals, events, sessionKey, onChange)`: a conversation's pending requests,
+ *   kept current from the bus (`approval.requested`, `approval.closed`).
  * - Every request, decision, refusal, expiry and grant change is an audit event.
  */
 export { approverRefusal, approversFor, type ApproverConfig } from './approvers.js';
 export { escapeGlob, globMatch } from './glob.js';
 export { GrantStore, isLive, type RevokeResult } from './grants.js';
+export { DeferredCallStore } from './deferred.js';
+export { watchPending } from './pending-feed.js';
 export { ApprovalService, MAX_HOOK_APPROVAL_TIMEOUT_MS, type ApprovalServiceOptions } from './service.js';
 export * from './types.js';

@@ -1,5 +1,18 @@
 import type { Database } from 'better-sqlite3';
+import type { Migration } from '../store/migrations.js';
 import type { ApprovalDecision, ApprovalOutcome, ApprovalRequest, ApprovalRequestInput } from './types.js';
+
+/** Who a request acts for and how it came about (the card's "requested by the agent for …"), and what it rests on. */
+export const approvalsOriginMigration: Migration = {
+  id: 'approvals-001-requester-name-via-shown',
+  up(db) {
+    db.exec(`
+      ALTER TABLE approvals ADD COLUMN requester_name TEXT;
+      ALTER TABLE approvals ADD COLUMN via TEXT;
+      ALTER TABLE approvals ADD COLUMN shown TEXT;  -- JSON, what the decision rests on (ApprovalRequestInput.shown)
+    `);
+  },
+};
 
 /** A stored request plus what only the service needs (grant spec, who is waiting). */
 export interface LedgerEntry {
@@ -8,6 +21,7 @@ export interface LedgerEntry {
   timeoutBehavior: 'deny' | 'allow';
   waiter?: { pid: number; instance: string; seenAt: number } | undefined;
   renderedAt?: number | undefined;
+  shown?: unknown;
 }
 
 interface Row {
@@ -19,6 +33,9 @@ interface Row {
   channel_id: string | null;
   thread_id: string | null;
   requester_id: string | null;
+  requester_name: string | null;
+  via: 'agent' | 'command' | null;
+  shown: string | null;
   tool: string;
   title: string;
   preview: string;
@@ -49,6 +66,8 @@ function toEntry(r: Row): LedgerEntry {
       channelId: r.channel_id ?? undefined,
       threadId: r.thread_id ?? undefined,
       requesterId: r.requester_id ?? undefined,
+      ...(r.requester_name !== null ? { requesterName: r.requester_name } : {}),
+      ...(r.via !== null ? { via: r.via } : {}),
       tool: r.tool,
       title: r.title,
       preview: r.preview,
@@ -66,6 +85,7 @@ function toEntry(r: Row): LedgerEntry {
     waiter:
       r.waiter_pid === null || r.waiter_instance === null ? undefined : { pid: r.waiter_pid, instance: r.waiter_instance, seenAt: r.waiter_seen_at ?? 0 },
     renderedAt: r.rendered_at ?? undefined,
+    shown: r.shown === null ? undefined : (JSON.parse(r.shown) as unknown),
   };
 }
 
@@ -83,10 +103,10 @@ export class ApprovalLedger {
     const r = entry.request;
     this.db
       .prepare(
-        `INSERT INTO approvals (id, kind, agent_id, session_key, provider, channel_id, thread_id, requester_id, tool, title, preview,
-           full_text, facts, allowed_decisions, grant_spec, timeout_behavior, created_at, expires_at, status, waiter_pid, waiter_instance, waiter_seen_at)
-         VALUES (@id, @kind, @agentId, @sessionKey, @provider, @channelId, @threadId, @requesterId, @tool, @title, @preview,
-           @fullText, @facts, @allowed, @grant, @timeoutBehavior, @createdAt, @expiresAt, @status, @pid, @instance, @seenAt)`,
+        `INSERT INTO approvals (id, kind, agent_id, session_key, provider, channel_id, thread_id, requester_id, requester_name, via, tool, title, preview,
+           full_text, facts, allowed_decisions, grant_spec, timeout_behavior, created_at, expires_at, status, waiter_pid, waiter_instance, waiter_seen_at, shown)
+         VALUES (@id, @kind, @agentId, @sessionKey, @provider, @channelId, @threadId, @requesterId, @requesterName, @via, @tool, @title, @preview,
+           @fullText, @facts, @allowed, @grant, @timeoutBehavior, @createdAt, @expiresAt, @status, @pid, @instance, @seenAt, @shown)`,
       )
       .run({
         id: r.id,
@@ -97,6 +117,8 @@ export class ApprovalLedger {
         channelId: r.channelId ?? null,
         threadId: r.threadId ?? null,
         requesterId: r.requesterId ?? null,
+        requesterName: r.requesterName ?? null,
+        via: r.via ?? null,
         tool: r.tool,
         title: r.title,
         preview: r.preview,
@@ -111,6 +133,7 @@ export class ApprovalLedger {
         pid: entry.waiter?.pid ?? null,
         instance: entry.waiter?.instance ?? null,
         seenAt: entry.waiter?.seenAt ?? null,
+        shown: entry.shown === undefined ? null : JSON.stringify(entry.shown),
       });
   }
 
@@ -143,6 +166,11 @@ export class ApprovalLedger {
 
   markRendered(id: string, at: number): void {
     this.db.prepare('UPDATE approvals SET rendered_at = COALESCE(rendered_at, ?) WHERE id = ?').run(at, id);
+  }
+
+  /** No call waits for the request any more (it was deferred): recovery must not interrupt it for a dead waiter. */
+  clearWaiter(id: string): void {
+    this.db.prepare('UPDATE approvals SET waiter_pid = NULL, waiter_instance = NULL, waiter_seen_at = NULL WHERE id = ?').run(id);
   }
 
   /** Refreshes the liveness stamp of every pending request this process waits for. */

@@ -7,6 +7,7 @@ import type { Store } from '../store/store.js';
 import { Transcripts } from '../store/transcript.js';
 import { processAlive } from '../util/process-alive.js';
 import { approverRefusal } from './approvers.js';
+import { DeferredCallStore } from './deferred.js';
 import { GrantStore, type RevokeResult } from './grants.js';
 import { ApprovalLedger, type LedgerEntry } from './ledger.js';
 import {
@@ -20,7 +21,9 @@ import {
   type ApprovalRequestContext,
   type ApprovalRequestInput,
   type ApprovalResolution,
+  type DeferredCallSpec,
   type Grant,
+  type PendingApproval,
   type RecoveryReport,
   type ResolveResult,
 } from './types.js';
@@ -58,6 +61,8 @@ type Waiter = (resolution: ApprovalResolution) => void;
 export class ApprovalService {
   readonly grants: GrantStore;
   readonly audit: AuditLog;
+  /** Calls that go on without their turn once decided (`requestOrDefer`); the gateway's runner claims them. */
+  readonly deferred: DeferredCallStore;
   /** Identifies this process's waiters in the ledger. */
   readonly instanceId = randomUUID();
 
@@ -80,6 +85,7 @@ export class ApprovalService {
     this.transcripts = new Transcripts(options.store.db);
     this.now = options.now ?? Date.now;
     this.grants = new GrantStore(options.store.db, this.audit, this.now);
+    this.deferred = new DeferredCallStore(options.store.db);
     this.events = options.events ?? defaultEvents;
   }
 
@@ -89,9 +95,39 @@ export class ApprovalService {
     return () => this.renderers.delete(renderer);
   }
 
-  /** Binds a turn's context, for `ToolCallContext.approvals`. */
-  requester(context: ApprovalRequestContext): ApprovalRequester {
-    return { request: (input, signal) => this.request(input, context, signal) };
+  /**
+   * Binds a turn's context, for `ToolCallContext.approvals`. With `deferred`, the call may go on
+   * without its turn: `requestOrDefer` waits `approvals.waitSec` and then answers `pending`.
+   */
+  requester(context: ApprovalRequestContext, options: { deferred?: DeferredCallSpec | undefined } = {}): ApprovalRequester {
+    const spec = options.deferred;
+    return {
+      request: (input, signal) => this.request(input, context, signal),
+      ...(spec ? { requestOrDefer: (input: ApprovalRequestInput, signal?: AbortSignal) => this.requestOrDefer(input, context, spec, signal) } : {}),
+    };
+  }
+
+  /**
+   * The requester of a deferred call being resumed: its first request that asks what the
+   * approver saw — same kind, tool and full text — gets that decision; any other request (the
+   * command now reads differently, a hook asks something else) asks anew through `fallback`.
+   */
+  resumedRequester(approvalId: string, fallback: ApprovalRequester): ApprovalRequester {
+    let used = false;
+    const decided = (input: ApprovalRequestInput): ApprovalResolution | undefined => {
+      if (used) return undefined;
+      const entry = this.ledger.get(approvalId);
+      if (!entry || entry.request.status === 'pending') return undefined;
+      const r = entry.request;
+      if (r.kind !== input.kind || r.tool !== input.tool || r.fullText !== input.fullText) return undefined;
+      used = true;
+      return this.resolution(entry);
+    };
+    const orDefer = fallback.requestOrDefer;
+    return {
+      request: async (input, signal) => decided(input) ?? fallback.request(input, signal),
+      ...(orDefer ? { requestOrDefer: async (input: ApprovalRequestInput, signal?: AbortSignal) => decided(input) ?? orDefer(input, signal) } : {}),
+    };
   }
 
   /**
@@ -104,8 +140,50 @@ export class ApprovalService {
     return this.wait(request.id, signal);
   }
 
+  /**
+   * Like `request`, but waits only `approvals.waitSec` for the decision. Decided in time: the
+   * resolution, and the caller goes on as with `request`. Otherwise the call is deferred — its
+   * turn may end; whoever sees the decision claims and runs it (`deferred`) — and the answer
+   * is `pending`. The move to deferred and a decision never interleave: the check that the
+   * request is still pending and the move are one write transaction.
+   */
+  async requestOrDefer(input: ApprovalRequestInput, context: ApprovalRequestContext, spec: DeferredCallSpec, signal?: AbortSignal): Promise<ApprovalResolution | PendingApproval> {
+    if (signal?.aborted) return { id: '', outcome: 'cancelled' };
+    // The same call again while its card waits (a retry, a poll): the card that waits answers for it.
+    const waiting = this.ledger
+      .pending()
+      .find((e) => e.request.sessionKey === context.sessionKey && e.request.kind === input.kind && e.request.tool === input.tool && e.request.fullText === input.fullText && this.deferred.get(e.request.id)?.state === 'deferred');
+    if (waiting) return { id: waiting.request.id, pending: true, expiresAt: waiting.request.expiresAt };
+    const request = this.open(input, context, spec);
+    const waitMs = Math.max(0, (this.options.config.approvals.waitSec ?? 0) * 1000);
+    const early = waitMs > 0 ? await this.waitUpTo(request.id, signal, waitMs) : undefined;
+    if (early) return this.inline(request.id, early);
+    const moved = this.options.store.db
+      .transaction(() => {
+        if (this.ledger.get(request.id)?.request.status !== 'pending') return false;
+        if (!this.deferred.defer(request.id)) return false;
+        this.ledger.clearWaiter(request.id);
+        return true;
+      })
+      .immediate();
+    if (!moved) return this.inline(request.id, this.resolution(this.ledger.get(request.id)!));
+    // Decisions written by other processes reach this one through the watcher.
+    this.watched.add(request.id);
+    this.ensureWatcher();
+    this.audit.record({ type: 'approval.deferred', subject: request.id, sessionKey: request.sessionKey, data: { tool: request.tool, toolCallId: spec.toolCallId, origin: spec.origin, waitedMs: waitMs } });
+    log.info({ approval: request.id, tool: request.tool, waitedMs: waitMs }, 'approval deferred: the call goes on without its turn');
+    this.events.emit('approval.deferred', { request });
+    return { id: request.id, pending: true, expiresAt: request.expiresAt };
+  }
+
+  /** A decision within the wait: the turn handles it, unless another process took the call over (it thought this one dead). */
+  private inline(id: string, resolution: ApprovalResolution): ApprovalResolution | PendingApproval {
+    if (this.deferred.get(id) === undefined || this.deferred.takeInline(id, this.instanceId, this.now(), resolution.outcome)) return resolution;
+    return { id, pending: true, expiresAt: this.ledger.get(id)?.request.expiresAt ?? this.now() };
+  }
+
   /** Creates, persists and renders a request without waiting (the CLI prints its id first). */
-  open(input: ApprovalRequestInput, context: ApprovalRequestContext): ApprovalRequest {
+  open(input: ApprovalRequestInput, context: ApprovalRequestContext, deferred?: DeferredCallSpec): ApprovalRequest {
     const { approvals } = this.options.config;
     const now = this.now();
     const configured = input.kind === 'exec' ? approvals.exec.timeoutSec * 1000 : approvals.hook.timeoutSec * 1000;
@@ -123,6 +201,8 @@ export class ApprovalService {
       channelId: context.channelId,
       threadId: context.threadId,
       requesterId: context.requesterId,
+      ...(context.requesterName !== undefined ? { requesterName: context.requesterName } : {}),
+      ...(context.via !== undefined ? { via: context.via } : {}),
       tool: input.tool,
       title: input.title,
       preview: input.preview,
@@ -134,12 +214,11 @@ export class ApprovalService {
       status: 'pending',
     };
     const timeoutBehavior = input.kind === 'tool' && input.timeoutBehavior === 'allow' ? 'allow' : 'deny';
-    this.ledger.insert({
-      request,
-      grant: input.grant,
-      timeoutBehavior,
-      waiter: { pid: process.pid, instance: this.instanceId, seenAt: now },
-    });
+    const waiter = { pid: process.pid, instance: this.instanceId, seenAt: now };
+    this.options.store.db.transaction(() => {
+      this.ledger.insert({ request, grant: input.grant, timeoutBehavior, waiter, shown: input.shown });
+      if (deferred) this.deferred.insert(request.id, { agentId: request.agentId, sessionKey: request.sessionKey }, deferred, waiter, now);
+    })();
     this.audit.record({
       type: 'approval.requested',
       subject: request.id,
@@ -156,6 +235,15 @@ export class ApprovalService {
 
   /** Waits for a request's outcome; resolves at once when it is already closed. */
   wait(id: string, signal?: AbortSignal): Promise<ApprovalResolution> {
+    return this.waitUpTo(id, signal, undefined) as Promise<ApprovalResolution>;
+  }
+
+  /**
+   * Waits for a request's outcome, at most `timeoutMs` (undefined: until it closes). An abort
+   * withdraws the request (`cancelled`); running out of time changes nothing and resolves
+   * undefined.
+   */
+  private waitUpTo(id: string, signal: AbortSignal | undefined, timeoutMs: number | undefined): Promise<ApprovalResolution | undefined> {
     const entry = this.ledger.get(id);
     if (!entry) return Promise.resolve({ id, outcome: 'cancelled' });
     if (entry.request.status !== 'pending') return Promise.resolve(this.resolution(entry));
@@ -166,13 +254,25 @@ export class ApprovalService {
     return new Promise((resolve) => {
       let set = this.waiters.get(id);
       if (!set) this.waiters.set(id, (set = new Set()));
+      let timer: NodeJS.Timeout | undefined;
       const onAbort = () => this.cancel(id, 'the waiting call was aborted');
-      const waiter: Waiter = (resolution) => {
+      const done = (value: ApprovalResolution | undefined) => {
+        clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
-        resolve(resolution);
+        resolve(value);
       };
+      const waiter: Waiter = (resolution) => done(resolution);
       set.add(waiter);
       signal?.addEventListener('abort', onAbort, { once: true });
+      if (timeoutMs !== undefined) {
+        timer = setTimeout(() => {
+          const waiting = this.waiters.get(id);
+          waiting?.delete(waiter);
+          if (waiting?.size === 0) this.waiters.delete(id);
+          this.stopPollingWhenIdle();
+          done(undefined);
+        }, timeoutMs);
+      }
       this.ensurePolling();
     });
   }
@@ -273,48 +373,72 @@ export class ApprovalService {
    * announced as `approval.interrupted`). Nothing stays pending without a timer.
    */
   async recover(): Promise<RecoveryReport> {
-    const report: RecoveryReport = { expired: [], rearmed: [], interrupted: [] };
+    const report: RecoveryReport = { expired: [], rearmed: [], interrupted: [], deferred: [] };
     const now = this.now();
     const updates: Promise<void>[] = [];
     for (const entry of this.ledger.pending()) {
-      if (entry.waiter?.instance === this.instanceId && this.timers.has(entry.request.id)) continue;
+      // Already in this process's charge (its own request, or one adopted before).
+      if (this.timers.has(entry.request.id)) continue;
       const adopted = this.adopt(entry, now);
       if (adopted.kind === 'expired') report.expired.push(adopted.request);
       else if (adopted.kind === 'interrupted') report.interrupted.push(adopted.request);
-      else if (adopted.kind === 'rearmed') {
-        report.rearmed.push(adopted.request);
+      else if (adopted.kind === 'rearmed' || adopted.kind === 'deferred') {
+        report[adopted.kind].push(adopted.request);
         updates.push(adopted.render);
       }
     }
     await Promise.all(updates);
-    log.info({ expired: report.expired.length, rearmed: report.rearmed.length, interrupted: report.interrupted.length }, 'approvals recovered');
-    if (!this.watcher) {
-      this.watcher = setInterval(() => this.syncExternal(), this.options.externalPollMs ?? 1000);
-      this.watcher.unref();
-    }
+    log.info(
+      { expired: report.expired.length, rearmed: report.rearmed.length, interrupted: report.interrupted.length, deferred: report.deferred.length },
+      'approvals recovered',
+    );
+    this.ensureWatcher();
     return report;
+  }
+
+  private ensureWatcher(): void {
+    if (this.watcher) return;
+    this.watcher = setInterval(() => this.syncExternal(), this.options.externalPollMs ?? 1000);
+    this.watcher.unref();
   }
 
   /**
    * Takes charge of a pending request this process did not open: past expiry → expired;
-   * a live waiter elsewhere → timed, rendered (or refreshed) and watched here; a dead waiter →
-   * interrupted, written to its session's transcript and announced on the bus.
+   * a live waiter elsewhere → timed, rendered (or refreshed) and watched here; a deferred call
+   * (or one whose waiting turn died) → timed, refreshed and watched, still decidable; any other
+   * dead waiter → interrupted, written to its session's transcript and announced on the bus.
    */
   private adopt(
     entry: LedgerEntry,
     now: number,
-  ): { kind: 'expired' | 'interrupted'; request: ApprovalRequest } | { kind: 'rearmed'; request: ApprovalRequest; render: Promise<void> } | { kind: 'none' } {
+  ): { kind: 'expired' | 'interrupted'; request: ApprovalRequest } | { kind: 'rearmed' | 'deferred'; request: ApprovalRequest; render: Promise<void> } | { kind: 'none' } {
     const { request } = entry;
     if (now >= request.expiresAt) {
       return this.expire(request.id) ? { kind: 'expired', request: this.ledger.get(request.id)!.request } : { kind: 'none' };
     }
-    if (this.waiterAlive(entry, now)) {
+    const alive = this.waiterAlive(entry, now);
+    if (alive || this.keepDeferred(entry)) {
       this.armExpiry(request);
       this.watched.add(request.id);
-      return { kind: 'rearmed', request, render: entry.renderedAt === undefined ? this.show(request) : this.update(request) };
+      return { kind: alive ? 'rearmed' : 'deferred', request, render: entry.renderedAt === undefined ? this.show(request) : this.update(request) };
     }
     const closed = this.interrupt(request);
     return closed ? { kind: 'interrupted', request: closed } : { kind: 'none' };
+  }
+
+  /**
+   * A request whose waiter is gone but whose call is stored as deferred (or was waiting when
+   * its turn died) is not interrupted: the call moves to `deferred` and runs once decided.
+   */
+  private keepDeferred(entry: LedgerEntry): boolean {
+    const call = this.deferred.get(entry.request.id);
+    if (call?.state === 'waiting') {
+      this.deferred.defer(entry.request.id);
+      this.ledger.clearWaiter(entry.request.id);
+      log.info({ approval: entry.request.id, tool: call.tool }, 'the turn waiting for an approval is gone; its call stays decidable');
+      return true;
+    }
+    return call?.state === 'deferred';
   }
 
   /** Closes a request whose waiting call died; its session hears about it. */
@@ -338,7 +462,7 @@ export class ApprovalService {
       const entry = this.ledger.get(id);
       if (!entry) this.watched.delete(id);
       else if (entry.request.status !== 'pending') this.settle(entry, undefined);
-      else if (!this.waiterAlive(entry, now)) this.interrupt(entry.request);
+      else if (!this.waiterAlive(entry, now) && !this.keepDeferred(entry)) this.interrupt(entry.request);
     }
   }
 
@@ -383,6 +507,8 @@ export class ApprovalService {
     this.timers.delete(id);
     this.deliver(entry, grantId);
     void this.update(entry.request);
+    // The deferred-call runner, the web page's pending list: every closure, however it came.
+    this.events.emit('approval.closed', { request: entry.request });
   }
 
   private deliver(entry: LedgerEntry, grantId?: string): void {
@@ -391,6 +517,10 @@ export class ApprovalService {
     this.waiters.delete(entry.request.id);
     const resolution = this.resolution(entry, grantId);
     for (const waiter of set) waiter(resolution);
+    this.stopPollingWhenIdle();
+  }
+
+  private stopPollingWhenIdle(): void {
     if (this.waiters.size === 0 && this.poller) {
       clearInterval(this.poller);
       this.poller = undefined;
@@ -403,7 +533,14 @@ export class ApprovalService {
     if (grant === undefined && outcome === 'allow-always' && entry.grant) {
       grant = (this.options.store.db.prepare('SELECT id FROM grants WHERE approval_id = ?').pluck().get(entry.request.id) as string | undefined) ?? undefined;
     }
-    return { id: entry.request.id, outcome, decidedBy: entry.request.decidedBy, grantId: grant, timeoutBehavior: entry.timeoutBehavior };
+    return {
+      id: entry.request.id,
+      outcome,
+      decidedBy: entry.request.decidedBy,
+      grantId: grant,
+      timeoutBehavior: entry.timeoutBehavior,
+      ...(entry.shown !== undefined ? { shown: entry.shown } : {}),
+    };
   }
 
   private armExpiry(request: ApprovalRequest): void {

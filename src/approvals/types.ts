@@ -1,3 +1,5 @@
+import type { TurnContext } from '../policy/context.js';
+
 /** The decisions a human can give; a request may narrow the set it offers. */
 export const APPROVAL_DECISIONS = ['allow-once', 'allow-always', 'deny'] as const;
 export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
@@ -31,6 +33,12 @@ export interface ApprovalRequestInput {
   grant?: { pattern: string; argPattern?: string; ttlMs?: number };
   /** On expiry: deny (default). `allow` is honoured for hook (`tool`) approvals only. */
   timeoutBehavior?: 'deny' | 'allow';
+  /**
+   * What the approver's decision rests on besides the text (exec: the content of the scripts
+   * the command runs), as JSON. It comes back with the decision (`ApprovalResolution.shown`),
+   * so the caller can refuse a call whose inputs changed while the card waited.
+   */
+  shown?: unknown;
 }
 
 /** A stored, addressable request as adapters render it. */
@@ -42,6 +50,10 @@ export interface ApprovalRequest extends Required<Pick<ApprovalRequestInput, 'ki
   channelId?: string | undefined;
   threadId?: string | undefined;
   requesterId?: string | undefined;
+  /** The requester's display name, for the card and `/approvals`. */
+  requesterName?: string | undefined;
+  /** Who made the call: the agent in a turn for the requester, or the requester by a command (`/exec`). */
+  via?: 'agent' | 'command' | undefined;
   facts: Array<{ label: string; value: string }>;
   allowedDecisions: ApprovalDecision[];
   createdAt: number;
@@ -59,11 +71,64 @@ export interface ApprovalResolution {
   grantId?: string | undefined;
   /** The request's `timeoutBehavior` after the kind rule (only `tool` requests may allow). */
   timeoutBehavior?: 'deny' | 'allow' | undefined;
+  /** The request's `shown` as stored when it was asked. */
+  shown?: unknown;
 }
+
+/** No decision within `approvals.waitSec`: the call goes on without its turn once one comes. */
+export interface PendingApproval {
+  id: string;
+  pending: true;
+  expiresAt: number;
+}
+
+export const isPending = (r: ApprovalResolution | PendingApproval): r is PendingApproval => 'pending' in r && r.pending === true;
 
 /** Given to a running tool call so it can wait for a human; resolves when decided or expired. */
 export interface ApprovalRequester {
   request(input: ApprovalRequestInput, signal?: AbortSignal): Promise<ApprovalResolution>;
+  /**
+   * Present when the call may go on without its turn (a deferred call, see `DeferredCallSpec`):
+   * waits `approvals.waitSec` for a decision, then answers `pending` and the call is resumed
+   * by whoever sees the decision. Callers prefer it when present.
+   */
+  requestOrDefer?(input: ApprovalRequestInput, signal?: AbortSignal): Promise<ApprovalResolution | PendingApproval>;
+}
+
+/**
+ * A tool call that waits for an approval without holding its turn: what is needed to run it
+ * (or report its refusal) once an approver decides, in any process, after a restart too. The
+ * call runs as the original requester under the original turn's context, with the surface the
+ * turn had as its ceiling.
+ */
+export interface DeferredCallSpec {
+  tool: string;
+  /** The arguments as the model (or the command) gave them; the whole call chain runs again on them. */
+  args: Record<string, unknown>;
+  toolCallId: string;
+  /** `turn`: the result is posted and the agent gets a follow-up turn; `command` (`/exec`): posted only. */
+  origin: 'turn' | 'command';
+  /** The original turn's policy context (conversation, sender, owner status, model, ceiling). */
+  turn: TurnContext;
+  /** The tool ids on the original turn's surface: nothing outside them runs later. */
+  surface: string[];
+}
+
+export type DeferredCallState = 'waiting' | 'deferred' | 'running' | 'done' | 'lost';
+
+/** A stored deferred call. `waiting`: its turn still waits (`approvals.waitSec`); `deferred`: it waits for a decision alone. */
+export interface DeferredCall extends DeferredCallSpec {
+  approvalId: string;
+  agentId: string;
+  sessionKey: string;
+  state: DeferredCallState;
+  /** The process holding it: the waiting turn's (`waiting`) or the runner's (`running`). */
+  owner?: { instance: string; pid: number } | undefined;
+  createdAt: number;
+  claimedAt?: number | undefined;
+  finishedAt?: number | undefined;
+  /** How it ended, for `done` and `lost`. */
+  result?: { outcome: string; text: string } | undefined;
 }
 
 /** Adapters implement this to show a request and to update it when it ends. */
@@ -87,6 +152,8 @@ export interface ApprovalRequestContext {
   channelId?: string | undefined;
   threadId?: string | undefined;
   requesterId?: string | undefined;
+  requesterName?: string | undefined;
+  via?: 'agent' | 'command' | undefined;
 }
 
 /**
@@ -126,4 +193,6 @@ export interface RecoveryReport {
   rearmed: ApprovalRequest[];
   /** The waiting call died: closed as interrupted and reported to its session. */
   interrupted: ApprovalRequest[];
+  /** Its call was deferred (or its turn died while waiting): still pending and decidable, cards refreshed. */
+  deferred: ApprovalRequest[];
 }

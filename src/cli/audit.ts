@@ -8,10 +8,13 @@ import { auditRepoConfig } from '../exec/repo-config-audit.js';
 import { auditSandbox } from '../exec/sandbox-audit.js';
 import { probeSandbox } from '../exec/sandbox-probe.js';
 import { bwrapAvailable, sandboxIdentity } from '../exec/sandbox.js';
+import { auditPlugins } from '../plugins/audit.js';
+import { loadPluginRuntime } from '../plugins/runtime.js';
 import { DATABASE_FILE, resolveDataDir } from '../store/data-dir.js';
 import { EXIT, type CommandRunner } from './args.js';
 import { loadConfigForCommand } from './config.js';
 import { unknownFlagProblems } from './context.js';
+import { auditGatewayHttp } from '../gateway/http/audit.js';
 
 /**
  * `warden audit`: what in the configuration is dangerous, with a fix for each finding.
@@ -33,7 +36,16 @@ export const run: CommandRunner = async (args, io) => {
   const hasBwrap = bwrapAvailable();
   // What this host really gives the sandbox, from a fresh run of it.
   const probe = await probeSandbox(sandboxIdentity(effectiveExecConfig(loaded.config).sandbox));
-  const findings = [...auditExec(loaded.config, { hasBwrap, state }), ...auditSandbox(loaded.config, { hasBwrap, probe }), ...repoConfigFindings(loaded.config, state), ...auditElevated(loaded.config)].sort(
+  // Plugins load first: their tools are part of the surfaces the exec findings judge.
+  const plugins = await loadPluginRuntime(loaded.config, loaded.baseDir);
+  const findings = [
+    ...auditExec(loaded.config, { hasBwrap, state }),
+    ...auditSandbox(loaded.config, { hasBwrap, probe }),
+    ...repoConfigFindings(loaded.config, state),
+    ...auditElevated(loaded.config),
+    ...(await auditPlugins(plugins)),
+    ...auditGatewayHttp(loaded.config),
+  ].sort(
     (a, b) => ORDER[a.severity] - ORDER[b.severity],
   );
   if (args.options.get('json') === true) io.stdout(JSON.stringify({ findings }, null, 2));

@@ -34,7 +34,7 @@ describe('contextFromArgs', () => {
 
   it.each([
     ['--agent qa', '--agent: unknown agent "qa"; known agents: main, coder'],
-    ['--provider teams', '--provider: expected one of discord, slack, web, got "teams"'],
+    ['--provider teams', '--provider: expected one of discord, slack, web, http, got "teams"'],
     ['--chat group', '--chat: expected one of dm, channel, thread, got "group"'],
     ['--chat thread', '--chat thread: give the parent channel with --channel or --channel-name'],
     ['--chat dm --guild 1', '--guild does not apply to --chat dm'],

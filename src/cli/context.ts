@@ -8,7 +8,7 @@ import { stringOption, type ParsedArgs } from './args.js';
  * Context flags → TurnContext, shared by `tools`, `exec-check` and `invoke`.
  *
  *   --agent ID            agent of `agents.list` (default: the default agent)
- *   --provider P          discord | slack | web (default web)
+ *   --provider P          discord | slack | web | http (the HTTP tools API) (default web)
  *   --chat T              dm | channel | thread (default: thread with --thread, channel with a
  *                         guild or channel, else dm)
  *   --guild ID            Discord guild or Slack team; --guild-name NAME for slug-keyed guilds
@@ -43,12 +43,12 @@ export const CONTEXT_FLAGS = [
 
 /** The context flags as a usage block, for each command's --help. */
 export const CONTEXT_USAGE = [
-  'context: --agent ID  --provider discord|slack|web  --chat dm|channel|thread',
+  'context: --agent ID  --provider discord|slack|web|http  --chat dm|channel|thread',
   '         --guild ID [--guild-name NAME]  --channel ID  --channel-name NAME  --thread ID (channel = the parent)',
   '         --sender ID [--sender-name N] [--sender-username U]  --model PROVIDER/MODEL  --spawn-depth N',
 ].join('\n');
 
-const PROVIDERS = ['discord', 'slack', 'web'] as const;
+const PROVIDERS = ['discord', 'slack', 'web', 'http'] as const;
 const CHATS: readonly ChatType[] = ['dm', 'channel', 'thread'];
 
 export type ContextResult = { ok: true; ctx: TurnContext } | { ok: false; problems: string[] };

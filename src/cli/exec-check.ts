@@ -7,6 +7,7 @@ import { checkExec } from '../exec/check.js';
 import type { ExecVerdict } from '../exec/decide.js';
 import { resolveToolSurface } from '../policy/surface.js';
 import { DATABASE_FILE, resolveDataDir } from '../store/data-dir.js';
+import { loadPluginRuntime } from '../plugins/runtime.js';
 import { surfaceInputs } from '../tools/surface-inputs.js';
 import { EXIT, type CommandRunner } from './args.js';
 import { loadConfigForCommand } from './config.js';
@@ -48,6 +49,7 @@ export const run: CommandRunner = async (args, io) => {
   }
   const json = args.options.get('json') === true;
   // The surface `warden tools` prints for these flags, resolved with the same inputs as the bot's.
+  await loadPluginRuntime(loaded.config, loaded.baseDir);
   const surface = resolveToolSurface(loaded.config, context.ctx, surfaceInputs(loaded.config, loaded.baseDir));
   if (surface.error) {
     if (json) io.stdout(JSON.stringify({ error: surface.error }, null, 2));

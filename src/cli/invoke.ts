@@ -7,7 +7,6 @@ import type { WardenConfig } from '../config/index.js';
 import { EventBus } from '../events.js';
 import { agentWorkspace } from '../exec/check.js';
 import { sessionKeyFor } from '../gateway/session-key.js';
-import { HookBus } from '../hooks/bus.js';
 import type { TurnContext } from '../policy/context.js';
 import { resolveToolSurface } from '../policy/surface.js';
 import { AuditLog } from '../store/audit.js';
@@ -16,6 +15,7 @@ import { openStore, type Store } from '../store/store.js';
 import { Transcripts } from '../store/transcript.js';
 import { CORE_IMPLEMENTATIONS } from '../tools/core/index.js';
 import { loopDetectionEnabled, ToolInvoker, type InvokeOutcome } from '../tools/invoke/chain.js';
+import { loadPluginRuntime } from '../plugins/runtime.js';
 import { surfaceInputs } from '../tools/surface-inputs.js';
 import type { ToolImplementation } from '../tools/types.js';
 import { EXIT, stringOption, type CliIO, type CommandRunner } from './args.js';
@@ -60,6 +60,8 @@ export const run: CommandRunner = async (args, io) => {
   }
   const turn = context.ctx;
 
+  // The bot's plugins: their tools, hooks and trusted policies take part in this call as in a turn.
+  const plugins = await loadPluginRuntime(config, baseDir);
   const surface = resolveToolSurface(config, turn, surfaceInputs(config, baseDir));
   if (surface.error) {
     if (args.options.get('json') === true) io.stdout(JSON.stringify({ error: surface.error }, null, 2));
@@ -89,8 +91,9 @@ export const run: CommandRunner = async (args, io) => {
       );
     });
     const invoker = new ToolInvoker({
-      resolveTool: (id) => loadTool(id, config, baseDir, store),
-      hooks: new HookBus(),
+      resolveTool: (id, call) => (plugins.isPluginTool(id) ? plugins.implementation(id, call) : loadTool(id, config, baseDir, store)),
+      hooks: plugins.hooks,
+      trustedPolicies: plugins.trustedPolicies,
       approvals,
       transcripts: new Transcripts(store.db),
       audit: new AuditLog(store.db),

@@ -1,5 +1,6 @@
 import { reservedCommandNames } from '../gateway/command-text.js';
 import { listingFromSnapshot, shadowedWarning, skillCommandSpecs, takeSkillSnapshot, type SkillCommandSpec, type SkillListing } from '../skills/index.js';
+import { loadPluginRuntime } from '../plugins/runtime.js';
 import { EXIT, stringOption, type CliIO, type CommandRunner } from './args.js';
 import { loadConfigForCommand, printResult } from './config.js';
 
@@ -36,8 +37,10 @@ export const run: CommandRunner = async (args, io: CliIO) => {
   }
   const loaded = loadConfigForCommand(args, io);
   if (!loaded) return EXIT.badInput;
+  const pluginSkillDirs = (await loadPluginRuntime(loaded.config, loaded.baseDir)).skillsDirs();
   const result = takeSkillSnapshot(loaded.config, stringOption(args, 'agent')?.trim() || undefined, {
     baseDir: loaded.baseDir,
+    pluginSkillDirs,
     env: io.env,
     homeDir: io.env.HOME?.trim() || undefined,
   });

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { ConfigError } from '../config/index.js';
 import { startWarden } from '../gateway/startup.js';
 import { log } from '../log.js';
@@ -12,7 +13,15 @@ import { loadConfigForCommand } from './config.js';
 export const run: CommandRunner = async (args, io) => {
   const loaded = loadConfigForCommand(args, io);
   if (!loaded) return EXIT.badInput;
-  const started = await startWarden(loaded, { env: io.env });
+  let restartRequested: (() => void) | undefined;
+  const restart = new Promise<'restart'>((resolve) => (restartRequested = () => resolve('restart')));
+  const started = await startWarden(loaded, {
+    env: io.env,
+    onRestart: () => restartRequested?.(),
+    // What a reload changed, as the operator watching the terminal needs it.
+    onConfigApplied: (o) =>
+      io.stdout(`Config reloaded (version ${o.version}): ${o.changed.join(', ')}${o.widening.length ? ` — widens security: ${o.widening.map((w) => w.path).join(', ')}` : ''}${o.failed.length ? ` — not restarted: ${o.failed.join('; ')}` : ''}`),
+  });
   if (!started.ok) {
     const { error } = started;
     io.stderr(error instanceof ConfigError ? error.message : `warden start: ${error.message}`);
@@ -24,8 +33,8 @@ export const run: CommandRunner = async (args, io) => {
   const where = warden.webUrl ? web : warden.adapters.map((a) => a.provider).join(' and ');
   io.stdout(`Warden is running: ${where} (state in ${warden.dataDir}). Press Ctrl+C to stop.`);
 
-  const signal = await nextSignal();
-  io.stdout(`Received ${signal}; stopping…`);
+  const signal = await Promise.race([nextSignal(), restart]);
+  io.stdout(signal === 'restart' ? 'Restart requested by an owner; stopping…' : `Received ${signal}; stopping…`);
   const forceExit = () => {
     io.stderr('warden: second signal while stopping; exiting now');
     process.exit(130);
@@ -42,8 +51,33 @@ export const run: CommandRunner = async (args, io) => {
     process.off('SIGTERM', forceExit);
   }
   io.stdout('Warden stopped.');
+  if (signal === 'restart') return reexec(io);
   return EXIT.ok;
 };
+
+/**
+ * The restart's second half: the same program with the same arguments, in the foreground, its
+ * exit code passed on. This process stays as its parent so a supervisor keeps its pid, and hands
+ * SIGINT/SIGTERM on.
+ */
+function reexec(io: Parameters<CommandRunner>[1]): Promise<number> {
+  io.stdout('Starting again…');
+  const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env: process.env });
+  const forward = (sig: NodeJS.Signals) => child.kill(sig);
+  process.on('SIGINT', forward);
+  process.on('SIGTERM', forward);
+  return new Promise((resolve) => {
+    child.on('exit', (code, sig) => {
+      process.off('SIGINT', forward);
+      process.off('SIGTERM', forward);
+      resolve(code ?? (sig ? 128 : EXIT.critical));
+    });
+    child.on('error', (err) => {
+      io.stderr(`warden: could not start again: ${err.message}`);
+      resolve(EXIT.critical);
+    });
+  });
+}
 
 function nextSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {

@@ -114,7 +114,7 @@ describe('warden tools (in process)', () => {
     expect(code).toBe(2);
     expect(stdout).toBe('');
     expect(stderr).toContain('--agent: unknown agent "qa"; known agents: main, ops');
-    expect(stderr).toContain('--provider: expected one of discord, slack, web, got "irc"');
+    expect(stderr).toContain('--provider: expected one of discord, slack, web, http, got "irc"');
     expect(stderr).toContain('unknown option --chanel (did you mean --channel?)');
     expect(stderr).toContain('--spawn-depth: expected a whole number ≥ 0, got "-1"');
     expect(stderr).toContain('--explain: unknown tool "brwser" (did you mean "browser"?)');
@@ -142,14 +142,32 @@ describe('warden tools (in process)', () => {
     });
   });
 
-  it('loads plugin manifests and reports their tools as unavailable without a runtime', async () => {
+  it('reports the declared tools of a plugin without code as unavailable, with why', async () => {
     const cwd = workdir({ 'warden.config.yaml': 'plugins:\n  paths: [plugins]\ntools:\n  profile: coding\n  alsoAllow: [jira]\n' });
     mkdirSync(path.join(cwd, 'plugins', 'jira'), { recursive: true });
     writeFileSync(path.join(cwd, 'plugins', 'jira', 'warden.plugin.json'), '{ id: "jira", contracts: { tools: ["jira_create"] } }');
     let stdout = '';
     const code = await main(['tools', '--json'], { cwd, env: {}, stdout: (t) => (stdout += t), stderr: () => {} });
     expect(code).toBe(0);
-    expect((JSON.parse(stdout) as Answer).unavailable).toContainEqual({ tool: 'jira_create', why: 'plugin runtime not loaded' });
+    const answer = JSON.parse(stdout) as Answer;
+    expect(answer.unavailable).toContainEqual({ tool: 'jira_create', why: 'plugin jira did not load: no entry module (index.ts, index.js, index.mjs, index.cjs or package.json warden.extensions)' });
+    expect(answer.warnings).toContain('plugin jira cannot load: no entry module (index.ts, index.js, index.mjs, index.cjs or package.json warden.extensions)');
+  });
+
+  it('offers a loaded plugin tool and explains it through the same steps', async () => {
+    const cwd = workdir({ 'warden.config.yaml': 'plugins:\n  paths: [plugins]\ntools:\n  profile: coding\n  alsoAllow: [jira]\n' });
+    mkdirSync(path.join(cwd, 'plugins', 'jira'), { recursive: true });
+    writeFileSync(path.join(cwd, 'plugins', 'jira', 'warden.plugin.json'), '{ id: "jira", contracts: { tools: ["jira_create"] } }');
+    writeFileSync(
+      path.join(cwd, 'plugins', 'jira', 'index.mjs'),
+      'export function register(api) { api.registerTool({ name: "jira_create", description: "d", parameters: { type: "object", properties: {} }, execute: () => ({ content: [] }) }); }',
+    );
+    let stdout = '';
+    expect(await main(['tools', '--json', '--explain', 'jira_create'], { cwd, env: {}, stdout: (t) => (stdout += t), stderr: () => {} })).toBe(0);
+    const answer = JSON.parse(stdout) as Answer & { explain: { verdict: string; steps: Array<{ step: string; outcome: string; rule: string }> } };
+    expect(answer.tools).toContain('jira_create');
+    expect(answer.explain.verdict).toBe('available');
+    expect(answer.explain.steps.find((s) => s.step === 'tools.profile')).toMatchObject({ outcome: 'kept', rule: expect.stringContaining('jira') });
   });
 });
 

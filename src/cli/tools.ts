@@ -2,6 +2,7 @@ import { closest } from '../config/errors.js';
 import { resolveToolSurface, type ExplainStep, type SurfaceResult } from '../policy/surface.js';
 import { CORE_TOOLS } from '../tools/catalog.js';
 import { normalizeToolName } from '../tools/names.js';
+import { loadPluginRuntime } from '../plugins/runtime.js';
 import { surfaceInputs } from '../tools/surface-inputs.js';
 import { EXIT, stringOption, type CommandRunner } from './args.js';
 import { loadConfigForCommand } from './config.js';
@@ -40,6 +41,7 @@ export const run: CommandRunner = async (args, io) => {
   if (!context.ok) problems.push(...context.problems);
 
   // The inputs the running bot hands the surface function: the same plugin candidates and availability.
+  await loadPluginRuntime(config, baseDir);
   const inputs = surfaceInputs(config, baseDir);
   const explainName = stringOption(args, 'explain');
   const explainId = explainName !== undefined ? normalizeToolName(explainName) : undefined;

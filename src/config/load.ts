@@ -54,13 +54,27 @@ export function loadConfig(options: LoadOptions = {}): LoadResult {
     return fail(file, [{ path: '', message: `cannot read: ${(err as Error).message}` }]);
   }
 
-  const parsed = parseText(file, text);
+  const parsed = parseConfigText(file, text);
   if (!parsed.ok) return fail(file, parsed.problems);
+  return configFromRaw(parsed.value, { file, env });
+}
 
+/** The environment a config file's `${NAME}` references are read from: `.env` files under the process's. */
+export function configEnv(file: string, options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Record<string, string | undefined> {
+  const cwd = options.cwd ?? process.cwd();
+  return { ...readDotenv(path.dirname(file)), ...readDotenv(cwd), ...(options.env ?? process.env) };
+}
+
+/**
+ * A parsed file's value (before `${NAME}` substitution) to a config, as `loadConfig` does it:
+ * substitution, OpenClaw's spellings, the schema. The config editor validates a patched file
+ * with it before writing anything.
+ */
+export function configFromRaw(raw: unknown, options: { file: string; env: Record<string, string | undefined> }): LoadResult {
   const problems: ConfigProblem[] = [];
-  const substituted = substituteEnv(parsed.value, env, [], problems);
-  if (problems.length > 0) return fail(file, problems);
-  return validate(file, substituted, baseDir);
+  const substituted = substituteEnv(raw, options.env, [], problems);
+  if (problems.length > 0) return fail(options.file, problems);
+  return validate(options.file, substituted, path.dirname(options.file));
 }
 
 /** Validates an in-memory config object (tests, embedding). */
@@ -81,7 +95,8 @@ function fail(file: string | undefined, problems: ConfigProblem[]): LoadResult {
   return { ok: false, error: new ConfigError(file, problems) };
 }
 
-function parseText(file: string, text: string): { ok: true; value: unknown } | { ok: false; problems: ConfigProblem[] } {
+/** A config file's text as a value, by the file's extension; errors name what is malformed. */
+export function parseConfigText(file: string, text: string): { ok: true; value: unknown } | { ok: false; problems: ConfigProblem[] } {
   const ext = path.extname(file).toLowerCase();
   if (ext === '.json5' || ext === '.json') {
     try {

@@ -33,3 +33,28 @@ describe('auditExec: a workspace must not hold Warden\'s own state', () => {
     expect(findings({ agents: { defaults: { workspace: '.' } } }, null)).toEqual([]);
   });
 });
+
+describe('auditExec: allowlist patterns that can never match', () => {
+  const relative = (input: WardenConfigInput) => {
+    const parsed = parseConfig(input);
+    if (!parsed.ok) throw parsed.error;
+    return auditExec(parsed.value.config, { hasBwrap: true }).filter((f) => f.id === 'exec.allowlist-relative-pattern');
+  };
+  it.each<[string, string, boolean]>([
+    ['./deploy.sh', 'a dot-relative script', true],
+    ['bin/tool', 'a relative path', true],
+    ['../x', 'a parent-relative path', true],
+    ['/usr/bin/git', 'an absolute path', false],
+    ['~/bin/*', 'a home glob', false],
+    ['git', 'a basename', false],
+    ['*', 'the wildcard', false],
+  ])('%s (%s) warns: %s', (pattern, _what, warns) => {
+    const found = relative({ tools: { exec: { allowlist: [{ pattern }] } } });
+    expect(found.map((f) => f.severity)).toEqual(warns ? ['warn'] : []);
+    if (warns) expect(found[0]!.message).toContain(`tools.exec.allowlist[0].pattern "${pattern}" is a relative path`);
+  });
+  it("names an agent's own allowlist by its key", () => {
+    const found = relative({ agents: { list: [{ id: 'main', tools: { exec: { allowlist: [{ pattern: '/bin/ls' }, { pattern: 'scripts/run' }] } } }] } });
+    expect(found.map((f) => f.message.split(' ')[0])).toEqual(['agents.list[0].tools.exec.allowlist[1].pattern']);
+  });
+});

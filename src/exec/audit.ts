@@ -7,6 +7,7 @@ import { knownAgentIds } from '../policy/steps.js';
 import { resolveToolSurface } from '../policy/surface.js';
 import { surfaceInputs } from '../tools/surface-inputs.js';
 import { buildTurnContext } from '../gateway/turn-context.js';
+import { isPathPattern } from './allowlist.js';
 import { agentWorkspace, effectiveExecConfig } from './check.js';
 import { buildSafeBinPolicy, isInterpreterLikeSafeBin, writableTrustedDirs } from './safe-bins.js';
 import { BWRAP_PATH } from './sandbox.js';
@@ -127,6 +128,20 @@ export function auditExec(config: WardenConfig, env: ExecAuditEnv): AuditFinding
     }
   }
 
+  // A path pattern is matched against the executable's resolved absolute path (as in OpenClaw),
+  // so `./deploy.sh` or `bin/tool` never matches anything: the operator meant something else.
+  for (const [key, entries] of allowlistsOf(config)) {
+    entries.forEach((entry, i) => {
+      if (!isPathPattern(entry.pattern) || entry.pattern.startsWith('/') || entry.pattern.startsWith('~')) return;
+      findings.push({
+        id: 'exec.allowlist-relative-pattern',
+        severity: 'warn',
+        message: `${key}[${i}].pattern "${entry.pattern}" is a relative path: patterns are matched against the executable's resolved absolute path, so this entry never matches`,
+        fix: `write the absolute path (outside the agent's workspace: a script the agent can rewrite should ask), e.g. "${path.resolve('/opt/scripts', entry.pattern)}"`,
+      });
+    });
+  }
+
   if (exec.security === 'allowlist' && exec.allowlist.some((e) => e.pattern === '*' && !e.argPattern)) {
     findings.push({
       id: 'exec.allowlist-wildcard',
@@ -136,6 +151,16 @@ export function auditExec(config: WardenConfig, env: ExecAuditEnv): AuditFinding
     });
   }
   return findings;
+}
+
+/** Every configured exec allowlist with its key path: the global one and each agent's. */
+function allowlistsOf(config: WardenConfig): Array<[string, ReadonlyArray<{ pattern: string }>]> {
+  const lists: Array<[string, ReadonlyArray<{ pattern: string }>]> = [['tools.exec.allowlist', config.tools.exec?.allowlist ?? []]];
+  config.agents.list.forEach((agent, i) => {
+    const own = agent.tools?.exec?.allowlist;
+    if (own) lists.push([`agents.list[${i}].tools.exec.allowlist`, own]);
+  });
+  return lists;
 }
 
 function isWithin(dir: string, target: string): boolean {

@@ -7,9 +7,10 @@ import { surfaceInputs } from '../tools/surface-inputs.js';
 import type { AllowlistEntry } from './allowlist.js';
 import { evaluateExec, type ExecPolicy, type ExecVerdict } from './decide.js';
 import { DEFAULT_PATH_DIRS } from './resolve.js';
+import { readOnlyPolicy } from './read-only.js';
 import { buildSafeBinPolicy } from './safe-bins.js';
 import { effectiveExecConfig } from './effective-config.js';
-import { execHomes, resolveExecHost } from './sandbox.js';
+import { execHomes, resolveExecHost, type ExecHost } from './sandbox.js';
 
 // Kept here for their callers; they live apart so the policy can read them without loading the gate.
 export { effectiveExecConfig, execHostOf } from './effective-config.js';
@@ -38,13 +39,19 @@ export interface CheckExecOptions {
   surface?: Pick<SurfaceResult, 'tools' | 'removed' | 'unavailable' | 'error'>;
 }
 
-export function execPolicyFromConfig(exec: ExecConfig, stored: readonly AllowlistEntry[] = []): ExecPolicy {
+/**
+ * The exec gate's policy for an agent's `tools.exec` block. `host` is where the command would
+ * run: the default read-only list (read-only.ts) applies only on the sandbox host, and only while
+ * `defaultAllowlist` is not switched off.
+ */
+export function execPolicyFromConfig(exec: ExecConfig, stored: readonly AllowlistEntry[] = [], host: ExecHost = resolveExecHost(exec.host)): ExecPolicy {
   return {
     security: exec.security,
     ask: exec.ask,
     strictInlineEval: exec.strictInlineEval,
     allowlist: [...exec.allowlist.map((e) => ({ ...e, source: 'config' as const })), ...stored],
     safeBins: buildSafeBinPolicy({ safeBins: exec.safeBins, trustedDirs: exec.safeBinTrustedDirs, profiles: exec.safeBinProfiles }),
+    ...(host === 'sandbox' && exec.defaultAllowlist !== false ? { readOnly: readOnlyPolicy() } : {}),
   };
 }
 
@@ -56,8 +63,9 @@ export function agentWorkspace(config: WardenConfig, agentId: string, baseDir: s
 
 export function checkExec(config: WardenConfig, command: string, context: TurnContext, options: CheckExecOptions = {}): ExecVerdict {
   const exec = effectiveExecConfig(config, context.agentId);
-  const policy = execPolicyFromConfig(exec, options.storedAllowlist);
-  const homes = execHomes(resolveExecHost(exec.host));
+  const host = resolveExecHost(exec.host);
+  const policy = execPolicyFromConfig(exec, options.storedAllowlist, host);
+  const homes = execHomes(host);
   const verdict = evaluateExec(command, policy, {
     cwd: options.cwd ?? agentWorkspace(config, context.agentId, options.baseDir),
     pathDirs: options.pathDirs ?? DEFAULT_PATH_DIRS,

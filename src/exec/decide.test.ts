@@ -32,9 +32,10 @@ const PATH_DIRS = ['/usr/bin', '/bin'];
 
 type ConfigIn = Partial<Parameters<typeof execConfig.parse>[0] & object>;
 
+/** The gate as configured, without the sandbox host's default read-only list (its own tests: test/security/exec-default-allowlist.test.ts). */
 function check(command: string, config: ConfigIn = {}, stored: AllowlistEntry[] = [], pathDirs = PATH_DIRS): ExecVerdict {
   const exec: ExecConfig = execConfig.parse(config);
-  return evaluateExec(command, execPolicyFromConfig(exec, stored), { cwd, home, pathDirs, now: 1_000_000 });
+  return evaluateExec(command, execPolicyFromConfig(exec, stored, 'gateway'), { cwd, home, pathDirs, now: 1_000_000 });
 }
 
 const LS = { pattern: '/usr/bin/ls' };
@@ -519,7 +520,7 @@ describe('red-team findings: a multi-call binary runs under the name that was ch
 describe('red-team findings: `~` in a pattern is the operator\'s home, also in the sandbox', () => {
   // In the sandbox HOME is the workspace: `~/bin/tool` is a file the agent can write.
   const sandboxed = (command: string) =>
-    evaluateExec(command, execPolicyFromConfig(execConfig.parse({ allowlist: [{ pattern: '~/bin/*' }] })), { cwd, home: cwd, patternHome: home, pathDirs: PATH_DIRS, now: 1_000_000 });
+    evaluateExec(command, execPolicyFromConfig(execConfig.parse({ allowlist: [{ pattern: '~/bin/*' }] }), [], 'gateway'), { cwd, home: cwd, patternHome: home, pathDirs: PATH_DIRS, now: 1_000_000 });
   it.each(['~/bin/tool', 'sh ~/bin/tool.sh'])('`%s` is not covered by `~/bin/*` when ~ is the workspace', (command) => {
     expect(sandboxed(command).decision).toBe('ask');
   });

@@ -15,6 +15,7 @@ import { detectInlineEval, detectStdinProgram, INTERPRETER_LIKE, type InlineEval
 import { commandName, isPathQualified, resolveExecutable, type ResolveEnv, type ResolvedExecutable } from './resolve.js';
 import { buildEnforcedCommand, type RewritePart } from './rewrite.js';
 import { repoConfigInvocation, type RepoConfigHit } from './repo-config.js';
+import { READ_ONLY_COMMANDS, readOnlyMatch, type ReadOnlyPolicy } from './read-only.js';
 import { checkSafeBin, type SafeBinPolicy } from './safe-bins.js';
 import { isSafeBuiltin } from './safe-builtins.js';
 import { MULTICALL_BINARIES, runsAs, shellInvocation, unwrapDispatch } from './wrappers.js';
@@ -35,9 +36,11 @@ export interface ExecPolicy {
   /** Config entries first, then stored ones (allow-always, imports). */
   allowlist: readonly AllowlistEntry[];
   safeBins: SafeBinPolicy;
+  /** The default read-only commands (read-only.ts); set only for the sandbox host with `defaultAllowlist` on. */
+  readOnly?: ReadOnlyPolicy | undefined;
 }
 
-export type MatchedBy = 'allowlist' | 'allow-always' | 'safe-bin' | 'safe-builtin';
+export type MatchedBy = 'allowlist' | 'allow-always' | 'safe-bin' | 'safe-builtin' | 'read-only';
 
 export interface SegmentVerdict {
   argv: string[];
@@ -53,6 +56,8 @@ export interface SegmentVerdict {
   repoConfig?: RepoConfigHit | undefined;
   /** An allow-always grant names this command but its script changed since it was approved. */
   changed?: string | undefined;
+  /** What runs instead of `effectiveArgv` (a default git entry adds `--no-textconv --no-ext-diff`). */
+  enforcedArgv?: string[] | undefined;
 }
 
 export interface PersistEntry {
@@ -366,20 +371,35 @@ function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOption
   }
   // A grant for this argv whose executable link now leads elsewhere no longer matches by pattern; say so.
   if (!entry && !verdict.changed) verdict.changed = staleGrant(pool, args, binding, now);
-  if (entry && repoConfig && !(entry.trustRepoConfig === true && repoConfig.untrusted === null)) {
-    verdict.miss = repoConfigMiss(repoConfig, entry);
-  } else if (entry) {
+  const trusted = (opted: boolean | undefined) => !repoConfig || (opted === true && repoConfig.untrusted === null);
+  // The sandbox host's default read-only list (read-only.ts), after entries and safe bins.
+  let readOnlyWhy: string | undefined;
+  const readOnly = (): boolean => {
+    const match = policy.readOnly ? readOnlyMatch(effective, exe.realPath, policy.readOnly) : null;
+    if (match && !match.ok && READ_ONLY_COMMANDS.includes(commandName(effective[0]!))) readOnlyWhy = match.reason;
+    if (!match?.ok || !trusted(match.trustRepoConfig)) return false;
+    verdict.matchedBy = 'read-only';
+    if (match.argv) verdict.enforcedArgv = match.argv;
+    return true;
+  };
+  if (entry && trusted(entry.trustRepoConfig)) {
     verdict.matchedBy = entry.source === 'allow-always' ? 'allow-always' : 'allowlist';
     verdict.entry = { pattern: entry.pattern, argPattern: entry.argPattern };
+  } else if (entry) {
+    if (!readOnly()) verdict.miss = repoConfigMiss(repoConfig!, entry);
   } else {
     const safe = checkSafeBin(effective, exe.realPath, policy.safeBins);
-    if (safe.ok && repoConfig) verdict.miss = repoConfigMiss(repoConfig, null);
-    else if (safe.ok) verdict.matchedBy = 'safe-bin';
-    else if (verdict.changed) verdict.miss = verdict.changed;
-    else if (exe.realPath === null) verdict.miss = exe.pathQualified ? `\`${exe.token}\` is not an executable file` : `\`${exe.token}\` not found in PATH`;
-    else if (shellPayload) verdict.miss = `shell payload \`${shell!.payload}\` is not covered by an entry for ${exe.realPath} with an argPattern`;
-    else verdict.miss = `no allowlist entry, safe bin or builtin covers ${exe.realPath}${policy.safeBins.bins.has(commandName(effective[0]!)) ? ` (${safe.reason})` : ''}`;
+    if (safe.ok && !repoConfig) verdict.matchedBy = 'safe-bin';
+    else if (!readOnly()) {
+      if (safe.ok && repoConfig) verdict.miss = repoConfigMiss(repoConfig, null);
+      else if (verdict.changed) verdict.miss = verdict.changed;
+      else if (exe.realPath === null) verdict.miss = exe.pathQualified ? `\`${exe.token}\` is not an executable file` : `\`${exe.token}\` not found in PATH`;
+      else if (shellPayload) verdict.miss = `shell payload \`${shell!.payload}\` is not covered by an entry for ${exe.realPath} with an argPattern`;
+      else verdict.miss = `no allowlist entry, safe bin or builtin covers ${exe.realPath}${policy.safeBins.bins.has(commandName(effective[0]!)) && !safe.ok ? ` (${safe.reason})` : ''}`;
+    }
   }
+  // Why the default read-only list, which has this command, does not cover this use of it.
+  if (verdict.miss && readOnlyWhy) verdict.miss += `; the default read-only list does not cover it: ${readOnlyWhy}`;
   return { verdict, exe, blocked: false, inlineEval, shellPayload, cwdMoved, repoConfig, binding };
 }
 
@@ -493,8 +513,11 @@ function buildRewrite(parts: readonly ShellChainPart[], segments: readonly Segme
     for (const segment of part.pipeline) {
       const v = verdicts[index++]!;
       // Builtins run under their canonical name: `CD` would be a PATH lookup, not the builtin judged.
-      const argv = v.matchedBy === 'safe-builtin' ? [v.effectiveArgv[0]!.toLowerCase(), ...v.effectiveArgv.slice(1)] : v.resolved ? [runPath(segments[index - 1]!), ...v.effectiveArgv.slice(1)] : null;
+      const args = (v.enforcedArgv ?? v.effectiveArgv).slice(1);
+      const argv = v.matchedBy === 'safe-builtin' ? [v.effectiveArgv[0]!.toLowerCase(), ...args] : v.resolved ? [runPath(segments[index - 1]!), ...args] : null;
       if (argv === null) return null;
+      // Heredoc positions are those of the argv as written; an argv that grew cannot carry them.
+      if (v.enforcedArgv && segment.heredocs.length > 0) return null;
       // Wrappers only ever remove a prefix, so heredoc positions shift by what they removed.
       const shift = v.argv.length - v.effectiveArgv.length;
       const heredocs = segment.heredocs.map((h) => ({ start: h.argvStart - shift, count: h.argvCount, operator: h.operator, body: h.body }));
@@ -554,6 +577,21 @@ function planAllowAlways(
   }
   if (entries.length === 0) return no('nothing to store');
   return { offered: true, entries };
+}
+
+/**
+ * The script files a command runs, by content (content-binding.ts), whatever its verdict: what
+ * an approver's decision rests on besides the text. The exec tool refuses an approved command
+ * whose scripts changed while its card waited.
+ */
+export function commandScriptBinding(command: string, policy: ExecPolicy, options: EvaluateOptions): Binding {
+  if (command.length > MAX_COMMAND_CHARS) return { ok: false, why: `the command is longer than ${MAX_COMMAND_CHARS} characters` };
+  const analysis = analyzeShellCommand(command, { maxSegments: MAX_COMMAND_SEGMENTS });
+  if (!analysis.ok) return { ok: false, why: `the command cannot be analysed: ${analysis.reason}` };
+  const scope: VerdictScope = { segmentsLeft: MAX_COMMAND_SEGMENTS, resolved: new Map() };
+  const segments = evaluateChain(analysis.parts, policy, options, options.now ?? Date.now(), 0, options.cwd, scope);
+  if (scope.segmentsLeft < 0) return { ok: false, why: `the command has more than ${MAX_COMMAND_SEGMENTS} commands` };
+  return commandBinding(segments);
 }
 
 /** Present only when the command runs a script file; the store records "none" for the rest. */

@@ -16,6 +16,8 @@ function verdict(text: string, help?: string): string {
       return `builtin ${c.command.name}${c.command.args ? ` [${c.command.args}]` : ''}`;
     case 'skill':
       return `skill ${c.spec.name}${c.args ? ` [${c.args}]` : ''}`;
+    case 'plugin':
+      return `plugin ${c.command.command.name}${c.command.args ? ` [${c.command.args}]` : ''}`;
     case 'answer':
       return `answer: ${c.text}`;
     case 'message':
@@ -88,5 +90,24 @@ describe('unknownCommandText', () => {
   it('suggests only what is close', () => {
     expect(unknownCommandText('zzzzzzzz', skills)).not.toContain('did you mean');
     expect(unknownCommandText('hlp')).toContain('(did you mean /help?)');
+  });
+});
+
+describe('plugin commands in the one classifier', () => {
+  const incident = { name: 'incident', pluginId: 'incidents', description: 'open or list incidents', ownerOnly: false, handler: () => 'ok' };
+  const plugins = { get: (n: string) => (n === 'incident' ? incident : undefined), values: () => [incident] } as never;
+  it.each([
+    ['/incident open db down', 'plugin incident [open db down]'],
+    ['/warden incident list', 'plugin incident [list]'],
+    ['/status', 'builtin status'],
+    ['/incidnet', 'answer: Unknown command /incidnet (did you mean /incident?). /help lists the commands; nothing was sent to the model.'],
+  ])('%s → %s', (text, expected) => {
+    const c = classifyCommandText(text, { skills, plugins });
+    const got = c.kind === 'plugin' ? `plugin ${c.command.command.name}${c.command.args ? ` [${c.command.args}]` : ''}` : c.kind === 'builtin' ? `builtin ${c.command.name}` : c.kind === 'answer' ? `answer: ${c.text}` : c.kind;
+    expect(got).toBe(expected);
+  });
+  it('a plugin command is addressed to the bot like a built-in', () => {
+    expect(isAddressedCommand('/incident list', skills, plugins)).toBe(true);
+    expect(isAddressedCommand('/incident list', skills)).toBe(false);
   });
 });

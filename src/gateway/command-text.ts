@@ -1,11 +1,12 @@
 import { closest } from '../config/errors.js';
 import { findSkillCommand, type SkillCommandSpec } from '../skills/commands.js';
-import { COMMAND_NAMES, parseCommand, type ParsedCommand } from './commands.js';
+import { COMMAND_NAMES, parseCommand, type ParsedCommand, type ParsedPluginCommand, type PluginCommandRegistry } from './commands.js';
 
 /**
  * What a message's text is to the router, decided in one place for every surface (typed
  * messages, Discord and Slack native commands, the web chat):
  * - `builtin`: one of Warden's own commands;
+ * - `plugin`: a command a plugin registered (`api.registerCommand`); Warden's own names win;
  * - `skill`: a user-invocable skill's command (`/release_notes v1.2`, `/release-notes v1.2`,
  *   `/skill release-notes v1.2`);
  * - `answer`: command-shaped text that names no command (`/frobnicate`), or `/skill` misused:
@@ -15,6 +16,7 @@ import { COMMAND_NAMES, parseCommand, type ParsedCommand } from './commands.js';
  */
 export type CommandText =
   | { kind: 'builtin'; command: ParsedCommand }
+  | { kind: 'plugin'; command: ParsedPluginCommand }
   | { kind: 'skill'; spec: SkillCommandSpec; args: string }
   | { kind: 'answer'; word: string; text: string }
   | { kind: 'message' };
@@ -29,6 +31,8 @@ const COMMAND_SHAPE = /^\/(?:warden\s+)?([a-z][a-z0-9_-]*)(?:\s+([\s\S]*))?$/i;
 
 export interface ClassifyOptions {
   skills?: readonly SkillCommandSpec[] | undefined;
+  /** Plugin commands: they come before skill commands of the same name. */
+  plugins?: PluginCommandRegistry | undefined;
   /** How the help command is spelled where the answer is read (`/warden help` for Slack's native form). */
   help?: string | undefined;
 }
@@ -44,6 +48,8 @@ export function classifyCommandText(text: string, options: ClassifyOptions = {})
   const skills = options.skills ?? [];
   const help = options.help ?? '/help';
   if (word === 'warden' && rest === '') return { kind: 'builtin', command: { name: 'help', args: '' } };
+  const plugin = word === 'skill' ? undefined : options.plugins?.get(word);
+  if (plugin) return { kind: 'plugin', command: { command: plugin, args: rest, body: trimmed } };
   if (word === 'skill') {
     const [name = ''] = rest.split(/\s+/);
     if (name === '') return { kind: 'answer', word, text: skillUsage(skills) };
@@ -54,18 +60,18 @@ export function classifyCommandText(text: string, options: ClassifyOptions = {})
   }
   const spec = findSkillCommand(skills, word);
   if (spec) return { kind: 'skill', spec, args: rest };
-  return { kind: 'answer', word, text: unknownCommandText(word, skills, help) };
+  return { kind: 'answer', word, text: unknownCommandText(word, skills, help, options.plugins) };
 }
 
-/** Whether text is a command the bot answers without a mention (built-ins and skill commands). */
-export function isAddressedCommand(text: string, skills: readonly SkillCommandSpec[] | undefined): boolean {
-  const kind = classifyCommandText(text, { skills }).kind;
-  return kind === 'builtin' || kind === 'skill';
+/** Whether text is a command the bot answers without a mention (built-in, plugin and skill commands). */
+export function isAddressedCommand(text: string, skills: readonly SkillCommandSpec[] | undefined, plugins?: PluginCommandRegistry | undefined): boolean {
+  const kind = classifyCommandText(text, { skills, plugins }).kind;
+  return kind === 'builtin' || kind === 'plugin' || kind === 'skill';
 }
 
 /** "Unknown command /statsu (did you mean /status?). /help lists the commands." */
-export function unknownCommandText(word: string, skills: readonly SkillCommandSpec[] = [], help = '/help'): string {
-  const candidates = [...COMMAND_NAMES, ...skills.map((s) => s.name)];
+export function unknownCommandText(word: string, skills: readonly SkillCommandSpec[] = [], help = '/help', plugins?: PluginCommandRegistry | undefined): string {
+  const candidates = [...COMMAND_NAMES, ...[...(plugins?.values() ?? [])].map((c) => c.name), ...skills.map((s) => s.name)];
   const hint = closest(word, candidates);
   return `Unknown command /${word}${hint ? ` (did you mean /${hint}?)` : ''}. ${help} lists the commands; nothing was sent to the model.`;
 }

@@ -173,8 +173,15 @@ describe('runCommand', () => {
     expect(out.text).toBe('```\nhi\n```');
     expect(execute).toHaveBeenCalledWith(
       { toolCallId: 'call-1', tool: 'exec', args: { command: 'echo hi' } },
-      { sessionKey: r.sessionKey, turn: r.context, signal, surface: ['exec'] },
+      { sessionKey: r.sessionKey, turn: r.context, signal, surface: ['exec'], via: 'command', deferApprovals: true },
     );
+  });
+
+  it('/exec whose approval is still undecided says so in people\'s words, not the model\'s', async () => {
+    const execute = vi.fn(async () => ({ content: [{ type: 'text' as const, text: 'pending approval a1: …' }], details: { status: 'pending', approvalId: 'a1' } }));
+    const tools: ToolExecutor = { surface: () => ({ ok: true, tools: [{ id: 'exec', description: '', parameters: {} }] }), execute };
+    const out = await runCommand({ name: 'exec', args: 'make deploy' }, route(), deps({ tools }), signal);
+    expect(out.text).toBe('Approval a1 is pending: the command runs when an approver decides, and its result will be posted under the card.');
   });
 
   it('/exec with no command prints usage', async () => {

@@ -1,5 +1,7 @@
 import type { ToolExecutor } from '../agent/index.js';
 import { APPROVAL_DECISIONS, type ApprovalDecision, type ApprovalRequest } from '../approvals/types.js';
+import type { PluginCommand } from '../plugins/runtime.js';
+import type { PluginCommandContext } from '../plugins/sdk.js';
 import type { TurnContext } from '../policy/context.js';
 import type { SkillCommandSpec } from '../skills/commands.js';
 import type { ToolDefinition } from '../agent/types.js';
@@ -7,9 +9,11 @@ import type { ToolResult } from '../tools/types.js';
 import type { Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
 import type { ApprovalClick, OutboundMessage } from './types.js';
+import { runNodesCommand, type NodesCommandDeps } from './commands/nodes.js';
 import { runCronCommand } from './cron-command.js';
+import { formatPendingApprovals } from './approvals-command.js';
 
-export const COMMAND_NAMES = ['help', 'tools', 'exec', 'approve', 'skills', 'status', 'stop', 'cron', 'new'] as const;
+export const COMMAND_NAMES = ['help', 'tools', 'exec', 'approve', 'approvals', 'skills', 'status', 'stop', 'cron', 'nodes', 'new'] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 /** Commands only the web chat can carry out; platforms do not register them as native commands. */
 export const WEB_ONLY_COMMANDS: readonly CommandName[] = ['new'];
@@ -77,6 +81,72 @@ export interface SkillsView {
   ineligible: Array<{ name: string; why: string }>;
 }
 
+/** Chat commands plugins registered (`api.registerCommand`); Warden's own names are never among them. */
+export interface PluginCommandRegistry {
+  get(name: string): PluginCommand | undefined;
+  values(): Iterable<PluginCommand>;
+}
+
+export interface ParsedPluginCommand {
+  command: PluginCommand;
+  args: string;
+  body: string;
+}
+
+/** How long a plugin's command may run before the conversation gets an answer without it. */
+export const PLUGIN_COMMAND_TIMEOUT_MS = 120_000;
+
+/**
+ * A plugin's command, through the gates Warden's own commands pass: an owner-only command
+ * refuses anyone else before the plugin runs, and the tools it may call are this conversation's
+ * surface for this sender, each call through the whole call chain.
+ */
+export async function runPluginCommand(parsed: ParsedPluginCommand, route: Route, deps: CommandDeps, signal: AbortSignal): Promise<OutboundMessage> {
+  const { command } = parsed;
+  if (command.ownerOnly && !route.context.senderIsOwner) return { text: `/${command.name} is reserved for owners.` };
+  let surface: { ids: string[]; turn: TurnContext } | undefined;
+  const resolveSurface = async () => {
+    if (surface) return surface;
+    if (!deps.tools) return (surface = { ids: [], turn: route.context });
+    const s = await deps.tools.surface(route.context, route.sessionKey);
+    return (surface = s.ok ? { ids: s.tools.map((t) => t.id), turn: s.turn ?? route.context } : { ids: [], turn: route.context });
+  };
+  const initial = await resolveSurface();
+  const ctx: PluginCommandContext = {
+    args: parsed.args,
+    commandBody: parsed.body,
+    agentId: route.agentId,
+    sessionKey: route.sessionKey,
+    channel: route.context.provider,
+    channelId: route.context.channelId,
+    threadId: route.context.threadId,
+    senderId: route.context.senderId,
+    senderIsOwner: route.context.senderIsOwner,
+    config: command.config,
+    tools: {
+      list: () => [...initial.ids],
+      call: async (name, args) => {
+        if (!deps.tools) return { content: [{ type: 'text', text: 'tools cannot run: the tool call path is not set up in this process' }], isError: true };
+        const { ids, turn } = await resolveSurface();
+        // A person's command: never counted as a model's run, and an undecided approval does not hold the conversation.
+        const result = await deps.tools.execute({ toolCallId: deps.newCallId(), tool: name, args }, { sessionKey: route.sessionKey, turn, signal, surface: ids, via: 'command', deferApprovals: true });
+        return { content: result.content, isError: result.isError === true };
+      },
+    },
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${PLUGIN_COMMAND_TIMEOUT_MS / 1000} s`)), PLUGIN_COMMAND_TIMEOUT_MS);
+  });
+  try {
+    const result = await Promise.race([Promise.resolve().then(() => command.handler(ctx)), timeout]);
+    const text = typeof result === 'string' ? result : result && typeof result === 'object' && typeof result.text === 'string' ? result.text : '';
+    return { text: text === '' ? `/${command.name}: done.` : text };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** What the commands need from the rest of Warden; each piece is the same one turns use. */
 export interface CommandDeps {
   toolReport(context: TurnContext): ToolReport;
@@ -89,10 +159,16 @@ export interface CommandDeps {
   /** Aborts the session's running turn; false when nothing was running. */
   stop(sessionKey: string): boolean;
   newCallId(): string;
+  /** Paired nodes, for `/nodes`; absent without a node listener. */
+  nodes?: NodesCommandDeps['hub'] | undefined;
   /** The skill commands of this agent, for `/help`. */
   skillCommands?: (() => readonly SkillCommandSpec[]) | undefined;
   /** `/new`: starts a fresh session for this conversation and says which; absent where it cannot. */
   newSession?: ((route: Route) => Promise<string>) | undefined;
+  /** The session's pending approvals, oldest first (`/approvals`). */
+  pendingApprovals?(sessionKey: string): ApprovalRequest[];
+  /** Plugin commands, listed by /help. */
+  pluginCommands?: PluginCommandRegistry | undefined;
 }
 
 export interface StatusView {
@@ -107,8 +183,10 @@ export interface StatusView {
 /** Runs one parsed command for a routed message; the answer goes back to the same conversation. */
 export async function runCommand(command: ParsedCommand, route: Route, deps: CommandDeps, signal: AbortSignal): Promise<OutboundMessage> {
   switch (command.name) {
-    case 'help':
-      return { text: helpText(route.context.model !== undefined, deps.skillCommands?.() ?? []) };
+    case 'help': {
+      const plugins = [...(deps.pluginCommands?.values() ?? [])].filter((c) => !c.ownerOnly || route.context.senderIsOwner);
+      return { text: helpText(route.context.model !== undefined, deps.skillCommands?.() ?? [], plugins) };
+    }
     case 'tools':
       return { text: formatToolReport(deps.toolReport(route.context), route.context.senderIsOwner) };
     case 'exec':
@@ -119,12 +197,16 @@ export async function runCommand(command: ParsedCommand, route: Route, deps: Com
       const outcome = await deps.approve({ approvalId: parsed.id, decision: parsed.decision, userId: route.context.senderId ?? '' });
       return { text: describeClickOutcome(outcome, parsed.id) };
     }
+    case 'approvals':
+      return { text: formatPendingApprovals(deps.pendingApprovals?.(route.sessionKey) ?? [], Date.now()) };
     case 'skills':
       return { text: formatSkills(deps.skills(route.context)) };
     case 'status':
       return { text: formatStatus(route, deps.status(route)) };
     case 'stop':
       return { text: deps.stop(route.sessionKey) ? 'Stopped the running turn.' : 'Nothing is running in this conversation.' };
+    case 'nodes':
+      return runNodesCommand(command.args, route, { hub: deps.nodes ?? (() => undefined), approve: deps.approve });
     case 'new':
       return { text: deps.newSession ? await deps.newSession(route) : NEW_ELSEWHERE_TEXT };
     case 'cron':
@@ -162,15 +244,20 @@ export async function runCommandTool(
   if (!surface.ok) return { ok: false, text: surface.message };
   const definition = surface.tools.find((t) => t.id === tool);
   if (!definition) return { ok: false, text: `${tool} is not available here: it cannot be loaded in this process.` };
+  // Typed by a person, so the card says so; an undecided approval never holds the conversation.
   const result = await deps.tools.execute(
     { toolCallId: deps.newCallId(), tool, args: args(definition) },
-    { sessionKey: route.sessionKey, turn: surface.turn ?? route.context, signal, surface: surface.tools.map((t) => t.id) },
+    { sessionKey: route.sessionKey, turn: surface.turn ?? route.context, signal, surface: surface.tools.map((t) => t.id), via: 'command', deferApprovals: true },
   );
   return { ok: true, result };
 }
 
 /** Result text in a code block; long output is also attached whole for platforms that take files. */
 export function formatToolResult(result: ToolResult, tool = 'exec'): OutboundMessage {
+  const pending = result.details as { status?: unknown; approvalId?: unknown } | undefined;
+  if (pending?.status === 'pending' && typeof pending.approvalId === 'string') {
+    return { text: `Approval ${pending.approvalId} is pending: the ${tool === 'exec' ? 'command' : `${tool} call`} runs when an approver decides, and its result will be posted under the card.` };
+  }
   const text = result.content
     .map((c) => (c.type === 'text' ? c.text : `[${c.mimeType} image]`))
     .join('\n')
@@ -269,17 +356,20 @@ function formatDuration(ms: number): string {
   return `${Math.floor(m / 60)}h ${m % 60}m`;
 }
 
-export function helpText(hasModel: boolean, skills: readonly SkillCommandSpec[] = []): string {
+export function helpText(hasModel: boolean, skills: readonly SkillCommandSpec[] = [], plugins: ReadonlyArray<Pick<PluginCommand, 'name' | 'description' | 'pluginId'>> = []): string {
   return [
     'Commands:',
     '/tools — the tools you have here, and why others are missing',
     '/exec <command> — run a shell command (may need an approval)',
     '/approve <id> allow-once|allow-always|deny — decide an approval by text',
+    '/approvals — what waits for a decision in this conversation',
     '/skills — the skills this agent knows',
     '/status — agent, model, session and queue',
     '/stop — stop the running turn',
     '/cron list|add|run|pause|resume|remove — scheduled jobs (owners only)',
+    '/nodes [approve CODE|deny CODE|unpair NAME] — paired nodes (owners)',
     '/new — start a fresh session (web chat)',
+    ...plugins.map((c) => `/${c.name} — ${c.description ?? `from plugin ${c.pluginId}`}`),
     '/help — this list',
     ...(skills.length > 0
       ? ['', 'Skill commands:', ...skills.map((s) => `/${s.name} [input] — ${oneLine(s.description, 80)}${s.dispatch ? ` (runs ${s.dispatch.tool})` : ''}`), '/skill <name> [input] — run a skill by name']

@@ -261,6 +261,55 @@ describe('Gateway with a model', () => {
   });
 });
 
+describe('Gateway follow-up turns of decided approvals', () => {
+  const withModel: WardenConfigInput = { models: { default: 'anthropic/claude-sonnet-4-5' }, sessions: { maxQueued: 1 } };
+
+  it('every turn it runs may defer its approvals, so an undecided card never holds the conversation', async () => {
+    const agent = new ControlledAgent();
+    const { adapter, gateway } = setup(withModel, { agent });
+    await gateway.start();
+    await adapter.push('one');
+    await tick();
+    expect(agent.requests[0]!.deferApprovals).toBe(true);
+    agent.releaseNext();
+    await gateway.stop();
+  });
+
+  it('queues behind the conversation, even when it is full, runs its repair first, and answers in the conversation', async () => {
+    const agent = new ControlledAgent();
+    const { adapter, gateway } = setup(withModel, { agent });
+    await gateway.start();
+    await adapter.push('one');
+    await adapter.push('two');
+    await tick();
+    const order: string[] = [];
+    const context = { agentId: 'main', provider: 'web', chat: 'dm' as const, channelId: 'web', senderId: 'local', senderIsOwner: true, model: 'anthropic/claude-sonnet-4-5', spawnDepth: 0 };
+    const queued = gateway.followUp({
+      sessionKey: 'agent:main:web:direct:local',
+      agentId: 'main',
+      context,
+      replyTo: { provider: 'web', channelId: 'web' },
+      text: '[Approval a1] Allowed once by web:local. …',
+      before: () => order.push('repair'),
+    });
+    expect(queued).toBe(true);
+    agent.releaseNext();
+    await tick();
+    agent.releaseNext();
+    await tick();
+    expect(order).toEqual(['repair']);
+    const follow = agent.requests[2]!;
+    // Warden's own words: not prefixed with a sender's name, not wrapped as another user's.
+    expect(follow.input).toEqual({ text: '[Approval a1] Allowed once by web:local. …', origin: 'user' });
+    expect(follow.deferApprovals).toBe(true);
+    agent.releaseNext();
+    await tick();
+    expect(adapter.texts().at(-1)).toBe('echo: [Approval a1] Allowed once by web:local. …');
+    await gateway.stop();
+    expect(gateway.followUp({ sessionKey: 'k', agentId: 'main', context, replyTo: { provider: 'web', channelId: 'web' }, text: 'late' })).toBe(false);
+  });
+});
+
 describe('Gateway scheduled turns', () => {
   const withModel: WardenConfigInput = { models: { default: 'anthropic/claude-sonnet-4-5' } };
   const route = (text: string) => ({
@@ -347,6 +396,35 @@ describe('Gateway start when a platform is unreachable', () => {
     [new Error('listen EADDRINUSE: address already in use'), false],
   ])('classifies %s as transient=%s', (err, transient) => {
     expect(isTransientStartError(err)).toBe(transient);
+  });
+});
+
+describe('Gateway across a config reload', () => {
+  it('a running turn keeps its config; a queued one starts under the new one', async () => {
+    const first = parseConfig({ models: { default: 'anthropic/claude-sonnet-4-5' }, owners: { discord: ['1'] } });
+    const second = parseConfig({ models: { default: 'openai/gpt-5' }, owners: { discord: ['1', '2'] } });
+    if (!first.ok || !second.ok) throw new Error('config');
+    const oldAgent = new ControlledAgent();
+    const newAgent = new ControlledAgent();
+    const { adapter, gateway } = setup({ models: { default: 'anthropic/claude-sonnet-4-5' } }, { agent: oldAgent, config: first.value.config });
+    await gateway.start();
+    await adapter.push('one', { provider: 'web', senderId: '2' });
+    await adapter.push('two', { provider: 'web', senderId: '2' });
+    await tick();
+    expect(oldAgent.requests).toHaveLength(1);
+
+    gateway.reconfigure({ config: second.value.config, agent: newAgent });
+    expect(gateway.config).toBe(second.value.config);
+    oldAgent.releaseNext();
+    await tick();
+    // The second message was routed under the old config and starts under the new one.
+    expect(newAgent.requests).toHaveLength(1);
+    expect(newAgent.requests[0]!.turn.model).toBe('openai/gpt-5');
+    expect(oldAgent.requests[0]!.turn.model).toBe('anthropic/claude-sonnet-4-5');
+    newAgent.releaseNext();
+    await tick();
+    await gateway.stop();
+    expect(adapter.texts()).toEqual(['echo: one', 'echo: two']);
   });
 });
 

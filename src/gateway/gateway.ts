@@ -4,14 +4,30 @@ import type { WardenConfig } from '../config/index.js';
 import { log } from '../log.js';
 import type { TurnContext } from '../policy/context.js';
 import type { SkillCommandSpec } from '../skills/commands.js';
-import { NEW_ELSEWHERE_TEXT, NO_MODEL_HINT, runCommand, runsImmediately, type CommandDeps, type ParsedCommand, type SkillsView, type ToolReport } from './commands.js';
+import {
+  NEW_ELSEWHERE_TEXT,
+  NO_MODEL_HINT,
+  runCommand,
+  runPluginCommand,
+  runsImmediately,
+  type CommandDeps,
+  type ParsedCommand,
+  type ParsedPluginCommand,
+  type PluginCommandRegistry,
+  type SkillsView,
+  type ToolReport,
+} from './commands.js';
 import { classifyCommandText, isAddressedCommand } from './command-text.js';
 import { sessionKeyFor } from './session-key.js';
 import { readSkillInstructions, runSkillToolCommand, skillTurnText, type SkillCommandSet } from './skill-commands.js';
+import type { HookBus } from '../hooks/bus.js';
+import { messageHookContext } from '../hooks/context.js';
 import { DEFAULT_MAX_PENDING, SessionQueues } from './queue.js';
 import { routeMessage, ThreadParticipation, type Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
-import { buildTurnContext, conversationOf, type Actor } from './turn-context.js';
+import type { FollowUpTurn } from './deferred-calls.js';
+import type { ApprovalRequest } from '../approvals/types.js';
+import { buildTurnContext, conversationOf, refreshTurnContext, type Actor } from './turn-context.js';
 import type { ApprovalClick, ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget } from './types.js';
 
 export interface GatewayOptions {
@@ -27,6 +43,8 @@ export interface GatewayOptions {
     /** The decision path of one platform, used by `/approve` typed there (buttons use the same). */
     approve(provider: InboundMessage['provider']): (click: ApprovalClick) => Promise<ApproveOutcome>;
     pendingCount(sessionKey: string): number;
+    /** The pending requests of a session, oldest first (`/approvals`); none when absent. */
+    pending?: ((sessionKey: string) => ApprovalRequest[]) | undefined;
   };
   skills?: ((context: TurnContext) => SkillsView | undefined) | undefined;
   /** The default agent's skill commands (`/release_notes v1.2`), following its skill files. */
@@ -42,17 +60,41 @@ export interface GatewayOptions {
    * answers need none, and each indicator is a platform API call counted against rate limits.
    */
   typingDelayMs?: number | undefined;
+  /** Paired nodes for `/nodes`; absent without a node listener. */
+  nodes?: (() => import('./nodes/hub.js').NodeHub | undefined) | undefined;
   /** First wait before retrying a platform that could not be reached at start (doubles to 60 s). */
   adapterRetryBaseMs?: number | undefined;
+  /** Plugin hooks: message_received, message_sending, message_sent, session_start, session_end. */
+  hooks?: HookBus | undefined;
+  /** Chat commands plugins registered. */
+  pluginCommands?: PluginCommandRegistry | undefined;
+}
+
+/**
+ * What a config reload swaps: the config and everything built from it. A turn takes the view
+ * current when it starts and keeps it to the end (an immutable snapshot per turn).
+ */
+export interface GatewayConfigView {
+  config: WardenConfig;
+  agent: AgentRuntime | undefined;
+  tools: ToolExecutor | undefined;
+  toolReport(context: TurnContext): ToolReport;
+  skills?: ((context: TurnContext) => SkillsView | undefined) | undefined;
 }
 
 interface QueuedItem {
   route: Route;
+  /** The config the route was built under; a reload in between rebuilds the context at start. */
+  config: WardenConfig;
   command: ParsedCommand | undefined;
   /** A skill command: a model turn with the skill, or its tool run directly. */
   skill?: { spec: SkillCommandSpec; args: string } | undefined;
-  /** A turn Warden starts itself (subagent results arrived), not a user's message. */
-  origin?: 'session' | undefined;
+  /** A plugin's command; queues like a turn (it may call tools). */
+  pluginCommand?: ParsedPluginCommand | undefined;
+  /** A turn Warden starts itself: subagent results arrived, or a deferred call's outcome. */
+  origin?: 'session' | 'approval' | undefined;
+  /** Runs first when the item's turn comes (inside the session's queue). */
+  before?: (() => void) | undefined;
   /** Told how the item ended (scheduled turns report their outcome to the cron ledger). */
   onDone?: ((outcome: ScheduledOutcome) => void) | undefined;
   /** The loop-detection run a self-started turn continues (the one that spawned the subagents). */
@@ -90,12 +132,58 @@ export class Gateway {
   private readonly inFlight = new Set<Promise<void>>();
   /** The latest route of each session (bounded, oldest dropped): where a self-started turn answers. */
   private readonly routes = new Map<string, Route>();
+  /** Sessions that received a message in this process, for session_start / session_end. */
+  private readonly sessions = new Map<string, { agentId: string; startedAt: number; messages: number }>();
+
+  private view: GatewayConfigView;
 
   constructor(private readonly options: GatewayOptions) {
+    this.view = { config: options.config, agent: options.agent, tools: options.tools, toolReport: options.toolReport, skills: options.skills };
     for (const adapter of options.adapters) this.adapters.set(adapter.provider, adapter);
     this.queue = new SessionQueues((key, item, signal) => this.runItem(key, item, signal), {
       maxPending: options.maxPending ?? DEFAULT_MAX_PENDING,
     });
+  }
+
+  /** The config new turns run under (a reload replaces it; running turns keep theirs). */
+  get config(): WardenConfig {
+    return this.view.config;
+  }
+
+  /** A reload: messages routed from now on, and turns that start from now on, use `view`. */
+  reconfigure(view: Partial<GatewayConfigView>): void {
+    this.view = { ...this.view, ...view };
+  }
+
+  /**
+   * Replaces a running adapter (its block changed), adds one (`next` only) or removes one
+   * (`next` undefined). The new adapter starts like one at boot; a failure is logged and
+   * leaves the platform off until the next reload.
+   */
+  async replaceAdapter(provider: string, next: ChatAdapter | undefined): Promise<void> {
+    const previous = this.adapters.get(provider);
+    const timer = this.retries.get(provider);
+    if (timer) clearTimeout(timer);
+    this.retries.delete(provider);
+    if (previous) {
+      this.adapters.delete(provider);
+      await previous.stop().catch((err: unknown) => log.error({ err, provider }, 'adapter did not stop cleanly'));
+    }
+    if (!next) return;
+    this.adapters.set(provider, next);
+    if (this.state !== 'running') return;
+    try {
+      await this.startAdapter(next, 0);
+    } catch (err) {
+      this.adapters.delete(provider);
+      log.error({ err, provider }, 'chat adapter did not start after the config change');
+      throw err;
+    }
+  }
+
+  /** The running adapter of a provider. */
+  adapter(provider: string): ChatAdapter | undefined {
+    return this.adapters.get(provider);
   }
 
   async start(): Promise<void> {
@@ -141,11 +229,12 @@ export class Gateway {
 
   /** One inbound message. Resolves once it is routed and queued (or answered, for immediate commands). */
   async receive(message: InboundMessage): Promise<void> {
-    const { config } = this.options;
+    const { config } = this.view;
     const skills = this.skillSpecs();
+    const plugins = this.options.pluginCommands;
     const decision = routeMessage(config, message, {
       // A native command is addressed to the bot by how it was sent; typed ones by their form.
-      isCommand: (text) => message.invocationId !== undefined || isAddressedCommand(text, skills),
+      isCommand: (text) => message.invocationId !== undefined || isAddressedCommand(text, skills, plugins),
       botInThread: (key) => this.threads.has(key),
     });
     if (decision.kind === 'ignore') {
@@ -155,13 +244,14 @@ export class Gateway {
     const { route } = decision;
     this.remember(route);
     this.recordConversation(route);
+    this.observeInbound(route, message);
     if (message.chatType === 'thread' && message.mentionsBot) this.threads.add(route.sessionKey);
     if (this.state !== 'running') {
-      await this.send(route.replyTo, { text: SHUTDOWN_TEXT });
+      await this.send(route.replyTo, { text: SHUTDOWN_TEXT }, route);
       return;
     }
 
-    const classified = classifyCommandText(route.text, { skills });
+    const classified = classifyCommandText(route.text, { skills, plugins });
     if (classified.kind === 'answer') {
       // An unknown command is answered here; it never reaches the model.
       log.info({ sessionKey: route.sessionKey, word: classified.word }, 'unknown command answered');
@@ -177,11 +267,12 @@ export class Gateway {
       return;
     }
 
-    const queued = this.queue.enqueue(route.sessionKey, { route, command, skill });
+    const pluginCommand = classified.kind === 'plugin' ? classified.command : undefined;
+    const queued = this.queue.enqueue(route.sessionKey, { route, command, skill, pluginCommand, config });
     if (queued.ok) return;
     const text = queued.reason === 'full' ? BUSY_TEXT(this.queue.pendingCount(route.sessionKey)) : SHUTDOWN_TEXT;
     log.warn({ sessionKey: route.sessionKey, reason: queued.reason }, 'message not queued; sender told');
-    await this.send(route.replyTo, { text });
+    await this.send(route.replyTo, { text }, route);
   }
 
   /**
@@ -213,6 +304,7 @@ export class Gateway {
       await idle;
     }
     await Promise.allSettled([...this.inFlight]);
+    await this.endSessions();
     for (const adapter of this.adapters.values()) {
       try {
         await adapter.stop();
@@ -236,13 +328,14 @@ export class Gateway {
       return;
     }
     // The turn acts for whoever started the subagent, not for the conversation's latest sender.
-    const context = buildTurnContext(this.options.config, {
+    const config = this.view.config;
+    const context = buildTurnContext(config, {
       agentId: route.agentId,
       conversation: conversationOf(route.context),
       sender: requester ?? {},
       mayBeOwner: requester?.owner ?? false,
     });
-    const queued = this.queue.enqueue(parentKey, { route: { ...route, context, text: SUBAGENTS_DONE_TEXT }, command: undefined, origin: 'session', runId });
+    const queued = this.queue.enqueue(parentKey, { route: { ...route, context, text: SUBAGENTS_DONE_TEXT }, command: undefined, origin: 'session', runId, config });
     if (!queued.ok) log.info({ sessionKey: parentKey, reason: queued.reason }, 'subagent results wait for the next turn of their session');
   }
 
@@ -254,12 +347,29 @@ export class Gateway {
     return new Promise((resolve) => {
       if (this.state !== 'running') return resolve({ ok: false, error: 'Warden is shutting down' });
       this.remember(route);
-      const queued = this.queue.enqueue(route.sessionKey, { route, command: undefined, onDone: resolve });
+      const queued = this.queue.enqueue(route.sessionKey, { route, command: undefined, onDone: resolve, config: this.view.config });
       if (!queued.ok) resolve({ ok: false, error: queued.reason === 'full' ? `the session queue is full (${this.queue.pendingCount(route.sessionKey)} waiting)` : 'Warden is shutting down' });
     });
   }
 
-  /** Posts a notice outside any turn (an interrupted approval, for instance). */
+  /**
+   * A deferred call's outcome: a turn in its conversation, behind what is queued there, that
+   * hands the agent the outcome. Never refused for a full queue (the outcome must reach the
+   * agent); false only when the gateway is not running.
+   */
+  followUp(turn: FollowUpTurn): boolean {
+    if (this.state !== 'running') return false;
+    const route: Route = { agentId: turn.agentId, sessionKey: turn.sessionKey, context: turn.context, replyTo: turn.replyTo, text: turn.text };
+    const queued = this.queue.enqueue(turn.sessionKey, { route, command: undefined, origin: 'approval', before: turn.before, config: this.view.config }, { overflow: true });
+    return queued.ok;
+  }
+
+  /** Whether new work is taken (false once stopping). */
+  get accepting(): boolean {
+    return this.state === 'running';
+  }
+
+  /** Posts a notice outside any turn (an interrupted approval, a deferred call's result). */
   notify(target: ReplyTarget, message: OutboundMessage): Promise<void> {
     return this.send(target, message);
   }
@@ -285,12 +395,52 @@ export class Gateway {
   }
 
   private async runImmediate(route: Route, command: ParsedCommand): Promise<void> {
-    const reply = await this.commandReply(route, command, new AbortController().signal);
-    await this.send(route.replyTo, reply);
+    const reply = await this.commandReply(route, command, new AbortController().signal, this.view);
+    await this.send(route.replyTo, reply, route);
+  }
+
+  /** message_received and, for a session's first message in this process, session_start (observers: nothing waits for them). */
+  private observeInbound(route: Route, message: InboundMessage): void {
+    const hooks = this.options.hooks;
+    const known = this.sessions.get(route.sessionKey);
+    if (known) known.messages++;
+    else {
+      this.sessions.set(route.sessionKey, { agentId: route.agentId, startedAt: Date.now(), messages: 1 });
+      if (hooks?.has('session_start')) void hooks.runVoid('session_start', { sessionId: route.sessionKey, sessionKey: route.sessionKey }, { agentId: route.agentId, sessionId: route.sessionKey, sessionKey: route.sessionKey });
+    }
+    if (!hooks?.has('message_received')) return;
+    void hooks.runVoid(
+      'message_received',
+      {
+        from: message.senderId,
+        content: route.text,
+        timestamp: Date.now(),
+        ...(message.threadId !== undefined ? { threadId: message.threadId } : {}),
+        messageId: message.messageId,
+        senderId: message.senderId,
+        sessionKey: route.sessionKey,
+      },
+      messageHookContext({ provider: message.provider, channelId: message.channelId }, { sessionKey: route.sessionKey, senderId: message.senderId, messageId: message.messageId, turn: route.context }),
+    );
+  }
+
+  /** session_end for every session this process saw (Warden's sessions outlive it; the reason is `shutdown`). */
+  private async endSessions(): Promise<void> {
+    const hooks = this.options.hooks;
+    if (!hooks?.has('session_end')) return;
+    const now = Date.now();
+    await Promise.all(
+      [...this.sessions].map(([key, s]) =>
+        hooks.runVoid('session_end', { sessionId: key, sessionKey: key, messageCount: s.messages, durationMs: now - s.startedAt, reason: 'shutdown' }, { agentId: s.agentId, sessionId: key, sessionKey: key }),
+      ),
+    );
   }
 
   private async runItem(sessionKey: string, item: QueuedItem, signal: AbortSignal): Promise<void> {
-    const { route, command } = item;
+    // The turn's snapshot: taken now, kept to its end whatever reloads meanwhile.
+    const view = this.view;
+    const { command } = item;
+    const route = item.config === view.config ? item.route : { ...item.route, context: refreshTurnContext(view.config, item.route.context) };
     const adapter = this.adapters.get(route.replyTo.provider);
     let stopIndicator: (() => void) | undefined;
     const typingTimer = adapter
@@ -303,13 +453,15 @@ export class Gateway {
     let reply: OutboundMessage | undefined;
     try {
       try {
-        if (command) reply = await this.commandReply(route, command, signal);
-        else if (item.skill) reply = await this.skillReply(route, item.skill, signal);
-        else reply = await this.turnReply(route, signal, item.origin, item.runId);
+        item.before?.();
+        if (command) reply = await this.commandReply(route, command, signal, view);
+        else if (item.skill) reply = await this.skillReply(route, item.skill, signal, view);
+        else if (item.pluginCommand) reply = await this.pluginCommandReply(route, item.pluginCommand, signal, view);
+        else reply = await this.turnReply(route, signal, view, item.origin, item.runId);
       } finally {
         stopTyping();
       }
-      if (reply && reply.text !== '') await this.send(route.replyTo, reply);
+      if (reply && reply.text !== '') await this.send(route.replyTo, reply, route);
       if (route.replyTo.threadId !== undefined) this.threads.add(sessionKey);
       item.onDone?.({ ok: true, detail: (reply?.text ?? '').slice(0, 500) });
     } catch (err) {
@@ -318,15 +470,18 @@ export class Gateway {
     }
   }
 
-  private async turnReply(route: Route, signal: AbortSignal, origin?: 'session', runId?: string): Promise<OutboundMessage | undefined> {
-    const { agent } = this.options;
+  private async turnReply(route: Route, signal: AbortSignal, view: GatewayConfigView, origin?: QueuedItem['origin'], runId?: string): Promise<OutboundMessage | undefined> {
+    const { agent } = view;
     if (!agent || route.context.model === undefined) return { text: NO_MODEL_HINT };
     const outcome = await agent.runTurn({
       sessionKey: route.sessionKey,
       turn: route.context,
-      input: origin ? { text: route.text, origin } : { text: route.text, senderName: route.context.senderName },
+      // An approval's outcome is Warden's own text (the call's output inside it is wrapped as untrusted).
+      input: origin === 'approval' ? { text: route.text, origin: 'user' } : origin ? { text: route.text, origin } : { text: route.text, senderName: route.context.senderName },
       signal,
       ...(runId !== undefined ? { runId } : {}),
+      // Undecided approvals never hold the conversation: the call is deferred, the turn ends.
+      deferApprovals: true,
     });
     if (outcome.status === 'failed') log.warn({ sessionKey: route.sessionKey, error: outcome.error }, 'turn failed');
     return { text: outcome.reply };
@@ -336,18 +491,18 @@ export class Gateway {
    * A skill command: `command-dispatch: tool` runs its tool like `/exec` (no model); any other
    * is a model turn given the skill's instructions and the typed request.
    */
-  private async skillReply(route: Route, skill: { spec: SkillCommandSpec; args: string }, signal: AbortSignal): Promise<OutboundMessage | undefined> {
+  private async skillReply(route: Route, skill: { spec: SkillCommandSpec; args: string }, signal: AbortSignal, view: GatewayConfigView): Promise<OutboundMessage | undefined> {
     const { spec, args } = skill;
     if (spec.dispatch) {
       try {
-        return await runSkillToolCommand(spec, args, route, this.commandDeps(route), signal);
+        return await runSkillToolCommand(spec, args, route, this.commandDeps(route, view), signal);
       } catch (err) {
         log.error({ err, command: spec.name, sessionKey: route.sessionKey }, 'skill command failed');
         return { text: `/${spec.name} failed: ${(err as Error).message}` };
       }
     }
-    if (!this.options.agent || route.context.model === undefined) return { text: `/${spec.name} runs the ${spec.skillName} skill, which needs a model. ${NO_MODEL_HINT}` };
-    return this.turnReply({ ...route, text: skillTurnText(spec, readSkillInstructions(spec), route.text) }, signal);
+    if (!view.agent || route.context.model === undefined) return { text: `/${spec.name} runs the ${spec.skillName} skill, which needs a model. ${NO_MODEL_HINT}` };
+    return this.turnReply({ ...route, text: skillTurnText(spec, readSkillInstructions(spec), route.text) }, signal, view);
   }
 
   private skillSpecs(): readonly SkillCommandSpec[] {
@@ -382,22 +537,31 @@ export class Gateway {
     return `Started a new session: ${sessionKey}. The previous one, ${route.sessionKey}, keeps its transcript.`;
   }
 
-  private async commandReply(route: Route, command: ParsedCommand, signal: AbortSignal): Promise<OutboundMessage> {
+  private async commandReply(route: Route, command: ParsedCommand, signal: AbortSignal, view: GatewayConfigView): Promise<OutboundMessage> {
     try {
-      return await runCommand(command, route, this.commandDeps(route), signal);
+      return await runCommand(command, route, this.commandDeps(route, view), signal);
     } catch (err) {
       log.error({ err, command: command.name, sessionKey: route.sessionKey }, 'command failed');
       return { text: `/${command.name} failed: ${(err as Error).message}` };
     }
   }
 
-  private commandDeps(route: Route): CommandDeps {
+  private async pluginCommandReply(route: Route, parsed: ParsedPluginCommand, signal: AbortSignal, view: GatewayConfigView): Promise<OutboundMessage> {
+    try {
+      return await runPluginCommand(parsed, route, this.commandDeps(route, view), signal);
+    } catch (err) {
+      log.error({ err, command: parsed.command.name, plugin: parsed.command.pluginId, sessionKey: route.sessionKey }, 'plugin command failed');
+      return { text: `/${parsed.command.name} failed: ${(err as Error).message}` };
+    }
+  }
+
+  private commandDeps(route: Route, view: GatewayConfigView): CommandDeps {
     const { options } = this;
     return {
-      toolReport: options.toolReport,
-      tools: options.tools,
+      toolReport: view.toolReport,
+      tools: view.tools,
       approve: options.approvals.approve(route.replyTo.provider),
-      skills: (context) => options.skills?.(context),
+      skills: (context) => view.skills?.(context),
       status: (r) => ({
         model: r.context.model,
         running: this.queue.isRunning(r.sessionKey),
@@ -407,23 +571,22 @@ export class Gateway {
         uptimeMs: Date.now() - this.startedAt,
       }),
       stop: (key) => this.queue.abort(key, 'stopped by /stop'),
+      pendingApprovals: (key) => options.approvals.pending?.(key) ?? [],
       newCallId: () => `cmd-${randomUUID()}`,
       skillCommands: () => this.skillSpecs(),
       newSession: (r) => this.newSession(r),
+      pluginCommands: options.pluginCommands,
+      nodes: options.nodes,
     };
   }
 
-  private async send(target: ReplyTarget, message: OutboundMessage): Promise<void> {
+  private async send(target: ReplyTarget, message: OutboundMessage, route?: Route): Promise<void> {
     const adapter = this.adapters.get(target.provider);
     if (!adapter) {
       log.error({ provider: target.provider }, 'no adapter for reply');
       return;
     }
-    try {
-      await adapter.send(target, message);
-    } catch (err) {
-      log.error({ err, provider: target.provider, channelId: target.channelId }, 'reply not delivered');
-    }
+    await sendWithHooks(this.options.hooks, adapter, target, message, route ? { sessionKey: route.sessionKey, turn: route.context } : {});
   }
 }
 
@@ -438,4 +601,40 @@ export function isTransientStartError(err: unknown): boolean {
     if (/\b(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|socket hang up)\b/.test(String((e as Error).message ?? ''))) return true;
   }
   return false;
+}
+
+/**
+ * One outbound message through message_sending (which may rewrite or cancel it) and
+ * message_sent. The gateway's replies and the message tool's posts both come here. A delivery
+ * failure is logged, never thrown.
+ */
+export async function sendWithHooks(
+  hooks: HookBus | undefined,
+  adapter: ChatAdapter,
+  target: ReplyTarget,
+  message: OutboundMessage,
+  extra: { sessionKey?: string | undefined; turn?: TurnContext | undefined },
+): Promise<{ ok: true } | { ok: false; error: string; cancelled?: boolean }> {
+  const to = target.dmUserId ? `dm:${target.dmUserId}` : target.channelId;
+  const ctx = hooks && (hooks.has('message_sending') || hooks.has('message_sent')) ? messageHookContext(target, extra) : undefined;
+  let outgoing = message;
+  if (ctx && hooks!.has('message_sending')) {
+    const decided = await hooks!.runMessageSending({ to, content: message.text, ...(target.threadId !== undefined ? { threadId: target.threadId } : {}) }, ctx);
+    if (decided.cancelled) {
+      log.info({ provider: target.provider, channelId: target.channelId, reason: decided.cancelReason }, 'message_sending hook cancelled a message');
+      return { ok: false, error: `cancelled by a message_sending hook${decided.cancelReason ? `: ${decided.cancelReason}` : ''}`, cancelled: true };
+    }
+    if (decided.content !== message.text) outgoing = { ...message, text: decided.content };
+  }
+  let error: string | undefined;
+  try {
+    await adapter.send(target, outgoing);
+  } catch (err) {
+    error = (err as Error).message;
+    log.error({ err, provider: target.provider, channelId: target.channelId }, 'reply not delivered');
+  }
+  if (ctx && hooks!.has('message_sent')) {
+    void hooks!.runVoid('message_sent', { to, content: outgoing.text, success: error === undefined, ...(extra.sessionKey ? { sessionKey: extra.sessionKey } : {}), ...(error ? { error } : {}) }, ctx);
+  }
+  return error === undefined ? { ok: true } : { ok: false, error };
 }

@@ -34,7 +34,8 @@ export class SessionQueues<T> {
     private readonly options: SessionQueueOptions = { maxPending: DEFAULT_MAX_PENDING },
   ) {}
 
-  enqueue(sessionKey: string, item: T): EnqueueResult {
+  /** `overflow`: queued even when the session is full (an item that must not be lost, like an approval's outcome). */
+  enqueue(sessionKey: string, item: T, options: { overflow?: boolean } = {}): EnqueueResult {
     if (this.closed) return { ok: false, reason: 'closed' };
     let lane = this.lanes.get(sessionKey);
     if (!lane) {
@@ -45,7 +46,7 @@ export class SessionQueues<T> {
       this.start(sessionKey, lane, item);
       return { ok: true, position: 0 };
     }
-    if (lane.pending.length >= this.options.maxPending) return { ok: false, reason: 'full' };
+    if (lane.pending.length >= this.options.maxPending && options.overflow !== true) return { ok: false, reason: 'full' };
     lane.pending.push(item);
     return { ok: true, position: lane.pending.length };
   }

@@ -124,7 +124,7 @@ describe('runSkillToolCommand', () => {
     const r = route();
     const out = await runSkillToolCommand(run, 'pwd', r, deps({ tools: ['exec'], removed: [], unavailable: [], warnings: [] }, tools), signal);
     expect(out.text).toBe('```\n/work\n```');
-    expect(execute).toHaveBeenCalledWith({ toolCallId: 'cmd-1', tool: 'exec', args: { command: 'pwd' } }, { sessionKey: r.sessionKey, turn: r.context, signal, surface: ['exec'] });
+    expect(execute).toHaveBeenCalledWith({ toolCallId: 'cmd-1', tool: 'exec', args: { command: 'pwd' } }, { sessionKey: r.sessionKey, turn: r.context, signal, surface: ['exec'], via: 'command', deferApprovals: true });
   });
 
   it.each([

@@ -107,3 +107,81 @@ describe('GovernedToolExecutor', () => {
     expect(surface.ok).toBe(false);
   });
 });
+
+describe('the executor of a reloaded config', () => {
+  it('takes over only the implementations it is told to (the browser), and builds the rest again', async () => {
+    const before = setup({});
+    const after = setup({});
+    const [browser, exec] = await Promise.all([before.resolveTool('browser'), before.resolveTool('exec')]);
+    after.adopt(before, ['browser']);
+    expect(await after.resolveTool('browser')).toBe(browser);
+    expect(await after.resolveTool('exec')).not.toBe(exec);
+  });
+});
+
+describe('GovernedToolExecutor: a deferred call resumed once decided', () => {
+  function deferring(raw: object, hooks?: HookBus) {
+    const dir = mkdtempSync(path.join(tmpdir(), 'warden-executor-deferred-'));
+    mkdirSync(path.join(dir, 'workspace'));
+    writeFileSync(path.join(dir, 'workspace', 'notes.txt'), 'hello from the workspace\n');
+    const parsed = parseConfig({ dataDir: path.join(dir, 'data'), owners: { discord: ['olga'] }, approvals: { waitSec: 0 }, ...raw });
+    if (!parsed.ok) throw parsed.error;
+    const { config } = parsed.value;
+    const opened = openStore({ dataDir: path.join(dir, 'data') });
+    if (!opened.ok) throw new Error(opened.error.message);
+    const events = new EventBus();
+    const approvals = new ApprovalService({ store: opened.store, config, events });
+    cleanups.push(() => opened.store.close(), () => approvals.shutdown());
+    const executor = new GovernedToolExecutor(config, { config, baseDir: dir, store: opened.store }, { approvals, events, hooks });
+    return { executor, approvals, config };
+  }
+
+  it('a hook-raised approval defers the call; resumed, it runs under the original turn with the decision, without a new card', async () => {
+    const hooks = new HookBus();
+    hooks.on('before_tool_call', () => ({ requireApproval: { title: 'Read a file', description: 'The audit plugin wants a look' } }), { toolMatcher: ['read'] });
+    const { executor, approvals } = deferring({ tools: { profile: 'coding' } }, hooks);
+    const asking = turn({ senderId: 'alice', senderName: 'Alice' });
+    const surface = (await executor.surface(asking)) as { ok: true; tools: Array<{ id: string }> };
+    const pending = await executor.execute(
+      { toolCallId: 'c1', tool: 'read', args: { path: 'notes.txt' } },
+      { sessionKey: 'agent:main:discord:channel:2', turn: asking, signal: new AbortController().signal, surface: surface.tools.map((t) => t.id), deferApprovals: true },
+    );
+    const id = (pending.details as { approvalId: string }).approvalId;
+    expect(approvals.get(id)).toMatchObject({ kind: 'tool', tool: 'read', via: 'agent', requesterId: 'alice', requesterName: 'Alice', status: 'pending' });
+    await approvals.resolve(id, 'allow-once', { provider: 'discord', userId: 'olga' });
+
+    let asked = 0;
+    const off = approvals.registerRenderer({ provider: 'discord', show: async () => void asked++, update: async () => {} });
+    const call = approvals.deferred.get(id)!;
+    const result = await executor.resume(call, call.turn, new AbortController().signal);
+    off();
+    expect(result.isError).toBe(false);
+    expect(JSON.stringify(result.content)).toContain('hello from the workspace');
+    expect(asked).toBe(0);
+  });
+
+  it('resumed where the tool is no longer on the surface (the policy changed), the call is refused with the step that removed it', async () => {
+    const { executor, approvals } = deferring({ tools: { profile: 'coding' } });
+    const asking = turn({ channelName: 'dev' });
+    const surface = (await executor.surface(asking)) as { ok: true; tools: Array<{ id: string }> };
+    const pending = await executor.execute(
+      { toolCallId: 'c2', tool: 'exec', args: { command: 'touch x' } },
+      { sessionKey: 'agent:main:discord:channel:2', turn: asking, signal: new AbortController().signal, surface: surface.tools.map((t) => t.id), deferApprovals: true },
+    );
+    const id = (pending.details as { approvalId: string }).approvalId;
+    await approvals.resolve(id, 'allow-once', { provider: 'discord', userId: 'olga' });
+    const later = deferring({ tools: { profile: 'coding', deny: ['exec'] } });
+    const call = approvals.deferred.get(id)!;
+    const refused = await later.executor.resume(call, call.turn, new AbortController().signal);
+    expect(refused.isError).toBe(true);
+    expect(JSON.stringify(refused.content)).toContain('Tool exec is not available in this turn (removed by tools.deny)');
+  });
+
+  it('the rebuilt context keeps the original surface as its ceiling: a tool the original turn lacked stays off', async () => {
+    const { executor, config } = deferring({ tools: { profile: 'full' } });
+    const { contextForDeferredCall } = await import('./turn-context.js');
+    const rebuilt = contextForDeferredCall(config, { agentId: 'main', turn: turn(), surface: ['read', 'exec'] });
+    const surface = (await executor.surface(rebuilt)) as { ok: true; tools: Array<{ id: string }> };
+    expect(surface.tools.map((t) => t.id).sort()).toEqual(['exec', 'read']);
+  });
+});

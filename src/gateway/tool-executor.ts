@@ -1,4 +1,5 @@
 import type { ToolCallRequest, ToolCallScope, ToolExecutor, ToolSurface } from '../agent/index.js';
+import type { DeferredCall } from '../approvals/types.js';
 import type { WardenConfig } from '../config/index.js';
 import { agentWorkspace } from '../exec/check.js';
 import { log } from '../log.js';
@@ -11,7 +12,9 @@ import { surfaceInputs, type SurfaceInputs } from '../tools/surface-inputs.js';
 import { isMetaTool, metaToolDefinitions, runMetaTool } from '../tools/tool-search/meta-tools.js';
 import { directTools, toolSearchSettings } from '../tools/tool-search/settings.js';
 import type { ToolImplementation, ToolResult, ToolRuntime } from '../tools/types.js';
-import type { ToolDefinition } from '../agent/types.js';
+import type { SurfaceRun, ToolDefinition } from '../agent/types.js';
+import { agentHookContext } from '../hooks/context.js';
+import type { PromptBuildOutcome } from '../hooks/bus.js';
 
 /**
  * The seam between the turn loop (and `/exec`) and the governed call path: the surface is the
@@ -42,8 +45,10 @@ export class GovernedToolExecutor implements ToolExecutor {
     return resolveToolSurface(this.config, turn, this.inputs);
   }
 
-  /** The runnable tool for a catalog id (the chain's `resolveTool`). */
-  resolveTool = (id: string): Promise<ToolImplementation | undefined> => {
+  /** The runnable tool for a catalog id (the chain's `resolveTool`); a plugin tool is built for the turn. */
+  resolveTool = (id: string, turn?: TurnContext): Promise<ToolImplementation | undefined> => {
+    const plugins = this.inputs.runtime;
+    if (plugins?.isPluginTool(id)) return Promise.resolve(turn ? plugins.implementation(id, turn) : undefined);
     let hit = this.loaded.get(id);
     if (!hit) {
       const entry = Object.hasOwn(CORE_IMPLEMENTATIONS, id) ? CORE_IMPLEMENTATIONS[id] : undefined;
@@ -58,6 +63,18 @@ export class GovernedToolExecutor implements ToolExecutor {
     }
     return hit;
   };
+
+  /**
+   * Takes over loaded implementations from the executor of an earlier config (a reload), for
+   * tools that hold a process-wide resource (the browser's Chromium per profile, which a second
+   * instance could not open) and whose config did not change.
+   */
+  adopt(previous: GovernedToolExecutor, ids: readonly string[]): void {
+    for (const id of ids) {
+      const hit = previous.loaded.get(id);
+      if (hit) this.loaded.set(id, hit);
+    }
+  }
 
   /** Loads implementations ahead of their first call; a failure is logged and retried on use. */
   async preload(ids: readonly string[], signal?: AbortSignal): Promise<void> {
@@ -76,22 +93,28 @@ export class GovernedToolExecutor implements ToolExecutor {
    * `before_prompt_build` toolsAllow), or with `tools.toolSearch` the coding primitives plus
    * tool_search / tool_describe / tool_call over the rest (tools/tool-search).
    */
-  async surface(turn: TurnContext, sessionKey?: string): Promise<ToolSurface> {
+  async surface(turn: TurnContext, sessionKey?: string, run?: SurfaceRun): Promise<ToolSurface> {
     const hooks = this.chain.hooks;
+    let prompt: PromptBuildOutcome | undefined;
     if (hooks?.has('before_prompt_build')) {
       const first = this.report(turn);
       if (!first.error) {
-        const built = await hooks.runBeforePromptBuild({ agentId: turn.agentId, sessionKey: sessionKey ?? '', provider: turn.provider, tools: [...first.tools] });
-        if (built.toolsAllow?.length) turn = { ...turn, toolsAllow: [...(turn.toolsAllow ?? []), ...built.toolsAllow] };
+        prompt = await hooks.runBeforePromptBuild(
+          { prompt: run?.prompt ?? '', messages: run?.messages ?? [], agentId: turn.agentId, sessionKey: sessionKey ?? '', provider: turn.provider, tools: [...first.tools] },
+          agentHookContext(turn, sessionKey, { runId: run?.runId, workspaceDir: agentWorkspace(this.config, turn.agentId, this.runtime.baseDir) }),
+        );
+        // toolsAllow only ever intersects: each list is one more restriction on the policy's surface.
+        if (prompt.toolsAllow?.length) turn = { ...turn, toolsAllow: [...(turn.toolsAllow ?? []), ...prompt.toolsAllow] };
       }
     }
     const all = await this.authorized(turn);
     if (!all.ok) return all;
+    const extra = prompt ? { prompt } : {};
     const search = toolSearchSettings(this.config);
     const direct = search ? directTools(search.mode) : undefined;
     const deferred = direct ? all.tools.filter((t) => !direct.has(t.id)) : [];
-    if (!search || !direct || deferred.length === 0) return { ok: true, tools: all.tools, turn };
-    return { ok: true, tools: [...all.tools.filter((t) => direct.has(t.id)), ...metaToolDefinitions(deferred, search)], turn };
+    if (!search || !direct || deferred.length === 0) return { ok: true, tools: all.tools, turn, ...extra };
+    return { ok: true, tools: [...all.tools.filter((t) => direct.has(t.id)), ...metaToolDefinitions(deferred, search)], turn, ...extra };
   }
 
   /** Every tool the policy gives this turn (its toolsAllow included), with its schema. */
@@ -100,8 +123,8 @@ export class GovernedToolExecutor implements ToolExecutor {
     if (result.error) return { ok: false, message: result.error };
     const tools = await Promise.all(
       result.tools.map(async (id) => {
-        const impl = await this.resolveTool(id);
-        return impl ? { id, description: coreTool(id)?.description ?? id, parameters: impl.parameters } : undefined;
+        const impl = await this.resolveTool(id, turn);
+        return impl ? { id, description: impl.description ?? coreTool(id)?.description ?? id, parameters: impl.parameters } : undefined;
       }),
     );
     return { ok: true, tools: tools.filter((t) => t !== undefined) };
@@ -134,6 +157,34 @@ export class GovernedToolExecutor implements ToolExecutor {
       runId: scope.runId,
       loopDetection: loopDetectionEnabled(this.config, scope.turn.agentId),
       signal: scope.signal,
+      via: scope.via,
+      defer: scope.deferApprovals,
+    });
+    return { content: outcome.content, ...(outcome.details !== undefined ? { details: outcome.details } : {}), isError: outcome.isError };
+  }
+
+  /**
+   * Runs a deferred call again through the whole chain once its approval closed: under `turn`
+   * (the original turn's context, rebuilt with the original surface as its ceiling), on the
+   * surface the policy gives that context now, its approval answered by the decision it waited
+   * for. Loop detection does not count it again: the model made the call once. A removed tool
+   * is refused by the chain's surface gate with the step that removed it.
+   */
+  async resume(call: DeferredCall, turn: TurnContext, signal: AbortSignal): Promise<ToolResult> {
+    const surface = this.report(turn);
+    const outcome = await this.invoker.invoke({
+      tool: call.tool,
+      args: call.args,
+      toolCallId: call.toolCallId,
+      turn,
+      sessionKey: call.sessionKey,
+      workspaceDir: agentWorkspace(this.config, turn.agentId, this.runtime.baseDir),
+      surface: { tools: surface.error ? [] : surface.tools, removed: surface.removed, unavailable: surface.unavailable },
+      loopDetection: false,
+      signal,
+      via: call.origin === 'command' ? 'command' : 'agent',
+      defer: true,
+      resume: { approvalId: call.approvalId },
     });
     return { content: outcome.content, ...(outcome.details !== undefined ? { details: outcome.details } : {}), isError: outcome.isError };
   }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { config } from '../policy/testing.js';
-import { buildTurnContext, contextForSessionMessage, contextForSubagent, intersectCeilings, type ContextInput } from './turn-context.js';
+import { parseConfig } from '../config/index.js';
+import { buildTurnContext, contextForSessionMessage, contextForSubagent, intersectCeilings, refreshTurnContext, type ContextInput } from './turn-context.js';
 
 const cfg = config({
   owners: { discord: ['900'], slack: ['UOWNER'] },
@@ -66,5 +67,22 @@ describe('turns started by another turn', () => {
     [{ allow: [], deny: [] }, { allow: ['a'], deny: [] }, { allow: [], deny: [] }],
   ])('intersectCeilings(%j, %j) = %j', (a, b, out) => {
     expect(intersectCeilings(a, b)).toEqual(out);
+  });
+});
+
+describe('refreshTurnContext', () => {
+  const cfg = (owners: string[], model = 'anthropic/claude-sonnet-4-5') => {
+    const r = parseConfig({ owners: { discord: owners }, models: { default: model } });
+    if (!r.ok) throw r.error;
+    return r.value.config;
+  };
+  const ctx = (owners: string[], sender: string) => buildTurnContext(cfg(owners), { agentId: 'main', conversation: { provider: 'discord', chat: 'channel', guildId: 'g', channelId: 'c' }, sender: { id: sender } });
+
+  it.each([
+    ['an owner still listed stays one', ['1'], '1', ['1'], true],
+    ['an owner removed from owners loses it', ['1'], '1', [], false],
+    ['a non-owner added to owners meanwhile does not gain it mid-queue', [], '1', ['1'], false],
+  ])('%s', (_what, before, sender, after, owner) => {
+    expect(refreshTurnContext(cfg(after, 'openai/gpt-5'), ctx(before, sender))).toMatchObject({ senderIsOwner: owner, model: 'openai/gpt-5', guildId: 'g', channelId: 'c' });
   });
 });

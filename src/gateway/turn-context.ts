@@ -1,8 +1,10 @@
 import type { WardenConfig } from '../config/index.js';
 import { execHostOf } from '../exec/effective-config.js';
 import { parseModelRef } from '../models/settings.js';
-import type { ChatType, InheritedPolicy, TurnContext } from '../policy/context.js';
+import type { InheritedPolicy, TurnContext } from '../policy/context.js';
 import { isOwner } from '../policy/owners.js';
+import { defaultAgentId, knownAgentIds } from '../policy/steps.js';
+import { TOOL_COUPLINGS } from '../policy/policy.js';
 import { WEB_LOCAL_USER } from './approval-clicks.js';
 
 /**
@@ -15,16 +17,7 @@ import { WEB_LOCAL_USER } from './approval-clicks.js';
  */
 
 /** Where a turn happens: what channel scopes are resolved by. Stored with each conversation. */
-export interface Conversation {
-  provider: string;
-  chat: ChatType;
-  guildId?: string | undefined;
-  guildName?: string | undefined;
-  /** For a thread, its parent channel. */
-  channelId?: string | undefined;
-  channelName?: string | undefined;
-  threadId?: string | undefined;
-}
+export type Conversation = Pick<TurnContext, 'provider' | 'chat' | 'guildId' | 'guildName' | 'channelId' | 'channelName' | 'threadId'>;
 
 /** Who the turn acts for. */
 export interface Actor {
@@ -112,6 +105,24 @@ export function conversationOf(ctx: TurnContext): Conversation {
   };
 }
 
+/**
+ * A context built under an earlier config, rebuilt under `config` (a reload happened while its
+ * turn waited): the same conversation, sender, depth and ceiling; owner status and model are
+ * derived again, and the turn is never more of an owner than it was.
+ */
+export function refreshTurnContext(config: WardenConfig, ctx: TurnContext): TurnContext {
+  return buildTurnContext(config, {
+    agentId: knownAgentIds(config).includes(ctx.agentId) ? ctx.agentId : defaultAgentId(config),
+    conversation: conversationOf(ctx),
+    sender: actorOf(ctx),
+    mayBeOwner: ctx.senderIsOwner,
+    spawnDepth: ctx.spawnDepth,
+    inherited: ctx.inherited,
+    toolsAllow: ctx.toolsAllow,
+    disableTools: ctx.disableTools,
+  });
+}
+
 const actorOf = (ctx: TurnContext): Actor => ({ id: ctx.senderId, name: ctx.senderName, username: ctx.senderUsername });
 
 /**
@@ -150,6 +161,28 @@ export function contextForSessionMessage(
     mayBeOwner: from.senderIsOwner,
     spawnDepth: from.spawnDepth,
     inherited: intersectCeilings(from.inherited, ceiling),
+  });
+}
+
+/**
+ * The context a deferred call runs under once decided, and its follow-up turn: the original
+ * turn's conversation and requester — never the approver, never more owner than they are now —
+ * with the surface that turn had as its ceiling, so a decision made later (after a restart, a
+ * config change) can never reach a tool the original turn did not have.
+ */
+export function contextForDeferredCall(config: WardenConfig, call: { agentId: string; turn: TurnContext; surface: readonly string[] }): TurnContext {
+  const t = call.turn;
+  // An allowlist naming a leader keeps its followers (exec keeps process): deny the ones the turn lacked.
+  const lacked = TOOL_COUPLINGS.map((c) => c.tool).filter((tool) => !call.surface.includes(tool));
+  return buildTurnContext(config, {
+    agentId: call.agentId,
+    conversation: conversationOf(t),
+    sender: actorOf(t),
+    mayBeOwner: t.senderIsOwner,
+    spawnDepth: t.spawnDepth,
+    inherited: intersectCeilings(t.inherited, { allow: [...call.surface], deny: lacked }),
+    ...(t.toolsAllow ? { toolsAllow: t.toolsAllow } : {}),
+    ...(t.disableTools ? { disableTools: true } : {}),
   });
 }
 

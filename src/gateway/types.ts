@@ -45,6 +45,11 @@ export interface OutboundMessage {
   text: string;
   /** Long output sent as a file where the platform supports it. */
   attachment?: { name: string; content: string } | undefined;
+  /**
+   * The approval whose outcome this is: adapters post it linked to that card where the card is
+   * in the same conversation (Discord: a reply to it; Slack: in its thread; web: under it).
+   */
+  linkedApproval?: string | undefined;
 }
 
 /** What the router calls on an adapter; adapters know their platform and nothing of policy. */

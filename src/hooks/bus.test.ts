@@ -131,14 +131,14 @@ describe('before_prompt_build', () => {
     bus.on('before_prompt_build', () => ({ systemPrompt: 'A', prependContext: 'p1', toolsAllow: ['Read', 'bash', 'web_fetch'] }), { priority: 2 });
     bus.on('before_prompt_build', () => ({ systemPrompt: 'B', appendContext: 'a2', toolsAllow: ['read', 'exec'] }), { priority: 1 });
     bus.on('before_prompt_build', () => ({ prependContext: 'p3' }));
-    const out = await bus.runBeforePromptBuild({ agentId: 'main', sessionKey: 's', provider: 'web', tools: [] });
+    const out = await bus.runBeforePromptBuild({ prompt: '', messages: [], agentId: 'main', sessionKey: 's', provider: 'web', tools: [] });
     expect(out).toEqual({ systemPrompt: 'A', prependContext: ['p1', 'p3'], appendContext: ['a2'], toolsAllow: [['read', 'exec', 'web_fetch'], ['read', 'exec']] });
   });
 
   it.each([['a string', 'read'], ['a non-string entry', ['read', 3]], ['null', null]])('treats toolsAllow given as %s as deny-all', async (_l, value) => {
     const bus = new HookBus();
     bus.on('before_prompt_build', () => ({ toolsAllow: value as string[] }));
-    const out = await bus.runBeforePromptBuild({ agentId: 'main', sessionKey: 's', provider: 'web', tools: [] });
+    const out = await bus.runBeforePromptBuild({ prompt: '', messages: [], agentId: 'main', sessionKey: 's', provider: 'web', tools: [] });
     expect(out.toolsAllow).toEqual([[]]);
   });
 
@@ -146,7 +146,7 @@ describe('before_prompt_build', () => {
     const bus = new HookBus();
     bus.on('before_prompt_build', () => { throw new Error('x'); }, { priority: 1 });
     bus.on('before_prompt_build', () => ({ appendContext: 'ok' }));
-    const out = await bus.runBeforePromptBuild({ agentId: 'main', sessionKey: 's', provider: 'web', tools: [] });
+    const out = await bus.runBeforePromptBuild({ prompt: '', messages: [], agentId: 'main', sessionKey: 's', provider: 'web', tools: [] });
     expect(out).toEqual({ prependContext: [], appendContext: ['ok'] });
   });
 });
@@ -154,11 +154,11 @@ describe('before_prompt_build', () => {
 describe('message_sending', () => {
   it('rewrites text in order and stops at cancel', async () => {
     const bus = new HookBus();
-    bus.on('message_sending', (e) => ({ text: `${e.text}!` }), { priority: 2 });
-    bus.on('message_sending', (e) => ({ text: `${e.text}?` }), { priority: 1 });
-    expect(await bus.runMessageSending({ provider: 'web', text: 'hi' })).toEqual({ text: 'hi!?', cancelled: false });
+    bus.on('message_sending', (e) => ({ content: `${e.content}!` }), { priority: 2 });
+    bus.on('message_sending', (e) => ({ content: `${e.content}?` }), { priority: 1 });
+    expect(await bus.runMessageSending({ to: 'c1', content: 'hi' })).toEqual({ content: 'hi!?', cancelled: false });
     bus.on('message_sending', () => ({ cancel: true }), { priority: 3 });
-    expect((await bus.runMessageSending({ provider: 'web', text: 'hi' })).cancelled).toBe(true);
+    expect((await bus.runMessageSending({ to: 'c1', content: 'hi' })).cancelled).toBe(true);
   });
 });
 
@@ -178,7 +178,7 @@ describe('void hooks', () => {
     });
     bus.on('session_start', () => { throw new Error('bad'); });
     bus.on('session_start', never, { timeoutMs: 20 });
-    await bus.runVoid('session_start', { agentId: 'main', sessionKey: 's' });
+    await bus.runVoid('session_start', { sessionId: 's', sessionKey: 's' });
     // b ran while a was still waiting: a was not awaited before b started.
     expect(started).toEqual(['a', 'b']);
   });
@@ -199,5 +199,44 @@ describe('tool_result_persist', () => {
     const bus = new HookBus();
     bus.on('tool_result_persist', (async () => ({ message: { ...message, content: [] } })) as never);
     expect(bus.runToolResultPersist({ toolName: 'read', toolCallId: 'c', message, isSynthetic: false })).toBe(message);
+  });
+});
+
+describe('before_model_resolve', () => {
+  it('keeps the first modelOverride and the first providerOverride given; a failing handler is skipped', async () => {
+    const bus = new HookBus();
+    bus.on('before_model_resolve', () => { throw new Error('x'); }, { priority: 3 });
+    bus.on('before_model_resolve', () => ({ modelOverride: 'small' }), { priority: 2, owner: 'router' });
+    bus.on('before_model_resolve', () => ({ modelOverride: 'big', providerOverride: 'local' }), { priority: 1 });
+    expect(await bus.runBeforeModelResolve({ prompt: 'hi' })).toEqual({ modelOverride: 'small', providerOverride: 'local', owner: 'router' });
+  });
+});
+
+describe('resolve_exec_env', () => {
+  it('merges string values, a later handler winning; failures and non-objects add nothing', async () => {
+    const bus = new HookBus();
+    bus.on('resolve_exec_env', () => ({ A: '1', B: '1' }), { priority: 2 });
+    bus.on('resolve_exec_env', () => ({ B: '2', C: 3 as unknown as string }), { priority: 1 });
+    bus.on('resolve_exec_env', () => { throw new Error('x'); });
+    bus.on('resolve_exec_env', (() => ['nope']) as never);
+    expect(await bus.runResolveExecEnv({ toolName: 'exec', host: 'sandbox' })).toEqual({ A: '1', B: '2' });
+  });
+});
+
+describe('handlers get a context', () => {
+  it('before_tool_call passes the tool context as the second argument', async () => {
+    const bus = new HookBus();
+    let got: unknown;
+    bus.on('before_tool_call', (_e, ctx) => void (got = ctx));
+    await bus.runBeforeToolCall(call('exec'), { toolName: 'exec', toolCallId: 'c1', conversation: { provider: 'slack', chat: 'channel', channelName: 'ops' } });
+    expect(got).toMatchObject({ toolName: 'exec', conversation: { channelName: 'ops' } });
+  });
+
+  it('an observer that edits its event does not change the caller\'s', async () => {
+    const bus = new HookBus();
+    bus.on('after_tool_call', (e) => void e.content.splice(0));
+    const content = [{ type: 'text' as const, text: 'kept' }];
+    await bus.runVoid('after_tool_call', { toolName: 'read', toolCallId: 'c', params: {}, content, isError: false, durationMs: 1, agentId: 'main', sessionKey: 's', provider: 'web' });
+    expect(content).toEqual([{ type: 'text', text: 'kept' }]);
   });
 });

@@ -3,6 +3,7 @@ import { normalizeToolName } from '../tools/names.js';
 import {
   DEFAULT_HOOK_TIMEOUT_MS,
   HOOK_NAMES,
+  type BeforeModelResolveEvent,
   type BeforePromptBuildEvent,
   type BeforeToolCallEvent,
   type HookApprovalRequest,
@@ -10,15 +11,16 @@ import {
   type HookName,
   type HookOptions,
   type HookSignatures,
-  type MessageEvent,
+  type MessageSendingEvent,
   type PersistedToolMessage,
+  type ResolveExecEnvEvent,
   type ToolResultPersistEvent,
   type VoidHookName,
 } from './types.js';
 
 interface Registration {
   name: HookName;
-  handler: (event: unknown) => unknown;
+  handler: (event: unknown, ctx: unknown) => unknown;
   priority: number;
   timeoutMs: number;
   tools: ReadonlySet<string> | undefined;
@@ -40,6 +42,8 @@ export interface PromptBuildOutcome {
   systemPrompt?: string | undefined;
   prependContext: string[];
   appendContext: string[];
+  prependSystemContext?: string[] | undefined;
+  appendSystemContext?: string[] | undefined;
   /** One restriction per handler that returned toolsAllow; the turn keeps their intersection. */
   toolsAllow?: string[][] | undefined;
 }
@@ -75,7 +79,7 @@ export class HookBus {
     }
     const registration: Registration = {
       name,
-      handler: handler as (event: unknown) => unknown,
+      handler: handler as (event: unknown, ctx: unknown) => unknown,
       priority: options.priority ?? 0,
       timeoutMs: options.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS[name],
       tools,
@@ -88,6 +92,11 @@ export class HookBus {
       const current = this.byName.get(name);
       if (current) this.byName.set(name, current.filter((r) => r !== registration));
     };
+  }
+
+  /** How many handlers are registered for a hook (every tool, for a tool hook). */
+  count(name: HookName): number {
+    return this.byName.get(name)?.length ?? 0;
   }
 
   /** Whether any handler would run (for a tool hook: for this tool). */
@@ -106,14 +115,14 @@ export class HookBus {
    * last one given (frozen once an approval was asked for), shallow-merged over the call's;
    * the first `requireApproval` wins. A throw or timeout fails closed.
    */
-  async runBeforeToolCall(event: BeforeToolCallEvent): Promise<BeforeToolCallOutcome> {
+  async runBeforeToolCall(event: BeforeToolCallEvent, ctx?: HookSignatures['before_tool_call']['ctx']): Promise<BeforeToolCallOutcome> {
     let params: Record<string, unknown> | undefined;
     let approval: (HookApprovalRequest & { owner?: string | undefined }) | undefined;
     for (const r of this.handlers('before_tool_call', event.toolName)) {
       let result: HookSignatures['before_tool_call']['result'];
       try {
         // Each handler sees the original call, never another handler's edits (reference §5.5).
-        result = (await this.call(r, structuredClone(event))) as typeof result;
+        result = (await this.call(r, structuredClone(event), ctx ?? { toolName: event.toolName, toolCallId: event.toolCallId })) as typeof result;
       } catch (err) {
         log.warn({ err, hook: 'before_tool_call', owner: r.owner, tool: event.toolName }, 'before_tool_call handler failed; blocking the call');
         return { kind: 'failed', reason: HOOK_FAILURE_TEXT, error: (err as Error)?.message ?? String(err), owner: r.owner };
@@ -131,12 +140,12 @@ export class HookBus {
    * concatenate, each toolsAllow is kept as its own restriction (malformed → deny all).
    * A failing handler is logged and skipped.
    */
-  async runBeforePromptBuild(event: BeforePromptBuildEvent): Promise<PromptBuildOutcome> {
+  async runBeforePromptBuild(event: BeforePromptBuildEvent, ctx: HookSignatures['before_prompt_build']['ctx'] = {}): Promise<PromptBuildOutcome> {
     const out: PromptBuildOutcome = { prependContext: [], appendContext: [] };
     for (const r of this.handlers('before_prompt_build')) {
       let result: HookSignatures['before_prompt_build']['result'];
       try {
-        result = (await this.call(r, structuredClone(event))) as typeof result;
+        result = (await this.call(r, structuredClone(event), ctx)) as typeof result;
       } catch (err) {
         log.warn({ err, hook: 'before_prompt_build', owner: r.owner }, 'before_prompt_build handler failed; ignored');
         continue;
@@ -145,6 +154,8 @@ export class HookBus {
       if (out.systemPrompt === undefined && typeof result.systemPrompt === 'string') out.systemPrompt = result.systemPrompt;
       if (typeof result.prependContext === 'string' && result.prependContext) out.prependContext.push(result.prependContext);
       if (typeof result.appendContext === 'string' && result.appendContext) out.appendContext.push(result.appendContext);
+      if (typeof result.prependSystemContext === 'string' && result.prependSystemContext) (out.prependSystemContext ??= []).push(result.prependSystemContext);
+      if (typeof result.appendSystemContext === 'string' && result.appendSystemContext) (out.appendSystemContext ??= []).push(result.appendSystemContext);
       if ('toolsAllow' in result && result.toolsAllow !== undefined) {
         const list = result.toolsAllow as unknown;
         const valid = Array.isArray(list) && list.every((t) => typeof t === 'string');
@@ -154,30 +165,82 @@ export class HookBus {
     return out;
   }
 
-  /** Runs message_sending handlers in order; the last text wins, `cancel` stops. Fails open. */
-  async runMessageSending(event: MessageEvent): Promise<{ text: string; cancelled: boolean }> {
-    let text = event.text;
+  /**
+   * Runs before_model_resolve handlers in order: the first `modelOverride` and the first
+   * `providerOverride` given win (OpenClaw's merge). A failing handler is logged and skipped.
+   */
+  async runBeforeModelResolve(event: BeforeModelResolveEvent, ctx: HookSignatures['before_model_resolve']['ctx'] = {}): Promise<{ modelOverride?: string; providerOverride?: string; owner?: string | undefined }> {
+    const out: { modelOverride?: string; providerOverride?: string; owner?: string | undefined } = {};
+    for (const r of this.handlers('before_model_resolve')) {
+      let result: HookSignatures['before_model_resolve']['result'];
+      try {
+        result = (await this.call(r, structuredClone(event), ctx)) as typeof result;
+      } catch (err) {
+        log.warn({ err, hook: 'before_model_resolve', owner: r.owner }, 'before_model_resolve handler failed; ignored');
+        continue;
+      }
+      if (!result || typeof result !== 'object') continue;
+      if (out.modelOverride === undefined && nonEmpty(result.modelOverride)) {
+        out.modelOverride = result.modelOverride!.trim();
+        out.owner ??= r.owner;
+      }
+      if (out.providerOverride === undefined && nonEmpty(result.providerOverride)) {
+        out.providerOverride = result.providerOverride!.trim();
+        out.owner ??= r.owner;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Runs message_sending handlers in order. Each handler sees the text as the previous one left
+   * it (OpenClaw hands every handler the original and keeps the last text given, so a later
+   * handler could undo an earlier redaction); `cancel` stops. Fails open.
+   */
+  async runMessageSending(event: MessageSendingEvent, ctx: HookSignatures['message_sending']['ctx'] = { channelId: '' }): Promise<{ content: string; cancelled: boolean; cancelReason?: string | undefined }> {
+    let content = event.content;
     for (const r of this.handlers('message_sending')) {
       let result: HookSignatures['message_sending']['result'];
       try {
-        result = (await this.call(r, { ...event, text })) as typeof result;
+        result = (await this.call(r, { ...structuredClone(event), content }, ctx)) as typeof result;
       } catch (err) {
         log.warn({ err, hook: 'message_sending', owner: r.owner }, 'message_sending handler failed; ignored');
         continue;
       }
       if (!result || typeof result !== 'object') continue;
-      if (result.cancel === true) return { text, cancelled: true };
-      if (typeof result.text === 'string') text = result.text;
+      if (result.cancel === true) return { content, cancelled: true, cancelReason: nonEmpty(result.cancelReason) };
+      if (typeof result.content === 'string') content = result.content;
     }
-    return { text, cancelled: false };
+    return { content, cancelled: false };
+  }
+
+  /**
+   * Runs resolve_exec_env handlers in order and merges what they return, a later handler's
+   * value winning (OpenClaw's merge). Only string values count. Fails open: a failing handler
+   * adds nothing. The caller still refuses keys exec never lets anyone set.
+   */
+  async runResolveExecEnv(event: ResolveExecEnvEvent, ctx: HookSignatures['resolve_exec_env']['ctx'] = {}): Promise<Record<string, string>> {
+    const env: Record<string, string> = {};
+    for (const r of this.handlers('resolve_exec_env')) {
+      let result: unknown;
+      try {
+        result = await this.call(r, structuredClone(event), ctx);
+      } catch (err) {
+        log.warn({ err, hook: 'resolve_exec_env', owner: r.owner }, 'resolve_exec_env handler failed; ignored');
+        continue;
+      }
+      if (!result || typeof result !== 'object' || Array.isArray(result)) continue;
+      for (const [key, value] of Object.entries(result)) if (typeof value === 'string') env[key] = value;
+    }
+    return env;
   }
 
   /** Runs tool_result_persist handlers synchronously; each may replace the message. */
-  runToolResultPersist(event: ToolResultPersistEvent): PersistedToolMessage {
+  runToolResultPersist(event: ToolResultPersistEvent, ctx: HookSignatures['tool_result_persist']['ctx'] = {}): PersistedToolMessage {
     let message = event.message;
     for (const r of this.handlers('tool_result_persist')) {
       try {
-        const result = r.handler({ ...event, message }) as { message?: PersistedToolMessage } | void | Promise<unknown>;
+        const result = r.handler({ ...event, message }, { ...ctx, toolName: event.toolName, toolCallId: event.toolCallId }) as { message?: PersistedToolMessage } | void | Promise<unknown>;
         if (result instanceof Promise) {
           result.catch(() => {});
           log.warn({ hook: 'tool_result_persist', owner: r.owner }, 'tool_result_persist handler returned a Promise; it must be synchronous, result ignored');
@@ -193,24 +256,48 @@ export class HookBus {
 
   /**
    * Runs every handler of a void hook in parallel and resolves when all have settled (each
-   * bounded by its timeout). Failures are logged, never thrown.
+   * bounded by its timeout). Failures are logged, never thrown. Handlers get a copy of the
+   * event, so an observer that edits it changes nothing for the caller.
    */
-  async runVoid<K extends VoidHookName>(name: K, event: HookSignatures[K]['event'], toolName?: string): Promise<void> {
+  async runVoid<K extends VoidHookName>(name: K, event: HookSignatures[K]['event'], ctx?: HookSignatures[K]['ctx'], toolName?: string): Promise<void> {
     const list = this.handlers(name, toolName);
     if (list.length === 0) return;
+    let copy: unknown;
+    try {
+      copy = structuredClone(event);
+    } catch {
+      copy = event;
+    }
     await Promise.all(
       list.map((r) =>
-        this.call(r, event).catch((err: unknown) => {
+        this.call(r, copy, ctx ?? {}).catch((err: unknown) => {
           log.warn({ err, hook: name, owner: r.owner }, `${name} handler failed`);
         }),
       ),
     );
   }
 
-  private call(r: Registration, event: unknown): Promise<unknown> {
+  /**
+   * Calls each handler one owner registered for a hook, on its own, and returns what each did
+   * (`warden audit` probes before_tool_call this way). Nothing is merged or enforced.
+   */
+  async probe<K extends HookName>(name: K, owner: string, event: HookSignatures[K]['event'], ctx: HookSignatures[K]['ctx'], timeoutMs: number): Promise<Array<{ result?: unknown; error?: string }>> {
+    const out: Array<{ result?: unknown; error?: string }> = [];
+    for (const r of this.byName.get(name) ?? []) {
+      if (r.owner !== owner) continue;
+      try {
+        out.push({ result: await this.call({ ...r, timeoutMs: Math.min(r.timeoutMs || timeoutMs, timeoutMs) }, structuredClone(event), ctx) });
+      } catch (err) {
+        out.push({ error: (err as Error)?.message ?? String(err) });
+      }
+    }
+    return out;
+  }
+
+  private call(r: Registration, event: unknown, ctx: unknown): Promise<unknown> {
     let result: unknown;
     try {
-      result = r.handler(event);
+      result = r.handler(event, ctx);
     } catch (err) {
       return Promise.reject(err);
     }

@@ -190,10 +190,11 @@ describe('cli entries run through the exec tool, never a raw spawn', () => {
   });
 
   it('a command the allowlist does not cover needs an approval: with no one to ask it does not run', async () => {
-    const ctx = sandboxed({}, {});
+    // head is on the sandbox's default read-only list: without it, nothing covers the entry.
+    const ctx = sandboxed({}, { defaultAllowlist: false });
     const [outcome] = await understandAttachments([OGG], ctx);
     expect(outcome).toMatchObject({ status: 'failed', attempts: [{ by: 'cli:head', error: expect.stringMatching(/^the exec policy did not let head run: exec not run: the approval was cancelled/) }] });
-    const approved = await understandAttachments([{ ...OGG, id: 'approved' }], { ...sandboxed({}, {}), approvals: allow });
+    const approved = await understandAttachments([{ ...OGG, id: 'approved' }], { ...sandboxed({}, { defaultAllowlist: false }), approvals: allow });
     expect(approved[0]).toMatchObject({ status: 'understood' });
   });
 

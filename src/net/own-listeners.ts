@@ -82,6 +82,9 @@ export function configuredListeners(config: WardenConfig): OwnListener[] {
   if (planned.includes('web') && web.port !== 0) out.push({ name: 'web chat', host: web.host, port: web.port });
   // Without an app token the Slack adapter runs Bolt's HTTP receiver.
   if (planned.includes('slack') && slack && !slack.appToken && slack.port !== 0) out.push({ name: 'Slack HTTP receiver', host: slack.host, port: slack.port });
+  const { http, nodes } = config.gateway ?? {};
+  if (http?.enabled && http.port !== 0) out.push({ name: 'HTTP tools API', host: http.host, port: http.port });
+  if (nodes?.enabled && nodes.port !== 0) out.push({ name: 'node listener', host: nodes.host, port: nodes.port });
   return out;
 }
 

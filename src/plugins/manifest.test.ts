@@ -58,6 +58,13 @@ describe('plugin manifests', () => {
     expect(result.tools.map((t) => `${t.source.pluginId}:${t.id}`)).toEqual(['one:shared', 'two:own']);
   });
 
+  it('drops a tool named like a Tool Search tool: it could never be called', () => {
+    plugin('a', 'warden.plugin.json', '{"id": "search", "contracts": {"tools": ["tool_call", "Tool_Search", "find_docs"]}}');
+    const result = load();
+    expect(result.problems).toEqual(['plugin tool name conflict (search): tool_call', 'plugin tool name conflict (search): tool_search']);
+    expect(result.tools.map((t) => t.id)).toEqual(['find_docs']);
+  });
+
   it('reports a malformed manifest and keeps going', () => {
     plugin('a', 'warden.plugin.json', '{ id: ');
     plugin('b', 'warden.plugin.json', '{"contracts": {}}');

@@ -1,18 +1,14 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import JSON5 from 'json5';
 import type { WardenConfig } from '../config/schema/index.js';
 import { PROFILE_IDS, type ProfileId } from '../config/schema/policy.js';
-import { isGlob } from '../policy/glob.js';
-import { isCoreToolId } from '../tools/catalog.js';
-import { normalizeToolName } from '../tools/names.js';
 import type { ToolMeta } from '../tools/types.js';
+import { discoverPlugins } from './discover.js';
 
 /**
- * Plugin manifests (reference §9): which plugins are installed and which tools they declare.
- * Reading only — no plugin code runs here, so a declared tool reaches the surface as a
- * definition and is reported unavailable ("plugin runtime not loaded") until a runtime
- * registers its implementation.
+ * Plugin manifests (reference §9.1): which plugins are installed, which tools they declare,
+ * the JSON Schema of their config. Reading only — no plugin code runs here.
  */
 
 export const MANIFEST_FILES = ['warden.plugin.json', 'openclaw.plugin.json'] as const;
@@ -38,71 +34,35 @@ export interface PluginLoadResult {
   problems: string[];
 }
 
-interface Manifest {
+/** The manifest fields Warden reads; everything else in the file is ignored. */
+export interface PluginManifest {
   id: string;
-  contracts?: { tools?: unknown };
+  name?: unknown;
+  description?: unknown;
+  version?: unknown;
+  configSchema?: unknown;
+  contracts?: { tools?: unknown; trustedToolPolicies?: unknown; [key: string]: unknown };
   toolMetadata?: Record<string, { profiles?: unknown; optional?: unknown; description?: unknown }>;
 }
 
-/** Discovers plugin folders under `plugins.paths` (relative to `baseDir`) and returns their tools. */
+/** Discovers plugin folders and returns their declared tools (no plugin code runs). */
 export function loadPluginTools(config: Pick<WardenConfig, 'plugins'>, baseDir: string): PluginLoadResult {
-  const result: PluginLoadResult = { tools: [], plugins: [], problems: [] };
-  const { allow, deny, entries } = config.plugins;
-  const allowed = allow ? new Set(allow.map((id) => id.trim().toLowerCase())) : undefined;
-  const denied = new Set(deny.map((id) => id.trim().toLowerCase()));
-  const toolOwner = new Map<string, string>();
-
-  for (const dir of discoverPluginDirs(config.plugins.paths, baseDir, result.problems)) {
-    const read = readManifest(dir);
-    if (!read.ok) {
-      result.problems.push(`plugin ${dir}: ${read.error}`);
-      continue;
-    }
-    const { manifest, file } = read;
-    const id = manifest.id.trim().toLowerCase();
-    if (denied.has(id) || (allowed && !allowed.has(id)) || entryFor(entries, id)?.enabled === false) continue;
-    if (result.plugins.some((p) => p.id === id)) {
-      result.problems.push(`duplicate plugin id (${id}): ${dir} ignored`);
-      continue;
-    }
-    if (isCoreToolId(normalizeToolName(id))) {
-      result.problems.push(`plugin id conflicts with core tool name (${id})`);
-      continue;
-    }
-    const declared = Array.isArray(manifest.contracts?.tools) ? manifest.contracts.tools : [];
-    const plugin: LoadedPlugin = { id, dir, manifest: file, tools: [] };
-    for (const raw of declared) {
-      const name = normalizeToolName(raw);
-      if (!name || isGlob(name) || /[\s/\\]/.test(name) || name.startsWith('group:')) {
-        result.problems.push(`plugin tool is malformed (${id}): ${JSON.stringify(raw)} is not a tool name`);
-        continue;
-      }
-      if (isCoreToolId(name) || toolOwner.has(name)) {
-        result.problems.push(`plugin tool name conflict (${id}): ${name}`);
-        continue;
-      }
-      toolOwner.set(name, id);
-      plugin.tools.push(name);
-      result.tools.push(toolMeta(id, name, metadataFor(manifest, raw as string)));
-    }
-    result.plugins.push(plugin);
-  }
-  return result;
+  const found = discoverPlugins(config, baseDir);
+  return {
+    tools: found.tools,
+    plugins: found.plugins.filter((p) => p.status !== 'disabled').map((p) => ({ id: p.id, dir: p.dir, manifest: p.manifestFile, tools: p.declaredTools })),
+    problems: found.diagnostics.filter((d) => d.level === 'error' && d.phase !== 'load').map((d) => d.message),
+  };
 }
 
-function entryFor(entries: WardenConfig['plugins']['entries'], id: string) {
-  const key = Object.keys(entries).find((k) => k.trim().toLowerCase() === id);
-  return key === undefined ? undefined : entries[key];
-}
-
-function metadataFor(manifest: Manifest, raw: string): { profiles?: unknown; optional?: unknown; description?: unknown } {
+export function metadataFor(manifest: PluginManifest, raw: string): { profiles?: unknown; optional?: unknown; description?: unknown } {
   const meta = manifest.toolMetadata;
   if (!meta || typeof meta !== 'object') return {};
-  const found = meta[raw] ?? meta[normalizeToolName(raw)];
+  const found = meta[raw] ?? meta[raw.trim().toLowerCase()];
   return found && typeof found === 'object' ? found : {};
 }
 
-function toolMeta(pluginId: string, id: string, meta: { profiles?: unknown; optional?: unknown; description?: unknown }): PluginToolMeta {
+export function toolMeta(pluginId: string, id: string, meta: { profiles?: unknown; optional?: unknown; description?: unknown }): PluginToolMeta {
   const profiles = Array.isArray(meta.profiles)
     ? meta.profiles.filter((p): p is ProfileId => typeof p === 'string' && (PROFILE_IDS as readonly string[]).includes(p))
     : [];
@@ -119,31 +79,11 @@ function toolMeta(pluginId: string, id: string, meta: { profiles?: unknown; opti
   };
 }
 
-/** A configured path is a plugin folder itself, or a folder of plugin folders (sorted: manifest order decides conflicts). */
-function discoverPluginDirs(paths: readonly string[], baseDir: string, problems: string[]): string[] {
-  const dirs: string[] = [];
-  for (const p of paths) {
-    const root = path.resolve(baseDir, p);
-    if (!existsSync(root) || !statSync(root).isDirectory()) {
-      problems.push(`plugins.paths: ${p} is not a directory`);
-      continue;
-    }
-    if (hasManifest(root)) {
-      dirs.push(root);
-      continue;
-    }
-    for (const name of readdirSync(root).sort()) {
-      const dir = path.join(root, name);
-      if (statSync(dir).isDirectory() && hasManifest(dir)) dirs.push(dir);
-    }
-  }
-  return dirs;
-}
+export const hasManifest = (dir: string): boolean => MANIFEST_FILES.some((f) => existsSync(path.join(dir, f)));
 
-const hasManifest = (dir: string) => MANIFEST_FILES.some((f) => existsSync(path.join(dir, f)));
-
-function readManifest(dir: string): { ok: true; manifest: Manifest; file: string } | { ok: false; error: string } {
-  const file = MANIFEST_FILES.map((f) => path.join(dir, f)).find((f) => existsSync(f))!;
+export function readManifest(dir: string): { ok: true; manifest: PluginManifest; file: string } | { ok: false; error: string } {
+  const file = MANIFEST_FILES.map((f) => path.join(dir, f)).find((f) => existsSync(f));
+  if (!file) return { ok: false, error: `no ${MANIFEST_FILES.join(' or ')}` };
   const name = path.basename(file);
   if (statSync(file).size > MAX_MANIFEST_BYTES) return { ok: false, error: `${name} is larger than 256 KiB` };
   let parsed: unknown;
@@ -155,5 +95,9 @@ function readManifest(dir: string): { ok: true; manifest: Manifest; file: string
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return { ok: false, error: `${name} must hold an object` };
   const id = (parsed as { id?: unknown }).id;
   if (typeof id !== 'string' || id.trim() === '') return { ok: false, error: `${name}: id must be a non-empty string` };
-  return { ok: true, manifest: parsed as Manifest, file };
+  const schema = (parsed as { configSchema?: unknown }).configSchema;
+  if (schema !== undefined && (typeof schema !== 'object' || schema === null || Array.isArray(schema))) {
+    return { ok: false, error: `${name}: configSchema must be a JSON Schema object` };
+  }
+  return { ok: true, manifest: parsed as PluginManifest, file };
 }

@@ -17,6 +17,7 @@ import {
   ownerOnlyFilter,
   type FilterDecision,
 } from './prefilters.js';
+import { HTTP_DENY_FILTER, HTTP_PROVIDER, httpDenyFilter } from './http-surface.js';
 import { buildSteps, knownAgentIds, resolveAgent, type PipelineStep } from './steps.js';
 import { indexSurface, pluginOnlyWarning, unknownEntriesWarning, type SurfaceIndex } from './warnings.js';
 
@@ -43,9 +44,10 @@ export interface SurfaceOptions {
   /**
    * Whether a tool can be offered here, answered by the caller: the policy never asks a tool's
    * implementation (`tools/surface-inputs.ts` builds the answer the bot and the CLI share).
-   * `undefined` = no implementation in this build.
+   * `undefined` = no implementation in this build. `ctx` is the turn being resolved: a plugin
+   * tool's factory is built for it (and only for tools the policy kept).
    */
-  implemented: (id: string) => Availability | undefined;
+  implemented: (id: string, ctx?: TurnContext) => Availability | undefined;
 }
 
 export interface ExplainStep {
@@ -95,6 +97,8 @@ interface Filter {
   label: string;
   removes: (tool: ToolMeta, plan: Plan) => boolean;
   run: (tool: ToolMeta, plan: Plan) => FilterDecision;
+  /** A filter that only some surfaces have (the HTTP deny list); `--explain` leaves it out elsewhere. */
+  appliesTo?: (plan: Plan) => boolean;
 }
 
 const isOptionalPlugin = (tool: ToolMeta): boolean => tool.source.kind === 'plugin' && (tool as { optional?: boolean }).optional === true;
@@ -113,6 +117,12 @@ const FILTERS: readonly Filter[] = [
     run: (t, p) => modelProviderFilter(t, p.ctx, p.config),
   },
   { label: OWNER_ONLY_FILTER, removes: (t, p) => t.ownerOnly && !p.ctx.senderIsOwner, run: (t, p) => ownerOnlyFilter(t, p.ctx) },
+  {
+    label: HTTP_DENY_FILTER,
+    appliesTo: (p) => p.ctx.provider === HTTP_PROVIDER,
+    removes: (t, p) => p.ctx.provider === HTTP_PROVIDER && !httpDenyFilter(t.id, p.ctx, p.config).kept,
+    run: (t, p) => httpDenyFilter(t.id, p.ctx, p.config),
+  },
 ];
 const FILTER_LABELS: ReadonlySet<string> = new Set(FILTERS.map((f) => f.label));
 
@@ -170,7 +180,7 @@ export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, optio
     applyPatch: applyPatchAllowed(ctx, config),
   };
   plan.optionalGrants = optionalGrantEntries(plan);
-  const availability = availabilityOf(options);
+  const availability = availabilityOf(options, ctx);
 
   const removed: SurfaceResult['removed'] = [];
   const unavailable: SurfaceResult['unavailable'] = [];
@@ -316,6 +326,7 @@ function judge(tool: ToolMeta, plan: Plan, record: ExplainStep[]): string | unde
   let removedBy: string | undefined;
   const skip = (step: string) => record.push({ step, outcome: 'not reached', rule: `already removed by ${removedBy}` });
   for (const filter of FILTERS) {
+    if (filter.appliesTo && !filter.appliesTo(plan)) continue;
     if (removedBy) {
       skip(filter.label);
       continue;
@@ -410,9 +421,9 @@ function optionalGrantEntries(plan: Plan): PolicyEntry[] {
   return out;
 }
 
-function availabilityOf(options: SurfaceOptions): (tool: ToolMeta) => Availability {
+function availabilityOf(options: SurfaceOptions, ctx: TurnContext): (tool: ToolMeta) => Availability {
   return (tool) => {
-    const found = options.implemented(tool.id);
+    const found = options.implemented(tool.id, ctx);
     if (found) return found;
     return { ok: false, why: tool.source.kind === 'core' ? 'not implemented in this build' : 'plugin runtime not loaded' };
   };

@@ -68,11 +68,15 @@ export interface ToolCallContext {
   approvals: ApprovalRequester;
   /** The loop-detection run of the calling turn; the turns a tool starts (subagents, sends) continue it. */
   runId?: string | undefined;
+  /** Variables plugins add to exec's environment (resolve_exec_env); absent without such hooks. */
+  resolveExecEnv?: ((host: 'gateway' | 'sandbox') => Promise<Record<string, string>>) | undefined;
 }
 
 /** A runnable tool. Its id must exist in the catalog (or be declared by a plugin). */
 export interface ToolImplementation<Args = Record<string, unknown>> {
   id: string;
+  /** What the model reads about the tool; core tools take the catalog's. */
+  description?: string | undefined;
   /** JSON schema of the arguments; validated before execute is called. */
   parameters: JsonSchema;
   /** Prerequisites of this machine/config (Chromium for the browser, a model for image). */
@@ -99,6 +103,14 @@ export interface ToolRuntime {
   messaging?: MessagingService | undefined;
   /** Live state of the running bot; absent outside `warden start`. */
   status?: (() => RuntimeStatus) | undefined;
+  /** The owner's control plane (config administration, paired nodes); absent outside `warden start`. */
+  control?: ControlPlane | undefined;
+}
+
+/** What the owner-only gateway and nodes tools act on in a running Warden. */
+export interface ControlPlane {
+  admin?: import('../gateway/control/config-admin.js').ConfigAdmin | undefined;
+  nodes?: import('../gateway/nodes/hub.js').NodeHub | undefined;
 }
 
 /**

@@ -202,8 +202,8 @@ describe('Discord end to end', () => {
     expect(session(b.body.content)).toBe(`agent:main:discord:direct:${bob.id}`);
   });
 
-  it('a restart with a pending approval leaves its card updated, not orphaned', async () => {
-    // Two real `warden start` processes on one data dir; the first dies while /exec waits.
+  it('a card decided after a restart runs its command exactly once, and the result lands under the card', async () => {
+    // Two real `warden start` processes on one data dir; the first dies while /exec waits for the click.
     const dir = newDir();
     const configFile = path.join(dir, 'warden.config.json5');
     writeFileSync(configFile, JSON.stringify(configFor(dir)));
@@ -226,16 +226,29 @@ describe('Discord end to end', () => {
     const second = launch();
     try {
       await second.ready;
+      // The card is refreshed, still clickable: the call was stored and stays decidable.
       const edit = await fake.requests.waitFor(
         (r) => after(restartAt)(r) && r.method === 'PATCH' && r.path === `/channels/${DEV}/messages/${card.id}`,
         8_000,
-        'card edit after restart',
+        'card refresh after restart',
       );
-      expect(JSON.stringify(edit.body)).toContain('Interrupted');
-      expect(edit.body.components ?? []).toEqual([]);
-      const notice = await botPost(DEV, restartAt, (b) => /interrupted/i.test(b.content ?? ''), 'interrupted notice');
-      expect(notice.body.content).toContain('did not run');
+      expect(JSON.stringify(edit.body)).not.toContain('Interrupted');
+      expect(edit.body.components?.[0]?.components?.length).toBeGreaterThan(0);
       expect(runsIn(dir)).toBe(0);
+
+      const clickAt = mark();
+      const approved = clickOn(card, 'allow-once', olga);
+      await fake.requests.waitFor((r) => r.path.includes(approved.token) && JSON.stringify(r.body).includes(`Allowed once by <@${olga.id}>`), 8_000, 'card edit');
+      const result = await botPost(DEV, clickAt, (b) => typeof b.content === 'string' && b.content.includes('```'), 'result under the card');
+      expect(result.body.message_reference).toMatchObject({ message_id: card.id });
+      expect(result.body.content).toContain('Allowed once');
+      expect(runsIn(dir)).toBe(1);
+
+      // A second click decides nothing and runs nothing.
+      const again = clickOn(card, 'allow-once', olga);
+      await fake.requests.waitFor((r) => r.path.includes(again.token) && JSON.stringify(r.body).includes('already resolved'), 8_000, 'already resolved');
+      await sleep(300);
+      expect(runsIn(dir)).toBe(1);
     } finally {
       second.child.kill('SIGTERM');
       const result = await second.child;
@@ -262,7 +275,7 @@ describe('Discord slash commands', () => {
     await registered(from);
     // The fake is shared by the file: an earlier Warden may have registered them already.
     // The built-ins, and the bundled skills eligible here (no PATH: release-notes needs git) as skill commands.
-    expect(fake.commands.map((c) => c.name).sort()).toEqual(['approve', 'code_review', 'cron', 'exec', 'help', 'incident_triage', 'skills', 'status', 'stop', 'tools']);
+    expect(fake.commands.map((c) => c.name).sort()).toEqual(['approvals', 'approve', 'code_review', 'cron', 'exec', 'help', 'incident_triage', 'nodes', 'skills', 'status', 'stop', 'tools']);
     expect(fake.commands.find((c) => c.name === 'exec')?.options).toEqual([expect.objectContaining({ name: 'command', type: 3, required: true })]);
     expect(fake.commands.find((c) => c.name === 'cron')?.options).toEqual([expect.objectContaining({ name: 'args', type: 3, required: false })]);
     await first.stop();

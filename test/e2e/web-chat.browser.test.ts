@@ -223,7 +223,7 @@ describe('web chat as people use it: restarts, a page that was offline, /new, th
     await panel.locator('.item').waitFor();
     expect(await tab.locator('#pending-count').textContent()).toBe('1');
     expect(await panel.locator('.item pre').textContent()).toBe('echo panel-one');
-    expect(await panel.locator('.item .who').textContent()).toBe('Requested by you');
+    expect(await panel.locator('.item .who').textContent()).toBe('Requested by you with /exec');
     await panel.locator('.item button[data-decision="allow-once"]').click();
     await panel.waitFor({ state: 'hidden' });
     await tab.locator('section.card[data-status="allow-once"]').waitFor();

@@ -190,7 +190,8 @@ describe('every argv the validator accepts reads stdin only on the real binary',
  * binary that it would open that file.
  */
 const ATTACK_POLICY = execPolicyFromConfig(
-  execConfig.parse({ allowlist: [{ pattern: '/usr/bin/ls' }, { pattern: '/usr/bin/echo' }], safeBins: [...DEFAULT_SAFE_BINS, 'grep', 'sort'] }),
+  // The default read-only list (exec-default-allowlist.test.ts) is off: this judges the safe-bin profiles alone.
+  execConfig.parse({ allowlist: [{ pattern: '/usr/bin/ls' }, { pattern: '/usr/bin/echo' }], safeBins: [...DEFAULT_SAFE_BINS, 'grep', 'sort'], defaultAllowlist: false }),
   [],
 );
 const judge = (command: string) => evaluateExec(command, ATTACK_POLICY, { cwd: proofDir, pathDirs: DEFAULT_PATH_DIRS, home: proofDir });

@@ -166,7 +166,8 @@ export const OPENCLAW_TOOLS_RULES: readonly CompatEntry[] = [
 export const OPENCLAW_OTHER_RULES: readonly CompatEntry[] = [
   { path: 'skills.load.extraDirs', scope: 'global', rule: { kind: 'rename', to: 'skills.extraDirs' } },
   { path: 'skills.load.allowSymlinkTargets', scope: 'global', rule: { kind: 'unsupported', why: 'a skill folder must stay inside its root; links out are refused' } },
-  { path: 'plugins.entries.*.config', scope: 'global', rule: { kind: 'unsupported', why: 'provider keys come from the environment and web search settings from tools.web.search (providers.<id>.baseUrl, apiKeyEnv, model)' } },
+  { path: 'plugins.load.paths', scope: 'global', rule: { kind: 'rename', to: 'plugins.paths' } },
+  { path: 'plugins.entries.*.config.webSearch', scope: 'global', rule: { kind: 'unsupported', why: 'provider keys come from the environment and web search settings from tools.web.search (providers.<id>.baseUrl, apiKeyEnv, model)' } },
 ];
 
 export const COMPAT_POINTER = 'see "OpenClaw compatibility" in the README';

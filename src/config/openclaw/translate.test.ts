@@ -206,7 +206,7 @@ describe('OpenClaw spellings read into Warden keys', () => {
     ['a bad value under the OpenClaw name', { tools: { exec: { timeoutSeconds: -1 } } }, 'tools.exec.timeoutSeconds', /Too small/],
     ['a bad value inside agents.entries', { agents: { entries: { w: { tools: { exec: { timeoutSeconds: 'x' } } } } } }, 'agents.entries.w.tools.exec.timeoutSeconds', /expected number/],
     ['both rosters', { agents: { entries: { a: {} }, list: [{ id: 'b' }] } }, 'agents.entries', /two spellings of the roster/],
-    ['plugin config', { plugins: { entries: { brave: { config: { webSearch: { apiKey: 'x' } } } } } }, 'plugins.entries.brave.config', /provider keys come from the environment/],
+    ['plugin config', { plugins: { entries: { brave: { config: { webSearch: { apiKey: 'x' } } } } } }, 'plugins.entries.brave.config.webSearch', /provider keys come from the environment/],
   ])('%s is reported where it was written', (_name, raw, where, message) => {
     const r = parseConfig(raw);
     expect(r.ok).toBe(false);

@@ -49,6 +49,7 @@ export function translateOpenClaw(raw: unknown): Translation {
   }
   walk(root, [], [], 'global', OPENCLAW_OTHER_RULES, ctx);
   pruneEmpty(root, 'skills', 'load');
+  pruneEmpty(root, 'plugins', 'load');
   return { value: root, problems, renamed };
 }
 

@@ -52,6 +52,13 @@ export const execConfig = z.strictObject({
   ask: execAsk.default('on-miss'),
   askFallback: execSecurity.default('deny'),
   allowlist: z.array(allowlistEntry).default([]),
+  /**
+   * The read-only commands of src/exec/read-only.ts — ls, cat, head, tail, wc, grep, find, stat,
+   * file, du, sort, uniq and git's reading subcommands, each with only its reading options — run
+   * without asking, on the sandbox host only (never on the gateway host, where they would read
+   * Warden's own state). They add to `allowlist`; `false` leaves only your own entries.
+   */
+  defaultAllowlist: z.boolean().default(true),
   safeBins: z.array(z.string()).optional(),
   safeBinTrustedDirs: z.array(z.string()).default([]),
   safeBinProfiles: z.record(z.string(), safeBinProfile).default({}),

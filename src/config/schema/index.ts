@@ -7,6 +7,7 @@ import { agentToAgentConfig, crossContextConfig, sessionsToolsConfig } from './c
 import { elevatedConfig } from './elevated.js';
 import { toolSearchConfig } from './tool-search.js';
 import { webToolsConfig } from './web.js';
+import { gatewayConfig } from './gateway.js';
 import {
   byProviderEntry,
   profileId,
@@ -32,6 +33,14 @@ export const approvalsConfig = z.strictObject({
   /** Where approval cards are posted. */
   target: z.enum(['channel', 'dm', 'both']).default('channel'),
   exec: z.strictObject({ timeoutSec: z.number().int().positive().default(1800) }).default({ timeoutSec: 1800 }),
+  /**
+   * How long a tool call waits inside its turn for a decision before it is deferred: the tool
+   * answers "pending approval", the turn ends and the conversation takes new messages; the call
+   * runs when an approver decides, its result is posted under the card and the agent gets a
+   * follow-up turn. 5 s lets an approver who watches the channel answer within the turn (one
+   * turn, no follow-up) while nobody waits long for the conversation to move; 0 defers at once.
+   */
+  waitSec: z.number().min(0).max(600).default(5),
   /** Approvals requested by before_tool_call hooks. */
   hook: z
     .strictObject({
@@ -229,17 +238,42 @@ export const skillsConfig = z.strictObject({
     .default({}),
 });
 
+/** Per-plugin hook settings (OpenClaw's `plugins.entries.<id>.hooks`). */
+const pluginHooksConfig = z.strictObject({
+  /** `false` refuses the plugin's prompt-injecting hooks (before_prompt_build). */
+  allowPromptInjection: z.boolean().optional(),
+  /** `true` lets the plugin register hooks that read conversations (before_model_resolve, before_prompt_build, agent_end). */
+  allowConversationAccess: z.boolean().optional(),
+  /** Per-handler timeout for every hook of the plugin, in ms (beats the registration's). */
+  timeoutMs: z.number().int().positive().max(600_000).optional(),
+  /** Per-hook timeouts in ms (beat `timeoutMs`). */
+  timeouts: z.record(z.string(), z.number().int().positive().max(600_000)).optional(),
+});
+
 export const pluginsConfig = z.strictObject({
-  /** Folders holding plugin folders (each with a `warden.plugin.json` or `openclaw.plugin.json`). */
+  /** `false` loads no plugin at all. */
+  enabled: z.boolean().default(true),
+  /** Folders holding plugin folders (each with a `warden.plugin.json` or `openclaw.plugin.json`), or plugin folders. */
   paths: z.array(z.string()).default([]),
+  /** Installed npm packages that are plugins, resolved from the config file's folder (`node_modules`). */
+  load: z.array(z.string().min(1)).default([]),
   /** Plugin ids that may load; absent = every discovered plugin that is not disabled. */
   allow: z.array(z.string()).optional(),
   deny: z.array(z.string()).default([]),
   /**
-   * Per plugin: `enabled: false` keeps it out. Plugin config and hook timeouts join when the
-   * plugin runtime does (a key nothing reads is refused, not silently kept).
+   * Per plugin: `enabled: false` keeps it out; `config` is handed to the plugin after its
+   * manifest's `configSchema` validated it; `hooks` limits what its hooks may do.
    */
-  entries: z.record(z.string(), z.strictObject({ enabled: z.boolean().optional() })).default({}),
+  entries: z
+    .record(
+      z.string(),
+      z.strictObject({
+        enabled: z.boolean().optional(),
+        config: z.record(z.string(), z.unknown()).optional(),
+        hooks: pluginHooksConfig.optional(),
+      }),
+    )
+    .default({}),
 });
 
 /** How conversations queue: one turn at a time each, in order. */
@@ -264,7 +298,7 @@ export const cronConfig = z.strictObject({
 
 export const wardenConfigSchema = z.strictObject({
   owners: idsByProvider.default({}),
-  approvals: approvalsConfig.default({ target: 'channel', exec: { timeoutSec: 1800 }, hook: { timeoutSec: 120 } }),
+  approvals: approvalsConfig.default({ target: 'channel', exec: { timeoutSec: 1800 }, waitSec: 5, hook: { timeoutSec: 120 } }),
   models: modelsConfig.default({}),
   agents: agentsConfig.default({
     defaults: { workspace: './workspace', maxToolRounds: 10, subagents: { maxSpawnDepth: 1 } },
@@ -273,12 +307,14 @@ export const wardenConfigSchema = z.strictObject({
   tools: toolsConfig.default({}),
   channels: channelsConfig.prefault({}),
   skills: skillsConfig.default({ extraDirs: [], limits: { maxSkillsInPrompt: 150, maxSkillsPromptChars: 18_000 }, entries: {} }),
-  plugins: pluginsConfig.default({ paths: [], deny: [], entries: {} }),
+  plugins: pluginsConfig.default({ enabled: true, paths: [], load: [], deny: [], entries: {} }),
   browser: browserConfig.prefault({}),
   sessions: sessionsConfig.prefault({}),
   cron: cronConfig.prefault({}),
   /** Image generation and speech; each tool is unavailable until its section is set. */
   media: mediaConfig.optional(),
+  /** The owner's control plane: the HTTP tools API, paired nodes, config reload. */
+  gateway: gatewayConfig.optional(),
   /** Where SQLite and other state live; `WARDEN_DATA_DIR` overrides. */
   dataDir: z.string().default('./data'),
 }).superRefine(checkMediaProviders);
@@ -290,3 +326,4 @@ export type { MediaUnderstandingConfig, MediaModelEntry, MediaCapability } from 
 export type { SessionVisibility, AgentToAgentConfig, CrossContextConfig } from './cross-context.js';
 export type { ElevatedConfig } from './elevated.js';
 export type { ToolSearchConfig } from './tool-search.js';
+export { isLoopbackHost, type GatewayConfig, type GatewayHttpConfig, type GatewayNodesConfig } from './gateway.js';

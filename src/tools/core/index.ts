@@ -102,11 +102,11 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
   },
   gateway: {
     availability: always,
-    load: async (runtime) => eraseArgs((await import('./gateway/gateway.js')).createGatewayTool({ config: runtime.config, status: runtime.status })),
+    load: async (runtime) => eraseArgs((await import('./gateway/gateway.js')).createGatewayTool({ config: runtime.config, status: runtime.status, admin: runtime.control?.admin })),
   },
   nodes: {
     availability: always,
-    load: async () => eraseArgs((await import('./nodes/nodes.js')).createNodesTool()),
+    load: async (runtime) => eraseArgs((await import('./nodes/nodes.js')).createNodesTool({ hub: () => runtime.control?.nodes })),
   },
   browser: { availability: browserAvailability, load: async (runtime) => eraseArgs((await import('./browser/browser.js')).browserToolForRuntime(runtime)) },
   cron: {

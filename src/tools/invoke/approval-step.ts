@@ -1,6 +1,6 @@
 import { escapeGlob } from '../../approvals/glob.js';
 import type { ApprovalService } from '../../approvals/service.js';
-import type { ApprovalRequestContext, ApprovalResolution } from '../../approvals/types.js';
+import { isPending, type ApprovalRequestContext, type ApprovalRequester, type ApprovalRequestInput, type ApprovalResolution } from '../../approvals/types.js';
 import type { HookApprovalRequest } from '../../hooks/types.js';
 import { stableJson } from '../../util/stable-json.js';
 
@@ -20,9 +20,23 @@ const TIMED_OUT_GUIDANCE = [
 
 export const APPROVAL_UNAVAILABLE_TEXT = 'Approval required, but no approval service is available for this call. The tool call did not run.';
 
+/**
+ * What the model reads when nobody decided within `approvals.waitSec`: the call waits on its
+ * own, and the model must neither retry nor poll — its outcome arrives as a new message.
+ */
+export function pendingApprovalText(id: string, expiresAt?: number, now = Date.now()): string {
+  const expiry = expiresAt === undefined ? '' : ` (or the request expires in about ${Math.max(1, Math.round((expiresAt - now) / 60_000))} min)`;
+  return [
+    `pending approval ${id}: it runs when an approver decides; the result will be posted here.`,
+    `Do not call it again and do not poll or check on it: when an approver decides${expiry}, you get the outcome in a new message and can finish the task then.`,
+    'For now, tell the user briefly that it waits for an approval, and go on with anything that does not need it.',
+  ].join('\n');
+}
+
 export type ApprovalStepOutcome =
   | { kind: 'approved'; resolution?: ApprovalResolution; grantId?: string | undefined }
-  | { kind: 'refused'; text: string; deniedReason: string; status: 'denied' | 'blocked'; resolution?: ApprovalResolution };
+  | { kind: 'refused'; text: string; deniedReason: string; status: 'denied' | 'blocked'; resolution?: ApprovalResolution }
+  | { kind: 'pending'; id: string; expiresAt: number };
 
 const PREVIEW_CHARS = 300;
 
@@ -34,10 +48,13 @@ export function argumentText(params: Record<string, unknown>): string {
 /**
  * Asks a human for a hook- or policy-requested approval. A live grant for the same agent, tool
  * and exact arguments answers without asking. allow-always stores a grant bound to those
- * exact arguments. Deny and expiry come back as results the model is told not to retry.
+ * exact arguments. Deny and expiry come back as results the model is told not to retry. Asked
+ * through the call's requester: one that can defer answers `pending` after `approvals.waitSec`,
+ * and a resumed call's requester answers with the decision it was resumed for.
  */
 export async function runApprovalStep(
   approvals: ApprovalService | undefined,
+  requester: ApprovalRequester,
   ask: HookApprovalRequest & { owner?: string | undefined },
   call: { tool: string; params: Record<string, unknown>; context: ApprovalRequestContext; signal?: AbortSignal | undefined },
 ): Promise<ApprovalStepOutcome> {
@@ -47,25 +64,24 @@ export async function runApprovalStep(
   if (grant) return { kind: 'approved', grantId: grant.id };
 
   const pretty = JSON.stringify(call.params, null, 2);
-  const resolution = await approvals.request(
-    {
-      kind: 'tool',
-      tool: call.tool,
-      title: ask.title,
-      preview: `${ask.description}\n${args.length > PREVIEW_CHARS ? `${args.slice(0, PREVIEW_CHARS)}…` : args}`,
-      fullText: pretty,
-      facts: [
-        ...(ask.owner ? [{ label: 'Requested by', value: ask.owner }] : []),
-        ...(ask.severity ? [{ label: 'Severity', value: ask.severity }] : []),
-      ],
-      ...(ask.allowedDecisions ? { allowedDecisions: ask.allowedDecisions } : {}),
-      ...(ask.timeoutMs !== undefined ? { timeoutMs: ask.timeoutMs } : {}),
-      ...(ask.timeoutBehavior ? { timeoutBehavior: ask.timeoutBehavior } : {}),
-      grant: { pattern: escapeGlob(call.tool), argPattern: escapeGlob(args) },
-    },
-    call.context,
-    call.signal,
-  );
+  const input: ApprovalRequestInput = {
+    kind: 'tool',
+    tool: call.tool,
+    title: ask.title,
+    preview: `${ask.description}\n${args.length > PREVIEW_CHARS ? `${args.slice(0, PREVIEW_CHARS)}…` : args}`,
+    fullText: pretty,
+    facts: [
+      ...(ask.owner ? [{ label: 'Requested by', value: ask.owner }] : []),
+      ...(ask.severity ? [{ label: 'Severity', value: ask.severity }] : []),
+    ],
+    ...(ask.allowedDecisions ? { allowedDecisions: ask.allowedDecisions } : {}),
+    ...(ask.timeoutMs !== undefined ? { timeoutMs: ask.timeoutMs } : {}),
+    ...(ask.timeoutBehavior ? { timeoutBehavior: ask.timeoutBehavior } : {}),
+    grant: { pattern: escapeGlob(call.tool), argPattern: escapeGlob(args) },
+  };
+  const asked = requester.requestOrDefer ? await requester.requestOrDefer(input, call.signal) : await requester.request(input, call.signal);
+  if (isPending(asked)) return { kind: 'pending', id: asked.id, expiresAt: asked.expiresAt };
+  const resolution = asked;
   switch (resolution.outcome) {
     case 'allow-once':
     case 'allow-always':

@@ -82,12 +82,12 @@ function tools(ran: Ran): Record<string, ToolImplementation> {
 const OWNER_TURN: TurnContext = { agentId: 'main', provider: 'discord', chat: 'channel', channelId: '42', senderId: 'owner-1', senderIsOwner: true, spawnDepth: 0 };
 const GUEST_TURN: TurnContext = { ...OWNER_TURN, senderId: 'guest-9', senderIsOwner: false };
 
-function setup(extra: Partial<ToolInvokerOptions> = {}) {
+function setup(extra: Partial<ToolInvokerOptions> = {}, config = CONFIG) {
   const opened = openStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-chain-')) });
   if (!opened.ok) throw new Error(opened.error.message);
   const store = opened.store;
   const bus = new EventBus();
-  const approvals = new ApprovalService({ store, config: CONFIG, events: bus, pollMs: 10 });
+  const approvals = new ApprovalService({ store, config, events: bus, pollMs: 10 });
   cleanups.push(() => {
     approvals.shutdown();
     store.close();
@@ -283,6 +283,71 @@ describe('hook-requested approval', () => {
     t.hooks.on('before_tool_call', () => ask);
     const out = await t.call('echo', { text: 'x' });
     expect(out).toMatchObject({ status: 'blocked', deniedReason: 'approval-unavailable' });
+  });
+});
+
+describe('hook-requested approval that nobody decides within approvals.waitSec', () => {
+  const NO_WAIT = (() => {
+    const parsed = parseConfig({ owners: { discord: ['owner-1'] }, approvals: { waitSec: 0 } });
+    if (!parsed.ok) throw parsed.error;
+    return parsed.value.config;
+  })();
+  const ask = { requireApproval: { title: 'Echo something', description: 'A plugin wants a human to look' } };
+  const deferred = { defer: true, surface: { tools: ['echo', 'big'] }, toolCallId: 'c7' } as const;
+
+  it('answers pending without running; the call is stored with the model\'s own arguments and the surface as its ceiling', async () => {
+    const t = setup({}, NO_WAIT);
+    // The hook rewrites the arguments; the stored call keeps what the model sent, so a resume runs the hook again.
+    t.hooks.on('before_tool_call', ({ params }) => ({ ...ask, params: { ...params, text: `${String(params.text)}!` } }));
+    const out = await t.call('echo', { text: 'x' }, deferred);
+    expect(out).toMatchObject({ status: 'pending', isError: false, details: { status: 'pending' } });
+    const id = (out.details as { approvalId: string }).approvalId;
+    expect(text(out)).toMatch(new RegExp(`^pending approval ${id}: it runs when an approver decides; the result will be posted here\\.\nDo not call it again`));
+    expect(t.ran.args).toEqual([]);
+    expect(t.approvals.get(id)).toMatchObject({ status: 'pending', kind: 'tool', via: 'agent', fullText: JSON.stringify({ text: 'x!' }, null, 2) });
+    expect(t.approvals.deferred.get(id)).toMatchObject({ state: 'deferred', tool: 'echo', args: { text: 'x' }, toolCallId: 'c7', origin: 'turn', surface: ['echo', 'big'] });
+  });
+
+  it('resumed after allow-once, it runs once with the decision, through the hook again, and asks nobody', async () => {
+    const t = setup({}, NO_WAIT);
+    t.hooks.on('before_tool_call', () => ask);
+    const first = await t.call('echo', { text: 'x' }, deferred);
+    const id = (first.details as { approvalId: string }).approvalId;
+    await t.approvals.resolve(id, 'allow-once', { provider: 'discord', userId: 'owner-1' });
+    let asked = 0;
+    t.bus.on('approval.requested', () => asked++);
+    const resumed = await t.call('echo', { text: 'x' }, { ...deferred, resume: { approvalId: id }, loopDetection: false });
+    expect(resumed).toMatchObject({ status: 'ok', content: [{ type: 'text', text: 'echo: x' }], approval: { id, outcome: 'allow-once' } });
+    expect(t.ran.args).toEqual([{ text: 'x' }]);
+    expect(asked).toBe(0);
+  });
+
+  it('resumed after a deny, it stays refused; when the hook now asks about other arguments, a new card asks', async () => {
+    const t = setup({}, NO_WAIT);
+    let suffix = '';
+    t.hooks.on('before_tool_call', ({ params }) => ({ ...ask, params: { ...params, text: `${String(params.text)}${suffix}` } }));
+    const first = await t.call('echo', { text: 'x' }, deferred);
+    const id = (first.details as { approvalId: string }).approvalId;
+    await t.approvals.resolve(id, 'deny', { provider: 'discord', userId: 'owner-1' });
+    expect(await t.call('echo', { text: 'x' }, { ...deferred, resume: { approvalId: id } })).toMatchObject({ status: 'blocked', deniedReason: 'approval-denied' });
+
+    const second = await t.call('echo', { text: 'y' }, deferred);
+    const secondId = (second.details as { approvalId: string }).approvalId;
+    await t.approvals.resolve(secondId, 'allow-once', { provider: 'discord', userId: 'owner-1' });
+    suffix = ' (changed)';
+    const again = await t.call('echo', { text: 'y' }, { ...deferred, resume: { approvalId: secondId } });
+    // What the approver saw is not what would run now: the old decision does not cover it.
+    expect(again.status).toBe('pending');
+    expect((again.details as { approvalId: string }).approvalId).not.toBe(secondId);
+    expect(t.ran.args).toEqual([]);
+  });
+
+  it('without defer, or without a surface to keep as the ceiling, the call waits as before', async () => {
+    const t = setup({}, NO_WAIT);
+    t.hooks.on('before_tool_call', () => ask);
+    t.answer('allow-once');
+    expect((await t.call('echo', { text: 'x' })).status).toBe('ok');
+    expect((await t.call('echo', { text: 'x' }, { defer: true })).status).toBe('ok');
   });
 });
 

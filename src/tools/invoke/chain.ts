@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { ApprovalService } from '../../approvals/service.js';
-import type { ApprovalRequestContext, ApprovalRequester, ApprovalResolution } from '../../approvals/types.js';
+import type { ApprovalRequestContext, ApprovalRequester, ApprovalResolution, DeferredCallSpec } from '../../approvals/types.js';
 import type { WardenConfig } from '../../config/index.js';
 import { events as defaultEvents, type EventBus, type WardenEvents } from '../../events.js';
 import type { HookBus } from '../../hooks/bus.js';
+import { agentHookContext, toolHookContext } from '../../hooks/context.js';
 import type { PersistedToolMessage } from '../../hooks/types.js';
 import { log } from '../../log.js';
 import type { TurnContext } from '../../policy/context.js';
@@ -12,7 +13,7 @@ import type { Transcripts } from '../../store/transcript.js';
 import { normalizeToolName } from '../names.js';
 import { capDetails, DEFAULT_MAX_RESULT_CHARS, errorToolResult, jsonResult, normalizeToolResult, truncateToolResult } from '../result.js';
 import type { ToolContent, ToolImplementation, ToolResult } from '../types.js';
-import { runApprovalStep } from './approval-step.js';
+import { pendingApprovalText, runApprovalStep } from './approval-step.js';
 import { LoopDetector, loopWarningNote } from './loop-detection.js';
 import { ownerOnlyRefusal } from './owner-guard.js';
 import { runTrustedPolicies, type TrustedToolPolicy } from './trusted-policy.js';
@@ -22,8 +23,11 @@ import { formatArgumentProblems, validateArgs } from './validate-args.js';
 export const DEFAULT_TOOL_TIMEOUT_MS = 1_800_000 + 60_000;
 
 export interface ToolInvokerOptions {
-  /** The runnable tool for a canonical id, or undefined when this build has none. */
-  resolveTool: (id: string) => ToolImplementation | undefined | Promise<ToolImplementation | undefined>;
+  /**
+   * The runnable tool for a canonical id, or undefined when this build has none. A plugin tool
+   * is built for the call's turn (its factory gets the turn's context).
+   */
+  resolveTool: (id: string, turn: TurnContext) => ToolImplementation | undefined | Promise<ToolImplementation | undefined>;
   hooks?: HookBus | undefined;
   approvals?: ApprovalService | undefined;
   /** Where tool results are persisted (after tool_result_persist). */
@@ -62,9 +66,19 @@ export interface InvokeRequest {
   /** `tools.loopDetection.enabled` resolved for the agent (see loopDetectionEnabled). */
   loopDetection?: boolean | undefined;
   signal?: AbortSignal | undefined;
+  /** Who made the call: the model in a turn, or a person through a command (`/exec`). Shown on approval cards. */
+  via?: 'agent' | 'command' | undefined;
+  /**
+   * The call's approvals may defer it (`approvals.waitSec`) instead of holding the caller: the
+   * call answers `pending` and runs later, once decided, as a deferred call (needs `surface`).
+   */
+  defer?: boolean | undefined;
+  /** Resuming a deferred call: the decision of this approval answers the request it was made for. */
+  resume?: { approvalId: string } | undefined;
 }
 
-export type InvokeStatus = 'ok' | 'error' | 'blocked';
+/** `pending`: an approval was asked and not decided within `approvals.waitSec`; the call runs once it is. */
+export type InvokeStatus = 'ok' | 'error' | 'blocked' | 'pending';
 
 /** One call's result: what the model reads, and what is kept beside it. */
 export interface InvokeOutcome {
@@ -141,7 +155,7 @@ export class ToolInvoker {
         return this.block(c, 'not-on-surface', `Tool ${name} is not available in this turn (${why}). The tool call did not run.`);
       }
     }
-    const tool = onSurface && name ? await this.options.resolveTool(name) : undefined;
+    const tool = onSurface && name ? await this.options.resolveTool(name, req.turn) : undefined;
     if (!tool) {
       const unknownToolName = name || String(req.tool);
       if (run !== undefined) {
@@ -184,7 +198,11 @@ export class ToolInvoker {
       channelId: req.turn.channelId,
       threadId: req.turn.threadId,
       requesterId: req.turn.senderId,
+      requesterName: req.turn.senderName,
+      via: req.via ?? 'agent',
     };
+    // One requester for every approval of this call: it may defer the call, or answer a resumed one.
+    const approvals = this.requesterFor(c, approvalContext);
 
     // 5. Trusted policies, and the approval the first of them asks for.
     if (this.options.trustedPolicies?.length) {
@@ -195,6 +213,9 @@ export class ToolInvoker {
         sessionKey: req.sessionKey,
         senderId: req.turn.senderId,
         senderIsOwner: req.turn.senderIsOwner,
+        turn: req.turn,
+        toolCallId: c.toolCallId,
+        runId: req.runId,
       });
       if (policy.kind === 'block') return this.block(c, 'trusted-policy', policy.reason, { policyId: policy.policyId });
       if (policy.params !== params) {
@@ -203,7 +224,8 @@ export class ToolInvoker {
         if (bad) return bad;
       }
       if (policy.approval) {
-        const step = await runApprovalStep(this.options.approvals, policy.approval, { tool: name, params, context: approvalContext, signal: req.signal });
+        const step = await runApprovalStep(this.options.approvals, approvals, policy.approval, { tool: name, params, context: approvalContext, signal: req.signal });
+        if (step.kind === 'pending') return this.pending(c, step);
         if (step.kind === 'refused') return this.block(c, step.deniedReason, step.text, {}, step.status, step.resolution);
         c.approval = step.resolution;
         c.grantId = step.grantId;
@@ -221,7 +243,7 @@ export class ToolInvoker {
         provider: req.turn.provider,
         senderId: req.turn.senderId,
         runId: req.runId,
-      });
+      }, toolHookContext(req.turn, req.sessionKey, { toolName: name, toolCallId: c.toolCallId, runId: req.runId, signal: req.signal, workspaceDir: req.workspaceDir }));
       if (hook.kind === 'block') return this.block(c, 'plugin-before-tool-call', hook.reason, hook.owner ? { hook: hook.owner } : {});
       if (hook.kind === 'failed') return this.block(c, 'before-tool-call-failed', hook.reason, { error: hook.error, ...(hook.owner ? { hook: hook.owner } : {}) });
       if (hook.params !== params) {
@@ -230,7 +252,8 @@ export class ToolInvoker {
         if (bad) return bad;
       }
       if (hook.approval && c.approval === undefined && c.grantId === undefined) {
-        const step = await runApprovalStep(this.options.approvals, hook.approval, { tool: name, params, context: approvalContext, signal: req.signal });
+        const step = await runApprovalStep(this.options.approvals, approvals, hook.approval, { tool: name, params, context: approvalContext, signal: req.signal });
+        if (step.kind === 'pending') return this.pending(c, step);
         if (step.kind === 'refused') return this.block(c, step.deniedReason, step.text, {}, step.status, step.resolution);
         c.approval = step.resolution;
         c.grantId = step.grantId;
@@ -238,7 +261,7 @@ export class ToolInvoker {
     }
 
     // 7. Execute with an abort signal and a timeout.
-    const executed = await this.execute(c, tool, params, approvalContext);
+    const executed = await this.execute(c, tool, params, approvals);
 
     if (run !== undefined) {
       const text = executed.result.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n');
@@ -264,6 +287,7 @@ export class ToolInvoker {
           senderId: req.turn.senderId,
           runId: req.runId,
         },
+        toolHookContext(req.turn, req.sessionKey, { toolName: name, toolCallId: c.toolCallId, runId: req.runId, workspaceDir: req.workspaceDir }),
         name,
       );
     }
@@ -277,7 +301,40 @@ export class ToolInvoker {
     return this.finish(c, { status: 'error', result: jsonResult({ status: 'error', tool: c.name, error, problems }, true), synthetic: true });
   }
 
-  private async execute(c: CallState, tool: ToolImplementation, params: Record<string, unknown>, approvalContext: ApprovalRequestContext) {
+  /**
+   * The requester a call's approvals go through: it may defer the call when the request asks
+   * for it and has the surface to keep as the ceiling, and a resumed call's requester answers
+   * the request the approver saw with their decision.
+   */
+  private requesterFor(c: CallState, context: ApprovalRequestContext): ApprovalRequester {
+    const approvals = this.options.approvals;
+    if (!approvals) return noApprovals;
+    const { req } = c;
+    const deferred: DeferredCallSpec | undefined =
+      req.defer && req.surface
+        ? {
+            tool: c.name,
+            args: (req.args ?? {}) as Record<string, unknown>,
+            toolCallId: c.toolCallId,
+            origin: req.via === 'command' ? 'command' : 'turn',
+            turn: req.turn,
+            surface: [...req.surface.tools],
+          }
+        : undefined;
+    const base = approvals.requester(context, { deferred });
+    return req.resume ? approvals.resumedRequester(req.resume.approvalId, base) : base;
+  }
+
+  /** No decision within the wait: the model is told the call waits on its own, and not to retry. */
+  private pending(c: CallState, p: { id: string; expiresAt: number }): InvokeOutcome {
+    const result: ToolResult = {
+      content: [{ type: 'text', text: pendingApprovalText(p.id, p.expiresAt) }],
+      details: { status: 'pending', approvalId: p.id, expiresAt: p.expiresAt },
+    };
+    return this.finish(c, { status: 'pending', result, synthetic: true });
+  }
+
+  private async execute(c: CallState, tool: ToolImplementation, params: Record<string, unknown>, approvals: ApprovalRequester) {
     const { req } = c;
     const timeoutMs = this.options.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
     const controller = new AbortController();
@@ -292,7 +349,6 @@ export class ToolInvoker {
 
     const started = performance.now();
     this.emit('tool.execution.started', { tool: c.name, toolCallId: c.toolCallId, sessionKey: req.sessionKey, agentId: req.turn.agentId });
-    const approvals = this.options.approvals?.requester(approvalContext) ?? noApprovals;
     let result: ToolResult;
     let error: string | undefined;
     try {
@@ -308,6 +364,7 @@ export class ToolInvoker {
           log: log.child({ tool: c.name, toolCallId: c.toolCallId }),
           approvals,
           ...(req.runId !== undefined ? { runId: req.runId } : {}),
+          ...(this.options.hooks?.has('resolve_exec_env') ? { resolveExecEnv: this.execEnvResolver(req) } : {}),
         }),
         aborted,
       ]);
@@ -330,6 +387,12 @@ export class ToolInvoker {
     if (error !== undefined) this.emit('tool.execution.error', { tool: c.name, toolCallId: c.toolCallId, sessionKey: req.sessionKey, durationMs, error });
     else this.emit('tool.execution.completed', { tool: c.name, toolCallId: c.toolCallId, sessionKey: req.sessionKey, durationMs, isError: false });
     return { result, error, durationMs };
+  }
+
+  /** resolve_exec_env for this call: plugin-supplied variables exec adds (after its own checks). */
+  private execEnvResolver(req: InvokeRequest): (host: 'gateway' | 'sandbox') => Promise<Record<string, string>> {
+    const hooks = this.options.hooks!;
+    return (host) => hooks.runResolveExecEnv({ sessionKey: req.sessionKey, toolName: 'exec', host }, agentHookContext(req.turn, req.sessionKey, { runId: req.runId, workspaceDir: req.workspaceDir }));
   }
 
   /** A blocked call is recorded as a veto: a model that keeps calling after blocks reaches the breaker. */
@@ -365,7 +428,7 @@ export class ToolInvoker {
     const details = capDetails(r.result.details);
     let message: PersistedToolMessage = { role: 'tool', tool: c.name, toolCallId: c.toolCallId, content: capped.content, details, isError: r.result.isError === true };
     if (this.options.hooks?.has('tool_result_persist')) {
-      message = this.options.hooks.runToolResultPersist({ toolName: c.name, toolCallId: c.toolCallId, message, isSynthetic: r.synthetic });
+      message = this.options.hooks.runToolResultPersist({ toolName: c.name, toolCallId: c.toolCallId, message, isSynthetic: r.synthetic }, { agentId: c.req.turn.agentId, sessionKey: c.req.sessionKey });
     }
     if (this.options.transcripts) {
       try {

@@ -1,5 +1,6 @@
 import { log } from '../../log.js';
 import type { HookApprovalRequest } from '../../hooks/types.js';
+import type { TurnContext } from '../../policy/context.js';
 import { normalizeToolName } from '../names.js';
 
 /** A host or plugin policy consulted before the hooks (reference §5.4). */
@@ -18,6 +19,10 @@ export interface TrustedPolicyCall {
   sessionKey: string;
   senderId?: string | undefined;
   senderIsOwner: boolean;
+  /** The call's turn (what a plugin policy's context is derived from). */
+  turn?: TurnContext | undefined;
+  toolCallId?: string | undefined;
+  runId?: string | undefined;
 }
 
 export interface TrustedPolicyDecision {

@@ -290,3 +290,89 @@ describe('the approval card says when the command hides text', () => {
     expect(shown[0]!.facts![0]).toEqual({ label: 'Warning', value: expect.stringMatching(/U\+202E at 2/) });
   });
 });
+
+describe('an exec approval nobody decides within approvals.waitSec', () => {
+  /** The exec tool with an approval service whose waits end after `waitSec`, and a deferring requester. */
+  function deferring(configIn: WardenConfigInput, waitSec: number) {
+    const parsed = parseConfig({ owners: { web: ['op'] }, approvals: { waitSec }, ...configIn });
+    if (!parsed.ok) throw parsed.error;
+    const config = parsed.value.config;
+    const approvals = new ApprovalService({ store, config, pollMs: 10 });
+    approvals.registerRenderer({ provider: 'web', show: async (r) => void shown.push(r), update: async () => {} });
+    const exec = createExecTool({ config, allowlist: new ExecAllowlistStore(store.db), registry, hasBwrap: bwrapAvailable(), killGraceMs: 200 });
+    const turn = { agentId: 'main', provider: 'web', chat: 'channel' as const, channelId: 'dev', channelName: 'dev', senderId: 'u1', senderIsOwner: false, spawnDepth: 0 };
+    const where = { agentId: 'main', sessionKey: 'agent:main:web:channel:dev', provider: 'web', channelId: 'dev', requesterId: 'u1', via: 'agent' as const };
+    const context = (approvalsFor: ToolCallContext['approvals']): ToolCallContext => ({
+      toolCallId: 'call-1',
+      signal: new AbortController().signal,
+      turn,
+      sessionKey: where.sessionKey,
+      workspaceDir: workspace,
+      log,
+      approvals: approvalsFor,
+    });
+    const spec = (command: string) => ({ tool: 'exec', args: { command }, toolCallId: 'call-1', origin: 'turn' as const, turn, surface: ['exec'] });
+    return {
+      approvals,
+      ask: async (command: string) => (await exec.execute({ command }, context(approvals.requester(where, { deferred: spec(command) })))) as ToolResult,
+      resume: async (command: string, approvalId: string) =>
+        (await exec.execute({ command }, context(approvals.resumedRequester(approvalId, approvals.requester(where, { deferred: spec(command) }))))) as ToolResult,
+      decide: (id: string, decision: ApprovalDecision) => approvals.resolveAsOperator(id, decision, 'tester'),
+    };
+  }
+  const pendingId = (r: ToolResult) => (r.details as { approvalId: string }).approvalId;
+
+  it('answers pending and runs nothing; resumed with allow-once it runs the command the approver saw, once', async () => {
+    const t = deferring(DEV, 0);
+    const pending = await t.ask('touch made.txt');
+    expect(pending.isError).toBeFalsy();
+    expect(pending.details).toMatchObject({ status: 'pending', command: 'touch made.txt' });
+    expect(textOf(pending)).toMatch(/^pending approval [0-9a-f]{10}: it runs when an approver decides; the result will be posted here\./);
+    expect(existsSync(path.join(workspace, 'made.txt'))).toBe(false);
+    expect(t.approvals.deferred.get(pendingId(pending))).toMatchObject({ state: 'deferred', args: { command: 'touch made.txt' } });
+
+    await t.decide(pendingId(pending), 'allow-once');
+    const ran = await t.resume('touch made.txt', pendingId(pending));
+    expect(textOf(ran)).toBe('(no output)\n\n(exit code 0)');
+    expect(existsSync(path.join(workspace, 'made.txt'))).toBe(true);
+    expect(shown).toHaveLength(1);
+  });
+
+  it('a script rewritten while the card waited does not run on the old decision (inline and resumed)', async () => {
+    writeFileSync(path.join(workspace, 'job.sh'), 'echo harmless\n');
+    const inline = deferring(DEV, 5);
+    // Decided within the wait, but only after the agent swapped the script's content.
+    const asking = inline.ask('sh job.sh');
+    await expect.poll(() => shown.length).toBe(1);
+    writeFileSync(path.join(workspace, 'job.sh'), 'touch pwned.txt\n');
+    await inline.decide(shown[0]!.id, 'allow-once');
+    const refused = await asking;
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toMatch(/^exec not run: a script it runs changed since it was approved: .*job\.sh \(sha256 .* → .*\), while its approval card waited/);
+    expect(existsSync(path.join(workspace, 'pwned.txt'))).toBe(false);
+
+    writeFileSync(path.join(workspace, 'job.sh'), 'echo harmless\n');
+    const later = deferring(DEV, 0);
+    const pending = await later.ask('sh job.sh');
+    writeFileSync(path.join(workspace, 'job.sh'), 'touch pwned.txt\n');
+    await later.decide(pendingId(pending), 'allow-once');
+    expect(textOf(await later.resume('sh job.sh', pendingId(pending)))).toMatch(/^exec not run: a script it runs changed since it was approved/);
+    expect(existsSync(path.join(workspace, 'pwned.txt'))).toBe(false);
+
+    // Unchanged, it runs.
+    writeFileSync(path.join(workspace, 'job.sh'), 'echo harmless\n');
+    const again = await later.ask('sh job.sh');
+    await later.decide(pendingId(again), 'allow-once');
+    expect(textOf(await later.resume('sh job.sh', pendingId(again)))).toBe('harmless\n\n(exit code 0)');
+  });
+
+  it('resumed after exec was switched off (security: deny), an approved command does not run', async () => {
+    const before = deferring(DEV, 0);
+    const pending = await before.ask('touch made.txt');
+    await before.decide(pendingId(pending), 'allow-once');
+    const after = deferring({ tools: { exec: { host: 'gateway', security: 'deny' } } }, 0);
+    const refused = await after.resume('touch made.txt', pendingId(pending));
+    expect(textOf(refused)).toBe('exec denied: exec is disabled (tools.exec.security = deny)');
+    expect(existsSync(path.join(workspace, 'made.txt'))).toBe(false);
+  });
+});

@@ -1,13 +1,14 @@
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
-import type { ApprovalDecision, ApprovalOutcome } from '../../../approvals/types.js';
+import { isPending, type ApprovalDecision, type ApprovalOutcome, type ApprovalResolution, type PendingApproval } from '../../../approvals/types.js';
 import type { WardenConfig } from '../../../config/schema/index.js';
+import type { ExecConfig } from '../../../config/schema/exec.js';
 import { ExecAllowlistStore } from '../../../exec/allowlist-store.js';
 import { effectiveExecConfig, execPolicyFromConfig } from '../../../exec/check.js';
-import { evaluateExec, type ExecSecurity, type ExecVerdict } from '../../../exec/decide.js';
+import { commandScriptBinding, evaluateExec, type EvaluateOptions, type ExecPolicy, type ExecSecurity, type ExecVerdict } from '../../../exec/decide.js';
 import { elevatedDecision } from '../../../exec/elevated.js';
-import { buildChildEnv, checkEnvOverrides } from '../../../exec/env.js';
-import { CHANGED } from '../../../exec/content-binding.js';
+import { blockedOverride, buildChildEnv, checkEnvOverrides } from '../../../exec/env.js';
+import { bindingChange, CHANGED, type BoundFile } from '../../../exec/content-binding.js';
 import { discoverGitConfig } from '../../../exec/git-env.js';
 import type { ExecJob } from '../../../exec/job.js';
 import { partyOf, processRegistry as defaultRegistry, type ProcessRegistry } from '../../../exec/process-registry.js';
@@ -15,6 +16,7 @@ import { DEFAULT_PATH_DIRS } from '../../../exec/resolve.js';
 import { startCommand } from '../../../exec/run.js';
 import { sandboxReadiness } from '../../../exec/sandbox-probe.js';
 import { bwrapAvailable, execHomes, resolveExecHost, sandboxIdentity, type ExecHost, type SandboxIdentity } from '../../../exec/sandbox.js';
+import { pendingApprovalText } from '../../invoke/approval-step.js';
 import type { ToolCallContext, ToolImplementation, ToolResult } from '../../types.js';
 
 /**
@@ -91,9 +93,11 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
         return failure('exec unavailable: tools.exec.host is sandbox but bubblewrap (/usr/bin/bwrap) is not installed');
       }
       const command = args.command;
-      const overrides = args.env ?? {};
+      const overrides: Record<string, string> = { ...(args.env ?? {}) };
       const envCheck = checkEnvOverrides(overrides);
       if (!envCheck.ok) return failure(envCheck.error);
+      // resolve_exec_env: plugin variables join after the model's, under the same refusals.
+      if (ctx.resolveExecEnv) Object.assign(overrides, pluginEnv(await ctx.resolveExecEnv(host), ctx.log));
       const cwd = workdirInside(ctx.workspaceDir, args.workdir);
       if (!cwd.ok) return failure(cwd.error);
       if (host === 'sandbox') {
@@ -105,17 +109,22 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
       const stored = deps.allowlist?.list(ctx.turn.agentId) ?? [];
       // Policy, limits and fallbacks are the calling agent's; host and job retention are global.
       const exec = effectiveExecConfig(deps.config, ctx.turn.agentId);
-      const policy = execPolicyFromConfig(exec, stored);
+      const policy = execPolicyFromConfig(exec, stored, host);
       const { home, patternHome } = execHomes(host);
-      const verdict = evaluateExec(command, policy, { cwd: cwd.dir, pathDirs: DEFAULT_PATH_DIRS, home, patternHome });
+      const judged: EvaluateOptions = { cwd: cwd.dir, pathDirs: DEFAULT_PATH_DIRS, home, patternHome };
+      const verdict = readOnlyWithEnv(evaluateExec(command, policy, judged), overrides, exec.ask);
       ctx.log.info({ tool: 'exec', decision: verdict.decision, reason: verdict.reason, host }, 'exec verdict');
 
       let script: string;
       if (verdict.decision === 'deny') return denied(`exec denied: ${verdict.reason}`, verdict);
       if (elevated) {
-        const outcome = await requestApproval(command, verdict, host, cwd.dir, ctx, false, elevated);
+        const asked = await requestApproval(command, verdict, host, cwd.dir, ctx, false, scriptsShown(command, policy, judged), elevated);
+        if (isPending(asked)) return pendingResult(asked, command);
+        const outcome = asked.outcome;
         // Only an approver's explicit allow-once runs an elevated command: no grant, no expiry fallback.
         if (outcome !== 'allow-once') return denied(`elevated exec not run: the approval was ${outcome === 'deny' ? 'denied' : outcome}. Do not retry this command.`, verdict);
+        const changed = scriptsChanged(asked, command, policy, judged);
+        if (changed) return denied(`elevated exec not run: ${changed}, while its approval card waited; the approver decided on other content. Ask again if it is still wanted.`, verdict);
         script = command;
       } else if (verdict.decision === 'allow') {
         script = verdict.rewritten ?? command;
@@ -124,9 +133,15 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
           if (entry) deps.allowlist?.markUsed(entry.id, command, s.resolved);
         }
       } else {
-        const outcome = await requestApproval(command, verdict, host, cwd.dir, ctx, deps.allowlist !== undefined);
+        const asked = await requestApproval(command, verdict, host, cwd.dir, ctx, deps.allowlist !== undefined, scriptsShown(command, policy, judged));
+        // No decision within approvals.waitSec: the turn goes on; the command runs once someone decides.
+        if (isPending(asked)) return pendingResult(asked, command);
+        const outcome = asked.outcome;
         const next = afterApproval(outcome, command, verdict, exec.security, exec.askFallback);
         if (!next.run) return denied(next.reason, verdict);
+        // The approver decided on these scripts' content; the agent may have rewritten one while the card waited.
+        const changed = outcome === 'allow-once' || outcome === 'allow-always' ? scriptsChanged(asked, command, policy, judged) : null;
+        if (changed) return denied(`exec not run: ${changed}, while its approval card waited; the approver decided on other content. Ask again if it is still wanted.`, verdict);
         if (outcome === 'allow-always' && deps.allowlist && verdict.allowAlways.offered) {
           const expiresAt = exec.allowAlwaysTtlSec !== undefined ? Date.now() + exec.allowAlwaysTtlSec * 1000 : undefined;
           for (const entry of verdict.allowAlways.entries) {
@@ -174,6 +189,23 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
   };
 }
 
+/**
+ * The default read-only list vouches for a command's options, not for an environment the model
+ * chose for it (`GIT_TRACE=/path` makes git write a file): with overrides it asks.
+ */
+function readOnlyWithEnv(verdict: ExecVerdict, overrides: Record<string, string>, ask: ExecConfig['ask']): ExecVerdict {
+  const keys = Object.keys(overrides);
+  if (verdict.decision !== 'allow' || keys.length === 0 || !verdict.segments.some((s) => s.matchedBy === 'read-only')) return verdict;
+  const reason = `environment overrides (${keys.join(', ')}) on a command of the default read-only list`;
+  return {
+    ...verdict,
+    decision: ask === 'off' ? 'deny' : 'ask',
+    reason: ask === 'off' ? `${reason}; tools.exec.ask is off` : reason,
+    askReasons: [reason],
+    allowAlways: { offered: false, why: 'the default read-only list does not cover environment overrides', entries: [] },
+  };
+}
+
 function workdirInside(workspace: string, workdir: string | undefined): { ok: true; dir: string; root: string } | { ok: false; error: string } {
   const dir = path.resolve(workspace, workdir ?? '.');
   try {
@@ -186,7 +218,44 @@ function workdirInside(workspace: string, workdir: string | undefined): { ok: tr
   }
 }
 
-async function requestApproval(command: string, verdict: ExecVerdict, host: ExecHost, cwd: string, ctx: ToolCallContext, canPersist: boolean, elevatedFor?: string): Promise<ApprovalOutcome> {
+/** What the approver's decision rests on besides the text: the scripts the command runs, by content. */
+interface ScriptsShown {
+  scripts: BoundFile[];
+}
+
+function scriptsShown(command: string, policy: ExecPolicy, judged: EvaluateOptions): ScriptsShown | undefined {
+  const binding = commandScriptBinding(command, policy, judged);
+  return binding.ok && binding.files.length > 0 ? { scripts: binding.files } : undefined;
+}
+
+/** How the scripts differ from the ones the card was shown for; null when they do not (or none were bound). */
+function scriptsChanged(resolution: ApprovalResolution, command: string, policy: ExecPolicy, judged: EvaluateOptions): string | null {
+  const shown = resolution.shown as Partial<ScriptsShown> | undefined;
+  if (!Array.isArray(shown?.scripts)) return null;
+  const now = commandScriptBinding(command, policy, judged);
+  if (!now.ok) return `the scripts it runs can no longer be checked (${now.why})`;
+  const change = bindingChange(shown.scripts, now.files);
+  if (change === null) return null;
+  return change.startsWith(CHANGED) ? `a script it runs ${change}` : `the scripts it runs are not the ones the card showed (${change})`;
+}
+
+function pendingResult(pending: PendingApproval, command: string): ToolResult {
+  return {
+    content: [{ type: 'text', text: pendingApprovalText(pending.id, pending.expiresAt) }],
+    details: { status: 'pending', approvalId: pending.id, expiresAt: pending.expiresAt, command },
+  };
+}
+
+async function requestApproval(
+  command: string,
+  verdict: ExecVerdict,
+  host: ExecHost,
+  cwd: string,
+  ctx: ToolCallContext,
+  canPersist: boolean,
+  shown: ScriptsShown | undefined,
+  elevatedFor?: string,
+): Promise<ApprovalResolution | PendingApproval> {
   const offerAlways = canPersist && verdict.allowAlways.offered;
   const facts = [
     { label: 'Resolved', value: verdict.segments.map((s) => s.resolved ?? `${s.argv[0] ?? '?'} (unresolved)`).join(', ') || '(not analysed)' },
@@ -207,19 +276,17 @@ async function requestApproval(command: string, verdict: ExecVerdict, host: Exec
   const hidden = hiddenCharacters(command);
   if (hidden) facts.unshift({ label: 'Warning', value: hidden });
   const decisions: ApprovalDecision[] = offerAlways ? ['allow-once', 'allow-always', 'deny'] : ['allow-once', 'deny'];
-  const resolution = await ctx.approvals.request(
-    {
-      kind: 'exec',
-      tool: 'exec',
-      title: elevatedFor ? 'Run a command on the gateway host (elevated)' : changed.length > 0 ? `Run a command (${CHANGED})` : 'Run a command',
-      preview: command.length > 300 ? `${command.slice(0, 300)}…` : command,
-      fullText: command,
-      facts,
-      allowedDecisions: decisions,
-    },
-    ctx.signal,
-  );
-  return resolution.outcome;
+  const input = {
+    kind: 'exec' as const,
+    tool: 'exec',
+    title: elevatedFor ? 'Run a command on the gateway host (elevated)' : changed.length > 0 ? `Run a command (${CHANGED})` : 'Run a command',
+    preview: command.length > 300 ? `${command.slice(0, 300)}…` : command,
+    fullText: command,
+    facts,
+    allowedDecisions: decisions,
+    ...(shown ? { shown } : {}),
+  };
+  return ctx.approvals.requestOrDefer ? ctx.approvals.requestOrDefer(input, ctx.signal) : ctx.approvals.request(input, ctx.signal);
 }
 
 /**
@@ -327,4 +394,15 @@ function denied(message: string, verdict: ExecVerdict): ToolResult {
     details: { status: 'denied', reason: message, segments: verdict.segments.map((s) => ({ argv: s.argv, resolved: s.resolved, matchedBy: s.matchedBy })) },
     isError: true,
   };
+}
+
+/** What resolve_exec_env handlers returned, without the keys exec lets nobody set (each refusal logged). */
+function pluginEnv(env: Record<string, string>, logger: { warn: (obj: object, msg: string) => void }): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    const why = blockedOverride(key) ?? (value.includes('\0') ? 'value contains NUL' : null);
+    if (why) logger.warn({ key, why }, 'resolve_exec_env variable refused');
+    else out[key] = value;
+  }
+  return out;
 }

@@ -35,6 +35,25 @@ describe('the gateway tool', () => {
     expect(textOf(await call({ action: 'config.get', path: 'nope.x' }))).toBe('config.get: no key "nope.x"');
   });
 
+  it('redacts the values of env maps and fetch headers, whatever their names', () => {
+    expect(redactSecrets({ skills: { entries: { gh: { env: { GITHUB_PAT: 'ghp_x' } } } }, tools: { web: { fetch: { headers: { Authorization: 'Bearer y', 'X-Id': 'z' } } } } })).toEqual({
+      skills: { entries: { gh: { env: { GITHUB_PAT: '[redacted]' } } } },
+      tools: { web: { fetch: { headers: { Authorization: '[redacted]', 'X-Id': '[redacted]' } } } },
+    });
+  });
+
+  it('describes the schema under a path, by its name and OpenClaw\'s', async () => {
+    for (const action of ['config.schema', 'config.schema.lookup'] as const) {
+      const r = await call({ action, path: 'tools.exec.security' });
+      expect(r.details).toMatchObject({ type: 'string', enum: ['deny', 'allowlist', 'full'] });
+    }
+    expect((await call({ action: 'config.schema', path: 'tools.nope' })).isError).toBe(true);
+  });
+
+  it('says patch, reload and restart need a running Warden', async () => {
+    for (const action of ['config.patch', 'reload', 'restart'] as const) expect(textOf(await call({ action, patch: { tools: { deny: ['exec'] } } }))).toContain('needs a running Warden');
+  });
+
   it('redacts nested credentials by key name', () => {
     expect(redactSecrets({ a: { botToken: 'x', signingSecret: 'y', list: [{ apiKey: 'z', name: 'n' }] } })).toEqual({
       a: { botToken: '[redacted]', signingSecret: '[redacted]', list: [{ apiKey: '[redacted]', name: 'n' }] },

@@ -1,0 +1,88 @@
+// The web chat in real Chromium with a scripted model (the OpenAI-compatible fake through the
+// real SDK): a card waits, the page keeps answering, and after the click the output appears
+// under the card and the agent finishes its task.
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/index.js';
+import { startWarden, type RunningWarden } from '../../src/gateway/startup.js';
+import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
+import type { FakeModelServer } from '../fakes/models/server.js';
+import { COMMAND, LIST_REQUEST, respond } from './approvals-model.js';
+
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+
+let browser: Browser;
+let warden: RunningWarden;
+let model: FakeModelServer;
+let page: Page;
+let dir: string;
+
+beforeAll(async () => {
+  model = await startFakeOpenAI({ respond });
+  dir = mkdtempSync(path.join(tmpdir(), 'warden-approvals-web-'));
+  mkdirSync(path.join(dir, 'workspace'));
+  writeFileSync(path.join(dir, 'workspace', 'notes.md'), '# notes\n');
+  writeFileSync(path.join(dir, 'workspace', 'plan.txt'), 'plan\n');
+  const parsed = parseConfig({
+    dataDir: path.join(dir, 'data'),
+    approvals: { waitSec: 0 },
+    models: { default: 'openai/gpt-test', providers: { openai: { baseUrl: model.url } } },
+    tools: { profile: 'coding', exec: { host: 'gateway' } },
+    channels: { web: { port: 0 } },
+  });
+  if (!parsed.ok) throw parsed.error;
+  const started = await startWarden({ ...parsed.value, baseDir: dir }, { env: { OPENAI_API_KEY: 'test' } });
+  if (!started.ok) throw started.error;
+  warden = started.warden;
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  page = await browser.newPage();
+  await page.goto(warden.webOpenUrl!);
+  await page.locator('#status[data-state="open"]').waitFor();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await warden?.stop();
+  await model?.close();
+});
+
+async function say(text: string) {
+  await page.locator('#input').fill(text);
+  await page.keyboard.press('Enter');
+}
+
+describe('web chat: an approval that never holds the conversation', () => {
+  it('the card waits while the page keeps answering; after Allow once the output is under the card and the agent finishes', async () => {
+    await say(LIST_REQUEST);
+    const card = page.locator('section.card[data-status="pending"]');
+    await card.waitFor();
+    expect(await card.locator('pre').textContent()).toBe(COMMAND);
+    expect(await card.locator('dd').allTextContents()).toContain('the agent for you');
+    await page.locator('.msg.bot', { hasText: 'waits for an approval' }).waitFor();
+
+    const sentAt = performance.now();
+    await say('ping');
+    await page.locator('.msg.bot', { hasText: 'pong' }).waitFor();
+    expect(performance.now() - sentAt).toBeLessThan(1_000);
+
+    await say('/approvals');
+    await page.locator('.msg.bot', { hasText: 'Pending approvals here (1)' }).waitFor();
+
+    await card.locator('button[data-decision="allow-once"]').click();
+    await page.locator('section.card[data-status="allow-once"]').waitFor();
+    // The output is right under its card, before anything said later.
+    const id = await page.locator('section.card').first().getAttribute('data-approval-id');
+    const result = page.locator(`section.card[data-approval-id="${id}"] + .msg.under-card[data-approval-id="${id}"]`);
+    await result.waitFor();
+    expect(await result.locator('pre').textContent()).toBe('notes.md\nplan.txt\n\n(exit code 0)');
+    await page.locator('.msg.bot', { hasText: 'Done: the workspace holds notes.md and plan.txt.' }).waitFor();
+    expect(readFileSync(path.join(dir, 'workspace', 'runs.log'), 'utf8')).toBe('run\n');
+
+    await say('/approvals');
+    await page.locator('.msg.bot', { hasText: 'No approvals are pending in this conversation.' }).waitFor();
+  });
+});
