@@ -327,6 +327,7 @@ export class ApprovalService {
           approvalId: id,
           createdBy: decidedBy,
           expiresAt: entry.grant.ttlMs === undefined ? undefined : at + entry.grant.ttlMs,
+          ...(entry.grant.boundFiles !== undefined ? { boundFiles: entry.grant.boundFiles } : {}),
         });
       }
       this.audit.record({ type: 'approval.resolved', subject: id, actor: decidedBy, sessionKey: entry.request.sessionKey, data: { outcome: decision, tool: entry.request.tool, grantId: grant?.id } });

@@ -1,3 +1,4 @@
+import { argumentBinding } from '../../approvals/argument-files.js';
 import { escapeGlob } from '../../approvals/glob.js';
 import type { ApprovalService } from '../../approvals/service.js';
 import { isPending, type ApprovalRequestContext, type ApprovalRequester, type ApprovalRequestInput, type ApprovalResolution } from '../../approvals/types.js';
@@ -47,8 +48,10 @@ export function argumentText(params: Record<string, unknown>): string {
 
 /**
  * Asks a human for a hook- or policy-requested approval. A live grant for the same agent, tool
- * and exact arguments answers without asking. allow-always stores a grant bound to those
- * exact arguments. Deny and expiry come back as results the model is told not to retry. Asked
+ * and exact arguments, whose files (those the arguments name, see `argumentBinding`) are
+ * unchanged, answers without asking. allow-always stores a grant bound to those exact arguments
+ * and those files' content; when the files cannot be bound (unreadable, too large), the card
+ * offers no grant. Deny and expiry come back as results the model is told not to retry. Asked
  * through the call's requester: one that can defer answers `pending` after `approvals.waitSec`,
  * and a resumed call's requester answers with the decision it was resumed for.
  */
@@ -56,12 +59,17 @@ export async function runApprovalStep(
   approvals: ApprovalService | undefined,
   requester: ApprovalRequester,
   ask: HookApprovalRequest & { owner?: string | undefined },
-  call: { tool: string; params: Record<string, unknown>; context: ApprovalRequestContext; signal?: AbortSignal | undefined },
+  call: { tool: string; params: Record<string, unknown>; context: ApprovalRequestContext; signal?: AbortSignal | undefined; workspaceDir?: string | undefined },
 ): Promise<ApprovalStepOutcome> {
   if (!approvals) return { kind: 'refused', text: APPROVAL_UNAVAILABLE_TEXT, deniedReason: 'approval-unavailable', status: 'blocked' };
   const args = argumentText(call.params);
-  const grant = approvals.grants.match({ agentId: call.context.agentId, tool: call.tool, target: call.tool, args });
-  if (grant) return { kind: 'approved', grantId: grant.id };
+  // Without a workspace, relative names resolve against the process's directory: still a binding, never none.
+  const binding = argumentBinding(call.params, call.workspaceDir ?? process.cwd());
+  if (binding.ok) {
+    const grant = approvals.grants.match({ agentId: call.context.agentId, tool: call.tool, target: call.tool, args, boundFiles: binding.files });
+    if (grant) return { kind: 'approved', grantId: grant.id };
+  }
+  const bound = binding.ok ? binding.files : [];
 
   const pretty = JSON.stringify(call.params, null, 2);
   const input: ApprovalRequestInput = {
@@ -73,11 +81,13 @@ export async function runApprovalStep(
     facts: [
       ...(ask.owner ? [{ label: 'Requested by', value: ask.owner }] : []),
       ...(ask.severity ? [{ label: 'Severity', value: ask.severity }] : []),
+      ...(bound.length > 0 ? [{ label: 'Binds', value: bound.map((f) => `${f.path} (${f.sha256 === null ? 'absent' : `sha256 ${f.sha256.slice(0, 12)}…`})`).join(', ') }] : []),
+      ...(!binding.ok ? [{ label: 'Allow always', value: `not offered: ${binding.why}` }] : []),
     ],
     ...(ask.allowedDecisions ? { allowedDecisions: ask.allowedDecisions } : {}),
     ...(ask.timeoutMs !== undefined ? { timeoutMs: ask.timeoutMs } : {}),
     ...(ask.timeoutBehavior ? { timeoutBehavior: ask.timeoutBehavior } : {}),
-    grant: { pattern: escapeGlob(call.tool), argPattern: escapeGlob(args) },
+    ...(binding.ok ? { grant: { pattern: escapeGlob(call.tool), argPattern: escapeGlob(args), boundFiles: binding.files } } : {}),
   };
   const asked = requester.requestOrDefer ? await requester.requestOrDefer(input, call.signal) : await requester.request(input, call.signal);
   if (isPending(asked)) return { kind: 'pending', id: asked.id, expiresAt: asked.expiresAt };
