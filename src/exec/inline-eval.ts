@@ -52,8 +52,10 @@ function interpreterName(token: string): string {
 /**
  * Subcommands and operands that run code the argv does not name as a file: `deno eval`, `deno
  * run -` (stdin), `deno run https://…` (fetched), `bun exec` (a shell script in the argument),
- * `bun run build` and `node --run build` (a package.json script), `deno task` (a deno.json
- * task), `bun x` / `deno x` (a package), `crystal eval`, the REPLs. Returns the word that makes it so.
+ * `bun x` / `deno x` (a package), `crystal eval`, the REPLs. Returns the word that makes it so.
+ * Package scripts and tasks (`node --run build`, `bun run build`, `deno task build`, `bun
+ * install`) are repository configuration, not inline code: repo-config.ts asks for them unless
+ * an entry opts in with trustRepoConfig.
  */
 function subcommandEval(name: string, args: readonly string[]): string | null {
   const positional = firstOperand(args);
@@ -69,25 +71,14 @@ function subcommandEval(name: string, args: readonly string[]): string | null {
   if (name === 'bun') {
     const fetched = args.find((a) => a === '-' || NOT_A_FILE.test(a));
     if (fetched !== undefined) return fetched;
-    if (positional === null) return null;
-    if (BUN_EVALS.has(positional.value)) return positional.value;
-    // `bun run NAME` is a package.json script or a bin whatever NAME is; `bun NAME` is one unless
-    // NAME is a path, a file name or one of bun's own file-running subcommands.
-    if (positional.value === 'run') {
-      const script = firstOperand(args.slice(positional.index + 1))?.value;
-      return script === undefined || /[./]/.test(script) ? null : `run ${script}`;
-    }
-    return /[./]/.test(positional.value) || BUN_FILE_SUBCOMMANDS.has(positional.value) ? null : positional.value;
+    return positional !== null && BUN_EVALS.has(positional.value) ? positional.value : null;
   }
-  if (name === 'node' || name === 'nodejs') return args.find((a) => a === '--run' || a.startsWith('--run=')) ?? null;
   if (name === 'crystal') return positional !== null && ['eval', 'i', 'interactive', 'play'].includes(positional.value) ? positional.value : null;
   return null;
 }
 
-const DENO_EVALS = new Set(['eval', 'repl', 'task', 'x', 'jupyter', 'install', 'add']);
-const BUN_EVALS = new Set(['exec', 'x', 'repl', 'create', 'c', 'init', 'install', 'i', 'add', 'a', 'update', 'link', 'patch', 'pm']);
-/** `bun test` and `bun build` take files (`bun run test` is the package script). */
-const BUN_FILE_SUBCOMMANDS = new Set(['test', 'build']);
+const DENO_EVALS = new Set(['eval', 'repl', 'x', 'jupyter', 'install', 'add']);
+const BUN_EVALS = new Set(['exec', 'x', 'repl', 'create', 'c']);
 
 /** The arguments that are not options, in order (an option's value is among them: callers fail closed). */
 function operands(args: readonly string[]): string[] {

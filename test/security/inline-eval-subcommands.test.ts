@@ -19,12 +19,11 @@ const inline = (command: string) => detectInlineEval(words(command)) ?? detectSt
 describe('interpreters and subcommands that run code written in the argv', () => {
   it.each([
     // Subcommands that evaluate an argument, a task or a package.
-    'deno eval Deno.exit(0)', 'deno repl', 'deno task build', 'deno x npm:cowsay', 'deno -L info eval 1', 'deno --quiet eval 1',
+    'deno eval Deno.exit(0)', 'deno repl', 'deno x npm:cowsay', 'deno install jsr:@x/y', 'deno -L info eval 1', 'deno --quiet eval 1',
     'deno run -', 'deno run https://x.io/m.ts', 'deno run npm:cowsay', 'deno run jsr:@x/y', 'deno run data:,1',
     'deno run --preload=https://x.io/p.ts main.ts', 'deno run --import data:,1 main.ts',
-    'bun exec id', 'bun x cowsay', 'bun run build', 'bun run test', 'bun run --silent deploy', 'bun deploy', 'bun install',
-    'bun add left-pad', 'bun create x', 'bun -e 1', 'bun --print 1', 'bun run https://x.io/m.ts', 'bun --preload data:,1 a.ts',
-    'node --run build', 'node --run=build', 'nodejs --run build', 'node -pe 1', 'node --import https://x.io/m.mjs a.js',
+    'bun exec id', 'bun x cowsay', 'bun create x', 'bun -e 1', 'bun --print 1', 'bun run https://x.io/m.ts', 'bun --preload data:,1 a.ts',
+    'node -pe 1', 'node --import https://x.io/m.mjs a.js',
     'crystal eval 1', 'crystal i',
     // PowerShell: any case, any unambiguous prefix, any dash, values in between.
     'pwsh -c id', 'pwsh -Command id', 'pwsh -COM id', 'pwsh /command id', 'pwsh --command id', 'pwsh \u2013Command id',
@@ -54,6 +53,22 @@ describe('interpreters and subcommands that run code written in the argv', () =>
   });
 });
 
+describe('package scripts and tasks are repository configuration, not inline code', () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'warden-inline-scripts-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  const check = (command: string, trustRepoConfig?: boolean) =>
+    evaluateExec(command, execPolicyFromConfig(execConfig.parse({ allowlist: [{ pattern: '*', ...(trustRepoConfig ? { trustRepoConfig } : {}) }] }), [], 'gateway'), {
+      cwd: root, home: root, pathDirs: ['/usr/bin', '/bin'], now: 1_000_000,
+    });
+  // They ask through the repository-config class (test/security/exec-repo-config.test.ts), which an entry may opt out of.
+  it.each(['node --run build', 'bun run build', 'bun run test', 'bun deploy', 'bun install', 'deno task build'])('`%s`', (command) => {
+    expect(inline(command)).toBeNull();
+    const v = check(command);
+    if (v.segments[0]?.resolved == null) return; // the binary is not installed here
+    expect(v.decision).toBe('ask');
+  });
+});
+
 describe('the gate', () => {
   const root = mkdtempSync(path.join(tmpdir(), 'warden-inline-sub-'));
   afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -61,7 +76,7 @@ describe('the gate', () => {
     evaluateExec(command, execPolicyFromConfig(execConfig.parse({ allowlist: [{ pattern: '*' }] }), [], 'gateway'), {
       cwd: root, home: root, pathDirs: ['/usr/bin', '/bin'], now: 1_000_000,
     });
-  it.each(['node --run build', 'deno eval 1', 'bun exec id', 'pwsh -NoProfile -ExecutionPolicy Bypass -c id', "sh -c 'bun x cowsay'"])(
+  it.each(['node -e 1', 'deno eval 1', 'bun exec id', 'pwsh -NoProfile -ExecutionPolicy Bypass -c id', "sh -c 'bun x cowsay'"])(
     '`%s` asks under a bare `*` entry and is never stored',
     (command) => {
       const v = check(command);
