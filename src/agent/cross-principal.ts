@@ -15,8 +15,26 @@ export function asSeenBy(entries: readonly TranscriptEntry[], requesterId: strin
   return entries.map((entry) => {
     const sender = entry.sender;
     if (entry.message.role !== 'user' || sender === undefined || sender.id === requesterId) return entry;
-    return { ...entry, message: wrapForeign(entry.message, sender) };
+    return { ...entry, message: wrappedOnce(entry, sender) };
   });
+}
+
+/**
+ * The same entry is shown with the same wrapper in every turn of the same requester, so the
+ * request stays byte-identical for the provider's prompt cache (a wrapper's nonce is fresh per
+ * block, not per request: reusing a block is what a stored tool result does too).
+ */
+const shown = new Map<string, { original: Message; wrapped: Message }>();
+const SHOWN_MAX = 5_000;
+function wrappedOnce(entry: TranscriptEntry, sender: NonNullable<TranscriptEntry['sender']>): Message {
+  const key = `${entry.seq}\0${entry.createdAt}\0${sender.id}`;
+  const hit = shown.get(key);
+  if (hit && hit.original === entry.message) return hit.wrapped;
+  if (hit && JSON.stringify(hit.original) === JSON.stringify(entry.message)) return hit.wrapped;
+  const wrapped = wrapForeign(entry.message as Extract<Message, { role: 'user' }>, sender);
+  if (shown.size >= SHOWN_MAX) shown.delete(shown.keys().next().value!);
+  shown.set(key, { original: entry.message, wrapped });
+  return wrapped;
 }
 
 /** Every text part is wrapped (one wrapper per part); images stay, they carry no instructions the wrapper could mark. */

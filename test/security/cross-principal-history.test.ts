@@ -80,6 +80,13 @@ describe('earlier messages of other people in the session are their untrusted wo
     expect(withoutNonces(textOf(model.requests[0]!.messages[0]!))).toMatch(/^<untrusted source="user:u-mallory \(mallory\)">/);
   });
 
+  it('the wrapped message is the same bytes in every later turn (prompt cache), with one nonce per block', async () => {
+    await say(MALLORY, 'hello');
+    const one = await say(OWNER, 'first');
+    const two = await say(OWNER, 'second');
+    expect(textOf(two.requests[0]!.messages[0]!)).toBe(textOf(one.requests[0]!.messages[0]!));
+  });
+
   it('the stored transcript keeps the message as said, with its sender', async () => {
     await say(MALLORY, 'hello');
     const [entry] = h.transcripts.load(KEY);
