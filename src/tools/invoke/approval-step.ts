@@ -1,5 +1,6 @@
 import { argumentBinding } from '../../approvals/argument-files.js';
 import { escapeGlob } from '../../approvals/glob.js';
+import { bindingChange, type Binding } from '../../exec/content-binding.js';
 import type { ApprovalService } from '../../approvals/service.js';
 import { isPending, type ApprovalRequestContext, type ApprovalRequester, type ApprovalRequestInput, type ApprovalResolution } from '../../approvals/types.js';
 import type { HookApprovalRequest } from '../../hooks/types.js';
@@ -94,8 +95,12 @@ export async function runApprovalStep(
   const resolution = asked;
   switch (resolution.outcome) {
     case 'allow-once':
-    case 'allow-always':
+    case 'allow-always': {
+      // The decision covers the files as the card bound them: one rewritten while the card waited is refused.
+      const changed = bindingChangedSince(binding, call.params, call.workspaceDir);
+      if (changed !== null) return { kind: 'refused', text: `${changed}. The tool call did not run; a new call asks again.`, deniedReason: 'approval-changed', status: 'blocked', resolution };
       return { kind: 'approved', resolution, grantId: resolution.grantId };
+    }
     case 'deny':
       return { kind: 'refused', text: DENIED_TEXT, deniedReason: 'approval-denied', status: 'denied', resolution };
     case 'expired':
@@ -104,4 +109,13 @@ export async function runApprovalStep(
     default:
       return { kind: 'refused', text: `Approval ${resolution.outcome}. The tool call did not run.`, deniedReason: `approval-${resolution.outcome}`, status: 'blocked', resolution };
   }
+}
+
+/** Why the files a call names differ from `approved` now, or null when they are the same. */
+function bindingChangedSince(approved: Binding, params: Record<string, unknown>, workspaceDir: string | undefined): string | null {
+  if (!approved.ok) return null; // nothing was bound, and no grant was offered
+  const now = argumentBinding(params, workspaceDir ?? process.cwd());
+  if (!now.ok) return `the files this call names cannot be checked: ${now.why}`;
+  const change = bindingChange(approved.files, now.files);
+  return change === null ? null : `the files this call names ${change.startsWith('changed') ? `have ${change}` : `differ: ${change}`}`;
 }
