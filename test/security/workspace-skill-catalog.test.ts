@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { skillTurnText } from '../../src/gateway/skill-commands.js';
 import { buildSkillsPrompt, type CatalogSkill } from '../../src/skills/catalog.js';
 import { discoverSkills } from '../../src/skills/discover.js';
 import { tempDir, writeSkill } from '../../src/skills/testing.js';
@@ -97,5 +98,16 @@ describe('workspace skills in the system-prompt catalog', () => {
       expect(untrustedNonces(text)).toHaveLength(1);
       expect(outsideWrappers(text).join('\n')).not.toMatch(/SYSTEM/);
     });
+  });
+});
+
+describe('a workspace skill command names its skill on one line', () => {
+  it.each(INJECTIONS)('a folder name %j cannot add lines before the instructions', (injected) => {
+    const spec = { name: 'deploy', skillName: 'deploy', description: 'd', location: `/w/skills/${injected}/SKILL.md`, modelInvocable: true };
+    const text = skillTurnText(spec, undefined, 'v1.2');
+    const [header, reference, ...rest] = text.split('\n');
+    expect(header).toMatch(/^Use the following explicitly referenced skills/);
+    expect(reference).toMatch(/^- deploy \(SKILL\.md: \/w\/skills\/.*\/SKILL\.md\)$/);
+    expect(rest.join('\n')).toBe('\nUser request:\nv1.2');
   });
 });
