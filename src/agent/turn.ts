@@ -10,6 +10,7 @@ import { modelRefForAgent, type ModelSettings } from '../models/settings.js';
 import { isAbortError, ModelCallError, type Message, type ModelProvider, type ToolCallPart, type UserMessage } from '../models/types.js';
 import { wrapUntrusted } from '../tools/untrusted.js';
 import { chooseCut, summarize } from './compaction.js';
+import { asSeenBy } from './cross-principal.js';
 import { perResultCapChars, pruneToolResults, requestTokens } from './context-budget.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import { runToolCalls } from './tool-calls.js';
@@ -141,7 +142,8 @@ async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: Turn
   // The surface is decided for the model that answers (a hook's override included).
   const asked = { ...base, model: ref, ...(supportsTools === false ? { modelSupportsTools: false } : {}) };
 
-  const history = transcripts.load(sessionKey);
+  // Earlier messages of other people in this session are shown as their untrusted words.
+  const history = asSeenBy(transcripts.load(sessionKey), request.turn.senderId);
   const surface = await deps.tools.surface(asked, sessionKey, { prompt: request.input.text, messages: history.map((e) => e.message), runId });
   if (!surface.ok) return failed('tools', surface.message, `⚠️ ${surface.message}`);
   // The context the surface was resolved for (with any run restrictions): every call of the turn carries it.
@@ -168,7 +170,10 @@ async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: Turn
     ...(arrived ? [{ role: 'user' as const, content: [{ type: 'text' as const, text: `Results from your subagents:\n${arrived}` }] }] : []),
     withContext(inputMessage(request.input, turn.chat), added),
   ];
-  state.entries = [...history, ...transcripts.append(sessionKey, incoming.map((message) => ({ kind: 'message' as const, message })))];
+  // The requester's own message records who sent it, so that in another person's turn it is theirs, not the requester's.
+  const own = request.input.origin === undefined && request.turn.senderId !== undefined ? { id: request.turn.senderId, name: request.turn.senderName } : undefined;
+  const appendIncoming = incoming.map((message, i) => ({ kind: 'message' as const, message, ...(own && i === incoming.length - 1 ? { sender: own } : {}) }));
+  state.entries = [...history, ...transcripts.append(sessionKey, appendIncoming)];
   const budget = Math.max(1_000, settings.contextWindow - settings.maxOutputTokens);
   const maxRounds = config.agents.defaults.maxToolRounds;
   let forceCompaction = false;

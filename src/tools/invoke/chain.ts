@@ -224,7 +224,7 @@ export class ToolInvoker {
         if (bad) return bad;
       }
       if (policy.approval) {
-        const step = await runApprovalStep(this.options.approvals, approvals, policy.approval, { tool: name, params, context: approvalContext, signal: req.signal });
+        const step = await runApprovalStep(this.options.approvals, approvals, policy.approval, { tool: name, params, context: approvalContext, signal: req.signal, workspaceDir: req.workspaceDir });
         if (step.kind === 'pending') return this.pending(c, step);
         if (step.kind === 'refused') return this.block(c, step.deniedReason, step.text, {}, step.status, step.resolution);
         c.approval = step.resolution;
@@ -252,7 +252,7 @@ export class ToolInvoker {
         if (bad) return bad;
       }
       if (hook.approval && c.approval === undefined && c.grantId === undefined) {
-        const step = await runApprovalStep(this.options.approvals, approvals, hook.approval, { tool: name, params, context: approvalContext, signal: req.signal });
+        const step = await runApprovalStep(this.options.approvals, approvals, hook.approval, { tool: name, params, context: approvalContext, signal: req.signal, workspaceDir: req.workspaceDir });
         if (step.kind === 'pending') return this.pending(c, step);
         if (step.kind === 'refused') return this.block(c, step.deniedReason, step.text, {}, step.status, step.resolution);
         c.approval = step.resolution;
