@@ -55,7 +55,7 @@ export function argumentText(params: Record<string, unknown>): string {
 export async function runApprovalStep(
   approvals: ApprovalService | undefined,
   requester: ApprovalRequester,
-  ask: HookApprovalRequest & { owner?: string | undefined },
+  ask: HookApprovalRequest & { owner?: string | undefined; facts?: ReadonlyArray<{ label: string; value: string }> | undefined },
   call: { tool: string; params: Record<string, unknown>; context: ApprovalRequestContext; signal?: AbortSignal | undefined },
 ): Promise<ApprovalStepOutcome> {
   if (!approvals) return { kind: 'refused', text: APPROVAL_UNAVAILABLE_TEXT, deniedReason: 'approval-unavailable', status: 'blocked' };
@@ -73,6 +73,7 @@ export async function runApprovalStep(
     facts: [
       ...(ask.owner ? [{ label: 'Requested by', value: ask.owner }] : []),
       ...(ask.severity ? [{ label: 'Severity', value: ask.severity }] : []),
+      ...(ask.facts ?? []),
     ],
     ...(ask.allowedDecisions ? { allowedDecisions: ask.allowedDecisions } : {}),
     ...(ask.timeoutMs !== undefined ? { timeoutMs: ask.timeoutMs } : {}),
