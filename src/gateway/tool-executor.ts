@@ -49,6 +49,9 @@ export class GovernedToolExecutor implements ToolExecutor {
   resolveTool = (id: string, turn?: TurnContext): Promise<ToolImplementation | undefined> => {
     const plugins = this.inputs.runtime;
     if (plugins?.isPluginTool(id)) return Promise.resolve(turn ? plugins.implementation(id, turn) : undefined);
+    // An MCP tool is built from its server's current listing (never cached here: list_changed replaces it).
+    const mcp = this.inputs.mcp;
+    if (mcp?.isMcpTool(id)) return Promise.resolve(mcp.implementation(id));
     let hit = this.loaded.get(id);
     if (!hit) {
       const entry = Object.hasOwn(CORE_IMPLEMENTATIONS, id) ? CORE_IMPLEMENTATIONS[id] : undefined;

@@ -50,6 +50,7 @@ export interface ConnectionDeps {
 }
 
 const MAX_PAGES = 100;
+const STREAM_LOST = /SSE stream disconnected|Maximum reconnection attempts|Failed to reconnect/;
 const LIST_CHANGED_DEBOUNCE_MS = 150;
 
 /** What Warden reads of a list page and a call result: lenient, so one odd entry is one diagnostic, not a failed list. */
@@ -153,7 +154,12 @@ export class McpConnection {
     if (!opened.ok) return this.failed(opened.error);
     const client = new Client({ name: 'warden', version: '0.1.0' }, { capabilities: {} });
     this.connecting = client;
-    client.onerror = (err) => this.deps.log.debug({ mcpServer: this.settings.name, err: message(err) }, 'MCP transport error');
+    client.onerror = (err) => {
+      this.deps.log.debug({ mcpServer: this.settings.name, err: message(err) }, 'MCP transport error');
+      // The HTTP transport reports a cut stream here and leaves the requests on it waiting; the SDK
+      // does not resume it (maxRetries 0), so the session is treated as lost and started over.
+      if (this.settings.launch.kind === 'http' && STREAM_LOST.test(message(err))) this.lost(client, err);
+    };
     client.onclose = () => this.closed(client, opened.stderrTail());
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.scheduleRefresh(client));
     const deadline = Date.now() + this.settings.connectTimeoutMs;
