@@ -105,3 +105,16 @@ describe('MCP tools in the other commands', () => {
     expect(approved.stdout).toContain('deleted acme/web');
   });
 });
+
+describe('warden doctor', () => {
+  it('reports each MCP server: connected with its tools, a failing one as a warning with why (exit 0)', async () => {
+    const { dir } = workdir();
+    const { runDoctorChecks } = await import('../../src/cli/doctor.js');
+    const { loadConfig } = await import('../../src/config/index.js');
+    const loaded = loadConfig({ file: path.join(dir, 'warden.config.yaml'), env: {} });
+    if (!loaded.ok) throw loaded.error;
+    const checks = await runDoctorChecks(loaded.value.config, dir, {}, { probe: { identity: { uid: 0, gid: 0 }, checks: [] } as never });
+    expect(checks.find((c) => c.name === 'mcp fix')).toMatchObject({ ok: true, detail: expect.stringMatching(/^connected \(stdio .*\), 8 tools, warden-fixture 1\.0\.0$/) });
+    expect(checks.find((c) => c.name === 'mcp broken')).toMatchObject({ ok: true, warn: true, detail: 'failed: command no-such-mcp-binary not found on PATH (stdio no-such-mcp-binary); its tools are unavailable, Warden keeps retrying' });
+  });
+});
