@@ -72,7 +72,7 @@ describe('Tool Search over 1,000 MCP tools', () => {
     expect(ids).toEqual(expect.arrayContaining(['read', 'write', 'edit', 'exec', 'tool_search', 'tool_describe', 'tool_call']));
     expect(ids.some((id) => id.startsWith('hub__'))).toBe(false);
     const report = big.executor.report(turn);
-    const full = await Promise.all(report.tools.map(async (id) => ({ id, ...(await big.executor.resolveTool(id, turn))! })));
+    const full = await Promise.all(report.tools.map(async (id) => ({ ...(await big.executor.resolveTool(id, turn))!, id })));
     const ratio = schemaTokens(surface.tools) / schemaTokens(full.map((t) => ({ id: t.id, description: t.description ?? '', parameters: t.parameters })));
     expect(ratio).toBeLessThanOrEqual(0.05);
   });
