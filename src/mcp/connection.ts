@@ -270,10 +270,20 @@ export class McpConnection {
     const previous = this.queue;
     let release!: () => void;
     this.queue = new Promise((r) => (release = r));
+    // The caller's signal may serve many calls (a whole run): its listener goes with this call.
+    let onAbort: (() => void) | undefined;
     try {
-      await Promise.race([previous, new Promise<never>((_, reject) => (signal.aborted ? reject(signal.reason) : signal.addEventListener('abort', () => reject(signal.reason), { once: true })))]);
+      await Promise.race([
+        previous,
+        new Promise<never>((_, reject) => {
+          if (signal.aborted) return reject(signal.reason);
+          onAbort = () => reject(signal.reason);
+          signal.addEventListener('abort', onAbort, { once: true });
+        }),
+      ]);
       return await this.send(tool, args, signal);
     } finally {
+      if (onAbort) signal.removeEventListener('abort', onAbort);
       release();
     }
   }
@@ -281,8 +291,14 @@ export class McpConnection {
   private async send(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<RawCallResult> {
     const client = this.client;
     if (!client) throw new Error(`MCP server ${this.settings.name} is not connected (${this.state}${this.lastError ? `: ${this.lastError}` : ''})`);
+    // The SDK never removes the listener it adds to a request's signal: it gets one per call,
+    // tied to the caller's by a listener removed when the call ends.
+    const own = new AbortController();
+    const forward = () => own.abort(signal.reason);
+    if (signal.aborted) own.abort(signal.reason);
+    else signal.addEventListener('abort', forward, { once: true });
     try {
-      return await client.request({ method: 'tools/call', params: { name: tool, arguments: args } }, CallResult, { signal, timeout: this.settings.timeoutMs });
+      return await client.request({ method: 'tools/call', params: { name: tool, arguments: args } }, CallResult, { signal: own.signal, timeout: this.settings.timeoutMs });
     } catch (err) {
       if (signal.aborted) throw err;
       if (err instanceof McpError && err.code === -32001) throw new Error(`MCP server ${this.settings.name} did not answer within ${this.settings.timeoutMs / 1000} s; the call was cancelled`);
@@ -293,6 +309,8 @@ export class McpConnection {
         throw new Error(`MCP server ${this.settings.name}: the connection was lost during the call (${describeError(err)}); it is reconnecting`);
       }
       throw err;
+    } finally {
+      signal.removeEventListener('abort', forward);
     }
   }
 }

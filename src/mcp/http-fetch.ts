@@ -82,27 +82,49 @@ export function guardedMcpFetch(settings: GuardedFetchSettings): typeof fetch {
     }
     if (target.origin !== origin) throw new McpRequestBlocked(`Blocked: ${target.origin} is not the configured MCP server ${origin}`);
     const dispatcher = await agentFor(target.href);
-    const response = (await undiciFetch(target.href, { ...(init as object), dispatcher, redirect: 'manual' } as Parameters<typeof undiciFetch>[1])) as unknown as Response;
+    // The transport hands every request the session's one signal; undici leaves a listener on it
+    // per request. Each request gets its own, tied to the session's until its response has ended.
+    const outer = init?.signal ?? undefined;
+    const own = new AbortController();
+    const forward = () => own.abort(outer?.reason);
+    if (outer?.aborted) own.abort(outer.reason);
+    else outer?.addEventListener('abort', forward, { once: true });
+    const unlink = () => outer?.removeEventListener('abort', forward);
+    let response: Response;
+    try {
+      response = (await undiciFetch(target.href, { ...(init as object), signal: own.signal, dispatcher, redirect: 'manual' } as Parameters<typeof undiciFetch>[1])) as unknown as Response;
+    } catch (err) {
+      unlink();
+      throw err;
+    }
     if (response.status >= 300 && response.status < 400) {
+      unlink();
       await response.body?.cancel().catch(() => {});
       throw new McpRequestBlocked(`Blocked: the MCP server answered ${response.status} with a redirect to ${response.headers.get('location') ?? '(nowhere)'}; MCP requests are not redirected (configure the final URL)`);
     }
     const method = (init?.method ?? 'GET').toUpperCase();
     // The standalone notification stream (GET) lives as long as the session; a response to a request does not.
-    if (method === 'GET' || !response.body) return response;
-    return capped(response, settings.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES);
+    if (method === 'GET') return response;
+    if (!response.body) {
+      unlink();
+      return response;
+    }
+    return capped(response, settings.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, unlink);
   };
   return guarded as typeof fetch;
 }
 
-function capped(response: Response, max: number): Response {
+function capped(response: Response, max: number, done: () => void): Response {
   let seen = 0;
   const limit = new TransformStream<Uint8Array, Uint8Array>({
     transform(chunk, controller) {
       seen += chunk.byteLength;
-      if (seen > max) controller.error(new Error(`the MCP server's response exceeds ${max} bytes`));
-      else controller.enqueue(chunk);
+      if (seen > max) {
+        done();
+        controller.error(new Error(`the MCP server's response exceeds ${max} bytes`));
+      } else controller.enqueue(chunk);
     },
+    flush: done,
   });
   return new Response(response.body!.pipeThrough(limit), { status: response.status, statusText: response.statusText, headers: response.headers });
 }
