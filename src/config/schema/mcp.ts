@@ -4,7 +4,7 @@ import { z } from 'zod';
  * `mcp.servers.<name>`: MCP servers whose tools join the surface as `<server>__<tool>`
  * (src/mcp). A server is started as a child process (`command`, stdio) or reached over
  * streamable HTTP (`url`). Names follow OpenClaw's config (`mcp.servers`); its other
- * spellings (`requestTimeoutMs`, `toolFilter`, …) are read in `src/config/openclaw`.
+ * spellings (`requestTimeoutMs`, `toolFilter`, …) are not translated yet.
  */
 
 /** A value in `env` or `headers`: OpenClaw accepts numbers and booleans too; they are sent as text. */
