@@ -182,3 +182,25 @@ describe('HTTP servers', () => {
     expect(http.requests.every((r: { headers: Record<string, string> }) => r.headers.authorization === 'Bearer t0k')).toBe(true);
   });
 });
+
+describe('a reloaded config', () => {
+  it('keeps a server whose start settings did not change (timeouts apply live) and restarts one whose did', async () => {
+    const log = path.join(mkdtempSync(path.join(tmpdir(), 'warden-mcp-')), 'calls.log');
+    const servers = (extraArg?: string, timeoutSec = 60) => ({ fix: { command: process.execPath, args: [FIXTURE, ...(extraArg ? [extraArg] : [])], env: { MCP_FIXTURE_LOG: log }, timeoutSec } });
+    const m = manager(servers());
+    await m.ready(10_000);
+    const started = () => readFileSync(log, 'utf8').split('\n').filter((l) => l.startsWith('started')).length;
+    expect(started()).toBe(1);
+    const cfg = (s: Record<string, unknown>) => {
+      const r = parseConfig({ mcp: { servers: s } });
+      if (!r.ok) throw r.error;
+      return r.value.config;
+    };
+    await m.reconfigure(cfg(servers(undefined, 0.3)));
+    expect(textOf(await call(m, 'fix__wait', { ms: 5_000 }))).toBe('MCP server fix did not answer within 0.3 s; the call was cancelled');
+    expect(started()).toBe(1);
+    await m.reconfigure(cfg(servers('--again')));
+    await until('the restarted server', () => started() === 2 && m.statuses()[0]!.state === 'connected');
+    expect(textOf(await call(m, 'fix__echo', { text: 'x' }))).toBe('echo: x');
+  });
+});
