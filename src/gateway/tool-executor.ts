@@ -142,7 +142,7 @@ export class GovernedToolExecutor implements ToolExecutor {
       const direct = directTools(search.mode);
       const deferred = all.tools.filter((t) => !direct.has(t.id));
       // Below the threshold the turn has no meta tools: the chain refuses the name like any unknown tool.
-      if (!toolSearchEngaged(search, deferred)) return this.invoke(call, scope, scope.surface);
+      if (deferred.length > 0 && !toolSearchEngaged(search, deferred)) return this.invoke(call, scope, scope.surface);
       const outcome = runMetaTool(call.tool, call.args, deferred, search);
       if (outcome.kind === 'result') return outcome.result;
       return this.invoke({ ...call, tool: outcome.tool, args: outcome.args }, scope, all.tools.map((t) => t.id));
