@@ -6,6 +6,7 @@ import { effectiveExecConfig } from '../exec/check.js';
 import { describeIdentity, SANDBOX_FIXES } from '../exec/sandbox-audit.js';
 import { probeSandbox, type SandboxProbe } from '../exec/sandbox-probe.js';
 import { BWRAP_PATH, resolveExecHost, sandboxIdentity } from '../exec/sandbox.js';
+import { mcpDoctorChecks } from '../mcp/doctor.js';
 import { EXIT, type CliIO, type CommandRunner } from './args.js';
 import { loadConfigForCommand, printResult } from './config.js';
 
@@ -118,6 +119,9 @@ export async function runDoctorChecks(config: WardenConfig, baseDir: string, env
   if (!discord?.token && !slack?.botToken) {
     checks.push({ name: 'web chat', ok: true, detail: `embedded default on http://${config.channels.web.host}:${config.channels.web.port}` });
   }
+
+  // A failing MCP server is a warning: its tools are unavailable, Warden runs and retries.
+  checks.push(...(await mcpDoctorChecks(config, baseDir)));
 
   const models = new Set([config.models.default, ...config.agents.list.map((a) => a.model)].filter((m): m is string => !!m));
   if (models.size === 0) {

@@ -27,6 +27,8 @@ import { HookBus } from '../hooks/bus.js';
 import type { CronJobs } from '../cron/jobs.js';
 import { HookedCronJobs, skillChangeReporter } from '../plugins/lifecycle.js';
 import { loadPluginRuntime, type PluginRuntime } from '../plugins/runtime.js';
+import { McpManager } from '../mcp/manager.js';
+import { bindMcpManager, mcpManagerFor, reservedToolNames } from '../mcp/registry.js';
 import { CronScheduler } from '../cron/scheduler.js';
 import type { MessagingService } from '../tools/types.js';
 import { createCronDeliver } from './scheduled.js';
@@ -225,6 +227,10 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   // The Slack receiver's socket belongs to Bolt; its address is read from the adapter at each check.
   const offListeners = registerOwnListenerSource(() => running().flatMap(listenerOf));
 
+  // MCP servers connect in the background: a slow or broken one never holds up the start or a turn.
+  const mcp = new McpManager(config, baseDir, { reserved: reservedToolNames(() => plugins.tools) });
+  bindMcpManager(config, mcp);
+  mcp.start();
   const startedAt = Date.now();
   let gatewayRef: Gateway | undefined;
   const cronJobs = new HookedCronJobs(store.db, hooks, { keepRuns: config.cron.keepRuns });
@@ -263,6 +269,11 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   } satisfies Omit<ToolRuntime, 'config'>;
   // Everything a config derives, built again on each reload; running turns keep the one they began with.
   const derive = (cfg: WardenConfig) => {
+    // One MCP manager for the process: a reloaded config restarts only the servers it changed.
+    if (cfg !== config && mcpManagerFor(cfg) !== mcp) {
+      bindMcpManager(cfg, mcp);
+      void mcp.reconfigure(cfg).catch((err: unknown) => log.error({ err }, 'MCP reconfiguration failed'));
+    }
     const toolRuntime: ToolRuntime = { ...shared, config: cfg, sessions: agentRef?.sessions };
     const toolPath = createToolPath(cfg, toolRuntime, { store, approvals, events, plugins });
     return { toolRuntime, toolPath, tools: options.tools ?? toolPath.executor };
@@ -410,6 +421,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     offSkillChanges();
     await gateway.stop().catch(() => {});
     await skillSnapshots.close();
+    await mcp.stop();
     approvals.shutdown();
     store.close();
     return { ok: false, error: err as Error };
@@ -463,6 +475,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
         // Deferred calls still running finish (aborted) and post while the adapters are up.
         await deferred?.stop();
         await gateway.stop();
+        // Stdio servers are closed (stdin, SIGTERM, SIGKILL); they would also die with the process.
+        await mcp.stop();
         // Plugins release what they hold while the store is still open (each handler bounded, 5 s by default).
         if (hooks.has('gateway_stop')) await hooks.runVoid('gateway_stop', { reason: 'shutdown' }, gatewayContext);
         offSkillChanges();

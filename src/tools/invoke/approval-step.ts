@@ -59,7 +59,7 @@ export function argumentText(params: Record<string, unknown>): string {
 export async function runApprovalStep(
   approvals: ApprovalService | undefined,
   requester: ApprovalRequester,
-  ask: HookApprovalRequest & { owner?: string | undefined },
+  ask: HookApprovalRequest & { owner?: string | undefined; facts?: ReadonlyArray<{ label: string; value: string }> | undefined },
   call: { tool: string; params: Record<string, unknown>; context: ApprovalRequestContext; signal?: AbortSignal | undefined; workspaceDir?: string | undefined },
 ): Promise<ApprovalStepOutcome> {
   if (!approvals) return { kind: 'refused', text: APPROVAL_UNAVAILABLE_TEXT, deniedReason: 'approval-unavailable', status: 'blocked' };
@@ -82,6 +82,7 @@ export async function runApprovalStep(
     facts: [
       ...(ask.owner ? [{ label: 'Requested by', value: ask.owner }] : []),
       ...(ask.severity ? [{ label: 'Severity', value: ask.severity }] : []),
+      ...(ask.facts ?? []),
       ...(bound.length > 0 ? [{ label: 'Binds', value: bound.map((f) => `${f.path} (${f.sha256 === null ? 'absent' : `sha256 ${f.sha256.slice(0, 12)}…`})`).join(', ') }] : []),
       ...(!binding.ok ? [{ label: 'Allow always', value: `not offered: ${binding.why}` }] : []),
     ],
