@@ -4,6 +4,7 @@ import { createGeminiProvider } from './gemini.js';
 import { createOpenAIProvider } from './openai.js';
 import { apiKeyFor, modelSettings, type ModelSettings } from './settings.js';
 import type { ModelProvider } from './types.js';
+import { timedModelProvider } from '../ops/hooks.js';
 
 export type ResolvedModel = { ok: true; provider: ModelProvider; settings: ModelSettings } | { ok: false; message: string };
 
@@ -23,12 +24,14 @@ export function createModelRegistry(config: WardenConfig, env: NodeJS.ProcessEnv
     let provider = cache.get(settings.provider);
     if (!provider) {
       const options = { name: settings.provider, apiKey, baseUrl: settings.baseUrl, timeoutMs: settings.timeoutMs };
-      provider =
+      // Every request is timed for /metrics (latency, errors by kind).
+      provider = timedModelProvider(
         settings.api === 'anthropic'
           ? createAnthropicProvider(options)
           : settings.api === 'openai'
             ? createOpenAIProvider(options)
-            : createGeminiProvider(options);
+            : createGeminiProvider(options),
+      );
       cache.set(settings.provider, provider);
     }
     return { ok: true, provider, settings };

@@ -8,6 +8,7 @@ import { elevatedConfig } from './elevated.js';
 import { toolSearchConfig } from './tool-search.js';
 import { webToolsConfig } from './web.js';
 import { gatewayConfig } from './gateway.js';
+import { opsConfig } from './ops.js';
 import {
   byProviderEntry,
   profileId,
@@ -315,6 +316,8 @@ export const wardenConfigSchema = z.strictObject({
   media: mediaConfig.optional(),
   /** The owner's control plane: the HTTP tools API, paired nodes, config reload. */
   gateway: gatewayConfig.optional(),
+  /** The operations listener: liveness, readiness and Prometheus metrics, on loopback by default. */
+  ops: opsConfig.prefault({}),
   /** Where SQLite and other state live; `WARDEN_DATA_DIR` overrides. */
   dataDir: z.string().default('./data'),
 }).superRefine(checkMediaProviders);
@@ -326,4 +329,5 @@ export type { MediaUnderstandingConfig, MediaModelEntry, MediaCapability } from 
 export type { SessionVisibility, AgentToAgentConfig, CrossContextConfig } from './cross-context.js';
 export type { ElevatedConfig } from './elevated.js';
 export type { ToolSearchConfig } from './tool-search.js';
+export type { OpsConfig } from './ops.js';
 export { isLoopbackHost, type GatewayConfig, type GatewayHttpConfig, type GatewayNodesConfig } from './gateway.js';
