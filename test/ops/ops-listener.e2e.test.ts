@@ -10,7 +10,8 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { ServerFrame } from '../../adapters/web/adapter.js';
-import { parseConfig } from '../../src/config/index.js';
+import { loadConfig, parseConfig } from '../../src/config/index.js';
+import { runningListeners } from '../../src/net/index.js';
 import { startWarden, type RunningWarden } from '../../src/gateway/startup.js';
 import { startDiscordFake } from '../fakes/discord/index.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
@@ -194,6 +195,37 @@ describe('the ops listener', () => {
     } finally {
       blocker.close();
     }
+  });
+
+  it('a config reload that changes the ops block moves the listener; one that does not keeps it', async () => {
+    const dir = workspaceDir();
+    const file = path.join(dir, 'warden.config.yaml');
+    const free = await new Promise<number>((resolve) => {
+      const probe = createServer();
+      probe.listen(0, '127.0.0.1', () => {
+        const port = (probe.address() as { port: number }).port;
+        probe.close(() => resolve(port));
+      });
+    });
+    const write = (ops: string) => writeFileSync(file, `channels:\n  web: { port: 0, token: ${TOKEN} }\nops: ${ops}\ndataDir: ./data\ngateway: { reload: { watch: false } }\n`);
+    write('{ port: 0 }');
+    const loaded = loadConfig({ file, cwd: dir, env: {} });
+    if (!loaded.ok) throw loaded.error;
+    const started = await startWarden(loaded.value, { env: {}, shutdownGraceMs: 300 });
+    if (!started.ok) throw started.error;
+    const warden = started.warden;
+    running.push(warden);
+    const first = warden.opsUrl!;
+    write(`{ port: ${free} }`);
+    expect(await warden.config.reloader.reloadFile('reload')).toMatchObject({ ok: true, failed: [] });
+    expect(warden.opsUrl).toBe(`http://127.0.0.1:${free}`);
+    expect((await get(warden.opsUrl!, '/healthz')).status).toBe(200);
+    await expect(fetch(`${first}/healthz`)).rejects.toThrow();
+    expect(runningListeners().filter((l) => l.name === 'ops listener').map((l) => l.port)).toContain(free);
+    write('{ enabled: false }');
+    await warden.config.reloader.reloadFile('reload');
+    expect(warden.opsUrl).toBeUndefined();
+    expect(runningListeners().some((l) => l.name === 'ops listener' && l.port === free)).toBe(false);
   });
 
   it('stops with Warden', async () => {
