@@ -75,6 +75,7 @@ describe('BoundedLabel', () => {
   it.each([
     ['a tool name', 'web_fetch', 'web_fetch'],
     ['a plugin tool', 'acme.deploy', 'acme.deploy'],
+    ['a model id with its vendor', 'meta-llama/llama-3.1-70b', 'meta-llama/llama-3.1-70b'],
     ['a name with spaces (made up by the model)', 'rm -rf', 'other'],
     ['a name with quotes', 'x"}evil{', 'other'],
     ['an empty name', '', 'other'],

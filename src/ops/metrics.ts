@@ -23,7 +23,8 @@ export class BoundedLabel {
   private readonly seen = new Set<string>();
   constructor(private readonly limit: number) {}
   value(raw: string): string {
-    const v = /^[\w.:-]{1,64}$/.test(raw) ? raw : 'other';
+    // Tool names, and model ids such as `meta-llama/llama-3.1-70b`; anything else is not a name.
+    const v = /^[\w.:/-]{1,64}$/.test(raw) ? raw : 'other';
     if (this.seen.has(v)) return v;
     if (this.seen.size >= this.limit) return 'other';
     this.seen.add(v);

@@ -15,6 +15,7 @@ import { runningListeners } from '../../src/net/index.js';
 import { startWarden, type RunningWarden } from '../../src/gateway/startup.js';
 import { startDiscordFake } from '../fakes/discord/index.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
+import { startSlackFake } from '../fakes/slack/index.js';
 import type { FakeModelServer } from '../fakes/models/server.js';
 import { LIST_REQUEST, respond } from '../e2e/approvals-model.js';
 import { metricValue } from '../../src/ops/testing.js';
@@ -181,6 +182,33 @@ describe('the ops listener', () => {
     }
     const off = await start(workspaceDir(), { enabled: false });
     expect(off.opsUrl).toBeUndefined();
+  });
+
+  it('Slack in Socket Mode: ready while its WebSocket is open, 503 naming Slack once the connection is gone', async () => {
+    const fake = await startSlackFake();
+    let closed = false;
+    try {
+      const dir = workspaceDir();
+      const parsed = parseConfig({ channels: { slack: { botToken: 'xoxb-fake', appToken: 'xapp-fake', apiUrl: fake.apiUrl } }, ops: { port: 0 }, dataDir: path.join(dir, 'data') });
+      if (!parsed.ok) throw parsed.error;
+      const started = await startWarden({ ...parsed.value, baseDir: dir }, { env: {}, shutdownGraceMs: 300 });
+      if (!started.ok) throw started.error;
+      running.push(started.warden);
+      const base = started.warden.opsUrl!;
+      expect((await get(base, '/readyz')).status).toBe(200);
+      await fake.close();
+      closed = true;
+      const until = Date.now() + 10_000;
+      let last = await get(base, '/readyz');
+      while (last.status !== 503 && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 50));
+        last = await get(base, '/readyz');
+      }
+      expect(last.status).toBe(503);
+      expect(JSON.parse(last.text)).toMatchObject({ reason: 'adapters: slack not connected', checks: { store: { ok: true }, adapters: { ok: false, reason: 'slack not connected' } } });
+    } finally {
+      if (!closed) await fake.close();
+    }
   });
 
   it('a port already taken is logged, and Warden runs without the listener', async () => {
