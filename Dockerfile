@@ -1,17 +1,22 @@
 # syntax=docker/dockerfile:1
 # Warden on Node 20 (Debian bookworm slim) with Debian's Chromium (the browser tool) and
-# bubblewrap (the exec sandbox). No build step: bin/warden.js runs the TypeScript sources
-# through tsx. The sandbox needs user namespaces and an unmasked /proc inside the container:
-# see compose.yaml's security_opt, and `warden doctor` says what is missing when it fails.
+# bubblewrap (the exec sandbox). The build stage installs the locked dependencies and compiles
+# src/ and adapters/ to dist/ (scripts/build.mjs), which bin/warden.js runs. The sandbox needs
+# user namespaces and an unmasked /proc inside the container: see compose.yaml's security_opt;
+# `warden doctor` says what is missing when it fails.
 
-FROM node:20-slim AS deps
+FROM node:20-slim AS build
 WORKDIR /app
 # better-sqlite3 compiles from source when no prebuilt binary fits.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
+COPY package.json package-lock.json tsconfig.json ./
+COPY scripts ./scripts
+COPY src ./src
+COPY adapters ./adapters
+RUN npm ci --omit=dev --no-audit --no-fund \
+ && npm run build
 
 FROM node:20-slim
 ENV NODE_ENV=production \
@@ -25,7 +30,8 @@ RUN apt-get update \
  && mkdir -p /data /config /workspace \
  && chown warden:warden /data /workspace
 WORKDIR /app
-COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
 COPY package.json package-lock.json tsconfig.json ./
 COPY bin ./bin
 COPY src ./src

@@ -51,8 +51,12 @@ describe('Dockerfile', () => {
   it('installs the locked dependencies with npm ci, and runs the build when the package has one', () => {
     expect(stages.map(runs).join(' ')).toMatch(/\bnpm ci\b/);
     const pkg = JSON.parse(read('package.json')) as { scripts?: Record<string, string> };
-    if (pkg.scripts?.build) expect(stages.map(runs).join(' ')).toMatch(/npm run build/);
-    else expect(stages.map(runs).join(' ')).not.toMatch(/npm run build/);
+    if (pkg.scripts?.build) {
+      expect(stages.map(runs).join(' ')).toMatch(/npm ci [^&]*&& npm run build/);
+      // What the build made is what the image runs: bin/warden.js starts dist/ when it is there.
+      expect(final.filter((i) => i.op === 'COPY').map((i) => i.args)).toContain('--from=build /app/dist ./dist');
+      expect(read('.dockerignore').split('\n')).toContain('dist');
+    } else expect(stages.map(runs).join(' ')).not.toMatch(/npm run build/);
   });
 
   it('runs as a non-root user from USER on, and ENTRYPOINT/CMD come after it', () => {
