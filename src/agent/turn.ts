@@ -3,6 +3,7 @@ import { modelSupportsTools } from '../gateway/turn-context.js';
 import type { HookBus } from '../hooks/bus.js';
 import { agentHookContext } from '../hooks/context.js';
 import { log } from '../log.js';
+import { metrics } from '../ops/metrics.js';
 import type { TurnContext } from '../policy/context.js';
 import { projectTools, type ProjectionResult } from '../models/projection/index.js';
 import { describeModelFailure, RetriesExhaustedError, withRetry } from '../models/retry.js';
@@ -69,6 +70,19 @@ export interface TurnSessionHooks {
 }
 
 export async function runTurn(deps: AgentDeps, request: TurnRequest, sessions?: TurnSessionHooks): Promise<TurnOutcome> {
+  const started = performance.now();
+  let status = 'error';
+  try {
+    const outcome = await runTurnHooked(deps, request, sessions);
+    status = outcome.status;
+    return outcome;
+  } finally {
+    // `error` is a turn that threw, beside the loop's own completed / aborted / failed.
+    metrics.turnEnded(status, (performance.now() - started) / 1000);
+  }
+}
+
+async function runTurnHooked(deps: AgentDeps, request: TurnRequest, sessions?: TurnSessionHooks): Promise<TurnOutcome> {
   const hooks = deps.hooks;
   // Loop detection counts per run: this turn's calls, and those of the turns it starts itself.
   const runId = request.runId ?? randomUUID();

@@ -22,7 +22,11 @@ import { resolveToolSurface, type SurfaceOptions } from '../policy/surface.js';
 import { agentWorkspace } from '../exec/check.js';
 import { listSkills, sessionSkillsCatalog } from '../skills/index.js';
 import { SessionSkillSnapshots } from '../skills/snapshot.js';
-import { AuditLog, openStore, resolveDataDir, type Store } from '../store/index.js';
+import { AuditLog, MIGRATIONS, openStore, resolveDataDir, type Store } from '../store/index.js';
+import { timedTranscripts } from '../ops/hooks.js';
+import { metrics } from '../ops/metrics.js';
+import { adaptersCheck, migrationsCheck, readiness, storeCheck, type Readiness } from '../ops/readiness.js';
+import { OPS_LISTENER, OpsServer } from '../ops/server.js';
 import { HookBus } from '../hooks/bus.js';
 import type { CronJobs } from '../cron/jobs.js';
 import { HookedCronJobs, skillChangeReporter } from '../plugins/lifecycle.js';
@@ -91,6 +95,10 @@ export interface RunningWarden {
   config: { live: LiveConfig; reloader: ConfigReloader; admin: ConfigAdmin };
   /** The control plane's own listeners (the HTTP tools API, the node listener). */
   listeners: ControlListeners;
+  /** The ops listener's address (`/healthz`, `/readyz`, `/metrics`) while it listens. */
+  readonly opsUrl: string | undefined;
+  /** What `/readyz` answers now. */
+  readiness(): Readiness;
   /** The governed call path new turns use (replaced by a reload). */
   tools(): ToolExecutor;
   /** Graceful stop: turns finish or abort, adapters close, then the store closes. */
@@ -185,6 +193,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     return { ok: false, error: new Error(token.error) };
   }
   const events = options.events ?? new EventBus();
+  // Tool calls and approvals reach /metrics through the bus they are reported on.
+  const offMetrics = metrics.observe(events);
   const live = new LiveConfig(loaded, readIfExists(loaded.file));
   const current = (): WardenConfig => live.current().loaded.config;
   // The approval service reads owners and approvers at each decision: a reload changes them.
@@ -372,7 +382,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
           renderers.delete(provider);
         },
       });
-      return [...failed, ...(await listeners.sync(next))];
+      return [...failed, ...(await listeners.sync(next)), ...(await ops.sync(next))];
     },
     notifyOwners: (text, cfg) => notifyOwners(gateway, cfg, text),
     onApplied: options.onConfigApplied,
@@ -401,6 +411,15 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       ? new ConfigFileWatcher(loaded.file, () => void reloader.reloadFile('file').catch((err: unknown) => log.error({ err }, 'config reload failed; the running config stays')), config.gateway?.reload?.debounceMs ?? 300)
       : undefined;
 
+  const readinessNow = (): Readiness =>
+    readiness({
+      store: () => storeCheck(store.db),
+      migrations: () => migrationsCheck(store.db, MIGRATIONS),
+      adapters: () => adaptersCheck(gateway.accepting, gateway.adapterStates().map((a) => ({ ...a, connected: gateway.adapter(a.provider)?.connected?.() }))),
+    });
+  const ops = new ControlListeners([{ name: OPS_LISTENER, block: (c) => (c.ops?.enabled ? c.ops : undefined), create: (c) => new OpsServer(c.ops, { readiness: readinessNow, metrics }) }]);
+  const offGauges = metrics.addSource({ approvalsPending: () => approvals.list().length, queue: () => gateway.stats() });
+
   // A call that died with Warden (its approval was interrupted) is reported where it was asked.
   const offInterrupted = events.on('approval.interrupted', ({ request, message }) => {
     if (!request.channelId) return;
@@ -408,6 +427,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   });
 
   try {
+    // Before the platforms connect: /healthz answers and /readyz says what is still starting.
+    await ops.sync(config, { throwOnError: true });
     await gateway.start();
     await listeners.sync(config, { throwOnError: true });
     await watcher?.ready();
@@ -416,6 +437,9 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     offListeners();
     await watcher?.close();
     await listeners.stopAll();
+    await ops.stopAll();
+    offGauges();
+    offMetrics();
     offSkillCommands();
     skillCommands.close();
     offSkillChanges();
@@ -464,6 +488,10 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     dataDir,
     config: { live, reloader, admin },
     listeners,
+    get opsUrl() {
+      return ops.get<OpsServer>(OPS_LISTENER)?.url;
+    },
+    readiness: readinessNow,
     tools: () => generation.tools,
     stop() {
       stopping ??= (async () => {
@@ -489,6 +517,9 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
         await skillSnapshots.close();
         offInterrupted();
         offListeners();
+        await ops.stopAll();
+        offGauges();
+        offMetrics();
         approvals.shutdown();
         store.close();
         log.info('warden stopped');
@@ -688,7 +719,7 @@ function createAgent(
     config,
     models: createModelRegistry(config, env),
     tools,
-    transcripts: new SqliteTranscriptStore(store.db),
+    transcripts: timedTranscripts(new SqliteTranscriptStore(store.db)),
     subagentRuns: new SubagentRunStore(store.db),
     sessionContexts,
     announce,

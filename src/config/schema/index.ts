@@ -9,6 +9,7 @@ import { toolSearchConfig } from './tool-search.js';
 import { mcpConfig } from './mcp.js';
 import { webToolsConfig } from './web.js';
 import { gatewayConfig } from './gateway.js';
+import { opsConfig } from './ops.js';
 import {
   byProviderEntry,
   profileId,
@@ -318,6 +319,8 @@ export const wardenConfigSchema = z.strictObject({
   gateway: gatewayConfig.optional(),
   /** MCP servers whose tools join the surface as `<server>__<tool>` (src/mcp). */
   mcp: mcpConfig.optional(),
+  /** The operations listener: liveness, readiness and Prometheus metrics, on loopback by default. */
+  ops: opsConfig.prefault({}),
   /** Where SQLite and other state live; `WARDEN_DATA_DIR` overrides. */
   dataDir: z.string().default('./data'),
 }).superRefine(checkMediaProviders);
@@ -330,4 +333,5 @@ export type { SessionVisibility, AgentToAgentConfig, CrossContextConfig } from '
 export type { ElevatedConfig } from './elevated.js';
 export type { ToolSearchConfig } from './tool-search.js';
 export type { McpApprovalMode, McpConfig, McpServerConfig } from './mcp.js';
+export type { OpsConfig } from './ops.js';
 export { isLoopbackHost, type GatewayConfig, type GatewayHttpConfig, type GatewayNodesConfig } from './gateway.js';
