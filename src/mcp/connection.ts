@@ -1,11 +1,11 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { OwnListener } from '../net/own-listeners.js';
 import { buildCatalog, type McpTool } from './catalog.js';
 import { describeLaunch, type ServerSettings } from './settings.js';
-import { openTransport, type TransportSeams } from './transport.js';
+import { asMcpError, loadMcpSdk } from './sdk.js';
+import type { TransportSeams } from './transport.js';
 
 /**
  * One MCP server, kept connected in the background: `start` returns at once; the first
@@ -150,6 +150,8 @@ export class McpConnection {
   private async connect(): Promise<void> {
     if (this.stopped) return;
     this.state = this.tools === undefined && this.failures === 0 ? 'connecting' : this.tools === undefined ? 'failed' : 'reconnecting';
+    const { Client, openTransport, ToolListChangedNotificationSchema } = await loadMcpSdk();
+    if (this.stopped) return;
     const opened = openTransport(this.settings, { ownListeners: this.deps.ownListeners(), seams: this.deps.seams });
     if (!opened.ok) return this.failed(opened.error);
     const client = new Client({ name: 'warden', version: '0.1.0' }, { capabilities: {} });
@@ -301,10 +303,10 @@ export class McpConnection {
       return await client.request({ method: 'tools/call', params: { name: tool, arguments: args } }, CallResult, { signal: own.signal, timeout: this.settings.timeoutMs });
     } catch (err) {
       if (signal.aborted) throw err;
-      if (err instanceof McpError && err.code === -32001) throw new Error(`MCP server ${this.settings.name} did not answer within ${this.settings.timeoutMs / 1000} s; the call was cancelled`);
+      if (asMcpError(err)?.code === -32001) throw new Error(`MCP server ${this.settings.name} did not answer within ${this.settings.timeoutMs / 1000} s; the call was cancelled`);
       if (err instanceof z.ZodError) throw new Error(`MCP server ${this.settings.name} answered with a malformed result: ${err.issues[0]?.message ?? 'unexpected shape'}`);
       // A protocol answer (an error the server sent) leaves the connection as it is; anything below it does not.
-      if (!(err instanceof McpError) || err.code === -32000) {
+      if (asMcpError(err) === undefined || asMcpError(err)!.code === -32000) {
         this.lost(client, err);
         throw new Error(`MCP server ${this.settings.name}: the connection was lost during the call (${describeError(err)}); it is reconnecting`);
       }
@@ -316,7 +318,8 @@ export class McpConnection {
 }
 
 function describeError(err: unknown): string {
-  if (err instanceof McpError) return err.message.replace(/^MCP error -?\d+: /, '');
+  const rpc = asMcpError(err);
+  if (rpc) return rpc.message.replace(/^MCP error -?\d+: /, '');
   const e = err as NodeJS.ErrnoException & { cause?: unknown };
   const cause = e?.cause instanceof Error ? `: ${e.cause.message}` : '';
   return `${message(err)}${cause}`;
