@@ -1,5 +1,4 @@
 import { Agent, fetch as undiciFetch } from 'undici';
-import { classifyIpLiteral, isMetadataAddress, normalizeHost } from '../net/address.js';
 import { checkUrlWithPolicy, systemResolver, type Resolver, type UrlPolicy } from '../net/check.js';
 import { pinnedLookup } from '../net/fetch.js';
 import type { OwnListener } from '../net/own-listeners.js';
@@ -32,18 +31,6 @@ export interface GuardedFetchSettings {
 const VERDICT_TTL_MS = 30_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
-/** Whether a URL names a private place by itself: a private, loopback or link-local literal, or `localhost`. */
-export function namesPrivateHost(url: string): boolean {
-  let host: string;
-  try {
-    host = normalizeHost(new URL(url).hostname);
-  } catch {
-    return false;
-  }
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  const literal = classifyIpLiteral(host, {});
-  return literal !== undefined && literal.blocked && !isMetadataAddress(host);
-}
 
 export class McpRequestBlocked extends Error {}
 

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { McpServerConfig, WardenConfig } from '../config/schema/index.js';
 import type { ApprovalRule } from './approval.js';
 import { DEFAULT_MAX_TOOLS } from './catalog.js';
-import { namesPrivateHost } from './http-fetch.js';
+import { namesPrivateHost } from './private-host.js';
 import { assignServerNames } from './names.js';
 
 /**

@@ -6,7 +6,8 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { guardedMcpFetch, McpRequestBlocked, namesPrivateHost } from '../../src/mcp/http-fetch.js';
+import { guardedMcpFetch, McpRequestBlocked } from '../../src/mcp/http-fetch.js';
+import { namesPrivateHost } from '../../src/mcp/private-host.js';
 import type { Resolver } from '../../src/net/check.js';
 
 const PUBLIC = '93.184.215.14';
