@@ -1,13 +1,22 @@
 #!/usr/bin/env node
 // Makes sure the system packages the test suite drives for real are present: Debian's
-// Chromium (browser and web-chat tests) and bubblewrap (sandboxed exec). Installs them with
+// Chromium (browser and web-chat tests), bubblewrap (sandboxed exec) and PostgreSQL (the store
+// tests' second engine; the tests start a throwaway cluster of their own). Installs them with
 // apt-get when running as root; otherwise says exactly what to install and exits non-zero.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
+
+/** Debian installs the server binaries per major version, outside PATH. */
+const postgresInitdb = () => {
+  const root = '/usr/lib/postgresql';
+  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(`${root}/${v}/bin/initdb`)) : [];
+  return versions.length > 0 ? `${root}/${versions[0]}/bin/initdb` : `${root}/<version>/bin/initdb`;
+};
 
 const NEEDS = [
   { bin: '/usr/bin/chromium', pkg: 'chromium', why: 'browser and web-chat tests (playwright-core drives it)' },
   { bin: '/usr/bin/bwrap', pkg: 'bubblewrap', why: 'sandboxed exec tests' },
+  { bin: postgresInitdb(), pkg: 'postgresql', why: 'store tests on the PostgreSQL engine', recheck: postgresInitdb },
 ];
 
 const missing = NEEDS.filter((n) => !existsSync(n.bin));
@@ -37,7 +46,7 @@ try {
   process.stderr.write(`test setup: apt-get failed (${err.message}); install ${pkgs.join(' ')} by hand.\n`);
   process.exit(1);
 }
-const still = missing.filter((m) => !existsSync(m.bin));
+const still = missing.filter((m) => !existsSync(m.recheck ? m.recheck() : m.bin));
 if (still.length > 0) {
   process.stderr.write(`test setup: still missing ${still.map((m) => m.bin).join(', ')} after apt-get.\n`);
   process.exit(1);

@@ -328,6 +328,7 @@ export function createDiscordAdapter(
       skillCommands = [...specs];
       if (registers && client?.isReady()) void register();
     },
+    connected: () => client?.isReady() ?? false,
     send,
     typing,
     approvals: { provider: 'discord', show, update: (request) => update(request) },

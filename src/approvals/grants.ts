@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { bindingChange, type BoundFile } from '../exec/content-binding.js';
+import type { Migration } from '../store/migrations.js';
 import type { AuditLog } from '../store/audit.js';
 import type { Db } from '../store/db.js';
 import { globMatch } from './glob.js';
@@ -17,6 +19,29 @@ interface Row {
   revoked_at: number | null;
   revoked_by: string | null;
   last_used_at: number | null;
+  bound_files?: string | null;
+}
+
+/** `approvals-002-grant-bound-files`: hook and policy grants bind the files their arguments name (JSON BoundFile[]). */
+export const grantBoundFilesMigration: Migration = {
+  id: 'approvals-002-grant-bound-files',
+  async up(db) {
+    await db.exec('ALTER TABLE grants ADD COLUMN bound_files TEXT');
+  },
+};
+
+/** A binding that cannot be read binds content no file has: the grant never matches a call that names a file. */
+function parseBoundFiles(raw: string | null | undefined): BoundFile[] | undefined {
+  if (raw === null || raw === undefined) return undefined;
+  try {
+    const parsed = JSON.parse(raw) as unknown;
+    if (Array.isArray(parsed) && parsed.every((f) => typeof f?.path === 'string' && (f.realPath === null || typeof f.realPath === 'string') && (f.sha256 === null || typeof f.sha256 === 'string'))) {
+      return parsed as BoundFile[];
+    }
+  } catch {
+    // fall through
+  }
+  return [{ path: '(unreadable binding)', realPath: null, sha256: 'unreadable' }];
 }
 
 const toGrant = (r: Row): Grant => ({
@@ -32,6 +57,7 @@ const toGrant = (r: Row): Grant => ({
   revokedAt: r.revoked_at ?? undefined,
   revokedBy: r.revoked_by ?? undefined,
   lastUsedAt: r.last_used_at ?? undefined,
+  boundFiles: parseBoundFiles(r.bound_files),
 });
 
 /** Whether a grant still counts at `now`. */
@@ -50,9 +76,9 @@ export class GrantStore {
   async create(input: Omit<Grant, 'id' | 'createdAt' | 'revokedAt' | 'revokedBy' | 'lastUsedAt'>): Promise<Grant> {
     const grant: Grant = { ...input, id: `g_${randomUUID()}`, createdAt: this.now() };
     await this.db.run(
-      `INSERT INTO grants (id, agent_id, tool, pattern, arg_pattern, approval_id, created_by, created_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [grant.id, grant.agentId, grant.tool, grant.pattern, grant.argPattern ?? null, grant.approvalId ?? null, grant.createdBy, grant.createdAt, grant.expiresAt ?? null],
+      `INSERT INTO grants (id, agent_id, tool, pattern, arg_pattern, approval_id, created_by, created_at, expires_at, bound_files)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [grant.id, grant.agentId, grant.tool, grant.pattern, grant.argPattern ?? null, grant.approvalId ?? null, grant.createdBy, grant.createdAt, grant.expiresAt ?? null, JSON.stringify(grant.boundFiles ?? [])],
     );
     await this.audit.record({ type: 'grant.created', subject: grant.id, actor: grant.createdBy, data: { ...grant } });
     return grant;
@@ -84,9 +110,11 @@ export class GrantStore {
 
   /**
    * The live grant that covers a call, if any: same agent and tool, `pattern` matching the
-   * target and `argPattern` (when set) matching the argument text. Marks it used.
+   * target, `argPattern` (when set) matching the argument text, and the files the call names
+   * (`boundFiles`, as they are now) the same by path, target and content as when it was
+   * approved. Marks it used.
    */
-  async match(call: { agentId: string; tool: string; target: string; args?: string }): Promise<Grant | undefined> {
+  async match(call: { agentId: string; tool: string; target: string; args?: string; boundFiles?: readonly BoundFile[] }): Promise<Grant | undefined> {
     const now = this.now();
     const rows = await this.db.all<Row>(
       'SELECT * FROM grants WHERE agent_id = ? AND tool = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at',
@@ -95,6 +123,8 @@ export class GrantStore {
     for (const grant of rows.map(toGrant)) {
       if (!globMatch(grant.pattern, call.target)) continue;
       if (grant.argPattern !== undefined && !globMatch(grant.argPattern, call.args ?? '')) continue;
+      const files = call.boundFiles ?? [];
+      if (grant.boundFiles === undefined ? files.length > 0 : bindingChange(grant.boundFiles, files) !== null) continue;
       await this.db.run('UPDATE grants SET last_used_at = ? WHERE id = ?', [now, grant.id]);
       await this.audit.record({ type: 'grant.used', subject: grant.id, data: { tool: call.tool, agentId: call.agentId, target: call.target } });
       return { ...grant, lastUsedAt: now };

@@ -1,5 +1,6 @@
 import type { FeatureMigrations, Migration } from '../store/migrations.js';
 import { deferredCallsMigration } from './deferred.js';
+import { grantBoundFilesMigration } from './grants.js';
 import { approvalsOriginMigration } from './ledger.js';
 
 /** The approval ledger, allow-always grants and deferred calls, as PostgreSQL first gets them. */
@@ -83,6 +84,6 @@ const approvalsPg001: Migration = {
 /** The approvals area: on SQLite its tables come from the core schema, then these changes. */
 export const approvalsMigrations: FeatureMigrations = {
   feature: 'approvals',
-  sqlite: [approvalsOriginMigration, deferredCallsMigration],
-  postgres: [approvalsPg001],
+  sqlite: [approvalsOriginMigration, deferredCallsMigration, grantBoundFilesMigration],
+  postgres: [approvalsPg001, grantBoundFilesMigration],
 };

@@ -1,7 +1,5 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
-import { createDiscordAdapter } from '../../adapters/discord/index.js';
-import { createSlackAdapter } from '../../adapters/slack/index.js';
 import { checkBind, createWebAdapter, webChatToken, WEB_CHANNEL_ID, WEB_LOCAL_USER, type WebAdapter } from '../../adapters/web/index.js';
 import { storeWebHistory } from '../../adapters/web/history.js';
 import type { ToolExecutor } from '../agent/index.js';
@@ -24,11 +22,17 @@ import { resolveToolSurface, type SurfaceOptions } from '../policy/surface.js';
 import { agentWorkspace } from '../exec/check.js';
 import { listSkills, sessionSkillsCatalog } from '../skills/index.js';
 import { SessionSkillSnapshots } from '../skills/snapshot.js';
-import { AuditLog, openStore, resolveDataDir, type Store } from '../store/index.js';
+import { AuditLog, MIGRATIONS, openStore, resolveDataDir, type Store } from '../store/index.js';
+import { timedTranscripts } from '../ops/hooks.js';
+import { metrics } from '../ops/metrics.js';
+import { adaptersCheck, migrationsCheck, readiness, storeCheck, type Readiness } from '../ops/readiness.js';
+import { OPS_LISTENER, OpsServer } from '../ops/server.js';
 import { HookBus } from '../hooks/bus.js';
 import type { CronJobs } from '../cron/jobs.js';
 import { HookedCronJobs, skillChangeReporter } from '../plugins/lifecycle.js';
 import { loadPluginRuntime, type PluginRuntime } from '../plugins/runtime.js';
+import { McpManager } from '../mcp/manager.js';
+import { bindMcpManager, mcpManagerFor, reservedToolNames } from '../mcp/registry.js';
 import { CronScheduler } from '../cron/scheduler.js';
 import type { MessagingService } from '../tools/types.js';
 import { createCronDeliver } from './scheduled.js';
@@ -40,9 +44,9 @@ import { Gateway, sendWithHooks } from './gateway.js';
 import { GovernedToolExecutor } from './tool-executor.js';
 import { sessionKeyFor } from './session-key.js';
 import { SkillCommandCatalog } from './skill-commands.js';
-import { CORE_IMPLEMENTATIONS, coreAvailability } from '../tools/core/index.js';
 import type { ChatAdapter, InboundMessage } from './types.js';
 import { plannedAdapters } from './planned-adapters.js';
+import { toolsToPreload } from './preload.js';
 import { ConfigAdmin } from './control/config-admin.js';
 import { ConfigFileWatcher } from './control/config-watch.js';
 import { DeciderGuards } from './control/decider-guards.js';
@@ -91,6 +95,10 @@ export interface RunningWarden {
   config: { live: LiveConfig; reloader: ConfigReloader; admin: ConfigAdmin };
   /** The control plane's own listeners (the HTTP tools API, the node listener). */
   listeners: ControlListeners;
+  /** The ops listener's address (`/healthz`, `/readyz`, `/metrics`) while it listens. */
+  readonly opsUrl: string | undefined;
+  /** What `/readyz` answers now. */
+  readiness(): Readiness;
   /** The governed call path new turns use (replaced by a reload). */
   tools(): ToolExecutor;
   /** Graceful stop: turns finish or abort, adapters close, then the store closes. */
@@ -185,6 +193,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     return { ok: false, error: new Error(token.error) };
   }
   const events = options.events ?? new EventBus();
+  // Tool calls and approvals reach /metrics through the bus they are reported on.
+  const offMetrics = metrics.observe(events);
   const live = new LiveConfig(loaded, readIfExists(loaded.file));
   const current = (): WardenConfig => live.current().loaded.config;
   // The approval service reads owners and approvers at each decision: a reload changes them.
@@ -208,15 +218,15 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   };
   const webToken = token?.ok ? token.token : '';
   const renderers = new Map<string, () => void>();
-  const makeAdapter = (provider: 'discord' | 'slack' | 'web', cfg: WardenConfig, tokenValue: string): ChatAdapter => {
-    const adapter = createAdapter(provider, cfg, store, resolve, tokenValue, web, current);
+  const makeAdapter = async (provider: 'discord' | 'slack' | 'web', cfg: WardenConfig, tokenValue: string): Promise<ChatAdapter> => {
+    const adapter = await createAdapter(provider, cfg, store, resolve, tokenValue, web, current);
     renderers.get(provider)?.();
     renderers.set(provider, approvals.registerRenderer(adapter.approvals));
     return adapter;
   };
   let adapters: ChatAdapter[];
   try {
-    adapters = planned.map((provider) => makeAdapter(provider, config, webToken));
+    adapters = await Promise.all(planned.map((provider) => makeAdapter(provider, config, webToken)));
   } catch (err) {
     approvals.shutdown();
     store.close();
@@ -227,6 +237,10 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   // The Slack receiver's socket belongs to Bolt; its address is read from the adapter at each check.
   const offListeners = registerOwnListenerSource(() => running().flatMap(listenerOf));
 
+  // MCP servers connect in the background: a slow or broken one never holds up the start or a turn.
+  const mcp = new McpManager(config, baseDir, { reserved: reservedToolNames(() => plugins.tools) });
+  bindMcpManager(config, mcp);
+  mcp.start();
   const startedAt = Date.now();
   let gatewayRef: Gateway | undefined;
   const cronJobs = new HookedCronJobs(store.db, hooks, { keepRuns: config.cron.keepRuns });
@@ -265,6 +279,11 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   } satisfies Omit<ToolRuntime, 'config'>;
   // Everything a config derives, built again on each reload; running turns keep the one they began with.
   const derive = (cfg: WardenConfig) => {
+    // One MCP manager for the process: a reloaded config restarts only the servers it changed.
+    if (cfg !== config && mcpManagerFor(cfg) !== mcp) {
+      bindMcpManager(cfg, mcp);
+      void mcp.reconfigure(cfg).catch((err: unknown) => log.error({ err }, 'MCP reconfiguration failed'));
+    }
     const toolRuntime: ToolRuntime = { ...shared, config: cfg, sessions: agentRef?.sessions };
     const toolPath = createToolPath(cfg, toolRuntime, { store, approvals, events, plugins });
     return { toolRuntime, toolPath, tools: options.tools ?? toolPath.executor };
@@ -363,7 +382,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
           renderers.delete(provider);
         },
       });
-      return [...failed, ...(await listeners.sync(next))];
+      return [...failed, ...(await listeners.sync(next)), ...(await ops.sync(next))];
     },
     notifyOwners: (text, cfg) => notifyOwners(gateway, cfg, text),
     onApplied: options.onConfigApplied,
@@ -392,6 +411,15 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       ? new ConfigFileWatcher(loaded.file, () => void reloader.reloadFile('file').catch((err: unknown) => log.error({ err }, 'config reload failed; the running config stays')), config.gateway?.reload?.debounceMs ?? 300)
       : undefined;
 
+  const readinessNow = (): Readiness =>
+    readiness({
+      store: () => storeCheck(store.db),
+      migrations: () => migrationsCheck(store.db, MIGRATIONS),
+      adapters: () => adaptersCheck(gateway.accepting, gateway.adapterStates().map((a) => ({ ...a, connected: gateway.adapter(a.provider)?.connected?.() }))),
+    });
+  const ops = new ControlListeners([{ name: OPS_LISTENER, block: (c) => (c.ops?.enabled ? c.ops : undefined), create: (c) => new OpsServer(c.ops, { readiness: readinessNow, metrics }) }]);
+  const offGauges = metrics.addSource({ approvalsPending: () => approvals.list().length, queue: () => gateway.stats() });
+
   // A call that died with Warden (its approval was interrupted) is reported where it was asked.
   const offInterrupted = events.on('approval.interrupted', ({ request, message }) => {
     if (!request.channelId) return;
@@ -399,6 +427,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   });
 
   try {
+    // Before the platforms connect: /healthz answers and /readyz says what is still starting.
+    await ops.sync(config, { throwOnError: true });
     await gateway.start();
     await listeners.sync(config, { throwOnError: true });
     await watcher?.ready();
@@ -407,11 +437,15 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     offListeners();
     await watcher?.close();
     await listeners.stopAll();
+    await ops.stopAll();
+    offGauges();
+    offMetrics();
     offSkillCommands();
     skillCommands.close();
     offSkillChanges();
     await gateway.stop().catch(() => {});
     await skillSnapshots.close();
+    await mcp.stop();
     approvals.shutdown();
     store.close();
     return { ok: false, error: err as Error };
@@ -424,16 +458,13 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   // Children that were running when Warden last stopped are marked interrupted and their parents told.
   const interruptedRuns = agentRef?.sessions.recover() ?? [];
   scheduler.start();
-  // Load the tools this config can offer in the background, so the first call (and its approval
-  // card) does not wait for module loading.
+  // Load the tools a turn can call in the background, so the first call (and its approval card)
+  // does not wait for module loading.
   const preloadAbort = new AbortController();
   const firstTools = generation.tools;
   const preloading =
     firstTools instanceof GovernedToolExecutor
-      ? firstTools.preload(
-          Object.keys(CORE_IMPLEMENTATIONS).filter((id) => coreAvailability(id, config)?.ok),
-          preloadAbort.signal,
-        )
+      ? firstTools.preload(toolsToPreload(config, planned, firstTools.inputs), preloadAbort.signal)
       : Promise.resolve();
   log.info(
     { adapters: adapters.map((a) => a.provider), dataDir, listeners: runningListeners().map((l) => `${l.name} ${listenerAddress(l)}`), recovered: report, interruptedSubagents: interruptedRuns.length, watching: loaded.file && watcher ? loaded.file : undefined },
@@ -457,6 +488,10 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     dataDir,
     config: { live, reloader, admin },
     listeners,
+    get opsUrl() {
+      return ops.get<OpsServer>(OPS_LISTENER)?.url;
+    },
+    readiness: readinessNow,
     tools: () => generation.tools,
     stop() {
       stopping ??= (async () => {
@@ -468,6 +503,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
         // Deferred calls still running finish (aborted) and post while the adapters are up.
         await deferred?.stop();
         await gateway.stop();
+        // Stdio servers are closed (stdin, SIGTERM, SIGKILL); they would also die with the process.
+        await mcp.stop();
         // Plugins release what they hold while the store is still open (each handler bounded, 5 s by default).
         if (hooks.has('gateway_stop')) await hooks.runVoid('gateway_stop', { reason: 'shutdown' }, gatewayContext);
         offSkillChanges();
@@ -480,6 +517,9 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
         await skillSnapshots.close();
         offInterrupted();
         offListeners();
+        await ops.stopAll();
+        offGauges();
+        offMetrics();
         approvals.shutdown();
         store.close();
         log.info('warden stopped');
@@ -536,7 +576,7 @@ async function restartChangedAdapters(
   gateway: Gateway,
   previous: WardenConfig,
   next: WardenConfig,
-  adapters: { make: (provider: 'discord' | 'slack' | 'web') => ChatAdapter; forget: (provider: string) => void },
+  adapters: { make: (provider: 'discord' | 'slack' | 'web') => Promise<ChatAdapter>; forget: (provider: string) => void },
 ): Promise<string[]> {
   const failed: string[] = [];
   const before = new Set(plannedAdapters(previous));
@@ -551,7 +591,7 @@ async function restartChangedAdapters(
         log.info({ provider }, 'chat adapter stopped: the config no longer starts it');
         continue;
       }
-      await gateway.replaceAdapter(provider, adapters.make(provider));
+      await gateway.replaceAdapter(provider, await adapters.make(provider));
       log.info({ provider }, 'chat adapter (re)started: its config block changed');
     } catch (err) {
       failed.push(`${provider}: ${(err as Error).message}`);
@@ -618,7 +658,8 @@ function readIfExists(file: string | undefined): string | undefined {
   }
 }
 
-function createAdapter(
+/** A platform's client library (discord.js, Bolt) is imported only when the config starts it. */
+async function createAdapter(
   provider: 'discord' | 'slack' | 'web',
   config: WardenConfig,
   store: Store,
@@ -626,7 +667,7 @@ function createAdapter(
   webToken: string,
   web: Pick<Parameters<typeof createWebAdapter>[1], 'history' | 'pendingApprovals'>,
   current: () => WardenConfig,
-): ChatAdapter {
+): Promise<ChatAdapter> {
   const onApprovalClick = clickHandlerOn(resolve, provider);
   // Approvers and the card target are read at each card: a reload changes who gets it.
   const deps = (p: 'discord' | 'slack') => ({
@@ -643,10 +684,14 @@ function createAdapter(
   switch (provider) {
     case 'web':
       return createWebAdapter(config.channels.web, { onApprovalClick, token: webToken, ...web });
-    case 'discord':
+    case 'discord': {
+      const { createDiscordAdapter } = await import('../../adapters/discord/index.js');
       return createDiscordAdapter(config.channels.discord!, deps('discord'));
-    case 'slack':
+    }
+    case 'slack': {
+      const { createSlackAdapter } = await import('../../adapters/slack/index.js');
       return createSlackAdapter(config.channels.slack!, deps('slack'));
+    }
   }
 }
 
@@ -674,7 +719,7 @@ function createAgent(
     config,
     models: createModelRegistry(config, env),
     tools,
-    transcripts: new DbTranscriptStore(store.db),
+    transcripts: timedTranscripts(new DbTranscriptStore(store.db)),
     subagentRuns: new SubagentRunStore(store.db),
     sessionContexts,
     announce,

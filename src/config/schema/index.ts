@@ -6,8 +6,10 @@ import { mediaUnderstandingConfig } from './media-understanding.js';
 import { agentToAgentConfig, crossContextConfig, sessionsToolsConfig } from './cross-context.js';
 import { elevatedConfig } from './elevated.js';
 import { toolSearchConfig } from './tool-search.js';
+import { mcpConfig } from './mcp.js';
 import { webToolsConfig } from './web.js';
 import { gatewayConfig } from './gateway.js';
+import { opsConfig } from './ops.js';
 import {
   byProviderEntry,
   profileId,
@@ -315,6 +317,10 @@ export const wardenConfigSchema = z.strictObject({
   media: mediaConfig.optional(),
   /** The owner's control plane: the HTTP tools API, paired nodes, config reload. */
   gateway: gatewayConfig.optional(),
+  /** MCP servers whose tools join the surface as `<server>__<tool>` (src/mcp). */
+  mcp: mcpConfig.optional(),
+  /** The operations listener: liveness, readiness and Prometheus metrics, on loopback by default. */
+  ops: opsConfig.prefault({}),
   /** Where SQLite and other state live; `WARDEN_DATA_DIR` overrides. */
   dataDir: z.string().default('./data'),
 }).superRefine(checkMediaProviders);
@@ -326,4 +332,6 @@ export type { MediaUnderstandingConfig, MediaModelEntry, MediaCapability } from 
 export type { SessionVisibility, AgentToAgentConfig, CrossContextConfig } from './cross-context.js';
 export type { ElevatedConfig } from './elevated.js';
 export type { ToolSearchConfig } from './tool-search.js';
+export type { McpApprovalMode, McpConfig, McpServerConfig } from './mcp.js';
+export type { OpsConfig } from './ops.js';
 export { isLoopbackHost, type GatewayConfig, type GatewayHttpConfig, type GatewayNodesConfig } from './gateway.js';

@@ -172,7 +172,9 @@ export class PostgresDb implements Db {
     const started = performance.now();
     let ok = false;
     try {
-      const result = await this.target().query(rowMode ? { text: rewritten.text, values, rowMode: 'array' } : { text: rewritten.text, values });
+      // Pool and PoolClient share query's overloads, but a union of the two does not.
+      const target = this.target() as pg.ClientBase;
+      const result: pg.QueryResult = rowMode ? await target.query({ text: rewritten.text, values, rowMode: 'array' }) : await target.query({ text: rewritten.text, values });
       ok = true;
       return result;
     } finally {

@@ -1,0 +1,201 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
+import { WARDEN_MIGRATIONS } from '../schema/index.js';
+import type { Db } from './db.js';
+import { migrationsFor, type Migration } from './migrations.js';
+import { openStore, type Store } from './store.js';
+
+const open: Store[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close()));
+});
+
+const THINGS: Migration = {
+  id: 'test-001-things',
+  async up(db) {
+    await db.exec('CREATE TABLE things (id TEXT PRIMARY KEY, n BIGINT NOT NULL, note TEXT, seq INTEGER)');
+  },
+};
+
+async function storeOn(engine: (typeof ENGINES)[number], migrations: readonly Migration[] = [THINGS], target?: { dataDir: string; url: string | undefined }): Promise<Store> {
+  const where = target ?? (await freshStoreTarget(engine));
+  const result = await openStore({ dataDir: where.dataDir, url: where.url, migrations });
+  if (!result.ok) throw new Error(result.error.message);
+  open.push(result.store);
+  return result.store;
+}
+
+describe.each(ENGINES)('the store interface on %s', (engine) => {
+  it('runs the same statements: positional and named parameters, RETURNING, ON CONFLICT, IS DISTINCT FROM', async () => {
+    const { db } = await storeOn(engine);
+    expect(await db.run('INSERT INTO things (id, n, note) VALUES (?, ?, ?)', ['a', 1, 'x'])).toEqual({ changes: 1 });
+    expect(await db.get('INSERT INTO things (id, n, note) VALUES (@id, @n, @note) RETURNING id, n', { id: 'b', n: 2, note: null })).toEqual({ id: 'b', n: 2 });
+    expect((await db.run('INSERT INTO things (id, n) VALUES (?, ?) ON CONFLICT (id) DO NOTHING', ['a', 9])).changes).toBe(0);
+    await db.run('INSERT INTO things (id, n) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET n = excluded.n', ['a', 10]);
+    expect(await db.value('SELECT n FROM things WHERE id = ?', ['a'])).toBe(10);
+    expect(await db.all('SELECT id FROM things WHERE note IS NOT DISTINCT FROM ? ORDER BY id', [null])).toEqual([{ id: 'b' }]);
+    expect(await db.get('SELECT COUNT(*) AS "howMany" FROM things')).toEqual({ howMany: 2 });
+    expect(await db.value('SELECT n FROM things WHERE id = ?', ['missing'])).toBeUndefined();
+  });
+
+  it('returns BIGINT millisecond times as numbers', async () => {
+    const { db } = await storeOn(engine);
+    const at = 1_764_000_000_123;
+    await db.run('INSERT INTO things (id, n) VALUES (?, ?)', ['t', at]);
+    expect(await db.value('SELECT n FROM things WHERE id = ?', ['t'])).toBe(at);
+  });
+
+  it('stores a NUL-carrying string without failing the write', async () => {
+    const { db } = await storeOn(engine);
+    await db.run('INSERT INTO things (id, n, note) VALUES (?, ?, ?)', ['nul', 0, 'a\u0000b']);
+    expect(['a\u0000b', 'a\uFFFDb']).toContain(await db.value('SELECT note FROM things WHERE id = ?', ['nul']));
+  });
+
+  it.each([
+    ['too few positional', 'SELECT 1 FROM things WHERE id = ? AND n = ?', ['a']],
+    ['a missing named one', 'SELECT 1 FROM things WHERE id = @id AND n = @n', { id: 'a' }],
+  ] as const)('refuses a statement with %s parameters', async (_label, sql, params) => {
+    const { db } = await storeOn(engine);
+    await expect(db.all(sql, params)).rejects.toThrow();
+  });
+
+  it('commits a transaction that resolves and rolls back one that rejects', async () => {
+    const { db } = await storeOn(engine);
+    await db.tx(async () => {
+      await db.run('INSERT INTO things (id, n) VALUES (?, ?)', ['kept', 1]);
+    });
+    await expect(
+      db.tx(async () => {
+        await db.run('INSERT INTO things (id, n) VALUES (?, ?)', ['dropped', 1]);
+        throw new Error('no');
+      }),
+    ).rejects.toThrow('no');
+    expect(await db.all('SELECT id FROM things ORDER BY id')).toEqual([{ id: 'kept' }]);
+  });
+
+  it('joins calls made deeper in the transaction and makes a nested one a savepoint', async () => {
+    const { db } = await storeOn(engine);
+    const insert = (id: string) => db.run('INSERT INTO things (id, n) VALUES (?, ?)', [id, 1]);
+    await expect(
+      db.tx(async () => {
+        await insert('outer');
+        await db.tx(async () => insert('inner-kept'));
+        await db
+          .tx(async () => {
+            await insert('inner-dropped');
+            throw new Error('inner');
+          })
+          .catch(() => undefined);
+        expect((await db.all<{ id: string }>('SELECT id FROM things ORDER BY id')).map((r) => r.id)).toEqual(['inner-kept', 'outer']);
+        throw new Error('outer');
+      }),
+    ).rejects.toThrow('outer');
+    expect(await db.all('SELECT id FROM things')).toEqual([]);
+  });
+
+  it('keeps a caller outside a transaction out of it while the transaction awaits', async () => {
+    const { db } = await storeOn(engine);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const tx = db
+      .tx(async () => {
+        await db.run('INSERT INTO things (id, n) VALUES (?, ?)', ['in-tx', 1]);
+        await gate;
+        throw new Error('rolled back');
+      })
+      .catch(() => undefined);
+    const outside = db.run('INSERT INTO things (id, n) VALUES (?, ?)', ['outside', 1]);
+    await new Promise((r) => setTimeout(r, 20));
+    release();
+    await Promise.all([tx, outside]);
+    expect(await db.all('SELECT id FROM things')).toEqual([{ id: 'outside' }]);
+  });
+
+  it('delivers a notification sent inside a transaction only once it commits', async () => {
+    const { db } = await storeOn(engine);
+    const got: Array<string | undefined> = [];
+    const stop = await db.listen('warden_test', (p) => got.push(p));
+    await db.tx(async () => {
+      await db.notify('warden_test', 'one');
+      await new Promise((r) => setTimeout(r, 30));
+      expect(got).toEqual([]);
+    });
+    await expect.poll(() => got, { timeout: 5000 }).toEqual(['one']);
+    await db
+      .tx(async () => {
+        await db.notify('warden_test', 'never');
+        throw new Error('rollback');
+      })
+      .catch(() => undefined);
+    await db.notify('warden_test', 'two');
+    await expect.poll(() => got, { timeout: 5000 }).toEqual(['one', 'two']);
+    await stop();
+  });
+
+  it('applies every feature migration and reports none pending; reopening applies nothing', async () => {
+    const target = await freshStoreTarget(engine);
+    const first = await storeOn(engine, migrationsFor(engine, WARDEN_MIGRATIONS), target);
+    expect(first.engine).toBe(engine);
+    expect(await first.pending()).toEqual([]);
+    expect(await first.ping()).toBe(true);
+    const ids = migrationsFor(engine, WARDEN_MIGRATIONS).map((m) => m.id);
+    expect((await first.db.all<{ id: string }>('SELECT id FROM schema_migrations')).map((r) => r.id).sort()).toEqual([...ids].sort());
+    const second = await storeOn(engine, migrationsFor(engine, WARDEN_MIGRATIONS), target);
+    expect(await second.db.value('SELECT COUNT(*) FROM schema_migrations')).toBe(ids.length);
+  });
+
+  it('leaves the database at the last good migration when one fails', async () => {
+    const target = await freshStoreTarget(engine);
+    const broken: Migration = {
+      id: 'test-003-broken',
+      async up(db) {
+        await db.exec('CREATE TABLE half (id TEXT)');
+        await db.exec('THIS IS NOT SQL');
+      },
+    };
+    const result = await openStore({ dataDir: target.dataDir, url: target.url, migrations: [THINGS, broken] });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.error.kind).toBe('migration-failed');
+    const again = await storeOn(engine, [THINGS], target);
+    expect(await again.db.all('SELECT id FROM schema_migrations')).toEqual([{ id: 'test-001-things' }]);
+    await expect(again.db.all('SELECT * FROM half')).rejects.toThrow();
+  });
+});
+
+// On SQLite the lock is the migration's own BEGIN IMMEDIATE, which waits for another *process*;
+// two connections to one file in one process would block each other's thread instead.
+describe('migrations on a shared PostgreSQL store', () => {
+  it('lets two instances started together migrate once (the advisory migration lock)', async () => {
+    const engine = 'postgres';
+    const target = await freshStoreTarget(engine);
+    let runs = 0;
+    const slow: Migration = {
+      id: 'test-002-slow',
+      async up(db: Db) {
+        runs++;
+        await new Promise((r) => setTimeout(r, 50));
+        await db.exec('CREATE TABLE slow (id TEXT)');
+      },
+    };
+    await Promise.all([storeOn(engine, [THINGS, slow], target), storeOn(engine, [THINGS, slow], target)]);
+    expect(runs).toBe(1);
+  });
+
+});
+
+describe('store.url', () => {
+  it('names an unreachable server without its password', async () => {
+    const result = await openStore({ dataDir: '/tmp', url: 'postgres://warden:secret@127.0.0.1:1/none', migrations: [] });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.error.kind).toBe('unreachable');
+    expect(result.error.message).not.toContain('secret');
+  });
+
+  it.each(['mysql://x/y', 'not a url'])('refuses %s', async (url) => {
+    const result = await openStore({ dataDir: '/tmp', url, migrations: [] });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error.kind).toBe('bad-url');
+  });
+});
