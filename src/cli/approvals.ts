@@ -6,7 +6,7 @@ import { EventBus } from '../events.js';
 import { ExecAllowlistStore, type StoredAllowlistEntry } from '../exec/allowlist-store.js';
 import type { BoundFile } from '../exec/content-binding.js';
 import { resolveDataDir } from '../store/data-dir.js';
-import { openStore } from '../store/store.js';
+import { openWardenStore } from '../schema/index.js';
 import { EXIT, stringOption, type CliIO, type CommandRunner } from './args.js';
 import { loadConfigForCommand } from './config.js';
 import { unknownFlagProblems } from './context.js';
@@ -41,7 +41,7 @@ export const run: CommandRunner = async (args, io) => {
     if (problems.length) io.stderr(problems.map((p) => `warden approvals: ${p}`).join('\n'));
     return EXIT.badInput;
   }
-  const opened = openStore({ dataDir: resolveDataDir({ configDataDir: loaded.config.dataDir, env: io.env, cwd: loaded.baseDir }) });
+  const opened = await openWardenStore({ dataDir: resolveDataDir({ configDataDir: loaded.config.dataDir, env: io.env, cwd: loaded.baseDir }) });
   if (!opened.ok) {
     io.stderr(`warden approvals: ${opened.error.message}`);
     return EXIT.badInput;
@@ -53,28 +53,28 @@ export const run: CommandRunner = async (args, io) => {
   try {
     switch (sub) {
       case 'list': {
-        const pending = approvals.list(sessionKey ? { sessionKey } : {});
+        const pending = await approvals.list(sessionKey ? { sessionKey } : {});
         out(io, json, { pending }, () => (pending.length ? pending.map(requestLine).join('\n') : 'no pending approvals'));
         return EXIT.ok;
       }
       case 'history': {
-        const history = approvals.history({ limit, ...(sessionKey ? { sessionKey } : {}) });
+        const history = await approvals.history({ limit, ...(sessionKey ? { sessionKey } : {}) });
         out(io, json, { history }, () => (history.length ? history.map(requestLine).join('\n') : 'no decided approvals'));
         return EXIT.ok;
       }
       case 'grants': {
         const all = args.options.get('all') === true;
-        const grants = approvals.grants.list({ all });
+        const grants = await approvals.grants.list({ all });
         // Exec allow-always grants live in the exec allowlist store, bound to an executable and argv.
         const now = Date.now();
-        const exec = new ExecAllowlistStore(store.db).all().filter((e) => e.source === 'allow-always' && (all || e.expiresAt === undefined || e.expiresAt > now));
+        const exec = (await new ExecAllowlistStore(store.db).all()).filter((e) => e.source === 'allow-always' && (all || e.expiresAt === undefined || e.expiresAt > now));
         const lines = [...grants.map(grantLine), ...exec.map((e) => execGrantLine(e, now))];
         out(io, json, { grants, exec }, () => (lines.length ? lines.join('\n') : 'no grants'));
         return EXIT.ok;
       }
       case 'revoke': {
-        const result = approvals.revokeGrant(rest[0]!, `cli:${operator}`);
-        if (result.kind === 'not-found' && new ExecAllowlistStore(store.db).remove(rest[0]!)) {
+        const result = await approvals.revokeGrant(rest[0]!, `cli:${operator}`);
+        if (result.kind === 'not-found' && (await new ExecAllowlistStore(store.db).remove(rest[0]!))) {
           out(io, json, { kind: 'revoked', exec: rest[0] }, () => `revoked exec grant ${rest[0]}`);
           return EXIT.ok;
         }
@@ -105,7 +105,7 @@ export const run: CommandRunner = async (args, io) => {
     return EXIT.badInput;
   } finally {
     approvals.shutdown();
-    store.close();
+    await store.close();
   }
 };
 

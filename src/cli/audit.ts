@@ -42,7 +42,7 @@ export const run: CommandRunner = async (args, io) => {
   const findings = [
     ...auditExec(loaded.config, { hasBwrap, state }),
     ...auditSandbox(loaded.config, { hasBwrap, probe }),
-    ...repoConfigFindings(loaded.config, state),
+    ...(await repoConfigFindings(loaded.config, state)),
     ...auditElevated(loaded.config),
     ...(await auditPlugins(plugins)),
     ...auditGatewayHttp(loaded.config),
@@ -57,8 +57,8 @@ export const run: CommandRunner = async (args, io) => {
 };
 
 /** Allowlist entries that let the agent choose the code that runs: config ones and the stored ones. */
-function repoConfigFindings(config: Parameters<typeof auditRepoConfig>[0], state: { baseDir: string; dataDir: string }): AuditFinding[] {
-  const stored = readStoredAllowlist(path.join(state.dataDir, DATABASE_FILE));
+async function repoConfigFindings(config: Parameters<typeof auditRepoConfig>[0], state: { baseDir: string; dataDir: string }): Promise<AuditFinding[]> {
+  const stored = await readStoredAllowlist(path.join(state.dataDir, DATABASE_FILE));
   const findings = auditRepoConfig(config, { baseDir: state.baseDir, stored: stored.ok ? stored.entries : [] });
   if (!stored.ok) findings.push({ id: 'exec.stored-allowlist-unreadable', severity: 'warn', message: stored.error, fix: 'check the data dir and its database file' });
   return findings;

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { closest } from '../config/errors.js';
-import { ANY_AGENT, ExecAllowlistStore } from '../exec/allowlist-store.js';
+import { ANY_AGENT, ExecAllowlistStore, type StoredAllowlistEntry } from '../exec/allowlist-store.js';
 import { buildApprovalsFile, parseApprovalsFile, type ImportedEntry } from '../exec/approvals-file.js';
 import { effectiveExecConfig } from '../exec/check.js';
 import { resolveDataDir } from '../store/data-dir.js';
-import { openStore } from '../store/store.js';
+import { openWardenStore } from '../schema/index.js';
 import { EXIT, stringOption, type CliIO, type CommandRunner } from './args.js';
 import { loadConfigForCommand } from './config.js';
 import { unknownFlagProblems } from './context.js';
@@ -63,24 +63,27 @@ export const run: CommandRunner = async (args, io) => {
     }
   }
 
-  const opened = openStore({ dataDir: resolveDataDir({ configDataDir: loaded.config.dataDir, env: io.env, cwd: loaded.baseDir }) });
+  const opened = await openWardenStore({ dataDir: resolveDataDir({ configDataDir: loaded.config.dataDir, env: io.env, cwd: loaded.baseDir }) });
   if (!opened.ok) {
     io.stderr(`warden exec-approvals: ${opened.error.message}`);
     return EXIT.badInput;
   }
   try {
     const store = new ExecAllowlistStore(opened.store.db);
-    if (imported) return importEntries(io, store, imported, args.options.get('dry-run') === true, args.options.get('json') === true);
-    const entries = store.all().filter((e) => agent === undefined || e.agentId === agent);
+    if (imported) return await importEntries(io, store, imported, args.options.get('dry-run') === true, args.options.get('json') === true);
+    const entries = (await store.all()).filter((e) => agent === undefined || e.agentId === agent);
     io.stdout(JSON.stringify(buildApprovalsFile(entries, effectiveExecConfig(loaded.config), Date.now()), null, 2));
     return EXIT.ok;
   } finally {
-    opened.store.close();
+    await opened.store.close();
   }
 };
 
-function importEntries(io: CliIO, store: ExecAllowlistStore, imported: { entries: ImportedEntry[]; notes: string[] }, dryRun: boolean, json: boolean): number {
-  const added = dryRun ? imported.entries : imported.entries.map(({ agentId, ...entry }) => ({ ...store.add(agentId, entry), agentId }));
+async function importEntries(io: CliIO, store: ExecAllowlistStore, imported: { entries: ImportedEntry[]; notes: string[] }, dryRun: boolean, json: boolean): Promise<number> {
+  const added: Array<ImportedEntry | StoredAllowlistEntry> = [];
+  if (dryRun) added.push(...imported.entries);
+  // One at a time: the entries keep their order in the store.
+  else for (const { agentId, ...entry } of imported.entries) added.push({ ...(await store.add(agentId, entry)), agentId });
   if (json) {
     io.stdout(JSON.stringify({ dryRun, imported: added.map((e) => ({ agentId: e.agentId, pattern: e.pattern, argPattern: e.argPattern, source: e.source })), notes: imported.notes }, null, 2));
     return EXIT.ok;

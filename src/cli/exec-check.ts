@@ -7,6 +7,7 @@ import { checkExec } from '../exec/check.js';
 import type { ExecVerdict } from '../exec/decide.js';
 import { resolveToolSurface } from '../policy/surface.js';
 import { DATABASE_FILE, resolveDataDir } from '../store/data-dir.js';
+import { SqliteDb } from '../store/sqlite/engine.js';
 import { loadPluginRuntime } from '../plugins/runtime.js';
 import { surfaceInputs } from '../tools/surface-inputs.js';
 import { EXIT, type CommandRunner } from './args.js';
@@ -42,7 +43,7 @@ export const run: CommandRunner = async (args, io) => {
   }
 
   const dataDir = resolveDataDir({ configDataDir: loaded.config.dataDir, env: io.env, cwd: loaded.baseDir });
-  const stored = readStoredAllowlist(path.join(dataDir, DATABASE_FILE), context.ctx.agentId);
+  const stored = await readStoredAllowlist(path.join(dataDir, DATABASE_FILE), context.ctx.agentId);
   if (!stored.ok) {
     io.stderr(`warden exec-check: ${stored.error}`);
     return EXIT.badInput;
@@ -62,13 +63,13 @@ export const run: CommandRunner = async (args, io) => {
   return EXIT.ok;
 };
 
-function readStoredAllowlist(file: string, agentId: string): { ok: true; entries: StoredAllowlistEntry[] } | { ok: false; error: string } {
+async function readStoredAllowlist(file: string, agentId: string): Promise<{ ok: true; entries: StoredAllowlistEntry[] } | { ok: false; error: string }> {
   if (!existsSync(file)) return { ok: true, entries: [] };
   let db: Database.Database | undefined;
   try {
     db = new Database(file, { readonly: true, fileMustExist: true });
     const hasTable = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'exec_allowlist'").get();
-    return { ok: true, entries: hasTable ? new ExecAllowlistStore(db).list(agentId) : [] };
+    return { ok: true, entries: hasTable ? await new ExecAllowlistStore(new SqliteDb(db)).list(agentId) : [] };
   } catch (err) {
     return { ok: false, error: `cannot read the stored allowlist in ${file}: ${(err as Error).message}` };
   } finally {

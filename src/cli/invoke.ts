@@ -11,7 +11,8 @@ import type { TurnContext } from '../policy/context.js';
 import { resolveToolSurface } from '../policy/surface.js';
 import { AuditLog } from '../store/audit.js';
 import { resolveDataDir } from '../store/data-dir.js';
-import { openStore, type Store } from '../store/store.js';
+import { openWardenStore } from '../schema/index.js';
+import type { Store } from '../store/store.js';
 import { Transcripts } from '../store/transcript.js';
 import { CORE_IMPLEMENTATIONS } from '../tools/core/index.js';
 import { loopDetectionEnabled, ToolInvoker, type InvokeOutcome } from '../tools/invoke/chain.js';
@@ -86,7 +87,7 @@ async function invokeOnce(
   }
 
   const dataDir = resolveDataDir({ configDataDir: config.dataDir, env: io.env, cwd: baseDir });
-  const opened = openStore({ dataDir });
+  const opened = await openWardenStore({ dataDir });
   if (!opened.ok) {
     io.stderr(`warden invoke: ${opened.error.message}`);
     return EXIT.badInput;
@@ -130,7 +131,7 @@ async function invokeOnce(
     // A browser call launched Chromium; a one-shot command must not leave it running.
     await closeAllBrowsers();
     approvals.shutdown();
-    store.close();
+    await store.close();
   }
 }
 

@@ -155,7 +155,7 @@ export interface CommandDeps {
   /** The approval click path for `/approve`, bound to the sender's platform. */
   approve(click: ApprovalClick): Promise<ApproveOutcome>;
   skills(context: TurnContext): SkillsView | undefined;
-  status(route: Route): StatusView;
+  status(route: Route): StatusView | Promise<StatusView>;
   /** Aborts the session's running turn; false when nothing was running. */
   stop(sessionKey: string): boolean;
   newCallId(): string;
@@ -166,7 +166,7 @@ export interface CommandDeps {
   /** `/new`: starts a fresh session for this conversation and says which; absent where it cannot. */
   newSession?: ((route: Route) => Promise<string>) | undefined;
   /** The session's pending approvals, oldest first (`/approvals`). */
-  pendingApprovals?(sessionKey: string): ApprovalRequest[];
+  pendingApprovals?(sessionKey: string): ApprovalRequest[] | Promise<ApprovalRequest[]>;
   /** Plugin commands, listed by /help. */
   pluginCommands?: PluginCommandRegistry | undefined;
 }
@@ -198,11 +198,11 @@ export async function runCommand(command: ParsedCommand, route: Route, deps: Com
       return { text: describeClickOutcome(outcome, parsed.id) };
     }
     case 'approvals':
-      return { text: formatPendingApprovals(deps.pendingApprovals?.(route.sessionKey) ?? [], Date.now()) };
+      return { text: formatPendingApprovals((await deps.pendingApprovals?.(route.sessionKey)) ?? [], Date.now()) };
     case 'skills':
       return { text: formatSkills(deps.skills(route.context)) };
     case 'status':
-      return { text: formatStatus(route, deps.status(route)) };
+      return { text: formatStatus(route, await deps.status(route)) };
     case 'stop':
       return { text: deps.stop(route.sessionKey) ? 'Stopped the running turn.' : 'Nothing is running in this conversation.' };
     case 'nodes':

@@ -42,9 +42,9 @@ export interface GatewayOptions {
   approvals: {
     /** The decision path of one platform, used by `/approve` typed there (buttons use the same). */
     approve(provider: InboundMessage['provider']): (click: ApprovalClick) => Promise<ApproveOutcome>;
-    pendingCount(sessionKey: string): number;
+    pendingCount(sessionKey: string): number | Promise<number>;
     /** The pending requests of a session, oldest first (`/approvals`); none when absent. */
-    pending?: ((sessionKey: string) => ApprovalRequest[]) | undefined;
+    pending?: ((sessionKey: string) => ApprovalRequest[] | Promise<ApprovalRequest[]>) | undefined;
   };
   skills?: ((context: TurnContext) => SkillsView | undefined) | undefined;
   /** The default agent's skill commands (`/release_notes v1.2`), following its skill files. */
@@ -562,16 +562,16 @@ export class Gateway {
       tools: view.tools,
       approve: options.approvals.approve(route.replyTo.provider),
       skills: (context) => view.skills?.(context),
-      status: (r) => ({
+      status: async (r) => ({
         model: r.context.model,
         running: this.queue.isRunning(r.sessionKey),
         queued: this.queue.pendingCount(r.sessionKey),
-        pendingApprovals: options.approvals.pendingCount(r.sessionKey),
+        pendingApprovals: await options.approvals.pendingCount(r.sessionKey),
         adapters: [...this.adapters.keys()],
         uptimeMs: Date.now() - this.startedAt,
       }),
       stop: (key) => this.queue.abort(key, 'stopped by /stop'),
-      pendingApprovals: (key) => options.approvals.pending?.(key) ?? [],
+      pendingApprovals: async (key) => (await options.approvals.pending?.(key)) ?? [],
       newCallId: () => `cmd-${randomUUID()}`,
       skillCommands: () => this.skillSpecs(),
       newSession: (r) => this.newSession(r),

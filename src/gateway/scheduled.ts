@@ -42,7 +42,7 @@ export interface CronDeliverDeps {
   /** Runs the job's turn behind its session's queue, as a message would (`Gateway.runScheduled`). */
   runScheduled(route: Route): Promise<ScheduledOutcome>;
   /** Approvals waiting in a session. */
-  pendingApprovals(sessionKey: string): number;
+  pendingApprovals(sessionKey: string): number | Promise<number>;
   events: EventBus;
 }
 
@@ -58,17 +58,22 @@ export function createCronDeliver(deps: CronDeliverDeps): CronDeliver {
   return async (job, run) => {
     const route = routeForCronJob(deps.config, job);
     const key = route.sessionKey;
-    const follow = () => {
-      if (deps.pendingApprovals(key) > 0) run.park(`waiting for an approval in ${describeTarget(job.target)}`);
+    // Reads may finish out of order: only the answer to the latest event decides.
+    let latest = 0;
+    const follow = async () => {
+      const mine = ++latest;
+      const pending = await deps.pendingApprovals(key);
+      if (mine !== latest) return;
+      if (pending > 0) run.park(`waiting for an approval in ${describeTarget(job.target)}`);
       else run.resume();
     };
     const offs = APPROVAL_EVENTS.map((name) =>
       deps.events.on(name, ({ request }) => {
-        if (request.sessionKey === key) follow();
+        if (request.sessionKey === key) void follow().catch(() => undefined);
       }),
     );
     try {
-      follow();
+      await follow();
       const stopped = new Promise<{ ok: false; error: string }>((resolve) => {
         if (run.signal.aborted) resolve({ ok: false, error: 'Warden stopped during this run' });
         run.signal.addEventListener('abort', () => resolve({ ok: false, error: 'Warden stopped during this run' }), { once: true });

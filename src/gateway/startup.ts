@@ -22,7 +22,8 @@ import { resolveToolSurface, type SurfaceOptions } from '../policy/surface.js';
 import { agentWorkspace } from '../exec/check.js';
 import { listSkills, sessionSkillsCatalog } from '../skills/index.js';
 import { SessionSkillSnapshots } from '../skills/snapshot.js';
-import { AuditLog, MIGRATIONS, openStore, resolveDataDir, type Store } from '../store/index.js';
+import { openWardenStore } from '../schema/index.js';
+import { AuditLog, resolveDataDir, type Store } from '../store/index.js';
 import { timedTranscripts } from '../ops/hooks.js';
 import { metrics } from '../ops/metrics.js';
 import { adaptersCheck, migrationsCheck, readiness, storeCheck, type Readiness } from '../ops/readiness.js';
@@ -98,7 +99,7 @@ export interface RunningWarden {
   /** The ops listener's address (`/healthz`, `/readyz`, `/metrics`) while it listens. */
   readonly opsUrl: string | undefined;
   /** What `/readyz` answers now. */
-  readiness(): Readiness;
+  readiness(): Promise<Readiness>;
   /** The governed call path new turns use (replaced by a reload). */
   tools(): ToolExecutor;
   /** Graceful stop: turns finish or abort, adapters close, then the store closes. */
@@ -173,7 +174,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   // Plugins load before anything listens: a plugin that fails is reported and skipped, Warden starts.
   const plugins = await loadPluginRuntime(config, baseDir);
   const hooks = plugins.hooks;
-  const opened = openStore({ dataDir });
+  const opened = await openWardenStore({ dataDir });
   if (!opened.ok) return { ok: false, error: new Error(opened.error.message) };
   // A fresh checkout has no workspace yet; the file and exec tools work inside it.
   for (const agentId of knownAgentIds(config)) {
@@ -181,7 +182,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     try {
       mkdirSync(workspace, { recursive: true });
     } catch (err) {
-      opened.store.close();
+      await opened.store.close();
       return { ok: false, error: new Error(`workspace ${workspace} of agent ${agentId} cannot be created: ${(err as Error).message}`) };
     }
   }
@@ -189,7 +190,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   // The web chat needs its token even on loopback: the configured one, else the per-install one.
   const token = planned.includes('web') ? webChatToken(config.channels.web, dataDir) : undefined;
   if (token && !token.ok) {
-    store.close();
+    await store.close();
     return { ok: false, error: new Error(token.error) };
   }
   const events = options.events ?? new EventBus();
@@ -254,7 +255,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
         return current();
       },
       runScheduled: (route) => gatewayRef?.runScheduled(route) ?? Promise.resolve({ ok: false, error: 'the gateway is not running' }),
-      pendingApprovals: (sessionKey) => approvals.list({ sessionKey }).length,
+      pendingApprovals: async (sessionKey) => (await approvals.list({ sessionKey })).length,
       events,
     }),
   });
@@ -317,7 +318,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     sessionContexts,
     approvals: {
       approve: (provider) => approveOn(resolve, provider),
-      pendingCount: (sessionKey) => approvals.list({ sessionKey }).length,
+      pendingCount: async (sessionKey) => (await approvals.list({ sessionKey })).length,
       pending: (sessionKey) => approvals.list({ sessionKey }),
     },
     skills: skillsFor(config, baseDir, env, pluginSkillDirs),
@@ -411,14 +412,14 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       ? new ConfigFileWatcher(loaded.file, () => void reloader.reloadFile('file').catch((err: unknown) => log.error({ err }, 'config reload failed; the running config stays')), config.gateway?.reload?.debounceMs ?? 300)
       : undefined;
 
-  const readinessNow = (): Readiness =>
+  const readinessNow = (): Promise<Readiness> =>
     readiness({
       store: () => storeCheck(store.db),
-      migrations: () => migrationsCheck(store.db, MIGRATIONS),
+      migrations: () => migrationsCheck(store),
       adapters: () => adaptersCheck(gateway.accepting, gateway.adapterStates().map((a) => ({ ...a, connected: gateway.adapter(a.provider)?.connected?.() }))),
     });
   const ops = new ControlListeners([{ name: OPS_LISTENER, block: (c) => (c.ops?.enabled ? c.ops : undefined), create: (c) => new OpsServer(c.ops, { readiness: readinessNow, metrics }) }]);
-  const offGauges = metrics.addSource({ approvalsPending: () => approvals.list().length, queue: () => gateway.stats() });
+  const offGauges = metrics.addSource({ approvalsPending: async () => (await approvals.list()).length, queue: () => gateway.stats() });
 
   // A call that died with Warden (its approval was interrupted) is reported where it was asked.
   const offInterrupted = events.on('approval.interrupted', ({ request, message }) => {
@@ -456,7 +457,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   // Calls decided while no Warden ran, and calls whose runner died.
   deferred?.sweep();
   // Children that were running when Warden last stopped are marked interrupted and their parents told.
-  const interruptedRuns = agentRef?.sessions.recover() ?? [];
+  const interruptedRuns = (await agentRef?.sessions.recover()) ?? [];
   scheduler.start();
   // Load the tools a turn can call in the background, so the first call (and its approval card)
   // does not wait for module loading.

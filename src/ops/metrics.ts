@@ -10,7 +10,7 @@ const STORE_BUCKETS = [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 
 
 /** What a scrape reads from a running Warden: approvals waiting, sessions queued. */
 export interface GaugeSource {
-  approvalsPending(): number;
+  approvalsPending(): number | Promise<number>;
   queue(): { sessions: number; running: number; pending: number };
 }
 
@@ -61,8 +61,8 @@ export class WardenMetrics {
       name: 'warden_approvals_pending',
       help: 'Approval requests waiting for a decision',
       registers: [this.registry],
-      collect() {
-        this.set(sum(sources, (s) => s.approvalsPending()));
+      async collect() {
+        this.set(await sum(sources, (s) => s.approvalsPending()));
       },
     });
     new Gauge({
@@ -98,6 +98,15 @@ export class WardenMetrics {
   }
 
   /** Times `fn` as store operation `operation` (rethrowing what it throws). */
+  async timeStoreAsync<T>(operation: string, fn: () => Promise<T>): Promise<T> {
+    const end = this.storeSeconds.startTimer({ operation });
+    try {
+      return await fn();
+    } finally {
+      end();
+    }
+  }
+
   timeStore<T>(operation: string, fn: () => T): T {
     const end = this.storeSeconds.startTimer({ operation });
     try {
@@ -132,11 +141,11 @@ export class WardenMetrics {
   }
 }
 
-function sum(sources: Set<GaugeSource>, read: (s: GaugeSource) => number): number {
+async function sum(sources: Set<GaugeSource>, read: (s: GaugeSource) => number | Promise<number>): Promise<number> {
   let n = 0;
   for (const s of sources) {
     try {
-      n += read(s);
+      n += await read(s);
     } catch {
       // An instance mid-stop (its store closed) adds nothing.
     }

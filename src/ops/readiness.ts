@@ -1,5 +1,5 @@
-import type { Database } from 'better-sqlite3';
-import type { Migration } from '../store/migrations.js';
+import type { Db } from '../store/db.js';
+import type { Store } from '../store/store.js';
 import { metrics as processMetrics, type WardenMetrics } from './metrics.js';
 
 /** One readiness check's answer; `reason` says what an operator should look at. */
@@ -11,30 +11,33 @@ export interface Readiness {
 }
 
 /** Ready when every check is; a check that throws is a failed check naming the error. */
-export function readiness(checks: Record<string, () => CheckResult>): Readiness {
+export async function readiness(checks: Record<string, () => CheckResult | Promise<CheckResult>>): Promise<Readiness> {
   const out: Record<string, CheckResult> = {};
-  for (const [name, check] of Object.entries(checks)) {
-    try {
-      out[name] = check();
-    } catch (err) {
-      out[name] = { ok: false, reason: (err as Error).message };
-    }
-  }
-  return { ready: Object.values(out).every((c) => c.ok), checks: out };
+  await Promise.all(
+    Object.entries(checks).map(async ([name, check]) => {
+      try {
+        out[name] = await check();
+      } catch (err) {
+        out[name] = { ok: false, reason: (err as Error).message };
+      }
+    }),
+  );
+  // Answer in the order the checks were given, whichever finished first.
+  const ordered = Object.fromEntries(Object.keys(checks).map((name) => [name, out[name]!]));
+  return { ready: Object.values(ordered).every((c) => c.ok), checks: ordered };
 }
 
 /** The store answers a query (timed as store operation `ping`). */
-export function storeCheck(db: Database, metrics: WardenMetrics = processMetrics): CheckResult {
+export async function storeCheck(db: Db, metrics: WardenMetrics = processMetrics): Promise<CheckResult> {
   if (!db.open) return { ok: false, reason: 'the store is closed' };
-  metrics.timeStore('ping', () => db.prepare('SELECT 1').get());
+  await metrics.timeStoreAsync('ping', () => db.value('SELECT 1'));
   return { ok: true };
 }
 
 /** Every migration this build knows is applied to the store. */
-export function migrationsCheck(db: Database, migrations: readonly Migration[]): CheckResult {
-  if (!db.open) return { ok: false, reason: 'the store is closed' };
-  const applied = new Set(db.prepare('SELECT id FROM schema_migrations').pluck().all() as string[]);
-  const pending = migrations.filter((m) => !applied.has(m.id)).map((m) => m.id);
+export async function migrationsCheck(store: Pick<Store, 'db' | 'pending'>): Promise<CheckResult> {
+  if (!store.db.open) return { ok: false, reason: 'the store is closed' };
+  const pending = await store.pending();
   return pending.length === 0 ? { ok: true } : { ok: false, reason: `migrations not applied: ${pending.join(', ')}` };
 }
 

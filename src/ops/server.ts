@@ -8,7 +8,7 @@ import type { WardenMetrics } from './metrics.js';
 import type { Readiness } from './readiness.js';
 
 export interface OpsServerDeps {
-  readiness: () => Readiness;
+  readiness: () => Promise<Readiness>;
   metrics: WardenMetrics;
 }
 
@@ -77,7 +77,7 @@ export class OpsServer {
       if (req.method !== 'GET' && req.method !== 'HEAD') return json(405, { error: 'method_not_allowed', why: 'GET only' });
       if (path === '/healthz') return json(200, { status: 'ok' });
       if (path === '/readyz') {
-        const r = this.deps.readiness();
+        const r = await this.deps.readiness();
         if (r.ready) return json(200, { status: 'ready', checks: r.checks });
         const reason = Object.entries(r.checks)
           .flatMap(([name, c]) => (c.ok ? [] : [`${name}: ${c.reason}`]))

@@ -36,6 +36,8 @@ export interface Db {
   readonly shared: boolean;
   /** Appended to a SELECT inside a transaction to hold its rows until the end (PostgreSQL `FOR UPDATE`; SQLite's write transaction already holds the database). */
   readonly forUpdate: string;
+  /** False once closed. */
+  readonly open: boolean;
 
   all<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T[]>;
   get<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T | undefined>;

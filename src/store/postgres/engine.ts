@@ -49,6 +49,10 @@ export class PostgresDb implements Db {
   private closed = false;
   private observer: QueryObserver | undefined;
 
+  get open(): boolean {
+    return !this.closed;
+  }
+
   constructor(private readonly options: PostgresOptions) {
     this.pool = new pg.Pool({
       connectionString: options.connectionString,

@@ -35,6 +35,10 @@ export class SqliteDb implements Db {
 
   constructor(readonly raw: BetterSqlite3.Database) {}
 
+  get open(): boolean {
+    return this.raw.open;
+  }
+
   all<T>(sql: string, params?: SqlParams): Promise<T[]> {
     return this.call('all', () => bind(this.statement(sql), params, 'all') as T[]);
   }
