@@ -65,7 +65,7 @@ interface TurnState {
 /** One turn: model ↔ tools until the model answers, the rounds run out, or the turn is stopped. */
 /** What the loop asks of the sessions service; absent in tests that run a bare loop. */
 export interface TurnSessionHooks {
-  drainResults(sessionKey: string): string | undefined;
+  drainResults(sessionKey: string): string | undefined | Promise<string | undefined>;
   consumeYield(sessionKey: string): boolean;
 }
 
@@ -157,7 +157,7 @@ async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: Turn
   const asked = { ...base, model: ref, ...(supportsTools === false ? { modelSupportsTools: false } : {}) };
 
   // Earlier messages of other people in this session are shown as their untrusted words.
-  const history = asSeenBy(transcripts.load(sessionKey), request.turn.senderId);
+  const history = asSeenBy(await transcripts.load(sessionKey), request.turn.senderId);
   const surface = await deps.tools.surface(asked, sessionKey, { prompt: request.input.text, messages: history.map((e) => e.message), runId });
   if (!surface.ok) return failed('tools', surface.message, `⚠️ ${surface.message}`);
   // The context the surface was resolved for (with any run restrictions): every call of the turn carries it.
@@ -179,7 +179,7 @@ async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: Turn
     ...(added ? { plugin: { systemPrompt: added.systemPrompt, prepend: added.prependSystemContext, append: added.appendSystemContext } } : {}),
   });
 
-  const arrived = sessions?.drainResults(sessionKey);
+  const arrived = await sessions?.drainResults(sessionKey);
   const incoming: UserMessage[] = [
     ...(arrived ? [{ role: 'user' as const, content: [{ type: 'text' as const, text: `Results from your subagents:\n${arrived}` }] }] : []),
     withContext(inputMessage(request.input, turn.chat), added),
@@ -187,7 +187,7 @@ async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: Turn
   // The requester's own message records who sent it, so that in another person's turn it is theirs, not the requester's.
   const own = request.input.origin === undefined && request.turn.senderId !== undefined ? { id: request.turn.senderId, name: request.turn.senderName } : undefined;
   const appendIncoming = incoming.map((message, i) => ({ kind: 'message' as const, message, ...(own && i === incoming.length - 1 ? { sender: own } : {}) }));
-  state.entries = [...history, ...transcripts.append(sessionKey, appendIncoming)];
+  state.entries = [...history, ...(await transcripts.append(sessionKey, appendIncoming))];
   const budget = Math.max(1_000, settings.contextWindow - settings.maxOutputTokens);
   const maxRounds = config.agents.defaults.maxToolRounds;
   let forceCompaction = false;
@@ -249,7 +249,7 @@ async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: Turn
     state.rounds = round;
     state.usage.inputTokens += response.usage.inputTokens;
     state.usage.outputTokens += response.usage.outputTokens;
-    state.entries.push(...transcripts.append(sessionKey, [{ kind: 'message', message: response.message }]));
+    state.entries.push(...(await transcripts.append(sessionKey, [{ kind: 'message', message: response.message }])));
     const text = textOf(response.message);
     if (text.trim()) state.lastText = text;
 
@@ -259,10 +259,10 @@ async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: Turn
     if (round > maxRounds) {
       const note = `Not run: this turn reached its limit of ${maxRounds} tool rounds (agents.defaults.maxToolRounds).`;
       state.entries.push(
-        ...transcripts.append(
+        ...(await transcripts.append(
           sessionKey,
           calls.map((c) => ({ kind: 'message' as const, message: { role: 'toolResult' as const, toolCallId: c.id, toolName: c.name, content: [{ type: 'text' as const, text: note }], isError: true } })),
-        ),
+        )),
       );
       const notice = `⚠️ I stopped after ${maxRounds} rounds of tool calls without a final answer. Ask me to continue if you want me to go on.`;
       return failed('rounds', note, state.lastText ? `${state.lastText}\n\n${notice}` : notice);
@@ -282,7 +282,7 @@ async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: Turn
       onDone: (call, result) => request.onEvent?.({ type: 'toolResult', round, tool: call.name, toolCallId: call.id, isError: result.isError }),
     });
     // Every call gets its result persisted, stopped or not, so the transcript stays valid for the next turn.
-    state.entries.push(...transcripts.append(sessionKey, results.map((message) => ({ kind: 'message' as const, message }))));
+    state.entries.push(...(await transcripts.append(sessionKey, results.map((message) => ({ kind: 'message' as const, message })))));
     if (signal.aborted) return ended('aborted', state.lastText);
     // sessions_yield: the turn ends here; subagent results start the next one.
     if (sessions?.consumeYield(sessionKey)) return ended('completed', state.lastText);
@@ -339,7 +339,7 @@ async function fitContext(entries: TranscriptEntry[], o: FitOptions): Promise<Tr
     log.warn({ sessionKey: o.sessionKey, err: (err as Error).message }, 'compaction summary failed; dropping older messages');
     text = `(${folded.length} earlier messages were removed to fit the context window; they could not be summarised: ${(err as Error).message})`;
   }
-  const [summary] = o.deps.transcripts.append(o.sessionKey, [{ kind: 'summary', message: summaryMessage(text), coversThroughSeq }]);
+  const [summary] = await o.deps.transcripts.append(o.sessionKey, [{ kind: 'summary', message: summaryMessage(text), coversThroughSeq }]);
   o.onEvent?.({ type: 'compacted', removedMessages: folded.length });
   if (hookCtx) void hooks!.runVoid('after_compaction', { messageCount: entries.length - cut + 1, compactedCount: folded.length }, hookCtx);
   log.info({ sessionKey: o.sessionKey, folded: folded.length, kept: entries.length - cut }, 'transcript compacted');

@@ -71,6 +71,7 @@ export class CronScheduler {
   private readonly maxConcurrent: number;
   private stopped = true;
   private readonly active = new Map<string, ActiveRun>();
+  private claims: Promise<void> = Promise.resolve();
   /** Slots taken by working runs (parked runs hold none). */
   private working = 0;
   private readonly waiting: Array<() => void> = [];
@@ -85,74 +86,101 @@ export class CronScheduler {
    * Records runs the last stop cut short, applies each job's missed-run policy to slots that
    * passed while Warden was down, and arms the timer. Returns the runs started for missed slots.
    */
-  start(): Promise<void>[] {
+  async start(): Promise<Promise<void>[]> {
     if (!this.stopped) return [];
     this.stopped = false;
+    return this.claiming(async () => {
+      const started = await this.startMissed();
+      await this.arm();
+      return started;
+    });
+  }
+
+  private async startMissed(): Promise<Promise<void>[]> {
     const now = this.now();
-    const interrupted = this.options.jobs.markInterrupted(now);
+    const interrupted = await this.options.jobs.markInterrupted(now);
     if (interrupted > 0) this.log.warn({ interrupted }, 'cron runs interrupted by the last shutdown were recorded');
     const started: Promise<void>[] = [];
-    for (const job of this.options.jobs.due(now)) {
+    for (const job of await this.options.jobs.due(now)) {
       const missed = slotsBetween(job.schedule, job.nextRunAt ?? now, now);
       const when = `while Warden was not running (first due ${new Date(job.nextRunAt ?? now).toISOString()})`;
       if (job.missed === 'run-once') {
         this.log.info({ job: job.id, missed }, 'cron job missed runs; running it once now');
-        started.push(this.launch(job, 'missed', now, `${missed} run${missed === 1 ? '' : 's'} missed ${when}; run once now`));
+        started.push((await this.launch(job, 'missed', now, `${missed} run${missed === 1 ? '' : 's'} missed ${when}; run once now`)).done);
       } else {
-        const runId = this.options.jobs.skip(job, 'missed', `skipped ${missed} missed run${missed === 1 ? '' : 's'} ${when}`, now, true);
+        const runId = await this.options.jobs.skip(job, 'missed', `skipped ${missed} missed run${missed === 1 ? '' : 's'} ${when}`, now, true);
         this.emit({ type: 'skipped', jobId: job.id, runId, trigger: 'missed', reason: 'missed' });
       }
     }
-    this.arm();
     return started;
+  }
+
+  /**
+   * Claim phases (reading what is due, recording its runs, moving its jobs on) run one after
+   * another: two overlapping ticks must never both claim one slot between their reads.
+   */
+  private claiming<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.claims.then(fn);
+    this.claims = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    return next;
   }
 
   /** Re-reads the earliest next run (call after adding, changing or enabling a job). */
   poke(): void {
-    if (!this.stopped) this.arm();
+    if (!this.stopped) void this.claiming(() => this.arm()).catch((err: unknown) => this.log.error({ err }, 'cron timer could not be armed'));
   }
 
   /**
    * Starts every due job now (a job still running is skipped for this slot) and resolves, with
    * how many it started, once those runs have finished. The timer does not wait for that.
    */
-  tick(): Promise<number> {
-    if (this.abort.signal.aborted) return Promise.resolve(0);
+  async tick(): Promise<number> {
+    const runs = await this.claiming(() => this.claimDue());
+    await Promise.all(runs);
+    return runs.length;
+  }
+
+  /** Claims every due slot; resolves, once they are recorded, to the runs it started. */
+  private async claimDue(): Promise<Promise<void>[]> {
+    if (this.abort.signal.aborted) return [];
     const runs: Promise<void>[] = [];
-    try {
+    {
       const now = this.now();
-      for (const job of this.options.jobs.due(now)) {
+      for (const job of await this.options.jobs.due(now)) {
         const previous = this.active.get(job.id);
         if (previous) {
-          const runId = this.options.jobs.skip(job, 'schedule', `skipped: the run for an earlier slot (run ${previous.runId}) was still ${describeState(previous)}`, now, true);
+          const runId = await this.options.jobs.skip(job, 'schedule', `skipped: the run for an earlier slot (run ${previous.runId}) was still ${describeState(previous)}`, now, true);
           this.log.info({ job: job.id, previous: previous.runId }, 'cron job still running at its next slot; skipped');
           this.emit({ type: 'skipped', jobId: job.id, runId, trigger: 'schedule', reason: 'overlap' });
           continue;
         }
-        runs.push(this.launch(job, 'schedule', now));
+        runs.push((await this.launch(job, 'schedule', now)).done);
       }
-    } catch (err) {
-      return Promise.reject(err as Error);
     }
-    return Promise.all(runs).then(() => runs.length);
+    return runs;
   }
 
   /**
    * Runs one job now, whatever its schedule (`run`), by the same path as a scheduled slot. A job
    * still running is not started twice: the refusal is recorded and returned.
    */
-  runNow(job: CronJob): RunNowResult {
-    if (this.abort.signal.aborted) return { ok: false, reason: 'the scheduler has stopped' };
-    const now = this.now();
-    const previous = this.active.get(job.id);
-    if (previous) {
-      const reason = `job ${job.id} is still ${describeState(previous)} (run ${previous.runId}); it was not started again`;
-      const runId = this.options.jobs.skip(job, 'manual', `skipped: ${reason}`, now, false);
-      this.emit({ type: 'skipped', jobId: job.id, runId, trigger: 'manual', reason: 'overlap' });
-      return { ok: false, reason };
-    }
-    const done = this.launch(job, 'manual', now);
-    return { ok: true, runId: this.active.get(job.id)!.runId, done };
+  runNow(job: CronJob): Promise<RunNowResult> {
+    return this.claiming(async () => {
+      if (this.abort.signal.aborted) return { ok: false, reason: 'the scheduler has stopped' };
+      const now = this.now();
+      const previous = this.active.get(job.id);
+      if (previous) {
+        const reason = `job ${job.id} is still ${describeState(previous)} (run ${previous.runId}); it was not started again`;
+        const runId = await this.options.jobs.skip(job, 'manual', `skipped: ${reason}`, now, false);
+        this.emit({ type: 'skipped', jobId: job.id, runId, trigger: 'manual', reason: 'overlap' });
+        return { ok: false, reason };
+      }
+      const run = await this.launch(job, 'manual', now);
+      return { ok: true, runId: run.runId, done: run.done };
+    });
   }
 
   /** Where the job's current run is, if it has one. */
@@ -169,9 +197,10 @@ export class CronScheduler {
     await Promise.allSettled([...this.active.values()].map((r) => r.done));
   }
 
-  private launch(job: CronJob, trigger: CronTrigger, now: number, note?: string): Promise<void> {
+  /** Claims the run (inside a claim phase) and starts it; resolves once it is recorded and tracked. */
+  private async launch(job: CronJob, trigger: CronTrigger, now: number, note?: string): Promise<ActiveRun> {
     const jobs = this.options.jobs;
-    const runId = jobs.claim(job, trigger, now);
+    const runId = await jobs.claim(job, trigger, now);
     const run: ActiveRun = { runId, state: 'queued', done: Promise.resolve() };
     this.active.set(job.id, run);
     this.emit({ type: 'queued', jobId: job.id, runId, trigger });
@@ -181,12 +210,12 @@ export class CronScheduler {
         await this.acquire();
         holding = true;
         if (this.abort.signal.aborted) {
-          jobs.finish(runId, job.id, 'interrupted', 'Warden stopped before this run started', this.now());
+          await jobs.finish(runId, job.id, 'interrupted', 'Warden stopped before this run started', this.now());
           this.emit({ type: 'finished', jobId: job.id, runId, status: 'interrupted' });
           return;
         }
         run.state = 'running';
-        jobs.start(runId, job.id, this.now());
+        await jobs.start(runId, job.id, this.now());
         this.log.info({ job: job.id, name: job.name, trigger, runId }, 'cron job started');
         this.emit({ type: 'started', jobId: job.id, runId, trigger });
         const control: CronRunControl = {
@@ -220,7 +249,7 @@ export class CronScheduler {
           this.log.error({ job: job.id, err }, 'cron job threw');
         }
         if (note) detail = detail ? `${note}. ${detail}` : note;
-        jobs.finish(runId, job.id, status, detail, this.now());
+        await jobs.finish(runId, job.id, status, detail, this.now());
         this.emit({ type: 'finished', jobId: job.id, runId, status, detail });
       } catch (err) {
         // The store closed under a stopping Warden; the next start records the run as interrupted.
@@ -230,7 +259,7 @@ export class CronScheduler {
         if (this.active.get(job.id) === run) this.active.delete(job.id);
       }
     })();
-    return run.done;
+    return run;
   }
 
   private acquire(): Promise<void> {
@@ -260,16 +289,21 @@ export class CronScheduler {
     }
   }
 
-  private arm(): void {
+  /** Sets the timer for the earliest next run (inside a claim phase, so it sees the slots just claimed). */
+  private async arm(): Promise<void> {
+    const earliest = await this.options.jobs.earliestNextRun();
+    if (this.stopped) return;
     if (this.timer) clearTimeout(this.timer);
-    const earliest = this.options.jobs.earliestNextRun();
     const maxSleep = this.options.maxSleepMs ?? 60_000;
     const wait = earliest === undefined ? maxSleep : Math.max(0, Math.min(maxSleep, earliest - this.now()));
     this.timer = setTimeout(() => {
-      // Due jobs are claimed (and moved to their next slot) before tick returns, so the next
-      // timer is set for the slot after; runs in flight never delay it.
-      void this.tick().catch((err: unknown) => this.log.error({ err }, 'cron tick failed'));
-      if (!this.stopped) this.arm();
+      // Due jobs are claimed (and moved to their next slot) before the timer is set again, so it
+      // is set for the slot after; runs in flight never delay it.
+      void this.claiming(async () => {
+        const runs = await this.claimDue();
+        if (!this.stopped) await this.arm();
+        return runs;
+      }).catch((err: unknown) => this.log.error({ err }, 'cron tick failed'));
     }, wait);
     this.timer.unref();
   }

@@ -53,7 +53,7 @@ export interface FollowUpTurn {
   replyTo: ReplyTarget;
   text: string;
   /** Runs first, inside the session's queue (transcript repair after a restart). */
-  before?: (() => void) | undefined;
+  before?: (() => void | Promise<void>) | undefined;
 }
 
 /** How a deferred call ended, for the post, the follow-up and the ledger row. */
@@ -97,12 +97,12 @@ export class DeferredCallRunner {
    * What no process handled: calls whose approval closed while none ran them, calls whose
    * waiting turn died after the decision, and calls whose runner died while running.
    */
-  sweep(): void {
+  async sweep(): Promise<void> {
     const { approvals } = this.deps;
-    for (const call of approvals.deferred.inState('waiting', 'deferred', 'running')) {
-      const request = approvals.get(call.approvalId);
+    for (const call of await approvals.deferred.inState('waiting', 'deferred', 'running')) {
+      const request = await approvals.get(call.approvalId);
       if (!request || request.status === 'pending') continue;
-      if (call.state === 'waiting' && this.ownerDead(call)) approvals.deferred.defer(call.approvalId);
+      if (call.state === 'waiting' && this.ownerDead(call)) await approvals.deferred.defer(call.approvalId);
       if (call.state === 'running' && this.ownerDead(call)) this.track(this.lost(call, request));
       else this.track(this.handle(call.approvalId));
     }
@@ -128,10 +128,10 @@ export class DeferredCallRunner {
   private async handle(approvalId: string): Promise<void> {
     const { approvals } = this.deps;
     if (this.stopping || !this.deps.accepting()) return;
-    const call = approvals.deferred.get(approvalId);
-    const request = approvals.get(approvalId);
+    const call = await approvals.deferred.get(approvalId);
+    const request = await approvals.get(approvalId);
     if (!call || call.state !== 'deferred' || !request || request.status === 'pending') return;
-    if (!approvals.deferred.claim(approvalId, { instance: approvals.instanceId, pid: process.pid }, this.now())) return;
+    if (!(await approvals.deferred.claim(approvalId, { instance: approvals.instanceId, pid: process.pid }, this.now()))) return;
     const started = this.now();
     let outcome: DeferredOutcome;
     const context = contextForDeferredCall(this.deps.config, call);
@@ -146,7 +146,7 @@ export class DeferredCallRunner {
     try {
       await this.announce(call, request, context, outcome);
     } finally {
-      approvals.deferred.finish(approvalId, this.now(), { outcome: outcome.result ? `${request.status}:ran` : `${request.status}:not-run`, text: summary.slice(0, 2000) });
+      await approvals.deferred.finish(approvalId, this.now(), { outcome: outcome.result ? `${request.status}:ran` : `${request.status}:not-run`, text: summary.slice(0, 2000) });
     }
   }
 
@@ -172,7 +172,7 @@ export class DeferredCallRunner {
     const text = followUpText(call, request, outcome);
     if (context.model === undefined || !target) {
       // No model answers here: the outcome still goes into the conversation's transcript.
-      this.deps.transcripts.append(call.sessionKey, [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text }] } }]);
+      await this.deps.transcripts.append(call.sessionKey, [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text }] } }]);
       return;
     }
     const queued = this.deps.followUp({
@@ -255,8 +255,8 @@ export function followUpText(call: Pick<DeferredCall, 'tool' | 'args' | 'toolCal
  * call is the transcript's last word, it (and any call of the same message) gets its result
  * now, before the follow-up: the pending answer it would have had.
  */
-export function answerDanglingCall(transcripts: TranscriptStore, call: Pick<DeferredCall, 'approvalId' | 'sessionKey' | 'toolCallId'>): void {
-  const entries = transcripts.load(call.sessionKey);
+export async function answerDanglingCall(transcripts: TranscriptStore, call: Pick<DeferredCall, 'approvalId' | 'sessionKey' | 'toolCallId'>): Promise<void> {
+  const entries = await transcripts.load(call.sessionKey);
   let i = entries.length - 1;
   const answered = new Set<string>();
   while (i >= 0 && entries[i]!.message.role === 'toolResult') answered.add((entries[i]!.message as { toolCallId: string }).toolCallId), i--;
@@ -266,7 +266,7 @@ export function answerDanglingCall(transcripts: TranscriptStore, call: Pick<Defe
   if (!calls.some((c) => c.id === call.toolCallId)) return;
   const missing = calls.filter((c) => !answered.has(c.id));
   if (missing.length === 0) return;
-  transcripts.append(
+  await transcripts.append(
     call.sessionKey,
     missing.map((c) => ({
       kind: 'message' as const,

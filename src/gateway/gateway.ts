@@ -94,7 +94,7 @@ interface QueuedItem {
   /** A turn Warden starts itself: subagent results arrived, or a deferred call's outcome. */
   origin?: 'session' | 'approval' | undefined;
   /** Runs first when the item's turn comes (inside the session's queue). */
-  before?: (() => void) | undefined;
+  before?: (() => void | Promise<void>) | undefined;
   /** Told how the item ended (scheduled turns report their outcome to the cron ledger). */
   onDone?: ((outcome: ScheduledOutcome) => void) | undefined;
   /** The loop-detection run a self-started turn continues (the one that spawned the subagents). */
@@ -453,7 +453,7 @@ export class Gateway {
     let reply: OutboundMessage | undefined;
     try {
       try {
-        item.before?.();
+        await item.before?.();
         if (command) reply = await this.commandReply(route, command, signal, view);
         else if (item.skill) reply = await this.skillReply(route, item.skill, signal, view);
         else if (item.pluginCommand) reply = await this.pluginCommandReply(route, item.pluginCommand, signal, view);

@@ -230,7 +230,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     adapters = await Promise.all(planned.map((provider) => makeAdapter(provider, config, webToken)));
   } catch (err) {
     approvals.shutdown();
-    store.close();
+    await store.close();
     return { ok: false, error: err as Error };
   }
   // The adapters running now: a reload may replace, add or stop one.
@@ -448,17 +448,17 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     await skillSnapshots.close();
     await mcp.stop();
     approvals.shutdown();
-    store.close();
+    await store.close();
     return { ok: false, error: err as Error };
   }
   // Before recovery, so requests it closes (expired while Warden was down) run their calls' outcome.
   deferred?.start();
   const report = await approvals.recover();
   // Calls decided while no Warden ran, and calls whose runner died.
-  deferred?.sweep();
+  await deferred?.sweep();
   // Children that were running when Warden last stopped are marked interrupted and their parents told.
   const interruptedRuns = (await agentRef?.sessions.recover()) ?? [];
-  scheduler.start();
+  await scheduler.start();
   // Load the tools a turn can call in the background, so the first call (and its approval card)
   // does not wait for module loading.
   const preloadAbort = new AbortController();
@@ -522,7 +522,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
         offGauges();
         offMetrics();
         approvals.shutdown();
-        store.close();
+        await store.close();
         log.info('warden stopped');
       })();
       return stopping;

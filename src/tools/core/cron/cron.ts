@@ -74,10 +74,10 @@ export const runView = (r: CronRun) => ({
   detail: r.detail ?? null,
 });
 
-export type JobView = ReturnType<typeof jobView>;
+export type JobView = Awaited<ReturnType<typeof jobView>>;
 
-function jobView(job: CronJob, jobs: CronJobs, scheduler: CronScheduler | undefined) {
-  const last = jobs.runs(job.id, 1)[0];
+async function jobView(job: CronJob, jobs: CronJobs, scheduler: CronScheduler | undefined) {
+  const last = (await jobs.runs(job.id, 1))[0];
   return {
     id: job.id,
     name: job.name,
@@ -118,27 +118,27 @@ export function createCronTool(deps: CronToolDeps): ToolImplementation<CronArgs>
       const refusal = ownerOnlyRefusal('cron', ctx.turn);
       if (refusal) return text(refusal, { status: 'blocked', deniedReason: 'owner-only', reason: refusal }, true);
       const agentId = ctx.turn.agentId;
-      const own = (id: string | undefined): CronJob | ToolResult => {
+      const own = async (id: string | undefined): Promise<CronJob | ToolResult> => {
         if (!id) return fail(`id is required for ${args.action}`);
-        const job = deps.jobs.get(id);
+        const job = await deps.jobs.get(id);
         return job && job.agentId === agentId ? job : fail(`no cron job "${id}" for agent ${agentId}`);
       };
       const view = (job: CronJob) => jobView(job, deps.jobs, deps.scheduler);
       switch (args.action) {
         case 'status': {
-          const jobs = deps.jobs.list(agentId);
+          const jobs = await deps.jobs.list(agentId);
           const next = jobs.filter((j) => j.enabled && j.nextRunAt).sort((a, b) => a.nextRunAt! - b.nextRunAt!)[0];
           const status = {
             scheduler: deps.scheduler ? 'running' : 'not running in this process',
             jobs: jobs.length,
             enabled: jobs.filter((j) => j.enabled).length,
             running: jobs.filter((j) => deps.scheduler?.state(j.id) !== undefined).length,
-            next: next ? view(next) : null,
+            next: next ? await view(next) : null,
           };
           return text(JSON.stringify(status, null, 2), status);
         }
         case 'list': {
-          const jobs = deps.jobs.list(agentId).map(view);
+          const jobs = await Promise.all((await deps.jobs.list(agentId)).map(view));
           return text(jobs.length ? JSON.stringify(jobs, null, 2) : 'No cron jobs.', { jobs });
         }
         case 'add': {
@@ -148,7 +148,7 @@ export function createCronTool(deps: CronToolDeps): ToolImplementation<CronArgs>
           if (!schedule.schedule) return fail('give exactly one of cron, everyMs or at');
           const target = resolveCronTarget(args.target, ctx.turn, ctx.sessionKey, deps.conversations, deps.config);
           if (!target.ok) return fail(target.error);
-          const job = deps.jobs.add(
+          const job = await deps.jobs.add(
             {
               agentId,
               name: args.name ?? args.message.slice(0, 40),
@@ -161,11 +161,11 @@ export function createCronTool(deps: CronToolDeps): ToolImplementation<CronArgs>
             now(),
           );
           deps.scheduler?.poke();
-          const v = view(job);
+          const v = await view(job);
           return text(`Scheduled "${job.name}" (${v.schedule}) in ${v.target}, id ${job.id}; next run ${v.nextRunAt}.`, v);
         }
         case 'update': {
-          const job = own(args.id);
+          const job = await own(args.id);
           if (!('schedule' in job)) return job;
           const schedule = scheduleFrom(args, now());
           if (!schedule.ok) return fail(schedule.error);
@@ -177,31 +177,31 @@ export function createCronTool(deps: CronToolDeps): ToolImplementation<CronArgs>
           }
           const changed = Object.entries(patch).filter(([, v]) => v !== undefined).map(([k]) => k);
           if (changed.length === 0) return fail('update needs one of name, message, cron/everyMs/at, target, enabled or missed');
-          const updated = deps.jobs.update(job.id, patch, now())!;
+          const updated = (await deps.jobs.update(job.id, patch, now()))!;
           deps.scheduler?.poke();
-          const v = view(updated);
+          const v = await view(updated);
           const state = updated.enabled ? `enabled, next run ${v.nextRunAt}` : 'paused';
           return text(`Job ${updated.id} updated (${changed.join(', ')}): ${v.schedule} in ${v.target}, ${state}.`, v);
         }
         case 'remove': {
-          const job = own(args.id);
+          const job = await own(args.id);
           if (!('schedule' in job)) return job;
-          deps.jobs.remove(job.id);
+          await deps.jobs.remove(job.id);
           deps.scheduler?.poke();
           return text(`Removed job ${job.id} ("${job.name}").`, { removed: job.id, name: job.name });
         }
         case 'run': {
-          const job = own(args.id);
+          const job = await own(args.id);
           if (!('schedule' in job)) return job;
           if (!deps.scheduler) return fail('cron jobs run only inside `warden start`; the job is stored and will run there.');
-          const started = deps.scheduler.runNow(job);
+          const started = await deps.scheduler.runNow(job);
           if (!started.ok) return fail(started.reason);
           return text(`Started job ${job.id} ("${job.name}") now; its answer goes to ${describeTarget(job.target)}.`, { started: job.id, name: job.name, runId: started.runId, target: describeTarget(job.target) });
         }
         case 'runs': {
-          const job = own(args.id);
+          const job = await own(args.id);
           if (!('schedule' in job)) return job;
-          const runs = deps.jobs.runs(job.id).map(runView);
+          const runs = (await deps.jobs.runs(job.id)).map(runView);
           return text(runs.length ? JSON.stringify(runs, null, 2) : 'No runs yet.', { id: job.id, name: job.name, runs });
         }
       }
