@@ -16,7 +16,7 @@ import {
 } from 'discord.js';
 import type { ApprovalRequest } from '../../src/approvals/types.js';
 import { ConfigError } from '../../src/config/errors.js';
-import type { DiscordConfig } from '../../src/config/schema/channels.js';
+import type { DiscordAdapterConfig as DiscordConfig } from '../../src/config/schema/channels.js';
 import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
 import type { SkillCommandSpec } from '../../src/skills/commands.js';
 import { log } from '../../src/log.js';

@@ -37,6 +37,7 @@ export async function inboundFromDiscord(message: Message, botId: string): Promi
     ...placeOf(channel, channel.id, message.inGuild() ? message.guildId : null, message.client),
     senderId: message.author.id,
     senderName: message.author.globalName ?? message.author.username,
+    ...rolesOf(message.member),
     // Raw text: the router strips the leading mention, so a mention mid-sentence keeps its place.
     text: message.content,
     mentionsBot: message.mentions.users.has(botId),
@@ -64,10 +65,18 @@ export async function inboundFromCommand(interaction: ChatInputCommandInteractio
     ...placeOf(channel, interaction.channelId, interaction.inGuild() ? interaction.guildId : null, interaction.client),
     senderId: interaction.user.id,
     senderName: interaction.user.globalName ?? interaction.user.username,
+    ...rolesOf(interaction.inCachedGuild() ? interaction.member : null),
     text,
     mentionsBot: false,
     messageId: interaction.id,
     receivedAt: interaction.createdTimestamp,
     invocationId: interaction.id,
   };
+}
+
+/** The sender's guild roles for role bindings; `@everyone` (the guild's own id) is no role. */
+function rolesOf(member: Message['member'] | null): Pick<InboundMessage, 'senderRoles'> {
+  if (!member) return {};
+  const roles = [...member.roles.cache.keys()].filter((id) => id !== member.guild.id);
+  return roles.length > 0 ? { senderRoles: roles } : {};
 }

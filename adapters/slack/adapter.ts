@@ -15,7 +15,7 @@ import {
 } from '@slack/bolt';
 import type { ApprovalRequest } from '../../src/approvals/types.js';
 import { ConfigError } from '../../src/config/errors.js';
-import type { SlackConfig } from '../../src/config/schema/channels.js';
+import type { SlackAdapterConfig as SlackConfig } from '../../src/config/schema/channels.js';
 import type { SkillCommandSpec } from '../../src/skills/commands.js';
 import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
 import { log } from '../../src/log.js';

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { APPROVAL_DECISIONS, type ApprovalDecision, type ApprovalRequest } from '../../src/approvals/types.js';
 import { ConfigError } from '../../src/config/errors.js';
-import type { WebConfig } from '../../src/config/schema/channels.js';
+import type { WebAdapterConfig as WebConfig } from '../../src/config/schema/channels.js';
 import { WEB_LOCAL_USER } from '../../src/gateway/approval-clicks.js';
 import type { ChatAdapter, InboundMessage, OnApprovalClick, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
 import { log } from '../../src/log.js';

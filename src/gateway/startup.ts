@@ -561,8 +561,11 @@ async function restartChangedAdapters(
 }
 
 /** The approval service's view of owners and approvers: read from the current config at each use. */
-function approvalConfigOf(current: () => WardenConfig): Pick<WardenConfig, 'owners' | 'approvals'> {
+function approvalConfigOf(current: () => WardenConfig): Pick<WardenConfig, 'owners' | 'approvals' | 'channels'> {
   return {
+    get channels() {
+      return current().channels;
+    },
     get owners() {
       return withWebLocalOwner(current()).owners;
     },

@@ -8,6 +8,7 @@ import { elevatedConfig } from './elevated.js';
 import { toolSearchConfig } from './tool-search.js';
 import { webToolsConfig } from './web.js';
 import { gatewayConfig } from './gateway.js';
+import { bindingsConfig, checkBindings } from './bindings.js';
 import {
   byProviderEntry,
   profileId,
@@ -315,9 +316,13 @@ export const wardenConfigSchema = z.strictObject({
   media: mediaConfig.optional(),
   /** The owner's control plane: the HTTP tools API, paired nodes, config reload. */
   gateway: gatewayConfig.optional(),
+  /** Which agent answers where (OpenClaw's bindings): most specific match first, config order within a tier. */
+  bindings: bindingsConfig.default([]),
   /** Where SQLite and other state live; `WARDEN_DATA_DIR` overrides. */
   dataDir: z.string().default('./data'),
-}).superRefine(checkMediaProviders);
+})
+  .superRefine(checkMediaProviders)
+  .superRefine(checkBindings);
 
 export type WardenConfig = z.infer<typeof wardenConfigSchema>;
 export type WardenConfigInput = z.input<typeof wardenConfigSchema>;
@@ -325,5 +330,6 @@ export { WEB_SEARCH_PROVIDERS, type WebFetchConfig, type WebSearchConfig, type W
 export type { MediaUnderstandingConfig, MediaModelEntry, MediaCapability } from './media-understanding.js';
 export type { SessionVisibility, AgentToAgentConfig, CrossContextConfig } from './cross-context.js';
 export type { ElevatedConfig } from './elevated.js';
+export type { BindingEntry, BindingMatch } from './bindings.js';
 export type { ToolSearchConfig } from './tool-search.js';
 export { isLoopbackHost, type GatewayConfig, type GatewayHttpConfig, type GatewayNodesConfig } from './gateway.js';
