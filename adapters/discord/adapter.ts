@@ -19,6 +19,7 @@ import { ConfigError } from '../../src/config/errors.js';
 import type { DiscordAdapterConfig as DiscordConfig } from '../../src/config/schema/channels.js';
 import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
 import type { SkillCommandSpec } from '../../src/skills/commands.js';
+import type { StreamSurface } from '../../src/gateway/reply-stream.js';
 import { log } from '../../src/log.js';
 import { cardDestinations, type AdapterDeps } from '../common/adapter-deps.js';
 import { alreadyResolvedText, CLICK_FAILED_TEXT, decodeApprovalAction, INVALID_ACTION_TEXT, isApprovalAction, NOT_APPROVER_TEXT, NOT_FOUND_TEXT } from '../common/approval-card.js';
@@ -33,6 +34,8 @@ import { inboundFromCommand, inboundFromDiscord } from './inbound.js';
 export const DISCORD_MESSAGE_LIMIT = 2_000;
 /** Replies longer than this go out as a file with a short note instead of a wall of messages. */
 export const DISCORD_LONG_REPLY = 8_000;
+/** Least time between two writes of a streamed reply. */
+export const DISCORD_STREAM_INTERVAL_MS = 1_000;
 /** Discord shows "typing" for about 10 s per call. */
 const TYPING_REFRESH_MS = 8_000;
 /** An interaction token is valid for 15 minutes; later answers go to the channel instead. */
@@ -170,6 +173,30 @@ export function createDiscordAdapter(
       const last = i === chunks.length - 1;
       await post(channelId, { content, ...safeMentions, ...(i === 0 ? reference : {}) }, last && file ? [attach(file)] : undefined);
     }
+  }
+
+  /**
+   * A reply streamed into one message edited in place, continued in the next at the length
+   * limit. Discord allows about five edits per five seconds in a channel: one write a second
+   * leaves room for the rest of the conversation. A slash command's answer goes through its
+   * interaction instead (`send`), so it is not streamed.
+   */
+  function streamTo(target: ReplyTarget): StreamSurface | undefined {
+    if (target.invocationId !== undefined && !target.dmUserId) return undefined;
+    const safeMentions = { allowed_mentions: { parse: ['users'] } };
+    return {
+      limit: DISCORD_MESSAGE_LIMIT,
+      minIntervalMs: DISCORD_STREAM_INTERVAL_MS,
+      async post(text) {
+        return (await post(await channelOf(target), { content: text, ...safeMentions })).id;
+      },
+      async edit(id, text) {
+        await rest().patch(Routes.channelMessage(await channelOf(target), id), { body: { content: text, ...safeMentions } });
+      },
+      async remove(id) {
+        await rest().delete(Routes.channelMessage(await channelOf(target), id));
+      },
+    };
   }
 
   /** Typing indicators still running; stopping the adapter ends them all. */
@@ -329,6 +356,7 @@ export function createDiscordAdapter(
       if (registers && client?.isReady()) void register();
     },
     send,
+    streamTo,
     typing,
     approvals: { provider: 'discord', show, update: (request) => update(request) },
     async stop() {

@@ -17,12 +17,14 @@ import type { ApprovalRequest } from '../../src/approvals/types.js';
 import { ConfigError } from '../../src/config/errors.js';
 import type { SlackAdapterConfig as SlackConfig } from '../../src/config/schema/channels.js';
 import type { SkillCommandSpec } from '../../src/skills/commands.js';
+import type { StreamSurface } from '../../src/gateway/reply-stream.js';
 import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
 import { log } from '../../src/log.js';
 import { cardDestinations, type AdapterDeps } from '../common/adapter-deps.js';
 import { alreadyResolvedText, CLICK_FAILED_TEXT, decodeApprovalAction, INVALID_ACTION_TEXT, NOT_APPROVER_TEXT, NOT_FOUND_TEXT } from '../common/approval-card.js';
 import { memoryCardStore, type CardRef } from '../common/card-store.js';
 import { chunkText } from '../common/chunk-text.js';
+import { toMrkdwn } from './mrkdwn.js';
 import { answersPrivately, slackCommandText } from '../common/native-commands.js';
 import { RecentIds } from '../common/recent-ids.js';
 import { APPROVAL_ACTION_PATTERN, escapeMrkdwn, mention, slackCard } from './card.js';
@@ -32,6 +34,8 @@ import { inboundFromSlack, inboundFromSlackCommand, type SlackMessageEvent } fro
 export const SLACK_CHUNK = 3_000;
 /** Replies longer than this go out as a file with a short note. */
 export const SLACK_LONG_REPLY = 12_000;
+/** Least time between two writes of a streamed reply. */
+export const SLACK_STREAM_INTERVAL_MS = 1_200;
 /** A slash command's response_url takes 5 posts within 30 minutes. */
 const RESPONSE_URL_USES = 5;
 const RESPONSE_URL_MS = 29 * 60_000;
@@ -145,7 +149,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     let sent = 0;
     try {
       for (const text of chunks) {
-        await pending.respond({ text, response_type, replace_original: false });
+        await pending.respond({ text: toMrkdwn(text), response_type, replace_original: false });
         sent++;
       }
     } catch (err) {
@@ -170,9 +174,39 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
       return;
     }
     for (const chunk of chunkText(text, SLACK_CHUNK)) {
-      await web().chat.postMessage({ channel, text: chunk, ...(thread ? { thread_ts: thread } : {}) });
+      await web().chat.postMessage({ channel, text: toMrkdwn(chunk), ...(thread ? { thread_ts: thread } : {}) });
     }
     if (file) await upload(channel, thread, file);
+  }
+
+  /**
+   * A reply streamed into one message updated in place (chat.update is Tier 3, about 50 a
+   * minute: one write every 1.2 s keeps a stream within it), continued at the chunk limit.
+   * A slash command's answer goes through its response_url instead.
+   */
+  function streamTo(target: ReplyTarget): StreamSurface | undefined {
+    if (target.invocationId !== undefined && !target.dmUserId) return undefined;
+    // The channel each message of this stream is in (a DM's id comes back from the post).
+    const streamChannels = new Map<string, string>();
+    const where = async () => ({ channel: target.dmUserId ? await dmChannelOf(target.dmUserId) : target.channelId, thread: target.dmUserId ? undefined : target.threadId });
+    return {
+      limit: SLACK_CHUNK,
+      minIntervalMs: SLACK_STREAM_INTERVAL_MS,
+      async post(text) {
+        const { channel, thread } = await where();
+        const posted = await web().chat.postMessage({ channel, text: toMrkdwn(text), ...(thread ? { thread_ts: thread } : {}) });
+        if (!posted.ts) throw new Error('chat.postMessage answered no ts');
+        streamChannels.set(posted.ts, posted.channel ?? channel);
+        return posted.ts;
+      },
+      async edit(ts, text) {
+        await web().chat.update({ channel: streamChannels.get(ts) ?? (await where()).channel, ts, text: toMrkdwn(text) });
+      },
+      async remove(ts) {
+        await web().chat.delete({ channel: streamChannels.get(ts) ?? (await where()).channel, ts });
+        streamChannels.delete(ts);
+      },
+    };
   }
 
   async function show(request: ApprovalRequest): Promise<void> {
@@ -323,6 +357,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
       logger.info({ mode, url: server ? (server.address() as AddressInfo).port : undefined }, 'slack adapter ready');
     },
     send,
+    streamTo,
     setSkillCommands(specs) {
       skillCommands = [...specs];
     },

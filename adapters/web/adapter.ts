@@ -7,6 +7,7 @@ import { APPROVAL_DECISIONS, type ApprovalDecision, type ApprovalRequest } from 
 import { ConfigError } from '../../src/config/errors.js';
 import type { WebAdapterConfig as WebConfig } from '../../src/config/schema/channels.js';
 import { WEB_LOCAL_USER } from '../../src/gateway/approval-clicks.js';
+import type { StreamSurface } from '../../src/gateway/reply-stream.js';
 import type { ChatAdapter, InboundMessage, OnApprovalClick, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
 import { log } from '../../src/log.js';
 import { registerServer } from '../../src/net/index.js';
@@ -20,6 +21,8 @@ import { PAGE_CSS, PAGE_HTML, PAGE_JS } from './page.js';
 export const WEB_CHANNEL_ID = 'web';
 /** Longest message the page may send. */
 export const WEB_MAX_INPUT = 20_000;
+/** A streamed reply is one bubble, however long. */
+const WEB_STREAM_LIMIT = 1_000_000;
 /** What a reconnecting tab gets back. */
 const HISTORY_LIMIT = 200;
 
@@ -36,7 +39,15 @@ export interface WebCard {
 export { WEB_LOCAL_USER };
 
 /** A message on the page; `id` is the page's own id of a message it sent; `approvalId` an approval's outcome, shown under its card. */
-export type WebMessage = { role: 'user' | 'bot' | 'notice'; text: string; at: number; id?: string | undefined; approvalId?: string | undefined };
+export type WebMessage = {
+  role: 'user' | 'bot' | 'notice';
+  text: string;
+  at: number;
+  id?: string | undefined;
+  approvalId?: string | undefined;
+  /** The streamed bubble this final reply replaces. */
+  streamId?: string | undefined;
+};
 
 /**
  * Frames the server sends; the page's script handles each `type`. `history` comes first on
@@ -48,7 +59,9 @@ export type ServerFrame =
   | { type: 'card'; card: WebCard }
   | { type: 'pending'; cards: WebCard[] }
   | { type: 'ack'; id: string; status: 'accepted' | 'duplicate' | 'refused'; reason?: string }
-  | { type: 'typing'; on: boolean };
+  | { type: 'typing'; on: boolean }
+  /** A reply as it is written: the whole text so far of bubble `id` ('' removes it); the final reply follows as a `message` with `streamId`. */
+  | { type: 'stream'; id: string; text: string };
 
 export interface WebAdapterDeps {
   onApprovalClick: OnApprovalClick;
@@ -368,6 +381,27 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
     async send(_target: ReplyTarget, message: OutboundMessage) {
       const text = message.attachment ? `${message.text}\n\n${message.attachment.name}:\n\`\`\`\n${message.attachment.content}\n\`\`\`` : message.text;
       say({ role: 'bot', text, at: Date.now(), ...(message.linkedApproval ? { approvalId: message.linkedApproval } : {}) });
+    },
+    streamTo(): StreamSurface | undefined {
+      // Every change is sent as it comes (token by token); a socket write is cheap and ordered.
+      return {
+        limit: WEB_STREAM_LIMIT,
+        minIntervalMs: 0,
+        async post(text) {
+          const id = randomUUID();
+          broadcast({ type: 'stream', id, text });
+          return id;
+        },
+        async edit(id, text) {
+          broadcast({ type: 'stream', id, text });
+        },
+        async remove(id) {
+          broadcast({ type: 'stream', id, text: '' });
+        },
+        async complete(ids, text) {
+          if (text !== '') say({ role: 'bot', text, at: Date.now(), ...(ids[0] ? { streamId: ids[0] } : {}) });
+        },
+      };
     },
     typing() {
       typingCount++;

@@ -172,10 +172,38 @@ export const PAGE_JS = `
     return el;
   }
 
+  /** Bubbles of replies being written, by stream id; the final message takes their place. */
+  const streams = new Map();
+
+  function showStream(id, text) {
+    let el = streams.get(id);
+    if (text === '') {
+      if (el) el.remove();
+      streams.delete(id);
+      return;
+    }
+    if (!el) {
+      el = messageEl('bot', '');
+      el.classList.add('streaming');
+      streams.set(id, el);
+      list.appendChild(el);
+    }
+    el.replaceChildren();
+    renderText(el, text);
+    scrollDown();
+  }
+
   function addMessage(m) {
     // This tab's own message coming back from the server: its bubble is already here.
     if (m.role === 'user' && m.id && bubbles.has(m.id)) return;
     const el = messageEl(m.role, m.text);
+    const streamed = m.streamId ? streams.get(m.streamId) : undefined;
+    if (streamed) {
+      streams.delete(m.streamId);
+      streamed.replaceWith(el);
+      scrollDown();
+      return;
+    }
     if (m.id) {
       el.dataset.id = m.id;
       bubbles.set(m.id, el);
@@ -381,6 +409,7 @@ export const PAGE_JS = `
       switch (frame.type) {
         case 'history':
           list.replaceChildren();
+          streams.clear();
           cards.clear();
           bubbles.clear();
           sessionEl.textContent = frame.session || '';
@@ -414,6 +443,9 @@ export const PAGE_JS = `
           break;
         case 'typing':
           typingEl.hidden = !frame.on;
+          break;
+        case 'stream':
+          showStream(frame.id, frame.text);
           break;
       }
     });

@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentRuntime, SessionContextRecorder, ToolExecutor } from '../agent/index.js';
+import type { TurnEvent } from '../agent/types.js';
+import { ReplyStream, toolProgressLine } from './reply-stream.js';
+import { streamingFor } from './streaming-setting.js';
 import type { WardenConfig } from '../config/index.js';
 import { log } from '../log.js';
 import type { TurnContext } from '../policy/context.js';
@@ -473,7 +476,17 @@ export class Gateway {
   private async turnReply(route: Route, signal: AbortSignal, view: GatewayConfigView, origin?: QueuedItem['origin'], runId?: string): Promise<OutboundMessage | undefined> {
     const { agent } = view;
     if (!agent || route.context.model === undefined) return { text: NO_MODEL_HINT };
+    const stream = this.openStream(route, view);
     const outcome = await agent.runTurn({
+      ...(stream
+        ? {
+            onTextDelta: (delta: string) => stream.append(delta),
+            onEvent: (event: TurnEvent) => {
+              if (event.type === 'toolCall') stream.progress(toolProgressLine(event.tool));
+              else if (event.type === 'modelCall' && event.round > 1) stream.newRound();
+            },
+          }
+        : {}),
       sessionKey: route.sessionKey,
       turn: route.context,
       // An approval's outcome is Warden's own text (the call's output inside it is wrapped as untrusted).
@@ -484,7 +497,36 @@ export class Gateway {
       deferApprovals: true,
     });
     if (outcome.status === 'failed') log.warn({ sessionKey: route.sessionKey, error: outcome.error }, 'turn failed');
+    if (stream && (await stream.finish(outcome.reply))) {
+      log.debug({ sessionKey: route.sessionKey, ...stream.stats }, 'reply streamed');
+      this.streamSent(route, outcome.reply);
+      return undefined;
+    }
     return { text: outcome.reply };
+  }
+
+  /**
+   * A stream for this turn's reply, where the platform can edit in place and `streaming` is on
+   * for the conversation. Never with a message_sending hook: it may rewrite or cancel a reply,
+   * so it must see the text before anyone does.
+   */
+  private openStream(route: Route, view: GatewayConfigView): ReplyStream | undefined {
+    const adapter = this.adapters.get(route.replyTo.provider);
+    if (!adapter?.streamTo || this.options.hooks?.has('message_sending')) return undefined;
+    const c = route.context;
+    const where = { provider: route.replyTo.provider, guildId: c.guildId, guildName: c.guildName, channelId: c.channelId, channelName: c.channelName };
+    if (!streamingFor(view.config, where)) return undefined;
+    const surface = adapter.streamTo(route.replyTo);
+    return surface ? new ReplyStream(surface) : undefined;
+  }
+
+  /** message_sent for a streamed reply, as `sendWithHooks` fires it for a plain one. */
+  private streamSent(route: Route, text: string): void {
+    const hooks = this.options.hooks;
+    if (!hooks?.has('message_sent')) return;
+    const target = route.replyTo;
+    const to = target.dmUserId ? `dm:${target.dmUserId}` : target.channelId;
+    void hooks.runVoid('message_sent', { to, content: text, success: true, sessionKey: route.sessionKey }, messageHookContext(target, { sessionKey: route.sessionKey, turn: route.context }));
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { StreamSurface } from './reply-stream.js';
 import type { ApprovalDecision, ApprovalRenderer, ApprovalRequest } from '../approvals/types.js';
 import type { ChatType } from '../policy/context.js';
 import type { SkillCommandSpec } from '../skills/commands.js';
@@ -96,6 +97,11 @@ export interface ChatAdapter {
   setSkillCommands?(specs: readonly SkillCommandSpec[]): void;
   /** `/new`: switches the conversation of `target` to a fresh session and returns its id (web chat). */
   newSession?(target: ReplyTarget): Promise<string>;
+  /**
+   * A reply streamed into `target` (`reply-stream.ts` drives it); undefined where this target
+   * cannot be streamed into (a slash command's own answer).
+   */
+  streamTo?(target: ReplyTarget): StreamSurface | undefined;
 }
 
 /** A button click on an approval card, as an adapter hands it to the router. */

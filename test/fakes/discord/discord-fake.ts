@@ -366,6 +366,12 @@ export class DiscordFake {
       if (invalid) return sendJson(res, 400, { code: 50035, message: `Invalid Form Body: ${invalid}` });
       return sendJson(res, 200, this.editMessage(existing, r.body));
     }
+    if (method === 'DELETE' && (m = path.match(/^\/channels\/(\d+)\/messages\/(\d+)$/))) {
+      const existing = this.messages.get(m[2]!);
+      if (!existing || existing.channel_id !== m[1]) return sendJson(res, 404, { code: 10008, message: 'Unknown Message' });
+      this.messages.delete(m[2]!);
+      return sendJson(res, 204, undefined);
+    }
     if (method === 'GET' && (m = path.match(/^\/channels\/(\d+)$/))) {
       const channel = this.channel(m[1]!);
       const guild = this.guildOf(m[1]!);
