@@ -15,7 +15,7 @@ import { alreadyResolvedText, cardTitle, DECISION_LABEL, NOT_APPROVER_TEXT, NOT_
 import { checkBind, checkRequestOrigin, isLoopbackHost, TOKEN_COOKIE, tokenFromRequest, tokensMatch } from './access.js';
 import { RecentIds } from '../common/recent-ids.js';
 import type { WebHistory } from './history.js';
-import { PAGE_CSS, PAGE_HTML, PAGE_JS } from './page.js';
+import { FAVICON_SVG, MARKDOWN_IT_JS, PAGE_CSS, PAGE_HTML, PAGE_JS } from './page.js';
 
 /** The conversation id of the web chat; there is one, shared by every open tab. */
 export const WEB_CHANNEL_ID = 'web';
@@ -257,6 +257,12 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
         return;
       case '/app.css':
         reply(200, 'text/css; charset=utf-8', PAGE_CSS);
+        return;
+      case '/markdown-it.js':
+        reply(200, 'text/javascript; charset=utf-8', MARKDOWN_IT_JS);
+        return;
+      case '/favicon.svg':
+        reply(200, 'image/svg+xml', FAVICON_SVG);
         return;
       default:
         reply(404, 'text/plain; charset=utf-8', 'not found');

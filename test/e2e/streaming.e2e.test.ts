@@ -169,4 +169,15 @@ describe('streamed replies on Slack', () => {
     const added = figures('slack', model.requests[before]!.eventTimes![1], posts[0]!.at, { 'chat.postMessage': posts.length, 'chat.update': calls.length - posts.length });
     expect(added).toBeLessThanOrEqual(300);
   });
+
+  it('the model\'s Markdown arrives as mrkdwn: bold, links, bullets, a table as a code block', async () => {
+    const warden = await start({ slack: { botToken: 'xoxb-fake', signingSecret: 'secret', apiUrl: slack.apiUrl, port: 0, host: '127.0.0.1' } });
+    const url = (warden.adapters.find((a) => a.provider === 'slack') as SlackAdapter).eventsUrl!;
+    script = [{ kind: 'reply', text: '## Status\n- **api** is up, see [the board](https://status.test/board)\n\n| svc | ok |\n| --- | --- |\n| api | yes |' }];
+    const event = slack.messageEvent({ user: 'U0000ALICE', channel: 'C0000DEV', text: `<@${slack.bot.userId}> status`, type: 'app_mention' });
+    await slack.sendEvent(url, slack.envelope(event), { secret: 'secret' });
+    const expected = '*Status*\n• *api* is up, see <https://status.test/board|the board>\n\n```\nsvc | ok\n----+----\napi | yes\n```';
+    const read = () => [...slack.messages.values()].filter((m) => m.channel === 'C0000DEV').map((m) => m.text).slice(-1);
+    await settled(read, expected);
+  });
 });
