@@ -17,6 +17,8 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandRun
   invoke: { summary: 'run one tool call through the surface and the whole call chain', load: async () => (await import('./cli/invoke.js')).run },
   approvals: { summary: 'pending and decided approvals, allow-always grants; revoke and resolve', load: async () => (await import('./cli/approvals.js')).run },
   node: { summary: 'run this machine as a node of a running Warden (pairs once, then answers calls)', load: async () => (await import('./cli/node.js')).run },
+  discord: { summary: 'invite: the bot invite URL with the permissions, scopes and intents Warden needs', load: async () => (await import('./cli/setup.js')).discord },
+  slack: { summary: 'manifest: a Slack app manifest (scopes, events, interactivity, /warden), Socket Mode or HTTP', load: async () => (await import('./cli/setup.js')).slack },
   start: { summary: 'run the bot: Discord and Slack when configured, the web chat otherwise', load: async () => (await import('./cli/start.js')).run },
 };
 

@@ -48,7 +48,7 @@ const dialogs: string[] = [];
 const outside: string[] = [];
 
 beforeAll(async () => {
-  adapter = createWebAdapter({ host: '127.0.0.1', port: 0 }, { token: TOKEN, onApprovalClick: async () => ({ kind: 'not-found' }) });
+  adapter = createWebAdapter({ host: '127.0.0.1', port: 0, token: undefined }, { token: TOKEN, onApprovalClick: async () => ({ kind: 'not-found' }) });
   await adapter.start(async () => undefined);
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
   page = await browser.newPage();
