@@ -17,7 +17,8 @@ import {
 import type { ApprovalRequest } from '../../src/approvals/types.js';
 import { ConfigError } from '../../src/config/errors.js';
 import type { DiscordAdapterConfig as DiscordConfig } from '../../src/config/schema/channels.js';
-import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
+import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundFile, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
+import { fitFiles, withNotes } from '../common/outbound-files.js';
 import type { SkillCommandSpec } from '../../src/skills/commands.js';
 import type { StreamSurface } from '../../src/gateway/reply-stream.js';
 import { log } from '../../src/log.js';
@@ -36,6 +37,9 @@ export const DISCORD_MESSAGE_LIMIT = 2_000;
 export const DISCORD_LONG_REPLY = 8_000;
 /** Least time between two writes of a streamed reply. */
 export const DISCORD_STREAM_INTERVAL_MS = 1_000;
+/** Discord's upload limit for a server without boosts (10 MiB), and its attachments per message. */
+export const DISCORD_FILE_LIMIT = 10 * 1024 * 1024;
+const DISCORD_MAX_FILES = 10;
 /** Discord shows "typing" for about 10 s per call. */
 const TYPING_REFRESH_MS = 8_000;
 /** An interaction token is valid for 15 minutes; later answers go to the channel instead. */
@@ -55,6 +59,7 @@ export interface DiscordAdapter extends ChatAdapter {
 }
 
 const attach = (file: { name: string; content: string }): RawFile => ({ name: file.name, data: Buffer.from(file.content, 'utf8') });
+const rawFile = (file: OutboundFile): RawFile => ({ name: file.name, data: file.data, contentType: file.mimeType });
 
 /**
  * The Discord adapter: discord.js for the gateway, its REST client for posting. Normalises
@@ -140,14 +145,16 @@ export function createDiscordAdapter(
     invocations.delete(invocationId);
     if (!pending || Date.now() - pending.at > INTERACTION_TOKEN_MS) return false;
     const { interaction, ephemeral } = pending;
-    const { chunks, file } = replyChunks(message);
+    const { fit, notes } = fitFiles(message.files, { maxBytes: DISCORD_FILE_LIMIT, maxFiles: DISCORD_MAX_FILES });
+    const { chunks, file } = replyChunks({ ...message, text: withNotes(message.text, notes) });
     // A deferred reply left empty would show "thinking…" until the token runs out.
     if (chunks.length === 0) chunks.push('(no reply)');
     const allowedMentions = { parse: ['users' as const] };
     let sent = 0;
     try {
       for (const [i, content] of chunks.entries()) {
-        const files = i === chunks.length - 1 && file ? [{ attachment: Buffer.from(file.content, 'utf8'), name: file.name }] : [];
+        const files =
+          i === chunks.length - 1 ? [...(file ? [{ attachment: Buffer.from(file.content, 'utf8'), name: file.name }] : []), ...fit.map((f) => ({ attachment: f.data, name: f.name }))] : [];
         if (i === 0) await interaction.editReply({ content, allowedMentions, files });
         else await interaction.followUp({ content, allowedMentions, files, ...(ephemeral ? { flags: MessageFlags.Ephemeral } : {}) });
         sent++;
@@ -167,11 +174,14 @@ export function createDiscordAdapter(
     // An approval's outcome replies to its card when the card is in this channel.
     const card = message.linkedApproval ? (await cards.get(message.linkedApproval)).find((r) => r.channelId === channelId) : undefined;
     const reference = card ? { message_reference: { message_id: card.messageId, fail_if_not_exists: false } } : {};
-    const { chunks, file } = replyChunks(message);
-    // One at a time: the order of the chunks is the order of the text.
+    const { fit, notes } = fitFiles(message.files, { maxBytes: DISCORD_FILE_LIMIT, maxFiles: DISCORD_MAX_FILES });
+    const { chunks, file } = replyChunks({ ...message, text: withNotes(message.text, notes) });
+    if (chunks.length === 0 && fit.length > 0) chunks.push('');
+    // One at a time: the order of the chunks is the order of the text; the files go with the last.
     for (const [i, content] of chunks.entries()) {
       const last = i === chunks.length - 1;
-      await post(channelId, { content, ...safeMentions, ...(i === 0 ? reference : {}) }, last && file ? [attach(file)] : undefined);
+      const files = last ? [...(file ? [attach(file)] : []), ...fit.map(rawFile)] : [];
+      await post(channelId, { content, ...safeMentions, ...(i === 0 ? reference : {}) }, files.length > 0 ? files : undefined);
     }
   }
 

@@ -8,7 +8,8 @@ import { ConfigError } from '../../src/config/errors.js';
 import type { WebAdapterConfig as WebConfig } from '../../src/config/schema/channels.js';
 import { WEB_LOCAL_USER } from '../../src/gateway/approval-clicks.js';
 import type { StreamSurface } from '../../src/gateway/reply-stream.js';
-import type { ChatAdapter, InboundMessage, OnApprovalClick, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
+import type { ChatAdapter, InboundMessage, OnApprovalClick, OutboundFile, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
+import { fitFiles, withNotes } from '../common/outbound-files.js';
 import { log } from '../../src/log.js';
 import { registerServer } from '../../src/net/index.js';
 import { alreadyResolvedText, cardTitle, DECISION_LABEL, NOT_APPROVER_TEXT, NOT_FOUND_TEXT, offeredDecisions, outcomeLine, requesterLine } from '../common/approval-card.js';
@@ -21,6 +22,9 @@ import { FAVICON_SVG, MARKDOWN_IT_JS, PAGE_CSS, PAGE_HTML, PAGE_JS } from './pag
 export const WEB_CHANNEL_ID = 'web';
 /** Longest message the page may send. */
 export const WEB_MAX_INPUT = 20_000;
+/** Largest file shown in the page, and how many are kept to be served. */
+const WEB_FILE_LIMIT = 10 * 1024 * 1024;
+const WEB_FILES_KEPT = 64;
 /** A streamed reply is one bubble, however long. */
 const WEB_STREAM_LIMIT = 1_000_000;
 /** What a reconnecting tab gets back. */
@@ -47,6 +51,8 @@ export type WebMessage = {
   approvalId?: string | undefined;
   /** The streamed bubble this final reply replaces. */
   streamId?: string | undefined;
+  /** Files posted with it, served at `url` to this page (kept in memory: gone after a restart). */
+  files?: Array<{ url: string; name: string; mimeType: string; bytes: number }> | undefined;
 };
 
 /**
@@ -141,6 +147,15 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
   let onMessage: ((message: InboundMessage) => Promise<void>) | undefined;
   let typingCount = 0;
 
+  /** Files of replies, by an unguessable id; the oldest go first. */
+  const servedFiles = new Map<string, OutboundFile>();
+  const keepFile = (file: OutboundFile): string => {
+    const id = randomBytes(12).toString('hex');
+    servedFiles.set(id, file);
+    while (servedFiles.size > WEB_FILES_KEPT) servedFiles.delete(servedFiles.keys().next().value!);
+    return id;
+  };
+
   const remember = (frame: ServerFrame) => {
     history.push(frame);
     if (history.length > HISTORY_LIMIT) history.splice(0, history.length - HISTORY_LIMIT);
@@ -213,7 +228,7 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
     const headers: Record<string, string> = {
       'x-content-type-options': 'nosniff',
       'referrer-policy': 'no-referrer',
-      'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+      'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; media-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
     };
     const reply = (status: number, type: string, body: string, extra: Record<string, string> = {}) => {
       res.writeHead(status, { ...headers, 'content-type': type, 'cache-control': 'no-store', ...extra });
@@ -261,6 +276,24 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
       case '/markdown-it.js':
         reply(200, 'text/javascript; charset=utf-8', MARKDOWN_IT_JS);
         return;
+      default: {
+        const file = /^\/files\/([0-9a-f]{24})$/.exec(requestUrl.pathname);
+        const found = file ? servedFiles.get(file[1]!) : undefined;
+        if (!found) break;
+        // Raster images and audio show inline; anything else (SVG and HTML included, which could
+        // run script on this origin) is a download of opaque bytes.
+        const inline = /^(image\/(png|jpeg|gif|webp)|audio\/[a-z0-9.+-]+)$/.test(found.mimeType);
+        res.writeHead(200, {
+          ...headers,
+          'content-type': inline ? found.mimeType : 'application/octet-stream',
+          'content-disposition': `${inline ? 'inline' : 'attachment'}; filename="${found.name.replace(/[^\w.-]/g, '_')}"`,
+          'cache-control': 'private, max-age=3600',
+        });
+        res.end(req.method === 'HEAD' ? undefined : found.data);
+        return;
+      }
+    }
+    switch (requestUrl.pathname) {
       case '/favicon.svg':
         reply(200, 'image/svg+xml', FAVICON_SVG);
         return;
@@ -385,8 +418,11 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
       logger.info({ url }, 'web chat listening');
     },
     async send(_target: ReplyTarget, message: OutboundMessage) {
-      const text = message.attachment ? `${message.text}\n\n${message.attachment.name}:\n\`\`\`\n${message.attachment.content}\n\`\`\`` : message.text;
-      say({ role: 'bot', text, at: Date.now(), ...(message.linkedApproval ? { approvalId: message.linkedApproval } : {}) });
+      const { fit, notes } = fitFiles(message.files, { maxBytes: WEB_FILE_LIMIT, maxFiles: 10 });
+      const body = withNotes(message.text, notes);
+      const text = message.attachment ? `${body}\n\n${message.attachment.name}:\n\`\`\`\n${message.attachment.content}\n\`\`\`` : body;
+      const files = fit.map((f) => ({ url: `/files/${keepFile(f)}`, name: f.name, mimeType: f.mimeType, bytes: f.data.length }));
+      say({ role: 'bot', text, at: Date.now(), ...(message.linkedApproval ? { approvalId: message.linkedApproval } : {}), ...(files.length > 0 ? { files } : {}) });
     },
     streamTo(): StreamSurface | undefined {
       // Every change is sent as it comes (token by token); a socket write is cheap and ordered.

@@ -36,6 +36,8 @@ export const PAGE_HTML = `<!doctype html>
 `;
 
 export const PAGE_CSS = `
+.msg .file img { display: block; max-width: 100%; max-height: 24em; margin: .3em 0; border-radius: 4px; }
+.msg .file audio { display: block; margin: .3em 0; }
 .msg.md > :first-child { margin-top: 0; }
 .msg.md > :last-child { margin-bottom: 0; }
 .msg.md { white-space: normal; }
@@ -280,10 +282,37 @@ export const PAGE_JS = `
     scrollDown();
   }
 
+  /** Files of a reply: raster images inline, audio with controls, anything else a download link. */
+  function addFiles(el, files) {
+    for (const f of files || []) {
+      if (typeof f.url !== 'string' || !/^\\/files\\/[0-9a-f]{24}$/.test(f.url)) continue;
+      const box = document.createElement('div');
+      box.className = 'file';
+      if (/^image\\/(png|jpeg|gif|webp)$/.test(f.mimeType)) {
+        const img = document.createElement('img');
+        img.src = f.url;
+        img.alt = f.name;
+        box.appendChild(img);
+      } else if (/^audio\\//.test(f.mimeType)) {
+        const audio = document.createElement('audio');
+        audio.controls = true;
+        audio.src = f.url;
+        box.appendChild(audio);
+      }
+      const a = document.createElement('a');
+      a.href = f.url;
+      a.download = f.name;
+      a.textContent = f.name;
+      box.appendChild(a);
+      el.appendChild(box);
+    }
+  }
+
   function addMessage(m) {
     // This tab's own message coming back from the server: its bubble is already here.
     if (m.role === 'user' && m.id && bubbles.has(m.id)) return;
     const el = messageEl(m.role, m.text);
+    addFiles(el, m.files);
     const streamed = m.streamId ? streams.get(m.streamId) : undefined;
     if (streamed) {
       streams.delete(m.streamId);

@@ -31,7 +31,7 @@ import type { ApproveOutcome } from './approval-clicks.js';
 import type { FollowUpTurn } from './deferred-calls.js';
 import type { ApprovalRequest } from '../approvals/types.js';
 import { buildTurnContext, conversationOf, refreshTurnContext, type Actor } from './turn-context.js';
-import type { ApprovalClick, ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget } from './types.js';
+import type { ApprovalClick, ChatAdapter, InboundMessage, OutboundFile, OutboundMessage, ReplyTarget } from './types.js';
 
 export interface GatewayOptions {
   config: WardenConfig;
@@ -464,7 +464,7 @@ export class Gateway {
       } finally {
         stopTyping();
       }
-      if (reply && reply.text !== '') await this.send(route.replyTo, reply, route);
+      if (reply && (reply.text !== '' || (reply.files?.length ?? 0) > 0)) await this.send(route.replyTo, reply, route);
       if (route.replyTo.threadId !== undefined) this.threads.add(sessionKey);
       item.onDone?.({ ok: true, detail: (reply?.text ?? '').slice(0, 500) });
     } catch (err) {
@@ -477,16 +477,16 @@ export class Gateway {
     const { agent } = view;
     if (!agent || route.context.model === undefined) return { text: NO_MODEL_HINT };
     const stream = this.openStream(route, view);
+    // Files the turn's tools made for the people here (images, speech, screenshots).
+    const files: OutboundFile[] = [];
     const outcome = await agent.runTurn({
-      ...(stream
-        ? {
-            onTextDelta: (delta: string) => stream.append(delta),
-            onEvent: (event: TurnEvent) => {
-              if (event.type === 'toolCall') stream.progress(toolProgressLine(event.tool));
-              else if (event.type === 'modelCall' && event.round > 1) stream.newRound();
-            },
-          }
-        : {}),
+      ...(stream ? { onTextDelta: (delta: string) => stream.append(delta) } : {}),
+      onEvent: (event: TurnEvent) => {
+        if (event.type === 'toolResult' && event.files) files.push(...event.files);
+        if (!stream) return;
+        if (event.type === 'toolCall') stream.progress(toolProgressLine(event.tool));
+        else if (event.type === 'modelCall' && event.round > 1) stream.newRound();
+      },
       sessionKey: route.sessionKey,
       turn: route.context,
       // An approval's outcome is Warden's own text (the call's output inside it is wrapped as untrusted).
@@ -500,9 +500,9 @@ export class Gateway {
     if (stream && (await stream.finish(outcome.reply))) {
       log.debug({ sessionKey: route.sessionKey, ...stream.stats }, 'reply streamed');
       this.streamSent(route, outcome.reply);
-      return undefined;
+      return files.length > 0 ? { text: '', files } : undefined;
     }
-    return { text: outcome.reply };
+    return { text: outcome.reply, ...(files.length > 0 ? { files } : {}) };
   }
 
   /**

@@ -58,6 +58,8 @@ export interface OutboundFile {
   name: string;
   mimeType: string;
   data: Buffer;
+  /** Where it is saved in the workspace, named when the platform cannot take the file. */
+  path?: string | undefined;
 }
 
 /** Where a reply goes: the same conversation (and thread) a message came from, or a user's DM. */
