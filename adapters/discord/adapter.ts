@@ -29,7 +29,7 @@ import { chunkText } from '../common/chunk-text.js';
 import { answersPrivately, isCommandName } from '../common/native-commands.js';
 import { discordCard, mention } from './card.js';
 import { registerCommands } from './commands.js';
-import { inboundFromCommand, inboundFromDiscord } from './inbound.js';
+import { DISCORD_FILE_HOSTS, inboundFromCommand, inboundFromDiscord } from './inbound.js';
 
 /** Discord rejects message content over 2,000 characters. */
 export const DISCORD_MESSAGE_LIMIT = 2_000;
@@ -100,6 +100,9 @@ export function createDiscordAdapter(
     });
     return registration;
   }
+
+  // Discord's file hosts, and the configured REST host (a proxy or the test fake) serving them.
+  const fileHosts = [...DISCORD_FILE_HOSTS, ...(config.apiBaseUrl ? [new URL(config.apiBaseUrl).host] : [])];
 
   const rest = () => {
     if (!client) throw new Error('the Discord adapter is not started');
@@ -342,7 +345,7 @@ export function createDiscordAdapter(
       c.on(Events.MessageCreate, (message: Message) => {
         const botId = c.user?.id;
         if (!botId) return;
-        inboundFromDiscord(message, botId)
+        inboundFromDiscord(message, botId, fileHosts)
           .then((inbound) => (inbound ? onMessage(inbound) : undefined))
           .catch((err: unknown) => logger.error({ err, messageId: message.id }, 'inbound message failed'));
       });

@@ -3,6 +3,7 @@ import type { AgentRuntime, SessionContextRecorder, ToolExecutor } from '../agen
 import type { TurnEvent } from '../agent/types.js';
 import { ReplyStream, toolProgressLine } from './reply-stream.js';
 import { streamingFor } from './streaming-setting.js';
+import { takeInFiles } from './inbound-files.js';
 import type { WardenConfig } from '../config/index.js';
 import { log } from '../log.js';
 import type { TurnContext } from '../policy/context.js';
@@ -36,6 +37,8 @@ import type { ApprovalClick, ChatAdapter, InboundMessage, OutboundFile, Outbound
 export interface GatewayOptions {
   config: WardenConfig;
   adapters: ChatAdapter[];
+  /** An agent's workspace directory, where files people post are saved (`inbox/`); without it they are not taken in. */
+  workspaceOf?: ((agentId: string) => string) | undefined;
   /** The turn loop; undefined when no model is configured (commands still work). */
   agent: AgentRuntime | undefined;
   /** The governed call path shared by turns and `/exec`. */
@@ -476,6 +479,10 @@ export class Gateway {
   private async turnReply(route: Route, signal: AbortSignal, view: GatewayConfigView, origin?: QueuedItem['origin'], runId?: string): Promise<OutboundMessage | undefined> {
     const { agent } = view;
     if (!agent || route.context.model === undefined) return { text: NO_MODEL_HINT };
+    // Files the message carried: images for the model, the rest saved under inbox/ and named.
+    const workspace = route.attachments && origin === undefined ? this.options.workspaceOf?.(route.agentId) : undefined;
+    const inbound = workspace ? await takeInFiles(route.attachments, { workspaceDir: workspace, vision: true, signal }) : undefined;
+    const said = inbound && inbound.notes.length > 0 ? `${route.text}\n\n${inbound.notes.join('\n')}` : route.text;
     const stream = this.openStream(route, view);
     // Files the turn's tools made for the people here (images, speech, screenshots).
     const files: OutboundFile[] = [];
@@ -490,7 +497,12 @@ export class Gateway {
       sessionKey: route.sessionKey,
       turn: route.context,
       // An approval's outcome is Warden's own text (the call's output inside it is wrapped as untrusted).
-      input: origin === 'approval' ? { text: route.text, origin: 'user' } : origin ? { text: route.text, origin } : { text: route.text, senderName: route.context.senderName },
+      input:
+        origin === 'approval'
+          ? { text: route.text, origin: 'user' }
+          : origin
+            ? { text: route.text, origin }
+            : { text: said, senderName: route.context.senderName, ...(inbound && inbound.images.length > 0 ? { images: inbound.images } : {}) },
       signal,
       ...(runId !== undefined ? { runId } : {}),
       // Undecided approvals never hold the conversation: the call is deferred, the turn ends.

@@ -36,7 +36,8 @@ export { modelFor } from './turn-context.js';
 /** Decides where an inbound message goes, or why it is ignored. Pure: no I/O, no state. */
 export function routeMessage(config: WardenConfig, message: InboundMessage, options: RouteOptions = {}): RouteDecision {
   const text = stripLeadingMentions(message.text, message.mentionsBot);
-  if (text === '') return { kind: 'ignore', reason: 'empty' };
+  // A file alone is a message too (a pasted screenshot); nothing at all is not.
+  if (text === '' && !(message.attachments && message.attachments.length > 0)) return { kind: 'ignore', reason: 'empty' };
   // The agent is chosen by `bindings` (the same function `warden tools` uses), else the default one.
   const binding = resolveBinding(config, {
     provider: message.provider,

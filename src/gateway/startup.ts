@@ -292,6 +292,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const gateway = new Gateway({
     config,
     adapters,
+    workspaceOf: (agentId) => agentWorkspace(current(), agentId, baseDir),
     agent: agentRef,
     tools: generation.tools,
     toolReport: generation.toolPath.toolReport,
