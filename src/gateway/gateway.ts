@@ -4,6 +4,7 @@ import type { TurnEvent } from '../agent/types.js';
 import { ReplyStream, toolProgressLine } from './reply-stream.js';
 import { streamingFor } from './streaming-setting.js';
 import { takeInFiles } from './inbound-files.js';
+import { formatUnderstanding, understandAttachments } from '../media-understanding/index.js';
 import type { WardenConfig } from '../config/index.js';
 import { log } from '../log.js';
 import type { TurnContext } from '../policy/context.js';
@@ -37,6 +38,8 @@ import type { ApprovalClick, ChatAdapter, InboundMessage, OutboundFile, Outbound
 export interface GatewayOptions {
   config: WardenConfig;
   adapters: ChatAdapter[];
+  /** Provider keys for speech to text (the environment `warden start` read). */
+  env?: Record<string, string | undefined> | undefined;
   /** An agent's workspace directory, where files people post are saved (`inbox/`); without it they are not taken in. */
   workspaceOf?: ((agentId: string) => string) | undefined;
   /** The turn loop; undefined when no model is configured (commands still work). */
@@ -481,7 +484,7 @@ export class Gateway {
     if (!agent || route.context.model === undefined) return { text: NO_MODEL_HINT };
     // Files the message carried: images for the model, the rest saved under inbox/ and named.
     const workspace = route.attachments && origin === undefined ? this.options.workspaceOf?.(route.agentId) : undefined;
-    const inbound = workspace ? await takeInFiles(route.attachments, { workspaceDir: workspace, vision: true, signal }) : undefined;
+    const inbound = workspace ? await takeInFiles(route.attachments, { workspaceDir: workspace, vision: true, signal, transcribe: this.transcriber(route, view, workspace, signal) }) : undefined;
     const said = inbound && inbound.notes.length > 0 ? `${route.text}\n\n${inbound.notes.join('\n')}` : route.text;
     const stream = this.openStream(route, view);
     // Files the turn's tools made for the people here (images, speech, screenshots).
@@ -515,6 +518,24 @@ export class Gateway {
       return files.length > 0 ? { text: '', files } : undefined;
     }
     return { text: outcome.reply, ...(files.length > 0 ? { files } : {}) };
+  }
+
+  /** Speech to text through the media understanding module, where `tools.media` is configured. */
+  private transcriber(route: Route, view: GatewayConfigView, workspaceDir: string, signal: AbortSignal) {
+    if (!view.config.tools.media) return undefined;
+    return async (file: { id: string; name: string; mimeType: string | undefined; data: Buffer }) => {
+      const [outcome] = await understandAttachments([{ id: file.id, name: file.name, contentType: file.mimeType, data: file.data }], {
+        config: view.config,
+        turn: route.context,
+        sessionKey: route.sessionKey,
+        workspaceDir,
+        modelHasVision: true,
+        signal,
+        ...(this.options.env ? { env: this.options.env } : {}),
+      });
+      if (outcome?.status === 'understood') return { ok: true as const, text: formatUnderstanding([outcome]) };
+      return { ok: false as const, why: outcome?.status === 'failed' ? `transcription failed (${outcome.attempts.map((a) => `${a.by}: ${a.error}`).join('; ')})` : (outcome?.reason ?? 'not understood') };
+    };
   }
 
   /**

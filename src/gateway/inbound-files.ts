@@ -27,12 +27,23 @@ export interface TakenIn {
  * to the model as an image part when the model reads images, and is saved too; any other file
  * is saved under `inbox/` in the agent's workspace, written through the workspace guard (an
  * `inbox` symlink leading out is refused), and named to the model by its path, so `read` and
- * the other tools reach it. Voice messages are named as not transcribed. Names are reduced to
+ * the other tools reach it. Voice messages are transcribed by `transcribe` when given, else named
+ * as not transcribed. Names are reduced to
  * a safe basename; nothing a sender names can choose the directory.
  */
 export async function takeInFiles(
   attachments: readonly InboundAttachment[] | undefined,
-  options: { workspaceDir: string; vision: boolean; now?: Date; signal?: AbortSignal | undefined },
+  options: {
+    workspaceDir: string;
+    vision: boolean;
+    now?: Date;
+    signal?: AbortSignal | undefined;
+    /**
+     * Speech to text for voice messages and audio files (`tools.media.audio`, through the media
+     * understanding module): the text for the model, already marked as untrusted, or why not.
+     */
+    transcribe?: ((file: { id: string; name: string; mimeType: string | undefined; data: Buffer }) => Promise<{ ok: true; text: string } | { ok: false; why: string }>) | undefined;
+  },
 ): Promise<TakenIn> {
   const taken: TakenIn = { images: [], notes: [] };
   const list = attachments ?? [];
@@ -58,7 +69,8 @@ export async function takeInFiles(
       taken.images.push({ type: 'image', data: got.data.toString('base64'), mimeType: kind.mimeType });
       taken.notes.push(`[image ${label} attached above; ${where}]`);
     } else if (a.voice || a.mimeType?.startsWith('audio/')) {
-      taken.notes.push(`[voice message ${label}, ${where}; it is not transcribed: no speech-to-text model is configured]`);
+      const heard = options.transcribe ? await options.transcribe({ id: a.id, name: label, mimeType: a.mimeType, data: got.data }) : { ok: false as const, why: 'no speech-to-text model is configured (tools.media.audio)' };
+      taken.notes.push(heard.ok ? `[voice message ${label}, ${where}]\n${heard.text}` : `[voice message ${label}, ${where}; it is not transcribed: ${heard.why}]`);
     } else {
       taken.notes.push(`[file ${label} (${got.data.length} bytes, ${kind.kind === 'image' ? kind.mimeType : (a.mimeType ?? kind.kind)}) ${where}]`);
     }

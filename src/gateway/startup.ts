@@ -293,6 +293,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     config,
     adapters,
     workspaceOf: (agentId) => agentWorkspace(current(), agentId, baseDir),
+    env,
     agent: agentRef,
     tools: generation.tools,
     toolReport: generation.toolPath.toolReport,
