@@ -1,5 +1,6 @@
 import { parseArgs, processIO, type CliIO, type CommandRunner, EXIT } from './cli/args.js';
 import { closest } from './config/errors.js';
+import { setCommandLogLevel } from './log.js';
 
 /**
  * Command table. Each command lives in its own module under `cli/` and is loaded on demand, so
@@ -45,6 +46,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     io.stderr(`warden: unknown command "${args.command}"${hint ? ` (did you mean "${hint}"?)` : ''}\n${USAGE()}`);
     return EXIT.badInput;
   }
+  setCommandLogLevel(args.command);
   const run = await command.load();
   return run(args, io);
 }

@@ -35,7 +35,8 @@ export interface WebCard {
   title: string;
   status: ApprovalRequest['status'];
   fullText: string;
-  facts: Array<{ label: string; value: string }>;
+  /** `at`: a time (ms), shown in the viewer's locale and time zone; `value` is its ISO form. */
+  facts: Array<{ label: string; value: string; at?: number | undefined }>;
   buttons: Array<{ decision: ApprovalDecision; label: string }>;
   outcome: string;
 }
@@ -101,7 +102,7 @@ export function webCard(request: ApprovalRequest): WebCard {
     { label: 'Agent', value: request.agentId },
     ...(requesterLine(request, youName) ? [{ label: 'Requested by', value: requesterLine(request, youName) }] : []),
     ...request.facts,
-    { label: 'Expires', value: new Date(request.expiresAt).toLocaleString('en-GB', { timeZone: 'UTC' }) + ' UTC' },
+    { label: 'Expires', value: new Date(request.expiresAt).toISOString(), at: request.expiresAt },
     { label: 'ID', value: request.id },
   ];
   return {

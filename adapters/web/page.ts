@@ -417,7 +417,16 @@ export const PAGE_JS = `
       const dt = document.createElement('dt');
       dt.textContent = f.label;
       const dd = document.createElement('dd');
-      dd.textContent = f.value;
+      if (typeof f.at === 'number') {
+        // The viewer's own locale and time zone; the ISO time on hover and for machines.
+        const time = document.createElement('time');
+        time.dateTime = f.value;
+        time.title = f.value;
+        time.textContent = new Date(f.at).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+        dd.appendChild(time);
+      } else {
+        dd.textContent = f.value;
+      }
       dl.append(dt, dd);
     }
     if (withFacts) el.appendChild(dl);
