@@ -1,10 +1,19 @@
 // One turn's tool surface: (a) the core catalog, (b) core + 1,000 synthetic plugin tools, both
 // under a config with a glob policy at every pipeline step. Target for (b): ≤ 1 ms median.
+// Then Warden against OpenClaw's applyToolPolicyPipeline on the same 9-step input
+// (openclaw-surface.ts), under this Node and under Node 24 when it has been fetched.
 import { parseConfig } from '../src/config/index.js';
 import { inheritFrom, resolveToolSurface } from '../src/policy/surface.js';
 import type { TurnContext } from '../src/policy/context.js';
 import type { ToolMeta } from '../src/tools/types.js';
-import { fmtMs, fmtRatio, measure, type Bench } from './harness.js';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { fmtMs, fmtRatio, measure, type Bench, type BenchRow } from './harness.js';
+import { compareWithOpenClaw, type Comparison } from './openclaw-surface.js';
+// @ts-expect-error plain JavaScript without types
+import { NODE24_BIN } from '../scripts/fetch-bench-refs.mjs';
 
 const PLUGINS = 20;
 const TOOLS_PER_PLUGIN = 50;
@@ -83,5 +92,32 @@ const bench: Bench = async (report) => {
   report({ name: '(a) core catalog (27 tools), glob policy at every step', value: fmtMs(a.median), note: `p99 ${fmtMs(a.p99)}` });
   report({ name: '(b) core + 1,000 plugin tools, glob policy at every step', value: fmtMs(b.median), note: `p99 ${fmtMs(b.p99)}; target ≤ 1 ms` });
   report({ name: 'ratio b/a', value: fmtRatio(b.median / a.median) });
+
+  const here = await compareWithOpenClaw();
+  reportComparison(report, `node ${process.version}`, here);
+  const node24 = NODE24_BIN as string;
+  if (typeof here === 'string') return;
+  if (!existsSync(node24)) {
+    report({ name: 'vs OpenClaw on Node 24', value: 'skipped', note: 'run `node scripts/fetch-bench-refs.mjs` to fetch Node 24' });
+    return;
+  }
+  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'openclaw-surface.ts');
+  const version = execFileSync(node24, ['--version'], { encoding: 'utf8' }).trim();
+  const out = execFileSync(node24, ['--import', 'tsx', script, '--json'], { encoding: 'utf8', env: { ...process.env, WARDEN_LOG_LEVEL: 'silent' } });
+  reportComparison(report, `node ${version}`, JSON.parse(out.trim().split('\n').pop()!) as Comparison[] | string);
 };
+
+function reportComparison(report: (row: BenchRow) => void, runtime: string, result: Comparison[] | string): void {
+  if (typeof result === 'string') {
+    report({ name: `vs OpenClaw applyToolPolicyPipeline, 9-step input (${runtime})`, value: 'skipped', note: result.replace(/^skipped: /, '') });
+    return;
+  }
+  for (const c of result) {
+    report({
+      name: `vs OpenClaw, 9 steps, ${c.name} (${runtime})`,
+      value: fmtMs(c.warden),
+      note: `OpenClaw ${fmtMs(c.openclaw)}: ${fmtRatio(c.openclaw / c.warden)} faster (target ≥ 10×)${c.same ? ', same tools kept' : `; ${c.note}`}`,
+    });
+  }
+}
 export default bench;

@@ -6,12 +6,13 @@ import { fileURLToPath } from 'node:url';
 import { extractHtml } from '../src/tools/core/web/extract.js';
 import { type Bench, fmtMs, fmtRatio, measure } from './harness.js';
 
-const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../test/fixtures/web-pages');
+// The 130-page corpus kept with the benchmarks; WARDEN_WEB_CORPUS points at another one.
+const corpus = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'fixtures/web-pages');
 
 const words = (text: string) => text.split(/[^A-Za-z]+/).filter((w) => w.length >= 5);
 
 const bench: Bench = async (report) => {
-  const dir = process.env.WARDEN_WEB_CORPUS && existsSync(process.env.WARDEN_WEB_CORPUS) ? process.env.WARDEN_WEB_CORPUS : fixtures;
+  const dir = process.env.WARDEN_WEB_CORPUS && existsSync(process.env.WARDEN_WEB_CORPUS) ? process.env.WARDEN_WEB_CORPUS : corpus;
   const pages = readdirSync(dir).filter((d) => existsSync(path.join(dir, d, 'source.html')));
   let rawChars = 0;
   let outChars = 0;
@@ -36,7 +37,7 @@ const bench: Bench = async (report) => {
     }
   }
   times.sort((a, b) => a - b);
-  report({ name: `pages (${dir === fixtures ? 'fixtures; set WARDEN_WEB_CORPUS for the full corpus' : 'corpus'})`, value: String(pages.length) });
+  report({ name: `pages (${dir === corpus ? 'bench/fixtures/web-pages' : 'WARDEN_WEB_CORPUS'})`, value: String(pages.length) });
   report({ name: 'tokens read by the model vs raw HTML (chars/4)', value: `${Math.round(outChars / 4)}`, note: `raw ${Math.round(rawChars / 4)}, ${fmtRatio(outChars / rawChars)} of raw` });
   report({ name: 'reference article words retained (mean)', value: `${((retainedSum / Math.max(1, scored)) * 100).toFixed(1)} %` });
   report({ name: 'extraction time per page (median)', value: fmtMs(times[Math.floor(times.length / 2)] ?? 0) });

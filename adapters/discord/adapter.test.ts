@@ -38,7 +38,8 @@ async function connect(deps: Partial<AdapterDeps> = {}) {
 }
 
 async function nextInbound(count = 1): Promise<InboundMessage> {
-  for (let i = 0; i < 200 && inbound.length < count; i++) await sleep(10);
+  // A generous deadline: the fake gateway is slow to deliver on a loaded machine.
+  for (const until = Date.now() + 20_000; inbound.length < count && Date.now() < until; ) await sleep(10);
   expect(inbound.length).toBeGreaterThanOrEqual(count);
   return inbound[count - 1]!;
 }

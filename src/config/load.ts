@@ -1,13 +1,17 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import JSON5 from 'json5';
-import { parseDocument } from 'yaml';
 import { ConfigError, formatPath, problemsFromZod, type ConfigProblem } from './errors.js';
 import { restoreWrittenPaths, translateOpenClaw } from './openclaw/translate.js';
 import { wardenConfigSchema, type WardenConfig } from './schema/index.js';
 
 export const DEFAULT_CONFIG_FILE = 'warden.config.yaml';
+
+// The YAML parser is some seventy modules: loaded when a YAML file is read, not by every command.
+const require = createRequire(import.meta.url);
+const yaml = (): typeof import('yaml') => require('yaml') as typeof import('yaml');
 
 export interface LoadedConfig {
   config: WardenConfig;
@@ -102,7 +106,7 @@ export function parseConfigText(file: string, text: string): { ok: true; value: 
     }
   }
   if (ext === '.yaml' || ext === '.yml') {
-    const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+    const doc = yaml().parseDocument(text, { prettyErrors: true, uniqueKeys: true });
     if (doc.errors.length > 0) {
       return {
         ok: false,

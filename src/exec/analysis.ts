@@ -41,12 +41,16 @@ export interface ShellChainPart {
 
 export type ShellAnalysis =
   | { ok: true; parts: ShellChainPart[]; hasHeredoc: boolean }
-  | { ok: false; reason: string };
+  | { ok: false; reason: string; /** Set when the command has more segments than `maxSegments` allowed. */ tooManySegments?: true };
 
 const HEREDOC_MAX_LINES = 1024;
 const HEREDOC_MAX_LINE_CHARS = 65_536;
 
-export function analyzeShellCommand(command: string): ShellAnalysis {
+/**
+ * `maxSegments` bounds the work: past that many pipeline segments (over the whole chain) the
+ * analysis stops and says so, before tokenizing the rest.
+ */
+export function analyzeShellCommand(command: string, options: { maxSegments?: number } = {}): ShellAnalysis {
   // No shell argument can carry a NUL; a command with one would not run as it was judged.
   if (command.includes('\0')) return fail('NUL byte in the command');
   if (/\\(\r\n|\n|\r)/.test(command)) return fail('line continuation (backslash-newline)');
@@ -54,9 +58,13 @@ export function analyzeShellCommand(command: string): ShellAnalysis {
   const sources: Array<{ op: ChainOperator | null; text: string }> = chain ?? [{ op: null, text: command }];
   const parts: ShellChainPart[] = [];
   let hasHeredoc = false;
+  let segmentsLeft = options.maxSegments ?? Infinity;
+  if (sources.length > segmentsLeft) return { ok: false, reason: `more than ${segmentsLeft} commands`, tooManySegments: true };
   for (const source of sources) {
     const pipeline = splitPipeline(source.text);
     if (!pipeline.ok) return pipeline;
+    segmentsLeft -= pipeline.segments.length;
+    if (segmentsLeft < 0) return { ok: false, reason: `more than ${options.maxSegments} commands`, tooManySegments: true };
     hasHeredoc ||= pipeline.hasHeredoc;
     const segments: ShellSegment[] = [];
     let next = 0; // heredocs come in segment order
@@ -112,10 +120,9 @@ export function splitChain(command: string): Array<{ op: ChainOperator | null; t
       quote = c;
       continue;
     }
-    if (c === '#' && (i === 0 || /\s/.test(command[i - 1]!))) break;
-    const two = command.slice(i, i + 2);
+    if (c === '#' && (i === 0 || isSpace(command[i - 1]!))) break;
     let matched: ChainOperator | null = null;
-    if (two === '&&' || two === '||') matched = two;
+    if ((c === '&' || c === '|') && command[i + 1] === c) matched = c === '&' ? '&&' : '||';
     else if (c === ';') matched = ';';
     if (matched) {
       found = true;
@@ -178,14 +185,23 @@ export function splitPipeline(text: string): PipelineSplit {
   let i = 0;
   const n = text.length;
   while (i < n) {
-    const c = text[i]!;
     if (quote === "'") {
-      current += c;
-      if (c === "'") quote = null;
-      i++;
+      // Everything up to the closing quote is literal.
+      const close = text.indexOf("'", i);
+      const end = close === -1 ? n : close + 1;
+      current += text.slice(i, end);
+      if (close !== -1) quote = null;
+      i = end;
       continue;
     }
+    const c = text[i]!;
     if (quote === '"') {
+      if (!special(DQ_SPECIAL, text, i)) {
+        const from = i;
+        while (i < n && !special(DQ_SPECIAL, text, i)) i++;
+        current += text.slice(from, i);
+        continue;
+      }
       if (c === '\\') {
         const next = text[i + 1];
         if (next === undefined) return fail('unterminated shell quote/escape');
@@ -203,6 +219,12 @@ export function splitPipeline(text: string): PipelineSplit {
       continue;
     }
     // Outside quotes.
+    if (!special(PIPELINE_SPECIAL, text, i)) {
+      const from = i;
+      while (i < n && !special(PIPELINE_SPECIAL, text, i)) i++;
+      current += text.slice(from, i);
+      continue;
+    }
     if (c === '\\') {
       const next = text[i + 1];
       if (next === undefined) return fail('unterminated shell quote/escape');
@@ -216,7 +238,7 @@ export function splitPipeline(text: string): PipelineSplit {
       i++;
       continue;
     }
-    if (c === '#' && (current === '' || /\s/.test(text[i - 1] ?? ' '))) {
+    if (c === '#' && (current === '' || isSpace(text[i - 1] ?? ' '))) {
       // A comment runs to the end of the line only: a following line is still a command.
       const eol = nextLineBreak(text, i);
       if (eol === -1) {
@@ -276,6 +298,32 @@ export function splitPipeline(text: string): PipelineSplit {
   }
   segments.push(current);
   return { ok: true, segments, hasHeredoc, heredocs };
+}
+
+/** A lookup table by character code (below 128) for the scanning loops. */
+function asciiTable(chars: string): Uint8Array {
+  const table = new Uint8Array(128);
+  for (const c of chars) table[c.charCodeAt(0)] = 1;
+  return table;
+}
+/** What the pipeline splitter looks at outside quotes; every other character is copied as it is. */
+const PIPELINE_SPECIAL = asciiTable('\\\'"#\n\r|&;<>`()$');
+/** What it looks at inside double quotes. */
+const DQ_SPECIAL = asciiTable('\\`$\n\r"');
+/** What ends a run of plain token characters: quotes, backslash, ASCII whitespace. */
+const TOKEN_SPECIAL = asciiTable('\\\'" \t\n\v\f\r');
+
+/** Whether the character at `i` is in `table`; characters beyond ASCII never are. */
+const special = (table: Uint8Array, text: string, i: number): boolean => {
+  const code = text.charCodeAt(i);
+  return code < 128 && table[code] === 1;
+};
+
+/** `/\s/.test(c)` for one character, without a regular expression for ASCII. */
+function isSpace(c: string): boolean {
+  const code = c.charCodeAt(0);
+  if (code < 128) return code === 32 || (code >= 9 && code <= 13);
+  return /\s/.test(c);
 }
 
 function nextLineBreak(text: string, from: number): number {
@@ -404,30 +452,52 @@ function tokenizeShellArgs(text: string): Tokens | null {
     inToken = false;
   };
   let i = 0;
-  for (; i < text.length; i++) {
+  const n = text.length;
+  for (; i < n; i++) {
     const c = text[i]!;
     if (quote === "'") {
       if (c === "'") quote = null;
-      else token += c;
+      else {
+        // The literal run up to the closing quote (or the end, which leaves the quote open).
+        const close = text.indexOf("'", i);
+        const end = close === -1 ? n : close;
+        token += text.slice(i, end);
+        i = end - 1;
+      }
       continue;
     }
     if (quote === '"') {
-      if (c === '\\' && i + 1 < text.length && '\\"$`\n'.includes(text[i + 1]!)) {
+      if (c === '\\' && i + 1 < n && '\\"$`\n'.includes(text[i + 1]!)) {
         token += text[i + 1];
         i++;
         continue;
       }
       if (c === '"') quote = null;
-      else token += c;
+      else if (c === '\\') token += c;
+      else {
+        let end = i + 1;
+        while (end < n && text[end] !== '"' && text[end] !== '\\') end++;
+        token += text.slice(i, end);
+        i = end - 1;
+      }
       continue;
     }
-    if (/\s/.test(c)) {
+    if (isSpace(c)) {
       push(i);
       continue;
     }
     if (c === '#' && !inToken) break;
     if (!inToken) start = i;
     inToken = true;
+    if (c !== '\\' && c !== "'" && c !== '"') {
+      // A run of plain characters joins the token at once.
+      let end = i + 1;
+      // Non-ASCII characters take the slow test: some of them are whitespace to /\s/.
+      while (end < n && !special(TOKEN_SPECIAL, text, end) && (text.charCodeAt(end) < 128 || !isSpace(text[end]!))) end++;
+      token += text.slice(i, end);
+      i = end - 1;
+      continue;
+    }
     if (c === '\\') {
       if (i + 1 >= text.length) return null;
       token += text[i + 1];

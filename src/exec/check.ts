@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { execConfig, type ExecConfig } from '../config/schema/exec.js';
+import type { ExecConfig } from '../config/schema/exec.js';
 import type { WardenConfig } from '../config/schema/index.js';
 import type { TurnContext } from '../policy/context.js';
 import { resolveToolSurface, type SurfaceResult } from '../policy/surface.js';
@@ -9,7 +9,11 @@ import { evaluateExec, type ExecPolicy, type ExecVerdict } from './decide.js';
 import { DEFAULT_PATH_DIRS } from './resolve.js';
 import { readOnlyPolicy } from './read-only.js';
 import { buildSafeBinPolicy } from './safe-bins.js';
+import { effectiveExecConfig } from './effective-config.js';
 import { execHomes, resolveExecHost, type ExecHost } from './sandbox.js';
+
+// Kept here for their callers; they live apart so the policy can read them without loading the gate.
+export { effectiveExecConfig, execHostOf } from './effective-config.js';
 
 /**
  * `checkExec(config, command, context)`: the exec verdict for one command in one turn's context,
@@ -36,23 +40,6 @@ export interface CheckExecOptions {
 }
 
 /**
- * The effective `tools.exec` block for an agent: the global block (defaults when absent) with
- * the agent's `tools.exec` keys over it; its allowlist entries and safe-bin profiles add to the
- * global ones.
- */
-export function effectiveExecConfig(config: WardenConfig, agentId?: string): ExecConfig {
-  const base = config.tools.exec ?? execConfig.parse({});
-  const own = agentId === undefined ? undefined : config.agents.list.find((a) => a.id === agentId)?.tools?.exec;
-  if (!own) return base;
-  return {
-    ...base,
-    ...own,
-    allowlist: [...base.allowlist, ...(own.allowlist ?? [])],
-    safeBinProfiles: { ...base.safeBinProfiles, ...own.safeBinProfiles },
-  };
-}
-
-/**
  * The exec gate's policy for an agent's `tools.exec` block. `host` is where the command would
  * run: the default read-only list (read-only.ts) applies only on the sandbox host, and only while
  * `defaultAllowlist` is not switched off.
@@ -66,15 +53,6 @@ export function execPolicyFromConfig(exec: ExecConfig, stored: readonly Allowlis
     safeBins: buildSafeBinPolicy({ safeBins: exec.safeBins, trustedDirs: exec.safeBinTrustedDirs, profiles: exec.safeBinProfiles }),
     ...(host === 'sandbox' && exec.defaultAllowlist !== false ? { readOnly: readOnlyPolicy() } : {}),
   };
-}
-
-/**
- * Where exec commands run for this config (`tools.exec.host` is process-wide): the same
- * resolution the exec tool picks its host by, so the policy's sandbox step and the tool never
- * disagree about whether a session is sandboxed.
- */
-export function execHostOf(config: WardenConfig): ExecHost {
-  return resolveExecHost(effectiveExecConfig(config).host);
 }
 
 /** The agent's workspace directory: its own `workspace`, else `agents.defaults.workspace`. */

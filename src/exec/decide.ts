@@ -12,7 +12,7 @@ import {
 import { bindFiles, bindingChange, segmentScriptPaths, type Binding, type BoundFile } from './content-binding.js';
 import { detectControlCommand } from './control.js';
 import { detectInlineEval, detectStdinProgram, INTERPRETER_LIKE, type InlineEvalHit } from './inline-eval.js';
-import { commandName, resolveExecutable, type ResolveEnv, type ResolvedExecutable } from './resolve.js';
+import { commandName, isPathQualified, resolveExecutable, type ResolveEnv, type ResolvedExecutable } from './resolve.js';
 import { buildEnforcedCommand, type RewritePart } from './rewrite.js';
 import { repoConfigInvocation, type RepoConfigHit } from './repo-config.js';
 import { READ_ONLY_COMMANDS, readOnlyMatch, type ReadOnlyPolicy } from './read-only.js';
@@ -109,6 +109,22 @@ export interface EvaluateOptions extends ResolveEnv {
 
 const MAX_SHELL_DEPTH = 3;
 
+/**
+ * The longest command exec judges. A verdict runs on the event loop every conversation shares,
+ * so its cost must stay bounded whatever the model sends; 32 KiB is far beyond a command a person
+ * would read on an approval card. (The shell gets the command as one argument, which Linux caps
+ * at 128 KiB, so much longer ones would not run anyway.)
+ */
+export const MAX_COMMAND_CHARS = 32_768;
+/** The most commands one verdict judges: pipeline stages and chained commands, shell `-c` payloads included. */
+export const MAX_COMMAND_SEGMENTS = 64;
+
+/** One verdict's shared state: the segment budget, and executable lookups made once per token and directory. */
+interface VerdictScope {
+  segmentsLeft: number;
+  resolved: Map<string, ResolvedExecutable>;
+}
+
 interface SegmentEval {
   verdict: SegmentVerdict;
   exe: ResolvedExecutable | null;
@@ -132,12 +148,33 @@ interface SegmentPlace {
 
 export function evaluateExec(command: string, policy: ExecPolicy, options: EvaluateOptions): ExecVerdict {
   const now = options.now ?? Date.now();
-  const analysis = analyzeShellCommand(command);
-  const segments: SegmentEval[] = [];
-  if (analysis.ok) segments.push(...evaluateChain(analysis.parts, policy, options, now, 0, options.cwd));
+  const noPlan = (why: string): AllowAlwaysPlan => ({ offered: false, why, entries: [] });
+  const refuse = (reason: string): ExecVerdict => ({
+    decision: 'deny',
+    reason,
+    segments: [],
+    rewritten: null,
+    fallbackScript: null,
+    analysis: { ok: false, reason },
+    satisfied: false,
+    askReasons: [],
+    inlineEval: null,
+    allowAlways: noPlan('nothing to approve'),
+    changedSinceApproval: [],
+  });
+  if (command.length > MAX_COMMAND_CHARS) {
+    if (policy.security === 'deny') return refuse('exec is disabled (tools.exec.security = deny)');
+    return refuse(`the command is ${command.length.toLocaleString('en-US')} characters long; exec takes at most ${MAX_COMMAND_CHARS.toLocaleString('en-US')}: split the work into shorter commands or put it in a script file`);
+  }
+  const analysis = analyzeShellCommand(command, { maxSegments: MAX_COMMAND_SEGMENTS });
+  const scope: VerdictScope = { segmentsLeft: MAX_COMMAND_SEGMENTS, resolved: new Map() };
+  const segments = analysis.ok ? evaluateChain(analysis.parts, policy, options, now, 0, options.cwd, scope) : [];
+  if (scope.segmentsLeft < 0 || (!analysis.ok && analysis.tooManySegments)) {
+    if (policy.security === 'deny') return refuse('exec is disabled (tools.exec.security = deny)');
+    return refuse(`the command has more than ${MAX_COMMAND_SEGMENTS} commands (pipeline stages, chained commands and shell -c payloads count alike); exec judges at most ${MAX_COMMAND_SEGMENTS}: split the work or put it in a script file`);
+  }
   const verdicts = segments.map((s) => s.verdict);
   const base = { segments: verdicts, analysis: analysis.ok ? ({ ok: true } as const) : { ok: false as const, reason: analysis.reason } };
-  const noPlan = (why: string): AllowAlwaysPlan => ({ offered: false, why, entries: [] });
   const result = (decision: ExecDecision, reason: string, extra: Partial<ExecVerdict> = {}): ExecVerdict => ({
     decision,
     reason,
@@ -218,18 +255,33 @@ function describeSatisfied(verdicts: readonly SegmentVerdict[]): string {
  * the ones an argv-bound grant approved (`cwdMoved`); the directory is followed where the `cd`
  * is plain (`cd sub`) so content bindings can still name the right files.
  */
-function evaluateChain(parts: readonly ShellChainPart[], policy: ExecPolicy, env: EvaluateOptions, now: number, depth: number, cwd: string): SegmentEval[] {
+function evaluateChain(parts: readonly ShellChainPart[], policy: ExecPolicy, env: EvaluateOptions, now: number, depth: number, cwd: string, scope: VerdictScope): SegmentEval[] {
   const out: SegmentEval[] = [];
   let place: SegmentPlace = { cwdMoved: false, cwd };
   for (const part of parts) {
-    const evaluated = part.pipeline.map((s) => evaluateSegment(s.argv, policy, env, now, depth, place));
-    out.push(...evaluated);
-    for (const e of evaluated) {
-      const argv = e.verdict.effectiveArgv;
-      if (e.verdict.matchedBy === 'safe-builtin' && argv[0]!.toLowerCase() === 'cd') place = { cwdMoved: true, cwd: cdTarget(place.cwd, argv.slice(1), env.home) };
+    // Over budget: stop judging; evaluateExec refuses the whole command.
+    scope.segmentsLeft -= part.pipeline.length;
+    if (scope.segmentsLeft < 0) return out;
+    const start = out.length;
+    for (const s of part.pipeline) out.push(evaluateSegment(s.argv, policy, env, now, depth, place, scope));
+    for (let k = start; k < out.length; k++) {
+      const argv = out[k]!.verdict.effectiveArgv;
+      if (out[k]!.verdict.matchedBy === 'safe-builtin' && argv[0]!.toLowerCase() === 'cd') place = { cwdMoved: true, cwd: cdTarget(place.cwd, argv.slice(1), env.home) };
     }
   }
   return out;
+}
+
+/** `resolveExecutable`, asked once per token (and directory, for a path) within one verdict. */
+function resolveIn(scope: VerdictScope, token: string, env: ResolveEnv): ResolvedExecutable {
+  // A bare token is looked up in PATH alone (absolute directories only), so cwd does not matter to it.
+  const key = isPathQualified(token) ? `${env.cwd}\0${token}` : token;
+  let hit = scope.resolved.get(key);
+  if (!hit) {
+    hit = resolveExecutable(token, env);
+    scope.resolved.set(key, hit);
+  }
+  return hit;
 }
 
 /** Where `cd ARG` leads, when that is plain to see; null otherwise (`cd -`, `cd` with options). */
@@ -242,7 +294,7 @@ function cdTarget(cwd: string | null, args: readonly string[], home: string): st
   return path.resolve(cwd, target);
 }
 
-function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOptions, now: number, depth = 0, place: SegmentPlace = { cwdMoved: false, cwd: env.cwd }): SegmentEval {
+function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOptions, now: number, depth: number, place: SegmentPlace, scope: VerdictScope): SegmentEval {
   const { cwdMoved } = place;
   const unwrapped = unwrapDispatch(argv);
   const unbound = (): Binding => ({ ok: false, why: 'the command could not be analysed' });
@@ -263,7 +315,7 @@ function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOption
     const none = (): Binding => ({ ok: true, files: [] });
     return { verdict: { argv, effectiveArgv: effective, resolved: null, matchedBy: 'safe-builtin' }, exe: null, blocked: false, inlineEval: null, shellPayload: false, cwdMoved, repoConfig: null, binding: none };
   }
-  const exe = resolveExecutable(effective[0]!, env);
+  const exe = resolveIn(scope, effective[0]!, env);
   const args = effective.slice(1);
   // Shells and interpreters are recognised by the name written and by the program that runs.
   const program = runsAs(exe);
@@ -274,7 +326,7 @@ function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOption
   let inner: SegmentEval[] | null = [];
   if (shell?.payload != null) {
     shellPayload = true;
-    inner = payloadSegments(shell.payload, policy, env, now, depth, place.cwd);
+    inner = payloadSegments(shell.payload, policy, env, now, depth, place.cwd, scope);
     // Inline code inside the payload still counts: `sh -c 'python -c …'`.
     inlineEval ??= payloadInlineEval(shell.shell, inner);
     // So does repository configuration: `sh -c 'make test'` runs the Makefile (unless an opted-in entry covers it).
@@ -286,13 +338,13 @@ function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOption
     if (inner === null) return { ok: false, why: 'the shell payload cannot be analysed' };
     const files = bindFiles(own.paths);
     if (!files.ok) return files;
-    const nested: BoundFile[] = [];
+    const all: BoundFile[] = [...files.files];
     for (const s of inner) {
       const b = s.binding();
       if (!b.ok) return b;
-      nested.push(...b.files);
+      for (const f of b.files) all.push(f);
     }
-    return { ok: true, files: [...files.files, ...nested] };
+    return { ok: true, files: all };
   });
   const verdict: SegmentVerdict = { argv, effectiveArgv: effective, resolved: exe.realPath ?? exe.resolvedPath, matchedBy: null };
   if (repoConfig) verdict.repoConfig = repoConfig;
@@ -304,7 +356,7 @@ function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOption
     const found = findAllowlistMatch(entries, target, now);
     if (found || !shell?.script) return found;
     // A plain `sh script.sh a b` is covered by an entry for the script run with `a b`.
-    const script = resolveExecutable(shell.script.includes('/') ? shell.script : `./${shell.script}`, env);
+    const script = resolveIn(scope, shell.script.includes('/') ? shell.script : `./${shell.script}`, env);
     return findAllowlistMatch(entries, { exe: script, args: shell.scriptArgs, home: patternHome }, now);
   };
   let entry = lookup(pool);
@@ -404,18 +456,21 @@ function commandBinding(segments: readonly SegmentEval[]): Binding {
   for (const s of segments) {
     const b = s.binding();
     if (!b.ok) return b;
-    files.push(...b.files);
+    for (const f of b.files) files.push(f);
   }
   return { ok: true, files };
 }
 
 /** The segments of a shell `-c` payload, judged like top-level ones; null when unreadable or nested too deep. */
-function payloadSegments(payload: string, policy: ExecPolicy, env: EvaluateOptions, now: number, depth: number, cwd: string | null): SegmentEval[] | null {
+function payloadSegments(payload: string, policy: ExecPolicy, env: EvaluateOptions, now: number, depth: number, cwd: string | null, scope: VerdictScope): SegmentEval[] | null {
   if (depth >= MAX_SHELL_DEPTH) return null;
-  const inner = analyzeShellCommand(payload);
-  if (!inner.ok) return null;
+  const inner = analyzeShellCommand(payload, { maxSegments: Math.max(0, scope.segmentsLeft) });
+  if (!inner.ok) {
+    if (inner.tooManySegments) scope.segmentsLeft = -1;
+    return null;
+  }
   // The payload starts in the shell's directory; a `cd` inside it moves only its own segments.
-  return evaluateChain(inner.parts, policy, { ...env, cwd: cwd ?? env.cwd }, now, depth + 1, cwd ?? env.cwd).map((s) =>
+  return evaluateChain(inner.parts, policy, { ...env, cwd: cwd ?? env.cwd }, now, depth + 1, cwd ?? env.cwd, scope).map((s) =>
     cwd === null ? { ...s, binding: () => ({ ok: false, why: 'the shell payload runs in a directory an earlier `cd` changed' }) } : s,
   );
 }
@@ -530,9 +585,13 @@ function planAllowAlways(
  * whose scripts changed while its card waited.
  */
 export function commandScriptBinding(command: string, policy: ExecPolicy, options: EvaluateOptions): Binding {
-  const analysis = analyzeShellCommand(command);
+  if (command.length > MAX_COMMAND_CHARS) return { ok: false, why: `the command is longer than ${MAX_COMMAND_CHARS} characters` };
+  const analysis = analyzeShellCommand(command, { maxSegments: MAX_COMMAND_SEGMENTS });
   if (!analysis.ok) return { ok: false, why: `the command cannot be analysed: ${analysis.reason}` };
-  return commandBinding(evaluateChain(analysis.parts, policy, options, options.now ?? Date.now(), 0, options.cwd));
+  const scope: VerdictScope = { segmentsLeft: MAX_COMMAND_SEGMENTS, resolved: new Map() };
+  const segments = evaluateChain(analysis.parts, policy, options, options.now ?? Date.now(), 0, options.cwd, scope);
+  if (scope.segmentsLeft < 0) return { ok: false, why: `the command has more than ${MAX_COMMAND_SEGMENTS} commands` };
+  return commandBinding(segments);
 }
 
 /** Present only when the command runs a script file; the store records "none" for the rest. */

@@ -29,7 +29,7 @@ export interface RewritePart {
 }
 
 export function shellQuote(token: string): string {
-  return `'${token.replace(/'/g, `'"'"'`)}'`;
+  return token.includes("'") ? `'${token.replace(/'/g, `'"'"'`)}'` : `'${token}'`;
 }
 
 export function buildEnforcedCommand(parts: readonly RewritePart[]): string {

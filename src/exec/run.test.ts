@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildChildEnv, checkEnvOverrides } from './env.js';
 import { isGitHardeningVariable } from './git-env.js';
 import { startCommand, type StartSpec } from './run.js';
@@ -140,7 +140,7 @@ describe('running on the gateway host', () => {
   });
   it('SIGKILLs a process that ignores SIGTERM, children included', async () => {
     const job = startCommand({
-      script: "trap '' TERM; sh -c \"trap '' TERM; sleep 60\" & while :; do sleep 0.05; done",
+      script: "trap '' TERM; sh -c \"trap '' TERM; echo ready; sleep 60\" & while :; do sleep 0.05; done",
       label: 'stubborn',
       host: 'gateway',
       workspace,
@@ -149,7 +149,8 @@ describe('running on the gateway host', () => {
       maxOutputChars: 1000,
       killGraceMs: 200,
     });
-    await new Promise((r) => setTimeout(r, 200));
+    // Killed only once both shells ignore SIGTERM (the child says so), however slow the machine.
+    await vi.waitFor(() => expect(job.outputText()).toContain('ready'), { timeout: 20_000, interval: 20 });
     const pid = job.pid!;
     job.kill();
     await job.done;

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { AgentRuntime, TurnRequest } from '../agent/index.js';
 import { parseConfig, type WardenConfigInput } from '../config/index.js';
 import { skillCommandSpecs } from '../skills/commands.js';
@@ -127,15 +127,16 @@ describe('Gateway with a model', () => {
 
   it('shows the typing indicator only for turns that outlast typingDelayMs', async () => {
     const agent = new ControlledAgent();
-    const { adapter, gateway } = setup(withModel, { agent, typingDelayMs: 30 });
+    // Waits on what happened, not on a clock: the delay is long enough that a loaded machine
+    // still answers the quick turn before it, and the slow turn is held until typing shows.
+    const { adapter, gateway } = setup(withModel, { agent, typingDelayMs: 1_000 });
     await gateway.start();
     await adapter.push('quick');
     agent.releaseNext();
-    await tick();
+    await vi.waitFor(() => expect(adapter.texts()).toEqual(['echo: quick']), { timeout: 10_000, interval: 5 });
     expect(adapter.typingCount).toBe(0);
     await adapter.push('slow');
-    await new Promise((r) => setTimeout(r, 60));
-    expect(adapter.typingCount).toBe(1);
+    await vi.waitFor(() => expect(adapter.typingCount).toBe(1), { timeout: 10_000, interval: 20 });
     agent.releaseNext();
     await tick();
     expect(adapter.texts()).toEqual(['echo: quick', 'echo: slow']);

@@ -1,7 +1,5 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
-import { createDiscordAdapter } from '../../adapters/discord/index.js';
-import { createSlackAdapter } from '../../adapters/slack/index.js';
 import { checkBind, createWebAdapter, webChatToken, WEB_CHANNEL_ID, WEB_LOCAL_USER, type WebAdapter } from '../../adapters/web/index.js';
 import { sqliteWebHistory } from '../../adapters/web/history.js';
 import type { ToolExecutor } from '../agent/index.js';
@@ -40,9 +38,9 @@ import { Gateway, sendWithHooks } from './gateway.js';
 import { GovernedToolExecutor } from './tool-executor.js';
 import { sessionKeyFor } from './session-key.js';
 import { SkillCommandCatalog } from './skill-commands.js';
-import { CORE_IMPLEMENTATIONS, coreAvailability } from '../tools/core/index.js';
 import type { ChatAdapter, InboundMessage } from './types.js';
 import { plannedAdapters } from './planned-adapters.js';
+import { toolsToPreload } from './preload.js';
 import { ConfigAdmin } from './control/config-admin.js';
 import { ConfigFileWatcher } from './control/config-watch.js';
 import { DeciderGuards } from './control/decider-guards.js';
@@ -208,15 +206,15 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   };
   const webToken = token?.ok ? token.token : '';
   const renderers = new Map<string, () => void>();
-  const makeAdapter = (provider: 'discord' | 'slack' | 'web', cfg: WardenConfig, tokenValue: string): ChatAdapter => {
-    const adapter = createAdapter(provider, cfg, store, resolve, tokenValue, web, current);
+  const makeAdapter = async (provider: 'discord' | 'slack' | 'web', cfg: WardenConfig, tokenValue: string): Promise<ChatAdapter> => {
+    const adapter = await createAdapter(provider, cfg, store, resolve, tokenValue, web, current);
     renderers.get(provider)?.();
     renderers.set(provider, approvals.registerRenderer(adapter.approvals));
     return adapter;
   };
   let adapters: ChatAdapter[];
   try {
-    adapters = planned.map((provider) => makeAdapter(provider, config, webToken));
+    adapters = await Promise.all(planned.map((provider) => makeAdapter(provider, config, webToken)));
   } catch (err) {
     approvals.shutdown();
     store.close();
@@ -426,16 +424,13 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   // Children that were running when Warden last stopped are marked interrupted and their parents told.
   const interruptedRuns = agentRef?.sessions.recover() ?? [];
   scheduler.start();
-  // Load the tools this config can offer in the background, so the first call (and its approval
-  // card) does not wait for module loading.
+  // Load the tools a turn can call in the background, so the first call (and its approval card)
+  // does not wait for module loading.
   const preloadAbort = new AbortController();
   const firstTools = generation.tools;
   const preloading =
     firstTools instanceof GovernedToolExecutor
-      ? firstTools.preload(
-          Object.keys(CORE_IMPLEMENTATIONS).filter((id) => coreAvailability(id, config)?.ok),
-          preloadAbort.signal,
-        )
+      ? firstTools.preload(toolsToPreload(config, planned, firstTools.inputs), preloadAbort.signal)
       : Promise.resolve();
   log.info(
     { adapters: adapters.map((a) => a.provider), dataDir, listeners: runningListeners().map((l) => `${l.name} ${listenerAddress(l)}`), recovered: report, interruptedSubagents: interruptedRuns.length, watching: loaded.file && watcher ? loaded.file : undefined },
@@ -538,7 +533,7 @@ async function restartChangedAdapters(
   gateway: Gateway,
   previous: WardenConfig,
   next: WardenConfig,
-  adapters: { make: (provider: 'discord' | 'slack' | 'web') => ChatAdapter; forget: (provider: string) => void },
+  adapters: { make: (provider: 'discord' | 'slack' | 'web') => Promise<ChatAdapter>; forget: (provider: string) => void },
 ): Promise<string[]> {
   const failed: string[] = [];
   const before = new Set(plannedAdapters(previous));
@@ -553,7 +548,7 @@ async function restartChangedAdapters(
         log.info({ provider }, 'chat adapter stopped: the config no longer starts it');
         continue;
       }
-      await gateway.replaceAdapter(provider, adapters.make(provider));
+      await gateway.replaceAdapter(provider, await adapters.make(provider));
       log.info({ provider }, 'chat adapter (re)started: its config block changed');
     } catch (err) {
       failed.push(`${provider}: ${(err as Error).message}`);
@@ -623,7 +618,8 @@ function readIfExists(file: string | undefined): string | undefined {
   }
 }
 
-function createAdapter(
+/** A platform's client library (discord.js, Bolt) is imported only when the config starts it. */
+async function createAdapter(
   provider: 'discord' | 'slack' | 'web',
   config: WardenConfig,
   store: Store,
@@ -631,7 +627,7 @@ function createAdapter(
   webToken: string,
   web: Pick<Parameters<typeof createWebAdapter>[1], 'history' | 'pendingApprovals'>,
   current: () => WardenConfig,
-): ChatAdapter {
+): Promise<ChatAdapter> {
   const onApprovalClick = clickHandlerOn(resolve, provider);
   // Approvers and the card target are read at each card: a reload changes who gets it.
   const deps = (p: 'discord' | 'slack') => ({
@@ -648,10 +644,14 @@ function createAdapter(
   switch (provider) {
     case 'web':
       return createWebAdapter(config.channels.web, { onApprovalClick, token: webToken, ...web });
-    case 'discord':
+    case 'discord': {
+      const { createDiscordAdapter } = await import('../../adapters/discord/index.js');
       return createDiscordAdapter(config.channels.discord!, deps('discord'));
-    case 'slack':
+    }
+    case 'slack': {
+      const { createSlackAdapter } = await import('../../adapters/slack/index.js');
       return createSlackAdapter(config.channels.slack!, deps('slack'));
+    }
   }
 }
 

@@ -1,33 +1,18 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApprovalService } from '../approvals/service.js';
-import { parseConfig } from '../config/index.js';
-import { EventBus } from '../events.js';
 import { HookBus } from '../hooks/bus.js';
 import type { TurnContext } from '../policy/context.js';
-import { openStore } from '../store/index.js';
-import { GovernedToolExecutor } from './tool-executor.js';
+import { testExecutor } from './testing.js';
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
   while (cleanups.length) cleanups.pop()!();
 });
 
+const NOTES = { 'notes.txt': 'hello from the workspace\n' };
+const cleanup = (close: () => void) => cleanups.push(close);
+
 function setup(raw: object, hooks?: HookBus) {
-  const dir = mkdtempSync(path.join(tmpdir(), 'warden-executor-'));
-  mkdirSync(path.join(dir, 'workspace'));
-  writeFileSync(path.join(dir, 'workspace', 'notes.txt'), 'hello from the workspace\n');
-  const parsed = parseConfig({ dataDir: path.join(dir, 'data'), ...raw });
-  if (!parsed.ok) throw parsed.error;
-  const { config } = parsed.value;
-  const opened = openStore({ dataDir: path.join(dir, 'data') });
-  if (!opened.ok) throw new Error(opened.error.message);
-  const events = new EventBus();
-  const approvals = new ApprovalService({ store: opened.store, config, events });
-  cleanups.push(() => opened.store.close(), () => approvals.shutdown());
-  return new GovernedToolExecutor(config, { config, baseDir: dir, store: opened.store }, { approvals, events, hooks });
+  return testExecutor(raw, { cleanup, hooks, files: NOTES }).executor;
 }
 
 const turn = (over: Partial<TurnContext> = {}): TurnContext => ({
@@ -121,19 +106,7 @@ describe('the executor of a reloaded config', () => {
 
 describe('GovernedToolExecutor: a deferred call resumed once decided', () => {
   function deferring(raw: object, hooks?: HookBus) {
-    const dir = mkdtempSync(path.join(tmpdir(), 'warden-executor-deferred-'));
-    mkdirSync(path.join(dir, 'workspace'));
-    writeFileSync(path.join(dir, 'workspace', 'notes.txt'), 'hello from the workspace\n');
-    const parsed = parseConfig({ dataDir: path.join(dir, 'data'), owners: { discord: ['olga'] }, approvals: { waitSec: 0 }, ...raw });
-    if (!parsed.ok) throw parsed.error;
-    const { config } = parsed.value;
-    const opened = openStore({ dataDir: path.join(dir, 'data') });
-    if (!opened.ok) throw new Error(opened.error.message);
-    const events = new EventBus();
-    const approvals = new ApprovalService({ store: opened.store, config, events });
-    cleanups.push(() => opened.store.close(), () => approvals.shutdown());
-    const executor = new GovernedToolExecutor(config, { config, baseDir: dir, store: opened.store }, { approvals, events, hooks });
-    return { executor, approvals, config };
+    return testExecutor({ owners: { discord: ['olga'] }, approvals: { waitSec: 0 }, ...raw }, { cleanup, hooks, files: NOTES, prefix: 'warden-executor-deferred-' });
   }
 
   it('a hook-raised approval defers the call; resumed, it runs under the original turn with the decision, without a new card', async () => {

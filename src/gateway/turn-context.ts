@@ -1,5 +1,5 @@
 import type { WardenConfig } from '../config/index.js';
-import { execHostOf } from '../exec/check.js';
+import { execHostOf } from '../exec/effective-config.js';
 import { parseModelRef } from '../models/settings.js';
 import type { InheritedPolicy, TurnContext } from '../policy/context.js';
 import { isOwner } from '../policy/owners.js';

@@ -1,9 +1,7 @@
 import type { WardenConfig } from '../config/index.js';
-import { createAnthropicProvider } from './anthropic.js';
-import { createGeminiProvider } from './gemini.js';
-import { createOpenAIProvider } from './openai.js';
+import type { ClientOptions } from './anthropic.js';
 import { apiKeyFor, modelSettings, type ModelSettings } from './settings.js';
-import type { ModelProvider } from './types.js';
+import type { ModelProvider, ProviderApi } from './types.js';
 
 export type ResolvedModel = { ok: true; provider: ModelProvider; settings: ModelSettings } | { ok: false; message: string };
 
@@ -23,14 +21,34 @@ export function createModelRegistry(config: WardenConfig, env: NodeJS.ProcessEnv
     let provider = cache.get(settings.provider);
     if (!provider) {
       const options = { name: settings.provider, apiKey, baseUrl: settings.baseUrl, timeoutMs: settings.timeoutMs };
-      provider =
-        settings.api === 'anthropic'
-          ? createAnthropicProvider(options)
-          : settings.api === 'openai'
-            ? createOpenAIProvider(options)
-            : createGeminiProvider(options);
+      provider = lazyProvider(settings.api, options);
       cache.set(settings.provider, provider);
     }
     return { ok: true, provider, settings };
+  };
+}
+
+/** Each API's SDK (tens of megabytes once loaded) comes in with the first call that needs it. */
+const SDK_CLIENTS: Record<ProviderApi, () => Promise<(options: ClientOptions) => ModelProvider>> = {
+  anthropic: async () => (await import('./anthropic.js')).createAnthropicProvider,
+  openai: async () => (await import('./openai.js')).createOpenAIProvider,
+  gemini: async () => (await import('./gemini.js')).createGeminiProvider,
+};
+
+function lazyProvider(api: ProviderApi, options: ClientOptions): ModelProvider {
+  let client: Promise<ModelProvider> | undefined;
+  return {
+    name: options.name,
+    api,
+    async complete(request, signal) {
+      client ??= SDK_CLIENTS[api]().then(
+        (create) => create(options),
+        (err: unknown) => {
+          client = undefined;
+          throw err;
+        },
+      );
+      return (await client).complete(request, signal);
+    },
   };
 }

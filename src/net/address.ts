@@ -18,6 +18,9 @@ const IPV6_BLOCKED_RANGES = new Set(['unspecified', 'loopback', 'linkLocal', 'un
 /** Cloud metadata endpoints: blocked even where private networks are allowed. */
 const METADATA_ADDRESSES = new Set(['169.254.169.254', '100.100.100.200', 'fd00:ec2::254', '169.254.170.2']);
 
+/** The shape `ipaddr.IPv4.isValidFourPartDecimal` requires besides a valid parse. */
+const FOUR_PART_DECIMAL = /^(0|[1-9]\d*)(\.(0|[1-9]\d*)){3}$/;
+
 export function normalizeHost(host: string): string {
   let h = host.trim().toLowerCase();
   if (h.startsWith('[') && h.endsWith(']')) h = h.slice(1, -1);
@@ -33,7 +36,8 @@ export function normalizeHost(host: string): string {
  */
 export function classifyIpLiteral(rawHost: string, policy: AddressPolicy = {}): AddressVerdict | undefined {
   const host = normalizeHost(rawHost);
-  if (ipaddr.IPv4.isValidFourPartDecimal(host)) return classifyIpv4(ipaddr.IPv4.parse(host), policy);
+  // ipaddr's own check tries a parse that throws for every hostname (tens of µs); its shape test first.
+  if (FOUR_PART_DECIMAL.test(host) && ipaddr.IPv4.isValidFourPartDecimal(host)) return classifyIpv4(ipaddr.IPv4.parse(host), policy);
   if (host.includes(':')) {
     const bare = host.split('%')[0]!;
     if (!ipaddr.IPv6.isValid(bare)) return block('unparseable IPv6 literal');

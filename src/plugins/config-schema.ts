@@ -1,4 +1,5 @@
-import { Ajv, type ErrorObject } from 'ajv';
+import { createRequire } from 'node:module';
+import type { Ajv as AjvClass, ErrorObject } from 'ajv';
 
 /**
  * A plugin's config against the JSON Schema of its manifest (`configSchema`), with Ajv. Errors
@@ -9,8 +10,17 @@ import { Ajv, type ErrorObject } from 'ajv';
 
 export type ConfigCheck = { ok: true; value: Record<string, unknown> } | { ok: false; errors: string[] };
 
-const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, logger: false });
-const compiled = new WeakMap<object, ReturnType<typeof ajv.compile> | { error: string }>();
+// Ajv is loaded on the first plugin that declares a schema: most commands never need it, and it
+// costs more to load than the rest of the CLI's policy code.
+let ajv: AjvClass | undefined;
+function validator(): AjvClass {
+  if (!ajv) {
+    const { Ajv } = createRequire(import.meta.url)('ajv') as typeof import('ajv');
+    ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, logger: false });
+  }
+  return ajv;
+}
+const compiled = new WeakMap<object, ReturnType<AjvClass['compile']> | { error: string }>();
 
 export function checkPluginConfig(pluginId: string, schema: object | undefined, config: Record<string, unknown> | undefined, where = `plugins.entries.${pluginId}.config`): ConfigCheck {
   if (schema === undefined) {
@@ -22,7 +32,7 @@ export function checkPluginConfig(pluginId: string, schema: object | undefined, 
   let validate = compiled.get(schema);
   if (!validate) {
     try {
-      validate = ajv.compile(schema);
+      validate = validator().compile(schema);
     } catch (err) {
       validate = { error: (err as Error).message };
     }

@@ -1,3 +1,4 @@
+import picomatch from 'picomatch';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../config/index.js';
 import { compileGlob, toolEntryProblem } from './glob.js';
@@ -22,6 +23,16 @@ describe('tool entry validity', () => {
   it('compiles a glob that matches whole names only', () => {
     const test = compileGlob('web_*');
     expect([test('web_fetch'), test('xweb_fetch'), test('web_')]).toEqual([true, false, true]);
+  });
+});
+
+describe('globs of literal text and `*` are matched by string search, exactly as picomatch would', () => {
+  const patterns = ['web_*', '*_tool4*', 'plug*_tool1', '*', '**', 'a*b*c', '*a*a*', 'x**y', 'plug1*', '*fetch', 'memory_*', 'e*', '*.*', 'a-b*', 'sessions_*_x', '$*', '*~'];
+  const names = ['web_fetch', 'web_', 'xweb_fetch', 'plug1_tool1', 'plug12_tool1', 'plug1_tool14', 'plug3_tool40', 'abc', 'aXbYc', 'ac', 'abbc', 'aa', 'aaa', 'xy', 'x-y', 'fetch', 'exec', 'e', 'a.b', 'a-bc', 'sessions_list_x', '$x', 'a~', 'a/b', 'web_/x', 'plug1/x', ''];
+  it.each(patterns)('%s', (pattern) => {
+    const re = picomatch.makeRe(pattern, { strictBrackets: true, dot: true });
+    const test = compileGlob(pattern);
+    for (const name of names) expect([name, test(name)]).toEqual([name, re.test(name)]);
   });
 });
 

@@ -256,3 +256,22 @@ export function keeps(policy: CompiledPolicy, tool: ToolMeta): boolean {
   if (leader?.coupling.mode === 'deny') return matchList(policy.allow, tool) !== undefined;
   return matchesCoupled(policy.allow, tool);
 }
+
+/**
+ * `keeps(policy, tool)` for every tool of a candidate list, as one byte per tool (1 = kept).
+ * Both are immutable once built (a loaded config's policies, the plugin loader's list), so the
+ * answer is computed once per pair and each turn only reads it.
+ */
+const keptCache = new WeakMap<CompiledPolicy, WeakMap<readonly ToolMeta[], Uint8Array>>();
+
+export function keptVector(policy: CompiledPolicy, tools: readonly ToolMeta[]): Uint8Array {
+  let byTools = keptCache.get(policy);
+  if (!byTools) keptCache.set(policy, (byTools = new WeakMap()));
+  let kept = byTools.get(tools);
+  if (!kept) {
+    kept = new Uint8Array(tools.length);
+    for (let i = 0; i < tools.length; i++) kept[i] = keeps(policy, tools[i]!) ? 1 : 0;
+    byTools.set(tools, kept);
+  }
+  return kept;
+}

@@ -5,7 +5,7 @@ import type { Availability, ToolMeta } from '../tools/types.js';
 import type { InheritedPolicy, TurnContext } from './context.js';
 import { compileGlob, isGlob } from './glob.js';
 import { emptyAllowlistError, type AllowlistSource, type GuardReason } from './guard.js';
-import { compilePolicy, decide, explicitAllow, keeps, type CompiledPolicy, type PolicyEntry, type Verdict } from './policy.js';
+import { compilePolicy, decide, explicitAllow, keeps, keptVector, type CompiledPolicy, type PolicyEntry, type Verdict } from './policy.js';
 import {
   MESSAGE_PROVIDER_FILTER,
   MODEL_PROVIDER_FILTER,
@@ -81,6 +81,8 @@ export const AVAILABILITY_STEP = 'availability';
 
 interface Plan {
   config: WardenConfig;
+  /** The sorted candidate list this turn is judged over (the key of the per-policy caches). */
+  candidates: readonly ToolMeta[];
   ctx: TurnContext;
   steps: { step: PipelineStep; compiled: CompiledPolicy | undefined }[];
   toolsAllow: CompiledPolicy[] | undefined;
@@ -124,6 +126,23 @@ const FILTERS: readonly Filter[] = [
 ];
 const FILTER_LABELS: ReadonlySet<string> = new Set(FILTERS.map((f) => f.label));
 
+/** The filters that can remove anything in this turn: the others are skipped for every tool. */
+function activeFilters(plan: Plan): readonly Filter[] {
+  const { ctx } = plan;
+  return FILTERS.filter((f) => {
+    switch (f.label) {
+      case DISABLED_FILTER:
+        return ctx.disableTools === true;
+      case MESSAGE_PROVIDER_FILTER:
+        return plan.drops !== undefined && plan.drops.length > 0;
+      case OWNER_ONLY_FILTER:
+        return !ctx.senderIsOwner;
+      default:
+        return true;
+    }
+  });
+}
+
 export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, options: SurfaceOptions): SurfaceResult {
   const agent = resolveAgent(config, ctx.agentId);
   if (!agent) {
@@ -146,6 +165,7 @@ export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, optio
   const steps = buildSteps(config, ctx, agent);
   const plan: Plan = {
     config,
+    candidates,
     ctx,
     steps: steps.map((step) => ({ step, compiled: step.policy ? compilePolicy(step.policy) : undefined })),
     toolsAllow: ctx.toolsAllow?.map((list, i) =>
@@ -166,12 +186,17 @@ export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, optio
   const unavailable: SurfaceResult['unavailable'] = [];
   const tools: string[] = [];
   const preRemoved: string[] = [];
+  const removedExec: string[] = [];
   let keptByPolicy = 0;
+  const answers = plan.steps.map(({ step, compiled }) => (compiled ? { kept: keptVector(compiled, candidates), labels: removalLabels(step, compiled, candidates) } : undefined));
+  const filters = activeFilters(plan);
   // Candidates are sorted by id, so every list below comes out sorted.
-  for (const tool of candidates) {
-    const by = removedBy(tool, plan);
+  for (let i = 0; i < candidates.length; i++) {
+    const tool = candidates[i]!;
+    const by = removedBy(tool, i, plan, filters, answers);
     if (by !== undefined) {
       removed.push({ tool: tool.id, by });
+      if (tool.id === 'exec' || tool.id === 'process') removedExec.push(`${tool.id}:${by}`);
       if (FILTER_LABELS.has(by)) preRemoved.push(tool.id);
       continue;
     }
@@ -181,7 +206,7 @@ export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, optio
     else unavailable.push({ tool: tool.id, why: available.why });
   }
 
-  const warnings = cachedWarnings(plan, candidates, preRemoved, byId, removed);
+  const warnings = cachedWarnings(plan, candidates, preRemoved, removedExec, byId, removed);
   const result: SurfaceResult = {
     tools,
     removed,
@@ -256,10 +281,42 @@ export function removalLabel(step: Pick<PipelineStep, 'label' | 'denyLabel'>, ve
   return e.builtin ? (step.denyLabel ?? step.label) : e.key.replace(/\[\d+\]$/, '');
 }
 
-/** The label of the filter or step that removes `tool`, or undefined when the policy keeps it. */
-function removedBy(tool: ToolMeta, plan: Plan): string | undefined {
-  for (const filter of FILTERS) if (filter.removes(tool, plan)) return filter.label;
-  for (const { step, compiled } of plan.steps) if (compiled && !keeps(compiled, tool)) return removalLabel(step, decide(compiled, tool));
+const labelCache = new WeakMap<CompiledPolicy, WeakMap<readonly ToolMeta[], Map<string, (string | undefined)[]>>>();
+
+/**
+ * Where a step's `removalLabel(step, decide(compiled, tool))` answers are kept, one slot per
+ * candidate, filled on first use: per policy, candidate list and the step's labels.
+ */
+function removalLabels(step: PipelineStep, compiled: CompiledPolicy, candidates: readonly ToolMeta[]): (string | undefined)[] {
+  let byCandidates = labelCache.get(compiled);
+  if (!byCandidates) labelCache.set(compiled, (byCandidates = new WeakMap()));
+  let byStep = byCandidates.get(candidates);
+  if (!byStep) byCandidates.set(candidates, (byStep = new Map()));
+  const key = `${step.label}\u0000${step.denyLabel ?? ''}`;
+  let labels = byStep.get(key);
+  if (!labels) byStep.set(key, (labels = new Array<string | undefined>(candidates.length)));
+  return labels;
+}
+
+/** Each step's answers for every candidate: kept or not (`keptVector`), and the removal labels so far. */
+interface StepAnswers {
+  kept: Uint8Array;
+  labels: (string | undefined)[];
+}
+
+/**
+ * The label of the filter or step that removes candidate `index`, or undefined when the policy
+ * keeps it; `kept` holds each step's answer for every candidate (`keptVector`).
+ */
+function removedBy(tool: ToolMeta, index: number, plan: Plan, filters: readonly Filter[], answers: readonly (StepAnswers | undefined)[]): string | undefined {
+  for (const filter of filters) if (filter.removes(tool, plan)) return filter.label;
+  for (let s = 0; s < answers.length; s++) {
+    const a = answers[s];
+    if (a && a.kept[index] === 0) {
+      const { step, compiled } = plan.steps[s]!;
+      return (a.labels[index] ??= removalLabel(step, decide(compiled!, tool)));
+    }
+  }
   if (plan.toolsAllow) for (const compiled of plan.toolsAllow) if (!keeps(compiled, tool)) return TOOLS_ALLOW_STEP;
   return undefined;
 }
@@ -392,13 +449,22 @@ const warningCache = new WeakMap<WardenConfig, WeakMap<readonly ToolMeta[], Map<
  * Warnings depend on the config, the candidates, the steps' sources and what the pre-filters
  * removed — not on the rest of the context — so a busy channel computes them once.
  */
-function cachedWarnings(plan: Plan, candidates: readonly ToolMeta[], preRemoved: string[], byId: ReadonlyMap<string, ToolMeta>, removed: SurfaceResult['removed']): string[] {
+function cachedWarnings(
+  plan: Plan,
+  candidates: readonly ToolMeta[],
+  preRemoved: string[],
+  removedExec: string[],
+  byId: ReadonlyMap<string, ToolMeta>,
+  removed: SurfaceResult['removed'],
+): string[] {
   let byCandidates = warningCache.get(plan.config);
   if (!byCandidates) warningCache.set(plan.config, (byCandidates = new WeakMap()));
   let byKey = byCandidates.get(candidates);
   if (!byKey) byCandidates.set(candidates, (byKey = new Map()));
-  const removedExec = removed.filter((r) => r.tool === 'exec' || r.tool === 'process').map((r) => `${r.tool}:${r.by}`);
-  const key = [plan.ctx.agentId, ...plan.steps.map((s) => s.step.source), preRemoved.join(','), removedExec.join(',')].join('\u0000');
+  // exec and process removals, as `id:by`, in candidate order (the order `removed` has them in).
+  let key = plan.ctx.agentId;
+  for (const s of plan.steps) key += `\u0000${s.step.source}`;
+  key += `\u0000${preRemoved.join(',')}\u0000${removedExec.join(',')}`;
   let warnings = byKey.get(key);
   if (!warnings) {
     const preSet = new Set(preRemoved);

@@ -1,21 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { findSkillCommand, sanitizeCommandName, shadowedWarning, skillCommandSpecs } from './commands.js';
-import type { LoadedSkill } from './types.js';
+import { testSkill } from './testing.js';
 
-function skill(name: string, over: Partial<LoadedSkill> = {}): LoadedSkill {
-  return {
-    name,
-    description: `about ${name}`,
-    userInvocable: true,
-    disableModelInvocation: false,
-    metadata: { always: false, os: [], requires: { bins: [], anyBins: [], env: [], config: [] } },
-    location: `/s/${name}/SKILL.md`,
-    baseDir: `/s/${name}`,
-    root: { source: 'workspace', dir: '/s' },
-    contentHash: '0',
-    ...over,
-  };
-}
+const skill = testSkill;
 
 describe('skill slash commands', () => {
   it.each([

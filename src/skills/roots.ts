@@ -1,13 +1,13 @@
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { WardenConfig } from '../config/index.js';
 import { defaultAgentId, knownAgentIds, resolveAgent } from '../policy/steps.js';
 import { resolveDataDir } from '../store/data-dir.js';
+import { PACKAGE_ROOT } from '../util/package-root.js';
 import type { SkillRoot } from './types.js';
 
 /** The `skills/` folder shipped with this package. */
-export const BUNDLED_SKILLS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../skills');
+export const BUNDLED_SKILLS_DIR = path.join(PACKAGE_ROOT, 'skills');
 
 /** Where the roots of an agent come from; every field but the config has a default for production. */
 export interface SkillRootOptions {

@@ -351,7 +351,7 @@ describe('Discord slash commands', () => {
 });
 
 async function waitForCardRow(file: string, messageId: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
+  for (const until = Date.now() + 20_000; Date.now() < until; ) {
     const db = new Database(file, { readonly: true, fileMustExist: true });
     try {
       if (db.prepare('SELECT 1 FROM approval_cards WHERE message_id = ?').get(messageId)) return;

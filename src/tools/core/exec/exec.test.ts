@@ -232,9 +232,10 @@ describe('background jobs and the process tool', () => {
 
   it('kills a job that ignores SIGTERM', async () => {
     const { run, process } = setup(FULL);
-    const started = await run({ command: "trap '' TERM; while :; do sleep 0.05; done", background: true });
+    const started = await run({ command: "trap '' TERM; echo ready; while :; do sleep 0.05; done", background: true });
     const id = (started.details as { sessionId: string }).sessionId;
-    await new Promise((r) => setTimeout(r, 100));
+    // Killed only once the trap is set (the job says so), however slow the machine.
+    for (const until = Date.now() + 20_000; !textOf(await process({ action: 'log', sessionId: id })).includes('ready') && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
     const killed = await process({ action: 'kill', sessionId: id });
     expect(killed.details).toMatchObject({ status: 'killed', signal: 'SIGKILL' });
   });

@@ -44,6 +44,8 @@ export function toFtsQuery(text: string): string | undefined {
   return words.map((w) => `"${w}"`).join(' OR ');
 }
 
+const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 export class MemoryIndex {
   private readonly db: Database.Database;
 
@@ -91,6 +93,9 @@ export class MemoryIndex {
 
     const present = new Set<string>();
     for (const file of listing.files) {
+      // Each file is indexed in its own turn of the event loop: a large memory folder must not
+      // hold every conversation while it is read.
+      await yieldToLoop();
       const st = file.stat!;
       const before = known.get(file.rel);
       if (before && before.mtime_ms === st.mtimeMs && before.size === st.size) {

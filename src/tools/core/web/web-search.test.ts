@@ -134,11 +134,12 @@ describe('web_search options', () => {
   });
 
   it('timeoutSeconds bounds every request', async () => {
-    fake.delayNext(3_000);
+    // The fake answers after 30 s; a 1 s timeout returns long before, however loaded the machine.
+    fake.delayNext(30_000);
     const started = Date.now();
     const { output } = await run(brave({ timeoutSeconds: 1 }), env, { query: 'slow' });
     expect(output.kind).toBe('error');
-    expect(Date.now() - started).toBeLessThan(2_500);
+    expect(Date.now() - started).toBeLessThan(20_000);
   });
 
   it('cacheTtlMinutes answers a repeated search from memory, and 0 turns the cache off', async () => {

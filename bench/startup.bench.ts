@@ -1,0 +1,140 @@
+// What a user waits for and what an idle bot holds: `warden --help` and `warden tools --json`
+// against `node -e 0` (runs interleaved, so drift in the machine hits all three alike);
+// `warden start` with the web chat: launch → first HTTP answer, and resident memory once idle;
+// then the same with a model configured, and with Discord (against the loopback fake), so what
+// each adds shows. All of it runs what users run: bin/warden.js on the build in dist/.
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { startDiscordFake } from '../test/fakes/discord/index.js';
+import { type Bench, fmtMs, fmtRatio, summarize } from './harness.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const BIN = path.join(root, 'bin/warden.js');
+const RUNS = 15;
+const STARTS = 5;
+
+function runOnce(args: string[], cwd: string): number {
+  const start = performance.now();
+  const r = spawnSync(process.execPath, args, { cwd, stdio: ['ignore', 'ignore', 'ignore'], env: { ...process.env, WARDEN_LOG_LEVEL: 'silent' } });
+  const took = performance.now() - start;
+  if (r.status !== 0 && r.status !== null && args[0] !== '-e') throw new Error(`${args.join(' ')} exited ${r.status}`);
+  return took;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+const rssKb = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+
+interface StartFigures {
+  firstAnswerMs: number;
+  idleRssMb: number;
+}
+
+/**
+ * Launches `warden start` in a fresh folder, polls the web chat (or waits for the log line) until
+ * it answers, lets it settle (the background tool preload included), and reads its RSS.
+ */
+async function startOnce(config: (port: number) => string, web: boolean): Promise<StartFigures> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'warden-bench-start-'));
+  const port = await freePort();
+  writeFileSync(path.join(dir, 'warden.config.yaml'), config(port));
+  const started = performance.now();
+  const child = spawn(process.execPath, [BIN, 'start'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, WARDEN_LOG_LEVEL: 'warn', WARDEN_DATA_DIR: '' } });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  const exited = once(child, 'exit');
+  try {
+    let firstAnswerMs = NaN;
+    const deadline = started + 30_000;
+    while (performance.now() < deadline) {
+      if (child.exitCode !== null) throw new Error(`warden start exited: ${out}`);
+      if (web) {
+        const answered = await fetch(`http://127.0.0.1:${port}/healthz`, { headers: { authorization: 'Bearer bench-token-bench-token-bench-token' } })
+          .then((r) => r.status)
+          .catch(() => 0);
+        if (answered === 200) {
+          firstAnswerMs = performance.now() - started;
+          break;
+        }
+      } else if (out.includes('Warden is running')) {
+        firstAnswerMs = performance.now() - started;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    if (Number.isNaN(firstAnswerMs)) throw new Error(`warden start did not answer: ${out}`);
+    // Idle: the background preload has run; the highest of a few readings.
+    await new Promise((r) => setTimeout(r, 3000));
+    let rss = 0;
+    for (let i = 0; i < 5; i++) {
+      rss = Math.max(rss, rssKb(child.pid!));
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    return { firstAnswerMs, idleRssMb: rss / 1024 };
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const WEB = (port: number) => `channels:\n  web:\n    port: ${port}\n    token: bench-token-bench-token-bench-token\n`;
+
+const bench: Bench = async (report) => {
+  if (!existsSync(path.join(root, 'dist/BUILD'))) {
+    report({ name: 'startup', value: 'skipped', note: 'no build: run npm run build' });
+    return;
+  }
+  const cwd = mkdtempSync(path.join(tmpdir(), 'warden-bench-cli-'));
+  const node: number[] = [];
+  const help: number[] = [];
+  const tools: number[] = [];
+  for (let i = -2; i < RUNS; i++) {
+    const a = runOnce(['-e', '0'], cwd);
+    const b = runOnce([BIN, '--help'], cwd);
+    const c = runOnce([BIN, 'tools', '--json'], cwd);
+    if (i >= 0) node.push(a), help.push(b), tools.push(c);
+  }
+  rmSync(cwd, { recursive: true, force: true });
+  const n = summarize(node).median;
+  const h = summarize(help).median;
+  const t = summarize(tools).median;
+  report({ name: '`node -e 0` (baseline), median', value: fmtMs(n), note: `${RUNS} runs interleaved` });
+  report({ name: '`warden --help`, median', value: fmtMs(h), note: `${fmtRatio(h / n)} node -e 0 (target ≤ 1.50×)` });
+  report({ name: '`warden tools --json`, median', value: fmtMs(t), note: `${fmtRatio(t / n)} node -e 0 (target ≤ 3.00×)` });
+
+  const row = async (name: string, config: (port: number) => string, web: boolean, target?: string): Promise<StartFigures> => {
+    const figures: StartFigures[] = [];
+    for (let i = 0; i < STARTS; i++) figures.push(await startOnce(config, web));
+    const first = summarize(figures.map((f) => f.firstAnswerMs)).median;
+    const rss = summarize(figures.map((f) => f.idleRssMb)).median;
+    report({ name: `\`warden start\`, ${name}: launch → ${web ? 'first HTTP answer' : '"running"'}`, value: fmtMs(first), note: `median of ${STARTS}${web ? '; target ≤ 1 s' : ''}` });
+    report({ name: `\`warden start\`, ${name}: idle RSS`, value: `${rss.toFixed(1)} MB`, ...(target ? { note: target } : {}) });
+    return { firstAnswerMs: first, idleRssMb: rss };
+  };
+  const web = await row('web chat only', WEB, true, 'target ≤ 120 MB');
+  const model = await row('web chat + a model', (port) => `${WEB(port)}models:\n  default: anthropic/claude-sonnet-4-5\n`, true);
+  report({ name: '  what a configured model (its SDK, its tools) adds', value: `${(model.idleRssMb - web.idleRssMb).toFixed(1)} MB` });
+  const fake = await startDiscordFake();
+  try {
+    const discord = await row('Discord only (loopback fake)', () => `channels:\n  discord:\n    token: bench\n    apiBaseUrl: ${fake.apiBaseUrl}\n`, false);
+    report({ name: '  what Discord adds over the web chat', value: `${(discord.idleRssMb - web.idleRssMb).toFixed(1)} MB` });
+  } finally {
+    await fake.close();
+  }
+};
+export default bench;
