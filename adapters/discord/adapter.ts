@@ -59,7 +59,11 @@ export interface DiscordAdapter extends ChatAdapter {
 }
 
 const attach = (file: { name: string; content: string }): RawFile => ({ name: file.name, data: Buffer.from(file.content, 'utf8') });
-const rawFile = (file: OutboundFile): RawFile => ({ name: file.name, data: file.data, contentType: file.mimeType });
+const rawFile = (file: OutboundFile): RawFile => {
+  const data = Buffer.alloc(file.data.length);
+  file.data.copy(data);
+  return { name: file.name, data, contentType: file.mimeType };
+};
 
 /**
  * The Discord adapter: discord.js for the gateway, its REST client for posting. Normalises
@@ -339,7 +343,9 @@ export function createDiscordAdapter(
         intents: DISCORD_INTENTS,
         // Without the partial, DMs and messages in threads the client never saw are dropped.
         partials: [Partials.Channel],
-        rest: { ...(config.apiBaseUrl ? { api: config.apiBaseUrl } : {}), ...clientOverrides.rest },
+        // Node's own fetch: its FormData (what @discordjs/rest builds file uploads with) is the
+        // one it accepts; the undici package's request refuses a FormData of another copy.
+        rest: { makeRequest: ((url: string, init: RequestInit) => fetch(url, init)) as never, ...(config.apiBaseUrl ? { api: config.apiBaseUrl } : {}), ...clientOverrides.rest },
       });
       const c = client;
       c.on(Events.MessageCreate, (message: Message) => {
