@@ -15,6 +15,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandRun
   doctor: { summary: 'what is installed and reachable', load: async () => (await import('./cli/doctor.js')).run },
   skills: { summary: 'the skills of an agent: eligible, not eligible and why, not loaded', load: async () => (await import('./cli/skills.js')).run },
   plugins: { summary: 'the plugins: status, tools, hooks, commands and diagnostics', load: async () => (await import('./cli/plugins.js')).run },
+  mcp: { summary: 'the MCP servers: state, tools, last error; one server\'s tools and their approvals', load: async () => (await import('./cli/mcp.js')).run },
   invoke: { summary: 'run one tool call through the surface and the whole call chain', load: async () => (await import('./cli/invoke.js')).run },
   approvals: { summary: 'pending and decided approvals, allow-always grants; revoke and resolve', load: async () => (await import('./cli/approvals.js')).run },
   node: { summary: 'run this machine as a node of a running Warden (pairs once, then answers calls)', load: async () => (await import('./cli/node.js')).run },

@@ -374,6 +374,7 @@ export function createDiscordAdapter(
       skillCommands = [...specs];
       if (registers && client?.isReady()) void register();
     },
+    connected: () => client?.isReady() ?? false,
     send,
     streamTo,
     typing,

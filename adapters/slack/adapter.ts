@@ -365,6 +365,8 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
       else server = (await a.start({ port: config.port, host: config.host })) as Server;
       logger.info({ mode, url: server ? (server.address() as AddressInfo).port : undefined }, 'slack adapter ready');
     },
+    // Socket mode: the WebSocket to Slack is open; HTTP mode: the receiver listens.
+    connected: () => (mode === 'socket' ? (socketReceiver?.client.websocket?.isActive() ?? false) : (server?.listening ?? false)),
     send,
     streamTo,
     setSkillCommands(specs) {

@@ -1,5 +1,6 @@
 import { withRetry, type RetryPolicy } from '../models/retry.js';
 import type { Message, ModelProvider } from '../models/types.js';
+import { sliceWrapped } from '../tools/untrusted.js';
 import { CHARS_PER_TOKEN, messageTokens } from './context-budget.js';
 import { SUMMARY_PREFIX } from './transcript.js';
 import type { TranscriptEntry } from './types.js';
@@ -32,9 +33,9 @@ export function chooseCut(entries: readonly TranscriptEntry[], keepTokens: numbe
 
 const ENTRY_TEXT_MAX = 2_000;
 
-/** One message as summary input: who said it and what, long tool output shortened. */
+/** One message as summary input: who said it and what, long tool output shortened (an untrusted block cut is closed, never left open). */
 export function renderForSummary(message: Message): string {
-  const clip = (t: string) => (t.length > ENTRY_TEXT_MAX ? `${t.slice(0, ENTRY_TEXT_MAX)} […${t.length - ENTRY_TEXT_MAX} chars]` : t);
+  const clip = (t: string) => (t.length > ENTRY_TEXT_MAX ? `${sliceWrapped(t, 0, ENTRY_TEXT_MAX)} […${t.length - ENTRY_TEXT_MAX} chars]` : t);
   if (message.role === 'toolResult') {
     const text = message.content.map((p) => (p.type === 'text' ? p.text : '[image]')).join('\n');
     return `Tool ${message.toolName} ${message.isError ? 'failed' : 'returned'}: ${clip(text)}`;
@@ -72,7 +73,7 @@ export async function summarize(entries: readonly TranscriptEntry[], options: Su
       summary = text.startsWith(SUMMARY_PREFIX) ? text.slice(SUMMARY_PREFIX.length + 1) : text;
       continue;
     }
-    const line = renderForSummary(entry.message).slice(0, chunkChars);
+    const line = sliceWrapped(renderForSummary(entry.message), 0, chunkChars);
     if (size + line.length > chunkChars && chunks[chunks.length - 1]!.length > 0) {
       chunks.push([]);
       size = 0;

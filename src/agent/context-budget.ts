@@ -1,4 +1,5 @@
 import type { Message, ModelTool, TextPart, ToolResultMessage } from '../models/types.js';
+import { sliceWrapped } from '../tools/untrusted.js';
 
 /**
  * Token estimates without a tokenizer: about four characters a token for English and code,
@@ -44,9 +45,9 @@ export function truncateText(text: string, max: number): string {
   if (tailWanted) {
     const tail = Math.min(Math.floor(keep * 0.3), 4_000);
     const head = keep - tail;
-    return `${text.slice(0, head)}\n⚠️ [... middle content omitted — showing head and tail ...]\n${text.slice(-tail)}`;
+    return `${sliceWrapped(text, 0, head)}\n⚠️ [... middle content omitted — showing head and tail ...]\n${sliceWrapped(text, text.length - tail)}`;
   }
-  return `${text.slice(0, keep)}\n[... ${text.length - keep} more characters truncated; rerun with narrower args if needed]`;
+  return `${sliceWrapped(text, 0, keep)}\n[... ${text.length - keep} more characters truncated; rerun with narrower args if needed]`;
 }
 
 /** Caps a fresh tool result's text parts, sharing the budget in proportion to their sizes. */
@@ -95,7 +96,7 @@ export function pruneToolResults(messages: readonly Message[], usedTokens: numbe
         p.type === 'text' && p.text.length > SOFT_TRIM_OVER
           ? {
               type: 'text',
-              text: `${p.text.slice(0, SOFT_TRIM_KEEP)}\n[... ${p.text.length - 2 * SOFT_TRIM_KEEP} characters of an older tool result pruned ...]\n${p.text.slice(-SOFT_TRIM_KEEP)}`,
+              text: `${sliceWrapped(p.text, 0, SOFT_TRIM_KEEP)}\n[... ${p.text.length - 2 * SOFT_TRIM_KEEP} characters of an older tool result pruned ...]\n${sliceWrapped(p.text, p.text.length - SOFT_TRIM_KEEP)}`,
             }
           : p,
       ),

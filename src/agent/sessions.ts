@@ -116,11 +116,19 @@ export const interruptedResult = (run: Pick<SubagentRunRecord, 'childKey'>): str
 
 const SUBAGENT_KEY = /^agent:([^:]+):subagent:/;
 
+/** How many sessions_send hops one chain of turns may take (A → B → C → D). */
+export const MAX_SEND_HOPS = 3;
+
 export class AgentSessions implements AgentSessionsApi {
   private runtime: AgentRuntime | undefined;
   /** The runs this instance drives; the store has every run, including those of earlier processes. */
   private readonly live = new Map<string, LiveRun>();
   private readonly yields = new Set<string>();
+  /**
+   * The sessions_send chain that led to each session's running turn, per run (`runId` and key):
+   * the sessions waiting on it, oldest first. A send into one of them would wait on itself.
+   */
+  private readonly sendChains = new Map<string, { chain: string[]; turns: number }>();
   /** Tells this runtime's runs apart from those of an earlier one (a pid can be reused). */
   readonly instanceId = randomUUID();
   private stopped = false;
@@ -151,10 +159,22 @@ export class AgentSessions implements AgentSessionsApi {
 
   async send(request: SendRequest): Promise<Result<TurnOutcome>> {
     if (request.toKey === request.fromKey) return { ok: false, message: 'a session cannot send a message to itself' };
+    // The receiving turn continues the sender's run, so a chain of sends can be followed through it.
+    const runId = request.runId ?? randomUUID();
+    const chain = this.sendChains.get(`${runId}\0${request.fromKey}`)?.chain ?? [request.fromKey];
+    if (chain.includes(request.toKey)) {
+      return { ok: false, message: `session ${request.toKey} is waiting for this message chain (${[...chain, request.toKey].join(' → ')}): a message back into it would wait on itself. Put what it needs in your reply instead.` };
+    }
+    if (chain.length > MAX_SEND_HOPS) {
+      return { ok: false, message: `sessions_send hop limit reached (${MAX_SEND_HOPS} hops: ${chain.join(' → ')}): answer with what you have instead of messaging further sessions.` };
+    }
     const resolved = this.turnFor(request.toKey, request.fromTurn, request.ceiling);
     if (!resolved.ok) return resolved;
     const target = resolved.value;
     const runtime = this.requireRuntime();
+    const chainKey = `${runId}\0${request.toKey}`;
+    const held = this.sendChains.get(chainKey);
+    this.sendChains.set(chainKey, { chain: [...chain, request.toKey], turns: (held?.turns ?? 0) + 1 });
     const controller = new AbortController();
     const onAbort = () => controller.abort();
     request.signal.addEventListener('abort', onAbort, { once: true });
@@ -165,7 +185,7 @@ export class AgentSessions implements AgentSessionsApi {
         turn: target,
         input: { text: request.text, origin: 'session', senderName: request.fromKey },
         signal: controller.signal,
-        ...(request.runId !== undefined ? { runId: request.runId } : {}),
+        runId,
         // A conversation's session: an undecided approval must not hold it (a subagent's waits inline).
         deferApprovals: target.spawnDepth === 0,
       });
@@ -173,6 +193,8 @@ export class AgentSessions implements AgentSessionsApi {
     } finally {
       clearTimeout(timer);
       request.signal.removeEventListener('abort', onAbort);
+      const entry = this.sendChains.get(chainKey);
+      if (entry && --entry.turns <= 0) this.sendChains.delete(chainKey);
     }
   }
 

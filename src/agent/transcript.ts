@@ -9,8 +9,14 @@ interface Row {
   tool: string | null;
   tool_call_id: string | null;
   content: string;
+  details: string | null;
   is_error: number;
   created_at: number;
+}
+
+/** What a user row keeps beside its content: whose message it is. */
+interface UserDetails {
+  sender: { id: string; name?: string };
 }
 
 /** A compaction summary as stored in a `system` row. */
@@ -89,7 +95,9 @@ export class SqliteTranscriptStore implements TranscriptStore {
             createdAt: now,
           });
         } else {
-          seq = this.transcripts.append({ sessionKey, role: message.role, content: message.content, createdAt: now });
+          const details: UserDetails | undefined =
+            message.role === 'user' && entry.sender ? { sender: { id: entry.sender.id, ...(entry.sender.name !== undefined ? { name: entry.sender.name } : {}) } } : undefined;
+          seq = this.transcripts.append({ sessionKey, role: message.role, content: message.content, details, createdAt: now });
         }
         return { ...entry, seq, createdAt: now };
       });
@@ -157,5 +165,14 @@ function toEntry(row: Row): TranscriptEntry {
       },
     };
   }
-  return { ...base, kind: 'message', message: { role: row.role, content } as Message };
+  const sender = row.role === 'user' ? senderOf(row.details) : undefined;
+  return { ...base, kind: 'message', message: { role: row.role, content } as Message, ...(sender ? { sender } : {}) };
+}
+
+function senderOf(details: string | null): TranscriptEntry['sender'] {
+  if (details === null) return undefined;
+  const parsed = JSON.parse(details) as Partial<UserDetails> | null;
+  const sender = parsed?.sender;
+  if (typeof sender?.id !== 'string') return undefined;
+  return { id: sender.id, ...(typeof sender.name === 'string' ? { name: sender.name } : {}) };
 }

@@ -3,6 +3,7 @@ import { modelSupportsTools } from '../gateway/turn-context.js';
 import type { HookBus } from '../hooks/bus.js';
 import { agentHookContext } from '../hooks/context.js';
 import { log } from '../log.js';
+import { metrics } from '../ops/metrics.js';
 import type { TurnContext } from '../policy/context.js';
 import { projectTools, type ProjectionResult } from '../models/projection/index.js';
 import { describeModelFailure, RetriesExhaustedError, withRetry } from '../models/retry.js';
@@ -10,6 +11,7 @@ import { modelRefForAgent, type ModelSettings } from '../models/settings.js';
 import { isAbortError, ModelCallError, type Message, type ModelProvider, type ToolCallPart, type UserMessage } from '../models/types.js';
 import { wrapUntrusted } from '../tools/untrusted.js';
 import { chooseCut, summarize } from './compaction.js';
+import { asSeenBy } from './cross-principal.js';
 import { perResultCapChars, pruneToolResults, requestTokens } from './context-budget.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import { runToolCalls } from './tool-calls.js';
@@ -68,6 +70,19 @@ export interface TurnSessionHooks {
 }
 
 export async function runTurn(deps: AgentDeps, request: TurnRequest, sessions?: TurnSessionHooks): Promise<TurnOutcome> {
+  const started = performance.now();
+  let status = 'error';
+  try {
+    const outcome = await runTurnHooked(deps, request, sessions);
+    status = outcome.status;
+    return outcome;
+  } finally {
+    // `error` is a turn that threw, beside the loop's own completed / aborted / failed.
+    metrics.turnEnded(status, (performance.now() - started) / 1000);
+  }
+}
+
+async function runTurnHooked(deps: AgentDeps, request: TurnRequest, sessions?: TurnSessionHooks): Promise<TurnOutcome> {
   const hooks = deps.hooks;
   // Loop detection counts per run: this turn's calls, and those of the turns it starts itself.
   const runId = request.runId ?? randomUUID();
@@ -141,7 +156,8 @@ async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: Turn
   // The surface is decided for the model that answers (a hook's override included).
   const asked = { ...base, model: ref, ...(supportsTools === false ? { modelSupportsTools: false } : {}) };
 
-  const history = transcripts.load(sessionKey);
+  // Earlier messages of other people in this session are shown as their untrusted words.
+  const history = asSeenBy(transcripts.load(sessionKey), request.turn.senderId);
   const surface = await deps.tools.surface(asked, sessionKey, { prompt: request.input.text, messages: history.map((e) => e.message), runId });
   if (!surface.ok) return failed('tools', surface.message, `⚠️ ${surface.message}`);
   // The context the surface was resolved for (with any run restrictions): every call of the turn carries it.
@@ -168,7 +184,10 @@ async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: Turn
     ...(arrived ? [{ role: 'user' as const, content: [{ type: 'text' as const, text: `Results from your subagents:\n${arrived}` }] }] : []),
     withContext(inputMessage(request.input, turn.chat), added),
   ];
-  state.entries = [...history, ...transcripts.append(sessionKey, incoming.map((message) => ({ kind: 'message' as const, message })))];
+  // The requester's own message records who sent it, so that in another person's turn it is theirs, not the requester's.
+  const own = request.input.origin === undefined && request.turn.senderId !== undefined ? { id: request.turn.senderId, name: request.turn.senderName } : undefined;
+  const appendIncoming = incoming.map((message, i) => ({ kind: 'message' as const, message, ...(own && i === incoming.length - 1 ? { sender: own } : {}) }));
+  state.entries = [...history, ...transcripts.append(sessionKey, appendIncoming)];
   const budget = Math.max(1_000, settings.contextWindow - settings.maxOutputTokens);
   const maxRounds = config.agents.defaults.maxToolRounds;
   let forceCompaction = false;

@@ -155,9 +155,19 @@ export interface TranscriptEntry {
   kind: 'message' | 'summary';
   coversThroughSeq?: number | undefined;
   createdAt: number;
+  /**
+   * The person whose message a user entry is (a shared channel session holds several). In a
+   * later turn of someone else it is shown to the model as untrusted data from that person.
+   */
+  sender?: MessageSender | undefined;
 }
 
-export type TranscriptAppend = Pick<TranscriptEntry, 'message' | 'kind' | 'coversThroughSeq'>;
+export interface MessageSender {
+  id: string;
+  name?: string | undefined;
+}
+
+export type TranscriptAppend = Pick<TranscriptEntry, 'message' | 'kind' | 'coversThroughSeq' | 'sender'>;
 
 /**
  * Where a session's conversation lives. Append-only: compaction appends a summary entry

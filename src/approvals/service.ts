@@ -110,7 +110,7 @@ export class ApprovalService {
 
   /**
    * The requester of a deferred call being resumed: its first request that asks what the
-   * approver saw — same kind, tool and full text — gets that decision; any other request (the
+   * approver saw — same kind, tool, full text and bound files — gets that decision; any other request (the
    * command now reads differently, a hook asks something else) asks anew through `fallback`.
    */
   resumedRequester(approvalId: string, fallback: ApprovalRequester): ApprovalRequester {
@@ -121,6 +121,8 @@ export class ApprovalService {
       if (!entry || entry.request.status === 'pending') return undefined;
       const r = entry.request;
       if (r.kind !== input.kind || r.tool !== input.tool || r.fullText !== input.fullText) return undefined;
+      // The files the call names must be the ones the card bound: a file rewritten while the card waited asks anew.
+      if (JSON.stringify(entry.grant?.boundFiles ?? null) !== JSON.stringify(input.grant?.boundFiles ?? null)) return undefined;
       used = true;
       return this.resolution(entry);
     };
@@ -333,6 +335,7 @@ export class ApprovalService {
           approvalId: id,
           createdBy: decidedBy,
           expiresAt: entry.grant.ttlMs === undefined ? undefined : at + entry.grant.ttlMs,
+          ...(entry.grant.boundFiles !== undefined ? { boundFiles: entry.grant.boundFiles } : {}),
         });
       }
       this.audit.record({ type: 'approval.resolved', subject: id, actor: decidedBy, sessionKey: entry.request.sessionKey, data: { outcome: decision, tool: entry.request.tool, grantId: grant?.id } });

@@ -1,3 +1,4 @@
+import type { BoundFile } from '../exec/content-binding.js';
 import type { TurnContext } from '../policy/context.js';
 
 /** The decisions a human can give; a request may narrow the set it offers. */
@@ -30,7 +31,7 @@ export interface ApprovalRequestInput {
    * allow-always is not offered (a button that silently acts as allow-once is worse than
    * none); a caller that persists allow-always itself (exec allowlist) lists it explicitly.
    */
-  grant?: { pattern: string; argPattern?: string; ttlMs?: number };
+  grant?: { pattern: string; argPattern?: string; ttlMs?: number; boundFiles?: BoundFile[] };
   /** On expiry: deny (default). `allow` is honoured for hook (`tool`) approvals only. */
   timeoutBehavior?: 'deny' | 'allow';
   /**
@@ -192,6 +193,11 @@ export interface Grant {
   revokedAt?: number | undefined;
   revokedBy?: string | undefined;
   lastUsedAt?: number | undefined;
+  /**
+   * The files the approved call's arguments named, by content (undefined: a grant from before
+   * binding, which covers only calls that name no file). A call whose files differ asks again.
+   */
+  boundFiles?: BoundFile[] | undefined;
 }
 
 /** What `recover()` found on startup; every pending request lands in exactly one list. */

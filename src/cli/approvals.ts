@@ -4,6 +4,7 @@ import type { ApprovalRequest, Grant } from '../approvals/types.js';
 import { closest } from '../config/errors.js';
 import { EventBus } from '../events.js';
 import { ExecAllowlistStore, type StoredAllowlistEntry } from '../exec/allowlist-store.js';
+import type { BoundFile } from '../exec/content-binding.js';
 import { resolveDataDir } from '../store/data-dir.js';
 import { openStore } from '../store/store.js';
 import { EXIT, stringOption, type CliIO, type CommandRunner } from './args.js';
@@ -131,11 +132,18 @@ export function requestLine(r: ApprovalRequest): string {
 
 function grantLine(g: Grant): string {
   const state = g.revokedAt !== undefined ? `revoked by ${g.revokedBy}` : g.expiresAt !== undefined ? `expires ${new Date(g.expiresAt).toISOString()}` : 'no expiry';
-  return `${g.id}  agent ${g.agentId}  ${g.tool}  ${g.pattern}${g.argPattern !== undefined ? ` args ${g.argPattern}` : ''}  by ${g.createdBy}  ${state}`;
+  return `${g.id}  agent ${g.agentId}  ${g.tool}  ${g.pattern}${g.argPattern !== undefined ? ` args ${g.argPattern}` : ''}  ${bindingText(g.boundFiles)}  by ${g.createdBy}  ${state}`;
+}
+
+/** What a grant is bound to by content, as `warden approvals grants` shows it. */
+export function bindingText(files: readonly BoundFile[] | undefined): string {
+  if (files === undefined) return 'bound to no file (approved before content binding)';
+  if (files.length === 0) return 'bound to no file';
+  return `bound to ${files.map((f) => `${f.path} ${f.sha256 === null ? '(absent)' : `sha256:${f.sha256.slice(0, 12)}`}`).join(', ')}`;
 }
 
 function execGrantLine(e: StoredAllowlistEntry, now: number): string {
   const state = e.expiresAt === undefined ? 'no expiry' : `${e.expiresAt <= now ? 'expired' : 'expires'} ${new Date(e.expiresAt).toISOString()}`;
   const what = e.lastUsedCommand !== undefined ? `for ${JSON.stringify(e.lastUsedCommand)}` : e.argPattern !== undefined ? `args ${JSON.stringify(e.argPattern)}` : 'any arguments';
-  return `${e.id}  agent ${e.agentId}  exec  ${e.pattern}  ${what}  ${state}`;
+  return `${e.id}  agent ${e.agentId}  exec  ${e.pattern}  ${what}  ${bindingText(e.boundFiles)}  ${state}`;
 }

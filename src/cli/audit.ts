@@ -15,6 +15,7 @@ import { EXIT, type CommandRunner } from './args.js';
 import { loadConfigForCommand } from './config.js';
 import { unknownFlagProblems } from './context.js';
 import { auditGatewayHttp } from '../gateway/http/audit.js';
+import { auditOps } from '../ops/audit.js';
 
 /**
  * `warden audit`: what in the configuration is dangerous, with a fix for each finding.
@@ -45,6 +46,7 @@ export const run: CommandRunner = async (args, io) => {
     ...auditElevated(loaded.config),
     ...(await auditPlugins(plugins)),
     ...auditGatewayHttp(loaded.config),
+    ...auditOps(loaded.config),
   ].sort(
     (a, b) => ORDER[a.severity] - ORDER[b.severity],
   );

@@ -42,4 +42,16 @@ describe('warden doctor', () => {
     expect(checks.find((c) => c.name === 'data dir')).toMatchObject({ ok: false, detail: expect.stringContaining('is not a directory') });
     expect(existsSync(path.join(dir, 'file', 'data'))).toBe(false);
   });
+
+  it('in a container whose sandbox cannot start, says what the container must allow', async () => {
+    const probe = { ok: false, identity: { uid: 1000, gid: 1000, staged: false }, checks: [], reason: 'bubblewrap could not start the sandbox: bwrap: No permissions to create new namespace' };
+    const checks = await runDoctorChecks(configOf({}), '/tmp', {}, { probe, container: 'docker' });
+    expect(checks.find((c) => c.name === 'container')).toMatchObject({ ok: true, warn: true, detail: expect.stringMatching(/^docker: docker refuses to create user namespaces/), fix: expect.stringContaining('seccomp=unconfined') });
+  });
+
+  it('in a container whose sandbox works, says so; outside one, says nothing', async () => {
+    const probe = { ok: true, identity: { uid: 1000, gid: 1000, staged: false }, checks: [] };
+    expect((await runDoctorChecks(configOf({}), '/tmp', {}, { probe, container: 'podman' })).find((c) => c.name === 'container')).toEqual({ name: 'container', ok: true, detail: 'podman: the sandbox works inside the container' });
+    expect((await runDoctorChecks(configOf({}), '/tmp', {}, { probe, container: null })).find((c) => c.name === 'container')).toBeUndefined();
+  });
 });

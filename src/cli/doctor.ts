@@ -3,9 +3,11 @@ import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { WardenConfig } from '../config/index.js';
 import { effectiveExecConfig } from '../exec/check.js';
+import { containerSandboxAdvice, detectContainer, hostContainerSignals, type ContainerRuntime } from '../exec/container.js';
 import { describeIdentity, SANDBOX_FIXES } from '../exec/sandbox-audit.js';
 import { probeSandbox, type SandboxProbe } from '../exec/sandbox-probe.js';
 import { BWRAP_PATH, resolveExecHost, sandboxIdentity } from '../exec/sandbox.js';
+import { mcpDoctorChecks } from '../mcp/doctor.js';
 import { EXIT, type CliIO, type CommandRunner } from './args.js';
 import { loadConfigForCommand, printResult } from './config.js';
 
@@ -38,6 +40,8 @@ function versionOf(bin: string, args: string[]): string | undefined {
 export interface DoctorOptions {
   /** The sandbox probe to report (tests); default: a fresh run of the real sandbox. */
   probe?: SandboxProbe;
+  /** The container runtime to report (tests); default: detected from the environment. */
+  container?: ContainerRuntime | null;
 }
 
 /** What is installed and reachable; every check says what to do when it fails. */
@@ -82,6 +86,16 @@ export async function runDoctorChecks(config: WardenConfig, baseDir: string, env
       fix: `${SANDBOX_FIXES[check.property]}; until then exec refuses every command (it never falls back to the host)`,
     });
   }
+  // In a container, say what the container must allow for the sandbox, in its runtime's terms.
+  const container = options.container === undefined ? detectContainer(hostContainerSignals(env)) : (options.container ?? undefined);
+  if (container) {
+    const advice = containerSandboxAdvice(sandbox, container);
+    checks.push(
+      advice
+        ? { name: 'container', ok: true, warn: true, detail: `${container}: ${advice.detail}`, fix: advice.fix }
+        : { name: 'container', ok: true, detail: `${container}: the sandbox works inside the container` },
+    );
+  }
 
   const dataDir = path.resolve(baseDir, env.WARDEN_DATA_DIR ?? config.dataDir);
   let dataOk = true;
@@ -118,6 +132,9 @@ export async function runDoctorChecks(config: WardenConfig, baseDir: string, env
   if (!discord?.token && !slack?.botToken) {
     checks.push({ name: 'web chat', ok: true, detail: `embedded default on http://${config.channels.web.host}:${config.channels.web.port}` });
   }
+
+  // A failing MCP server is a warning: its tools are unavailable, Warden runs and retries.
+  checks.push(...(await mcpDoctorChecks(config, baseDir)));
 
   const models = new Set([config.models.default, ...config.agents.list.map((a) => a.model)].filter((m): m is string => !!m));
   if (models.size === 0) {

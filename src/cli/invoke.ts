@@ -15,7 +15,9 @@ import { openStore, type Store } from '../store/store.js';
 import { Transcripts } from '../store/transcript.js';
 import { CORE_IMPLEMENTATIONS } from '../tools/core/index.js';
 import { loopDetectionEnabled, ToolInvoker, type InvokeOutcome } from '../tools/invoke/chain.js';
-import { loadPluginRuntime } from '../plugins/runtime.js';
+import { loadPluginRuntime, type PluginRuntime } from '../plugins/runtime.js';
+import type { McpManager } from '../mcp/manager.js';
+import { connectMcpForCommand, reservedToolNames } from '../mcp/registry.js';
 import { surfaceInputs } from '../tools/surface-inputs.js';
 import type { ToolImplementation } from '../tools/types.js';
 import { EXIT, stringOption, type CliIO, type CommandRunner } from './args.js';
@@ -62,6 +64,20 @@ export const run: CommandRunner = async (args, io) => {
 
   // The bot's plugins: their tools, hooks and trusted policies take part in this call as in a turn.
   const plugins = await loadPluginRuntime(config, baseDir);
+  // The config's MCP servers, connected for this one call (a server still connecting is unavailable, with why).
+  const mcp = await connectMcpForCommand(config, baseDir, { reserved: reservedToolNames(() => plugins.tools) });
+  try {
+    return await invokeOnce(args, io, { config, baseDir, turn, plugins, mcp, toolName: toolName!, callArgs, approve });
+  } finally {
+    await mcp?.stop();
+  }
+};
+
+async function invokeOnce(
+  args: Parameters<CommandRunner>[0],
+  io: Parameters<CommandRunner>[1],
+  { config, baseDir, turn, plugins, mcp, toolName, callArgs, approve }: { config: WardenConfig; baseDir: string; turn: TurnContext; plugins: PluginRuntime; mcp: McpManager | undefined; toolName: string; callArgs: unknown; approve: ApprovalDecision | undefined },
+): Promise<number> {
   const surface = resolveToolSurface(config, turn, surfaceInputs(config, baseDir));
   if (surface.error) {
     if (args.options.get('json') === true) io.stdout(JSON.stringify({ error: surface.error }, null, 2));
@@ -91,7 +107,7 @@ export const run: CommandRunner = async (args, io) => {
       );
     });
     const invoker = new ToolInvoker({
-      resolveTool: (id, call) => (plugins.isPluginTool(id) ? plugins.implementation(id, call) : loadTool(id, config, baseDir, store)),
+      resolveTool: (id, call) => (plugins.isPluginTool(id) ? plugins.implementation(id, call) : mcp?.isMcpTool(id) ? Promise.resolve(mcp.implementation(id)) : loadTool(id, config, baseDir, store)),
       hooks: plugins.hooks,
       trustedPolicies: plugins.trustedPolicies,
       approvals,
@@ -100,7 +116,7 @@ export const run: CommandRunner = async (args, io) => {
       events,
     });
     const outcome = await invoker.invoke({
-      tool: toolName!,
+      tool: toolName,
       args: callArgs,
       turn,
       sessionKey: stringOption(args, 'session') ?? sessionKeyOf(turn),
@@ -116,7 +132,7 @@ export const run: CommandRunner = async (args, io) => {
     approvals.shutdown();
     store.close();
   }
-};
+}
 
 function parseArgsJson(value: string | true | undefined, problems: string[]): unknown {
   if (value === undefined) return {};

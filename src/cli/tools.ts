@@ -4,6 +4,8 @@ import { CORE_TOOLS } from '../tools/catalog.js';
 import { normalizeToolName } from '../tools/names.js';
 import { loadPluginRuntime } from '../plugins/runtime.js';
 import { surfaceInputs } from '../tools/surface-inputs.js';
+import { connectMcpForCommand, reservedToolNames } from '../mcp/registry.js';
+import type { WardenConfig } from '../config/index.js';
 import { EXIT, stringOption, type CommandRunner } from './args.js';
 import { loadConfigForCommand } from './config.js';
 import { CONTEXT_FLAGS, CONTEXT_USAGE, contextFromArgs, unknownFlagProblems } from './context.js';
@@ -42,7 +44,25 @@ export const run: CommandRunner = async (args, io) => {
   if (!context.ok) problems.push(...context.problems);
 
   // The inputs the running bot hands the surface function: the same plugin candidates and availability.
-  await loadPluginRuntime(config, baseDir);
+  const runtime = await loadPluginRuntime(config, baseDir);
+  // MCP servers are connected for this command (each until it answered or its connect timeout).
+  const mcp = await connectMcpForCommand(config, baseDir, { reserved: reservedToolNames(() => runtime.tools) });
+  try {
+    return answerTools(args, io, problems, config, baseDir, context, json);
+  } finally {
+    await mcp?.stop();
+  }
+};
+
+function answerTools(
+  args: Parameters<CommandRunner>[0],
+  io: Parameters<CommandRunner>[1],
+  problems: string[],
+  config: WardenConfig,
+  baseDir: string,
+  context: ReturnType<typeof contextFromArgs>,
+  json: boolean,
+): number {
   const inputs = surfaceInputs(config, baseDir);
   const explainName = stringOption(args, 'explain');
   const explainId = explainName !== undefined ? normalizeToolName(explainName) : undefined;
@@ -78,7 +98,7 @@ export const run: CommandRunner = async (args, io) => {
   };
   io.stdout(json ? JSON.stringify(answer, null, 2) : human(answer, explain, context.binding ? describeBinding(context.binding) : `${context.ctx.agentId} (--agent)`));
   return EXIT.ok;
-};
+}
 
 interface Explanation {
   tool: string;

@@ -1,5 +1,6 @@
 import type { ExecConfig } from '../config/schema/exec.js';
 import type { AddEntryInput, StoredAllowlistEntry } from './allowlist-store.js';
+import type { BoundFile } from './content-binding.js';
 import { isRecord, isRegExp } from '../util/guards.js';
 
 /**
@@ -66,6 +67,15 @@ export function parseApprovalsFile(doc: unknown): ImportResult {
       }
       const duplicate = entries.some((e) => e.pattern === pattern && e.argPattern === argPattern);
       if (duplicate) return;
+      // Warden's own export carries what an allow-always grant bound by content; it travels with it.
+      let boundFiles: BoundFile[] | undefined;
+      if ('boundFiles' in entry) {
+        if (!Array.isArray(entry.boundFiles) || !entry.boundFiles.every(isBoundFile)) {
+          notes.push(`${at}.boundFiles: not a list of {path, realPath, sha256}, entry dropped`);
+          return;
+        }
+        boundFiles = entry.boundFiles;
+      }
       entries.push({
         agentId: target,
         pattern,
@@ -74,6 +84,7 @@ export function parseApprovalsFile(doc: unknown): ImportResult {
         lastUsedAt: typeof entry.lastUsedAt === 'number' ? entry.lastUsedAt : undefined,
         lastUsedCommand: typeof entry.lastUsedCommand === 'string' ? entry.lastUsedCommand : undefined,
         lastResolvedPath: typeof entry.lastResolvedPath === 'string' ? entry.lastResolvedPath : undefined,
+        ...(boundFiles !== undefined ? { boundFiles } : {}),
       });
     });
     byAgent.set(target, entries);
@@ -101,9 +112,14 @@ export function buildApprovalsFile(entries: readonly StoredAllowlistEntry[], exe
       ...(e.lastUsedAt !== undefined ? { lastUsedAt: e.lastUsedAt } : {}),
       ...(e.lastUsedCommand !== undefined ? { lastUsedCommand: e.lastUsedCommand } : {}),
       ...(e.lastResolvedPath !== undefined ? { lastResolvedPath: e.lastResolvedPath } : {}),
+      ...(e.boundFiles !== undefined && e.source === 'allow-always' ? { boundFiles: e.boundFiles } : {}),
     });
   }
   return { version: 1, defaults: { security: exec.security, ask: exec.ask, askFallback: exec.askFallback }, agents };
 }
 
 
+
+function isBoundFile(v: unknown): v is BoundFile {
+  return isRecord(v) && typeof v.path === 'string' && (v.realPath === null || typeof v.realPath === 'string') && (v.sha256 === null || typeof v.sha256 === 'string');
+}

@@ -371,7 +371,9 @@ function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOption
   }
   // A grant for this argv whose executable link now leads elsewhere no longer matches by pattern; say so.
   if (!entry && !verdict.changed) verdict.changed = staleGrant(pool, args, binding, now);
-  const trusted = (opted: boolean | undefined) => !repoConfig || (opted === true && repoConfig.untrusted === null);
+  // trustRepoConfig trusts the working directory's repository; after a `cd` the binary reads
+  // another directory's configuration (one the agent may have written, and git's hardening never listed).
+  const trusted = (opted: boolean | undefined) => !repoConfig || (opted === true && repoConfig.untrusted === null && !cwdMoved);
   // The sandbox host's default read-only list (read-only.ts), after entries and safe bins.
   let readOnlyWhy: string | undefined;
   const readOnly = (): boolean => {
@@ -386,7 +388,7 @@ function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOption
     verdict.matchedBy = entry.source === 'allow-always' ? 'allow-always' : 'allowlist';
     verdict.entry = { pattern: entry.pattern, argPattern: entry.argPattern };
   } else if (entry) {
-    if (!readOnly()) verdict.miss = repoConfigMiss(repoConfig!, entry);
+    if (!readOnly()) verdict.miss = repoConfigMiss(repoConfig!, entry, cwdMoved);
   } else {
     const safe = checkSafeBin(effective, exe.realPath, policy.safeBins);
     if (safe.ok && !repoConfig) verdict.matchedBy = 'safe-bin';
@@ -416,7 +418,10 @@ function once<T>(compute: () => T): () => T {
 }
 
 /** Why a class member's entry does not let it run silently. */
-function repoConfigMiss(hit: RepoConfigHit, entry: AllowlistEntry | null): string {
+function repoConfigMiss(hit: RepoConfigHit, entry: AllowlistEntry | null, cwdMoved = false): string {
+  if (entry?.trustRepoConfig === true && cwdMoved && hit.untrusted === null) {
+    return `after a \`cd\`, \`${hit.binary}\` reads another directory's repository configuration; trustRepoConfig on the entry for ${entry.pattern} covers the working directory's only`;
+  }
   if (entry?.trustRepoConfig === true && hit.untrusted !== null) return `${hit.untrusted}; trustRepoConfig on the entry for ${entry.pattern} does not cover it`;
   const how = entry === null ? 'a safe-bin profile' : entry.source === 'config' || entry.source === undefined ? `the entry for ${entry.pattern}` : `the stored ${entry.source} entry for ${entry.pattern}`;
   return `\`${hit.binary}\` runs repository configuration the agent can write (${hit.reads}), so ${how} does not let it run unasked; an operator may opt in with trustRepoConfig: true on a tools.exec.allowlist entry`;

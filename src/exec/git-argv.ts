@@ -42,18 +42,43 @@ const RUNS_PROGRAMS = new Set([
   'p4', 'svn', 'cvsimport', 'cvsexportcommit', 'cvsserver', 'archimport', 'quiltimport', 'imap-send', 'gui', 'citool',
   'upload-pack', 'receive-pack', 'upload-archive', 'shell', 'http-backend', 'remote-ext', 'remote-fd', 'fsmonitor--daemon',
   'hook', 'config', 'credential', 'credential-cache', 'credential-store', 'subtree', 'request-pull', 'mergetool--lib',
+  // Schedules git runs outside the command (cron, systemd timers, launchd) over repositories
+  // named in config; runs a git command in every repository a config key lists.
+  'maintenance', 'for-each-repo',
 ]);
 
-/** Options, for any subcommand, whose value is a program git runs. */
-const PROGRAM_OPTIONS = ['--upload-pack', '--receive-pack', '--exec', '--open-files-in-pager', '--extcmd', '--template'];
-/** Short options that name a program for the subcommands listed. */
-const PROGRAM_SHORT: Record<string, readonly string[]> = {
-  grep: ['-O'],
-  clone: ['-u', '-c', '--config'],
-  rebase: ['-x'],
-  difftool: ['-x'],
-  'ls-remote': ['-u'],
+/**
+ * Long options, for any subcommand, whose value is a program git runs (or a command line it
+ * passes to one). Matched the way parse-options reads them: `--opt`, `--opt=value`, and any
+ * abbreviation git accepts — a prefix of the name — whether or not it is unique (an ambiguous
+ * one only makes git stop with an error).
+ */
+const PROGRAM_LONG = ['upload-pack', 'receive-pack', 'exec', 'open-files-in-pager', 'extcmd'];
+/**
+ * Per subcommand: long options (as above) and short option letters that name a program. A
+ * letter counts wherever it stands in a cluster (`-iOless` is `-i -Oless`; the rest of the
+ * cluster is its value): reading it as the value of an earlier letter instead would only make
+ * this ask where git would have refused the value.
+ */
+const PROGRAM_BY_SUBCOMMAND: Record<string, { long: readonly string[]; short: string }> = {
+  grep: { long: [], short: 'O' },
+  clone: { long: ['config', 'template'], short: 'uc' },
+  init: { long: ['template'], short: '' },
+  rebase: { long: [], short: 'x' },
+  'ls-remote': { long: [], short: 'u' },
 };
+
+/** The option of `arg` that names a program for `subcommand`, or null. */
+export function programOption(subcommand: string, arg: string): string | null {
+  const own = PROGRAM_BY_SUBCOMMAND[subcommand];
+  if (arg.startsWith('--')) {
+    const name = arg.slice(2).split('=', 1)[0]!;
+    const long = [...PROGRAM_LONG, ...(own?.long ?? [])];
+    return long.find((o) => o.startsWith(name)) !== undefined ? arg : null;
+  }
+  if (arg.length < 2 || !arg.startsWith('-') || !own) return null;
+  return [...arg.slice(1)].some((c) => own.short.includes(c)) ? arg : null;
+}
 
 export function parseGitArgv(args: readonly string[], known: ReadonlySet<string> | null): GitInvocation {
   let i = 0;
@@ -82,13 +107,10 @@ export function parseGitArgv(args: readonly string[], known: ReadonlySet<string>
   // git prefers its own commands over aliases, so only a name it does not have can be an alias.
   if (!known.has(subcommand)) return { subcommand, untrusted: `\`git ${subcommand}\` is not a git command: a repository alias could run anything` };
   if (RUNS_PROGRAMS.has(subcommand)) return { subcommand, untrusted: `\`git ${subcommand}\` runs programs named by its arguments or configuration` };
-  const short = PROGRAM_SHORT[subcommand] ?? [];
   for (const a of args.slice(i + 1)) {
     if (a === '--') break;
-    const flag = a.includes('=') ? a.slice(0, a.indexOf('=')) : a;
-    if (PROGRAM_OPTIONS.includes(flag) || short.some((s) => flag === s || (s.length === 2 && !a.startsWith('--') && a.startsWith(s)))) {
-      return { subcommand, untrusted: `\`git ${subcommand} ${a}\` names a program for git to run` };
-    }
+    const option = programOption(subcommand, a);
+    if (option !== null) return { subcommand, untrusted: `\`git ${subcommand} ${option}\` names a program for git to run` };
   }
   return { subcommand, untrusted: null };
 }

@@ -54,7 +54,24 @@ export const ALWAYS: readonly GitNeutralisation[] = [
   { key: 'tag.gpgSign', value: 'false' },
   { key: 'push.gpgSign', value: 'false' },
   { key: 'log.showSignature', value: 'false' },
+  { key: 'tag.forceSignAnnotated', value: 'false' },
   { key: 'protocol.ext.allow', value: 'never' },
+  // Runs for `git add -p` on a terminal; nothing discovers it, and `cat` shows the diff as is.
+  { key: 'interactive.diffFilter', value: 'cat' },
+  // Submodules: no command descends into one on its own, so a submodule whose config changed
+  // after the listing (or was populated after it) gets no child git to run its programs in.
+  // `git status` still looks into populated submodules: the listing covers those.
+  { key: 'diff.submodule', value: 'short' },
+  { key: 'status.submoduleSummary', value: 'false' },
+  { key: 'submodule.recurse', value: 'false' },
+  { key: 'fetch.recurseSubmodules', value: 'false' },
+  { key: 'push.recurseSubmodules', value: 'no' },
+  // A bare repository found by walking up (`evil.git/` in the workspace) brings a config and
+  // attributes of its own; only one named explicitly is used. Honoured from command scope.
+  { key: 'safe.bareRepository', value: 'explicit' },
+  // No housekeeping started by a command outlives it (auto gc and maintenance detach).
+  { key: 'gc.auto', value: '0' },
+  { key: 'maintenance.auto', value: 'false' },
 ];
 
 export const GIT_HARDENED_VARIABLES: Readonly<Record<string, string>> = {

@@ -30,10 +30,18 @@ export interface JobOptions {
 }
 
 export const DEFAULT_PENDING_CHARS = 30_000;
+
+/**
+ * Job ids are capabilities within their session: 128 random bits, so no caller can guess or
+ * enumerate another job's id, and two jobs never share one in practice (the registry still
+ * refuses a collision rather than replacing a job).
+ */
+export const JOB_ID_BYTES = 16;
+export const newJobId = (): string => randomBytes(JOB_ID_BYTES).toString('hex');
 const DEFAULT_KILL_GRACE_MS = 2_000;
 
 export class ExecJob {
-  readonly id = randomBytes(4).toString('hex');
+  readonly id = newJobId();
   readonly startedAt = Date.now();
   readonly label: string;
   readonly cwd: string;

@@ -72,7 +72,12 @@ export class ProcessRegistry {
     this.finishedTtlMs = ms;
   }
 
-  add(starter: Pick<JobParty, 'sessionKey' | 'provider' | 'senderId'>, job: ExecJob): JobRecord {
+  /**
+   * Files a job under its id. An id already in use is refused (undefined), never replaced: the
+   * job there belongs to someone else, and overwriting it would hand its id to the newcomer.
+   */
+  add(starter: Pick<JobParty, 'sessionKey' | 'provider' | 'senderId'>, job: ExecJob): JobRecord | undefined {
+    if (this.jobs.has(job.id)) return undefined;
     const record: JobRecord = { sessionKey: starter.sessionKey, startedBy: { provider: starter.provider, senderId: starter.senderId }, job, backgrounded: false };
     this.jobs.set(job.id, record);
     return record;

@@ -129,7 +129,9 @@ export const MAX_INLINE_INSTRUCTIONS = 48_000;
  * "User request:", as in OpenClaw.
  */
 export function skillTurnText(spec: SkillCommandSpec, instructions: string | undefined, typed: string): string {
-  const reference = `- ${spec.skillName} (SKILL.md: ${spec.location})`;
+  // A folder or skill name may hold line breaks: the reference stays one line.
+  const oneLine = (t: string) => t.replace(/[\p{Cc}\p{Zl}\p{Zp}]+/gu, ' ');
+  const reference = `- ${oneLine(spec.skillName)} (SKILL.md: ${oneLine(spec.location)})`;
   if (instructions === undefined || instructions.trim() === '') {
     return [`${SKILL_TURN_HEADER} Read each skill's SKILL.md before acting:`, reference].join('\n') + REQUEST_MARK + typed;
   }

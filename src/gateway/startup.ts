@@ -22,11 +22,17 @@ import { resolveToolSurface, type SurfaceOptions } from '../policy/surface.js';
 import { agentWorkspace } from '../exec/check.js';
 import { listSkills, sessionSkillsCatalog } from '../skills/index.js';
 import { SessionSkillSnapshots } from '../skills/snapshot.js';
-import { AuditLog, openStore, resolveDataDir, type Store } from '../store/index.js';
+import { AuditLog, MIGRATIONS, openStore, resolveDataDir, type Store } from '../store/index.js';
+import { timedTranscripts } from '../ops/hooks.js';
+import { metrics } from '../ops/metrics.js';
+import { adaptersCheck, migrationsCheck, readiness, storeCheck, type Readiness } from '../ops/readiness.js';
+import { OPS_LISTENER, OpsServer } from '../ops/server.js';
 import { HookBus } from '../hooks/bus.js';
 import type { CronJobs } from '../cron/jobs.js';
 import { HookedCronJobs, skillChangeReporter } from '../plugins/lifecycle.js';
 import { loadPluginRuntime, type PluginRuntime } from '../plugins/runtime.js';
+import { McpManager } from '../mcp/manager.js';
+import { bindMcpManager, mcpManagerFor, reservedToolNames } from '../mcp/registry.js';
 import { CronScheduler } from '../cron/scheduler.js';
 import type { MessagingService } from '../tools/types.js';
 import { createCronDeliver } from './scheduled.js';
@@ -89,6 +95,10 @@ export interface RunningWarden {
   config: { live: LiveConfig; reloader: ConfigReloader; admin: ConfigAdmin };
   /** The control plane's own listeners (the HTTP tools API, the node listener). */
   listeners: ControlListeners;
+  /** The ops listener's address (`/healthz`, `/readyz`, `/metrics`) while it listens. */
+  readonly opsUrl: string | undefined;
+  /** What `/readyz` answers now. */
+  readiness(): Readiness;
   /** The governed call path new turns use (replaced by a reload). */
   tools(): ToolExecutor;
   /** Graceful stop: turns finish or abort, adapters close, then the store closes. */
@@ -183,6 +193,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     return { ok: false, error: new Error(token.error) };
   }
   const events = options.events ?? new EventBus();
+  // Tool calls and approvals reach /metrics through the bus they are reported on.
+  const offMetrics = metrics.observe(events);
   const live = new LiveConfig(loaded, readIfExists(loaded.file));
   const current = (): WardenConfig => live.current().loaded.config;
   // The approval service reads owners and approvers at each decision: a reload changes them.
@@ -225,6 +237,10 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   // The Slack receiver's socket belongs to Bolt; its address is read from the adapter at each check.
   const offListeners = registerOwnListenerSource(() => running().flatMap(listenerOf));
 
+  // MCP servers connect in the background: a slow or broken one never holds up the start or a turn.
+  const mcp = new McpManager(config, baseDir, { reserved: reservedToolNames(() => plugins.tools) });
+  bindMcpManager(config, mcp);
+  mcp.start();
   const startedAt = Date.now();
   let gatewayRef: Gateway | undefined;
   const cronJobs = new HookedCronJobs(store.db, hooks, { keepRuns: config.cron.keepRuns });
@@ -263,6 +279,11 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   } satisfies Omit<ToolRuntime, 'config'>;
   // Everything a config derives, built again on each reload; running turns keep the one they began with.
   const derive = (cfg: WardenConfig) => {
+    // One MCP manager for the process: a reloaded config restarts only the servers it changed.
+    if (cfg !== config && mcpManagerFor(cfg) !== mcp) {
+      bindMcpManager(cfg, mcp);
+      void mcp.reconfigure(cfg).catch((err: unknown) => log.error({ err }, 'MCP reconfiguration failed'));
+    }
     const toolRuntime: ToolRuntime = { ...shared, config: cfg, sessions: agentRef?.sessions };
     const toolPath = createToolPath(cfg, toolRuntime, { store, approvals, events, plugins });
     return { toolRuntime, toolPath, tools: options.tools ?? toolPath.executor };
@@ -363,7 +384,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
           renderers.delete(provider);
         },
       });
-      return [...failed, ...(await listeners.sync(next))];
+      return [...failed, ...(await listeners.sync(next)), ...(await ops.sync(next))];
     },
     notifyOwners: (text, cfg) => notifyOwners(gateway, cfg, text),
     onApplied: options.onConfigApplied,
@@ -392,6 +413,15 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       ? new ConfigFileWatcher(loaded.file, () => void reloader.reloadFile('file').catch((err: unknown) => log.error({ err }, 'config reload failed; the running config stays')), config.gateway?.reload?.debounceMs ?? 300)
       : undefined;
 
+  const readinessNow = (): Readiness =>
+    readiness({
+      store: () => storeCheck(store.db),
+      migrations: () => migrationsCheck(store.db, MIGRATIONS),
+      adapters: () => adaptersCheck(gateway.accepting, gateway.adapterStates().map((a) => ({ ...a, connected: gateway.adapter(a.provider)?.connected?.() }))),
+    });
+  const ops = new ControlListeners([{ name: OPS_LISTENER, block: (c) => (c.ops?.enabled ? c.ops : undefined), create: (c) => new OpsServer(c.ops, { readiness: readinessNow, metrics }) }]);
+  const offGauges = metrics.addSource({ approvalsPending: () => approvals.list().length, queue: () => gateway.stats() });
+
   // A call that died with Warden (its approval was interrupted) is reported where it was asked.
   const offInterrupted = events.on('approval.interrupted', ({ request, message }) => {
     if (!request.channelId) return;
@@ -399,6 +429,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   });
 
   try {
+    // Before the platforms connect: /healthz answers and /readyz says what is still starting.
+    await ops.sync(config, { throwOnError: true });
     await gateway.start();
     await listeners.sync(config, { throwOnError: true });
     await watcher?.ready();
@@ -407,11 +439,15 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     offListeners();
     await watcher?.close();
     await listeners.stopAll();
+    await ops.stopAll();
+    offGauges();
+    offMetrics();
     offSkillCommands();
     skillCommands.close();
     offSkillChanges();
     await gateway.stop().catch(() => {});
     await skillSnapshots.close();
+    await mcp.stop();
     approvals.shutdown();
     store.close();
     return { ok: false, error: err as Error };
@@ -454,6 +490,10 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     dataDir,
     config: { live, reloader, admin },
     listeners,
+    get opsUrl() {
+      return ops.get<OpsServer>(OPS_LISTENER)?.url;
+    },
+    readiness: readinessNow,
     tools: () => generation.tools,
     stop() {
       stopping ??= (async () => {
@@ -465,6 +505,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
         // Deferred calls still running finish (aborted) and post while the adapters are up.
         await deferred?.stop();
         await gateway.stop();
+        // Stdio servers are closed (stdin, SIGTERM, SIGKILL); they would also die with the process.
+        await mcp.stop();
         // Plugins release what they hold while the store is still open (each handler bounded, 5 s by default).
         if (hooks.has('gateway_stop')) await hooks.runVoid('gateway_stop', { reason: 'shutdown' }, gatewayContext);
         offSkillChanges();
@@ -477,6 +519,9 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
         await skillSnapshots.close();
         offInterrupted();
         offListeners();
+        await ops.stopAll();
+        offGauges();
+        offMetrics();
         approvals.shutdown();
         store.close();
         log.info('warden stopped');
@@ -679,7 +724,7 @@ function createAgent(
     config,
     models: createModelRegistry(config, env),
     tools,
-    transcripts: new SqliteTranscriptStore(store.db),
+    transcripts: timedTranscripts(new SqliteTranscriptStore(store.db)),
     subagentRuns: new SubagentRunStore(store.db),
     sessionContexts,
     announce,

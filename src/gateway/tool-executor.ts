@@ -10,7 +10,7 @@ import { CORE_IMPLEMENTATIONS } from '../tools/core/index.js';
 import { loopDetectionEnabled, ToolInvoker, type ToolInvokerOptions } from '../tools/invoke/chain.js';
 import { surfaceInputs, type SurfaceInputs } from '../tools/surface-inputs.js';
 import { isMetaTool, metaToolDefinitions, runMetaTool } from '../tools/tool-search/meta-tools.js';
-import { directTools, toolSearchSettings } from '../tools/tool-search/settings.js';
+import { directTools, toolSearchEngaged, toolSearchSettings } from '../tools/tool-search/settings.js';
 import type { ToolImplementation, ToolResult, ToolRuntime } from '../tools/types.js';
 import type { SurfaceRun, ToolDefinition } from '../agent/types.js';
 import { agentHookContext } from '../hooks/context.js';
@@ -49,6 +49,9 @@ export class GovernedToolExecutor implements ToolExecutor {
   resolveTool = (id: string, turn?: TurnContext): Promise<ToolImplementation | undefined> => {
     const plugins = this.inputs.runtime;
     if (plugins?.isPluginTool(id)) return Promise.resolve(turn ? plugins.implementation(id, turn) : undefined);
+    // An MCP tool is built from its server's current listing (never cached here: list_changed replaces it).
+    const mcp = this.inputs.mcp;
+    if (mcp?.isMcpTool(id)) return Promise.resolve(mcp.implementation(id));
     let hit = this.loaded.get(id);
     if (!hit) {
       const entry = Object.hasOwn(CORE_IMPLEMENTATIONS, id) ? CORE_IMPLEMENTATIONS[id] : undefined;
@@ -113,7 +116,7 @@ export class GovernedToolExecutor implements ToolExecutor {
     const search = toolSearchSettings(this.config);
     const direct = search ? directTools(search.mode) : undefined;
     const deferred = direct ? all.tools.filter((t) => !direct.has(t.id)) : [];
-    if (!search || !direct || deferred.length === 0) return { ok: true, tools: all.tools, turn, ...extra };
+    if (!search || !direct || !toolSearchEngaged(search, deferred)) return { ok: true, tools: all.tools, turn, ...extra };
     return { ok: true, tools: [...all.tools.filter((t) => direct.has(t.id)), ...metaToolDefinitions(deferred, search)], turn, ...extra };
   }
 
@@ -137,7 +140,10 @@ export class GovernedToolExecutor implements ToolExecutor {
       const all = await this.authorized(scope.turn);
       if (!all.ok) return { content: [{ type: 'text', text: all.message }], isError: true };
       const direct = directTools(search.mode);
-      const outcome = runMetaTool(call.tool, call.args, all.tools.filter((t) => !direct.has(t.id)), search);
+      const deferred = all.tools.filter((t) => !direct.has(t.id));
+      // Below the threshold the turn has no meta tools: the chain refuses the name like any unknown tool.
+      if (deferred.length > 0 && !toolSearchEngaged(search, deferred)) return this.invoke(call, scope, scope.surface);
+      const outcome = runMetaTool(call.tool, call.args, deferred, search);
       if (outcome.kind === 'result') return outcome.result;
       return this.invoke({ ...call, tool: outcome.tool, args: outcome.args }, scope, all.tools.map((t) => t.id));
     }

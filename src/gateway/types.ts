@@ -95,6 +95,8 @@ export interface ChatAdapter {
   typing(target: ReplyTarget): () => void;
   approvals: ApprovalRenderer;
   stop(): Promise<void>;
+  /** Whether the platform connection is up now (`/readyz`); an adapter without it counts as up once started. */
+  connected?(): boolean;
   /** Follows the agent's skill commands: native registration, the names a native command may carry. */
   setSkillCommands?(specs: readonly SkillCommandSpec[]): void;
   /** `/new`: switches the conversation of `target` to a fresh session and returns its id (web chat). */

@@ -2,6 +2,7 @@ import type { WardenConfig } from '../config/index.js';
 import type { ClientOptions } from './anthropic.js';
 import { apiKeyFor, modelSettings, type ModelSettings } from './settings.js';
 import type { ModelProvider, ProviderApi } from './types.js';
+import { timedModelProvider } from '../ops/hooks.js';
 
 export type ResolvedModel = { ok: true; provider: ModelProvider; settings: ModelSettings } | { ok: false; message: string };
 
@@ -42,7 +43,8 @@ function lazyProvider(api: ProviderApi, options: ClientOptions): ModelProvider {
     api,
     async complete(request, signal) {
       client ??= SDK_CLIENTS[api]().then(
-        (create) => create(options),
+        // Every request is timed for /metrics (latency, errors by kind); loading the SDK is not.
+        (create) => timedModelProvider(create(options)),
         (err: unknown) => {
           client = undefined;
           throw err;

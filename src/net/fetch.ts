@@ -129,7 +129,7 @@ function originOf(url: string): string | undefined {
 }
 
 /** A dns.lookup replacement that answers only with the checked addresses. */
-function pinnedLookup(addresses: string[]) {
+export function pinnedLookup(addresses: string[]) {
   const entries: LookupAddress[] = addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
   let next = 0;
   return (

@@ -42,13 +42,19 @@ describe('configuredListeners', () => {
     if (!parsed.ok) throw parsed.error;
     return configuredListeners(parsed.value.config);
   };
+  // The ops listener runs in every mode, so every config opens it unless it is switched off.
+  const ops: OwnListener = { name: 'ops listener', host: '127.0.0.1', port: 3004 };
   it.each<[string, WardenConfigInput, OwnListener[]]>([
-    ['the default web chat', {}, [{ name: 'web chat', host: '127.0.0.1', port: 3000 }]],
-    ['a web chat on every address', { channels: { web: { host: '0.0.0.0', port: 8080, token: 't' } } }, [{ name: 'web chat', host: '0.0.0.0', port: 8080 }]],
-    ['a web chat on port 0 (known once bound)', { channels: { web: { port: 0 } } }, []],
-    ['Slack over HTTP (no web chat then)', { channels: { slack: { botToken: 'xoxb-1', signingSecret: 's' } } }, [{ name: 'Slack HTTP receiver', host: '127.0.0.1', port: 3001 }]],
-    ['Slack in Socket Mode listens nowhere', { channels: { slack: { botToken: 'xoxb-1', appToken: 'xapp-1' } } }, []],
-    ['Discord listens nowhere', { channels: { discord: { token: 'd' } } }, []],
+    ['the default web chat', {}, [{ name: 'web chat', host: '127.0.0.1', port: 3000 }, ops]],
+    ['a web chat on every address', { channels: { web: { host: '0.0.0.0', port: 8080, token: 't' } } }, [{ name: 'web chat', host: '0.0.0.0', port: 8080 }, ops]],
+    ['a web chat on port 0 (known once bound)', { channels: { web: { port: 0 } } }, [ops]],
+    ['Slack over HTTP (no web chat then)', { channels: { slack: { botToken: 'xoxb-1', signingSecret: 's' } } }, [{ name: 'Slack HTTP receiver', host: '127.0.0.1', port: 3001 }, ops]],
+    ['Slack in Socket Mode listens nowhere but ops', { channels: { slack: { botToken: 'xoxb-1', appToken: 'xapp-1' } } }, [ops]],
+    ['Discord listens nowhere but ops', { channels: { discord: { token: 'd' } } }, [ops]],
+    ['ops on another port', { channels: { discord: { token: 'd' } }, ops: { port: 9464 } }, [{ ...ops, port: 9464 }]],
+    ['ops exposed in a container', { channels: { discord: { token: 'd' } }, ops: { host: '0.0.0.0', exposeBeyondLoopback: true } }, [{ ...ops, host: '0.0.0.0' }]],
+    ['ops switched off', { channels: { discord: { token: 'd' } }, ops: { enabled: false } }, []],
+    ['ops on port 0 (known once bound)', { channels: { discord: { token: 'd' } }, ops: { port: 0 } }, []],
   ])('%s', (_name, input, expected) => {
     expect(listenersOf(input)).toEqual(expected);
   });

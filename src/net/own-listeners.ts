@@ -7,7 +7,7 @@ import { embeddedIpv4, normalizeHost } from './address.js';
 
 /**
  * Warden's own listening sockets: the web chat, the Slack HTTP receiver, the browser's guard
- * proxy, and any HTTP API added later. web_fetch and the browser must never reach one of them,
+ * proxy, the ops listener, and any HTTP API added later. web_fetch and the browser must never reach one of them,
  * whatever the SSRF policy allows: a page that can load the web chat can click "Allow once"
  * on its own exec.
  *
@@ -85,6 +85,7 @@ export function configuredListeners(config: WardenConfig): OwnListener[] {
   const { http, nodes } = config.gateway ?? {};
   if (http?.enabled && http.port !== 0) out.push({ name: 'HTTP tools API', host: http.host, port: http.port });
   if (nodes?.enabled && nodes.port !== 0) out.push({ name: 'node listener', host: nodes.host, port: nodes.port });
+  if (config.ops?.enabled && config.ops.port !== 0) out.push({ name: 'ops listener', host: config.ops.host, port: config.ops.port });
   return out;
 }
 

@@ -83,6 +83,8 @@ interface CompiledList {
   exact: Map<string, PolicyEntry>;
   pluginIds: Map<string, PolicyEntry>;
   tests: { entry: PolicyEntry; test: (tool: ToolMeta) => boolean }[];
+  /** Entries naming a tool of an MCP server (`github__create_issue`, `github__list_*`), by server. */
+  mcpServers: Map<string, PolicyEntry>;
   size: number;
 }
 
@@ -104,7 +106,7 @@ export function compilePolicy(policy: ToolPolicy): CompiledPolicy {
 }
 
 function compileList(entries: readonly PolicyEntry[]): CompiledList {
-  const list: CompiledList = { all: undefined, exact: new Map(), pluginIds: new Map(), tests: [], size: entries.length };
+  const list: CompiledList = { all: undefined, exact: new Map(), pluginIds: new Map(), tests: [], mcpServers: new Map(), size: entries.length };
   const setFirst = (map: Map<string, PolicyEntry>, name: string, e: PolicyEntry) => {
     if (!map.has(name)) map.set(name, e);
   };
@@ -115,7 +117,8 @@ function compileList(entries: readonly PolicyEntry[]): CompiledList {
       const mcpToo = profile === 'coding' || profile === 'messaging';
       list.tests.push({ entry: e, test: (t) => t.profiles.includes(profile) || (mcpToo && t.source.kind === 'mcp') });
     } else if (name === '*') list.all ??= e;
-    else if (name === PLUGINS_GROUP) list.tests.push({ entry: e, test: (t) => t.source.kind === 'plugin' });
+    // MCP tools are plugin-kind (OpenClaw gives them the plugin id `bundle-mcp`): group:plugins has them too.
+    else if (name === PLUGINS_GROUP) list.tests.push({ entry: e, test: (t) => t.source.kind === 'plugin' || t.source.kind === 'mcp' });
     else if (name === BUNDLE_MCP) list.tests.push({ entry: e, test: (t) => t.source.kind === 'mcp' });
     else if (coreGroupName(name)) {
       for (const member of CORE_GROUPS.get(coreGroupName(name)!)!) setFirst(list.exact, member, e);
@@ -126,8 +129,18 @@ function compileList(entries: readonly PolicyEntry[]): CompiledList {
       setFirst(list.exact, name, e);
       setFirst(list.pluginIds, name, e);
     }
+    const server = mcpServerOf(name);
+    if (server !== undefined) setFirst(list.mcpServers, server, e);
   }
   return list;
+}
+
+/** The server an entry's literal `<server>__` prefix names (`github__create_issue` → `github`). */
+function mcpServerOf(name: string): string | undefined {
+  const at = name.indexOf('__');
+  if (at <= 0) return undefined;
+  const server = name.slice(0, at);
+  return /^[a-z0-9_-]+$/.test(server) ? server : undefined;
 }
 
 function matchList(list: CompiledList, tool: ToolMeta): PolicyEntry | undefined {
@@ -140,6 +153,17 @@ function matchList(list: CompiledList, tool: ToolMeta): PolicyEntry | undefined 
   if (list.all) return list.all;
   for (const { entry: e, test } of list.tests) if (test(tool)) return e;
   return undefined;
+}
+
+/**
+ * As matchList, for an allowlist: a placeholder for a server whose tools are not listed yet
+ * (`github__*`) is kept by any entry naming one of that server's tools, since the tool it names
+ * may be among them. A deny entry naming one tool never removes the placeholder.
+ */
+function matchAllow(list: CompiledList, tool: ToolMeta): PolicyEntry | undefined {
+  const own = matchList(list, tool);
+  if (own || tool.source.kind !== 'mcp' || !tool.source.placeholder) return own;
+  return list.mcpServers.get(tool.source.server);
 }
 
 /**
@@ -236,6 +260,10 @@ export function decide(policy: CompiledPolicy, tool: ToolMeta): Verdict {
     const own = matchList(policy.allow, tool);
     return own ? { kept: true, reason: 'allowed', entry: own } : { kept: false, reason: 'not-allowed' };
   }
+  if (!leader) {
+    const own = matchAllow(policy.allow, tool);
+    return own ? { kept: true, reason: 'allowed', entry: own } : { kept: false, reason: 'not-allowed' };
+  }
   const hit = matchCoupled(policy.allow, tool);
   if (hit) return { kept: true, reason: 'allowed', ...hit };
   return { kept: false, reason: 'not-allowed' };
@@ -254,7 +282,7 @@ export function keeps(policy: CompiledPolicy, tool: ToolMeta): boolean {
   const leader = leaderOf(tool);
   if (leader?.coupling.mode === 'requires') return matchList(policy.allow, leader.meta) !== undefined;
   if (leader?.coupling.mode === 'deny') return matchList(policy.allow, tool) !== undefined;
-  return matchesCoupled(policy.allow, tool);
+  return leader ? matchesCoupled(policy.allow, tool) : matchAllow(policy.allow, tool) !== undefined;
 }
 
 /**

@@ -14,12 +14,18 @@ export interface SurfaceIndex {
   ids: ReadonlySet<string>;
   tools: readonly ToolMeta[];
   pluginIds: ReadonlySet<string>;
+  /** Safe names of the MCP servers with candidates (listed tools or a placeholder). */
+  mcpServers: ReadonlySet<string>;
 }
 
 export function indexSurface(tools: readonly ToolMeta[]): SurfaceIndex {
   const pluginIds = new Set<string>();
-  for (const t of tools) if (t.source.kind === 'plugin') pluginIds.add(t.source.pluginId);
-  return { ids: new Set(tools.map((t) => t.id)), tools, pluginIds };
+  const mcpServers = new Set<string>();
+  for (const t of tools) {
+    if (t.source.kind === 'plugin') pluginIds.add(t.source.pluginId);
+    else if (t.source.kind === 'mcp') mcpServers.add(t.source.server);
+  }
+  return { ids: new Set(tools.map((t) => t.id)), tools, pluginIds, mcpServers };
 }
 
 type EntryKind = 'any' | 'core' | 'plugin' | 'gated' | 'unknown';
@@ -27,7 +33,11 @@ type EntryKind = 'any' | 'core' | 'plugin' | 'gated' | 'unknown';
 export function classifyEntry(e: PolicyEntry, surface: SurfaceIndex): EntryKind {
   const { name } = e;
   if (e.implicit || e.profile || name === '*') return 'any';
-  if (name === PLUGINS_GROUP || name === BUNDLE_MCP) return 'plugin';
+  if (name === PLUGINS_GROUP) return 'plugin';
+  // As in OpenClaw: bundle-mcp, and a `<server>__…` entry, name something when that MCP server is declared.
+  if (name === BUNDLE_MCP) return surface.mcpServers.size > 0 ? 'plugin' : 'unknown';
+  const at = name.indexOf('__');
+  if (at > 0 && surface.mcpServers.has(name.slice(0, at))) return 'plugin';
   if (coreGroupName(name)) return 'core';
   if (name.startsWith('group:')) return 'unknown';
   if (isGlob(name)) {

@@ -23,8 +23,9 @@ describe('the skills catalog of a session', () => {
     const catalog = sessionSkillsCatalog(snapshots, () => config);
 
     const first = catalog({ agentId: 'main' }, 's1');
-    expect(first).toContain('<name>review</name>');
-    expect(first).toContain('<name>triage</name>');
+    // Workspace skills are shown as untrusted data (test/security/workspace-skill-catalog.test.ts).
+    expect(first).toContain('\nname: review\n');
+    expect(first).toContain('\nname: triage\n');
     expect(catalog({ agentId: 'main' }, 's1')).toBe(first);
 
     config = configOf({ skills: { limits: { maxSkillsInPrompt: 1 } } });
@@ -32,7 +33,7 @@ describe('the skills catalog of a session', () => {
 
     writeSkill(ws, 'review', 'description: Review a diff twice');
     snapshots.invalidate();
-    expect(catalog({ agentId: 'main' }, 's1')).toContain('<description>Review a diff twice</description>');
+    expect(catalog({ agentId: 'main' }, 's1')).toContain('\ndescription: Review a diff twice\n');
   });
 
   it('is empty for an unknown agent instead of failing the turn', () => {

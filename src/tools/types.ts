@@ -7,6 +7,7 @@ import type { AgentSessionsApi } from '../agent/sessions.js';
 import type { ApprovalRequester } from '../approvals/types.js';
 import type { ProfileId } from '../config/schema/policy.js';
 import type { TurnContext } from '../policy/context.js';
+import type { HookApprovalRequest } from '../hooks/types.js';
 
 export const SECTION_IDS = [
   'fs',
@@ -23,8 +24,12 @@ export const SECTION_IDS = [
 ] as const;
 export type SectionId = (typeof SECTION_IDS)[number];
 
-/** Where a tool comes from; plugin and MCP tools join groups by their origin. */
-export type ToolSource = { kind: 'core' } | { kind: 'plugin'; pluginId: string } | { kind: 'mcp'; server: string };
+/**
+ * Where a tool comes from; plugin and MCP tools join groups by their origin. An MCP `placeholder`
+ * stands for the tools of a server that has not listed them yet (`<server>__*`): it is never
+ * available, so `/tools` can say why the server's tools are missing.
+ */
+export type ToolSource = { kind: 'core' } | { kind: 'plugin'; pluginId: string } | { kind: 'mcp'; server: string; placeholder?: true };
 
 /** What the policy knows about a tool: identity and membership, never its implementation. */
 export interface ToolMeta {
@@ -94,7 +99,17 @@ export interface ToolImplementation<Args = Record<string, unknown>> {
   parameters: JsonSchema;
   /** Prerequisites of this machine/config (Chromium for the browser, a model for image). */
   availability?: () => Availability;
+  /**
+   * The tool's own approval rule (an MCP tool's annotations): asked by the call chain after
+   * the trusted policies, before the hooks; undefined = this call needs no approval.
+   */
+  approval?: ((args: Args) => ToolApprovalRequest | undefined) | undefined;
   execute(args: Args, ctx: ToolCallContext): Promise<ToolResult | unknown>;
+}
+
+/** What a tool asks an approver, with the facts its card shows besides the arguments. */
+export interface ToolApprovalRequest extends HookApprovalRequest {
+  facts?: Array<{ label: string; value: string }>;
 }
 
 /**

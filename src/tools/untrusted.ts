@@ -153,3 +153,66 @@ export function isWrappedUntrusted(text: string): boolean {
 export function untrustedNonces(text: string): string[] {
   return [...text.matchAll(/<untrusted-([0-9a-f]{32}) source="/g)].map((m) => m[1]!);
 }
+
+/** A wrapper in a text: where its opening tag starts and ends, and where its closing tag starts and ends (the text's end when it has none). */
+interface WrapperSpan {
+  open: number;
+  body: number;
+  close: number;
+  end: number;
+  opening: string;
+  closing: string;
+}
+
+const OPENING = new RegExp(`<untrusted-[0-9a-f]{${RANDOM_HEX + MAC_HEX}} source="[^"\\r\\n]*">\\n`, 'g');
+
+/** Every wrapper-shaped block in `text`, in order; one without its closing tag runs to the end. */
+function wrapperSpans(text: string): WrapperSpan[] {
+  const spans: WrapperSpan[] = [];
+  OPENING.lastIndex = 0;
+  for (let m = OPENING.exec(text); m !== null; m = OPENING.exec(text)) {
+    const opening = m[0];
+    const closing = `\n</${opening.slice(1, opening.indexOf(' '))}>`;
+    const body = m.index + opening.length;
+    const at = text.indexOf(closing, body - 1);
+    const close = at < 0 ? text.length : at;
+    const end = at < 0 ? text.length : at + closing.length;
+    spans.push({ open: m.index, body, close, end, opening, closing });
+    OPENING.lastIndex = end;
+  }
+  return spans;
+}
+
+/**
+ * `text.slice(start, end)` that never leaves half a wrapper: a cut inside a block's body
+ * re-opens it (with its own tag) at the start and closes it at the end; a cut through an opening
+ * or closing tag takes the tag whole or not at all. So a clipped transcript line, a pruned tool
+ * result or a summary's input never shows untrusted text outside its block, an unterminated
+ * block swallowing what follows, or a stray closing tag that seems to end a block early.
+ */
+export function sliceWrapped(text: string, start: number, end = text.length): string {
+  let a = Math.max(0, Math.min(start, text.length));
+  let b = Math.max(a, Math.min(end, text.length));
+  const spans = wrapperSpans(text);
+  // A block is cut at `pos` when pos lies strictly inside it, or anywhere after its opening tag
+  // when it was never closed (its end is the text's end, so the text's end cuts it too).
+  const cutAt = (pos: number) => spans.find((s) => s.open < pos && (pos < s.end || (s.close === s.end && pos <= s.end)));
+  let head = '';
+  let tail = '';
+  const first = cutAt(a);
+  if (first) {
+    if (a < first.body) a = first.body; // inside the opening tag: take the tag whole
+    if (a < first.close || first.close === first.end) head = first.opening;
+    else a = first.end; // inside the closing tag: the block is over
+  }
+  const last = cutAt(b);
+  if (last) {
+    if (b < last.body) b = last.open; // inside the opening tag: leave the tag out
+    else {
+      if (b > last.close) b = last.close; // inside the closing tag: close it whole
+      tail = last.closing;
+    }
+  }
+  if (a >= b) return '';
+  return head + text.slice(a, b) + tail;
+}

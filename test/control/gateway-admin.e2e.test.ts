@@ -14,7 +14,7 @@ import { startWarden, type RunningWarden } from '../../src/gateway/startup.js';
 import { AuditLog } from '../../src/store/audit.js';
 import { fakeUser, startDiscordFake, type DiscordFake } from '../fakes/discord/index.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
-import type { FakeModelServer, FakeReply, FakeRequest } from '../fakes/models/server.js';
+import { type FakeModelServer, type FakeReply, type FakeRequest, lastUserText, toolNames } from '../fakes/models/server.js';
 
 const GUILD = '300000000000000001';
 const GENERAL = '300000000000000002';
@@ -50,12 +50,6 @@ gateway:
   reload: { debounceMs: 50 }
 `;
 
-const lastUserText = (r: FakeRequest): string => {
-  const users = (r.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'user');
-  const content = users.at(-1)?.content;
-  return typeof content === 'string' ? content : JSON.stringify(content);
-};
-const toolNames = (r: FakeRequest): string[] => ((r.body.tools ?? []) as Array<{ function: { name: string } }>).map((t) => t.function.name);
 
 const DENY_EXEC = { channels: { discord: { guilds: { [GUILD]: { channels: { general: { tools: { deny: ['exec', 'process'] } } } } } } } };
 const WIDEN = { browser: { ssrfPolicy: { allowPrivateNetwork: true } } };

@@ -14,7 +14,7 @@ import { startWarden, type RunningWarden } from '../../src/gateway/startup.js';
 import { ownerOnlyRefusal } from '../../src/tools/invoke/owner-guard.js';
 import { fakeUser, startDiscordFake, type DiscordFake } from '../fakes/discord/index.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
-import type { FakeModelServer, FakeReply, FakeRequest } from '../fakes/models/server.js';
+import { type FakeModelServer, type FakeReply, type FakeRequest, lastUserText, toolNames } from '../fakes/models/server.js';
 
 const GUILD = '300000000000000001';
 const GENERAL = '300000000000000002';
@@ -27,12 +27,6 @@ let model: FakeModelServer;
 let warden: RunningWarden;
 let dir: string;
 
-const lastUserText = (r: FakeRequest): string => {
-  const users = (r.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'user');
-  const content = users.at(-1)?.content;
-  return typeof content === 'string' ? content : JSON.stringify(content);
-};
-const toolNames = (r: FakeRequest): string[] => ((r.body.tools ?? []) as Array<{ function: { name: string } }>).map((t) => t.function.name);
 
 /** The fake model: schedule when asked to, confirm after the tool result, answer each job. */
 function respond(r: FakeRequest): FakeReply {

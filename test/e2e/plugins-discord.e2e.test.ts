@@ -15,7 +15,7 @@ import { parseConfig } from '../../src/config/index.js';
 import { startWarden, type RunningWarden } from '../../src/gateway/startup.js';
 import { fakeUser, startDiscordFake, type DiscordFake } from '../fakes/discord/index.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
-import type { FakeModelServer, FakeReply, FakeRequest } from '../fakes/models/server.js';
+import { type FakeModelServer, type FakeReply, type FakeRequest, lastUserText, toolNames } from '../fakes/models/server.js';
 
 const SHIPPED = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../plugins');
 const GUILD = '300000000000000001';
@@ -31,12 +31,6 @@ const created: Array<{ auth?: string; body: Record<string, unknown> }> = [];
 let warden: RunningWarden;
 let journal: string;
 
-const lastUserText = (r: FakeRequest): string => {
-  const users = (r.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'user');
-  const content = users.at(-1)?.content;
-  return typeof content === 'string' ? content : JSON.stringify(content);
-};
-const toolNames = (r: FakeRequest): string[] => ((r.body.tools ?? []) as Array<{ function: { name: string } }>).map((t) => t.function.name);
 
 function respond(r: FakeRequest): FakeReply {
   const last = r.body.messages.at(-1);

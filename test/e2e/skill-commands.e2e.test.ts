@@ -15,17 +15,12 @@ import { startWarden, type RunningWarden } from '../../src/gateway/startup.js';
 import { writeSkill } from '../../src/skills/testing.js';
 import { fakeUser, startDiscordFake, type DiscordFake } from '../fakes/discord/index.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
-import type { FakeModelServer, FakeRequest } from '../fakes/models/server.js';
+import { type FakeModelServer, type FakeRequest, lastUserText } from '../fakes/models/server.js';
 import type { RecordedRequest } from '../fakes/recorder.js';
 import { startSlackFake, type SlackFake, type SlackMessage } from '../fakes/slack/index.js';
 
 const NOTES_BODY = '# Release notes\n\nRELEASE-NOTES-INSTRUCTIONS: group the changes by who must act.\n';
 
-const lastUserText = (r: FakeRequest): string => {
-  const users = (r.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'user');
-  const content = users.at(-1)?.content;
-  return typeof content === 'string' ? content : JSON.stringify(content);
-};
 
 let model: FakeModelServer;
 

@@ -12,7 +12,7 @@ import { parseConfig, type LoadedConfig } from '../../src/config/index.js';
 import { startWarden, type RunningWarden } from '../../src/gateway/startup.js';
 import { DATABASE_FILE } from '../../src/store/index.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
-import type { FakeModelServer, FakeRequest } from '../fakes/models/server.js';
+import { type FakeModelServer, type FakeRequest, lastUserText } from '../fakes/models/server.js';
 
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
@@ -134,11 +134,6 @@ describe('web chat in Chromium', () => {
 });
 
 /** The text of the last user message the model was sent. */
-const lastUserText = (r: FakeRequest): string => {
-  const users = (r.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'user');
-  const content = users.at(-1)?.content;
-  return typeof content === 'string' ? content : JSON.stringify(content);
-};
 const allUserTexts = (r: FakeRequest): string[] =>
   (r.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'user').map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)));
 

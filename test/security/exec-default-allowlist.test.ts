@@ -450,10 +450,14 @@ describe('the default git entries run nothing the repository names, even unseen 
     clear();
     git(['diff', '--cached', 'HEAD~1']);
     expect(fired()).toContain('diff-command');
-    // A submodule's own external diff runs in a child git, unless the submodule diff is kept short.
+    // A submodule's own external diff runs in a child git, unless the submodule diff is kept
+    // short: the hardening always keeps it short; without it, the child git runs.
+    clear();
+    git(['diff', '--cached', '--no-textconv', '--no-ext-diff'], { ...process.env, HOME: path.join(root, 'git-home'), GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' });
+    expect(fired()).toContain('submodule-external');
     clear();
     git(['diff', '--cached', '--no-textconv', '--no-ext-diff']);
-    expect(fired()).toContain('submodule-external');
+    expect(fired()).toEqual([]);
     clear();
     git(['diff', '--cached', '--no-textconv', '--no-ext-diff', '--submodule=short']);
     expect(fired()).toEqual([]);

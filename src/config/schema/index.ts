@@ -6,9 +6,11 @@ import { mediaUnderstandingConfig } from './media-understanding.js';
 import { agentToAgentConfig, crossContextConfig, sessionsToolsConfig } from './cross-context.js';
 import { elevatedConfig } from './elevated.js';
 import { toolSearchConfig } from './tool-search.js';
+import { mcpConfig } from './mcp.js';
 import { webToolsConfig } from './web.js';
 import { gatewayConfig } from './gateway.js';
 import { bindingsConfig, checkBindings } from './bindings.js';
+import { opsConfig } from './ops.js';
 import {
   byProviderEntry,
   profileId,
@@ -318,6 +320,10 @@ export const wardenConfigSchema = z.strictObject({
   gateway: gatewayConfig.optional(),
   /** Which agent answers where (OpenClaw's bindings): most specific match first, config order within a tier. */
   bindings: bindingsConfig.default([]),
+  /** MCP servers whose tools join the surface as `<server>__<tool>` (src/mcp). */
+  mcp: mcpConfig.optional(),
+  /** The operations listener: liveness, readiness and Prometheus metrics, on loopback by default. */
+  ops: opsConfig.prefault({}),
   /** Where SQLite and other state live; `WARDEN_DATA_DIR` overrides. */
   dataDir: z.string().default('./data'),
 })
@@ -332,4 +338,6 @@ export type { SessionVisibility, AgentToAgentConfig, CrossContextConfig } from '
 export type { ElevatedConfig } from './elevated.js';
 export type { BindingEntry, BindingMatch } from './bindings.js';
 export type { ToolSearchConfig } from './tool-search.js';
+export type { McpApprovalMode, McpConfig, McpServerConfig } from './mcp.js';
+export type { OpsConfig } from './ops.js';
 export { isLoopbackHost, type GatewayConfig, type GatewayHttpConfig, type GatewayNodesConfig } from './gateway.js';

@@ -18,6 +18,19 @@ export const toolSearchConfig = z.union([
     searchDefaultLimit: z.number().int().positive().optional(),
     /** The most results one search may return (default 20, at most 50). */
     maxSearchLimit: z.number().int().positive().optional(),
+    /**
+     * Warden's addition: Tool Search engages only when the tools it would defer are more than
+     * `tools`, or their schemas more than `schemaTokens` (either; a number is `tools`). Unset:
+     * always, as in OpenClaw.
+     */
+    threshold: z
+      .union([
+        z.number().int().min(0),
+        z
+          .strictObject({ tools: z.number().int().min(0).optional(), schemaTokens: z.number().int().min(0).optional() })
+          .refine((t) => t.tools !== undefined || t.schemaTokens !== undefined, 'threshold needs tools or schemaTokens'),
+      ])
+      .optional(),
   }),
 ]);
 export type ToolSearchConfig = z.infer<typeof toolSearchConfig>;

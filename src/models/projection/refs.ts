@@ -8,9 +8,12 @@ const MAX_REF_DEPTH = 32;
  * A recursive ref becomes `{}` (accept anything): models cannot follow cycles. Definition
  * blocks are dropped unless some ref could not be resolved; those refs are reported.
  */
-export function inlineRefs(root: Schema): { schema: Schema; unresolved: string[] } {
+export function inlineRefs(root: Schema, options: { maxNodes?: number } = {}): { schema: Schema; unresolved: string[] } {
   const unresolved: string[] = [];
+  // Refs fan out: a schema from outside (an MCP server's) can ask for 2^32 copies in a few lines.
+  let budget = options.maxNodes ?? Number.POSITIVE_INFINITY;
   const visit = (node: Schema, stack: string[]): Schema => {
+    if (--budget < 0) throw new SchemaTooLargeError(options.maxNodes!);
     const ref = node.$ref;
     if (typeof ref === 'string') {
       const { $ref: _drop, ...siblings } = node;
@@ -46,4 +49,11 @@ function resolvePointer(root: Schema, ref: string): Schema | undefined {
     if (node === undefined) return undefined;
   }
   return isSchema(node) ? node : undefined;
+}
+
+/** Inlining would make more than `maxNodes` schema nodes. */
+export class SchemaTooLargeError extends Error {
+  constructor(readonly maxNodes: number) {
+    super(`schema expands to more than ${maxNodes} nodes once its $refs are inlined`);
+  }
 }

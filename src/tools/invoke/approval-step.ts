@@ -1,4 +1,6 @@
+import { argumentBinding } from '../../approvals/argument-files.js';
 import { escapeGlob } from '../../approvals/glob.js';
+import { bindingChange, type Binding } from '../../exec/content-binding.js';
 import type { ApprovalService } from '../../approvals/service.js';
 import { isPending, type ApprovalRequestContext, type ApprovalRequester, type ApprovalRequestInput, type ApprovalResolution } from '../../approvals/types.js';
 import type { HookApprovalRequest } from '../../hooks/types.js';
@@ -47,21 +49,28 @@ export function argumentText(params: Record<string, unknown>): string {
 
 /**
  * Asks a human for a hook- or policy-requested approval. A live grant for the same agent, tool
- * and exact arguments answers without asking. allow-always stores a grant bound to those
- * exact arguments. Deny and expiry come back as results the model is told not to retry. Asked
+ * and exact arguments, whose files (those the arguments name, see `argumentBinding`) are
+ * unchanged, answers without asking. allow-always stores a grant bound to those exact arguments
+ * and those files' content; when the files cannot be bound (unreadable, too large), the card
+ * offers no grant. Deny and expiry come back as results the model is told not to retry. Asked
  * through the call's requester: one that can defer answers `pending` after `approvals.waitSec`,
  * and a resumed call's requester answers with the decision it was resumed for.
  */
 export async function runApprovalStep(
   approvals: ApprovalService | undefined,
   requester: ApprovalRequester,
-  ask: HookApprovalRequest & { owner?: string | undefined },
-  call: { tool: string; params: Record<string, unknown>; context: ApprovalRequestContext; signal?: AbortSignal | undefined },
+  ask: HookApprovalRequest & { owner?: string | undefined; facts?: ReadonlyArray<{ label: string; value: string }> | undefined },
+  call: { tool: string; params: Record<string, unknown>; context: ApprovalRequestContext; signal?: AbortSignal | undefined; workspaceDir?: string | undefined },
 ): Promise<ApprovalStepOutcome> {
   if (!approvals) return { kind: 'refused', text: APPROVAL_UNAVAILABLE_TEXT, deniedReason: 'approval-unavailable', status: 'blocked' };
   const args = argumentText(call.params);
-  const grant = approvals.grants.match({ agentId: call.context.agentId, tool: call.tool, target: call.tool, args });
-  if (grant) return { kind: 'approved', grantId: grant.id };
+  // Without a workspace, relative names resolve against the process's directory: still a binding, never none.
+  const binding = argumentBinding(call.params, call.workspaceDir ?? process.cwd());
+  if (binding.ok) {
+    const grant = approvals.grants.match({ agentId: call.context.agentId, tool: call.tool, target: call.tool, args, boundFiles: binding.files });
+    if (grant) return { kind: 'approved', grantId: grant.id };
+  }
+  const bound = binding.ok ? binding.files : [];
 
   const pretty = JSON.stringify(call.params, null, 2);
   const input: ApprovalRequestInput = {
@@ -73,19 +82,26 @@ export async function runApprovalStep(
     facts: [
       ...(ask.owner ? [{ label: 'Requested by', value: ask.owner }] : []),
       ...(ask.severity ? [{ label: 'Severity', value: ask.severity }] : []),
+      ...(ask.facts ?? []),
+      ...(bound.length > 0 ? [{ label: 'Binds', value: bound.map((f) => `${f.path} (${f.sha256 === null ? 'absent' : `sha256 ${f.sha256.slice(0, 12)}…`})`).join(', ') }] : []),
+      ...(!binding.ok ? [{ label: 'Allow always', value: `not offered: ${binding.why}` }] : []),
     ],
     ...(ask.allowedDecisions ? { allowedDecisions: ask.allowedDecisions } : {}),
     ...(ask.timeoutMs !== undefined ? { timeoutMs: ask.timeoutMs } : {}),
     ...(ask.timeoutBehavior ? { timeoutBehavior: ask.timeoutBehavior } : {}),
-    grant: { pattern: escapeGlob(call.tool), argPattern: escapeGlob(args) },
+    ...(binding.ok ? { grant: { pattern: escapeGlob(call.tool), argPattern: escapeGlob(args), boundFiles: binding.files } } : {}),
   };
   const asked = requester.requestOrDefer ? await requester.requestOrDefer(input, call.signal) : await requester.request(input, call.signal);
   if (isPending(asked)) return { kind: 'pending', id: asked.id, expiresAt: asked.expiresAt };
   const resolution = asked;
   switch (resolution.outcome) {
     case 'allow-once':
-    case 'allow-always':
+    case 'allow-always': {
+      // The decision covers the files as the card bound them: one rewritten while the card waited is refused.
+      const changed = bindingChangedSince(binding, call.params, call.workspaceDir);
+      if (changed !== null) return { kind: 'refused', text: `${changed}. The tool call did not run; a new call asks again.`, deniedReason: 'approval-changed', status: 'blocked', resolution };
       return { kind: 'approved', resolution, grantId: resolution.grantId };
+    }
     case 'deny':
       return { kind: 'refused', text: DENIED_TEXT, deniedReason: 'approval-denied', status: 'denied', resolution };
     case 'expired':
@@ -94,4 +110,13 @@ export async function runApprovalStep(
     default:
       return { kind: 'refused', text: `Approval ${resolution.outcome}. The tool call did not run.`, deniedReason: `approval-${resolution.outcome}`, status: 'blocked', resolution };
   }
+}
+
+/** Why the files a call names differ from `approved` now, or null when they are the same. */
+function bindingChangedSince(approved: Binding, params: Record<string, unknown>, workspaceDir: string | undefined): string | null {
+  if (!approved.ok) return null; // nothing was bound, and no grant was offered
+  const now = argumentBinding(params, workspaceDir ?? process.cwd());
+  if (!now.ok) return `the files this call names cannot be checked: ${now.why}`;
+  const change = bindingChange(approved.files, now.files);
+  return change === null ? null : `the files this call names ${change.startsWith('changed') ? `have ${change}` : `differ: ${change}`}`;
 }

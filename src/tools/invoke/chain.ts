@@ -110,7 +110,8 @@ const noApprovals: ApprovalRequester = { request: async () => ({ id: '', outcome
 
 /**
  * The wrapper chain every tool call passes (semantics §5): name → surface → owner-only →
- * argument validation → loop detection → trusted policies → before_tool_call → approval →
+ * argument validation → loop detection → trusted policies → the tool's own approval rule →
+ * before_tool_call → approval →
  * execute (abort signal, timeout) → after_tool_call → tool_result_persist → normalise and
  * truncate. Every refusal is a result the model can read; `invoke` never throws.
  */
@@ -229,12 +230,22 @@ export class ToolInvoker {
         if (bad) return bad;
       }
       if (policy.approval) {
-        const step = await runApprovalStep(this.options.approvals, approvals, policy.approval, { tool: name, params, context: approvalContext, signal: req.signal });
+        const step = await runApprovalStep(this.options.approvals, approvals, policy.approval, { tool: name, params, context: approvalContext, signal: req.signal, workspaceDir: req.workspaceDir });
         if (step.kind === 'pending') return this.pending(c, step);
         if (step.kind === 'refused') return this.block(c, step.deniedReason, step.text, {}, step.status, step.resolution);
         c.approval = step.resolution;
         c.grantId = step.grantId;
       }
+    }
+
+    // 5b. The tool's own approval rule (an MCP tool's annotations), unless a policy's approval already answered.
+    const own = c.approval === undefined && c.grantId === undefined ? tool.approval?.(params) : undefined;
+    if (own) {
+      const step = await runApprovalStep(this.options.approvals, approvals, own, { tool: name, params, context: approvalContext, signal: req.signal });
+      if (step.kind === 'pending') return this.pending(c, step);
+      if (step.kind === 'refused') return this.block(c, step.deniedReason, step.text, {}, step.status, step.resolution);
+      c.approval = step.resolution;
+      c.grantId = step.grantId;
     }
 
     // 6. before_tool_call hooks (fail closed), then their approval.
@@ -257,7 +268,7 @@ export class ToolInvoker {
         if (bad) return bad;
       }
       if (hook.approval && c.approval === undefined && c.grantId === undefined) {
-        const step = await runApprovalStep(this.options.approvals, approvals, hook.approval, { tool: name, params, context: approvalContext, signal: req.signal });
+        const step = await runApprovalStep(this.options.approvals, approvals, hook.approval, { tool: name, params, context: approvalContext, signal: req.signal, workspaceDir: req.workspaceDir });
         if (step.kind === 'pending') return this.pending(c, step);
         if (step.kind === 'refused') return this.block(c, step.deniedReason, step.text, {}, step.status, step.resolution);
         c.approval = step.resolution;

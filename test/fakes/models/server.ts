@@ -142,3 +142,13 @@ export function pieces(text: string, size = 7): string[] {
 }
 
 export const argsText = (args: Record<string, unknown> | string): string => (typeof args === 'string' ? args : JSON.stringify(args));
+
+/** The text of the last user message a request carries (parts as JSON). */
+export const lastUserText = (r: FakeRequest): string => {
+  const users = (r.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'user');
+  const content = users.at(-1)?.content;
+  return typeof content === 'string' ? content : JSON.stringify(content);
+};
+
+/** The names of the tools a request offers the model (OpenAI's chat shape). */
+export const toolNames = (r: FakeRequest): string[] => ((r.body.tools ?? []) as Array<{ function: { name: string } }>).map((t) => t.function.name);

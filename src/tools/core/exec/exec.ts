@@ -172,6 +172,11 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
       }
       // The job is the requester's, also when an approver let it run (process-registry.ts).
       const record = registry.add(partyOf(ctx), job);
+      if (!record) {
+        job.killNow();
+        await job.done;
+        return failure(`exec stopped: job id ${job.id} is already in use, so the command was stopped as soon as it started. Run it again.`);
+      }
       const yieldMs = args.background ? 0 : clamp(args.yieldMs ?? exec.backgroundMs, 10, 120_000);
       const finished = await waitFor(job, yieldMs, ctx.signal);
       if (!finished) {

@@ -1,0 +1,56 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { MIGRATIONS, openStore, type Migration } from '../store/index.js';
+import { WardenMetrics } from './metrics.js';
+import { adaptersCheck, migrationsCheck, readiness, storeCheck, type AdapterView } from './readiness.js';
+
+const openTemp = (migrations?: readonly Migration[]) => {
+  const opened = openStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-ready-')), ...(migrations ? { migrations } : {}) });
+  if (!opened.ok) throw new Error(opened.error.message);
+  return opened.store;
+};
+
+describe('readiness', () => {
+  it('is ready only when every check is, and a check that throws fails naming the error', () => {
+    expect(readiness({ a: () => ({ ok: true }), b: () => ({ ok: true }) })).toEqual({ ready: true, checks: { a: { ok: true }, b: { ok: true } } });
+    expect(
+      readiness({
+        a: () => ({ ok: true }),
+        b: () => {
+          throw new Error('disk gone');
+        },
+      }),
+    ).toEqual({ ready: false, checks: { a: { ok: true }, b: { ok: false, reason: 'disk gone' } } });
+  });
+
+  it('the store check queries the real database, timed, and fails once it is closed', async () => {
+    const store = openTemp();
+    const metrics = new WardenMetrics();
+    expect(storeCheck(store.db, metrics)).toEqual({ ok: true });
+    expect((await metrics.storeSeconds.get()).values.find((v) => v.metricName === 'warden_store_operation_seconds_count' && v.labels.operation === 'ping')?.value).toBe(1);
+    store.close();
+    expect(storeCheck(store.db, metrics)).toEqual({ ok: false, reason: 'the store is closed' });
+  });
+
+  it('the migrations check names what this build knows and the store has not applied', () => {
+    const older = MIGRATIONS.slice(0, -1);
+    const store = openTemp(older);
+    expect(migrationsCheck(store.db, older)).toEqual({ ok: true });
+    expect(migrationsCheck(store.db, MIGRATIONS)).toEqual({ ok: false, reason: `migrations not applied: ${MIGRATIONS.at(-1)!.id}` });
+    store.close();
+    expect(migrationsCheck(store.db, MIGRATIONS)).toEqual({ ok: false, reason: 'the store is closed' });
+  });
+
+  it.each<[string, boolean, AdapterView[], ReturnType<typeof adaptersCheck>]>([
+    ['every platform up', true, [{ provider: 'discord', state: 'running', connected: true }, { provider: 'web', state: 'running', connected: undefined }], { ok: true }],
+    ['no platform (commands only)', true, [], { ok: true }],
+    ['starting or stopping', false, [{ provider: 'web', state: 'running', connected: undefined }], { ok: false, reason: 'the gateway is not accepting messages (starting or stopping)' }],
+    ['a platform unreachable at start', true, [{ provider: 'discord', state: 'retrying', connected: false }], { ok: false, reason: 'discord unreachable, retrying' }],
+    ['a platform that dropped its connection', true, [{ provider: 'slack', state: 'running', connected: false }, { provider: 'discord', state: 'running', connected: true }], { ok: false, reason: 'slack not connected' }],
+    ['two down', true, [{ provider: 'slack', state: 'running', connected: false }, { provider: 'discord', state: 'retrying', connected: false }], { ok: false, reason: 'slack not connected; discord unreachable, retrying' }],
+  ])('adapters: %s', (_name, accepting, adapters, expected) => {
+    expect(adaptersCheck(accepting, adapters)).toEqual(expected);
+  });
+});

@@ -1,0 +1,53 @@
+import type { Database } from 'better-sqlite3';
+import type { Migration } from '../store/migrations.js';
+import { metrics as processMetrics, type WardenMetrics } from './metrics.js';
+
+/** One readiness check's answer; `reason` says what an operator should look at. */
+export type CheckResult = { ok: true } | { ok: false; reason: string };
+
+export interface Readiness {
+  ready: boolean;
+  checks: Record<string, CheckResult>;
+}
+
+/** Ready when every check is; a check that throws is a failed check naming the error. */
+export function readiness(checks: Record<string, () => CheckResult>): Readiness {
+  const out: Record<string, CheckResult> = {};
+  for (const [name, check] of Object.entries(checks)) {
+    try {
+      out[name] = check();
+    } catch (err) {
+      out[name] = { ok: false, reason: (err as Error).message };
+    }
+  }
+  return { ready: Object.values(out).every((c) => c.ok), checks: out };
+}
+
+/** The store answers a query (timed as store operation `ping`). */
+export function storeCheck(db: Database, metrics: WardenMetrics = processMetrics): CheckResult {
+  if (!db.open) return { ok: false, reason: 'the store is closed' };
+  metrics.timeStore('ping', () => db.prepare('SELECT 1').get());
+  return { ok: true };
+}
+
+/** Every migration this build knows is applied to the store. */
+export function migrationsCheck(db: Database, migrations: readonly Migration[]): CheckResult {
+  if (!db.open) return { ok: false, reason: 'the store is closed' };
+  const applied = new Set(db.prepare('SELECT id FROM schema_migrations').pluck().all() as string[]);
+  const pending = migrations.filter((m) => !applied.has(m.id)).map((m) => m.id);
+  return pending.length === 0 ? { ok: true } : { ok: false, reason: `migrations not applied: ${pending.join(', ')}` };
+}
+
+export interface AdapterView {
+  provider: string;
+  state: 'running' | 'retrying';
+  connected: boolean | undefined;
+}
+
+/** The gateway accepts messages and every chat platform it runs is connected. */
+export function adaptersCheck(accepting: boolean, adapters: readonly AdapterView[]): CheckResult {
+  if (!accepting) return { ok: false, reason: 'the gateway is not accepting messages (starting or stopping)' };
+  const down = adapters.filter((a) => a.state === 'retrying' || a.connected === false);
+  if (down.length === 0) return { ok: true };
+  return { ok: false, reason: down.map((a) => `${a.provider} ${a.state === 'retrying' ? 'unreachable, retrying' : 'not connected'}`).join('; ') };
+}
