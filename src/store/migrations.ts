@@ -7,7 +7,7 @@ import { sessionContextsMigration } from '../agent/session-contexts.js';
 import { nodesMigration } from '../gateway/nodes/store.js';
 import { webInboundMigration } from '../../adapters/web/migrations.js';
 import { grantBoundFilesMigration } from '../approvals/grants.js';
-import { approvalsOriginMigration } from '../approvals/ledger.js';
+import { approvalsOriginMigration, approvalsScopedApproversMigration } from '../approvals/ledger.js';
 import { deferredCallsMigration } from '../approvals/deferred.js';
 
 /**
@@ -119,7 +119,7 @@ const callpath001: Migration = {
 };
 
 /** Every migration, in the order it runs. Append new entries at the end. */
-export const MIGRATIONS: readonly Migration[] = [callpath001, cron001, execAllowlistMigration, gatewayCardsMigration, subagentRunsMigration, sessionContextsMigration, execBoundFilesMigration, webInboundMigration, cron002, approvalsOriginMigration, deferredCallsMigration, nodesMigration, grantBoundFilesMigration];
+export const MIGRATIONS: readonly Migration[] = [callpath001, cron001, execAllowlistMigration, gatewayCardsMigration, subagentRunsMigration, sessionContextsMigration, execBoundFilesMigration, webInboundMigration, cron002, approvalsOriginMigration, deferredCallsMigration, nodesMigration, grantBoundFilesMigration, approvalsScopedApproversMigration];
 
 /**
  * Applies the migrations not yet recorded, each in its own transaction. Returns the ids it
