@@ -1,5 +1,6 @@
 import { parseArgs, processIO, type CliIO, type CommandRunner, EXIT } from './cli/args.js';
 import { closest } from './config/errors.js';
+import { setCommandLogLevel } from './log.js';
 
 /**
  * Command table. Each command lives in its own module under `cli/` and is loaded on demand, so
@@ -18,6 +19,8 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandRun
   invoke: { summary: 'run one tool call through the surface and the whole call chain', load: async () => (await import('./cli/invoke.js')).run },
   approvals: { summary: 'pending and decided approvals, allow-always grants; revoke and resolve', load: async () => (await import('./cli/approvals.js')).run },
   node: { summary: 'run this machine as a node of a running Warden (pairs once, then answers calls)', load: async () => (await import('./cli/node.js')).run },
+  discord: { summary: 'invite: the bot invite URL with the permissions, scopes and intents Warden needs', load: async () => (await import('./cli/setup.js')).discord },
+  slack: { summary: 'manifest: a Slack app manifest (scopes, events, interactivity, /warden), Socket Mode or HTTP', load: async () => (await import('./cli/setup.js')).slack },
   start: { summary: 'run the bot: Discord and Slack when configured, the web chat otherwise', load: async () => (await import('./cli/start.js')).run },
 };
 
@@ -44,6 +47,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     io.stderr(`warden: unknown command "${args.command}"${hint ? ` (did you mean "${hint}"?)` : ''}\n${USAGE()}`);
     return EXIT.badInput;
   }
+  setCommandLogLevel(args.command);
   const run = await command.load();
   return run(args, io);
 }

@@ -1,14 +1,28 @@
 import { createRequire } from 'node:module';
-import type { Logger } from 'pino';
+import type { DestinationStream, Logger } from 'pino';
 
 const require = createRequire(import.meta.url);
 let instance: Logger | undefined;
+/** The level a one-shot command asked for before anything logged (`setCommandLogLevel`). */
+let commandLevel: string | undefined;
+
+/**
+ * Logs go to stderr: JSON lines, or readable lines (pino-pretty) when stderr is a terminal,
+ * unless `WARDEN_LOG_FORMAT=json`. Both are loaded at the first log only.
+ */
+function destination(pino: typeof import('pino').pino): DestinationStream {
+  const tty = process.stderr.isTTY === true && !process.env.VITEST && process.env.WARDEN_LOG_FORMAT !== 'json';
+  if (!tty) return pino.destination({ fd: 2, sync: true });
+  const pretty = require('pino-pretty') as typeof import('pino-pretty');
+  return pretty({ destination: 2, sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' });
+}
 
 /** Made at the first use: a command that never logs (`warden tools`) does not load pino. */
 function logger(): Logger {
   if (!instance) {
     const { pino } = require('pino') as typeof import('pino');
-    instance = pino({ level: process.env.WARDEN_LOG_LEVEL ?? (process.env.VITEST ? 'silent' : 'info'), base: undefined }, pino.destination({ fd: 2, sync: true }));
+    const level = process.env.WARDEN_LOG_LEVEL ?? commandLevel ?? (process.env.VITEST ? 'silent' : 'info');
+    instance = pino({ level, base: undefined }, destination(pino));
   }
   return instance;
 }
@@ -26,5 +40,16 @@ export const log: Logger = new Proxy({} as Logger, {
   set: (_, prop, value) => Reflect.set(logger(), prop, value),
   has: (_, prop) => Reflect.has(logger(), prop),
 });
+
+/**
+ * A one-shot command (`tools`, `audit`, …) answers on stdout; its own progress logs would only
+ * interleave with the answer on a terminal, so they are kept to warnings and errors.
+ * `warden start` and `warden node` run as services and log at info. `WARDEN_LOG_LEVEL` wins.
+ */
+export function setCommandLogLevel(command: string): void {
+  if (process.env.WARDEN_LOG_LEVEL || process.env.VITEST || command === 'start' || command === 'node') return;
+  commandLevel = 'warn';
+  if (instance) instance.level = 'warn';
+}
 
 export type { Logger };

@@ -25,7 +25,7 @@ export interface AdapterDeps {
 
 /** Where a card goes, from the request and `approvals.target`; DMs are deduplicated. */
 export function cardDestinations(
-  request: { provider: string; channelId?: string | undefined; threadId?: string | undefined },
+  request: { provider: string; channelId?: string | undefined; threadId?: string | undefined; approvers?: readonly string[] | undefined },
   provider: string,
   deps: Pick<AdapterDeps, 'approvers' | 'approvalsTarget'>,
 ): { channel?: { channelId: string; threadId?: string | undefined }; dmUserIds: string[] } {
@@ -35,6 +35,7 @@ export function cardDestinations(
   return {
     ...(wantsChannel && fromHere ? { channel: { channelId: request.channelId!, threadId: request.threadId } } : {}),
     // A request from another platform (or none) can only reach approvers here by DM.
-    dmUserIds: wantsDm ? [...new Set(deps.approvers)] : [],
+    // A scope's own approvers (ids of the request's platform) replace the platform's list.
+    dmUserIds: wantsDm ? [...new Set(request.approvers !== undefined ? (request.provider === provider ? request.approvers : []) : deps.approvers)] : [],
   };
 }

@@ -16,9 +16,11 @@ import {
 } from 'discord.js';
 import type { ApprovalRequest } from '../../src/approvals/types.js';
 import { ConfigError } from '../../src/config/errors.js';
-import type { DiscordConfig } from '../../src/config/schema/channels.js';
-import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
+import type { DiscordAdapterConfig as DiscordConfig } from '../../src/config/schema/channels.js';
+import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundFile, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
+import { fitFiles, withNotes } from '../common/outbound-files.js';
 import type { SkillCommandSpec } from '../../src/skills/commands.js';
+import type { StreamSurface } from '../../src/gateway/reply-stream.js';
 import { log } from '../../src/log.js';
 import { cardDestinations, type AdapterDeps } from '../common/adapter-deps.js';
 import { alreadyResolvedText, CLICK_FAILED_TEXT, decodeApprovalAction, INVALID_ACTION_TEXT, isApprovalAction, NOT_APPROVER_TEXT, NOT_FOUND_TEXT } from '../common/approval-card.js';
@@ -27,12 +29,17 @@ import { chunkText } from '../common/chunk-text.js';
 import { answersPrivately, isCommandName } from '../common/native-commands.js';
 import { discordCard, mention } from './card.js';
 import { registerCommands } from './commands.js';
-import { inboundFromCommand, inboundFromDiscord } from './inbound.js';
+import { DISCORD_FILE_HOSTS, inboundFromCommand, inboundFromDiscord } from './inbound.js';
 
 /** Discord rejects message content over 2,000 characters. */
 export const DISCORD_MESSAGE_LIMIT = 2_000;
 /** Replies longer than this go out as a file with a short note instead of a wall of messages. */
 export const DISCORD_LONG_REPLY = 8_000;
+/** Least time between two writes of a streamed reply. */
+export const DISCORD_STREAM_INTERVAL_MS = 1_000;
+/** Discord's upload limit for a server without boosts (10 MiB), and its attachments per message. */
+export const DISCORD_FILE_LIMIT = 10 * 1024 * 1024;
+const DISCORD_MAX_FILES = 10;
 /** Discord shows "typing" for about 10 s per call. */
 const TYPING_REFRESH_MS = 8_000;
 /** An interaction token is valid for 15 minutes; later answers go to the channel instead. */
@@ -52,6 +59,11 @@ export interface DiscordAdapter extends ChatAdapter {
 }
 
 const attach = (file: { name: string; content: string }): RawFile => ({ name: file.name, data: Buffer.from(file.content, 'utf8') });
+const rawFile = (file: OutboundFile): RawFile => {
+  const data = Buffer.alloc(file.data.length);
+  file.data.copy(data);
+  return { name: file.name, data, contentType: file.mimeType };
+};
 
 /**
  * The Discord adapter: discord.js for the gateway, its REST client for posting. Normalises
@@ -92,6 +104,9 @@ export function createDiscordAdapter(
     });
     return registration;
   }
+
+  // Discord's file hosts, and the configured REST host (a proxy or the test fake) serving them.
+  const fileHosts = [...DISCORD_FILE_HOSTS, ...(config.apiBaseUrl ? [new URL(config.apiBaseUrl).host] : [])];
 
   const rest = () => {
     if (!client) throw new Error('the Discord adapter is not started');
@@ -137,14 +152,16 @@ export function createDiscordAdapter(
     invocations.delete(invocationId);
     if (!pending || Date.now() - pending.at > INTERACTION_TOKEN_MS) return false;
     const { interaction, ephemeral } = pending;
-    const { chunks, file } = replyChunks(message);
+    const { fit, notes } = fitFiles(message.files, { maxBytes: DISCORD_FILE_LIMIT, maxFiles: DISCORD_MAX_FILES });
+    const { chunks, file } = replyChunks({ ...message, text: withNotes(message.text, notes) });
     // A deferred reply left empty would show "thinking…" until the token runs out.
     if (chunks.length === 0) chunks.push('(no reply)');
     const allowedMentions = { parse: ['users' as const] };
     let sent = 0;
     try {
       for (const [i, content] of chunks.entries()) {
-        const files = i === chunks.length - 1 && file ? [{ attachment: Buffer.from(file.content, 'utf8'), name: file.name }] : [];
+        const files =
+          i === chunks.length - 1 ? [...(file ? [{ attachment: Buffer.from(file.content, 'utf8'), name: file.name }] : []), ...fit.map((f) => ({ attachment: f.data, name: f.name }))] : [];
         if (i === 0) await interaction.editReply({ content, allowedMentions, files });
         else await interaction.followUp({ content, allowedMentions, files, ...(ephemeral ? { flags: MessageFlags.Ephemeral } : {}) });
         sent++;
@@ -164,12 +181,39 @@ export function createDiscordAdapter(
     // An approval's outcome replies to its card when the card is in this channel.
     const card = message.linkedApproval ? (await cards.get(message.linkedApproval)).find((r) => r.channelId === channelId) : undefined;
     const reference = card ? { message_reference: { message_id: card.messageId, fail_if_not_exists: false } } : {};
-    const { chunks, file } = replyChunks(message);
-    // One at a time: the order of the chunks is the order of the text.
+    const { fit, notes } = fitFiles(message.files, { maxBytes: DISCORD_FILE_LIMIT, maxFiles: DISCORD_MAX_FILES });
+    const { chunks, file } = replyChunks({ ...message, text: withNotes(message.text, notes) });
+    if (chunks.length === 0 && fit.length > 0) chunks.push('');
+    // One at a time: the order of the chunks is the order of the text; the files go with the last.
     for (const [i, content] of chunks.entries()) {
       const last = i === chunks.length - 1;
-      await post(channelId, { content, ...safeMentions, ...(i === 0 ? reference : {}) }, last && file ? [attach(file)] : undefined);
+      const files = last ? [...(file ? [attach(file)] : []), ...fit.map(rawFile)] : [];
+      await post(channelId, { content, ...safeMentions, ...(i === 0 ? reference : {}) }, files.length > 0 ? files : undefined);
     }
+  }
+
+  /**
+   * A reply streamed into one message edited in place, continued in the next at the length
+   * limit. Discord allows about five edits per five seconds in a channel: one write a second
+   * leaves room for the rest of the conversation. A slash command's answer goes through its
+   * interaction instead (`send`), so it is not streamed.
+   */
+  function streamTo(target: ReplyTarget): StreamSurface | undefined {
+    if (target.invocationId !== undefined && !target.dmUserId) return undefined;
+    const safeMentions = { allowed_mentions: { parse: ['users'] } };
+    return {
+      limit: DISCORD_MESSAGE_LIMIT,
+      minIntervalMs: DISCORD_STREAM_INTERVAL_MS,
+      async post(text) {
+        return (await post(await channelOf(target), { content: text, ...safeMentions })).id;
+      },
+      async edit(id, text) {
+        await rest().patch(Routes.channelMessage(await channelOf(target), id), { body: { content: text, ...safeMentions } });
+      },
+      async remove(id) {
+        await rest().delete(Routes.channelMessage(await channelOf(target), id));
+      },
+    };
   }
 
   /** Typing indicators still running; stopping the adapter ends them all. */
@@ -299,13 +343,15 @@ export function createDiscordAdapter(
         intents: DISCORD_INTENTS,
         // Without the partial, DMs and messages in threads the client never saw are dropped.
         partials: [Partials.Channel],
-        rest: { ...(config.apiBaseUrl ? { api: config.apiBaseUrl } : {}), ...clientOverrides.rest },
+        // Node's own fetch: its FormData (what @discordjs/rest builds file uploads with) is the
+        // one it accepts; the undici package's request refuses a FormData of another copy.
+        rest: { makeRequest: ((url: string, init: RequestInit) => fetch(url, init)) as never, ...(config.apiBaseUrl ? { api: config.apiBaseUrl } : {}), ...clientOverrides.rest },
       });
       const c = client;
       c.on(Events.MessageCreate, (message: Message) => {
         const botId = c.user?.id;
         if (!botId) return;
-        inboundFromDiscord(message, botId)
+        inboundFromDiscord(message, botId, fileHosts)
           .then((inbound) => (inbound ? onMessage(inbound) : undefined))
           .catch((err: unknown) => logger.error({ err, messageId: message.id }, 'inbound message failed'));
       });
@@ -330,6 +376,7 @@ export function createDiscordAdapter(
     },
     connected: () => client?.isReady() ?? false,
     send,
+    streamTo,
     typing,
     approvals: { provider: 'discord', show, update: (request) => update(request) },
     async stop() {

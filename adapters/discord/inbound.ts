@@ -1,5 +1,6 @@
 import type { ChatInputCommandInteraction, Message } from 'discord.js';
-import type { InboundMessage } from '../../src/gateway/types.js';
+import type { InboundAttachment, InboundMessage } from '../../src/gateway/types.js';
+import { fetchAttachment } from '../common/attachment-fetch.js';
 import { isCommandName, SKILL_INPUT_OPTION, typedCommandText, typedSkillText } from '../common/native-commands.js';
 
 type Place = Pick<InboundMessage, 'chatType' | 'guildId' | 'channelId' | 'channelName' | 'threadId'>;
@@ -28,7 +29,7 @@ function placeOf(channel: AnyChannel | null, channelId: string, guildId: string 
  * A thread the client never saw arrives as a partial without its parent; it is fetched once
  * so policy can use the parent channel.
  */
-export async function inboundFromDiscord(message: Message, botId: string): Promise<InboundMessage | undefined> {
+export async function inboundFromDiscord(message: Message, botId: string, fileHosts: readonly string[] = DISCORD_FILE_HOSTS): Promise<InboundMessage | undefined> {
   if (message.author.id === botId || message.author.bot || message.system) return undefined;
   let channel = message.channel;
   if (channel.isThread() && channel.parentId === null) channel = await message.client.channels.fetch(channel.id, { force: true }).then((c) => (c?.isThread() ? c : channel));
@@ -37,8 +38,10 @@ export async function inboundFromDiscord(message: Message, botId: string): Promi
     ...placeOf(channel, channel.id, message.inGuild() ? message.guildId : null, message.client),
     senderId: message.author.id,
     senderName: message.author.globalName ?? message.author.username,
+    ...rolesOf(message.member),
     // Raw text: the router strips the leading mention, so a mention mid-sentence keeps its place.
     text: message.content,
+    ...attachmentsOf(message, fileHosts),
     mentionsBot: message.mentions.users.has(botId),
     messageId: message.id,
     receivedAt: message.createdTimestamp,
@@ -64,10 +67,34 @@ export async function inboundFromCommand(interaction: ChatInputCommandInteractio
     ...placeOf(channel, interaction.channelId, interaction.inGuild() ? interaction.guildId : null, interaction.client),
     senderId: interaction.user.id,
     senderName: interaction.user.globalName ?? interaction.user.username,
+    ...rolesOf(interaction.inCachedGuild() ? interaction.member : null),
     text,
     mentionsBot: false,
     messageId: interaction.id,
     receivedAt: interaction.createdTimestamp,
     invocationId: interaction.id,
   };
+}
+
+/** The sender's guild roles for role bindings; `@everyone` (the guild's own id) is no role. */
+function rolesOf(member: Message['member'] | null): Pick<InboundMessage, 'senderRoles'> {
+  if (!member) return {};
+  const roles = [...member.roles.cache.keys()].filter((id) => id !== member.guild.id);
+  return roles.length > 0 ? { senderRoles: roles } : {};
+}
+
+/** Where Discord serves the files people post. */
+export const DISCORD_FILE_HOSTS = ['cdn.discordapp.com', 'media.discordapp.net'] as const;
+
+function attachmentsOf(message: Message, fileHosts: readonly string[]): Pick<InboundMessage, 'attachments'> {
+  const voice = message.flags.has(1 << 13);
+  const list: InboundAttachment[] = [...message.attachments.values()].map((a) => ({
+    id: a.id,
+    name: a.name,
+    mimeType: a.contentType ?? undefined,
+    size: a.size,
+    voice,
+    download: (maxBytes, signal) => fetchAttachment(a.url, { allowedHosts: fileHosts, maxBytes, signal }),
+  }));
+  return list.length > 0 ? { attachments: list } : {};
 }

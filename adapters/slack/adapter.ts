@@ -15,14 +15,17 @@ import {
 } from '@slack/bolt';
 import type { ApprovalRequest } from '../../src/approvals/types.js';
 import { ConfigError } from '../../src/config/errors.js';
-import type { SlackConfig } from '../../src/config/schema/channels.js';
+import type { SlackAdapterConfig as SlackConfig } from '../../src/config/schema/channels.js';
 import type { SkillCommandSpec } from '../../src/skills/commands.js';
+import type { StreamSurface } from '../../src/gateway/reply-stream.js';
 import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
 import { log } from '../../src/log.js';
 import { cardDestinations, type AdapterDeps } from '../common/adapter-deps.js';
 import { alreadyResolvedText, CLICK_FAILED_TEXT, decodeApprovalAction, INVALID_ACTION_TEXT, NOT_APPROVER_TEXT, NOT_FOUND_TEXT } from '../common/approval-card.js';
 import { memoryCardStore, type CardRef } from '../common/card-store.js';
 import { chunkText } from '../common/chunk-text.js';
+import { toMrkdwn } from './mrkdwn.js';
+import { fitFiles, withNotes } from '../common/outbound-files.js';
 import { answersPrivately, slackCommandText } from '../common/native-commands.js';
 import { RecentIds } from '../common/recent-ids.js';
 import { APPROVAL_ACTION_PATTERN, escapeMrkdwn, mention, slackCard } from './card.js';
@@ -32,6 +35,11 @@ import { inboundFromSlack, inboundFromSlackCommand, type SlackMessageEvent } fro
 export const SLACK_CHUNK = 3_000;
 /** Replies longer than this go out as a file with a short note. */
 export const SLACK_LONG_REPLY = 12_000;
+/** Least time between two writes of a streamed reply. */
+export const SLACK_STREAM_INTERVAL_MS = 1_200;
+/** Files posted with a reply: Slack takes up to 1 GB; Warden keeps to what a chat needs. */
+export const SLACK_FILE_LIMIT = 50 * 1024 * 1024;
+const SLACK_MAX_FILES = 10;
 /** A slash command's response_url takes 5 posts within 30 minutes. */
 const RESPONSE_URL_USES = 5;
 const RESPONSE_URL_MS = 29 * 60_000;
@@ -121,8 +129,9 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     return id;
   }
 
-  async function upload(channel: string, threadTs: string | undefined, file: { name: string; content: string }, comment?: string) {
-    const common = { file: Buffer.from(file.content, 'utf8'), filename: file.name, ...(comment ? { initial_comment: comment } : {}) };
+  async function upload(channel: string, threadTs: string | undefined, file: { name: string; content: string | Buffer }, comment?: string) {
+    const data = typeof file.content === 'string' ? Buffer.from(file.content, 'utf8') : file.content;
+    const common = { file: data, filename: file.name, ...(comment ? { initial_comment: comment } : {}) };
     await web().files.uploadV2(threadTs ? { ...common, channel_id: channel, thread_ts: threadTs } : { ...common, channel_id: channel });
   }
 
@@ -137,7 +146,8 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
   async function answerInvocation(invocationId: string, message: OutboundMessage): Promise<boolean> {
     const pending = invocations.get(invocationId);
     invocations.delete(invocationId);
-    if (!pending || Date.now() - pending.at > RESPONSE_URL_MS || message.attachment || message.text.length > SLACK_LONG_REPLY) return false;
+    // A response_url takes text only: files go to the channel.
+    if (!pending || Date.now() - pending.at > RESPONSE_URL_MS || message.attachment || (message.files?.length ?? 0) > 0 || message.text.length > SLACK_LONG_REPLY) return false;
     const chunks = chunkText(message.text, SLACK_CHUNK);
     if (chunks.length === 0) chunks.push('(no reply)');
     if (chunks.length > RESPONSE_URL_USES) return false;
@@ -145,7 +155,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     let sent = 0;
     try {
       for (const text of chunks) {
-        await pending.respond({ text, response_type, replace_original: false });
+        await pending.respond({ text: toMrkdwn(text), response_type, replace_original: false });
         sent++;
       }
     } catch (err) {
@@ -161,18 +171,51 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     // An approval's outcome goes into the thread of its card when the card is in this channel.
     const card = message.linkedApproval && !target.threadId ? (await cards.get(message.linkedApproval)).find((r) => r.channelId === channel) : undefined;
     const thread = target.dmUserId ? undefined : (target.threadId ?? card?.messageId);
-    let text = message.text;
+    const { fit, notes } = fitFiles(message.files, { maxBytes: SLACK_FILE_LIMIT, maxFiles: SLACK_MAX_FILES });
+    let text = withNotes(message.text, notes);
     let file = message.attachment;
     if (!file && text.length > SLACK_LONG_REPLY) {
       file = { name: 'reply.md', content: text };
       text = '';
       await upload(channel, thread, file, `The reply is ${message.text.length.toLocaleString('en-US')} characters, so it is attached as reply.md.`);
+      for (const f of fit) await upload(channel, thread, { name: f.name, content: f.data });
       return;
     }
     for (const chunk of chunkText(text, SLACK_CHUNK)) {
-      await web().chat.postMessage({ channel, text: chunk, ...(thread ? { thread_ts: thread } : {}) });
+      await web().chat.postMessage({ channel, text: toMrkdwn(chunk), ...(thread ? { thread_ts: thread } : {}) });
     }
     if (file) await upload(channel, thread, file);
+    for (const f of fit) await upload(channel, thread, { name: f.name, content: f.data });
+  }
+
+  /**
+   * A reply streamed into one message updated in place (chat.update is Tier 3, about 50 a
+   * minute: one write every 1.2 s keeps a stream within it), continued at the chunk limit.
+   * A slash command's answer goes through its response_url instead.
+   */
+  function streamTo(target: ReplyTarget): StreamSurface | undefined {
+    if (target.invocationId !== undefined && !target.dmUserId) return undefined;
+    // The channel each message of this stream is in (a DM's id comes back from the post).
+    const streamChannels = new Map<string, string>();
+    const where = async () => ({ channel: target.dmUserId ? await dmChannelOf(target.dmUserId) : target.channelId, thread: target.dmUserId ? undefined : target.threadId });
+    return {
+      limit: SLACK_CHUNK,
+      minIntervalMs: SLACK_STREAM_INTERVAL_MS,
+      async post(text) {
+        const { channel, thread } = await where();
+        const posted = await web().chat.postMessage({ channel, text: toMrkdwn(text), ...(thread ? { thread_ts: thread } : {}) });
+        if (!posted.ts) throw new Error('chat.postMessage answered no ts');
+        streamChannels.set(posted.ts, posted.channel ?? channel);
+        return posted.ts;
+      },
+      async edit(ts, text) {
+        await web().chat.update({ channel: streamChannels.get(ts) ?? (await where()).channel, ts, text: toMrkdwn(text) });
+      },
+      async remove(ts) {
+        await web().chat.delete({ channel: streamChannels.get(ts) ?? (await where()).channel, ts });
+        streamChannels.delete(ts);
+      },
+    };
   }
 
   async function show(request: ApprovalRequest): Promise<void> {
@@ -325,6 +368,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     // Socket mode: the WebSocket to Slack is open; HTTP mode: the receiver listens.
     connected: () => (mode === 'socket' ? (socketReceiver?.client.websocket?.isActive() ?? false) : (server?.listening ?? false)),
     send,
+    streamTo,
     setSkillCommands(specs) {
       skillCommands = [...specs];
     },

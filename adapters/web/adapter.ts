@@ -5,21 +5,28 @@ import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { APPROVAL_DECISIONS, type ApprovalDecision, type ApprovalRequest } from '../../src/approvals/types.js';
 import { ConfigError } from '../../src/config/errors.js';
-import type { WebConfig } from '../../src/config/schema/channels.js';
+import type { WebAdapterConfig as WebConfig } from '../../src/config/schema/channels.js';
 import { WEB_LOCAL_USER } from '../../src/gateway/approval-clicks.js';
-import type { ChatAdapter, InboundMessage, OnApprovalClick, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
+import type { StreamSurface } from '../../src/gateway/reply-stream.js';
+import type { ChatAdapter, InboundMessage, OnApprovalClick, OutboundFile, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
+import { fitFiles, withNotes } from '../common/outbound-files.js';
 import { log } from '../../src/log.js';
 import { registerServer } from '../../src/net/index.js';
 import { alreadyResolvedText, cardTitle, DECISION_LABEL, NOT_APPROVER_TEXT, NOT_FOUND_TEXT, offeredDecisions, outcomeLine, requesterLine } from '../common/approval-card.js';
 import { checkBind, checkRequestOrigin, isLoopbackHost, TOKEN_COOKIE, tokenFromRequest, tokensMatch } from './access.js';
 import { RecentIds } from '../common/recent-ids.js';
 import type { WebHistory } from './history.js';
-import { PAGE_CSS, PAGE_HTML, PAGE_JS } from './page.js';
+import { FAVICON_SVG, MARKDOWN_IT_JS, PAGE_CSS, PAGE_HTML, PAGE_JS } from './page.js';
 
 /** The conversation id of the web chat; there is one, shared by every open tab. */
 export const WEB_CHANNEL_ID = 'web';
 /** Longest message the page may send. */
 export const WEB_MAX_INPUT = 20_000;
+/** Largest file shown in the page, and how many are kept to be served. */
+const WEB_FILE_LIMIT = 10 * 1024 * 1024;
+const WEB_FILES_KEPT = 64;
+/** A streamed reply is one bubble, however long. */
+const WEB_STREAM_LIMIT = 1_000_000;
 /** What a reconnecting tab gets back. */
 const HISTORY_LIMIT = 200;
 
@@ -28,7 +35,8 @@ export interface WebCard {
   title: string;
   status: ApprovalRequest['status'];
   fullText: string;
-  facts: Array<{ label: string; value: string }>;
+  /** `at`: a time (ms), shown in the viewer's locale and time zone; `value` is its ISO form. */
+  facts: Array<{ label: string; value: string; at?: number | undefined }>;
   buttons: Array<{ decision: ApprovalDecision; label: string }>;
   outcome: string;
 }
@@ -36,7 +44,17 @@ export interface WebCard {
 export { WEB_LOCAL_USER };
 
 /** A message on the page; `id` is the page's own id of a message it sent; `approvalId` an approval's outcome, shown under its card. */
-export type WebMessage = { role: 'user' | 'bot' | 'notice'; text: string; at: number; id?: string | undefined; approvalId?: string | undefined };
+export type WebMessage = {
+  role: 'user' | 'bot' | 'notice';
+  text: string;
+  at: number;
+  id?: string | undefined;
+  approvalId?: string | undefined;
+  /** The streamed bubble this final reply replaces. */
+  streamId?: string | undefined;
+  /** Files posted with it, served at `url` to this page (kept in memory: gone after a restart). */
+  files?: Array<{ url: string; name: string; mimeType: string; bytes: number }> | undefined;
+};
 
 /**
  * Frames the server sends; the page's script handles each `type`. `history` comes first on
@@ -48,7 +66,9 @@ export type ServerFrame =
   | { type: 'card'; card: WebCard }
   | { type: 'pending'; cards: WebCard[] }
   | { type: 'ack'; id: string; status: 'accepted' | 'duplicate' | 'refused'; reason?: string }
-  | { type: 'typing'; on: boolean };
+  | { type: 'typing'; on: boolean }
+  /** A reply as it is written: the whole text so far of bubble `id` ('' removes it); the final reply follows as a `message` with `streamId`. */
+  | { type: 'stream'; id: string; text: string };
 
 export interface WebAdapterDeps {
   onApprovalClick: OnApprovalClick;
@@ -82,7 +102,7 @@ export function webCard(request: ApprovalRequest): WebCard {
     { label: 'Agent', value: request.agentId },
     ...(requesterLine(request, youName) ? [{ label: 'Requested by', value: requesterLine(request, youName) }] : []),
     ...request.facts,
-    { label: 'Expires', value: new Date(request.expiresAt).toLocaleString('en-GB', { timeZone: 'UTC' }) + ' UTC' },
+    { label: 'Expires', value: new Date(request.expiresAt).toISOString(), at: request.expiresAt },
     { label: 'ID', value: request.id },
   ];
   return {
@@ -127,6 +147,15 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
   let openUrl: string | undefined;
   let onMessage: ((message: InboundMessage) => Promise<void>) | undefined;
   let typingCount = 0;
+
+  /** Files of replies, by an unguessable id; the oldest go first. */
+  const servedFiles = new Map<string, OutboundFile>();
+  const keepFile = (file: OutboundFile): string => {
+    const id = randomBytes(12).toString('hex');
+    servedFiles.set(id, file);
+    while (servedFiles.size > WEB_FILES_KEPT) servedFiles.delete(servedFiles.keys().next().value!);
+    return id;
+  };
 
   const remember = (frame: ServerFrame) => {
     history.push(frame);
@@ -200,7 +229,7 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
     const headers: Record<string, string> = {
       'x-content-type-options': 'nosniff',
       'referrer-policy': 'no-referrer',
-      'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+      'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; media-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
     };
     const reply = (status: number, type: string, body: string, extra: Record<string, string> = {}) => {
       res.writeHead(status, { ...headers, 'content-type': type, 'cache-control': 'no-store', ...extra });
@@ -244,6 +273,30 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
         return;
       case '/app.css':
         reply(200, 'text/css; charset=utf-8', PAGE_CSS);
+        return;
+      case '/markdown-it.js':
+        reply(200, 'text/javascript; charset=utf-8', MARKDOWN_IT_JS);
+        return;
+      default: {
+        const file = /^\/files\/([0-9a-f]{24})$/.exec(requestUrl.pathname);
+        const found = file ? servedFiles.get(file[1]!) : undefined;
+        if (!found) break;
+        // Raster images and audio show inline; anything else (SVG and HTML included, which could
+        // run script on this origin) is a download of opaque bytes.
+        const inline = /^(image\/(png|jpeg|gif|webp)|audio\/[a-z0-9.+-]+)$/.test(found.mimeType);
+        res.writeHead(200, {
+          ...headers,
+          'content-type': inline ? found.mimeType : 'application/octet-stream',
+          'content-disposition': `${inline ? 'inline' : 'attachment'}; filename="${found.name.replace(/[^\w.-]/g, '_')}"`,
+          'cache-control': 'private, max-age=3600',
+        });
+        res.end(req.method === 'HEAD' ? undefined : found.data);
+        return;
+      }
+    }
+    switch (requestUrl.pathname) {
+      case '/favicon.svg':
+        reply(200, 'image/svg+xml', FAVICON_SVG);
         return;
       default:
         reply(404, 'text/plain; charset=utf-8', 'not found');
@@ -372,8 +425,32 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
       logger.info({ url }, 'web chat listening');
     },
     async send(_target: ReplyTarget, message: OutboundMessage) {
-      const text = message.attachment ? `${message.text}\n\n${message.attachment.name}:\n\`\`\`\n${message.attachment.content}\n\`\`\`` : message.text;
-      say({ role: 'bot', text, at: Date.now(), ...(message.linkedApproval ? { approvalId: message.linkedApproval } : {}) });
+      const { fit, notes } = fitFiles(message.files, { maxBytes: WEB_FILE_LIMIT, maxFiles: 10 });
+      const body = withNotes(message.text, notes);
+      const text = message.attachment ? `${body}\n\n${message.attachment.name}:\n\`\`\`\n${message.attachment.content}\n\`\`\`` : body;
+      const files = fit.map((f) => ({ url: `/files/${keepFile(f)}`, name: f.name, mimeType: f.mimeType, bytes: f.data.length }));
+      say({ role: 'bot', text, at: Date.now(), ...(message.linkedApproval ? { approvalId: message.linkedApproval } : {}), ...(files.length > 0 ? { files } : {}) });
+    },
+    streamTo(): StreamSurface | undefined {
+      // Every change is sent as it comes (token by token); a socket write is cheap and ordered.
+      return {
+        limit: WEB_STREAM_LIMIT,
+        minIntervalMs: 0,
+        async post(text) {
+          const id = randomUUID();
+          broadcast({ type: 'stream', id, text });
+          return id;
+        },
+        async edit(id, text) {
+          broadcast({ type: 'stream', id, text });
+        },
+        async remove(id) {
+          broadcast({ type: 'stream', id, text: '' });
+        },
+        async complete(ids, text) {
+          if (text !== '') say({ role: 'bot', text, at: Date.now(), ...(ids[0] ? { streamId: ids[0] } : {}) });
+        },
+      };
     },
     typing() {
       typingCount++;

@@ -1,6 +1,9 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 /**
- * The web chat's one page. Plain HTML, CSS and a small script with no build step; every piece
- * of text from the server is inserted with `textContent`, never as HTML.
+ * The web chat's one page. Plain HTML, CSS and a small script with no build step. Text from the
+ * server is inserted with `textContent`, except message bodies: their Markdown is rendered by
+ * markdown-it with HTML off and the result kept only through an element and URL allowlist.
  */
 
 export const PAGE_HTML = `<!doctype html>
@@ -10,6 +13,8 @@ export const PAGE_HTML = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Warden</title>
 <link rel="stylesheet" href="/app.css">
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
+<script src="/markdown-it.js" defer></script>
 <script src="/app.js" defer></script>
 </head>
 <body>
@@ -31,6 +36,16 @@ export const PAGE_HTML = `<!doctype html>
 `;
 
 export const PAGE_CSS = `
+.msg .file img { display: block; max-width: 100%; max-height: 24em; margin: .3em 0; border-radius: 4px; }
+.msg .file audio { display: block; margin: .3em 0; }
+.msg.md > :first-child { margin-top: 0; }
+.msg.md > :last-child { margin-bottom: 0; }
+.msg.md { white-space: normal; }
+.msg.md p { margin: 0.4em 0; }
+.msg.md table { border-collapse: collapse; margin: 0.4em 0; }
+.msg.md th, .msg.md td { border: 1px solid #ccc; padding: 2px 6px; }
+.msg.md code { background: rgba(0,0,0,0.06); padding: 0 3px; border-radius: 3px; }
+.msg.md pre code { background: none; padding: 0; }
 :root { color-scheme: light dark; --accent: #5865f2; --ok: #2e9e5b; --bad: #d83c3e; --muted: #8a8f98; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 15px/1.45 system-ui, sans-serif; display: flex; flex-direction: column; height: 100vh; }
@@ -149,8 +164,82 @@ export const PAGE_JS = `
     list.scrollTop = list.scrollHeight;
   }
 
+  /**
+   * Markdown through markdown-it with HTML off: the model's (or anyone's) tags are shown as
+   * text. Its output is parsed in an inert <template> and kept only if every element is on the
+   * allowlist; links keep http(s) and mailto targets (anything else becomes its text) and open
+   * in a new tab without a referrer; images are shown as their links (the page loads nothing
+   * from elsewhere). Without the library the text is shown as text.
+   */
+  const md = window.markdownit ? window.markdownit({ html: false, linkify: true, breaks: true }) : undefined;
+  const ALLOWED = new Set(['P', 'BR', 'STRONG', 'EM', 'S', 'DEL', 'CODE', 'PRE', 'BLOCKQUOTE', 'UL', 'OL', 'LI', 'A', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'HR', 'TABLE', 'THEAD', 'TBODY', 'TR', 'TH', 'TD']);
+  const KEPT_ATTRS = { A: ['href'], OL: ['start'], TH: ['style'], TD: ['style'], CODE: ['class'] };
+  function safeHref(href) {
+    try {
+      const url = new URL(href, location.href);
+      return url.protocol === 'https:' || url.protocol === 'http:' || url.protocol === 'mailto:' ? url.href : undefined;
+    } catch (e) {
+      return undefined;
+    }
+  }
+  function sanitize(root) {
+    for (const el of Array.from(root.querySelectorAll('*'))) {
+      if (el.tagName === 'IMG') {
+        const a = document.createElement('a');
+        a.setAttribute('href', el.getAttribute('src') || '');
+        a.textContent = el.getAttribute('alt') || el.getAttribute('src') || 'image';
+        el.replaceWith(a);
+      }
+    }
+    for (const el of Array.from(root.querySelectorAll('*'))) {
+      if (!ALLOWED.has(el.tagName)) {
+        el.replaceWith(document.createTextNode(el.textContent || ''));
+        continue;
+      }
+      const keep = KEPT_ATTRS[el.tagName] || [];
+      for (const attr of Array.from(el.attributes)) if (!keep.includes(attr.name)) el.removeAttribute(attr.name);
+      if (el.hasAttribute('style') && !/^text-align:(left|right|center)$/.test(el.getAttribute('style'))) el.removeAttribute('style');
+      if (el.hasAttribute('class') && !/^language-[\\w-]+$/.test(el.getAttribute('class'))) el.removeAttribute('class');
+      if (el.tagName === 'A') {
+        const href = safeHref(el.getAttribute('href') || '');
+        if (!href) {
+          el.replaceWith(document.createTextNode(el.textContent || ''));
+          continue;
+        }
+        el.setAttribute('href', href);
+        el.setAttribute('rel', 'noopener noreferrer nofollow');
+        el.setAttribute('target', '_blank');
+      }
+    }
+    return root;
+  }
+  /** The line breaks markdown-it writes between tags are layout, not text. */
+  function tidy(root) {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    const drop = [];
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      if (n.parentElement && n.parentElement.closest('pre')) {
+        if (!n.nextSibling && n.parentElement.tagName === 'CODE') n.textContent = n.textContent.replace(/\\n$/, '');
+        continue;
+      }
+      if (/^\\n+$/.test(n.textContent)) drop.push(n);
+    }
+    for (const n of drop) n.remove();
+    return root;
+  }
+  function renderText(el, text, role) {
+    if (md && role === 'bot') {
+      const template = document.createElement('template');
+      template.innerHTML = md.render(text);
+      el.classList.add('md');
+      el.appendChild(tidy(sanitize(template.content)));
+      return;
+    }
+    renderPlain(el, text);
+  }
+
   /** Text with fenced code blocks shown as <pre>; everything inserted as text. */
-  function renderText(el, text) {
+  function renderPlain(el, text) {
     const parts = text.split(/\\n?\`\`\`[^\\n]*\\n?/);
     parts.forEach((part, i) => {
       if (part === '') return;
@@ -168,14 +257,69 @@ export const PAGE_JS = `
     const el = document.createElement('div');
     el.className = 'msg ' + role;
     el.dataset.role = role;
-    renderText(el, text);
+    renderText(el, text, role);
     return el;
+  }
+
+  /** Bubbles of replies being written, by stream id; the final message takes their place. */
+  const streams = new Map();
+
+  function showStream(id, text) {
+    let el = streams.get(id);
+    if (text === '') {
+      if (el) el.remove();
+      streams.delete(id);
+      return;
+    }
+    if (!el) {
+      el = messageEl('bot', '');
+      el.classList.add('streaming');
+      streams.set(id, el);
+      list.appendChild(el);
+    }
+    el.replaceChildren();
+    renderText(el, text, 'bot');
+    scrollDown();
+  }
+
+  /** Files of a reply: raster images inline, audio with controls, anything else a download link. */
+  function addFiles(el, files) {
+    for (const f of files || []) {
+      if (typeof f.url !== 'string' || !/^\\/files\\/[0-9a-f]{24}$/.test(f.url)) continue;
+      const box = document.createElement('div');
+      box.className = 'file';
+      if (/^image\\/(png|jpeg|gif|webp)$/.test(f.mimeType)) {
+        const img = document.createElement('img');
+        img.src = f.url;
+        img.alt = f.name;
+        box.appendChild(img);
+      } else if (/^audio\\//.test(f.mimeType)) {
+        const audio = document.createElement('audio');
+        audio.controls = true;
+        audio.src = f.url;
+        box.appendChild(audio);
+      }
+      const a = document.createElement('a');
+      a.href = f.url;
+      a.download = f.name;
+      a.textContent = f.name;
+      box.appendChild(a);
+      el.appendChild(box);
+    }
   }
 
   function addMessage(m) {
     // This tab's own message coming back from the server: its bubble is already here.
     if (m.role === 'user' && m.id && bubbles.has(m.id)) return;
     const el = messageEl(m.role, m.text);
+    addFiles(el, m.files);
+    const streamed = m.streamId ? streams.get(m.streamId) : undefined;
+    if (streamed) {
+      streams.delete(m.streamId);
+      streamed.replaceWith(el);
+      scrollDown();
+      return;
+    }
     if (m.id) {
       el.dataset.id = m.id;
       bubbles.set(m.id, el);
@@ -273,7 +417,16 @@ export const PAGE_JS = `
       const dt = document.createElement('dt');
       dt.textContent = f.label;
       const dd = document.createElement('dd');
-      dd.textContent = f.value;
+      if (typeof f.at === 'number') {
+        // The viewer's own locale and time zone; the ISO time on hover and for machines.
+        const time = document.createElement('time');
+        time.dateTime = f.value;
+        time.title = f.value;
+        time.textContent = new Date(f.at).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+        dd.appendChild(time);
+      } else {
+        dd.textContent = f.value;
+      }
       dl.append(dt, dd);
     }
     if (withFacts) el.appendChild(dl);
@@ -381,6 +534,7 @@ export const PAGE_JS = `
       switch (frame.type) {
         case 'history':
           list.replaceChildren();
+          streams.clear();
           cards.clear();
           bubbles.clear();
           sessionEl.textContent = frame.session || '';
@@ -415,6 +569,9 @@ export const PAGE_JS = `
         case 'typing':
           typingEl.hidden = !frame.on;
           break;
+        case 'stream':
+          showStream(frame.id, frame.text);
+          break;
       }
     });
   }
@@ -441,3 +598,9 @@ export const PAGE_JS = `
   connect();
 })();
 `;
+
+/** markdown-it's browser build, served from the installed package (no CDN: the page loads nothing from elsewhere). */
+export const MARKDOWN_IT_JS = readFileSync(createRequire(import.meta.url).resolve('markdown-it/dist/markdown-it.min.js'), 'utf8');
+
+/** A shield, in the page's accent colour. */
+export const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><path d="M16 2 4 6v9c0 7.5 5.1 13.4 12 15 6.9-1.6 12-7.5 12-15V6z" fill="#3b6fd8"/><path d="M11 16.5l3.5 3.5L21.5 12" stroke="#fff" stroke-width="2.6" fill="none" stroke-linecap="round" stroke-linejoin="round"/></svg>`;

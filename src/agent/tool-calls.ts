@@ -1,7 +1,7 @@
 import { isAbortError, type ToolCallPart, type ToolResultMessage } from '../models/types.js';
 import type { TurnContext } from '../policy/context.js';
 import { isWrappedUntrusted, wrapUntrusted } from '../tools/untrusted.js';
-import type { ToolResult } from '../tools/types.js';
+import type { ToolFile, ToolResult } from '../tools/types.js';
 import { capToolResult } from './context-budget.js';
 import type { ToolExecutor } from './types.js';
 
@@ -36,7 +36,7 @@ export interface ToolRoundContext {
   /** Approvals may defer the calls (`TurnRequest.deferApprovals`). */
   deferApprovals?: boolean | undefined;
   onStart?: (call: ToolCallPart, id: string) => void;
-  onDone?: (call: ToolCallPart, result: ToolResultMessage) => void;
+  onDone?: (call: ToolCallPart, result: ToolResultMessage, files?: ToolFile[]) => void;
 }
 
 const errorResult = (call: ToolCallPart, text: string): ToolResultMessage => ({
@@ -91,7 +91,7 @@ export async function runToolCalls(calls: readonly ToolCallPart[], ctx: ToolRoun
       ),
       isError: raw.isError === true,
     };
-    ctx.onDone?.(call, result);
+    ctx.onDone?.(call, result, raw.isError === true ? undefined : raw.files);
     return result;
   });
 }

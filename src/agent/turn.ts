@@ -279,7 +279,7 @@ async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: Turn
       resultCapChars: perResultCapChars(settings.contextWindow),
       deferApprovals: request.deferApprovals,
       onStart: (call, id) => request.onEvent?.({ type: 'toolCall', round, tool: id, toolCallId: call.id }),
-      onDone: (call, result) => request.onEvent?.({ type: 'toolResult', round, tool: call.name, toolCallId: call.id, isError: result.isError }),
+      onDone: (call, result, files) => request.onEvent?.({ type: 'toolResult', round, tool: call.name, toolCallId: call.id, isError: result.isError, ...(files && files.length > 0 ? { files } : {}) }),
     });
     // Every call gets its result persisted, stopped or not, so the transcript stays valid for the next turn.
     state.entries.push(...(await transcripts.append(sessionKey, results.map((message) => ({ kind: 'message' as const, message })))));

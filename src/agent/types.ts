@@ -6,7 +6,7 @@ import type { SubagentRunStore } from './subagent-runs.js';
 import type { SessionContextStore } from './session-contexts.js';
 import type { ImagePart, Message, Usage } from '../models/types.js';
 import type { TurnContext } from '../policy/context.js';
-import type { JsonSchema, ToolResult } from '../tools/types.js';
+import type { JsonSchema, ToolFile, ToolResult } from '../tools/types.js';
 
 /** What the router hands over for one queued message. */
 export interface TurnRequest {
@@ -53,7 +53,8 @@ export interface TurnInput {
 export type TurnEvent =
   | { type: 'modelCall'; round: number }
   | { type: 'toolCall'; round: number; tool: string; toolCallId: string }
-  | { type: 'toolResult'; round: number; tool: string; toolCallId: string; isError: boolean }
+  /** `files`: what the tool made for the people in the conversation, posted with the reply. */
+  | { type: 'toolResult'; round: number; tool: string; toolCallId: string; isError: boolean; files?: ToolFile[] | undefined }
   | { type: 'retry'; attempt: number; delayMs: number; reason: string }
   | { type: 'compacted'; removedMessages: number };
 

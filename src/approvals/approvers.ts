@@ -15,8 +15,22 @@ export function approversFor(config: ApproverConfig, provider: string): readonly
   return config.owners[provider as keyof IdsByProvider] ?? [];
 }
 
-/** Undefined when `userId` may decide on `provider`; otherwise why not, for the refusal. */
-export function approverRefusal(config: ApproverConfig, provider: string, userId: string): string | undefined {
+/** A request's own approvers (a scope's `approvals.approvers`), on the platform it was asked on. */
+type ScopedRequest = { provider: string; approvers?: readonly string[] | undefined };
+
+/**
+ * Undefined when `userId` may decide on `provider`; otherwise why not, for the refusal. A
+ * request asked in a scope with its own approvers is decided by them alone, and only on the
+ * platform where those ids mean something.
+ */
+export function approverRefusal(config: ApproverConfig, provider: string, userId: string, request?: ScopedRequest): string | undefined {
+  if (request?.approvers !== undefined) {
+    if (request.provider === provider && request.approvers.includes(userId)) return undefined;
+    if (request.provider !== provider) return `this request is decided by the approvers of its ${request.provider} channel, not on ${provider}`;
+    return request.approvers.length === 0
+      ? `no approvers are configured for this channel (its approvals.approvers is empty)`
+      : `${provider} user ${userId} is not an approver of this channel (its approvals.approvers)`;
+  }
   const list = approversFor(config, provider);
   if (list.includes(userId)) return undefined;
   if (list.length === 0) {

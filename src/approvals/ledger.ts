@@ -14,6 +14,14 @@ export const approvalsOriginMigration: Migration = {
   },
 };
 
+/** A scope's own approvers, fixed when the request is asked (`ApprovalRequest.approvers`). */
+export const approvalsScopedApproversMigration: Migration = {
+  id: 'approvals-002-scoped-approvers',
+  async up(db) {
+    await db.exec(`ALTER TABLE approvals ADD COLUMN approvers TEXT;  -- JSON list; NULL: the platform's approvers`);
+  },
+};
+
 /** A stored request plus what only the service needs (grant spec, who is waiting). */
 export interface LedgerEntry {
   request: ApprovalRequest;
@@ -49,6 +57,7 @@ interface Row {
   status: ApprovalRequest['status'];
   decided_by: string | null;
   decided_at: number | null;
+  approvers?: string | null;
   waiter_pid: number | null;
   waiter_instance: string | null;
   waiter_seen_at: number | null;
@@ -66,6 +75,7 @@ function toEntry(r: Row): LedgerEntry {
       channelId: r.channel_id ?? undefined,
       threadId: r.thread_id ?? undefined,
       requesterId: r.requester_id ?? undefined,
+      ...(r.approvers !== null && r.approvers !== undefined ? { approvers: JSON.parse(r.approvers) as string[] } : {}),
       ...(r.requester_name !== null ? { requesterName: r.requester_name } : {}),
       ...(r.via !== null ? { via: r.via } : {}),
       tool: r.tool,
@@ -90,9 +100,9 @@ function toEntry(r: Row): LedgerEntry {
 }
 
 const INSERT = `INSERT INTO approvals (id, kind, agent_id, session_key, provider, channel_id, thread_id, requester_id, requester_name, via, tool, title, preview,
-    full_text, facts, allowed_decisions, grant_spec, timeout_behavior, created_at, expires_at, status, waiter_pid, waiter_instance, waiter_seen_at, shown)
+    full_text, facts, allowed_decisions, grant_spec, timeout_behavior, created_at, expires_at, status, waiter_pid, waiter_instance, waiter_seen_at, shown, approvers)
   VALUES (@id, @kind, @agentId, @sessionKey, @provider, @channelId, @threadId, @requesterId, @requesterName, @via, @tool, @title, @preview,
-    @fullText, @facts, @allowed, @grant, @timeoutBehavior, @createdAt, @expiresAt, @status, @pid, @instance, @seenAt, @shown)`;
+    @fullText, @facts, @allowed, @grant, @timeoutBehavior, @createdAt, @expiresAt, @status, @pid, @instance, @seenAt, @shown, @approvers)`;
 
 /** The approvals table: plain reads and writes, no policy. Closing a request is atomic. */
 export class ApprovalLedger {
@@ -109,6 +119,7 @@ export class ApprovalLedger {
       channelId: r.channelId ?? null,
       threadId: r.threadId ?? null,
       requesterId: r.requesterId ?? null,
+      approvers: r.approvers === undefined ? null : JSON.stringify(r.approvers),
       requesterName: r.requesterName ?? null,
       via: r.via ?? null,
       tool: r.tool,

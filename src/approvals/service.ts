@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { ApprovalsConfig, IdsByProvider } from '../config/index.js';
+import type { ApprovalsConfig, IdsByProvider, WardenConfig } from '../config/index.js';
 import { events as defaultEvents, type EventBus } from '../events.js';
 import { log } from '../log.js';
 import { AuditLog } from '../store/audit.js';
@@ -7,6 +7,7 @@ import type { Store } from '../store/store.js';
 import { Transcripts } from '../store/transcript.js';
 import { processAlive } from '../util/process-alive.js';
 import { approverRefusal } from './approvers.js';
+import { scopedApprovers } from './scoped-approvers.js';
 import { DeferredCallStore } from './deferred.js';
 import { GrantStore, type RevokeResult } from './grants.js';
 import { ApprovalLedger, type LedgerEntry } from './ledger.js';
@@ -33,7 +34,7 @@ export const MAX_HOOK_APPROVAL_TIMEOUT_MS = 600_000;
 
 export interface ApprovalServiceOptions {
   store: Store;
-  config: { owners: IdsByProvider; approvals: ApprovalsConfig };
+  config: { owners: IdsByProvider; approvals: ApprovalsConfig; channels?: WardenConfig['channels'] | undefined };
   events?: EventBus;
   now?: () => number;
   /** How often a waiting call looks for a decision written by another process. */
@@ -198,6 +199,10 @@ export class ApprovalService {
     const offered = input.allowedDecisions?.filter((d) => (APPROVAL_DECISIONS as readonly string[]).includes(d));
     const allowedDecisions: ApprovalDecision[] =
       offered && offered.length > 0 ? [...new Set(offered)] : input.grant ? [...APPROVAL_DECISIONS] : ['allow-once', 'deny'];
+    const channels = this.options.config.channels;
+    const scoped = channels
+      ? scopedApprovers({ channels }, { provider: context.provider as 'discord' | 'slack' | 'web', guildId: context.guildId, guildName: context.guildName, channelId: context.channelId, channelName: context.channelName })
+      : undefined;
     const request: ApprovalRequest = {
       id: randomBytes(5).toString('hex'),
       kind: input.kind,
@@ -207,6 +212,7 @@ export class ApprovalService {
       channelId: context.channelId,
       threadId: context.threadId,
       requesterId: context.requesterId,
+      ...(scoped !== undefined ? { approvers: scoped } : {}),
       ...(context.requesterName !== undefined ? { requesterName: context.requesterName } : {}),
       ...(context.via !== undefined ? { via: context.via } : {}),
       tool: input.tool,
@@ -297,9 +303,9 @@ export class ApprovalService {
    */
   async resolve(id: string, decision: string, by: ApprovalActor): Promise<ResolveResult> {
     const { owners, approvals } = this.options.config;
-    const refusal = approverRefusal({ owners, approvers: approvals.approvers }, by.provider, by.userId);
     const entry = await this.ledger.get(id);
     if (!entry) return { kind: 'not-found', id };
+    const refusal = approverRefusal({ owners, approvers: approvals.approvers }, by.provider, by.userId, entry.request);
     if (refusal !== undefined) {
       await this.audit.record({ type: 'approval.refused', subject: id, actor: `${by.provider}:${by.userId}`, sessionKey: entry.request.sessionKey, data: { decision, reason: refusal } });
       return { kind: 'not-approver', reason: refusal };

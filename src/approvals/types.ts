@@ -51,6 +51,11 @@ export interface ApprovalRequest extends Required<Pick<ApprovalRequestInput, 'ki
   channelId?: string | undefined;
   threadId?: string | undefined;
   requesterId?: string | undefined;
+  /**
+   * Who may decide this request when a guild, team or channel scope names its own approvers
+   * (`approvals.approvers` there, fixed when asked); absent: the platform's approvers decide.
+   */
+  approvers?: string[] | undefined;
   /** The requester's display name, for the card and `/approvals`. */
   requesterName?: string | undefined;
   /** Who made the call: the agent in a turn for the requester, or the requester by a command (`/exec`). */
@@ -152,6 +157,10 @@ export interface ApprovalRequestContext {
   provider: string;
   channelId?: string | undefined;
   threadId?: string | undefined;
+  /** Where the call was made, for a scope's own approvers (`scopedApprovers`). */
+  guildId?: string | undefined;
+  guildName?: string | undefined;
+  channelName?: string | undefined;
   requesterId?: string | undefined;
   requesterName?: string | undefined;
   via?: 'agent' | 'command' | undefined;

@@ -110,3 +110,14 @@ describe('warden approvals', () => {
     t.close();
   });
 });
+
+describe('approvals list and history lines', () => {
+  it('show the command and when it was asked and decided', async () => {
+    const { requestLine } = await import('./approvals.js');
+    const base = { id: 'ab12', kind: 'exec' as const, tool: 'exec', title: 'Run a command', fullText: 'git push', agentId: 'main', sessionKey: 'agent:main:web:direct:local', provider: 'web', facts: [], allowedDecisions: ['allow-once' as const, 'deny' as const], createdAt: Date.UTC(2026, 0, 2, 3, 4, 5), expiresAt: Date.UTC(2026, 0, 2, 3, 9, 5) };
+    expect(requestLine({ ...base, preview: 'git push\n  origin main', status: 'pending' })).toBe(
+      'ab12  exec/exec  "git push origin main"  asked 2026-01-02T03:04:05.000Z  [agent:main:web:direct:local]  expires 2026-01-02T03:09:05.000Z',
+    );
+    expect(requestLine({ ...base, preview: 'git push', status: 'deny', decidedBy: 'web:local', decidedAt: Date.UTC(2026, 0, 2, 3, 5, 0) })).toMatch(/"git push"  asked 2026-01-02T03:04:05\.000Z  .*  deny by web:local at 2026-01-02T03:05:00\.000Z$/);
+  });
+});

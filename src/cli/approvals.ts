@@ -119,9 +119,15 @@ function fail(io: CliIO, json: boolean, value: unknown, message: string): number
   return EXIT.badInput;
 }
 
-function requestLine(r: ApprovalRequest): string {
-  const when = r.status === 'pending' ? `expires ${new Date(r.expiresAt).toISOString()}` : `${r.status}${r.decidedBy ? ` by ${r.decidedBy}` : ''}`;
-  return `${r.id}  ${r.kind}/${r.tool}  ${r.title}  [${r.sessionKey}]  ${when}`;
+/** One request: what it runs (the command or arguments, on one line) and when it was asked and decided. */
+export function requestLine(r: ApprovalRequest): string {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const when =
+    r.status === 'pending'
+      ? `expires ${iso(r.expiresAt)}`
+      : `${r.status}${r.decidedBy ? ` by ${r.decidedBy}` : ''}${r.decidedAt !== undefined ? ` at ${iso(r.decidedAt)}` : ''}`;
+  const what = r.preview.replace(/\s+/g, ' ').trim();
+  return `${r.id}  ${r.kind}/${r.tool}  ${JSON.stringify(what.length > 120 ? `${what.slice(0, 119)}…` : what)}  asked ${iso(r.createdAt)}  [${r.sessionKey}]  ${when}`;
 }
 
 function grantLine(g: Grant): string {

@@ -15,6 +15,7 @@ describe('contextFromArgs', () => {
   it('defaults: the default agent, web, a DM, depth 0, the configured model', () => {
     expect(ctxOf('')).toEqual({
       ok: true,
+      binding: { agentId: 'main', matchedBy: 'default' },
       ctx: expect.objectContaining({ agentId: 'main', provider: 'web', chat: 'dm', spawnDepth: 0, model: 'anthropic/claude-sonnet-4-5', senderIsOwner: false, sandboxed: false }),
     });
   });

@@ -1,4 +1,5 @@
 import type { WardenConfig } from '../config/index.js';
+import { resolveBinding, type BindingDecision } from '../gateway/bindings.js';
 import { buildTurnContext } from '../gateway/turn-context.js';
 import type { ChatType, TurnContext } from '../policy/context.js';
 import { defaultAgentId, knownAgentIds } from '../policy/steps.js';
@@ -7,7 +8,8 @@ import { stringOption, type ParsedArgs } from './args.js';
 /**
  * Context flags → TurnContext, shared by `tools`, `exec-check` and `invoke`.
  *
- *   --agent ID            agent of `agents.list` (default: the default agent)
+ *   --agent ID            agent of `agents.list` (default: the one `bindings` route this
+ *                         conversation to, as for a message — else the default agent)
  *   --provider P          discord | slack | web | http (the HTTP tools API) (default web)
  *   --chat T              dm | channel | thread (default: thread with --thread, channel with a
  *                         guild or channel, else dm)
@@ -17,6 +19,7 @@ import { stringOption, type ParsedArgs } from './args.js';
  *   --thread ID           the thread id (implies --chat thread)
  *   --sender ID           platform user id; owner status follows from `owners`
  *   --sender-name N, --sender-username U   for `name:` / `username:` toolsBySender keys
+ *   --roles ID,ID         the sender's Discord role ids (role bindings)
  *   --model P/M           model answering the turn (default: the agent's, else models.default)
  *   --spawn-depth N       0 for a main session, n for an n-th level subagent
  *
@@ -37,6 +40,7 @@ export const CONTEXT_FLAGS = [
   'sender',
   'sender-name',
   'sender-username',
+  'roles',
   'model',
   'spawn-depth',
 ] as const;
@@ -45,13 +49,15 @@ export const CONTEXT_FLAGS = [
 export const CONTEXT_USAGE = [
   'context: --agent ID  --provider discord|slack|web|http  --chat dm|channel|thread',
   '         --guild ID [--guild-name NAME]  --channel ID  --channel-name NAME  --thread ID (channel = the parent)',
-  '         --sender ID [--sender-name N] [--sender-username U]  --model PROVIDER/MODEL  --spawn-depth N',
+  '         --sender ID [--sender-name N] [--sender-username U] [--roles ID,ID]  --model PROVIDER/MODEL  --spawn-depth N',
+  '         without --agent, the agent is the one `bindings` route this conversation to',
 ].join('\n');
 
 const PROVIDERS = ['discord', 'slack', 'web', 'http'] as const;
 const CHATS: readonly ChatType[] = ['dm', 'channel', 'thread'];
 
-export type ContextResult = { ok: true; ctx: TurnContext } | { ok: false; problems: string[] };
+/** `binding`: how the agent was chosen when `--agent` was not given (the router's decision). */
+export type ContextResult = { ok: true; ctx: TurnContext; binding?: BindingDecision | undefined } | { ok: false; problems: string[] };
 
 export function contextFromArgs(args: ParsedArgs, config: WardenConfig): ContextResult {
   const problems: string[] = [];
@@ -63,10 +69,6 @@ export function contextFromArgs(args: ParsedArgs, config: WardenConfig): Context
     }
     return stringOption(args, name)?.trim() || undefined;
   };
-
-  const agentId = value('agent') ?? defaultAgentId(config);
-  const known = knownAgentIds(config);
-  if (!known.includes(agentId)) problems.push(`--agent: unknown agent "${agentId}"; known agents: ${known.join(', ')}`);
 
   const provider = value('provider') ?? 'web';
   if (!(PROVIDERS as readonly string[]).includes(provider)) problems.push(`--provider: expected one of ${PROVIDERS.join(', ')}, got "${provider}"`);
@@ -85,6 +87,14 @@ export function contextFromArgs(args: ParsedArgs, config: WardenConfig): Context
   if (chat === 'thread' && !channelId && !channelName) problems.push('--chat thread: give the parent channel with --channel or --channel-name');
   if (threadId && chat !== 'thread') problems.push(`--thread applies to --chat thread, not --chat ${chat}`);
   if (chat === 'dm' && (guildId || guildName)) problems.push('--guild does not apply to --chat dm');
+  const roles = value('roles')?.split(',').map((r) => r.trim()).filter(Boolean);
+
+  // The agent a message from here would reach: the router's own binding decision.
+  const explicitAgent = value('agent');
+  const binding = explicitAgent === undefined ? resolveBinding(config, { provider, chat, guildId, channelId, threadId, senderId: value('sender'), roles }) : undefined;
+  const agentId = explicitAgent ?? binding?.agentId ?? defaultAgentId(config);
+  const known = knownAgentIds(config);
+  if (!known.includes(agentId)) problems.push(`--agent: unknown agent "${agentId}"; known agents: ${known.join(', ')}`);
 
   const agentModel = config.agents.list.find((a) => a.id === agentId)?.model;
   const model = value('model') ?? agentModel ?? config.models.default;
@@ -103,6 +113,7 @@ export function contextFromArgs(args: ParsedArgs, config: WardenConfig): Context
   if (problems.length > 0) return { ok: false, problems };
   return {
     ok: true,
+    ...(binding ? { binding } : {}),
     ctx: buildTurnContext(config, {
       agentId,
       conversation: { provider, chat, guildId, guildName, channelId, channelName, threadId },

@@ -80,7 +80,7 @@ describe('warden tools (in process)', () => {
   it('answers the JSON contract with sorted tools and labelled removals', async () => {
     const { stdout } = await runTools(['--json']);
     const answer = JSON.parse(stdout) as Answer;
-    expect(Object.keys(answer)).toEqual(['tools', 'removed', 'unavailable', 'warnings']);
+    expect(Object.keys(answer)).toEqual(['tools', 'removed', 'unavailable', 'warnings', 'agent', 'binding']);
     expect(answer.tools).toEqual([...answer.tools].sort());
     expect(answer.removed).toContainEqual({ tool: 'tts', by: 'tools.profile' });
     for (const u of answer.unavailable) expect(u.why).not.toBe('');

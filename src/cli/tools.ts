@@ -9,6 +9,7 @@ import type { WardenConfig } from '../config/index.js';
 import { EXIT, stringOption, type CommandRunner } from './args.js';
 import { loadConfigForCommand } from './config.js';
 import { CONTEXT_FLAGS, CONTEXT_USAGE, contextFromArgs, unknownFlagProblems } from './context.js';
+import { describeBinding } from '../gateway/bindings.js';
 
 /**
  * `warden tools`: which tools the model gets in the given context, what the policy removed
@@ -90,9 +91,12 @@ function answerTools(
     removed: result.removed,
     unavailable: result.unavailable,
     warnings,
+    agent: context.ctx.agentId,
+    // How the agent was chosen when --agent was not given: the binding the router would use.
+    ...(context.binding ? { binding: { matchedBy: context.binding.matchedBy, ...(context.binding.index !== undefined ? { index: context.binding.index } : {}) } } : {}),
     ...(explain ? { explain } : {}),
   };
-  io.stdout(json ? JSON.stringify(answer, null, 2) : human(answer, explain));
+  io.stdout(json ? JSON.stringify(answer, null, 2) : human(answer, explain, context.binding ? describeBinding(context.binding) : `${context.ctx.agentId} (--agent)`));
   return EXIT.ok;
 }
 
@@ -115,8 +119,8 @@ function explainTool(result: SurfaceResult, tool: string): Explanation {
   };
 }
 
-function human(answer: { tools: string[]; removed: SurfaceResult['removed']; unavailable: SurfaceResult['unavailable']; warnings: string[] }, explain: Explanation | undefined): string {
-  const lines: string[] = [];
+function human(answer: { tools: string[]; removed: SurfaceResult['removed']; unavailable: SurfaceResult['unavailable']; warnings: string[] }, explain: Explanation | undefined, agent: string): string {
+  const lines: string[] = [`agent: ${agent}`];
   if (explain) {
     const head =
       explain.verdict === 'available' ? 'the model gets it' : explain.verdict === 'unavailable' ? 'kept by the policy but unavailable here' : `removed by ${explain.by}`;

@@ -21,7 +21,7 @@ describe('loading a config file', () => {
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.value.file).toBeUndefined();
-    expect(result.value.config.channels.web).toEqual({ host: '127.0.0.1', port: 3000 });
+    expect(result.value.config.channels.web).toEqual({ host: '127.0.0.1', port: 3000, streaming: true });
     expect(result.value.config.agents.defaults.subagents.maxSpawnDepth).toBe(1);
     expect(result.value.config.sessions).toEqual({ maxQueued: 32, shutdownGraceSec: 10 });
   });

@@ -1,3 +1,5 @@
+import { describeBinding } from './bindings.js';
+import { forPeople } from './people-text.js';
 import type { ToolExecutor } from '../agent/index.js';
 import { APPROVAL_DECISIONS, type ApprovalDecision, type ApprovalRequest } from '../approvals/types.js';
 import type { PluginCommand } from '../plugins/runtime.js';
@@ -258,10 +260,12 @@ export function formatToolResult(result: ToolResult, tool = 'exec'): OutboundMes
   if (pending?.status === 'pending' && typeof pending.approvalId === 'string') {
     return { text: `Approval ${pending.approvalId} is pending: the ${tool === 'exec' ? 'command' : `${tool} call`} runs when an approver decides, and its result will be posted under the card.` };
   }
-  const text = result.content
-    .map((c) => (c.type === 'text' ? c.text : `[${c.mimeType} image]`))
-    .join('\n')
-    .trimEnd();
+  const text = forPeople(
+    result.content
+      .map((c) => (c.type === 'text' ? c.text : `[${c.mimeType} image]`))
+      .join('\n')
+      .trimEnd(),
+  );
   const body = text === '' ? '(no output)' : text;
   const head = result.isError ? `${tool} failed:\n` : '';
   return { text: `${head}\`\`\`\n${body.replaceAll('```', '`\u200b``')}\n\`\`\`` };
@@ -337,7 +341,7 @@ function formatSkills(view: SkillsView | undefined): string {
 
 function formatStatus(route: Route, s: StatusView): string {
   return [
-    `Agent: ${route.agentId}`,
+    `Agent: ${route.binding ? describeBinding(route.binding) : route.agentId}`,
     `Session: ${route.sessionKey}`,
     `Model: ${s.model ?? 'none configured (commands only)'}`,
     `You: ${route.context.senderIsOwner ? 'owner' : 'member'}`,

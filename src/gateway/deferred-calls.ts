@@ -10,6 +10,7 @@ import { isWrappedUntrusted, wrapUntrusted } from '../tools/untrusted.js';
 import type { ToolResult } from '../tools/types.js';
 import { processAlive } from '../util/process-alive.js';
 import { pendingApprovalText } from '../tools/invoke/approval-step.js';
+import { forPeople } from './people-text.js';
 import { outcomeLabel } from './commands.js';
 import { contextForDeferredCall } from './turn-context.js';
 import type { OutboundMessage, ReplyTarget } from './types.js';
@@ -229,7 +230,8 @@ export function resultPost(call: Pick<DeferredCall, 'tool' | 'args'>, request: P
   const head = `Approval ${request.id} · ${outcomeLabel(request)} · ${code(callLabel(call, 120))}`;
   if (!outcome.result) return { text: `${head}\nDid not run: ${outcome.notRun}.` };
   const failed = outcome.result.isError === true;
-  return { text: `${head}\n${failed ? 'It ran into a refusal or an error:' : 'Result:'}\n${block(textOf(outcome.result))}` };
+  // People read the facts, not what the tool told the model to do next.
+  return { text: `${head}\n${failed ? 'It ran into a refusal or an error:' : 'Result:'}\n${block(forPeople(textOf(outcome.result)))}` };
 }
 
 /**

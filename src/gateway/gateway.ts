@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentRuntime, SessionContextRecorder, ToolExecutor } from '../agent/index.js';
+import type { TurnEvent } from '../agent/types.js';
+import { ReplyStream, toolProgressLine } from './reply-stream.js';
+import { streamingFor } from './streaming-setting.js';
+import { takeInFiles } from './inbound-files.js';
+import { formatUnderstanding, understandAttachments } from '../media-understanding/index.js';
 import type { WardenConfig } from '../config/index.js';
 import { log } from '../log.js';
 import type { TurnContext } from '../policy/context.js';
@@ -28,11 +33,15 @@ import type { ApproveOutcome } from './approval-clicks.js';
 import type { FollowUpTurn } from './deferred-calls.js';
 import type { ApprovalRequest } from '../approvals/types.js';
 import { buildTurnContext, conversationOf, refreshTurnContext, type Actor } from './turn-context.js';
-import type { ApprovalClick, ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget } from './types.js';
+import type { ApprovalClick, ChatAdapter, InboundMessage, OutboundFile, OutboundMessage, ReplyTarget } from './types.js';
 
 export interface GatewayOptions {
   config: WardenConfig;
   adapters: ChatAdapter[];
+  /** Provider keys for speech to text (the environment `warden start` read). */
+  env?: Record<string, string | undefined> | undefined;
+  /** An agent's workspace directory, where files people post are saved (`inbox/`); without it they are not taken in. */
+  workspaceOf?: ((agentId: string) => string) | undefined;
   /** The turn loop; undefined when no model is configured (commands still work). */
   agent: AgentRuntime | undefined;
   /** The governed call path shared by turns and `/exec`. */
@@ -461,7 +470,7 @@ export class Gateway {
       } finally {
         stopTyping();
       }
-      if (reply && reply.text !== '') await this.send(route.replyTo, reply, route);
+      if (reply && (reply.text !== '' || (reply.files?.length ?? 0) > 0)) await this.send(route.replyTo, reply, route);
       if (route.replyTo.threadId !== undefined) this.threads.add(sessionKey);
       item.onDone?.({ ok: true, detail: (reply?.text ?? '').slice(0, 500) });
     } catch (err) {
@@ -473,18 +482,84 @@ export class Gateway {
   private async turnReply(route: Route, signal: AbortSignal, view: GatewayConfigView, origin?: QueuedItem['origin'], runId?: string): Promise<OutboundMessage | undefined> {
     const { agent } = view;
     if (!agent || route.context.model === undefined) return { text: NO_MODEL_HINT };
+    // Files the message carried: images for the model, the rest saved under inbox/ and named.
+    const workspace = route.attachments && origin === undefined ? this.options.workspaceOf?.(route.agentId) : undefined;
+    const inbound = workspace ? await takeInFiles(route.attachments, { workspaceDir: workspace, vision: true, signal, transcribe: this.transcriber(route, view, workspace, signal) }) : undefined;
+    const said = inbound && inbound.notes.length > 0 ? `${route.text}\n\n${inbound.notes.join('\n')}` : route.text;
+    const stream = this.openStream(route, view);
+    // Files the turn's tools made for the people here (images, speech, screenshots).
+    const files: OutboundFile[] = [];
     const outcome = await agent.runTurn({
+      ...(stream ? { onTextDelta: (delta: string) => stream.append(delta) } : {}),
+      onEvent: (event: TurnEvent) => {
+        if (event.type === 'toolResult' && event.files) files.push(...event.files);
+        if (!stream) return;
+        if (event.type === 'toolCall') stream.progress(toolProgressLine(event.tool));
+        else if (event.type === 'modelCall' && event.round > 1) stream.newRound();
+      },
       sessionKey: route.sessionKey,
       turn: route.context,
       // An approval's outcome is Warden's own text (the call's output inside it is wrapped as untrusted).
-      input: origin === 'approval' ? { text: route.text, origin: 'user' } : origin ? { text: route.text, origin } : { text: route.text, senderName: route.context.senderName },
+      input:
+        origin === 'approval'
+          ? { text: route.text, origin: 'user' }
+          : origin
+            ? { text: route.text, origin }
+            : { text: said, senderName: route.context.senderName, ...(inbound && inbound.images.length > 0 ? { images: inbound.images } : {}) },
       signal,
       ...(runId !== undefined ? { runId } : {}),
       // Undecided approvals never hold the conversation: the call is deferred, the turn ends.
       deferApprovals: true,
     });
     if (outcome.status === 'failed') log.warn({ sessionKey: route.sessionKey, error: outcome.error }, 'turn failed');
-    return { text: outcome.reply };
+    if (stream && (await stream.finish(outcome.reply))) {
+      log.debug({ sessionKey: route.sessionKey, ...stream.stats }, 'reply streamed');
+      this.streamSent(route, outcome.reply);
+      return files.length > 0 ? { text: '', files } : undefined;
+    }
+    return { text: outcome.reply, ...(files.length > 0 ? { files } : {}) };
+  }
+
+  /** Speech to text through the media understanding module, where `tools.media` is configured. */
+  private transcriber(route: Route, view: GatewayConfigView, workspaceDir: string, signal: AbortSignal) {
+    if (!view.config.tools.media) return undefined;
+    return async (file: { id: string; name: string; mimeType: string | undefined; data: Buffer }) => {
+      const [outcome] = await understandAttachments([{ id: file.id, name: file.name, contentType: file.mimeType, data: file.data }], {
+        config: view.config,
+        turn: route.context,
+        sessionKey: route.sessionKey,
+        workspaceDir,
+        modelHasVision: true,
+        signal,
+        ...(this.options.env ? { env: this.options.env } : {}),
+      });
+      if (outcome?.status === 'understood') return { ok: true as const, text: formatUnderstanding([outcome]) };
+      return { ok: false as const, why: outcome?.status === 'failed' ? `transcription failed (${outcome.attempts.map((a) => `${a.by}: ${a.error}`).join('; ')})` : (outcome?.reason ?? 'not understood') };
+    };
+  }
+
+  /**
+   * A stream for this turn's reply, where the platform can edit in place and `streaming` is on
+   * for the conversation. Never with a message_sending hook: it may rewrite or cancel a reply,
+   * so it must see the text before anyone does.
+   */
+  private openStream(route: Route, view: GatewayConfigView): ReplyStream | undefined {
+    const adapter = this.adapters.get(route.replyTo.provider);
+    if (!adapter?.streamTo || this.options.hooks?.has('message_sending')) return undefined;
+    const c = route.context;
+    const where = { provider: route.replyTo.provider, guildId: c.guildId, guildName: c.guildName, channelId: c.channelId, channelName: c.channelName };
+    if (!streamingFor(view.config, where)) return undefined;
+    const surface = adapter.streamTo(route.replyTo);
+    return surface ? new ReplyStream(surface) : undefined;
+  }
+
+  /** message_sent for a streamed reply, as `sendWithHooks` fires it for a plain one. */
+  private streamSent(route: Route, text: string): void {
+    const hooks = this.options.hooks;
+    if (!hooks?.has('message_sent')) return;
+    const target = route.replyTo;
+    const to = target.dmUserId ? `dm:${target.dmUserId}` : target.channelId;
+    void hooks.runVoid('message_sent', { to, content: text, success: true, sessionKey: route.sessionKey }, messageHookContext(target, { sessionKey: route.sessionKey, turn: route.context }));
   }
 
   /**

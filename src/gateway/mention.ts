@@ -23,8 +23,11 @@ export function requiresMention(config: WardenConfig, message: InboundMessage, b
   return pickChannelScope(slack.channels, message)?.requireMention ?? slack.requireMention;
 }
 
+/** Where a message (or a turn) is, as the scope pickers read it. */
+export type ScopeWhere = Pick<InboundMessage, 'provider' | 'guildId' | 'guildName' | 'channelName'> & { channelId?: string | undefined };
+
 /** The guild scope: by id, then by the slug of the guild's name (key or `slug` field), then `*`. */
-function pickGuildScope<S extends { slug?: string | undefined }>(guilds: Record<string, S>, message: InboundMessage): S | undefined {
+export function pickGuildScope<S extends { slug?: string | undefined }>(guilds: Record<string, S>, message: ScopeWhere): S | undefined {
   if (message.guildId !== undefined && guilds[message.guildId]) return guilds[message.guildId];
   const slug = message.guildName ? slugify(message.guildName) : undefined;
   if (slug) {
@@ -40,9 +43,9 @@ function pickGuildScope<S extends { slug?: string | undefined }>(guilds: Record<
  * (policy/channel-scope.ts): the channel id (any case on Slack), then the name or its slug,
  * plain or with `#`, then `*`.
  */
-function pickChannelScope<S>(scopes: Record<string, S>, message: InboundMessage): S | undefined {
+export function pickChannelScope<S>(scopes: Record<string, S>, message: ScopeWhere): S | undefined {
   const keys = Object.keys(scopes);
-  const id = message.channelId;
+  const id = message.channelId ?? '';
   const byId = keys.find((k) => k === id) ?? (message.provider === 'slack' ? keys.find((k) => k.toLowerCase() === id.toLowerCase()) : undefined);
   if (byId !== undefined) return scopes[byId];
   if (message.channelName) {

@@ -90,6 +90,7 @@ describe('route', () => {
     if (decision.kind !== 'route') return;
     expect(decision.route).toEqual({
       agentId: 'main',
+      binding: { agentId: 'main', matchedBy: 'default' },
       sessionKey: 'agent:main:discord:channel:501',
       text: 'run it',
       replyTo: { provider: 'discord', channelId: '501', threadId: undefined },

@@ -1,6 +1,6 @@
 import type { WardenConfig } from '../config/index.js';
 import type { TurnContext } from '../policy/context.js';
-import { defaultAgentId } from '../policy/steps.js';
+import { resolveBinding, type BindingDecision } from './bindings.js';
 import { requiresMention } from './mention.js';
 import { sessionKeyFor } from './session-key.js';
 import { buildTurnContext } from './turn-context.js';
@@ -14,6 +14,10 @@ export interface Route {
   replyTo: ReplyTarget;
   /** The text addressed to the bot: leading bot mentions removed, trimmed. */
   text: string;
+  /** Which binding chose the agent (`/status` shows it); absent for turns Warden starts itself. */
+  binding?: BindingDecision | undefined;
+  /** Files the message carried; taken in when its turn runs (`inbound-files.ts`). */
+  attachments?: InboundMessage['attachments'];
 }
 
 export type RouteDecision =
@@ -32,9 +36,19 @@ export { modelFor } from './turn-context.js';
 /** Decides where an inbound message goes, or why it is ignored. Pure: no I/O, no state. */
 export function routeMessage(config: WardenConfig, message: InboundMessage, options: RouteOptions = {}): RouteDecision {
   const text = stripLeadingMentions(message.text, message.mentionsBot);
-  if (text === '') return { kind: 'ignore', reason: 'empty' };
-  // Every message binds to the default agent (the one marked default, else the first listed).
-  const agentId = defaultAgentId(config);
+  // A file alone is a message too (a pasted screenshot); nothing at all is not.
+  if (text === '' && !(message.attachments && message.attachments.length > 0)) return { kind: 'ignore', reason: 'empty' };
+  // The agent is chosen by `bindings` (the same function `warden tools` uses), else the default one.
+  const binding = resolveBinding(config, {
+    provider: message.provider,
+    chat: message.chatType,
+    guildId: message.guildId,
+    channelId: message.channelId,
+    threadId: message.threadId,
+    senderId: message.senderId,
+    roles: message.senderRoles,
+  });
+  const agentId = binding.agentId;
   const sessionKey = sessionKeyFor(agentId, message);
   const gated = requiresMention(config, message, options.botInThread?.(sessionKey) ?? false);
   if (gated && !message.mentionsBot && !(options.isCommand?.(text) ?? false)) return { kind: 'ignore', reason: 'mention-required' };
@@ -67,6 +81,8 @@ export function routeMessage(config: WardenConfig, message: InboundMessage, opti
         ...(message.invocationId !== undefined ? { invocationId: message.invocationId } : {}),
       },
       text,
+      binding,
+      ...(message.attachments && message.attachments.length > 0 ? { attachments: message.attachments } : {}),
     },
   };
 }

@@ -312,6 +312,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const gateway = new Gateway({
     config,
     adapters,
+    workspaceOf: (agentId) => agentWorkspace(current(), agentId, baseDir),
+    env,
     agent: agentRef,
     tools: generation.tools,
     toolReport: generation.toolPath.toolReport,
@@ -602,8 +604,11 @@ async function restartChangedAdapters(
 }
 
 /** The approval service's view of owners and approvers: read from the current config at each use. */
-function approvalConfigOf(current: () => WardenConfig): Pick<WardenConfig, 'owners' | 'approvals'> {
+function approvalConfigOf(current: () => WardenConfig): Pick<WardenConfig, 'owners' | 'approvals' | 'channels'> {
   return {
+    get channels() {
+      return current().channels;
+    },
     get owners() {
       return withWebLocalOwner(current()).owners;
     },
@@ -625,16 +630,16 @@ function adapterBlock(config: WardenConfig, provider: 'discord' | 'slack' | 'web
   const block = config.channels[provider];
   // Tool policies are read per turn from the live config; only connection settings need a restart.
   if (provider === 'web') {
-    const { tools: _t, toolsBySender: _s, ...rest } = config.channels.web;
+    const { tools: _t, toolsBySender: _s, streaming: _st, ...rest } = config.channels.web;
     return rest;
   }
   if (!block) return undefined;
-  // Mention gating is read per message too.
+  // Mention gating and streaming are read per message too.
   if (provider === 'discord') {
-    const { guilds: _g, requireMention: _m, ...rest } = config.channels.discord!;
+    const { guilds: _g, requireMention: _m, streaming: _st, ...rest } = config.channels.discord!;
     return rest;
   }
-  const { channels: _c, requireMention: _m, ...rest } = config.channels.slack!;
+  const { channels: _c, requireMention: _m, streaming: _st, ...rest } = config.channels.slack!;
   return rest;
 }
 

@@ -166,7 +166,7 @@ export class GovernedToolExecutor implements ToolExecutor {
       via: scope.via,
       defer: scope.deferApprovals,
     });
-    return { content: outcome.content, ...(outcome.details !== undefined ? { details: outcome.details } : {}), isError: outcome.isError };
+    return { content: outcome.content, ...(outcome.details !== undefined ? { details: outcome.details } : {}), isError: outcome.isError, ...(outcome.files ? { files: outcome.files } : {}) };
   }
 
   /**
@@ -192,6 +192,6 @@ export class GovernedToolExecutor implements ToolExecutor {
       defer: true,
       resume: { approvalId: call.approvalId },
     });
-    return { content: outcome.content, ...(outcome.details !== undefined ? { details: outcome.details } : {}), isError: outcome.isError };
+    return { content: outcome.content, ...(outcome.details !== undefined ? { details: outcome.details } : {}), isError: outcome.isError, ...(outcome.files ? { files: outcome.files } : {}) };
   }
 }

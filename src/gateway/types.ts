@@ -1,3 +1,4 @@
+import type { StreamSurface } from './reply-stream.js';
 import type { ApprovalDecision, ApprovalRenderer, ApprovalRequest } from '../approvals/types.js';
 import type { ChatType } from '../policy/context.js';
 import type { SkillCommandSpec } from '../skills/commands.js';
@@ -16,7 +17,11 @@ export interface InboundMessage {
   threadId?: string | undefined;
   senderId: string;
   senderName?: string | undefined;
+  /** Discord role ids the sender holds in the guild (role bindings). */
+  senderRoles?: string[] | undefined;
   text: string;
+  /** Files posted with the message; fetched only when its turn runs. */
+  attachments?: InboundAttachment[] | undefined;
   mentionsBot: boolean;
   /** Platform message id, for replies and de-duplication. */
   messageId: string;
@@ -28,6 +33,33 @@ export interface InboundMessage {
    * the DM's key plus `:session:<sessionId>`. Absent: the DM's first session.
    */
   sessionId?: string | undefined;
+}
+
+/**
+ * A file a person posted, as the adapter describes it. `download` is the adapter's own fetch of
+ * the platform's copy (Discord's CDN, Slack's files host with the bot token); it refuses more
+ * than `maxBytes` and any host that is not the platform's (`attachment-fetch.ts`).
+ */
+export interface InboundAttachment {
+  /** The platform's id of the file (cache key). */
+  id: string;
+  name: string;
+  /** As the platform declares it; the bytes are sniffed again before anything trusts it. */
+  mimeType?: string | undefined;
+  /** Declared size in bytes, when the platform gives it. */
+  size?: number | undefined;
+  /** A voice message (Discord's voice-message flag, Slack's audio clip). */
+  voice?: boolean | undefined;
+  download(maxBytes: number, signal?: AbortSignal): Promise<{ ok: true; data: Buffer } | { ok: false; error: string }>;
+}
+
+/** A file Warden posts: an image, audio or document a tool made. */
+export interface OutboundFile {
+  name: string;
+  mimeType: string;
+  data: Buffer;
+  /** Where it is saved in the workspace, named when the platform cannot take the file. */
+  path?: string | undefined;
 }
 
 /** Where a reply goes: the same conversation (and thread) a message came from, or a user's DM. */
@@ -45,6 +77,8 @@ export interface OutboundMessage {
   text: string;
   /** Long output sent as a file where the platform supports it. */
   attachment?: { name: string; content: string } | undefined;
+  /** Files to post with the message (generated images, speech, screenshots). */
+  files?: OutboundFile[] | undefined;
   /**
    * The approval whose outcome this is: adapters post it linked to that card where the card is
    * in the same conversation (Discord: a reply to it; Slack: in its thread; web: under it).
@@ -67,6 +101,11 @@ export interface ChatAdapter {
   setSkillCommands?(specs: readonly SkillCommandSpec[]): void;
   /** `/new`: switches the conversation of `target` to a fresh session and returns its id (web chat). */
   newSession?(target: ReplyTarget): Promise<string>;
+  /**
+   * A reply streamed into `target` (`reply-stream.ts` drives it); undefined where this target
+   * cannot be streamed into (a slash command's own answer).
+   */
+  streamTo?(target: ReplyTarget): StreamSurface | undefined;
 }
 
 /** A button click on an approval card, as an adapter hands it to the router. */

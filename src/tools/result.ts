@@ -1,4 +1,4 @@
-import type { ToolContent, ToolResult } from './types.js';
+import type { ToolContent, ToolFile, ToolResult } from './types.js';
 
 /**
  * Tool results as the model reads them (reference §11): one shape, a cap per result with
@@ -52,11 +52,19 @@ export function normalizeToolResult(tool: string, value: unknown): ToolResult {
     const raw = value as ToolResult;
     const content = raw.content.filter(isContentBlock);
     const isError = raw.isError === true || detailsLookLikeError(raw.details);
-    return { content, ...(raw.details !== undefined ? { details: raw.details } : {}), ...(isError ? { isError } : {}) };
+    const files = Array.isArray(raw.files) ? raw.files.filter(isToolFile) : [];
+    return { content, ...(raw.details !== undefined ? { details: raw.details } : {}), ...(isError ? { isError } : {}), ...(files.length > 0 && !isError ? { files } : {}) };
   }
   if (value === undefined || value === null) return jsonResult({ status: 'ok', tool });
   if (typeof value === 'string') return { content: [{ type: 'text', text: value }] };
   return jsonResult(value, detailsLookLikeError(value));
+}
+
+/** A file for the chat, as a tool (a plugin's too) may attach one: bytes, a name and a type. */
+function isToolFile(file: unknown): file is ToolFile {
+  if (!file || typeof file !== 'object') return false;
+  const f = file as Record<string, unknown>;
+  return Buffer.isBuffer(f.data) && typeof f.name === 'string' && f.name !== '' && typeof f.mimeType === 'string' && (f.path === undefined || typeof f.path === 'string');
 }
 
 function isContentBlock(block: unknown): block is ToolContent {

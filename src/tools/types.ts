@@ -56,6 +56,19 @@ export interface ToolResult {
   content: ToolContent[];
   details?: unknown;
   isError?: boolean;
+  /**
+   * Files for the people in the conversation (a generated image, speech, a screenshot): posted
+   * with the turn's reply as attachments. Never shown to the model.
+   */
+  files?: ToolFile[] | undefined;
+}
+
+/** A file a tool made, for the chat; `path` (workspace-relative) is named when it cannot be posted. */
+export interface ToolFile {
+  name: string;
+  mimeType: string;
+  data: Buffer;
+  path?: string | undefined;
 }
 
 /** Why a tool cannot be offered on this machine or in this configuration. */

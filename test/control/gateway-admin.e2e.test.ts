@@ -41,6 +41,7 @@ channels:
   discord:
     token: test-token
     apiBaseUrl: \${DISCORD_API}
+    streaming: false   # replies read from posts
     guilds:
       "${GUILD}":
         channels:

@@ -64,7 +64,7 @@ describe('Discord: a card waits, the conversation does not', () => {
       approvals,
       models: { default: 'openai/gpt-test', providers: { openai: { baseUrl: model.url } } },
       tools: { profile: 'coding', exec: { host: 'gateway' } },
-      channels: { discord: { token: 't', apiBaseUrl: fake.apiBaseUrl, guilds: { [GUILD]: { channels: { dev: { tools: { allow: ['*'] } } } } } } },
+      channels: { discord: { token: 't', apiBaseUrl: fake.apiBaseUrl, streaming: false, guilds: { [GUILD]: { channels: { dev: { tools: { allow: ['*'] } } } } } } },
       dataDir: path.join(dir, 'data'),
     };
   }
@@ -209,7 +209,7 @@ describe('Slack: the result goes into the thread of the card', () => {
       approvals: { waitSec: 0 },
       models: { default: 'openai/gpt-test', providers: { openai: { baseUrl: model.url } } },
       tools: { profile: 'coding', exec: { host: 'gateway' } },
-      channels: { slack: { botToken: 'xoxb-fake', signingSecret: SECRET, apiUrl: fake.apiUrl, port: 0, host: '127.0.0.1', channels: { '#dev': { tools: { allow: ['*'] } } } } },
+      channels: { slack: { botToken: 'xoxb-fake', signingSecret: SECRET, streaming: false, apiUrl: fake.apiUrl, port: 0, host: '127.0.0.1', channels: { '#dev': { tools: { allow: ['*'] } } } } },
       dataDir: path.join(dir, 'data'),
     });
     if (!parsed.ok) throw parsed.error;

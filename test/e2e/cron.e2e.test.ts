@@ -54,7 +54,7 @@ beforeAll(async () => {
     tools: { profile: 'coding' },
     // One slot: a job waiting on a person must still let the next job through.
     cron: { maxConcurrent: 1 },
-    channels: { discord: { token: 't', apiBaseUrl: fake.apiBaseUrl, guilds: { [GUILD]: { channels: { dev: { tools: { allow: ['*'] } } } } } } },
+    channels: { discord: { token: 't', apiBaseUrl: fake.apiBaseUrl, streaming: false, guilds: { [GUILD]: { channels: { dev: { tools: { allow: ['*'] } } } } } } },
     dataDir: path.join(dir, 'data'),
   });
   if (!parsed.ok) throw parsed.error;

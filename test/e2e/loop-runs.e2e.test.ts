@@ -65,7 +65,7 @@ beforeAll(async () => {
     models: { default: 'openai/gpt-test', providers: { openai: { baseUrl: model.url } } },
     agents: { defaults: { maxToolRounds: 40 } },
     tools: { profile: 'coding', exec: { allowlist: [{ pattern: '/usr/bin/git', argPattern: 'status*', trustRepoConfig: true }] } },
-    channels: { discord: { token: 't', apiBaseUrl: fake.apiBaseUrl, guilds: { [GUILD]: { channels: { dev: { tools: { allow: ['*'] } } } } } } },
+    channels: { discord: { token: 't', apiBaseUrl: fake.apiBaseUrl, streaming: false, guilds: { [GUILD]: { channels: { dev: { tools: { allow: ['*'] } } } } } } },
     dataDir: path.join(dir, 'data'),
   });
   if (!parsed.ok) throw parsed.error;

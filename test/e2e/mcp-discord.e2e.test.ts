@@ -58,7 +58,7 @@ beforeAll(async () => {
     tools: { profile: 'messaging' },
     mcp: { servers: { fix: { command: process.execPath, args: [FIXTURE], env: { MCP_FIXTURE_LOG: serverLog } } } },
     channels: {
-      discord: { token: 't', apiBaseUrl: fake.apiBaseUrl, guilds: { [GUILD]: { channels: { general: { tools: { deny: ['bundle-mcp'] } }, dev: { tools: { deny: ['fix__wait'] } } } } } },
+      discord: { token: 't', apiBaseUrl: fake.apiBaseUrl, streaming: false, guilds: { [GUILD]: { channels: { general: { tools: { deny: ['bundle-mcp'] } }, dev: { tools: { deny: ['fix__wait'] } } } } } },
     },
     dataDir: path.join(dir, 'data'),
   });

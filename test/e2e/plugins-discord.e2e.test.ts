@@ -87,7 +87,7 @@ export function register(api) {
       },
     },
     channels: {
-      discord: { token: 't', apiBaseUrl: fake.apiBaseUrl, guilds: { [GUILD]: { channels: { general: { tools: { deny: ['group:plugins'] } }, dev: { tools: { alsoAllow: ['incidents'] } } } } } },
+      discord: { token: 't', apiBaseUrl: fake.apiBaseUrl, streaming: false, guilds: { [GUILD]: { channels: { general: { tools: { deny: ['group:plugins'] } }, dev: { tools: { alsoAllow: ['incidents'] } } } } } },
     },
     dataDir: path.join(dir, 'data'),
   });

@@ -79,7 +79,7 @@ describe('skill commands on Discord', () => {
       channels: {
         discord: {
           token: 'test-token',
-          apiBaseUrl: fake.apiBaseUrl,
+          apiBaseUrl: fake.apiBaseUrl, streaming: false,
           guilds: { [GUILD]: { channels: { general: { tools: { deny: ['exec', 'process'] } }, dev: { tools: { allow: ['*'] } } } } },
         },
       },
@@ -244,7 +244,7 @@ describe('skill commands on Slack', () => {
       channels: {
         slack: {
           botToken: 'xoxb-fake',
-          signingSecret: SECRET,
+          signingSecret: SECRET, streaming: false,
           apiUrl: fake.apiUrl,
           port: 0,
           host: '127.0.0.1',

@@ -55,7 +55,7 @@ beforeAll(async () => {
   const parsed = parseConfig({
     models: { default: 'openai/gpt-test', providers: { openai: { baseUrl: model.url } } },
     tools: { profile: 'coding', alsoAllow: ['sessions_spawn', 'subagents'] },
-    channels: { discord: { token: 't', apiBaseUrl: fake.apiBaseUrl, guilds: { [GUILD]: { channels: { dev: { tools: { allow: ['read', 'sessions_spawn', 'subagents'] } } } } } } },
+    channels: { discord: { token: 't', apiBaseUrl: fake.apiBaseUrl, streaming: false, guilds: { [GUILD]: { channels: { dev: { tools: { allow: ['read', 'sessions_spawn', 'subagents'] } } } } } } },
     dataDir,
   });
   if (!parsed.ok) throw parsed.error;

@@ -71,9 +71,10 @@ describe.skipIf(!canSandbox || !isRoot)('the sandbox host refuses where isolatio
   it('where the kernel refuses user namespaces, a Warden there refuses with the kernel\'s reason', () => {
     // A Warden (uid 1000) in a user namespace that may create no further one: bubblewrap's own
     // namespace is refused by the kernel, as on a host with unprivileged user namespaces off.
+    // The checkout is bound again over the private /tmp: a clone may live under /tmp.
     const out = execFileSync(
       BWRAP_PATH,
-      ['--unshare-user', '--uid', '1000', '--gid', '1000', '--disable-userns', '--unshare-pid', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--chdir', process.cwd(), '--',
+      ['--unshare-user', '--uid', '1000', '--gid', '1000', '--disable-userns', '--unshare-pid', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--ro-bind', process.cwd(), process.cwd(), '--chdir', process.cwd(), '--',
         process.execPath, '--import', 'tsx', path.join(here, 'sandbox-refusal.fixture.ts')],
       { encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/tmp' }, timeout: 60_000 },
     );

@@ -116,6 +116,7 @@ beforeAll(async () => {
       discord: {
         token: 't',
         apiBaseUrl: fake.apiBaseUrl,
+        streaming: false,
         guilds: {
           [GUILD]: {
             channels: {

@@ -7,12 +7,24 @@ const secret = z
   .optional()
   .transform((v) => (v === '' ? undefined : v));
 
-const discordChannelScope = z.strictObject({ ...scopePolicyFields });
+/**
+ * What a guild, team or channel scope sets besides its tool policy: whether replies stream
+ * (edited in place as the model writes) and who approves calls made there. The most specific
+ * scope that sets a key decides, as for `requireMention`.
+ */
+const chatScopeFields = {
+  ...scopePolicyFields,
+  streaming: z.boolean().optional(),
+  /** Approvers for calls made in this scope (platform user ids); replaces `approvals.approvers.<platform>` here. */
+  approvals: z.strictObject({ approvers: z.array(z.string().min(1)) }).optional(),
+};
+
+const discordChannelScope = z.strictObject({ ...chatScopeFields });
 
 const discordGuildScope = z.strictObject({
   /** A readable name for the guild; a guild key may use it instead of the id. */
   slug: z.string().optional(),
-  ...scopePolicyFields,
+  ...chatScopeFields,
   channels: z.record(z.string(), discordChannelScope).default({}),
 });
 
@@ -21,10 +33,12 @@ export const discordConfig = z.strictObject({
   /** REST base for proxies and tests (`http://127.0.0.1:PORT/api`). */
   apiBaseUrl: z.url().optional(),
   requireMention: z.boolean().default(true),
+  /** Replies stream into one message edited in place; a guild or channel scope may turn it off. */
+  streaming: z.boolean().default(true),
   guilds: z.record(z.string(), discordGuildScope).default({}),
 });
 
-const slackChannelScope = z.strictObject({ ...scopePolicyFields });
+const slackChannelScope = z.strictObject({ ...chatScopeFields });
 
 export const slackConfig = z.strictObject({
   botToken: secret,
@@ -37,6 +51,8 @@ export const slackConfig = z.strictObject({
   /** HTTP receiver address; loopback unless set, for a reverse proxy in front (0.0.0.0 to expose it). */
   host: z.string().min(1).default('127.0.0.1'),
   requireMention: z.boolean().default(true),
+  /** Replies stream into one message updated in place; a channel scope may turn it off. */
+  streaming: z.boolean().default(true),
   channels: z.record(z.string(), slackChannelScope).default({}),
 });
 
@@ -47,6 +63,8 @@ export const webConfig = z.strictObject({
   token: secret,
   tools: toolPolicyConfig.optional(),
   toolsBySender: toolsBySender.optional(),
+  /** Replies appear token by token. */
+  streaming: z.boolean().default(true),
 });
 
 export const channelsConfig = z.strictObject({
@@ -58,3 +76,9 @@ export type ChannelsConfig = z.infer<typeof channelsConfig>;
 export type DiscordConfig = z.infer<typeof discordConfig>;
 export type SlackConfig = z.infer<typeof slackConfig>;
 export type WebConfig = z.infer<typeof webConfig>;
+
+/** Keys added after the adapters' first release; an adapter built from a partial block applies their defaults. */
+type Later<C, K extends keyof C> = Omit<C, K> & Partial<Pick<C, K>>;
+export type DiscordAdapterConfig = Later<DiscordConfig, 'streaming'>;
+export type SlackAdapterConfig = Later<SlackConfig, 'streaming'>;
+export type WebAdapterConfig = Later<WebConfig, 'streaming'>;

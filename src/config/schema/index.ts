@@ -9,6 +9,7 @@ import { toolSearchConfig } from './tool-search.js';
 import { mcpConfig } from './mcp.js';
 import { webToolsConfig } from './web.js';
 import { gatewayConfig } from './gateway.js';
+import { bindingsConfig, checkBindings } from './bindings.js';
 import { opsConfig } from './ops.js';
 import {
   byProviderEntry,
@@ -317,13 +318,17 @@ export const wardenConfigSchema = z.strictObject({
   media: mediaConfig.optional(),
   /** The owner's control plane: the HTTP tools API, paired nodes, config reload. */
   gateway: gatewayConfig.optional(),
+  /** Which agent answers where (OpenClaw's bindings): most specific match first, config order within a tier. */
+  bindings: bindingsConfig.default([]),
   /** MCP servers whose tools join the surface as `<server>__<tool>` (src/mcp). */
   mcp: mcpConfig.optional(),
   /** The operations listener: liveness, readiness and Prometheus metrics, on loopback by default. */
   ops: opsConfig.prefault({}),
   /** Where SQLite and other state live; `WARDEN_DATA_DIR` overrides. */
   dataDir: z.string().default('./data'),
-}).superRefine(checkMediaProviders);
+})
+  .superRefine(checkMediaProviders)
+  .superRefine(checkBindings);
 
 export type WardenConfig = z.infer<typeof wardenConfigSchema>;
 export type WardenConfigInput = z.input<typeof wardenConfigSchema>;
@@ -331,6 +336,7 @@ export { WEB_SEARCH_PROVIDERS, type WebFetchConfig, type WebSearchConfig, type W
 export type { MediaUnderstandingConfig, MediaModelEntry, MediaCapability } from './media-understanding.js';
 export type { SessionVisibility, AgentToAgentConfig, CrossContextConfig } from './cross-context.js';
 export type { ElevatedConfig } from './elevated.js';
+export type { BindingEntry, BindingMatch } from './bindings.js';
 export type { ToolSearchConfig } from './tool-search.js';
 export type { McpApprovalMode, McpConfig, McpServerConfig } from './mcp.js';
 export type { OpsConfig } from './ops.js';

@@ -12,7 +12,7 @@ import type { AuditLog } from '../../store/audit.js';
 import type { Transcripts } from '../../store/transcript.js';
 import { normalizeToolName } from '../names.js';
 import { capDetails, DEFAULT_MAX_RESULT_CHARS, errorToolResult, jsonResult, normalizeToolResult, truncateToolResult } from '../result.js';
-import type { ToolContent, ToolImplementation, ToolResult } from '../types.js';
+import type { ToolContent, ToolFile, ToolImplementation, ToolResult } from '../types.js';
 import { pendingApprovalText, runApprovalStep } from './approval-step.js';
 import { LoopDetector, loopWarningNote } from './loop-detection.js';
 import { ownerOnlyRefusal } from './owner-guard.js';
@@ -87,6 +87,8 @@ export interface InvokeOutcome {
   status: InvokeStatus;
   /** Why a blocked call did not run (`owner-only`, `tool-loop`, `approval-denied`, …). */
   deniedReason?: string | undefined;
+  /** Files the tool made for the people in the conversation (`ToolResult.files`). */
+  files?: ToolFile[] | undefined;
   /** What the model reads: normalised, capped, with any loop warning appended. */
   content: ToolContent[];
   /** Capped; stored in the transcript, never part of `content`. */
@@ -198,6 +200,9 @@ export class ToolInvoker {
       provider: req.turn.provider,
       channelId: req.turn.channelId,
       threadId: req.turn.threadId,
+      guildId: req.turn.guildId,
+      guildName: req.turn.guildName,
+      channelName: req.turn.channelName,
       requesterId: req.turn.senderId,
       requesterName: req.turn.senderName,
       via: req.via ?? 'agent',
@@ -454,6 +459,7 @@ export class ToolInvoker {
       toolCallId: c.toolCallId,
       status: r.status,
       ...(r.deniedReason ? { deniedReason: r.deniedReason } : {}),
+      ...(r.result.files && r.result.files.length > 0 && !message.isError ? { files: r.result.files } : {}),
       // What the model sees is what was persisted: a tool_result_persist rewrite applies to both.
       content: message.content,
       details: message.details,

@@ -32,6 +32,8 @@ export class DiscordFake {
   readonly bot: APIUser;
   /** Messages by id: what the bot posted (and edited), and what users sent through the fake. */
   readonly messages = new Map<string, APIMessage>();
+  /** Bytes of files users posted, by attachment id. */
+  readonly userFiles = new Map<string, Buffer>();
   private readonly overrides: Array<{ match: (r: RecordedRequest) => boolean; handle: RouteOverride }> = [];
   private readonly sockets = new Set<WebSocket>();
   private readonly nextId = snowflakes(500_000_000_000_000_000n);
@@ -133,6 +135,8 @@ export class DiscordFake {
     mentionBot?: boolean;
     uncachedThread?: boolean;
     authorIsBot?: boolean;
+    /** Files the user posts; served by the fake at their `url` (Discord's CDN stand-in). */
+    attachments?: Array<{ name: string; contentType: string; data: Buffer; voice?: boolean }>;
   }): APIMessage | undefined {
     const channelId = input.dm ? this.dmChannelOf(input.author.id) : input.channelId;
     if (!channelId) throw new Error('userMessage needs channelId or dm');
@@ -151,12 +155,17 @@ export class DiscordFake {
       mention_everyone: false,
       mentions,
       mention_roles: [],
-      attachments: [],
+      attachments: (input.attachments ?? []).map((a) => {
+        const id = this.nextId();
+        this.userFiles.set(id, a.data);
+        const url = `http://127.0.0.1:${this.port}/attachments/${id}/${encodeURIComponent(a.name)}`;
+        return { id, filename: a.name, content_type: a.contentType, size: a.data.length, url, proxy_url: url };
+      }),
       embeds: [],
       components: [],
       pinned: false,
       type: 0,
-      flags: 0,
+      flags: (input.attachments ?? []).some((a) => a.voice) ? 1 << 13 : 0,
     } as unknown as APIMessage;
     this.messages.set(message.id, message);
     const extra: Record<string, unknown> = {};
@@ -343,6 +352,13 @@ export class DiscordFake {
 
   private route(r: RecordedRequest, res: ServerResponse): void {
     const { method, path } = r;
+    const file = method === 'GET' ? /^\/attachments\/(\d+)\/.+$/.exec(path) : null;
+    if (file) {
+      const data = this.userFiles.get(file[1]!);
+      if (!data) return sendJson(res, 404, { message: '404: Not Found' });
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': data.length }).end(data);
+      return;
+    }
     if (r.headers.authorization !== undefined && !/^Bot .+/.test(r.headers.authorization)) return sendJson(res, 401, { message: '401: Unauthorized', code: 0 });
     let m: RegExpMatchArray | null;
     if (method === 'GET' && path === '/gateway/bot') {
@@ -365,6 +381,12 @@ export class DiscordFake {
       const invalid = discordRejects(r.body);
       if (invalid) return sendJson(res, 400, { code: 50035, message: `Invalid Form Body: ${invalid}` });
       return sendJson(res, 200, this.editMessage(existing, r.body));
+    }
+    if (method === 'DELETE' && (m = path.match(/^\/channels\/(\d+)\/messages\/(\d+)$/))) {
+      const existing = this.messages.get(m[2]!);
+      if (!existing || existing.channel_id !== m[1]) return sendJson(res, 404, { code: 10008, message: 'Unknown Message' });
+      this.messages.delete(m[2]!);
+      return sendJson(res, 204, undefined);
     }
     if (method === 'GET' && (m = path.match(/^\/channels\/(\d+)$/))) {
       const channel = this.channel(m[1]!);

@@ -1,4 +1,4 @@
-import { argsText, pieces, startFakeModelServer, writeSse, type Dialect, type FakeModelOptions, type FakeModelServer } from './server.js';
+import { argsText, pieces, startFakeModelServer, writePacedSse, writeSse, type Dialect, type FakeModelOptions, type FakeModelServer } from './server.js';
 
 /** OpenAI Chat Completions (`POST /v1/chat/completions`), as OpenAI and compatible servers speak it. */
 export const openaiDialect: Dialect = {
@@ -48,7 +48,8 @@ export const openaiDialect: Dialect = {
     events.push(chunk({}, finish));
     if (request.body.stream_options?.include_usage) events.push({ data: { ...base, object: 'chat.completion.chunk', choices: [], usage } });
     events.push({ data: '[DONE]' });
-    writeSse(res, events);
+    if (reply.pieceDelayMs) await writePacedSse(res, events, reply.pieceDelayMs, request);
+    else writeSse(res, events);
   },
 };
 

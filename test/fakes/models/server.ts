@@ -11,6 +11,8 @@ export type FakeReply =
       toolCalls?: Array<{ id?: string; name: string; args: Record<string, unknown> | string }>;
       /** Held back before the response starts (abort tests). */
       delayMs?: number;
+      /** Pause between two stream events, so a client sees the text arrive over time (streaming tests). */
+      pieceDelayMs?: number;
     }
   | { kind: 'error'; status: number; message?: string; retryAfter?: string };
 
@@ -21,6 +23,8 @@ export interface FakeRequest {
   body: any;
   /** Rough token count of the request (chars / 4), what the fake context window checks. */
   tokens: number;
+  /** `Date.now()` as each stream event was written (streamed replies of dialects that pace them). */
+  eventTimes?: number[];
 }
 
 export interface FakeModelOptions {
@@ -113,6 +117,19 @@ export function writeSse(res: ServerResponse, events: Array<{ event?: string; da
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
   for (const e of events) {
     res.write(`${e.event ? `event: ${e.event}\n` : ''}data: ${typeof e.data === 'string' ? e.data : JSON.stringify(e.data)}\n\n`);
+  }
+  res.end();
+}
+
+/** As `writeSse`, one event every `delayMs`, each write's time recorded on the request. */
+export async function writePacedSse(res: ServerResponse, events: Array<{ event?: string; data: unknown }>, delayMs: number, request: FakeRequest): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  request.eventTimes = [];
+  for (const [i, e] of events.entries()) {
+    if (i > 0) await sleep(delayMs);
+    if (res.destroyed) return;
+    res.write(`${e.event ? `event: ${e.event}\n` : ''}data: ${typeof e.data === 'string' ? e.data : JSON.stringify(e.data)}\n\n`);
+    request.eventTimes.push(Date.now());
   }
   res.end();
 }

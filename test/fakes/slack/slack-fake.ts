@@ -287,6 +287,11 @@ export class SlackFake {
         this.messages.set(key, { ...existing, text: args.text ?? existing.text, blocks: args.blocks ?? existing.blocks });
         return { ok: true, channel: args.channel, ts: args.ts, text: args.text };
       }
+      case 'chat.delete': {
+        const key = `${args.channel}:${args.ts}`;
+        if (!this.messages.delete(key)) return { ok: false, error: 'message_not_found' };
+        return { ok: true, channel: args.channel, ts: args.ts };
+      }
       case 'chat.postEphemeral':
         return { ok: true, message_ts: this.nextTs() };
       case 'conversations.info': {

@@ -265,9 +265,12 @@ const handlers: Record<(typeof BROWSER_ACTIONS)[number], Handler> = {
         if (data.length > BROWSER_LIMITS.maxScreenshotBytes) {
           return errorResult(`The screenshot is ${data.length} bytes, over ${BROWSER_LIMITS.maxScreenshotBytes}: take the viewport only, an element by ref, or type jpeg.`, { status: 'error', bytes: data.length });
         }
-        return textResult(`Screenshot of ${session.tabId(page)} (${page.url()})${args.ref ? `, element ${args.ref}` : ''}.`, { status: 'ok', targetId: session.tabId(page), bytes: data.length, type }, [
-          { type: 'image', data: data.toString('base64'), mimeType: `image/${type}` },
-        ]);
+        return {
+          ...textResult(`Screenshot of ${session.tabId(page)} (${page.url()})${args.ref ? `, element ${args.ref}` : ''}.`, { status: 'ok', targetId: session.tabId(page), bytes: data.length, type }, [
+            { type: 'image', data: data.toString('base64'), mimeType: `image/${type}` },
+          ]),
+          files: [{ name: `screenshot.${type === 'jpeg' ? 'jpg' : 'png'}`, mimeType: `image/${type}`, data }],
+        };
       },
       false,
     ),

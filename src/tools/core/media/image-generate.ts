@@ -1,7 +1,8 @@
 import type { ImageGenerateParamsNonStreaming as ImageGenerateParams } from 'openai/resources/images';
 import type { WardenConfig } from '../../../config/schema/index.js';
 import { IMAGE_SIZES } from '../../../config/schema/media.js';
-import type { ToolContent, ToolImplementation, ToolResult } from '../../types.js';
+import path from 'node:path';
+import type { ToolContent, ToolFile, ToolImplementation, ToolResult } from '../../types.js';
 import { sniffFileKind } from '../fs/file-kind.js';
 import { errorResult, guardResult, textResult } from '../fs/tool-result.js';
 import { MAX_IMAGE_BYTES } from './image.js';
@@ -72,12 +73,14 @@ export function createImageGenerateTool(config: WardenConfig, env: NodeJS.Proces
       if (images.length === 0) return errorResult(`${model.ref} returned no image data`, { model: model.ref });
       const saved: Array<{ path: string; mimeType: string; bytes: number }> = [];
       const shown: ToolContent[] = [];
+      const posted: ToolFile[] = [];
       for (const data of images) {
         const kind = sniffFileKind(data);
         if (kind.kind !== 'image') return errorResult(`${model.ref} returned data that is not a PNG, JPEG, GIF or WebP image`, { model: model.ref, saved });
         const file = await saveGenerated(ctx.workspaceDir, 'image', EXTENSION[kind.mimeType]!, data);
         if (!file.ok) return guardResult(file, { model: model.ref, saved });
         saved.push({ path: file.rel, mimeType: kind.mimeType, bytes: data.length });
+        posted.push({ name: path.basename(file.rel), mimeType: kind.mimeType, data, path: file.rel });
         // Too large to send back to a vision model; the file is still there for other tools.
         if (data.length <= MAX_IMAGE_BYTES) shown.push({ type: 'image', data: data.toString('base64'), mimeType: kind.mimeType });
       }
@@ -86,7 +89,7 @@ export function createImageGenerateTool(config: WardenConfig, env: NodeJS.Proces
       const text =
         `Generated ${saved.length === 1 ? 'an image' : `${saved.length} images`} with ${model.ref}, saved as ${saved.map((s) => s.path).join(', ')}.` +
         (hidden > 0 ? ` ${hidden} ${hidden === 1 ? 'is' : 'are'} over ${MAX_IMAGE_BYTES} bytes and not shown here.` : '');
-      return textResult(text, { model: model.ref, size: request.size, files: saved, revisedPrompts: (answer.value.data ?? []).flatMap((d) => (d.revised_prompt ? [d.revised_prompt] : [])) }, shown);
+      return { ...textResult(text, { model: model.ref, size: request.size, files: saved, revisedPrompts: (answer.value.data ?? []).flatMap((d) => (d.revised_prompt ? [d.revised_prompt] : [])) }, shown), files: posted };
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { WardenConfig } from '../../../config/schema/index.js';
 import { SPEECH_FORMATS } from '../../../config/schema/media.js';
+import path from 'node:path';
 import type { ToolImplementation, ToolResult } from '../../types.js';
 import { errorResult, guardResult, textResult } from '../fs/tool-result.js';
 import { callMedia, mediaClient } from './media-client.js';
@@ -62,13 +63,17 @@ export function createTtsTool(config: WardenConfig, env: NodeJS.ProcessEnv = pro
       const file = await saveGenerated(ctx.workspaceDir, 'speech', format, audio);
       if (!file.ok) return guardResult(file, { model: model.ref, voice });
       ctx.log.debug({ model: model.ref, path: file.rel, bytes: audio.length }, 'tts');
-      return textResult(`Spoke ${args.text.length} characters with ${model.ref} (voice ${voice}); the ${format} audio is saved as ${file.rel} (${audio.length} bytes).`, {
+      const spoken = textResult(`Spoke ${args.text.length} characters with ${model.ref} (voice ${voice}); the ${format} audio is saved as ${file.rel} (${audio.length} bytes).`, {
         model: model.ref,
         voice,
         format,
         path: file.rel,
         bytes: audio.length,
       });
+      // The people in the conversation get the audio itself.
+      return { ...spoken, files: [{ name: path.basename(file.rel), mimeType: AUDIO_MIME[format] ?? 'application/octet-stream', data: audio, path: file.rel }] };
     },
   };
 }
+
+const AUDIO_MIME: Record<string, string> = { mp3: 'audio/mpeg', opus: 'audio/ogg', aac: 'audio/aac', flac: 'audio/flac', wav: 'audio/wav', pcm: 'audio/L16' };

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { toMrkdwn } from './mrkdwn.js';
+
+describe('toMrkdwn: the model\'s Markdown as Slack reads it', () => {
+  const table: Array<[string, string, string]> = [
+    ['bold', 'this is **important**', 'this is *important*'],
+    ['bold with underscores', 'this is __important__', 'this is *important*'],
+    ['italic', 'an *aside* here', 'an _aside_ here'],
+    ['bold italic', '***both***', '*_both_*'],
+    ['strike', '~~gone~~', '~gone~'],
+    ['a link', 'see [the docs](https://example.com/a?b=1&c=2)', 'see <https://example.com/a?b=1&amp;c=2|the docs>'],
+    ['an autolink', '<https://example.com>', '<https://example.com|https://example.com>'],
+    ['a link label with a pipe', '[a|b](https://x.test)', '<https://x.test|a¦b>'],
+    ['a javascript: link is text', '[click](javascript:alert(1))', '[click](javascript:alert(1))'],
+    ['a link whose URL would end the tag early', '[x](https://x.test/a>b)', '<https://x.test/a%3Eb|x>'],
+    ['a heading', '## Deploy status', '*Deploy status*'],
+    ['a heading with bold inside', '# **Big** news', '*Big news*'],
+    ['bullets', '- one\n* two\n  - nested', '• one\n• two\n    • nested'],
+    ['a task list', '- [x] done\n- [ ] todo', '• ☑ done\n• ☐ todo'],
+    ['numbered lists stay', '1. first\n2. second', '1. first\n2. second'],
+    ['inline code is not formatted', 'run `a **b** <c>`', 'run `a **b** &lt;c&gt;`'],
+    ['a fenced block loses its language, keeps its text', '```ts\nconst a = b ** 2 < 3;\n```', '```\nconst a = b ** 2 &lt; 3;\n```'],
+    ['an unclosed fence (mid-stream) stays open', '```\npartial **x**', '```\npartial **x**'],
+    ['a quote', '> careful', '&gt; careful'],
+    ['special characters are escaped', 'a < b && c > d', 'a &lt; b &amp;&amp; c &gt; d'],
+    ['a broadcast mention is defused', 'hey <!channel> and <!here>', 'hey &lt;!channel&gt; and &lt;!here&gt;'],
+    ['a user mention passes', 'thanks <@U0000ALICE>', 'thanks <@U0000ALICE>'],
+    ['an unmatched star stays', '2 * 3 = 6', '2 * 3 = 6'],
+    ['snake_case is not italic', 'my_var_name', 'my_var_name'],
+    ['a rule', '---', '──────────'],
+  ];
+  it.each(table)('%s', (_name, input, expected) => {
+    expect(toMrkdwn(input)).toBe(expected);
+  });
+
+  it('a table becomes an aligned code block', () => {
+    const md = ['| Service | Status |', '| --- | :---: |', '| api | **up** |', '| web-frontend | down |'].join('\n');
+    expect(toMrkdwn(`Here:\n${md}\nDone.`)).toBe(
+      ['Here:', '```', 'Service      | Status', '-------------+-------', 'api          | up', 'web-frontend | down', '```', 'Done.'].join('\n'),
+    );
+  });
+});
