@@ -25,7 +25,8 @@ export { buildSkillsPrompt, listSkills, takeSkillSnapshot, SessionSkillSnapshots
 export { ToolInvoker, loopDetectionEnabled, type InvokeRequest, type InvokeOutcome, type ToolInvokerOptions } from './tools/invoke/chain.js';
 export { HookBus, HOOK_NAMES, OPENCLAW_HOOK_NAMES, NOT_EMITTED, type HookName, type HookOptions } from './hooks/index.js';
 export { ApprovalService, type ResolveResult, type Grant, type RecoveryReport } from './approvals/index.js';
-export { openStore, resolveDataDir, MIGRATIONS, type Store, type Migration } from './store/index.js';
+export { openStore, resolveDataDir, type Store, type Migration, type FeatureMigrations } from './store/index.js';
+export { openWardenStore, WARDEN_MIGRATIONS } from './schema/index.js';
 export { createAgentRuntime, DbTranscriptStore, type AgentRuntime, type TurnRequest, type TurnOutcome, type ToolExecutor } from './agent/index.js';
 export { projectTools, projectSchema, type ProjectionTarget, type ProjectionResult } from './models/projection/index.js';
 export { Gateway, type GatewayOptions } from './gateway/gateway.js';

@@ -16,7 +16,15 @@ export function watchPending(
   onChange: (pending: ApprovalRequest[]) => void,
 ): () => void {
   const mine = (request: ApprovalRequest) => sessionKey === undefined || request.sessionKey === sessionKey;
-  const push = () => onChange(approvals.list(sessionKey === undefined ? {} : { sessionKey }));
+  // Reads may finish out of order: only the latest one is reported.
+  let latest = 0;
+  const push = () => {
+    const mine = ++latest;
+    void approvals.list(sessionKey === undefined ? {} : { sessionKey }).then(
+      (pending) => mine === latest && onChange(pending),
+      () => undefined,
+    );
+  };
   const offs = [
     events.on('approval.requested', ({ request }) => mine(request) && push()),
     events.on('approval.closed', ({ request }) => mine(request) && push()),

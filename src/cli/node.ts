@@ -22,7 +22,7 @@ export const run: CommandRunner = async (args, io) => {
   }
   const loaded = loadConfigForCommand(args, io);
   if (!loaded) return EXIT.badInput;
-  const started = startNode({
+  const started = await startNode({
     gateway,
     name,
     loaded,
@@ -41,7 +41,7 @@ export const run: CommandRunner = async (args, io) => {
   });
   const outcome = await Promise.race([started.run.done, signal]);
   started.run.stop();
-  started.close();
+  await started.close();
   if (outcome === 'signal') return EXIT.ok;
   io.stderr(`warden node: ${outcome.reason}`);
   return outcome.ok ? EXIT.ok : EXIT.critical;

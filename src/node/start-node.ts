@@ -4,7 +4,7 @@ import { ExecAllowlistStore } from '../exec/allowlist-store.js';
 import { wardenStatePaths } from '../exec/warden-state.js';
 import { defaultAgentId } from '../policy/steps.js';
 import { listSkills } from '../skills/index.js';
-import { openStore } from '../store/index.js';
+import { openWardenStore } from '../schema/index.js';
 import { createExecTool } from '../tools/core/exec/exec.js';
 import { eraseArgs } from '../tools/types.js';
 import { gatewayProblem, runNode, type NodeRun } from './client.js';
@@ -24,10 +24,10 @@ export interface StartNodeOptions {
  * the state dir, its own exec tool under its config's `tools.exec`, its eligible skills to
  * publish. Errors as values.
  */
-export function startNode(options: StartNodeOptions): { ok: true; run: NodeRun; close: () => void } | { ok: false; error: string } {
+export async function startNode(options: StartNodeOptions): Promise<{ ok: true; run: NodeRun; close: () => Promise<void> } | { ok: false; error: string }> {
   const problem = gatewayProblem(options.gateway, options.fingerprint);
   if (problem) return { ok: false, error: problem };
-  const opened = openStore({ dataDir: options.stateDir });
+  const opened = await openWardenStore({ dataDir: options.stateDir });
   if (!opened.ok) return { ok: false, error: opened.error.message };
   const { config, baseDir, file } = options.loaded;
   const protect = wardenStatePaths({ dataDir: path.resolve(options.stateDir), configFile: file, baseDir, cwd: process.cwd() }).map((p) => p.at);

@@ -190,7 +190,7 @@ export class ConfigAdmin {
       };
     }
     const context: ApprovalRequestContext = { agentId: turn.agentId, sessionKey, provider: turn.provider, requesterId: turn.senderId };
-    const request = this.deps.approvals.open(
+    const request = await this.deps.approvals.open(
       {
         kind: 'tool',
         tool: 'gateway',

@@ -67,7 +67,7 @@ export async function runApprovalStep(
   // Without a workspace, relative names resolve against the process's directory: still a binding, never none.
   const binding = argumentBinding(call.params, call.workspaceDir ?? process.cwd());
   if (binding.ok) {
-    const grant = approvals.grants.match({ agentId: call.context.agentId, tool: call.tool, target: call.tool, args, boundFiles: binding.files });
+    const grant = await approvals.grants.match({ agentId: call.context.agentId, tool: call.tool, target: call.tool, args, boundFiles: binding.files });
     if (grant) return { kind: 'approved', grantId: grant.id };
   }
   const bound = binding.ok ? binding.files : [];

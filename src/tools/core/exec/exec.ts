@@ -106,7 +106,7 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
         if (!ready.ok) return failure(`exec unavailable: tools.exec.host is sandbox but ${ready.error}. Nothing was run; \`warden doctor\` shows what this host supports.`);
       }
 
-      const stored = deps.allowlist?.list(ctx.turn.agentId) ?? [];
+      const stored = (await deps.allowlist?.list(ctx.turn.agentId)) ?? [];
       // Policy, limits and fallbacks are the calling agent's; host and job retention are global.
       const exec = effectiveExecConfig(deps.config, ctx.turn.agentId);
       const policy = execPolicyFromConfig(exec, stored, host);
@@ -130,7 +130,7 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
         script = verdict.rewritten ?? command;
         for (const s of verdict.segments) {
           const entry = stored.find((e) => s.entry && e.pattern === s.entry.pattern && e.argPattern === s.entry.argPattern);
-          if (entry) deps.allowlist?.markUsed(entry.id, command, s.resolved);
+          if (entry) await deps.allowlist?.markUsed(entry.id, command, s.resolved);
         }
       } else {
         const asked = await requestApproval(command, verdict, host, cwd.dir, ctx, deps.allowlist !== undefined, scriptsShown(command, policy, judged));

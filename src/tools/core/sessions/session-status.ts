@@ -32,8 +32,7 @@ export function createSessionStatusTool(deps: SessionStatusDeps): ToolImplementa
     async execute(_args, ctx: ToolCallContext): Promise<ToolResult> {
       const surface = resolveToolSurface(deps.config, ctx.turn, deps.surfaceOptions);
       const pending = deps.store
-        ? new ApprovalLedger(deps.store.db)
-            .pending()
+        ? (await new ApprovalLedger(deps.store.db).pending())
             .filter((e) => e.request.sessionKey === ctx.sessionKey)
             .map(({ request: r }) => ({ id: r.id, tool: r.tool, title: r.title, expiresAt: r.expiresAt }))
         : null;

@@ -3,7 +3,7 @@ import type { Message } from '../../../models/types.js';
 import type { ToolImplementation } from '../../types.js';
 import { wrapUntrusted } from '../../untrusted.js';
 import { errorResult, jsonResult } from './result.js';
-import { canSeeSession, DEFAULT_SESSION_ACCESS, type SessionAccess } from './visibility.js';
+import { canSeeSession, DEFAULT_SESSION_ACCESS, spawnChains, type SessionAccess } from './visibility.js';
 
 const ENTRY_CHARS = 2_000;
 
@@ -17,10 +17,11 @@ export function createSessionsListTool(sessions: AgentSessionsApi, access: Sessi
       additionalProperties: false,
     },
     async execute(args, ctx) {
-      const reach = (key: string) => canSeeSession(ctx.turn, ctx.sessionKey, key, (k) => sessions.parentOf(k), access);
       // `all` and `tree` can reach other agents' sessions; every other setting stays in this agent.
       const across = access.visibility === 'all' || access.visibility === 'tree';
-      const list = sessions.list({ agentId: across ? undefined : ctx.turn.agentId, limit: 1_000 }).filter((s) => reach(s.sessionKey)).slice(0, args.limit ?? 20);
+      const candidates = await sessions.list({ agentId: across ? undefined : ctx.turn.agentId, limit: 1_000 });
+      const spawnedBy = await spawnChains([ctx.sessionKey, ...candidates.map((s) => s.sessionKey)], (k) => sessions.parentOf(k));
+      const list = candidates.filter((s) => canSeeSession(ctx.turn, ctx.sessionKey, s.sessionKey, spawnedBy, access)).slice(0, args.limit ?? 20);
       return jsonResult({
         sessions: list.map((s) => ({ ...s, updatedAt: new Date(s.updatedAt).toISOString(), current: s.sessionKey === ctx.sessionKey })),
         ...(access.visibility ? { visibility: access.visibility } : {}),
@@ -54,10 +55,10 @@ export function createSessionsHistoryTool(sessions: AgentSessionsApi, access: Se
       additionalProperties: false,
     },
     async execute(args, ctx) {
-      if (!canSeeSession(ctx.turn, ctx.sessionKey, args.sessionKey, (k) => sessions.parentOf(k), access)) {
+      if (!canSeeSession(ctx.turn, ctx.sessionKey, args.sessionKey, await spawnChains([ctx.sessionKey, args.sessionKey], (k) => sessions.parentOf(k)), access)) {
         return errorResult(`session ${args.sessionKey} is not readable from here (another agent, someone else's DM, or another session's subagent); use sessions_list for the sessions you can read`);
       }
-      const entries = sessions.history(args.sessionKey, { limit: args.limit ?? 20, beforeSeq: args.beforeSeq });
+      const entries = await sessions.history(args.sessionKey, { limit: args.limit ?? 20, beforeSeq: args.beforeSeq });
       if (entries.length === 0) return jsonResult({ sessionKey: args.sessionKey, entries: [] });
       const lines = entries.map((e) => {
         const who = e.kind === 'summary' ? 'summary' : e.message.role === 'toolResult' ? `tool ${e.message.toolName}` : e.message.role;

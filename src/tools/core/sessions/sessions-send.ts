@@ -4,7 +4,7 @@ import { inheritFrom, resolveToolSurface, type SurfaceOptions } from '../../../p
 import type { ToolImplementation } from '../../types.js';
 import { wrapUntrusted } from '../../untrusted.js';
 import { errorResult } from './result.js';
-import { canSeeSession, DEFAULT_SESSION_ACCESS, type SessionAccess } from './visibility.js';
+import { canSeeSession, DEFAULT_SESSION_ACCESS, spawnChains, type SessionAccess } from './visibility.js';
 
 const DEFAULT_TIMEOUT_S = 120;
 
@@ -37,7 +37,7 @@ export function createSessionsSendTool(deps: SendToolDeps, access: SessionAccess
       additionalProperties: false,
     },
     async execute(args, ctx) {
-      if (!canSeeSession(ctx.turn, ctx.sessionKey, args.sessionKey, (k) => sessions.parentOf(k), access)) {
+      if (!canSeeSession(ctx.turn, ctx.sessionKey, args.sessionKey, await spawnChains([ctx.sessionKey, args.sessionKey], (k) => sessions.parentOf(k)), access)) {
         return errorResult(`session ${args.sessionKey} cannot be messaged from here (another agent, someone else's DM, or another session's subagent)`);
       }
       const surface = resolveToolSurface(deps.config, ctx.turn, deps.surfaceOptions);

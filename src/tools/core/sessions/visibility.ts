@@ -71,3 +71,24 @@ export function canSeeSession(turn: Turn, fromKey: string, key: string, spawnedB
       return canReach(turn, fromKey, key, spawnedBy);
   }
 }
+
+/** The deepest spawn chain a visibility decision follows (as `spawnedFrom` does). */
+const MAX_SPAWN_DEPTH = 16;
+
+/**
+ * Reads, before a visibility decision, who spawned each session on the chains above `keys`,
+ * so the decision itself stays a pure function over what was read. A session not read answers
+ * "spawned by nobody", which only ever narrows what is visible.
+ */
+export async function spawnChains(keys: readonly string[], parentOf: (key: string) => Promise<string | undefined> | string | undefined): Promise<SpawnedBy> {
+  const parents = new Map<string, string | undefined>();
+  for (const start of keys) {
+    let current: string | undefined = start;
+    for (let depth = 0; current !== undefined && depth < MAX_SPAWN_DEPTH && !parents.has(current); depth++) {
+      const parent: string | undefined = await parentOf(current);
+      parents.set(current, parent);
+      current = parent;
+    }
+  }
+  return (key) => parents.get(key);
+}
