@@ -8,8 +8,8 @@ import type { CronTarget } from './jobs.js';
 
 /** The conversations Warden has been addressed in (what the router records for every routed message). */
 export interface KnownConversations {
-  get(sessionKey: string): StoredSessionContext | undefined;
-  channelsNamed(agentId: string, provider: string, name: string): StoredSessionContext[];
+  get(sessionKey: string): Promise<StoredSessionContext | undefined> | StoredSessionContext | undefined;
+  channelsNamed(agentId: string, provider: string, name: string): Promise<StoredSessionContext[]> | StoredSessionContext[];
 }
 
 export type TargetResult = { ok: true; target: CronTarget } | { ok: false; error: string };
@@ -73,17 +73,17 @@ export function channelRefsIn(text: string): ChannelRef[] {
  * (the message tool's rule). A name is looked up in the turn's guild; outside a guild it must be
  * unique. The job keeps the creating turn's ceiling wherever it posts.
  */
-export function resolveCronTarget(spec: string | undefined, turn: TurnContext, sessionKey: string, known: KnownConversations | undefined, config: WardenConfig): TargetResult {
+export async function resolveCronTarget(spec: string | undefined, turn: TurnContext, sessionKey: string, known: KnownConversations | undefined, config: WardenConfig): Promise<TargetResult> {
   if (spec === undefined || spec.trim() === '' || spec.trim().toLowerCase() === 'here') return { ok: true, target: targetHere(turn, sessionKey) };
   const ref = parseChannelRef(spec);
   if (!ref) return { ok: false, error: `target: "${spec}" is not a channel; give #name, a channel mention, a channel id, or "here"` };
   if (!known) return { ok: false, error: 'target: other conversations cannot be looked up in this process; the job can only post here' };
   let found: StoredSessionContext | undefined;
   if (ref.kind === 'id') {
-    found = known.get(sessionKeyFor(turn.agentId, { provider: turn.provider as InboundMessage['provider'], chatType: 'channel', channelId: ref.id, senderId: '' }));
+    found = await known.get(sessionKeyFor(turn.agentId, { provider: turn.provider as InboundMessage['provider'], chatType: 'channel', channelId: ref.id, senderId: '' }));
     if (found && found.agentId !== turn.agentId) found = undefined;
   } else {
-    const named = known.channelsNamed(turn.agentId, turn.provider, ref.name).filter((c) => turn.guildId === undefined || c.conversation.guildId === turn.guildId);
+    const named = (await known.channelsNamed(turn.agentId, turn.provider, ref.name)).filter((c) => turn.guildId === undefined || c.conversation.guildId === turn.guildId);
     if (named.length > 1) {
       return { ok: false, error: `target: ${ref.label} names ${named.length} channels (${named.map((c) => `${c.conversation.guildName ?? c.conversation.guildId ?? '?'}/${c.conversation.channelId}`).join(', ')}); give the channel's mention or id` };
     }

@@ -190,7 +190,7 @@ export class DeferredCallRunner {
   /** A call whose runner died while it ran: it may have run in part, so it never runs again. */
   private async lost(call: DeferredCall, request: ApprovalRequest): Promise<void> {
     const text = 'Warden stopped while it was running, so it may have run in part or not at all; it is not run again.';
-    if (!this.deps.approvals.deferred.lose(call.approvalId, this.now(), text)) return;
+    if (!(await this.deps.approvals.deferred.lose(call.approvalId, this.now(), text))) return;
     log.warn({ approval: call.approvalId, tool: call.tool }, 'deferred call lost: its runner died while it ran');
     await this.announce(call, request, contextForDeferredCall(this.deps.config, call), { status: request.status, notRun: text });
   }

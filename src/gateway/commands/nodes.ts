@@ -24,7 +24,7 @@ export async function runNodesCommand(args: string, route: Route, deps: NodesCom
   if (extra.length > 0) return { text: USAGE };
   switch (verb.toLowerCase()) {
     case 'list': {
-      const nodes = hub.list();
+      const nodes = await hub.list();
       const pending = hub.pending();
       const lines = [
         nodes.length === 0 ? 'No paired nodes.' : 'Paired nodes:',
@@ -46,7 +46,7 @@ export async function runNodesCommand(args: string, route: Route, deps: NodesCom
     }
     case 'unpair': {
       if (!arg) return { text: USAGE };
-      return { text: hub.unpair(arg, `${route.context.provider}:${route.context.senderId ?? ''}`).message };
+      return { text: (await hub.unpair(arg, `${route.context.provider}:${route.context.senderId ?? ''}`)).message };
     }
     default:
       return { text: USAGE };

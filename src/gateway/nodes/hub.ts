@@ -127,7 +127,7 @@ export class NodeHub {
 
   async stop(): Promise<void> {
     for (const s of this.sessions.values()) s.socket.close(1001, 'Warden is stopping');
-    for (const p of this.pairings.values()) this.deps.approvals.cancel(p.approvalId, 'Warden is stopping');
+    await Promise.all([...this.pairings.values()].map((p) => this.deps.approvals.cancel(p.approvalId, 'Warden is stopping').catch(() => undefined)));
     this.sessions.clear();
     this.pairings.clear();
     const wss = this.wss;
@@ -140,12 +140,12 @@ export class NodeHub {
     await new Promise<void>((resolve) => (http ? http.close(() => resolve()) : resolve()));
   }
 
-  list(): NodeView[] {
-    return this.deps.store.list().filter((n) => n.revokedAt === undefined).map((n) => this.view(n));
+  async list(): Promise<NodeView[]> {
+    return (await this.deps.store.list()).filter((n) => n.revokedAt === undefined).map((n) => this.view(n));
   }
 
-  describe(name: string): NodeView | undefined {
-    const n = this.deps.store.get(name);
+  async describe(name: string): Promise<NodeView | undefined> {
+    const n = await this.deps.store.get(name);
     return n && n.revokedAt === undefined ? this.view(n) : undefined;
   }
 
@@ -160,8 +160,8 @@ export class NodeHub {
   }
 
   /** Revokes a node's token and drops its connection now. */
-  unpair(name: string, by: string): { ok: boolean; message: string } {
-    const revoked = this.deps.store.revoke(name, by);
+  async unpair(name: string, by: string): Promise<{ ok: boolean; message: string }> {
+    const revoked = await this.deps.store.revoke(name, by);
     const session = this.sessions.get(name);
     if (session) {
       this.send(session.socket, { type: 'revoked', reason: `unpaired by ${by}` });
@@ -169,7 +169,7 @@ export class NodeHub {
       this.drop(session, `node ${name} was unpaired`);
     }
     if (!revoked) return { ok: false, message: `no paired node "${name}"` };
-    this.deps.audit.record({ type: 'node.unpaired', actor: by, subject: name, data: {} });
+    await this.deps.audit.record({ type: 'node.unpaired', actor: by, subject: name, data: {} });
     log.info({ node: name, by }, 'node unpaired');
     return { ok: true, message: `Node ${name} is unpaired: its token is revoked and its connection closed.` };
   }
@@ -178,16 +178,17 @@ export class NodeHub {
    * One call on a node. The node decides under its own exec policy; when it asks for approval,
    * the request is shown in the chat of this call (`approvals`) and the decision goes back.
    */
-  invoke(name: string, command: NodeCommand, args: Record<string, unknown>, call: { approvals: ApprovalRequester; signal?: AbortSignal | undefined; actor?: string | undefined }): Promise<ToolResult> {
+  async invoke(name: string, command: NodeCommand, args: Record<string, unknown>, call: { approvals: ApprovalRequester; signal?: AbortSignal | undefined; actor?: string | undefined }): Promise<ToolResult> {
     const session = this.sessions.get(name);
     if (!session) {
-      const known = this.deps.store.get(name);
-      if (!known || known.revokedAt !== undefined) return Promise.resolve(fail(`no paired node "${name}" (nodes list shows the paired ones)`));
+      const known = await this.deps.store.get(name);
+      if (!known || known.revokedAt !== undefined) return fail(`no paired node "${name}" (nodes list shows the paired ones)`);
       const seen = known.lastSeenAt ? ` (last seen ${new Date(known.lastSeenAt).toISOString()})` : '';
-      return Promise.resolve(fail(`node ${name} is offline${seen}; the call did not run`));
+      return fail(`node ${name} is offline${seen}; the call did not run`);
     }
     const id = randomUUID();
-    this.deps.audit.record({ type: 'node.call', actor: call.actor, subject: name, data: { id, command, args } });
+    // Recorded before the node is asked: a call is never sent unaudited.
+    await this.deps.audit.record({ type: 'node.call', actor: call.actor, subject: name, data: { id, command, args } });
     return new Promise((resolve) => {
       const timer = setTimeout(() => settle(fail(`node ${name} did not answer within ${this.config.callTimeoutSec} s`)), this.config.callTimeoutSec * 1000);
       const onAbort = () => settle(fail(`the call to node ${name} was aborted`));
@@ -231,7 +232,11 @@ export class NodeHub {
     let pairing: Pairing | undefined;
     // The first frame must say who the node is, soon.
     const hello = setTimeout(() => this.refuse(socket, 'no hello within 10 s'), 10_000);
-    socket.on('message', (data) => {
+    // One socket's frames are handled one after another, in the order they came.
+    let frames: Promise<void> = Promise.resolve();
+    let closed = false;
+    const handle = async (data: unknown): Promise<void> => {
+      if (closed) return;
       let frame: NodeFrame;
       try {
         const parsed = nodeFrame.safeParse(JSON.parse(String(data)));
@@ -243,29 +248,36 @@ export class NodeHub {
       }
       if (!session && !pairing) {
         clearTimeout(hello);
-        if (frame.type === 'hello') session = this.hello(socket, frame, address);
-        else if (frame.type === 'pair') pairing = this.pair(socket, frame, address);
+        if (frame.type === 'hello') session = await this.hello(socket, frame, address);
+        else if (frame.type === 'pair') pairing = await this.pair(socket, frame, address, () => closed);
         else this.refuse(socket, 'say hello (with a token) or pair first');
         return;
       }
       if (!session) return this.refuse(socket, 'not paired yet');
       if (frame.type === 'result') session.calls.get(frame.id)?.resolve(frame.result as ToolResult);
       else if (frame.type === 'approval') void this.relayApproval(session, frame);
+    };
+    socket.on('message', (data) => {
+      frames = frames.then(() => handle(data)).catch((err: unknown) => {
+        log.error({ err }, 'node frame could not be handled');
+        this.refuse(socket, 'Warden could not handle that frame');
+      });
     });
     socket.on('close', () => {
+      closed = true;
       clearTimeout(hello);
       if (pairing) {
         this.pairings.delete(normalizeCode(pairing.code));
-        this.deps.approvals.cancel(pairing.approvalId, 'the node disconnected before anyone decided');
+        void this.deps.approvals.cancel(pairing.approvalId, 'the node disconnected before anyone decided').catch((err: unknown) => log.warn({ err }, 'pairing request not cancelled'));
       }
       if (session && this.sessions.get(session.name) === session) this.drop(session, `node ${session.name} disconnected; the call did not finish`);
     });
     socket.on('error', (err) => log.debug({ err }, 'node socket error'));
   }
 
-  private hello(socket: WebSocket, frame: Extract<NodeFrame, { type: 'hello' }>, address: string | undefined): Session | undefined {
-    if (!this.deps.store.verify(frame.name, frame.token)) {
-      this.deps.audit.record({ type: 'node.refused', subject: frame.name, data: { address, reason: 'unknown or revoked token' } });
+  private async hello(socket: WebSocket, frame: Extract<NodeFrame, { type: 'hello' }>, address: string | undefined): Promise<Session | undefined> {
+    if (!(await this.deps.store.verify(frame.name, frame.token))) {
+      await this.deps.audit.record({ type: 'node.refused', subject: frame.name, data: { address, reason: 'unknown or revoked token' } });
       this.refuse(socket, 'this node is not paired (or was unpaired): pair it again with `warden node`');
       return undefined;
     }
@@ -276,14 +288,14 @@ export class NodeHub {
     }
     const session: Session = { name: frame.name, socket, address, platform: frame.platform, skills: frame.skills.map((s) => ({ name: s.name, description: s.description })), connectedAt: Date.now(), calls: new Map() };
     this.sessions.set(frame.name, session);
-    this.deps.store.seen(frame.name, address);
+    void this.deps.store.seen(frame.name, address).catch((err: unknown) => log.warn({ err, node: frame.name }, 'node last-seen time not recorded'));
     this.send(socket, { type: 'welcome', name: frame.name });
     log.info({ node: frame.name, address }, 'node connected');
     return session;
   }
 
-  private pair(socket: WebSocket, frame: Extract<NodeFrame, { type: 'pair' }>, address: string | undefined): Pairing | undefined {
-    const existing = this.deps.store.get(frame.name);
+  private async pair(socket: WebSocket, frame: Extract<NodeFrame, { type: 'pair' }>, address: string | undefined, socketClosed: () => boolean): Promise<Pairing | undefined> {
+    const existing = await this.deps.store.get(frame.name);
     if (existing && existing.revokedAt === undefined) {
       this.refuse(socket, `a node named "${frame.name}" is already paired; unpair it first (/nodes unpair ${frame.name}) or pick another name`);
       return undefined;
@@ -302,7 +314,12 @@ export class NodeHub {
       return undefined;
     }
     const code = pairingCode();
-    const request = this.deps.approvals.open(
+    // Held from here, before the request is written, so a second pairing for the name (or past the limit) is refused meanwhile.
+    const pairing: Pairing = { code, name: frame.name, approvalId: '', socket };
+    this.pairings.set(normalizeCode(code), pairing);
+    let request: Awaited<ReturnType<typeof this.deps.approvals.open>>;
+    try {
+      request = await this.deps.approvals.open(
       {
         kind: 'tool',
         tool: 'nodes',
@@ -318,24 +335,32 @@ export class NodeHub {
         timeoutMs: Math.min(this.config.pairingTimeoutSec * 1000, 600_000),
       },
       { agentId: 'nodes', sessionKey: `nodes:pairing:${frame.name}`, provider, requesterId: undefined },
-    );
-    const pairing: Pairing = { code, name: frame.name, approvalId: request.id, socket };
-    this.pairings.set(normalizeCode(code), pairing);
+      );
+    } catch (err) {
+      this.pairings.delete(normalizeCode(code));
+      throw err;
+    }
+    pairing.approvalId = request.id;
+    if (socketClosed()) {
+      this.pairings.delete(normalizeCode(code));
+      await this.deps.approvals.cancel(request.id, 'the node disconnected before anyone decided');
+      return undefined;
+    }
     const off = this.deps.guards.add(request.id, (by) => (senderIsOwner(this.deps.current(), by.provider, by.userId) ? undefined : `${by.provider} user ${by.userId} is not an owner; only owners pair nodes`));
     this.send(socket, { type: 'pairing', code, expiresAt: request.expiresAt });
     log.info({ node: frame.name, address, approval: request.id }, 'node asks to pair');
-    void this.deps.approvals.wait(request.id).then((resolution) => {
+    void this.deps.approvals.wait(request.id).then(async (resolution) => {
       off();
       this.pairings.delete(normalizeCode(code));
       if (resolution.outcome !== 'allow-once' && resolution.outcome !== 'allow-always') {
-        this.deps.audit.record({ type: 'node.pairing.refused', subject: frame.name, actor: resolution.decidedBy, data: { outcome: resolution.outcome, address } });
+        await this.deps.audit.record({ type: 'node.pairing.refused', subject: frame.name, actor: resolution.decidedBy, data: { outcome: resolution.outcome, address } });
         if (socket.readyState === socket.OPEN) this.refuse(socket, `pairing ${resolution.outcome}${resolution.decidedBy ? ` by ${resolution.decidedBy}` : ''}`);
         return;
       }
       if (socket.readyState !== socket.OPEN) return;
       const by = resolution.decidedBy ?? 'unknown';
-      const token = this.deps.store.pair(frame.name, by);
-      this.deps.audit.record({ type: 'node.paired', subject: frame.name, actor: by, data: { address } });
+      const token = await this.deps.store.pair(frame.name, by);
+      await this.deps.audit.record({ type: 'node.paired', subject: frame.name, actor: by, data: { address } });
       this.send(socket, { type: 'paired', name: frame.name, token });
       // The node says hello with its new token on a fresh connection.
       socket.close(1000, 'paired');
@@ -357,7 +382,7 @@ export class NodeHub {
 
   private drop(session: Session, why: string): void {
     if (this.sessions.get(session.name) === session) this.sessions.delete(session.name);
-    this.deps.store.seen(session.name, session.address);
+    void this.deps.store.seen(session.name, session.address).catch((err: unknown) => log.warn({ err, node: session.name }, 'node last-seen time not recorded'));
     for (const call of [...session.calls.values()]) call.resolve(fail(why));
   }
 }

@@ -119,6 +119,9 @@ export class ToolInvoker {
   readonly loops = new LoopDetector();
   private readonly events: EventBus;
 
+  /** Tool results still being written to the transcript, in call order. */
+  private persisting: Promise<void> = Promise.resolve();
+
   constructor(private readonly options: ToolInvokerOptions) {
     this.events = options.events ?? defaultEvents;
   }
@@ -447,12 +450,15 @@ export class ToolInvoker {
       message = this.options.hooks.runToolResultPersist({ toolName: c.name, toolCallId: c.toolCallId, message, isSynthetic: r.synthetic }, { agentId: c.req.turn.agentId, sessionKey: c.req.sessionKey });
     }
     if (this.options.transcripts) {
-      try {
-        this.options.transcripts.ensureSession(c.req.sessionKey, c.req.turn.agentId, c.req.turn.provider);
-        this.options.transcripts.append({ sessionKey: c.req.sessionKey, role: 'tool', tool: c.name, toolCallId: c.toolCallId, content: message.content, details: message.details, isError: message.isError });
-      } catch (err) {
-        log.error({ err, tool: c.name, toolCallId: c.toolCallId }, 'could not persist a tool result');
-      }
+      const transcripts = this.options.transcripts;
+      const persisted = message;
+      // Written in call order, one after another; a failure is logged, never thrown into the call's outcome.
+      this.persisting = this.persisting
+        .then(async () => {
+          await transcripts.ensureSession(c.req.sessionKey, c.req.turn.agentId, c.req.turn.provider);
+          await transcripts.append({ sessionKey: c.req.sessionKey, role: 'tool', tool: c.name, toolCallId: c.toolCallId, content: persisted.content, details: persisted.details, isError: persisted.isError });
+        })
+        .catch((err: unknown) => log.error({ err, tool: c.name, toolCallId: c.toolCallId }, 'could not persist a tool result'));
     }
     return {
       tool: c.name,

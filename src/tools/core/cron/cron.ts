@@ -146,7 +146,7 @@ export function createCronTool(deps: CronToolDeps): ToolImplementation<CronArgs>
           const schedule = scheduleFrom(args, now());
           if (!schedule.ok) return fail(schedule.error);
           if (!schedule.schedule) return fail('give exactly one of cron, everyMs or at');
-          const target = resolveCronTarget(args.target, ctx.turn, ctx.sessionKey, deps.conversations, deps.config);
+          const target = await resolveCronTarget(args.target, ctx.turn, ctx.sessionKey, deps.conversations, deps.config);
           if (!target.ok) return fail(target.error);
           const job = await deps.jobs.add(
             {
@@ -171,7 +171,7 @@ export function createCronTool(deps: CronToolDeps): ToolImplementation<CronArgs>
           if (!schedule.ok) return fail(schedule.error);
           const patch: JobPatch = { name: args.name, message: args.message, schedule: schedule.schedule, enabled: args.enabled, missed: args.missed };
           if (args.target !== undefined) {
-            const target = resolveCronTarget(args.target, ctx.turn, ctx.sessionKey, deps.conversations, deps.config);
+            const target = await resolveCronTarget(args.target, ctx.turn, ctx.sessionKey, deps.conversations, deps.config);
             if (!target.ok) return fail(target.error);
             patch.target = target.target;
           }

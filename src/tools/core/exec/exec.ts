@@ -145,7 +145,7 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
         if (outcome === 'allow-always' && deps.allowlist && verdict.allowAlways.offered) {
           const expiresAt = exec.allowAlwaysTtlSec !== undefined ? Date.now() + exec.allowAlwaysTtlSec * 1000 : undefined;
           for (const entry of verdict.allowAlways.entries) {
-            deps.allowlist.add(ctx.turn.agentId, { ...entry, source: 'allow-always', expiresAt, lastUsedCommand: command });
+            await deps.allowlist.add(ctx.turn.agentId, { ...entry, source: 'allow-always', expiresAt, lastUsedCommand: command });
           }
         }
         script = next.script;

@@ -51,19 +51,19 @@ export function createNodesTool(deps: { hub?: (() => NodeHub | undefined) | unde
         case 'list': {
           const local = localNode();
           if (!hub) return { content: [{ type: 'text', text: JSON.stringify([local], null, 2) }], details: { nodes: [local] } };
-          const nodes = [{ ...local, online: true }, ...hub.list().map((n) => ({ id: n.name, ...n }))];
+          const nodes = [{ ...local, online: true }, ...(await hub.list()).map((n) => ({ id: n.name, ...n }))];
           return ok({ nodes, pairing: hub.pending().map((p) => ({ name: p.name, code: p.code })) });
         }
         case 'describe': {
           if (name === 'local') return ok({ ...localNode(), online: true, commands: ['status'] });
-          const node = hub?.describe(name);
-          return node ? ok(node) : fail(unknown(name, hub));
+          const node = await hub?.describe(name);
+          return node ? ok(node) : fail(await unknown(name, hub));
         }
         case 'invoke': {
           if (name === 'local') return fail('"local" runs commands through exec; invoke is for paired nodes');
           if (!hub) return fail('no node listener runs here (gateway.nodes.enabled)');
           if (!args.command) return fail(`invoke needs "command": one of ${NODE_COMMANDS.join(', ')}`);
-          if (!hub.describe(name)) return fail(unknown(name, hub));
+          if (!(await hub.describe(name))) return fail(await unknown(name, hub));
           return hub.invoke(name, args.command, args.args ?? {}, { approvals: ctx.approvals, signal: ctx.signal, actor: `${ctx.turn.provider}:${ctx.turn.senderId ?? ''}` });
         }
         case 'status': {
@@ -90,7 +90,7 @@ export function createNodesTool(deps: { hub?: (() => NodeHub | undefined) | unde
   };
 }
 
-function unknown(name: string, hub: NodeHub | undefined): string {
-  const known = hub?.list().map((n) => n.name) ?? [];
+async function unknown(name: string, hub: NodeHub | undefined): Promise<string> {
+  const known = (await hub?.list())?.map((n) => n.name) ?? [];
   return `unknown node "${name}"; known: local${known.length ? `, ${known.join(', ')}` : ''}`;
 }

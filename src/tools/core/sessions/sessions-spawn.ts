@@ -31,7 +31,7 @@ export function createSessionsSpawnTool(deps: SpawnToolDeps): ToolImplementation
     },
     async execute(args, ctx) {
       const parent = resolveToolSurface(deps.config, ctx.turn, deps.surfaceOptions);
-      const spawned = deps.sessions.spawn({
+      const spawned = await deps.sessions.spawn({
         parentKey: ctx.sessionKey,
         parentTurn: ctx.turn,
         inherited: inheritFrom(parent),
@@ -60,7 +60,7 @@ export function createSessionsYieldTool(sessions: AgentSessionsApi): ToolImpleme
     id: 'sessions_yield',
     parameters: { type: 'object', properties: {}, additionalProperties: false },
     async execute(_args, ctx) {
-      const running = sessions.runs(ctx.sessionKey).filter((r) => r.status === 'running');
+      const running = (await sessions.runs(ctx.sessionKey)).filter((r) => r.status === 'running');
       sessions.requestYield(ctx.sessionKey);
       return jsonResult({
         status: 'yielded',
@@ -90,7 +90,7 @@ export function createSubagentsTool(sessions: AgentSessionsApi): ToolImplementat
     async execute(args, ctx) {
       if (args.action === 'list') {
         return jsonResult({
-          subagents: sessions.runs(ctx.sessionKey).map((r) => ({
+          subagents: (await sessions.runs(ctx.sessionKey)).map((r) => ({
             runId: r.runId,
             label: r.label,
             status: r.status,
@@ -103,10 +103,10 @@ export function createSubagentsTool(sessions: AgentSessionsApi): ToolImplementat
       if (!args.runId) return errorResult(`subagents ${args.action} needs runId (see action "list")`);
       if (args.action === 'steer') {
         if (!args.message?.trim()) return errorResult('subagents steer needs a message');
-        const r = sessions.steer(ctx.sessionKey, args.runId, args.message);
+        const r = await sessions.steer(ctx.sessionKey, args.runId, args.message);
         return r.ok ? jsonResult({ status: 'steered', runId: r.value.runId, note: 'It reads the message after its current turn.' }) : errorResult(r.message);
       }
-      const r = sessions.kill(ctx.sessionKey, args.runId);
+      const r = await sessions.kill(ctx.sessionKey, args.runId);
       return r.ok ? jsonResult({ status: r.value.status, runId: r.value.runId }) : errorResult(r.message);
     },
   };
