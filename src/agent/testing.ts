@@ -7,7 +7,8 @@ import { parseConfig, type WardenConfigInput, type WardenConfig } from '../confi
 import { modelSettings } from '../models/settings.js';
 import type { ModelProvider } from '../models/types.js';
 import type { TurnContext } from '../policy/context.js';
-import { openStore, type Store } from '../store/index.js';
+import { openWardenStore } from '../schema/index.js';
+import type { Store } from '../store/index.js';
 import type { JsonSchema, ToolResult } from '../tools/types.js';
 import { SessionContextStore } from './session-contexts.js';
 import { SubagentRunStore } from './subagent-runs.js';
@@ -67,14 +68,14 @@ export interface Harness {
   /** The conversations sessions were created by (what the router records). */
   sessionContexts: SessionContextStore;
   deps(provider: ModelProvider, tools: ToolExecutor, extra?: Partial<AgentDeps>): AgentDeps;
-  cleanup(): void;
+  cleanup(): Promise<void>;
 }
 
-export function createHarness(configInput: WardenConfigInput = {}): Harness {
+export async function createHarness(configInput: WardenConfigInput = {}): Promise<Harness> {
   const dir = mkdtempSync(path.join(tmpdir(), 'warden-agent-'));
   const parsed = parseConfig({ models: { default: 'anthropic/test-model', retry: { baseDelayMs: 1, maxDelayMs: 5 } }, ...configInput });
   if (!parsed.ok) throw parsed.error;
-  const opened = openStore({ dataDir: dir });
+  const opened = await openWardenStore({ dataDir: dir });
   if (!opened.ok) throw new Error(opened.error.message);
   const { config } = parsed.value;
   const transcripts = new DbTranscriptStore(opened.store.db);
@@ -99,8 +100,8 @@ export function createHarness(configInput: WardenConfigInput = {}): Harness {
       },
       ...extra,
     }),
-    cleanup: () => {
-      opened.store.close();
+    cleanup: async () => {
+      await opened.store.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -5,7 +5,8 @@ import { ApprovalService } from '../approvals/service.js';
 import { parseConfig, type WardenConfig } from '../config/index.js';
 import { EventBus } from '../events.js';
 import type { HookBus } from '../hooks/bus.js';
-import { openStore, type Store } from '../store/index.js';
+import { openWardenStore } from '../schema/index.js';
+import type { Store } from '../store/index.js';
 import { GovernedToolExecutor } from './tool-executor.js';
 
 export interface TestExecutor {
@@ -21,7 +22,7 @@ export interface TestExecutor {
  * (its `dataDir` is the folder's `data/`), `files` are written into `workspace/` first. Every
  * resource it opens is handed to `cleanup` so the caller's `afterEach` closes it.
  */
-export function testExecutor(raw: object, options: { cleanup: (close: () => void) => void; hooks?: HookBus; files?: Record<string, string>; prefix?: string }): TestExecutor {
+export async function testExecutor(raw: object, options: { cleanup: (close: () => void | Promise<void>) => void; hooks?: HookBus; files?: Record<string, string>; prefix?: string }): Promise<TestExecutor> {
   const dir = mkdtempSync(path.join(tmpdir(), options.prefix ?? 'warden-executor-'));
   mkdirSync(path.join(dir, 'workspace'));
   for (const [name, text] of Object.entries(options.files ?? {})) {
@@ -31,7 +32,7 @@ export function testExecutor(raw: object, options: { cleanup: (close: () => void
   const parsed = parseConfig({ dataDir: path.join(dir, 'data'), ...raw });
   if (!parsed.ok) throw parsed.error;
   const { config } = parsed.value;
-  const opened = openStore({ dataDir: path.join(dir, 'data') });
+  const opened = await openWardenStore({ dataDir: path.join(dir, 'data') });
   if (!opened.ok) throw new Error(opened.error.message);
   const events = new EventBus();
   const approvals = new ApprovalService({ store: opened.store, config, events });

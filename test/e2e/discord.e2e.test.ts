@@ -141,7 +141,7 @@ describe('Discord end to end', () => {
     expect(interactionTexts(refused.token).join()).toContain('"flags":64');
     await sleep(200);
     expect(runsIn(warden.dir)).toBe(0);
-    expect(warden.approvals.list()).toHaveLength(1);
+    expect(await warden.approvals.list()).toHaveLength(1);
 
     const afterRefusal = mark();
     const approved = clickOn(card, 'allow-once', olga);
@@ -331,7 +331,7 @@ describe('Discord slash commands', () => {
     expect(deferred.body.data?.flags ?? 0).toBe(0); // public: everyone sees what ran
     const card = await cardIn(DEV, from);
     expect(card.content + JSON.stringify(card.embeds)).toContain('echo run >> runs.log');
-    expect(warden.approvals.list()).toHaveLength(1);
+    expect(await warden.approvals.list()).toHaveLength(1);
     expect(runsIn(warden.dir)).toBe(0);
 
     clickOn(card, 'allow-once', olga);

@@ -155,7 +155,7 @@ describe('skill commands on Discord', () => {
     await fake.requests.waitFor((r) => after(from)(r) && r.method === 'POST' && r.path === `/channels/${DEV}/messages` && Array.isArray(r.body?.components) && r.body.components.length > 0, 10_000, 'card');
     const card = fake.botMessagesIn(DEV).filter((m) => cardButtons(m).length > 0).at(-1)!;
     expect(card.content + JSON.stringify(card.embeds)).toContain('echo run >> runs.log');
-    expect(warden.approvals.list()).toHaveLength(1);
+    expect(await warden.approvals.list()).toHaveLength(1);
     expect(runsIn(dir)).toBe(0);
     const allow = cardButtons(card).find((id) => decodeApprovalAction(id)?.decision === 'allow-once')!;
     fake.click({ message: card, customId: allow, user: olga });
