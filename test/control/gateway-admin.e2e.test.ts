@@ -155,7 +155,7 @@ describe('the gateway tool administers the running Warden', () => {
     click(own, 'allow-once', olga);
     await expect.poll(() => audit().list({ typePrefix: 'approval.refused' }).length, { timeout: 5_000 }).toBeGreaterThan(0);
     expect(parseYaml(readFileSync(file, 'utf8')).browser).toBeUndefined();
-    expect(warden.approvals.list()).toHaveLength(1);
+    expect(await warden.approvals.list()).toHaveLength(1);
 
     click(card, 'allow-once', oscar);
     await botPostIn(olgaDm, 'Approved by discord:' + oscar.id, from);

@@ -53,7 +53,7 @@ describe('the HTTP tools API', () => {
       expect(res.status).toBe(401);
       expect((await res.json()).error).toBe('unauthorized');
     }
-    expect(audit.list({ typePrefix: 'http.auth.failed' })).toHaveLength(3);
+    expect(await audit.list({ typePrefix: 'http.auth.failed' })).toHaveLength(3);
   }, 30_000);
 
   it('refuses a default-denied tool with 403 naming the deny list, and runs an allowed one through the chain', async () => {
@@ -74,7 +74,7 @@ describe('the HTTP tools API', () => {
     const body = await ok.json();
     expect(body.ok).toBe(true);
     expect(JSON.stringify(body.result.content)).toContain('hello from the workspace');
-    const calls = audit.list({ typePrefix: 'http.tools.invoke' });
+    const calls = await audit.list({ typePrefix: 'http.tools.invoke' });
     expect(calls.at(-1)).toMatchObject({ actor: 'http:ci', data: { tool: 'read', status: 200 } });
     expect(calls.filter((c) => c.actor === 'http:default')).toHaveLength(11);
   }, 30_000);

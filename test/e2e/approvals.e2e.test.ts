@@ -105,7 +105,7 @@ describe('Discord: a card waits, the conversation does not', () => {
 
     // approvals.waitSec (5 s by default) passes without a click: the turn ends with the pending note.
     await botPost(from, says('waits for an approval'), 'the pending reply', 12_000);
-    expect(warden.approvals.get(id)!.status).toBe('pending');
+    expect((await warden.approvals.get(id))!.status).toBe('pending');
 
     const pingAt = mark();
     const sentAt = performance.now();

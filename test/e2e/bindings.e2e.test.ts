@@ -100,13 +100,13 @@ describe('bindings end to end (Discord)', () => {
     await botPost(DEV, from, (b) => Array.isArray(b.components) && b.components.length > 0);
     const card = fake.botMessagesIn(DEV).filter((m) => cardButtons(m).length > 0).at(-1)!;
     const allow = cardButtons(card).find((id) => decodeApprovalAction(id)?.decision === 'allow-once')!;
-    const [request] = warden.approvals.list();
+    const [request] = await warden.approvals.list();
     expect(request?.approvers).toEqual([bob.id]);
     expect(request?.agentId).toBe('ops');
 
     const refused = fake.click({ message: card, customId: allow, user: olga });
     await fake.requests.waitFor((r) => r.path.includes(refused.token) && JSON.stringify(r.body).includes('not allowed'), 5_000, 'refusal');
-    expect(warden.approvals.list()).toHaveLength(1);
+    expect(await warden.approvals.list()).toHaveLength(1);
     const approved = fake.click({ message: card, customId: allow, user: bob });
     await fake.requests.waitFor((r) => r.path.includes(approved.token) && JSON.stringify(r.body).includes(`Allowed once by <@${bob.id}>`), 5_000, 'card edit');
   });

@@ -205,7 +205,7 @@ describe('a job waiting for an approval', () => {
     // While the card waits in #dev, the other job runs and answers in #general.
     await botPostIn(GENERAL, 'Weather: sunny.', from);
     expect(warden.cron.scheduler.state(needs)).toBe('parked');
-    expect(warden.approvals.list()).toHaveLength(1);
+    expect(await warden.approvals.list()).toHaveLength(1);
     expect(await typed(olga, DEV, '/cron list')).toContain('"touch approved.txt" — every 1 d → #dev · waiting for an approval');
 
     const card = fake.botMessagesIn(DEV).filter((m) => cardButtons(m).length > 0).at(-1)!;

@@ -219,7 +219,7 @@ describe('the ops listener', () => {
       const warden = await start(workspaceDir(), { port });
       expect(warden.opsUrl).toBeUndefined();
       expect(warden.gateway.accepting).toBe(true);
-      expect(warden.readiness().ready).toBe(true);
+      expect((await warden.readiness()).ready).toBe(true);
     } finally {
       blocker.close();
     }

@@ -19,9 +19,9 @@ const NAMES = ['a', 'b', 'c', 'd', 'e', 'f'];
 let h: Harness;
 let sessions: AgentSessions;
 let results: string[];
-beforeEach(() => {
-  h = createHarness();
-  NAMES.forEach((n, i) => h.sessionContexts.record(key(n), 'main', { provider: 'discord', chat: 'channel', guildId: 'g1', channelId: n, channelName: `ch-${n}` }, `u${i}`));
+beforeEach(async () => {
+  h = await createHarness();
+  for (const [i, n] of NAMES.entries()) await h.sessionContexts.record(key(n), 'main', { provider: 'discord', chat: 'channel', guildId: 'g1', channelId: n, channelName: `ch-${n}` }, `u${i}`);
   results = [];
 });
 afterEach(() => h.cleanup());

@@ -13,7 +13,7 @@ import { isSchema, mapSubschemas, type Schema } from './walk.js';
 let h: Harness;
 const tools: Array<{ id: string; description: string; parameters: JsonSchema }> = [];
 beforeAll(async () => {
-  h = createHarness();
+  h = await createHarness();
   const runtime = createAgentRuntime(h.deps(createScriptedProvider(), new FunctionToolExecutor({})));
   for (const [id, entry] of Object.entries(CORE_IMPLEMENTATIONS)) {
     const impl = await entry.load({ config: h.config, baseDir: process.cwd(), store: h.store, sessions: runtime.sessions });
