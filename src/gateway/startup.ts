@@ -22,8 +22,8 @@ import { resolveToolSurface, type SurfaceOptions } from '../policy/surface.js';
 import { agentWorkspace } from '../exec/check.js';
 import { listSkills, sessionSkillsCatalog } from '../skills/index.js';
 import { SessionSkillSnapshots } from '../skills/snapshot.js';
-import { openWardenStore } from '../schema/index.js';
-import { AuditLog, resolveDataDir, type Store } from '../store/index.js';
+import { openWardenStore, WARDEN_MIGRATIONS } from '../schema/index.js';
+import { AuditLog, migrationsFor, resolveDataDir, type Store } from '../store/index.js';
 import { timedTranscripts } from '../ops/hooks.js';
 import { metrics } from '../ops/metrics.js';
 import { adaptersCheck, migrationsCheck, readiness, storeCheck, type Readiness } from '../ops/readiness.js';
@@ -417,7 +417,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const readinessNow = (): Promise<Readiness> =>
     readiness({
       store: () => storeCheck(store.db),
-      migrations: () => migrationsCheck(store),
+      migrations: () => migrationsCheck(store.db, migrationsFor(store.engine, WARDEN_MIGRATIONS)),
       adapters: () => adaptersCheck(gateway.accepting, gateway.adapterStates().map((a) => ({ ...a, connected: gateway.adapter(a.provider)?.connected?.() }))),
     });
   const ops = new ControlListeners([{ name: OPS_LISTENER, block: (c) => (c.ops?.enabled ? c.ops : undefined), create: (c) => new OpsServer(c.ops, { readiness: readinessNow, metrics }) }]);

@@ -2,21 +2,24 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MIGRATIONS, openStore, type Migration } from '../store/index.js';
+import { WARDEN_MIGRATIONS } from '../schema/index.js';
+import { migrationsFor, openStore, type Migration } from '../store/index.js';
 import { WardenMetrics } from './metrics.js';
 import { adaptersCheck, migrationsCheck, readiness, storeCheck, type AdapterView } from './readiness.js';
 
-const openTemp = (migrations?: readonly Migration[]) => {
-  const opened = openStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-ready-')), ...(migrations ? { migrations } : {}) });
+const MIGRATIONS = migrationsFor('sqlite', WARDEN_MIGRATIONS);
+
+const openTemp = async (migrations: readonly Migration[] = MIGRATIONS) => {
+  const opened = await openStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-ready-')), migrations });
   if (!opened.ok) throw new Error(opened.error.message);
   return opened.store;
 };
 
 describe('readiness', () => {
-  it('is ready only when every check is, and a check that throws fails naming the error', () => {
-    expect(readiness({ a: () => ({ ok: true }), b: () => ({ ok: true }) })).toEqual({ ready: true, checks: { a: { ok: true }, b: { ok: true } } });
+  it('is ready only when every check is, and a check that throws fails naming the error', async () => {
+    expect(await readiness({ a: () => ({ ok: true }), b: () => ({ ok: true }) })).toEqual({ ready: true, checks: { a: { ok: true }, b: { ok: true } } });
     expect(
-      readiness({
+      await readiness({
         a: () => ({ ok: true }),
         b: () => {
           throw new Error('disk gone');
@@ -26,21 +29,21 @@ describe('readiness', () => {
   });
 
   it('the store check queries the real database, timed, and fails once it is closed', async () => {
-    const store = openTemp();
+    const store = await openTemp();
     const metrics = new WardenMetrics();
-    expect(storeCheck(store.db, metrics)).toEqual({ ok: true });
+    expect(await storeCheck(store.db, metrics)).toEqual({ ok: true });
     expect((await metrics.storeSeconds.get()).values.find((v) => v.metricName === 'warden_store_operation_seconds_count' && v.labels.operation === 'ping')?.value).toBe(1);
-    store.close();
-    expect(storeCheck(store.db, metrics)).toEqual({ ok: false, reason: 'the store is closed' });
+    await store.close();
+    expect(await storeCheck(store.db, metrics)).toEqual({ ok: false, reason: 'the store is closed' });
   });
 
-  it('the migrations check names what this build knows and the store has not applied', () => {
+  it('the migrations check names what this build knows and the store has not applied', async () => {
     const older = MIGRATIONS.slice(0, -1);
-    const store = openTemp(older);
-    expect(migrationsCheck(store.db, older)).toEqual({ ok: true });
-    expect(migrationsCheck(store.db, MIGRATIONS)).toEqual({ ok: false, reason: `migrations not applied: ${MIGRATIONS.at(-1)!.id}` });
-    store.close();
-    expect(migrationsCheck(store.db, MIGRATIONS)).toEqual({ ok: false, reason: 'the store is closed' });
+    const store = await openTemp(older);
+    expect(await migrationsCheck(store.db, older)).toEqual({ ok: true });
+    expect(await migrationsCheck(store.db, MIGRATIONS)).toEqual({ ok: false, reason: `migrations not applied: ${MIGRATIONS.at(-1)!.id}` });
+    await store.close();
+    expect(await migrationsCheck(store.db, MIGRATIONS)).toEqual({ ok: false, reason: 'the store is closed' });
   });
 
   it.each<[string, boolean, AdapterView[], ReturnType<typeof adaptersCheck>]>([

@@ -1,5 +1,5 @@
 import type { Db } from '../store/db.js';
-import type { Store } from '../store/store.js';
+import { pendingMigrations, type Migration } from '../store/migrations.js';
 import { metrics as processMetrics, type WardenMetrics } from './metrics.js';
 
 /** One readiness check's answer; `reason` says what an operator should look at. */
@@ -35,9 +35,9 @@ export async function storeCheck(db: Db, metrics: WardenMetrics = processMetrics
 }
 
 /** Every migration this build knows is applied to the store. */
-export async function migrationsCheck(store: Pick<Store, 'db' | 'pending'>): Promise<CheckResult> {
-  if (!store.db.open) return { ok: false, reason: 'the store is closed' };
-  const pending = await store.pending();
+export async function migrationsCheck(db: Db, migrations: readonly Migration[]): Promise<CheckResult> {
+  if (!db.open) return { ok: false, reason: 'the store is closed' };
+  const pending = await pendingMigrations(db, migrations);
   return pending.length === 0 ? { ok: true } : { ok: false, reason: `migrations not applied: ${pending.join(', ')}` };
 }
 
