@@ -60,7 +60,7 @@ interface Row {
 
 /** What the gateway records for every routed message; read by the sessions service. */
 export interface SessionContextRecorder {
-  record(sessionKey: string, agentId: string, conversation: Conversation, senderId: string | undefined): Promise<void>;
+  record(sessionKey: string, agentId: string, conversation: Conversation, senderId: string | undefined): Promise<void> | void;
 }
 
 /** Bounded memory of what was last written per session, so a busy channel does not write each message. */

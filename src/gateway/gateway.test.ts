@@ -290,7 +290,7 @@ describe('Gateway follow-up turns of decided approvals', () => {
       context,
       replyTo: { provider: 'web', channelId: 'web' },
       text: '[Approval a1] Allowed once by web:local. …',
-      before: () => order.push('repair'),
+      before: () => void order.push('repair'),
     });
     expect(queued).toBe(true);
     agent.releaseNext();

@@ -389,11 +389,12 @@ export class Gateway {
   }
 
   private recordConversation(route: Route): void {
+    // Without a record the session cannot be messaged by another one: the safe side.
+    const failed = (err: unknown) => log.warn({ err, sessionKey: route.sessionKey }, 'conversation of the session could not be recorded');
     try {
-      this.options.sessionContexts?.record(route.sessionKey, route.agentId, conversationOf(route.context), route.context.senderId);
+      void Promise.resolve(this.options.sessionContexts?.record(route.sessionKey, route.agentId, conversationOf(route.context), route.context.senderId)).catch(failed);
     } catch (err) {
-      // Without a record the session cannot be messaged by another one: the safe side.
-      log.warn({ err, sessionKey: route.sessionKey }, 'conversation of the session could not be recorded');
+      failed(err);
     }
   }
 
@@ -462,7 +463,7 @@ export class Gateway {
     let reply: OutboundMessage | undefined;
     try {
       try {
-        await item.before?.();
+        if (item.before) await item.before();
         if (command) reply = await this.commandReply(route, command, signal, view);
         else if (item.skill) reply = await this.skillReply(route, item.skill, signal, view);
         else if (item.pluginCommand) reply = await this.pluginCommandReply(route, item.pluginCommand, signal, view);
