@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../cli.js';
-import { openStore } from '../store/store.js';
+import { openWardenStore } from '../schema/index.js';
 import { Transcripts } from '../store/transcript.js';
 import type { CliIO } from './args.js';
 
@@ -30,10 +30,10 @@ describe('warden invoke', () => {
     expect(out.status).toBe('ok');
     expect(out.details.sessionKey).toBe('agent:main:web:direct:me');
     expect(out.details.tools.ids).toContain('session_status');
-    const opened = openStore({ dataDir: path.join(dir, 'data') });
+    const opened = await openWardenStore({ dataDir: path.join(dir, 'data') });
     if (!opened.ok) throw new Error(opened.error.message);
-    expect(new Transcripts(opened.store.db).list('agent:main:web:direct:me')).toHaveLength(1);
-    opened.store.close();
+    expect(await new Transcripts(opened.store.db).list('agent:main:web:direct:me')).toHaveLength(1);
+    await opened.store.close();
   });
 
   it('answers an unknown tool and bad arguments with readable errors', async () => {
