@@ -26,7 +26,7 @@ const LOAD_MS = 8_000;
 const MEMORY_FILES = 400;
 const PACE_MS = 1000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const corpus = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'fixtures/web-pages');
+const corpus = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../test/fixtures/web-pages');
 const noDns: Resolver = async () => {
   throw Object.assign(new Error('offline benchmark'), { code: 'ENOTFOUND' });
 };

@@ -7,7 +7,7 @@ import { extractHtml } from '../src/tools/core/web/extract.js';
 import { type Bench, fmtMs, fmtRatio, measure } from './harness.js';
 
 // The 130-page corpus kept with the benchmarks; WARDEN_WEB_CORPUS points at another one.
-const corpus = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'fixtures/web-pages');
+const corpus = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../test/fixtures/web-pages');
 
 const words = (text: string) => text.split(/[^A-Za-z]+/).filter((w) => w.length >= 5);
 
@@ -37,7 +37,7 @@ const bench: Bench = async (report) => {
     }
   }
   times.sort((a, b) => a - b);
-  report({ name: `pages (${dir === corpus ? 'bench/fixtures/web-pages' : 'WARDEN_WEB_CORPUS'})`, value: String(pages.length) });
+  report({ name: `pages (${dir === corpus ? 'test/fixtures/web-pages' : 'WARDEN_WEB_CORPUS'})`, value: String(pages.length) });
   report({ name: 'tokens read by the model vs raw HTML (chars/4)', value: `${Math.round(outChars / 4)}`, note: `raw ${Math.round(rawChars / 4)}, ${fmtRatio(outChars / rawChars)} of raw` });
   report({ name: 'reference article words retained (mean)', value: `${((retainedSum / Math.max(1, scored)) * 100).toFixed(1)} %` });
   report({ name: 'extraction time per page (median)', value: fmtMs(times[Math.floor(times.length / 2)] ?? 0) });

@@ -1,7 +1,7 @@
 import type { WardenConfig } from '../config/schema/index.js';
 import { CORE_TOOLS } from '../tools/catalog.js';
 import { META_TOOL_IDS } from '../tools/tool-search/meta-tools.js';
-import { McpManager, type McpManagerOptions } from './manager.js';
+import type { McpManager, McpManagerOptions } from './manager.js';
 
 /**
  * Which MCP manager serves a config: the one `warden start` runs (rebound to each reloaded
@@ -24,23 +24,14 @@ export function reservedToolNames(pluginTools: () => Iterable<{ id: string }>): 
   return () => [...CORE_TOOLS.map((t) => t.id), ...META_TOOL_IDS, ...[...pluginTools()].map((t) => t.id)];
 }
 
-/** Creates, binds and starts the manager of a config (no servers: undefined). Connecting runs in the background. */
-export function startMcp(config: WardenConfig, baseDir: string, options: McpManagerOptions = {}): McpManager | undefined {
-  if (Object.keys(config.mcp?.servers ?? {}).length === 0) return undefined;
-  const existing = bound.get(config);
-  if (existing) return existing;
-  const manager = new McpManager(config, baseDir, options);
-  bound.set(config, manager);
-  manager.start();
-  return manager;
-}
-
 /**
  * For a one-shot command (`warden tools`, `invoke`, `mcp`, `doctor`), which has no running
  * connections: connects the servers and waits until each has connected or failed, at most
  * `waitMs` (a server still connecting then is reported as connecting). The caller stops it.
  */
 export async function connectMcpForCommand(config: WardenConfig, baseDir: string, options: McpManagerOptions & { waitMs?: number | undefined } = {}): Promise<McpManager | undefined> {
+  if (Object.keys(config.mcp?.servers ?? {}).length === 0) return undefined;
+  const { startMcp } = await import('./start.js');
   const manager = startMcp(config, baseDir, options);
   if (!manager) return undefined;
   await manager.ready(options.waitMs ?? commandWaitMs(config));

@@ -1,9 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { OpsConfig } from '../config/index.js';
 import { isLoopbackHost } from '../config/index.js';
 import { log } from '../log.js';
-import { registerServer } from '../net/own-listeners.js';
+import { closeServer, listenOwn, serverUrl } from '../net/listen.js';
 import type { WardenMetrics } from './metrics.js';
 import type { Readiness } from './readiness.js';
 
@@ -33,21 +32,13 @@ export class OpsServer {
   ) {}
 
   get url(): string | undefined {
-    const a = this.server?.address() as AddressInfo | null | undefined;
-    return a ? `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}` : undefined;
+    return serverUrl(this.server, 'http');
   }
 
   async start(): Promise<void> {
     const server = createServer((req, res) => void this.handle(req, res));
-    registerServer(server, OPS_LISTENER);
     try {
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(this.ops.port, this.ops.host, () => {
-          server.off('error', reject);
-          resolve();
-        });
-      });
+      await listenOwn(server, OPS_LISTENER, this.ops.port, this.ops.host);
     } catch (err) {
       log.error({ err, host: this.ops.host, port: this.ops.port }, 'ops listener cannot listen; Warden runs without /healthz, /readyz and /metrics');
       return;
@@ -59,9 +50,7 @@ export class OpsServer {
   async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await closeServer(server);
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

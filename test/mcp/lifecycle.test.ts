@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import { GovernedToolExecutor } from '../../src/gateway/tool-executor.js';
 import type { McpManager } from '../../src/mcp/manager.js';
-import { startMcp } from '../../src/mcp/registry.js';
+import { startMcp } from '../../src/mcp/start.js';
 import type { TurnContext } from '../../src/policy/context.js';
 
 const HOST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/mcp/host.ts');

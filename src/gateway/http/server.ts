@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { WardenConfig } from '../../config/index.js';
 import { log } from '../../log.js';
-import { registerServer } from '../../net/own-listeners.js';
+import { closeServer, listenOwn, serverUrl } from '../../net/listen.js';
 import { HTTP_PROVIDER } from '../../policy/http-surface.js';
 import { knownAgentIds, defaultAgentId } from '../../policy/steps.js';
 import type { AuditLog } from '../../store/audit.js';
@@ -44,20 +43,12 @@ export class HttpToolsApi {
   }
 
   get url(): string | undefined {
-    const a = this.server?.address() as AddressInfo | null | undefined;
-    return a ? `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}` : undefined;
+    return serverUrl(this.server, 'http');
   }
 
   async start(): Promise<void> {
     const server = createServer((req, res) => void this.handle(req, res));
-    registerServer(server, 'HTTP tools API');
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.http.port, this.http.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await listenOwn(server, 'HTTP tools API', this.http.port, this.http.host);
     this.server = server;
     log.info({ url: this.url }, 'HTTP tools API listening');
   }
@@ -65,9 +56,7 @@ export class HttpToolsApi {
   async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await closeServer(server);
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -2,13 +2,12 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ApprovalService } from '../../approvals/service.js';
 import type { ApprovalRequester, ApprovalRequestInput } from '../../approvals/types.js';
 import type { GatewayNodesConfig, WardenConfig } from '../../config/index.js';
 import { log } from '../../log.js';
-import { registerServer } from '../../net/own-listeners.js';
+import { closeServer, listenOwn, serverUrl } from '../../net/listen.js';
 import type { AuditLog } from '../../store/audit.js';
 import type { ToolResult } from '../../tools/types.js';
 import type { DeciderGuards } from '../control/decider-guards.js';
@@ -98,9 +97,7 @@ export class NodeHub {
   ) {}
 
   get url(): string | undefined {
-    const a = this.http?.address() as AddressInfo | null | undefined;
-    if (!a) return undefined;
-    return `${this.config.tls ? 'wss' : 'ws'}://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
+    return serverUrl(this.http, this.config.tls ? 'wss' : 'ws');
   }
 
   async start(): Promise<void> {
@@ -110,16 +107,9 @@ export class NodeHub {
       res.writeHead(426, { 'content-type': 'text/plain' });
       res.end('warden node listener: connect with `warden node`\n');
     });
-    registerServer(http, 'node listener');
     const wss = new WebSocketServer({ server: http, maxPayload: 4 * 1024 * 1024 });
     wss.on('connection', (socket, req) => this.accept(socket, req.socket.remoteAddress));
-    await new Promise<void>((resolve, reject) => {
-      http.once('error', reject);
-      http.listen(this.config.port, this.config.host, () => {
-        http.off('error', reject);
-        resolve();
-      });
-    });
+    await listenOwn(http, 'node listener', this.config.port, this.config.host);
     this.http = http;
     this.wss = wss;
     log.info({ url: this.url }, 'node listener ready');
@@ -136,8 +126,7 @@ export class NodeHub {
     this.http = undefined;
     for (const client of wss?.clients ?? []) client.terminate();
     await new Promise<void>((resolve) => (wss ? wss.close(() => resolve()) : resolve()));
-    http?.closeAllConnections();
-    await new Promise<void>((resolve) => (http ? http.close(() => resolve()) : resolve()));
+    await closeServer(http);
   }
 
   async list(): Promise<NodeView[]> {
