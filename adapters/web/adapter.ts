@@ -303,6 +303,52 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
     }
   }
 
+  const admissions = new WeakMap<WebSocket, Promise<unknown>>();
+  function inArrivalOrder<T>(socket: WebSocket, step: () => Promise<T>): Promise<T> {
+    const run = (admissions.get(socket) ?? Promise.resolve()).then(step);
+    admissions.set(socket, run.catch(() => undefined));
+    return run;
+  }
+
+  /** Acknowledges a chat message (or refuses it) and hands it on; `delivered` settles when the gateway took it. */
+  async function admitMessage(socket: WebSocket, rawText: string, rawId: unknown): Promise<{ delivered: Promise<void> | undefined } | undefined> {
+    const id = typeof rawId === 'string' && MESSAGE_ID.test(rawId) ? rawId : undefined;
+    const ack = (status: 'accepted' | 'duplicate' | 'refused', reason?: string) => {
+      if (id) socket.send(JSON.stringify({ type: 'ack', id, status, ...(reason ? { reason } : {}) } satisfies ServerFrame));
+    };
+    const text = rawText.trim();
+    if (text === '') {
+      ack('refused', 'empty message');
+      return undefined;
+    }
+    if (text.length > WEB_MAX_INPUT) {
+      const reason = `That message is ${text.length.toLocaleString('en-US')} characters; the limit is ${WEB_MAX_INPUT.toLocaleString('en-US')}.`;
+      if (id) ack('refused', reason);
+      else notice(socket, reason);
+      return undefined;
+    }
+    // Sent again after a reconnect that lost the acknowledgement: it already ran.
+    if (id && !(await firstDelivery(id))) {
+      ack('duplicate');
+      return undefined;
+    }
+    ack('accepted');
+    say({ role: 'user', text, at: Date.now(), ...(id ? { id } : {}) });
+    const delivered = onMessage?.({
+      provider: 'web',
+      chatType: 'dm',
+      channelId: WEB_CHANNEL_ID,
+      senderId: WEB_LOCAL_USER,
+      senderName: 'you',
+      text,
+      mentionsBot: true,
+      messageId: id ?? randomUUID(),
+      receivedAt: Date.now(),
+      ...(sessionId ? { sessionId } : {}),
+    });
+    return { delivered };
+  }
+
   async function handleFrame(socket: WebSocket, raw: RawData): Promise<void> {
     let frame: unknown;
     try {
@@ -313,34 +359,11 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
     }
     const f = frame as { type?: unknown; text?: unknown; id?: unknown; decision?: unknown };
     if (f.type === 'message' && typeof f.text === 'string') {
-      const id = typeof f.id === 'string' && MESSAGE_ID.test(f.id) ? f.id : undefined;
-      const ack = (status: 'accepted' | 'duplicate' | 'refused', reason?: string) => {
-        if (id) socket.send(JSON.stringify({ type: 'ack', id, status, ...(reason ? { reason } : {}) } satisfies ServerFrame));
-      };
-      const text = f.text.trim();
-      if (text === '') return ack('refused', 'empty message');
-      if (text.length > WEB_MAX_INPUT) {
-        const reason = `That message is ${text.length.toLocaleString('en-US')} characters; the limit is ${WEB_MAX_INPUT.toLocaleString('en-US')}.`;
-        if (id) return ack('refused', reason);
-        notice(socket, reason);
-        return;
-      }
-      // Sent again after a reconnect that lost the acknowledgement: it already ran.
-      if (id && !(await firstDelivery(id))) return ack('duplicate');
-      ack('accepted');
-      say({ role: 'user', text, at: Date.now(), ...(id ? { id } : {}) });
-      await onMessage?.({
-        provider: 'web',
-        chatType: 'dm',
-        channelId: WEB_CHANNEL_ID,
-        senderId: WEB_LOCAL_USER,
-        senderName: 'you',
-        text,
-        mentionsBot: true,
-        messageId: id ?? randomUUID(),
-        receivedAt: Date.now(),
-        ...(sessionId ? { sessionId } : {}),
-      });
+      // Admitted in arrival order per socket (the duplicate check waits on the store), so acks
+      // and turns keep the order the page sent them in; the turn itself runs outside that order.
+      const text = f.text;
+      const admitted = await inArrivalOrder(socket, () => admitMessage(socket, text, f.id));
+      await admitted?.delivered;
       return;
     }
     if (f.type === 'approve' && typeof f.id === 'string' && (APPROVAL_DECISIONS as readonly unknown[]).includes(f.decision)) {
