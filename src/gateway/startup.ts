@@ -204,7 +204,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const resolve: ResolveApproval = async (id, decision, by) => {
     const refusal = guards.refusal(id, by);
     if (refusal === undefined) return approvals.resolve(id, decision, by);
-    approvals.audit.record({ type: 'approval.refused', subject: id, actor: `${by.provider}:${by.userId}`, data: { decision, reason: refusal } });
+    await approvals.audit.recordOrLog({ type: 'approval.refused', subject: id, actor: `${by.provider}:${by.userId}`, data: { decision, reason: refusal } });
     return { kind: 'not-approver', reason: refusal };
   };
 
