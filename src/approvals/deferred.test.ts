@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
 import { parseConfig } from '../config/index.js';
 import { EventBus } from '../events.js';
+import { approvalsInAnotherThread } from '../gateway/testing.js';
 import type { TurnContext } from '../policy/context.js';
 import { openWardenStore } from '../schema/index.js';
 import type { StoreEngine } from '../store/db.js';
@@ -22,9 +23,11 @@ const OWNER = { provider: 'discord', userId: 'owner-1' };
 
 type Target = { dataDir: string; url: string | undefined };
 
+const configOf = (waitSec: number) => ({ owners: { discord: ['owner-1'] }, approvals: { waitSec } });
+
 /** A service over the store at `where`; two services on one target are two processes on one store. */
 async function service(where: Target, waitSec: number, extra: Partial<ApprovalServiceOptions> = {}) {
-  const parsed = parseConfig({ owners: { discord: ['owner-1'] }, approvals: { waitSec } });
+  const parsed = parseConfig(configOf(waitSec));
   if (!parsed.ok) throw parsed.error;
   const opened = await openWardenStore({ dataDir: where.dataDir, url: where.url });
   if (!opened.ok) throw new Error(opened.error.message);
@@ -42,6 +45,14 @@ async function service(where: Target, waitSec: number, extra: Partial<ApprovalSe
 
 let engine: StoreEngine;
 const newDir = () => freshStoreTarget(engine);
+
+/** Another process deciding on the store at `where` (on SQLite in a thread of its own: see `approvalsInAnotherThread`). */
+async function otherProcess(where: Target, waitSec: number): Promise<Pick<ApprovalService, 'resolveAsOperator'>> {
+  if (engine !== 'sqlite') return (await service(where, waitSec)).svc;
+  const other = await approvalsInAnotherThread(where.dataDir, configOf(waitSec));
+  cleanups.push(() => other.close());
+  return other;
+}
 
 describe.each(ENGINES)('deferred calls on %s', (on) => {
     beforeEach(() => {
@@ -114,8 +125,8 @@ describe.each(ENGINES)('deferred calls on %s', (on) => {
       const dir = await newDir();
       // The turn's process looks for foreign decisions rarely: its wait ends before it notices.
       const turn = await service(dir, 0.1, { pollMs: 10_000 });
-      const cli = await service(dir, 0.1);
-      turn.svc.registerRenderer({ provider: 'discord', show: async (r) => void cli.svc.resolveAsOperator(r.id, 'deny', 'op'), update: async () => {} });
+      const cli = await otherProcess(dir, 0.1);
+      turn.svc.registerRenderer({ provider: 'discord', show: async (r) => void cli.resolveAsOperator(r.id, 'deny', 'op'), update: async () => {} });
       const answer = await turn.svc.requester(CTX, { deferred: SPEC }).requestOrDefer!(INPUT);
       expect(answer).toMatchObject({ outcome: 'deny', decidedBy: 'cli:op' });
       expect((await turn.svc.deferred.get((answer as { id: string }).id))!.state).toBe('done');
@@ -125,8 +136,8 @@ describe.each(ENGINES)('deferred calls on %s', (on) => {
       const dir = await newDir();
       const bot = await service(dir, 0);
       const answer = await bot.svc.requester(CTX, { deferred: SPEC }).requestOrDefer!(INPUT);
-      const cli = await service(dir, 0);
-      await cli.svc.resolveAsOperator((answer as { id: string }).id, 'allow-once', 'op');
+      const cli = await otherProcess(dir, 0);
+      await cli.resolveAsOperator((answer as { id: string }).id, 'allow-once', 'op');
       await vi.waitFor(() => expect(bot.closed.map((r) => r.status)).toEqual(['allow-once']), { timeout: 2000, interval: 10 });
     });
   });

@@ -1,15 +1,14 @@
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
 import { parseConfig } from '../config/index.js';
 import { EventBus } from '../events.js';
+import { approvalsInAnotherThread } from '../gateway/testing.js';
 import { openWardenStore } from '../schema/index.js';
 import type { StoreEngine } from '../store/db.js';
 import type { Store } from '../store/store.js';
 import { Transcripts } from '../store/transcript.js';
 import { ApprovalService, type ApprovalServiceOptions } from './service.js';
-import type { ApprovalRenderer, ApprovalRequest, ApprovalRequestContext, ApprovalRequestInput, ResolveResult } from './types.js';
+import type { ApprovalRenderer, ApprovalRequest, ApprovalRequestContext, ApprovalRequestInput } from './types.js';
 
 const cleanups: Array<() => void | Promise<void>> = [];
 afterEach(async () => {
@@ -43,56 +42,14 @@ async function service(engine: StoreEngine, where?: Target, extra: Partial<Appro
 }
 
 /**
- * A second approval service deciding on the store at `where`, as another Warden process would.
- * On SQLite it runs in a thread of its own: two connections to one file in one thread block
- * each other, since one waits for the other's write lock synchronously.
+ * A second approval service deciding on the store at `where`, as another Warden process would
+ * (on SQLite in a thread of its own: see `approvalsInAnotherThread`).
  */
 async function anotherProcess(engine: StoreEngine, where: Target): Promise<{ resolve: ApprovalService['resolve'] }> {
   if (engine !== 'sqlite') return (await service(engine, where)).svc;
-  const module = (name: string) => fileURLToPath(new URL(name, import.meta.url));
-  const worker = new Worker(
-    `const { parentPort, workerData } = require('node:worker_threads');
-    (async () => {
-      (await import('tsx/esm/api')).register();
-      const { openWardenStore } = await import(workerData.schema);
-      const { ApprovalService } = await import(workerData.service);
-      const { parseConfig } = await import(workerData.config);
-      const { EventBus } = await import(workerData.events);
-      const opened = await openWardenStore({ dataDir: workerData.dataDir });
-      if (!opened.ok) throw new Error(opened.error.message);
-      const svc = new ApprovalService({ store: opened.store, config: parseConfig(workerData.raw).value.config, events: new EventBus(), pollMs: 10 });
-      parentPort.on('message', async (m) => {
-        if (m === 'close') {
-          svc.shutdown();
-          await opened.store.close();
-          parentPort.close();
-          return;
-        }
-        parentPort.postMessage(await svc.resolve(m.id, m.decision, m.by));
-      });
-      parentPort.postMessage('ready');
-    })().catch((err) => parentPort.postMessage({ failed: String(err) }));`,
-    {
-      eval: true,
-      workerData: { dataDir: where.dataDir, raw: CONFIG, schema: module('../schema/index.ts'), service: module('./service.ts'), config: module('../config/index.ts'), events: module('../events.ts') },
-    },
-  );
-  const replies: Array<(reply: unknown) => void> = [];
-  worker.on('message', (reply: unknown) => replies.shift()?.(reply));
-  const next = () => new Promise<unknown>((resolve) => replies.push(resolve));
-  const ready = await next();
-  if (ready !== 'ready') throw new Error(`the other process did not start: ${JSON.stringify(ready)}`);
-  cleanups.push(async () => {
-    worker.postMessage('close');
-    await new Promise((resolve) => worker.once('exit', resolve));
-  });
-  return {
-    resolve: (id, decision, by) => {
-      const reply = next();
-      worker.postMessage({ id, decision, by });
-      return reply as Promise<ResolveResult>;
-    },
-  };
+  const other = await approvalsInAnotherThread(where.dataDir, CONFIG);
+  cleanups.push(() => other.close());
+  return other;
 }
 
 /** The one pending request, once the waiting call has recorded it. */
