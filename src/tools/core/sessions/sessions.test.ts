@@ -163,9 +163,9 @@ describe('sessions_list, sessions_history, sessions_send, agents_list', () => {
     const { runtime } = await setup({ agents: { list: [{ id: 'main', default: true, name: 'Main' }, { id: 'ops' }] } }, model);
     const other = 'agent:main:slack:channel:c9';
     // A conversation created the session: the router recorded where it is.
-    h.sessionContexts.record(other, 'main', { provider: 'slack', chat: 'channel', guildId: 'T1', channelId: 'c9', channelName: 'ops' }, 'U9');
-    h.transcripts.append(other, [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'deploy at noon' }] } }]);
-    h.transcripts.append('agent:ops:slack:channel:c9', [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'secret ops' }] } }]);
+    await h.sessionContexts.record(other, 'main', { provider: 'slack', chat: 'channel', guildId: 'T1', channelId: 'c9', channelName: 'ops' }, 'U9');
+    await h.transcripts.append(other, [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'deploy at noon' }] } }]);
+    await h.transcripts.append('agent:ops:slack:channel:c9', [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'secret ops' }] } }]);
     const tools = createSessionTools({ config: h.config, sessions: runtime.sessions, surfaceOptions: { implemented: () => ({ ok: true }) } });
     const ctx = {
       toolCallId: 't',
@@ -230,8 +230,8 @@ describe('canReach', () => {
 
   it('sessions_list leaves out other people’s DMs', async () => {
     const { runtime } = await setup({}, createScriptedProvider());
-    h.transcripts.append('agent:main:discord:direct:u2', [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'private' }] } }]);
-    h.transcripts.append('agent:main:discord:direct:u1', [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'mine' }] } }]);
+    await h.transcripts.append('agent:main:discord:direct:u2', [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'private' }] } }]);
+    await h.transcripts.append('agent:main:discord:direct:u1', [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'mine' }] } }]);
     const tools = createSessionTools({ config: h.config, sessions: runtime.sessions, surfaceOptions: { implemented: () => ({ ok: true }) } });
     const ctx = {
       toolCallId: 't',
