@@ -127,6 +127,8 @@ describe.each(ENGINES)('deferred calls on %s', (on) => {
       const h = await harness(await newDir(), { result: { content: [{ type: 'text', text: 'exec denied: approval-timeout. Do not retry this command.' }], isError: true } });
       const answer = await h.approvals.requester(CTX, { deferred: SPEC }).requestOrDefer!({ ...INPUT, timeoutMs: 30 });
       await vi.waitFor(async () => expect((await h.approvals.get((answer as { id: string }).id))!.status).toBe('expired'), { timeout: 2000, interval: 10 });
+      // The runner hears of the expiry from the store after it is written: wait for its run.
+      await vi.waitFor(() => expect(h.resumed.length).toBeGreaterThan(0));
       await h.runner.idle();
       expect(h.resumed).toHaveLength(1);
       expect(h.posts[0]!.message.text).toContain('Expired · `ls -la`\nIt ran into a refusal or an error:');

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ApprovalService } from '../../approvals/service.js';
 import { parseConfig } from '../../config/index.js';
 import { EventBus, type WardenEvents } from '../../events.js';
@@ -120,11 +120,10 @@ describe('a call that passes every gate', () => {
     expect(out).toMatchObject({ tool: 'echo', toolCallId: 'c1', status: 'ok', isError: false, truncated: false, content: [{ type: 'text', text: 'echo: hi' }] });
     expect(JSON.stringify(out.content)).not.toContain('length');
     expect(out.details).toEqual({ length: 2, apiKey: '[redacted]' });
-    // Written after the call answers, in call order.
-    await vi.waitFor(async () => {
-      const [entry] = await t.transcripts.list('agent:main:discord:channel:42');
-      expect(entry).toMatchObject({ role: 'tool', tool: 'echo', toolCallId: 'c1', content: [{ type: 'text', text: 'echo: hi' }], details: { length: 2, apiKey: '[redacted]' } });
-    });
+    // Written after the call answers, in call order; settled once it is in.
+    await t.invoker.settled();
+    const [entry] = await t.transcripts.list('agent:main:discord:channel:42');
+    expect(entry).toMatchObject({ role: 'tool', tool: 'echo', toolCallId: 'c1', content: [{ type: 'text', text: 'echo: hi' }], details: { length: 2, apiKey: '[redacted]' } });
     expect(t.seen.map(([n]) => n)).toEqual(['tool.execution.started', 'tool.execution.completed']);
   });
 });
@@ -481,6 +480,7 @@ describe('after_tool_call and tool_result_persist', () => {
     const out = await t.call('echo', { text: 'secret' });
     expect(text(out)).toBe('redacted for storage');
     expect(await after).toMatchObject({ toolName: 'echo', params: { text: 'secret' }, isError: false, content: [{ type: 'text', text: 'echo: secret' }] });
-    await vi.waitFor(async () => expect((await t.transcripts.list('agent:main:discord:channel:42'))[0]?.content).toEqual([{ type: 'text', text: 'redacted for storage' }]));
+    await t.invoker.settled();
+    expect((await t.transcripts.list('agent:main:discord:channel:42'))[0]!.content).toEqual([{ type: 'text', text: 'redacted for storage' }]);
   });
 });
