@@ -12,6 +12,7 @@ import type { SkillCommandSpec } from '../skills/commands.js';
 import {
   NEW_ELSEWHERE_TEXT,
   NO_MODEL_HINT,
+  describeAdapter,
   runCommand,
   runPluginCommand,
   runsImmediately,
@@ -642,7 +643,7 @@ export class Gateway {
         running: this.queue.isRunning(r.sessionKey),
         queued: this.queue.pendingCount(r.sessionKey),
         pendingApprovals: options.approvals.pendingCount(r.sessionKey),
-        adapters: [...this.adapters.keys()],
+        adapters: [...this.adapters].map(([provider, adapter]) => describeAdapter(provider, adapter.shards?.())),
         uptimeMs: Date.now() - this.startedAt,
       }),
       stop: (key) => this.queue.abort(key, 'stopped by /stop'),
