@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { SLACK_BOT_SCOPES } from '../../../src/setup/platform-setup.js';
 import { parseBody, readBody, RequestLog, sendJson, type RecordedRequest, type RouteOverride } from '../recorder.js';
 
 export interface SlackFakeOptions {
@@ -9,6 +10,11 @@ export interface SlackFakeOptions {
   /** Channel ids to names, for `conversations.info`. */
   channels?: Record<string, string>;
   bot?: { userId: string; botId: string };
+  /** The one bot (xoxb-) and app (xapp-) token accepted; others get `invalid_auth`. Default: any of the right kind. */
+  botToken?: string;
+  appToken?: string;
+  /** The bot token's scopes, sent in `x-oauth-scopes` as Slack does; default: every scope the manifest declares. */
+  scopes?: readonly string[];
 }
 
 /** A message the app posted (or updated), as the fake keeps it. */
@@ -52,11 +58,16 @@ export class SlackFake {
   private readonly sockets = new Set<WebSocket>();
   private counter = 0;
   private tsCounter = 0;
+  private readonly tokens: { bot: string | undefined; app: string | undefined };
+  /** The bot token's granted scopes. */
+  scopes: readonly string[];
 
   constructor(options: SlackFakeOptions = {}) {
     this.teamId = options.teamId ?? TEAM_ID;
     this.bot = options.bot ?? { userId: 'UBOT00001', botId: 'BBOT00001' };
     this.channels = options.channels ?? { C0000GEN: 'general', C0000DEV: 'dev' };
+    this.tokens = { bot: options.botToken, app: options.appToken };
+    this.scopes = options.scopes ?? SLACK_BOT_SCOPES.map((s) => s.scope);
     this.wss.on('connection', (socket) => {
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
@@ -262,7 +273,10 @@ export class SlackFake {
     const auth = req.headers.authorization ?? '';
     const wantsAppToken = method === 'apps.connections.open';
     if (!(wantsAppToken ? /^Bearer xapp-/ : /^Bearer xoxb-/).test(auth)) return sendJson(res, 200, { ok: false, error: 'not_authed' });
-    sendJson(res, 200, this.apiMethod(method, body ?? {}));
+    const accepted = wantsAppToken ? this.tokens.app : this.tokens.bot;
+    if (accepted !== undefined && auth !== `Bearer ${accepted}`) return sendJson(res, 200, { ok: false, error: 'invalid_auth' });
+    // Slack names a bot token's scopes on every Web API answer.
+    sendJson(res, 200, this.apiMethod(method, body ?? {}), wantsAppToken ? {} : { 'x-oauth-scopes': this.scopes.join(',') });
   }
 
   private apiMethod(method: string, args: any): Record<string, unknown> {
