@@ -8,7 +8,7 @@ import { describeIdentity, SANDBOX_FIXES } from '../exec/sandbox-audit.js';
 import { probeSandbox, type SandboxProbe } from '../exec/sandbox-probe.js';
 import { BWRAP_PATH, resolveExecHost, sandboxIdentity } from '../exec/sandbox.js';
 import { mcpDoctorChecks } from '../mcp/doctor.js';
-import { DEFAULT_PLATFORM_TIMEOUT_MS, discordPlatformChecks, slackPlatformChecks } from '../setup/platform-check.js';
+import { DEFAULT_PLATFORM_TIMEOUT_MS, discordPlatformChecks, runningShardsCheck, slackPlatformChecks } from '../setup/platform-check.js';
 import { EXIT, flag, stringOption, type CliIO, type CommandRunner } from './args.js';
 import { loadConfigForCommand, printResult } from './config.js';
 
@@ -137,7 +137,7 @@ export async function runDoctorChecks(config: WardenConfig, baseDir: string, env
   if (platforms === 'offline') {
     if (discord?.token || slack?.botToken) checks.push({ name: 'platforms', ok: true, detail: 'tokens not checked against Discord or Slack (--offline)' });
   } else {
-    const asked = await Promise.all([discord ? discordPlatformChecks(discord, platforms) : [], slack ? slackPlatformChecks(slack, platforms) : []]);
+    const asked = await Promise.all([discord ? discordPlatformChecks(discord, platforms) : [], runningShardsCheck(discord, config.ops, platforms), slack ? slackPlatformChecks(slack, platforms) : []]);
     checks.push(...asked.flat());
   }
   if (!discord?.token && !slack?.botToken) {

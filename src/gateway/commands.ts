@@ -10,7 +10,7 @@ import type { ToolDefinition } from '../agent/types.js';
 import type { ToolResult } from '../tools/types.js';
 import type { Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
-import type { ApprovalClick, OutboundMessage, ShardState } from './types.js';
+import type { ApprovalClick, OutboundMessage } from './types.js';
 import { runNodesCommand, type NodesCommandDeps } from './commands/nodes.js';
 import { runCronCommand } from './cron-command.js';
 import { formatPendingApprovals } from './approvals-command.js';
@@ -350,13 +350,6 @@ function formatStatus(route: Route, s: StatusView): string {
     `Chat: ${s.adapters.join(', ')}`,
     `Up: ${formatDuration(s.uptimeMs)}`,
   ].join('\n');
-}
-
-/** `discord (2 shards: #0 ready, #1 resuming, 1 reconnect)`: a platform and its gateway connections, for `/status`. */
-export function describeAdapter(provider: string, shards: readonly ShardState[] | undefined): string {
-  if (!shards || shards.length === 0) return provider;
-  const each = shards.map((s) => `#${s.id} ${s.status}${s.reconnects > 0 ? `, ${s.reconnects} reconnect${s.reconnects === 1 ? '' : 's'}` : ''}`);
-  return `${provider} (${shards.length} shard${shards.length === 1 ? '' : 's'}: ${each.join('; ')})`;
 }
 
 function formatDuration(ms: number): string {

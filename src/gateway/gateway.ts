@@ -12,7 +12,6 @@ import type { SkillCommandSpec } from '../skills/commands.js';
 import {
   NEW_ELSEWHERE_TEXT,
   NO_MODEL_HINT,
-  describeAdapter,
   runCommand,
   runPluginCommand,
   runsImmediately,
@@ -23,6 +22,7 @@ import {
   type SkillsView,
   type ToolReport,
 } from './commands.js';
+import { describeAdapter } from './adapter-text.js';
 import { classifyCommandText, isAddressedCommand } from './command-text.js';
 import { sessionKeyFor } from './session-key.js';
 import { readSkillInstructions, runSkillToolCommand, skillTurnText, type SkillCommandSet } from './skill-commands.js';

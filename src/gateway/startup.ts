@@ -25,7 +25,7 @@ import { SessionSkillSnapshots } from '../skills/snapshot.js';
 import { AuditLog, MIGRATIONS, openStore, resolveDataDir, type Store } from '../store/index.js';
 import { timedTranscripts } from '../ops/hooks.js';
 import { metrics } from '../ops/metrics.js';
-import { adaptersCheck, migrationsCheck, readiness, storeCheck, type Readiness } from '../ops/readiness.js';
+import { adaptersCheck, migrationsCheck, readiness, shardsCheck, storeCheck, type Readiness } from '../ops/readiness.js';
 import { OPS_LISTENER, OpsServer } from '../ops/server.js';
 import { HookBus } from '../hooks/bus.js';
 import type { CronJobs } from '../cron/jobs.js';
@@ -413,12 +413,15 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       ? new ConfigFileWatcher(loaded.file, () => void reloader.reloadFile('file').catch((err: unknown) => log.error({ err }, 'config reload failed; the running config stays')), config.gateway?.reload?.debounceMs ?? 300)
       : undefined;
 
-  const readinessNow = (): Readiness =>
-    readiness({
+  const readinessNow = (): Readiness => {
+    const shards = gateway.adapter('discord')?.shards?.() ?? [];
+    return readiness({
       store: () => storeCheck(store.db),
       migrations: () => migrationsCheck(store.db, MIGRATIONS),
       adapters: () => adaptersCheck(gateway.accepting, gateway.adapterStates().map((a) => ({ ...a, connected: gateway.adapter(a.provider)?.connected?.() }))),
+      ...(shards.length > 0 ? { shards: () => shardsCheck('discord', shards) } : {}),
     });
+  };
   const ops = new ControlListeners([{ name: OPS_LISTENER, block: (c) => (c.ops?.enabled ? c.ops : undefined), create: (c) => new OpsServer(c.ops, { readiness: readinessNow, metrics }) }]);
   const offGauges = metrics.addSource({ approvalsPending: () => approvals.list().length, queue: () => gateway.stats() });
 

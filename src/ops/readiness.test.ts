@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MIGRATIONS, openStore, type Migration } from '../store/index.js';
 import { WardenMetrics } from './metrics.js';
-import { adaptersCheck, migrationsCheck, readiness, storeCheck, type AdapterView } from './readiness.js';
+import { adaptersCheck, migrationsCheck, readiness, shardsCheck, storeCheck, type AdapterView } from './readiness.js';
 
 const openTemp = (migrations?: readonly Migration[]) => {
   const opened = openStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-ready-')), ...(migrations ? { migrations } : {}) });
@@ -52,5 +52,14 @@ describe('readiness', () => {
     ['two down', true, [{ provider: 'slack', state: 'running', connected: false }, { provider: 'discord', state: 'retrying', connected: false }], { ok: false, reason: 'slack not connected; discord unreachable, retrying' }],
   ])('adapters: %s', (_name, accepting, adapters, expected) => {
     expect(adaptersCheck(accepting, adapters)).toEqual(expected);
+  });
+
+  const shard = (id: number, status: string, reconnects = 0) => ({ id, status, pingMs: undefined, reconnects });
+  it.each([
+    ['every shard ready', [shard(0, 'ready'), shard(1, 'ready', 2)], { ok: true, detail: 'discord (2 shards: #0 ready; #1 ready, 2 reconnects)' }],
+    ['a shard resuming', [shard(0, 'ready'), shard(1, 'resuming', 1)], { ok: false, reason: 'discord shard 1 resuming: discord (2 shards: #0 ready; #1 resuming, 1 reconnect)' }],
+    ['a shard given up', [shard(0, 'disconnected'), shard(1, 'ready')], { ok: false, reason: 'discord shard 0 disconnected: discord (2 shards: #0 disconnected; #1 ready)' }],
+  ])('shards: %s', (_name, shards, expected) => {
+    expect(shardsCheck('discord', shards)).toEqual(expected);
   });
 });

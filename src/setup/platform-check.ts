@@ -1,5 +1,6 @@
 import type { DoctorCheck } from '../cli/doctor.js';
 import type { DiscordConfig, SlackConfig } from '../config/schema/channels.js';
+import type { OpsConfig } from '../config/schema/ops.js';
 import { SLACK_BOT_SCOPES } from './platform-setup.js';
 
 /**
@@ -170,4 +171,21 @@ export async function slackPlatformChecks(config: SlackConfig, options: Platform
     }
   }
   return checks;
+}
+
+/**
+ * Each shard's state, from the running Warden's own `/readyz` on the ops listener (loopback;
+ * a wildcard bind is asked on 127.0.0.1): doctor is another process and opens no gateway
+ * session of its own, which would count against Discord's daily session limit.
+ */
+export async function runningShardsCheck(discord: DiscordConfig | undefined, ops: OpsConfig, options: PlatformCheckOptions = {}): Promise<DoctorCheck[]> {
+  if (discord?.shards === undefined || !ops.enabled) return [];
+  const host = ops.host === '0.0.0.0' || ops.host === '::' ? '127.0.0.1' : ops.host.includes(':') ? `[${ops.host}]` : ops.host;
+  const url = `http://${host}:${ops.port}/readyz`;
+  const timeoutMs = Math.min(options.timeoutMs ?? DEFAULT_PLATFORM_TIMEOUT_MS, 2_000);
+  const answer = await request(url, {}, AbortSignal.timeout(timeoutMs), timeoutMs);
+  const shards = answer.ok ? (answer.body as { checks?: Record<string, { ok?: boolean; detail?: unknown; reason?: unknown }> } | undefined)?.checks?.shards : undefined;
+  if (!shards) return [{ name: 'discord shards now', ok: true, detail: `no running Warden reported shards at ${url}; /status in the chat lists each shard of a running one` }];
+  if (shards.ok) return [{ name: 'discord shards now', ok: true, detail: String(shards.detail) }];
+  return [{ name: 'discord shards now', ok: true, warn: true, detail: String(shards.reason), fix: "the running Warden reconnects a dropped shard by itself; its log says why one stays down (shard ids in 'discord shard' lines)" }];
 }

@@ -3,6 +3,8 @@
 // guilds `(guild_id >> 22) % count` assigns it (and their messages and clicks), DMs go to
 // shard 0. One Warden runs every shard over one store; commands are registered once.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { APIMessage, APIUser } from 'discord-api-types/v10';
@@ -41,7 +43,7 @@ afterAll(async () => {
   await model?.close();
 });
 
-async function start(shards: 'auto' | number): Promise<RunningWarden> {
+async function start(shards: 'auto' | number, extra: Record<string, unknown> = {}): Promise<RunningWarden> {
   const dir = mkdtempSync(path.join(tmpdir(), 'warden-shards-e2e-'));
   mkdirSync(path.join(dir, 'workspace'));
   writeFileSync(path.join(dir, 'workspace', 'notes.md'), '# notes\n');
@@ -51,6 +53,7 @@ async function start(shards: 'auto' | number): Promise<RunningWarden> {
     tools: { profile: 'coding', exec: { host: 'gateway' } },
     channels: { discord: { token: 'test-token', apiBaseUrl: fake.apiBaseUrl, streaming: false, shards, guilds: { [BETA.id]: { tools: { allow: ['*'] } } } } },
     dataDir: path.join(dir, 'data'),
+    ...extra,
   });
   if (!parsed.ok) throw parsed.error;
   const started = await startWarden({ ...parsed.value, baseDir: dir }, { env: {}, shutdownGraceMs: 300 });
@@ -141,5 +144,21 @@ describe('Discord shards end to end', () => {
     at = mark();
     say(alice, ALPHA_GENERAL, '/status');
     expect((await botPost(ALPHA_GENERAL, at)).body.content).toMatch(/2 shards: #0 ready; #1 ready, 1 reconnect\)/);
+  });
+
+  it("warden doctor shows the shard count Discord recommends and each running shard's state", async () => {
+    const warden = await start('auto', { ops: { port: 0 } });
+    const opsPort = new URL(warden.opsUrl!).port;
+    const dir = mkdtempSync(path.join(tmpdir(), 'warden-shards-doctor-'));
+    const config = path.join(dir, 'warden.config.yaml');
+    writeFileSync(
+      config,
+      JSON.stringify({ channels: { discord: { token: 'test-token', apiBaseUrl: fake.apiBaseUrl, shards: 'auto' } }, ops: { port: Number(opsPort) }, tools: { exec: { host: 'gateway' } }, dataDir: path.join(dir, 'data') }),
+    );
+    const bin = fileURLToPath(new URL('../../bin/warden.js', import.meta.url));
+    const run = await execa('node', [bin, 'doctor', '--json', '--config', config], { cwd: dir, env: { WARDEN_LOG_LEVEL: 'warn', WARDEN_DATA_DIR: '' }, reject: false, timeout: 60_000 });
+    const checks = (JSON.parse(run.stdout) as { checks: Array<{ name: string; ok: boolean; detail: string }> }).checks;
+    expect(checks.find((c) => c.name === 'discord shards')).toEqual({ name: 'discord shards', ok: true, detail: 'auto: 2 shards (Discord recommends 2)' });
+    expect(checks.find((c) => c.name === 'discord shards now')).toEqual({ name: 'discord shards now', ok: true, detail: 'discord (2 shards: #0 ready; #1 ready)' });
   });
 });
