@@ -77,7 +77,8 @@ type Answer = { ok: true; status: number; headers: Headers; body: any } | { ok: 
 /** One request under the platform's deadline; a network failure or the deadline is a value, not a throw. */
 async function request(url: string, init: RequestInit, signal: AbortSignal, timeoutMs: number): Promise<Answer> {
   try {
-    const res = await fetch(url, { ...init, signal });
+    // The token goes to the configured API only: a redirect (a proxy's, a spoofed answer's) is not followed.
+    const res = await fetch(url, { ...init, signal, redirect: 'manual' });
     const text = await res.text();
     let body: unknown;
     try {
