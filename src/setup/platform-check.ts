@@ -99,11 +99,12 @@ export interface PlatformCheckOptions {
   timeoutMs?: number;
 }
 
-const unreachable = (name: string, host: string, reason: string, unchecked: string): DoctorCheck => ({
+/** A platform that gave no usable answer: what was not checked, never a verdict on the token. */
+const unreachable = (name: string, host: string, answer: Answer | string, unchecked: string): DoctorCheck => ({
   name,
   ok: true,
   warn: true,
-  detail: `could not reach ${host} (${reason}): ${unchecked} not checked`,
+  detail: `${typeof answer === 'string' ? `${host} answered ${answer}` : answer.ok ? `${host} answered HTTP ${answer.status}` : `could not reach ${host} (${answer.reason})`}: ${unchecked} not checked`,
   fix: 'check the network, proxy or apiBaseUrl/apiUrl; `warden doctor --offline` skips the platform checks',
 });
 
@@ -117,20 +118,20 @@ export async function discordPlatformChecks(config: DiscordConfig, options: Plat
   const get = (route: string) => request(`${base}${route}`, { headers: { authorization: `Bot ${config.token}`, 'user-agent': 'DiscordBot (warden doctor, 1)' } }, signal, timeoutMs);
 
   const me = await get('/users/@me');
-  if (!me.ok) return [unreachable('discord token', host, me.reason, 'the token, intents and shards were')];
+  if (!me.ok) return [unreachable('discord token', host, me, 'the token, intents and shards were')];
   if (me.status === 401) {
     return [{ name: 'discord token', ok: false, detail: 'Discord rejects the token (401 Unauthorized)', fix: 'Developer Portal → your app → Bot → Reset Token, and put the new token in channels.discord.token' }];
   }
-  if (me.status !== 200) return [unreachable('discord token', host, `HTTP ${me.status}`, 'the token, intents and shards were')];
+  if (me.status !== 200) return [unreachable('discord token', host, me, 'the token, intents and shards were')];
   const user = me.body as { id?: string; username?: string; bot?: boolean };
   if (user.bot !== true) return [{ name: 'discord token', ok: false, detail: `the token is a user account's (${user.username ?? '?'}), not a bot's`, fix: 'use the bot token: Developer Portal → your app → Bot → Reset Token' }];
   const checks: DoctorCheck[] = [{ name: 'discord token', ok: true, detail: `bot ${user.username} (id ${user.id})` }];
 
   const [app, gateway] = await Promise.all([get('/applications/@me'), get('/gateway/bot')]);
   if (app.ok && app.status === 200 && typeof app.body?.flags === 'number') checks.push(discordIntentCheck(app.body.flags as number));
-  else checks.push(unreachable('discord intents', host, app.ok ? `HTTP ${app.status}` : app.reason, 'the Message Content intent was'));
+  else checks.push(unreachable('discord intents', host, app, 'the Message Content intent was'));
   if (gateway.ok && gateway.status === 200 && typeof gateway.body?.shards === 'number') checks.push(discordShardCheck(config.shards, gateway.body));
-  else checks.push(unreachable('discord shards', host, gateway.ok ? `HTTP ${gateway.status}` : gateway.reason, 'the recommended shard count was'));
+  else checks.push(unreachable('discord shards', host, gateway, 'the recommended shard count was'));
   return checks;
 }
 
@@ -145,14 +146,14 @@ export async function slackPlatformChecks(config: SlackConfig, options: Platform
     request(new URL(method, base.endsWith('/') ? base : `${base}/`).toString(), { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-www-form-urlencoded' } }, signal, timeoutMs);
 
   const auth = await call('auth.test', config.botToken);
-  if (!auth.ok) return [unreachable('slack token', host, auth.reason, 'the tokens and scopes were')];
+  if (!auth.ok) return [unreachable('slack token', host, auth, 'the tokens and scopes were')];
   const body = auth.body as { ok?: boolean; error?: string; user?: string; user_id?: string; team?: string; team_id?: string; bot_id?: string } | undefined;
   if (!body?.ok) {
     const error = body?.error ?? `HTTP ${auth.status}`;
     if (error === 'invalid_auth' || error === 'not_authed' || error === 'account_inactive' || error === 'token_revoked') {
       return [{ name: 'slack token', ok: false, detail: `Slack rejects the bot token (${error})`, fix: 'api.slack.com/apps → your app → OAuth & Permissions → copy the Bot User OAuth Token (xoxb-…) into channels.slack.botToken' }];
     }
-    return [unreachable('slack token', host, error, 'the tokens and scopes were')];
+    return [unreachable('slack token', host, body?.error ? `error ${body.error}` : auth, 'the tokens and scopes were')];
   }
   const checks: DoctorCheck[] = [{ name: 'slack token', ok: true, detail: `bot @${body.user} (${body.user_id}${body.bot_id ? `, bot ${body.bot_id}` : ''}) in team ${body.team} (${body.team_id})` }];
   checks.push(slackScopeCheck(auth.headers.get('x-oauth-scopes')));
@@ -160,7 +161,7 @@ export async function slackPlatformChecks(config: SlackConfig, options: Platform
   if (config.appToken) {
     const socket = await call('apps.connections.open', config.appToken);
     const answer = socket.ok ? (socket.body as { ok?: boolean; error?: string } | undefined) : undefined;
-    if (!socket.ok) checks.push(unreachable('slack app token', host, socket.reason, 'the app token was'));
+    if (!socket.ok) checks.push(unreachable('slack app token', host, socket, 'the app token was'));
     else if (answer?.ok) checks.push({ name: 'slack app token', ok: true, detail: 'valid: Socket Mode can connect' });
     else {
       checks.push({

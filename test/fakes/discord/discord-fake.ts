@@ -184,8 +184,8 @@ export class DiscordFake {
   // ---- pushing events to the client ----
 
   /**
-   * Sends a dispatch to the shard Discord would send it to: the one serving `d.guild_id`
-   * (or `guildId` given explicitly), shard 0 for events outside a guild.
+   * Sends a dispatch to the shard Discord would send it to (unless `shardId` says which): the
+   * one serving `d.guild_id`, shard 0 for events outside a guild.
    */
   dispatch(t: string, d: unknown, shardId = this.shardOf((d as { guild_id?: string } | null)?.guild_id)): void {
     const session = this.sessions.get(shardId);
