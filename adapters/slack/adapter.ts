@@ -29,7 +29,7 @@ import { fitFiles, withNotes } from '../common/outbound-files.js';
 import { answersPrivately, slackCommandText } from '../common/native-commands.js';
 import { RecentIds } from '../common/recent-ids.js';
 import { APPROVAL_ACTION_PATTERN, escapeMrkdwn, mention, slackCard } from './card.js';
-import { inboundFromSlack, inboundFromSlackCommand, type SlackMessageEvent } from './inbound.js';
+import { inboundFromSlack, inboundFromSlackCommand, SLACK_FILE_HOSTS, type SlackMessageEvent } from './inbound.js';
 
 /** Slack accepts 40,000 characters of text but renders long posts poorly; 3,000 is one section. */
 export const SLACK_CHUNK = 3_000;
@@ -83,6 +83,8 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
   }
   if (problems.length > 0) throw new ConfigError(undefined, problems);
   const mode = config.appToken ? 'socket' : 'http';
+  // A loopback API (the tests' fake) serves its files itself.
+  const fileHosts = [...SLACK_FILE_HOSTS, ...(config.apiUrl && /^http:\/\/127\.0\.0\.1:\d+\//.test(config.apiUrl) ? [new URL(config.apiUrl).host] : [])];
   const cards = deps.cards ?? memoryCardStore();
   const logger = log.child({ adapter: 'slack' });
   const seenEvents = new RecentIds();
@@ -338,7 +340,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
       botUserId ??= userId;
       if (!seenMessages.firstTime(`${event.channel}:${event.ts}`)) return;
       const isDm = event.channel_type === 'im';
-      const inbound = inboundFromSlack(event, { teamId, botUserId, channelName: isDm ? undefined : await channelName(client, event.channel) });
+      const inbound = inboundFromSlack(event, { teamId, botUserId, channelName: isDm ? undefined : await channelName(client, event.channel), files: { token: config.botToken!, hosts: fileHosts } });
       if (!inbound) return;
       // Not awaited: the turn may take minutes, and the listener must not hold Bolt's ack path.
       onMessage(inbound).catch((err: unknown) => logger.error({ err, ts: event.ts }, 'inbound message failed'));

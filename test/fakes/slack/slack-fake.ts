@@ -46,6 +46,8 @@ export class SlackFake {
   readonly bot: { userId: string; botId: string };
   readonly channels: Record<string, string>;
   readonly uploads = new Map<string, { filename: string; content: string }>();
+  /** Files people "posted", served at their url_private with the bot token, by path. */
+  readonly hostedFiles = new Map<string, { data: Buffer; mimetype: string }>();
   private readonly overrides: Array<{ match: (r: RecordedRequest) => boolean; handle: RouteOverride }> = [];
   private readonly server = createServer((req, res) => void this.handleHttp(req, res));
   private readonly wss = new WebSocketServer({ server: this.server });
@@ -133,6 +135,30 @@ export class SlackFake {
       team: this.teamId,
       ...(input.threadTs ? { thread_ts: input.threadTs } : {}),
       ...input.extra,
+    };
+  }
+
+  /**
+   * A file a person posted, as it appears in a message event's `files`: served by this fake at
+   * its `url_private` / `url_private_download` to a request with the bot token (Slack answers
+   * others with a redirect to its sign-in page).
+   */
+  hostFile(input: { name: string; mimetype: string; data: Buffer; subtype?: string }): Record<string, unknown> {
+    const id = `F${String(++this.counter).padStart(8, '0')}`;
+    const base = `/files-pri/${this.teamId}-${id}/${encodeURIComponent(input.name)}`;
+    this.hostedFiles.set(base, { data: input.data, mimetype: input.mimetype });
+    this.hostedFiles.set(`/files-pri/${this.teamId}-${id}/download/${encodeURIComponent(input.name)}`, { data: input.data, mimetype: input.mimetype });
+    return {
+      id,
+      name: input.name,
+      title: input.name,
+      mimetype: input.mimetype,
+      filetype: input.name.split('.').pop() ?? '',
+      size: input.data.length,
+      mode: 'hosted',
+      ...(input.subtype ? { subtype: input.subtype } : {}),
+      url_private: `http://127.0.0.1:${this.port}${base}`,
+      url_private_download: `http://127.0.0.1:${this.port}/files-pri/${this.teamId}-${id}/download/${encodeURIComponent(input.name)}`,
     };
   }
 
@@ -251,6 +277,16 @@ export class SlackFake {
     this.requests.add(record);
     for (const o of this.overrides) if (o.match(record) && (await o.handle(record, res))) return;
     if (url.pathname.startsWith('/response/')) return sendJson(res, 200, { ok: true });
+    if (url.pathname.startsWith('/files-pri/')) {
+      const file = this.hostedFiles.get(url.pathname);
+      if (!file) return sendJson(res, 404, { ok: false, error: 'file_not_found' });
+      if (!/^Bearer xoxb-/.test(req.headers.authorization ?? '')) {
+        res.writeHead(302, { location: `http://127.0.0.1:${this.port}/signin?redir=${encodeURIComponent(url.pathname)}` }).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': file.mimetype, 'content-length': file.data.length }).end(file.data);
+      return;
+    }
     if (url.pathname.startsWith('/upload/')) {
       const upload = this.uploads.get(url.pathname.slice('/upload/'.length));
       // web-api sends the bytes as a multipart form; other clients may post them raw.
