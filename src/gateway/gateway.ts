@@ -550,7 +550,7 @@ export class Gateway {
     const c = route.context;
     const where = { provider: route.replyTo.provider, guildId: c.guildId, guildName: c.guildName, channelId: c.channelId, channelName: c.channelName };
     if (!streamingFor(view.config, where)) return undefined;
-    const surface = adapter.streamTo(route.replyTo);
+    const surface = adapter.streamTo(route.replyTo, { userId: c.senderId, teamId: c.guildId });
     return surface ? new ReplyStream(surface) : undefined;
   }
 
