@@ -14,7 +14,7 @@ interface Entry {
   mimeType: string;
   bytes: number;
   at: number;
-  /** Who put it there: a reply (`out`) or the page (`upload`, usable once as a message's file). */
+  /** Who put it there: a reply (`out`) or the page (`upload`: only these may be named as a message's files). */
   kind: 'out' | 'upload';
 }
 
