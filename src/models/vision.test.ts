@@ -34,6 +34,20 @@ describe('a model reads images when its definition says so', () => {
     expect(parseConfig({ models: { providers: { local: { api: 'openai', models: [{ id: 'm', input: ['text', 'video'] }] } } } }).ok).toBe(false);
     expect(parseConfig({ models: { providers: { local: { api: 'openai', models: [{ id: 'm', inputs: ['text'] }] } } } }).ok).toBe(false);
   });
+
+  it("an entry pasted from OpenClaw's configuration examples parses, and only its input is read", () => {
+    const pasted = {
+      id: 'llama-3.1-8b',
+      name: 'Llama 3.1 8B',
+      api: 'openai-completions',
+      reasoning: false,
+      input: ['text'],
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+      contextWindow: 128000,
+      maxTokens: 32000,
+    };
+    expect(modelReadsImages(config({ local: { api: 'openai', baseUrl: 'http://127.0.0.1:8000/v1', models: [pasted] } }), 'local/llama-3.1-8b')).toBe(false);
+  });
 });
 
 describe('an image posted to a text-only model', () => {
