@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
+import path from 'node:path';
 import { checkBind, createWebAdapter, webChatToken, WEB_CHANNEL_ID, WEB_LOCAL_USER, type WebAdapter } from '../../adapters/web/index.js';
 import { sqliteWebHistory } from '../../adapters/web/history.js';
 import type { ToolExecutor } from '../agent/index.js';
@@ -215,6 +216,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       approvals,
     }),
     pendingApprovals: () => approvals.list(),
+    // Files shown in the page (replies' and uploads), kept so their links outlive a restart.
+    filesDir: path.join(dataDir, 'web-files'),
   };
   const webToken = token?.ok ? token.token : '';
   const renderers = new Map<string, () => void>();
@@ -673,7 +676,7 @@ async function createAdapter(
   store: Store,
   resolve: ResolveApproval,
   webToken: string,
-  web: Pick<Parameters<typeof createWebAdapter>[1], 'history' | 'pendingApprovals'>,
+  web: Pick<Parameters<typeof createWebAdapter>[1], 'history' | 'pendingApprovals' | 'filesDir'>,
   current: () => WardenConfig,
 ): Promise<ChatAdapter> {
   const onApprovalClick = clickHandlerOn(resolve, provider);

@@ -105,9 +105,10 @@ export interface ChatAdapter {
   newSession?(target: ReplyTarget): Promise<string>;
   /**
    * A reply streamed into `target` (`reply-stream.ts` drives it); undefined where this target
-   * cannot be streamed into (a slash command's own answer).
+   * cannot be streamed into (a slash command's own answer). `recipient` is who asked (Slack's
+   * native streams name the user and team they stream to).
    */
-  streamTo?(target: ReplyTarget): StreamSurface | undefined;
+  streamTo?(target: ReplyTarget, recipient?: { userId?: string | undefined; teamId?: string | undefined }): StreamSurface | undefined;
 }
 
 /** One gateway connection of a sharded platform, as `/status` shows it. */
