@@ -8,7 +8,10 @@
 //   floating   a call (or new) whose type is a promise/thenable, used as a statement without
 //              `await`, `void`, `.catch(handler)` or `.then(onFulfilled, onRejected)`;
 //   condition  a value that is always a promise used where truthiness is tested: `if`/`while`/
-//              `for`/`do` conditions, `?:` tests, `&&`/`||` operands, `!p`.
+//              `for`/`do` conditions, `?:` tests, `&&`/`||` operands, `!p`;
+//   expect     a value that is always a promise handed to `expect(…)` without `.resolves` or
+//              `.rejects`: the matcher then looks at the promise object, so the test cannot
+//              tell what the store holds.
 // An intentional fire-and-forget is written `void work().catch(logIt)`.
 //
 // Usage: node scripts/check-promises.mjs [--project tsconfig.json] [--typecheck]; exits 1 on
@@ -104,7 +107,19 @@ export function findForgottenPromises(program, files) {
   };
   const isLogical = (node) => ts.isBinaryExpression(node) && (node.operatorToken.kind === ts.SyntaxKind.AmpersandAmpersandToken || node.operatorToken.kind === ts.SyntaxKind.BarBarToken);
 
+  /** `expect(p)` or `expect.soft(p)` on a promise, not followed by `.resolves`/`.rejects`. */
+  const checkAssertion = (sf, call) => {
+    const callee = call.expression;
+    const isExpect = (ts.isIdentifier(callee) && callee.text === 'expect') || (ts.isPropertyAccessExpression(callee) && ts.isIdentifier(callee.expression) && callee.expression.text === 'expect' && callee.name.text === 'soft');
+    if (!isExpect || call.arguments.length === 0) return;
+    const parent = call.parent;
+    if (ts.isPropertyAccessExpression(parent) && (parent.name.text === 'resolves' || parent.name.text === 'rejects')) return;
+    const value = call.arguments[0];
+    if (alwaysThenable(value)) report(sf, value, 'expect', `\`${text(sf, value)}\` is a promise handed to expect: assert \`await\` of it, or use .resolves/.rejects`);
+  };
+
   const visit = (sf, node, tested) => {
+    if (ts.isCallExpression(node)) checkAssertion(sf, node);
     if (ts.isExpressionStatement(node)) checkFloating(sf, node);
     else if (ts.isIfStatement(node) || ts.isWhileStatement(node) || ts.isDoStatement(node)) markTested(tested, node.expression);
     else if (ts.isForStatement(node) && node.condition) markTested(tested, node.condition);

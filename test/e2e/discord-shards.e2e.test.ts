@@ -113,12 +113,12 @@ describe('Discord shards end to end', () => {
     await botPost(BETA_OPS, at, (b) => Array.isArray(b.components) && b.components.length > 0);
     const card = fake.botMessagesIn(BETA_OPS).filter((m) => cardButtons(m).length > 0).at(-1)!;
     const allow = cardButtons(card).find((id) => decodeApprovalAction(id)?.decision === 'allow-once')!;
-    expect(warden.approvals.list()).toHaveLength(1);
+    expect(await warden.approvals.list()).toHaveLength(1);
 
     expect(fake.shardOf(BETA.id)).toBe(1);
     const click = fake.click({ message: card, customId: allow, user: olga });
     await fake.requests.waitFor((r) => r.path.includes(click.token) && JSON.stringify(r.body).includes(`Allowed once by <@${olga.id}>`), 5_000, 'card edit');
-    expect(warden.approvals.list()).toHaveLength(0);
+    expect(await warden.approvals.list()).toHaveLength(0);
     // The call waited for the click, ran, and the model's answer came back to the same channel.
     expect((await botPost(BETA_OPS, at, (b) => typeof b.content === 'string' && b.content.includes('notes.md'))).body.content).toBe('Listed right away: notes.md is there.');
   });

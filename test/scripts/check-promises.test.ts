@@ -32,15 +32,17 @@ const findings = findForgottenPromises(programFromConfig(path.join(FIXTURES, 'ts
 const at = (c: Case) => findings.filter((f) => f.file === c.file && f.line === c.line);
 
 describe('the forgotten-promise check', () => {
-  it('has cases of both kinds in its fixtures', () => {
+  it('has cases of every kind in its fixtures', () => {
     expect(cases.filter((c) => c.rule === 'floating').length).toBeGreaterThanOrEqual(10);
     expect(cases.filter((c) => c.rule === 'condition').length).toBeGreaterThanOrEqual(10);
+    expect(cases.filter((c) => c.rule === 'expect').length).toBeGreaterThanOrEqual(5);
     expect(cases.filter((c) => c.rule === undefined).length).toBeGreaterThanOrEqual(10);
   });
 
   it.each(cases.filter((c) => c.rule).map((c) => [`${c.file}:${c.line}`, c] as const))('reports %s: %s', (_where, c) => {
     expect(at(c).map((f) => f.rule)).toEqual([c.rule]);
-    expect(at(c)[0]!.message).toMatch(c.rule === 'floating' ? /dropped: await it/ : /always true: await it/);
+    const message = { floating: /dropped: await it/, condition: /always true: await it/, expect: /handed to expect: assert `await`/ }[c.rule as 'floating' | 'condition' | 'expect'];
+    expect(at(c)[0]!.message).toMatch(message);
   });
 
   it.each(cases.filter((c) => !c.rule).map((c) => [`${c.file}:${c.line}`, c] as const))('accepts %s', (_where, c) => {
