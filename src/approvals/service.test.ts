@@ -90,7 +90,8 @@ describe.each(ENGINES)('request and resolve on %s', (engine) => {
     const pending = await onlyPending(svc);
     expect(pending).toMatchObject({ status: 'pending', tool: 'write', agentId: 'main', sessionKey: CTX.sessionKey, channelId: '42', requesterId: 'user-7', allowedDecisions: ['allow-once', 'allow-always', 'deny'] });
     expect(pending!.expiresAt - pending!.createdAt).toBe(120_000);
-    expect(renderer.shown.map((r) => r.id)).toEqual([pending!.id]);
+    // The row is written before the card is shown: on a store with round trips the card follows.
+    await vi.waitFor(() => expect(renderer.shown.map((r) => r.id)).toEqual([pending!.id]), { timeout: 5000, interval: 5 });
     expect(other.shown).toEqual([]);
 
     const result = await svc.resolve(pending!.id, 'allow-once', { provider: 'discord', userId: 'owner-1' });
