@@ -34,12 +34,17 @@ export function shellQuote(token: string): string {
 
 export function buildEnforcedCommand(parts: readonly RewritePart[]): string {
   let out = '';
-  let bodies = '';
+  // Collected and joined once: a command may carry thousands of heredoc bodies.
+  const bodies: string[] = [];
+  const addBody = (body: string) => {
+    bodies.push(body);
+  };
   for (const part of parts) {
-    const pipeline = part.pipeline.map((segment) => emitSegment(segment, (body) => (bodies += body))).join(' | ');
+    const pipeline = part.pipeline.map((segment) => emitSegment(segment, addBody)).join(' | ');
     out += part.op === null ? pipeline : ` ${part.op} ${pipeline}`;
   }
-  return bodies === '' ? out : `${out}\n${bodies}`;
+  const text = bodies.join('');
+  return text === '' ? out : `${out}\n${text}`;
 }
 
 function emitSegment(segment: RewriteSegment, addBody: (body: string) => void): string {
