@@ -5,6 +5,8 @@ export interface Timing {
   median: number;
   p50: number;
   p99: number;
+  /** The slowest single sample. */
+  max: number;
   mean: number;
   iterations: number;
 }
@@ -37,7 +39,7 @@ export function summarize(samples: number[]): Timing {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
   const mean = sorted.reduce((a, b) => a + b, 0) / Math.max(1, sorted.length);
-  return { median: at(0.5), p50: at(0.5), p99: at(0.99), mean, iterations: sorted.length };
+  return { median: at(0.5), p50: at(0.5), p99: at(0.99), max: sorted[sorted.length - 1] ?? 0, mean, iterations: sorted.length };
 }
 
 export const fmtMs = (ms: number): string => (ms < 1 ? `${(ms * 1000).toFixed(1)} µs` : `${ms.toFixed(3)} ms`);

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 
 const built = !process.env.WARDEN_FROM_SOURCE && existsSync(new URL('../dist/BUILD', import.meta.url));
 let main;
-if (built) ({ main } = await import('../dist/src/cli.js'));
+if (built) ({ main } = await import('../dist/cli.js'));
 else {
   const { register } = await import('tsx/esm/api');
   register();

@@ -1,10 +1,15 @@
 #!/usr/bin/env node
-// Compiles what `warden` runs (src/ and adapters/, tests left out) to JavaScript under dist/,
-// one output file per module, so the CLI starts without compiling TypeScript at run time. A
-// single bundle would load every adapter and SDK at once; per-file output keeps the lazy
-// imports lazy. Runs at `npm ci` (the `prepare` script), before `npm start` and before the
-// tests; offline, and skipped when dist/ is newer than every source. The TypeScript sources
-// stay the truth for development and tests.
+// Compiles what `warden` runs (src/ and adapters/, tests left out) to JavaScript under dist/:
+// dist/cli.js and the chunks it imports, split at every dynamic import, so a command loads
+// only the code on its own path (`warden tools` a few dozen kilobytes, never the chat adapters
+// or the model SDKs) in a handful of files instead of one per module. A single unsplit bundle
+// would load every adapter and SDK at once. Dependencies stay in node_modules, except zod (the
+// config schema, loaded by every command), whose ESM build is a hundred small files: it is
+// bundled into a chunk, without its translated error messages (Warden uses the English ones).
+// Runs at `npm ci` (the `prepare` script), before `npm start` and before the tests; offline,
+// and skipped when dist/ is newer than every source. The TypeScript sources stay the truth for
+// development and tests; `import.meta.url` resolves from dist/ as from src/ (the package folder
+// is found by walking up, see src/util/package-root.ts).
 //   node scripts/build.mjs [--force] [--quiet]
 import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -15,10 +20,6 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = path.join(root, 'dist');
 const stamp = path.join(outdir, 'BUILD');
 const ROOTS = ['src', 'adapters'];
-// Dependencies whose ESM build is a hundred small files, each a module to resolve and link at
-// every start: bundled once into dist/vendor/ and imported from there. (zod is the config
-// schema, loaded by every command.)
-const VENDORED = { zod: 'export { z } from "zod";' };
 const quiet = process.argv.includes('--quiet');
 
 /** Every module under `dir`, tests excluded. */
@@ -46,48 +47,42 @@ function upToDate() {
 
 if (!process.argv.includes('--force') && upToDate()) process.exit(0);
 
-/** Rewrites each module's `from "zod"` to the bundle in vendor/, relative to the module. */
-function pointAtVendored(out, sources) {
-  for (const source of sources) {
-    const file = path.join(out, path.relative(root, source)).replace(/\.ts$/, '.js');
-    const text = readFileSync(file, 'utf8');
-    let changed = text;
-    for (const name of Object.keys(VENDORED)) {
-      const rel = path.relative(path.dirname(file), path.join(out, 'vendor', `${name}.js`));
-      changed = changed.replaceAll(` from "${name}";`, ` from "${rel.startsWith('.') ? rel : `./${rel}`}";`);
-    }
-    if (changed !== text) writeFileSync(file, changed);
-  }
-}
+/** Bare imports stay imports of node_modules, except zod, which is bundled. */
+const dependencies = {
+  name: 'dependencies',
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) => (args.path === 'zod' || args.kind === 'entry-point' ? undefined : { path: args.path, external: true }));
+  },
+};
+
+/** zod's `z.locales` (every translation of its messages, half of its size): never used here. */
+const noZodLocales = {
+  name: 'no-zod-locales',
+  setup(b) {
+    b.onResolve({ filter: /\/locales\/index\.js$/ }, (args) => (args.importer.includes(`${path.sep}zod${path.sep}`) ? { path: 'zod-locales', namespace: 'stub' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'stub' }, () => ({ contents: 'export {};', loader: 'js' }));
+  },
+};
 
 // Built beside dist/ and swapped in whole, so a process running from dist/ (another test run,
 // a running bot) never reads a half-written file.
 const staging = mkdtempSync(path.join(root, '.dist-'));
 try {
   await build({
-    entryPoints,
+    entryPoints: [path.join(root, 'src/cli.ts')],
     outdir: staging,
-    outbase: root,
-    bundle: false,
+    entryNames: '[name]',
+    chunkNames: 'chunks/[hash]',
+    bundle: true,
+    splitting: true,
     format: 'esm',
     platform: 'node',
     target: 'node20',
     logLevel: 'warning',
+    plugins: [dependencies, noZodLocales],
     // The module semantics tsc checks: type-only imports are marked `import type`.
     tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true, target: 'ES2022', useDefineForClassFields: true } },
   });
-  pointAtVendored(staging, entryPoints);
-  for (const [name, source] of Object.entries(VENDORED)) {
-    await build({
-      stdin: { contents: source, resolveDir: root, sourcefile: `${name}.js` },
-      outfile: path.join(staging, 'vendor', `${name}.js`),
-      bundle: true,
-      format: 'esm',
-      platform: 'node',
-      target: 'node20',
-      logLevel: 'warning',
-    });
-  }
   // The list of modules marks a finished build: bin/warden.js runs dist/ only when it is there.
   writeFileSync(path.join(staging, 'BUILD'), `${listing}\n`);
   const old = `${staging}-old`;

@@ -252,7 +252,10 @@ export function splitPipeline(text: string): PipelineSplit {
       if (pending.length === 0) return fail('newline between commands');
       const consumed = consumeHeredocBodies(text, i, pending);
       if (!consumed.ok) return consumed;
-      pending.forEach((doc, k) => heredocs.push({ ...doc.found, body: consumed.bodies[k]! }));
+      for (let k = 0; k < pending.length; k++) {
+        const { segment, operator, start, end } = pending[k]!.found;
+        heredocs.push({ segment, operator, start, end, body: consumed.bodies[k]! });
+      }
       pending.length = 0;
       i = consumed.next;
       // Nothing may follow the last heredoc body: a further line would be a new command.
@@ -277,7 +280,9 @@ export function splitPipeline(text: string): PipelineSplit {
       const parsed = parseHeredocOperator(text, i);
       if (!parsed.ok) return parsed;
       const operator = text.slice(i, parsed.end);
-      pending.push({ ...parsed.heredoc, found: { segment: segments.length, operator, start: current.length, end: current.length + operator.length, body: '' } });
+      const { delimiter, quoted, stripTabs } = parsed.heredoc;
+      const start = current.length;
+      pending.push({ delimiter, quoted, stripTabs, found: { segment: segments.length, operator, start, end: start + operator.length, body: '' } });
       hasHeredoc = true;
       current += operator;
       i = parsed.end;
@@ -438,19 +443,11 @@ interface Tokens {
 
 function tokenizeShellArgs(text: string): Tokens | null {
   const out: Tokens = { argv: [], starts: [], ends: [] };
+  // Plain locals, no closure over them: this loop runs once per character of up to 32 KiB.
   let token = '';
   let inToken = false;
   let start = 0;
   let quote: '"' | "'" | null = null;
-  const push = (end: number) => {
-    if (token !== '') {
-      out.argv.push(token);
-      out.starts.push(start);
-      out.ends.push(end);
-    }
-    token = '';
-    inToken = false;
-  };
   let i = 0;
   const n = text.length;
   for (; i < n; i++) {
@@ -483,7 +480,9 @@ function tokenizeShellArgs(text: string): Tokens | null {
       continue;
     }
     if (isSpace(c)) {
-      push(i);
+      if (token !== '') pushToken(out, token, start, i);
+      token = '';
+      inToken = false;
       continue;
     }
     if (c === '#' && !inToken) break;
@@ -511,6 +510,12 @@ function tokenizeShellArgs(text: string): Tokens | null {
     token += c;
   }
   if (quote !== null) return null;
-  push(i);
+  if (token !== '') pushToken(out, token, start, i);
   return out;
+}
+
+function pushToken(out: Tokens, token: string, start: number, end: number): void {
+  out.argv.push(token);
+  out.starts.push(start);
+  out.ends.push(end);
 }

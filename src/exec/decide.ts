@@ -518,9 +518,12 @@ function buildRewrite(parts: readonly ShellChainPart[], segments: readonly Segme
     for (const segment of part.pipeline) {
       const v = verdicts[index++]!;
       // Builtins run under their canonical name: `CD` would be a PATH lookup, not the builtin judged.
-      const args = (v.enforcedArgv ?? v.effectiveArgv).slice(1);
-      const argv = v.matchedBy === 'safe-builtin' ? [v.effectiveArgv[0]!.toLowerCase(), ...args] : v.resolved ? [runPath(segments[index - 1]!), ...args] : null;
-      if (argv === null) return null;
+      const written = v.enforcedArgv ?? v.effectiveArgv;
+      const head = v.matchedBy === 'safe-builtin' ? v.effectiveArgv[0]!.toLowerCase() : v.resolved ? runPath(segments[index - 1]!) : null;
+      if (head === null) return null;
+      // A copy with its first word replaced (no spread proportional to the argv).
+      const argv = written.slice();
+      argv[0] = head;
       // Heredoc positions are those of the argv as written; an argv that grew cannot carry them.
       if (v.enforcedArgv && segment.heredocs.length > 0) return null;
       // Wrappers only ever remove a prefix, so heredoc positions shift by what they removed.

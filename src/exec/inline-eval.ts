@@ -129,7 +129,19 @@ function powershellEval(name: string, args: readonly string[]): string | null {
  * `./py -c …` where `./py` links to python3 is `python3 -c …`.
  */
 export function detectInlineEval(argv: readonly string[], program?: RunsAs | null): InlineEvalHit | null {
-  return inlineEvalByName(argv) ?? (program ? inlineEvalByName([program.name, ...argv.slice(1)]) : null);
+  const byName = inlineEvalByName(argv);
+  if (byName || !program || argv.length === 0) return byName;
+  // The answer depends on the name and the arguments only: the same name needs no second look
+  // (nor a copy of an argv that may hold thousands of words).
+  if (interpreterName(program.name) === interpreterName(argv[0]!)) return null;
+  return inlineEvalByName(withName(program.name, argv));
+}
+
+/** `argv` with its first word replaced (a copy, no spread proportional to its size). */
+function withName(name: string, argv: readonly string[]): string[] {
+  const out = argv.slice();
+  out[0] = name;
+  return out;
 }
 
 function inlineEvalByName(argv: readonly string[]): InlineEvalHit | null {
@@ -251,7 +263,12 @@ const INTERACTIVE_AFTER_SCRIPT = new Set(['python', 'python2', 'python3', 'pypy'
  * `echo … | python3`. That is inline code too, so it is always confirmed and never stored.
  */
 export function detectStdinProgram(argv: readonly string[], program?: RunsAs | null): InlineEvalHit | null {
-  return stdinProgramByName(argv, program) ?? (program ? stdinProgramByName([program.name, ...argv.slice(1)], program) : null);
+  const byName = stdinProgramByName(argv, program);
+  if (byName || !program || argv.length === 0) return byName;
+  // Only a shell or a stdin interpreter can read its program from stdin (stdinProgramByName's first test).
+  const name = interpreterName(program.name);
+  if (!POSIX_SHELLS.has(name) && !STDIN_INTERPRETERS.has(name)) return null;
+  return stdinProgramByName(withName(program.name, argv), program);
 }
 
 function stdinProgramByName(argv: readonly string[], program: RunsAs | null | undefined): InlineEvalHit | null {

@@ -50,7 +50,11 @@ export function resolveExecutable(token: string, env: ResolveEnv): ResolvedExecu
 /** realpath of an executable regular file, else null. */
 export function executableRealPath(file: string): string | null {
   try {
-    const real = realpathSync(file);
+    // A missing file is the common answer (each PATH directory a program is not in): asked without
+    // an exception, which costs more than the lookup. stat follows links, as realpath does.
+    const stat = statSync(file, { throwIfNoEntry: false });
+    if (!stat?.isFile()) return null;
+    const real = realpathSync.native(file);
     if (!statSync(real).isFile()) return null;
     accessSync(real, constants.X_OK);
     return real;

@@ -34,24 +34,38 @@ export function shellQuote(token: string): string {
 
 export function buildEnforcedCommand(parts: readonly RewritePart[]): string {
   let out = '';
-  let bodies = '';
+  // Collected and joined once: a command may carry thousands of heredoc bodies.
+  const bodies: string[] = [];
+  const addBody = (body: string) => {
+    bodies.push(body);
+  };
   for (const part of parts) {
-    const pipeline = part.pipeline.map((segment) => emitSegment(segment, (body) => (bodies += body))).join(' | ');
+    const pipeline = part.pipeline.map((segment) => emitSegment(segment, addBody)).join(' | ');
     out += part.op === null ? pipeline : ` ${part.op} ${pipeline}`;
   }
-  return bodies === '' ? out : `${out}\n${bodies}`;
+  const text = bodies.join('');
+  return text === '' ? out : `${out}\n${text}`;
 }
 
 function emitSegment(segment: RewriteSegment, addBody: (body: string) => void): string {
-  const heredocs = new Map((segment.heredocs ?? []).map((h) => [h.start, h]));
-  const words: string[] = [];
+  // The common case in one join: no heredoc, no word holding a quote (each word is `'word'`).
+  if (segment.argv.length > 0 && (segment.heredocs ?? []).length === 0 && !segment.argv.some((word) => word.includes("'"))) return `'${segment.argv.join("' '")}'`;
+  // Heredocs sorted by position, walked with one index: no lookup per word of a long argv.
+  const heredocs = [...(segment.heredocs ?? [])].sort((a, b) => a.start - b.start);
+  let next = 0;
+  let out = '';
   for (let k = 0; k < segment.argv.length; k++) {
-    const doc = heredocs.get(k);
+    while (next < heredocs.length && heredocs[next]!.start < k) next++;
+    // Of two at one position the last counts, as it always has.
+    while (next + 1 < heredocs.length && heredocs[next + 1]!.start === k) next++;
+    const doc = heredocs[next]?.start === k ? heredocs[next] : undefined;
+    if (k > 0) out += ' ';
     if (doc) {
-      words.push(doc.operator);
+      out += doc.operator;
       addBody(doc.body);
       k += doc.count - 1;
-    } else words.push(shellQuote(segment.argv[k]!));
+      next++;
+    } else out += shellQuote(segment.argv[k]!);
   }
-  return words.join(' ');
+  return out;
 }

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 /**
  * The folder holding this package's package.json, and with it skills/ and config/. Found by
  * walking up rather than by a fixed `../..`, because the same module runs from src/ (tests, tsx)
- * and one level deeper from the build in dist/src/.
+ * and from the chunks of the build in dist/.
  */
 export function packageRoot(from: string): string {
   for (let dir = from; ; dir = path.dirname(dir)) {

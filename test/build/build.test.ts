@@ -1,8 +1,8 @@
 // The build users run: bin/warden.js runs the JavaScript in dist/ and behaves as the sources do.
 // (The global setup has just brought dist/ up to date.)
-import { existsSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { BUNDLED_SKILLS_DIR } from '../../src/skills/roots.js';
@@ -13,26 +13,46 @@ const BIN = path.join(root, 'bin/warden.js');
 const run = (args: string[], env: Record<string, string> = {}) => execa('node', [BIN, ...args], { cwd: root, env: { WARDEN_LOG_LEVEL: 'silent', ...env }, reject: false });
 
 describe('the build in dist/', () => {
-  it('holds one JavaScript file per source module, tests left out', () => {
+  it('lists every source module it compiled, tests left out', () => {
     const listed = readFileSync(path.join(root, 'dist/BUILD'), 'utf8').trim().split('\n');
     expect(listed).toContain('src/cli.ts');
     expect(listed).toContain('adapters/discord/index.ts');
     expect(listed.some((f) => f.endsWith('.test.ts'))).toBe(false);
-    for (const f of listed) expect(existsSync(path.join(root, 'dist', f.replace(/\.ts$/, '.js'))), f).toBe(true);
   });
 
-  it('imports zod from its one-file bundle in dist/vendor/, never the package', () => {
-    const listed = readFileSync(path.join(root, 'dist/BUILD'), 'utf8').trim().split('\n');
-    const importers = listed.filter((f) => /from "[./]*vendor\/zod\.js"/.test(readFileSync(path.join(root, 'dist', f.replace(/\.ts$/, '.js')), 'utf8')));
-    expect(importers).toContain('src/config/schema/index.ts');
-    for (const f of listed) expect(readFileSync(path.join(root, 'dist', f.replace(/\.ts$/, '.js')), 'utf8'), f).not.toMatch(/from "zod"/);
+  it('splits at the lazy imports: a command loads its own chunks, not the adapters or the model SDKs', () => {
+    const chunks = readdirSync(path.join(root, 'dist/chunks'));
+    expect(chunks.length).toBeGreaterThan(10);
+    // What `warden tools` loads: the chunks reachable from its command module by static imports.
+    const staticImports = (file: string): string[] =>
+      [...readFileSync(file, 'utf8').matchAll(/^import\s(?:[^;]*?from\s*)?"(\.[^"]+)";/gms)].map((m) => path.resolve(path.dirname(file), m[1]!));
+    const cli = readFileSync(path.join(root, 'dist/cli.js'), 'utf8');
+    const tools = /tools: \{[^}]*?import\("(\.\/chunks\/[^"]+)"\)/s.exec(cli)?.[1];
+    expect(tools).toBeDefined();
+    const seen = new Set<string>();
+    const walk = (file: string): void => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      for (const next of staticImports(file)) walk(next);
+    };
+    walk(path.join(root, 'dist', tools!));
+    const text = [...seen].map((f) => readFileSync(f, 'utf8')).join('\n');
+    expect(seen.size).toBeLessThan(40);
+    for (const heavy of ['discord.js', '@slack/bolt', '@anthropic-ai/sdk', 'openai', 'playwright-core', 'better-sqlite3', '@modelcontextprotocol/sdk']) {
+      expect(text, heavy).not.toMatch(new RegExp(`from\\s*"${heavy.replace('/', '\\/')}"`));
+    }
+  });
+
+  it('bundles zod (never imported from the package at run time)', () => {
+    for (const f of readdirSync(path.join(root, 'dist/chunks'))) expect(readFileSync(path.join(root, 'dist/chunks', f), 'utf8'), f).not.toMatch(/from\s*"zod"/);
   });
 
   it('finds the package folder (skills/, config/) from dist/ as from src/', async () => {
     expect(PACKAGE_ROOT).toBe(root);
     expect(BUNDLED_SKILLS_DIR).toBe(path.join(root, 'skills'));
-    const built = (await import(pathToFileURL(path.join(root, 'dist/src/skills/roots.js')).href)) as { BUNDLED_SKILLS_DIR: string };
-    expect(built.BUNDLED_SKILLS_DIR).toBe(BUNDLED_SKILLS_DIR);
+    // `warden skills` prints the bundled skills folder it found from dist/.
+    const built = await run(['skills', '--json']);
+    expect(built.stdout).toContain(BUNDLED_SKILLS_DIR);
   });
 
   it.each([

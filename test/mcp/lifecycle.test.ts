@@ -31,25 +31,25 @@ const alive = (pid: number) => {
 describe('MCP server lifecycle', () => {
   it('a server that never answers delays neither the start nor a turn\'s surface', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'warden-mcp-slow-'));
-    // A program that starts and never speaks MCP: connecting waits for its connect timeout.
-    const parsed = parseConfig({ tools: { profile: 'coding' }, mcp: { servers: { slow: { command: 'sleep', args: ['30'], connectTimeoutSec: 20 } } }, dataDir: path.join(dir, 'data') });
+    // A program that starts and never speaks MCP: connecting waits for its connect timeout, far
+    // longer than this test runs even on a loaded machine. What shows that nothing waited for it
+    // is its state, not a stopwatch: every step below ends while the server is still connecting.
+    const parsed = parseConfig({ tools: { profile: 'coding' }, mcp: { servers: { slow: { command: 'sleep', args: ['600'], connectTimeoutSec: 300 } } }, dataDir: path.join(dir, 'data') });
     if (!parsed.ok) throw parsed.error;
     const { config } = parsed.value;
-    const t0 = performance.now();
     const manager = startMcp(config, dir)!;
     managers.push(manager);
-    expect(performance.now() - t0).toBeLessThan(100);
+    const connecting = { tool: 'slow__*', why: 'MCP server slow is connecting; its tools are not known yet' };
     const executor = new GovernedToolExecutor(config, { config, baseDir: dir }, {});
     const turn: TurnContext = { agentId: 'main', provider: 'web', chat: 'dm', senderIsOwner: false, spawnDepth: 0, model: 'openai/gpt-5' };
     // The core tools' modules load on first use: a config without MCP loads them first.
     const plain = parseConfig({ tools: { profile: 'coding' }, dataDir: path.join(dir, 'data') });
     if (!plain.ok) throw plain.error;
     await new GovernedToolExecutor(plain.value.config, { config: plain.value.config, baseDir: dir }, {}).surface(turn);
-    const t1 = performance.now();
+    expect(executor.report(turn).unavailable).toContainEqual(connecting);
     const surface = await executor.surface(turn);
-    expect(performance.now() - t1).toBeLessThan(1_000);
     expect(surface.ok && surface.tools.map((t) => t.id)).toContain('read');
-    expect(executor.report(turn).unavailable).toContainEqual({ tool: 'slow__*', why: 'MCP server slow is connecting; its tools are not known yet' });
+    expect(executor.report(turn).unavailable).toContainEqual(connecting);
   });
 
   it('a stdio server dies with Warden, even when Warden is killed with SIGKILL', async () => {

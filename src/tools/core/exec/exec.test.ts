@@ -35,8 +35,12 @@ beforeEach(async () => {
   shown = [];
   decisions = [];
 });
+/** Every approval service a test made: shut down before the store closes, or a timer it armed
+ * (a request deferred on a slow machine is watched every second) would read a closed store. */
+const services: ApprovalService[] = [];
 afterEach(async () => {
   for (const job of registry.running()) job.killNow();
+  for (const service of services.splice(0)) service.shutdown();
   await store.close();
   rmSync(root, { recursive: true, force: true });
 });
@@ -46,6 +50,7 @@ function setup(configIn: WardenConfigInput, over: Partial<ExecToolDeps> = {}) {
   if (!parsed.ok) throw parsed.error;
   const config = parsed.value.config;
   const approvals = new ApprovalService({ store, config, pollMs: 20 });
+  services.push(approvals);
   approvals.registerRenderer({
     provider: 'web',
     show: async (request) => {
@@ -299,6 +304,7 @@ describe('an exec approval nobody decides within approvals.waitSec', () => {
     if (!parsed.ok) throw parsed.error;
     const config = parsed.value.config;
     const approvals = new ApprovalService({ store, config, pollMs: 10 });
+    services.push(approvals);
     approvals.registerRenderer({ provider: 'web', show: async (r) => void shown.push(r), update: async () => {} });
     const exec = createExecTool({ config, allowlist: new ExecAllowlistStore(store.db), registry, hasBwrap: bwrapAvailable(), killGraceMs: 200 });
     const turn = { agentId: 'main', provider: 'web', chat: 'channel' as const, channelId: 'dev', channelName: 'dev', senderId: 'u1', senderIsOwner: false, spawnDepth: 0 };
