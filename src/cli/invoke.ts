@@ -11,7 +11,7 @@ import type { TurnContext } from '../policy/context.js';
 import { resolveToolSurface } from '../policy/surface.js';
 import { AuditLog } from '../store/audit.js';
 import { resolveDataDir } from '../store/data-dir.js';
-import { openWardenStore } from '../schema/index.js';
+import { openConfiguredStore } from '../schema/index.js';
 import type { Store } from '../store/store.js';
 import { Transcripts } from '../store/transcript.js';
 import { CORE_IMPLEMENTATIONS } from '../tools/core/index.js';
@@ -87,7 +87,7 @@ async function invokeOnce(
   }
 
   const dataDir = resolveDataDir({ configDataDir: config.dataDir, env: io.env, cwd: baseDir });
-  const opened = await openWardenStore({ dataDir });
+  const opened = await openConfiguredStore({ dataDir, store: config.store });
   if (!opened.ok) {
     io.stderr(`warden invoke: ${opened.error.message}`);
     return EXIT.badInput;

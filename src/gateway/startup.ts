@@ -22,7 +22,7 @@ import { resolveToolSurface, type SurfaceOptions } from '../policy/surface.js';
 import { agentWorkspace } from '../exec/check.js';
 import { listSkills, sessionSkillsCatalog } from '../skills/index.js';
 import { SessionSkillSnapshots } from '../skills/snapshot.js';
-import { openWardenStore, WARDEN_MIGRATIONS } from '../schema/index.js';
+import { openConfiguredStore, WARDEN_MIGRATIONS } from '../schema/index.js';
 import { AuditLog, migrationsFor, resolveDataDir, type Store } from '../store/index.js';
 import { timedTranscripts } from '../ops/hooks.js';
 import { metrics } from '../ops/metrics.js';
@@ -174,8 +174,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   // Plugins load before anything listens: a plugin that fails is reported and skipped, Warden starts.
   const plugins = await loadPluginRuntime(config, baseDir);
   const hooks = plugins.hooks;
-  const opened = await openWardenStore({ dataDir });
-  if (!opened.ok) return { ok: false, error: new Error(opened.error.message) };
+  const opened = await openConfiguredStore({ dataDir, store: config.store });
+  if (!opened.ok) return { ok: false, error: opened.error.path === 'store.url' ? new ConfigError(loaded.file, [{ path: 'store.url', message: opened.error.message.replace(/^store\.url: /, '') }]) : new Error(opened.error.message) };
   // A fresh checkout has no workspace yet; the file and exec tools work inside it.
   for (const agentId of knownAgentIds(config)) {
     const workspace = agentWorkspace(config, agentId, baseDir);
