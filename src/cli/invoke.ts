@@ -1,5 +1,6 @@
 import { userInfo } from 'node:os';
 import { ApprovalService } from '../approvals/service.js';
+import { joinCluster } from '../cluster/index.js';
 import type { ApprovalDecision } from '../approvals/types.js';
 import { closeAllBrowsers } from '../browser/shutdown.js';
 import { closest } from '../config/errors.js';
@@ -94,7 +95,9 @@ async function invokeOnce(
   }
   const store = opened.store;
   const events = new EventBus();
-  const approvals = new ApprovalService({ store, config, events });
+  // On a shared store the servers must see this command alive, or they would close its request as interrupted.
+  const cluster = await joinCluster(store, { leaseSec: config.store.leaseSec, role: 'cli' }).catch(() => undefined);
+  const approvals = new ApprovalService({ store, config, events, instances: cluster?.instances });
   try {
     const operator = userInfo().username || 'operator';
     events.on('approval.requested', ({ request }) => {
@@ -131,6 +134,7 @@ async function invokeOnce(
     // A browser call launched Chromium; a one-shot command must not leave it running.
     await closeAllBrowsers();
     approvals.shutdown();
+    await cluster?.stop();
     await store.close();
   }
 }

@@ -77,6 +77,11 @@ export interface GatewayOptions {
   hooks?: HookBus | undefined;
   /** Chat commands plugins registered. */
   pluginCommands?: PluginCommandRegistry | undefined;
+  /**
+   * On a store several instances share: each item of a session runs holding the session's lease,
+   * so a conversation's turns never overlap across instances (the second instance's item waits).
+   */
+  sessionLeases?: { hold<T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>): Promise<T> } | undefined;
 }
 
 /**
@@ -149,7 +154,8 @@ export class Gateway {
   constructor(private readonly options: GatewayOptions) {
     this.view = { config: options.config, agent: options.agent, tools: options.tools, toolReport: options.toolReport, skills: options.skills };
     for (const adapter of options.adapters) this.adapters.set(adapter.provider, adapter);
-    this.queue = new SessionQueues((key, item, signal) => this.runItem(key, item, signal), {
+    const leases = options.sessionLeases;
+    this.queue = new SessionQueues((key, item, signal) => (leases ? leases.hold(`session:${key}`, signal, (held) => this.runItem(key, item, held)) : this.runItem(key, item, signal)), {
       maxPending: options.maxPending ?? DEFAULT_MAX_PENDING,
     });
   }

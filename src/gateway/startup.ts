@@ -35,6 +35,7 @@ import { loadPluginRuntime, type PluginRuntime } from '../plugins/runtime.js';
 import { McpManager } from '../mcp/manager.js';
 import { bindMcpManager, mcpManagerFor, reservedToolNames } from '../mcp/registry.js';
 import { CronScheduler } from '../cron/scheduler.js';
+import { joinCluster, type Cluster } from '../cluster/index.js';
 import type { MessagingService } from '../tools/types.js';
 import { createCronDeliver } from './scheduled.js';
 import { approveOn, clickHandlerOn, withWebLocalOwner, type ResolveApproval } from './approval-clicks.js';
@@ -198,8 +199,16 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const offMetrics = metrics.observe(events);
   const live = new LiveConfig(loaded, readIfExists(loaded.file));
   const current = (): WardenConfig => live.current().loaded.config;
+  // Other instances on the same PostgreSQL store: this one's heartbeat and leases (none on SQLite).
+  let cluster: Cluster | undefined;
+  try {
+    cluster = await joinCluster(store, { leaseSec: config.store.leaseSec, role: 'server' });
+  } catch (err) {
+    await store.close();
+    return { ok: false, error: new Error(`store.url: this instance could not register with the shared store: ${(err as Error).message}`) };
+  }
   // The approval service reads owners and approvers at each decision: a reload changes them.
-  const approvals = new ApprovalService({ store, config: approvalConfigOf(current), events });
+  const approvals = new ApprovalService({ store, config: approvalConfigOf(current), events, instances: cluster?.instances });
   const guards = new DeciderGuards();
   const resolve: ResolveApproval = async (id, decision, by) => {
     const refusal = guards.refusal(id, by);
@@ -230,6 +239,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     adapters = await Promise.all(planned.map((provider) => makeAdapter(provider, config, webToken)));
   } catch (err) {
     approvals.shutdown();
+    await cluster?.stop();
     await store.close();
     return { ok: false, error: err as Error };
   }
@@ -244,10 +254,11 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   mcp.start();
   const startedAt = Date.now();
   let gatewayRef: Gateway | undefined;
-  const cronJobs = new HookedCronJobs(store.db, hooks, { keepRuns: config.cron.keepRuns });
+  const cronJobs = new HookedCronJobs(store.db, hooks, { keepRuns: config.cron.keepRuns, instanceId: cluster?.instances.id });
   // A job's turn runs behind its session's queue, as a message would; its outcome goes to the cron ledger.
   const scheduler = new CronScheduler({
     jobs: cronJobs,
+    shared: cluster !== undefined,
     maxConcurrent: config.cron.maxConcurrent,
     deliver: createCronDeliver({
       // Read at each run: a reload changes the policy a job's turn runs under.
@@ -312,6 +323,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const gateway = new Gateway({
     config,
     adapters,
+    sessionLeases: cluster?.leases,
     workspaceOf: (agentId) => agentWorkspace(current(), agentId, baseDir),
     env,
     agent: agentRef,
@@ -450,6 +462,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     await skillSnapshots.close();
     await mcp.stop();
     approvals.shutdown();
+    await cluster?.stop();
     await store.close();
     return { ok: false, error: err as Error };
   }
@@ -524,6 +537,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
         offGauges();
         offMetrics();
         approvals.shutdown();
+        // Last: its requests and runs pass to the other instances at once, not after the lease runs out.
+        await cluster?.stop();
         await store.close();
         log.info('warden stopped');
       })();

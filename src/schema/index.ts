@@ -2,6 +2,7 @@ import { webMigrations } from '../../adapters/web/migrations.js';
 import { agentMigrations } from '../agent/subagent-runs.js';
 import { approvalsMigrations } from '../approvals/migrations.js';
 import { cronMigrations } from '../cron/migrations.js';
+import { clusterMigrations } from '../cluster/migrations.js';
 import { execMigrations } from '../exec/allowlist-store.js';
 import { gatewayCardsMigrations } from '../gateway/card-store.js';
 import { nodesMigrations } from '../gateway/nodes/store.js';
@@ -24,6 +25,8 @@ export const WARDEN_MIGRATIONS: readonly FeatureMigrations[] = [
   agentMigrations,
   webMigrations,
   nodesMigrations,
+  // After cron: it adds a column to cron_runs.
+  clusterMigrations,
 ];
 
 /** Opens the store with every feature's migrations (what `warden start` and the CLI commands use). */
