@@ -58,6 +58,9 @@ export interface ApprovalServiceOptions {
   instances?: { readonly id: string; isLive(id: string): Promise<boolean>; live(): Promise<Array<{ id: string; role: string }>> } | undefined;
 }
 
+/** Shown first on a card whose waiting call died and whose call another process now runs once decided. */
+export const TAKEN_OVER_FACT = { label: 'Taken over', value: 'the Warden process that posted this card stopped; the call still runs once decided' } as const;
+
 /** Told the id of each approval that closed, on a shared store. Ids only: the payload never carries the request's text. */
 export const APPROVAL_CHANNEL = 'warden_approval';
 
@@ -504,7 +507,11 @@ export class ApprovalService {
     if (alive || (await this.keepDeferred(entry))) {
       this.armExpiry(request);
       this.watched.add(request.id);
-      return { kind: alive ? 'rearmed' : 'deferred', request, render: entry.renderedAt === undefined ? this.show(request) : this.update(request) };
+      // The card says it changed hands: the process that posted it is gone, this one runs the call once decided.
+      const shown = alive ? request : { ...request, facts: [TAKEN_OVER_FACT, ...request.facts] };
+      // Not marked shown: the process may have died between posting the card and recording it, so a card it did post is edited too.
+      const render = entry.renderedAt !== undefined ? this.update(shown) : alive ? this.show(shown) : this.update(shown).then(() => this.show(shown));
+      return { kind: alive ? 'rearmed' : 'deferred', request, render };
     }
     const closed = await this.interrupt(request);
     return closed ? { kind: 'interrupted', request: closed } : { kind: 'none' };
