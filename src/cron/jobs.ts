@@ -253,7 +253,7 @@ export class CronJobs {
       // Counted from the slot it fills, so a run that started late keeps the job on its grid.
       const next = trigger === 'manual' ? (job.nextRunAt ?? null) : (nextRunAt(job.schedule, now, job.nextRunAt ?? now) ?? null);
       await this.db.run('UPDATE cron_jobs SET next_run_at = ?, last_run_at = ?, run_count = run_count + 1 WHERE id = ?', [next, now, job.id]);
-      const row = await this.db.get<{ id: number }>("INSERT INTO cron_runs (job_id, trigger, due_at, status, instance_id) VALUES (?, ?, ?, 'queued', ?) RETURNING id", [job.id, trigger, dueAt, this.instanceId]);
+      const row = await this.insertRun(job.id, trigger, dueAt);
       await this.prune(job.id);
       return Number(row!.id);
     });
@@ -267,12 +267,7 @@ export class CronJobs {
   claimSlot(job: CronJob, trigger: 'schedule' | 'missed', now: number): Promise<number | undefined> {
     return this.db.tx(async () => {
       if (!(await this.moveOn(job, now))) return undefined;
-      const row = await this.db.get<{ id: number }>("INSERT INTO cron_runs (job_id, trigger, due_at, status, instance_id) VALUES (?, ?, ?, 'queued', ?) RETURNING id", [
-        job.id,
-        trigger,
-        job.nextRunAt ?? now,
-        this.instanceId,
-      ]);
+      const row = await this.insertRun(job.id, trigger, job.nextRunAt ?? now);
       await this.db.run('UPDATE cron_jobs SET last_run_at = ?, run_count = run_count + 1 WHERE id = ?', [now, job.id]);
       await this.prune(job.id);
       return Number(row!.id);
@@ -283,17 +278,22 @@ export class CronJobs {
   skipSlot(job: CronJob, trigger: 'schedule' | 'missed', detail: string, now: number): Promise<number | undefined> {
     return this.db.tx(async () => {
       if (!(await this.moveOn(job, now))) return undefined;
-      const row = await this.db.get<{ id: number }>("INSERT INTO cron_runs (job_id, trigger, due_at, finished_at, status, detail, instance_id) VALUES (?, ?, ?, ?, 'skipped', ?, ?) RETURNING id", [
+      const row = await this.db.get<{ id: number }>("INSERT INTO cron_runs (job_id, trigger, due_at, finished_at, status, detail) VALUES (?, ?, ?, ?, 'skipped', ?) RETURNING id", [
         job.id,
         trigger,
         job.nextRunAt ?? now,
         now,
         detail,
-        this.instanceId,
       ]);
       await this.prune(job.id);
       return Number(row!.id);
     });
+  }
+
+  /** A queued run; on a shared store it names the instance that runs it. */
+  private insertRun(jobId: string, trigger: CronTrigger, dueAt: number): Promise<{ id: number } | undefined> {
+    if (this.instanceId === null) return this.db.get("INSERT INTO cron_runs (job_id, trigger, due_at, status) VALUES (?, ?, ?, 'queued') RETURNING id", [jobId, trigger, dueAt]);
+    return this.db.get("INSERT INTO cron_runs (job_id, trigger, due_at, status, instance_id) VALUES (?, ?, ?, 'queued', ?) RETURNING id", [jobId, trigger, dueAt, this.instanceId]);
   }
 
   /** Moves the job to its next slot if it still stands at the one `job` was read at. */
@@ -360,8 +360,8 @@ export class CronJobs {
           `UPDATE cron_runs SET status = 'interrupted', finished_at = ?,
              duration_ms = CASE WHEN started_at IS NULL THEN NULL ELSE ? - started_at END,
              detail = CASE WHEN status = 'queued' THEN 'Warden stopped before this run started' ELSE 'Warden stopped during this run' END
-           WHERE status IN ('running', 'queued')
-             AND (instance_id IS NULL OR instance_id NOT IN (SELECT id FROM instances WHERE lease_until > ${serverNow(this.db)}))`,
+           WHERE status IN ('running', 'queued')${this.instanceId === null ? '' : `
+             AND (instance_id IS NULL OR instance_id NOT IN (SELECT id FROM instances WHERE lease_until > ${serverNow(this.db)}))`}`,
           [now, now],
         )
       ).changes;
