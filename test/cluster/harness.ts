@@ -49,7 +49,10 @@ export const runsIn = (workspace: string): number =>
  * Starts one `warden start` process. The store URL reaches it through the environment, referenced
  * from the file as `${WARDEN_STORE_URL}` (how an operator keeps the password out of the file).
  */
-export async function startInstance(name: string, options: { fake: SlackFake; storeUrl: string; workspace: string; leaseSec: number; extraEnv?: Record<string, string> }): Promise<Instance> {
+export async function startInstance(
+  name: string,
+  options: { fake: SlackFake; storeUrl: string; workspace: string; leaseSec: number; extraEnv?: Record<string, string>; modelUrl?: string; logLevel?: string },
+): Promise<Instance> {
   const dir = mkdtempSync(path.join(tmpdir(), `warden-cluster-${name}-`));
   mkdirSync(path.join(dir, 'data'));
   const slackPort = await freePort();
@@ -83,12 +86,13 @@ export async function startInstance(name: string, options: { fake: SlackFake; st
       'ops:',
       `  port: ${opsPort}`,
       'dataDir: ./data',
+      ...(options.modelUrl ? ['models:', '  default: openai/gpt-test', '  providers:', '    openai:', `      baseUrl: ${JSON.stringify(options.modelUrl)}`] : []),
       '',
     ].join('\n'),
   );
   const child = execa('node', [BIN, 'start'], {
     cwd: dir,
-    env: { WARDEN_LOG_LEVEL: 'warn', WARDEN_DATA_DIR: '', WARDEN_STORE_URL: options.storeUrl, ...options.extraEnv },
+    env: { WARDEN_LOG_LEVEL: options.logLevel ?? 'warn', WARDEN_DATA_DIR: '', WARDEN_STORE_URL: options.storeUrl, OPENAI_API_KEY: 'sk-fake', ...options.extraEnv },
     reject: false,
     extendEnv: true,
   });
@@ -109,6 +113,12 @@ export async function startInstance(name: string, options: { fake: SlackFake; st
 export async function stopInstance(instance: Instance): Promise<void> {
   if (instance.child.exitCode === null && instance.child.signalCode === null) instance.child.kill('SIGTERM');
   await instance.child;
+}
+
+/** A user's direct message to the bot, delivered to `instance`. */
+export function directMessage(fake: SlackFake, instance: Instance, user: string, text: string): Promise<Response> {
+  const event = fake.messageEvent({ user, channel: `D${user.slice(1)}`, text });
+  return fake.sendEvent(instance.eventsUrl, fake.envelope(event), { secret: SECRET });
 }
 
 /** A user's mention of the bot in #dev, delivered to `instance` as Slack would (signed). */
