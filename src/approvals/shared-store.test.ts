@@ -84,6 +84,28 @@ describe('approvals on a shared store (PostgreSQL)', () => {
     expect(notified).toEqual([request.id]);
   });
 
+  it("after A's notification connection drops, A listens again and a decision made at B while it was down still reaches A's waiting call", async () => {
+    const target = await freshStoreTarget('postgres');
+    const a = await instance(target);
+    const b = await instance(target);
+    const request = await a.approvals.open(INPUT, CTX);
+    const waiting = a.approvals.wait(request.id);
+    const listeners = () => b.store.db.value<number>("SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = 'warden-listen' AND datname = current_database()");
+    await until(async () => (await listeners()) === 1);
+    // The server drops A's LISTEN connection (a failover, a network cut).
+    const dropped = await b.store.db.all("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'warden-listen' AND datname = current_database()");
+    expect(dropped.length).toBeGreaterThan(0);
+    // Decided while A has no listener: the notification is lost; A's look after re-LISTEN finds the decision.
+    expect((await b.approvals.resolve(request.id, 'deny', { provider: 'slack', userId: 'U-OWNER' })).kind).toBe('resolved');
+    expect(await waiting).toMatchObject({ id: request.id, outcome: 'deny' });
+    // And notifications flow again afterwards.
+    const next = await a.approvals.open(INPUT, CTX);
+    const again = a.approvals.wait(next.id);
+    await until(async () => (await listeners()) === 1);
+    await b.approvals.resolve(next.id, 'allow-once', { provider: 'slack', userId: 'U-OWNER' });
+    expect(await again).toMatchObject({ outcome: 'allow-once' });
+  });
+
   it('two instances deciding the same card at once: exactly one decision stands', async () => {
     const target = await freshStoreTarget('postgres');
     const a = await instance(target);
