@@ -155,7 +155,17 @@ export class Gateway {
     this.view = { config: options.config, agent: options.agent, tools: options.tools, toolReport: options.toolReport, skills: options.skills };
     for (const adapter of options.adapters) this.adapters.set(adapter.provider, adapter);
     const leases = options.sessionLeases;
-    this.queue = new SessionQueues((key, item, signal) => (leases ? leases.hold(`session:${key}`, signal, (held) => this.runItem(key, item, held)) : this.runItem(key, item, signal)), {
+    const leased = async (key: string, item: QueuedItem, signal: AbortSignal): Promise<void> => {
+      let started = false;
+      try {
+        await leases!.hold(`session:${key}`, signal, (held) => ((started = true), this.runItem(key, item, held)));
+      } catch (err) {
+        // Stopped while waiting for another instance's turn: whoever waits for this item's outcome hears it.
+        if (!started) item.onDone?.({ ok: false, error: `not run: ${(err as Error).message}` });
+        throw err;
+      }
+    };
+    this.queue = new SessionQueues((key, item, signal) => (leases ? leased(key, item, signal) : this.runItem(key, item, signal)), {
       maxPending: options.maxPending ?? DEFAULT_MAX_PENDING,
     });
   }

@@ -3,6 +3,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { checkBind, createWebAdapter, webChatToken, WEB_CHANNEL_ID, WEB_LOCAL_USER, type WebAdapter } from '../../adapters/web/index.js';
 import { storeWebHistory } from '../../adapters/web/history.js';
 import type { ToolExecutor } from '../agent/index.js';
+import type { AgentDeps } from '../agent/types.js';
 import { createAgentRuntime, type WardenAgentRuntime } from '../agent/runtime.js';
 import { DbTranscriptStore } from '../agent/transcript.js';
 import { SubagentRunStore } from '../agent/subagent-runs.js';
@@ -207,6 +208,9 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     await store.close();
     return { ok: false, error: new Error(`store.url: this instance could not register with the shared store: ${(err as Error).message}`) };
   }
+  // Which instances were alive when subagent runs were last recovered (read just before).
+  let liveInstances = new Set<string>();
+  const ownership: AgentDeps['ownership'] = cluster ? { instanceId: cluster.instances.id, isOwnerGone: (owner) => !liveInstances.has(owner.instance) } : undefined;
   // The approval service reads owners and approvers at each decision: a reload changes them.
   const approvals = new ApprovalService({ store, config: approvalConfigOf(current), events, instances: cluster?.instances });
   const guards = new DeciderGuards();
@@ -316,7 +320,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const sessionContexts = new SessionContextStore(store.db);
   const announce = (parentKey: string, run: SubagentRunView) => gatewayRef?.announce(parentKey, run.requestedBy, run.spawnedInRun);
   const skillsCatalog = sessionSkillsCatalog(skillSnapshots, current);
-  agentRef = createAgent(config, env, generation.tools, store, sessionContexts, announce, skillsCatalog, hooks);
+  agentRef = createAgent(config, env, generation.tools, store, sessionContexts, announce, skillsCatalog, hooks, ownership);
   // The session tools act on the running agent's sessions; without a model they stay off.
   generation.toolRuntime.sessions = agentRef?.sessions;
 
@@ -377,7 +381,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       generation = derive(cfg);
       carryOverResources(before.tools, generation.tools, previous.config, cfg);
       if (!agentRef) {
-        agentRef = createAgent(cfg, env, generation.tools, store, sessionContexts, announce, skillsCatalog, hooks);
+        agentRef = createAgent(cfg, env, generation.tools, store, sessionContexts, announce, skillsCatalog, hooks, ownership);
       } else {
         agentRef.reconfigure({ config: cfg, models: createModelRegistry(cfg, env), tools: generation.tools });
       }
@@ -472,6 +476,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   // Calls decided while no Warden ran, and calls whose runner died.
   await deferred?.sweep();
   // Children that were running when Warden last stopped are marked interrupted and their parents told.
+  // Subagent runs of instances still alive are theirs: only those of gone ones are interrupted.
+  if (cluster) liveInstances = new Set((await cluster.instances.live()).map((i) => i.id));
   const interruptedRuns = (await agentRef?.sessions.recover()) ?? [];
   await scheduler.start();
   // Load the tools a turn can call in the background, so the first call (and its approval card)
@@ -733,6 +739,7 @@ function createAgent(
   announce: (parentKey: string, run: SubagentRunView) => void,
   skillsCatalog: (turn: TurnContext, sessionKey: string) => string,
   hooks?: HookBus,
+  ownership?: AgentDeps['ownership'],
 ): WardenAgentRuntime | undefined {
   const anyModel = config.models.default !== undefined || config.agents.list.some((a) => a.model !== undefined);
   if (!anyModel) return undefined;
@@ -746,6 +753,7 @@ function createAgent(
     announce,
     skillsCatalog,
     hooks,
+    ownership,
   });
 }
 
