@@ -95,6 +95,7 @@ export class ApprovalService {
   private syncing = false;
   private stopped = false;
   private subscribed: Promise<void> | undefined;
+  private pushUnavailable = false;
   private unlisten: (() => Promise<void>) | undefined;
 
   constructor(private readonly options: ApprovalServiceOptions) {
@@ -456,11 +457,16 @@ export class ApprovalService {
   /** On a shared store: decisions made by any instance reach this one's waiters and watched cards by notification. */
   private subscribe(): Promise<void> {
     if (!this.options.store.db.shared) return Promise.resolve();
-    this.subscribed ??= this.options.store.db
-      .listen(APPROVAL_CHANNEL, (payload) => void this.closedElsewhere(payload))
-      .then((off) => {
+    this.subscribed ??= this.options.store.db.listen(APPROVAL_CHANNEL, (payload) => void this.closedElsewhere(payload)).then(
+      (off) => {
         this.unlisten = off;
-      });
+      },
+      (err: unknown) => {
+        // The notification connection failed while subscribing: waiters poll instead, so no decision is missed.
+        log.warn({ err: (err as Error).message }, 'approvals: notifications unavailable; waiting calls poll for decisions');
+        this.pushUnavailable = true;
+      },
+    );
     return this.subscribed;
   }
 
@@ -664,8 +670,8 @@ export class ApprovalService {
 
   /** While calls wait: pick up decisions other processes wrote and keep our waiters stamped alive. */
   private ensurePolling(): void {
-    // A shared store pushes decisions (closedElsewhere) and leases instances; nothing to poll for.
-    if (this.poller || this.options.store.db.shared) return;
+    // A shared store pushes decisions (closedElsewhere) and leases instances; nothing to poll for, unless subscribing failed.
+    if (this.poller || (this.options.store.db.shared && !this.pushUnavailable)) return;
     this.poller = setInterval(() => void this.poll(), this.options.pollMs ?? 250);
   }
 

@@ -90,7 +90,9 @@ describe('approvals on a shared store (PostgreSQL)', () => {
     const b = await instance(target);
     const request = await a.approvals.open(INPUT, CTX);
     const waiting = a.approvals.wait(request.id);
-    const listeners = () => b.store.db.value<number>("SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = 'warden-listen' AND datname = current_database()");
+    // A's notification connection, once its LISTEN is done (idle after it).
+    const listeners = () =>
+      b.store.db.value<number>("SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = 'warden-listen' AND datname = current_database() AND state = 'idle' AND query LIKE 'LISTEN%'");
     await until(async () => (await listeners()) === 1);
     // The server drops A's LISTEN connection (a failover, a network cut).
     const dropped = await b.store.db.all("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'warden-listen' AND datname = current_database()");
@@ -160,6 +162,7 @@ describe('approvals on a shared store (PostgreSQL)', () => {
     const pending = await a.approvals.requestOrDefer(INPUT, CTX, spec);
     expect('pending' in pending && pending.pending).toBe(true);
     // Not recorded as shown: A died between posting and recording.
+    await until(async () => (await a.store.db.value('SELECT rendered_at FROM approvals WHERE id = ?', [pending.id])) != null);
     await a.store.db.run('UPDATE approvals SET rendered_at = NULL WHERE id = ?', [pending.id]);
     clearInterval((a.instances as unknown as { timer: NodeJS.Timeout }).timer);
     await a.store.db.run('UPDATE instances SET lease_until = 0 WHERE id = ?', [a.instances.id]);

@@ -156,9 +156,13 @@ export class Leases {
         const sets = payload === undefined ? [...this.wakers.values()] : [this.wakers.get(payload)].filter((s) => s !== undefined);
         for (const set of sets) for (const wake of [...set]) wake();
       })
-      .then((off) => {
-        this.unlisten = off;
-      });
+      .then(
+        (off) => {
+          this.unlisten = off;
+        },
+        // Waiters still take the lease at the holder's expiry or at their next look; they are never stuck.
+        (err: unknown) => log.warn({ err: (err as Error).message }, 'leases: release notifications unavailable; waiting by expiry'),
+      );
     return this.listening;
   }
 
