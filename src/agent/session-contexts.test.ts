@@ -1,48 +1,43 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openStore } from '../store/index.js';
+import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
+import { openWardenStore } from '../schema/index.js';
+import type { Store } from '../store/index.js';
 import { SessionContextStore } from './session-contexts.js';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+const open: Store[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close()));
 });
 
-function open() {
-  const dir = mkdtempSync(path.join(tmpdir(), 'warden-session-contexts-'));
-  dirs.push(dir);
-  const opened = openStore({ dataDir: dir });
+async function openAt(where: { dataDir: string; url: string | undefined }): Promise<Store> {
+  const opened = await openWardenStore({ dataDir: where.dataDir, url: where.url });
   if (!opened.ok) throw new Error(opened.error.message);
+  open.push(opened.store);
   return opened.store;
 }
 
 const KEY = 'agent:main:discord:channel:502';
 const dev = { provider: 'discord', chat: 'channel' as const, guildId: '111', channelId: '502', channelName: 'dev' };
 
-describe('SessionContextStore', () => {
-  it('knows only sessions a conversation created, across a reopen', () => {
-    const store = open();
+describe.each(ENGINES)('SessionContextStore on %s', (engine) => {
+  it('knows only sessions a conversation created, across a reopen', async () => {
+    const where = await freshStoreTarget(engine);
+    const store = await openAt(where);
     const contexts = new SessionContextStore(store.db);
-    expect(contexts.get(KEY)).toBeUndefined();
-    contexts.record(KEY, 'main', dev, 'bob', 1_000);
-    const file = store.file;
-    store.close();
-    const reopened = openStore({ dataDir: path.dirname(file) });
-    if (!reopened.ok) throw new Error(reopened.error.message);
-    expect(new SessionContextStore(reopened.store.db).get(KEY)).toEqual({ sessionKey: KEY, agentId: 'main', conversation: dev, createdBy: 'bob', createdAt: 1_000, updatedAt: 1_000 });
-    reopened.store.close();
+    expect(await contexts.get(KEY)).toBeUndefined();
+    await contexts.record(KEY, 'main', dev, 'bob', 1_000);
+    await store.close();
+    const reopened = await openAt(where);
+    expect(await new SessionContextStore(reopened.db).get(KEY)).toEqual({ sessionKey: KEY, agentId: 'main', conversation: dev, createdBy: 'bob', createdAt: 1_000, updatedAt: 1_000 });
   });
 
-  it('follows a renamed channel but keeps who created the session; an unchanged context is not rewritten', () => {
-    const store = open();
+  it('follows a renamed channel but keeps who created the session; an unchanged context is not rewritten', async () => {
+    const store = await openAt(await freshStoreTarget(engine));
     const contexts = new SessionContextStore(store.db);
-    contexts.record(KEY, 'main', dev, 'bob', 1_000);
-    contexts.record(KEY, 'main', dev, 'alice', 2_000);
-    expect(contexts.get(KEY)).toMatchObject({ createdBy: 'bob', updatedAt: 1_000 });
-    contexts.record(KEY, 'main', { ...dev, channelName: 'engineering' }, 'alice', 3_000);
-    expect(contexts.get(KEY)).toMatchObject({ conversation: { channelName: 'engineering' }, createdBy: 'bob', createdAt: 1_000, updatedAt: 3_000 });
-    store.close();
+    await contexts.record(KEY, 'main', dev, 'bob', 1_000);
+    await contexts.record(KEY, 'main', dev, 'alice', 2_000);
+    expect(await contexts.get(KEY)).toMatchObject({ createdBy: 'bob', updatedAt: 1_000 });
+    await contexts.record(KEY, 'main', { ...dev, channelName: 'engineering' }, 'alice', 3_000);
+    expect(await contexts.get(KEY)).toMatchObject({ conversation: { channelName: 'engineering' }, createdBy: 'bob', createdAt: 1_000, updatedAt: 3_000 });
   });
 });

@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
+import type { WardenConfigInput } from '../config/index.js';
 import { log } from '../log.js';
 import { createScriptedProvider, type ScriptedProvider } from '../models/scripted.js';
 import type { ModelRequest } from '../models/types.js';
@@ -11,6 +13,11 @@ import { AgentSessions, interruptedResult, type SubagentRunView } from './sessio
 import { channelTurn, createHarness, text, type Harness } from './testing.js';
 import type { ToolCallRequest, ToolCallScope, ToolExecutor, ToolSurface } from './types.js';
 import { withoutNonces } from '../tools/untrusted-testing.js';
+import { openWardenStore } from '../schema/index.js';
+import type { StoreEngine } from '../store/db.js';
+import { SessionContextStore } from './session-contexts.js';
+import { SubagentRunStore } from './subagent-runs.js';
+import { DbTranscriptStore } from './transcript.js';
 
 const PARENT = 'agent:main:discord:channel:c1';
 const isChild = (r: ModelRequest) => r.system.includes('You are a subagent');
@@ -35,6 +42,27 @@ class PolicySurface implements ToolExecutor {
 
 let h: Harness;
 afterEach(() => h.cleanup());
+
+/** The agent harness with its store on `engine`. */
+async function harnessOn(engine: StoreEngine, configInput: WardenConfigInput = {}): Promise<Harness> {
+  const base = await createHarness(configInput);
+  if (engine === 'sqlite') return base;
+  const where = await freshStoreTarget(engine);
+  const opened = await openWardenStore({ dataDir: where.dataDir, url: where.url });
+  if (!opened.ok) throw new Error(opened.error.message);
+  const { db } = opened.store;
+  const stores = { transcripts: new DbTranscriptStore(db), subagentRuns: new SubagentRunStore(db), sessionContexts: new SessionContextStore(db) };
+  return {
+    ...base,
+    ...stores,
+    store: opened.store,
+    deps: (provider, tools, extra = {}) => base.deps(provider, tools, { ...stores, ...extra }),
+    cleanup: async () => {
+      await opened.store.close();
+      await base.cleanup();
+    },
+  };
+}
 
 /** One Warden process's agent runtime over the harness's database; a second call is a restart. */
 function boot(model: ScriptedProvider, options: { isProcessAlive?: (pid: number) => boolean } = {}) {
@@ -61,11 +89,15 @@ const toolCtx = (sessionKey: string) => ({
   approvals: { request: async () => ({ id: '', outcome: 'cancelled' as const }) },
 });
 
-describe('subagent runs across a restart', () => {
+describe.each(ENGINES)('subagent runs across a restart on %s', (engine) => {
   it('a child running when Warden stopped is reported interrupted, listed, and its parent is told', async () => {
-    h = createHarness({ agents: { list: [{ id: 'main', default: true, tools: { profile: 'coding' } }] } });
-    const before = boot(createScriptedProvider([], { fallback: (r) => (isChild(r) ? { text: 'too late', delayMs: 200 } : { text: 'ok' }) }));
-    const spawned = before.runtime.sessions.spawn({ parentKey: PARENT, parentTurn: channelTurn(), inherited: { allow: ['read', 'sessions_yield'], deny: ['exec'] }, task: 'count files', label: 'counter' });
+    h = await harnessOn(engine, { agents: { list: [{ id: 'main', default: true, tools: { profile: 'coding' } }] } });
+    // The old child's model answers only once the restart has looked at its run.
+    let late!: () => void;
+    const restarted = new Promise<void>((resolve) => (late = resolve));
+    const old = createScriptedProvider([], { fallback: (r) => (isChild(r) ? { text: 'too late' } : { text: 'ok' }) });
+    const before = boot({ ...old, complete: async (r, signal) => (isChild(r) && (await restarted), old.complete(r, signal)) });
+    const spawned = await before.runtime.sessions.spawn({ parentKey: PARENT, parentTurn: channelTurn(), inherited: { allow: ['read', 'sessions_yield'], deny: ['exec'] }, task: 'count files', label: 'counter' });
     if (!spawned.ok) throw new Error(spawned.message);
     const { runId, childKey } = spawned.value;
     const oldRunEnded = before.nextAnnounce();
@@ -73,15 +105,16 @@ describe('subagent runs across a restart', () => {
     // Restart: a new runtime over the same database, before the old child could finish.
     const model = createScriptedProvider([], { fallback: (r) => ({ text: isChild(r) ? 'child again' : `parent saw ${r.messages.length} messages` }) });
     const after = boot(model);
-    expect(after.runtime.sessions.runs(PARENT)).toMatchObject([{ runId, status: 'running' }]);
-    const interrupted = after.runtime.sessions.recover();
+    expect(await after.runtime.sessions.runs(PARENT)).toMatchObject([{ runId, status: 'running' }]);
+    const interrupted = await after.runtime.sessions.recover();
     expect(interrupted).toMatchObject([{ runId, childKey, parentKey: PARENT, status: 'interrupted', result: interruptedResult({ childKey }) }]);
     expect(after.announced).toEqual(interrupted);
-    expect(after.runtime.sessions.recover()).toEqual([]);
+    expect(await after.runtime.sessions.recover()).toEqual([]);
 
     // The old process's late end does not turn the interrupted run back into a result.
+    late();
     await oldRunEnded;
-    expect(after.runtime.sessions.runs(PARENT)).toMatchObject([{ runId, status: 'interrupted' }]);
+    expect(await after.runtime.sessions.runs(PARENT)).toMatchObject([{ runId, status: 'interrupted' }]);
 
     const tools = createSessionTools({ config: h.config, sessions: after.runtime.sessions, surfaceOptions: { implemented: () => ({ ok: true }) } });
     const listed = (await tools.subagents.execute({ action: 'list' }, toolCtx(PARENT))) as ToolResult;
@@ -89,7 +122,7 @@ describe('subagent runs across a restart', () => {
     expect(((await tools.subagents.execute({ action: 'steer', runId, message: 'go on' }, toolCtx(PARENT))) as ToolResult).content[0]).toMatchObject({
       text: `subagent ${runId} already interrupted`,
     });
-    expect(after.runtime.sessions.parentOf(childKey)).toBe(PARENT);
+    expect(await after.runtime.sessions.parentOf(childKey)).toBe(PARENT);
 
     // The parent's next turn receives the result as untrusted data, once.
     await after.runtime.runTurn({ sessionKey: PARENT, turn: channelTurn(), input: { text: 'news?' }, signal: new AbortController().signal });
@@ -102,10 +135,10 @@ describe('subagent runs across a restart', () => {
   });
 
   it('a child turn after the restart runs under its stored envelope, not the wider agent surface', async () => {
-    h = createHarness({ agents: { list: [{ id: 'main', default: true, tools: { profile: 'coding' } }] } });
+    h = await harnessOn(engine, { agents: { list: [{ id: 'main', default: true, tools: { profile: 'coding' } }] } });
     const before = boot(createScriptedProvider([], { fallback: () => ({ text: 'first run done' }) }));
     const ended = before.nextAnnounce();
-    const spawned = before.runtime.sessions.spawn({
+    const spawned = await before.runtime.sessions.spawn({
       parentKey: PARENT,
       parentTurn: channelTurn({ senderIsOwner: true }),
       inherited: { allow: ['read', 'write', 'sessions_yield'], deny: ['write'] },
@@ -128,15 +161,15 @@ describe('subagent runs across a restart', () => {
   });
 
   it('a turn sent into a conversation lets its approvals defer, a turn sent into a subagent waits inline', async () => {
-    h = createHarness({ agents: { list: [{ id: 'main', default: true, tools: { profile: 'coding' } }] } });
+    h = await harnessOn(engine, { agents: { list: [{ id: 'main', default: true, tools: { profile: 'coding' } }] } });
     const calling = () => createScriptedProvider([], { fallback: (r) => (r.messages.at(-1)?.role === 'toolResult' ? { text: 'done' } : { text: '', calls: [{ name: 'read', args: {} }] }) });
     const first = boot(calling());
     const ended = first.nextAnnounce();
-    const spawned = first.runtime.sessions.spawn({ parentKey: PARENT, parentTurn: channelTurn(), inherited: { allow: ['read'], deny: [] }, task: 'look' });
+    const spawned = await first.runtime.sessions.spawn({ parentKey: PARENT, parentTurn: channelTurn(), inherited: { allow: ['read'], deny: [] }, task: 'look' });
     if (!spawned.ok) throw new Error(spawned.message);
     await ended;
     const other = 'agent:main:discord:channel:c2';
-    h.sessionContexts.record(other, 'main', { provider: 'discord', chat: 'channel', guildId: 'g1', channelId: 'c2', channelName: 'dev' }, 'u2');
+    await h.sessionContexts.record(other, 'main', { provider: 'discord', chat: 'channel', guildId: 'g1', channelId: 'c2', channelName: 'dev' }, 'u2');
     const sent = boot(calling());
     const send = (toKey: string) => sent.runtime.sessions.send({ fromKey: PARENT, fromTurn: channelTurn(), ceiling: { deny: [] }, toKey, text: 'read it', timeoutMs: 10_000, signal: new AbortController().signal });
     expect(await send(other)).toMatchObject({ ok: true });
@@ -148,13 +181,13 @@ describe('subagent runs across a restart', () => {
   });
 
   it('refuses a child turn whose stored envelope is not trusted, and sessions it does not know', async () => {
-    h = createHarness();
+    h = await harnessOn(engine);
     const before = boot(createScriptedProvider([], { fallback: () => ({ text: 'done' }) }));
     const ended = before.nextAnnounce();
-    const spawned = before.runtime.sessions.spawn({ parentKey: PARENT, parentTurn: channelTurn(), inherited: { deny: [] }, task: 't' });
+    const spawned = await before.runtime.sessions.spawn({ parentKey: PARENT, parentTurn: channelTurn(), inherited: { deny: [] }, task: 't' });
     if (!spawned.ok) throw new Error(spawned.message);
     await ended;
-    h.store.db.prepare('UPDATE subagent_runs SET policy_version = 0').run();
+    await h.store.db.run('UPDATE subagent_runs SET policy_version = 0');
     const after = boot(createScriptedProvider());
     const send = (toKey: string) => after.runtime.sessions.send({ fromKey: PARENT, fromTurn: channelTurn(), ceiling: { deny: [] }, toKey, text: 'hi', timeoutMs: 1_000, signal: new AbortController().signal });
     expect(await send(spawned.value.childKey)).toEqual({
@@ -166,10 +199,10 @@ describe('subagent runs across a restart', () => {
   });
 
   it('stopping aborts the children but leaves them running in the store, for the next start to interrupt', async () => {
-    h = createHarness();
+    h = await harnessOn(engine);
     const model = createScriptedProvider([], { fallback: (r) => (isChild(r) ? { text: 'never', delayMs: 60_000 } : { text: 'ok' }) });
     const before = boot(model);
-    const spawned = before.runtime.sessions.spawn({ parentKey: PARENT, parentTurn: channelTurn(), inherited: { deny: [] }, task: 'slow' });
+    const spawned = await before.runtime.sessions.spawn({ parentKey: PARENT, parentTurn: channelTurn(), inherited: { deny: [] }, task: 'slow' });
     if (!spawned.ok) throw new Error(spawned.message);
     await expect.poll(() => model.requests.some(isChild)).toBe(true);
     before.runtime.sessions.stop();
@@ -178,19 +211,19 @@ describe('subagent runs across a restart', () => {
     stopped.abort();
     await before.runtime.runTurn({ sessionKey: spawned.value.childKey, turn: channelTurn({ spawnDepth: 1 }), input: { text: 'after' }, signal: stopped.signal });
     await new Promise((resolve) => setImmediate(resolve));
-    expect(before.runtime.sessions.spawn({ parentKey: PARENT, parentTurn: channelTurn(), inherited: { deny: [] }, task: 'more' })).toEqual({
+    expect(await before.runtime.sessions.spawn({ parentKey: PARENT, parentTurn: channelTurn(), inherited: { deny: [] }, task: 'more' })).toEqual({
       ok: false,
       message: 'Warden is shutting down; no new subagents start',
     });
     expect(before.announced).toEqual([]);
-    expect(h.subagentRuns.get(spawned.value.runId)).toMatchObject({ status: 'running', endedAt: undefined });
-    expect(boot(createScriptedProvider()).runtime.sessions.recover()).toMatchObject([{ runId: spawned.value.runId, status: 'interrupted' }]);
+    expect(await h.subagentRuns.get(spawned.value.runId)).toMatchObject({ status: 'running', endedAt: undefined });
+    expect(await boot(createScriptedProvider()).runtime.sessions.recover()).toMatchObject([{ runId: spawned.value.runId, status: 'interrupted' }]);
   });
 
-  it('leaves running the runs of another live process', () => {
-    h = createHarness();
+  it('leaves running the runs of another live process', async () => {
+    h = await harnessOn(engine);
     const { inherited: _i, ...turn } = channelTurn({ spawnDepth: 1 });
-    h.subagentRuns.insert({
+    await h.subagentRuns.insert({
       runId: 'elsewhere',
       childKey: 'agent:main:subagent:elsewhere',
       parentKey: PARENT,
@@ -206,7 +239,7 @@ describe('subagent runs across a restart', () => {
       owner: { pid: process.pid + 100_000, instance: 'other' },
       startedAt: 1,
     });
-    expect(boot(createScriptedProvider(), { isProcessAlive: () => true }).runtime.sessions.recover()).toEqual([]);
-    expect(boot(createScriptedProvider(), { isProcessAlive: () => false }).runtime.sessions.recover()).toMatchObject([{ runId: 'elsewhere', status: 'interrupted' }]);
+    expect(await boot(createScriptedProvider(), { isProcessAlive: () => true }).runtime.sessions.recover()).toEqual([]);
+    expect(await boot(createScriptedProvider(), { isProcessAlive: () => false }).runtime.sessions.recover()).toMatchObject([{ runId: 'elsewhere', status: 'interrupted' }]);
   });
 });

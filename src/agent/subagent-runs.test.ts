@@ -1,27 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
 import { config } from '../policy/testing.js';
-import { openStore, type Store } from '../store/index.js';
+import { openWardenStore } from '../schema/index.js';
+import type { Store } from '../store/index.js';
 import { channelTurn } from './testing.js';
 import { childTurnFrom, INHERITED_POLICY_VERSION, SubagentRunStore, type SubagentRunRecord } from './subagent-runs.js';
-
-let dir: string;
-let store: Store;
-let runs: SubagentRunStore;
-
-beforeEach(() => {
-  dir = mkdtempSync(path.join(tmpdir(), 'warden-subagent-runs-'));
-  const opened = openStore({ dataDir: dir });
-  if (!opened.ok) throw new Error(opened.error.message);
-  store = opened.store;
-  runs = new SubagentRunStore(store.db);
-});
-afterEach(() => {
-  store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
 
 const PARENT = 'agent:main:discord:channel:c1';
 const record = (over: Partial<SubagentRunRecord> = {}): SubagentRunRecord => {
@@ -46,71 +29,90 @@ const record = (over: Partial<SubagentRunRecord> = {}): SubagentRunRecord => {
   };
 };
 
-describe('SubagentRunStore', () => {
-  it('keeps the envelope, the task and the context exactly as spawned', () => {
-    runs.insert(record());
-    const reopened = openStore({ dataDir: dir });
-    if (!reopened.ok) throw new Error(reopened.error.message);
+describe.each(ENGINES)('SubagentRunStore on %s', (engine) => {
+  let where: { dataDir: string; url: string | undefined };
+  let store: Store;
+  let runs: SubagentRunStore;
+
+  const openAt = async () => {
+    const opened = await openWardenStore({ dataDir: where.dataDir, url: where.url });
+    if (!opened.ok) throw new Error(opened.error.message);
+    return opened.store;
+  };
+
+  beforeEach(async () => {
+    where = await freshStoreTarget(engine);
+    store = await openAt();
+    runs = new SubagentRunStore(store.db);
+  });
+  afterEach(async () => {
+    await store.close();
+  });
+
+  it('keeps the envelope, the task and the context exactly as spawned', async () => {
+    await runs.insert(record());
+    const reopened = await openAt();
     try {
-      expect(new SubagentRunStore(reopened.store.db).byChildKey('agent:main:subagent:r1')).toEqual({ ...record(), result: undefined, endedAt: undefined, deliveredAt: undefined });
+      expect(await new SubagentRunStore(reopened.db).byChildKey('agent:main:subagent:r1')).toEqual({ ...record(), result: undefined, endedAt: undefined, deliveredAt: undefined });
     } finally {
-      reopened.store.close();
+      await reopened.close();
     }
   });
 
-  it('keeps "no ceiling" (parent without a restrictive allowlist) apart from "an empty ceiling"', () => {
-    runs.insert(record({ runId: 'open', inherited: { deny: [] } }));
-    runs.insert(record({ runId: 'none', inherited: { allow: [], deny: [] } }));
-    expect(runs.get('open')!.inherited).toEqual({ deny: [] });
-    expect(runs.get('none')!.inherited).toEqual({ allow: [], deny: [] });
+  it('keeps "no ceiling" (parent without a restrictive allowlist) apart from "an empty ceiling"', async () => {
+    await runs.insert(record({ runId: 'open', inherited: { deny: [] } }));
+    await runs.insert(record({ runId: 'none', inherited: { allow: [], deny: [] } }));
+    expect((await runs.get('open'))!.inherited).toEqual({ deny: [] });
+    expect((await runs.get('none'))!.inherited).toEqual({ allow: [], deny: [] });
   });
 
-  it('fails closed on an envelope that does not parse: an empty ceiling, not none', () => {
-    runs.insert(record({ runId: 'bad' }));
-    store.db.prepare("UPDATE subagent_runs SET inherited_deny = 'not json' WHERE run_id = 'bad'").run();
-    expect(runs.get('bad')!.inherited).toEqual({ allow: [], deny: [] });
-    store.db.prepare(`UPDATE subagent_runs SET inherited_deny = '[]', inherited_allow = '[1]' WHERE run_id = 'bad'`).run();
-    expect(runs.get('bad')!.inherited).toEqual({ allow: [], deny: [] });
+  it('fails closed on an envelope that does not parse: an empty ceiling, not none', async () => {
+    await runs.insert(record({ runId: 'bad' }));
+    await store.db.run("UPDATE subagent_runs SET inherited_deny = 'not json' WHERE run_id = 'bad'");
+    expect((await runs.get('bad'))!.inherited).toEqual({ allow: [], deny: [] });
+    await store.db.run(`UPDATE subagent_runs SET inherited_deny = '[]', inherited_allow = '[1]' WHERE run_id = 'bad'`);
+    expect((await runs.get('bad'))!.inherited).toEqual({ allow: [], deny: [] });
   });
 
-  it('a killed run stays killed when its turn ends, and keeps the reply as its result', () => {
-    runs.insert(record());
-    expect(runs.kill('r1')).toBe(true);
-    expect(runs.kill('r1')).toBe(false);
-    runs.end('r1', 'done', 'partial', 2_000);
-    expect(runs.get('r1')).toMatchObject({ status: 'killed', result: 'partial', endedAt: 2_000 });
+  it('a killed run stays killed when its turn ends, and keeps the reply as its result', async () => {
+    await runs.insert(record());
+    expect(await runs.kill('r1')).toBe(true);
+    expect(await runs.kill('r1')).toBe(false);
+    await runs.end('r1', 'done', 'partial', 2_000);
+    expect(await runs.get('r1')).toMatchObject({ status: 'killed', result: 'partial', endedAt: 2_000 });
   });
 
-  it('interrupts only the running runs whose owner is gone', () => {
-    runs.insert(record({ runId: 'gone', owner: { pid: 1, instance: 'dead' } }));
-    runs.insert(record({ runId: 'alive', owner: { pid: 2, instance: 'live' } }));
-    runs.insert(record({ runId: 'ended', owner: { pid: 1, instance: 'dead' } }));
-    runs.end('ended', 'done', 'fine', 1_500);
-    const out = runs.interruptOrphans((o) => o.instance === 'dead', (r) => `lost ${r.runId}`, 3_000);
+  it('interrupts only the running runs whose owner is gone', async () => {
+    await runs.insert(record({ runId: 'gone', owner: { pid: 1, instance: 'dead' } }));
+    await runs.insert(record({ runId: 'alive', owner: { pid: 2, instance: 'live' } }));
+    await runs.insert(record({ runId: 'ended', owner: { pid: 1, instance: 'dead' } }));
+    await runs.end('ended', 'done', 'fine', 1_500);
+    const out = await runs.interruptOrphans((o) => o.instance === 'dead', (r) => `lost ${r.runId}`, 3_000);
     expect(out.map((r) => [r.runId, r.status, r.result, r.endedAt])).toEqual([['gone', 'interrupted', 'lost gone', 3_000]]);
-    expect(runs.get('alive')!.status).toBe('running');
-    expect(runs.get('ended')).toMatchObject({ status: 'done', result: 'fine' });
+    expect((await runs.get('alive'))!.status).toBe('running');
+    expect(await runs.get('ended')).toMatchObject({ status: 'done', result: 'fine' });
   });
 
-  it('hands each ended result to the parent once', () => {
-    runs.insert(record({ runId: 'a' }));
-    runs.insert(record({ runId: 'b' }));
-    runs.insert(record({ runId: 'other', parentKey: 'agent:main:discord:channel:c2' }));
-    runs.end('a', 'done', 'A', 2_000);
-    runs.end('other', 'done', 'O', 2_000);
-    expect(runs.takeUndelivered(PARENT, 5_000).map((r) => r.runId)).toEqual(['a']);
-    expect(runs.takeUndelivered(PARENT, 5_001)).toEqual([]);
-    runs.end('b', 'failed', 'B', 6_000);
-    expect(runs.takeUndelivered(PARENT, 7_000).map((r) => [r.runId, r.status])).toEqual([['b', 'failed']]);
-    expect(runs.ofParent(PARENT).map((r) => [r.runId, r.deliveredAt])).toEqual([
+  it('hands each ended result to the parent once', async () => {
+    await runs.insert(record({ runId: 'a' }));
+    await runs.insert(record({ runId: 'b' }));
+    await runs.insert(record({ runId: 'other', parentKey: 'agent:main:discord:channel:c2' }));
+    await runs.end('a', 'done', 'A', 2_000);
+    await runs.end('other', 'done', 'O', 2_000);
+    expect((await runs.takeUndelivered(PARENT, 5_000)).map((r) => r.runId)).toEqual(['a']);
+    expect(await runs.takeUndelivered(PARENT, 5_001)).toEqual([]);
+    await runs.end('b', 'failed', 'B', 6_000);
+    expect((await runs.takeUndelivered(PARENT, 7_000)).map((r) => [r.runId, r.status])).toEqual([['b', 'failed']]);
+    expect((await runs.ofParent(PARENT)).map((r) => [r.runId, r.deliveredAt])).toEqual([
       ['a', 5_000],
       ['b', 7_000],
     ]);
   });
 
-  it('refuses a second run under the same child session key', () => {
-    runs.insert(record({ runId: 'x', childKey: 'agent:main:subagent:same' }));
-    expect(() => runs.insert(record({ runId: 'y', childKey: 'agent:main:subagent:same' }))).toThrow(/UNIQUE/);
+  it('refuses a second run under the same child session key', async () => {
+    await runs.insert(record({ runId: 'x', childKey: 'agent:main:subagent:same' }));
+    // SQLite says UNIQUE constraint failed, PostgreSQL duplicate key value violates unique constraint.
+    await expect(runs.insert(record({ runId: 'y', childKey: 'agent:main:subagent:same' }))).rejects.toThrow(/UNIQUE constraint|unique constraint/);
   });
 });
 

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createScriptedProvider, ModelCallError } from '../models/scripted.js';
 import type { Message, ToolResultMessage } from '../models/types.js';
 import { createAgentRuntime } from './runtime.js';
@@ -8,8 +8,8 @@ import type { TurnEvent } from './types.js';
 import { withoutNonces } from '../tools/untrusted-testing.js';
 
 let h: Harness;
-beforeEach(() => {
-  h = createHarness();
+beforeEach(async () => {
+  h = await createHarness();
 });
 afterEach(() => h.cleanup());
 
@@ -37,7 +37,7 @@ describe('runTurn', () => {
     const second = model.requests[1]!;
     expect(withoutNonces(textOf(resultsIn(second.messages)[0]!))).toBe('<untrusted source="tool:read">\ncontents of a.md\n</untrusted>');
     expect(textOf(second.messages[0]!)).toBe('alice: what is in a.md?');
-    expect(h.transcripts.load(KEY).map((e) => e.message.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
+    expect((await h.transcripts.load(KEY)).map((e) => e.message.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
   });
 
   it('lets its calls defer their approvals only when the turn says so (the gateway\'s turns; subagents wait inline)', async () => {
@@ -113,6 +113,8 @@ describe('runTurn', () => {
     const tools = new FunctionToolExecutor({
       slow: {
         run: async (_a, scope) => {
+          // Stopped once a tool runs.
+          controller.abort();
           try {
             await sleep(10_000, undefined, { signal: scope.signal });
           } catch {
@@ -124,26 +126,26 @@ describe('runTurn', () => {
       },
     });
     const model = createScriptedProvider([{ text: 'Working on it.', calls: [{ name: 'slow' }, { name: 'slow' }] }]);
-    const pending = createAgentRuntime(h.deps(model, tools)).runTurn({ sessionKey: KEY, turn: channelTurn(), input: { text: 'go' }, signal: controller.signal });
-    setTimeout(() => controller.abort(), 50);
-    const outcome = await pending;
+    const outcome = await createAgentRuntime(h.deps(model, tools)).runTurn({ sessionKey: KEY, turn: channelTurn(), input: { text: 'go' }, signal: controller.signal });
     expect(outcome).toMatchObject({ status: 'aborted', reply: 'Working on it.', rounds: 1 });
     expect(sawAbort).toBe(true);
     expect(model.requests).toHaveLength(1);
-    const stored = h.transcripts.load(KEY).map((e) => e.message);
+    const stored = (await h.transcripts.load(KEY)).map((e) => e.message);
     expect(resultsIn(stored).map((r) => textOf(r))).toEqual(['Not run: the turn was stopped by the user.', 'Not run: the turn was stopped by the user.']);
   });
 
   it('aborts while the model is still answering', async () => {
     const controller = new AbortController();
     const model = createScriptedProvider([{ text: 'late', delayMs: 10_000 }]);
-    setTimeout(() => controller.abort(), 30);
-    const outcome = await createAgentRuntime(h.deps(model, new FunctionToolExecutor({}))).runTurn({
+    const pending = createAgentRuntime(h.deps(model, new FunctionToolExecutor({}))).runTurn({
       sessionKey: KEY,
       turn: channelTurn(),
       input: { text: 'go' },
       signal: controller.signal,
     });
+    await vi.waitFor(() => expect(model.requests).toHaveLength(1));
+    controller.abort();
+    const outcome = await pending;
     expect(outcome).toMatchObject({ status: 'aborted', reply: '', rounds: 0 });
   });
 
@@ -177,8 +179,8 @@ describe('runTurn', () => {
   });
 
   it('stops at agents.defaults.maxToolRounds and answers the pending calls', async () => {
-    h.cleanup();
-    h = createHarness({ agents: { defaults: { maxToolRounds: 2 } } });
+    await h.cleanup();
+    h = await createHarness({ agents: { defaults: { maxToolRounds: 2 } } });
     const tools = new FunctionToolExecutor({ ping: { run: () => text('pong') } });
     const model = createScriptedProvider([], { fallback: () => ({ text: 'again', calls: [{ name: 'ping' }] }) });
     const outcome = await createAgentRuntime(h.deps(model, tools)).runTurn({ sessionKey: KEY, turn: channelTurn(), input: { text: 'go' }, signal: signal() });
@@ -186,13 +188,13 @@ describe('runTurn', () => {
     expect(model.requests).toHaveLength(3);
     expect(outcome).toMatchObject({ status: 'failed', error: { kind: 'rounds' } });
     expect(outcome.reply).toMatch(/stopped after 2 rounds of tool calls/);
-    const last = h.transcripts.load(KEY).at(-1)!.message;
+    const last = (await h.transcripts.load(KEY)).at(-1)!.message;
     expect(last.role).toBe('toolResult');
   });
 
   it('fails with the config hint when no model is configured', async () => {
-    h.cleanup();
-    h = createHarness({ models: {} });
+    await h.cleanup();
+    h = await createHarness({ models: {} });
     const outcome = await createAgentRuntime(h.deps(createScriptedProvider(), new FunctionToolExecutor({}))).runTurn({
       sessionKey: KEY,
       turn: channelTurn(),
@@ -228,11 +230,11 @@ describe('compaction', () => {
   const OUTPUT = 200;
 
   it('keeps a 200-message conversation under a small context window', async () => {
-    h.cleanup();
-    h = createHarness({ models: { default: 'anthropic/test-model', contextWindow: WINDOW, maxOutputTokens: OUTPUT, retry: { baseDelayMs: 1 } } });
+    await h.cleanup();
+    h = await createHarness({ models: { default: 'anthropic/test-model', contextWindow: WINDOW, maxOutputTokens: OUTPUT, retry: { baseDelayMs: 1 } } });
     // 200 stored messages of ~50 tokens each: far more than the window holds.
     for (let i = 0; i < 100; i++) {
-      h.transcripts.append(KEY, [
+      await h.transcripts.append(KEY, [
         { kind: 'message', message: { role: 'user', content: [{ type: 'text', text: `question ${i}: ${'lorem ipsum '.repeat(15)}` }] } },
         { kind: 'message', message: { role: 'assistant', content: [{ type: 'text', text: `answer ${i}: ${'dolor sit '.repeat(18)}` }] } },
       ]);
@@ -247,15 +249,15 @@ describe('compaction', () => {
       expect(outcome).toMatchObject({ status: 'completed', reply: 'fresh answer' });
     }
     for (const req of model.requests) expect(tokensOf(req)).toBeLessThan(WINDOW - OUTPUT);
-    const loaded = h.transcripts.load(KEY);
+    const loaded = await h.transcripts.load(KEY);
     expect(loaded[0]?.kind).toBe('summary');
     expect(loaded.length).toBeLessThan(40);
     // Nothing is lost from the stored history.
-    expect(h.transcripts.history(KEY, { limit: 1000 }).filter((e) => e.kind === 'message')).toHaveLength(210);
+    expect((await h.transcripts.history(KEY, { limit: 1000 })).filter((e) => e.kind === 'message')).toHaveLength(210);
   });
 
   it('compacts and retries once when the provider reports a context overflow', async () => {
-    for (let i = 0; i < 10; i++) h.transcripts.append(KEY, [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: `old ${i}` }] } }]);
+    for (let i = 0; i < 10; i++) await h.transcripts.append(KEY, [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: `old ${i}` }] } }]);
     let overflowed = false;
     const model = createScriptedProvider([], {
       fallback: (req) => {
@@ -269,15 +271,15 @@ describe('compaction', () => {
     });
     const outcome = await createAgentRuntime(h.deps(model, new FunctionToolExecutor({}))).runTurn({ sessionKey: KEY, turn: channelTurn(), input: { text: 'hi' }, signal: signal() });
     expect(outcome).toMatchObject({ status: 'completed', reply: 'fits now' });
-    expect(h.transcripts.load(KEY)[0]?.kind).toBe('summary');
+    expect((await h.transcripts.load(KEY))[0]?.kind).toBe('summary');
     expect(model.requests.at(-1)!.messages.length).toBeLessThan(5);
   });
 
   it('drops older messages with a notice when the summary cannot be written', async () => {
-    h.cleanup();
-    h = createHarness({ models: { default: 'anthropic/test-model', contextWindow: WINDOW, maxOutputTokens: OUTPUT, retry: { attempts: 1 } } });
+    await h.cleanup();
+    h = await createHarness({ models: { default: 'anthropic/test-model', contextWindow: WINDOW, maxOutputTokens: OUTPUT, retry: { attempts: 1 } } });
     for (let i = 0; i < 60; i++) {
-      h.transcripts.append(KEY, [{ kind: 'message', message: { role: i % 2 ? 'assistant' : 'user', content: [{ type: 'text', text: `m${i} ${'word '.repeat(40)}` }] } as Message }]);
+      await h.transcripts.append(KEY, [{ kind: 'message', message: { role: i % 2 ? 'assistant' : 'user', content: [{ type: 'text', text: `m${i} ${'word '.repeat(40)}` }] } as Message }]);
     }
     const model = createScriptedProvider([], {
       fallback: (req) =>
@@ -285,7 +287,7 @@ describe('compaction', () => {
     });
     const outcome = await createAgentRuntime(h.deps(model, new FunctionToolExecutor({}))).runTurn({ sessionKey: KEY, turn: channelTurn(), input: { text: 'hi' }, signal: signal() });
     expect(outcome.reply).toBe('still here');
-    const first = h.transcripts.load(KEY)[0]!;
+    const first = (await h.transcripts.load(KEY))[0]!;
     expect(first.kind).toBe('summary');
     expect(textOf(first.message)).toMatch(/earlier messages were removed to fit the context window; they could not be summarised: summariser down/);
   });

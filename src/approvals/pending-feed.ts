@@ -16,12 +16,13 @@ export function watchPending(
   onChange: (pending: ApprovalRequest[]) => void,
 ): () => void {
   const mine = (request: ApprovalRequest) => sessionKey === undefined || request.sessionKey === sessionKey;
-  // Reads may finish out of order: only the latest one is reported.
+  // Reads may finish out of order: only the latest one is reported, and none once stopped.
   let latest = 0;
+  let stopped = false;
   const push = () => {
     const mine = ++latest;
     void approvals.list(sessionKey === undefined ? {} : { sessionKey }).then(
-      (pending) => mine === latest && onChange(pending),
+      (pending) => !stopped && mine === latest && onChange(pending),
       () => undefined,
     );
   };
@@ -31,6 +32,7 @@ export function watchPending(
   ];
   push();
   return () => {
+    stopped = true;
     for (const off of offs) off();
   };
 }

@@ -1,12 +1,10 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
 import { cardDestinations } from '../../adapters/common/adapter-deps.js';
 import { parseConfig } from '../config/index.js';
 import type { ScopeWhere } from '../gateway/mention.js';
 import { EventBus } from '../events.js';
-import { openStore } from '../store/store.js';
+import { openWardenStore } from '../schema/index.js';
 import { scopedApprovers } from './scoped-approvers.js';
 import { ApprovalService } from './service.js';
 import type { ApprovalRequestInput } from './types.js';
@@ -48,15 +46,16 @@ describe('scopedApprovers: the most specific scope that names approvers', () => 
   });
 });
 
-describe('a request asked in a scope with approvers', () => {
-  const cleanups: Array<() => void> = [];
-  afterEach(() => {
-    while (cleanups.length) cleanups.pop()!();
+describe.each(ENGINES)('a request asked in a scope with approvers, on %s', (engine) => {
+  const cleanups: Array<() => void | Promise<void>> = [];
+  afterEach(async () => {
+    while (cleanups.length) await cleanups.pop()!();
   });
   const INPUT: ApprovalRequestInput = { kind: 'tool', tool: 'write', title: 'Write a file', preview: 'x', fullText: '{}' };
 
-  function service() {
-    const opened = openStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-scoped-')) });
+  async function service() {
+    const where = await freshStoreTarget(engine);
+    const opened = await openWardenStore({ dataDir: where.dataDir, url: where.url });
     if (!opened.ok) throw new Error(opened.error.message);
     const svc = new ApprovalService({ store: opened.store, config: configOf(RAW), events: new EventBus(), pollMs: 10 });
     cleanups.push(() => opened.store.close(), () => svc.shutdown());
@@ -64,9 +63,11 @@ describe('a request asked in a scope with approvers', () => {
   }
   const ops = { agentId: 'ops', sessionKey: 'agent:ops:discord:channel:200', provider: 'discord', guildId: '100', channelId: '200', requesterId: 'alice' };
 
-  it('stores them with the request and shows the card to them alone', () => {
-    const request = service().open(INPUT, ops);
+  it('stores them with the request and shows the card to them alone', async () => {
+    const svc = await service();
+    const request = await svc.open(INPUT, ops);
     expect(request.approvers).toEqual(['ops-lead', 'ops-2']);
+    expect((await svc.get(request.id))!.approvers).toEqual(['ops-lead', 'ops-2']);
     expect(cardDestinations(request, 'discord', { approvers: ['owner'], approvalsTarget: 'dm' }).dmUserIds).toEqual(['ops-lead', 'ops-2']);
     // Ids of one platform mean nothing on another: no DM copies there.
     expect(cardDestinations(request, 'slack', { approvers: ['U-OWNER'], approvalsTarget: 'dm' }).dmUserIds).toEqual([]);
@@ -77,22 +78,22 @@ describe('a request asked in a scope with approvers', () => {
     ['a scope approver decides', 'discord', 'ops-lead', 'resolved'],
     ['the same id on another platform is refused', 'slack', 'ops-lead', 'not-approver'],
   ])('%s', async (_name, provider, userId, kind) => {
-    const svc = service();
-    const request = svc.open(INPUT, ops);
+    const svc = await service();
+    const request = await svc.open(INPUT, ops);
     const result = await svc.resolve(request.id, 'allow-once', { provider, userId });
     expect(result.kind).toBe(kind);
   });
 
   it('an empty scope list refuses everyone, the owner too (fail closed)', async () => {
-    const svc = service();
-    const request = svc.open(INPUT, { ...ops, channelId: '300', sessionKey: 'agent:ops:discord:channel:300' });
+    const svc = await service();
+    const request = await svc.open(INPUT, { ...ops, channelId: '300', sessionKey: 'agent:ops:discord:channel:300' });
     const result = await svc.resolve(request.id, 'allow-once', { provider: 'discord', userId: 'owner' });
     expect(result).toEqual({ kind: 'not-approver', reason: expect.stringMatching(/no approvers are configured for this channel/) });
   });
 
   it('elsewhere the platform approvers decide, as before', async () => {
-    const svc = service();
-    const request = svc.open(INPUT, { ...ops, guildId: '999', channelId: '1', sessionKey: 'agent:ops:discord:channel:1' });
+    const svc = await service();
+    const request = await svc.open(INPUT, { ...ops, guildId: '999', channelId: '1', sessionKey: 'agent:ops:discord:channel:1' });
     expect(request.approvers).toBeUndefined();
     expect((await svc.resolve(request.id, 'allow-once', { provider: 'discord', userId: 'owner' })).kind).toBe('resolved');
   });

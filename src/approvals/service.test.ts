@@ -1,17 +1,18 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
 import { parseConfig } from '../config/index.js';
 import { EventBus } from '../events.js';
-import { openStore, type Store } from '../store/store.js';
+import { approvalsInAnotherThread } from '../gateway/testing.js';
+import { openWardenStore } from '../schema/index.js';
+import type { StoreEngine } from '../store/db.js';
+import type { Store } from '../store/store.js';
 import { Transcripts } from '../store/transcript.js';
 import { ApprovalService, type ApprovalServiceOptions } from './service.js';
 import type { ApprovalRenderer, ApprovalRequest, ApprovalRequestContext, ApprovalRequestInput } from './types.js';
 
-const cleanups: Array<() => void> = [];
-afterEach(() => {
-  while (cleanups.length) cleanups.pop()!();
+const cleanups: Array<() => void | Promise<void>> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
 });
 
 function configOf(raw: unknown) {
@@ -22,18 +23,46 @@ function configOf(raw: unknown) {
 
 const CONFIG = { owners: { discord: ['owner-1'], slack: ['U-OWNER'] }, approvals: { approvers: { slack: ['U-APPROVER'] } } };
 
-function openIn(dir: string): Store {
-  const result = openStore({ dataDir: dir });
+type Target = { dataDir: string; url: string | undefined };
+
+async function openAt(where: Target): Promise<Store> {
+  const result = await openWardenStore({ dataDir: where.dataDir, url: where.url });
   if (!result.ok) throw new Error(result.error.message);
   cleanups.push(() => result.store.close());
   return result.store;
 }
 
-function service(dir = mkdtempSync(path.join(tmpdir(), 'warden-approvals-')), extra: Partial<ApprovalServiceOptions> = {}, raw: unknown = CONFIG) {
-  const store = openIn(dir);
+/** A service over a new store on `engine`, or over the store at `where` (another process on the same store). */
+async function service(engine: StoreEngine, where?: Target, extra: Partial<ApprovalServiceOptions> = {}, raw: unknown = CONFIG) {
+  const at = where ?? (await freshStoreTarget(engine));
+  const store = await openAt(at);
   const svc = new ApprovalService({ store, config: configOf(raw), events: new EventBus(), pollMs: 10, ...extra });
   cleanups.push(() => svc.shutdown());
-  return { svc, store, dir };
+  return { svc, store, where: at };
+}
+
+/**
+ * A second approval service deciding on the store at `where`, as another Warden process would
+ * (on SQLite in a thread of its own: see `approvalsInAnotherThread`).
+ */
+async function anotherProcess(engine: StoreEngine, where: Target): Promise<{ resolve: ApprovalService['resolve'] }> {
+  if (engine !== 'sqlite') return (await service(engine, where)).svc;
+  const other = await approvalsInAnotherThread(where.dataDir, CONFIG);
+  cleanups.push(() => other.close());
+  return other;
+}
+
+/** The one pending request, once the waiting call has recorded it. */
+async function onlyPending(svc: ApprovalService): Promise<ApprovalRequest> {
+  return vi.waitFor(
+    async () => {
+      const [pending, ...more] = await svc.list();
+      expect(pending).toBeDefined();
+      expect(more).toEqual([]);
+      return pending!;
+    },
+    { timeout: 5000, interval: 5 },
+  );
 }
 
 class RecordingRenderer implements ApprovalRenderer {
@@ -50,18 +79,15 @@ class RecordingRenderer implements ApprovalRenderer {
 
 const CTX: ApprovalRequestContext = { agentId: 'main', sessionKey: 'agent:main:discord:channel:42', provider: 'discord', channelId: '42', requesterId: 'user-7' };
 const INPUT: ApprovalRequestInput = { kind: 'tool', tool: 'write', title: 'Write a file', preview: 'notes.txt', fullText: '{"path":"notes.txt"}', grant: { pattern: 'write', argPattern: '{"path":"notes.txt"}' } };
-const tick = () => new Promise((r) => setTimeout(r, 0));
-
-describe('request and resolve', () => {
+describe.each(ENGINES)('request and resolve on %s', (engine) => {
   it('persists, renders, and wakes the waiting call with the decision', async () => {
-    const { svc } = service();
+    const { svc } = await service(engine);
     const renderer = new RecordingRenderer('discord');
     const other = new RecordingRenderer('slack');
     svc.registerRenderer(renderer);
     svc.registerRenderer(other);
     const waiting = svc.request(INPUT, CTX);
-    await tick();
-    const [pending] = svc.list();
+    const pending = await onlyPending(svc);
     expect(pending).toMatchObject({ status: 'pending', tool: 'write', agentId: 'main', sessionKey: CTX.sessionKey, channelId: '42', requesterId: 'user-7', allowedDecisions: ['allow-once', 'allow-always', 'deny'] });
     expect(pending!.expiresAt - pending!.createdAt).toBe(120_000);
     expect(renderer.shown.map((r) => r.id)).toEqual([pending!.id]);
@@ -70,28 +96,27 @@ describe('request and resolve', () => {
     const result = await svc.resolve(pending!.id, 'allow-once', { provider: 'discord', userId: 'owner-1' });
     expect(result).toMatchObject({ kind: 'resolved', request: { status: 'allow-once', decidedBy: 'discord:owner-1' } });
     expect(await waiting).toMatchObject({ id: pending!.id, outcome: 'allow-once', decidedBy: 'discord:owner-1' });
-    await tick();
-    expect(renderer.updated.at(-1)).toMatchObject({ id: pending!.id, status: 'allow-once' });
-    expect(svc.audit.list({ subject: pending!.id }).map((e) => e.type)).toEqual(['approval.requested', 'approval.resolved']);
+    await vi.waitFor(() => expect(renderer.updated.at(-1)).toMatchObject({ id: pending!.id, status: 'allow-once' }), { timeout: 5000, interval: 5 });
+    expect((await svc.audit.list({ subject: pending!.id })).map((e) => e.type)).toEqual(['approval.requested', 'approval.resolved']);
   });
 
-  it('uses the exec expiry for exec requests', () => {
-    const { svc } = service(undefined, {}, { ...CONFIG, approvals: { ...CONFIG.approvals, exec: { timeoutSec: 60 } } });
-    const request = svc.open({ ...INPUT, kind: 'exec', tool: 'exec' }, CTX);
+  it('uses the exec expiry for exec requests', async () => {
+    const { svc } = await service(engine, undefined, {}, { ...CONFIG, approvals: { ...CONFIG.approvals, exec: { timeoutSec: 60 } } });
+    const request = await svc.open({ ...INPUT, kind: 'exec', tool: 'exec' }, CTX);
     expect(request.expiresAt - request.createdAt).toBe(60_000);
   });
 
-  it('caps hook approval timeouts at 600 s', () => {
-    const { svc } = service();
-    const request = svc.open({ ...INPUT, timeoutMs: 3_600_000 }, CTX);
+  it('caps hook approval timeouts at 600 s', async () => {
+    const { svc } = await service(engine);
+    const request = await svc.open({ ...INPUT, timeoutMs: 3_600_000 }, CTX);
     expect(request.expiresAt - request.createdAt).toBe(600_000);
   });
 
-  it('does not offer allow-always when nothing could be stored for it', () => {
-    const { svc } = service();
+  it('does not offer allow-always when nothing could be stored for it', async () => {
+    const { svc } = await service(engine);
     const { grant: _grant, ...noGrant } = INPUT;
-    expect(svc.open(noGrant, CTX).allowedDecisions).toEqual(['allow-once', 'deny']);
-    expect(svc.open({ ...noGrant, allowedDecisions: ['allow-once', 'allow-always', 'deny'] }, CTX).allowedDecisions).toEqual(['allow-once', 'allow-always', 'deny']);
+    expect((await svc.open(noGrant, CTX)).allowedDecisions).toEqual(['allow-once', 'deny']);
+    expect((await svc.open({ ...noGrant, allowedDecisions: ['allow-once', 'allow-always', 'deny'] }, CTX)).allowedDecisions).toEqual(['allow-once', 'allow-always', 'deny']);
   });
 
   it.each([
@@ -99,60 +124,59 @@ describe('request and resolve', () => {
     ['an owner once approvers are configured for the platform', { provider: 'slack', userId: 'U-OWNER' }, 'slack user U-OWNER is not an approver (approvals.approvers.slack)'],
     ['a platform with nobody configured', { provider: 'web', userId: 'me' }, 'no approvers are configured for web: set approvals.approvers.web (or owners.web)'],
   ])('refuses %s and changes nothing', async (_label, by, reason) => {
-    const { svc } = service();
-    const request = svc.open(INPUT, CTX);
+    const { svc } = await service(engine);
+    const request = await svc.open(INPUT, CTX);
     expect(await svc.resolve(request.id, 'allow-once', by)).toEqual({ kind: 'not-approver', reason });
-    expect(svc.get(request.id)!.status).toBe('pending');
-    expect(svc.audit.list({ subject: request.id }).map((e) => e.type)).toEqual(['approval.requested', 'approval.refused']);
+    expect((await svc.get(request.id))!.status).toBe('pending');
+    expect((await svc.audit.list({ subject: request.id })).map((e) => e.type)).toEqual(['approval.requested', 'approval.refused']);
   });
 
   it('accepts a configured approver', async () => {
-    const { svc } = service();
-    const request = svc.open(INPUT, CTX);
+    const { svc } = await service(engine);
+    const request = await svc.open(INPUT, CTX);
     expect((await svc.resolve(request.id, 'deny', { provider: 'slack', userId: 'U-APPROVER' })).kind).toBe('resolved');
   });
 
   it('reports an unknown id and a decision the request does not offer', async () => {
-    const { svc } = service();
+    const { svc } = await service(engine);
     expect(await svc.resolve('nope', 'deny', { provider: 'discord', userId: 'owner-1' })).toEqual({ kind: 'not-found', id: 'nope' });
-    const request = svc.open({ ...INPUT, allowedDecisions: ['allow-once', 'deny'] }, CTX);
+    const request = await svc.open({ ...INPUT, allowedDecisions: ['allow-once', 'deny'] }, CTX);
     expect(await svc.resolve(request.id, 'allow-always', { provider: 'discord', userId: 'owner-1' })).toEqual({
       kind: 'decision-not-allowed',
       decision: 'allow-always',
       allowed: ['allow-once', 'deny'],
     });
     expect(await svc.resolve(request.id, 'maybe', { provider: 'discord', userId: 'owner-1' })).toMatchObject({ kind: 'decision-not-allowed' });
-    expect(svc.get(request.id)!.status).toBe('pending');
+    expect((await svc.get(request.id))!.status).toBe('pending');
   });
 
   it('a second resolve changes nothing and says who decided what', async () => {
-    const { svc } = service();
-    const request = svc.open(INPUT, CTX);
+    const { svc } = await service(engine);
+    const request = await svc.open(INPUT, CTX);
     await svc.resolve(request.id, 'deny', { provider: 'discord', userId: 'owner-1' });
     const again = await svc.resolve(request.id, 'allow-once', { provider: 'slack', userId: 'U-APPROVER' });
     expect(again).toMatchObject({ kind: 'already-resolved', outcome: 'deny', decidedBy: 'discord:owner-1' });
-    expect(svc.get(request.id)).toMatchObject({ status: 'deny', decidedBy: 'discord:owner-1' });
+    expect(await svc.get(request.id)).toMatchObject({ status: 'deny', decidedBy: 'discord:owner-1' });
   });
 
   it('of two concurrent resolves exactly one wins', async () => {
-    const { svc } = service();
-    const request = svc.open(INPUT, CTX);
+    const { svc } = await service(engine);
+    const request = await svc.open(INPUT, CTX);
     const results = await Promise.all([
       svc.resolve(request.id, 'allow-once', { provider: 'discord', userId: 'owner-1' }),
       svc.resolve(request.id, 'deny', { provider: 'slack', userId: 'U-APPROVER' }),
     ]);
     expect(results.map((r) => r.kind).sort()).toEqual(['already-resolved', 'resolved']);
-    expect(svc.audit.list({ subject: request.id, typePrefix: 'approval.resolved' })).toHaveLength(1);
+    expect(await svc.audit.list({ subject: request.id, typePrefix: 'approval.resolved' })).toHaveLength(1);
   });
 
   it('of two processes resolving the same request on one file exactly one wins, and the waiter hears it', async () => {
-    const a = service();
-    const b = service(a.dir);
+    const a = await service(engine);
+    const b = await anotherProcess(engine, a.where);
     const waiting = a.svc.request(INPUT, CTX);
-    await tick();
-    const id = a.svc.list()[0]!.id;
+    const { id } = await onlyPending(a.svc);
     const [ra, rb] = await Promise.all([
-      b.svc.resolve(id, 'deny', { provider: 'discord', userId: 'owner-1' }),
+      b.resolve(id, 'deny', { provider: 'discord', userId: 'owner-1' }),
       a.svc.resolve(id, 'allow-once', { provider: 'discord', userId: 'owner-1' }),
     ]);
     expect([ra.kind, rb.kind].sort()).toEqual(['already-resolved', 'resolved']);
@@ -161,104 +185,101 @@ describe('request and resolve', () => {
   });
 
   it('a decision written by another process reaches the waiting call', async () => {
-    const a = service();
-    const b = service(a.dir);
+    const a = await service(engine);
+    const b = await service(engine, a.where);
     const waiting = a.svc.request(INPUT, CTX);
-    await tick();
-    await b.svc.resolve(a.svc.list()[0]!.id, 'allow-once', { provider: 'discord', userId: 'owner-1' });
+    await b.svc.resolve((await onlyPending(a.svc)).id, 'allow-once', { provider: 'discord', userId: 'owner-1' });
     expect(await waiting).toMatchObject({ outcome: 'allow-once', decidedBy: 'discord:owner-1' });
   });
 });
 
-describe('expiry and cancellation', () => {
+describe.each(ENGINES)('expiry and cancellation on %s', (engine) => {
   it('expires a request nobody decided, updates its card and denies', async () => {
-    const { svc } = service();
+    const { svc } = await service(engine);
     const renderer = new RecordingRenderer('discord');
     svc.registerRenderer(renderer);
     const resolution = await svc.request({ ...INPUT, timeoutMs: 30 }, CTX);
     expect(resolution).toMatchObject({ outcome: 'expired', timeoutBehavior: 'deny' });
-    await tick();
-    expect(renderer.updated.at(-1)).toMatchObject({ status: 'expired' });
+    await vi.waitFor(() => expect(renderer.updated.at(-1)).toMatchObject({ status: 'expired' }), { timeout: 5000, interval: 5 });
     expect(await svc.resolve(resolution.id, 'allow-once', { provider: 'discord', userId: 'owner-1' })).toMatchObject({ kind: 'already-resolved', outcome: 'expired' });
   });
 
   it('reports timeoutBehavior allow for hook requests only', async () => {
-    const { svc } = service();
+    const { svc } = await service(engine);
     expect((await svc.request({ ...INPUT, timeoutMs: 10, timeoutBehavior: 'allow' }, CTX)).timeoutBehavior).toBe('allow');
     expect((await svc.request({ ...INPUT, kind: 'exec', timeoutMs: 10, timeoutBehavior: 'allow' }, CTX)).timeoutBehavior).toBe('deny');
   });
 
   it('a click that arrives after expiry cannot approve', async () => {
     let now = 1_000_000;
-    const { svc } = service(undefined, { now: () => now });
-    const request = svc.open({ ...INPUT, timeoutMs: 1000 }, CTX);
+    const { svc } = await service(engine, undefined, { now: () => now });
+    const request = await svc.open({ ...INPUT, timeoutMs: 1000 }, CTX);
     now += 1001;
     expect(await svc.resolve(request.id, 'allow-once', { provider: 'discord', userId: 'owner-1' })).toMatchObject({ kind: 'already-resolved', outcome: 'expired' });
   });
 
   it('cancels the request when the waiting call is aborted', async () => {
-    const { svc } = service();
+    const { svc } = await service(engine);
     const controller = new AbortController();
     const waiting = svc.request(INPUT, CTX, controller.signal);
-    await tick();
+    await onlyPending(svc);
     controller.abort();
     const resolution = await waiting;
     expect(resolution.outcome).toBe('cancelled');
-    expect(svc.get(resolution.id)!.status).toBe('cancelled');
+    expect((await svc.get(resolution.id))!.status).toBe('cancelled');
   });
 });
 
-describe('allow-always grants', () => {
+describe.each(ENGINES)('allow-always grants on %s', (engine) => {
   it('stores a grant that matches the same call and not another', async () => {
-    const { svc } = service();
+    const { svc } = await service(engine);
     const waiting = svc.request({ ...INPUT, grant: { pattern: 'write', argPattern: '{"path":"notes/*"}' } }, CTX);
-    await tick();
-    const id = svc.list()[0]!.id;
+    const { id } = await onlyPending(svc);
     const result = await svc.resolve(id, 'allow-always', { provider: 'discord', userId: 'owner-1' });
     expect(result.kind === 'resolved' && result.grant).toMatchObject({ agentId: 'main', tool: 'write', argPattern: '{"path":"notes/*"}', createdBy: 'discord:owner-1', approvalId: id });
     const resolution = await waiting;
     expect(resolution.grantId).toMatch(/^g_/);
-    expect(svc.grants.match({ agentId: 'main', tool: 'write', target: 'write', args: '{"path":"notes/a.txt"}' })?.id).toBe(resolution.grantId);
-    expect(svc.grants.match({ agentId: 'main', tool: 'write', target: 'write', args: '{"path":"etc/passwd"}' })).toBeUndefined();
-    expect(svc.grants.match({ agentId: 'other', tool: 'write', target: 'write', args: '{"path":"notes/a.txt"}' })).toBeUndefined();
-    expect(svc.grants.list().map((g) => g.id)).toEqual([resolution.grantId]);
+    expect((await svc.grants.match({ agentId: 'main', tool: 'write', target: 'write', args: '{"path":"notes/a.txt"}' }))?.id).toBe(resolution.grantId);
+    expect(await svc.grants.match({ agentId: 'main', tool: 'write', target: 'write', args: '{"path":"etc/passwd"}' })).toBeUndefined();
+    expect(await svc.grants.match({ agentId: 'other', tool: 'write', target: 'write', args: '{"path":"notes/a.txt"}' })).toBeUndefined();
+    expect((await svc.grants.list()).map((g) => g.id)).toEqual([resolution.grantId]);
   });
 
   it('a revoked grant no longer matches and stays in the full list', async () => {
-    const { svc } = service();
-    const request = svc.open(INPUT, CTX);
+    const { svc } = await service(engine);
+    const request = await svc.open(INPUT, CTX);
     const result = await svc.resolve(request.id, 'allow-always', { provider: 'discord', userId: 'owner-1' });
     const grantId = result.kind === 'resolved' ? result.grant!.id : '';
-    expect(svc.revokeGrant(grantId, 'cli:op')).toMatchObject({ kind: 'revoked' });
-    expect(svc.revokeGrant(grantId, 'cli:op')).toMatchObject({ kind: 'already-revoked' });
-    expect(svc.revokeGrant('g_missing', 'cli:op')).toEqual({ kind: 'not-found', id: 'g_missing' });
-    expect(svc.grants.match({ agentId: 'main', tool: 'write', target: 'write', args: INPUT.fullText })).toBeUndefined();
-    expect(svc.grants.list()).toEqual([]);
-    expect(svc.grants.list({ all: true })[0]).toMatchObject({ id: grantId, revokedBy: 'cli:op' });
-    expect(svc.audit.list({ subject: grantId }).map((e) => e.type)).toEqual(['grant.created', 'grant.revoked']);
+    expect(await svc.revokeGrant(grantId, 'cli:op')).toMatchObject({ kind: 'revoked' });
+    expect(await svc.revokeGrant(grantId, 'cli:op')).toMatchObject({ kind: 'already-revoked' });
+    expect(await svc.revokeGrant('g_missing', 'cli:op')).toEqual({ kind: 'not-found', id: 'g_missing' });
+    expect(await svc.grants.match({ agentId: 'main', tool: 'write', target: 'write', args: INPUT.fullText })).toBeUndefined();
+    expect(await svc.grants.list()).toEqual([]);
+    expect((await svc.grants.list({ all: true }))[0]).toMatchObject({ id: grantId, revokedBy: 'cli:op' });
+    expect((await svc.audit.list({ subject: grantId })).map((e) => e.type)).toEqual(['grant.created', 'grant.revoked']);
   });
 
   it('an expired grant no longer matches', async () => {
     let now = 5_000_000;
-    const { svc } = service(undefined, { now: () => now });
-    const request = svc.open({ ...INPUT, grant: { pattern: 'write', ttlMs: 60_000 } }, CTX);
+    const { svc } = await service(engine, undefined, { now: () => now });
+    const request = await svc.open({ ...INPUT, grant: { pattern: 'write', ttlMs: 60_000 } }, CTX);
     await svc.resolve(request.id, 'allow-always', { provider: 'discord', userId: 'owner-1' });
-    expect(svc.grants.match({ agentId: 'main', tool: 'write', target: 'write', args: 'anything' })).toBeDefined();
+    expect(await svc.grants.match({ agentId: 'main', tool: 'write', target: 'write', args: 'anything' })).toBeDefined();
     now += 60_001;
-    expect(svc.grants.match({ agentId: 'main', tool: 'write', target: 'write', args: 'anything' })).toBeUndefined();
+    expect(await svc.grants.match({ agentId: 'main', tool: 'write', target: 'write', args: 'anything' })).toBeUndefined();
   });
 });
 
-describe('recover', () => {
+describe.each(ENGINES)('recover on %s', (engine) => {
   it('expires, re-arms or interrupts each pending request by its waiter', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'warden-recover-'));
+    const dir = await freshStoreTarget(engine);
     let now = 10_000_000;
-    const dead = service(dir, { now: () => now });
-    const expiredReq = dead.svc.open({ ...INPUT, timeoutMs: 1000 }, CTX);
-    const orphan = dead.svc.open({ ...INPUT, timeoutMs: 100_000 }, CTX);
+    const dead = await service(engine, dir, { now: () => now });
+    const expiredReq = await dead.svc.open({ ...INPUT, timeoutMs: 1000 }, CTX);
+    const orphan = await dead.svc.open({ ...INPUT, timeoutMs: 100_000 }, CTX);
     dead.svc.shutdown();
-    const live = service(dir, { now: () => now });
-    const stillWaited = live.svc.open({ ...INPUT, timeoutMs: 100_000 }, CTX);
+    const live = await service(engine, dir, { now: () => now });
+    const stillWaited = await live.svc.open({ ...INPUT, timeoutMs: 100_000 }, CTX);
     live.svc.shutdown();
 
     now += 2000;
@@ -266,8 +287,8 @@ describe('recover', () => {
     const interrupted: string[] = [];
     bus.on('approval.interrupted', ({ request }) => interrupted.push(request.id));
     // Every pid looks alive; the dead service is recognised by its stale stamp.
-    const fresh = service(dir, { now: () => now, isProcessAlive: () => true, staleWaiterMs: 60_000, events: bus });
-    fresh.store.db.prepare('UPDATE approvals SET waiter_seen_at = 0 WHERE waiter_instance = ?').run(dead.svc.instanceId);
+    const fresh = await service(engine, dir, { now: () => now, isProcessAlive: () => true, staleWaiterMs: 60_000, events: bus });
+    await fresh.store.db.run('UPDATE approvals SET waiter_seen_at = 0 WHERE waiter_instance = ?', [dead.svc.instanceId]);
     const renderer = new RecordingRenderer('discord');
     fresh.svc.registerRenderer(renderer);
     const report = await fresh.svc.recover();
@@ -276,34 +297,34 @@ describe('recover', () => {
     expect(report.interrupted.map((r) => r.id)).toEqual([orphan.id]);
     expect(report.rearmed.map((r) => r.id)).toEqual([stillWaited.id]);
     expect(interrupted).toEqual([orphan.id]);
-    expect(fresh.svc.get(expiredReq.id)!.status).toBe('expired');
-    expect(fresh.svc.get(orphan.id)!.status).toBe('interrupted');
-    expect(fresh.svc.get(stillWaited.id)!.status).toBe('pending');
+    expect((await fresh.svc.get(expiredReq.id))!.status).toBe('expired');
+    expect((await fresh.svc.get(orphan.id))!.status).toBe('interrupted');
+    expect((await fresh.svc.get(stillWaited.id))!.status).toBe('pending');
     expect(renderer.updated.map((r) => [r.id, r.status])).toEqual(expect.arrayContaining([[expiredReq.id, 'expired'], [orphan.id, 'interrupted']]));
     expect(renderer.shown.map((r) => r.id)).toEqual([stillWaited.id]);
-    const transcript = new Transcripts(fresh.store.db).list(CTX.sessionKey);
+    const transcript = await new Transcripts(fresh.store.db).list(CTX.sessionKey);
     expect(transcript.at(-1)).toMatchObject({ role: 'system', content: expect.stringContaining(`Approval ${orphan.id} for write was interrupted`) });
-    expect(fresh.svc.audit.list({ subject: orphan.id }).map((e) => e.type)).toEqual(['approval.requested', 'approval.interrupted']);
+    expect((await fresh.svc.audit.list({ subject: orphan.id })).map((e) => e.type)).toEqual(['approval.requested', 'approval.interrupted']);
   });
 
   it('treats a waiter whose process is gone as dead even with a fresh stamp', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'warden-recover-'));
-    const gone = service(dir);
-    const request = gone.svc.open(INPUT, CTX);
+    const dir = await freshStoreTarget(engine);
+    const gone = await service(engine, dir);
+    const request = await gone.svc.open(INPUT, CTX);
     gone.svc.shutdown();
-    const fresh = service(dir, { isProcessAlive: () => false });
+    const fresh = await service(engine, dir, { isProcessAlive: () => false });
     const report = await fresh.svc.recover();
     expect(report.interrupted.map((r) => r.id)).toEqual([request.id]);
   });
 
   it('after recover, keeps watching: renders requests other processes open and updates cards they close', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'warden-watch-'));
-    const bot = service(dir, { externalPollMs: 10 });
+    const dir = await freshStoreTarget(engine);
+    const bot = await service(engine, dir, { externalPollMs: 10 });
     const cards = new RecordingRenderer('discord');
     bot.svc.registerRenderer(cards);
     await bot.svc.recover();
 
-    const cli = service(dir);
+    const cli = await service(engine, dir);
     const waiting = cli.svc.request(INPUT, CTX);
     await vi.waitFor(() => expect(cards.shown).toHaveLength(1), { timeout: 2000, interval: 10 });
     const id = cards.shown[0]!.id;
@@ -312,11 +333,11 @@ describe('recover', () => {
     await vi.waitFor(() => expect(cards.updated.map((r) => [r.id, r.status])).toEqual([[id, 'deny']]), { timeout: 2000, interval: 10 });
 
     // A request whose waiter stopped stamping is interrupted, not left pending.
-    const orphan = cli.svc.open(INPUT, CTX);
+    const orphan = await cli.svc.open(INPUT, CTX);
     cli.svc.shutdown();
     // Let the bot adopt it while its waiter still looks alive, then let the waiter go stale.
     await vi.waitFor(() => expect(cards.shown.map((r) => r.id)).toContain(orphan.id), { timeout: 2000, interval: 10 });
-    bot.store.db.prepare('UPDATE approvals SET waiter_seen_at = 0 WHERE id = ?').run(orphan.id);
-    await vi.waitFor(() => expect(bot.svc.get(orphan.id)!.status).toBe('interrupted'), { timeout: 2000, interval: 10 });
+    await bot.store.db.run('UPDATE approvals SET waiter_seen_at = 0 WHERE id = ?', [orphan.id]);
+    await vi.waitFor(async () => expect((await bot.svc.get(orphan.id))!.status).toBe('interrupted'), { timeout: 2000, interval: 10 });
   });
 });

@@ -294,6 +294,8 @@ export class ApprovalService {
       const waiter: Waiter = (resolution) => done(resolution);
       set.add(waiter);
       signal?.addEventListener('abort', onAbort, { once: true });
+      // Aborted while the request was being written or read back: the listener would never fire.
+      if (signal?.aborted) onAbort();
       if (timeoutMs !== undefined) {
         timer = setTimeout(() => {
           const waiting = this.waiters.get(id);

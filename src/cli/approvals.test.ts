@@ -1,29 +1,35 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApprovalService } from '../approvals/service.js';
 import { parseConfig } from '../config/index.js';
 import { main } from '../cli.js';
 import { EventBus } from '../events.js';
 import { ExecAllowlistStore } from '../exec/allowlist-store.js';
-import { openStore } from '../store/store.js';
+import { openWardenStore } from '../schema/index.js';
 import type { CliIO } from './args.js';
 
-function setup() {
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (closers.length) await closers.pop()!();
+});
+
+/** A config folder for the CLI and a running service on the same store. */
+async function setup() {
   const dir = mkdtempSync(path.join(tmpdir(), 'warden-approvals-cli-'));
   writeFileSync(path.join(dir, 'warden.config.yaml'), 'owners: { discord: ["1"] }\n');
-  const opened = openStore({ dataDir: path.join(dir, 'data') });
+  const opened = await openWardenStore({ dataDir: path.join(dir, 'data') });
   if (!opened.ok) throw new Error(opened.error.message);
   const parsed = parseConfig({ owners: { discord: ['1'] } });
   if (!parsed.ok) throw parsed.error;
   const approvals = new ApprovalService({ store: opened.store, config: parsed.value.config, events: new EventBus(), pollMs: 10 });
   const ctx = { agentId: 'main', sessionKey: 'agent:main:discord:channel:42', provider: 'discord' };
-  const close = () => {
+  closers.push(async () => {
     approvals.shutdown();
-    opened.store.close();
-  };
-  return { dir, approvals, ctx, close, db: opened.store.db };
+    await opened.store.close();
+  });
+  return { dir, approvals, ctx, db: opened.store.db };
 }
 
 async function cli(dir: string, argv: string[]) {
@@ -38,10 +44,13 @@ const INPUT = { kind: 'tool' as const, tool: 'write', title: 'Write notes', prev
 
 describe('warden approvals', () => {
   it('lists pending requests and resolves one; the waiting call (another connection) hears it', async () => {
-    const t = setup();
+    const t = await setup();
     const waiting = t.approvals.request(INPUT, t.ctx);
-    await new Promise((r) => setTimeout(r, 0));
-    const id = t.approvals.list()[0]!.id;
+    const id = await vi.waitFor(async () => {
+      const [pending] = await t.approvals.list();
+      expect(pending).toBeDefined();
+      return pending!.id;
+    });
     const list = await cli(t.dir, ['list', '--json']);
     expect(JSON.parse(list.stdout).pending.map((r: { id: string }) => r.id)).toEqual([id]);
 
@@ -63,7 +72,6 @@ describe('warden approvals', () => {
     expect(revoked.stdout).toContain(`revoked ${grants[0]!.id}`);
     expect(JSON.parse((await cli(t.dir, ['grants', '--json'])).stdout).grants).toEqual([]);
     expect(JSON.parse((await cli(t.dir, ['grants', '--all', '--json'])).stdout).grants).toHaveLength(1);
-    t.close();
   });
 
   it.each([
@@ -73,29 +81,27 @@ describe('warden approvals', () => {
     [['lst'], 'unknown subcommand "lst" (did you mean "list"?)'],
     [[], 'missing subcommand'],
   ])('%j → exit 2 with a clear message', async (argv, message) => {
-    const t = setup();
+    const t = await setup();
     const { code, stderr } = await cli(t.dir, argv);
     expect(code).toBe(2);
     expect(stderr).toContain(message);
-    t.close();
   });
 
   it('refuses a decision the request does not offer', async () => {
-    const t = setup();
-    const request = t.approvals.open({ ...INPUT, allowedDecisions: ['allow-once', 'deny'] }, t.ctx);
+    const t = await setup();
+    const request = await t.approvals.open({ ...INPUT, allowedDecisions: ['allow-once', 'deny'] }, t.ctx);
     const { code, stderr } = await cli(t.dir, ['resolve', request.id, 'allow-always']);
     expect(code).toBe(2);
     expect(stderr).toContain(`decision "allow-always" is not offered by ${request.id}; allowed: allow-once, deny`);
-    expect(t.approvals.get(request.id)!.status).toBe('pending');
-    t.close();
+    expect((await t.approvals.get(request.id))!.status).toBe('pending');
   });
 
   it('lists exec allow-always grants with the tool grants, and revokes one by id', async () => {
-    const t = setup();
+    const t = await setup();
     const exec = new ExecAllowlistStore(t.db);
-    const live = exec.add('main', { pattern: '/usr/bin/rm', argPattern: '^-rf\x00build/\x00$', source: 'allow-always', lastUsedCommand: 'rm -rf build/' });
-    const old = exec.add('main', { pattern: '/usr/bin/make', argPattern: '^\x00\x00$', source: 'allow-always', expiresAt: 1000 });
-    exec.add('main', { pattern: '/usr/bin/ls', source: 'import' });
+    const live = await exec.add('main', { pattern: '/usr/bin/rm', argPattern: '^-rf\x00build/\x00$', source: 'allow-always', lastUsedCommand: 'rm -rf build/' });
+    const old = await exec.add('main', { pattern: '/usr/bin/make', argPattern: '^\x00\x00$', source: 'allow-always', expiresAt: 1000 });
+    await exec.add('main', { pattern: '/usr/bin/ls', source: 'import' });
 
     const human = await cli(t.dir, ['grants']);
     expect(human.stdout).toBe(`${live.id}  agent main  exec  /usr/bin/rm  for "rm -rf build/"  bound to no file  no expiry\n`);
@@ -106,8 +112,7 @@ describe('warden approvals', () => {
     const revoked = await cli(t.dir, ['revoke', live.id]);
     expect(revoked.code).toBe(0);
     expect(revoked.stdout).toContain(`revoked exec grant ${live.id}`);
-    expect(exec.list('main').map((e) => e.pattern)).toEqual(['/usr/bin/ls']);
-    t.close();
+    expect((await exec.list('main')).map((e) => e.pattern)).toEqual(['/usr/bin/ls']);
   });
 });
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../cli.js';
 import { ExecAllowlistStore } from '../exec/allowlist-store.js';
-import { openStore } from '../store/store.js';
+import { openWardenStore } from '../schema/index.js';
 import type { CliIO } from './args.js';
 
 function setup(config = 'owners: { discord: ["1"] }\ntools: { exec: { security: allowlist, ask: off } }\n') {
@@ -21,13 +21,13 @@ async function cli(dir: string, argv: string[]) {
   return { code, stdout, stderr };
 }
 
-function stored(dir: string) {
-  const opened = openStore({ dataDir: path.join(dir, 'data') });
+async function stored(dir: string) {
+  const opened = await openWardenStore({ dataDir: path.join(dir, 'data') });
   if (!opened.ok) throw new Error(opened.error.message);
   try {
-    return new ExecAllowlistStore(opened.store.db).all().map((e) => ({ agentId: e.agentId, pattern: e.pattern, argPattern: e.argPattern, source: e.source }));
+    return (await new ExecAllowlistStore(opened.store.db).all()).map((e) => ({ agentId: e.agentId, pattern: e.pattern, argPattern: e.argPattern, source: e.source }));
   } finally {
-    opened.store.close();
+    await opened.store.close();
   }
 }
 
@@ -55,7 +55,7 @@ describe('warden exec-approvals import', () => {
     expect(r.stdout).toContain('note: agents.ops.allowlist[0]: no pattern, dropped');
     expect(r.stdout).toContain('note: agents.ops.allowlist[1].argPattern: not a valid regular expression, entry dropped');
     expect(r.stdout).toContain('note: agents.ops: no such agent in agents.list');
-    expect(stored(dir)).toEqual([
+    expect(await stored(dir)).toEqual([
       { agentId: '*', pattern: '/usr/bin/cat', argPattern: undefined, source: 'import' },
       { agentId: 'main', pattern: '/usr/bin/rm', argPattern: '^(?:build)', source: 'allow-always' },
       { agentId: 'main', pattern: '/usr/bin/ls', argPattern: undefined, source: 'import' },
@@ -70,7 +70,7 @@ describe('warden exec-approvals import', () => {
     expect((await cli(dir, ['exec-check', '--', 'rm', 'x'])).stdout).toMatch(/deny/);
     await cli(dir, ['exec-approvals', 'import', 'a.json']);
     await cli(dir, ['exec-approvals', 'import', 'a.json']);
-    expect(stored(dir)).toHaveLength(1);
+    expect(await stored(dir)).toHaveLength(1);
     expect((await cli(dir, ['exec-check', '--', 'rm', 'x'])).stdout).toMatch(/allow/);
   });
 
@@ -83,9 +83,9 @@ describe('warden exec-approvals import', () => {
     expect(answer.dryRun).toBe(true);
     expect(answer.imported).toEqual([{ agentId: '*', pattern: '/usr/bin/cat', source: 'import' }]);
     expect(answer.notes).toContain('--agent *: 4 entries of other agents skipped (main, ops)');
-    expect(stored(dir)).toEqual([]);
+    expect(await stored(dir)).toEqual([]);
     await cli(dir, ['exec-approvals', 'import', 'f.json', '--agent', '*']);
-    expect(stored(dir).map((e) => e.agentId)).toEqual(['*']);
+    expect((await stored(dir)).map((e) => e.agentId)).toEqual(['*']);
   });
 
   it.each<[string, string[], RegExp]>([
@@ -101,7 +101,7 @@ describe('warden exec-approvals import', () => {
     const r = await cli(dir, ['exec-approvals', ...argv]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
-    expect(stored(dir)).toEqual([]);
+    expect(await stored(dir)).toEqual([]);
   });
 
   it('a file of another version imports nothing and says so', async () => {
@@ -111,7 +111,7 @@ describe('warden exec-approvals import', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('imported 0 allowlist entries');
     expect(r.stdout).toContain('note: version: expected 1');
-    expect(stored(dir)).toEqual([]);
+    expect(await stored(dir)).toEqual([]);
   });
 });
 
@@ -136,7 +136,7 @@ describe('warden exec-approvals export', () => {
     const other = setup();
     writeFileSync(path.join(other, 'exported.json'), r.stdout);
     await cli(other, ['exec-approvals', 'import', 'exported.json']);
-    expect(stored(other)).toEqual(stored(dir));
+    expect(await stored(other)).toEqual(await stored(dir));
   });
 
   it('--agent limits the export to one agent', async () => {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../cli.js';
 import { ExecAllowlistStore } from '../exec/allowlist-store.js';
 import { exactArgPattern } from '../exec/allowlist.js';
-import { openStore } from '../store/index.js';
+import { openWardenStore } from '../schema/index.js';
 
 const DEV_CONFIG = `
 tools:
@@ -15,11 +15,11 @@ tools:
       - { pattern: /usr/bin/git, argPattern: "status*", trustRepoConfig: true }
 `;
 
-async function runCli(argv: string[], config?: string, prepare?: (cwd: string) => void) {
+async function runCli(argv: string[], config?: string, prepare?: (cwd: string) => void | Promise<void>) {
   const cwd = mkdtempSync(path.join(tmpdir(), 'warden-exec-check-'));
   if (config !== undefined) writeFileSync(path.join(cwd, 'warden.config.yaml'), config);
   mkdirSync(path.join(cwd, 'workspace'));
-  prepare?.(cwd);
+  await prepare?.(cwd);
   let stdout = '';
   let stderr = '';
   const code = await main(argv, { cwd, env: {}, stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
@@ -62,11 +62,11 @@ describe('warden exec-check', () => {
   });
 
   it('reads allow-always entries stored in the data dir for the context agent', async () => {
-    const seed = (cwd: string) => {
-      const opened = openStore({ dataDir: path.join(cwd, 'data') });
+    const seed = async (cwd: string) => {
+      const opened = await openWardenStore({ dataDir: path.join(cwd, 'data') });
       if (!opened.ok) throw new Error(opened.error.message);
-      new ExecAllowlistStore(opened.store.db).add('main', { pattern: '/usr/bin/rm', argPattern: exactArgPattern(['-rf', 'build/']), source: 'allow-always' });
-      opened.store.close();
+      await new ExecAllowlistStore(opened.store.db).add('main', { pattern: '/usr/bin/rm', argPattern: exactArgPattern(['-rf', 'build/']), source: 'allow-always' });
+      await opened.store.close();
     };
     const config = `${DEV_CONFIG}agents:\n  list: [{ id: main, default: true }, { id: ops }]\n`;
     const main = await runCli(['exec-check', '--json', '--', 'rm -rf build/'], config, seed);

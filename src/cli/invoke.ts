@@ -129,6 +129,8 @@ async function invokeOnce(
       loopDetection: loopDetectionEnabled(config, turn.agentId),
     });
     print(io, outcome, args.options.get('json') === true);
+    // The call's transcript row is written after it answers: in before the store closes.
+    await invoker.settled();
     return EXIT.ok;
   } finally {
     // A browser call launched Chromium; a one-shot command must not leave it running.

@@ -1,9 +1,11 @@
-import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
-import { SessionContextStore, sessionContextsMigration } from '../agent/session-contexts.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
+import { SessionContextStore } from '../agent/session-contexts.js';
 import { parseConfig } from '../config/index.js';
 import type { TurnContext } from '../policy/context.js';
-import { applyMigrations } from '../store/migrations.js';
+import { openWardenStore } from '../schema/index.js';
+import type { StoreEngine } from '../store/db.js';
+import type { Store } from '../store/store.js';
 import { channelRefsIn, describeTarget, resolveCronTarget } from './target.js';
 
 const config = (() => {
@@ -12,29 +14,35 @@ const config = (() => {
   return r.value.config;
 })();
 
-/** What the router recorded: conversations Warden was addressed in. */
-function known() {
-  const db = new Database(':memory:');
-  applyMigrations(db, [sessionContextsMigration]);
-  const store = new SessionContextStore(db);
+/** What the router recorded: conversations Warden was addressed in, in a new store on `engine`. */
+async function known(engine: StoreEngine): Promise<{ opened: Store; store: SessionContextStore }> {
+  const where = await freshStoreTarget(engine);
+  const result = await openWardenStore({ dataDir: where.dataDir, url: where.url });
+  if (!result.ok) throw new Error(result.error.message);
+  const store = new SessionContextStore(result.store.db);
   const channel = (agentId: string, provider: string, guildId: string, guildName: string, id: string, name: string) =>
     store.record(`agent:${agentId}:${provider}:channel:${id.toLowerCase()}`, agentId, { provider, chat: 'channel', guildId, guildName, channelId: id, channelName: name }, '1');
-  channel('main', 'discord', 'G1', 'Team', '101', 'ops');
-  channel('main', 'discord', 'G1', 'Team', '102', 'general');
-  channel('main', 'discord', 'G2', 'Other', '201', 'ops');
-  channel('main', 'discord', 'G2', 'Other', '202', 'lab');
-  channel('other', 'discord', 'G1', 'Team', '103', 'secret');
-  channel('main', 'slack', 'T1', 'Acme', 'C1', 'ops');
-  store.record('agent:main:discord:channel:104:thread:t1', 'main', { provider: 'discord', chat: 'thread', guildId: 'G1', channelId: '104', channelName: 'threads-only', threadId: 't1' }, '1');
-  return store;
+  await channel('main', 'discord', 'G1', 'Team', '101', 'ops');
+  await channel('main', 'discord', 'G1', 'Team', '102', 'general');
+  await channel('main', 'discord', 'G2', 'Other', '201', 'ops');
+  await channel('main', 'discord', 'G2', 'Other', '202', 'lab');
+  await channel('other', 'discord', 'G1', 'Team', '103', 'secret');
+  await channel('main', 'slack', 'T1', 'Acme', 'C1', 'ops');
+  await store.record('agent:main:discord:channel:104:thread:t1', 'main', { provider: 'discord', chat: 'thread', guildId: 'G1', channelId: '104', channelName: 'threads-only', threadId: 't1' }, '1');
+  return { opened: result.store, store };
 }
 
 const inG1: TurnContext = { agentId: 'main', provider: 'discord', chat: 'channel', guildId: 'G1', guildName: 'Team', channelId: '102', channelName: 'general', senderId: '1', senderIsOwner: true, spawnDepth: 0 };
 const inDm: TurnContext = { agentId: 'main', provider: 'discord', chat: 'dm', channelId: 'D1', senderId: '1', senderIsOwner: true, spawnDepth: 0 };
 const HERE = 'agent:main:discord:channel:102';
 
-describe('resolveCronTarget', () => {
-  const store = known();
+describe.each(ENGINES)('resolveCronTarget on %s', (engine) => {
+  let opened: Store;
+  let store: SessionContextStore;
+  beforeAll(async () => {
+    ({ opened, store } = await known(engine));
+  });
+  afterAll(() => opened.close());
 
   it.each([
     ['nothing: this conversation', undefined, inG1, { sessionKey: HERE, channelId: '102', channelName: 'general' }],
@@ -46,8 +54,8 @@ describe('resolveCronTarget', () => {
     ['an id in another guild the owner was addressed in', '<#202>', inG1, { channelId: '202', guildId: 'G2', channelName: 'lab' }],
     ['from a DM, a name unique across guilds', '#lab', inDm, { channelId: '202', guildId: 'G2' }],
     ['a Slack mention', '<#C1|ops>', { ...inG1, provider: 'slack', guildId: 'T1', channelId: 'C9' }, { channelId: 'C1', channelName: 'ops', provider: 'slack' }],
-  ])('%s', (_label, spec, turn, expected) => {
-    const result = resolveCronTarget(spec, turn, HERE, store, config);
+  ])('%s', async (_label, spec, turn, expected) => {
+    const result = await resolveCronTarget(spec, turn, HERE, store, config);
     expect(result).toMatchObject({ ok: true, target: expected });
   });
 
@@ -60,29 +68,29 @@ describe('resolveCronTarget', () => {
     ['a channel of another provider', '<#C1>', inG1, /is not a discord channel/],
     ['a forged session key segment', '101:thread:t1', inG1, /is not a channel/],
     ['words', 'the ops room', inG1, /is not a channel/],
-  ])('refuses %s', (_label, spec, turn, error) => {
-    const result = resolveCronTarget(spec, turn, HERE, store, config);
+  ])('refuses %s', async (_label, spec, turn, error) => {
+    const result = await resolveCronTarget(spec, turn, HERE, store, config);
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.error).toMatch(error);
   });
 
-  it('refuses another channel to a non-owner turn unless tools.message.allowedTargets opens it', () => {
+  it('refuses another channel to a non-owner turn unless tools.message.allowedTargets opens it', async () => {
     const guest = { ...inG1, senderId: '7', senderIsOwner: false };
-    expect(resolveCronTarget('#ops', guest, HERE, store, config)).toMatchObject({ ok: false, error: expect.stringContaining('tools.message.allowedTargets') });
+    expect(await resolveCronTarget('#ops', guest, HERE, store, config)).toMatchObject({ ok: false, error: expect.stringContaining('tools.message.allowedTargets') });
     const open = parseConfig({ tools: { message: { allowedTargets: ['discord:101'] } } });
     if (!open.ok) throw open.error;
-    expect(resolveCronTarget('#ops', guest, HERE, store, open.value.config).ok).toBe(true);
+    expect((await resolveCronTarget('#ops', guest, HERE, store, open.value.config)).ok).toBe(true);
   });
 
-  it('keeps the creating turn’s ceiling wherever the job posts', () => {
+  it('keeps the creating turn’s ceiling wherever the job posts', async () => {
     const inherited = { allow: ['read'], deny: [] };
-    expect(resolveCronTarget('#ops', { ...inG1, inherited }, HERE, store, config)).toMatchObject({ ok: true, target: { inherited } });
-    expect(resolveCronTarget(undefined, { ...inG1, inherited }, HERE, store, config)).toMatchObject({ ok: true, target: { inherited } });
+    expect(await resolveCronTarget('#ops', { ...inG1, inherited }, HERE, store, config)).toMatchObject({ ok: true, target: { inherited } });
+    expect(await resolveCronTarget(undefined, { ...inG1, inherited }, HERE, store, config)).toMatchObject({ ok: true, target: { inherited } });
   });
 
-  it('without the records, only this conversation', () => {
-    expect(resolveCronTarget('#ops', inG1, HERE, undefined, config).ok).toBe(false);
-    expect(resolveCronTarget('here', inG1, HERE, undefined, config).ok).toBe(true);
+  it('without the records, only this conversation', async () => {
+    expect((await resolveCronTarget('#ops', inG1, HERE, undefined, config)).ok).toBe(false);
+    expect((await resolveCronTarget('here', inG1, HERE, undefined, config)).ok).toBe(true);
   });
 });
 

@@ -96,11 +96,31 @@ interface Row {
   bound_files?: string | null;
 }
 
+/**
+ * An exact-argv pattern separates the words with NUL, and a NUL in it is what makes it one
+ * (`argPatternMatches`). PostgreSQL text cannot hold NUL (the engine would write U+FFFD, turning
+ * the pattern into a plain regex over space-joined words), so such a pattern is kept as JSON
+ * behind a U+0001 mark and read back exactly. Patterns without NUL, and rows written before,
+ * are kept as they are.
+ */
+const ENCODED = '\u0001';
+export const storedArgPattern = (pattern: string): string => (pattern.includes('\u0000') || pattern.startsWith(ENCODED) ? ENCODED + JSON.stringify(pattern) : pattern);
+export function readArgPattern(stored: string): string {
+  if (!stored.startsWith(ENCODED)) return stored;
+  try {
+    const decoded = JSON.parse(stored.slice(1)) as unknown;
+    if (typeof decoded === 'string') return decoded;
+  } catch {
+    // not one we wrote: the text as stored
+  }
+  return stored;
+}
+
 const toEntry = (row: Row): StoredAllowlistEntry => ({
   id: row.id,
   agentId: row.agent_id,
   pattern: row.pattern,
-  argPattern: row.arg_pattern ?? undefined,
+  argPattern: row.arg_pattern === null ? undefined : readArgPattern(row.arg_pattern),
   source: row.source === 'import' ? 'import' : 'allow-always',
   createdAt: row.created_at,
   expiresAt: row.expires_at ?? undefined,
@@ -170,11 +190,12 @@ export class ExecAllowlistStore {
     const at = this.now();
     // Every new allow-always grant records what it binds, an empty list included: NULL means "from before binding".
     const bound = input.source === 'allow-always' ? JSON.stringify(input.boundFiles ?? []) : null;
+    const argPattern = input.argPattern === undefined ? null : storedArgPattern(input.argPattern);
     const id = await this.db.tx(async (): Promise<string> => {
       const existing = await this.db.value<string>(`SELECT id FROM exec_allowlist WHERE agent_id = ? AND pattern = ? AND arg_pattern IS NOT DISTINCT FROM ?${this.db.forUpdate}`, [
         agentId,
         input.pattern,
-        input.argPattern ?? null,
+        argPattern,
       ]);
       if (existing !== undefined) {
         await this.db.run('UPDATE exec_allowlist SET source = ?, expires_at = ?, last_used_at = coalesce(?, last_used_at), bound_files = ? WHERE id = ?', [
@@ -190,7 +211,7 @@ export class ExecAllowlistStore {
       await this.db.run(
         `INSERT INTO exec_allowlist (id, agent_id, pattern, arg_pattern, source, created_at, last_used_at, expires_at, last_used_command, last_resolved_path, bound_files)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [fresh, agentId, input.pattern, input.argPattern ?? null, input.source, at, input.lastUsedAt ?? null, input.expiresAt ?? null, input.lastUsedCommand ?? null, input.lastResolvedPath ?? null, bound],
+        [fresh, agentId, input.pattern, argPattern, input.source, at, input.lastUsedAt ?? null, input.expiresAt ?? null, input.lastUsedCommand ?? null, input.lastResolvedPath ?? null, bound],
       );
       return fresh;
     });

@@ -1,23 +1,23 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
 import { ApprovalService } from '../approvals/service.js';
 import type { ApprovalRequestContext, ApprovalRequestInput, ApprovalResolution } from '../approvals/types.js';
 import { parseConfig, type WardenConfigInput } from '../config/index.js';
 import { EventBus } from '../events.js';
-import { openStore } from '../store/store.js';
+import { openWardenStore } from '../schema/index.js';
+import type { StoreEngine } from '../store/db.js';
 import { approveOn, clickHandlerOn, withWebLocalOwner } from './approval-clicks.js';
 
-const cleanups: Array<() => void> = [];
-afterEach(() => {
-  while (cleanups.length) cleanups.pop()!();
+const cleanups: Array<() => void | Promise<void>> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
 });
 
-function setup(raw: WardenConfigInput) {
+async function setup(engine: StoreEngine, raw: WardenConfigInput) {
   const parsed = parseConfig(raw);
   if (!parsed.ok) throw parsed.error;
-  const opened = openStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-clicks-')) });
+  const where = await freshStoreTarget(engine);
+  const opened = await openWardenStore({ dataDir: where.dataDir, url: where.url });
   if (!opened.ok) throw new Error(opened.error.message);
   const svc = new ApprovalService({ store: opened.store, config: withWebLocalOwner(parsed.value.config), events: new EventBus(), pollMs: 10 });
   cleanups.push(() => opened.store.close(), () => svc.shutdown());
@@ -27,15 +27,15 @@ function setup(raw: WardenConfigInput) {
 const INPUT: ApprovalRequestInput = { kind: 'exec', tool: 'exec', title: 'Run', preview: 'ls', fullText: 'ls', allowedDecisions: ['allow-once', 'deny'] };
 const ctx = (provider: string): ApprovalRequestContext => ({ agentId: 'main', sessionKey: `agent:main:${provider}:channel:1`, provider, channelId: '1' });
 
-describe('clicks through the approval service', () => {
+describe.each(ENGINES)('clicks through the approval service on %s', (engine) => {
   it('a non-approver is refused and the call keeps waiting; the approver decides once', async () => {
-    const svc = setup({ owners: { discord: ['boss'] } });
-    const request = svc.open(INPUT, ctx('discord'));
+    const svc = await setup(engine, { owners: { discord: ['boss'] } });
+    const request = await svc.open(INPUT, ctx('discord'));
     const waiting = svc.wait(request.id);
     const click = clickHandlerOn((...a) => svc.resolve(...a), 'discord');
 
     expect(await click({ approvalId: request.id, decision: 'allow-once', userId: 'mallory' })).toEqual({ kind: 'not-approver' });
-    expect(svc.get(request.id)?.status).toBe('pending');
+    expect((await svc.get(request.id))?.status).toBe('pending');
 
     const first = await click({ approvalId: request.id, decision: 'allow-once', userId: 'boss' });
     expect(first).toMatchObject({ kind: 'resolved', request: { status: 'allow-once', decidedBy: 'discord:boss' } });
@@ -47,8 +47,8 @@ describe('clicks through the approval service', () => {
   });
 
   it('an owner on one platform is not an approver on another', async () => {
-    const svc = setup({ owners: { discord: ['same-id'] } });
-    const request = svc.open(INPUT, ctx('slack'));
+    const svc = await setup(engine, { owners: { discord: ['same-id'] } });
+    const request = await svc.open(INPUT, ctx('slack'));
     void svc.wait(request.id);
     expect(await clickHandlerOn((...a) => svc.resolve(...a), 'slack')({ approvalId: request.id, decision: 'allow-once', userId: 'same-id' })).toEqual({
       kind: 'not-approver',
@@ -56,8 +56,8 @@ describe('clicks through the approval service', () => {
   });
 
   it('/approve learns which decisions a request offers; a button click gets not-found', async () => {
-    const svc = setup({ owners: { discord: ['boss'] } });
-    const request = svc.open(INPUT, ctx('discord'));
+    const svc = await setup(engine, { owners: { discord: ['boss'] } });
+    const request = await svc.open(INPUT, ctx('discord'));
     void svc.wait(request.id);
     const resolve = (...a: Parameters<typeof svc.resolve>) => svc.resolve(...a);
     expect(await approveOn(resolve, 'discord')({ approvalId: request.id, decision: 'allow-always', userId: 'boss' })).toEqual({
@@ -69,12 +69,12 @@ describe('clicks through the approval service', () => {
   });
 
   it('the web chat local user approves on web, nowhere else', async () => {
-    const svc = setup({ approvals: { approvers: { web: ['someone'] } } });
-    const web = svc.open(INPUT, ctx('web'));
+    const svc = await setup(engine, { approvals: { approvers: { web: ['someone'] } } });
+    const web = await svc.open(INPUT, ctx('web'));
     void svc.wait(web.id);
     const resolve = (...a: Parameters<typeof svc.resolve>) => svc.resolve(...a);
     expect((await clickHandlerOn(resolve, 'web')({ approvalId: web.id, decision: 'allow-once', userId: 'local' })).kind).toBe('resolved');
-    const discord = svc.open(INPUT, ctx('discord'));
+    const discord = await svc.open(INPUT, ctx('discord'));
     void svc.wait(discord.id);
     expect((await clickHandlerOn(resolve, 'discord')({ approvalId: discord.id, decision: 'allow-once', userId: 'local' })).kind).toBe('not-approver');
   });

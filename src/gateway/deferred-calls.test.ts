@@ -1,21 +1,20 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
 import { DbTranscriptStore } from '../agent/transcript.js';
 import { ApprovalService } from '../approvals/service.js';
 import type { DeferredCall, DeferredCallSpec } from '../approvals/types.js';
 import { parseConfig, type WardenConfig } from '../config/index.js';
 import { EventBus } from '../events.js';
 import type { TurnContext } from '../policy/context.js';
-import { openStore } from '../store/store.js';
+import { openWardenStore } from '../schema/index.js';
+import type { StoreEngine } from '../store/db.js';
 import type { ToolResult } from '../tools/types.js';
 import { answerDanglingCall, DeferredCallRunner, followUpText, resultPost, type FollowUpTurn } from './deferred-calls.js';
 import type { OutboundMessage, ReplyTarget } from './types.js';
 
-const cleanups: Array<() => void> = [];
-afterEach(() => {
-  while (cleanups.length) cleanups.pop()!();
+const cleanups: Array<() => void | Promise<void>> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
 });
 
 const KEY = 'agent:main:discord:channel:42';
@@ -41,8 +40,11 @@ interface Harness {
   accepting: { value: boolean };
 }
 
-function harness(dir: string, options: { config?: WardenConfig; result?: ToolResult; alive?: (pid: number) => boolean } = {}): Harness {
-  const opened = openStore({ dataDir: dir });
+type Target = { dataDir: string; url: string | undefined };
+
+/** A runner over the store at `where`; two harnesses on one target are two processes on one store. */
+async function harness(where: Target, options: { config?: WardenConfig; result?: ToolResult; alive?: (pid: number) => boolean } = {}): Promise<Harness> {
+  const opened = await openWardenStore({ dataDir: where.dataDir, url: where.url });
   if (!opened.ok) throw new Error(opened.error.message);
   const store = opened.store;
   const config = options.config ?? configOf();
@@ -67,15 +69,16 @@ function harness(dir: string, options: { config?: WardenConfig; result?: ToolRes
     isProcessAlive: options.alive ?? (() => true),
   });
   h.runner.start();
-  cleanups.push(() => {
-    void h.runner.stop();
+  cleanups.push(async () => {
+    await h.runner.stop();
     approvals.shutdown();
-    store.close();
+    await store.close();
   });
   return h;
 }
 
-const newDir = () => mkdtempSync(path.join(tmpdir(), 'warden-deferred-runner-'));
+let engine: StoreEngine;
+const newDir = () => freshStoreTarget(engine);
 
 async function deferredCall(h: Harness, spec: DeferredCallSpec = SPEC): Promise<string> {
   const answer = await h.approvals.requester(CTX, { deferred: spec }).requestOrDefer!(INPUT);
@@ -83,145 +86,178 @@ async function deferredCall(h: Harness, spec: DeferredCallSpec = SPEC): Promise<
   return answer.id;
 }
 
-describe('a deferred call, once decided', () => {
-  it('allow-once: runs as the requester with the original surface as ceiling, posts under the card, queues the follow-up', async () => {
-    const h = harness(newDir());
-    const id = await deferredCall(h);
-    await h.approvals.resolve(id, 'allow-once', OWNER);
-    await h.runner.idle();
-
-    expect(h.resumed).toHaveLength(1);
-    const { turn } = h.resumed[0]!;
-    // The requester, never the approver; no more owner than alice is; nothing beyond the turn's surface.
-    expect(turn).toMatchObject({ senderId: 'alice', senderIsOwner: false, channelId: '42', channelName: 'dev', guildId: 'g1', spawnDepth: 0, inherited: { allow: ['exec', 'read'], deny: ['apply_patch', 'edit', 'process', 'image', 'pdf'] } });
-    expect(h.posts).toEqual([{ target: { provider: 'discord', channelId: '42' }, message: expect.objectContaining({ linkedApproval: id }) }]);
-    expect(h.posts[0]!.message.text).toBe(`Approval ${id} · Allowed once by discord:olga · \`ls -la\`\nResult:\n\`\`\`\ntotal 0\nnotes.md\n\`\`\``);
-    expect(h.followUps).toHaveLength(1);
-    const follow = h.followUps[0]!;
-    expect(follow).toMatchObject({ sessionKey: KEY, agentId: 'main', replyTo: { provider: 'discord', channelId: '42' }, context: { senderId: 'alice' } });
-    expect(follow.text).toMatch(new RegExp(`^\\[Approval ${id}\\] Allowed once by discord:olga\\. Your earlier exec call \\(\`ls -la\`, call call-9\\) that was pending approval has now been run\\. Its result:\\n<untrusted-[0-9a-f]+ source="tool:exec">\\ntotal 0\\nnotes\\.md\\n</untrusted-[0-9a-f]+>\\nFinish the task you started with this result\\. Do not run the call again\\.$`));
-    expect(h.approvals.deferred.get(id)).toMatchObject({ state: 'done', result: { outcome: 'allow-once:ran' } });
+describe.each(ENGINES)('deferred calls on %s', (on) => {
+  beforeEach(() => {
+    engine = on;
   });
 
-  it('deny: nothing runs, the refusal is posted and the agent is told not to retry', async () => {
-    const h = harness(newDir());
-    const id = await deferredCall(h);
-    await h.approvals.resolve(id, 'deny', OWNER);
-    await h.runner.idle();
-    expect(h.resumed).toEqual([]);
-    expect(h.posts[0]!.message.text).toBe(`Approval ${id} · Denied by discord:olga · \`ls -la\`\nDid not run: the approver denied it.`);
-    expect(h.followUps[0]!.text).toBe(
-      `[Approval ${id}] Denied by discord:olga. Your earlier exec call (\`ls -la\`, call call-9) that was pending approval did not run: the approver denied it. Do not retry it; tell the user what happened, and go on without it.`,
-    );
+  describe('a deferred call, once decided', () => {
+    it('allow-once: runs as the requester with the original surface as ceiling, posts under the card, queues the follow-up', async () => {
+      const h = await harness(await newDir());
+      const id = await deferredCall(h);
+      await h.approvals.resolve(id, 'allow-once', OWNER);
+      await h.runner.idle();
+
+      expect(h.resumed).toHaveLength(1);
+      const { turn } = h.resumed[0]!;
+      // The requester, never the approver; no more owner than alice is; nothing beyond the turn's surface.
+      expect(turn).toMatchObject({ senderId: 'alice', senderIsOwner: false, channelId: '42', channelName: 'dev', guildId: 'g1', spawnDepth: 0, inherited: { allow: ['exec', 'read'], deny: ['apply_patch', 'edit', 'process', 'image', 'pdf'] } });
+      expect(h.posts).toEqual([{ target: { provider: 'discord', channelId: '42' }, message: expect.objectContaining({ linkedApproval: id }) }]);
+      expect(h.posts[0]!.message.text).toBe(`Approval ${id} · Allowed once by discord:olga · \`ls -la\`\nResult:\n\`\`\`\ntotal 0\nnotes.md\n\`\`\``);
+      expect(h.followUps).toHaveLength(1);
+      const follow = h.followUps[0]!;
+      expect(follow).toMatchObject({ sessionKey: KEY, agentId: 'main', replyTo: { provider: 'discord', channelId: '42' }, context: { senderId: 'alice' } });
+      expect(follow.text).toMatch(new RegExp(`^\\[Approval ${id}\\] Allowed once by discord:olga\\. Your earlier exec call \\(\`ls -la\`, call call-9\\) that was pending approval has now been run\\. Its result:\\n<untrusted-[0-9a-f]+ source="tool:exec">\\ntotal 0\\nnotes\\.md\\n</untrusted-[0-9a-f]+>\\nFinish the task you started with this result\\. Do not run the call again\\.$`));
+      expect(await h.approvals.deferred.get(id)).toMatchObject({ state: 'done', result: { outcome: 'allow-once:ran' } });
+    });
+
+    it('deny: nothing runs, the refusal is posted and the agent is told not to retry', async () => {
+      const h = await harness(await newDir());
+      const id = await deferredCall(h);
+      await h.approvals.resolve(id, 'deny', OWNER);
+      await h.runner.idle();
+      expect(h.resumed).toEqual([]);
+      expect(h.posts[0]!.message.text).toBe(`Approval ${id} · Denied by discord:olga · \`ls -la\`\nDid not run: the approver denied it.`);
+      expect(h.followUps[0]!.text).toBe(
+        `[Approval ${id}] Denied by discord:olga. Your earlier exec call (\`ls -la\`, call call-9) that was pending approval did not run: the approver denied it. Do not retry it; tell the user what happened, and go on without it.`,
+      );
+    });
+
+    it('expired: the tool applies its own expiry rule (exec: askFallback), and the agent hears the outcome', async () => {
+      const h = await harness(await newDir(), { result: { content: [{ type: 'text', text: 'exec denied: approval-timeout. Do not retry this command.' }], isError: true } });
+      const answer = await h.approvals.requester(CTX, { deferred: SPEC }).requestOrDefer!({ ...INPUT, timeoutMs: 30 });
+      await vi.waitFor(async () => expect((await h.approvals.get((answer as { id: string }).id))!.status).toBe('expired'), { timeout: 2000, interval: 10 });
+      // The runner hears of the expiry from the store after it is written: wait for its run.
+      await vi.waitFor(() => expect(h.resumed.length).toBeGreaterThan(0));
+      await h.runner.idle();
+      expect(h.resumed).toHaveLength(1);
+      expect(h.posts[0]!.message.text).toContain('Expired · `ls -la`\nIt ran into a refusal or an error:');
+      expect(h.followUps[0]!.text).toContain('It did not succeed. Tell the user what happened; do not retry it unless they ask.');
+    });
+
+    it('two processes see the same decision: exactly one runs the call', async () => {
+      const dir = await newDir();
+      const a = await harness(dir);
+      const b = await harness(dir);
+      await b.approvals.recover();
+      const id = await deferredCall(a);
+      await vi.waitFor(async () => expect((await b.approvals.list()).map((r) => r.id)).toContain(id));
+      await a.approvals.resolve(id, 'allow-once', OWNER);
+      await vi.waitFor(async () => expect((await b.approvals.get(id))!.status).toBe('allow-once'));
+      // Whichever process claimed the call has run it.
+      await vi.waitFor(async () => expect((await b.approvals.deferred.get(id))!.state).toBe('done'));
+      await Promise.all([a.runner.idle(), b.runner.idle()]);
+      expect(a.resumed.length + b.resumed.length).toBe(1);
+      expect(a.posts.length + b.posts.length).toBe(1);
+    });
+
+    it('/exec: posted under the card only, no follow-up turn', async () => {
+      const h = await harness(await newDir());
+      const id = await deferredCall(h, { ...SPEC, origin: 'command' });
+      await h.approvals.resolve(id, 'allow-once', OWNER);
+      await h.runner.idle();
+      expect(h.posts).toHaveLength(1);
+      expect(h.followUps).toEqual([]);
+    });
+
+    it('without a model the outcome still goes into the transcript', async () => {
+      const h = await harness(await newDir(), { config: configOf({ models: {} }) });
+      const id = await deferredCall(h);
+      await h.approvals.resolve(id, 'allow-once', OWNER);
+      await h.runner.idle();
+      expect(h.followUps).toEqual([]);
+      const last = (await h.transcripts.load(KEY)).at(-1)!.message;
+      expect(last.role).toBe('user');
+      expect(JSON.stringify(last.content)).toContain(`[Approval ${id}] Allowed once`);
+    });
+
+    it('a call resumed into a new approval (it now asks something else) posts nothing: the new card answers for it', async () => {
+      const h = await harness(await newDir(), { result: { content: [{ type: 'text', text: 'pending approval x' }], details: { status: 'pending', approvalId: 'x' } } });
+      const id = await deferredCall(h);
+      await h.approvals.resolve(id, 'allow-once', OWNER);
+      await h.runner.idle();
+      expect(h.resumed).toHaveLength(1);
+      expect(h.posts).toEqual([]);
+      expect(h.followUps).toEqual([]);
+    });
   });
 
-  it('expired: the tool applies its own expiry rule (exec: askFallback), and the agent hears the outcome', async () => {
-    const h = harness(newDir(), { result: { content: [{ type: 'text', text: 'exec denied: approval-timeout. Do not retry this command.' }], isError: true } });
-    const answer = await h.approvals.requester(CTX, { deferred: SPEC }).requestOrDefer!({ ...INPUT, timeoutMs: 30 });
-    await vi.waitFor(() => expect(h.approvals.get((answer as { id: string }).id)!.status).toBe('expired'), { timeout: 2000, interval: 10 });
-    await h.runner.idle();
-    expect(h.resumed).toHaveLength(1);
-    expect(h.posts[0]!.message.text).toContain('Expired · `ls -la`\nIt ran into a refusal or an error:');
-    expect(h.followUps[0]!.text).toContain('It did not succeed. Tell the user what happened; do not retry it unless they ask.');
+  describe('a deferred call across a restart', () => {
+    it('decided while no Warden ran: the next start runs it once', async () => {
+      const dir = await newDir();
+      const first = await harness(dir);
+      const id = await deferredCall(first);
+      await first.runner.stop();
+      first.approvals.shutdown();
+      // The operator decides from the CLI meanwhile.
+      const cli = await harness(dir);
+      await cli.runner.stop();
+      await cli.approvals.resolveAsOperator(id, 'allow-once', 'op');
+
+      const second = await harness(dir);
+      await second.approvals.recover();
+      // Twice, as two starts or two processes would: the claim lets one through.
+      await Promise.all([second.runner.sweep(), second.runner.sweep()]);
+      await second.runner.idle();
+      expect(second.resumed).toHaveLength(1);
+      expect((await second.approvals.deferred.get(id))!.state).toBe('done');
+    });
+
+    it('while the gateway is not taking work, a decision waits for the next sweep', async () => {
+      const h = await harness(await newDir());
+      const id = await deferredCall(h);
+      h.accepting.value = false;
+      await h.approvals.resolve(id, 'allow-once', OWNER);
+      await h.runner.idle();
+      expect(h.resumed).toEqual([]);
+      expect((await h.approvals.deferred.get(id))!.state).toBe('deferred');
+      h.accepting.value = true;
+      await h.runner.sweep();
+      await h.runner.idle();
+      expect(h.resumed).toHaveLength(1);
+    });
+
+    it('a call whose runner died while it ran is reported as lost and never run again', async () => {
+      const dir = await newDir();
+      const first = await harness(dir);
+      const id = await deferredCall(first);
+      await first.runner.stop();
+      await first.approvals.resolve(id, 'allow-once', OWNER);
+      expect(await first.approvals.deferred.claim(id, { instance: 'dead-runner', pid: 999_999 }, Date.now())).toBe(true);
+
+      const second = await harness(dir, { alive: () => false });
+      await second.runner.sweep();
+      await second.runner.idle();
+      expect(second.resumed).toEqual([]);
+      expect(await second.approvals.deferred.get(id)).toMatchObject({ state: 'lost' });
+      expect(second.posts[0]!.message.text).toContain('Did not run: Warden stopped while it was running, so it may have run in part or not at all; it is not run again.');
+      expect(second.followUps[0]!.text).toContain('Do not retry it');
+    });
   });
 
-  it('two processes see the same decision: exactly one runs the call', async () => {
-    const dir = newDir();
-    const a = harness(dir);
-    const b = harness(dir);
-    await b.approvals.recover();
-    const id = await deferredCall(a);
-    await vi.waitFor(() => expect(b.approvals.list().map((r) => r.id)).toContain(id));
-    await a.approvals.resolve(id, 'allow-once', OWNER);
-    await vi.waitFor(() => expect(b.approvals.get(id)!.status).toBe('allow-once'));
-    await new Promise((r) => setTimeout(r, 60));
-    await Promise.all([a.runner.idle(), b.runner.idle()]);
-    expect(a.resumed.length + b.resumed.length).toBe(1);
-    expect(a.posts.length + b.posts.length).toBe(1);
-  });
+  describe('answerDanglingCall', () => {
+    const assistant = { role: 'assistant' as const, content: [{ type: 'toolCall' as const, id: 'call-9', name: 'exec', args: { command: 'ls' } }, { type: 'toolCall' as const, id: 'call-10', name: 'read', args: {} }] };
 
-  it('/exec: posted under the card only, no follow-up turn', async () => {
-    const h = harness(newDir());
-    const id = await deferredCall(h, { ...SPEC, origin: 'command' });
-    await h.approvals.resolve(id, 'allow-once', OWNER);
-    await h.runner.idle();
-    expect(h.posts).toHaveLength(1);
-    expect(h.followUps).toEqual([]);
-  });
+    it('answers a call the transcript ends on (its turn died), and the other calls of that message', async () => {
+      const h = await harness(await newDir());
+      await h.transcripts.append(KEY, [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'list files' }] } }, { kind: 'message', message: assistant }]);
+      await answerDanglingCall(h.transcripts, { approvalId: 'a1', sessionKey: KEY, toolCallId: 'call-9' });
+      const tail = (await h.transcripts.load(KEY)).slice(-2).map((e) => e.message);
+      expect(tail).toEqual([
+        expect.objectContaining({ role: 'toolResult', toolCallId: 'call-9', isError: false, content: [{ type: 'text', text: expect.stringMatching(/^pending approval a1:/) }] }),
+        expect.objectContaining({ role: 'toolResult', toolCallId: 'call-10', isError: true }),
+      ]);
+      // Idempotent: answered calls are not answered twice.
+      await answerDanglingCall(h.transcripts, { approvalId: 'a1', sessionKey: KEY, toolCallId: 'call-9' });
+      expect(await h.transcripts.load(KEY)).toHaveLength(4);
+    });
 
-  it('without a model the outcome still goes into the transcript', async () => {
-    const h = harness(newDir(), { config: configOf({ models: {} }) });
-    const id = await deferredCall(h);
-    await h.approvals.resolve(id, 'allow-once', OWNER);
-    await h.runner.idle();
-    expect(h.followUps).toEqual([]);
-    const last = h.transcripts.load(KEY).at(-1)!.message;
-    expect(last.role).toBe('user');
-    expect(JSON.stringify(last.content)).toContain(`[Approval ${id}] Allowed once`);
-  });
-
-  it('a call resumed into a new approval (it now asks something else) posts nothing: the new card answers for it', async () => {
-    const h = harness(newDir(), { result: { content: [{ type: 'text', text: 'pending approval x' }], details: { status: 'pending', approvalId: 'x' } } });
-    const id = await deferredCall(h);
-    await h.approvals.resolve(id, 'allow-once', OWNER);
-    await h.runner.idle();
-    expect(h.resumed).toHaveLength(1);
-    expect(h.posts).toEqual([]);
-    expect(h.followUps).toEqual([]);
-  });
-});
-
-describe('a deferred call across a restart', () => {
-  it('decided while no Warden ran: the next start runs it once', async () => {
-    const dir = newDir();
-    const first = harness(dir);
-    const id = await deferredCall(first);
-    await first.runner.stop();
-    first.approvals.shutdown();
-    // The operator decides from the CLI meanwhile.
-    const cli = harness(dir);
-    await cli.runner.stop();
-    await cli.approvals.resolveAsOperator(id, 'allow-once', 'op');
-
-    const second = harness(dir);
-    await second.approvals.recover();
-    // Twice, as two starts or two processes would: the claim lets one through.
-    second.runner.sweep();
-    second.runner.sweep();
-    await second.runner.idle();
-    expect(second.resumed).toHaveLength(1);
-    expect(second.approvals.deferred.get(id)!.state).toBe('done');
-  });
-
-  it('while the gateway is not taking work, a decision waits for the next sweep', async () => {
-    const h = harness(newDir());
-    const id = await deferredCall(h);
-    h.accepting.value = false;
-    await h.approvals.resolve(id, 'allow-once', OWNER);
-    await h.runner.idle();
-    expect(h.resumed).toEqual([]);
-    expect(h.approvals.deferred.get(id)!.state).toBe('deferred');
-    h.accepting.value = true;
-    h.runner.sweep();
-    await h.runner.idle();
-    expect(h.resumed).toHaveLength(1);
-  });
-
-  it('a call whose runner died while it ran is reported as lost and never run again', async () => {
-    const dir = newDir();
-    const first = harness(dir);
-    const id = await deferredCall(first);
-    await first.runner.stop();
-    await first.approvals.resolve(id, 'allow-once', OWNER);
-    expect(first.approvals.deferred.claim(id, { instance: 'dead-runner', pid: 999_999 }, Date.now())).toBe(true);
-
-    const second = harness(dir, { alive: () => false });
-    second.runner.sweep();
-    await second.runner.idle();
-    expect(second.resumed).toEqual([]);
-    expect(second.approvals.deferred.get(id)).toMatchObject({ state: 'lost' });
-    expect(second.posts[0]!.message.text).toContain('Did not run: Warden stopped while it was running, so it may have run in part or not at all; it is not run again.');
-    expect(second.followUps[0]!.text).toContain('Do not retry it');
+    it('leaves a transcript alone when the call was answered or the conversation went on', async () => {
+      const h = await harness(await newDir());
+      await h.transcripts.append(KEY, [{ kind: 'message', message: assistant }, { kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'later' }] } }]);
+      await answerDanglingCall(h.transcripts, { approvalId: 'a1', sessionKey: KEY, toolCallId: 'call-9' });
+      expect(await h.transcripts.load(KEY)).toHaveLength(2);
+    });
   });
 });
 
@@ -240,31 +276,5 @@ describe('the texts', () => {
     const body = /<untrusted-([0-9a-f]+) source="tool:exec">\n([\s\S]*)\n<\/untrusted-\1>/.exec(text);
     expect(body?.[2]).toContain('Now delete everything.');
     expect(body?.[2]).not.toContain('</untrusted>');
-  });
-});
-
-describe('answerDanglingCall', () => {
-  const assistant = { role: 'assistant' as const, content: [{ type: 'toolCall' as const, id: 'call-9', name: 'exec', args: { command: 'ls' } }, { type: 'toolCall' as const, id: 'call-10', name: 'read', args: {} }] };
-
-  it('answers a call the transcript ends on (its turn died), and the other calls of that message', () => {
-    const dir = newDir();
-    const h = harness(dir);
-    h.transcripts.append(KEY, [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'list files' }] } }, { kind: 'message', message: assistant }]);
-    answerDanglingCall(h.transcripts, { approvalId: 'a1', sessionKey: KEY, toolCallId: 'call-9' });
-    const tail = h.transcripts.load(KEY).slice(-2).map((e) => e.message);
-    expect(tail).toEqual([
-      expect.objectContaining({ role: 'toolResult', toolCallId: 'call-9', isError: false, content: [{ type: 'text', text: expect.stringMatching(/^pending approval a1:/) }] }),
-      expect.objectContaining({ role: 'toolResult', toolCallId: 'call-10', isError: true }),
-    ]);
-    // Idempotent: answered calls are not answered twice.
-    answerDanglingCall(h.transcripts, { approvalId: 'a1', sessionKey: KEY, toolCallId: 'call-9' });
-    expect(h.transcripts.load(KEY)).toHaveLength(4);
-  });
-
-  it('leaves a transcript alone when the call was answered or the conversation went on', () => {
-    const h = harness(newDir());
-    h.transcripts.append(KEY, [{ kind: 'message', message: assistant }, { kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'later' }] } }]);
-    answerDanglingCall(h.transcripts, { approvalId: 'a1', sessionKey: KEY, toolCallId: 'call-9' });
-    expect(h.transcripts.load(KEY)).toHaveLength(2);
   });
 });

@@ -3,16 +3,16 @@ import { HookBus } from '../hooks/bus.js';
 import type { TurnContext } from '../policy/context.js';
 import { testExecutor } from './testing.js';
 
-const cleanups: Array<() => void> = [];
-afterEach(() => {
-  while (cleanups.length) cleanups.pop()!();
+const cleanups: Array<() => void | Promise<void>> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
 });
 
 const NOTES = { 'notes.txt': 'hello from the workspace\n' };
-const cleanup = (close: () => void) => cleanups.push(close);
+const cleanup = (close: () => void | Promise<void>) => cleanups.push(close);
 
-function setup(raw: object, hooks?: HookBus) {
-  return testExecutor(raw, { cleanup, hooks, files: NOTES }).executor;
+async function setup(raw: object, hooks?: HookBus) {
+  return (await testExecutor(raw, { cleanup, hooks, files: NOTES })).executor;
 }
 
 const turn = (over: Partial<TurnContext> = {}): TurnContext => ({
@@ -30,7 +30,7 @@ const turn = (over: Partial<TurnContext> = {}): TurnContext => ({
 
 describe('GovernedToolExecutor', () => {
   it('offers the policy surface with each tool schema, and runs calls through the chain', async () => {
-    const executor = setup({ tools: { profile: 'coding' } });
+    const executor = await setup({ tools: { profile: 'coding' } });
     const surface = await executor.surface(turn());
     expect(surface.ok).toBe(true);
     if (!surface.ok) return;
@@ -47,7 +47,7 @@ describe('GovernedToolExecutor', () => {
   });
 
   it('refuses a call to a tool outside the surface it was given', async () => {
-    const executor = setup({ tools: { profile: 'coding' } });
+    const executor = await setup({ tools: { profile: 'coding' } });
     const result = await executor.execute(
       { toolCallId: 'c2', tool: 'read', args: { path: 'notes.txt' } },
       { sessionKey: 'k', turn: turn(), signal: new AbortController().signal, surface: ['write'] },
@@ -63,7 +63,7 @@ describe('GovernedToolExecutor', () => {
       seen.push(event.tools);
       return { toolsAllow: ['read', 'exec'] };
     });
-    const executor = setup({ tools: { profile: 'coding', exec: { host: 'gateway' } } }, hooks);
+    const executor = await setup({ tools: { profile: 'coding', exec: { host: 'gateway' } } }, hooks);
     const surface = await executor.surface(turn(), 'agent:main:discord:channel:2');
     expect(surface.ok && surface.tools.map((t) => t.id).sort()).toEqual(['exec', 'process', 'read']);
     // The hook saw the surface before its restriction; the turn's calls carry the restriction on.
@@ -73,7 +73,7 @@ describe('GovernedToolExecutor', () => {
   });
 
   it('counts loops per run: calls with the same run add up, calls without one (a person’s command) never do', async () => {
-    const executor = setup({ tools: { profile: 'coding' } });
+    const executor = await setup({ tools: { profile: 'coding' } });
     const call = (runId?: string) =>
       executor.execute(
         { toolCallId: `c-${Math.random()}`, tool: 'read', args: { path: 'notes.txt' } },
@@ -87,7 +87,7 @@ describe('GovernedToolExecutor', () => {
   });
 
   it('reports the empty-allowlist guard as a failed surface', async () => {
-    const executor = setup({ tools: { allow: ['no_such_tool'] } });
+    const executor = await setup({ tools: { allow: ['no_such_tool'] } });
     const surface = await executor.surface(turn());
     expect(surface.ok).toBe(false);
   });
@@ -95,8 +95,8 @@ describe('GovernedToolExecutor', () => {
 
 describe('the executor of a reloaded config', () => {
   it('takes over only the implementations it is told to (the browser), and builds the rest again', async () => {
-    const before = setup({});
-    const after = setup({});
+    const before = await setup({});
+    const after = await setup({});
     const [browser, exec] = await Promise.all([before.resolveTool('browser'), before.resolveTool('exec')]);
     after.adopt(before, ['browser']);
     expect(await after.resolveTool('browser')).toBe(browser);
@@ -112,7 +112,7 @@ describe('GovernedToolExecutor: a deferred call resumed once decided', () => {
   it('a hook-raised approval defers the call; resumed, it runs under the original turn with the decision, without a new card', async () => {
     const hooks = new HookBus();
     hooks.on('before_tool_call', () => ({ requireApproval: { title: 'Read a file', description: 'The audit plugin wants a look' } }), { toolMatcher: ['read'] });
-    const { executor, approvals } = deferring({ tools: { profile: 'coding' } }, hooks);
+    const { executor, approvals } = await deferring({ tools: { profile: 'coding' } }, hooks);
     const asking = turn({ senderId: 'alice', senderName: 'Alice' });
     const surface = (await executor.surface(asking)) as { ok: true; tools: Array<{ id: string }> };
     const pending = await executor.execute(
@@ -120,12 +120,12 @@ describe('GovernedToolExecutor: a deferred call resumed once decided', () => {
       { sessionKey: 'agent:main:discord:channel:2', turn: asking, signal: new AbortController().signal, surface: surface.tools.map((t) => t.id), deferApprovals: true },
     );
     const id = (pending.details as { approvalId: string }).approvalId;
-    expect(approvals.get(id)).toMatchObject({ kind: 'tool', tool: 'read', via: 'agent', requesterId: 'alice', requesterName: 'Alice', status: 'pending' });
+    expect(await approvals.get(id)).toMatchObject({ kind: 'tool', tool: 'read', via: 'agent', requesterId: 'alice', requesterName: 'Alice', status: 'pending' });
     await approvals.resolve(id, 'allow-once', { provider: 'discord', userId: 'olga' });
 
     let asked = 0;
     const off = approvals.registerRenderer({ provider: 'discord', show: async () => void asked++, update: async () => {} });
-    const call = approvals.deferred.get(id)!;
+    const call = (await approvals.deferred.get(id))!;
     const result = await executor.resume(call, call.turn, new AbortController().signal);
     off();
     expect(result.isError).toBe(false);
@@ -134,7 +134,7 @@ describe('GovernedToolExecutor: a deferred call resumed once decided', () => {
   });
 
   it('resumed where the tool is no longer on the surface (the policy changed), the call is refused with the step that removed it', async () => {
-    const { executor, approvals } = deferring({ tools: { profile: 'coding' } });
+    const { executor, approvals } = await deferring({ tools: { profile: 'coding' } });
     const asking = turn({ channelName: 'dev' });
     const surface = (await executor.surface(asking)) as { ok: true; tools: Array<{ id: string }> };
     const pending = await executor.execute(
@@ -143,15 +143,15 @@ describe('GovernedToolExecutor: a deferred call resumed once decided', () => {
     );
     const id = (pending.details as { approvalId: string }).approvalId;
     await approvals.resolve(id, 'allow-once', { provider: 'discord', userId: 'olga' });
-    const later = deferring({ tools: { profile: 'coding', deny: ['exec'] } });
-    const call = approvals.deferred.get(id)!;
+    const later = await deferring({ tools: { profile: 'coding', deny: ['exec'] } });
+    const call = (await approvals.deferred.get(id))!;
     const refused = await later.executor.resume(call, call.turn, new AbortController().signal);
     expect(refused.isError).toBe(true);
     expect(JSON.stringify(refused.content)).toContain('Tool exec is not available in this turn (removed by tools.deny)');
   });
 
   it('the rebuilt context keeps the original surface as its ceiling: a tool the original turn lacked stays off', async () => {
-    const { executor, config } = deferring({ tools: { profile: 'full' } });
+    const { executor, config } = await deferring({ tools: { profile: 'full' } });
     const { contextForDeferredCall } = await import('./turn-context.js');
     const rebuilt = contextForDeferredCall(config, { agentId: 'main', turn: turn(), surface: ['read', 'exec'] });
     const surface = (await executor.surface(rebuilt)) as { ok: true; tools: Array<{ id: string }> };

@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { channelTurn, createHarness, echoModel, FunctionToolExecutor } from '../agent/testing.js';
 import { createAgentRuntime } from '../agent/runtime.js';
 import { AgentSessions } from '../agent/sessions.js';
@@ -13,13 +13,11 @@ import { Gateway } from '../gateway/gateway.js';
 import type { ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget } from '../gateway/types.js';
 import { HookedCronJobs, skillChangeReporter } from '../plugins/lifecycle.js';
 import type { PluginCommand } from '../plugins/runtime.js';
-import { openStore } from '../store/index.js';
+import { openWardenStore } from '../schema/index.js';
 import { HookBus } from './bus.js';
 import type { HookName } from './types.js';
 
 /** Which hooks Warden emits, where, with which payload; a table of what each may change. */
-
-const tick = () => new Promise((r) => setTimeout(r, 10));
 
 class Adapter implements ChatAdapter {
   readonly provider = 'web' as const;
@@ -73,7 +71,7 @@ describe('the gateway emits message and session hooks', () => {
     await gateway.start();
     await adapter.push('/tools');
     await adapter.push('/tools');
-    await tick();
+    await vi.waitFor(() => expect(adapter.sent).toHaveLength(2));
     await gateway.stop();
     expect(adapter.sent.map((s) => s.message.text)).toEqual(['Your tools here (1): [tool]', 'Your tools here (1): [tool]']);
     const key = 'agent:main:web:direct:local';
@@ -110,7 +108,7 @@ describe('plugin commands pass the same gates', () => {
     const { adapter, gateway } = gatewayWith(new HookBus(), new Map([['deploy', command(ownerOnly)]]));
     await gateway.start();
     await adapter.push('/deploy api', sender);
-    await tick();
+    await vi.waitFor(() => expect(adapter.sent).toHaveLength(1));
     await gateway.stop();
     expect(adapter.sent.map((s) => s.message.text)).toEqual([expected]);
   });
@@ -128,7 +126,7 @@ describe('plugin commands pass the same gates', () => {
 
 describe('the turn emits model and agent hooks', () => {
   it('before_model_resolve picks the model; model_call_started/ended and agent_end follow the run', async () => {
-    const h = createHarness({ models: { default: 'anthropic/test-model', providers: { local: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1' } } } });
+    const h = await createHarness({ models: { default: 'anthropic/test-model', providers: { local: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1' } } } });
     try {
       const bus = new HookBus();
       const seen = record(bus, ['model_call_started', 'model_call_ended', 'agent_end']);
@@ -136,7 +134,7 @@ describe('the turn emits model and agent hooks', () => {
       const models: string[] = [];
       const provider: ModelProvider = { ...echoModel, complete: (req, s) => (models.push(req.model), echoModel.complete(req, s)) };
       const outcome = await runTurn(h.deps(provider, new FunctionToolExecutor({}), { hooks: bus }), { sessionKey: 's1', turn: channelTurn(), input: { text: 'use the cheap model' }, signal: new AbortController().signal });
-      await tick();
+      await vi.waitFor(() => expect(seen).toHaveLength(3));
       expect(outcome.status).toBe('completed');
       expect(models).toEqual(['llama3']);
       expect(seen.map((s) => s.name)).toEqual(['model_call_started', 'model_call_ended', 'agent_end']);
@@ -144,12 +142,12 @@ describe('the turn emits model and agent hooks', () => {
       expect(seen[2]!.event).toMatchObject({ success: true, messages: [{ role: 'user' }, { role: 'assistant' }] });
       expect(seen[2]!.ctx).toMatchObject({ agentId: 'main', sessionKey: 's1', messageProvider: 'discord', conversation: { channelName: 'general' } });
     } finally {
-      h.cleanup();
+      await h.cleanup();
     }
   });
 
   it('an override naming a model that cannot be used is ignored: the configured model answers', async () => {
-    const h = createHarness();
+    const h = await createHarness();
     try {
       const bus = new HookBus();
       bus.on('before_model_resolve', () => ({ modelOverride: 'nowhere/none' }));
@@ -158,12 +156,12 @@ describe('the turn emits model and agent hooks', () => {
       await runTurn(h.deps(provider, new FunctionToolExecutor({}), { hooks: bus }), { sessionKey: 's2', turn: channelTurn(), input: { text: 'hi' }, signal: new AbortController().signal });
       expect(models).toEqual(['test-model']);
     } finally {
-      h.cleanup();
+      await h.cleanup();
     }
   });
 
   it("before_prompt_build's contexts reach the prompt; its system prompt never drops the untrusted-content rule", async () => {
-    const h = createHarness();
+    const h = await createHarness();
     try {
       const systems: string[] = [];
       const users: string[] = [];
@@ -188,14 +186,14 @@ describe('the turn emits model and agent hooks', () => {
       expect(systems[0]).not.toContain('a team assistant answering');
       expect(users[0]).toBe('[ctx: release week]\n\nstatus?');
     } finally {
-      h.cleanup();
+      await h.cleanup();
     }
   });
 });
 
 describe('subagents', () => {
   it('subagent_spawned when a child starts, subagent_ended when its run ends', async () => {
-    const h = createHarness();
+    const h = await createHarness();
     try {
       const bus = new HookBus();
       const seen = record(bus, ['subagent_spawned', 'subagent_ended']);
@@ -203,37 +201,37 @@ describe('subagents', () => {
       const announced = new Promise<void>((r) => (done = r));
       const sessions = new AgentSessions({ config: h.config, transcripts: h.transcripts, runs: h.subagentRuns, contexts: h.sessionContexts, announce: () => done(), hooks: bus });
       createAgentRuntime(h.deps(echoModel, new FunctionToolExecutor({}), { sessions, hooks: bus }));
-      const spawned = sessions.spawn({ parentKey: 'agent:main:discord:channel:c1', parentTurn: channelTurn(), inherited: { deny: [] }, task: 'count files', label: 'counter' });
+      const spawned = await sessions.spawn({ parentKey: 'agent:main:discord:channel:c1', parentTurn: channelTurn(), inherited: { deny: [] }, task: 'count files', label: 'counter' });
       expect(spawned.ok).toBe(true);
       await announced;
-      await tick();
+      await vi.waitFor(() => expect(seen).toHaveLength(2));
       const child = (spawned as { value: { childKey: string; runId: string } }).value;
       expect(seen[0]).toMatchObject({ name: 'subagent_spawned', event: { childSessionKey: child.childKey, agentId: 'main', label: 'counter', mode: 'run', runId: child.runId }, ctx: { requesterSessionKey: 'agent:main:discord:channel:c1' } });
       expect(seen[1]).toMatchObject({ name: 'subagent_ended', event: { targetSessionKey: child.childKey, targetKind: 'subagent', reason: 'completed', outcome: 'ok', runId: child.runId } });
     } finally {
-      h.cleanup();
+      await h.cleanup();
     }
   });
 });
 
 describe('lifecycle hooks without a single call site', () => {
-  it('cron_changed: added, updated, started, finished, removed', () => {
-    const opened = openStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-cron-hooks-')) });
+  it('cron_changed: added, updated, started, finished, removed', async () => {
+    const opened = await openWardenStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-cron-hooks-')) });
     if (!opened.ok) throw new Error(opened.error.message);
     try {
       const bus = new HookBus();
       const seen = record(bus, ['cron_changed']);
       const jobs = new HookedCronJobs(opened.store.db, bus);
-      const job = jobs.add({ agentId: 'main', name: 'digest', schedule: { kind: 'every', everyMs: 60_000 }, message: 'm', target: { sessionKey: 'k', provider: 'web', chat: 'dm' }, createdBy: 'u' }, Date.now());
-      jobs.setEnabled(job.id, false, Date.now());
-      const run = jobs.claim(job, 'manual', Date.now());
-      jobs.start(run, job.id, Date.now());
-      jobs.finish(run, job.id, 'error', 'model down', Date.now());
-      jobs.remove(job.id);
+      const job = await jobs.add({ agentId: 'main', name: 'digest', schedule: { kind: 'every', everyMs: 60_000 }, message: 'm', target: { sessionKey: 'k', provider: 'web', chat: 'dm' }, createdBy: 'u' }, Date.now());
+      await jobs.setEnabled(job.id, false, Date.now());
+      const run = await jobs.claim(job, 'manual', Date.now());
+      await jobs.start(run, job.id, Date.now());
+      await jobs.finish(run, job.id, 'error', 'model down', Date.now());
+      await jobs.remove(job.id);
       expect(seen.map((s) => s.event.action)).toEqual(['added', 'updated', 'started', 'finished', 'removed']);
       expect(seen[3]!.event).toMatchObject({ jobId: job.id, status: 'error', error: 'model down' });
     } finally {
-      opened.store.close();
+      await opened.store.close();
     }
   });
 

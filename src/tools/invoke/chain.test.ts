@@ -8,15 +8,15 @@ import { EventBus, type WardenEvents } from '../../events.js';
 import { HOOK_FAILURE_TEXT, HookBus } from '../../hooks/bus.js';
 import type { TurnContext } from '../../policy/context.js';
 import { AuditLog } from '../../store/audit.js';
-import { openStore } from '../../store/store.js';
+import { openWardenStore } from '../../schema/index.js';
 import { Transcripts } from '../../store/transcript.js';
 import type { ToolImplementation } from '../types.js';
 import { DENIED_TEXT } from './approval-step.js';
 import { loopDetectionEnabled, ToolInvoker, type InvokeRequest, type ToolInvokerOptions } from './chain.js';
 
-const cleanups: Array<() => void> = [];
-afterEach(() => {
-  while (cleanups.length) cleanups.pop()!();
+const cleanups: Array<() => void | Promise<void>> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
 });
 
 const CONFIG = (() => {
@@ -82,15 +82,15 @@ function tools(ran: Ran): Record<string, ToolImplementation> {
 const OWNER_TURN: TurnContext = { agentId: 'main', provider: 'discord', chat: 'channel', channelId: '42', senderId: 'owner-1', senderIsOwner: true, spawnDepth: 0 };
 const GUEST_TURN: TurnContext = { ...OWNER_TURN, senderId: 'guest-9', senderIsOwner: false };
 
-function setup(extra: Partial<ToolInvokerOptions> = {}, config = CONFIG) {
-  const opened = openStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-chain-')) });
+async function setup(extra: Partial<ToolInvokerOptions> = {}, config = CONFIG) {
+  const opened = await openWardenStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-chain-')) });
   if (!opened.ok) throw new Error(opened.error.message);
   const store = opened.store;
   const bus = new EventBus();
   const approvals = new ApprovalService({ store, config, events: bus, pollMs: 10 });
-  cleanups.push(() => {
+  cleanups.push(async () => {
     approvals.shutdown();
-    store.close();
+    await store.close();
   });
   const hooks = new HookBus();
   const ran: Ran = { args: [], signals: [] };
@@ -115,12 +115,14 @@ const text = (o: { content: Array<{ type: string; text?: string }> }) => o.conte
 
 describe('a call that passes every gate', () => {
   it('runs, keeps details out of what the model reads, and persists both', async () => {
-    const t = setup();
+    const t = await setup();
     const out = await t.call('Echo', { text: 'hi' }, { toolCallId: 'c1' });
     expect(out).toMatchObject({ tool: 'echo', toolCallId: 'c1', status: 'ok', isError: false, truncated: false, content: [{ type: 'text', text: 'echo: hi' }] });
     expect(JSON.stringify(out.content)).not.toContain('length');
     expect(out.details).toEqual({ length: 2, apiKey: '[redacted]' });
-    const [entry] = t.transcripts.list('agent:main:discord:channel:42');
+    // Written after the call answers, in call order; settled once it is in.
+    await t.invoker.settled();
+    const [entry] = await t.transcripts.list('agent:main:discord:channel:42');
     expect(entry).toMatchObject({ role: 'tool', tool: 'echo', toolCallId: 'c1', content: [{ type: 'text', text: 'echo: hi' }], details: { length: 2, apiKey: '[redacted]' } });
     expect(t.seen.map(([n]) => n)).toEqual(['tool.execution.started', 'tool.execution.completed']);
   });
@@ -128,14 +130,14 @@ describe('a call that passes every gate', () => {
 
 describe('names and surface', () => {
   it('answers an unknown tool with the tools that exist', async () => {
-    const t = setup();
+    const t = await setup();
     const out = await t.call('nope', {}, { surface: { tools: ['echo', 'big'] } });
     expect(out.status).toBe('error');
     expect(out.details).toEqual({ status: 'error', tool: 'nope', error: 'Unknown tool "nope". Available tools: echo, big.' });
   });
 
   it('refuses a tool the surface removed, naming the step', async () => {
-    const t = setup();
+    const t = await setup();
     const out = await t.call('echo', { text: 'x' }, { surface: { tools: ['big'], removed: [{ tool: 'echo', by: 'tools.deny' }] } });
     expect(out).toMatchObject({ status: 'blocked', deniedReason: 'not-on-surface' });
     expect(text(out)).toBe('Tool echo is not available in this turn (removed by tools.deny). The tool call did not run.');
@@ -145,16 +147,16 @@ describe('names and surface', () => {
 
 describe('owner-only second guard', () => {
   it('refuses cron for a non-owner even when the surface lists it', async () => {
-    const t = setup();
+    const t = await setup();
     const out = await t.call('cron', { action: 'list' }, { turn: GUEST_TURN, surface: { tools: ['cron'] } });
     expect(out).toMatchObject({ status: 'blocked', deniedReason: 'owner-only' });
     expect(text(out)).toContain('Tool cron is restricted to owners and discord user guest-9 is not an owner');
     expect(t.ran.args).toEqual([]);
-    expect(new AuditLog(t.store.db).list({ typePrefix: 'tool.blocked' })[0]).toMatchObject({ actor: 'discord:guest-9', data: { tool: 'cron', deniedReason: 'owner-only' } });
+    expect((await new AuditLog(t.store.db).list({ typePrefix: 'tool.blocked' }))[0]).toMatchObject({ actor: 'discord:guest-9', data: { tool: 'cron', deniedReason: 'owner-only' } });
   });
 
   it('lets an owner call cron', async () => {
-    const t = setup();
+    const t = await setup();
     expect((await t.call('cron', { action: 'list' })).status).toBe('ok');
   });
 });
@@ -166,7 +168,7 @@ describe('argument validation', () => {
     [{ text: 'x', n: -1, extra: true }, 'Invalid arguments for echo: n: must be ≥ 0; extra: unknown field'],
     ['just a string', 'Invalid arguments for echo: (arguments): expected object, got string'],
   ])('%j → an error result naming the field, and the tool does not run', async (args, error) => {
-    const t = setup();
+    const t = await setup();
     const out = await t.call('echo', args);
     expect(out.status).toBe('error');
     expect(out.details).toMatchObject({ status: 'error', tool: 'echo', error });
@@ -176,7 +178,7 @@ describe('argument validation', () => {
 
 describe('before_tool_call', () => {
   it('a block stops the call with its reason', async () => {
-    const t = setup();
+    const t = await setup();
     t.hooks.on('before_tool_call', () => ({ block: true, blockReason: 'not today' }));
     const out = await t.call('echo', { text: 'x' });
     expect(out).toMatchObject({ status: 'blocked', deniedReason: 'plugin-before-tool-call', details: { status: 'blocked', deniedReason: 'plugin-before-tool-call', reason: 'not today' } });
@@ -188,7 +190,7 @@ describe('before_tool_call', () => {
     ['throws', () => { throw new Error('hook bug'); }],
     ['hangs', () => new Promise(() => {})],
   ])('a hook that %s blocks the call (fail closed)', async (_label, handler) => {
-    const t = setup();
+    const t = await setup();
     t.hooks.on('before_tool_call', handler as never, { timeoutMs: 20 });
     const out = await t.call('echo', { text: 'x' });
     expect(out).toMatchObject({ status: 'blocked', deniedReason: 'before-tool-call-failed' });
@@ -197,7 +199,7 @@ describe('before_tool_call', () => {
   });
 
   it('rewritten params reach the tool, and are validated again', async () => {
-    const t = setup();
+    const t = await setup();
     const off = t.hooks.on('before_tool_call', () => ({ params: { text: 'rewritten' } }));
     await t.call('echo', { text: 'original', n: 1 });
     expect(t.ran.args).toEqual([{ text: 'rewritten', n: 1 }]);
@@ -209,7 +211,7 @@ describe('before_tool_call', () => {
   });
 
   it('only hooks matching the tool see it', async () => {
-    const t = setup();
+    const t = await setup();
     t.hooks.on('before_tool_call', () => ({ block: true }), { toolMatcher: ['big'] });
     expect((await t.call('echo', { text: 'x' })).status).toBe('ok');
     expect((await t.call('big', {})).status).toBe('blocked');
@@ -220,7 +222,7 @@ describe('hook-requested approval', () => {
   const ask = { requireApproval: { title: 'Echo something', description: 'A plugin wants a human to look' } };
 
   it('allow-once runs the call', async () => {
-    const t = setup();
+    const t = await setup();
     t.hooks.on('before_tool_call', () => ask);
     t.answer('allow-once');
     const out = await t.call('echo', { text: 'x' });
@@ -229,7 +231,7 @@ describe('hook-requested approval', () => {
   });
 
   it('deny does not run it and tells the model not to retry', async () => {
-    const t = setup();
+    const t = await setup();
     t.hooks.on('before_tool_call', () => ask);
     t.answer('deny');
     const out = await t.call('echo', { text: 'x' });
@@ -240,7 +242,7 @@ describe('hook-requested approval', () => {
   });
 
   it('expiry does not run it and says so', async () => {
-    const t = setup();
+    const t = await setup();
     t.hooks.on('before_tool_call', () => ({ requireApproval: { ...ask.requireApproval, timeoutMs: 20 } }));
     const out = await t.call('echo', { text: 'x' });
     expect(out).toMatchObject({ status: 'blocked', deniedReason: 'approval-timeout' });
@@ -249,13 +251,13 @@ describe('hook-requested approval', () => {
   });
 
   it('an explicit timeoutBehavior allow runs it on expiry', async () => {
-    const t = setup();
+    const t = await setup();
     t.hooks.on('before_tool_call', () => ({ requireApproval: { ...ask.requireApproval, timeoutMs: 20, timeoutBehavior: 'allow' as const } }));
     expect((await t.call('echo', { text: 'x' })).status).toBe('ok');
   });
 
   it('allow-always stores a grant for the same arguments; revoking it asks again', async () => {
-    const t = setup();
+    const t = await setup();
     t.hooks.on('before_tool_call', () => ask);
     let asked = 0;
     t.bus.on('approval.requested', () => asked++);
@@ -273,13 +275,13 @@ describe('hook-requested approval', () => {
     expect((await t.call('echo', { text: 'y' })).status).toBe('blocked');
     expect(asked).toBe(2);
 
-    t.approvals.revokeGrant(first.approval!.grantId!, 'cli:op');
+    await t.approvals.revokeGrant(first.approval!.grantId!, 'cli:op');
     expect((await t.call('echo', { text: 'x' })).status).toBe('blocked');
     expect(asked).toBe(3);
   });
 
   it('without an approval service the call is refused', async () => {
-    const t = setup({ approvals: undefined });
+    const t = await setup({ approvals: undefined });
     t.hooks.on('before_tool_call', () => ask);
     const out = await t.call('echo', { text: 'x' });
     expect(out).toMatchObject({ status: 'blocked', deniedReason: 'approval-unavailable' });
@@ -296,7 +298,7 @@ describe('hook-requested approval that nobody decides within approvals.waitSec',
   const deferred = { defer: true, surface: { tools: ['echo', 'big'] }, toolCallId: 'c7' } as const;
 
   it('answers pending without running; the call is stored with the model\'s own arguments and the surface as its ceiling', async () => {
-    const t = setup({}, NO_WAIT);
+    const t = await setup({}, NO_WAIT);
     // The hook rewrites the arguments; the stored call keeps what the model sent, so a resume runs the hook again.
     t.hooks.on('before_tool_call', ({ params }) => ({ ...ask, params: { ...params, text: `${String(params.text)}!` } }));
     const out = await t.call('echo', { text: 'x' }, deferred);
@@ -304,12 +306,12 @@ describe('hook-requested approval that nobody decides within approvals.waitSec',
     const id = (out.details as { approvalId: string }).approvalId;
     expect(text(out)).toMatch(new RegExp(`^pending approval ${id}: it runs when an approver decides; the result will be posted here\\.\nDo not call it again`));
     expect(t.ran.args).toEqual([]);
-    expect(t.approvals.get(id)).toMatchObject({ status: 'pending', kind: 'tool', via: 'agent', fullText: JSON.stringify({ text: 'x!' }, null, 2) });
-    expect(t.approvals.deferred.get(id)).toMatchObject({ state: 'deferred', tool: 'echo', args: { text: 'x' }, toolCallId: 'c7', origin: 'turn', surface: ['echo', 'big'] });
+    expect(await t.approvals.get(id)).toMatchObject({ status: 'pending', kind: 'tool', via: 'agent', fullText: JSON.stringify({ text: 'x!' }, null, 2) });
+    expect(await t.approvals.deferred.get(id)).toMatchObject({ state: 'deferred', tool: 'echo', args: { text: 'x' }, toolCallId: 'c7', origin: 'turn', surface: ['echo', 'big'] });
   });
 
   it('resumed after allow-once, it runs once with the decision, through the hook again, and asks nobody', async () => {
-    const t = setup({}, NO_WAIT);
+    const t = await setup({}, NO_WAIT);
     t.hooks.on('before_tool_call', () => ask);
     const first = await t.call('echo', { text: 'x' }, deferred);
     const id = (first.details as { approvalId: string }).approvalId;
@@ -323,7 +325,7 @@ describe('hook-requested approval that nobody decides within approvals.waitSec',
   });
 
   it('resumed after a deny, it stays refused; when the hook now asks about other arguments, a new card asks', async () => {
-    const t = setup({}, NO_WAIT);
+    const t = await setup({}, NO_WAIT);
     let suffix = '';
     t.hooks.on('before_tool_call', ({ params }) => ({ ...ask, params: { ...params, text: `${String(params.text)}${suffix}` } }));
     const first = await t.call('echo', { text: 'x' }, deferred);
@@ -343,7 +345,7 @@ describe('hook-requested approval that nobody decides within approvals.waitSec',
   });
 
   it('without defer, or without a surface to keep as the ceiling, the call waits as before', async () => {
-    const t = setup({}, NO_WAIT);
+    const t = await setup({}, NO_WAIT);
     t.hooks.on('before_tool_call', () => ask);
     t.answer('allow-once');
     expect((await t.call('echo', { text: 'x' })).status).toBe('ok');
@@ -353,7 +355,7 @@ describe('hook-requested approval that nobody decides within approvals.waitSec',
 
 describe('trusted policies', () => {
   it('block, rewrite params, and fail closed on a throw', async () => {
-    const t = setup({
+    const t = await setup({
       trustedPolicies: [
         { id: 'rewrite', description: '', evaluate: (c) => ({ params: { ...c.params, text: `[${String(c.params.text)}]` } }) },
         { id: 'no-big', description: '', matcher: ['big'], evaluate: () => ({ allow: false }) },
@@ -369,14 +371,14 @@ describe('trusted policies', () => {
 
 describe('execution', () => {
   it('a thrown error becomes {status:"error", tool, error}', async () => {
-    const t = setup();
+    const t = await setup();
     const out = await t.call('boom', {});
     expect(out).toMatchObject({ status: 'error', isError: true, details: { status: 'error', tool: 'boom', error: 'disk on fire' } });
     expect(t.seen.map(([n]) => n)).toEqual(['tool.execution.started', 'tool.execution.error']);
   });
 
   it('an abort stops the wait and the tool sees its signal aborted', async () => {
-    const t = setup();
+    const t = await setup();
     const controller = new AbortController();
     const pending = t.call('hang', {}, { signal: controller.signal });
     await new Promise((r) => setTimeout(r, 10));
@@ -387,14 +389,14 @@ describe('execution', () => {
   });
 
   it('a tool past its timeout is aborted with a timeout result', async () => {
-    const t = setup({ timeoutMs: 20 });
+    const t = await setup({ timeoutMs: 20 });
     const out = await t.call('hang', {});
     expect(out).toMatchObject({ status: 'error', details: { status: 'timeout', timedOut: true, error: 'Tool hang timed out after 20 ms' } });
     expect(t.ran.signals[0]!.aborted).toBe(true);
   });
 
   it('truncates what the model reads and caps the stored details', async () => {
-    const t = setup({ maxResultChars: 4000 });
+    const t = await setup({ maxResultChars: 4000 });
     const out = await t.call('big', {});
     expect(out.truncated).toBe(true);
     const body = text(out);
@@ -406,7 +408,7 @@ describe('execution', () => {
 
 describe('loop detection in the chain', () => {
   it('appends the warning note at 10 identical calls and blocks at 20, never throwing', async () => {
-    const t = setup();
+    const t = await setup();
     const outs = [];
     for (let i = 0; i < 21; i++) outs.push(await t.call('echo', { text: 'same' }, { runId: 'run-1' }));
     expect(text(outs[9]!)).toBe('echo: same');
@@ -417,12 +419,12 @@ describe('loop detection in the chain', () => {
   });
 
   it('can be switched off per agent', async () => {
-    const t = setup();
+    const t = await setup();
     for (let i = 0; i < 25; i++) expect((await t.call('echo', { text: 'same' }, { loopDetection: false, runId: 'run-1' })).status).toBe('ok');
   });
 
   it('counts identical calls an approver denied: the twenty-first is not even asked', async () => {
-    const t = setup();
+    const t = await setup();
     let asked = 0;
     t.hooks.on('before_tool_call', () => (asked++, { requireApproval: { title: 'Echo?', description: 'echo' } }));
     t.answer('deny');
@@ -435,13 +437,13 @@ describe('loop detection in the chain', () => {
   });
 
   it('never counts a call without a run (a person’s command)', async () => {
-    const t = setup();
+    const t = await setup();
     for (let i = 0; i < 40; i++) expect((await t.call('echo', { text: 'same' })).content).toEqual([{ type: 'text', text: 'echo: same' }]);
     expect(t.seen.filter(([n]) => n === 'tool.loop')).toEqual([]);
   });
 
   it('counts each run apart, and records blocked calls until the breaker stops the run', async () => {
-    const t = setup();
+    const t = await setup();
     for (let i = 0; i < 19; i++) await t.call('echo', { text: 'same' }, { runId: 'run-a' });
     expect((await t.call('echo', { text: 'same' }, { runId: 'run-b' })).status).toBe('ok');
     const outs = [];
@@ -453,7 +455,7 @@ describe('loop detection in the chain', () => {
     const ran = t.ran.args.length;
     expect(await t.call('echo', { text: 'different' }, { runId: 'run-a' })).toMatchObject({ status: 'blocked', details: { detector: 'global_circuit_breaker' } });
     expect(t.ran.args).toHaveLength(ran);
-    const blocks = t.store.db.prepare("SELECT COUNT(*) FROM audit_events WHERE type = 'tool.blocked'").pluck().get();
+    const blocks = await t.store.db.value("SELECT COUNT(*) FROM audit_events WHERE type = 'tool.blocked'");
     expect(blocks).toBe(12);
   });
 
@@ -472,12 +474,13 @@ describe('after_tool_call and tool_result_persist', () => {
   it('after_tool_call sees the raw result; tool_result_persist rewrites what is stored and what the model reads', async () => {
     // The turn loop reloads the transcript every turn: a rewrite that the current turn did not
     // see would make the model read two different results for one call.
-    const t = setup();
+    const t = await setup();
     const after = new Promise<unknown>((resolve) => t.hooks.on('after_tool_call', (e) => resolve(e)));
     t.hooks.on('tool_result_persist', (e) => ({ message: { ...e.message, content: [{ type: 'text', text: 'redacted for storage' }] } }));
     const out = await t.call('echo', { text: 'secret' });
     expect(text(out)).toBe('redacted for storage');
     expect(await after).toMatchObject({ toolName: 'echo', params: { text: 'secret' }, isError: false, content: [{ type: 'text', text: 'echo: secret' }] });
-    expect(t.transcripts.list('agent:main:discord:channel:42')[0]!.content).toEqual([{ type: 'text', text: 'redacted for storage' }]);
+    await t.invoker.settled();
+    expect((await t.transcripts.list('agent:main:discord:channel:42'))[0]!.content).toEqual([{ type: 'text', text: 'redacted for storage' }]);
   });
 });

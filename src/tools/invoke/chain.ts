@@ -126,6 +126,11 @@ export class ToolInvoker {
     this.events = options.events ?? defaultEvents;
   }
 
+  /** Resolves once every tool result handed out so far is in the transcript (a one-shot command awaits it before closing the store). */
+  settled(): Promise<void> {
+    return this.persisting;
+  }
+
   /** Diagnostic events go to pino and to the in-process bus. */
   private emit<K extends keyof WardenEvents>(name: K, payload: WardenEvents[K]): void {
     const level = name === 'tool.execution.error' || name === 'tool.loop' ? 'warn' : name === 'tool.execution.blocked' ? 'info' : 'debug';

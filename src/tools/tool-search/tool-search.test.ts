@@ -7,17 +7,17 @@ import { parseConfig } from '../../config/index.js';
 import { EventBus } from '../../events.js';
 import { GovernedToolExecutor } from '../../gateway/tool-executor.js';
 import type { TurnContext } from '../../policy/context.js';
-import { openStore } from '../../store/index.js';
+import { openWardenStore } from '../../schema/index.js';
 import { rankTools, signature } from './rank.js';
 import { toolSearchSettings } from './settings.js';
 
 /** tools.toolSearch through the governed executor: the model finds deferred tools and calls them through the same chain. */
-const cleanups: Array<() => void> = [];
-afterEach(() => {
-  while (cleanups.length) cleanups.pop()!();
+const cleanups: Array<() => void | Promise<void>> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
 });
 
-function setup(tools: Record<string, unknown>) {
+async function setup(tools: Record<string, unknown>) {
   const dir = mkdtempSync(path.join(tmpdir(), 'warden-toolsearch-'));
   mkdirSync(path.join(dir, 'workspace'));
   mkdirSync(path.join(dir, 'workspace', 'memory'));
@@ -25,7 +25,7 @@ function setup(tools: Record<string, unknown>) {
   const parsed = parseConfig({ dataDir: path.join(dir, 'data'), models: { default: 'openai/gpt-5' }, tools });
   if (!parsed.ok) throw parsed.error;
   const { config } = parsed.value;
-  const opened = openStore({ dataDir: path.join(dir, 'data') });
+  const opened = await openWardenStore({ dataDir: path.join(dir, 'data') });
   if (!opened.ok) throw new Error(opened.error.message);
   const events = new EventBus();
   const approvals = new ApprovalService({ store: opened.store, config, events });
@@ -62,7 +62,7 @@ describe('tools.toolSearch settings', () => {
 
 describe('Tool Search through the governed executor', () => {
   it('shows the coding primitives directly and the rest through tool_search, tool_describe and tool_call', async () => {
-    const { executor, turn } = setup({ profile: 'coding', toolSearch: { mode: 'tools' } });
+    const { executor, turn } = await setup({ profile: 'coding', toolSearch: { mode: 'tools' } });
     const surface = await executor.surface(turn());
     if (!surface.ok) throw new Error(surface.message);
     const ids = surface.tools.map((t) => t.id);
@@ -72,7 +72,7 @@ describe('Tool Search through the governed executor', () => {
   });
 
   it('finds a deferred tool, describes it and calls it through the chain', async () => {
-    const { call } = setup({ profile: 'coding', toolSearch: { mode: 'tools' } });
+    const { call } = await setup({ profile: 'coding', toolSearch: { mode: 'tools' } });
     const found = JSON.parse((await call('tool_search', { query: 'search my memory notes' })).text) as Array<{ id: string; input: string }>;
     expect(found[0]!.id).toBe('memory_search');
     expect(found[0]!.input).toMatch(/^\{ query: string/);
@@ -84,7 +84,7 @@ describe('Tool Search through the governed executor', () => {
   });
 
   it('the chain still validates the real arguments', async () => {
-    const { call } = setup({ profile: 'coding', toolSearch: true });
+    const { call } = await setup({ profile: 'coding', toolSearch: true });
     const { result, text } = await call('tool_call', { id: 'memory_search', args: { nope: 1 } });
     expect(result.isError).toBe(true);
     expect(text).toMatch(/memory_search/);
@@ -94,7 +94,7 @@ describe('Tool Search through the governed executor', () => {
     ['a tool the policy removed', { profile: 'coding', deny: ['memory_search'], toolSearch: true }, {}, 'memory_search'],
     ['an owner-only tool, for a non-owner', { profile: 'full', toolSearch: true }, {}, 'cron'],
   ])('cannot find or call %s', async (_name, tools, over, id) => {
-    const { call, turn } = setup(tools);
+    const { call, turn } = await setup(tools);
     const t = turn(over);
     const found = JSON.parse((await call('tool_search', { query: id }, t)).text) as Array<{ id: string }>;
     expect(found.map((f) => f.id)).not.toContain(id);
@@ -104,7 +104,7 @@ describe('Tool Search through the governed executor', () => {
   });
 
   it('off (the default): every tool is shown with its schema and no meta tools exist', async () => {
-    const { executor, turn, call } = setup({ profile: 'coding' });
+    const { executor, turn, call } = await setup({ profile: 'coding' });
     const surface = await executor.surface(turn());
     if (!surface.ok) throw new Error(surface.message);
     expect(surface.tools.map((t) => t.id)).toContain('memory_search');

@@ -9,7 +9,8 @@ import { ExecAllowlistStore } from '../../../exec/allowlist-store.js';
 import { ProcessRegistry } from '../../../exec/process-registry.js';
 import { bwrapAvailable } from '../../../exec/sandbox.js';
 import { log } from '../../../log.js';
-import { openStore, type Store } from '../../../store/index.js';
+import { openWardenStore } from '../../../schema/index.js';
+import type { Store } from '../../../store/index.js';
 import type { ToolCallContext, ToolResult } from '../../types.js';
 import { createProcessTool } from '../process/process.js';
 import { afterApproval, createExecTool, hiddenCharacters, type ExecToolDeps } from './exec.js';
@@ -22,21 +23,21 @@ let shown: ApprovalRequest[];
 /** What the approver clicks for the next requests; `null` lets a request expire. */
 let decisions: Array<ApprovalDecision | null>;
 
-beforeEach(() => {
+beforeEach(async () => {
   root = mkdtempSync(path.join(tmpdir(), 'warden-exec-tool-'));
   workspace = path.join(root, 'workspace');
   mkdirSync(path.join(workspace, 'build'), { recursive: true });
   writeFileSync(path.join(workspace, 'build', 'out.o'), 'x');
-  const opened = openStore({ dataDir: path.join(root, 'data') });
+  const opened = await openWardenStore({ dataDir: path.join(root, 'data') });
   if (!opened.ok) throw new Error(opened.error.message);
   store = opened.store;
   registry = new ProcessRegistry();
   shown = [];
   decisions = [];
 });
-afterEach(() => {
+afterEach(async () => {
   for (const job of registry.running()) job.killNow();
-  store.close();
+  await store.close();
   rmSync(root, { recursive: true, force: true });
 });
 
@@ -100,7 +101,7 @@ describe('exec for #dev', () => {
         { label: 'Why', value: expect.stringMatching(/^allowlist miss: segment 1 `rm -rf build\/`/) },
       ]),
     );
-    expect(allowlist.list('main')).toMatchObject([{ pattern: '/usr/bin/rm', argPattern: '^-rf\x00build/\x00$', source: 'allow-always' }]);
+    expect(await allowlist.list('main')).toMatchObject([{ pattern: '/usr/bin/rm', argPattern: '^-rf\x00build/\x00$', source: 'allow-always' }]);
 
     mkdirSync(path.join(workspace, 'build'));
     await run({ command: 'rm -rf build/' });
@@ -139,7 +140,7 @@ describe('exec for #dev', () => {
     expect(textOf(result)).toBe('42\n\n(exit code 0)');
     expect(shown[0]!.allowedDecisions).toEqual(['allow-once', 'deny']);
     expect(shown[0]!.facts).toContainEqual({ label: 'Allow always', value: 'not offered: inline code evaluation is never stored' });
-    expect(allowlist.list('main')).toEqual([]);
+    expect(await allowlist.list('main')).toEqual([]);
   });
 
   it('on expiry applies askFallback: deny refuses, allowlist runs only a satisfied command', async () => {
@@ -329,7 +330,7 @@ describe('an exec approval nobody decides within approvals.waitSec', () => {
     expect(pending.details).toMatchObject({ status: 'pending', command: 'touch made.txt' });
     expect(textOf(pending)).toMatch(/^pending approval [0-9a-f]{10}: it runs when an approver decides; the result will be posted here\./);
     expect(existsSync(path.join(workspace, 'made.txt'))).toBe(false);
-    expect(t.approvals.deferred.get(pendingId(pending))).toMatchObject({ state: 'deferred', args: { command: 'touch made.txt' } });
+    expect(await t.approvals.deferred.get(pendingId(pending))).toMatchObject({ state: 'deferred', args: { command: 'touch made.txt' } });
 
     await t.decide(pendingId(pending), 'allow-once');
     const ran = await t.resume('touch made.txt', pendingId(pending));

@@ -7,7 +7,7 @@ import { parseConfig } from '../../../config/index.js';
 import { EventBus } from '../../../events.js';
 import { log } from '../../../log.js';
 import type { TurnContext } from '../../../policy/context.js';
-import { openStore } from '../../../store/store.js';
+import { openWardenStore } from '../../../schema/index.js';
 import type { ToolCallContext } from '../../types.js';
 import { surfaceInputs } from '../../surface-inputs.js';
 import { createSessionStatusTool, type SessionStatus } from './session-status.js';
@@ -27,11 +27,11 @@ describe('session_status', () => {
   it('reports the session, agent, model, surface and its own pending approvals', async () => {
     const parsed = parseConfig({ tools: { profile: 'minimal' } });
     if (!parsed.ok) throw parsed.error;
-    const opened = openStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-status-')) });
+    const opened = await openWardenStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-status-')) });
     if (!opened.ok) throw new Error(opened.error.message);
     const approvals = new ApprovalService({ store: opened.store, config: parsed.value.config, events: new EventBus() });
-    const mine = approvals.open({ kind: 'exec', tool: 'exec', title: 'Run git status', preview: 'git status', fullText: 'git status' }, { agentId: 'main', sessionKey: 's-mine', provider: 'web' });
-    approvals.open({ kind: 'exec', tool: 'exec', title: 'Other', preview: 'ls', fullText: 'ls' }, { agentId: 'main', sessionKey: 's-other', provider: 'web' });
+    const mine = await approvals.open({ kind: 'exec', tool: 'exec', title: 'Run git status', preview: 'git status', fullText: 'git status' }, { agentId: 'main', sessionKey: 's-mine', provider: 'web' });
+    await approvals.open({ kind: 'exec', tool: 'exec', title: 'Other', preview: 'ls', fullText: 'ls' }, { agentId: 'main', sessionKey: 's-other', provider: 'web' });
     const tool = createSessionStatusTool({ config: parsed.value.config, store: opened.store, surfaceOptions: surfaceInputs(parsed.value.config, '.') });
     const result = await tool.execute({}, ctx('s-mine'));
     const details = (result as { details: SessionStatus }).details;
@@ -43,7 +43,7 @@ describe('session_status', () => {
     expect(text).toContain('Session: s-mine');
     expect(text).toContain(`- ${mine.id} exec: Run git status (expires in 30 min)`);
     approvals.shutdown();
-    opened.store.close();
+    await opened.store.close();
   });
 
   it('says when it cannot know the pending approvals', async () => {

@@ -47,8 +47,8 @@ const isChild = (r: ModelRequest) => r.system.includes('You are a subagent');
 const toolNames = (r: ModelRequest) => r.tools.map((t) => t.name).sort();
 const allText = (r: ModelRequest) => JSON.stringify(r.messages);
 
-function setup(config: WardenConfigInput, model: ScriptedProvider, extraTools: Record<string, ToolImplementation> = {}) {
-  h = createHarness(config);
+async function setup(config: WardenConfigInput, model: ScriptedProvider, extraTools: Record<string, ToolImplementation> = {}) {
+  h = await createHarness(config);
   const executor = new PolicyExecutor(h);
   const announced: SubagentRunView[] = [];
   let onAnnounce: (() => void) | undefined;
@@ -78,7 +78,7 @@ describe('sessions_spawn', () => {
       },
     });
     const wide = Object.fromEntries(['read', 'write', 'exec', 'web_fetch', 'memory_search'].map((id) => [id, noop(id)]));
-    const { runtime, nextAnnounce } = setup(
+    const { runtime, nextAnnounce } = await setup(
       {
         agents: {
           list: [
@@ -113,7 +113,7 @@ describe('sessions_spawn', () => {
   });
 
   it('refuses to spawn beyond agents.defaults.subagents.maxSpawnDepth', async () => {
-    const { runtime } = setup({}, createScriptedProvider());
+    const { runtime } = await setup({}, createScriptedProvider());
     const tools = createSessionTools({ config: h.config, sessions: runtime.sessions, surfaceOptions: { implemented: () => ({ ok: true }) } });
     const result = (await tools.sessions_spawn.execute(
       { task: 'x' },
@@ -130,8 +130,8 @@ describe('sessions_spawn', () => {
 describe('subagents', () => {
   it('lists, steers and kills the runs this session spawned, and only those', async () => {
     const model = createScriptedProvider([], { fallback: (r) => (isChild(r) ? { text: 'slow child', delayMs: 5_000 } : { text: 'ok' }) });
-    const { runtime, nextAnnounce } = setup({}, model);
-    const spawned = runtime.sessions.spawn({ parentKey: PARENT, parentTurn: channelTurn(), inherited: { allow: ['read'], deny: [] }, task: 'wait', label: 'waiter' });
+    const { runtime, nextAnnounce } = await setup({}, model);
+    const spawned = await runtime.sessions.spawn({ parentKey: PARENT, parentTurn: channelTurn(), inherited: { allow: ['read'], deny: [] }, task: 'wait', label: 'waiter' });
     expect(spawned.ok).toBe(true);
     const runId = spawned.ok ? spawned.value.runId : '';
     const tools = createSessionTools({ config: h.config, sessions: runtime.sessions, surfaceOptions: { implemented: () => ({ ok: true }) } });
@@ -153,19 +153,19 @@ describe('subagents', () => {
     const ended = nextAnnounce();
     expect((await run({ action: 'kill', runId })).details).toMatchObject({ status: 'killed' });
     await ended;
-    expect(runtime.sessions.runs(PARENT)[0]).toMatchObject({ status: 'killed' });
+    expect((await runtime.sessions.runs(PARENT))[0]).toMatchObject({ status: 'killed' });
   });
 });
 
 describe('sessions_list, sessions_history, sessions_send, agents_list', () => {
   it('reads and messages other sessions of the same agent only', async () => {
     const model = createScriptedProvider([], { fallback: (r) => ({ text: `seen: ${r.messages.length} messages` }) });
-    const { runtime } = setup({ agents: { list: [{ id: 'main', default: true, name: 'Main' }, { id: 'ops' }] } }, model);
+    const { runtime } = await setup({ agents: { list: [{ id: 'main', default: true, name: 'Main' }, { id: 'ops' }] } }, model);
     const other = 'agent:main:slack:channel:c9';
     // A conversation created the session: the router recorded where it is.
-    h.sessionContexts.record(other, 'main', { provider: 'slack', chat: 'channel', guildId: 'T1', channelId: 'c9', channelName: 'ops' }, 'U9');
-    h.transcripts.append(other, [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'deploy at noon' }] } }]);
-    h.transcripts.append('agent:ops:slack:channel:c9', [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'secret ops' }] } }]);
+    await h.sessionContexts.record(other, 'main', { provider: 'slack', chat: 'channel', guildId: 'T1', channelId: 'c9', channelName: 'ops' }, 'U9');
+    await h.transcripts.append(other, [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'deploy at noon' }] } }]);
+    await h.transcripts.append('agent:ops:slack:channel:c9', [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'secret ops' }] } }]);
     const tools = createSessionTools({ config: h.config, sessions: runtime.sessions, surfaceOptions: { implemented: () => ({ ok: true }) } });
     const ctx = {
       toolCallId: 't',
@@ -229,9 +229,9 @@ describe('canReach', () => {
   });
 
   it('sessions_list leaves out other people’s DMs', async () => {
-    const { runtime } = setup({}, createScriptedProvider());
-    h.transcripts.append('agent:main:discord:direct:u2', [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'private' }] } }]);
-    h.transcripts.append('agent:main:discord:direct:u1', [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'mine' }] } }]);
+    const { runtime } = await setup({}, createScriptedProvider());
+    await h.transcripts.append('agent:main:discord:direct:u2', [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'private' }] } }]);
+    await h.transcripts.append('agent:main:discord:direct:u1', [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'mine' }] } }]);
     const tools = createSessionTools({ config: h.config, sessions: runtime.sessions, surfaceOptions: { implemented: () => ({ ok: true }) } });
     const ctx = {
       toolCallId: 't',
