@@ -17,7 +17,7 @@ import { EventBus } from '../src/events.js';
 import { DeferredCallRunner } from '../src/gateway/deferred-calls.js';
 import { startWarden } from '../src/gateway/startup.js';
 import { GovernedToolExecutor } from '../src/gateway/tool-executor.js';
-import { openStore } from '../src/store/store.js';
+import { openWardenStore } from '../src/schema/index.js';
 import { fakeUser, startDiscordFake } from '../test/fakes/discord/index.js';
 import { fmtMs, summarize, type Bench } from './harness.js';
 
@@ -74,7 +74,7 @@ const bench: Bench = async (report) => {
   await fake.close();
 
   // Warden's share: decision → the post handed to the adapter, no platform in between.
-  const opened = openStore({ dataDir: path.join(dir, 'bench-data') });
+  const opened = await openWardenStore({ dataDir: path.join(dir, 'bench-data') });
   if (!opened.ok) throw new Error(opened.error.message);
   const store = opened.store;
   const config = parsed.value.config;
@@ -114,7 +114,7 @@ const bench: Bench = async (report) => {
   report({ name: '  of which Warden: decision → claim → chain → exec → post p50', value: fmtMs(own.p50), note: `p99 ${fmtMs(own.p99)}, ${inProcess.length} decisions` });
   await runner.stop();
   approvals.shutdown();
-  store.close();
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
 };
 

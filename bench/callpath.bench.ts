@@ -11,7 +11,7 @@ import { EventBus } from '../src/events.js';
 import { HookBus } from '../src/hooks/bus.js';
 import { log } from '../src/log.js';
 import type { TurnContext } from '../src/policy/context.js';
-import { openStore } from '../src/store/store.js';
+import { openWardenStore } from '../src/schema/index.js';
 import { Transcripts } from '../src/store/transcript.js';
 import { ToolInvoker } from '../src/tools/invoke/chain.js';
 import type { ToolCallContext, ToolImplementation } from '../src/tools/types.js';
@@ -26,7 +26,7 @@ const bench: Bench = async (report) => {
   log.level = 'silent';
   const parsed = parseConfig({ owners: { discord: ['owner-1'] } });
   if (!parsed.ok) throw parsed.error;
-  const opened = openStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-bench-callpath-')) });
+  const opened = await openWardenStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-bench-callpath-')) });
   if (!opened.ok) throw new Error(opened.error.message);
   const store = opened.store;
   const events = new EventBus();
@@ -88,7 +88,7 @@ const bench: Bench = async (report) => {
   report({ name: 'approval resolve → execution start (median)', value: fmtMs(latency.median), note: `p99 ${fmtMs(latency.p99)}, ${latency.iterations} approvals` });
 
   approvals.shutdown();
-  store.close();
+  await store.close();
 };
 
 export default bench;

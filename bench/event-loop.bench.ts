@@ -85,7 +85,7 @@ const bench: Bench = async (report) => {
   const idle = await delayWhile(() => new Promise((r) => setTimeout(r, 2000)));
   report({ name: 'event loop delay, idle (baseline) p99', value: fmtMs(idle.p99), note: `p50 ${fmtMs(idle.p50)}, max ${fmtMs(idle.max)}` });
 
-  const harness = createHarness({ tools: { profile: 'coding', exec: { host: 'gateway' } } });
+  const harness = await createHarness({ tools: { profile: 'coding', exec: { host: 'gateway' } } });
   const tools = new FunctionToolExecutor({});
   const agent = createAgentRuntime(harness.deps(echoModel, tools));
   const chat = new LoopbackChat();
@@ -141,7 +141,7 @@ const bench: Bench = async (report) => {
   });
   await browser?.close();
   await gateway.stop();
-  harness.cleanup();
+  await harness.cleanup();
   rmSync(root, { recursive: true, force: true });
   log.level = level;
 

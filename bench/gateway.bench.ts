@@ -41,7 +41,7 @@ class LoopbackChat implements ChatAdapter {
 }
 
 const bench: Bench = async (report) => {
-  const harness = createHarness({ tools: { profile: 'coding', exec: { host: 'gateway' } } });
+  const harness = await createHarness({ tools: { profile: 'coding', exec: { host: 'gateway' } } });
   const { config, store, dir } = harness;
   mkdirSync(path.join(dir, 'workspace'));
   const tools = new FunctionToolExecutor({});
@@ -107,7 +107,7 @@ const bench: Bench = async (report) => {
   report({ name: 'approval click → exec result (service + chain + process) p50', value: fmtMs(click.p50), note: `p99 ${fmtMs(click.p99)}, ${afterClick.length} clicks` });
   report({ name: '  of which the command itself ran (echo) p50', value: fmtMs(ran.p50), note: `Warden's share ≈ ${fmtMs(Math.max(0, click.p50 - ran.p50))}` });
   approvals.shutdown();
-  harness.cleanup();
+  await harness.cleanup();
 };
 
 export default bench;

@@ -16,7 +16,7 @@ import { GovernedToolExecutor } from '../src/gateway/tool-executor.js';
 import { reservedToolNames } from '../src/mcp/registry.js';
 import { startMcp } from '../src/mcp/start.js';
 import type { TurnContext } from '../src/policy/context.js';
-import { openStore } from '../src/store/index.js';
+import { openWardenStore } from '../src/schema/index.js';
 import { schemaTokens } from '../src/tools/tool-search/settings.js';
 import type { ToolCallContext } from '../src/tools/types.js';
 import { LABELLED_QUERIES, thousandTools } from '../test/fixtures/mcp/catalog.js';
@@ -28,17 +28,22 @@ const FIXTURE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../t
 const turn: TurnContext = { agentId: 'main', provider: 'web', chat: 'dm', senderId: 'u', senderIsOwner: false, spawnDepth: 0, model: 'openai/gpt-5' };
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 
-function executor(dir: string, tools: Record<string, unknown>, servers: Record<string, unknown>) {
+async function executor(dir: string, tools: Record<string, unknown>, servers: Record<string, unknown>) {
   const parsed = parseConfig({ dataDir: path.join(dir, 'data'), models: { default: 'openai/gpt-5' }, tools, mcp: { servers } });
   if (!parsed.ok) throw parsed.error;
   const { config } = parsed.value;
-  const opened = openStore({ dataDir: path.join(dir, 'data') });
+  const opened = await openWardenStore({ dataDir: path.join(dir, 'data') });
   if (!opened.ok) throw new Error(opened.error.message);
   const events = new EventBus();
   const approvals = new ApprovalService({ store: opened.store, config, events });
   const manager = startMcp(config, dir, { reserved: reservedToolNames(() => []) })!;
   const exec = new GovernedToolExecutor(config, { config, baseDir: dir, store: opened.store }, { approvals, events });
-  return { exec, manager, close: async () => (await manager.stop(), approvals.shutdown(), opened.store.close()) };
+  return { exec, manager, close: async () => {
+      await manager.stop();
+      approvals.shutdown();
+      await opened.store.close();
+    },
+  };
 }
 
 async function callOn(exec: GovernedToolExecutor, tool: string, args: Record<string, unknown>, surface: string[]) {
@@ -54,8 +59,8 @@ const bench: Bench = async (report) => {
   const catalog = path.join(dir, 'thousand.json');
   writeFileSync(catalog, JSON.stringify(thousandTools()));
   const hub = { command: process.execPath, args: [FIXTURE], env: { MCP_FIXTURE_CATALOG: catalog }, maxTools: 2000 };
-  const searched = executor(path.join(dir, 'a'), { profile: 'coding', toolSearch: { mode: 'tools', threshold: 50 } }, { hub });
-  const full = executor(path.join(dir, 'b'), { profile: 'coding' }, { hub });
+  const searched = await executor(path.join(dir, 'a'), { profile: 'coding', toolSearch: { mode: 'tools', threshold: 50 } }, { hub });
+  const full = await executor(path.join(dir, 'b'), { profile: 'coding' }, { hub });
   let http: { url: string; close: () => Promise<void> } | undefined;
   try {
     await Promise.all([searched.manager.ready(30_000), full.manager.ready(30_000)]);
@@ -93,7 +98,7 @@ const bench: Bench = async (report) => {
     // The same client on the undici package's fetch, which Warden's guarded fetch uses: the fair baseline.
     const plain = new Client({ name: 'bench', version: '1' });
     await plain.connect(new StreamableHTTPClientTransport(new URL(http!.url), { fetch: undiciFetch as unknown as typeof fetch }));
-    const viaWarden = executor(path.join(dir, 'c'), { profile: 'coding' }, { loop: { url: http!.url } });
+    const viaWarden = await executor(path.join(dir, 'c'), { profile: 'coding' }, { loop: { url: http!.url } });
     await viaWarden.manager.ready(10_000);
     const impl = viaWarden.manager.implementation('loop__echo')!;
     const ctx = { signal: new AbortController().signal } as unknown as ToolCallContext;

@@ -2,7 +2,10 @@
 // adapters, the gateway) against the loopback fakes and a model fake that writes a 104-character
 // answer in 16 pieces, one every 120 ms: how long after the model's first text the first
 // message is visible on each platform (the fake received the post), and platform API calls per
-// streamed answer. The web chat's figure comes from Chromium (test/e2e/web-streaming.browser.test.ts).
+// streamed answer. Slack is measured twice: a top-level reply (chat.postMessage, then chat.update
+// edits) and a reply in a thread on a workspace with native streaming (chat.startStream,
+// chat.appendStream, chat.stopStream). The web chat's figure comes from Chromium
+// (test/e2e/web-streaming.browser.test.ts).
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -32,7 +35,7 @@ async function until(pred: () => boolean, ms = 20_000): Promise<void> {
 
 const bench: Bench = async (report) => {
   const discord = await startDiscordFake();
-  const slack = await startSlackFake();
+  const slack = await startSlackFake({ nativeStreaming: true });
   const model = await startFakeOpenAI({ respond: () => ({ kind: 'reply', text: ANSWER, pieceDelayMs: 120 }) });
   const dir = mkdtempSync(path.join(tmpdir(), 'warden-bench-stream-'));
   mkdirSync(path.join(dir, 'workspace'));
@@ -54,8 +57,8 @@ const bench: Bench = async (report) => {
     await discord.frames.waitFor((f) => f.op === 2 && f.at >= from, 5_000, 'IDENTIFY');
     const slackUrl = (warden.adapters.find((a) => a.provider === 'slack') as SlackAdapter).eventsUrl!;
 
-    const added = { discord: [] as number[], slack: [] as number[] };
-    const calls = { discord: [] as number[], slack: [] as number[] };
+    const added = { discord: [] as number[], slack: [] as number[], 'slack native stream': [] as number[] };
+    const calls = { discord: [] as number[], slack: [] as number[], 'slack native stream': [] as number[] };
     for (let i = 0; i < ANSWERS; i++) {
       // Discord
       let mark = discord.requests.records.length;
@@ -77,8 +80,22 @@ const bench: Bench = async (report) => {
       await sleep(200);
       added.slack.push(sCalls()[0]!.at - model.requests[before]!.eventTimes![1]!);
       calls.slack.push(sCalls().length);
+
+      // Slack, in a thread, native streaming
+      mark = slack.requests.records.length;
+      before = model.requests.length;
+      const thread = slack.nextTs();
+      const inThread = slack.messageEvent({ user: 'U0000ALICE', channel: 'C0000DEV', text: `<@${slack.bot.userId}> answer ${i}`, type: 'app_mention', threadTs: thread });
+      await slack.sendEvent(slackUrl, slack.envelope(inThread), { secret: 'secret' });
+      const nCalls = () => slack.requests.records.slice(mark).filter((r) => /^\/api\/chat\.(postMessage|update|startStream|appendStream|stopStream)$/.test(r.path));
+      await until(() => nCalls().at(-1)?.path === '/api/chat.stopStream');
+      await sleep(200);
+      const streamed = [...slack.messages.values()].find((m) => m.thread_ts === thread);
+      if (streamed?.text !== ANSWER) throw new Error(`the native stream showed ${JSON.stringify(streamed?.text)}`);
+      added['slack native stream'].push(nCalls()[0]!.at - model.requests[before]!.eventTimes![1]!);
+      calls['slack native stream'].push(nCalls().length);
     }
-    for (const p of ['discord', 'slack'] as const) {
+    for (const p of ['discord', 'slack', 'slack native stream'] as const) {
       report({ name: `${p}: first visible after the model's first text (median)`, value: fmtMs(median(added[p])), note: `max ${fmtMs(Math.max(...added[p]))}, target ≤ 300 ms` });
       report({ name: `${p}: API calls per streamed answer (median)`, value: String(median(calls[p])), note: `16 model pieces over ~2 s; non-streamed: 1` });
     }

@@ -32,22 +32,22 @@ function sessionEntries(count: number): TranscriptEntry[] {
 /** A fixed transcript: loads the same entries every turn and drops appends, so every iteration measures the same turn. */
 class FixedTranscript implements TranscriptStore {
   constructor(private readonly entries: TranscriptEntry[]) {}
-  load() {
+  async load() {
     return [...this.entries];
   }
-  append(_key: string, entries: TranscriptAppend[]) {
+  async append(_key: string, entries: TranscriptAppend[]) {
     return entries.map((e, i) => ({ ...e, seq: 1_000_000 + i, createdAt: 0 }));
   }
-  history() {
+  async history() {
     return this.entries;
   }
-  sessions() {
+  async sessions() {
     return [];
   }
 }
 
 const bench: Bench = async (report) => {
-  const h = createHarness({ models: { default: 'anthropic/bench-model', contextWindow: 200_000 }, tools: { profile: 'coding' } });
+  const h = await createHarness({ models: { default: 'anthropic/bench-model', contextWindow: 200_000 }, tools: { profile: 'coding' } });
   const { config } = h;
   // The real parameter schemas of every core tool that loads here (session tools need a runtime: a plain object schema stands in).
   const parameters = new Map<string, ToolDefinition['parameters']>();
@@ -101,10 +101,10 @@ const bench: Bench = async (report) => {
   report({ name: 'buildSystemPrompt', value: fmtMs(prompt.median) });
 
   const key = 'agent:main:discord:channel:bench';
-  h.transcripts.append(key, entries.map((e) => ({ kind: 'message', message: e.message })));
+  await h.transcripts.append(key, entries.map((e) => ({ kind: 'message', message: e.message })));
   const load = await measure(() => h.transcripts.load(key), { iterations: 1000 });
   report({ name: `DbTranscriptStore.load (${ENTRIES} entries)`, value: fmtMs(load.median) });
-  h.cleanup();
+  await h.cleanup();
 };
 
 export default bench;

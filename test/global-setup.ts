@@ -1,7 +1,15 @@
 // The tests that launch `bin/warden.js` run the build in dist/: bring it up to date with the
 // sources first (a no-op when it is), so no test runs yesterday's JavaScript. The store tests
 // run on both engines: a throwaway PostgreSQL cluster serves the whole run.
+//
+// Every temporary folder a test makes (its own, and those of the processes it starts) lands in
+// one folder for the run, removed at the end: a suite of thousands of cases must not leave
+// thousands of folders behind on the machine it runs on. The name stays short because unix
+// socket paths under it are limited to 108 bytes.
 import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
 import { startTestCluster } from './postgres-cluster.js';
@@ -15,7 +23,14 @@ declare module 'vitest' {
 
 export default async function setup(project: TestProject): Promise<() => void> {
   execFileSync(process.execPath, [fileURLToPath(new URL('../scripts/build.mjs', import.meta.url)), '--quiet'], { stdio: 'inherit' });
+  const runDir = mkdtempSync(path.join(tmpdir(), 'wt-'));
+  // Like /tmp itself: the tests run Warden and sandboxes as other users too.
+  chmodSync(runDir, 0o1777);
+  for (const name of ['TMPDIR', 'TMP', 'TEMP']) process.env[name] = runDir;
   const cluster = await startTestCluster();
   project.provide('postgresUrl', cluster.url);
-  return () => cluster.stop();
+  return () => {
+    cluster.stop();
+    rmSync(runDir, { recursive: true, force: true });
+  };
 }

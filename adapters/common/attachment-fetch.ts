@@ -1,8 +1,12 @@
+import { guardedFetch } from '../../src/net/fetch.js';
+
 /**
  * Fetches a file a person posted from the platform's own file host, and nowhere else: the URL
  * comes in the platform's event, but a message's attachment list is data a client could shape,
  * so an address outside `allowedHosts` (or not https, except the loopback test host) is
- * refused, redirects are not followed, and reading stops at `maxBytes`.
+ * refused, redirects are not followed, and reading stops at `maxBytes`. The request goes
+ * through the SSRF guard pinned to that host (its DNS answers checked, the connection pinned
+ * to them), and `headers` (Slack's bot token) are sent to that origin only.
  */
 export async function fetchAttachment(
   url: string,
@@ -15,18 +19,23 @@ export async function fetchAttachment(
     return { ok: false, error: 'not a URL' };
   }
   const loopbackTest = parsed.protocol === 'http:' && options.allowedHosts.includes(parsed.host) && /^127\.0\.0\.1:\d+$/.test(parsed.host);
-  if (!options.allowedHosts.includes(parsed.host) || (parsed.protocol !== 'https:' && !loopbackTest)) return { ok: false, error: `not the platform's file host (${parsed.host})` };
+  if (!options.allowedHosts.includes(parsed.host) || (parsed.protocol !== 'https:' && !loopbackTest) || parsed.username || parsed.password) {
+    return { ok: false, error: `not the platform's file host (${parsed.host})` };
+  }
   try {
-    const res = await fetch(parsed, { redirect: 'error', ...(options.headers ? { headers: options.headers } : {}), ...(options.signal ? { signal: options.signal } : {}) });
-    if (!res.ok || !res.body) return { ok: false, error: `the file host answered ${res.status}` };
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      size += chunk.length;
-      if (size > options.maxBytes) return { ok: false, error: `larger than ${options.maxBytes} bytes` };
-      chunks.push(Buffer.from(chunk));
-    }
-    return { ok: true, data: Buffer.concat(chunks) };
+    const got = await guardedFetch(parsed.href, {
+      surface: 'service',
+      policy: { hostnameAllowlist: [parsed.hostname], ...(loopbackTest ? { allowPrivateNetwork: true } : {}) },
+      maxRedirects: 0,
+      maxResponseBytes: options.maxBytes,
+      headers: { accept: '*/*' },
+      ...(options.headers ? { originHeaders: options.headers } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (!got.ok) return { ok: false, error: got.error };
+    if (got.status < 200 || got.status > 299) return { ok: false, error: `the file host answered ${got.status}` };
+    if (got.truncated) return { ok: false, error: `larger than ${options.maxBytes} bytes` };
+    return { ok: true, data: got.body };
   } catch (err) {
     return { ok: false, error: (err as Error).message };
   }

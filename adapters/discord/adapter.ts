@@ -30,6 +30,7 @@ import { answersPrivately, isCommandName } from '../common/native-commands.js';
 import { discordCard, mention } from './card.js';
 import { registerCommands } from './commands.js';
 import { DISCORD_FILE_HOSTS, inboundFromCommand, inboundFromDiscord } from './inbound.js';
+import { shardClientOptions, watchShards } from './shards.js';
 
 /** Discord rejects message content over 2,000 characters. */
 export const DISCORD_MESSAGE_LIMIT = 2_000;
@@ -86,6 +87,7 @@ export function createDiscordAdapter(
   const dmChannels = new Map<string, string>();
   const logger = log.child({ adapter: 'discord' });
   let client: Client | undefined;
+  let shards: ReturnType<typeof watchShards> | undefined;
   /** The skill commands registered beside the built-ins; they follow the skill files. */
   let skillCommands: readonly SkillCommandSpec[] = [];
   /** Registrations run one after another, each with the latest set. */
@@ -343,11 +345,14 @@ export function createDiscordAdapter(
         intents: DISCORD_INTENTS,
         // Without the partial, DMs and messages in threads the client never saw are dropped.
         partials: [Partials.Channel],
+        // Every shard runs in this client: one handler, one store, one command registration.
+        ...shardClientOptions(config.shards),
         // Node's own fetch: its FormData (what @discordjs/rest builds file uploads with) is the
         // one it accepts; the undici package's request refuses a FormData of another copy.
         rest: { makeRequest: ((url: string, init: RequestInit) => fetch(url, init)) as never, ...(config.apiBaseUrl ? { api: config.apiBaseUrl } : {}), ...clientOverrides.rest },
       });
       const c = client;
+      shards = watchShards(c);
       c.on(Events.MessageCreate, (message: Message) => {
         const botId = c.user?.id;
         if (!botId) return;
@@ -367,14 +372,17 @@ export function createDiscordAdapter(
       const ready = once(c, Events.ClientReady);
       await c.login(token);
       await ready;
-      logger.info({ user: c.user?.tag }, 'discord adapter ready');
+      logger.info({ user: c.user?.tag, shards: c.ws.shards.size }, 'discord adapter ready');
+      // Once for the application, after every shard is ready: commands are global, not per shard.
       if (registers) await register();
     },
     setSkillCommands(specs) {
       skillCommands = [...specs];
       if (registers && client?.isReady()) void register();
     },
-    connected: () => client?.isReady() ?? false,
+    // Every shard: a shard that is down leaves its guilds unanswered.
+    connected: () => (client?.isReady() ?? false) && (shards?.states().every((s) => s.status === 'ready') ?? true),
+    shards: () => (client && config.shards !== undefined ? (shards?.states() ?? []) : []),
     send,
     streamTo,
     typing,
@@ -384,6 +392,7 @@ export function createDiscordAdapter(
       invocations.clear();
       const c = client;
       client = undefined;
+      shards = undefined;
       await c?.destroy();
     },
   };

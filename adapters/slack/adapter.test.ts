@@ -5,7 +5,7 @@ import { ApprovalLedger } from '../../test/fakes/approval-ledger.js';
 import { startSlackFake, TEAM_ID, type SlackFake, type SlackMessage } from '../../test/fakes/slack/index.js';
 import type { AdapterDeps } from '../common/adapter-deps.js';
 import { memoryCardStore } from '../common/card-store.js';
-import { createSlackAdapter, type SlackAdapter } from './adapter.js';
+import { createSlackAdapter, nativeStreamUnsupported, type SlackAdapter } from './adapter.js';
 
 const SECRET = 'signing-secret-for-tests';
 const ALICE = 'U0000ALICE';
@@ -337,5 +337,23 @@ describe('createSlackAdapter configuration', () => {
     expect(() => createSlackAdapter({ botToken: undefined, appToken: undefined, signingSecret: undefined, port: 0, host: '127.0.0.1', requireMention: true, channels: {} }, deps)).toThrow(
       /channels\.slack\.botToken[\s\S]*channels\.slack\.signingSecret/,
     );
+  });
+});
+
+describe('which chat.startStream answers mean the workspace has no native streaming', () => {
+  it.each([
+    ['unknown_method', true],
+    ['not_allowed', true],
+    ['not_allowed_token_type', true],
+    ['missing_scope', true],
+    ['feature_not_enabled', true],
+    // About this reply only: the next one, elsewhere, may stream.
+    ['invalid_arguments', false],
+    ['channel_not_found', false],
+    ['channel_type_not_supported', false],
+    ['ratelimited', false],
+    ['msg_too_long', false],
+  ])('%s → remembered as unsupported: %s', (error, expected) => {
+    expect(nativeStreamUnsupported(error)).toBe(expected);
   });
 });

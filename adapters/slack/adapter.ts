@@ -29,7 +29,7 @@ import { fitFiles, withNotes } from '../common/outbound-files.js';
 import { answersPrivately, slackCommandText } from '../common/native-commands.js';
 import { RecentIds } from '../common/recent-ids.js';
 import { APPROVAL_ACTION_PATTERN, escapeMrkdwn, mention, slackCard } from './card.js';
-import { inboundFromSlack, inboundFromSlackCommand, type SlackMessageEvent } from './inbound.js';
+import { inboundFromSlack, inboundFromSlackCommand, SLACK_FILE_HOSTS, type SlackMessageEvent } from './inbound.js';
 
 /** Slack accepts 40,000 characters of text but renders long posts poorly; 3,000 is one section. */
 export const SLACK_CHUNK = 3_000;
@@ -52,6 +52,13 @@ export interface SlackAdapter extends ChatAdapter {
   /** The Events API / interactivity URL once started in HTTP mode. */
   readonly eventsUrl: string | undefined;
 }
+
+/**
+ * Answers of chat.startStream that mean the workspace or this app's token has no native
+ * streaming (an older plan or grid policy, a token without the scope): remembered, not retried.
+ */
+const NATIVE_STREAM_UNSUPPORTED = new Set(['unknown_method', 'not_allowed', 'not_allowed_token_type', 'missing_scope', 'method_deprecated', 'feature_not_enabled', 'team_access_not_granted', 'no_permission']);
+export const nativeStreamUnsupported = (error: string): boolean => NATIVE_STREAM_UNSUPPORTED.has(error);
 
 /** Bolt logs through pino, so its warnings (bad signatures, stale requests) land in the same stream. */
 function boltLogger(): Logger {
@@ -83,6 +90,8 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
   }
   if (problems.length > 0) throw new ConfigError(undefined, problems);
   const mode = config.appToken ? 'socket' : 'http';
+  // A loopback API (the tests' fake) serves its files itself.
+  const fileHosts = [...SLACK_FILE_HOSTS, ...(config.apiUrl && /^http:\/\/127\.0\.0\.1:\d+\//.test(config.apiUrl) ? [new URL(config.apiUrl).host] : [])];
   const cards = deps.cards ?? memoryCardStore();
   const logger = log.child({ adapter: 'slack' });
   const seenEvents = new RecentIds();
@@ -90,6 +99,8 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
   const seenMessages = new RecentIds();
   const channelNames = new Map<string, string | undefined>();
   const dmChannels = new Map<string, string>();
+  /** Per workspace (team id): whether native streaming worked (true) or was refused as unsupported (false). */
+  const nativeStreams = new Map<string, boolean>();
   let app: App | undefined;
   /** The skill commands `/warden <skill>` and `/warden-<skill>` may name. */
   let skillCommands: readonly SkillCommandSpec[] = [];
@@ -191,31 +202,104 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
   /**
    * A reply streamed into one message updated in place (chat.update is Tier 3, about 50 a
    * minute: one write every 1.2 s keeps a stream within it), continued at the chunk limit.
-   * A slash command's answer goes through its response_url instead.
+   * In a thread, where the workspace has it, Slack's own streaming is used instead: the
+   * message is started with chat.startStream, grown with chat.appendStream and closed with
+   * chat.stopStream (`nativeStream`); text taken back (a progress line replaced) closes the
+   * stream and is corrected by chat.update. A slash command's answer goes through its
+   * response_url instead.
    */
-  function streamTo(target: ReplyTarget): StreamSurface | undefined {
+  function streamTo(target: ReplyTarget, recipient?: { userId?: string | undefined; teamId?: string | undefined }): StreamSurface | undefined {
     if (target.invocationId !== undefined && !target.dmUserId) return undefined;
     // The channel each message of this stream is in (a DM's id comes back from the post).
     const streamChannels = new Map<string, string>();
+    /** Messages that are native streams, with the Markdown they show; `open` until stopped. */
+    const natives = new Map<string, { shown: string; open: boolean }>();
+    const team = recipient?.teamId ?? '';
     const where = async () => ({ channel: target.dmUserId ? await dmChannelOf(target.dmUserId) : target.channelId, thread: target.dmUserId ? undefined : target.threadId });
+    const channelOf = async (ts: string) => streamChannels.get(ts) ?? (await where()).channel;
+    const stop = async (ts: string) => {
+      const native = natives.get(ts);
+      if (!native?.open) return;
+      native.open = false;
+      await web().chat.stopStream({ channel: await channelOf(ts), ts });
+    };
     return {
       limit: SLACK_CHUNK,
       minIntervalMs: SLACK_STREAM_INTERVAL_MS,
       async post(text) {
         const { channel, thread } = await where();
+        if (thread && nativeStreams.get(team) !== false) {
+          const started = await startNative(channel, thread, text, recipient);
+          if (started) {
+            streamChannels.set(started, channel);
+            natives.set(started, { shown: text, open: true });
+            return started;
+          }
+        }
         const posted = await web().chat.postMessage({ channel, text: toMrkdwn(text), ...(thread ? { thread_ts: thread } : {}) });
         if (!posted.ts) throw new Error('chat.postMessage answered no ts');
         streamChannels.set(posted.ts, posted.channel ?? channel);
         return posted.ts;
       },
       async edit(ts, text) {
-        await web().chat.update({ channel: streamChannels.get(ts) ?? (await where()).channel, ts, text: toMrkdwn(text) });
+        const native = natives.get(ts);
+        if (native?.open && text.startsWith(native.shown)) {
+          const delta = text.slice(native.shown.length);
+          try {
+            if (delta !== '') await web().chat.appendStream({ channel: await channelOf(ts), ts, markdown_text: delta });
+            native.shown = text;
+            return;
+          } catch (err) {
+            // A stream Slack closed (it times out): the message is still there to edit.
+            logger.debug({ err, ts }, 'chat.appendStream failed; the stream goes on by edits');
+            native.open = false;
+          }
+        }
+        if (native?.open) await stop(ts);
+        await web().chat.update({ channel: await channelOf(ts), ts, text: toMrkdwn(text) });
       },
       async remove(ts) {
-        await web().chat.delete({ channel: streamChannels.get(ts) ?? (await where()).channel, ts });
+        await stop(ts).catch((err: unknown) => logger.debug({ err, ts }, 'chat.stopStream failed'));
+        await web().chat.delete({ channel: await channelOf(ts), ts });
         streamChannels.delete(ts);
+        natives.delete(ts);
+      },
+      async complete(ids) {
+        for (const ts of ids) {
+          try {
+            await stop(ts);
+          } catch (err) {
+            logger.warn({ err, ts }, 'a native stream could not be stopped');
+          }
+        }
       },
     };
+  }
+
+  /**
+   * chat.startStream, or undefined when the stream cannot start here: an answer that means the
+   * workspace (or this app's token) has no native streaming is remembered for the workspace,
+   * so its later replies go straight to edits; other refusals count for this reply only.
+   */
+  async function startNative(channel: string, thread: string, text: string, recipient: { userId?: string | undefined; teamId?: string | undefined } | undefined): Promise<string | undefined> {
+    const team = recipient?.teamId ?? '';
+    // Outside a DM Slack wants to know whom the stream is for.
+    const forWhom = !channel.startsWith('D') && recipient?.userId && recipient.teamId ? { recipient_user_id: recipient.userId, recipient_team_id: recipient.teamId } : {};
+    try {
+      const started = await web().chat.startStream({ channel, thread_ts: thread, markdown_text: text, ...forWhom });
+      if (!started.ts) throw new Error('chat.startStream answered no ts');
+      nativeStreams.set(team, true);
+      return started.ts;
+    } catch (err) {
+      const code = (err as { data?: { error?: unknown } }).data?.error;
+      if (typeof code === 'string' && nativeStreamUnsupported(code)) {
+        nativeStreams.set(team, false);
+        logger.info({ team, error: code }, 'this workspace has no native streaming; replies stream by edits');
+      } else {
+        logger.warn({ err, channel }, 'chat.startStream failed; this reply streams by edits');
+      }
+      return undefined;
+    }
   }
 
   async function show(request: ApprovalRequest): Promise<void> {
@@ -338,7 +422,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
       botUserId ??= userId;
       if (!seenMessages.firstTime(`${event.channel}:${event.ts}`)) return;
       const isDm = event.channel_type === 'im';
-      const inbound = inboundFromSlack(event, { teamId, botUserId, channelName: isDm ? undefined : await channelName(client, event.channel) });
+      const inbound = inboundFromSlack(event, { teamId, botUserId, channelName: isDm ? undefined : await channelName(client, event.channel), files: { token: config.botToken!, hosts: fileHosts } });
       if (!inbound) return;
       // Not awaited: the turn may take minutes, and the listener must not hold Bolt's ack path.
       onMessage(inbound).catch((err: unknown) => logger.error({ err, ts: event.ts }, 'inbound message failed'));

@@ -1,4 +1,23 @@
-import type { InboundMessage } from '../../src/gateway/types.js';
+import type { InboundAttachment, InboundMessage } from '../../src/gateway/types.js';
+import { fetchAttachment } from '../common/attachment-fetch.js';
+
+/** A file of a message event, as Slack describes it (files:read gives the URLs). */
+export interface SlackFile {
+  id: string;
+  name?: string | undefined;
+  title?: string | undefined;
+  mimetype?: string | undefined;
+  size?: number | undefined;
+  /** `slack_audio` for a recorded clip. */
+  subtype?: string | undefined;
+  url_private?: string | undefined;
+  url_private_download?: string | undefined;
+  /** `hidden_by_limit` and the like: no URL to fetch. */
+  file_access?: string | undefined;
+}
+
+/** Where Slack serves the files people post; the bot token goes nowhere else. */
+export const SLACK_FILE_HOSTS = ['files.slack.com'] as const;
 
 /** The fields of a Slack `message` or `app_mention` event the adapter reads. */
 export interface SlackMessageEvent {
@@ -12,6 +31,7 @@ export interface SlackMessageEvent {
   ts: string;
   thread_ts?: string | undefined;
   team?: string | undefined;
+  files?: SlackFile[] | undefined;
 }
 
 /** Subtypes that are a person writing; edits, deletions, joins and bot posts are not. */
@@ -24,7 +44,7 @@ const USER_SUBTYPES = new Set([undefined, 'thread_broadcast', 'file_share']);
  */
 export function inboundFromSlack(
   event: SlackMessageEvent,
-  context: { teamId?: string | undefined; botUserId?: string | undefined; channelName?: string | undefined },
+  context: { teamId?: string | undefined; botUserId?: string | undefined; channelName?: string | undefined; files?: { token: string; hosts: readonly string[] } | undefined },
 ): InboundMessage | undefined {
   if (!USER_SUBTYPES.has(event.subtype) || event.bot_id || !event.user) return undefined;
   if (context.botUserId && event.user === context.botUserId) return undefined;
@@ -40,10 +60,32 @@ export function inboundFromSlack(
     threadId: inThread ? event.thread_ts : undefined,
     senderId: event.user,
     text,
+    ...(context.files ? attachmentsOf(event.files, context.files) : {}),
     mentionsBot: event.type === 'app_mention' || (context.botUserId !== undefined && text.includes(`<@${context.botUserId}>`)),
     messageId: event.ts,
     receivedAt: Math.round(Number.parseFloat(event.ts) * 1000),
   };
+}
+
+/**
+ * The files of a message, fetched when the turn runs with the bot token in an Authorization
+ * header, from Slack's file host only (the URL is in the event; what an event carries is not
+ * trusted to name a host the token may go to).
+ */
+function attachmentsOf(files: SlackFile[] | undefined, access: { token: string; hosts: readonly string[] }): Pick<InboundMessage, 'attachments'> {
+  const list: InboundAttachment[] = (files ?? []).map((f) => {
+    const url = f.url_private_download ?? f.url_private;
+    return {
+      id: f.id,
+      name: f.name ?? f.title ?? f.id,
+      mimeType: f.mimetype,
+      size: f.size,
+      voice: f.subtype === 'slack_audio',
+      download: (maxBytes, signal) =>
+        url ? fetchAttachment(url, { allowedHosts: access.hosts, maxBytes, headers: { authorization: `Bearer ${access.token}` }, signal }) : Promise.resolve({ ok: false as const, error: `Slack gives no URL for it${f.file_access ? ` (${f.file_access})` : ''}` }),
+    };
+  });
+  return list.length > 0 ? { attachments: list } : {};
 }
 
 /** The fields of a Slack slash-command payload the adapter reads. */

@@ -38,7 +38,7 @@ const TOKEN = 'per-install-token-0123456789abcdef0123456789';
 const AUTH = { cookie: `warden_token=${TOKEN}` };
 
 async function start(
-  options: { token?: string; click?: (c: ApprovalClick) => Promise<ClickOutcome>; history?: WebHistory; pendingApprovals?: () => ApprovalRequest[] } = {},
+  options: { token?: string; click?: (c: ApprovalClick) => Promise<ClickOutcome>; history?: WebHistory; pendingApprovals?: () => Promise<ApprovalRequest[]> } = {},
 ) {
   const clicks: ApprovalClick[] = [];
   const inbound: InboundMessage[] = [];
@@ -247,14 +247,14 @@ describe('web chat adapter', () => {
 });
 
 /** A store stand-in: sessions by id, items per session, delivered ids. */
-function memoryHistory(initial: { current?: string; items?: Record<string, ReturnType<WebHistory['load']>> } = {}): WebHistory & { delivered: Set<string> } {
+function memoryHistory(initial: { current?: string; items?: Record<string, Awaited<ReturnType<WebHistory['load']>>> } = {}): WebHistory & { delivered: Set<string> } {
   const delivered = new Set<string>();
   return {
     delivered,
     sessionKeyOf: (id) => `agent:main:web:direct:local${id ? `:session:${id}` : ''}`,
-    currentSessionId: () => initial.current,
-    load: (id) => initial.items?.[id ?? ''] ?? [],
-    firstDelivery: (id) => (delivered.has(id) ? false : (delivered.add(id), true)),
+    currentSessionId: async () => initial.current,
+    load: async (id) => initial.items?.[id ?? ''] ?? [],
+    firstDelivery: async (id) => (delivered.has(id) ? false : (delivered.add(id), true)),
   };
 }
 
@@ -339,7 +339,7 @@ describe('web chat sessions and history from the store', () => {
 describe('the pending panel', () => {
   it('lists the web chat\'s pending requests on connect and follows each card', async () => {
     const waiting = [pending({ id: 'p-1' }), pending({ id: 'p-discord', provider: 'discord' })];
-    const { adapter, base } = await start({ pendingApprovals: () => waiting });
+    const { adapter, base } = await start({ pendingApprovals: async () => waiting });
     const a = await connect(base);
     const first = await a.waitFor((f) => f.type === 'pending');
     expect(first.type === 'pending' && first.cards.map((c) => c.id)).toEqual(['p-1']);

@@ -8,7 +8,10 @@ import { ConfigError } from '../../src/config/errors.js';
 import type { WebAdapterConfig as WebConfig } from '../../src/config/schema/channels.js';
 import { WEB_LOCAL_USER } from '../../src/gateway/approval-clicks.js';
 import type { StreamSurface } from '../../src/gateway/reply-stream.js';
-import type { ChatAdapter, InboundMessage, OnApprovalClick, OutboundFile, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
+import type { ChatAdapter, InboundAttachment, InboundMessage, OnApprovalClick, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
+import { INBOUND_MAX_BYTES, INBOUND_MAX_FILES } from '../../src/gateway/inbound-files.js';
+import { sniffFileKind } from '../../src/tools/core/fs/file-kind.js';
+import { FILE_ID, webFileStore } from './file-store.js';
 import { fitFiles, withNotes } from '../common/outbound-files.js';
 import { log } from '../../src/log.js';
 import { registerServer } from '../../src/net/index.js';
@@ -22,9 +25,13 @@ import { FAVICON_SVG, MARKDOWN_IT_JS, PAGE_CSS, PAGE_HTML, PAGE_JS } from './pag
 export const WEB_CHANNEL_ID = 'web';
 /** Longest message the page may send. */
 export const WEB_MAX_INPUT = 20_000;
-/** Largest file shown in the page, and how many are kept to be served. */
+/** Largest file of a reply shown in the page. */
 const WEB_FILE_LIMIT = 10 * 1024 * 1024;
-const WEB_FILES_KEPT = 64;
+/** What the file store keeps (replies' files and uploads together); the oldest go first. */
+export const WEB_FILES_KEPT = 500;
+export const WEB_FILES_BYTES = 512 * 1024 * 1024;
+/** Largest upload: what a turn takes in from one file. */
+export const WEB_UPLOAD_MAX_BYTES = INBOUND_MAX_BYTES;
 /** A streamed reply is one bubble, however long. */
 const WEB_STREAM_LIMIT = 1_000_000;
 /** What a reconnecting tab gets back. */
@@ -52,7 +59,7 @@ export type WebMessage = {
   approvalId?: string | undefined;
   /** The streamed bubble this final reply replaces. */
   streamId?: string | undefined;
-  /** Files posted with it, served at `url` to this page (kept in memory: gone after a restart). */
+  /** Files posted with it (a reply's, or the person's uploads), served at `url` to this page. */
   files?: Array<{ url: string; name: string; mimeType: string; bytes: number }> | undefined;
 };
 
@@ -78,6 +85,8 @@ export interface WebAdapterDeps {
   history?: WebHistory | undefined;
   /** The approval requests waiting for a decision (the pending panel shows the web chat's). */
   pendingApprovals?: (() => Promise<ApprovalRequest[]>) | undefined;
+  /** Where files served to the page are kept (under the data dir), so links outlive a restart. Without it, memory. */
+  filesDir?: string | undefined;
 }
 
 /** The page's message ids: what `crypto.randomUUID()` gives, or anything of that shape. */
@@ -124,6 +133,24 @@ export function webCard(request: ApprovalRequest): WebCard {
  * carry the access token, on loopback too: other local users and processes can reach
  * loopback. A non-loopback bind is refused unless `channels.web.token` is configured.
  */
+/** What the page may upload: what a turn takes in (images, text, PDF, JSON, audio), or a type the browser does not know. */
+export function uploadTypeAllowed(mimeType: string): boolean {
+  return /^(image\/[a-z0-9.+-]+|text\/[a-z0-9.+-]+|audio\/[a-z0-9.+-]+|application\/(pdf|json|octet-stream|x-yaml|yaml|xml|x-ndjson))$/.test(mimeType);
+}
+
+/**
+ * How a stored file is served: raster images (by their bytes, whatever was declared) and audio
+ * that is not text show inline with their type; anything else, SVG and HTML included, which
+ * could run script on this origin, is a download of opaque bytes. The page's nosniff header
+ * keeps the browser from guessing otherwise.
+ */
+export function servedAs(declared: string, data: Buffer): { type: string; inline: boolean } {
+  const kind = sniffFileKind(data);
+  if (kind.kind === 'image' && /^image\/(png|jpeg|gif|webp)$/.test(declared)) return { type: kind.mimeType, inline: true };
+  if (/^audio\/[a-z0-9.+-]+$/.test(declared) && kind.kind === 'binary') return { type: declared, inline: true };
+  return { type: 'application/octet-stream', inline: false };
+}
+
 export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAdapter {
   const bind = checkBind(config.host, config.token);
   if (!bind.ok) throw new ConfigError(undefined, [{ path: bind.path, message: bind.message }]);
@@ -148,14 +175,8 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
   let onMessage: ((message: InboundMessage) => Promise<void>) | undefined;
   let typingCount = 0;
 
-  /** Files of replies, by an unguessable id; the oldest go first. */
-  const servedFiles = new Map<string, OutboundFile>();
-  const keepFile = (file: OutboundFile): string => {
-    const id = randomBytes(12).toString('hex');
-    servedFiles.set(id, file);
-    while (servedFiles.size > WEB_FILES_KEPT) servedFiles.delete(servedFiles.keys().next().value!);
-    return id;
-  };
+  /** Files of replies and uploads, by an unguessable id. */
+  const files = webFileStore({ dir: deps.filesDir, maxFiles: WEB_FILES_KEPT, maxBytes: WEB_FILES_BYTES });
 
   const remember = (frame: ServerFrame) => {
     history.push(frame);
@@ -249,6 +270,10 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
       );
       return;
     }
+    if (req.method === 'POST' && requestUrl.pathname === '/upload') {
+      upload(req, requestUrl, reply);
+      return;
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       reply(405, 'text/plain; charset=utf-8', 'method not allowed', { allow: 'GET, HEAD' });
       return;
@@ -279,14 +304,14 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
         return;
       default: {
         const file = /^\/files\/([0-9a-f]{24})$/.exec(requestUrl.pathname);
-        const found = file ? servedFiles.get(file[1]!) : undefined;
+        const found = file ? files.get(file[1]!) : undefined;
         if (!found) break;
-        // Raster images and audio show inline; anything else (SVG and HTML included, which could
-        // run script on this origin) is a download of opaque bytes.
-        const inline = /^(image\/(png|jpeg|gif|webp)|audio\/[a-z0-9.+-]+)$/.test(found.mimeType);
+        const { type, inline } = servedAs(found.mimeType, found.data);
         res.writeHead(200, {
           ...headers,
-          'content-type': inline ? found.mimeType : 'application/octet-stream',
+          // Even opened on its own, a served file is a sandboxed document with no script.
+          'content-security-policy': `${headers['content-security-policy']}; sandbox`,
+          'content-type': type,
           'content-disposition': `${inline ? 'inline' : 'attachment'}; filename="${found.name.replace(/[^\w.-]/g, '_')}"`,
           'cache-control': 'private, max-age=3600',
         });
@@ -303,6 +328,122 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
     }
   }
 
+  const admissions = new WeakMap<WebSocket, Promise<unknown>>();
+  function inArrivalOrder<T>(socket: WebSocket, step: () => Promise<T>): Promise<T> {
+    const run = (admissions.get(socket) ?? Promise.resolve()).then(step);
+    admissions.set(socket, run.catch(() => undefined));
+    return run;
+  }
+
+  /** Acknowledges a chat message (or refuses it) and hands it on; `delivered` settles when the gateway took it. */
+  async function admitMessage(socket: WebSocket, rawText: string, rawId: unknown, rawFiles: unknown): Promise<{ delivered: Promise<void> | undefined } | undefined> {
+    const id = typeof rawId === 'string' && MESSAGE_ID.test(rawId) ? rawId : undefined;
+    const ack = (status: 'accepted' | 'duplicate' | 'refused', reason?: string) => {
+      if (id) socket.send(JSON.stringify({ type: 'ack', id, status, ...(reason ? { reason } : {}) } satisfies ServerFrame));
+    };
+    const text = rawText.trim();
+    const uploads = uploadsOf(rawFiles);
+    if (!uploads.ok) {
+      ack('refused', uploads.reason);
+      return undefined;
+    }
+    if (text === '' && uploads.list.length === 0) {
+      ack('refused', 'empty message');
+      return undefined;
+    }
+    if (text.length > WEB_MAX_INPUT) {
+      const reason = `That message is ${text.length.toLocaleString('en-US')} characters; the limit is ${WEB_MAX_INPUT.toLocaleString('en-US')}.`;
+      if (id) ack('refused', reason);
+      else notice(socket, reason);
+      return undefined;
+    }
+    // Sent again after a reconnect that lost the acknowledgement: it already ran.
+    if (id && !(await firstDelivery(id))) {
+      ack('duplicate');
+      return undefined;
+    }
+    ack('accepted');
+    const shown = uploads.list.map((u) => ({ url: `/files/${u.id}`, name: u.name, mimeType: u.mimeType, bytes: u.data.length }));
+    say({ role: 'user', text, at: Date.now(), ...(id ? { id } : {}), ...(shown.length > 0 ? { files: shown } : {}) });
+    const attachments: InboundAttachment[] = uploads.list.map((u) => ({
+      id: u.id,
+      name: u.name,
+      mimeType: u.mimeType,
+      size: u.data.length,
+      voice: false,
+      download: async (maxBytes) => (u.data.length > maxBytes ? { ok: false, error: `larger than ${maxBytes} bytes` } : { ok: true, data: u.data }),
+    }));
+    const delivered = onMessage?.({
+      provider: 'web',
+      chatType: 'dm',
+      channelId: WEB_CHANNEL_ID,
+      senderId: WEB_LOCAL_USER,
+      senderName: 'you',
+      text,
+      mentionsBot: true,
+      messageId: id ?? randomUUID(),
+      receivedAt: Date.now(),
+      ...(attachments.length > 0 ? { attachments } : {}),
+      ...(sessionId ? { sessionId } : {}),
+    });
+    return { delivered };
+  }
+
+  /**
+   * POST /upload?name=<file name>, the file's bytes as the body: kept in the file store for the
+   * page's next message, answered with its id. The declared size is checked before reading and
+   * the bytes counted while reading; the type is the browser's, checked against what a turn
+   * takes in (and sniffed again before anything trusts it).
+   */
+  function upload(req: http.IncomingMessage, requestUrl: URL, reply: (status: number, type: string, body: string) => void): void {
+    const refuse = (status: number, error: string) => {
+      reply(status, 'application/json', JSON.stringify({ error }));
+      req.resume();
+    };
+    const name = (requestUrl.searchParams.get('name') ?? '').slice(0, 200) || 'file';
+    const mimeType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase() || 'application/octet-stream';
+    const declared = Number(req.headers['content-length'] ?? Number.NaN);
+    const tooLarge = `${name} is larger than the ${WEB_UPLOAD_MAX_BYTES / (1024 * 1024)} MB upload limit.`;
+    if (!uploadTypeAllowed(mimeType)) return refuse(415, `${name} is ${mimeType}; the web chat takes images, text, PDF, JSON and audio files.`);
+    if (Number.isFinite(declared) && declared > WEB_UPLOAD_MAX_BYTES) return refuse(413, tooLarge);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (chunk: Buffer) => {
+      if (over) return;
+      size += chunk.length;
+      if (size > WEB_UPLOAD_MAX_BYTES) {
+        over = true;
+        chunks.length = 0;
+        // Answered now; the rest of the body is read and dropped.
+        reply(413, 'application/json', JSON.stringify({ error: tooLarge }));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (over) return;
+      const data = Buffer.concat(chunks);
+      if (data.length === 0) return refuse(400, `${name} is empty.`);
+      const id = files.put({ name, mimeType, data }, 'upload');
+      reply(201, 'application/json', JSON.stringify({ id, name, mimeType, bytes: data.length }));
+    });
+    req.on('error', (err) => logger.debug({ err }, 'upload aborted'));
+  }
+
+  /** The page's uploads named in a message frame: ids of uploads in the store, at most a message's worth. */
+  function uploadsOf(ids: unknown): { ok: true; list: Array<{ id: string; name: string; mimeType: string; data: Buffer }> } | { ok: false; reason: string } {
+    if (ids === undefined) return { ok: true, list: [] };
+    if (!Array.isArray(ids) || ids.length > INBOUND_MAX_FILES) return { ok: false, reason: `at most ${INBOUND_MAX_FILES} files go with one message` };
+    const list = [];
+    for (const id of ids) {
+      const found = typeof id === 'string' && FILE_ID.test(id) ? files.get(id) : undefined;
+      if (!found || found.kind !== 'upload') return { ok: false, reason: 'an attached file is no longer there; attach it again' };
+      list.push({ id, name: found.name, mimeType: found.mimeType, data: found.data });
+    }
+    return { ok: true, list };
+  }
+
   async function handleFrame(socket: WebSocket, raw: RawData): Promise<void> {
     let frame: unknown;
     try {
@@ -311,36 +452,13 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
       notice(socket, 'The page sent something that is not JSON; reload it.');
       return;
     }
-    const f = frame as { type?: unknown; text?: unknown; id?: unknown; decision?: unknown };
+    const f = frame as { type?: unknown; text?: unknown; id?: unknown; decision?: unknown; files?: unknown };
     if (f.type === 'message' && typeof f.text === 'string') {
-      const id = typeof f.id === 'string' && MESSAGE_ID.test(f.id) ? f.id : undefined;
-      const ack = (status: 'accepted' | 'duplicate' | 'refused', reason?: string) => {
-        if (id) socket.send(JSON.stringify({ type: 'ack', id, status, ...(reason ? { reason } : {}) } satisfies ServerFrame));
-      };
-      const text = f.text.trim();
-      if (text === '') return ack('refused', 'empty message');
-      if (text.length > WEB_MAX_INPUT) {
-        const reason = `That message is ${text.length.toLocaleString('en-US')} characters; the limit is ${WEB_MAX_INPUT.toLocaleString('en-US')}.`;
-        if (id) return ack('refused', reason);
-        notice(socket, reason);
-        return;
-      }
-      // Sent again after a reconnect that lost the acknowledgement: it already ran.
-      if (id && !(await firstDelivery(id))) return ack('duplicate');
-      ack('accepted');
-      say({ role: 'user', text, at: Date.now(), ...(id ? { id } : {}) });
-      await onMessage?.({
-        provider: 'web',
-        chatType: 'dm',
-        channelId: WEB_CHANNEL_ID,
-        senderId: WEB_LOCAL_USER,
-        senderName: 'you',
-        text,
-        mentionsBot: true,
-        messageId: id ?? randomUUID(),
-        receivedAt: Date.now(),
-        ...(sessionId ? { sessionId } : {}),
-      });
+      // Admitted in arrival order per socket (the duplicate check waits on the store), so acks
+      // and turns keep the order the page sent them in; the turn itself runs outside that order.
+      const text = f.text;
+      const admitted = await inArrivalOrder(socket, () => admitMessage(socket, text, f.id, f.files));
+      await admitted?.delivered;
       return;
     }
     if (f.type === 'approve' && typeof f.id === 'string' && (APPROVAL_DECISIONS as readonly unknown[]).includes(f.decision)) {
@@ -428,8 +546,8 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
       const { fit, notes } = fitFiles(message.files, { maxBytes: WEB_FILE_LIMIT, maxFiles: 10 });
       const body = withNotes(message.text, notes);
       const text = message.attachment ? `${body}\n\n${message.attachment.name}:\n\`\`\`\n${message.attachment.content}\n\`\`\`` : body;
-      const files = fit.map((f) => ({ url: `/files/${keepFile(f)}`, name: f.name, mimeType: f.mimeType, bytes: f.data.length }));
-      say({ role: 'bot', text, at: Date.now(), ...(message.linkedApproval ? { approvalId: message.linkedApproval } : {}), ...(files.length > 0 ? { files } : {}) });
+      const shown = fit.map((f) => ({ url: `/files/${files.put(f, 'out')}`, name: f.name, mimeType: f.mimeType, bytes: f.data.length }));
+      say({ role: 'bot', text, at: Date.now(), ...(message.linkedApproval ? { approvalId: message.linkedApproval } : {}), ...(shown.length > 0 ? { files: shown } : {}) });
     },
     streamTo(): StreamSurface | undefined {
       // Every change is sent as it comes (token by token); a socket write is cheap and ordered.

@@ -27,8 +27,11 @@ export const PAGE_HTML = `<!doctype html>
 </aside>
 </div>
 <div id="typing" hidden>Warden is working…</div>
+<div id="attachments" aria-label="Files to send" hidden></div>
 <form id="composer" autocomplete="off">
-  <textarea id="input" name="text" rows="2" placeholder="Message Warden, or /help" aria-label="Message"></textarea>
+  <input id="file-input" type="file" multiple hidden>
+  <button id="attach" type="button" title="Attach files (or paste, or drop them here)" aria-label="Attach files">Attach</button>
+  <textarea id="input" name="text" rows="2" placeholder="Message Warden, or /help; paste or drop files" aria-label="Message"></textarea>
   <button id="send" type="submit">Send</button>
 </form>
 </body>
@@ -95,6 +98,13 @@ main { flex: 1; overflow-y: auto; padding: 1em; display: flex; flex-direction: c
 form { display: flex; gap: .5em; padding: .6em 1em; border-top: 1px solid #8884; }
 textarea { flex: 1; font: inherit; padding: .4em; resize: vertical; }
 form button { padding: 0 1.2em; }
+#attach { padding: 0 .8em; }
+#attachments[hidden] { display: none; }
+#attachments { display: flex; gap: .4em; flex-wrap: wrap; padding: .4em 1em 0; }
+#attachments .chip { font-size: .85em; border: 1px solid #8886; border-radius: 12px; padding: .1em .6em; }
+#attachments .chip[data-state="uploading"] { color: var(--muted); }
+#attachments .chip button { border: 0; background: none; cursor: pointer; color: var(--muted); }
+body.dropping form { outline: 2px dashed var(--accent); }
 `;
 
 export const PAGE_JS = `
@@ -109,6 +119,12 @@ export const PAGE_JS = `
   const pendingEl = document.getElementById('pending');
   const pendingList = document.getElementById('pending-list');
   const pendingCount = document.getElementById('pending-count');
+  const fileInput = document.getElementById('file-input');
+  const attachButton = document.getElementById('attach');
+  const attachmentsEl = document.getElementById('attachments');
+  /** Files uploaded for the next message: {id, name, mimeType, bytes}; uploads still on their way count as busy. */
+  let attached = [];
+  let uploading = 0;
   const cards = new Map();
   /** Page messages by id: the bubble of each message this tab sent. */
   const bubbles = new Map();
@@ -130,7 +146,7 @@ export const PAGE_JS = `
       // A message that was on its way when the tab left goes again (the server runs an id once).
       return value
         .filter((m) => m && typeof m.id === 'string' && typeof m.text === 'string')
-        .map((m) => (m.state === 'unsent' ? m : { id: m.id, text: m.text, state: 'queued' }));
+        .map((m) => ({ ...(m.state === 'unsent' ? m : { id: m.id, text: m.text, state: 'queued' }), files: Array.isArray(m.files) ? m.files : [] }));
     } catch (err) {
       return [];
     }
@@ -344,6 +360,7 @@ export const PAGE_JS = `
     let el = bubbles.get(entry.id);
     if (!el) {
       el = messageEl('user', entry.text);
+      addFiles(el, (entry.files || []).map((f) => ({ url: '/files/' + f.id, name: f.name, mimeType: f.mimeType })));
       el.dataset.id = entry.id;
       bubbles.set(entry.id, el);
     }
@@ -377,6 +394,8 @@ export const PAGE_JS = `
         bubbles.delete(entry.id);
         el.remove();
         input.value = entry.text;
+        attached = entry.files || [];
+        renderAttachments();
         input.focus();
       });
       actions.append(again, edit);
@@ -403,7 +422,8 @@ export const PAGE_JS = `
       if (entry.state !== 'queued') continue;
       entry.state = 'sending';
       showQueued(entry);
-      socket.send(JSON.stringify({ type: 'message', id: entry.id, text: entry.text }));
+      const files = (entry.files || []).map((f) => f.id);
+      socket.send(JSON.stringify({ type: 'message', id: entry.id, text: entry.text, ...(files.length > 0 ? { files } : {}) }));
     }
     saveOutbox();
   }
@@ -576,11 +596,88 @@ export const PAGE_JS = `
     });
   }
 
+  function notice(text) {
+    list.appendChild(messageEl('notice', text));
+    scrollDown();
+  }
+
+  function renderAttachments() {
+    attachmentsEl.replaceChildren();
+    for (const f of attached) {
+      const chip = document.createElement('span');
+      chip.className = 'chip';
+      chip.dataset.fileId = f.id;
+      chip.textContent = f.name + ' ';
+      const remove = document.createElement('button');
+      remove.type = 'button';
+      remove.textContent = '×';
+      remove.setAttribute('aria-label', 'Remove ' + f.name);
+      remove.addEventListener('click', () => { attached = attached.filter((x) => x !== f); renderAttachments(); });
+      chip.appendChild(remove);
+      attachmentsEl.appendChild(chip);
+    }
+    if (uploading > 0) {
+      const busy = document.createElement('span');
+      busy.className = 'chip';
+      busy.dataset.state = 'uploading';
+      busy.textContent = 'uploading ' + uploading + '…';
+      attachmentsEl.appendChild(busy);
+    }
+    attachmentsEl.hidden = attached.length === 0 && uploading === 0;
+  }
+
+  /** Uploads one file (the token travels in the page's cookie); the server answers its id or why not. */
+  async function uploadFile(file) {
+    uploading++;
+    renderAttachments();
+    try {
+      const res = await fetch('/upload?name=' + encodeURIComponent(file.name || 'pasted'), { method: 'POST', headers: { 'content-type': file.type || 'application/octet-stream' }, body: file });
+      const body = await res.json().catch(() => ({}));
+      if (!res.ok || typeof body.id !== 'string') notice('Not attached: ' + (body.error || (file.name + ': the server answered ' + res.status)));
+      else attached.push({ id: body.id, name: body.name, mimeType: body.mimeType, bytes: body.bytes });
+    } catch (err) {
+      notice('Not attached: ' + file.name + ' could not be uploaded (' + err.message + ')');
+    } finally {
+      uploading--;
+      renderAttachments();
+    }
+  }
+
+  function uploadAll(files) {
+    for (const file of Array.from(files || [])) void uploadFile(file);
+  }
+
+  attachButton.addEventListener('click', () => fileInput.click());
+  fileInput.addEventListener('change', () => { uploadAll(fileInput.files); fileInput.value = ''; });
+  input.addEventListener('paste', (event) => {
+    const files = event.clipboardData ? event.clipboardData.files : undefined;
+    if (files && files.length > 0) {
+      event.preventDefault();
+      uploadAll(files);
+    }
+  });
+  document.addEventListener('dragover', (event) => {
+    if (event.dataTransfer && Array.from(event.dataTransfer.types || []).includes('Files')) {
+      event.preventDefault();
+      document.body.classList.add('dropping');
+    }
+  });
+  document.addEventListener('dragleave', () => document.body.classList.remove('dropping'));
+  document.addEventListener('drop', (event) => {
+    document.body.classList.remove('dropping');
+    if (!event.dataTransfer || event.dataTransfer.files.length === 0) return;
+    event.preventDefault();
+    uploadAll(event.dataTransfer.files);
+  });
+
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const text = input.value.trim();
-    if (text === '') return;
-    const entry = { id: newId(), text, state: 'queued' };
+    if (uploading > 0) { notice('Wait for the files to finish uploading.'); return; }
+    if (text === '' && attached.length === 0) return;
+    const entry = { id: newId(), text, state: 'queued', files: attached };
+    attached = [];
+    renderAttachments();
     outbox.push(entry);
     saveOutbox();
     showQueued(entry);

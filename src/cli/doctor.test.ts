@@ -31,7 +31,7 @@ describe('warden doctor', () => {
   });
 
   it('flags a Slack config that can receive nothing', async () => {
-    const checks = await runDoctorChecks(configOf({ channels: { slack: { botToken: 'xoxb-1' } } }), '/tmp', {});
+    const checks = await runDoctorChecks(configOf({ channels: { slack: { botToken: 'xoxb-1' } } }), '/tmp', {}, { platforms: 'offline' });
     expect(checks.find((c) => c.name === 'slack')).toMatchObject({ ok: false, detail: 'bot token present, no signing secret or app token' });
   });
 

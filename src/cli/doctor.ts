@@ -9,7 +9,8 @@ import { probeSandbox, type SandboxProbe } from '../exec/sandbox-probe.js';
 import { BWRAP_PATH, resolveExecHost, sandboxIdentity } from '../exec/sandbox.js';
 import { mcpDoctorChecks } from '../mcp/doctor.js';
 import { probeStore } from '../schema/probe.js';
-import { EXIT, type CliIO, type CommandRunner } from './args.js';
+import { DEFAULT_PLATFORM_TIMEOUT_MS, discordPlatformChecks, runningShardsCheck, slackPlatformChecks } from '../setup/platform-check.js';
+import { EXIT, flag, stringOption, type CliIO, type CommandRunner } from './args.js';
 import { loadConfigForCommand, printResult } from './config.js';
 
 export interface DoctorCheck {
@@ -43,6 +44,8 @@ export interface DoctorOptions {
   probe?: SandboxProbe;
   /** The container runtime to report (tests); default: detected from the environment. */
   container?: ContainerRuntime | null;
+  /** Ask the chat platforms about the tokens (default), with this deadline per platform; `offline` skips it. */
+  platforms?: 'offline' | { timeoutMs: number };
 }
 
 /** What is installed and reachable; every check says what to do when it fails. */
@@ -132,6 +135,14 @@ export async function runDoctorChecks(config: WardenConfig, baseDir: string, env
       : 'not configured',
     fix: 'set channels.slack.botToken and signingSecret (HTTP) or appToken (Socket Mode)',
   });
+  // The platforms themselves: whose token it is, and whether the app has what Warden needs.
+  const platforms = options.platforms ?? { timeoutMs: DEFAULT_PLATFORM_TIMEOUT_MS };
+  if (platforms === 'offline') {
+    if (discord?.token || slack?.botToken) checks.push({ name: 'platforms', ok: true, detail: 'tokens not checked against Discord or Slack (--offline)' });
+  } else {
+    const asked = await Promise.all([discord ? discordPlatformChecks(discord, platforms) : [], runningShardsCheck(discord, config.ops, platforms), slack ? slackPlatformChecks(slack, platforms) : []]);
+    checks.push(...asked.flat());
+  }
   if (!discord?.token && !slack?.botToken) {
     checks.push({ name: 'web chat', ok: true, detail: `embedded default on http://${config.channels.web.host}:${config.channels.web.port}` });
   }
@@ -159,9 +170,16 @@ export async function runDoctorChecks(config: WardenConfig, baseDir: string, env
 }
 
 export const run: CommandRunner = async (args, io: CliIO) => {
+  const timeout = stringOption(args, 'timeout');
+  const seconds = timeout === undefined ? DEFAULT_PLATFORM_TIMEOUT_MS / 1000 : Number(timeout);
+  if (!(seconds > 0 && seconds <= 120)) {
+    io.stderr('warden doctor: --timeout takes the seconds to wait for each chat platform, more than 0 and at most 120');
+    return EXIT.badInput;
+  }
   const loaded = loadConfigForCommand(args, io);
   if (!loaded) return EXIT.badInput;
-  const checks = await runDoctorChecks(loaded.config, loaded.baseDir, io.env);
+  const platforms = flag(args, 'offline') ? ('offline' as const) : { timeoutMs: seconds * 1000 };
+  const checks = await runDoctorChecks(loaded.config, loaded.baseDir, io.env, { platforms });
   printResult(args, io, { checks }, () =>
     checks.map((c) => `${!c.ok ? 'FAIL' : c.warn ? 'warn' : 'ok  '} ${c.name.padEnd(28)} ${c.detail}${c.fix ? `\n     fix: ${c.fix}` : ''}`).join('\n'),
   );

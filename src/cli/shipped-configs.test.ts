@@ -50,10 +50,10 @@ describe.each(SHIPPED)('%s', (_name, configArgs) => {
   });
 
   it.each([['without credentials', {}], ['with every credential it names', CREDENTIALS]])('doctor exits 1 exactly when it prints a FAIL (%s)', async (_how, env) => {
-    const { code, stdout } = await cli(['doctor', ...configArgs], env);
+    const { code, stdout } = await cli(['doctor', '--offline', ...configArgs], env);
     const failed = stdout.split('\n').filter((l) => l.startsWith('FAIL'));
     expect(code).toBe(failed.length > 0 ? 1 : 0);
-    const json = await cli(['doctor', '--json', ...configArgs], env);
+    const json = await cli(['doctor', '--offline', '--json', ...configArgs], env);
     expect(json.code).toBe(code);
     expect((JSON.parse(json.stdout) as { checks: Array<{ ok: boolean }> }).checks.filter((c) => !c.ok)).toHaveLength(failed.length);
   });

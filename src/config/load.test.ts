@@ -100,6 +100,15 @@ describe('validating a config', () => {
     expect(problems[0]!.message).toContain(hint);
   });
 
+  it.each([['many'], [0], [1.5], [-2], [true]])('rejects channels.discord.shards %j with the key path and what it takes', (shards) => {
+    expect(reject({ channels: { discord: { shards } } })).toEqual([{ path: 'channels.discord.shards', message: 'must be "auto" or a whole number of shards, at least 1' }]);
+  });
+
+  it.each([['auto'], [1], [4], [undefined]])('accepts channels.discord.shards %j', (shards) => {
+    const parsed = parseConfig({ channels: { discord: { shards } } });
+    expect(parsed.ok && parsed.value.config.channels.discord?.shards).toBe(parsed.ok ? shards : 'rejected');
+  });
+
   it('gives no suggestion when nothing is close', () => {
     expect(reject({ tools: { zzzzzzzz: 1 } })[0]!.message).toBe('unknown key');
   });

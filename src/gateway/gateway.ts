@@ -4,6 +4,7 @@ import type { TurnEvent } from '../agent/types.js';
 import { ReplyStream, toolProgressLine } from './reply-stream.js';
 import { streamingFor } from './streaming-setting.js';
 import { takeInFiles } from './inbound-files.js';
+import { modelReadsImages } from '../models/vision.js';
 import { formatUnderstanding, understandAttachments } from '../media-understanding/index.js';
 import type { WardenConfig } from '../config/index.js';
 import { log } from '../log.js';
@@ -22,6 +23,7 @@ import {
   type SkillsView,
   type ToolReport,
 } from './commands.js';
+import { describeAdapter } from './adapter-text.js';
 import { classifyCommandText, isAddressedCommand } from './command-text.js';
 import { sessionKeyFor } from './session-key.js';
 import { readSkillInstructions, runSkillToolCommand, skillTurnText, type SkillCommandSet } from './skill-commands.js';
@@ -501,7 +503,7 @@ export class Gateway {
     if (!agent || route.context.model === undefined) return { text: NO_MODEL_HINT };
     // Files the message carried: images for the model, the rest saved under inbox/ and named.
     const workspace = route.attachments && origin === undefined ? this.options.workspaceOf?.(route.agentId) : undefined;
-    const inbound = workspace ? await takeInFiles(route.attachments, { workspaceDir: workspace, vision: true, signal, transcribe: this.transcriber(route, view, workspace, signal) }) : undefined;
+    const inbound = workspace ? await takeInFiles(route.attachments, { workspaceDir: workspace, vision: modelReadsImages(view.config, route.context.model), signal, transcribe: this.transcriber(route, view, workspace, signal) }) : undefined;
     const said = inbound && inbound.notes.length > 0 ? `${route.text}\n\n${inbound.notes.join('\n')}` : route.text;
     const stream = this.openStream(route, view);
     // Files the turn's tools made for the people here (images, speech, screenshots).
@@ -546,7 +548,7 @@ export class Gateway {
         turn: route.context,
         sessionKey: route.sessionKey,
         workspaceDir,
-        modelHasVision: true,
+        modelHasVision: modelReadsImages(view.config, route.context.model),
         signal,
         ...(this.options.env ? { env: this.options.env } : {}),
       });
@@ -566,7 +568,7 @@ export class Gateway {
     const c = route.context;
     const where = { provider: route.replyTo.provider, guildId: c.guildId, guildName: c.guildName, channelId: c.channelId, channelName: c.channelName };
     if (!streamingFor(view.config, where)) return undefined;
-    const surface = adapter.streamTo(route.replyTo);
+    const surface = adapter.streamTo(route.replyTo, { userId: c.senderId, teamId: c.guildId });
     return surface ? new ReplyStream(surface) : undefined;
   }
 
@@ -659,7 +661,7 @@ export class Gateway {
         running: this.queue.isRunning(r.sessionKey),
         queued: this.queue.pendingCount(r.sessionKey),
         pendingApprovals: await options.approvals.pendingCount(r.sessionKey),
-        adapters: [...this.adapters.keys()],
+        adapters: [...this.adapters].map(([provider, adapter]) => describeAdapter(provider, adapter.shards?.())),
         uptimeMs: Date.now() - this.startedAt,
       }),
       stop: (key) => this.queue.abort(key, 'stopped by /stop'),

@@ -68,6 +68,8 @@ export async function takeInFiles(
     if (kind.kind === 'image' && options.vision && got.data.length <= IMAGE_PART_MAX_BYTES) {
       taken.images.push({ type: 'image', data: got.data.toString('base64'), mimeType: kind.mimeType });
       taken.notes.push(`[image ${label} attached above; ${where}]`);
+    } else if (kind.kind === 'image' && !options.vision) {
+      taken.notes.push(`[image ${label} (${kind.mimeType}) ${where}; not attached: the model answering here does not read images]`);
     } else if (a.voice || a.mimeType?.startsWith('audio/')) {
       const heard = options.transcribe ? await options.transcribe({ id: a.id, name: label, mimeType: a.mimeType, data: got.data }) : { ok: false as const, why: 'no speech-to-text model is configured (tools.media.audio)' };
       taken.notes.push(heard.ok ? `[voice message ${label}, ${where}]\n${heard.text}` : `[voice message ${label}, ${where}; it is not transcribed: ${heard.why}]`);

@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
+import path from 'node:path';
 import { checkBind, createWebAdapter, webChatToken, WEB_CHANNEL_ID, WEB_LOCAL_USER, type WebAdapter } from '../../adapters/web/index.js';
 import { storeWebHistory } from '../../adapters/web/history.js';
 import type { ToolExecutor } from '../agent/index.js';
@@ -27,7 +28,7 @@ import { openConfiguredStore, WARDEN_MIGRATIONS } from '../schema/index.js';
 import { AuditLog, migrationsFor, resolveDataDir, type Store } from '../store/index.js';
 import { timedTranscripts } from '../ops/hooks.js';
 import { metrics } from '../ops/metrics.js';
-import { adaptersCheck, migrationsCheck, readiness, storeCheck, type Readiness } from '../ops/readiness.js';
+import { adaptersCheck, migrationsCheck, readiness, shardsCheck, storeCheck, type Readiness } from '../ops/readiness.js';
 import { OPS_LISTENER, OpsServer } from '../ops/server.js';
 import { HookBus } from '../hooks/bus.js';
 import type { CronJobs } from '../cron/jobs.js';
@@ -217,7 +218,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const resolve: ResolveApproval = async (id, decision, by) => {
     const refusal = guards.refusal(id, by);
     if (refusal === undefined) return approvals.resolve(id, decision, by);
-    approvals.audit.record({ type: 'approval.refused', subject: id, actor: `${by.provider}:${by.userId}`, data: { decision, reason: refusal } });
+    await approvals.audit.recordOrLog({ type: 'approval.refused', subject: id, actor: `${by.provider}:${by.userId}`, data: { decision, reason: refusal } });
     return { kind: 'not-approver', reason: refusal };
   };
 
@@ -229,6 +230,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       approvals,
     }),
     pendingApprovals: () => approvals.list(),
+    // Files shown in the page (replies' and uploads), kept so their links outlive a restart.
+    filesDir: path.join(dataDir, 'web-files'),
   };
   const webToken = token?.ok ? token.token : '';
   const renderers = new Map<string, () => void>();
@@ -430,12 +433,15 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       ? new ConfigFileWatcher(loaded.file, () => void reloader.reloadFile('file').catch((err: unknown) => log.error({ err }, 'config reload failed; the running config stays')), config.gateway?.reload?.debounceMs ?? 300)
       : undefined;
 
-  const readinessNow = (): Promise<Readiness> =>
-    readiness({
+  const readinessNow = (): Promise<Readiness> => {
+    const shards = gateway.adapter('discord')?.shards?.() ?? [];
+    return readiness({
       store: () => storeCheck(store.db),
       migrations: () => migrationsCheck(store.db, migrationsFor(store.engine, WARDEN_MIGRATIONS)),
       adapters: () => adaptersCheck(gateway.accepting, gateway.adapterStates().map((a) => ({ ...a, connected: gateway.adapter(a.provider)?.connected?.() }))),
+      ...(shards.length > 0 ? { shards: () => shardsCheck('discord', shards) } : {}),
     });
+  };
   const ops = new ControlListeners([{ name: OPS_LISTENER, block: (c) => (c.ops?.enabled ? c.ops : undefined), create: (c) => new OpsServer(c.ops, { readiness: readinessNow, metrics }) }]);
   const offGauges = metrics.addSource({ approvalsPending: async () => (await approvals.list()).length, queue: () => gateway.stats() });
 
@@ -692,7 +698,7 @@ async function createAdapter(
   store: Store,
   resolve: ResolveApproval,
   webToken: string,
-  web: Pick<Parameters<typeof createWebAdapter>[1], 'history' | 'pendingApprovals'>,
+  web: Pick<Parameters<typeof createWebAdapter>[1], 'history' | 'pendingApprovals' | 'filesDir'>,
   current: () => WardenConfig,
 ): Promise<ChatAdapter> {
   const onApprovalClick = clickHandlerOn(resolve, provider);

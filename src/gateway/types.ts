@@ -97,15 +97,29 @@ export interface ChatAdapter {
   stop(): Promise<void>;
   /** Whether the platform connection is up now (`/readyz`); an adapter without it counts as up once started. */
   connected?(): boolean;
+  /** Its gateway connections, for a platform that runs several (Discord shards); for `/status`. */
+  shards?(): readonly ShardState[];
   /** Follows the agent's skill commands: native registration, the names a native command may carry. */
   setSkillCommands?(specs: readonly SkillCommandSpec[]): void;
   /** `/new`: switches the conversation of `target` to a fresh session and returns its id (web chat). */
   newSession?(target: ReplyTarget): Promise<string>;
   /**
    * A reply streamed into `target` (`reply-stream.ts` drives it); undefined where this target
-   * cannot be streamed into (a slash command's own answer).
+   * cannot be streamed into (a slash command's own answer). `recipient` is who asked (Slack's
+   * native streams name the user and team they stream to).
    */
-  streamTo?(target: ReplyTarget): StreamSurface | undefined;
+  streamTo?(target: ReplyTarget, recipient?: { userId?: string | undefined; teamId?: string | undefined }): StreamSurface | undefined;
+}
+
+/** One gateway connection of a sharded platform, as `/status` shows it. */
+export interface ShardState {
+  id: number;
+  /** discord.js's status, lower-cased: `ready`, `resuming`, `connecting`, `disconnected`, … */
+  status: string;
+  /** Last heartbeat round trip; undefined before the first. */
+  pingMs: number | undefined;
+  /** Times it lost its connection since the adapter started. */
+  reconnects: number;
 }
 
 /** A button click on an approval card, as an adapter hands it to the router. */

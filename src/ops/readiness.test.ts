@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { WARDEN_MIGRATIONS } from '../schema/index.js';
 import { migrationsFor, openStore, type Migration } from '../store/index.js';
 import { WardenMetrics } from './metrics.js';
-import { adaptersCheck, migrationsCheck, readiness, storeCheck, type AdapterView } from './readiness.js';
+import { adaptersCheck, migrationsCheck, readiness, shardsCheck, storeCheck, type AdapterView } from './readiness.js';
 
 const MIGRATIONS = migrationsFor('sqlite', WARDEN_MIGRATIONS);
 
@@ -55,5 +55,14 @@ describe('readiness', () => {
     ['two down', true, [{ provider: 'slack', state: 'running', connected: false }, { provider: 'discord', state: 'retrying', connected: false }], { ok: false, reason: 'slack not connected; discord unreachable, retrying' }],
   ])('adapters: %s', (_name, accepting, adapters, expected) => {
     expect(adaptersCheck(accepting, adapters)).toEqual(expected);
+  });
+
+  const shard = (id: number, status: string, reconnects = 0) => ({ id, status, pingMs: undefined, reconnects });
+  it.each([
+    ['every shard ready', [shard(0, 'ready'), shard(1, 'ready', 2)], { ok: true, detail: 'discord (2 shards: #0 ready; #1 ready, 2 reconnects)' }],
+    ['a shard resuming', [shard(0, 'ready'), shard(1, 'resuming', 1)], { ok: false, reason: 'discord shard 1 resuming: discord (2 shards: #0 ready; #1 resuming, 1 reconnect)' }],
+    ['a shard given up', [shard(0, 'disconnected'), shard(1, 'ready')], { ok: false, reason: 'discord shard 0 disconnected: discord (2 shards: #0 disconnected; #1 ready)' }],
+  ])('shards: %s', (_name, shards, expected) => {
+    expect(shardsCheck('discord', shards)).toEqual(expected);
   });
 });

@@ -1,9 +1,11 @@
+import { describeAdapter } from '../gateway/adapter-text.js';
+import type { ShardState } from '../gateway/types.js';
 import type { Db } from '../store/db.js';
 import { pendingMigrations, type Migration } from '../store/migrations.js';
 import { metrics as processMetrics, type WardenMetrics } from './metrics.js';
 
 /** One readiness check's answer; `reason` says what an operator should look at. */
-export type CheckResult = { ok: true } | { ok: false; reason: string };
+export type CheckResult = { ok: true; detail?: string } | { ok: false; reason: string };
 
 export interface Readiness {
   ready: boolean;
@@ -53,4 +55,12 @@ export function adaptersCheck(accepting: boolean, adapters: readonly AdapterView
   const down = adapters.filter((a) => a.state === 'retrying' || a.connected === false);
   if (down.length === 0) return { ok: true };
   return { ok: false, reason: down.map((a) => `${a.provider} ${a.state === 'retrying' ? 'unreachable, retrying' : 'not connected'}`).join('; ') };
+}
+
+/** Every gateway shard of a platform is ready; `detail` lists them (what `warden doctor` shows of a running instance). */
+export function shardsCheck(provider: string, shards: readonly ShardState[]): CheckResult {
+  const detail = describeAdapter(provider, shards);
+  const down = shards.filter((s) => s.status !== 'ready');
+  if (down.length === 0) return { ok: true, detail };
+  return { ok: false, reason: `${down.map((s) => `${provider} shard ${s.id} ${s.status}`).join('; ')}: ${detail}` };
 }

@@ -67,6 +67,9 @@ describe('warden slack manifest', () => {
       'chat.update': ['chat:write'],
       'chat.delete': ['chat:write'],
       'chat.postEphemeral': ['chat:write'],
+      'chat.startStream': ['chat:write'],
+      'chat.appendStream': ['chat:write'],
+      'chat.stopStream': ['chat:write'],
       'conversations.open': ['im:write'],
       'conversations.info': ['channels:read', 'groups:read'],
       'files.uploadV2': ['files:write'],
@@ -79,6 +82,9 @@ describe('warden slack manifest', () => {
     // Events: app_mention needs app_mentions:read; message.* its history scope.
     for (const event of SLACK_BOT_EVENTS) expect(scopes).toContain(event === 'app_mention' ? 'app_mentions:read' : `${event.split('.')[1]}:history`);
     expect(scopes).toContain('commands');
+    // Files people post are fetched from url_private with the bot token.
+    expect(readFileSync(new URL('../../adapters/slack/inbound.ts', import.meta.url), 'utf8')).toContain('url_private');
+    expect(scopes).toContain('files:read');
   });
 
   it('refuses HTTP mode without an https URL', async () => {

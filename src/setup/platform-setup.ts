@@ -57,8 +57,9 @@ export const SLACK_BOT_SCOPES = [
   { scope: 'channels:read', why: 'conversations.info (channel names for the policy)' },
   { scope: 'groups:read', why: 'conversations.info on private channels' },
   { scope: 'im:write', why: 'conversations.open (approval cards by DM)' },
-  { scope: 'chat:write', why: 'chat.postMessage, chat.update, chat.delete, chat.postEphemeral' },
+  { scope: 'chat:write', why: 'chat.postMessage, chat.update, chat.delete, chat.postEphemeral, chat.startStream/appendStream/stopStream' },
   { scope: 'files:write', why: 'files.uploadV2 (long replies)' },
+  { scope: 'files:read', why: 'downloading the files people post (url_private with the bot token)' },
   { scope: 'commands', why: 'the /warden slash command' },
 ] as const;
 

@@ -49,6 +49,11 @@ export class AuditLog {
     this.record(event).catch((err: unknown) => log.error({ err, type: event.type }, 'audit event not recorded'));
   }
 
+  /** Appends an event and waits for the write; a failed write is logged, not thrown (the action it records has happened). */
+  async recordOrLog(event: AuditInput): Promise<void> {
+    await this.record(event).catch((err: unknown) => log.error({ err, type: event.type }, 'audit event not recorded'));
+  }
+
   /** Newest last; filter by subject (an approval id, a grant id) or type prefix. */
   async list(filter: { subject?: string; typePrefix?: string; limit?: number } = {}): Promise<AuditEvent[]> {
     const where: string[] = [];

@@ -21,13 +21,13 @@ let server: FakeModelServer | undefined;
 let h: Harness | undefined;
 afterEach(async () => {
   await server?.close();
-  h?.cleanup();
+  await h?.cleanup();
   server = undefined;
   h = undefined;
 });
 
-function setup(api: (typeof apis)[number], fake: FakeModelServer, models: Record<string, unknown> = {}) {
-  h = createHarness({
+async function setup(api: (typeof apis)[number], fake: FakeModelServer, models: Record<string, unknown> = {}) {
+  const harness = await createHarness({
     models: {
       default: `${api.provider}/model-x`,
       providers: { [api.provider]: { api: api.api, baseUrl: fake.url } },
@@ -35,8 +35,9 @@ function setup(api: (typeof apis)[number], fake: FakeModelServer, models: Record
       ...models,
     },
   });
-  const registry = createModelRegistry(h.config, { ANTHROPIC_API_KEY: 'test-key', GEMINI_API_KEY: 'test-key' });
-  return { harness: h, models: registry };
+  h = harness;
+  const registry = createModelRegistry(harness.config, { ANTHROPIC_API_KEY: 'test-key', GEMINI_API_KEY: 'test-key' });
+  return { harness, models: registry };
 }
 
 describe.each(apis)('agent through the $api API', (api) => {
@@ -47,7 +48,7 @@ describe.each(apis)('agent through the $api API', (api) => {
         { kind: 'reply', text: 'The notes say: ship on Friday.' },
       ],
     });
-    const { harness, models } = setup(api, server);
+    const { harness, models } = await setup(api, server);
     const tools = new FunctionToolExecutor({
       read: { parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] }, run: () => text('ship on Friday') },
     });
@@ -72,7 +73,7 @@ describe.each(apis)('agent through the $api API', (api) => {
   it('stops mid-turn when the signal aborts, while the model is still answering', async () => {
     // Held far longer than the test timeout: only an abort that really stops the call lets the test end.
     server = await api.start({ script: [{ kind: 'reply', text: 'too late', delayMs: 120_000 }] });
-    const { harness, models } = setup(api, server);
+    const { harness, models } = await setup(api, server);
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
     const outcome = await createAgentRuntime({ ...harness.deps(undefined as never, new FunctionToolExecutor({})), models }).runTurn({
@@ -92,7 +93,7 @@ describe.each(apis)('agent through the $api API', (api) => {
         { kind: 'reply', text: 'Back again.' },
       ],
     });
-    const { harness, models } = setup(api, server);
+    const { harness, models } = await setup(api, server);
     const outcome = await createAgentRuntime({ ...harness.deps(undefined as never, new FunctionToolExecutor({})), models }).runTurn({
       sessionKey: KEY,
       turn: channelTurn(),
@@ -105,7 +106,7 @@ describe.each(apis)('agent through the $api API', (api) => {
 
   it('posts a clear error after the last retry', async () => {
     server = await api.start({ respond: () => ({ kind: 'error', status: 503, message: 'upstream unavailable' }) });
-    const { harness, models } = setup(api, server, { retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 2 } });
+    const { harness, models } = await setup(api, server, { retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 2 } });
     const outcome = await createAgentRuntime({ ...harness.deps(undefined as never, new FunctionToolExecutor({})), models }).runTurn({
       sessionKey: KEY,
       turn: channelTurn(),
@@ -123,9 +124,9 @@ describe.each(apis)('agent through the $api API', (api) => {
       contextWindowTokens: WINDOW,
       respond: (r) => (api.system(r).includes('running summary') ? { kind: 'reply', text: 'Summary: they discussed lorem ipsum at length.' } : { kind: 'reply', text: 'fresh answer' }),
     });
-    const { harness, models } = setup(api, server, { contextWindow: WINDOW, maxOutputTokens: 256 });
+    const { harness, models } = await setup(api, server, { contextWindow: WINDOW, maxOutputTokens: 256 });
     for (let i = 0; i < 100; i++) {
-      harness.transcripts.append(KEY, [
+      await harness.transcripts.append(KEY, [
         { kind: 'message', message: { role: 'user', content: [{ type: 'text', text: `question ${i}: ${'lorem ipsum '.repeat(12)}` }] } },
         { kind: 'message', message: { role: 'assistant', content: [{ type: 'text', text: `answer ${i}: ${'dolor sit '.repeat(14)}` }] } },
       ]);
@@ -137,7 +138,7 @@ describe.each(apis)('agent through the $api API', (api) => {
     }
     for (const r of server.requests) expect(r.tokens).toBeLessThanOrEqual(WINDOW);
     expect(server.requests.some((r) => api.system(r).includes('running summary'))).toBe(true);
-    expect(harness.transcripts.load(KEY)[0]?.kind).toBe('summary');
+    expect((await harness.transcripts.load(KEY))[0]?.kind).toBe('summary');
   });
 });
 
@@ -150,7 +151,7 @@ describe.each(apis.filter((a) => a.api !== 'gemini'))('malformed tool arguments 
         { kind: 'reply', text: 'Recovered.' },
       ],
     });
-    const { harness, models } = setup(api, server);
+    const { harness, models } = await setup(api, server);
     const tools = new FunctionToolExecutor({ read: { parameters: { type: 'object', properties: { path: { type: 'string' } } }, run: () => text('content') } });
     const outcome = await createAgentRuntime({ ...harness.deps(undefined as never, tools), models }).runTurn({
       sessionKey: KEY,

@@ -8,7 +8,7 @@ import { ApprovalService } from '../../src/approvals/service.js';
 import type { ApprovalRenderer, ApprovalRequest } from '../../src/approvals/types.js';
 import { parseConfig } from '../../src/config/index.js';
 import { EventBus } from '../../src/events.js';
-import { openStore } from '../../src/store/store.js';
+import { openWardenStore } from '../../src/schema/index.js';
 import { Transcripts } from '../../src/store/transcript.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/approval-child.ts', import.meta.url));
@@ -60,7 +60,7 @@ describe('approvals survive a restart', () => {
 
     const parsed = parseConfig({ owners: { discord: ['owner-1'] } });
     if (!parsed.ok) throw parsed.error;
-    const opened = openStore({ dataDir });
+    const opened = await openWardenStore({ dataDir });
     if (!opened.ok) throw new Error(opened.error.message);
     const bus = new EventBus();
     const reported: Array<{ id: string; session: string; message: string }> = [];
@@ -77,7 +77,7 @@ describe('approvals survive a restart', () => {
     expect(report.rearmed.map((r) => r.id)).toEqual([waitedId]);
 
     // Nothing vanished: every request is in the ledger with a state.
-    const states = Object.fromEntries([...a.ids, ...b.ids].map((id) => [id, approvals.get(id)?.status]));
+    const states = Object.fromEntries(await Promise.all([...a.ids, ...b.ids].map(async (id) => [id, (await approvals.get(id))?.status])));
     expect(states).toEqual({ [expiredId!]: 'expired', [orphanId!]: 'interrupted', [waitedId!]: 'pending' });
     expect(cards.updated.map((r) => [r.id, r.status]).sort()).toEqual([[expiredId, 'expired'], [orphanId, 'interrupted']].sort());
     expect(cards.shown.map((r) => r.id)).toEqual([waitedId]);
@@ -85,7 +85,7 @@ describe('approvals survive a restart', () => {
     // The dead call's session hears about it, in the transcript and on the bus.
     const session = `agent:main:discord:channel:c${a.pid}`;
     expect(reported).toEqual([{ id: orphanId, session, message: expect.stringContaining('The tool call did not run.') }]);
-    expect(new Transcripts(opened.store.db).list(session).at(-1)).toMatchObject({ role: 'system', details: { approvalId: orphanId, outcome: 'interrupted' } });
+    expect((await new Transcripts(opened.store.db).list(session)).at(-1)).toMatchObject({ role: 'system', details: { approvalId: orphanId, outcome: 'interrupted' } });
 
     // The re-armed request still reaches the process waiting for it.
     const resolved = await approvals.resolve(waitedId!, 'allow-once', { provider: 'discord', userId: 'owner-1' });
@@ -95,9 +95,9 @@ describe('approvals survive a restart', () => {
     const last = JSON.parse(String(done.stdout).trim().split('\n').at(-1)!) as { resolution: { outcome: string; decidedBy: string } };
     expect(last.resolution).toMatchObject({ outcome: 'allow-once', decidedBy: 'discord:owner-1' });
 
-    const audit = approvals.audit.list({ typePrefix: 'approval.' }).map((e) => `${e.type}:${e.subject}`);
+    const audit = (await approvals.audit.list({ typePrefix: 'approval.' })).map((e) => `${e.type}:${e.subject}`);
     expect(audit).toEqual(expect.arrayContaining([`approval.expired:${expiredId}`, `approval.interrupted:${orphanId}`, `approval.resolved:${waitedId}`]));
     approvals.shutdown();
-    opened.store.close();
+    await opened.store.close();
   });
 });

@@ -22,7 +22,8 @@ import { createToolPath } from '../../src/gateway/startup.js';
 import type { InboundMessage } from '../../src/gateway/types.js';
 import { isCommand } from '../../src/gateway/commands.js';
 import type { TurnContext } from '../../src/policy/context.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openWardenStore } from '../../src/schema/index.js';
+import type { Store } from '../../src/store/index.js';
 
 const OWNER = { discord: '900000000000000001', slack: 'UOWNER', web: 'local' } as const;
 const SENDERS = [
@@ -106,13 +107,15 @@ interface Answer {
 
 let root: string;
 let store: Store;
-beforeAll(() => {
+beforeAll(async () => {
   root = mkdtempSync(path.join(tmpdir(), 'warden-parity-'));
-  const opened = openStore({ dataDir: path.join(root, 'data') });
+  const opened = await openWardenStore({ dataDir: path.join(root, 'data') });
   if (!opened.ok) throw new Error(opened.error.message);
   store = opened.store;
 });
-afterAll(() => store?.close());
+afterAll(async () => {
+  await store?.close();
+});
 
 function cliFlags(place: Place, senderId: string, depth: number): string[] {
   const flags = ['--provider', place.provider, '--chat', place.chat, '--channel', place.channelId, '--sender', senderId, '--spawn-depth', String(depth)];

@@ -113,7 +113,7 @@ describe('the gateway tool administers the running Warden', () => {
     expect(text).toContain('# builders');
     expect(text).toContain('apiBaseUrl: ${DISCORD_API}');
     expect(parseYaml(text).channels.discord.guilds[GUILD].channels.general.tools.deny).toEqual(['exec', 'process']);
-    const patched = audit().list({ typePrefix: 'config.patched' });
+    const patched = await audit().list({ typePrefix: 'config.patched' });
     expect(patched).toHaveLength(1);
     expect(patched[0]).toMatchObject({ actor: `discord:${olga.id}`, data: { approvedBy: null, widening: [] } });
     expect(patched[0]!.data.changes).toEqual([{ path: `channels.discord.guilds["${GUILD}"].channels.general.tools.deny`, before: null, after: ['exec', 'process'] }]);
@@ -136,7 +136,7 @@ describe('the gateway tool administers the running Warden', () => {
     expect(toolNames(request)).not.toContain('gateway');
     // The call the model makes anyway is refused before any tool runs: gateway is not on alice's surface.
     await botPostIn(DEV, 'Tool said: Unknown tool', from);
-    expect(audit().list({ typePrefix: 'config.patch' })).toHaveLength(1);
+    expect(await audit().list({ typePrefix: 'config.patch' })).toHaveLength(1);
     expect(readFileSync(file, 'utf8')).toBe(before);
   }, 30_000);
 
@@ -153,14 +153,14 @@ describe('the gateway tool administers the running Warden', () => {
     // Olga asked: her click changes nothing.
     const own = fake.botMessagesIn(olgaDm).filter((m) => cardButtons(m).length > 0).at(-1) ?? card;
     click(own, 'allow-once', olga);
-    await expect.poll(() => audit().list({ typePrefix: 'approval.refused' }).length, { timeout: 5_000 }).toBeGreaterThan(0);
+    await expect.poll(async () => (await audit().list({ typePrefix: 'approval.refused' })).length, { timeout: 5_000 }).toBeGreaterThan(0);
     expect(parseYaml(readFileSync(file, 'utf8')).browser).toBeUndefined();
     expect(await warden.approvals.list()).toHaveLength(1);
 
     click(card, 'allow-once', oscar);
     await botPostIn(olgaDm, 'Approved by discord:' + oscar.id, from);
     expect(parseYaml(readFileSync(file, 'utf8')).browser.ssrfPolicy.allowPrivateNetwork).toBe(true);
-    expect(audit().list({ typePrefix: 'config.patched' }).at(-1)).toMatchObject({ actor: `discord:${olga.id}`, data: { approvedBy: `discord:${oscar.id}` } });
+    expect((await audit().list({ typePrefix: 'config.patched' })).at(-1)).toMatchObject({ actor: `discord:${olga.id}`, data: { approvedBy: `discord:${oscar.id}` } });
     expect(warden.config.live.current().loaded.config.browser.ssrfPolicy?.allowPrivateNetwork).toBe(true);
   }, 30_000);
 
@@ -181,7 +181,7 @@ describe('the gateway tool administers the running Warden', () => {
     const again = model.requests.length;
     fake.userMessage({ author: alice, channelId: DEV, content: `<@${fake.bot.id}> fixed now?` });
     expect(toolNames(await requestFor('fixed now?', again))).not.toContain('web_fetch');
-    expect(audit().list({ typePrefix: 'config.applied' }).at(-1)?.data).toMatchObject({ origin: 'file' });
+    expect((await audit().list({ typePrefix: 'config.applied' })).at(-1)?.data).toMatchObject({ origin: 'file' });
 
     // A change to Discord's own block (its token) reconnects it, and only it.
     const identifies = fake.frames.records.filter((f) => f.op === 2).length;

@@ -43,9 +43,9 @@ function nodeConfig(ask: 'off' | 'on-miss'): LoadedConfig {
   return r.value;
 }
 
-function launch(ask: 'off' | 'on-miss') {
+async function launch(ask: 'off' | 'on-miss') {
   const lines: string[] = [];
-  const started = startNode({ gateway: hub.url!, name: 'build', loaded: nodeConfig(ask), stateDir: path.join(root, 'node', 'state'), say: (l) => lines.push(l), env: {} });
+  const started = await startNode({ gateway: hub.url!, name: 'build', loaded: nodeConfig(ask), stateDir: path.join(root, 'node', 'state'), say: (l) => lines.push(l), env: {} });
   if (!started.ok) throw new Error(started.error);
   return { ...started, lines, saw: (text: string) => expect.poll(() => lines.join('\n'), { timeout: 10_000 }).toContain(text) };
 }
@@ -63,7 +63,7 @@ const textOf = (r: ToolResult) => r.content.map((c) => (c.type === 'text' ? c.te
 
 describe('warden node', () => {
   it('pairs with a one-time code approved in chat, then runs, refuses and asks under its own policy', async () => {
-    const strict = launch('off');
+    const strict = await launch('off');
     await strict.saw('Pairing code: ');
     const code = /Pairing code: (\S+)/.exec(strict.lines.join('\n'))![1]!;
     expect(hub.pending()).toEqual([expect.objectContaining({ name: 'build', code })]);
@@ -71,9 +71,9 @@ describe('warden node', () => {
     await strict.saw('Connected to');
     // The token is kept on the node (600) and only as a hash on the gateway.
     expect(statSync(path.join(root, 'node', 'state', 'node-token.json')).mode & 0o777).toBe(0o600);
-    const row = warden.store.db.prepare('SELECT token_hash FROM paired_nodes WHERE name = ?').get('build') as { token_hash: string };
+    const row = (await warden.store.db.get<{ token_hash: string }>('SELECT token_hash FROM paired_nodes WHERE name = ?', ['build']))!;
     expect(row.token_hash).toMatch(/^[0-9a-f]{64}$/);
-    expect(new AuditLog(warden.store.db).list({ typePrefix: 'node.paired' })).toEqual([expect.objectContaining({ subject: 'build', actor: 'web:local' })]);
+    expect(await new AuditLog(warden.store.db).list({ typePrefix: 'node.paired' })).toEqual([expect.objectContaining({ subject: 'build', actor: 'web:local' })]);
 
     // Its skills are published under its name.
     const described = JSON.parse(textOf(await nodes({ action: 'describe', node: 'build' })));
@@ -90,15 +90,15 @@ describe('warden node', () => {
     const which = await nodes({ action: 'invoke', node: 'build', command: 'system.which', args: { name: 'uname' } });
     expect(textOf(which)).toMatch(/\/uname$/);
     strict.run.stop();
-    strict.close();
+    await strict.close();
 
     // Offline: listed so, and calls fail with why.
-    await expect.poll(() => hub.describe('build')?.online, { timeout: 5_000 }).toBe(false);
+    await expect.poll(async () => (await hub.describe('build'))?.online, { timeout: 5_000 }).toBe(false);
     const offline = await nodes({ action: 'invoke', node: 'build', command: 'system.run', args: { command: 'uname' } });
     expect(textOf(offline)).toContain('node build is offline');
 
     // The same node with a policy that asks: the card is in the chat of the call, and its decision runs the command.
-    const asking = launch('on-miss');
+    const asking = await launch('on-miss');
     await asking.saw('Connected to');
     const card = new Promise<ApprovalRequest>((resolve) => {
       const off = events.on('approval.requested', ({ request }) => {
@@ -118,18 +118,18 @@ describe('warden node', () => {
     // Unpaired: the connection drops at once and the token never works again.
     await type('/nodes unpair build');
     await expect(asking.run.done).resolves.toMatchObject({ ok: false });
-    asking.close();
-    expect(hub.list()).toEqual([]);
-    const again = launch('on-miss');
+    await asking.close();
+    expect(await hub.list()).toEqual([]);
+    const again = await launch('on-miss');
     await expect(again.run.done).resolves.toMatchObject({ ok: false });
     expect(again.lines.join('\n')).toContain('refused this node');
-    again.close();
+    await again.close();
   }, 60_000);
 
-  it('refuses a plain ws:// gateway beyond loopback and wss:// without a pinned fingerprint', () => {
+  it('refuses a plain ws:// gateway beyond loopback and wss:// without a pinned fingerprint', async () => {
     const loaded = nodeConfig('off');
     for (const gateway of ['ws://10.0.0.5:3003', 'ws://example.com:3003', 'wss://example.com:3003', 'http://127.0.0.1:3003']) {
-      const r = startNode({ gateway, name: 'x', loaded, stateDir: path.join(root, 'x'), say: () => {} });
+      const r = await startNode({ gateway, name: 'x', loaded, stateDir: path.join(root, 'x'), say: () => {} });
       expect(r.ok, gateway).toBe(false);
     }
   });

@@ -1,6 +1,7 @@
 // Two agents bound to two channels, through the real discord.js adapter on the loopback fake:
 // each channel answers as its own agent with its own tools, `/status` names the binding, and a
-// channel with its own approvers has its cards decided by them.
+// channel with its own approvers has its cards decided by them. A role binding routes a member
+// with the role (as the gateway sends it in `member.roles`) to its agent, others to the default.
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -9,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { decodeApprovalAction } from '../../adapters/common/approval-card.js';
 import { parseConfig } from '../../src/config/index.js';
 import { startWarden, type RunningWarden } from '../../src/gateway/startup.js';
-import { fakeUser, startDiscordFake, type DiscordFake } from '../fakes/discord/index.js';
+import { defaultGuild, fakeUser, startDiscordFake, type DiscordFake } from '../fakes/discord/index.js';
 import type { RecordedRequest } from '../fakes/recorder.js';
 
 const GUILD = '300000000000000001';
@@ -18,11 +19,17 @@ const DEV = '300000000000000003';
 const alice = fakeUser('400000000000000001', 'alice');
 const bob = fakeUser('400000000000000002', 'bob');
 const olga = fakeUser('400000000000000009', 'olga');
+const carol = fakeUser('400000000000000003', 'carol');
+const ONCALL = '300000000000000077';
+const STAFF = '300000000000000078';
 
 let fake: DiscordFake;
 const running: RunningWarden[] = [];
 beforeAll(async () => {
-  fake = await startDiscordFake();
+  // carol holds the on-call role; alice only an unrelated one.
+  fake = await startDiscordFake({
+    guilds: [{ ...defaultGuild, roles: [{ id: ONCALL, name: 'on-call' }, { id: STAFF, name: 'staff' }], members: { [carol.id]: [STAFF, ONCALL], [alice.id]: [STAFF] } }],
+  });
 });
 afterEach(async () => {
   await Promise.all(running.splice(0).map((w) => w.stop()));
@@ -43,7 +50,10 @@ async function start(): Promise<RunningWarden> {
         { id: 'ops', workspace: './ops-workspace' },
       ],
     },
-    bindings: [{ agentId: 'ops', comment: 'the ops room', match: { channel: 'discord', peer: { kind: 'channel', id: DEV } } }],
+    bindings: [
+      { agentId: 'ops', comment: 'the ops room', match: { channel: 'discord', peer: { kind: 'channel', id: DEV } } },
+      { agentId: 'ops', comment: 'on-call people', match: { channel: 'discord', guildId: GUILD, roles: [ONCALL] } },
+    ],
     channels: {
       discord: {
         token: 'test-token',
@@ -91,6 +101,28 @@ describe('bindings end to end (Discord)', () => {
     const general = (await botPost(GENERAL, from)).body.content;
     expect(general.split('\n')[0]).not.toMatch(/\bexec\b/);
     expect(general).toContain('• exec — removed by');
+  });
+
+  it('a role binding routes a member with the role to its agent, one without it to the default', async () => {
+    await start();
+    let from = mark();
+    say(carol, GENERAL, '/status');
+    expect((await botPost(GENERAL, from)).body.content).toContain('Agent: ops (bindings[1], binding.guild+roles)');
+    from = mark();
+    say(alice, GENERAL, '/status');
+    expect((await botPost(GENERAL, from)).body.content).toContain('Agent: main (no binding matched: the default agent)');
+    // The peer binding is more specific than the role one: #dev is ops for everyone.
+    from = mark();
+    say(alice, DEV, '/status');
+    expect((await botPost(DEV, from)).body.content).toContain('Agent: ops (bindings[0], binding.peer)');
+
+    // A slash command carries the member's roles as well (the interaction's `member.roles`).
+    const carolCommand = fake.command({ name: 'status', user: carol, channelId: GENERAL });
+    const aliceCommand = fake.command({ name: 'status', user: alice, channelId: GENERAL });
+    const answer = async (token: string) =>
+      JSON.stringify((await fake.requests.waitFor((r) => r.path.includes(token) && r.method === 'PATCH', 5_000, 'command answer')).body);
+    expect(await answer(carolCommand.token)).toContain('Agent: ops (bindings[1], binding.guild+roles)');
+    expect(await answer(aliceCommand.token)).toContain('Agent: main (no binding matched');
   });
 
   it("#dev's own approver decides its cards; the platform owner is refused there", async () => {

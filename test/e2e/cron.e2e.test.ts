@@ -89,7 +89,7 @@ describe('cron end to end', () => {
   it('the owner schedules a job; it fires and answers in #dev as a non-owner turn', async () => {
     fake.userMessage({ author: olga, channelId: DEV, content: `<@${fake.bot.id}> please schedule a daily digest here` });
     await botPostIn(DEV, 'Done: the digest is scheduled.');
-    const [job] = warden.cron.jobs.list();
+    const [job] = await warden.cron.jobs.list();
     expect(job).toMatchObject({ name: 'digest', createdBy: olga.id, target: { provider: 'discord', chat: 'channel', guildId: GUILD, channelId: DEV } });
     // The owner's turn saw the owner-only tool, and the bundled skills in its system prompt.
     expect(toolNames(model.requests[0]!)).toContain('cron');
@@ -98,15 +98,15 @@ describe('cron end to end', () => {
     expect(system).toContain('<name>incident-triage</name>');
 
     // Bring the job's time forward instead of waiting a day.
-    warden.store.db.prepare('UPDATE cron_jobs SET next_run_at = ? WHERE id = ?').run(Date.now() - 1, job!.id);
+    await warden.store.db.run('UPDATE cron_jobs SET next_run_at = ? WHERE id = ?', [Date.now() - 1, job!.id]);
     warden.cron.scheduler.poke();
     await botPostIn(DEV, 'Daily digest: 3 open PRs, CI green.');
 
     const jobTurn = model.requests.find((r) => lastUserText(r).includes('Scheduled job'))!;
     expect(toolNames(jobTurn)).not.toContain('cron');
     expect(toolNames(jobTurn)).toContain('exec');
-    await expect.poll(() => warden.cron.jobs.runs(job!.id)[0]?.status, { timeout: 5_000 }).toBe('ok');
-    expect(warden.cron.jobs.runs(job!.id)[0]).toMatchObject({ trigger: 'schedule', durationMs: expect.any(Number) });
+    await expect.poll(async () => (await warden.cron.jobs.runs(job!.id))[0]?.status, { timeout: 5_000 }).toBe('ok');
+    expect((await warden.cron.jobs.runs(job!.id))[0]).toMatchObject({ trigger: 'schedule', durationMs: expect.any(Number) });
   });
 
   it('a non-owner asking to schedule gets no cron tool at all', async () => {
@@ -128,7 +128,7 @@ describe('/cron for owners, without the model', () => {
     const reply = await typed(olga, DEV, '/cron add "0 9 * * 1-5" post the open incidents in #general');
     expect(reply).toMatch(/^Scheduled "post the open incidents in #general" \(cron "0 9 \* \* 1-5"\) in #general, id (\w+); next run \d{4}-\d\d-\d\dT09:00:00\.000Z\.$/);
     id = /id (\w+);/.exec(reply)![1]!;
-    expect(warden.cron.jobs.get(id)).toMatchObject({
+    expect(await warden.cron.jobs.get(id)).toMatchObject({
       message: 'post the open incidents in #general',
       createdBy: olga.id,
       missed: 'skip',
@@ -148,17 +148,17 @@ describe('/cron for owners, without the model', () => {
     const from = mark();
     expect(await typed(olga, DEV, `/cron run ${id}`)).toBe(`Started job ${id} ("post the open incidents in #general") now; its answer goes to #general.`);
     await botPostIn(GENERAL, 'Open incidents: none.', from);
-    await expect.poll(() => warden.cron.jobs.runs(id)[0]?.status, { timeout: 5_000 }).toBe('ok');
-    expect(warden.cron.jobs.runs(id)[0]).toMatchObject({ trigger: 'manual', startedAt: expect.any(Number), durationMs: expect.any(Number) });
+    await expect.poll(async () => (await warden.cron.jobs.runs(id))[0]?.status, { timeout: 5_000 }).toBe('ok');
+    expect((await warden.cron.jobs.runs(id))[0]).toMatchObject({ trigger: 'manual', startedAt: expect.any(Number), durationMs: expect.any(Number) });
     expect(await typed(olga, DEV, `/cron runs ${id}`)).toMatch(new RegExp(`^Runs of job ${id} \\("post the open incidents in #general"\\), newest first:\\n• ok in [\\d.]+ (ms|s) \\(manual, `));
   });
 
   it('pause and resume', async () => {
     expect(await typed(olga, DEV, `/cron pause ${id}`)).toBe(`Paused job ${id} ("post the open incidents in #general").`);
-    expect(warden.cron.jobs.get(id)!.enabled).toBe(false);
+    expect((await warden.cron.jobs.get(id))!.enabled).toBe(false);
     expect(await typed(olga, DEV, '/cron list')).toContain(`• ${id} "post the open incidents in #general" — cron "0 9 * * 1-5" → #general · paused`);
     expect(await typed(olga, DEV, `/cron resume ${id}`)).toMatch(new RegExp(`^Resumed job ${id} \\("post the open incidents in #general"\\); next run \\d{4}-`));
-    expect(warden.cron.jobs.get(id)!.enabled).toBe(true);
+    expect((await warden.cron.jobs.get(id))!.enabled).toBe(true);
   });
 
   it('native /cron answers the owner privately, the same as typed', async () => {
@@ -171,7 +171,7 @@ describe('/cron for owners, without the model', () => {
 
   it('a non-owner gets the owner gate’s refusal for every subcommand, and learns nothing about the jobs', async () => {
     const refusal = ownerOnlyRefusal('cron', { provider: 'discord', senderId: alice.id, senderIsOwner: false });
-    const job = warden.cron.jobs.get(id)!;
+    const job = (await warden.cron.jobs.get(id))!;
     for (const command of ['/cron', '/cron list', `/cron run ${id}`, `/cron pause ${id}`, `/cron remove ${id}`, `/cron runs ${id}`, '/cron add "* * * * *" spam #general', '/cron frobnicate']) {
       const reply = await typed(alice, DEV, command);
       expect(reply).toBe(refusal);
@@ -180,13 +180,13 @@ describe('/cron for owners, without the model', () => {
     const { token } = fake.command({ name: 'cron', options: { args: 'list' }, user: alice, channelId: DEV });
     const native = await fake.requests.waitFor((r) => r.method === 'PATCH' && r.path === `/webhooks/${fake.bot.id}/${token}/messages/@original`, 8_000, 'native refusal');
     expect(native.body.content).toBe(refusal);
-    expect(warden.cron.jobs.get(id)).toMatchObject({ enabled: true, runCount: job.runCount });
-    expect(warden.cron.jobs.list()).toHaveLength(2);
+    expect(await warden.cron.jobs.get(id)).toMatchObject({ enabled: true, runCount: job.runCount });
+    expect(await warden.cron.jobs.list()).toHaveLength(2);
   });
 
   it('remove', async () => {
     expect(await typed(olga, DEV, `/cron remove ${id}`)).toBe(`Removed job ${id} ("post the open incidents in #general").`);
-    expect(warden.cron.jobs.get(id)).toBeUndefined();
+    expect(await warden.cron.jobs.get(id)).toBeUndefined();
     expect(await typed(olga, DEV, '/cron list')).toMatch(/^Cron jobs \(1\):\n• \w+ "digest"/);
   });
 });
@@ -197,8 +197,8 @@ describe('a job waiting for an approval', () => {
     const other = (await typed(olga, GENERAL, '/cron add "every 1d" post the weather')).match(/id (\w+);/)![1]!;
     const from = mark();
     // Both fall due at once; the approval job is first in line for the one slot.
-    warden.store.db.prepare('UPDATE cron_jobs SET next_run_at = ? WHERE id = ?').run(Date.now() - 2, needs);
-    warden.store.db.prepare('UPDATE cron_jobs SET next_run_at = ? WHERE id = ?').run(Date.now() - 1, other);
+    await warden.store.db.run('UPDATE cron_jobs SET next_run_at = ? WHERE id = ?', [Date.now() - 2, needs]);
+    await warden.store.db.run('UPDATE cron_jobs SET next_run_at = ? WHERE id = ?', [Date.now() - 1, other]);
     warden.cron.scheduler.poke();
 
     await fake.requests.waitFor((r) => fake.requests.records.indexOf(r) >= from && r.path === `/channels/${DEV}/messages` && Array.isArray(r.body?.components) && r.body.components.length > 0, 10_000, 'approval card');
@@ -212,7 +212,7 @@ describe('a job waiting for an approval', () => {
     const allow = cardButtons(card).find((c) => decodeApprovalAction(c)?.decision === 'allow-once')!;
     fake.click({ message: card, customId: allow, user: olga });
     await botPostIn(DEV, 'Touched the file.', from);
-    await expect.poll(() => warden.cron.jobs.runs(needs)[0]?.status, { timeout: 5_000 }).toBe('ok');
-    expect(warden.cron.jobs.runs(other)[0]).toMatchObject({ status: 'ok' });
+    await expect.poll(async () => (await warden.cron.jobs.runs(needs))[0]?.status, { timeout: 5_000 }).toBe('ok');
+    expect((await warden.cron.jobs.runs(other))[0]).toMatchObject({ status: 'ok' });
   });
 });

@@ -44,7 +44,7 @@ class MemoryChat implements ChatAdapter {
   }
 }
 
-const harness = createHarness();
+const harness = await createHarness();
 afterAll(() => harness.cleanup());
 
 setFlagsFromString('--expose-gc');

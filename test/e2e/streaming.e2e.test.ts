@@ -26,6 +26,8 @@ const ANSWER = 'Streaming works: this answer arrives in pieces, edited in place,
 
 let discord: DiscordFake;
 let slack: SlackFake;
+let slackNative: SlackFake;
+let slackRefusing: SlackFake;
 let model: FakeModelServer;
 let script: FakeReply[] = [];
 const running: RunningWarden[] = [];
@@ -33,13 +35,15 @@ const running: RunningWarden[] = [];
 beforeAll(async () => {
   discord = await startDiscordFake();
   slack = await startSlackFake();
+  slackNative = await startSlackFake({ nativeStreaming: true });
+  slackRefusing = await startSlackFake({ nativeStreaming: 'not_allowed' });
   model = await startFakeOpenAI({ respond: () => script.shift() ?? { kind: 'reply', text: 'ok' } });
 });
 afterEach(async () => {
   await Promise.all(running.splice(0).map((w) => w.stop()));
 });
 afterAll(async () => {
-  await Promise.all([discord?.close(), slack?.close(), model?.close()]);
+  await Promise.all([discord?.close(), slack?.close(), slackNative?.close(), slackRefusing?.close(), model?.close()]);
 });
 
 async function start(channels: Record<string, unknown>): Promise<RunningWarden> {
@@ -179,5 +183,99 @@ describe('streamed replies on Slack', () => {
     const expected = '*Status*\n• *api* is up, see <https://status.test/board|the board>\n\n```\nsvc | ok\n----+----\napi | yes\n```';
     const read = () => [...slack.messages.values()].filter((m) => m.channel === 'C0000DEV').map((m) => m.text).slice(-1);
     await settled(read, expected);
+  });
+});
+
+describe('Slack native streaming in threads', () => {
+  const slackConfig = (fake: SlackFake, extra: Record<string, unknown> = {}) => ({
+    slack: { botToken: 'xoxb-fake', signingSecret: 'secret', apiUrl: fake.apiUrl, port: 0, host: '127.0.0.1', ...extra },
+  });
+  const STREAM_METHODS = ['/api/chat.startStream', '/api/chat.appendStream', '/api/chat.stopStream', '/api/chat.postMessage', '/api/chat.update', '/api/chat.delete'];
+  async function askInThread(fake: SlackFake, warden: RunningWarden, channel = 'C0000DEV', thread = fake.nextTs()) {
+    const url = (warden.adapters.find((a) => a.provider === 'slack') as SlackAdapter).eventsUrl!;
+    const event = fake.messageEvent({ user: 'U0000ALICE', channel, text: `<@${fake.bot.userId}> tell me`, type: 'app_mention', threadTs: thread });
+    await fake.sendEvent(url, fake.envelope(event), { secret: 'secret' });
+    return thread;
+  }
+  const inThread = (fake: SlackFake, thread: string) => () => [...fake.messages.values()].filter((m) => m.thread_ts === thread).map((m) => m.text);
+
+  it('a stream-capable workspace gets start, appends and stop; the final text is the model\'s', async () => {
+    const warden = await start(slackConfig(slackNative));
+    script = [{ kind: 'reply', text: ANSWER, pieceDelayMs: 120 }];
+    const from = slackNative.requests.records.length;
+    const before = model.requests.length;
+    const thread = await askInThread(slackNative, warden);
+    await settled(inThread(slackNative, thread), ANSWER);
+    await slackNative.waitForCall('chat.stopStream', () => true, 5_000);
+    const calls = slackNative.requests.records.slice(from).filter((r) => STREAM_METHODS.includes(r.path));
+    const methods = calls.map((r) => r.path.slice('/api/'.length));
+    expect(methods[0]).toBe('chat.startStream');
+    expect(methods.at(-1)).toBe('chat.stopStream');
+    expect(methods.slice(1, -1).every((m) => m === 'chat.appendStream')).toBe(true);
+    expect(methods.filter((m) => m === 'chat.appendStream').length).toBeGreaterThanOrEqual(1);
+    const start0 = calls[0]!.body;
+    expect(start0).toMatchObject({ channel: 'C0000DEV', thread_ts: thread, recipient_user_id: 'U0000ALICE', recipient_team_id: slackNative.teamId });
+    // What was streamed, put together, is the answer exactly (Markdown, as the model wrote it).
+    const streamed = calls.filter((r) => r.path !== '/api/chat.stopStream').map((r) => String(r.body.markdown_text ?? '')).join('');
+    expect(streamed).toBe(ANSWER);
+    const message = [...slackNative.messages.values()].find((m) => m.thread_ts === thread)!;
+    expect(message).toMatchObject({ text: ANSWER, streaming: false });
+    const added = figures('slack (native stream)', model.requests[before]!.eventTimes![1], calls[0]!.at, Object.fromEntries(['chat.startStream', 'chat.appendStream', 'chat.stopStream'].map((m) => [m, methods.filter((x) => x === m).length])));
+    expect(added).toBeLessThanOrEqual(300);
+  });
+
+  it("a tool's progress line is streamed, then replaced: the stream stops and one edit makes the text exact", async () => {
+    const warden = await start(slackConfig(slackNative));
+    script = [
+      { kind: 'reply', text: 'Let me look.', toolCalls: [{ name: 'read', args: { path: 'notes.txt' } }], pieceDelayMs: 30 },
+      { kind: 'reply', text: 'The deploy is **green**.', pieceDelayMs: 30, delayMs: 1500 },
+    ];
+    const from = slackNative.requests.records.length;
+    const thread = await askInThread(slackNative, warden);
+    await settled(inThread(slackNative, thread), 'The deploy is *green*.');
+    const calls = slackNative.requests.records.slice(from).filter((r) => STREAM_METHODS.includes(r.path));
+    const streamed = calls.filter((r) => r.path === '/api/chat.startStream' || r.path === '/api/chat.appendStream').map((r) => String(r.body.markdown_text ?? '')).join('');
+    expect(streamed).toContain('_running `read` …_');
+    const stopAt = calls.findIndex((r) => r.path === '/api/chat.stopStream');
+    expect(stopAt).toBeGreaterThan(0);
+    expect(calls.slice(stopAt + 1).every((r) => r.path === '/api/chat.update')).toBe(true);
+    expect(calls.at(-1)!.body.text).toBe('The deploy is *green*.');
+  });
+
+  it('a workspace that refuses native streaming gets the edits, and is not asked again', async () => {
+    const warden = await start(slackConfig(slackRefusing));
+    script = [{ kind: 'reply', text: ANSWER, pieceDelayMs: 120 }, { kind: 'reply', text: 'Second answer, by edits at once.', pieceDelayMs: 60 }];
+    const from = slackRefusing.requests.records.length;
+    const thread = await askInThread(slackRefusing, warden);
+    await settled(inThread(slackRefusing, thread), ANSWER);
+    const calls = slackRefusing.requests.records.slice(from).filter((r) => STREAM_METHODS.includes(r.path));
+    expect(calls.map((r) => r.path)[0]).toBe('/api/chat.startStream');
+    expect(calls.slice(1).map((r) => r.path)).toEqual(['/api/chat.postMessage', ...calls.slice(2).map(() => '/api/chat.update')]);
+    expect(calls.at(-1)!.body.text).toBe(ANSWER);
+    const second = slackRefusing.requests.records.length;
+    const thread2 = await askInThread(slackRefusing, warden);
+    await settled(inThread(slackRefusing, thread2), 'Second answer, by edits at once.');
+    expect(slackRefusing.requests.records.slice(second).some((r) => r.path === '/api/chat.startStream')).toBe(false);
+  });
+
+  it('`streaming: false` in a channel scope posts once, native or not', async () => {
+    const warden = await start(slackConfig(slackNative, { channels: { '#general': { streaming: false } } }));
+    script = [{ kind: 'reply', text: ANSWER, pieceDelayMs: 20 }];
+    const from = slackNative.requests.records.length;
+    const thread = await askInThread(slackNative, warden, 'C0000GEN');
+    await settled(inThread(slackNative, thread), ANSWER);
+    await sleep(300);
+    const calls = slackNative.requests.records.slice(from).filter((r) => STREAM_METHODS.includes(r.path));
+    expect(calls.map((r) => [r.path, r.body.text])).toEqual([['/api/chat.postMessage', ANSWER]]);
+  });
+
+  it('a top-level reply (no thread to stream into) streams by edits', async () => {
+    const warden = await start(slackConfig(slackNative));
+    script = [{ kind: 'reply', text: ANSWER, pieceDelayMs: 60 }];
+    const from = slackNative.requests.records.length;
+    const url = (warden.adapters.find((a) => a.provider === 'slack') as SlackAdapter).eventsUrl!;
+    await slackNative.sendEvent(url, slackNative.envelope(slackNative.messageEvent({ user: 'U0000ALICE', channel: 'C0000DEV', text: `<@${slackNative.bot.userId}> hi`, type: 'app_mention' })), { secret: 'secret' });
+    await slackNative.waitForCall('chat.update', (b) => b.text === ANSWER, 15_000);
+    expect(slackNative.requests.records.slice(from).some((r) => r.path === '/api/chat.startStream')).toBe(false);
   });
 });

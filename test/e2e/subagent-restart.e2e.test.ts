@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SubagentRunStore } from '../../src/agent/subagent-runs.js';
 import { parseConfig, type LoadedConfig } from '../../src/config/index.js';
 import { startWarden, type RunningWarden } from '../../src/gateway/startup.js';
-import { openStore } from '../../src/store/index.js';
+import { openWardenStore } from '../../src/schema/index.js';
 import { fakeUser, startDiscordFake, type DiscordFake } from '../fakes/discord/index.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
 import type { FakeModelServer, FakeReply, FakeRequest } from '../fakes/models/server.js';
@@ -82,16 +82,16 @@ describe('subagents across a restart', () => {
     expect(((child.body.tools ?? []) as Array<{ function: { name: string } }>).map((t) => t.function.name).sort()).toEqual(['read']);
 
     await warden!.stop();
-    const between = openStore({ dataDir });
+    const between = await openWardenStore({ dataDir });
     if (!between.ok) throw new Error(between.error.message);
-    const [run] = new SubagentRunStore(between.store.db).ofParent(`agent:main:discord:channel:${DEV}`);
-    between.store.close();
+    const [run] = await new SubagentRunStore(between.store.db).ofParent(`agent:main:discord:channel:${DEV}`);
+    await between.store.close();
     expect(run).toMatchObject({ label: 'research', status: 'running', depth: 1, role: 'leaf', inherited: { allow: expect.arrayContaining(['read', 'sessions_spawn', 'subagents']) } });
 
     const identified = fake.frames.filter((f) => f.op === 2).length;
     warden = await start();
     await expect.poll(() => fake.frames.filter((f) => f.op === 2).length, { timeout: 5_000 }).toBeGreaterThan(identified);
-    expect(new SubagentRunStore(warden.store.db).get(run!.runId)).toMatchObject({ status: 'interrupted', result: expect.stringContaining('Warden restarted') });
+    expect(await new SubagentRunStore(warden.store.db).get(run!.runId)).toMatchObject({ status: 'interrupted', result: expect.stringContaining('Warden restarted') });
 
     fake.userMessage({ author: alice, channelId: DEV, content: `<@${fake.bot.id}> any news?` });
     await botPostIn(DEV, 'The research subagent was interrupted by a restart.');

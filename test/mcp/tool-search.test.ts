@@ -14,7 +14,8 @@ import type { McpManager } from '../../src/mcp/manager.js';
 import { reservedToolNames } from '../../src/mcp/registry.js';
 import { startMcp } from '../../src/mcp/start.js';
 import type { TurnContext } from '../../src/policy/context.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openWardenStore } from '../../src/schema/index.js';
+import type { Store } from '../../src/store/index.js';
 import { schemaTokens } from '../../src/tools/tool-search/settings.js';
 import { LABELLED_QUERIES, thousandTools } from '../fixtures/mcp/catalog.js';
 
@@ -26,11 +27,11 @@ afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
-function executorFor(tools: Record<string, unknown>, servers: Record<string, unknown>): { executor: GovernedToolExecutor; manager: McpManager } {
+async function executorFor(tools: Record<string, unknown>, servers: Record<string, unknown>): Promise<{ executor: GovernedToolExecutor; manager: McpManager }> {
   const parsed = parseConfig({ dataDir: path.join(dir, 'data'), models: { default: 'openai/gpt-5' }, tools, mcp: { servers } });
   if (!parsed.ok) throw parsed.error;
   const { config } = parsed.value;
-  const opened = openStore({ dataDir: path.join(dir, 'data') });
+  const opened = await openWardenStore({ dataDir: path.join(dir, 'data') });
   if (!opened.ok) throw new Error(opened.error.message);
   const store: Store = opened.store;
   const events = new EventBus();
@@ -52,8 +53,8 @@ beforeAll(async () => {
   writeFileSync(thousand, JSON.stringify(thousandTools()));
   const none = path.join(dir, 'none.json');
   writeFileSync(none, '[]');
-  big = executorFor({ profile: 'coding', toolSearch: { mode: 'tools', threshold: 50 }, deny: ['hub__stripe_*'] }, { hub: hub(thousand) });
-  small = executorFor({ profile: 'coding', toolSearch: { mode: 'tools', threshold: 50 } }, { few: hub(none) });
+  big = await executorFor({ profile: 'coding', toolSearch: { mode: 'tools', threshold: 50 }, deny: ['hub__stripe_*'] }, { hub: hub(thousand) });
+  small = await executorFor({ profile: 'coding', toolSearch: { mode: 'tools', threshold: 50 } }, { few: hub(none) });
   await Promise.all([big.manager.ready(20_000), small.manager.ready(20_000)]);
 }, 30_000);
 

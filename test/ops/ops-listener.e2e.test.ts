@@ -152,7 +152,7 @@ describe('the ops listener', () => {
     chat.close();
 
     // The store goes away under the running process: not ready, and the reason says why.
-    warden.store.close();
+    await warden.store.close();
     const down = await get(base, '/readyz');
     expect(down.status).toBe(503);
     const body = JSON.parse(down.text);

@@ -14,7 +14,8 @@ import { GovernedToolExecutor } from '../../src/gateway/tool-executor.js';
 import { conversationOf } from '../../src/gateway/turn-context.js';
 import type { InboundMessage } from '../../src/gateway/types.js';
 import { ownerOnlyRefusal } from '../../src/tools/invoke/owner-guard.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openWardenStore } from '../../src/schema/index.js';
+import type { Store } from '../../src/store/index.js';
 
 /**
  * `/cron` is the owner-only cron tool in chat form. A member of the team tries to list, add,
@@ -40,7 +41,7 @@ const G1 = '111';
 const DEV = '502';
 const GENERAL = '501';
 
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'warden-cron-gate-'));
   mkdirSync(path.join(dir, 'workspace'));
   const parsed = parseConfig({
@@ -51,7 +52,7 @@ beforeEach(() => {
   });
   if (!parsed.ok) throw parsed.error;
   config = parsed.value.config;
-  const opened = openStore({ dataDir: path.join(dir, 'data') });
+  const opened = await openWardenStore({ dataDir: path.join(dir, 'data') });
   if (!opened.ok) throw new Error(opened.error.message);
   store = opened.store;
   jobs = new CronJobs(store.db);
@@ -61,8 +62,8 @@ beforeEach(() => {
   executor = new GovernedToolExecutor(config, { config, baseDir: dir, store, cron: { jobs, scheduler } }, {});
 });
 
-afterEach(() => {
-  store.close();
+afterEach(async () => {
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -71,10 +72,10 @@ function inbound(senderId: string, over: Partial<InboundMessage> = {}): InboundM
 }
 
 /** What the router does with a message: route it and record its conversation. */
-function routed(message: InboundMessage): Route {
+async function routed(message: InboundMessage): Promise<Route> {
   const decision = routeMessage(config, message, { isCommand });
   if (decision.kind !== 'route') throw new Error(`not routed: ${decision.reason}`);
-  contexts.record(decision.route.sessionKey, decision.route.agentId, conversationOf(decision.route.context), message.senderId);
+  await contexts.record(decision.route.sessionKey, decision.route.agentId, conversationOf(decision.route.context), message.senderId);
   return decision.route;
 }
 
@@ -89,7 +90,7 @@ const deps = (): CommandDeps => ({
 });
 
 async function say(text: string, message: InboundMessage): Promise<string> {
-  const route = routed({ ...message, text });
+  const route = await routed({ ...message, text });
   const command = parseCommand(route.text);
   if (!command) throw new Error(`not a command: ${text}`);
   return (await runCommand(command, route, deps(), new AbortController().signal)).text;
@@ -130,20 +131,20 @@ describe('/cron refuses a non-owner the way the owner gate does', () => {
       expect(answer, command).toBe(refusal);
       for (const secret of [id, 'secret-project', '0 9 * * 1-5', 'usage']) expect(answer).not.toContain(secret);
     }
-    expect(jobs.list()).toHaveLength(1);
-    expect(jobs.get(id)).toMatchObject({ enabled: true, runCount: 0 });
+    expect(await jobs.list()).toHaveLength(1);
+    expect(await jobs.get(id)).toMatchObject({ enabled: true, runCount: 0 });
     expect(delivered).toEqual([]);
   });
 
   it('the tool itself, called for a non-owner with a surface that lists cron, gives the same refusal', async () => {
     const id = await ownerJob();
-    const route = routed(inbound(MEMBER));
+    const route = await routed(inbound(MEMBER));
     for (const args of [{ action: 'list' }, { action: 'run', id }, { action: 'remove', id }, { action: 'update', id, message: 'pwned' }]) {
       const result = await executor.execute({ toolCallId: 'c', tool: 'cron', args }, { sessionKey: route.sessionKey, turn: route.context, signal: new AbortController().signal, surface: ['cron'] });
       expect(result.isError).toBe(true);
       expect(result.content).toEqual([{ type: 'text', text: ownerOnlyRefusal('cron', route.context) }]);
     }
-    expect(jobs.get(id)).toMatchObject({ message: 'post the secret-project digest', runCount: 0 });
+    expect(await jobs.get(id)).toMatchObject({ message: 'post the secret-project digest', runCount: 0 });
   });
 
   it('a job’s own turn is not an owner, so it cannot manage jobs either', async () => {
@@ -157,7 +158,7 @@ describe('/cron for an owner keeps to the policy and the known conversations', (
   it('is not available where the channel policy denies cron, and runs nothing there', async () => {
     const answer = await say('/cron add "0 9 * * *" hello', inbound(OWNER, { channelId: '509', channelName: 'locked' }));
     expect(answer).toBe(`cron is not available here: removed by channels.discord.guilds.${G1}.channels.locked.tools.deny.`);
-    expect(jobs.list()).toEqual([]);
+    expect(await jobs.list()).toEqual([]);
   });
 
   it.each([
@@ -166,18 +167,18 @@ describe('/cron for an owner keeps to the policy and the known conversations', (
     ['a thread-only session spelled as a channel id', '/cron add "0 9 * * *" report in <#503>', /is not a discord channel/],
     ['two channels at once', `/cron add "0 9 * * *" report in #general and <#${DEV}>`, /names 2 channels/],
   ])('refuses %s', async (_label, command, error) => {
-    routed(inbound(MEMBER, { channelId: GENERAL, channelName: 'general' }));
-    routed(inbound(MEMBER, { guildId: '222', channelId: '601', channelName: 'ops' }));
-    routed(inbound(MEMBER, { chatType: 'thread', channelId: '503', channelName: 'threads', threadId: 't1' }));
+    await routed(inbound(MEMBER, { channelId: GENERAL, channelName: 'general' }));
+    await routed(inbound(MEMBER, { guildId: '222', channelId: '601', channelName: 'ops' }));
+    await routed(inbound(MEMBER, { chatType: 'thread', channelId: '503', channelName: 'threads', threadId: 't1' }));
     expect(await say(command, inbound(OWNER))).toMatch(error);
-    expect(jobs.list()).toEqual([]);
+    expect(await jobs.list()).toEqual([]);
   });
 
   it('aims a job at a channel Warden was addressed in, under that channel’s recorded name and guild', async () => {
-    routed(inbound(MEMBER, { channelId: GENERAL, channelName: 'general' }));
+    await routed(inbound(MEMBER, { channelId: GENERAL, channelName: 'general' }));
     const reply = await say('/cron add "every 1h" summarise #general', inbound(OWNER));
     expect(reply).toMatch(/^Scheduled "summarise #general" \(every 1 h\) in #general, id \w+;/);
-    expect(jobs.list()[0]!.target).toEqual({ sessionKey: `agent:main:discord:channel:${GENERAL}`, provider: 'discord', chat: 'channel', guildId: G1, guildName: undefined, channelId: GENERAL, channelName: 'general' });
+    expect((await jobs.list())[0]!.target).toEqual({ sessionKey: `agent:main:discord:channel:${GENERAL}`, provider: 'discord', chat: 'channel', guildId: G1, guildName: undefined, channelId: GENERAL, channelName: 'general' });
   });
 
   it('an owner’s run goes through the scheduler', async () => {

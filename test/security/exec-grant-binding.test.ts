@@ -13,8 +13,8 @@ import { scriptOperands } from '../../src/exec/script-operands.js';
 import { HookBus } from '../../src/hooks/bus.js';
 import type { TurnContext } from '../../src/policy/context.js';
 import { AuditLog } from '../../src/store/audit.js';
-import { MIGRATIONS } from '../../src/store/migrations.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openWardenStore, WARDEN_MIGRATIONS } from '../../src/schema/index.js';
+import { migrationsFor, openStore, type Store } from '../../src/store/index.js';
 import { Transcripts } from '../../src/store/transcript.js';
 import { CORE_IMPLEMENTATIONS } from '../../src/tools/core/index.js';
 import { ToolInvoker, type InvokeOutcome } from '../../src/tools/invoke/chain.js';
@@ -40,11 +40,11 @@ const parsed = parseConfig({ owners: { web: ['op'] }, tools: { profile: 'coding'
 if (!parsed.ok) throw parsed.error;
 const config = parsed.value.config;
 
-beforeEach(() => {
+beforeEach(async () => {
   const dir = path.join(root, `case-${++caseNo}`);
   workspace = path.join(dir, 'workspace');
   mkdirSync(path.join(workspace, 'sub'), { recursive: true });
-  const opened = openStore({ dataDir: path.join(dir, 'data') });
+  const opened = await openWardenStore({ dataDir: path.join(dir, 'data') });
   if (!opened.ok) throw new Error(opened.error.message);
   store = opened.store;
   const events = new EventBus();
@@ -66,9 +66,9 @@ beforeEach(() => {
     events,
   });
 });
-afterEach(() => {
+afterEach(async () => {
   approvals.shutdown();
-  store.close();
+  await store.close();
 });
 
 async function run(command: string, decision: ApprovalDecision = 'deny', workdir?: string): Promise<{ out: InvokeOutcome; text: string; asked: ApprovalRequest | undefined }> {
@@ -231,7 +231,7 @@ describe('allow-always binds the script content, per interpreter and form', () =
   it('the stored grant keeps the hash', async () => {
     write('job.py', py('v1'));
     await run('python3 job.py', 'allow-always');
-    const [grant] = new ExecAllowlistStore(store.db).list('main');
+    const [grant] = await new ExecAllowlistStore(store.db).list('main');
     expect(grant!.boundFiles).toEqual([{ path: path.join(workspace, 'job.py'), realPath: path.join(workspace, 'job.py'), sha256: expect.stringMatching(/^[0-9a-f]{64}$/) }]);
   });
 });
@@ -272,17 +272,17 @@ describe('what cannot be bound is not offered', () => {
 describe('grants from before content binding', () => {
   it('the migration adds the column; an old grant still covers a command without a script, and asks again for a script', async () => {
     const dir = path.join(root, 'legacy');
-    const old = openStore({ dataDir: dir, migrations: MIGRATIONS.filter((m) => m.id !== 'exec-002-bound-files') });
+    const old = await openStore({ dataDir: dir, migrations: migrationsFor('sqlite', WARDEN_MIGRATIONS).filter((m) => m.id !== 'exec-002-bound-files') });
     if (!old.ok) throw new Error(old.error.message);
-    const insert = old.store.db.prepare("INSERT INTO exec_allowlist (id, agent_id, pattern, arg_pattern, source, created_at) VALUES (?, 'main', ?, ?, 'allow-always', 1)");
-    insert.run('old-rm', '/usr/bin/rm', '^-rf\x00build/\x00$');
-    insert.run('old-py', '/usr/bin/python3.11', '^job\\.py\x00$');
-    old.store.close();
+    const insert = "INSERT INTO exec_allowlist (id, agent_id, pattern, arg_pattern, source, created_at) VALUES (?, 'main', ?, ?, 'allow-always', 1)";
+    await old.store.db.run(insert, ['old-rm', '/usr/bin/rm', '^-rf\x00build/\x00$']);
+    await old.store.db.run(insert, ['old-py', '/usr/bin/python3.11', '^job\\.py\x00$']);
+    await old.store.close();
 
-    const migrated = openStore({ dataDir: dir });
+    const migrated = await openWardenStore({ dataDir: dir });
     if (!migrated.ok) throw new Error(migrated.error.message);
-    const stored = new ExecAllowlistStore(migrated.store.db).list('main');
-    migrated.store.close();
+    const stored = await new ExecAllowlistStore(migrated.store.db).list('main');
+    await migrated.store.close();
     expect(stored.map((e) => e.boundFiles)).toEqual([undefined, undefined]);
 
     const cwd = mkdtempSync(path.join(root, 'legacy-ws-'));

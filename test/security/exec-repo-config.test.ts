@@ -20,7 +20,7 @@ import { startCommand } from '../../src/exec/run.js';
 import { DEFAULT_PATH_DIRS } from '../../src/exec/resolve.js';
 import { log } from '../../src/log.js';
 import type { TurnContext } from '../../src/policy/context.js';
-import { openStore } from '../../src/store/index.js';
+import { openWardenStore } from '../../src/schema/index.js';
 import { createExecTool } from '../../src/tools/core/exec/exec.js';
 import type { ToolResult } from '../../src/tools/types.js';
 
@@ -471,7 +471,7 @@ describe('through the exec tool, as the agent calls it', () => {
   it('an approved `git status` and `git diff` in a repository the agent poisoned run no payload', async () => {
     withConfig(modified(gitRepo('tool', attr('evil'))), ['core.fsmonitor', payload('tool-fsmonitor')], ['diff.evil.textconv', payload('tool-textconv')], ['filter.evil.clean', payload('tool-clean')]);
     clear();
-    const opened = openStore({ dataDir: path.join(root, 'data') });
+    const opened = await openWardenStore({ dataDir: path.join(root, 'data') });
     if (!opened.ok) throw new Error(opened.error.message);
     const store = opened.store;
     try {
@@ -506,7 +506,7 @@ describe('through the exec tool, as the agent calls it', () => {
       for (const m of ['tool-fsmonitor', 'tool-textconv', 'tool-clean']) expect(fired(m), m).toBe(false);
       approvals.shutdown();
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });
@@ -553,10 +553,10 @@ describe('warden audit and the shipped examples', () => {
     expect(r.findings).toContainEqual(expect.objectContaining({ id: 'exec.allowlist-repo-config', severity: 'critical' }));
 
     writeFileSync(path.join(dir, 'warden.config.yaml'), 'owners: { web: ["op"] }\n');
-    const opened = openStore({ dataDir: path.join(dir, 'data') });
+    const opened = await openWardenStore({ dataDir: path.join(dir, 'data') });
     if (!opened.ok) throw new Error(opened.error.message);
-    const grant = new ExecAllowlistStore(opened.store.db).add('main', { pattern: '/usr/bin/make', argPattern: '^\x00\x00$', source: 'allow-always' });
-    opened.store.close();
+    const grant = await new ExecAllowlistStore(opened.store.db).add('main', { pattern: '/usr/bin/make', argPattern: '^\x00\x00$', source: 'allow-always' });
+    await opened.store.close();
     r = await run();
     expect(r.findings).toContainEqual(expect.objectContaining({ id: 'exec.stored-repo-config', severity: 'critical', fix: `warden approvals revoke ${grant.id}` }));
   });

@@ -20,8 +20,8 @@ const READ = { name: 'read', args: { path: 'notes.txt' } };
 const BLOCKED = /CRITICAL: Called read with identical outcomes \d+ times\./;
 
 let h: Harness | undefined;
-afterEach(() => {
-  h?.cleanup();
+afterEach(async () => {
+  await h?.cleanup();
   h = undefined;
 });
 
@@ -46,16 +46,17 @@ function thisTurn(r: ModelRequest): { ask: string; results: string[] } {
   return { ask: i >= 0 ? textOf(r.messages[i]!) : '', results: r.messages.slice(i + 1).filter((m) => m.role === 'toolResult').map(textOf) };
 }
 
-function boot(decide: (turn: { ask: string; results: string[] }) => ScriptStep) {
-  h = createHarness({
+async function boot(decide: (turn: { ask: string; results: string[] }) => ScriptStep) {
+  const harness = await createHarness({
     owners: { discord: ['u1'] },
     tools: { profile: 'coding', exec: { host: 'gateway', security: 'full', ask: 'off' } },
     agents: { defaults: { maxToolRounds: 60 } },
   });
-  mkdirSync(path.join(h.dir, 'workspace'), { recursive: true });
-  writeFileSync(path.join(h.dir, 'workspace', 'notes.txt'), 'nothing new\n');
-  const toolRuntime: ToolRuntime = { config: h.config, baseDir: h.dir, store: h.store };
-  const spy = new RunSpy(new GovernedToolExecutor(h.config, toolRuntime, {}));
+  h = harness;
+  mkdirSync(path.join(harness.dir, 'workspace'), { recursive: true });
+  writeFileSync(path.join(harness.dir, 'workspace', 'notes.txt'), 'nothing new\n');
+  const toolRuntime: ToolRuntime = { config: harness.config, baseDir: harness.dir, store: harness.store };
+  const spy = new RunSpy(new GovernedToolExecutor(harness.config, toolRuntime, {}));
   const seen: Array<{ ask: string; results: string[] }> = [];
   const provider = createScriptedProvider([], {
     fallback: (request) => {
@@ -64,27 +65,27 @@ function boot(decide: (turn: { ask: string; results: string[] }) => ScriptStep) 
       return decide(turn);
     },
   });
-  const runtime = createAgentRuntime(h.deps(provider, spy));
+  const runtime = createAgentRuntime(harness.deps(provider, spy));
   toolRuntime.sessions = runtime.sessions;
   /** The last model request of the turn started by `ask`: every result that turn saw. */
   const resultsOf = (ask: string) => seen.filter((t) => t.ask.includes(ask)).at(-1)?.results ?? [];
   const owner = channelTurn({ senderId: 'u1', senderIsOwner: true });
   const turn = (text: string, sessionKey = 'agent:main:discord:channel:c1') => runtime.runTurn({ sessionKey, turn: owner, input: { text }, signal: new AbortController().signal });
-  return { h, spy, turn, resultsOf, runtime };
+  return { h: harness, spy, turn, resultsOf, runtime };
 }
 
 const calls = (n: number, call: { name: string; args: Record<string, unknown> } = READ): ScriptStep => ({ calls: Array.from({ length: n }, () => call) });
 
 describe('a loop spread out to keep its count low is still one run', () => {
   it('over subagents: three children reading the same file add up with their parent', async () => {
-    const t = boot(({ ask, results }) => {
+    const t = await boot(({ ask, results }) => {
       if (ask.includes('CHILD')) return results.length < 8 ? calls(1) : { text: 'child done' };
       if (results.length === 0) return calls(1);
       if (results.length === 1) return { calls: [1, 2, 3].map((i) => ({ name: 'sessions_spawn', args: { task: `CHILD ${i}: read notes.txt eight times` } })) };
       return { text: 'spawned' };
     });
     await t.turn('start the readers');
-    await expect.poll(() => t.h.subagentRuns.ofParent('agent:main:discord:channel:c1').filter((r) => r.status !== 'running').length, { timeout: 10_000 }).toBe(3);
+    await expect.poll(async () => (await t.h.subagentRuns.ofParent('agent:main:discord:channel:c1')).filter((r) => r.status !== 'running').length, { timeout: 10_000 }).toBe(3);
     const children = [1, 2, 3].map((i) => t.resultsOf(`CHILD ${i}`));
     // 1 in the parent + 3 × 8 in the children: from the 21st read on, each is blocked.
     const blocked = children.flat().filter((r) => BLOCKED.test(r)).length;
@@ -94,13 +95,13 @@ describe('a loop spread out to keep its count low is still one run', () => {
 
   it('over a session it messages: the receiving turn continues the sender’s count', async () => {
     const target = 'agent:main:discord:channel:c2';
-    const t = boot(({ ask, results }) => {
+    const t = await boot(({ ask, results }) => {
       if (ask.includes('RELAYED')) return results.length < 10 ? calls(1) : { text: 'relayed done' };
       if (results.length < 15) return calls(1);
       if (results.length === 15) return { calls: [{ name: 'sessions_send', args: { sessionKey: target, message: 'RELAYED: read notes.txt ten times' } }] };
       return { text: 'sent' };
     });
-    t.h.sessionContexts.record(target, 'main', { provider: 'discord', chat: 'channel', guildId: 'g1', channelId: 'c2', channelName: 'ops' }, 'u1');
+    await t.h.sessionContexts.record(target, 'main', { provider: 'discord', chat: 'channel', guildId: 'g1', channelId: 'c2', channelName: 'ops' }, 'u1');
     await t.turn('relay the reads');
     const relayed = t.resultsOf('RELAYED');
     expect(relayed.slice(0, 5).every((r) => !BLOCKED.test(r))).toBe(true);
@@ -108,7 +109,7 @@ describe('a loop spread out to keep its count low is still one run', () => {
   });
 
   it('in one round of parallel calls: 25 identical reads at once, the last five blocked', async () => {
-    const t = boot(({ results }) => (results.length === 0 ? calls(25) : { text: 'done' }));
+    const t = await boot(({ results }) => (results.length === 0 ? calls(25) : { text: 'done' }));
     await t.turn('read it all at once');
     const results = t.resultsOf('read it all at once');
     expect(results.filter((r) => BLOCKED.test(r))).toHaveLength(5);
@@ -116,7 +117,7 @@ describe('a loop spread out to keep its count low is still one run', () => {
 
   it('by alternating two calls: the ping-pong is blocked at twenty', async () => {
     const other = { name: 'read', args: { path: 'other.txt' } };
-    const t = boot(({ results }) => (results.length < 24 ? calls(1, results.length % 2 ? other : READ) : { text: 'done' }));
+    const t = await boot(({ results }) => (results.length < 24 ? calls(1, results.length % 2 ? other : READ) : { text: 'done' }));
     writeFileSync(path.join(t.h.dir, 'workspace', 'other.txt'), 'also nothing\n');
     await t.turn('alternate');
     const results = t.resultsOf('alternate');
@@ -126,7 +127,7 @@ describe('a loop spread out to keep its count low is still one run', () => {
   it('by rewording a command that keeps failing the same way: argument churn is reported to the model', async () => {
     // Two spellings, one silent failure (exit 1, no output): the same outcome each time.
     const variants = ['false', 'test -e /nonexistent'];
-    const t = boot(({ results }) => (results.length < 11 ? calls(1, { name: 'exec', args: { command: variants[Math.floor(results.length / 2) % 2]! } }) : { text: 'done' }));
+    const t = await boot(({ results }) => (results.length < 11 ? calls(1, { name: 'exec', args: { command: variants[Math.floor(results.length / 2) % 2]! } }) : { text: 'done' }));
     await t.turn('churn');
     const results = t.resultsOf('churn');
     expect(results.slice(0, 10).some((r) => r.includes('Tool-loop warning'))).toBe(false);
@@ -134,7 +135,7 @@ describe('a loop spread out to keep its count low is still one run', () => {
   });
 
   it('every call a turn makes carries its run: the model has no uncounted path', async () => {
-    const t = boot(({ ask, results }) => (ask.includes('CHILD') ? (results.length < 2 ? calls(1) : { text: 'ok' }) : results.length === 0 ? { calls: [READ, { name: 'sessions_spawn', args: { task: 'CHILD: two reads' } }] } : { text: 'ok' }));
+    const t = await boot(({ ask, results }) => (ask.includes('CHILD') ? (results.length < 2 ? calls(1) : { text: 'ok' }) : results.length === 0 ? { calls: [READ, { name: 'sessions_spawn', args: { task: 'CHILD: two reads' } }] } : { text: 'ok' }));
     await t.turn('first');
     await expect.poll(() => t.spy.runs.length, { timeout: 10_000 }).toBe(4);
     await t.turn('second');

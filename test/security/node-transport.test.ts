@@ -50,20 +50,20 @@ describe('node transport', () => {
   it('a node refuses a gateway whose certificate is not the pinned one, before it says anything', async () => {
     const other = selfSigned(root, 'other').fingerprint;
     const lines: string[] = [];
-    const r = startNode({ gateway: hub.url!, name: 'pinned', loaded: nodeLoaded(), stateDir: path.join(root, 's1'), fingerprint: other, say: (l) => lines.push(l) });
+    const r = await startNode({ gateway: hub.url!, name: 'pinned', loaded: nodeLoaded(), stateDir: path.join(root, 's1'), fingerprint: other, say: (l) => lines.push(l) });
     if (!r.ok) throw new Error(r.error);
     await expect(r.run.done).resolves.toEqual({ ok: false, reason: 'certificate fingerprint mismatch' });
-    r.close();
+    await r.close();
     expect(hub.pending()).toEqual([]);
   });
 
   it('with the pinned fingerprint it connects over wss:// and asks to pair', async () => {
     const lines: string[] = [];
-    const r = startNode({ gateway: hub.url!, name: 'pinned', loaded: nodeLoaded(), stateDir: path.join(root, 's2'), fingerprint: `sha256:${fingerprint.toLowerCase()}`, say: (l) => lines.push(l) });
+    const r = await startNode({ gateway: hub.url!, name: 'pinned', loaded: nodeLoaded(), stateDir: path.join(root, 's2'), fingerprint: `sha256:${fingerprint.toLowerCase()}`, say: (l) => lines.push(l) });
     if (!r.ok) throw new Error(r.error);
     await expect.poll(() => lines.join('\n'), { timeout: 10_000 }).toContain('Pairing code:');
     r.run.stop();
-    r.close();
+    await r.close();
   });
 
   const raw = (frames: unknown[]) =>

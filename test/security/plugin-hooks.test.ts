@@ -15,7 +15,8 @@ import type { GovernedToolExecutor } from '../../src/gateway/tool-executor.js';
 import { HOOK_FAILURE_TEXT } from '../../src/hooks/bus.js';
 import { loadPluginRuntime, type PluginRuntime } from '../../src/plugins/runtime.js';
 import type { TurnContext } from '../../src/policy/context.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openWardenStore } from '../../src/schema/index.js';
+import type { Store } from '../../src/store/index.js';
 
 const PLUGIN = `
 const runs = (globalThis.__wardenPluginRuns ??= []);
@@ -88,16 +89,16 @@ beforeAll(async () => {
   config = parsed.value.config;
   plugins = await loadPluginRuntime(config, dir);
   expect(plugins.plugins[0]!.status).toBe('loaded');
-  const opened = openStore({ dataDir: path.join(dir, 'data') });
+  const opened = await openWardenStore({ dataDir: path.join(dir, 'data') });
   if (!opened.ok) throw new Error(opened.error.message);
   store = opened.store;
   events = new EventBus();
   approvals = new ApprovalService({ store, config, events, pollMs: 10 });
   executor = createToolPath(config, { config, baseDir: dir, store }, { store, approvals, events, plugins }).executor;
 });
-afterAll(() => {
+afterAll(async () => {
   approvals?.shutdown();
-  store?.close();
+  await store?.close();
 });
 
 const at = (channelName: string, sender = 'member-2'): TurnContext => ({

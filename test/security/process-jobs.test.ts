@@ -15,7 +15,8 @@ import { contextForSessionMessage, conversationOf } from '../../src/gateway/turn
 import { surfaceInputs } from '../../src/tools/surface-inputs.js';
 import { GovernedToolExecutor } from '../../src/gateway/tool-executor.js';
 import type { TurnContext } from '../../src/policy/context.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openWardenStore } from '../../src/schema/index.js';
+import type { Store } from '../../src/store/index.js';
 import type { ToolResult } from '../../src/tools/types.js';
 
 /**
@@ -36,7 +37,7 @@ let executor: GovernedToolExecutor;
 /** Who clicks on the next approval card. */
 let clicker: string;
 
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'warden-process-jobs-'));
   mkdirSync(path.join(dir, 'workspace'));
   const parsed = parseConfig({
@@ -48,7 +49,7 @@ beforeEach(() => {
   });
   if (!parsed.ok) throw parsed.error;
   config = parsed.value.config;
-  const opened = openStore({ dataDir: path.join(dir, 'data') });
+  const opened = await openWardenStore({ dataDir: path.join(dir, 'data') });
   if (!opened.ok) throw new Error(opened.error.message);
   store = opened.store;
   const events = new EventBus();
@@ -72,7 +73,7 @@ afterEach(async () => {
   }
   for (const job of processRegistry.running()) job.killNow();
   approvals.shutdown();
-  store.close();
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -218,9 +218,9 @@ describe('ceilings carry on: chains, subagents and cron jobs started from a rece
   });
 
   it('a cron job the receiving turn creates keeps the ceiling on every run', async () => {
-    const before = warden!.cron.jobs.list('main').length;
+    const before = (await warden!.cron.jobs.list('main')).length;
     await say(owner, GENERAL, `SEND ${key(DEV)} :: cron-under-ceiling CRON`, 'RESULT');
-    const jobs = warden!.cron.jobs.list('main');
+    const jobs = await warden!.cron.jobs.list('main');
     expect(jobs).toHaveLength(before + 1);
     const job = jobs.at(-1)!;
     expect(job.target).toMatchObject({ sessionKey: key(DEV), channelName: 'dev', inherited: { deny: expect.arrayContaining(['exec', 'process']) } });
@@ -251,20 +251,20 @@ describe('after a restart', () => {
 
 describe('the sessions service, called directly', () => {
   it('refuses a sending turn that is a subagent, whatever its surface says', async () => {
-    const h = createHarness();
+    const h = await createHarness();
     try {
       const sessions = new AgentSessions({ config: h.config, transcripts: h.transcripts, runs: h.subagentRuns, contexts: h.sessionContexts });
-      h.sessionContexts.record(key(DEV), 'main', { provider: 'discord', chat: 'channel', guildId: GUILD, channelId: DEV, channelName: 'dev' }, bob.id);
+      await h.sessionContexts.record(key(DEV), 'main', { provider: 'discord', chat: 'channel', guildId: GUILD, channelId: DEV, channelName: 'dev' }, bob.id);
       const signal = new AbortController().signal;
       for (const depth of [1, 2]) {
         const sent = await sessions.send({ fromKey: 'agent:main:subagent:x', fromTurn: channelTurn({ spawnDepth: depth }), ceiling: { deny: [] }, toKey: key(DEV), text: 'hi', timeoutMs: 1_000, signal });
         expect(sent).toEqual({ ok: false, message: 'a subagent cannot message other sessions' });
       }
       // A non-owner's turn never becomes an owner's, even into a conversation an owner created.
-      const turn = sessions.turnFor(key(DEV), channelTurn({ senderId: bob.id }), { deny: [] });
+      const turn = await sessions.turnFor(key(DEV), channelTurn({ senderId: bob.id }), { deny: [] });
       expect(turn).toMatchObject({ ok: true, value: { senderIsOwner: false, senderId: bob.id, channelName: 'dev', guildId: GUILD } });
     } finally {
-      h.cleanup();
+      await h.cleanup();
     }
   });
 });

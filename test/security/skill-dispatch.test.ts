@@ -20,7 +20,8 @@ import { createToolPath } from '../../src/gateway/startup.js';
 import type { ChatAdapter, InboundMessage, OutboundMessage } from '../../src/gateway/types.js';
 import { skillCommandSpecs } from '../../src/skills/commands.js';
 import { testSkill } from '../../src/skills/testing.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openWardenStore } from '../../src/schema/index.js';
+import type { Store } from '../../src/store/index.js';
 
 const GUILD = '111';
 const OWNER = '900';
@@ -81,7 +82,7 @@ beforeAll(async () => {
   });
   if (!parsed.ok) throw parsed.error;
   config = parsed.value.config;
-  const opened = openStore({ dataDir: path.join(dir, 'data') });
+  const opened = await openWardenStore({ dataDir: path.join(dir, 'data') });
   if (!opened.ok) throw new Error(opened.error.message);
   store = opened.store;
   const events = new EventBus();
@@ -111,7 +112,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await gateway?.stop();
   approvals?.shutdown();
-  store?.close();
+  await store?.close();
 });
 
 const general = { chatType: 'channel' as const, guildId: GUILD, channelId: '501', channelName: 'general' };

@@ -10,7 +10,8 @@ import { buildApprovalsFile, parseApprovalsFile } from '../../src/exec/approvals
 import { ExecAllowlistStore } from '../../src/exec/allowlist-store.js';
 import { execConfig } from '../../src/config/schema/exec.js';
 import { bindingText } from '../../src/cli/approvals.js';
-import { openStore, type Store } from '../../src/store/store.js';
+import { openWardenStore } from '../../src/schema/index.js';
+import type { Store } from '../../src/store/store.js';
 import { runApprovalStep } from '../../src/tools/invoke/approval-step.js';
 
 /**
@@ -34,11 +35,11 @@ let shown: ApprovalRequest[];
 let answer: 'allow-always' | 'allow-once' | 'deny';
 /** Runs while the card is shown, before the decision (the agent's other calls, a concurrent writer). */
 let whileShown: () => void = () => {};
-beforeEach(() => {
+beforeEach(async () => {
   const dir = mkdtempSync(path.join(root, 'case-'));
   ws = path.join(dir, 'ws');
   mkdirSync(path.join(ws, 'scripts'), { recursive: true });
-  const opened = openStore({ dataDir: path.join(dir, 'data') });
+  const opened = await openWardenStore({ dataDir: path.join(dir, 'data') });
   if (!opened.ok) throw new Error(opened.error.message);
   store = opened.store;
   const parsed = parseConfig({ owners: { discord: ['owner-1'] } });
@@ -58,9 +59,9 @@ beforeEach(() => {
   };
   svc.registerRenderer(renderer);
 });
-afterEach(() => {
+afterEach(async () => {
   svc.shutdown();
-  store.close();
+  await store.close();
 });
 
 const call = (params: Record<string, unknown>) => runApprovalStep(svc, svc.requester(CTX), ASK, { tool: 'deploy', params, context: CTX, workspaceDir: ws });
@@ -103,18 +104,18 @@ describe('a hook or policy grant binds the files its arguments name', () => {
     file('deploy.sh');
     await call({ script: 'deploy.sh' });
     expect(shown[0]!.facts).toEqual(expect.arrayContaining([{ label: 'Binds', value: expect.stringMatching(/deploy\.sh \(sha256 [0-9a-f]{12}…\)/) }]));
-    const [grant] = svc.grants.list();
+    const [grant] = await svc.grants.list();
     expect(grant!.boundFiles).toEqual([{ path: path.join(ws, 'deploy.sh'), realPath: path.join(ws, 'deploy.sh'), sha256: expect.stringMatching(/^[0-9a-f]{64}$/) }]);
     expect(bindingText(grant!.boundFiles)).toMatch(/^bound to .*deploy\.sh sha256:[0-9a-f]{12}$/);
   });
 
   it('a grant from before binding covers only calls that name no file', async () => {
     file('deploy.sh');
-    svc.grants.create({ agentId: 'main', tool: 'deploy', pattern: 'deploy', argPattern: '{"script":"deploy.sh"}', createdBy: 'old' });
-    store.db.prepare('UPDATE grants SET bound_files = NULL').run();
+    await svc.grants.create({ agentId: 'main', tool: 'deploy', pattern: 'deploy', argPattern: '{"script":"deploy.sh"}', createdBy: 'old' });
+    await store.db.run('UPDATE grants SET bound_files = NULL');
     answer = 'deny';
     expect(await call({ script: 'deploy.sh' })).toMatchObject({ kind: 'refused' });
-    expect(bindingText(svc.grants.list()[0]!.boundFiles)).toMatch(/approved before content binding/);
+    expect(bindingText((await svc.grants.list())[0]!.boundFiles)).toMatch(/approved before content binding/);
   });
 
   it('a directory is not content: it is left out of the binding, the rest is bound', async () => {
@@ -122,7 +123,7 @@ describe('a hook or policy grant binds the files its arguments name', () => {
     mkdirSync(path.join(ws, 'dir.d'));
     await call({ script: 'deploy.sh', dir: 'dir.d' });
     expect(shown[0]!.allowedDecisions).toContain('allow-always');
-    expect(svc.grants.list()[0]!.boundFiles!.map((f) => path.basename(f.path))).toEqual(['deploy.sh']);
+    expect((await svc.grants.list())[0]!.boundFiles!.map((f) => path.basename(f.path))).toEqual(['deploy.sh']);
   });
 });
 
@@ -159,11 +160,11 @@ describe('a decision covers the files as the card showed them', () => {
 });
 
 describe('exec grants keep their binding through export and import', () => {
-  it('boundFiles travel in the exported file and come back', () => {
+  it('boundFiles travel in the exported file and come back', async () => {
     const exec = new ExecAllowlistStore(store.db);
     const bound = [{ path: '/w/job.py', realPath: '/w/job.py', sha256: 'a'.repeat(64) }];
-    exec.add('main', { pattern: '/usr/bin/python3', argPattern: '^job\\.py\\x00$', source: 'allow-always', boundFiles: bound });
-    const doc = buildApprovalsFile(exec.all(), execConfig.parse({}), Date.now());
+    await exec.add('main', { pattern: '/usr/bin/python3', argPattern: '^job\\.py\\x00$', source: 'allow-always', boundFiles: bound });
+    const doc = buildApprovalsFile(await exec.all(), execConfig.parse({}), Date.now());
     expect(doc.agents.main!.allowlist[0]).toMatchObject({ boundFiles: bound });
     const back = parseApprovalsFile(JSON.parse(JSON.stringify(doc)));
     expect(back.entries[0]).toMatchObject({ source: 'allow-always', boundFiles: bound });

@@ -28,6 +28,8 @@ const discordGuildScope = z.strictObject({
   channels: z.record(z.string(), discordChannelScope).default({}),
 });
 
+const SHARDS_ERROR = 'must be "auto" or a whole number of shards, at least 1';
+
 export const discordConfig = z.strictObject({
   token: secret,
   /** REST base for proxies and tests (`http://127.0.0.1:PORT/api`). */
@@ -36,6 +38,11 @@ export const discordConfig = z.strictObject({
   /** Replies stream into one message edited in place; a guild or channel scope may turn it off. */
   streaming: z.boolean().default(true),
   guilds: z.record(z.string(), discordGuildScope).default({}),
+  /**
+   * Gateway shards: `auto` (Discord's recommended count) or a number; absent is one connection.
+   * Discord requires sharding past 2,500 guilds. All shards run in this process.
+   */
+  shards: z.union([z.literal('auto'), z.number().int({ error: SHARDS_ERROR }).min(1, { error: SHARDS_ERROR })], { error: SHARDS_ERROR }).optional(),
 });
 
 const slackChannelScope = z.strictObject({ ...chatScopeFields });

@@ -72,6 +72,29 @@ export const modelProviderConfig = z.strictObject({
   unsupportedSchemaKeywords: z.array(z.string().min(1)).optional(),
   /** `false` for models that cannot call tools (some local models): their turns get no tools. */
   supportsTools: z.boolean().optional(),
+  /**
+   * The provider's models as OpenClaw declares them (`models.providers.<id>.models[]`, `id`
+   * without the provider prefix). Warden reads `input`: a model listed without "image" gets
+   * images as saved files, not image parts. A model not listed is taken to read images.
+   * OpenClaw's other documented entry keys are accepted so a pasted entry parses, and not read.
+   */
+  models: z
+    .array(
+      z.strictObject({
+        id: z.string().min(1),
+        name: z.string().optional(),
+        input: z.array(z.enum(['text', 'image'])).optional(),
+        api: z.string().min(1).optional(),
+        reasoning: z.boolean().optional(),
+        cost: z.record(z.string(), z.number()).optional(),
+        contextWindow: z.number().int().positive().optional(),
+        contextTokens: z.number().int().positive().optional(),
+        maxTokens: z.number().int().positive().optional(),
+        headers: z.record(z.string(), z.string()).optional(),
+        compat: z.record(z.string(), z.unknown()).optional(),
+      }),
+    )
+    .optional(),
 });
 
 /** Every key is optional here; `src/models/settings.ts` applies the defaults it documents. */

@@ -114,7 +114,7 @@ export class ConfigAdmin {
     const requester = `${turn.provider}:${turn.senderId ?? ''}`;
     const prepared = this.prepare(file, patch);
     if (prepared.kind !== 'ready') {
-      if (prepared.kind === 'invalid') this.deps.audit.record({ type: 'config.patch.invalid', actor: requester, sessionKey, data: { file, problems: prepared.problems } });
+      if (prepared.kind === 'invalid') await this.deps.audit.recordOrLog({ type: 'config.patch.invalid', actor: requester, sessionKey, data: { file, problems: prepared.problems } });
       return prepared;
     }
     const runtime = this.deps.reloader.problems(prepared.loaded.config);
@@ -127,7 +127,7 @@ export class ConfigAdmin {
     if (widening.length > 0) {
       const decided = await this.askAnotherOwner(turn, sessionKey, widening, diff, signal);
       if (decided.kind === 'refused') {
-        this.deps.audit.record({ type: 'config.patch.refused', actor: requester, sessionKey, data: { file, reason: decided.reason, widening, changes: diff } });
+        await this.deps.audit.recordOrLog({ type: 'config.patch.refused', actor: requester, sessionKey, data: { file, reason: decided.reason, widening, changes: diff } });
         return { kind: 'refused', reason: decided.reason, widening };
       }
       approvedBy = decided.by;
@@ -135,7 +135,7 @@ export class ConfigAdmin {
       const again = this.prepare(file, patch);
       if (again.kind !== 'ready' || again.before !== prepared.before) {
         const reason = 'the config file changed while the approval was pending; nothing was written. Ask again.';
-        this.deps.audit.record({ type: 'config.patch.refused', actor: requester, sessionKey, data: { file, reason, widening } });
+        await this.deps.audit.recordOrLog({ type: 'config.patch.refused', actor: requester, sessionKey, data: { file, reason, widening } });
         return { kind: 'refused', reason, widening };
       }
     }
@@ -143,7 +143,7 @@ export class ConfigAdmin {
     // The watcher will see this write: it is ours, and applied just below.
     live.noteText(prepared.text);
     writeAtomically(file, prepared.text);
-    this.deps.audit.record({ type: 'config.patched', actor: requester, sessionKey, data: { file, changes: diff, widening, approvedBy: approvedBy ?? null } });
+    await this.deps.audit.recordOrLog({ type: 'config.patched', actor: requester, sessionKey, data: { file, changes: diff, widening, approvedBy: approvedBy ?? null } });
     const applied = await this.deps.reloader.apply(prepared.loaded, { origin: 'patch', by: requester, approvedBy, text: prepared.text });
     if (!applied.ok) return { kind: 'invalid', problems: applied.problems };
     return { kind: 'applied', changed: applied.changed, widening, approvedBy, file, version: applied.version, failed: applied.failed, restartNeeded: applied.restartNeeded };

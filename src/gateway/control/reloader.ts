@@ -84,7 +84,7 @@ export class ConfigReloader {
     if (!loaded.ok) {
       const { problems } = loaded.error;
       log.error({ file, problems }, 'config change refused; the running config stays');
-      this.hooks.audit?.record({ type: 'config.reload.refused', data: { file, origin, problems } });
+      await this.hooks.audit?.recordOrLog({ type: 'config.reload.refused', data: { file, origin, problems } });
       if (origin === 'file') {
         const text = `Warden did not apply the edit to ${file}: ${formatProblems(undefined, problems).replace(/^invalid config: /, '')}\nThe previous config keeps serving; fix the file and save it again.`;
         await this.hooks.notifyOwners(text, this.live.current().loaded.config).catch((err: unknown) => log.warn({ err }, 'owners could not be told about the refused config'));
@@ -119,7 +119,7 @@ export class ConfigReloader {
     const changed = changes.map((c) => dotted(c.path));
     const level = widening.length > 0 ? 'warn' : 'info';
     log[level]({ version: snapshot.version, origin: meta.origin, changed, widening, failed, restartNeeded, by: meta.by, approvedBy: meta.approvedBy }, 'config reloaded');
-    this.hooks.audit?.record({
+    await this.hooks.audit?.recordOrLog({
       type: 'config.applied',
       actor: meta.by,
       data: {

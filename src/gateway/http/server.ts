@@ -75,12 +75,12 @@ export class HttpToolsApi {
       if (!label) {
         const slow = this.failures.take(`addr:${req.socket.remoteAddress ?? ''}`);
         if (!slow.ok) return send(429, { error: 'rate_limited', why: 'too many failed logins from this address', retryAfterSec: slow.retryAfterSec }, { 'retry-after': String(slow.retryAfterSec) });
-        this.deps.audit.record({ type: 'http.auth.failed', data: { route, remote: req.socket.remoteAddress, presented: req.headers.authorization ? 'a wrong token' : 'no token' } });
+        await this.deps.audit.recordOrLog({ type: 'http.auth.failed', data: { route, remote: req.socket.remoteAddress, presented: req.headers.authorization ? 'a wrong token' : 'no token' } });
         return send(401, { error: 'unauthorized', why: req.headers.authorization ? 'the bearer token is not valid' : 'Authorization: Bearer <token> is required' }, { 'www-authenticate': 'Bearer' });
       }
       const limited = this.limiter.take(label);
       if (!limited.ok) {
-        this.deps.audit.record({ type: 'http.rate_limited', actor: `http:${label}`, data: { route } });
+        await this.deps.audit.recordOrLog({ type: 'http.rate_limited', actor: `http:${label}`, data: { route } });
         return send(429, { error: 'rate_limited', why: `token "${label}" is over gateway.http.rateLimit.perMinute`, retryAfterSec: limited.retryAfterSec }, { 'retry-after': String(limited.retryAfterSec) });
       }
       if (!tools) return send(503, { error: 'unavailable', why: 'this Warden has no tool path' });
@@ -107,7 +107,7 @@ export class HttpToolsApi {
       });
       const surface = tools.report(turn);
       if (route === 'GET /tools') {
-        this.deps.audit.record({ type: 'http.tools.list', actor: `http:${label}`, sessionKey, data: {} });
+        await this.deps.audit.recordOrLog({ type: 'http.tools.list', actor: `http:${label}`, sessionKey, data: {} });
         return send(200, { ok: true, agentId, tools: surface.tools, removed: surface.removed, unavailable: surface.unavailable });
       }
 
@@ -124,7 +124,7 @@ export class HttpToolsApi {
           : unavailable
             ? `${tool} is unavailable here: ${unavailable.why}`
             : `unknown tool "${tool}"`;
-        this.deps.audit.record({ type: 'http.tools.invoke', actor: `http:${label}`, sessionKey, data: { tool, status: 403, why } });
+        await this.deps.audit.recordOrLog({ type: 'http.tools.invoke', actor: `http:${label}`, sessionKey, data: { tool, status: 403, why } });
         return send(unavailable || removed ? 403 : 404, { error: removed || unavailable ? 'forbidden' : 'not_found', tool, why });
       }
       const controller = new AbortController();
@@ -136,7 +136,7 @@ export class HttpToolsApi {
         { sessionKey, turn, signal: controller.signal, surface: surface.tools },
       );
       const ok = result.isError !== true;
-      this.deps.audit.record({ type: 'http.tools.invoke', actor: `http:${label}`, sessionKey, data: { tool, status: 200, ok } });
+      await this.deps.audit.recordOrLog({ type: 'http.tools.invoke', actor: `http:${label}`, sessionKey, data: { tool, status: 200, ok } });
       return send(200, { ok, tool, result: { content: result.content, details: result.details ?? null, isError: result.isError === true } });
     } catch (err) {
       log.error({ err }, 'HTTP tools API request failed');

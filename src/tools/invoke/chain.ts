@@ -429,13 +429,14 @@ export class ToolInvoker {
   ): Promise<InvokeOutcome> {
     this.loops.recordVeto(run, c.name, params, c.toolCallId, unknownToolName);
     this.emit('tool.loop', { tool: c.name, sessionKey: c.req.sessionKey, level: 'critical', action: 'block', detector: verdict.detector, count: verdict.count, message: verdict.message, pairedToolName: verdict.pairedToolName });
-    return Promise.resolve(this.block(c, 'tool-loop', verdict.message, { detector: verdict.detector, count: verdict.count }));
+    return this.block(c, 'tool-loop', verdict.message, { detector: verdict.detector, count: verdict.count });
   }
 
-  private block(c: CallState, deniedReason: string, reason: string, extra: Record<string, unknown> = {}, status: 'blocked' | 'denied' = 'blocked', approval?: ApprovalResolution): InvokeOutcome {
+  private async block(c: CallState, deniedReason: string, reason: string, extra: Record<string, unknown> = {}, status: 'blocked' | 'denied' = 'blocked', approval?: ApprovalResolution): Promise<InvokeOutcome> {
     if (approval) c.approval = approval;
     this.emit('tool.execution.blocked', { tool: c.name, toolCallId: c.toolCallId, sessionKey: c.req.sessionKey, deniedReason, reason });
-    this.options.audit?.record({
+    // Awaited: a blocked call's outcome is reported after its audit entry, never before.
+    await this.options.audit?.recordOrLog({
       type: 'tool.blocked',
       subject: c.toolCallId,
       actor: c.req.turn.senderId === undefined ? undefined : `${c.req.turn.provider}:${c.req.turn.senderId}`,

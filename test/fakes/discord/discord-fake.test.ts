@@ -66,6 +66,25 @@ describe('Discord fake', () => {
     expect(seen.map((m) => m.content)).toEqual(['after resume']);
   });
 
+  it('splits guilds over shards as Discord does: (guild_id >> 22) % count, DMs on shard 0', async () => {
+    const beta = { id: '300000000004194305', name: 'Beta', channels: [{ id: '300000000004194306', name: 'ops', type: 0 as const }] };
+    fake = await startDiscordFake({ guilds: [defaultGuild, beta], maxConcurrency: 16 });
+    client = new Client({ intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.MessageContent, GatewayIntentBits.DirectMessages], partials: [Partials.Channel], shardCount: 2, rest: { api: fake.apiBaseUrl, retries: 0 } });
+    const seen: Array<[string, number]> = [];
+    client.on(Events.Raw, (packet: { t?: string; d?: { content?: string } }, shardId: number) => void (packet.t === 'MESSAGE_CREATE' && seen.push([packet.d!.content!, shardId])));
+    const ready = once(client, Events.ClientReady);
+    await client.login('fake-token');
+    await ready;
+    expect(fake.frames.filter((f) => f.op === 2).map((f) => f.d.shard).sort()).toEqual([[0, 2], [1, 2]]);
+    expect(client.guilds.cache.get(defaultGuild.id)?.shardId).toBe(0);
+    expect(client.guilds.cache.get(beta.id)?.shardId).toBe(1);
+    fake.userMessage({ author: alice, channelId: GENERAL, content: 'alpha' });
+    fake.userMessage({ author: alice, channelId: beta.channels[0]!.id, content: 'beta' });
+    fake.userMessage({ author: alice, dm: true, content: 'dm' });
+    await sleep(150);
+    expect(seen.sort()).toEqual([['alpha', 0], ['beta', 1], ['dm', 0]]);
+  });
+
   it('answers login with a bad token with 401 when told to', async () => {
     fake = await startDiscordFake();
     fake.override(

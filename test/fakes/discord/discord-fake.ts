@@ -2,7 +2,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { GatewayIntentBits, type APIMessage, type APIUser } from 'discord-api-types/v10';
-import { channelPayload, defaultGuild, discordRejects, fakeUser, type FakeChannel, type FakeGuild } from './payloads.js';
+import { channelPayload, defaultGuild, discordRejects, fakeUser, rolePayload, type FakeChannel, type FakeGuild } from './payloads.js';
 import { parseBody, readBody, RequestLog, sendJson, snowflakes, type RecordedRequest, type RouteOverride } from '../recorder.js';
 
 export interface DiscordFakeOptions {
@@ -10,6 +10,38 @@ export interface DiscordFakeOptions {
   bot?: { id: string; username: string };
   /** Heartbeat interval announced in HELLO. */
   heartbeatMs?: number;
+  /** Shards `/gateway/bot` recommends (default 1), what `shards: auto` starts. */
+  shards?: number;
+  /** `session_start_limit.max_concurrency`: identifies allowed per 5 s (Discord gives large bots 16). */
+  maxConcurrency?: number;
+  /** The one token the fake accepts; others get 401 as Discord answers them. Default: any. */
+  token?: string;
+  /** The application's `flags` (`GET /applications/@me`); default: Message Content enabled (limited). */
+  applicationFlags?: number;
+}
+
+/** Discord's application flag bits for privileged intents (discord.com/developers/docs/resources/application). */
+export const APPLICATION_FLAGS = {
+  GATEWAY_GUILD_MEMBERS: 1 << 14,
+  GATEWAY_GUILD_MEMBERS_LIMITED: 1 << 15,
+  GATEWAY_MESSAGE_CONTENT: 1 << 18,
+  GATEWAY_MESSAGE_CONTENT_LIMITED: 1 << 19,
+} as const;
+
+/** The shard a guild's events go to: Discord's `(guild_id >> 22) % num_shards`; DMs go to shard 0. */
+export function shardOfGuild(guildId: string | undefined, count: number): number {
+  return guildId === undefined ? 0 : Number((BigInt(guildId) >> 22n) % BigInt(count));
+}
+
+/** One identified gateway session: a shard of the bot. */
+interface GatewaySession {
+  socket: WebSocket;
+  intents: number;
+  shard: [number, number];
+  sessionId: string;
+  seq: number;
+  /** Dispatches sent while the socket was down, replayed on resume. */
+  missed: string[];
 }
 
 /** A gateway frame the fake received from the client. */
@@ -17,11 +49,15 @@ export interface GatewayFrame {
   op: number;
   d: any;
   at: number;
+  /** The shard whose socket sent it, once that socket has identified or resumed. */
+  shard?: number | undefined;
 }
 
 /**
  * A loopback Discord: REST under `/api/v10` and a gateway on the same port. It plays HELLO,
- * READY and GUILD_CREATE, enforces the intents the client asked for, rejects what Discord
+ * READY and GUILD_CREATE per shard (each IDENTIFY's `shard: [id, count]` gets the guilds
+ * `(guild_id >> 22) % count` assigns it, and their events), enforces the intents the client
+ * asked for, rejects what Discord
  * would reject (content over 2,000 characters, oversized embeds and custom ids), keeps every
  * message the bot posts so a click can refer to it, and records every request.
  */
@@ -44,9 +80,16 @@ export class DiscordFake {
   readonly commands: Array<Record<string, any>> = [];
   private readonly server = createServer((req, res) => void this.handleHttp(req, res));
   private readonly wss = new WebSocketServer({ server: this.server });
-  private seq = 0;
-  private identified: { socket: WebSocket; intents: number } | undefined;
+  /** Identified sessions by shard id. */
+  private readonly sessions = new Map<number, GatewaySession>();
+  private readonly shardOfSocket = new WeakMap<WebSocket, number>();
   private readonly heartbeatMs: number;
+  /** What `/gateway/bot` recommends. */
+  recommendedShards: number;
+  private readonly maxConcurrency: number;
+  private readonly token: string | undefined;
+  /** The application's flags, as `GET /applications/@me` reports them. */
+  applicationFlags: number;
   /** When true, heartbeats go unanswered: the client declares the connection a zombie and resumes. */
   silentHeartbeats = false;
 
@@ -55,6 +98,10 @@ export class DiscordFake {
     const bot = options.bot ?? { id: '100000000000000001', username: 'warden' };
     this.bot = { ...fakeUser(bot.id, bot.username), bot: true };
     this.heartbeatMs = options.heartbeatMs ?? 41_250;
+    this.recommendedShards = options.shards ?? 1;
+    this.maxConcurrency = options.maxConcurrency ?? 1;
+    this.token = options.token;
+    this.applicationFlags = options.applicationFlags ?? APPLICATION_FLAGS.GATEWAY_MESSAGE_CONTENT_LIMITED;
     this.wss.on('connection', (socket) => this.handleSocket(socket));
   }
 
@@ -109,16 +156,53 @@ export class DiscordFake {
     return [...this.messages.values()].filter((m) => m.channel_id === channelId && m.author.id === this.bot.id);
   }
 
-  // ---- pushing events to the client ----
-
-  dispatch(t: string, d: unknown): void {
-    const socket = this.identified?.socket;
-    if (!socket) throw new Error('no identified gateway client');
-    socket.send(JSON.stringify({ op: 0, t, s: ++this.seq, d }));
+  /** The shard count the client identified with (1 before it has). */
+  get shardCount(): number {
+    return [...this.sessions.values()][0]?.shard[1] ?? 1;
   }
 
-  private hasIntent(bit: number): boolean {
-    return ((this.identified?.intents ?? 0) & bit) === bit;
+  /** The shard that receives a guild's events (and DMs, with no guild: shard 0). */
+  shardOf(guildId: string | undefined): number {
+    return shardOfGuild(guildId, this.shardCount);
+  }
+
+  /** Shard ids with an identified session, ascending. */
+  get identifiedShards(): number[] {
+    return [...this.sessions.keys()].sort((a, b) => a - b);
+  }
+
+  /**
+   * Closes one shard's socket as Discord does when it drops a connection (4000: unknown error,
+   * resumable); the client reconnects and resumes that shard's session.
+   */
+  dropShard(shardId: number, code = 4000): void {
+    const session = this.sessions.get(shardId);
+    if (!session) throw new Error(`shard ${shardId} has not identified`);
+    session.socket.close(code, 'dropped by the fake');
+  }
+
+  // ---- pushing events to the client ----
+
+  /**
+   * Sends a dispatch to the shard Discord would send it to (unless `shardId` says which): the
+   * one serving `d.guild_id`, shard 0 for events outside a guild.
+   */
+  dispatch(t: string, d: unknown, shardId = this.shardOf((d as { guild_id?: string } | null)?.guild_id)): void {
+    const session = this.sessions.get(shardId);
+    if (!session) throw new Error(`no identified gateway client on shard ${shardId}`);
+    const frame = JSON.stringify({ op: 0, t, s: ++session.seq, d });
+    // While the shard is disconnected Discord keeps its events for the resume to replay.
+    if (session.socket.readyState === session.socket.OPEN) session.socket.send(frame);
+    else session.missed.push(frame);
+  }
+
+  private hasIntent(bit: number, guildId: string | undefined): boolean {
+    return ((this.sessions.get(this.shardOf(guildId))?.intents ?? 0) & bit) === bit;
+  }
+
+  /** The member object guild events carry for a user: their roles, as the gateway sends them. */
+  private memberOf(guild: FakeGuild, userId: string): { roles: string[]; joined_at: string; deaf: boolean; mute: boolean; flags: number } {
+    return { roles: [...(guild.members?.[userId] ?? [])], joined_at: new Date(0).toISOString(), deaf: false, mute: false, flags: 0 };
   }
 
   /**
@@ -141,9 +225,9 @@ export class DiscordFake {
     const channelId = input.dm ? this.dmChannelOf(input.author.id) : input.channelId;
     if (!channelId) throw new Error('userMessage needs channelId or dm');
     const guild = input.dm ? undefined : this.guildOf(channelId);
-    if (input.dm ? !this.hasIntent(GatewayIntentBits.DirectMessages) : !this.hasIntent(GatewayIntentBits.GuildMessages)) return undefined;
+    if (input.dm ? !this.hasIntent(GatewayIntentBits.DirectMessages, undefined) : !this.hasIntent(GatewayIntentBits.GuildMessages, guild?.id)) return undefined;
     const mentions = input.mentionBot || input.content.includes(`<@${this.bot.id}>`) ? [this.bot] : [];
-    const content = this.hasIntent(GatewayIntentBits.MessageContent) || mentions.length > 0 || input.dm ? input.content : '';
+    const content = this.hasIntent(GatewayIntentBits.MessageContent, guild?.id) || mentions.length > 0 || input.dm ? input.content : '';
     const message = {
       id: this.nextId(),
       channel_id: channelId,
@@ -169,7 +253,8 @@ export class DiscordFake {
     } as unknown as APIMessage;
     this.messages.set(message.id, message);
     const extra: Record<string, unknown> = {};
-    if (guild) extra.guild_id = guild.id;
+    // A guild message carries the author's member object (roles included), without its user.
+    if (guild) Object.assign(extra, { guild_id: guild.id, member: this.memberOf(guild, input.author.id) });
     if (input.dm) extra.channel_type = 1;
     else if (input.uncachedThread) extra.channel_type = 11;
     this.dispatch('MESSAGE_CREATE', { ...message, ...extra });
@@ -212,7 +297,7 @@ export class DiscordFake {
           guild_id: guild.id,
           guild_locale: 'en-US',
           channel: { id: channelId, type: this.channel(channelId)?.type ?? 0 },
-          member: { user: input.user, roles: [], permissions: '2248473465835073', joined_at: new Date(0).toISOString(), deaf: false, mute: false, flags: 0 },
+          member: { user: input.user, permissions: '2248473465835073', ...this.memberOf(guild, input.user.id) },
           authorizing_integration_owners: { '0': guild.id },
           context: 0,
         }
@@ -267,7 +352,7 @@ export class DiscordFake {
       guild_id: guild.id,
       guild_locale: 'en-US',
       channel: channel ? channelPayload(channel, guild.id) : { id: channelId, type: 0 },
-      member: { user, roles: [], permissions: '2248473465835073', joined_at: new Date(0).toISOString(), deaf: false, mute: false, flags: 0 },
+      member: { user, permissions: '2248473465835073', ...this.memberOf(guild, user.id) },
       authorizing_integration_owners: { '0': guild.id },
       context: 0,
     };
@@ -287,45 +372,70 @@ export class DiscordFake {
 
   private handleSocket(socket: WebSocket): void {
     this.sockets.add(socket);
+    // The session outlives its socket: a resume continues it and replays what it missed.
     socket.on('close', () => this.sockets.delete(socket));
     socket.send(JSON.stringify({ op: 10, d: { heartbeat_interval: this.heartbeatMs }, s: null, t: null }));
     socket.on('message', (data) => {
       const frame = JSON.parse(String(data)) as { op: number; d: any };
-      this.frames.add({ ...frame, at: Date.now() });
+      this.frames.add({ ...frame, at: Date.now(), shard: frame.op === 2 ? (frame.d?.shard?.[0] ?? 0) : this.shardOfSocket.get(socket) });
       if (frame.op === 1 && !this.silentHeartbeats) socket.send(JSON.stringify({ op: 11, d: null, s: null, t: null }));
-      else if (frame.op === 2) this.onIdentify(socket, frame.d.intents as number);
-      else if (frame.op === 6) {
-        this.silentHeartbeats = false;
-        this.identified = { socket, intents: this.identified?.intents ?? 0 };
-        socket.send(JSON.stringify({ op: 0, t: 'RESUMED', s: ++this.seq, d: {} }));
-      }
+      else if (frame.op === 2) this.onIdentify(socket, frame.d);
+      else if (frame.op === 6) this.onResume(socket, frame.d);
     });
   }
 
-  private onIdentify(socket: WebSocket, intents: number): void {
-    this.identified = { socket, intents };
+  private onResume(socket: WebSocket, d: { session_id?: string }): void {
+    const session = [...this.sessions.values()].find((s) => s.sessionId === d.session_id);
+    // An unknown session is invalid (op 9, not resumable): the client identifies afresh.
+    if (!session) return void socket.send(JSON.stringify({ op: 9, d: false, s: null, t: null }));
+    this.silentHeartbeats = false;
+    session.socket = socket;
+    this.shardOfSocket.set(socket, session.shard[0]);
+    for (const frame of session.missed.splice(0)) socket.send(frame);
+    socket.send(JSON.stringify({ op: 0, t: 'RESUMED', s: ++session.seq, d: {} }));
+  }
+
+  private onIdentify(socket: WebSocket, d: { intents: number; shard?: [number, number] }): void {
+    const [id, count] = d.shard ?? [0, 1];
+    // Discord closes a connection whose shard is not one of `count` (4010 Invalid shard).
+    if (!Number.isInteger(id) || !Number.isInteger(count) || count < 1 || id < 0 || id >= count) return void socket.close(4010, 'Invalid shard');
+    // A client identifying with another shard count replaces every session of the old layout.
+    for (const [other, s] of this.sessions) if (s.shard[1] !== count) this.sessions.delete(other);
+    const session: GatewaySession = { socket, intents: d.intents, shard: [id, count], sessionId: `fake-session-${id + 1}`, seq: 0, missed: [] };
+    this.sessions.set(id, session);
+    this.shardOfSocket.set(socket, id);
     const url = `ws://127.0.0.1:${this.port}`;
-    this.dispatch('READY', {
-      v: 10,
-      user: this.bot,
-      guilds: this.guilds.map((g) => ({ id: g.id, unavailable: true })),
-      session_id: 'fake-session-1',
-      resume_gateway_url: url,
-      shard: [0, 1],
-      application: { id: this.bot.id, flags: 0 },
-    });
-    for (const guild of this.guilds) {
-      this.dispatch('GUILD_CREATE', {
-        id: guild.id,
-        name: guild.name,
-        unavailable: false,
-        channels: guild.channels.filter((c) => c.type === 0).map((c) => channelPayload(c, guild.id)),
-        threads: guild.channels.filter((c) => c.type === 11).map((c) => channelPayload(c, guild.id)),
-        roles: [],
-        members: [],
-        emojis: [],
-        stickers: [],
-      });
+    const guilds = this.guilds.filter((g) => shardOfGuild(g.id, count) === id);
+    this.dispatch(
+      'READY',
+      {
+        v: 10,
+        user: this.bot,
+        guilds: guilds.map((g) => ({ id: g.id, unavailable: true })),
+        session_id: session.sessionId,
+        resume_gateway_url: url,
+        shard: [id, count],
+        application: { id: this.bot.id, flags: this.applicationFlags },
+      },
+      id,
+    );
+    for (const guild of guilds) {
+      this.dispatch(
+        'GUILD_CREATE',
+        {
+          id: guild.id,
+          name: guild.name,
+          unavailable: false,
+          channels: guild.channels.filter((c) => c.type === 0).map((c) => channelPayload(c, guild.id)),
+          threads: guild.channels.filter((c) => c.type === 11).map((c) => channelPayload(c, guild.id)),
+          // The guild's roles, @everyone (the guild's own id) first, as Discord lists them.
+          roles: [{ id: guild.id, name: '@everyone' }, ...(guild.roles ?? [])].map((r, position) => rolePayload(r, position)),
+          members: [],
+          emojis: [],
+          stickers: [],
+        },
+        id,
+      );
     }
   }
 
@@ -359,14 +469,19 @@ export class DiscordFake {
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': data.length }).end(data);
       return;
     }
-    if (r.headers.authorization !== undefined && !/^Bot .+/.test(r.headers.authorization)) return sendJson(res, 401, { message: '401: Unauthorized', code: 0 });
+    const auth = r.headers.authorization;
+    if (auth !== undefined && (!/^Bot .+/.test(auth) || (this.token !== undefined && auth !== `Bot ${this.token}`))) return sendJson(res, 401, { message: '401: Unauthorized', code: 0 });
     let m: RegExpMatchArray | null;
     if (method === 'GET' && path === '/gateway/bot') {
       return sendJson(res, 200, {
         url: `ws://127.0.0.1:${this.port}`,
-        shards: 1,
-        session_start_limit: { total: 1000, remaining: 999, reset_after: 14_400_000, max_concurrency: 1 },
+        shards: this.recommendedShards,
+        session_start_limit: { total: 1000, remaining: 999, reset_after: 14_400_000, max_concurrency: this.maxConcurrency },
       });
+    }
+    if (method === 'GET' && path === '/users/@me') return sendJson(res, 200, { ...this.bot, verified: true, mfa_enabled: false, flags: 0 });
+    if (method === 'GET' && path === '/applications/@me') {
+      return sendJson(res, 200, { id: this.bot.id, name: this.bot.username, description: '', bot_public: true, bot_require_code_grant: false, flags: this.applicationFlags, bot: this.bot });
     }
     if (method === 'POST' && (m = path.match(/^\/channels\/(\d+)\/typing$/))) return sendJson(res, 204, undefined);
     if (method === 'POST' && (m = path.match(/^\/channels\/(\d+)\/messages$/))) {

@@ -12,6 +12,10 @@ export interface FakeGuild {
   id: string;
   name: string;
   channels: FakeChannel[];
+  /** Roles besides @everyone. */
+  roles?: FakeRole[];
+  /** Role ids of members, by user id: what guild events carry in `member.roles`. */
+  members?: Record<string, string[]>;
 }
 
 export const MESSAGE_LIMIT = 2000;
@@ -64,4 +68,14 @@ export function channelPayload(c: FakeChannel, guildId: string): Record<string, 
     parent_id: c.parentId,
     thread_metadata: { archived: false, auto_archive_duration: 1440, locked: false },
   };
+}
+
+/** A guild role as GUILD_CREATE lists it. */
+export interface FakeRole {
+  id: string;
+  name: string;
+}
+
+export function rolePayload(role: FakeRole, position: number): Record<string, unknown> {
+  return { id: role.id, name: role.name, color: 0, hoist: false, position, permissions: '0', managed: false, mentionable: false, flags: 0 };
 }

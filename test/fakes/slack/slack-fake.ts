@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { SLACK_BOT_SCOPES } from '../../../src/setup/platform-setup.js';
 import { parseBody, readBody, RequestLog, sendJson, type RecordedRequest, type RouteOverride } from '../recorder.js';
 
 export interface SlackFakeOptions {
@@ -9,6 +10,17 @@ export interface SlackFakeOptions {
   /** Channel ids to names, for `conversations.info`. */
   channels?: Record<string, string>;
   bot?: { userId: string; botId: string };
+  /** The one bot (xoxb-) and app (xapp-) token accepted; others get `invalid_auth`. Default: any of the right kind. */
+  botToken?: string;
+  appToken?: string;
+  /** The bot token's scopes, sent in `x-oauth-scopes` as Slack does; default: every scope the manifest declares. */
+  scopes?: readonly string[];
+  /**
+   * chat.startStream / appendStream / stopStream: `true` serves them (a workspace with native
+   * streaming); an error code (`unknown_method`, `not_allowed`, `missing_scope` …) is what
+   * chat.startStream answers instead. Default `unknown_method`, a workspace without them.
+   */
+  nativeStreaming?: true | string;
 }
 
 /** A message the app posted (or updated), as the fake keeps it. */
@@ -18,6 +30,8 @@ export interface SlackMessage {
   text: string;
   blocks?: any[];
   thread_ts?: string;
+  /** A native stream's message: true until chat.stopStream. */
+  streaming?: boolean;
 }
 
 /** A frame a Socket Mode client sent (acknowledgements carry `envelope_id`). */
@@ -31,6 +45,7 @@ export const TEAM_ID = 'T0000FAKE';
 export const APP_ID = 'A0000FAKE';
 const TEXT_LIMIT = 40_000;
 const SECTION_TEXT_LIMIT = 3_000;
+const STREAM_TEXT_LIMIT = 12_000;
 
 /**
  * A loopback Slack: the Web API under `/api/<method>` (form or JSON bodies, Bearer auth),
@@ -45,18 +60,27 @@ export class SlackFake {
   readonly teamId: string;
   readonly bot: { userId: string; botId: string };
   readonly channels: Record<string, string>;
+  nativeStreaming: true | string;
   readonly uploads = new Map<string, { filename: string; content: string }>();
+  /** Files people "posted", served at their url_private with the bot token, by path. */
+  readonly hostedFiles = new Map<string, { data: Buffer; mimetype: string }>();
   private readonly overrides: Array<{ match: (r: RecordedRequest) => boolean; handle: RouteOverride }> = [];
   private readonly server = createServer((req, res) => void this.handleHttp(req, res));
   private readonly wss = new WebSocketServer({ server: this.server });
   private readonly sockets = new Set<WebSocket>();
   private counter = 0;
   private tsCounter = 0;
+  private readonly tokens: { bot: string | undefined; app: string | undefined };
+  /** The bot token's granted scopes. */
+  scopes: readonly string[];
 
   constructor(options: SlackFakeOptions = {}) {
     this.teamId = options.teamId ?? TEAM_ID;
     this.bot = options.bot ?? { userId: 'UBOT00001', botId: 'BBOT00001' };
     this.channels = options.channels ?? { C0000GEN: 'general', C0000DEV: 'dev' };
+    this.tokens = { bot: options.botToken, app: options.appToken };
+    this.scopes = options.scopes ?? SLACK_BOT_SCOPES.map((s) => s.scope);
+    this.nativeStreaming = options.nativeStreaming ?? 'unknown_method';
     this.wss.on('connection', (socket) => {
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
@@ -133,6 +157,30 @@ export class SlackFake {
       team: this.teamId,
       ...(input.threadTs ? { thread_ts: input.threadTs } : {}),
       ...input.extra,
+    };
+  }
+
+  /**
+   * A file a person posted, as it appears in a message event's `files`: served by this fake at
+   * its `url_private` / `url_private_download` to a request with the bot token (Slack answers
+   * others with a redirect to its sign-in page).
+   */
+  hostFile(input: { name: string; mimetype: string; data: Buffer; subtype?: string }): Record<string, unknown> {
+    const id = `F${String(++this.counter).padStart(8, '0')}`;
+    const base = `/files-pri/${this.teamId}-${id}/${encodeURIComponent(input.name)}`;
+    this.hostedFiles.set(base, { data: input.data, mimetype: input.mimetype });
+    this.hostedFiles.set(`/files-pri/${this.teamId}-${id}/download/${encodeURIComponent(input.name)}`, { data: input.data, mimetype: input.mimetype });
+    return {
+      id,
+      name: input.name,
+      title: input.name,
+      mimetype: input.mimetype,
+      filetype: input.name.split('.').pop() ?? '',
+      size: input.data.length,
+      mode: 'hosted',
+      ...(input.subtype ? { subtype: input.subtype } : {}),
+      url_private: `http://127.0.0.1:${this.port}${base}`,
+      url_private_download: `http://127.0.0.1:${this.port}/files-pri/${this.teamId}-${id}/download/${encodeURIComponent(input.name)}`,
     };
   }
 
@@ -251,6 +299,16 @@ export class SlackFake {
     this.requests.add(record);
     for (const o of this.overrides) if (o.match(record) && (await o.handle(record, res))) return;
     if (url.pathname.startsWith('/response/')) return sendJson(res, 200, { ok: true });
+    if (url.pathname.startsWith('/files-pri/')) {
+      const file = this.hostedFiles.get(url.pathname);
+      if (!file) return sendJson(res, 404, { ok: false, error: 'file_not_found' });
+      if (!/^Bearer xoxb-/.test(req.headers.authorization ?? '')) {
+        res.writeHead(302, { location: `http://127.0.0.1:${this.port}/signin?redir=${encodeURIComponent(url.pathname)}` }).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': file.mimetype, 'content-length': file.data.length }).end(file.data);
+      return;
+    }
     if (url.pathname.startsWith('/upload/')) {
       const upload = this.uploads.get(url.pathname.slice('/upload/'.length));
       // web-api sends the bytes as a multipart form; other clients may post them raw.
@@ -262,7 +320,10 @@ export class SlackFake {
     const auth = req.headers.authorization ?? '';
     const wantsAppToken = method === 'apps.connections.open';
     if (!(wantsAppToken ? /^Bearer xapp-/ : /^Bearer xoxb-/).test(auth)) return sendJson(res, 200, { ok: false, error: 'not_authed' });
-    sendJson(res, 200, this.apiMethod(method, body ?? {}));
+    const accepted = wantsAppToken ? this.tokens.app : this.tokens.bot;
+    if (accepted !== undefined && auth !== `Bearer ${accepted}`) return sendJson(res, 200, { ok: false, error: 'invalid_auth' });
+    // Slack names a bot token's scopes on every Web API answer.
+    sendJson(res, 200, this.apiMethod(method, body ?? {}), wantsAppToken ? {} : { 'x-oauth-scopes': this.scopes.join(',') });
   }
 
   private apiMethod(method: string, args: any): Record<string, unknown> {
@@ -282,6 +343,8 @@ export class SlackFake {
         const key = `${args.channel}:${args.ts}`;
         const existing = this.messages.get(key);
         if (!existing) return { ok: false, error: 'message_not_found' };
+        // A stream still open is grown by appendStream, not edited.
+        if (existing.streaming) return { ok: false, error: 'cant_update_message' };
         const invalid = this.invalidMessage(args);
         if (invalid) return { ok: false, error: invalid };
         this.messages.set(key, { ...existing, text: args.text ?? existing.text, blocks: args.blocks ?? existing.blocks });
@@ -292,6 +355,10 @@ export class SlackFake {
         if (!this.messages.delete(key)) return { ok: false, error: 'message_not_found' };
         return { ok: true, channel: args.channel, ts: args.ts };
       }
+      case 'chat.startStream':
+      case 'chat.appendStream':
+      case 'chat.stopStream':
+        return this.streamMethod(method, args);
       case 'chat.postEphemeral':
         return { ok: true, message_ts: this.nextTs() };
       case 'conversations.info': {
@@ -311,6 +378,38 @@ export class SlackFake {
       default:
         return { ok: true };
     }
+  }
+
+  /**
+   * Slack's native streaming, with the checks Slack makes: startStream needs a channel and a
+   * thread to reply in, and outside a DM the recipient user and team; markdown_text is at most
+   * 12,000 characters; appendStream needs markdown_text (or chunks); append and stop work only
+   * on a message still streaming, and a stopped stream is a plain message chat.update can edit.
+   */
+  private streamMethod(method: string, args: any): Record<string, unknown> {
+    const invalid = (field: string) => ({ ok: false, error: 'invalid_arguments', response_metadata: { messages: [`[ERROR] missing required field: ${field}`] } });
+    if (typeof args.markdown_text === 'string' && args.markdown_text.length > STREAM_TEXT_LIMIT) return { ok: false, error: 'msg_too_long' };
+    if (!args.channel) return invalid('channel');
+    if (method === 'chat.startStream') {
+      if (this.nativeStreaming !== true) return { ok: false, error: this.nativeStreaming };
+      if (!args.thread_ts) return invalid('thread_ts');
+      const dm = String(args.channel).startsWith('D');
+      if (!dm && !args.recipient_user_id) return invalid('recipient_user_id');
+      if (!dm && !args.recipient_team_id) return invalid('recipient_team_id');
+      if (!dm && !this.channels[args.channel]) return { ok: false, error: 'channel_not_found' };
+      const message: SlackMessage = { channel: args.channel, ts: this.nextTs(), text: args.markdown_text ?? '', thread_ts: args.thread_ts, streaming: true };
+      this.messages.set(`${message.channel}:${message.ts}`, message);
+      return { ok: true, channel: message.channel, ts: message.ts };
+    }
+    if (!args.ts) return invalid('ts');
+    const key = `${args.channel}:${args.ts}`;
+    const existing = this.messages.get(key);
+    if (!existing) return { ok: false, error: 'message_not_found' };
+    if (!existing.streaming) return { ok: false, error: 'message_not_in_streaming_state' };
+    if (method === 'chat.appendStream' && typeof args.markdown_text !== 'string' && !args.chunks) return invalid('markdown_text');
+    const text = existing.text + (typeof args.markdown_text === 'string' ? args.markdown_text : '');
+    this.messages.set(key, { ...existing, text, ...(method === 'chat.stopStream' ? { streaming: false } : {}) });
+    return { ok: true, channel: args.channel, ts: args.ts };
   }
 
   private invalidMessage(args: any): string | undefined {
