@@ -18,7 +18,18 @@ export interface WardenAgentRuntime extends AgentRuntime {
  * queue, `sessions_send`, a subagent's steer).
  */
 export function createAgentRuntime(deps: AgentDeps): WardenAgentRuntime {
-  const sessions = deps.sessions ?? new AgentSessions({ config: deps.config, transcripts: deps.transcripts, runs: deps.subagentRuns, contexts: deps.sessionContexts, announce: deps.announce, hooks: deps.hooks });
+  const sessions =
+    deps.sessions ??
+    new AgentSessions({
+      config: deps.config,
+      transcripts: deps.transcripts,
+      runs: deps.subagentRuns,
+      contexts: deps.sessionContexts,
+      announce: deps.announce,
+      hooks: deps.hooks,
+      instanceId: deps.ownership?.instanceId,
+      isOwnerGone: deps.ownership?.isOwnerGone,
+    });
   const tails = new Map<string, Promise<unknown>>();
   let current: AgentDeps = deps;
   const runtime: WardenAgentRuntime = {

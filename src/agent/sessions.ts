@@ -110,6 +110,8 @@ export interface AgentSessionsDeps {
    * pid names a process only on its own host): their liveness as the instance registry sees it.
    */
   isOwnerGone?: ((owner: SubagentRunRecord['owner']) => boolean) | undefined;
+  /** The id runs are recorded under: the instance's on a shared store, else one of this runtime's own. */
+  instanceId?: string | undefined;
   /** subagent_spawned / subagent_ended observers. */
   hooks?: HookBus | undefined;
 }
@@ -135,10 +137,12 @@ export class AgentSessions implements AgentSessionsApi {
    */
   private readonly sendChains = new Map<string, { chain: string[]; turns: number }>();
   /** Tells this runtime's runs apart from those of an earlier one (a pid can be reused). */
-  readonly instanceId = randomUUID();
+  readonly instanceId: string;
   private stopped = false;
 
-  constructor(private deps: AgentSessionsDeps) {}
+  constructor(private deps: AgentSessionsDeps) {
+    this.instanceId = deps.instanceId ?? randomUUID();
+  }
 
   /** A config reload: spawns and sends from now on are judged under `config`. */
   setConfig(config: WardenConfig): void {

@@ -187,6 +187,11 @@ export type ModelResolver = (ref: string) => ResolvedModel;
 
 export interface AgentDeps {
   config: WardenConfig;
+  /**
+   * On a store several instances share: the instance id runs are recorded under, and whether a
+   * run's owner is gone (its instance's lease ran out; a pid means nothing on another host).
+   */
+  ownership?: { instanceId: string; isOwnerGone(owner: { pid: number; instance: string }): boolean } | undefined;
   models: ModelResolver;
   tools: ToolExecutor;
   transcripts: TranscriptStore;

@@ -50,7 +50,19 @@ export interface ApprovalServiceOptions {
    */
   externalPollMs?: number;
   isProcessAlive?: (pid: number) => boolean;
+  /**
+   * On a store several instances share: who is alive (a waiter is alive while its instance's
+   * lease is, whichever machine it runs on), and this instance's id. Decisions reach waiting
+   * calls by notification (`APPROVAL_CHANNEL`), not by polling.
+   */
+  instances?: { readonly id: string; isLive(id: string): Promise<boolean>; live(): Promise<Array<{ id: string; role: string }>> } | undefined;
 }
+
+/** Shown first on a card whose waiting call died and whose call another process now runs once decided. */
+export const TAKEN_OVER_FACT = { label: 'Taken over', value: 'the Warden process that posted this card stopped; the call still runs once decided' } as const;
+
+/** Told the id of each approval that closed, on a shared store. Ids only: the payload never carries the request's text. */
+export const APPROVAL_CHANNEL = 'warden_approval';
 
 type Waiter = (resolution: ApprovalResolution) => void;
 
@@ -65,7 +77,7 @@ export class ApprovalService {
   /** Calls that go on without their turn once decided (`requestOrDefer`); the gateway's runner claims them. */
   readonly deferred: DeferredCallStore;
   /** Identifies this process's waiters in the ledger. */
-  readonly instanceId = randomUUID();
+  readonly instanceId: string;
 
   private readonly ledger: ApprovalLedger;
   private readonly transcripts: Transcripts;
@@ -82,8 +94,12 @@ export class ApprovalService {
   private polling = false;
   private syncing = false;
   private stopped = false;
+  private subscribed: Promise<void> | undefined;
+  private pushUnavailable = false;
+  private unlisten: (() => Promise<void>) | undefined;
 
   constructor(private readonly options: ApprovalServiceOptions) {
+    this.instanceId = options.instances?.id ?? randomUUID();
     this.ledger = new ApprovalLedger(options.store.db);
     this.audit = new AuditLog(options.store.db);
     this.transcripts = new Transcripts(options.store.db);
@@ -263,6 +279,8 @@ export class ApprovalService {
       await this.expire(id);
       return this.resolution((await this.ledger.get(id))!);
     }
+    // Subscribed before the waiter is registered and the ledger read again below: no decision falls in between.
+    await this.subscribe();
     return new Promise((resolve) => {
       let set = this.waiters.get(id);
       if (!set) this.waiters.set(id, (set = new Set()));
@@ -352,6 +370,7 @@ export class ApprovalService {
         });
       }
       await this.audit.record({ type: 'approval.resolved', subject: id, actor: decidedBy, sessionKey: entry.request.sessionKey, data: { outcome: decision, tool: entry.request.tool, grantId: grant?.id } });
+      await this.announce(id);
       return true;
     });
     if (!won) return this.alreadyResolved((await this.ledger.get(id))!);
@@ -395,9 +414,11 @@ export class ApprovalService {
     const report: RecoveryReport = { expired: [], rearmed: [], interrupted: [], deferred: [] };
     const now = this.now();
     const updates: Promise<void>[] = [];
+    const servers = this.options.instances ? (await this.options.instances.live()).filter((i) => i.role === 'server').map((i) => i.id) : undefined;
     for (const entry of await this.ledger.pending()) {
       // Already in this process's charge (its own request, or one adopted before).
       if (this.timers.has(entry.request.id)) continue;
+      if (servers && !(await this.inChargeOf(entry, servers))) continue;
       const adopted = await this.adopt(entry, now);
       if (adopted.kind === 'expired') report.expired.push(adopted.request);
       else if (adopted.kind === 'interrupted') report.interrupted.push(adopted.request);
@@ -413,6 +434,61 @@ export class ApprovalService {
     );
     this.ensureWatcher();
     return report;
+  }
+
+  /**
+   * On a shared store, whose job a request another instance opened is. A live server instance
+   * keeps its own (it renders, times and closes them; rendering them here too would post a second
+   * card). A CLI's request, a deferred call's, or a dead instance's goes to one instance: the
+   * oldest live server, so two never post cards for it; when that one dies the next takes over.
+   */
+  private async inChargeOf(entry: LedgerEntry, servers: readonly string[]): Promise<boolean> {
+    const owner = entry.waiter?.instance;
+    if (owner !== undefined && owner !== this.instanceId && servers.includes(owner)) return false;
+    return servers[0] === this.instanceId;
+  }
+
+  /** Whether the process that owns a call (its waiter or runner) still runs: its instance's lease on a shared store, its pid otherwise. */
+  async ownerAlive(owner: { instance: string; pid: number }): Promise<boolean> {
+    if (owner.instance === this.instanceId) return true;
+    if (this.options.instances) return this.options.instances.isLive(owner.instance);
+    // A new process may get the old one's pid (pid 1 in a container): then it is not the owner.
+    return owner.pid !== process.pid && (this.options.isProcessAlive ?? processAlive)(owner.pid);
+  }
+
+  /** On a shared store: decisions made by any instance reach this one's waiters and watched cards by notification. */
+  private subscribe(): Promise<void> {
+    if (!this.options.store.db.shared) return Promise.resolve();
+    this.subscribed ??= this.options.store.db.listen(APPROVAL_CHANNEL, (payload) => void this.closedElsewhere(payload)).then(
+      (off) => {
+        this.unlisten = off;
+      },
+      (err: unknown) => {
+        // The notification connection failed while subscribing: waiters poll instead, so no decision is missed.
+        log.warn({ err: (err as Error).message }, 'approvals: notifications unavailable; waiting calls poll for decisions');
+        this.pushUnavailable = true;
+      },
+    );
+    return this.subscribed;
+  }
+
+  /** A notified closure (or, without a payload, possibly missed ones): wake its waiters, keep its cards current. */
+  private async closedElsewhere(id: string | undefined): Promise<void> {
+    const ids = id === undefined ? [...new Set([...this.waiters.keys(), ...this.watched])] : [id];
+    for (const one of ids) {
+      if (!this.waiters.has(one) && !this.watched.has(one) && !this.timers.has(one)) continue;
+      try {
+        const entry = await this.ledger.get(one);
+        if (entry && entry.request.status !== 'pending') await this.settle(entry, undefined);
+      } catch (err) {
+        if (!this.stopped) log.warn({ err, approval: one }, 'approvals: reading a closure made elsewhere failed');
+      }
+    }
+  }
+
+  /** Tells every instance sharing the store that `id` closed (inside a transaction: at its commit). */
+  private async announce(id: string): Promise<void> {
+    if (this.options.store.db.shared) await this.options.store.db.notify(APPROVAL_CHANNEL, id);
   }
 
   private ensureWatcher(): void {
@@ -435,11 +511,15 @@ export class ApprovalService {
     if (now >= request.expiresAt) {
       return (await this.expire(request.id)) ? { kind: 'expired', request: (await this.ledger.get(request.id))!.request } : { kind: 'none' };
     }
-    const alive = this.waiterAlive(entry, now);
+    const alive = await this.waiterAlive(entry, now);
     if (alive || (await this.keepDeferred(entry))) {
       this.armExpiry(request);
       this.watched.add(request.id);
-      return { kind: alive ? 'rearmed' : 'deferred', request, render: entry.renderedAt === undefined ? this.show(request) : this.update(request) };
+      // The card says it changed hands: the process that posted it is gone, this one runs the call once decided.
+      const shown = alive ? request : { ...request, facts: [TAKEN_OVER_FACT, ...request.facts] };
+      // Not marked shown: the process may have died between posting the card and recording it, so a card it did post is edited too.
+      const render = entry.renderedAt !== undefined ? this.update(shown) : alive ? this.show(shown) : this.update(shown).then(() => this.show(shown));
+      return { kind: alive ? 'rearmed' : 'deferred', request, render };
     }
     const closed = await this.interrupt(request);
     return closed ? { kind: 'interrupted', request: closed } : { kind: 'none' };
@@ -476,15 +556,17 @@ export class ApprovalService {
     this.syncing = true;
     try {
       const now = this.now();
+      const servers = this.options.instances ? (await this.options.instances.live()).filter((i) => i.role === 'server').map((i) => i.id) : undefined;
       for (const entry of await this.ledger.pending()) {
         if (entry.waiter?.instance === this.instanceId || this.timers.has(entry.request.id)) continue;
+        if (servers && !(await this.inChargeOf(entry, servers))) continue;
         await this.adopt(entry, now);
       }
       for (const id of [...this.watched]) {
         const entry = await this.ledger.get(id);
         if (!entry) this.watched.delete(id);
         else if (entry.request.status !== 'pending') await this.settle(entry, undefined);
-        else if (!this.waiterAlive(entry, now) && !(await this.keepDeferred(entry))) await this.interrupt(entry.request);
+        else if (!(await this.waiterAlive(entry, now)) && !(await this.keepDeferred(entry))) await this.interrupt(entry.request);
       }
     } catch (err) {
       if (!this.stopped) log.warn({ err }, 'approvals: looking for changes made elsewhere failed');
@@ -503,6 +585,8 @@ export class ApprovalService {
     this.watched.clear();
     if (this.poller) clearInterval(this.poller);
     this.poller = undefined;
+    void this.unlisten?.().catch(() => undefined);
+    this.unlisten = undefined;
   }
 
   /** Withdraws a pending request (its call was aborted); false when it was already closed. */
@@ -512,6 +596,7 @@ export class ApprovalService {
 
   private async closeRequest(id: string, outcome: ApprovalOutcome, decidedBy: string | undefined, auditType: string, data: Record<string, unknown> = {}): Promise<LedgerEntry | undefined> {
     if (!(await this.ledger.close(id, outcome, decidedBy, this.now()))) return undefined;
+    await this.announce(id);
     const entry = (await this.ledger.get(id))!;
     await this.audit.record({ type: auditType, subject: id, actor: decidedBy, sessionKey: entry.request.sessionKey, data: { outcome, tool: entry.request.tool, ...data } });
     log.info({ approval: id, outcome }, 'approval closed');
@@ -587,7 +672,8 @@ export class ApprovalService {
 
   /** While calls wait: pick up decisions other processes wrote and keep our waiters stamped alive. */
   private ensurePolling(): void {
-    if (this.poller) return;
+    // A shared store pushes decisions (closedElsewhere) and leases instances; nothing to poll for, unless subscribing failed.
+    if (this.poller || (this.options.store.db.shared && !this.pushUnavailable)) return;
     this.poller = setInterval(() => void this.poll(), this.options.pollMs ?? 250);
   }
 
@@ -613,10 +699,12 @@ export class ApprovalService {
     }
   }
 
-  private waiterAlive(entry: LedgerEntry, now: number): boolean {
+  private async waiterAlive(entry: LedgerEntry, now: number): Promise<boolean> {
     const waiter = entry.waiter;
     if (!waiter) return false;
     if (waiter.instance === this.instanceId) return true;
+    // A pid means nothing on another machine: on a shared store the instance's lease decides.
+    if (this.options.instances) return this.options.instances.isLive(waiter.instance);
     if (now - waiter.seenAt > (this.options.staleWaiterMs ?? 60_000)) return false;
     return (this.options.isProcessAlive ?? processAlive)(waiter.pid);
   }

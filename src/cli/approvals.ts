@@ -6,7 +6,7 @@ import { EventBus } from '../events.js';
 import { ExecAllowlistStore, type StoredAllowlistEntry } from '../exec/allowlist-store.js';
 import type { BoundFile } from '../exec/content-binding.js';
 import { resolveDataDir } from '../store/data-dir.js';
-import { openWardenStore } from '../schema/index.js';
+import { openConfiguredStore } from '../schema/index.js';
 import { EXIT, stringOption, type CliIO, type CommandRunner } from './args.js';
 import { loadConfigForCommand } from './config.js';
 import { unknownFlagProblems } from './context.js';
@@ -41,7 +41,7 @@ export const run: CommandRunner = async (args, io) => {
     if (problems.length) io.stderr(problems.map((p) => `warden approvals: ${p}`).join('\n'));
     return EXIT.badInput;
   }
-  const opened = await openWardenStore({ dataDir: resolveDataDir({ configDataDir: loaded.config.dataDir, env: io.env, cwd: loaded.baseDir }) });
+  const opened = await openConfiguredStore({ dataDir: resolveDataDir({ configDataDir: loaded.config.dataDir, env: io.env, cwd: loaded.baseDir }), store: loaded.config.store });
   if (!opened.ok) {
     io.stderr(`warden approvals: ${opened.error.message}`);
     return EXIT.badInput;

@@ -13,6 +13,8 @@ import { loadPluginRuntime } from '../plugins/runtime.js';
 import { DATABASE_FILE, resolveDataDir } from '../store/data-dir.js';
 import { EXIT, type CommandRunner } from './args.js';
 import { loadConfigForCommand } from './config.js';
+import { readSharedAllowlist } from './stored-allowlist.js';
+import type { ConfiguredStore } from '../schema/index.js';
 import { unknownFlagProblems } from './context.js';
 import { auditGatewayHttp } from '../gateway/http/audit.js';
 import { auditOps } from '../ops/audit.js';
@@ -57,8 +59,8 @@ export const run: CommandRunner = async (args, io) => {
 };
 
 /** Allowlist entries that let the agent choose the code that runs: config ones and the stored ones. */
-async function repoConfigFindings(config: Parameters<typeof auditRepoConfig>[0], state: { baseDir: string; dataDir: string }): Promise<AuditFinding[]> {
-  const stored = await readStoredAllowlist(path.join(state.dataDir, DATABASE_FILE));
+async function repoConfigFindings(config: Parameters<typeof auditRepoConfig>[0] & { store?: ConfiguredStore['store'] }, state: { baseDir: string; dataDir: string }): Promise<AuditFinding[]> {
+  const stored = (await readSharedAllowlist({ dataDir: state.dataDir, store: config.store })) ?? (await readStoredAllowlist(path.join(state.dataDir, DATABASE_FILE)));
   const findings = auditRepoConfig(config, { baseDir: state.baseDir, stored: stored.ok ? stored.entries : [] });
   if (!stored.ok) findings.push({ id: 'exec.stored-allowlist-unreadable', severity: 'warn', message: stored.error, fix: 'check the data dir and its database file' });
   return findings;

@@ -8,6 +8,7 @@ import { describeIdentity, SANDBOX_FIXES } from '../exec/sandbox-audit.js';
 import { probeSandbox, type SandboxProbe } from '../exec/sandbox-probe.js';
 import { BWRAP_PATH, resolveExecHost, sandboxIdentity } from '../exec/sandbox.js';
 import { mcpDoctorChecks } from '../mcp/doctor.js';
+import { probeStore } from '../schema/probe.js';
 import { DEFAULT_PLATFORM_TIMEOUT_MS, discordPlatformChecks, runningShardsCheck, slackPlatformChecks } from '../setup/platform-check.js';
 import { EXIT, flag, stringOption, type CliIO, type CommandRunner } from './args.js';
 import { loadConfigForCommand, printResult } from './config.js';
@@ -115,6 +116,8 @@ export async function runDoctorChecks(config: WardenConfig, baseDir: string, env
     dataDetail = `${dataDir}: ${(err as Error).message}`;
   }
   checks.push({ name: 'data dir', ok: dataOk, detail: dataDetail, fix: 'set WARDEN_DATA_DIR or dataDir to a writable folder' });
+  const store = await probeStore({ dataDir, url: config.store.url });
+  checks.push({ name: 'store', ok: store.ok, ...(store.warn ? { warn: true as const } : {}), detail: store.detail, ...(store.fix ? { fix: store.fix } : {}) });
 
   const discord = config.channels.discord;
   const slack = config.channels.slack;

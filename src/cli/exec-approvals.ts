@@ -5,7 +5,7 @@ import { ANY_AGENT, ExecAllowlistStore, type StoredAllowlistEntry } from '../exe
 import { buildApprovalsFile, parseApprovalsFile, type ImportedEntry } from '../exec/approvals-file.js';
 import { effectiveExecConfig } from '../exec/check.js';
 import { resolveDataDir } from '../store/data-dir.js';
-import { openWardenStore } from '../schema/index.js';
+import { openConfiguredStore } from '../schema/index.js';
 import { EXIT, stringOption, type CliIO, type CommandRunner } from './args.js';
 import { loadConfigForCommand } from './config.js';
 import { unknownFlagProblems } from './context.js';
@@ -63,7 +63,7 @@ export const run: CommandRunner = async (args, io) => {
     }
   }
 
-  const opened = await openWardenStore({ dataDir: resolveDataDir({ configDataDir: loaded.config.dataDir, env: io.env, cwd: loaded.baseDir }) });
+  const opened = await openConfiguredStore({ dataDir: resolveDataDir({ configDataDir: loaded.config.dataDir, env: io.env, cwd: loaded.baseDir }), store: loaded.config.store });
   if (!opened.ok) {
     io.stderr(`warden exec-approvals: ${opened.error.message}`);
     return EXIT.badInput;

@@ -12,6 +12,7 @@ import { loadPluginRuntime } from '../plugins/runtime.js';
 import { surfaceInputs } from '../tools/surface-inputs.js';
 import { EXIT, type CommandRunner } from './args.js';
 import { loadConfigForCommand } from './config.js';
+import { readSharedAllowlist } from './stored-allowlist.js';
 import { CONTEXT_FLAGS, contextFromArgs, unknownFlagProblems } from './context.js';
 
 /**
@@ -43,7 +44,7 @@ export const run: CommandRunner = async (args, io) => {
   }
 
   const dataDir = resolveDataDir({ configDataDir: loaded.config.dataDir, env: io.env, cwd: loaded.baseDir });
-  const stored = await readStoredAllowlist(path.join(dataDir, DATABASE_FILE), context.ctx.agentId);
+  const stored = (await readSharedAllowlist({ dataDir, store: loaded.config.store }, context.ctx.agentId)) ?? (await readStoredAllowlist(path.join(dataDir, DATABASE_FILE), context.ctx.agentId));
   if (!stored.ok) {
     io.stderr(`warden exec-check: ${stored.error}`);
     return EXIT.badInput;

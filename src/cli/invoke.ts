@@ -1,5 +1,6 @@
 import { userInfo } from 'node:os';
 import { ApprovalService } from '../approvals/service.js';
+import { joinCluster } from '../cluster/index.js';
 import type { ApprovalDecision } from '../approvals/types.js';
 import { closeAllBrowsers } from '../browser/shutdown.js';
 import { closest } from '../config/errors.js';
@@ -11,7 +12,7 @@ import type { TurnContext } from '../policy/context.js';
 import { resolveToolSurface } from '../policy/surface.js';
 import { AuditLog } from '../store/audit.js';
 import { resolveDataDir } from '../store/data-dir.js';
-import { openWardenStore } from '../schema/index.js';
+import { openConfiguredStore } from '../schema/index.js';
 import type { Store } from '../store/store.js';
 import { Transcripts } from '../store/transcript.js';
 import { CORE_IMPLEMENTATIONS } from '../tools/core/index.js';
@@ -87,14 +88,16 @@ async function invokeOnce(
   }
 
   const dataDir = resolveDataDir({ configDataDir: config.dataDir, env: io.env, cwd: baseDir });
-  const opened = await openWardenStore({ dataDir });
+  const opened = await openConfiguredStore({ dataDir, store: config.store });
   if (!opened.ok) {
     io.stderr(`warden invoke: ${opened.error.message}`);
     return EXIT.badInput;
   }
   const store = opened.store;
   const events = new EventBus();
-  const approvals = new ApprovalService({ store, config, events });
+  // On a shared store the servers must see this command alive, or they would close its request as interrupted.
+  const cluster = await joinCluster(store, { leaseSec: config.store.leaseSec, role: 'cli' }).catch(() => undefined);
+  const approvals = new ApprovalService({ store, config, events, instances: cluster?.instances });
   try {
     const operator = userInfo().username || 'operator';
     events.on('approval.requested', ({ request }) => {
@@ -133,6 +136,7 @@ async function invokeOnce(
     // A browser call launched Chromium; a one-shot command must not leave it running.
     await closeAllBrowsers();
     approvals.shutdown();
+    await cluster?.stop();
     await store.close();
   }
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { serverNow } from '../cluster/clock.js';
 import type { Db } from '../store/db.js';
 import type { InheritedPolicy } from '../policy/context.js';
 import { nextRunAt, type Schedule } from './schedule.js';
@@ -147,12 +148,15 @@ export const DEFAULT_KEEP_RUNS = 50;
 /** Jobs and their run history in the store; the database is the scheduler's only truth. */
 export class CronJobs {
   private readonly keepRuns: number;
+  /** The instance whose runs these are (recorded on each run, so a dead instance's runs are told apart). */
+  private readonly instanceId: string | null;
 
   constructor(
     private readonly db: Db,
-    options: { keepRuns?: number | undefined } = {},
+    options: { keepRuns?: number | undefined; instanceId?: string | undefined } = {},
   ) {
     this.keepRuns = options.keepRuns ?? DEFAULT_KEEP_RUNS;
+    this.instanceId = options.instanceId ?? null;
   }
 
   async add(
@@ -249,10 +253,58 @@ export class CronJobs {
       // Counted from the slot it fills, so a run that started late keeps the job on its grid.
       const next = trigger === 'manual' ? (job.nextRunAt ?? null) : (nextRunAt(job.schedule, now, job.nextRunAt ?? now) ?? null);
       await this.db.run('UPDATE cron_jobs SET next_run_at = ?, last_run_at = ?, run_count = run_count + 1 WHERE id = ?', [next, now, job.id]);
-      const row = await this.db.get<{ id: number }>("INSERT INTO cron_runs (job_id, trigger, due_at, status) VALUES (?, ?, ?, 'queued') RETURNING id", [job.id, trigger, dueAt]);
+      const row = await this.insertRun(job.id, trigger, dueAt);
       await this.prune(job.id);
       return Number(row!.id);
     });
+  }
+
+  /**
+   * `claim` for a slot of the schedule, against every instance sharing the store: the job moves
+   * on only if it is still at the slot this instance read (one conditional write), so of several
+   * instances whose timers fire together exactly one gets the run. Undefined: another took it.
+   */
+  claimSlot(job: CronJob, trigger: 'schedule' | 'missed', now: number): Promise<number | undefined> {
+    return this.db.tx(async () => {
+      if (!(await this.moveOn(job, now))) return undefined;
+      const row = await this.insertRun(job.id, trigger, job.nextRunAt ?? now);
+      await this.db.run('UPDATE cron_jobs SET last_run_at = ?, run_count = run_count + 1 WHERE id = ?', [now, job.id]);
+      await this.prune(job.id);
+      return Number(row!.id);
+    });
+  }
+
+  /** `skip` of a schedule slot, by whichever instance moves the job on first; undefined: another did. */
+  skipSlot(job: CronJob, trigger: 'schedule' | 'missed', detail: string, now: number): Promise<number | undefined> {
+    return this.db.tx(async () => {
+      if (!(await this.moveOn(job, now))) return undefined;
+      const row = await this.db.get<{ id: number }>("INSERT INTO cron_runs (job_id, trigger, due_at, finished_at, status, detail) VALUES (?, ?, ?, ?, 'skipped', ?) RETURNING id", [
+        job.id,
+        trigger,
+        job.nextRunAt ?? now,
+        now,
+        detail,
+      ]);
+      await this.prune(job.id);
+      return Number(row!.id);
+    });
+  }
+
+  /** A queued run; on a shared store it names the instance that runs it. */
+  private insertRun(jobId: string, trigger: CronTrigger, dueAt: number): Promise<{ id: number } | undefined> {
+    if (this.instanceId === null) return this.db.get("INSERT INTO cron_runs (job_id, trigger, due_at, status) VALUES (?, ?, ?, 'queued') RETURNING id", [jobId, trigger, dueAt]);
+    return this.db.get("INSERT INTO cron_runs (job_id, trigger, due_at, status, instance_id) VALUES (?, ?, ?, 'queued', ?) RETURNING id", [jobId, trigger, dueAt, this.instanceId]);
+  }
+
+  /** Moves the job to its next slot if it still stands at the one `job` was read at. */
+  private async moveOn(job: CronJob, now: number): Promise<boolean> {
+    const next = nextRunAt(job.schedule, now, job.nextRunAt ?? now) ?? null;
+    return (await this.db.run('UPDATE cron_jobs SET next_run_at = ? WHERE id = ? AND next_run_at IS NOT DISTINCT FROM ?', [next, job.id, job.nextRunAt ?? null])).changes > 0;
+  }
+
+  /** The job's run still queued or running (in any instance), if any. */
+  async activeRun(jobId: string): Promise<{ id: number; instanceId: string | null; status: string } | undefined> {
+    return this.db.get('SELECT id, instance_id AS "instanceId", status FROM cron_runs WHERE job_id = ? AND status IN (\'queued\', \'running\') ORDER BY id DESC LIMIT 1', [jobId]);
   }
 
   /** The run got its slot. */
@@ -296,7 +348,11 @@ export class CronJobs {
     });
   }
 
-  /** Runs left queued or running by a process that stopped: recorded as interrupted, never silently lost. */
+  /**
+   * Runs left queued or running by a process that stopped: recorded as interrupted, never
+   * silently lost. On a shared store only the runs of instances whose lease ran out (or that
+   * recorded none): a live instance's runs are its own.
+   */
   markInterrupted(now: number): Promise<number> {
     return this.db.tx(async () => {
       const changed = (
@@ -304,11 +360,12 @@ export class CronJobs {
           `UPDATE cron_runs SET status = 'interrupted', finished_at = ?,
              duration_ms = CASE WHEN started_at IS NULL THEN NULL ELSE ? - started_at END,
              detail = CASE WHEN status = 'queued' THEN 'Warden stopped before this run started' ELSE 'Warden stopped during this run' END
-           WHERE status IN ('running', 'queued')`,
+           WHERE status IN ('running', 'queued')${this.instanceId === null ? '' : `
+             AND (instance_id IS NULL OR instance_id NOT IN (SELECT id FROM instances WHERE lease_until > ${serverNow(this.db)}))`}`,
           [now, now],
         )
       ).changes;
-      await this.db.run("UPDATE cron_jobs SET last_status = 'interrupted' WHERE last_status = 'running'");
+      await this.db.run("UPDATE cron_jobs SET last_status = 'interrupted' WHERE last_status = 'running' AND id NOT IN (SELECT job_id FROM cron_runs WHERE status IN ('running', 'queued'))");
       return changed;
     });
   }

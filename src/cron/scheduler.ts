@@ -43,6 +43,12 @@ export interface CronSchedulerOptions {
   maxConcurrent?: number;
   /** Every queue, start, park, finish and skip, as it happens (tests wait on these). */
   onEvent?: (event: CronSchedulerEvent) => void;
+  /**
+   * Other instances share the store and run this same scheduler: a slot goes to the instance
+   * whose claim moves the job on first, a job never overlaps a run another live instance still
+   * has, and at each tick the runs of instances that died are recorded as interrupted.
+   */
+  shared?: boolean | undefined;
 }
 
 interface ActiveRun {
@@ -105,11 +111,12 @@ export class CronScheduler {
       const missed = slotsBetween(job.schedule, job.nextRunAt ?? now, now);
       const when = `while Warden was not running (first due ${new Date(job.nextRunAt ?? now).toISOString()})`;
       if (job.missed === 'run-once') {
-        this.log.info({ job: job.id, missed }, 'cron job missed runs; running it once now');
-        started.push((await this.launch(job, 'missed', now, `${missed} run${missed === 1 ? '' : 's'} missed ${when}; run once now`)).done);
+        const run = await this.launch(job, 'missed', now, `${missed} run${missed === 1 ? '' : 's'} missed ${when}; run once now`);
+        if (run) this.log.info({ job: job.id, missed }, 'cron job missed runs; running it once now');
+        if (run) started.push(run.done);
       } else {
-        const runId = await this.options.jobs.skip(job, 'missed', `skipped ${missed} missed run${missed === 1 ? '' : 's'} ${when}`, now, true);
-        this.emit({ type: 'skipped', jobId: job.id, runId, trigger: 'missed', reason: 'missed' });
+        const runId = await this.options.jobs.skipSlot(job, 'missed', `skipped ${missed} missed run${missed === 1 ? '' : 's'} ${when}`, now);
+        if (runId !== undefined) this.emit({ type: 'skipped', jobId: job.id, runId, trigger: 'missed', reason: 'missed' });
       }
     }
     return started;
@@ -149,15 +156,25 @@ export class CronScheduler {
     const runs: Promise<void>[] = [];
     {
       const now = this.now();
-      for (const job of await this.options.jobs.due(now)) {
+      const due = await this.options.jobs.due(now);
+      // A dead instance's runs end as interrupted, so its jobs move on rather than look busy forever.
+      if (this.options.shared && due.length > 0) {
+        const interrupted = await this.options.jobs.markInterrupted(now);
+        if (interrupted > 0) this.log.warn({ interrupted }, 'cron runs of an instance that stopped answering were recorded as interrupted');
+      }
+      for (const job of due) {
         const previous = this.active.get(job.id);
-        if (previous) {
-          const runId = await this.options.jobs.skip(job, 'schedule', `skipped: the run for an earlier slot (run ${previous.runId}) was still ${describeState(previous)}`, now, true);
-          this.log.info({ job: job.id, previous: previous.runId }, 'cron job still running at its next slot; skipped');
+        const elsewhere = previous || !this.options.shared ? undefined : await this.options.jobs.activeRun(job.id);
+        if (previous || elsewhere) {
+          const still = previous ? `(run ${previous.runId}) was still ${describeState(previous)}` : `(run ${elsewhere!.id}) was still ${elsewhere!.status} in another instance`;
+          const runId = await this.options.jobs.skipSlot(job, 'schedule', `skipped: the run for an earlier slot ${still}`, now);
+          if (runId === undefined) continue;
+          this.log.info({ job: job.id, previous: previous?.runId ?? elsewhere?.id }, 'cron job still running at its next slot; skipped');
           this.emit({ type: 'skipped', jobId: job.id, runId, trigger: 'schedule', reason: 'overlap' });
           continue;
         }
-        runs.push((await this.launch(job, 'schedule', now)).done);
+        const run = await this.launch(job, 'schedule', now);
+        if (run) runs.push(run.done);
       }
     }
     return runs;
@@ -172,13 +189,17 @@ export class CronScheduler {
       if (this.abort.signal.aborted) return { ok: false, reason: 'the scheduler has stopped' };
       const now = this.now();
       const previous = this.active.get(job.id);
-      if (previous) {
-        const reason = `job ${job.id} is still ${describeState(previous)} (run ${previous.runId}); it was not started again`;
+      const elsewhere = previous || !this.options.shared ? undefined : await this.options.jobs.activeRun(job.id);
+      if (previous || elsewhere) {
+        const reason = previous
+          ? `job ${job.id} is still ${describeState(previous)} (run ${previous.runId}); it was not started again`
+          : `job ${job.id} is still ${elsewhere!.status} in another instance (run ${elsewhere!.id}); it was not started again`;
         const runId = await this.options.jobs.skip(job, 'manual', `skipped: ${reason}`, now, false);
         this.emit({ type: 'skipped', jobId: job.id, runId, trigger: 'manual', reason: 'overlap' });
         return { ok: false, reason };
       }
       const run = await this.launch(job, 'manual', now);
+      if (!run) return { ok: false, reason: 'the run could not be claimed' };
       return { ok: true, runId: run.runId, done: run.done };
     });
   }
@@ -198,9 +219,11 @@ export class CronScheduler {
   }
 
   /** Claims the run (inside a claim phase) and starts it; resolves once it is recorded and tracked. */
-  private async launch(job: CronJob, trigger: CronTrigger, now: number, note?: string): Promise<ActiveRun> {
+  private async launch(job: CronJob, trigger: CronTrigger, now: number, note?: string): Promise<ActiveRun | undefined> {
     const jobs = this.options.jobs;
-    const runId = await jobs.claim(job, trigger, now);
+    // A slot of the schedule is claimed against every instance; undefined: another one took it.
+    const runId = trigger === 'manual' ? await jobs.claim(job, trigger, now) : await jobs.claimSlot(job, trigger, now);
+    if (runId === undefined) return undefined;
     const run: ActiveRun = { runId, state: 'queued', done: Promise.resolve() };
     this.active.set(job.id, run);
     this.emit({ type: 'queued', jobId: job.id, runId, trigger });

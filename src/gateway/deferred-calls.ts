@@ -8,7 +8,6 @@ import type { ToolCallPart } from '../models/types.js';
 import type { TurnContext } from '../policy/context.js';
 import { isWrappedUntrusted, wrapUntrusted } from '../tools/untrusted.js';
 import type { ToolResult } from '../tools/types.js';
-import { processAlive } from '../util/process-alive.js';
 import { pendingApprovalText } from '../tools/invoke/approval-step.js';
 import { forPeople } from './people-text.js';
 import { outcomeLabel } from './commands.js';
@@ -103,8 +102,8 @@ export class DeferredCallRunner {
     for (const call of await approvals.deferred.inState('waiting', 'deferred', 'running')) {
       const request = await approvals.get(call.approvalId);
       if (!request || request.status === 'pending') continue;
-      if (call.state === 'waiting' && this.ownerDead(call)) await approvals.deferred.defer(call.approvalId);
-      if (call.state === 'running' && this.ownerDead(call)) this.track(this.lost(call, request));
+      if (call.state === 'waiting' && (await this.ownerDead(call))) await approvals.deferred.defer(call.approvalId);
+      if (call.state === 'running' && (await this.ownerDead(call))) this.track(this.lost(call, request));
       else this.track(this.handle(call.approvalId));
     }
   }
@@ -114,12 +113,13 @@ export class DeferredCallRunner {
     void work.finally(() => this.inFlight.delete(work));
   }
 
-  private ownerDead(call: DeferredCall): boolean {
+  private async ownerDead(call: DeferredCall): Promise<boolean> {
     const owner = call.owner;
     if (!owner) return true;
     if (owner.instance === this.deps.approvals.instanceId) return false;
-    // A new process may get the old one's pid (pid 1 in a container): then it is not the owner.
-    return owner.pid === process.pid || !(this.deps.isProcessAlive ?? processAlive)(owner.pid);
+    if (this.deps.isProcessAlive) return owner.pid === process.pid || !this.deps.isProcessAlive(owner.pid);
+    // On a shared store the owner's instance lease decides (its pid means nothing on another machine).
+    return !(await this.deps.approvals.ownerAlive(owner));
   }
 
   private now(): number {

@@ -79,6 +79,11 @@ export interface GatewayOptions {
   hooks?: HookBus | undefined;
   /** Chat commands plugins registered. */
   pluginCommands?: PluginCommandRegistry | undefined;
+  /**
+   * On a store several instances share: each item of a session runs holding the session's lease,
+   * so a conversation's turns never overlap across instances (the second instance's item waits).
+   */
+  sessionLeases?: { hold<T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>): Promise<T> } | undefined;
 }
 
 /**
@@ -151,7 +156,18 @@ export class Gateway {
   constructor(private readonly options: GatewayOptions) {
     this.view = { config: options.config, agent: options.agent, tools: options.tools, toolReport: options.toolReport, skills: options.skills };
     for (const adapter of options.adapters) this.adapters.set(adapter.provider, adapter);
-    this.queue = new SessionQueues((key, item, signal) => this.runItem(key, item, signal), {
+    const leases = options.sessionLeases;
+    const leased = async (key: string, item: QueuedItem, signal: AbortSignal): Promise<void> => {
+      let started = false;
+      try {
+        await leases!.hold(`session:${key}`, signal, (held) => ((started = true), this.runItem(key, item, held)));
+      } catch (err) {
+        // Stopped while waiting for another instance's turn: whoever waits for this item's outcome hears it.
+        if (!started) item.onDone?.({ ok: false, error: `not run: ${(err as Error).message}` });
+        throw err;
+      }
+    };
+    this.queue = new SessionQueues((key, item, signal) => (leases ? leased(key, item, signal) : this.runItem(key, item, signal)), {
       maxPending: options.maxPending ?? DEFAULT_MAX_PENDING,
     });
   }

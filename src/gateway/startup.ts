@@ -4,6 +4,7 @@ import path from 'node:path';
 import { checkBind, createWebAdapter, webChatToken, WEB_CHANNEL_ID, WEB_LOCAL_USER, type WebAdapter } from '../../adapters/web/index.js';
 import { storeWebHistory } from '../../adapters/web/history.js';
 import type { ToolExecutor } from '../agent/index.js';
+import type { AgentDeps } from '../agent/types.js';
 import { createAgentRuntime, type WardenAgentRuntime } from '../agent/runtime.js';
 import { DbTranscriptStore } from '../agent/transcript.js';
 import { SubagentRunStore } from '../agent/subagent-runs.js';
@@ -23,7 +24,7 @@ import { resolveToolSurface, type SurfaceOptions } from '../policy/surface.js';
 import { agentWorkspace } from '../exec/check.js';
 import { listSkills, sessionSkillsCatalog } from '../skills/index.js';
 import { SessionSkillSnapshots } from '../skills/snapshot.js';
-import { openWardenStore, WARDEN_MIGRATIONS } from '../schema/index.js';
+import { openConfiguredStore, WARDEN_MIGRATIONS } from '../schema/index.js';
 import { AuditLog, migrationsFor, resolveDataDir, type Store } from '../store/index.js';
 import { timedTranscripts } from '../ops/hooks.js';
 import { metrics } from '../ops/metrics.js';
@@ -36,6 +37,7 @@ import { loadPluginRuntime, type PluginRuntime } from '../plugins/runtime.js';
 import { McpManager } from '../mcp/manager.js';
 import { bindMcpManager, mcpManagerFor, reservedToolNames } from '../mcp/registry.js';
 import { CronScheduler } from '../cron/scheduler.js';
+import { joinCluster, type Cluster } from '../cluster/index.js';
 import type { MessagingService } from '../tools/types.js';
 import { createCronDeliver } from './scheduled.js';
 import { approveOn, clickHandlerOn, withWebLocalOwner, type ResolveApproval } from './approval-clicks.js';
@@ -175,8 +177,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   // Plugins load before anything listens: a plugin that fails is reported and skipped, Warden starts.
   const plugins = await loadPluginRuntime(config, baseDir);
   const hooks = plugins.hooks;
-  const opened = await openWardenStore({ dataDir });
-  if (!opened.ok) return { ok: false, error: new Error(opened.error.message) };
+  const opened = await openConfiguredStore({ dataDir, store: config.store });
+  if (!opened.ok) return { ok: false, error: opened.error.path === 'store.url' ? new ConfigError(loaded.file, [{ path: 'store.url', message: opened.error.message.replace(/^store\.url: /, '') }]) : new Error(opened.error.message) };
   // A fresh checkout has no workspace yet; the file and exec tools work inside it.
   for (const agentId of knownAgentIds(config)) {
     const workspace = agentWorkspace(config, agentId, baseDir);
@@ -199,8 +201,19 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const offMetrics = metrics.observe(events);
   const live = new LiveConfig(loaded, readIfExists(loaded.file));
   const current = (): WardenConfig => live.current().loaded.config;
+  // Other instances on the same PostgreSQL store: this one's heartbeat and leases (none on SQLite).
+  let cluster: Cluster | undefined;
+  try {
+    cluster = await joinCluster(store, { leaseSec: config.store.leaseSec, role: 'server' });
+  } catch (err) {
+    await store.close();
+    return { ok: false, error: new Error(`store.url: this instance could not register with the shared store: ${(err as Error).message}`) };
+  }
+  // Which instances were alive when subagent runs were last recovered (read just before).
+  let liveInstances = new Set<string>();
+  const ownership: AgentDeps['ownership'] = cluster ? { instanceId: cluster.instances.id, isOwnerGone: (owner) => !liveInstances.has(owner.instance) } : undefined;
   // The approval service reads owners and approvers at each decision: a reload changes them.
-  const approvals = new ApprovalService({ store, config: approvalConfigOf(current), events });
+  const approvals = new ApprovalService({ store, config: approvalConfigOf(current), events, instances: cluster?.instances });
   const guards = new DeciderGuards();
   const resolve: ResolveApproval = async (id, decision, by) => {
     const refusal = guards.refusal(id, by);
@@ -233,6 +246,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     adapters = await Promise.all(planned.map((provider) => makeAdapter(provider, config, webToken)));
   } catch (err) {
     approvals.shutdown();
+    await cluster?.stop();
     await store.close();
     return { ok: false, error: err as Error };
   }
@@ -247,10 +261,11 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   mcp.start();
   const startedAt = Date.now();
   let gatewayRef: Gateway | undefined;
-  const cronJobs = new HookedCronJobs(store.db, hooks, { keepRuns: config.cron.keepRuns });
+  const cronJobs = new HookedCronJobs(store.db, hooks, { keepRuns: config.cron.keepRuns, instanceId: cluster?.instances.id });
   // A job's turn runs behind its session's queue, as a message would; its outcome goes to the cron ledger.
   const scheduler = new CronScheduler({
     jobs: cronJobs,
+    shared: cluster !== undefined,
     maxConcurrent: config.cron.maxConcurrent,
     deliver: createCronDeliver({
       // Read at each run: a reload changes the policy a job's turn runs under.
@@ -308,13 +323,14 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const sessionContexts = new SessionContextStore(store.db);
   const announce = (parentKey: string, run: SubagentRunView) => gatewayRef?.announce(parentKey, run.requestedBy, run.spawnedInRun);
   const skillsCatalog = sessionSkillsCatalog(skillSnapshots, current);
-  agentRef = createAgent(config, env, generation.tools, store, sessionContexts, announce, skillsCatalog, hooks);
+  agentRef = createAgent(config, env, generation.tools, store, sessionContexts, announce, skillsCatalog, hooks, ownership);
   // The session tools act on the running agent's sessions; without a model they stay off.
   generation.toolRuntime.sessions = agentRef?.sessions;
 
   const gateway = new Gateway({
     config,
     adapters,
+    sessionLeases: cluster?.leases,
     workspaceOf: (agentId) => agentWorkspace(current(), agentId, baseDir),
     env,
     agent: agentRef,
@@ -368,7 +384,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       generation = derive(cfg);
       carryOverResources(before.tools, generation.tools, previous.config, cfg);
       if (!agentRef) {
-        agentRef = createAgent(cfg, env, generation.tools, store, sessionContexts, announce, skillsCatalog, hooks);
+        agentRef = createAgent(cfg, env, generation.tools, store, sessionContexts, announce, skillsCatalog, hooks, ownership);
       } else {
         agentRef.reconfigure({ config: cfg, models: createModelRegistry(cfg, env), tools: generation.tools });
       }
@@ -456,6 +472,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     await skillSnapshots.close();
     await mcp.stop();
     approvals.shutdown();
+    await cluster?.stop();
     await store.close();
     return { ok: false, error: err as Error };
   }
@@ -465,6 +482,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   // Calls decided while no Warden ran, and calls whose runner died.
   await deferred?.sweep();
   // Children that were running when Warden last stopped are marked interrupted and their parents told.
+  // Subagent runs of instances still alive are theirs: only those of gone ones are interrupted.
+  if (cluster) liveInstances = new Set((await cluster.instances.live()).map((i) => i.id));
   const interruptedRuns = (await agentRef?.sessions.recover()) ?? [];
   await scheduler.start();
   // Load the tools a turn can call in the background, so the first call (and its approval card)
@@ -530,6 +549,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
         offGauges();
         offMetrics();
         approvals.shutdown();
+        // Last: its requests and runs pass to the other instances at once, not after the lease runs out.
+        await cluster?.stop();
         await store.close();
         log.info('warden stopped');
       })();
@@ -724,6 +745,7 @@ function createAgent(
   announce: (parentKey: string, run: SubagentRunView) => void,
   skillsCatalog: (turn: TurnContext, sessionKey: string) => string,
   hooks?: HookBus,
+  ownership?: AgentDeps['ownership'],
 ): WardenAgentRuntime | undefined {
   const anyModel = config.models.default !== undefined || config.agents.list.some((a) => a.model !== undefined);
   if (!anyModel) return undefined;
@@ -737,6 +759,7 @@ function createAgent(
     announce,
     skillsCatalog,
     hooks,
+    ownership,
   });
 }
 

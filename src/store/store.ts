@@ -4,7 +4,6 @@ import Database from 'better-sqlite3';
 import { DATABASE_FILE } from './data-dir.js';
 import type { Db, StoreEngine } from './db.js';
 import { applyMigrations, migrationsFor, pendingMigrations, type FeatureMigrations, type Migration } from './migrations.js';
-import { PostgresDb } from './postgres/engine.js';
 import { SqliteDb } from './sqlite/engine.js';
 
 /**
@@ -141,6 +140,8 @@ function openSqlite(options: OpenStoreOptions): Opened {
 }
 
 async function openPostgres(target: { url: string; display: string }, options: OpenStoreOptions): Promise<Opened> {
+  // Loaded only for a PostgreSQL store: the SQLite default and every CLI start never pay for the client.
+  const { PostgresDb } = await import('./postgres/engine.js');
   const db = new PostgresDb({ connectionString: target.url, poolMax: options.poolMax });
   try {
     await db.value('SELECT 1');

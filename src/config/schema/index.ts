@@ -11,6 +11,7 @@ import { webToolsConfig } from './web.js';
 import { gatewayConfig } from './gateway.js';
 import { bindingsConfig, checkBindings } from './bindings.js';
 import { opsConfig } from './ops.js';
+import { storeConfig } from './store.js';
 import {
   byProviderEntry,
   profileId,
@@ -347,6 +348,8 @@ export const wardenConfigSchema = z.strictObject({
   mcp: mcpConfig.optional(),
   /** The operations listener: liveness, readiness and Prometheus metrics, on loopback by default. */
   ops: opsConfig.prefault({}),
+  /** The durable store: embedded SQLite (default) or a PostgreSQL server shared by several instances. */
+  store: storeConfig.prefault({}),
   /** Where SQLite and other state live; `WARDEN_DATA_DIR` overrides. */
   dataDir: z.string().default('./data'),
 })
@@ -363,4 +366,5 @@ export type { BindingEntry, BindingMatch } from './bindings.js';
 export type { ToolSearchConfig } from './tool-search.js';
 export type { McpApprovalMode, McpConfig, McpServerConfig } from './mcp.js';
 export type { OpsConfig } from './ops.js';
+export type { StoreConfig } from './store.js';
 export { isLoopbackHost, type GatewayConfig, type GatewayHttpConfig, type GatewayNodesConfig } from './gateway.js';

@@ -37,7 +37,7 @@ export interface ApplyMeta {
 }
 
 /** Keys a running Warden cannot switch: they apply at the next start. */
-const RESTART_ONLY = ['dataDir'];
+const RESTART_ONLY = ['dataDir', 'store'];
 /** Keys read once at start (queue bounds, the watcher's own settings): applied, effective at the next start. */
 const READ_AT_START: readonly string[][] = [['sessions'], ['gateway', 'reload']];
 
@@ -111,8 +111,8 @@ export class ConfigReloader {
       ...RESTART_ONLY.filter((k) => changes.some((c) => c.path[0] === k)),
       ...READ_AT_START.filter((p) => changes.some((c) => p.every((k, i) => c.path[i] === k))).map((p) => p.join('.')),
     ];
-    // dataDir stays as the store was opened; the rest applies now.
-    const applied: LoadedConfig = !restartNeeded.includes('dataDir') ? next : { ...next, config: { ...next.config, dataDir: previous.config.dataDir } };
+    // dataDir and the store stay as the store was opened; the rest applies now.
+    const applied: LoadedConfig = { ...next, config: { ...next.config, dataDir: previous.config.dataDir, store: previous.config.store } };
     this.hooks.swap(applied, previous);
     const snapshot = this.live.replace(applied, meta.text);
     const failed = await this.hooks.restart(applied.config, previous.config).catch((err: unknown) => [(err as Error).message]);

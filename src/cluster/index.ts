@@ -1,0 +1,34 @@
+import type { Store } from '../store/store.js';
+import { InstanceRegistry } from './instances.js';
+import { Leases } from './leases.js';
+
+export { InstanceRegistry } from './instances.js';
+export { LEASE_CHANNEL, Leases, leaseDigest, type HeldLease } from './leases.js';
+export { clusterMigrations } from './migrations.js';
+
+/** This instance among others on a shared store: its registry row and its leases. */
+export interface Cluster {
+  instances: InstanceRegistry;
+  leases: Leases;
+  stop(): Promise<void>;
+}
+
+/**
+ * Joins the instances sharing the store (PostgreSQL), its heartbeat running; undefined on an
+ * unshared store (SQLite), where this process is the only server and nothing is leased.
+ */
+export async function joinCluster(store: Store, options: { leaseSec: number; role: 'server' | 'cli' }): Promise<Cluster | undefined> {
+  if (!store.db.shared) return undefined;
+  const leaseMs = Math.round(options.leaseSec * 1000);
+  const instances = new InstanceRegistry(store.db, { leaseMs, role: options.role });
+  await instances.start();
+  const leases = new Leases(store.db, { ttlMs: leaseMs, holder: instances.id });
+  return {
+    instances,
+    leases,
+    stop: async () => {
+      await leases.close();
+      await instances.stop();
+    },
+  };
+}

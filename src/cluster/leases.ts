@@ -1,0 +1,173 @@
+import { createHash } from 'node:crypto';
+import { log } from '../log.js';
+import type { Db } from '../store/db.js';
+import { serverNow } from './clock.js';
+
+/** Notified when a lease is released; the payload is the lease name's digest, never the name. */
+export const LEASE_CHANNEL = 'warden_lease';
+
+/** A lease this instance holds; `generation` fences it against a later holder. */
+export interface HeldLease {
+  name: string;
+  generation: number;
+}
+
+export interface LeaseOptions {
+  /** How long a lease lasts without a renewal (`store.leaseSec`). */
+  ttlMs: number;
+  /** Who holds the leases taken here (the instance id). */
+  holder: string;
+}
+
+/** The digest other instances are told when a lease is free: it names no session or job. */
+export const leaseDigest = (name: string): string => createHash('sha256').update(name).digest('hex').slice(0, 24);
+
+/**
+ * Named leases with expiry on the shared store. `tryAcquire` takes a free or expired lease in
+ * one conditional write; `hold` waits its turn (woken by the holder's release notification, or at
+ * the holder's expiry when it died), renews every third of the lease while `fn` runs, and aborts
+ * `fn`'s signal the moment a renewal finds the lease gone — a holder that lost its lease stops
+ * rather than runs on beside the new one.
+ */
+export class Leases {
+  private readonly wakers = new Map<string, Set<() => void>>();
+  private unlisten: (() => Promise<void>) | undefined;
+  private listening: Promise<void> | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly options: LeaseOptions,
+  ) {}
+
+  get ttlMs(): number {
+    return this.options.ttlMs;
+  }
+
+  /** Takes `name` when nobody holds it or its holder's lease ran out; undefined when another holds it. */
+  async tryAcquire(name: string, ttlMs = this.options.ttlMs): Promise<HeldLease | undefined> {
+    const now = serverNow(this.db);
+    const row = await this.db.get<{ generation: number }>(
+      `INSERT INTO leases (name, holder, generation, expires_at) VALUES (?, ?, 1, ${now} + ?)
+       ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, generation = leases.generation + 1, expires_at = excluded.expires_at
+       WHERE leases.expires_at <= ${now}
+       RETURNING generation`,
+      [name, this.options.holder, ttlMs],
+    );
+    return row ? { name, generation: Number(row.generation) } : undefined;
+  }
+
+  /** Extends a held lease; false when it was lost (expired and taken, or released). */
+  async renew(lease: HeldLease, ttlMs = this.options.ttlMs): Promise<boolean> {
+    const now = serverNow(this.db);
+    const { changes } = await this.db.run(`UPDATE leases SET expires_at = ${now} + ? WHERE name = ? AND holder = ? AND generation = ? AND expires_at > ${now}`, [
+      ttlMs,
+      lease.name,
+      this.options.holder,
+      lease.generation,
+    ]);
+    return changes > 0;
+  }
+
+  /** Whether the lease is still this holder's (checked before an effect that must not happen twice). */
+  async holds(lease: HeldLease): Promise<boolean> {
+    return (await this.db.value(`SELECT 1 FROM leases WHERE name = ? AND holder = ? AND generation = ? AND expires_at > ${serverNow(this.db)}`, [lease.name, this.options.holder, lease.generation])) !== undefined;
+  }
+
+  /** Gives the lease up and tells the instances queued behind it. */
+  async release(lease: HeldLease): Promise<void> {
+    const { changes } = await this.db.run('DELETE FROM leases WHERE name = ? AND holder = ? AND generation = ?', [lease.name, this.options.holder, lease.generation]);
+    if (changes > 0) await this.db.notify(LEASE_CHANNEL, leaseDigest(lease.name));
+  }
+
+  /**
+   * Runs `fn` holding `name`: waits until the lease is free (or `signal` aborts: rejects with
+   * its reason), renews it while `fn` runs, releases it after. `fn`'s signal aborts when `signal`
+   * does or when the lease is lost.
+   */
+  async hold<T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const lease = await this.waitFor(name, signal);
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    let renewing: Promise<void> | undefined;
+    const timer = setInterval(() => {
+      renewing ??= this.renew(lease)
+        .then(
+          (held) => {
+            if (held || controller.signal.aborted) return;
+            log.error({ lease: leaseDigest(name) }, 'lease lost while its work ran (this instance paused past its expiry?): stopping the work');
+            controller.abort(new Error('this instance lost its lease; another instance took the work over'));
+          },
+          (err: unknown) => log.warn({ err: (err as Error).message }, 'lease renewal failed; retrying'),
+        )
+        .finally(() => (renewing = undefined));
+    }, Math.max(50, Math.floor(this.options.ttlMs / 3)));
+    timer.unref();
+    try {
+      return await fn(controller.signal);
+    } finally {
+      clearInterval(timer);
+      signal.removeEventListener('abort', onAbort);
+      await renewing;
+      await this.release(lease).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'lease release failed; it expires on its own'));
+    }
+  }
+
+  /** Takes `name` as soon as it is free: woken by release notifications, else at the holder's expiry. */
+  private async waitFor(name: string, signal: AbortSignal): Promise<HeldLease> {
+    const digest = leaseDigest(name);
+    await this.subscribe();
+    for (;;) {
+      signal.throwIfAborted();
+      let wake!: () => void;
+      const woken = new Promise<void>((resolve) => (wake = resolve));
+      let set = this.wakers.get(digest);
+      if (!set) this.wakers.set(digest, (set = new Set()));
+      set.add(wake);
+      try {
+        const lease = await this.tryAcquire(name);
+        if (lease) return lease;
+        // The holder releases (notification) or dies (its lease runs out): whichever comes first.
+        const left = await this.db.value<number>(`SELECT expires_at - ${serverNow(this.db)} FROM leases WHERE name = ?`, [name]);
+        const delay = Math.min(Math.max(20, (left ?? 0) + 20), this.options.ttlMs);
+        let timer: NodeJS.Timeout | undefined;
+        let onAbort: (() => void) | undefined;
+        await Promise.race([
+          woken,
+          new Promise<void>((resolve) => (timer = setTimeout(resolve, delay))),
+          new Promise<void>((resolve) => {
+            onAbort = resolve;
+            signal.addEventListener('abort', onAbort, { once: true });
+          }),
+        ]);
+        clearTimeout(timer);
+        if (onAbort) signal.removeEventListener('abort', onAbort);
+      } finally {
+        set.delete(wake);
+        if (set.size === 0) this.wakers.delete(digest);
+      }
+    }
+  }
+
+  private subscribe(): Promise<void> {
+    this.listening ??= this.db
+      .listen(LEASE_CHANNEL, (payload) => {
+        // No payload: notifications may have been missed (a reconnect); every waiter looks again.
+        const sets = payload === undefined ? [...this.wakers.values()] : [this.wakers.get(payload)].filter((s) => s !== undefined);
+        for (const set of sets) for (const wake of [...set]) wake();
+      })
+      .then(
+        (off) => {
+          this.unlisten = off;
+        },
+        // Waiters still take the lease at the holder's expiry or at their next look; they are never stuck.
+        (err: unknown) => log.warn({ err: (err as Error).message }, 'leases: release notifications unavailable; waiting by expiry'),
+      );
+    return this.listening;
+  }
+
+  async close(): Promise<void> {
+    await this.unlisten?.().catch(() => undefined);
+    this.unlisten = undefined;
+  }
+}

@@ -1,0 +1,43 @@
+import type { FeatureMigrations, Migration } from '../store/migrations.js';
+
+/**
+ * Several instances on one store: who is alive (`instances`, a row per running process whose
+ * lease its heartbeat extends) and who holds what (`leases`: a conversation's turn, a cron run).
+ * `generation` grows at every take-over, so a holder that lost its lease (it paused past the
+ * expiry and another took it) can no longer renew or release the new holder's lease.
+ * Times are milliseconds of the database server's clock, so instances' clocks never disagree.
+ */
+const TABLES = `
+  CREATE TABLE instances (
+    id          TEXT PRIMARY KEY,
+    host        TEXT NOT NULL,
+    pid         INTEGER NOT NULL,
+    role        TEXT NOT NULL CHECK (role IN ('server', 'cli')),
+    started_at  BIGINT NOT NULL,
+    lease_until BIGINT NOT NULL
+  );
+  CREATE INDEX instances_live ON instances (lease_until);
+  CREATE TABLE leases (
+    name        TEXT PRIMARY KEY,
+    holder      TEXT NOT NULL,
+    generation  BIGINT NOT NULL,
+    expires_at  BIGINT NOT NULL
+  );
+`;
+
+const cluster001: Migration = {
+  id: 'cluster-001-instances-leases',
+  async up(db) {
+    await db.exec(TABLES);
+  },
+};
+
+/** Which instance runs a cron run, so one that died is told apart from one still working. */
+const cluster002: Migration = {
+  id: 'cluster-002-cron-run-instance',
+  async up(db) {
+    await db.exec('ALTER TABLE cron_runs ADD COLUMN instance_id TEXT');
+  },
+};
+
+export const clusterMigrations: FeatureMigrations = { feature: 'cluster', sqlite: [cluster001, cluster002], postgres: [cluster001, cluster002] };

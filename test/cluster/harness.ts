@@ -1,0 +1,153 @@
+// `warden start` processes on one PostgreSQL database behind the Slack fake's HTTP events, the
+// way a load balancer spreads Slack's requests over instances: each instance has its own
+// receiver port, the test picks which one a request reaches.
+import { mkdirSync, mkdtempSync, writeFileSync, existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa, type ResultPromise } from 'execa';
+import type { SlackFake, SlackMessage } from '../fakes/slack/index.js';
+
+export const BIN = fileURLToPath(new URL('../../bin/warden.js', import.meta.url));
+export const SECRET = 'cluster-signing-secret';
+export const DEV = 'C0000DEV';
+export const ALICE = 'U0000ALICE';
+export const OLGA = 'U0000OLGA';
+
+export interface Instance {
+  name: string;
+  dir: string;
+  eventsUrl: string;
+  opsUrl: string;
+  child: ResultPromise;
+  output: () => string;
+}
+
+/** A port free right now on loopback (the instance binds it a moment later). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A folder the instances share as their agents' workspace (where `runs.log` counts command runs). */
+export function sharedWorkspace(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'warden-cluster-ws-'));
+  return dir;
+}
+
+export const runsIn = (workspace: string): number =>
+  existsSync(path.join(workspace, 'runs.log')) ? readFileSync(path.join(workspace, 'runs.log'), 'utf8').split('\n').filter(Boolean).length : 0;
+
+/**
+ * Starts one `warden start` process. The store URL reaches it through the environment, referenced
+ * from the file as `${WARDEN_STORE_URL}` (how an operator keeps the password out of the file).
+ */
+export async function startInstance(
+  name: string,
+  options: { fake: SlackFake; storeUrl: string; workspace: string; leaseSec: number; extraEnv?: Record<string, string>; modelUrl?: string; logLevel?: string; waitSec?: number },
+): Promise<Instance> {
+  const dir = mkdtempSync(path.join(tmpdir(), `warden-cluster-${name}-`));
+  mkdirSync(path.join(dir, 'data'));
+  const slackPort = await freePort();
+  const opsPort = await freePort();
+  writeFileSync(
+    path.join(dir, 'warden.config.yaml'),
+    [
+      'owners:',
+      `  slack: [${OLGA}]`,
+      'tools:',
+      '  profile: coding',
+      '  exec:',
+      '    host: gateway',
+      'agents:',
+      '  defaults:',
+      `    workspace: ${JSON.stringify(options.workspace)}`,
+      'channels:',
+      '  slack:',
+      '    botToken: xoxb-fake',
+      `    signingSecret: ${SECRET}`,
+      `    apiUrl: ${JSON.stringify(options.fake.apiUrl)}`,
+      '    host: 127.0.0.1',
+      `    port: ${slackPort}`,
+      '    channels:',
+      "      '#dev':",
+      '        tools:',
+      "          allow: ['*']",
+      'store:',
+      '  url: ${WARDEN_STORE_URL}',
+      `  leaseSec: ${options.leaseSec}`,
+      'ops:',
+      `  port: ${opsPort}`,
+      'dataDir: ./data',
+      ...(options.waitSec !== undefined ? ['approvals:', `  waitSec: ${options.waitSec}`] : []),
+      ...(options.modelUrl ? ['models:', '  default: openai/gpt-test', '  providers:', '    openai:', `      baseUrl: ${JSON.stringify(options.modelUrl)}`] : []),
+      '',
+    ].join('\n'),
+  );
+  const child = execa('node', [BIN, 'start'], {
+    cwd: dir,
+    env: { WARDEN_LOG_LEVEL: options.logLevel ?? 'warn', WARDEN_DATA_DIR: '', WARDEN_STORE_URL: options.storeUrl, OPENAI_API_KEY: 'sk-fake', ...options.extraEnv },
+    reject: false,
+    extendEnv: true,
+  });
+  let out = '';
+  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
+  await new Promise<void>((resolve, reject) => {
+    const onData = () => {
+      if (out.includes('Warden is running')) resolve();
+    };
+    child.stdout?.on('data', onData);
+    void child.then((r) => reject(new Error(`${name} exited ${r.exitCode} before starting:\n${out}`)));
+  });
+  return { name, dir, eventsUrl: `http://127.0.0.1:${slackPort}/slack/events`, opsUrl: `http://127.0.0.1:${opsPort}`, child, output: () => out };
+}
+
+/** Stops an instance (SIGTERM) and waits for it; a no-op once it exited. */
+export async function stopInstance(instance: Instance): Promise<void> {
+  if (instance.child.exitCode === null && instance.child.signalCode === null) instance.child.kill('SIGTERM');
+  await instance.child;
+}
+
+/** A user's direct message to the bot, delivered to `instance`. */
+export function directMessage(fake: SlackFake, instance: Instance, user: string, text: string): Promise<Response> {
+  const event = fake.messageEvent({ user, channel: `D${user.slice(1)}`, text });
+  return fake.sendEvent(instance.eventsUrl, fake.envelope(event), { secret: SECRET });
+}
+
+/** A user's mention of the bot in #dev, delivered to `instance` as Slack would (signed). */
+export function mention(fake: SlackFake, instance: Instance, user: string, text: string): Promise<Response> {
+  const event = fake.messageEvent({ user, channel: DEV, text: `<@${fake.bot.userId}> ${text}`, type: 'app_mention' });
+  return fake.sendEvent(instance.eventsUrl, fake.envelope(event), { secret: SECRET });
+}
+
+/** The approval card posted in #dev whose text names `needle`. */
+export async function cardFor(fake: SlackFake, needle: string, ms = 30_000): Promise<SlackMessage> {
+  await fake.requests.waitFor((r) => r.path === '/api/chat.postMessage' && r.body.channel === DEV && Array.isArray(r.body.blocks) && JSON.stringify(r.body.blocks).includes(needle), ms, 'approval card');
+  return [...fake.messages.values()].find((m) => m.channel === DEV && m.blocks?.some((b) => b.type === 'actions') && JSON.stringify(m.blocks).includes(needle))!;
+}
+
+/** A click on one of the card's buttons, delivered to `instance`. */
+export function click(fake: SlackFake, instance: Instance, card: SlackMessage, decision: string, user: string): Promise<Response> {
+  const button = (card.blocks!.find((b) => b.type === 'actions')?.elements ?? []).find((b: any) => b.action_id === `warden_approval_${decision}`);
+  if (!button) throw new Error(`card has no ${decision} button`);
+  return fake.sendAction(instance.eventsUrl, fake.blockActions({ message: card, actionId: button.action_id, value: button.value, user }), { secret: SECRET });
+}
+
+/** Waits for a condition, checking every 50 ms, up to `ms`. */
+export async function until<T>(check: () => T | undefined | false | Promise<T | undefined | false>, ms: number, what: string): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
