@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { checkBind } from '../../adapters/web/access.js';
 import { loadConfig } from '../../src/config/index.js';
+import { parseStoreUrl } from '../../src/store/store.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const read = (f: string) => readFileSync(path.join(ROOT, f), 'utf8');
@@ -114,6 +115,13 @@ describe('the container config (deploy/container.example.yaml)', () => {
     expect(config.channels.web).toMatchObject({ host: '0.0.0.0', port: 3000, token: 'a-long-random-token-0123456789' });
     expect(checkBind(config.channels.web.host, config.channels.web.token)).toEqual({ ok: true });
     expect(config.agents.defaults.workspace).toBe('/workspace');
+    expect(parseStoreUrl(config.store?.url)).toEqual({ engine: 'sqlite' });
+  });
+
+  it('takes its store from WARDEN_STORE_URL (compose sets it to its PostgreSQL service)', () => {
+    const r = loadConfig({ file, cwd: dir, env: { WARDEN_WEB_TOKEN: 'a-long-random-token-0123456789', WARDEN_STORE_URL: 'postgres://warden:pw@postgres:5432/warden' } });
+    if (!r.ok) throw r.error;
+    expect(parseStoreUrl(r.value.config.store?.url)).toMatchObject({ engine: 'postgres', display: 'postgres://warden@postgres:5432/warden' });
   });
 
   it('refuses to load without WARDEN_WEB_TOKEN, naming it', () => {
@@ -146,9 +154,16 @@ describe('compose.yaml', () => {
     for (const key of ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'DISCORD_TOKEN', 'SLACK_BOT_TOKEN']) expect(warden.environment[key]).toBe(`\${${key}:-}`);
   });
 
-  it('leaves PostgreSQL commented out: the PostgreSQL store is not implemented yet', () => {
-    expect(Object.keys(compose.services)).toEqual(['warden']);
-    expect(read('compose.yaml')).toMatch(/^ {2}# postgres:$/m);
+  it('runs Warden on a PostgreSQL service it waits for, reachable only on the compose network', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(['postgres', 'warden']);
+    const postgres = compose.services.postgres;
+    expect(postgres.ports).toBeUndefined();
+    expect(postgres.healthcheck.test.join(' ')).toMatch(/pg_isready/);
+    expect(warden.depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
+    expect(Object.keys(compose.volumes ?? {})).toContain('postgres-data');
+    // One password, required, in both places; never written in the file.
+    expect(postgres.environment.POSTGRES_PASSWORD).toMatch(/^\$\{POSTGRES_PASSWORD:\?/);
+    expect(warden.environment.WARDEN_STORE_URL).toMatch(/^postgres:\/\/warden:\$\{POSTGRES_PASSWORD:\?[^}]*\}@postgres:5432\/warden$/);
   });
 });
 
