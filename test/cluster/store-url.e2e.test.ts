@@ -87,7 +87,7 @@ describe('store.url', () => {
           '-e',
           `import { createRequire } from 'node:module';
            const require = createRequire(${JSON.stringify(path.join(ROOT, 'package.json'))});
-           const { main } = await import(${JSON.stringify(path.join(ROOT, 'dist/src/cli.js'))});
+           const { main } = await import(${JSON.stringify(path.join(ROOT, 'dist/cli.js'))});
            const io = { stdout() {}, stderr() {}, cwd: ${JSON.stringify(dir)}, env: process.env };
            await main(${JSON.stringify(args)}, io);
            const loaded = Object.keys(require.cache).filter((k) => /node_modules[\\\\/]pg[\\\\/]/.test(k));
