@@ -46,4 +46,9 @@ for i in $(seq 1 "$runs"); do
 done
 touch "$work/load.txt"
 echo "beside it: $(wc -l <"$work/load.txt") finished load runs, $(grep -c -v 'exit 0' "$work/load.txt") of them failed"
+# The runs beside count too: name what failed there before the folders go.
+grep -v 'exit 0' "$work/load.txt" | sed -n 's/^load run \([0-9]*\):.*/\1/p' | while read -r n; do
+  echo "load run $n failed:"
+  sed 's/\x1b\[[0-9;]*m//g' "$work/load-$n.log" | grep -E '^ *(FAIL|×) |Unhandled|Error:' | sort -u | head -n 20
+done
 exit $failed
