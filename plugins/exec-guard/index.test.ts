@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { HookToolContext } from '../../src/hooks/types.js';
 import { createPluginRuntime } from '../../src/plugins/runtime.js';
 import { config } from '../../src/policy/testing.js';
+import { compileLinearRegex } from '../../src/util/linear-regex.js';
 import { compileRules, decide, type ExecGuardConfig } from './index.js';
 
 const PLUGINS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -16,7 +17,7 @@ const GUARD: ExecGuardConfig = {
     { id: 'rm-dm', pattern: '\\brm\\s+-rf\\b', action: 'deny', channels: ['dm'] },
   ],
 };
-const rules = compileRules(GUARD);
+const rules = compileRules(GUARD, compileLinearRegex);
 const ctx = (channelName: string | undefined, chat: 'channel' | 'dm' = 'channel'): HookToolContext => ({
   toolName: 'exec',
   conversation: { provider: 'discord', chat, ...(channelName ? { channelId: `C-${channelName}`, channelName } : {}) },
@@ -49,7 +50,10 @@ describe('exec-guard rules', () => {
     expect(good.plugins[0]).toMatchObject({ id: 'exec-guard', status: 'loaded', hooks: [{ name: 'before_tool_call', priority: 100, toolMatcher: ['exec', 'process'] }] });
     const bad = createPluginRuntime(config({ plugins: { paths: [PLUGINS], allow: ['exec-guard'], entries: { 'exec-guard': { config: { rules: [{ pattern: '(', action: 'deny' }] } } } } }), PLUGINS);
     await bad.load(5_000);
-    expect(bad.plugins[0]).toMatchObject({ status: 'error', why: expect.stringContaining('exec-guard rules[0]: pattern is not a regular expression') });
+    expect(bad.plugins[0]).toMatchObject({ status: 'error', why: expect.stringContaining('exec-guard rules[0]: pattern not a regular expression') });
+    const backtracking = createPluginRuntime(config({ plugins: { paths: [PLUGINS], allow: ['exec-guard'], entries: { 'exec-guard': { config: { rules: [{ pattern: 'ssh(?!.*staging)', action: 'deny' }] } } } } }), PLUGINS);
+    await backtracking.load(5_000);
+    expect(backtracking.plugins[0]).toMatchObject({ status: 'error', why: expect.stringContaining('exec-guard rules[0]: pattern uses a negative lookahead') });
     const unknownKey = createPluginRuntime(config({ plugins: { paths: [PLUGINS], allow: ['exec-guard'], entries: { 'exec-guard': { config: { rules: [{ pattern: 'x', action: 'allow' }] } } } } }), PLUGINS);
     expect(unknownKey.plugins[0]).toMatchObject({ status: 'error', why: expect.stringContaining('plugins.entries.exec-guard.config.rules[0].action: must be equal to one of the allowed values') });
   });

@@ -41,19 +41,23 @@ interface CompiledRule extends ExecGuardRule {
 const OBFUSCATION =
   /[`$]|\\x[0-9a-f]{2}|\\[0-7]{3}|\b(?:eval|base64|xxd|openssl\s+enc|rev|tr|xargs|source)\b|<<|(?:^|[;&|\s])\.\s|\|\s*(?:sudo\s+)?(?:ba|da|z|k|fi)?sh\b|-exec(?:dir)?\b|-ok(?:dir)?\b|\b(?:python[0-9.]*|perl|ruby|node|php)\s+-[ceE]\b/i;
 
-export function compileRules(config: ExecGuardConfig): CompiledRule[] {
+/**
+ * Rules are compiled with `api.compileRegex` (Warden's linear-time engine): the text is the
+ * model's, and a backtracking regex can stall the bot on one long command. A command longer
+ * than a pattern's budget counts as matching it: a guard that cannot read the text must not
+ * let it through.
+ */
+export function compileRules(config: ExecGuardConfig, compileRegex: WardenPluginApi['compileRegex']): CompiledRule[] {
   return config.rules.map((rule, i) => {
     const label = rule.id ?? `rules[${i}]`;
-    let regex: RegExp | undefined;
+    let regex: ((text: string) => boolean) | undefined;
     if (rule.pattern !== undefined) {
-      try {
-        regex = new RegExp(rule.pattern, 'i');
-      } catch (err) {
-        throw new Error(`exec-guard ${label}: pattern is not a regular expression: ${(err as Error).message}`);
-      }
+      const compiled = compileRegex(rule.pattern, 'i');
+      if (!compiled.ok) throw new Error(`exec-guard ${label}: pattern ${compiled.error}`);
+      regex = (text) => compiled.regex.test(text) !== false;
     }
     const needles = (rule.contains ?? []).map((c) => c.toLowerCase());
-    return { ...rule, label, test: (text) => (regex ? regex.test(text) : false) || needles.some((n) => text.toLowerCase().includes(n)) };
+    return { ...rule, label, test: (text) => (regex ? regex(text) : false) || needles.some((n) => text.toLowerCase().includes(n)) };
   });
 }
 
@@ -118,7 +122,7 @@ export function decide(rules: readonly CompiledRule[], config: ExecGuardConfig, 
 export function register(api: WardenPluginApi): void {
   const config = api.config as unknown as ExecGuardConfig;
   // A bad pattern stops the plugin from loading (reported by `warden plugins`), rather than guarding nothing.
-  const rules = compileRules(config);
+  const rules = compileRules(config, api.compileRegex);
   api.on('before_tool_call', (event, ctx) => decide(rules, config, event.toolName, event.params, ctx), { toolMatcher: ['exec', 'process'], priority: 100 });
   api.logger.info(`exec-guard: ${rules.length} rule(s)`);
 }

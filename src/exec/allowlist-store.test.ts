@@ -165,6 +165,12 @@ describe("OpenClaw's exec-approvals.json", () => {
   it('drops an entry whose argPattern is not a regex', async () => {
     const r = parseApprovalsFile({ version: 1, agents: { main: { allowlist: [{ pattern: '/usr/bin/ls', argPattern: '^(' }] } } });
     expect(r.entries).toEqual([]);
-    expect(r.notes[0]).toMatch(/not a valid regular expression/);
+    expect(r.notes[0]).toMatch(/argPattern: not a regular expression: .*; entry dropped/);
+  });
+
+  it('drops an entry whose regex needs a backtracking engine, saying why', async () => {
+    const r = parseApprovalsFile({ version: 1, agents: { main: { allowlist: [{ pattern: '/usr/bin/git', argPattern: '^(?!push)' }, { pattern: '/usr/bin/ls', argPattern: '^-l$' }] } } });
+    expect(r.entries.map((e) => e.argPattern)).toEqual(['^-l$']);
+    expect(r.notes[0]).toMatch(/argPattern: uses a negative lookahead .*linear-time engine.*; entry dropped/);
   });
 });

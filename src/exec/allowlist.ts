@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { BoundFile } from './content-binding.js';
 import type { ResolvedExecutable } from './resolve.js';
+import { compileLinearRegex, linearRegexProblem } from '../util/linear-regex.js';
 
 /**
  * Allowlist entries and how a segment matches one (reference A5). Pure.
@@ -13,6 +14,8 @@ import type { ResolvedExecutable } from './resolve.js';
  * `argPattern` is matched against the arguments joined by single spaces. Warden reads it as an
  * anchored glob (`status*` matches `status -s`); one starting with `^` is an OpenClaw-style
  * JavaScript regex, and one containing NUL joins the arguments with NUL (exact-argv bindings).
+ * Regexes run on the linear-time engine (util/linear-regex.ts), never on V8's backtracking one:
+ * the arguments are the model's. Arguments longer than a pattern's work budget never match it.
  */
 export interface AllowlistEntry {
   id?: string | undefined;
@@ -44,26 +47,32 @@ export function isLive(entry: AllowlistEntry, now: number): boolean {
   return entry.expiresAt === undefined || entry.expiresAt > now;
 }
 
-const globCache = new Map<string, RegExp>();
+const globCache = new Map<string, (text: string) => boolean>();
 
-/** `*` = any run of non-`/` characters, `**` = anything, `?` = one non-`/` character; anchored. */
-export function pathGlobToRegExp(glob: string): RegExp {
-  const cached = globCache.get(glob);
-  if (cached) return cached;
-  let source = '^';
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    if (c === '*') {
-      if (glob[i + 1] === '*') {
-        source += '.*';
-        i++;
-      } else source += '[^/]*';
-    } else if (c === '?') source += '[^/]';
-    else source += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+/**
+ * Path glob: `*` = any run of non-`/` characters, `**` = anything, `?` = one non-`/` character;
+ * anchored. Compiled for the linear-time engine: a glob with three `**` as a backtracking regex
+ * is cubic in the length of a path the model can create.
+ */
+export function pathGlobMatches(glob: string, text: string): boolean {
+  let matcher = globCache.get(glob);
+  if (!matcher) {
+    let source = '^';
+    for (let i = 0; i < glob.length; i++) {
+      const c = glob[i]!;
+      if (c === '*') {
+        if (glob[i + 1] === '*') {
+          source += '.*';
+          i++;
+        } else source += '[^/]*';
+      } else if (c === '?') source += '[^/]';
+      else source += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+    }
+    const compiled = compileLinearRegex(`${source}$`);
+    matcher = compiled.ok ? (t) => compiled.regex.test(t) === true : () => false;
+    globCache.set(glob, matcher);
   }
-  const re = new RegExp(`${source}$`);
-  globCache.set(glob, re);
-  return re;
+  return matcher(text);
 }
 
 /**
@@ -94,21 +103,51 @@ export function argGlobMatches(glob: string, text: string): boolean {
 
 export function argPatternMatches(argPattern: string, args: readonly string[]): boolean {
   if (argPattern.includes('\x00')) {
-    const joined = `${args.join('\x00')}\x00`;
-    return safeRegExp(argPattern)?.test(args.length === 0 ? '\x00\x00' : joined) ?? false;
+    const joined = args.length === 0 ? '\x00\x00' : `${args.join('\x00')}\x00`;
+    const literal = exactArgvText(argPattern);
+    return literal !== undefined ? joined === literal : linearMatches(argPattern, joined);
   }
   const joined = args.join(' ');
-  if (argPattern.startsWith('^')) return safeRegExp(argPattern)?.test(joined) ?? false;
+  if (argPattern.startsWith('^')) return linearMatches(argPattern, joined);
   return argGlobMatches(argPattern, joined);
 }
 
-function safeRegExp(source: string): RegExp | null {
-  try {
-    return new RegExp(source);
-  } catch {
-    return null;
-  }
+/**
+ * Why an argPattern cannot be used, or undefined: a regex (`^…`, or NUL-joined) must be one the
+ * linear-time engine runs; exact-argv bindings are compared as text; globs always work.
+ */
+export function argPatternProblem(argPattern: string): string | undefined {
+  if (!argPattern.startsWith('^') && !argPattern.includes('\x00')) return undefined;
+  if (exactArgvText(argPattern) !== undefined) return undefined;
+  return linearRegexProblem(argPattern);
 }
+
+function linearMatches(source: string, text: string): boolean {
+  const compiled = compileLinearRegex(source);
+  return compiled.ok && compiled.regex.test(text) === true;
+}
+
+/**
+ * The text an exact-argv binding (`exactArgPattern`) stands for, or undefined when the pattern
+ * is not one: compared as a string, it binds an argv of any length, past any regex budget.
+ */
+export function exactArgvText(pattern: string): string | undefined {
+  if (!pattern.startsWith('^') || !pattern.endsWith('\x00$')) return undefined;
+  let out = '';
+  for (let i = 1; i < pattern.length - 1; i++) {
+    const c = pattern[i]!;
+    if (c === '\\') {
+      const next = pattern[i + 1];
+      if (next === undefined || !REGEX_SPECIALS.includes(next)) return undefined;
+      out += next;
+      i++;
+    } else if (REGEX_SPECIALS.includes(c)) return undefined;
+    else out += c;
+  }
+  return out;
+}
+
+const REGEX_SPECIALS = '.*+?^${}()|[]\\';
 
 /** Exact-argv binding for allow-always: NUL-joined, so `a b` and `a` `b` differ. */
 export function exactArgPattern(args: readonly string[]): string {
@@ -136,13 +175,12 @@ export function patternMatches(pattern: string, target: MatchTarget): boolean {
   if (pattern === '*') return exe.resolvedPath !== null;
   if (isPathPattern(pattern)) {
     const expanded = pattern === '~' || pattern.startsWith('~/') ? path.join(target.home, pattern.slice(1)) : pattern;
-    const re = pathGlobToRegExp(expanded);
     const candidates = [exe.realPath, exe.resolvedPath].filter((p): p is string => p !== null);
-    return candidates.some((c) => re.test(hasWildcard(expanded) ? path.normalize(c) : c));
+    return candidates.some((c) => pathGlobMatches(expanded, hasWildcard(expanded) ? path.normalize(c) : c));
   }
   // A basename pattern only covers PATH-invoked commands that resolved.
   if (exe.pathQualified || exe.realPath === null) return false;
-  return pathGlobToRegExp(pattern).test(exe.token);
+  return pathGlobMatches(pattern, exe.token);
 }
 
 const hasWildcard = (p: string): boolean => /[*?]/.test(p);

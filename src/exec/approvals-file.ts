@@ -1,7 +1,8 @@
 import type { ExecConfig } from '../config/schema/exec.js';
 import type { AddEntryInput, StoredAllowlistEntry } from './allowlist-store.js';
 import type { BoundFile } from './content-binding.js';
-import { isRecord, isRegExp } from '../util/guards.js';
+import { isRecord } from '../util/guards.js';
+import { argPatternProblem } from './allowlist.js';
 
 /**
  * OpenClaw's `exec-approvals.json` (reference A4, tool-system §6.3), read and written so an
@@ -61,8 +62,9 @@ export function parseApprovalsFile(doc: unknown): ImportResult {
         notes.push(`${at}.argPattern: "${argPattern}" anchored as "^(?:${argPattern})"`);
         argPattern = `^(?:${argPattern})`;
       }
-      if (argPattern !== undefined && !isRegExp(argPattern)) {
-        notes.push(`${at}.argPattern: not a valid regular expression, entry dropped`);
+      const problem = argPattern === undefined ? undefined : argPatternProblem(argPattern);
+      if (problem !== undefined) {
+        notes.push(`${at}.argPattern: ${problem}; entry dropped`);
         return;
       }
       const duplicate = entries.some((e) => e.pattern === pattern && e.argPattern === argPattern);

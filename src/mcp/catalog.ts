@@ -1,5 +1,7 @@
 import type { JsonSchema } from '../tools/types.js';
 import { prepareInputSchema } from './schema.js';
+import { starPartsMatch } from '../util/star-glob.js';
+import { uncheckablePatterns } from '../tools/invoke/validate-args.js';
 
 /**
  * A server's `tools/list` answer as Warden keeps it: the tools the server's filter keeps
@@ -40,9 +42,7 @@ export const DEFAULT_MAX_TOOLS = 1_000;
 export function matchesToolPattern(pattern: string, name: string): boolean {
   const p = pattern.trim();
   if (!p) return false;
-  if (!p.includes('*')) return p === name;
-  const re = new RegExp(`^${p.split('*').map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 's');
-  return re.test(name);
+  return starPartsMatch(p.split('*'), name);
 }
 
 export function keptByFilter(name: string, allow: readonly string[] | undefined, deny: readonly string[] | undefined): boolean {
@@ -89,6 +89,9 @@ export function buildCatalog(listed: readonly unknown[], options: CatalogOptions
     if (!schema.ok) {
       diagnostics.push(`tool ${name} of MCP server ${options.server} left out: ${schema.why}`);
       continue;
+    }
+    for (const problem of uncheckablePatterns(schema.schema)) {
+      diagnostics.push(`tool ${name} of MCP server ${options.server}: ${problem}; a call that sets that field is refused`);
     }
     const annotations = t.annotations as Record<string, unknown> | undefined;
     const title = text(t.title, 200) ?? text(annotations?.title, 200);

@@ -15,6 +15,7 @@ import {
   type HookOptions,
 } from '../hooks/types.js';
 import { log } from '../log.js';
+import { compileLinearRegex } from '../util/linear-regex.js';
 import type { TurnContext } from '../policy/context.js';
 import type { TrustedToolPolicy } from '../tools/invoke/trusted-policy.js';
 import { normalizeToolName } from '../tools/names.js';
@@ -308,6 +309,7 @@ class Staging {
       registerCommand: ((nameOrDef: string | PluginCommandDefinition, handler?: PluginCommandHandler) =>
         self.guard('registerCommand', () => self.registerCommand(typeof nameOrDef === 'string' ? { name: nameOrDef, handler: handler! } : nameOrDef))) as WardenPluginApi['registerCommand'],
       resolvePath: (input) => path.resolve(record.dir, input),
+      compileRegex: (source, flags) => compileLinearRegex(source, flags),
     };
     this.api = Object.freeze(api);
   }

@@ -61,6 +61,8 @@ export type {
   ToolResultPersistEvent,
 } from '../hooks/types.js';
 export type { JsonSchema, ToolContent } from '../tools/types.js';
+export type { LinearCompile, LinearFlags, LinearRegex } from '../util/linear-regex.js';
+import type { LinearCompile, LinearFlags } from '../util/linear-regex.js';
 
 /**
  * What a tool factory is told about the turn it builds tools for (reference §9.5). Warden
@@ -251,6 +253,13 @@ export interface WardenPluginApi {
   registerCommand(definition: PluginCommandDefinition): void;
   /** A path relative to the plugin's folder, made absolute. */
   resolvePath(input: string): string;
+  /**
+   * A regular expression (JavaScript syntax and meaning) compiled for Warden's linear-time
+   * engine. Use it for any pattern matched against text the model wrote: V8's own engine
+   * backtracks, and one bad pattern on a long command blocks every conversation. Lookarounds and
+   * backreferences are refused with the reason; `test` answers `too-long` past the pattern's budget.
+   */
+  compileRegex(source: string, flags?: LinearFlags): LinearCompile;
 }
 
 /** What an entry module may export as default: `register`, or an object carrying it. */

@@ -255,13 +255,12 @@ const LINE_END: Ranges = normalise([
 // code unit and does not turn a non-ASCII unit into an ASCII one; two units match when their
 // canonical forms are equal. Built once, on the first `i` pattern.
 
-let canonGroups: Map<number, number[]> | undefined;
-let canonOf: Uint16Array | undefined;
+let canonGroups: number[][] | undefined;
 
-function canonicalTables(): { canon: Uint16Array; groups: Map<number, number[]> } {
-  if (!canonOf || !canonGroups) {
-    const canon = new Uint16Array(0x10000);
-    const groups = new Map<number, number[]>();
+/** The sets of two or more code units that share a canonical form. */
+function canonicalGroups(): number[][] {
+  if (!canonGroups) {
+    const byCanon = new Map<number, number[]>();
     for (let ch = 0; ch < 0x10000; ch++) {
       const upper = String.fromCharCode(ch).toUpperCase();
       let c = ch;
@@ -269,30 +268,35 @@ function canonicalTables(): { canon: Uint16Array; groups: Map<number, number[]> 
         const cu = upper.charCodeAt(0);
         c = ch >= 128 && cu < 128 ? ch : cu;
       }
-      canon[ch] = c;
-      if (c !== ch || groups.has(c)) {
-        const group = groups.get(c) ?? [c];
-        if (c !== ch) group.push(ch);
-        groups.set(c, group);
-      }
+      const group = byCanon.get(c);
+      if (group) group.push(ch);
+      else byCanon.set(c, [ch]);
     }
-    canonOf = canon;
-    canonGroups = groups;
+    canonGroups = [...byCanon.values()].filter((g) => g.length > 1);
   }
-  return { canon: canonOf, groups: canonGroups };
+  return canonGroups;
 }
 
 /** Every code unit whose canonical form is that of a unit in `ranges`. */
 function caseClosure(ranges: Ranges): Ranges {
-  const { canon, groups } = canonicalTables();
   const out: Ranges = [...ranges];
-  for (const [a, b] of ranges) {
-    for (let ch = a; ch <= Math.min(b, 0xffff); ch++) {
-      const group = groups.get(canon[ch]!);
-      if (group) for (const m of group) out.push([m, m]);
-    }
+  for (const group of canonicalGroups()) {
+    if (group.some((m) => inRanges(ranges, m))) for (const m of group) out.push([m, m]);
   }
   return normalise(out);
+}
+
+function inRanges(ranges: Ranges, cp: number): boolean {
+  let lo = 0;
+  let hi = ranges.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const [a, b] = ranges[mid]!;
+    if (cp < a) hi = mid - 1;
+    else if (cp > b) lo = mid + 1;
+    else return true;
+  }
+  return false;
 }
 
 // ---------------------------------------------------------------------------------------------

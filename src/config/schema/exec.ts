@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isRegExp } from '../../util/guards.js';
+import { argPatternProblem } from '../../exec/allowlist.js';
 
 export const execSecurity = z.enum(['deny', 'allowlist', 'full']);
 export const execAsk = z.enum(['off', 'on-miss', 'always']);
@@ -9,12 +9,16 @@ export const allowlistEntry = z.strictObject({
   pattern: z.string().trim().min(1),
   /**
    * Argument pattern, an anchored glob over the arguments joined by spaces: `status*` matches
-   * `git status -s`. A pattern starting with `^` is a JavaScript regex (OpenClaw's form).
+   * `git status -s`. A pattern starting with `^` is a JavaScript regex (OpenClaw's form), run
+   * on the linear-time engine: one it cannot run is refused here, with the reason.
    */
   argPattern: z
     .string()
     .optional()
-    .refine((p) => p === undefined || !p.startsWith('^') || isRegExp(p), 'argPattern starting with "^" must be a valid regular expression'),
+    .superRefine((p, ctx) => {
+      const problem = p === undefined ? undefined : argPatternProblem(p);
+      if (problem) ctx.addIssue({ code: 'custom', message: `argPattern ${problem}` });
+    }),
   /**
    * The binary runs repository configuration (`git`: .git/config and hooks; `make`: the
    * Makefile; `npm`: package.json scripts; … see src/exec/repo-config.ts) and the operator

@@ -1,3 +1,4 @@
+import { compileLinearRegex, type LinearCompile } from '../../util/linear-regex.js';
 import type { JsonSchema } from '../types.js';
 
 /** One problem with a call's arguments, located by field path (`items[2].name`). */
@@ -58,13 +59,11 @@ function check(schema: JsonSchema, value: unknown, path: string, problems: Argum
     if (typeof s.minLength === 'number' && [...value].length < s.minLength) problems.push({ path, message: `must be at least ${s.minLength} characters` });
     if (typeof s.maxLength === 'number' && [...value].length > s.maxLength) problems.push({ path, message: `must be at most ${s.maxLength} characters` });
     if (typeof s.pattern === 'string') {
-      let re: RegExp | undefined;
-      try {
-        re = new RegExp(s.pattern, 'u');
-      } catch {
-        re = undefined;
-      }
-      if (re && !re.test(value)) problems.push({ path, message: `must match ${s.pattern}` });
+      const compiled = compilePattern(s.pattern);
+      const matched = compiled.ok ? compiled.regex.test(value) : undefined;
+      if (!compiled.ok) problems.push({ path, message: `cannot be checked: the tool's schema pattern ${s.pattern} ${compiled.error}` });
+      else if (matched === 'too-long') problems.push({ path, message: `is ${value.length.toLocaleString('en-US')} characters long; the schema's pattern is checked on at most ${compiled.regex.maxInput.toLocaleString('en-US')}` });
+      else if (!matched) problems.push({ path, message: `must match ${s.pattern}` });
     }
   }
   if (typeof value === 'number') {
@@ -105,6 +104,37 @@ function check(schema: JsonSchema, value: unknown, path: string, problems: Argum
     if (passing === 0) problems.push(...closestVariant(results, path, 'oneOf'));
     else if (passing > 1) problems.push({ path, message: `matches ${passing} of the oneOf variants; it must match exactly one` });
   }
+}
+
+/**
+ * A schema's `pattern` (an MCP server's, a plugin's) runs on the linear-time engine against the
+ * model's text: JSON Schema reads it as a Unicode regex; one that parses only without `u` (`\\-`,
+ * `\\_`, common in schemas written for other engines) is read that way. One the engine cannot
+ * run fails the argument with the reason rather than going unchecked.
+ */
+function compilePattern(pattern: string): LinearCompile {
+  const unicode = compileLinearRegex(pattern, 'u');
+  if (unicode.ok || !unicode.error.startsWith('not a regular expression')) return unicode;
+  const plain = compileLinearRegex(pattern, '');
+  return plain.ok || !plain.error.startsWith('not a regular expression') ? plain : unicode;
+}
+
+/** Every `pattern` in a schema that no call could satisfy safely, by field path, with the reason. */
+export function uncheckablePatterns(schema: JsonSchema, path = ''): string[] {
+  if (typeof schema !== 'object' || schema === null) return [];
+  const s = schema as Record<string, unknown>;
+  const out: string[] = [];
+  if (typeof s.pattern === 'string') {
+    const compiled = compilePattern(s.pattern);
+    if (!compiled.ok) out.push(`${path || '(arguments)'}: pattern ${s.pattern} ${compiled.error}`);
+  }
+  const children: Array<[string, unknown]> = [];
+  if (s.properties && typeof s.properties === 'object') for (const [k, v] of Object.entries(s.properties)) children.push([join(path, k), v]);
+  if (s.items && typeof s.items === 'object' && !Array.isArray(s.items)) children.push([`${path}[]`, s.items]);
+  if (s.additionalProperties && typeof s.additionalProperties === 'object') children.push([join(path, '*'), s.additionalProperties]);
+  for (const key of ['anyOf', 'oneOf'] as const) if (Array.isArray(s[key])) for (const v of s[key] as unknown[]) children.push([path, v]);
+  for (const [p, child] of children) out.push(...uncheckablePatterns(child as JsonSchema, p));
+  return out;
 }
 
 function validateAt(schema: JsonSchema, value: unknown, path: string): ArgumentProblem[] {
