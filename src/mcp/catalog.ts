@@ -1,7 +1,6 @@
 import type { JsonSchema } from '../tools/types.js';
 import { prepareInputSchema } from './schema.js';
 import { starPartsMatch } from '../util/star-glob.js';
-import { uncheckablePatterns } from '../tools/invoke/validate-args.js';
 
 /**
  * A server's `tools/list` answer as Warden keeps it: the tools the server's filter keeps
@@ -89,9 +88,6 @@ export function buildCatalog(listed: readonly unknown[], options: CatalogOptions
     if (!schema.ok) {
       diagnostics.push(`tool ${name} of MCP server ${options.server} left out: ${schema.why}`);
       continue;
-    }
-    for (const problem of uncheckablePatterns(schema.schema)) {
-      diagnostics.push(`tool ${name} of MCP server ${options.server}: ${problem}; a call that sets that field is refused`);
     }
     const annotations = t.annotations as Record<string, unknown> | undefined;
     const title = text(t.title, 200) ?? text(annotations?.title, 200);

@@ -107,8 +107,8 @@ function check(schema: JsonSchema, value: unknown, path: string, problems: Argum
 }
 
 /**
- * A schema's `pattern` (an MCP server's, a plugin's) runs on the linear-time engine against the
- * model's text: JSON Schema reads it as a Unicode regex; one that parses only without `u` (`\\-`,
+ * A schema's `pattern` (a plugin tool's; MCP schemas arrive without theirs, src/mcp/schema.ts)
+ * runs on the linear-time engine against the model's text: JSON Schema reads it as a Unicode regex; one that parses only without `u` (`\\-`,
  * `\\_`, common in schemas written for other engines) is read that way. One the engine cannot
  * run fails the argument with the reason rather than going unchecked.
  */
@@ -117,24 +117,6 @@ function compilePattern(pattern: string): LinearCompile {
   if (unicode.ok || !unicode.error.startsWith('not a regular expression')) return unicode;
   const plain = compileLinearRegex(pattern, '');
   return plain.ok || !plain.error.startsWith('not a regular expression') ? plain : unicode;
-}
-
-/** Every `pattern` in a schema that no call could satisfy safely, by field path, with the reason. */
-export function uncheckablePatterns(schema: JsonSchema, path = ''): string[] {
-  if (typeof schema !== 'object' || schema === null) return [];
-  const s = schema as Record<string, unknown>;
-  const out: string[] = [];
-  if (typeof s.pattern === 'string') {
-    const compiled = compilePattern(s.pattern);
-    if (!compiled.ok) out.push(`${path || '(arguments)'}: pattern ${s.pattern} ${compiled.error}`);
-  }
-  const children: Array<[string, unknown]> = [];
-  if (s.properties && typeof s.properties === 'object') for (const [k, v] of Object.entries(s.properties)) children.push([join(path, k), v]);
-  if (s.items && typeof s.items === 'object' && !Array.isArray(s.items)) children.push([`${path}[]`, s.items]);
-  if (s.additionalProperties && typeof s.additionalProperties === 'object') children.push([join(path, '*'), s.additionalProperties]);
-  for (const key of ['anyOf', 'oneOf'] as const) if (Array.isArray(s[key])) for (const v of s[key] as unknown[]) children.push([path, v]);
-  for (const [p, child] of children) out.push(...uncheckablePatterns(child as JsonSchema, p));
-  return out;
 }
 
 function validateAt(schema: JsonSchema, value: unknown, path: string): ArgumentProblem[] {
