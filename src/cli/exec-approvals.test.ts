@@ -53,7 +53,7 @@ describe('warden exec-approvals import', () => {
     expect(r.stdout).toContain('note: defaults.security: not imported; set tools.exec.security in the config');
     expect(r.stdout).toContain('note: agents.main.security: not imported');
     expect(r.stdout).toContain('note: agents.ops.allowlist[0]: no pattern, dropped');
-    expect(r.stdout).toContain('note: agents.ops.allowlist[1].argPattern: not a valid regular expression, entry dropped');
+    expect(r.stdout).toContain('note: agents.ops.allowlist[1].argPattern: not a regular expression: /^(/: Unterminated group; entry dropped');
     expect(r.stdout).toContain('note: agents.ops: no such agent in agents.list');
     expect(await stored(dir)).toEqual([
       { agentId: '*', pattern: '/usr/bin/cat', argPattern: undefined, source: 'import' },
