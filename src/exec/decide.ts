@@ -13,7 +13,7 @@ import { bindFiles, bindingChange, segmentScriptPaths, type Binding, type BoundF
 import { detectControlCommand } from './control.js';
 import { detectInlineEval, detectStdinProgram, INTERPRETER_LIKE, type InlineEvalHit } from './inline-eval.js';
 import { commandName, isPathQualified, resolveExecutable, type ResolveEnv, type ResolvedExecutable } from './resolve.js';
-import { buildEnforcedCommand, type RewritePart } from './rewrite.js';
+import { buildEnforcedCommand, showArgv, type RewritePart } from './rewrite.js';
 import { repoConfigInvocation, type RepoConfigHit } from './repo-config.js';
 import { READ_ONLY_COMMANDS, readOnlyMatch, type ReadOnlyPolicy } from './read-only.js';
 import { checkSafeBin, type SafeBinPolicy } from './safe-bins.js';
@@ -240,7 +240,7 @@ export function evaluateExec(command: string, policy: ExecPolicy, options: Evalu
     return askOrDeny(askReasons.join('; '), { satisfied, askReasons, inlineEval, allowAlways, fallbackScript, changedSinceApproval });
   }
   const misses = verdicts
-    .map((v, i) => (v.matchedBy === null ? `segment ${i + 1} \`${v.argv.join(' ')}\`: ${v.miss}` : null))
+    .map((v, i) => (v.matchedBy === null ? `segment ${i + 1} \`${showArgv(v.argv)}\`: ${v.miss}` : null))
     .filter((m): m is string => m !== null);
   if (commandChange) misses.unshift(`the allow-always grant for this command no longer covers it: ${commandChange}`);
   return askOrDeny(`allowlist miss: ${misses.join('; ')}`, { askReasons, inlineEval, allowAlways, changedSinceApproval });
@@ -395,7 +395,7 @@ function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOption
     else if (!readOnly()) {
       if (safe.ok && repoConfig) verdict.miss = repoConfigMiss(repoConfig, null);
       else if (verdict.changed) verdict.miss = verdict.changed;
-      else if (exe.realPath === null) verdict.miss = exe.pathQualified ? `\`${exe.token}\` is not an executable file` : `\`${exe.token}\` not found in PATH`;
+      else if (exe.realPath === null) verdict.miss = exe.token === '' ? 'the command word is empty: the shell runs no program' : exe.pathQualified ? `\`${exe.token}\` is not an executable file` : `\`${exe.token}\` not found in PATH`;
       else if (shellPayload) verdict.miss = `shell payload \`${shell!.payload}\` is not covered by an entry for ${exe.realPath} with an argPattern`;
       else verdict.miss = `no allowlist entry, safe bin or builtin covers ${exe.realPath}${policy.safeBins.bins.has(commandName(effective[0]!)) && !safe.ok ? ` (${safe.reason})` : ''}`;
     }
