@@ -481,9 +481,18 @@ function payloadSegments(payload: string, policy: ExecPolicy, env: EvaluateOptio
 }
 
 /**
+ * Words the shell running a payload expands into other words — parameters (`$1`, `"$@"`, the
+ * outer command's own arguments), globs (`-[c]` once a file `-c` exists), bash's braces
+ * (`{-c,code}`), `~`: the argv read from the payload text is not the one it runs. (Top-level
+ * segments run as the quoted rewrite, where nothing expands; a payload runs as written.)
+ */
+const PAYLOAD_EXPANSION = /[$*?[{~]/;
+
+/**
  * Inline code inside a shell `-c` payload. The payload is shell code itself, so whatever the
  * analysis cannot follow — an unreadable payload, nesting past the depth limit, a command word
- * that is no executable (`eval`, `.`, `$x`, …) — counts as inline code: fail closed.
+ * that is no executable (`eval`, `.`, `$x`, …), a word the shell expands — counts as inline
+ * code: fail closed.
  */
 function payloadInlineEval(shell: string, inner: readonly SegmentEval[] | null): InlineEvalHit | null {
   const opaque: InlineEvalHit = { interpreter: shell, flag: '-c' };
@@ -492,6 +501,7 @@ function payloadInlineEval(shell: string, inner: readonly SegmentEval[] | null):
     if (evaluated.inlineEval) return evaluated.inlineEval;
     const runsProgram = evaluated.verdict.matchedBy === 'safe-builtin' || evaluated.exe?.realPath != null;
     if (evaluated.blocked || !runsProgram) return opaque;
+    if (evaluated.verdict.argv.some((word) => PAYLOAD_EXPANSION.test(word))) return opaque;
   }
   return null;
 }
