@@ -162,7 +162,7 @@ describe('the analysis builds the argv sh and bash build (differential against t
     'p a\u00a0b', 'p a\u2003b', 'p a\u3000b', 'p a\u000bb', 'p a\u000cb', 'p \u00a0', "p '' \u00a0 ''", 'p build/\u00a0', 'p \u00a0#x',
     'p é ü "😀" \\😀', "p 'multi\nline'", 'p a\tb  c',
     // Chains: a `#` after a character that is no blank starts no comment; the next command is read.
-    'p a\u000b# ; p X', 'p a\u00a0# ; p X', 'p a\u000c#; p X', `p '' ; p ""`, "p x&&p ''", "p ''#; p y", 'p a #; p X', 'p a\t#x',
+    'p a\u000b# ; p X', 'p a\u00a0# ; p X', 'p a\u000c#; p X', 'p a\\ #; p X', 'p a\\\t#; p Y', 'p a\\ # x', 'p \\ #x', 'p a\\\\ #x', `p '' ; p ""`, "p x&&p ''", "p ''#; p y", 'p a #; p X', 'p a\t#x',
   ];
   it.each(same)('%j', (command) => {
     const gate = gateArgvs(command);

@@ -95,6 +95,8 @@ export function splitChain(command: string): Array<{ op: ChainOperator | null; t
   let start = 0;
   let quote: '"' | "'" | null = null;
   let found = false;
+  // The character a backslash escaped: an escaped blank does not end a word (`a\ #` is `a #`).
+  let escaped = -1;
   let i = 0;
   for (; i < command.length; i++) {
     const c = command[i]!;
@@ -113,14 +115,14 @@ export function splitChain(command: string): Array<{ op: ChainOperator | null; t
       continue;
     }
     if (c === '\\') {
-      i++;
+      escaped = ++i;
       continue;
     }
     if (c === "'" || c === '"') {
       quote = c;
       continue;
     }
-    if (c === '#' && (i === 0 || isBlank(command[i - 1]!))) break;
+    if (c === '#' && (i === 0 || (isBlank(command[i - 1]!) && escaped !== i - 1))) break;
     let matched: ChainOperator | null = null;
     if ((c === '&' || c === '|') && command[i + 1] === c) matched = c === '&' ? '&&' : '||';
     else if (c === ';') matched = ';';
@@ -182,6 +184,8 @@ export function splitPipeline(text: string): PipelineSplit {
   let hasHeredoc = false;
   const pending: Array<PendingHeredoc & { found: FoundHeredoc }> = [];
   const heredocs: FoundHeredoc[] = [];
+  // The character a backslash escaped outside quotes: an escaped blank does not end a word.
+  let escaped = -1;
   let i = 0;
   const n = text.length;
   while (i < n) {
@@ -229,6 +233,7 @@ export function splitPipeline(text: string): PipelineSplit {
       const next = text[i + 1];
       if (next === undefined) return fail('unterminated shell quote/escape');
       current += c + next;
+      escaped = i + 1;
       i += 2;
       continue;
     }
@@ -238,7 +243,7 @@ export function splitPipeline(text: string): PipelineSplit {
       i++;
       continue;
     }
-    if (c === '#' && (current === '' || isBlank(text[i - 1] ?? ' '))) {
+    if (c === '#' && (current === '' || (isBlank(text[i - 1] ?? ' ') && escaped !== i - 1))) {
       // A comment runs to the end of the line only: a following line is still a command.
       const eol = nextLineBreak(text, i);
       if (eol === -1) {

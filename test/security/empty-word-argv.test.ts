@@ -178,7 +178,7 @@ describe('the default read-only list (sandbox host): an empty word asks', () => 
   });
 });
 
-describe('inline code behind an empty word or a non-blank is still inline code (strictInlineEval)', () => {
+describe('inline code behind an empty word, or after a `#` sh reads inside a word, is still inline code (strictInlineEval)', () => {
   const strict = { strictInlineEval: true, allowlist: [{ pattern: '/usr/bin/python3*' }, { pattern: '/usr/bin/node' }, { pattern: '/usr/bin/perl' }, { pattern: '/usr/bin/dash', argPattern: '-c *' }, { pattern: '/usr/bin/echo' }] };
   it.each<[string, string]>([
     // node and perl read their program from stdin; python runs the working directory's __main__.py.
@@ -189,6 +189,8 @@ describe('inline code behind an empty word or a non-blank is still inline code (
     // sh runs the second command: the `#` after a vertical tab or U+00A0 starts no comment.
     ['sh -c \'echo a\u000b# ; python3 -c "print(1)"\'', 'python3'],
     ['sh -c \'echo a\u00a0# ; python3 -c "print(1)"\'', 'python3'],
+    // An escaped blank is part of the word too: `a\ #` is the word `a #`.
+    ['sh -c \'echo a\\ #; python3 -c "print(1)"\'', 'python3'],
   ])('%j asks, never stored', (command, interpreter) => {
     const v = gate(command, strict);
     expect(v.decision).toBe('ask');
