@@ -137,7 +137,9 @@ const PRINTER = "set -f\np() { for a do printf '\\037%s' \"$a\"; done; printf '\
 const SHELLS = ['/bin/sh', '/bin/bash'] as const;
 
 function shellArgvs(shell: string, command: string): string[][] {
-  const run = spawnSync(shell, ['-c', PRINTER + command], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' } });
+  // SHLVL set: bash started on a pipe with it unset takes itself for an sshd command and reads ~/.bashrc.
+  const run = spawnSync(shell, ['-c', PRINTER + command], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8', SHLVL: '1', HOME: '/nonexistent' } });
+  expect(run.stderr).toBe('');
   if (run.status !== 0) throw new Error(`${shell} failed on ${JSON.stringify(command)}: ${run.stderr}`);
   return run.stdout.split('\x1e').slice(0, -1).map((record) => record.split('\x1f').slice(1));
 }
