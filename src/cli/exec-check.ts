@@ -5,6 +5,7 @@ import { closest } from '../config/errors.js';
 import { ExecAllowlistStore, type StoredAllowlistEntry } from '../exec/allowlist-store.js';
 import { checkExec } from '../exec/check.js';
 import type { ExecVerdict } from '../exec/decide.js';
+import { showArgv } from '../exec/rewrite.js';
 import { resolveToolSurface } from '../policy/surface.js';
 import { DATABASE_FILE, resolveDataDir } from '../store/data-dir.js';
 import { SqliteDb } from '../store/sqlite/engine.js';
@@ -102,7 +103,7 @@ export function toAnswer(v: ExecVerdict) {
 function human(answer: ReturnType<typeof toAnswer>): string {
   const lines = [`${answer.decision}: ${answer.reason}`];
   answer.segments.forEach((s, i) => {
-    lines.push(`  ${i + 1}. ${s.argv.join(' ')}  →  ${s.resolved ?? '(unresolved)'}  ${s.matchedBy ? `[${s.matchedBy}]` : `[miss: ${s.miss}]`}`);
+    lines.push(`  ${i + 1}. ${showArgv(s.argv)}  →  ${s.resolved ?? '(unresolved)'}  ${s.matchedBy ? `[${s.matchedBy}]` : `[miss: ${s.miss}]`}`);
   });
   if (answer.rewritten) lines.push(`runs as: ${answer.rewritten}`);
   if (answer.allowAlways) lines.push(answer.allowAlways.offered ? 'allow-always: offered' : `allow-always: not offered (${answer.allowAlways.why})`);

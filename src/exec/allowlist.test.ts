@@ -35,4 +35,27 @@ describe('argPatternMatches', () => {
     expect(argPatternMatches(exactArgPattern(['-rf', 'build/']), ['-rf build/'])).toBe(false);
     expect(argPatternMatches(exactArgPattern([]), [])).toBe(true);
   });
+
+  it.each<[string, string, string[], boolean]>([
+    // Exact bindings tell every empty argument apart, the no-argument one included.
+    ['exact', '-rf build/', ['-rf', 'build/', ''], false],
+    ['exact', '-rf build/', ['-rf', '', 'build/'], false],
+    ['exact', '-rf build/', ['', '-rf', 'build/'], false],
+    ['exact', '', ['', ''], false],
+    ['exact', '', [''], false],
+    ['exact', "''", [''], true],
+    ['exact', "''", [], false],
+    ['exact', "''", ['', ''], false],
+    ['exact', "'' ''", ['', ''], true],
+    // A pattern over the space-joined text cannot see where an empty argument stands.
+    ['glob', '-rf build/*', ['-rf', 'build/', ''], false],
+    ['glob', '*', [''], false],
+    ['glob', 'a  b', ['a', '', 'b'], false],
+    ['regex', '^-rf build/ ?$', ['-rf', 'build/', ''], false],
+    ['glob', '-rf build/*', ['-rf', 'build/x'], true],
+  ])('%s %j against %j → %s', (kind, written, args, expected) => {
+    // `exact` rows name the bound argv as sh words.
+    const pattern = kind === 'exact' ? exactArgPattern(written === '' ? [] : written.split(' ').map((w) => (w === "''" ? '' : w))) : written;
+    expect(argPatternMatches(pattern, args)).toBe(expected);
+  });
 });

@@ -16,6 +16,7 @@ import { compileLinearRegex, linearRegexProblem } from '../util/linear-regex.js'
  * JavaScript regex, and one containing NUL joins the arguments with NUL (exact-argv bindings).
  * Regexes run on the linear-time engine (util/linear-regex.ts), never on V8's backtracking one:
  * the arguments are the model's. Arguments longer than a pattern's work budget never match it.
+ * Only an exact-argv binding covers an argv with an empty argument (`rm -rf build/ ''`).
  */
 export interface AllowlistEntry {
   id?: string | undefined;
@@ -40,7 +41,8 @@ export interface AllowlistEntry {
 export const COMMAND_PATTERN_PREFIX = '=command:';
 
 export function commandHashPattern(command: string): string {
-  return COMMAND_PATTERN_PREFIX + createHash('sha256').update(command.trim()).digest('hex').slice(0, 16);
+  // Only the shell's blanks are trimmed: a trailing U+00A0 is part of the last word to sh.
+  return COMMAND_PATTERN_PREFIX + createHash('sha256').update(command.replace(/^[ \t\n]+|[ \t\n]+$/g, '')).digest('hex').slice(0, 16);
 }
 
 export function isLive(entry: AllowlistEntry, now: number): boolean {
@@ -101,12 +103,22 @@ export function argGlobMatches(glob: string, text: string): boolean {
   return g === glob.length;
 }
 
+/** The exact binding of no arguments at all (what `exactArgPattern([])` writes). */
+const NO_ARGS_PATTERN = '^\x00\x00$';
+
 export function argPatternMatches(argPattern: string, args: readonly string[]): boolean {
   if (argPattern.includes('\x00')) {
-    const joined = args.length === 0 ? '\x00\x00' : `${args.join('\x00')}\x00`;
+    // Two empty arguments join to the no-arguments mark (`ls '' ''` is not `ls`): the mark means
+    // no arguments, and no arguments meet no other NUL pattern (each argument ends in a NUL).
+    if (argPattern === NO_ARGS_PATTERN) return args.length === 0;
+    const joined = args.length === 0 ? '' : `${args.join('\x00')}\x00`;
     const literal = exactArgvText(argPattern);
     return literal !== undefined ? joined === literal : linearMatches(argPattern, joined);
   }
+  // Joined by spaces, an empty argument leaves no trace of where it stands (`-rf build/ ''` reads
+  // `-rf build/ `, `a '' b` reads `a  b`): a text pattern never covers an argv holding one. The
+  // shell passes it to the program (OpenClaw's splitter drops it, so its patterns never see one).
+  if (args.includes('')) return false;
   const joined = args.join(' ');
   if (argPattern.startsWith('^')) return linearMatches(argPattern, joined);
   return argGlobMatches(argPattern, joined);
@@ -151,9 +163,11 @@ const REGEX_SPECIALS = '.*+?^${}()|[]\\';
 
 /** Exact-argv binding for allow-always: NUL-joined, so `a b` and `a` `b` differ. */
 export function exactArgPattern(args: readonly string[]): string {
-  if (args.length === 0) return '^\x00\x00$';
+  if (args.length === 0) return NO_ARGS_PATTERN;
   const escaped = args.map((a) => a.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  return `^${escaped.join('\x00')}\x00$`;
+  const pattern = `^${escaped.join('\x00')}\x00$`;
+  // Two empty arguments would spell the no-arguments mark: counted instead.
+  return pattern === NO_ARGS_PATTERN ? '^\x00{2}$' : pattern;
 }
 
 export function isPathPattern(pattern: string): boolean {

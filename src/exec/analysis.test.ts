@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { analyzeShellCommand, splitShellArgs } from './analysis.js';
 
@@ -112,7 +113,8 @@ describe('analyzeShellCommand: reference A7.6 verdict table', () => {
 
 describe('splitShellArgs (A7.5)', () => {
   it.each([
-    ["echo '' x", ['echo', 'x']],
+    // Differs from OpenClaw (`[echo, x]`): the shell passes `''` to echo as an empty argument.
+    ["echo '' x", ['echo', '', 'x']],
     ['a\\ b c', ['a b', 'c']],
     ['"a\\"b" \'c\\d\'', ['a"b', 'c\\d']],
     ['"\\n"', ['\\n']],
@@ -123,5 +125,61 @@ describe('splitShellArgs (A7.5)', () => {
   });
   it('returns null for an open quote', () => {
     expect(splitShellArgs("'x")).toBeNull();
+  });
+});
+
+/**
+ * The argv the real shells build from a command text, command by command: the words of every
+ * command `p` runs, in order. `/bin/sh` runs exec commands; bash runs `bash -c` payloads.
+ * Globbing is off (the rewrite quotes every word, so nothing the gate allows is globbed either).
+ */
+const PRINTER = "set -f\np() { for a do printf '\\037%s' \"$a\"; done; printf '\\036'; }\n";
+const SHELLS = ['/bin/sh', '/bin/bash'] as const;
+
+function shellArgvs(shell: string, command: string): string[][] {
+  // SHLVL set: bash started on a pipe with it unset takes itself for an sshd command and reads ~/.bashrc.
+  const run = spawnSync(shell, ['-c', PRINTER + command], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8', SHLVL: '1', HOME: '/nonexistent' } });
+  expect(run.stderr).toBe('');
+  if (run.status !== 0) throw new Error(`${shell} failed on ${JSON.stringify(command)}: ${run.stderr}`);
+  return run.stdout.split('\x1e').slice(0, -1).map((record) => record.split('\x1f').slice(1));
+}
+
+/** What the analysis says each command `p` gets, or null when it refuses the text. */
+function gateArgvs(command: string): string[][] | null {
+  const r = analyzeShellCommand(command);
+  if (!r.ok) return null;
+  return r.parts.flatMap((part) => part.pipeline.map((segment) => segment.argv.slice(1)));
+}
+
+describe('the analysis builds the argv sh and bash build (differential against the real shells)', () => {
+  const same: string[] = [
+    // Words made only of quotes are empty arguments; adjacent quotes make one word.
+    "p ''", 'p ""', `p ''""`, `p "" ''`, "p '' x", "p x ''", "p x '' y", "p '' '' ''", "p ''''", `p ""''""`,
+    "p x''", "p ''x", "p 'a'''", "p ''a''", 'p a"" b', "p -rf build/ ''", "p -o '' file", "p -n '' 5", "p -C '' status",
+    "p '' -delete", "p  ''   ''  ", "p\t''\t", "p '' #comment", "p ''#word", 'p ""#word', "p x #''", "p '#' ''",
+    // Escapes, in and out of double quotes.
+    'p a\\ b', "p \\'\\'", 'p \\"\\"', 'p "\\\\"', 'p "\\$"', 'p "\\a"', 'p "a\\"b"', 'p \\#x', 'p a#b', "p '\\'",
+    'p "$"', 'p x$', 'p $', `p '$'""`, `p "$'x'"`, 'p "$\\"x\\""', "p \\$\\'x\\'",
+    // Only space, tab and newline separate words: other whitespace is part of a word.
+    'p a\u00a0b', 'p a\u2003b', 'p a\u3000b', 'p a\u000bb', 'p a\u000cb', 'p \u00a0', "p '' \u00a0 ''", 'p build/\u00a0', 'p \u00a0#x',
+    'p é ü "😀" \\😀', "p 'multi\nline'", 'p a\tb  c',
+    // Chains: a `#` after a character that is no blank starts no comment; the next command is read.
+    'p a\u000b# ; p X', 'p a\u00a0# ; p X', 'p a\u000c#; p X', 'p a\\ #; p X', 'p a\\\t#; p Y', 'p a\\ # x', 'p \\ #x', 'p a\\\\ #x', `p '' ; p ""`, "p x&&p ''", "p ''#; p y", 'p a #; p X', 'p a\t#x',
+  ];
+  it.each(same)('%j', (command) => {
+    const gate = gateArgvs(command);
+    expect(gate).not.toBeNull();
+    for (const shell of SHELLS) expect(gate, shell).toEqual(shellArgvs(shell, command));
+  });
+
+  // bash decodes `$'…'` and translates `$"…"`; sh (dash) keeps the `$`. One text, two argvs:
+  // the analysis refuses it.
+  const shellDependent = ["p $''", 'p $""', "p -rf build/ $''", "p a$'b'", "p $'\\x41'", 'p $"x"y'];
+  it.each(shellDependent)('%j differs between sh and bash and is refused', (command) => {
+    expect(gateArgvs(command)).toBeNull();
+    expect(shellArgvs('/bin/sh', command)).not.toEqual(shellArgvs('/bin/bash', command));
+  });
+  it('refuses `$` before a quote even where it follows another `$` (`$$` is an expansion either way)', () => {
+    expect(gateArgvs("p $$''")).toBeNull();
   });
 });

@@ -95,6 +95,8 @@ export function splitChain(command: string): Array<{ op: ChainOperator | null; t
   let start = 0;
   let quote: '"' | "'" | null = null;
   let found = false;
+  // The character a backslash escaped: an escaped blank does not end a word (`a\ #` is `a #`).
+  let escaped = -1;
   let i = 0;
   for (; i < command.length; i++) {
     const c = command[i]!;
@@ -113,14 +115,14 @@ export function splitChain(command: string): Array<{ op: ChainOperator | null; t
       continue;
     }
     if (c === '\\') {
-      i++;
+      escaped = ++i;
       continue;
     }
     if (c === "'" || c === '"') {
       quote = c;
       continue;
     }
-    if (c === '#' && (i === 0 || isSpace(command[i - 1]!))) break;
+    if (c === '#' && (i === 0 || (isBlank(command[i - 1]!) && escaped !== i - 1))) break;
     let matched: ChainOperator | null = null;
     if ((c === '&' || c === '|') && command[i + 1] === c) matched = c === '&' ? '&&' : '||';
     else if (c === ';') matched = ';';
@@ -182,6 +184,8 @@ export function splitPipeline(text: string): PipelineSplit {
   let hasHeredoc = false;
   const pending: Array<PendingHeredoc & { found: FoundHeredoc }> = [];
   const heredocs: FoundHeredoc[] = [];
+  // The character a backslash escaped outside quotes: an escaped blank does not end a word.
+  let escaped = -1;
   let i = 0;
   const n = text.length;
   while (i < n) {
@@ -229,6 +233,7 @@ export function splitPipeline(text: string): PipelineSplit {
       const next = text[i + 1];
       if (next === undefined) return fail('unterminated shell quote/escape');
       current += c + next;
+      escaped = i + 1;
       i += 2;
       continue;
     }
@@ -238,7 +243,7 @@ export function splitPipeline(text: string): PipelineSplit {
       i++;
       continue;
     }
-    if (c === '#' && (current === '' || isSpace(text[i - 1] ?? ' '))) {
+    if (c === '#' && (current === '' || (isBlank(text[i - 1] ?? ' ') && escaped !== i - 1))) {
       // A comment runs to the end of the line only: a following line is still a command.
       const eol = nextLineBreak(text, i);
       if (eol === -1) {
@@ -292,6 +297,8 @@ export function splitPipeline(text: string): PipelineSplit {
     if (c === '`') return fail('command substitution (backtick)');
     if (c === '(' || c === ')') return fail('subshell or process substitution');
     if (c === '$' && text[i + 1] === '(') return fail('command substitution `$(`');
+    // bash decodes `$'\x41'` and translates `$"…"`; dash (sh) keeps the `$`: the argv depends on the shell.
+    if (c === '$' && (text[i + 1] === "'" || text[i + 1] === '"')) return fail('`$\'…\'` or `$"…"` quoting (bash and sh read it differently)');
     current += c;
     i++;
   }
@@ -315,8 +322,8 @@ function asciiTable(chars: string): Uint8Array {
 const PIPELINE_SPECIAL = asciiTable('\\\'"#\n\r|&;<>`()$');
 /** What it looks at inside double quotes. */
 const DQ_SPECIAL = asciiTable('\\`$\n\r"');
-/** What ends a run of plain token characters: quotes, backslash, ASCII whitespace. */
-const TOKEN_SPECIAL = asciiTable('\\\'" \t\n\v\f\r');
+/** What ends a run of plain token characters: quotes, backslash, the shell's blanks. */
+const TOKEN_SPECIAL = asciiTable('\\\'" \t\n');
 
 /** Whether the character at `i` is in `table`; characters beyond ASCII never are. */
 const special = (table: Uint8Array, text: string, i: number): boolean => {
@@ -324,11 +331,13 @@ const special = (table: Uint8Array, text: string, i: number): boolean => {
   return code < 128 && table[code] === 1;
 };
 
-/** `/\s/.test(c)` for one character, without a regular expression for ASCII. */
-function isSpace(c: string): boolean {
-  const code = c.charCodeAt(0);
-  if (code < 128) return code === 32 || (code >= 9 && code <= 13);
-  return /\s/.test(c);
+/**
+ * What separates words for sh and bash: space, tab and newline, nothing else. A vertical tab,
+ * form feed or a Unicode space (U+00A0, U+2003, …) is an ordinary character inside a word:
+ * `a<U+00A0>b` is one argument, and a `#` after one starts no comment.
+ */
+function isBlank(c: string): boolean {
+  return c === ' ' || c === '\t' || c === '\n';
 }
 
 function nextLineBreak(text: string, from: number): number {
@@ -426,9 +435,13 @@ export function heredocLineExpands(line: string): boolean {
 }
 
 /**
- * A7.5: splits one segment into argv. Quotes are removed; a backslash outside quotes takes the
- * next character; inside double quotes it escapes only `\\ " $ \``; a `#` starting a token ends
- * the segment; empty quoted strings produce no token. Null when a quote or escape is open.
+ * A7.5: splits one segment into argv, the words sh passes to the program. Quotes are removed; a
+ * backslash outside quotes takes the next character; inside double quotes it escapes only
+ * `\\ " $ \``; a `#` starting a word ends the segment; only space, tab and newline separate
+ * words. A word that was only quotes (`''`, `""`, `''""`) is an empty argument, as the shell
+ * passes it — differs from OpenClaw, whose splitter drops it (`echo '' x` is `[echo, x]`
+ * there), so the argv judged would not be the argv run. Null when a quote or escape is open, or
+ * for a backslash-newline (a line continuation the shell removes; the analysis refuses it).
  */
 export function splitShellArgs(text: string): string[] | null {
   return tokenizeShellArgs(text)?.argv ?? null;
@@ -445,6 +458,7 @@ function tokenizeShellArgs(text: string): Tokens | null {
   const out: Tokens = { argv: [], starts: [], ends: [] };
   // Plain locals, no closure over them: this loop runs once per character of up to 32 KiB.
   let token = '';
+  // A word has begun: any character or quote outside a blank, so a word of quotes alone counts.
   let inToken = false;
   let start = 0;
   let quote: '"' | "'" | null = null;
@@ -465,6 +479,7 @@ function tokenizeShellArgs(text: string): Tokens | null {
     }
     if (quote === '"') {
       if (c === '\\' && i + 1 < n && '\\"$`\n'.includes(text[i + 1]!)) {
+        if (text[i + 1] === '\n') return null;
         token += text[i + 1];
         i++;
         continue;
@@ -479,8 +494,8 @@ function tokenizeShellArgs(text: string): Tokens | null {
       }
       continue;
     }
-    if (isSpace(c)) {
-      if (token !== '') pushToken(out, token, start, i);
+    if (isBlank(c)) {
+      if (inToken) pushToken(out, token, start, i);
       token = '';
       inToken = false;
       continue;
@@ -491,26 +506,21 @@ function tokenizeShellArgs(text: string): Tokens | null {
     if (c !== '\\' && c !== "'" && c !== '"') {
       // A run of plain characters joins the token at once.
       let end = i + 1;
-      // Non-ASCII characters take the slow test: some of them are whitespace to /\s/.
-      while (end < n && !special(TOKEN_SPECIAL, text, end) && (text.charCodeAt(end) < 128 || !isSpace(text[end]!))) end++;
+      while (end < n && !special(TOKEN_SPECIAL, text, end)) end++;
       token += text.slice(i, end);
       i = end - 1;
       continue;
     }
     if (c === '\\') {
-      if (i + 1 >= text.length) return null;
+      if (i + 1 >= text.length || text[i + 1] === '\n') return null;
       token += text[i + 1];
       i++;
       continue;
     }
-    if (c === "'" || c === '"') {
-      quote = c;
-      continue;
-    }
-    token += c;
+    quote = c;
   }
   if (quote !== null) return null;
-  if (token !== '') pushToken(out, token, start, i);
+  if (inToken) pushToken(out, token, start, i);
   return out;
 }
 

@@ -46,6 +46,9 @@ export function segmentScriptPaths(input: SegmentFilesInput): { ok: true; paths:
   if (operands.kind === 'unknown') return { ok: false, why: `cannot tell which file \`${input.argv[0]}\` runs: ${operands.why}` };
   if (operands.kind === 'files') {
     for (const operand of operands.files) {
+      // An empty word names no file, yet the interpreter still runs something: `python3 ''` runs
+      // the working directory's __main__.py, `node ''` and `perl ''` read their program from stdin.
+      if (operand === '') return { ok: false, why: `\`${input.argv[0]}\` is given an empty script operand \`''\`, which names no file` };
       const expanded = operand === '~' || operand.startsWith('~/') ? path.join(input.home, operand.slice(1)) : operand;
       if (expanded.startsWith('~')) return { ok: false, why: `cannot resolve \`${operand}\`` };
       if (path.isAbsolute(expanded)) paths.push(path.normalize(expanded));

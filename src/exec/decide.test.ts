@@ -463,8 +463,6 @@ describe('the enforced rewrite (A11)', () => {
 
 describe('red-team findings: what runs is what was checked', () => {
   it.each<[string, string]>([
-    // Text sh would run after a Unicode space that the analysis reads as a blank.
-    ["cat <<'EOF' a\u00a0#; rm -rf /\nbody\nEOF", "'/usr/bin/cat' <<'EOF' 'a'\nbody\nEOF\n"],
     ["cat <<'EOF'\nhello $(id)\nEOF", "'/usr/bin/cat' <<'EOF'\nhello $(id)\nEOF\n"],
     ['cat <<-EOF | cat\n\tplain\n\tEOF', "'/usr/bin/cat' <<-EOF | '/usr/bin/cat'\n\tplain\n\tEOF\n"],
     ["cat << 'A' <<B\none\nA\ntwo\nB", "'/usr/bin/cat' << 'A' <<B\none\nA\ntwo\nB\n"],
@@ -475,6 +473,18 @@ describe('red-team findings: what runs is what was checked', () => {
     const v = check(command, { allowlist: [CAT] });
     expect(v.decision).toBe('ask');
     expect(v.fallbackScript).toBe(script);
+  });
+  it.each([
+    // A Unicode space, a vertical tab or a form feed is part of a word to sh, so the `#` after
+    // one starts no comment and `rm` is a second command; the analysis reads it the same way
+    // (it used to take the space for a blank and rely on the rewrite to drop the rest).
+    "cat <<'EOF' a\u00a0#; rm -rf /\nbody\nEOF",
+    "cat <<'EOF' a\v#; rm -rf /\nbody\nEOF",
+    "cat <<'EOF' a\f#; rm -rf /\nbody\nEOF",
+  ])('text sh runs after a character that is no blank to it is seen: %j', (command) => {
+    const v = check(command, { allowlist: [CAT] });
+    expect(v.analysis.ok).toBe(false);
+    expect(v.fallbackScript).toBeNull();
   });
   it.each([
     // sh reads the delimiter as the whole word `AB`: the line after the body would run.

@@ -13,7 +13,7 @@ import { bindFiles, bindingChange, segmentScriptPaths, type Binding, type BoundF
 import { detectControlCommand } from './control.js';
 import { detectInlineEval, detectStdinProgram, INTERPRETER_LIKE, type InlineEvalHit } from './inline-eval.js';
 import { commandName, isPathQualified, resolveExecutable, type ResolveEnv, type ResolvedExecutable } from './resolve.js';
-import { buildEnforcedCommand, type RewritePart } from './rewrite.js';
+import { buildEnforcedCommand, showArgv, type RewritePart } from './rewrite.js';
 import { repoConfigInvocation, type RepoConfigHit } from './repo-config.js';
 import { READ_ONLY_COMMANDS, readOnlyMatch, type ReadOnlyPolicy } from './read-only.js';
 import { checkSafeBin, type SafeBinPolicy } from './safe-bins.js';
@@ -240,7 +240,7 @@ export function evaluateExec(command: string, policy: ExecPolicy, options: Evalu
     return askOrDeny(askReasons.join('; '), { satisfied, askReasons, inlineEval, allowAlways, fallbackScript, changedSinceApproval });
   }
   const misses = verdicts
-    .map((v, i) => (v.matchedBy === null ? `segment ${i + 1} \`${v.argv.join(' ')}\`: ${v.miss}` : null))
+    .map((v, i) => (v.matchedBy === null ? `segment ${i + 1} \`${showArgv(v.argv)}\`: ${v.miss}` : null))
     .filter((m): m is string => m !== null);
   if (commandChange) misses.unshift(`the allow-always grant for this command no longer covers it: ${commandChange}`);
   return askOrDeny(`allowlist miss: ${misses.join('; ')}`, { askReasons, inlineEval, allowAlways, changedSinceApproval });
@@ -395,7 +395,7 @@ function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOption
     else if (!readOnly()) {
       if (safe.ok && repoConfig) verdict.miss = repoConfigMiss(repoConfig, null);
       else if (verdict.changed) verdict.miss = verdict.changed;
-      else if (exe.realPath === null) verdict.miss = exe.pathQualified ? `\`${exe.token}\` is not an executable file` : `\`${exe.token}\` not found in PATH`;
+      else if (exe.realPath === null) verdict.miss = exe.token === '' ? 'the command word is empty: the shell runs no program' : exe.pathQualified ? `\`${exe.token}\` is not an executable file` : `\`${exe.token}\` not found in PATH`;
       else if (shellPayload) verdict.miss = `shell payload \`${shell!.payload}\` is not covered by an entry for ${exe.realPath} with an argPattern`;
       else verdict.miss = `no allowlist entry, safe bin or builtin covers ${exe.realPath}${policy.safeBins.bins.has(commandName(effective[0]!)) && !safe.ok ? ` (${safe.reason})` : ''}`;
     }
@@ -481,9 +481,18 @@ function payloadSegments(payload: string, policy: ExecPolicy, env: EvaluateOptio
 }
 
 /**
+ * Words the shell running a payload expands into other words — parameters (`$1`, `"$@"`, the
+ * outer command's own arguments), globs (`-[c]` once a file `-c` exists), bash's braces
+ * (`{-c,code}`), `~`: the argv read from the payload text is not the one it runs. (Top-level
+ * segments run as the quoted rewrite, where nothing expands; a payload runs as written.)
+ */
+const PAYLOAD_EXPANSION = /[$*?[{~]/;
+
+/**
  * Inline code inside a shell `-c` payload. The payload is shell code itself, so whatever the
  * analysis cannot follow — an unreadable payload, nesting past the depth limit, a command word
- * that is no executable (`eval`, `.`, `$x`, …) — counts as inline code: fail closed.
+ * that is no executable (`eval`, `.`, `$x`, …), a word the shell expands — counts as inline
+ * code: fail closed.
  */
 function payloadInlineEval(shell: string, inner: readonly SegmentEval[] | null): InlineEvalHit | null {
   const opaque: InlineEvalHit = { interpreter: shell, flag: '-c' };
@@ -492,6 +501,7 @@ function payloadInlineEval(shell: string, inner: readonly SegmentEval[] | null):
     if (evaluated.inlineEval) return evaluated.inlineEval;
     const runsProgram = evaluated.verdict.matchedBy === 'safe-builtin' || evaluated.exe?.realPath != null;
     if (evaluated.blocked || !runsProgram) return opaque;
+    if (evaluated.verdict.argv.some((word) => PAYLOAD_EXPANSION.test(word))) return opaque;
   }
   return null;
 }

@@ -301,7 +301,9 @@ function stdinProgramByName(argv: readonly string[], program: RunsAs | null | un
 
 /** `-`, `/dev/stdin` and descriptor paths (`/dev/fd/0`, `/proc/self/fd/0`) name stdin, not a script. */
 function readsStdin(operand: string): boolean {
-  if (operand === '-') return true;
+  // An empty word names no script: `node ''` and `perl ''` read their program from stdin, and
+  // `python3 ''` runs the working directory's __main__.py — code no operand pins down.
+  if (operand === '-' || operand === '') return true;
   if (!operand.startsWith('/')) return false;
   const p = path.posix.normalize(operand);
   return p === '/dev/stdin' || /^\/dev\/fd\/\d+$/.test(p) || /^\/proc\/(self|thread-self|\d+)\/fd\/\d+$/.test(p);

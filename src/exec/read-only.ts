@@ -400,6 +400,9 @@ export function readOnlyMatch(argv: readonly string[], realPath: string | null, 
     return { ok: false, reason: `\`${name}\` resolves to ${realPath}, not the system's ${name}` };
   }
   const args = argv.slice(1);
+  // The tables were checked against the binaries with real words; what one makes of an empty
+  // argument (a file name, a pattern matching every line, a pathspec) is not in them.
+  if (args.includes('')) return { ok: false, reason: `an empty argument \`''\` is not in the default read-only list` };
   switch (profile.kind) {
     case 'getopt':
       return checkGetopt(args, profile);

@@ -31,6 +31,8 @@ export function isPathQualified(token: string): boolean {
 }
 
 export function resolveExecutable(token: string, env: ResolveEnv): ResolvedExecutable {
+  // `'' ls`: the shell finds no command named by an empty word (never a PATH directory itself).
+  if (token === '') return { token, pathQualified: false, resolvedPath: null, realPath: null };
   if (isPathQualified(token)) {
     const expanded = token === '~' || token.startsWith('~/') ? path.join(env.home, token.slice(1)) : token;
     // `~user/…` is not expanded by the analysis; treat it as unresolvable.

@@ -32,6 +32,15 @@ export function shellQuote(token: string): string {
   return token.includes("'") ? `'${token.replace(/'/g, `'"'"'`)}'` : `'${token}'`;
 }
 
+/**
+ * An argv as a person reads it on a card or in `exec-check`: words joined by spaces, a word that
+ * is empty or holds whitespace or a quote shown quoted (`rm -rf build/ ''`), so an empty
+ * argument cannot hide at the end of a line or between two spaces.
+ */
+export function showArgv(argv: readonly string[]): string {
+  return argv.map((w) => (w === '' || /[\s'"\\]/.test(w) ? shellQuote(w) : w)).join(' ');
+}
+
 export function buildEnforcedCommand(parts: readonly RewritePart[]): string {
   let out = '';
   // Collected and joined once: a command may carry thousands of heredoc bodies.

@@ -57,6 +57,18 @@ describe('validateSafeBinArgs', () => {
     [['-c', '5'], 'obsolete', false],
     [['-c5'], 'obsolete', true],
     [['-c', '5', '-q'], 'obsolete', true],
+    // An empty word is an argument of its own (differs from OpenClaw, which skips it): an empty
+    // operand is a file named '' (or an empty set), an empty value is no literal.
+    [[''], 'filter', false],
+    [['-n', '1', ''], 'filter', false],
+    [['-n', '', '5'], 'filter', false],
+    [['-n', ''], 'filter', false],
+    [['--lines', ''], 'filter', false],
+    [['--lines='], 'filter', false],
+    [['--', ''], 'filter', false],
+    [['a', 'b', ''], 'sets', false],
+    [['', 'a'], 'sets', false],
+    [['a', ''], 'sets', false],
   ])('%j (%s) → %s', (args, which, ok) => {
     const profile = profiles[which];
     expect(validateSafeBinArgs(args, profile).ok).toBe(ok);

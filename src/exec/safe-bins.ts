@@ -191,9 +191,13 @@ const GLOB = /[*?[\]]/;
 const EXPANSION = /\$([\w@*?!$#{([-])/;
 const PATH_LIKE = /^(\.\/|\.\.\/|~|\/|[A-Za-z]:[\\/])/;
 
-/** A literal the shell and the bin both read as plain text: no globs, expansions or paths. */
+/**
+ * A literal the shell and the bin both read as plain text: no globs, expansions or paths, and
+ * not empty — an empty word reaches the bin as an argument of its own (`head -n 1 ''` opens the
+ * file ''), and what a bin makes of an empty value is its own affair.
+ */
 export function isSafeLiteral(token: string): boolean {
-  return !GLOB.test(token) && !EXPANSION.test(token) && !PATH_LIKE.test(token) && token !== '.' && token !== '..';
+  return token !== '' && !GLOB.test(token) && !EXPANSION.test(token) && !PATH_LIKE.test(token) && token !== '.' && token !== '..';
 }
 
 /**
@@ -202,7 +206,9 @@ export function isSafeLiteral(token: string): boolean {
  * required value comes attached or from the next word, an optional one only attached. An
  * option after an operand is refused (getopt permutes it to the front, or — POSIXLY_CORRECT,
  * a `+` optstring — reads it as an operand); a profile whose binary stops at its first operand
- * (tr) counts everything from there as operands.
+ * (tr) counts everything from there as operands. An empty word is refused wherever it stands,
+ * as an operand or a value (differs from OpenClaw, which skips it: its splitter drops `''`, and
+ * Warden's keeps it, as the shell does).
  */
 export function validateSafeBinArgs(args: readonly string[], profile: SafeBinProfile): SafeBinVerdict {
   const values = new Set(profile.allowedValueFlags ?? []);
@@ -218,6 +224,7 @@ export function validateSafeBinArgs(args: readonly string[], profile: SafeBinPro
   }
   let operandSeen = false;
   const operand = (token: string): SafeBinVerdict | null => {
+    if (token === '') return bad("an empty operand `''`");
     if (!isSafeLiteral(token)) return bad(`operand \`${token}\` is not a plain literal`);
     positionals++;
     operandSeen = true;
@@ -232,14 +239,14 @@ export function validateSafeBinArgs(args: readonly string[], profile: SafeBinPro
     const rest = token === '--' ? args.slice(i + 1) : profile.optionsEndAtFirstOperand && positionals > 0 ? args.slice(i) : null;
     if (rest !== null) {
       for (const word of rest) {
-        if (word === '' || (word === '-' && !profile.optionsEndAtFirstOperand)) continue;
+        if (word === '-' && !profile.optionsEndAtFirstOperand) continue;
         const problem = operand(word);
         if (problem) return problem;
       }
       break;
     }
-    if (token === '' || token === '-') {
-      // stdin (or nothing) for a filter; for a binary whose operands are strings (tr), an operand.
+    if (token === '-') {
+      // stdin for a filter; for a binary whose operands are strings (tr), an operand.
       if (profile.optionsEndAtFirstOperand) positionals++;
       else operandSeen = true;
       continue;
@@ -258,7 +265,7 @@ export function validateSafeBinArgs(args: readonly string[], profile: SafeBinPro
       if (optional.has(flag)) {
         // `--group X` leaves X to the binary as a file operand: only `--group=X` means the value.
         const value = eq === -1 ? '' : token.slice(eq + 1);
-        if (value === '' || !isSafeLiteral(value)) return bad(`option \`${flag}\` takes its value only as \`${flag}=VALUE\``);
+        if (!isSafeLiteral(value)) return bad(`option \`${flag}\` takes its value only as \`${flag}=VALUE\``);
         continue;
       }
       if (!booleans.has(flag)) return bad(`option \`${flag}\` is not allowed`);
@@ -277,7 +284,7 @@ export function validateSafeBinArgs(args: readonly string[], profile: SafeBinPro
           break;
         }
         if (optional.has(flag)) {
-          if (attached === '' || !isSafeLiteral(attached)) return bad(`option \`${flag}\` takes its value only attached (\`${flag}VALUE\`)`);
+          if (!isSafeLiteral(attached)) return bad(`option \`${flag}\` takes its value only attached (\`${flag}VALUE\`)`);
           break;
         }
         if (!booleans.has(flag)) return bad(`option \`${flag}\` is not allowed`);

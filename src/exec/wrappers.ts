@@ -238,7 +238,7 @@ export function shellInvocation(argv: readonly string[], program?: RunsAs | null
   const operand = argv[i] ?? null;
   const none = { scriptArgs: [] as string[] };
   if (inline) return { shell, payload: operand, operand: null, script: null, ...none, loginOrInteractive: login || shell === 'fish' };
-  const plain = i === 1 && operand !== null && program != null && CARRIER_SHELLS.has(program.real) && CARRIER_SHELLS.has(program.name);
+  const plain = i === 1 && operand !== null && operand !== '' && program != null && CARRIER_SHELLS.has(program.real) && CARRIER_SHELLS.has(program.name);
   return {
     shell,
     payload: null,

@@ -37,6 +37,7 @@ describe.each(ENGINES)('an exact-argv grant kept on %s', (engine) => {
     ['both words joined by a replacement character', `rm '-rf\uFFFDbuild/\uFFFD'`, 'ask'],
     ['a replacement character where the separator was, then a second argument', `rm '-rf\uFFFDbuild/' /`, 'ask'],
     ['one argument more', 'rm -rf build/ /', 'ask'],
+    ['an empty argument more', "rm -rf build/ ''", 'ask'],
     ['one argument fewer', 'rm -rf', 'ask'],
     ['the path spelled otherwise', 'rm -rf build', 'ask'],
     ['the arguments swapped', 'rm build/ -rf', 'ask'],

@@ -163,11 +163,18 @@ describe('exec for #dev', () => {
     expect(textOf(miss)).toBe('exec denied: approval-timeout: allowlist-miss. Do not retry this command.');
   }, 15_000);
 
-  it('on expiry a heredoc runs as its rewrite: text sh would read past a Unicode space never runs', async () => {
+  it('on expiry a heredoc runs as its rewrite', async () => {
+    const lenient = setup({ tools: { exec: { ...DEV.tools.exec, askFallback: 'allowlist', allowlist: [{ pattern: '/usr/bin/cat' }] } }, approvals: { exec: { timeoutSec: 1 } } });
+    decisions.push(null);
+    const result = await lenient.run({ command: "cat <<'EOF' -\nhello\nEOF" });
+    expect(textOf(result)).toBe('hello\n\n(exit code 0)');
+  }, 15_000);
+
+  it('on expiry, text sh would read past a Unicode space never runs: the analysis reads the space as sh does', async () => {
     const lenient = setup({ tools: { exec: { ...DEV.tools.exec, askFallback: 'allowlist', allowlist: [{ pattern: '/usr/bin/cat' }] } }, approvals: { exec: { timeoutSec: 1 } } });
     decisions.push(null);
     const result = await lenient.run({ command: "cat <<'EOF' -\u00a0#; rm -rf build\nhello\nEOF" });
-    expect(textOf(result)).toBe('hello\n\n(exit code 0)');
+    expect(result.isError).toBe(true);
     expect(existsSync(path.join(workspace, 'build', 'out.o'))).toBe(true);
   }, 15_000);
 

@@ -13,6 +13,7 @@ import { discoverGitConfig } from '../../../exec/git-env.js';
 import type { ExecJob } from '../../../exec/job.js';
 import { partyOf, processRegistry as defaultRegistry, type ProcessRegistry } from '../../../exec/process-registry.js';
 import { DEFAULT_PATH_DIRS } from '../../../exec/resolve.js';
+import { showArgv } from '../../../exec/rewrite.js';
 import { startCommand } from '../../../exec/run.js';
 import { sandboxReadiness } from '../../../exec/sandbox-probe.js';
 import { bwrapAvailable, execHomes, resolveExecHost, sandboxIdentity, type ExecHost, type SandboxIdentity } from '../../../exec/sandbox.js';
@@ -263,7 +264,7 @@ async function requestApproval(
 ): Promise<ApprovalResolution | PendingApproval> {
   const offerAlways = canPersist && verdict.allowAlways.offered;
   const facts = [
-    { label: 'Resolved', value: verdict.segments.map((s) => s.resolved ?? `${s.argv[0] ?? '?'} (unresolved)`).join(', ') || '(not analysed)' },
+    { label: 'Resolved', value: verdict.segments.map((s) => s.resolved ?? `${s.argv[0] === undefined ? '?' : showArgv(s.argv.slice(0, 1))} (unresolved)`).join(', ') || '(not analysed)' },
     { label: 'Why', value: elevatedFor ? `elevated: runs outside the sandbox on the gateway host, asked for ${elevatedFor} (${verdict.reason})` : verdict.reason },
     { label: 'Runs in', value: `${cwd} (${host === 'sandbox' ? 'sandbox' : elevatedFor ? 'gateway host, ELEVATED' : 'host'})` },
   ];
