@@ -8,6 +8,7 @@ import { detectControlCommand } from '../../src/exec/control.js';
 import { execPolicyFromConfig } from '../../src/exec/check.js';
 import { evaluateExec } from '../../src/exec/decide.js';
 import { detectInlineEval, detectStdinProgram } from '../../src/exec/inline-eval.js';
+import { repoConfigInvocation } from '../../src/exec/repo-config.js';
 import { commandName, DEFAULT_PATH_DIRS, resolveExecutable } from '../../src/exec/resolve.js';
 import { buildEnforcedCommand, type RewriteSegment } from '../../src/exec/rewrite.js';
 import { unwrapDispatch } from '../../src/exec/wrappers.js';
@@ -23,6 +24,7 @@ import { unwrapDispatch } from '../../src/exec/wrappers.js';
  * be; a segment's text cut from the command by offsets instead of copied piece by piece (a
  * comment, a heredoc, a quote at the very end, a blank segment of any white space); an argv
  * that is no wrapper's passed on without a copy, a wrapper's name spelled another way; the
+ * arguments read in place for repository configuration (a subcommand after options); the
  * joined argvs of a control command looked at one by one. Each row states what the gate
  * answers; the answers are the ones it gave before the shortcuts existed.
  */
@@ -227,5 +229,25 @@ describe('control commands: each argv joined and looked at in turn', () => {
     ['none', [['cat', 'a'], ['wc']], null],
   ])('%s', (_, argvs, found) => {
     expect(detectControlCommand('x', argvs)).toBe(found);
+  });
+});
+
+describe('repository configuration: the arguments read in place, not copied', () => {
+  it.each<[string, string[], string | null]>([
+    ['deno task after an option', ['deno', '-q', 'task', 'x'], 'deno task'],
+    ['docker compose', ['docker', 'compose', 'up'], 'docker compose'],
+    ['podman build after an option', ['podman', '-v', 'build', '.'], 'podman build'],
+    ['docker build after thousands of options', ['docker', ...Array(3000).fill('-v'), 'build'], 'docker build'],
+    ['docker run', ['docker', 'run', 'x'], null],
+    ['bun running a script name', ['bun', 'run', 'x'], 'bun run'],
+    ['bun running a file', ['bun', './x.ts'], null],
+    ['bun with options only', ['bun', '-v'], null],
+    ['node --run=build', ['node', '--run=build'], 'node --run'],
+    ['python3 -m pytest', ['python3', '-m', 'pytest'], 'python3 -m pytest'],
+    ['git', ['git', 'status'], 'git'],
+    ['make', ['make', 'all'], 'make'],
+    ['cat with compose among thousands of words', ['cat', ...Array(3000).fill('a'), 'compose'], null],
+  ])('%s', (_, argv, binary) => {
+    expect(repoConfigInvocation(argv)?.binary ?? null).toBe(binary);
   });
 });
