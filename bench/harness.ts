@@ -87,14 +87,16 @@ export function recordGcPauses(): { take(): Promise<GcPause[]>; stop(): void } {
 }
 
 /**
- * How long the calling thread has waited for a CPU while runnable (preempted by other threads or
- * processes), in milliseconds, from Linux's /proc/thread-self/schedstat, read into a preallocated
- * buffer (no allocation, a few µs). The kernel adds each wait when the thread gets a CPU back,
- * so a running thread reads an exact figure; its on-CPU figure is only updated at ticks and is
- * not used. Wall time less this wait is what the thread itself spent, GC pauses included. Null
- * where the file is missing (not Linux, or a kernel without scheduler statistics).
+ * The calling thread's scheduler account from Linux's /proc/thread-self/schedstat, read into a
+ * preallocated buffer (no allocation, a few µs) as milliseconds: `out[0]` on a CPU, `out[1]`
+ * waiting for one while runnable (preempted by other threads or processes). The kernel adds each
+ * wait when the thread gets a CPU back, so a running thread reads an exact wait; its time on a
+ * CPU is brought up to date only at scheduler ticks and switches, so it lags by up to a tick.
+ * Wall time less both is time the thread slept (in a synchronous call: waiting for another
+ * thread, such as the GC's helpers). Null where the file is missing (not Linux, or a kernel
+ * without scheduler statistics).
  */
-export function cpuWaitClock(): { read(): number; close(): void } | null {
+export function schedClock(): { read(out: Float64Array): void; close(): void } | null {
   let fd: number;
   try {
     fd = openSync('/proc/thread-self/schedstat', 'r');
@@ -102,18 +104,21 @@ export function cpuWaitClock(): { read(): number; close(): void } | null {
     return null;
   }
   const buf = Buffer.alloc(96);
-  const read = (): number => {
+  const read = (out: Float64Array): void => {
     const n = readSync(fd, buf, 0, buf.length, 0);
     let field = 0;
+    let onCpu = 0;
     let waited = 0;
     for (let i = 0; i < n; i++) {
       const c = buf[i]!;
       if (c === 0x20) {
         if (++field > 1) break;
       } else if (c < 0x30 || c > 0x39) break;
-      else if (field === 1) waited = waited * 10 + (c - 0x30);
+      else if (field === 0) onCpu = onCpu * 10 + (c - 0x30);
+      else waited = waited * 10 + (c - 0x30);
     }
-    return waited / 1e6;
+    out[0] = onCpu / 1e6;
+    out[1] = waited / 1e6;
   };
   return { read, close: () => closeSync(fd) };
 }
