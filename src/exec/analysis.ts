@@ -122,7 +122,7 @@ export function splitChain(command: string): Array<{ op: ChainOperator | null; t
       quote = c;
       continue;
     }
-    if (c === '#' && (i === 0 || (isBlank(command[i - 1]!) && escaped !== i - 1))) break;
+    if (c === '#' && (i === 0 || (isWordSeparator(command[i - 1]!) && escaped !== i - 1))) break;
     let matched: ChainOperator | null = null;
     if ((c === '&' || c === '|') && command[i + 1] === c) matched = c === '&' ? '&&' : '||';
     else if (c === ';') matched = ';';
@@ -137,7 +137,7 @@ export function splitChain(command: string): Array<{ op: ChainOperator | null; t
   if (!found) return null;
   // Whatever follows a comment start belongs to the last part; the pipeline splitter drops it.
   parts.push({ op, text: command.slice(start) });
-  if (parts.some((p) => p.text.trim() === '')) return null;
+  if (parts.some((p) => isBlank(p.text, 0, p.text.length))) return null;
   return parts;
 }
 
@@ -179,7 +179,11 @@ function placeHeredocs(found: readonly FoundHeredoc[], tokens: Tokens): SegmentH
 /** A7.3 + A7.4: splits one chain part into pipeline segments, rejecting everything else. */
 export function splitPipeline(text: string): PipelineSplit {
   const segments: string[] = [];
-  let current = '';
+  // The current segment is text[from, i), sliced once when it ends rather than built up piece by
+  // piece: a 32 KiB segment of quoted words would be thousands of concatenations. Its text ends
+  // early (`end`) at a comment or at the line break before heredoc bodies; nothing follows either.
+  let from = 0;
+  let end = -1;
   let quote: '"' | "'" | null = null;
   let hasHeredoc = false;
   const pending: Array<PendingHeredoc & { found: FoundHeredoc }> = [];
@@ -192,25 +196,20 @@ export function splitPipeline(text: string): PipelineSplit {
     if (quote === "'") {
       // Everything up to the closing quote is literal.
       const close = text.indexOf("'", i);
-      const end = close === -1 ? n : close + 1;
-      current += text.slice(i, end);
       if (close !== -1) quote = null;
-      i = end;
+      i = close === -1 ? n : close + 1;
       continue;
     }
     const c = text[i]!;
     if (quote === '"') {
       if (!special(DQ_SPECIAL, text, i)) {
-        const from = i;
         while (i < n && !special(DQ_SPECIAL, text, i)) i++;
-        current += text.slice(from, i);
         continue;
       }
       if (c === '\\') {
         const next = text[i + 1];
         if (next === undefined) return fail('unterminated shell quote/escape');
         if (next === '\n' || next === '\r') return fail('line continuation (backslash-newline)');
-        current += c + next;
         i += 2;
         continue;
       }
@@ -218,33 +217,28 @@ export function splitPipeline(text: string): PipelineSplit {
       if (c === '$' && text[i + 1] === '(') return fail('command substitution `$(`');
       if (c === '\n' || c === '\r') return fail('newline inside double quotes');
       if (c === '"') quote = null;
-      current += c;
       i++;
       continue;
     }
     // Outside quotes.
     if (!special(PIPELINE_SPECIAL, text, i)) {
-      const from = i;
       while (i < n && !special(PIPELINE_SPECIAL, text, i)) i++;
-      current += text.slice(from, i);
       continue;
     }
     if (c === '\\') {
-      const next = text[i + 1];
-      if (next === undefined) return fail('unterminated shell quote/escape');
-      current += c + next;
+      if (text[i + 1] === undefined) return fail('unterminated shell quote/escape');
       escaped = i + 1;
       i += 2;
       continue;
     }
     if (c === "'" || c === '"') {
       quote = c;
-      current += c;
       i++;
       continue;
     }
-    if (c === '#' && (current === '' || (isBlank(text[i - 1] ?? ' ') && escaped !== i - 1))) {
+    if (c === '#' && (i === from || (isWordSeparator(text[i - 1] ?? ' ') && escaped !== i - 1))) {
       // A comment runs to the end of the line only: a following line is still a command.
+      end = i;
       const eol = nextLineBreak(text, i);
       if (eol === -1) {
         i = n;
@@ -255,16 +249,18 @@ export function splitPipeline(text: string): PipelineSplit {
     }
     if (c === '\n' || c === '\r') {
       if (pending.length === 0) return fail('newline between commands');
+      if (end === -1) end = i;
       const consumed = consumeHeredocBodies(text, i, pending);
       if (!consumed.ok) return consumed;
       for (let k = 0; k < pending.length; k++) {
-        const { segment, operator, start, end } = pending[k]!.found;
-        heredocs.push({ segment, operator, start, end, body: consumed.bodies[k]! });
+        const found = pending[k]!.found;
+        found.body = consumed.bodies[k]!;
+        heredocs.push(found);
       }
       pending.length = 0;
       i = consumed.next;
       // Nothing may follow the last heredoc body: a further line would be a new command.
-      if (text.slice(i).trim() !== '') return fail('command after heredoc body');
+      if (!isBlank(text, i, n)) return fail('command after heredoc body');
       i = n;
       break;
     }
@@ -272,10 +268,10 @@ export function splitPipeline(text: string): PipelineSplit {
       const next = text[i + 1];
       if (next === '|') return fail('`||` inside a pipeline');
       if (next === '&') return fail('`|&` pipe');
-      if (current.trim() === '') return fail('empty pipeline segment');
-      segments.push(current);
-      current = '';
+      if (isBlank(text, from, i)) return fail('empty pipeline segment');
+      segments.push(text.slice(from, i));
       i++;
+      from = i;
       continue;
     }
     if (c === '&') return fail('background job or `&` operator');
@@ -286,10 +282,9 @@ export function splitPipeline(text: string): PipelineSplit {
       if (!parsed.ok) return parsed;
       const operator = text.slice(i, parsed.end);
       const { delimiter, quoted, stripTabs } = parsed.heredoc;
-      const start = current.length;
+      const start = i - from;
       pending.push({ delimiter, quoted, stripTabs, found: { segment: segments.length, operator, start, end: start + operator.length, body: '' } });
       hasHeredoc = true;
-      current += operator;
       i = parsed.end;
       continue;
     }
@@ -299,16 +294,16 @@ export function splitPipeline(text: string): PipelineSplit {
     if (c === '$' && text[i + 1] === '(') return fail('command substitution `$(`');
     // bash decodes `$'\x41'` and translates `$"…"`; dash (sh) keeps the `$`: the argv depends on the shell.
     if (c === '$' && (text[i + 1] === "'" || text[i + 1] === '"')) return fail('`$\'…\'` or `$"…"` quoting (bash and sh read it differently)');
-    current += c;
     i++;
   }
   if (quote !== null) return fail('unterminated shell quote/escape');
   if (pending.length > 0) return fail('unterminated heredoc');
-  if (current.trim() === '') {
+  const last = end === -1 ? i : end;
+  if (isBlank(text, from, last)) {
     if (segments.length > 0) return fail('empty pipeline segment');
     return fail('empty command');
   }
-  segments.push(current);
+  segments.push(text.slice(from, last));
   return { ok: true, segments, hasHeredoc, heredocs };
 }
 
@@ -336,8 +331,20 @@ const special = (table: Uint8Array, text: string, i: number): boolean => {
  * form feed or a Unicode space (U+00A0, U+2003, …) is an ordinary character inside a word:
  * `a<U+00A0>b` is one argument, and a `#` after one starts no comment.
  */
-function isBlank(c: string): boolean {
+function isWordSeparator(c: string): boolean {
   return c === ' ' || c === '\t' || c === '\n';
+}
+
+/** Whether text[from, to) is empty or holds only what `trim()` removes, without a copy. */
+function isBlank(text: string, from: number, to: number): boolean {
+  for (let j = from; j < to; j++) if (!isTrimmed(text.charCodeAt(j))) return false;
+  return true;
+}
+
+/** ECMAScript WhiteSpace and LineTerminator: the characters `String.prototype.trim` removes. */
+function isTrimmed(code: number): boolean {
+  if (code < 128) return code === 32 || (code >= 9 && code <= 13);
+  return code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff;
 }
 
 function nextLineBreak(text: string, from: number): number {
@@ -494,7 +501,7 @@ function tokenizeShellArgs(text: string): Tokens | null {
       }
       continue;
     }
-    if (isBlank(c)) {
+    if (isWordSeparator(c)) {
       if (inToken) pushToken(out, token, start, i);
       token = '';
       inToken = false;

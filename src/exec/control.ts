@@ -27,10 +27,18 @@ function invokeWithApprove(text: string): boolean {
 }
 
 export function detectControlCommand(command: string, argvs: ReadonlyArray<readonly string[]> = []): string | null {
-  const texts = [command, ...argvs.map((argv) => argv.join(' '))];
-  for (const text of texts) {
-    for (const { re, what } of PATTERNS) if (re.test(text)) return what;
-    if (invokeWithApprove(text)) return '`warden invoke --approve`';
+  const found = controlIn(command);
+  if (found) return found;
+  // One joined argv at a time: a verdict may hold 64 argvs of thousands of words each.
+  for (const argv of argvs) {
+    const inArgv = controlIn(argv.join(' '));
+    if (inArgv) return inArgv;
   }
+  return null;
+}
+
+function controlIn(text: string): string | null {
+  for (const { re, what } of PATTERNS) if (re.test(text)) return what;
+  if (invokeWithApprove(text)) return '`warden invoke --approve`';
   return null;
 }

@@ -106,23 +106,24 @@ export interface ClassifyOptions {
 export function repoConfigInvocation(argv: readonly string[], options: ClassifyOptions = {}): RepoConfigHit | null {
   if (argv.length === 0) return null;
   const names = [memberName(argv[0]!), ...(options.realPath ? [memberName(options.realPath)] : [])];
-  const args = argv.slice(1);
+  // The arguments are copied only for the programs that read them: most argvs are none of these.
+  const args = (): readonly string[] => argv.slice(1);
   if (names.includes('git')) {
     const gitPath = options.realPath ?? (path.isAbsolute(argv[0]!) ? argv[0]! : null);
-    const parsed = parseGitArgv(args, gitPath ? knownGitCommands(gitPath) : null);
+    const parsed = parseGitArgv(args(), gitPath ? knownGitCommands(gitPath) : null);
     return { binary: 'git', reads: GIT, untrusted: parsed.untrusted };
   }
   const member = names.find((n) => MEMBERS.has(n));
   if (member) return { binary: member, reads: MEMBERS.get(member)!, untrusted: null };
   const name = names[0]!;
-  if (PYTHONS.test(name)) return pythonModule(name, args);
+  if (PYTHONS.test(name)) return pythonModule(name, args());
   if (name === 'node' || name === 'nodejs') {
     // `node --run X` runs a package.json script; `node --test` runs every test file it finds.
-    const flag = args.find((a) => /^--(run|test)(=|$)/.test(a));
+    const flag = args().find((a) => /^--(run|test)(=|$)/.test(a));
     if (flag) return { binary: `${name} ${flag.split('=')[0]}`, reads: flag.startsWith('--run') ? NODE_PM : 'test files found in the working directory', untrusted: null };
     return null;
   }
-  const sub = firstOperand(args);
+  const sub = firstOperand(argv, 1);
   if (name === 'deno' && (sub === 'task' || sub === 'test' || sub === 'bench')) return { binary: `deno ${sub}`, reads: 'deno.json tasks and test files', untrusted: null };
   if (name === 'bun' && sub !== null && !/[./]/.test(sub)) return { binary: `bun ${sub}`, reads: NODE_PM, untrusted: null };
   if ((name === 'docker' || name === 'podman') && (sub === 'compose' || sub === 'build' || sub === 'buildx')) {
@@ -147,8 +148,10 @@ function pythonModule(name: string, args: readonly string[]): RepoConfigHit | nu
   return null;
 }
 
-function firstOperand(args: readonly string[]): string | null {
-  return args.find((a) => !a.startsWith('-')) ?? null;
+/** The first of `args` from index `from` that is not an option. */
+function firstOperand(args: readonly string[], from: number): string | null {
+  for (let i = from; i < args.length; i++) if (!args[i]!.startsWith('-')) return args[i]!;
+  return null;
 }
 
 /** Every class member's name, for docs and tests. */

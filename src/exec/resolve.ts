@@ -67,6 +67,6 @@ export function executableRealPath(file: string): string | null {
 
 /** Lower-cased basename with Windows executable suffixes removed: how wrappers and bins are named. */
 export function commandName(token: string): string {
-  const base = token.split(/[\\/]/).pop() ?? token;
+  const base = token.slice(Math.max(token.lastIndexOf('/'), token.lastIndexOf('\\')) + 1);
   return base.toLowerCase().replace(/\.(exe|cmd|bat|com)$/, '');
 }

@@ -18,6 +18,9 @@ export const MULTICALL_BINARIES: ReadonlySet<string> = new Set(['busybox', 'toyb
 const MULTICALL = MULTICALL_BINARIES;
 export const POSIX_SHELLS = new Set(['ash', 'bash', 'dash', 'fish', 'ksh', 'sh', 'zsh']);
 
+/** Every name `peel` handles; any other argv[0] is no wrapper. */
+const WRAPPER_NAMES: ReadonlySet<string> = new Set([...BLOCKED_WRAPPERS, ...MULTICALL, 'env', 'nice', 'nohup', 'timeout', 'stdbuf', 'time']);
+
 const NUMBER = /^[+-]?\d+$/;
 const DURATION = /^\d+(\.\d+)?[smhd]?$/;
 
@@ -27,6 +30,8 @@ type Step = Peeled | null;
 /** Returns what remains after one wrapper, a blocking reason, or null when argv[0] is no wrapper. */
 function peel(argv: string[]): Step {
   const name = commandName(argv[0]!);
+  // Most segments run no wrapper: answer those before copying an argv that may hold thousands of words.
+  if (!WRAPPER_NAMES.has(name)) return null;
   const args = argv.slice(1);
   if (BLOCKED_WRAPPERS.has(name)) return { ok: false, reason: `\`${name}\` changes who or how a command runs` };
   if (MULTICALL.has(name)) {
@@ -121,9 +126,9 @@ function peelOptions(name: string, args: string[], spec: OptionSpec): Peeled {
 const validValue = (value: string, spec: OptionSpec): boolean => value !== '' && (spec.valueTest ? spec.valueTest.test(value) : true);
 const badOption = (name: string, arg: string): Peeled => ({ ok: false, reason: `\`${name}\` option \`${arg}\` is not transparent` });
 
-/** Removes transparent wrappers, at most four deep. */
-export function unwrapDispatch(argv: readonly string[]): Unwrapped {
-  let current = [...argv];
+/** Removes transparent wrappers, at most four deep. Without a wrapper, `argv` itself is the answer (not a copy). */
+export function unwrapDispatch(argv: string[]): Unwrapped {
+  let current = argv;
   const wrappers: string[] = [];
   for (;;) {
     if (current.length === 0) return { ok: false, reason: 'wrapper without a command', wrappers };

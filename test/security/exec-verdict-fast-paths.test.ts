@@ -3,12 +3,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { execConfig } from '../../src/config/schema/exec.js';
-import { analyzeShellCommand } from '../../src/exec/analysis.js';
+import { analyzeShellCommand, splitChain, splitPipeline } from '../../src/exec/analysis.js';
+import { detectControlCommand } from '../../src/exec/control.js';
 import { execPolicyFromConfig } from '../../src/exec/check.js';
 import { evaluateExec } from '../../src/exec/decide.js';
 import { detectInlineEval, detectStdinProgram } from '../../src/exec/inline-eval.js';
-import { DEFAULT_PATH_DIRS, resolveExecutable } from '../../src/exec/resolve.js';
+import { repoConfigInvocation } from '../../src/exec/repo-config.js';
+import { commandName, DEFAULT_PATH_DIRS, resolveExecutable } from '../../src/exec/resolve.js';
 import { buildEnforcedCommand, type RewriteSegment } from '../../src/exec/rewrite.js';
+import { unwrapDispatch } from '../../src/exec/wrappers.js';
 
 /**
  * Attack class: a verdict whose fast path decides differently from the careful one. The gate
@@ -18,8 +21,12 @@ import { buildEnforcedCommand, type RewriteSegment } from '../../src/exec/rewrit
  * placed without copying objects. An attacker would aim at the edges of each shortcut: a word
  * holding a quote among thousands without, a heredoc among plain words, a link that runs an
  * interpreter under another name, a directory or a non-executable file where a program should
- * be. Each row states what the gate answers; the answers are the ones it gave before the
- * shortcuts existed.
+ * be; a segment's text cut from the command by offsets instead of copied piece by piece (a
+ * comment, a heredoc, a quote at the very end, a blank segment of any white space); an argv
+ * that is no wrapper's passed on without a copy, a wrapper's name spelled another way; the
+ * arguments read in place for repository configuration (a subcommand after options); the
+ * joined argvs of a control command looked at one by one. Each row states what the gate
+ * answers; the answers are the ones it gave before the shortcuts existed.
  */
 const work = mkdtempSync(path.join(tmpdir(), 'warden-fast-paths-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -131,5 +138,116 @@ describe('whole verdicts at the edges of the shortcuts', () => {
     const heredocs = analysis.parts[0]!.pipeline[0]!.heredocs;
     expect(heredocs).toHaveLength(n);
     expect(heredocs.map((h) => [h.argvStart, h.argvCount, h.operator, h.body])).toEqual(Array.from({ length: n }, (_, k) => [k + 1, 1, '<<A', 'A\n']));
+  });
+});
+
+describe('segments cut from the text by offsets, not built up', () => {
+  it.each<[string, string, string[] | string]>([
+    ['quotes and escapes kept as written', `cat 'a|b' "c|\\"d" e\\|f | wc`, [`cat 'a|b' "c|\\"d" e\\|f `, ' wc']],
+    ['a comment ends the last segment', 'cat a | wc # tail | x', ['cat a ', ' wc ']],
+    ['a comment at the start of a segment', 'cat a |# x', 'empty pipeline segment'],
+    ['a # inside a word is no comment', 'cat a#b | wc', ['cat a#b ', ' wc']],
+    ['heredoc bodies are not part of the segment', 'cat <<A | wc\nx\nA', ['cat <<A ', ' wc']],
+    ['a comment before heredoc bodies', 'cat <<A # note\nx\nA', ['cat <<A ']],
+    ['a quote closed by the last character', `cat 'a'`, [`cat 'a'`]],
+    ['an escape as the last two characters', 'cat a\\ ', ['cat a\\ ']],
+    ['an escape with nothing after it', 'cat a\\', 'unterminated shell quote/escape'],
+    ['a quote left open', `cat 'a`, 'unterminated shell quote/escape'],
+    ['a blank segment between two', 'cat a |  | wc', 'empty pipeline segment'],
+    ['a blank last segment', 'cat a | ', 'empty pipeline segment'],
+    ['nothing at all', ' \t', 'empty command'],
+    ['text after the heredoc body', 'cat <<A\nx\nA\ncat', 'command after heredoc body'],
+    ['white space after the heredoc body', 'cat <<A\nx\nA\n \u3000', ['cat <<A']],
+  ])('%s', (_, text, expected) => {
+    const split = splitPipeline(text);
+    if (typeof expected === 'string') expect(split).toEqual({ ok: false, reason: expected });
+    else expect(split.ok && split.segments).toEqual(expected);
+  });
+
+  it('places heredoc operators at their offsets in the segment, past quotes and escapes', () => {
+    const analysis = analyzeShellCommand(`cat "a b" 'c' \\d <<A x <<-'B' | cat <<C\n1\nA\n2\n\tB\n3\nC`);
+    expect(analysis.ok).toBe(true);
+    if (!analysis.ok) return;
+    const [first, second] = analysis.parts[0]!.pipeline;
+    expect(first!.heredocs.map((h) => [h.operator, h.argvStart, h.argvCount, h.body])).toEqual([
+      ['<<A', 4, 1, '1\nA\n'],
+      ['<<-\'B\'', 6, 1, '2\n\tB\n'],
+    ]);
+    expect(second!.heredocs.map((h) => [h.operator, h.argvStart, h.argvCount, h.body])).toEqual([['<<C', 1, 1, '3\nC\n']]);
+  });
+
+  // Blank is what String.prototype.trim removes, as it was when segments were trimmed copies.
+  const candidates = [0x09, 0x0b, 0x0c, 0x20, 0x85, 0xa0, 0x1680, 0x180e, 0x2000, 0x2005, 0x200a, 0x200b, 0x2028, 0x2029, 0x202f, 0x205f, 0x2060, 0x3000, 0xfeff, 0xfffe];
+  it.each(candidates.map((code) => [code.toString(16).padStart(4, '0'), String.fromCharCode(code)]))('U+%s alone between pipes and between `;`', (_, c) => {
+    const blank = c.trim() === '';
+    expect(splitPipeline(`cat a |${c}| wc`)).toEqual(blank ? { ok: false, reason: 'empty pipeline segment' } : { ok: true, segments: ['cat a ', c, ' wc'], hasHeredoc: false, heredocs: [] });
+    expect(splitChain(`cat a ;${c}; wc`)).toEqual(blank ? null : [{ op: null, text: 'cat a ' }, { op: ';', text: c }, { op: ';', text: ' wc' }]);
+  });
+});
+
+describe('wrappers: no copy for an argv that is no wrapper, every spelling of one still peeled', () => {
+  it('hands back the argv itself when nothing is peeled', () => {
+    const argv = ['cat', ...Array(2000).fill('a')];
+    const unwrapped = unwrapDispatch(argv);
+    expect(unwrapped.ok && unwrapped.argv).toBe(argv);
+  });
+
+  it.each<[string, string, string | null]>([
+    ['nice by path', '/usr/bin/nice -n 5 cat a', `'/usr/bin/cat' 'a'`],
+    ['NICE in capitals', 'NICE cat a', `'/usr/bin/cat' 'a'`],
+    ['a Windows-style path to env.exe', 'C:\\\\bin\\\\env.EXE cat a', `'/usr/bin/cat' 'a'`],
+    ['timeout then nohup', 'timeout 5 nohup cat a', `'/usr/bin/cat' 'a'`],
+    ['sudo blocks', 'sudo cat a', null],
+    ['env with an assignment blocks', 'env A=1 cat a', null],
+    ['busybox running a shell', 'busybox sh -c "cat a"', null],
+    ['five wrappers deep blocks', 'nice nice nice nice nice cat a', null],
+  ])('%s', (_, command, rewritten) => {
+    const verdict = evaluateExec(command, policy, env);
+    expect(verdict.rewritten).toBe(rewritten);
+    if (rewritten === null) expect(verdict.decision).not.toBe('allow');
+  });
+
+  it.each<[string, string]>([
+    ['/usr/bin/cat', 'cat'],
+    ['cat', 'cat'],
+    ['C:\\bin\\CAT.EXE', 'cat'],
+    ['a\\b/c\\Sh.Cmd', 'sh'],
+    ['dir/', ''],
+    ['dir\\', ''],
+    ['', ''],
+    ['x.exe.bat', 'x.exe'],
+  ])('the command name of %j is %j', (token, name) => {
+    expect(commandName(token)).toBe(name);
+  });
+});
+
+describe('control commands: each argv joined and looked at in turn', () => {
+  it.each<[string, string[][], string | null]>([
+    ['only in the last of many argvs', [...Array(63).fill(['cat', 'a']), ['warden', 'approvals', 'resolve', 'x']], '`warden approvals resolve|revoke`'],
+    ['in the first', [['warden', 'invoke', 'x', '--approve'], ['cat']], '`warden invoke --approve`'],
+    ['split across two argvs is not one', [['warden', 'invoke'], ['--approve']], null],
+    ['none', [['cat', 'a'], ['wc']], null],
+  ])('%s', (_, argvs, found) => {
+    expect(detectControlCommand('x', argvs)).toBe(found);
+  });
+});
+
+describe('repository configuration: the arguments read in place, not copied', () => {
+  it.each<[string, string[], string | null]>([
+    ['deno task after an option', ['deno', '-q', 'task', 'x'], 'deno task'],
+    ['docker compose', ['docker', 'compose', 'up'], 'docker compose'],
+    ['podman build after an option', ['podman', '-v', 'build', '.'], 'podman build'],
+    ['docker build after thousands of options', ['docker', ...Array(3000).fill('-v'), 'build'], 'docker build'],
+    ['docker run', ['docker', 'run', 'x'], null],
+    ['bun running a script name', ['bun', 'run', 'x'], 'bun run'],
+    ['bun running a file', ['bun', './x.ts'], null],
+    ['bun with options only', ['bun', '-v'], null],
+    ['node --run=build', ['node', '--run=build'], 'node --run'],
+    ['python3 -m pytest', ['python3', '-m', 'pytest'], 'python3 -m pytest'],
+    ['git', ['git', 'status'], 'git'],
+    ['make', ['make', 'all'], 'make'],
+    ['cat with compose among thousands of words', ['cat', ...Array(3000).fill('a'), 'compose'], null],
+  ])('%s', (_, argv, binary) => {
+    expect(repoConfigInvocation(argv)?.binary ?? null).toBe(binary);
   });
 });
