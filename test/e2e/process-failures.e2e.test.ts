@@ -87,7 +87,7 @@ describe('warden start meets a failure nothing handled', () => {
     const result = await child;
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toContain('Warden stopped.');
-    const logged = logLines(result.stderr).find((l) => l.msg.includes('unhandled promise rejection'));
+    const logged = logLines(String(result.stderr)).find((l) => l.msg.includes('unhandled promise rejection'));
     expect(logged).toMatchObject({ level: 50, msg: 'unhandled promise rejection; Warden keeps running', err: { message: 'misfire: a background call failed' } });
   }, 30_000);
 
@@ -95,7 +95,7 @@ describe('warden start meets a failure nothing handled', () => {
     const result = await launch('throw', await freePort());
     expect(result.exitCode).toBe(1);
     expect(result.stdout).not.toContain('Warden stopped.');
-    const logged = logLines(result.stderr).find((l) => l.msg.includes('uncaught exception'));
+    const logged = logLines(String(result.stderr)).find((l) => l.msg.includes('uncaught exception'));
     expect(logged).toMatchObject({ level: 60, msg: 'uncaught exception; Warden exits', err: { message: 'misfire: thrown from a timer' } });
   }, 30_000);
 });

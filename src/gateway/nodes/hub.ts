@@ -361,6 +361,8 @@ export class NodeHub {
       // The node says hello with its new token on a fresh connection.
       socket.close(1000, 'paired');
     }).catch((err: unknown) => {
+      off();
+      this.pairings.delete(normalizeCode(code));
       log.error({ err, node: frame.name, approval: request.id }, 'node pairing not completed');
       if (socket.readyState === socket.OPEN) this.refuse(socket, 'pairing failed inside Warden; ask again');
     });
