@@ -15,7 +15,7 @@ interface Case {
   rule?: string;
 }
 
-const cases: Case[] = readdirSync(FIXTURES)
+const cases: Case[] = readdirSync(FIXTURES, { recursive: true, encoding: 'utf8' })
   .filter((f) => f.endsWith('.ts'))
   .flatMap((file) =>
     readFileSync(path.join(FIXTURES, file), 'utf8')
