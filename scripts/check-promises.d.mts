@@ -5,7 +5,7 @@ export interface ForgottenPromise {
   /** 1-based. */
   line: number;
   column: number;
-  rule: 'floating' | 'condition';
+  rule: 'floating' | 'condition' | 'expect' | 'void';
   message: string;
 }
 

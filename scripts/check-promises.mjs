@@ -12,13 +12,27 @@
 //   expect     a value that is always a promise handed to `expect(…)` without `.resolves` or
 //              `.rejects`: the matcher then looks at the promise object, so the test cannot
 //              tell what the store holds.
-// An intentional fire-and-forget is written `void work().catch(logIt)`.
+//   void       `void p` on a promise/thenable whose rejection nothing handles: `void` only
+//              silences the floating rule, and Node ends the process on an unhandled rejection,
+//              so a bot that loses one store write or platform call would drop every
+//              conversation. Accepted: a call chain ending in `.catch(handler)` or
+//              `.then(onFulfilled, onRejected)`. Application code only: in tests and benchmarks
+//              (`*.test.ts`, test/, bench/) a stray rejection fails the run, as it should.
+// An intentional fire-and-forget is written `background(work(), 'what did not happen')`
+// (src/util/background.ts, which logs the failure and returns nothing) or
+// `void work().catch(handler)`.
 //
 // Usage: node scripts/check-promises.mjs [--project tsconfig.json] [--typecheck]; exits 1 on
 // findings. With --typecheck it first reports type errors as `tsc --noEmit` would (exit 2).
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+
+/**
+ * Tests and benchmarks, where the `void` rule does not apply: a rejection there fails the run
+ * (vitest reports unhandled rejections as errors), which is what it should do.
+ */
+const isTestOrBench = (file) => /\.test\.[cm]?tsx?$/.test(file) || /(^|\/)(test|bench)\//.test(file);
 
 /** Builds one Program from a tsconfig (all checks share it). */
 export function programFromConfig(configPath) {
@@ -31,11 +45,14 @@ export function programFromConfig(configPath) {
 /**
  * Every forgotten promise in the program's own files (not declarations, not node_modules), or
  * in `files` (absolute paths) when given.
- * @returns {{ file: string, line: number, column: number, rule: 'floating' | 'condition', message: string }[]}
+ * @returns {{ file: string, line: number, column: number, rule: 'floating' | 'condition' | 'expect' | 'void', message: string }[]}
  */
 export function findForgottenPromises(program, files) {
   const checker = program.getTypeChecker();
   const wanted = files ? new Set(files.map((f) => path.resolve(f))) : undefined;
+  // Files are classed (test or not) by their path inside the project, the tsconfig's folder.
+  const config = program.getCompilerOptions().configFilePath;
+  const root = typeof config === 'string' ? path.dirname(config) : program.getCurrentDirectory();
   const findings = [];
 
   const isThenableType = (type) => {
@@ -118,8 +135,28 @@ export function findForgottenPromises(program, files) {
     if (alwaysThenable(value)) report(sf, value, 'expect', `\`${text(sf, value)}\` is a promise handed to expect: assert \`await\` of it, or use .resolves/.rejects`);
   };
 
-  const visit = (sf, node, tested) => {
+  /** `void p`: the value `void` discards, split like a statement's (`void (a ? p() : q())`). */
+  const voidedValues = (expr) => {
+    expr = unwrap(expr);
+    if (ts.isConditionalExpression(expr)) return [...voidedValues(expr.whenTrue), ...voidedValues(expr.whenFalse)];
+    if (ts.isBinaryExpression(expr)) {
+      const op = expr.operatorToken.kind;
+      if (op === ts.SyntaxKind.CommaToken) return [...voidedValues(expr.left), ...voidedValues(expr.right)];
+      if (op === ts.SyntaxKind.AmpersandAmpersandToken || op === ts.SyntaxKind.BarBarToken || op === ts.SyntaxKind.QuestionQuestionToken) return voidedValues(expr.right);
+    }
+    return [expr];
+  };
+  const checkVoid = (sf, node) => {
+    for (const value of voidedValues(node.expression)) {
+      if (ts.isCallExpression(value) && handlesRejection(value)) continue;
+      if (!mayBeThenable(value)) continue;
+      report(sf, value, 'void', `\`void ${text(sf, value)}\` discards the promise with its rejection, which ends the process: add \`.catch(handler)\` or pass it to \`background(…)\``);
+    }
+  };
+
+  const visit = (sf, node, tested, voids) => {
     if (ts.isCallExpression(node)) checkAssertion(sf, node);
+    if (voids && ts.isVoidExpression(node)) checkVoid(sf, node);
     if (ts.isExpressionStatement(node)) checkFloating(sf, node);
     else if (ts.isIfStatement(node) || ts.isWhileStatement(node) || ts.isDoStatement(node)) markTested(tested, node.expression);
     else if (ts.isForStatement(node) && node.condition) markTested(tested, node.condition);
@@ -127,14 +164,14 @@ export function findForgottenPromises(program, files) {
     else if (ts.isPrefixUnaryExpression(node) && node.operator === ts.SyntaxKind.ExclamationToken) markTested(tested, node.operand);
     // In a value position only the left operand is tested; the right one is the result.
     else if (isLogical(node)) markTested(tested, node.left);
-    ts.forEachChild(node, (child) => visit(sf, child, tested));
+    ts.forEachChild(node, (child) => visit(sf, child, tested, voids));
   };
 
   for (const sf of program.getSourceFiles()) {
     if (sf.isDeclarationFile || sf.fileName.includes('/node_modules/')) continue;
     if (wanted && !wanted.has(path.resolve(sf.fileName))) continue;
     const tested = new Set();
-    visit(sf, sf, tested);
+    visit(sf, sf, tested, !isTestOrBench(path.relative(root, sf.fileName)));
     for (const node of tested) {
       if (alwaysThenable(node)) report(sf, node, 'condition', `\`${text(sf, node)}\` is a promise, so this test is always true: await it first`);
     }

@@ -31,6 +31,7 @@ import { discordCard, mention } from './card.js';
 import { registerCommands } from './commands.js';
 import { DISCORD_FILE_HOSTS, inboundFromCommand, inboundFromDiscord } from './inbound.js';
 import { shardClientOptions, watchShards } from './shards.js';
+import { background } from '../../src/util/background.js';
 
 /** Discord rejects message content over 2,000 characters. */
 export const DISCORD_MESSAGE_LIMIT = 2_000;
@@ -236,10 +237,10 @@ export function createDiscordAdapter(
       } catch (err) {
         logger.debug({ err }, 'typing indicator failed');
       }
-      if (!stopped) timer = setTimeout(() => void beat(), TYPING_REFRESH_MS);
+      if (!stopped) timer = setTimeout(() => background(beat(), 'typing indicator not refreshed', { log: logger }), TYPING_REFRESH_MS);
     };
     typingStops.add(stop);
-    void beat();
+    background(beat(), 'typing indicator not sent', { log: logger });
     return stop;
   }
 
@@ -378,7 +379,7 @@ export function createDiscordAdapter(
     },
     setSkillCommands(specs) {
       skillCommands = [...specs];
-      if (registers && client?.isReady()) void register();
+      if (registers && client?.isReady()) background(register(), 'skill slash commands not registered; typed commands still work', { log: logger });
     },
     // Every shard: a shard that is down leaves its guilds unanswered.
     connected: () => (client?.isReady() ?? false) && (shards?.states().every((s) => s.status === 'ready') ?? true),

@@ -1,6 +1,7 @@
 import { AgentSessions } from './sessions.js';
 import { runTurn } from './turn.js';
 import type { AgentDeps, AgentRuntime, TurnOutcome } from './types.js';
+import { background } from '../util/background.js';
 
 export interface WardenAgentRuntime extends AgentRuntime {
   /** What the session tools act on (list, history, send, spawn, subagents, yield). */
@@ -44,9 +45,13 @@ export function createAgentRuntime(deps: AgentDeps): WardenAgentRuntime {
       const run: Promise<TurnOutcome> = previous.then(() => runTurn(bound, request, sessions));
       const tail = run.catch(() => undefined);
       tails.set(request.sessionKey, tail);
-      void tail.then(() => {
-        if (tails.get(request.sessionKey) === tail) tails.delete(request.sessionKey);
-      });
+      background(
+        tail.then(() => {
+          if (tails.get(request.sessionKey) === tail) tails.delete(request.sessionKey);
+        }),
+        'session turn queue not cleaned up',
+        { fields: { sessionKey: request.sessionKey } },
+      );
       return run;
     },
   };

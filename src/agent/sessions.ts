@@ -11,6 +11,7 @@ import { processAlive } from '../util/process-alive.js';
 import type { SessionContextStore } from './session-contexts.js';
 import { childTurnFrom, INHERITED_POLICY_VERSION, type SubagentRunRecord, type SubagentRunStore, type SubagentStatus } from './subagent-runs.js';
 import type { AgentRuntime, TranscriptEntry, TranscriptStore, TurnOutcome } from './types.js';
+import { background } from '../util/background.js';
 
 export type { SubagentStatus } from './subagent-runs.js';
 
@@ -242,10 +243,10 @@ export class AgentSessions implements AgentSessionsApi {
     await this.deps.runs.insert(record);
     const live: LiveRun = { controller: new AbortController(), steers: [], runId: request.runId };
     this.live.set(runId, live);
-    void this.drive(record, turn, live, runtime);
+    background(this.drive(record, turn, live, runtime), 'subagent run failed', { level: 'error', fields: { runId } });
     if (this.deps.hooks?.has('subagent_spawned')) {
       const ref = turn.model ? parseModelRef(turn.model) : undefined;
-      void this.deps.hooks.runVoid(
+      this.deps.hooks.fire(
         'subagent_spawned',
         { childSessionKey: childKey, agentId, label: record.label, mode: 'run', threadRequested: false, runId, ...(turn.model ? { resolvedModel: turn.model } : {}), ...(ref ? { resolvedProvider: ref.provider } : {}) },
         { runId, childSessionKey: childKey, requesterSessionKey: request.parentKey },
@@ -374,7 +375,7 @@ export class AgentSessions implements AgentSessionsApi {
     this.live.delete(run.runId);
     if (this.deps.hooks?.has('subagent_ended')) {
       const ok = outcome?.status === 'completed';
-      void this.deps.hooks.runVoid(
+      this.deps.hooks.fire(
         'subagent_ended',
         {
           targetSessionKey: run.childKey,

@@ -112,7 +112,7 @@ async function runTurnHooked(deps: AgentDeps, request: TurnRequest, sessions?: T
     throw err;
   } finally {
     // An observer: the turn's outcome is settled before it hears of it, and its failure changes nothing.
-    void hooks.runVoid(
+    hooks.fire(
       'agent_end',
       {
         runId,
@@ -322,7 +322,7 @@ async function fitContext(entries: TranscriptEntry[], o: FitOptions): Promise<Tr
   const coversThroughSeq = Math.max(...folded.map((e) => e.seq));
   const hooks = o.deps.hooks;
   const hookCtx = hooks?.has('before_compaction') || hooks?.has('after_compaction') ? agentHookContext(o.turn, o.sessionKey, { runId: o.runId }) : undefined;
-  if (hookCtx) void hooks!.runVoid('before_compaction', { messageCount: entries.length, compactingCount: folded.length, tokenCount: used }, hookCtx);
+  if (hookCtx) hooks!.fire('before_compaction', { messageCount: entries.length, compactingCount: folded.length, tokenCount: used }, hookCtx);
   let text: string;
   try {
     text = await summarize(entries.slice(0, cut), {
@@ -341,7 +341,7 @@ async function fitContext(entries: TranscriptEntry[], o: FitOptions): Promise<Tr
   }
   const [summary] = await o.deps.transcripts.append(o.sessionKey, [{ kind: 'summary', message: summaryMessage(text), coversThroughSeq }]);
   o.onEvent?.({ type: 'compacted', removedMessages: folded.length });
-  if (hookCtx) void hooks!.runVoid('after_compaction', { messageCount: entries.length - cut + 1, compactedCount: folded.length }, hookCtx);
+  if (hookCtx) hooks!.fire('after_compaction', { messageCount: entries.length - cut + 1, compactedCount: folded.length }, hookCtx);
   log.info({ sessionKey: o.sessionKey, folded: folded.length, kept: entries.length - cut }, 'transcript compacted');
   return [summary!, ...entries.slice(cut)];
 }
@@ -389,11 +389,11 @@ function modelCallHooks(hooks: HookBus, request: TurnRequest, runId: string, rou
   const ctx = agentHookContext(request.turn, request.sessionKey, { runId });
   const base = { runId, callId: `${runId}:${round}`, sessionKey: request.sessionKey, provider: settings.provider, model: settings.model, api: settings.api };
   const started = performance.now();
-  void hooks.runVoid('model_call_started', base, ctx);
+  hooks.fire('model_call_started', base, ctx);
   return {
     ended(outcome: 'completed' | 'error', err?: unknown, aborted?: boolean) {
       const failure = aborted ? { failureKind: 'aborted' as const } : err instanceof RetriesExhaustedError ? { errorCategory: err.last.kind } : err ? { errorCategory: 'unknown' } : {};
-      void hooks.runVoid('model_call_ended', { ...base, durationMs: performance.now() - started, outcome, ...failure }, ctx);
+      hooks.fire('model_call_ended', { ...base, durationMs: performance.now() - started, outcome, ...failure }, ctx);
     },
   };
 }

@@ -28,6 +28,7 @@ import {
   type RecoveryReport,
   type ResolveResult,
 } from './types.js';
+import { background } from '../util/background.js';
 
 /** Hook approvals may not wait longer than this (reference §5.3). */
 export const MAX_HOOK_APPROVAL_TIMEOUT_MS = 600_000;
@@ -257,7 +258,7 @@ export class ApprovalService {
     log.info({ approval: request.id, tool: request.tool, kind: request.kind, session: request.sessionKey }, 'approval requested');
     this.armExpiry(request);
     this.events.emit('approval.requested', { request });
-    void this.show(request);
+    background(this.show(request), 'approval card not shown', { level: 'error', fields: { approval: request.id } });
     return request;
   }
 
@@ -309,7 +310,7 @@ export class ApprovalService {
       // A decision written between the read above and now would otherwise wait for the next poll.
       void this.ledger.get(id).then(
         (now) => {
-          if (now && now.request.status !== 'pending') void this.deliver(now);
+          if (now && now.request.status !== 'pending') background(this.deliver(now), 'approval decision not delivered to its waiting call', { level: 'error', fields: { approval: id } });
         },
         () => undefined,
       );
@@ -459,7 +460,7 @@ export class ApprovalService {
   /** On a shared store: decisions made by any instance reach this one's waiters and watched cards by notification. */
   private subscribe(): Promise<void> {
     if (!this.options.store.db.shared) return Promise.resolve();
-    this.subscribed ??= this.options.store.db.listen(APPROVAL_CHANNEL, (payload) => void this.closedElsewhere(payload)).then(
+    this.subscribed ??= this.options.store.db.listen(APPROVAL_CHANNEL, (payload) => background(this.closedElsewhere(payload), 'approval closed by another instance not picked up', { fields: { approval: payload } })).then(
       (off) => {
         this.unlisten = off;
       },
@@ -493,7 +494,7 @@ export class ApprovalService {
 
   private ensureWatcher(): void {
     if (this.watcher) return;
-    this.watcher = setInterval(() => void this.syncExternal(), this.options.externalPollMs ?? 1000);
+    this.watcher = setInterval(() => background(this.syncExternal(), 'approvals of other instances not synced'), this.options.externalPollMs ?? 1000);
     this.watcher.unref();
   }
 
@@ -619,7 +620,7 @@ export class ApprovalService {
     if (timer) clearTimeout(timer);
     this.timers.delete(id);
     await this.deliver(entry, grantId);
-    void this.update(entry.request);
+    background(this.update(entry.request), 'approval card not updated', { level: 'error', fields: { approval: id } });
     // The deferred-call runner, the web page's pending list: every closure, however it came.
     this.events.emit('approval.closed', { request: entry.request });
   }
@@ -674,7 +675,7 @@ export class ApprovalService {
   private ensurePolling(): void {
     // A shared store pushes decisions (closedElsewhere) and leases instances; nothing to poll for, unless subscribing failed.
     if (this.poller || (this.options.store.db.shared && !this.pushUnavailable)) return;
-    this.poller = setInterval(() => void this.poll(), this.options.pollMs ?? 250);
+    this.poller = setInterval(() => background(this.poll(), 'approval poll failed'), this.options.pollMs ?? 250);
   }
 
   private async poll(): Promise<void> {

@@ -143,6 +143,26 @@ describe('guard proxy', () => {
     });
   });
 
+  it('fails closed when checking a request fails: 502 for a request, a dropped tunnel for CONNECT, nothing forwarded', async () => {
+    // The report of a blocked request throws (its consumer is gone): the proxy must neither forward nor crash.
+    const proxy = await startGuardProxy({
+      policy: {},
+      resolve: async () => [{ address: '10.0.0.5', family: 4 }],
+      onBlocked: () => {
+        throw new Error('report consumer gone');
+      },
+    });
+    try {
+      seen = [];
+      const res = await viaProxy(proxy, `http://intranet.test:${port}/`);
+      expect(res).toMatchObject({ status: 502, body: 'The browser guard could not check this request.' });
+      await expect(tunnel(proxy, `intranet.test:${port}`)).rejects.toThrow(/socket hang up|ECONNRESET/);
+      expect(seen).toHaveLength(0);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('answers 400 to requests that are not proxy requests', async () => {
     await withProxy({}, async (proxy) => {
       const p = new URL(proxy.server);

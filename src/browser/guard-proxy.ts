@@ -174,10 +174,22 @@ export async function startGuardProxy(options: GuardProxyOptions): Promise<Guard
     });
   };
 
-  const server = createServer((req, res) => void onRequest(req, res));
+  // A check that fails (the resolver, the policy) forwards nothing: the page gets a 502.
+  const server = createServer((req, res) =>
+    onRequest(req, res).catch((err: unknown) => {
+      log.warn({ err, url: req.url }, 'browser guard proxy could not check a request; refused');
+      if (res.headersSent) res.destroy();
+      else res.writeHead(502, { 'content-type': 'text/plain' }).end('The browser guard could not check this request.');
+    }),
+  );
   // The proxy is one of Warden's own listeners: no page may use it as a target.
   registerServer(server, 'browser guard proxy');
-  server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => void onConnect(req, socket, head));
+  server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+    onConnect(req, socket, head).catch((err: unknown) => {
+      log.warn({ err, target: req.url }, 'browser guard proxy could not check a tunnel; refused');
+      socket.destroy();
+    }),
+  );
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));

@@ -4,6 +4,7 @@ import { urlPolicyFor, type Resolver } from '../net/index.js';
 import { browserProfiles, profileFor, type BrowserProfileSpec } from './profiles.js';
 import { BrowserSession } from './session.js';
 import { closeOnShutdown } from './shutdown.js';
+import { background } from '../util/background.js';
 
 export interface BrowserManagerOptions {
   config: WardenConfig;
@@ -105,7 +106,7 @@ export class BrowserManager {
     clearTimeout(this.timers.get(name));
     const timer = setTimeout(() => {
       log.info({ profile: name }, 'browser idle; closing');
-      void this.enqueue(name, () => this.stop(name));
+      background(this.enqueue(name, () => this.stop(name)), 'idle browser not closed', { fields: { profile: name } });
     }, this.options.config.browser.idleTimeoutSec * 1000);
     timer.unref();
     this.timers.set(name, timer);

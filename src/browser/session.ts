@@ -5,6 +5,7 @@ import type { Resolver, UrlPolicy } from '../net/index.js';
 import { startGuardProxy, type BlockedRequest, type GuardProxy } from './guard-proxy.js';
 import type { BrowserProfileSpec } from './profiles.js';
 import type { RoleRef } from './snapshot.js';
+import { background } from '../util/background.js';
 
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 
@@ -78,7 +79,7 @@ export class BrowserSession {
       if (this.closed) return;
       this.closed = true;
       log.warn({ profile: spec.name }, 'browser exited');
-      void proxy.close();
+      background(proxy.close(), 'browser guard proxy not closed', { fields: { profile: spec.name } });
     });
     for (const page of context.pages()) this.adopt(page);
   }

@@ -102,7 +102,10 @@ async function invokeOnce(
     const operator = userInfo().username || 'operator';
     events.on('approval.requested', ({ request }) => {
       if (approve) {
-        void approvals.resolveAsOperator(request.id, approve, operator);
+        // Not decided here, the call waits for its expiry: say so, with the way to decide it by hand.
+        approvals.resolveAsOperator(request.id, approve, operator).catch((err: unknown) =>
+          io.stderr(`warden invoke: approval ${request.id} could not be resolved (${(err as Error).message}); decide with: warden approvals resolve ${request.id} ${approve}`),
+        );
         return;
       }
       io.stderr(

@@ -1,15 +1,26 @@
 import path from 'node:path';
 import { NODE_NAME } from '../gateway/nodes/protocol.js';
 import { startNode } from '../node/start-node.js';
+import { installProcessHandlers } from '../ops/process-handlers.js';
 import { EXIT, stringOption, type CommandRunner } from './args.js';
 import { loadConfigForCommand } from './config.js';
 
 /**
  * `warden node --gateway URL --name NAME [--config FILE] [--state DIR] [--fingerprint SHA256]`:
  * runs this machine as a node of a running Warden until SIGINT/SIGTERM, or until the gateway
- * refuses or unpairs it (exit 1).
+ * refuses or unpairs it (exit 1). Like `warden start`, it logs a promise rejection nothing
+ * handled and keeps running; an uncaught exception ends it.
  */
 export const run: CommandRunner = async (args, io) => {
+  const uninstall = installProcessHandlers();
+  try {
+    return await serve(args, io);
+  } finally {
+    uninstall();
+  }
+};
+
+const serve: CommandRunner = async (args, io) => {
   const gateway = stringOption(args, 'gateway');
   const name = stringOption(args, 'name');
   if (!gateway || !name) {

@@ -2,15 +2,27 @@ import { spawn } from 'node:child_process';
 import { ConfigError } from '../config/index.js';
 import { startWarden } from '../gateway/startup.js';
 import { log } from '../log.js';
+import { metrics } from '../ops/metrics.js';
+import { installProcessHandlers } from '../ops/process-handlers.js';
 import { EXIT, type CommandRunner } from './args.js';
 import { loadConfigForCommand } from './config.js';
 
 /**
  * `warden start`: runs the bot with every configured chat adapter (the web chat when no
  * platform token is configured) until SIGINT or SIGTERM, then stops gracefully. A second
- * signal while stopping exits at once.
+ * signal while stopping exits at once. A promise rejection nothing handled is logged and
+ * counted, and Warden keeps running; an uncaught exception ends it (exit 1).
  */
 export const run: CommandRunner = async (args, io) => {
+  const uninstall = installProcessHandlers({ countRejection: () => metrics.unhandledRejections.inc() });
+  try {
+    return await serve(args, io);
+  } finally {
+    uninstall();
+  }
+};
+
+const serve: CommandRunner = async (args, io) => {
   const loaded = loadConfigForCommand(args, io);
   if (!loaded) return EXIT.badInput;
   let restartRequested: (() => void) | undefined;

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { log } from '../log.js';
 import type { Db } from '../store/db.js';
 import { serverNow } from './clock.js';
+import { background } from '../util/background.js';
 
 export interface InstanceRegistryOptions {
   /** How long a heartbeat keeps the instance alive (`store.leaseSec`). */
@@ -42,7 +43,7 @@ export class InstanceRegistry {
       [this.id, hostname(), process.pid, this.options.role, this.options.leaseMs],
     );
     await this.db.run(`DELETE FROM instances WHERE lease_until < ${now} - 86400000`);
-    this.timer = setInterval(() => void this.beat(), Math.max(100, Math.floor(this.options.leaseMs / 3)));
+    this.timer = setInterval(() => background(this.beat(), 'instance heartbeat failed'), Math.max(100, Math.floor(this.options.leaseMs / 3)));
     this.timer.unref();
   }
 

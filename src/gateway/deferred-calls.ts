@@ -13,6 +13,7 @@ import { forPeople } from './people-text.js';
 import { outcomeLabel } from './commands.js';
 import { contextForDeferredCall } from './turn-context.js';
 import type { OutboundMessage, ReplyTarget } from './types.js';
+import { background } from '../util/background.js';
 
 /**
  * Runs deferred calls once their approval closes, in whatever process sees the closure first:
@@ -110,7 +111,11 @@ export class DeferredCallRunner {
 
   private track(work: Promise<void>): void {
     this.inFlight.add(work);
-    void work.finally(() => this.inFlight.delete(work));
+    background(
+      work.finally(() => this.inFlight.delete(work)),
+      'deferred call not run',
+      { level: 'error' },
+    );
   }
 
   private async ownerDead(call: DeferredCall): Promise<boolean> {

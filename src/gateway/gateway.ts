@@ -36,6 +36,7 @@ import type { FollowUpTurn } from './deferred-calls.js';
 import type { ApprovalRequest } from '../approvals/types.js';
 import { buildTurnContext, conversationOf, refreshTurnContext, type Actor } from './turn-context.js';
 import type { ApprovalClick, ChatAdapter, InboundMessage, OutboundFile, OutboundMessage, ReplyTarget } from './types.js';
+import { background } from '../util/background.js';
 
 export interface GatewayOptions {
   config: WardenConfig;
@@ -248,7 +249,7 @@ export class Gateway {
         adapter.provider,
         setTimeout(() => {
           this.retries.delete(adapter.provider);
-          void this.startAdapter(adapter, attempt + 1);
+          background(this.startAdapter(adapter, attempt + 1), 'chat adapter not started', { level: 'error', fields: { provider: adapter.provider } });
         }, delayMs),
       );
     }
@@ -434,10 +435,10 @@ export class Gateway {
     if (known) known.messages++;
     else {
       this.sessions.set(route.sessionKey, { agentId: route.agentId, startedAt: Date.now(), messages: 1 });
-      if (hooks?.has('session_start')) void hooks.runVoid('session_start', { sessionId: route.sessionKey, sessionKey: route.sessionKey }, { agentId: route.agentId, sessionId: route.sessionKey, sessionKey: route.sessionKey });
+      if (hooks?.has('session_start')) hooks.fire('session_start', { sessionId: route.sessionKey, sessionKey: route.sessionKey }, { agentId: route.agentId, sessionId: route.sessionKey, sessionKey: route.sessionKey });
     }
     if (!hooks?.has('message_received')) return;
-    void hooks.runVoid(
+    hooks.fire(
       'message_received',
       {
         from: message.senderId,
@@ -578,7 +579,7 @@ export class Gateway {
     if (!hooks?.has('message_sent')) return;
     const target = route.replyTo;
     const to = target.dmUserId ? `dm:${target.dmUserId}` : target.channelId;
-    void hooks.runVoid('message_sent', { to, content: text, success: true, sessionKey: route.sessionKey }, messageHookContext(target, { sessionKey: route.sessionKey, turn: route.context }));
+    hooks.fire('message_sent', { to, content: text, success: true, sessionKey: route.sessionKey }, messageHookContext(target, { sessionKey: route.sessionKey, turn: route.context }));
   }
 
   /**
@@ -728,7 +729,7 @@ export async function sendWithHooks(
     log.error({ err, provider: target.provider, channelId: target.channelId }, 'reply not delivered');
   }
   if (ctx && hooks!.has('message_sent')) {
-    void hooks!.runVoid('message_sent', { to, content: outgoing.text, success: error === undefined, ...(extra.sessionKey ? { sessionKey: extra.sessionKey } : {}), ...(error ? { error } : {}) }, ctx);
+    hooks!.fire('message_sent', { to, content: outgoing.text, success: error === undefined, ...(extra.sessionKey ? { sessionKey: extra.sessionKey } : {}), ...(error ? { error } : {}) }, ctx);
   }
   return error === undefined ? { ok: true } : { ok: false, error };
 }

@@ -1,4 +1,5 @@
 import { log } from '../log.js';
+import { background } from '../util/background.js';
 
 /** Runs one item of a session; the signal aborts it (`/stop`, shutdown). */
 export type SessionRunner<T> = (sessionKey: string, item: T, signal: AbortSignal) => Promise<void>;
@@ -101,9 +102,13 @@ export class SessionQueues<T> {
   private start(sessionKey: string, lane: Lane<T>, item: T): void {
     const controller = new AbortController();
     lane.running = { item, controller };
-    void this.run(sessionKey, item, controller.signal)
-      .catch((err: unknown) => log.error({ err, sessionKey }, 'session item failed'))
-      .finally(() => this.next(sessionKey, lane));
+    background(
+      this.run(sessionKey, item, controller.signal)
+        .catch((err: unknown) => log.error({ err, sessionKey }, 'session item failed'))
+        .finally(() => this.next(sessionKey, lane)),
+      'session queue did not move on',
+      { level: 'error', fields: { sessionKey } },
+    );
   }
 
   private next(sessionKey: string, lane: Lane<T>): void {

@@ -62,6 +62,7 @@ import { ControlListeners } from './control/listeners.js';
 import { HttpToolsApi } from './http/server.js';
 import { NodeHub } from './nodes/hub.js';
 import { NodeStore } from './nodes/store.js';
+import { background } from '../util/background.js';
 
 export interface StartOptions {
   env?: NodeJS.ProcessEnv;
@@ -448,7 +449,9 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   // A call that died with Warden (its approval was interrupted) is reported where it was asked.
   const offInterrupted = events.on('approval.interrupted', ({ request, message }) => {
     if (!request.channelId) return;
-    void gateway.notify({ provider: request.provider as InboundMessage['provider'], channelId: request.channelId, threadId: request.threadId }, { text: message });
+    background(gateway.notify({ provider: request.provider as InboundMessage['provider'], channelId: request.channelId, threadId: request.threadId }, { text: message }), 'interrupted approval not reported in its chat', {
+      fields: { approval: request.id },
+    });
   });
 
   try {
@@ -500,7 +503,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   );
   const webAdapter = adapters.find((a): a is WebAdapter => a.provider === 'web');
   const gatewayContext = { port: webAdapter?.url ? Number(new URL(webAdapter.url).port) : 0, workspaceDir: agentWorkspace(config, knownAgentIds(config)[0] ?? 'main', baseDir) };
-  if (hooks.has('gateway_start')) void hooks.runVoid('gateway_start', { port: gatewayContext.port }, gatewayContext);
+  if (hooks.has('gateway_start')) hooks.fire('gateway_start', { port: gatewayContext.port }, gatewayContext);
 
   let stopping: Promise<void> | undefined;
   const warden: RunningWarden = {
@@ -594,7 +597,7 @@ function cardPlatform(adapters: readonly ChatAdapter[], config: WardenConfig): s
 function carryOverResources(before: ToolExecutor, after: ToolExecutor, previous: WardenConfig, next: WardenConfig): void {
   if (!(before instanceof GovernedToolExecutor) || !(after instanceof GovernedToolExecutor)) return;
   if (isDeepStrictEqual([previous.browser, previous.dataDir], [next.browser, next.dataDir])) after.adopt(before, ['browser']);
-  else void closeAllBrowsers();
+  else background(closeAllBrowsers(), 'browsers not closed after the browser settings changed');
 }
 
 /**

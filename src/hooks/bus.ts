@@ -1,5 +1,6 @@
 import { log } from '../log.js';
 import { normalizeToolName } from '../tools/names.js';
+import { background } from '../util/background.js';
 import {
   DEFAULT_HOOK_TIMEOUT_MS,
   HOOK_NAMES,
@@ -275,6 +276,15 @@ export class HookBus {
         }),
       ),
     );
+  }
+
+  /**
+   * `runVoid` for a caller that does not wait for the observers (message_received, agent_end …):
+   * the handlers' failures are logged by `runVoid`; anything else that fails is logged here,
+   * never left to end the process.
+   */
+  fire<K extends VoidHookName>(name: K, event: HookSignatures[K]['event'], ctx?: HookSignatures[K]['ctx'], toolName?: string): void {
+    background(this.runVoid(name, event, ctx, toolName), `${name} hooks failed`, { fields: { hook: name } });
   }
 
   /**

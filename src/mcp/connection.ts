@@ -6,6 +6,7 @@ import { buildCatalog, type McpTool } from './catalog.js';
 import { describeLaunch, type ServerSettings } from './settings.js';
 import { asMcpError, loadMcpSdk } from './sdk.js';
 import type { TransportSeams } from './transport.js';
+import { background } from '../util/background.js';
 
 /**
  * One MCP server, kept connected in the background: `start` returns at once; the first
@@ -95,7 +96,7 @@ export class McpConnection {
       this.firstSettled();
       return;
     }
-    void this.connect();
+    this.attempt();
   }
 
   status(): ServerStatus {
@@ -145,6 +146,15 @@ export class McpConnection {
   private changed(): void {
     if (this.state === 'connected') for (const w of [...this.waiters]) w();
     this.deps.onChange();
+  }
+
+  /** One connection attempt; a failure outside the attempt's own handling (loading the SDK, opening the transport) is a failure like any other: retried. */
+  private attempt(): void {
+    background(
+      this.connect().catch((err: unknown) => this.failed(describeError(err))),
+      'MCP connection attempt failed',
+      { log: this.deps.log, level: 'error', fields: { mcpServer: this.settings.name } },
+    );
   }
 
   private async connect(): Promise<void> {
@@ -203,7 +213,7 @@ export class McpConnection {
     const delay = Math.min(maxMs, baseMs * 2 ** Math.min(this.failures - 1, 16)) * (0.8 + Math.random() * 0.4);
     this.retryAt = Date.now() + delay;
     this.deps.log.warn({ mcpServer: this.settings.name, transport: this.transport, error, failures: this.failures, retryInMs: Math.round(delay) }, 'MCP server unavailable; retrying');
-    this.timer = setTimeout(() => void this.connect(), delay);
+    this.timer = setTimeout(() => this.attempt(), delay);
     this.timer.unref?.();
     this.firstSettled();
     this.changed();
@@ -249,7 +259,7 @@ export class McpConnection {
 
   private scheduleRefresh(client: Client): void {
     clearTimeout(this.refreshTimer);
-    this.refreshTimer = setTimeout(() => void this.refresh(client), LIST_CHANGED_DEBOUNCE_MS);
+    this.refreshTimer = setTimeout(() => background(this.refresh(client), 'MCP tool list not refreshed', { log: this.deps.log, fields: { mcpServer: this.settings.name } }), LIST_CHANGED_DEBOUNCE_MS);
     this.refreshTimer.unref?.();
   }
 

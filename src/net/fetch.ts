@@ -1,6 +1,7 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { Agent, request } from 'undici';
 import { checkUrlWithPolicy, systemResolver, type Resolver, type UrlPolicy, type UrlSurface } from './check.js';
+import { background } from '../util/background.js';
 
 export interface GuardedFetchOptions {
   surface: UrlSurface;
@@ -115,7 +116,7 @@ export async function guardedFetch(rawUrl: string, options: GuardedFetchOptions)
       if (options.signal?.aborted) throw err;
       return { ok: false, blocked: false, error: `Fetch failed: ${(err as Error).message}`, url };
     } finally {
-      void agent.close();
+      background(agent.close(), 'web_fetch connection pool not closed');
     }
   }
 }

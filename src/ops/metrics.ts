@@ -53,6 +53,7 @@ export class WardenMetrics {
   readonly decisionSeconds = new Histogram({ name: 'warden_approval_decision_seconds', help: 'Time from an approval request to its closing', labelNames: ['kind', 'outcome'] as const, buckets: DECISION_BUCKETS, registers: [this.registry] });
   readonly modelRequests = new Counter({ name: 'warden_model_requests_total', help: 'Model API requests (each attempt) by outcome', labelNames: ['provider', 'model', 'outcome'] as const, registers: [this.registry] });
   readonly modelSeconds = new Histogram({ name: 'warden_model_request_duration_seconds', help: 'Model API request latency (each attempt)', labelNames: ['provider', 'model'] as const, buckets: INTERACTIVE_BUCKETS, registers: [this.registry] });
+  readonly unhandledRejections = new Counter({ name: 'warden_unhandled_rejections_total', help: 'Promise rejections nothing handled (logged; Warden kept running)', registers: [this.registry] });
   readonly storeSeconds = new Histogram({ name: 'warden_store_operation_seconds', help: 'Store operation latency', labelNames: ['operation'] as const, buckets: STORE_BUCKETS, registers: [this.registry] });
 
   constructor() {

@@ -5,6 +5,7 @@ import { log } from '../log.js';
 import { closeServer, listenOwn, serverUrl } from '../net/listen.js';
 import type { WardenMetrics } from './metrics.js';
 import type { Readiness } from './readiness.js';
+import { background } from '../util/background.js';
 
 export interface OpsServerDeps {
   readiness: () => Promise<Readiness>;
@@ -36,7 +37,7 @@ export class OpsServer {
   }
 
   async start(): Promise<void> {
-    const server = createServer((req, res) => void this.handle(req, res));
+    const server = createServer((req, res) => background(this.handle(req, res), 'ops request failed', { level: 'error' }));
     try {
       await listenOwn(server, OPS_LISTENER, this.ops.port, this.ops.host);
     } catch (err) {

@@ -34,7 +34,7 @@ export class HookedCronJobs extends CronJobs {
   }
 
   private emit(event: CronChangedEvent): void {
-    if (this.hooks.has('cron_changed')) void this.hooks.runVoid('cron_changed', event, {});
+    if (this.hooks.has('cron_changed')) this.hooks.fire('cron_changed', event, {});
   }
 
   override async add(input: Parameters<CronJobs['add']>[0], now: number): Promise<CronJob> {
@@ -101,7 +101,7 @@ export function skillChangeReporter(hooks: HookBus, config: () => WardenConfig, 
     const after = skillStates(config(), options);
     const occurredAt = new Date().toISOString();
     const view = ({ hash: _h, ...rest }: SkillState) => rest;
-    const emit = (event: SkillChangedEvent) => void hooks.runVoid('skill_changed', event, { workspaceDir: options.baseDir });
+    const emit = (event: SkillChangedEvent) => hooks.fire('skill_changed', event, { workspaceDir: options.baseDir });
     for (const [file, now] of after) {
       const was = before.get(file);
       if (!was) emit({ action: 'created', source: now.source, occurredAt, after: view(now) });

@@ -15,7 +15,7 @@ interface Case {
   rule?: string;
 }
 
-const cases: Case[] = readdirSync(FIXTURES)
+const cases: Case[] = readdirSync(FIXTURES, { recursive: true, encoding: 'utf8' })
   .filter((f) => f.endsWith('.ts'))
   .flatMap((file) =>
     readFileSync(path.join(FIXTURES, file), 'utf8')
@@ -36,12 +36,15 @@ describe('the forgotten-promise check', () => {
     expect(cases.filter((c) => c.rule === 'floating').length).toBeGreaterThanOrEqual(10);
     expect(cases.filter((c) => c.rule === 'condition').length).toBeGreaterThanOrEqual(10);
     expect(cases.filter((c) => c.rule === 'expect').length).toBeGreaterThanOrEqual(5);
+    expect(cases.filter((c) => c.rule === 'void').length).toBeGreaterThanOrEqual(10);
     expect(cases.filter((c) => c.rule === undefined).length).toBeGreaterThanOrEqual(10);
   });
 
   it.each(cases.filter((c) => c.rule).map((c) => [`${c.file}:${c.line}`, c] as const))('reports %s: %s', (_where, c) => {
     expect(at(c).map((f) => f.rule)).toEqual([c.rule]);
-    const message = { floating: /dropped: await it/, condition: /always true: await it/, expect: /handed to expect: assert `await`/ }[c.rule as 'floating' | 'condition' | 'expect'];
+    const message = { floating: /dropped: await it/, condition: /always true: await it/, expect: /handed to expect: assert `await`/, void: /ends the process: add `\.catch\(handler\)`/ }[
+      c.rule as 'floating' | 'condition' | 'expect' | 'void'
+    ];
     expect(at(c)[0]!.message).toMatch(message);
   });
 

@@ -10,6 +10,7 @@ import { normalizeToolName } from '../../tools/names.js';
 import type { GovernedToolExecutor } from '../tool-executor.js';
 import { buildTurnContext } from '../turn-context.js';
 import { bearerOf, httpTokens, matchToken, RateLimiter } from './tokens.js';
+import { background } from '../../util/background.js';
 
 export interface HttpToolsApiDeps {
   /** The config and the governed call path new calls run under (a reload replaces both). */
@@ -47,7 +48,7 @@ export class HttpToolsApi {
   }
 
   async start(): Promise<void> {
-    const server = createServer((req, res) => void this.handle(req, res));
+    const server = createServer((req, res) => background(this.handle(req, res), 'HTTP tools API request failed', { level: 'error' }));
     await listenOwn(server, 'HTTP tools API', this.http.port, this.http.host);
     this.server = server;
     log.info({ url: this.url }, 'HTTP tools API listening');

@@ -244,7 +244,14 @@ export class NodeHub {
       }
       if (!session) return this.refuse(socket, 'not paired yet');
       if (frame.type === 'result') session.calls.get(frame.id)?.resolve(frame.result as ToolResult);
-      else if (frame.type === 'approval') void this.relayApproval(session, frame);
+      else if (frame.type === 'approval') {
+        // Fails closed: a request Warden could not put to anyone is refused, so the node's call does not wait forever.
+        const from = session;
+        this.relayApproval(from, frame).catch((err: unknown) => {
+          log.error({ err, node: from.name, approval: frame.id }, 'node approval request not relayed; refused');
+          this.send(from.socket, { type: 'decision', id: frame.id, outcome: 'cancelled' });
+        });
+      }
     };
     socket.on('message', (data) => {
       frames = frames.then(() => handle(data)).catch((err: unknown) => {
@@ -338,7 +345,7 @@ export class NodeHub {
     const off = this.deps.guards.add(request.id, (by) => (senderIsOwner(this.deps.current(), by.provider, by.userId) ? undefined : `${by.provider} user ${by.userId} is not an owner; only owners pair nodes`));
     this.send(socket, { type: 'pairing', code, expiresAt: request.expiresAt });
     log.info({ node: frame.name, address, approval: request.id }, 'node asks to pair');
-    void this.deps.approvals.wait(request.id).then(async (resolution) => {
+    this.deps.approvals.wait(request.id).then(async (resolution) => {
       off();
       this.pairings.delete(normalizeCode(code));
       if (resolution.outcome !== 'allow-once' && resolution.outcome !== 'allow-always') {
@@ -353,6 +360,11 @@ export class NodeHub {
       this.send(socket, { type: 'paired', name: frame.name, token });
       // The node says hello with its new token on a fresh connection.
       socket.close(1000, 'paired');
+    }).catch((err: unknown) => {
+      off();
+      this.pairings.delete(normalizeCode(code));
+      log.error({ err, node: frame.name, approval: request.id }, 'node pairing not completed');
+      if (socket.readyState === socket.OPEN) this.refuse(socket, 'pairing failed inside Warden; ask again');
     });
     return pairing;
   }

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { log } from '../../log.js';
 import { isNamed, type Db, type NotificationHandler, type QueryObserver, type RunResult, type SqlParams, type SqlValue } from '../db.js';
 import { rewritePlaceholders, type Rewritten } from './placeholders.js';
+import { background } from '../../util/background.js';
 
 /** A connection taken from the pool for a transaction, or for the migration lock. */
 interface Frame {
@@ -271,7 +272,7 @@ export class PostgresDb implements Db {
     this.listener = undefined;
     void client.end().catch(() => undefined);
     if (this.closed || this.channels.size === 0) return;
-    this.reconnectTimer = setTimeout(() => void this.relisten(), this.reconnectDelay);
+    this.reconnectTimer = setTimeout(() => background(this.relisten(), 'postgres: notifications not resumed'), this.reconnectDelay);
     this.reconnectTimer.unref();
     this.reconnectDelay = Math.min(this.reconnectDelay * 2, 10_000);
   }
@@ -286,7 +287,7 @@ export class PostgresDb implements Db {
       for (const set of this.channels.values()) for (const handler of [...set]) handler(undefined);
     } catch (err) {
       log.warn({ err: (err as Error).message, retryInMs: this.reconnectDelay }, 'postgres: the notification connection is still down');
-      this.reconnectTimer = setTimeout(() => void this.relisten(), this.reconnectDelay);
+      this.reconnectTimer = setTimeout(() => background(this.relisten(), 'postgres: notifications not resumed'), this.reconnectDelay);
       this.reconnectTimer.unref();
       this.reconnectDelay = Math.min(this.reconnectDelay * 2, 10_000);
     }

@@ -295,7 +295,7 @@ export class ToolInvoker {
 
     // 8. after_tool_call: fire and forget (void hook); failures are logged by the bus.
     if (this.options.hooks?.has('after_tool_call', name)) {
-      void this.options.hooks.runVoid(
+      this.options.hooks.fire(
         'after_tool_call',
         {
           toolName: name,
