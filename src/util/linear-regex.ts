@@ -1,5 +1,5 @@
-import { RE2JS } from 're2js';
 import { createRequire } from 'node:module';
+import type { RE2JS } from 're2js';
 import type { AstNode, CharacterClass, CharacterClassBody, RootNode, parse as Parse } from 'regjsparser';
 
 /** The syntax read: ES2018+ (named groups, lookbehind parsed to be refused, \\p{…} with `u`). */
@@ -44,8 +44,19 @@ export const LINEAR_WORK_MAX = 131_072;
 /** A pattern's program may hold at most this many instructions (a larger one is refused at load). */
 export const LINEAR_PROGRAM_MAX = 1_024;
 
-// regjsparser is a UMD file: Node's ESM loader sees no named exports in it.
-const { parse } = createRequire(import.meta.url)('regjsparser') as { parse: typeof Parse };
+/**
+ * The parser and the engine load on the first pattern compiled, not with every module that may
+ * compile one (the config schema does, and most commands never meet a regex). Both are read as
+ * CommonJS: regjsparser is a UMD file in which Node's ESM loader sees no named exports.
+ */
+let loaded: { RE2JS: typeof RE2JS; parse: typeof Parse } | undefined;
+function engine(): { RE2JS: typeof RE2JS; parse: typeof Parse } {
+  if (!loaded) {
+    const require = createRequire(import.meta.url);
+    loaded = { RE2JS: (require('re2js') as { RE2JS: typeof RE2JS }).RE2JS, parse: (require('regjsparser') as { parse: typeof Parse }).parse };
+  }
+  return loaded;
+}
 
 const CACHE_MAX = 2_000;
 const cache = new Map<string, LinearCompile>();
@@ -77,6 +88,7 @@ function compileUncached(source: string, flags: LinearFlags): LinearCompile {
   }
   const unicode = flags.includes('u');
   const mode: Mode = { unicode, ignoreCase: flags.includes('i'), dotAll: flags.includes('s') };
+  const { RE2JS, parse } = engine();
   let translated: string;
   try {
     const ast = parse<Syntax>(source, unicode ? 'u' : '', { lookbehind: true, namedGroups: true, unicodePropertyEscape: unicode } as Syntax);
@@ -435,7 +447,7 @@ function propertyText(value: string, negative: boolean): string {
     if (CATEGORY_SHORT.has(short)) return `\\${p}{${short}}`;
   } else if ((key === 'Script' || key === 'sc') && /^[A-Z][a-z]+(?:_[A-Z][a-z]+)*$/.test(name)) {
     try {
-      RE2JS.compile(`\\p{${name}}`);
+      engine().RE2JS.compile(`\\p{${name}}`);
       return `\\${p}{${name}}`;
     } catch {
       // not a script RE2 knows by that name: refused below
