@@ -7,6 +7,7 @@ import { createPluginRuntime, type PluginRuntime } from '../../src/plugins/runti
 import { resolveToolSurface } from '../../src/policy/surface.js';
 import { config, turn } from '../../src/policy/testing.js';
 import type { ToolCallContext } from '../../src/tools/types.js';
+import { withoutUntrustedTags } from './index.js';
 
 const PLUGINS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -102,5 +103,37 @@ describe('the incidents plugin', () => {
     const { runtime } = await loaded({ baseUrl });
     expect(runtime.plugins.find((p) => p.id === 'incidents')).toMatchObject({ status: 'error', why: 'plugins.entries.incidents.config.token: is required' });
     expect(runtime.availability('incident_list', bob)).toEqual({ ok: false, why: 'plugin incidents did not load: plugins.entries.incidents.config.token: is required' });
+  });
+});
+
+describe('withoutUntrustedTags', () => {
+  const pattern = /^<untrusted[^>]*>|<\/untrusted[^>]*>$/g;
+  it.each([
+    '<untrusted-ab source="tool:incident_list">\n[{"id":"INC-1"}]\n</untrusted-ab>',
+    '<untrusted-ab>[]</untrusted-ab>',
+    '[]',
+    '<untrusted-ab source="x">[]',
+    '[]</untrusted-ab>',
+    '</untrusted-ab>',
+    '<untrusted>',
+    '<untrusted',
+    '<untrusted-a>x</untrusted-b>y>',
+    '<untrusted-a>x</untrusted-b>y</untrusted-c>',
+    '<untrusted-a>x</untrusted>',
+    '</untrusted>',
+    '</untrusted',
+    '>',
+    '',
+    '<untrusted-a></untrusted-b></untrusted-c>',
+    'a</untrusted-1</untrusted-2>',
+    '<untrusted></untrusted>',
+  ])('%j as the former pattern reads it', (text) => {
+    expect(withoutUntrustedTags(text)).toBe(text.replace(pattern, ''));
+  });
+
+  it('returns at once on 100,000 closing tags that never close', () => {
+    const hostile = '</untrusted'.repeat(100_000);
+    expect(withoutUntrustedTags(hostile)).toBe(hostile);
+    expect(withoutUntrustedTags(`${hostile}x>`)).toBe('');
   });
 });

@@ -27,8 +27,15 @@ interface Incident {
 
 export class TrackerError extends Error {}
 
+/** The base URL without trailing `/`s; a loop, since `/\/+$/` is quadratic on a long run of `/`. */
+function withoutTrailingSlashes(url: string): string {
+  let end = url.length;
+  while (end > 0 && url[end - 1] === '/') end--;
+  return url.slice(0, end);
+}
+
 export function client(config: IncidentsConfig) {
-  const base = config.baseUrl.replace(/\/+$/, '');
+  const base = withoutTrailingSlashes(config.baseUrl);
   return async function call<T>(method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
     const timeout = AbortSignal.timeout(config.timeoutMs);
     const response = await fetch(`${base}${path}`, {
@@ -99,6 +106,28 @@ export function incidentTools(config: IncidentsConfig, ctx: PluginToolContext): 
   ];
 }
 
+/**
+ * The listed JSON without the untrusted-data wrapper: an opening `<untrusted…>` at the start and a
+ * closing `</untrusted…>` at the end, as `/^<untrusted[^>]*>|<\/untrusted[^>]*>$/g` would take
+ * them. Scanned with indexOf: the text is the tracker's, and that pattern retries every
+ * `</untrusted` of a long text to its end.
+ */
+export function withoutUntrustedTags(text: string): string {
+  let start = 0;
+  if (text.startsWith('<untrusted')) {
+    const close = text.indexOf('>', '<untrusted'.length);
+    if (close >= 0) start = close + 1;
+  }
+  let end = text.length;
+  if (text.endsWith('>')) {
+    // The closing tag holds no `>` but its last one: it starts after the one before.
+    const before = text.lastIndexOf('>', text.length - 2);
+    const open = text.indexOf('</untrusted', Math.max(before + 1, start));
+    if (open >= 0 && open + '</untrusted'.length < text.length) end = open;
+  }
+  return text.slice(start, end);
+}
+
 export function register(api: WardenPluginApi): void {
   const config = api.config as unknown as IncidentsConfig;
   api.registerTool((ctx) => incidentTools(config, ctx));
@@ -112,7 +141,7 @@ export function register(api: WardenPluginApi): void {
       const text = listed.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
       let incidents: Incident[] = [];
       try {
-        incidents = JSON.parse(text.replace(/^<untrusted[^>]*>|<\/untrusted[^>]*>$/g, '')) as Incident[];
+        incidents = JSON.parse(withoutUntrustedTags(text)) as Incident[];
       } catch {
         return text;
       }

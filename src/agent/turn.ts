@@ -14,6 +14,7 @@ import { chooseCut, summarize } from './compaction.js';
 import { asSeenBy } from './cross-principal.js';
 import { perResultCapChars, pruneToolResults, requestTokens } from './context-budget.js';
 import { buildSystemPrompt } from './system-prompt.js';
+import { saysContextOverflow } from './context-overflow.js';
 import { runToolCalls } from './tool-calls.js';
 import { summaryMessage } from './transcript.js';
 import type { AgentDeps, PromptAdditions, TranscriptEntry, TurnInput, TurnOutcome, TurnRequest } from './types.js';
@@ -39,8 +40,7 @@ export function inputMessage(input: TurnInput, chat: string): UserMessage {
 }
 
 const textOf = (m: Message) => m.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
-const isContextOverflow = (err: ModelCallError) =>
-  err.kind === 'badRequest' && /context|too long|too many tokens|maximum.*tokens|exceeds.*tokens/i.test(err.message);
+const isContextOverflow = (err: ModelCallError) => err.kind === 'badRequest' && saysContextOverflow(err.message);
 
 const reported = new Set<string>();
 

@@ -180,6 +180,20 @@ describe('parseElementLine', () => {
   it.each(['  - /url: /x', 'plain text', '- "quoted only"'])('%s is not an element line', (line) => {
     expect(parseElementLine(line)).toBeUndefined();
   });
+
+  it.each(['- button "x"', '  -   link "y"', '- ', '-  ', '-\t\t', '- text\u2028more', '-   \u2028', '- a\rb', '--', ' - x '])(
+    '%j splits into prefix and rest as /^(\\s*-\\s+)(.*)$/ does',
+    (line) => {
+      const former = /^(\s*-\s+)(.*)$/.exec(line);
+      const parsed = parseElementLine(line);
+      if (former === null) expect(parsed).toBeUndefined();
+      else if (parsed) expect(parsed.prefix).toBe(former[1]);
+    },
+  );
+
+  it('returns at once on a line of 100,000 spaces ending in a line separator', () => {
+    expect(parseElementLine(`- ${' '.repeat(100_000)}x\u2028`)).toBeUndefined();
+  });
 });
 
 describe('parseRoleRef', () => {

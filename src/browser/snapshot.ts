@@ -44,7 +44,9 @@ interface ElementLine {
   suffix: string;
 }
 
-const LINE = /^(\s*-\s+)(.*)$/;
+// The rest starts at a non-space: `(.*)` right after `\s+` would be retried at every space of a
+// long run in a page's text before a line separator fails `$`.
+const LINE = /^(\s*-\s+)((?:\S.*)?)$/;
 const ROLE_AND_NAME = /^(\w+)(?:\s+"((?:[^"\\]|\\.)*)")?(.*)$/s;
 
 export const depthOf = (line: string): number => Math.floor((/^\s*/.exec(line)?.[0].length ?? 0) / 2);

@@ -118,6 +118,7 @@ export function parseConfigText(file: string, text: string): { ok: true; value: 
   return { ok: false, problems: [{ path: '', message: `unsupported config extension "${ext}": use .yaml, .yml, .json5 or .json` }] };
 }
 
+// redos-ok: config values are the operator's own file, not text from chats, pages or tools.
 const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
 /** `${NAME}` and `${NAME:-default}` in string values; an unset variable without default is a problem. */

@@ -6,7 +6,7 @@ import type { TurnContext } from '../policy/context.js';
 import { openWardenStore } from '../schema/index.js';
 import type { StoreEngine } from '../store/db.js';
 import type { Store } from '../store/store.js';
-import { channelRefsIn, describeTarget, resolveCronTarget } from './target.js';
+import { channelMentionsIn, channelRefsIn, describeTarget, resolveCronTarget } from './target.js';
 
 const config = (() => {
   const r = parseConfig({ owners: { discord: ['1'] } });
@@ -104,6 +104,25 @@ describe('channelRefsIn', () => {
     ['<#C1|ops> and #ops', ['<#C1|ops>']],
   ])('%s', (text, labels) => {
     expect(channelRefsIn(text).map((r) => r.label)).toEqual(labels);
+  });
+
+  it.each([
+    '<#101> and <#C1|ops> and <#C2|>',
+    '<#> <#|x> <#a|b|c> <#a b>',
+    '<#<#12>',
+    '<#a|x <#b>',
+    '<#a|never closed',
+    '<#abc',
+    '<#a|>>',
+    '',
+  ])('%j: the mentions the former pattern finds', (text) => {
+    const former = [...text.matchAll(/<#([A-Za-z0-9]+)(?:\|([^>]*))?>/g)].map((m) => ({ index: m.index, text: m[0], id: m[1], ...(m[2] !== undefined ? { name: m[2] } : {}) }));
+    expect(channelMentionsIn(text)).toEqual(former);
+  });
+
+  it('returns at once on 100,000 mentions that never close', () => {
+    expect(channelRefsIn('<#a|'.repeat(100_000))).toEqual([]);
+    expect(channelRefsIn(`${'<#a|'.repeat(100_000)}>`)).toHaveLength(1);
   });
 
   it('describes targets', () => {

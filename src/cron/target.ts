@@ -34,7 +34,41 @@ export function targetHere(turn: TurnContext, sessionKey: string): CronTarget {
 /** A channel as a person names it: Discord's `<#id>`, Slack's `<#C123|name>`, `#name`, or a bare id. */
 export type ChannelRef = { kind: 'id'; id: string; label: string } | { kind: 'name'; name: string; label: string };
 
-const MENTION = /<#([A-Za-z0-9]+)(?:\|([^>]*))?>/g;
+/** A channel mention in a text: where it stands, its id, and the name Slack writes after `|`. */
+export interface ChannelMention {
+  index: number;
+  text: string;
+  id: string;
+  name?: string;
+}
+
+const isIdChar = (c: string | undefined) => c !== undefined && /^[A-Za-z0-9]$/.test(c);
+
+/**
+ * Every `<#id>` and `<#id|name>` of a text, as `/<#([A-Za-z0-9]+)(?:\|([^>]*))?>/g` finds them.
+ * Scanned with indexOf: the text is a person's, and that pattern reads it to the end again from
+ * every `<#id|` that is never closed. With no `>` left, no later mention can close either.
+ */
+export function channelMentionsIn(text: string): ChannelMention[] {
+  const found: ChannelMention[] = [];
+  for (let at = text.indexOf('<#'); at >= 0; at = text.indexOf('<#', at + 1)) {
+    let end = at + 2;
+    while (isIdChar(text[end])) end++;
+    if (end === at + 2) continue;
+    const id = text.slice(at + 2, end);
+    if (text[end] === '>') {
+      found.push({ index: at, text: text.slice(at, end + 1), id });
+      at = end;
+    } else if (text[end] === '|') {
+      const close = text.indexOf('>', end + 1);
+      if (close < 0) break;
+      found.push({ index: at, text: text.slice(at, close + 1), id, name: text.slice(end + 1, close) });
+      at = close;
+    }
+  }
+  return found;
+}
+
 const HASHTAG = /(?<![\w&<#])#([A-Za-z0-9][\w-]*)/g;
 
 export function parseChannelRef(spec: string): ChannelRef | undefined {
@@ -51,13 +85,19 @@ export function parseChannelRef(spec: string): ChannelRef | undefined {
 export function channelRefsIn(text: string): ChannelRef[] {
   const refs: ChannelRef[] = [];
   const seen = new Set<string>();
-  for (const m of text.matchAll(MENTION)) {
-    if (!seen.has(`id:${m[1]}`)) refs.push({ kind: 'id', id: m[1]!, label: m[0] });
-    seen.add(`id:${m[1]}`);
+  const mentions = channelMentionsIn(text);
+  let rest = '';
+  let from = 0;
+  for (const m of mentions) {
+    if (!seen.has(`id:${m.id}`)) refs.push({ kind: 'id', id: m.id, label: m.text });
+    seen.add(`id:${m.id}`);
     // Slack's `<#C123|ops>` carries the name: a later `#ops` is the same channel.
-    if (m[2]) seen.add(`name:${m[2].toLowerCase()}`);
+    if (m.name) seen.add(`name:${m.name.toLowerCase()}`);
+    rest += `${text.slice(from, m.index)} `;
+    from = m.index + m.text.length;
   }
-  for (const m of text.replace(MENTION, ' ').matchAll(HASHTAG)) {
+  rest += text.slice(from);
+  for (const m of rest.matchAll(HASHTAG)) {
     const key = `name:${m[1]!.toLowerCase()}`;
     if (!seen.has(key)) refs.push({ kind: 'name', name: m[1]!, label: m[0] });
     seen.add(key);

@@ -53,9 +53,11 @@ export function containerSandboxAdvice(probe: SandboxProbe, runtime: ContainerRu
   const reason = probe.reason ?? '';
   const k8s = runtime === 'kubernetes';
   const flags = (docker: string, kube: string) => (k8s ? kube : docker);
+  // redos-ok: the reason is the sandbox probe's own sentence, from its fixed script's last two lines of output (capped at 20,000 characters).
   if (/bubblewrap .* is not installed/.test(reason)) {
     return { detail: 'bubblewrap is not installed in the image', fix: 'apt-get install bubblewrap util-linux in the image (the shipped Dockerfile does)' };
   }
+  // redos-ok: the probe's own sentence, as above.
   if (/needs .*\(util-linux\)/.test(reason)) {
     return { detail: 'the image lacks setpriv (util-linux), needed to run the sandbox as another uid when Warden runs as root', fix: 'apt-get install util-linux, or run Warden as a non-root user (the shipped Dockerfile does both)' };
   }

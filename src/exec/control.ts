@@ -8,7 +8,8 @@
 // `node dist/cli.js`, `npx tsx src/cli.ts`, a copy or a link, so the program name proves nothing.
 // Every pattern matches in linear time: the text is the model's, of any length.
 const PATTERNS: ReadonlyArray<{ re: RegExp; what: string }> = [
-  { re: /\/approve\s+\S+\s+(allow-once|allow-always|always|deny)\b/i, what: 'the /approve chat command' },
+  // `(?!\w)` for `\b`: the same after a word's last letter, and quick for the checker to prove.
+  { re: /\/approve\s+\S+\s+(allow-once|allow-always|always|deny)(?!\w)/i, what: 'the /approve chat command' },
   { re: /(^|[^\w-])approvals\s+(resolve|revoke)\b/i, what: '`warden approvals resolve|revoke`' },
   { re: /\bexec-approvals\s+import\b/i, what: '`warden exec-approvals import`' },
 ];

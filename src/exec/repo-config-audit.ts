@@ -93,6 +93,17 @@ function describeEntry(entry: { pattern: string; argPattern?: string | undefined
 }
 
 /**
+ * `pattern` cut at its first `*` or `?`, as `/[*?].*$/` cuts it: that `.` stops at a line break, so
+ * the cut is the first one after the last break. Scanned, since the pattern retries every `*`.
+ */
+export function beforeWildcard(pattern: string): string {
+  let from = pattern.length;
+  while (from > 0 && !'\n\r\u2028\u2029'.includes(pattern[from - 1]!)) from--;
+  for (let i = from; i < pattern.length; i++) if (pattern[i] === '*' || pattern[i] === '?') return pattern.slice(0, i);
+  return pattern;
+}
+
+/**
  * Why a config entry runs a file the agent can write, or null: its pattern lies in a
  * workspace, or it names an interpreter whose argPattern does not pin a script outside every
  * workspace (no argPattern lets it run any script at all).
@@ -101,7 +112,7 @@ function writableScript(entry: AllowlistEntry, workspaces: readonly string[], ba
   const { pattern, argPattern } = entry;
   if (pattern.startsWith('=')) return null;
   if (pattern.includes('/') && !pattern.startsWith('~')) {
-    const absolute = path.resolve(baseDir, pattern.replace(/[*?].*$/, ''));
+    const absolute = path.resolve(baseDir, beforeWildcard(pattern));
     const inside = workspaces.find((w) => isWithin(w, absolute) || isWithin(absolute, w));
     if (inside) return `names a path in the workspace ${inside}`;
   }

@@ -93,8 +93,22 @@ const PYTHONS = /^(python|pypy)(\d+(\.\d+)*)?$/;
 export function memberName(token: string): string {
   const name = commandName(token);
   if (MEMBERS.has(name)) return name;
-  const unversioned = name.replace(/-?\d+(\.\d+)*$/, '');
+  const unversioned = withoutVersion(name);
   return MEMBERS.has(unversioned) ? unversioned : name;
+}
+
+const isDigitAt = (text: string, i: number) => i >= 0 && i < text.length && text.charCodeAt(i) >= 0x30 && text.charCodeAt(i) <= 0x39;
+
+/**
+ * `name` without the trailing version `/-?\d+(\.\d+)*$/` takes off, scanned back from the end:
+ * the pattern is retried from every digit of a long run, and argv[0] is the model's.
+ */
+export function withoutVersion(name: string): string {
+  let start = name.length;
+  while (isDigitAt(name, start - 1) || (name[start - 1] === '.' && isDigitAt(name, start - 2) && isDigitAt(name, start))) start--;
+  if (start === name.length) return name;
+  if (name[start - 1] === '-') start--;
+  return name.slice(0, start);
 }
 
 export interface ClassifyOptions {
@@ -136,7 +150,8 @@ function pythonModule(name: string, args: readonly string[]): RepoConfigHit | nu
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (a === '--' || !a.startsWith('-') || a === '-') return null;
-    const m = /^-[A-Za-z]*m(.*)$/.exec(a);
+    // `.*$` fails on a line break; tested first, so the pattern never retries the rest from every `m`.
+    const m = /[\n\r\u2028\u2029]/.test(a) ? null : /^-[A-Za-z]*m([\s\S]*)$/.exec(a);
     if (m && !/c/.test(a.slice(1, a.indexOf('m')))) {
       const module = (m[1] || args[i + 1] || '').split('.')[0]!;
       // Every `-m` module is looked up in the working directory first; these run project code by design.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseCronCommand, scheduleArgs } from './cron-command.js';
+import { parseCronCommand, quotedSchedule, scheduleArgs } from './cron-command.js';
 
 describe('parseCronCommand', () => {
   it.each([
@@ -44,5 +44,35 @@ describe('parseCronCommand', () => {
     ['0 0 9 * * 1-5', { cron: '0 0 9 * * 1-5' }],
   ])('schedule %s', (spec, args) => {
     expect(scheduleArgs(spec)).toEqual(args);
+  });
+});
+
+describe('quotedSchedule', () => {
+  const FORMER = /^(?:"([^"]+)"|'([^']+)'|`([^`]+)`|“([^”]+)”|‘([^’]+)’)\s+([\s\S]+)$/;
+  it.each([
+    '"0 9 * * *" post it',
+    "'every 2h' check",
+    '`at 2026-12-01T09:00:00Z` remind',
+    '“0 9 * * *” summarise',
+    '‘0 9 * * *’ summarise',
+    '"0 9 * * *"post',
+    '"0 9 * * *" ',
+    '"0 9 * * *"  ',
+    '"0 9 * * *"\n\nline two',
+    '"" message',
+    '"unclosed message',
+    '“mixed" message',
+    '"a"b" message',
+    '“a“b” message',
+    'no quotes',
+    '',
+  ])('%j as the former pattern reads it', (rest) => {
+    const m = FORMER.exec(rest);
+    expect(quotedSchedule(rest)).toEqual(m ? { spec: (m[1] ?? m[2] ?? m[3] ?? m[4] ?? m[5])!, message: m[6]!.trim() } : undefined);
+  });
+
+  it('returns at once on a schedule quote that never closes over 100,000 characters', () => {
+    expect(quotedSchedule(`"${' '.repeat(100_000)}`)).toBeUndefined();
+    expect(parseCronCommand(`add "0 9 * * *"${' '.repeat(100_000)}x`)).toMatchObject({ ok: true, call: { message: 'x' } });
   });
 });

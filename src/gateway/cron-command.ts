@@ -26,8 +26,23 @@ type Subcommand = (typeof SUBCOMMANDS)[number];
 
 export type ParsedCron = { ok: true; sub: Subcommand; call: CronArgs } | { ok: false; message: string };
 
-/** `"…"`, `'…'`, `` `…` `` or typographic quotes around the schedule, then the message. */
-const QUOTED = /^(?:"([^"]+)"|'([^']+)'|`([^`]+)`|“([^”]+)”|‘([^’]+)’)\s+([\s\S]+)$/;
+const QUOTES: ReadonlyArray<readonly [open: string, close: string]> = [['"', '"'], ["'", "'"], ['`', '`'], ['“', '”'], ['‘', '’']];
+
+/**
+ * `"…"`, `'…'`, `` `…` `` or typographic quotes around a non-empty schedule, then whitespace and
+ * the message (trimmed). Found with indexOf: the typed text is anyone's in the channel.
+ */
+export function quotedSchedule(rest: string): { spec: string; message: string } | undefined {
+  const pair = QUOTES.find(([open]) => rest.startsWith(open));
+  if (!pair) return undefined;
+  const [open, close] = pair;
+  const end = rest.indexOf(close, open.length);
+  if (end <= open.length) return undefined;
+  const after = rest.slice(end + close.length);
+  // Whitespace, then at least one more character.
+  if (after.length < 2 || !/^\s/.test(after)) return undefined;
+  return { spec: rest.slice(open.length, end), message: after.trim() };
+}
 const EVERY = /^every\s+(\d+)\s*(m|min|mins|minutes?|h|hours?|d|days?)$/i;
 const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -58,10 +73,9 @@ export function parseCronCommand(args: string): ParsedCron {
     case 'list':
       return restWords.length === 0 ? { ok: true, sub, call: { action: 'list' } } : { ok: false, message: CRON_USAGE };
     case 'add': {
-      const m = QUOTED.exec(rest);
-      if (!m) return { ok: false, message: `/cron add needs a quoted schedule and a message\n${CRON_USAGE}` };
-      const spec = (m[1] ?? m[2] ?? m[3] ?? m[4] ?? m[5])!;
-      const message = m[6]!.trim();
+      const quoted = quotedSchedule(rest);
+      if (!quoted) return { ok: false, message: `/cron add needs a quoted schedule and a message\n${CRON_USAGE}` };
+      const { spec, message } = quoted;
       const refs = channelRefsIn(message);
       if (refs.length > 1) return { ok: false, message: `the message names ${refs.length} channels (${refs.map((r) => r.label).join(', ')}); a job posts in one — name just that one` };
       return { ok: true, sub, call: { action: 'add', ...scheduleArgs(spec), message, ...(refs[0] ? { target: refs[0].label } : {}) } };

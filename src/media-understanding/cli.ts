@@ -43,10 +43,26 @@ export function cleanCliOutput(text: string): string {
     .trim();
 }
 
+const TRAILER_BODY = /^(?:exit code -?\d+|killed: timeout|signal [\w-]+|could not start: [^)]*)$/;
+
+/**
+ * `text` without the exit trailer the exec tool appends (`\n\n(exit code 1)`), as
+ * `/\n\n\((exit code -?\d+|…|could not start: [^)]*)\)$/` takes it off. The trailer holds one `)`,
+ * its last, so it starts after the `)` before; each `\n\n(` from there is tried once, where that
+ * pattern scans the command's output from every `\n\n(` to its end.
+ */
+export function withoutExitTrailer(text: string): string {
+  if (!text.endsWith(')')) return text;
+  const after = text.lastIndexOf(')', text.length - 2) + 1;
+  for (let at = text.indexOf('\n\n(', after); at >= 0; at = text.indexOf('\n\n(', at + 1)) {
+    if (TRAILER_BODY.test(text.slice(at + 3, -1))) return text.slice(0, at);
+  }
+  return text;
+}
+
 /** The command's output from an exec result, without the exit trailer the tool appends. */
 function execOutput(result: ToolResult): string {
-  const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
-  const body = text.replace(/\n\n\((exit code -?\d+|killed: timeout|signal [\w-]+|could not start: [^)]*)\)$/, '');
+  const body = withoutExitTrailer(result.content.map((c) => (c.type === 'text' ? c.text : '')).join(''));
   return body === '(no output)' ? '' : body;
 }
 

@@ -1,6 +1,7 @@
 import type { WardenConfig } from '../config/schema/index.js';
 import type { MediaModelEntry } from '../config/schema/media-understanding.js';
 import type { MediaCapability } from './types.js';
+import { withoutTrailingSlashes } from '../util/trailing-slashes.js';
 
 /** The wire dialects Warden can send media to. */
 export type MediaApi = 'openai' | 'gemini' | 'anthropic' | 'deepgram';
@@ -86,7 +87,7 @@ export function resolveClient(entry: MediaModelEntry, capability: MediaCapabilit
   if (!supports.includes(capability)) return { ok: false, why: `${id} cannot ${capability === 'audio' ? 'transcribe audio' : `describe ${capability}`} through Warden` };
   const model = entry.model ?? known?.defaults[capability];
   if (!model) return { ok: false, why: `no model given for ${id} (set model on the entry)` };
-  const baseUrl = (entry.baseUrl ?? configured?.baseUrl ?? known?.baseUrl ?? '').replace(/\/+$/, '');
+  const baseUrl = withoutTrailingSlashes(entry.baseUrl ?? configured?.baseUrl ?? known?.baseUrl ?? '');
   if (!baseUrl) return { ok: false, why: `no base URL for ${id}: set baseUrl on the entry or models.providers.${id}.baseUrl` };
   const keyEnv = configured?.apiKeyEnv ?? known?.keyEnv;
   const apiKey = keyEnv ? env[keyEnv] || undefined : undefined;

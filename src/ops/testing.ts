@@ -7,6 +7,7 @@ export function metricValue(text: string, name: string, labels: Record<string, s
     if (line.startsWith('#') || line.trim() === '') continue;
     const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)$/.exec(line);
     if (!m || m[1] !== name) continue;
+    // redos-ok: a test helper, reading the /metrics text of the Warden under test.
     const have = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]));
     if (Object.entries(labels).every(([k, v]) => have[k] === v)) total += Number(m[3]);
   }

@@ -110,7 +110,17 @@ describe('slugify', () => {
     ['My Guild', 'my-guild'],
     ['#General', 'general'],
     ['  Dev  Ops!! ', 'dev-ops'],
+    ['--dev--', 'dev'],
+    ['---', ''],
+    ['-', ''],
+    ['', ''],
+    ['a-b', 'a-b'],
+    ['Ünïcode näme', 'n-code-n-me'],
   ])('%j → %j', (input, expected) => {
     expect(slugify(input)).toBe(expected);
+  });
+
+  it('returns at once on 100,000 dashes before a letter', () => {
+    expect(slugify(`${'-'.repeat(100_000)}x${'-'.repeat(100_000)}`)).toBe('x');
   });
 });

@@ -34,7 +34,8 @@ export function slugify(name: string): string {
     .toLowerCase()
     .replace(/^#/, '')
     .replace(/[^a-z0-9_]+/g, '-')
-    .replace(/^-+|-+$/g, '');
+    // One `-` at most at either end now: `-+$` would be retried along a long run of them.
+    .replace(/^-|-$/g, '');
 }
 
 /** The scope nodes that apply to this turn, most specific first. */

@@ -2,6 +2,7 @@ import type { DoctorCheck } from '../cli/doctor.js';
 import type { DiscordConfig, SlackConfig } from '../config/schema/channels.js';
 import type { OpsConfig } from '../config/schema/ops.js';
 import { SLACK_BOT_SCOPES } from './platform-setup.js';
+import { withoutTrailingSlashes } from '../util/trailing-slashes.js';
 
 /**
  * `warden doctor`'s questions to the chat platforms: is the token valid and whose is it, and
@@ -113,7 +114,7 @@ export async function discordPlatformChecks(config: DiscordConfig, options: Plat
   if (!config.token) return [];
   const timeoutMs = options.timeoutMs ?? DEFAULT_PLATFORM_TIMEOUT_MS;
   const signal = AbortSignal.timeout(timeoutMs);
-  const base = `${(config.apiBaseUrl ?? DISCORD_API).replace(/\/+$/, '')}/v10`;
+  const base = `${withoutTrailingSlashes(config.apiBaseUrl ?? DISCORD_API)}/v10`;
   const host = new URL(base).host;
   const get = (route: string) => request(`${base}${route}`, { headers: { authorization: `Bot ${config.token}`, 'user-agent': 'DiscordBot (warden doctor, 1)' } }, signal, timeoutMs);
 

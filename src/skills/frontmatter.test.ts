@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSkillMarkdown } from './frontmatter.js';
+import { parseSkillMarkdown, quoteColonScalars } from './frontmatter.js';
 
 const md = (frontmatter: string, body = '# Body\n') => `---\n${frontmatter}\n---\n${body}`;
 
@@ -92,5 +92,42 @@ describe('SKILL.md frontmatter', () => {
 
   it('accepts CRLF line endings and a byte-order mark', () => {
     expect(parsed('\uFEFF---\r\nname: win\r\ndescription: d\r\n---\r\nbody').name).toBe('win');
+  });
+});
+
+describe('quoteColonScalars', () => {
+  /** The former line pattern, to hold the linear one to the same output. */
+  const former = (block: string) =>
+    block
+      .split('\n')
+      .map((line) => {
+        const m = /^([A-Za-z][\w-]*):[ \t]+(.+)$/.exec(line);
+        if (!m) return line;
+        const value = m[2]!.trim();
+        if (/^["'[{|>&*!#]/.test(value) || !/:\s/.test(value)) return line;
+        return `${m[1]}: ${JSON.stringify(value)}`;
+      })
+      .join('\n');
+
+  it.each([
+    'description: Use when: reviewing',
+    'description:\tUse when: x  ',
+    'description:   ',
+    'description: ',
+    'description:',
+    'name: plain',
+    'description: "quoted: already"',
+    'description: a: b\u2028c: d',
+    'description:  \u2028',
+    'x-y_z: a: b',
+    '  nested: a: b',
+  ])('%j as the former pattern quotes it', (block) => {
+    expect(quoteColonScalars(block)).toBe(former(block));
+  });
+
+  it('returns at once on a value of 100,000 blanks before a line separator', () => {
+    const block = `description:${' '.repeat(100_000)}\u2028`;
+    expect(quoteColonScalars(block)).toBe(block);
+    expect(typeof parseSkillMarkdown(md(`name: x\n${block}`), 'x').ok).toBe('boolean');
   });
 });

@@ -65,11 +65,13 @@ function parseYamlOnce(block: string): { ok: true; value: Record<string, unknown
 }
 
 /** Quotes top-level plain scalars that contain `: ` so they read as the one string the author meant. */
-function quoteColonScalars(block: string): string {
+export function quoteColonScalars(block: string): string {
   return block
     .split('\n')
     .map((line) => {
-      const m = /^([A-Za-z][\w-]*):[ \t]+(.+)$/.exec(line);
+      // The value starts at a non-blank: `[ \t]+(.+)$` would retry every blank of a long run
+      // before a line separator. A line blank after the colon is kept as it is either way.
+      const m = /^([A-Za-z][\w-]*):[ \t]+([^ \t].*)$/.exec(line);
       if (!m) return line;
       const value = m[2]!.trim();
       if (/^["'[{|>&*!#]/.test(value) || !/:\s/.test(value)) return line;

@@ -3,7 +3,8 @@ export function parsePageRange(spec: string | undefined, count: number, max: num
   const pages = new Set<number>();
   const text = spec?.trim() || `1-${count}`;
   for (const part of text.split(',')) {
-    const m = /^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$/.exec(part);
+    // Trimmed first: `\s*(\d*)\s*$` would retry a long run of blanks at every split.
+    const m = /^(\d+)\s*(?:-\s*(\d*))?$/.exec(part.trim());
     if (!m) return { ok: false, error: `pages "${spec}" is not a page range like "1-3,5" or "10-"` };
     const from = Number(m[1]);
     const to = m[2] === undefined ? from : m[2] === '' ? count : Number(m[2]);

@@ -9,6 +9,15 @@ export interface PdfDocumentText {
 export type PdfTextResult = { ok: true; value: PdfDocumentText } | { ok: false; error: string };
 
 /**
+ * A page's text with blanks before line ends dropped and blank lines folded. The blanks are
+ * taken from the start of their run (`(?<![ \t])`): the document's, and a long run without a
+ * line end would otherwise be retried from every blank.
+ */
+export function tidyPageText(text: string): string {
+  return text.replace(/(?<![ \t])[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
+}
+
+/**
  * Extracts the text of some pages with pdf.js (legacy build, which runs on Node 20). Pages are
  * chosen after the page count is known: `select(count)` returns them or an error. Nothing in
  * the document is executed: scripting and font evaluation are off.
@@ -37,7 +46,7 @@ export async function extractPdfText(data: Uint8Array, select: (pageCount: numbe
         if (item.hasEOL) text += '\n';
         else if (item.str && !item.str.endsWith(' ')) text += ' ';
       }
-      pages.push({ page: n, text: text.replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim() });
+      pages.push({ page: n, text: tidyPageText(text) });
       page.cleanup();
     }
     return { ok: true, value: { pageCount: doc.numPages, pages } };

@@ -103,4 +103,22 @@ describe('parsePageRange', () => {
     expect(parsePageRange(spec, count, 50)).toEqual({ ok: true, pages, more });
   });
   it.each([['0'], ['5-2'], ['x']])('rejects %s', (spec) => expect(parsePageRange(spec, 10, 50).ok).toBe(false));
+
+  const FORMER = /^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$/;
+  it.each([' 3 ', '1 - 3', ' 8 -  ', '2-', '2 -\t5\n', '\u00a04\u3000', '1 2', '-3', '3--', ' ', '', '1-x', '\ufeff7'])(
+    'part %j is read as the former pattern reads it',
+    (part) => {
+      const m = FORMER.exec(part);
+      const parsed = parsePageRange(part, 10, 50);
+      if (!m) expect(parsed.ok && part.trim() !== '').toBe(false);
+      else if (Number(m[1]) >= 1 && (m[2] === undefined || m[2] === '' || Number(m[2]) >= Number(m[1]))) {
+        const to = m[2] === undefined ? Number(m[1]) : m[2] === '' ? 10 : Math.min(Number(m[2]), 10);
+        expect(parsed).toEqual({ ok: true, pages: Array.from({ length: to - Number(m[1]) + 1 }, (_, i) => Number(m[1]) + i), more: false });
+      }
+    },
+  );
+
+  it('returns at once on a part of 100,000 blanks after a dash', () => {
+    expect(parsePageRange(`1-${' '.repeat(100_000)}x`, 10, 50).ok).toBe(false);
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chunkMarkdown } from './memory-chunks.js';
+import { chunkMarkdown, headingOf } from './memory-chunks.js';
 
 describe('chunkMarkdown', () => {
   it('cuts at headings and keeps line ranges and the heading', () => {
@@ -32,5 +32,37 @@ describe('chunkMarkdown', () => {
 
   it('returns nothing for blank files', () => {
     expect(chunkMarkdown('\n\n  \n')).toEqual([]);
+  });
+});
+
+describe('headingOf', () => {
+  const FORMER = /^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$/;
+  it.each([
+    '# Title',
+    '## Title ##',
+    '### Title #  ',
+    '   # indented',
+    '    # too deep',
+    '####### seven',
+    '#no space',
+    '# ',
+    '#  ###',
+    '# a # b',
+    '# C# #',
+    '# line\u2028break',
+    '# trailing break\u2028',
+    '# trailing # break \u2029 ##',
+    '#\ttab\t#\t',
+    '\u00a0# nbsp',
+    'plain',
+    '',
+  ])('%j as the former pattern reads it', (line) => {
+    expect(headingOf(line)).toBe(FORMER.exec(line)?.[1]);
+  });
+
+  it('returns at once on a heading of 100,000 blanks and marks', () => {
+    expect(headingOf(`# a\u2028${' #'.repeat(50_000)} b`)).toBeUndefined();
+    expect(headingOf(`# a${' '.repeat(100_000)}b\u2028`)).toBe(`a${' '.repeat(100_000)}b`);
+    expect(chunkMarkdown(`# ${'a '.repeat(100_000)}`)).toHaveLength(1);
   });
 });

@@ -12,7 +12,22 @@ export interface MemoryChunk {
   text: string;
 }
 
-const HEADING = /^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$/;
+const HEADING_MARK = /^\s{0,3}#{1,6}\s+/;
+
+/**
+ * A Markdown heading's text, as `/^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$/` reads it: the closing `#`s
+ * and blanks are taken off from the end, where that pattern would retry the rest of a long line
+ * from each of its characters. A line break left in the text (`.` stops there) is no heading.
+ */
+export function headingOf(line: string): string | undefined {
+  const mark = HEADING_MARK.exec(line);
+  if (!mark) return undefined;
+  let text = line.slice(mark[0].length).trimEnd();
+  let end = text.length;
+  while (end > 0 && text[end - 1] === '#') end--;
+  text = text.slice(0, end).trimEnd();
+  return /[\n\r\u2028\u2029]/.test(text) ? undefined : text;
+}
 
 export function chunkMarkdown(content: string, maxChars = 800): MemoryChunk[] {
   const lines = content.split('\n').map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
@@ -32,10 +47,10 @@ export function chunkMarkdown(content: string, maxChars = 800): MemoryChunk[] {
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     const n = i + 1;
-    const h = HEADING.exec(line);
-    if (h) {
+    const h = headingOf(line);
+    if (h !== undefined) {
       flush();
-      heading = h[1]!;
+      heading = h;
       current = { start: n, end: n, lines: [line] };
       continue;
     }

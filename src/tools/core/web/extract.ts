@@ -75,11 +75,36 @@ export function extractHtml(html: string, pageUrl: string, mode: 'markdown' | 't
   return { title: article?.title?.trim() || title, byline: article?.byline?.trim() || undefined, content, extractor };
 }
 
+/**
+ * Every `[text](url)` (or with `![`, every image) as its text, as `/\[([^\]]*)\]\([^)]*\)/g` with
+ * `$1` would write it. Found with indexOf: the page is anyone's, and that pattern scans it to the
+ * end again from each `[` that is never closed.
+ */
+export function linksToText(markdown: string, opener: '[' | '!['): string {
+  let out = '';
+  let from = 0;
+  let at = markdown.indexOf(opener);
+  while (at >= 0) {
+    const start = at + opener.length;
+    const close = markdown.indexOf(']', start);
+    if (close < 0) break;
+    if (markdown[close + 1] !== '(') {
+      // Every opener before this `]` meets it too, and fails the same way.
+      at = markdown.indexOf(opener, close + 1);
+      continue;
+    }
+    const end = markdown.indexOf(')', close + 2);
+    if (end < 0) break;
+    out += markdown.slice(from, at) + markdown.slice(start, close);
+    from = end + 1;
+    at = markdown.indexOf(opener, from);
+  }
+  return out + markdown.slice(from);
+}
+
 /** Plain text from our own Markdown: links keep their text, emphasis and heading marks go. */
 export function markdownToText(markdown: string): string {
-  return markdown
-    .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+  return linksToText(linksToText(markdown, '!['), '[')
     .replace(/^#{1,6}\s+/gm, '')
     .replace(/(\*\*|__)(.*?)\1/g, '$2')
     .replace(/(^|\W)[*_](\S[^*_]*?)[*_](?=\W|$)/g, '$1$2')

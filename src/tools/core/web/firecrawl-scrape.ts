@@ -1,5 +1,6 @@
 import { requestJson } from './search/http.js';
 import type { NetworkSeams, ResolvedProvider } from './search/types.js';
+import { withoutTrailingSlashes } from '../../../util/trailing-slashes.js';
 
 /** What Firecrawl's scrape API extracted from a page. */
 export interface Scraped {
@@ -32,7 +33,7 @@ export async function firecrawlScrape(
 ): Promise<{ ok: true; value: Scraped } | { ok: false; error: string }> {
   const keyEnv = settings.apiKeyEnv ?? 'FIRECRAWL_API_KEY';
   const key = env[keyEnv] || undefined;
-  const base = (settings.baseUrl ?? env.FIRECRAWL_BASE_URL ?? DEFAULT_BASE).replace(/\/+$/, '');
+  const base = withoutTrailingSlashes(settings.baseUrl ?? env.FIRECRAWL_BASE_URL ?? DEFAULT_BASE);
   const provider: ResolvedProvider = { id: 'firecrawl', baseUrl: base, apiKey: key, keyEnv: key ? keyEnv : undefined, selfHosted: base !== DEFAULT_BASE };
   type Body = { success?: boolean; data?: { markdown?: unknown; metadata?: { title?: unknown; sourceURL?: unknown; url?: unknown; statusCode?: unknown } }; error?: unknown };
   const got = await requestJson<Body>(

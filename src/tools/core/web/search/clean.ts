@@ -2,11 +2,26 @@ import type { SearchHit } from './types.js';
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", apos: "'", nbsp: ' ' };
 
+/**
+ * `text` without its `<…>` tags, as `/<[^>]*>/g` drops them; found with indexOf, since that
+ * pattern scans the provider's text to the end again from each `<` that is never closed.
+ */
+export function withoutTags(text: string): string {
+  let out = '';
+  let from = 0;
+  for (let open = text.indexOf('<'); open >= 0; open = text.indexOf('<', from)) {
+    const close = text.indexOf('>', open + 1);
+    if (close < 0) break;
+    out += text.slice(from, open);
+    from = close + 1;
+  }
+  return out + text.slice(from);
+}
+
 /** Provider text as plain text: tags dropped, common entities decoded, whitespace folded. */
 export function plain(text: unknown, max = 600): string {
   if (typeof text !== 'string') return '';
-  const out = text
-    .replace(/<[^>]*>/g, '')
+  const out = withoutTags(text)
     .replace(/&(#\d+|#x[0-9a-f]+|[a-z]+\d*);/gi, (m, name: string) => {
       const lower = name.toLowerCase();
       if (lower.startsWith('#x')) return String.fromCodePoint(parseInt(lower.slice(2), 16));

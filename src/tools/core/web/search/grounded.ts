@@ -82,7 +82,37 @@ export async function grok(c: ProviderCall): Promise<ProviderOutcome> {
 type ChatMessage = { role: string; content?: unknown; tool_calls?: Array<{ id?: string; type?: string; function?: { name?: string; arguments?: string } }>; tool_call_id?: string; name?: string };
 type ChatBody = { choices?: Array<{ finish_reason?: string; message?: ChatMessage }>; citations?: unknown[]; search_results?: Array<{ url?: unknown; title?: unknown }> };
 
-const markdownLinks = (text: string) => [...text.matchAll(/\[([^\]]{1,200})\]\((https?:\/\/[^\s)]+)\)/g)].map((m) => ({ title: m[1], url: m[2] }));
+const URL_END = /[\s)]/g;
+
+/**
+ * The `[title](https://…)` links of a model's answer, as
+ * `/\[([^\]]{1,200})\]\((https?:\/\/[^\s)]+)\)/g` finds them. Scanned by hand: that pattern
+ * reads a URL to its end again from every `[…](http` before it, and the answer may quote a page.
+ * Every scan resumes where the last one stopped when it starts before that point, as it then
+ * meets the same `]` or the same end of URL.
+ */
+export function markdownLinks(text: string): Array<{ title: string; url: string }> {
+  const links: Array<{ title: string; url: string }> = [];
+  let close = -1;
+  let stop = -1;
+  for (let at = text.indexOf('['); at >= 0; at = text.indexOf('[', at + 1)) {
+    if (close <= at) close = text.indexOf(']', at + 1);
+    if (close < 0) break;
+    const length = close - at - 1;
+    if (length < 1 || length > 200 || text[close + 1] !== '(' || !text.startsWith('http', close + 2)) continue;
+    const scheme = text[close + 6] === 's' ? close + 7 : close + 6;
+    if (!text.startsWith('://', scheme)) continue;
+    const host = scheme + 3;
+    if (host >= stop) {
+      URL_END.lastIndex = host;
+      stop = URL_END.exec(text)?.index ?? text.length;
+    }
+    if (stop === host || text[stop] !== ')') continue;
+    links.push({ title: text.slice(at + 1, close), url: text.slice(close + 2, stop) });
+    at = stop;
+  }
+  return links;
+}
 
 /**
  * Kimi: Moonshot's chat API with its built-in `$web_search`. The model asks for the search, the

@@ -1,5 +1,6 @@
 import { serviceRequest } from '../../../../net/index.js';
 import type { NetworkSeams, ResolvedProvider } from './types.js';
+import { withoutTrailingSlashes } from '../../../../util/trailing-slashes.js';
 
 export type HttpOutcome = { ok: true; status: number; text: string; contentType: string } | { ok: false; error: string };
 
@@ -48,4 +49,4 @@ export async function requestJson<T>(
   }
 }
 
-export const joinUrl = (base: string, path: string) => `${base.replace(/\/+$/, '')}${path}`;
+export const joinUrl = (base: string, path: string) => `${withoutTrailingSlashes(base)}${path}`;

@@ -1,6 +1,7 @@
 import { WEB_SEARCH_PROVIDERS, type WardenConfig, type WebSearchConfig, type WebSearchProviderId } from '../../../../config/schema/index.js';
 import { OPENROUTER_BASE_URL, PROVIDER_SPECS, SONAR_DEFAULT_MODEL } from './catalog.js';
 import type { ResolvedProvider } from './types.js';
+import { withoutTrailingSlashes } from '../../../../util/trailing-slashes.js';
 
 /**
  * Which providers a search goes to (OpenClaw's selection): the configured provider alone, with
@@ -27,7 +28,7 @@ export function resolveProvider(search: WebSearchConfig, id: WebSearchProviderId
   const keyEnvs = settings.apiKeyEnv ? [settings.apiKeyEnv] : spec.keyEnvs;
   const keyEnv = keyEnvs.find((name) => (env[name] ?? '') !== '');
   const configuredBase = settings.baseUrl ?? (spec.baseUrlEnv ? env[spec.baseUrlEnv] || undefined : undefined) ?? regionalBase(id, env);
-  const baseUrl = (configuredBase ?? spec.defaultBaseUrl).replace(/\/+$/, '');
+  const baseUrl = withoutTrailingSlashes(configuredBase ?? spec.defaultBaseUrl);
 
   if (spec.needsBaseUrl && !baseUrl) return { ok: false, why: `${id} needs its address: set tools.web.search.${search.provider === id ? 'baseUrl' : `providers.${id}.baseUrl`} or ${spec.baseUrlEnv}` };
   if (!spec.keyless && !keyEnv) return { ok: false, why: `${keyEnvs.join(' or ')} is not set` };
@@ -48,7 +49,7 @@ export function resolveProvider(search: WebSearchConfig, id: WebSearchProviderId
     const sonar = keyEnv === 'OPENROUTER_API_KEY' || settings.model !== undefined;
     value.variant = sonar ? 'sonar' : 'search';
     if (sonar) {
-      value.baseUrl = (settings.baseUrl ?? OPENROUTER_BASE_URL).replace(/\/+$/, '');
+      value.baseUrl = withoutTrailingSlashes(settings.baseUrl ?? OPENROUTER_BASE_URL);
       value.model = settings.model ?? SONAR_DEFAULT_MODEL;
     }
   }
