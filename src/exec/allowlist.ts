@@ -41,8 +41,21 @@ export interface AllowlistEntry {
 export const COMMAND_PATTERN_PREFIX = '=command:';
 
 export function commandHashPattern(command: string): string {
-  // Only the shell's blanks are trimmed: a trailing U+00A0 is part of the last word to sh.
-  return COMMAND_PATTERN_PREFIX + createHash('sha256').update(command.replace(/^[ \t\n]+|[ \t\n]+$/g, '')).digest('hex').slice(0, 16);
+  return COMMAND_PATTERN_PREFIX + createHash('sha256').update(trimShellBlanks(command)).digest('hex').slice(0, 16);
+}
+
+/**
+ * The command without leading and trailing space, tab and newline. Only the shell's blanks: a
+ * trailing U+00A0 is part of the last word to sh. A loop, not `/[ \t\n]+$/`, which is quadratic
+ * in a run of blanks inside the model's command.
+ */
+function trimShellBlanks(command: string): string {
+  const blank = (c: string | undefined) => c === ' ' || c === '\t' || c === '\n';
+  let start = 0;
+  let end = command.length;
+  while (start < end && blank(command[start])) start++;
+  while (end > start && blank(command[end - 1])) end--;
+  return command.slice(start, end);
 }
 
 export function isLive(entry: AllowlistEntry, now: number): boolean {
