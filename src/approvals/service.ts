@@ -602,8 +602,13 @@ export class ApprovalService {
   }
 
   private async closeRequest(id: string, outcome: ApprovalOutcome, decidedBy: string | undefined, auditType: string, data: Record<string, unknown> = {}): Promise<LedgerEntry | undefined> {
-    if (!(await this.ledger.close(id, outcome, decidedBy, this.now()))) return undefined;
-    await this.announce(id);
+    // The close and its announcement commit together: a close other instances are not told of would leave their waiters waiting.
+    const closed = await this.options.store.db.tx(async () => {
+      if (!(await this.ledger.close(id, outcome, decidedBy, this.now()))) return false;
+      await this.announce(id);
+      return true;
+    });
+    if (!closed) return undefined;
     const entry = (await this.ledger.get(id))!;
     await this.audit.record({ type: auditType, subject: id, actor: decidedBy, sessionKey: entry.request.sessionKey, data: { outcome, tool: entry.request.tool, ...data } });
     log.info({ approval: id, outcome }, 'approval closed');

@@ -41,6 +41,7 @@ function holdable(db: Db) {
   const inTx = new AsyncLocalStorage<{ closed: boolean }>();
   let armed: { id: string; reached: () => void; gate: Promise<void> } | undefined;
   let unannounced = false;
+  let failNotify = false;
   const hit = async () => {
     const hold = armed!;
     armed = undefined;
@@ -61,6 +62,10 @@ function holdable(db: Db) {
     exec: (sql) => db.exec(sql),
     exclusive: (fn) => db.exclusive(fn),
     notify: async (channel, payload) => {
+      if (failNotify) {
+        failNotify = false;
+        throw new Error('connection terminated');
+      }
       await db.notify(channel, payload);
       if (unannounced && !inTx.getStore() && payload === armed?.id) {
         unannounced = false;
@@ -90,6 +95,10 @@ function holdable(db: Db) {
   };
   return {
     db: wrapped,
+    /** The next NOTIFY fails, as on a connection the server dropped. */
+    failNextNotify() {
+      failNotify = true;
+    },
     /** Holds the next close of `id`: `reached` once its write committed; `release` lets the path go on. */
     arm(id: string) {
       let reached!: () => void;
@@ -304,6 +313,32 @@ describe.each(ENGINES)('a dead instance\'s request taken over, on %s', (engine) 
       await race({ a, other, abort: new AbortController() }, async () => request, first, second, { observed: false });
       const done = await a.svc.get(request.id);
       expect(done?.status).toBe(first.outcome);
+    } finally {
+      while (cleanups.length) await cleanups.pop()!();
+    }
+  });
+});
+
+describe('on postgres, a close is written only with its announcement', () => {
+  it.each<[string, (svc: ApprovalService, id: string) => Promise<unknown>]>([
+    ['a withdrawal', (svc, id) => svc.cancel(id, 'withdrawn')],
+    ['a click', (svc, id) => svc.resolve(id, 'allow-once', { provider: 'discord', userId: 'owner-1' })],
+  ])('%s whose NOTIFY fails leaves the request pending; the next close reaches the call waiting elsewhere', async (_what, close) => {
+    const cleanups: Array<() => unknown> = [];
+    try {
+      const target = await freshStoreTarget('postgres');
+      const waiter = await instance(target, cleanups);
+      const a = await instance(target, cleanups);
+      const request = await waiter.svc.open(input(60_000), CTX);
+      const waiting = waiter.svc.wait(request.id);
+      await vi.waitFor(() => expect((waiter.svc as unknown as { waiters: Map<string, unknown> }).waiters.has(request.id)).toBe(true), { timeout: 2000, interval: 5 });
+      a.hold.failNextNotify();
+      await expect(close(a.svc, request.id)).rejects.toThrow('connection terminated');
+      // Not closed unannounced: the instance whose call waits would never hear of it.
+      expect((await a.svc.get(request.id))?.status).toBe('pending');
+      expect(await a.svc.resolveAsOperator(request.id, 'deny', 'op')).toMatchObject({ kind: 'resolved' });
+      expect(await waiting).toMatchObject({ outcome: 'deny', decidedBy: 'cli:op' });
+      expect(waiter.closed.map((c) => c.status)).toEqual(['deny']);
     } finally {
       while (cleanups.length) await cleanups.pop()!();
     }
