@@ -67,6 +67,9 @@ export const APPROVAL_CHANNEL = 'warden_approval';
 
 type Waiter = (resolution: ApprovalResolution) => void;
 
+/** How many settled requests a service remembers, to settle each once (oldest forgotten first). */
+const MAX_SETTLEMENTS_KEPT = 10_000;
+
 /**
  * Pending approvals, decisions, expiry, grants and restart recovery. One instance per process;
  * several processes may share a data dir (the CLI waiting while the bot resolves): every state
@@ -85,6 +88,8 @@ export class ApprovalService {
   private readonly renderers = new Set<ApprovalRenderer>();
   private readonly waiters = new Map<string, Set<Waiter>>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** Requests closed while this process knew them, each with its one settlement (`settle`). */
+  private readonly settlements = new Map<string, Promise<void>>();
   private readonly events: EventBus;
   private readonly now: () => number;
   private poller: NodeJS.Timeout | undefined;
@@ -310,7 +315,8 @@ export class ApprovalService {
       // A decision written between the read above and now would otherwise wait for the next poll.
       void this.ledger.get(id).then(
         (now) => {
-          if (now && now.request.status !== 'pending') background(this.deliver(now), 'approval decision not delivered to its waiting call', { level: 'error', fields: { approval: id } });
+          // Settled, not only delivered: a close no other path saw here (written elsewhere on an unshared store) still updates its cards, once.
+          if (now && now.request.status !== 'pending') background(this.settle(now, undefined), 'approval decision not delivered to its waiting call', { level: 'error', fields: { approval: id } });
         },
         () => undefined,
       );
@@ -596,8 +602,13 @@ export class ApprovalService {
   }
 
   private async closeRequest(id: string, outcome: ApprovalOutcome, decidedBy: string | undefined, auditType: string, data: Record<string, unknown> = {}): Promise<LedgerEntry | undefined> {
-    if (!(await this.ledger.close(id, outcome, decidedBy, this.now()))) return undefined;
-    await this.announce(id);
+    // The close and its announcement commit together: a close other instances are not told of would leave their waiters waiting.
+    const closed = await this.options.store.db.tx(async () => {
+      if (!(await this.ledger.close(id, outcome, decidedBy, this.now()))) return false;
+      await this.announce(id);
+      return true;
+    });
+    if (!closed) return undefined;
     const entry = (await this.ledger.get(id))!;
     await this.audit.record({ type: auditType, subject: id, actor: decidedBy, sessionKey: entry.request.sessionKey, data: { outcome, tool: entry.request.tool, ...data } });
     log.info({ approval: id, outcome }, 'approval closed');
@@ -612,16 +623,34 @@ export class ApprovalService {
     return entry !== undefined;
   }
 
-  /** After any close: stop its timer, wake its waiters, update its cards. */
-  private async settle(entry: LedgerEntry, grantId: string | undefined): Promise<void> {
+  /**
+   * After any close, whichever path learned of it first — this process's decision, timer or
+   * withdrawal, a notification or poll of a close written elsewhere: stop its timer, wake its
+   * waiters, update its cards and announce `approval.closed`, once per request. Several paths
+   * learn of one close at nearly the same time (on a shared store this process's own NOTIFY
+   * can arrive before its decision path gets here; a poll can read the row the moment it is
+   * written), so the first claims the settlement before its first await and the others wait
+   * for that one; a waiter registered meanwhile is still woken.
+   */
+  private settle(entry: LedgerEntry, grantId: string | undefined): Promise<void> {
     const id = entry.request.id;
     this.watched.delete(id);
     const timer = this.timers.get(id);
     if (timer) clearTimeout(timer);
     this.timers.delete(id);
+    const first = this.settlements.get(id);
+    if (first) return first.catch(() => undefined).then(() => this.deliver(entry, grantId));
+    const settling = this.settleOnce(entry, grantId);
+    this.settlements.set(id, settling);
+    // Bounded: a second path arrives within a few store round trips of the first, and once settled no timer or watch brings the id back.
+    if (this.settlements.size > MAX_SETTLEMENTS_KEPT) this.settlements.delete(this.settlements.keys().next().value!);
+    return settling;
+  }
+
+  private async settleOnce(entry: LedgerEntry, grantId: string | undefined): Promise<void> {
     await this.deliver(entry, grantId);
-    background(this.update(entry.request), 'approval card not updated', { level: 'error', fields: { approval: id } });
-    // The deferred-call runner, the web page's pending list: every closure, however it came.
+    background(this.update(entry.request), 'approval card not updated', { level: 'error', fields: { approval: entry.request.id } });
+    // The deferred-call runner, the web page's pending list, the metrics: every closure, however it came, once.
     this.events.emit('approval.closed', { request: entry.request });
   }
 
