@@ -10,6 +10,7 @@ import { openWardenStore } from '../schema/index.js';
 import type { Store } from '../store/store.js';
 import { APPROVAL_CHANNEL, ApprovalService, TAKEN_OVER_FACT } from './service.js';
 import type { ApprovalRenderer, ApprovalRequest, ApprovalRequestContext, ApprovalRequestInput } from './types.js';
+import { until } from '../../test/until.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -36,14 +37,6 @@ class RecordingRenderer implements ApprovalRenderer {
 
 const CTX: ApprovalRequestContext = { agentId: 'main', sessionKey: 'agent:main:slack:channel:C1', provider: 'slack', channelId: 'C1', requesterId: 'U-7' };
 const INPUT: ApprovalRequestInput = { kind: 'exec', tool: 'exec', title: 'Run a command', preview: 'echo hi', fullText: 'echo hi' };
-
-const until = async (check: () => boolean | Promise<boolean>, ms = 15_000) => {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
 
 /** An instance: its own store handle (its own pool and notification connection), registry and service. */
 async function instance(target: { dataDir: string; url: string | undefined }, leaseMs = 600) {

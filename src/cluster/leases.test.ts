@@ -4,6 +4,7 @@ import { openWardenStore } from '../schema/index.js';
 import type { Store } from '../store/store.js';
 import { InstanceRegistry } from './instances.js';
 import { Leases } from './leases.js';
+import { until } from '../../test/until.js';
 
 const stores: Store[] = [];
 afterEach(async () => {
@@ -21,14 +22,6 @@ async function twoHandles(engine: (typeof ENGINES)[number]): Promise<[Store, Sto
   };
   return [await open(), await open()];
 }
-
-const until = async (check: () => Promise<boolean> | boolean, ms = 10_000) => {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
 
 describe.each(ENGINES)('leases on %s', (engine) => {
   it('one holder at a time; a release hands over to the waiter; the old generation can no longer renew or release', async () => {

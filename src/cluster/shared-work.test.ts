@@ -11,6 +11,7 @@ import { openWardenStore } from '../schema/index.js';
 import type { Store } from '../store/store.js';
 import { InstanceRegistry } from './instances.js';
 import { Leases } from './leases.js';
+import { until } from '../../test/until.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -23,14 +24,6 @@ async function open(target: { dataDir: string; url: string | undefined }): Promi
   cleanups.push(() => opened.store.close());
   return opened.store;
 }
-
-const until = async (check: () => boolean | Promise<boolean>, ms = 15_000) => {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
 
 describe('session lease across instances (PostgreSQL)', () => {
   it("a conversation's items never overlap across two instances; each instance keeps its own items in order", async () => {

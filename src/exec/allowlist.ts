@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { BoundFile } from './content-binding.js';
 import type { ResolvedExecutable } from './resolve.js';
 import { compileLinearRegex, linearRegexProblem } from '../util/linear-regex.js';
+import { isWordSeparator } from './analysis.js';
 
 /**
  * Allowlist entries and how a segment matches one (reference A5). Pure.
@@ -50,11 +51,10 @@ export function commandHashPattern(command: string): string {
  * in a run of blanks inside the model's command.
  */
 function trimShellBlanks(command: string): string {
-  const blank = (c: string | undefined) => c === ' ' || c === '\t' || c === '\n';
   let start = 0;
   let end = command.length;
-  while (start < end && blank(command[start])) start++;
-  while (end > start && blank(command[end - 1])) end--;
+  while (start < end && isWordSeparator(command[start])) start++;
+  while (end > start && isWordSeparator(command[end - 1])) end--;
   return command.slice(start, end);
 }
 

@@ -5,6 +5,7 @@
  * multi-line scripts) makes the command unanalyzable, which callers treat as an allowlist miss.
  * Pure: no I/O.
  */
+import { isEcmaSpace } from '../util/ecma-space.js';
 
 export type ChainOperator = '&&' | '||' | ';';
 
@@ -331,20 +332,14 @@ const special = (table: Uint8Array, text: string, i: number): boolean => {
  * form feed or a Unicode space (U+00A0, U+2003, …) is an ordinary character inside a word:
  * `a<U+00A0>b` is one argument, and a `#` after one starts no comment.
  */
-function isWordSeparator(c: string): boolean {
+export function isWordSeparator(c: string | undefined): boolean {
   return c === ' ' || c === '\t' || c === '\n';
 }
 
 /** Whether text[from, to) is empty or holds only what `trim()` removes, without a copy. */
 function isBlank(text: string, from: number, to: number): boolean {
-  for (let j = from; j < to; j++) if (!isTrimmed(text.charCodeAt(j))) return false;
+  for (let j = from; j < to; j++) if (!isEcmaSpace(text.charCodeAt(j))) return false;
   return true;
-}
-
-/** ECMAScript WhiteSpace and LineTerminator: the characters `String.prototype.trim` removes. */
-function isTrimmed(code: number): boolean {
-  if (code < 128) return code === 32 || (code >= 9 && code <= 13);
-  return code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff;
 }
 
 function nextLineBreak(text: string, from: number): number {

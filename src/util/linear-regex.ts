@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { ECMA_SPACE_RANGES } from './ecma-space.js';
 import type { RE2JS } from 're2js';
 import type { AstNode, CharacterClass, CharacterClassBody, RootNode, parse as Parse } from 'regjsparser';
 
@@ -32,7 +33,8 @@ export interface LinearRegex {
   test(text: string): boolean | 'too-long';
 }
 
-export type LinearCompile = { ok: true; regex: LinearRegex } | { ok: false; error: string };
+/** A refusal says why; `syntax` when V8 itself does not read the pattern with these flags. */
+export type LinearCompile = { ok: true; regex: LinearRegex } | { ok: false; error: string; syntax: boolean };
 
 /**
  * Work budget of one match: instructions of the compiled program × characters of text. re2js's
@@ -84,7 +86,7 @@ function compileUncached(source: string, flags: LinearFlags): LinearCompile {
   try {
     new RegExp(source, flags);
   } catch (err) {
-    return { ok: false, error: `not a regular expression: ${(err as Error).message.replace(/^Invalid regular expression: /, '')}` };
+    return { ok: false, syntax: true, error: `not a regular expression: ${(err as Error).message.replace(/^Invalid regular expression: /, '')}` };
   }
   const unicode = flags.includes('u');
   const mode: Mode = { unicode, ignoreCase: flags.includes('i'), dotAll: flags.includes('s') };
@@ -94,18 +96,18 @@ function compileUncached(source: string, flags: LinearFlags): LinearCompile {
     const ast = parse<Syntax>(source, unicode ? 'u' : '', { lookbehind: true, namedGroups: true, unicodePropertyEscape: unicode } as Syntax);
     translated = emit(ast, mode);
   } catch (err) {
-    if (err instanceof Refused) return { ok: false, error: err.message };
-    return { ok: false, error: `cannot be read: ${(err as Error).message.split('\n')[0]}` };
+    if (err instanceof Refused) return { ok: false, syntax: false, error: err.message };
+    return { ok: false, syntax: false, error: `cannot be read: ${(err as Error).message.split('\n')[0]}` };
   }
   let program: RE2JS;
   try {
     program = RE2JS.compile(translated, RE2JS.DOTALL);
   } catch (err) {
-    return { ok: false, error: `too complex for the linear-time engine (${(err as Error).message.replace(/^error parsing regexp: /, '')})` };
+    return { ok: false, syntax: false, error: `too complex for the linear-time engine (${(err as Error).message.replace(/^error parsing regexp: /, '')})` };
   }
   const size = program.programSize();
   if (size > LINEAR_PROGRAM_MAX) {
-    return { ok: false, error: `too large: ${size.toLocaleString('en-US')} instructions once compiled, at most ${LINEAR_PROGRAM_MAX.toLocaleString('en-US')} (smaller repetition counts or fewer alternatives)` };
+    return { ok: false, syntax: false, error: `too large: ${size.toLocaleString('en-US')} instructions once compiled, at most ${LINEAR_PROGRAM_MAX.toLocaleString('en-US')} (smaller repetition counts or fewer alternatives)` };
   }
   disableDfa(program);
   const maxInput = Math.floor(LINEAR_WORK_MAX / Math.max(1, size));
@@ -237,18 +239,7 @@ function classText(ranges: Ranges): string {
 }
 
 // ECMAScript WhiteSpace and LineTerminator: what `\s` matches (ECMA-262 CharacterClassEscape).
-const SPACE: Ranges = normalise([
-  [0x09, 0x0d],
-  [0x20, 0x20],
-  [0xa0, 0xa0],
-  [0x1680, 0x1680],
-  [0x2000, 0x200a],
-  [0x2028, 0x2029],
-  [0x202f, 0x202f],
-  [0x205f, 0x205f],
-  [0x3000, 0x3000],
-  [0xfeff, 0xfeff],
-]);
+const SPACE: Ranges = normalise(ECMA_SPACE_RANGES.map(([a, b]) => [a, b]));
 const DIGIT: Ranges = [[0x30, 0x39]];
 const WORD: Ranges = normalise([
   [0x30, 0x39],

@@ -141,13 +141,4 @@ export function click(fake: SlackFake, instance: Instance, card: SlackMessage, d
   return fake.sendAction(instance.eventsUrl, fake.blockActions({ message: card, actionId: button.action_id, value: button.value, user }), { secret: SECRET });
 }
 
-/** Waits for a condition, checking every 50 ms, up to `ms`. */
-export async function until<T>(check: () => T | undefined | false | Promise<T | undefined | false>, ms: number, what: string): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+export { until } from '../until.js';

@@ -12,6 +12,7 @@ import { McpManager } from '../../src/mcp/manager.js';
 import type { ToolCallContext, ToolResult } from '../../src/tools/types.js';
 // @ts-expect-error the fixture is plain JavaScript
 import { serveHttp } from '../fixtures/mcp/server.mjs';
+import { until } from '../until.js';
 
 const FIXTURE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/mcp/server.mjs');
 const managers: McpManager[] = [];
@@ -40,14 +41,6 @@ async function call(m: McpManager, id: string, args: Record<string, unknown>, si
     return (await impl.execute(args, ctx(signal))) as ToolResult;
   } catch (err) {
     return { content: [{ type: 'text', text: (err as Error).message }], isError: true };
-  }
-}
-
-async function until(what: string, check: () => boolean, ms = 8_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
   }
 }
 
@@ -97,18 +90,18 @@ describe.each<Kind>(['stdio', 'http'])('an MCP server over %s', (kind) => {
     const { m, log } = await server(kind);
     const abort = new AbortController();
     const pending = call(m, 'fix__wait', { ms: 20_000 }, abort.signal);
-    await until('the call to reach the server', () => existsSync(log) && readFileSync(log, 'utf8').includes('call wait'));
+    await until(() => existsSync(log) && readFileSync(log, 'utf8').includes('call wait'), 8_000, 'the call to reach the server');
     abort.abort(new Error('turn aborted'));
     const r = await pending;
     expect(r.isError).toBe(true);
-    await until('the server to see the cancellation', () => readFileSync(log, 'utf8').includes('cancelled'));
+    await until(() => readFileSync(log, 'utf8').includes('cancelled'), 8_000, 'the server to see the cancellation');
   });
 
   it('times out a call after timeoutSec and cancels it on the server', async () => {
     const { m, log } = await server(kind, { timeoutSec: 0.3 });
     const r = await call(m, 'fix__wait', { ms: 20_000 });
     expect(textOf(r)).toBe('MCP server fix did not answer within 0.3 s; the call was cancelled');
-    await until('the server to see the cancellation', () => readFileSync(log, 'utf8').includes('cancelled'));
+    await until(() => readFileSync(log, 'utf8').includes('cancelled'), 8_000, 'the server to see the cancellation');
     // The connection stays usable.
     expect(textOf(await call(m, 'fix__echo', { text: 'after' }))).toBe('echo: after');
   });
@@ -118,12 +111,12 @@ describe.each<Kind>(['stdio', 'http'])('an MCP server over %s', (kind) => {
     const r = await call(m, 'fix__crash', {});
     expect(r.isError).toBe(true);
     expect(textOf(r)).toMatch(/MCP server fix/);
-    await until('the connection to be seen lost', () => m.statuses()[0]!.state !== 'connected');
+    await until(() => m.statuses()[0]!.state !== 'connected', 8_000, 'the connection to be seen lost');
     // Its tools stay known, unavailable, with why.
     expect(m.tools().some((t) => t.id === 'fix__echo')).toBe(true);
     expect(m.availability('fix__echo')).toMatchObject({ ok: false, why: expect.stringMatching(/^MCP server fix is reconnecting/) });
     http?.revive();
-    await until('the reconnect', () => m.statuses()[0]!.state === 'connected', 10_000);
+    await until(() => m.statuses()[0]!.state === 'connected', 10_000, 'the reconnect');
     expect(m.statuses()[0]!.failures).toBe(0);
     expect(textOf(await call(m, 'fix__echo', { text: 'back' }))).toBe('echo: back');
   });
@@ -134,7 +127,7 @@ describe.each<Kind>(['stdio', 'http'])('an MCP server over %s', (kind) => {
     m.onChange(() => changes++);
     const before = m.tools();
     await call(m, 'fix__add_tool', { name: 'Create_Ticket' });
-    await until('the new tool', () => m.tools().some((t) => t.id === 'fix__create_ticket'));
+    await until(() => m.tools().some((t) => t.id === 'fix__create_ticket'), 8_000, 'the new tool');
     expect(changes).toBeGreaterThan(0);
     expect(m.tools()).not.toBe(before);
     expect(textOf(await call(m, 'fix__create_ticket', {}))).toBe('Create_Ticket ran with {}');
@@ -200,7 +193,7 @@ describe('a reloaded config', () => {
     expect(textOf(await call(m, 'fix__wait', { ms: 5_000 }))).toBe('MCP server fix did not answer within 0.3 s; the call was cancelled');
     expect(started()).toBe(1);
     await m.reconfigure(cfg(servers('--again')));
-    await until('the restarted server', () => started() === 2 && m.statuses()[0]!.state === 'connected');
+    await until(() => started() === 2 && m.statuses()[0]!.state === 'connected', 8_000, 'the restarted server');
     expect(textOf(await call(m, 'fix__echo', { text: 'x' }))).toBe('echo: x');
   });
 });

@@ -10,6 +10,7 @@ import { parseConfig } from '../../src/config/index.js';
 import { EventBus } from '../../src/events.js';
 import { openWardenStore } from '../../src/schema/index.js';
 import type { Store } from '../../src/store/store.js';
+import { until } from '../until.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -22,14 +23,6 @@ async function open(target: { dataDir: string; url: string | undefined }): Promi
   cleanups.push(() => opened.store.close());
   return opened.store;
 }
-
-const until = async (check: () => boolean | Promise<boolean>, ms = 15_000) => {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
 
 describe('a stale lease holder', () => {
   it.each([

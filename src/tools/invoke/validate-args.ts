@@ -114,9 +114,9 @@ function check(schema: JsonSchema, value: unknown, path: string, problems: Argum
  */
 function compilePattern(pattern: string): LinearCompile {
   const unicode = compileLinearRegex(pattern, 'u');
-  if (unicode.ok || !unicode.error.startsWith('not a regular expression')) return unicode;
+  if (unicode.ok || !unicode.syntax) return unicode;
   const plain = compileLinearRegex(pattern, '');
-  return plain.ok || !plain.error.startsWith('not a regular expression') ? plain : unicode;
+  return plain.ok || !plain.syntax ? plain : unicode;
 }
 
 function validateAt(schema: JsonSchema, value: unknown, path: string): ArgumentProblem[] {
