@@ -59,3 +59,13 @@ describe('argPatternMatches', () => {
     expect(argPatternMatches(pattern, args)).toBe(expected);
   });
 });
+
+describe('exact-argv bindings past any regex budget', () => {
+  it('compare as text: a 40,000-character argv matches its own binding and nothing else', () => {
+    const args = ['-cf', 'out.tar', 'x'.repeat(40_000), 'a.b*c'];
+    const pattern = exactArgPattern(args);
+    expect(argPatternMatches(pattern, args)).toBe(true);
+    expect(argPatternMatches(pattern, [...args.slice(0, 3), 'aXb*c'])).toBe(false);
+    expect(argPatternMatches(pattern, [...args, ''])).toBe(false);
+  });
+});

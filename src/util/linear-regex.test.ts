@@ -178,6 +178,12 @@ describe('compileLinearRegex: bounded work', () => {
     expect(re.test(`git push ${'x'.repeat(re.maxInput)} --force`)).toBe('too-long');
   });
 
+  it('gives typical argPatterns 4,500–14,000 characters of arguments (the README’s figures)', () => {
+    for (const source of ['^push (origin|upstream) [a-z0-9/_-]+$', '^status .*--force']) {
+      expect([source, linear(source).maxInput >= 4_500 && linear(source).maxInput <= 14_000]).toEqual([source, true]);
+    }
+  });
+
   it('refuses a program larger than the limit at compile time', () => {
     expect(linearRegexProblem('(?:abcdefghij|klmnopqrst){0,120}')).toMatch(new RegExp(`too large.*${LINEAR_PROGRAM_MAX.toLocaleString('en-US')}|too complex`));
   });
