@@ -87,6 +87,11 @@ export function slugify(name: string): string {
 const DISCORD_ID = /^\d{15,}$/;
 const SLACK_ID = /^[CGD][A-Z0-9]{6,}$/;
 
+/** Whether a scope key is written as a platform id (so it is never matched by a name). */
+export function isIdKey(key: string, platform: 'discord' | 'slack'): boolean {
+  return (platform === 'discord' ? DISCORD_ID : SLACK_ID).test(key);
+}
+
 /** A scope as written, with whatever settings it carries besides its tool policy. */
 interface ScopeLike {
   tools?: ToolPolicyConfig | undefined;
