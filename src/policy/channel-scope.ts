@@ -147,14 +147,15 @@ export interface DiscordScopes<G, C> {
   guilds: PickedScope<G>[];
 }
 
-type DiscordGuildLike<C> = { slug?: string | undefined; channels?: Record<string, C> | undefined };
+type DiscordGuild = NonNullable<WardenConfig['channels']['discord']>['guilds'][string];
+type DiscordChannel = DiscordGuild['channels'][string];
 
 /**
  * Discord: the guild by id; else by name (a key or `slug` field that slugs as the guild's name)
  * — trusted only with `dangerouslyAllowNameMatching` — and `*`. Channel name keys are trusted
  * only in a guild matched by id (or with the opt-in): a `*` guild never lends one.
  */
-export function discordScopes<C, G extends DiscordGuildLike<C>>(guilds: Record<string, G>, where: ScopeWhere, byName: boolean): DiscordScopes<G, C> {
+export function discordScopes(guilds: Record<string, DiscordGuild>, where: ScopeWhere, byName: boolean): DiscordScopes<DiscordGuild, DiscordChannel> {
   const base = 'channels.discord.guilds';
   const idKey = where.guildId !== undefined && where.guildId !== '*' && own(guilds, where.guildId) ? where.guildId : undefined;
   let nameKey: string | undefined;
@@ -170,13 +171,13 @@ export function discordScopes<C, G extends DiscordGuildLike<C>>(guilds: Record<s
     if (own(guilds, '*')) picked.push({ key: '*', match: 'default', trusted: true });
     if (nameKey !== undefined) picked.push({ key: nameKey, match: 'name', trusted: false });
   }
-  const out: DiscordScopes<G, C> = { channels: [], guilds: [] };
+  const out: DiscordScopes<DiscordGuild, DiscordChannel> = { channels: [], guilds: [] };
   for (const g of picked) {
     const path = keyPath(base, g.key);
     const guild = guilds[g.key]!;
     out.guilds.push({ key: g.key, path, scope: guild, match: g.match, trusted: g.trusted });
     const namesTrusted = g.match === 'id' || byName;
-    out.channels.push(...pickChannels(guild.channels ?? {}, `${path}.channels`, where, false, namesTrusted, g.trusted));
+    out.channels.push(...pickChannels(guild.channels, `${path}.channels`, where, false, namesTrusted, g.trusted));
   }
   // Trusted scopes first: they are the ones whose settings apply.
   out.channels.sort((a, b) => Number(b.trusted) - Number(a.trusted));
