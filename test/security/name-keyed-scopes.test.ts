@@ -29,7 +29,7 @@ const mallory = fakeUser('400000000000000066', 'mallory');
 
 /** The operator's config: a trusted guild by id, a slug-keyed permissive guild, strict defaults elsewhere. */
 const GUILDS = {
-  [OURS]: { channels: { '*': { tools: { deny: ['exec', 'process'] } }, dev: { tools: { allow: ['*'] } } } },
+  [OURS]: { tools: { deny: ['browser'] }, channels: { '*': { tools: { deny: ['exec', 'process'] } }, dev: { tools: { allow: ['*'] } } } },
   acme: { requireMention: false, tools: { allow: ['*'] } },
   '*': { channels: { '*': { tools: { deny: ['exec', 'process'] } }, dev: { requireMention: false, tools: { allow: ['*'] } } } },
 };
@@ -47,7 +47,7 @@ describe('through the running bot: a guild admin renames to match', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'warden-name-scopes-'));
     mkdirSync(path.join(dir, 'workspace'));
     const parsed = parseConfig({
-      tools: { profile: 'coding', exec: { host: 'gateway' } },
+      tools: { profile: 'coding', alsoAllow: ['browser'], exec: { host: 'gateway' } },
       channels: { discord: { token: 'test-token', apiBaseUrl: fake.apiBaseUrl, guilds: GUILDS } },
       dataDir: path.join(dir, 'data'),
     });
@@ -64,9 +64,9 @@ describe('through the running bot: a guild admin renames to match', () => {
   });
 
   /** The bot's `/tools` answer in a channel, asked by the attacker (with a mention). */
-  async function toolsIn(channelId: string, author: APIUser = mallory, mention = true): Promise<string> {
+  async function toolsIn(channelId: string, args = '', author: APIUser = mallory): Promise<string> {
     const from = fake.requests.records.length;
-    fake.userMessage({ author, channelId, content: `${mention ? `<@${fake.bot.id}> ` : ''}/tools` });
+    fake.userMessage({ author, channelId, content: `<@${fake.bot.id}> /tools${args}` });
     const post = await fake.requests.waitFor(
       (r: RecordedRequest) => fake.requests.records.indexOf(r) >= from && r.method === 'POST' && r.path === `/channels/${channelId}/messages`,
       8_000,
@@ -105,9 +105,19 @@ describe('through the running bot: a guild admin renames to match', () => {
     expect(offered(await toolsIn(OURS_GENERAL), 'exec')).toBe(false);
     fake.renameChannel(OURS_GENERAL, 'dev');
     expect(offered(await toolsIn(OURS_GENERAL), 'exec')).toBe(true);
+    // … but not the browser its guild denies: #dev's allow-all only narrows.
+    expect(offered(await toolsIn(OURS_GENERAL), 'browser')).toBe(false);
+    const explained = await toolsIn(OURS_GENERAL, ' --explain browser');
+    expect(explained.split('\n')[0]).toBe(`browser: removed by channels.discord.guilds.${OURS}.tools.deny`);
+    expect(explained).toContain(`• group tools.allow: kept — allowed by channels.discord.guilds.${OURS}.channels.dev.tools.allow[0] = "*"`);
+    expect(explained).toContain(`• group tools.allow: removed — denied by channels.discord.guilds.${OURS}.tools.deny[0] = "browser"`);
     // … and renamed away again, mid-session, it loses it on the next turn.
     fake.renameChannel(OURS_GENERAL, 'general');
     expect(offered(await toolsIn(OURS_GENERAL), 'exec')).toBe(false);
+  });
+
+  it('/tools --explain never names an owner-only tool to a non-owner', async () => {
+    expect(await toolsIn(OURS_GENERAL, ' --explain gateway')).toBe(await toolsIn(OURS_GENERAL, ' --explain no_such_tool').then((t) => t.replace('no_such_tool', 'gateway')));
   });
 });
 
