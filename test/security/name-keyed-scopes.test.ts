@@ -17,7 +17,9 @@ import { streamingFor } from '../../src/gateway/streaming-setting.js';
 import type { InboundMessage } from '../../src/gateway/types.js';
 import { auditNameKeyedScopes } from '../../src/policy/scope-audit.js';
 import { config, fate, surface } from '../../src/policy/testing.js';
+import type { SlackAdapter } from '../../adapters/slack/index.js';
 import { fakeUser, startDiscordFake, type DiscordFake } from '../fakes/discord/index.js';
+import { startSlackFake, type SlackFake } from '../fakes/slack/index.js';
 import type { RecordedRequest } from '../fakes/recorder.js';
 
 const OURS = '310000000000000001';
@@ -118,6 +120,65 @@ describe('through the running bot: a guild admin renames to match', () => {
 
   it('/tools --explain never names an owner-only tool to a non-owner', async () => {
     expect(await toolsIn(OURS_GENERAL, ' --explain gateway')).toBe(await toolsIn(OURS_GENERAL, ' --explain no_such_tool').then((t) => t.replace('no_such_tool', 'gateway')));
+  });
+});
+
+describe('through the running bot on Slack: a member renames a channel', () => {
+  const SECRET = 'name-scopes-secret';
+  let slack: SlackFake;
+  let warden: RunningWarden | undefined;
+  let url = '';
+  beforeAll(async () => {
+    slack = await startSlackFake({ channels: { C0000OPS: 'ops', C0000RND: 'random' } });
+    const dir = mkdtempSync(path.join(tmpdir(), 'warden-name-scopes-slack-'));
+    mkdirSync(path.join(dir, 'workspace'));
+    const parsed = parseConfig({
+      tools: { profile: 'coding', exec: { host: 'gateway' } },
+      channels: {
+        slack: {
+          botToken: 'xoxb-fake', signingSecret: SECRET, apiUrl: slack.apiUrl, port: 0, host: '127.0.0.1',
+          // The operator: no exec where the name is "general"; a permissive ops channel keyed by name.
+          channels: { '#general': { tools: { deny: ['exec', 'process', 'web_fetch'] } }, '#ops': { tools: { allow: ['*'] } }, '*': { tools: { deny: ['exec', 'process'] } } },
+        },
+      },
+      dataDir: path.join(dir, 'data'),
+    });
+    if (!parsed.ok) throw parsed.error;
+    const started = await startWarden({ ...parsed.value, baseDir: dir }, { env: {}, shutdownGraceMs: 300 });
+    if (!started.ok) throw started.error;
+    warden = started.warden;
+    url = (warden.adapters.find((a) => a.provider === 'slack') as SlackAdapter).eventsUrl!;
+  });
+  afterAll(async () => {
+    await warden?.stop();
+    await slack?.close();
+  });
+
+  async function toolsIn(channel: string): Promise<string> {
+    const from = slack.requests.records.length;
+    const event = slack.messageEvent({ user: 'U0MALLORY', channel, text: `<@${slack.bot.userId}> /tools`, type: 'app_mention' });
+    expect((await slack.sendEvent(url, slack.envelope(event), { secret: SECRET })).status).toBe(200);
+    const post = await slack.requests.waitFor(
+      (r) => slack.requests.records.indexOf(r) >= from && r.path === '/api/chat.postMessage' && r.body.channel === channel && !r.body.blocks,
+      8_000,
+      `/tools answer in ${channel}`,
+    );
+    return String(post.body.text);
+  }
+  const firstLine = (t: string) => t.split('\n')[0]!;
+
+  it('a channel renamed "ops" gets no allow-all: * still applies', async () => {
+    expect(firstLine(await toolsIn('C0000RND'))).not.toMatch(/\bexec\b/);
+    await slack.sendEvent(url, slack.envelope(slack.renameEvent('C0000RND', 'ops')), { secret: SECRET });
+    const answer = await toolsIn('C0000RND');
+    expect(firstLine(answer)).not.toMatch(/\bexec\b/);
+    expect(answer).toContain('exec — removed by channels.slack.channels["*"].tools.deny');
+  });
+
+  it('a rename is seen on the next message (the cached name is replaced): a channel renamed "general" gets the #general deny', async () => {
+    expect(firstLine(await toolsIn('C0000OPS'))).toMatch(/\bweb_fetch\b/);
+    await slack.sendEvent(url, slack.envelope(slack.renameEvent('C0000OPS', 'general')), { secret: SECRET });
+    expect(await toolsIn('C0000OPS')).toContain('web_fetch — removed by channels.slack.channels["#general"].tools.deny');
   });
 });
 
