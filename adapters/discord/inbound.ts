@@ -3,24 +3,27 @@ import type { InboundAttachment, InboundMessage } from '../../src/gateway/types.
 import { fetchAttachment } from '../common/attachment-fetch.js';
 import { isCommandName, SKILL_INPUT_OPTION, typedCommandText, typedSkillText } from '../common/native-commands.js';
 
-type Place = Pick<InboundMessage, 'chatType' | 'guildId' | 'channelId' | 'channelName' | 'threadId'>;
+type Place = Pick<InboundMessage, 'chatType' | 'guildId' | 'guildName' | 'channelId' | 'channelName' | 'threadId'>;
 type AnyChannel = Message['channel'];
 
 /** Where a message or command was sent: guild channel, thread (keyed by its parent) or DM. */
 function placeOf(channel: AnyChannel | null, channelId: string, guildId: string | null, client: Message['client']): Place {
   if (guildId === null) return { chatType: 'dm', channelId: channel?.id ?? channelId };
+  // The guild's name as it is now: a scope keyed by name matches it (and only restricts unless trusted).
+  const guildName = client.guilds.cache.get(guildId)?.name ?? undefined;
   if (channel?.isThread()) {
     const parentId = channel.parentId ?? channel.id;
     const parent = client.channels.cache.get(parentId);
     return {
       chatType: 'thread',
       guildId,
+      guildName,
       channelId: parentId,
       channelName: parent && 'name' in parent && typeof parent.name === 'string' ? parent.name : undefined,
       threadId: channel.id,
     };
   }
-  return { chatType: 'channel', guildId, channelId, channelName: channel && 'name' in channel ? (channel.name ?? undefined) : undefined };
+  return { chatType: 'channel', guildId, guildName, channelId, channelName: channel && 'name' in channel ? (channel.name ?? undefined) : undefined };
 }
 
 /**

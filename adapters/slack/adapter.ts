@@ -429,6 +429,10 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     };
     a.message(async ({ message, body, client, context }) => handle(message as SlackMessageEvent, (body as { team_id?: string }).team_id, client, context.botUserId));
     a.event('app_mention', async ({ event, body, client, context }) => handle(event as SlackMessageEvent, body.team_id, client, context.botUserId));
+    // A channel's name is cached; a rename replaces it, so a scope keyed by name follows the
+    // rename from the next message on (a stale name would keep or miss a name key's restrictions).
+    a.event('channel_rename', async ({ event }) => void channelNames.set(event.channel.id, event.channel.name));
+    a.event('group_rename', async ({ event }) => void channelNames.set(event.channel.id, event.channel.name));
     a.action<BlockAction<ButtonAction>>(APPROVAL_ACTION_PATTERN, onClick);
     a.command(SLACK_COMMAND_PATTERN, (args) => onCommand(args, onMessage));
     a.error(async (err) => void logger.error({ err }, 'slack app error'));

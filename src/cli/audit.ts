@@ -18,6 +18,7 @@ import type { ConfiguredStore } from '../schema/index.js';
 import { unknownFlagProblems } from './context.js';
 import { auditGatewayHttp } from '../gateway/http/audit.js';
 import { auditOps } from '../ops/audit.js';
+import { auditNameKeyedScopes } from '../policy/scope-audit.js';
 
 /**
  * `warden audit`: what in the configuration is dangerous, with a fix for each finding.
@@ -49,6 +50,7 @@ export const run: CommandRunner = async (args, io) => {
     ...(await auditPlugins(plugins)),
     ...auditGatewayHttp(loaded.config),
     ...auditOps(loaded.config),
+    ...auditNameKeyedScopes(loaded.config),
   ].sort(
     (a, b) => ORDER[a.severity] - ORDER[b.severity],
   );

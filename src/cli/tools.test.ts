@@ -62,7 +62,7 @@ describe('warden tools (in process)', () => {
   it.each([
     ['exec denied in #general', [...discord, '--channel-name', 'general'], 'exec', 'channels.discord.guilds.111.channels.general.tools.deny'],
     ['exec allowed in #dev of the same guild', [...discord, '--channel-name', 'dev'], 'exec', 'kept'],
-    ["#dev's policy replaces the guild's browser deny", [...discord, '--channel-name', 'dev'], 'browser', 'kept'],
+    ["the guild's browser deny holds in #dev, whose own tools allow *", [...discord, '--channel-name', 'dev'], 'browser', 'channels.discord.guilds.111.tools.deny'],
     ['another channel gets the guild policy', [...discord, '--channel-name', 'random'], 'browser', 'channels.discord.guilds.111.tools.deny'],
     ['a thread follows its parent', [...discord, '--channel-name', 'general', '--thread', '333'], 'exec', 'channels.discord.guilds.111.channels.general.tools.deny'],
     ['a non-owner never sees cron', [...discord, '--channel-name', 'dev', '--sender', '7'], 'cron', 'owner-only'],
@@ -180,7 +180,7 @@ describe('warden tools (the real CLI)', () => {
     expect(exitCode).toBe(0);
     const answer = JSON.parse(stdout) as Answer;
     expect(policyFate(answer, 'exec')).toBe('channels.discord.guilds.111.channels.general.tools.deny');
-    expect(policyFate(answer, 'browser')).toBe('kept');
+    expect(policyFate(answer, 'browser')).toBe('channels.discord.guilds.111.tools.deny');
   });
 
   it('exits 2 with the problems on stderr', async () => {

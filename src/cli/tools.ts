@@ -1,5 +1,6 @@
 import { closest } from '../config/errors.js';
-import { resolveToolSurface, type ExplainStep, type SurfaceResult } from '../policy/surface.js';
+import { explainTool, explanationHead, type Explanation } from '../policy/explain.js';
+import { resolveToolSurface, type SurfaceResult } from '../policy/surface.js';
 import { CORE_TOOLS } from '../tools/catalog.js';
 import { normalizeToolName } from '../tools/names.js';
 import { loadPluginRuntime } from '../plugins/runtime.js';
@@ -100,31 +101,10 @@ function answerTools(
   return EXIT.ok;
 }
 
-interface Explanation {
-  tool: string;
-  /** `available` (the model gets it), `unavailable` (kept by the policy, cannot run here) or `removed`. */
-  verdict: 'available' | 'unavailable' | 'removed';
-  by?: string;
-  steps: ExplainStep[];
-}
-
-function explainTool(result: SurfaceResult, tool: string): Explanation {
-  const removed = result.removed.find((r) => r.tool === tool);
-  const unavailable = result.unavailable.find((u) => u.tool === tool);
-  return {
-    tool,
-    verdict: removed ? 'removed' : unavailable ? 'unavailable' : 'available',
-    ...(removed ? { by: removed.by } : unavailable ? { by: 'availability' } : {}),
-    steps: result.trace(tool),
-  };
-}
-
 function human(answer: { tools: string[]; removed: SurfaceResult['removed']; unavailable: SurfaceResult['unavailable']; warnings: string[] }, explain: Explanation | undefined, agent: string): string {
   const lines: string[] = [`agent: ${agent}`];
   if (explain) {
-    const head =
-      explain.verdict === 'available' ? 'the model gets it' : explain.verdict === 'unavailable' ? 'kept by the policy but unavailable here' : `removed by ${explain.by}`;
-    lines.push(`${explain.tool}: ${head}`);
+    lines.push(explanationHead(explain));
     const width = Math.max(...explain.steps.map((s) => s.step.length));
     for (const s of explain.steps) lines.push(`  ${s.step.padEnd(width)}  ${s.outcome.padEnd(11)}  ${s.rule}`);
     lines.push('');

@@ -3,6 +3,7 @@ import type { ToolExecutor } from '../agent/index.js';
 import type { ApprovalRequest } from '../approvals/types.js';
 import {
   describeClickOutcome,
+  formatToolExplanation,
   formatToolReport,
   formatToolResult,
   isCommand,
@@ -15,6 +16,7 @@ import {
   type ToolReport,
 } from './commands.js';
 import type { Route } from './router.js';
+import { surface as policySurface } from '../policy/testing.js';
 
 describe('parseCommand', () => {
   it.each([
@@ -216,5 +218,29 @@ describe('runCommand', () => {
   it('/help without a model says how to add one', async () => {
     expect((await runCommand({ name: 'help', args: '' }, route(), deps(), signal)).text).toContain('models.default');
     expect((await runCommand({ name: 'help', args: '' }, route({ model: 'openai/gpt-5' }), deps(), signal)).text).not.toContain('models.default');
+  });
+});
+
+describe('/tools --explain TOOL', () => {
+  // The report the running bot builds: the surface of this conversation, its trace included.
+  const reportFor = (raw: Record<string, unknown>, ctx: Record<string, unknown>): ToolReport => {
+    const s = policySurface(raw, ctx);
+    return { tools: s.tools, removed: s.removed, unavailable: s.unavailable, warnings: s.warnings, trace: s.trace };
+  };
+  const raw = { tools: { allow: ['read', 'write', 'gateway', 'cron'] }, channels: { discord: { token: 't', guilds: { '111': { tools: { deny: ['write'] } } } } } };
+  const at = { provider: 'discord', chat: 'channel', guildId: '111', channelId: '5', channelName: 'general' };
+
+  it.each([
+    ['names the wider deny with its config key', '--explain write', false, ['write: removed by channels.discord.guilds.111.tools.deny', '• group tools.allow: removed — denied by channels.discord.guilds.111.tools.deny[0] = "write"']],
+    ['a tool the model gets', '--explain read', false, ['read: the model gets it']],
+    ["a non-owner's allowlist quote loses owner-only names", '--explain exec', false, ['• tools.allow: removed — not in the allowlist tools.allow [read, write]']],
+    ['an owner sees the allowlist whole', '--explain exec', true, ['• tools.allow: removed — not in the allowlist tools.allow [read, write, gateway, cron]']],
+    ['an owner-only tool, to a non-owner: as an unknown name', '--explain cron', false, ['No tool "cron" is known here. usage: /tools [--explain TOOL]']],
+    ['an unknown name', '--explain nope', false, ['No tool "nope" is known here. usage: /tools [--explain TOOL]']],
+    ['other arguments', 'everything', false, ['usage: /tools [--explain TOOL]']],
+  ] as const)('%s', (_what, args, owner, lines) => {
+    const text = formatToolExplanation(args, reportFor(raw, { ...at, senderIsOwner: owner, senderId: owner ? '1' : '2' }), owner);
+    for (const line of lines) expect(text.split('\n')).toContain(line);
+    if (!owner && !text.startsWith('No tool')) expect(text).not.toMatch(/\b(gateway|cron|nodes)\b/);
   });
 });

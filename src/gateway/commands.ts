@@ -5,6 +5,9 @@ import { APPROVAL_DECISIONS, type ApprovalDecision, type ApprovalRequest } from 
 import type { PluginCommand } from '../plugins/runtime.js';
 import type { PluginCommandContext } from '../plugins/sdk.js';
 import type { TurnContext } from '../policy/context.js';
+import { explainTool, explanationHead } from '../policy/explain.js';
+import type { ExplainStep } from '../policy/surface.js';
+import { normalizeToolName } from '../tools/names.js';
 import type { SkillCommandSpec } from '../skills/commands.js';
 import type { ToolDefinition } from '../agent/types.js';
 import type { ToolResult } from '../tools/types.js';
@@ -73,6 +76,8 @@ export interface ToolReport {
   removed: Array<{ tool: string; by: string }>;
   unavailable: Array<{ tool: string; why: string }>;
   warnings: string[];
+  /** One tool's path through every filter and step (`/tools --explain`), from the same surface. */
+  trace?: ((tool: string) => ExplainStep[]) | undefined;
 }
 
 /** The label the owner-only filter gives its removals. */
@@ -189,8 +194,11 @@ export async function runCommand(command: ParsedCommand, route: Route, deps: Com
       const plugins = [...(deps.pluginCommands?.values() ?? [])].filter((c) => !c.ownerOnly || route.context.senderIsOwner);
       return { text: helpText(route.context.model !== undefined, deps.skillCommands?.() ?? [], plugins) };
     }
-    case 'tools':
-      return { text: formatToolReport(deps.toolReport(route.context), route.context.senderIsOwner) };
+    case 'tools': {
+      const report = deps.toolReport(route.context);
+      if (command.args === '') return { text: formatToolReport(report, route.context.senderIsOwner) };
+      return { text: formatToolExplanation(command.args, report, route.context.senderIsOwner) };
+    }
     case 'exec':
       return runExec(command.args, route, deps, signal);
     case 'approve': {
@@ -283,6 +291,28 @@ export function formatToolReport(report: ToolReport, senderIsOwner: boolean): st
   if (hiddenOwnerOnly > 0) lines.push(`• ${hiddenOwnerOnly} owner-only tool${hiddenOwnerOnly === 1 ? '' : 's'} (not shown)`);
   for (const w of report.warnings) lines.push(`⚠ ${w}`);
   return lines.join('\n');
+}
+
+const TOOLS_USAGE = 'usage: /tools [--explain TOOL]';
+
+/**
+ * `/tools --explain TOOL`: the verdict and the filters and steps that decided, each with its
+ * rule and config key, as `warden tools --explain` prints them (steps that did not apply are
+ * left out). A non-owner asking about an owner-only tool gets the answer an unknown name gets,
+ * and allowlists quoted in a rule lose their owner-only names.
+ */
+export function formatToolExplanation(args: string, report: ToolReport, senderIsOwner: boolean): string {
+  const m = /^--explain\s+(\S+)$/.exec(args.trim());
+  if (!m) return TOOLS_USAGE;
+  const id = normalizeToolName(m[1]!);
+  const hidden = !senderIsOwner && OWNER_ONLY_TOOLS.includes(id);
+  const known = report.tools.includes(id) || report.removed.some((r) => r.tool === id) || report.unavailable.some((u) => u.tool === id);
+  if (hidden || !known || !report.trace) return `No tool "${m[1]}" is known here. ${TOOLS_USAGE}`;
+  const explain = explainTool({ removed: report.removed, unavailable: report.unavailable, trace: report.trace }, id);
+  const shown = (rule: string) =>
+    senderIsOwner ? rule : rule.replace(/\[([^\]]*)\]$/, (_all, list: string) => `[${list.split(', ').filter((n) => !OWNER_ONLY_TOOLS.includes(normalizeToolName(n))).join(', ')}]`);
+  const steps = explain.steps.filter((s) => s.outcome === 'kept' || s.outcome === 'removed').map((s) => `• ${s.step}: ${s.outcome} — ${shown(s.rule)}`);
+  return [explanationHead(explain), ...steps].join('\n');
 }
 
 /** Why a tool is not on a conversation's surface, as `/exec` and skill commands say it. */

@@ -9,7 +9,7 @@ function config(raw: WardenConfigInput = {}): WardenConfig {
   return result.value.config;
 }
 
-const base: WardenConfig = config({
+const BASE_RAW = {
   owners: { discord: ['900'], slack: ['UOWNER'] },
   channels: {
     discord: {
@@ -28,7 +28,8 @@ const base: WardenConfig = config({
     },
     slack: { botToken: 'x', signingSecret: 's', channels: { '#random': { requireMention: false } } },
   },
-});
+};
+const base: WardenConfig = config(BASE_RAW);
 
 function msg(over: Partial<InboundMessage>): InboundMessage {
   return {
@@ -63,11 +64,11 @@ describe('mention gating', () => {
     { name: 'a thread the bot takes part in does not', m: { chatType: 'thread', threadId: 't1' }, inThread: true, routed: true },
     { name: 'a slash command passes without mention', m: { text: '/tools' }, routed: true },
     { name: 'slack channel default is on', m: { provider: 'slack', guildId: 'T1', channelId: 'C1', channelName: 'general' }, routed: false },
-    { name: 'slack channel scope by #name', m: { provider: 'slack', guildId: 'T1', channelId: 'C2', channelName: 'random' }, routed: true },
-    { name: 'slack channel name in another case', m: { provider: 'slack', guildId: 'T1', channelId: 'C2', channelName: 'Random' }, routed: true },
+    // Members choose Slack channel names: a #name key sets nothing but restrictions unless the operator opts in.
+    { name: 'a slack #name key does not turn the mention off', m: { provider: 'slack', guildId: 'T1', channelId: 'C2', channelName: 'random' }, routed: false },
     { name: 'discord channel scope by a slug of its name', m: { guildId: '111', channelName: 'Quiet' }, routed: true },
     { name: 'discord channel scope by id', m: { guildId: '111', channelId: '777', channelName: 'x' }, routed: true },
-    { name: 'discord guild scope by the slug of its name', m: { guildId: '999', guildName: 'Ops Team', channelName: 'any' }, routed: true },
+    { name: 'a discord guild slug key does not turn the mention off for a guild renamed to it', m: { guildId: '999', guildName: 'Ops Team', channelName: 'any' }, routed: false },
     { name: 'web chat never needs a mention', m: { provider: 'web', chatType: 'dm', guildId: undefined, channelId: 'web' }, routed: true },
     { name: 'empty text is ignored even in a DM', m: { chatType: 'dm', text: '   ' }, routed: false },
     { name: 'a bare mention is ignored as empty', m: { text: '<@1>', mentionsBot: true }, routed: false },
@@ -75,6 +76,17 @@ describe('mention gating', () => {
   it.each(cases)('$name', ({ m, inThread, routed }) => {
     const decision = routeMessage(base, msg(m), { ...options, botInThread: () => inThread ?? false });
     expect(decision.kind).toBe(routed ? 'route' : 'ignore');
+  });
+
+  it.each([
+    ['slack channel scope by #name', { provider: 'slack', guildId: 'T1', channelId: 'C2', channelName: 'random' }],
+    ['slack channel name in another case', { provider: 'slack', guildId: 'T1', channelId: 'C2', channelName: 'Random' }],
+    ['discord guild scope by the slug of its name', { guildId: '999', guildName: 'Ops Team', channelName: 'any' }],
+  ] as const)('with dangerouslyAllowNameMatching: %s turns the mention off', (_name, m) => {
+    const raw = structuredClone(BASE_RAW) as any;
+    raw.channels.discord.dangerouslyAllowNameMatching = true;
+    raw.channels.slack.dangerouslyAllowNameMatching = true;
+    expect(routeMessage(config(raw), msg(m as Partial<InboundMessage>), { ...options, botInThread: () => false }).kind).toBe('route');
   });
 
   it('with no platform section configured, mention gating stays on in channels', () => {

@@ -138,6 +138,7 @@ export function toolReportFor(config: WardenConfig, inputs: SurfaceOptions) {
       removed: surface.removed,
       unavailable: surface.unavailable,
       warnings: surface.error ? [surface.error, ...surface.warnings] : surface.warnings,
+      trace: surface.trace,
     };
   };
 }

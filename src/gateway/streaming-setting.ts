@@ -1,10 +1,10 @@
 import type { WardenConfig } from '../config/index.js';
-import { pickChannelScope, pickGuildScope, type ScopeWhere } from './mention.js';
+import { trustedScopes, type ScopeWhere } from '../policy/channel-scope.js';
 
 /**
- * Whether replies stream where a turn runs: the most specific scope that sets `streaming`
- * decides — channel, then guild (Discord), then the platform (on by default). A DM has no
- * scope: the platform setting.
+ * Whether replies stream where a turn runs: the most specific trusted scope that sets
+ * `streaming` decides — channel, then guild (Discord), then the platform (on by default). A DM
+ * has no scope: the platform setting.
  */
 export function streamingFor(config: Pick<WardenConfig, 'channels'>, where: ScopeWhere): boolean {
   switch (where.provider) {
@@ -13,14 +13,16 @@ export function streamingFor(config: Pick<WardenConfig, 'channels'>, where: Scop
     case 'discord': {
       const discord = config.channels.discord;
       if (!discord) return false;
-      const guild = where.guildId !== undefined ? pickGuildScope(discord.guilds, where) : undefined;
-      const channel = guild && where.channelId !== undefined ? pickChannelScope(guild.channels, where) : undefined;
+      if (where.guildId === undefined) return discord.streaming;
+      const scopes = trustedScopes(config, where);
+      const channel = where.channelId !== undefined ? scopes.channel : undefined;
+      const guild = scopes.guild;
       return channel?.streaming ?? guild?.streaming ?? discord.streaming;
     }
     case 'slack': {
       const slack = config.channels.slack;
       if (!slack) return false;
-      const channel = where.channelId !== undefined ? pickChannelScope(slack.channels, where) : undefined;
+      const channel = where.channelId !== undefined ? trustedScopes(config, where).channel : undefined;
       return channel?.streaming ?? slack.streaming;
     }
     default:

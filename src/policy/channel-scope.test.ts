@@ -31,15 +31,17 @@ describe('Discord scopes (semantics §4)', () => {
   it.each([
     ['exec denied in #general', { guildId: '111', channelName: 'general' }, 'exec', 'channels.discord.guilds.111.channels.general.tools.deny'],
     ['exec allowed in #dev of the same guild', { guildId: '111', channelName: 'dev' }, 'exec', 'kept'],
-    ["a channel's policy replaces its guild's (browser denied by the guild only)", { guildId: '111', channelName: 'general' }, 'browser', 'kept'],
+    ["a guild's deny holds in a channel with its own tools", { guildId: '111', channelName: 'general' }, 'browser', 'channels.discord.guilds.111.tools.deny'],
+    ["a channel's allow only narrows what its guild leaves", { guildId: '111', channelName: 'dev' }, 'browser', 'channels.discord.guilds.111.tools.deny'],
     ['a channel without a policy of its own falls to the guild', { guildId: '111', channelName: 'quiet', channelId: '999' }, 'browser', 'channels.discord.guilds.111.tools.deny'],
     ['channel by id', { guildId: '111', channelId: '222' }, 'web_fetch', 'channels.discord.guilds.111.channels.222.tools.deny'],
     ['channel by #name key', { guildId: '111', channelName: 'ops' }, 'write', 'channels.discord.guilds.111.channels["#ops"].tools.deny'],
     ['channel by slug of its display name', { guildId: '111', channelName: 'General' }, 'exec', 'channels.discord.guilds.111.channels.general.tools.deny'],
     ['channel * in the guild', { guildId: '111', channelName: 'random' }, 'memory_get', 'channels.discord.guilds.111.channels["*"].tools.deny'],
-    ['channel * replaces the guild too', { guildId: '111', channelName: 'random' }, 'browser', 'kept'],
-    ['guild by slug key (lower-cased, hyphenated name)', { guildId: '555', guildName: 'My Guild' }, 'image', 'channels.discord.guilds.my-guild.tools.deny'],
-    ['guild by its entry slug field', { guildId: '666', guildName: 'Acme Corp' }, 'pdf', 'channels.discord.guilds.team-two.tools.deny'],
+    ['the guild deny holds under channel * too', { guildId: '111', channelName: 'random' }, 'browser', 'channels.discord.guilds.111.tools.deny'],
+    ['a guild slug key still restricts a guild of that name', { guildId: '555', guildName: 'My Guild' }, 'image', 'channels.discord.guilds.my-guild.tools.deny'],
+    ['… and the * guild applies to it as well (a name never displaces *)', { guildId: '555', guildName: 'My Guild' }, 'tts', 'channels.discord.guilds["*"].tools.deny'],
+    ['an entry slug field restricts the same way', { guildId: '666', guildName: 'Acme Corp' }, 'pdf', 'channels.discord.guilds.team-two.tools.deny'],
     ['guild * for any other guild', { guildId: '777' }, 'tts', 'channels.discord.guilds["*"].tools.deny'],
     ['a thread follows its parent channel', { chat: 'thread', guildId: '111', channelName: 'general', threadId: '333' }, 'exec', 'channels.discord.guilds.111.channels.general.tools.deny'],
     ['a DM has no channel scope', { chat: 'dm', guildId: undefined }, 'tts', 'kept'],
@@ -61,10 +63,21 @@ describe('Discord scopes (semantics §4)', () => {
     expect(tools.map((t) => fate(result, t))).toEqual(expected);
   });
 
-  it('reports the scope that decided', () => {
+  it('reports every scope that applies, most specific first', () => {
     const scope = resolveChannelScope(config(guild), turn(discord({ guildId: '111', channelName: 'general' })));
-    expect(scope?.path).toBe('channels.discord.guilds.111.channels.general.tools');
+    expect(scope?.layers.map((l) => [l.path, l.trusted])).toEqual([
+      ['channels.discord.guilds.111.channels.general.tools', true],
+      ['channels.discord.guilds.111.tools', true],
+    ]);
     expect(scope?.matched).toEqual(['channels.discord.guilds.111.channels.general', 'channels.discord.guilds.111']);
+  });
+
+  it('a name-matched scope is reported as such, after the trusted ones', () => {
+    const scope = resolveChannelScope(config(guild), turn(discord({ guildId: '555', guildName: 'My Guild' })));
+    expect(scope?.layers.map((l) => [l.path, l.trusted])).toEqual([
+      ['channels.discord.guilds["*"].tools', true],
+      ['channels.discord.guilds.my-guild.tools', false],
+    ]);
   });
 });
 
@@ -85,8 +98,10 @@ describe('Slack scopes', () => {
   it.each([
     ['by id', { channelId: 'C0123ABC' }, 'exec', 'channels.slack.channels.C0123ABC.tools.deny'],
     ['by id in any case', { channelId: 'c0123abc' }, 'exec', 'channels.slack.channels.C0123ABC.tools.deny'],
-    ['by #name', { channelId: 'C9', channelName: 'general' }, 'browser', 'channels.slack.channels["#general"].tools.deny'],
-    ['by name', { channelId: 'C9', channelName: 'random' }, 'pdf', 'channels.slack.channels.random.tools.deny'],
+    ['a #name key restricts a channel of that name', { channelId: 'C9', channelName: 'general' }, 'browser', 'channels.slack.channels["#general"].tools.deny'],
+    ['… without displacing *', { channelId: 'C9', channelName: 'general' }, 'tts', 'channels.slack.channels["*"].tools.deny'],
+    ['a plain name key the same', { channelId: 'C9', channelName: 'random' }, 'pdf', 'channels.slack.channels.random.tools.deny'],
+    ['a channel named like an id key takes nothing from it', { channelId: 'C9', channelName: 'c0123abc' }, 'exec', 'kept'],
     ['by *', { channelId: 'C9', channelName: 'other' }, 'tts', 'channels.slack.channels["*"].tools.deny'],
     ['the most specific key alone', { channelId: 'C0123ABC', channelName: 'general' }, 'browser', 'kept'],
     ['a thread by its parent', { chat: 'thread', channelId: 'C0123ABC', threadId: '1700000000.000100' }, 'exec', 'channels.slack.channels.C0123ABC.tools.deny'],

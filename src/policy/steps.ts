@@ -144,12 +144,16 @@ function configSteps(config: WardenConfig, agent: ResolvedAgent, model: string |
 export function buildSteps(config: WardenConfig, ctx: TurnContext, agent: ResolvedAgent): PipelineStep[] {
   const steps = [...configSteps(config, agent, ctx.model)];
 
+  // Every matched scope is a step of its own: a wider scope's deny holds in a narrower one.
   const scope = resolveChannelScope(config, ctx);
-  steps.push(
-    scope
-      ? { label: STEP_LABELS.group, policy: scope.policy, source: scope.path, guardLabel: STEP_LABELS.group }
-      : { label: STEP_LABELS.group, policy: undefined, source: ctx.chat === 'dm' && ctx.provider !== 'web' ? 'direct message: no channel scope' : 'no channel scope defines a policy' },
-  );
+  if (scope) {
+    for (const layer of scope.layers) {
+      const source = layer.trusted ? layer.path : `${layer.path} (matched by name only: it can only remove tools)`;
+      steps.push({ label: STEP_LABELS.group, policy: layer.policy, source, guardLabel: STEP_LABELS.group });
+    }
+  } else {
+    steps.push({ label: STEP_LABELS.group, policy: undefined, source: ctx.chat === 'dm' && ctx.provider !== 'web' ? 'direct message: no channel scope' : 'no channel scope defines a policy' });
+  }
 
   const agentSender = agent.path ? matchSender(agent.entry?.tools?.toolsBySender, ctx, `${agent.path}.tools.toolsBySender`) : undefined;
   const sender = agentSender ?? matchSender(config.tools.toolsBySender, ctx, 'tools.toolsBySender');

@@ -79,8 +79,9 @@ describe('warden slack manifest', () => {
       expect(needs[method], `a scope for ${method}`).toBeDefined();
       for (const scope of needs[method]!) expect(scopes).toContain(scope);
     }
-    // Events: app_mention needs app_mentions:read; message.* its history scope.
-    for (const event of SLACK_BOT_EVENTS) expect(scopes).toContain(event === 'app_mention' ? 'app_mentions:read' : `${event.split('.')[1]}:history`);
+    // Events: app_mention needs app_mentions:read; message.* its history scope; the renames their :read scope.
+    const RENAME_SCOPES: Record<string, string> = { channel_rename: 'channels:read', group_rename: 'groups:read' };
+    for (const event of SLACK_BOT_EVENTS) expect(scopes).toContain(event === 'app_mention' ? 'app_mentions:read' : (RENAME_SCOPES[event] ?? `${event.split('.')[1]}:history`));
     expect(scopes).toContain('commands');
     // Files people post are fetched from url_private with the bot token.
     expect(readFileSync(new URL('../../adapters/slack/inbound.ts', import.meta.url), 'utf8')).toContain('url_private');

@@ -54,8 +54,8 @@ export const SLACK_BOT_SCOPES = [
   { scope: 'groups:history', why: 'message.groups events' },
   { scope: 'im:history', why: 'message.im events (DMs)' },
   { scope: 'mpim:history', why: 'message.mpim events' },
-  { scope: 'channels:read', why: 'conversations.info (channel names for the policy)' },
-  { scope: 'groups:read', why: 'conversations.info on private channels' },
+  { scope: 'channels:read', why: 'conversations.info and channel_rename events (channel names for the policy)' },
+  { scope: 'groups:read', why: 'conversations.info and group_rename events on private channels' },
   { scope: 'im:write', why: 'conversations.open (approval cards by DM)' },
   { scope: 'chat:write', why: 'chat.postMessage, chat.update, chat.delete, chat.postEphemeral, chat.startStream/appendStream/stopStream' },
   { scope: 'files:write', why: 'files.uploadV2 (long replies)' },
@@ -63,7 +63,8 @@ export const SLACK_BOT_SCOPES = [
   { scope: 'commands', why: 'the /warden slash command' },
 ] as const;
 
-export const SLACK_BOT_EVENTS = ['app_mention', 'message.channels', 'message.groups', 'message.im', 'message.mpim'] as const;
+/** channel_rename and group_rename keep the cached channel names (matched by name-keyed scopes) current. */
+export const SLACK_BOT_EVENTS = ['app_mention', 'message.channels', 'message.groups', 'message.im', 'message.mpim', 'channel_rename', 'group_rename'] as const;
 
 export interface SlackManifestOptions {
   /** `socket` (no public URL) or `http` (Events API and interactivity at `requestUrl`). */

@@ -262,7 +262,7 @@ describe('Slack native streaming in threads', () => {
   });
 
   it('`streaming: false` in a channel scope posts once, native or not', async () => {
-    const warden = await start(slackConfig(slackNative, { channels: { '#general': { streaming: false } } }));
+    const warden = await start(slackConfig(slackNative, { channels: { C0000GEN: { streaming: false } } }));
     script = [{ kind: 'reply', text: ANSWER, pieceDelayMs: 20 }];
     const from = slackNative.requests.records.length;
     const thread = await askInThread(slackNative, warden, 'C0000GEN');

@@ -39,6 +39,12 @@ export const discordConfig = z.strictObject({
   streaming: z.boolean().default(true),
   guilds: z.record(z.string(), discordGuildScope).default({}),
   /**
+   * Trust guild and channel scopes matched by name (a guild key or `slug` that slugs as the
+   * guild's name; a channel name key in a guild not matched by id). Off: such a scope can only
+   * remove tools, since any guild's admin chooses its names.
+   */
+  dangerouslyAllowNameMatching: z.boolean().optional(),
+  /**
    * Gateway shards: `auto` (Discord's recommended count) or a number; absent is one connection.
    * Discord requires sharding past 2,500 guilds. All shards run in this process.
    */
@@ -61,6 +67,8 @@ export const slackConfig = z.strictObject({
   /** Replies stream into one message updated in place; a channel scope may turn it off. */
   streaming: z.boolean().default(true),
   channels: z.record(z.string(), slackChannelScope).default({}),
+  /** Trust channel scopes keyed by name (`#general`, `general`). Off: they can only remove tools, since members choose channel names. */
+  dangerouslyAllowNameMatching: z.boolean().optional(),
 });
 
 export const webConfig = z.strictObject({

@@ -32,8 +32,9 @@ const g = (guild: string, value: unknown) => ({ channels: { discord: { guilds: {
 const CASES: Array<[string, unknown, boolean, string?]> = [
   ['a deny added to a channel', g('111', { channels: { general: { tools: { deny: ['exec'] } } } }), false],
   ['a deny entry removed', g('222', { tools: { deny: ['process'] } }), true, 'exec'],
-  ['a channel scope that shadows its guild denies', g('222', { channels: { general: { tools: { deny: ['browser'] } } } }), true, 'exec'],
-  ['an allow-all channel where the guild denies', g('222', { channels: { ops: { tools: { allow: ['*'] } } } }), true, 'exec'],
+  // A guild's deny holds in its channels: a channel's own tools block no longer undoes it.
+  ['a channel scope under a guild that denies', g('222', { channels: { general: { tools: { deny: ['browser'] } } } }), false],
+  ['an allow-all channel where the guild denies', g('222', { channels: { ops: { tools: { allow: ['*'] } } } }), false],
   ['a global deny', { tools: { deny: ['web_fetch'] } }, false],
   ['a wider profile', { tools: { profile: 'full' } }, true, 'newly on the tool surface'],
   ['a narrower profile', { tools: { profile: 'minimal' } }, false],

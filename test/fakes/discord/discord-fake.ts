@@ -261,6 +261,23 @@ export class DiscordFake {
     return message;
   }
 
+  /** A guild admin renames the guild (GUILD_UPDATE, as Discord sends it to every member bot). */
+  renameGuild(guildId: string, name: string): void {
+    const guild = this.guilds.find((g) => g.id === guildId);
+    if (!guild) throw new Error(`no guild ${guildId}`);
+    guild.name = name;
+    this.dispatch('GUILD_UPDATE', { id: guild.id, name, unavailable: false, guild_id: guild.id });
+  }
+
+  /** A guild admin renames a channel or thread (CHANNEL_UPDATE). */
+  renameChannel(channelId: string, name: string): void {
+    const guild = this.guildOf(channelId);
+    const channel = guild?.channels.find((c) => c.id === channelId);
+    if (!guild || !channel) throw new Error(`no guild channel ${channelId}`);
+    channel.name = name;
+    this.dispatch(channel.type === 11 ? 'THREAD_UPDATE' : 'CHANNEL_UPDATE', channelPayload(channel, guild.id));
+  }
+
   /** Announces a thread created after READY (threads in GUILD_CREATE need no announcement). */
   createThread(thread: FakeChannel & { type: 11; parentId: string }): void {
     const guild = this.guildOf(thread.parentId);

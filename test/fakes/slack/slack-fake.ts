@@ -142,6 +142,12 @@ export class SlackFake {
     };
   }
 
+  /** A member renames a channel: `conversations.info` answers the new name, and the app gets `channel_rename` (`group_rename` for a private `G…` one). */
+  renameEvent(channel: string, name: string): Record<string, unknown> {
+    this.channels[channel] = name;
+    return { type: channel.startsWith('G') ? 'group_rename' : 'channel_rename', channel: { id: channel, name, name_normalized: name, created: 1700000000 }, event_ts: this.nextTs() };
+  }
+
   /** A user's message event: in a channel, a DM (`D…` channel) or a thread (`threadTs`). */
   messageEvent(input: { user: string; text: string; channel: string; threadTs?: string; type?: 'message' | 'app_mention'; ts?: string; extra?: Record<string, unknown> }): Record<string, unknown> {
     const ts = input.ts ?? this.nextTs();
