@@ -11,10 +11,14 @@ import { argumentFilePath, argumentPathCandidates, bindFiles, type Binding } fro
 export function argumentBinding(params: unknown, workspaceDir: string, home?: string): Binding {
   const paths = new Set<string>();
   for (const value of strings(params)) {
-    // The whole string, and a path inside it: `--config=./x.sh`, `-f./Makefile`, `@./args.txt`.
-    for (const candidate of argumentPathCandidates(value.trim())) {
-      const resolved = argumentFilePath(candidate.value, workspaceDir, home);
-      if (resolved !== undefined && resolved !== 'unknown-cwd') paths.add(resolved);
+    // The whole string, each word of it, and a path inside a word: `--config=./x.sh`, `-f./Makefile`, `@./args.txt`.
+    const text = value.trim();
+    const words = new Set([text, ...text.split(/\s+/).slice(0, MAX_STRINGS)]);
+    for (const word of words) {
+      for (const candidate of argumentPathCandidates(word)) {
+        const resolved = argumentFilePath(candidate.value, workspaceDir, home);
+        if (resolved !== undefined && resolved !== 'unknown-cwd') paths.add(resolved);
+      }
     }
   }
   return bindFiles([...paths].sort());

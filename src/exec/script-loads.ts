@@ -91,7 +91,7 @@ function scan(file: string, lang: Language, text: string, argv: readonly string[
       return shell(text, refuse);
     case 'perl':
       if (argv?.some((a) => /^-[^-]*I/.test(a)) && /^\s*(use|require)\s+[A-Z]/m.test(text)) return refuse('loads modules from an `-I` directory');
-      return dynamic(/\b(use\s+lib|require\s*["'$(]|do\s*["'$(]|FindBin|eval|system|exec|qx|readpipe)\b|`/, 'may load or run other files') ?? { ok: true, files: [] };
+      return dynamic(/\b(use\s+lib|FindBin|eval|system|exec|qx|readpipe)\b|\b(require|do)\s*["'$(]|`/, 'may load or run other files') ?? { ok: true, files: [] };
     case 'ruby':
       return dynamic(/\b(require_relative|load|require\s*\(?\s*["'][./]|eval|instance_eval|class_eval|system|exec|spawn|Kernel|IO\.popen|Open3)\b|\$LOAD_PATH|\$:|%x|`/, 'may load or run other files') ?? { ok: true, files: [] };
     case 'php':
@@ -217,6 +217,8 @@ function shell(text: string, refuse: (what: string) => Step): Step {
   const body = stripComments(text, 'shell').replace(/^[ \t]*\(?[^\s()]+([ \t]*\|[ \t]*[^\s()]+)*\)/gm, '');
   for (const chunk of body.split(/\n|;|&&|\|\||\||&|\(|\)|`|\$\(|\bthen\b|\bdo\b|\belse\b/)) {
     const words = chunk.trim().split(/\s+/).filter((w) => w !== '');
+    // `case WORD in`, `for NAME in …`: the words after the keyword are not commands.
+    if (['case', 'for', 'select'].includes(words[0] ?? '')) continue;
     let k = 0;
     for (;;) {
       while (k < words.length && (SHELL_RESERVED.has(words[k]!) || /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[k]!))) k++;
