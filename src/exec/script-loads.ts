@@ -230,6 +230,7 @@ function shell(text: string, refuse: (what: string) => Step): Step {
     if (command === undefined) continue;
     const bare = command.replace(/^["']|["']$/g, '');
     if (bare === '.' || bare === 'source' || bare === 'eval') return refuse(`runs \`${bare}\`, which loads text as code`);
+    if (bare === '[' || bare === '[[') continue;
     if (/[$`\\*?[{~]/.test(bare)) return refuse(`runs a command named by an expansion (\`${command}\`)`);
     if (bare.includes('/') && !SYSTEM_COMMAND.test(bare)) return refuse(`runs \`${bare}\` by path`);
     const argv = words.slice(k).map((w) => w.replace(/^["']|["']$/g, ''));

@@ -31,6 +31,12 @@ export function makeVerifiedCopies(expected: readonly BoundFile[], base: string 
   const map = new Map<string, string>();
   const cleanup = () => rmSync(root, { recursive: true, force: true });
   for (const file of expected) {
+    // Bindings come from Warden's own store; still, a copy is never written outside the directory.
+    const named = [file.path, ...(file.realPath === null ? [] : [file.realPath])];
+    if (named.some((p) => typeof p !== 'string' || !path.isAbsolute(p) || path.normalize(p) !== p)) {
+      cleanup();
+      return { ok: false, why: `the binding names a path that is not absolute and normal (${JSON.stringify(file.path)})` };
+    }
     // Absent then: it must still be absent, and the command finds nothing at its place in the copy.
     const at = path.join(root, file.realPath ?? file.path);
     map.set(file.path, at);
