@@ -9,7 +9,7 @@ import {
   isLive,
   type AllowlistEntry,
 } from './allowlist.js';
-import { bindFiles, bindingChange, segmentScriptPaths, type Binding, type BoundFile } from './content-binding.js';
+import { bindFiles, bindingChange, segmentScriptPaths, type Binding, type BoundFile, type SegmentFiles } from './content-binding.js';
 import { detectControlCommand } from './control.js';
 import { detectInlineEval, detectStdinProgram, INTERPRETER_LIKE, type InlineEvalHit } from './inline-eval.js';
 import { commandName, isPathQualified, resolveExecutable, type ResolveEnv, type ResolvedExecutable } from './resolve.js';
@@ -95,6 +95,11 @@ export interface ExecVerdict {
   allowAlways: AllowAlwaysPlan;
   /** Grants that name this command but no longer cover it: what changed since approval. */
   changedSinceApproval: string[];
+  /**
+   * An allowed command that an allow-always grant covers: the files the grant bound, as this
+   * verdict read them. The command must run these bytes (verified-run.ts), not the paths.
+   */
+  grantBinding?: BoundFile[] | undefined;
 }
 
 export interface EvaluateOptions extends ResolveEnv {
@@ -138,6 +143,10 @@ interface SegmentEval {
   repoConfig: RepoConfigHit | null;
   /** The files it runs as programs, by content; computed when a grant or a plan needs them. */
   binding: () => Binding;
+  /** Which files it binds and where its script operands sit (for the verified run). */
+  files: () => SegmentFiles;
+  /** A shell `-c` payload's own chain, and where the payload sits in the argv. */
+  payload?: { parts: readonly ShellChainPart[]; segments: readonly SegmentEval[]; index: number } | undefined;
 }
 
 /** The working directory a segment's relative paths resolve against; null when a `cd` made it unknown. */
@@ -233,17 +242,31 @@ export function evaluateExec(command: string, policy: ExecPolicy, options: Evalu
     if (rewritten === null && commandEntry === null) askReasons.push('no enforceable rewrite of the command');
     if (askReasons.length === 0) {
       const how = commandEntry ? 'an allow-always grant for this exact command' : describeSatisfied(verdicts);
-      return result('allow', `allowlist satisfied: ${how}`, { satisfied, rewritten, changedSinceApproval });
+      return result('allow', `allowlist satisfied: ${how}`, { satisfied, rewritten, changedSinceApproval, ...grantBound(segments, commandEntry) });
     }
     // Never the raw text: the rewrite carries heredoc bodies, so only what was judged can run.
     const fallbackScript = rewritten;
-    return askOrDeny(askReasons.join('; '), { satisfied, askReasons, inlineEval, allowAlways, fallbackScript, changedSinceApproval });
+    return askOrDeny(askReasons.join('; '), { satisfied, askReasons, inlineEval, allowAlways, fallbackScript, changedSinceApproval, ...grantBound(segments, commandEntry) });
   }
   const misses = verdicts
     .map((v, i) => (v.matchedBy === null ? `segment ${i + 1} \`${showArgv(v.argv)}\`: ${v.miss}` : null))
     .filter((m): m is string => m !== null);
   if (commandChange) misses.unshift(`the allow-always grant for this command no longer covers it: ${commandChange}`);
   return askOrDeny(`allowlist miss: ${misses.join('; ')}`, { askReasons, inlineEval, allowAlways, changedSinceApproval });
+}
+
+/**
+ * What the allow-always grants covering a satisfied command bound, as this verdict read it (the
+ * same reads the grants were compared with): the bytes the command must run.
+ */
+function grantBound(segments: readonly SegmentEval[], commandEntry: AllowlistEntry | null): Pick<ExecVerdict, 'grantBinding'> {
+  const files: BoundFile[] = [];
+  const from = commandEntry?.source === 'allow-always' ? segments : segments.filter((s) => s.verdict.matchedBy === 'allow-always');
+  for (const s of from) {
+    const b = s.binding();
+    if (b.ok) files.push(...b.files);
+  }
+  return files.length > 0 ? { grantBinding: files } : {};
 }
 
 function describeSatisfied(verdicts: readonly SegmentVerdict[]): string {
@@ -308,12 +331,14 @@ function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOption
       cwdMoved,
       repoConfig: null,
       binding: unbound,
+      files: () => ({ ok: false, why: 'the command could not be analysed' }),
     };
   }
   const effective = unwrapped.argv;
   if (isSafeBuiltin(effective)) {
     const none = (): Binding => ({ ok: true, files: [] });
-    return { verdict: { argv, effectiveArgv: effective, resolved: null, matchedBy: 'safe-builtin' }, exe: null, blocked: false, inlineEval: null, shellPayload: false, cwdMoved, repoConfig: null, binding: none };
+    const noFiles = (): SegmentFiles => ({ ok: true, paths: [], sites: [], exe: null });
+    return { verdict: { argv, effectiveArgv: effective, resolved: null, matchedBy: 'safe-builtin' }, exe: null, blocked: false, inlineEval: null, shellPayload: false, cwdMoved, repoConfig: null, binding: none, files: noFiles };
   }
   const exe = resolveIn(scope, effective[0]!, env);
   const args = effective.slice(1);
@@ -324,21 +349,25 @@ function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOption
   let shellPayload = false;
   let repoConfig = repoConfigInvocation(effective, { realPath: exe.realPath });
   let inner: SegmentEval[] | null = [];
+  let payload: SegmentEval['payload'];
   if (shell?.payload != null) {
     shellPayload = true;
-    inner = payloadSegments(shell.payload, policy, env, now, depth, place.cwd, scope);
+    const judged = payloadSegments(shell.payload, policy, env, now, depth, place.cwd, scope);
+    inner = judged?.segments ?? null;
+    if (judged && shell.payloadIndex !== null) payload = { parts: judged.parts, segments: judged.segments, index: shell.payloadIndex };
     // Inline code inside the payload still counts: `sh -c 'python -c …'`.
     inlineEval ??= payloadInlineEval(shell.shell, inner);
     // So does repository configuration: `sh -c 'make test'` runs the Makefile (unless an opted-in entry covers it).
     repoConfig ??= inner?.find((s) => s.repoConfig && s.verdict.matchedBy === null)?.repoConfig ?? null;
   }
+  const files = once(() => segmentScriptPaths({ argv: effective, exe, cwd: place.cwd, home: env.home }));
   const binding = once((): Binding => {
-    const own = segmentScriptPaths({ argv: effective, exe, cwd: place.cwd, home: env.home });
+    const own = files();
     if (!own.ok) return own;
     if (inner === null) return { ok: false, why: 'the shell payload cannot be analysed' };
-    const files = bindFiles(own.paths);
-    if (!files.ok) return files;
-    const all: BoundFile[] = [...files.files];
+    const bound = bindFiles(own.paths);
+    if (!bound.ok) return bound;
+    const all: BoundFile[] = [...bound.files];
     for (const s of inner) {
       const b = s.binding();
       if (!b.ok) return b;
@@ -402,7 +431,7 @@ function evaluateSegment(argv: string[], policy: ExecPolicy, env: EvaluateOption
   }
   // Why the default read-only list, which has this command, does not cover this use of it.
   if (verdict.miss && readOnlyWhy) verdict.miss += `; the default read-only list does not cover it: ${readOnlyWhy}`;
-  return { verdict, exe, blocked: false, inlineEval, shellPayload, cwdMoved, repoConfig, binding };
+  return { verdict, exe, blocked: false, inlineEval, shellPayload, cwdMoved, repoConfig, binding, files, payload };
 }
 
 function once<T>(compute: () => T): () => T {
@@ -467,7 +496,15 @@ function commandBinding(segments: readonly SegmentEval[]): Binding {
 }
 
 /** The segments of a shell `-c` payload, judged like top-level ones; null when unreadable or nested too deep. */
-function payloadSegments(payload: string, policy: ExecPolicy, env: EvaluateOptions, now: number, depth: number, cwd: string | null, scope: VerdictScope): SegmentEval[] | null {
+function payloadSegments(
+  payload: string,
+  policy: ExecPolicy,
+  env: EvaluateOptions,
+  now: number,
+  depth: number,
+  cwd: string | null,
+  scope: VerdictScope,
+): { parts: readonly ShellChainPart[]; segments: SegmentEval[] } | null {
   if (depth >= MAX_SHELL_DEPTH) return null;
   const inner = analyzeShellCommand(payload, { maxSegments: Math.max(0, scope.segmentsLeft) });
   if (!inner.ok) {
@@ -475,9 +512,10 @@ function payloadSegments(payload: string, policy: ExecPolicy, env: EvaluateOptio
     return null;
   }
   // The payload starts in the shell's directory; a `cd` inside it moves only its own segments.
-  return evaluateChain(inner.parts, policy, { ...env, cwd: cwd ?? env.cwd }, now, depth + 1, cwd ?? env.cwd, scope).map((s) =>
-    cwd === null ? { ...s, binding: () => ({ ok: false, why: 'the shell payload runs in a directory an earlier `cd` changed' }) } : s,
+  const segments = evaluateChain(inner.parts, policy, { ...env, cwd: cwd ?? env.cwd }, now, depth + 1, cwd ?? env.cwd, scope).map((s) =>
+    cwd === null ? { ...s, binding: (): Binding => ({ ok: false, why: 'the shell payload runs in a directory an earlier `cd` changed' }) } : s,
   );
+  return { parts: inner.parts, segments };
 }
 
 /**
@@ -519,7 +557,10 @@ function runPath(segment: SegmentEval): string {
   return segment.verdict.resolved!;
 }
 
-function buildRewrite(parts: readonly ShellChainPart[], segments: readonly SegmentEval[]): string | null {
+/** Puts a verified copy in place of a program in a segment's argv; null when that cannot be done. */
+type Substitute = (segment: SegmentEval, argv: string[]) => string[] | null;
+
+function buildRewrite(parts: readonly ShellChainPart[], segments: readonly SegmentEval[], substitute?: Substitute): string | null {
   const verdicts = segments.map((s) => s.verdict);
   let index = 0;
   const rewriteParts: RewritePart[] = [];
@@ -532,8 +573,13 @@ function buildRewrite(parts: readonly ShellChainPart[], segments: readonly Segme
       const head = v.matchedBy === 'safe-builtin' ? v.effectiveArgv[0]!.toLowerCase() : v.resolved ? runPath(segments[index - 1]!) : null;
       if (head === null) return null;
       // A copy with its first word replaced (no spread proportional to the argv).
-      const argv = written.slice();
+      let argv = written.slice();
       argv[0] = head;
+      if (substitute) {
+        const replaced = substitute(segments[index - 1]!, argv);
+        if (replaced === null) return null;
+        argv = replaced;
+      }
       // Heredoc positions are those of the argv as written; an argv that grew cannot carry them.
       if (v.enforcedArgv && segment.heredocs.length > 0) return null;
       // Wrappers only ever remove a prefix, so heredoc positions shift by what they removed.
@@ -610,6 +656,54 @@ export function commandScriptBinding(command: string, policy: ExecPolicy, option
   const segments = evaluateChain(analysis.parts, policy, options, options.now ?? Date.now(), 0, options.cwd, scope);
   if (scope.segmentsLeft < 0) return { ok: false, why: `the command has more than ${MAX_COMMAND_SEGMENTS} commands` };
   return commandBinding(segments);
+}
+
+/**
+ * The command as it runs on verified copies (verified-run.ts): the enforced rewrite, with each
+ * bound executable and script operand — in a shell `-c` payload too — replaced by its copy, at
+ * the exact argv place the interpreter reads it from. An error when that cannot be built: the
+ * command expands words at run time (the rewrite would not mean the approved text), or a
+ * segment cannot be rewritten. The caller then runs nothing.
+ */
+export function verifiedCommand(command: string, policy: ExecPolicy, options: EvaluateOptions, copyOf: (file: string) => string | undefined): { ok: true; script: string } | { ok: false; why: string } {
+  if (command.length > MAX_COMMAND_CHARS) return { ok: false, why: 'the command is too long' };
+  const analysis = analyzeShellCommand(command, { maxSegments: MAX_COMMAND_SEGMENTS });
+  if (!analysis.ok) return { ok: false, why: `the command cannot be analysed: ${analysis.reason}` };
+  if (analysis.parts.some((p) => p.pipeline.some((s) => RUNTIME_EXPANSION.test(s.raw)))) {
+    return { ok: false, why: 'the command expands variables, globs or substitutions at run time, so it cannot run as the verified copies: write it without them (exec takes variables in its env parameter)' };
+  }
+  const scope: VerdictScope = { segmentsLeft: MAX_COMMAND_SEGMENTS, resolved: new Map() };
+  const segments = evaluateChain(analysis.parts, policy, options, options.now ?? Date.now(), 0, options.cwd, scope);
+  if (scope.segmentsLeft < 0) return { ok: false, why: `the command has more than ${MAX_COMMAND_SEGMENTS} commands` };
+  const substitute: Substitute = (segment, argv) => {
+    if (segment.verdict.matchedBy === 'safe-builtin' || segment.blocked) return argv;
+    const out = argv;
+    const files = segment.files();
+    if (files.ok) {
+      if (files.exe) out[0] = copyOf(files.exe) ?? out[0]!;
+      for (const site of files.sites) {
+        const copy = copyOf(site.path);
+        if (copy !== undefined) out[site.index] = site.prefix + copy;
+      }
+    }
+    if (segment.payload) {
+      const inner = buildRewrite(segment.payload.parts, segment.payload.segments, substitute);
+      if (inner === null) return usesCopies(segment.payload.segments, copyOf) ? null : out;
+      out[segment.payload.index] = inner;
+    }
+    return out;
+  };
+  const script = buildRewrite(analysis.parts, segments, substitute);
+  if (script === null) return { ok: false, why: 'a command in it cannot be rewritten to run the verified copies (an unresolved program, or heredoc input after a wrapper)' };
+  return { ok: true, script };
+}
+
+/** Whether any of these segments runs a program that has a verified copy. */
+function usesCopies(segments: readonly SegmentEval[], copyOf: (file: string) => string | undefined): boolean {
+  return segments.some((s) => {
+    const files = s.files();
+    return (files.ok && ((files.exe !== null && copyOf(files.exe) !== undefined) || files.sites.some((x) => copyOf(x.path) !== undefined))) || (s.payload !== undefined && usesCopies(s.payload.segments, copyOf));
+  });
 }
 
 /** Present only when the command runs a script file; the store records "none" for the rest. */

@@ -19,6 +19,8 @@ export interface StartSpec {
   identity?: SandboxIdentity | undefined;
   /** Sandbox host: host paths masked inside (Warden's data dir, config, `.env`). */
   protect?: readonly string[] | undefined;
+  /** Host directories the command reads at their own path, read-only (the verified copies). */
+  readOnly?: readonly string[] | undefined;
 }
 
 let program: Buffer | undefined;
@@ -35,7 +37,7 @@ export function startCommand(spec: StartSpec): ExecJob {
   let ids: { uid?: number | undefined; gid?: number | undefined } = {};
   const inputs: Uint8Array[] = [];
   if (spec.host === 'sandbox') {
-    const launched = sandboxLaunch({ workspace: spec.workspace, cwd: spec.cwd, argv: shell, protect: spec.protect }, spec.identity ?? sandboxIdentity(), spec.env);
+    const launched = sandboxLaunch({ workspace: spec.workspace, cwd: spec.cwd, argv: shell, protect: spec.protect, readOnly: spec.readOnly }, spec.identity ?? sandboxIdentity(), spec.env);
     if (!launched.ok) throw new Error(`the sandbox cannot start: ${launched.error}`);
     ({ file, args, env } = launched.launch);
     ids = { uid: launched.launch.uid, gid: launched.launch.gid };

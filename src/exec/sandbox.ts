@@ -112,6 +112,8 @@ export interface SandboxSpec {
    * wherever a bound directory would show them. Missing paths are skipped.
    */
   protect?: readonly string[] | undefined;
+  /** Host directories shown read-only at their own path (the verified copies of bound files). */
+  readOnly?: readonly string[] | undefined;
 }
 
 /** bwrap's argv for a command. Reads only whether system paths are links or directories and where protected paths lead. */
@@ -154,6 +156,8 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
   // Read-only once the workspace's mount point is made in it.
   for (const mask of around) args.push('--remount-ro', mask.at);
   for (const mask of inside) args.push(...maskArgs(mask));
+  // Read-only: the command reads the verified bytes there and nothing inside can change them.
+  for (const dir of spec.readOnly ?? []) args.push('--ro-bind', dir, dir);
   // The sandbox's own root (where mount points were made) is read-only too; only the
   // workspace, HOME, /tmp, /var/tmp and /run take writes, and all but the workspace vanish with it.
   args.push('--remount-ro', '/', '--chdir', spec.cwd, '--', ...spec.argv);

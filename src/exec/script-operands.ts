@@ -17,9 +17,24 @@ export type ScriptOperands =
   | { kind: 'files'; files: string[] }
   | { kind: 'unknown'; why: string };
 
-const NONE: ScriptOperands = { kind: 'none' };
-const unknown = (why: string): ScriptOperands => ({ kind: 'unknown', why });
-const files = (...list: string[]): ScriptOperands => ({ kind: 'files', files: list });
+/**
+ * Where a script operand sits in the argv: the word at `index` (argv[0] is the interpreter),
+ * after `prefix` (`--import=`, `--file=`; empty for a word of its own). The verified run puts
+ * the copy's path exactly there, and nowhere else.
+ */
+export interface OperandSite {
+  index: number;
+  prefix: string;
+  value: string;
+}
+
+export type Sites = { kind: 'none' } | { kind: 'files'; sites: OperandSite[] } | { kind: 'unknown'; why: string };
+
+const NONE: Sites = { kind: 'none' };
+const unknown = (why: string): Sites => ({ kind: 'unknown', why });
+const files = (...list: OperandSite[]): Sites => ({ kind: 'files', sites: list });
+/** The operand at `args[i]` (args is argv without argv[0]), after `prefix`. */
+const at = (args: readonly string[], i: number, prefix = ''): OperandSite => ({ index: i + 1, prefix, value: args[i]!.slice(prefix.length) });
 
 /** `python3.12` → `python`, `pypy3` → `python`, `perl5.36` → `perl`, `nodejs` → `node`. */
 export function interpreterFamily(token: string): string {
@@ -35,6 +50,12 @@ export function interpreterFamily(token: string): string {
 }
 
 export function scriptOperands(argv: readonly string[]): ScriptOperands {
+  const found = scriptOperandSites(argv);
+  return found.kind === 'files' ? { kind: 'files', files: found.sites.map((s) => s.value) } : found;
+}
+
+/** The script operands with where each sits in the argv. */
+export function scriptOperandSites(argv: readonly string[]): Sites {
   if (argv.length === 0) return NONE;
   const family = interpreterFamily(argv[0]!);
   const args = argv.slice(1);
@@ -87,10 +108,10 @@ export function scriptOperands(argv: readonly string[]): ScriptOperands {
 const FIRST_OPERAND = new Set(['julia', 'elixir', 'escript', 'guile', 'racket', 'ocaml', 'groovy', 'raku', 'rakudo', 'crystal', 'gjs', 'qjs', 'clisp', 'jshell', 'kotlin', 'scala']);
 
 /** java: `-jar X` or a single-file `X.java`; a class name is looked up on the classpath (the working directory by default). */
-function java(args: readonly string[]): ScriptOperands {
+function java(args: readonly string[]): Sites {
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    if (a === '-jar') return args[i + 1] === undefined ? NONE : files(args[i + 1]!);
+    if (a === '-jar') return args[i + 1] === undefined ? NONE : files(at(args, i + 1));
     if (['-cp', '-classpath', '--class-path', '-p', '--module-path', '--source', '--add-modules', '-m', '--module'].includes(a)) {
       return unknown(`java \`${a}\` loads classes from a path, not one file`);
     }
@@ -100,24 +121,24 @@ function java(args: readonly string[]): ScriptOperands {
       continue;
     }
     if (a.startsWith('-')) return unknown(`java option \`${a}\` is not known`);
-    return a.endsWith('.java') ? files(a) : unknown('a java class is looked up on the classpath, the working directory by default');
+    return a.endsWith('.java') ? files(at(args, i)) : unknown('a java class is looked up on the classpath, the working directory by default');
   }
   return NONE;
 }
 
 /** deno: `deno run [options] X` or `deno X`; --config and --import-map decide what the imports load. */
-function deno(args: readonly string[]): ScriptOperands {
+function deno(args: readonly string[]): Sites {
   let i = 0;
   if (args[0] === 'run') i = 1;
   else if (args[0] !== undefined && !args[0].startsWith('-') && !/[./]/.test(args[0])) return unknown(`\`deno ${args[0]}\` is not a script run`);
-  const bound: string[] = [];
+  const bound: OperandSite[] = [];
   for (; i < args.length; i++) {
     const a = args[i]!;
     const eq = a.indexOf('=');
     const flag = eq > 0 ? a.slice(0, eq) : a;
-    if (!a.startsWith('-')) return files(...bound, a);
+    if (!a.startsWith('-')) return files(...bound, at(args, i));
     if (['--config', '-c', '--import-map', '--env-file'].includes(flag)) {
-      const value = eq > 0 ? a.slice(eq + 1) : args[++i];
+      const value = eq > 0 ? at(args, i, a.slice(0, eq + 1)) : args[i + 1] === undefined ? undefined : at(args, ++i);
       if (value === undefined) return unknown(`\`${a}\` without a value`);
       bound.push(value);
       continue;
@@ -130,27 +151,27 @@ function deno(args: readonly string[]): ScriptOperands {
 }
 
 /** bun: `bun [run] X.ts`; a name without a path or extension is a package script (repository configuration). */
-function bun(args: readonly string[]): ScriptOperands {
+function bun(args: readonly string[]): Sites {
   for (let i = args[0] === 'run' ? 1 : 0; i < args.length; i++) {
     const a = args[i]!;
     if (['-e', '--eval', '-p', '--print'].includes(a)) return NONE;
     if (['--watch', '--hot', '--smol', '-b', '--bun', '--silent'].includes(a)) continue;
     if (a.startsWith('-')) return unknown(`bun option \`${a}\` is not known`);
-    return /[./]/.test(a) ? files(a) : unknown(`\`bun ${a}\` runs a package script or binary, not one file`);
+    return /[./]/.test(a) ? files(at(args, i)) : unknown(`\`bun ${a}\` runs a package script or binary, not one file`);
   }
   return NONE;
 }
 
 /** pwsh: `-File X` or the first operand; `-Command` is inline code. */
-function pwsh(args: readonly string[]): ScriptOperands {
+function pwsh(args: readonly string[]): Sites {
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     const lower = a.toLowerCase();
-    if (lower === '-file' || lower === '-f') return args[i + 1] === undefined ? NONE : files(args[i + 1]!);
+    if (lower === '-file' || lower === '-f') return args[i + 1] === undefined ? NONE : files(at(args, i + 1));
     if (['-command', '-c', '-encodedcommand', '-e', '-ec'].includes(lower)) return NONE;
     if (['-noprofile', '-nop', '-noninteractive', '-nologo', '-mta', '-sta'].includes(lower)) continue;
     if (a.startsWith('-')) return unknown(`pwsh option \`${a}\` is not known`);
-    return files(a);
+    return files(at(args, i));
   }
   return NONE;
 }
@@ -165,12 +186,12 @@ interface Grammar {
 }
 
 /** First operand after options, with a small option grammar. */
-function generic(args: readonly string[], g: Grammar): ScriptOperands {
+function generic(args: readonly string[], g: Grammar): Sites {
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    if (a === '--') return args[i + 1] === undefined ? NONE : files(args[i + 1]!);
+    if (a === '--') return args[i + 1] === undefined ? NONE : files(at(args, i + 1));
     if (a === '-') return NONE;
-    if (!a.startsWith('-')) return files(a);
+    if (!a.startsWith('-')) return files(at(args, i));
     if (g.inline.some((o) => a === o || a.startsWith(o))) return NONE;
     if (g.values.includes(a)) {
       i++;
@@ -184,12 +205,12 @@ function generic(args: readonly string[], g: Grammar): ScriptOperands {
 }
 
 /** CPython's grammar: short flags cluster; -W/-X take a value; -c, -m and `-` end the options. */
-function python(args: readonly string[]): ScriptOperands {
+function python(args: readonly string[]): Sites {
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    if (a === '--') return args[i + 1] === undefined ? NONE : files(args[i + 1]!);
+    if (a === '--') return args[i + 1] === undefined ? NONE : files(at(args, i + 1));
     if (a === '-') return NONE;
-    if (!a.startsWith('-')) return files(a);
+    if (!a.startsWith('-')) return files(at(args, i));
     if (a === '--help' || a === '--version') return NONE;
     if (a === '--check-hash-based-pycs') {
       i++;
@@ -224,22 +245,22 @@ const NODE_VALUES = new Set(['--title', '--input-type', '--conditions', '-C', '-
 /** Options whose value is a module node loads before the script: code as much as the script. */
 const NODE_PRELOADS = new Set(['-r', '--require', '--import', '--loader', '--experimental-loader']);
 
-function node(args: readonly string[]): ScriptOperands {
-  const bound: string[] = [];
+function node(args: readonly string[]): Sites {
+  const bound: OperandSite[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    if (a === '--') return args[i + 1] === undefined ? NONE : files(...bound, args[i + 1]!);
+    if (a === '--') return args[i + 1] === undefined ? NONE : files(...bound, at(args, i + 1));
     if (a === '-') return NONE;
-    if (!a.startsWith('-')) return files(...bound, a);
+    if (!a.startsWith('-')) return files(...bound, at(args, i));
     const eq = a.indexOf('=');
     const flag = eq > 0 ? a.slice(0, eq) : a;
     if (['-e', '--eval', '-p', '--print'].includes(flag)) return NONE;
     if (a === '--version' || a === '-v' || a === '--help' || a === '-h') return NONE;
     if (NODE_PRELOADS.has(flag) || flag === '--env-file' || flag === '--env-file-if-exists') {
-      const value = eq > 0 ? a.slice(eq + 1) : args[++i];
+      const value = eq > 0 ? at(args, i, a.slice(0, eq + 1)) : args[i + 1] === undefined ? undefined : at(args, ++i);
       if (value === undefined) return unknown(`\`${a}\` without a value`);
       // A bare specifier resolves through node_modules, which the agent can write: no one file.
-      if (NODE_PRELOADS.has(flag) && !/^(\.{1,2}\/|\/)/.test(value)) return unknown(`\`${flag} ${value}\` loads a package from node_modules, not one file`);
+      if (NODE_PRELOADS.has(flag) && !/^(\.{1,2}\/|\/)/.test(value.value)) return unknown(`\`${flag} ${value.value}\` loads a package from node_modules, not one file`);
       bound.push(value);
       continue;
     }
@@ -254,12 +275,12 @@ function node(args: readonly string[]): ScriptOperands {
 }
 
 /** perl: clustered switches; -e/-E code; -I/-M/-m take a value, attached or next. */
-function perl(args: readonly string[]): ScriptOperands {
+function perl(args: readonly string[]): Sites {
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    if (a === '--') return args[i + 1] === undefined ? NONE : files(args[i + 1]!);
+    if (a === '--') return args[i + 1] === undefined ? NONE : files(at(args, i + 1));
     if (a === '-') return NONE;
-    if (!a.startsWith('-')) return files(a);
+    if (!a.startsWith('-')) return files(at(args, i));
     const cluster = a.slice(1);
     // Switches with an attached value end the cluster: -Ilib, -MFoo, -i.bak, -l0, -0777, -d:Trace.
     for (let k = 0; k < cluster.length; k++) {
@@ -277,12 +298,12 @@ function perl(args: readonly string[]): ScriptOperands {
 }
 
 /** ruby: -e code; -I/-r/-E/-F take a value; -C and -S change which file runs. */
-function ruby(args: readonly string[]): ScriptOperands {
+function ruby(args: readonly string[]): Sites {
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    if (a === '--') return args[i + 1] === undefined ? NONE : files(args[i + 1]!);
+    if (a === '--') return args[i + 1] === undefined ? NONE : files(at(args, i + 1));
     if (a === '-') return NONE;
-    if (!a.startsWith('-')) return files(a);
+    if (!a.startsWith('-')) return files(at(args, i));
     if (a.startsWith('-e')) return NONE;
     if (a.startsWith('-C') || a === '-S' || a.startsWith('-x')) return unknown(`ruby \`${a}\` changes which file runs`);
     if (['-I', '-r', '-E', '-F'].includes(a)) {
@@ -297,12 +318,12 @@ function ruby(args: readonly string[]): ScriptOperands {
 }
 
 /** php: `-f file` or the first operand; `-r` code; ini options (`-c`, `-d`) can prepend other files. */
-function php(args: readonly string[]): ScriptOperands {
+function php(args: readonly string[]): Sites {
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    if (a === '--') return args[i + 1] === undefined ? NONE : files(args[i + 1]!);
-    if (a === '-f') return args[i + 1] === undefined ? NONE : files(args[i + 1]!);
-    if (!a.startsWith('-')) return files(a);
+    if (a === '--') return args[i + 1] === undefined ? NONE : files(at(args, i + 1));
+    if (a === '-f') return args[i + 1] === undefined ? NONE : files(at(args, i + 1));
+    if (!a.startsWith('-')) return files(at(args, i));
     if (a === '-r' || a === '-R' || a === '-B' || a === '-E' || a === '-a') return NONE;
     if (a === '-c' || a === '-d' || a.startsWith('-d')) return unknown(`php \`${a}\` sets ini options that can load other files`);
     if (['-n', '-q', '-H', '-e', '-l', '-s', '-w'].includes(a)) continue;
@@ -312,26 +333,26 @@ function php(args: readonly string[]): ScriptOperands {
 }
 
 /** A shell runs its script operand; the shell's own option parser (wrappers.ts) finds it. */
-function shell(argv: readonly string[]): ScriptOperands {
+function shell(argv: readonly string[]): Sites {
   const invocation = shellInvocation(argv);
   if (!invocation) return NONE;
   if (invocation.payload !== null) return NONE; // `-c`: the payload's own commands are bound
   // The file the shell reads its program from, with or without options (a carrier or not).
-  if (invocation.operand !== null) return invocation.operand === '-' ? NONE : files(invocation.operand);
+  if (invocation.operand !== null && invocation.operandIndex !== null) return invocation.operand === '-' ? NONE : files({ index: invocation.operandIndex, prefix: '', value: invocation.operand });
   // No script and no payload: stdin (judged as inline code), or an option we cannot read.
   return argv.slice(1).some((a) => !a.startsWith('-') && !a.startsWith('+')) ? unknown('the shell has options this check cannot read') : NONE;
 }
 
 /** awk/sed: program files given with -f (and gawk's -i includes); without one the program is inline. */
-function scriptFiles(args: readonly string[], fileOptions: readonly string[], includeOptions: readonly string[]): ScriptOperands {
-  const found: string[] = [];
+function scriptFiles(args: readonly string[], fileOptions: readonly string[], includeOptions: readonly string[]): Sites {
+  const found: OperandSite[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (a === '--') break;
     const eq = a.indexOf('=');
     const flag = eq > 0 && a.startsWith('--') ? a.slice(0, eq) : a;
     if (fileOptions.includes(flag) || includeOptions.includes(flag)) {
-      const value = eq > 0 && a.startsWith('--') ? a.slice(eq + 1) : args[++i];
+      const value = eq > 0 && a.startsWith('--') ? at(args, i, a.slice(0, eq + 1)) : args[i + 1] === undefined ? undefined : at(args, ++i);
       if (value !== undefined) found.push(value);
       continue;
     }

@@ -164,11 +164,15 @@ export interface ShellInvocation {
   shell: string;
   /** The `-c` payload, when given. */
   payload: string | null;
+  /** Where the payload sits in the argv; null with it. */
+  payloadIndex: number | null;
   /**
    * The operand the shell reads its program from when there is no `-c`; null when there is none
    * or an option this parser does not know may have taken it as a value.
    */
   operand: string | null;
+  /** Where `operand` sits in the argv; null with it. */
+  operandIndex: number | null;
   /**
    * The carried script, set only for a plain carrier: `SHELL SCRIPT [ARG…]` with no option at
    * all, run by a shell whose non-interactive startup reads no file (see CARRIER_SHELLS). Only
@@ -242,12 +246,14 @@ export function shellInvocation(argv: readonly string[], program?: RunsAs | null
   }
   const operand = argv[i] ?? null;
   const none = { scriptArgs: [] as string[] };
-  if (inline) return { shell, payload: operand, operand: null, script: null, ...none, loginOrInteractive: login || shell === 'fish' };
+  if (inline) return { shell, payload: operand, payloadIndex: operand === null ? null : i, operand: null, operandIndex: null, script: null, ...none, loginOrInteractive: login || shell === 'fish' };
   const plain = i === 1 && operand !== null && operand !== '' && program != null && CARRIER_SHELLS.has(program.real) && CARRIER_SHELLS.has(program.name);
   return {
     shell,
     payload: null,
+    payloadIndex: null,
     operand: unknown ? null : operand,
+    operandIndex: unknown || operand === null ? null : i,
     script: plain ? operand : null,
     scriptArgs: plain ? argv.slice(2) : [],
     loginOrInteractive: login,

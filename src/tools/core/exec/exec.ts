@@ -5,7 +5,7 @@ import type { WardenConfig } from '../../../config/schema/index.js';
 import type { ExecConfig } from '../../../config/schema/exec.js';
 import { ExecAllowlistStore } from '../../../exec/allowlist-store.js';
 import { effectiveExecConfig, execPolicyFromConfig } from '../../../exec/check.js';
-import { commandScriptBinding, evaluateExec, type EvaluateOptions, type ExecPolicy, type ExecSecurity, type ExecVerdict } from '../../../exec/decide.js';
+import { commandScriptBinding, evaluateExec, verifiedCommand, type EvaluateOptions, type ExecPolicy, type ExecSecurity, type ExecVerdict } from '../../../exec/decide.js';
 import { elevatedDecision } from '../../../exec/elevated.js';
 import { blockedOverride, buildChildEnv, checkEnvOverrides } from '../../../exec/env.js';
 import { bindingChange, CHANGED, type BoundFile } from '../../../exec/content-binding.js';
@@ -15,6 +15,7 @@ import { partyOf, processRegistry as defaultRegistry, type ProcessRegistry } fro
 import { DEFAULT_PATH_DIRS } from '../../../exec/resolve.js';
 import { showArgv } from '../../../exec/rewrite.js';
 import { startCommand } from '../../../exec/run.js';
+import { makeVerifiedCopies, type VerifiedCopies } from '../../../exec/verified-run.js';
 import { sandboxReadiness } from '../../../exec/sandbox-probe.js';
 import { bwrapAvailable, execHomes, resolveExecHost, sandboxIdentity, type ExecHost, type SandboxIdentity } from '../../../exec/sandbox.js';
 import { pendingApprovalText } from '../../invoke/approval-step.js';
@@ -47,6 +48,12 @@ export interface ExecToolDeps {
   protect?: readonly string[] | undefined;
   /** Who sandboxed commands are on the host; default from `tools.exec.sandbox` and Warden's uid. */
   identity?: SandboxIdentity | undefined;
+  /**
+   * Called once the bound files are verified and copied, just before the command starts: the
+   * last moment an agent's concurrent rewrite could matter. Tests rewrite the files here to show
+   * that the command runs the verified bytes anyway.
+   */
+  afterVerify?: ((bound: readonly BoundFile[]) => void | Promise<void>) | undefined;
 }
 
 const parameters = {
@@ -117,6 +124,8 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
       ctx.log.info({ tool: 'exec', decision: verdict.decision, reason: verdict.reason, host }, 'exec verdict');
 
       let script: string;
+      // The files the decision rested on, by content: the command must run these bytes.
+      let bound: BoundFile[] | undefined;
       if (verdict.decision === 'deny') return denied(`exec denied: ${verdict.reason}`, verdict);
       if (elevated) {
         const asked = await requestApproval(command, verdict, host, cwd.dir, ctx, false, scriptsShown(command, policy, judged), elevated);
@@ -127,8 +136,10 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
         const changed = scriptsChanged(asked, command, policy, judged);
         if (changed) return denied(`elevated exec not run: ${changed}, while its approval card waited; the approver decided on other content. Ask again if it is still wanted.`, verdict);
         script = command;
+        bound = shownScripts(asked);
       } else if (verdict.decision === 'allow') {
         script = verdict.rewritten ?? command;
+        bound = verdict.grantBinding;
         for (const s of verdict.segments) {
           const entry = stored.find((e) => s.entry && e.pattern === s.entry.pattern && e.argPattern === s.entry.argPattern);
           if (entry) await deps.allowlist?.markUsed(entry.id, command, s.resolved);
@@ -150,6 +161,24 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
           }
         }
         script = next.script;
+        if (outcome === 'allow-once' || outcome === 'allow-always') bound = shownScripts(asked);
+        else if (script === verdict.fallbackScript) bound = verdict.grantBinding;
+      }
+
+      // Check, then run the same bytes: copies no one else can write, and the command rewritten to read them.
+      let copies: VerifiedCopies | undefined;
+      if (bound && bound.length > 0) {
+        const made = makeVerifiedCopies(bound);
+        if (!made.ok) return denied(`exec not run: a file it runs ${made.why}. Ask again if it is still wanted.`, verdict);
+        const run = verifiedCommand(command, policy, judged, made.copies.copyOf);
+        if (!run.ok) {
+          made.copies.cleanup();
+          return denied(`exec not run: it runs bound files, and ${run.why}.`, verdict);
+        }
+        script = run.script;
+        copies = made.copies;
+        ctx.log.info({ tool: 'exec', verified: bound.length, copies: copies.root }, 'exec runs verified copies');
+        await deps.afterVerify?.(bound);
       }
 
       const timeoutSec = args.timeout ?? exec.timeoutSec;
@@ -167,10 +196,13 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
           killGraceMs: deps.killGraceMs,
           identity,
           protect,
+          ...(copies ? { readOnly: [copies.root] } : {}),
         });
       } catch (err) {
+        copies?.cleanup();
         return failure(`exec unavailable: ${(err as Error).message}. Nothing was run.`);
       }
+      if (copies) void job.done.then(copies.cleanup, copies.cleanup);
       // The job is the requester's, also when an approver let it run (process-registry.ts).
       const record = registry.add(partyOf(ctx), job);
       if (!record) {
@@ -232,6 +264,12 @@ interface ScriptsShown {
 function scriptsShown(command: string, policy: ExecPolicy, judged: EvaluateOptions): ScriptsShown | undefined {
   const binding = commandScriptBinding(command, policy, judged);
   return binding.ok && binding.files.length > 0 ? { scripts: binding.files } : undefined;
+}
+
+/** The scripts the card was shown for, by content; undefined when it bound none. */
+function shownScripts(resolution: ApprovalResolution): BoundFile[] | undefined {
+  const shown = resolution.shown as Partial<ScriptsShown> | undefined;
+  return Array.isArray(shown?.scripts) && shown.scripts.length > 0 ? shown.scripts : undefined;
 }
 
 /** How the scripts differ from the ones the card was shown for; null when they do not (or none were bound). */
