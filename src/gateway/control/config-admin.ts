@@ -119,7 +119,7 @@ export class ConfigAdmin {
     }
     const runtime = this.deps.reloader.problems(prepared.loaded.config);
     if (runtime.length > 0) return { kind: 'invalid', problems: runtime };
-    const { changes, widening } = classifyConfigChange(current.config, prepared.loaded.config, { plugins: this.deps.plugins?.() ?? [] });
+    const { changes, widening } = await classifyConfigChange(current.config, prepared.loaded.config, { plugins: this.deps.plugins?.() ?? [], baseDir: current.baseDir, env: this.deps.env });
     if (changes.length === 0) return { kind: 'unchanged' };
     const diff = changes.map(redactChange).map((c) => ({ path: dotted(c.path), before: c.before ?? null, after: c.after ?? null }));
 
