@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { WardenConfig } from '../../config/index.js';
 import { approversFor } from '../../approvals/approvers.js';
-import { checkExec, effectiveExecConfig, execHostOf } from '../../exec/check.js';
+import { agentWorkspace, checkExec, effectiveExecConfig, execHostOf } from '../../exec/check.js';
 import type { ExecVerdict } from '../../exec/decide.js';
 import { DEFAULT_SAFE_BINS } from '../../exec/safe-bins.js';
 import type { ExecHost } from '../../exec/sandbox.js';
@@ -21,7 +21,7 @@ import { execCorpus, probeResolver, urlCorpus } from './decision-corpus.js';
  * Judged by decisions, not key names: the decisions the bot makes are computed under both
  * configs, each by the function the bot itself uses, and compared — the tool surface of every
  * context either config names (resolveToolSurface), the exec verdict of every agent over a
- * command corpus on each host it may run on (checkExec, what `warden exec-check` prints), the
+ * command corpus on the host each config runs commands on (checkExec, what `warden exec-check` prints), the
  * URL guard's verdict for web_fetch and the browser over an address corpus (checkUrlWithPolicy,
  * what `warden url-check` prints), each agent's skill roots and whether the agent can write
  * into them (resolveSkillRoots), and who may decide approvals. Any decision that moves toward
@@ -320,33 +320,34 @@ function onHost(config: WardenConfig, host: ExecHost): WardenConfig {
 }
 
 /**
- * The exec verdict of every command of the corpus, for every agent, on each host either config
- * may run commands on, through checkExec — the function `warden exec-check` and the exec tool
- * use. A verdict that moves toward allow, an allowed command that now runs differently (its
- * enforced rewrite changed), or an ask that now offers allow-always, is a widening.
+ * The exec verdict of every command of the corpus, for every agent, on the host each config runs
+ * commands on, through checkExec — the function `warden exec-check` and the exec tool use. A
+ * verdict that moves toward allow, an allowed command that now runs differently (its enforced
+ * rewrite changed), or an ask that now offers allow-always, is a widening. checkExec reads the
+ * config only through the agent's effective exec block, its workspace and the host: where those
+ * are equal the verdicts are equal, and are not computed twice.
  */
 function execVerdicts({ before, after, changes, add, baseDir }: Ctx): void {
-  const hosts = new Set<ExecHost>([execHostOf(before), execHostOf(after)]);
-  if (!before.tools.exec?.host || !after.tools.exec?.host) for (const h of ['sandbox', 'gateway'] as const) hosts.add(h);
-  const corpus = execCorpus([before, after]);
+  const hb = execHostOf(before);
+  const ha = execHostOf(after);
+  const b = onHost(before, hb);
+  const a = onHost(after, ha);
+  const inputs = (c: WardenConfig, id: string, host: ExecHost) => JSON.stringify([effectiveExecConfig(c, id), agentWorkspace(c, id, baseDir), host]);
+  const turn = (c: WardenConfig, id: string) => buildTurnContext(c, { agentId: id, conversation: { provider: 'web', chat: 'dm', channelId: 'exec-corpus' }, sender: {}, mayBeOwner: false });
+  let corpus: string[] | undefined;
   const beforeAgents = new Set(knownAgentIds(before));
   for (const agentId of knownAgentIds(after)) {
     const agentBefore = beforeAgents.has(agentId) ? agentId : defaultAgentId(before);
-    const index = after.agents.list.findIndex((a) => a.id === agentId);
-    const where = keysUnder(changes, [['tools', 'exec'], ['agents', 'list', String(index), 'tools', 'exec'], ['agents', 'list']], 'tools.exec');
+    if (inputs(before, agentBefore, hb) === inputs(after, agentId, ha)) continue;
+    corpus ??= execCorpus([before, after]);
+    const index = after.agents.list.findIndex((x) => x.id === agentId);
+    const where = keysUnder(changes, [['tools', 'exec'], ['agents', 'list', String(index)], ['agents', 'defaults', 'workspace']], 'tools.exec');
+    const tb = turn(b, agentBefore);
+    const ta = turn(a, agentId);
     const moved: string[] = [];
-    for (const host of hosts) {
-      const b = onHost(before, host);
-      const a = onHost(after, host);
-      const turn = (c: WardenConfig, id: string) => buildTurnContext(c, { agentId: id, conversation: { provider: 'web', chat: 'dm', channelId: 'exec-corpus' }, sender: {}, mayBeOwner: false });
-      const tb = turn(b, agentBefore);
-      const ta = turn(a, agentId);
-      for (const command of corpus) {
-        const vb = checkExec(b, command, tb, { baseDir, surface: EXEC_OFFERED });
-        const va = checkExec(a, command, ta, { baseDir, surface: EXEC_OFFERED });
-        const change = verdictWidens(vb, va);
-        if (change) moved.push(`exec: \`${command}\` ${change} (agent ${agentId}, ${host} host)`);
-      }
+    for (const command of corpus) {
+      const change = verdictWidens(checkExec(b, command, tb, { baseDir, surface: EXEC_OFFERED }), checkExec(a, command, ta, { baseDir, surface: EXEC_OFFERED }));
+      if (change) moved.push(`exec: \`${command}\` ${change} (agent ${agentId}${ha === hb ? '' : `, ${hb} → ${ha} host`})`);
     }
     listCapped(add, where, moved);
   }
@@ -368,12 +369,15 @@ const URL_SURFACES: readonly UrlSurface[] = ['web_fetch', 'browser'];
  * through checkUrlWithPolicy — what `warden url-check`, web_fetch and the browser use.
  */
 async function urlVerdicts({ before, after, changes, add }: Ctx): Promise<void> {
-  const corpus = urlCorpus([before, after]);
+  let corpus: ReturnType<typeof urlCorpus> | undefined;
   for (const surface of URL_SURFACES) {
     const pb = urlPolicyFor(before, surface);
     const pa = urlPolicyFor(after, surface);
+    // The verdict reads the config only through this policy: equal policies, equal verdicts.
+    if (JSON.stringify(pb) === JSON.stringify(pa)) continue;
     const prefix = surface === 'web_fetch' ? ['tools', 'web', 'fetch'] : ['browser'];
     const where = keysUnder(changes, [prefix, ['channels'], ['gateway'], ['ops']], surface === 'web_fetch' ? 'tools.web.fetch.ssrfPolicy' : 'browser.ssrfPolicy');
+    corpus ??= urlCorpus([before, after]);
     const verdicts = await Promise.all(
       corpus.map(async (probe) => {
         const resolve = probeResolver(probe);
