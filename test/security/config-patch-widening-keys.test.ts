@@ -33,7 +33,14 @@ function configAfter(text: string, patch: unknown): { text: string; config: Ward
   if (!r.ok) throw new Error(JSON.stringify(r.problems));
   return { text: r.text, config: r.loaded.config };
 }
-const base = (prefix?: unknown) => (prefix === undefined ? { text: TEAM, config: configAfter(TEAM, {}).config } : configAfter(TEAM, prefix));
+function teamConfig(): WardenConfig {
+  writeFileSync(file, TEAM);
+  const loaded = loadConfig({ file, env: {} });
+  if (!loaded.ok) throw loaded.error;
+  return loaded.value.config;
+}
+const TEAM_CONFIG = teamConfig();
+const base = (prefix?: unknown) => (prefix === undefined ? { text: TEAM, config: TEAM_CONFIG } : configAfter(TEAM, prefix));
 
 const agentExec = (exec: unknown) => ({ agents: { list: [{ id: 'main', default: true, workspace: './workspace', tools: { profile: 'coding', exec } }] } });
 const guild = (value: unknown) => ({ channels: { discord: { guilds: { [GUILD]: value } } } });
@@ -59,10 +66,11 @@ const WIDENING: Array<[string, unknown, string, unknown?]> = [
   ['web_fetch to unique-local IPv6', { tools: { web: { fetch: { ssrfPolicy: { allowIpv6UniqueLocalRange: true } } } } }, 'web_fetch: http://[fd00::1]/ blocked → allowed'],
   ['web_fetch to the benchmark range', { tools: { web: { fetch: { ssrfPolicy: { allowRfc2544BenchmarkRange: true } } } } }, 'web_fetch: http://198.18.0.1/ blocked → allowed'],
   ['web_fetch: a blocked host unblocked', { tools: { web: { fetch: { ssrfPolicy: { blockedHostnames: [] } } } } }, 'web_fetch: https://internal.example/ (resolving to 93.184.216.34) blocked → allowed', { tools: { web: { fetch: { ssrfPolicy: { blockedHostnames: ['internal.example'] } } } } }],
-  ['browser to private networks', { browser: { ssrfPolicy: { allowPrivateNetwork: true } } }, 'browser: http://10.0.0.1/ blocked → allowed'],
+  ['browser to private networks', { browser: { ssrfPolicy: { allowPrivateNetwork: true } } }, 'browser: http://127.0.0.1/ blocked → allowed'],
   ['browser: a name exempted', { browser: { ssrfPolicy: { allowedHostnames: ['intranet.example'] } } }, 'browser: https://intranet.example/ (resolving to 10.0.0.1) blocked → allowed'],
-  ['browser: the host allowlist dropped', { browser: { ssrfPolicy: { hostnameAllowlist: null } } }, 'browser: https://public.example/', { browser: { ssrfPolicy: { hostnameAllowlist: ['docs.example.com'] } } }],
+  ['browser: the host allowlist dropped', { browser: { ssrfPolicy: { hostnameAllowlist: null } } }, 'browser: http://93.184.216.34/ blocked → allowed', { browser: { ssrfPolicy: { hostnameAllowlist: ['docs.example.com'] } } }],
   ['browser to unique-local IPv6', { browser: { ssrfPolicy: { allowIpv6UniqueLocalRange: true } } }, 'browser.ssrfPolicy.allowIpv6UniqueLocalRange'],
+  ['web_fetch on again', { tools: { web: { fetch: { enabled: true } } } }, 'web_fetch is switched back on', { tools: { web: { fetch: { enabled: false } } } }],
   ['the browser on again', { browser: { enabled: true } }, 'the browser is turned on', { browser: { enabled: false } }],
   // Skill roots: a new root, or one the agent can write.
   ['extraDirs into the workspace', { skills: { extraDirs: ['./workspace/notes'] } }, 'which the agent can write'],
@@ -79,10 +87,10 @@ const WIDENING: Array<[string, unknown, string, unknown?]> = [
   ['a plugin folder', { plugins: { paths: ['../plugins', './workspace'] } }, 'plugins.paths'],
   ['another plugin allowed', { plugins: { allow: ['exec-guard', 'incidents'] } }, 'more plugins may load: incidents'],
   ['every plugin allowed', { plugins: { allow: null } }, 'more plugins may load (every discovered one)'],
-  ['the exec-guard rules emptied', { plugins: { entries: { 'exec-guard': { config: { rules: [] } } } } }, 'plugins.entries["exec-guard"].config.rules'],
+  ['the exec-guard rules emptied', { plugins: { entries: { 'exec-guard': { config: { rules: [] } } } } }, 'plugins.entries.exec-guard.config.rules'],
   ['a plugin undenied', { plugins: { deny: [] } }, 'incidents may load again', { plugins: { deny: ['incidents'] } }],
   ['a plugin npm package', { plugins: { load: ['evil-plugin'] } }, 'plugins.load'],
-  ['prompt injection allowed for a plugin', { plugins: { entries: { 'exec-guard': { hooks: { allowConversationAccess: true } } } } }, 'plugins.entries["exec-guard"].hooks'],
+  ['prompt injection allowed for a plugin', { plugins: { entries: { 'exec-guard': { hooks: { allowConversationAccess: true } } } } }, 'plugins.entries.exec-guard.hooks'],
   // Who may click.
   ['an owner added', { owners: { discord: [OWNER, '666'] } }, 'adds owner 666'],
   ['an approver added', { approvals: { approvers: { discord: [OWNER, '666'] } } }, 'adds approver 666'],
@@ -90,20 +98,19 @@ const WIDENING: Array<[string, unknown, string, unknown?]> = [
   ['a channel scope approver', guild({ channels: { dev: { approvals: { approvers: ['666'] } } } }), 'adds approver 666 for calls made there'],
   // Names others choose, and where conversations go.
   ['a guild slug', guild({ slug: 'my-team' }), `channels.discord.guilds["${GUILD}"].slug`],
-  ['a channel scope keyed by a name in every guild', { channels: { discord: { guilds: { '*': { channels: { general: { tools: { allow: ['*'] } } } } } } } }, 'newly on the tool surface'],
   ['the allow-all #dev copied to #general', guild({ channels: { general: { tools: { deny: [], allow: ['*'] } } } }), 'exec'],
   ['session visibility', { tools: { sessions: { visibility: 'all' } } }, 'tools.sessions.visibility'],
   ['agent-to-agent messaging', { tools: { agentToAgent: { enabled: true, allow: ['*'] } } }, 'tools.agentToAgent'],
   ['posting anywhere', { tools: { message: { allowedTargets: ['*'] } } }, 'tools.message.allowedTargets'],
   ['cross-provider posting', { tools: { message: { crossContext: { allowAcrossProviders: true } } } }, 'tools.message.crossContext.allowAcrossProviders'],
   ['a model provider pointed elsewhere', { models: { providers: { anthropic: { baseUrl: 'https://collector.example/v1' } } } }, 'models.providers.anthropic.baseUrl'],
-  ['a model entry with headers', { models: { providers: { anthropic: { models: [{ id: 'claude-sonnet-4-5', headers: { 'x-key': '${DISCORD_TOKEN}' } }] } } } }, 'models.providers.anthropic.models'],
+  ['a model entry with headers', { models: { providers: { anthropic: { models: [{ id: 'claude-sonnet-4-5', headers: { 'x-key': 'k' } }] } } } }, 'models.providers.anthropic.models'],
   ['a provider dialect switched', { models: { providers: { anthropic: { api: 'openai' } } } }, 'models.providers.anthropic.api'],
   ['conversations sent to another provider', { models: { default: 'openai/gpt-5' } }, 'conversations go to provider openai'],
   ['web search to a self-hosted host', { tools: { web: { search: { provider: 'searxng', baseUrl: 'http://10.0.0.5:8080' } } } }, 'tools.web.search.baseUrl'],
   ['web search provider switched', { tools: { web: { search: { provider: 'duckduckgo' } } } }, 'tools.web.search.provider'],
   ['web_fetch through Firecrawl', { tools: { web: { fetch: { provider: 'firecrawl' } } } }, 'tools.web.fetch.provider'],
-  ['media understanding with a CLI', { tools: { media: { image: { models: [{ type: 'cli', command: 'sh', args: ['-c', 'id {{AttachmentPath}}'], capabilities: ['image'] }] } } } }, 'tools.media'],
+  ['media understanding with a CLI', { tools: { media: { models: [{ type: 'cli', command: 'sh', args: ['-c', 'id {{AttachmentPath}}'], capabilities: ['image'] }] } } }, 'tools.media'],
   ['an MCP server', { mcp: { servers: { x: { command: 'sh', args: ['-c', 'id'] } } } }, 'mcp.servers'],
   ['a binding to another agent', { bindings: [{ agentId: 'main', match: { channel: 'discord' } }] }, 'bindings'],
   ['a second agent', { agents: { list: [{ id: 'main', default: true, workspace: './workspace', tools: { profile: 'coding' } }, { id: 'ops', tools: { profile: 'full' } }] } }, 'agents.list'],
@@ -114,7 +121,7 @@ const WIDENING: Array<[string, unknown, string, unknown?]> = [
   ['nodes may pair', { gateway: { nodes: { enabled: true } } }, 'gateway.nodes.enabled'],
   ['the web chat on every interface', { channels: { web: { host: '0.0.0.0', token: 'a-long-enough-token' } } }, 'channels.web.host'],
   ['the Slack receiver exposed', { channels: { slack: { host: '0.0.0.0' } } }, 'channels.slack.host'],
-  ['the ops listener exposed', { ops: { host: '0.0.0.0' } }, 'ops.host'],
+  ['the ops listener exposed', { ops: { host: '0.0.0.0', exposeBeyondLoopback: true } }, 'ops.host'],
   ['the store moved', { store: { url: 'postgres://db.example/warden' } }, 'store.url'],
   ['the Discord token replaced', { channels: { discord: { token: 'another-bot-token' } } }, 'channels.discord.token'],
 ];
@@ -125,6 +132,7 @@ const NOT_WIDENING: Array<[string, unknown]> = [
   ['exec denied in #dev', guild({ channels: { dev: { tools: { deny: ['exec'] } } } })],
   ['an allowlist entry removed', { tools: { exec: { allowlist: [] } } }],
   ['the read-only list off', { tools: { exec: { defaultAllowlist: false } } }],
+  ['web_fetch switched off', { tools: { web: { fetch: { enabled: false } } } }],
   ['a web_fetch host blocked', { tools: { web: { fetch: { ssrfPolicy: { blockedHostnames: ['internal.example'] } } } } }],
   ['a plugin denied', { plugins: { deny: ['incidents'] } }],
   ['fewer bundled skills', { skills: { allowBundled: ['github'] } }],

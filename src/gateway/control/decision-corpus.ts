@@ -17,8 +17,9 @@ import { configuredListeners, type ResolvedAddress, type Resolver } from '../../
  * lacks is still tried.
  */
 
-/** Commands tried whatever the configs say. */
+/** Commands tried whatever the configs say; the first ones are named first when many verdicts move. */
 const FIXED_COMMANDS: readonly string[] = [
+  'git log -p', 'git status', 'git diff', 'make', 'npm run build', 'rm -rf build', 'curl https://example.com', 'python3 -c "print(1)"', 'sh -c id', 'cat /etc/shadow',
   // The default read-only list and the options that make its commands write or run programs.
   ...Object.entries(GETOPT_PROFILES).flatMap(([name, profile]) => [
     name,

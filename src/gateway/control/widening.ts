@@ -143,6 +143,8 @@ const JUDGED: readonly string[][] = [
   ['tools', 'elevated'], ['agents', 'list', '*', 'tools', 'elevated'],
   // URL-guard verdicts over the address corpus (urlVerdicts, ssrfRules); listener ports move what is Warden's own.
   ['tools', 'web', 'fetch', 'ssrfPolicy'], ['browser', 'ssrfPolicy'], ['browser', 'enabled'],
+  // A web tool switched back on (webToolsOn); absent and `true` are the same.
+  ['tools', 'web', 'fetch', 'enabled'], ['tools', 'web', 'search', 'enabled'],
   ['channels', 'web', 'port'], ['gateway', 'http', 'port'], ['gateway', 'nodes', 'port'],
   // Listeners (listeners).
   ['channels', 'web', 'host'], ['channels', 'web', 'token'],
@@ -209,6 +211,7 @@ export async function classifyConfigChange(before: WardenConfig, after: WardenCo
   execVerdicts(ctx);
   await urlVerdicts(ctx);
   ssrfRules(before, after, add);
+  webToolsOn(ctx);
   listeners(before, after, add);
   skillRoots(ctx);
   skillRules(ctx);
@@ -389,6 +392,13 @@ async function urlVerdicts({ before, after, changes, add }: Ctx): Promise<void> 
   }
 }
 
+/** web_fetch and web_search are on unless `enabled: false`: only switching one back on counts. */
+function webToolsOn({ before, after, add }: Ctx): void {
+  for (const tool of ['fetch', 'search'] as const) {
+    if (before.tools.web?.[tool]?.enabled === false && after.tools.web?.[tool]?.enabled !== false) add(`tools.web.${tool}.enabled`, `web_${tool} is switched back on`);
+  }
+}
+
 /** What the address corpus cannot show: a name the corpus lacks, allowed or unblocked. */
 function ssrfRules(before: WardenConfig, after: WardenConfig, add: Add): void {
   if (!before.browser.enabled && after.browser.enabled) add('browser.enabled', 'the browser is turned on');
@@ -556,6 +566,8 @@ function contexts(before: WardenConfig, after: WardenConfig): ContextInput[] {
   const senders = new Map<string, Set<string | undefined>>();
   const scopes: Array<{ provider: string; guildId?: string; channelId?: string; channelName?: string }> = [];
   for (const p of [...PROVIDERS, 'http']) senders.set(p, new Set([undefined, 'someone-else']));
+  const guildIds = new Set<string>(['unlisted-guild']);
+  const channelKeys = new Set<string>(['unlisted-channel']);
   const senderKeys = (provider: string | undefined, record: Record<string, unknown> | undefined) => {
     for (const key of Object.keys(record ?? {})) {
       const m = /^(?:channel:([^:]+):)?(?:id:)?([^:]+)$/.exec(key);
@@ -575,11 +587,10 @@ function contexts(before: WardenConfig, after: WardenConfig): ContextInput[] {
     for (const p of PROVIDERS) for (const id of c.owners[p] ?? []) senders.get(p)!.add(id);
     for (const [guildId, guild] of Object.entries(c.channels.discord?.guilds ?? {})) {
       senderKeys('discord', guild.toolsBySender);
-      scopes.push({ provider: 'discord', guildId });
+      guildIds.add(guildId);
       for (const [key, channel] of Object.entries(guild.channels)) {
         senderKeys('discord', channel.toolsBySender);
-        scopes.push({ provider: 'discord', guildId, channelId: key, channelName: key.replace(/^#/, '') });
-        scopes.push({ provider: 'discord', guildId, channelId: key });
+        channelKeys.add(key);
       }
     }
     for (const [key, channel] of Object.entries(c.channels.slack?.channels ?? {})) {
@@ -588,6 +599,14 @@ function contexts(before: WardenConfig, after: WardenConfig): ContextInput[] {
       scopes.push({ provider: 'slack', channelId: key });
     }
     senderKeys('web', c.channels.web.toolsBySender);
+  }
+  // Every channel key in every guild: a scope keyed by a channel's name (or under guild `*`) applies wherever that name does.
+  for (const guildId of guildIds) {
+    scopes.push({ provider: 'discord', guildId });
+    for (const key of channelKeys) {
+      scopes.push({ provider: 'discord', guildId, channelId: key, channelName: key.replace(/^#/, '') });
+      scopes.push({ provider: 'discord', guildId, channelId: key });
+    }
   }
   for (const p of [...PROVIDERS, 'http']) scopes.push({ provider: p, channelId: 'unlisted-channel', guildId: p === 'discord' ? 'unlisted-guild' : undefined });
   const out: ContextInput[] = [];
