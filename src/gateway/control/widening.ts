@@ -493,8 +493,8 @@ function skillRules({ before, after, add }: Ctx): void {
   const bb = before.skills.allowBundled;
   const ab = after.skills.allowBundled;
   if (bb !== undefined && (ab === undefined || ab.some((s) => !bb.includes(s)))) add('skills.allowBundled', `more bundled skills may load${ab ? `: ${ab.filter((s) => !bb.includes(s)).join(', ')}` : ' (all of them)'}`);
-  for (const [name, entry] of Object.entries(after.skills.entries)) {
-    if (before.skills.entries[name]?.enabled === false && entry.enabled !== false) add(`skills.entries.${name}.enabled`, `skill ${name} is switched back on`);
+  for (const [name, entry] of Object.entries(before.skills.entries)) {
+    if (entry.enabled === false && after.skills.entries[name]?.enabled !== false) add(`skills.entries.${name}.enabled`, `skill ${name} is switched back on`);
   }
 }
 
@@ -506,8 +506,8 @@ function pluginRules({ before, after, add }: Ctx): void {
   if (b.allow !== undefined && (a.allow === undefined || a.allow.some((id) => !b.allow!.includes(id)))) add('plugins.allow', `more plugins may load${a.allow ? `: ${a.allow.filter((id) => !b.allow!.includes(id)).join(', ')}` : ' (every discovered one)'}`);
   const undenied = b.deny.filter((id) => !a.deny.includes(id));
   if (undenied.length > 0) add('plugins.deny', `${undenied.join(', ')} may load again`);
-  for (const [id, entry] of Object.entries(after.plugins.entries)) {
-    if (b.entries[id]?.enabled === false && entry.enabled !== false) add(`plugins.entries.${id}.enabled`, `plugin ${id} is switched back on`);
+  for (const [id, entry] of Object.entries(b.entries)) {
+    if (entry.enabled === false && a.entries[id]?.enabled !== false) add(`plugins.entries.${id}.enabled`, `plugin ${id} is switched back on`);
   }
 }
 
