@@ -56,6 +56,7 @@ const WIDENING: Array<[string, unknown, string, unknown?]> = [
   ['an interpreter as safe bin', { tools: { exec: { safeBins: ['cut', 'head', 'tail', 'sort', 'uniq', 'wc', 'tr', 'grep', 'python3'] } } }, 'safe bins python3 added'],
   ['a trusted dir the agent writes', { tools: { exec: { safeBinTrustedDirs: ['./workspace/bin'] } } }, 'trusted dirs ./workspace/bin added'],
   ['inline code no longer asks', { tools: { exec: { strictInlineEval: false } } }, 'inline code no longer always asks'],
+  ['the sandbox as a real host user', { tools: { exec: { sandbox: { uid: 1000, gid: 1000 } } } }, 'the sandbox runs as host uid 1000:1000 instead of 65534:65534'],
   ['exec on the gateway host', { tools: { exec: { host: 'gateway' } } }, 'exec leaves the sandbox'],
   ['an agent-level security override', agentExec({ security: 'full' }), 'exec: `curl https://example.com` ask → allow (agent main)'],
   ['an agent-level allowlist entry', agentExec({ allowlist: [{ pattern: 'npm' }] }), 'allowlist entry npm added (agent main)'],

@@ -285,9 +285,10 @@ const ASK_RESTRAINT = { always: 2, off: 1, 'on-miss': 0 } as const;
 /** Rules on the exec blocks themselves: what a finite command corpus cannot show (an entry for a binary it lacks). */
 function execPolicies(before: WardenConfig, after: WardenConfig, add: Add): void {
   if (execHostOf(before) === 'sandbox' && execHostOf(after) !== 'sandbox') add('tools.exec.host', 'exec leaves the sandbox for the gateway host');
-  const b0 = before.tools.exec;
-  const a0 = after.tools.exec;
-  if (b0 && a0 && (a0.sandbox.uid !== b0.sandbox.uid || a0.sandbox.gid !== b0.sandbox.gid)) add('tools.exec.sandbox', 'the sandbox runs as another host user');
+  // Absent is the default identity (65534): a first explicit uid is a change of who the sandbox is on the host.
+  const b0 = effectiveExecConfig(before).sandbox;
+  const a0 = effectiveExecConfig(after).sandbox;
+  if (a0.uid !== b0.uid || a0.gid !== b0.gid) add('tools.exec.sandbox', `the sandbox runs as host uid ${a0.uid}:${a0.gid} instead of ${b0.uid}:${b0.gid}`);
   for (const agentId of knownAgentIds(after)) {
     const b = effectiveExecConfig(before, agentId);
     const a = effectiveExecConfig(after, agentId);
