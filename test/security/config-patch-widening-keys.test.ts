@@ -99,6 +99,10 @@ const WIDENING: Array<[string, unknown, string, unknown?]> = [
   ['a channel scope approver', guild({ channels: { dev: { approvals: { approvers: ['666'] } } } }), 'adds approver 666 for calls made there'],
   // Names others choose, and where conversations go.
   ['a guild slug', guild({ slug: 'my-team' }), `channels.discord.guilds["${GUILD}"].slug`],
+  ['a channel scope deleted', guild({ channels: { general: null } }), 'exec, process newly on the tool surface'],
+  ['a guild scope deleted', guild(null), 'browser newly on the tool surface'],
+  ['a Slack channel scope deleted', { channels: { slack: { channels: { '#general': null } } } }, 'exec newly on the tool surface'],
+  ['a sender deny lifted', { tools: { toolsBySender: null } }, 'sender 998877'],
   ['the allow-all #dev copied to #general', guild({ channels: { general: { tools: { deny: [], allow: ['*'] } } } }), 'exec'],
   ['session visibility', { tools: { sessions: { visibility: 'all' } } }, 'tools.sessions.visibility'],
   ['agent-to-agent messaging', { tools: { agentToAgent: { enabled: true, allow: ['*'] } } }, 'tools.agentToAgent'],

@@ -1,8 +1,11 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { WardenConfig } from '../../config/index.js';
 import { effectiveExecConfig } from '../../exec/effective-config.js';
 import { INTERPRETER_LIKE } from '../../exec/inline-eval.js';
 import { FIND_ASKS, GETOPT_PROFILES, GIT_SUBCOMMANDS } from '../../exec/read-only.js';
 import { REPO_CONFIG_MEMBERS } from '../../exec/repo-config.js';
+import { DEFAULT_PATH_DIRS } from '../../exec/resolve.js';
 import { BUILTIN_PROFILES, DEFAULT_SAFE_BINS } from '../../exec/safe-bins.js';
 import { knownAgentIds } from '../../policy/steps.js';
 import { configuredListeners, type ResolvedAddress, type Resolver } from '../../net/index.js';
@@ -35,13 +38,11 @@ const FIXED_COMMANDS: readonly string[] = [
   'git log --output=x', 'git -c core.pager=sh log', 'git --exec-path=. log', 'git commit -m x', 'git push', 'git fetch', 'git clone https://example.com/x',
   // Safe bins: the defaults and every built-in profile, in a pipeline and on a file.
   ...[...new Set([...DEFAULT_SAFE_BINS, ...Object.keys(BUILTIN_PROFILES), 'jq', 'sed', 'awk'])].flatMap((bin) => [`printf x | ${bin}`, `${bin} README.md`, `ls | ${bin} -n 3`]),
-  // Interpreters: a script, and code inline.
-  ...[...INTERPRETER_LIKE].map((bin) => `${bin} script.x`),
+  // Interpreters: a script, and code inline (every other interpreter installed here: installedCommands).
   'python3 -c "print(1)"', 'python -c "import os"', 'node -e "1"', 'node -p "process.env"', 'perl -e 1', 'ruby -e 1', 'php -r 1', 'lua -e 1',
   "awk 'BEGIN{system(\"id\")}'", "sed -n 'e id' README.md", 'sh -c id', 'bash -c id', 'bash -lc id', 'sh script.sh', 'bash script.sh', './script.sh', 'env sh -c id',
   'xargs sh -c id', 'echo id | sh', 'echo 1 | python3', 'busybox sh -c id',
-  // Repository configuration: build tools and package managers.
-  ...REPO_CONFIG_MEMBERS.map((bin) => bin),
+  // Repository configuration: build tools and package managers (every other one installed here: installedCommands).
   'make', 'make test', 'npm run build', 'npm test', 'npm install', 'npx vitest', 'yarn build', 'pnpm run build', 'cargo build', 'cargo test', 'go test ./...',
   'go generate', 'python3 -m pytest', 'python3 -m pip install .', 'node --run build', 'docker compose up', 'bun run build', 'deno task build',
   // Whatever else an attacker reaches for.
@@ -50,6 +51,17 @@ const FIXED_COMMANDS: readonly string[] = [
   'echo hi', 'true', 'cd .. && ls', 'ls; id', 'ls && rm x', 'ls $(id)', 'ls `id`', 'cat <<EOF\nx\nEOF', 'tee out.txt', 'cp a b', 'mv a b', 'dd if=/dev/zero of=x',
   'kill -9 1', 'crontab -l', 'systemctl restart x', 'docker run x', 'apt-get install x', 'pip install x', 'npm i -g x', 'timeout 5 id', 'nice id', 'nohup id',
 ];
+
+/**
+ * The interpreters and repository-configuration tools installed on this host, each run on a
+ * script or bare. One that is not installed resolves to nothing under either config and asks
+ * (or, under `security: full`, which execPolicies names, runs) alike; checking each of the
+ * hundred-odd names would double the cost of a classification for verdicts that cannot differ.
+ */
+function installedCommands(): string[] {
+  const installed = (bin: string) => DEFAULT_PATH_DIRS.some((dir) => existsSync(path.join(dir, bin)));
+  return [...[...INTERPRETER_LIKE].filter(installed).map((bin) => `${bin} script.x`), ...REPO_CONFIG_MEMBERS.filter(installed)];
+}
 
 /** A command that an allowlist entry's pattern and argPattern would cover, as far as one can be written down. */
 function commandsForEntry(entry: { pattern: string; argPattern?: string | undefined }): string[] {
@@ -62,7 +74,7 @@ function commandsForEntry(entry: { pattern: string; argPattern?: string | undefi
 
 /** The commands the exec verdicts are compared over: the fixed list and what either config names. */
 export function execCorpus(configs: readonly WardenConfig[]): string[] {
-  const out = new Set<string>(FIXED_COMMANDS);
+  const out = new Set<string>([...FIXED_COMMANDS, ...installedCommands()]);
   for (const config of configs) {
     for (const agentId of [undefined, ...knownAgentIds(config)]) {
       const exec = effectiveExecConfig(config, agentId);
