@@ -101,7 +101,7 @@ const WIDENING: Array<[string, unknown, string, unknown?]> = [
   ['a guild slug', guild({ slug: 'my-team' }), `channels.discord.guilds["${GUILD}"].slug`],
   ['a channel scope deleted', guild({ channels: { general: null } }), 'exec, process newly on the tool surface'],
   ['a guild scope deleted', guild(null), 'browser newly on the tool surface'],
-  ['a Slack channel scope deleted', { channels: { slack: { channels: { '#general': null } } } }, 'exec newly on the tool surface'],
+  ['a Slack channel scope deleted', { channels: { slack: { channels: { '#general': null } } } }, 'agent main, slack channel, #general'],
   ['a sender deny lifted', { tools: { toolsBySender: null } }, 'sender 998877'],
   ['the allow-all #dev copied to #general', guild({ channels: { general: { tools: { deny: [], allow: ['*'] } } } }), 'exec'],
   ['session visibility', { tools: { sessions: { visibility: 'all' } } }, 'tools.sessions.visibility'],
