@@ -19,14 +19,14 @@ import { patchConfigText } from '../../src/config/edit/config-file.js';
 import { applyMergePatch } from '../../src/config/edit/merge-patch.js';
 import { agentWorkspace, checkExec, effectiveExecConfig, execHostOf } from '../../src/exec/check.js';
 import { execCorpus } from '../../src/gateway/control/decision-corpus.js';
-import { classifyConfigChange } from '../../src/gateway/control/widening.js';
+import { classifyConfigChange, INERT_KEYS } from '../../src/gateway/control/widening.js';
 import { buildTurnContext } from '../../src/gateway/turn-context.js';
 import { checkUrl, urlPolicyFor, type Resolver, type UrlSurface } from '../../src/net/index.js';
 import { knownAgentIds } from '../../src/policy/steps.js';
 import { resolveToolSurface } from '../../src/policy/surface.js';
 import { resolveSkillRoots } from '../../src/skills/roots.js';
 
-const PATCHES_PER_CONFIG = Number(process.env.WARDEN_WIDENING_PATCHES ?? 150);
+const PATCHES_PER_CONFIG = Number(process.env.WARDEN_WIDENING_PATCHES ?? 120);
 const SEED = 0x5eed_2026;
 
 // ---------- a seeded generator of valid leaf changes, from the schema ----------
@@ -159,6 +159,36 @@ function leafPatch(schema: Schema, base: unknown, r: Rng, at: string[] = []): un
     }
     default:
       return generate(s, r, at.length, at);
+  }
+}
+
+/**
+ * A merge patch that changes a leaf under `target` (a key path, `*` for any key or list element):
+ * the walk follows the path — an existing key or element where there is one — then goes on at
+ * random below it.
+ */
+function patchAt(schema: Schema, base: unknown, target: readonly string[], r: Rng, at: string[] = []): unknown {
+  if (target.length === 0) return leafPatch(schema, base, r, at);
+  const s = unwrap(schema);
+  const d = def(s);
+  const [seg, ...rest] = target as [string, ...string[]];
+  const obj = base && typeof base === 'object' && !Array.isArray(base) ? (base as Record<string, unknown>) : undefined;
+  switch (d.type) {
+    case 'object':
+      return { [seg]: patchAt((d.shape as Record<string, Schema>)[seg]!, obj?.[seg], rest, r, [...at, seg]) };
+    case 'record': {
+      const existing = Object.keys(obj ?? {});
+      const key = seg !== '*' ? seg : existing.length > 0 ? r.pick(existing) : r.pick(KEYS.filter((k) => valid(d.keyType as Schema, k)));
+      return { [key]: patchAt(d.valueType as Schema, obj?.[key], rest, r, [...at, key]) };
+    }
+    case 'array': {
+      const list = Array.isArray(base) ? [...base] : [];
+      const i = list.length > 0 ? Math.floor(r.next() * list.length) : 0;
+      list[i] = applyMergePatch(list[i] ?? {}, patchAt(d.element as Schema, list[i], rest, r, [...at, String(i)]));
+      return list;
+    }
+    default:
+      return patchAt(r.pick((d.options as Schema[] | undefined) ?? [s]), base, target, r, at);
   }
 }
 
@@ -370,5 +400,38 @@ describe('random schema patches on the shipped configs: widening, or no decision
     // The property is exercised both ways.
     expect(tally.notWidening).toBeGreaterThan(PATCHES_PER_CONFIG / 10);
     expect(tally.widening).toBeGreaterThan(PATCHES_PER_CONFIG / 10);
+  }, 900_000);
+
+  it('every key the classifier passes as inert is changed, and no decision moves', async () => {
+    const r = rng(SEED);
+    const setups = [...SHIPPED].reverse().map((name) => {
+      const dir = mkdtempSync(path.join(tmpdir(), 'warden-widen-inert-'));
+      mkdirSync(path.join(dir, 'workspace'), { recursive: true });
+      const file = path.join(dir, 'warden.config.yaml');
+      const text = readFileSync(path.join(import.meta.dirname, '../../config', name), 'utf8');
+      writeFileSync(file, text);
+      const loaded = loadConfig({ file, env: {} });
+      if (!loaded.ok) throw loaded.error;
+      return { dir, file, text, raw: parseYaml(text) as unknown, config: loaded.value.config };
+    });
+    const unproven: string[] = [];
+    const failures: string[] = [];
+    for (const [key] of INERT_KEYS) {
+      let proven = false;
+      for (let attempt = 0; attempt < 6 && !proven; attempt++) {
+        const s = setups[attempt % setups.length]!;
+        const patch = patchAt(wardenConfigSchema as unknown as Schema, s.raw, key, r);
+        const result = patchConfigText(s.file, s.text, patch, {});
+        if (!result.ok) continue;
+        const { changes, widening } = await classifyConfigChange(s.config, result.loaded.config, { baseDir: s.dir, env: {} });
+        if (changes.length === 0 || widening.length > 0) continue;
+        const moved = widenedDecisions(await decisions(s.config, result.loaded.config, s.dir), await decisions(result.loaded.config, s.config, s.dir));
+        if (moved.length > 0) failures.push(`${key.join('.')}: ${JSON.stringify(patch)} → ${moved.slice(0, 5).join('; ')}`);
+        proven = true;
+      }
+      if (!proven) unproven.push(key.join('.'));
+    }
+    expect(failures, failures.join('\n')).toEqual([]);
+    expect(unproven, 'inert keys no valid patch reached').toEqual([]);
   }, 900_000);
 });

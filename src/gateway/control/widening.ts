@@ -30,7 +30,7 @@ import { execCorpus, probeResolver, urlCorpus } from './decision-corpus.js';
  * name the corpus lacks).
  *
  * Fail closed: a changed key is accepted only when it is judged by those comparisons (JUDGED)
- * or known to change no decision (INERT, each with why). Every other key is a widening, as is
+ * or known to change no decision (INERT_KEYS, each with why). Every other key is a widening, as is
  * any key, anywhere, that says where a request goes or which secret it carries.
  * test/security/config-patch-widening-property.test.ts holds this over random patches from the
  * schema: each is classified widening or no decision it recomputes moved toward allow.
@@ -58,7 +58,7 @@ export interface ClassifyOptions {
  * below could see it move and no permission follows from it; the property test changes each
  * at random and checks that no decision moved.
  */
-const INERT: ReadonlyArray<readonly [path: string[], why: string]> = [
+export const INERT_KEYS: ReadonlyArray<readonly [path: readonly string[], why: string]> = [
   [['agents', 'defaults', 'maxToolRounds'], 'how many model rounds a turn may take; each call still passes every gate'],
   [['agents', 'list', '*', 'name'], 'a display name; agents are keyed by id everywhere'],
   [['approvals', 'target'], 'where cards are posted; who may decide them is the approvers list (compared)'],
@@ -202,7 +202,7 @@ export async function classifyConfigChange(before: WardenConfig, after: WardenCo
       continue;
     }
     const under = (list: readonly (readonly string[])[]) => list.some((p) => startsWith(change.path, p));
-    if (under(INERT.map(([p]) => p)) || under(JUDGED)) continue;
+    if (under(INERT_KEYS.map(([p]) => p)) || under(JUDGED)) continue;
     add(dotted(change.path), 'changed, and no comparison of decisions covers this key');
   }
   const ctx: Ctx = { before, after, changes, add, baseDir: options.baseDir ?? process.cwd(), env: options.env ?? process.env };
