@@ -119,7 +119,7 @@ export class ConfigAdmin {
     }
     const runtime = this.deps.reloader.problems(prepared.loaded.config);
     if (runtime.length > 0) return { kind: 'invalid', problems: runtime };
-    const { changes, widening } = classifyConfigChange(current.config, prepared.loaded.config, { plugins: this.deps.plugins?.() ?? [] });
+    const { changes, widening } = await classifyConfigChange(current.config, prepared.loaded.config, { plugins: this.deps.plugins?.() ?? [], baseDir: current.baseDir, env: this.deps.env });
     if (changes.length === 0) return { kind: 'unchanged' };
     const diff = changes.map(redactChange).map((c) => ({ path: dotted(c.path), before: c.before ?? null, after: c.after ?? null }));
 
@@ -131,13 +131,14 @@ export class ConfigAdmin {
         return { kind: 'refused', reason: decided.reason, widening };
       }
       approvedBy = decided.by;
-      // The file may have changed while the card waited: it must still be the text that was approved.
-      const again = this.prepare(file, patch);
-      if (again.kind !== 'ready' || again.before !== prepared.before) {
-        const reason = 'the config file changed while the approval was pending; nothing was written. Ask again.';
-        await this.deps.audit.recordOrLog({ type: 'config.patch.refused', actor: requester, sessionKey, data: { file, reason, widening } });
-        return { kind: 'refused', reason, widening };
-      }
+    }
+    // The file may have changed while the card waited, or while the change was classified (that
+    // takes a moment): it must still be the text that was judged and approved.
+    const again = this.prepare(file, patch);
+    if (again.kind !== 'ready' || again.before !== prepared.before) {
+      const reason = `the config file changed while the ${widening.length > 0 ? 'approval was pending' : 'change was checked'}; nothing was written. Ask again.`;
+      await this.deps.audit.recordOrLog({ type: 'config.patch.refused', actor: requester, sessionKey, data: { file, reason, widening } });
+      return { kind: 'refused', reason, widening };
     }
 
     // The watcher will see this write: it is ours, and applied just below.

@@ -102,7 +102,7 @@ export class ConfigReloader {
       if (meta.origin === 'file') await this.hooks.notifyOwners(`Warden did not apply the edit to ${next.file}: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}. The previous config keeps serving.`, previous.config).catch(() => undefined);
       return { ok: false, problems };
     }
-    const { changes, widening } = classifyConfigChange(previous.config, next.config, { plugins: this.hooks.plugins?.() ?? [] });
+    const { changes, widening } = await classifyConfigChange(previous.config, next.config, { plugins: this.hooks.plugins?.() ?? [], baseDir: previous.baseDir, env: this.hooks.env });
     if (changes.length === 0) {
       if (meta.text !== undefined) this.live.noteText(meta.text);
       return { ok: true, version: this.live.current().version, changed: [], widening: [], failed: [], restartNeeded: [] };

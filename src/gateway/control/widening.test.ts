@@ -24,7 +24,7 @@ const load = (input: unknown): WardenConfig => {
   return r.value.config;
 };
 const base = load(BASE);
-const widens = (patch: unknown) => classifyConfigChange(base, load(applyMergePatch(BASE, patch))).widening;
+const widens = async (patch: unknown) => (await classifyConfigChange(base, load(applyMergePatch(BASE, patch)))).widening;
 
 const g = (guild: string, value: unknown) => ({ channels: { discord: { guilds: { [guild]: value } } } });
 
@@ -79,14 +79,14 @@ const CASES: Array<[string, unknown, boolean, string?]> = [
 ];
 
 describe('classifyConfigChange: does a config change widen security?', () => {
-  it.each(CASES)('%s', (_what, patch, expected, names) => {
-    const widening = widens(patch);
+  it.each(CASES)('%s', async (_what, patch, expected, names) => {
+    const widening = await widens(patch);
     expect(widening.length > 0, JSON.stringify(widening)).toBe(expected);
     if (names) expect(JSON.stringify(widening)).toContain(names);
   });
 
-  it('lists every changed leaf, widening or not', () => {
-    const r = classifyConfigChange(base, load(applyMergePatch(BASE, { tools: { deny: ['exec'] }, sessions: { maxQueued: 5 } })));
+  it('lists every changed leaf, widening or not', async () => {
+    const r = await classifyConfigChange(base, load(applyMergePatch(BASE, { tools: { deny: ['exec'] }, sessions: { maxQueued: 5 } })));
     expect(r.changes.map((c) => c.path.join('.'))).toEqual(['tools.deny', 'sessions.maxQueued']);
     expect(r.widening).toEqual([]);
   });
