@@ -1,0 +1,479 @@
+/**
+ * Redaction of configuration for display. Every place that shows config to a person, a model
+ * or a log (the `gateway` tool's config.get, config.patch diffs on cards and in audit rows,
+ * reload messages, `warden mcp`, logs) goes through this module, so a credential is hidden
+ * the same way wherever it appears.
+ *
+ * Fails closed: a value is hidden when its key names a secret, when it sits in an env or
+ * headers map (names shown, values hidden), when it follows a secret flag in an argument list,
+ * when it is a URL's userinfo or a secret query parameter, when it has a well-known credential
+ * shape, or when it equals (or contains) a value hidden elsewhere. Names are not values: a key
+ * like `apiKeyEnv` holds the name of an environment variable and is shown.
+ */
+
+export const REDACTED = '[redacted]';
+
+export interface RedactOptions {
+  /**
+   * The environment `*Env` keys name (`apiKeyEnv: OPENAI_API_KEY`): the values of those
+   * variables are secrets wherever they appear in the config.
+   */
+  env?: Readonly<Record<string, string | undefined>> | undefined;
+  /** More values known to be secrets. */
+  secrets?: readonly string[] | undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Names
+
+/** Words that make a key, flag or parameter name a secret's name. */
+const SECRET_WORDS = new Set([
+  'token', 'tokens', 'secret', 'secrets', 'password', 'passwords', 'passwd', 'passphrase', 'pwd', 'pass', 'passin', 'passout',
+  'apikey', 'apikeys', 'key', 'keys', 'privatekey', 'credential', 'credentials', 'creds', 'auth', 'authorization',
+  'cookie', 'cookies', 'bearer', 'signature', 'sig', 'dsn', 'pat', 'otp', 'totp', 'pin',
+]);
+/** `maxTokens`, `contextTokens`: counts of model tokens, not credentials. */
+const COUNT_WORDS = new Set(['max', 'min', 'context', 'schema', 'input', 'output', 'reserve', 'limit', 'budget', 'count', 'per']);
+/** Maps whose every value is hidden whatever its name: a process environment, HTTP headers. */
+const VALUE_MAPS = new Set(['env', 'environment', 'envvars', 'headers', 'header', 'httpheaders']);
+
+/**
+ * The words of a name: `apiKeyEnv` → api key env, `X-Api-Key` → x api key, `GITHUB_TOKEN` →
+ * github token. Percent-encoding is decoded first (`%74oken` is `token` to a server).
+ */
+export function nameWords(name: string): string[] {
+  let decoded = name;
+  try {
+    decoded = decodeURIComponent(name.replace(/\+/g, ' '));
+  } catch {
+    // Not valid percent-encoding: the raw name is what a reader sees.
+  }
+  return decoded
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
+}
+
+export type NameKind = 'secret' | 'env-name' | 'value-map' | 'plain';
+
+/**
+ * What a key (or flag, or query parameter) name says about its value. `*Env` names an
+ * environment variable (shown); a count of tokens is plain; any secret word makes it secret.
+ */
+export function classifyName(name: string): NameKind {
+  const words = nameWords(name);
+  if (words.length === 0) return 'plain';
+  const joined = words.join('');
+  if (VALUE_MAPS.has(joined)) return 'value-map';
+  const last = words[words.length - 1]!;
+  if (last === 'env' && words.length > 1) return 'env-name';
+  if ((last === 'token' || last === 'tokens') && words.slice(0, -1).some((w) => COUNT_WORDS.has(w))) return 'plain';
+  if (words.some((w) => SECRET_WORDS.has(w)) || SECRET_WORDS.has(joined) || /apikey|accesskey|secretkey|privatekey|password|passwd|secret|token/.test(joined)) return 'secret';
+  return 'plain';
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+// ---------------------------------------------------------------------------------------------
+// Text
+
+/** Credentials with a shape of their own, wherever they appear. */
+const SHAPED: RegExp[] = [
+  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|$)/g,
+  /\b(gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{20,})/g,
+  /\bxox[abeoprs]-[A-Za-z0-9-]{8,}/g,
+  /\bxapp-[A-Za-z0-9-]{8,}/g,
+  /\bsk-(ant-|proj-|live-|test-)?[A-Za-z0-9_-]{16,}/g,
+  /\b[rs]k_(live|test)_[A-Za-z0-9]{16,}/g,
+  /\bglpat-[A-Za-z0-9_-]{16,}/g,
+  /\b(AKIA|ASIA)[0-9A-Z]{16}\b/g,
+  /\bAIza[0-9A-Za-z_-]{30,}/g,
+  /\bnpm_[A-Za-z0-9]{30,}/g,
+  /\bhf_[A-Za-z0-9]{30,}/g,
+  /\bpypi-[A-Za-z0-9_-]{40,}/g,
+  /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g,
+];
+
+/** A scheme's `//` (or a bare `//`), then the authority: up to `/ ? # \` or a blank or quote. */
+const URL_START = /(?:[A-Za-z][A-Za-z0-9+.-]*:)?\/\//g;
+const BLANK_OR_QUOTE = /[\s"'<>`]/;
+
+/**
+ * Hides userinfo in every URL of `text`. The authority ends where a URL parser ends it; when
+ * it has no `@` but its "port" is not a number (`user:pa/ss@host`, a password with a slash),
+ * the text up to the next `@` is hidden too: a client may read it that way, and a host is
+ * not worth guessing about.
+ */
+function redactUserinfo(text: string, found: Set<string> | undefined): string {
+  let out = '';
+  let from = 0;
+  URL_START.lastIndex = 0;
+  for (let m = URL_START.exec(text); m; m = URL_START.exec(text)) {
+    const start = m.index + m[0].length;
+    let end = start;
+    while (end < text.length && !/[/?#\\]/.test(text[end]!) && !BLANK_OR_QUOTE.test(text[end]!)) end++;
+    const authority = text.slice(start, end);
+    let cut = authority.lastIndexOf('@');
+    if (cut < 0) {
+      const hostPort = authority.replace(/^\[[^\]]*\]/, '');
+      const colon = hostPort.indexOf(':');
+      if (colon >= 0 && !/^\d*$/.test(hostPort.slice(colon + 1))) {
+        let stop = end;
+        while (stop < text.length && !BLANK_OR_QUOTE.test(text[stop]!)) stop++;
+        const at = text.slice(start, stop).lastIndexOf('@');
+        if (at >= 0) cut = at;
+      }
+    }
+    if (cut >= 0) {
+      noteUserinfo(text.slice(start, start + cut), found);
+      out += `${text.slice(from, start)}${REDACTED}`;
+      from = start + cut;
+      URL_START.lastIndex = from;
+    }
+  }
+  return out + text.slice(from);
+}
+
+/**
+ * Long random-looking segments of a URL's path: webhook URLs carry their secret there
+ * (Discord `/api/webhooks/<id>/<token>`, Slack `/services/T…/B…/<secret>`, MCP URLs with a
+ * key in the path). A segment of 20 or more letters, digits, `_` or `-` with both letters and
+ * digits is hidden; snowflake ids (digits only) and words stay.
+ */
+const URL_PATH = /((?:[A-Za-z][A-Za-z0-9+.-]*:)?\/\/[^\s"'<>`/?#]*)(\/[^\s"'<>`?#]*)/g;
+const RANDOM_SEGMENT = /^(?=[^/]*\d)(?=[^/]*[A-Za-z])[A-Za-z0-9_-]{20,}$/;
+function redactUrlPaths(text: string, found: Set<string> | undefined): string {
+  return text.replace(URL_PATH, (_m, head: string, pathPart: string) => {
+    const segments = pathPart.split('/').map((seg) => {
+      if (!RANDOM_SEGMENT.test(seg)) return seg;
+      found?.add(seg);
+      return REDACTED;
+    });
+    return `${head}${segments.join('/')}`;
+  });
+}
+
+/** The whole userinfo and its password, raw and decoded, as values to hide wherever else they appear. */
+function noteUserinfo(userinfo: string, found: Set<string> | undefined): void {
+  if (!found || userinfo === '') return;
+  found.add(userinfo);
+  const colon = userinfo.indexOf(':');
+  const password = colon >= 0 ? userinfo.slice(colon + 1) : userinfo;
+  if (password) found.add(password);
+  try {
+    if (password) found.add(decodeURIComponent(password));
+  } catch {
+    // Not percent-encoding: the raw form is noted already.
+  }
+}
+
+/** `user:pass@host` without a scheme (Go's MySQL DSN `user:pw@tcp(db)/x`, rsync, scp-like strings). */
+const BARE_USERINFO = /(^|[\s"'(,=;])([^\s:/@"'(),=;[\]]+):(?!\/\/)([^\s@"']+)@(?=[^\s@"'])/g;
+/** `name=value` in a query string, a fragment, a libpq conninfo, a cookie. */
+const PAIR = /(^|[?&;#\s,"'{(])([^\s=&;?#"'{}(),]+)=([^&\s;#"',)}]*)/g;
+/** `"name": value` / `name: value` inside a string (JSON or YAML text, a header line). */
+const COLON_PAIR = /(^|[\s,{"'])(["']?)([A-Za-z_][\w.-]*)\2(\s*:\s*)(?:"([^"]*)"|'([^']*)'|((?:(?:Bearer|Basic|Digest|Token)\s+)?[^\s"',}]+))/gi;
+/** `Bearer X`, `Basic X` anywhere (an Authorization header written out). */
+const SCHEME_CREDENTIAL = /\b(Bearer|Basic)(\s+)([A-Za-z0-9._~+/=-]+)/gi;
+/** `--flag value` or `--flag=value` inside a string (a command line written as one string). */
+const INLINE_FLAG = /(^|\s)(-{1,2}[A-Za-z][\w.-]*)(=|\s+)("[^"]*"|'[^']*'|\S+)/g;
+
+/**
+ * Hides credentials in one string: shaped tokens, URL userinfo, secret query parameters and
+ * `key=value` pairs, `name: value` pairs, `Bearer`/`Basic` credentials and secret flags
+ * written inline. Pure; the same text always gives the same answer.
+ */
+export function redactText(text: string): string {
+  return scrubText(text, undefined);
+}
+
+/** `redactText`, noting each value it hid in `found` (so it is hidden wherever else it appears). */
+function scrubText(text: string, found: Set<string> | undefined): string {
+  const note = (v: string) => {
+    if (found && v && !v.includes(REDACTED)) found.add(v);
+  };
+  let s = text;
+  for (const re of SHAPED) s = s.replace(re, (m) => (note(m), REDACTED));
+  s = redactUserinfo(s, found);
+  s = redactUrlPaths(s, found);
+  s = s.replace(BARE_USERINFO, (_m, pre: string, user: string, pass: string) => (noteUserinfo(`${user}:${pass}`, found), `${pre}${REDACTED}@`));
+  s = s.replace(PAIR, (m, pre: string, name: string, value: string) => {
+    if (!value || value.startsWith(REDACTED) || classifyName(name) !== 'secret') return m;
+    note(value);
+    return `${pre}${name}=${REDACTED}`;
+  });
+  s = s.replace(SCHEME_CREDENTIAL, (m, scheme: string, gap: string, value: string) => (value.startsWith(REDACTED) ? m : (note(value), `${scheme}${gap}${REDACTED}`)));
+  s = s.replace(COLON_PAIR, (m, pre: string, q: string, name: string, sep: string, dq?: string, sq?: string, bare?: string) => {
+    const value = dq ?? sq ?? bare ?? '';
+    if (!value || value.startsWith(REDACTED) || classifyName(name) !== 'secret') return m;
+    note(value);
+    const shown = dq !== undefined ? `"${REDACTED}"` : sq !== undefined ? `'${REDACTED}'` : REDACTED;
+    return `${pre}${q}${name}${q}${sep}${shown}`;
+  });
+  s = s.replace(INLINE_FLAG, (m, pre: string, flag: string, sep: string, value: string) => {
+    if (value.startsWith(REDACTED) || (value.startsWith('-') && sep !== '=')) return m;
+    if (!isSecretFlag(flag)) return m;
+    note(value.replace(/^["']|["']$/g, ''));
+    return `${pre}${flag}${sep}${REDACTED}`;
+  });
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Argument lists
+
+/** Flags whose next element is an HTTP header line (`Name: value`). */
+const HEADER_FLAGS = new Set(['-H', '--header', '--headers', '--http-header', '--proxy-header']);
+
+/**
+ * Short options that carry a password for a known client. Short options mean different
+ * things to different programs (`-p` is psql's port and mysql's password), so they are
+ * hidden only for the programs named here; long options are judged by their words for any
+ * program. `attached`: the value may be glued on (`-pSECRET`); `next`: the next element.
+ */
+const PROGRAM_SHORT_FLAGS: Record<string, { attached: string[]; next: string[] }> = {
+  mysql: { attached: ['-p'], next: ['-p'] },
+  mysqldump: { attached: ['-p'], next: ['-p'] },
+  mysqladmin: { attached: ['-p'], next: ['-p'] },
+  mariadb: { attached: ['-p'], next: ['-p'] },
+  'mariadb-dump': { attached: ['-p'], next: ['-p'] },
+  mongo: { attached: [], next: ['-p'] },
+  mongosh: { attached: [], next: ['-p'] },
+  mongodump: { attached: [], next: ['-p'] },
+  'redis-cli': { attached: [], next: ['-a'] },
+  sshpass: { attached: ['-p'], next: ['-p'] },
+  curl: { attached: ['-u', '-U'], next: ['-u', '-U', '--user', '--proxy-user'] },
+  wget: { attached: [], next: ['--user', '--http-user', '--proxy-user'] },
+  smbclient: { attached: ['-U'], next: ['-U'] },
+};
+
+function programName(command: string | undefined): string | undefined {
+  if (!command) return undefined;
+  return command.split(/[\\/]/).pop()!.replace(/\.(exe|cmd|bat)$/i, '').toLowerCase();
+}
+
+const headerLine = (line: string) => {
+  const colon = line.indexOf(':');
+  return colon > 0 ? `${line.slice(0, colon + 1)} ${REDACTED}` : REDACTED;
+};
+
+/**
+ * Hides secrets in an argument list: `--api-key X`, `--api-key=X`, `-token X` (Go flags),
+ * header flags (`-H "Authorization: Bearer …"` keeps the header's name), a known client's
+ * password options (`mysql -pX`, `redis-cli -a X`), and everything `redactText` hides in
+ * each element. A secret flag's next element is hidden whatever it looks like (a password
+ * may start with `-`); `--no-auth`-style switches take no value.
+ */
+export function redactArgv(args: readonly string[], command?: string | undefined): string[] {
+  return scrubArgv(args, command, undefined);
+}
+
+function scrubArgv(args: readonly string[], command: string | undefined, found: Set<string> | undefined): string[] {
+  const note = (v: string) => {
+    if (found && v) found.add(v);
+  };
+  const program = PROGRAM_SHORT_FLAGS[programName(command) ?? ''];
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const prev = i > 0 ? args[i - 1]! : undefined;
+    if (prev !== undefined && takesSecret(prev, program)) {
+      note(HEADER_FLAGS.has(prev) ? a.slice(a.indexOf(':') + 1).trim() : a);
+      out.push(HEADER_FLAGS.has(prev) ? headerLine(a) : REDACTED);
+      continue;
+    }
+    const eq = a.indexOf('=');
+    if (/^-{1,2}[A-Za-z]/.test(a) && eq > 0) {
+      const flag = a.slice(0, eq);
+      if (HEADER_FLAGS.has(flag)) {
+        note(a.slice(a.indexOf(':', eq) + 1).trim());
+        out.push(`${flag}=${headerLine(a.slice(eq + 1))}`);
+        continue;
+      }
+      if (isSecretFlag(flag) || program?.next.includes(flag)) {
+        note(a.slice(eq + 1));
+        out.push(`${flag}=${REDACTED}`);
+        continue;
+      }
+    }
+    const glued = program?.attached.find((f) => a.startsWith(f) && a.length > f.length && !a.startsWith(`${f}=`));
+    if (glued) {
+      note(a.slice(glued.length));
+      out.push(`${glued}${REDACTED}`);
+      continue;
+    }
+    out.push(scrubText(a, found));
+  }
+  return out;
+}
+
+function isSecretFlag(flag: string): boolean {
+  if (!/^-{1,2}[A-Za-z]/.test(flag) || /^-+no-/i.test(flag)) return false;
+  const name = flag.replace(/^-+/, '');
+  // A one-letter option means what its program says; only the table above knows.
+  return name.length > 1 && classifyName(name) === 'secret';
+}
+
+function takesSecret(flag: string, program: { next: string[] } | undefined): boolean {
+  if (flag.includes('=')) return false;
+  return HEADER_FLAGS.has(flag) || isSecretFlag(flag) || (program?.next.includes(flag) ?? false);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Config values
+
+type Json = unknown;
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+interface Walk {
+  /** Every value hidden by a rule on the way: hidden again wherever else it appears. */
+  hidden: Set<string>;
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+/** A scalar that must not be shown: a non-empty string or a number. Booleans and null carry no secret. */
+function hideScalar(v: unknown, walk: Walk): unknown {
+  if (typeof v === 'string') {
+    if (v === '') return v;
+    walk.hidden.add(v);
+    return REDACTED;
+  }
+  if (typeof v === 'number' || typeof v === 'bigint') {
+    walk.hidden.add(String(v));
+    return REDACTED;
+  }
+  return v;
+}
+
+/** Every leaf under `v` hidden, keys (names) kept. */
+function hideAll(v: unknown, walk: Walk): unknown {
+  if (Array.isArray(v)) return v.map((x) => hideAll(x, walk));
+  if (isObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, hideAll(x, walk)]));
+  return hideScalar(v, walk);
+}
+
+function walkValue(v: unknown, key: string | undefined, siblings: Record<string, unknown> | undefined, walk: Walk): unknown {
+  const kind = key === undefined ? 'plain' : classifyName(key);
+  if (kind === 'value-map' && (isObject(v) || Array.isArray(v))) {
+    // A header list written as lines (`["Authorization: Bearer …"]`) keeps the names.
+    if (Array.isArray(v)) return v.map((x) => (typeof x === 'string' ? (walk.hidden.add(x), headerLine(x)) : hideAll(x, walk)));
+    return hideAll(v, walk);
+  }
+  if (kind === 'value-map' && typeof v === 'string') {
+    walk.hidden.add(v);
+    return headerLine(v);
+  }
+  if (kind === 'env-name' && typeof v === 'string') {
+    if (!ENV_NAME.test(v)) return hideScalar(v, walk);
+    const value = walk.env[v];
+    if (value) walk.hidden.add(value);
+    return v;
+  }
+  if (kind === 'secret') {
+    // A secret-named key over nested blocks is a name (a channel called #secrets): its blocks are judged key by key.
+    const nested = isObject(v) && Object.values(v).some((x) => isObject(x));
+    if (!nested) return hideAll(v, walk);
+  }
+  if (Array.isArray(v)) {
+    if (v.every((x) => typeof x === 'string')) {
+      const command = typeof siblings?.command === 'string' ? siblings.command : undefined;
+      return scrubArgv(v as string[], command, walk.hidden);
+    }
+    return v.map((x) => walkValue(x, undefined, undefined, walk));
+  }
+  if (isObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walkValue(x, k, v, walk)]));
+  if (typeof v === 'string') return scrubText(v, walk.hidden);
+  return v;
+}
+
+/** Replaces every occurrence of a known secret (and its URL-encoded form) in the strings of `v`. */
+function hideKnown(v: unknown, known: readonly string[]): unknown {
+  if (known.length === 0) return v;
+  if (typeof v === 'string') {
+    if (v === REDACTED) return v;
+    let s = v;
+    for (const secret of known) {
+      if (s === secret) return REDACTED;
+      // Short values are hidden only where they are the whole string: "pw" is inside too many words.
+      if (secret.length < 6) continue;
+      for (const form of new Set([secret, encodeURIComponent(secret), encodeURIComponent(secret).replace(/%20/g, '+')])) s = s.split(form).join(REDACTED);
+    }
+    return s;
+  }
+  if (Array.isArray(v)) return v.map((x) => hideKnown(x, known));
+  if (isObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, hideKnown(x, known)]));
+  return v;
+}
+
+function knownList(walk: Walk, extra: readonly string[] | undefined): string[] {
+  // Fewer than 4 characters is no credential worth the name, and hiding every "1" or "on" would hide ids and switches.
+  const all = new Set([...walk.hidden, ...(extra ?? [])].filter((s) => s.length >= 4 && !s.includes(REDACTED)));
+  // Longest first, so a secret that contains another is hidden whole.
+  return [...all].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * The config (or any part of it) as it may be shown: same shape, same keys, every credential
+ * replaced by `[redacted]`. Values hidden by one rule are hidden wherever else they appear.
+ */
+export function redactConfig<T = Json>(value: T, options: RedactOptions = {}): T {
+  const walk: Walk = { hidden: new Set(), env: options.env ?? {} };
+  const first = walkValue(value, undefined, undefined, walk);
+  return hideKnown(first, knownList(walk, options.secrets)) as T;
+}
+
+/**
+ * The secrets a config holds (every value `redactConfig` hides by a rule, and the values of
+ * the environment variables its `*Env` keys name), longest first: for hiding them in text
+ * built from the config (messages, errors) with `redactKnown`.
+ */
+export function configSecrets(value: unknown, options: RedactOptions = {}): string[] {
+  const walk: Walk = { hidden: new Set(), env: options.env ?? {} };
+  walkValue(value, undefined, undefined, walk);
+  return knownList(walk, options.secrets);
+}
+
+/** A message, error or other text with its credentials hidden: the patterns of `redactText` and the secrets given. */
+export function redactKnown(text: string, secrets: readonly string[] = []): string {
+  return hideKnown(redactText(text), secrets) as string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Changes
+
+export interface ShownChange {
+  /** The key path as error messages write it. */
+  path: string;
+  before: unknown;
+  after: unknown;
+}
+
+/**
+ * The rows of a config change as cards, audit rows and logs show them. Each side is read from
+ * the whole redacted config, so a leaf is judged with its context (an `args` list with its
+ * server's `command`, a value that is a secret elsewhere in either config).
+ */
+export function redactChanges(
+  changes: ReadonlyArray<{ path: readonly string[]; before: unknown; after: unknown }>,
+  before: unknown,
+  after: unknown,
+  dotted: (path: readonly string[]) => string,
+  options: RedactOptions = {},
+): ShownChange[] {
+  const secrets = [...configSecrets(before, options), ...configSecrets(after, options)];
+  const opts = { ...options, secrets };
+  const shownBefore = redactConfig(before, opts);
+  const shownAfter = redactConfig(after, opts);
+  return changes.map((c) => ({ path: dotted(c.path), before: at(shownBefore, c.path) ?? null, after: at(shownAfter, c.path) ?? null }));
+}
+
+function at(value: unknown, path: readonly string[]): unknown {
+  let v = value;
+  for (const p of path) {
+    if (!isObject(v) || !Object.hasOwn(v, p)) return undefined;
+    v = v[p];
+  }
+  return v;
+}
