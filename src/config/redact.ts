@@ -174,7 +174,7 @@ const BARE_USERINFO = /(^|[\s"'(,=;])([^\s:/@"'(),=;[\]]+):(?!\/\/)([^\s@"']+)@(
 /** `name=value` in a query string, a fragment, a libpq conninfo, a cookie. */
 const PAIR = /(^|[?&;#\s,"'{(])([^\s=&;?#"'{}(),]+)=([^&\s;#"',)}]*)/g;
 /** `"name": value` / `name: value` inside a string (JSON or YAML text, a header line). */
-const COLON_PAIR = /(^|[\s,{"'])(["']?)([A-Za-z_][\w.-]*)\2(\s*:\s*)(?:"([^"]*)"|'([^']*)'|((?:(?:Bearer|Basic|Digest|Token)\s+)?[^\s"',}]+))/gi;
+const COLON_PAIR = /(^|[\s,{"'])(["']?)([A-Za-z_][\w.-]*)\2(\s*:\s*)(?:"([^"]*)"|'([^']*)'|((?:(?:Bearer|Basic|Digest|Token)\s+)?[^\s"',{}[\]]+))/gi;
 /** `Bearer X`, `Basic X` anywhere (an Authorization header written out). */
 const SCHEME_CREDENTIAL = /\b(Bearer|Basic)(\s+)([A-Za-z0-9._~+/=-]+)/gi;
 /** `--flag value` or `--flag=value` inside a string (a command line written as one string). */
