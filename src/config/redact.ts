@@ -204,7 +204,6 @@ function scrubText(text: string, found: Set<string> | undefined): string {
     note(value);
     return `${pre}${name}=${REDACTED}`;
   });
-  s = s.replace(SCHEME_CREDENTIAL, (m, scheme: string, gap: string, value: string) => (value.startsWith(REDACTED) ? m : (note(value), `${scheme}${gap}${REDACTED}`)));
   s = s.replace(COLON_PAIR, (m, pre: string, q: string, name: string, sep: string, dq?: string, sq?: string, bare?: string) => {
     const value = dq ?? sq ?? bare ?? '';
     if (!value || value.startsWith(REDACTED) || classifyName(name) !== 'secret') return m;
@@ -212,6 +211,8 @@ function scrubText(text: string, found: Set<string> | undefined): string {
     const shown = dq !== undefined ? `"${REDACTED}"` : sq !== undefined ? `'${REDACTED}'` : REDACTED;
     return `${pre}${q}${name}${q}${sep}${shown}`;
   });
+  // After the pairs: `Authorization: Bearer x` is hidden whole there; a bare `Bearer x` here.
+  s = s.replace(SCHEME_CREDENTIAL, (m, scheme: string, gap: string, value: string) => (value.startsWith(REDACTED) ? m : (note(value), `${scheme}${gap}${REDACTED}`)));
   s = s.replace(INLINE_FLAG, (m, pre: string, flag: string, sep: string, value: string) => {
     if (value.startsWith(REDACTED) || (value.startsWith('-') && sep !== '=')) return m;
     if (!isSecretFlag(flag)) return m;
@@ -278,7 +279,8 @@ function scrubArgv(args: readonly string[], command: string | undefined, found: 
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    const prev = i > 0 ? args[i - 1]! : undefined;
+    // A previous element that was itself a value (`-pSECRET`, a hidden value) is no flag.
+    const prev = i > 0 && out[i - 1] === args[i - 1] ? args[i - 1]! : undefined;
     if (prev !== undefined && takesSecret(prev, program)) {
       note(HEADER_FLAGS.has(prev) ? a.slice(a.indexOf(':') + 1).trim() : a);
       out.push(HEADER_FLAGS.has(prev) ? headerLine(a) : REDACTED);
