@@ -123,7 +123,9 @@ function redactUserinfo(text: string, found: Set<string> | undefined): string {
         let stop = end;
         while (stop < text.length && !BLANK_OR_QUOTE.test(text[stop]!)) stop++;
         const at = text.slice(start, stop).lastIndexOf('@');
-        if (at >= 0) cut = at;
+        // No `@` at all: `user:pa ss@db` split by a blank, or `user:pw\@db`. What looks like host:port
+        // cannot be one, so it is hidden whole.
+        cut = at >= 0 ? at : authority.length;
       }
     }
     if (cut >= 0) {
@@ -200,13 +202,13 @@ function scrubText(text: string, found: Set<string> | undefined): string {
   s = redactUrlPaths(s, found);
   s = s.replace(BARE_USERINFO, (_m, pre: string, user: string, pass: string) => (noteUserinfo(`${user}:${pass}`, found), `${pre}${REDACTED}@`));
   s = s.replace(PAIR, (m, pre: string, name: string, value: string) => {
-    if (!value || value.startsWith(REDACTED) || classifyName(name) !== 'secret') return m;
+    if (!value || value.startsWith(REDACTED) || PLACEHOLDER.test(value) || classifyName(name) !== 'secret') return m;
     note(value);
     return `${pre}${name}=${REDACTED}`;
   });
   s = s.replace(COLON_PAIR, (m, pre: string, q: string, name: string, sep: string, dq?: string, sq?: string, bare?: string) => {
     const value = dq ?? sq ?? bare ?? '';
-    if (!value || value.startsWith(REDACTED) || classifyName(name) !== 'secret') return m;
+    if (!value || value.startsWith(REDACTED) || PLACEHOLDER.test(value) || classifyName(name) !== 'secret') return m;
     note(value);
     const shown = dq !== undefined ? `"${REDACTED}"` : sq !== undefined ? `'${REDACTED}'` : REDACTED;
     return `${pre}${q}${name}${q}${sep}${shown}`;
@@ -214,7 +216,7 @@ function scrubText(text: string, found: Set<string> | undefined): string {
   // After the pairs: `Authorization: Bearer x` is hidden whole there; a bare `Bearer x` here.
   s = s.replace(SCHEME_CREDENTIAL, (m, scheme: string, gap: string, value: string) => (value.startsWith(REDACTED) ? m : (note(value), `${scheme}${gap}${REDACTED}`)));
   s = s.replace(INLINE_FLAG, (m, pre: string, flag: string, sep: string, value: string) => {
-    if (value.startsWith(REDACTED) || (value.startsWith('-') && sep !== '=')) return m;
+    if (value.startsWith(REDACTED) || (value.startsWith('-') && sep !== '=') || PLACEHOLDER.test(value.replace(/^["']|["']$/g, ''))) return m;
     if (!isSecretFlag(flag)) return m;
     note(value.replace(/^["']|["']$/g, ''));
     return `${pre}${flag}${sep}${REDACTED}`;
@@ -255,6 +257,12 @@ function programName(command: string | undefined): string | undefined {
   return command.split(/[\\/]/).pop()!.replace(/\.(exe|cmd|bat)$/i, '').toLowerCase();
 }
 
+/**
+ * Values that hold no secret whatever flag they follow: a glob (`deploy --token *` in an
+ * allowlist pattern must show the approver its wildcard), a variable or template reference.
+ */
+const PLACEHOLDER = /^(?:[*?]+|\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Z_][A-Z0-9_]*|\{\{\s*[\w.]+\s*\}\}|<[\w-]+>)$/;
+
 const headerLine = (line: string) => {
   const colon = line.indexOf(':');
   return colon > 0 ? `${line.slice(0, colon + 1)} ${REDACTED}` : REDACTED;
@@ -281,7 +289,7 @@ function scrubArgv(args: readonly string[], command: string | undefined, found: 
     const a = args[i]!;
     // A previous element that was itself a value (`-pSECRET`, a hidden value) is no flag.
     const prev = i > 0 && out[i - 1] === args[i - 1] ? args[i - 1]! : undefined;
-    if (prev !== undefined && takesSecret(prev, program)) {
+    if (prev !== undefined && takesSecret(prev, program, a) && !PLACEHOLDER.test(a)) {
       note(HEADER_FLAGS.has(prev) ? a.slice(a.indexOf(':') + 1).trim() : a);
       out.push(HEADER_FLAGS.has(prev) ? headerLine(a) : REDACTED);
       continue;
@@ -294,7 +302,7 @@ function scrubArgv(args: readonly string[], command: string | undefined, found: 
         out.push(`${flag}=${headerLine(a.slice(eq + 1))}`);
         continue;
       }
-      if (isSecretFlag(flag) || program?.next.includes(flag)) {
+      if ((isSecretFlag(flag) || program?.next.includes(flag)) && !PLACEHOLDER.test(a.slice(eq + 1))) {
         note(a.slice(eq + 1));
         out.push(`${flag}=${REDACTED}`);
         continue;
@@ -318,8 +326,12 @@ function isSecretFlag(flag: string): boolean {
   return name.length > 1 && classifyName(name) === 'secret';
 }
 
-function takesSecret(flag: string, program: { next: string[] } | undefined): boolean {
+/** `-u me:pw`, `--user me:pw`, `-a me:pw` (curl, httpie, mongo…): a `user:password` after a user option, for any program. */
+const USER_FLAGS = new Set(['-u', '--user', '-U', '--proxy-user', '-a', '--basic-auth', '--username']);
+
+function takesSecret(flag: string, program: { next: string[] } | undefined, value: string): boolean {
   if (flag.includes('=')) return false;
+  if (USER_FLAGS.has(flag) && value.includes(':') && !/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return true;
   return HEADER_FLAGS.has(flag) || isSecretFlag(flag) || (program?.next.includes(flag) ?? false);
 }
 

@@ -45,6 +45,8 @@ const ROWS: Row[] = [
   { what: 'postgresql userinfo with %40 in the password', config: { store: { url: 'postgresql://warden:p%40ssw0rd@db/warden' } }, hidden: ['p%40ssw0rd', 'p@ssw0rd'] },
   { what: 'an unencoded @ in the password', config: { store: { url: 'postgres://warden:p@ss@word@db/warden' } }, hidden: ['p@ss', 'ss@word'], shown: ['@db/warden'] },
   { what: 'a slash in the password (no valid port)', config: plugin({ dsn2: 'postgres://u:pa/ss99@db/x' }), hidden: ['pa/ss99', 'ss99'] },
+  { what: 'a blank inside the password (no @ in the same word)', config: plugin({ u: 'postgres://u:blank part@db/x' }), hidden: ['blank'] },
+  { what: 'a backslash before the @', config: plugin({ u: 'https://u:bslashpw\\@host/x' }), hidden: ['bslashpw'] },
   { what: 'an IPv6 host after userinfo', config: { store: { url: 'postgres://u:v6secret@[fd00::1]:5432/db' } }, hidden: ['v6secret'], shown: ['[fd00::1]:5432/db'] },
   { what: 'redis password without a user', config: plugin({ cache: 'redis://:r3dispass@cache:6379/0' }), hidden: ['r3dispass'], shown: ['cache:6379/0'] },
   { what: 'a token as the https username', config: provider({ baseUrl: 'https://ghtok12345@api.example.com/v1' }), hidden: ['ghtok12345'], shown: ['api.example.com/v1'] },
@@ -75,6 +77,9 @@ const ROWS: Row[] = [
   { what: 'curl -u user:pass', config: { tools: { media: { models: [{ type: 'cli', command: 'curl', capabilities: ['image'], args: ['-u', 'me:argv-12', '{{AttachmentPath}}'] }] } } }, hidden: ['argv-12'] },
   { what: 'a command line in one element', config: mcp({ command: 'sh', args: ['-c', 'exec srv --token argv-13 --verbose'] }), hidden: ['argv-13'], shown: ['--verbose'] },
   { what: 'a shaped token as a bare argument', config: mcp({ command: 'srv', args: ['ghp_0123456789abcdefghij0123'] }), hidden: ['ghp_0123456789abcdefghij0123'] },
+  { what: 'user:pass after -u for any program', config: mcp({ command: 'httpclient', args: ['-u', 'me:argv-15', '--user', 'you:argv-16'] }), hidden: ['argv-15', 'argv-16'] },
+  { what: 'a glob or a variable after a secret flag is no secret (an approver must see the wildcard)', config: mcp({ command: 'srv', args: ['--token', '*', '--api-key=$API_KEY'] }), hidden: [], shown: ['"--token","*"', '--api-key=$API_KEY'] },
+  { what: 'a $-leading password is not taken for a variable', config: mcp({ command: 'srv', args: ['--password', '$ecretPass9'] }), hidden: ['$ecretPass9'] },
   { what: 'a URL with userinfo as an argument', config: mcp({ command: 'srv', args: ['--db', 'postgres://u:argv-14@db/x'] }), hidden: ['argv-14'] },
   // Env and headers maps: names shown, values hidden, whatever the names.
   { what: 'an MCP env map', config: mcp({ command: 'srv', env: { GITHUB_TOKEN: 'envval-1', HARMLESS: 'envval-2' } }), hidden: ['envval-1', 'envval-2'], shown: ['GITHUB_TOKEN', 'HARMLESS'] },
@@ -110,6 +115,19 @@ describe('config redaction: the spellings', () => {
     const text = shown(row.config, row.env);
     for (const s of row.hidden) expect(text).not.toContain(JSON.stringify(s).slice(1, -1));
     for (const s of row.shown ?? []) expect(text).toContain(s);
+  });
+
+  it('a JSON5 file: escaped key names, single quotes, hex and unicode escapes are read as the loader reads them', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'warden-redact-json5-'));
+    const file = path.join(dir, 'warden.config.json5');
+    writeFileSync(
+      file,
+      `{ plugins: { entries: { p: { config: { 'pass\\u0077ord': 'j5-secret-1', "\\x74oken": "j5-secret-2", url: 'postgres://u:j5\\x2dsecret\\x2d3@db/x', args: ['--api\\u002dkey', 'j5-secret-4'] } } } } }`,
+    );
+    const loaded = loadConfig({ file, env: {} });
+    if (!loaded.ok) throw loaded.error;
+    const text = JSON.stringify(redactConfig(loaded.value.config));
+    for (const secret of ['j5-secret-1', 'j5-secret-2', 'j5-secret-3', 'j5-secret-4']) expect(text).not.toContain(secret);
   });
 
   it('keeps the shape: every key, every list length, booleans and null', () => {
