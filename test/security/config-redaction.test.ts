@@ -281,6 +281,18 @@ describe('config redaction: every path that shows config', () => {
     expect(out).toContain('starting with');
   }, 30_000);
 
+  it('`warden audit`: a finding that quotes a config value', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'warden-redact-audit-'));
+    writeFileSync(path.join(dir, 'warden.config.yaml'), 'tools:\n  exec:\n    allowlist: [{ pattern: "deploy --api-key=AuditKey-66 --url=https://u:AuditPw-66@h/x" }]\n');
+    let out = '';
+    const io: CliIO = { stdout: (t) => void (out += `${t}\n`), stderr: (t) => void (out += `${t}\n`), cwd: dir, env: {} };
+    await main(['audit', '--json'], io);
+    await main(['audit'], io);
+    expect(out).toContain('is a relative path');
+    expect(out).not.toContain('AuditKey-66');
+    expect(out).not.toContain('AuditPw-66');
+  }, 60_000);
+
   it('logs: a config or a config change logged through pino is redacted', () => {
     let logged = '';
     const sink = new Writable({ write: (chunk, _enc, done) => void ((logged += String(chunk)), done()) });
