@@ -421,7 +421,17 @@ function hideKnown(v: unknown, known: readonly string[]): unknown {
   return v;
 }
 
+/**
+ * The values of secret-named environment variables (`AWS_SECRET_ACCESS_KEY`, `PGPASSWORD`,
+ * `DISCORD_TOKEN`): a `${NAME}` reference, written by an operator or slipped into a patch,
+ * puts them into the config under any key, and they are hidden there too.
+ */
+function envSecrets(env: Readonly<Record<string, string | undefined>>): string[] {
+  return Object.entries(env).flatMap(([name, value]) => (value && classifyName(name) === 'secret' ? [value] : []));
+}
+
 function knownList(walk: Walk, extra: readonly string[] | undefined): string[] {
+  extra = [...(extra ?? []), ...envSecrets(walk.env)];
   // Fewer than 4 characters is no credential worth the name, and hiding every "1" or "on" would hide ids and switches.
   const all = new Set([...walk.hidden, ...(extra ?? [])].filter((s) => s.length >= 4 && !s.includes(REDACTED)));
   // Longest first, so a secret that contains another is hidden whole.

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ApprovalService } from '../../src/approvals/service.js';
 import { main } from '../../src/cli.js';
 import type { CliIO } from '../../src/cli/args.js';
@@ -98,6 +98,7 @@ const ROWS: Row[] = [
   { what: 'a userinfo password reused in a note', config: { store: { url: 'postgres://w:reused-pw-2@db/w' }, ...plugin({ note: 'the db password is reused-pw-2' }) }, hidden: ['reused-pw-2'] },
   { what: 'the URL-encoded form of a hidden value', config: { ...mcp({ command: 'srv', env: { T: 'a b/c@d!' } }), ...plugin({ u: 'https://x.example/?q=a%20b%2Fc%40d!' }) }, hidden: ['a b/c@d!', 'a%20b%2Fc%40d!'] },
   { what: 'the value of the variable an *Env key names', config: { ...provider({ apiKeyEnv: 'ACME_KEY' }), ...plugin({ copied: 'env-named-secret-9' }) }, env: { ACME_KEY: 'env-named-secret-9' }, hidden: ['env-named-secret-9'], shown: ['ACME_KEY'] },
+  { what: 'a secret-named variable pulled in by ${NAME} under a plain key', config: { agents: { list: [{ id: 'main', name: 'bot PULLED-aws-secret-1' }] } }, env: { AWS_SECRET_ACCESS_KEY: 'PULLED-aws-secret-1', HOME: '/root' }, hidden: ['PULLED-aws-secret-1'] },
   // Names and counts stay.
   { what: 'apiKeyEnv is a name', config: { tools: { web: { search: { provider: 'brave', apiKeyEnv: 'BRAVE_API_KEY' } } } }, hidden: [], shown: ['BRAVE_API_KEY'] },
   { what: 'an *Env key that holds no variable name is a value', config: plugin({ tokenEnv: 'not a name: s3cr3t-v' }), hidden: ['s3cr3t-v'] },
@@ -151,10 +152,12 @@ const SECRET_CONFIG = [
   'mcp:',
   '  servers:',
   '    gh: { command: gh-mcp, args: ["--api-key", "ArgKey-77", "--token=ArgTok-77"], env: { GITHUB_TOKEN: EnvTok-77 } }',
+  // A secret-named variable pulled into a plain key by substitution.
+  'agents: { list: [{ id: main, name: "ops ${PGPASSWORD}" }] }',
   '',
 ].join('\n');
-const SECRETS = ['StorePw-77', 'BasePw-77', 'QueryKey-77', 'ArgKey-77', 'ArgTok-77', 'EnvTok-77', 'AcmeEnvValue-77'];
-const ENV = { ACME_KEY: 'AcmeEnvValue-77' };
+const SECRETS = ['StorePw-77', 'BasePw-77', 'QueryKey-77', 'ArgKey-77', 'ArgTok-77', 'EnvTok-77', 'AcmeEnvValue-77', 'PgEnvPw-77'];
+const ENV = { ACME_KEY: 'AcmeEnvValue-77', PGPASSWORD: 'PgEnvPw-77' };
 const noSecret = (text: string) => {
   for (const s of SECRETS) expect(text).not.toContain(s);
 };
@@ -303,7 +306,10 @@ describe('config redaction: every path that shows config', () => {
       return path.join(dir, 'warden.config.yaml');
     })(), env: ENV });
     if (!parsed.ok) throw parsed.error;
+    // The serializers know the process's environment, as the running Warden's logger does.
+    vi.stubEnv('PGPASSWORD', ENV.PGPASSWORD);
     logger.info({ config: parsed.value.config }, 'config');
+    vi.unstubAllEnvs();
     logger.info({ changes: [{ path: 'store.url', after: 'postgres://w:StorePw-77@db/w' }] }, 'changes');
     noSecret(logged);
     expect(logged).toContain('ACME_KEY');
