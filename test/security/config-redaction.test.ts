@@ -219,6 +219,17 @@ describe('config redaction: every path that shows config', () => {
     await s.close();
   });
 
+  it('a refused patch whose problem quotes a value pulled from the environment (the answer and the audit row)', async () => {
+    const s = await running();
+    const r = await s.call({ action: 'config.patch', patch: { bindings: [{ agentId: '${PGPASSWORD}', match: { channel: 'discord' } }] } });
+    expect(r.isError).toBe(true);
+    expect(everything(r)).toContain('unknown agent');
+    const rows = await s.approvals.audit.list({ typePrefix: 'config.' });
+    expect(rows.map((e) => e.type)).toEqual(['config.patch.invalid']);
+    noSecret(JSON.stringify([r, rows]));
+    await s.close();
+  });
+
   it('the card of a widening patch (and the refused audit row) hide the values it changes', async () => {
     const s = await running();
     const outcome = s.call({ action: 'config.patch', patch: { models: { providers: { acme: { baseUrl: 'https://u:CardPw-99@evil.example.com/v1' } } } } });

@@ -106,11 +106,13 @@ export class ConfigAdmin {
     const requester = `${turn.provider}:${turn.senderId ?? ''}`;
     const prepared = this.prepare(file, patch);
     if (prepared.kind !== 'ready') {
-      if (prepared.kind === 'invalid') await this.deps.audit.recordOrLog({ type: 'config.patch.invalid', actor: requester, sessionKey, data: { file, problems: redactProblems(prepared.problems, patch, this.env()) } });
-      return prepared;
+      // The model and the audit row see the problems as any config is shown: redacted.
+      const problems = redactProblems(prepared.problems, patch, this.env());
+      await this.deps.audit.recordOrLog({ type: 'config.patch.invalid', actor: requester, sessionKey, data: { file, problems } });
+      return { kind: 'invalid', problems };
     }
     const runtime = this.deps.reloader.problems(prepared.loaded.config);
-    if (runtime.length > 0) return { kind: 'invalid', problems: runtime };
+    if (runtime.length > 0) return { kind: 'invalid', problems: redactProblems(runtime, prepared.loaded.config, this.env()) };
     const { changes, widening: found } = classifyConfigChange(current.config, prepared.loaded.config, { plugins: this.deps.plugins?.() ?? [] });
     if (changes.length === 0) return { kind: 'unchanged' };
     let widening = found;
