@@ -48,12 +48,29 @@ export function nameWords(name: string): string[] {
   } catch {
     // Not valid percent-encoding: the raw name is what a reader sees.
   }
-  return decoded
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter(Boolean);
+  // A scan, not a regex: an upper-case run before a capitalised word (`APIKey`) splits before
+  // its last letter, and a name can be long text an attacker wrote (a query parameter).
+  const words: string[] = [];
+  let word = '';
+  const isUpper = (c: string) => c >= 'A' && c <= 'Z';
+  const isLower = (c: string) => (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+  for (let i = 0; i < decoded.length; i++) {
+    const c = decoded[i]!;
+    if (!isUpper(c) && !isLower(c)) {
+      if (word) words.push(word);
+      word = '';
+      continue;
+    }
+    const prev = decoded[i - 1] ?? '';
+    const next = decoded[i + 1] ?? '';
+    if (word && isUpper(c) && (isLower(prev) || (isUpper(prev) && next >= 'a' && next <= 'z'))) {
+      words.push(word);
+      word = '';
+    }
+    word += c;
+  }
+  if (word) words.push(word);
+  return words.map((w) => w.toLowerCase());
 }
 
 export type NameKind = 'secret' | 'env-name' | 'value-map' | 'plain';
@@ -79,83 +96,111 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 // ---------------------------------------------------------------------------------------------
 // Text
 
-/** Credentials with a shape of their own, wherever they appear. */
-const SHAPED: RegExp[] = [
-  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|$)/g,
-  /\b(gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{20,})/g,
-  /\bxox[abeoprs]-[A-Za-z0-9-]{8,}/g,
-  /\bxapp-[A-Za-z0-9-]{8,}/g,
-  /\bsk-(ant-|proj-|live-|test-)?[A-Za-z0-9_-]{16,}/g,
-  /\b[rs]k_(live|test)_[A-Za-z0-9]{16,}/g,
-  /\bglpat-[A-Za-z0-9_-]{16,}/g,
-  /\b(AKIA|ASIA)[0-9A-Z]{16}\b/g,
-  /\bAIza[0-9A-Za-z_-]{30,}/g,
-  /\bnpm_[A-Za-z0-9]{30,}/g,
-  /\bhf_[A-Za-z0-9]{30,}/g,
-  /\bpypi-[A-Za-z0-9_-]{40,}/g,
-  /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g,
-];
-
-/** A scheme's `//` (or a bare `//`), then the authority: up to `/ ? # \` or a blank or quote. */
-const URL_START = /(?:[A-Za-z][A-Za-z0-9+.-]*:)?\/\//g;
-const BLANK_OR_QUOTE = /[\s"'<>`]/;
+/** A PEM private key, across lines. */
+const PEM_PRIVATE_KEY = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|$)/g;
 
 /**
- * Hides userinfo in every URL of `text`. The authority ends where a URL parser ends it; when
- * it has no `@` but its "port" is not a number (`user:pa/ss@host`, a password with a slash),
- * the text up to the next `@` is hidden too: a client may read it that way, and a host is
- * not worth guessing about.
+ * Credentials with a shape of their own, tested at the start of each run of token characters
+ * (so each test is anchored and linear, whatever the text).
  */
-function redactUserinfo(text: string, found: Set<string> | undefined): string {
+const SHAPED = /^(?:gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{20,}|xox[abeoprs]-[A-Za-z0-9-]{8,}|xapp-[A-Za-z0-9-]{8,}|sk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{16,}|[rs]k_(?:live|test)_[A-Za-z0-9]{16,}|glpat-[A-Za-z0-9_-]{16,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|npm_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{40,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)/;
+const TOKEN_RUN = /[A-Za-z0-9_.-]+/g;
+
+function redactShaped(text: string, note: (v: string) => void): string {
+  let s = text.replace(PEM_PRIVATE_KEY, (m) => (note(m), REDACTED));
+  s = s.replace(TOKEN_RUN, (run) => {
+    const m = SHAPED.exec(run);
+    if (!m) return run;
+    note(m[0]);
+    return `${REDACTED}${run.slice(m[0].length)}`;
+  });
+  return s;
+}
+
+const BLANK_OR_QUOTE = /[\s"'<>`]/;
+const AUTHORITY_END = /[/?#\\]/;
+
+/**
+ * Hides userinfo in every URL of `text` (after each `//`, with or without a scheme). The
+ * authority ends where a URL parser ends it; when it has no `@` but its "port" is not a number
+ * (`user:pa/ss@host`, a password with a slash), the text up to the next `@` is hidden too: a
+ * client may read it that way, and a host is not worth guessing about.
+ *
+ * Long random-looking segments of the path are hidden as well: webhook URLs carry their secret
+ * there (Discord `/api/webhooks/<id>/<token>`, Slack `/services/T…/B…/<secret>`, MCP URLs with
+ * a key in the path). A segment of 20 or more letters, digits, `_` or `-` with both letters
+ * and digits is hidden; snowflake ids (digits only) and words stay. A scan, not a regex: the
+ * text may be an error message an attacker shaped.
+ */
+function redactUrls(text: string, found: Set<string> | undefined): string {
+  if (!text.includes('//')) return text;
+  let words: { lastAt: Int32Array } | undefined;
   let out = '';
   let from = 0;
-  URL_START.lastIndex = 0;
-  for (let m = URL_START.exec(text); m; m = URL_START.exec(text)) {
-    const start = m.index + m[0].length;
+  for (let slash = text.indexOf('//'); slash >= 0; slash = text.indexOf('//', Math.max(from, slash + 2))) {
+    const start = slash + 2;
     let end = start;
-    while (end < text.length && !/[/?#\\]/.test(text[end]!) && !BLANK_OR_QUOTE.test(text[end]!)) end++;
+    while (end < text.length && !AUTHORITY_END.test(text[end]!) && !BLANK_OR_QUOTE.test(text[end]!)) end++;
     const authority = text.slice(start, end);
     let cut = authority.lastIndexOf('@');
     if (cut < 0) {
-      const hostPort = authority.replace(/^\[[^\]]*\]/, '');
+      const hostPort = authority.startsWith('[') ? authority.slice(Math.max(0, authority.indexOf(']') + 1)) : authority;
       const colon = hostPort.indexOf(':');
       if (colon >= 0 && !/^\d*$/.test(hostPort.slice(colon + 1))) {
-        let stop = end;
-        while (stop < text.length && !BLANK_OR_QUOTE.test(text[stop]!)) stop++;
-        const at = text.slice(start, stop).lastIndexOf('@');
+        words ??= wordIndex(text);
+        const at = words.lastAt[start]!;
         // No `@` at all: `user:pa ss@db` split by a blank, or `user:pw\@db`. What looks like host:port
         // cannot be one, so it is hidden whole.
-        cut = at >= 0 ? at : authority.length;
+        cut = at >= 0 ? at - start : authority.length;
       }
     }
+    let pathFrom = end;
     if (cut >= 0) {
       noteUserinfo(text.slice(start, start + cut), found);
       out += `${text.slice(from, start)}${REDACTED}`;
       from = start + cut;
-      URL_START.lastIndex = from;
+      if (from > end) {
+        // The userinfo ran past a `/`: the host starts after its `@`.
+        pathFrom = from + 1;
+        while (pathFrom < text.length && !AUTHORITY_END.test(text[pathFrom]!) && !BLANK_OR_QUOTE.test(text[pathFrom]!)) pathFrom++;
+      }
+    }
+    // The path: `/segment/segment…` up to `?`, `#`, a blank, a quote or the next `//` (another URL, scanned next).
+    if (text[pathFrom] === '/') {
+      const nextUrl = text.indexOf('//', pathFrom + 1);
+      let stop = pathFrom;
+      while (stop < text.length && stop !== nextUrl && text[stop] !== '?' && text[stop] !== '#' && !BLANK_OR_QUOTE.test(text[stop]!)) stop++;
+      const pathPart = text.slice(pathFrom, stop);
+      const shown = pathPart
+        .split('/')
+        .map((seg) => {
+          if (!RANDOM_SEGMENT.test(seg)) return seg;
+          found?.add(seg);
+          return REDACTED;
+        })
+        .join('/');
+      if (shown !== pathPart) {
+        out += `${text.slice(from, pathFrom)}${shown}`;
+        from = stop;
+      }
     }
   }
   return out + text.slice(from);
 }
 
-/**
- * Long random-looking segments of a URL's path: webhook URLs carry their secret there
- * (Discord `/api/webhooks/<id>/<token>`, Slack `/services/T…/B…/<secret>`, MCP URLs with a
- * key in the path). A segment of 20 or more letters, digits, `_` or `-` with both letters and
- * digits is hidden; snowflake ids (digits only) and words stay.
- */
-const URL_PATH = /((?:[A-Za-z][A-Za-z0-9+.-]*:)?\/\/[^\s"'<>`/?#]*)(\/[^\s"'<>`?#]*)/g;
-const RANDOM_SEGMENT = /^(?=[^/]*\d)(?=[^/]*[A-Za-z])[A-Za-z0-9_-]{20,}$/;
-function redactUrlPaths(text: string, found: Set<string> | undefined): string {
-  return text.replace(URL_PATH, (_m, head: string, pathPart: string) => {
-    const segments = pathPart.split('/').map((seg) => {
-      if (!RANDOM_SEGMENT.test(seg)) return seg;
-      found?.add(seg);
-      return REDACTED;
-    });
-    return `${head}${segments.join('/')}`;
-  });
+/** For each position, the last `@` from there to the end of its word (a blank or quote ends one), -1 for none. One backward pass. */
+function wordIndex(text: string): { lastAt: Int32Array } {
+  const lastAt = new Int32Array(text.length + 1).fill(-1);
+  let at = -1;
+  for (let i = text.length - 1; i >= 0; i--) {
+    if (BLANK_OR_QUOTE.test(text[i]!)) at = -1;
+    else if (text[i] === '@' && at < 0) at = i;
+    lastAt[i] = at;
+  }
+  return { lastAt };
 }
+
+const RANDOM_SEGMENT = /^(?=[^/]*\d)(?=[^/]*[A-Za-z])[A-Za-z0-9_-]{20,}$/;
 
 /** The whole userinfo and its password, raw and decoded, as values to hide wherever else they appear. */
 function noteUserinfo(userinfo: string, found: Set<string> | undefined): void {
@@ -171,8 +216,27 @@ function noteUserinfo(userinfo: string, found: Set<string> | undefined): void {
   }
 }
 
-/** `user:pass@host` without a scheme (Go's MySQL DSN `user:pw@tcp(db)/x`, rsync, scp-like strings). */
-const BARE_USERINFO = /(^|[\s"'(,=;])([^\s:/@"'(),=;[\]]+):(?!\/\/)([^\s@"']+)@(?=[^\s@"'])/g;
+/**
+ * `user:pass@host` without a scheme (Go's MySQL DSN `user:pw@tcp(db)/x`, rsync): in each word
+ * (between blanks and quotes), the text before the first `@`, after the last of `( , = ;`, when
+ * it holds a `:` with no `/` before it and no `//` after it. A scan, not a regex.
+ */
+const WORD = /[^\s"'`]+/g;
+function redactBareUserinfo(text: string, found: Set<string> | undefined): string {
+  return text.replace(WORD, (word) => {
+    const at = word.indexOf('@');
+    if (at <= 0 || at === word.length - 1) return word;
+    const head = word.slice(0, at);
+    let begin = 0;
+    for (const d of ['(', ',', '=', ';']) begin = Math.max(begin, head.lastIndexOf(d) + 1);
+    const userinfo = head.slice(begin);
+    const colon = userinfo.indexOf(':');
+    if (colon <= 0 || colon === userinfo.length - 1 || userinfo.slice(0, colon).includes('/') || userinfo.startsWith('//', colon + 1)) return word;
+    if (userinfo.includes(REDACTED) || /[[\]]/.test(userinfo.slice(0, colon))) return word;
+    noteUserinfo(userinfo, found);
+    return `${word.slice(0, begin)}${REDACTED}${word.slice(at)}`;
+  });
+}
 /** `name=value` in a query string, a fragment, a libpq conninfo, a cookie. */
 const PAIR = /(^|[?&;#\s,"'{(])([^\s=&;?#"'{}(),]+)=([^&\s;#"',)}]*)/g;
 /** `"name": value` / `name: value` inside a string (JSON or YAML text, a header line). */
@@ -197,10 +261,9 @@ function scrubText(text: string, found: Set<string> | undefined): string {
     if (found && v && !v.includes(REDACTED)) found.add(v);
   };
   let s = text;
-  for (const re of SHAPED) s = s.replace(re, (m) => (note(m), REDACTED));
-  s = redactUserinfo(s, found);
-  s = redactUrlPaths(s, found);
-  s = s.replace(BARE_USERINFO, (_m, pre: string, user: string, pass: string) => (noteUserinfo(`${user}:${pass}`, found), `${pre}${REDACTED}@`));
+  s = redactShaped(s, note);
+  s = redactUrls(s, found);
+  s = redactBareUserinfo(s, found);
   s = s.replace(PAIR, (m, pre: string, name: string, value: string) => {
     if (!value || value.startsWith(REDACTED) || PLACEHOLDER.test(value) || classifyName(name) !== 'secret') return m;
     note(value);
