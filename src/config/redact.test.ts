@@ -51,6 +51,27 @@ describe('redactText: what is kept around a hidden credential', () => {
     ['--no-auth --port 1', '--no-auth --port 1'],
   ])('%s', (text, shown) => expect(redactText(text)).toBe(shown));
 
+  it('runs in linear time on text an attacker shaped (an error message, a child\'s stderr)', () => {
+    const attacks = [
+      'A'.repeat(100_000) + 'A//',
+      '//a:b/'.repeat(30_000),
+      '//x/'.repeat(30_000) + '@',
+      'eyJ0000000-'.repeat(15_000) + '\x00eyJ0ee0J0J0.eyJe0ey',
+      '/' + '(\x00:/'.repeat(25_000) + '\t',
+      'a:b@'.repeat(30_000),
+      '-----BEGIN '.repeat(20_000),
+      'token='.repeat(30_000),
+      '--token '.repeat(30_000),
+      'A'.repeat(60_000) + 'a=1',
+      '--' + 'A'.repeat(60_000) + 'a x',
+    ];
+    for (const text of attacks) {
+      const t0 = performance.now();
+      redactText(text);
+      expect(performance.now() - t0, text.slice(0, 20)).toBeLessThan(1500);
+    }
+  });
+
   it('is idempotent', () => {
     const once = redactText('postgres://u:p@db/x?password=y Authorization: Bearer z --token=t');
     expect(redactText(once)).toBe(once);

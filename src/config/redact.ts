@@ -96,25 +96,74 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 // ---------------------------------------------------------------------------------------------
 // Text
 
-/** A PEM private key, across lines. */
-const PEM_PRIVATE_KEY = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|$)/g;
+const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+const UPPER_DIGIT = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
 /**
- * Credentials with a shape of their own, tested at the start of each run of token characters
- * (so each test is anchored and linear, whatever the text).
+ * Credentials with a shape of their own: a known prefix, then at least `min` characters of
+ * `chars`. Tested by code on each run of token characters, so the test is linear whatever the
+ * text (a regex alternation of these is more than the ReDoS checker can prove in time).
  */
-const SHAPED = /^(?:gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{20,}|xox[abeoprs]-[A-Za-z0-9-]{8,}|xapp-[A-Za-z0-9-]{8,}|sk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{16,}|[rs]k_(?:live|test)_[A-Za-z0-9]{16,}|glpat-[A-Za-z0-9_-]{16,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|npm_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{40,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)/;
+const SHAPES: ReadonlyArray<{ prefixes: readonly string[]; chars: string; min: number }> = [
+  { prefixes: ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'], chars: ALNUM, min: 16 },
+  { prefixes: ['github_pat_'], chars: `${ALNUM}_`, min: 20 },
+  { prefixes: ['xoxa-', 'xoxb-', 'xoxe-', 'xoxo-', 'xoxp-', 'xoxr-', 'xoxs-', 'xapp-'], chars: `${ALNUM}-`, min: 8 },
+  { prefixes: ['sk_live_', 'sk_test_', 'rk_live_', 'rk_test_'], chars: ALNUM, min: 16 },
+  { prefixes: ['sk-'], chars: `${ALNUM}_-`, min: 16 },
+  { prefixes: ['glpat-'], chars: `${ALNUM}_-`, min: 16 },
+  { prefixes: ['AKIA', 'ASIA'], chars: UPPER_DIGIT, min: 16 },
+  { prefixes: ['AIza'], chars: `${ALNUM}_-`, min: 30 },
+  { prefixes: ['npm_', 'hf_'], chars: ALNUM, min: 30 },
+  { prefixes: ['pypi-'], chars: `${ALNUM}_-`, min: 40 },
+];
 const TOKEN_RUN = /[A-Za-z0-9_.-]+/g;
 
+/** How much of the start of `run` is a shaped credential (0: none). */
+function shapedLength(run: string): number {
+  for (const shape of SHAPES) {
+    const prefix = shape.prefixes.find((p) => run.startsWith(p));
+    if (!prefix) continue;
+    let n = prefix.length;
+    while (n < run.length && shape.chars.includes(run[n]!)) n++;
+    if (n - prefix.length >= shape.min) return n;
+  }
+  // A JWT: three dot-separated base64url parts, the first two JSON objects (`eyJ`).
+  if (run.startsWith('eyJ')) {
+    const parts = run.split('.');
+    if (parts.length >= 3 && parts[0]!.length >= 11 && parts[1]!.startsWith('eyJ') && parts[1]!.length >= 11) return parts.slice(0, 3).join('.').length;
+  }
+  return 0;
+}
+
+/** PEM private key blocks (`-----BEGIN … PRIVATE KEY-----` to its END line, or to the end of the text). */
+function redactPemKeys(text: string, note: (v: string) => void): string {
+  let out = '';
+  let from = 0;
+  for (let begin = text.indexOf('-----BEGIN '); begin >= 0; begin = text.indexOf('-----BEGIN ', from)) {
+    const headerEnd = text.indexOf('-----', begin + 11);
+    if (headerEnd < 0) break;
+    if (!text.slice(begin + 11, headerEnd).includes('PRIVATE KEY')) {
+      out += text.slice(from, headerEnd + 5);
+      from = headerEnd + 5;
+      continue;
+    }
+    const endLine = text.indexOf('-----END ', headerEnd + 5);
+    const endClose = endLine < 0 ? -1 : text.indexOf('-----', endLine + 9);
+    const stop = endClose < 0 ? text.length : endClose + 5;
+    note(text.slice(begin, stop));
+    out += `${text.slice(from, begin)}${REDACTED}`;
+    from = stop;
+  }
+  return out + text.slice(from);
+}
+
 function redactShaped(text: string, note: (v: string) => void): string {
-  let s = text.replace(PEM_PRIVATE_KEY, (m) => (note(m), REDACTED));
-  s = s.replace(TOKEN_RUN, (run) => {
-    const m = SHAPED.exec(run);
-    if (!m) return run;
-    note(m[0]);
-    return `${REDACTED}${run.slice(m[0].length)}`;
+  return redactPemKeys(text, note).replace(TOKEN_RUN, (run) => {
+    const n = shapedLength(run);
+    if (n === 0) return run;
+    note(run.slice(0, n));
+    return `${REDACTED}${run.slice(n)}`;
   });
-  return s;
 }
 
 const BLANK_OR_QUOTE = /[\s"'<>`]/;
