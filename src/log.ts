@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type { DestinationStream, Logger } from 'pino';
+import { redactConfig } from './config/redact.js';
 
 const require = createRequire(import.meta.url);
 let instance: Logger | undefined;
@@ -17,12 +18,21 @@ function destination(pino: typeof import('pino').pino): DestinationStream {
   return pretty({ destination: 2, sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' });
 }
 
+/**
+ * A config (or a part of one) logged under `config` or `changes` is logged as every other
+ * path shows config: redacted by the one config redaction.
+ */
+export const LOG_SERIALIZERS = {
+  config: (value: unknown) => redactConfig(value, { env: process.env }),
+  changes: (value: unknown) => redactConfig(value, { env: process.env }),
+};
+
 /** Made at the first use: a command that never logs (`warden tools`) does not load pino. */
 function logger(): Logger {
   if (!instance) {
     const { pino } = require('pino') as typeof import('pino');
     const level = process.env.WARDEN_LOG_LEVEL ?? commandLevel ?? (process.env.VITEST ? 'silent' : 'info');
-    instance = pino({ level, base: undefined }, destination(pino));
+    instance = pino({ level, base: undefined, serializers: LOG_SERIALIZERS }, destination(pino));
   }
   return instance;
 }

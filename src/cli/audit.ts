@@ -1,4 +1,5 @@
 import { closest } from '../config/errors.js';
+import { configSecrets, redactKnown } from '../config/redact.js';
 import path from 'node:path';
 import { readStoredAllowlist } from '../exec/allowlist-store.js';
 import { auditExec, type AuditFinding } from '../exec/audit.js';
@@ -42,6 +43,7 @@ export const run: CommandRunner = async (args, io) => {
   const probe = await probeSandbox(sandboxIdentity(effectiveExecConfig(loaded.config).sandbox));
   // Plugins load first: their tools are part of the surfaces the exec findings judge.
   const plugins = await loadPluginRuntime(loaded.config, loaded.baseDir);
+  const secrets = configSecrets(loaded.config, { env: io.env });
   const findings = [
     ...auditExec(loaded.config, { hasBwrap, state }),
     ...auditSandbox(loaded.config, { hasBwrap, probe }),
@@ -51,9 +53,10 @@ export const run: CommandRunner = async (args, io) => {
     ...auditGatewayHttp(loaded.config),
     ...auditOps(loaded.config),
     ...auditNameKeyedScopes(loaded.config),
-  ].sort(
-    (a, b) => ORDER[a.severity] - ORDER[b.severity],
-  );
+  ]
+    .sort((a, b) => ORDER[a.severity] - ORDER[b.severity])
+    // A finding may quote a config value (a pattern, a plugin's load error, a store error): shown redacted.
+    .map((f) => ({ ...f, message: redactKnown(f.message, secrets), fix: redactKnown(f.fix, secrets) }));
   if (args.options.get('json') === true) io.stdout(JSON.stringify({ findings }, null, 2));
   else if (findings.length === 0) io.stdout('no findings');
   else io.stdout(findings.map((f) => `${f.severity.toUpperCase().padEnd(8)} ${f.id}: ${f.message}\n         fix: ${f.fix}`).join('\n'));

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { OwnListener } from '../net/own-listeners.js';
 import { buildCatalog, type McpTool } from './catalog.js';
+import { configSecrets, redactKnown } from '../config/redact.js';
 import { describeLaunch, type ServerSettings } from './settings.js';
 import { asMcpError, loadMcpSdk } from './sdk.js';
 import type { TransportSeams } from './transport.js';
@@ -82,12 +83,15 @@ export class McpConnection {
   readonly settled: Promise<void> = new Promise((r) => (this.firstSettled = r));
   private waiters = new Set<() => void>();
   readonly transport: string;
+  /** The credentials of this server's launch (URL userinfo, header and env values, secret args): never in an error shown. */
+  private readonly secrets: string[];
 
   constructor(
     readonly settings: ServerSettings,
     private readonly deps: ConnectionDeps,
   ) {
     this.transport = describeLaunch(settings.launch);
+    this.secrets = configSecrets(settings.launch);
   }
 
   start(): void {
@@ -204,8 +208,10 @@ export class McpConnection {
     }
   }
 
-  private failed(error: string): void {
+  private failed(raw: string): void {
     if (this.stopped) return;
+    // An error may quote the URL or a child's stderr may echo its arguments: shown and logged redacted.
+    const error = redactKnown(raw, this.secrets);
     this.lastError = error;
     this.failures++;
     this.state = this.tools === undefined ? 'failed' : 'reconnecting';

@@ -38,7 +38,7 @@ describe('mcp.servers resolved', () => {
   });
 
   it('what logs and `warden mcp list` show hides credentials', () => {
-    expect(redactArgs(['--token', 'abc', '--api-key=xyz', 'ghp_0123456789abcdef', '--verbose'])).toEqual(['--token', '***', '--api-key=***', '***', '--verbose']);
+    expect(redactArgs(['--token', 'abc', '--api-key=xyz', 'ghp_0123456789abcdef', '--verbose'])).toEqual(['--token', '[redacted]', '--api-key=[redacted]', '[redacted]', '--verbose']);
     expect(describeLaunch({ kind: 'http', url: 'https://mcp.example.com/x?key=secret', headers: { Authorization: 'Bearer s' }, allowPrivateNetwork: false })).toBe('http https://mcp.example.com/x (headers: Authorization)');
   });
 

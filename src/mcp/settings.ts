@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { McpServerConfig, WardenConfig } from '../config/schema/index.js';
 import type { ApprovalRule } from './approval.js';
 import { DEFAULT_MAX_TOOLS } from './catalog.js';
+import { redactArgv, redactText } from '../config/redact.js';
 import { namesPrivateHost } from './private-host.js';
 import { assignServerNames } from './names.js';
 
@@ -89,21 +90,10 @@ export function describeLaunch(launch: StdioLaunch | HttpLaunch): string {
     const headers = Object.keys(launch.headers);
     return `http ${u.origin}${u.pathname}${headers.length ? ` (headers: ${headers.join(', ')})` : ''}`;
   }
-  return `stdio ${[launch.command, ...redactArgs(launch.args)].join(' ')}`;
+  return `stdio ${[redactText(launch.command), ...redactArgs(launch.args, launch.command)].join(' ')}`;
 }
 
-const SECRET_FLAG = /(token|secret|password|passwd|api[-_]?key|auth|credential|bearer)/i;
-
-/** `--token X` and `--api-key=X` show as `--token ***`; an argument that looks like a credential too. */
-export function redactArgs(args: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    const eq = a.indexOf('=');
-    if (a.startsWith('-') && eq > 0 && SECRET_FLAG.test(a.slice(0, eq))) out.push(`${a.slice(0, eq)}=***`);
-    else if (i > 0 && args[i - 1]!.startsWith('-') && !args[i - 1]!.includes('=') && SECRET_FLAG.test(args[i - 1]!) && !a.startsWith('-')) out.push('***');
-    else if (/^(gh[pousr]_|xox[abpr]-|sk-|glpat-)[A-Za-z0-9_-]{8,}/.test(a)) out.push('***');
-    else out.push(a);
-  }
-  return out;
+/** An argument list as logs and `warden mcp list` show it: the one config redaction (config/redact.ts). */
+export function redactArgs(args: readonly string[], command?: string): string[] {
+  return redactArgv(args, command);
 }

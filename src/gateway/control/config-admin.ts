@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { ApprovalService } from '../../approvals/service.js';
 import type { ApprovalRequestContext } from '../../approvals/types.js';
 import { DEFAULT_CONFIG_FILE, configEnv, type ConfigProblem } from '../../config/index.js';
+import { configSecrets, redactChanges, redactConfig, redactKnown } from '../../config/redact.js';
 import { patchConfigText } from '../../config/edit/config-file.js';
 import { configSchemaAt } from '../../config/edit/schema-at.js';
 import { log } from '../../log.js';
@@ -10,31 +11,18 @@ import type { TurnContext } from '../../policy/context.js';
 import { senderIsOwner } from '../turn-context.js';
 import type { AuditLog } from '../../store/audit.js';
 import type { ToolMeta } from '../../tools/types.js';
-import { dotted, redactChange } from './config-diff.js';
+import { dotted } from './config-diff.js';
 import type { DeciderGuards } from './decider-guards.js';
 import { hashText, type LiveConfig } from './live-config.js';
 import type { ApplyOutcome, ConfigReloader } from './reloader.js';
 import { classifyConfigChange, type Widening } from './widening.js';
 
-/** Keys whose values are credentials; redacted wherever they appear. */
-const SECRET_KEY = /token|secret|password|apikey|api_key|signingsecret/i;
-
-/** Maps whose values are credentials whatever their keys are called (a skill's env, fetch headers). */
-const SECRET_MAPS = new Set(['env', 'headers']);
-
-export function redactSecrets(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(redactSecrets);
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => {
-        if (v === undefined) return [k, v];
-        if (SECRET_KEY.test(k)) return [k, '[redacted]'];
-        if (SECRET_MAPS.has(k) && v && typeof v === 'object' && !Array.isArray(v)) return [k, Object.fromEntries(Object.keys(v).map((name) => [name, '[redacted]']))];
-        return [k, redactSecrets(v)];
-      }),
-    );
-  }
-  return value;
+/**
+ * The config as the owner's tools may show it: every credential hidden (see config/redact.ts),
+ * the values of the environment variables `*Env` keys name included.
+ */
+export function redactSecrets(value: unknown, env: NodeJS.ProcessEnv = process.env): unknown {
+  return redactConfig(value, { env });
 }
 
 export type PatchOutcome =
@@ -74,12 +62,16 @@ export class ConfigAdmin {
   }
 
   get(dotted?: string): { ok: true; value: unknown } | { ok: false; error: string } {
-    let value: unknown = redactSecrets(this.deps.live.current().loaded.config);
+    let value: unknown = redactSecrets(this.deps.live.current().loaded.config, this.env());
     for (const part of (dotted ?? '').split('.').filter(Boolean)) {
       if (!value || typeof value !== 'object' || !Object.hasOwn(value, part)) return { ok: false, error: `config.get: no key "${dotted}"` };
       value = (value as Record<string, unknown>)[part];
     }
     return { ok: true, value: value ?? null };
+  }
+
+  private env(): NodeJS.ProcessEnv {
+    return this.deps.env ?? process.env;
   }
 
   schema(dotted?: string) {
@@ -114,14 +106,21 @@ export class ConfigAdmin {
     const requester = `${turn.provider}:${turn.senderId ?? ''}`;
     const prepared = this.prepare(file, patch);
     if (prepared.kind !== 'ready') {
-      if (prepared.kind === 'invalid') await this.deps.audit.recordOrLog({ type: 'config.patch.invalid', actor: requester, sessionKey, data: { file, problems: prepared.problems } });
-      return prepared;
+      // The model and the audit row see the problems as any config is shown: redacted.
+      const problems = redactProblems(prepared.problems, patch, this.env());
+      await this.deps.audit.recordOrLog({ type: 'config.patch.invalid', actor: requester, sessionKey, data: { file, problems } });
+      return { kind: 'invalid', problems };
     }
     const runtime = this.deps.reloader.problems(prepared.loaded.config);
-    if (runtime.length > 0) return { kind: 'invalid', problems: runtime };
-    const { changes, widening } = await classifyConfigChange(current.config, prepared.loaded.config, { plugins: this.deps.plugins?.() ?? [], baseDir: current.baseDir, env: this.deps.env });
+    if (runtime.length > 0) return { kind: 'invalid', problems: redactProblems(runtime, prepared.loaded.config, this.env()) };
+    const { changes, widening: found } = await classifyConfigChange(current.config, prepared.loaded.config, { plugins: this.deps.plugins?.() ?? [], baseDir: current.baseDir, env: this.deps.env });
     if (changes.length === 0) return { kind: 'unchanged' };
-    const diff = changes.map(redactChange).map((c) => ({ path: dotted(c.path), before: c.before ?? null, after: c.after ?? null }));
+    let widening = found;
+    // What the card, the audit row and the model see: every side redacted, and the reasons too
+    // (a widening names allowlist patterns and hosts, which may carry a credential).
+    const diff = redactChanges(changes, current.config, prepared.loaded.config, dotted, { env: this.env() });
+    const secrets = [...configSecrets(current.config, { env: this.env() }), ...configSecrets(prepared.loaded.config, { env: this.env() })];
+    widening = widening.map((w) => ({ path: redactKnown(w.path, secrets), why: redactKnown(w.why, secrets) }));
 
     let approvedBy: string | undefined;
     if (widening.length > 0) {
@@ -221,6 +220,12 @@ export class ConfigAdmin {
       off();
     }
   }
+}
+
+/** Problems as audited: a message may quote the value it refused, which may be a credential of the patch. */
+function redactProblems(problems: ConfigProblem[], patch: unknown, env: NodeJS.ProcessEnv): ConfigProblem[] {
+  const secrets = configSecrets(patch, { env });
+  return problems.map((p) => ({ ...p, message: redactKnown(p.message, secrets) }));
 }
 
 /** Writes next to the file and renames over it, keeping its mode: a reader never sees half a file. */

@@ -30,11 +30,3 @@ export function dotted(path: readonly string[]): string {
 export function startsWith(path: readonly string[], pattern: readonly string[]): boolean {
   return pattern.length <= path.length && pattern.every((p, i) => p === '*' || p === path[i]);
 }
-
-/** Secret values shown as whether they are set, so diffs can be logged, audited and shown on a card. */
-const SECRET_KEY = /token|secret|password|apikey|api_key/i;
-export function redactChange(change: ConfigChange): ConfigChange {
-  if (!change.path.some((p) => SECRET_KEY.test(p))) return change;
-  const mask = (v: unknown) => (v === undefined ? undefined : '[redacted]');
-  return { ...change, before: mask(change.before), after: mask(change.after) };
-}

@@ -3,7 +3,8 @@ import { formatProblems, loadConfig, type ConfigProblem, type LoadedConfig, type
 import { log } from '../../log.js';
 import type { AuditLog } from '../../store/audit.js';
 import type { ToolMeta } from '../../tools/types.js';
-import { dotted, redactChange } from './config-diff.js';
+import { configSecrets, redactChanges, redactKnown } from '../../config/redact.js';
+import { dotted } from './config-diff.js';
 import type { LiveConfig } from './live-config.js';
 import { classifyConfigChange, type Widening } from './widening.js';
 
@@ -54,6 +55,10 @@ export class ConfigReloader {
     private readonly hooks: ReloadHooks,
   ) {}
 
+  private env(): NodeJS.ProcessEnv {
+    return this.hooks.env ?? process.env;
+  }
+
   /** What a running Warden refuses in `config` beyond the schema (checked before a patch is written). */
   problems(config: WardenConfig): ConfigProblem[] {
     return this.hooks.check(config);
@@ -82,7 +87,9 @@ export class ConfigReloader {
     if (origin === 'file' && this.live.isCurrentText(text)) return { ok: true, unchanged: true };
     const loaded = loadConfig({ file, env: this.hooks.env });
     if (!loaded.ok) {
-      const { problems } = loaded.error;
+      // A refused value may be a credential the file holds: the messages are shown redacted (logs, audit, DMs).
+      const secrets = configSecrets(this.live.current().loaded.config, { env: this.env() });
+      const problems = loaded.error.problems.map((p) => ({ ...p, message: redactKnown(p.message, secrets) }));
       log.error({ file, problems }, 'config change refused; the running config stays');
       await this.hooks.audit?.recordOrLog({ type: 'config.reload.refused', data: { file, origin, problems } });
       if (origin === 'file') {
@@ -96,13 +103,16 @@ export class ConfigReloader {
 
   private async applyNow(next: LoadedConfig, meta: ApplyMeta): Promise<ApplyOutcome> {
     const previous = this.live.current().loaded;
-    const problems = this.hooks.check(next.config);
+    const secrets = () => [...configSecrets(previous.config, { env: this.env() }), ...configSecrets(next.config, { env: this.env() })];
+    const checked = this.hooks.check(next.config);
+    const problems = checked.length > 0 ? checked.map((p) => ({ ...p, message: redactKnown(p.message, secrets()) })) : checked;
     if (problems.length > 0) {
       log.error({ problems }, 'config change refused; the running config stays');
       if (meta.origin === 'file') await this.hooks.notifyOwners(`Warden did not apply the edit to ${next.file}: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}. The previous config keeps serving.`, previous.config).catch(() => undefined);
       return { ok: false, problems };
     }
-    const { changes, widening } = await classifyConfigChange(previous.config, next.config, { plugins: this.hooks.plugins?.() ?? [], baseDir: previous.baseDir, env: this.hooks.env });
+    const classified = await classifyConfigChange(previous.config, next.config, { plugins: this.hooks.plugins?.() ?? [], baseDir: previous.baseDir, env: this.hooks.env });
+    const { changes } = classified;
     if (changes.length === 0) {
       if (meta.text !== undefined) this.live.noteText(meta.text);
       return { ok: true, version: this.live.current().version, changed: [], widening: [], failed: [], restartNeeded: [] };
@@ -115,8 +125,11 @@ export class ConfigReloader {
     const applied: LoadedConfig = { ...next, config: { ...next.config, dataDir: previous.config.dataDir, store: previous.config.store } };
     this.hooks.swap(applied, previous);
     const snapshot = this.live.replace(applied, meta.text);
-    const failed = await this.hooks.restart(applied.config, previous.config).catch((err: unknown) => [(err as Error).message]);
+    // Logged, audited and returned as every other path shows config: redacted (a restart error may quote a URL).
+    const known = secrets();
+    const failed = (await this.hooks.restart(applied.config, previous.config).catch((err: unknown) => [(err as Error).message])).map((m) => redactKnown(m, known));
     const changed = changes.map((c) => dotted(c.path));
+    const widening = classified.widening.map((w) => ({ path: redactKnown(w.path, known), why: redactKnown(w.why, known) }));
     const level = widening.length > 0 ? 'warn' : 'info';
     log[level]({ version: snapshot.version, origin: meta.origin, changed, widening, failed, restartNeeded, by: meta.by, approvedBy: meta.approvedBy }, 'config reloaded');
     await this.hooks.audit?.recordOrLog({
@@ -127,7 +140,7 @@ export class ConfigReloader {
         origin: meta.origin,
         file: next.file,
         approvedBy: meta.approvedBy,
-        changes: changes.map(redactChange).map((c) => ({ path: dotted(c.path), before: c.before ?? null, after: c.after ?? null })),
+        changes: redactChanges(changes, previous.config, next.config, dotted, { env: this.env(), secrets: known }),
         widening,
         failed,
         restartNeeded,
