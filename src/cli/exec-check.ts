@@ -52,7 +52,11 @@ export const run: CommandRunner = async (args, io) => {
   }
   const json = args.options.get('json') === true;
   // The surface `warden tools` prints for these flags, resolved with the same inputs as the bot's.
-  await loadPluginRuntime(loaded.config, loaded.baseDir);
+  const refusal = (await loadPluginRuntime(loaded.config, loaded.baseDir)).refusal();
+  if (refusal) {
+    io.stderr(`warden exec-check: ${refusal}`);
+    return EXIT.badInput;
+  }
   const surface = resolveToolSurface(loaded.config, context.ctx, surfaceInputs(loaded.config, loaded.baseDir));
   if (surface.error) {
     if (json) io.stdout(JSON.stringify({ error: surface.error }, null, 2));

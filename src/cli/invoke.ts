@@ -66,6 +66,12 @@ export const run: CommandRunner = async (args, io) => {
 
   // The bot's plugins: their tools, hooks and trusted policies take part in this call as in a turn.
   const plugins = await loadPluginRuntime(config, baseDir);
+  // A policy plugin that did not load: its rules would be missing from this call, as from the bot's.
+  const refusal = plugins.refusal();
+  if (refusal) {
+    io.stderr(`warden invoke: ${refusal}`);
+    return EXIT.badInput;
+  }
   // The config's MCP servers, connected for this one call (a server still connecting is unavailable, with why).
   const mcp = await connectMcpForCommand(config, baseDir, { reserved: reservedToolNames(() => plugins.tools) });
   try {

@@ -72,7 +72,7 @@ describe('warden invoke and warden tools with a plugin', () => {
 describe('warden skills with a plugin', () => {
   it('lists the skills of a folder the plugin registered, in the lowest tier', async () => {
     const cwd = mkdtempSync(path.join(tmpdir(), 'warden-cli-plugin-skills-'));
-    writeFileSync(path.join(cwd, 'warden.config.yaml'), `plugins:\n  paths: [${JSON.stringify(FIXTURE)}]\n`);
+    writeFileSync(path.join(cwd, 'warden.config.yaml'), `plugins:\n  paths: [${JSON.stringify(FIXTURE)}]\n  entries: { fixture: { enabled: true } }\n`);
     let out = '';
     expect(await main(['skills', '--json'], { cwd, env: {}, stdout: (t) => (out += t), stderr: () => {} })).toBe(0);
     expect((JSON.parse(out) as { eligible: Array<{ name: string; root: string; location: string }> }).eligible).toContainEqual({ name: 'fx-skill', root: 'extra', location: path.join(FIXTURE, 'skills', 'fx-skill', 'SKILL.md') });

@@ -45,6 +45,12 @@ export const run: CommandRunner = async (args, io) => {
 
   // The inputs the running bot hands the surface function: the same plugin candidates and availability.
   const runtime = await loadPluginRuntime(config, baseDir);
+  // A policy plugin that did not load: the bot would not start, so there is no surface to show.
+  const refusal = runtime.refusal();
+  if (refusal) {
+    io.stderr(`warden tools: ${refusal}`);
+    return EXIT.badInput;
+  }
   // MCP servers are connected for this command (each until it answered or its connect timeout).
   const mcp = await connectMcpForCommand(config, baseDir, { reserved: reservedToolNames(() => runtime.tools) });
   try {

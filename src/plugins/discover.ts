@@ -7,6 +7,7 @@ import { BUNDLE_MCP, isCoreToolId } from '../tools/catalog.js';
 import { isMetaTool } from '../tools/tool-search/meta-tools.js';
 import { normalizeToolName } from '../tools/names.js';
 import { checkPluginConfig } from './config-schema.js';
+import { guardOf, type OnLoadFailure, type PluginGuard } from './load-failure.js';
 import { hasManifest, metadataFor, readManifest, toolMeta, type PluginManifest, type PluginToolMeta } from './manifest.js';
 
 /**
@@ -63,6 +64,10 @@ export interface DiscoveredPlugin {
   /** The config after schema validation (defaults applied). */
   config: Record<string, unknown>;
   hooksPolicy: PluginHooksPolicy;
+  /** The hooks and tools its manifest declares it guards (see load-failure.ts). */
+  guard: PluginGuard;
+  /** `plugins.entries.<id>.onLoadFailure`. */
+  onLoadFailure?: OnLoadFailure | undefined;
 }
 
 export interface Discovery {
@@ -116,6 +121,8 @@ export function discoverPlugins(config: Pick<WardenConfig, 'plugins'>, baseDir: 
       trustedPolicies: stringList(manifest.contracts?.trustedToolPolicies),
       config: {},
       hooksPolicy: entry?.hooks ?? {},
+      guard: guardOf(manifest),
+      ...(entry?.onLoadFailure ? { onLoadFailure: entry.onLoadFailure } : {}),
     };
     if (found.packageVersion !== undefined) plugin.version ??= found.packageVersion;
     out.plugins.push(plugin);
@@ -140,6 +147,7 @@ export function discoverPlugins(config: Pick<WardenConfig, 'plugins'>, baseDir: 
       continue;
     }
     if (found.pinProblem) fail(plugin, found.pinProblem, out.diagnostics);
+    if (plugin.guard.problems.length > 0) fail(plugin, plugin.guard.problems.join('; '), out.diagnostics);
     for (const hook of Object.keys(entry?.hooks?.timeouts ?? {})) {
       if (!(OPENCLAW_HOOK_NAMES as readonly string[]).includes(hook)) out.diagnostics.push({ level: 'warn', pluginId: id, message: `plugins.entries.${id}.hooks.timeouts.${hook}: no hook of that name; the timeout applies to nothing` });
     }
