@@ -49,6 +49,9 @@ export async function auditPlugins(runtime: PluginRuntime, env: PluginAuditEnv =
       findings.push({ id: 'plugins.conversation-access', severity: 'info', message: `plugin ${p.id} may read conversations (plugins.entries.${p.id}.hooks.allowConversationAccess)`, fix: `set plugins.entries.${p.id}.hooks.allowConversationAccess: false unless it needs them` });
     }
   }
+  for (const u of runtime.unresolved) {
+    findings.push({ id: 'plugins.unresolved', severity: 'critical', message: `${u.path}: ${u.message.replace(/^plugins\.\S+: /, '')}; Warden does not start with it`, fix: `fix ${u.path}, or remove it` });
+  }
   if (env.probeHooks !== false) findings.push(...(await execRewriters(runtime)));
   return findings;
 }

@@ -97,18 +97,18 @@ export function loadFailureVerdict(p: FailedPlugin): LoadFailureVerdict {
 
 /** The plugins' failures together: what refuses the process, and what each withheld tool is withheld by. */
 export interface PluginLoadGate {
-  /** One entry per policy plugin that stops the start (empty: none). */
-  stop: Array<{ pluginId: string; message: string }>;
+  /** One entry per policy plugin (or unreadable plugin source) that stops the start, with its config key; empty: none. */
+  stop: Array<{ path: string; message: string }>;
   /** Tool id → why it is withheld; `*` withholds every tool. */
   withheld: Map<string, string>;
 }
 
-export function pluginLoadGate(plugins: ReadonlyArray<FailedPlugin & { status: string }>): PluginLoadGate {
-  const gate: PluginLoadGate = { stop: [], withheld: new Map() };
+export function pluginLoadGate(plugins: ReadonlyArray<FailedPlugin & { status: string }>, unresolved: ReadonlyArray<{ path: string; message: string }> = []): PluginLoadGate {
+  const gate: PluginLoadGate = { stop: [...unresolved], withheld: new Map() };
   for (const p of plugins) {
     if (p.status !== 'error' && p.status !== 'blocked') continue;
     const verdict = loadFailureVerdict(p);
-    if (verdict.kind === 'stop') gate.stop.push({ pluginId: p.id, message: verdict.message });
+    if (verdict.kind === 'stop') gate.stop.push({ path: `plugins.entries.${p.id}`, message: verdict.message });
     else if (verdict.kind === 'withhold') for (const t of verdict.tools === '*' ? ['*'] : verdict.tools) if (!gate.withheld.has(t)) gate.withheld.set(t, `plugin ${p.id}, whose rules guard it, did not load (plugins.entries.${p.id}.onLoadFailure: remove-guarded-tools)`);
   }
   return gate;

@@ -156,7 +156,11 @@ export class PluginRuntime {
       for (const t of p.declaredTools) this.toolPlugin.set(t, record);
     }
     this.tools = discovery.tools;
+    this.unresolved = discovery.unresolved;
   }
+
+  /** Plugin sources the config names that could not be read (discover.ts); each stops the start. */
+  readonly unresolved: Discovery['unresolved'];
 
   /** Every skill folder plugins registered, in load order (the lowest-precedence skill root). */
   skillsDirs(): string[] {
@@ -208,7 +212,7 @@ export class PluginRuntime {
     }
     // Registration may have made a declared tool optional; the candidate list is built once more, then kept.
     this.tools = this.tools.map((t) => (!t.optional && this.impl.optional(t.id) ? { ...t, optional: true } : t));
-    this.gate = pluginLoadGate(this.plugins);
+    this.gate = pluginLoadGate(this.plugins, this.unresolved);
     this.loaded = true;
   }
 
@@ -600,6 +604,5 @@ export function adoptPluginRuntime(config: WardenConfig, baseDir: string, runtim
  */
 export function pluginReloadProblems(config: WardenConfig, baseDir: string): Array<{ path: string; message: string }> {
   const discovery = discoverPlugins(config, path.resolve(baseDir));
-  const gate = pluginLoadGate(discovery.plugins);
-  return gate.stop.map((s) => ({ path: `plugins.entries.${s.pluginId}`, message: s.message }));
+  return pluginLoadGate(discovery.plugins, discovery.unresolved).stop;
 }
