@@ -62,7 +62,7 @@ describe('warden invoke and warden tools with a plugin', () => {
       return { code, json: JSON.parse(out) as Record<string, any> };
     };
     expect(await cli('invoke', 'greet', '--json', '--provider', 'slack', '--args', '{"who":"ann"}')).toMatchObject({ code: 0, json: { status: 'ok', content: [{ text: 'hello ann from slack' }] } });
-    expect(await cli('invoke', 'greet', '--json', '--args', '{"who":"mallory"}')).toMatchObject({ code: 0, json: { status: 'blocked', deniedReason: 'plugin-before-tool-call', content: [{ text: 'not mallory' }] } });
+    expect(await cli('invoke', 'greet', '--json', '--args', '{"who":"mallory"}')).toMatchObject({ code: 5, json: { status: 'blocked', deniedReason: 'plugin-before-tool-call', content: [{ text: 'not mallory' }] } });
     expect(await cli('invoke', 'greet', '--json', '--args', '{}')).toMatchObject({ json: { status: 'error', content: [{ text: expect.stringContaining('Invalid arguments for greet') }] } });
     const tools = await cli('tools', '--json', '--explain', 'greet');
     expect(tools.json.explain).toMatchObject({ tool: 'greet', verdict: 'available' });
