@@ -1,6 +1,7 @@
 import { parseArgs, processIO, type CliIO, type CommandRunner, EXIT } from './cli/args.js';
 import { closest } from './config/errors.js';
 import { setCommandLogLevel } from './log.js';
+import { asksForHelp, COMMAND_USAGE } from './cli/usage.js';
 
 /**
  * Command table. Each command lives in its own module under `cli/` and is loaded on demand, so
@@ -31,13 +32,21 @@ const USAGE = () =>
     ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(15)} ${c.summary}`),
     '',
     'Read-only commands take --config FILE (default warden.config.yaml) and --json.',
+    'warden COMMAND --help (or -h) prints its usage.',
   ].join('\n');
 
 export async function main(argv: readonly string[], io: CliIO = processIO()): Promise<number> {
   const args = parseArgs(argv);
-  if (args.command === undefined || args.command === 'help') {
+  // `warden help COMMAND` is `warden COMMAND --help`.
+  const helpFor = args.command === 'help' ? args.positionals[0] : asksForHelp(args) && args.command !== '-h' ? args.command : undefined;
+  if (helpFor !== undefined && COMMANDS[helpFor]) {
+    // Answered here, before the command's module runs: help has no side effects (no config read, no store, no listener).
+    io.stdout(COMMAND_USAGE[helpFor] ?? `usage: warden ${helpFor} [options]`);
+    return EXIT.ok;
+  }
+  if (args.command === undefined || args.command === 'help' || args.command === '-h') {
     // Asking for help is an answer; running `warden` with nothing is a usage error.
-    const asked = args.command === 'help' || args.options.has('help');
+    const asked = args.command === 'help' || args.command === '-h' || args.options.has('help');
     (asked ? io.stdout : io.stderr)(USAGE());
     return asked ? EXIT.ok : EXIT.badInput;
   }

@@ -64,5 +64,10 @@ export const processIO = (): CliIO => ({
 
 export type CommandRunner = (args: ParsedArgs, io: CliIO) => Promise<number>;
 
-/** Exit codes of the CLI contract. */
-export const EXIT = { ok: 0, critical: 1, badInput: 2, noTools: 3 } as const;
+/**
+ * Exit codes of the CLI contract (0–3), then the answers a script branches on: `exec-check`
+ * exits `ask` or `deny` by its verdict; `invoke` exits `ask` while its call waits on an
+ * approval, `deny` when policy refused the call (blocked, denied, approval refused or expired),
+ * and `toolError` when the tool ran and failed.
+ */
+export const EXIT = { ok: 0, critical: 1, badInput: 2, noTools: 3, ask: 4, deny: 5, toolError: 6 } as const;

@@ -7,6 +7,7 @@ import { effectiveExecConfig } from '../exec/check.js';
 import { resolveDataDir } from '../store/data-dir.js';
 import { openConfiguredStore } from '../schema/index.js';
 import { EXIT, stringOption, type CliIO, type CommandRunner } from './args.js';
+import { COMMAND_USAGE } from './usage.js';
 import { loadConfigForCommand } from './config.js';
 import { unknownFlagProblems } from './context.js';
 
@@ -18,7 +19,7 @@ import { unknownFlagProblems } from './context.js';
  */
 const FLAGS = ['config', 'json', 'agent', 'dry-run', 'help'];
 const SUBCOMMANDS = ['import', 'export'];
-const USAGE = 'usage: warden exec-approvals import FILE [--agent ID] [--dry-run] [--json] | export [--agent ID] [--config FILE]';
+const USAGE = COMMAND_USAGE['exec-approvals']!;
 
 export const run: CommandRunner = async (args, io) => {
   if (args.options.get('help') === true) {

@@ -104,7 +104,7 @@ channels:
       ['an owner in #general is no exception', [...guild, '--channel-name', 'general', '--sender', '42'], 'deny', 'exec is not on this surface (removed by channels.discord.guilds.111.channels.general.tools.deny)'],
     ])('%s', async (_name, flags, decision, reason) => {
       const { code, stdout } = await runCli(['exec-check', '--json', ...flags, '--', 'ls'], SCOPED);
-      expect(code).toBe(0);
+      expect(code).toBe(decision === 'deny' ? 5 : 0);
       const answer = JSON.parse(stdout);
       expect(answer).toMatchObject({ decision, reason });
       if (decision === 'deny') expect(answer).toMatchObject({ rewritten: null, segments: [{ argv: ['ls'], resolved: '/usr/bin/ls' }] });

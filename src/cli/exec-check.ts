@@ -12,6 +12,7 @@ import { SqliteDb } from '../store/sqlite/engine.js';
 import { loadPluginRuntime } from '../plugins/runtime.js';
 import { surfaceInputs } from '../tools/surface-inputs.js';
 import { EXIT, type CommandRunner } from './args.js';
+import { COMMAND_USAGE } from './usage.js';
 import { loadConfigForCommand } from './config.js';
 import { readSharedAllowlist } from './stored-allowlist.js';
 import { CONTEXT_FLAGS, contextFromArgs, unknownFlagProblems } from './context.js';
@@ -24,7 +25,7 @@ import { CONTEXT_FLAGS, contextFromArgs, unknownFlagProblems } from './context.j
  * read-only and only when it exists.
  */
 const FLAGS = ['config', 'json', 'help', ...CONTEXT_FLAGS];
-const USAGE = 'usage: warden exec-check [--config FILE] [--json] [context flags] -- COMMAND\nexit: 0 answered (allow, ask or deny), 2 bad config or flags, 3 no callable tool remains (empty-allowlist guard)';
+const USAGE = COMMAND_USAGE['exec-check']!;
 
 export const run: CommandRunner = async (args, io) => {
   const problems = unknownFlagProblems(args, FLAGS, closest);
@@ -52,7 +53,11 @@ export const run: CommandRunner = async (args, io) => {
   }
   const json = args.options.get('json') === true;
   // The surface `warden tools` prints for these flags, resolved with the same inputs as the bot's.
-  await loadPluginRuntime(loaded.config, loaded.baseDir);
+  const refusal = (await loadPluginRuntime(loaded.config, loaded.baseDir)).refusal();
+  if (refusal) {
+    io.stderr(`warden exec-check: ${refusal}`);
+    return EXIT.badInput;
+  }
   const surface = resolveToolSurface(loaded.config, context.ctx, surfaceInputs(loaded.config, loaded.baseDir));
   if (surface.error) {
     if (json) io.stdout(JSON.stringify({ error: surface.error }, null, 2));
@@ -62,8 +67,11 @@ export const run: CommandRunner = async (args, io) => {
   const verdict = checkExec(loaded.config, command, context.ctx, { storedAllowlist: stored.entries, baseDir: loaded.baseDir, surface });
   const answer = toAnswer(verdict);
   io.stdout(json ? JSON.stringify(answer, null, 2) : human(answer));
-  return EXIT.ok;
+  return VERDICT_EXIT[verdict.decision];
 };
+
+/** A script branches on the verdict: 0 allow, 4 ask, 5 deny (README, Command line). */
+export const VERDICT_EXIT: Record<ExecVerdict['decision'], number> = { allow: EXIT.ok, ask: EXIT.ask, deny: EXIT.deny };
 
 async function readStoredAllowlist(file: string, agentId: string): Promise<{ ok: true; entries: StoredAllowlistEntry[] } | { ok: false; error: string }> {
   if (!existsSync(file)) return { ok: true, entries: [] };

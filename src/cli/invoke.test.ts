@@ -39,7 +39,7 @@ describe('warden invoke', () => {
   it('answers an unknown tool and bad arguments with readable errors', async () => {
     const dir = workdir();
     const unknown = await cli(dir, ['invoke', 'nope']);
-    expect(unknown.code).toBe(0);
+    expect(unknown.code).toBe(6); // the call's error, as the model would read it
     expect(unknown.stdout).toContain('Unknown tool \\"nope\\". Available tools:');
     const invalid = await cli(dir, ['invoke', 'session_status', '--args', '{"x":1}']);
     expect(invalid.stdout).toContain('Invalid arguments for session_status: x: unknown field');

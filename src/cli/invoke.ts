@@ -66,6 +66,12 @@ export const run: CommandRunner = async (args, io) => {
 
   // The bot's plugins: their tools, hooks and trusted policies take part in this call as in a turn.
   const plugins = await loadPluginRuntime(config, baseDir);
+  // A policy plugin that did not load: its rules would be missing from this call, as from the bot's.
+  const refusal = plugins.refusal();
+  if (refusal) {
+    io.stderr(`warden invoke: ${refusal}`);
+    return EXIT.badInput;
+  }
   // The config's MCP servers, connected for this one call (a server still connecting is unavailable, with why).
   const mcp = await connectMcpForCommand(config, baseDir, { reserved: reservedToolNames(() => plugins.tools) });
   try {
@@ -134,7 +140,7 @@ async function invokeOnce(
     print(io, outcome, args.options.get('json') === true);
     // The call's transcript row is written after it answers: in before the store closes.
     await invoker.settled();
-    return EXIT.ok;
+    return exitFor(outcome);
   } finally {
     // A browser call launched Chromium; a one-shot command must not leave it running.
     await closeAllBrowsers();
@@ -142,6 +148,19 @@ async function invokeOnce(
     await cluster?.stop();
     await store.close();
   }
+}
+
+/**
+ * A script branches on the outcome (README, Command line): 0 ran, 4 waiting on an approval, 5
+ * refused by policy — by the call chain (`blocked`) or by the tool's own gate (exec's approval
+ * denied or expired: an error result whose details say `denied`) — and 6 the tool failed.
+ */
+export function exitFor(outcome: Pick<InvokeOutcome, 'status' | 'details'>): number {
+  if (outcome.status === 'ok') return EXIT.ok;
+  if (outcome.status === 'pending') return EXIT.ask;
+  if (outcome.status === 'blocked') return EXIT.deny;
+  const details = outcome.details as { status?: unknown } | undefined;
+  return details?.status === 'denied' ? EXIT.deny : EXIT.toolError;
 }
 
 function parseArgsJson(value: string | true | undefined, problems: string[]): unknown {

@@ -4,6 +4,7 @@ import type { ServerStatus } from '../mcp/connection.js';
 import { connectMcpForCommand, reservedToolNames } from '../mcp/registry.js';
 import { createPluginRuntime } from '../plugins/runtime.js';
 import { EXIT, type CommandRunner } from './args.js';
+import { COMMAND_USAGE } from './usage.js';
 import { loadConfigForCommand } from './config.js';
 import { unknownFlagProblems } from './context.js';
 
@@ -17,7 +18,7 @@ import { unknownFlagProblems } from './context.js';
  */
 
 const FLAGS = ['config', 'json', 'help'];
-const USAGE = 'usage: warden mcp list [--config FILE] [--json]\n       warden mcp tools NAME [--config FILE] [--json]';
+const USAGE = COMMAND_USAGE.mcp!;
 
 export interface McpListAnswer {
   servers: Array<Omit<ServerStatus, 'connectedAt' | 'retryAt'> & { connectedAt?: string; retryAt?: string }>;

@@ -62,7 +62,7 @@ describe('warden invoke and warden tools with a plugin', () => {
       return { code, json: JSON.parse(out) as Record<string, any> };
     };
     expect(await cli('invoke', 'greet', '--json', '--provider', 'slack', '--args', '{"who":"ann"}')).toMatchObject({ code: 0, json: { status: 'ok', content: [{ text: 'hello ann from slack' }] } });
-    expect(await cli('invoke', 'greet', '--json', '--args', '{"who":"mallory"}')).toMatchObject({ code: 0, json: { status: 'blocked', deniedReason: 'plugin-before-tool-call', content: [{ text: 'not mallory' }] } });
+    expect(await cli('invoke', 'greet', '--json', '--args', '{"who":"mallory"}')).toMatchObject({ code: 5, json: { status: 'blocked', deniedReason: 'plugin-before-tool-call', content: [{ text: 'not mallory' }] } });
     expect(await cli('invoke', 'greet', '--json', '--args', '{}')).toMatchObject({ json: { status: 'error', content: [{ text: expect.stringContaining('Invalid arguments for greet') }] } });
     const tools = await cli('tools', '--json', '--explain', 'greet');
     expect(tools.json.explain).toMatchObject({ tool: 'greet', verdict: 'available' });
@@ -72,7 +72,7 @@ describe('warden invoke and warden tools with a plugin', () => {
 describe('warden skills with a plugin', () => {
   it('lists the skills of a folder the plugin registered, in the lowest tier', async () => {
     const cwd = mkdtempSync(path.join(tmpdir(), 'warden-cli-plugin-skills-'));
-    writeFileSync(path.join(cwd, 'warden.config.yaml'), `plugins:\n  paths: [${JSON.stringify(FIXTURE)}]\n`);
+    writeFileSync(path.join(cwd, 'warden.config.yaml'), `plugins:\n  paths: [${JSON.stringify(FIXTURE)}]\n  entries: { fixture: { enabled: true } }\n`);
     let out = '';
     expect(await main(['skills', '--json'], { cwd, env: {}, stdout: (t) => (out += t), stderr: () => {} })).toBe(0);
     expect((JSON.parse(out) as { eligible: Array<{ name: string; root: string; location: string }> }).eligible).toContainEqual({ name: 'fx-skill', root: 'extra', location: path.join(FIXTURE, 'skills', 'fx-skill', 'SKILL.md') });

@@ -2,6 +2,7 @@ import { closest } from '../config/errors.js';
 import type { PluginDiagnostic } from '../plugins/discover.js';
 import { loadPluginRuntime, type PluginRecord } from '../plugins/runtime.js';
 import { EXIT, type CommandRunner } from './args.js';
+import { COMMAND_USAGE } from './usage.js';
 import { loadConfigForCommand } from './config.js';
 import { unknownFlagProblems } from './context.js';
 
@@ -13,7 +14,7 @@ import { unknownFlagProblems } from './context.js';
  */
 
 const FLAGS = ['config', 'json', 'help'];
-const USAGE = 'usage: warden plugins [--config FILE] [--json]';
+const USAGE = COMMAND_USAGE.plugins!;
 
 export interface PluginsAnswer {
   plugins: Array<{

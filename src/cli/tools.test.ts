@@ -145,7 +145,8 @@ describe('warden tools (in process)', () => {
   it('reports the declared tools of a plugin without code as unavailable, with why', async () => {
     const cwd = workdir({ 'warden.config.yaml': 'plugins:\n  paths: [plugins]\ntools:\n  profile: coding\n  alsoAllow: [jira]\n' });
     mkdirSync(path.join(cwd, 'plugins', 'jira'), { recursive: true });
-    writeFileSync(path.join(cwd, 'plugins', 'jira', 'warden.plugin.json'), '{ id: "jira", contracts: { tools: ["jira_create"] } }');
+    // contracts.hooks: [] — it enforces nothing, so Warden runs without it (a policy plugin would stop it).
+    writeFileSync(path.join(cwd, 'plugins', 'jira', 'warden.plugin.json'), '{ id: "jira", contracts: { tools: ["jira_create"], hooks: [] } }');
     let stdout = '';
     const code = await main(['tools', '--json'], { cwd, env: {}, stdout: (t) => (stdout += t), stderr: () => {} });
     expect(code).toBe(0);

@@ -8,8 +8,9 @@ import { surfaceInputs } from '../tools/surface-inputs.js';
 import { connectMcpForCommand, reservedToolNames } from '../mcp/registry.js';
 import type { WardenConfig } from '../config/index.js';
 import { EXIT, stringOption, type CommandRunner } from './args.js';
+import { COMMAND_USAGE } from './usage.js';
 import { loadConfigForCommand } from './config.js';
-import { CONTEXT_FLAGS, CONTEXT_USAGE, contextFromArgs, unknownFlagProblems } from './context.js';
+import { CONTEXT_FLAGS, contextFromArgs, unknownFlagProblems } from './context.js';
 import { describeBinding } from '../gateway/bindings.js';
 
 /**
@@ -20,11 +21,7 @@ import { describeBinding } from '../gateway/bindings.js';
 
 const FLAGS = ['config', 'json', 'explain', 'help', ...CONTEXT_FLAGS];
 
-const USAGE = [
-  'usage: warden tools [--config FILE] [--json] [--explain TOOL] [context flags]',
-  CONTEXT_USAGE,
-  'exit: 0 answered, 2 bad config or flags, 3 no callable tool remains (empty-allowlist guard)',
-].join('\n');
+const USAGE = COMMAND_USAGE.tools!;
 
 export const run: CommandRunner = async (args, io) => {
   if (args.options.get('help') === true) {
@@ -46,6 +43,12 @@ export const run: CommandRunner = async (args, io) => {
 
   // The inputs the running bot hands the surface function: the same plugin candidates and availability.
   const runtime = await loadPluginRuntime(config, baseDir);
+  // A policy plugin that did not load: the bot would not start, so there is no surface to show.
+  const refusal = runtime.refusal();
+  if (refusal) {
+    io.stderr(`warden tools: ${refusal}`);
+    return EXIT.badInput;
+  }
   // MCP servers are connected for this command (each until it answered or its connect timeout).
   const mcp = await connectMcpForCommand(config, baseDir, { reserved: reservedToolNames(() => runtime.tools) });
   try {

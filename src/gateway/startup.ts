@@ -33,7 +33,7 @@ import { OPS_LISTENER, OpsServer } from '../ops/server.js';
 import { HookBus } from '../hooks/bus.js';
 import type { CronJobs } from '../cron/jobs.js';
 import { HookedCronJobs, skillChangeReporter } from '../plugins/lifecycle.js';
-import { loadPluginRuntime, type PluginRuntime } from '../plugins/runtime.js';
+import { adoptPluginRuntime, loadPluginRuntime, pluginReloadProblems, type PluginRuntime } from '../plugins/runtime.js';
 import { McpManager } from '../mcp/manager.js';
 import { bindMcpManager, mcpManagerFor, reservedToolNames } from '../mcp/registry.js';
 import { CronScheduler } from '../cron/scheduler.js';
@@ -176,8 +176,11 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     const bind = checkBind(config.channels.web.host, config.channels.web.token);
     if (!bind.ok) return { ok: false, error: new ConfigError(loaded.file, [{ path: bind.path, message: bind.message }]) };
   }
-  // Plugins load before anything listens: a plugin that fails is reported and skipped, Warden starts.
+  // Plugins load before anything listens: a plugin that fails is reported and skipped, unless it
+  // enforces rules (a policy plugin, see plugins/load-failure.ts): then Warden does not start.
   const plugins = await loadPluginRuntime(config, baseDir);
+  const refusal = plugins.refusal();
+  if (refusal) return { ok: false, error: new Error(refusal) };
   const hooks = plugins.hooks;
   const opened = await openConfiguredStore({ dataDir, store: config.store });
   if (!opened.ok) return { ok: false, error: opened.error.path === 'store.url' ? new ConfigError(loaded.file, [{ path: 'store.url', message: opened.error.message.replace(/^store\.url: /, '') }]) : new Error(opened.error.message) };
@@ -301,6 +304,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   // Everything a config derives, built again on each reload; running turns keep the one they began with.
   const derive = (cfg: WardenConfig) => {
     // One MCP manager for the process: a reloaded config restarts only the servers it changed.
+    if (cfg !== config) adoptPluginRuntime(cfg, baseDir, plugins);
     if (cfg !== config && mcpManagerFor(cfg) !== mcp) {
       bindMcpManager(cfg, mcp);
       void mcp.reconfigure(cfg).catch((err: unknown) => log.error({ err }, 'MCP reconfiguration failed'));
@@ -379,7 +383,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     env,
     audit: approvals.audit,
     plugins: () => (generation.tools instanceof GovernedToolExecutor ? generation.tools.inputs : surfaceInputs(current(), baseDir)).plugins,
-    check: (cfg) => runtimeProblems(cfg),
+    check: (cfg) => [...runtimeProblems(cfg), ...pluginReloadProblems(cfg, baseDir)],
     swap: (next, previous) => {
       const cfg = next.config;
       const before = generation;

@@ -79,6 +79,12 @@ export type SyncHookName = (typeof SYNC_HOOKS)[number];
 export type VoidHookName = Exclude<HookName, ModifyingHookName | SyncHookName>;
 /** Hooks whose handler errors and timeouts block what they guard (reference §5.5); every other hook fails open. */
 export const FAIL_CLOSED_HOOKS: readonly HookName[] = ['before_tool_call'];
+/**
+ * Hooks whose result can stop or hold what Warden is about to do: before_tool_call blocks a call
+ * or asks an approver, message_sending cancels a message. A plugin that declares one (or declares
+ * nothing) is a policy plugin: if it cannot load, Warden does not start without it.
+ */
+export const POLICY_HOOKS: readonly HookName[] = ['before_tool_call', 'message_sending'];
 /** Hooks that inject text into the model's prompt (`plugins.entries.<id>.hooks.allowPromptInjection: false` refuses them). */
 export const PROMPT_INJECTION_HOOKS: readonly HookName[] = ['before_prompt_build'];
 /** Hooks that see a conversation's messages; a plugin needs `hooks.allowConversationAccess: true` (OpenClaw's rule for non-bundled plugins). */

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { AuditFinding } from '../exec/audit.js';
 import type { HookToolContext } from '../hooks/types.js';
 import { parsePackageSpec } from './discover.js';
+import { loadFailureVerdict } from './load-failure.js';
 import type { PluginRecord, PluginRuntime } from './runtime.js';
 
 /**
@@ -31,9 +32,7 @@ export async function auditPlugins(runtime: PluginRuntime, env: PluginAuditEnv =
   const findings: AuditFinding[] = [];
   for (const p of runtime.plugins) {
     if (p.status === 'disabled') continue;
-    if (p.status === 'error' || p.status === 'blocked') {
-      findings.push({ id: 'plugins.not-loaded', severity: 'warn', message: `plugin ${p.id} is not running: ${p.why}`, fix: `fix the plugin (warden plugins shows its diagnostics) or set plugins.entries.${p.id}.enabled: false` });
-    }
+    if (p.status === 'error' || p.status === 'blocked') findings.push(notLoaded(p));
     findings.push(...writableCode(p, uid));
     if (p.origin === 'package' && p.requested !== undefined && parsePackageSpec(p.requested).version === undefined) {
       findings.push({
@@ -50,8 +49,21 @@ export async function auditPlugins(runtime: PluginRuntime, env: PluginAuditEnv =
       findings.push({ id: 'plugins.conversation-access', severity: 'info', message: `plugin ${p.id} may read conversations (plugins.entries.${p.id}.hooks.allowConversationAccess)`, fix: `set plugins.entries.${p.id}.hooks.allowConversationAccess: false unless it needs them` });
     }
   }
+  for (const u of runtime.unresolved) {
+    findings.push({ id: 'plugins.unresolved', severity: 'critical', message: `${u.path}: ${u.message.replace(/^plugins\.\S+: /, '')}; Warden does not start with it`, fix: `fix ${u.path}, or remove it` });
+  }
   if (env.probeHooks !== false) findings.push(...(await execRewriters(runtime)));
   return findings;
+}
+
+/** A configured plugin that is not running: critical when it is a policy plugin (its rules are gone, and `warden start` refuses). */
+function notLoaded(p: PluginRecord): AuditFinding {
+  const verdict = loadFailureVerdict(p);
+  if (verdict.kind === 'stop') {
+    return { id: 'plugins.policy-not-loaded', severity: 'critical', message: verdict.message, fix: `fix the plugin (warden plugins shows its diagnostics), or set plugins.entries.${p.id}.enabled: false to run without its rules` };
+  }
+  if (verdict.kind === 'withhold') return { id: 'plugins.policy-withheld', severity: 'warn', message: verdict.message, fix: `fix the plugin (warden plugins shows its diagnostics)` };
+  return { id: 'plugins.not-loaded', severity: 'warn', message: `plugin ${p.id} is not running: ${p.why}`, fix: `fix the plugin (warden plugins shows its diagnostics) or set plugins.entries.${p.id}.enabled: false` };
 }
 
 /** Folders and files of a plugin that someone other than Warden's user (or root) can change. */

@@ -7,6 +7,7 @@ import { BUNDLE_MCP, isCoreToolId } from '../tools/catalog.js';
 import { isMetaTool } from '../tools/tool-search/meta-tools.js';
 import { normalizeToolName } from '../tools/names.js';
 import { checkPluginConfig } from './config-schema.js';
+import { guardOf, type OnLoadFailure, type PluginGuard } from './load-failure.js';
 import { hasManifest, metadataFor, readManifest, toolMeta, type PluginManifest, type PluginToolMeta } from './manifest.js';
 
 /**
@@ -63,6 +64,10 @@ export interface DiscoveredPlugin {
   /** The config after schema validation (defaults applied). */
   config: Record<string, unknown>;
   hooksPolicy: PluginHooksPolicy;
+  /** The hooks and tools its manifest declares it guards (see load-failure.ts). */
+  guard: PluginGuard;
+  /** `plugins.entries.<id>.onLoadFailure`. */
+  onLoadFailure?: OnLoadFailure | undefined;
 }
 
 export interface Discovery {
@@ -70,6 +75,13 @@ export interface Discovery {
   /** Declared tools of plugins that are not disabled or blocked, in manifest order. */
   tools: PluginToolMeta[];
   diagnostics: PluginDiagnostic[];
+  /**
+   * Plugins the config names that could not even be read: a `plugins.paths` folder or a
+   * `plugins.load` package missing, a manifest that does not parse, a `plugins.entries.<id>`
+   * (not `enabled: false`) whose plugin is nowhere. Whatever rules they hold are unknown, so
+   * they stop the start like a policy plugin that failed (load-failure.ts).
+   */
+  unresolved: Array<{ path: string; message: string }>;
 }
 
 /** Entry modules tried when package.json names none (OpenClaw's list). */
@@ -78,18 +90,22 @@ export const DEFAULT_ENTRIES = ['index.ts', 'index.js', 'index.mjs', 'index.cjs'
 type PluginsConfig = WardenConfig['plugins'];
 
 export function discoverPlugins(config: Pick<WardenConfig, 'plugins'>, baseDir: string): Discovery {
-  const out: Discovery = { plugins: [], tools: [], diagnostics: [] };
+  const out: Discovery = { plugins: [], tools: [], diagnostics: [], unresolved: [] };
   const settings = config.plugins;
   if (settings.enabled === false) return out;
   const allowed = settings.allow ? new Set(settings.allow.map((id) => id.trim().toLowerCase())) : undefined;
   const denied = new Set(settings.deny.map((id) => id.trim().toLowerCase()));
   const toolOwner = new Map<string, string>();
   const error = (message: string, pluginId?: string) => out.diagnostics.push({ level: 'error', message, ...(pluginId ? { pluginId } : {}) });
+  const unresolved = (message: string, keyPath: string) => {
+    error(message);
+    out.unresolved.push({ path: keyPath, message });
+  };
 
-  for (const found of candidateDirs(settings, baseDir, error)) {
+  for (const found of candidateDirs(settings, baseDir, unresolved)) {
     const read = readManifest(found.dir);
     if (!read.ok) {
-      error(`plugin ${found.dir}: ${read.error}`);
+      unresolved(`plugin ${found.dir}: ${read.error}`, found.origin === 'path' ? 'plugins.paths' : 'plugins.load');
       continue;
     }
     const { manifest, file } = read;
@@ -116,6 +132,8 @@ export function discoverPlugins(config: Pick<WardenConfig, 'plugins'>, baseDir: 
       trustedPolicies: stringList(manifest.contracts?.trustedToolPolicies),
       config: {},
       hooksPolicy: entry?.hooks ?? {},
+      guard: guardOf(manifest),
+      ...(entry?.onLoadFailure ? { onLoadFailure: entry.onLoadFailure } : {}),
     };
     if (found.packageVersion !== undefined) plugin.version ??= found.packageVersion;
     out.plugins.push(plugin);
@@ -140,6 +158,7 @@ export function discoverPlugins(config: Pick<WardenConfig, 'plugins'>, baseDir: 
       continue;
     }
     if (found.pinProblem) fail(plugin, found.pinProblem, out.diagnostics);
+    if (plugin.guard.problems.length > 0) fail(plugin, plugin.guard.problems.join('; '), out.diagnostics);
     for (const hook of Object.keys(entry?.hooks?.timeouts ?? {})) {
       if (!(OPENCLAW_HOOK_NAMES as readonly string[]).includes(hook)) out.diagnostics.push({ level: 'warn', pluginId: id, message: `plugins.entries.${id}.hooks.timeouts.${hook}: no hook of that name; the timeout applies to nothing` });
     }
@@ -171,7 +190,10 @@ export function discoverPlugins(config: Pick<WardenConfig, 'plugins'>, baseDir: 
 
   for (const key of Object.keys(settings.entries)) {
     const id = key.trim().toLowerCase();
-    if (!out.plugins.some((p) => p.id === id)) out.diagnostics.push({ level: 'warn', pluginId: id, message: `plugins.entries.${key}: no plugin with this id was found` });
+    if (out.plugins.some((p) => p.id === id)) continue;
+    const message = `plugins.entries.${key}: no plugin with this id was found`;
+    out.diagnostics.push({ level: settings.entries[key]?.enabled === false ? 'warn' : 'error', pluginId: id, message });
+    if (settings.entries[key]?.enabled !== false) out.unresolved.push({ path: `plugins.entries.${key}`, message: `${message} (in plugins.paths or plugins.load), so whatever rules its entry configures are not enforced; fix the path, or set plugins.entries.${key}.enabled: false` });
   }
   return out;
 }
@@ -216,12 +238,12 @@ interface CandidateDir {
 }
 
 /** `plugins.paths` (a plugin folder, or a folder of them, sorted) then `plugins.load` packages, in config order. */
-function candidateDirs(settings: PluginsConfig, baseDir: string, error: (m: string) => void): CandidateDir[] {
+function candidateDirs(settings: PluginsConfig, baseDir: string, error: (m: string, keyPath: string) => void): CandidateDir[] {
   const dirs: CandidateDir[] = [];
   for (const p of settings.paths) {
     const root = path.resolve(baseDir, p);
     if (!existsSync(root) || !statSync(root).isDirectory()) {
-      error(`plugins.paths: ${p} is not a directory`);
+      error(`plugins.paths: ${p} is not a directory`, 'plugins.paths');
       continue;
     }
     if (hasManifest(root)) {
@@ -237,11 +259,11 @@ function candidateDirs(settings: PluginsConfig, baseDir: string, error: (m: stri
     const { name, version } = parsePackageSpec(spec);
     const dir = resolvePackageDir(name, baseDir);
     if (!dir) {
-      error(`plugins.load: package ${name} is not installed (no node_modules/${name} from ${baseDir} up)`);
+      error(`plugins.load: package ${name} is not installed (no node_modules/${name} from ${baseDir} up)`, 'plugins.load');
       continue;
     }
     if (!hasManifest(dir)) {
-      error(`plugins.load: package ${name} has no warden.plugin.json or openclaw.plugin.json`);
+      error(`plugins.load: package ${name} has no warden.plugin.json or openclaw.plugin.json`, 'plugins.load');
       continue;
     }
     const installed = packageJson(dir)?.version;

@@ -75,8 +75,8 @@ describe('the rules fixture: every registration rule with its diagnostic', () =>
   });
 
   it('registration after register(api) returned is refused', async () => {
-    const { lateApi } = (await import(path.join(FIXTURE, 'index.ts'))) as { lateApi: { registerTool: (t: unknown) => void } };
-    lateApi.registerTool({ name: 'fx_plain', description: 'x', parameters: {}, execute: () => ({}) });
+    const { lateApi } = fixtureState();
+    lateApi!.registerTool({ name: 'fx_plain', description: 'x', parameters: {}, execute: () => ({}) });
     expect(messages()).toContain('warn: api.registerTool called after register(api) returned; ignored');
   });
 
@@ -92,7 +92,7 @@ describe('the rules fixture: every registration rule with its diagnostic', () =>
   });
 
   it('a deny of the plugin id or group:plugins removes its tools before any factory runs', async () => {
-    const { seen } = (await import(path.join(FIXTURE, 'index.ts'))) as { seen: unknown[] };
+    const { seen } = fixtureState();
     const before = seen.length;
     for (const deny of ['fixture', 'group:plugins', 'fx_*']) {
       const c = config({ plugins: cfg.plugins, tools: { profile: 'coding', deny: [deny] } });
@@ -104,9 +104,9 @@ describe('the rules fixture: every registration rule with its diagnostic', () =>
   });
 
   it('hooks.allowPromptInjection: false refuses before_prompt_build; allowConversationAccess admits it', async () => {
-    const refused = await createLoaded(config({ plugins: { paths: [FIXTURE], entries: { fixture: { hooks: { allowConversationAccess: true, allowPromptInjection: false } } } } }), FIXTURE);
+    const refused = await createLoaded(config({ plugins: { paths: [FIXTURE], entries: { fixture: { enabled: true, hooks: { allowConversationAccess: true, allowPromptInjection: false } } } } }), FIXTURE);
     expect(refused.plugins[0]!.diagnostics.map((d) => d.message)).toContain('typed hook "before_prompt_build" blocked by plugins.entries.fixture.hooks.allowPromptInjection=false');
-    const admitted = await createLoaded(config({ plugins: { paths: [FIXTURE], entries: { fixture: { hooks: { allowConversationAccess: true } } } } }), FIXTURE);
+    const admitted = await createLoaded(config({ plugins: { paths: [FIXTURE], entries: { fixture: { enabled: true, hooks: { allowConversationAccess: true } } } } }), FIXTURE);
     expect(admitted.plugins[0]!.hooks.map((h) => h.name)).toContain('before_prompt_build');
   });
 
@@ -122,8 +122,14 @@ describe('the rules fixture: every registration rule with its diagnostic', () =>
     const other = await createLoaded(config({ plugins: { paths: [FIXTURE] } }), FIXTURE);
     expect(other.plugins[0]!.diagnostics.map((d) => d.message)).toContain('plugin must be explicitly enabled to register trusted tool policy: fx-policy');
     expect(other.trustedPolicies).toEqual([]);
+    // The policy its manifest declares is missing, so the plugin does not load, and nothing runs without it.
+    expect(other.plugins[0]).toMatchObject({ status: 'error', why: expect.stringContaining('declares trusted tool policy fx-policy but register(api) did not register it') });
+    expect(other.refusal()).toMatch(/^plugin fixture did not load .* Warden does not run without its rules/);
   });
 });
+
+/** The fixture's own record of what happened (the runtime imports it through tsx: another module instance). */
+const fixtureState = () => (globalThis as { __wardenRulesFixture?: { seen: unknown[]; lateApi?: { registerTool: (t: unknown) => void } } }).__wardenRulesFixture!;
 
 async function createLoaded(c: ReturnType<typeof config>, baseDir: string): Promise<PluginRuntime> {
   const runtime = createPluginRuntime(c, baseDir);

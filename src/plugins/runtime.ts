@@ -10,6 +10,7 @@ import {
   MAX_HOOK_TIMEOUT_MS,
   NOT_EMITTED,
   OPENCLAW_HOOK_NAMES,
+  POLICY_HOOKS,
   PROMPT_INJECTION_HOOKS,
   type HookName,
   type HookOptions,
@@ -23,14 +24,17 @@ import type { Availability, ToolImplementation } from '../tools/types.js';
 import { discoverPlugins, type DiscoveredPlugin, type Discovery, type PluginDiagnostic, type PluginOrigin } from './discover.js';
 import type { PluginToolMeta } from './manifest.js';
 import type { PluginCommandDefinition, PluginCommandHandler, PluginLogger, PluginTool, PluginToolFactory, RegisterToolOptions, TrustedToolPolicyRegistration, WardenPluginApi } from './sdk.js';
+import { pluginLoadGate, undeclaredHook, withheldBy, type OnLoadFailure, type PluginGuard, type PluginLoadGate } from './load-failure.js';
 import { inspect, PluginTools, type ToolRegistration } from './tools.js';
 
 /**
  * The plugin runtime: discovery, then each loadable plugin's entry module is imported and its
  * `register(api)` run. What a plugin registers is staged and committed only when `register`
- * returns, so a plugin that throws (or whose module fails to load) leaves nothing behind — it is
- * reported and skipped, and Warden starts. Registration rules and their diagnostics follow
- * reference §9 (OpenClaw's texts where OpenClaw has them).
+ * returns, so a plugin that throws (or whose module fails to load) leaves nothing behind. A
+ * plugin that enforces nothing is then reported and skipped; a policy plugin (load-failure.ts)
+ * makes `gate` refuse the start and every deciding command, or withhold the tools it guards.
+ * Registration rules and their diagnostics follow reference §9 (OpenClaw's texts where OpenClaw
+ * has them).
  */
 
 export type PluginStatus = 'loaded' | 'disabled' | 'blocked' | 'error';
@@ -66,6 +70,10 @@ export interface PluginRecord {
   diagnostics: PluginDiagnostic[];
   hooksPolicy: DiscoveredPlugin['hooksPolicy'];
   config: Record<string, unknown>;
+  guard: PluginGuard;
+  onLoadFailure?: OnLoadFailure | undefined;
+  /** `contracts.trustedToolPolicies` of its manifest. */
+  trustedPoliciesDeclared: string[];
 }
 
 export interface PluginCommand {
@@ -100,6 +108,8 @@ export class PluginRuntime {
   readonly commands = new Map<string, PluginCommand>();
   /** Whether entry modules were run (false: manifests only). */
   loaded = false;
+  /** What the plugins that did not load take with them (policy plugins); complete once `loaded`. */
+  gate: PluginLoadGate = { stop: [], withheld: new Map() };
   private started = false;
   private readonly impl: PluginTools;
   private readonly toolPlugin = new Map<string, PluginRecord>();
@@ -137,13 +147,20 @@ export class PluginRuntime {
         diagnostics: discovery.diagnostics.filter((d) => d.pluginId === p.id),
         hooksPolicy: p.hooksPolicy,
         config: p.config,
+        guard: p.guard,
+        onLoadFailure: p.onLoadFailure,
+        trustedPoliciesDeclared: p.trustedPolicies,
       };
       this.plugins.push(record);
       this.manifests.set(p.id, p.manifest);
       for (const t of p.declaredTools) this.toolPlugin.set(t, record);
     }
     this.tools = discovery.tools;
+    this.unresolved = discovery.unresolved;
   }
+
+  /** Plugin sources the config names that could not be read (discover.ts); each stops the start. */
+  readonly unresolved: Discovery['unresolved'];
 
   /** Every skill folder plugins registered, in load order (the lowest-precedence skill root). */
   skillsDirs(): string[] {
@@ -178,13 +195,14 @@ export class PluginRuntime {
     for (const record of this.plugins) {
       if (record.why !== 'plugin runtime not loaded') continue;
       const staged = new Staging(record, this);
-      const outcome = await withTimeout(runEntries(record, staged.api), timeoutMs, `${record.id} did not finish registering within ${timeoutMs} ms`);
+      const ran = await withTimeout(runEntries(record, staged.api), timeoutMs, `${record.id} did not finish registering within ${timeoutMs} ms`);
       staged.close();
+      const outcome = ran.ok ? staged.keepsItsWord() : ran;
       if (!outcome.ok) {
         record.status = 'error';
         record.why = outcome.error;
         this.report(record.id, { level: 'error', message: `plugin ${record.id} failed to load: ${outcome.error}` });
-        log.error({ plugin: record.id, error: outcome.error }, 'plugin failed to load; skipped');
+        log.error({ plugin: record.id, error: outcome.error, policy: record.guard.policy }, record.guard.policy ? 'policy plugin failed to load' : 'plugin failed to load; skipped');
         continue;
       }
       staged.commit();
@@ -194,7 +212,18 @@ export class PluginRuntime {
     }
     // Registration may have made a declared tool optional; the candidate list is built once more, then kept.
     this.tools = this.tools.map((t) => (!t.optional && this.impl.optional(t.id) ? { ...t, optional: true } : t));
+    this.gate = pluginLoadGate(this.plugins, this.unresolved);
     this.loaded = true;
+  }
+
+  /** Why this process must not run with these plugins (a policy plugin did not load); undefined: it may. */
+  refusal(): string | undefined {
+    return this.gate.stop.length > 0 ? this.gate.stop.map((s) => s.message).join('\n') : undefined;
+  }
+
+  /** Whether a tool (core, plugin or MCP) is withheld because the plugin guarding it did not load. */
+  withheld(id: string): Availability | undefined {
+    return withheldBy(this.gate, id);
   }
 
   /** The manifest a plugin was discovered with. */
@@ -228,7 +257,7 @@ async function runEntries(record: PluginRecord, api: WardenPluginApi): Promise<{
   for (const file of record.entries) {
     let mod: Record<string, unknown>;
     try {
-      mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+      mod = await importEntry(file);
     } catch (err) {
       return { ok: false, error: `entry module ${path.relative(record.dir, file)} failed to load: ${message(err)}` };
     }
@@ -249,6 +278,21 @@ async function runEntries(record: PluginRecord, api: WardenPluginApi): Promise<{
     }
   }
   return { ok: true };
+}
+
+/** TypeScript entry modules (the shipped plugins are .ts, and so may an operator's be). */
+const TYPESCRIPT = /\.[cm]?ts$/i;
+
+/**
+ * Imports an entry module. JavaScript is imported as is; TypeScript goes through tsx (a
+ * dependency) scoped to this one import, so the built CLI under plain node loads a .ts plugin
+ * as the sources do, without a loader registered for the rest of the process.
+ */
+async function importEntry(file: string): Promise<Record<string, unknown>> {
+  const url = pathToFileURL(file).href;
+  if (!TYPESCRIPT.test(file)) return (await import(url)) as Record<string, unknown>;
+  const { tsImport } = await import('tsx/esm/api');
+  return (await tsImport(url, import.meta.url)) as Record<string, unknown>;
 }
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
@@ -281,6 +325,10 @@ class Staging {
   private readonly commands: PluginCommand[] = [];
   private readonly skills: string[] = [];
   private readonly contract: Set<string>;
+  /** Refused registrations of a policy hook (before_tool_call, message_sending): rules that would be missing. */
+  private readonly refusedPolicy: string[] = [];
+  private errors = 0;
+  private lastError = '';
 
   constructor(
     private readonly record: PluginRecord,
@@ -319,7 +367,30 @@ class Staging {
   }
 
   private error(message: string): void {
+    this.errors++;
+    this.lastError = message;
     this.runtime.report(this.record.id, { level: 'error', message });
+  }
+
+  /**
+   * Whether the plugin's rules all took: no policy hook registration was refused (one that was
+   * is a rule missing; a plugin whose manifest said it has none becomes a policy plugin by it),
+   * and each policy hook and trusted tool policy its manifest declares was registered (a
+   * misspelt or skipped one is a rule missing too).
+   */
+  keepsItsWord(): { ok: true } | { ok: false; error: string } {
+    const { guard } = this.record;
+    if (this.refusedPolicy.length > 0) {
+      guard.policy ??= 'it registers a policy hook';
+      return { ok: false, error: `a policy hook's registration was refused: ${this.refusedPolicy.join('; ')}` };
+    }
+    if (!guard.policy) return { ok: true };
+    const missing = [
+      ...(guard.hooks ?? []).filter((h) => POLICY_HOOKS.includes(h) && !this.hooks.some((r) => r.name === h)),
+      ...this.record.trustedPoliciesDeclared.filter((id) => !this.policies.some((p) => p.id === id)).map((id) => `trusted tool policy ${id}`),
+    ];
+    if (missing.length > 0) return { ok: false, error: `its manifest declares ${missing.join(', ')} but register(api) did not register ${missing.length > 1 ? 'them' : 'it'}` };
+    return { ok: true };
   }
 
   private warn(message: string): void {
@@ -357,6 +428,12 @@ class Staging {
   }
 
   private on(hook: string, handler: (event: never, ctx: never) => unknown, opts: { priority?: number; timeoutMs?: number; toolMatcher?: readonly string[]; matcher?: readonly string[] }): void {
+    const before = this.errors;
+    this.onChecked(hook, handler, opts);
+    if (this.errors > before && (POLICY_HOOKS as readonly string[]).includes(hook)) this.refusedPolicy.push(this.lastError);
+  }
+
+  private onChecked(hook: string, handler: (event: never, ctx: never) => unknown, opts: { priority?: number; timeoutMs?: number; toolMatcher?: readonly string[]; matcher?: readonly string[] }): void {
     if (typeof hook !== 'string' || !(OPENCLAW_HOOK_NAMES as readonly string[]).includes(hook)) return this.warn(`unknown typed hook "${String(hook)}" ignored`);
     if (!(HOOK_NAMES as readonly string[]).includes(hook)) {
       return this.warn(`typed hook "${hook}" is never emitted by Warden (${NOT_EMITTED[hook as keyof typeof NOT_EMITTED]}); its handler will not run`);
@@ -376,6 +453,8 @@ class Staging {
       toolMatcher = undefined;
     }
     if (toolMatcher !== undefined && (!Array.isArray(toolMatcher) || toolMatcher.length === 0)) return this.error(`typed hook "${name}" tool matcher must be a non-empty list of tool names`);
+    const undeclared = undeclaredHook(this.record.guard, name, toolMatcher);
+    if (undeclared) return this.error(undeclared);
     const options: HookOptions = { owner: this.record.id };
     if (typeof opts.priority === 'number' && Number.isFinite(opts.priority)) options.priority = opts.priority;
     const timeoutMs = timeoutFor(name, policy, opts.timeoutMs);
@@ -414,6 +493,10 @@ class Staging {
     if (existing) return this.error(`trusted tool policy already registered: ${id} (${(existing as { pluginId?: string }).pluginId ?? this.record.id})`);
     if (policy.matcher !== undefined && (!Array.isArray(policy.matcher) || policy.matcher.some((m) => typeof m !== 'string'))) {
       return this.error(`trusted tool policy ${id}: matcher must be a list of tool names`);
+    }
+    const guarded = this.record.guard.guardedTools;
+    if (guarded && (!policy.matcher || policy.matcher.some((m) => !guarded.includes(normalizeToolName(m))))) {
+      return this.error(`trusted tool policy ${id} judges tools outside contracts.guardedTools (${guarded.join(', ')}): give it a matcher within them`);
     }
     const pluginId = this.record.id;
     const adapted: TrustedToolPolicy & { pluginId: string } = {
@@ -500,4 +583,26 @@ export function loadPluginRuntime(config: WardenConfig, baseDir: string, options
 export function loadedPluginRuntime(config: WardenConfig, baseDir: string): PluginRuntime | undefined {
   const hit = runtimes.get(config)?.get(path.resolve(baseDir));
   return hit?.runtime.loaded ? hit.runtime : undefined;
+}
+
+/**
+ * Hands a running process's loaded runtime to a reloaded config: plugins are read at start, so
+ * the same plugins (their tools, hooks, and the tools a failed policy plugin withholds) serve the
+ * new config until the next start.
+ */
+export function adoptPluginRuntime(config: WardenConfig, baseDir: string, runtime: PluginRuntime): void {
+  const dir = path.resolve(baseDir);
+  let byDir = runtimes.get(config);
+  if (!byDir) runtimes.set(config, (byDir = new Map()));
+  if (!byDir.has(dir)) byDir.set(dir, { runtime, loading: Promise.resolve(runtime) });
+}
+
+/**
+ * Why a running Warden refuses a new config (a reload or a patch): under it a policy plugin
+ * could not load (discovery only; no plugin code runs again), so the next start would stop or
+ * run without its rules. The old config keeps serving.
+ */
+export function pluginReloadProblems(config: WardenConfig, baseDir: string): Array<{ path: string; message: string }> {
+  const discovery = discoverPlugins(config, path.resolve(baseDir));
+  return pluginLoadGate(discovery.plugins, discovery.unresolved).stop;
 }

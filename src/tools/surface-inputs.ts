@@ -17,7 +17,9 @@ import { coreAvailability } from './core/index.js';
  * - whether each tool can run here: a core tool asks the registry of `tools/core/index.ts`; a
  *   plugin tool asks the plugin runtime, which builds it for the turn with the plugin's factory
  *   (before `loadPluginRuntime` ran: unavailable, "plugin runtime not loaded"); an MCP tool
- *   asks the manager (its server connected, or why not).
+ *   asks the manager (its server connected, or why not);
+ * - and, before all of these, whether a policy plugin that did not load withholds the tool
+ *   (`plugins.entries.<id>.onLoadFailure: remove-guarded-tools`, see plugins/load-failure.ts).
  *
  * The policy never fetches any of this itself (it imports no tool implementation).
  */
@@ -50,6 +52,7 @@ export function surfaceInputs(config: WardenConfig, baseDir: string): SurfaceInp
         tools: () => runtime.tools,
         problems: runtime.allDiagnostics().filter((d) => d.level === 'error').map((d) => d.message),
         runtime,
+        withheld: (id) => runtime.withheld(id),
         implemented: (id, ctx) => (runtime.isPluginTool(id) ? runtime.availability(id, ctx) : coreAvailability(id, config)),
       });
       withRuntime.set(runtime, inputs);
@@ -76,6 +79,7 @@ interface PluginPart {
   tools: () => readonly PluginToolMeta[];
   problems: readonly string[];
   runtime?: PluginRuntime | undefined;
+  withheld?: ((id: string) => Availability | undefined) | undefined;
   implemented: SurfaceOptions['implemented'];
 }
 
@@ -95,6 +99,6 @@ function withMcp(config: WardenConfig, part: PluginPart): SurfaceInputs {
       if (merged?.plugins !== plugins || merged.mcp !== mcp) merged = { plugins, mcp, all: [...plugins, ...mcp] };
       return merged.all;
     },
-    implemented: (id, ctx): Availability | undefined => mcpManagerFor(config)?.availability(id) ?? part.implemented(id, ctx),
+    implemented: (id, ctx): Availability | undefined => part.withheld?.(id) ?? mcpManagerFor(config)?.availability(id) ?? part.implemented(id, ctx),
   };
 }

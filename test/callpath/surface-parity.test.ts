@@ -202,7 +202,7 @@ function writeConfig(c: (typeof CONFIGS)[number]): string {
     mkdirSync(path.join(dir, 'plugins', 'deploy'), { recursive: true });
     writeFileSync(
       path.join(dir, 'plugins', 'deploy', 'warden.plugin.json'),
-      JSON.stringify({ id: 'deploy', contracts: { tools: ['plug_tool', 'plug_optional'] }, toolMetadata: { plug_tool: { profiles: ['coding'] }, plug_optional: { optional: true } } }),
+      JSON.stringify({ id: 'deploy', contracts: { tools: ['plug_tool', 'plug_optional'], hooks: [] }, toolMetadata: { plug_tool: { profiles: ['coding'] }, plug_optional: { optional: true } } }),
     );
   }
   writeFileSync(path.join(dir, 'warden.config.yaml'), stringify(configFor(c.model, c.sandbox, c.plugins)));
@@ -238,11 +238,11 @@ describe.each(CONFIGS)('$name', (c) => {
 
             const check = await cli(dir, ['exec-check', '--json', ...flags, '--', 'ls']);
             if (live.error) expect(check, what).toEqual({ code: 3, json: { error: live.error } });
-            else if (live.tools.includes('exec')) expect(check.json, what).toMatchObject({ decision: 'allow' });
+            else if (live.tools.includes('exec')) expect(check, what).toMatchObject({ code: 0, json: { decision: 'allow' } });
             else {
               const removed = live.removed.find((r) => r.tool === 'exec');
               const why = removed ? `removed by ${removed.by}` : `unavailable: ${live.unavailable.find((u) => u.tool === 'exec')!.why}`;
-              expect(check.json, what).toMatchObject({ decision: 'deny', reason: `exec is not on this surface (${why})` });
+              expect(check, what).toMatchObject({ code: 5, json: { decision: 'deny', reason: `exec is not on this surface (${why})` } });
             }
             // `warden invoke` refuses at the surface gate with the same label (only where exec is gone: nothing runs;
             // once per place in a quarter of the configs, as each call opens the store).
@@ -251,6 +251,7 @@ describe.each(CONFIGS)('$name', (c) => {
               const invoked = await cli(dir, ['invoke', 'exec', '--json', ...flags, '--args', '{"command":"ls"}']);
               const removed = live.removed.find((r) => r.tool === 'exec');
               const why = removed ? `removed by ${removed.by}` : `unavailable: ${live.unavailable.find((u) => u.tool === 'exec')!.why}`;
+              expect(invoked.code, what).toBe(5);
               expect(invoked.json, what).toMatchObject({ status: 'blocked', deniedReason: 'not-on-surface', content: [{ text: expect.stringContaining(`(${why})`) }] });
             }
             if (c.model === 'no tool support') expect(live.tools, what).toEqual([]);

@@ -59,9 +59,9 @@ beforeAll(async () => {
 
   const dir = mkdtempSync(path.join(tmpdir(), 'warden-plugins-e2e-'));
   mkdirSync(path.join(dir, 'workspace'));
-  // A third plugin that throws while its module loads: reported, skipped, Warden starts.
+  // A third plugin that throws while its module loads: it declares no policy hook, so it is reported, skipped, Warden starts.
   mkdirSync(path.join(dir, 'broken', 'crasher'), { recursive: true });
-  writeFileSync(path.join(dir, 'broken', 'crasher', 'warden.plugin.json'), JSON.stringify({ id: 'crasher', contracts: { tools: ['crash_tool'] }, toolMetadata: { crash_tool: { profiles: ['messaging'] } } }));
+  writeFileSync(path.join(dir, 'broken', 'crasher', 'warden.plugin.json'), JSON.stringify({ id: 'crasher', contracts: { tools: ['crash_tool'], hooks: [] }, toolMetadata: { crash_tool: { profiles: ['messaging'] } } }));
   writeFileSync(path.join(dir, 'broken', 'crasher', 'index.mjs'), 'throw new Error("crasher cannot start");');
   // An observer of the lifecycle, writing what it saw where the test can read it.
   journal = path.join(dir, 'journal.log');

@@ -298,6 +298,14 @@ export const pluginsConfig = z.strictObject({
         enabled: z.boolean().optional(),
         config: z.record(z.string(), z.unknown()).optional(),
         hooks: pluginHooksConfig.optional(),
+        /**
+         * What happens when this plugin is a policy plugin (its manifest declares before_tool_call,
+         * message_sending or a trusted tool policy, or declares no contracts.hooks) and cannot load:
+         * `stop` (default) refuses the start, the reload or the command; `remove-guarded-tools`
+         * runs without the tools its manifest's contracts.guardedTools names (every tool when it
+         * names none). A security rule never disappears silently.
+         */
+        onLoadFailure: z.enum(['stop', 'remove-guarded-tools']).optional(),
       }),
     )
     .default({}),
