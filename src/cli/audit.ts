@@ -18,6 +18,8 @@ import type { ConfiguredStore } from '../schema/index.js';
 import { unknownFlagProblems } from './context.js';
 import { auditGatewayHttp } from '../gateway/http/audit.js';
 import { auditOps } from '../ops/audit.js';
+import { auditSkills } from '../skills/audit.js';
+import { reservedCommandNames } from '../gateway/command-text.js';
 
 /**
  * `warden audit`: what in the configuration is dangerous, with a fix for each finding.
@@ -49,6 +51,7 @@ export const run: CommandRunner = async (args, io) => {
     ...(await auditPlugins(plugins)),
     ...auditGatewayHttp(loaded.config),
     ...auditOps(loaded.config),
+    ...auditSkills(loaded.config, { baseDir: loaded.baseDir, env: io.env, homeDir: io.env.HOME?.trim() || undefined, pluginSkillDirs: plugins.skillsDirs(), reservedCommands: reservedCommandNames() }),
   ].sort(
     (a, b) => ORDER[a.severity] - ORDER[b.severity],
   );

@@ -26,7 +26,7 @@ import {
 import { describeAdapter } from './adapter-text.js';
 import { classifyCommandText, isAddressedCommand } from './command-text.js';
 import { sessionKeyFor } from './session-key.js';
-import { readSkillInstructions, runSkillToolCommand, skillTurnText, type SkillCommandSet } from './skill-commands.js';
+import { agentSkillNote, readSkillInstructions, runSkillToolCommand, skillTurnText, type SkillCommandSet } from './skill-commands.js';
 import type { HookBus } from '../hooks/bus.js';
 import { messageHookContext } from '../hooks/context.js';
 import { DEFAULT_MAX_PENDING, SessionQueues } from './queue.js';
@@ -597,7 +597,11 @@ export class Gateway {
       }
     }
     if (!view.agent || route.context.model === undefined) return { text: `/${spec.name} runs the ${spec.skillName} skill, which needs a model. ${NO_MODEL_HINT}` };
-    return this.turnReply({ ...route, text: skillTurnText(spec, readSkillInstructions(spec), route.text) }, signal, view);
+    const reply = await this.turnReply({ ...route, text: skillTurnText(spec, readSkillInstructions(spec), route.text) }, signal, view);
+    if (!spec.agentWritable) return reply;
+    // The person who typed it is told which file ran, and that the model took it as untrusted data.
+    const note = agentSkillNote(spec);
+    return reply ? { ...reply, text: reply.text ? `${reply.text}\n\n${note}` : note } : { text: note };
   }
 
   private skillSpecs(): readonly SkillCommandSpec[] {
