@@ -8,6 +8,7 @@ import type { TurnContext } from '../policy/context.js';
 import type { SkillCommandSpec } from '../skills/commands.js';
 import type { ToolDefinition } from '../agent/types.js';
 import type { ToolResult } from '../tools/types.js';
+import { OWNER_ONLY_TOOLS } from '../tools/catalog.js';
 import type { Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
 import type { ApprovalClick, OutboundMessage } from './types.js';
@@ -75,8 +76,6 @@ export interface ToolReport {
   warnings: string[];
 }
 
-/** The label the owner-only filter gives its removals. */
-export const OWNER_ONLY_TOOLS: readonly string[] = ['cron', 'gateway', 'nodes'];
 
 export interface SkillsView {
   eligible: Array<{ name: string; description?: string }>;
@@ -274,22 +273,25 @@ export function formatToolResult(result: ToolResult, tool = 'exec'): OutboundMes
 export function formatToolReport(report: ToolReport, senderIsOwner: boolean): string {
   const tools = [...report.tools].sort();
   const lines = [tools.length > 0 ? `Your tools here (${tools.length}): ${tools.join(', ')}` : 'No tools are available to you here.'];
+  // The surface already leaves owner-only tools out for a non-owner (policy hideOwnerOnly); a
+  // report from anywhere else is held to the same rule: not named, not counted.
   const removed = report.removed.filter((r) => senderIsOwner || !OWNER_ONLY_TOOLS.includes(r.tool));
-  const hiddenOwnerOnly = report.removed.length - removed.length;
-  if (removed.length > 0 || report.unavailable.length > 0 || hiddenOwnerOnly > 0) lines.push('', 'Not here:');
+  if (removed.length > 0 || report.unavailable.length > 0) lines.push('', 'Not here:');
   for (const r of removed) lines.push(`• ${r.tool} — removed by ${r.by}`);
   for (const u of report.unavailable) lines.push(`• ${u.tool} — unavailable: ${u.why}`);
-  // A non-owner is not told which control tools exist, only that some are reserved.
-  if (hiddenOwnerOnly > 0) lines.push(`• ${hiddenOwnerOnly} owner-only tool${hiddenOwnerOnly === 1 ? '' : 's'} (not shown)`);
   for (const w of report.warnings) lines.push(`⚠ ${w}`);
   return lines.join('\n');
 }
 
-/** Why a tool is not on a conversation's surface, as `/exec` and skill commands say it. */
+/**
+ * Why a tool is not on a conversation's surface, as `/exec` and skill commands say it. An
+ * owner-only tool, for a non-owner, gets the answer a tool that does not exist gets.
+ */
 export function whyMissing(tool: string, report: ToolReport, senderIsOwner: boolean): string {
-  const removed = report.removed.find((r) => r.tool === tool);
-  if (removed) return senderIsOwner || !OWNER_ONLY_TOOLS.includes(tool) ? `removed by ${removed.by}` : 'reserved for owners';
-  const unavailable = report.unavailable.find((u) => u.tool === tool);
+  const hidden = !senderIsOwner && OWNER_ONLY_TOOLS.includes(tool);
+  const removed = hidden ? undefined : report.removed.find((r) => r.tool === tool);
+  if (removed) return `removed by ${removed.by}`;
+  const unavailable = hidden ? undefined : report.unavailable.find((u) => u.tool === tool);
   if (unavailable) return unavailable.why;
   return 'not on this conversation’s tool surface';
 }
