@@ -9,15 +9,25 @@ import type { SkillCommandSpec } from '../skills/commands.js';
 import type { ToolDefinition } from '../agent/types.js';
 import type { ToolResult } from '../tools/types.js';
 import { OWNER_ONLY_TOOLS } from '../tools/catalog.js';
+import { normalizeToolName } from '../tools/names.js';
 import type { Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
 import type { ApprovalClick, OutboundMessage } from './types.js';
 import { runNodesCommand, type NodesCommandDeps } from './commands/nodes.js';
 import { runCronCommand } from './cron-command.js';
 import { formatPendingApprovals } from './approvals-command.js';
+import { unknownCommandText } from './command-text.js';
 
 export const COMMAND_NAMES = ['help', 'tools', 'exec', 'approve', 'approvals', 'skills', 'status', 'stop', 'cron', 'nodes', 'new'] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
+/**
+ * The chat forms of owner-only tools (`/cron`, `/nodes`): for a non-owner they are not
+ * commands at all — answered as an unknown word, left out of /help and of did-you-mean hints —
+ * so a non-owner is never told the tools exist (README: owner-only tools are never visible to
+ * anyone but an owner).
+ */
+export const OWNER_COMMANDS: ReadonlySet<string> = new Set(COMMAND_NAMES.filter((n) => OWNER_ONLY_TOOLS.includes(n)));
+
 /** Commands only the web chat can carry out; platforms do not register them as native commands. */
 export const WEB_ONLY_COMMANDS: readonly CommandName[] = ['new'];
 
@@ -183,10 +193,14 @@ export interface StatusView {
 
 /** Runs one parsed command for a routed message; the answer goes back to the same conversation. */
 export async function runCommand(command: ParsedCommand, route: Route, deps: CommandDeps, signal: AbortSignal): Promise<OutboundMessage> {
+  // The router already answers these as unknown for a non-owner; this holds for any other caller.
+  if (OWNER_COMMANDS.has(command.name) && !route.context.senderIsOwner) {
+    return { text: unknownCommandText(command.name, deps.skillCommands?.() ?? [], '/help', deps.pluginCommands, false) };
+  }
   switch (command.name) {
     case 'help': {
       const plugins = [...(deps.pluginCommands?.values() ?? [])].filter((c) => !c.ownerOnly || route.context.senderIsOwner);
-      return { text: helpText(route.context.model !== undefined, deps.skillCommands?.() ?? [], plugins) };
+      return { text: helpText(route.context.model !== undefined, deps.skillCommands?.() ?? [], plugins, route.context.senderIsOwner) };
     }
     case 'tools':
       return { text: formatToolReport(deps.toolReport(route.context), route.context.senderIsOwner) };
@@ -239,7 +253,14 @@ export async function runCommandTool(
   signal: AbortSignal,
 ): Promise<{ ok: true; result: ToolResult } | { ok: false; text: string }> {
   const report = deps.toolReport(route.context);
-  if (!report.tools.includes(tool)) return { ok: false, text: `${tool} is not available here: ${whyMissing(tool, report, route.context.senderIsOwner)}.` };
+  if (!report.tools.includes(tool)) {
+    // A tool this sender's surface does not know at all (an owner-only one, for a non-owner, or
+    // none) is not named: a skill's dispatch could otherwise tell a non-owner an owner-only tool exists.
+    const hidden = !route.context.senderIsOwner && OWNER_ONLY_TOOLS.includes(tool);
+    const known = !hidden && (report.removed.some((r) => r.tool === tool) || report.unavailable.some((u) => u.tool === tool));
+    const name = route.context.senderIsOwner || known ? tool : 'the tool this command runs';
+    return { ok: false, text: `${name} is not available here: ${whyMissing(tool, report, route.context.senderIsOwner)}.` };
+  }
   if (!deps.tools) return { ok: false, text: `${tool} cannot run: the tool call path is not set up in this process.` };
   const surface = await deps.tools.surface(route.context, route.sessionKey);
   if (!surface.ok) return { ok: false, text: surface.message };
@@ -362,7 +383,13 @@ function formatDuration(ms: number): string {
   return `${Math.floor(m / 60)}h ${m % 60}m`;
 }
 
-export function helpText(hasModel: boolean, skills: readonly SkillCommandSpec[] = [], plugins: ReadonlyArray<Pick<PluginCommand, 'name' | 'description' | 'pluginId'>> = []): string {
+export function helpText(
+  hasModel: boolean,
+  skills: readonly SkillCommandSpec[] = [],
+  plugins: ReadonlyArray<Pick<PluginCommand, 'name' | 'description' | 'pluginId'>> = [],
+  senderIsOwner = true,
+): string {
+  const owners = (line: string) => (senderIsOwner ? [line] : []);
   return [
     'Commands:',
     '/tools — the tools you have here, and why others are missing',
@@ -372,13 +399,13 @@ export function helpText(hasModel: boolean, skills: readonly SkillCommandSpec[] 
     '/skills — the skills this agent knows',
     '/status — agent, model, session and queue',
     '/stop — stop the running turn',
-    '/cron list|add|run|pause|resume|remove — scheduled jobs (owners only)',
-    '/nodes [approve CODE|deny CODE|unpair NAME] — paired nodes (owners)',
+    ...owners('/cron list|add|run|pause|resume|remove — scheduled jobs (owners only)'),
+    ...owners('/nodes [approve CODE|deny CODE|unpair NAME] — paired nodes (owners)'),
     '/new — start a fresh session (web chat)',
     ...plugins.map((c) => `/${c.name} — ${c.description ?? `from plugin ${c.pluginId}`}`),
     '/help — this list',
     ...(skills.length > 0
-      ? ['', 'Skill commands:', ...skills.map((s) => `/${s.name} [input] — ${oneLine(s.description, 80)}${s.dispatch ? ` (runs ${s.dispatch.tool})` : ''}`), '/skill <name> [input] — run a skill by name']
+      ? ['', 'Skill commands:', ...skills.map((s) => `/${s.name} [input] — ${oneLine(s.description, 80)}${s.dispatch && (senderIsOwner || !OWNER_ONLY_TOOLS.includes(normalizeToolName(s.dispatch.tool))) ? ` (runs ${s.dispatch.tool})` : ''}`), '/skill <name> [input] — run a skill by name']
       : []),
     ...(hasModel ? [] : ['', NO_MODEL_HINT]),
   ].join('\n');

@@ -142,7 +142,7 @@ describe('runSkillToolCommand', () => {
   it('an owner-only tool is not named to a member', async () => {
     const cron = skillCommandSpecs([testSkill('jobs', { commandDispatch: { kind: 'tool', tool: 'cron', argMode: 'raw' } })])[0]!;
     const out = await runSkillToolCommand(cron, 'list', route(), deps({ tools: [], removed: [{ tool: 'cron', by: 'owner-only' }], unavailable: [], warnings: [] }, undefined), signal);
-    expect(out.text).toBe('/jobs: cron is not available here: reserved for owners.');
+    expect(out.text).toBe('/jobs: the tool this command runs is not available here: not on this conversation’s tool surface.');
   });
 
   it('a refusal of the call chain is the answer (a denied or blocked call)', async () => {
