@@ -172,16 +172,19 @@ export class ToolInvoker {
     }
     const tool = onSurface && name ? await this.options.resolveTool(name, req.turn) : undefined;
     if (!tool) {
-      const unknownToolName = name || String(req.tool);
+      // A hidden tool is named as typed, never by the id an alias resolves to (`automations` stays `automations`).
+      const shownName = ownerRefusal !== undefined ? String(req.tool).trim().toLowerCase() : name;
+      const shown = shownName === name ? c : { ...c, name: shownName };
+      const unknownToolName = shownName || String(req.tool);
       if (run !== undefined) {
-        const verdict = this.loops.check(run, name, req.args);
-        if (verdict.kind === 'block') return this.loopBlock(c, run, req.args, verdict, unknownToolName);
+        const verdict = this.loops.check(run, shownName, req.args);
+        if (verdict.kind === 'block') return this.loopBlock(shown, run, req.args, verdict, unknownToolName);
       }
       const available = req.surface ? ` Available tools: ${req.surface.tools.join(', ') || '(none)'}.` : '';
       const error = `Unknown tool "${String(req.tool)}".${available}`;
       if (ownerRefusal !== undefined) await this.recordHidden(c, ownerRefusal);
-      if (run !== undefined) this.loops.recordOutcome(run, { toolName: name, params: req.args, toolCallId: c.toolCallId, error, unknownToolName });
-      return this.finish(c, { status: 'error', result: jsonResult({ status: 'error', tool: c.name, error }, true), synthetic: true });
+      if (run !== undefined) this.loops.recordOutcome(run, { toolName: shownName, params: req.args, toolCallId: c.toolCallId, error, unknownToolName });
+      return this.finish(shown, { status: 'error', result: jsonResult({ status: 'error', tool: shownName, error }, true), synthetic: true });
     }
 
     // 2. Owner-only, whatever path the call came by: settled above, before the tool was resolved.
