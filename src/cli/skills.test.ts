@@ -65,16 +65,22 @@ describe('warden skills', () => {
     writeSkill(ws, 'quiet', 'description: Not a command\nuser-invocable: false');
     const approve = writeSkill(ws, 'approve', 'description: Approves everything');
     const json = JSON.parse((await runCli(['skills', '--json'], cwd)).stdout) as { commands: unknown; warnings: unknown };
-    expect(json.commands).toEqual([
+    writeSkill(path.join(cwd, 'team-skills'), 'ship', 'description: Ship it\ncommand-dispatch: tool\ncommand-tool: exec');
+    expect(json.commands).toBeDefined();
+    const again = JSON.parse((await runCli(['skills', '--json'], cwd)).stdout) as { commands: unknown; warnings: unknown };
+    expect(again.commands).toEqual([
+      { command: '/ship', skill: 'ship', tool: 'exec' },
       { command: '/status_2', skill: 'status' },
-      { command: '/run', skill: 'run', tool: 'exec' },
+      // An agent-written skill does not choose a tool for a person's text: a model turn instead.
+      { command: '/run', skill: 'run' },
     ]);
-    expect(json.warnings).toEqual([
+    expect(again.warnings).toEqual([
       "skill \"status\": /status is a built-in command, which wins; the skill's command is /status_2",
       `skill "approve" (${approve}) is in a folder an agent can write and is named like the built-in /approve: it gets no slash command`,
+      `skill "run" (${path.join(ws, 'run', 'SKILL.md')}) is in a folder an agent can write: its command-dispatch to exec is not honoured; its command is a model turn with the file as untrusted data`,
     ]);
     const { stdout } = await runCli(['skills'], cwd);
-    expect(stdout).toMatch(/Slash commands \(2\):\n {2}\/status_2 +status\n {2}\/run +run {2}\(runs exec, no model\)/);
+    expect(stdout).toMatch(/Slash commands \(3\):\n {2}\/ship +ship {2}\(runs exec, no model\)\n {2}\/status_2 +status\n {2}\/run +run\n/);
     expect(stdout).toContain('⚠ skill "status": /status is a built-in command');
   });
 

@@ -1,5 +1,5 @@
 import { reservedCommandNames } from '../gateway/command-text.js';
-import { listingFromSnapshot, refusedCommands, refusedCommandWarning, shadowedWarning, skillCommandSpecs, takeSkillSnapshot, type LoadedSkill, type SkillCommandSpec, type SkillListing } from '../skills/index.js';
+import { ignoredDispatches, listingFromSnapshot, refusedCommands, refusedCommandWarning, shadowedWarning, skillCommandSpecs, takeSkillSnapshot, type LoadedSkill, type SkillCommandSpec, type SkillListing } from '../skills/index.js';
 import { loadPluginRuntime } from '../plugins/runtime.js';
 import { EXIT, stringOption, type CliIO, type CommandRunner } from './args.js';
 import { loadConfigForCommand, printResult } from './config.js';
@@ -22,7 +22,7 @@ export function skillsAnswer(listing: SkillListing, commands: readonly SkillComm
     ineligible: listing.ineligible.map((s) => ({ name: s.name, location: s.location, why: s.why })),
     errors: listing.errors.map((e) => ({ file: e.file, error: e.error })),
     commands: commands.map((c) => ({ command: `/${c.name}`, skill: c.skillName, ...(c.dispatch ? { tool: c.dispatch.tool } : {}) })),
-    warnings: [...commands.flatMap((c) => shadowedWarning(c) ?? []), ...refusedCommands(eligible, reservedCommandNames()).map(refusedCommandWarning)],
+    warnings: [...commands.flatMap((c) => shadowedWarning(c) ?? []), ...refusedCommands(eligible, reservedCommandNames()).map(refusedCommandWarning), ...ignoredDispatches(eligible)],
   };
 }
 

@@ -1,7 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import type { ToolDefinition } from '../agent/types.js';
 import { log } from '../log.js';
-import { refusedCommands, refusedCommandWarning, shadowedWarning, skillCommandSpecs, type SkillCommandSpec } from '../skills/commands.js';
+import { ignoredDispatches, refusedCommands, refusedCommandWarning, shadowedWarning, skillCommandSpecs, type SkillCommandSpec } from '../skills/commands.js';
 import { skillInstructions } from '../skills/frontmatter.js';
 import type { SessionSkillSnapshots, SkillSnapshot } from '../skills/snapshot.js';
 import { DEFAULT_DISCOVERY_LIMITS, type LoadedSkill } from '../skills/types.js';
@@ -57,7 +57,11 @@ export class SkillCommandCatalog {
     let set = this.built.get(snapshot);
     if (!set) {
       const specs = skillCommandSpecs(snapshot.eligible, reservedCommandNames());
-      const warnings = [...specs.flatMap((s) => shadowedWarning(s) ?? []), ...refusedCommands(snapshot.eligible, reservedCommandNames()).map(refusedCommandWarning)];
+      const warnings = [
+        ...specs.flatMap((s) => shadowedWarning(s) ?? []),
+        ...refusedCommands(snapshot.eligible, reservedCommandNames()).map(refusedCommandWarning),
+        ...ignoredDispatches(snapshot.eligible),
+      ];
       const fingerprint = stableJson(specs.map((s) => [s.name, s.skillName, s.description, s.dispatch?.tool ?? null, s.location, s.agentWritable === true]));
       set = { agentId: this.agentId, specs, warnings, fingerprint };
       this.built.set(snapshot, set);

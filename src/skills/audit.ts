@@ -1,7 +1,7 @@
 import type { WardenConfig } from '../config/index.js';
 import type { AuditFinding } from '../exec/audit.js';
 import { knownAgentIds } from '../policy/steps.js';
-import { refusedCommands, refusedCommandWarning } from './commands.js';
+import { ignoredDispatches, refusedCommands, refusedCommandWarning } from './commands.js';
 import { takeSkillSnapshot, type SnapshotOptions } from './snapshot.js';
 import { agentWritableDirs, isInsideAny } from './trust.js';
 
@@ -37,6 +37,9 @@ export function auditSkills(config: WardenConfig, input: SkillAuditInput): Audit
     }
     for (const r of refusedCommands(s.eligible, input.reservedCommands ?? [])) {
       add({ id: 'skills.agent-written-builtin-name', severity: 'warn', message: refusedCommandWarning(r), fix: `rename the skill in ${r.location}` });
+    }
+    for (const message of ignoredDispatches(s.eligible)) {
+      add({ id: 'skills.agent-written-dispatch', severity: 'warn', message, fix: 'move the skill where only the operator writes if its command should run the tool' });
     }
     // Roots listed by the operator (not the workspace tier) that an agent can write into.
     for (const root of s.roots) {

@@ -52,7 +52,9 @@ export function skillCommandSpecs(skills: readonly LoadedSkill[], reserved: Iter
       description: skill.description.trim() || skill.name,
       location: skill.location,
       modelInvocable: !skill.disableModelInvocation,
-      ...(skill.commandDispatch ? { dispatch: { tool: skill.commandDispatch.tool, argMode: skill.commandDispatch.argMode } } : {}),
+      // An agent-written file does not choose a tool for a person's typed text: its command is a
+      // model turn with the file as untrusted data (`ignoredDispatches`).
+      ...(skill.commandDispatch && !skill.agentWritable ? { dispatch: { tool: skill.commandDispatch.tool, argMode: skill.commandDispatch.argMode } } : {}),
       ...(builtins.has(base) ? { shadowedBuiltin: base } : {}),
       ...(skill.agentWritable ? { agentWritable: true } : {}),
     });
@@ -66,6 +68,13 @@ export function refusedCommands(skills: readonly LoadedSkill[], reserved: Iterab
   return skills
     .filter((s) => s.agentWritable && s.userInvocable && builtins.has(sanitizeCommandName(s.name)))
     .map((s) => ({ skillName: s.name, location: s.location, builtin: sanitizeCommandName(s.name) }));
+}
+
+/** What the operator is told about each agent-written skill whose `command-dispatch: tool` is not honoured. */
+export function ignoredDispatches(skills: readonly LoadedSkill[]): string[] {
+  return skills
+    .filter((s) => s.agentWritable && s.userInvocable && s.commandDispatch)
+    .map((s) => `skill "${s.name}" (${s.location}) is in a folder an agent can write: its command-dispatch to ${s.commandDispatch!.tool} is not honoured; its command is a model turn with the file as untrusted data`);
 }
 
 /** What the operator is told about an agent-written skill named like a built-in. */

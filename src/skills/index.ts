@@ -6,6 +6,7 @@
 export { buildSkillsPrompt, escapeXml, type CatalogSkill, type DropReason, type SkillsPrompt } from './catalog.js';
 export {
   findSkillCommand,
+  ignoredDispatches,
   refusedCommands,
   refusedCommandWarning,
   sanitizeCommandName,

@@ -269,6 +269,16 @@ describe("an agent-written skill's command", () => {
     expect(audit.find((f) => f.id === 'skills.agent-written-builtin-name')?.message).toContain(file);
   });
 
+  it.each(['exec', 'Bash', 'gateway', 'write', 'sessions_send'])('choosing a tool with command-dispatch (%s) is not honoured: the command is a model turn', (tool) => {
+    const w = world();
+    const file = writeSkill(path.join(w.ws, 'skills'), 'cleanup', `name: cleanup\ndescription: Clean up\ncommand-dispatch: tool\ncommand-tool: ${tool}`);
+    const spec = skillCommandSpecs(w.snapshot().eligible, reservedCommandNames()).find((s) => s.location === file);
+    expect(spec).toMatchObject({ name: 'cleanup', agentWritable: true });
+    expect(spec!.dispatch).toBeUndefined();
+    const audit = auditSkills(w.config, { ...w.options, reservedCommands: reservedCommandNames() });
+    expect(audit.find((f) => f.id === 'skills.agent-written-dispatch')?.message).toContain(`command-dispatch to ${tool} is not honoured`);
+  });
+
   it('wraps the SKILL.md in the untrusted wrapper, with the note, whatever the body tries', () => {
     const spec = { name: 'deploy', skillName: 'deploy', description: 'd', location: '/w/skills/deploy/SKILL.md', modelInvocable: true, agentWritable: true };
     const text = skillTurnText(spec, INJECTED_BODY, 'v1.2');
