@@ -309,7 +309,7 @@ describe("an agent-written skill's command", () => {
     const adapter: ChatAdapter = {
       provider: 'web',
       approvals: { provider: 'web', show: async () => {}, update: async () => {} },
-      async start(onMessage) {
+      async start(onMessage: (m: InboundMessage) => Promise<void>) {
         push = onMessage;
       },
       async send(_t: unknown, m: OutboundMessage) {
