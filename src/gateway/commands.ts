@@ -86,7 +86,6 @@ export interface ToolReport {
   warnings: string[];
 }
 
-
 export interface SkillsView {
   eligible: Array<{ name: string; description?: string }>;
   ineligible: Array<{ name: string; why: string }>;
