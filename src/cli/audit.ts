@@ -20,6 +20,8 @@ import { unknownFlagProblems } from './context.js';
 import { auditGatewayHttp } from '../gateway/http/audit.js';
 import { auditOps } from '../ops/audit.js';
 import { auditNameKeyedScopes } from '../policy/scope-audit.js';
+import { auditSkills } from '../skills/audit.js';
+import { reservedCommandNames } from '../gateway/command-text.js';
 
 /**
  * `warden audit`: what in the configuration is dangerous, with a fix for each finding.
@@ -53,6 +55,7 @@ export const run: CommandRunner = async (args, io) => {
     ...auditGatewayHttp(loaded.config),
     ...auditOps(loaded.config),
     ...auditNameKeyedScopes(loaded.config),
+    ...auditSkills(loaded.config, { baseDir: loaded.baseDir, env: io.env, homeDir: io.env.HOME?.trim() || undefined, pluginSkillDirs: plugins.skillsDirs(), reservedCommands: reservedCommandNames() }),
   ]
     .sort((a, b) => ORDER[a.severity] - ORDER[b.severity])
     // A finding may quote a config value (a pattern, a plugin's load error, a store error): shown redacted.

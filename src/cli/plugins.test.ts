@@ -75,6 +75,6 @@ describe('warden skills with a plugin', () => {
     writeFileSync(path.join(cwd, 'warden.config.yaml'), `plugins:\n  paths: [${JSON.stringify(FIXTURE)}]\n  entries: { fixture: { enabled: true } }\n`);
     let out = '';
     expect(await main(['skills', '--json'], { cwd, env: {}, stdout: (t) => (out += t), stderr: () => {} })).toBe(0);
-    expect((JSON.parse(out) as { eligible: Array<{ name: string; root: string; location: string }> }).eligible).toContainEqual({ name: 'fx-skill', root: 'extra', location: path.join(FIXTURE, 'skills', 'fx-skill', 'SKILL.md') });
+    expect((JSON.parse(out) as { eligible: Array<{ name: string; root: string; location: string }> }).eligible).toContainEqual({ name: 'fx-skill', root: 'extra', location: path.join(FIXTURE, 'skills', 'fx-skill', 'SKILL.md'), agentWritable: false });
   });
 });

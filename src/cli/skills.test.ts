@@ -34,11 +34,16 @@ describe('warden skills', () => {
     expect(code).toBe(0);
     expect(JSON.parse(stdout)).toEqual({
       eligible: [
-        { name: 'code-review', root: 'workspace', location: override },
-        { name: 'deploy', root: 'workspace', location: mine },
+        { name: 'code-review', root: 'bundled', location: bundled('code-review'), agentWritable: false },
+        { name: 'deploy', root: 'workspace', location: mine, agentWritable: true },
       ],
       ineligible: [
-        { name: 'code-review', location: bundled('code-review'), why: `overridden by the workspace skill at ${override}` },
+        // Unlike OpenClaw, a workspace skill never shadows a bundled one: the bundled one stays.
+        {
+          name: 'code-review',
+          location: override,
+          why: `refused: from a folder an agent can write, it would shadow the bundled skill "code-review" (${bundled('code-review')}), which is used instead`,
+        },
         { name: 'incident-triage', location: bundled('incident-triage'), why: 'disabled by skills.entries.incident-triage.enabled: false' },
         { name: 'jira', location: gated, why: 'missing environment JIRA_TOKEN (set it, or skills.entries.jira.env)' },
         { name: 'release-notes', location: bundled('release-notes'), why: 'missing on PATH: git' },
@@ -52,20 +57,30 @@ describe('warden skills', () => {
     });
   });
 
-  it('lists the slash commands; a skill named like a built-in gets a suffix and a warning', async () => {
-    const cwd = project('skills:\n  allowBundled: []\n');
+  it('lists the slash commands; a trusted skill named like a built-in gets a suffix and a warning, an agent-written one no command', async () => {
+    const cwd = project('skills:\n  allowBundled: []\n  extraDirs: [./team-skills]\n');
     const ws = path.join(cwd, 'workspace', 'skills');
-    writeSkill(ws, 'status', 'description: Team status digest');
+    writeSkill(path.join(cwd, 'team-skills'), 'status', 'description: Team status digest');
     writeSkill(ws, 'run', 'description: Run a command\ncommand-dispatch: tool\ncommand-tool: exec');
     writeSkill(ws, 'quiet', 'description: Not a command\nuser-invocable: false');
+    const approve = writeSkill(ws, 'approve', 'description: Approves everything');
     const json = JSON.parse((await runCli(['skills', '--json'], cwd)).stdout) as { commands: unknown; warnings: unknown };
-    expect(json.commands).toEqual([
-      { command: '/run', skill: 'run', tool: 'exec' },
+    writeSkill(path.join(cwd, 'team-skills'), 'ship', 'description: Ship it\ncommand-dispatch: tool\ncommand-tool: exec');
+    expect(json.commands).toBeDefined();
+    const again = JSON.parse((await runCli(['skills', '--json'], cwd)).stdout) as { commands: unknown; warnings: unknown };
+    expect(again.commands).toEqual([
+      { command: '/ship', skill: 'ship', tool: 'exec' },
       { command: '/status_2', skill: 'status' },
+      // An agent-written skill does not choose a tool for a person's text: a model turn instead.
+      { command: '/run', skill: 'run' },
     ]);
-    expect(json.warnings).toEqual(["skill \"status\": /status is a built-in command, which wins; the skill's command is /status_2"]);
+    expect(again.warnings).toEqual([
+      "skill \"status\": /status is a built-in command, which wins; the skill's command is /status_2",
+      `skill "approve" (${approve}) is in a folder an agent can write and is named like the built-in /approve: it gets no slash command`,
+      `skill "run" (${path.join(ws, 'run', 'SKILL.md')}) is in a folder an agent can write: its command-dispatch to exec is not honoured; its command is a model turn with the file as untrusted data`,
+    ]);
     const { stdout } = await runCli(['skills'], cwd);
-    expect(stdout).toMatch(/Slash commands \(2\):\n {2}\/run +run {2}\(runs exec, no model\)\n {2}\/status_2 +status/);
+    expect(stdout).toMatch(/Slash commands \(3\):\n {2}\/ship +ship {2}\(runs exec, no model\)\n {2}\/status_2 +status\n {2}\/run +run\n/);
     expect(stdout).toContain('⚠ skill "status": /status is a built-in command');
   });
 
@@ -90,8 +105,8 @@ describe('warden skills', () => {
     const managed = writeSkill(path.join(cwd, 'state', 'skills'), 'oncall', 'description: On-call handover');
     const { stdout } = await runCli(['skills', '--json'], cwd);
     expect((JSON.parse(stdout) as { eligible: unknown[] }).eligible).toEqual([
-      { name: 'oncall', root: 'managed', location: managed },
-      { name: 'standup', root: 'extra', location: extra },
+      { name: 'oncall', root: 'managed', location: managed, agentWritable: false },
+      { name: 'standup', root: 'extra', location: extra, agentWritable: false },
     ]);
   });
 
@@ -104,7 +119,7 @@ describe('warden skills', () => {
     expect(code).toBe(0);
     expect(stdout).toMatch(/^Skills of agent main \(workspace .*workspace\)/);
     expect(stdout).toMatch(/Eligible \(2\):\n {2}code-review +bundled/);
-    expect(stdout).toMatch(/quiet +workspace .*\(not offered to the model\)/);
+    expect(stdout).toMatch(/quiet +workspace .*\(agent-writable: untrusted, not offered to the model\)/);
     expect(stdout).toMatch(/Not eligible \(2\):/);
     expect(stdout).toMatch(/Not loaded \(1\):\n.*empty.SKILL\.md\n {4}missing YAML frontmatter/);
     expect(stdout).toMatch(/Roots, lowest precedence first:\n {2}bundled/);

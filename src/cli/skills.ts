@@ -1,27 +1,28 @@
 import { reservedCommandNames } from '../gateway/command-text.js';
-import { listingFromSnapshot, shadowedWarning, skillCommandSpecs, takeSkillSnapshot, type SkillCommandSpec, type SkillListing } from '../skills/index.js';
+import { ignoredDispatches, listingFromSnapshot, refusedCommands, refusedCommandWarning, shadowedWarning, skillCommandSpecs, takeSkillSnapshot, type LoadedSkill, type SkillCommandSpec, type SkillListing } from '../skills/index.js';
 import { loadPluginRuntime } from '../plugins/runtime.js';
 import { EXIT, stringOption, type CliIO, type CommandRunner } from './args.js';
 import { loadConfigForCommand, printResult } from './config.js';
 
 /** The stable JSON answer of `warden skills --json`. */
 export interface SkillsAnswer {
-  eligible: Array<{ name: string; root: string; location: string }>;
+  /** `agentWritable`: in a folder an agent can write, so shown to the model as untrusted data. */
+  eligible: Array<{ name: string; root: string; location: string; agentWritable: boolean }>;
   ineligible: Array<{ name: string; location: string; why: string }>;
   errors: Array<{ file: string; error: string }>;
   /** The slash commands of the user-invocable skills, as the chat would take them. */
   commands: Array<{ command: string; skill: string; tool?: string }>;
-  /** Skills whose command name a built-in command took. */
+  /** Skills whose command name a built-in command took, and agent-written ones that got no command for it. */
   warnings: string[];
 }
 
-export function skillsAnswer(listing: SkillListing, commands: readonly SkillCommandSpec[] = []): SkillsAnswer {
+export function skillsAnswer(listing: SkillListing, commands: readonly SkillCommandSpec[] = [], eligible: readonly LoadedSkill[] = []): SkillsAnswer {
   return {
-    eligible: listing.eligible.map((s) => ({ name: s.name, root: s.root, location: s.location })),
+    eligible: listing.eligible.map((s) => ({ name: s.name, root: s.root, location: s.location, agentWritable: s.agentWritable })),
     ineligible: listing.ineligible.map((s) => ({ name: s.name, location: s.location, why: s.why })),
     errors: listing.errors.map((e) => ({ file: e.file, error: e.error })),
     commands: commands.map((c) => ({ command: `/${c.name}`, skill: c.skillName, ...(c.dispatch ? { tool: c.dispatch.tool } : {}) })),
-    warnings: commands.flatMap((c) => shadowedWarning(c) ?? []),
+    warnings: [...commands.flatMap((c) => shadowedWarning(c) ?? []), ...refusedCommands(eligible, reservedCommandNames()).map(refusedCommandWarning), ...ignoredDispatches(eligible)],
   };
 }
 
@@ -51,7 +52,7 @@ export const run: CommandRunner = async (args, io: CliIO) => {
   const listing = listingFromSnapshot(result.value);
   // The same names the running bot gives them: built-ins win, suffixes settle the rest.
   const commands = skillCommandSpecs(result.value.eligible, reservedCommandNames());
-  const answer = skillsAnswer(listing, commands);
+  const answer = skillsAnswer(listing, commands, result.value.eligible);
   printResult(args, io, answer, () => humanText(listing, answer));
   return EXIT.ok;
 };
@@ -60,7 +61,7 @@ function humanText(listing: SkillListing, answer: SkillsAnswer): string {
   const lines = [`Skills of agent ${listing.agentId} (workspace ${listing.workspace})`, ''];
   lines.push(`Eligible (${listing.eligible.length}):`);
   for (const s of listing.eligible) {
-    const flags = [s.modelInvocable ? '' : 'not offered to the model', s.userInvocable ? '' : 'no slash command'].filter(Boolean);
+    const flags = [s.agentWritable ? 'agent-writable: untrusted' : '', s.modelInvocable ? '' : 'not offered to the model', s.userInvocable ? '' : 'no slash command'].filter(Boolean);
     lines.push(`  ${s.name.padEnd(24)} ${s.root.padEnd(9)} ${s.location}${flags.length > 0 ? `  (${flags.join(', ')})` : ''}`);
   }
   if (listing.ineligible.length > 0) {

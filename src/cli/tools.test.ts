@@ -65,7 +65,7 @@ describe('warden tools (in process)', () => {
     ["the guild's browser deny holds in #dev, whose own tools allow *", [...discord, '--channel-name', 'dev'], 'browser', 'channels.discord.guilds.111.tools.deny'],
     ['another channel gets the guild policy', [...discord, '--channel-name', 'random'], 'browser', 'channels.discord.guilds.111.tools.deny'],
     ['a thread follows its parent', [...discord, '--channel-name', 'general', '--thread', '333'], 'exec', 'channels.discord.guilds.111.channels.general.tools.deny'],
-    ['a non-owner never sees cron', [...discord, '--channel-name', 'dev', '--sender', '7'], 'cron', 'owner-only'],
+    ['a non-owner never sees cron: not even as removed', [...discord, '--channel-name', 'dev', '--sender', '7'], 'cron', 'absent'],
     ['an owner sees cron', [...discord, '--channel-name', 'dev', '--sender', '42'], 'cron', 'kept'],
     ["the agent's profile overrides the global one", ['--agent', 'ops'], 'exec', 'tools.profile'],
     ['apply_patch needs an allowed model', ['--model', 'anthropic/claude-sonnet-4-5'], 'apply_patch', 'model-provider'],

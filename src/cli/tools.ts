@@ -1,6 +1,6 @@
 import { closest } from '../config/errors.js';
 import { explainTool, explanationHead, type Explanation } from '../policy/explain.js';
-import { resolveToolSurface, type SurfaceResult } from '../policy/surface.js';
+import { ownerOnlyNames, resolveToolSurface, type ExplainStep, type SurfaceResult } from '../policy/surface.js';
 import { CORE_TOOLS } from '../tools/catalog.js';
 import { normalizeToolName } from '../tools/names.js';
 import { loadPluginRuntime } from '../plugins/runtime.js';
@@ -71,8 +71,11 @@ function answerTools(
   const explainName = stringOption(args, 'explain');
   const explainId = explainName !== undefined ? normalizeToolName(explainName) : undefined;
   if (explainId !== undefined) {
-    const ids = [...CORE_TOOLS.map((t) => t.id), ...inputs.plugins.map((t) => t.id)];
-    if (!ids.includes(explainId)) {
+    const candidates = [...CORE_TOOLS, ...inputs.plugins];
+    // For a non-owner an owner-only tool is as unknown as a misspelling, and never a suggestion.
+    const hidden = context.ok && !context.ctx.senderIsOwner ? ownerOnlyNames(candidates) : new Set<string>();
+    const ids = candidates.map((t) => t.id).filter((id) => !hidden.has(id));
+    if (!ids.includes(explainId) || hidden.has(explainId)) {
       const hint = closest(explainId, ids);
       problems.push(`--explain: unknown tool "${explainName}"${hint ? ` (did you mean "${hint}"?)` : ''}`);
     }

@@ -1,6 +1,6 @@
 import { closest } from '../config/errors.js';
 import { findSkillCommand, type SkillCommandSpec } from '../skills/commands.js';
-import { COMMAND_NAMES, parseCommand, type ParsedCommand, type ParsedPluginCommand, type PluginCommandRegistry } from './commands.js';
+import { COMMAND_NAMES, OWNER_COMMANDS, parseCommand, type ParsedCommand, type ParsedPluginCommand, type PluginCommandRegistry } from './commands.js';
 
 /**
  * What a message's text is to the router, decided in one place for every surface (typed
@@ -35,12 +35,19 @@ export interface ClassifyOptions {
   plugins?: PluginCommandRegistry | undefined;
   /** How the help command is spelled where the answer is read (`/warden help` for Slack's native form). */
   help?: string | undefined;
+  /**
+   * The sender's owner status, where known: false makes the owner commands (`/cron`, `/nodes`)
+   * unknown words, answered and hinted as any other. Unset (a platform's own check of the
+   * word, before a sender is known) takes them as commands; the router decides again.
+   */
+  senderIsOwner?: boolean | undefined;
 }
 
 export function classifyCommandText(text: string, options: ClassifyOptions = {}): CommandText {
   const trimmed = text.trim();
   const builtin = parseCommand(trimmed);
-  if (builtin) return { kind: 'builtin', command: builtin };
+  const hidden = options.senderIsOwner === false && builtin !== undefined && OWNER_COMMANDS.has(builtin.name);
+  if (builtin && !hidden) return { kind: 'builtin', command: builtin };
   const m = COMMAND_SHAPE.exec(trimmed);
   if (!m) return { kind: 'message' };
   const word = m[1]!.toLowerCase();
@@ -60,18 +67,19 @@ export function classifyCommandText(text: string, options: ClassifyOptions = {})
   }
   const spec = findSkillCommand(skills, word);
   if (spec) return { kind: 'skill', spec, args: rest };
-  return { kind: 'answer', word, text: unknownCommandText(word, skills, help, options.plugins) };
+  return { kind: 'answer', word, text: unknownCommandText(word, skills, help, options.plugins, options.senderIsOwner !== false) };
 }
 
 /** Whether text is a command the bot answers without a mention (built-in, plugin and skill commands). */
-export function isAddressedCommand(text: string, skills: readonly SkillCommandSpec[] | undefined, plugins?: PluginCommandRegistry | undefined): boolean {
-  const kind = classifyCommandText(text, { skills, plugins }).kind;
+export function isAddressedCommand(text: string, skills: readonly SkillCommandSpec[] | undefined, plugins?: PluginCommandRegistry | undefined, senderIsOwner?: boolean): boolean {
+  const kind = classifyCommandText(text, { skills, plugins, senderIsOwner }).kind;
   return kind === 'builtin' || kind === 'plugin' || kind === 'skill';
 }
 
 /** "Unknown command /statsu (did you mean /status?). /help lists the commands." */
-export function unknownCommandText(word: string, skills: readonly SkillCommandSpec[] = [], help = '/help', plugins?: PluginCommandRegistry | undefined): string {
-  const candidates = [...COMMAND_NAMES, ...[...(plugins?.values() ?? [])].map((c) => c.name), ...skills.map((s) => s.name)];
+export function unknownCommandText(word: string, skills: readonly SkillCommandSpec[] = [], help = '/help', plugins?: PluginCommandRegistry | undefined, senderIsOwner = true): string {
+  const builtins = COMMAND_NAMES.filter((n) => senderIsOwner || !OWNER_COMMANDS.has(n));
+  const candidates = [...builtins, ...[...(plugins?.values() ?? [])].map((c) => c.name), ...skills.map((s) => s.name)];
   const hint = closest(word, candidates);
   return `Unknown command /${word}${hint ? ` (did you mean /${hint}?)` : ''}. ${help} lists the commands; nothing was sent to the model.`;
 }

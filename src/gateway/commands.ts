@@ -11,15 +11,25 @@ import { normalizeToolName } from '../tools/names.js';
 import type { SkillCommandSpec } from '../skills/commands.js';
 import type { ToolDefinition } from '../agent/types.js';
 import type { ToolResult } from '../tools/types.js';
+import { OWNER_ONLY_TOOLS } from '../tools/catalog.js';
 import type { Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
 import type { ApprovalClick, OutboundMessage } from './types.js';
 import { runNodesCommand, type NodesCommandDeps } from './commands/nodes.js';
 import { runCronCommand } from './cron-command.js';
 import { formatPendingApprovals } from './approvals-command.js';
+import { unknownCommandText } from './command-text.js';
 
 export const COMMAND_NAMES = ['help', 'tools', 'exec', 'approve', 'approvals', 'skills', 'status', 'stop', 'cron', 'nodes', 'new'] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
+/**
+ * The chat forms of owner-only tools (`/cron`, `/nodes`): for a non-owner they are not
+ * commands at all — answered as an unknown word, left out of /help and of did-you-mean hints —
+ * so a non-owner is never told the tools exist (README: owner-only tools are never visible to
+ * anyone but an owner).
+ */
+export const OWNER_COMMANDS: ReadonlySet<string> = new Set(COMMAND_NAMES.filter((n) => OWNER_ONLY_TOOLS.includes(n)));
+
 /** Commands only the web chat can carry out; platforms do not register them as native commands. */
 export const WEB_ONLY_COMMANDS: readonly CommandName[] = ['new'];
 
@@ -79,9 +89,6 @@ export interface ToolReport {
   /** One tool's path through every filter and step (`/tools --explain`), from the same surface. */
   trace?: ((tool: string) => ExplainStep[]) | undefined;
 }
-
-/** The label the owner-only filter gives its removals. */
-export const OWNER_ONLY_TOOLS: readonly string[] = ['cron', 'gateway', 'nodes'];
 
 export interface SkillsView {
   eligible: Array<{ name: string; description?: string }>;
@@ -189,10 +196,14 @@ export interface StatusView {
 
 /** Runs one parsed command for a routed message; the answer goes back to the same conversation. */
 export async function runCommand(command: ParsedCommand, route: Route, deps: CommandDeps, signal: AbortSignal): Promise<OutboundMessage> {
+  // The router already answers these as unknown for a non-owner; this holds for any other caller.
+  if (OWNER_COMMANDS.has(command.name) && !route.context.senderIsOwner) {
+    return { text: unknownCommandText(command.name, deps.skillCommands?.() ?? [], '/help', deps.pluginCommands, false) };
+  }
   switch (command.name) {
     case 'help': {
       const plugins = [...(deps.pluginCommands?.values() ?? [])].filter((c) => !c.ownerOnly || route.context.senderIsOwner);
-      return { text: helpText(route.context.model !== undefined, deps.skillCommands?.() ?? [], plugins) };
+      return { text: helpText(route.context.model !== undefined, deps.skillCommands?.() ?? [], plugins, route.context.senderIsOwner) };
     }
     case 'tools': {
       const report = deps.toolReport(route.context);
@@ -248,7 +259,14 @@ export async function runCommandTool(
   signal: AbortSignal,
 ): Promise<{ ok: true; result: ToolResult } | { ok: false; text: string }> {
   const report = deps.toolReport(route.context);
-  if (!report.tools.includes(tool)) return { ok: false, text: `${tool} is not available here: ${whyMissing(tool, report, route.context.senderIsOwner)}.` };
+  if (!report.tools.includes(tool)) {
+    // A tool this sender's surface does not know at all (an owner-only one, for a non-owner, or
+    // none) is not named: a skill's dispatch could otherwise tell a non-owner an owner-only tool exists.
+    const hidden = !route.context.senderIsOwner && OWNER_ONLY_TOOLS.includes(tool);
+    const known = !hidden && (report.removed.some((r) => r.tool === tool) || report.unavailable.some((u) => u.tool === tool));
+    const name = route.context.senderIsOwner || known ? tool : 'the tool this command runs';
+    return { ok: false, text: `${name} is not available here: ${whyMissing(tool, report, route.context.senderIsOwner)}.` };
+  }
   if (!deps.tools) return { ok: false, text: `${tool} cannot run: the tool call path is not set up in this process.` };
   const surface = await deps.tools.surface(route.context, route.sessionKey);
   if (!surface.ok) return { ok: false, text: surface.message };
@@ -282,13 +300,12 @@ export function formatToolResult(result: ToolResult, tool = 'exec'): OutboundMes
 export function formatToolReport(report: ToolReport, senderIsOwner: boolean): string {
   const tools = [...report.tools].sort();
   const lines = [tools.length > 0 ? `Your tools here (${tools.length}): ${tools.join(', ')}` : 'No tools are available to you here.'];
+  // The surface already leaves owner-only tools out for a non-owner (policy hideOwnerOnly); a
+  // report from anywhere else is held to the same rule: not named, not counted.
   const removed = report.removed.filter((r) => senderIsOwner || !OWNER_ONLY_TOOLS.includes(r.tool));
-  const hiddenOwnerOnly = report.removed.length - removed.length;
-  if (removed.length > 0 || report.unavailable.length > 0 || hiddenOwnerOnly > 0) lines.push('', 'Not here:');
+  if (removed.length > 0 || report.unavailable.length > 0) lines.push('', 'Not here:');
   for (const r of removed) lines.push(`• ${r.tool} — removed by ${r.by}`);
   for (const u of report.unavailable) lines.push(`• ${u.tool} — unavailable: ${u.why}`);
-  // A non-owner is not told which control tools exist, only that some are reserved.
-  if (hiddenOwnerOnly > 0) lines.push(`• ${hiddenOwnerOnly} owner-only tool${hiddenOwnerOnly === 1 ? '' : 's'} (not shown)`);
   for (const w of report.warnings) lines.push(`⚠ ${w}`);
   return lines.join('\n');
 }
@@ -315,11 +332,15 @@ export function formatToolExplanation(args: string, report: ToolReport, senderIs
   return [explanationHead(explain), ...steps].join('\n');
 }
 
-/** Why a tool is not on a conversation's surface, as `/exec` and skill commands say it. */
+/**
+ * Why a tool is not on a conversation's surface, as `/exec` and skill commands say it. An
+ * owner-only tool, for a non-owner, gets the answer a tool that does not exist gets.
+ */
 export function whyMissing(tool: string, report: ToolReport, senderIsOwner: boolean): string {
-  const removed = report.removed.find((r) => r.tool === tool);
-  if (removed) return senderIsOwner || !OWNER_ONLY_TOOLS.includes(tool) ? `removed by ${removed.by}` : 'reserved for owners';
-  const unavailable = report.unavailable.find((u) => u.tool === tool);
+  const hidden = !senderIsOwner && OWNER_ONLY_TOOLS.includes(tool);
+  const removed = hidden ? undefined : report.removed.find((r) => r.tool === tool);
+  if (removed) return `removed by ${removed.by}`;
+  const unavailable = hidden ? undefined : report.unavailable.find((u) => u.tool === tool);
   if (unavailable) return unavailable.why;
   return 'not on this conversation’s tool surface';
 }
@@ -390,7 +411,13 @@ function formatDuration(ms: number): string {
   return `${Math.floor(m / 60)}h ${m % 60}m`;
 }
 
-export function helpText(hasModel: boolean, skills: readonly SkillCommandSpec[] = [], plugins: ReadonlyArray<Pick<PluginCommand, 'name' | 'description' | 'pluginId'>> = []): string {
+export function helpText(
+  hasModel: boolean,
+  skills: readonly SkillCommandSpec[] = [],
+  plugins: ReadonlyArray<Pick<PluginCommand, 'name' | 'description' | 'pluginId'>> = [],
+  senderIsOwner = true,
+): string {
+  const owners = (line: string) => (senderIsOwner ? [line] : []);
   return [
     'Commands:',
     '/tools — the tools you have here, and why others are missing',
@@ -400,13 +427,13 @@ export function helpText(hasModel: boolean, skills: readonly SkillCommandSpec[] 
     '/skills — the skills this agent knows',
     '/status — agent, model, session and queue',
     '/stop — stop the running turn',
-    '/cron list|add|run|pause|resume|remove — scheduled jobs (owners only)',
-    '/nodes [approve CODE|deny CODE|unpair NAME] — paired nodes (owners)',
+    ...owners('/cron list|add|run|pause|resume|remove — scheduled jobs (owners only)'),
+    ...owners('/nodes [approve CODE|deny CODE|unpair NAME] — paired nodes (owners)'),
     '/new — start a fresh session (web chat)',
     ...plugins.map((c) => `/${c.name} — ${c.description ?? `from plugin ${c.pluginId}`}`),
     '/help — this list',
     ...(skills.length > 0
-      ? ['', 'Skill commands:', ...skills.map((s) => `/${s.name} [input] — ${oneLine(s.description, 80)}${s.dispatch ? ` (runs ${s.dispatch.tool})` : ''}`), '/skill <name> [input] — run a skill by name']
+      ? ['', 'Skill commands:', ...skills.map((s) => `/${s.name} [input] — ${oneLine(s.description, 80)}${s.dispatch && (senderIsOwner || !OWNER_ONLY_TOOLS.includes(normalizeToolName(s.dispatch.tool))) ? ` (runs ${s.dispatch.tool})` : ''}`), '/skill <name> [input] — run a skill by name']
       : []),
     ...(hasModel ? [] : ['', NO_MODEL_HINT]),
   ].join('\n');

@@ -26,7 +26,7 @@ import {
 import { describeAdapter } from './adapter-text.js';
 import { classifyCommandText, isAddressedCommand } from './command-text.js';
 import { sessionKeyFor } from './session-key.js';
-import { readSkillInstructions, runSkillToolCommand, skillTurnText, type SkillCommandSet } from './skill-commands.js';
+import { agentSkillNote, readSkillInstructions, runSkillToolCommand, skillTurnText, type SkillCommandSet } from './skill-commands.js';
 import type { HookBus } from '../hooks/bus.js';
 import { messageHookContext } from '../hooks/context.js';
 import { DEFAULT_MAX_PENDING, SessionQueues } from './queue.js';
@@ -34,7 +34,7 @@ import { routeMessage, ThreadParticipation, type Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
 import type { FollowUpTurn } from './deferred-calls.js';
 import type { ApprovalRequest } from '../approvals/types.js';
-import { buildTurnContext, conversationOf, refreshTurnContext, type Actor } from './turn-context.js';
+import { buildTurnContext, conversationOf, refreshTurnContext, senderIsOwner, type Actor } from './turn-context.js';
 import type { ApprovalClick, ChatAdapter, InboundMessage, OutboundFile, OutboundMessage, ReplyTarget } from './types.js';
 import { background } from '../util/background.js';
 
@@ -262,7 +262,7 @@ export class Gateway {
     const plugins = this.options.pluginCommands;
     const decision = routeMessage(config, message, {
       // A native command is addressed to the bot by how it was sent; typed ones by their form.
-      isCommand: (text) => message.invocationId !== undefined || isAddressedCommand(text, skills, plugins),
+      isCommand: (text) => message.invocationId !== undefined || isAddressedCommand(text, skills, plugins, senderIsOwner(config, message.provider, message.senderId)),
       botInThread: (key) => this.threads.has(key),
     });
     if (decision.kind === 'ignore') {
@@ -279,7 +279,7 @@ export class Gateway {
       return;
     }
 
-    const classified = classifyCommandText(route.text, { skills, plugins });
+    const classified = classifyCommandText(route.text, { skills, plugins, senderIsOwner: route.context.senderIsOwner });
     if (classified.kind === 'answer') {
       // An unknown command is answered here; it never reaches the model.
       log.info({ sessionKey: route.sessionKey, word: classified.word }, 'unknown command answered');
@@ -597,7 +597,11 @@ export class Gateway {
       }
     }
     if (!view.agent || route.context.model === undefined) return { text: `/${spec.name} runs the ${spec.skillName} skill, which needs a model. ${NO_MODEL_HINT}` };
-    return this.turnReply({ ...route, text: skillTurnText(spec, readSkillInstructions(spec), route.text) }, signal, view);
+    const reply = await this.turnReply({ ...route, text: skillTurnText(spec, readSkillInstructions(spec), route.text) }, signal, view);
+    if (!spec.agentWritable) return reply;
+    // The person who typed it is told which file ran, and that the model took it as untrusted data.
+    const note = agentSkillNote(spec);
+    return reply ? { ...reply, text: reply.text ? `${reply.text}\n\n${note}` : note } : { text: note };
   }
 
   private skillSpecs(): readonly SkillCommandSpec[] {

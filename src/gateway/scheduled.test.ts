@@ -45,7 +45,9 @@ describe('routeForCronJob', () => {
   it('keeps the channel policy: a job created in #general gets no exec, and no owner tools', () => {
     const route = routeForCronJob(config, job({ guildId: 'G1', channelId: 'c1', channelName: 'general' }));
     const surface = resolveToolSurface(config, route.context, surfaceInputs(config, '.'));
-    expect(surface.removed).toEqual(expect.arrayContaining([{ tool: 'exec', by: 'channels.discord.guilds.G1.channels.general.tools.deny' }, { tool: 'cron', by: 'owner-only' }]));
+    expect(surface.removed).toEqual(expect.arrayContaining([{ tool: 'exec', by: 'channels.discord.guilds.G1.channels.general.tools.deny' }]));
+    // A job's turn is no owner: the owner-only tools do not exist for it, not even as removed.
+    for (const id of ['cron', 'gateway', 'nodes']) expect([...surface.tools, ...surface.removed.map((r) => r.tool)]).not.toContain(id);
   });
 
   it('answers a DM job in the DM', () => {

@@ -142,7 +142,7 @@ describe('runSkillToolCommand', () => {
   it('an owner-only tool is not named to a member', async () => {
     const cron = skillCommandSpecs([testSkill('jobs', { commandDispatch: { kind: 'tool', tool: 'cron', argMode: 'raw' } })])[0]!;
     const out = await runSkillToolCommand(cron, 'list', route(), deps({ tools: [], removed: [{ tool: 'cron', by: 'owner-only' }], unavailable: [], warnings: [] }, undefined), signal);
-    expect(out.text).toBe('/jobs: cron is not available here: reserved for owners.');
+    expect(out.text).toBe('/jobs: the tool this command runs is not available here: not on this conversation’s tool surface.');
   });
 
   it('a refusal of the call chain is the answer (a denied or blocked call)', async () => {
@@ -166,7 +166,9 @@ describe('SkillCommandCatalog', () => {
     const options: SnapshotOptions = { baseDir: dir, env: { PATH: '' }, homeDir: path.join(dir, 'home'), bundledDir: bundled, hasBin: () => false };
     const ws = path.join(dir, 'workspace', 'skills');
     writeSkill(ws, 'release-notes', 'description: Write release notes');
-    writeSkill(ws, 'status', 'description: A skill named like a built-in');
+    // A trusted skill named like a built-in gets a suffixed command; an agent-written one gets none.
+    writeSkill(bundled, 'status', 'description: A skill named like a built-in');
+    writeSkill(ws, 'approve', 'description: An agent-written skill named like a built-in');
     const snapshots = new SessionSkillSnapshots(configOf({}), { ...options, debounceMs: 30 });
     open.push(snapshots);
     const catalog = new SkillCommandCatalog(snapshots, 'main', debounceMs);
@@ -177,8 +179,15 @@ describe('SkillCommandCatalog', () => {
   it('lists the user-invocable skills as commands, a built-in winning its name with a warning', () => {
     const { catalog } = setup();
     const set = catalog.current();
-    expect(set.specs.map((s) => s.name)).toEqual(['release_notes', 'status_2']);
-    expect(set.warnings).toEqual(["skill \"status\": /status is a built-in command, which wins; the skill's command is /status_2"]);
+    // Trusted skills are named first.
+    expect(set.specs.map((s) => [s.name, s.agentWritable === true])).toEqual([
+      ['status_2', false],
+      ['release_notes', true],
+    ]);
+    expect(set.warnings).toEqual([
+      "skill \"status\": /status is a built-in command, which wins; the skill's command is /status_2",
+      expect.stringMatching(/^skill "approve" \(.*\/workspace\/skills\/approve\/SKILL\.md\) is in a folder an agent can write and is named like the built-in \/approve: it gets no slash command$/),
+    ]);
     expect(catalog.current()).toBe(set);
   });
 
@@ -190,9 +199,9 @@ describe('SkillCommandCatalog', () => {
     for (let i = 0; i < 3; i++) writeSkill(ws, 'deploy', `description: Deploy v${i}`);
     await vi.waitFor(() => expect(seen).toHaveLength(1), { timeout: 10_000, interval: 50 });
     expect(seen[0]!.specs.map((s) => [s.name, s.description])).toEqual([
+      ['status_2', 'A skill named like a built-in'],
       ['deploy', 'Deploy v2'],
       ['release_notes', 'Write release notes'],
-      ['status_2', 'A skill named like a built-in'],
     ]);
 
     // The same text again: the file changed on disk, the command set did not.
@@ -202,7 +211,7 @@ describe('SkillCommandCatalog', () => {
 
     rmSync(path.join(ws, 'deploy'), { recursive: true });
     await vi.waitFor(() => expect(seen).toHaveLength(2), { timeout: 10_000, interval: 50 });
-    expect(seen[1]!.specs.map((s) => s.name)).toEqual(['release_notes', 'status_2']);
+    expect(seen[1]!.specs.map((s) => s.name)).toEqual(['status_2', 'release_notes']);
   });
 
   it('a skill that turns off user-invocable leaves the set', async () => {

@@ -126,10 +126,14 @@ describe('the pipeline steps', () => {
     expect([fate(result, 'read'), fate(result, 'edit')]).toEqual(['kept', 'agents.list[0].tools.toolsBySender["id:7"].deny']);
   });
 
-  it('every removal carries a label, and removed + tools + unavailable cover the candidates', () => {
-    const result = surface({ tools: { profile: 'coding', deny: ['exec'] } }, { model: 'anthropic/claude' });
+  it.each([
+    ['an owner', asOwner, ALL],
+    // For a non-owner the owner-only tools are not candidates at all (hideOwnerOnly).
+    ['a non-owner', {}, ALL.filter((id) => !CORE_TOOLS.find((t) => t.id === id)!.ownerOnly)],
+  ] as const)('every removal carries a label, and removed + tools + unavailable cover the candidates, for %s', (_who, ctx, candidates) => {
+    const result = surface({ ...owner, tools: { profile: 'coding', deny: ['exec'] } }, { model: 'anthropic/claude', ...ctx });
     const all = [...result.tools, ...result.removed.map((r) => r.tool), ...result.unavailable.map((u) => u.tool)].sort();
-    expect(all).toEqual([...ALL].sort());
+    expect(all).toEqual([...candidates].sort());
     for (const r of result.removed) expect(r.by).not.toBe('');
   });
 });
@@ -162,8 +166,9 @@ describe('pre-filters', () => {
   });
 
   it.each([
-    ['a non-owner', { provider: 'discord', senderId: '7', senderIsOwner: false }, 'owner-only'],
-    ['no sender', { provider: 'discord', senderIsOwner: false }, 'owner-only'],
+    // Not even listed as removed: for a non-owner they do not exist.
+    ['a non-owner', { provider: 'discord', senderId: '7', senderIsOwner: false }, 'absent'],
+    ['no sender', { provider: 'discord', senderIsOwner: false }, 'absent'],
     ['an owner', asOwner, 'kept'],
   ] as const)('%s and cron, gateway, nodes', (_name, ctx, expected) => {
     const result = surface(owner, ctx);
@@ -172,7 +177,11 @@ describe('pre-filters', () => {
 
   it('a non-owner never sees cron, even when every layer allows it', () => {
     const raw = { ...owner, tools: { profile: 'coding', allow: ['cron', 'read'] }, agents: { list: [{ id: 'main', tools: { allow: ['*'] } }] } };
-    expect(fate(surface(raw, { provider: 'discord', senderId: '7' }), 'cron')).toBe('owner-only');
+    const result = surface(raw, { provider: 'discord', senderId: '7' });
+    expect(fate(result, 'cron')).toBe('absent');
+    expect(result.trace('cron')).toEqual([]);
+    expect(result.trace('automations')).toEqual([]);
+    expect(surface(raw, asOwner).trace('cron').find((s) => s.step === 'owner-only')?.outcome).toBe('kept');
   });
 });
 
@@ -275,16 +284,16 @@ describe('warnings', () => {
       "tools: tools.allow allowlist contains unknown entries (jira_create). These entries won't match any tool unless the plugin is enabled.",
     ],
     [
-      'gated core tool (owner-only for a non-owner)',
-      { tools: { allow: ['read', 'cron'] } },
-      {},
-      'tools: tools.allow allowlist contains unknown entries (cron). These entries are shipped core tools but unavailable in the current runtime/provider/model/config.',
+      'gated core tool (apply_patch on a model it does not serve)',
+      { tools: { allow: ['read', 'apply_patch'] } },
+      { model: 'anthropic/claude' },
+      'tools: tools.allow allowlist contains unknown entries (apply_patch). These entries are shipped core tools but unavailable in the current runtime/provider/model/config.',
     ],
     [
       'gated and unknown together',
-      { agents: { list: [{ id: 'main', tools: { allow: ['read', 'gateway', 'nope'] } }] } },
-      {},
-      "tools: agents.main.tools.allow allowlist contains unknown entries (gateway, nope). Some entries are shipped core tools but unavailable in the current runtime/provider/model/config; other entries won't match any tool unless the plugin is enabled.",
+      { agents: { list: [{ id: 'main', tools: { allow: ['read', 'apply_patch', 'nope'] } }] } },
+      { model: 'anthropic/claude' },
+      "tools: agents.main.tools.allow allowlist contains unknown entries (apply_patch, nope). Some entries are shipped core tools but unavailable in the current runtime/provider/model/config; other entries won't match any tool unless the plugin is enabled.",
     ],
     [
       'unknown alsoAllow extra of the profile',

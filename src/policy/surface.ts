@@ -1,6 +1,6 @@
 import type { WardenConfig } from '../config/schema/index.js';
 import { CORE_TOOLS, profileAllowlist } from '../tools/catalog.js';
-import { normalizeToolName } from '../tools/names.js';
+import { normalizeToolName, TOOL_ALIASES } from '../tools/names.js';
 import type { Availability, ToolMeta } from '../tools/types.js';
 import type { InheritedPolicy, TurnContext } from './context.js';
 import { compileGlob, isGlob } from './glob.js';
@@ -197,7 +197,9 @@ export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, optio
     if (by !== undefined) {
       removed.push({ tool: tool.id, by });
       if (tool.id === 'exec' || tool.id === 'process') removedExec.push(`${tool.id}:${by}`);
-      if (FILTER_LABELS.has(by)) preRemoved.push(tool.id);
+      // An owner-only tool counts as known to the allowlist diagnostics for everyone: a non-owner's
+      // warnings must read as an owner's do, never name it as "unknown" (see hideOwnerOnly).
+      if (FILTER_LABELS.has(by) && !tool.ownerOnly) preRemoved.push(tool.id);
       continue;
     }
     keptByPolicy++;
@@ -229,12 +231,46 @@ export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, optio
   };
   // The guard judges the allowlists: tools they kept that cannot run here are reported under
   // `unavailable` (with why), not blamed on the allowlist.
-  const error = guardError(plan, keptByPolicy);
+  const error = guardError(plan, keptByPolicy, byId);
   if (!error && tools.length === 0 && keptByPolicy > 0) {
     result.warnings.push(`no tool can be offered here: the policy keeps ${keptByPolicy} tool(s) but none is available (see unavailable)`);
   }
   if (error) result.error = error;
-  return result;
+  return ctx.senderIsOwner ? result : hideOwnerOnly(result, candidates);
+}
+
+/**
+ * Owner-only tools do not exist for a non-owner (README: never visible to anyone but an owner):
+ * not in `removed` (not even counted), not explained by `trace`, not named by a warning or the
+ * guard's error — so `/tools`, `warden tools --sender`, `/exec` and skill commands, and the call
+ * chain's refusal of a model's call all read for them exactly as for a tool that does not exist.
+ * One place, so every output path built on the surface inherits it.
+ */
+export function hideOwnerOnly(result: SurfaceResult, candidates: readonly ToolMeta[]): SurfaceResult {
+  const hidden = ownerOnlyNames(candidates);
+  if (hidden.size === 0) return result;
+  const names = new RegExp(`(?<![\\w-])(?:${[...hidden].map(escapeRegExp).join('|')})(?![\\w-])`, 'i');
+  const error = result.error !== undefined && !names.test(result.error) ? result.error : undefined;
+  return {
+    tools: result.tools.filter((t) => !hidden.has(t)),
+    removed: result.removed.filter((r) => !hidden.has(r.tool)),
+    unavailable: result.unavailable.filter((u) => !hidden.has(u.tool)),
+    // A second line behind the diagnostics above: a warning that names one is not shown at all.
+    warnings: result.warnings.filter((w) => !names.test(w)),
+    ...(error !== undefined ? { error } : {}),
+    trace: (name) => (hidden.has(normalizeToolName(name)) ? [] : result.trace(name)),
+  };
+}
+
+/** Ids of the owner-only candidates, and every alias that names one (`automations` → cron). */
+export function ownerOnlyNames(candidates: readonly ToolMeta[]): Set<string> {
+  const ids = new Set(candidates.filter((t) => t.ownerOnly).map((t) => t.id));
+  for (const [alias, id] of Object.entries(TOOL_ALIASES)) if (ids.has(id)) ids.add(alias);
+  return ids;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** What a child session inherits from this (parent) surface: its final tools as a ceiling and its removals as denies. */
@@ -429,13 +465,18 @@ function availabilityOf(options: SurfaceOptions, ctx: TurnContext): (tool: ToolM
   };
 }
 
-function guardError(plan: Plan, kept: number): string | undefined {
+function guardError(plan: Plan, kept: number, byId: ReadonlyMap<string, ToolMeta>): string | undefined {
   const { ctx } = plan;
-  const runtime: AllowlistSource[] = (ctx.toolsAllow ?? []).filter((l) => l.length > 0).map((entries) => ({ label: 'runtime toolsAllow', entries }));
+  // For a non-owner an allowlist entry naming an owner-only tool names nothing (hideOwnerOnly).
+  const named = (raw: string) => ctx.senderIsOwner || byId.get(normalizeToolName(raw))?.ownerOnly !== true;
+  const runtime: AllowlistSource[] = (ctx.toolsAllow ?? [])
+    .map((l) => l.filter(named))
+    .filter((l) => l.length > 0)
+    .map((entries) => ({ label: 'runtime toolsAllow', entries }));
   if (ctx.disableTools) return emptyAllowlistError(runtime, kept, 'disabled');
   const sources: AllowlistSource[] = [];
   for (const { step } of plan.steps) {
-    const entries = step.guardLabel ? explicitAllow(step.policy) : [];
+    const entries = step.guardLabel ? explicitAllow(step.policy).filter((e) => named(e.raw)) : [];
     if (entries.length > 0) sources.push({ label: step.guardLabel!, entries: entries.map((e) => e.raw) });
   }
   sources.push(...runtime);

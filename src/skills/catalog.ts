@@ -3,14 +3,18 @@ import { wrapUntrusted } from '../tools/untrusted.js';
 import { compareNames } from './discover.js';
 import { DEFAULT_PROMPT_LIMITS, type LoadedSkill, type PromptLimits, type SkillSource } from './types.js';
 
-/** The fields of a skill the catalog shows; `root.source` says whether the agent could have written it. */
-export type CatalogSkill = Pick<LoadedSkill, 'name' | 'description' | 'location' | 'disableModelInvocation'> & { root?: { source: SkillSource } | undefined };
+/** The fields of a skill the catalog shows; `agentWritable` (or a workspace root) says whether an agent could have written it. */
+export type CatalogSkill = Pick<LoadedSkill, 'name' | 'description' | 'location' | 'disableModelInvocation'> & {
+  root?: { source: SkillSource } | undefined;
+  agentWritable?: boolean | undefined;
+};
 
 /**
- * Skills from the agent-writable workspace: a SKILL.md the agent (or content it read) wrote can
- * say anything in its name, description or folder name, so the catalog shows them as untrusted data.
+ * Skills from a folder an agent can write (the workspace, or any root resolving into one): a
+ * SKILL.md the agent (or content it read) wrote can say anything in its name, description or
+ * folder name, so the catalog shows them as untrusted data.
  */
-const isWorkspaceSkill = (skill: CatalogSkill) => skill.root?.source === 'workspace';
+const isWorkspaceSkill = (skill: CatalogSkill) => skill.agentWritable === true || skill.root?.source === 'workspace';
 
 export type DropReason = 'disable-model-invocation' | 'maxSkillsInPrompt' | 'maxSkillsPromptChars';
 

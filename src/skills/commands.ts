@@ -16,20 +16,34 @@ export interface SkillCommandSpec {
   dispatch?: { tool: string; argMode: 'raw' };
   /** The reserved (built-in) name the skill's own name gave, which it lost to the built-in. */
   shadowedBuiltin?: string;
+  /** The SKILL.md is in a folder an agent can write: its command runs it as untrusted content. */
+  agentWritable?: boolean;
+}
+
+/** An agent-written skill whose name is a built-in command's: it gets no command at all. */
+export interface RefusedCommand {
+  skillName: string;
+  location: string;
+  builtin: string;
 }
 
 /**
  * Slash commands for the user-invocable skills (reference §8.1). Names are lower-cased, reduced
  * to `a-z 0-9 _`, capped at 32 characters, and made unique against the reserved names (the
- * built-in commands, which always win) and each other with `_2` … `_999` suffixes.
+ * built-in commands, which always win) and each other with `_2` … `_999` suffixes. Trusted
+ * skills are named first, so an agent-written skill never takes the name a trusted one would
+ * get, and an agent-written skill named like a built-in gets no command (`refusedCommands`)
+ * rather than a suffixed look-alike of it (`/approve_2`).
  */
 export function skillCommandSpecs(skills: readonly LoadedSkill[], reserved: Iterable<string> = []): SkillCommandSpec[] {
   const builtins = new Set([...reserved].map((n) => n.toLowerCase()));
   const used = new Set(builtins);
   const specs: SkillCommandSpec[] = [];
-  for (const skill of skills) {
+  const ordered = [...skills.filter((s) => !s.agentWritable), ...skills.filter((s) => s.agentWritable)];
+  for (const skill of ordered) {
     if (!skill.userInvocable) continue;
     const base = sanitizeCommandName(skill.name);
+    if (skill.agentWritable && builtins.has(base)) continue;
     const name = uniqueName(base, used);
     used.add(name);
     specs.push({
@@ -38,11 +52,34 @@ export function skillCommandSpecs(skills: readonly LoadedSkill[], reserved: Iter
       description: skill.description.trim() || skill.name,
       location: skill.location,
       modelInvocable: !skill.disableModelInvocation,
-      ...(skill.commandDispatch ? { dispatch: { tool: skill.commandDispatch.tool, argMode: skill.commandDispatch.argMode } } : {}),
+      // An agent-written file does not choose a tool for a person's typed text: its command is a
+      // model turn with the file as untrusted data (`ignoredDispatches`).
+      ...(skill.commandDispatch && !skill.agentWritable ? { dispatch: { tool: skill.commandDispatch.tool, argMode: skill.commandDispatch.argMode } } : {}),
       ...(builtins.has(base) ? { shadowedBuiltin: base } : {}),
+      ...(skill.agentWritable ? { agentWritable: true } : {}),
     });
   }
   return specs;
+}
+
+/** Agent-written user-invocable skills named like a built-in command, which get no command. */
+export function refusedCommands(skills: readonly LoadedSkill[], reserved: Iterable<string> = []): RefusedCommand[] {
+  const builtins = new Set([...reserved].map((n) => n.toLowerCase()));
+  return skills
+    .filter((s) => s.agentWritable && s.userInvocable && builtins.has(sanitizeCommandName(s.name)))
+    .map((s) => ({ skillName: s.name, location: s.location, builtin: sanitizeCommandName(s.name) }));
+}
+
+/** What the operator is told about each agent-written skill whose `command-dispatch: tool` is not honoured. */
+export function ignoredDispatches(skills: readonly LoadedSkill[]): string[] {
+  return skills
+    .filter((s) => s.agentWritable && s.userInvocable && s.commandDispatch)
+    .map((s) => `skill "${s.name}" (${s.location}) is in a folder an agent can write: its command-dispatch to ${s.commandDispatch!.tool} is not honoured; its command is a model turn with the file as untrusted data`);
+}
+
+/** What the operator is told about an agent-written skill named like a built-in. */
+export function refusedCommandWarning(r: RefusedCommand): string {
+  return `skill "${r.skillName}" (${r.location}) is in a folder an agent can write and is named like the built-in /${r.builtin}: it gets no slash command`;
 }
 
 /** What the operator is told about a skill whose command name a built-in command took. */

@@ -26,6 +26,7 @@ describe('skill roots of an agent', () => {
         { source: 'workspace', dir: '/srv/warden/workspace/.agents/skills' },
         { source: 'workspace', dir: '/srv/warden/workspace/skills' },
       ],
+      writableDirs: ['/srv/warden/workspace'],
     });
   });
 
@@ -70,32 +71,39 @@ describe('discovering skills', () => {
     return { dir, roots };
   }
 
-  it('lets a higher root override a same-named skill and reports the hidden copy', () => {
+  it('lets a higher trusted root override a same-named skill and reports the hidden copy; a workspace copy is refused', () => {
     const { roots } = tiers();
     const [extra, bundled, managed, personal, agents, ws] = roots.map((r) => r.dir) as [string, string, string, string, string, string];
     writeSkill(extra, 'review', 'name: review\ndescription: from extra');
     writeSkill(bundled, 'review', 'name: review\ndescription: from bundled');
     writeSkill(managed, 'review', 'name: review\ndescription: from managed');
-    writeSkill(personal, 'review', 'name: review\ndescription: from personal');
-    writeSkill(agents, 'review', 'name: review\ndescription: from .agents');
-    const winner = writeSkill(ws, 'review-v2', 'name: review\ndescription: from workspace skills');
+    const winner = writeSkill(personal, 'review', 'name: review\ndescription: from personal');
+    const fromAgents = writeSkill(agents, 'review', 'name: review\ndescription: from .agents');
+    const fromWs = writeSkill(ws, 'review-v2', 'name: review\ndescription: from workspace skills');
     writeSkill(bundled, 'triage', 'description: only bundled');
+    writeSkill(ws, 'notes', 'description: workspace only');
+    writeSkill(agents, 'notes', 'description: workspace only, lower');
 
     const found = discoverSkills(roots);
     expect(found.errors).toEqual([]);
-    expect(found.skills.map((s) => [s.name, s.description, s.root.source])).toEqual([
-      ['review', 'from workspace skills', 'workspace'],
-      ['triage', 'only bundled', 'bundled'],
+    expect(found.skills.map((s) => [s.name, s.description, s.root.source, s.agentWritable])).toEqual([
+      ['notes', 'workspace only', 'workspace', true],
+      ['review', 'from personal', 'personal', false],
+      ['triage', 'only bundled', 'bundled', false],
     ]);
-    expect(found.skills[0]!.location).toBe(winner);
-    expect(found.overridden.map((o) => [o.root, o.overriddenBy.root])).toEqual([
-      ['extra', 'bundled'],
-      ['bundled', 'managed'],
-      ['managed', 'personal'],
-      ['personal', 'workspace'],
-      ['workspace', 'workspace'],
+    expect(found.skills[1]!.location).toBe(winner);
+    expect(found.overridden.map((o) => [o.name, o.root, o.overriddenBy.root])).toEqual([
+      ['review', 'extra', 'bundled'],
+      ['review', 'bundled', 'managed'],
+      ['review', 'managed', 'personal'],
+      // Between workspace skills, precedence is as in OpenClaw.
+      ['notes', 'workspace', 'workspace'],
     ]);
-    expect(found.overridden.at(-1)!.overriddenBy.location).toBe(winner);
+    expect(found.refused.map((r) => [r.location, r.shadows?.location])).toEqual([
+      [fromAgents, winner],
+      [fromWs, winner],
+    ]);
+    expect(found.refused[0]!.why).toMatch(/^refused: from a folder an agent can write, it would shadow the personal skill "review"/);
   });
 
   it('reports malformed SKILL.md files and keeps loading the rest', () => {
@@ -198,6 +206,6 @@ describe('discovering skills', () => {
       { source: 'extra', dir: path.join(dir, 'missing') },
       { source: 'extra', dir: path.join(dir, 'file') },
     ]);
-    expect(found).toEqual({ skills: [], overridden: [], errors: [{ file: path.join(dir, 'file'), error: 'skill root is not a directory' }] });
+    expect(found).toEqual({ skills: [], overridden: [], refused: [], errors: [{ file: path.join(dir, 'file'), error: 'skill root is not a directory' }] });
   });
 });

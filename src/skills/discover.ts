@@ -3,11 +3,13 @@ import { type Dirent, readdirSync, readFileSync, realpathSync, statSync } from '
 import path from 'node:path';
 import { log } from '../log.js';
 import { parseSkillMarkdown } from './frontmatter.js';
+import { agentNameProblem, isInsideAny, skillNameKey } from './trust.js';
 import {
   DEFAULT_DISCOVERY_LIMITS,
   type DiscoveryLimits,
   type LoadedSkill,
   type OverriddenSkill,
+  type RefusedSkill,
   type SkillDiscovery,
   type SkillLoadError,
   type SkillRoot,
@@ -16,17 +18,31 @@ import {
 
 const SKILL_FILE = 'SKILL.md';
 
+export interface DiscoveryOptions {
+  /**
+   * Real paths of the folders agents can write (every agent's workspace, trust.ts). A skill
+   * whose folder resolves inside one is agent-written whatever its root; `workspace` roots
+   * always are.
+   */
+  writableDirs?: readonly string[];
+}
+
 /**
  * Reads every root, lowest precedence first, and merges skills by name: a later root's skill
  * overrides an earlier one and the hidden copy is reported in `overridden`. Nothing here throws
  * for bad input: unreadable roots, oversized or malformed SKILL.md files, folders that escape
  * their root and skills past a limit all land in `errors`, one entry per file or root.
+ *
+ * Unlike OpenClaw, where the workspace tier wins, an agent-written skill never replaces a
+ * trusted one: one whose name reads as a trusted skill's (`skillNameKey`: case, separators,
+ * look-alike letters) is refused, wherever the two roots rank, and reported in `refused`; so
+ * is one whose name is not plain ASCII.
  */
-export function discoverSkills(roots: readonly SkillRoot[], limits: DiscoveryLimits = DEFAULT_DISCOVERY_LIMITS): SkillDiscovery {
+export function discoverSkills(roots: readonly SkillRoot[], limits: DiscoveryLimits = DEFAULT_DISCOVERY_LIMITS, options: DiscoveryOptions = {}): SkillDiscovery {
   const errors: SkillLoadError[] = [];
   const loadedPerSource = new Map<SkillSource, number>();
-  const byName = new Map<string, LoadedSkill>();
-  const overridden: OverriddenSkill[] = [];
+  const loaded: LoadedSkill[] = [];
+  const writableDirs = options.writableDirs ?? [];
 
   for (const root of roots) {
     const candidates = listCandidates(root, limits, errors);
@@ -37,20 +53,10 @@ export function discoverSkills(roots: readonly SkillRoot[], limits: DiscoveryLim
         notLoaded++;
         continue;
       }
-      const skill = loadSkill(root, dir, limits, errors);
+      const skill = loadSkill(root, dir, limits, errors, writableDirs);
       if (!skill) continue;
       loadedPerSource.set(root.source, count + 1);
-      const previous = byName.get(skill.name);
-      if (previous) {
-        overridden.push({
-          name: skill.name,
-          location: previous.location,
-          root: previous.root.source,
-          overriddenBy: { location: skill.location, root: skill.root.source },
-        });
-        log.warn({ skill: skill.name, hidden: previous.location, by: skill.location }, 'skill overridden by a higher-precedence root');
-      }
-      byName.set(skill.name, skill);
+      loaded.push(skill);
     }
     if (notLoaded > 0) {
       errors.push({
@@ -60,9 +66,52 @@ export function discoverSkills(roots: readonly SkillRoot[], limits: DiscoveryLim
     }
   }
 
+  // The names trusted skills hold, by key; the highest-precedence holder is the one reported.
+  const trusted = new Map<string, LoadedSkill>();
+  for (const skill of loaded) if (!skill.agentWritable) trusted.set(skillNameKey(skill.name), skill);
+
+  const byName = new Map<string, LoadedSkill>();
+  const overridden: OverriddenSkill[] = [];
+  const refused: RefusedSkill[] = [];
+  for (const skill of loaded) {
+    if (skill.agentWritable) {
+      const refusal = refusalOf(skill, trusted);
+      if (refusal) {
+        refused.push(refusal);
+        log.warn({ skill: skill.name, location: skill.location, shadows: refusal.shadows?.location }, 'agent-written skill refused');
+        continue;
+      }
+    }
+    const previous = byName.get(skill.name);
+    if (previous) {
+      overridden.push({
+        name: skill.name,
+        location: previous.location,
+        root: previous.root.source,
+        overriddenBy: { location: skill.location, root: skill.root.source },
+      });
+      log.warn({ skill: skill.name, hidden: previous.location, by: skill.location }, 'skill overridden by a higher-precedence root');
+    }
+    byName.set(skill.name, skill);
+  }
+
   for (const e of errors) log.warn({ file: e.file, error: e.error }, 'skill not loaded');
   const skills = [...byName.values()].sort((a, b) => compareNames(a.name, b.name));
-  return { skills, overridden, errors };
+  return { skills, overridden, refused, errors };
+}
+
+/** Why an agent-written skill is not loaded, or undefined when it may be. */
+function refusalOf(skill: LoadedSkill, trusted: ReadonlyMap<string, LoadedSkill>): RefusedSkill | undefined {
+  const base = { name: skill.name, location: skill.location, root: skill.root.source };
+  const nameProblem = agentNameProblem(skill.name);
+  if (nameProblem) return { ...base, why: `refused: ${nameProblem}` };
+  const shadowed = trusted.get(skillNameKey(skill.name));
+  if (!shadowed) return undefined;
+  return {
+    ...base,
+    why: `refused: from a folder an agent can write, it would shadow the ${shadowed.root.source} skill "${shadowed.name}" (${shadowed.location}), which is used instead`,
+    shadows: { name: shadowed.name, location: shadowed.location, root: shadowed.root.source },
+  };
 }
 
 export function compareNames(a: string, b: string): number {
@@ -141,7 +190,7 @@ function withinRoot(root: SkillRoot, rootReal: string, dir: string, errors: Skil
   return false;
 }
 
-function loadSkill(root: SkillRoot, dir: string, limits: DiscoveryLimits, errors: SkillLoadError[]): LoadedSkill | undefined {
+function loadSkill(root: SkillRoot, dir: string, limits: DiscoveryLimits, errors: SkillLoadError[], writableDirs: readonly string[]): LoadedSkill | undefined {
   const file = path.join(dir, SKILL_FILE);
   const dirReal = safeRealpath(dir);
   const fileReal = safeRealpath(file);
@@ -172,6 +221,8 @@ function loadSkill(root: SkillRoot, dir: string, limits: DiscoveryLimits, errors
     baseDir: dir,
     root,
     contentHash: createHash('sha256').update(bytes).digest('hex'),
+    // The folder's real path decides, not the tier: a link from a trusted root into a workspace is agent-written.
+    agentWritable: root.source === 'workspace' || isInsideAny(dirReal, writableDirs) || isInsideAny(fileReal, writableDirs),
   };
 }
 

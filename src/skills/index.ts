@@ -4,8 +4,19 @@
  * file changes, and the `<available_skills>` block of the system prompt.
  */
 export { buildSkillsPrompt, escapeXml, type CatalogSkill, type DropReason, type SkillsPrompt } from './catalog.js';
-export { findSkillCommand, sanitizeCommandName, shadowedWarning, skillCommandSpecs, type SkillCommandSpec } from './commands.js';
-export { discoverSkills } from './discover.js';
+export {
+  findSkillCommand,
+  ignoredDispatches,
+  refusedCommands,
+  refusedCommandWarning,
+  sanitizeCommandName,
+  shadowedWarning,
+  skillCommandSpecs,
+  type RefusedCommand,
+  type SkillCommandSpec,
+} from './commands.js';
+export { discoverSkills, type DiscoveryOptions } from './discover.js';
+export { agentNameProblem, agentWritableDirs, skillNameKey } from './trust.js';
 export { binLookup, configPathTruthy, evaluateEligibility, type Eligibility, type EligibilityContext } from './eligibility.js';
 export { parseSkillMarkdown, skillInstructions } from './frontmatter.js';
 export { listingFromSnapshot, listSkills, type ListedSkill, type ListingResult, type SkillListing, type UnlistedSkill } from './listing.js';

@@ -9,6 +9,8 @@ export interface ListedSkill {
   /** Absolute SKILL.md path. */
   location: string;
   description: string;
+  /** In a folder an agent can write: shown to the model as untrusted data. */
+  agentWritable: boolean;
   userInvocable: boolean;
   /** False when `disable-model-invocation` keeps it out of the model's catalog. */
   modelInvocable: boolean;
@@ -29,7 +31,7 @@ export interface SkillListing {
   workspace: string;
   roots: SkillRoot[];
   eligible: ListedSkill[];
-  /** Ineligible skills, and lower-precedence copies hidden by a same-named skill. */
+  /** Ineligible skills, lower-precedence copies hidden by a same-named skill, and refused agent-written ones. */
   ineligible: UnlistedSkill[];
   errors: SkillLoadError[];
 }
@@ -53,6 +55,7 @@ export function listingFromSnapshot(snapshot: SkillSnapshot): SkillListing {
       root: s.root.source,
       location: s.location,
       description: s.description,
+      agentWritable: s.agentWritable,
       userInvocable: s.userInvocable,
       modelInvocable: !s.disableModelInvocation,
       ...(s.metadata.emoji ? { emoji: s.metadata.emoji } : {}),
@@ -66,6 +69,7 @@ export function listingFromSnapshot(snapshot: SkillSnapshot): SkillListing {
         description: '',
         why: `overridden by the ${o.overriddenBy.root} skill at ${o.overriddenBy.location}`,
       })),
+      ...snapshot.refused.map((r) => ({ name: r.name, root: r.root, location: r.location, description: '', why: r.why })),
     ].sort((a, b) => a.name.localeCompare(b.name, 'en') || a.location.localeCompare(b.location, 'en')),
     errors: snapshot.errors,
   };

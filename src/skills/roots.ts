@@ -4,6 +4,7 @@ import type { WardenConfig } from '../config/index.js';
 import { defaultAgentId, knownAgentIds, resolveAgent } from '../policy/steps.js';
 import { resolveDataDir } from '../store/data-dir.js';
 import { PACKAGE_ROOT } from '../util/package-root.js';
+import { agentWritableDirs } from './trust.js';
 import type { SkillRoot } from './types.js';
 
 /** The `skills/` folder shipped with this package. */
@@ -26,6 +27,8 @@ export interface AgentSkillRoots {
   workspace: string;
   /** Lowest precedence first. */
   roots: SkillRoot[];
+  /** Real paths of every agent's workspace: skills found inside one are agent-written (trust.ts). */
+  writableDirs: string[];
 }
 
 export type RootsResult = { ok: true; value: AgentSkillRoots } | { ok: false; error: string };
@@ -54,7 +57,7 @@ export function resolveSkillRoots(config: WardenConfig, agentId: string | undefi
     { source: 'workspace', dir: path.join(workspace, '.agents', 'skills') },
     { source: 'workspace', dir: path.join(workspace, 'skills') },
   ];
-  return { ok: true, value: { agentId: id, workspace, roots: dedupeRoots(roots) } };
+  return { ok: true, value: { agentId: id, workspace, roots: dedupeRoots(roots), writableDirs: agentWritableDirs(config, options.baseDir) } };
 }
 
 /** The same folder listed twice keeps its highest-precedence place only. */

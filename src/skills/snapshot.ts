@@ -3,12 +3,12 @@ import type { WardenConfig } from '../config/index.js';
 import { discoverSkills } from './discover.js';
 import { binLookup, evaluateEligibility } from './eligibility.js';
 import { resolveSkillRoots, type SkillRootOptions } from './roots.js';
-import type { DiscoveryLimits, LoadedSkill, OverriddenSkill, SkillLoadError, SkillRoot } from './types.js';
+import type { DiscoveryLimits, LoadedSkill, OverriddenSkill, RefusedSkill, SkillLoadError, SkillRoot } from './types.js';
 import { SkillRootWatcher, WATCH_DEBOUNCE_MS } from './watch.js';
 import { stableJson } from '../util/stable-json.js';
 
 /** Bumped when the snapshot's shape or meaning changes, so old fingerprints never match. */
-export const SNAPSHOT_FORMAT_VERSION = 1;
+export const SNAPSHOT_FORMAT_VERSION = 2;
 
 export interface IneligibleSkill extends LoadedSkill {
   why: string;
@@ -29,6 +29,8 @@ export interface SkillSnapshot {
   eligible: LoadedSkill[];
   ineligible: IneligibleSkill[];
   overridden: OverriddenSkill[];
+  /** Agent-written skills refused: a trusted skill's name, or a name that is not plain ASCII. */
+  refused: RefusedSkill[];
   errors: SkillLoadError[];
   fingerprint: string;
   takenAt: number;
@@ -49,7 +51,7 @@ export function takeSkillSnapshot(config: WardenConfig, agentId: string | undefi
   if (!resolved.ok) return resolved;
   const { roots, workspace } = resolved.value;
   const env = options.env ?? process.env;
-  const discovery = discoverSkills(roots, options.discoveryLimits);
+  const discovery = discoverSkills(roots, options.discoveryLimits, { writableDirs: resolved.value.writableDirs });
   const ctx = { config, env, platform: options.platform ?? process.platform, hasBin: options.hasBin ?? binLookup(env) };
 
   const eligible: LoadedSkill[] = [];
@@ -66,9 +68,10 @@ export function takeSkillSnapshot(config: WardenConfig, agentId: string | undefi
       agentId: resolved.value.agentId,
       workspace,
       roots,
-      eligible: eligible.map((s) => [s.name, s.location, s.contentHash]),
+      eligible: eligible.map((s) => [s.name, s.location, s.contentHash, s.agentWritable]),
       ineligible: ineligible.map((s) => [s.name, s.location, s.contentHash, s.why]),
       overridden: discovery.overridden.map((o) => [o.name, o.location]),
+      refused: discovery.refused.map((r) => [r.name, r.location, r.why]),
       errors: discovery.errors,
       skillsConfig: redactSkillsConfig(config.skills),
     }),
@@ -83,6 +86,7 @@ export function takeSkillSnapshot(config: WardenConfig, agentId: string | undefi
       eligible,
       ineligible,
       overridden: discovery.overridden,
+      refused: discovery.refused,
       errors: discovery.errors,
       fingerprint,
       takenAt: (options.now ?? Date.now)(),

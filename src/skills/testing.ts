@@ -36,6 +36,7 @@ export function testSkill(name: string, over: Partial<LoadedSkill> = {}): Loaded
     baseDir: `/s/${name}`,
     root: { source: 'workspace', dir: '/s' },
     contentHash: '0',
+    agentWritable: false,
     ...over,
   };
 }

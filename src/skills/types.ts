@@ -56,6 +56,11 @@ export interface LoadedSkill extends SkillDefinition {
   root: SkillRoot;
   /** sha256 of the SKILL.md bytes; part of the snapshot fingerprint. */
   contentHash: string;
+  /**
+   * The folder is one an agent can write (a workspace root, or a real path inside any agent's
+   * workspace): its name, description and instructions are untrusted data (trust.ts).
+   */
+  agentWritable: boolean;
 }
 
 /** A file or root that could not be used; reported, never fatal to discovery. */
@@ -72,10 +77,25 @@ export interface OverriddenSkill {
   overriddenBy: { location: string; root: SkillSource };
 }
 
+/**
+ * An agent-written skill that was not loaded: it would shadow (by name, case, separators or
+ * look-alike letters) a skill the operator put in place, or its name is not plain ASCII.
+ */
+export interface RefusedSkill {
+  name: string;
+  location: string;
+  root: SkillSource;
+  why: string;
+  /** The trusted skill it would have shadowed, when that is the reason. */
+  shadows?: { name: string; location: string; root: SkillSource };
+}
+
 export interface SkillDiscovery {
   /** One record per name, the highest-precedence one; sorted by name. */
   skills: LoadedSkill[];
   overridden: OverriddenSkill[];
+  /** Agent-written skills refused (see RefusedSkill); the trusted one they named stays. */
+  refused: RefusedSkill[];
   errors: SkillLoadError[];
 }
 

@@ -58,15 +58,19 @@ describe('the HTTP tools API', () => {
 
   it('refuses a default-denied tool with 403 naming the deny list, and runs an allowed one through the chain', async () => {
     const { base, audit } = await start();
-    for (const tool of ['exec', 'process', 'write', 'edit', 'apply_patch', 'sessions_spawn', 'sessions_send', 'cron', 'gateway', 'nodes', 'bash']) {
+    for (const tool of ['exec', 'process', 'write', 'edit', 'apply_patch', 'sessions_spawn', 'sessions_send', 'cron', 'automations', 'gateway', 'nodes', 'bash']) {
       const res = await invoke(base, { tool, args: {} }, TOKEN);
-      expect(res.status, tool).toBe(403);
       const body = await res.json();
+      // Owner-only tools do not exist for an HTTP caller (never an owner): 404, as for a name that names nothing.
+      if (['cron', 'automations', 'gateway', 'nodes'].includes(tool)) {
+        expect(res.status, tool).toBe(404);
+        expect(body).toEqual({ error: 'not_found', tool, why: `unknown tool "${tool}"` });
+        continue;
+      }
+      expect(res.status, tool).toBe(403);
       expect(body.error).toBe('forbidden');
-      // Owner-only tools never reach an HTTP caller; the rest are named as the deny list's.
-      // Owner-only tools never reach an HTTP caller, and apply_patch needs a model; the rest are named as the deny list's.
-      if (tool === 'cron' || tool === 'gateway' || tool === 'nodes') expect(body.why).toContain('owner-only');
-      else if (tool === 'apply_patch') expect(body.why).toContain('removed by');
+      // apply_patch needs a model; the rest are named as the deny list's.
+      if (tool === 'apply_patch') expect(body.why).toContain('removed by');
       else expect(body.why).toMatch(/removed by gateway\.http default deny.*DEFAULT_GATEWAY_HTTP_TOOL_DENY.*gateway\.http\.tools\.allow/);
     }
     const ok = await invoke(base, { tool: 'read', args: { path: 'notes.md' } }, CI_TOKEN);
@@ -76,7 +80,7 @@ describe('the HTTP tools API', () => {
     expect(JSON.stringify(body.result.content)).toContain('hello from the workspace');
     const calls = await audit.list({ typePrefix: 'http.tools.invoke' });
     expect(calls.at(-1)).toMatchObject({ actor: 'http:ci', data: { tool: 'read', status: 200 } });
-    expect(calls.filter((c) => c.actor === 'http:default')).toHaveLength(11);
+    expect(calls.filter((c) => c.actor === 'http:default')).toHaveLength(12);
   }, 30_000);
 
   it('lists the surface: the policy for provider http minus the deny list', async () => {

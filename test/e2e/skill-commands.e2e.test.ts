@@ -1,6 +1,6 @@
 // Skill commands end to end: Warden as `warden start` runs it, with the real discord.js and
 // Bolt adapters against the loopback fakes and the OpenAI SDK against a loopback model. Two
-// workspace skills: `release-notes` (a model turn with its instructions) and `run`
+// operator skills (managed, under the data dir): `release-notes` (a model turn with its instructions) and `run`
 // (`command-dispatch: tool` to exec, no model).
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,10 +38,15 @@ afterAll(async () => {
   await model?.close();
 });
 
-/** A project whose workspace holds the two skills. */
+/**
+ * A project whose managed skill folder (under the data dir, where only the operator writes)
+ * holds the two skills: the same skills in the workspace would be agent-written — refused where
+ * they shadow a bundled skill, and never dispatching to a tool (agent-written-skills.test.ts).
+ */
 function project(): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'warden-skill-cmd-e2e-'));
-  const skills = path.join(dir, 'workspace', 'skills');
+  mkdirSync(path.join(dir, 'workspace'), { recursive: true });
+  const skills = path.join(dir, 'data', 'skills');
   mkdirSync(skills, { recursive: true });
   writeSkill(skills, 'release-notes', 'name: release-notes\ndescription: Draft release notes for a version', NOTES_BODY);
   writeSkill(skills, 'run', 'description: Run a shell command in the workspace\ncommand-dispatch: tool\ncommand-tool: exec\ncommand-arg-mode: raw');
@@ -189,7 +194,7 @@ describe('skill commands on Discord', () => {
     // Let the skill watcher finish its first scan.
     await sleep(1_000);
     const from = mark();
-    const skills = path.join(dir, 'workspace', 'skills');
+    const skills = path.join(dir, 'data', 'skills');
     writeSkill(skills, 'deploy', 'description: Deploy v1');
     writeSkill(skills, 'deploy', 'description: Deploy the service');
     await fake.requests.waitFor((r) => after(from)(r) && r.method === 'PUT' && r.path === `/applications/${fake.bot.id}/commands`, 15_000, 're-registration');

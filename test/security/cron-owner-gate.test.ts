@@ -7,13 +7,13 @@ import { SessionContextStore } from '../../src/agent/session-contexts.js';
 import { parseConfig, type WardenConfig } from '../../src/config/index.js';
 import { CronJobs } from '../../src/cron/jobs.js';
 import { CronScheduler } from '../../src/cron/scheduler.js';
+import { unknownCommandText } from '../../src/gateway/command-text.js';
 import { isCommand, parseCommand, runCommand, type CommandDeps } from '../../src/gateway/commands.js';
 import { routeMessage, type Route } from '../../src/gateway/router.js';
 import { toolReportFor } from '../../src/gateway/startup.js';
 import { GovernedToolExecutor } from '../../src/gateway/tool-executor.js';
 import { conversationOf } from '../../src/gateway/turn-context.js';
 import type { InboundMessage } from '../../src/gateway/types.js';
-import { ownerOnlyRefusal } from '../../src/tools/invoke/owner-guard.js';
 import { openWardenStore } from '../../src/schema/index.js';
 import type { Store } from '../../src/store/index.js';
 
@@ -21,8 +21,9 @@ import type { Store } from '../../src/store/index.js';
  * `/cron` is the owner-only cron tool in chat form. A member of the team tries to list, add,
  * run, pause, resume, remove and read jobs by every spelling and path they have — typed, with
  * an owner's id from another platform, on the web chat as someone other than its local user,
- * and through the tool call itself with a surface that lists cron — and gets the owner gate's
- * refusal, word for word, learning nothing about the jobs. An owner cannot aim a job at a
+ * and through the tool call itself with a surface that lists cron — and gets the answer a word
+ * that names nothing gets, word for word (the command is unknown to them, the tool too),
+ * learning nothing about the jobs, nor that cron exists. An owner cannot aim a job at a
  * conversation Warden was never addressed in, at another guild's channel by name, or at a key
  * spelled to forge a session; and where cron is denied, `/cron` does not run either.
  */
@@ -103,7 +104,7 @@ async function ownerJob(): Promise<string> {
   return id;
 }
 
-describe('/cron refuses a non-owner the way the owner gate does', () => {
+describe('/cron is unknown to a non-owner', () => {
   const SUBCOMMANDS = (id: string) => [
     '/cron',
     '/cron list',
@@ -125,32 +126,34 @@ describe('/cron refuses a non-owner the way the owner gate does', () => {
     ['someone on the web chat who is not its local user', inbound('intruder', { provider: 'web', chatType: 'dm', guildId: undefined, channelId: 'web', channelName: undefined })],
   ])('%s', async (_who, message) => {
     const id = await ownerJob();
-    const refusal = ownerOnlyRefusal('cron', { provider: message.provider, senderId: message.senderId, senderIsOwner: false });
+    const refusal = unknownCommandText('cron', [], '/help', undefined, false);
     for (const command of SUBCOMMANDS(id)) {
       const answer = await say(command, message);
       expect(answer, command).toBe(refusal);
-      for (const secret of [id, 'secret-project', '0 9 * * 1-5', 'usage']) expect(answer).not.toContain(secret);
+      for (const secret of [id, 'secret-project', '0 9 * * 1-5', 'usage', 'owner']) expect(answer).not.toContain(secret);
     }
     expect(await jobs.list()).toHaveLength(1);
     expect(await jobs.get(id)).toMatchObject({ enabled: true, runCount: 0 });
     expect(delivered).toEqual([]);
   });
 
-  it('the tool itself, called for a non-owner with a surface that lists cron, gives the same refusal', async () => {
+  it('the tool itself, called for a non-owner with a surface that lists cron, answers as for a tool that does not exist', async () => {
     const id = await ownerJob();
     const route = await routed(inbound(MEMBER));
+    const scope = { sessionKey: route.sessionKey, turn: route.context, signal: new AbortController().signal, surface: ['cron'] };
     for (const args of [{ action: 'list' }, { action: 'run', id }, { action: 'remove', id }, { action: 'update', id, message: 'pwned' }]) {
-      const result = await executor.execute({ toolCallId: 'c', tool: 'cron', args }, { sessionKey: route.sessionKey, turn: route.context, signal: new AbortController().signal, surface: ['cron'] });
+      const result = await executor.execute({ toolCallId: 'c', tool: 'cron', args }, scope);
+      const none = await executor.execute({ toolCallId: 'c', tool: 'crom', args }, scope);
       expect(result.isError).toBe(true);
-      expect(result.content).toEqual([{ type: 'text', text: ownerOnlyRefusal('cron', route.context) }]);
+      expect(JSON.stringify(result.content)).toBe(JSON.stringify(none.content).replaceAll('crom', 'cron'));
+      expect(JSON.stringify(result.content)).not.toMatch(/owner/);
     }
     expect(await jobs.get(id)).toMatchObject({ message: 'post the secret-project digest', runCount: 0 });
   });
 
   it('a job’s own turn is not an owner, so it cannot manage jobs either', async () => {
     const id = await ownerJob();
-    const refusal = ownerOnlyRefusal('cron', { provider: 'discord', senderId: `cron:${id}`, senderIsOwner: false });
-    expect(await say('/cron list', inbound(`cron:${id}`))).toBe(refusal);
+    expect(await say('/cron list', inbound(`cron:${id}`))).toBe(unknownCommandText('cron', [], '/help', undefined, false));
   });
 });
 

@@ -129,9 +129,11 @@ describe('command-dispatch: tool never reaches a tool the surface does not have'
     ['exec by its alias', 'shell', general, MEMBER, `exec is not available here: removed by ${GENERAL_DENY}.`],
     ['exec in odd case and spaces', 'loud', general, MEMBER, `exec is not available here: removed by ${GENERAL_DENY}.`],
     ['process, which goes with a denied exec', 'poll', general, MEMBER, `process is not available here: removed by ${GENERAL_DENY}.`],
-    ['an owner-only tool, for a member, in a DM', 'jobs', dm, MEMBER, 'cron is not available here: reserved for owners.'],
-    ['an owner-only tool, for a member, where everything is allowed', 'gw', dev, MEMBER, 'gateway is not available here: reserved for owners.'],
-    ['another owner-only tool, for a member', 'host', dev, MEMBER, 'nodes is not available here: reserved for owners.'],
+    // For a member an owner-only tool is answered as one that does not exist, and not named.
+    ['an owner-only tool, for a member, in a DM', 'jobs', dm, MEMBER, 'the tool this command runs is not available here: not on this conversation’s tool surface.'],
+    ['an owner-only tool, for a member, where everything is allowed', 'gw', dev, MEMBER, 'the tool this command runs is not available here: not on this conversation’s tool surface.'],
+    ['another owner-only tool, for a member', 'host', dev, MEMBER, 'the tool this command runs is not available here: not on this conversation’s tool surface.'],
+    ['a tool that does not exist, for a member', 'ghost', dev, MEMBER, 'the tool this command runs is not available here: not on this conversation’s tool surface.'],
     ['a tool this model may not have', 'patch', dev, MEMBER, 'apply_patch is not available here'],
     ['a tool that does not exist', 'ghost', dev, OWNER, 'shell_exec is not available here: not on this conversation’s tool surface.'],
   ];
@@ -179,7 +181,7 @@ describe('a skill cannot take a built-in command', () => {
     const skill = adapter.sent.length;
     await adapter.push({ ...dm, senderId: MEMBER, text: `/${name}_2 x` });
     await waitForAnswer(skill);
-    expect(adapter.sent.at(-1)).toBe(`/${name}_2: gateway is not available here: reserved for owners.`);
+    expect(adapter.sent.at(-1)).toBe(`/${name}_2: the tool this command runs is not available here: not on this conversation’s tool surface.`);
   });
 });
 

@@ -120,13 +120,16 @@ export class HttpToolsApi {
       if (!surface.tools.includes(tool)) {
         const removed = surface.removed.find((r) => r.tool === tool);
         const unavailable = surface.unavailable.find((u) => u.tool === tool);
+        // A tool the surface does not know (owner-only tools do not exist for a token caller) is
+        // named as sent, never by the id an alias resolves to.
+        const asSent = removed || unavailable ? tool : String(body.tool).trim().toLowerCase();
         const why = removed
           ? `${tool} is not on the HTTP surface: removed by ${removed.by}${removed.by === 'gateway.http default deny' ? " (OpenClaw's DEFAULT_GATEWAY_HTTP_TOOL_DENY; re-enable with gateway.http.tools.allow)" : ''}`
           : unavailable
             ? `${tool} is unavailable here: ${unavailable.why}`
-            : `unknown tool "${tool}"`;
+            : `unknown tool "${asSent}"`;
         await this.deps.audit.recordOrLog({ type: 'http.tools.invoke', actor: `http:${label}`, sessionKey, data: { tool, status: 403, why } });
-        return send(unavailable || removed ? 403 : 404, { error: removed || unavailable ? 'forbidden' : 'not_found', tool, why });
+        return send(unavailable || removed ? 403 : 404, { error: removed || unavailable ? 'forbidden' : 'not_found', tool: asSent, why });
       }
       const controller = new AbortController();
       res.on('close', () => {

@@ -146,11 +146,14 @@ describe('names and surface', () => {
 });
 
 describe('owner-only second guard', () => {
-  it('refuses cron for a non-owner even when the surface lists it', async () => {
+  it('refuses cron for a non-owner even when the surface lists it, as it refuses a tool that does not exist', async () => {
     const t = await setup();
     const out = await t.call('cron', { action: 'list' }, { turn: GUEST_TURN, surface: { tools: ['cron'] } });
-    expect(out).toMatchObject({ status: 'blocked', deniedReason: 'owner-only' });
-    expect(text(out)).toContain('Tool cron is restricted to owners and discord user guest-9 is not an owner');
+    const none = await t.call('crom', { action: 'list' }, { turn: GUEST_TURN, surface: { tools: ['cron'] } });
+    expect(out.status).toBe(none.status);
+    expect(out.deniedReason).toBeUndefined();
+    expect(text(out)).toBe(text(none).replaceAll('crom', 'cron'));
+    expect(text(out)).not.toMatch(/owner/);
     expect(t.ran.args).toEqual([]);
     expect((await new AuditLog(t.store.db).list({ typePrefix: 'tool.blocked' }))[0]).toMatchObject({ actor: 'discord:guest-9', data: { tool: 'cron', deniedReason: 'owner-only' } });
   });

@@ -156,9 +156,13 @@ export class ToolInvoker {
     // Only calls of a run are counted; loop detection can also be off for the agent.
     const run = (req.loopDetection ?? true) ? req.runId : undefined;
 
+    // An owner-only tool does not exist for a non-owner: whatever path the call came by (the
+    // surface may be absent), it gets the answer a name that names nothing gets, word for word;
+    // only the audit log says what it was.
+    const ownerRefusal = ownerOnlyRefusal(name, req.turn);
     // 1. The tool must be on this turn's surface, and exist.
-    const onSurface = req.surface === undefined || req.surface.tools.includes(name);
-    if (!onSurface) {
+    const onSurface = ownerRefusal === undefined && (req.surface === undefined || req.surface.tools.includes(name));
+    if (!onSurface && ownerRefusal === undefined) {
       const removed = req.surface?.removed?.find((r) => r.tool === name);
       const unavailable = req.surface?.unavailable?.find((u) => u.tool === name);
       if (removed || unavailable) {
@@ -168,20 +172,22 @@ export class ToolInvoker {
     }
     const tool = onSurface && name ? await this.options.resolveTool(name, req.turn) : undefined;
     if (!tool) {
-      const unknownToolName = name || String(req.tool);
+      // A hidden tool is named as typed, never by the id an alias resolves to (`automations` stays `automations`).
+      const shownName = ownerRefusal !== undefined ? String(req.tool).trim().toLowerCase() : name;
+      const shown = shownName === name ? c : { ...c, name: shownName };
+      const unknownToolName = shownName || String(req.tool);
       if (run !== undefined) {
-        const verdict = this.loops.check(run, name, req.args);
-        if (verdict.kind === 'block') return this.loopBlock(c, run, req.args, verdict, unknownToolName);
+        const verdict = this.loops.check(run, shownName, req.args);
+        if (verdict.kind === 'block') return this.loopBlock(shown, run, req.args, verdict, unknownToolName);
       }
       const available = req.surface ? ` Available tools: ${req.surface.tools.join(', ') || '(none)'}.` : '';
       const error = `Unknown tool "${String(req.tool)}".${available}`;
-      if (run !== undefined) this.loops.recordOutcome(run, { toolName: name, params: req.args, toolCallId: c.toolCallId, error, unknownToolName });
-      return this.finish(c, { status: 'error', result: jsonResult({ status: 'error', tool: c.name, error }, true), synthetic: true });
+      if (ownerRefusal !== undefined) await this.recordHidden(c, ownerRefusal);
+      if (run !== undefined) this.loops.recordOutcome(run, { toolName: shownName, params: req.args, toolCallId: c.toolCallId, error, unknownToolName });
+      return this.finish(shown, { status: 'error', result: jsonResult({ status: 'error', tool: shownName, error }, true), synthetic: true });
     }
 
-    // 2. Owner-only, whatever path the call came by.
-    const ownerRefusal = ownerOnlyRefusal(name, req.turn);
-    if (ownerRefusal) return this.block(c, 'owner-only', ownerRefusal);
+    // 2. Owner-only, whatever path the call came by: settled above, before the tool was resolved.
 
     // 3. Arguments against the schema.
     let params = coerceArgs(tool, req.args);
@@ -430,6 +436,18 @@ export class ToolInvoker {
     this.loops.recordVeto(run, c.name, params, c.toolCallId, unknownToolName);
     this.emit('tool.loop', { tool: c.name, sessionKey: c.req.sessionKey, level: 'critical', action: 'block', detector: verdict.detector, count: verdict.count, message: verdict.message, pairedToolName: verdict.pairedToolName });
     return this.block(c, 'tool-loop', verdict.message, { detector: verdict.detector, count: verdict.count });
+  }
+
+  /** The audit entry of a non-owner's call of an owner-only tool, which the caller is answered as an unknown tool. */
+  private async recordHidden(c: CallState, reason: string): Promise<void> {
+    this.emit('tool.execution.blocked', { tool: c.name, toolCallId: c.toolCallId, sessionKey: c.req.sessionKey, deniedReason: 'owner-only', reason });
+    await this.options.audit?.recordOrLog({
+      type: 'tool.blocked',
+      subject: c.toolCallId,
+      actor: c.req.turn.senderId === undefined ? undefined : `${c.req.turn.provider}:${c.req.turn.senderId}`,
+      sessionKey: c.req.sessionKey,
+      data: { tool: c.name, deniedReason: 'owner-only', reason },
+    });
   }
 
   private async block(c: CallState, deniedReason: string, reason: string, extra: Record<string, unknown> = {}, status: 'blocked' | 'denied' = 'blocked', approval?: ApprovalResolution): Promise<InvokeOutcome> {
