@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { lstatSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import type { ExecAsk, ExecVerdict } from './decide.js';
+import type { ExecAsk, ExecSecurity, ExecVerdict } from './decide.js';
 import { buildChildEnv } from './env.js';
 import { neutralisationsFor, type GitNeutralisation } from './git-env.js';
 import { startCommand } from './run.js';
@@ -269,10 +269,13 @@ export function judgeRepository(repo: ListedRepository, workspace: string): Judg
  * The verdict once the listing is known: where it is blind, a command that would run without
  * a human asks (is denied with `ask: off`) unless every segment is one that never runs a
  * repository's drivers (the default read-only list, safe bins, builtins); a command that asks
- * says so on its card, and allow-always is not offered for it. Pure.
+ * says so on its card, and allow-always is not offered for it. `security: full` is left as it
+ * is. Pure.
  */
-export function withGitDiscovery(verdict: ExecVerdict, discovery: GitDiscovery, ask: ExecAsk): ExecVerdict {
-  if (discovery.blind === null || verdict.decision === 'deny') return verdict;
+export function withGitDiscovery(verdict: ExecVerdict, discovery: GitDiscovery, policy: { security: ExecSecurity; ask: ExecAsk }): ExecVerdict {
+  // `security: full` runs any program the agent names: a driver it cannot plant there is moot.
+  if (discovery.blind === null || verdict.decision === 'deny' || policy.security === 'full') return verdict;
+  const ask = policy.ask;
   const harmless = verdict.segments.length > 0 && verdict.segments.every((s) => s.matchedBy === 'read-only' || s.matchedBy === 'safe-bin' || s.matchedBy === 'safe-builtin');
   if (verdict.decision === 'allow' && harmless) return verdict;
   const why = `the repository drivers git would run cannot be neutralised: ${discovery.blind}`;

@@ -117,7 +117,7 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
       // and view); where that listing is blind, a command that would run unasked asks.
       const gitView: GitDiscoveryView = { host, workspace: cwd.root, home, identity, protect };
       let git = await discoverGitConfig(cwd.dir, gitView);
-      const verdict = withGitDiscovery(readOnlyWithEnv(evaluateExec(command, policy, judged), overrides, exec.ask), git, exec.ask);
+      const verdict = withGitDiscovery(readOnlyWithEnv(evaluateExec(command, policy, judged), overrides, exec.ask), git, exec);
       ctx.log.info({ tool: 'exec', decision: verdict.decision, reason: verdict.reason, host }, 'exec verdict');
 
       let script: string;
