@@ -47,6 +47,8 @@ export interface GitDiscoveryView {
   workspace: string;
   /** The HOME the command gets. */
   home: string;
+  /** The checked variables the command gets besides Warden's (the model's, plugins'). */
+  overrides?: Readonly<Record<string, string>> | undefined;
   identity?: SandboxIdentity | undefined;
   protect?: readonly string[] | undefined;
   /** Per listing round (default 10 s). */
@@ -140,7 +142,7 @@ async function listInView(dirs: readonly string[], view: GitDiscoveryView, disco
   const nonce = randomBytes(16).toString('hex');
   // The command's own environment (and so its HOME and hardening): listing and `ls-files`
   // start no fsmonitor, pager or hook, and the keys found so far stay neutralised.
-  const env = buildChildEnv({ LANG: 'C.UTF-8' }, { home: view.home, git: { workspace: view.workspace, discovered } });
+  const env = buildChildEnv({ LANG: 'C.UTF-8' }, { home: view.home, overrides: view.overrides, git: { workspace: view.workspace, discovered } });
   let job;
   try {
     job = startCommand({

@@ -115,7 +115,7 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
       const judged: EvaluateOptions = { cwd: cwd.dir, pathDirs: DEFAULT_PATH_DIRS, home, patternHome };
       // The repository's drivers, listed as the command's git will read them (same host, user
       // and view); where that listing is blind, a command that would run unasked asks.
-      const gitView: GitDiscoveryView = { host, workspace: cwd.root, home, identity, protect };
+      const gitView: GitDiscoveryView = { host, workspace: cwd.root, home, overrides, identity, protect };
       let git = await discoverGitConfig(cwd.dir, gitView);
       const verdict = withGitDiscovery(readOnlyWithEnv(evaluateExec(command, policy, judged), overrides, exec.ask), git, exec);
       ctx.log.info({ tool: 'exec', decision: verdict.decision, reason: verdict.reason, host }, 'exec verdict');
