@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ExecVerdict, SegmentVerdict } from './decide.js';
-import { judgeRepository, parseListing, repositoryAt, withGitDiscovery } from './git-discovery.js';
+import { judgeRepository, needsGitListing, parseListing, repositoryAt, withGitDiscovery } from './git-discovery.js';
 
 const root = mkdtempSync(path.join(tmpdir(), 'warden-git-discovery-'));
 const ws = path.join(root, 'ws');
@@ -119,5 +119,14 @@ describe('withGitDiscovery: a blind listing asks where the command would have ru
       expect(out.fallbackScript).toBeNull();
       expect(out.reason).toMatch(/cannot be neutralised: b/);
     }
+  });
+
+  it.each<[string, ExecVerdict, boolean]>([
+    ['an allowlisted git', verdict('allow', seg('allowlist')), true],
+    ['the read-only list, safe bins and builtins', verdict('allow', seg('read-only'), seg('safe-bin'), seg('safe-builtin')), false],
+    ['a read-only command that asks (environment overrides)', verdict('ask', seg('read-only')), true],
+    ['a denied command', verdict('deny', seg(null)), false],
+  ])('needsGitListing: %s → %s', (_what, v, needed) => {
+    expect(needsGitListing(v)).toBe(needed);
   });
 });

@@ -278,8 +278,7 @@ export function withGitDiscovery(verdict: ExecVerdict, discovery: GitDiscovery, 
   // `security: full` runs any program the agent names: a driver it cannot plant there is moot.
   if (discovery.blind === null || verdict.decision === 'deny' || policy.security === 'full') return verdict;
   const ask = policy.ask;
-  const harmless = verdict.segments.length > 0 && verdict.segments.every((s) => s.matchedBy === 'read-only' || s.matchedBy === 'safe-bin' || s.matchedBy === 'safe-builtin');
-  if (verdict.decision === 'allow' && harmless) return verdict;
+  if (!needsGitListing(verdict)) return verdict;
   const why = `the repository drivers git would run cannot be neutralised: ${discovery.blind}`;
   const off = verdict.decision === 'allow' && ask === 'off';
   return {
@@ -293,6 +292,20 @@ export function withGitDiscovery(verdict: ExecVerdict, discovery: GitDiscovery, 
 }
 
 const shellWord = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * Whether what runs depends on the listing at all: not for a denied command, nor for one that
+ * runs unasked on segments that never run a repository's drivers — the default read-only list
+ * (its git entries are safe without any listing: read-only.ts), safe bins and builtins. Pure.
+ */
+export function needsGitListing(verdict: ExecVerdict): boolean {
+  if (verdict.decision === 'deny') return false;
+  const harmless = verdict.segments.length > 0 && verdict.segments.every((s) => s.matchedBy === 'read-only' || s.matchedBy === 'safe-bin' || s.matchedBy === 'safe-builtin');
+  return !(verdict.decision === 'allow' && harmless);
+}
+
+/** For a command that needs no listing (needsGitListing): nothing listed, nothing to neutralise. */
+export const NOT_LISTED: GitDiscovery = Object.freeze({ neutralisations: [], blind: null });
 
 function exists(p: string): boolean {
   try {

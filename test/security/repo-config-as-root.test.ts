@@ -69,8 +69,8 @@ async function runUnlisted(command: string, cwd: string, plain = false): Promise
   await a.run(command, { cwd, env });
 }
 
-function configOf(exec: Record<string, unknown>) {
-  const parsed = parseConfig({ owners: { web: ['op'] }, agents: { defaults: { workspace: a.workspace } }, tools: { exec: { host: 'sandbox', ...exec } } });
+function configOf(exec: Record<string, unknown>, approvals: Record<string, unknown> = {}) {
+  const parsed = parseConfig({ owners: { web: ['op'] }, agents: { defaults: { workspace: a.workspace } }, tools: { exec: { host: 'sandbox', ...exec } }, approvals });
   if (!parsed.ok) throw parsed.error;
   return parsed.value.config;
 }
@@ -82,16 +82,16 @@ interface Called {
   cards: string[];
 }
 
-/** The exec tool as the agent calls it; the approver answers every card with `decision`. */
-async function call(command: string, workdir: string, exec: Record<string, unknown>, decision: 'allow-once' | 'deny'): Promise<Called> {
-  const config = configOf(exec);
+/** The exec tool as the agent calls it; the approver answers every card with `decision` (null: never, so it expires). */
+async function call(command: string, workdir: string, exec: Record<string, unknown>, decision: 'allow-once' | 'deny' | null, approvalsConfig?: Record<string, unknown>): Promise<Called> {
+  const config = configOf(exec, approvalsConfig);
   const approvals = new ApprovalService({ store, config, pollMs: 20 });
   const cards: string[] = [];
   approvals.registerRenderer({
     provider: 'web',
     show: async (request) => {
       cards.push(request.facts.map((f) => `${f.label}: ${f.value}`).join('\n'));
-      setTimeout(() => void approvals.resolveAsOperator(request.id, decision, 'tester'), 5);
+      if (decision !== null) setTimeout(() => void approvals.resolveAsOperator(request.id, decision, 'tester'), 5);
     },
     update: async () => {},
   });
@@ -387,6 +387,26 @@ describe.skipIf(!canSandbox || !isRoot)('repository drivers, Warden as root, the
       const approved = await call(c.proof(id), workdir, {}, 'allow-once');
       expect(approved.cards[0]).toMatch(/Repository drivers: NOT neutralised/);
       expect(fired(id), `the blind case is a real attack: ${approved.text}`).toBe(true);
+    });
+
+    it('an unanswered card never runs it on the askFallback (even `full`)', async () => {
+      const c = BLIND.find((b) => b.name === 'include.path to /tmp')!;
+      const id = 'expired';
+      await agent(c.setup(id), id);
+      clear();
+      // The only fallback that runs a command that missed: security full, asking always.
+      const fallback = { security: 'full', ask: 'always', askFallback: 'full' };
+      const expired = await call(c.proof(id), `cases/${id}`, fallback, null, { exec: { timeoutSec: 1 } });
+      expect(expired.cards[0]).toMatch(/Repository drivers: NOT neutralised/);
+      expect(expired.result.details).toMatchObject({ status: 'denied' });
+      expect(expired.text).toMatch(/never runs on a fallback/);
+      expect(fired(id)).toBe(false);
+      // The same expiry in a repository the listing sees runs on the fallback, neutralised.
+      await agent(`${repo(id)} && git config filter.evil.clean '${payload(id)}' && ${modify}`, id);
+      clear();
+      const seen = await call('git diff', `cases/${id}`, fallback, null, { exec: { timeoutSec: 1 } });
+      expect(seen.text).toContain('+two');
+      expect(fired(id)).toBe(false);
     });
 
     it('a listing that times out is blind', async () => {

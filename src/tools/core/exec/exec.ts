@@ -9,7 +9,7 @@ import { commandScriptBinding, evaluateExec, type EvaluateOptions, type ExecPoli
 import { elevatedDecision } from '../../../exec/elevated.js';
 import { blockedOverride, buildChildEnv, checkEnvOverrides } from '../../../exec/env.js';
 import { bindingChange, CHANGED, type BoundFile } from '../../../exec/content-binding.js';
-import { discoverGitConfig, withGitDiscovery, type GitDiscovery, type GitDiscoveryView } from '../../../exec/git-discovery.js';
+import { discoverGitConfig, needsGitListing, NOT_LISTED, withGitDiscovery, type GitDiscovery, type GitDiscoveryView } from '../../../exec/git-discovery.js';
 import type { ExecJob } from '../../../exec/job.js';
 import { partyOf, processRegistry as defaultRegistry, type ProcessRegistry } from '../../../exec/process-registry.js';
 import { DEFAULT_PATH_DIRS } from '../../../exec/resolve.js';
@@ -115,9 +115,10 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
       const judged: EvaluateOptions = { cwd: cwd.dir, pathDirs: DEFAULT_PATH_DIRS, home, patternHome };
       // The repository's drivers, listed as the command's git will read them (same host, user
       // and view); where that listing is blind, a command that would run unasked asks.
+      const gate = readOnlyWithEnv(evaluateExec(command, policy, judged), overrides, exec.ask);
       const gitView: GitDiscoveryView = { host, workspace: cwd.root, home, overrides, identity, protect };
-      let git = await discoverGitConfig(cwd.dir, gitView);
-      const verdict = withGitDiscovery(readOnlyWithEnv(evaluateExec(command, policy, judged), overrides, exec.ask), git, exec);
+      let git = needsGitListing(gate) ? await discoverGitConfig(cwd.dir, gitView) : NOT_LISTED;
+      const verdict = withGitDiscovery(gate, git, exec);
       ctx.log.info({ tool: 'exec', decision: verdict.decision, reason: verdict.reason, host }, 'exec verdict');
 
       let script: string;
@@ -130,7 +131,7 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
         if (outcome !== 'allow-once') return denied(`elevated exec not run: the approval was ${outcome === 'deny' ? 'denied' : outcome}. Do not retry this command.`, verdict);
         const changed = scriptsChanged(asked, command, policy, judged);
         if (changed) return denied(`elevated exec not run: ${changed}, while its approval card waited; the approver decided on other content. Ask again if it is still wanted.`, verdict);
-        const relisted = await relistAfterApproval(cwd.dir, gitView, asked);
+        const relisted = needsGitListing(verdict) ? await relistAfterApproval(cwd.dir, gitView, asked) : { ok: true as const, git };
         if (!relisted.ok) return denied(`elevated exec not run: ${relisted.why}`, verdict);
         git = relisted.git;
         script = command;
@@ -152,7 +153,7 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
         // The approver decided on these scripts' content; the agent may have rewritten one while the card waited.
         const changed = outcome === 'allow-once' || outcome === 'allow-always' ? scriptsChanged(asked, command, policy, judged) : null;
         if (changed) return denied(`exec not run: ${changed}, while its approval card waited; the approver decided on other content. Ask again if it is still wanted.`, verdict);
-        const relisted = await relistAfterApproval(cwd.dir, gitView, asked);
+        const relisted = needsGitListing(verdict) ? await relistAfterApproval(cwd.dir, gitView, asked) : { ok: true as const, git };
         if (!relisted.ok) return denied(`exec not run: ${relisted.why}`, verdict);
         git = relisted.git;
         if (outcome === 'allow-always' && deps.allowlist && verdict.allowAlways.offered) {
