@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApprovalService } from '../../src/approvals/service.js';
 import { parseConfig } from '../../src/config/index.js';
 import { ExecAllowlistStore } from '../../src/exec/allowlist-store.js';
-import { buildChildEnv } from '../../src/exec/env.js';
+import { checkExec } from '../../src/exec/check.js';
+import { buildChildEnv, checkEnvOverrides } from '../../src/exec/env.js';
 import { discoverGitConfig } from '../../src/exec/git-discovery.js';
 import { SANDBOX_HOME } from '../../src/exec/sandbox.js';
 import { log } from '../../src/log.js';
@@ -462,4 +463,32 @@ describe.skipIf(!canSandbox || !isRoot)('repository drivers, Warden as root, the
       expect(fired(id)).toBe(false);
     });
   });
+});
+
+/**
+ * The listing covers the repository of the working directory (and its submodules). A command
+ * that points git at another one — by variable, option, `cd`, or a repository it makes itself
+ * from a template — is judged by the gate before any listing: it asks even under an entry that
+ * trusts the repository, and the model cannot set git's variables at all.
+ */
+describe('a command that points git elsewhere asks before any listing', () => {
+  const config = (() => {
+    const parsed = parseConfig({ owners: { web: ['op'] }, tools: { exec: { host: 'sandbox', allowlist: [{ pattern: '/usr/bin/git', trustRepoConfig: true }] } } });
+    if (!parsed.ok) throw parsed.error;
+    return parsed.value.config;
+  })();
+  it.each([
+    'GIT_DIR=/tmp/x.git git diff', 'GIT_WORK_TREE=/tmp git diff', 'GIT_CONFIG_GLOBAL=./evil.cfg git diff', 'GIT_CONFIG_COUNT=0 git diff',
+    'env GIT_CONFIG_GLOBAL=./evil.cfg git diff', 'HOME=. git diff', 'XDG_CONFIG_HOME=. git diff', 'export GIT_DIR=/tmp/x.git; git diff',
+    'git --git-dir=/tmp/x.git diff', 'git --work-tree=/tmp diff', 'git -C sub diff', 'cd sub && git diff', 'git -c filter.evil.clean=sh diff',
+    'git init -q --template=./tpl && git diff', 'git clone -q --template=./tpl ./a b', 'git config filter.evil.clean sh && git diff',
+  ])('`%s` asks', (command) => {
+    expect(checkExec(config, command, turn, { cwd: '/tmp', home: SANDBOX_HOME }).decision).toBe('ask');
+  });
+  it.each(['GIT_DIR', 'GIT_WORK_TREE', 'GIT_COMMON_DIR', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_COUNT', 'GIT_CONFIG_PARAMETERS', 'GIT_CEILING_DIRECTORIES', 'HOME', 'XDG_CONFIG_HOME'])(
+    'the model cannot set %s',
+    (key) => {
+      expect(checkEnvOverrides({ [key]: 'x' }).ok).toBe(false);
+    },
+  );
 });
