@@ -1,6 +1,4 @@
-import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { DEFAULT_PATH_DIRS, executableRealPath } from './resolve.js';
 
 /**
  * Git's hardened environment for every command exec starts. Git reads configuration from the
@@ -15,7 +13,8 @@ import { DEFAULT_PATH_DIRS, executableRealPath } from './resolve.js';
  *   keys with a value that is harmless in any repository.
  * - Keys that have no harmless value (`diff.external`: an empty one breaks `git diff`) or whose
  *   names the repository chooses (`filter.<driver>.clean`) are neutralised only where the
- *   repository's config sets them: `discoverGitConfig` lists it just before the command starts.
+ *   repository's config sets them: `discoverGitConfig` (git-discovery.ts) lists it just before
+ *   the command starts, as the command's git will read it, and the command asks where it cannot.
  * - First-one-wins keys cannot be overridden by config and are closed by environment instead:
  *   `core.gitProxy` by an empty `GIT_PROXY_COMMAND`, `remote.<name>.uploadpack`/`receivepack`
  *   (run locally only for local-path remotes) and the `ext::` transport by `GIT_ALLOW_PROTOCOL`
@@ -142,7 +141,7 @@ function lowerSectionAndKey(key: string): string {
 }
 
 export interface GitEnvOptions {
-  /** Keys found in the working directory's repository (`discoverGitConfig`). */
+  /** Keys found in the working directory's repository (`discoverGitConfig`, git-discovery.ts). */
   discovered?: readonly GitNeutralisation[] | undefined;
   /** Git never looks for a repository above this directory's parent (the agent's workspace). */
   workspace?: string | undefined;
@@ -159,54 +158,4 @@ export function hardenedGitEnv(options: GitEnvOptions = {}): Record<string, stri
   });
   if (options.workspace) env.GIT_CEILING_DIRECTORIES = path.dirname(path.resolve(options.workspace));
   return env;
-}
-
-const LIST_TIMEOUT_MS = 3_000;
-const LIST_MAX_BYTES = 4 * 1024 * 1024;
-
-/**
- * Lists the repository config that git would read in `cwd` (local and worktree files and their
- * includes; system and global are off) and in the submodules git descends into from there
- * (`git status` runs git in each, with this environment), and returns the keys to neutralise.
- * Listing runs no program the config names. No git, no repository, or a config git cannot
- * read: none.
- */
-export function discoverGitConfig(cwd: string, options: { workspace?: string | undefined; pathDirs?: readonly string[] } = {}): GitNeutralisation[] {
-  const git = (options.pathDirs ?? DEFAULT_PATH_DIRS).map((d) => executableRealPath(path.join(d, 'git'))).find((p) => p !== null);
-  if (!git) return [];
-  const found = new Map<string, GitNeutralisation>();
-  // The listing runs under the hardened environment too: `ls-files` and `rev-parse` would
-  // otherwise start the fsmonitor the repository names. Our own command-scope entries show up
-  // in the listing; none of them is a key `neutralisationsFor` picks.
-  const run = (dir: string, args: string[]): string | null => {
-    const env = { PATH: DEFAULT_PATH_DIRS.join(':'), HOME: '/nonexistent', LANG: 'C', ...hardenedGitEnv({ workspace: options.workspace, discovered: [...found.values()] }) };
-    const r = spawnSync(git, args, { cwd: dir, env, encoding: 'utf8', timeout: LIST_TIMEOUT_MS, maxBuffer: LIST_MAX_BYTES });
-    return r.status === 0 && typeof r.stdout === 'string' ? r.stdout : null;
-  };
-  const seen = new Set<string>();
-  const visit = (dir: string, depth: number): void => {
-    if (seen.size >= MAX_REPOSITORIES) return;
-    // Config first: listing it runs nothing, and what it finds guards the commands after it.
-    for (const n of neutralisationsFor(run(dir, ['config', '--list', '--includes', '-z']) ?? '')) found.set(n.key, n);
-    const top = run(dir, ['rev-parse', '--show-toplevel'])?.trim();
-    if (!top || seen.has(top)) return;
-    seen.add(top);
-    if (depth >= MAX_SUBMODULE_DEPTH) return;
-    // Gitlinks (mode 160000), whatever .gitmodules says: git descends into every populated one.
-    for (const record of (run(top, ['ls-files', '--stage', '-z']) ?? '').split('\0')) {
-      if (!record.startsWith('160000 ')) continue;
-      const sub = path.join(top, record.slice(record.indexOf('\t') + 1));
-      if (isWithin(top, sub)) visit(sub, depth + 1);
-    }
-  };
-  visit(cwd, 0);
-  return [...found.values()];
-}
-
-const MAX_SUBMODULE_DEPTH = 3;
-const MAX_REPOSITORIES = 32;
-
-function isWithin(dir: string, target: string): boolean {
-  const rel = path.relative(dir, target);
-  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
 }

@@ -20,10 +20,11 @@ import { commandName } from './resolve.js';
  * the writing and executing forms ask.
  *
  * git is in the repository-config class (repo-config.ts): its configuration names programs, and
- * the hardened environment (git-env.ts) neutralises the names it discovers just before the
- * command starts — but a config written after that listing (a parallel write tool call, another
- * session's command in the shared workspace) is not seen. The default entries therefore carry
- * the opt-in only for git commands that are safe without discovery: `log`, `show`, `diff
+ * the hardened environment (git-env.ts) neutralises the names listed (git-discovery.ts) just
+ * before the command starts — but a config written after that listing (a parallel write tool
+ * call, another session's command in the shared workspace) is not seen, and a command this list
+ * runs unasked gets no listing at all. The default entries therefore carry the opt-in only for
+ * git commands that are safe without discovery: `log`, `show`, `diff
  * --cached`, `branch`/`tag` listing, `ls-files`, `rev-parse`, `describe`, `grep`, `shortlog`,
  * `remote -v`, `cat-file`. None of them reads work-tree files through the repository's filters,
  * the pager, editor, fsmonitor, hooks and signing programs are overridden by environment and

@@ -13,7 +13,7 @@ import { ExecAllowlistStore } from '../../src/exec/allowlist-store.js';
 import { checkExec } from '../../src/exec/check.js';
 import { buildChildEnv } from '../../src/exec/env.js';
 import { knownGitCommands, parseGitArgv } from '../../src/exec/git-argv.js';
-import { discoverGitConfig } from '../../src/exec/git-env.js';
+import { discoverGitConfig } from '../../src/exec/git-discovery.js';
 import { entryRepoConfigMembers, REPO_CONFIG_MEMBERS } from '../../src/exec/repo-config.js';
 import { auditRepoConfig } from '../../src/exec/repo-config-audit.js';
 import { startCommand } from '../../src/exec/run.js';
@@ -229,7 +229,8 @@ function runBaseline(cwd: string, command: string, home = emptyHome): void {
 
 /** What exec runs: the child environment it builds, the repository config listed just before. */
 async function runHardened(cwd: string, command: string, home = emptyHome): Promise<string> {
-  const env = buildChildEnv({ LANG: 'C.UTF-8' }, { home, git: { workspace, discovered: discoverGitConfig(cwd, { workspace }) } });
+  const found = await discoverGitConfig(cwd, { host: 'gateway', workspace, home });
+  const env = buildChildEnv({ LANG: 'C.UTF-8' }, { home, git: { workspace, discovered: found.neutralisations } });
   const job = startCommand({ script: command, label: command, host: 'gateway', workspace, cwd, env, maxOutputChars: 50_000, timeoutMs: 15_000 });
   await job.done;
   return job.outputText();
@@ -451,11 +452,12 @@ describe('git run by exec gets a hardened environment (real git, key by key)', (
     expect(out).toMatch(/two\n[\s\S]*ok\n$/);
   });
 
-  it('listing the repository before the command runs nothing the repository names', () => {
+  it('listing the repository before the command runs nothing the repository names', async () => {
     const repo = withConfig(touched(gitRepo('listing', attr('evil'))), ['core.fsmonitor', payload('listing-fsmonitor')], ['filter.evil.clean', payload('listing-clean')]);
     clear();
-    const found = discoverGitConfig(repo, { workspace });
-    expect(found).toContainEqual({ key: 'filter.evil.clean', value: '' });
+    const found = await discoverGitConfig(repo, { host: 'gateway', workspace, home: emptyHome });
+    expect(found.blind).toBeNull();
+    expect(found.neutralisations).toContainEqual({ key: 'filter.evil.clean', value: '' });
     expect(fired('listing-fsmonitor') || fired('listing-clean')).toBe(false);
   });
 

@@ -9,7 +9,7 @@ import { commandScriptBinding, evaluateExec, verifiedCommand, type EvaluateOptio
 import { elevatedDecision } from '../../../exec/elevated.js';
 import { blockedOverride, buildChildEnv, checkEnvOverrides } from '../../../exec/env.js';
 import { bindingChange, CHANGED, type BoundFile } from '../../../exec/content-binding.js';
-import { discoverGitConfig } from '../../../exec/git-env.js';
+import { discoverGitConfig, needsGitListing, NOT_LISTED, withGitDiscovery, type GitDiscovery, type GitDiscoveryView } from '../../../exec/git-discovery.js';
 import type { ExecJob } from '../../../exec/job.js';
 import { partyOf, processRegistry as defaultRegistry, type ProcessRegistry } from '../../../exec/process-registry.js';
 import { DEFAULT_PATH_DIRS } from '../../../exec/resolve.js';
@@ -120,7 +120,12 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
       const policy = execPolicyFromConfig(exec, stored, host);
       const { home, patternHome } = execHomes(host);
       const judged: EvaluateOptions = { cwd: cwd.dir, pathDirs: DEFAULT_PATH_DIRS, home, patternHome };
-      const verdict = readOnlyWithEnv(evaluateExec(command, policy, judged), overrides, exec.ask);
+      // The repository's drivers, listed as the command's git will read them (same host, user
+      // and view); where that listing is blind, a command that would run unasked asks.
+      const gate = readOnlyWithEnv(evaluateExec(command, policy, judged), overrides, exec.ask);
+      const gitView: GitDiscoveryView = { host, workspace: cwd.root, home, overrides, identity, protect };
+      let git = needsGitListing(gate) ? await discoverGitConfig(cwd.dir, gitView) : NOT_LISTED;
+      const verdict = withGitDiscovery(gate, git, exec);
       ctx.log.info({ tool: 'exec', decision: verdict.decision, reason: verdict.reason, host }, 'exec verdict');
 
       let script: string;
@@ -128,13 +133,16 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
       let bound: BoundFile[] | undefined;
       if (verdict.decision === 'deny') return denied(`exec denied: ${verdict.reason}`, verdict);
       if (elevated) {
-        const asked = await requestApproval(command, verdict, host, cwd.dir, ctx, false, scriptsShown(command, policy, judged), elevated);
+        const asked = await requestApproval(command, verdict, host, cwd.dir, ctx, false, scriptsShown(command, policy, judged), git, elevated);
         if (isPending(asked)) return pendingResult(asked, command);
         const outcome = asked.outcome;
         // Only an approver's explicit allow-once runs an elevated command: no grant, no expiry fallback.
         if (outcome !== 'allow-once') return denied(`elevated exec not run: the approval was ${outcome === 'deny' ? 'denied' : outcome}. Do not retry this command.`, verdict);
         const changed = scriptsChanged(asked, command, policy, judged);
         if (changed) return denied(`elevated exec not run: ${changed}, while its approval card waited; the approver decided on other content. Ask again if it is still wanted.`, verdict);
+        const relisted = needsGitListing(verdict) ? await relistAfterApproval(cwd.dir, gitView, asked) : { ok: true as const, git };
+        if (!relisted.ok) return denied(`elevated exec not run: ${relisted.why}`, verdict);
+        git = relisted.git;
         script = command;
         bound = shownScripts(asked);
       } else if (verdict.decision === 'allow') {
@@ -145,15 +153,20 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
           if (entry) await deps.allowlist?.markUsed(entry.id, command, s.resolved);
         }
       } else {
-        const asked = await requestApproval(command, verdict, host, cwd.dir, ctx, deps.allowlist !== undefined, scriptsShown(command, policy, judged));
+        const asked = await requestApproval(command, verdict, host, cwd.dir, ctx, deps.allowlist !== undefined, scriptsShown(command, policy, judged), git);
         // No decision within approvals.waitSec: the turn goes on; the command runs once someone decides.
         if (isPending(asked)) return pendingResult(asked, command);
         const outcome = asked.outcome;
+        // Drivers that cannot be neutralised run only on a human's word, never on a fallback.
+        if (outcome === 'expired' && git.blind !== null) return denied('exec denied: approval-timeout (a command whose repository drivers cannot be neutralised never runs on a fallback). Do not retry this command.', verdict);
         const next = afterApproval(outcome, command, verdict, exec.security, exec.askFallback);
         if (!next.run) return denied(next.reason, verdict);
         // The approver decided on these scripts' content; the agent may have rewritten one while the card waited.
         const changed = outcome === 'allow-once' || outcome === 'allow-always' ? scriptsChanged(asked, command, policy, judged) : null;
         if (changed) return denied(`exec not run: ${changed}, while its approval card waited; the approver decided on other content. Ask again if it is still wanted.`, verdict);
+        const relisted = needsGitListing(verdict) ? await relistAfterApproval(cwd.dir, gitView, asked) : { ok: true as const, git };
+        if (!relisted.ok) return denied(`exec not run: ${relisted.why}`, verdict);
+        git = relisted.git;
         if (outcome === 'allow-always' && deps.allowlist && verdict.allowAlways.offered) {
           const expiresAt = exec.allowAlwaysTtlSec !== undefined ? Date.now() + exec.allowAlwaysTtlSec * 1000 : undefined;
           for (const entry of verdict.allowAlways.entries) {
@@ -190,7 +203,7 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
           host,
           workspace: cwd.root,
           cwd: cwd.dir,
-          env: buildChildEnv(deps.parentEnv ?? process.env, { home, overrides, git: { workspace: cwd.root, discovered: discoverGitConfig(cwd.dir, { workspace: cwd.root }) } }),
+          env: buildChildEnv(deps.parentEnv ?? process.env, { home, overrides, git: { workspace: cwd.root, discovered: git.neutralisations } }),
           timeoutMs: Number.isFinite(timeoutSec) && timeoutSec > 0 ? timeoutSec * 1000 : undefined,
           maxOutputChars: exec.maxOutputChars,
           killGraceMs: deps.killGraceMs,
@@ -261,6 +274,11 @@ interface ScriptsShown {
   scripts: BoundFile[];
 }
 
+/** The card said the repository's drivers could not be neutralised (GitDiscovery.blind). */
+interface GitShown {
+  gitBlind: string;
+}
+
 function scriptsShown(command: string, policy: ExecPolicy, judged: EvaluateOptions): ScriptsShown | undefined {
   const binding = commandScriptBinding(command, policy, judged);
   return binding.ok && binding.files.length > 0 ? { scripts: binding.files } : undefined;
@@ -283,6 +301,19 @@ function scriptsChanged(resolution: ApprovalResolution, command: string, policy:
   return change.startsWith(CHANGED) ? `a script it runs ${change}` : `the scripts it runs are not the ones the card showed (${change})`;
 }
 
+/**
+ * The listing again once a human decided (the repository may have changed while the card
+ * waited): a listing that turned blind since the card was shown was not what they approved.
+ */
+async function relistAfterApproval(cwd: string, view: GitDiscoveryView, resolution: ApprovalResolution): Promise<{ ok: true; git: GitDiscovery } | { ok: false; why: string }> {
+  const now = await discoverGitConfig(cwd, view);
+  const warned = typeof (resolution.shown as Partial<GitShown> | undefined)?.gitBlind === 'string';
+  if (now.blind !== null && !warned) {
+    return { ok: false, why: `the repository configuration can no longer be listed as the command will read it (${now.blind}) since its approval card was shown. Ask again if it is still wanted.` };
+  }
+  return { ok: true, git: now };
+}
+
 function pendingResult(pending: PendingApproval, command: string): ToolResult {
   return {
     content: [{ type: 'text', text: pendingApprovalText(pending.id, pending.expiresAt) }],
@@ -298,6 +329,7 @@ async function requestApproval(
   ctx: ToolCallContext,
   canPersist: boolean,
   shown: ScriptsShown | undefined,
+  git: GitDiscovery,
   elevatedFor?: string,
 ): Promise<ApprovalResolution | PendingApproval> {
   const offerAlways = canPersist && verdict.allowAlways.offered;
@@ -312,6 +344,7 @@ async function requestApproval(
   if (changed.length > 0) facts.unshift({ label: 'Changed', value: changed.join('; ') });
   const repoConfig = verdict.segments.flatMap((s) => (s.repoConfig ? [`${s.repoConfig.binary} runs ${s.repoConfig.reads}`] : []));
   if (repoConfig.length > 0) facts.push({ label: 'Repository config', value: [...new Set(repoConfig)].join('; ') });
+  if (git.blind !== null) facts.push({ label: 'Repository drivers', value: `NOT neutralised: ${git.blind}; a filter, diff or merge driver the repository names runs if git reaches it` });
   const bound = verdict.allowAlways.entries.flatMap((e) => e.boundFiles ?? []);
   if (offerAlways && bound.length > 0) {
     facts.push({ label: 'Allow always binds', value: bound.map((f) => `${f.path} (${f.sha256 === null ? 'absent' : `sha256 ${f.sha256.slice(0, 12)}…`})`).join(', ') });
@@ -319,6 +352,8 @@ async function requestApproval(
   if (!offerAlways) facts.push({ label: 'Allow always', value: `not offered: ${elevatedFor ? 'elevated commands are approved one at a time' : canPersist ? verdict.allowAlways.why : 'no store to keep it in'}` });
   const hidden = hiddenCharacters(command);
   if (hidden) facts.unshift({ label: 'Warning', value: hidden });
+  // What the approver was told about the repository's drivers comes back with the decision.
+  const card = shown || git.blind !== null ? { ...shown, ...(git.blind !== null ? { gitBlind: git.blind } : {}) } : undefined;
   const decisions: ApprovalDecision[] = offerAlways ? ['allow-once', 'allow-always', 'deny'] : ['allow-once', 'deny'];
   const input = {
     kind: 'exec' as const,
@@ -328,7 +363,7 @@ async function requestApproval(
     fullText: command,
     facts,
     allowedDecisions: decisions,
-    ...(shown ? { shown } : {}),
+    ...(card ? { shown: card } : {}),
   };
   return ctx.approvals.requestOrDefer ? ctx.approvals.requestOrDefer(input, ctx.signal) : ctx.approvals.request(input, ctx.signal);
 }
