@@ -6,6 +6,7 @@ import JSON5 from 'json5';
 import { ConfigError, formatPath, problemsFromZod, type ConfigProblem } from './errors.js';
 import { restoreWrittenPaths, translateOpenClaw } from './openclaw/translate.js';
 import { wardenConfigSchema, type WardenConfig } from './schema/index.js';
+import { replaceEnvReferences } from './env-ref.js';
 
 export const DEFAULT_CONFIG_FILE = 'warden.config.yaml';
 
@@ -118,13 +119,10 @@ export function parseConfigText(file: string, text: string): { ok: true; value: 
   return { ok: false, problems: [{ path: '', message: `unsupported config extension "${ext}": use .yaml, .yml, .json5 or .json` }] };
 }
 
-// redos-ok: config values are the operator's own file, not text from chats, pages or tools.
-const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
-
 /** `${NAME}` and `${NAME:-default}` in string values; an unset variable without default is a problem. */
 function substituteEnv(value: unknown, env: Record<string, string | undefined>, at: PropertyKey[], problems: ConfigProblem[]): unknown {
   if (typeof value === 'string') {
-    return value.replace(ENV_REF, (_m, name: string, fallback: string | undefined) => {
+    return replaceEnvReferences(value, (name, fallback) => {
       const found = env[name];
       if (found !== undefined && found !== '') return found;
       if (fallback !== undefined) return fallback;

@@ -15,7 +15,7 @@ import { dotted } from './config-diff.js';
 import type { DeciderGuards } from './decider-guards.js';
 import { hashText, type LiveConfig } from './live-config.js';
 import type { ApplyOutcome, ConfigReloader } from './reloader.js';
-import { classifyConfigChange, type Widening } from './widening.js';
+import { classifyConfigChange, environmentReferences, type Widening } from './widening.js';
 
 /**
  * The config as the owner's tools may show it: every credential hidden (see config/redact.ts),
@@ -115,7 +115,8 @@ export class ConfigAdmin {
     if (runtime.length > 0) return { kind: 'invalid', problems: redactProblems(runtime, prepared.loaded.config, this.env()) };
     const { changes, widening: found } = await classifyConfigChange(current.config, prepared.loaded.config, { plugins: this.deps.plugins?.() ?? [], baseDir: current.baseDir, env: this.deps.env });
     if (changes.length === 0) return { kind: 'unchanged' };
-    let widening = found;
+    // A `${NAME}` the patch writes is judged apart: the substituted configs hide where a value came from.
+    let widening = [...found, ...environmentReferences(patch)];
     // What the card, the audit row and the model see: every side redacted, and the reasons too
     // (a widening names allowlist patterns and hosts, which may carry a credential).
     const diff = redactChanges(changes, current.config, prepared.loaded.config, dotted, { env: this.env() });

@@ -1,6 +1,7 @@
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { WardenConfig } from '../../config/index.js';
+import { envReferenceNames } from '../../config/env-ref.js';
 import { approversFor } from '../../approvals/approvers.js';
 import { agentWorkspace, checkExec, effectiveExecConfig, execHostOf } from '../../exec/check.js';
 import type { ExecVerdict } from '../../exec/decide.js';
@@ -188,6 +189,25 @@ function changesOf(before: WardenConfig, after: WardenConfig): ConfigChange[] {
     return before.agents.list.flatMap((agent, i) => diffConfig(agent, after.agents.list[i], ['agents', 'list', String(i)]));
   });
 }
+
+/**
+ * The `${NAME}` references a patch writes, each a widening. At load a reference becomes the
+ * variable's value, so a patch could copy a credential out of Warden's environment
+ * (`${DISCORD_TOKEN}`) into a key whose value reaches the model, a chat or another host — an
+ * agent's name, a marker text, the fetch User-Agent — while the comparisons above see only the
+ * substituted configs and cannot tell where a value came from. Only keys are walked as written;
+ * references in object keys are not substituted.
+ */
+export function environmentReferences(patch: unknown, at: readonly string[] = []): Widening[] {
+  if (typeof patch === 'string') {
+    const names = [...new Set(envReferenceNames(patch))];
+    return names.length === 0 ? [] : [{ path: dotted(at), why: `reads environment variable${names.length > 1 ? 's' : ''} ${names.join(', ')} into the config, where its value could reach the model, a chat or another host` }];
+  }
+  if (Array.isArray(patch)) return patch.flatMap((v, i) => environmentReferences(v, [...at, String(i)]));
+  if (patch && typeof patch === 'object') return Object.entries(patch).flatMap(([k, v]) => environmentReferences(v, [...at, k]));
+  return [];
+}
+
 
 export async function classifyConfigChange(before: WardenConfig, after: WardenConfig, options: ClassifyOptions = {}): Promise<ChangeClassification> {
   const changes = changesOf(before, after);
