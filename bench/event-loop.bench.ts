@@ -16,7 +16,7 @@ import { snapshotPage } from '../src/browser/page-snapshot.js';
 import { BrowserSession } from '../src/browser/session.js';
 import { Gateway } from '../src/gateway/gateway.js';
 import type { ChatAdapter, InboundMessage, OutboundMessage } from '../src/gateway/types.js';
-import { log } from '../src/log.js';
+import { log } from '../src/log/log.js';
 import type { Resolver } from '../src/net/index.js';
 import { MemoryIndex } from '../src/tools/core/memory/memory-index.js';
 import { type Bench, fmtMs } from './harness.js';

@@ -9,7 +9,7 @@ import { projectSchema, projectTools } from '../src/models/projection/index.js';
 import { createScriptedProvider } from '../src/models/scripted.js';
 import type { Message } from '../src/models/types.js';
 import { resolveToolSurface } from '../src/policy/surface.js';
-import { CORE_IMPLEMENTATIONS } from '../src/tools/core/index.js';
+import { CORE_IMPLEMENTATIONS } from '../src/app/core-tools.js';
 import { fmtMs, fmtRatio, measure, type Bench } from './harness.js';
 
 const ENTRIES = 200;

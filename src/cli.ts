@@ -1,6 +1,6 @@
 import { parseArgs, processIO, type CliIO, type CommandRunner, EXIT } from './cli/args.js';
 import { closest } from './config/errors.js';
-import { setCommandLogLevel } from './log.js';
+import { setCommandLogLevel } from './log/log.js';
 
 /**
  * Command table. Each command lives in its own module under `cli/` and is loaded on demand, so

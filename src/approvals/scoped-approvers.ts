@@ -1,5 +1,5 @@
 import type { WardenConfig } from '../config/index.js';
-import { pickChannelScope, pickGuildScope, type ScopeWhere } from '../gateway/mention.js';
+import { pickChannelScope, pickGuildScope, type ScopeWhere } from '../policy/mention.js';
 
 /**
  * Who approves calls made in one conversation: the `approvals.approvers` of the most specific

@@ -1,6 +1,6 @@
 import type { ApprovalActor, ResolveResult } from '../approvals/types.js';
 import type { WardenConfig } from '../config/index.js';
-import { log } from '../log.js';
+import { log } from '../log/log.js';
 import type { ClickOutcome, OnApprovalClick } from './types.js';
 
 /** The approval service's decision entry point (approver check, first-writer-wins, grants). */

@@ -7,7 +7,7 @@ import { takeInFiles } from './inbound-files.js';
 import { modelReadsImages } from '../models/vision.js';
 import { formatUnderstanding, understandAttachments } from '../media-understanding/index.js';
 import type { WardenConfig } from '../config/index.js';
-import { log } from '../log.js';
+import { log } from '../log/log.js';
 import type { TurnContext } from '../policy/context.js';
 import type { SkillCommandSpec } from '../skills/commands.js';
 import {
@@ -23,9 +23,9 @@ import {
   type SkillsView,
   type ToolReport,
 } from './commands.js';
-import { describeAdapter } from './adapter-text.js';
+import { describeAdapter } from '../ops/adapter-text.js';
 import { classifyCommandText, isAddressedCommand } from './command-text.js';
-import { sessionKeyFor } from './session-key.js';
+import { sessionKeyFor } from '../policy/session-key.js';
 import { readSkillInstructions, runSkillToolCommand, skillTurnText, type SkillCommandSet } from './skill-commands.js';
 import type { HookBus } from '../hooks/bus.js';
 import { messageHookContext } from '../hooks/context.js';
@@ -34,7 +34,7 @@ import { routeMessage, ThreadParticipation, type Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
 import type { FollowUpTurn } from './deferred-calls.js';
 import type { ApprovalRequest } from '../approvals/types.js';
-import { buildTurnContext, conversationOf, refreshTurnContext, type Actor } from './turn-context.js';
+import { buildTurnContext, conversationOf, refreshTurnContext, type Actor } from '../turn/turn-context.js';
 import type { ApprovalClick, ChatAdapter, InboundMessage, OutboundFile, OutboundMessage, ReplyTarget } from './types.js';
 import { background } from '../util/background.js';
 
@@ -73,7 +73,7 @@ export interface GatewayOptions {
    */
   typingDelayMs?: number | undefined;
   /** Paired nodes for `/nodes`; absent without a node listener. */
-  nodes?: (() => import('./nodes/hub.js').NodeHub | undefined) | undefined;
+  nodes?: (() => import('../control/nodes/hub.js').NodeHub | undefined) | undefined;
   /** First wait before retrying a platform that could not be reached at start (doubles to 60 s). */
   adapterRetryBaseMs?: number | undefined;
   /** Plugin hooks: message_received, message_sending, message_sent, session_start, session_end. */

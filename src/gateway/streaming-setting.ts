@@ -1,5 +1,5 @@
 import type { WardenConfig } from '../config/index.js';
-import { pickChannelScope, pickGuildScope, type ScopeWhere } from './mention.js';
+import { pickChannelScope, pickGuildScope, type ScopeWhere } from '../policy/mention.js';
 
 /**
  * Whether replies stream where a turn runs: the most specific scope that sets `streaming`

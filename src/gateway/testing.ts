@@ -5,12 +5,12 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { ApprovalService } from '../approvals/service.js';
 import { parseConfig, type WardenConfig } from '../config/index.js';
-import { EventBus } from '../events.js';
+import { EventBus } from '../events/events.js';
 import type { HookBus } from '../hooks/bus.js';
 import type { ResolveResult } from '../approvals/types.js';
-import { openWardenStore } from '../schema/index.js';
+import { openWardenStore } from '../app/migrations.js';
 import type { Store } from '../store/index.js';
-import { GovernedToolExecutor } from './tool-executor.js';
+import { GovernedToolExecutor } from '../app/tool-executor.js';
 
 export interface TestExecutor {
   executor: GovernedToolExecutor;
@@ -90,7 +90,7 @@ export async function approvalsInAnotherThread(dataDir: string, raw: object): Pr
     })().catch((err) => parentPort.postMessage({ error: String(err) }));`,
     {
       eval: true,
-      workerData: { dataDir, raw, schema: module('../schema/index.ts'), service: module('../approvals/service.ts'), config: module('../config/index.ts'), events: module('../events.ts') },
+      workerData: { dataDir, raw, schema: module('../app/migrations.ts'), service: module('../approvals/service.ts'), config: module('../config/index.ts'), events: module('../events/events.ts') },
     },
   );
   // Replies come in the order of the calls: each call waits for the next one.

@@ -13,7 +13,7 @@ import { Gateway } from '../gateway/gateway.js';
 import type { ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget } from '../gateway/types.js';
 import { HookedCronJobs, skillChangeReporter } from '../plugins/lifecycle.js';
 import type { PluginCommand } from '../plugins/runtime.js';
-import { openWardenStore } from '../schema/index.js';
+import { openWardenStore } from '../app/migrations.js';
 import { HookBus } from './bus.js';
 import type { HookName } from './types.js';
 

@@ -1,4 +1,4 @@
-import { describeAdapter } from '../gateway/adapter-text.js';
+import { describeAdapter } from './adapter-text.js';
 import type { ShardState } from '../gateway/types.js';
 import type { Db } from '../store/db.js';
 import { pendingMigrations, type Migration } from '../store/migrations.js';

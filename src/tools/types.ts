@@ -137,8 +137,8 @@ export interface ToolRuntime {
 
 /** What the owner-only gateway and nodes tools act on in a running Warden. */
 export interface ControlPlane {
-  admin?: import('../gateway/control/config-admin.js').ConfigAdmin | undefined;
-  nodes?: import('../gateway/nodes/hub.js').NodeHub | undefined;
+  admin?: import('../control/config-admin.js').ConfigAdmin | undefined;
+  nodes?: import('../control/nodes/hub.js').NodeHub | undefined;
 }
 
 /**

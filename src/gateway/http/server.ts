@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { WardenConfig } from '../../config/index.js';
-import { log } from '../../log.js';
+import { log } from '../../log/log.js';
 import { closeServer, listenOwn, serverUrl } from '../../net/listen.js';
 import { HTTP_PROVIDER } from '../../policy/http-surface.js';
 import { knownAgentIds, defaultAgentId } from '../../policy/steps.js';
 import type { AuditLog } from '../../store/audit.js';
-import { normalizeToolName } from '../../tools/names.js';
-import type { GovernedToolExecutor } from '../tool-executor.js';
-import { buildTurnContext } from '../turn-context.js';
+import { normalizeToolName } from '../../policy/tool-names.js';
+import type { GovernedToolExecutor } from '../../app/tool-executor.js';
+import { buildTurnContext } from '../../turn/turn-context.js';
 import { bearerOf, httpTokens, matchToken, RateLimiter } from './tokens.js';
 import { background } from '../../util/background.js';
 

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgentRuntime } from '../../agent/runtime.js';
 import { createHarness, FunctionToolExecutor, type Harness } from '../../agent/testing.js';
-import { CORE_IMPLEMENTATIONS } from '../../tools/core/index.js';
+import { CORE_IMPLEMENTATIONS } from '../../app/core-tools.js';
 import type { JsonSchema } from '../../tools/types.js';
 import { createScriptedProvider } from '../scripted.js';
 import { GEMINI_UNSUPPORTED } from './gemini.js';
