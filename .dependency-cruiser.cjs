@@ -12,11 +12,12 @@ const LAYERS = [
   { name: 'net', path: '^src/(net|ops)/' },
   { name: 'policy', path: '^src/policy/' },
   { name: 'services', path: '^src/(models|exec|approvals|hooks|browser|cron)/' },
+  { name: 'turn', path: '^src/turn/' },
   { name: 'tools', path: '^src/tools/' },
-  { name: 'features', path: '^src/(agent|skills|mcp|plugins|media-understanding)/' },
+  { name: 'features', path: '^src/(agent|skills|mcp|plugins|media-understanding|control)/' },
   { name: 'gateway', path: '^src/gateway/' },
   { name: 'adapters', path: '^adapters/' },
-  { name: 'app', path: '^src/(app|node|setup)/' },
+  { name: 'app', path: '^src/(app|node)/' },
   { name: 'cli', path: '^src/(cli/|cli\\.ts$|index\\.ts$)' },
 ];
 

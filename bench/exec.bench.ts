@@ -8,7 +8,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { execConfig } from '../src/config/schema/exec.js';
 import { analyzeShellCommand } from '../src/exec/analysis.js';
-import { execPolicyFromConfig } from '../src/app/exec-check.js';
+import { execPolicyFromConfig } from '../src/exec/check.js';
 import { evaluateExec, MAX_COMMAND_CHARS, MAX_COMMAND_SEGMENTS } from '../src/exec/decide.js';
 import { buildChildEnv } from '../src/exec/env.js';
 import { startCommand } from '../src/exec/run.js';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { execConfig } from '../src/config/schema/exec.js';
-import { execPolicyFromConfig } from '../src/app/exec-check.js';
+import { execPolicyFromConfig } from '../src/exec/check.js';
 import { evaluateExec, MAX_COMMAND_CHARS } from '../src/exec/decide.js';
 import { log } from '../src/log/log.js';
 import { compileLinearRegex } from '../src/util/linear-regex.js';

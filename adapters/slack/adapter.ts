@@ -22,7 +22,7 @@ import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundMessage, ReplyT
 import { log } from '../../src/log/log.js';
 import { cardDestinations, type AdapterDeps } from '../common/adapter-deps.js';
 import { alreadyResolvedText, CLICK_FAILED_TEXT, decodeApprovalAction, INVALID_ACTION_TEXT, NOT_APPROVER_TEXT, NOT_FOUND_TEXT } from '../common/approval-card.js';
-import { memoryCardStore, type CardRef } from '../common/card-store.js';
+import { memoryCardStore, type CardRef } from '../../src/gateway/approval-card-store.js';
 import { chunkText } from '../../src/gateway/chunk-text.js';
 import { toMrkdwn } from './mrkdwn.js';
 import { fitFiles, withNotes } from '../common/outbound-files.js';

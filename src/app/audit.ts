@@ -8,18 +8,14 @@ import { resolveToolSurface } from '../policy/surface.js';
 import { surfaceInputs } from './surface-inputs.js';
 import { buildTurnContext } from '../turn/turn-context.js';
 import { isPathPattern } from '../exec/allowlist.js';
-import { agentWorkspace, effectiveExecConfig } from './exec-check.js';
+import { agentWorkspace, effectiveExecConfig } from '../exec/check.js';
 import { buildSafeBinPolicy, isInterpreterLikeSafeBin, writableTrustedDirs } from '../exec/safe-bins.js';
 import { BWRAP_PATH } from '../exec/sandbox.js';
 import { wardenStatePaths } from '../exec/warden-state.js';
+import type { AuditFinding } from '../config/audit-finding.js';
 
-/** One audit finding, as `warden audit` prints it. */
-export interface AuditFinding {
-  id: string;
-  severity: 'info' | 'warn' | 'critical';
-  message: string;
-  fix: string;
-}
+// Each feature's audit sits beside what it reads and returns this shape; this one reads them all.
+export type { AuditFinding } from '../config/audit-finding.js';
 
 export interface ExecAuditEnv {
   hasBwrap: boolean;

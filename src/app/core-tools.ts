@@ -3,7 +3,9 @@ import type { WardenConfig } from '../config/schema/index.js';
 import { BWRAP_PATH, bwrapAvailable } from '../exec/sandbox.js';
 import { webFetchAvailability, webSearchAvailability } from '../tools/core/web/availability.js';
 import { mediaAvailability } from '../tools/core/media/media-model.js';
-import { eraseArgs, type Availability, type ToolImplementation, type ToolRuntime } from '../tools/types.js';
+import type { SessionToolId } from '../agent/tools/index.js';
+import { eraseArgs, type Availability, type ToolImplementation } from '../tools/types.js';
+import type { ToolRuntime } from './tool-runtime.js';
 
 /**
  * The registry of core tool implementations: what this build can actually offer.
@@ -23,6 +25,14 @@ export interface CoreToolEntry {
 }
 
 const always = (): Availability => ({ ok: true });
+
+/** The session tools' loader: they need the running agent's sessions service. */
+async function sessionToolFor(runtime: ToolRuntime, id: SessionToolId): Promise<ToolImplementation> {
+  const { createSessionTools } = await import('../agent/tools/index.js');
+  const { surfaceInputs } = await import('./surface-inputs.js');
+  if (!runtime.sessions) throw new Error(`${id} needs the agent runtime (a configured model): pass sessions in the tool runtime`);
+  return createSessionTools({ config: runtime.config, sessions: runtime.sessions, surfaceOptions: surfaceInputs(runtime.config, runtime.baseDir) })[id];
+}
 
 let chromium: Availability | undefined;
 /** The browser needs `browser.enabled` and Debian's Chromium (checked once, never launched here). */
@@ -50,13 +60,13 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
   },
   tts: { availability: (config) => mediaAvailability(config, 'tts'), load: async (runtime) => eraseArgs((await import('../tools/core/media/tts.js')).createTtsTool(runtime.config)) },
   pdf: { availability: always, load: async () => eraseArgs((await import('../tools/core/media/pdf.js')).pdfTool) },
-  sessions_list: { availability: needsModel, load: async (runtime) => (await import('../agent/tools/index.js')).sessionToolFor(runtime, 'sessions_list') },
-  sessions_history: { availability: needsModel, load: async (runtime) => (await import('../agent/tools/index.js')).sessionToolFor(runtime, 'sessions_history') },
-  sessions_send: { availability: needsModel, load: async (runtime) => (await import('../agent/tools/index.js')).sessionToolFor(runtime, 'sessions_send') },
-  sessions_spawn: { availability: needsModel, load: async (runtime) => (await import('../agent/tools/index.js')).sessionToolFor(runtime, 'sessions_spawn') },
-  sessions_yield: { availability: needsModel, load: async (runtime) => (await import('../agent/tools/index.js')).sessionToolFor(runtime, 'sessions_yield') },
-  subagents: { availability: needsModel, load: async (runtime) => (await import('../agent/tools/index.js')).sessionToolFor(runtime, 'subagents') },
-  agents_list: { availability: needsModel, load: async (runtime) => (await import('../agent/tools/index.js')).sessionToolFor(runtime, 'agents_list') },
+  sessions_list: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_list') },
+  sessions_history: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_history') },
+  sessions_send: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_send') },
+  sessions_spawn: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_spawn') },
+  sessions_yield: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_yield') },
+  subagents: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'subagents') },
+  agents_list: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'agents_list') },
   session_status: {
     availability: always,
     load: async (runtime) => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig, type WardenConfigInput } from '../config/index.js';
 import type { TurnContext } from '../policy/context.js';
-import { checkExec, effectiveExecConfig } from './exec-check.js';
+import { effectiveExecConfig } from '../exec/check.js';
+import { checkExec } from './exec-check.js';
 
 const configOf = (raw: WardenConfigInput) => {
   const r = parseConfig(raw);

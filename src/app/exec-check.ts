@@ -1,19 +1,13 @@
-import path from 'node:path';
-import type { ExecConfig } from '../config/schema/exec.js';
 import type { WardenConfig } from '../config/schema/index.js';
+import type { AllowlistEntry } from '../exec/allowlist.js';
+import { agentWorkspace, execPolicyFromConfig } from '../exec/check.js';
+import { evaluateExec, type ExecVerdict } from '../exec/decide.js';
+import { effectiveExecConfig } from '../exec/effective-config.js';
+import { DEFAULT_PATH_DIRS } from '../exec/resolve.js';
+import { execHomes, resolveExecHost } from '../exec/sandbox.js';
 import type { TurnContext } from '../policy/context.js';
 import { resolveToolSurface, type SurfaceResult } from '../policy/surface.js';
 import { surfaceInputs } from './surface-inputs.js';
-import type { AllowlistEntry } from '../exec/allowlist.js';
-import { evaluateExec, type ExecPolicy, type ExecVerdict } from '../exec/decide.js';
-import { DEFAULT_PATH_DIRS } from '../exec/resolve.js';
-import { readOnlyPolicy } from '../exec/read-only.js';
-import { buildSafeBinPolicy } from '../exec/safe-bins.js';
-import { effectiveExecConfig } from '../exec/effective-config.js';
-import { execHomes, resolveExecHost, type ExecHost } from '../exec/sandbox.js';
-
-// Kept here for their callers; they live apart so the policy can read them without loading the gate.
-export { effectiveExecConfig, execHostOf } from '../exec/effective-config.js';
 
 /**
  * `checkExec(config, command, context)`: the exec verdict for one command in one turn's context,
@@ -37,28 +31,6 @@ export interface CheckExecOptions {
   now?: number;
   /** The turn's surface; default: resolved for the context with the inputs the running bot uses. */
   surface?: Pick<SurfaceResult, 'tools' | 'removed' | 'unavailable' | 'error'>;
-}
-
-/**
- * The exec gate's policy for an agent's `tools.exec` block. `host` is where the command would
- * run: the default read-only list (read-only.ts) applies only on the sandbox host, and only while
- * `defaultAllowlist` is not switched off.
- */
-export function execPolicyFromConfig(exec: ExecConfig, stored: readonly AllowlistEntry[] = [], host: ExecHost = resolveExecHost(exec.host)): ExecPolicy {
-  return {
-    security: exec.security,
-    ask: exec.ask,
-    strictInlineEval: exec.strictInlineEval,
-    allowlist: [...exec.allowlist.map((e) => ({ ...e, source: 'config' as const })), ...stored],
-    safeBins: buildSafeBinPolicy({ safeBins: exec.safeBins, trustedDirs: exec.safeBinTrustedDirs, profiles: exec.safeBinProfiles }),
-    ...(host === 'sandbox' && exec.defaultAllowlist !== false ? { readOnly: readOnlyPolicy() } : {}),
-  };
-}
-
-/** The agent's workspace directory: its own `workspace`, else `agents.defaults.workspace`. */
-export function agentWorkspace(config: WardenConfig, agentId: string, baseDir: string = process.cwd()): string {
-  const agent = config.agents.list.find((a) => a.id === agentId);
-  return path.resolve(baseDir, agent?.workspace ?? config.agents.defaults.workspace);
 }
 
 export function checkExec(config: WardenConfig, command: string, context: TurnContext, options: CheckExecOptions = {}): ExecVerdict {

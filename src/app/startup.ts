@@ -18,15 +18,15 @@ import { log } from '../log/log.js';
 import { listenerAddress, registerOwnListenerSource, runningListeners, type OwnListener } from '../net/index.js';
 import { createModelRegistry } from '../models/registry.js';
 import type { TurnContext } from '../policy/context.js';
-import type { ToolRuntime } from '../tools/types.js';
+import type { ControlPlane, ToolRuntime } from './tool-runtime.js';
 import { defaultAgentId, knownAgentIds } from '../policy/steps.js';
 import { resolveToolSurface, type SurfaceOptions } from '../policy/surface.js';
-import { agentWorkspace } from './exec-check.js';
+import { agentWorkspace } from '../exec/check.js';
 import { listSkills, sessionSkillsCatalog } from '../skills/index.js';
 import { SessionSkillSnapshots } from '../skills/snapshot.js';
 import { openConfiguredStore, WARDEN_MIGRATIONS } from './migrations.js';
 import { AuditLog, migrationsFor, resolveDataDir, type Store } from '../store/index.js';
-import { timedTranscripts } from '../models/timed.js';
+import { timedTranscripts } from '../agent/timed-transcripts.js';
 import { metrics } from '../ops/metrics.js';
 import { adaptersCheck, migrationsCheck, readiness, shardsCheck, storeCheck, type Readiness } from '../ops/readiness.js';
 import { OPS_LISTENER, OpsServer } from '../ops/server.js';
@@ -49,7 +49,7 @@ import { GovernedToolExecutor } from './tool-executor.js';
 import { sessionKeyFor } from '../policy/session-key.js';
 import { SkillCommandCatalog } from '../gateway/skill-commands.js';
 import type { ChatAdapter, InboundMessage } from '../gateway/types.js';
-import { plannedAdapters } from '../gateway/planned-adapters.js';
+import { plannedAdapters } from '../config/planned-adapters.js';
 import { toolsToPreload } from './preload.js';
 import { ConfigAdmin } from '../control/config-admin.js';
 import { ConfigFileWatcher } from '../control/config-watch.js';
@@ -57,7 +57,6 @@ import { DeciderGuards } from '../control/decider-guards.js';
 import { LiveConfig } from '../control/live-config.js';
 import { ConfigReloader, type ApplyOutcome } from '../control/reloader.js';
 import { surfaceInputs } from './surface-inputs.js';
-import type { ControlPlane } from '../tools/types.js';
 import { ControlListeners } from '../control/listeners.js';
 import { HttpToolsApi } from '../gateway/http/server.js';
 import { NodeHub } from '../control/nodes/hub.js';
@@ -112,7 +111,7 @@ export interface RunningWarden {
 
 export type StartResult = { ok: true; warden: RunningWarden } | { ok: false; error: ConfigError | Error };
 
-export { plannedAdapters } from '../gateway/planned-adapters.js';
+export { plannedAdapters } from '../config/planned-adapters.js';
 
 /** The message tool's way out: posts through the running adapters (and message_sending / message_sent). */
 export function messagingFor(adapters: readonly ChatAdapter[] | (() => readonly ChatAdapter[]), hooks?: HookBus): MessagingService {

@@ -1,7 +1,7 @@
 import type { ToolCallRequest, ToolCallScope, ToolExecutor, ToolSurface } from '../agent/index.js';
 import type { DeferredCall } from '../approvals/types.js';
 import type { WardenConfig } from '../config/index.js';
-import { agentWorkspace } from './exec-check.js';
+import { agentWorkspace } from '../exec/check.js';
 import { log } from '../log/log.js';
 import type { TurnContext } from '../policy/context.js';
 import { resolveToolSurface, type SurfaceResult } from '../policy/surface.js';
@@ -11,7 +11,8 @@ import { loopDetectionEnabled, ToolInvoker, type ToolInvokerOptions } from '../t
 import { surfaceInputs, type SurfaceInputs } from './surface-inputs.js';
 import { isMetaTool, metaToolDefinitions, runMetaTool } from '../agent/tool-search/meta-tools.js';
 import { directTools, toolSearchEngaged, toolSearchSettings } from '../agent/tool-search/settings.js';
-import type { ToolImplementation, ToolResult, ToolRuntime } from '../tools/types.js';
+import type { ToolImplementation, ToolResult } from '../tools/types.js';
+import type { ToolRuntime } from './tool-runtime.js';
 import type { SurfaceRun, ToolDefinition } from '../agent/types.js';
 import { agentHookContext } from '../hooks/context.js';
 import type { PromptBuildOutcome } from '../hooks/bus.js';

@@ -2,7 +2,7 @@ import { closest } from '../config/errors.js';
 import path from 'node:path';
 import { readStoredAllowlist } from '../exec/allowlist-store.js';
 import { auditExec, type AuditFinding } from '../app/audit.js';
-import { effectiveExecConfig } from '../app/exec-check.js';
+import { effectiveExecConfig } from '../exec/check.js';
 import { auditElevated } from '../exec/elevated.js';
 import { auditRepoConfig } from '../exec/repo-config-audit.js';
 import { auditSandbox } from '../exec/sandbox-audit.js';

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { WardenConfig } from '../config/index.js';
-import { effectiveExecConfig } from '../app/exec-check.js';
+import { effectiveExecConfig } from '../exec/check.js';
 import { containerSandboxAdvice, detectContainer, hostContainerSignals, type ContainerRuntime } from '../exec/container.js';
 import { describeIdentity, SANDBOX_FIXES } from '../exec/sandbox-audit.js';
 import { probeSandbox, type SandboxProbe } from '../exec/sandbox-probe.js';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { closest } from '../config/errors.js';
 import { ANY_AGENT, ExecAllowlistStore, type StoredAllowlistEntry } from '../exec/allowlist-store.js';
 import { buildApprovalsFile, parseApprovalsFile, type ImportedEntry } from '../exec/approvals-file.js';
-import { effectiveExecConfig } from '../app/exec-check.js';
+import { effectiveExecConfig } from '../exec/check.js';
 import { resolveDataDir } from '../store/data-dir.js';
 import { openConfiguredStore } from '../app/migrations.js';
 import { EXIT, stringOption, type CliIO, type CommandRunner } from './args.js';

@@ -6,7 +6,7 @@ import { closeAllBrowsers } from '../browser/shutdown.js';
 import { closest } from '../config/errors.js';
 import type { WardenConfig } from '../config/index.js';
 import { EventBus } from '../events/events.js';
-import { agentWorkspace } from '../app/exec-check.js';
+import { agentWorkspace } from '../exec/check.js';
 import { sessionKeyFor } from '../policy/session-key.js';
 import type { TurnContext } from '../policy/context.js';
 import { resolveToolSurface } from '../policy/surface.js';

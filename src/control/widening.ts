@@ -1,6 +1,6 @@
 import type { WardenConfig } from '../config/index.js';
 import { approversFor } from '../approvals/approvers.js';
-import { effectiveExecConfig, execHostOf } from '../app/exec-check.js';
+import { effectiveExecConfig, execHostOf } from '../exec/check.js';
 import { DEFAULT_SAFE_BINS } from '../exec/safe-bins.js';
 import { knownAgentIds } from '../policy/steps.js';
 import { resolveToolSurface } from '../policy/surface.js';

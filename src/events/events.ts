@@ -1,7 +1,10 @@
-import type { ApprovalRequest } from '../approvals/types.js';
 import { log } from '../log/log.js';
 
-/** The diagnostic events of the call path, by name. Payloads are plain data. */
+/**
+ * The diagnostic events of the call path, by name. Payloads are plain data. A feature above this
+ * layer adds its own events by augmenting this interface (approvals/types.ts does), so the bus
+ * names no feature.
+ */
 export interface WardenEvents {
   'tool.execution.started': { tool: string; toolCallId: string; sessionKey: string; agentId: string };
   'tool.execution.completed': { tool: string; toolCallId: string; sessionKey: string; durationMs: number; isError: boolean };
@@ -17,18 +20,6 @@ export interface WardenEvents {
     message: string;
     pairedToolName?: string | undefined;
   };
-  'approval.requested': { request: ApprovalRequest };
-  'approval.resolved': { request: ApprovalRequest };
-  'approval.expired': { request: ApprovalRequest };
-  /** No decision within `approvals.waitSec`: the call's turn went on, the call waits alone. */
-  'approval.deferred': { request: ApprovalRequest };
-  /** A request left `pending`, however (decision, expiry, cancel, interruption, another process). */
-  'approval.closed': { request: ApprovalRequest };
-  /**
-   * The call waiting for this request died (its process went away). The router reports it to
-   * `request.sessionKey`; the request is closed and the call did not run.
-   */
-  'approval.interrupted': { request: ApprovalRequest; message: string };
 }
 
 export type EventName = keyof WardenEvents;

@@ -6,7 +6,7 @@ import { migrationsFor, type Store } from '../store/index.js';
 import { argPatternMatches, exactArgPattern } from './allowlist.js';
 import { execMigrations, ExecAllowlistStore, readArgPattern, storedArgPattern } from './allowlist-store.js';
 import { buildApprovalsFile, parseApprovalsFile } from './approvals-file.js';
-import { execPolicyFromConfig } from '../app/exec-check.js';
+import { execPolicyFromConfig } from './check.js';
 import { evaluateExec } from './decide.js';
 
 describe.each(ENGINES)('ExecAllowlistStore on %s', (engine) => {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { execConfig, type ExecConfig } from '../config/schema/exec.js';
 import type { AllowlistEntry } from './allowlist.js';
-import { execPolicyFromConfig } from '../app/exec-check.js';
+import { execPolicyFromConfig } from './check.js';
 import { ALLOWED_COMMANDS, INJECTION_ALLOWLIST, INJECTION_ATTEMPTS } from '../../test/exec/command-corpus.js';
 import { evaluateExec, type ExecVerdict } from './decide.js';
 

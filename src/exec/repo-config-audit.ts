@@ -3,8 +3,8 @@ import type { WardenConfig } from '../config/schema/index.js';
 import { knownAgentIds } from '../policy/steps.js';
 import type { AllowlistEntry } from './allowlist.js';
 import type { StoredAllowlistEntry } from './allowlist-store.js';
-import type { AuditFinding } from '../app/audit.js';
-import { agentWorkspace, effectiveExecConfig } from '../app/exec-check.js';
+import type { AuditFinding } from '../config/audit-finding.js';
+import { agentWorkspace, effectiveExecConfig } from './check.js';
 import { entryRepoConfigMembers } from './repo-config.js';
 import { interpreterFamily, scriptOperands } from './script-operands.js';
 

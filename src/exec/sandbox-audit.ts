@@ -1,6 +1,6 @@
 import type { WardenConfig } from '../config/schema/index.js';
-import type { AuditFinding } from '../app/audit.js';
-import { effectiveExecConfig } from '../app/exec-check.js';
+import type { AuditFinding } from '../config/audit-finding.js';
+import { effectiveExecConfig } from './check.js';
 import type { SandboxCheck, SandboxProbe } from './sandbox-probe.js';
 import { resolveExecHost, type SandboxIdentity } from './sandbox.js';
 

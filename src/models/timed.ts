@@ -1,4 +1,3 @@
-import type { TranscriptStore } from '../agent/types.js';
 import { ModelCallError, isAbortError, type ModelProvider } from './types.js';
 import { metrics as processMetrics, type WardenMetrics } from '../ops/metrics.js';
 
@@ -20,15 +19,5 @@ export function timedModelProvider(provider: ModelProvider, metrics: WardenMetri
         throw err;
       }
     },
-  };
-}
-
-/** A transcript store whose reads and writes are timed as store operations. */
-export function timedTranscripts(store: TranscriptStore, metrics: WardenMetrics = processMetrics): TranscriptStore {
-  return {
-    load: (key) => metrics.timeStore('transcript_load', () => store.load(key)),
-    append: (key, entries) => metrics.timeStore('transcript_append', () => store.append(key, entries)),
-    history: (key, options) => metrics.timeStore('transcript_history', () => store.history(key, options)),
-    sessions: () => metrics.timeStore('transcript_sessions', () => store.sessions()),
   };
 }

@@ -6,7 +6,7 @@ import type { TLSSocket } from 'node:tls';
 import WebSocket from 'ws';
 import type { ApprovalRequestInput, ApprovalResolution } from '../approvals/types.js';
 import { isLoopbackHost, type LoadedConfig } from '../config/index.js';
-import { agentWorkspace } from '../app/exec-check.js';
+import { agentWorkspace } from '../exec/check.js';
 import { log } from '../log/log.js';
 import { defaultAgentId } from '../policy/steps.js';
 import type { GatewayFrame } from '../control/nodes/protocol.js';

@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { AuditFinding } from '../app/audit.js';
+import type { AuditFinding } from '../config/audit-finding.js';
 import type { HookToolContext } from '../hooks/types.js';
 import { parsePackageSpec } from './discover.js';
 import type { PluginRecord, PluginRuntime } from './runtime.js';

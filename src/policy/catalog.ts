@@ -1,5 +1,5 @@
 import type { ProfileId } from '../config/schema/policy.js';
-import { SECTION_IDS, type SectionId, type ToolMeta } from '../tools/types.js';
+import { SECTION_IDS, type SectionId, type ToolMeta } from './tool-meta.js';
 
 /**
  * The core tool catalog (semantics §1): what each tool is, where it is listed, which built-in

@@ -1,6 +1,6 @@
 import type { WardenConfig } from '../config/index.js';
 import { slugify } from './channel-scope.js';
-import type { InboundMessage } from '../gateway/types.js';
+import type { InboundMessage } from './inbound.js';
 
 /**
  * Whether a message must mention the bot to be answered. DMs and the web chat never need a

@@ -1,7 +1,7 @@
 import type { ProfileId } from '../config/schema/policy.js';
 import { BUNDLE_MCP, CORE_GROUPS, coreGroupName, coreTool, PLUGINS_GROUP } from './catalog.js';
 import { normalizeToolName } from './tool-names.js';
-import type { ToolMeta } from '../tools/types.js';
+import type { ToolMeta } from './tool-meta.js';
 import { compileGlob, isGlob } from '../config/tool-glob.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { InboundMessage } from '../gateway/types.js';
+import type { InboundMessage } from './inbound.js';
 
 /**
  * The session a message belongs to (semantics §4):

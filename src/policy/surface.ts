@@ -1,7 +1,7 @@
 import type { WardenConfig } from '../config/schema/index.js';
 import { CORE_TOOLS, profileAllowlist } from './catalog.js';
 import { normalizeToolName } from './tool-names.js';
-import type { Availability, ToolMeta } from '../tools/types.js';
+import type { Availability, ToolMeta } from './tool-meta.js';
 import type { InheritedPolicy, TurnContext } from './context.js';
 import { compileGlob, isGlob } from '../config/tool-glob.js';
 import { emptyAllowlistError, type AllowlistSource, type GuardReason } from './guard.js';

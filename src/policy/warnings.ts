@@ -1,5 +1,5 @@
 import { CORE_TOOLS, coreGroupName, isCoreToolId, BUNDLE_MCP, PLUGINS_GROUP } from './catalog.js';
-import type { ToolMeta } from '../tools/types.js';
+import type { ToolMeta } from './tool-meta.js';
 import { compileGlob, isGlob } from '../config/tool-glob.js';
 import type { PolicyEntry } from './policy.js';
 

@@ -2,10 +2,9 @@ import type { WardenConfig } from '../config/index.js';
 import { execHostOf } from '../exec/effective-config.js';
 import { parseModelRef } from '../models/settings.js';
 import type { InheritedPolicy, TurnContext } from '../policy/context.js';
-import { isOwner } from '../policy/owners.js';
 import { defaultAgentId, knownAgentIds } from '../policy/steps.js';
 import { TOOL_COUPLINGS } from '../policy/policy.js';
-import { WEB_LOCAL_USER } from '../gateway/approval-clicks.js';
+import { isOwner, WEB_LOCAL_USER } from '../policy/owners.js';
 
 /**
  * The one builder of a turn's policy context. Every path that starts a turn — an inbound

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execConfig } from '../../src/config/schema/exec.js';
 import { exactArgPattern } from '../../src/exec/allowlist.js';
 import { ExecAllowlistStore } from '../../src/exec/allowlist-store.js';
-import { execPolicyFromConfig } from '../../src/app/exec-check.js';
+import { execPolicyFromConfig } from '../../src/exec/check.js';
 import { evaluateExec } from '../../src/exec/decide.js';
 import { openWardenStore } from '../../src/app/migrations.js';
 import type { Store } from '../../src/store/index.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execConfig } from '../../src/config/schema/exec.js';
-import { execPolicyFromConfig } from '../../src/app/exec-check.js';
+import { execPolicyFromConfig } from '../../src/exec/check.js';
 import { evaluateExec, type ExecVerdict } from '../../src/exec/decide.js';
 import { buildChildEnv } from '../../src/exec/env.js';
 import { FIND_ASKS, FIND_PRIMARIES, GETOPT_PROFILES, GIT_SUBCOMMANDS, type ArgKind } from '../../src/exec/read-only.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { execConfig } from '../../src/config/schema/exec.js';
-import { execPolicyFromConfig } from '../../src/app/exec-check.js';
+import { execPolicyFromConfig } from '../../src/exec/check.js';
 import { evaluateExec } from '../../src/exec/decide.js';
 import { splitShellArgs } from '../../src/exec/analysis.js';
 import { DEFAULT_PATH_DIRS } from '../../src/exec/resolve.js';

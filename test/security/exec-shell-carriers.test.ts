@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { execConfig } from '../../src/config/schema/exec.js';
 import type { AllowlistEntry } from '../../src/exec/allowlist.js';
-import { execPolicyFromConfig } from '../../src/app/exec-check.js';
+import { execPolicyFromConfig } from '../../src/exec/check.js';
 import { evaluateExec, type ExecVerdict } from '../../src/exec/decide.js';
 import { buildChildEnv, checkEnvOverrides } from '../../src/exec/env.js';
 import { DEFAULT_PATH_DIRS } from '../../src/exec/resolve.js';

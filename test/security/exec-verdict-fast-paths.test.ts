@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { execConfig } from '../../src/config/schema/exec.js';
 import { analyzeShellCommand, splitChain, splitPipeline } from '../../src/exec/analysis.js';
 import { detectControlCommand } from '../../src/exec/control.js';
-import { execPolicyFromConfig } from '../../src/app/exec-check.js';
+import { execPolicyFromConfig } from '../../src/exec/check.js';
 import { evaluateExec } from '../../src/exec/decide.js';
 import { detectInlineEval, detectStdinProgram } from '../../src/exec/inline-eval.js';
 import { repoConfigInvocation } from '../../src/exec/repo-config.js';

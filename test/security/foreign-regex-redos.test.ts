@@ -13,7 +13,7 @@ import { compileRules, decide } from '../../plugins/exec-guard/index.js';
 import { globMatch } from '../../src/approvals/glob.js';
 import { parseConfig } from '../../src/config/load.js';
 import { execConfig } from '../../src/config/schema/exec.js';
-import { execPolicyFromConfig } from '../../src/app/exec-check.js';
+import { execPolicyFromConfig } from '../../src/exec/check.js';
 import { evaluateExec, MAX_COMMAND_CHARS } from '../../src/exec/decide.js';
 import { validateArgs } from '../../src/tools/invoke/validate-args.js';
 import { compileLinearRegex } from '../../src/util/linear-regex.js';

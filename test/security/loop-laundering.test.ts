@@ -7,7 +7,7 @@ import type { ToolCallRequest, ToolCallScope, ToolExecutor } from '../../src/age
 import { GovernedToolExecutor } from '../../src/app/tool-executor.js';
 import { createScriptedProvider, type ScriptStep } from '../../src/models/scripted.js';
 import type { Message, ModelRequest } from '../../src/models/types.js';
-import type { ToolRuntime } from '../../src/tools/types.js';
+import type { ToolRuntime } from '../../src/app/tool-runtime.js';
 
 /**
  * A model that loops tries to keep its count low: it spreads the loop over subagents, over a

@@ -1,8 +1,7 @@
 import type { AgentSessionsApi } from '../sessions.js';
 import type { WardenConfig } from '../../config/index.js';
 import type { SurfaceOptions } from '../../policy/surface.js';
-import { surfaceInputs } from '../../app/surface-inputs.js';
-import { eraseArgs, type ToolImplementation, type ToolRuntime } from '../../tools/types.js';
+import { eraseArgs, type ToolImplementation } from '../../tools/types.js';
 import { createAgentsListTool } from './agents-list.js';
 import { createSessionsHistoryTool, createSessionsListTool } from './sessions-read.js';
 import { createSessionsSendTool } from './sessions-send.js';
@@ -25,10 +24,4 @@ export function createSessionTools(deps: { config: WardenConfig; sessions: Agent
     subagents: eraseArgs(createSubagentsTool(sessions)),
     agents_list: eraseArgs(createAgentsListTool(sessions)),
   };
-}
-
-/** The registry's loader: session tools need the running agent's sessions service. */
-export function sessionToolFor(runtime: ToolRuntime, id: SessionToolId): ToolImplementation {
-  if (!runtime.sessions) throw new Error(`${id} needs the agent runtime (a configured model): pass sessions in the tool runtime`);
-  return createSessionTools({ config: runtime.config, sessions: runtime.sessions, surfaceOptions: surfaceInputs(runtime.config, runtime.baseDir) })[id];
 }

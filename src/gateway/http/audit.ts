@@ -1,5 +1,5 @@
 import { isLoopbackHost, type WardenConfig } from '../../config/index.js';
-import type { AuditFinding } from '../../app/audit.js';
+import type { AuditFinding } from '../../config/audit-finding.js';
 import { httpDenyTable, OPENCLAW_HTTP_DENY } from '../../policy/http-surface.js';
 import { normalizeToolName } from '../../policy/tool-names.js';
 

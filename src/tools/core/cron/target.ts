@@ -1,7 +1,7 @@
 import type { StoredSessionContext } from '../../../turn/session-contexts.js';
 import type { WardenConfig } from '../../../config/index.js';
 import { sessionKeyFor } from '../../../policy/session-key.js';
-import type { InboundMessage } from '../../../gateway/types.js';
+import type { InboundMessage } from '../../../policy/inbound.js';
 import type { TurnContext } from '../../../policy/context.js';
 import { messageTargetAllowed } from '../message/message.js';
 import type { CronTarget } from '../../../cron/jobs.js';

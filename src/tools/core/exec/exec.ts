@@ -4,7 +4,7 @@ import { isPending, type ApprovalDecision, type ApprovalOutcome, type ApprovalRe
 import type { WardenConfig } from '../../../config/schema/index.js';
 import type { ExecConfig } from '../../../config/schema/exec.js';
 import { ExecAllowlistStore } from '../../../exec/allowlist-store.js';
-import { effectiveExecConfig, execPolicyFromConfig } from '../../../app/exec-check.js';
+import { effectiveExecConfig, execPolicyFromConfig } from '../../../exec/check.js';
 import { commandScriptBinding, evaluateExec, type EvaluateOptions, type ExecPolicy, type ExecSecurity, type ExecVerdict } from '../../../exec/decide.js';
 import { elevatedDecision } from '../../../exec/elevated.js';
 import { blockedOverride, buildChildEnv, checkEnvOverrides } from '../../../exec/env.js';

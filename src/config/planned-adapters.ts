@@ -1,4 +1,4 @@
-import type { WardenConfig } from '../config/index.js';
+import type { WardenConfig } from './index.js';
 
 /** Which chat adapters a config starts: every platform with a token; the web chat when there is none. */
 export function plannedAdapters(config: WardenConfig): Array<'discord' | 'slack' | 'web'> {
