@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { checkLayers } from '../../scripts/check-layers.mjs';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/layers/${name}/`, import.meta.url));
+const repository = fileURLToPath(new URL('../../', import.meta.url));
 
 describe('the layer check', () => {
   it('passes a tree whose imports point down (policy → config → util)', () => {
@@ -22,5 +23,11 @@ describe('the layer check', () => {
     const { ok, output } = checkLayers(fixture(name));
     expect(output).toContain(reported);
     expect(ok).toBe(false);
+  });
+
+  it('passes on this repository', () => {
+    const { ok, output } = checkLayers(repository);
+    expect(output).toContain('no dependency violations found');
+    expect(ok).toBe(true);
   });
 });
