@@ -1,50 +1,41 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { isDeepStrictEqual } from 'node:util';
 import path from 'node:path';
-import { checkBind, createWebAdapter, webChatToken, WEB_CHANNEL_ID, WEB_LOCAL_USER, type WebAdapter } from '../../adapters/web/index.js';
+import { checkBind, webChatToken, WEB_CHANNEL_ID, WEB_LOCAL_USER, type WebAdapter } from '../../adapters/web/index.js';
 import { storeWebHistory } from '../../adapters/web/history.js';
 import type { ToolExecutor } from '../agent/index.js';
 import type { AgentDeps } from '../agent/types.js';
-import { createAgentRuntime, type WardenAgentRuntime } from '../agent/runtime.js';
+import type { WardenAgentRuntime } from '../agent/runtime.js';
 import { DbTranscriptStore } from '../agent/transcript.js';
-import { SubagentRunStore } from '../agent/subagent-runs.js';
 import { SessionContextStore } from '../turn/session-contexts.js';
 import type { SubagentRunView } from '../agent/sessions.js';
-import { ApprovalService, approversFor } from '../approvals/index.js';
+import { ApprovalService } from '../approvals/index.js';
 import { closeAllBrowsers } from '../browser/shutdown.js';
-import { ConfigError, type ConfigProblem, type LoadedConfig, type WardenConfig } from '../config/index.js';
+import { ConfigError, type LoadedConfig, type WardenConfig } from '../config/index.js';
 import { EventBus } from '../events/events.js';
 import { log } from '../log/log.js';
-import { listenerAddress, registerOwnListenerSource, runningListeners, type OwnListener } from '../net/index.js';
+import { listenerAddress, registerOwnListenerSource, runningListeners } from '../net/index.js';
 import { createModelRegistry } from '../models/registry.js';
-import type { TurnContext } from '../policy/context.js';
 import type { ControlPlane, ToolRuntime } from './tool-runtime.js';
 import { defaultAgentId, knownAgentIds } from '../policy/steps.js';
-import { resolveToolSurface, type SurfaceOptions } from '../policy/surface.js';
 import { agentWorkspace } from '../exec/check.js';
-import { listSkills, sessionSkillsCatalog } from '../skills/index.js';
+import { sessionSkillsCatalog } from '../skills/index.js';
 import { SessionSkillSnapshots } from '../skills/snapshot.js';
 import { openConfiguredStore, WARDEN_MIGRATIONS } from './migrations.js';
-import { AuditLog, migrationsFor, resolveDataDir, type Store } from '../store/index.js';
-import { timedTranscripts } from '../agent/timed-transcripts.js';
+import { migrationsFor, resolveDataDir, type Store } from '../store/index.js';
 import { metrics } from '../ops/metrics.js';
 import { adaptersCheck, migrationsCheck, readiness, shardsCheck, storeCheck, type Readiness } from '../ops/readiness.js';
 import { OPS_LISTENER, OpsServer } from '../ops/server.js';
-import { HookBus } from '../hooks/bus.js';
 import type { CronJobs } from '../cron/jobs.js';
 import { HookedCronJobs, skillChangeReporter } from '../plugins/lifecycle.js';
-import { loadPluginRuntime, type PluginRuntime } from '../plugins/runtime.js';
+import { loadPluginRuntime } from '../plugins/runtime.js';
 import { McpManager } from '../mcp/manager.js';
 import { bindMcpManager, mcpManagerFor, reservedToolNames } from '../mcp/registry.js';
 import { CronScheduler } from '../cron/scheduler.js';
 import { joinCluster, type Cluster } from '../cluster/index.js';
-import type { MessagingService } from '../tools/types.js';
 import { createCronDeliver } from '../gateway/scheduled.js';
-import { approveOn, clickHandlerOn, withWebLocalOwner, type ResolveApproval } from '../gateway/approval-clicks.js';
-import { storeCardStore } from '../gateway/card-store.js';
+import { approveOn, withWebLocalOwner, type ResolveApproval } from '../gateway/approval-clicks.js';
 import { DeferredCallRunner } from '../gateway/deferred-calls.js';
-import type { SkillsView, ToolReport } from '../gateway/commands.js';
-import { Gateway, sendWithHooks } from '../gateway/gateway.js';
+import { Gateway } from '../gateway/gateway.js';
 import { GovernedToolExecutor } from './tool-executor.js';
 import { sessionKeyFor } from '../policy/session-key.js';
 import { SkillCommandCatalog } from '../gateway/skill-commands.js';
@@ -58,10 +49,14 @@ import { LiveConfig } from '../control/live-config.js';
 import { ConfigReloader, type ApplyOutcome } from '../control/reloader.js';
 import { surfaceInputs } from './surface-inputs.js';
 import { ControlListeners } from '../control/listeners.js';
-import { HttpToolsApi } from '../gateway/http/server.js';
 import { NodeHub } from '../control/nodes/hub.js';
 import { NodeStore } from '../control/nodes/store.js';
 import { background } from '../util/background.js';
+import { messagingFor, createToolPath } from './tool-path.js';
+import { cardPlatform, restartChangedAdapters, runtimeProblems, notifyOwners, createAdapter, listenerOf } from './chat-adapters.js';
+import { NODE_LISTENER, controlListeners, carryOverResources } from './control-plane.js';
+import { createAgent, skillsFor } from './agent-assembly.js';
+export { createToolPath, messagingFor, toolReportFor } from './tool-path.js';
 
 export interface StartOptions {
   env?: NodeJS.ProcessEnv;
@@ -112,51 +107,6 @@ export interface RunningWarden {
 export type StartResult = { ok: true; warden: RunningWarden } | { ok: false; error: ConfigError | Error };
 
 export { plannedAdapters } from '../config/planned-adapters.js';
-
-/** The message tool's way out: posts through the running adapters (and message_sending / message_sent). */
-export function messagingFor(adapters: readonly ChatAdapter[] | (() => readonly ChatAdapter[]), hooks?: HookBus): MessagingService {
-  const list = typeof adapters === 'function' ? adapters : () => adapters;
-  return {
-    providers: () => list().map((a) => a.provider),
-    async send(target, text) {
-      const adapter = list().find((a) => a.provider === target.provider);
-      if (!adapter) return { ok: false, error: `no ${target.provider} adapter is running` };
-      const channelId = target.channel ?? '';
-      const sent = await sendWithHooks(hooks, adapter, { provider: adapter.provider, channelId, threadId: target.threadId, dmUserId: target.userId }, { text }, {});
-      return sent.ok ? { ok: true, channelId: channelId || `dm:${target.userId}` } : { ok: false, error: sent.error };
-    },
-  };
-}
-
-/** The policy's answer for `/tools`, as `warden tools` prints it: the same function, the same inputs. */
-export function toolReportFor(config: WardenConfig, inputs: SurfaceOptions) {
-  return (context: TurnContext): ToolReport => {
-    const surface = resolveToolSurface(config, context, inputs);
-    return {
-      tools: surface.tools,
-      removed: surface.removed,
-      unavailable: surface.unavailable,
-      warnings: surface.error ? [surface.error, ...surface.warnings] : surface.warnings,
-    };
-  };
-}
-
-/**
- * The governed call path as `warden start` wires it: the executor every turn, subagent and
- * `/exec` goes through, and the `/tools` report — both over the surface inputs `warden tools`
- * uses. `toolRuntime.sessions` is set once the agent runtime exists.
- */
-export function createToolPath(config: WardenConfig, toolRuntime: ToolRuntime, services: { store: Store; approvals: ApprovalService; events: EventBus; plugins?: PluginRuntime | undefined }) {
-  // No transcript here: the turn loop persists each result once, in order with the model's messages.
-  const executor = new GovernedToolExecutor(config, toolRuntime, {
-    hooks: services.plugins?.hooks ?? new HookBus(),
-    trustedPolicies: services.plugins?.trustedPolicies,
-    approvals: services.approvals,
-    audit: new AuditLog(services.store.db),
-    events: services.events,
-  });
-  return { executor, toolReport: toolReportFor(config, executor.inputs) };
-}
 
 /**
  * Starts Warden: the store under the data dir, the approval service, the chat adapters the
@@ -562,76 +512,6 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   return { ok: true, warden };
 }
 
-/** The control plane's listeners, each built from its own `gateway.*` block. */
-const NODE_LISTENER = 'node listener';
-
-function controlListeners(deps: { current: () => WardenConfig; tools: () => ToolExecutor; audit: AuditLog; nodes: ConstructorParameters<typeof NodeHub>[1] }): ControlListeners {
-  return new ControlListeners([
-    {
-      name: 'HTTP tools API',
-      block: (c) => (c.gateway?.http?.enabled ? c.gateway.http : undefined),
-      create: (c) =>
-        new HttpToolsApi(c.gateway!.http!, {
-          audit: deps.audit,
-          current: () => {
-            const tools = deps.tools();
-            return { config: deps.current(), tools: tools instanceof GovernedToolExecutor ? tools : undefined };
-          },
-        }),
-    },
-    { name: NODE_LISTENER, block: (c) => (c.gateway?.nodes?.enabled ? c.gateway.nodes : undefined), create: (c) => new NodeHub(c.gateway!.nodes!, deps.nodes) },
-  ]);
-}
-
-/** Where pairing cards go: the first running platform with owners (the web chat's user is one). */
-function cardPlatform(adapters: readonly ChatAdapter[], config: WardenConfig): string | undefined {
-  return adapters.find((a) => a.provider === 'web' || (config.owners[a.provider] ?? []).length > 0)?.provider;
-}
-
-/**
- * The browser keeps one Chromium per profile for the process: an unchanged `browser` block
- * keeps the running one for the new config's turns; a changed one closes it, so the next call
- * starts Chromium under the new settings.
- */
-function carryOverResources(before: ToolExecutor, after: ToolExecutor, previous: WardenConfig, next: WardenConfig): void {
-  if (!(before instanceof GovernedToolExecutor) || !(after instanceof GovernedToolExecutor)) return;
-  if (isDeepStrictEqual([previous.browser, previous.dataDir], [next.browser, next.dataDir])) after.adopt(before, ['browser']);
-  else background(closeAllBrowsers(), 'browsers not closed after the browser settings changed');
-}
-
-/**
- * A reload's adapter changes: an adapter whose connection block changed is stopped and built
- * again, one the config no longer starts is stopped, a new one is started; the rest keep their
- * connection. Resolves with what failed (`provider: why`).
- */
-async function restartChangedAdapters(
-  gateway: Gateway,
-  previous: WardenConfig,
-  next: WardenConfig,
-  adapters: { make: (provider: 'discord' | 'slack' | 'web') => Promise<ChatAdapter>; forget: (provider: string) => void },
-): Promise<string[]> {
-  const failed: string[] = [];
-  const before = new Set(plannedAdapters(previous));
-  const after = plannedAdapters(next);
-  for (const provider of new Set([...before, ...after])) {
-    const wanted = after.includes(provider);
-    if (wanted && before.has(provider) && isDeepStrictEqual(adapterBlock(previous, provider), adapterBlock(next, provider))) continue;
-    try {
-      await gateway.replaceAdapter(provider, undefined);
-      if (!wanted) {
-        adapters.forget(provider);
-        log.info({ provider }, 'chat adapter stopped: the config no longer starts it');
-        continue;
-      }
-      await gateway.replaceAdapter(provider, await adapters.make(provider));
-      log.info({ provider }, 'chat adapter (re)started: its config block changed');
-    } catch (err) {
-      failed.push(`${provider}: ${(err as Error).message}`);
-    }
-  }
-  return failed;
-}
-
 /** The approval service's view of owners and approvers: read from the current config at each use. */
 function approvalConfigOf(current: () => WardenConfig): Pick<WardenConfig, 'owners' | 'approvals' | 'channels'> {
   return {
@@ -647,43 +527,6 @@ function approvalConfigOf(current: () => WardenConfig): Pick<WardenConfig, 'owne
   };
 }
 
-/** What a running Warden refuses beyond the schema: a web chat bound beyond loopback without a token. */
-function runtimeProblems(config: WardenConfig): ConfigProblem[] {
-  if (!plannedAdapters(config).includes('web')) return [];
-  const bind = checkBind(config.channels.web.host, config.channels.web.token);
-  return bind.ok ? [] : [{ path: bind.path, message: bind.message }];
-}
-
-/** The part of a config an adapter is built from: its own block, plus who gets its approval cards. */
-function adapterBlock(config: WardenConfig, provider: 'discord' | 'slack' | 'web'): unknown {
-  const block = config.channels[provider];
-  // Tool policies are read per turn from the live config; only connection settings need a restart.
-  if (provider === 'web') {
-    const { tools: _t, toolsBySender: _s, streaming: _st, ...rest } = config.channels.web;
-    return rest;
-  }
-  if (!block) return undefined;
-  // Mention gating and streaming are read per message too.
-  if (provider === 'discord') {
-    const { guilds: _g, requireMention: _m, streaming: _st, ...rest } = config.channels.discord!;
-    return rest;
-  }
-  const { channels: _c, requireMention: _m, streaming: _st, ...rest } = config.channels.slack!;
-  return rest;
-}
-
-/** A direct message to each owner on every running platform (the web chat's page for its local user). */
-async function notifyOwners(gateway: Gateway, config: WardenConfig, text: string): Promise<void> {
-  for (const provider of plannedAdapters(config)) {
-    if (!gateway.adapter(provider)) continue;
-    if (provider === 'web') {
-      await gateway.notify({ provider, channelId: 'web' }, { text });
-      continue;
-    }
-    for (const id of config.owners[provider] ?? []) await gateway.notify({ provider, channelId: '', dmUserId: id }, { text });
-  }
-}
-
 function readIfExists(file: string | undefined): string | undefined {
   if (!file || !existsSync(file)) return undefined;
   try {
@@ -691,87 +534,4 @@ function readIfExists(file: string | undefined): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** A platform's client library (discord.js, Bolt) is imported only when the config starts it. */
-async function createAdapter(
-  provider: 'discord' | 'slack' | 'web',
-  config: WardenConfig,
-  store: Store,
-  resolve: ResolveApproval,
-  webToken: string,
-  web: Pick<Parameters<typeof createWebAdapter>[1], 'history' | 'pendingApprovals' | 'filesDir'>,
-  current: () => WardenConfig,
-): Promise<ChatAdapter> {
-  const onApprovalClick = clickHandlerOn(resolve, provider);
-  // Approvers and the card target are read at each card: a reload changes who gets it.
-  const deps = (p: 'discord' | 'slack') => ({
-    onApprovalClick,
-    get approvers() {
-      const c = current();
-      return [...approversFor({ owners: c.owners, approvers: c.approvals.approvers }, p)];
-    },
-    get approvalsTarget() {
-      return current().approvals.target;
-    },
-    cards: storeCardStore(store.db, p),
-  });
-  switch (provider) {
-    case 'web':
-      return createWebAdapter(config.channels.web, { onApprovalClick, token: webToken, ...web });
-    case 'discord': {
-      const { createDiscordAdapter } = await import('../../adapters/discord/index.js');
-      return createDiscordAdapter(config.channels.discord!, deps('discord'));
-    }
-    case 'slack': {
-      const { createSlackAdapter } = await import('../../adapters/slack/index.js');
-      return createSlackAdapter(config.channels.slack!, deps('slack'));
-    }
-  }
-}
-
-/** The listening socket of an adapter that does not register its own (Slack's HTTP receiver). */
-function listenerOf(adapter: ChatAdapter): OwnListener[] {
-  if (adapter.provider !== 'slack' || !('eventsUrl' in adapter) || typeof adapter.eventsUrl !== 'string') return [];
-  const m = /^http:\/\/(.+):(\d+)\/slack\/events$/.exec(adapter.eventsUrl);
-  return m ? [{ name: 'Slack HTTP receiver', host: m[1]!, port: Number(m[2]) }] : [];
-}
-
-/** The turn loop when a model is configured; else commands only. */
-function createAgent(
-  config: WardenConfig,
-  env: NodeJS.ProcessEnv,
-  tools: ToolExecutor,
-  store: Store,
-  sessionContexts: SessionContextStore,
-  announce: (parentKey: string, run: SubagentRunView) => void,
-  skillsCatalog: (turn: TurnContext, sessionKey: string) => string,
-  hooks?: HookBus,
-  ownership?: AgentDeps['ownership'],
-): WardenAgentRuntime | undefined {
-  const anyModel = config.models.default !== undefined || config.agents.list.some((a) => a.model !== undefined);
-  if (!anyModel) return undefined;
-  return createAgentRuntime({
-    config,
-    models: createModelRegistry(config, env),
-    tools,
-    transcripts: timedTranscripts(new DbTranscriptStore(store.db)),
-    subagentRuns: new SubagentRunStore(store.db),
-    sessionContexts,
-    announce,
-    skillsCatalog,
-    hooks,
-    ownership,
-  });
-}
-
-function skillsFor(config: WardenConfig, baseDir: string, env: NodeJS.ProcessEnv, pluginSkillDirs: readonly string[] = []) {
-  return (context: TurnContext): SkillsView | undefined => {
-    const listing = listSkills(config, context.agentId, { baseDir, env, pluginSkillDirs });
-    if (!listing.ok) return { eligible: [], ineligible: [{ name: '(skills)', why: listing.error }] };
-    return {
-      eligible: listing.value.eligible.map((s) => ({ name: s.name, description: s.description })),
-      ineligible: listing.value.ineligible.map((s) => ({ name: s.name, why: s.why })),
-    };
-  };
 }
