@@ -3,7 +3,8 @@
 // round a loop). An upper layer tells a lower one what it needs by registration or injection at
 // the composition root (src/app/), never by a lower file importing upward.
 // Checked by scripts/check-layers.mjs (part of `npm test`); the README's Development section
-// lists the same layers. Tests and test helpers (`*.test.ts`, `testing.ts`) may reach any layer.
+// lists the same layers. Tests (`*.test.ts`) may reach any layer; test helpers sit in the layer
+// of what they assemble (the whole-stack harnesses in app/).
 /** @type {Array<{ name: string, path: string }>} */
 const LAYERS = [
   { name: 'util', path: '^src/(util|log|events)/' },
@@ -56,7 +57,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '(^|/)node_modules/|\\.test\\.ts$|(^|/)testing\\.ts$|\\.d\\.ts$' },
+    exclude: { path: '(^|/)node_modules/|\\.test\\.ts$|\\.d\\.ts$' },
     // Type-only imports count: a layer that names an upper layer's types depends on it.
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },

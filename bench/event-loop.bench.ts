@@ -11,7 +11,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { mkdtempSync } from 'node:fs';
 import { createAgentRuntime } from '../src/agent/runtime.js';
-import { createHarness, echoModel, FunctionToolExecutor } from '../src/agent/testing.js';
+import { createHarness, echoModel, FunctionToolExecutor } from '../src/app/agent-testing.js';
 import { snapshotPage } from '../src/browser/page-snapshot.js';
 import { BrowserSession } from '../src/browser/session.js';
 import { Gateway } from '../src/gateway/gateway.js';

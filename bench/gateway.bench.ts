@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createAgentRuntime } from '../src/agent/runtime.js';
-import { createHarness, echoModel, FunctionToolExecutor } from '../src/agent/testing.js';
+import { createHarness, echoModel, FunctionToolExecutor } from '../src/app/agent-testing.js';
 import { ApprovalService } from '../src/approvals/service.js';
 import { EventBus } from '../src/events/events.js';
 import { approveOn, withWebLocalOwner } from '../src/gateway/approval-clicks.js';

@@ -3,7 +3,7 @@
 // session with 200 transcript entries against the same turn on an empty transcript.
 import { createAgentRuntime } from '../src/agent/runtime.js';
 import { buildSystemPrompt } from '../src/agent/system-prompt.js';
-import { channelTurn, createHarness } from '../src/agent/testing.js';
+import { channelTurn, createHarness } from '../src/app/agent-testing.js';
 import type { ToolDefinition, ToolExecutor, TranscriptAppend, TranscriptEntry, TranscriptStore } from '../src/agent/types.js';
 import { projectSchema, projectTools } from '../src/models/projection/index.js';
 import { createScriptedProvider } from '../src/models/scripted.js';

@@ -10,7 +10,7 @@ import { createSessionTools } from './tools/index.js';
 import type { ToolResult } from '../tools/types.js';
 import { createAgentRuntime, type WardenAgentRuntime } from './runtime.js';
 import { AgentSessions, interruptedResult, type SubagentRunView } from './sessions.js';
-import { channelTurn, createHarness, text, type Harness } from './testing.js';
+import { channelTurn, createHarness, text, type Harness } from '../app/agent-testing.js';
 import type { ToolCallRequest, ToolCallScope, ToolExecutor, ToolSurface } from './types.js';
 import { withoutNonces } from '../tools/untrusted-testing.js';
 import { openWardenStore } from '../app/migrations.js';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { HookBus } from '../hooks/bus.js';
 import type { TurnContext } from '../policy/context.js';
-import { testExecutor } from '../gateway/testing.js';
+import { testExecutor } from './testing.js';
 
 const cleanups: Array<() => void | Promise<void>> = [];
 afterEach(async () => {

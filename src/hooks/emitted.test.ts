@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { channelTurn, createHarness, echoModel, FunctionToolExecutor } from '../agent/testing.js';
+import { channelTurn, createHarness, echoModel, FunctionToolExecutor } from '../app/agent-testing.js';
 import { createAgentRuntime } from '../agent/runtime.js';
 import { AgentSessions } from '../agent/sessions.js';
 import { runTurn } from '../agent/turn.js';

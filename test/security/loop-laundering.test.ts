@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAgentRuntime } from '../../src/agent/runtime.js';
-import { channelTurn, createHarness, type Harness } from '../../src/agent/testing.js';
+import { channelTurn, createHarness, type Harness } from '../../src/app/agent-testing.js';
 import type { ToolCallRequest, ToolCallScope, ToolExecutor } from '../../src/agent/types.js';
 import { GovernedToolExecutor } from '../../src/app/tool-executor.js';
 import { createScriptedProvider, type ScriptStep } from '../../src/models/scripted.js';

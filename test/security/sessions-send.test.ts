@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentSessions } from '../../src/agent/sessions.js';
-import { channelTurn, createHarness } from '../../src/agent/testing.js';
+import { channelTurn, createHarness } from '../../src/app/agent-testing.js';
 import { parseConfig, type LoadedConfig } from '../../src/config/index.js';
 import { routeForCronJob } from '../../src/gateway/scheduled.js';
 import { startWarden, type RunningWarden } from '../../src/app/startup.js';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAgentRuntime, type WardenAgentRuntime } from '../runtime.js';
 import type { SubagentRunView } from '../sessions.js';
-import { channelTurn, createHarness, type Harness } from '../testing.js';
+import { channelTurn, createHarness, type Harness } from '../../app/agent-testing.js';
 import type { ToolCallRequest, ToolCallScope, ToolExecutor, ToolSurface } from '../types.js';
 import type { WardenConfigInput } from '../../config/index.js';
 import { log } from '../../log/log.js';

@@ -7,13 +7,13 @@ import { parseConfig, type WardenConfigInput, type WardenConfig } from '../confi
 import { modelSettings } from '../models/settings.js';
 import type { ModelProvider } from '../models/types.js';
 import type { TurnContext } from '../policy/context.js';
-import { openWardenStore } from '../app/migrations.js';
+import { openWardenStore } from './migrations.js';
 import type { Store } from '../store/index.js';
 import type { JsonSchema, ToolResult } from '../tools/types.js';
 import { SessionContextStore } from '../turn/session-contexts.js';
-import { SubagentRunStore } from './subagent-runs.js';
-import { DbTranscriptStore } from './transcript.js';
-import type { AgentDeps, ToolCallRequest, ToolCallScope, ToolDefinition, ToolExecutor } from './types.js';
+import { SubagentRunStore } from '../agent/subagent-runs.js';
+import { DbTranscriptStore } from '../agent/transcript.js';
+import type { AgentDeps, ToolCallRequest, ToolCallScope, ToolDefinition, ToolExecutor } from '../agent/types.js';
 
 export interface TestTool {
   description?: string;

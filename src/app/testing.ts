@@ -8,9 +8,9 @@ import { parseConfig, type WardenConfig } from '../config/index.js';
 import { EventBus } from '../events/events.js';
 import type { HookBus } from '../hooks/bus.js';
 import type { ResolveResult } from '../approvals/types.js';
-import { openWardenStore } from '../app/migrations.js';
+import { openWardenStore } from './migrations.js';
 import type { Store } from '../store/index.js';
-import { GovernedToolExecutor } from '../app/tool-executor.js';
+import { GovernedToolExecutor } from './tool-executor.js';
 
 export interface TestExecutor {
   executor: GovernedToolExecutor;
