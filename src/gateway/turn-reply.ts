@@ -1,11 +1,11 @@
-import type { TurnEvent } from '../agent/types.js';
+import type { AgentRuntime, TurnEvent } from '../agent/types.js';
+import type { WardenConfig } from '../config/index.js';
 import type { HookBus } from '../hooks/bus.js';
 import { messageHookContext } from '../hooks/context.js';
 import { log } from '../log/log.js';
 import { formatUnderstanding, understandAttachments } from '../media-understanding/index.js';
 import { modelReadsImages } from '../models/vision.js';
 import { NO_MODEL_HINT } from './commands.js';
-import type { GatewayConfigView } from './gateway.js';
 import { takeInFiles } from './inbound-files.js';
 import { ReplyStream, toolProgressLine } from './reply-stream.js';
 import type { Route } from './router.js';
@@ -22,6 +22,12 @@ import type { ChatAdapter, OutboundFile, OutboundMessage } from './types.js';
 /** A turn Warden starts itself: subagent results arrived, or a deferred call's outcome. */
 export type TurnOrigin = 'session' | 'approval' | undefined;
 
+/** The gateway's current config and agent, as the turn starts. */
+export interface TurnView {
+  config: WardenConfig;
+  agent: AgentRuntime | undefined;
+}
+
 /** What a turn's reply needs of the running gateway. */
 export interface TurnReplyDeps {
   adapters: ReadonlyMap<string, ChatAdapter>;
@@ -30,7 +36,7 @@ export interface TurnReplyDeps {
   workspaceOf?: ((agentId: string) => string) | undefined;
 }
 
-export async function turnReply(deps: TurnReplyDeps, route: Route, signal: AbortSignal, view: Pick<GatewayConfigView, 'agent' | 'config'>, origin?: TurnOrigin, runId?: string): Promise<OutboundMessage | undefined> {
+export async function turnReply(deps: TurnReplyDeps, route: Route, signal: AbortSignal, view: TurnView, origin?: TurnOrigin, runId?: string): Promise<OutboundMessage | undefined> {
   const { agent } = view;
   if (!agent || route.context.model === undefined) return { text: NO_MODEL_HINT };
   // Files the message carried: images for the model, the rest saved under inbox/ and named.
@@ -72,7 +78,7 @@ export async function turnReply(deps: TurnReplyDeps, route: Route, signal: Abort
 }
 
 /** Speech to text through the media understanding module, where `tools.media` is configured. */
-function transcriber(deps: TurnReplyDeps, route: Route, view: Pick<GatewayConfigView, 'config'>, workspaceDir: string, signal: AbortSignal) {
+function transcriber(deps: TurnReplyDeps, route: Route, view: Pick<TurnView, 'config'>, workspaceDir: string, signal: AbortSignal) {
   if (!view.config.tools.media) return undefined;
   return async (file: { id: string; name: string; mimeType: string | undefined; data: Buffer }) => {
     const [outcome] = await understandAttachments([{ id: file.id, name: file.name, contentType: file.mimeType, data: file.data }], {
@@ -94,7 +100,7 @@ function transcriber(deps: TurnReplyDeps, route: Route, view: Pick<GatewayConfig
  * for the conversation. Never with a message_sending hook: it may rewrite or cancel a reply,
  * so it must see the text before anyone does.
  */
-function openStream(deps: TurnReplyDeps, route: Route, view: Pick<GatewayConfigView, 'config'>): ReplyStream | undefined {
+function openStream(deps: TurnReplyDeps, route: Route, view: Pick<TurnView, 'config'>): ReplyStream | undefined {
   const adapter = deps.adapters.get(route.replyTo.provider);
   if (!adapter?.streamTo || deps.hooks?.has('message_sending')) return undefined;
   const c = route.context;
