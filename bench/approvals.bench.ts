@@ -13,11 +13,11 @@ import { decodeApprovalAction } from '../adapters/common/approval-card.js';
 import { DbTranscriptStore } from '../src/agent/transcript.js';
 import { ApprovalService } from '../src/approvals/service.js';
 import { parseConfig } from '../src/config/index.js';
-import { EventBus } from '../src/events.js';
+import { EventBus } from '../src/events/events.js';
 import { DeferredCallRunner } from '../src/gateway/deferred-calls.js';
-import { startWarden } from '../src/gateway/startup.js';
-import { GovernedToolExecutor } from '../src/gateway/tool-executor.js';
-import { openWardenStore } from '../src/schema/index.js';
+import { startWarden } from '../src/app/startup.js';
+import { GovernedToolExecutor } from '../src/app/tool-executor.js';
+import { openWardenStore } from '../src/app/migrations.js';
 import { fakeUser, startDiscordFake } from '../test/fakes/discord/index.js';
 import { fmtMs, summarize, type Bench } from './harness.js';
 

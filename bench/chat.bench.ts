@@ -16,7 +16,7 @@ import { createSlackAdapter } from '../adapters/slack/index.js';
 import type { AgentRuntime } from '../src/agent/index.js';
 import { parseConfig } from '../src/config/index.js';
 import { Gateway } from '../src/gateway/gateway.js';
-import { log } from '../src/log.js';
+import { log } from '../src/log/log.js';
 import type { ChatAdapter, ClickOutcome } from '../src/gateway/types.js';
 import { ApprovalLedger } from '../test/fakes/approval-ledger.js';
 import { defaultGuild, fakeUser, startDiscordFake, type DiscordFake } from '../test/fakes/discord/index.js';

@@ -11,7 +11,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { DbTranscriptStore } from '../src/agent/transcript.js';
 import { Leases } from '../src/cluster/leases.js';
-import { openWardenStore } from '../src/schema/index.js';
+import { openWardenStore } from '../src/app/migrations.js';
 import { AuditLog } from '../src/store/audit.js';
 import type { Store } from '../src/store/store.js';
 import { startTestCluster } from '../test/postgres-cluster.js';

@@ -13,7 +13,7 @@ import { evaluateExec, MAX_COMMAND_CHARS, MAX_COMMAND_SEGMENTS } from '../src/ex
 import { buildChildEnv } from '../src/exec/env.js';
 import { startCommand } from '../src/exec/run.js';
 import { bwrapAvailable } from '../src/exec/sandbox.js';
-import { log } from '../src/log.js';
+import { log } from '../src/log/log.js';
 import { ALLOWED_COMMANDS, INJECTION_ALLOWLIST, INJECTION_ATTEMPTS } from '../test/exec/command-corpus.js';
 import { type Bench, fmtMs, fmtRatio, measure, recordGcPauses, schedClock, summarize } from './harness.js';
 

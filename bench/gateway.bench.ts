@@ -6,14 +6,14 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createAgentRuntime } from '../src/agent/runtime.js';
-import { createHarness, echoModel, FunctionToolExecutor } from '../src/agent/testing.js';
+import { createHarness, echoModel, FunctionToolExecutor } from '../src/app/agent-testing.js';
 import { ApprovalService } from '../src/approvals/service.js';
-import { EventBus } from '../src/events.js';
+import { EventBus } from '../src/events/events.js';
 import { approveOn, withWebLocalOwner } from '../src/gateway/approval-clicks.js';
 import { isCommand } from '../src/gateway/commands.js';
 import { Gateway } from '../src/gateway/gateway.js';
 import { routeMessage } from '../src/gateway/router.js';
-import { GovernedToolExecutor } from '../src/gateway/tool-executor.js';
+import { GovernedToolExecutor } from '../src/app/tool-executor.js';
 import type { ChatAdapter, InboundMessage, OutboundMessage } from '../src/gateway/types.js';
 import { fmtMs, fmtRatio, measure, summarize, type Bench } from './harness.js';
 

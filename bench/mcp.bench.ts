@@ -11,13 +11,13 @@ import { fetch as undiciFetch } from 'undici';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ApprovalService } from '../src/approvals/service.js';
 import { parseConfig } from '../src/config/index.js';
-import { EventBus } from '../src/events.js';
-import { GovernedToolExecutor } from '../src/gateway/tool-executor.js';
+import { EventBus } from '../src/events/events.js';
+import { GovernedToolExecutor } from '../src/app/tool-executor.js';
 import { reservedToolNames } from '../src/mcp/registry.js';
 import { startMcp } from '../src/mcp/start.js';
 import type { TurnContext } from '../src/policy/context.js';
-import { openWardenStore } from '../src/schema/index.js';
-import { schemaTokens } from '../src/tools/tool-search/settings.js';
+import { openWardenStore } from '../src/app/migrations.js';
+import { schemaTokens } from '../src/agent/tool-search/settings.js';
 import type { ToolCallContext } from '../src/tools/types.js';
 import { LABELLED_QUERIES, thousandTools } from '../test/fixtures/mcp/catalog.js';
 // @ts-expect-error the fixture is plain JavaScript

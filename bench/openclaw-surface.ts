@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { parseConfig } from '../src/config/index.js';
 import type { TurnContext } from '../src/policy/context.js';
 import { resolveToolSurface } from '../src/policy/surface.js';
-import { CORE_TOOLS, profileAllowlist } from '../src/tools/catalog.js';
+import { CORE_TOOLS, profileAllowlist } from '../src/policy/catalog.js';
 import type { ToolMeta } from '../src/tools/types.js';
 import { measure } from './harness.js';
 // @ts-expect-error plain JavaScript without types

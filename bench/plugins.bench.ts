@@ -10,7 +10,7 @@ import { loadPluginRuntime } from '../src/plugins/runtime.js';
 import type { TurnContext } from '../src/policy/context.js';
 import { resolveToolSurface } from '../src/policy/surface.js';
 import { ToolInvoker } from '../src/tools/invoke/chain.js';
-import { surfaceInputs } from '../src/tools/surface-inputs.js';
+import { surfaceInputs } from '../src/app/surface-inputs.js';
 import type { ToolImplementation } from '../src/tools/types.js';
 import { fmtMs, fmtRatio, measure, type Bench } from './harness.js';
 

@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { execConfig } from '../src/config/schema/exec.js';
 import { execPolicyFromConfig } from '../src/exec/check.js';
 import { evaluateExec, MAX_COMMAND_CHARS } from '../src/exec/decide.js';
-import { log } from '../src/log.js';
+import { log } from '../src/log/log.js';
 import { compileLinearRegex } from '../src/util/linear-regex.js';
 import { type Bench, fmtMs, fmtRatio, measure, summarize } from './harness.js';
 

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SlackAdapter } from '../adapters/slack/index.js';
 import { parseConfig } from '../src/config/index.js';
-import { startWarden, type RunningWarden } from '../src/gateway/startup.js';
+import { startWarden, type RunningWarden } from '../src/app/startup.js';
 import { fakeUser, startDiscordFake } from '../test/fakes/discord/index.js';
 import { startFakeOpenAI } from '../test/fakes/models/openai-fake.js';
 import { startSlackFake } from '../test/fakes/slack/index.js';

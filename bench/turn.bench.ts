@@ -3,13 +3,13 @@
 // session with 200 transcript entries against the same turn on an empty transcript.
 import { createAgentRuntime } from '../src/agent/runtime.js';
 import { buildSystemPrompt } from '../src/agent/system-prompt.js';
-import { channelTurn, createHarness } from '../src/agent/testing.js';
+import { channelTurn, createHarness } from '../src/app/agent-testing.js';
 import type { ToolDefinition, ToolExecutor, TranscriptAppend, TranscriptEntry, TranscriptStore } from '../src/agent/types.js';
 import { projectSchema, projectTools } from '../src/models/projection/index.js';
 import { createScriptedProvider } from '../src/models/scripted.js';
 import type { Message } from '../src/models/types.js';
 import { resolveToolSurface } from '../src/policy/surface.js';
-import { CORE_IMPLEMENTATIONS } from '../src/tools/core/index.js';
+import { CORE_IMPLEMENTATIONS } from '../src/app/core-tools.js';
 import { fmtMs, fmtRatio, measure, type Bench } from './harness.js';
 
 const ENTRIES = 200;

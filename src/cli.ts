@@ -1,6 +1,6 @@
 import { parseArgs, processIO, type CliIO, type CommandRunner, EXIT } from './cli/args.js';
 import { closest } from './config/errors.js';
-import { setCommandLogLevel } from './log.js';
+import { setCommandLogLevel } from './log/log.js';
 import { asksForHelp, COMMAND_USAGE } from './cli/usage.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { OnApprovalClick } from '../../src/gateway/types.js';
-import type { ApprovalCardStore } from './card-store.js';
+import type { ApprovalCardStore } from '../../src/gateway/approval-card-store.js';
 
 /**
  * What the router gives a platform adapter besides its own `channels.<platform>` config.

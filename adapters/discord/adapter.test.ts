@@ -6,7 +6,7 @@ import { ApprovalLedger } from '../../test/fakes/approval-ledger.js';
 import { fakeUser, startDiscordFake, type DiscordFake } from '../../test/fakes/discord/index.js';
 import type { AdapterDeps } from '../common/adapter-deps.js';
 import { sendJson } from '../../test/fakes/recorder.js';
-import { memoryCardStore } from '../common/card-store.js';
+import { memoryCardStore } from '../../src/gateway/approval-card-store.js';
 import { createDiscordAdapter, type DiscordAdapter } from './adapter.js';
 
 const GUILD = '300000000000000001';

@@ -21,11 +21,11 @@ import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundFile, OutboundM
 import { fitFiles, withNotes } from '../common/outbound-files.js';
 import type { SkillCommandSpec } from '../../src/skills/commands.js';
 import type { StreamSurface } from '../../src/gateway/reply-stream.js';
-import { log } from '../../src/log.js';
+import { log } from '../../src/log/log.js';
 import { cardDestinations, type AdapterDeps } from '../common/adapter-deps.js';
 import { alreadyResolvedText, CLICK_FAILED_TEXT, decodeApprovalAction, INVALID_ACTION_TEXT, isApprovalAction, NOT_APPROVER_TEXT, NOT_FOUND_TEXT } from '../common/approval-card.js';
-import { memoryCardStore } from '../common/card-store.js';
-import { chunkText } from '../common/chunk-text.js';
+import { memoryCardStore } from '../../src/gateway/approval-card-store.js';
+import { chunkText } from '../../src/gateway/chunk-text.js';
 import { answersPrivately, isCommandName } from '../common/native-commands.js';
 import { discordCard, mention } from './card.js';
 import { registerCommands } from './commands.js';

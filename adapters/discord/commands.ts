@@ -6,7 +6,7 @@ import {
   type REST,
   type RESTPutAPIApplicationCommandsJSONBody,
 } from 'discord.js';
-import { log } from '../../src/log.js';
+import { log } from '../../src/log/log.js';
 import type { SkillCommandSpec } from '../../src/skills/commands.js';
 import { NATIVE_COMMANDS, SKILL_INPUT_OPTION } from '../common/native-commands.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeAdapter } from '../../src/gateway/adapter-text.js';
+import { describeAdapter } from '../../src/ops/adapter-text.js';
 import { shardClientOptions } from './shards.js';
 
 describe('Discord shard settings', () => {

@@ -1,6 +1,6 @@
 import { Events, Status, type Client, type ClientOptions } from 'discord.js';
 import type { ShardState } from '../../src/gateway/types.js';
-import { log } from '../../src/log.js';
+import { log } from '../../src/log/log.js';
 
 /** `channels.discord.shards`: absent is one connection, as without sharding. */
 export type ShardSetting = 'auto' | number | undefined;

@@ -4,7 +4,7 @@ import type { InboundMessage } from '../../src/gateway/types.js';
 import { ApprovalLedger } from '../../test/fakes/approval-ledger.js';
 import { startSlackFake, TEAM_ID, type SlackFake, type SlackMessage } from '../../test/fakes/slack/index.js';
 import type { AdapterDeps } from '../common/adapter-deps.js';
-import { memoryCardStore } from '../common/card-store.js';
+import { memoryCardStore } from '../../src/gateway/approval-card-store.js';
 import { createSlackAdapter, nativeStreamUnsupported, type SlackAdapter } from './adapter.js';
 
 const SECRET = 'signing-secret-for-tests';

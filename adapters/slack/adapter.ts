@@ -19,11 +19,11 @@ import type { SlackAdapterConfig as SlackConfig } from '../../src/config/schema/
 import type { SkillCommandSpec } from '../../src/skills/commands.js';
 import type { StreamSurface } from '../../src/gateway/reply-stream.js';
 import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
-import { log } from '../../src/log.js';
+import { log } from '../../src/log/log.js';
 import { cardDestinations, type AdapterDeps } from '../common/adapter-deps.js';
 import { alreadyResolvedText, CLICK_FAILED_TEXT, decodeApprovalAction, INVALID_ACTION_TEXT, NOT_APPROVER_TEXT, NOT_FOUND_TEXT } from '../common/approval-card.js';
-import { memoryCardStore, type CardRef } from '../common/card-store.js';
-import { chunkText } from '../common/chunk-text.js';
+import { memoryCardStore, type CardRef } from '../../src/gateway/approval-card-store.js';
+import { chunkText } from '../../src/gateway/chunk-text.js';
 import { toMrkdwn } from './mrkdwn.js';
 import { fitFiles, withNotes } from '../common/outbound-files.js';
 import { answersPrivately, slackCommandText } from '../common/native-commands.js';

@@ -13,7 +13,7 @@ import { INBOUND_MAX_BYTES, INBOUND_MAX_FILES } from '../../src/gateway/inbound-
 import { sniffFileKind } from '../../src/tools/core/fs/file-kind.js';
 import { FILE_ID, webFileStore } from './file-store.js';
 import { fitFiles, withNotes } from '../common/outbound-files.js';
-import { log } from '../../src/log.js';
+import { log } from '../../src/log/log.js';
 import { registerServer } from '../../src/net/index.js';
 import { alreadyResolvedText, cardTitle, DECISION_LABEL, NOT_APPROVER_TEXT, NOT_FOUND_TEXT, offeredDecisions, outcomeLine, requesterLine } from '../common/approval-card.js';
 import { checkBind, checkRequestOrigin, isLoopbackHost, TOKEN_COOKIE, tokenFromRequest, tokensMatch } from './access.js';

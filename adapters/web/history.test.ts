@@ -2,14 +2,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SessionContextStore } from '../../src/agent/session-contexts.js';
+import { SessionContextStore } from '../../src/turn/session-contexts.js';
 import { DbTranscriptStore } from '../../src/agent/transcript.js';
 import type { ApprovalRequest } from '../../src/approvals/types.js';
-import { sessionKeyFor } from '../../src/gateway/session-key.js';
+import { sessionKeyFor } from '../../src/policy/session-key.js';
 import { skillTurnText } from '../../src/gateway/skill-commands.js';
 import { skillCommandSpecs } from '../../src/skills/commands.js';
 import { testSkill } from '../../src/skills/testing.js';
-import { openWardenStore } from '../../src/schema/index.js';
+import { openWardenStore } from '../../src/app/migrations.js';
 import { Transcripts, type Store } from '../../src/store/index.js';
 import { storeWebHistory } from './history.js';
 

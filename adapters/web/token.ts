@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fchmodSync, fstatSync, openSync, readFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { WebConfig } from '../../src/config/schema/channels.js';
-import { log } from '../../src/log.js';
+import { log } from '../../src/log/log.js';
 
 /** The file in the data dir that keeps the web chat's generated token (mode 600). */
 export const WEB_TOKEN_FILE = 'web-token';

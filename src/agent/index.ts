@@ -20,7 +20,7 @@
  */
 export { createAgentRuntime, type WardenAgentRuntime } from './runtime.js';
 export { AgentSessions, type AgentSessionsApi, type SubagentRunView } from './sessions.js';
-export { SessionContextStore, type SessionContextRecorder, type StoredSessionContext } from './session-contexts.js';
+export { SessionContextStore, type SessionContextRecorder, type StoredSessionContext } from '../turn/session-contexts.js';
 export { DbTranscriptStore } from './transcript.js';
 export { SubagentRunStore, type SubagentRunRecord, type SubagentStatus } from './subagent-runs.js';
 export { buildSystemPrompt, UNTRUSTED_CONTENT_RULE } from './system-prompt.js';

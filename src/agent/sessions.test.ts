@@ -1,21 +1,21 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
 import type { WardenConfigInput } from '../config/index.js';
-import { log } from '../log.js';
+import { log } from '../log/log.js';
 import { createScriptedProvider, type ScriptedProvider } from '../models/scripted.js';
 import type { ModelRequest } from '../models/types.js';
 import type { TurnContext } from '../policy/context.js';
 import { resolveToolSurface } from '../policy/surface.js';
-import { createSessionTools } from '../tools/core/sessions/index.js';
+import { createSessionTools } from './tools/index.js';
 import type { ToolResult } from '../tools/types.js';
 import { createAgentRuntime, type WardenAgentRuntime } from './runtime.js';
 import { AgentSessions, interruptedResult, type SubagentRunView } from './sessions.js';
-import { channelTurn, createHarness, text, type Harness } from './testing.js';
+import { channelTurn, createHarness, text, type Harness } from '../app/agent-testing.js';
 import type { ToolCallRequest, ToolCallScope, ToolExecutor, ToolSurface } from './types.js';
 import { withoutNonces } from '../tools/untrusted-testing.js';
-import { openWardenStore } from '../schema/index.js';
+import { openWardenStore } from '../app/migrations.js';
 import type { StoreEngine } from '../store/db.js';
-import { SessionContextStore } from './session-contexts.js';
+import { SessionContextStore } from '../turn/session-contexts.js';
 import { SubagentRunStore } from './subagent-runs.js';
 import { DbTranscriptStore } from './transcript.js';
 

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
 import { config } from '../policy/testing.js';
-import { openWardenStore } from '../schema/index.js';
+import { openWardenStore } from '../app/migrations.js';
 import type { Store } from '../store/index.js';
-import { channelTurn } from './testing.js';
+import { channelTurn } from '../app/agent-testing.js';
 import { childTurnFrom, INHERITED_POLICY_VERSION, SubagentRunStore, type SubagentRunRecord } from './subagent-runs.js';
 
 const PARENT = 'agent:main:discord:channel:c1';

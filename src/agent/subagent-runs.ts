@@ -1,9 +1,9 @@
 import type { WardenConfig } from '../config/index.js';
-import { buildTurnContext, conversationOf, intersectCeilings, type Actor } from '../gateway/turn-context.js';
+import { buildTurnContext, conversationOf, intersectCeilings, type Actor } from '../turn/turn-context.js';
 import type { InheritedPolicy, TurnContext } from '../policy/context.js';
 import type { Db } from '../store/db.js';
 import type { FeatureMigrations, Migration } from '../store/migrations.js';
-import { sessionContextsMigration } from './session-contexts.js';
+import { sessionContextsMigration } from '../turn/session-contexts.js';
 
 /**
  * Subagent runs on disk, so a restart neither loses a parent's children nor their results.

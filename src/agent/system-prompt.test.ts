@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../config/index.js';
 import { buildSystemPrompt, UNTRUSTED_CONTENT_RULE } from './system-prompt.js';
-import { channelTurn } from './testing.js';
+import { channelTurn } from '../app/agent-testing.js';
 
 const parsed = parseConfig({ agents: { list: [{ id: 'main', name: 'Ops Helper' }] } });
 if (!parsed.ok) throw parsed.error;

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
 import type { Message } from '../models/types.js';
-import { openWardenStore } from '../schema/index.js';
+import { openWardenStore } from '../app/migrations.js';
 import type { StoreEngine } from '../store/db.js';
 import { Transcripts, type Store } from '../store/index.js';
 import { DbTranscriptStore, NOTICE_PREFIX, summaryMessage } from './transcript.js';

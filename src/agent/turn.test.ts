@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createScriptedProvider, ModelCallError } from '../models/scripted.js';
 import type { Message, ToolResultMessage } from '../models/types.js';
 import { createAgentRuntime } from './runtime.js';
-import { channelTurn, createHarness, FunctionToolExecutor, text, type Harness } from './testing.js';
+import { channelTurn, createHarness, FunctionToolExecutor, text, type Harness } from '../app/agent-testing.js';
 import type { TurnEvent } from './types.js';
 import { withoutNonces } from '../tools/untrusted-testing.js';
 

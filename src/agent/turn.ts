@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { modelSupportsTools } from '../gateway/turn-context.js';
+import { modelSupportsTools } from '../turn/turn-context.js';
 import type { HookBus } from '../hooks/bus.js';
 import { agentHookContext } from '../hooks/context.js';
-import { log } from '../log.js';
+import { log } from '../log/log.js';
 import { metrics } from '../ops/metrics.js';
 import type { TurnContext } from '../policy/context.js';
 import { projectTools, type ProjectionResult } from '../models/projection/index.js';

@@ -3,7 +3,7 @@ import type { HookBus } from '../hooks/bus.js';
 import type { ResolvedModel } from '../models/registry.js';
 import type { AgentSessions, SubagentRunView } from './sessions.js';
 import type { SubagentRunStore } from './subagent-runs.js';
-import type { SessionContextStore } from './session-contexts.js';
+import type { SessionContextStore } from '../turn/session-contexts.js';
 import type { ImagePart, Message, Usage } from '../models/types.js';
 import type { TurnContext } from '../policy/context.js';
 import type { JsonSchema, ToolFile, ToolResult } from '../tools/types.js';

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
 import { parseConfig } from '../config/index.js';
-import { EventBus } from '../events.js';
-import { approvalsInAnotherThread } from '../gateway/testing.js';
+import { EventBus } from '../events/events.js';
+import { approvalsInAnotherThread } from '../app/testing.js';
 import type { TurnContext } from '../policy/context.js';
-import { openWardenStore } from '../schema/index.js';
+import { openWardenStore } from '../app/migrations.js';
 import type { StoreEngine } from '../store/db.js';
 import type { Store } from '../store/store.js';
 import { ApprovalService, type ApprovalServiceOptions } from './service.js';

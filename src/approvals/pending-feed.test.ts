@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
 import { parseConfig } from '../config/index.js';
-import { EventBus } from '../events.js';
-import { openWardenStore } from '../schema/index.js';
+import { EventBus } from '../events/events.js';
+import { openWardenStore } from '../app/migrations.js';
 import type { StoreEngine } from '../store/db.js';
 import { watchPending } from './pending-feed.js';
 import { ApprovalService } from './service.js';

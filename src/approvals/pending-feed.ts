@@ -1,4 +1,4 @@
-import type { EventBus } from '../events.js';
+import type { EventBus } from '../events/events.js';
 import type { ApprovalService } from './service.js';
 import type { ApprovalRequest } from './types.js';
 

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
 import { parseConfig } from '../config/index.js';
-import { EventBus } from '../events.js';
-import { approvalsInAnotherThread } from '../gateway/testing.js';
-import { openWardenStore } from '../schema/index.js';
+import { EventBus } from '../events/events.js';
+import { approvalsInAnotherThread } from '../app/testing.js';
+import { openWardenStore } from '../app/migrations.js';
 import type { StoreEngine } from '../store/db.js';
 import type { Store } from '../store/store.js';
 import { Transcripts } from '../store/transcript.js';

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ApprovalsConfig, IdsByProvider, WardenConfig } from '../config/index.js';
-import { events as defaultEvents, type EventBus } from '../events.js';
-import { log } from '../log.js';
+import { events as defaultEvents, type EventBus } from '../events/events.js';
+import { log } from '../log/log.js';
 import { AuditLog } from '../store/audit.js';
 import type { Store } from '../store/store.js';
 import { Transcripts } from '../store/transcript.js';

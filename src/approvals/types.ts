@@ -211,3 +211,21 @@ export interface RecoveryReport {
   /** Its call was deferred (or its turn died while waiting): still pending and decidable, cards refreshed. */
   deferred: ApprovalRequest[];
 }
+
+// The approval events on the diagnostics bus (events/events.ts knows no feature; features add theirs).
+declare module '../events/events.js' {
+  interface WardenEvents {
+    'approval.requested': { request: ApprovalRequest };
+    'approval.resolved': { request: ApprovalRequest };
+    'approval.expired': { request: ApprovalRequest };
+    /** No decision within `approvals.waitSec`: the call's turn went on, the call waits alone. */
+    'approval.deferred': { request: ApprovalRequest };
+    /** A request left `pending`, however (decision, expiry, cancel, interruption, another process). */
+    'approval.closed': { request: ApprovalRequest };
+    /**
+     * The call waiting for this request died (its process went away). The router reports it to
+     * `request.sessionKey`; the request is closed and the call did not run.
+     */
+    'approval.interrupted': { request: ApprovalRequest; message: string };
+  }
+}

@@ -1,7 +1,7 @@
 import { createServer, request as httpRequest, Agent, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { log } from '../log.js';
+import { log } from '../log/log.js';
 import { checkUrlWithPolicy, registerServer, systemResolver, type Resolver, type UrlPolicy, type UrlVerdict } from '../net/index.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { WardenConfig } from '../config/index.js';
-import { log } from '../log.js';
+import { log } from '../log/log.js';
 import { urlPolicyFor, type Resolver } from '../net/index.js';
 import { browserProfiles, profileFor, type BrowserProfileSpec } from './profiles.js';
 import { BrowserSession } from './session.js';

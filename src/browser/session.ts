@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { log } from '../log.js';
+import { log } from '../log/log.js';
 import type { Resolver, UrlPolicy } from '../net/index.js';
 import { startGuardProxy, type BlockedRequest, type GuardProxy } from './guard-proxy.js';
 import type { BrowserProfileSpec } from './profiles.js';

@@ -5,9 +5,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApprovalService } from '../approvals/service.js';
 import { parseConfig } from '../config/index.js';
 import { main } from '../cli.js';
-import { EventBus } from '../events.js';
+import { EventBus } from '../events/events.js';
 import { ExecAllowlistStore } from '../exec/allowlist-store.js';
-import { openWardenStore } from '../schema/index.js';
+import { openWardenStore } from '../app/migrations.js';
 import type { CliIO } from './args.js';
 
 const closers: Array<() => Promise<void>> = [];

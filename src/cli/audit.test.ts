@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../cli.js';
 import { parseConfig, type WardenConfigInput } from '../config/index.js';
-import { auditExec } from '../exec/audit.js';
+import { auditExec } from '../app/audit.js';
 
 async function runCli(argv: string[], config: string) {
   const cwd = mkdtempSync(path.join(tmpdir(), 'warden-audit-'));

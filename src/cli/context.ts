@@ -1,6 +1,6 @@
 import type { WardenConfig } from '../config/index.js';
 import { resolveBinding, type BindingDecision } from '../gateway/bindings.js';
-import { buildTurnContext } from '../gateway/turn-context.js';
+import { buildTurnContext } from '../turn/turn-context.js';
 import type { ChatType, TurnContext } from '../policy/context.js';
 import { defaultAgentId, knownAgentIds } from '../policy/steps.js';
 import { stringOption, type ParsedArgs } from './args.js';

@@ -8,8 +8,8 @@ import { describeIdentity, SANDBOX_FIXES } from '../exec/sandbox-audit.js';
 import { probeSandbox, type SandboxProbe } from '../exec/sandbox-probe.js';
 import { BWRAP_PATH, resolveExecHost, sandboxIdentity } from '../exec/sandbox.js';
 import { mcpDoctorChecks } from '../mcp/doctor.js';
-import { probeStore } from '../schema/probe.js';
-import { DEFAULT_PLATFORM_TIMEOUT_MS, discordPlatformChecks, runningShardsCheck, slackPlatformChecks } from '../setup/platform-check.js';
+import { probeStore } from '../app/schema-probe.js';
+import { DEFAULT_PLATFORM_TIMEOUT_MS, discordPlatformChecks, runningShardsCheck, slackPlatformChecks } from './platform-check.js';
 import { EXIT, flag, stringOption, type CliIO, type CommandRunner } from './args.js';
 import { loadConfigForCommand, printResult } from './config.js';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../cli.js';
 import { ExecAllowlistStore } from '../exec/allowlist-store.js';
-import { openWardenStore } from '../schema/index.js';
+import { openWardenStore } from '../app/migrations.js';
 import type { CliIO } from './args.js';
 
 function setup(config = 'owners: { discord: ["1"] }\ntools: { exec: { security: allowlist, ask: off } }\n') {

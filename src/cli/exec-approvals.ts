@@ -5,7 +5,7 @@ import { ANY_AGENT, ExecAllowlistStore, type StoredAllowlistEntry } from '../exe
 import { buildApprovalsFile, parseApprovalsFile, type ImportedEntry } from '../exec/approvals-file.js';
 import { effectiveExecConfig } from '../exec/check.js';
 import { resolveDataDir } from '../store/data-dir.js';
-import { openConfiguredStore } from '../schema/index.js';
+import { openConfiguredStore } from '../app/migrations.js';
 import { EXIT, stringOption, type CliIO, type CommandRunner } from './args.js';
 import { COMMAND_USAGE } from './usage.js';
 import { loadConfigForCommand } from './config.js';

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../cli.js';
 import { ExecAllowlistStore } from '../exec/allowlist-store.js';
 import { exactArgPattern } from '../exec/allowlist.js';
-import { openWardenStore } from '../schema/index.js';
+import { openWardenStore } from '../app/migrations.js';
 
 const DEV_CONFIG = `
 tools:

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { NODE_NAME } from '../gateway/nodes/protocol.js';
+import { NODE_NAME } from '../control/nodes/protocol.js';
 import { startNode } from '../node/start-node.js';
 import { installProcessHandlers } from '../ops/process-handlers.js';
 import { EXIT, stringOption, type CommandRunner } from './args.js';

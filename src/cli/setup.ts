@@ -6,7 +6,7 @@ import {
   DISCORD_PERMISSIONS,
   DISCORD_SCOPES,
   slackManifest,
-} from '../setup/platform-setup.js';
+} from './platform-setup.js';
 import { EXIT, stringOption, type CommandRunner } from './args.js';
 import { loadConfigForCommand } from './config.js';
 

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { ConfigError } from '../config/index.js';
-import { startWarden } from '../gateway/startup.js';
-import { log } from '../log.js';
+import { startWarden } from '../app/startup.js';
+import { log } from '../log/log.js';
 import { metrics } from '../ops/metrics.js';
 import { installProcessHandlers } from '../ops/process-handlers.js';
 import { EXIT, type CommandRunner } from './args.js';

@@ -1,5 +1,5 @@
 import { ExecAllowlistStore, type StoredAllowlistEntry } from '../exec/allowlist-store.js';
-import { openConfiguredStore, type ConfiguredStore } from '../schema/index.js';
+import { openConfiguredStore, type ConfiguredStore } from '../app/migrations.js';
 import { parseStoreUrl } from '../store/store.js';
 
 /**

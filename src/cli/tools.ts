@@ -1,10 +1,10 @@
 import { closest } from '../config/errors.js';
 import { explainTool, explanationHead, type Explanation } from '../policy/explain.js';
 import { ownerOnlyNames, resolveToolSurface, type ExplainStep, type SurfaceResult } from '../policy/surface.js';
-import { CORE_TOOLS } from '../tools/catalog.js';
-import { normalizeToolName } from '../tools/names.js';
+import { CORE_TOOLS } from '../policy/catalog.js';
+import { normalizeToolName } from '../policy/tool-names.js';
 import { loadPluginRuntime } from '../plugins/runtime.js';
-import { surfaceInputs } from '../tools/surface-inputs.js';
+import { surfaceInputs } from '../app/surface-inputs.js';
 import { connectMcpForCommand, reservedToolNames } from '../mcp/registry.js';
 import type { WardenConfig } from '../config/index.js';
 import { EXIT, stringOption, type CommandRunner } from './args.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { log } from '../log.js';
+import { log } from '../log/log.js';
 import type { Db } from '../store/db.js';
 import { serverNow } from './clock.js';
 import { background } from '../util/background.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { log } from '../log.js';
+import { log } from '../log/log.js';
 import type { Db } from '../store/db.js';
 import { serverNow } from './clock.js';
 

@@ -7,7 +7,7 @@ import { freshStoreTarget } from '../../test/store-engines.js';
 import { CronJobs, type CronJob } from '../cron/jobs.js';
 import { CronScheduler } from '../cron/scheduler.js';
 import { SessionQueues } from '../gateway/queue.js';
-import { openWardenStore } from '../schema/index.js';
+import { openWardenStore } from '../app/migrations.js';
 import type { Store } from '../store/store.js';
 import { InstanceRegistry } from './instances.js';
 import { Leases } from './leases.js';

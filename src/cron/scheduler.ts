@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { log as rootLog } from '../log.js';
+import { log as rootLog } from '../log/log.js';
 import type { CronJob, CronJobs, CronTrigger } from './jobs.js';
 import { slotsBetween } from './schedule.js';
 

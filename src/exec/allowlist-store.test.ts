@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
 import { execConfig } from '../config/schema/exec.js';
-import { openWardenStore } from '../schema/index.js';
+import { openWardenStore } from '../app/migrations.js';
 import { migrationsFor, type Store } from '../store/index.js';
 import { argPatternMatches, exactArgPattern } from './allowlist.js';
 import { execMigrations, ExecAllowlistStore, readArgPattern, storedArgPattern } from './allowlist-store.js';

@@ -2,8 +2,12 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { BoundFile } from './content-binding.js';
 import type { ResolvedExecutable } from './resolve.js';
-import { compileLinearRegex, linearRegexProblem } from '../util/linear-regex.js';
+import { exactArgvText } from '../config/arg-pattern.js';
+import { compileLinearRegex } from '../util/linear-regex.js';
 import { isWordSeparator } from './analysis.js';
+
+// Pattern syntax is checked where the config is read; kept importable from here for exec's callers.
+export { argPatternProblem, exactArgvText } from '../config/arg-pattern.js';
 
 /**
  * Allowlist entries and how a segment matches one (reference A5). Pure.
@@ -138,42 +142,10 @@ export function argPatternMatches(argPattern: string, args: readonly string[]): 
   return argGlobMatches(argPattern, joined);
 }
 
-/**
- * Why an argPattern cannot be used, or undefined: a regex (`^…`, or NUL-joined) must be one the
- * linear-time engine runs; exact-argv bindings are compared as text; globs always work.
- */
-export function argPatternProblem(argPattern: string): string | undefined {
-  if (!argPattern.startsWith('^') && !argPattern.includes('\x00')) return undefined;
-  if (exactArgvText(argPattern) !== undefined) return undefined;
-  return linearRegexProblem(argPattern);
-}
-
 function linearMatches(source: string, text: string): boolean {
   const compiled = compileLinearRegex(source);
   return compiled.ok && compiled.regex.test(text) === true;
 }
-
-/**
- * The text an exact-argv binding (`exactArgPattern`) stands for, or undefined when the pattern
- * is not one: compared as a string, it binds an argv of any length, past any regex budget.
- */
-export function exactArgvText(pattern: string): string | undefined {
-  if (!pattern.startsWith('^') || !pattern.endsWith('\x00$')) return undefined;
-  let out = '';
-  for (let i = 1; i < pattern.length - 1; i++) {
-    const c = pattern[i]!;
-    if (c === '\\') {
-      const next = pattern[i + 1];
-      if (next === undefined || !REGEX_SPECIALS.includes(next)) return undefined;
-      out += next;
-      i++;
-    } else if (REGEX_SPECIALS.includes(c)) return undefined;
-    else out += c;
-  }
-  return out;
-}
-
-const REGEX_SPECIALS = '.*+?^${}()|[]\\';
 
 /** Exact-argv binding for allow-always: NUL-joined, so `a b` and `a` `b` differ. */
 export function exactArgPattern(args: readonly string[]): string {

@@ -2,7 +2,7 @@ import type { ExecConfig } from '../config/schema/exec.js';
 import type { AddEntryInput, StoredAllowlistEntry } from './allowlist-store.js';
 import type { BoundFile } from './content-binding.js';
 import { isRecord } from '../util/guards.js';
-import { argPatternProblem } from './allowlist.js';
+import { argPatternProblem } from '../config/arg-pattern.js';
 
 /**
  * OpenClaw's `exec-approvals.json` (reference A4, tool-system §6.3), read and written so an

@@ -1,43 +1,17 @@
 import path from 'node:path';
 import type { ExecConfig } from '../config/schema/exec.js';
 import type { WardenConfig } from '../config/schema/index.js';
-import type { TurnContext } from '../policy/context.js';
-import { resolveToolSurface, type SurfaceResult } from '../policy/surface.js';
-import { surfaceInputs } from '../tools/surface-inputs.js';
 import type { AllowlistEntry } from './allowlist.js';
 import { evaluateExec, type ExecPolicy, type ExecVerdict } from './decide.js';
+import { effectiveExecConfig } from './effective-config.js';
 import { DEFAULT_PATH_DIRS } from './resolve.js';
 import { readOnlyPolicy } from './read-only.js';
 import { buildSafeBinPolicy } from './safe-bins.js';
-import { effectiveExecConfig } from './effective-config.js';
 import { execHomes, resolveExecHost, type ExecHost } from './sandbox.js';
+import type { TurnContext } from '../policy/context.js';
 
 // Kept here for their callers; they live apart so the policy can read them without loading the gate.
 export { effectiveExecConfig, execHostOf } from './effective-config.js';
-
-/**
- * `checkExec(config, command, context)`: the exec verdict for one command in one turn's context,
- * under `tools.exec` and the stored allowlist. What `warden exec-check` prints and what the exec
- * tool enforces — and, first, whether exec is on that turn's tool surface at all: where the
- * policy removes exec (a channel's deny, a sender's, a subagent's ceiling, …) or it cannot run,
- * the answer is `deny: exec is not on this surface (…)`, as the call gate would refuse it.
- */
-export interface CheckExecOptions {
-  /** Stored entries (allow-always grants, imports) for the context's agent. */
-  storedAllowlist?: readonly AllowlistEntry[];
-  /** Working directory relative paths resolve against; default: the agent's workspace. */
-  cwd?: string;
-  /** Directory relative config paths resolve against (the config file's directory). */
-  baseDir?: string;
-  pathDirs?: readonly string[];
-  /** What `~` means in the command; default: the HOME it would run with on the configured host. */
-  home?: string;
-  /** What `~` means in allowlist patterns; default: the operator's home. */
-  patternHome?: string;
-  now?: number;
-  /** The turn's surface; default: resolved for the context with the inputs the running bot uses. */
-  surface?: Pick<SurfaceResult, 'tools' | 'removed' | 'unavailable' | 'error'>;
-}
 
 /**
  * The exec gate's policy for an agent's `tools.exec` block. `host` is where the command would
@@ -61,39 +35,38 @@ export function agentWorkspace(config: WardenConfig, agentId: string, baseDir: s
   return path.resolve(baseDir, agent?.workspace ?? config.agents.defaults.workspace);
 }
 
-export function checkExec(config: WardenConfig, command: string, context: TurnContext, options: CheckExecOptions = {}): ExecVerdict {
+/** What a verdict is computed with, besides the config, the command and the turn's context. */
+export interface ExecVerdictOptions {
+  /** Stored entries (allow-always grants, imports) for the context's agent. */
+  storedAllowlist?: readonly AllowlistEntry[];
+  /** Working directory relative paths resolve against; default: the agent's workspace. */
+  cwd?: string;
+  /** Directory relative config paths resolve against (the config file's directory). */
+  baseDir?: string;
+  pathDirs?: readonly string[];
+  /** What `~` means in the command; default: the HOME it would run with on the configured host. */
+  home?: string;
+  /** What `~` means in allowlist patterns; default: the operator's home. */
+  patternHome?: string;
+  now?: number;
+}
+
+/**
+ * The exec policy's verdict for one command in one turn's context, under the agent's effective
+ * `tools.exec` and the stored allowlist — before asking whether exec is on that turn's surface,
+ * which the composition root's `checkExec` adds (it needs every tool source). The config-change
+ * classifier compares these verdicts directly, beside its own surface comparison.
+ */
+export function execVerdictFor(config: WardenConfig, command: string, context: Pick<TurnContext, 'agentId'>, options: ExecVerdictOptions = {}): ExecVerdict {
   const exec = effectiveExecConfig(config, context.agentId);
   const host = resolveExecHost(exec.host);
   const policy = execPolicyFromConfig(exec, options.storedAllowlist, host);
   const homes = execHomes(host);
-  const verdict = evaluateExec(command, policy, {
+  return evaluateExec(command, policy, {
     cwd: options.cwd ?? agentWorkspace(config, context.agentId, options.baseDir),
     pathDirs: options.pathDirs ?? DEFAULT_PATH_DIRS,
     home: options.home ?? homes.home,
     patternHome: options.patternHome ?? homes.patternHome,
     ...(options.now !== undefined ? { now: options.now } : {}),
   });
-  const surface = options.surface ?? resolveToolSurface(config, context, surfaceInputs(config, options.baseDir ?? process.cwd()));
-  const missing = whyNotOnSurface(surface, 'exec');
-  if (missing === undefined) return verdict;
-  // The segments stay, as what the command would have been judged by; nothing runs or is offered.
-  return {
-    ...verdict,
-    decision: 'deny',
-    reason: `exec is not on this surface (${missing})`,
-    rewritten: null,
-    fallbackScript: null,
-    askReasons: [],
-    allowAlways: { offered: false, why: 'exec is not on this surface', entries: [] },
-  };
-}
-
-/** Why `tool` is missing from a surface, in the words `warden tools` uses; undefined when it is there. */
-function whyNotOnSurface(surface: NonNullable<CheckExecOptions['surface']>, tool: string): string | undefined {
-  if (surface.tools.includes(tool)) return undefined;
-  const removed = surface.removed.find((r) => r.tool === tool);
-  if (removed) return `removed by ${removed.by}`;
-  const unavailable = surface.unavailable.find((u) => u.tool === tool);
-  if (unavailable) return `unavailable: ${unavailable.why}`;
-  return surface.error ?? 'not offered in this context';
 }

@@ -3,7 +3,7 @@ import type { WardenConfig } from '../config/schema/index.js';
 import { knownAgentIds } from '../policy/steps.js';
 import type { AllowlistEntry } from './allowlist.js';
 import type { StoredAllowlistEntry } from './allowlist-store.js';
-import type { AuditFinding } from './audit.js';
+import type { AuditFinding } from '../config/audit-finding.js';
 import { agentWorkspace, effectiveExecConfig } from './check.js';
 import { entryRepoConfigMembers } from './repo-config.js';
 import { interpreterFamily, scriptOperands } from './script-operands.js';

@@ -1,5 +1,5 @@
 import type { WardenConfig } from '../config/schema/index.js';
-import type { AuditFinding } from './audit.js';
+import type { AuditFinding } from '../config/audit-finding.js';
 import { effectiveExecConfig } from './check.js';
 import type { SandboxCheck, SandboxProbe } from './sandbox-probe.js';
 import { resolveExecHost, type SandboxIdentity } from './sandbox.js';

@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { log } from '../log.js';
+import { log } from '../log/log.js';
 
 /**
  * Where exec runs (`tools.exec.host`): `sandbox` under bubblewrap, `gateway` on the host.

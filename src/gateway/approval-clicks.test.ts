@@ -3,8 +3,8 @@ import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
 import { ApprovalService } from '../approvals/service.js';
 import type { ApprovalRequestContext, ApprovalRequestInput, ApprovalResolution } from '../approvals/types.js';
 import { parseConfig, type WardenConfigInput } from '../config/index.js';
-import { EventBus } from '../events.js';
-import { openWardenStore } from '../schema/index.js';
+import { EventBus } from '../events/events.js';
+import { openWardenStore } from '../app/migrations.js';
 import type { StoreEngine } from '../store/db.js';
 import { approveOn, clickHandlerOn, withWebLocalOwner } from './approval-clicks.js';
 

@@ -1,6 +1,7 @@
 import type { ApprovalActor, ResolveResult } from '../approvals/types.js';
 import type { WardenConfig } from '../config/index.js';
-import { log } from '../log.js';
+import { log } from '../log/log.js';
+import { WEB_LOCAL_USER } from '../policy/owners.js';
 import type { ClickOutcome, OnApprovalClick } from './types.js';
 
 /** The approval service's decision entry point (approver check, first-writer-wins, grants). */
@@ -45,8 +46,8 @@ export function clickHandlerOn(resolve: ResolveApproval, provider: string): OnAp
   };
 }
 
-/** The web chat's local user. */
-export const WEB_LOCAL_USER = 'local';
+// The web chat's local user is an identity: defined with the owners, named here for the adapters.
+export { WEB_LOCAL_USER };
 
 /**
  * The config the approval service decides with: the web chat's local user is the owner and so

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
-import { openWardenStore } from '../schema/index.js';
+import { openWardenStore } from '../app/migrations.js';
 import { storeCardStore } from './card-store.js';
 
 describe.each(ENGINES)('storeCardStore on %s', (engine) => {

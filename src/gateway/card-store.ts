@@ -1,4 +1,4 @@
-import type { ApprovalCardStore, CardRef } from '../../adapters/common/card-store.js';
+import type { ApprovalCardStore, CardRef } from './approval-card-store.js';
 import type { Db } from '../store/db.js';
 import type { FeatureMigrations, Migration } from '../store/migrations.js';
 

@@ -1,6 +1,6 @@
 import type { ToolExecutor } from '../agent/index.js';
 import { parseSchedule } from '../cron/schedule.js';
-import { channelRefsIn } from '../cron/target.js';
+import { channelRefsIn } from '../tools/core/cron/target.js';
 import type { CronArgs, JobView, runView } from '../tools/core/cron/cron.js';
 import { ownerOnlyRefusal } from '../tools/invoke/owner-guard.js';
 import type { ToolResult } from '../tools/types.js';

@@ -1,13 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentRuntime, SessionContextRecorder, ToolExecutor } from '../agent/index.js';
-import type { TurnEvent } from '../agent/types.js';
-import { ReplyStream, toolProgressLine } from './reply-stream.js';
-import { streamingFor } from './streaming-setting.js';
-import { takeInFiles } from './inbound-files.js';
-import { modelReadsImages } from '../models/vision.js';
-import { formatUnderstanding, understandAttachments } from '../media-understanding/index.js';
 import type { WardenConfig } from '../config/index.js';
-import { log } from '../log.js';
+import { log } from '../log/log.js';
 import type { TurnContext } from '../policy/context.js';
 import type { SkillCommandSpec } from '../skills/commands.js';
 import {
@@ -23,9 +17,9 @@ import {
   type SkillsView,
   type ToolReport,
 } from './commands.js';
-import { describeAdapter } from './adapter-text.js';
+import { describeAdapter } from '../ops/adapter-text.js';
 import { classifyCommandText, isAddressedCommand } from './command-text.js';
-import { sessionKeyFor } from './session-key.js';
+import { sessionKeyFor } from '../policy/session-key.js';
 import { agentSkillNote, readSkillInstructions, runSkillToolCommand, skillTurnText, type SkillCommandSet } from './skill-commands.js';
 import type { HookBus } from '../hooks/bus.js';
 import { messageHookContext } from '../hooks/context.js';
@@ -34,8 +28,9 @@ import { routeMessage, ThreadParticipation, type Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
 import type { FollowUpTurn } from './deferred-calls.js';
 import type { ApprovalRequest } from '../approvals/types.js';
-import { buildTurnContext, conversationOf, refreshTurnContext, senderIsOwner, type Actor } from './turn-context.js';
+import { buildTurnContext, conversationOf, refreshTurnContext, senderIsOwner, type Actor } from '../turn/turn-context.js';
 import type { ApprovalClick, ChatAdapter, InboundMessage, OutboundFile, OutboundMessage, ReplyTarget } from './types.js';
+import { turnReply, type TurnOrigin } from './turn-reply.js';
 import { background } from '../util/background.js';
 
 export interface GatewayOptions {
@@ -73,7 +68,7 @@ export interface GatewayOptions {
    */
   typingDelayMs?: number | undefined;
   /** Paired nodes for `/nodes`; absent without a node listener. */
-  nodes?: (() => import('./nodes/hub.js').NodeHub | undefined) | undefined;
+  nodes?: (() => import('../control/nodes/hub.js').NodeHub | undefined) | undefined;
   /** First wait before retrying a platform that could not be reached at start (doubles to 60 s). */
   adapterRetryBaseMs?: number | undefined;
   /** Plugin hooks: message_received, message_sending, message_sent, session_start, session_end. */
@@ -109,7 +104,7 @@ interface QueuedItem {
   /** A plugin's command; queues like a turn (it may call tools). */
   pluginCommand?: ParsedPluginCommand | undefined;
   /** A turn Warden starts itself: subagent results arrived, or a deferred call's outcome. */
-  origin?: 'session' | 'approval' | undefined;
+  origin?: TurnOrigin;
   /** Runs first when the item's turn comes (inside the session's queue). */
   before?: (() => void | Promise<void>) | undefined;
   /** Told how the item ended (scheduled turns report their outcome to the cron ledger). */
@@ -499,87 +494,9 @@ export class Gateway {
     }
   }
 
-  private async turnReply(route: Route, signal: AbortSignal, view: GatewayConfigView, origin?: QueuedItem['origin'], runId?: string): Promise<OutboundMessage | undefined> {
-    const { agent } = view;
-    if (!agent || route.context.model === undefined) return { text: NO_MODEL_HINT };
-    // Files the message carried: images for the model, the rest saved under inbox/ and named.
-    const workspace = route.attachments && origin === undefined ? this.options.workspaceOf?.(route.agentId) : undefined;
-    const inbound = workspace ? await takeInFiles(route.attachments, { workspaceDir: workspace, vision: modelReadsImages(view.config, route.context.model), signal, transcribe: this.transcriber(route, view, workspace, signal) }) : undefined;
-    const said = inbound && inbound.notes.length > 0 ? `${route.text}\n\n${inbound.notes.join('\n')}` : route.text;
-    const stream = this.openStream(route, view);
-    // Files the turn's tools made for the people here (images, speech, screenshots).
-    const files: OutboundFile[] = [];
-    const outcome = await agent.runTurn({
-      ...(stream ? { onTextDelta: (delta: string) => stream.append(delta) } : {}),
-      onEvent: (event: TurnEvent) => {
-        if (event.type === 'toolResult' && event.files) files.push(...event.files);
-        if (!stream) return;
-        if (event.type === 'toolCall') stream.progress(toolProgressLine(event.tool));
-        else if (event.type === 'modelCall' && event.round > 1) stream.newRound();
-      },
-      sessionKey: route.sessionKey,
-      turn: route.context,
-      // An approval's outcome is Warden's own text (the call's output inside it is wrapped as untrusted).
-      input:
-        origin === 'approval'
-          ? { text: route.text, origin: 'user' }
-          : origin
-            ? { text: route.text, origin }
-            : { text: said, senderName: route.context.senderName, ...(inbound && inbound.images.length > 0 ? { images: inbound.images } : {}) },
-      signal,
-      ...(runId !== undefined ? { runId } : {}),
-      // Undecided approvals never hold the conversation: the call is deferred, the turn ends.
-      deferApprovals: true,
-    });
-    if (outcome.status === 'failed') log.warn({ sessionKey: route.sessionKey, error: outcome.error }, 'turn failed');
-    if (stream && (await stream.finish(outcome.reply))) {
-      log.debug({ sessionKey: route.sessionKey, ...stream.stats }, 'reply streamed');
-      this.streamSent(route, outcome.reply);
-      return files.length > 0 ? { text: '', files } : undefined;
-    }
-    return { text: outcome.reply, ...(files.length > 0 ? { files } : {}) };
-  }
-
-  /** Speech to text through the media understanding module, where `tools.media` is configured. */
-  private transcriber(route: Route, view: GatewayConfigView, workspaceDir: string, signal: AbortSignal) {
-    if (!view.config.tools.media) return undefined;
-    return async (file: { id: string; name: string; mimeType: string | undefined; data: Buffer }) => {
-      const [outcome] = await understandAttachments([{ id: file.id, name: file.name, contentType: file.mimeType, data: file.data }], {
-        config: view.config,
-        turn: route.context,
-        sessionKey: route.sessionKey,
-        workspaceDir,
-        modelHasVision: modelReadsImages(view.config, route.context.model),
-        signal,
-        ...(this.options.env ? { env: this.options.env } : {}),
-      });
-      if (outcome?.status === 'understood') return { ok: true as const, text: formatUnderstanding([outcome]) };
-      return { ok: false as const, why: outcome?.status === 'failed' ? `transcription failed (${outcome.attempts.map((a) => `${a.by}: ${a.error}`).join('; ')})` : (outcome?.reason ?? 'not understood') };
-    };
-  }
-
-  /**
-   * A stream for this turn's reply, where the platform can edit in place and `streaming` is on
-   * for the conversation. Never with a message_sending hook: it may rewrite or cancel a reply,
-   * so it must see the text before anyone does.
-   */
-  private openStream(route: Route, view: GatewayConfigView): ReplyStream | undefined {
-    const adapter = this.adapters.get(route.replyTo.provider);
-    if (!adapter?.streamTo || this.options.hooks?.has('message_sending')) return undefined;
-    const c = route.context;
-    const where = { provider: route.replyTo.provider, guildId: c.guildId, guildName: c.guildName, channelId: c.channelId, channelName: c.channelName };
-    if (!streamingFor(view.config, where)) return undefined;
-    const surface = adapter.streamTo(route.replyTo, { userId: c.senderId, teamId: c.guildId });
-    return surface ? new ReplyStream(surface) : undefined;
-  }
-
-  /** message_sent for a streamed reply, as `sendWithHooks` fires it for a plain one. */
-  private streamSent(route: Route, text: string): void {
-    const hooks = this.options.hooks;
-    if (!hooks?.has('message_sent')) return;
-    const target = route.replyTo;
-    const to = target.dmUserId ? `dm:${target.dmUserId}` : target.channelId;
-    hooks.fire('message_sent', { to, content: text, success: true, sessionKey: route.sessionKey }, messageHookContext(target, { sessionKey: route.sessionKey, turn: route.context }));
+  private turnReply(route: Route, signal: AbortSignal, view: GatewayConfigView, origin?: TurnOrigin, runId?: string): Promise<OutboundMessage | undefined> {
+    const { options } = this;
+    return turnReply({ adapters: this.adapters, hooks: options.hooks, env: options.env, workspaceOf: options.workspaceOf }, route, signal, view, origin, runId);
   }
 
   /**

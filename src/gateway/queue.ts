@@ -1,4 +1,4 @@
-import { log } from '../log.js';
+import { log } from '../log/log.js';
 import { background } from '../util/background.js';
 
 /** Runs one item of a session; the signal aborts it (`/stop`, shutdown). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chunkText } from '../../adapters/common/chunk-text.js';
+import { chunkText } from './chunk-text.js';
 import { ReplyStream, toolProgressLine, type StreamSurface } from './reply-stream.js';
 
 /** A surface that records every write and a clock the test moves. */

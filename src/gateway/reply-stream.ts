@@ -1,5 +1,5 @@
-import { chunkText } from '../../adapters/common/chunk-text.js';
-import { log } from '../log.js';
+import { chunkText } from './chunk-text.js';
+import { log } from '../log/log.js';
 
 /**
  * What a platform gives a streamed reply: post a message, edit it, remove it. The adapter

@@ -1,9 +1,9 @@
 import type { WardenConfig } from '../config/index.js';
 import type { TurnContext } from '../policy/context.js';
 import { resolveBinding, type BindingDecision } from './bindings.js';
-import { requiresMention } from './mention.js';
-import { sessionKeyFor } from './session-key.js';
-import { buildTurnContext } from './turn-context.js';
+import { requiresMention } from '../policy/mention.js';
+import { sessionKeyFor } from '../policy/session-key.js';
+import { buildTurnContext } from '../turn/turn-context.js';
 import type { InboundMessage, ReplyTarget } from './types.js';
 
 /** Where a message goes: a session of an agent, with the policy context of its turn. */
@@ -31,7 +31,7 @@ export interface RouteOptions {
   isCommand?: (text: string) => boolean;
 }
 
-export { modelFor } from './turn-context.js';
+export { modelFor } from '../turn/turn-context.js';
 
 /** Decides where an inbound message goes, or why it is ignored. Pure: no I/O, no state. */
 export function routeMessage(config: WardenConfig, message: InboundMessage, options: RouteOptions = {}): RouteDecision {

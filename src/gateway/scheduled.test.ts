@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../config/index.js';
 import type { CronJob } from '../cron/jobs.js';
 import { resolveToolSurface } from '../policy/surface.js';
-import { surfaceInputs } from '../tools/surface-inputs.js';
+import { surfaceInputs } from '../app/surface-inputs.js';
 import { routeForCronJob } from './scheduled.js';
 
 const config = (() => {

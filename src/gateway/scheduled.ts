@@ -1,11 +1,11 @@
 import type { WardenConfig } from '../config/index.js';
 import type { CronJob } from '../cron/jobs.js';
 import type { CronDeliver } from '../cron/scheduler.js';
-import { describeTarget } from '../cron/target.js';
-import type { EventBus } from '../events.js';
+import { describeTarget } from '../tools/core/cron/target.js';
+import type { EventBus } from '../events/events.js';
 import type { ScheduledOutcome } from './gateway.js';
 import type { Route } from './router.js';
-import { buildTurnContext } from './turn-context.js';
+import { buildTurnContext } from '../turn/turn-context.js';
 
 /**
  * The route of a cron job's turn: the conversation it was created in, under that

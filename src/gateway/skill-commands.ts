@@ -1,11 +1,11 @@
 import { readFileSync, statSync } from 'node:fs';
 import type { ToolDefinition } from '../agent/types.js';
-import { log } from '../log.js';
+import { log } from '../log/log.js';
 import { ignoredDispatches, refusedCommands, refusedCommandWarning, shadowedWarning, skillCommandSpecs, type SkillCommandSpec } from '../skills/commands.js';
 import { skillInstructions } from '../skills/frontmatter.js';
 import type { SessionSkillSnapshots, SkillSnapshot } from '../skills/snapshot.js';
 import { DEFAULT_DISCOVERY_LIMITS, type LoadedSkill } from '../skills/types.js';
-import { normalizeToolName } from '../tools/names.js';
+import { normalizeToolName } from '../policy/tool-names.js';
 import { wrapUntrusted } from '../tools/untrusted.js';
 import { stableJson } from '../util/stable-json.js';
 import { formatToolResult, runCommandTool, type CommandDeps } from './commands.js';

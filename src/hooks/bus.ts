@@ -1,5 +1,5 @@
-import { log } from '../log.js';
-import { normalizeToolName } from '../tools/names.js';
+import { log } from '../log/log.js';
+import { normalizeToolName } from '../policy/tool-names.js';
 import { background } from '../util/background.js';
 import {
   DEFAULT_HOOK_TIMEOUT_MS,

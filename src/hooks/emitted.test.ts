@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { channelTurn, createHarness, echoModel, FunctionToolExecutor } from '../agent/testing.js';
+import { channelTurn, createHarness, echoModel, FunctionToolExecutor } from '../app/agent-testing.js';
 import { createAgentRuntime } from '../agent/runtime.js';
 import { AgentSessions } from '../agent/sessions.js';
 import { runTurn } from '../agent/turn.js';
@@ -13,7 +13,7 @@ import { Gateway } from '../gateway/gateway.js';
 import type { ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget } from '../gateway/types.js';
 import { HookedCronJobs, skillChangeReporter } from '../plugins/lifecycle.js';
 import type { PluginCommand } from '../plugins/runtime.js';
-import { openWardenStore } from '../schema/index.js';
+import { openWardenStore } from '../app/migrations.js';
 import { HookBus } from './bus.js';
 import type { HookName } from './types.js';
 

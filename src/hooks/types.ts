@@ -1,5 +1,5 @@
 import type { ApprovalDecision } from '../approvals/types.js';
-import type { ToolContent } from '../tools/types.js';
+import type { ToolContent } from '../models/types.js';
 
 /**
  * OpenClaw's 42 typed hook names (`src/plugins/hook-types.ts` of openclaw 2026.9.6). A plugin

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../config/index.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/log.js';
 import { McpConnection } from './connection.js';
 import { serverSettings } from './settings.js';
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { OwnListener } from '../net/own-listeners.js';
 import { buildCatalog, type McpTool } from './catalog.js';
-import { configSecrets, redactKnown } from '../config/redact.js';
+import { configSecrets, redactKnown } from '../redact/redact.js';
 import { describeLaunch, type ServerSettings } from './settings.js';
 import { asMcpError, loadMcpSdk } from './sdk.js';
 import type { TransportSeams } from './transport.js';

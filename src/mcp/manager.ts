@@ -1,5 +1,5 @@
 import type { WardenConfig } from '../config/schema/index.js';
-import { log as rootLog } from '../log.js';
+import { log as rootLog } from '../log/log.js';
 import { configuredListeners } from '../net/own-listeners.js';
 import type { Availability, ToolImplementation, ToolMeta } from '../tools/types.js';
 import { approvalDecision, approvalRequest } from './approval.js';

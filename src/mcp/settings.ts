@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { McpServerConfig, WardenConfig } from '../config/schema/index.js';
 import type { ApprovalRule } from './approval.js';
 import { DEFAULT_MAX_TOOLS } from './catalog.js';
-import { redactArgv, redactText } from '../config/redact.js';
+import { redactArgv, redactText } from '../redact/redact.js';
 import { namesPrivateHost } from './private-host.js';
 import { assignServerNames } from './names.js';
 
@@ -93,7 +93,7 @@ export function describeLaunch(launch: StdioLaunch | HttpLaunch): string {
   return `stdio ${[redactText(launch.command), ...redactArgs(launch.args, launch.command)].join(' ')}`;
 }
 
-/** An argument list as logs and `warden mcp list` show it: the one config redaction (config/redact.ts). */
+/** An argument list as logs and `warden mcp list` show it: the one config redaction (redact/redact.ts). */
 export function redactArgs(args: readonly string[], command?: string): string[] {
   return redactArgv(args, command);
 }

@@ -8,7 +8,7 @@ import type { TurnContext } from '../policy/context.js';
 import type { ToolImplementation } from '../tools/types.js';
 import { wrapUntrusted } from '../tools/untrusted.js';
 import { TtlCache } from '../util/ttl-cache.js';
-import { log as rootLog } from '../log.js';
+import { log as rootLog } from '../log/log.js';
 import { capabilityOf, mediaType } from './capabilities.js';
 import { runCliEntry } from './cli.js';
 import { entryCapabilities, entryLabel, matchesPreferred, resolveClient } from './providers.js';

@@ -2,7 +2,7 @@ import type { WardenConfig } from '../config/index.js';
 import type { ClientOptions } from './anthropic.js';
 import { apiKeyFor, modelSettings, type ModelSettings } from './settings.js';
 import type { ModelProvider, ProviderApi } from './types.js';
-import { timedModelProvider } from '../ops/hooks.js';
+import { timedModelProvider } from './timed.js';
 
 export type ResolvedModel = { ok: true; provider: ModelProvider; settings: ModelSettings } | { ok: false; message: string };
 

@@ -1,5 +1,3 @@
-import type { JsonSchema } from '../tools/types.js';
-
 /**
  * The provider-neutral conversation every model adapter speaks. Adapters translate it to and
  * from their SDK's wire shapes; the turn loop, the transcript and compaction only see these.
@@ -111,3 +109,10 @@ export class ModelCallError extends Error {
 
 export const isAbortError = (err: unknown): boolean =>
   err instanceof Error && (err.name === 'AbortError' || err.name === 'APIUserAbortError');
+
+/** A JSON schema, as tools declare their arguments and providers receive them. */
+export type JsonSchema = { [key: string]: unknown };
+
+export type ToolContent =
+  | { type: 'text'; text: string }
+  | { type: 'image'; data: string; mimeType: string };

@@ -2,7 +2,7 @@ import { hostname, networkInterfaces } from 'node:os';
 import type { Server } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import type { WardenConfig } from '../config/index.js';
-import { plannedAdapters } from '../gateway/planned-adapters.js';
+import { plannedAdapters } from '../config/planned-adapters.js';
 import { embeddedIpv4, normalizeHost } from './address.js';
 
 /**

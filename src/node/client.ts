@@ -7,11 +7,11 @@ import WebSocket from 'ws';
 import type { ApprovalRequestInput, ApprovalResolution } from '../approvals/types.js';
 import { isLoopbackHost, type LoadedConfig } from '../config/index.js';
 import { agentWorkspace } from '../exec/check.js';
-import { log } from '../log.js';
+import { log } from '../log/log.js';
 import { defaultAgentId } from '../policy/steps.js';
-import type { GatewayFrame } from '../gateway/nodes/protocol.js';
-import { CLOSE_REFUSED, CLOSE_REVOKED } from '../gateway/nodes/protocol.js';
-import { buildTurnContext } from '../gateway/turn-context.js';
+import type { GatewayFrame } from '../control/nodes/protocol.js';
+import { CLOSE_REFUSED, CLOSE_REVOKED } from '../control/nodes/protocol.js';
+import { buildTurnContext } from '../turn/turn-context.js';
 import type { ToolImplementation, ToolResult } from '../tools/types.js';
 
 /**

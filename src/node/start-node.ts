@@ -4,7 +4,7 @@ import { ExecAllowlistStore } from '../exec/allowlist-store.js';
 import { wardenStatePaths } from '../exec/warden-state.js';
 import { defaultAgentId } from '../policy/steps.js';
 import { listSkills } from '../skills/index.js';
-import { openWardenStore } from '../schema/index.js';
+import { openWardenStore } from '../app/migrations.js';
 import { createExecTool } from '../tools/core/exec/exec.js';
 import { eraseArgs } from '../tools/types.js';
 import { gatewayProblem, runNode, type NodeRun } from './client.js';

@@ -1,5 +1,5 @@
 import { isLoopbackHost, type WardenConfig } from '../config/index.js';
-import type { AuditFinding } from '../exec/audit.js';
+import type { AuditFinding } from '../config/audit-finding.js';
 
 /** `warden audit` for the ops listener: a bind beyond loopback serves metrics without a token. */
 export function auditOps(config: Pick<WardenConfig, 'ops'>): AuditFinding[] {

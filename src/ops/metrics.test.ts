@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ApprovalRequest } from '../approvals/types.js';
-import { EventBus } from '../events.js';
+import { EventBus } from '../events/events.js';
 import { metricValue } from './testing.js';
 import { BoundedLabel, WardenMetrics } from './metrics.js';
 

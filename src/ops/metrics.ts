@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { EventBus } from '../events.js';
+import type { EventBus } from '../events/events.js';
 
 /** Seconds buckets for work a person waits on: a model reply, a turn. */
 const INTERACTIVE_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];

@@ -1,4 +1,4 @@
-import { log as rootLog, type Logger } from '../log.js';
+import { log as rootLog, type Logger } from '../log/log.js';
 
 export interface ProcessHandlerOptions {
   log?: Pick<Logger, 'error' | 'fatal'>;

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { WARDEN_MIGRATIONS } from '../schema/index.js';
+import { WARDEN_MIGRATIONS } from '../app/migrations.js';
 import { migrationsFor, openStore, type Migration } from '../store/index.js';
 import { WardenMetrics } from './metrics.js';
 import { adaptersCheck, migrationsCheck, readiness, shardsCheck, storeCheck, type AdapterView } from './readiness.js';

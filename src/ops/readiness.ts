@@ -1,5 +1,4 @@
-import { describeAdapter } from '../gateway/adapter-text.js';
-import type { ShardState } from '../gateway/types.js';
+import { describeAdapter, type ShardState } from './adapter-text.js';
 import type { Db } from '../store/db.js';
 import { pendingMigrations, type Migration } from '../store/migrations.js';
 import { metrics as processMetrics, type WardenMetrics } from './metrics.js';

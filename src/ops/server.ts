@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { OpsConfig } from '../config/index.js';
 import { isLoopbackHost } from '../config/index.js';
-import { log } from '../log.js';
+import { log } from '../log/log.js';
 import { closeServer, listenOwn, serverUrl } from '../net/listen.js';
 import type { WardenMetrics } from './metrics.js';
 import type { Readiness } from './readiness.js';

@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { AuditFinding } from '../exec/audit.js';
+import type { AuditFinding } from '../config/audit-finding.js';
 import type { HookToolContext } from '../hooks/types.js';
 import { parsePackageSpec } from './discover.js';
 import { loadFailureVerdict } from './load-failure.js';

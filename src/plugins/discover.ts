@@ -2,10 +2,10 @@ import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'n
 import path from 'node:path';
 import type { WardenConfig } from '../config/schema/index.js';
 import { OPENCLAW_HOOK_NAMES } from '../hooks/types.js';
-import { isGlob } from '../policy/glob.js';
-import { BUNDLE_MCP, isCoreToolId } from '../tools/catalog.js';
-import { isMetaTool } from '../tools/tool-search/meta-tools.js';
-import { normalizeToolName } from '../tools/names.js';
+import { isGlob } from '../config/tool-glob.js';
+import { BUNDLE_MCP, isCoreToolId } from '../policy/catalog.js';
+import { isMetaTool } from '../agent/tool-search/meta-tools.js';
+import { normalizeToolName } from '../policy/tool-names.js';
 import { checkPluginConfig } from './config-schema.js';
 import { guardOf, type OnLoadFailure, type PluginGuard } from './load-failure.js';
 import { hasManifest, metadataFor, readManifest, toolMeta, type PluginManifest, type PluginToolMeta } from './manifest.js';

@@ -1,5 +1,5 @@
 import { HOOK_NAMES, POLICY_HOOKS, type HookName } from '../hooks/types.js';
-import { normalizeToolName } from '../tools/names.js';
+import { normalizeToolName } from '../policy/tool-names.js';
 import type { Availability } from '../tools/types.js';
 import type { PluginManifest } from './manifest.js';
 

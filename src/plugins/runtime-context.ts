@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { WardenConfig } from '../config/schema/index.js';
-import { sessionKeyFor } from '../gateway/session-key.js';
+import { sessionKeyFor } from '../policy/session-key.js';
 import { parseModelRef } from '../models/settings.js';
 import type { TurnContext } from '../policy/context.js';
 import type { PluginToolContext } from './sdk.js';

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { config, turn } from '../policy/testing.js';
 import { resolveToolSurface } from '../policy/surface.js';
-import { surfaceInputs } from '../tools/surface-inputs.js';
+import { surfaceInputs } from '../app/surface-inputs.js';
 import { createPluginRuntime, loadPluginRuntime, type PluginRuntime } from './runtime.js';
 
 const FIXTURE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../test/fixtures/plugins/rules');

@@ -15,11 +15,11 @@ import {
   type HookName,
   type HookOptions,
 } from '../hooks/types.js';
-import { log } from '../log.js';
+import { log } from '../log/log.js';
 import { compileLinearRegex } from '../util/linear-regex.js';
 import type { TurnContext } from '../policy/context.js';
 import type { TrustedToolPolicy } from '../tools/invoke/trusted-policy.js';
-import { normalizeToolName } from '../tools/names.js';
+import { normalizeToolName } from '../policy/tool-names.js';
 import type { Availability, ToolImplementation } from '../tools/types.js';
 import { discoverPlugins, type DiscoveredPlugin, type Discovery, type PluginDiagnostic, type PluginOrigin } from './discover.js';
 import type { PluginToolMeta } from './manifest.js';

@@ -1,5 +1,5 @@
 import type { TurnContext } from '../policy/context.js';
-import { normalizeToolName } from '../tools/names.js';
+import { normalizeToolName } from '../policy/tool-names.js';
 import type { Availability, JsonSchema, ToolImplementation } from '../tools/types.js';
 import type { PluginDiagnostic } from './discover.js';
 import { contextKey, pluginToolContext } from './runtime-context.js';

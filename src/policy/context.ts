@@ -4,7 +4,7 @@ export type ChatType = 'dm' | 'channel' | 'thread';
 
 /**
  * Everything the policy needs to know about one turn. Pure data: no config, no I/O. Built by
- * one builder (`gateway/turn-context.ts`) for every path — an inbound message, a cron run, a
+ * one builder (`turn/turn-context.ts`) for every path — an inbound message, a cron run, a
  * subagent spawn, a `sessions_send`, CLI context flags — so the derived fields (owner status,
  * model support, sandboxed) mean the same everywhere.
  */

@@ -1,5 +1,5 @@
 import type { WardenConfig } from '../config/schema/index.js';
-import { normalizeToolName } from '../tools/names.js';
+import { normalizeToolName } from './tool-names.js';
 import type { TurnContext } from './context.js';
 import type { FilterDecision } from './prefilters.js';
 

@@ -1,5 +1,8 @@
 import type { WardenConfig } from '../config/schema/index.js';
 
+/** The web chat's local user. */
+export const WEB_LOCAL_USER = 'local';
+
 /**
  * Whether `senderId` is an owner on `provider` (semantics §3: owners are platform user ids in
  * `owners`). No sender, or a provider without owners, is never an owner: owner-only tools fail

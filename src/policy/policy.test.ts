@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { coreTool } from '../tools/catalog.js';
+import { coreTool } from './catalog.js';
 import type { ToolMeta } from '../tools/types.js';
 import { compilePolicy, decide, keeps as keepsFast, pickPolicy, type PolicyScope } from './policy.js';
 

@@ -1,8 +1,8 @@
 import type { ProfileId } from '../config/schema/policy.js';
-import { BUNDLE_MCP, CORE_GROUPS, coreGroupName, coreTool, PLUGINS_GROUP } from '../tools/catalog.js';
-import { normalizeToolName } from '../tools/names.js';
-import type { ToolMeta } from '../tools/types.js';
-import { compileGlob, isGlob } from './glob.js';
+import { BUNDLE_MCP, CORE_GROUPS, coreGroupName, coreTool, PLUGINS_GROUP } from './catalog.js';
+import { normalizeToolName } from './tool-names.js';
+import type { ToolMeta } from './tool-meta.js';
+import { compileGlob, isGlob } from '../config/tool-glob.js';
 
 /**
  * One policy `{allow?, deny?}` and its matcher (semantics §2). Entries remember where they were

@@ -1,6 +1,6 @@
 import picomatch from 'picomatch';
 import type { WardenConfig } from '../config/schema/index.js';
-import type { ToolMeta } from '../tools/types.js';
+import type { ToolMeta } from './tool-meta.js';
 import type { TurnContext } from './context.js';
 
 /**

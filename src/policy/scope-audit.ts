@@ -1,5 +1,5 @@
 import type { WardenConfig } from '../config/schema/index.js';
-import type { AuditFinding } from '../exec/audit.js';
+import type { AuditFinding } from '../config/audit-finding.js';
 import { isIdKey } from './channel-scope.js';
 import { keyPath } from './keys.js';
 

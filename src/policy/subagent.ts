@@ -1,6 +1,6 @@
 import type { WardenConfig } from '../config/schema/index.js';
 import type { InheritedPolicy } from './context.js';
-import { normalizeToolName } from '../tools/names.js';
+import { normalizeToolName } from './tool-names.js';
 import { pickPolicy, type PolicyEntry, type ToolPolicy } from './policy.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CORE_TOOLS } from '../tools/catalog.js';
+import { CORE_TOOLS } from './catalog.js';
 import type { ToolMeta } from '../tools/types.js';
 import type { TurnContext } from './context.js';
 import { config, fate, surface, turn, ALL_AVAILABLE } from './testing.js';

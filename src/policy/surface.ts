@@ -1,9 +1,9 @@
 import type { WardenConfig } from '../config/schema/index.js';
-import { CORE_TOOLS, profileAllowlist } from '../tools/catalog.js';
-import { normalizeToolName, TOOL_ALIASES } from '../tools/names.js';
-import type { Availability, ToolMeta } from '../tools/types.js';
+import { CORE_TOOLS, profileAllowlist } from './catalog.js';
+import { normalizeToolName, TOOL_ALIASES } from './tool-names.js';
+import type { Availability, ToolMeta } from './tool-meta.js';
 import type { InheritedPolicy, TurnContext } from './context.js';
-import { compileGlob, isGlob } from './glob.js';
+import { compileGlob, isGlob } from '../config/tool-glob.js';
 import { emptyAllowlistError, type AllowlistSource, type GuardReason } from './guard.js';
 import { compilePolicy, decide, explicitAllow, keeps, keptVector, type CompiledPolicy, type PolicyEntry, type Verdict } from './policy.js';
 import {
@@ -43,7 +43,7 @@ export interface SurfaceOptions {
   plugins?: readonly ToolMeta[] | undefined;
   /**
    * Whether a tool can be offered here, answered by the caller: the policy never asks a tool's
-   * implementation (`tools/surface-inputs.ts` builds the answer the bot and the CLI share).
+   * implementation (`app/surface-inputs.ts` builds the answer the bot and the CLI share).
    * `undefined` = no implementation in this build. `ctx` is the turn being resolved: a plugin
    * tool's factory is built for it (and only for tools the policy kept).
    */

@@ -1,6 +1,6 @@
-import { CORE_TOOLS, coreGroupName, isCoreToolId, BUNDLE_MCP, PLUGINS_GROUP } from '../tools/catalog.js';
-import type { ToolMeta } from '../tools/types.js';
-import { compileGlob, isGlob } from './glob.js';
+import { CORE_TOOLS, coreGroupName, isCoreToolId, BUNDLE_MCP, PLUGINS_GROUP } from './catalog.js';
+import type { ToolMeta } from './tool-meta.js';
+import { compileGlob, isGlob } from '../config/tool-glob.js';
 import type { PolicyEntry } from './policy.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { WardenConfig } from '../config/index.js';
-import type { AuditFinding } from '../exec/audit.js';
+import type { AuditFinding } from '../config/audit-finding.js';
 import { knownAgentIds } from '../policy/steps.js';
 import { ignoredDispatches, refusedCommands, refusedCommandWarning } from './commands.js';
 import { takeSkillSnapshot, type SnapshotOptions } from './snapshot.js';

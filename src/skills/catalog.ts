@@ -1,4 +1,4 @@
-import { log } from '../log.js';
+import { log } from '../log/log.js';
 import { wrapUntrusted } from '../tools/untrusted.js';
 import { compareNames } from './discover.js';
 import { DEFAULT_PROMPT_LIMITS, type LoadedSkill, type PromptLimits, type SkillSource } from './types.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type Dirent, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { log } from '../log.js';
+import { log } from '../log/log.js';
 import { parseSkillMarkdown } from './frontmatter.js';
 import { agentNameProblem, isInsideAny, skillNameKey } from './trust.js';
 import {

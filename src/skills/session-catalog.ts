@@ -1,5 +1,5 @@
 import type { WardenConfig } from '../config/index.js';
-import { log } from '../log.js';
+import { log } from '../log/log.js';
 import { buildSkillsPrompt, type SkillsPrompt } from './catalog.js';
 import type { SessionSkillSnapshots, SkillSnapshot } from './snapshot.js';
 

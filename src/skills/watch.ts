@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { type FSWatcher, watch } from 'chokidar';
-import { log } from '../log.js';
+import { log } from '../log/log.js';
 
 export const WATCH_DEBOUNCE_MS = 250;
 

@@ -1,4 +1,4 @@
-import { log } from '../log.js';
+import { log } from '../log/log.js';
 import type { Db } from './db.js';
 
 /** One line of the audit ledger: who did what to which subject. */

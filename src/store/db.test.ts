@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
-import { WARDEN_MIGRATIONS } from '../schema/index.js';
+import { WARDEN_MIGRATIONS } from '../app/migrations.js';
 import type { Db } from './db.js';
 import { migrationsFor, type Migration } from './migrations.js';
 import { openStore, type Store } from './store.js';

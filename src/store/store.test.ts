@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
-import { openWardenStore, WARDEN_MIGRATIONS } from '../schema/index.js';
+import { openWardenStore, WARDEN_MIGRATIONS } from '../app/migrations.js';
 import { AuditLog } from './audit.js';
 import { DATABASE_FILE, resolveDataDir } from './data-dir.js';
 import type { StoreEngine } from './db.js';

@@ -1,55 +1,14 @@
 import type { Logger } from 'pino';
-import type { WardenConfig } from '../config/schema/index.js';
-import type { CronJobs } from '../cron/jobs.js';
-import type { CronScheduler } from '../cron/scheduler.js';
-import type { Store } from '../store/store.js';
-import type { AgentSessionsApi } from '../agent/sessions.js';
 import type { ApprovalRequester } from '../approvals/types.js';
-import type { ProfileId } from '../config/schema/policy.js';
 import type { TurnContext } from '../policy/context.js';
 import type { HookApprovalRequest } from '../hooks/types.js';
+import type { JsonSchema, ToolContent } from '../models/types.js';
+import type { Availability } from '../policy/tool-meta.js';
 
-export const SECTION_IDS = [
-  'fs',
-  'runtime',
-  'web',
-  'memory',
-  'sessions',
-  'ui',
-  'messaging',
-  'automation',
-  'nodes',
-  'agents',
-  'media',
-] as const;
-export type SectionId = (typeof SECTION_IDS)[number];
-
-/**
- * Where a tool comes from; plugin and MCP tools join groups by their origin. An MCP `placeholder`
- * stands for the tools of a server that has not listed them yet (`<server>__*`): it is never
- * available, so `/tools` can say why the server's tools are missing.
- */
-export type ToolSource = { kind: 'core' } | { kind: 'plugin'; pluginId: string } | { kind: 'mcp'; server: string; placeholder?: true };
-
-/** What the policy knows about a tool: identity and membership, never its implementation. */
-export interface ToolMeta {
-  id: string;
-  label: string;
-  description: string;
-  section: SectionId | 'plugins';
-  profiles: readonly ProfileId[];
-  /** Member of `group:warden` (alias `group:openclaw`). */
-  inWardenGroup: boolean;
-  /** Only owners may see or call it (cron, gateway, nodes). */
-  ownerOnly: boolean;
-  source: ToolSource;
-}
-
-export type JsonSchema = { [key: string]: unknown };
-
-export type ToolContent =
-  | { type: 'text'; text: string }
-  | { type: 'image'; data: string; mimeType: string };
+// A tool's identity (what the policy decides over) lives with the policy; its content types with
+// the models that read them. Re-exported: this file is the tool contract's front door.
+export { SECTION_IDS, type SectionId, type ToolSource, type ToolMeta, type Availability } from '../policy/tool-meta.js';
+export type { JsonSchema, ToolContent } from '../models/types.js';
 
 /** The normalised shape every call returns. `details` is stored, never shown to the model. */
 export interface ToolResult {
@@ -70,9 +29,6 @@ export interface ToolFile {
   data: Buffer;
   path?: string | undefined;
 }
-
-/** Why a tool cannot be offered on this machine or in this configuration. */
-export type Availability = { ok: true } | { ok: false; why: string };
 
 /** What a tool's execute() receives besides its arguments. */
 export interface ToolCallContext {
@@ -110,35 +66,6 @@ export interface ToolImplementation<Args = Record<string, unknown>> {
 /** What a tool asks an approver, with the facts its card shows besides the arguments. */
 export interface ToolApprovalRequest extends HookApprovalRequest {
   facts?: Array<{ label: string; value: string }>;
-}
-
-/**
- * What a tool factory may need to build an implementation: the config, the store, and the
- * long-lived services of a running Warden. The CLI builds it with only what it has (no
- * scheduler, for instance); a tool must say clearly when a service it needs is absent.
- */
-export interface ToolRuntime {
-  config: WardenConfig;
-  /** Directory relative config paths (workspaces, data dir) resolve against. */
-  baseDir: string;
-  /** The config file read, when there is one (the sandbox masks it). */
-  configFile?: string | undefined;
-  store?: Store | undefined;
-  cron?: { jobs: CronJobs; scheduler?: CronScheduler | undefined } | undefined;
-  /** Sessions and subagents of the running agent (session tools); absent without a model. */
-  sessions?: AgentSessionsApi | undefined;
-  /** Sends through the running adapters; absent outside `warden start`. */
-  messaging?: MessagingService | undefined;
-  /** Live state of the running bot; absent outside `warden start`. */
-  status?: (() => RuntimeStatus) | undefined;
-  /** The owner's control plane (config administration, paired nodes); absent outside `warden start`. */
-  control?: ControlPlane | undefined;
-}
-
-/** What the owner-only gateway and nodes tools act on in a running Warden. */
-export interface ControlPlane {
-  admin?: import('../gateway/control/config-admin.js').ConfigAdmin | undefined;
-  nodes?: import('../gateway/nodes/hub.js').NodeHub | undefined;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { log as rootLog, type Logger } from '../log.js';
+import { log as rootLog, type Logger } from '../log/log.js';
 
 /** Where a background failure is logged: a module's logger (or a child of it). */
 export type BackgroundLog = Pick<Logger, 'warn' | 'error'>;

@@ -1,7 +1,7 @@
 // The turn loop end to end through the real SDKs against loopback fakes of each model API.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAgentRuntime } from '../../src/agent/index.js';
-import { channelTurn, createHarness, FunctionToolExecutor, text, type Harness } from '../../src/agent/testing.js';
+import { channelTurn, createHarness, FunctionToolExecutor, text, type Harness } from '../../src/app/agent-testing.js';
 import { createModelRegistry } from '../../src/models/registry.js';
 import { startFakeAnthropic } from '../fakes/models/anthropic-fake.js';
 import { startFakeGemini } from '../fakes/models/gemini-fake.js';

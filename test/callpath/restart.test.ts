@@ -7,8 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ApprovalService } from '../../src/approvals/service.js';
 import type { ApprovalRenderer, ApprovalRequest } from '../../src/approvals/types.js';
 import { parseConfig } from '../../src/config/index.js';
-import { EventBus } from '../../src/events.js';
-import { openWardenStore } from '../../src/schema/index.js';
+import { EventBus } from '../../src/events/events.js';
+import { openWardenStore } from '../../src/app/migrations.js';
 import { Transcripts } from '../../src/store/transcript.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/approval-child.ts', import.meta.url));

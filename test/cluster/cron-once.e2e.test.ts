@@ -2,7 +2,7 @@
 // slot is claimed by exactly one instance, over 20 slots in a row.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CronJobs } from '../../src/cron/jobs.js';
-import { openWardenStore } from '../../src/schema/index.js';
+import { openWardenStore } from '../../src/app/migrations.js';
 import type { Store } from '../../src/store/store.js';
 import { freshStoreTarget } from '../store-engines.js';
 import { startSlackFake, type SlackFake } from '../fakes/slack/index.js';

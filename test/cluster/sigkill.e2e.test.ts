@@ -2,7 +2,7 @@
 // PostgreSQL database takes the request over within the lease bound — the card is edited to say
 // so and nothing stays pending — and a conversation whose turn it held moves on.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openWardenStore } from '../../src/schema/index.js';
+import { openWardenStore } from '../../src/app/migrations.js';
 import type { Store } from '../../src/store/store.js';
 import { freshStoreTarget } from '../store-engines.js';
 import { startSlackFake, type SlackFake } from '../fakes/slack/index.js';

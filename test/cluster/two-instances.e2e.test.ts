@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { openWardenStore } from '../../src/schema/index.js';
+import { openWardenStore } from '../../src/app/migrations.js';
 import { freshStoreTarget } from '../store-engines.js';
 import { startSlackFake, type SlackFake } from '../fakes/slack/index.js';
 import { ALICE, DEV, OLGA, cardFor, click, mention, runsIn, sharedWorkspace, startInstance, stopInstance, type Instance } from './harness.js';

@@ -10,7 +10,7 @@ import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeApprovalAction } from '../../adapters/common/approval-card.js';
 import { loadConfig } from '../../src/config/index.js';
-import { startWarden, type RunningWarden } from '../../src/gateway/startup.js';
+import { startWarden, type RunningWarden } from '../../src/app/startup.js';
 import { AuditLog } from '../../src/store/audit.js';
 import { fakeUser, startDiscordFake, type DiscordFake } from '../fakes/discord/index.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig, type WardenConfigInput } from '../../src/config/index.js';
-import { startWarden, type RunningWarden } from '../../src/gateway/startup.js';
+import { startWarden, type RunningWarden } from '../../src/app/startup.js';
 import type { HttpToolsApi } from '../../src/gateway/http/server.js';
 import { auditGatewayHttp } from '../../src/gateway/http/audit.js';
 import { AuditLog } from '../../src/store/audit.js';

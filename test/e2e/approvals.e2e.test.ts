@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { decodeApprovalAction } from '../../adapters/common/approval-card.js';
 import type { SlackAdapter } from '../../adapters/slack/index.js';
 import { parseConfig } from '../../src/config/index.js';
-import { startWarden, type RunningWarden } from '../../src/gateway/startup.js';
+import { startWarden, type RunningWarden } from '../../src/app/startup.js';
 import { fakeUser, startDiscordFake, type DiscordFake } from '../fakes/discord/index.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
 import type { FakeModelServer } from '../fakes/models/server.js';

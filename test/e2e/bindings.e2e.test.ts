@@ -9,7 +9,7 @@ import type { APIMessage, APIUser } from 'discord-api-types/v10';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { decodeApprovalAction } from '../../adapters/common/approval-card.js';
 import { parseConfig } from '../../src/config/index.js';
-import { startWarden, type RunningWarden } from '../../src/gateway/startup.js';
+import { startWarden, type RunningWarden } from '../../src/app/startup.js';
 import { defaultGuild, fakeUser, startDiscordFake, type DiscordFake } from '../fakes/discord/index.js';
 import type { RecordedRequest } from '../fakes/recorder.js';
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SLACK_BOT_SCOPES } from '../../src/setup/platform-setup.js';
+import { SLACK_BOT_SCOPES } from '../../src/cli/platform-setup.js';
 import { startDiscordFake, type DiscordFake } from '../fakes/discord/index.js';
 import { startSlackFake, type SlackFake } from '../fakes/slack/index.js';
 

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fitFiles } from '../../adapters/common/outbound-files.js';
 import type { SlackAdapter } from '../../adapters/slack/index.js';
 import { parseConfig } from '../../src/config/index.js';
-import { startWarden, type RunningWarden } from '../../src/gateway/startup.js';
+import { startWarden, type RunningWarden } from '../../src/app/startup.js';
 import { fakeUser, startDiscordFake, type DiscordFake } from '../fakes/discord/index.js';
 import { FAKE_PNG, openaiMediaDialect } from '../fakes/models/openai-media-fake.js';
 import { openaiDialect } from '../fakes/models/openai-fake.js';

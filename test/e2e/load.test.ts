@@ -4,7 +4,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createHarness, echoModel, FunctionToolExecutor } from '../../src/agent/testing.js';
+import { createHarness, echoModel, FunctionToolExecutor } from '../../src/app/agent-testing.js';
 import { createAgentRuntime } from '../../src/agent/runtime.js';
 import { Gateway } from '../../src/gateway/gateway.js';
 import type { ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';

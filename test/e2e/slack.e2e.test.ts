@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SlackAdapter } from '../../adapters/slack/index.js';
 import { parseConfig } from '../../src/config/index.js';
-import { startWarden, type RunningWarden } from '../../src/gateway/startup.js';
+import { startWarden, type RunningWarden } from '../../src/app/startup.js';
 import type { RecordedRequest } from '../fakes/recorder.js';
 import { startSlackFake, type SlackFake, type SlackMessage } from '../fakes/slack/index.js';
 

@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, type LoadedConfig } from '../../src/config/index.js';
-import { startWarden, type RunningWarden } from '../../src/gateway/startup.js';
+import { startWarden, type RunningWarden } from '../../src/app/startup.js';
 import { DATABASE_FILE } from '../../src/store/index.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
 import { type FakeModelServer, type FakeRequest, lastUserText } from '../fakes/models/server.js';

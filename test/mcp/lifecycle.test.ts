@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
-import { GovernedToolExecutor } from '../../src/gateway/tool-executor.js';
+import { GovernedToolExecutor } from '../../src/app/tool-executor.js';
 import type { McpManager } from '../../src/mcp/manager.js';
 import { startMcp } from '../../src/mcp/start.js';
 import type { TurnContext } from '../../src/policy/context.js';

@@ -12,7 +12,7 @@ import WebSocket from 'ws';
 import type { ServerFrame } from '../../adapters/web/adapter.js';
 import { loadConfig, parseConfig } from '../../src/config/index.js';
 import { runningListeners } from '../../src/net/index.js';
-import { startWarden, type RunningWarden } from '../../src/gateway/startup.js';
+import { startWarden, type RunningWarden } from '../../src/app/startup.js';
 import { startDiscordFake } from '../fakes/discord/index.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
 import { startSlackFake } from '../fakes/slack/index.js';

@@ -13,11 +13,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
-import { EventBus } from '../../src/events.js';
-import { approvalsInAnotherThread } from '../../src/gateway/testing.js';
+import { EventBus } from '../../src/events/events.js';
+import { approvalsInAnotherThread } from '../../src/app/testing.js';
 import { ApprovalService, type ApprovalServiceOptions } from '../../src/approvals/service.js';
 import type { ApprovalOutcome, ApprovalRequest, ApprovalRequestContext, ApprovalRequestInput, ApprovalResolution, DeferredCallSpec } from '../../src/approvals/types.js';
-import { openWardenStore } from '../../src/schema/index.js';
+import { openWardenStore } from '../../src/app/migrations.js';
 import type { Db, StoreEngine } from '../../src/store/db.js';
 import type { Store } from '../../src/store/store.js';
 import type { TurnContext } from '../../src/policy/context.js';

@@ -9,7 +9,7 @@ import { exactArgPattern } from '../../src/exec/allowlist.js';
 import { ExecAllowlistStore } from '../../src/exec/allowlist-store.js';
 import { execPolicyFromConfig } from '../../src/exec/check.js';
 import { evaluateExec } from '../../src/exec/decide.js';
-import { openWardenStore } from '../../src/schema/index.js';
+import { openWardenStore } from '../../src/app/migrations.js';
 import type { Store } from '../../src/store/index.js';
 import { ENGINES, freshStoreTarget } from '../store-engines.js';
 

@@ -7,12 +7,12 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ApprovalService } from '../../src/approvals/service.js';
 import { loadConfig } from '../../src/config/index.js';
-import { ConfigAdmin } from '../../src/gateway/control/config-admin.js';
-import { DeciderGuards } from '../../src/gateway/control/decider-guards.js';
-import { LiveConfig } from '../../src/gateway/control/live-config.js';
-import { ConfigReloader } from '../../src/gateway/control/reloader.js';
-import { buildTurnContext } from '../../src/gateway/turn-context.js';
-import { openWardenStore } from '../../src/schema/index.js';
+import { ConfigAdmin } from '../../src/control/config-admin.js';
+import { DeciderGuards } from '../../src/control/decider-guards.js';
+import { LiveConfig } from '../../src/control/live-config.js';
+import { ConfigReloader } from '../../src/control/reloader.js';
+import { buildTurnContext } from '../../src/turn/turn-context.js';
+import { openWardenStore } from '../../src/app/migrations.js';
 
 const OWNERS = (ids: string[]) => `owners: { discord: [${ids.map((i) => `"${i}"`).join(', ')}] }\napprovals: { approvers: { discord: ["1", "2", "9"] } }\n`;
 

@@ -13,15 +13,15 @@ import { ApprovalService } from '../../src/approvals/service.js';
 import { main } from '../../src/cli.js';
 import type { CliIO } from '../../src/cli/args.js';
 import { loadConfig, parseConfig } from '../../src/config/index.js';
-import { redactConfig } from '../../src/config/redact.js';
-import { ConfigAdmin } from '../../src/gateway/control/config-admin.js';
-import { DeciderGuards } from '../../src/gateway/control/decider-guards.js';
-import { LiveConfig } from '../../src/gateway/control/live-config.js';
-import { ConfigReloader } from '../../src/gateway/control/reloader.js';
-import { buildTurnContext } from '../../src/gateway/turn-context.js';
-import { LOG_SERIALIZERS } from '../../src/log.js';
-import { openWardenStore } from '../../src/schema/index.js';
-import { createGatewayTool } from '../../src/tools/core/gateway/gateway.js';
+import { redactConfig } from '../../src/redact/redact.js';
+import { ConfigAdmin } from '../../src/control/config-admin.js';
+import { DeciderGuards } from '../../src/control/decider-guards.js';
+import { LiveConfig } from '../../src/control/live-config.js';
+import { ConfigReloader } from '../../src/control/reloader.js';
+import { buildTurnContext } from '../../src/turn/turn-context.js';
+import { LOG_SERIALIZERS } from '../../src/log/log.js';
+import { openWardenStore } from '../../src/app/migrations.js';
+import { createGatewayTool } from '../../src/control/tools/gateway/gateway.js';
 import type { ToolCallContext, ToolResult } from '../../src/tools/types.js';
 
 interface Row {

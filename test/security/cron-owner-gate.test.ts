@@ -3,18 +3,18 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SessionContextStore } from '../../src/agent/session-contexts.js';
+import { SessionContextStore } from '../../src/turn/session-contexts.js';
 import { parseConfig, type WardenConfig } from '../../src/config/index.js';
 import { CronJobs } from '../../src/cron/jobs.js';
 import { CronScheduler } from '../../src/cron/scheduler.js';
 import { unknownCommandText } from '../../src/gateway/command-text.js';
 import { isCommand, parseCommand, runCommand, type CommandDeps } from '../../src/gateway/commands.js';
 import { routeMessage, type Route } from '../../src/gateway/router.js';
-import { toolReportFor } from '../../src/gateway/startup.js';
-import { GovernedToolExecutor } from '../../src/gateway/tool-executor.js';
-import { conversationOf } from '../../src/gateway/turn-context.js';
+import { toolReportFor } from '../../src/app/startup.js';
+import { GovernedToolExecutor } from '../../src/app/tool-executor.js';
+import { conversationOf } from '../../src/turn/turn-context.js';
 import type { InboundMessage } from '../../src/gateway/types.js';
-import { openWardenStore } from '../../src/schema/index.js';
+import { openWardenStore } from '../../src/app/migrations.js';
 import type { Store } from '../../src/store/index.js';
 
 /**

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createScriptedProvider } from '../../src/models/scripted.js';
 import type { Message } from '../../src/models/types.js';
 import { createAgentRuntime } from '../../src/agent/runtime.js';
-import { channelTurn, createHarness, FunctionToolExecutor, type Harness } from '../../src/agent/testing.js';
+import { channelTurn, createHarness, FunctionToolExecutor, type Harness } from '../../src/app/agent-testing.js';
 import { untrustedNonces } from '../../src/tools/untrusted.js';
 import { withoutNonces } from '../../src/tools/untrusted-testing.js';
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { discordConfig, slackConfig } from '../../src/config/schema/channels.js';
 import { opsConfig } from '../../src/config/schema/ops.js';
-import { discordPlatformChecks, runningShardsCheck, slackPlatformChecks } from '../../src/setup/platform-check.js';
+import { discordPlatformChecks, runningShardsCheck, slackPlatformChecks } from '../../src/cli/platform-check.js';
 
 /**
  * Attack class: the platform tokens `warden doctor` sends leaving for somewhere else. Doctor

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ApprovalOutcome, ApprovalRequestInput, ApprovalRequester } from '../../src/approvals/types.js';
 import { parseConfig } from '../../src/config/index.js';
 import { ProcessRegistry } from '../../src/exec/process-registry.js';
-import { log } from '../../src/log.js';
+import { log } from '../../src/log/log.js';
 import type { TurnContext } from '../../src/policy/context.js';
 import { createExecTool } from '../../src/tools/core/exec/exec.js';
 import type { ToolCallContext, ToolResult } from '../../src/tools/types.js';

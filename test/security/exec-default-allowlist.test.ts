@@ -516,7 +516,7 @@ describe('through the exec tool on the real sandbox', () => {
   async function run(command: string, env?: Record<string, string>, config: Record<string, unknown> = {}) {
     const { parseConfig } = await import('../../src/config/index.js');
     const { createExecTool } = await import('../../src/tools/core/exec/exec.js');
-    const { log } = await import('../../src/log.js');
+    const { log } = await import('../../src/log/log.js');
     const parsed = parseConfig(config);
     if (!parsed.ok) throw parsed.error;
     const asked: string[] = [];

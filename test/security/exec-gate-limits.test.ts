@@ -5,7 +5,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { execConfig } from '../../src/config/schema/exec.js';
 import { parseConfig } from '../../src/config/index.js';
 import { analyzeShellCommand } from '../../src/exec/analysis.js';
-import { checkExec, execPolicyFromConfig } from '../../src/exec/check.js';
+import { execPolicyFromConfig } from '../../src/exec/check.js';
+import { checkExec } from '../../src/app/exec-check.js';
 import { evaluateExec, MAX_COMMAND_CHARS, MAX_COMMAND_SEGMENTS, type ExecVerdict } from '../../src/exec/decide.js';
 import { DEFAULT_PATH_DIRS } from '../../src/exec/resolve.js';
 

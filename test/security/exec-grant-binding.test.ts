@@ -6,17 +6,17 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApprovalService } from '../../src/approvals/service.js';
 import type { ApprovalDecision, ApprovalRequest } from '../../src/approvals/types.js';
 import { parseConfig } from '../../src/config/index.js';
-import { EventBus } from '../../src/events.js';
+import { EventBus } from '../../src/events/events.js';
 import { ExecAllowlistStore } from '../../src/exec/allowlist-store.js';
-import { checkExec } from '../../src/exec/check.js';
+import { checkExec } from '../../src/app/exec-check.js';
 import { scriptOperands } from '../../src/exec/script-operands.js';
 import { HookBus } from '../../src/hooks/bus.js';
 import type { TurnContext } from '../../src/policy/context.js';
 import { AuditLog } from '../../src/store/audit.js';
-import { openWardenStore, WARDEN_MIGRATIONS } from '../../src/schema/index.js';
+import { openWardenStore, WARDEN_MIGRATIONS } from '../../src/app/migrations.js';
 import { migrationsFor, openStore, type Store } from '../../src/store/index.js';
 import { Transcripts } from '../../src/store/transcript.js';
-import { CORE_IMPLEMENTATIONS } from '../../src/tools/core/index.js';
+import { CORE_IMPLEMENTATIONS } from '../../src/app/core-tools.js';
 import { ToolInvoker, type InvokeOutcome } from '../../src/tools/invoke/chain.js';
 
 /**

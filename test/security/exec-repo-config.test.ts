@@ -10,7 +10,7 @@ import { parseConfig, type WardenConfigInput } from '../../src/config/index.js';
 import { loadConfig } from '../../src/config/load.js';
 import { commandHashPattern } from '../../src/exec/allowlist.js';
 import { ExecAllowlistStore } from '../../src/exec/allowlist-store.js';
-import { checkExec } from '../../src/exec/check.js';
+import { checkExec } from '../../src/app/exec-check.js';
 import { buildChildEnv } from '../../src/exec/env.js';
 import { knownGitCommands, parseGitArgv } from '../../src/exec/git-argv.js';
 import { discoverGitConfig } from '../../src/exec/git-discovery.js';
@@ -18,9 +18,9 @@ import { entryRepoConfigMembers, REPO_CONFIG_MEMBERS } from '../../src/exec/repo
 import { auditRepoConfig } from '../../src/exec/repo-config-audit.js';
 import { startCommand } from '../../src/exec/run.js';
 import { DEFAULT_PATH_DIRS } from '../../src/exec/resolve.js';
-import { log } from '../../src/log.js';
+import { log } from '../../src/log/log.js';
 import type { TurnContext } from '../../src/policy/context.js';
-import { openWardenStore } from '../../src/schema/index.js';
+import { openWardenStore } from '../../src/app/migrations.js';
 import { createExecTool } from '../../src/tools/core/exec/exec.js';
 import type { ToolResult } from '../../src/tools/types.js';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
-import { checkExec } from '../../src/exec/check.js';
+import { checkExec } from '../../src/app/exec-check.js';
 import { knownGitCommands, parseGitArgv } from '../../src/exec/git-argv.js';
 import type { TurnContext } from '../../src/policy/context.js';
 

@@ -2,12 +2,12 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAgentRuntime } from '../../src/agent/runtime.js';
-import { channelTurn, createHarness, type Harness } from '../../src/agent/testing.js';
+import { channelTurn, createHarness, type Harness } from '../../src/app/agent-testing.js';
 import type { ToolCallRequest, ToolCallScope, ToolExecutor } from '../../src/agent/types.js';
-import { GovernedToolExecutor } from '../../src/gateway/tool-executor.js';
+import { GovernedToolExecutor } from '../../src/app/tool-executor.js';
 import { createScriptedProvider, type ScriptStep } from '../../src/models/scripted.js';
 import type { Message, ModelRequest } from '../../src/models/types.js';
-import type { ToolRuntime } from '../../src/tools/types.js';
+import type { ToolRuntime } from '../../src/app/tool-runtime.js';
 
 /**
  * A model that loops tries to keep its count low: it spreads the loop over subagents, over a

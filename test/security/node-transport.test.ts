@@ -8,8 +8,8 @@ import path from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
-import type { NodeHub } from '../../src/gateway/nodes/hub.js';
-import { startWarden, type RunningWarden } from '../../src/gateway/startup.js';
+import type { NodeHub } from '../../src/control/nodes/hub.js';
+import { startWarden, type RunningWarden } from '../../src/app/startup.js';
 import { startNode } from '../../src/node/start-node.js';
 
 let warden: RunningWarden;

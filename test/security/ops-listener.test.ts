@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli.js';
 import { parseConfig } from '../../src/config/index.js';
-import { startWarden, type RunningWarden } from '../../src/gateway/startup.js';
+import { startWarden, type RunningWarden } from '../../src/app/startup.js';
 import { checkUrlWithPolicy, guardedFetch, interfaceAddresses, runningListeners, type UrlSurface } from '../../src/net/index.js';
 
 const OWN_OPS = /is Warden's own ops listener \(listening on /;

@@ -15,7 +15,7 @@ import { startGuardProxy } from '../../src/browser/guard-proxy.js';
 import { closeAllBrowsers } from '../../src/browser/shutdown.js';
 import { main } from '../../src/cli.js';
 import { parseConfig, type WardenConfigInput } from '../../src/config/index.js';
-import { startWarden } from '../../src/gateway/startup.js';
+import { startWarden } from '../../src/app/startup.js';
 import { checkUrlWithPolicy, guardedFetch, interfaceAddresses, registerOwnListener, registerServer, runningListeners, type Resolver, type UrlPolicy, type UrlSurface } from '../../src/net/index.js';
 import { createBrowserTool } from '../../src/tools/core/browser/browser.js';
 import type { BrowserArgs } from '../../src/tools/core/browser/browser-schema.js';

@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { parseElementLine } from '../../src/browser/snapshot.js';
-import { channelRefsIn } from '../../src/cron/target.js';
+import { channelRefsIn } from '../../src/tools/core/cron/target.js';
 import { detectControlCommand } from '../../src/exec/control.js';
 import { memberName, repoConfigInvocation } from '../../src/exec/repo-config.js';
 import { parseCronCommand } from '../../src/gateway/cron-command.js';

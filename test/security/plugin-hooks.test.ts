@@ -9,13 +9,13 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApprovalService } from '../../src/approvals/service.js';
 import { parseConfig, type WardenConfig } from '../../src/config/index.js';
-import { EventBus } from '../../src/events.js';
-import { createToolPath } from '../../src/gateway/startup.js';
-import type { GovernedToolExecutor } from '../../src/gateway/tool-executor.js';
+import { EventBus } from '../../src/events/events.js';
+import { createToolPath } from '../../src/app/startup.js';
+import type { GovernedToolExecutor } from '../../src/app/tool-executor.js';
 import { HOOK_FAILURE_TEXT } from '../../src/hooks/bus.js';
 import { loadPluginRuntime, type PluginRuntime } from '../../src/plugins/runtime.js';
 import type { TurnContext } from '../../src/policy/context.js';
-import { openWardenStore } from '../../src/schema/index.js';
+import { openWardenStore } from '../../src/app/migrations.js';
 import type { Store } from '../../src/store/index.js';
 
 const PLUGIN = `

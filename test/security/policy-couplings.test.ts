@@ -8,7 +8,7 @@ import type { TurnContext } from '../../src/policy/context.js';
 import { TOOL_COUPLINGS } from '../../src/policy/policy.js';
 import type { ExplainStep, SurfaceResult } from '../../src/policy/surface.js';
 import { fate, surface } from '../../src/policy/testing.js';
-import { CORE_TOOLS } from '../../src/tools/catalog.js';
+import { CORE_TOOLS } from '../../src/policy/catalog.js';
 
 /**
  * A tool that can do what a denied tool does must go with it: `deny: [write]` may not leave

@@ -17,7 +17,7 @@ import { auditPlugins } from '../../src/plugins/audit.js';
 import { adoptPluginRuntime, createPluginRuntime, pluginReloadProblems } from '../../src/plugins/runtime.js';
 import { resolveToolSurface } from '../../src/policy/surface.js';
 import { config, turn } from '../../src/policy/testing.js';
-import { surfaceInputs } from '../../src/tools/surface-inputs.js';
+import { surfaceInputs } from '../../src/app/surface-inputs.js';
 
 /** A plugin `guard` in a fresh folder: its manifest, its files, and the config's entry for it. */
 interface Case {

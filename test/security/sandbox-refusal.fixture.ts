@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../../src/config/index.js';
-import { log } from '../../src/log.js';
+import { log } from '../../src/log/log.js';
 import { createExecTool } from '../../src/tools/core/exec/exec.js';
 import type { ToolResult } from '../../src/tools/types.js';
 

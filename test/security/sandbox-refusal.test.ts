@@ -10,7 +10,7 @@ import { ProcessRegistry } from '../../src/exec/process-registry.js';
 import { auditSandbox, fixFor } from '../../src/exec/sandbox-audit.js';
 import { judge, probeSandbox, type SandboxProbe } from '../../src/exec/sandbox-probe.js';
 import { BWRAP_PATH, sandboxIdentity, type SandboxIdentity } from '../../src/exec/sandbox.js';
-import { log } from '../../src/log.js';
+import { log } from '../../src/log/log.js';
 import { createExecTool } from '../../src/tools/core/exec/exec.js';
 import type { ToolResult } from '../../src/tools/types.js';
 import { canSandbox, isRoot } from './sandbox-harness.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
-import { canSeeSession, sessionAccessFor } from '../../src/tools/core/sessions/visibility.js';
+import { canSeeSession, sessionAccessFor } from '../../src/agent/tools/visibility.js';
 
 /**
  * Attack class: reading another person's conversation through the session tools. Whatever

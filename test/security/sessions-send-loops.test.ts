@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAgentRuntime } from '../../src/agent/runtime.js';
 import { AgentSessions, MAX_SEND_HOPS } from '../../src/agent/sessions.js';
-import { channelTurn, createHarness, text, type Harness } from '../../src/agent/testing.js';
+import { channelTurn, createHarness, text, type Harness } from '../../src/app/agent-testing.js';
 import type { ToolCallRequest, ToolCallScope, ToolExecutor, ToolSurface } from '../../src/agent/types.js';
 import { createScriptedProvider } from '../../src/models/scripted.js';
 import type { ModelRequest } from '../../src/models/types.js';

@@ -13,14 +13,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolExecutor } from '../../src/agent/index.js';
 import { ApprovalService } from '../../src/approvals/service.js';
 import { parseConfig, type WardenConfig } from '../../src/config/index.js';
-import { EventBus } from '../../src/events.js';
+import { EventBus } from '../../src/events/events.js';
 import { reservedCommandNames } from '../../src/gateway/command-text.js';
 import { Gateway } from '../../src/gateway/gateway.js';
-import { createToolPath } from '../../src/gateway/startup.js';
+import { createToolPath } from '../../src/app/startup.js';
 import type { ChatAdapter, InboundMessage, OutboundMessage } from '../../src/gateway/types.js';
 import { skillCommandSpecs } from '../../src/skills/commands.js';
 import { testSkill } from '../../src/skills/testing.js';
-import { openWardenStore } from '../../src/schema/index.js';
+import { openWardenStore } from '../../src/app/migrations.js';
 import type { Store } from '../../src/store/index.js';
 
 const GUILD = '111';

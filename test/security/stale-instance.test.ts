@@ -7,8 +7,8 @@ import { InstanceRegistry } from '../../src/cluster/instances.js';
 import { LEASE_CHANNEL, Leases, leaseDigest } from '../../src/cluster/leases.js';
 import { APPROVAL_CHANNEL, ApprovalService } from '../../src/approvals/service.js';
 import { parseConfig } from '../../src/config/index.js';
-import { EventBus } from '../../src/events.js';
-import { openWardenStore } from '../../src/schema/index.js';
+import { EventBus } from '../../src/events/events.js';
+import { openWardenStore } from '../../src/app/migrations.js';
 import type { Store } from '../../src/store/store.js';
 import { until } from '../until.js';
 

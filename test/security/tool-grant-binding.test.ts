@@ -5,12 +5,12 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApprovalService } from '../../src/approvals/service.js';
 import type { ApprovalRenderer, ApprovalRequest, ApprovalRequestContext } from '../../src/approvals/types.js';
 import { parseConfig } from '../../src/config/index.js';
-import { EventBus } from '../../src/events.js';
+import { EventBus } from '../../src/events/events.js';
 import { buildApprovalsFile, parseApprovalsFile } from '../../src/exec/approvals-file.js';
 import { ExecAllowlistStore } from '../../src/exec/allowlist-store.js';
 import { execConfig } from '../../src/config/schema/exec.js';
 import { bindingText } from '../../src/cli/approvals.js';
-import { openWardenStore } from '../../src/schema/index.js';
+import { openWardenStore } from '../../src/app/migrations.js';
 import type { Store } from '../../src/store/store.js';
 import { runApprovalStep } from '../../src/tools/invoke/approval-step.js';
 

@@ -4,10 +4,10 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApprovalService } from '../../src/approvals/service.js';
 import { parseConfig } from '../../src/config/index.js';
-import { EventBus } from '../../src/events.js';
-import { GovernedToolExecutor } from '../../src/gateway/tool-executor.js';
+import { EventBus } from '../../src/events/events.js';
+import { GovernedToolExecutor } from '../../src/app/tool-executor.js';
 import type { TurnContext } from '../../src/policy/context.js';
-import { openWardenStore } from '../../src/schema/index.js';
+import { openWardenStore } from '../../src/app/migrations.js';
 
 /**
  * Attack class: reaching a tool the policy removed through Tool Search. tool_search and

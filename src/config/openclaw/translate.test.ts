@@ -196,7 +196,7 @@ describe('OpenClaw spellings read into Warden keys', () => {
   });
 
   it('view_image is the image tool', async () => {
-    const { normalizeToolName } = await import('../../tools/names.js');
+    const { normalizeToolName } = await import('../../policy/tool-names.js');
     expect(normalizeToolName('view_image')).toBe('image');
   });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { argPatternProblem } from '../../exec/allowlist.js';
+import { argPatternProblem } from '../arg-pattern.js';
 
 export const execSecurity = z.enum(['deny', 'allowlist', 'full']);
 export const execAsk = z.enum(['off', 'on-miss', 'always']);

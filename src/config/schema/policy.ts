@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { toolEntryProblem } from '../../policy/glob.js';
+import { toolEntryProblem } from '../tool-glob.js';
 
 /** A tool name or glob in an allow/deny list; an invalid glob is rejected with its key path. */
 export const toolEntry = z

@@ -1,5 +1,5 @@
 import type { ApproveOutcome } from '../approval-clicks.js';
-import type { NodeHub } from '../nodes/hub.js';
+import type { NodeHub } from '../../control/nodes/hub.js';
 import type { Route } from '../router.js';
 import type { ApprovalClick, OutboundMessage } from '../types.js';
 

@@ -1,7 +1,7 @@
 import { isLoopbackHost, type WardenConfig } from '../../config/index.js';
-import type { AuditFinding } from '../../exec/audit.js';
+import type { AuditFinding } from '../../config/audit-finding.js';
 import { httpDenyTable, OPENCLAW_HTTP_DENY } from '../../policy/http-surface.js';
-import { normalizeToolName } from '../../tools/names.js';
+import { normalizeToolName } from '../../policy/tool-names.js';
 
 /**
  * `warden audit` for the HTTP tools API: a tool taken off the default HTTP deny list is a

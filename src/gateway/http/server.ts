@@ -1,20 +1,28 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { WardenConfig } from '../../config/index.js';
-import { log } from '../../log.js';
+import { log } from '../../log/log.js';
 import { closeServer, listenOwn, serverUrl } from '../../net/listen.js';
 import { HTTP_PROVIDER } from '../../policy/http-surface.js';
 import { knownAgentIds, defaultAgentId } from '../../policy/steps.js';
 import type { AuditLog } from '../../store/audit.js';
-import { normalizeToolName } from '../../tools/names.js';
-import type { GovernedToolExecutor } from '../tool-executor.js';
-import { buildTurnContext } from '../turn-context.js';
+import { normalizeToolName } from '../../policy/tool-names.js';
+import { buildTurnContext } from '../../turn/turn-context.js';
 import { bearerOf, httpTokens, matchToken, RateLimiter } from './tokens.js';
 import { background } from '../../util/background.js';
+import type { ToolExecutor } from '../../agent/index.js';
+import type { TurnContext } from '../../policy/context.js';
+import type { SurfaceResult } from '../../policy/surface.js';
+
+/** What the API needs of the running tool executor (app/tool-executor.ts, handed in by startup). */
+export interface HttpToolExecutor extends Pick<ToolExecutor, 'execute'> {
+  /** The turn's surface with what was removed and why. */
+  report(turn: TurnContext): SurfaceResult;
+}
 
 export interface HttpToolsApiDeps {
   /** The config and the governed call path new calls run under (a reload replaces both). */
-  current: () => { config: WardenConfig; tools: GovernedToolExecutor | undefined };
+  current: () => { config: WardenConfig; tools: HttpToolExecutor | undefined };
   audit: AuditLog;
 }
 

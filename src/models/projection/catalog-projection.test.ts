@@ -2,8 +2,8 @@
 // and Gemini's copies may carry none of the keywords it rejects.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgentRuntime } from '../../agent/runtime.js';
-import { createHarness, FunctionToolExecutor, type Harness } from '../../agent/testing.js';
-import { CORE_IMPLEMENTATIONS } from '../../tools/core/index.js';
+import { createHarness, FunctionToolExecutor, type Harness } from '../../app/agent-testing.js';
+import { CORE_IMPLEMENTATIONS } from '../../app/core-tools.js';
 import type { JsonSchema } from '../../tools/types.js';
 import { createScriptedProvider } from '../scripted.js';
 import { GEMINI_UNSUPPORTED } from './gemini.js';

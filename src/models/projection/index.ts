@@ -1,5 +1,4 @@
-import type { JsonSchema } from '../../tools/types.js';
-import type { ModelTool, ProviderApi } from '../types.js';
+import type { JsonSchema, ModelTool, ProviderApi } from '../types.js';
 import { cleanForGemini } from './gemini.js';
 import { wireName } from './names.js';
 import { cleanOpenApi, fillArrayItems, normalizeTopLevel } from './normalize.js';

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { log } from '../../log.js';
+import { log } from '../../log/log.js';
 import { isNamed, type Db, type NotificationHandler, type QueryObserver, type RunResult, type SqlParams, type SqlValue } from '../db.js';
 import { rewritePlaceholders, type Rewritten } from './placeholders.js';
 import { background } from '../../util/background.js';

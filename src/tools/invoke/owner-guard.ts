@@ -1,5 +1,5 @@
 import type { TurnContext } from '../../policy/context.js';
-import { OWNER_ONLY_TOOLS } from '../catalog.js';
+import { OWNER_ONLY_TOOLS } from '../../policy/catalog.js';
 
 /**
  * The execution-side owner check (semantics §3): cron, gateway and nodes refuse a non-owner

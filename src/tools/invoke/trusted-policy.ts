@@ -1,7 +1,7 @@
-import { log } from '../../log.js';
+import { log } from '../../log/log.js';
 import type { HookApprovalRequest } from '../../hooks/types.js';
 import type { TurnContext } from '../../policy/context.js';
-import { normalizeToolName } from '../names.js';
+import { normalizeToolName } from '../../policy/tool-names.js';
 
 /** A host or plugin policy consulted before the hooks (reference §5.4). */
 export interface TrustedToolPolicy {

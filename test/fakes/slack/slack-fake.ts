@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { SLACK_BOT_SCOPES } from '../../../src/setup/platform-setup.js';
+import { SLACK_BOT_SCOPES } from '../../../src/cli/platform-setup.js';
 import { parseBody, readBody, RequestLog, sendJson, type RecordedRequest, type RouteOverride } from '../recorder.js';
 
 export interface SlackFakeOptions {

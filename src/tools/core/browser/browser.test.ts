@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { BrowserManager } from '../../../browser/manager.js';
 import { parseConfig, type WardenConfigInput } from '../../../config/index.js';
 import type { ToolCallContext, ToolResult } from '../../types.js';
-import { CORE_IMPLEMENTATIONS } from '../index.js';
+import { CORE_IMPLEMENTATIONS } from '../../../app/core-tools.js';
 import { createBrowserTool } from './browser.js';
 import { ACT_KINDS, BROWSER_ACTIONS, browserParameters } from './browser-schema.js';
 

@@ -14,8 +14,9 @@ import {
   type NavigationResult,
 } from '../../../browser/index.js';
 import { urlPolicyFor } from '../../../net/index.js';
+import type { WardenConfig } from '../../../config/index.js';
 import { resolveDataDir } from '../../../store/data-dir.js';
-import type { ToolImplementation, ToolResult, ToolRuntime } from '../../types.js';
+import type { ToolImplementation, ToolResult } from '../../types.js';
 import { errorResult, textResult } from '../fs/tool-result.js';
 import { wrapUntrusted } from '../../untrusted.js';
 import { act, BROWSER_LIMITS, timeoutOf } from './browser-act.js';
@@ -319,7 +320,7 @@ export function createBrowserTool(deps: BrowserToolDeps): ToolImplementation<Bro
 }
 
 /** The registry's factory: one manager (and so one Chromium per profile) for the process. */
-export function browserToolForRuntime(runtime: ToolRuntime): ToolImplementation<BrowserArgs> {
+export function browserToolForRuntime(runtime: { config: WardenConfig; baseDir: string }): ToolImplementation<BrowserArgs> {
   const dataDir = resolveDataDir({ configDataDir: runtime.config.dataDir, env: process.env, cwd: runtime.baseDir });
   return createBrowserTool({ manager: new BrowserManager({ config: runtime.config, dataDir }) });
 }

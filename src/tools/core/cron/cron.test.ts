@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { CronJobs } from '../../../cron/jobs.js';
 import { CRON_MIGRATIONS } from '../../../cron/migrations.js';
-import { SessionContextStore, sessionContextsMigration } from '../../../agent/session-contexts.js';
+import { SessionContextStore, sessionContextsMigration } from '../../../turn/session-contexts.js';
 import { parseConfig } from '../../../config/index.js';
 import { ownerOnlyRefusal } from '../../invoke/owner-guard.js';
 import { CronScheduler } from '../../../cron/scheduler.js';

@@ -2,7 +2,7 @@ import type { WardenConfig } from '../../../config/index.js';
 import { MISSED_RUN_POLICIES, type CronJob, type CronJobs, type CronRun, type JobPatch, type MissedRunPolicy } from '../../../cron/jobs.js';
 import { describeSchedule, parseSchedule, type Schedule } from '../../../cron/schedule.js';
 import type { CronScheduler } from '../../../cron/scheduler.js';
-import { describeTarget, resolveCronTarget, type KnownConversations } from '../../../cron/target.js';
+import { describeTarget, resolveCronTarget, type KnownConversations } from './target.js';
 import { ownerOnlyRefusal } from '../../invoke/owner-guard.js';
 import type { ToolCallContext, ToolImplementation, ToolResult } from '../../types.js';
 

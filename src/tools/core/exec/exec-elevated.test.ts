@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ApprovalOutcome, ApprovalRequestInput, ApprovalRequester } from '../../../approvals/types.js';
 import { parseConfig } from '../../../config/index.js';
 import { ProcessRegistry } from '../../../exec/process-registry.js';
-import { log } from '../../../log.js';
+import { log } from '../../../log/log.js';
 import type { TurnContext } from '../../../policy/context.js';
 import type { ToolCallContext, ToolResult } from '../../types.js';
 import { createExecTool } from './exec.js';

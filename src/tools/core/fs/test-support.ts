@@ -2,7 +2,7 @@
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { log } from '../../../log.js';
+import { log } from '../../../log/log.js';
 import type { ToolCallContext, ToolImplementation, ToolResult } from '../../types.js';
 
 export interface TempWorkspace {

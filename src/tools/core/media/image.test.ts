@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic } from '../../../../test/fakes/models/anthropic-fake.js';
 import type { FakeModelServer } from '../../../../test/fakes/models/server.js';
 import { parseConfig } from '../../../config/index.js';
-import { log } from '../../../log.js';
+import { log } from '../../../log/log.js';
 import { createModelRegistry } from '../../../models/registry.js';
 import type { TurnContext } from '../../../policy/context.js';
 import type { ToolResult } from '../../types.js';

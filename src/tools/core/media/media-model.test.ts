@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig, type WardenConfigInput } from '../../../config/index.js';
 import type { WardenConfig } from '../../../config/schema/index.js';
 import { resolveToolSurface } from '../../../policy/surface.js';
-import { coreAvailability } from '../index.js';
-import { surfaceInputs } from '../../surface-inputs.js';
+import { coreAvailability } from '../../../app/core-tools.js';
+import { surfaceInputs } from '../../../app/surface-inputs.js';
 import { mediaAvailability, resolveMediaModel, type MediaKind } from './media-model.js';
 
 function config(input: WardenConfigInput): WardenConfig {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { log } from '../../../log.js';
+import { log } from '../../../log/log.js';
 import type { TurnContext } from '../../../policy/context.js';
 import type { ToolResult } from '../../types.js';
 import { parsePageRange } from './page-range.js';

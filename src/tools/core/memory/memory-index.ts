@@ -6,7 +6,7 @@
  * (rows are keyed by the workspace's real path). Files are read through the workspace guard.
  */
 import Database from 'better-sqlite3';
-import { log } from '../../../log.js';
+import { log } from '../../../log/log.js';
 import { sniffFileKind } from '../fs/file-kind.js';
 import { readVerified } from '../fs/workspace-io.js';
 import { realpath } from 'node:fs/promises';

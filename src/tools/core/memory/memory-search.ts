@@ -5,8 +5,9 @@
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import type { WardenConfig } from '../../../config/index.js';
 import { resolveDataDir } from '../../../store/data-dir.js';
-import type { ToolImplementation, ToolResult, ToolRuntime } from '../../types.js';
+import type { ToolImplementation, ToolResult } from '../../types.js';
 import { errorResult, textResult } from '../fs/tool-result.js';
 import { wrapUntrusted } from '../../untrusted.js';
 import { MemoryIndex, toFtsQuery } from './memory-index.js';
@@ -91,7 +92,7 @@ export const MEMORY_INDEX_FILE = 'memory-index.sqlite';
 const indexes = new Map<string, MemoryIndex>();
 
 /** memory_search for a running Warden: one persistent index per data directory. */
-export function memorySearchForRuntime(runtime: ToolRuntime): ToolImplementation<MemorySearchArgs> {
+export function memorySearchForRuntime(runtime: { config: WardenConfig; baseDir: string }): ToolImplementation<MemorySearchArgs> {
   const dataDir = resolveDataDir({ configDataDir: runtime.config.dataDir, env: process.env, cwd: runtime.baseDir });
   const file = path.join(dataDir, MEMORY_INDEX_FILE);
   let index = indexes.get(file);

@@ -1,0 +1,12 @@
+import { metrics as processMetrics, type WardenMetrics } from '../ops/metrics.js';
+import type { TranscriptStore } from './types.js';
+
+/** A transcript store whose reads and writes are timed as store operations. */
+export function timedTranscripts(store: TranscriptStore, metrics: WardenMetrics = processMetrics): TranscriptStore {
+  return {
+    load: (key) => metrics.timeStore('transcript_load', () => store.load(key)),
+    append: (key, entries) => metrics.timeStore('transcript_append', () => store.append(key, entries)),
+    history: (key, options) => metrics.timeStore('transcript_history', () => store.history(key, options)),
+    sessions: () => metrics.timeStore('transcript_sessions', () => store.sessions()),
+  };
+}

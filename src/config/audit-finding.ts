@@ -1,0 +1,7 @@
+/** One audit finding, as `warden audit` prints it. */
+export interface AuditFinding {
+  id: string;
+  severity: 'info' | 'warn' | 'critical';
+  message: string;
+  fix: string;
+}

@@ -1,0 +1,120 @@
+import type { AgentRuntime, TurnEvent } from '../agent/types.js';
+import type { WardenConfig } from '../config/index.js';
+import type { HookBus } from '../hooks/bus.js';
+import { messageHookContext } from '../hooks/context.js';
+import { log } from '../log/log.js';
+import { formatUnderstanding, understandAttachments } from '../media-understanding/index.js';
+import { modelReadsImages } from '../models/vision.js';
+import { NO_MODEL_HINT } from './commands.js';
+import { takeInFiles } from './inbound-files.js';
+import { ReplyStream, toolProgressLine } from './reply-stream.js';
+import type { Route } from './router.js';
+import { streamingFor } from './streaming-setting.js';
+import type { ChatAdapter, OutboundFile, OutboundMessage } from './types.js';
+
+/**
+ * A model turn for a routed message and the reply it makes: the message's files taken in
+ * (images for the model, speech transcribed, the rest saved), the reply streamed where the
+ * platform edits in place, and the files the turn's tools made posted with it. The gateway
+ * decides when a turn runs (its queue); this decides what the turn is given and what it says.
+ */
+
+/** A turn Warden starts itself: subagent results arrived, or a deferred call's outcome. */
+export type TurnOrigin = 'session' | 'approval' | undefined;
+
+/** The gateway's current config and agent, as the turn starts. */
+export interface TurnView {
+  config: WardenConfig;
+  agent: AgentRuntime | undefined;
+}
+
+/** What a turn's reply needs of the running gateway. */
+export interface TurnReplyDeps {
+  adapters: ReadonlyMap<string, ChatAdapter>;
+  hooks?: HookBus | undefined;
+  env?: Record<string, string | undefined> | undefined;
+  workspaceOf?: ((agentId: string) => string) | undefined;
+}
+
+export async function turnReply(deps: TurnReplyDeps, route: Route, signal: AbortSignal, view: TurnView, origin?: TurnOrigin, runId?: string): Promise<OutboundMessage | undefined> {
+  const { agent } = view;
+  if (!agent || route.context.model === undefined) return { text: NO_MODEL_HINT };
+  // Files the message carried: images for the model, the rest saved under inbox/ and named.
+  const workspace = route.attachments && origin === undefined ? deps.workspaceOf?.(route.agentId) : undefined;
+  const inbound = workspace ? await takeInFiles(route.attachments, { workspaceDir: workspace, vision: modelReadsImages(view.config, route.context.model), signal, transcribe: transcriber(deps, route, view, workspace, signal) }) : undefined;
+  const said = inbound && inbound.notes.length > 0 ? `${route.text}\n\n${inbound.notes.join('\n')}` : route.text;
+  const stream = openStream(deps, route, view);
+  // Files the turn's tools made for the people here (images, speech, screenshots).
+  const files: OutboundFile[] = [];
+  const outcome = await agent.runTurn({
+    ...(stream ? { onTextDelta: (delta: string) => stream.append(delta) } : {}),
+    onEvent: (event: TurnEvent) => {
+      if (event.type === 'toolResult' && event.files) files.push(...event.files);
+      if (!stream) return;
+      if (event.type === 'toolCall') stream.progress(toolProgressLine(event.tool));
+      else if (event.type === 'modelCall' && event.round > 1) stream.newRound();
+    },
+    sessionKey: route.sessionKey,
+    turn: route.context,
+    // An approval's outcome is Warden's own text (the call's output inside it is wrapped as untrusted).
+    input:
+      origin === 'approval'
+        ? { text: route.text, origin: 'user' }
+        : origin
+          ? { text: route.text, origin }
+          : { text: said, senderName: route.context.senderName, ...(inbound && inbound.images.length > 0 ? { images: inbound.images } : {}) },
+    signal,
+    ...(runId !== undefined ? { runId } : {}),
+    // Undecided approvals never hold the conversation: the call is deferred, the turn ends.
+    deferApprovals: true,
+  });
+  if (outcome.status === 'failed') log.warn({ sessionKey: route.sessionKey, error: outcome.error }, 'turn failed');
+  if (stream && (await stream.finish(outcome.reply))) {
+    log.debug({ sessionKey: route.sessionKey, ...stream.stats }, 'reply streamed');
+    streamSent(deps, route, outcome.reply);
+    return files.length > 0 ? { text: '', files } : undefined;
+  }
+  return { text: outcome.reply, ...(files.length > 0 ? { files } : {}) };
+}
+
+/** Speech to text through the media understanding module, where `tools.media` is configured. */
+function transcriber(deps: TurnReplyDeps, route: Route, view: Pick<TurnView, 'config'>, workspaceDir: string, signal: AbortSignal) {
+  if (!view.config.tools.media) return undefined;
+  return async (file: { id: string; name: string; mimeType: string | undefined; data: Buffer }) => {
+    const [outcome] = await understandAttachments([{ id: file.id, name: file.name, contentType: file.mimeType, data: file.data }], {
+      config: view.config,
+      turn: route.context,
+      sessionKey: route.sessionKey,
+      workspaceDir,
+      modelHasVision: modelReadsImages(view.config, route.context.model),
+      signal,
+      ...(deps.env ? { env: deps.env } : {}),
+    });
+    if (outcome?.status === 'understood') return { ok: true as const, text: formatUnderstanding([outcome]) };
+    return { ok: false as const, why: outcome?.status === 'failed' ? `transcription failed (${outcome.attempts.map((a) => `${a.by}: ${a.error}`).join('; ')})` : (outcome?.reason ?? 'not understood') };
+  };
+}
+
+/**
+ * A stream for this turn's reply, where the platform can edit in place and `streaming` is on
+ * for the conversation. Never with a message_sending hook: it may rewrite or cancel a reply,
+ * so it must see the text before anyone does.
+ */
+function openStream(deps: TurnReplyDeps, route: Route, view: Pick<TurnView, 'config'>): ReplyStream | undefined {
+  const adapter = deps.adapters.get(route.replyTo.provider);
+  if (!adapter?.streamTo || deps.hooks?.has('message_sending')) return undefined;
+  const c = route.context;
+  const where = { provider: route.replyTo.provider, guildId: c.guildId, guildName: c.guildName, channelId: c.channelId, channelName: c.channelName };
+  if (!streamingFor(view.config, where)) return undefined;
+  const surface = adapter.streamTo(route.replyTo, { userId: c.senderId, teamId: c.guildId });
+  return surface ? new ReplyStream(surface) : undefined;
+}
+
+/** message_sent for a streamed reply, as `sendWithHooks` fires it for a plain one. */
+function streamSent(deps: TurnReplyDeps, route: Route, text: string): void {
+  const hooks = deps.hooks;
+  if (!hooks?.has('message_sent')) return;
+  const target = route.replyTo;
+  const to = target.dmUserId ? `dm:${target.dmUserId}` : target.channelId;
+  hooks.fire('message_sent', { to, content: text, success: true, sessionKey: route.sessionKey }, messageHookContext(target, { sessionKey: route.sessionKey, turn: route.context }));
+}
