@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { argumentPathCandidates } from './content-binding.js';
-import { executableLanguage, scriptLoads, type Language } from './script-loads.js';
+import { executableLanguage, fromClauseSpecifiers, scriptLoads, withoutBlockComments, type Language } from './script-loads.js';
 
 const root = mkdtempSync(path.join(tmpdir(), 'warden-loads-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -68,5 +68,46 @@ describe('where a path may start inside an argument word', () => {
     ['FOO=./x.sh', ['FOO=./x.sh', './x.sh']],
   ])('%s → %j', (word, values) => {
     expect(argumentPathCandidates(word).map((c) => c.value)).toEqual(values);
+  });
+});
+
+// The scans read scripts the agent writes (up to the scan's 4 MiB): each must finish in linear
+// time on the inputs that made the patterns they replace rescan from every start.
+describe('the scans are linear on hostile scripts, and find what the patterns found', () => {
+  const SPEC_FROM = /\b(?:import|export)\b[^'"`;]*?\bfrom\s*(['"])([^'"\n]*)\1/g;
+  const SPEC_BLOCK = /\/\*[\s\S]*?\*\//g;
+
+  it('fromClauseSpecifiers agrees with the pattern on 20,000 random texts', () => {
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const parts = ['import', 'export', ' ', 'from', "'", '"', '`', ';', '\n', 'x', '{a}', 'afrom', '*'];
+    for (let n = 0; n < 20_000; n++) {
+      let text = '';
+      for (let i = Math.floor(next() * 14); i > 0; i--) text += parts[Math.floor(next() * parts.length)];
+      expect(fromClauseSpecifiers(text), JSON.stringify(text)).toEqual([...text.matchAll(SPEC_FROM)].map((m) => m[2]));
+    }
+  });
+
+  it('withoutBlockComments agrees with the pattern on 20,000 random texts', () => {
+    let seed = 11;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const parts = ['/*', '*/', '/', '*', 'a', '\n', '/**/'];
+    for (let n = 0; n < 20_000; n++) {
+      let text = '';
+      for (let i = Math.floor(next() * 12); i > 0; i--) text += parts[Math.floor(next() * parts.length)];
+      expect(withoutBlockComments(text), JSON.stringify(text)).toBe(text.replace(SPEC_BLOCK, ' '));
+    }
+  });
+
+  it.each([
+    ['node: keywords with no from', 'node', 'import '.repeat(300_000)],
+    ['node: unclosed block comments', 'node', '/* '.repeat(600_000)],
+    ['node: side-effect imports after blank lines', 'node', '\n'.repeat(1_000_000) + 'x'],
+    ['awk: prints with no pipe into a command', 'awk', 'print '.repeat(300_000)],
+    ['perl: blank lines before a use', 'perl', '\n'.repeat(1_000_000) + 'x'],
+    ['shell: a case pattern of bars', 'shell', `${'a|'.repeat(500_000)}\n`],
+  ] as const)('%s', (_what, language, text) => {
+    const result = loads({ 'big.x': text }, 'big.x', language);
+    expect(result).toBeDefined();
   });
 });

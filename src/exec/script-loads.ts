@@ -90,7 +90,7 @@ function scan(file: string, lang: Language, text: string, argv: readonly string[
     case 'shell':
       return shell(text, refuse);
     case 'perl':
-      if (argv?.some((a) => /^-[^-]*I/.test(a)) && /^\s*(use|require)\s+[A-Z]/m.test(text)) return refuse('loads modules from an `-I` directory');
+      if (argv?.some((a) => /^-[^-]*I/.test(a)) && /^[ \t]*(use|require)\s+[A-Z]/m.test(text)) return refuse('loads modules from an `-I` directory');
       return dynamic(/\b(use\s+lib|FindBin|eval|system|exec|qx|readpipe)\b|\b(require|do)\s*["'$(]|`/, 'may load or run other files') ?? { ok: true, files: [] };
     case 'ruby':
       return dynamic(/\b(require_relative|load|require\s*\(?\s*["'][./]|eval|instance_eval|class_eval|system|exec|spawn|Kernel|IO\.popen|Open3)\b|\$LOAD_PATH|\$:|%x|`/, 'may load or run other files') ?? { ok: true, files: [] };
@@ -99,7 +99,7 @@ function scan(file: string, lang: Language, text: string, argv: readonly string[
     case 'lua':
       return dynamic(/\b(require|dofile|loadfile|loadstring|load|os\.execute|io\.popen|package\.loadlib)\b/, 'may load or run other files') ?? { ok: true, files: [] };
     case 'awk':
-      return dynamic(/@(include|load)\b|\bsystem\s*\(|\|\s*getline|\bprint[^;\n]*\|\s*"/, 'may load or run other files') ?? { ok: true, files: [] };
+      return dynamic(/@(include|load)\b|\bsystem\s*\(|\|\s*getline|\|\s*"/, 'may load or run other files') ?? { ok: true, files: [] };
     case 'sed':
       return { ok: true, files: [] };
   }
@@ -152,9 +152,9 @@ function node(file: string, text: string, refuse: (what: string) => Step): Step 
   const literal = [
     ...body.matchAll(/\brequire\s*\(\s*(['"`])([^'"`\n]*)\1\s*\)/g),
     ...body.matchAll(/\bimport\s*\(\s*(['"`])([^'"`\n]*)\1\s*[,)]/g),
-    ...body.matchAll(/\b(?:import|export)\b[^'"`;]*?\bfrom\s*(['"])([^'"\n]*)\1/g),
-    ...body.matchAll(/(?:^|[;\n])\s*import\s*(['"])([^'"\n]*)\1/g),
   ].map((m) => m[2]!);
+  literal.push(...fromClauseSpecifiers(body));
+  for (const m of body.matchAll(/(?:^|[;\n])[ \t]*import\s*(?:'([^'"\n]*)'|"([^'"\n]*)")/g)) literal.push((m[1] ?? m[2])!);
   const calls = (body.match(/\brequire\s*\(/g)?.length ?? 0) + (body.match(/\bimport\s*\(/g)?.length ?? 0);
   const literalCalls = (body.match(/\brequire\s*\(\s*(['"`])[^'"`\n]*\1\s*\)/g)?.length ?? 0) + (body.match(/\bimport\s*\(\s*(['"`])[^'"`\n]*\1\s*[,)]/g)?.length ?? 0);
   if (calls > literalCalls) return refuse('requires or imports a module by a computed name');
@@ -214,7 +214,7 @@ const INTERPRETERS = new Set(['python', 'node', 'perl', 'ruby', 'php', 'lua', 'l
  */
 function shell(text: string, refuse: (what: string) => Step): Step {
   // `start|stop)` and `*)` are case patterns, not commands.
-  const body = stripComments(text, 'shell').replace(/^[ \t]*\(?[^\s()]+([ \t]*\|[ \t]*[^\s()]+)*\)/gm, '');
+  const body = stripComments(text, 'shell').replace(/^[ \t]*\(?[^\s()|]+(?:[ \t]*\|[ \t]*[^\s()|]+)*\)/gm, '');
   for (const chunk of body.split(/\n|;|&&|\|\||\||&|\(|\)|`|\$\(|\bthen\b|\bdo\b|\belse\b/)) {
     const words = chunk.trim().split(/\s+/).filter((w) => w !== '');
     // `case WORD in`, `for NAME in …`: the words after the keyword are not commands.
@@ -246,7 +246,7 @@ function shell(text: string, refuse: (what: string) => Step): Step {
 
 /** Line comments removed (roughly: a `#` or `//` starting a word), so a commented-out import neither binds nor refuses. */
 function stripComments(text: string, lang: Language): string {
-  if (lang === 'node') return text.replace(/\/\*[\s\S]*?\*\//g, ' ').replace(/(^|[\s;])\/\/[^\n]*/g, '$1');
+  if (lang === 'node') return withoutBlockComments(text).replace(/(^|[\s;])\/\/[^\n]*/g, '$1');
   if (lang === 'php' || lang === 'lua') return text;
   return text.replace(/(^|\s)#[^\n]*/g, '$1');
 }
@@ -283,3 +283,53 @@ function siblingsStartingWith(dir: string, prefix: string): string[] {
     return [];
   }
 }
+
+/**
+ * `/* … *\/` comments replaced by a space, as `/\/\*[\s\S]*?\*\//g` would, by a scan: the pattern
+ * rescans to the end from every `/*` that no `*\/` follows (a script the agent writes can hold
+ * millions). Once no `*\/` is left, nothing after can close either.
+ */
+export function withoutBlockComments(text: string): string {
+  let out = '';
+  let copied = 0;
+  for (let open = text.indexOf('/*'); open !== -1; open = text.indexOf('/*', copied)) {
+    const close = text.indexOf('*/', open + 2);
+    if (close === -1) break;
+    out += `${text.slice(copied, open)} `;
+    copied = close + 2;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
+/**
+ * The specifiers of `import … from 'x'` and `export … from "x"`, as
+ * `/\b(?:import|export)\b[^'"`;]*?\bfrom\s*(['"])([^'"\n]*)\1/g` finds them, by a scan: the
+ * clause after the keyword runs to the first quote, backtick or semicolon, which must be the
+ * quote opening the specifier, right after a `from`. A keyword whose clause fails shares its end
+ * with every keyword inside the clause, so the scan goes on after it: linear where the pattern's
+ * lazy gap rescanned from every keyword.
+ */
+export function fromClauseSpecifiers(body: string): string[] {
+  const out: string[] = [];
+  const keyword = /\b(?:import|export)\b/g;
+  for (let m = keyword.exec(body); m !== null; m = keyword.exec(body)) {
+    const start = m.index + m[0].length;
+    let end = start;
+    while (end < body.length && !CLAUSE_END.has(body[end]!)) end++;
+    const quote = body[end];
+    const clause = body.slice(start, end).trimEnd();
+    const before = clause.length - 4;
+    if ((quote === "'" || quote === '"') && clause.endsWith('from') && (before === 0 || !/\w/.test(clause[before - 1]!))) {
+      let close = end + 1;
+      while (close < body.length && body[close] !== "'" && body[close] !== '"' && body[close] !== '\n') close++;
+      if (body[close] === quote) {
+        out.push(body.slice(end + 1, close));
+        keyword.lastIndex = close + 1;
+        continue;
+      }
+    }
+    keyword.lastIndex = Math.max(keyword.lastIndex, end);
+  }
+  return out;
+}
+const CLAUSE_END = new Set(["'", '"', '`', ';']);

@@ -327,7 +327,7 @@ export function formatToolExplanation(args: string, report: ToolReport, senderIs
   if (hidden || !known || !report.trace) return `No tool "${m[1]}" is known here. ${TOOLS_USAGE}`;
   const explain = explainTool({ removed: report.removed, unavailable: report.unavailable, trace: report.trace }, id);
   const shown = (rule: string) =>
-    senderIsOwner ? rule : rule.replace(/\[([^\]]*)\]$/, (_all, list: string) => `[${list.split(', ').filter((n) => !OWNER_ONLY_TOOLS.includes(normalizeToolName(n))).join(', ')}]`);
+    senderIsOwner ? rule : withTrailingList(rule, (list) => list.split(', ').filter((n) => !OWNER_ONLY_TOOLS.includes(normalizeToolName(n))).join(', '));
   const steps = explain.steps.filter((s) => s.outcome === 'kept' || s.outcome === 'removed').map((s) => `• ${s.step}: ${s.outcome} — ${shown(s.rule)}`);
   return [explanationHead(explain), ...steps].join('\n');
 }
@@ -449,3 +449,15 @@ export const NO_MODEL_HINT =
   'No model is configured, so I can only run commands. To chat, set `models.default` in warden.config.yaml ' +
   '(for example `anthropic/claude-sonnet-4-5`, `openai/gpt-5-mini` or `gemini/gemini-2.5-flash`) and put the ' +
   'provider’s API key in the environment or .env (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY), then restart.';
+
+/**
+ * `text` with the list in its trailing `[…]` rewritten, as `text.replace(/\[([^\]]*)\]$/, …)`
+ * would — the leftmost `[` after the last inner `]` — by index, not by a pattern that rescans
+ * from every `[`.
+ */
+function withTrailingList(text: string, rewrite: (list: string) => string): string {
+  if (!text.endsWith(']')) return text;
+  const open = text.indexOf('[', text.lastIndexOf(']', text.length - 2) + 1);
+  if (open === -1 || open >= text.length - 1) return text;
+  return `${text.slice(0, open)}[${rewrite(text.slice(open + 1, -1))}]`;
+}
