@@ -6,6 +6,7 @@ import { buildChildEnv } from './env.js';
 import { neutralisationsFor, type GitNeutralisation } from './git-env.js';
 import { startCommand } from './run.js';
 import type { ExecHost, SandboxIdentity } from './sandbox.js';
+import { isWithinOrEqual, realOrSelf } from '../util/path-within.js';
 
 /**
  * Which repository-named git drivers (`filter.<x>.clean`, `diff.<x>.textconv`, `diff.external`,
@@ -338,15 +339,3 @@ function insideWorkspace(p: string, workspace: string): boolean {
   return isWithinOrEqual(real, realOrSelf(workspace));
 }
 
-function realOrSelf(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return p;
-  }
-}
-
-function isWithinOrEqual(target: string, dir: string): boolean {
-  const rel = path.relative(dir, target);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}

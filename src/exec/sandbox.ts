@@ -2,6 +2,7 @@ import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'nod
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { log } from '../log/log.js';
+import { isWithinOrEqual, realOrSelf } from '../util/path-within.js';
 
 /**
  * Where exec runs (`tools.exec.host`): `sandbox` under bubblewrap, `gateway` on the host.
@@ -194,19 +195,6 @@ function maskTargets(protect: readonly string[], binds: ReadonlyArray<{ src: str
 function maskArgs(mask: Mask): string[] {
   // /dev/null on a nodev bind: opening it fails, so the file reads as nothing at all.
   return mask.directory ? ['--tmpfs', mask.at, '--remount-ro', mask.at] : ['--ro-bind', '/dev/null', mask.at];
-}
-
-function realOrSelf(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return p;
-  }
-}
-
-function isWithinOrEqual(target: string, dir: string): boolean {
-  const rel = path.relative(dir, target);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
 /** `dir` lies inside `target` (and is not `target` itself). */
