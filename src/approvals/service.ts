@@ -720,7 +720,9 @@ export class ApprovalService {
         const entry = await this.ledger.get(id);
         if (!entry) continue;
         if (entry.request.status !== 'pending') await this.settle(entry, undefined);
-        else if (now >= entry.request.expiresAt) await this.expire(id);
+        // An expiry this process's own timer will fire is left to it: two local paths racing to
+        // close the same request would only have one lose its write.
+        else if (now >= entry.request.expiresAt && !this.timers.has(id)) await this.expire(id);
       }
     } catch (err) {
       if (!this.stopped) log.warn({ err }, 'approvals: looking for decisions failed');

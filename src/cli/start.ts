@@ -43,9 +43,12 @@ const serve: CommandRunner = async (args, io) => {
   // The web chat's token is printed only when Warden made it; a configured one the operator already has.
   const web = warden.webToken?.source === 'config' ? `web chat at ${warden.webUrl} (open it with ?token=<channels.web.token>)` : `web chat at ${warden.webOpenUrl}`;
   const where = warden.webUrl ? web : warden.adapters.map((a) => a.provider).join(' and ');
+  // Listen for the stop signal before saying Warden runs: a supervisor (or a test) may send it the
+  // moment it reads the line, and a signal without a listener kills the process at once.
+  const stopSignal = nextSignal();
   io.stdout(`Warden is running: ${where} (state in ${warden.dataDir}). Press Ctrl+C to stop.`);
 
-  const signal = await Promise.race([nextSignal(), restart]);
+  const signal = await Promise.race([stopSignal, restart]);
   io.stdout(signal === 'restart' ? 'Restart requested by an owner; stopping…' : `Received ${signal}; stopping…`);
   const forceExit = () => {
     io.stderr('warden: second signal while stopping; exiting now');
