@@ -13,6 +13,7 @@ import { buildSafeBinPolicy, isInterpreterLikeSafeBin, writableTrustedDirs } fro
 import { BWRAP_PATH } from '../exec/sandbox.js';
 import { wardenStatePaths } from '../exec/warden-state.js';
 import type { AuditFinding } from '../config/audit-finding.js';
+import { isWithinOrEqual } from '../util/path-within.js';
 
 // Each feature's audit sits beside what it reads and returns this shape; this one reads them all.
 export type { AuditFinding } from '../config/audit-finding.js';
@@ -113,7 +114,7 @@ export function auditExec(config: WardenConfig, env: ExecAuditEnv): AuditFinding
     const own = wardenStatePaths({ dataDir, configFile, baseDir });
     for (const agentId of knownAgentIds(config)) {
       const workspace = agentWorkspace(config, agentId, baseDir);
-      const inside = own.filter((o) => isWithin(workspace, o.at));
+      const inside = own.filter((o) => isWithinOrEqual(o.at, workspace));
       if (inside.length === 0) continue;
       findings.push({
         id: 'workspace.contains-warden-state',
@@ -157,11 +158,6 @@ function allowlistsOf(config: WardenConfig): Array<[string, ReadonlyArray<{ patt
     if (own) lists.push([`agents.list[${i}].tools.exec.allowlist`, own]);
   });
   return lists;
-}
-
-function isWithin(dir: string, target: string): boolean {
-  const rel = path.relative(dir, target);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
 function configuredProviders(config: WardenConfig): string[] {

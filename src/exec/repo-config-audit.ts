@@ -7,6 +7,7 @@ import type { AuditFinding } from '../config/audit-finding.js';
 import { agentWorkspace, effectiveExecConfig } from './check.js';
 import { entryRepoConfigMembers } from './repo-config.js';
 import { interpreterFamily, scriptOperands } from './script-operands.js';
+import { isWithinOrEqual } from '../util/path-within.js';
 
 /**
  * `warden audit` findings for allowlist entries that let the agent choose the code that runs:
@@ -113,7 +114,7 @@ function writableScript(entry: AllowlistEntry, workspaces: readonly string[], ba
   if (pattern.startsWith('=')) return null;
   if (pattern.includes('/') && !pattern.startsWith('~')) {
     const absolute = path.resolve(baseDir, beforeWildcard(pattern));
-    const inside = workspaces.find((w) => isWithin(w, absolute) || isWithin(absolute, w));
+    const inside = workspaces.find((w) => isWithinOrEqual(absolute, w) || isWithinOrEqual(w, absolute));
     if (inside) return `names a path in the workspace ${inside}`;
   }
   const last = pattern.split('/').pop() ?? pattern;
@@ -125,11 +126,6 @@ function writableScript(entry: AllowlistEntry, workspaces: readonly string[], ba
   const operands = scriptOperands([last, ...argPattern.split(' ')]);
   if (operands.kind === 'none') return null;
   if (operands.kind === 'unknown') return `lets ${last} run a file this check cannot tell (${operands.why})`;
-  const writable = operands.files.find((f) => !path.isAbsolute(f) || workspaces.some((w) => isWithin(w, f)));
+  const writable = operands.files.find((f) => !path.isAbsolute(f) || workspaces.some((w) => isWithinOrEqual(f, w)));
   return writable ? `lets ${last} run ${writable}, a file in the workspace` : null;
-}
-
-function isWithin(dir: string, target: string): boolean {
-  const rel = path.relative(dir, target);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }

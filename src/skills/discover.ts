@@ -4,6 +4,7 @@ import path from 'node:path';
 import { log } from '../log/log.js';
 import { parseSkillMarkdown } from './frontmatter.js';
 import { agentNameProblem, isInsideAny, skillNameKey } from './trust.js';
+import { isWithinOrEqual } from '../util/path-within.js';
 import {
   DEFAULT_DISCOVERY_LIMITS,
   type DiscoveryLimits,
@@ -185,7 +186,7 @@ function childDirs(dir: string, errors: SkillLoadError[]): string[] {
 function withinRoot(root: SkillRoot, rootReal: string, dir: string, errors: SkillLoadError[]): boolean {
   if (root.source !== 'workspace' && root.source !== 'extra') return true;
   const real = safeRealpath(dir);
-  if (real && isInside(rootReal, real)) return true;
+  if (real && isWithinOrEqual(real, rootReal)) return true;
   errors.push({ file: path.join(dir, SKILL_FILE), error: `skill folder resolves outside its root (${real ?? 'unresolvable'}); not loaded` });
   return false;
 }
@@ -194,7 +195,7 @@ function loadSkill(root: SkillRoot, dir: string, limits: DiscoveryLimits, errors
   const file = path.join(dir, SKILL_FILE);
   const dirReal = safeRealpath(dir);
   const fileReal = safeRealpath(file);
-  if (!dirReal || !fileReal || !isInside(dirReal, fileReal)) {
+  if (!dirReal || !fileReal || !isWithinOrEqual(fileReal, dirReal)) {
     errors.push({ file, error: 'SKILL.md resolves outside its skill folder; not loaded' });
     return undefined;
   }
@@ -224,11 +225,6 @@ function loadSkill(root: SkillRoot, dir: string, limits: DiscoveryLimits, errors
     // The folder's real path decides, not the tier: a link from a trusted root into a workspace is agent-written.
     agentWritable: root.source === 'workspace' || isInsideAny(dirReal, writableDirs) || isInsideAny(fileReal, writableDirs),
   };
-}
-
-function isInside(parent: string, child: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
 function safeRealpath(p: string): string | undefined {

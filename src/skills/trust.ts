@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { WardenConfig } from '../config/index.js';
 import { knownAgentIds, resolveAgent } from '../policy/steps.js';
 import { sanitizeCommandName } from './commands.js';
+import { isWithinOrEqual } from '../util/path-within.js';
 
 /**
  * Which skills the agent could have written. A SKILL.md is trusted text only when the operator
@@ -27,7 +28,7 @@ export function agentWritableDirs(config: WardenConfig, baseDir: string): string
 /** Whether `p`, with every symlink resolved, is one of `dirs` or lies inside one. */
 export function isInsideAny(p: string, dirs: readonly string[]): boolean {
   const real = realOrNearest(p);
-  return dirs.some((d) => isInside(d, real));
+  return dirs.some((d) => isWithinOrEqual(real, d));
 }
 
 /**
@@ -48,11 +49,6 @@ export function realOrNearest(p: string): string {
       head = parent;
     }
   }
-}
-
-function isInside(parent: string, child: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
 /**
