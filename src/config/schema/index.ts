@@ -12,6 +12,7 @@ import { gatewayConfig } from './gateway.js';
 import { bindingsConfig, checkBindings } from './bindings.js';
 import { opsConfig } from './ops.js';
 import { storeConfig } from './store.js';
+import { accessGroupsConfig } from './access-groups.js';
 import {
   byProviderEntry,
   profileId,
@@ -333,6 +334,8 @@ export const cronConfig = z.strictObject({
 
 export const wardenConfigSchema = z.strictObject({
   owners: idsByProvider.default({}),
+  /** Named lists of people (ids, `role:<id>`, `usergroup:<id>`), referenced as `group:<name>` or `accessGroup:<name>`. */
+  accessGroups: accessGroupsConfig.default({}),
   approvals: approvalsConfig.default({ target: 'channel', exec: { timeoutSec: 1800 }, waitSec: 5, hook: { timeoutSec: 120 } }),
   models: modelsConfig.default({}),
   agents: agentsConfig.default({
@@ -375,4 +378,5 @@ export type { ToolSearchConfig } from './tool-search.js';
 export type { McpApprovalMode, McpConfig, McpServerConfig } from './mcp.js';
 export type { OpsConfig } from './ops.js';
 export type { StoreConfig } from './store.js';
+export { parseEntry, unknownGroupRefs, type AccessGroupsConfig, type AccessGroupConfig, type ParsedEntry } from './access-groups.js';
 export { isLoopbackHost, type GatewayConfig, type GatewayHttpConfig, type GatewayNodesConfig } from './gateway.js';
