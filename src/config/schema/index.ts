@@ -13,6 +13,7 @@ import { bindingsConfig, checkBindings } from './bindings.js';
 import { opsConfig } from './ops.js';
 import { storeConfig } from './store.js';
 import { accessGroupsConfig } from './access-groups.js';
+import { rateLimitConfig } from './access.js';
 import {
   byProviderEntry,
   profileId,
@@ -336,6 +337,8 @@ export const wardenConfigSchema = z.strictObject({
   owners: idsByProvider.default({}),
   /** Named lists of people (ids, `role:<id>`, `usergroup:<id>`), referenced as `group:<name>` or `accessGroup:<name>`. */
   accessGroups: accessGroupsConfig.default({}),
+  /** Rate limits per sender, channel and agent, counted in the store (shared by instances on PostgreSQL). */
+  rateLimit: rateLimitConfig.optional(),
   approvals: approvalsConfig.default({ target: 'channel', exec: { timeoutSec: 1800 }, waitSec: 5, hook: { timeoutSec: 120 } }),
   models: modelsConfig.default({}),
   agents: agentsConfig.default({
@@ -378,5 +381,6 @@ export type { ToolSearchConfig } from './tool-search.js';
 export type { McpApprovalMode, McpConfig, McpServerConfig } from './mcp.js';
 export type { OpsConfig } from './ops.js';
 export type { StoreConfig } from './store.js';
+export type { DmPolicy, GroupPolicy, RateLimitBucket, RateLimitConfig, BotLoopProtection } from './access.js';
 export { parseEntry, unknownGroupRefs, type AccessGroupsConfig, type AccessGroupConfig, type ParsedEntry } from './access-groups.js';
 export { isLoopbackHost, type GatewayConfig, type GatewayHttpConfig, type GatewayNodesConfig } from './gateway.js';
