@@ -3,6 +3,8 @@ import { agentMigrations } from '../agent/subagent-runs.js';
 import { approvalsMigrations } from '../approvals/migrations.js';
 import { cronMigrations } from '../cron/migrations.js';
 import { clusterMigrations } from '../cluster/migrations.js';
+import { pairingMigrations } from '../cluster/pairing.js';
+import { rateLimitMigrations } from '../cluster/rate-limit.js';
 import { execMigrations } from '../exec/allowlist-store.js';
 import { gatewayCardsMigrations } from '../gateway/card-store.js';
 import { nodesMigrations } from '../control/nodes/store.js';
@@ -27,6 +29,8 @@ export const WARDEN_MIGRATIONS: readonly FeatureMigrations[] = [
   nodesMigrations,
   // After cron: it adds a column to cron_runs.
   clusterMigrations,
+  rateLimitMigrations,
+  pairingMigrations,
 ];
 
 /** Opens the store with every feature's migrations (what `warden start` and the CLI commands use). */
