@@ -102,13 +102,16 @@ describe('Discord adapter: connection and inbound messages', () => {
     expect(m.guildId).toBeUndefined();
   });
 
-  it('ignores its own messages and other bots', async () => {
+  it('ignores its own messages; marks other bots for the access gate', async () => {
     fake.userMessage({ author: fake.bot, channelId: GENERAL, content: 'echo of myself' });
     fake.userMessage({ author: fakeUser('400000000000000055', 'otherbot'), authorIsBot: true, channelId: GENERAL, content: 'beep' });
     fake.userMessage({ author: alice, channelId: GENERAL, content: 'real' });
-    expect((await nextInbound()).text).toBe('real');
+    expect(await nextInbound(1)).toMatchObject({ text: 'beep', senderIsBot: true });
+    const real = await nextInbound(2);
+    expect(real.text).toBe('real');
+    expect(real.senderIsBot).toBeUndefined();
     await sleep(200);
-    expect(inbound.map((m) => m.text)).toEqual(['real']);
+    expect(inbound.map((m) => m.text)).toEqual(['beep', 'real']);
   });
 });
 

@@ -28,12 +28,15 @@ function placeOf(channel: AnyChannel | null, channelId: string, guildId: string 
 
 /**
  * Normalises a discord.js message, or returns undefined for messages Warden must not answer:
- * its own, other bots' (two bots answering each other never stop) and system messages.
+ * its own and system messages. Another bot's message — or a webhook's, whose author Discord
+ * marks as a bot and whose name and avatar anyone with the webhook URL chooses — comes through
+ * marked `senderIsBot`, and the access gate drops it unless `allowBots` (with its loop breaker).
  * A thread the client never saw arrives as a partial without its parent; it is fetched once
  * so policy can use the parent channel.
  */
 export async function inboundFromDiscord(message: Message, botId: string, fileHosts: readonly string[] = DISCORD_FILE_HOSTS): Promise<InboundMessage | undefined> {
-  if (message.author.id === botId || message.author.bot || message.system) return undefined;
+  if (message.author.id === botId || message.system) return undefined;
+  const isBot = message.author.bot || message.webhookId !== null;
   let channel = message.channel;
   if (channel.isThread() && channel.parentId === null) channel = await message.client.channels.fetch(channel.id, { force: true }).then((c) => (c?.isThread() ? c : channel));
   return {
@@ -41,7 +44,9 @@ export async function inboundFromDiscord(message: Message, botId: string, fileHo
     ...placeOf(channel, channel.id, message.inGuild() ? message.guildId : null, message.client),
     senderId: message.author.id,
     senderName: message.author.globalName ?? message.author.username,
-    ...rolesOf(message.member),
+    ...(isBot ? { senderIsBot: true } : {}),
+    // A webhook has no member object; a bot's roles are its own, read like anyone's.
+    ...rolesOf(message.webhookId !== null ? null : message.member),
     // Raw text: the router strips the leading mention, so a mention mid-sentence keeps its place.
     text: message.content,
     ...attachmentsOf(message, fileHosts),

@@ -418,17 +418,17 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
       }
       await next();
     });
-    const handle = async (event: SlackMessageEvent, teamId: string | undefined, client: WebClient, userId: string | undefined) => {
+    const handle = async (event: SlackMessageEvent, teamId: string | undefined, client: WebClient, userId: string | undefined, botId?: string) => {
       botUserId ??= userId;
       if (!seenMessages.firstTime(`${event.channel}:${event.ts}`)) return;
       const isDm = event.channel_type === 'im';
-      const inbound = inboundFromSlack(event, { teamId, botUserId, channelName: isDm ? undefined : await channelName(client, event.channel), files: { token: config.botToken!, hosts: fileHosts } });
+      const inbound = inboundFromSlack(event, { teamId, botUserId, botId, channelName: isDm ? undefined : await channelName(client, event.channel), files: { token: config.botToken!, hosts: fileHosts } });
       if (!inbound) return;
       // Not awaited: the turn may take minutes, and the listener must not hold Bolt's ack path.
       onMessage(inbound).catch((err: unknown) => logger.error({ err, ts: event.ts }, 'inbound message failed'));
     };
-    a.message(async ({ message, body, client, context }) => handle(message as SlackMessageEvent, (body as { team_id?: string }).team_id, client, context.botUserId));
-    a.event('app_mention', async ({ event, body, client, context }) => handle(event as SlackMessageEvent, body.team_id, client, context.botUserId));
+    a.message(async ({ message, body, client, context }) => handle(message as SlackMessageEvent, (body as { team_id?: string }).team_id, client, context.botUserId, context.botId));
+    a.event('app_mention', async ({ event, body, client, context }) => handle(event as SlackMessageEvent, body.team_id, client, context.botUserId, context.botId));
     // A channel's name is cached; a rename replaces it, so a scope keyed by name follows the
     // rename from the next message on (a stale name would keep or miss a name key's restrictions).
     a.event('channel_rename', async ({ event }) => void channelNames.set(event.channel.id, event.channel.name));

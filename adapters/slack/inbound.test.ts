@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { inboundFromSlack, inboundFromSlackCommand, type SlackMessageEvent } from './inbound.js';
 
-const context = { teamId: 'T1', botUserId: 'UBOT', channelName: 'general' };
+const context = { teamId: 'T1', botUserId: 'UBOT', botId: 'BBOT', channelName: 'general' };
 const base: SlackMessageEvent = { type: 'message', channel: 'C1', channel_type: 'channel', user: 'UA', text: 'hi', ts: '1700000001.000100' };
 
 describe('inboundFromSlack', () => {
@@ -19,13 +19,23 @@ describe('inboundFromSlack', () => {
 
   it.each([
     { name: 'its own message', event: { ...base, user: 'UBOT' } },
-    { name: 'another bot', event: { ...base, bot_id: 'B9' } },
+    { name: 'its own bot id', event: { ...base, user: undefined, bot_id: 'BBOT', subtype: 'bot_message' } },
     { name: 'an edit', event: { ...base, subtype: 'message_changed' } },
     { name: 'a join', event: { ...base, subtype: 'channel_join' } },
     { name: 'no user', event: { ...base, user: undefined } },
   ])('ignores $name', ({ event }) => {
     expect(inboundFromSlack(event, context)).toBeUndefined();
   });
+});
+
+describe('inboundFromSlack: bots come through marked, for the access gate', () => {
+  it.each([
+    { name: 'another bot with a user', event: { ...base, bot_id: 'B9' }, sender: 'UA' },
+    { name: 'a bot_message without a user', event: { ...base, user: undefined, bot_id: 'B9', subtype: 'bot_message' }, sender: 'B9' },
+  ])('$name', ({ event, sender }) => {
+    expect(inboundFromSlack(event, { ...context, botId: 'BBOT' })).toMatchObject({ senderId: sender, senderIsBot: true });
+  });
+  it('a person is no bot', () => expect(inboundFromSlack(base, context)?.senderIsBot).toBeUndefined());
 });
 
 describe('inboundFromSlackCommand', () => {

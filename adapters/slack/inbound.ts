@@ -38,16 +38,22 @@ export interface SlackMessageEvent {
 const USER_SUBTYPES = new Set([undefined, 'thread_broadcast', 'file_share']);
 
 /**
- * Normalises a Slack event, or returns undefined for one Warden must not answer (another bot,
- * an edit, a join). A reply in a thread keeps the thread's root `ts` as `threadId`, so the
- * answer goes back into the thread.
+ * Normalises a Slack event, or returns undefined for one Warden must not answer (its own post,
+ * an edit, a join). Another bot's or app's post (`bot_id`, `bot_message`) comes through marked
+ * `senderIsBot`, and the access gate drops it unless `allowBots`. A reply in a thread keeps the
+ * thread's root `ts` as `threadId`, so the answer goes back into the thread.
  */
 export function inboundFromSlack(
   event: SlackMessageEvent,
-  context: { teamId?: string | undefined; botUserId?: string | undefined; channelName?: string | undefined; files?: { token: string; hosts: readonly string[] } | undefined },
+  context: { teamId?: string | undefined; botUserId?: string | undefined; botId?: string | undefined; channelName?: string | undefined; files?: { token: string; hosts: readonly string[] } | undefined },
 ): InboundMessage | undefined {
-  if (!USER_SUBTYPES.has(event.subtype) || event.bot_id || !event.user) return undefined;
+  const isBot = event.bot_id !== undefined || event.subtype === 'bot_message';
+  if (!USER_SUBTYPES.has(event.subtype) && event.subtype !== 'bot_message') return undefined;
   if (context.botUserId && event.user === context.botUserId) return undefined;
+  if (context.botId && event.bot_id === context.botId) return undefined;
+  // A bot's post may carry no user: the bot id stands for it (and is never an owner's id).
+  const senderId = event.user ?? (isBot ? event.bot_id : undefined);
+  if (!senderId) return undefined;
   const text = event.text ?? '';
   const isDm = event.channel_type === 'im' || (event.channel_type === undefined && event.channel.startsWith('D'));
   const inThread = event.thread_ts !== undefined && event.thread_ts !== event.ts;
@@ -58,7 +64,8 @@ export function inboundFromSlack(
     channelId: event.channel,
     channelName: isDm ? undefined : context.channelName,
     threadId: inThread ? event.thread_ts : undefined,
-    senderId: event.user,
+    senderId,
+    ...(isBot ? { senderIsBot: true } : {}),
     text,
     ...(context.files ? attachmentsOf(event.files, context.files) : {}),
     mentionsBot: event.type === 'app_mention' || (context.botUserId !== undefined && text.includes(`<@${context.botUserId}>`)),

@@ -32,6 +32,7 @@ import { buildTurnContext, conversationOf, refreshTurnContext, senderIsOwner, ty
 import type { ApprovalClick, ChatAdapter, InboundMessage, OutboundFile, OutboundMessage, ReplyTarget } from './types.js';
 import { turnReply, type TurnOrigin } from './turn-reply.js';
 import { background } from '../util/background.js';
+import { AccessGate } from './access-gate.js';
 
 export interface GatewayOptions {
   config: WardenConfig;
@@ -80,6 +81,11 @@ export interface GatewayOptions {
    * so a conversation's turns never overlap across instances (the second instance's item waits).
    */
   sessionLeases?: { hold<T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>): Promise<T> } | undefined;
+  /**
+   * Who may make Warden act (`access-gate.ts`): access rules, pairing, rate limits, the bot loop
+   * breaker. Without one, the access rules still apply (no pairing codes, no rate limits).
+   */
+  access?: AccessGate | undefined;
 }
 
 /**
@@ -148,8 +154,10 @@ export class Gateway {
   private readonly sessions = new Map<string, { agentId: string; startedAt: number; messages: number }>();
 
   private view: GatewayConfigView;
+  private readonly gate: AccessGate;
 
   constructor(private readonly options: GatewayOptions) {
+    this.gate = options.access ?? new AccessGate({});
     this.view = { config: options.config, agent: options.agent, tools: options.tools, toolReport: options.toolReport, skills: options.skills };
     for (const adapter of options.adapters) this.adapters.set(adapter.provider, adapter);
     const leases = options.sessionLeases;
@@ -265,6 +273,15 @@ export class Gateway {
       return;
     }
     const { route } = decision;
+    // Who may make Warden act, before anything acts: a refused message reaches no command, no hook and no model.
+    const admitted = await this.gate.admit(config, message, route);
+    if (!admitted.pass) {
+      if (admitted.reply !== undefined && this.state === 'running') await this.send(route.replyTo, { text: admitted.reply });
+      return;
+    }
+    // Slack user groups are looked up, not sent: the turn's policy (`toolsBySender` keys) reads what the gate found.
+    const usergroups = admitted.principal.usergroupIds;
+    if (usergroups && usergroups.length > 0) route.context = { ...route.context, senderUsergroupIds: [...usergroups] };
     this.remember(route);
     this.recordConversation(route);
     this.observeInbound(route, message);

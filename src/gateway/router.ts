@@ -66,7 +66,7 @@ export function routeMessage(config: WardenConfig, message: InboundMessage, opti
       channelName: message.channelName,
       threadId: message.threadId,
     },
-    sender: { id: message.senderId, name: message.senderName },
+    sender: { id: message.senderId, name: message.senderName, roleIds: message.senderRoles },
   });
   return {
     kind: 'route',

@@ -54,6 +54,8 @@ export class WardenMetrics {
   readonly modelRequests = new Counter({ name: 'warden_model_requests_total', help: 'Model API requests (each attempt) by outcome', labelNames: ['provider', 'model', 'outcome'] as const, registers: [this.registry] });
   readonly modelSeconds = new Histogram({ name: 'warden_model_request_duration_seconds', help: 'Model API request latency (each attempt)', labelNames: ['provider', 'model'] as const, buckets: INTERACTIVE_BUCKETS, registers: [this.registry] });
   readonly unhandledRejections = new Counter({ name: 'warden_unhandled_rejections_total', help: 'Promise rejections nothing handled (logged; Warden kept running)', registers: [this.registry] });
+  readonly inboundRefused = new Counter({ name: 'warden_inbound_refused_total', help: 'Inbound messages refused before any model call, by reason (access rule, bot, loop breaker)', labelNames: ['provider', 'reason'] as const, registers: [this.registry] });
+  readonly rateLimited = new Counter({ name: 'warden_rate_limited_total', help: 'Inbound messages over a rate limit, by bucket (sender, channel, agent)', labelNames: ['provider', 'bucket'] as const, registers: [this.registry] });
   readonly storeSeconds = new Histogram({ name: 'warden_store_operation_seconds', help: 'Store operation latency', labelNames: ['operation'] as const, buckets: STORE_BUCKETS, registers: [this.registry] });
 
   constructor() {

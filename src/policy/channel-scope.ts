@@ -245,7 +245,7 @@ export function resolveChannelScope(config: WardenConfig, ctx: TurnContext): Res
   const matched = chain.map((n) => n.path);
   const layers: ScopeLayer[] = [];
   for (const node of chain) {
-    const sender = matchSender(node.toolsBySender, ctx, `${node.path}.toolsBySender`);
+    const sender = matchSender(node.toolsBySender, ctx, `${node.path}.toolsBySender`, config.accessGroups);
     const fromSender = sender ? pickPolicy(sender.value, sender.path) : undefined;
     if (fromSender) {
       layers.push({ policy: fromSender, path: sender!.path, trusted: node.trusted });

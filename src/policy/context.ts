@@ -26,6 +26,10 @@ export interface TurnContext {
   senderId?: string | undefined;
   senderName?: string | undefined;
   senderUsername?: string | undefined;
+  /** Discord role ids the sender holds here (`toolsBySender["role:<id>"]`, access groups). */
+  senderRoleIds?: string[] | undefined;
+  /** Slack user group ids of the sender (`toolsBySender["usergroup:<id>"]`, access groups). */
+  senderUsergroupIds?: string[] | undefined;
   /** Derived from `owners` by whoever builds the context; the policy never guesses it. */
   senderIsOwner: boolean;
   /** `provider/model` of the model answering this turn; undefined = no model configured. */

@@ -14,6 +14,11 @@ export interface InboundMessage {
   threadId?: string | undefined;
   senderId: string;
   senderName?: string | undefined;
+  /**
+   * A bot, an app or a webhook wrote it (Discord `author.bot` or a webhook id; Slack `bot_id`).
+   * Dropped by the access gate unless `allowBots`; never an owner.
+   */
+  senderIsBot?: boolean | undefined;
   /** Discord role ids the sender holds in the guild (role bindings). */
   senderRoles?: string[] | undefined;
   text: string;

@@ -29,3 +29,21 @@ describe('toolsBySender key matching (reference §3.4)', () => {
     expect(matchSender({ 'id:1': {} }, { provider: 'web', senderId: '1' }, 'tools.toolsBySender')?.path).toBe('tools.toolsBySender["id:1"]');
   });
 });
+
+describe('matchSender: membership keys (roles, user groups, access groups)', () => {
+  const map = { 'role:900': { deny: ['exec'] }, 'group:ops': { allow: ['*'] }, 'id:7': { deny: ['*'] }, 'name:bob': { deny: ['read'] } } as const;
+  const groups = { ops: ['usergroup:S1'] };
+  const cases: Array<[string, Record<string, unknown>, string | undefined, string | undefined]> = [
+    ['a role the sender holds', { provider: 'discord', senderId: '5', senderRoleIds: ['900'] }, 'role:900', undefined],
+    ['a user whose id is the role id holds no role', { provider: 'discord', senderId: '900' }, undefined, undefined],
+    ['a role key never matches on Slack', { provider: 'slack', senderId: 'U5', senderRoleIds: ['900'] }, undefined, undefined],
+    ['a user group through an access group', { provider: 'slack', senderId: 'U5', senderUsergroupIds: ['S1'] }, 'group:ops', 'group:ops (usergroup:S1)'],
+    ["the person's own id beats their role", { provider: 'discord', senderId: '7', senderRoleIds: ['900'] }, 'id:7', undefined],
+    ['a role beats a display name (anyone picks a name)', { provider: 'discord', senderId: '5', senderName: 'bob', senderRoleIds: ['900'] }, 'role:900', undefined],
+  ];
+  it.each(cases)('%s', (_n, who, key, via) => {
+    const m = matchSender(map as never, who as never, 'tools.toolsBySender', groups);
+    expect(m?.key).toBe(key);
+    if (via) expect(m?.via).toBe(via);
+  });
+});

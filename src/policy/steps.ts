@@ -155,12 +155,12 @@ export function buildSteps(config: WardenConfig, ctx: TurnContext, agent: Resolv
     steps.push({ label: STEP_LABELS.group, policy: undefined, source: ctx.chat === 'dm' && ctx.provider !== 'web' ? 'direct message: no channel scope' : 'no channel scope defines a policy' });
   }
 
-  const agentSender = agent.path ? matchSender(agent.entry?.tools?.toolsBySender, ctx, `${agent.path}.tools.toolsBySender`) : undefined;
-  const sender = agentSender ?? matchSender(config.tools.toolsBySender, ctx, 'tools.toolsBySender');
+  const agentSender = agent.path ? matchSender(agent.entry?.tools?.toolsBySender, ctx, `${agent.path}.tools.toolsBySender`, config.accessGroups) : undefined;
+  const sender = agentSender ?? matchSender(config.tools.toolsBySender, ctx, 'tools.toolsBySender', config.accessGroups);
   const senderPolicy = sender ? pickPolicy(sender.value, sender.path) : undefined;
   steps.push(
     senderPolicy
-      ? { label: STEP_LABELS.sender, policy: senderPolicy, source: sender!.path, guardLabel: STEP_LABELS.sender }
+      ? { label: STEP_LABELS.sender, policy: senderPolicy, source: sender!.via !== undefined && sender!.via !== sender!.key ? `${sender!.path} via ${sender!.via}` : sender!.path, guardLabel: STEP_LABELS.sender }
       : { label: STEP_LABELS.sender, policy: undefined, source: 'no toolsBySender entry matches the sender' },
   );
 

@@ -23,6 +23,10 @@ export interface Actor {
   id?: string | undefined;
   name?: string | undefined;
   username?: string | undefined;
+  /** Discord role ids the sender holds where the message was sent (from the member object the platform sent). */
+  roleIds?: readonly string[] | undefined;
+  /** Slack user group ids of the sender (looked up, cached). */
+  usergroupIds?: readonly string[] | undefined;
 }
 
 export interface ContextInput {
@@ -80,6 +84,8 @@ export function buildTurnContext(config: WardenConfig, input: ContextInput): Tur
     senderId: input.sender.id,
     senderName: input.sender.name,
     senderUsername: input.sender.username,
+    ...(input.sender.roleIds && input.sender.roleIds.length > 0 ? { senderRoleIds: [...input.sender.roleIds] } : {}),
+    ...(input.sender.usergroupIds && input.sender.usergroupIds.length > 0 ? { senderUsergroupIds: [...input.sender.usergroupIds] } : {}),
     senderIsOwner: input.mayBeOwner !== false && senderIsOwner(config, c.provider, input.sender.id),
     model,
     ...(model !== undefined && !modelSupportsTools(config, model) ? { modelSupportsTools: false } : {}),
@@ -122,7 +128,7 @@ export function refreshTurnContext(config: WardenConfig, ctx: TurnContext): Turn
   });
 }
 
-const actorOf = (ctx: TurnContext): Actor => ({ id: ctx.senderId, name: ctx.senderName, username: ctx.senderUsername });
+const actorOf = (ctx: TurnContext): Actor => ({ id: ctx.senderId, name: ctx.senderName, username: ctx.senderUsername, roleIds: ctx.senderRoleIds, usergroupIds: ctx.senderUsergroupIds });
 
 /**
  * A subagent's context: its parent's conversation and sender (never more owner than the

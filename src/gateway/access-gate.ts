@@ -1,0 +1,179 @@
+import type { WardenConfig } from '../config/index.js';
+import type { RateLimitBucket } from '../config/schema/access.js';
+import type { PairingStore } from '../cluster/pairing.js';
+import type { RateLimiter, TakeResult } from '../cluster/rate-limit.js';
+import { log } from '../log/log.js';
+import { metrics } from '../ops/metrics.js';
+import { accessSettings, decideAccess, describeAccess, type AccessDecision, type ResolvedBotLoop } from '../policy/access.js';
+import type { Principal } from '../policy/principals.js';
+import { senderIsOwner } from '../turn/turn-context.js';
+import type { InboundMessage } from './types.js';
+
+/**
+ * The inbound gate: what runs between routing a message and anything acting on it (a command,
+ * a model turn). It gathers the facts the pure decision needs (memberships, pairing), asks
+ * `decideAccess`, then the stateful limits (rate limits in the store, the bot loop breaker),
+ * and on a refusal says what it says — once — and records it. A refused message never reaches
+ * the model or a command.
+ */
+
+/** A sender's memberships the platform does not send with the message (Slack user groups), looked up and cached. */
+export interface MembershipResolver {
+  /** The user group ids of `userId`; undefined when they could not be looked up (never matches: fail closed). */
+  usergroupsOf(userId: string, teamId?: string): Promise<readonly string[] | undefined>;
+}
+
+export interface AccessGateDeps {
+  pairing?: PairingStore | undefined;
+  limiter?: RateLimiter | undefined;
+  audit?: { note(event: { type: string; actor?: string; subject?: string; sessionKey?: string; data: Record<string, unknown> }): void } | undefined;
+  /** Per provider: memberships a message does not carry. */
+  memberships?: ((provider: string) => MembershipResolver | undefined) | undefined;
+  now?: () => number;
+}
+
+export const DEFAULT_DENIED_REPLY = "Sorry, you don't have access to this assistant here.";
+export const PAIRING_REPLY = (code: string) =>
+  `I don't know you yet. Ask an owner of this Warden to approve you with \`/pair ${code}\` (the code expires in an hour).`;
+export const DEFAULT_RATE_REPLY = "You're sending messages faster than I can take them. Please try again in {retry} s.";
+/** A refused sender hears the refusal at most once per this long (per process). */
+const DENIED_REPLY_EVERY_MS = 10 * 60 * 1000;
+const REMEMBERED = 10_000;
+
+export type GateOutcome = { pass: true; decision: AccessDecision & { allowed: true }; principal: Principal } | { pass: false; reply?: string | undefined };
+
+/** The principal of a message: who sent it, with the memberships known for it. */
+export async function principalOf(message: InboundMessage, resolver: MembershipResolver | undefined, needUsergroups: boolean): Promise<Principal> {
+  const usergroupIds = needUsergroups && resolver ? await resolver.usergroupsOf(message.senderId, message.guildId).catch(() => undefined) : undefined;
+  return { provider: message.provider, userId: message.senderId, roleIds: message.senderRoles, usergroupIds };
+}
+
+/** Whether the config names Slack user groups anywhere (the lookup is skipped otherwise). */
+export function configUsesUsergroups(config: WardenConfig): boolean {
+  return JSON.stringify([config.accessGroups, config.channels.slack, config.tools.toolsBySender, config.agents.list]).toLowerCase().includes('usergroup:');
+}
+
+export class AccessGate {
+  private readonly toldDenied = new Map<string, number>();
+  private readonly loops = new Map<string, { events: number[]; cooldownUntil: number }>();
+  private usergroupCache: { config: WardenConfig; uses: boolean } | undefined;
+
+  constructor(private readonly deps: AccessGateDeps) {}
+
+  private now(): number {
+    return this.deps.now?.() ?? Date.now();
+  }
+
+  /** Whether the message may go on; when not, `reply` is what the sender is told (already rate-limited), if anything. */
+  async admit(config: WardenConfig, message: InboundMessage, route: { agentId: string; sessionKey: string }): Promise<GateOutcome> {
+    const usesGroups = this.usesUsergroups(config);
+    const principal = await principalOf(message, this.deps.memberships?.(message.provider), usesGroups && message.provider === 'slack');
+    const where = { provider: message.provider, chat: message.chatType, guildId: message.guildId, guildName: message.guildName, channelId: message.channelId, channelName: message.channelName };
+    const isBot = message.senderIsBot === true;
+    const owner = !isBot && senderIsOwner(config, message.provider, message.senderId);
+    const settings = accessSettings(config, where);
+    const paired =
+      !isBot && !owner && message.chatType === 'dm' && settings.dmPolicy.value === 'pairing' && this.deps.pairing ? await this.deps.pairing.isPaired(message.provider, message.senderId) : false;
+    const decision = decideAccess(config, where, { ...principal, isBot, isOwner: owner, paired });
+    const actor = `${message.provider}:${message.senderId}`;
+    if (!decision.allowed) {
+      metrics.inboundRefused.inc({ provider: message.provider, reason: decision.reason });
+      if (decision.reason === 'bot') {
+        log.debug({ provider: message.provider, channelId: message.channelId, senderId: message.senderId }, 'bot message ignored');
+        return { pass: false };
+      }
+      this.deps.audit?.note({ type: 'access.denied', actor, subject: route.sessionKey, sessionKey: route.sessionKey, data: { reason: decision.reason, path: decision.path, chat: message.chatType, channelId: message.channelId, bot: isBot } });
+      log.info({ actor, decision: describeAccess(decision) }, 'inbound message refused');
+      return { pass: false, reply: await this.refusalText(config, message, decision) };
+    }
+    if (!isBot) this.loops.delete(route.sessionKey);
+    else if (decision.botLoop && !this.botTurnAllowed(route.sessionKey, decision.botLoop)) {
+      metrics.inboundRefused.inc({ provider: message.provider, reason: 'bot-loop' });
+      this.deps.audit?.note({ type: 'access.bot_loop', actor, subject: route.sessionKey, sessionKey: route.sessionKey, data: { path: decision.botLoop.path, max: decision.botLoop.maxEventsPerWindow } });
+      log.warn({ actor, sessionKey: route.sessionKey }, 'bot loop breaker: bot message dropped');
+      return { pass: false };
+    }
+    if (!owner) {
+      const limited = await this.rateLimited(config, message, route);
+      if (limited) return limited;
+    }
+    return { pass: true, decision, principal };
+  }
+
+  private usesUsergroups(config: WardenConfig): boolean {
+    if (this.usergroupCache?.config !== config) this.usergroupCache = { config, uses: configUsesUsergroups(config) };
+    return this.usergroupCache.uses;
+  }
+
+  private async refusalText(config: WardenConfig, message: InboundMessage, decision: AccessDecision & { allowed: false }): Promise<string | undefined> {
+    if (decision.reply === 'none') return undefined;
+    if (decision.reply === 'pairing') {
+      if (!this.deps.pairing) return undefined;
+      const outcome = await this.deps.pairing.request(message.provider, message.senderId, message.senderName);
+      // Only a new request is answered (OpenClaw: about once an hour per sender).
+      return outcome.kind === 'created' ? PAIRING_REPLY(outcome.code) : undefined;
+    }
+    const block = message.provider === 'discord' ? config.channels.discord : message.provider === 'slack' ? config.channels.slack : undefined;
+    const text = block?.deniedReply;
+    if (text === false) return undefined;
+    const key = `${message.provider}:${message.senderId}`;
+    const now = this.now();
+    const last = this.toldDenied.get(key);
+    if (last !== undefined && now - last < DENIED_REPLY_EVERY_MS) return undefined;
+    remember(this.toldDenied, key, now);
+    return text ?? DEFAULT_DENIED_REPLY;
+  }
+
+  /** OpenClaw's window budget, per conversation: past `maxEventsPerWindow` bot turns in the window, bots are dropped for the cooldown. */
+  private botTurnAllowed(sessionKey: string, loop: ResolvedBotLoop): boolean {
+    if (!loop.enabled) return true;
+    const now = this.now();
+    const state = this.loops.get(sessionKey) ?? { events: [], cooldownUntil: 0 };
+    if (state.cooldownUntil > now) return false;
+    state.events = state.events.filter((t) => now - t < loop.windowSeconds * 1000);
+    if (state.events.length >= loop.maxEventsPerWindow) {
+      state.cooldownUntil = now + loop.cooldownSeconds * 1000;
+      state.events = [];
+      remember(this.loops, sessionKey, state);
+      return false;
+    }
+    state.events.push(now);
+    remember(this.loops, sessionKey, state);
+    return true;
+  }
+
+  private async rateLimited(config: WardenConfig, message: InboundMessage, route: { agentId: string; sessionKey: string }): Promise<GateOutcome | undefined> {
+    const limits = config.rateLimit;
+    const limiter = this.deps.limiter;
+    if (!limits || !limiter) return undefined;
+    const buckets: Array<[string, string, RateLimitBucket | undefined]> = [
+      ['sender', `sender:${message.provider}:${message.senderId}`, limits.sender],
+      ['channel', `channel:${message.provider}:${message.channelId}`, limits.channel],
+      ['agent', `agent:${route.agentId}`, limits.agent],
+    ];
+    for (const [name, key, bucket] of buckets) {
+      if (!bucket) continue;
+      let taken: TakeResult;
+      try {
+        taken = await limiter.take(key, bucket);
+      } catch (err) {
+        // The store is down: the message is refused (fail closed), nobody is told twice.
+        log.error({ err, key }, 'rate limit not checked; message refused');
+        return { pass: false };
+      }
+      if (taken.ok) continue;
+      metrics.rateLimited.inc({ provider: message.provider, bucket: name });
+      this.deps.audit?.note({ type: 'access.rate_limited', actor: `${message.provider}:${message.senderId}`, subject: key, sessionKey: route.sessionKey, data: { bucket: name, retryAfterMs: taken.retryAfterMs } });
+      if (!taken.tell || limits.reply === false || message.senderIsBot) return { pass: false };
+      const seconds = Math.ceil(taken.retryAfterMs / 1000);
+      return { pass: false, reply: (limits.reply ?? DEFAULT_RATE_REPLY).split('{retry}').join(String(seconds)) };
+    }
+    return undefined;
+  }
+}
+
+function remember<V>(map: Map<string, V>, key: string, value: V): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > REMEMBERED) map.delete(map.keys().next().value as string);
+}
