@@ -45,6 +45,7 @@ export const NATIVE_COMMANDS: readonly NativeCommandSpec[] = [
   },
   { name: 'help', description: 'The list of commands', options: [] },
   { name: 'nodes', description: 'Paired nodes (owners): list, approve CODE, deny CODE, unpair NAME', options: [{ name: 'args', description: 'list | approve CODE | deny CODE | unpair NAME', required: false }] },
+  { name: 'pair', description: 'DM pairing requests (owners): list, or approve CODE', options: [{ name: 'code', description: 'The code the new user was given', required: false }] },
 ];
 
 /**

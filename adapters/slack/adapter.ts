@@ -29,6 +29,7 @@ import { fitFiles, withNotes } from '../common/outbound-files.js';
 import { answersPrivately, slackCommandText } from '../common/native-commands.js';
 import { RecentIds } from '../common/recent-ids.js';
 import { APPROVAL_ACTION_PATTERN, escapeMrkdwn, mention, slackCard } from './card.js';
+import { SlackUsergroupCache } from './usergroups.js';
 import { inboundFromSlack, inboundFromSlackCommand, SLACK_FILE_HOSTS, type SlackMessageEvent } from './inbound.js';
 
 /** Slack accepts 40,000 characters of text but renders long posts poorly; 3,000 is one section. */
@@ -107,6 +108,14 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
   let socketReceiver: SocketModeReceiver | undefined;
   let server: Server | undefined;
   let botUserId: string | undefined;
+  // User groups for `usergroup:` entries, read with the bot token and cached (usergroups.ts).
+  const usergroups = new SlackUsergroupCache(
+    {
+      list: () => web().usergroups.list({}),
+      users: (usergroup) => web().usergroups.users.list({ usergroup }),
+    },
+    { onError: (err) => logger.warn({ err }, 'Slack user groups not read; usergroup: entries match nobody until they are') },
+  );
 
   type WebClient = webApi.WebClient;
   // web-api's default keeps retrying for about 30 minutes; a chat reply that late helps nobody.
@@ -433,6 +442,8 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     // rename from the next message on (a stale name would keep or miss a name key's restrictions).
     a.event('channel_rename', async ({ event }) => void channelNames.set(event.channel.id, event.channel.name));
     a.event('group_rename', async ({ event }) => void channelNames.set(event.channel.id, event.channel.name));
+    // A group's members changed: the next message reads them again.
+    for (const name of ['subteam_members_changed', 'subteam_updated', 'subteam_created'] as const) a.event(name, async () => usergroups.invalidate());
     a.action<BlockAction<ButtonAction>>(APPROVAL_ACTION_PATTERN, onClick);
     a.command(SLACK_COMMAND_PATTERN, (args) => onCommand(args, onMessage));
     a.error(async (err) => void logger.error({ err }, 'slack app error'));
@@ -457,6 +468,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     connected: () => (mode === 'socket' ? (socketReceiver?.client.websocket?.isActive() ?? false) : (server?.listening ?? false)),
     send,
     streamTo,
+    memberships: usergroups,
     setSkillCommands(specs) {
       skillCommands = [...specs];
     },

@@ -35,6 +35,9 @@ import { joinCluster, type Cluster } from '../cluster/index.js';
 import { createCronDeliver } from '../gateway/scheduled.js';
 import { approveOn, withWebLocalOwner, type ResolveApproval } from '../gateway/approval-clicks.js';
 import { DeferredCallRunner } from '../gateway/deferred-calls.js';
+import { AccessGate } from '../gateway/access-gate.js';
+import { PairingStore } from '../cluster/pairing.js';
+import { RateLimiter } from '../cluster/rate-limit.js';
 import { Gateway } from '../gateway/gateway.js';
 import { GovernedToolExecutor } from './tool-executor.js';
 import { sessionKeyFor } from '../policy/session-key.js';
@@ -284,6 +287,13 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const gateway = new Gateway({
     config,
     adapters,
+    // Who may make Warden act: pairing and rate limits in the store (shared by every instance on it).
+    access: new AccessGate({
+      pairing: new PairingStore(store.db),
+      limiter: new RateLimiter(store.db),
+      audit: approvals.audit,
+      memberships: (provider) => gatewayRef?.adapter(provider)?.memberships,
+    }),
     sessionLeases: cluster?.leases,
     workspaceOf: (agentId) => agentWorkspace(current(), agentId, baseDir),
     env,

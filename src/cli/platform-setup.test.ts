@@ -73,6 +73,8 @@ describe('warden slack manifest', () => {
       'conversations.open': ['im:write'],
       'conversations.info': ['channels:read', 'groups:read'],
       'files.uploadV2': ['files:write'],
+      'usergroups.list': ['usergroups:read'],
+      'usergroups.users': ['usergroups:read'],
     };
     const scopes = (slackManifest({ mode: 'socket' }) as any).oauth_config.scopes.bot as string[];
     for (const method of methods) {
@@ -80,7 +82,13 @@ describe('warden slack manifest', () => {
       for (const scope of needs[method]!) expect(scopes).toContain(scope);
     }
     // Events: app_mention needs app_mentions:read; message.* its history scope; the renames their :read scope.
-    const RENAME_SCOPES: Record<string, string> = { channel_rename: 'channels:read', group_rename: 'groups:read' };
+    const RENAME_SCOPES: Record<string, string> = {
+      channel_rename: 'channels:read',
+      group_rename: 'groups:read',
+      subteam_members_changed: 'usergroups:read',
+      subteam_updated: 'usergroups:read',
+      subteam_created: 'usergroups:read',
+    };
     for (const event of SLACK_BOT_EVENTS) expect(scopes).toContain(event === 'app_mention' ? 'app_mentions:read' : (RENAME_SCOPES[event] ?? `${event.split('.')[1]}:history`));
     expect(scopes).toContain('commands');
     // Files people post are fetched from url_private with the bot token.

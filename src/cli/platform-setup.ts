@@ -61,10 +61,11 @@ export const SLACK_BOT_SCOPES = [
   { scope: 'files:write', why: 'files.uploadV2 (long replies)' },
   { scope: 'files:read', why: 'downloading the files people post (url_private with the bot token)' },
   { scope: 'commands', why: 'the /warden slash command' },
+  { scope: 'usergroups:read', why: 'usergroups.list, usergroups.users.list and subteam_members_changed events (usergroup: entries in access lists)' },
 ] as const;
 
 /** channel_rename and group_rename keep the cached channel names (matched by name-keyed scopes) current. */
-export const SLACK_BOT_EVENTS = ['app_mention', 'message.channels', 'message.groups', 'message.im', 'message.mpim', 'channel_rename', 'group_rename'] as const;
+export const SLACK_BOT_EVENTS = ['app_mention', 'message.channels', 'message.groups', 'message.im', 'message.mpim', 'channel_rename', 'group_rename', 'subteam_members_changed', 'subteam_updated', 'subteam_created'] as const;
 
 export interface SlackManifestOptions {
   /** `socket` (no public URL) or `http` (Events API and interactivity at `requestUrl`). */

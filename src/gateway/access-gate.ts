@@ -7,7 +7,9 @@ import { metrics } from '../ops/metrics.js';
 import { accessSettings, decideAccess, describeAccess, type AccessDecision, type ResolvedBotLoop } from '../policy/access.js';
 import type { Principal } from '../policy/principals.js';
 import { senderIsOwner } from '../turn/turn-context.js';
-import type { InboundMessage } from './types.js';
+import type { InboundMessage, MembershipResolver } from './types.js';
+
+export type { MembershipResolver } from './types.js';
 
 /**
  * The inbound gate: what runs between routing a message and anything acting on it (a command,
@@ -17,11 +19,6 @@ import type { InboundMessage } from './types.js';
  * the model or a command.
  */
 
-/** A sender's memberships the platform does not send with the message (Slack user groups), looked up and cached. */
-export interface MembershipResolver {
-  /** The user group ids of `userId`; undefined when they could not be looked up (never matches: fail closed). */
-  usergroupsOf(userId: string, teamId?: string): Promise<readonly string[] | undefined>;
-}
 
 export interface AccessGateDeps {
   pairing?: PairingStore | undefined;
@@ -59,6 +56,11 @@ export class AccessGate {
   private usergroupCache: { config: WardenConfig; uses: boolean } | undefined;
 
   constructor(private readonly deps: AccessGateDeps) {}
+
+  /** The pairing store `/pair` approves codes in. */
+  get pairing(): PairingStore | undefined {
+    return this.deps.pairing;
+  }
 
   private now(): number {
     return this.deps.now?.() ?? Date.now();

@@ -13,6 +13,7 @@ import type { ToolDefinition } from '../agent/types.js';
 import type { ToolResult } from '../tools/types.js';
 import { OWNER_ONLY_TOOLS } from '../policy/catalog.js';
 import type { Route } from './router.js';
+import type { PairingStore } from '../cluster/pairing.js';
 import type { ApproveOutcome } from './approval-clicks.js';
 import type { ApprovalClick, OutboundMessage } from './types.js';
 import { runNodesCommand, type NodesCommandDeps } from './commands/nodes.js';
@@ -20,7 +21,7 @@ import { runCronCommand } from './cron-command.js';
 import { formatPendingApprovals } from './approvals-command.js';
 import { unknownCommandText } from './command-text.js';
 
-export const COMMAND_NAMES = ['help', 'tools', 'exec', 'approve', 'approvals', 'skills', 'status', 'stop', 'cron', 'nodes', 'new'] as const;
+export const COMMAND_NAMES = ['help', 'tools', 'exec', 'approve', 'approvals', 'skills', 'status', 'stop', 'cron', 'nodes', 'pair', 'new'] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 /**
  * The chat forms of owner-only tools (`/cron`, `/nodes`): for a non-owner they are not
@@ -28,7 +29,7 @@ export type CommandName = (typeof COMMAND_NAMES)[number];
  * so a non-owner is never told the tools exist (README: owner-only tools are never visible to
  * anyone but an owner).
  */
-export const OWNER_COMMANDS: ReadonlySet<string> = new Set(COMMAND_NAMES.filter((n) => OWNER_ONLY_TOOLS.includes(n)));
+export const OWNER_COMMANDS: ReadonlySet<string> = new Set([...COMMAND_NAMES.filter((n) => OWNER_ONLY_TOOLS.includes(n)), 'pair']);
 
 /** Commands only the web chat can carry out; platforms do not register them as native commands. */
 export const WEB_ONLY_COMMANDS: readonly CommandName[] = ['new'];
@@ -183,6 +184,8 @@ export interface CommandDeps {
   pendingApprovals?(sessionKey: string): ApprovalRequest[] | Promise<ApprovalRequest[]>;
   /** Plugin commands, listed by /help. */
   pluginCommands?: PluginCommandRegistry | undefined;
+  /** DM pairing (`/pair`); absent without a store. */
+  pairing?: Pick<PairingStore, 'approve' | 'pending'> | undefined;
 }
 
 export interface StatusView {
@@ -232,7 +235,27 @@ export async function runCommand(command: ParsedCommand, route: Route, deps: Com
       return { text: deps.newSession ? await deps.newSession(route) : NEW_ELSEWHERE_TEXT };
     case 'cron':
       return runCronCommand(command.args, route, deps, signal);
+    case 'pair':
+      return { text: await runPair(command.args, route, deps) };
   }
+}
+
+/**
+ * `/pair` (owners): lists the codes waiting on this platform; `/pair <code>` approves one, so
+ * its sender's DMs are let in from now on (`dmPolicy: pairing`). Approval is per platform: an
+ * owner approves codes handed out on the platform they are an owner on.
+ */
+async function runPair(args: string, route: Route, deps: CommandDeps): Promise<string> {
+  if (!deps.pairing) return 'Pairing is not available in this process.';
+  const provider = route.replyTo.provider;
+  if (args === '') {
+    const pending = await deps.pairing.pending(provider);
+    if (pending.length === 0) return 'No pairing requests are waiting.';
+    return ['Pairing requests:', ...pending.map((p) => `• ${p.code} — ${p.userName ? `${p.userName} (${p.userId})` : p.userId}`), 'Approve one with /pair <code>.'].join('\n');
+  }
+  const outcome = await deps.pairing.approve(args, provider, `${provider}:${route.context.senderId ?? ''}`);
+  if (!outcome.ok) return outcome.reason === 'other-platform' ? 'That code was handed out on another platform; approve it there.' : 'No pairing request has that code (it may have expired).';
+  return `Paired ${outcome.userName ? `${outcome.userName} (${outcome.userId})` : outcome.userId}: their direct messages are let in from now on.`;
 }
 
 /** `/new` on a platform whose conversations are their channel's (or DM's) one session. */
@@ -396,6 +419,7 @@ function formatStatus(route: Route, s: StatusView): string {
     `Session: ${route.sessionKey}`,
     `Model: ${s.model ?? 'none configured (commands only)'}`,
     `You: ${route.context.senderIsOwner ? 'owner' : 'member'}`,
+    ...(route.access ? [`Access: ${route.access}`] : []),
     `Turn: ${s.running ? 'running' : 'idle'}${s.queued > 0 ? `, ${s.queued} queued` : ''}`,
     `Pending approvals here: ${s.pendingApprovals}`,
     `Chat: ${s.adapters.join(', ')}`,
@@ -429,6 +453,7 @@ export function helpText(
     '/stop — stop the running turn',
     ...owners('/cron list|add|run|pause|resume|remove — scheduled jobs (owners only)'),
     ...owners('/nodes [approve CODE|deny CODE|unpair NAME] — paired nodes (owners)'),
+    ...owners('/pair [CODE] — DM pairing requests; approve one (owners)'),
     '/new — start a fresh session (web chat)',
     ...plugins.map((c) => `/${c.name} — ${c.description ?? `from plugin ${c.pluginId}`}`),
     '/help — this list',

@@ -33,6 +33,7 @@ import type { ApprovalClick, ChatAdapter, InboundMessage, OutboundFile, Outbound
 import { turnReply, type TurnOrigin } from './turn-reply.js';
 import { background } from '../util/background.js';
 import { AccessGate } from './access-gate.js';
+import { describeAccess } from '../policy/access.js';
 
 export interface GatewayOptions {
   config: WardenConfig;
@@ -282,6 +283,7 @@ export class Gateway {
     // Slack user groups are looked up, not sent: the turn's policy (`toolsBySender` keys) reads what the gate found.
     const usergroups = admitted.principal.usergroupIds;
     if (usergroups && usergroups.length > 0) route.context = { ...route.context, senderUsergroupIds: [...usergroups] };
+    route.access = describeAccess(admitted.decision);
     this.remember(route);
     this.recordConversation(route);
     this.observeInbound(route, message);
@@ -610,6 +612,7 @@ export class Gateway {
       newSession: (r) => this.newSession(r),
       pluginCommands: options.pluginCommands,
       nodes: options.nodes,
+      pairing: this.gate.pairing,
     };
   }
 

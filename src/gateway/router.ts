@@ -16,6 +16,8 @@ export interface Route {
   text: string;
   /** Which binding chose the agent (`/status` shows it); absent for turns Warden starts itself. */
   binding?: BindingDecision | undefined;
+  /** Why the sender was let in, in words (`/status`), set by the access gate. */
+  access?: string | undefined;
   /** Files the message carried; taken in when its turn runs (`inbound-files.ts`). */
   attachments?: InboundMessage['attachments'];
 }

@@ -57,6 +57,8 @@ export interface ChatAdapter {
   shards?(): readonly ShardState[];
   /** Follows the agent's skill commands: native registration, the names a native command may carry. */
   setSkillCommands?(specs: readonly SkillCommandSpec[]): void;
+  /** Memberships a message does not carry (Slack user groups), looked up and cached by the adapter. */
+  memberships?: MembershipResolver | undefined;
   /** `/new`: switches the conversation of `target` to a fresh session and returns its id (web chat). */
   newSession?(target: ReplyTarget): Promise<string>;
   /**
@@ -65,6 +67,12 @@ export interface ChatAdapter {
    * native streams name the user and team they stream to).
    */
   streamTo?(target: ReplyTarget, recipient?: { userId?: string | undefined; teamId?: string | undefined }): StreamSurface | undefined;
+}
+
+/** A sender's memberships the platform does not send with the message (Slack user groups). */
+export interface MembershipResolver {
+  /** The user group ids of `userId`; undefined when they could not be looked up (never matches: fail closed). */
+  usergroupsOf(userId: string, teamId?: string): Promise<readonly string[] | undefined>;
 }
 
 /** A button click on an approval card, as an adapter hands it to the router. */

@@ -21,6 +21,8 @@ export interface SlackFakeOptions {
    * chat.startStream answers instead. Default `unknown_method`, a workspace without them.
    */
   nativeStreaming?: true | string;
+  /** User groups (`S…` id → member user ids), served by usergroups.list and usergroups.users.list. */
+  usergroups?: Record<string, string[]>;
 }
 
 /** A message the app posted (or updated), as the fake keeps it. */
@@ -73,6 +75,8 @@ export class SlackFake {
   private readonly tokens: { bot: string | undefined; app: string | undefined };
   /** The bot token's granted scopes. */
   scopes: readonly string[];
+  /** User groups by id; a test edits them and sends `subteamMembersChanged`, as Slack does. */
+  readonly usergroups: Record<string, string[]>;
 
   constructor(options: SlackFakeOptions = {}) {
     this.teamId = options.teamId ?? TEAM_ID;
@@ -81,6 +85,7 @@ export class SlackFake {
     this.tokens = { bot: options.botToken, app: options.appToken };
     this.scopes = options.scopes ?? SLACK_BOT_SCOPES.map((s) => s.scope);
     this.nativeStreaming = options.nativeStreaming ?? 'unknown_method';
+    this.usergroups = options.usergroups ?? {};
     this.wss.on('connection', (socket) => {
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
@@ -146,6 +151,22 @@ export class SlackFake {
   renameEvent(channel: string, name: string): Record<string, unknown> {
     this.channels[channel] = name;
     return { type: channel.startsWith('G') ? 'group_rename' : 'channel_rename', channel: { id: channel, name, name_normalized: name, created: 1700000000 }, event_ts: this.nextTs() };
+  }
+
+  /** Members of a user group change (the test edited `usergroups`): Slack's `subteam_members_changed`. */
+  subteamMembersChanged(subteam: string, added: string[] = [], removed: string[] = []): Record<string, unknown> {
+    return {
+      type: 'subteam_members_changed',
+      subteam_id: subteam,
+      team_id: this.teamId,
+      date_previous_update: 1700000000,
+      date_update: Math.floor(Date.now() / 1000),
+      added_users: added,
+      added_users_count: String(added.length),
+      removed_users: removed,
+      removed_users_count: String(removed.length),
+      event_ts: this.nextTs(),
+    };
   }
 
   /** A user's message event: in a channel, a DM (`D…` channel) or a thread (`threadTs`). */
@@ -378,6 +399,26 @@ export class SlackFake {
         const fileId = `F${String(++this.counter).padStart(8, '0')}`;
         this.uploads.set(fileId, { filename: args.filename, content: '' });
         return { ok: true, upload_url: `http://127.0.0.1:${this.port}/upload/${fileId}`, file_id: fileId };
+      }
+      case 'usergroups.list':
+        // Slack's shape; `include_users` is not asked for (the adapter reads members per group).
+        if (!this.scopes.includes('usergroups:read')) return { ok: false, error: 'missing_scope', needed: 'usergroups:read', provided: this.scopes.join(',') };
+        return {
+          ok: true,
+          usergroups: Object.entries(this.usergroups).map(([id, users]) => ({
+            id,
+            team_id: this.teamId,
+            is_usergroup: true,
+            name: id.toLowerCase(),
+            handle: id.toLowerCase(),
+            date_delete: 0,
+            user_count: users.length,
+          })),
+        };
+      case 'usergroups.users.list': {
+        if (!this.scopes.includes('usergroups:read')) return { ok: false, error: 'missing_scope', needed: 'usergroups:read', provided: this.scopes.join(',') };
+        const users = Object.hasOwn(this.usergroups, args.usergroup) ? this.usergroups[args.usergroup] : undefined;
+        return users ? { ok: true, users: [...users] } : { ok: false, error: 'no_such_subteam' };
       }
       case 'files.completeUploadExternal':
         return { ok: true, files: (args.files ?? []).map((f: { id: string; title?: string }) => ({ id: f.id, title: f.title ?? '' })) };
