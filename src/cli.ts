@@ -12,6 +12,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandRun
   'url-check': { summary: 'may web_fetch or the browser reach this URL', load: async () => (await import('./cli/url-check.js')).run },
   'exec-check': { summary: 'would exec run this command, ask, or refuse it', load: async () => (await import('./cli/exec-check.js')).run },
   'exec-approvals': { summary: "import or export OpenClaw's exec-approvals.json allowlists", load: async () => (await import('./cli/exec-approvals.js')).run },
+  access: { summary: 'who may make Warden act: the access decision for a sender in a context', load: async () => (await import('./cli/access.js')).run },
   audit: { summary: 'dangerous settings, each with a fix (exit 1 when critical)', load: async () => (await import('./cli/audit.js')).run },
   doctor: { summary: 'what is installed and reachable', load: async () => (await import('./cli/doctor.js')).run },
   skills: { summary: 'the skills of an agent: eligible, not eligible and why, not loaded', load: async () => (await import('./cli/skills.js')).run },

@@ -19,7 +19,8 @@ import { stringOption, type ParsedArgs } from './args.js';
  *   --thread ID           the thread id (implies --chat thread)
  *   --sender ID           platform user id; owner status follows from `owners`
  *   --sender-name N, --sender-username U   for `name:` / `username:` toolsBySender keys
- *   --roles ID,ID         the sender's Discord role ids (role bindings)
+ *   --roles ID,ID         the sender's Discord role ids (role bindings, `role:` entries)
+ *   --usergroups ID,ID    the sender's Slack user group ids (`usergroup:` entries)
  *   --model P/M           model answering the turn (default: the agent's, else models.default)
  *   --spawn-depth N       0 for a main session, n for an n-th level subagent
  *
@@ -41,6 +42,7 @@ export const CONTEXT_FLAGS = [
   'sender-name',
   'sender-username',
   'roles',
+  'usergroups',
   'model',
   'spawn-depth',
 ] as const;
@@ -49,7 +51,7 @@ export const CONTEXT_FLAGS = [
 export const CONTEXT_USAGE = [
   'context: --agent ID  --provider discord|slack|web|http  --chat dm|channel|thread',
   '         --guild ID [--guild-name NAME]  --channel ID  --channel-name NAME  --thread ID (channel = the parent)',
-  '         --sender ID [--sender-name N] [--sender-username U] [--roles ID,ID]  --model PROVIDER/MODEL  --spawn-depth N',
+  '         --sender ID [--sender-name N] [--sender-username U] [--roles ID,ID] [--usergroups ID,ID]  --model PROVIDER/MODEL  --spawn-depth N',
   '         without --agent, the agent is the one `bindings` route this conversation to',
 ].join('\n');
 
@@ -88,6 +90,7 @@ export function contextFromArgs(args: ParsedArgs, config: WardenConfig): Context
   if (threadId && chat !== 'thread') problems.push(`--thread applies to --chat thread, not --chat ${chat}`);
   if (chat === 'dm' && (guildId || guildName)) problems.push('--guild does not apply to --chat dm');
   const roles = value('roles')?.split(',').map((r) => r.trim()).filter(Boolean);
+  const usergroups = value('usergroups')?.split(',').map((r) => r.trim()).filter(Boolean);
 
   // The agent a message from here would reach: the router's own binding decision.
   const explicitAgent = value('agent');
@@ -117,7 +120,7 @@ export function contextFromArgs(args: ParsedArgs, config: WardenConfig): Context
     ctx: buildTurnContext(config, {
       agentId,
       conversation: { provider, chat, guildId, guildName, channelId, channelName, threadId },
-      sender: { id: senderId, name: senderName, username: senderUsername },
+      sender: { id: senderId, name: senderName, username: senderUsername, roleIds: roles, usergroupIds: usergroups },
       model,
       spawnDepth,
     }),

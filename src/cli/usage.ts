@@ -23,6 +23,12 @@ export const COMMAND_USAGE: Record<string, string> = {
     `exit: ${EXIT.ok} allow, ${EXIT.ask} ask, ${EXIT.deny} deny, ${BAD}, ${NO_TOOLS}`,
   ].join('\n'),
   'exec-approvals': 'usage: warden exec-approvals import FILE [--agent ID] [--dry-run] [--json] | export [--agent ID] [--config FILE]',
+  access: [
+    'usage: warden access check [--bot] [--paired] [--config FILE] [--json] [context flags]',
+    CONTEXT,
+    '         --bot: the message is from a bot or webhook; --paired: the sender was paired by an owner (dmPolicy: pairing)',
+    `exit: ${EXIT.ok} let in, ${EXIT.ask} asked to pair (dmPolicy: pairing), ${EXIT.deny} refused, ${BAD}`,
+  ].join('\n'),
   audit: ['usage: warden audit [--config FILE] [--json]', `exit: ${EXIT.ok} no critical finding, ${EXIT.critical} a critical finding, ${BAD}`].join('\n'),
   doctor: 'usage: warden doctor [--config FILE] [--json] [--timeout SECONDS]',
   skills: 'usage: warden skills [--agent ID] [--config FILE] [--json]',

@@ -25,6 +25,7 @@ const COMMANDS: Array<[string[], string]> = [
   [['plugins'], 'usage: warden plugins'],
   [['mcp', 'list'], 'usage: warden mcp'],
   [['audit'], 'usage: warden audit'],
+  [['access', 'check'], 'usage: warden access check'],
   [['doctor'], 'usage: warden doctor'],
   [['node'], 'usage: warden node'],
   [['exec-approvals', 'export'], 'usage: warden exec-approvals'],
