@@ -20,6 +20,7 @@ import { unknownFlagProblems } from './context.js';
 import { auditGatewayHttp } from '../gateway/http/audit.js';
 import { auditOps } from '../ops/audit.js';
 import { auditNameKeyedScopes } from '../policy/scope-audit.js';
+import { auditAccess } from '../policy/access-audit.js';
 import { auditSkills } from '../skills/audit.js';
 import { reservedCommandNames } from '../gateway/command-text.js';
 
@@ -55,6 +56,7 @@ export const run: CommandRunner = async (args, io) => {
     ...auditGatewayHttp(loaded.config),
     ...auditOps(loaded.config),
     ...auditNameKeyedScopes(loaded.config),
+    ...auditAccess(loaded.config),
     ...auditSkills(loaded.config, { baseDir: loaded.baseDir, env: io.env, homeDir: io.env.HOME?.trim() || undefined, pluginSkillDirs: plugins.skillsDirs(), reservedCommands: reservedCommandNames() }),
   ]
     .sort((a, b) => ORDER[a.severity] - ORDER[b.severity])

@@ -51,7 +51,7 @@ export const runsIn = (workspace: string): number =>
  */
 export async function startInstance(
   name: string,
-  options: { fake: SlackFake; storeUrl: string; workspace: string; leaseSec: number; extraEnv?: Record<string, string>; modelUrl?: string; logLevel?: string; waitSec?: number },
+  options: { fake: SlackFake; storeUrl: string; workspace: string; leaseSec: number; extraEnv?: Record<string, string>; modelUrl?: string; logLevel?: string; waitSec?: number; extraYaml?: string[] },
 ): Promise<Instance> {
   const dir = mkdtempSync(path.join(tmpdir(), `warden-cluster-${name}-`));
   mkdirSync(path.join(dir, 'data'));
@@ -87,6 +87,7 @@ export async function startInstance(
       `  port: ${opsPort}`,
       'dataDir: ./data',
       ...(options.waitSec !== undefined ? ['approvals:', `  waitSec: ${options.waitSec}`] : []),
+      ...(options.extraYaml ?? []),
       ...(options.modelUrl ? ['models:', '  default: openai/gpt-test', '  providers:', '    openai:', `      baseUrl: ${JSON.stringify(options.modelUrl)}`] : []),
       '',
     ].join('\n'),
