@@ -16,6 +16,7 @@ import type { ToolMeta } from '../tools/types.js';
 import { buildTurnContext, type ContextInput } from '../turn/turn-context.js';
 import { diffConfig, dotted, startsWith, type ConfigChange } from './config-diff.js';
 import { execCorpus, probeResolver, urlCorpus } from './decision-corpus.js';
+import { accessLimitRules, accessWidening, actorCorpus } from './access-corpus.js';
 
 /**
  * Whether a config change widens security — the one decision a config patch's approval rests on.
@@ -122,7 +123,14 @@ export const INERT_KEYS: ReadonlyArray<readonly [path: readonly string[], why: s
   [['gateway', 'nodes', 'pairingTimeoutSec'], 'how long a pairing request stays open; pairing still needs an owner'],
   [['gateway', 'nodes', 'callTimeoutSec'], 'how long a node call may take'],
   [['skills', 'limits'], 'how many of the eligible, trusted skills the prompt lists; no root or skill is added'],
+  [['channels', 'discord', 'deniedReply'], 'the text a refused sender is told; who is refused is the access decision (compared)'],
+  [['channels', 'slack', 'deniedReply'], 'as channels.discord.deniedReply'],
+  [['rateLimit', 'reply'], 'the text an over-the-limit sender is told; the limits are compared'],
 ];
+
+/** Access keys of a chat scope, judged by the access decisions (accessRules) over the principal corpus. */
+const SCOPE_ACCESS_KEYS = ['users', 'roles', 'enabled', 'allowBots', 'botLoopProtection'];
+const PLATFORM_ACCESS_KEYS = ['dmPolicy', 'allowFrom', 'groupPolicy', 'allowBots', 'botLoopProtection'];
 
 /** The exec keys an agent may override, judged by the verdicts and the exec rules. */
 const EXEC_POLICY_KEYS = ['security', 'ask', 'askFallback', 'allowlist', 'defaultAllowlist', 'safeBins', 'safeBinTrustedDirs', 'safeBinProfiles', 'strictInlineEval', 'allowAlwaysTtlSec'];
@@ -161,6 +169,14 @@ const JUDGED: readonly string[][] = [
   ['plugins', 'enabled'], ['plugins', 'allow'], ['plugins', 'deny'], ['plugins', 'entries', '*', 'enabled'],
   // Subagent depth (depthRule).
   ['agents', 'defaults', 'subagents', 'maxSpawnDepth'],
+  // Who may make Warden act (accessRules): the access decision over the principal corpus, and the limits.
+  ['accessGroups'], ['rateLimit'],
+  ...(['discord', 'slack'] as const).flatMap((p) => PLATFORM_ACCESS_KEYS.map((k) => ['channels', p, k])),
+  ...SCOPE_ACCESS_KEYS.flatMap((k) => [
+    ['channels', 'discord', 'guilds', '*', k],
+    ['channels', 'discord', 'guilds', '*', 'channels', '*', k],
+    ['channels', 'slack', 'channels', '*', k],
+  ]),
 ];
 
 /**
@@ -239,6 +255,7 @@ export async function classifyConfigChange(before: WardenConfig, after: WardenCo
   pluginRules(ctx);
   modelProviders(ctx);
   depthRule(ctx);
+  accessRules(ctx);
   surfaces(before, after, options.plugins ?? [], add);
   return { changes, widening };
 }
@@ -541,6 +558,18 @@ function modelProviders({ before, after, add }: Ctx): void {
   });
 }
 
+/**
+ * Who may make Warden act: every access decision (`decideAccess`, what the gate, `/status` and
+ * `warden access check` use) over the principal corpus that moved from refused to let in, and
+ * the limits that are counts (rate limits raised or removed, the bot loop breaker loosened).
+ */
+function accessRules({ before, after, changes, add }: Ctx): void {
+  const prefixes = [['accessGroups'], ['owners'], ['channels', 'discord'], ['channels', 'slack']];
+  const moved = accessWidening(before, after);
+  if (moved.length > 0) listCapped(add, keysUnder(changes, prefixes, 'channels'), moved);
+  for (const rule of accessLimitRules(before, after)) add(rule.path, rule.why);
+}
+
 /** The surface comparison enumerates depths 0 and 1; a deeper limit lets subagents spawn where it did not look. */
 function depthRule({ before, after, add }: Ctx): void {
   const b = before.agents.defaults.subagents.maxSpawnDepth;
@@ -574,6 +603,8 @@ function describeContext(input: ContextInput): string {
   if (c.channelName) parts.push(`#${c.channelName}`);
   else if (c.channelId) parts.push(`channel ${c.channelId}`);
   parts.push(input.sender.id ? `sender ${input.sender.id}` : 'any sender');
+  if (input.sender.roleIds) parts.push(`roles ${input.sender.roleIds.join(',')}`);
+  if (input.sender.usergroupIds) parts.push(`user groups ${input.sender.usergroupIds.join(',')}`);
   if (input.model) parts.push(`model ${input.model}`);
   if (input.spawnDepth) parts.push(`subagent depth ${input.spawnDepth}`);
   return parts.join(', ');
@@ -584,6 +615,8 @@ function contexts(before: WardenConfig, after: WardenConfig): ContextInput[] {
   const agents = knownAgentIds(after);
   const models = new Set<string | undefined>([undefined]);
   const senders = new Map<string, Set<string | undefined>>();
+  // Members of roles, user groups and access groups the lists of people name (access-corpus.ts).
+  const members = actorCorpus(configs);
   const scopes: Array<{ provider: string; guildId?: string; channelId?: string; channelName?: string }> = [];
   for (const p of [...PROVIDERS, 'http']) senders.set(p, new Set([undefined, 'someone-else']));
   const guildIds = new Set<string>(['unlisted-guild']);
@@ -641,12 +674,13 @@ function contexts(before: WardenConfig, after: WardenConfig): ContextInput[] {
             out.push(input);
           }
         };
+        const actorsOf = (p: string) => [...[...senders.get(p)!].map((id) => ({ id })), ...(members.get(p) ?? []).filter((a) => a.roleIds || a.usergroupIds || !senders.get(p)!.has(a.id))];
         for (const p of [...PROVIDERS, 'http']) {
-          for (const id of senders.get(p)!) push({ agentId, model, spawnDepth: depth, conversation: { provider: p, chat: 'dm', channelId: `dm-${id ?? 'anon'}` }, sender: { id } });
+          for (const sender of actorsOf(p)) push({ agentId, model, spawnDepth: depth, conversation: { provider: p, chat: 'dm', channelId: `dm-${sender.id ?? 'anon'}` }, sender });
         }
         for (const scope of scopes) {
-          for (const id of senders.get(scope.provider)!) {
-            push({ agentId, model, spawnDepth: depth, conversation: { provider: scope.provider, chat: 'channel', guildId: scope.guildId, channelId: scope.channelId, channelName: scope.channelName }, sender: { id } });
+          for (const sender of actorsOf(scope.provider)) {
+            push({ agentId, model, spawnDepth: depth, conversation: { provider: scope.provider, chat: 'channel', guildId: scope.guildId, channelId: scope.channelId, channelName: scope.channelName }, sender });
           }
         }
       }

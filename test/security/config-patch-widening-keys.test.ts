@@ -44,6 +44,8 @@ const base = (prefix?: unknown) => (prefix === undefined ? { text: TEAM, config:
 
 const agentExec = (exec: unknown) => ({ agents: { list: [{ id: 'main', default: true, workspace: './workspace', tools: { profile: 'coding', exec } }] } });
 const guild = (value: unknown) => ({ channels: { discord: { guilds: { [GUILD]: value } } } });
+/** DMs and channels closed to all but one person: the state the access attacks start from. */
+const ACCESS_CLOSED = { channels: { discord: { dmPolicy: 'allowlist', allowFrom: ['222222222222222222'], groupPolicy: 'allowlist' } } };
 
 /** [attack, patch, what the widening must name, state before the patch] */
 const WIDENING: Array<[string, unknown, string, unknown?]> = [
@@ -129,6 +131,19 @@ const WIDENING: Array<[string, unknown, string, unknown?]> = [
   ['the ops listener exposed', { ops: { host: '0.0.0.0', exposeBeyondLoopback: true } }, 'ops.host'],
   ['the store moved', { store: { url: 'postgres://db.example/warden' } }, 'store.url'],
   ['the Discord token replaced', { channels: { discord: { token: 'another-bot-token' } } }, 'channels.discord.token'],
+  // Who may make Warden act: the access decision over the principal corpus.
+  ['DMs opened', { channels: { discord: { dmPolicy: 'open' } } }, 'someone-else in discord DMs: refused (dm-not-allowed) → let in', ACCESS_CLOSED],
+  ['DMs to pairing (paired senders get in)', { channels: { discord: { dmPolicy: 'pairing' } } }, 'paired someone-else in discord DMs: refused (dm-not-allowed) → let in', ACCESS_CLOSED],
+  ['an allowFrom entry added', { channels: { discord: { allowFrom: ['222222222222222222', '333333333333333333'] } } }, '333333333333333333 in discord DMs: refused (dm-not-allowed) → let in by channels.discord.allowFrom', ACCESS_CLOSED],
+  ['a member added to an access group allowFrom names', { accessGroups: { ops: ['444444444444444444', '555555555555555555'] } }, '555555555555555555 in discord DMs', { ...ACCESS_CLOSED, accessGroups: { ops: ['444444444444444444'] }, channels: { discord: { dmPolicy: 'allowlist', allowFrom: ['group:ops'], groupPolicy: 'allowlist' } } }],
+  ['a role added to a guild', guild({ roles: ['777777777777777777'] }), 'member-of-777777777777777777 (role 777777777777777777)', { ...ACCESS_CLOSED, ...guild({ users: ['222222222222222222'] }) }],
+  ['channels opened', { channels: { discord: { groupPolicy: 'open' } } }, 'refused (guild-not-listed) → let in', ACCESS_CLOSED],
+  ['bots allowed in a channel', guild({ channels: { dev: { allowBots: true } } }), 'bot someone-else', ACCESS_CLOSED],
+  ['the rate limit raised', { rateLimit: { sender: { perMinute: 100 } } }, 'the sender rate limit is raised', { rateLimit: { sender: { perMinute: 10 } } }],
+  ['the rate limit removed', { rateLimit: { sender: null } }, 'the sender rate limit is removed', { rateLimit: { sender: { perMinute: 10 } } }],
+  ['the bot loop breaker off', { channels: { discord: { botLoopProtection: { enabled: false } } } }, 'bot loop protection is loosened'],
+  ['a toolsBySender role key lifting a deny', { tools: { toolsBySender: { 'role:777777777777777777': null } } }, 'roles 777777777777777777', { tools: { toolsBySender: { 'role:777777777777777777': { deny: ['exec'] } } } }],
+  ['a toolsBySender group key lifting a deny', { tools: { toolsBySender: { 'group:ops': null } } }, 'user groups s0000eng', { accessGroups: { ops: ['usergroup:S0000ENG'] }, tools: { toolsBySender: { 'group:ops': { deny: ['exec'] } } } }],
 ];
 
 /** Patches that change no decision toward allow: one owner applies them. */
@@ -148,6 +163,11 @@ const NOT_WIDENING: Array<[string, unknown]> = [
   ['queue length', { sessions: { maxQueued: 5 } }],
   ['the web chat port', { channels: { web: { port: 3100 } } }],
   ['an exec timeout', { tools: { exec: { timeoutSec: 60 } } }],
+  ['DMs closed', { channels: { discord: { dmPolicy: 'disabled', groupPolicy: 'disabled' } } }],
+  ['a channel limited to a role', guild({ roles: ['777777777777777777'] })],
+  ['a rate limit set', { rateLimit: { sender: { perMinute: 10, burst: 10 } } }],
+  ['the refusal text', { channels: { discord: { deniedReply: 'No.' } } }],
+  ['a stricter bot loop breaker', { channels: { discord: { botLoopProtection: { maxEventsPerWindow: 3 } } } }],
 ];
 
 describe('config.patch widenings, judged by the decisions they move (team example)', () => {
