@@ -219,6 +219,8 @@ export class DiscordFake {
     mentionBot?: boolean;
     uncachedThread?: boolean;
     authorIsBot?: boolean;
+    /** Posted through a webhook: Discord sets `webhook_id`, and the author is whatever name and avatar the poster chose. */
+    webhookId?: string;
     /** Files the user posts; served by the fake at their `url` (Discord's CDN stand-in). */
     attachments?: Array<{ name: string; contentType: string; data: Buffer; voice?: boolean }>;
   }): APIMessage | undefined {
@@ -253,8 +255,8 @@ export class DiscordFake {
     } as unknown as APIMessage;
     this.messages.set(message.id, message);
     const extra: Record<string, unknown> = {};
-    // A guild message carries the author's member object (roles included), without its user.
-    if (guild) Object.assign(extra, { guild_id: guild.id, member: this.memberOf(guild, input.author.id) });
+    // A guild message carries the author's member object (roles included), without its user; a webhook's has none.
+    if (guild) Object.assign(extra, { guild_id: guild.id, ...(input.webhookId ? { webhook_id: input.webhookId } : { member: this.memberOf(guild, input.author.id) }) });
     if (input.dm) extra.channel_type = 1;
     else if (input.uncachedThread) extra.channel_type = 11;
     this.dispatch('MESSAGE_CREATE', { ...message, ...extra });
