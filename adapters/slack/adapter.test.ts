@@ -105,14 +105,17 @@ describe('Slack adapter over HTTP: inbound events', () => {
     expect(inbound).toHaveLength(1);
   });
 
-  it('ignores its own messages and other bots', async () => {
+  it('ignores its own messages; marks other bots for the access gate', async () => {
     await start();
     await fake.sendEvent(url(), fake.envelope(fake.messageEvent({ user: fake.bot.userId, channel: GENERAL, text: 'me', extra: { bot_id: fake.bot.botId } })), signed);
     await fake.sendEvent(url(), fake.envelope(fake.messageEvent({ user: 'U0000OTHER', channel: GENERAL, text: 'bot', extra: { bot_id: 'B0000OTHER', subtype: 'bot_message' } })), signed);
     await fake.sendEvent(url(), fake.envelope(fake.messageEvent({ user: ALICE, channel: GENERAL, text: 'human' })), signed);
-    expect((await waitInbound()).text).toBe('human');
+    await waitInbound(2);
     await sleep(200);
-    expect(inbound.map((m) => m.text)).toEqual(['human']);
+    expect(inbound.map((m) => [m.text, m.senderIsBot ?? false])).toEqual([
+      ['bot', true],
+      ['human', false],
+    ]);
   });
 
   it('processes a retried delivery of the same event once', async () => {
