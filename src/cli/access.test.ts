@@ -65,5 +65,6 @@ describe('warden access check', () => {
   it('warden tools reads role keys from --roles and names the key', async () => {
     const r = await run(['tools', '--provider', 'discord', '--guild', '111', '--channel', '5', '--sender', '7', '--roles', '900', '--explain', 'exec']);
     expect(r.stdout).toContain('tools.toolsBySender["role:900"]');
+    expect(r.stdout).toContain('access: allowed (group-listed) by channels.discord.guilds.111.roles via role:900');
   });
 });

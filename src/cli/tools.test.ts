@@ -80,7 +80,8 @@ describe('warden tools (in process)', () => {
   it('answers the JSON contract with sorted tools and labelled removals', async () => {
     const { stdout } = await runTools(['--json']);
     const answer = JSON.parse(stdout) as Answer;
-    expect(Object.keys(answer)).toEqual(['tools', 'removed', 'unavailable', 'warnings', 'agent', 'binding']);
+    expect(Object.keys(answer)).toEqual(['tools', 'removed', 'unavailable', 'warnings', 'agent', 'binding', 'access']);
+    expect((answer as unknown as { access: string }).access).toBe('allowed (web) by channels.web');
     expect(answer.tools).toEqual([...answer.tools].sort());
     expect(answer.removed).toContainEqual({ tool: 'tts', by: 'tools.profile' });
     for (const u of answer.unavailable) expect(u.why).not.toBe('');

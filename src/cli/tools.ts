@@ -12,6 +12,8 @@ import { COMMAND_USAGE } from './usage.js';
 import { loadConfigForCommand } from './config.js';
 import { CONTEXT_FLAGS, contextFromArgs, unknownFlagProblems } from './context.js';
 import { describeBinding } from '../gateway/bindings.js';
+import { decideAccess, describeAccess } from '../policy/access.js';
+import type { TurnContext } from '../policy/context.js';
 
 /**
  * `warden tools`: which tools the model gets in the given context, what the policy removed
@@ -102,12 +104,20 @@ function answerTools(
     // How the agent was chosen when --agent was not given: the binding the router would use.
     ...(context.binding ? { binding: { matchedBy: context.binding.matchedBy, ...(context.binding.index !== undefined ? { index: context.binding.index } : {}) } } : {}),
     ...(explain ? { explain } : {}),
+    // Whether this sender gets a turn here at all: the access gate's decision (`warden access check` explains it).
+    access: accessLine(config, context.ctx),
   };
   io.stdout(json ? JSON.stringify(answer, null, 2) : human(answer, explain, context.binding ? describeBinding(context.binding) : `${context.ctx.agentId} (--agent)`));
   return EXIT.ok;
 }
 
-function human(answer: { tools: string[]; removed: SurfaceResult['removed']; unavailable: SurfaceResult['unavailable']; warnings: string[] }, explain: Explanation | undefined, agent: string): string {
+/** The access decision for the context's sender, in words (the gate's function, as `/status` shows it). */
+function accessLine(config: WardenConfig, ctx: TurnContext): string {
+  const where = { provider: ctx.provider, chat: ctx.chat, guildId: ctx.guildId, guildName: ctx.guildName, channelId: ctx.channelId, channelName: ctx.channelName };
+  return describeAccess(decideAccess(config, where, { provider: ctx.provider, userId: ctx.senderId ?? '', roleIds: ctx.senderRoleIds, usergroupIds: ctx.senderUsergroupIds, isOwner: ctx.senderIsOwner }));
+}
+
+function human(answer: { tools: string[]; removed: SurfaceResult['removed']; unavailable: SurfaceResult['unavailable']; warnings: string[]; access: string }, explain: Explanation | undefined, agent: string): string {
   const lines: string[] = [`agent: ${agent}`];
   if (explain) {
     lines.push(explanationHead(explain));
@@ -129,5 +139,6 @@ function human(answer: { tools: string[]; removed: SurfaceResult['removed']; una
     lines.push('warnings:');
     for (const w of answer.warnings) lines.push(`  - ${w}`);
   }
+  lines.push(`access: ${answer.access}`);
   return lines.join('\n');
 }
