@@ -1,0 +1,96 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openWardenStore } from '../app/migrations.js';
+import { RateLimiter } from '../cluster/rate-limit.js';
+import { parseConfig } from '../config/index.js';
+import type { WardenConfig } from '../config/schema/index.js';
+import type { Store } from '../store/store.js';
+import { AccessGate, DEFAULT_DENIED_REPLY } from './access-gate.js';
+import type { InboundMessage } from './types.js';
+
+function config(raw: Record<string, unknown>): WardenConfig {
+  const parsed = parseConfig(raw);
+  if (!parsed.ok) throw parsed.error;
+  return parsed.value.config;
+}
+
+const message = (extra: Partial<InboundMessage> = {}): InboundMessage => ({
+  provider: 'discord',
+  chatType: 'dm',
+  channelId: 'D1',
+  senderId: '7',
+  text: 'hi',
+  mentionsBot: false,
+  messageId: 'm1',
+  receivedAt: 0,
+  ...extra,
+});
+const route = { agentId: 'main', sessionKey: 'agent:main:discord:dm:7' };
+
+const stores: Store[] = [];
+afterEach(async () => {
+  await Promise.all(stores.splice(0).map((s) => s.close().catch(() => undefined)));
+});
+async function store(): Promise<Store> {
+  const opened = await openWardenStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-gate-')) });
+  if (!opened.ok) throw new Error(opened.error.message);
+  stores.push(opened.store);
+  return opened.store;
+}
+
+describe('AccessGate', () => {
+  it('tells a refused sender once per 10 minutes; deniedReply sets the text or silence', async () => {
+    let now = 0;
+    const gate = new AccessGate({ now: () => now });
+    const closed = config({ owners: { discord: ['1'] }, channels: { discord: { token: 't', dmPolicy: 'disabled' } } });
+    expect(await gate.admit(closed, message(), route)).toEqual({ pass: false, reply: DEFAULT_DENIED_REPLY });
+    expect(await gate.admit(closed, message(), route)).toEqual({ pass: false, reply: undefined });
+    now += 10 * 60 * 1000;
+    expect((await gate.admit(closed, message(), route)).pass).toBe(false);
+    const custom = config({ channels: { discord: { token: 't', dmPolicy: 'disabled', deniedReply: 'No.' } } });
+    expect(await new AccessGate({}).admit(custom, message(), route)).toEqual({ pass: false, reply: 'No.' });
+    const silent = config({ channels: { discord: { token: 't', dmPolicy: 'disabled', deniedReply: false } } });
+    expect(await new AccessGate({}).admit(silent, message(), route)).toEqual({ pass: false, reply: undefined });
+    // An owner passes.
+    expect((await gate.admit(closed, message({ senderId: '1' }), route)).pass).toBe(true);
+  });
+
+  it('the loop breaker: max bot turns in the window, then the cooldown; a person resets the count', async () => {
+    let now = 0;
+    const gate = new AccessGate({ now: () => now });
+    const cfg = config({ channels: { discord: { token: 't', allowBots: true, botLoopProtection: { maxEventsPerWindow: 2, windowSeconds: 60, cooldownSeconds: 30 } } } });
+    const bot = message({ senderIsBot: true, senderId: '99' });
+    const passes = async (m: InboundMessage) => (await gate.admit(cfg, m, route)).pass;
+    expect([await passes(bot), await passes(bot), await passes(bot)]).toEqual([true, true, false]);
+    now += 29_000;
+    expect(await passes(bot)).toBe(false);
+    now += 2_000;
+    expect(await passes(bot)).toBe(true);
+    expect(await passes(message())).toBe(true);
+    expect([await passes(bot), await passes(bot), await passes(bot)]).toEqual([true, true, false]);
+  });
+
+  it('rate limits: told once with the wait, silent after; owners are not limited; reply: false says nothing', async () => {
+    const s = await store();
+    const gate = new AccessGate({ limiter: new RateLimiter(s.db) });
+    const cfg = config({ owners: { discord: ['1'] }, rateLimit: { sender: { perMinute: 2, burst: 2 } } });
+    const outcomes = [];
+    for (let i = 0; i < 4; i++) outcomes.push(await gate.admit(cfg, message(), route));
+    expect(outcomes.map((o) => o.pass)).toEqual([true, true, false, false]);
+    expect(outcomes[2]).toMatchObject({ pass: false, reply: expect.stringMatching(/try again in \d+ s\.$/) });
+    expect(outcomes[3]).toEqual({ pass: false });
+    for (let i = 0; i < 4; i++) expect((await gate.admit(cfg, message({ senderId: '1' }), route)).pass).toBe(true);
+    const quiet = config({ rateLimit: { sender: { perMinute: 1 }, reply: false } });
+    await gate.admit(quiet, message({ senderId: '8' }), route);
+    expect(await gate.admit(quiet, message({ senderId: '8' }), route)).toEqual({ pass: false });
+  });
+
+  it('a store that cannot count refuses the message (fail closed)', async () => {
+    const s = await store();
+    const gate = new AccessGate({ limiter: new RateLimiter(s.db) });
+    await s.close();
+    expect(await gate.admit(config({ rateLimit: { sender: { perMinute: 10 } } }), message(), route)).toEqual({ pass: false });
+  });
+});
