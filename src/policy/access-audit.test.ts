@@ -28,6 +28,7 @@ describe('auditAccess', () => {
     ['an undefined access group', { allowFrom: ['group:ops'] }, 'access group "ops" is not defined'],
     ['a name instead of an id', { allowFrom: ['@alice'] }, 'is not a discord user id'],
     ['a role name', { guilds: { '1': { roles: ['admins'] } } }, '"admins" is not a Discord role id'],
+    ['a role in the Discord DM allowlist', { allowFrom: ['role:300000000000000077'] }, 'a DM carries no roles'],
     ['a Slack group on Discord', { allowFrom: ['usergroup:S1'] }, 'usergroup: entries name Slack user groups'],
     ['a Slack user on Discord', { allowFrom: ['slack:U1'] }, 'names a slack user, never a discord one'],
   ])('reports %s', (_n, discord, text) => {

@@ -107,7 +107,9 @@ export function auditAccess(config: WardenConfig): AuditFinding[] {
   }
   for (const list of listsOf(config)) {
     for (const entry of list.entries) {
-      const problem = entryProblem(entry, list.platform, config);
+      // A Discord DM carries no member object: a role in the DM allowlist lets nobody in there.
+      const dmRole = list.path === 'channels.discord.allowFrom' && parseEntry(entry).kind === 'role' ? 'a DM carries no roles (Discord sends no member object with it); list the user ids' : undefined;
+      const problem = dmRole ?? entryProblem(entry, list.platform, config);
       if (problem) {
         findings.push({ id: 'access.entry-names-nobody', severity: 'warn', message: `${list.path} entry "${entry}" names nobody: ${problem}`, fix: `use platform ids in ${list.path}` });
       }
