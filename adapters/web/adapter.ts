@@ -14,7 +14,7 @@ import { sniffFileKind } from '../../src/tools/core/fs/file-kind.js';
 import { FILE_ID, webFileStore } from './file-store.js';
 import { fitFiles, withNotes } from '../common/outbound-files.js';
 import { log } from '../../src/log/log.js';
-import { registerServer } from '../../src/net/index.js';
+import { describePortInUse, isPortInUse, registerServer, WEB_CHAT_PORT } from '../../src/net/index.js';
 import { alreadyResolvedText, cardTitle, DECISION_LABEL, NOT_APPROVER_TEXT, NOT_FOUND_TEXT, offeredDecisions, outcomeLine, requesterLine } from '../common/approval-card.js';
 import { checkBind, checkRequestOrigin, isLoopbackHost, TOKEN_COOKIE, tokenFromRequest, tokensMatch } from './access.js';
 import { RecentIds } from '../common/recent-ids.js';
@@ -535,7 +535,13 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
         });
       });
       server.listen(config.port, config.host);
-      await Promise.race([once(server, 'listening'), once(server, 'error').then(([err]) => Promise.reject(err as Error))]);
+      try {
+        await Promise.race([once(server, 'listening'), once(server, 'error').then(([err]) => Promise.reject(err as Error))]);
+      } catch (err) {
+        // A taken port names the key, the flag and the holder, and offers the next free port.
+        if (isPortInUse(err)) throw new Error(await describePortInUse(WEB_CHAT_PORT, { host: config.host, port: config.port }), { cause: err });
+        throw err;
+      }
       const address = server.address() as AddressInfo;
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       url = `http://${host}:${address.port}/`;

@@ -45,7 +45,7 @@ export function loadConfig(options: LoadOptions = {}): LoadResult {
 
   if (!existsSync(file)) {
     if (explicit) return fail(file, [{ path: '', message: `config file not found: ${file}` }]);
-    return validate(undefined, {}, cwd);
+    return validate(undefined, {}, cwd, env);
   }
 
   let text: string;
@@ -75,7 +75,7 @@ export function configFromRaw(raw: unknown, options: { file: string; env: Record
   const problems: ConfigProblem[] = [];
   const substituted = substituteEnv(raw, options.env, [], problems);
   if (problems.length > 0) return fail(options.file, problems);
-  return validate(options.file, substituted, path.dirname(options.file));
+  return validate(options.file, substituted, path.dirname(options.file), options.env);
 }
 
 /** Validates an in-memory config object (tests, embedding). */
@@ -84,12 +84,45 @@ export function parseConfig(raw: unknown, file?: string): LoadResult {
 }
 
 /** OpenClaw's spellings are read into Warden's first (src/config/openclaw), then the schema decides. */
-function validate(file: string | undefined, raw: unknown, baseDir: string): LoadResult {
+function validate(file: string | undefined, raw: unknown, baseDir: string, env: Record<string, string | undefined> = {}): LoadResult {
   const translated = translateOpenClaw(raw ?? {});
   const result = wardenConfigSchema.safeParse(translated.value);
   const problems = [...translated.problems, ...(result.success ? [] : restoreWrittenPaths(problemsFromZod(wardenConfigSchema, result.error.issues), translated.renamed))];
   if (problems.length > 0 || !result.success) return fail(file, problems);
+  const ports = applyPortEnv(result.data, env);
+  if (ports.length > 0) return fail(file, ports);
   return { ok: true, value: { config: result.data, file, baseDir } };
+}
+
+/**
+ * `WARDEN_PORT` moves the web chat (`channels.web.port`) and `WARDEN_OPS_PORT` the ops listener
+ * (`ops.port`) over what the file says; `warden start --port`/`--ops-port` set them. Applied
+ * on every load, so a config reload keeps the port the process was started with.
+ */
+export const PORT_ENV = { WARDEN_PORT: 'channels.web.port', WARDEN_OPS_PORT: 'ops.port' } as const;
+
+function applyPortEnv(config: WardenConfig, env: Record<string, string | undefined>): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  for (const [name, key] of Object.entries(PORT_ENV)) {
+    const given = env[name];
+    if (given === undefined || given.trim() === '') continue;
+    const port = parsePort(given);
+    if (port === undefined) {
+      problems.push({ path: key, message: `${name}="${given}" is not a port: expected a whole number from 0 to 65535` });
+      continue;
+    }
+    if (name === 'WARDEN_PORT') config.channels.web.port = port;
+    else config.ops.port = port;
+  }
+  return problems;
+}
+
+/** A TCP port written as decimal digits, 0–65535; anything else (`3e3`, `0x10`, `-1`) is not one. */
+export function parsePort(text: string): number | undefined {
+  const t = text.trim();
+  if (!/^\d{1,5}$/.test(t)) return undefined;
+  const n = Number(t);
+  return n <= 65535 ? n : undefined;
 }
 
 function fail(file: string | undefined, problems: ConfigProblem[]): LoadResult {
