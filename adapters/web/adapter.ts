@@ -19,6 +19,7 @@ import { alreadyResolvedText, cardTitle, DECISION_LABEL, NOT_APPROVER_TEXT, NOT_
 import { checkBind, checkRequestOrigin, isLoopbackHost, TOKEN_COOKIE, tokenFromRequest, tokensMatch } from './access.js';
 import { RecentIds } from '../common/recent-ids.js';
 import type { WebHistory } from './history.js';
+import type { WebWelcome } from './welcome.js';
 import { FAVICON_SVG, MARKDOWN_IT_JS, PAGE_CSS, PAGE_HTML, PAGE_JS } from './page.js';
 
 /** The conversation id of the web chat; there is one, shared by every open tab. */
@@ -68,7 +69,7 @@ export type WebMessage = {
  * every connection (and after `/new`), then `pending`; `ack` answers each message the page sent.
  */
 export type ServerFrame =
-  | { type: 'history'; session: string; items: Array<{ kind: 'message'; message: WebMessage } | { kind: 'card'; card: WebCard }> }
+  | { type: 'history'; session: string; items: Array<{ kind: 'message'; message: WebMessage } | { kind: 'card'; card: WebCard }>; welcome?: WebWelcome | undefined }
   | { type: 'message'; message: WebMessage }
   | { type: 'card'; card: WebCard }
   | { type: 'pending'; cards: WebCard[] }
@@ -87,6 +88,8 @@ export interface WebAdapterDeps {
   pendingApprovals?: (() => Promise<ApprovalRequest[]>) | undefined;
   /** Where files served to the page are kept (under the data dir), so links outlive a restart. Without it, memory. */
   filesDir?: string | undefined;
+  /** The empty page's welcome card (model, workspace, commands to try), read at each history frame so a reload shows the current config. */
+  welcome?: (() => WebWelcome) | undefined;
 }
 
 /** The page's message ids: what `crypto.randomUUID()` gives, or anything of that shape. */
@@ -224,7 +227,7 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
     const items = history.map((f) =>
       f.type === 'card' ? { kind: 'card' as const, card: cards.get(f.card.id) ?? f.card } : { kind: 'message' as const, message: (f as { message: WebMessage }).message },
     );
-    return { type: 'history', session: sessionKey(), items };
+    return { type: 'history', session: sessionKey(), items, ...(deps.welcome ? { welcome: deps.welcome() } : {}) };
   }
 
   /** The page's log starts from the store: the session's conversation and cards before this start. */

@@ -18,6 +18,8 @@ import { createModelRegistry } from '../models/registry.js';
 import type { ControlPlane, ToolRuntime } from './tool-runtime.js';
 import { defaultAgentId, knownAgentIds } from '../policy/steps.js';
 import { agentWorkspace } from '../exec/check.js';
+import { apiKeyFor, modelRefForAgent, modelSettings } from '../models/settings.js';
+import { webWelcome } from '../../adapters/web/welcome.js';
 import { sessionSkillsCatalog } from '../skills/index.js';
 import { SessionSkillSnapshots } from '../skills/snapshot.js';
 import { openConfiguredStore, WARDEN_MIGRATIONS } from './migrations.js';
@@ -185,6 +187,13 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     pendingApprovals: () => approvals.list(),
     // Files shown in the page (replies' and uploads), kept so their links outlive a restart.
     filesDir: path.join(dataDir, 'web-files'),
+    welcome: () => {
+      const c = current();
+      const model = modelRefForAgent(c, webAgent);
+      const settings = model ? modelSettings(c, model) : undefined;
+      const missingKey = settings?.ok && !apiKeyFor(settings.value, env).ok ? settings.value.apiKeyEnv : undefined;
+      return webWelcome({ model, missingKey, workspace: agentWorkspace(c, webAgent, baseDir), configFile: loaded.file });
+    },
   };
   const webToken = token?.ok ? token.token : '';
   const renderers = new Map<string, () => void>();
