@@ -7,6 +7,7 @@ import { ConfigError, formatPath, problemsFromZod, type ConfigProblem } from './
 import { restoreWrittenPaths, translateOpenClaw } from './openclaw/translate.js';
 import { wardenConfigSchema, type WardenConfig } from './schema/index.js';
 import { replaceEnvReferences } from './env-ref.js';
+import { json5ProblemMessage, yamlProblemMessages } from './syntax-error.js';
 
 export const DEFAULT_CONFIG_FILE = 'warden.config.yaml';
 
@@ -136,16 +137,13 @@ export function parseConfigText(file: string, text: string): { ok: true; value: 
     try {
       return { ok: true, value: JSON5.parse(text) };
     } catch (err) {
-      return { ok: false, problems: [{ path: '', message: `malformed JSON5: ${(err as Error).message}` }] };
+      return { ok: false, problems: [{ path: '', message: json5ProblemMessage(text, err as Error) }] };
     }
   }
   if (ext === '.yaml' || ext === '.yml') {
     const doc = yaml().parseDocument(text, { prettyErrors: true, uniqueKeys: true });
     if (doc.errors.length > 0) {
-      return {
-        ok: false,
-        problems: doc.errors.map((e) => ({ path: '', message: `malformed YAML: ${e.message.split('\n')[0]}` })),
-      };
+      return { ok: false, problems: yamlProblemMessages(text, doc.errors).map((message) => ({ path: '', message })) };
     }
     return { ok: true, value: doc.toJS() };
   }

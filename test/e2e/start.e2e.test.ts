@@ -36,7 +36,7 @@ describe('warden start', () => {
     const dir = inDir('channels:\n  slack:\n    botToken: xoxp-1-2-abc\n    appToken: abc123\n');
     const r = await launch(dir);
     expect(r.exitCode).toBe(2);
-    expect(r.stderr.trim()).toBe(
+    expect(String(r.stderr).trim()).toBe(
       [
         `invalid config ${path.join(dir, 'warden.config.yaml')}: 2 problems`,
         '  channels.slack.botToken: is a user token (xoxp-…); Warden needs the Bot User OAuth Token, xoxb-…, from OAuth & Permissions',
