@@ -2,10 +2,12 @@ import { describe, expect, it, vi } from 'vitest';
 import type { ToolExecutor } from '../agent/index.js';
 import type { ApprovalRequest } from '../approvals/types.js';
 import {
+  COMMAND_NAMES,
   describeClickOutcome,
   formatToolExplanation,
   formatToolReport,
   formatToolResult,
+  helpText,
   isCommand,
   outcomeLabel,
   parseApproveArgs,

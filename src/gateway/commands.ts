@@ -431,7 +431,7 @@ export function helpText(
     '/skills — the skills this agent knows',
     '/status — agent, model, session and queue',
     '/stop — stop the running turn',
-    ...owners('/cron list|add|run|pause|resume|remove — scheduled jobs (owners only)'),
+    ...owners('/cron list|add|run|pause|resume|remove|runs — scheduled jobs (owners only)'),
     ...owners('/nodes [approve CODE|deny CODE|unpair NAME] — paired nodes (owners)'),
     '/new — start a fresh session (web chat)',
     ...plugins.map((c) => `/${c.name} — ${c.description ?? `from plugin ${c.pluginId}`}`),
