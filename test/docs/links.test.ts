@@ -101,6 +101,10 @@ describe('the check itself', () => {
     expect(subcommands('tools')).toBeUndefined();
   });
 
+  it('keeps the README to a few screens (reference text lives in docs/)', () => {
+    expect(read('README.md').split('\n').length).toBeLessThan(300);
+  });
+
   it('covers README.md and a page per topic', () => {
     for (const page of ['policy', 'exec', 'approvals', 'plugins', 'mcp', 'control-plane', 'operations', 'openclaw-compatibility', 'security', 'cli']) expect(PAGES).toContain(`docs/${page}.md`);
   });
