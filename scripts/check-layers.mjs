@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Checks that imports point down Warden's layers and that no two folders import each other
-// (the rules are in .dependency-cruiser.cjs; the README's Development section lists the layers).
+// (the rules are in .dependency-cruiser.cjs; docs/development.md lists the layers).
 // It runs dependency-cruiser over src/ and adapters/ of a project folder and prints every
 // violation with the rule it breaks and, for a cycle, the loop of folders.
 //

@@ -7,7 +7,7 @@ import { asksForHelp, COMMAND_USAGE } from './cli/usage.js';
  * Command table. Each command lives in its own module under `cli/` and is loaded on demand, so
  * `warden tools` does not pay for the chat adapters' imports.
  */
-const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandRunner> }> = {
+export const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandRunner> }> = {
   tools: { summary: 'which tools the model gets in a context, and why not the others', load: async () => (await import('./cli/tools.js')).run },
   'url-check': { summary: 'may web_fetch or the browser reach this URL', load: async () => (await import('./cli/url-check.js')).run },
   'exec-check': { summary: 'would exec run this command, ask, or refuse it', load: async () => (await import('./cli/exec-check.js')).run },

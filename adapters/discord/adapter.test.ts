@@ -51,6 +51,20 @@ afterEach(async () => {
   await fake?.close();
 });
 
+describe('Discord adapter: a token pasted with its "Bot " prefix', () => {
+  it('sends the prefix once: Discord gets "Bot <token>", not "Bot Bot <token>"', async () => {
+    fake = await startDiscordFake({ token: 'test-token' });
+    ledger = new ApprovalLedger([owner.id]);
+    adapter = createDiscordAdapter(
+      { token: 'Bot test-token', apiBaseUrl: fake.apiBaseUrl, requireMention: true, guilds: {} },
+      { onApprovalClick: ledger.onApprovalClick, approvers: [owner.id], approvalsTarget: 'channel' },
+    );
+    await adapter.start(async () => undefined);
+    const gateway = await fake.requests.waitFor((r) => r.path === '/gateway/bot');
+    expect(gateway.headers.authorization).toBe('Bot test-token');
+  });
+});
+
 describe('Discord adapter: connection and inbound messages', () => {
   beforeEach(() => start());
 

@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { bareDiscordToken } from '../../src/config/platform-tokens.js';
 import {
   Client,
   Events,
@@ -82,7 +83,8 @@ export function createDiscordAdapter(
     registerCommands?: boolean;
   } = {},
 ): DiscordAdapter {
-  const token = config.token;
+  // A pasted `Bot ` prefix is stripped (start and doctor warn about it, src/config/platform-tokens.ts).
+  const token = config.token === undefined ? undefined : bareDiscordToken(config.token);
   if (!token) throw new ConfigError(undefined, [{ path: 'channels.discord.token', message: 'required to start the Discord adapter' }]);
   const cards = deps.cards ?? memoryCardStore();
   const dmChannels = new Map<string, string>();

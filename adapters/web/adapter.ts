@@ -14,11 +14,12 @@ import { sniffFileKind } from '../../src/tools/core/fs/file-kind.js';
 import { FILE_ID, webFileStore } from './file-store.js';
 import { fitFiles, withNotes } from '../common/outbound-files.js';
 import { log } from '../../src/log/log.js';
-import { registerServer } from '../../src/net/index.js';
+import { describePortInUse, isPortInUse, registerServer, WEB_CHAT_PORT } from '../../src/net/index.js';
 import { alreadyResolvedText, cardTitle, DECISION_LABEL, NOT_APPROVER_TEXT, NOT_FOUND_TEXT, offeredDecisions, outcomeLine, requesterLine } from '../common/approval-card.js';
 import { checkBind, checkRequestOrigin, isLoopbackHost, TOKEN_COOKIE, tokenFromRequest, tokensMatch } from './access.js';
 import { RecentIds } from '../common/recent-ids.js';
 import type { WebHistory } from './history.js';
+import type { WebWelcome } from './welcome.js';
 import { FAVICON_SVG, MARKDOWN_IT_JS, PAGE_CSS, PAGE_HTML, PAGE_JS } from './page.js';
 
 /** The conversation id of the web chat; there is one, shared by every open tab. */
@@ -68,7 +69,7 @@ export type WebMessage = {
  * every connection (and after `/new`), then `pending`; `ack` answers each message the page sent.
  */
 export type ServerFrame =
-  | { type: 'history'; session: string; items: Array<{ kind: 'message'; message: WebMessage } | { kind: 'card'; card: WebCard }> }
+  | { type: 'history'; session: string; items: Array<{ kind: 'message'; message: WebMessage } | { kind: 'card'; card: WebCard }>; welcome?: WebWelcome | undefined }
   | { type: 'message'; message: WebMessage }
   | { type: 'card'; card: WebCard }
   | { type: 'pending'; cards: WebCard[] }
@@ -87,6 +88,8 @@ export interface WebAdapterDeps {
   pendingApprovals?: (() => Promise<ApprovalRequest[]>) | undefined;
   /** Where files served to the page are kept (under the data dir), so links outlive a restart. Without it, memory. */
   filesDir?: string | undefined;
+  /** The empty page's welcome card (model, workspace, commands to try), read at each history frame so a reload shows the current config. */
+  welcome?: (() => WebWelcome) | undefined;
 }
 
 /** The page's message ids: what `crypto.randomUUID()` gives, or anything of that shape. */
@@ -224,7 +227,7 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
     const items = history.map((f) =>
       f.type === 'card' ? { kind: 'card' as const, card: cards.get(f.card.id) ?? f.card } : { kind: 'message' as const, message: (f as { message: WebMessage }).message },
     );
-    return { type: 'history', session: sessionKey(), items };
+    return { type: 'history', session: sessionKey(), items, ...(deps.welcome ? { welcome: deps.welcome() } : {}) };
   }
 
   /** The page's log starts from the store: the session's conversation and cards before this start. */
@@ -535,7 +538,13 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
         });
       });
       server.listen(config.port, config.host);
-      await Promise.race([once(server, 'listening'), once(server, 'error').then(([err]) => Promise.reject(err as Error))]);
+      try {
+        await Promise.race([once(server, 'listening'), once(server, 'error').then(([err]) => Promise.reject(err as Error))]);
+      } catch (err) {
+        // A taken port names the key, the flag and the holder, and offers the next free port.
+        if (isPortInUse(err)) throw new Error(await describePortInUse(WEB_CHAT_PORT, { host: config.host, port: config.port }), { cause: err });
+        throw err;
+      }
       const address = server.address() as AddressInfo;
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       url = `http://${host}:${address.port}/`;

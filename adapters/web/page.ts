@@ -47,6 +47,14 @@ export const PAGE_CSS = `
 .msg.md p { margin: 0.4em 0; }
 .msg.md table { border-collapse: collapse; margin: 0.4em 0; }
 .msg.md th, .msg.md td { border: 1px solid #ccc; padding: 2px 6px; }
+.msg.md .align-left { text-align: left; }
+.msg.md .align-right { text-align: right; }
+.msg.md .align-center { text-align: center; }
+.welcome { align-self: stretch; border: 1px solid #8886; border-left: 4px solid var(--accent); border-radius: 8px; padding: .6em .9em; }
+.welcome h2 { font-size: 1.05em; margin: 0 0 .4em; }
+.welcome p { margin: .3em 0; }
+.welcome ul { margin: .2em 0; padding-left: 1.2em; }
+.welcome button.try { font: inherit; font-family: monospace; cursor: pointer; }
 .msg.md code { background: rgba(0,0,0,0.06); padding: 0 3px; border-radius: 3px; }
 .msg.md pre code { background: none; padding: 0; }
 :root { color-scheme: light dark; --accent: #5865f2; --ok: #2e9e5b; --bad: #d83c3e; --muted: #8a8f98; }
@@ -188,8 +196,17 @@ export const PAGE_JS = `
    * from elsewhere). Without the library the text is shown as text.
    */
   const md = window.markdownit ? window.markdownit({ html: false, linkify: true, breaks: true }) : undefined;
+  // markdown-it aligns table columns with style="text-align:…", which the page's CSP refuses
+  // (a console error per cell, and no alignment): the cells carry a class instead, before any HTML is made.
+  if (md) md.core.ruler.push('align_classes', (state) => {
+    for (const token of state.tokens) {
+      if (token.type !== 'th_open' && token.type !== 'td_open') continue;
+      const m = /^text-align:(left|right|center)$/.exec(token.attrGet('style') || '');
+      token.attrs = m ? [['class', 'align-' + m[1]]] : null;
+    }
+  });
   const ALLOWED = new Set(['P', 'BR', 'STRONG', 'EM', 'S', 'DEL', 'CODE', 'PRE', 'BLOCKQUOTE', 'UL', 'OL', 'LI', 'A', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'HR', 'TABLE', 'THEAD', 'TBODY', 'TR', 'TH', 'TD']);
-  const KEPT_ATTRS = { A: ['href'], OL: ['start'], TH: ['style'], TD: ['style'], CODE: ['class'] };
+  const KEPT_ATTRS = { A: ['href'], OL: ['start'], CODE: ['class'] };
   function safeHref(href) {
     try {
       const url = new URL(href, location.href);
@@ -213,9 +230,11 @@ export const PAGE_JS = `
         continue;
       }
       const keep = KEPT_ATTRS[el.tagName] || [];
+      // A table column's alignment (set as a class by the renderer above) is the only class a cell keeps.
+      const align = (el.tagName === 'TH' || el.tagName === 'TD') && /^align-(left|right|center)$/.exec(el.getAttribute('class') || '');
       for (const attr of Array.from(el.attributes)) if (!keep.includes(attr.name)) el.removeAttribute(attr.name);
-      if (el.hasAttribute('style') && !/^text-align:(left|right|center)$/.test(el.getAttribute('style'))) el.removeAttribute('style');
       if (el.hasAttribute('class') && !/^language-[\\w-]+$/.test(el.getAttribute('class'))) el.removeAttribute('class');
+      if (align) el.className = 'align-' + align[1];
       if (el.tagName === 'A') {
         const href = safeHref(el.getAttribute('href') || '');
         if (!href) {
@@ -558,6 +577,7 @@ export const PAGE_JS = `
           cards.clear();
           bubbles.clear();
           sessionEl.textContent = frame.session || '';
+          if (frame.items.length === 0 && frame.welcome) list.appendChild(welcomeEl(frame.welcome));
           for (const item of frame.items) item.kind === 'card' ? renderCard(item.card) : addMessage(item.message);
           // What the server already has arrived, whatever became of its acknowledgement.
           outbox = outbox.filter((m) => !bubbles.has(m.id));
@@ -594,6 +614,42 @@ export const PAGE_JS = `
           break;
       }
     });
+  }
+
+  /** Text with \`code\` spans, inserted as text. */
+  function withCode(el, text) {
+    text.split('\`').forEach((part, i) => {
+      if (i % 2 === 1) { const code = document.createElement('code'); code.textContent = part; el.appendChild(code); }
+      else if (part) el.appendChild(document.createTextNode(part));
+    });
+    return el;
+  }
+  /** The empty page's card: the model (or the line that adds one), the workspace, commands to try (a click puts one in the box). */
+  function welcomeEl(w) {
+    const el = document.createElement('section');
+    el.className = 'welcome';
+    const h = document.createElement('h2');
+    h.textContent = 'Welcome to Warden';
+    el.appendChild(h);
+    el.appendChild(withCode(document.createElement('p'), w.model)).className = 'model';
+    el.appendChild(withCode(document.createElement('p'), w.workspace)).className = 'workspace';
+    const p = document.createElement('p');
+    p.textContent = 'Try:';
+    el.appendChild(p);
+    const ul = document.createElement('ul');
+    for (const t of w.try) {
+      const li = document.createElement('li');
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'try';
+      b.textContent = t.command;
+      b.addEventListener('click', () => { input.value = t.command; input.focus(); });
+      li.appendChild(b);
+      li.appendChild(document.createTextNode(' ' + t.what));
+      ul.appendChild(li);
+    }
+    el.appendChild(ul);
+    return el;
   }
 
   function notice(text) {

@@ -95,7 +95,7 @@ export async function createAdapter(
   store: Store,
   resolve: ResolveApproval,
   webToken: string,
-  web: Pick<Parameters<typeof createWebAdapter>[1], 'history' | 'pendingApprovals' | 'filesDir'>,
+  web: Pick<Parameters<typeof createWebAdapter>[1], 'history' | 'pendingApprovals' | 'filesDir' | 'welcome'>,
   current: () => WardenConfig,
 ): Promise<ChatAdapter> {
   const onApprovalClick = clickHandlerOn(resolve, provider);

@@ -18,6 +18,9 @@ import { createModelRegistry } from '../models/registry.js';
 import type { ControlPlane, ToolRuntime } from './tool-runtime.js';
 import { defaultAgentId, knownAgentIds } from '../policy/steps.js';
 import { agentWorkspace } from '../exec/check.js';
+import { platformTokenVerdicts } from '../config/platform-tokens.js';
+import { apiKeyFor, modelRefForAgent, modelSettings } from '../models/settings.js';
+import { webWelcome } from '../../adapters/web/welcome.js';
 import { sessionSkillsCatalog } from '../skills/index.js';
 import { SessionSkillSnapshots } from '../skills/snapshot.js';
 import { openConfiguredStore, WARDEN_MIGRATIONS } from './migrations.js';
@@ -127,6 +130,12 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     const bind = checkBind(config.channels.web.host, config.channels.web.token);
     if (!bind.ok) return { ok: false, error: new ConfigError(loaded.file, [{ path: bind.path, message: bind.message }]) };
   }
+  // A token pasted into the wrong key stops the start here, named, instead of being retried
+  // against the platform forever; a doubtful shape is a warning. `warden doctor` reads the same verdict.
+  const tokens = platformTokenVerdicts(config.channels).flatMap((v) => v.findings);
+  const wrongTokens = tokens.filter((f) => f.level === 'fail');
+  if (wrongTokens.length > 0) return { ok: false, error: new ConfigError(loaded.file, wrongTokens.map((f) => ({ path: f.path, message: f.message }))) };
+  for (const f of tokens) log.warn({ key: f.path }, `${f.path} ${f.message}`);
   // Plugins load before anything listens: a plugin that fails is reported and skipped, unless it
   // enforces rules (a policy plugin, see plugins/load-failure.ts): then Warden does not start.
   const plugins = await loadPluginRuntime(config, baseDir);
@@ -188,6 +197,13 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     pendingApprovals: () => approvals.list(),
     // Files shown in the page (replies' and uploads), kept so their links outlive a restart.
     filesDir: path.join(dataDir, 'web-files'),
+    welcome: () => {
+      const c = current();
+      const model = modelRefForAgent(c, webAgent);
+      const settings = model ? modelSettings(c, model) : undefined;
+      const missingKey = settings?.ok && !apiKeyFor(settings.value, env).ok ? settings.value.apiKeyEnv : undefined;
+      return webWelcome({ model, missingKey, workspace: agentWorkspace(c, webAgent, baseDir), configFile: loaded.file });
+    },
   };
   const webToken = token?.ok ? token.token : '';
   const renderers = new Map<string, () => void>();

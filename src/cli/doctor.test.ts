@@ -32,7 +32,30 @@ describe('warden doctor', () => {
 
   it('flags a Slack config that can receive nothing', async () => {
     const checks = await runDoctorChecks(configOf({ channels: { slack: { botToken: 'xoxb-1' } } }), '/tmp', {}, { platforms: 'offline' });
-    expect(checks.find((c) => c.name === 'slack')).toMatchObject({ ok: false, detail: 'bot token present, no signing secret or app token' });
+    expect(checks.find((c) => c.name === 'slack')).toMatchObject({
+      ok: false,
+      detail: 'bot token present, no signing secret or app token; channels.slack has a bot token but neither signingSecret (HTTP events) nor appToken (Socket Mode): Slack could deliver nothing',
+      fix: 'correct channels.slack',
+    });
+  });
+
+  it('judges token shapes offline, as start does: a wrong kind fails, a "Bot " prefix warns', async () => {
+    const checks = await runDoctorChecks(configOf({ channels: { discord: { token: 'Bot MTIzNDU2Nzg5MDEyMzQ1Njc4.GaBcDe.abcdefghijklmnopqrstuvwxyz0123456789AB' }, slack: { botToken: 'xoxp-1-2-abc', appToken: 'abc123' } } }), '/tmp', {}, { platforms: 'offline' });
+    expect(checks.find((c) => c.name === 'discord')).toEqual({
+      name: 'discord',
+      ok: true,
+      warn: true,
+      detail: 'token present; channels.discord.token starts with "Bot ": that is the Authorization scheme, not part of the token; Warden strips it — remove it from the config',
+      fix: 'correct channels.discord.token',
+    });
+    expect(checks.find((c) => c.name === 'slack')).toMatchObject({ ok: false, fix: 'correct channels.slack.botToken and channels.slack.appToken' });
+  });
+
+  it('an empty-token Discord block is "not configured", as start treats it (the web chat runs)', async () => {
+    const checks = await runDoctorChecks(configOf({ channels: { discord: { token: '' } } }), '/tmp', {}, { platforms: 'offline' });
+    expect(checks.find((c) => c.name === 'discord')).toEqual({ name: 'discord', ok: true, detail: 'not configured (channels.discord has no token; the web chat runs unless Slack is configured)' });
+    expect(checks.find((c) => c.name === 'web chat')?.ok).toBe(true);
+    expect(checks.filter((c) => !c.ok)).toEqual([]);
   });
 
   it('reports an unwritable data dir without creating anything', async () => {

@@ -9,6 +9,7 @@ import { probeSandbox, type SandboxProbe } from '../exec/sandbox-probe.js';
 import { BWRAP_PATH, resolveExecHost, sandboxIdentity } from '../exec/sandbox.js';
 import { mcpDoctorChecks } from '../mcp/doctor.js';
 import { probeStore } from '../app/schema-probe.js';
+import { platformTokenVerdicts, verdictLine } from '../config/platform-tokens.js';
 import { DEFAULT_PLATFORM_TIMEOUT_MS, discordPlatformChecks, runningShardsCheck, slackPlatformChecks } from './platform-check.js';
 import { EXIT, flag, stringOption, type CliIO, type CommandRunner } from './args.js';
 import { loadConfigForCommand, printResult } from './config.js';
@@ -121,26 +122,23 @@ export async function runDoctorChecks(config: WardenConfig, baseDir: string, env
 
   const discord = config.channels.discord;
   const slack = config.channels.slack;
-  checks.push({
-    name: 'discord',
-    ok: discord === undefined || discord.token !== undefined,
-    detail: discord?.token ? 'token present' : discord ? 'configured without a token' : 'not configured',
-    fix: 'set channels.discord.token (e.g. ${DISCORD_TOKEN})',
-  });
-  checks.push({
-    name: 'slack',
-    ok: slack === undefined || (slack.botToken !== undefined && (slack.signingSecret !== undefined || slack.appToken !== undefined)),
-    detail: slack
-      ? [slack.botToken ? 'bot token present' : 'no bot token', slack.appToken ? 'Socket Mode' : slack.signingSecret ? 'HTTP (signing secret)' : 'no signing secret or app token'].join(', ')
-      : 'not configured',
-    fix: 'set channels.slack.botToken and signingSecret (HTTP) or appToken (Socket Mode)',
-  });
+  // The tokens' shape, judged as `warden start` judges it (a fail there stops the start).
+  for (const verdict of platformTokenVerdicts(config.channels)) {
+    const failed = verdict.findings.some((f) => f.level === 'fail');
+    checks.push({
+      name: verdict.platform,
+      ok: !failed,
+      ...(!failed && verdict.findings.length > 0 ? { warn: true as const } : {}),
+      detail: verdictLine(verdict),
+      ...(verdict.findings.length > 0 ? { fix: `correct ${[...new Set(verdict.findings.map((f) => f.path))].join(' and ')}` } : {}),
+    });
+  }
   // The platforms themselves: whose token it is, and whether the app has what Warden needs.
   const platforms = options.platforms ?? { timeoutMs: DEFAULT_PLATFORM_TIMEOUT_MS };
   if (platforms === 'offline') {
     if (discord?.token || slack?.botToken) checks.push({ name: 'platforms', ok: true, detail: 'tokens not checked against Discord or Slack (--offline)' });
   } else {
-    const asked = await Promise.all([discord ? discordPlatformChecks(discord, platforms) : [], runningShardsCheck(discord, config.ops, platforms), slack ? slackPlatformChecks(slack, platforms) : []]);
+    const asked = await Promise.all([discord?.token ? discordPlatformChecks(discord, platforms) : [], runningShardsCheck(discord, config.ops, platforms), slack?.botToken ? slackPlatformChecks(slack, platforms) : []]);
     checks.push(...asked.flat());
   }
   if (!discord?.token && !slack?.botToken) {

@@ -70,7 +70,7 @@ export const run: CommandRunner = async (args, io) => {
   return VERDICT_EXIT[verdict.decision];
 };
 
-/** A script branches on the verdict: 0 allow, 4 ask, 5 deny (README, Command line). */
+/** A script branches on the verdict: 0 allow, 4 ask, 5 deny (docs/cli.md). */
 export const VERDICT_EXIT: Record<ExecVerdict['decision'], number> = { allow: EXIT.ok, ask: EXIT.ask, deny: EXIT.deny };
 
 async function readStoredAllowlist(file: string, agentId: string): Promise<{ ok: true; entries: StoredAllowlistEntry[] } | { ok: false; error: string }> {

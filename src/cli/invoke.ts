@@ -151,7 +151,7 @@ async function invokeOnce(
 }
 
 /**
- * A script branches on the outcome (README, Command line): 0 ran, 4 waiting on an approval, 5
+ * A script branches on the outcome (docs/cli.md): 0 ran, 4 waiting on an approval, 5
  * refused by policy — by the call chain (`blocked`) or by the tool's own gate (exec's approval
  * denied or expired: an error result whose details say `denied`) — and 6 the tool failed.
  */

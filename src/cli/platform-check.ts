@@ -1,4 +1,5 @@
 import type { DoctorCheck } from './doctor.js';
+import { bareDiscordToken } from '../config/platform-tokens.js';
 import type { DiscordConfig, SlackConfig } from '../config/schema/channels.js';
 import type { OpsConfig } from '../config/schema/ops.js';
 import { SLACK_BOT_SCOPES } from './platform-setup.js';
@@ -112,11 +113,12 @@ const unreachable = (name: string, host: string, answer: Answer | string, unchec
 /** The Discord token's identity, the Message Content intent and the shard count, from Discord itself. */
 export async function discordPlatformChecks(config: DiscordConfig, options: PlatformCheckOptions = {}): Promise<DoctorCheck[]> {
   if (!config.token) return [];
+  const token = bareDiscordToken(config.token);
   const timeoutMs = options.timeoutMs ?? DEFAULT_PLATFORM_TIMEOUT_MS;
   const signal = AbortSignal.timeout(timeoutMs);
   const base = `${withoutTrailingSlashes(config.apiBaseUrl ?? DISCORD_API)}/v10`;
   const host = new URL(base).host;
-  const get = (route: string) => request(`${base}${route}`, { headers: { authorization: `Bot ${config.token}`, 'user-agent': 'DiscordBot (warden doctor, 1)' } }, signal, timeoutMs);
+  const get = (route: string) => request(`${base}${route}`, { headers: { authorization: `Bot ${token}`, 'user-agent': 'DiscordBot (warden doctor, 1)' } }, signal, timeoutMs);
 
   const me = await get('/users/@me');
   if (!me.ok) return [unreachable('discord token', host, me, 'the token, intents and shards were')];

@@ -1,3 +1,4 @@
+import { bareDiscordToken } from '../config/platform-tokens.js';
 import {
   applicationIdFromToken,
   discordInviteUrl,
@@ -24,7 +25,8 @@ export const discord: CommandRunner = async (args, io) => {
   if (id === undefined) {
     const loaded = loadConfigForCommand(args, io);
     if (!loaded) return EXIT.badInput;
-    id = applicationIdFromToken(loaded.config.channels.discord?.token);
+    const token = loaded.config.channels.discord?.token;
+    id = applicationIdFromToken(token === undefined ? undefined : bareDiscordToken(token));
     if (id === undefined) {
       io.stderr('warden discord invite: give --client-id (the application id in the developer portal), or configure channels.discord.token');
       return EXIT.badInput;

@@ -4,8 +4,24 @@ import { startWarden } from '../app/startup.js';
 import { log } from '../log/log.js';
 import { metrics } from '../ops/metrics.js';
 import { installProcessHandlers } from '../ops/process-handlers.js';
-import { EXIT, type CommandRunner } from './args.js';
+import { EXIT, type CommandRunner, type ParsedArgs } from './args.js';
 import { loadConfigForCommand } from './config.js';
+import { parsePort, PORT_ENV } from '../config/index.js';
+
+/** `--port N` is `WARDEN_PORT=N` (the web chat), `--ops-port N` is `WARDEN_OPS_PORT=N` (the ops listener). */
+const PORT_FLAGS = { port: 'WARDEN_PORT', 'ops-port': 'WARDEN_OPS_PORT' } as const satisfies Record<string, keyof typeof PORT_ENV>;
+
+export function portFlags(args: ParsedArgs): { ok: true; env: Record<string, string> } | { ok: false; message: string } {
+  const env: Record<string, string> = {};
+  for (const [flagName, envVar] of Object.entries(PORT_FLAGS)) {
+    const value = args.options.get(flagName);
+    if (value === undefined) continue;
+    const port = value === true ? undefined : parsePort(value);
+    if (port === undefined) return { ok: false, message: `warden start: --${flagName} needs a port number from 0 to 65535 (${PORT_ENV[envVar]})${value === true ? '' : `, got "${value}"`}` };
+    env[envVar] = String(port);
+  }
+  return { ok: true, env };
+}
 
 /**
  * `warden start`: runs the bot with every configured chat adapter (the web chat when no
@@ -22,7 +38,15 @@ export const run: CommandRunner = async (args, io) => {
   }
 };
 
-const serve: CommandRunner = async (args, io) => {
+const serve: CommandRunner = async (args, given) => {
+  const ports = portFlags(args);
+  if (!ports.ok) {
+    given.stderr(ports.message);
+    return EXIT.badInput;
+  }
+  // The flags travel as the environment variables they stand for, so a config reload (which
+  // reads the file again) keeps the ports this process was started with.
+  const io = { ...given, env: { ...given.env, ...ports.env } };
   const loaded = loadConfigForCommand(args, io);
   if (!loaded) return EXIT.badInput;
   let restartRequested: (() => void) | undefined;

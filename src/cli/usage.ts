@@ -47,7 +47,7 @@ export const COMMAND_USAGE: Record<string, string> = {
   node: 'usage: warden node --gateway ws://127.0.0.1:3003 --name NAME [--config FILE] [--state DIR] [--fingerprint SHA256]',
   discord: 'usage: warden discord invite [--client-id ID] [--config FILE] [--json]',
   slack: 'usage: warden slack manifest [--mode socket|http] [--url https://HOST/slack/events] [--name NAME]',
-  start: ['usage: warden start [--config FILE]', 'runs the bot until SIGINT or SIGTERM', `exit: ${EXIT.ok} stopped, ${BAD} (nothing started), ${EXIT.critical} shutdown failed`].join('\n'),
+  start: ['usage: warden start [--config FILE] [--port N] [--ops-port N]', 'runs the bot until SIGINT or SIGTERM', '--port N (or WARDEN_PORT) moves the web chat (channels.web.port); --ops-port N (or WARDEN_OPS_PORT) the ops listener (ops.port)', `exit: ${EXIT.ok} stopped, ${BAD} (nothing started), ${EXIT.critical} shutdown failed`].join('\n'),
 };
 
 /**

@@ -1,5 +1,5 @@
 export { ConfigError, formatProblems, type ConfigProblem } from './errors.js';
-export { DEFAULT_CONFIG_FILE, configEnv, configFromRaw, loadConfig, parseConfig, parseConfigText, type LoadedConfig, type LoadOptions, type LoadResult } from './load.js';
+export { DEFAULT_CONFIG_FILE, configEnv, configFromRaw, loadConfig, parseConfig, parseConfigText, parsePort, PORT_ENV, type LoadedConfig, type LoadOptions, type LoadResult } from './load.js';
 export * from './schema/index.js';
 export type { ProfileId, ToolPolicyConfig, ByProviderEntry, ToolsBySenderConfig } from './schema/policy.js';
 export type { ExecConfig } from './schema/exec.js';

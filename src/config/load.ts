@@ -7,6 +7,7 @@ import { ConfigError, formatPath, problemsFromZod, type ConfigProblem } from './
 import { restoreWrittenPaths, translateOpenClaw } from './openclaw/translate.js';
 import { wardenConfigSchema, type WardenConfig } from './schema/index.js';
 import { replaceEnvReferences } from './env-ref.js';
+import { json5ProblemMessage, yamlProblemMessages } from './syntax-error.js';
 
 export const DEFAULT_CONFIG_FILE = 'warden.config.yaml';
 
@@ -45,7 +46,7 @@ export function loadConfig(options: LoadOptions = {}): LoadResult {
 
   if (!existsSync(file)) {
     if (explicit) return fail(file, [{ path: '', message: `config file not found: ${file}` }]);
-    return validate(undefined, {}, cwd);
+    return validate(undefined, {}, cwd, env);
   }
 
   let text: string;
@@ -75,7 +76,7 @@ export function configFromRaw(raw: unknown, options: { file: string; env: Record
   const problems: ConfigProblem[] = [];
   const substituted = substituteEnv(raw, options.env, [], problems);
   if (problems.length > 0) return fail(options.file, problems);
-  return validate(options.file, substituted, path.dirname(options.file));
+  return validate(options.file, substituted, path.dirname(options.file), options.env);
 }
 
 /** Validates an in-memory config object (tests, embedding). */
@@ -84,12 +85,45 @@ export function parseConfig(raw: unknown, file?: string): LoadResult {
 }
 
 /** OpenClaw's spellings are read into Warden's first (src/config/openclaw), then the schema decides. */
-function validate(file: string | undefined, raw: unknown, baseDir: string): LoadResult {
+function validate(file: string | undefined, raw: unknown, baseDir: string, env: Record<string, string | undefined> = {}): LoadResult {
   const translated = translateOpenClaw(raw ?? {});
   const result = wardenConfigSchema.safeParse(translated.value);
   const problems = [...translated.problems, ...(result.success ? [] : restoreWrittenPaths(problemsFromZod(wardenConfigSchema, result.error.issues), translated.renamed))];
   if (problems.length > 0 || !result.success) return fail(file, problems);
+  const ports = applyPortEnv(result.data, env);
+  if (ports.length > 0) return fail(file, ports);
   return { ok: true, value: { config: result.data, file, baseDir } };
+}
+
+/**
+ * `WARDEN_PORT` moves the web chat (`channels.web.port`) and `WARDEN_OPS_PORT` the ops listener
+ * (`ops.port`) over what the file says; `warden start --port`/`--ops-port` set them. Applied
+ * on every load, so a config reload keeps the port the process was started with.
+ */
+export const PORT_ENV = { WARDEN_PORT: 'channels.web.port', WARDEN_OPS_PORT: 'ops.port' } as const;
+
+function applyPortEnv(config: WardenConfig, env: Record<string, string | undefined>): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  for (const [name, key] of Object.entries(PORT_ENV)) {
+    const given = env[name];
+    if (given === undefined || given.trim() === '') continue;
+    const port = parsePort(given);
+    if (port === undefined) {
+      problems.push({ path: key, message: `${name}="${given}" is not a port: expected a whole number from 0 to 65535` });
+      continue;
+    }
+    if (name === 'WARDEN_PORT') config.channels.web.port = port;
+    else config.ops.port = port;
+  }
+  return problems;
+}
+
+/** A TCP port written as decimal digits, 0–65535; anything else (`3e3`, `0x10`, `-1`) is not one. */
+export function parsePort(text: string): number | undefined {
+  const t = text.trim();
+  if (!/^\d{1,5}$/.test(t)) return undefined;
+  const n = Number(t);
+  return n <= 65535 ? n : undefined;
 }
 
 function fail(file: string | undefined, problems: ConfigProblem[]): LoadResult {
@@ -103,16 +137,13 @@ export function parseConfigText(file: string, text: string): { ok: true; value: 
     try {
       return { ok: true, value: JSON5.parse(text) };
     } catch (err) {
-      return { ok: false, problems: [{ path: '', message: `malformed JSON5: ${(err as Error).message}` }] };
+      return { ok: false, problems: [{ path: '', message: json5ProblemMessage(text, err as Error) }] };
     }
   }
   if (ext === '.yaml' || ext === '.yml') {
     const doc = yaml().parseDocument(text, { prettyErrors: true, uniqueKeys: true });
     if (doc.errors.length > 0) {
-      return {
-        ok: false,
-        problems: doc.errors.map((e) => ({ path: '', message: `malformed YAML: ${e.message.split('\n')[0]}` })),
-      };
+      return { ok: false, problems: yamlProblemMessages(text, doc.errors).map((message) => ({ path: '', message })) };
     }
     return { ok: true, value: doc.toJS() };
   }

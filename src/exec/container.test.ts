@@ -44,7 +44,7 @@ describe('containerSandboxAdvice', () => {
     ['masked /proc on Kubernetes', "bubblewrap could not start the sandbox: bwrap: Can't mount proc on /newroot/proc: Operation not permitted", 'kubernetes', /masks \/proc/, /procMount: Unmasked/],
     ['no bubblewrap in the image', 'bubblewrap (/usr/bin/bwrap) is not installed', 'podman', /not installed in the image/, /apt-get install bubblewrap util-linux/],
     ['root without setpriv', 'running the sandbox as uid 65534 needs setpriv (util-linux)', 'docker', /setpriv \(util-linux\)/, /non-root user/],
-    ['anything else', 'the sandbox lacks seccomp filter (Seccomp: 0)', 'docker', /does not start inside the docker container: the sandbox lacks seccomp filter/, /README section Operations/],
+    ['anything else', 'the sandbox lacks seccomp filter (Seccomp: 0)', 'docker', /does not start inside the docker container: the sandbox lacks seccomp filter/, /docs\/operations\.md/],
   ])('%s', (_name, reason, runtime, detail, fix) => {
     const advice = containerSandboxAdvice(failed(reason), runtime)!;
     expect(advice.detail).toMatch(detail);

@@ -76,5 +76,5 @@ export function containerSandboxAdvice(probe: SandboxProbe, runtime: ContainerRu
       ),
     };
   }
-  return { detail: `the sandbox does not start inside the ${runtime} container: ${reason}`, fix: 'see the README section Operations (the container needs user namespaces, an unmasked /proc and seccomp filters)' };
+  return { detail: `the sandbox does not start inside the ${runtime} container: ${reason}`, fix: 'see docs/operations.md (the container needs user namespaces, an unmasked /proc and seccomp filters)' };
 }

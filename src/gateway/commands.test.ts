@@ -2,10 +2,12 @@ import { describe, expect, it, vi } from 'vitest';
 import type { ToolExecutor } from '../agent/index.js';
 import type { ApprovalRequest } from '../approvals/types.js';
 import {
+  COMMAND_NAMES,
   describeClickOutcome,
   formatToolExplanation,
   formatToolReport,
   formatToolResult,
+  helpText,
   isCommand,
   outcomeLabel,
   parseApproveArgs,
@@ -108,6 +110,9 @@ describe('outcome wording', () => {
     const request = { status: 'allow-once', decidedBy: 'alice' } as ApprovalRequest;
     expect(describeClickOutcome({ kind: 'resolved', request }, 'x1')).toBe('Approval x1: Allowed once by alice.');
     expect(describeClickOutcome({ kind: 'already-resolved', request }, 'x1')).toBe('Approval x1 was already resolved: Allowed once by alice.');
+    // Named as the card names them: "you" in the web chat, a mention on Discord.
+    expect(describeClickOutcome({ kind: 'resolved', request: { status: 'deny', decidedBy: 'web:local', provider: 'web' } as ApprovalRequest }, 'x1')).toBe('Approval x1: Denied by you.');
+    expect(describeClickOutcome({ kind: 'already-resolved', request: { status: 'deny', decidedBy: 'discord:42', provider: 'discord' } as ApprovalRequest }, 'x1')).toBe('Approval x1 was already resolved: Denied by <@42>.');
     expect(describeClickOutcome({ kind: 'not-approver' }, 'x1')).toBe('You are not allowed to decide approvals.');
     expect(describeClickOutcome({ kind: 'not-found' }, 'x1')).toMatch(/No approval x1 is pending/);
     expect(describeClickOutcome({ kind: 'decision-not-allowed', allowed: ['allow-once', 'deny'] }, 'x1')).toBe(

@@ -1,4 +1,5 @@
 import { describeBinding } from './bindings.js';
+import { deciderIn } from '../policy/people.js';
 import { forPeople } from './people-text.js';
 import type { ToolExecutor } from '../agent/index.js';
 import { APPROVAL_DECISIONS, type ApprovalDecision, type ApprovalRequest } from '../approvals/types.js';
@@ -373,9 +374,9 @@ export function describeClickOutcome(outcome: ApproveOutcome, id: string): strin
     case 'decision-not-allowed':
       return `Approval ${id} does not offer that decision; it offers ${outcome.allowed.join(', ')}.`;
     case 'resolved':
-      return `Approval ${id}: ${outcomeLabel(outcome.request)}.`;
+      return `Approval ${id}: ${outcomeLabel(outcome.request, (d) => deciderIn(outcome.request.provider, d))}.`;
     case 'already-resolved':
-      return `Approval ${id} was already resolved: ${outcomeLabel(outcome.request)}.`;
+      return `Approval ${id} was already resolved: ${outcomeLabel(outcome.request, (d) => deciderIn(outcome.request.provider, d))}.`;
     case 'not-approver':
       return 'You are not allowed to decide approvals.';
     case 'not-found':
@@ -383,9 +384,12 @@ export function describeClickOutcome(outcome: ApproveOutcome, id: string): strin
   }
 }
 
-/** "Allowed once by alice" — the wording cards and text answers share. */
-export function outcomeLabel(request: Pick<ApprovalRequest, 'status' | 'decidedBy'>): string {
-  const by = request.decidedBy ? ` by ${request.decidedBy}` : '';
+/**
+ * "Allowed once by alice" — the wording cards and text answers share. `name` renders the
+ * decider: for people, as the card names them (`deciderIn`); for the model, as recorded.
+ */
+export function outcomeLabel(request: Pick<ApprovalRequest, 'status' | 'decidedBy'>, name: (decidedBy: string) => string = (d) => d): string {
+  const by = request.decidedBy ? ` by ${name(request.decidedBy)}` : '';
   switch (request.status) {
     case 'allow-once':
       return `Allowed once${by}`;
@@ -451,7 +455,7 @@ export function helpText(
     '/skills — the skills this agent knows',
     '/status — agent, model, session and queue',
     '/stop — stop the running turn',
-    ...owners('/cron list|add|run|pause|resume|remove — scheduled jobs (owners only)'),
+    ...owners('/cron list|add|run|pause|resume|remove|runs — scheduled jobs (owners only)'),
     ...owners('/nodes [approve CODE|deny CODE|unpair NAME] — paired nodes (owners)'),
     ...owners('/pair [CODE] — DM pairing requests; approve one (owners)'),
     '/new — start a fresh session (web chat)',

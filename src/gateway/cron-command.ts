@@ -1,5 +1,6 @@
 import type { ToolExecutor } from '../agent/index.js';
 import { parseSchedule } from '../cron/schedule.js';
+import { readableUtc } from '../util/readable-time.js';
 import { channelRefsIn } from '../tools/core/cron/target.js';
 import type { CronArgs, JobView, runView } from '../tools/core/cron/cron.js';
 import { ownerOnlyRefusal } from '../tools/invoke/owner-guard.js';
@@ -138,7 +139,7 @@ function formatCronResult(sub: Subcommand, result: ToolResult): string {
     }
     case 'resume': {
       const job = details as unknown as JobView;
-      return `Resumed job ${job.id} ("${job.name}"); next run ${job.nextRunAt ?? 'none'}.`;
+      return `Resumed job ${job.id} ("${job.name}"); next run ${job.nextRunAt ? readableUtc(job.nextRunAt) : 'none'}.`;
     }
     case 'runs': {
       const runs = (details?.runs ?? []) as RunView[];
@@ -151,13 +152,14 @@ function formatCronResult(sub: Subcommand, result: ToolResult): string {
 }
 
 function formatJob(job: JobView): string {
-  const state = !job.enabled ? 'paused' : job.state === 'running' ? 'running now' : job.state === 'parked' ? 'waiting for an approval' : job.state === 'queued' ? 'waiting for a slot' : `next ${job.nextRunAt ?? 'none'}`;
+  const state = !job.enabled ? 'paused' : job.state === 'running' ? 'running now' : job.state === 'parked' ? 'waiting for an approval' : job.state === 'queued' ? 'waiting for a slot' : `next ${job.nextRunAt ? readableUtc(job.nextRunAt) : 'none'}`;
   const last = job.lastRun ? ` · last ${formatRun(job.lastRun)}` : '';
   return `• ${job.id} "${job.name}" — ${job.schedule} → ${job.target} · ${state}${last}`;
 }
 
 function formatRun(r: RunView): string {
-  const when = r.startedAt ?? r.dueAt;
+  const at = r.startedAt ?? r.dueAt;
+  const when = at === null ? 'not started' : readableUtc(at);
   const took = r.durationMs === null ? '' : ` in ${formatMs(r.durationMs)}`;
   return `${r.status}${took} (${r.trigger}, ${when})${r.detail && r.status !== 'ok' ? `: ${r.detail}` : ''}`;
 }

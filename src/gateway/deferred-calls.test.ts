@@ -103,7 +103,7 @@ describe.each(ENGINES)('deferred calls on %s', (on) => {
       // The requester, never the approver; no more owner than alice is; nothing beyond the turn's surface.
       expect(turn).toMatchObject({ senderId: 'alice', senderIsOwner: false, channelId: '42', channelName: 'dev', guildId: 'g1', spawnDepth: 0, inherited: { allow: ['exec', 'read'], deny: ['apply_patch', 'edit', 'process', 'image', 'pdf'] } });
       expect(h.posts).toEqual([{ target: { provider: 'discord', channelId: '42' }, message: expect.objectContaining({ linkedApproval: id }) }]);
-      expect(h.posts[0]!.message.text).toBe(`Approval ${id} · Allowed once by discord:olga · \`ls -la\`\nResult:\n\`\`\`\ntotal 0\nnotes.md\n\`\`\``);
+      expect(h.posts[0]!.message.text).toBe(`Approval ${id} · Allowed once by <@olga> · \`ls -la\`\nResult:\n\`\`\`\ntotal 0\nnotes.md\n\`\`\``);
       expect(h.followUps).toHaveLength(1);
       const follow = h.followUps[0]!;
       expect(follow).toMatchObject({ sessionKey: KEY, agentId: 'main', replyTo: { provider: 'discord', channelId: '42' }, context: { senderId: 'alice' } });
@@ -117,7 +117,7 @@ describe.each(ENGINES)('deferred calls on %s', (on) => {
       await h.approvals.resolve(id, 'deny', OWNER);
       await h.runner.idle();
       expect(h.resumed).toEqual([]);
-      expect(h.posts[0]!.message.text).toBe(`Approval ${id} · Denied by discord:olga · \`ls -la\`\nDid not run: the approver denied it.`);
+      expect(h.posts[0]!.message.text).toBe(`Approval ${id} · Denied by <@olga> · \`ls -la\`\nDid not run: the approver denied it.`);
       expect(h.followUps[0]!.text).toBe(
         `[Approval ${id}] Denied by discord:olga. Your earlier exec call (\`ls -la\`, call call-9) that was pending approval did not run: the approver denied it. Do not retry it; tell the user what happened, and go on without it.`,
       );
@@ -262,10 +262,21 @@ describe.each(ENGINES)('deferred calls on %s', (on) => {
 });
 
 describe('the texts', () => {
-  const request = { id: 'a1', status: 'allow-once' as const, decidedBy: 'slack:U1' };
+  const request = { id: 'a1', status: 'allow-once' as const, decidedBy: 'slack:U1', provider: 'slack' };
   it('the post names the decision and the call; output in a block whose fences the output cannot close', () => {
     const post = resultPost({ tool: 'exec', args: { command: 'cat x' } }, request, { status: 'allow-once', result: { content: [{ type: 'text', text: '```\n@everyone' }] } });
-    expect(post.text).toBe('Approval a1 · Allowed once by slack:U1 · `cat x`\nResult:\n```\n`\u200b``\n@everyone\n```');
+    expect(post.text).toBe('Approval a1 · Allowed once by <@U1> · `cat x`\nResult:\n```\n`\u200b``\n@everyone\n```');
+  });
+
+  it.each([
+    ['the web chat\'s local user, as its card says', 'web', 'web:local', 'Allowed once by you'],
+    ['a Discord approver, mentioned as on the card', 'discord', 'discord:123', 'Allowed once by <@123>'],
+    ['a Slack approver', 'slack', 'slack:U1', 'Allowed once by <@U1>'],
+    ['the CLI operator, as recorded', 'web', 'cli:root', 'Allowed once by cli:root'],
+    ['an id from another platform, as recorded', 'slack', 'discord:123', 'Allowed once by discord:123'],
+  ])('names the decider for people: %s', (_name, provider, decidedBy, label) => {
+    const post = resultPost({ tool: 'exec', args: { command: 'ls' } }, { id: 'a1', status: 'allow-once', decidedBy, provider }, { status: 'allow-once', result: { content: [{ type: 'text', text: 'x' }] } });
+    expect(post.text.split('\n')[0]).toBe(`Approval a1 · ${label} · \`ls\``);
   });
 
   it('the follow-up wraps the output as untrusted and keeps a forged closing tag inside it', () => {

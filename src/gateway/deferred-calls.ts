@@ -11,6 +11,7 @@ import type { ToolResult } from '../tools/types.js';
 import { pendingApprovalText } from '../tools/invoke/approval-step.js';
 import { forPeople } from './people-text.js';
 import { outcomeLabel } from './commands.js';
+import { deciderIn } from '../policy/people.js';
 import { contextForDeferredCall } from '../turn/turn-context.js';
 import type { OutboundMessage, ReplyTarget } from './types.js';
 import { background } from '../util/background.js';
@@ -231,8 +232,9 @@ export function resultText(outcome: DeferredOutcome): string {
 }
 
 /** What the conversation sees under the card. */
-export function resultPost(call: Pick<DeferredCall, 'tool' | 'args'>, request: Pick<ApprovalRequest, 'id' | 'status' | 'decidedBy'>, outcome: DeferredOutcome): OutboundMessage {
-  const head = `Approval ${request.id} · ${outcomeLabel(request)} · ${code(callLabel(call, 120))}`;
+export function resultPost(call: Pick<DeferredCall, 'tool' | 'args'>, request: Pick<ApprovalRequest, 'id' | 'status' | 'decidedBy' | 'provider'>, outcome: DeferredOutcome): OutboundMessage {
+  // The decider named as the card above it names them ("by you" in the web chat, a mention on a platform).
+  const head = `Approval ${request.id} · ${outcomeLabel(request, (d) => deciderIn(request.provider, d))} · ${code(callLabel(call, 120))}`;
   if (!outcome.result) return { text: `${head}\nDid not run: ${outcome.notRun}.` };
   const failed = outcome.result.isError === true;
   // People read the facts, not what the tool told the model to do next.

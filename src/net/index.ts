@@ -17,3 +17,4 @@ export {
   type OwnListener,
 } from './own-listeners.js';
 export { serviceRequest, type ServiceRequest, type ServiceResponse } from './service.js';
+export { describePortInUse, isPortInUse, listenerOf, nextFreePort, portInUseText, OPS_PORT, WEB_CHAT_PORT, type PortSetting } from './port-clash.js';

@@ -3,6 +3,7 @@ import type { OpsConfig } from '../config/index.js';
 import { isLoopbackHost } from '../config/index.js';
 import { log } from '../log/log.js';
 import { closeServer, listenOwn, serverUrl } from '../net/listen.js';
+import { describePortInUse, isPortInUse, OPS_PORT } from '../net/port-clash.js';
 import type { WardenMetrics } from './metrics.js';
 import type { Readiness } from './readiness.js';
 import { background } from '../util/background.js';
@@ -41,7 +42,9 @@ export class OpsServer {
     try {
       await listenOwn(server, OPS_LISTENER, this.ops.port, this.ops.host);
     } catch (err) {
-      log.error({ err, host: this.ops.host, port: this.ops.port }, 'ops listener cannot listen; Warden runs without /healthz, /readyz and /metrics');
+      // A taken port is an operator's everyday clash, not a crash: one warn line saying how to move it.
+      if (isPortInUse(err)) log.warn({ host: this.ops.host, port: this.ops.port }, `${await describePortInUse(OPS_PORT, this.ops)} Warden runs without /healthz, /readyz and /metrics.`);
+      else log.error({ err, host: this.ops.host, port: this.ops.port }, 'ops listener cannot listen; Warden runs without /healthz, /readyz and /metrics');
       return;
     }
     this.server = server;

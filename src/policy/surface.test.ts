@@ -287,13 +287,13 @@ describe('warnings', () => {
       'gated core tool (apply_patch on a model it does not serve)',
       { tools: { allow: ['read', 'apply_patch'] } },
       { model: 'anthropic/claude' },
-      'tools: tools.allow allowlist contains unknown entries (apply_patch). These entries are shipped core tools but unavailable in the current runtime/provider/model/config.',
+      'tools: tools.allow allowlist names shipped core tools unavailable in the current runtime/provider/model/config (apply_patch).',
     ],
     [
       'gated and unknown together',
       { agents: { list: [{ id: 'main', tools: { allow: ['read', 'apply_patch', 'nope'] } }] } },
       { model: 'anthropic/claude' },
-      "tools: agents.main.tools.allow allowlist contains unknown entries (apply_patch, nope). Some entries are shipped core tools but unavailable in the current runtime/provider/model/config; other entries won't match any tool unless the plugin is enabled.",
+      "tools: agents.main.tools.allow allowlist contains unknown entries (nope). They won't match any tool unless the plugin is enabled. It also names shipped core tools unavailable in the current runtime/provider/model/config (apply_patch).",
     ],
     [
       'unknown alsoAllow extra of the profile',

@@ -57,14 +57,14 @@ export function classifyEntry(e: PolicyEntry, surface: SurfaceIndex): EntryKind 
   return isCoreToolId(name) ? 'gated' : 'unknown';
 }
 
-const GATED = 'These entries are shipped core tools but unavailable in the current runtime/provider/model/config.';
+const GATED = 'shipped core tools unavailable in the current runtime/provider/model/config';
 const UNKNOWN = "These entries won't match any tool unless the plugin is enabled.";
-const BOTH =
-  "Some entries are shipped core tools but unavailable in the current runtime/provider/model/config; other entries won't match any tool unless the plugin is enabled.";
 
 /**
- * `tools: <label> allowlist contains unknown entries (a, b). <what to do>`; undefined when every
- * entry names something. `suppress` holds names that must not warn (a profile's own baseline).
+ * `tools: <label> allowlist contains unknown entries (a, b). <what to do>`, and for entries that
+ * are known core tools not offered here `tools: <label> allowlist names shipped core tools
+ * unavailable in … (c)` — never calling a known tool unknown (OpenClaw's one sentence for both
+ * contradicted itself). Undefined when every entry names something offered.
  */
 export function unknownEntriesWarning(label: string, entries: readonly PolicyEntry[], surface: SurfaceIndex): string | undefined {
   const gated: string[] = [];
@@ -75,8 +75,10 @@ export function unknownEntriesWarning(label: string, entries: readonly PolicyEnt
     else if (kind === 'unknown') unknown.push(e.raw);
   }
   if (gated.length === 0 && unknown.length === 0) return undefined;
-  const suffix = gated.length > 0 && unknown.length > 0 ? BOTH : gated.length > 0 ? GATED : UNKNOWN;
-  return `tools: ${label} allowlist contains unknown entries (${[...gated, ...unknown].join(', ')}). ${suffix}`;
+  if (unknown.length === 0) return `tools: ${label} allowlist names ${GATED} (${gated.join(', ')}).`;
+  const unknownPart = `tools: ${label} allowlist contains unknown entries (${unknown.join(', ')}).`;
+  if (gated.length === 0) return `${unknownPart} ${UNKNOWN}`;
+  return `${unknownPart} They won't match any tool unless the plugin is enabled. It also names ${GATED} (${gated.join(', ')}).`;
 }
 
 /**

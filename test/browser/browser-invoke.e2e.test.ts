@@ -32,7 +32,7 @@ describe('browser through warden invoke', () => {
     const dir = workdir('owners: { web: ["me"] }\ntools: { profile: coding, alsoAllow: [browser] }\n');
     for (const url of ['http://127.0.0.1:9/', 'http://169.254.169.254/', 'file:///etc/passwd']) {
       const { code, out } = await invoke(dir, { action: 'open', url });
-      // The tool ran and answered with an error result: `warden invoke` exits 6 (README table).
+      // The tool ran and answered with an error result: `warden invoke` exits 6 (docs/cli.md).
       expect(code).toBe(6);
       expect(JSON.stringify(out)).toMatch(/Navigation blocked/);
     }

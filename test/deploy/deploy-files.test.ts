@@ -1,7 +1,7 @@
 // The deployment files Warden ships, read as the tools that use them would: the Dockerfile's
 // instructions, compose.yaml as YAML, the container config through Warden's own loader, and
 // the systemd unit's keys (and `systemd-analyze verify` where it is installed). None of this
-// builds an image or starts a unit; what it shows is that the files say what the README says.
+// builds an image or starts a unit; what it shows is that the files say what docs/operations.md says.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

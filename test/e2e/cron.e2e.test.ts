@@ -141,6 +141,8 @@ describe('/cron for owners, without the model', () => {
     const reply = await typed(olga, DEV, '/cron list');
     expect(reply).toMatch(/^Cron jobs \(2\):/);
     expect(reply).toContain(`• ${id} "post the open incidents in #general" — cron "0 9 * * 1-5" → #general · next `);
+    // Times for people: a weekday, a date and a time in UTC, never an ISO string.
+    expect(reply).toMatch(/→ #general · next \w{3} \d{1,2} \w{3} \d{4}, 09:00 UTC/);
     expect(reply).toMatch(/"digest" — every 1 d → #dev · next .* · last ok in [\d.]+ (ms|s) \(schedule, /);
   });
 
@@ -157,7 +159,7 @@ describe('/cron for owners, without the model', () => {
     expect(await typed(olga, DEV, `/cron pause ${id}`)).toBe(`Paused job ${id} ("post the open incidents in #general").`);
     expect((await warden.cron.jobs.get(id))!.enabled).toBe(false);
     expect(await typed(olga, DEV, '/cron list')).toContain(`• ${id} "post the open incidents in #general" — cron "0 9 * * 1-5" → #general · paused`);
-    expect(await typed(olga, DEV, `/cron resume ${id}`)).toMatch(new RegExp(`^Resumed job ${id} \\("post the open incidents in #general"\\); next run \\d{4}-`));
+    expect(await typed(olga, DEV, `/cron resume ${id}`)).toMatch(new RegExp(`^Resumed job ${id} \\("post the open incidents in #general"\\); next run \\w{3} \\d{1,2} \\w{3} \\d{4}, \\d\\d:\\d\\d UTC\\.$`));
     expect((await warden.cron.jobs.get(id))!.enabled).toBe(true);
   });
 

@@ -32,6 +32,29 @@ function waitForUrl(child: ResultPromise): Promise<string> {
 }
 
 describe('warden start', () => {
+  it('refuses tokens pasted into the wrong key before connecting, naming each key (the verdict doctor prints)', async () => {
+    const dir = inDir('channels:\n  slack:\n    botToken: xoxp-1-2-abc\n    appToken: abc123\n');
+    const r = await launch(dir);
+    expect(r.exitCode).toBe(2);
+    expect(String(r.stderr).trim()).toBe(
+      [
+        `invalid config ${path.join(dir, 'warden.config.yaml')}: 2 problems`,
+        '  channels.slack.botToken: is a user token (xoxp-…); Warden needs the Bot User OAuth Token, xoxb-…, from OAuth & Permissions',
+        '  channels.slack.appToken: does not start with xapp-; Socket Mode needs an app-level token, xapp-…, from Basic Information → App-Level Tokens (scope connections:write)',
+      ].join('\n'),
+    );
+    expect(existsSync(path.join(dir, 'data'))).toBe(false);
+  }, 30_000);
+
+  it('treats a Discord block with an empty token as not configured, as doctor does: the web chat runs', async () => {
+    const dir = inDir('channels:\n  discord:\n    token: ${DISCORD_TOKEN:-}\n  web:\n    port: 0\n');
+    const child = launch(dir);
+    const url = await waitForUrl(child);
+    child.kill('SIGTERM');
+    expect((await child).exitCode).toBe(0);
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=/);
+  }, 30_000);
+
   it.each(['SIGINT', 'SIGTERM'] as const)('serves the web chat with state in ./data and stops cleanly on %s', async (signal) => {
     const dir = inDir('channels:\n  web:\n    port: 0\n');
     const child = launch(dir);

@@ -10,11 +10,11 @@ import { loadConfig } from '../../src/config/index.js';
  * Every JSON5 example of OpenClaw's documentation that carries a tools section (extracted by
  * scripts/extract-openclaw-corpus.mjs), loaded as Warden config. A section either loads, or
  * each of its problems is a refusal that names the OpenClaw key, says Warden does not support
- * it and points at the README's compatibility table.
+ * it and points at the compatibility table in docs/openclaw-compatibility.md.
  */
 const dir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/openclaw/docs-tools');
 const index: Array<{ file: string; doc: string; line: number; sections: string[] }> = JSON.parse(readFileSync(path.join(dir, 'index.json'), 'utf8'));
-const REFUSAL = /^OpenClaw's `[^`]+` is not supported by Warden: .+ \(see "OpenClaw compatibility" in the README\)$/s;
+const REFUSAL = /^OpenClaw's `[^`]+` is not supported by Warden: .+ \(see docs\/openclaw-compatibility\.md\)$/s;
 const work = mkdtempSync(path.join(tmpdir(), 'warden-openclaw-corpus-'));
 
 /** The block's tools sections as a config: the global one, and each agent's under its id. */

@@ -1,7 +1,7 @@
 /**
  * OpenClaw's `tools` keys (openclaw@2026.9.6) and what Warden does with each one that it does
  * not read as written. Keys absent from this table are read by Warden's schema unchanged
- * (`profile`, `allow`, `deny`, `exec.security`, …). The README's "OpenClaw compatibility" table
+ * (`profile`, `allow`, `deny`, `exec.security`, …). The "OpenClaw compatibility" table (docs/openclaw-compatibility.md)
  * says the same thing for people; a test keeps the two in step.
  *
  * Paths are relative to a tools block: `exec.timeoutSeconds`, `media.models[].profile`,
@@ -170,4 +170,4 @@ export const OPENCLAW_OTHER_RULES: readonly CompatEntry[] = [
   { path: 'plugins.entries.*.config.webSearch', scope: 'global', rule: { kind: 'unsupported', why: 'provider keys come from the environment and web search settings from tools.web.search (providers.<id>.baseUrl, apiKeyEnv, model)' } },
 ];
 
-export const COMPAT_POINTER = 'see "OpenClaw compatibility" in the README';
+export const COMPAT_POINTER = 'see docs/openclaw-compatibility.md';

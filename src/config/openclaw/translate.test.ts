@@ -10,7 +10,7 @@ import { OPENCLAW_OTHER_RULES, OPENCLAW_TOOLS_RULES } from './rules.js';
  * typical value: each one loads, or is refused with a message that names the OpenClaw key —
  * never a bare "unknown key".
  */
-const REFUSAL = /^OpenClaw's `[^`]+` is not supported by Warden: .+ \(see "OpenClaw compatibility" in the README\)$/s;
+const REFUSAL = /^OpenClaw's `[^`]+` is not supported by Warden: .+ \(see docs\/openclaw-compatibility\.md\)$/s;
 
 const GLOBAL_KEYS: Array<[string, unknown]> = [
   ['profile', 'coding'],
@@ -217,9 +217,8 @@ describe('OpenClaw spellings read into Warden keys', () => {
   });
 });
 
-describe("the README's OpenClaw compatibility table", () => {
-  const readme = readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## OpenClaw compatibility'));
+describe('the OpenClaw compatibility table (docs/openclaw-compatibility.md)', () => {
+  const section = readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../docs/openclaw-compatibility.md'), 'utf8');
   it.each([...OPENCLAW_TOOLS_RULES.map((r) => `tools.${r.path}`), ...OPENCLAW_OTHER_RULES.map((r) => r.path)].filter((p, i, all) => all.indexOf(p) === i))('names %s', (key) => {
     expect(section).toContain(`\`${key.replace(/^tools\.(?=sandbox$)/, 'agents.*.tools.')}\``);
   });

@@ -48,7 +48,7 @@ describe('the cron tool', () => {
   it('schedules a job that answers in the DM it was created in', async () => {
     const { call, jobs } = await setup();
     const result = await call({ action: 'add', name: 'standup', message: 'Summarise open PRs', cron: '0 9 * * 1-5', tz: 'Europe/Paris' });
-    expect(textOf(result)).toMatch(/Scheduled "standup" \(cron "0 9 \* \* 1-5" \(Europe\/Paris\)\) in DM, id \w+; next run 2026-12-01T08:00:00.000Z\./);
+    expect(textOf(result)).toMatch(/Scheduled "standup" \(cron "0 9 \* \* 1-5" \(Europe\/Paris\)\) in DM with <@42>, id \w+; next run 2026-12-01T08:00:00.000Z\./);
     expect((await jobs.list())[0]!.target).toMatchObject({ sessionKey: 'agent:main:discord:direct:42', provider: 'discord', chat: 'dm', dmUserId: '42' });
   });
 
@@ -74,7 +74,7 @@ describe('the cron tool', () => {
     const { call, delivered } = await setup();
     const added = (await call({ action: 'add', name: 'n', message: 'ping', everyMs: 60_000 })).details as { id: string };
     expect((await call({ action: 'list' }, { agentId: 'other' })).details).toEqual({ jobs: [] });
-    expect(textOf(await call({ action: 'update', id: added.id, enabled: false }))).toBe(`Job ${added.id} updated (enabled): every 1 min in DM, paused.`);
+    expect(textOf(await call({ action: 'update', id: added.id, enabled: false }))).toBe(`Job ${added.id} updated (enabled): every 1 min in DM with <@42>, paused.`);
     await call({ action: 'run', id: added.id });
     await expect.poll(() => delivered).toEqual(['ping']);
     await expect.poll(async () => ((await call({ action: 'runs', id: added.id })).details as { runs: unknown[] }).runs).toHaveLength(1);

@@ -1,6 +1,7 @@
 import type { StoredSessionContext } from '../../../turn/session-contexts.js';
 import type { WardenConfig } from '../../../config/index.js';
 import { sessionKeyFor } from '../../../policy/session-key.js';
+import { personIn } from '../../../policy/people.js';
 import type { InboundMessage } from '../../../policy/inbound.js';
 import type { TurnContext } from '../../../policy/context.js';
 import { messageTargetAllowed } from '../message/message.js';
@@ -150,9 +151,9 @@ export async function resolveCronTarget(spec: string | undefined, turn: TurnCont
   };
 }
 
-/** `#ops`, or the channel id when its name is not known; `DM` for a direct message. */
+/** `#ops`, or the channel id when its name is not known; `DM with <@id>` (`DM with you` in the web chat) for a direct message. */
 export function describeTarget(target: CronTarget): string {
-  if (target.chat === 'dm') return 'DM';
+  if (target.chat === 'dm') return target.dmUserId ? `DM with ${personIn(target.provider, target.dmUserId)}` : 'DM';
   const channel = target.channelName ? `#${target.channelName}` : `channel ${target.channelId ?? '?'}`;
   return target.chat === 'thread' && target.threadId ? `${channel} (thread ${target.threadId})` : channel;
 }
