@@ -12,6 +12,7 @@ import { gatewayConfig } from './gateway.js';
 import { bindingsConfig, checkBindings } from './bindings.js';
 import { opsConfig } from './ops.js';
 import { storeConfig } from './store.js';
+import { budgetsConfig } from './budgets.js';
 import {
   byProviderEntry,
   profileId,
@@ -360,6 +361,8 @@ export const wardenConfigSchema = z.strictObject({
   store: storeConfig.prefault({}),
   /** Where SQLite and other state live; `WARDEN_DATA_DIR` overrides. */
   dataDir: z.string().default('./data'),
+  /** Spending caps per sender, channel, guild, agent or overall (src/usage; docs/usage-and-budgets.md). */
+  budgets: budgetsConfig,
 })
   .superRefine(checkMediaProviders)
   .superRefine(checkBindings);
@@ -375,4 +378,5 @@ export type { ToolSearchConfig } from './tool-search.js';
 export type { McpApprovalMode, McpConfig, McpServerConfig } from './mcp.js';
 export type { OpsConfig } from './ops.js';
 export type { StoreConfig } from './store.js';
+export { BUDGET_PERIODS, BUDGET_SCOPES, isTimeZone, type BudgetRule, type BudgetsConfig } from './budgets.js';
 export { isLoopbackHost, type GatewayConfig, type GatewayHttpConfig, type GatewayNodesConfig } from './gateway.js';

@@ -1,0 +1,69 @@
+import type { BudgetRule, BudgetsConfig } from '../config/index.js';
+import { nanoOfUsd } from './cost.js';
+import { periodAt, type PeriodWindow } from './periods.js';
+import type { CounterUnit, UsageAttribution } from './types.js';
+
+/**
+ * Which budget counters a call is charged to, and their caps: a pure function of the rules, the
+ * call's attribution and the time, the one place budgets are matched (the turn's check, `/usage`
+ * and `warden usage` all read through it).
+ */
+export interface CounterSpec {
+  /** The stored counter's name: scope, subject, period and unit. Rules alike share it. */
+  key: string;
+  scope: BudgetRule['scope'];
+  /** Who the counter is for (`discord:U1`, a channel id, `*` for global). */
+  subject: string;
+  unit: CounterUnit;
+  /** In nano-dollars for usd, tokens for tokens: the smallest cap of the rules sharing the counter. */
+  cap: number;
+  window: PeriodWindow;
+  /** The rule that set the cap (its index in `budgets.rules`). */
+  ruleIndex: number;
+  action: BudgetRule['action'];
+}
+
+/** The subject a scope names for this call, or undefined when the call has none (no sender in a cron run). */
+export function subjectOf(scope: BudgetRule['scope'], a: UsageAttribution): string | undefined {
+  switch (scope) {
+    case 'sender':
+      return a.senderId !== undefined ? `${a.platform ?? 'unknown'}:${a.senderId}` : undefined;
+    case 'channel':
+      return a.channelId;
+    case 'guild':
+      return a.guildId;
+    case 'agent':
+      return a.agentId;
+    case 'global':
+      return '*';
+  }
+}
+
+/** `match` absent or `*`: every subject. A sender may be matched as `123` (any platform) or `discord:123`. */
+function matches(rule: BudgetRule, subject: string): boolean {
+  const m = rule.match;
+  if (m === undefined || m === '*') return true;
+  if (m === subject) return true;
+  return rule.scope === 'sender' && subject.slice(subject.indexOf(':') + 1) === m;
+}
+
+export const capOf = (rule: BudgetRule): { unit: CounterUnit; cap: number } =>
+  rule.usd !== undefined ? { unit: 'usd', cap: nanoOfUsd(rule.usd) } : { unit: 'tokens', cap: rule.tokens! };
+
+/** The counters a call at `now` is charged to, one per distinct key, with the strictest cap among rules sharing it. */
+export function countersFor(budgets: BudgetsConfig, a: UsageAttribution, now: number): CounterSpec[] {
+  const byKey = new Map<string, CounterSpec>();
+  budgets.rules.forEach((rule, ruleIndex) => {
+    const subject = subjectOf(rule.scope, a);
+    if (subject === undefined || !matches(rule, subject)) return;
+    const { unit, cap } = capOf(rule);
+    const window = periodAt(now, rule.per, budgets.timeZone);
+    const key = `${rule.scope}|${subject}|${rule.per}|${window.key}|${unit}`;
+    const seen = byKey.get(key);
+    // Two rules on one counter: the smaller cap holds; on a tie, `ask` (a raise is offered) loses to `refuse`.
+    if (!seen || cap < seen.cap || (cap === seen.cap && rule.action === 'refuse')) {
+      byKey.set(key, { key, scope: rule.scope, subject, unit, cap, window, ruleIndex, action: rule.action });
+    }
+  });
+  return [...byKey.values()];
+}
