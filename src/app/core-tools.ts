@@ -51,7 +51,7 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
     load: async (runtime) => {
       const { createImageTool } = await import('../tools/core/media/image.js');
       const { createModelRegistry } = await import('../models/registry.js');
-      return eraseArgs(createImageTool({ config: runtime.config, models: createModelRegistry(runtime.config) }));
+      return eraseArgs(createImageTool({ config: runtime.config, models: createModelRegistry(runtime.config), usage: () => runtime.usage }));
     },
   },
   image_generate: {
