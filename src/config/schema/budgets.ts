@@ -43,12 +43,13 @@ const timeZone = z.string().refine(isTimeZone, { message: 'not a time zone this 
 
 /**
  * `budgets`: a list of rules (periods in UTC), or `{ timeZone, rules }` when periods should
- * turn over at midnight somewhere else. Both parse to the object form.
+ * turn over at midnight somewhere else. A list is read as `rules` (its problems are reported
+ * under `budgets.rules`), so both parse to the object form with errors naming the key.
  */
 export const budgetsConfig = z
-  .union([
-    z.array(budgetRule).transform((rules) => ({ timeZone: 'UTC', rules })),
+  .preprocess(
+    (raw) => (Array.isArray(raw) ? { rules: raw } : raw),
     z.strictObject({ timeZone: timeZone.default('UTC'), rules: z.array(budgetRule).default([]) }),
-  ])
+  )
   .default({ timeZone: 'UTC', rules: [] });
 export type BudgetsConfig = z.infer<typeof budgetsConfig>;
