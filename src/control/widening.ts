@@ -14,6 +14,7 @@ import { resolveToolSurface } from '../policy/surface.js';
 import { resolveSkillRoots } from '../skills/roots.js';
 import type { ToolMeta } from '../tools/types.js';
 import { buildTurnContext, type ContextInput } from '../turn/turn-context.js';
+import { budgetLoosening } from '../usage/budgets.js';
 import { diffConfig, dotted, startsWith, type ConfigChange } from './config-diff.js';
 import { execCorpus, probeResolver, urlCorpus } from './decision-corpus.js';
 
@@ -161,6 +162,8 @@ const JUDGED: readonly string[][] = [
   ['plugins', 'enabled'], ['plugins', 'allow'], ['plugins', 'deny'], ['plugins', 'entries', '*', 'enabled'],
   // Subagent depth (depthRule).
   ['agents', 'defaults', 'subagents', 'maxSpawnDepth'],
+  // Spending caps (budgetRules).
+  ['budgets'],
 ];
 
 /**
@@ -239,6 +242,7 @@ export async function classifyConfigChange(before: WardenConfig, after: WardenCo
   pluginRules(ctx);
   modelProviders(ctx);
   depthRule(ctx);
+  budgetRules(ctx);
   surfaces(before, after, options.plugins ?? [], add);
   return { changes, widening };
 }
@@ -539,6 +543,11 @@ function modelProviders({ before, after, add }: Ctx): void {
     const was = before.agents.list.find((x) => x.id === agent.id)?.model;
     if (agent.model !== undefined && provider(agent.model) !== provider(was ?? before.models.default)) add(`agents.list[${i}].model`, `agent ${agent.id}'s conversations go to provider ${provider(agent.model)}`);
   });
+}
+
+/** A budget removed, raised, narrowed or turned from refuse to ask lets calls run that were refused (prices are judged as models.providers keys). */
+function budgetRules({ before, after, add }: Ctx): void {
+  for (const why of budgetLoosening(before.budgets, after.budgets)) add('budgets', why);
 }
 
 /** The surface comparison enumerates depths 0 and 1; a deeper limit lets subagents spawn where it did not look. */

@@ -67,3 +67,24 @@ export function countersFor(budgets: BudgetsConfig, a: UsageAttribution, now: nu
   });
   return [...byKey.values()];
 }
+
+/**
+ * How `after` loosens `before`, one line per loosening, for the config patch judge: a rule
+ * whose counters no rule of `after` caps as tightly (removed, a higher cap, a narrower match, a
+ * longer period's cap is not a day's, `refuse` turned `ask`), or a moved time zone (its periods
+ * start afresh at another hour). Empty: every call refused before is refused after.
+ */
+export function budgetLoosening(before: BudgetsConfig, after: BudgetsConfig): string[] {
+  const out: string[] = [];
+  if (before.rules.length > 0 && before.timeZone !== after.timeZone) out.push(`budgets.timeZone ${before.timeZone} → ${after.timeZone}: periods turn over at another hour`);
+  before.rules.forEach((rule, i) => {
+    const { unit, cap } = capOf(rule);
+    const kept = after.rules.some((r) => {
+      const other = capOf(r);
+      const covers = r.match === undefined || r.match === '*' || r.match === rule.match;
+      return r.scope === rule.scope && r.per === rule.per && other.unit === unit && other.cap <= cap && covers && (r.action === 'refuse' || rule.action === 'ask');
+    });
+    if (!kept) out.push(`budgets.rules[${i}] (${rule.scope}${rule.match ? ` ${rule.match}` : ''}, ${rule.usd !== undefined ? `$${rule.usd}` : `${rule.tokens} tokens`} per ${rule.per}, ${rule.action}) is no longer held as tightly`);
+  });
+  return out;
+}

@@ -2,7 +2,7 @@
 // call is charged to, and the budgets config's two forms.
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../config/index.js';
-import { countersFor } from './budgets.js';
+import { budgetLoosening, countersFor } from './budgets.js';
 import { costNano, formatUsd } from './cost.js';
 import { describeReset, periodAt } from './periods.js';
 import { BUILT_IN_PRICES_DATE, priceFor } from './prices.js';
@@ -118,5 +118,26 @@ describe('budgets config', () => {
     const parsed = parseConfig(raw);
     expect(parsed.ok).toBe(false);
     if (!parsed.ok) expect(parsed.error.message).toContain(words);
+  });
+});
+
+describe('budgetLoosening (what a config patch judge calls widening)', () => {
+  const b = (raw: unknown) => config({ budgets: raw }).budgets;
+  const SENDER = { scope: 'sender', per: 'day', usd: 1 };
+  it.each([
+    ['removed', [SENDER], [], true],
+    ['cap raised', [SENDER], [{ ...SENDER, usd: 2 }], true],
+    ['refuse turned ask', [SENDER], [{ ...SENDER, action: 'ask' }], true],
+    ['each sender narrowed to one', [SENDER], [{ ...SENDER, match: 'u1' }], true],
+    ['per day moved to per week', [SENDER], [{ ...SENDER, per: 'week' }], true],
+    ['usd moved to tokens', [SENDER], [{ scope: 'sender', per: 'day', tokens: 1 }], true],
+    ['time zone moved', { timeZone: 'UTC', rules: [SENDER] }, { timeZone: 'Asia/Tokyo', rules: [SENDER] }, true],
+    ['cap lowered', [SENDER], [{ ...SENDER, usd: 0.5 }], false],
+    ['ask turned refuse', [{ ...SENDER, action: 'ask' }], [SENDER], false],
+    ['one sender widened to each', [{ ...SENDER, match: 'u1' }], [SENDER], false],
+    ['a rule added', [SENDER], [SENDER, { scope: 'global', per: 'month', usd: 100 }], false],
+    ['first budget set', [], [SENDER], false],
+  ] as const)('%s', (_n, before, after, widens) => {
+    expect(budgetLoosening(b(before), b(after)).length > 0).toBe(widens);
   });
 });
