@@ -22,6 +22,7 @@ import { sessionSkillsCatalog } from '../skills/index.js';
 import { SessionSkillSnapshots } from '../skills/snapshot.js';
 import { openConfiguredStore, WARDEN_MIGRATIONS } from './migrations.js';
 import { createUsageService } from './usage.js';
+import { usageReport } from '../usage/report.js';
 import { migrationsFor, resolveDataDir, type Store } from '../store/index.js';
 import { metrics } from '../ops/metrics.js';
 import { adaptersCheck, migrationsCheck, readiness, shardsCheck, storeCheck, type Readiness } from '../ops/readiness.js';
@@ -302,6 +303,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     },
     skills: skillsFor(config, baseDir, env, pluginSkillDirs),
     skillCommands,
+    usage: { report: (filter) => usageReport(store.db, filter), budgets: usage, timeZone: () => current().budgets.timeZone },
     nodes: () => control.nodes,
     maxPending: options.maxPending ?? config.sessions.maxQueued,
     shutdownGraceMs: options.shutdownGraceMs ?? config.sessions.shutdownGraceSec * 1000,

@@ -19,8 +19,9 @@ import { runNodesCommand, type NodesCommandDeps } from './commands/nodes.js';
 import { runCronCommand } from './cron-command.js';
 import { formatPendingApprovals } from './approvals-command.js';
 import { unknownCommandText } from './command-text.js';
+import { runUsageCommand, type UsageCommandDeps } from './usage-command.js';
 
-export const COMMAND_NAMES = ['help', 'tools', 'exec', 'approve', 'approvals', 'skills', 'status', 'stop', 'cron', 'nodes', 'new'] as const;
+export const COMMAND_NAMES = ['help', 'tools', 'exec', 'approve', 'approvals', 'skills', 'status', 'stop', 'cron', 'nodes', 'new', 'usage'] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 /**
  * The chat forms of owner-only tools (`/cron`, `/nodes`): for a non-owner they are not
@@ -183,6 +184,8 @@ export interface CommandDeps {
   pendingApprovals?(sessionKey: string): ApprovalRequest[] | Promise<ApprovalRequest[]>;
   /** Plugin commands, listed by /help. */
   pluginCommands?: PluginCommandRegistry | undefined;
+  /** Usage records and budgets for `/usage`; absent where the store is not at hand. */
+  usage?: UsageCommandDeps | undefined;
 }
 
 export interface StatusView {
@@ -232,6 +235,8 @@ export async function runCommand(command: ParsedCommand, route: Route, deps: Com
       return { text: deps.newSession ? await deps.newSession(route) : NEW_ELSEWHERE_TEXT };
     case 'cron':
       return runCronCommand(command.args, route, deps, signal);
+    case 'usage':
+      return { text: deps.usage ? await runUsageCommand(command.args, route, deps.usage) : 'Usage is not recorded in this process.' };
   }
 }
 
@@ -427,6 +432,7 @@ export function helpText(
     '/skills — the skills this agent knows',
     '/status — agent, model, session and queue',
     '/stop — stop the running turn',
+    `/usage [me|channel${senderIsOwner ? '|all' : ''}] — what model calls cost: yours, this channel’s${senderIsOwner ? ', everyone’s' : ''}`,
     ...owners('/cron list|add|run|pause|resume|remove — scheduled jobs (owners only)'),
     ...owners('/nodes [approve CODE|deny CODE|unpair NAME] — paired nodes (owners)'),
     '/new — start a fresh session (web chat)',

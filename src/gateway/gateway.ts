@@ -1,3 +1,4 @@
+import type { UsageCommandDeps } from './usage-command.js';
 import { randomUUID } from 'node:crypto';
 import type { AgentRuntime, SessionContextRecorder, ToolExecutor } from '../agent/index.js';
 import type { WardenConfig } from '../config/index.js';
@@ -75,6 +76,8 @@ export interface GatewayOptions {
   hooks?: HookBus | undefined;
   /** Chat commands plugins registered. */
   pluginCommands?: PluginCommandRegistry | undefined;
+  /** Usage records and budgets, for `/usage`. */
+  usage?: UsageCommandDeps | undefined;
   /**
    * On a store several instances share: each item of a session runs holding the session's lease,
    * so a conversation's turns never overlap across instances (the second instance's item waits).
@@ -593,6 +596,7 @@ export class Gateway {
       newSession: (r) => this.newSession(r),
       pluginCommands: options.pluginCommands,
       nodes: options.nodes,
+      usage: options.usage,
     };
   }
 

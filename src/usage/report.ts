@@ -145,3 +145,15 @@ export function reportTable(report: UsageReport, title: string): string {
   const sources = report.priceSources.length > 0 ? `prices: ${report.priceSources.join('; ')}` : 'prices: none recorded';
   return [title, fmt(header), ...cells.map(fmt), sources].join('\n');
 }
+
+/** The same table as markdown (the web chat renders it as a table); platforms without tables get `reportTable` in a code block. */
+export function reportMarkdown(report: UsageReport, title: string): string {
+  const rows: Array<[string, UsageTotals]> = report.rows.map((r) => [r.name ? `${r.name} (${r.key})` : r.key || '(none)', r]);
+  rows.push(['**total**', report.totals]);
+  const esc = (v: string) => v.replace(/\|/g, '\\|');
+  const header = `| ${report.by ?? ''} | ${COLUMNS.map(([h]) => h).join(' | ')} |`;
+  const rule = `|---|${COLUMNS.map(() => '---:').join('|')}|`;
+  const body = rows.map(([k, r]) => `| ${esc(k)} | ${COLUMNS.map(([, f]) => esc(f(r))).join(' | ')} |`);
+  const sources = report.priceSources.length > 0 ? `prices: ${report.priceSources.join('; ')}` : 'prices: none recorded';
+  return [`**${title}**`, '', header, rule, ...body, '', sources].join('\n');
+}

@@ -172,6 +172,16 @@ export class UsageService {
     ticket.held = [];
   }
 
+  /** The budgets a call for `attribution` would be charged to now, with what each has spent: `/usage`. */
+  async budgetsFor(attribution: UsageAttribution): Promise<Array<{ counter: CounterSpec; spent: number; limit: number }>> {
+    const out: Array<{ counter: CounterSpec; spent: number; limit: number }> = [];
+    for (const counter of countersFor(this.options.config().budgets, attribution, this.now())) {
+      const state = await this.options.store.get(counter.key);
+      out.push({ counter, spent: state?.spent ?? 0, limit: counter.cap + (state?.raised ?? 0) });
+    }
+    return out;
+  }
+
   /** Raises approvers granted since the last look, applied once each; true when any was. */
   private async applyApprovedRaises(key: string): Promise<boolean> {
     const raises = this.options.raises;
