@@ -122,30 +122,32 @@ export class UsageService {
     if (counters.length === 0) return { ok: true, ticket };
     const needTokens = Math.ceil(facts.prompt.chars / 4) + facts.prompt.images * IMAGE_ESTIMATE_TOKENS;
     const boundInput = facts.prompt.bytes + facts.prompt.images * IMAGE_BOUND_TOKENS;
+    const items: Array<{ counter: CounterSpec; need: number; hold: number }> = [];
     for (const counter of counters) {
-      let need: number;
-      let hold: number;
       if (counter.unit === 'tokens') {
-        need = needTokens;
-        hold = boundInput + facts.maxOutputTokens;
+        items.push({ counter, need: needTokens, hold: boundInput + facts.maxOutputTokens });
       } else if (price) {
-        need = costNano({ inputTokens: needTokens, outputTokens: 0 }, price);
+        // The hold bounds the call's cost: every prompt byte a token at the dearest input price, every allowed output token.
         const inputBound = Math.max(price.input, price.cacheWrite ?? 0, price.cacheRead ?? 0);
-        hold = costNano({ inputTokens: boundInput, outputTokens: facts.maxOutputTokens }, { ...price, input: inputBound, cacheRead: undefined, cacheWrite: undefined });
+        const hold = costNano({ inputTokens: boundInput, outputTokens: facts.maxOutputTokens }, { ...price, input: inputBound, cacheRead: undefined, cacheWrite: undefined });
+        items.push({ counter, need: costNano({ inputTokens: needTokens, outputTokens: 0 }, price), hold });
       } else {
-        await this.release(ticket);
         return { ok: false, refusal: this.unknownPrice(counter, facts) };
       }
-      let admitted = await this.options.store.admit(counter, need, hold, now, now + HOLD_MS);
-      if (!admitted && counter.action === 'ask' && (await this.applyApprovedRaises(counter.key))) {
-        admitted = await this.options.store.admit(counter, need, hold, now, now + HOLD_MS);
-      }
-      if (!admitted) {
-        await this.release(ticket);
-        return { ok: false, refusal: await this.refusal(counter, facts) };
-      }
-      ticket.held.push({ key: counter.key, hold });
     }
+    const until = now + HOLD_MS;
+    let refused = await this.options.store.admit(items, now, until);
+    // An `ask` counter at its cap may have been raised by an approver since: applied once, then admitted again.
+    if (refused.length > 0) {
+      let raised = false;
+      for (const item of items) if (refused.includes(item.counter.key) && item.counter.action === 'ask') raised = (await this.applyApprovedRaises(item.counter.key)) || raised;
+      if (raised) refused = await this.options.store.admit(items, now, until);
+    }
+    if (refused.length > 0) {
+      const counter = items.find((i) => i.counter.key === refused[0])!.counter;
+      return { ok: false, refusal: await this.refusal(counter, facts) };
+    }
+    ticket.held = items.map((i) => ({ key: i.counter.key, hold: i.hold }));
     return { ok: true, ticket };
   }
 
@@ -155,21 +157,17 @@ export class UsageService {
     const cost = usage && price ? costNano(usage, price) : undefined;
     const tokens = usage ? usage.inputTokens + usage.outputTokens : 0;
     const config = this.options.config();
-    for (const h of ticket.held) {
-      const unit = h.key.endsWith('|tokens') ? 'tokens' : 'usd';
-      await this.options.store.settle(h.key, h.hold, unit === 'tokens' ? tokens : (cost ?? 0));
+    const settled = this.options.store.settle(ticket.held.map((h) => ({ key: h.key, hold: h.hold, spent: h.key.endsWith('|tokens') ? tokens : (cost ?? 0) })));
+    if (!usage) {
+      await settled;
+      return undefined;
     }
-    if (!usage) return undefined;
     const record: UsageRecord = { at: this.now(), provider: facts.provider, model: facts.model, attribution: facts.attribution, usage, costNano: cost, priceSource: price?.source };
-    await this.options.store.insert(record);
+    // Two independent writes: on PostgreSQL they go out on two pooled connections at once.
+    await Promise.all([settled, this.options.store.insert(record)]);
     (this.options.metrics ?? processMetrics).modelUsage(facts.attribution.agentId, facts.provider, facts.model, usage, cost);
     if (cost === undefined && config.budgets.rules.length > 0) log.debug({ provider: facts.provider, model: facts.model }, 'model call recorded with price unknown');
     return record;
-  }
-
-  private async release(ticket: Ticket): Promise<void> {
-    for (const h of ticket.held) await this.options.store.settle(h.key, h.hold, 0);
-    ticket.held = [];
   }
 
   /** The budgets a call for `attribution` would be charged to now, with what each has spent: `/usage`. */

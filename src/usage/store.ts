@@ -75,33 +75,48 @@ export class UsageStore {
   constructor(readonly db: Db) {}
 
   /**
-   * The admission of one call to one counter, as ONE conditional write: the row is created or
-   * updated to add `hold` only while what is spent plus what live holds keep plus `need` (the
+   * The admission of one call to its counters, as ONE conditional write: each row is created or
+   * updated to add its `hold` only while what is spent plus what live holds keep plus `need` (the
    * prompt's estimated cost) stays below the cap plus any raise. Two instances admitting at once
-   * are serialised by the row; at most one call's cost can land past the cap (see the docs).
-   * True when admitted.
+   * are serialised row by row (keys in one order, so never deadlocked); at most one call's cost
+   * can land past a cap (see the docs). Returns the keys NOT admitted; when some were, the holds
+   * the write did place are given back before this returns.
    */
-  async admit(c: CounterSpec, need: number, hold: number, now: number, holdUntil: number): Promise<boolean> {
-    if (need >= c.cap) {
-      // Even a fresh counter cannot take it: checked before the write, which would create the row.
-      const row = await this.get(c.key);
-      if (n(row?.raised) + c.cap <= need + n(row?.spent)) return false;
-    }
-    const row = await this.db.get(
-      `INSERT INTO usage_counters (key, spent, held, held_until, raised, resets_at) VALUES (@key, 0, @hold, @until, 0, @resets)
+  async admit(items: ReadonlyArray<{ counter: CounterSpec; need: number; hold: number }>, now: number, holdUntil: number): Promise<string[]> {
+    if (items.length === 0) return [];
+    const sorted = [...items].sort((a, b) => (a.counter.key < b.counter.key ? -1 : a.counter.key > b.counter.key ? 1 : 0));
+    const values = sorted.map(() => '(CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT))').join(', ');
+    const params = sorted.flatMap((i) => [i.counter.key, i.hold, i.need, i.counter.cap, i.counter.window.end]);
+    const rows = await this.db.all<{ key: string }>(
+      `WITH v (key, hold, need, cap, resets) AS (VALUES ${values})
+       INSERT INTO usage_counters (key, spent, held, held_until, raised, resets_at)
+       SELECT v.key, 0, v.hold, CAST(? AS BIGINT), 0, v.resets FROM v
+       WHERE v.need < v.cap OR EXISTS (SELECT 1 FROM usage_counters c WHERE c.key = v.key)
        ON CONFLICT (key) DO UPDATE SET
-         held = (CASE WHEN usage_counters.held_until > @now THEN usage_counters.held ELSE 0 END) + @hold,
-         held_until = @until
-       WHERE usage_counters.spent + (CASE WHEN usage_counters.held_until > @now THEN usage_counters.held ELSE 0 END) + @need < @cap + usage_counters.raised
-       RETURNING spent`,
-      { key: c.key, hold, until: holdUntil, resets: c.window.end, now, need, cap: c.cap },
+         held = (CASE WHEN usage_counters.held_until > CAST(? AS BIGINT) THEN usage_counters.held ELSE 0 END) + excluded.held,
+         held_until = excluded.held_until
+       WHERE usage_counters.spent + (CASE WHEN usage_counters.held_until > CAST(? AS BIGINT) THEN usage_counters.held ELSE 0 END)
+             + (SELECT v.need FROM v WHERE v.key = excluded.key) < (SELECT v.cap FROM v WHERE v.key = excluded.key) + usage_counters.raised
+       RETURNING key`,
+      [...params, holdUntil, now, now],
     );
-    return row !== undefined;
+    const admitted = new Set(rows.map((r) => r.key));
+    const refused = sorted.filter((i) => !admitted.has(i.counter.key)).map((i) => i.counter.key);
+    if (refused.length > 0 && admitted.size > 0) await this.settle(sorted.filter((i) => admitted.has(i.counter.key)).map((i) => ({ key: i.counter.key, hold: i.hold, spent: 0 })));
+    return refused;
   }
 
-  /** Gives back a hold and adds what the call really used: one write per counter. */
-  async settle(key: string, hold: number, spent: number): Promise<void> {
-    await this.db.run('UPDATE usage_counters SET spent = spent + @spent, held = CASE WHEN held > @hold THEN held - @hold ELSE 0 END WHERE key = @key', { key, hold, spent });
+  /** Gives back each call's holds and adds what it really used: one write for all its counters. */
+  async settle(items: ReadonlyArray<{ key: string; hold: number; spent: number }>): Promise<void> {
+    if (items.length === 0) return;
+    const sorted = [...items].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const values = sorted.map(() => '(CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS BIGINT))').join(', ');
+    await this.db.run(
+      `WITH v (key, hold, spent) AS (VALUES ${values})
+       UPDATE usage_counters SET spent = usage_counters.spent + v.spent, held = CASE WHEN usage_counters.held > v.hold THEN usage_counters.held - v.hold ELSE 0 END
+       FROM v WHERE usage_counters.key = v.key`,
+      sorted.flatMap((i) => [i.key, i.hold, i.spent]),
+    );
   }
 
   async get(key: string): Promise<CounterState | undefined> {
