@@ -11,6 +11,8 @@ import type { CliIO } from '../../src/cli/args.js';
 import { main } from '../../src/cli.js';
 import { EventBus } from '../../src/events/events.js';
 import { createModelRegistry } from '../../src/models/registry.js';
+import { metrics } from '../../src/ops/metrics.js';
+import { metricValue } from '../../src/ops/testing.js';
 import { startFakeAnthropic } from '../fakes/models/anthropic-fake.js';
 import { startFakeGemini } from '../fakes/models/gemini-fake.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
@@ -117,6 +119,13 @@ describe.each(apis)('usage through the $api API', (api) => {
     // The providers' subsets came through their own fields.
     expect(sum('cachedInputTokens')).toBe(10);
     if (api.api !== 'anthropic') expect(sum('reasoningTokens')).toBe(13);
+    // /metrics: the same tokens and cost, by agent, provider and model.
+    const scrape = await metrics.registry.metrics();
+    const labels = { agent: 'main', provider: api.provider, model: 'model-x' };
+    expect(metricValue(scrape, 'warden_model_tokens_total', { ...labels, kind: 'input' })).toBe(sum('inputTokens'));
+    expect(metricValue(scrape, 'warden_model_tokens_total', { ...labels, kind: 'output' })).toBe(sum('outputTokens'));
+    expect(metricValue(scrape, 'warden_model_tokens_total', { ...labels, kind: 'cached' })).toBe(sum('cachedInputTokens'));
+    expect(metricValue(scrape, 'warden_model_cost_usd_total', labels)).toBeCloseTo(costNano / 1e9, 12);
     const csv = await cli(h.dir, ['usage', '--csv', '--since', '1h', '--by', 'model']);
     expect(csv.stdout.split('\n')[1]).toBe(`${api.provider}/model-x,3,${sum('inputTokens')},${sum('cachedInputTokens')},${sum('cacheWriteTokens')},${sum('outputTokens')},${sum('reasoningTokens')},${(costNano / 1e9).toFixed(9)},0`);
   });
