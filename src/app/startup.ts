@@ -304,6 +304,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     skills: skillsFor(config, baseDir, env, pluginSkillDirs),
     skillCommands,
     usage: { report: (filter) => usageReport(store.db, filter), budgets: usage, timeZone: () => current().budgets.timeZone },
+    meter: usage,
     nodes: () => control.nodes,
     maxPending: options.maxPending ?? config.sessions.maxQueued,
     shutdownGraceMs: options.shutdownGraceMs ?? config.sessions.shutdownGraceSec * 1000,
