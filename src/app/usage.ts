@@ -1,6 +1,6 @@
 // Usage accounting and budgets as startup builds them: the store-backed service the turn loop
 // asks before each model call, with `ask` budgets opening their cards through the approvals.
-import type { ApprovalService } from '../approvals/service.js';
+import { MAX_HOOK_APPROVAL_TIMEOUT_MS, type ApprovalService } from '../approvals/service.js';
 import type { WardenConfig } from '../config/index.js';
 import type { Store } from '../store/index.js';
 import { UsageService, UsageStore, type RaiseApprovals } from '../usage/index.js';
@@ -17,7 +17,8 @@ export function raiseApprovals(approvals: Pick<ApprovalService, 'open' | 'get'>)
   return {
     async open({ attribution: a, title, text, facts }) {
       const request = await approvals.open(
-        { kind: 'tool', tool: RAISE_TOOL, title, preview: text, fullText: text, facts, allowedDecisions: ['allow-once', 'deny'] },
+        // The longest a `tool` card may wait (MAX_HOOK_APPROVAL_TIMEOUT_MS): an approver has to see it first.
+        { kind: 'tool', tool: RAISE_TOOL, title, preview: text, fullText: text, facts, allowedDecisions: ['allow-once', 'deny'], timeoutMs: MAX_HOOK_APPROVAL_TIMEOUT_MS },
         {
           agentId: a.agentId,
           sessionKey: a.sessionKey ?? `usage:${a.agentId}`,

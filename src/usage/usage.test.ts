@@ -141,3 +141,18 @@ describe('budgetLoosening (what a config patch judge calls widening)', () => {
     expect(budgetLoosening(b(before), b(after)).length > 0).toBe(widens);
   });
 });
+
+describe('config patches (the control plane judge)', () => {
+  const TEAM = { models: { default: 'anthropic/claude-sonnet-4-5' }, budgets: [{ scope: 'sender', per: 'day', usd: 1 }] };
+  it.each([
+    ['a cap raised', { budgets: [{ scope: 'sender', per: 'day', usd: 5 }] }, true],
+    ['budgets removed', { budgets: [] }, true],
+    ['a model’s price lowered', { models: { default: 'anthropic/claude-sonnet-4-5', providers: { anthropic: { models: [{ id: 'claude-sonnet-4-5', cost: { input: 0, output: 0 } }] } } } }, true],
+    ['a cap lowered', { budgets: [{ scope: 'sender', per: 'day', usd: 0.5 }] }, false],
+    ['a global cap added', { budgets: [{ scope: 'sender', per: 'day', usd: 1 }, { scope: 'global', per: 'month', usd: 50 }] }, false],
+  ])('%s', async (_n, patch, widens) => {
+    const { classifyConfigChange } = await import('../control/widening.js');
+    const result = await classifyConfigChange(config(TEAM), config({ ...TEAM, ...patch }));
+    expect(result.widening.length > 0).toBe(widens);
+  });
+});
