@@ -58,7 +58,8 @@ export function countersFor(budgets: BudgetsConfig, a: UsageAttribution, now: nu
     if (subject === undefined || !matches(rule, subject)) return;
     const { unit, cap } = capOf(rule);
     const window = periodAt(now, rule.per, budgets.timeZone);
-    const key = `${rule.scope}|${subject}|${rule.per}|${window.key}|${unit}`;
+    // `|` separates the key's parts: a subject cannot contain one (nor forge another counter's key).
+    const key = `${rule.scope}|${subject.replace(/%/g, '%25').replace(/\|/g, '%7C')}|${rule.per}|${window.key}|${unit}`;
     const seen = byKey.get(key);
     // Two rules on one counter: the smaller cap holds; on a tie, `ask` (a raise is offered) loses to `refuse`.
     if (!seen || cap < seen.cap || (cap === seen.cap && rule.action === 'refuse')) {
