@@ -7,13 +7,6 @@ import type { AddressInfo } from 'node:net';
  * `/v1/chat/completions` (vision, image as a data URL), Gemini `generateContent` with inline
  * data, Anthropic `/v1/messages` with a base64 image, Deepgram `/v1/listen`.
  */
-
-/** The usage each token-billed answer reports, in its API's own fields. */
-export const MEDIA_USAGE = {
-  openai: { prompt_tokens: 85, completion_tokens: 12, total_tokens: 97 },
-  gemini: { promptTokenCount: 300, candidatesTokenCount: 6, totalTokenCount: 306 },
-  anthropic: { input_tokens: 90, output_tokens: 7 },
-};
 export interface SeenMediaRequest {
   path: string;
   query: URLSearchParams;
@@ -33,6 +26,13 @@ export interface FakeMediaServer {
 }
 
 export const MEDIA_KEY = 'media-key';
+
+/** The usage each token-billed answer reports, in its API's own fields. */
+export const MEDIA_USAGE = {
+  openai: { prompt_tokens: 85, completion_tokens: 12, total_tokens: 97 },
+  gemini: { promptTokenCount: 300, candidatesTokenCount: 6, totalTokenCount: 306 },
+  anthropic: { input_tokens: 90, output_tokens: 7 },
+};
 
 function read(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve) => {
