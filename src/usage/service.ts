@@ -105,8 +105,9 @@ export class UsageService {
           usage = response.usage;
           return response;
         } finally {
-          // A failed call reported no usage: its holds are given back and nothing is recorded.
-          await this.settle(admission.ticket, usage);
+          // A failed call reported no usage: its holds are given back and nothing is recorded. A
+          // store that fails here costs the record, not the answer: the holds stay until they lapse.
+          await this.settle(admission.ticket, usage).catch((err: unknown) => log.error({ err, provider: provider.name, model: request.model }, 'model usage could not be recorded'));
         }
       },
     };
