@@ -56,7 +56,7 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
   },
   image_generate: {
     availability: (config) => mediaAvailability(config, 'imageGeneration'),
-    load: async (runtime) => eraseArgs((await import('../tools/core/media/image-generate.js')).createImageGenerateTool(runtime.config)),
+    load: async (runtime) => eraseArgs((await import('../tools/core/media/image-generate.js')).createImageGenerateTool(runtime.config, process.env, () => runtime.usage)),
   },
   tts: { availability: (config) => mediaAvailability(config, 'tts'), load: async (runtime) => eraseArgs((await import('../tools/core/media/tts.js')).createTtsTool(runtime.config)) },
   pdf: { availability: always, load: async () => eraseArgs((await import('../tools/core/media/pdf.js')).pdfTool) },

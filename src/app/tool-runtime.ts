@@ -24,7 +24,7 @@ export interface ToolRuntime {
   /** Sessions and subagents of the running agent (session tools); absent without a model. */
   sessions?: AgentSessionsApi | undefined;
   /** Usage accounting and budgets of the running Warden; absent outside `warden start`. */
-  usage?: Pick<UsageService, 'wrap'> | undefined;
+  usage?: Pick<UsageService, 'wrap' | 'admit' | 'settle'> | undefined;
   /** Sends through the running adapters; absent outside `warden start`. */
   messaging?: MessagingService | undefined;
   /** Live state of the running bot; absent outside `warden start`. */

@@ -50,6 +50,13 @@ export function usageFromGemini(m: unknown): Usage {
   });
 }
 
+/** OpenAI Images API `usage` (gpt-image-1): input_tokens (text and image), output_tokens (the image). Absent for dall-e. */
+export function usageFromOpenAIImages(u: unknown): Usage | undefined {
+  const o = fields(u);
+  if (typeof o.input_tokens !== 'number' && typeof o.output_tokens !== 'number') return undefined;
+  return compact({ inputTokens: count(o.input_tokens), outputTokens: count(o.output_tokens) });
+}
+
 function compact(u: Usage): Usage {
   const out: Usage = { inputTokens: u.inputTokens, outputTokens: u.outputTokens };
   if (u.cachedInputTokens !== undefined) out.cachedInputTokens = u.cachedInputTokens;
