@@ -12,7 +12,7 @@ const LAYERS = [
   { name: 'store', path: '^src/(store|cluster)/' },
   { name: 'net', path: '^src/(net|ops)/' },
   { name: 'policy', path: '^src/policy/' },
-  { name: 'services', path: '^src/(models|exec|approvals|hooks|browser|cron)/' },
+  { name: 'services', path: '^src/(models|exec|approvals|hooks|browser|cron|usage)/' },
   { name: 'turn', path: '^src/turn/' },
   { name: 'tools', path: '^src/tools/' },
   { name: 'features', path: '^src/(agent|skills|mcp|plugins|media-understanding|control)/' },

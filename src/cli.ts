@@ -19,6 +19,7 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
   plugins: { summary: 'the plugins: status, tools, hooks, commands and diagnostics', load: async () => (await import('./cli/plugins.js')).run },
   mcp: { summary: 'the MCP servers: state, tools, last error; one server\'s tools and their approvals', load: async () => (await import('./cli/mcp.js')).run },
   invoke: { summary: 'run one tool call through the surface and the whole call chain', load: async () => (await import('./cli/invoke.js')).run },
+  usage: { summary: 'what the model calls used and cost: totals, by sender, channel, agent or model', load: async () => (await import('./cli/usage-report.js')).run },
   approvals: { summary: 'pending and decided approvals, allow-always grants; revoke and resolve', load: async () => (await import('./cli/approvals.js')).run },
   node: { summary: 'run this machine as a node of a running Warden (pairs once, then answers calls)', load: async () => (await import('./cli/node.js')).run },
   discord: { summary: 'invite: the bot invite URL with the permissions, scopes and intents Warden needs', load: async () => (await import('./cli/setup.js')).discord },

@@ -43,6 +43,7 @@ export const NATIVE_COMMANDS: readonly NativeCommandSpec[] = [
     description: 'Scheduled jobs (owners only)',
     options: [{ name: 'args', description: 'list | add "<schedule>" <message> | run|pause|resume|remove <id>', required: false }],
   },
+  { name: 'usage', description: 'What model calls cost: yours, this channel’s, everyone’s (owners)', options: [{ name: 'args', description: 'me | channel | all', required: false, choices: ['me', 'channel', 'all'] }] },
   { name: 'help', description: 'The list of commands', options: [] },
   { name: 'nodes', description: 'Paired nodes (owners): list, approve CODE, deny CODE, unpair NAME', options: [{ name: 'args', description: 'list | approve CODE | deny CODE | unpair NAME', required: false }] },
   { name: 'pair', description: 'DM pairing requests (owners): list, or approve CODE', options: [{ name: 'code', description: 'The code the new user was given', required: false }] },
@@ -55,7 +56,7 @@ export const NATIVE_COMMANDS: readonly NativeCommandSpec[] = [
  * conversation (`/exec`, `/stop`, `/approve`) answer in the open, as their typed forms do,
  * so everyone there sees what ran and who decided.
  */
-const PRIVATE_ANSWERS: ReadonlySet<CommandName> = new Set(['tools', 'status', 'help', 'skills', 'cron']);
+const PRIVATE_ANSWERS: ReadonlySet<CommandName> = new Set(['tools', 'status', 'help', 'skills', 'cron', 'usage']);
 
 export function answersPrivately(name: string): boolean {
   return PRIVATE_ANSWERS.has(name as CommandName);

@@ -10,6 +10,8 @@ import { describeModelFailure, RetriesExhaustedError, withRetry } from '../model
 import { modelRefForAgent, type ModelSettings } from '../models/settings.js';
 import { isAbortError, ModelCallError, type Message, type ModelProvider, type ToolCallPart, type UserMessage } from '../models/types.js';
 import { wrapUntrusted } from '../tools/untrusted.js';
+import { BudgetRefusedError } from '../usage/service.js';
+import type { UsageAttribution } from '../usage/types.js';
 import { chooseCut, summarize } from './compaction.js';
 import { asSeenBy } from './cross-principal.js';
 import { perResultCapChars, pruneToolResults, requestTokens } from './context-budget.js';
@@ -131,7 +133,7 @@ async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: Turn
   const { sessionKey, signal } = request;
   const state: TurnState = { entries: [], usage: { inputTokens: 0, outputTokens: 0 }, rounds: 0, lastText: '' };
   const ended = (status: 'completed' | 'aborted', reply: string): TurnOutcome => ({ status, reply, rounds: state.rounds, usage: state.usage });
-  const failed = (kind: 'model' | 'config' | 'tools' | 'rounds', message: string, reply: string): TurnOutcome => ({
+  const failed = (kind: 'model' | 'config' | 'tools' | 'rounds' | 'budget', message: string, reply: string): TurnOutcome => ({
     status: 'failed',
     reply,
     rounds: state.rounds,
@@ -151,7 +153,15 @@ async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: Turn
   }
   const resolved = deps.models(ref);
   if (!resolved.ok) return failed('config', resolved.message, `⚠️ ${resolved.message}`);
-  const { provider, settings } = resolved;
+  const { settings } = resolved;
+  // Every call this turn makes through its provider — replies and compaction — is checked against
+  // the budgets first and recorded after (src/usage); a refused call is never sent.
+  const provider = deps.usage ? deps.usage.wrap(resolved.provider, usageAttribution(request, 'turn')) : resolved.provider;
+  const budgetStop = (err: BudgetRefusedError): TurnOutcome => {
+    log.info({ sessionKey, counter: err.refusal.counter.key, round: state.rounds }, 'model call refused by a budget');
+    const text = partial || state.lastText;
+    return failed('budget', err.message, text ? `${text}\n\n${err.message}` : err.message);
+  };
   const { modelSupportsTools: _was, ...base } = request.turn;
   // The surface is decided for the model that answers (a hook's override included).
   const asked = { ...base, model: ref, ...(supportsTools === false ? { modelSupportsTools: false } : {}) };
@@ -199,6 +209,7 @@ async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: Turn
       state.entries = await fitContext(state.entries, { deps, sessionKey, provider, settings, system, projection, budget, force: forceCompaction, signal, onEvent: request.onEvent, turn, runId });
     } catch (err) {
       if (isAbortError(err) || signal.aborted) return ended('aborted', state.lastText);
+      if (err instanceof BudgetRefusedError) return budgetStop(err);
       throw err;
     }
     const sent = state.entries.map((e) => e.message);
@@ -233,6 +244,7 @@ async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: Turn
     } catch (err) {
       call?.ended('error', err, signal.aborted);
       if (isAbortError(err) || signal.aborted) return ended('aborted', partial || state.lastText);
+      if (err instanceof BudgetRefusedError) return budgetStop(err);
       if (err instanceof RetriesExhaustedError) {
         if (!forceCompaction && isContextOverflow(err.last)) {
           log.warn({ sessionKey, error: err.message }, 'model reports context overflow; compacting');
@@ -334,7 +346,7 @@ async function fitContext(entries: TranscriptEntry[], o: FitOptions): Promise<Tr
       maxOutputTokens: o.settings.maxOutputTokens,
     });
   } catch (err) {
-    if (isAbortError(err) || o.signal.aborted) throw err;
+    if (isAbortError(err) || o.signal.aborted || err instanceof BudgetRefusedError) throw err;
     // Without a summary the turn still has to fit: the folded entries go, and the model is told so.
     log.warn({ sessionKey: o.sessionKey, err: (err as Error).message }, 'compaction summary failed; dropping older messages');
     text = `(${folded.length} earlier messages were removed to fit the context window; they could not be summarised: ${(err as Error).message})`;
@@ -344,6 +356,22 @@ async function fitContext(entries: TranscriptEntry[], o: FitOptions): Promise<Tr
   if (hookCtx) hooks!.fire('after_compaction', { messageCount: entries.length - cut + 1, compactedCount: folded.length }, hookCtx);
   log.info({ sessionKey: o.sessionKey, folded: folded.length, kept: entries.length - cut }, 'transcript compacted');
   return [summary!, ...entries.slice(cut)];
+}
+
+/** Who a turn's model calls are for, as usage records and budgets see them. */
+function usageAttribution(request: TurnRequest, purpose: string): UsageAttribution {
+  const t = request.turn;
+  return {
+    agentId: t.agentId,
+    sessionKey: request.sessionKey,
+    platform: t.provider,
+    senderId: t.senderId,
+    senderName: t.senderName,
+    channelId: t.channelId,
+    threadId: t.threadId,
+    guildId: t.guildId,
+    purpose,
+  };
 }
 
 /** before_prompt_build's prependContext / appendContext around the user's message of this run. */

@@ -7,6 +7,7 @@ import type { SessionContextStore } from '../turn/session-contexts.js';
 import type { ImagePart, Message, Usage } from '../models/types.js';
 import type { TurnContext } from '../policy/context.js';
 import type { JsonSchema, ToolFile, ToolResult } from '../tools/types.js';
+import type { UsageService } from '../usage/service.js';
 
 /** What the router hands over for one queued message. */
 export interface TurnRequest {
@@ -69,7 +70,7 @@ export type TurnOutcome =
 
 export interface TurnFailure {
   /** `model` = the provider failed after its retries; `config` = no usable model or key; `tools` = the empty-allowlist guard. */
-  kind: 'model' | 'config' | 'tools' | 'rounds';
+  kind: 'model' | 'config' | 'tools' | 'rounds' | 'budget';
   message: string;
 }
 
@@ -209,6 +210,8 @@ export interface AgentDeps {
   toolConcurrency?: number | undefined;
   /** Plugin hooks: before_model_resolve, model calls, compaction, agent_end, subagents. */
   hooks?: HookBus | undefined;
+  /** Usage accounting and budgets: every model call of a turn is admitted and recorded through it (src/usage). */
+  usage?: Pick<UsageService, 'wrap'> | undefined;
 }
 
 /** What the router holds: one runtime per process, one `runTurn` per queued message. */

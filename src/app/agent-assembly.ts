@@ -27,6 +27,7 @@ export function createAgent(
   skillsCatalog: (turn: TurnContext, sessionKey: string) => string,
   hooks?: HookBus,
   ownership?: AgentDeps['ownership'],
+  usage?: AgentDeps['usage'],
 ): WardenAgentRuntime | undefined {
   const anyModel = config.models.default !== undefined || config.agents.list.some((a) => a.model !== undefined);
   if (!anyModel) return undefined;
@@ -41,6 +42,7 @@ export function createAgent(
     skillsCatalog,
     hooks,
     ownership,
+    usage,
   });
 }
 

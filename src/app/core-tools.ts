@@ -51,12 +51,12 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
     load: async (runtime) => {
       const { createImageTool } = await import('../tools/core/media/image.js');
       const { createModelRegistry } = await import('../models/registry.js');
-      return eraseArgs(createImageTool({ config: runtime.config, models: createModelRegistry(runtime.config) }));
+      return eraseArgs(createImageTool({ config: runtime.config, models: createModelRegistry(runtime.config), usage: () => runtime.usage }));
     },
   },
   image_generate: {
     availability: (config) => mediaAvailability(config, 'imageGeneration'),
-    load: async (runtime) => eraseArgs((await import('../tools/core/media/image-generate.js')).createImageGenerateTool(runtime.config)),
+    load: async (runtime) => eraseArgs((await import('../tools/core/media/image-generate.js')).createImageGenerateTool(runtime.config, process.env, () => runtime.usage)),
   },
   tts: { availability: (config) => mediaAvailability(config, 'tts'), load: async (runtime) => eraseArgs((await import('../tools/core/media/tts.js')).createTtsTool(runtime.config)) },
   pdf: { availability: always, load: async () => eraseArgs((await import('../tools/core/media/pdf.js')).pdfTool) },

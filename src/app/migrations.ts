@@ -10,6 +10,7 @@ import { gatewayCardsMigrations } from '../gateway/card-store.js';
 import { nodesMigrations } from '../control/nodes/store.js';
 import type { FeatureMigrations } from '../store/migrations.js';
 import { openStore, parseStoreUrl, type OpenStoreOptions, type StoreOpenResult } from '../store/store.js';
+import { usageMigrations } from '../usage/store.js';
 import { coreMigrations } from './core-migrations.js';
 
 /**
@@ -31,6 +32,7 @@ export const WARDEN_MIGRATIONS: readonly FeatureMigrations[] = [
   clusterMigrations,
   rateLimitMigrations,
   pairingMigrations,
+  usageMigrations,
 ];
 
 /** Opens the store with every feature's migrations (what `warden start` and the CLI commands use). */

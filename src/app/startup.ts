@@ -24,6 +24,8 @@ import { webWelcome } from '../../adapters/web/welcome.js';
 import { sessionSkillsCatalog } from '../skills/index.js';
 import { SessionSkillSnapshots } from '../skills/snapshot.js';
 import { openConfiguredStore, WARDEN_MIGRATIONS } from './migrations.js';
+import { createUsageService } from './usage.js';
+import { usageReport } from '../usage/report.js';
 import { migrationsFor, resolveDataDir, type Store } from '../store/index.js';
 import { metrics } from '../ops/metrics.js';
 import { adaptersCheck, migrationsCheck, readiness, shardsCheck, storeCheck, type Readiness } from '../ops/readiness.js';
@@ -179,6 +181,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const ownership: AgentDeps['ownership'] = cluster ? { instanceId: cluster.instances.id, isOwnerGone: (owner) => !liveInstances.has(owner.instance) } : undefined;
   // The approval service reads owners and approvers at each decision: a reload changes them.
   const approvals = new ApprovalService({ store, config: approvalConfigOf(current), events, instances: cluster?.instances });
+  // Every model call of every turn is admitted by the budgets and recorded (src/usage).
+  const usage = createUsageService(store, current, approvals);
   const guards = new DeciderGuards();
   const resolve: ResolveApproval = async (id, decision, by) => {
     const refusal = guards.refusal(id, by);
@@ -296,9 +300,10 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const sessionContexts = new SessionContextStore(store.db);
   const announce = (parentKey: string, run: SubagentRunView) => gatewayRef?.announce(parentKey, run.requestedBy, run.spawnedInRun);
   const skillsCatalog = sessionSkillsCatalog(skillSnapshots, current);
-  agentRef = createAgent(config, env, generation.tools, store, sessionContexts, announce, skillsCatalog, hooks, ownership);
+  agentRef = createAgent(config, env, generation.tools, store, sessionContexts, announce, skillsCatalog, hooks, ownership, usage);
   // The session tools act on the running agent's sessions; without a model they stay off.
   generation.toolRuntime.sessions = agentRef?.sessions;
+  generation.toolRuntime.usage = usage;
 
   const gateway = new Gateway({
     config,
@@ -324,6 +329,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     },
     skills: skillsFor(config, baseDir, env, pluginSkillDirs),
     skillCommands,
+    usage: { report: (filter) => usageReport(store.db, filter), budgets: usage, timeZone: () => current().budgets.timeZone },
+    meter: usage,
     nodes: () => control.nodes,
     maxPending: options.maxPending ?? config.sessions.maxQueued,
     shutdownGraceMs: options.shutdownGraceMs ?? config.sessions.shutdownGraceSec * 1000,
@@ -364,11 +371,12 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       generation = derive(cfg);
       carryOverResources(before.tools, generation.tools, previous.config, cfg);
       if (!agentRef) {
-        agentRef = createAgent(cfg, env, generation.tools, store, sessionContexts, announce, skillsCatalog, hooks, ownership);
+        agentRef = createAgent(cfg, env, generation.tools, store, sessionContexts, announce, skillsCatalog, hooks, ownership, usage);
       } else {
         agentRef.reconfigure({ config: cfg, models: createModelRegistry(cfg, env), tools: generation.tools });
       }
       generation.toolRuntime.sessions = agentRef?.sessions;
+  generation.toolRuntime.usage = usage;
       skillSnapshots.setConfig(cfg);
       gateway.reconfigure({ config: cfg, agent: agentRef, tools: generation.tools, toolReport: generation.toolPath.toolReport, skills: skillsFor(cfg, baseDir, env, pluginSkillDirs) });
     },

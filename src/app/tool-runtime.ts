@@ -6,6 +6,7 @@ import type { CronJobs } from '../cron/jobs.js';
 import type { CronScheduler } from '../cron/scheduler.js';
 import type { Store } from '../store/store.js';
 import type { MessagingService, RuntimeStatus } from '../tools/types.js';
+import type { UsageService } from '../usage/service.js';
 
 /**
  * What a tool factory may need to build an implementation: the config, the store, and the
@@ -22,6 +23,8 @@ export interface ToolRuntime {
   cron?: { jobs: CronJobs; scheduler?: CronScheduler | undefined } | undefined;
   /** Sessions and subagents of the running agent (session tools); absent without a model. */
   sessions?: AgentSessionsApi | undefined;
+  /** Usage accounting and budgets of the running Warden; absent outside `warden start`. */
+  usage?: Pick<UsageService, 'wrap' | 'admit' | 'settle'> | undefined;
   /** Sends through the running adapters; absent outside `warden start`. */
   messaging?: MessagingService | undefined;
   /** Live state of the running bot; absent outside `warden start`. */

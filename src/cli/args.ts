@@ -7,7 +7,7 @@ export interface ParsedArgs {
 }
 
 /** Flags that never take a value; everything else consumes the next token. */
-const BOOLEAN_FLAGS = new Set(['json', 'help', 'verbose', 'dry-run', 'fix', 'all']);
+const BOOLEAN_FLAGS = new Set(['json', 'csv', 'help', 'verbose', 'dry-run', 'fix', 'all']);
 
 export function parseArgs(argv: readonly string[], booleanFlags: ReadonlySet<string> = BOOLEAN_FLAGS): ParsedArgs {
   const out: ParsedArgs = { command: undefined, positionals: [], options: new Map(), rest: [] };

@@ -3,6 +3,7 @@ import { configSecrets, redactKnown } from '../redact/redact.js';
 import path from 'node:path';
 import { readStoredAllowlist } from '../exec/allowlist-store.js';
 import { auditExec, type AuditFinding } from '../app/audit.js';
+import { auditBudgets } from '../usage/audit.js';
 import { effectiveExecConfig } from '../exec/check.js';
 import { auditElevated } from '../exec/elevated.js';
 import { auditRepoConfig } from '../exec/repo-config-audit.js';
@@ -57,6 +58,7 @@ export const run: CommandRunner = async (args, io) => {
     ...auditOps(loaded.config),
     ...auditNameKeyedScopes(loaded.config),
     ...auditAccess(loaded.config),
+    ...auditBudgets(loaded.config),
     ...auditSkills(loaded.config, { baseDir: loaded.baseDir, env: io.env, homeDir: io.env.HOME?.trim() || undefined, pluginSkillDirs: plugins.skillsDirs(), reservedCommands: reservedCommandNames() }),
   ]
     .sort((a, b) => ORDER[a.severity] - ORDER[b.severity])

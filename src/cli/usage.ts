@@ -39,6 +39,11 @@ export const COMMAND_USAGE: Record<string, string> = {
     CONTEXT,
     `exit: ${EXIT.ok} the tool ran, ${EXIT.ask} waiting on an approval, ${EXIT.deny} refused by policy (blocked, denied, approval refused or expired), ${EXIT.toolError} the tool failed, ${BAD}, ${NO_TOOLS}`,
   ].join('\n'),
+  usage: [
+    'usage: warden usage [--since DATE|ISO-TIME|7d|24h] [--by sender|channel|agent|model] [--json | --csv] [--config FILE]',
+    'default --since: the start of this month in budgets.timeZone; costs in USD with their price sources',
+    `exit: ${ANSWERED}, ${BAD}`,
+  ].join('\n'),
   approvals: [
     'usage: warden approvals list|history|grants [--session KEY] [--limit N] [--all] [--config FILE] [--json]',
     '       warden approvals revoke GRANT_ID [--config FILE]',

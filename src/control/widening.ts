@@ -14,6 +14,7 @@ import { resolveToolSurface } from '../policy/surface.js';
 import { resolveSkillRoots } from '../skills/roots.js';
 import type { ToolMeta } from '../tools/types.js';
 import { buildTurnContext, type ContextInput } from '../turn/turn-context.js';
+import { budgetLoosening } from '../usage/budgets.js';
 import { diffConfig, dotted, startsWith, type ConfigChange } from './config-diff.js';
 import { execCorpus, probeResolver, urlCorpus } from './decision-corpus.js';
 import { accessLimitRules, accessWidening, actorCorpus } from './access-corpus.js';
@@ -177,6 +178,8 @@ const JUDGED: readonly string[][] = [
     ['channels', 'discord', 'guilds', '*', 'channels', '*', k],
     ['channels', 'slack', 'channels', '*', k],
   ]),
+  // Spending caps (budgetRules).
+  ['budgets'],
 ];
 
 /**
@@ -256,6 +259,7 @@ export async function classifyConfigChange(before: WardenConfig, after: WardenCo
   modelProviders(ctx);
   depthRule(ctx);
   accessRules(ctx);
+  budgetRules(ctx);
   surfaces(before, after, options.plugins ?? [], add);
   return { changes, widening };
 }
@@ -568,6 +572,11 @@ function accessRules({ before, after, changes, add }: Ctx): void {
   const moved = accessWidening(before, after);
   if (moved.length > 0) listCapped(add, keysUnder(changes, prefixes, 'channels'), moved);
   for (const rule of accessLimitRules(before, after)) add(rule.path, rule.why);
+}
+
+/** A budget removed, raised, narrowed or turned from refuse to ask lets calls run that were refused (prices are judged as models.providers keys). */
+function budgetRules({ before, after, add }: Ctx): void {
+  for (const why of budgetLoosening(before.budgets, after.budgets)) add('budgets', why);
 }
 
 /** The surface comparison enumerates depths 0 and 1; a deeper limit lets subagents spawn where it did not look. */

@@ -21,8 +21,9 @@ import { runNodesCommand, type NodesCommandDeps } from './commands/nodes.js';
 import { runCronCommand } from './cron-command.js';
 import { formatPendingApprovals } from './approvals-command.js';
 import { unknownCommandText } from './command-text.js';
+import { runUsageCommand, type UsageCommandDeps } from './usage-command.js';
 
-export const COMMAND_NAMES = ['help', 'tools', 'exec', 'approve', 'approvals', 'skills', 'status', 'stop', 'cron', 'nodes', 'pair', 'new'] as const;
+export const COMMAND_NAMES = ['help', 'tools', 'exec', 'approve', 'approvals', 'skills', 'status', 'stop', 'cron', 'nodes', 'pair', 'new', 'usage'] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 /**
  * The chat forms of owner-only tools (`/cron`, `/nodes`): for a non-owner they are not
@@ -187,6 +188,8 @@ export interface CommandDeps {
   pluginCommands?: PluginCommandRegistry | undefined;
   /** DM pairing (`/pair`); absent without a store. */
   pairing?: Pick<PairingStore, 'approve' | 'pending'> | undefined;
+  /** Usage records and budgets for `/usage`; absent where the store is not at hand. */
+  usage?: UsageCommandDeps | undefined;
 }
 
 export interface StatusView {
@@ -238,6 +241,8 @@ export async function runCommand(command: ParsedCommand, route: Route, deps: Com
       return runCronCommand(command.args, route, deps, signal);
     case 'pair':
       return { text: await runPair(command.args, route, deps) };
+    case 'usage':
+      return { text: deps.usage ? await runUsageCommand(command.args, route, deps.usage) : 'Usage is not recorded in this process.' };
   }
 }
 
@@ -455,6 +460,7 @@ export function helpText(
     '/skills — the skills this agent knows',
     '/status — agent, model, session and queue',
     '/stop — stop the running turn',
+    `/usage [me|channel${senderIsOwner ? '|all' : ''}] — what model calls cost: yours, this channel’s${senderIsOwner ? ', everyone’s' : ''}`,
     ...owners('/cron list|add|run|pause|resume|remove|runs — scheduled jobs (owners only)'),
     ...owners('/nodes [approve CODE|deny CODE|unpair NAME] — paired nodes (owners)'),
     ...owners('/pair [CODE] — DM pairing requests; approve one (owners)'),

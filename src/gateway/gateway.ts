@@ -1,3 +1,5 @@
+import type { UsageCommandDeps } from './usage-command.js';
+import type { UsageService } from '../usage/service.js';
 import { randomUUID } from 'node:crypto';
 import type { AgentRuntime, SessionContextRecorder, ToolExecutor } from '../agent/index.js';
 import type { WardenConfig } from '../config/index.js';
@@ -77,6 +79,10 @@ export interface GatewayOptions {
   hooks?: HookBus | undefined;
   /** Chat commands plugins registered. */
   pluginCommands?: PluginCommandRegistry | undefined;
+  /** Usage records and budgets, for `/usage`. */
+  usage?: UsageCommandDeps | undefined;
+  /** Admits and records the media understanding calls of a message's files (the turn's own calls are metered by the agent). */
+  meter?: Pick<UsageService, 'admit' | 'settle'> | undefined;
   /**
    * On a store several instances share: each item of a session runs holding the session's lease,
    * so a conversation's turns never overlap across instances (the second instance's item waits).
@@ -515,7 +521,7 @@ export class Gateway {
 
   private turnReply(route: Route, signal: AbortSignal, view: GatewayConfigView, origin?: TurnOrigin, runId?: string): Promise<OutboundMessage | undefined> {
     const { options } = this;
-    return turnReply({ adapters: this.adapters, hooks: options.hooks, env: options.env, workspaceOf: options.workspaceOf }, route, signal, view, origin, runId);
+    return turnReply({ adapters: this.adapters, hooks: options.hooks, env: options.env, workspaceOf: options.workspaceOf, meter: options.meter }, route, signal, view, origin, runId);
   }
 
   /**
@@ -613,6 +619,7 @@ export class Gateway {
       pluginCommands: options.pluginCommands,
       nodes: options.nodes,
       pairing: this.gate.pairing,
+      usage: options.usage,
     };
   }
 

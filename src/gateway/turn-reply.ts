@@ -11,6 +11,7 @@ import { ReplyStream, toolProgressLine } from './reply-stream.js';
 import type { Route } from './router.js';
 import { streamingFor } from './streaming-setting.js';
 import type { ChatAdapter, OutboundFile, OutboundMessage } from './types.js';
+import type { UsageService } from '../usage/service.js';
 
 /**
  * A model turn for a routed message and the reply it makes: the message's files taken in
@@ -34,6 +35,8 @@ export interface TurnReplyDeps {
   hooks?: HookBus | undefined;
   env?: Record<string, string | undefined> | undefined;
   workspaceOf?: ((agentId: string) => string) | undefined;
+  /** Usage accounting and budgets for the media understanding calls a message's files take. */
+  meter?: Pick<UsageService, 'admit' | 'settle'> | undefined;
 }
 
 export async function turnReply(deps: TurnReplyDeps, route: Route, signal: AbortSignal, view: TurnView, origin?: TurnOrigin, runId?: string): Promise<OutboundMessage | undefined> {
@@ -89,6 +92,7 @@ function transcriber(deps: TurnReplyDeps, route: Route, view: Pick<TurnView, 'co
       modelHasVision: modelReadsImages(view.config, route.context.model),
       signal,
       ...(deps.env ? { env: deps.env } : {}),
+      ...(deps.meter ? { usage: deps.meter } : {}),
     });
     if (outcome?.status === 'understood') return { ok: true as const, text: formatUnderstanding([outcome]) };
     return { ok: false as const, why: outcome?.status === 'failed' ? `transcription failed (${outcome.attempts.map((a) => `${a.by}: ${a.error}`).join('; ')})` : (outcome?.reason ?? 'not understood') };

@@ -10,6 +10,10 @@ import { createExecTool } from '../tools/core/exec/exec.js';
 import { TtlCache } from '../util/ttl-cache.js';
 import { withoutNonces } from '../tools/untrusted-testing.js';
 import { formatUnderstanding, understandAttachments, type Attachment, type UnderstandingContext } from './index.js';
+import { openWardenStore } from '../app/migrations.js';
+import { usageReport } from '../usage/report.js';
+import { UsageService } from '../usage/service.js';
+import { UsageStore } from '../usage/store.js';
 
 /**
  * tools.media against loopback fakes of the provider APIs (OpenAI-compatible transcription and
@@ -210,5 +214,49 @@ describe('cli entries run through the exec tool, never a raw spawn', () => {
     const [outcome] = await understandAttachments([OGG], { ...ctx, exec: createExecTool({ config: ctx.config, hasBwrap: true }) as never });
     expect(outcome).toMatchObject({ status: 'understood', text: '$(touch /tmp/pwned-media); `id`' });
     expect(existsSync('/tmp/pwned-media')).toBe(false);
+  });
+});
+
+describe('media understanding is metered like a turn', () => {
+  const PRICED = [
+    { provider: 'openai', model: 'gpt-6-astra', capabilities: ['image'], baseUrl: base(), file: PNG, usage: { inputTokens: 85, outputTokens: 12 } },
+    { provider: 'google', model: 'gemini-3-flash-preview', capabilities: ['video'], baseUrl: base('/v1beta'), file: MP4, usage: { inputTokens: 300, outputTokens: 6 } },
+    { provider: 'anthropic', model: 'claude-opus-5', capabilities: ['image'], baseUrl: base('/v1'), file: PNG, usage: { inputTokens: 90, outputTokens: 7 } },
+  ] as const;
+
+  async function meter(budgets: unknown) {
+    const opened = await openWardenStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-media-usage-')) });
+    if (!opened.ok) throw new Error(opened.error.message);
+    const parsed = parseConfig({
+      models: { providers: { openai: { models: [{ id: 'gpt-6-astra', cost: { input: 1, output: 2 } }] }, google: { api: 'gemini', models: [{ id: 'gemini-3-flash-preview', cost: { input: 1, output: 2 } }] }, anthropic: { models: [{ id: 'claude-opus-5', cost: { input: 1, output: 2 } }] } } },
+      budgets,
+    });
+    if (!parsed.ok) throw parsed.error;
+    const cfg = parsed.value.config;
+    return { store: opened.store, usage: new UsageService({ store: new UsageStore(opened.store.db), config: () => cfg }) };
+  }
+
+  it.each(PRICED)('$provider: the usage the provider reported is recorded for the sender', async (entry) => {
+    const { store, usage } = await meter([]);
+    try {
+      const { file, usage: expected, ...model } = entry;
+      const [outcome] = await understandAttachments([file], contextFor({ models: [model] }, { usage }));
+      expect(outcome?.status).toBe('understood');
+      const report = await usageReport(store.db, { since: 0, by: 'sender' });
+      expect(report.rows).toMatchObject([{ key: 'web:u1', calls: 1, inputTokens: expected.inputTokens, outputTokens: expected.outputTokens, costNano: expected.inputTokens * 1000 + expected.outputTokens * 2000 }]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a budget that is reached refuses the call before any request, and says why', async () => {
+    const { store, usage } = await meter([{ scope: 'sender', per: 'day', tokens: 50 }]);
+    try {
+      const [outcome] = await understandAttachments([PNG], contextFor({ models: [{ provider: 'openai', model: 'gpt-6-astra', capabilities: ['image'], baseUrl: base() }] }, { usage }));
+      expect(outcome).toMatchObject({ status: 'failed', attempts: [{ by: 'openai/gpt-6-astra', error: expect.stringContaining('budget of 50 tokens per day is reached') }] });
+      expect(fake.requests).toEqual([]);
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -12,7 +12,8 @@ import { log as rootLog } from '../log/log.js';
 import { capabilityOf, mediaType } from './capabilities.js';
 import { runCliEntry } from './cli.js';
 import { entryCapabilities, entryLabel, matchesPreferred, resolveClient } from './providers.js';
-import { callMediaProvider, type MediaAnswer } from './requests.js';
+import { callMediaProvider, SYSTEM_PROMPT, type MediaAnswer } from './requests.js';
+import type { UsageService } from '../usage/service.js';
 import type { Attachment, AttachmentOutcome, MediaCapability } from './types.js';
 
 /**
@@ -36,6 +37,8 @@ export interface UnderstandingContext {
   env?: Record<string, string | undefined> | undefined;
   signal?: AbortSignal | undefined;
   log?: Logger | undefined;
+  /** Usage accounting and budgets (src/usage): a provider call is admitted first and recorded after, like a turn's. */
+  usage?: Pick<UsageService, 'admit' | 'settle'> | undefined;
   /** Test seams for the guarded provider requests. */
   net?: { resolve?: Resolver | undefined; dial?: ((a: string) => string) | undefined } | undefined;
   cache?: TtlCache<string> | undefined;
@@ -150,20 +153,41 @@ async function understandOne(attachment: Attachment, capability: MediaCapability
         continue;
       }
       const options = { ...(settings?.providerOptions?.[client.value.provider] ?? {}), ...(entry.providerOptions?.[client.value.provider] ?? {}) };
-      answer = await callMediaProvider({
-        client: client.value,
-        capability,
-        data: attachment.data,
-        mime,
-        ext,
-        prompt,
-        language: entry.language ?? settings?.language,
-        options: Object.keys(options).length > 0 ? options : undefined,
-        headers: { ...settings?.headers, ...entry.headers },
-        timeoutMs: timeoutSec * 1000,
-        signal,
-        net: ctx.net,
-      });
+      const t = ctx.turn;
+      const admission = ctx.usage
+        ? await ctx.usage.admit({
+            provider: client.value.provider,
+            model: client.value.model,
+            attribution: { agentId: t.agentId, sessionKey: ctx.sessionKey, platform: t.provider, senderId: t.senderId, senderName: t.senderName, channelId: t.channelId, threadId: t.threadId, guildId: t.guildId, purpose: `media-${capability}` },
+            prompt: { chars: prompt.length + SYSTEM_PROMPT.length, bytes: Buffer.byteLength(prompt) + SYSTEM_PROMPT.length, images: capability === 'audio' ? 0 : 1 },
+            maxOutputTokens: 1024,
+          })
+        : undefined;
+      if (admission && !admission.ok) {
+        attempts.push({ by, error: admission.refusal.message });
+        continue;
+      }
+      let got: MediaAnswer | undefined;
+      try {
+        got = await callMediaProvider({
+          client: client.value,
+          capability,
+          data: attachment.data,
+          mime,
+          ext,
+          prompt,
+          language: entry.language ?? settings?.language,
+          options: Object.keys(options).length > 0 ? options : undefined,
+          headers: { ...settings?.headers, ...entry.headers },
+          timeoutMs: timeoutSec * 1000,
+          signal,
+          net: ctx.net,
+        });
+      } finally {
+        // Answered without usage (a transcription billed by the minute, a failure): the hold is given back, nothing recorded.
+        if (admission?.ok) await ctx.usage!.settle(admission.ticket, got?.ok ? got.usage : undefined);
+      }
+      answer = got;
     }
     if (!answer.ok) {
       log.info({ capability, by, error: answer.error }, 'media understanding entry failed; trying the next');

@@ -3,6 +3,7 @@ import type { MessageParam, RawMessageStreamEvent, ContentBlockParam, ToolResult
 import { parseToolArgs } from './errors.js';
 import type { AssistantMessage, Message, ModelProvider, ModelRequest, ModelResponse, StopReason, TextPart, ToolCallPart } from './types.js';
 import { collectStream } from './stream.js';
+import { usageFromAnthropic } from './usage.js';
 
 export interface ClientOptions {
   name: string;
@@ -57,14 +58,13 @@ export function createAnthropicProvider(options: ClientOptions): ModelProvider {
 class StreamAccumulator {
   private blocks: Array<{ kind: 'text'; text: string } | { kind: 'tool'; id: string; name: string; json: string }> = [];
   private stop: string | null = null;
-  private inputTokens = 0;
-  private outputTokens = 0;
+  /** message_start carries the prompt's usage; message_delta the final output count (cumulative). */
+  private usage: Record<string, unknown> = {};
 
   add(event: RawMessageStreamEvent): string | undefined {
     switch (event.type) {
       case 'message_start':
-        this.inputTokens = event.message.usage.input_tokens;
-        this.outputTokens = event.message.usage.output_tokens;
+        this.usage = { ...event.message.usage };
         return undefined;
       case 'content_block_start': {
         const block = event.content_block;
@@ -83,7 +83,8 @@ class StreamAccumulator {
       }
       case 'message_delta':
         this.stop = event.delta.stop_reason;
-        this.outputTokens = event.usage.output_tokens;
+        // Later fields win; a field the delta leaves null keeps what message_start said.
+        for (const [k, v] of Object.entries(event.usage)) if (v !== null && v !== undefined) this.usage[k] = v;
         return undefined;
       default:
         return undefined;
@@ -107,7 +108,7 @@ class StreamAccumulator {
     return {
       message: { role: 'assistant', content },
       stopReason: stopReason(this.stop),
-      usage: { inputTokens: this.inputTokens, outputTokens: this.outputTokens },
+      usage: usageFromAnthropic(this.usage),
     };
   }
 }

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { GoogleGenAI, type Content, type GenerateContentResponse, type Part } from '@google/genai';
 import type { ClientOptions } from './anthropic.js';
-import type { AssistantMessage, Message, ModelProvider, ModelResponse, StopReason } from './types.js';
+import type { AssistantMessage, Message, ModelProvider, ModelResponse, StopReason, Usage } from './types.js';
 import { collectStream } from './stream.js';
+import { usageFromGemini } from './usage.js';
 
 /** Gemini through @google/genai (Gemini API, key from the environment). Streams. */
 export function createGeminiProvider(options: ClientOptions): ModelProvider {
@@ -54,14 +55,11 @@ class ResponseAccumulator {
   private text = '';
   private calls: Array<{ id?: string | undefined; name: string; args: Record<string, unknown> }> = [];
   private finish_: string | undefined;
-  private usage = { inputTokens: 0, outputTokens: 0 };
+  private usage: Usage = { inputTokens: 0, outputTokens: 0 };
 
   add(chunk: GenerateContentResponse): string | undefined {
     if (chunk.usageMetadata) {
-      this.usage = {
-        inputTokens: chunk.usageMetadata.promptTokenCount ?? 0,
-        outputTokens: chunk.usageMetadata.candidatesTokenCount ?? 0,
-      };
+      this.usage = usageFromGemini(chunk.usageMetadata);
     }
     const candidate = chunk.candidates?.[0];
     if (!candidate) return undefined;

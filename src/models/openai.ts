@@ -3,8 +3,9 @@ import OpenAI from 'openai';
 import type { ChatCompletionChunk, ChatCompletionContentPart, ChatCompletionMessageParam } from 'openai/resources/chat/completions/completions';
 import type { ClientOptions } from './anthropic.js';
 import { parseToolArgs } from './errors.js';
-import type { AssistantMessage, Message, ModelProvider, ModelResponse, StopReason, ToolCallPart } from './types.js';
+import type { AssistantMessage, Message, ModelProvider, ModelResponse, StopReason, ToolCallPart, Usage } from './types.js';
 import { collectStream } from './stream.js';
+import { usageFromOpenAI } from './usage.js';
 
 /**
  * OpenAI Chat Completions, and every server that speaks it (Ollama, vLLM, llama.cpp, LM Studio)
@@ -55,10 +56,10 @@ class ChunkAccumulator {
   private text = '';
   private calls: Array<{ id: string; name: string; args: string }> = [];
   private finish_: string | null = null;
-  private usage = { inputTokens: 0, outputTokens: 0 };
+  private usage: Usage = { inputTokens: 0, outputTokens: 0 };
 
   add(chunk: ChatCompletionChunk): string | undefined {
-    if (chunk.usage) this.usage = { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens };
+    if (chunk.usage) this.usage = usageFromOpenAI(chunk.usage);
     const choice = chunk.choices[0];
     if (!choice) return undefined;
     if (choice.finish_reason) this.finish_ = choice.finish_reason;

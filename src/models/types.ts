@@ -56,9 +56,20 @@ export interface ModelRequest {
 
 export type StopReason = 'end' | 'toolUse' | 'maxTokens' | 'other';
 
+/**
+ * Tokens one call used, as the provider reported them, in one meaning for every API:
+ * `inputTokens` counts every prompt token (cached ones included), `outputTokens` every generated
+ * token (reasoning included). The parts are subsets of those totals, absent when not reported.
+ */
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
+  /** Prompt tokens read from the provider's cache (billed at the cache-read price). */
+  cachedInputTokens?: number | undefined;
+  /** Prompt tokens written to the provider's cache (Anthropic; billed at the cache-write price). */
+  cacheWriteTokens?: number | undefined;
+  /** Output tokens spent on reasoning (thinking) the reply does not show. */
+  reasoningTokens?: number | undefined;
 }
 
 export interface ModelResponse {

@@ -43,6 +43,7 @@ export class WardenMetrics {
   private readonly sources = new Set<GaugeSource>();
   private readonly toolLabel = new BoundedLabel(200);
   private readonly modelLabel = new BoundedLabel(50);
+  private readonly agentLabel = new BoundedLabel(50);
 
   readonly turns = new Counter({ name: 'warden_turns_total', help: 'Agent turns by outcome', labelNames: ['status'] as const, registers: [this.registry] });
   readonly turnSeconds = new Histogram({ name: 'warden_turn_duration_seconds', help: 'Agent turn duration', labelNames: ['status'] as const, buckets: INTERACTIVE_BUCKETS, registers: [this.registry] });
@@ -53,6 +54,9 @@ export class WardenMetrics {
   readonly decisionSeconds = new Histogram({ name: 'warden_approval_decision_seconds', help: 'Time from an approval request to its closing', labelNames: ['kind', 'outcome'] as const, buckets: DECISION_BUCKETS, registers: [this.registry] });
   readonly modelRequests = new Counter({ name: 'warden_model_requests_total', help: 'Model API requests (each attempt) by outcome', labelNames: ['provider', 'model', 'outcome'] as const, registers: [this.registry] });
   readonly modelSeconds = new Histogram({ name: 'warden_model_request_duration_seconds', help: 'Model API request latency (each attempt)', labelNames: ['provider', 'model'] as const, buckets: INTERACTIVE_BUCKETS, registers: [this.registry] });
+  readonly modelTokens = new Counter({ name: 'warden_model_tokens_total', help: 'Tokens models used, by kind (input, output, cached, reasoning; cached and reasoning are parts of input and output)', labelNames: ['agent', 'provider', 'model', 'kind'] as const, registers: [this.registry] });
+  readonly modelCost = new Counter({ name: 'warden_model_cost_usd_total', help: 'What model calls cost in US dollars, at the configured or built-in price (calls with no known price are not in it)', labelNames: ['agent', 'provider', 'model'] as const, registers: [this.registry] });
+  readonly modelCallsUnpriced = new Counter({ name: 'warden_model_calls_price_unknown_total', help: 'Model calls recorded with no known price', labelNames: ['agent', 'provider', 'model'] as const, registers: [this.registry] });
   readonly unhandledRejections = new Counter({ name: 'warden_unhandled_rejections_total', help: 'Promise rejections nothing handled (logged; Warden kept running)', registers: [this.registry] });
   readonly inboundRefused = new Counter({ name: 'warden_inbound_refused_total', help: 'Inbound messages refused before any model call, by reason (access rule, bot, loop breaker)', labelNames: ['provider', 'reason'] as const, registers: [this.registry] });
   readonly rateLimited = new Counter({ name: 'warden_rate_limited_total', help: 'Inbound messages over a rate limit, by bucket (sender, channel, agent)', labelNames: ['provider', 'bucket'] as const, registers: [this.registry] });
@@ -98,6 +102,17 @@ export class WardenMetrics {
     const m = this.modelLabel.value(model);
     this.modelRequests.inc({ provider, model: m, outcome });
     this.modelSeconds.observe({ provider, model: m }, seconds);
+  }
+
+  /** One model call's usage (tokens as reported) and its cost in nano-dollars, undefined when its price is unknown. */
+  modelUsage(agent: string, provider: string, model: string, usage: { inputTokens: number; outputTokens: number; cachedInputTokens?: number | undefined; reasoningTokens?: number | undefined }, costNano: number | undefined): void {
+    const labels = { agent: this.agentLabel.value(agent), provider, model: this.modelLabel.value(model) };
+    this.modelTokens.inc({ ...labels, kind: 'input' }, usage.inputTokens);
+    this.modelTokens.inc({ ...labels, kind: 'output' }, usage.outputTokens);
+    if (usage.cachedInputTokens) this.modelTokens.inc({ ...labels, kind: 'cached' }, usage.cachedInputTokens);
+    if (usage.reasoningTokens) this.modelTokens.inc({ ...labels, kind: 'reasoning' }, usage.reasoningTokens);
+    if (costNano === undefined) this.modelCallsUnpriced.inc(labels);
+    else this.modelCost.inc(labels, costNano / 1e9);
   }
 
   /** Times `fn` as store operation `operation` (rethrowing what it throws). */

@@ -19,6 +19,7 @@ const COMMANDS: Array<[string[], string]> = [
   [['url-check'], 'usage: warden url-check'],
   [['invoke'], 'usage: warden invoke'],
   [['invoke', 'exec'], 'usage: warden invoke'],
+  [['usage'], 'usage: warden usage'],
   [['approvals'], 'usage: warden approvals'],
   [['approvals', 'resolve'], 'usage: warden approvals'],
   [['skills'], 'usage: warden skills'],

@@ -14,6 +14,7 @@ import { opsConfig } from './ops.js';
 import { storeConfig } from './store.js';
 import { accessGroupsConfig } from './access-groups.js';
 import { rateLimitConfig } from './access.js';
+import { budgetsConfig } from './budgets.js';
 import {
   byProviderEntry,
   profileId,
@@ -366,6 +367,8 @@ export const wardenConfigSchema = z.strictObject({
   store: storeConfig.prefault({}),
   /** Where SQLite and other state live; `WARDEN_DATA_DIR` overrides. */
   dataDir: z.string().default('./data'),
+  /** Spending caps per sender, channel, guild, agent or overall (src/usage; docs/usage-and-budgets.md). */
+  budgets: budgetsConfig,
 })
   .superRefine(checkMediaProviders)
   .superRefine(checkBindings);
@@ -383,4 +386,5 @@ export type { OpsConfig } from './ops.js';
 export type { StoreConfig } from './store.js';
 export type { DmPolicy, GroupPolicy, RateLimitBucket, RateLimitConfig, BotLoopProtection } from './access.js';
 export { parseEntry, unknownGroupRefs, type AccessGroupsConfig, type AccessGroupConfig, type ParsedEntry } from './access-groups.js';
+export { BUDGET_PERIODS, BUDGET_SCOPES, isTimeZone, type BudgetRule, type BudgetsConfig } from './budgets.js';
 export { isLoopbackHost, type GatewayConfig, type GatewayHttpConfig, type GatewayNodesConfig } from './gateway.js';

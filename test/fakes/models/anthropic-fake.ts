@@ -22,7 +22,21 @@ export const anthropicDialect: Dialect = {
   async writeReply(res, reply, request, stream) {
     const calls = (reply.toolCalls ?? []).map((c, i) => ({ id: c.id ?? `toolu_${request.body.messages.length}_${i}`, name: c.name, json: argsText(c.args) }));
     const stopReason = calls.length > 0 ? 'tool_use' : 'end_turn';
-    const usage = { input_tokens: request.tokens, output_tokens: Math.ceil((reply.text ?? '').length / 4) + 1 };
+    const extra = reply.usage ?? {};
+    // Anthropic counts cache reads and writes apart from input_tokens.
+    const usage = {
+      input_tokens: request.tokens,
+      output_tokens: Math.ceil((reply.text ?? '').length / 4) + 1,
+      ...(extra.cachedInputTokens ? { cache_read_input_tokens: extra.cachedInputTokens } : {}),
+      ...(extra.cacheWriteTokens ? { cache_creation_input_tokens: extra.cacheWriteTokens } : {}),
+    };
+    request.reported = {
+      inputTokens: usage.input_tokens + (extra.cachedInputTokens ?? 0) + (extra.cacheWriteTokens ?? 0),
+      outputTokens: usage.output_tokens,
+      cachedInputTokens: extra.cachedInputTokens ?? 0,
+      cacheWriteTokens: extra.cacheWriteTokens ?? 0,
+      reasoningTokens: 0,
+    };
     const model = request.body.model;
     if (!stream) {
       const content = [
@@ -38,7 +52,7 @@ export const anthropicDialect: Dialect = {
     const ev = (data: { type: string } & Record<string, unknown>) => events.push({ event: data.type, data });
     ev({
       type: 'message_start',
-      message: { id: 'msg_fake', type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: usage.input_tokens, output_tokens: 1 } },
+      message: { id: 'msg_fake', type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
     });
     let index = 0;
     if (reply.text) {

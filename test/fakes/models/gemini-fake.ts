@@ -14,7 +14,21 @@ export const geminiDialect: Dialect = {
   },
   async writeReply(res, reply, request) {
     const streaming = request.path.includes(':stream');
-    const usageMetadata = { promptTokenCount: request.tokens, candidatesTokenCount: Math.ceil((reply.text ?? '').length / 4) + 1 };
+    const extra = reply.usage ?? {};
+    // Gemini counts cached content inside promptTokenCount, thoughts apart from candidates.
+    const usageMetadata = {
+      promptTokenCount: request.tokens,
+      candidatesTokenCount: Math.ceil((reply.text ?? '').length / 4) + 1,
+      ...(extra.cachedInputTokens ? { cachedContentTokenCount: extra.cachedInputTokens } : {}),
+      ...(extra.reasoningTokens ? { thoughtsTokenCount: extra.reasoningTokens } : {}),
+    };
+    request.reported = {
+      inputTokens: usageMetadata.promptTokenCount,
+      outputTokens: usageMetadata.candidatesTokenCount + (extra.reasoningTokens ?? 0),
+      cachedInputTokens: extra.cachedInputTokens ?? 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: extra.reasoningTokens ?? 0,
+    };
     const callParts = (reply.toolCalls ?? []).map((c) => ({
       functionCall: { ...(c.id ? { id: c.id } : {}), name: c.name, args: typeof c.args === 'string' ? JSON.parse(c.args) : c.args },
     }));

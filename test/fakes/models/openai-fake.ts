@@ -12,8 +12,23 @@ export const openaiDialect: Dialect = {
   async writeReply(res, reply, request, stream) {
     const calls = (reply.toolCalls ?? []).map((c, i) => ({ id: c.id ?? `call_${request.body.messages.length}_${i}`, name: c.name, json: argsText(c.args) }));
     const finish = calls.length > 0 ? 'tool_calls' : 'stop';
-    const usage = { prompt_tokens: request.tokens, completion_tokens: Math.ceil((reply.text ?? '').length / 4) + 1, total_tokens: 0 };
+    const extra = reply.usage ?? {};
+    const usage = {
+      prompt_tokens: request.tokens,
+      completion_tokens: Math.ceil((reply.text ?? '').length / 4) + 1 + (extra.reasoningTokens ?? 0),
+      total_tokens: 0,
+      // OpenAI's subsets: cached prompt tokens are part of prompt_tokens, reasoning part of completion_tokens.
+      ...(extra.cachedInputTokens ? { prompt_tokens_details: { cached_tokens: extra.cachedInputTokens } } : {}),
+      ...(extra.reasoningTokens ? { completion_tokens_details: { reasoning_tokens: extra.reasoningTokens } } : {}),
+    };
     usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+    request.reported = {
+      inputTokens: usage.prompt_tokens,
+      outputTokens: usage.completion_tokens,
+      cachedInputTokens: extra.cachedInputTokens ?? 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: extra.reasoningTokens ?? 0,
+    };
     const base = { id: 'chatcmpl-fake', created: 0, model: request.body.model };
     if (!stream) {
       res.writeHead(200, { 'content-type': 'application/json' }).end(

@@ -37,7 +37,13 @@ export function openaiMediaDialect(options: FakeMediaOptions = {}): Dialect {
       const image = options.image ?? FAKE_PNG;
       const asUrl = options.imageAsUrl && body.response_format !== 'b64_json';
       const data = Array.from({ length: n }, (_, i) => (asUrl ? { url: `https://images.invalid/${i}.png` } : { b64_json: image.toString('base64') }));
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ created: 0, data }));
+      // gpt-image models report tokens (the prompt in, the images out); dall-e reports none.
+      const usage = String(body.model).startsWith('gpt-image') ? { input_tokens: Math.ceil(String(body.prompt).length / 4), output_tokens: 272 * n, total_tokens: 0 } : undefined;
+      if (usage) {
+        usage.total_tokens = usage.input_tokens + usage.output_tokens;
+        request.reported = { inputTokens: usage.input_tokens, outputTokens: usage.output_tokens, cachedInputTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ created: 0, data, ...(usage ? { usage } : {}) }));
     },
   };
 }

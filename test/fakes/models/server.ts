@@ -13,8 +13,28 @@ export type FakeReply =
       delayMs?: number;
       /** Pause between two stream events, so a client sees the text arrive over time (streaming tests). */
       pieceDelayMs?: number;
+      /** Extra usage the reply reports in its API's own fields: cache reads/writes, reasoning tokens. */
+      usage?: FakeUsageExtras;
     }
   | { kind: 'error'; status: number; message?: string; retryAfter?: string };
+
+export interface FakeUsageExtras {
+  cachedInputTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+}
+
+/**
+ * The usage a reply reported, in Warden's one meaning (every prompt token in `inputTokens`,
+ * every generated one in `outputTokens`): what a test sums to check the accounting.
+ */
+export interface ReportedUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+}
 
 /** What a test learns about one request the fake received. */
 export interface FakeRequest {
@@ -25,6 +45,8 @@ export interface FakeRequest {
   tokens: number;
   /** `Date.now()` as each stream event was written (streamed replies of dialects that pace them). */
   eventTimes?: number[];
+  /** The usage the reply reported (set by dialects that report usage). */
+  reported?: ReportedUsage;
 }
 
 export interface FakeModelOptions {

@@ -7,6 +7,10 @@ import { parseConfig } from '../../../config/index.js';
 import { callContext, makeTempWorkspace, textOf, type TempWorkspace } from '../fs/test-support.js';
 import type { ToolResult } from '../../types.js';
 import { createImageGenerateTool, imageRequest, type ImageGenerateArgs } from './image-generate.js';
+import { openWardenStore } from '../../../app/migrations.js';
+import { usageReport } from '../../../usage/report.js';
+import { UsageService } from '../../../usage/service.js';
+import { UsageStore } from '../../../usage/store.js';
 
 let tmp: TempWorkspace;
 let server: FakeModelServer | undefined;
@@ -125,5 +129,52 @@ describe('imageRequest', () => {
   ];
   it.each(cases)('%s', (_name, model, args, defaults, expected) => {
     expect(imageRequest(model, args, defaults)).toEqual(expected);
+  });
+});
+
+describe('image_generate is metered', () => {
+  async function metered(budgets: unknown) {
+    server = await startFakeOpenAIMedia();
+    const parsed = parseConfig({
+      models: { providers: { openai: { baseUrl: server.url, models: [{ id: 'gpt-image-1', cost: { input: 5, output: 40 } }] } }, retry: { attempts: 1 } },
+      media: { imageGeneration: { model: 'openai/gpt-image-1', quality: 'low' } },
+      budgets,
+    });
+    if (!parsed.ok) throw parsed.error;
+    const cfg = parsed.value.config;
+    const opened = await openWardenStore({ dataDir: path.join(tmp.base, 'data') });
+    if (!opened.ok) throw new Error(opened.error.message);
+    const usage = new UsageService({ store: new UsageStore(opened.store.db), config: () => cfg });
+    const tool = createImageGenerateTool(cfg, { OPENAI_API_KEY: 'sk-test' }, () => usage);
+    return { tool, store: opened.store };
+  }
+
+  it('records the tokens the Images API reported, at the configured price', async () => {
+    const { tool, store } = await metered([]);
+    try {
+      const r = (await tool.execute({ prompt: 'a lighthouse at dusk', count: 2 }, callContext(tmp.ws))) as ToolResult;
+      expect(r.isError).toBeUndefined();
+      const reported = server!.requests[0]!.reported!;
+      const report = await usageReport(store.db, { since: 0, by: 'model' });
+      expect(report.rows).toMatchObject([{ key: 'openai/gpt-image-1', calls: 1, inputTokens: reported.inputTokens, outputTokens: 544, costNano: reported.inputTokens * 5000 + 544 * 40_000 }]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a budget its bound would pass refuses before any request', async () => {
+    const { tool, store } = await metered({ rules: [{ scope: 'global', per: 'day', usd: 0.01 }] });
+    try {
+      // Nothing spent yet and the prompt's estimate far below the cap: admitted.
+      const first = (await tool.execute({ prompt: 'a lighthouse at dusk' }, callContext(tmp.ws))) as ToolResult;
+      expect(first.isError).toBeUndefined();
+      // 272 tokens at $40 per million is $0.01088: the cap is reached.
+      const second = (await tool.execute({ prompt: 'another one' }, callContext(tmp.ws))) as ToolResult;
+      expect(second.isError).toBe(true);
+      expect(textOf(second)).toMatch(/^⛔ The overall budget of \$0\.0100 USD per day is reached: \$0\.0109\d* USD spent\./);
+      expect(server!.requests).toHaveLength(1);
+    } finally {
+      await store.close();
+    }
   });
 });

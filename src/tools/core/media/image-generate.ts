@@ -1,4 +1,4 @@
-import type { ImageGenerateParamsNonStreaming as ImageGenerateParams } from 'openai/resources/images';
+import type { ImageGenerateParamsNonStreaming as ImageGenerateParams, ImagesResponse } from 'openai/resources/images';
 import type { WardenConfig } from '../../../config/schema/index.js';
 import { IMAGE_SIZES } from '../../../config/schema/media.js';
 import path from 'node:path';
@@ -9,6 +9,8 @@ import { MAX_IMAGE_BYTES } from './image.js';
 import { callMedia, mediaClient } from './media-client.js';
 import { resolveMediaModel } from './media-model.js';
 import { saveGenerated } from './generated-file.js';
+import { usageFromOpenAIImages } from '../../../models/usage.js';
+import type { UsageService } from '../../../usage/service.js';
 
 export interface ImageGenerateArgs {
   prompt: string;
@@ -54,7 +56,10 @@ export function imageRequest(model: string, args: ImageGenerateArgs, defaults: {
  * each under `generated/` in the workspace and shows them to the model. The provider and key
  * come from the operator's config and environment; the model supplies only the prompt.
  */
-export function createImageGenerateTool(config: WardenConfig, env: NodeJS.ProcessEnv = process.env): ToolImplementation<ImageGenerateArgs> {
+/** What one generated image may cost in output tokens, for the budget hold (gpt-image-1 at high quality, 1536 px: 6 240). */
+const IMAGE_OUTPUT_BOUND_TOKENS = 8_000;
+
+export function createImageGenerateTool(config: WardenConfig, env: NodeJS.ProcessEnv = process.env, usage?: () => Pick<UsageService, 'admit' | 'settle'> | undefined): ToolImplementation<ImageGenerateArgs> {
   return {
     id: 'image_generate',
     parameters,
@@ -66,7 +71,25 @@ export function createImageGenerateTool(config: WardenConfig, env: NodeJS.Proces
       if (typeof args.prompt !== 'string' || args.prompt.trim() === '') return errorResult('prompt is empty: describe the image to generate');
       const request = imageRequest(model.settings.model, args, media);
       const client = mediaClient(model, media.timeoutSec * 1000);
-      const answer = await callMedia(model, ctx.signal, () => client.images.generate(request, { signal: ctx.signal }));
+      // Budgets are checked before the request and the tokens the API reports are recorded (src/usage).
+      const meter = usage?.();
+      const t = ctx.turn;
+      const admission = meter
+        ? await meter.admit({
+            provider: model.settings.provider,
+            model: model.settings.model,
+            attribution: { agentId: t.agentId, sessionKey: ctx.sessionKey, platform: t.provider, senderId: t.senderId, senderName: t.senderName, channelId: t.channelId, threadId: t.threadId, guildId: t.guildId, purpose: 'image-generation' },
+            prompt: { chars: request.prompt.length, bytes: Buffer.byteLength(request.prompt), images: 0 },
+            maxOutputTokens: IMAGE_OUTPUT_BOUND_TOKENS * (request.n ?? 1),
+          })
+        : undefined;
+      if (admission && !admission.ok) return errorResult(admission.refusal.message, { model: model.ref, code: 'budget' });
+      let answer: Awaited<ReturnType<typeof callMedia<ImagesResponse>>> | undefined;
+      try {
+        answer = await callMedia(model, ctx.signal, () => client.images.generate(request, { signal: ctx.signal }));
+      } finally {
+        if (admission?.ok) await meter!.settle(admission.ticket, answer?.ok ? usageFromOpenAIImages(answer.value.usage) : undefined).catch((err: unknown) => ctx.log.error({ err }, 'image generation usage could not be recorded'));
+      }
       if (!answer.ok) return errorResult(answer.error, { model: model.ref });
 
       const images = (answer.value.data ?? []).flatMap((d) => (d.b64_json ? [Buffer.from(d.b64_json, 'base64')] : []));

@@ -2,6 +2,7 @@ import type { WardenConfig } from '../../../config/index.js';
 import { describeModelFailure, RetriesExhaustedError, withRetry } from '../../../models/retry.js';
 import type { ResolvedModel } from '../../../models/registry.js';
 import { modelRefForAgent } from '../../../models/settings.js';
+import { BudgetRefusedError, type UsageService } from '../../../usage/service.js';
 import type { ToolImplementation, ToolResult } from '../../types.js';
 import { sniffFileKind } from '../fs/file-kind.js';
 import { errorResult, guardResult, textResult } from '../fs/tool-result.js';
@@ -23,6 +24,8 @@ export interface ImageArgs {
 export interface ImageToolDeps {
   config: WardenConfig;
   models: (ref: string) => ResolvedModel;
+  /** Usage accounting and budgets (src/usage): the image call is admitted and recorded like the turn's own. */
+  usage?: (() => Pick<UsageService, 'wrap'> | undefined) | undefined;
 }
 
 /**
@@ -53,7 +56,12 @@ export function createImageTool(deps: ImageToolDeps): ToolImplementation<ImageAr
 
       const model = deps.models(ref);
       if (!model.ok) return errorResult(`image cannot use ${ref}: ${model.message}`);
-      const { provider, settings } = model;
+      const { settings } = model;
+      const meter = deps.usage?.();
+      const t = ctx.turn;
+      const provider = meter
+        ? meter.wrap(model.provider, { agentId: t.agentId, sessionKey: ctx.sessionKey, platform: t.provider, senderId: t.senderId, senderName: t.senderName, channelId: t.channelId, threadId: t.threadId, guildId: t.guildId, purpose: 'image' })
+        : model.provider;
       try {
         const response = await withRetry(settings.retry, ctx.signal, () =>
           provider.complete(
@@ -84,6 +92,7 @@ export function createImageTool(deps: ImageToolDeps): ToolImplementation<ImageAr
         });
       } catch (err) {
         if (err instanceof RetriesExhaustedError) return errorResult(describeModelFailure(ref, err), { path: resolved.rel, model: ref });
+        if (err instanceof BudgetRefusedError) return errorResult(err.message, { path: resolved.rel, model: ref, code: 'budget' });
         throw err;
       }
     },

@@ -1,0 +1,122 @@
+// Budget counters on both store engines: admission is one conditional write, holds are given
+// back, a restart (a new connection) finds the counters, periods turn over, and two instances on
+// one PostgreSQL charging one sender at once never pass the cap by more than one call's cost.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
+import { openWardenStore } from '../app/migrations.js';
+import { parseConfig, type WardenConfig } from '../config/index.js';
+import type { Store } from '../store/store.js';
+import { UsageService, type CallFacts } from './service.js';
+import { UsageStore } from './store.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+async function open(target: { dataDir: string; url: string | undefined }): Promise<Store> {
+  const opened = await openWardenStore({ dataDir: target.dataDir, url: target.url });
+  if (!opened.ok) throw new Error(opened.error.message);
+  cleanups.push(() => opened.store.close());
+  return opened.store;
+}
+
+function configWith(budgets: unknown): WardenConfig {
+  const parsed = parseConfig({
+    models: { default: 'local/m', providers: { local: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1', models: [{ id: 'm', cost: { input: 10, output: 10 } }] } } },
+    budgets,
+  });
+  if (!parsed.ok) throw parsed.error;
+  return parsed.value.config;
+}
+
+/** A call whose prompt is 1000 one-byte characters and which may answer 100 tokens: at $10/M its cost is at most $0.011. */
+const FACTS: CallFacts = {
+  provider: 'local',
+  model: 'm',
+  attribution: { agentId: 'main', platform: 'discord', senderId: 'u1', channelId: 'c1', purpose: 'turn' },
+  prompt: { chars: 1000, bytes: 1000, images: 0 },
+  maxOutputTokens: 100,
+};
+/** What each call reports: 1000 in, 50 out = 10 500 000 nano-dollars. */
+const USED = { inputTokens: 1000, outputTokens: 50 };
+const CALL_NANO = 10_500_000;
+
+describe.each(ENGINES)('budget counters on %s', (engine) => {
+  it('admits below the cap, refuses once spent + the prompt’s estimate reaches it, and keeps counting after a restart', async () => {
+    const target = await freshStoreTarget(engine);
+    const config = configWith([{ scope: 'sender', per: 'day', usd: 0.03 }]);
+    let now = Date.UTC(2026, 11, 6, 12);
+    const service = (store: Store) => new UsageService({ store: new UsageStore(store.db), config: () => config, now: () => now });
+    const first = service(await open(target));
+    for (let i = 0; i < 2; i++) {
+      const a = await first.admit(FACTS);
+      expect(a.ok).toBe(true);
+      if (a.ok) await first.settle(a.ticket, USED);
+    }
+    // 2 × $0.0105 spent + $0.0025 estimated for the prompt = $0.0235 < $0.03: one more.
+    const third = await first.admit(FACTS);
+    expect(third.ok).toBe(true);
+    if (third.ok) await first.settle(third.ticket, USED);
+    // $0.0315 spent: over the cap by less than one call.
+    const refused = await first.admit(FACTS);
+    expect(refused.ok).toBe(false);
+    if (!refused.ok) expect(refused.refusal.message).toContain('$0.0315 USD spent. It resets at 2026-12-07 00:00 UTC.');
+
+    // Another process (a restart) reads the same counter.
+    const second = service(await open(target));
+    expect((await second.admit(FACTS)).ok).toBe(false);
+    // The next day is a new counter.
+    now = Date.UTC(2026, 11, 7, 0, 0, 1);
+    expect((await second.admit(FACTS)).ok).toBe(true);
+  });
+
+  it('a failed call gives its hold back; a token budget counts tokens', async () => {
+    const target = await freshStoreTarget(engine);
+    const config = configWith([{ scope: 'channel', match: 'c1', per: 'week', tokens: 3_000 }]);
+    const usage = new UsageService({ store: new UsageStore((await open(target)).db), config: () => config });
+    const a = await usage.admit(FACTS);
+    expect(a.ok).toBe(true);
+    if (!a.ok) return;
+    // While the first call is in flight its bound (1008 + 100 tokens) is held; a second still fits beside it (1108 + 250 estimated < 3000).
+    const b = await usage.admit(FACTS);
+    expect(b.ok).toBe(true);
+    if (!b.ok) return;
+    await usage.settle(a.ticket, undefined);
+    await usage.settle(b.ticket, undefined);
+    const key = a.ticket.held[0]!.key;
+    expect(await usage.store.get(key)).toEqual({ spent: 0, held: 0, raised: 0 });
+    const c = await usage.admit(FACTS);
+    if (c.ok) await usage.settle(c.ticket, USED);
+    expect(await usage.store.get(key)).toEqual({ spent: 1050, held: 0, raised: 0 });
+  });
+});
+
+describe('two instances on one PostgreSQL', () => {
+  it('charging the same sender at once never pass the cap by more than one call’s cost', async () => {
+    const target = await freshStoreTarget('postgres');
+    const CAP_USD = 0.1;
+    const config = configWith([{ scope: 'sender', per: 'day', usd: CAP_USD }]);
+    const instances = [await open(target), await open(target)].map((store) => new UsageService({ store: new UsageStore(store.db), config: () => config }));
+    let made = 0;
+    // Eight concurrent callers per instance, each calling until refused: each call takes a few ms, like a model.
+    const caller = async (usage: UsageService) => {
+      for (;;) {
+        const a = await usage.admit(FACTS);
+        if (!a.ok) return;
+        made++;
+        await sleep(2 + Math.floor(Math.random() * 5));
+        await usage.settle(a.ticket, USED);
+      }
+    };
+    await Promise.all(instances.flatMap((usage) => Array.from({ length: 8 }, () => caller(usage))));
+    const key = `sender|discord:u1|day|${new Date().toISOString().slice(0, 10)}|usd`;
+    const counter = await instances[0]!.store.get(key);
+    expect(counter?.held).toBe(0);
+    expect(counter!.spent).toBe(made * CALL_NANO);
+    expect(counter!.spent).toBeLessThanOrEqual(CAP_USD * 1e9 + CALL_NANO);
+    // Not refused early either: the callers got close to the cap.
+    expect(counter!.spent).toBeGreaterThanOrEqual(CAP_USD * 1e9 - 3 * CALL_NANO);
+  });
+});
