@@ -12,6 +12,7 @@ import { storeCardStore } from '../gateway/card-store.js';
 import { Gateway } from '../gateway/gateway.js';
 import type { ChatAdapter } from '../gateway/types.js';
 import { plannedAdapters } from '../config/planned-adapters.js';
+import { scrubbedAdapter } from './scrubbed-adapter.js';
 
 /** Where pairing cards go: the first running platform with owners (the web chat's user is one). */
 export function cardPlatform(adapters: readonly ChatAdapter[], config: WardenConfig): string | undefined {
@@ -112,15 +113,16 @@ export async function createAdapter(
     cards: storeCardStore(store.db, p),
   });
   switch (provider) {
+    // What an adapter posts passes the secret scrubber (scrubbed-adapter.ts).
     case 'web':
-      return createWebAdapter(config.channels.web, { onApprovalClick, token: webToken, ...web });
+      return scrubbedAdapter(createWebAdapter(config.channels.web, { onApprovalClick, token: webToken, ...web }));
     case 'discord': {
       const { createDiscordAdapter } = await import('../../adapters/discord/index.js');
-      return createDiscordAdapter(config.channels.discord!, deps('discord'));
+      return scrubbedAdapter(createDiscordAdapter(config.channels.discord!, deps('discord')));
     }
     case 'slack': {
       const { createSlackAdapter } = await import('../../adapters/slack/index.js');
-      return createSlackAdapter(config.channels.slack!, deps('slack'));
+      return scrubbedAdapter(createSlackAdapter(config.channels.slack!, deps('slack')));
     }
   }
 }

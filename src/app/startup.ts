@@ -56,6 +56,9 @@ import { messagingFor, createToolPath } from './tool-path.js';
 import { cardPlatform, restartChangedAdapters, runtimeProblems, notifyOwners, createAdapter, listenerOf } from './chat-adapters.js';
 import { NODE_LISTENER, controlListeners, carryOverResources } from './control-plane.js';
 import { createAgent, skillsFor } from './agent-assembly.js';
+import { randomUUID } from 'node:crypto';
+import { registerKnownSecrets } from '../redact/scrub.js';
+import { configuredSecrets } from './known-secrets.js';
 export { createToolPath, messagingFor, toolReportFor } from './tool-path.js';
 
 export interface StartOptions {
@@ -149,6 +152,12 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     await store.close();
     return { ok: false, error: new Error(token.error) };
   }
+  // The config's credentials, the `.env` values and the web chat's token are known secrets from
+  // here on: scrubbed from tool results, stored rows, posted messages and log lines.
+  const secretSource = `config:${randomUUID()}`;
+  const registerConfigSecrets = (cfg: WardenConfig) =>
+    registerKnownSecrets(secretSource, configuredSecrets(cfg, { env, configFile: loaded.file, baseDir, webToken: token?.ok ? token.token : undefined }));
+  const forgetConfigSecrets = registerConfigSecrets(config);
   const events = options.events ?? new EventBus();
   // Tool calls and approvals reach /metrics through the bus they are reported on.
   const offMetrics = metrics.observe(events);
@@ -252,7 +261,10 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   // Everything a config derives, built again on each reload; running turns keep the one they began with.
   const derive = (cfg: WardenConfig) => {
     // One MCP manager for the process: a reloaded config restarts only the servers it changed.
-    if (cfg !== config) adoptPluginRuntime(cfg, baseDir, plugins);
+    if (cfg !== config) {
+      adoptPluginRuntime(cfg, baseDir, plugins);
+      registerConfigSecrets(cfg);
+    }
     if (cfg !== config && mcpManagerFor(cfg) !== mcp) {
       bindMcpManager(cfg, mcp);
       void mcp.reconfigure(cfg).catch((err: unknown) => log.error({ err }, 'MCP reconfiguration failed'));
@@ -430,6 +442,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     approvals.shutdown();
     await cluster?.stop();
     await store.close();
+    forgetConfigSecrets();
     return { ok: false, error: err as Error };
   }
   // Before recovery, so requests it closes (expired while Warden was down) run their calls' outcome.
@@ -509,6 +522,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
         await cluster?.stop();
         await store.close();
         log.info('warden stopped');
+        forgetConfigSecrets();
       })();
       return stopping;
     },

@@ -1,3 +1,4 @@
+import { scrubSecrets, secretLabelsIn } from '../redact/scrub.js';
 import { randomUUID } from 'node:crypto';
 import type { AgentRuntime, SessionContextRecorder, ToolExecutor } from '../agent/index.js';
 import type { WardenConfig } from '../config/index.js';
@@ -252,6 +253,11 @@ export class Gateway {
 
   /** One inbound message. Resolves once it is routed and queued (or answered, for immediate commands). */
   async receive(message: InboundMessage): Promise<void> {
+    // A secret someone pasted is replaced before anything reads the message: the router, the
+    // model, the transcript. The message is still handled; its sender is told to rotate it.
+    const scrubbed = scrubSecrets(message.text);
+    const leaked = scrubbed === message.text ? [] : secretLabelsIn(scrubbed);
+    if (leaked.length > 0) message = { ...message, text: scrubbed };
     const { config } = this.view;
     const skills = this.skillSpecs();
     const plugins = this.options.pluginCommands;
@@ -265,6 +271,7 @@ export class Gateway {
       return;
     }
     const { route } = decision;
+    if (leaked.length > 0) await this.warnLeak(message, route, leaked);
     this.remember(route);
     this.recordConversation(route);
     this.observeInbound(route, message);
@@ -594,6 +601,17 @@ export class Gateway {
       pluginCommands: options.pluginCommands,
       nodes: options.nodes,
     };
+  }
+
+  /**
+   * Tells whoever pasted a secret that it was hidden and must be rotated: privately (a DM) on
+   * Discord and Slack, in the conversation on the web chat (where only they read it).
+   */
+  private async warnLeak(message: InboundMessage, route: Route, labels: readonly string[]): Promise<void> {
+    log.warn({ provider: message.provider, channelId: message.channelId, senderId: message.senderId, labels }, 'an inbound message held a secret; it was replaced before the model or the store saw it');
+    const text = `Your message held what looks like a secret (${labels.join(', ')}). It was replaced before the assistant or its transcript saw it, but it was posted in the chat: rotate it now.`;
+    const target: ReplyTarget = message.provider === 'web' ? route.replyTo : { provider: message.provider, channelId: message.channelId, dmUserId: message.senderId };
+    await this.send(target, { text });
   }
 
   private async send(target: ReplyTarget, message: OutboundMessage, route?: Route): Promise<void> {

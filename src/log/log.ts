@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type { DestinationStream, Logger } from 'pino';
 import { redactConfig } from '../redact/redact.js';
+import { scrubSecrets } from '../redact/scrub.js';
 
 const require = createRequire(import.meta.url);
 let instance: Logger | undefined;
@@ -32,7 +33,8 @@ function logger(): Logger {
   if (!instance) {
     const { pino } = require('pino') as typeof import('pino');
     const level = process.env.WARDEN_LOG_LEVEL ?? commandLevel ?? (process.env.VITEST ? 'silent' : 'info');
-    instance = pino({ level, base: undefined, serializers: LOG_SERIALIZERS }, destination(pino));
+    // Every line, whatever logged it, leaves without a known secret or a credential shape.
+    instance = pino({ level, base: undefined, serializers: LOG_SERIALIZERS, hooks: { streamWrite: (line) => scrubSecrets(line) } }, destination(pino));
   }
   return instance;
 }
