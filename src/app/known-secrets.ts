@@ -96,7 +96,9 @@ export function configuredSecrets(config: WardenConfig, inputs: KnownSecretInput
   }
   if (inputs.webToken) out.push({ name: 'WEB_CHAT_TOKEN', value: inputs.webToken });
   // Whatever else the config redaction hides by a rule (a password in an argument list, a token in a webhook URL).
-  for (const value of configSecrets(config, { env: inputs.env })) out.push({ name: 'CONFIG_SECRET', value });
+  // Named by the secret it holds when it holds one (`user:password` of a URL is the password's).
+  const named = [...out];
+  for (const value of configSecrets(config, { env: inputs.env })) out.push({ name: named.find((s) => s.value.length >= MIN_SECRET_CHARS && value.includes(s.value))?.name ?? 'CONFIG_SECRET', value });
   const seen = new Map<string, KnownSecret>();
   for (const s of out) if (!seen.has(s.value)) seen.set(s.value, s);
   // Env var names win over key paths for the same value.
