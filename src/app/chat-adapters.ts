@@ -13,6 +13,7 @@ import { Gateway } from '../gateway/gateway.js';
 import type { ChatAdapter } from '../gateway/types.js';
 import { plannedAdapters } from '../config/planned-adapters.js';
 import { scrubbedAdapter } from './scrubbed-adapter.js';
+import type { SecretPrompts } from './secret-prompts.js';
 
 /** Where pairing cards go: the first running platform with owners (the web chat's user is one). */
 export function cardPlatform(adapters: readonly ChatAdapter[], config: WardenConfig): string | undefined {
@@ -98,6 +99,7 @@ export async function createAdapter(
   webToken: string,
   web: Pick<Parameters<typeof createWebAdapter>[1], 'history' | 'pendingApprovals' | 'filesDir'>,
   current: () => WardenConfig,
+  secretPrompts?: SecretPrompts | undefined,
 ): Promise<ChatAdapter> {
   const onApprovalClick = clickHandlerOn(resolve, provider);
   // Approvers and the card target are read at each card: a reload changes who gets it.
@@ -111,6 +113,7 @@ export async function createAdapter(
       return current().approvals.target;
     },
     cards: storeCardStore(store.db, p),
+    ...(secretPrompts ? { secretPrompts: secretPrompts.handlersFor(p) } : {}),
   });
   switch (provider) {
     // What an adapter posts passes the secret scrubber (scrubbed-adapter.ts).

@@ -85,7 +85,7 @@ export interface KnownSecretInputs {
 /** Every known secret of this config and environment, de-duplicated by value (the first name wins). */
 export function configuredSecrets(config: WardenConfig, inputs: KnownSecretInputs): KnownSecret[] {
   const out: KnownSecret[] = [];
-  walk(config, [], inputs.env, out, false);
+  walk({ ...config, secrets: undefined }, [], inputs.env, out, false);
   for (const [name, value] of Object.entries(inputs.env)) {
     if (value && classifyName(name) === 'secret' && value.length >= MIN_SECRET_CHARS) out.push({ name: safeLabelName(name), value });
   }
@@ -98,7 +98,9 @@ export function configuredSecrets(config: WardenConfig, inputs: KnownSecretInput
   // Whatever else the config redaction hides by a rule (a password in an argument list, a token in a webhook URL).
   // Named by the secret it holds when it holds one (`user:password` of a URL is the password's).
   const named = [...out];
-  for (const value of configSecrets(config, { env: inputs.env })) out.push({ name: named.find((s) => s.value.length >= MIN_SECRET_CHARS && value.includes(s.value))?.name ?? 'CONFIG_SECRET', value });
+  // `secrets.grants` holds names and command globs, never values: the name-based rules would take its block for one.
+  const { secrets: _grants, ...valued } = config;
+  for (const value of configSecrets(valued, { env: inputs.env })) out.push({ name: named.find((s) => s.value.length >= MIN_SECRET_CHARS && value.includes(s.value))?.name ?? 'CONFIG_SECRET', value });
   const seen = new Map<string, KnownSecret>();
   for (const s of out) if (!seen.has(s.value)) seen.set(s.value, s);
   // Env var names win over key paths for the same value.

@@ -59,6 +59,9 @@ import { createAgent, skillsFor } from './agent-assembly.js';
 import { randomUUID } from 'node:crypto';
 import { registerKnownSecrets } from '../redact/scrub.js';
 import { configuredSecrets } from './known-secrets.js';
+import { openSecrets, type SecretsRuntime } from './secret-grants.js';
+import { SecretPrompts } from './secret-prompts.js';
+import { AuditLog } from '../store/audit.js';
 export { createToolPath, messagingFor, toolReportFor } from './tool-path.js';
 
 export interface StartOptions {
@@ -103,6 +106,8 @@ export interface RunningWarden {
   readiness(): Promise<Readiness>;
   /** The governed call path new turns use (replaced by a reload). */
   tools(): ToolExecutor;
+  /** The secret store (values set through the private prompt or `warden secrets set`). */
+  secrets: SecretsRuntime;
   /** Graceful stop: turns finish or abort, adapters close, then the store closes. */
   stop(): Promise<void>;
 }
@@ -146,6 +151,13 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     }
   }
   const { store } = opened;
+  // The secret store: its key from WARDEN_SECRETS_KEY or the data dir's key file; its values are known secrets.
+  const secretsOpened = await openSecrets(store.db, dataDir, env, new AuditLog(store.db), `store:${randomUUID()}`);
+  if (!secretsOpened.ok) {
+    await store.close();
+    return { ok: false, error: new Error(`secret store: ${secretsOpened.error}`) };
+  }
+  const secrets = secretsOpened.secrets;
   // The web chat needs its token even on loopback: the configured one, else the per-install one.
   const token = planned.includes('web') ? webChatToken(config.channels.web, dataDir) : undefined;
   if (token && !token.ok) {
@@ -197,8 +209,17 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   };
   const webToken = token?.ok ? token.token : '';
   const renderers = new Map<string, () => void>();
+  // The secrets tool's private prompts: posted through the running adapters, answered by their modals.
+  const secretPrompts = new SecretPrompts({
+    secrets,
+    audit: approvals.audit,
+    adapter: (provider) => gatewayRef?.adapter(provider as ChatAdapter['provider']),
+    notify: async (target, text) => {
+      await gatewayRef?.notify(target, { text });
+    },
+  });
   const makeAdapter = async (provider: 'discord' | 'slack' | 'web', cfg: WardenConfig, tokenValue: string): Promise<ChatAdapter> => {
-    const adapter = await createAdapter(provider, cfg, store, resolve, tokenValue, web, current);
+    const adapter = await createAdapter(provider, cfg, store, resolve, tokenValue, web, current, secretPrompts);
     renderers.get(provider)?.();
     renderers.set(provider, approvals.registerRenderer(adapter.approvals));
     return adapter;
@@ -257,6 +278,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       activeSessions: gatewayRef?.stats().sessions ?? 0,
     }),
     control,
+    secrets,
+    secretPrompts,
   } satisfies Omit<ToolRuntime, 'config'>;
   // Everything a config derives, built again on each reload; running turns keep the one they began with.
   const derive = (cfg: WardenConfig) => {
@@ -270,7 +293,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       void mcp.reconfigure(cfg).catch((err: unknown) => log.error({ err }, 'MCP reconfiguration failed'));
     }
     const toolRuntime: ToolRuntime = { ...shared, config: cfg, sessions: agentRef?.sessions };
-    const toolPath = createToolPath(cfg, toolRuntime, { store, approvals, events, plugins });
+    const toolPath = createToolPath(cfg, toolRuntime, { store, approvals, events, plugins, secretEnv: (request) => secrets.execEnv(current(), request) });
     return { toolRuntime, toolPath, tools: options.tools ?? toolPath.executor };
   };
   let agentRef: WardenAgentRuntime | undefined;
@@ -443,6 +466,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     await cluster?.stop();
     await store.close();
     forgetConfigSecrets();
+    secrets.close();
     return { ok: false, error: err as Error };
   }
   // Before recovery, so requests it closes (expired while Warden was down) run their calls' outcome.
@@ -490,6 +514,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     },
     readiness: readinessNow,
     tools: () => generation.tools,
+    secrets,
     stop() {
       stopping ??= (async () => {
         preloadAbort.abort();
@@ -523,6 +548,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
         await store.close();
         log.info('warden stopped');
         forgetConfigSecrets();
+        secrets.close();
       })();
       return stopping;
     },

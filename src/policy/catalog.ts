@@ -52,6 +52,7 @@ const ROWS: Row[] = [
   ['message', 'Message', 'messaging', ['messaging'], true, 'Send a message to a chat channel or user.'],
   ['cron', 'Cron', 'automation', C, true, 'Create, list and remove scheduled jobs (owner only).'],
   ['gateway', 'Gateway', 'automation', [], true, "Inspect and control Warden's own gateway (owner only)."],
+  ['secrets', 'Secrets', 'automation', [], true, 'Ask a person privately for a credential the agent never sees; list or delete stored names.'],
   ['nodes', 'Nodes', 'nodes', [], true, 'Reach paired devices and remote nodes (owner only).'],
   ['agents_list', 'Agents List', 'agents', [], true, 'List the agents that sessions_spawn may target.'],
   ['image', 'Image', 'media', C, true, 'Describe or analyse an image with the vision model.'],

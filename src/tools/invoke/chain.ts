@@ -37,6 +37,11 @@ export interface ToolInvokerOptions {
   audit?: AuditLog | undefined;
   events?: EventBus | undefined;
   trustedPolicies?: readonly TrustedToolPolicy[] | undefined;
+  /**
+   * The stored secrets granted to an exec command (`secrets.grants`), resolved for the call's
+   * agent and conversation; registered by the composition root where a secret store runs.
+   */
+  secretEnv?: ((request: { agentId: string; sessionKey: string; command: string; actor?: string | undefined }) => Promise<Record<string, string>>) | undefined;
   /** Per-result cap of what the model reads (default 16,000 chars). */
   maxResultChars?: number | undefined;
   timeoutMs?: number | undefined;
@@ -407,6 +412,12 @@ export class ToolInvoker {
           approvals,
           ...(req.runId !== undefined ? { runId: req.runId } : {}),
           ...(this.options.hooks?.has('resolve_exec_env') ? { resolveExecEnv: this.execEnvResolver(req) } : {}),
+          ...(this.options.secretEnv
+            ? {
+                secretEnv: (command: string) =>
+                  this.options.secretEnv!({ agentId: req.turn.agentId, sessionKey: req.sessionKey, command, actor: req.turn.senderId === undefined ? undefined : `${req.turn.provider}:${req.turn.senderId}` }),
+              }
+            : {}),
         }),
         aborted,
       ]);
