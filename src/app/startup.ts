@@ -338,6 +338,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     shutdownGraceMs: options.shutdownGraceMs ?? config.sessions.shutdownGraceSec * 1000,
     hooks,
     pluginCommands: plugins.commands,
+    secretNames: async (agentId) => (await secrets.store.list({ agentId })).map((e) => ({ name: e.name, scope: e.scope, updatedAt: e.updatedAt })),
   });
 
   gatewayRef = gateway;

@@ -33,6 +33,11 @@ export const COMMAND_USAGE: Record<string, string> = {
     CONTEXT,
     `exit: ${EXIT.ok} the tool ran, ${EXIT.ask} waiting on an approval, ${EXIT.deny} refused by policy (blocked, denied, approval refused or expired), ${EXIT.toolError} the tool failed, ${BAD}, ${NO_TOOLS}`,
   ].join('\n'),
+  secrets: [
+    'usage: warden secrets list [--agent ID] [--config FILE] [--json]',
+    '       warden secrets set NAME (--value-file FILE | --from-env VAR) [--agent ID] [--session KEY] [--config FILE]',
+    '       warden secrets rm NAME [--agent ID] [--session KEY] [--config FILE]',
+  ].join('\n'),
   approvals: [
     'usage: warden approvals list|history|grants [--session KEY] [--limit N] [--all] [--config FILE] [--json]',
     '       warden approvals revoke GRANT_ID [--config FILE]',

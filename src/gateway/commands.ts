@@ -20,7 +20,7 @@ import { runCronCommand } from './cron-command.js';
 import { formatPendingApprovals } from './approvals-command.js';
 import { unknownCommandText } from './command-text.js';
 
-export const COMMAND_NAMES = ['help', 'tools', 'exec', 'approve', 'approvals', 'skills', 'status', 'stop', 'cron', 'nodes', 'new'] as const;
+export const COMMAND_NAMES = ['help', 'tools', 'exec', 'approve', 'approvals', 'skills', 'status', 'stop', 'cron', 'nodes', 'new', 'secrets'] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 /**
  * The chat forms of owner-only tools (`/cron`, `/nodes`): for a non-owner they are not
@@ -28,7 +28,8 @@ export type CommandName = (typeof COMMAND_NAMES)[number];
  * so a non-owner is never told the tools exist (README: owner-only tools are never visible to
  * anyone but an owner).
  */
-export const OWNER_COMMANDS: ReadonlySet<string> = new Set(COMMAND_NAMES.filter((n) => OWNER_ONLY_TOOLS.includes(n)));
+// `/secrets` lists the secret store's names: owners only (the `secrets` tool itself is not owner-only).
+export const OWNER_COMMANDS: ReadonlySet<string> = new Set([...COMMAND_NAMES.filter((n) => OWNER_ONLY_TOOLS.includes(n)), 'secrets']);
 
 /** Commands only the web chat can carry out; platforms do not register them as native commands. */
 export const WEB_ONLY_COMMANDS: readonly CommandName[] = ['new'];
@@ -183,6 +184,8 @@ export interface CommandDeps {
   pendingApprovals?(sessionKey: string): ApprovalRequest[] | Promise<ApprovalRequest[]>;
   /** Plugin commands, listed by /help. */
   pluginCommands?: PluginCommandRegistry | undefined;
+  /** The secret store's names for an agent (`/secrets`, owners); never values. Absent without a store. */
+  secretNames?: ((agentId: string) => Promise<Array<{ name: string; scope: string; updatedAt: number }>>) | undefined;
 }
 
 export interface StatusView {
@@ -232,6 +235,13 @@ export async function runCommand(command: ParsedCommand, route: Route, deps: Com
       return { text: deps.newSession ? await deps.newSession(route) : NEW_ELSEWHERE_TEXT };
     case 'cron':
       return runCronCommand(command.args, route, deps, signal);
+    case 'secrets': {
+      if (!deps.secretNames) return { text: 'No secret store runs here.' };
+      const names = await deps.secretNames(route.context.agentId);
+      if (names.length === 0) return { text: `No secrets stored for agent ${route.context.agentId}.` };
+      const lines = names.map((n) => `${n.name}${n.scope ? ' (one conversation)' : ''} — set ${new Date(n.updatedAt).toISOString()}`);
+      return { text: [`Secrets of agent ${route.context.agentId} (names only; values are never shown):`, ...lines].join('\n') };
+    }
   }
 }
 
@@ -429,6 +439,7 @@ export function helpText(
     '/stop — stop the running turn',
     ...owners('/cron list|add|run|pause|resume|remove — scheduled jobs (owners only)'),
     ...owners('/nodes [approve CODE|deny CODE|unpair NAME] — paired nodes (owners)'),
+    ...owners('/secrets — the names of stored secrets (owners; never values)'),
     '/new — start a fresh session (web chat)',
     ...plugins.map((c) => `/${c.name} — ${c.description ?? `from plugin ${c.pluginId}`}`),
     '/help — this list',

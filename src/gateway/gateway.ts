@@ -76,6 +76,8 @@ export interface GatewayOptions {
   hooks?: HookBus | undefined;
   /** Chat commands plugins registered. */
   pluginCommands?: PluginCommandRegistry | undefined;
+  /** The secret store's names (`/secrets`). */
+  secretNames?: CommandDeps['secretNames'];
   /**
    * On a store several instances share: each item of a session runs holding the session's lease,
    * so a conversation's turns never overlap across instances (the second instance's item waits).
@@ -600,6 +602,7 @@ export class Gateway {
       newSession: (r) => this.newSession(r),
       pluginCommands: options.pluginCommands,
       nodes: options.nodes,
+      secretNames: options.secretNames,
     };
   }
 

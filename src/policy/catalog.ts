@@ -19,6 +19,7 @@ export const SECTION_LABELS: Readonly<Record<SectionId, string>> = {
   nodes: 'Nodes',
   agents: 'Agents',
   media: 'Media',
+  secrets: 'Secrets',
 };
 
 /** Tools only an owner may see or call (semantics §3). */
@@ -52,13 +53,13 @@ const ROWS: Row[] = [
   ['message', 'Message', 'messaging', ['messaging'], true, 'Send a message to a chat channel or user.'],
   ['cron', 'Cron', 'automation', C, true, 'Create, list and remove scheduled jobs (owner only).'],
   ['gateway', 'Gateway', 'automation', [], true, "Inspect and control Warden's own gateway (owner only)."],
-  ['secrets', 'Secrets', 'automation', [], true, 'Ask a person privately for a credential the agent never sees; list or delete stored names.'],
   ['nodes', 'Nodes', 'nodes', [], true, 'Reach paired devices and remote nodes (owner only).'],
   ['agents_list', 'Agents List', 'agents', [], true, 'List the agents that sessions_spawn may target.'],
   ['image', 'Image', 'media', C, true, 'Describe or analyse an image with the vision model.'],
   ['pdf', 'PDF', 'media', C, true, 'Extract and analyse the text of a PDF document.'],
   ['image_generate', 'Image Generate', 'media', C, true, 'Generate an image from a text prompt.'],
   ['tts', 'TTS', 'media', [], true, 'Turn text into speech audio.'],
+  ['secrets', 'Secrets', 'secrets', [], true, 'Ask a person privately for a credential the agent never sees; list or delete stored names.'],
 ];
 
 const OWNER_ONLY = new Set(OWNER_ONLY_TOOLS);
