@@ -37,6 +37,12 @@ export interface SecretsRuntime {
   refresh(): Promise<void>;
   /** The environment an exec command is granted; an audit row per secret handed out. */
   execEnv(config: WardenConfig, request: { agentId: string; sessionKey: string; command: string; actor?: string | undefined }): Promise<Record<string, string>>;
+  /**
+   * The environment `to` (`mcp:<server>`, `plugin:<id>`) is granted: agent-wide values of
+   * `agentId` (MCP servers and plugins serve every conversation, so a conversation's own
+   * value never reaches them); an audit row per secret handed out.
+   */
+  envFor(config: WardenConfig, to: string, agentId: string): Promise<Record<string, string>>;
   close(): void;
 }
 
@@ -68,6 +74,18 @@ export async function openSecrets(db: Db, dataDir: string, env: Readonly<Record<
           await audit.recordOrLog({ type: 'secret.used', subject: grant.name, actor: request.actor, sessionKey: request.sessionKey, data: { name: grant.name, to: 'exec', agentId: request.agentId } });
         }
         // A value set on another instance since this one last looked is known before the output comes back.
+        if (Object.keys(out).length > 0) await refresh();
+        return out;
+      },
+      async envFor(config, to, agentId) {
+        const out: Record<string, string> = {};
+        for (const grant of grantsTo(config, to, agentId)) {
+          if (out[grant.name] !== undefined) continue;
+          const value = await store.get(agentId, grant.name);
+          if (value === undefined) continue;
+          out[grant.name] = value;
+          await audit.recordOrLog({ type: 'secret.used', subject: grant.name, data: { name: grant.name, to, agentId } });
+        }
         if (Object.keys(out).length > 0) await refresh();
         return out;
       },

@@ -239,7 +239,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const offListeners = registerOwnListenerSource(() => running().flatMap(listenerOf));
 
   // MCP servers connect in the background: a slow or broken one never holds up the start or a turn.
-  const mcp = new McpManager(config, baseDir, { reserved: reservedToolNames(() => plugins.tools) });
+  // A stdio server granted secrets (`secrets.grants` to mcp:<server>) gets the default agent's values in its environment.
+  const mcp = new McpManager(config, baseDir, { reserved: reservedToolNames(() => plugins.tools), secretEnv: (server) => secrets.envFor(current(), `mcp:${server}`, defaultAgentId(current())) });
   bindMcpManager(config, mcp);
   mcp.start();
   const startedAt = Date.now();

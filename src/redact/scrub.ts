@@ -46,7 +46,8 @@ function base64Cores(bytes: Buffer, url: boolean): string[] {
   // the secret's bits are the same whatever surrounds it.
   for (let k = 0; k < 3; k++) {
     const padded = Buffer.concat([Buffer.alloc(k), bytes]);
-    let enc = padded.toString('base64').replace(/=+$/, '');
+    let enc = padded.toString('base64');
+    while (enc.endsWith('=')) enc = enc.slice(0, -1);
     if (url) enc = enc.replace(/\+/g, '-').replace(/\//g, '_');
     const skip = Math.ceil((k * 8) / 6);
     const full = Math.floor(((k + bytes.length) * 8) / 6);
