@@ -100,7 +100,11 @@ export function configuredSecrets(config: WardenConfig, inputs: KnownSecretInput
   const named = [...out];
   // `secrets.grants` holds names and command globs, never values: the name-based rules would take its block for one.
   const { secrets: _grants, ...valued } = config;
-  for (const value of configSecrets(valued, { env: inputs.env })) out.push({ name: named.find((s) => s.value.length >= MIN_SECRET_CHARS && value.includes(s.value))?.name ?? 'CONFIG_SECRET', value });
+  // (It hides every env and header value; `Accept: application/json` is no credential to hunt for in all text.)
+  for (const value of configSecrets(valued, { env: inputs.env })) {
+    const holds = named.find((s) => s.value.length >= MIN_SECRET_CHARS && value.includes(s.value));
+    if (holds || credentialLike(value)) out.push({ name: holds?.name ?? 'CONFIG_SECRET', value });
+  }
   const seen = new Map<string, KnownSecret>();
   for (const s of out) if (!seen.has(s.value)) seen.set(s.value, s);
   // Env var names win over key paths for the same value.

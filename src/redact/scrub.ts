@@ -447,6 +447,8 @@ export function knownSecretNames(): string[] {
 export interface ScrubOptions {
   /** Also hide unknown credentials of a known shape (default true). */
   detect?: boolean | undefined;
+  /** scrubDeep: objects left whole (an image's base64 data is no text to scrub). */
+  skip?: ((value: Record<string, unknown>) => boolean) | undefined;
 }
 
 /** One text with every known secret (and, by default, every detected credential) replaced by its label. */
@@ -477,6 +479,7 @@ function deep(v: unknown, options: ScrubOptions, depth: number): unknown {
   }
   const proto = Object.getPrototypeOf(v) as unknown;
   if (proto !== Object.prototype && proto !== null) return v;
+  if (options.skip?.(v as Record<string, unknown>)) return v;
   let changed = false;
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) {
