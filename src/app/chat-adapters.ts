@@ -118,7 +118,7 @@ export async function createAdapter(
   switch (provider) {
     // What an adapter posts passes the secret scrubber (scrubbed-adapter.ts).
     case 'web':
-      return scrubbedAdapter(createWebAdapter(config.channels.web, { onApprovalClick, token: webToken, ...web }));
+      return scrubbedAdapter(createWebAdapter(config.channels.web, { onApprovalClick, token: webToken, ...web, ...(secretPrompts ? { secretPrompts: secretPrompts.handlersFor('web') } : {}) }));
     case 'discord': {
       const { createDiscordAdapter } = await import('../../adapters/discord/index.js');
       return scrubbedAdapter(createDiscordAdapter(config.channels.discord!, deps('discord')));

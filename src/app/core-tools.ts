@@ -51,7 +51,7 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
     load: async (runtime) => {
       const { createSecretsTool } = await import('../tools/core/secrets/secrets.js');
       const { secretsToolDeps } = await import('./secret-tool-deps.js');
-      if (!runtime.secrets) throw new Error('secrets needs the secret store (warden start)');
+      // Without a secret store (a one-shot command) the tool loads and answers each call with why it cannot act.
       return eraseArgs(createSecretsTool(secretsToolDeps(runtime.secrets, runtime.secretPrompts, runtime.store)));
     },
   },

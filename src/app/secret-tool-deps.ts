@@ -6,8 +6,17 @@ import type { SecretsToolDeps } from '../tools/core/secrets/secrets.js';
 import type { SecretsRuntime } from './secret-grants.js';
 import type { SecretPrompts } from './secret-prompts.js';
 
-export function secretsToolDeps(secrets: SecretsRuntime, prompts: SecretPrompts | undefined, store: Store | undefined): SecretsToolDeps {
+const NO_STORE = 'no secret store runs in this process (warden start opens one); ask the operator to run `warden secrets` on the host';
+
+export function secretsToolDeps(secrets: SecretsRuntime | undefined, prompts: SecretPrompts | undefined, store: Store | undefined): SecretsToolDeps {
   const audit = store ? new AuditLog(store.db) : undefined;
+  if (!secrets) {
+    return {
+      list: () => Promise.reject(new Error(NO_STORE)),
+      request: async () => ({ ok: false, error: NO_STORE }),
+      remove: () => Promise.reject(new Error(NO_STORE)),
+    };
+  }
   return {
     async list(agentId, sessionKey) {
       const rows = await secrets.store.list({ agentId });
