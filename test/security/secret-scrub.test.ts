@@ -82,11 +82,13 @@ describe('linear on hostile text', () => {
     ['PEM headers without end', '-----BEGIN PRIVATE KEY-----'.repeat(8_000)],
     ['near-miss of a known secret', TOKEN.slice(0, -1).repeat(4_000)],
   ];
-  it.each(hostile)('%s: under 200 ms', (_what, text) => {
+  // ~200 KB each: a polynomial scan takes minutes here; a linear one well under a second even
+  // on a loaded two-core machine (about 50 ms idle).
+  it.each(hostile)('%s: under 1 s', (_what, text) => {
     plant();
     const started = performance.now();
     scrubSecrets(text);
     detectCredentials(text);
-    expect(performance.now() - started).toBeLessThan(200);
+    expect(performance.now() - started).toBeLessThan(1000);
   });
 });
