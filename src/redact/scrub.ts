@@ -491,6 +491,9 @@ function deep(v: unknown, options: ScrubOptions, depth: number): unknown {
   return changed ? out : v;
 }
 
+/** scrubDeep's `skip` for content blocks: an image's base64 data is pixels, not text (and scanning it costs). */
+export const skipImages = (o: Record<string, unknown>): boolean => o.type === 'image';
+
 /** The first `[secret:…]` label in a value's strings (a tool's arguments), or undefined. */
 export function secretLabelIn(value: unknown, depth = 0): string | undefined {
   if (typeof value === 'string') {

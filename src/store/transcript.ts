@@ -1,4 +1,4 @@
-import { scrubDeep } from '../redact/scrub.js';
+import { scrubDeep, skipImages } from '../redact/scrub.js';
 import type { Db } from './db.js';
 
 export type TranscriptRole = 'user' | 'assistant' | 'tool' | 'system';
@@ -52,8 +52,8 @@ export class Transcripts {
       tool: entry.tool ?? null,
       toolCallId: entry.toolCallId ?? null,
       // Whatever reached here, a known secret or a credential shape is never stored.
-      content: JSON.stringify(scrubDeep(entry.content)),
-      details: entry.details === undefined ? null : JSON.stringify(scrubDeep(entry.details)),
+      content: JSON.stringify(scrubDeep(entry.content, { skip: skipImages })),
+      details: entry.details === undefined ? null : JSON.stringify(scrubDeep(entry.details, { skip: skipImages })),
       isError: entry.isError ? 1 : 0,
       createdAt: entry.createdAt ?? Date.now(),
     });

@@ -18,7 +18,7 @@ import { LoopDetector, loopWarningNote } from './loop-detection.js';
 import { ownerOnlyRefusal } from './owner-guard.js';
 import { runTrustedPolicies, type TrustedToolPolicy } from './trusted-policy.js';
 import { formatArgumentProblems, validateArgs } from './validate-args.js';
-import { scrubDeep, secretLabelIn } from '../../redact/scrub.js';
+import { scrubDeep, secretLabelIn, skipImages } from '../../redact/scrub.js';
 
 /** Default limit on one execution; exec brings its own (1,800 s) under this. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 1_800_000 + 60_000;
@@ -492,7 +492,7 @@ export class ToolInvoker {
   private finish(c: CallState, r: { status: InvokeStatus; result: ToolResult; synthetic: boolean; deniedReason?: string; durationMs?: number }): InvokeOutcome {
     // Secrets out first (known values in every encoding, credential shapes): neither the model,
     // the transcript nor a tool_result_persist handler ever holds them.
-    const scrubbed: ToolResult = { ...r.result, content: scrubDeep(r.result.content), details: scrubDeep(r.result.details) };
+    const scrubbed: ToolResult = { ...r.result, content: scrubDeep(r.result.content, { skip: skipImages }), details: scrubDeep(r.result.details, { skip: skipImages }) };
     const { result: capped, truncated } = truncateToolResult(scrubbed, this.options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS);
     const details = capDetails(scrubbed.details);
     let message: PersistedToolMessage = { role: 'tool', tool: c.name, toolCallId: c.toolCallId, content: capped.content, details, isError: r.result.isError === true };
