@@ -21,6 +21,7 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
   invoke: { summary: 'run one tool call through the surface and the whole call chain', load: async () => (await import('./cli/invoke.js')).run },
   usage: { summary: 'what the model calls used and cost: totals, by sender, channel, agent or model', load: async () => (await import('./cli/usage-report.js')).run },
   approvals: { summary: 'pending and decided approvals, allow-always grants; revoke and resolve', load: async () => (await import('./cli/approvals.js')).run },
+  secrets: { summary: 'the secret store: list names, set a value (from a file or a variable), remove', load: async () => (await import('./cli/secrets.js')).run },
   node: { summary: 'run this machine as a node of a running Warden (pairs once, then answers calls)', load: async () => (await import('./cli/node.js')).run },
   discord: { summary: 'invite: the bot invite URL with the permissions, scopes and intents Warden needs', load: async () => (await import('./cli/setup.js')).discord },
   slack: { summary: 'manifest: a Slack app manifest (scopes, events, interactivity, /warden), Socket Mode or HTTP', load: async () => (await import('./cli/setup.js')).slack },

@@ -1,5 +1,6 @@
 import type { OnApprovalClick } from '../../src/gateway/types.js';
 import type { ApprovalCardStore } from '../../src/gateway/approval-card-store.js';
+import type { SecretPromptHandlers } from './secret-prompt.js';
 
 /**
  * What the router gives a platform adapter besides its own `channels.<platform>` config.
@@ -21,6 +22,8 @@ export interface AdapterDeps {
   approvalsTarget: 'channel' | 'dm' | 'both';
   /** Where card copies are remembered; in memory when omitted. */
   cards?: ApprovalCardStore | undefined;
+  /** The secrets tool's private prompt: button clicks and modal submissions (secret-prompt.ts); absent: no prompt offered. */
+  secretPrompts?: SecretPromptHandlers | undefined;
 }
 
 /** Where a card goes, from the request and `approvals.target`; DMs are deduplicated. */

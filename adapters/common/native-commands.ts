@@ -47,6 +47,7 @@ export const NATIVE_COMMANDS: readonly NativeCommandSpec[] = [
   { name: 'help', description: 'The list of commands', options: [] },
   { name: 'nodes', description: 'Paired nodes (owners): list, approve CODE, deny CODE, unpair NAME', options: [{ name: 'args', description: 'list | approve CODE | deny CODE | unpair NAME', required: false }] },
   { name: 'pair', description: 'DM pairing requests (owners): list, or approve CODE', options: [{ name: 'code', description: 'The code the new user was given', required: false }] },
+  { name: 'secrets', description: 'Names of stored secrets (owners; never values)', options: [] },
 ];
 
 /**
@@ -56,7 +57,7 @@ export const NATIVE_COMMANDS: readonly NativeCommandSpec[] = [
  * conversation (`/exec`, `/stop`, `/approve`) answer in the open, as their typed forms do,
  * so everyone there sees what ran and who decided.
  */
-const PRIVATE_ANSWERS: ReadonlySet<CommandName> = new Set(['tools', 'status', 'help', 'skills', 'cron', 'usage']);
+const PRIVATE_ANSWERS: ReadonlySet<CommandName> = new Set(['tools', 'status', 'help', 'skills', 'cron', 'usage', 'secrets']);
 
 export function answersPrivately(name: string): boolean {
   return PRIVATE_ANSWERS.has(name as CommandName);

@@ -12,6 +12,7 @@ import {
   type ChatInputCommandInteraction,
   type Interaction,
   type Message,
+  type ModalSubmitInteraction,
   type RawFile,
   type RESTOptions,
 } from 'discord.js';
@@ -33,6 +34,7 @@ import { registerCommands } from './commands.js';
 import { DISCORD_FILE_HOSTS, inboundFromCommand, inboundFromDiscord } from './inbound.js';
 import { shardClientOptions, watchShards } from './shards.js';
 import { background } from '../../src/util/background.js';
+import { SECRET_BUTTON_PREFIX, SECRET_FIELD, SECRET_MAX_CHARS, SECRET_MODAL_PREFIX, secretButtonId, secretModalId, secretPromptText, secretRequestId } from '../common/secret-prompt.js';
 
 /** Discord rejects message content over 2,000 characters. */
 export const DISCORD_MESSAGE_LIMIT = 2_000;
@@ -337,6 +339,49 @@ export function createDiscordAdapter(
     }
   }
 
+  /**
+   * The secrets tool's prompt: in the requester's DM (only they read it), a button that opens a
+   * modal. Discord cannot open a modal unprompted: a modal answers an interaction (the click).
+   */
+  async function askSecret(_target: ReplyTarget, prompt: { id: string; name: string; reason: string; requesterId: string }): Promise<void> {
+    const channelId = await dmChannelOf(prompt.requesterId);
+    await post(channelId, {
+      content: secretPromptText(prompt),
+      components: [{ type: 1, components: [{ type: 2, style: 1, label: `Enter ${prompt.name}`.slice(0, 80), custom_id: secretButtonId(prompt.id) }] }],
+      allowed_mentions: { parse: [] },
+    });
+  }
+
+  async function onSecretClick(interaction: ButtonInteraction): Promise<void> {
+    const handlers = deps.secretPrompts;
+    const id = secretRequestId(interaction.customId, SECRET_BUTTON_PREFIX);
+    if (!handlers || !id) {
+      await interaction.reply({ content: INVALID_ACTION_TEXT, flags: MessageFlags.Ephemeral });
+      return;
+    }
+    const opened = await handlers.open({ id, userId: interaction.user.id });
+    if (!opened.ok) {
+      await interaction.reply({ content: opened.text, flags: MessageFlags.Ephemeral });
+      return;
+    }
+    await interaction.showModal({
+      custom_id: secretModalId(id),
+      title: `Secret ${opened.name}`.slice(0, 45),
+      components: [{ type: 1, components: [{ type: 4, custom_id: SECRET_FIELD, label: opened.name.slice(0, 45), style: 1, required: true, min_length: 1, max_length: SECRET_MAX_CHARS }] }],
+    });
+  }
+
+  async function onSecretSubmit(interaction: ModalSubmitInteraction): Promise<void> {
+    const handlers = deps.secretPrompts;
+    const id = secretRequestId(interaction.customId, SECRET_MODAL_PREFIX);
+    if (!handlers || !id) {
+      await interaction.reply({ content: INVALID_ACTION_TEXT, flags: MessageFlags.Ephemeral });
+      return;
+    }
+    const outcome = await handlers.submit({ id, userId: interaction.user.id, value: interaction.fields.getTextInputValue(SECRET_FIELD) });
+    await interaction.reply({ content: outcome.text, flags: MessageFlags.Ephemeral });
+  }
+
   const adapter: DiscordAdapter = {
     provider: 'discord',
     get botUserId() {
@@ -368,6 +413,15 @@ export function createDiscordAdapter(
           onCommand(interaction, onMessage).catch((err: unknown) => logger.error({ err, command: interaction.commandName }, 'slash command failed'));
           return;
         }
+        if (interaction.isModalSubmit() && interaction.customId.startsWith(SECRET_MODAL_PREFIX)) {
+          // The value is never logged: only the modal's id on failure.
+          onSecretSubmit(interaction).catch((err: unknown) => logger.error({ err: (err as Error).message, customId: interaction.customId }, 'secret submission failed'));
+          return;
+        }
+        if (interaction.isButton() && interaction.customId.startsWith(SECRET_BUTTON_PREFIX)) {
+          onSecretClick(interaction).catch((err: unknown) => logger.error({ err, customId: interaction.customId }, 'secret prompt click failed'));
+          return;
+        }
         if (!interaction.isButton() || !isApprovalAction(interaction.customId)) return;
         onClick(interaction).catch((err: unknown) => logger.error({ err, customId: interaction.customId }, 'approval click failed'));
       });
@@ -389,6 +443,7 @@ export function createDiscordAdapter(
     send,
     streamTo,
     typing,
+    ...(deps.secretPrompts ? { askSecret } : {}),
     approvals: { provider: 'discord', show, update: (request) => update(request) },
     async stop() {
       for (const stopTyping of [...typingStops]) stopTyping();

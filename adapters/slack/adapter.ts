@@ -12,6 +12,8 @@ import {
   type RespondFn,
   type SlackActionMiddlewareArgs,
   type SlackCommandMiddlewareArgs,
+  type SlackViewMiddlewareArgs,
+  type ViewSubmitAction,
 } from '@slack/bolt';
 import type { ApprovalRequest } from '../../src/approvals/types.js';
 import { ConfigError } from '../../src/config/errors.js';
@@ -28,6 +30,7 @@ import { toMrkdwn } from './mrkdwn.js';
 import { fitFiles, withNotes } from '../common/outbound-files.js';
 import { answersPrivately, slackCommandText } from '../common/native-commands.js';
 import { RecentIds } from '../common/recent-ids.js';
+import { SECRET_BUTTON_PREFIX, SECRET_FIELD, SECRET_MAX_CHARS, SECRET_MODAL_PREFIX, secretButtonId, secretModalId, secretPromptText, secretRequestId } from '../common/secret-prompt.js';
 import { APPROVAL_ACTION_PATTERN, escapeMrkdwn, mention, slackCard } from './card.js';
 import { SlackUsergroupCache } from './usergroups.js';
 import { inboundFromSlack, inboundFromSlackCommand, SLACK_FILE_HOSTS, type SlackMessageEvent } from './inbound.js';
@@ -386,6 +389,58 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
   }
 
   /**
+   * The secrets tool's prompt: an ephemeral message (only the requester sees it) in the
+   * conversation, or a message in their DM, with a button; the click opens a modal (views.open
+   * needs the click's trigger_id).
+   */
+  async function askSecret(target: ReplyTarget, prompt: { id: string; name: string; reason: string; requesterId: string }): Promise<void> {
+    const text = secretPromptText(prompt);
+    const blocks = [
+      { type: 'section', text: { type: 'plain_text', text } },
+      { type: 'actions', block_id: 'secret', elements: [{ type: 'button', action_id: secretButtonId(prompt.id), value: prompt.id, style: 'primary', text: { type: 'plain_text', text: `Enter ${prompt.name}`.slice(0, 75) } }] },
+    ];
+    if (target.dmUserId || target.channelId.startsWith('D')) {
+      const channel = target.dmUserId ? await dmChannelOf(target.dmUserId) : target.channelId;
+      await web().chat.postMessage({ channel, text, blocks });
+      return;
+    }
+    await web().chat.postEphemeral({ channel: target.channelId, user: prompt.requesterId, text, blocks, ...(target.threadId ? { thread_ts: target.threadId } : {}) });
+  }
+
+  async function onSecretClick({ ack, body, action, client }: SlackActionMiddlewareArgs<BlockAction<ButtonAction>> & AllMiddlewareArgs): Promise<void> {
+    await ack();
+    const handlers = deps.secretPrompts;
+    const id = secretRequestId(action.action_id, SECRET_BUTTON_PREFIX);
+    const channel = body.channel?.id ?? body.container?.channel_id;
+    const privately = async (text: string) => {
+      if (channel) await client.chat.postEphemeral({ channel, user: body.user.id, text });
+    };
+    if (!handlers || !id) return privately(INVALID_ACTION_TEXT);
+    const opened = await handlers.open({ id, userId: body.user.id });
+    if (!opened.ok) return privately(opened.text);
+    await client.views.open({
+      trigger_id: body.trigger_id,
+      view: {
+        type: 'modal',
+        callback_id: secretModalId(id),
+        title: { type: 'plain_text', text: 'Secret' },
+        submit: { type: 'plain_text', text: 'Save' },
+        close: { type: 'plain_text', text: 'Cancel' },
+        blocks: [{ type: 'input', block_id: 'secret', label: { type: 'plain_text', text: opened.name.slice(0, 2000) }, element: { type: 'plain_text_input', action_id: SECRET_FIELD, max_length: SECRET_MAX_CHARS } }],
+      },
+    });
+  }
+
+  async function onSecretSubmit({ ack, body, view }: SlackViewMiddlewareArgs<ViewSubmitAction> & AllMiddlewareArgs): Promise<void> {
+    const handlers = deps.secretPrompts;
+    const id = secretRequestId(view.callback_id, SECRET_MODAL_PREFIX);
+    const value = view.state.values.secret?.[SECRET_FIELD]?.value ?? '';
+    const outcome = handlers && id ? await handlers.submit({ id, userId: body.user.id, value }) : { ok: false, text: INVALID_ACTION_TEXT };
+    // The modal shows the outcome in place; the value is in no answer.
+    await ack({ response_action: 'update', view: { type: 'modal', title: { type: 'plain_text', text: 'Secret' }, close: { type: 'plain_text', text: 'Close' }, blocks: [{ type: 'section', text: { type: 'plain_text', text: outcome.text } }] } });
+  }
+
+  /**
    * A slash command: acknowledged at once (Slack allows 3 s; the router may wait minutes for
    * an approval before `/exec` answers), then handed to the router as its typed form. The
    * answer comes back through `send` with the trigger id and goes to the response_url.
@@ -445,6 +500,8 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     // A group's members changed: the next message reads them again.
     for (const name of ['subteam_members_changed', 'subteam_updated', 'subteam_created'] as const) a.event(name, async () => usergroups.invalidate());
     a.action<BlockAction<ButtonAction>>(APPROVAL_ACTION_PATTERN, onClick);
+    a.action<BlockAction<ButtonAction>>(new RegExp(`^${SECRET_BUTTON_PREFIX}`), (args) => onSecretClick(args).catch((err: unknown) => logger.error({ err }, 'secret prompt click failed')));
+    a.view<ViewSubmitAction>(new RegExp(`^${SECRET_MODAL_PREFIX}`), (args) => onSecretSubmit(args).catch((err: unknown) => logger.error({ err: (err as Error).message }, 'secret submission failed')));
     a.command(SLACK_COMMAND_PATTERN, (args) => onCommand(args, onMessage));
     a.error(async (err) => void logger.error({ err }, 'slack app error'));
     return a;
@@ -474,6 +531,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     },
     // Slack offers bot tokens no typing indicator outside assistant threads; nothing to show.
     typing: () => () => undefined,
+    ...(deps.secretPrompts ? { askSecret } : {}),
     approvals: { provider: 'slack', show, update: (request) => update(request) },
     async stop() {
       const a = app;

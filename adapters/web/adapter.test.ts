@@ -357,3 +357,47 @@ describe('the pending panel', () => {
     a.ws.close();
   });
 });
+
+describe('web chat: the secrets tool form', () => {
+  it('shows the form to the open page; the submitted value reaches the handler only, the page gets the outcome', async () => {
+    const submitted: Array<{ id: string; userId: string; value: string }> = [];
+    const adapter = createWebAdapter(
+      { host: '127.0.0.1', port: 0, token: undefined },
+      {
+        token: TOKEN,
+        onApprovalClick: async () => ({ kind: 'not-found' }),
+        secretPrompts: {
+          open: async ({ id }) => (id === 'req-12345678' ? { ok: true, name: 'API_KEY' } : { ok: false, text: 'This request is no longer open.' }),
+          submit: async (s) => (submitted.push(s), { ok: true, text: 'API_KEY saved.' }),
+        },
+      },
+    );
+    await adapter.start(async () => {});
+    started.push(adapter);
+    const page = await connect(adapter.url!);
+    await page.waitFor((f) => f.type === 'history');
+    await adapter.askSecret!({ provider: 'web', channelId: 'web' }, { id: 'req-12345678', name: 'API_KEY', reason: 'to call the API', requesterId: 'local' });
+    const form = await page.waitFor((f) => f.type === 'secret');
+    expect(form).toEqual({ type: 'secret', prompt: { id: 'req-12345678', name: 'API_KEY', reason: 'to call the API' } });
+    page.send({ type: 'secret', id: 'req-12345678', value: 'w3b-S3cret-Value' });
+    const outcome = await page.waitFor((f) => f.type === 'message' && f.message.text === 'API_KEY saved.');
+    expect(outcome.type).toBe('message');
+    expect(submitted).toEqual([{ id: 'req-12345678', userId: 'local', value: 'w3b-S3cret-Value' }]);
+    // A stale request is refused without reaching submit.
+    page.send({ type: 'secret', id: 'req-00000000', value: 'x' });
+    await page.waitFor((f) => f.type === 'message' && f.message.text === 'This request is no longer open.');
+    expect(submitted).toHaveLength(1);
+    expect(JSON.stringify(page.frames)).not.toContain('w3b-S3cret-Value');
+    page.ws.close();
+  });
+
+  it('without a page open, askSecret fails (the tool says so)', async () => {
+    const adapter = createWebAdapter(
+      { host: '127.0.0.1', port: 0, token: undefined },
+      { token: TOKEN, onApprovalClick: async () => ({ kind: 'not-found' }), secretPrompts: { open: async () => ({ ok: false, text: '' }), submit: async () => ({ ok: false, text: '' }) } },
+    );
+    await adapter.start(async () => {});
+    started.push(adapter);
+    await expect(adapter.askSecret!({ provider: 'web', channelId: 'web' }, { id: 'req-12345678', name: 'A', reason: 'r', requesterId: 'local' })).rejects.toThrow(/no web chat page/);
+  });
+});

@@ -7,6 +7,7 @@ import { APPROVAL_DECISIONS, type ApprovalDecision, type ApprovalRequest } from 
 import { ConfigError } from '../../src/config/errors.js';
 import type { WebAdapterConfig as WebConfig } from '../../src/config/schema/channels.js';
 import { WEB_LOCAL_USER } from '../../src/gateway/approval-clicks.js';
+import { SECRET_MAX_CHARS, type SecretPromptHandlers } from '../common/secret-prompt.js';
 import type { StreamSurface } from '../../src/gateway/reply-stream.js';
 import type { ChatAdapter, InboundAttachment, InboundMessage, OnApprovalClick, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
 import { INBOUND_MAX_BYTES, INBOUND_MAX_FILES } from '../../src/gateway/inbound-files.js';
@@ -76,7 +77,9 @@ export type ServerFrame =
   | { type: 'ack'; id: string; status: 'accepted' | 'duplicate' | 'refused'; reason?: string }
   | { type: 'typing'; on: boolean }
   /** A reply as it is written: the whole text so far of bubble `id` ('' removes it); the final reply follows as a `message` with `streamId`. */
-  | { type: 'stream'; id: string; text: string };
+  | { type: 'stream'; id: string; text: string }
+  /** The secrets tool's private form: the page shows a password field; the value comes back in a `secret` frame. */
+  | { type: 'secret'; prompt: { id: string; name: string; reason: string } };
 
 export interface WebAdapterDeps {
   onApprovalClick: OnApprovalClick;
@@ -90,6 +93,8 @@ export interface WebAdapterDeps {
   filesDir?: string | undefined;
   /** The empty page's welcome card (model, workspace, commands to try), read at each history frame so a reload shows the current config. */
   welcome?: (() => WebWelcome) | undefined;
+  /** The secrets tool's form: its submissions (secret-prompt.ts); absent: no form offered. */
+  secretPrompts?: SecretPromptHandlers | undefined;
 }
 
 /** The page's message ids: what `crypto.randomUUID()` gives, or anything of that shape. */
@@ -455,7 +460,15 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
       notice(socket, 'The page sent something that is not JSON; reload it.');
       return;
     }
-    const f = frame as { type?: unknown; text?: unknown; id?: unknown; decision?: unknown; files?: unknown };
+    const f = frame as { type?: unknown; text?: unknown; id?: unknown; decision?: unknown; files?: unknown; value?: unknown };
+    if (f.type === 'secret' && typeof f.id === 'string' && typeof f.value === 'string' && deps.secretPrompts) {
+      // The value goes to the store and nowhere else: never echoed, remembered or logged.
+      const value = f.value.slice(0, SECRET_MAX_CHARS);
+      const opened = await deps.secretPrompts.open({ id: f.id, userId: WEB_LOCAL_USER });
+      const outcome = opened.ok ? await deps.secretPrompts.submit({ id: f.id, userId: WEB_LOCAL_USER, value }) : opened;
+      notice(socket, outcome.text);
+      return;
+    }
     if (f.type === 'message' && typeof f.text === 'string') {
       // Admitted in arrival order per socket (the duplicate check waits on the store), so acks
       // and turns keep the order the page sent them in; the turn itself runs outside that order.
@@ -489,7 +502,14 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
     notice(socket, 'The page sent a frame this server does not know; reload it.');
   }
 
+  /** The web chat has one person, the local user: the form goes to every open tab, never into the history. */
+  async function askSecret(_target: ReplyTarget, prompt: { id: string; name: string; reason: string; requesterId: string }): Promise<void> {
+    if (sockets.size === 0) throw new Error('no web chat page is open to show the form');
+    broadcast({ type: 'secret', prompt: { id: prompt.id, name: prompt.name, reason: prompt.reason } });
+  }
+
   const adapter: WebAdapter = {
+    ...(deps.secretPrompts ? { askSecret } : {}),
     provider: 'web',
     get url() {
       return url;

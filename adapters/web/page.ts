@@ -612,6 +612,9 @@ export const PAGE_JS = `
         case 'stream':
           showStream(frame.id, frame.text);
           break;
+        case 'secret':
+          showSecretForm(frame.prompt);
+          break;
       }
     });
   }
@@ -650,6 +653,30 @@ export const PAGE_JS = `
     }
     el.appendChild(ul);
     return el;
+  }
+  // The secrets tool's form: a password field whose value goes to the server in one frame and
+  // is cleared at once; it is never shown, kept in the outbox or written to the history.
+  function showSecretForm(prompt) {
+    const form = document.createElement('form');
+    form.className = 'secret-form';
+    const label = document.createElement('label');
+    label.textContent = 'The assistant asks for the secret ' + prompt.name + ': ' + prompt.reason + ' (it never sees the value)';
+    const input = document.createElement('input');
+    input.type = 'password';
+    input.autocomplete = 'off';
+    input.required = true;
+    const button = document.createElement('button');
+    button.type = 'submit';
+    button.textContent = 'Save ' + prompt.name;
+    form.append(label, input, button);
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      send({ type: 'secret', id: prompt.id, value: input.value });
+      input.value = '';
+      form.remove();
+    });
+    list.appendChild(form);
+    input.focus();
   }
 
   function notice(text) {

@@ -12,6 +12,8 @@ import { storeCardStore } from '../gateway/card-store.js';
 import { Gateway } from '../gateway/gateway.js';
 import type { ChatAdapter } from '../gateway/types.js';
 import { plannedAdapters } from '../config/planned-adapters.js';
+import { scrubbedAdapter } from './scrubbed-adapter.js';
+import type { SecretPrompts } from './secret-prompts.js';
 
 /** Where pairing cards go: the first running platform with owners (the web chat's user is one). */
 export function cardPlatform(adapters: readonly ChatAdapter[], config: WardenConfig): string | undefined {
@@ -97,6 +99,7 @@ export async function createAdapter(
   webToken: string,
   web: Pick<Parameters<typeof createWebAdapter>[1], 'history' | 'pendingApprovals' | 'filesDir' | 'welcome'>,
   current: () => WardenConfig,
+  secretPrompts?: SecretPrompts | undefined,
 ): Promise<ChatAdapter> {
   const onApprovalClick = clickHandlerOn(resolve, provider);
   // Approvers and the card target are read at each card: a reload changes who gets it.
@@ -110,17 +113,19 @@ export async function createAdapter(
       return current().approvals.target;
     },
     cards: storeCardStore(store.db, p),
+    ...(secretPrompts ? { secretPrompts: secretPrompts.handlersFor(p) } : {}),
   });
   switch (provider) {
+    // What an adapter posts passes the secret scrubber (scrubbed-adapter.ts).
     case 'web':
-      return createWebAdapter(config.channels.web, { onApprovalClick, token: webToken, ...web });
+      return scrubbedAdapter(createWebAdapter(config.channels.web, { onApprovalClick, token: webToken, ...web, ...(secretPrompts ? { secretPrompts: secretPrompts.handlersFor('web') } : {}) }));
     case 'discord': {
       const { createDiscordAdapter } = await import('../../adapters/discord/index.js');
-      return createDiscordAdapter(config.channels.discord!, deps('discord'));
+      return scrubbedAdapter(createDiscordAdapter(config.channels.discord!, deps('discord')));
     }
     case 'slack': {
       const { createSlackAdapter } = await import('../../adapters/slack/index.js');
-      return createSlackAdapter(config.channels.slack!, deps('slack'));
+      return scrubbedAdapter(createSlackAdapter(config.channels.slack!, deps('slack')));
     }
   }
 }

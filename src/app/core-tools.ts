@@ -46,6 +46,15 @@ const needsModel = (config: WardenConfig): Availability =>
   config.models.default !== undefined || config.agents.list.some((a) => a.model !== undefined) ? { ok: true } : { ok: false, why: 'needs a model: set models.default' };
 
 export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
+  secrets: {
+    availability: always,
+    load: async (runtime) => {
+      const { createSecretsTool } = await import('../tools/core/secrets/secrets.js');
+      const { secretsToolDeps } = await import('./secret-tool-deps.js');
+      // Without a secret store (a one-shot command) the tool loads and answers each call with why it cannot act.
+      return eraseArgs(createSecretsTool(secretsToolDeps(runtime.secrets, runtime.secretPrompts, runtime.store)));
+    },
+  },
   image: {
     availability: needsModel,
     load: async (runtime) => {

@@ -9,6 +9,7 @@ import { execMigrations } from '../exec/allowlist-store.js';
 import { gatewayCardsMigrations } from '../gateway/card-store.js';
 import { nodesMigrations } from '../control/nodes/store.js';
 import type { FeatureMigrations } from '../store/migrations.js';
+import { secretsMigrations } from '../store/secret-store.js';
 import { openStore, parseStoreUrl, type OpenStoreOptions, type StoreOpenResult } from '../store/store.js';
 import { usageMigrations } from '../usage/store.js';
 import { coreMigrations } from './core-migrations.js';
@@ -33,6 +34,7 @@ export const WARDEN_MIGRATIONS: readonly FeatureMigrations[] = [
   rateLimitMigrations,
   pairingMigrations,
   usageMigrations,
+  secretsMigrations,
 ];
 
 /** Opens the store with every feature's migrations (what `warden start` and the CLI commands use). */

@@ -64,6 +64,12 @@ import { messagingFor, createToolPath } from './tool-path.js';
 import { cardPlatform, restartChangedAdapters, runtimeProblems, notifyOwners, createAdapter, listenerOf } from './chat-adapters.js';
 import { NODE_LISTENER, controlListeners, carryOverResources } from './control-plane.js';
 import { createAgent, skillsFor } from './agent-assembly.js';
+import { randomUUID } from 'node:crypto';
+import { registerKnownSecrets } from '../redact/scrub.js';
+import { configuredSecrets } from './known-secrets.js';
+import { openSecrets, type SecretsRuntime } from './secret-grants.js';
+import { SecretPrompts } from './secret-prompts.js';
+import { AuditLog } from '../store/audit.js';
 export { createToolPath, messagingFor, toolReportFor } from './tool-path.js';
 
 export interface StartOptions {
@@ -108,6 +114,8 @@ export interface RunningWarden {
   readiness(): Promise<Readiness>;
   /** The governed call path new turns use (replaced by a reload). */
   tools(): ToolExecutor;
+  /** The secret store (values set through the private prompt or `warden secrets set`). */
+  secrets: SecretsRuntime;
   /** Graceful stop: turns finish or abort, adapters close, then the store closes. */
   stop(): Promise<void>;
 }
@@ -157,12 +165,25 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     }
   }
   const { store } = opened;
+  // The secret store: its key from WARDEN_SECRETS_KEY or the data dir's key file; its values are known secrets.
+  const secretsOpened = await openSecrets(store.db, dataDir, env, new AuditLog(store.db), `store:${randomUUID()}`);
+  if (!secretsOpened.ok) {
+    await store.close();
+    return { ok: false, error: new Error(`secret store: ${secretsOpened.error}`) };
+  }
+  const secrets = secretsOpened.secrets;
   // The web chat needs its token even on loopback: the configured one, else the per-install one.
   const token = planned.includes('web') ? webChatToken(config.channels.web, dataDir) : undefined;
   if (token && !token.ok) {
     await store.close();
     return { ok: false, error: new Error(token.error) };
   }
+  // The config's credentials, the `.env` values and the web chat's token are known secrets from
+  // here on: scrubbed from tool results, stored rows, posted messages and log lines.
+  const secretSource = `config:${randomUUID()}`;
+  const registerConfigSecrets = (cfg: WardenConfig) =>
+    registerKnownSecrets(secretSource, configuredSecrets(cfg, { env, configFile: loaded.file, baseDir, webToken: token?.ok ? token.token : undefined }));
+  const forgetConfigSecrets = registerConfigSecrets(config);
   const events = options.events ?? new EventBus();
   // Tool calls and approvals reach /metrics through the bus they are reported on.
   const offMetrics = metrics.observe(events);
@@ -211,8 +232,17 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   };
   const webToken = token?.ok ? token.token : '';
   const renderers = new Map<string, () => void>();
+  // The secrets tool's private prompts: posted through the running adapters, answered by their modals.
+  const secretPrompts = new SecretPrompts({
+    secrets,
+    audit: approvals.audit,
+    adapter: (provider) => gatewayRef?.adapter(provider as ChatAdapter['provider']),
+    notify: async (target, text) => {
+      await gatewayRef?.notify(target, { text });
+    },
+  });
   const makeAdapter = async (provider: 'discord' | 'slack' | 'web', cfg: WardenConfig, tokenValue: string): Promise<ChatAdapter> => {
-    const adapter = await createAdapter(provider, cfg, store, resolve, tokenValue, web, current);
+    const adapter = await createAdapter(provider, cfg, store, resolve, tokenValue, web, current, secretPrompts);
     renderers.get(provider)?.();
     renderers.set(provider, approvals.registerRenderer(adapter.approvals));
     return adapter;
@@ -232,7 +262,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const offListeners = registerOwnListenerSource(() => running().flatMap(listenerOf));
 
   // MCP servers connect in the background: a slow or broken one never holds up the start or a turn.
-  const mcp = new McpManager(config, baseDir, { reserved: reservedToolNames(() => plugins.tools) });
+  // A stdio server granted secrets (`secrets.grants` to mcp:<server>) gets the default agent's values in its environment.
+  const mcp = new McpManager(config, baseDir, { reserved: reservedToolNames(() => plugins.tools), secretEnv: (server) => secrets.envFor(current(), `mcp:${server}`, defaultAgentId(current())) });
   bindMcpManager(config, mcp);
   mcp.start();
   const startedAt = Date.now();
@@ -271,17 +302,22 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       activeSessions: gatewayRef?.stats().sessions ?? 0,
     }),
     control,
+    secrets,
+    secretPrompts,
   } satisfies Omit<ToolRuntime, 'config'>;
   // Everything a config derives, built again on each reload; running turns keep the one they began with.
   const derive = (cfg: WardenConfig) => {
     // One MCP manager for the process: a reloaded config restarts only the servers it changed.
-    if (cfg !== config) adoptPluginRuntime(cfg, baseDir, plugins);
+    if (cfg !== config) {
+      adoptPluginRuntime(cfg, baseDir, plugins);
+      registerConfigSecrets(cfg);
+    }
     if (cfg !== config && mcpManagerFor(cfg) !== mcp) {
       bindMcpManager(cfg, mcp);
       void mcp.reconfigure(cfg).catch((err: unknown) => log.error({ err }, 'MCP reconfiguration failed'));
     }
     const toolRuntime: ToolRuntime = { ...shared, config: cfg, sessions: agentRef?.sessions };
-    const toolPath = createToolPath(cfg, toolRuntime, { store, approvals, events, plugins });
+    const toolPath = createToolPath(cfg, toolRuntime, { store, approvals, events, plugins, secretEnv: (request) => secrets.execEnv(current(), request) });
     return { toolRuntime, toolPath, tools: options.tools ?? toolPath.executor };
   };
   let agentRef: WardenAgentRuntime | undefined;
@@ -336,6 +372,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     shutdownGraceMs: options.shutdownGraceMs ?? config.sessions.shutdownGraceSec * 1000,
     hooks,
     pluginCommands: plugins.commands,
+    secretNames: async (agentId) => (await secrets.store.list({ agentId })).map((e) => ({ name: e.name, scope: e.scope, updatedAt: e.updatedAt })),
   });
 
   gatewayRef = gateway;
@@ -464,6 +501,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     approvals.shutdown();
     await cluster?.stop();
     await store.close();
+    forgetConfigSecrets();
+    secrets.close();
     return { ok: false, error: err as Error };
   }
   // Before recovery, so requests it closes (expired while Warden was down) run their calls' outcome.
@@ -511,6 +550,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     },
     readiness: readinessNow,
     tools: () => generation.tools,
+    secrets,
     stop() {
       stopping ??= (async () => {
         preloadAbort.abort();
@@ -543,6 +583,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
         await cluster?.stop();
         await store.close();
         log.info('warden stopped');
+        forgetConfigSecrets();
+        secrets.close();
       })();
       return stopping;
     },

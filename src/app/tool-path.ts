@@ -13,6 +13,7 @@ import type { MessagingService } from '../tools/types.js';
 import type { ToolReport } from '../gateway/commands.js';
 import { sendWithHooks } from '../gateway/gateway.js';
 import { GovernedToolExecutor } from './tool-executor.js';
+import type { ToolInvokerOptions } from '../tools/invoke/chain.js';
 import type { ChatAdapter } from '../gateway/types.js';
 
 /** The message tool's way out: posts through the running adapters (and message_sending / message_sent). */
@@ -49,7 +50,11 @@ export function toolReportFor(config: WardenConfig, inputs: SurfaceOptions) {
  * `/exec` goes through, and the `/tools` report — both over the surface inputs `warden tools`
  * uses. `toolRuntime.sessions` is set once the agent runtime exists.
  */
-export function createToolPath(config: WardenConfig, toolRuntime: ToolRuntime, services: { store: Store; approvals: ApprovalService; events: EventBus; plugins?: PluginRuntime | undefined }) {
+export function createToolPath(
+  config: WardenConfig,
+  toolRuntime: ToolRuntime,
+  services: { store: Store; approvals: ApprovalService; events: EventBus; plugins?: PluginRuntime | undefined; secretEnv?: ToolInvokerOptions['secretEnv'] },
+) {
   // No transcript here: the turn loop persists each result once, in order with the model's messages.
   const executor = new GovernedToolExecutor(config, toolRuntime, {
     hooks: services.plugins?.hooks ?? new HookBus(),
@@ -57,6 +62,7 @@ export function createToolPath(config: WardenConfig, toolRuntime: ToolRuntime, s
     approvals: services.approvals,
     audit: new AuditLog(services.store.db),
     events: services.events,
+    secretEnv: services.secretEnv,
   });
   return { executor, toolReport: toolReportFor(config, executor.inputs) };
 }

@@ -5,6 +5,8 @@ import type { NodeHub } from '../control/nodes/hub.js';
 import type { CronJobs } from '../cron/jobs.js';
 import type { CronScheduler } from '../cron/scheduler.js';
 import type { Store } from '../store/store.js';
+import type { SecretsRuntime } from './secret-grants.js';
+import type { SecretPrompts } from './secret-prompts.js';
 import type { MessagingService, RuntimeStatus } from '../tools/types.js';
 import type { UsageService } from '../usage/service.js';
 
@@ -29,6 +31,10 @@ export interface ToolRuntime {
   messaging?: MessagingService | undefined;
   /** Live state of the running bot; absent outside `warden start`. */
   status?: (() => RuntimeStatus) | undefined;
+  /** The secret store (the secrets tool); absent where none is open. */
+  secrets?: SecretsRuntime | undefined;
+  /** The private prompt for a secret (a modal on Discord and Slack); absent outside `warden start`. */
+  secretPrompts?: SecretPrompts | undefined;
   /** The owner's control plane (config administration, paired nodes); absent outside `warden start`. */
   control?: ControlPlane | undefined;
 }

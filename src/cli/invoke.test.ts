@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -22,6 +22,17 @@ async function cli(dir: string, argv: string[], env: NodeJS.ProcessEnv = {}) {
 }
 
 describe('warden invoke', () => {
+  it('prints a tool result with the config\'s credentials and .env values as labels', async () => {
+    const dir = workdir('owners: { web: ["me"] }\ntools: { profile: coding, exec: { host: gateway, security: full, ask: "off" } }\nchannels: { slack: { botToken: "xoxb-cli-T0ken-9988776655", signingSecret: "s1gning-Secret-4242" } }\n');
+    writeFileSync(path.join(dir, '.env'), 'ACME_KEY=acme-Cli-K3y-123456\n');
+    mkdirSync(path.join(dir, 'workspace'));
+    const { stdout } = await cli(dir, ['invoke', 'exec', '--sender', 'me', '--args', JSON.stringify({ command: 'cat ../warden.config.yaml ../.env' })], { PATH: process.env.PATH });
+    expect(stdout).toContain('[secret:SLACK_BOT_TOKEN]');
+    expect(stdout).toContain('[secret:SLACK_SIGNING_SECRET]');
+    expect(stdout).toContain('[secret:ACME_KEY]');
+    expect(stdout).not.toMatch(/cli-T0ken|s1gning|acme-Cli/);
+  });
+
   it('runs session_status through the chain and stores the result in the session', async () => {
     const dir = workdir();
     const { code, stdout } = await cli(dir, ['invoke', 'session_status', '--sender', 'me', '--json']);

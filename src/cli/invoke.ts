@@ -13,6 +13,8 @@ import { resolveToolSurface } from '../policy/surface.js';
 import { AuditLog } from '../store/audit.js';
 import { resolveDataDir } from '../store/data-dir.js';
 import { openConfiguredStore } from '../app/migrations.js';
+import { configuredSecrets } from '../app/known-secrets.js';
+import { registerKnownSecrets } from '../redact/scrub.js';
 import type { Store } from '../store/store.js';
 import { Transcripts } from '../store/transcript.js';
 import { CORE_IMPLEMENTATIONS } from '../app/core-tools.js';
@@ -100,6 +102,8 @@ async function invokeOnce(
     return EXIT.badInput;
   }
   const store = opened.store;
+  // The config's credentials and `.env` values are known secrets here too: the result printed is scrubbed of them.
+  const forgetSecrets = registerKnownSecrets('cli-invoke', configuredSecrets(config, { env: io.env, baseDir }));
   const events = new EventBus();
   // On a shared store the servers must see this command alive, or they would close its request as interrupted.
   const cluster = await joinCluster(store, { leaseSec: config.store.leaseSec, role: 'cli' }).catch(() => undefined);
@@ -147,6 +151,7 @@ async function invokeOnce(
     approvals.shutdown();
     await cluster?.stop();
     await store.close();
+    forgetSecrets();
   }
 }
 

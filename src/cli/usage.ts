@@ -44,6 +44,11 @@ export const COMMAND_USAGE: Record<string, string> = {
     'default --since: the start of this month in budgets.timeZone; costs in USD with their price sources',
     `exit: ${ANSWERED}, ${BAD}`,
   ].join('\n'),
+  secrets: [
+    'usage: warden secrets list [--agent ID] [--config FILE] [--json]',
+    '       warden secrets set NAME (--value-file FILE | --from-env VAR) [--agent ID] [--session KEY] [--config FILE]',
+    '       warden secrets rm NAME [--agent ID] [--session KEY] [--config FILE]',
+  ].join('\n'),
   approvals: [
     'usage: warden approvals list|history|grants [--session KEY] [--limit N] [--all] [--config FILE] [--json]',
     '       warden approvals revoke GRANT_ID [--config FILE]',

@@ -23,7 +23,7 @@ import { formatPendingApprovals } from './approvals-command.js';
 import { unknownCommandText } from './command-text.js';
 import { runUsageCommand, type UsageCommandDeps } from './usage-command.js';
 
-export const COMMAND_NAMES = ['help', 'tools', 'exec', 'approve', 'approvals', 'skills', 'status', 'stop', 'cron', 'nodes', 'pair', 'new', 'usage'] as const;
+export const COMMAND_NAMES = ['help', 'tools', 'exec', 'approve', 'approvals', 'skills', 'status', 'stop', 'cron', 'nodes', 'pair', 'new', 'usage', 'secrets'] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 /**
  * The chat forms of owner-only tools (`/cron`, `/nodes`): for a non-owner they are not
@@ -31,7 +31,8 @@ export type CommandName = (typeof COMMAND_NAMES)[number];
  * so a non-owner is never told the tools exist (README: owner-only tools are never visible to
  * anyone but an owner).
  */
-export const OWNER_COMMANDS: ReadonlySet<string> = new Set([...COMMAND_NAMES.filter((n) => OWNER_ONLY_TOOLS.includes(n)), 'pair']);
+// `/pair` approves who may DM; `/secrets` lists the secret store's names (the `secrets` tool itself is not owner-only).
+export const OWNER_COMMANDS: ReadonlySet<string> = new Set([...COMMAND_NAMES.filter((n) => OWNER_ONLY_TOOLS.includes(n)), 'pair', 'secrets']);
 
 /** Commands only the web chat can carry out; platforms do not register them as native commands. */
 export const WEB_ONLY_COMMANDS: readonly CommandName[] = ['new'];
@@ -190,6 +191,8 @@ export interface CommandDeps {
   pairing?: Pick<PairingStore, 'approve' | 'pending'> | undefined;
   /** Usage records and budgets for `/usage`; absent where the store is not at hand. */
   usage?: UsageCommandDeps | undefined;
+  /** The secret store's names for an agent (`/secrets`, owners); never values. Absent without a store. */
+  secretNames?: ((agentId: string) => Promise<Array<{ name: string; scope: string; updatedAt: number }>>) | undefined;
 }
 
 export interface StatusView {
@@ -243,6 +246,13 @@ export async function runCommand(command: ParsedCommand, route: Route, deps: Com
       return { text: await runPair(command.args, route, deps) };
     case 'usage':
       return { text: deps.usage ? await runUsageCommand(command.args, route, deps.usage) : 'Usage is not recorded in this process.' };
+    case 'secrets': {
+      if (!deps.secretNames) return { text: 'No secret store runs here.' };
+      const names = await deps.secretNames(route.context.agentId);
+      if (names.length === 0) return { text: `No secrets stored for agent ${route.context.agentId}.` };
+      const lines = names.map((n) => `${n.name}${n.scope ? ' (one conversation)' : ''} — set ${new Date(n.updatedAt).toISOString()}`);
+      return { text: [`Secrets of agent ${route.context.agentId} (names only; values are never shown):`, ...lines].join('\n') };
+    }
   }
 }
 
@@ -464,6 +474,7 @@ export function helpText(
     ...owners('/cron list|add|run|pause|resume|remove|runs — scheduled jobs (owners only)'),
     ...owners('/nodes [approve CODE|deny CODE|unpair NAME] — paired nodes (owners)'),
     ...owners('/pair [CODE] — DM pairing requests; approve one (owners)'),
+    ...owners('/secrets — the names of stored secrets (owners; never values)'),
     '/new — start a fresh session (web chat)',
     ...plugins.map((c) => `/${c.name} — ${c.description ?? `from plugin ${c.pluginId}`}`),
     '/help — this list',

@@ -1,5 +1,6 @@
 import type { UsageCommandDeps } from './usage-command.js';
 import type { UsageService } from '../usage/service.js';
+import { scrubSecrets, secretLabelsIn } from '../redact/scrub.js';
 import { randomUUID } from 'node:crypto';
 import type { AgentRuntime, SessionContextRecorder, ToolExecutor } from '../agent/index.js';
 import type { WardenConfig } from '../config/index.js';
@@ -83,6 +84,8 @@ export interface GatewayOptions {
   usage?: UsageCommandDeps | undefined;
   /** Admits and records the media understanding calls of a message's files (the turn's own calls are metered by the agent). */
   meter?: Pick<UsageService, 'admit' | 'settle'> | undefined;
+  /** The secret store's names (`/secrets`). */
+  secretNames?: CommandDeps['secretNames'];
   /**
    * On a store several instances share: each item of a session runs holding the session's lease,
    * so a conversation's turns never overlap across instances (the second instance's item waits).
@@ -267,6 +270,11 @@ export class Gateway {
 
   /** One inbound message. Resolves once it is routed and queued (or answered, for immediate commands). */
   async receive(message: InboundMessage): Promise<void> {
+    // A secret someone pasted is replaced before anything reads the message: the router, the
+    // model, the transcript. The message is still handled; its sender is told to rotate it.
+    const scrubbed = scrubSecrets(message.text);
+    const leaked = scrubbed === message.text ? [] : secretLabelsIn(scrubbed);
+    if (leaked.length > 0) message = { ...message, text: scrubbed };
     const { config } = this.view;
     const skills = this.skillSpecs();
     const plugins = this.options.pluginCommands;
@@ -290,6 +298,7 @@ export class Gateway {
     const usergroups = admitted.principal.usergroupIds;
     if (usergroups && usergroups.length > 0) route.context = { ...route.context, senderUsergroupIds: [...usergroups] };
     route.access = describeAccess(admitted.decision);
+    if (leaked.length > 0) await this.warnLeak(message, route, leaked);
     this.remember(route);
     this.recordConversation(route);
     this.observeInbound(route, message);
@@ -620,7 +629,19 @@ export class Gateway {
       nodes: options.nodes,
       pairing: this.gate.pairing,
       usage: options.usage,
+      secretNames: options.secretNames,
     };
+  }
+
+  /**
+   * Tells whoever pasted a secret that it was hidden and must be rotated: privately (a DM) on
+   * Discord and Slack, in the conversation on the web chat (where only they read it).
+   */
+  private async warnLeak(message: InboundMessage, route: Route, labels: readonly string[]): Promise<void> {
+    log.warn({ provider: message.provider, channelId: message.channelId, senderId: message.senderId, labels }, 'an inbound message held a secret; it was replaced before the model or the store saw it');
+    const text = `Your message held what looks like a secret (${labels.join(', ')}). It was replaced before the assistant or its transcript saw it, but it was posted in the chat: rotate it now.`;
+    const target: ReplyTarget = message.provider === 'web' ? route.replyTo : { provider: message.provider, channelId: message.channelId, dmUserId: message.senderId };
+    await this.send(target, { text });
   }
 
   private async send(target: ReplyTarget, message: OutboundMessage, route?: Route): Promise<void> {

@@ -67,6 +67,12 @@ export interface ChatAdapter {
    * native streams name the user and team they stream to).
    */
   streamTo?(target: ReplyTarget, recipient?: { userId?: string | undefined; teamId?: string | undefined }): StreamSurface | undefined;
+  /**
+   * The secrets tool's private prompt for `prompt.requesterId`, from the conversation `target`:
+   * a button only they can use, opening a modal (Discord: in their DM; Slack: an ephemeral
+   * message). Absent where the platform has none.
+   */
+  askSecret?(target: ReplyTarget, prompt: { id: string; name: string; reason: string; requesterId: string }): Promise<void>;
 }
 
 /** A sender's memberships the platform does not send with the message (Slack user groups). */

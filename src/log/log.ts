@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type { DestinationStream, Logger } from 'pino';
 import { redactConfig } from '../redact/redact.js';
+import { scrubSecrets } from '../redact/scrub.js';
 
 const require = createRequire(import.meta.url);
 let instance: Logger | undefined;
@@ -27,12 +28,15 @@ export const LOG_SERIALIZERS = {
   changes: (value: unknown) => redactConfig(value, { env: process.env }),
 };
 
+/** Every line, whatever logged it, leaves without a known secret or a credential shape. */
+export const LOG_HOOKS = { streamWrite: (line: string) => scrubSecrets(line) };
+
 /** Made at the first use: a command that never logs (`warden tools`) does not load pino. */
 function logger(): Logger {
   if (!instance) {
     const { pino } = require('pino') as typeof import('pino');
     const level = process.env.WARDEN_LOG_LEVEL ?? commandLevel ?? (process.env.VITEST ? 'silent' : 'info');
-    instance = pino({ level, base: undefined, serializers: LOG_SERIALIZERS }, destination(pino));
+    instance = pino({ level, base: undefined, serializers: LOG_SERIALIZERS, hooks: LOG_HOOKS }, destination(pino));
   }
   return instance;
 }

@@ -49,6 +49,8 @@ export interface ConnectionDeps {
   seams?: TransportSeams | undefined;
   /** Backoff base and cap (tests make them short). */
   backoff?: { baseMs: number; maxMs: number } | undefined;
+  /** Stored secrets granted to this server (`secrets.grants` to `mcp:<server>`): added to a stdio child's environment at each launch. */
+  secretEnv?: ((server: string) => Promise<Record<string, string>>) | undefined;
 }
 
 const MAX_PAGES = 100;
@@ -166,7 +168,18 @@ export class McpConnection {
     this.state = this.tools === undefined && this.failures === 0 ? 'connecting' : this.tools === undefined ? 'failed' : 'reconnecting';
     const { Client, openTransport, ToolListChangedNotificationSchema } = await loadMcpSdk();
     if (this.stopped) return;
-    const opened = openTransport(this.settings, { ownListeners: this.deps.ownListeners(), seams: this.deps.seams });
+    let settings = this.settings;
+    if (settings.launch.kind === 'stdio' && this.deps.secretEnv) {
+      let granted: Record<string, string> = {};
+      try {
+        granted = await this.deps.secretEnv(settings.name);
+      } catch (err) {
+        return this.failed(`its granted secrets could not be read: ${message(err)}`);
+      }
+      if (this.stopped) return;
+      if (Object.keys(granted).length > 0) settings = { ...settings, launch: { ...settings.launch, env: { ...settings.launch.env, ...granted } } };
+    }
+    const opened = openTransport(settings, { ownListeners: this.deps.ownListeners(), seams: this.deps.seams });
     if (!opened.ok) return this.failed(opened.error);
     const client = new Client({ name: 'warden', version: '0.1.0' }, { capabilities: {} });
     this.connecting = client;

@@ -33,6 +33,7 @@ export interface McpManagerOptions {
   reserved?: (() => Iterable<string>) | undefined;
   seams?: TransportSeams | undefined;
   backoff?: ConnectionDeps['backoff'];
+  secretEnv?: ConnectionDeps['secretEnv'];
 }
 
 export class McpManager {
@@ -60,6 +61,7 @@ export class McpManager {
       onChange: () => this.changed(),
       seams: this.options.seams,
       backoff: this.options.backoff,
+      secretEnv: this.options.secretEnv,
     });
   }
 

@@ -1,3 +1,4 @@
+import { scrubDeep, scrubSecrets, skipImages } from '../redact/scrub.js';
 import type { WardenConfig } from '../config/index.js';
 import type { ClientOptions } from './anthropic.js';
 import { apiKeyFor, modelSettings, type ModelSettings } from './settings.js';
@@ -50,7 +51,11 @@ function lazyProvider(api: ProviderApi, options: ClientOptions): ModelProvider {
           throw err;
         },
       );
-      return (await client).complete(request, signal);
+      // The last gate before a provider: whatever path a secret took into the prompt (a
+      // workspace file in the system prompt, a history row written before it was known), the
+      // model never receives a known secret or a credential shape. Images are not text.
+      const scrubbed = { ...request, system: scrubSecrets(request.system), messages: scrubDeep(request.messages, { skip: skipImages }) };
+      return (await client).complete(scrubbed, signal);
     },
   };
 }

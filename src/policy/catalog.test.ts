@@ -3,11 +3,11 @@ import { SECTION_IDS } from '../tools/types.js';
 import { CORE_GROUPS, CORE_TOOLS, coreGroupName, OWNER_ONLY_TOOLS, profileAllowlist } from './catalog.js';
 
 describe('core catalog (semantics §1)', () => {
-  it('holds the 27 Warden tools in catalog order', () => {
+  it('holds the 28 Warden tools in catalog order', () => {
     expect(CORE_TOOLS.map((t) => t.id)).toEqual([
       'read', 'write', 'edit', 'apply_patch', 'exec', 'process', 'web_search', 'web_fetch', 'memory_search', 'memory_get',
       'sessions_list', 'sessions_history', 'sessions_send', 'sessions_spawn', 'sessions_yield', 'subagents', 'session_status',
-      'browser', 'message', 'cron', 'gateway', 'nodes', 'agents_list', 'image', 'pdf', 'image_generate', 'tts',
+      'browser', 'message', 'cron', 'gateway', 'nodes', 'agents_list', 'image', 'pdf', 'image_generate', 'tts', 'secrets',
     ]);
   });
 
@@ -32,6 +32,7 @@ describe('core catalog (semantics §1)', () => {
     ['nodes', ['nodes']],
     ['agents', ['agents_list']],
     ['media', ['image', 'pdf', 'image_generate', 'tts']],
+    ['secrets', ['secrets']],
   ])('group:%s = %j', (section, members) => {
     expect(CORE_GROUPS.get(`group:${section}`)).toEqual(members);
   });
@@ -39,7 +40,7 @@ describe('core catalog (semantics §1)', () => {
   it('group:warden holds every tool except fs and runtime; group:openclaw is its alias', () => {
     const warden = CORE_GROUPS.get('group:warden');
     expect(warden).toEqual(CORE_TOOLS.map((t) => t.id).filter((id) => !['read', 'write', 'edit', 'apply_patch', 'exec', 'process'].includes(id)));
-    expect(warden).toHaveLength(21);
+    expect(warden).toHaveLength(22);
     expect(coreGroupName('group:openclaw')).toBe('group:warden');
     expect(coreGroupName('group:nope')).toBeUndefined();
   });

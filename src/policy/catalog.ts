@@ -19,6 +19,7 @@ export const SECTION_LABELS: Readonly<Record<SectionId, string>> = {
   nodes: 'Nodes',
   agents: 'Agents',
   media: 'Media',
+  secrets: 'Secrets',
 };
 
 /** Tools only an owner may see or call (semantics §3). */
@@ -58,6 +59,7 @@ const ROWS: Row[] = [
   ['pdf', 'PDF', 'media', C, true, 'Extract and analyse the text of a PDF document.'],
   ['image_generate', 'Image Generate', 'media', C, true, 'Generate an image from a text prompt.'],
   ['tts', 'TTS', 'media', [], true, 'Turn text into speech audio.'],
+  ['secrets', 'Secrets', 'secrets', [], true, 'Ask a person privately for a credential the agent never sees; list or delete stored names.'],
 ];
 
 const OWNER_ONLY = new Set(OWNER_ONLY_TOOLS);

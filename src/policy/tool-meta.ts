@@ -12,6 +12,7 @@ export const SECTION_IDS = [
   'nodes',
   'agents',
   'media',
+  'secrets',
 ] as const;
 export type SectionId = (typeof SECTION_IDS)[number];
 

@@ -1,4 +1,5 @@
 import { log } from '../log/log.js';
+import { scrubDeep, scrubSecrets } from '../redact/scrub.js';
 import type { Db } from './db.js';
 
 /** One line of the audit ledger: who did what to which subject. */
@@ -35,10 +36,11 @@ export class AuditLog {
       {
         at: event.at ?? Date.now(),
         type: event.type,
-        actor: event.actor ?? null,
-        subject: event.subject ?? null,
+        actor: event.actor === undefined ? null : scrubSecrets(event.actor),
+        subject: event.subject === undefined ? null : scrubSecrets(event.subject),
         sessionKey: event.sessionKey ?? null,
-        data: JSON.stringify(event.data ?? {}),
+        // A row names what happened, never a secret it was about.
+        data: JSON.stringify(scrubDeep(event.data ?? {})),
       },
     );
     return Number(row!.id);

@@ -1,3 +1,4 @@
+import { scrubDeep, skipImages } from '../redact/scrub.js';
 import type { Db } from './db.js';
 
 export type TranscriptRole = 'user' | 'assistant' | 'tool' | 'system';
@@ -50,8 +51,9 @@ export class Transcripts {
       role: entry.role,
       tool: entry.tool ?? null,
       toolCallId: entry.toolCallId ?? null,
-      content: JSON.stringify(entry.content),
-      details: entry.details === undefined ? null : JSON.stringify(entry.details),
+      // Whatever reached here, a known secret or a credential shape is never stored.
+      content: JSON.stringify(scrubDeep(entry.content, { skip: skipImages })),
+      details: entry.details === undefined ? null : JSON.stringify(scrubDeep(entry.details, { skip: skipImages })),
       isError: entry.isError ? 1 : 0,
       createdAt: entry.createdAt ?? Date.now(),
     });

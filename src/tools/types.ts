@@ -44,6 +44,12 @@ export interface ToolCallContext {
   runId?: string | undefined;
   /** Variables plugins add to exec's environment (resolve_exec_env); absent without such hooks. */
   resolveExecEnv?: ((host: 'gateway' | 'sandbox') => Promise<Record<string, string>>) | undefined;
+  /**
+   * The stored secrets `secrets.grants` hands to this exec command, as environment variables
+   * (name → value); absent where no secret store runs. Their values are known secrets: the
+   * command's output is scrubbed of them like of every other.
+   */
+  secretEnv?: ((command: string) => Promise<Record<string, string>>) | undefined;
 }
 
 /** A runnable tool. Its id must exist in the catalog (or be declared by a plugin). */

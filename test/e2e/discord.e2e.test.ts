@@ -275,7 +275,7 @@ describe('Discord slash commands', () => {
     await registered(from);
     // The fake is shared by the file: an earlier Warden may have registered them already.
     // The built-ins, and the bundled skills eligible here (no PATH: release-notes needs git) as skill commands.
-    expect(fake.commands.map((c) => c.name).sort()).toEqual(['approvals', 'approve', 'code_review', 'cron', 'exec', 'help', 'incident_triage', 'nodes', 'pair', 'skills', 'status', 'stop', 'tools', 'usage']);
+    expect(fake.commands.map((c) => c.name).sort()).toEqual(['approvals', 'approve', 'code_review', 'cron', 'exec', 'help', 'incident_triage', 'nodes', 'pair', 'secrets', 'skills', 'status', 'stop', 'tools', 'usage']);
     expect(fake.commands.find((c) => c.name === 'exec')?.options).toEqual([expect.objectContaining({ name: 'command', type: 3, required: true })]);
     expect(fake.commands.find((c) => c.name === 'cron')?.options).toEqual([expect.objectContaining({ name: 'args', type: 3, required: false })]);
     await first.stop();

@@ -1,3 +1,4 @@
+import { secretsConfig } from './secrets.js';
 import { z } from 'zod';
 import { channelsConfig } from './channels.js';
 import { execConfig, execOverrides } from './exec.js';
@@ -365,6 +366,8 @@ export const wardenConfigSchema = z.strictObject({
   ops: opsConfig.prefault({}),
   /** The durable store: embedded SQLite (default) or a PostgreSQL server shared by several instances. */
   store: storeConfig.prefault({}),
+  /** Stored secrets: which commands, MCP servers and plugins receive which (docs/secrets.md). */
+  secrets: secretsConfig.prefault({}),
   /** Where SQLite and other state live; `WARDEN_DATA_DIR` overrides. */
   dataDir: z.string().default('./data'),
   /** Spending caps per sender, channel, guild, agent or overall (src/usage; docs/usage-and-budgets.md). */

@@ -18,6 +18,7 @@ import { LoopDetector, loopWarningNote } from './loop-detection.js';
 import { ownerOnlyRefusal } from './owner-guard.js';
 import { runTrustedPolicies, type TrustedToolPolicy } from './trusted-policy.js';
 import { formatArgumentProblems, validateArgs } from './validate-args.js';
+import { scrubDeep, secretLabelIn, skipImages } from '../../redact/scrub.js';
 
 /** Default limit on one execution; exec brings its own (1,800 s) under this. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 1_800_000 + 60_000;
@@ -36,6 +37,11 @@ export interface ToolInvokerOptions {
   audit?: AuditLog | undefined;
   events?: EventBus | undefined;
   trustedPolicies?: readonly TrustedToolPolicy[] | undefined;
+  /**
+   * The stored secrets granted to an exec command (`secrets.grants`), resolved for the call's
+   * agent and conversation; registered by the composition root where a secret store runs.
+   */
+  secretEnv?: ((request: { agentId: string; sessionKey: string; command: string; actor?: string | undefined }) => Promise<Record<string, string>>) | undefined;
   /** Per-result cap of what the model reads (default 16,000 chars). */
   maxResultChars?: number | undefined;
   timeoutMs?: number | undefined;
@@ -193,6 +199,17 @@ export class ToolInvoker {
     let params = coerceArgs(tool, req.args);
     const invalid = this.invalid(c, tool, params);
     if (invalid) return invalid;
+    // 3b. A secret's label is a placeholder, never content: written into a file or a command it
+    // would replace the real value (and corrupt the file); the model is told to do without it.
+    const label = secretLabelIn(params);
+    if (label) {
+      return this.block(
+        c,
+        'secret-label',
+        `The arguments hold the placeholder ${label}, which stands for a secret you cannot see. It is not the secret's value and must never be written anywhere. The tool call did not run. To use a secret, ask for it with the secrets tool and name it in the command's environment as the operator's secrets.grants allow.`,
+        { label },
+      );
+    }
 
     // 4. Loop detection.
     let loopWarning: number | undefined;
@@ -395,6 +412,12 @@ export class ToolInvoker {
           approvals,
           ...(req.runId !== undefined ? { runId: req.runId } : {}),
           ...(this.options.hooks?.has('resolve_exec_env') ? { resolveExecEnv: this.execEnvResolver(req) } : {}),
+          ...(this.options.secretEnv
+            ? {
+                secretEnv: (command: string) =>
+                  this.options.secretEnv!({ agentId: req.turn.agentId, sessionKey: req.sessionKey, command, actor: req.turn.senderId === undefined ? undefined : `${req.turn.provider}:${req.turn.senderId}` }),
+              }
+            : {}),
         }),
         aborted,
       ]);
@@ -467,8 +490,11 @@ export class ToolInvoker {
 
   /** tool_result_persist, transcript, truncation for the model. */
   private finish(c: CallState, r: { status: InvokeStatus; result: ToolResult; synthetic: boolean; deniedReason?: string; durationMs?: number }): InvokeOutcome {
-    const { result: capped, truncated } = truncateToolResult(r.result, this.options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS);
-    const details = capDetails(r.result.details);
+    // Secrets out first (known values in every encoding, credential shapes): neither the model,
+    // the transcript nor a tool_result_persist handler ever holds them.
+    const scrubbed: ToolResult = { ...r.result, content: scrubDeep(r.result.content, { skip: skipImages }), details: scrubDeep(r.result.details, { skip: skipImages }) };
+    const { result: capped, truncated } = truncateToolResult(scrubbed, this.options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS);
+    const details = capDetails(scrubbed.details);
     let message: PersistedToolMessage = { role: 'tool', tool: c.name, toolCallId: c.toolCallId, content: capped.content, details, isError: r.result.isError === true };
     if (this.options.hooks?.has('tool_result_persist')) {
       message = this.options.hooks.runToolResultPersist({ toolName: c.name, toolCallId: c.toolCallId, message, isSynthetic: r.synthetic }, { agentId: c.req.turn.agentId, sessionKey: c.req.sessionKey });

@@ -76,6 +76,8 @@ export class DiscordFake {
   private readonly dmChannels = new Map<string, string>();
   /** Interactions sent, so callback and webhook routes can find the message they act on. */
   private readonly interactions: Array<{ token: string; messageId: string | undefined; channelId: string }> = [];
+  /** Modals the bot opened (interaction callback type 9), newest last: what a user sees and may submit. */
+  readonly modals: Array<{ token: string; channelId: string; customId: string; title: string; components: any[] }> = [];
   /** The application's global commands, as registered through REST (ids added, as Discord does). */
   readonly commands: Array<Record<string, any>> = [];
   private readonly server = createServer((req, res) => void this.handleHttp(req, res));
@@ -377,6 +379,37 @@ export class DiscordFake {
     };
   }
 
+  /**
+   * A user submits a modal the bot opened (MODAL_SUBMIT, interaction type 5): the text inputs'
+   * values by custom_id, in the action rows Discord sends back. Returns the interaction's id and
+   * token; the bot's reply (type 4) becomes a message in the modal's channel.
+   */
+  submitModal(input: { customId: string; user: APIUser; values: Record<string, string>; channelId?: string }): { id: string; token: string } {
+    const modal = [...this.modals].reverse().find((m) => m.customId === input.customId);
+    const channelId = input.channelId ?? modal?.channelId;
+    if (!channelId) throw new Error(`no modal ${input.customId} was opened; say channelId`);
+    const id = this.nextId();
+    const token = `itoken-${id}`;
+    this.interactions.push({ token, messageId: undefined, channelId });
+    const components = Object.entries(input.values).map(([custom_id, value]) => ({ type: 1, components: [{ type: 4, custom_id, value }] }));
+    const dm = this.guildOf(channelId) === undefined;
+    this.dispatch('INTERACTION_CREATE', {
+      id,
+      application_id: this.bot.id,
+      type: 5,
+      token,
+      version: 1,
+      channel_id: channelId,
+      data: { custom_id: input.customId, components },
+      app_permissions: '2248473465835073',
+      locale: 'en-US',
+      entitlements: [],
+      attachment_size_limit: 10_485_760,
+      ...this.interactionScope(channelId, input.user, dm),
+    });
+    return { id, token };
+  }
+
   /** The bot's messages answering an interaction: the original reply, then any follow-ups. */
   interactionReplies(token: string): RecordedRequest[] {
     return this.requests.filter((r) => r.path.includes(`/${token}`));
@@ -547,6 +580,8 @@ export class DiscordFake {
       if (pending && (r.body?.type === 4 || r.body?.type === 5)) pending.messageId = this.storeBotMessage(pending.channelId, { content: '', ...r.body.data }, r.files).id;
       // An update (type 7) edits the message the button sits on.
       if (r.body?.type === 7) this.editInteractionMessage(m[2]!, r.body.data);
+      // A modal (type 9) opens over the clicked message; the user may submit it (submitModal).
+      if (r.body?.type === 9) this.modals.push({ token: m[2]!, channelId: this.interactionChannel(m[2]!) ?? '0', customId: String(r.body.data?.custom_id), title: String(r.body.data?.title ?? ''), components: r.body.data?.components ?? [] });
       return sendJson(res, 204, undefined);
     }
     if (method === 'POST' && (m = path.match(/^\/webhooks\/(\d+)\/([^/]+)$/))) {

@@ -211,6 +211,31 @@ export class SlackFake {
     };
   }
 
+  /** Modals the app opened (views.open), newest last. */
+  readonly views: Array<{ id: string; triggerId: string; view: Record<string, any> }> = [];
+
+  /**
+   * A `view_submission` payload for a modal the app opened: `values` by block id, then action
+   * id, as plain_text_input state (`{type, value}`), as Slack sends it when the user presses Submit.
+   */
+  viewSubmission(input: { viewId: string; user: string; values: Record<string, Record<string, string>> }): Record<string, unknown> {
+    const opened = this.views.find((v) => v.id === input.viewId);
+    if (!opened) throw new Error(`no view ${input.viewId} was opened`);
+    const values = Object.fromEntries(Object.entries(input.values).map(([block, actions]) => [block, Object.fromEntries(Object.entries(actions).map(([action, value]) => [action, { type: 'plain_text_input', value }]))]));
+    return {
+      type: 'view_submission',
+      team: { id: this.teamId, domain: 'fake' },
+      user: { id: input.user, username: input.user.toLowerCase(), name: input.user.toLowerCase(), team_id: this.teamId },
+      api_app_id: APP_ID,
+      token: 'legacy',
+      trigger_id: `${++this.counter}.444.fake`,
+      view: { id: opened.id, team_id: this.teamId, type: 'modal', ...opened.view, private_metadata: opened.view.private_metadata ?? '', state: { values }, hash: `${opened.id}.hash`, app_id: APP_ID, bot_id: this.bot.botId, root_view_id: opened.id, previous_view_id: null },
+      response_urls: [],
+      is_enterprise_install: false,
+      enterprise: null,
+    };
+  }
+
   /** A `block_actions` payload for a click on a button of a message the app posted. */
   blockActions(input: { message: SlackMessage; actionId: string; value: string; user: string }): Record<string, unknown> {
     const id = ++this.counter;
@@ -388,6 +413,15 @@ export class SlackFake {
         return this.streamMethod(method, args);
       case 'chat.postEphemeral':
         return { ok: true, message_ts: this.nextTs() };
+      case 'views.open': {
+        // Slack opens a modal only for a fresh trigger_id (one from a click or a command).
+        const view = typeof args.view === 'string' ? JSON.parse(args.view) : args.view;
+        if (typeof args.trigger_id !== 'string' || !args.trigger_id.endsWith('.fake')) return { ok: false, error: 'invalid_trigger_id' };
+        if (!view || view.type !== 'modal') return { ok: false, error: 'invalid_arguments' };
+        const id = `V${String(++this.counter).padStart(8, '0')}`;
+        this.views.push({ id, triggerId: args.trigger_id, view });
+        return { ok: true, view: { id, team_id: this.teamId, ...view, state: { values: {} }, hash: `${id}.hash`, app_id: APP_ID, bot_id: this.bot.botId } };
+      }
       case 'conversations.info': {
         const name = this.channels[args.channel];
         if (!name) return { ok: false, error: 'channel_not_found' };

@@ -106,6 +106,8 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
       if (!envCheck.ok) return failure(envCheck.error);
       // resolve_exec_env: plugin variables join after the model's, under the same refusals.
       if (ctx.resolveExecEnv) Object.assign(overrides, pluginEnv(await ctx.resolveExecEnv(host), ctx.log));
+      // secrets.grants: stored secrets this command is granted, under the same refusals; the gate below sees them.
+      if (ctx.secretEnv) Object.assign(overrides, pluginEnv(await ctx.secretEnv(command), ctx.log));
       const cwd = workdirInside(ctx.workspaceDir, args.workdir);
       if (!cwd.ok) return failure(cwd.error);
       if (host === 'sandbox') {
