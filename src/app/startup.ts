@@ -168,9 +168,9 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   // The approval service reads owners and approvers at each decision: a reload changes them.
   const approvals = new ApprovalService({ store, config: approvalConfigOf(current), events, instances: cluster?.instances });
   const guards = new DeciderGuards();
-  const resolve: ResolveApproval = async (id, decision, by) => {
+  const resolve: ResolveApproval = async (id, decision, by, input) => {
     const refusal = guards.refusal(id, by);
-    if (refusal === undefined) return approvals.resolve(id, decision, by);
+    if (refusal === undefined) return approvals.resolve(id, decision, by, input);
     await approvals.audit.recordOrLog({ type: 'approval.refused', subject: id, actor: `${by.provider}:${by.userId}`, data: { decision, reason: refusal } });
     return { kind: 'not-approver', reason: refusal };
   };
@@ -517,10 +517,13 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
 }
 
 /** The approval service's view of owners and approvers: read from the current config at each use. */
-function approvalConfigOf(current: () => WardenConfig): Pick<WardenConfig, 'owners' | 'approvals' | 'channels'> {
+function approvalConfigOf(current: () => WardenConfig): Pick<WardenConfig, 'owners' | 'approvals' | 'channels' | 'accessGroups'> {
   return {
     get channels() {
       return current().channels;
+    },
+    get accessGroups() {
+      return current().accessGroups;
     },
     get owners() {
       return withWebLocalOwner(current()).owners;

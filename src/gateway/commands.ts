@@ -368,6 +368,10 @@ export function outcomeLabel(request: Pick<ApprovalRequest, 'status' | 'decidedB
       return `Allowed once${by}`;
     case 'allow-always':
       return `Allowed always${by}`;
+    case 'allow-conversation':
+      return `Allowed for this conversation${by}`;
+    case 'allow-timed':
+      return `Allowed for a while${by}`;
     case 'deny':
       return `Denied${by}`;
     case 'expired':

@@ -13,6 +13,7 @@ import { bindingsConfig, checkBindings } from './bindings.js';
 import { opsConfig } from './ops.js';
 import { storeConfig } from './store.js';
 import { accessGroupsConfig } from './access-groups.js';
+import { approvalRuleConfig } from './approval-rules.js';
 import {
   byProviderEntry,
   profileId,
@@ -46,6 +47,13 @@ export const approvalsConfig = z.strictObject({
    * turn, no follow-up) while nobody waits long for the conversation to move; 0 defers at once.
    */
   waitSec: z.number().min(0).max(600).default(5),
+  /**
+   * Which tool calls ask a person first, by tool, arguments and conversation (see
+   * approval-rules.ts); the first matching rule decides. Exec keeps its own verdict besides.
+   */
+  rules: z.array(approvalRuleConfig).max(1000).optional(),
+  /** How long an "Allow for …" grant (a card's timed button) lasts: 1 h by default. */
+  timedGrantSec: z.number().int().min(60).max(30 * 86_400).default(3600),
   /** Approvals requested by before_tool_call hooks. */
   hook: z
     .strictObject({
@@ -336,7 +344,7 @@ export const wardenConfigSchema = z.strictObject({
   owners: idsByProvider.default({}),
   /** Named lists of people (ids, `role:<id>`, `usergroup:<id>`), referenced as `group:<name>` or `accessGroup:<name>`. */
   accessGroups: accessGroupsConfig.default({}),
-  approvals: approvalsConfig.default({ target: 'channel', exec: { timeoutSec: 1800 }, waitSec: 5, hook: { timeoutSec: 120 } }),
+  approvals: approvalsConfig.default({ target: 'channel', exec: { timeoutSec: 1800 }, waitSec: 5, timedGrantSec: 3600, hook: { timeoutSec: 120 } }),
   models: modelsConfig.default({}),
   agents: agentsConfig.default({
     defaults: { workspace: './workspace', maxToolRounds: 10, subagents: { maxSpawnDepth: 1 } },
