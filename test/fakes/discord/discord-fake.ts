@@ -329,6 +329,43 @@ export class DiscordFake {
     return { id, token };
   }
 
+  /** Modals the bot opened (interaction callback type 9), in order, with the interaction they answered. */
+  readonly modals: Array<{ interactionId: string; token: string; data: { custom_id: string; title: string; components: any[] } }> = [];
+
+  /** Waits for the bot to open a modal in answer to an interaction (callback type 9). */
+  async modalFor(interactionId: string, ms = 5_000): Promise<{ custom_id: string; title: string; components: any[] }> {
+    await this.requests.waitFor((r) => r.method === 'POST' && r.path.startsWith(`/interactions/${interactionId}/`) && r.body?.type === 9, ms, `modal of ${interactionId}`);
+    return this.modals.find((m) => m.interactionId === interactionId)!.data;
+  }
+
+  /**
+   * A user submits a modal the bot opened from a button on `message` (MODAL_SUBMIT, type 5),
+   * with the text inputs' values by custom id, as Discord sends it: action rows of text inputs.
+   */
+  submitModal(input: { message: APIMessage; customId: string; user: APIUser; values: Record<string, string> }): { id: string; token: string } {
+    const id = this.nextId();
+    const token = `itoken-${id}`;
+    const channelId = input.message.channel_id;
+    const guild = this.guildOf(channelId);
+    this.interactions.push({ token, messageId: input.message.id, channelId });
+    this.dispatch('INTERACTION_CREATE', {
+      id,
+      application_id: this.bot.id,
+      type: 5,
+      token,
+      version: 1,
+      channel_id: channelId,
+      message: input.message,
+      data: { custom_id: input.customId, components: Object.entries(input.values).map(([custom_id, value]) => ({ type: 1, components: [{ type: 4, custom_id, value }] })) },
+      app_permissions: '2248473465835073',
+      locale: 'en-US',
+      entitlements: [],
+      attachment_size_limit: 10_485_760,
+      ...this.interactionScope(channelId, input.user, guild === undefined),
+    });
+    return { id, token };
+  }
+
   /**
    * A user runs a registered slash command (CHAT_INPUT, string options) in a guild channel,
    * a known thread or — with `dm: true` — their DM with the bot. Throws for a command the
@@ -545,6 +582,12 @@ export class DiscordFake {
       if (pending && (r.body?.type === 4 || r.body?.type === 5)) pending.messageId = this.storeBotMessage(pending.channelId, { content: '', ...r.body.data }, r.files).id;
       // An update (type 7) edits the message the button sits on.
       if (r.body?.type === 7) this.editInteractionMessage(m[2]!, r.body.data);
+      // A modal (type 9): Discord shows it to the clicker; the test submits it with submitModal.
+      if (r.body?.type === 9) {
+        const problem = modalProblem(r.body.data);
+        if (problem) return sendJson(res, 400, { code: 50035, message: `Invalid Form Body: ${problem}` });
+        this.modals.push({ interactionId: m[1]!, token: m[2]!, data: r.body.data });
+      }
       return sendJson(res, 204, undefined);
     }
     if (method === 'POST' && (m = path.match(/^\/webhooks\/(\d+)\/([^/]+)$/))) {
@@ -613,4 +656,16 @@ export class DiscordFake {
 /** Starts a Discord fake on a free loopback port. */
 export function startDiscordFake(options?: DiscordFakeOptions): Promise<DiscordFake> {
   return new DiscordFake(options).listen();
+}
+
+/** What Discord refuses in a modal: no custom id or title, no text inputs, more than five rows. */
+function modalProblem(data: any): string | undefined {
+  if (typeof data?.custom_id !== 'string' || data.custom_id === '' || data.custom_id.length > 100) return 'data.custom_id';
+  if (typeof data.title !== 'string' || data.title === '' || data.title.length > 45) return 'data.title';
+  if (!Array.isArray(data.components) || data.components.length === 0 || data.components.length > 5) return 'data.components';
+  for (const row of data.components) {
+    const inner = row?.type === 1 ? row.components : row?.type === 18 ? [row.component] : undefined;
+    if (!Array.isArray(inner) || inner.some((c: any) => c?.type !== 4 || typeof c.custom_id !== 'string')) return 'data.components: text inputs expected';
+  }
+  return undefined;
 }
