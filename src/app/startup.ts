@@ -295,6 +295,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       approve: (provider) => approveOn(resolve, provider),
       pendingCount: async (sessionKey) => (await approvals.list({ sessionKey })).length,
       pending: (sessionKey) => approvals.list({ sessionKey }),
+      grants: { list: (agentId) => approvals.grants.list({ agentId }), revoke: (id, by) => approvals.revokeGrant(id, by) },
     },
     skills: skillsFor(config, baseDir, env, pluginSkillDirs),
     skillCommands,

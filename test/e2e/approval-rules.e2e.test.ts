@@ -135,6 +135,12 @@ describe('approvals.rules on Discord', () => {
     await postIn(ANN, from, says('Release v1 is out'), 'the announcement');
     await postIn(DEV, from, says('The announcement is out.'), 'the agent told');
     expect(announcementsSince(from)).toHaveLength(1);
+
+    // /tools --explain names the rule the call chain asked under.
+    const explainAt = mark();
+    ask(alice, DEV, '/tools --explain message');
+    const explained = await postIn(DEV, explainAt, says('approval: approvals.rules[0]'), '/tools --explain');
+    expect(explained.body.content).toContain('risk: posts to #announcements, which the whole company reads');
   }, 30_000);
 
   it('quorum 2 with a role: the requester is refused, one vote shows 1 of 2, the second runs it exactly once', async () => {
@@ -201,6 +207,16 @@ describe('approvals.rules on Discord', () => {
     ask(alice, DEV, 'announce v4');
     await postIn(ANN, again, says('Release v4 is out'), 'the second announcement');
     await postIn(DEV, again, says('Announced right away.'), 'answered in the turn');
+
+    // /approvals grants lists it here, and not in #ops.
+    const listAt = mark();
+    ask(alice, DEV, '/approvals grants');
+    const listed = await postIn(DEV, listAt, says('Grants covering calls here (1)'), '/approvals grants');
+    expect(listed.body.content).toContain('message');
+    expect(listed.body.content).toContain('in this conversation');
+    const opsAt = mark();
+    ask(alice, OPS, '/approvals grants');
+    await postIn(OPS, opsAt, says('No grants cover calls in this conversation.'), '/approvals grants in #ops');
 
     // In another channel the grant does not count: a card.
     const elsewhere = mark();
