@@ -55,17 +55,41 @@ interface CompiledRule {
   key: string;
 }
 
-const cache = new WeakMap<object, CompiledRule[]>();
+interface CompiledSet {
+  rules: CompiledRule[];
+  /** The rules whose tools cover a tool, by tool id and origin: each call checks only those. */
+  byTool: Map<string, CompiledRule[]>;
+}
 
-function compiled(config: RuleConfig): CompiledRule[] {
+const cache = new WeakMap<object, CompiledSet>();
+
+function compiledSet(config: RuleConfig): CompiledSet | undefined {
   const rules = config.approvals.rules;
-  if (!rules || rules.length === 0) return [];
+  if (!rules || rules.length === 0) return undefined;
   let out = cache.get(rules);
   if (!out) {
-    out = rules.map((rule, index) => compileRule(rule, index));
+    out = { rules: rules.map((rule, index) => compileRule(rule, index)), byTool: new Map() };
     cache.set(rules, out);
   }
   return out;
+}
+
+function compiled(config: RuleConfig): CompiledRule[] {
+  return compiledSet(config)?.rules ?? [];
+}
+
+/** The rules, in order, whose tool entries cover this tool (cached: the answer depends on the tool and its origin only). */
+function rulesFor(set: CompiledSet, meta: ToolMeta): CompiledRule[] {
+  const source = meta.source;
+  const key = `${meta.id}\u0000${source.kind}\u0000${source.kind === 'plugin' ? source.pluginId : source.kind === 'mcp' ? source.server : ''}`;
+  let list = set.byTool.get(key);
+  if (!list) {
+    list = set.rules.filter((r) => keeps(r.tools, meta));
+    // Bounded: tool names come from the catalog and the servers' listings, but a model may call unknown names.
+    if (set.byTool.size > 4096) set.byTool.clear();
+    set.byTool.set(key, list);
+  }
+  return list;
 }
 
 function compileRule(rule: ApprovalRuleConfig, index: number): CompiledRule {
@@ -155,12 +179,10 @@ function whereMatches(rule: ApprovalRuleConfig, turn: RuleCall['turn'], config: 
 
 /** The first rule this call falls under, or undefined. */
 export function approvalRuleFor(config: RuleConfig, call: RuleCall): RuleHit | undefined {
-  const rules = compiled(config);
-  if (rules.length === 0) return undefined;
-  let meta: ToolMeta | undefined;
-  for (const r of rules) {
-    meta ??= metaFor(call.tool, call.meta);
-    if (!keeps(r.tools, meta)) continue;
+  const set = compiledSet(config);
+  if (!set) return undefined;
+  const meta = metaFor(call.tool, call.meta);
+  for (const r of rulesFor(set, meta)) {
     if (!whereMatches(r.rule, call.turn, config)) continue;
     if (!r.match.every((m) => m.test(at(call.params, m.path)))) continue;
     return hit(r, call.tool, meta);
