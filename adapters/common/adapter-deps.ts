@@ -21,6 +21,12 @@ export interface AdapterDeps {
   approvalsTarget: 'channel' | 'dm' | 'both';
   /** Where card copies are remembered; in memory when omitted. */
   cards?: ApprovalCardStore | undefined;
+  /**
+   * A Slack user's user groups (`S…` ids), for `usergroup:` approver entries; handed in at the
+   * composition root. Absent, or failing: the clicker is in no group, so such entries never
+   * match (fail closed).
+   */
+  slackUsergroupsOf?: ((userId: string) => Promise<readonly string[]>) | undefined;
 }
 
 /** Where a card goes, from the request and `approvals.target`; DMs are deduplicated. */

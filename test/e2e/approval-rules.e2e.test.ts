@@ -16,6 +16,8 @@ import { fakeUser, startDiscordFake, type DiscordFake } from '../fakes/discord/i
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
 import type { FakeModelServer, FakeReply, FakeRequest } from '../fakes/models/server.js';
 import type { RecordedRequest } from '../fakes/recorder.js';
+import { startSlackFake, type SlackFake, type SlackMessage } from '../fakes/slack/index.js';
+import type { SlackAdapter } from '../../adapters/slack/index.js';
 
 const GUILD = '300000000000000001';
 const DEV = '300000000000000003';
@@ -239,4 +241,81 @@ describe('approvals.rules on Discord', () => {
     fake.click({ message: escalated, customId: button(escalated, 'allow-once'), user: olga });
     await postIn(ANN, from, says('Release v5 is out'), 'the announcement');
   }, 30_000);
+});
+
+describe('approvals.rules on Slack', () => {
+  const SECRET = 'rules-e2e-secret';
+  const DEV_C = 'C0000DEV';
+  const ANN_C = 'C0000ANN';
+  const ALICE = 'U0000ALICE';
+  const OLGA = 'U0000OLGA';
+  let slack: SlackFake;
+  beforeAll(async () => {
+    slack = await startSlackFake({ channels: { [DEV_C]: 'dev', [ANN_C]: 'announcements' } });
+  });
+  afterAll(async () => {
+    await slack?.close();
+  });
+
+  /** Asked to announce, the model posts to the Slack announcements channel. */
+  const slackRespond = (r: FakeRequest): FakeReply => {
+    const text = lastUserText(r);
+    const last = messagesOf(r).at(-1)!;
+    if (last.role !== 'tool' && !text.includes('[Approval ') && text.includes('announce')) return { kind: 'reply', toolCalls: [{ name: 'message', args: { channel: ANN_C, text: 'Release s1 is out' } }] };
+    return respond(r);
+  };
+
+  it('a rule card posts only after the click; "Deny with reason" opens views.open and the reason reaches the model', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'warden-rules-slack-'));
+    const slackModel = await startFakeOpenAI({ respond: slackRespond });
+    try {
+      const parsed = parseConfig({
+        owners: { slack: [OLGA] },
+        approvals: { waitSec: 0, rules: [{ tool: 'message', match: { channel: `/^(#announcements|${ANN_C})$/` } }] },
+        models: { default: 'openai/gpt-test', providers: { openai: { baseUrl: slackModel.url } } },
+        tools: { profile: 'messaging', message: { allowedTargets: [`slack:${ANN_C}`] } },
+        channels: { slack: { botToken: 'xoxb-fake', signingSecret: SECRET, streaming: false, apiUrl: slack.apiUrl, port: 0, host: '127.0.0.1', channels: { '#dev': { tools: { allow: ['*'] } } } } },
+        dataDir: path.join(dir, 'data'),
+      });
+      if (!parsed.ok) throw parsed.error;
+      const started = await startWarden({ ...parsed.value, baseDir: dir }, { env: { OPENAI_API_KEY: 'test' }, shutdownGraceMs: 300 });
+      if (!started.ok) throw started.error;
+      running.push(started.warden);
+      const url = (started.warden.adapters.find((a) => a.provider === 'slack') as SlackAdapter).eventsUrl!;
+      const say = (text: string) => slack.sendEvent(url, slack.envelope(slack.messageEvent({ user: ALICE, channel: DEV_C, text: `<@${slack.bot.userId}> ${text}`, type: 'app_mention' })), { secret: SECRET });
+      const posted = (channel: string, pred: (body: any) => boolean, what: string) => slack.requests.waitFor((r) => r.path === '/api/chat.postMessage' && r.body.channel === channel && pred(r.body), 10_000, what);
+      const cardNow = () => [...slack.messages.values()].filter((m) => m.channel === DEV_C && m.blocks?.some((b) => b.type === 'actions')).at(-1)! as SlackMessage;
+      const buttonOf = (card: SlackMessage, actionId: string) => card.blocks!.find((b) => b.type === 'actions')!.elements.find((b: any) => b.action_id === actionId);
+
+      // Allowed once: posted after the click, not before.
+      await say('announce s1');
+      await posted(DEV_C, (b) => Array.isArray(b.blocks) && JSON.stringify(b.blocks).includes('approvals.rules[0]'), 'the rule card');
+      const card = cardNow();
+      expect(JSON.stringify(card.blocks)).toContain('*Risk:* posts a message to a chat channel or person');
+      await posted(DEV_C, (b) => String(b.text).includes('waits for an approval'), 'the pending reply');
+      expect(slack.calls('chat.postMessage').filter((r) => r.body.channel === ANN_C)).toHaveLength(0);
+      const allow = buttonOf(card, 'warden_approval_allow-once');
+      await slack.sendAction(url, slack.blockActions({ message: card, actionId: allow.action_id, value: allow.value, user: OLGA }), { secret: SECRET });
+      await posted(ANN_C, (b) => String(b.text).includes('Release s1 is out'), 'the announcement');
+
+      // Denied with a reason, through the modal.
+      await say('announce s2');
+      await slack.requests.waitFor((r) => r.path === '/api/chat.postMessage' && r.body.channel === DEV_C && Array.isArray(r.body.blocks) && slack.calls('chat.postMessage').filter((x) => x.body.channel === DEV_C && Array.isArray(x.body.blocks)).length >= 2, 10_000, 'the second card');
+      const second = cardNow();
+      const reason = buttonOf(second, 'warden_approval_reason');
+      await slack.sendAction(url, slack.blockActions({ message: second, actionId: reason.action_id, value: reason.value, user: OLGA }), { secret: SECRET });
+      await slack.requests.waitFor((r) => r.path === '/api/views.open', 8_000, 'views.open');
+      const view = slack.views.at(-1)!;
+      expect(view.title.text).toBe('Deny with reason');
+      await slack.sendAction(url, slack.viewSubmission({ view, user: OLGA, values: { reason: { reason: 'legal has not signed off' } } }), { secret: SECRET });
+      await posted(DEV_C, (b) => String(b.text).includes('The announcement did not go out.'), 'the agent told');
+      expect(slackModel.requests.some((r) => lastUserText(r).includes('legal has not signed off'))).toBe(true);
+      const edited = slack.messages.get(`${second.channel}:${second.ts}`)!;
+      expect(JSON.stringify(edited.blocks)).toContain('legal has not signed off');
+      expect(slack.calls('chat.postMessage').filter((r) => r.body.channel === ANN_C)).toHaveLength(1);
+    } finally {
+      await Promise.all(running.splice(0).map((w) => w.stop()));
+      await slackModel.close();
+    }
+  }, 40_000);
 });
