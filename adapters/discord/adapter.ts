@@ -357,7 +357,9 @@ export function createDiscordAdapter(
     const member = interaction.member;
     if (!member) return undefined;
     const roles = member.roles;
-    return Array.isArray(roles) ? [...roles] : [...roles.cache.keys()];
+    // A cached member lists @everyone (the guild's id) among its roles; the raw member does not. Neither names a role entry can mean.
+    const ids = (Array.isArray(roles) ? [...roles] : [...roles.cache.keys()]).filter((id) => id !== interaction.guildId);
+    return ids.length > 0 ? ids : undefined;
   }
 
   async function onClick(interaction: ButtonInteraction): Promise<void> {

@@ -246,6 +246,7 @@ export class ApprovalService {
         : undefined);
     const facts = input.facts ?? [];
     // Every card says what the call can do, from the rule or the catalog, never from the model.
+    // Last, so a tool's own warnings keep the top of the card.
     const risk = facts.some((f) => f.label === 'Risk') ? [] : [{ label: 'Risk', value: toolRisk(input.tool) }];
     const request: ApprovalRequest = {
       id: randomBytes(5).toString('hex'),
@@ -263,7 +264,7 @@ export class ApprovalService {
       title: input.title,
       preview: input.preview,
       fullText: input.fullText,
-      facts: [...risk, ...facts],
+      facts: [...facts, ...risk],
       allowedDecisions,
       createdAt: now,
       expiresAt: now + timeoutMs,

@@ -78,6 +78,10 @@ const DECISION_ALIASES: Record<string, ApprovalDecision> = {
   once: 'allow-once',
   'allow-always': 'allow-always',
   always: 'allow-always',
+  'allow-conversation': 'allow-conversation',
+  conversation: 'allow-conversation',
+  'allow-timed': 'allow-timed',
+  timed: 'allow-timed',
   deny: 'deny',
 };
 
