@@ -1,0 +1,89 @@
+// Escalation of a rule's card (escalateAfterSec / escalateTo): once, by whichever process times
+// the request, never after a decision, and its expiry still denies.
+import { afterEach, describe, expect, it } from 'vitest';
+import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
+import { until } from '../../test/until.js';
+import { parseConfig } from '../config/index.js';
+import { EventBus } from '../events/events.js';
+import { openWardenStore } from '../app/migrations.js';
+import { ApprovalService } from './service.js';
+import type { ApprovalRenderer, ApprovalRequest, ApprovalRequestContext, ApprovalRequestInput } from './types.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+class Recorder implements ApprovalRenderer {
+  readonly provider = 'discord';
+  escalated: ApprovalRequest[] = [];
+  updated: ApprovalRequest[] = [];
+  async show() {}
+  async update(r: ApprovalRequest) {
+    this.updated.push(r);
+  }
+  async escalate(r: ApprovalRequest) {
+    this.escalated.push(r);
+  }
+}
+
+const CTX: ApprovalRequestContext = { agentId: 'main', sessionKey: 'agent:main:discord:channel:C1', provider: 'discord', channelId: 'C1', requesterId: 'A1' };
+const input = (escalateAfterSec: number, expiresSec?: number): ApprovalRequestInput => ({
+  kind: 'tool',
+  tool: 'message',
+  title: 'message under approvals.rules[0]',
+  preview: '{}',
+  fullText: '{}',
+  rule: { path: 'approvals.rules[0]', quorum: 1, escalateAfterSec, escalateTo: ['channel:OPS'] },
+  ...(expiresSec !== undefined ? { timeoutMs: expiresSec * 1000 } : {}),
+});
+
+async function service(target: { dataDir: string; url: string | undefined }) {
+  const opened = await openWardenStore(target);
+  if (!opened.ok) throw new Error(opened.error.message);
+  const parsed = parseConfig({ owners: { discord: ['OWNER'] } });
+  if (!parsed.ok) throw parsed.error;
+  const svc = new ApprovalService({ store: opened.store, config: parsed.value.config, events: new EventBus(), pollMs: 20 });
+  const renderer = new Recorder();
+  svc.registerRenderer(renderer);
+  cleanups.push(async () => {
+    svc.shutdown();
+    await opened.store.close();
+  });
+  return { svc, renderer };
+}
+
+describe.each(ENGINES)('escalation (%s)', (engine) => {
+  it('an undecided card escalates once after escalateAfterSec; the original is updated to say so; expiry still denies', async () => {
+    const { svc, renderer } = await service(await freshStoreTarget(engine));
+    const request = await svc.open(input(1, 3), CTX);
+    expect(request.escalateAt).toBe(request.createdAt + 1000);
+    await until(() => renderer.escalated.length === 1, 4_000);
+    expect(renderer.escalated[0]!.escalateTo).toEqual(['channel:OPS']);
+    expect((await svc.get(request.id))!.escalatedAt).toBeDefined();
+    expect(renderer.updated.some((r) => r.escalatedAt !== undefined && r.status === 'pending')).toBe(true);
+    // A second attempt (another process's timer) changes nothing.
+    expect(await svc.escalate(request.id)).toBe(false);
+    await until(async () => (await svc.get(request.id))!.status === 'expired', 5_000);
+    expect(renderer.escalated).toHaveLength(1);
+  });
+
+  it('a card decided before escalateAfterSec never escalates', async () => {
+    const { svc, renderer } = await service(await freshStoreTarget(engine));
+    const request = await svc.open(input(1), CTX);
+    expect((await svc.resolve(request.id, 'allow-once', { provider: 'discord', userId: 'OWNER' })).kind).toBe('resolved');
+    await new Promise((r) => setTimeout(r, 1_300));
+    expect(renderer.escalated).toHaveLength(0);
+    expect(await svc.escalate(request.id)).toBe(false);
+  });
+
+  it('two processes timing the same card: it escalates once', async () => {
+    const target = await freshStoreTarget(engine);
+    const a = await service(target);
+    const b = await service(target);
+    const request = await a.svc.open(input(60), CTX);
+    const results = await Promise.all([a.svc.escalate(request.id), b.svc.escalate(request.id), a.svc.escalate(request.id)]);
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(a.renderer.escalated.length + b.renderer.escalated.length).toBe(1);
+  });
+});
