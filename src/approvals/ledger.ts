@@ -188,11 +188,19 @@ export class ApprovalLedger {
 
   /** Closes a pending request; false when it was no longer pending (someone else won). */
   async close(id: string, outcome: ApprovalOutcome, decidedBy: string | undefined, at: number, extra: { votes?: ApprovalVote[]; denyReason?: string | undefined } = {}): Promise<boolean> {
-    // The WHERE status = 'pending' makes the first writer win, across processes too.
-    const info = await this.db.run(
-      "UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, votes = COALESCE(?, votes), deny_reason = ? WHERE id = ? AND status = 'pending'",
-      [outcome, decidedBy ?? null, at, extra.votes === undefined ? null : JSON.stringify(extra.votes), extra.denyReason ?? null, id],
-    );
+    // The WHERE status = 'pending' makes the first writer win, across processes too. The plain
+    // close keeps its statement; a quorum's votes or a deny's reason ride in the same one write.
+    const info =
+      extra.votes === undefined && extra.denyReason === undefined
+        ? await this.db.run("UPDATE approvals SET status = ?, decided_by = ?, decided_at = ? WHERE id = ? AND status = 'pending'", [outcome, decidedBy ?? null, at, id])
+        : await this.db.run("UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, votes = COALESCE(?, votes), deny_reason = ? WHERE id = ? AND status = 'pending'", [
+            outcome,
+            decidedBy ?? null,
+            at,
+            extra.votes === undefined ? null : JSON.stringify(extra.votes),
+            extra.denyReason ?? null,
+            id,
+          ]);
     return info.changes === 1;
   }
 
