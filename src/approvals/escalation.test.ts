@@ -7,7 +7,8 @@ import { parseConfig } from '../config/index.js';
 import { EventBus } from '../events/events.js';
 import { openWardenStore } from '../app/migrations.js';
 import { ApprovalService } from './service.js';
-import type { ApprovalRenderer, ApprovalRequest, ApprovalRequestContext, ApprovalRequestInput } from './types.js';
+import type { ApprovalRenderer, ApprovalRequest, ApprovalRequestContext, ApprovalRequestInput, DeferredCallSpec } from './types.js';
+import type { TurnContext } from '../policy/context.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -41,7 +42,7 @@ const input = (escalateAfterSec: number, expiresSec?: number): ApprovalRequestIn
 async function service(target: { dataDir: string; url: string | undefined }) {
   const opened = await openWardenStore(target);
   if (!opened.ok) throw new Error(opened.error.message);
-  const parsed = parseConfig({ owners: { discord: ['OWNER'] } });
+  const parsed = parseConfig({ owners: { discord: ['OWNER'] }, approvals: { waitSec: 0 } });
   if (!parsed.ok) throw parsed.error;
   const svc = new ApprovalService({ store: opened.store, config: parsed.value.config, events: new EventBus(), pollMs: 20 });
   const renderer = new Recorder();
@@ -50,8 +51,11 @@ async function service(target: { dataDir: string; url: string | undefined }) {
     svc.shutdown();
     await opened.store.close();
   });
-  return { svc, renderer };
+  return { svc, renderer, store: opened.store };
 }
+
+const TURN: TurnContext = { agentId: 'main', provider: 'discord', chat: 'channel', channelId: 'C1', senderId: 'A1', senderIsOwner: false, spawnDepth: 0 };
+const SPEC: DeferredCallSpec = { tool: 'message', args: {}, toolCallId: 'call-1', origin: 'turn', turn: TURN, surface: ['message'] };
 
 describe.each(ENGINES)('escalation (%s)', (engine) => {
   it('an undecided card escalates once after escalateAfterSec; the original is updated to say so; expiry still denies', async () => {
@@ -85,5 +89,19 @@ describe.each(ENGINES)('escalation (%s)', (engine) => {
     const results = await Promise.all([a.svc.escalate(request.id), b.svc.escalate(request.id), a.svc.escalate(request.id)]);
     expect(results.filter(Boolean)).toHaveLength(1);
     expect(a.renderer.escalated.length + b.renderer.escalated.length).toBe(1);
+  });
+
+  it('after a restart, the process that adopts a deferred card escalates it when the time comes', async () => {
+    const target = await freshStoreTarget(engine);
+    const first = await service(target);
+    const pending = await first.svc.requestOrDefer(input(2, 30), CTX, SPEC);
+    expect('pending' in pending && pending.pending).toBe(true);
+    first.svc.shutdown(); // the process stops before the card escalates
+    expect(first.renderer.escalated).toHaveLength(0);
+    const second = await service(target);
+    const report = await second.svc.recover();
+    expect(report.deferred.map((r) => r.id)).toEqual([pending.id]);
+    await until(() => second.renderer.escalated.length === 1, 5_000);
+    expect((await second.svc.get(pending.id))!.status).toBe('pending');
   });
 });
