@@ -39,6 +39,9 @@ export function cardDestinations(
     ...(wantsChannel && fromHere ? { channel: { channelId: request.channelId!, threadId: request.threadId } } : {}),
     // A request from another platform (or none) can only reach approvers here by DM.
     // A scope's own approvers (ids of the request's platform) replace the platform's list.
-    dmUserIds: wantsDm ? [...new Set(request.approvers !== undefined ? (request.provider === provider ? request.approvers : []) : deps.approvers)] : [],
+    // Only plain user ids can be DMed: a rule's `role:`, `usergroup:` or `group:` entry names no one inbox.
+    dmUserIds: wantsDm ? [...new Set(request.approvers !== undefined ? (request.provider === provider ? request.approvers.filter(plainUserId) : []) : deps.approvers)] : [],
   };
 }
+
+const plainUserId = (entry: string): boolean => entry !== '*' && !entry.includes(':');

@@ -259,7 +259,7 @@ describe('Discord adapter: approval cards', () => {
     expect(refusal.body).toMatchObject({ content: 'You are not allowed to approve this request.', flags: 64 });
     expect(ledger.requests.get(request.id)!.status).toBe('pending');
     expect(fake.requests.filter((r) => r.method === 'PATCH')).toHaveLength(0);
-    expect(buttonIds(fake.messages.get(card.id)!)).toHaveLength(3);
+    expect(buttonIds(fake.messages.get(card.id)!)).toHaveLength(4); // three decisions and Deny with reason
   });
 
   it('edits the card to the outcome when the approver clicks, and answers a second click with "already resolved"', async () => {

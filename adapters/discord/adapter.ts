@@ -2,6 +2,8 @@ import { once } from 'node:events';
 import { bareDiscordToken } from '../../src/config/platform-tokens.js';
 import {
   Client,
+  ComponentType,
+  TextInputStyle,
   Events,
   GatewayIntentBits,
   MessageFlags,
@@ -9,6 +11,7 @@ import {
   Routes,
   type APIMessage,
   type ButtonInteraction,
+  type ModalMessageModalSubmitInteraction,
   type ChatInputCommandInteraction,
   type Interaction,
   type Message,
@@ -25,7 +28,19 @@ import type { SkillCommandSpec } from '../../src/skills/commands.js';
 import type { StreamSurface } from '../../src/gateway/reply-stream.js';
 import { log } from '../../src/log/log.js';
 import { cardDestinations, type AdapterDeps } from '../common/adapter-deps.js';
-import { alreadyResolvedText, CLICK_FAILED_TEXT, decodeApprovalAction, INVALID_ACTION_TEXT, isApprovalAction, NOT_APPROVER_TEXT, NOT_FOUND_TEXT } from '../common/approval-card.js';
+import {
+  alreadyResolvedText,
+  CLICK_FAILED_TEXT,
+  decodeApprovalAction,
+  decodeReasonAction,
+  encodeReasonAction,
+  INVALID_ACTION_TEXT,
+  isApprovalAction,
+  NOT_APPROVER_TEXT,
+  NOT_FOUND_TEXT,
+  REASON_FIELD,
+  REASON_MAX,
+} from '../common/approval-card.js';
 import { memoryCardStore } from '../../src/gateway/approval-card-store.js';
 import { chunkText } from '../../src/gateway/chunk-text.js';
 import { answersPrivately, isCommandName } from '../common/native-commands.js';
@@ -268,6 +283,47 @@ export function createDiscordAdapter(
     if (posted <= 0) throw new Error(`approval ${request.id}: no card could be posted on Discord`, { cause: failures[0] });
   }
 
+  /**
+   * Undecided in time (its rule's `escalateAfterSec`): the card is posted again to each
+   * `escalateTo` entry — `channel:<id>` in that channel, `role:<id>` in the card's own channel
+   * with the role mentioned, a user id (`user:<id>`) by DM — each copy decidable and linking the
+   * original. The original is edited by the service to say it was escalated.
+   */
+  async function escalate(request: ApprovalRequest): Promise<void> {
+    const original = (await cards.get(request.id))[0];
+    const guildId = original ? (client?.channels.cache.get(original.channelId) as { guildId?: string } | undefined)?.guildId : undefined;
+    const link = original ? `https://discord.com/channels/${guildId ?? '@me'}/${original.channelId}/${original.messageId}` : undefined;
+    const { body } = discordCard(request);
+    const intro = (who: string) => `Escalated to ${who}: nobody decided this in time.${link ? ` Original: ${link}` : ''}`;
+    for (const raw of request.escalateTo ?? []) {
+      const target = raw.trim();
+      try {
+        let channelId: string;
+        let content: string;
+        let mentions: { parse: []; roles?: string[] } = { parse: [] };
+        if (target.startsWith('channel:') || target.startsWith('#')) {
+          channelId = target.startsWith('#') ? target.slice(1) : target.slice('channel:'.length);
+          content = intro(`<#${channelId}>`);
+        } else if (target.startsWith('role:')) {
+          const role = target.slice('role:'.length);
+          if (!original) continue;
+          channelId = original.channelId;
+          content = intro(`<@&${role}>`);
+          // The role is pinged: escalation exists to reach them.
+          mentions = { parse: [], roles: [role] };
+        } else {
+          const userId = target.startsWith('user:') ? target.slice('user:'.length) : target;
+          channelId = await dmChannelOf(userId);
+          content = intro(`<@${userId}>`);
+        }
+        const posted = await post(channelId, { ...body, content, allowed_mentions: mentions });
+        await cards.add(request.id, { channelId, messageId: posted.id });
+      } catch (err) {
+        logger.warn({ err, approvalId: request.id, target }, 'could not escalate an approval card');
+      }
+    }
+  }
+
   /** Edits every copy of the card; `skipMessageId` is the copy a click already edited. */
   async function update(request: ApprovalRequest, skipMessageId?: string): Promise<void> {
     const { body } = discordCard(request);
@@ -299,7 +355,32 @@ export function createDiscordAdapter(
     await onMessage(inbound);
   }
 
+  /** The clicker's roles as the interaction's member object carries them (a `role:` approver entry reads them). */
+  function rolesOf(interaction: ButtonInteraction | ModalSubmitInteraction): string[] | undefined {
+    const member = interaction.member;
+    if (!member) return undefined;
+    const roles = member.roles;
+    // A cached member lists @everyone (the guild's id) among its roles; the raw member does not. Neither names a role entry can mean.
+    const ids = (Array.isArray(roles) ? [...roles] : [...roles.cache.keys()]).filter((id) => id !== interaction.guildId);
+    return ids.length > 0 ? ids : undefined;
+  }
+
   async function onClick(interaction: ButtonInteraction): Promise<void> {
+    const reasonFor = decodeReasonAction(interaction.customId);
+    if (reasonFor) {
+      // "Deny with reason": the form asks for the reason; its submission decides (onReason).
+      await interaction.showModal({
+        custom_id: encodeReasonAction(reasonFor.approvalId),
+        title: 'Deny with reason',
+        components: [
+          {
+            type: ComponentType.ActionRow,
+            components: [{ type: ComponentType.TextInput, custom_id: REASON_FIELD, label: 'Why is this denied?', style: TextInputStyle.Paragraph, required: true, max_length: REASON_MAX }],
+          },
+        ],
+      });
+      return;
+    }
     const action = decodeApprovalAction(interaction.customId);
     if (!action) {
       await interaction.reply({ content: INVALID_ACTION_TEXT, flags: MessageFlags.Ephemeral });
@@ -307,12 +388,28 @@ export function createDiscordAdapter(
     }
     // Acknowledge first: the router may take longer than Discord's 3 s to decide.
     await interaction.deferUpdate();
+    await decideFrom(interaction, { ...action, userId: interaction.user.id, roleIds: rolesOf(interaction) });
+  }
+
+  /** The reason form of a card was submitted: a deny with that reason, decided like a click. */
+  async function onReason(interaction: ModalSubmitInteraction): Promise<void> {
+    const target = decodeReasonAction(interaction.customId);
+    if (!target || !interaction.isFromMessage()) {
+      await interaction.reply({ content: INVALID_ACTION_TEXT, flags: MessageFlags.Ephemeral });
+      return;
+    }
+    const reason = interaction.fields.getTextInputValue(REASON_FIELD);
+    await interaction.deferUpdate();
+    await decideFrom(interaction, { approvalId: target.approvalId, decision: 'deny', userId: interaction.user.id, roleIds: rolesOf(interaction), reason });
+  }
+
+  async function decideFrom(interaction: ButtonInteraction | ModalMessageModalSubmitInteraction, click: Parameters<typeof deps.onApprovalClick>[0]): Promise<void> {
     const ephemeral = (content: string) => interaction.followUp({ content, flags: MessageFlags.Ephemeral });
     let outcome: ClickOutcome;
     try {
-      outcome = await deps.onApprovalClick({ ...action, userId: interaction.user.id });
+      outcome = await deps.onApprovalClick(click);
     } catch (err) {
-      logger.error({ err, approvalId: action.approvalId }, 'the router failed to take an approval click');
+      logger.error({ err, approvalId: click.approvalId }, 'the router failed to take an approval click');
       await ephemeral(CLICK_FAILED_TEXT);
       return;
     }
@@ -422,7 +519,11 @@ export function createDiscordAdapter(
           onSecretClick(interaction).catch((err: unknown) => logger.error({ err, customId: interaction.customId }, 'secret prompt click failed'));
           return;
         }
-        if (!interaction.isButton() || !isApprovalAction(interaction.customId)) return;
+        if (interaction.isModalSubmit() && decodeReasonAction(interaction.customId)) {
+          onReason(interaction).catch((err: unknown) => logger.error({ err, customId: interaction.customId }, 'approval reason form failed'));
+          return;
+        }
+        if (!interaction.isButton() || !(isApprovalAction(interaction.customId) || decodeReasonAction(interaction.customId))) return;
         onClick(interaction).catch((err: unknown) => logger.error({ err, customId: interaction.customId }, 'approval click failed'));
       });
       c.on(Events.Error, (err) => logger.error({ err }, 'discord client error'));
@@ -444,7 +545,7 @@ export function createDiscordAdapter(
     streamTo,
     typing,
     ...(deps.secretPrompts ? { askSecret } : {}),
-    approvals: { provider: 'discord', show, update: (request) => update(request) },
+    approvals: { provider: 'discord', show, update: (request) => update(request), escalate },
     async stop() {
       for (const stopTyping of [...typingStops]) stopTyping();
       invocations.clear();

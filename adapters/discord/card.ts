@@ -4,8 +4,11 @@ import {
   cardTitle,
   commandBlock,
   cutNotice,
-  DECISION_LABEL,
+  decisionLabel,
+  DENY_WITH_REASON_LABEL,
   encodeApprovalAction,
+  encodeReasonAction,
+  progressLines,
   expiryUnix,
   offeredDecisions,
   outcomeLine,
@@ -23,6 +26,8 @@ const COLOUR: Record<'pending' | ApprovalOutcome, number> = {
   pending: 0xffa500,
   'allow-once': 0x57f287,
   'allow-always': 0x5865f2,
+  'allow-conversation': 0x57f287,
+  'allow-timed': 0x57f287,
   deny: 0xed4245,
   expired: 0x99aab5,
   cancelled: 0x99aab5,
@@ -31,6 +36,8 @@ const COLOUR: Record<'pending' | ApprovalOutcome, number> = {
 
 const STYLE: Record<ApprovalDecision, ButtonStyle> = {
   'allow-once': ButtonStyle.Success,
+  'allow-conversation': ButtonStyle.Secondary,
+  'allow-timed': ButtonStyle.Secondary,
   'allow-always': ButtonStyle.Primary,
   deny: ButtonStyle.Danger,
 };
@@ -62,6 +69,7 @@ export function discordCard(request: ApprovalRequest): DiscordCard {
     request.title,
     block,
     cut ? cutNotice(request.fullText, `the full text is attached as ${fullTextFileName(request)}`) : '',
+    ...progressLines(request, mention).map((l) => `**${l}**`),
     pending ? '' : `**${outcomeLine(request, mention)}**`,
   ]
     .filter(Boolean)
@@ -80,14 +88,18 @@ export function discordCard(request: ApprovalRequest): DiscordCard {
   const buttons = offeredDecisions(request).map((decision) => ({
     type: ComponentType.Button as const,
     style: STYLE[decision] as ButtonStyle.Success,
-    label: DECISION_LABEL[decision],
+    label: decisionLabel(decision, request.timedGrantSec),
     custom_id: encodeApprovalAction(request.id, decision),
   }));
+  // A second row: a row holds at most five buttons, and the form-opening one reads apart from the decisions.
+  const reasonRow = request.allowedDecisions.includes('deny')
+    ? [{ type: ComponentType.ActionRow as const, components: [{ type: ComponentType.Button as const, style: ButtonStyle.Secondary as ButtonStyle.Secondary, label: DENY_WITH_REASON_LABEL, custom_id: encodeReasonAction(request.id) }] }]
+    : [];
   return {
     body: {
       content: '',
       embeds: [{ title: cardTitle(request), description, color: COLOUR[request.status], fields, footer: { text: `ID: ${request.id}` } }],
-      components: pending && buttons.length > 0 ? [{ type: ComponentType.ActionRow, components: buttons }] : [],
+      components: pending && buttons.length > 0 ? [{ type: ComponentType.ActionRow, components: buttons }, ...reasonRow] : [],
       allowed_mentions: { parse: [] },
     },
     fullText: cut ? { name: fullTextFileName(request), content: request.fullText } : undefined,

@@ -22,7 +22,7 @@ describe('discordCommandDefinitions', () => {
       expect(c.description.length).toBeLessThanOrEqual(100);
       for (const o of c.options) expect(o.description.length).toBeLessThanOrEqual(100);
     }
-    expect(wanted.find((c) => c.name === 'approve')?.options[1].choices.map((ch: any) => ch.value)).toEqual(['allow-once', 'allow-always', 'deny']);
+    expect(wanted.find((c) => c.name === 'approve')?.options[1].choices.map((ch: any) => ch.value)).toEqual(['allow-once', 'allow-conversation', 'allow-timed', 'allow-always', 'deny']);
   });
 });
 

@@ -210,6 +210,7 @@ describe('Slack adapter: approval cards', () => {
     expect(buttons(cardIn(GENERAL)).map((b: any) => [b.text.text, b.style])).toEqual([
       ['Allow once', 'primary'],
       ['Deny', 'danger'],
+      ['Deny with reason', undefined],
     ]);
     expect(post.body.text).toBe('Exec approval required: Run a shell command');
   });

@@ -15,7 +15,7 @@ import {
   type SlackViewMiddlewareArgs,
   type ViewSubmitAction,
 } from '@slack/bolt';
-import type { ApprovalRequest } from '../../src/approvals/types.js';
+import type { ApprovalDecision, ApprovalRequest } from '../../src/approvals/types.js';
 import { ConfigError } from '../../src/config/errors.js';
 import type { SlackAdapterConfig as SlackConfig } from '../../src/config/schema/channels.js';
 import type { SkillCommandSpec } from '../../src/skills/commands.js';
@@ -23,7 +23,17 @@ import type { StreamSurface } from '../../src/gateway/reply-stream.js';
 import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
 import { log } from '../../src/log/log.js';
 import { cardDestinations, type AdapterDeps } from '../common/adapter-deps.js';
-import { alreadyResolvedText, CLICK_FAILED_TEXT, decodeApprovalAction, INVALID_ACTION_TEXT, NOT_APPROVER_TEXT, NOT_FOUND_TEXT } from '../common/approval-card.js';
+import {
+  alreadyResolvedText,
+  CLICK_FAILED_TEXT,
+  decodeApprovalAction,
+  decodeReasonAction,
+  INVALID_ACTION_TEXT,
+  NOT_APPROVER_TEXT,
+  NOT_FOUND_TEXT,
+  REASON_FIELD,
+  REASON_MAX,
+} from '../common/approval-card.js';
 import { memoryCardStore, type CardRef } from '../../src/gateway/approval-card-store.js';
 import { chunkText } from '../../src/gateway/chunk-text.js';
 import { toMrkdwn } from './mrkdwn.js';
@@ -33,6 +43,9 @@ import { RecentIds } from '../common/recent-ids.js';
 import { SECRET_BUTTON_PREFIX, SECRET_FIELD, SECRET_MAX_CHARS, SECRET_MODAL_PREFIX, secretButtonId, secretModalId, secretPromptText, secretRequestId } from '../common/secret-prompt.js';
 import { APPROVAL_ACTION_PATTERN, escapeMrkdwn, mention, slackCard } from './card.js';
 import { SlackUsergroupCache } from './usergroups.js';
+
+/** The callback id of the "Deny with reason" form. */
+const REASON_VIEW_ID = 'warden_approval_reason_form';
 import { inboundFromSlack, inboundFromSlackCommand, SLACK_FILE_HOSTS, type SlackMessageEvent } from './inbound.js';
 
 /** Slack accepts 40,000 characters of text but renders long posts poorly; 3,000 is one section. */
@@ -342,6 +355,41 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     if (posted === 0) throw new Error(`approval ${request.id}: no card could be posted on Slack`, { cause: firstError });
   }
 
+  /**
+   * Undecided in time: the card is posted again to each `escalateTo` entry — `channel:<id>` in
+   * that channel, `usergroup:<id>` in the card's own channel with the group mentioned, a user
+   * id by DM — each copy decidable and linking the original.
+   */
+  async function escalate(request: ApprovalRequest): Promise<void> {
+    const original = (await cards.get(request.id))[0];
+    const link = original ? `https://slack.com/archives/${original.channelId}/p${original.messageId.replace('.', '')}` : undefined;
+    const card = slackCard(request);
+    const intro = (who: string) => `Escalated to ${who}: nobody decided this in time.${link ? ` Original: <${link}|the card>` : ''}`;
+    for (const raw of request.escalateTo ?? []) {
+      const target = raw.trim();
+      try {
+        let channel: string;
+        let who: string;
+        if (target.startsWith('channel:')) {
+          channel = target.slice('channel:'.length);
+          who = `<#${channel}>`;
+        } else if (target.startsWith('usergroup:')) {
+          if (!original) continue;
+          channel = original.channelId;
+          who = `<!subteam^${target.slice('usergroup:'.length)}>`;
+        } else {
+          const userId = target.startsWith('user:') ? target.slice('user:'.length) : target;
+          channel = await dmChannelOf(userId);
+          who = `<@${userId}>`;
+        }
+        const res = await web().chat.postMessage({ channel, text: intro(who), blocks: [{ type: 'section', text: { type: 'mrkdwn', text: intro(who) } }, ...card.blocks] });
+        if (res.ts) await cards.add(request.id, { channelId: channel, messageId: res.ts });
+      } catch (err) {
+        logger.warn({ err, approvalId: request.id, target }, 'could not escalate an approval card');
+      }
+    }
+  }
+
   /** Edits every copy of the card, plus `clicked` if the store does not know it (a restart). */
   async function update(request: ApprovalRequest, clicked?: CardRef): Promise<void> {
     const { text, blocks } = slackCard(request);
@@ -364,25 +412,87 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     const ephemeral = async (text: string) => {
       if (channel) await client.chat.postEphemeral({ channel, user: userId, text });
     };
+    const clicked = channel && body.message?.ts ? { channelId: channel, messageId: body.message.ts } : undefined;
+    const reasonFor = decodeReasonAction(action.value ?? '');
+    if (reasonFor) {
+      // "Deny with reason": a form; its submission (onReason) decides. Where the card is rides along.
+      await client.views.open({
+        trigger_id: body.trigger_id,
+        view: {
+          type: 'modal',
+          callback_id: REASON_VIEW_ID,
+          private_metadata: JSON.stringify({ approvalId: reasonFor.approvalId, ...(clicked ? { channel: clicked.channelId, ts: clicked.messageId } : {}) }),
+          title: { type: 'plain_text', text: 'Deny with reason' },
+          submit: { type: 'plain_text', text: 'Deny' },
+          close: { type: 'plain_text', text: 'Cancel' },
+          blocks: [
+            { type: 'input', block_id: REASON_FIELD, label: { type: 'plain_text', text: 'Why is this denied?' }, element: { type: 'plain_text_input', action_id: REASON_FIELD, multiline: true, max_length: REASON_MAX } },
+          ],
+        },
+      });
+      return;
+    }
     const decoded = decodeApprovalAction(action.value ?? '');
     if (!decoded) return ephemeral(INVALID_ACTION_TEXT);
+    return decide({ ...decoded, userId }, clicked, ephemeral);
+  }
+
+  /**
+   * The clicker's user groups, for `usergroup:` approver entries: the same cache the access gate
+   * reads (usergroups.ts). Unknown when the lookup fails, and then such entries never match.
+   */
+  async function usergroupsOf(userId: string): Promise<string[] | undefined> {
+    try {
+      const ids = await usergroups.usergroupsOf(userId);
+      return ids === undefined ? undefined : [...ids];
+    } catch (err) {
+      logger.warn({ err, userId }, 'user groups unknown for an approval click; usergroup entries do not match');
+      return undefined;
+    }
+  }
+
+  /** The reason form was submitted: a deny with that reason, decided like a click. */
+  async function onReason({ ack, body, view, client }: SlackViewMiddlewareArgs<ViewSubmitAction> & AllMiddlewareArgs): Promise<void> {
+    await ack();
+    let meta: { approvalId?: unknown; channel?: unknown; ts?: unknown } = {};
+    try {
+      meta = JSON.parse(view.private_metadata) as typeof meta;
+    } catch {
+      // A view this app did not open: nothing to decide.
+    }
+    if (typeof meta.approvalId !== 'string') return;
+    const userId = body.user.id;
+    const channel = typeof meta.channel === 'string' ? meta.channel : undefined;
+    const clicked = channel && typeof meta.ts === 'string' ? { channelId: channel, messageId: meta.ts } : undefined;
+    const ephemeral = async (text: string) => {
+      if (channel) await client.chat.postEphemeral({ channel, user: userId, text });
+    };
+    const reason = view.state.values[REASON_FIELD]?.[REASON_FIELD]?.value ?? '';
+    await decide({ approvalId: meta.approvalId, decision: 'deny', userId, reason }, clicked, ephemeral);
+  }
+
+  async function decide(click: { approvalId: string; decision: ApprovalDecision; userId: string; reason?: string }, clicked: CardRef | undefined, ephemeral: (text: string) => Promise<unknown>): Promise<void> {
     let outcome: ClickOutcome;
     try {
-      outcome = await deps.onApprovalClick({ ...decoded, userId });
+      const usergroupIds = await usergroupsOf(click.userId);
+      outcome = await deps.onApprovalClick({ ...click, ...(usergroupIds ? { usergroupIds } : {}) });
     } catch (err) {
-      logger.error({ err, approvalId: decoded.approvalId }, 'the router failed to take an approval click');
-      return ephemeral(CLICK_FAILED_TEXT);
+      logger.error({ err, approvalId: click.approvalId }, 'the router failed to take an approval click');
+      await ephemeral(CLICK_FAILED_TEXT);
+      return;
     }
-    const clicked = channel && body.message?.ts ? { channelId: channel, messageId: body.message.ts } : undefined;
     switch (outcome.kind) {
       case 'not-approver':
-        return ephemeral(NOT_APPROVER_TEXT);
+        await ephemeral(NOT_APPROVER_TEXT);
+        return;
       case 'not-found':
-        return ephemeral(NOT_FOUND_TEXT);
+        await ephemeral(NOT_FOUND_TEXT);
+        return;
       case 'already-resolved':
         // Stale copies first: a failed private reply must not leave buttons behind.
         await update(outcome.request, clicked);
-        return ephemeral(alreadyResolvedText(outcome.request, mention));
+        await ephemeral(alreadyResolvedText(outcome.request, mention));
+        return;
       case 'resolved':
         return update(outcome.request, clicked);
     }
@@ -502,6 +612,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     a.action<BlockAction<ButtonAction>>(APPROVAL_ACTION_PATTERN, onClick);
     a.action<BlockAction<ButtonAction>>(new RegExp(`^${SECRET_BUTTON_PREFIX}`), (args) => onSecretClick(args).catch((err: unknown) => logger.error({ err }, 'secret prompt click failed')));
     a.view<ViewSubmitAction>(new RegExp(`^${SECRET_MODAL_PREFIX}`), (args) => onSecretSubmit(args).catch((err: unknown) => logger.error({ err: (err as Error).message }, 'secret submission failed')));
+    a.view<ViewSubmitAction>(REASON_VIEW_ID, onReason);
     a.command(SLACK_COMMAND_PATTERN, (args) => onCommand(args, onMessage));
     a.error(async (err) => void logger.error({ err }, 'slack app error'));
     return a;
@@ -532,7 +643,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     // Slack offers bot tokens no typing indicator outside assistant threads; nothing to show.
     typing: () => () => undefined,
     ...(deps.secretPrompts ? { askSecret } : {}),
-    approvals: { provider: 'slack', show, update: (request) => update(request) },
+    approvals: { provider: 'slack', show, update: (request) => update(request), escalate },
     async stop() {
       const a = app;
       if (!a) return;

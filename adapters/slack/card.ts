@@ -3,8 +3,11 @@ import {
   cardTitle,
   commandBlock,
   cutNotice,
-  DECISION_LABEL,
+  decisionLabel,
+  DENY_WITH_REASON_LABEL,
   encodeApprovalAction,
+  encodeReasonAction,
+  progressLines,
   expiryUnix,
   offeredDecisions,
   outcomeLine,
@@ -24,8 +27,13 @@ export const escapeMrkdwn = (text: string): string => text.replace(/&/g, '&amp;'
 export const approvalActionId = (decision: ApprovalDecision): string => `${ACTION_ID_PREFIX}${decision}`;
 export const APPROVAL_ACTION_PATTERN = /^warden_approval_/;
 
+/** The "Deny with reason" button: opens a form (views.open) instead of deciding. */
+export const REASON_ACTION_ID = 'warden_approval_reason';
+
 const STYLE: Record<ApprovalDecision, 'primary' | 'danger' | undefined> = {
   'allow-once': 'primary',
+  'allow-conversation': undefined,
+  'allow-timed': undefined,
   'allow-always': undefined,
   deny: 'danger',
 };
@@ -67,15 +75,20 @@ export function slackCard(request: ApprovalRequest): SlackCard {
     { type: 'section', block_id: 'warden_approval_command', text: { type: 'mrkdwn', text: block } },
   ];
   if (cut) blocks.push({ type: 'context', elements: [mrkdwn(cutNotice(request.fullText, 'the full text is in the thread of this message'))] });
+  const progress = progressLines(request, mention);
+  if (progress.length > 0) blocks.push({ type: 'section', block_id: 'warden_approval_progress', text: { type: 'mrkdwn', text: progress.map((l) => `*${escapeMrkdwn(l)}*`).join('\n') } });
   blocks.push({ type: 'context', elements: meta.map(mrkdwn) });
   if (pending) {
     const buttons = offeredDecisions(request).map((decision) => ({
       type: 'button',
       action_id: approvalActionId(decision),
-      text: { type: 'plain_text', text: DECISION_LABEL[decision] },
+      text: { type: 'plain_text', text: decisionLabel(decision, request.timedGrantSec) },
       value: encodeApprovalAction(request.id, decision),
       ...(STYLE[decision] ? { style: STYLE[decision] } : {}),
     }));
+    if (request.allowedDecisions.includes('deny')) {
+      buttons.push({ type: 'button', action_id: REASON_ACTION_ID, text: { type: 'plain_text', text: DENY_WITH_REASON_LABEL }, value: encodeReasonAction(request.id) });
+    }
     if (buttons.length > 0) blocks.push({ type: 'actions', block_id: 'warden_approval_actions', elements: buttons });
   } else {
     blocks.push({ type: 'section', block_id: 'warden_approval_outcome', text: { type: 'mrkdwn', text: `*${outcomeLine(request, mention)}*` } });

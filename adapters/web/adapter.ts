@@ -16,7 +16,7 @@ import { FILE_ID, webFileStore } from './file-store.js';
 import { fitFiles, withNotes } from '../common/outbound-files.js';
 import { log } from '../../src/log/log.js';
 import { describePortInUse, isPortInUse, registerServer, WEB_CHAT_PORT } from '../../src/net/index.js';
-import { alreadyResolvedText, cardTitle, DECISION_LABEL, NOT_APPROVER_TEXT, NOT_FOUND_TEXT, offeredDecisions, outcomeLine, requesterLine } from '../common/approval-card.js';
+import { alreadyResolvedText, cardTitle, decisionLabel, NOT_APPROVER_TEXT, NOT_FOUND_TEXT, offeredDecisions, outcomeLine, progressLines, REASON_MAX, requesterLine } from '../common/approval-card.js';
 import { checkBind, checkRequestOrigin, isLoopbackHost, TOKEN_COOKIE, tokenFromRequest, tokensMatch } from './access.js';
 import { RecentIds } from '../common/recent-ids.js';
 import type { WebHistory } from './history.js';
@@ -47,6 +47,10 @@ export interface WebCard {
   /** `at`: a time (ms), shown in the viewer's locale and time zone; `value` is its ISO form. */
   facts: Array<{ label: string; value: string; at?: number | undefined }>;
   buttons: Array<{ decision: ApprovalDecision; label: string }>;
+  /** Whether the card takes a typed reason with its deny ("Deny with reason": a text field here). */
+  denyWithReason: boolean;
+  /** A quorum's progress, an escalation. */
+  progress: string[];
   outcome: string;
 }
 
@@ -128,7 +132,9 @@ export function webCard(request: ApprovalRequest): WebCard {
     status: request.status,
     fullText: request.fullText,
     facts,
-    buttons: offeredDecisions(request).map((decision) => ({ decision, label: DECISION_LABEL[decision] })),
+    buttons: offeredDecisions(request).map((decision) => ({ decision, label: decisionLabel(decision, request.timedGrantSec) })),
+    denyWithReason: request.allowedDecisions.includes('deny'),
+    progress: progressLines(request, youName),
     outcome: outcomeLine(request, youName),
   };
 }
@@ -460,7 +466,7 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
       notice(socket, 'The page sent something that is not JSON; reload it.');
       return;
     }
-    const f = frame as { type?: unknown; text?: unknown; id?: unknown; decision?: unknown; files?: unknown; value?: unknown };
+    const f = frame as { type?: unknown; text?: unknown; id?: unknown; decision?: unknown; files?: unknown; value?: unknown; reason?: unknown };
     if (f.type === 'secret' && typeof f.id === 'string' && typeof f.value === 'string' && deps.secretPrompts) {
       // The value goes to the store and nowhere else: never echoed, remembered or logged.
       const value = f.value.slice(0, SECRET_MAX_CHARS);
@@ -478,7 +484,9 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
       return;
     }
     if (f.type === 'approve' && typeof f.id === 'string' && (APPROVAL_DECISIONS as readonly unknown[]).includes(f.decision)) {
-      const outcome = await deps.onApprovalClick({ approvalId: f.id, decision: f.decision as ApprovalDecision, userId: WEB_LOCAL_USER });
+      // A reason rides only with a deny, as the card's text field sends it.
+      const reason = f.decision === 'deny' && typeof f.reason === 'string' && f.reason.trim() !== '' ? f.reason.slice(0, REASON_MAX) : undefined;
+      const outcome = await deps.onApprovalClick({ approvalId: f.id, decision: f.decision as ApprovalDecision, userId: WEB_LOCAL_USER, ...(reason !== undefined ? { reason } : {}) });
       switch (outcome.kind) {
         case 'resolved':
           await showCard(outcome.request);

@@ -99,7 +99,10 @@ main { flex: 1; overflow-y: auto; padding: 1em; display: flex; flex-direction: c
 .card button { border: 0; border-radius: 4px; padding: .35em .9em; color: #fff; cursor: pointer; }
 .card button[data-decision="allow-once"] { background: var(--ok); }
 .card button[data-decision="allow-always"] { background: var(--accent); }
-.card button[data-decision="deny"] { background: var(--bad); }
+.card button[data-decision="deny"], .card button[data-decision="deny-with-reason"] { background: var(--bad); }
+.card .reason { display: flex; gap: .5em; margin-top: .4em; }
+.card .reason input { flex: 1; }
+.card .progress { font-weight: 600; margin-top: .3em; }
 .card .outcome { font-weight: 600; margin-top: .3em; }
 .msg.under-card { margin-left: 1.5em; border-left: 3px solid #8886; border-radius: 0 8px 8px 0; }
 #typing { padding: 0 1em .3em; color: var(--muted); font-size: .85em; }
@@ -484,6 +487,34 @@ export const PAGE_JS = `
         row.appendChild(button);
       }
       el.appendChild(row);
+      if (card.denyWithReason) {
+        // Deny with reason: the reason is typed here and sent with the deny.
+        const form = document.createElement('div');
+        form.className = 'reason';
+        const input = document.createElement('input');
+        input.type = 'text';
+        input.className = 'reason-text';
+        input.maxLength = 500;
+        input.placeholder = 'Why deny? (the agent is told)';
+        const button = document.createElement('button');
+        button.type = 'button';
+        button.dataset.decision = 'deny-with-reason';
+        button.textContent = 'Deny with reason';
+        button.addEventListener('click', () => {
+          if (input.value.trim() === '') { input.focus(); return; }
+          row.querySelectorAll('button').forEach((x) => { x.disabled = true; });
+          button.disabled = true;
+          send({ type: 'approve', id: card.id, decision: 'deny', reason: input.value });
+        });
+        form.append(input, button);
+        el.appendChild(form);
+      }
+    }
+    for (const line of card.progress || []) {
+      const p = document.createElement('div');
+      p.className = 'progress';
+      p.textContent = line;
+      el.appendChild(p);
     }
   }
 

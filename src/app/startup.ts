@@ -205,9 +205,9 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   // Every model call of every turn is admitted by the budgets and recorded (src/usage).
   const usage = createUsageService(store, current, approvals);
   const guards = new DeciderGuards();
-  const resolve: ResolveApproval = async (id, decision, by) => {
+  const resolve: ResolveApproval = async (id, decision, by, input) => {
     const refusal = guards.refusal(id, by);
-    if (refusal === undefined) return approvals.resolve(id, decision, by);
+    if (refusal === undefined) return approvals.resolve(id, decision, by, input);
     await approvals.audit.recordOrLog({ type: 'approval.refused', subject: id, actor: `${by.provider}:${by.userId}`, data: { decision, reason: refusal } });
     return { kind: 'not-approver', reason: refusal };
   };
@@ -362,6 +362,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       approve: (provider) => approveOn(resolve, provider),
       pendingCount: async (sessionKey) => (await approvals.list({ sessionKey })).length,
       pending: (sessionKey) => approvals.list({ sessionKey }),
+      grants: { list: (agentId) => approvals.grants.list({ agentId }), revoke: (id, by) => approvals.revokeGrant(id, by) },
     },
     skills: skillsFor(config, baseDir, env, pluginSkillDirs),
     skillCommands,
@@ -593,10 +594,13 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
 }
 
 /** The approval service's view of owners and approvers: read from the current config at each use. */
-function approvalConfigOf(current: () => WardenConfig): Pick<WardenConfig, 'owners' | 'approvals' | 'channels'> {
+function approvalConfigOf(current: () => WardenConfig): Pick<WardenConfig, 'owners' | 'approvals' | 'channels' | 'accessGroups'> {
   return {
     get channels() {
       return current().channels;
+    },
+    get accessGroups() {
+      return current().accessGroups;
     },
     get owners() {
       return withWebLocalOwner(current()).owners;

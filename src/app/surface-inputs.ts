@@ -102,3 +102,11 @@ function withMcp(config: WardenConfig, part: PluginPart): SurfaceInputs {
     implemented: (id, ctx): Availability | undefined => part.withheld?.(id) ?? mcpManagerFor(config)?.availability(id) ?? part.implemented(id, ctx),
   };
 }
+
+/**
+ * What the call chain's rule step reads (`approvals.rules`), with the catalog entries of the
+ * plugin and MCP tools these inputs offer: the live bot and `warden invoke` build it here alike.
+ */
+export function approvalRulesInput(config: WardenConfig, inputs: Pick<SurfaceInputs, 'plugins'>): { config: WardenConfig; meta: (id: string) => ToolMeta | undefined } {
+  return { config, meta: (id) => inputs.plugins.find((t) => t.id === id) };
+}

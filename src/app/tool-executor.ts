@@ -8,7 +8,7 @@ import { resolveToolSurface, type SurfaceResult } from '../policy/surface.js';
 import { coreTool } from '../policy/catalog.js';
 import { CORE_IMPLEMENTATIONS } from './core-tools.js';
 import { loopDetectionEnabled, ToolInvoker, type ToolInvokerOptions } from '../tools/invoke/chain.js';
-import { surfaceInputs, type SurfaceInputs } from './surface-inputs.js';
+import { approvalRulesInput, surfaceInputs, type SurfaceInputs } from './surface-inputs.js';
 import { isMetaTool, metaToolDefinitions, runMetaTool } from '../agent/tool-search/meta-tools.js';
 import { directTools, toolSearchEngaged, toolSearchSettings } from '../agent/tool-search/settings.js';
 import type { ToolImplementation, ToolResult } from '../tools/types.js';
@@ -37,8 +37,8 @@ export class GovernedToolExecutor implements ToolExecutor {
     private readonly runtime: ToolRuntime,
     private readonly chain: Omit<ToolInvokerOptions, 'resolveTool'>,
   ) {
-    this.invoker = new ToolInvoker({ ...chain, resolveTool: this.resolveTool });
     this.inputs = surfaceInputs(config, runtime.baseDir);
+    this.invoker = new ToolInvoker({ approvalRules: approvalRulesInput(config, this.inputs), ...chain, resolveTool: this.resolveTool });
   }
 
   /** The policy's full answer (removed, unavailable, warnings) for a context: what `/tools` and `warden tools` print. */

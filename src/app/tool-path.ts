@@ -1,6 +1,7 @@
 // The governed tool path a running Warden and the tests build alike: one executor over the
 // three tool sources, the policy report `/tools` prints, and the message tool's way out.
 import { ApprovalService } from '../approvals/index.js';
+import { explainApprovalRules, explanationLines } from '../approvals/rules.js';
 import type { WardenConfig } from '../config/index.js';
 import { EventBus } from '../events/events.js';
 import type { TurnContext } from '../policy/context.js';
@@ -41,6 +42,8 @@ export function toolReportFor(config: WardenConfig, inputs: SurfaceOptions) {
       unavailable: surface.unavailable,
       warnings: surface.error ? [surface.error, ...surface.warnings] : surface.warnings,
       trace: surface.trace,
+      // What the call chain's rule step would read for this conversation.
+      approvalRules: (tool) => explanationLines(explainApprovalRules(config, tool, context, inputs.plugins?.find((t) => t.id === tool))),
     };
   };
 }

@@ -1,8 +1,18 @@
 import type { IdsByProvider } from '../config/index.js';
+import type { AccessGroupsConfig } from '../config/schema/access-groups.js';
+import { matchPrincipal } from '../policy/principals.js';
 
 export interface ApproverConfig {
   owners: IdsByProvider;
   approvers?: IdsByProvider | undefined;
+  /** What `group:<name>` entries of a request's own approvers (a rule's) name. */
+  accessGroups?: AccessGroupsConfig | undefined;
+}
+
+/** The memberships a click came with (Discord roles, Slack user groups); absent ones never match. */
+export interface ClickMemberships {
+  roleIds?: readonly string[] | undefined;
+  usergroupIds?: readonly string[] | undefined;
 }
 
 /**
@@ -23,13 +33,15 @@ type ScopedRequest = { provider: string; approvers?: readonly string[] | undefin
  * request asked in a scope with its own approvers is decided by them alone, and only on the
  * platform where those ids mean something.
  */
-export function approverRefusal(config: ApproverConfig, provider: string, userId: string, request?: ScopedRequest): string | undefined {
+export function approverRefusal(config: ApproverConfig, provider: string, userId: string, request?: ScopedRequest, memberships: ClickMemberships = {}): string | undefined {
   if (request?.approvers !== undefined) {
-    if (request.provider === provider && request.approvers.includes(userId)) return undefined;
+    // Read as a people list (ids, role:, usergroup:, group:): the one reading every list of people gets.
+    const who = { provider, userId, roleIds: memberships.roleIds, usergroupIds: memberships.usergroupIds };
+    if (request.provider === provider && matchPrincipal(request.approvers, who, config.accessGroups) !== undefined) return undefined;
     if (request.provider !== provider) return `this request is decided by the approvers of its ${request.provider} channel, not on ${provider}`;
     return request.approvers.length === 0
       ? `no approvers are configured for this channel (its approvals.approvers is empty)`
-      : `${provider} user ${userId} is not an approver of this channel (its approvals.approvers)`;
+      : `${provider} user ${userId} is not one of this request's approvers`;
   }
   const list = approversFor(config, provider);
   if (list.includes(userId)) return undefined;

@@ -20,6 +20,8 @@ interface Row {
   revoked_by: string | null;
   last_used_at: number | null;
   bound_files?: string | null;
+  session_key?: string | null;
+  rule_key?: string | null;
 }
 
 /** `approvals-002-grant-bound-files`: hook and policy grants bind the files their arguments name (JSON BoundFile[]). */
@@ -27,6 +29,17 @@ export const grantBoundFilesMigration: Migration = {
   id: 'approvals-002-grant-bound-files',
   async up(db) {
     await db.exec('ALTER TABLE grants ADD COLUMN bound_files TEXT');
+  },
+};
+
+/** Scoped grants: "allow for this conversation" (session_key) and grants given under a rule (rule_key). */
+export const grantScopeMigration: Migration = {
+  id: 'approvals-004-grant-scope',
+  async up(db) {
+    await db.exec(`
+      ALTER TABLE grants ADD COLUMN session_key TEXT;
+      ALTER TABLE grants ADD COLUMN rule_key TEXT;
+    `);
   },
 };
 
@@ -58,6 +71,8 @@ const toGrant = (r: Row): Grant => ({
   revokedBy: r.revoked_by ?? undefined,
   lastUsedAt: r.last_used_at ?? undefined,
   boundFiles: parseBoundFiles(r.bound_files),
+  ...(r.session_key ? { sessionKey: r.session_key } : {}),
+  ...(r.rule_key ? { ruleKey: r.rule_key } : {}),
 });
 
 /** Whether a grant still counts at `now`. */
@@ -76,9 +91,22 @@ export class GrantStore {
   async create(input: Omit<Grant, 'id' | 'createdAt' | 'revokedAt' | 'revokedBy' | 'lastUsedAt'>): Promise<Grant> {
     const grant: Grant = { ...input, id: `g_${randomUUID()}`, createdAt: this.now() };
     await this.db.run(
-      `INSERT INTO grants (id, agent_id, tool, pattern, arg_pattern, approval_id, created_by, created_at, expires_at, bound_files)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [grant.id, grant.agentId, grant.tool, grant.pattern, grant.argPattern ?? null, grant.approvalId ?? null, grant.createdBy, grant.createdAt, grant.expiresAt ?? null, JSON.stringify(grant.boundFiles ?? [])],
+      `INSERT INTO grants (id, agent_id, tool, pattern, arg_pattern, approval_id, created_by, created_at, expires_at, bound_files, session_key, rule_key)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        grant.id,
+        grant.agentId,
+        grant.tool,
+        grant.pattern,
+        grant.argPattern ?? null,
+        grant.approvalId ?? null,
+        grant.createdBy,
+        grant.createdAt,
+        grant.expiresAt ?? null,
+        JSON.stringify(grant.boundFiles ?? []),
+        grant.sessionKey ?? null,
+        grant.ruleKey ?? null,
+      ],
     );
     await this.audit.record({ type: 'grant.created', subject: grant.id, actor: grant.createdBy, data: { ...grant } });
     return grant;
@@ -114,13 +142,16 @@ export class GrantStore {
    * (`boundFiles`, as they are now) the same by path, target and content as when it was
    * approved. Marks it used.
    */
-  async match(call: { agentId: string; tool: string; target: string; args?: string; boundFiles?: readonly BoundFile[] }): Promise<Grant | undefined> {
+  async match(call: { agentId: string; tool: string; target: string; args?: string; boundFiles?: readonly BoundFile[]; sessionKey?: string | undefined; ruleKey?: string | undefined }): Promise<Grant | undefined> {
     const now = this.now();
     const rows = await this.db.all<Row>(
       'SELECT * FROM grants WHERE agent_id = ? AND tool = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at',
       [call.agentId, call.tool, now],
     );
     for (const grant of rows.map(toGrant)) {
+      // A conversation grant covers its own conversation only; a rule's grant only calls under that same rule, and a grant given under no rule never answers a rule.
+      if (grant.sessionKey !== undefined && grant.sessionKey !== call.sessionKey) continue;
+      if (grant.ruleKey !== call.ruleKey) continue;
       if (!globMatch(grant.pattern, call.target)) continue;
       if (grant.argPattern !== undefined && !globMatch(grant.argPattern, call.args ?? '')) continue;
       const files = call.boundFiles ?? [];

@@ -1,6 +1,6 @@
 import type { Db } from '../store/db.js';
 import type { Migration } from '../store/migrations.js';
-import type { ApprovalDecision, ApprovalOutcome, ApprovalRequest, ApprovalRequestInput } from './types.js';
+import type { ApprovalDecision, ApprovalOutcome, ApprovalRequest, ApprovalRequestInput, ApprovalVote } from './types.js';
 
 /** Who a request acts for and how it came about (the card's "requested by the agent for …"), and what it rests on. */
 export const approvalsOriginMigration: Migration = {
@@ -19,6 +19,23 @@ export const approvalsScopedApproversMigration: Migration = {
   id: 'approvals-002-scoped-approvers',
   async up(db) {
     await db.exec(`ALTER TABLE approvals ADD COLUMN approvers TEXT;  -- JSON list; NULL: the platform's approvers`);
+  },
+};
+
+/** Rules, quorum votes, deny reasons and escalation (approvals.rules). */
+export const approvalsRulesMigration: Migration = {
+  id: 'approvals-003-rules-quorum-escalation',
+  async up(db) {
+    await db.exec(`
+      ALTER TABLE approvals ADD COLUMN rule TEXT;
+      ALTER TABLE approvals ADD COLUMN quorum INTEGER;
+      ALTER TABLE approvals ADD COLUMN votes TEXT;  -- JSON [{by, at}]
+      ALTER TABLE approvals ADD COLUMN deny_reason TEXT;
+      ALTER TABLE approvals ADD COLUMN escalate_at BIGINT;
+      ALTER TABLE approvals ADD COLUMN escalate_to TEXT;  -- JSON list
+      ALTER TABLE approvals ADD COLUMN escalated_at BIGINT;
+      ALTER TABLE approvals ADD COLUMN timed_grant_sec INTEGER;
+    `);
   },
 };
 
@@ -58,6 +75,14 @@ interface Row {
   decided_by: string | null;
   decided_at: number | null;
   approvers?: string | null;
+  rule?: string | null;
+  quorum?: number | null;
+  votes?: string | null;
+  deny_reason?: string | null;
+  escalate_at?: number | string | null;
+  escalate_to?: string | null;
+  escalated_at?: number | string | null;
+  timed_grant_sec?: number | null;
   waiter_pid: number | null;
   waiter_instance: string | null;
   waiter_seen_at: number | null;
@@ -89,6 +114,14 @@ function toEntry(r: Row): LedgerEntry {
       status: r.status,
       decidedBy: r.decided_by ?? undefined,
       decidedAt: r.decided_at ?? undefined,
+      ...(r.rule ? { rule: r.rule } : {}),
+      ...(r.quorum !== null && r.quorum !== undefined ? { quorum: Number(r.quorum) } : {}),
+      ...(r.votes ? { votes: JSON.parse(r.votes) as ApprovalVote[] } : {}),
+      ...(r.deny_reason ? { denyReason: r.deny_reason } : {}),
+      ...(r.escalate_at !== null && r.escalate_at !== undefined ? { escalateAt: Number(r.escalate_at) } : {}),
+      ...(r.escalate_to ? { escalateTo: JSON.parse(r.escalate_to) as string[] } : {}),
+      ...(r.escalated_at !== null && r.escalated_at !== undefined ? { escalatedAt: Number(r.escalated_at) } : {}),
+      ...(r.timed_grant_sec !== null && r.timed_grant_sec !== undefined ? { timedGrantSec: Number(r.timed_grant_sec) } : {}),
     },
     grant: r.grant_spec === null ? undefined : (JSON.parse(r.grant_spec) as LedgerEntry['grant']),
     timeoutBehavior: r.timeout_behavior,
@@ -100,9 +133,11 @@ function toEntry(r: Row): LedgerEntry {
 }
 
 const INSERT = `INSERT INTO approvals (id, kind, agent_id, session_key, provider, channel_id, thread_id, requester_id, requester_name, via, tool, title, preview,
-    full_text, facts, allowed_decisions, grant_spec, timeout_behavior, created_at, expires_at, status, waiter_pid, waiter_instance, waiter_seen_at, shown, approvers)
+    full_text, facts, allowed_decisions, grant_spec, timeout_behavior, created_at, expires_at, status, waiter_pid, waiter_instance, waiter_seen_at, shown, approvers,
+    rule, quorum, escalate_at, escalate_to, timed_grant_sec)
   VALUES (@id, @kind, @agentId, @sessionKey, @provider, @channelId, @threadId, @requesterId, @requesterName, @via, @tool, @title, @preview,
-    @fullText, @facts, @allowed, @grant, @timeoutBehavior, @createdAt, @expiresAt, @status, @pid, @instance, @seenAt, @shown, @approvers)`;
+    @fullText, @facts, @allowed, @grant, @timeoutBehavior, @createdAt, @expiresAt, @status, @pid, @instance, @seenAt, @shown, @approvers,
+    @rule, @quorum, @escalateAt, @escalateTo, @timedGrantSec)`;
 
 /** The approvals table: plain reads and writes, no policy. Closing a request is atomic. */
 export class ApprovalLedger {
@@ -137,6 +172,11 @@ export class ApprovalLedger {
       instance: entry.waiter?.instance ?? null,
       seenAt: entry.waiter?.seenAt ?? null,
       shown: entry.shown === undefined ? null : JSON.stringify(entry.shown),
+      rule: r.rule ?? null,
+      quorum: r.quorum ?? null,
+      escalateAt: r.escalateAt ?? null,
+      escalateTo: r.escalateTo === undefined ? null : JSON.stringify(r.escalateTo),
+      timedGrantSec: r.timedGrantSec ?? null,
     });
   }
 
@@ -147,9 +187,42 @@ export class ApprovalLedger {
   }
 
   /** Closes a pending request; false when it was no longer pending (someone else won). */
-  async close(id: string, outcome: ApprovalOutcome, decidedBy: string | undefined, at: number): Promise<boolean> {
-    // The WHERE status = 'pending' makes the first writer win, across processes too.
-    const info = await this.db.run("UPDATE approvals SET status = ?, decided_by = ?, decided_at = ? WHERE id = ? AND status = 'pending'", [outcome, decidedBy ?? null, at, id]);
+  async close(id: string, outcome: ApprovalOutcome, decidedBy: string | undefined, at: number, extra: { votes?: ApprovalVote[]; denyReason?: string | undefined } = {}): Promise<boolean> {
+    // The WHERE status = 'pending' makes the first writer win, across processes too. The plain
+    // close keeps its statement; a quorum's votes or a deny's reason ride in the same one write.
+    const info =
+      extra.votes === undefined && extra.denyReason === undefined
+        ? await this.db.run("UPDATE approvals SET status = ?, decided_by = ?, decided_at = ? WHERE id = ? AND status = 'pending'", [outcome, decidedBy ?? null, at, id])
+        : await this.db.run("UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, votes = COALESCE(?, votes), deny_reason = ? WHERE id = ? AND status = 'pending'", [
+            outcome,
+            decidedBy ?? null,
+            at,
+            extra.votes === undefined ? null : JSON.stringify(extra.votes),
+            extra.denyReason ?? null,
+            id,
+          ]);
+    return info.changes === 1;
+  }
+
+  /**
+   * Records a vote towards a quorum: one conditional write that succeeds only while the request
+   * is pending and its votes are still those the caller read (`before`), so two votes read at
+   * once cannot both be counted against the same list; the loser reads again.
+   */
+  async vote(id: string, before: readonly ApprovalVote[], after: readonly ApprovalVote[]): Promise<boolean> {
+    const was = before.length === 0 ? null : JSON.stringify(before);
+    const info = await this.db.run(
+      was === null
+        ? "UPDATE approvals SET votes = ? WHERE id = ? AND status = 'pending' AND votes IS NULL"
+        : "UPDATE approvals SET votes = ? WHERE id = ? AND status = 'pending' AND votes = ?",
+      was === null ? [JSON.stringify(after), id] : [JSON.stringify(after), id, was],
+    );
+    return info.changes === 1;
+  }
+
+  /** Marks a pending request escalated; true for the one writer that did it (once across instances). */
+  async escalate(id: string, at: number): Promise<boolean> {
+    const info = await this.db.run("UPDATE approvals SET escalated_at = ? WHERE id = ? AND status = 'pending' AND escalated_at IS NULL", [at, id]);
     return info.changes === 1;
   }
 

@@ -11,8 +11,14 @@ import { scopedApprovers } from './scoped-approvers.js';
 import { DeferredCallStore } from './deferred.js';
 import { GrantStore, type RevokeResult } from './grants.js';
 import { ApprovalLedger, type LedgerEntry } from './ledger.js';
+import { toolRisk } from '../policy/tool-risk.js';
 import {
   APPROVAL_DECISIONS,
+  DEFAULT_GRANT_DECISIONS,
+  GRANT_DECISIONS,
+  isAllow,
+  type ApprovalVote,
+  type DecisionInput,
   type ApprovalActor,
   type ApprovalDecision,
   type ApprovalOutcome,
@@ -35,7 +41,7 @@ export const MAX_HOOK_APPROVAL_TIMEOUT_MS = 600_000;
 
 export interface ApprovalServiceOptions {
   store: Store;
-  config: { owners: IdsByProvider; approvals: ApprovalsConfig; channels?: WardenConfig['channels'] | undefined };
+  config: { owners: IdsByProvider; approvals: ApprovalsConfig; channels?: WardenConfig['channels'] | undefined; accessGroups?: WardenConfig['accessGroups'] | undefined };
   events?: EventBus;
   now?: () => number;
   /** How often a waiting call looks for a decision written by another process. */
@@ -215,16 +221,33 @@ export class ApprovalService {
   async open(input: ApprovalRequestInput, context: ApprovalRequestContext, deferred?: DeferredCallSpec): Promise<ApprovalRequest> {
     const { approvals } = this.options.config;
     const now = this.now();
-    const configured = input.kind === 'exec' ? approvals.exec.timeoutSec * 1000 : approvals.hook.timeoutSec * 1000;
+    const rule = input.rule;
+    // A rule's card waits as long as an exec card (its call is deferred, not held); a hook's is capped.
+    const configured = input.kind === 'exec' || rule ? approvals.exec.timeoutSec * 1000 : approvals.hook.timeoutSec * 1000;
     let timeoutMs = input.timeoutMs !== undefined && input.timeoutMs > 0 ? input.timeoutMs : configured;
-    if (input.kind === 'tool') timeoutMs = Math.min(timeoutMs, MAX_HOOK_APPROVAL_TIMEOUT_MS);
+    if (input.kind === 'tool' && !rule) timeoutMs = Math.min(timeoutMs, MAX_HOOK_APPROVAL_TIMEOUT_MS);
+    const quorum = Math.max(1, rule?.quorum ?? 1);
     const offered = input.allowedDecisions?.filter((d) => (APPROVAL_DECISIONS as readonly string[]).includes(d));
-    const allowedDecisions: ApprovalDecision[] =
-      offered && offered.length > 0 ? [...new Set(offered)] : input.grant ? [...APPROVAL_DECISIONS] : ['allow-once', 'deny'];
+    let allowedDecisions: ApprovalDecision[] =
+      offered && offered.length > 0
+        ? [...new Set(offered)]
+        : input.grant
+          ? input.scopedGrants
+            ? [...APPROVAL_DECISIONS]
+            : [...DEFAULT_GRANT_DECISIONS]
+          : ['allow-once', 'deny'];
+    // Several people allow a call once together; no vote stores a grant for later calls.
+    if (quorum > 1) allowedDecisions = allowedDecisions.filter((d) => d === 'allow-once' || d === 'deny');
     const channels = this.options.config.channels;
-    const scoped = channels
-      ? scopedApprovers({ channels }, { provider: context.provider as 'discord' | 'slack' | 'web', guildId: context.guildId, guildName: context.guildName, channelId: context.channelId, channelName: context.channelName })
-      : undefined;
+    const scoped =
+      rule?.approvers ??
+      (channels
+        ? scopedApprovers({ channels }, { provider: context.provider as 'discord' | 'slack' | 'web', guildId: context.guildId, guildName: context.guildName, channelId: context.channelId, channelName: context.channelName })
+        : undefined);
+    const facts = input.facts ?? [];
+    // Every card says what the call can do, from the rule or the catalog, never from the model.
+    // Last, so a tool's own warnings keep the top of the card.
+    const risk = facts.some((f) => f.label === 'Risk') ? [] : [{ label: 'Risk', value: toolRisk(input.tool) }];
     const request: ApprovalRequest = {
       id: randomBytes(5).toString('hex'),
       kind: input.kind,
@@ -241,11 +264,17 @@ export class ApprovalService {
       title: input.title,
       preview: input.preview,
       fullText: input.fullText,
-      facts: input.facts ?? [],
+      facts: [...facts, ...risk],
       allowedDecisions,
       createdAt: now,
       expiresAt: now + timeoutMs,
       status: 'pending',
+      ...(rule ? { rule: rule.path } : {}),
+      ...(quorum > 1 ? { quorum } : {}),
+      ...(allowedDecisions.includes('allow-timed') ? { timedGrantSec: approvals.timedGrantSec } : {}),
+      ...(rule?.escalateAfterSec !== undefined && rule.escalateTo !== undefined && now + rule.escalateAfterSec * 1000 < now + timeoutMs
+        ? { escalateAt: now + rule.escalateAfterSec * 1000, escalateTo: rule.escalateTo }
+        : {}),
     };
     const timeoutBehavior = input.kind === 'tool' && input.timeoutBehavior === 'allow' ? 'allow' : 'deny';
     const waiter = { pid: process.pid, instance: this.instanceId, seenAt: now };
@@ -260,8 +289,9 @@ export class ApprovalService {
       sessionKey: context.sessionKey,
       data: { kind: request.kind, tool: request.tool, agentId: request.agentId, preview: request.preview, expiresAt: request.expiresAt, allowedDecisions },
     });
-    log.info({ approval: request.id, tool: request.tool, kind: request.kind, session: request.sessionKey }, 'approval requested');
+    log.info({ approval: request.id, tool: request.tool, kind: request.kind, session: request.sessionKey, rule: request.rule }, 'approval requested');
     this.armExpiry(request);
+    this.armEscalation(request);
     this.events.emit('approval.requested', { request });
     background(this.show(request), 'approval card not shown', { level: 'error', fields: { approval: request.id } });
     return request;
@@ -328,29 +358,33 @@ export class ApprovalService {
    * decide; a request decides once (the first writer wins, across processes); the decision
    * must be one the request offers. allow-always with a grant spec stores a grant.
    */
-  async resolve(id: string, decision: string, by: ApprovalActor): Promise<ResolveResult> {
-    const { owners, approvals } = this.options.config;
+  async resolve(id: string, decision: string, by: ApprovalActor, input: DecisionInput = {}): Promise<ResolveResult> {
+    const { owners, approvals, accessGroups } = this.options.config;
     const entry = await this.ledger.get(id);
     if (!entry) return { kind: 'not-found', id };
-    const refusal = approverRefusal({ owners, approvers: approvals.approvers }, by.provider, by.userId, entry.request);
+    let refusal = approverRefusal({ owners, approvers: approvals.approvers, accessGroups }, by.provider, by.userId, entry.request, by);
+    // Under a quorum the requester's own vote never counts, owner or not: two people means two other people.
+    if (refusal === undefined && (entry.request.quorum ?? 1) > 1 && isAllow(decision) && isRequester(entry.request, by)) {
+      refusal = 'the requester cannot approve their own request';
+    }
     if (refusal !== undefined) {
       await this.audit.record({ type: 'approval.refused', subject: id, actor: `${by.provider}:${by.userId}`, sessionKey: entry.request.sessionKey, data: { decision, reason: refusal } });
       return { kind: 'not-approver', reason: refusal };
     }
-    return this.decide(entry, decision, `${by.provider}:${by.userId}`);
+    return this.decide(entry, decision, `${by.provider}:${by.userId}`, input);
   }
 
   /**
    * Decides as the local operator (the `warden approvals resolve` and `warden invoke --approve`
    * commands): whoever can run the CLI against this data dir already controls it.
    */
-  async resolveAsOperator(id: string, decision: string, operator: string): Promise<ResolveResult> {
+  async resolveAsOperator(id: string, decision: string, operator: string, input: DecisionInput = {}): Promise<ResolveResult> {
     const entry = await this.ledger.get(id);
     if (!entry) return { kind: 'not-found', id };
-    return this.decide(entry, decision, `cli:${operator}`);
+    return this.decide(entry, decision, `cli:${operator}`, input);
   }
 
-  private async decide(entry: LedgerEntry, decision: string, decidedBy: string): Promise<ResolveResult> {
+  private async decide(entry: LedgerEntry, decision: string, decidedBy: string, input: DecisionInput = {}): Promise<ResolveResult> {
     const id = entry.request.id;
     if (entry.request.status !== 'pending') return this.alreadyResolved(entry);
     if (!(entry.request.allowedDecisions as string[]).includes(decision)) {
@@ -361,10 +395,22 @@ export class ApprovalService {
       return this.alreadyResolved((await this.ledger.get(id))!);
     }
     const at = this.now();
+    const quorum = entry.request.quorum ?? 1;
+    let votes: ApprovalVote[] | undefined;
+    if (quorum > 1 && isAllow(decision)) {
+      const counted = await this.vote(id, decidedBy, at, quorum);
+      if (counted.kind !== 'closing') return counted.result;
+      votes = counted.votes;
+    }
+    const denyReason = decision === 'deny' ? cleanReason(input.reason) : undefined;
     let grant: Grant | undefined;
     const won = await this.options.store.db.tx(async () => {
-      if (!(await this.ledger.close(id, decision as ApprovalDecision, decidedBy, at))) return false;
-      if (decision === 'allow-always' && entry.grant) {
+      if (!(await this.ledger.close(id, decision as ApprovalDecision, decidedBy, at, { ...(votes ? { votes } : {}), denyReason }))) return false;
+      if ((GRANT_DECISIONS as readonly string[]).includes(decision) && entry.grant) {
+        // The duration the button named when the card was posted, not one a reload set since.
+        const timed = decision === 'allow-timed' ? at + (entry.request.timedGrantSec ?? this.options.config.approvals.timedGrantSec) * 1000 : undefined;
+        const ttl = entry.grant.ttlMs === undefined ? undefined : at + entry.grant.ttlMs;
+        const expiresAt = timed !== undefined && ttl !== undefined ? Math.min(timed, ttl) : (timed ?? ttl);
         grant = await this.grants.create({
           agentId: entry.request.agentId,
           tool: entry.request.tool,
@@ -372,11 +418,19 @@ export class ApprovalService {
           argPattern: entry.grant.argPattern,
           approvalId: id,
           createdBy: decidedBy,
-          expiresAt: entry.grant.ttlMs === undefined ? undefined : at + entry.grant.ttlMs,
+          expiresAt,
+          ...(decision === 'allow-conversation' ? { sessionKey: entry.request.sessionKey } : {}),
+          ...(entry.grant.ruleKey !== undefined ? { ruleKey: entry.grant.ruleKey } : {}),
           ...(entry.grant.boundFiles !== undefined ? { boundFiles: entry.grant.boundFiles } : {}),
         });
       }
-      await this.audit.record({ type: 'approval.resolved', subject: id, actor: decidedBy, sessionKey: entry.request.sessionKey, data: { outcome: decision, tool: entry.request.tool, grantId: grant?.id } });
+      await this.audit.record({
+        type: 'approval.resolved',
+        subject: id,
+        actor: decidedBy,
+        sessionKey: entry.request.sessionKey,
+        data: { outcome: decision, tool: entry.request.tool, grantId: grant?.id, ...(votes ? { votes: votes.map((v) => v.by) } : {}), ...(denyReason ? { reason: denyReason } : {}) },
+      });
       await this.announce(id);
       return true;
     });
@@ -386,6 +440,33 @@ export class ApprovalService {
     await this.settle(closed, grant?.id);
     this.events.emit('approval.resolved', { request: closed.request });
     return { kind: 'resolved', request: closed.request, grant };
+  }
+
+  /**
+   * Counts one approver's vote towards a quorum. The vote is one conditional write against the
+   * votes as read (`ledger.vote`): of two votes read at once one is written and the other reads
+   * again, on SQLite or across instances on PostgreSQL. A repeated vote of the same person
+   * counts once. The vote that reaches the quorum is not written here: it closes the request
+   * (`ledger.close`, the first-writer-wins write), so the call is allowed exactly once.
+   */
+  private async vote(id: string, by: string, at: number, quorum: number): Promise<{ kind: 'closing'; votes: ApprovalVote[] } | { kind: 'done'; result: ResolveResult }> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const entry = await this.ledger.get(id);
+      if (!entry) return { kind: 'done', result: { kind: 'not-found', id } };
+      if (entry.request.status !== 'pending') return { kind: 'done', result: this.alreadyResolved(entry) };
+      const before = entry.request.votes ?? [];
+      if (before.some((v) => v.by === by)) return { kind: 'done', result: { kind: 'counted', request: entry.request } };
+      const after = [...before, { by, at }];
+      if (after.length >= quorum) return { kind: 'closing', votes: after };
+      if (!(await this.ledger.vote(id, before, after))) continue;
+      const counted = (await this.ledger.get(id))!;
+      await this.audit.record({ type: 'approval.counted', subject: id, actor: by, sessionKey: counted.request.sessionKey, data: { votes: after.length, quorum } });
+      log.info({ approval: id, by, votes: after.length, quorum }, 'approval vote counted');
+      this.events.emit('approval.counted', { request: counted.request });
+      background(this.update(counted.request), 'approval card not updated', { level: 'error', fields: { approval: id } });
+      return { kind: 'done', result: { kind: 'counted', request: counted.request } };
+    }
+    return { kind: 'done', result: { kind: 'not-approver', reason: 'too many concurrent votes; try again' } };
   }
 
   private alreadyResolved(entry: LedgerEntry): ResolveResult {
@@ -521,6 +602,7 @@ export class ApprovalService {
     const alive = await this.waiterAlive(entry, now);
     if (alive || (await this.keepDeferred(entry))) {
       this.armExpiry(request);
+      this.armEscalation(request);
       this.watched.add(request.id);
       // The card says it changed hands: the process that posted it is gone, this one runs the call once decided.
       const shown = alive ? request : { ...request, facts: [TAKEN_OVER_FACT, ...request.facts] };
@@ -587,6 +669,8 @@ export class ApprovalService {
     this.stopped = true;
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
+    for (const timer of this.escalations.values()) clearTimeout(timer);
+    this.escalations.clear();
     if (this.watcher) clearInterval(this.watcher);
     this.watcher = undefined;
     this.watched.clear();
@@ -638,6 +722,9 @@ export class ApprovalService {
     const timer = this.timers.get(id);
     if (timer) clearTimeout(timer);
     this.timers.delete(id);
+    const escalation = this.escalations.get(id);
+    if (escalation) clearTimeout(escalation);
+    this.escalations.delete(id);
     const first = this.settlements.get(id);
     if (first) return first.catch(() => undefined).then(() => this.deliver(entry, grantId));
     const settling = this.settleOnce(entry, grantId);
@@ -674,7 +761,7 @@ export class ApprovalService {
   private async resolution(entry: LedgerEntry, grantId?: string): Promise<ApprovalResolution> {
     const outcome = entry.request.status as ApprovalOutcome;
     let grant = grantId;
-    if (grant === undefined && outcome === 'allow-always' && entry.grant) grant = await this.ledger.grantOf(entry.request.id);
+    if (grant === undefined && (GRANT_DECISIONS as readonly string[]).includes(outcome) && entry.grant) grant = await this.ledger.grantOf(entry.request.id);
     return {
       id: entry.request.id,
       outcome,
@@ -682,6 +769,7 @@ export class ApprovalService {
       grantId: grant,
       timeoutBehavior: entry.timeoutBehavior,
       ...(entry.shown !== undefined ? { shown: entry.shown } : {}),
+      ...(entry.request.denyReason !== undefined ? { denyReason: entry.request.denyReason } : {}),
     };
   }
 
@@ -698,6 +786,40 @@ export class ApprovalService {
     }, delay);
     timer.unref();
     this.timers.set(request.id, timer);
+  }
+
+  private readonly escalations = new Map<string, NodeJS.Timeout>();
+
+  /**
+   * Undecided after its rule's `escalateAfterSec`: the card goes to `escalateTo` too. Armed by
+   * whichever process times the request (its opener, or after a restart the one that adopts
+   * it); the ledger's conditional write makes it happen once across processes.
+   */
+  private armEscalation(request: ApprovalRequest): void {
+    if (request.escalateAt === undefined || request.escalatedAt !== undefined || this.escalations.has(request.id)) return;
+    const delay = Math.min(Math.max(0, request.escalateAt - this.now()), 2_147_483_647);
+    const timer = setTimeout(() => {
+      this.escalations.delete(request.id);
+      background(this.escalate(request.id), 'approval not escalated', { level: 'error', fields: { approval: request.id } });
+    }, delay);
+    timer.unref();
+    this.escalations.set(request.id, timer);
+  }
+
+  /** Escalates a pending request now; false when it was decided or escalated already. */
+  async escalate(id: string): Promise<boolean> {
+    if (!(await this.ledger.escalate(id, this.now()))) return false;
+    const entry = (await this.ledger.get(id))!;
+    await this.audit.record({ type: 'approval.escalated', subject: id, sessionKey: entry.request.sessionKey, data: { to: entry.request.escalateTo, rule: entry.request.rule } });
+    log.info({ approval: id, to: entry.request.escalateTo }, 'approval escalated');
+    this.events.emit('approval.escalated', { request: entry.request });
+    const renderers = this.renderersFor(entry.request);
+    const results = await Promise.allSettled(renderers.map((r) => r.escalate?.(entry.request)));
+    results.forEach((r) => {
+      if (r.status === 'rejected') log.error({ err: r.reason, approval: id }, 'approval renderer failed to escalate a request');
+    });
+    await this.update(entry.request);
+    return true;
   }
 
   /** While calls wait: pick up decisions other processes wrote and keep our waiters stamped alive. */
@@ -762,4 +884,25 @@ export class ApprovalService {
       if (r.status === 'rejected') log.error({ err: r.reason, approval: request.id, provider: renderers[i]!.provider }, 'approval renderer failed to update a request');
     });
   }
+}
+
+/** Whether the actor is the person the call was made for. */
+function isRequester(request: ApprovalRequest, by: ApprovalActor): boolean {
+  return request.requesterId !== undefined && request.provider === by.provider && request.requesterId.trim().toLowerCase() === by.userId.trim().toLowerCase();
+}
+
+/** The longest deny reason kept; the card and the model's result show it whole. */
+export const MAX_DENY_REASON = 500;
+
+/** A typed reason, trimmed and clipped, control characters removed; empty → none. */
+function cleanReason(reason: string | undefined): string | undefined {
+  if (reason === undefined) return undefined;
+  let out = '';
+  for (const ch of reason) {
+    const code = ch.codePointAt(0)!;
+    out += code < 0x20 || code === 0x7f ? ' ' : ch;
+  }
+  out = out.trim();
+  if (out === '') return undefined;
+  return out.length > MAX_DENY_REASON ? `${out.slice(0, MAX_DENY_REASON - 1)}…` : out;
 }

@@ -2,8 +2,17 @@ import type { BoundFile } from '../exec/content-binding.js';
 import type { TurnContext } from '../policy/context.js';
 
 /** The decisions a human can give; a request may narrow the set it offers. */
-export const APPROVAL_DECISIONS = ['allow-once', 'allow-always', 'deny'] as const;
+export const APPROVAL_DECISIONS = ['allow-once', 'allow-conversation', 'allow-timed', 'allow-always', 'deny'] as const;
 export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
+
+/** What a request offers by default when it can store a grant (scoped grants are asked for: `scopedGrants`). */
+export const DEFAULT_GRANT_DECISIONS: readonly ApprovalDecision[] = ['allow-once', 'allow-always', 'deny'];
+
+/** Decisions that store a grant: until revoked, for this conversation, or for `approvals.timedGrantSec`. */
+export const GRANT_DECISIONS: readonly ApprovalDecision[] = ['allow-always', 'allow-conversation', 'allow-timed'];
+
+/** Decisions that let the call run. */
+export const isAllow = (d: string): boolean => d === 'allow-once' || (GRANT_DECISIONS as readonly string[]).includes(d);
 
 /** How a request ended: a decision, or no decision in time, or its turn went away. */
 export type ApprovalOutcome = ApprovalDecision | 'expired' | 'cancelled' | 'interrupted';
@@ -31,7 +40,14 @@ export interface ApprovalRequestInput {
    * allow-always is not offered (a button that silently acts as allow-once is worse than
    * none); a caller that persists allow-always itself (exec allowlist) lists it explicitly.
    */
-  grant?: { pattern: string; argPattern?: string; ttlMs?: number; boundFiles?: BoundFile[] };
+  grant?: { pattern: string; argPattern?: string; ttlMs?: number; boundFiles?: BoundFile[]; ruleKey?: string };
+  /**
+   * Besides allow-always, offer "allow for this conversation" and "allow for <timedGrantSec>"
+   * (both store a grant bound like allow-always's, scoped to the session or the time).
+   */
+  scopedGrants?: boolean;
+  /** A configured rule asked (`approvals.rules[i]`): its people, quorum, escalation and risk. */
+  rule?: ApprovalRuleAsk | undefined;
   /** On expiry: deny (default). `allow` is honoured for hook (`tool`) approvals only. */
   timeoutBehavior?: 'deny' | 'allow';
   /**
@@ -40,6 +56,24 @@ export interface ApprovalRequestInput {
    * so the caller can refuse a call whose inputs changed while the card waited.
    */
   shown?: unknown;
+}
+
+/** What a configured rule adds to a request. */
+export interface ApprovalRuleAsk {
+  /** `approvals.rules[2]`. */
+  path: string;
+  /** Who may decide (people list: ids, `role:`, `usergroup:`, `group:`); absent: the usual approvers. */
+  approvers?: string[] | undefined;
+  /** Distinct approvers needed to allow; the requester never counts. */
+  quorum: number;
+  escalateAfterSec?: number | undefined;
+  escalateTo?: string[] | undefined;
+}
+
+/** One approver's vote towards a request's quorum. */
+export interface ApprovalVote {
+  by: string;
+  at: number;
 }
 
 /** A stored, addressable request as adapters render it. */
@@ -67,6 +101,22 @@ export interface ApprovalRequest extends Required<Pick<ApprovalRequestInput, 'ki
   status: 'pending' | ApprovalOutcome;
   decidedBy?: string | undefined;
   decidedAt?: number | undefined;
+  /** The rule that asked (`approvals.rules[2]`), when one did. */
+  rule?: string | undefined;
+  /** Approvers needed to allow (1 when absent). */
+  quorum?: number | undefined;
+  /** Votes to allow so far, in order (quorum requests). */
+  votes?: ApprovalVote[] | undefined;
+  /** Why an approver denied, as they typed it ("Deny with reason"). */
+  denyReason?: string | undefined;
+  /** When the card was escalated to `escalateTo` (undecided after `escalateAfterSec`). */
+  escalatedAt?: number | undefined;
+  /** Where it was escalated to (the rule's `escalateTo`). */
+  escalateTo?: string[] | undefined;
+  /** When it escalates, if it still waits then. */
+  escalateAt?: number | undefined;
+  /** How long an "Allow for …" grant of this card lasts (when the card offers one). */
+  timedGrantSec?: number | undefined;
 }
 
 export interface ApprovalResolution {
@@ -79,6 +129,8 @@ export interface ApprovalResolution {
   timeoutBehavior?: 'deny' | 'allow' | undefined;
   /** The request's `shown` as stored when it was asked. */
   shown?: unknown;
+  /** The approver's reason for a deny, when they gave one. */
+  denyReason?: string | undefined;
 }
 
 /** No decision within `approvals.waitSec`: the call goes on without its turn once one comes. */
@@ -142,12 +194,25 @@ export interface ApprovalRenderer {
   provider: string;
   show(request: ApprovalRequest): Promise<void>;
   update(request: ApprovalRequest): Promise<void>;
+  /** Posts the card (or a DM) to the request's `escalateTo`, linking the original. */
+  escalate?(request: ApprovalRequest): Promise<void>;
 }
 
-/** Who decides: the platform the click came from and the user's platform id. */
+/**
+ * Who decides: the platform the click came from, the user's platform id, and the memberships
+ * the platform reported with the click (Discord roles from the interaction's member; Slack
+ * user groups from the membership lookup). Absent memberships never match a `role:` entry.
+ */
 export interface ApprovalActor {
   provider: string;
   userId: string;
+  roleIds?: readonly string[] | undefined;
+  usergroupIds?: readonly string[] | undefined;
+}
+
+/** Extra input of a decision: the reason typed into "Deny with reason". */
+export interface DecisionInput {
+  reason?: string | undefined;
 }
 
 /** Where a request comes from: the turn whose call is waiting. */
@@ -172,6 +237,8 @@ export interface ApprovalRequestContext {
  */
 export type ResolveResult =
   | { kind: 'resolved'; request: ApprovalRequest; grant?: Grant | undefined }
+  /** A vote towards the quorum was recorded; the request still waits for more. */
+  | { kind: 'counted'; request: ApprovalRequest }
   | { kind: 'already-resolved'; request: ApprovalRequest; outcome: ApprovalOutcome; decidedBy?: string | undefined }
   | { kind: 'not-approver'; reason: string }
   | { kind: 'not-found'; id: string }
@@ -193,6 +260,10 @@ export interface Grant {
   revokedAt?: number | undefined;
   revokedBy?: string | undefined;
   lastUsedAt?: number | undefined;
+  /** "Allow for this conversation": the grant covers calls in this session only. */
+  sessionKey?: string | undefined;
+  /** The rule the grant was given under (its key): it covers calls under that rule only; absent: calls under no rule. */
+  ruleKey?: string | undefined;
   /**
    * The files the approved call's arguments named, by content (undefined: a grant from before
    * binding, which covers only calls that name no file). A call whose files differ asks again.
@@ -217,6 +288,10 @@ declare module '../events/events.js' {
   interface WardenEvents {
     'approval.requested': { request: ApprovalRequest };
     'approval.resolved': { request: ApprovalRequest };
+    /** One approver's vote was counted towards a quorum; the request still waits. */
+    'approval.counted': { request: ApprovalRequest };
+    /** Undecided after its rule's `escalateAfterSec`: the card went to `escalateTo` too. */
+    'approval.escalated': { request: ApprovalRequest };
     'approval.expired': { request: ApprovalRequest };
     /** No decision within `approvals.waitSec`: the call's turn went on, the call waits alone. */
     'approval.deferred': { request: ApprovalRequest };

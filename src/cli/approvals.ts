@@ -18,7 +18,17 @@ import { unknownFlagProblems } from './context.js';
 
 const FLAGS = ['config', 'json', 'limit', 'session', 'all', 'help'];
 const SUBCOMMANDS = ['list', 'history', 'grants', 'revoke', 'resolve'];
-const DECISION_ALIASES: Record<string, string> = { once: 'allow-once', always: 'allow-always', 'allow-once': 'allow-once', 'allow-always': 'allow-always', deny: 'deny' };
+const DECISION_ALIASES: Record<string, string> = {
+  once: 'allow-once',
+  always: 'allow-always',
+  conversation: 'allow-conversation',
+  timed: 'allow-timed',
+  'allow-once': 'allow-once',
+  'allow-always': 'allow-always',
+  'allow-conversation': 'allow-conversation',
+  'allow-timed': 'allow-timed',
+  deny: 'deny',
+};
 
 export const run: CommandRunner = async (args, io) => {
   const json = args.options.get('json') === true;
@@ -132,7 +142,8 @@ export function requestLine(r: ApprovalRequest): string {
 
 function grantLine(g: Grant): string {
   const state = g.revokedAt !== undefined ? `revoked by ${g.revokedBy}` : g.expiresAt !== undefined ? `expires ${new Date(g.expiresAt).toISOString()}` : 'no expiry';
-  return `${g.id}  agent ${g.agentId}  ${g.tool}  ${g.pattern}${g.argPattern !== undefined ? ` args ${g.argPattern}` : ''}  ${bindingText(g.boundFiles)}  by ${g.createdBy}  ${state}`;
+  const scope = `${g.sessionKey !== undefined ? `  in conversation ${g.sessionKey}` : ''}${g.ruleKey !== undefined ? `  under rule ${g.ruleKey}` : ''}`;
+  return `${g.id}  agent ${g.agentId}  ${g.tool}  ${g.pattern}${g.argPattern !== undefined ? ` args ${g.argPattern}` : ''}  ${bindingText(g.boundFiles)}${scope}  by ${g.createdBy}  ${state}`;
 }
 
 /** What a grant is bound to by content, as `warden approvals grants` shows it. */

@@ -91,4 +91,17 @@ describe('warden invoke', () => {
     expect(code).toBe(2);
     expect(stderr).toContain(`${path.join(data, 'warden.sqlite')} is not a Warden SQLite database`);
   });
+
+  it('meets approvals.rules at the same step as the bot: the rule asks, and a deny names it', async () => {
+    const dir = workdir('owners: { web: ["me"] }\ntools: { profile: coding }\napprovals: { rules: [{ tool: session_status }] }\n');
+    const denied = await cli(dir, ['invoke', 'session_status', '--sender', 'me', '--approve', 'deny', '--json']);
+    expect(denied.code).toBe(5);
+    const out = JSON.parse(denied.stdout) as { status: string; details: { deniedReason: string; rule: string } };
+    expect(out.status).toBe('blocked');
+    expect(out.details).toMatchObject({ deniedReason: 'approval-denied', rule: 'approvals.rules[0]' });
+    const allowed = await cli(dir, ['invoke', 'session_status', '--sender', 'me', '--approve', 'once', '--json']);
+    expect(allowed.code).toBe(0);
+    const tools = await cli(dir, ['tools', '--sender', 'me', '--explain', 'session_status']);
+    expect(tools.stdout).toContain('approval: approvals.rules[0] asks (on-miss) for every call');
+  });
 });

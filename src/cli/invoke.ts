@@ -22,7 +22,7 @@ import { loopDetectionEnabled, ToolInvoker, type InvokeOutcome } from '../tools/
 import { loadPluginRuntime, type PluginRuntime } from '../plugins/runtime.js';
 import type { McpManager } from '../mcp/manager.js';
 import { connectMcpForCommand, reservedToolNames } from '../mcp/registry.js';
-import { surfaceInputs } from '../app/surface-inputs.js';
+import { approvalRulesInput, surfaceInputs } from '../app/surface-inputs.js';
 import type { ToolImplementation } from '../tools/types.js';
 import { EXIT, stringOption, type CliIO, type CommandRunner } from './args.js';
 import { loadConfigForCommand } from './config.js';
@@ -127,6 +127,7 @@ async function invokeOnce(
       resolveTool: (id, call) => (plugins.isPluginTool(id) ? plugins.implementation(id, call) : mcp?.isMcpTool(id) ? Promise.resolve(mcp.implementation(id)) : loadTool(id, config, baseDir, store)),
       hooks: plugins.hooks,
       trustedPolicies: plugins.trustedPolicies,
+      approvalRules: approvalRulesInput(config, surfaceInputs(config, baseDir)),
       approvals,
       transcripts: new Transcripts(store.db),
       audit: new AuditLog(store.db),

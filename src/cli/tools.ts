@@ -1,3 +1,4 @@
+import { explainApprovalRules, explanationLines, type RuleExplanation } from '../approvals/rules.js';
 import { closest } from '../config/errors.js';
 import { explainTool, explanationHead, type Explanation } from '../policy/explain.js';
 import { ownerOnlyNames, resolveToolSurface, type ExplainStep, type SurfaceResult } from '../policy/surface.js';
@@ -95,6 +96,8 @@ function answerTools(
   }
   const warnings = [...inputs.problems, ...result.warnings];
   const explain = explainId !== undefined ? explainTool(result, explainId) : undefined;
+  // The approval rules that can make the tool's calls ask here: the ones the call chain's rule step reads.
+  const approvalRules = explainId !== undefined ? explainApprovalRules(config, normalizeToolName(explainId), context.ctx, inputs.plugins.find((t) => t.id === normalizeToolName(explainId))) : undefined;
   const answer = {
     tools: result.tools,
     removed: result.removed,
@@ -106,8 +109,9 @@ function answerTools(
     ...(explain ? { explain } : {}),
     // Whether this sender gets a turn here at all: the access gate's decision (`warden access check` explains it).
     access: accessLine(config, context.ctx),
+    ...(approvalRules ? { approvalRules } : {}),
   };
-  io.stdout(json ? JSON.stringify(answer, null, 2) : human(answer, explain, context.binding ? describeBinding(context.binding) : `${context.ctx.agentId} (--agent)`));
+  io.stdout(json ? JSON.stringify(answer, null, 2) : human(answer, explain, context.binding ? describeBinding(context.binding) : `${context.ctx.agentId} (--agent)`, approvalRules));
   return EXIT.ok;
 }
 
@@ -117,12 +121,18 @@ function accessLine(config: WardenConfig, ctx: TurnContext): string {
   return describeAccess(decideAccess(config, where, { provider: ctx.provider, userId: ctx.senderId ?? '', roleIds: ctx.senderRoleIds, usergroupIds: ctx.senderUsergroupIds, isOwner: ctx.senderIsOwner }));
 }
 
-function human(answer: { tools: string[]; removed: SurfaceResult['removed']; unavailable: SurfaceResult['unavailable']; warnings: string[]; access: string }, explain: Explanation | undefined, agent: string): string {
+function human(
+  answer: { tools: string[]; removed: SurfaceResult['removed']; unavailable: SurfaceResult['unavailable']; warnings: string[]; access: string },
+  explain: Explanation | undefined,
+  agent: string,
+  approvalRules?: RuleExplanation[],
+): string {
   const lines: string[] = [`agent: ${agent}`];
   if (explain) {
     lines.push(explanationHead(explain));
     const width = Math.max(...explain.steps.map((s) => s.step.length));
     for (const s of explain.steps) lines.push(`  ${s.step.padEnd(width)}  ${s.outcome.padEnd(11)}  ${s.rule}`);
+    for (const line of explanationLines(approvalRules ?? [])) lines.push(`  ${line.slice(2)}`);
     lines.push('');
   }
   lines.push(`tools (${answer.tools.length}): ${answer.tools.length > 0 ? answer.tools.join(', ') : '(none)'}`);

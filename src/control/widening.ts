@@ -163,6 +163,8 @@ const JUDGED: readonly string[][] = [
   ['gateway', 'nodes', 'enabled'], ['gateway', 'nodes', 'host'], ['gateway', 'nodes', 'tls'],
   // Who may decide (ownersAndApprovers).
   ['owners'], ['approvals', 'approvers'],
+  // Which calls ask a person, and who decides them (approvalRules).
+  ['approvals', 'rules'], ['approvals', 'timedGrantSec'],
   ['channels', 'discord', 'guilds', '*', 'approvals'], ['channels', 'discord', 'guilds', '*', 'channels', '*', 'approvals'], ['channels', 'slack', 'channels', '*', 'approvals'],
   // Skill roots (skillRoots) and which skills load (skillRules).
   ['skills', 'extraDirs'], ['skills', 'allowBundled'], ['skills', 'entries', '*', 'enabled'],
@@ -237,7 +239,9 @@ export async function classifyConfigChange(before: WardenConfig, after: WardenCo
   };
   if (changes.length === 0) return { changes, widening };
   for (const change of changes) {
-    if (change.path.some((p) => EGRESS_KEY.test(p)) || mentionsEgress(change.before) || mentionsEgress(change.after)) {
+    // A rule's `match.url` names what a call's argument looks like; it sends nothing anywhere (approvalRules judges rules).
+    const isRule = startsWith(change.path, ['approvals', 'rules']);
+    if (!isRule && (change.path.some((p) => EGRESS_KEY.test(p)) || mentionsEgress(change.before) || mentionsEgress(change.after))) {
       add(dotted(change.path), 'changes where requests go or which secret they carry');
       continue;
     }
@@ -247,6 +251,7 @@ export async function classifyConfigChange(before: WardenConfig, after: WardenCo
   }
   const ctx: Ctx = { before, after, changes, add, baseDir: options.baseDir ?? process.cwd(), env: options.env ?? process.env };
   ownersAndApprovers(ctx);
+  approvalRules(before, after, add);
   execPolicies(before, after, add);
   execVerdicts(ctx);
   await urlVerdicts(ctx);
@@ -318,6 +323,49 @@ function ownersAndApprovers({ before, after, add }: Ctx): void {
     const added = scope.ids.filter((id) => !prior.includes(id));
     if (added.length > 0) add(key, `adds approver ${added.join(', ')} for calls made there`);
   }
+}
+
+/**
+ * `approvals.rules`: the first matching rule decides, so a rule's effect depends on every rule
+ * before it. Not widening: rules appended after the old list (a call the old rules caught still
+ * meets the same rule first; one they missed may now ask), and an old rule changed in place only
+ * toward asking more — a higher quorum, `always` for `on-miss`, approvers narrowed to some of
+ * the old ones — or in what changes no one's permission (expiry, which denies; escalation; the
+ * risk line). Anything else — a rule removed,
+ * reordered, inserted before an old one, or its tools, arguments or conversation changed — may
+ * let calls through that asked before, and is widening. A longer timed grant is widening too.
+ */
+function approvalRules(before: WardenConfig, after: WardenConfig, add: Add): void {
+  const was = before.approvals.rules ?? [];
+  const now = after.approvals.rules ?? [];
+  if (after.approvals.timedGrantSec > before.approvals.timedGrantSec) {
+    add('approvals.timedGrantSec', `an "Allow for …" grant lasts longer (${before.approvals.timedGrantSec} s → ${after.approvals.timedGrantSec} s)`);
+  }
+  if (now.length < was.length) {
+    add('approvals.rules', `removes ${was.length - now.length} rule${was.length - now.length > 1 ? 's' : ''}: calls they asked for may run without asking`);
+    return;
+  }
+  was.forEach((b, i) => {
+    const a = now[i]!;
+    const why = ruleLoosening(b, a);
+    if (why !== undefined) add(`approvals.rules[${i}]`, why);
+  });
+}
+
+type Rule = NonNullable<WardenConfig['approvals']['rules']>[number];
+
+/** Why rule `a` (in the place of `b`) may ask less than `b`, or undefined when it asks at least as much. */
+function ruleLoosening(b: Rule, a: Rule): string | undefined {
+  const same = (x: unknown, y: unknown) => JSON.stringify(x ?? null) === JSON.stringify(y ?? null);
+  if (!same(b.tool, a.tool) || !same(b.tools, a.tools)) return 'changes which tools the rule covers';
+  if (!same(b.match, a.match)) return 'changes which arguments the rule covers';
+  if (!same(b.where, a.where)) return 'changes which conversations the rule covers';
+  if (a.quorum < b.quorum) return `needs fewer approvers (${b.quorum} → ${a.quorum})`;
+  if (b.ask === 'always' && a.ask !== 'always') return 'lets a grant answer for the rule (ask: always → on-miss)';
+  if (b.approvers === undefined ? a.approvers !== undefined : a.approvers === undefined || a.approvers.some((e) => !b.approvers!.includes(e))) {
+    return 'changes who may decide the rule’s calls';
+  }
+  return undefined;
 }
 
 const SECURITY_RANK = { deny: 0, allowlist: 1, full: 2 } as const;

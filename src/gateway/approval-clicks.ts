@@ -1,11 +1,11 @@
-import type { ApprovalActor, ResolveResult } from '../approvals/types.js';
+import type { ApprovalActor, DecisionInput, ResolveResult } from '../approvals/types.js';
 import type { WardenConfig } from '../config/index.js';
 import { log } from '../log/log.js';
 import { WEB_LOCAL_USER } from '../policy/owners.js';
 import type { ClickOutcome, OnApprovalClick } from './types.js';
 
 /** The approval service's decision entry point (approver check, first-writer-wins, grants). */
-export type ResolveApproval = (id: string, decision: string, by: ApprovalActor) => Promise<ResolveResult>;
+export type ResolveApproval = (id: string, decision: string, by: ApprovalActor, input?: DecisionInput) => Promise<ResolveResult>;
 
 /** What `/approve` answers: a click's outcome, or a decision the request does not offer. */
 export type ApproveOutcome = ClickOutcome | { kind: 'decision-not-allowed'; allowed: string[] };
@@ -17,9 +17,16 @@ export type ApproveOutcome = ClickOutcome | { kind: 'decision-not-allowed'; allo
  */
 export function approveOn(resolve: ResolveApproval, provider: string): (click: Parameters<OnApprovalClick>[0]) => Promise<ApproveOutcome> {
   return async function approve(click): Promise<ApproveOutcome> {
-    const result = await resolve(click.approvalId, click.decision, { provider, userId: click.userId });
+    const result = await resolve(
+      click.approvalId,
+      click.decision,
+      { provider, userId: click.userId, ...(click.roleIds ? { roleIds: click.roleIds } : {}), ...(click.usergroupIds ? { usergroupIds: click.usergroupIds } : {}) },
+      click.reason !== undefined ? { reason: click.reason } : {},
+    );
     switch (result.kind) {
       case 'resolved':
+      case 'counted':
+        // A vote towards a quorum: the card shows the count and stays decidable.
         return { kind: 'resolved', request: result.request };
       case 'already-resolved':
         return { kind: 'already-resolved', request: result.request };

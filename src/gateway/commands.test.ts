@@ -55,9 +55,9 @@ describe('parseApproveArgs', () => {
     ['a1 ALLOW-ALWAYS', { ok: true, id: 'a1', decision: 'allow-always' }],
     ['a1 once', { ok: true, id: 'a1', decision: 'allow-once' }],
     ['a1 deny', { ok: true, id: 'a1', decision: 'deny' }],
-    ['a1', { ok: false, message: 'usage: /approve <id> allow-once|allow-always|deny' }],
-    ['a1 yes', { ok: false, message: 'unknown decision "yes"; usage: /approve <id> allow-once|allow-always|deny' }],
-    ['a1 deny now', { ok: false, message: 'usage: /approve <id> allow-once|allow-always|deny' }],
+    ['a1', { ok: false, message: 'usage: /approve <id> allow-once|allow-conversation|allow-timed|allow-always|deny' }],
+    ['a1 yes', { ok: false, message: 'unknown decision "yes"; usage: /approve <id> allow-once|allow-conversation|allow-timed|allow-always|deny' }],
+    ['a1 deny now', { ok: false, message: 'usage: /approve <id> allow-once|allow-conversation|allow-timed|allow-always|deny' }],
   ])('%j', (args, out) => {
     expect(parseApproveArgs(args)).toEqual(out);
   });

@@ -2,7 +2,8 @@ import { describeBinding } from './bindings.js';
 import { deciderIn } from '../policy/people.js';
 import { forPeople } from './people-text.js';
 import type { ToolExecutor } from '../agent/index.js';
-import { APPROVAL_DECISIONS, type ApprovalDecision, type ApprovalRequest } from '../approvals/types.js';
+import { APPROVAL_DECISIONS, type ApprovalDecision, type ApprovalRequest, type Grant } from '../approvals/types.js';
+import type { RevokeResult } from '../approvals/grants.js';
 import type { PluginCommand } from '../plugins/runtime.js';
 import type { PluginCommandContext } from '../plugins/sdk.js';
 import type { TurnContext } from '../policy/context.js';
@@ -81,6 +82,10 @@ const DECISION_ALIASES: Record<string, ApprovalDecision> = {
   once: 'allow-once',
   'allow-always': 'allow-always',
   always: 'allow-always',
+  'allow-conversation': 'allow-conversation',
+  conversation: 'allow-conversation',
+  'allow-timed': 'allow-timed',
+  timed: 'allow-timed',
   deny: 'deny',
 };
 
@@ -92,6 +97,8 @@ export interface ToolReport {
   warnings: string[];
   /** One tool's path through every filter and step (`/tools --explain`), from the same surface. */
   trace?: ((tool: string) => ExplainStep[]) | undefined;
+  /** The approval rules that can make a tool's calls ask here, one line each (`approvals.rules[2]`). */
+  approvalRules?: ((tool: string) => string[]) | undefined;
 }
 
 export interface SkillsView {
@@ -185,6 +192,8 @@ export interface CommandDeps {
   newSession?: ((route: Route) => Promise<string>) | undefined;
   /** The session's pending approvals, oldest first (`/approvals`). */
   pendingApprovals?(sessionKey: string): ApprovalRequest[] | Promise<ApprovalRequest[]>;
+  /** An agent's live grants (`/approvals grants`) and their revocation by an owner (`/approvals revoke ID`). */
+  grants?: { list(agentId: string): Promise<Grant[]>; revoke(id: string, by: string): Promise<RevokeResult> } | undefined;
   /** Plugin commands, listed by /help. */
   pluginCommands?: PluginCommandRegistry | undefined;
   /** DM pairing (`/pair`); absent without a store. */
@@ -229,7 +238,7 @@ export async function runCommand(command: ParsedCommand, route: Route, deps: Com
       return { text: describeClickOutcome(outcome, parsed.id) };
     }
     case 'approvals':
-      return { text: formatPendingApprovals((await deps.pendingApprovals?.(route.sessionKey)) ?? [], Date.now()) };
+      return runApprovalsCommand(command.args, route, deps);
     case 'skills':
       return { text: formatSkills(deps.skills(route.context)) };
     case 'status':
@@ -368,7 +377,7 @@ export function formatToolExplanation(args: string, report: ToolReport, senderIs
   const shown = (rule: string) =>
     senderIsOwner ? rule : withTrailingList(rule, (list) => list.split(', ').filter((n) => !OWNER_ONLY_TOOLS.includes(normalizeToolName(n))).join(', '));
   const steps = explain.steps.filter((s) => s.outcome === 'kept' || s.outcome === 'removed').map((s) => `• ${s.step}: ${s.outcome} — ${shown(s.rule)}`);
-  return [explanationHead(explain), ...steps].join('\n');
+  return [explanationHead(explain), ...steps, ...(report.approvalRules?.(id) ?? [])].join('\n');
 }
 
 /**
@@ -400,6 +409,37 @@ export function describeClickOutcome(outcome: ApproveOutcome, id: string): strin
 }
 
 /**
+ * `/approvals` (pending here), `/approvals grants` (the grants that cover calls in this
+ * conversation: the agent's unscoped ones and this conversation's own) and `/approvals revoke
+ * ID` (owners only: a grant lets calls skip the human, so taking one away is theirs).
+ */
+async function runApprovalsCommand(args: string, route: Route, deps: CommandDeps): Promise<OutboundMessage> {
+  const [sub, id, ...extra] = args.trim().split(/\s+/).filter(Boolean);
+  if (sub === undefined) return { text: formatPendingApprovals((await deps.pendingApprovals?.(route.sessionKey)) ?? [], Date.now()) };
+  if (!deps.grants) return { text: 'Grants cannot be listed here.' };
+  if (sub === 'grants' && id === undefined) {
+    const here = (await deps.grants.list(route.context.agentId)).filter((g) => g.sessionKey === undefined || g.sessionKey === route.sessionKey);
+    if (here.length === 0) return { text: 'No grants cover calls in this conversation.' };
+    return { text: [`Grants covering calls here (${here.length}):`, ...here.map((g) => `• ${grantText(g)}`), '', 'Owners revoke one with `/approvals revoke <id>`.'].join('\n') };
+  }
+  if (sub === 'revoke' && id !== undefined && extra.length === 0) {
+    if (!route.context.senderIsOwner) return { text: 'Only an owner can revoke a grant.' };
+    const result = await deps.grants.revoke(id, `${route.context.provider}:${route.context.senderId ?? ''}`);
+    if (result.kind === 'not-found') return { text: `No grant ${id}.` };
+    return { text: result.kind === 'revoked' ? `Revoked ${grantText(result.grant)}.` : `Already revoked: ${grantText(result.grant)}.` };
+  }
+  return { text: 'usage: /approvals [grants | revoke ID]' };
+}
+
+/** One grant in a line: what it covers, where, until when. */
+function grantText(g: Grant): string {
+  const scope = g.sessionKey !== undefined ? 'in this conversation' : 'everywhere for the agent';
+  const until = g.expiresAt !== undefined ? `until ${new Date(g.expiresAt).toISOString()}` : 'until revoked';
+  const args = g.argPattern !== undefined ? ` args ${g.argPattern.length > 80 ? `${g.argPattern.slice(0, 79)}…` : g.argPattern}` : '';
+  return `${g.id} — ${g.tool}${args} — ${scope}, ${until}, by ${g.createdBy}`;
+}
+
+/**
  * "Allowed once by alice" — the wording cards and text answers share. `name` renders the
  * decider: for people, as the card names them (`deciderIn`); for the model, as recorded.
  */
@@ -410,6 +450,10 @@ export function outcomeLabel(request: Pick<ApprovalRequest, 'status' | 'decidedB
       return `Allowed once${by}`;
     case 'allow-always':
       return `Allowed always${by}`;
+    case 'allow-conversation':
+      return `Allowed for this conversation${by}`;
+    case 'allow-timed':
+      return `Allowed for a while${by}`;
     case 'deny':
       return `Denied${by}`;
     case 'expired':

@@ -1,6 +1,6 @@
 import type { TranscriptStore } from '../agent/types.js';
 import type { ApprovalService } from '../approvals/service.js';
-import type { ApprovalRequest, DeferredCall } from '../approvals/types.js';
+import { isAllow, type ApprovalRequest, type DeferredCall } from '../approvals/types.js';
 import type { WardenConfig } from '../config/index.js';
 import type { EventBus } from '../events/events.js';
 import { log } from '../log/log.js';
@@ -160,8 +160,9 @@ export class DeferredCallRunner {
   private async run(call: DeferredCall, request: ApprovalRequest, context: TurnContext): Promise<DeferredOutcome> {
     const status = request.status;
     // A person said no (or the request was withdrawn): nothing runs, whatever the policy says now.
-    if (status !== 'allow-once' && status !== 'allow-always' && status !== 'expired') {
-      return { status, notRun: status === 'deny' ? 'the approver denied it' : `the approval was ${status}` };
+    if (!isAllow(status) && status !== 'expired') {
+      if (status === 'deny') return { status, notRun: request.denyReason ? `the approver denied it, giving the reason ${JSON.stringify(request.denyReason)}` : 'the approver denied it' };
+      return { status, notRun: `the approval was ${status}` };
     }
     // Expired: the tool applies its own rule for that (exec's askFallback, a hook's timeoutBehavior).
     const result = await this.deps.tools.resume(call, context, this.controller.signal);

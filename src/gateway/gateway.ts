@@ -57,6 +57,8 @@ export interface GatewayOptions {
     pendingCount(sessionKey: string): number | Promise<number>;
     /** The pending requests of a session, oldest first (`/approvals`); none when absent. */
     pending?: ((sessionKey: string) => ApprovalRequest[] | Promise<ApprovalRequest[]>) | undefined;
+    /** The live grants of an agent (`/approvals grants`) and their revocation (`/approvals revoke ID`). */
+    grants?: CommandDeps['grants'];
   };
   skills?: ((context: TurnContext) => SkillsView | undefined) | undefined;
   /** The default agent's skill commands (`/release_notes v1.2`), following its skill files. */
@@ -622,6 +624,7 @@ export class Gateway {
       }),
       stop: (key) => this.queue.abort(key, 'stopped by /stop'),
       pendingApprovals: async (key) => (await options.approvals.pending?.(key)) ?? [],
+      grants: options.approvals.grants,
       newCallId: () => `cmd-${randomUUID()}`,
       skillCommands: () => this.skillSpecs(),
       newSession: (r) => this.newSession(r),

@@ -87,6 +87,12 @@ export interface ApprovalClick {
   decision: ApprovalDecision;
   /** Platform user id of whoever clicked. */
   userId: string;
+  /** The clicker's Discord roles, from the interaction's member (a `role:` approver entry reads them). */
+  roleIds?: readonly string[] | undefined;
+  /** The clicker's Slack user groups, from the membership lookup (absent: `usergroup:` entries never match). */
+  usergroupIds?: readonly string[] | undefined;
+  /** "Deny with reason": what the approver typed. */
+  reason?: string | undefined;
 }
 
 /**

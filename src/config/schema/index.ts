@@ -16,6 +16,7 @@ import { storeConfig } from './store.js';
 import { accessGroupsConfig } from './access-groups.js';
 import { rateLimitConfig } from './access.js';
 import { budgetsConfig } from './budgets.js';
+import { approvalRuleConfig } from './approval-rules.js';
 import {
   byProviderEntry,
   profileId,
@@ -49,6 +50,13 @@ export const approvalsConfig = z.strictObject({
    * turn, no follow-up) while nobody waits long for the conversation to move; 0 defers at once.
    */
   waitSec: z.number().min(0).max(600).default(5),
+  /**
+   * Which tool calls ask a person first, by tool, arguments and conversation (see
+   * approval-rules.ts); the first matching rule decides. Exec keeps its own verdict besides.
+   */
+  rules: z.array(approvalRuleConfig).max(1000).optional(),
+  /** How long an "Allow for …" grant (a card's timed button) lasts: 1 h by default. */
+  timedGrantSec: z.number().int().min(60).max(30 * 86_400).default(3600),
   /** Approvals requested by before_tool_call hooks. */
   hook: z
     .strictObject({
@@ -341,7 +349,7 @@ export const wardenConfigSchema = z.strictObject({
   accessGroups: accessGroupsConfig.default({}),
   /** Rate limits per sender, channel and agent, counted in the store (shared by instances on PostgreSQL). */
   rateLimit: rateLimitConfig.optional(),
-  approvals: approvalsConfig.default({ target: 'channel', exec: { timeoutSec: 1800 }, waitSec: 5, hook: { timeoutSec: 120 } }),
+  approvals: approvalsConfig.default({ target: 'channel', exec: { timeoutSec: 1800 }, waitSec: 5, timedGrantSec: 3600, hook: { timeoutSec: 120 } }),
   models: modelsConfig.default({}),
   agents: agentsConfig.default({
     defaults: { workspace: './workspace', maxToolRounds: 10, subagents: { maxSpawnDepth: 1 } },

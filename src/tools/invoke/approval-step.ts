@@ -5,6 +5,7 @@ import type { ApprovalService } from '../../approvals/service.js';
 import { isPending, type ApprovalRequestContext, type ApprovalRequester, type ApprovalRequestInput, type ApprovalResolution } from '../../approvals/types.js';
 import type { HookApprovalRequest } from '../../hooks/types.js';
 import { stableJson } from '../../util/stable-json.js';
+import type { RuleHit } from '../../approvals/rules.js';
 
 /** What the model reads after a human said no (reference §5.3, OpenClaw's wording). */
 export const DENIED_TEXT = [
@@ -13,6 +14,12 @@ export const DENIED_TEXT = [
   'Do not run the tool call again or ask the user to approve it again.',
   'If the user still wants the action, explain that a new tool call will trigger a fresh approval request.',
 ].join('\n');
+
+/** A deny with the approver's reason: the reason is quoted as the approver typed it, for the model to act on. */
+export function deniedText(reason: string | undefined): string {
+  if (reason === undefined) return DENIED_TEXT;
+  return `${DENIED_TEXT}\nThe approver's reason: ${JSON.stringify(reason)}. Take it into account when you answer the user.`;
+}
 
 export const TIMED_OUT_TEXT = 'Approval timed out';
 const TIMED_OUT_GUIDANCE = [
@@ -59,15 +66,26 @@ export function argumentText(params: Record<string, unknown>): string {
 export async function runApprovalStep(
   approvals: ApprovalService | undefined,
   requester: ApprovalRequester,
-  ask: HookApprovalRequest & { owner?: string | undefined; facts?: ReadonlyArray<{ label: string; value: string }> | undefined },
+  ask: HookApprovalRequest & { owner?: string | undefined; facts?: ReadonlyArray<{ label: string; value: string }> | undefined; rule?: RuleHit | undefined },
   call: { tool: string; params: Record<string, unknown>; context: ApprovalRequestContext; signal?: AbortSignal | undefined; workspaceDir?: string | undefined },
 ): Promise<ApprovalStepOutcome> {
   if (!approvals) return { kind: 'refused', text: APPROVAL_UNAVAILABLE_TEXT, deniedReason: 'approval-unavailable', status: 'blocked' };
   const args = argumentText(call.params);
+  const rule = ask.rule;
+  // A rule that always asks, or needs several people, never lets a grant answer for it (and offers none).
+  const grantsCount = rule === undefined || (rule.rule.ask === 'on-miss' && rule.rule.quorum <= 1);
   // Without a workspace, relative names resolve against the process's directory: still a binding, never none.
   const binding = argumentBinding(call.params, call.workspaceDir ?? process.cwd());
-  if (binding.ok) {
-    const grant = await approvals.grants.match({ agentId: call.context.agentId, tool: call.tool, target: call.tool, args, boundFiles: binding.files });
+  if (binding.ok && grantsCount) {
+    const grant = await approvals.grants.match({
+      agentId: call.context.agentId,
+      tool: call.tool,
+      target: call.tool,
+      args,
+      boundFiles: binding.files,
+      sessionKey: call.context.sessionKey,
+      ruleKey: rule?.key,
+    });
     if (grant) return { kind: 'approved', grantId: grant.id };
   }
   const bound = binding.ok ? binding.files : [];
@@ -80,6 +98,8 @@ export async function runApprovalStep(
     preview: `${ask.description}\n${args.length > PREVIEW_CHARS ? `${args.slice(0, PREVIEW_CHARS)}…` : args}`,
     fullText: pretty,
     facts: [
+      ...(rule ? [{ label: 'Risk', value: rule.risk }, { label: 'Rule', value: rule.path }] : []),
+      ...(rule && rule.rule.quorum > 1 ? [{ label: 'Needs', value: `${rule.rule.quorum} approvers (not the requester)` }] : []),
       ...(ask.owner ? [{ label: 'Requested by', value: ask.owner }] : []),
       ...(ask.severity ? [{ label: 'Severity', value: ask.severity }] : []),
       ...(ask.facts ?? []),
@@ -89,13 +109,28 @@ export async function runApprovalStep(
     ...(ask.allowedDecisions ? { allowedDecisions: ask.allowedDecisions } : {}),
     ...(ask.timeoutMs !== undefined ? { timeoutMs: ask.timeoutMs } : {}),
     ...(ask.timeoutBehavior ? { timeoutBehavior: ask.timeoutBehavior } : {}),
-    ...(binding.ok ? { grant: { pattern: escapeGlob(call.tool), argPattern: escapeGlob(args), boundFiles: binding.files } } : {}),
+    ...(binding.ok && grantsCount ? { grant: { pattern: escapeGlob(call.tool), argPattern: escapeGlob(args), boundFiles: binding.files, ...(rule ? { ruleKey: rule.key } : {}) } } : {}),
+    ...(rule
+      ? {
+          scopedGrants: true,
+          rule: {
+            path: rule.path,
+            quorum: rule.rule.quorum,
+            ...(rule.rule.approvers ? { approvers: rule.rule.approvers } : {}),
+            ...(rule.rule.escalateAfterSec !== undefined ? { escalateAfterSec: rule.rule.escalateAfterSec } : {}),
+            ...(rule.rule.escalateTo ? { escalateTo: rule.rule.escalateTo } : {}),
+          },
+          ...(rule.rule.expiresSec !== undefined ? { timeoutMs: rule.rule.expiresSec * 1000 } : {}),
+        }
+      : {}),
   };
   const asked = requester.requestOrDefer ? await requester.requestOrDefer(input, call.signal) : await requester.request(input, call.signal);
   if (isPending(asked)) return { kind: 'pending', id: asked.id, expiresAt: asked.expiresAt };
   const resolution = asked;
   switch (resolution.outcome) {
     case 'allow-once':
+    case 'allow-conversation':
+    case 'allow-timed':
     case 'allow-always': {
       // The decision covers the files as the card bound them: one rewritten while the card waited is refused.
       const changed = bindingChangedSince(binding, call.params, call.workspaceDir);
@@ -103,7 +138,7 @@ export async function runApprovalStep(
       return { kind: 'approved', resolution, grantId: resolution.grantId };
     }
     case 'deny':
-      return { kind: 'refused', text: DENIED_TEXT, deniedReason: 'approval-denied', status: 'denied', resolution };
+      return { kind: 'refused', text: deniedText(resolution.denyReason), deniedReason: 'approval-denied', status: 'denied', resolution };
     case 'expired':
       if (resolution.timeoutBehavior === 'allow') return { kind: 'approved', resolution };
       return { kind: 'refused', text: `${ask.timeoutReason?.trim() || TIMED_OUT_TEXT}\n${TIMED_OUT_GUIDANCE}`, deniedReason: 'approval-timeout', status: 'blocked', resolution };

@@ -14,6 +14,8 @@ import { normalizeToolName } from '../../policy/tool-names.js';
 import { capDetails, DEFAULT_MAX_RESULT_CHARS, errorToolResult, jsonResult, normalizeToolResult, truncateToolResult } from '../result.js';
 import type { ToolContent, ToolFile, ToolImplementation, ToolResult } from '../types.js';
 import { pendingApprovalText, runApprovalStep } from './approval-step.js';
+import { approvalRuleFor, type RuleConfig } from '../../approvals/rules.js';
+import type { ToolMeta } from '../../policy/tool-meta.js';
 import { LoopDetector, loopWarningNote } from './loop-detection.js';
 import { ownerOnlyRefusal } from './owner-guard.js';
 import { runTrustedPolicies, type TrustedToolPolicy } from './trusted-policy.js';
@@ -42,6 +44,11 @@ export interface ToolInvokerOptions {
    * agent and conversation; registered by the composition root where a secret store runs.
    */
   secretEnv?: ((request: { agentId: string; sessionKey: string; command: string; actor?: string | undefined }) => Promise<Record<string, string>>) | undefined;
+  /**
+   * `approvals.rules` (the config they are read from) and the catalog entry of a tool (plugin
+   * and MCP tools: their origin), for the rule step. Absent: no rule ever asks.
+   */
+  approvalRules?: { config: RuleConfig; meta?: ((id: string) => ToolMeta | undefined) | undefined } | undefined;
   /** Per-result cap of what the model reads (default 16,000 chars). */
   maxResultChars?: number | undefined;
   timeoutMs?: number | undefined;
@@ -240,6 +247,21 @@ export class ToolInvoker {
     };
     // One requester for every approval of this call: it may defer the call, or answer a resumed one.
     const approvals = this.requesterFor(c, approvalContext);
+
+    // 4b. The configured approval rules (approvals.rules): the first matching rule asks. It only
+    // adds asking: the approvals after it (policies, the tool's own, hooks, exec's verdict) still ask.
+    const rules = this.options.approvalRules;
+    if (rules) {
+      const hit = approvalRuleFor(rules.config, { tool: name, params, turn: req.turn, meta: rules.meta?.(name) });
+      if (hit) {
+        const ask = { title: `${name} under ${hit.path}`, description: `Configured rule ${hit.path} asks before this call runs.`, rule: hit };
+        const step = await runApprovalStep(this.options.approvals, approvals, ask, { tool: name, params, context: approvalContext, signal: req.signal, workspaceDir: req.workspaceDir });
+        if (step.kind === 'pending') return this.pending(c, step);
+        if (step.kind === 'refused') return this.block(c, step.deniedReason, step.text, { rule: hit.path }, step.status, step.resolution);
+        c.ruleApproval = step.resolution;
+        c.ruleGrantId = step.grantId;
+      }
+    }
 
     // 5. Trusted policies, and the approval the first of them asks for.
     if (this.options.trustedPolicies?.length) {
@@ -522,8 +544,8 @@ export class ToolInvoker {
       isError: message.isError,
       truncated,
       ...(r.durationMs !== undefined ? { durationMs: r.durationMs } : {}),
-      ...(c.approval ? { approval: c.approval } : {}),
-      ...(c.grantId ? { grantId: c.grantId } : {}),
+      ...(c.approval ?? c.ruleApproval ? { approval: c.approval ?? c.ruleApproval } : {}),
+      ...(c.grantId ?? c.ruleGrantId ? { grantId: c.grantId ?? c.ruleGrantId } : {}),
     };
   }
 }
@@ -534,6 +556,9 @@ interface CallState {
   name: string;
   approval?: ApprovalResolution | undefined;
   grantId?: string | undefined;
+  /** The decision (or grant) of the configured rule that asked, kept apart: later approval steps still ask. */
+  ruleApproval?: ApprovalResolution | undefined;
+  ruleGrantId?: string | undefined;
 }
 
 class AbortedError extends Error {}

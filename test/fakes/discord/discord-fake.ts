@@ -76,8 +76,6 @@ export class DiscordFake {
   private readonly dmChannels = new Map<string, string>();
   /** Interactions sent, so callback and webhook routes can find the message they act on. */
   private readonly interactions: Array<{ token: string; messageId: string | undefined; channelId: string }> = [];
-  /** Modals the bot opened (interaction callback type 9), newest last: what a user sees and may submit. */
-  readonly modals: Array<{ token: string; channelId: string; customId: string; title: string; components: any[] }> = [];
   /** The application's global commands, as registered through REST (ids added, as Discord does). */
   readonly commands: Array<Record<string, any>> = [];
   private readonly server = createServer((req, res) => void this.handleHttp(req, res));
@@ -333,6 +331,46 @@ export class DiscordFake {
     return { id, token };
   }
 
+  /** Modals the bot opened (interaction callback type 9), in order, with the interaction they answered. */
+  readonly modals: Array<{ interactionId: string; token: string; channelId: string; customId: string; title: string; components: any[]; data: { custom_id: string; title: string; components: any[] } }> = [];
+
+  /** Waits for the bot to open a modal in answer to an interaction (callback type 9). */
+  async modalFor(interactionId: string, ms = 5_000): Promise<{ custom_id: string; title: string; components: any[] }> {
+    await this.requests.waitFor((r) => r.method === 'POST' && r.path.startsWith(`/interactions/${interactionId}/`) && r.body?.type === 9, ms, `modal of ${interactionId}`);
+    return this.modals.find((m) => m.interactionId === interactionId)!.data;
+  }
+
+  /**
+   * A user submits a modal the bot opened (MODAL_SUBMIT, type 5) — from a button on `message`,
+   * or in `channelId` (default: the channel of the newest modal with that custom id) — with the
+   * text inputs' values by custom id, as Discord sends it: action rows of text inputs.
+   */
+  submitModal(input: { message?: APIMessage; customId: string; user: APIUser; values: Record<string, string>; channelId?: string }): { id: string; token: string } {
+    const modal = [...this.modals].reverse().find((m) => m.customId === input.customId);
+    const channelId = input.message?.channel_id ?? input.channelId ?? modal?.channelId;
+    if (!channelId) throw new Error(`no modal ${input.customId} was opened; say channelId`);
+    const id = this.nextId();
+    const token = `itoken-${id}`;
+    const guild = this.guildOf(channelId);
+    this.interactions.push({ token, messageId: input.message?.id, channelId });
+    this.dispatch('INTERACTION_CREATE', {
+      id,
+      application_id: this.bot.id,
+      type: 5,
+      token,
+      version: 1,
+      channel_id: channelId,
+      ...(input.message ? { message: input.message } : {}),
+      data: { custom_id: input.customId, components: Object.entries(input.values).map(([custom_id, value]) => ({ type: 1, components: [{ type: 4, custom_id, value }] })) },
+      app_permissions: '2248473465835073',
+      locale: 'en-US',
+      entitlements: [],
+      attachment_size_limit: 10_485_760,
+      ...this.interactionScope(channelId, input.user, guild === undefined),
+    });
+    return { id, token };
+  }
+
   /**
    * A user runs a registered slash command (CHAT_INPUT, string options) in a guild channel,
    * a known thread or — with `dm: true` — their DM with the bot. Throws for a command the
@@ -377,37 +415,6 @@ export class DiscordFake {
       authorizing_integration_owners: { '0': guild.id },
       context: 0,
     };
-  }
-
-  /**
-   * A user submits a modal the bot opened (MODAL_SUBMIT, interaction type 5): the text inputs'
-   * values by custom_id, in the action rows Discord sends back. Returns the interaction's id and
-   * token; the bot's reply (type 4) becomes a message in the modal's channel.
-   */
-  submitModal(input: { customId: string; user: APIUser; values: Record<string, string>; channelId?: string }): { id: string; token: string } {
-    const modal = [...this.modals].reverse().find((m) => m.customId === input.customId);
-    const channelId = input.channelId ?? modal?.channelId;
-    if (!channelId) throw new Error(`no modal ${input.customId} was opened; say channelId`);
-    const id = this.nextId();
-    const token = `itoken-${id}`;
-    this.interactions.push({ token, messageId: undefined, channelId });
-    const components = Object.entries(input.values).map(([custom_id, value]) => ({ type: 1, components: [{ type: 4, custom_id, value }] }));
-    const dm = this.guildOf(channelId) === undefined;
-    this.dispatch('INTERACTION_CREATE', {
-      id,
-      application_id: this.bot.id,
-      type: 5,
-      token,
-      version: 1,
-      channel_id: channelId,
-      data: { custom_id: input.customId, components },
-      app_permissions: '2248473465835073',
-      locale: 'en-US',
-      entitlements: [],
-      attachment_size_limit: 10_485_760,
-      ...this.interactionScope(channelId, input.user, dm),
-    });
-    return { id, token };
   }
 
   /** The bot's messages answering an interaction: the original reply, then any follow-ups. */
@@ -580,8 +587,12 @@ export class DiscordFake {
       if (pending && (r.body?.type === 4 || r.body?.type === 5)) pending.messageId = this.storeBotMessage(pending.channelId, { content: '', ...r.body.data }, r.files).id;
       // An update (type 7) edits the message the button sits on.
       if (r.body?.type === 7) this.editInteractionMessage(m[2]!, r.body.data);
-      // A modal (type 9) opens over the clicked message; the user may submit it (submitModal).
-      if (r.body?.type === 9) this.modals.push({ token: m[2]!, channelId: this.interactionChannel(m[2]!) ?? '0', customId: String(r.body.data?.custom_id), title: String(r.body.data?.title ?? ''), components: r.body.data?.components ?? [] });
+      // A modal (type 9): Discord shows it to the clicker; the test submits it with submitModal.
+      if (r.body?.type === 9) {
+        const problem = modalProblem(r.body.data);
+        if (problem) return sendJson(res, 400, { code: 50035, message: `Invalid Form Body: ${problem}` });
+        this.modals.push({ interactionId: m[1]!, token: m[2]!, channelId: this.interactionChannel(m[2]!) ?? '0', customId: String(r.body.data.custom_id), title: String(r.body.data.title ?? ''), components: r.body.data.components ?? [], data: r.body.data });
+      }
       return sendJson(res, 204, undefined);
     }
     if (method === 'POST' && (m = path.match(/^\/webhooks\/(\d+)\/([^/]+)$/))) {
@@ -650,4 +661,16 @@ export class DiscordFake {
 /** Starts a Discord fake on a free loopback port. */
 export function startDiscordFake(options?: DiscordFakeOptions): Promise<DiscordFake> {
   return new DiscordFake(options).listen();
+}
+
+/** What Discord refuses in a modal: no custom id or title, no text inputs, more than five rows. */
+function modalProblem(data: any): string | undefined {
+  if (typeof data?.custom_id !== 'string' || data.custom_id === '' || data.custom_id.length > 100) return 'data.custom_id';
+  if (typeof data.title !== 'string' || data.title === '' || data.title.length > 45) return 'data.title';
+  if (!Array.isArray(data.components) || data.components.length === 0 || data.components.length > 5) return 'data.components';
+  for (const row of data.components) {
+    const inner = row?.type === 1 ? row.components : row?.type === 18 ? [row.component] : undefined;
+    if (!Array.isArray(inner) || inner.some((c: any) => c?.type !== 4 || typeof c.custom_id !== 'string')) return 'data.components: text inputs expected';
+  }
+  return undefined;
 }

@@ -211,34 +211,37 @@ export class SlackFake {
     };
   }
 
-  /** Modals the app opened (views.open), newest last. */
-  readonly views: Array<{ id: string; triggerId: string; view: Record<string, any> }> = [];
+  /** Trigger ids handed out with interactions, not yet used to open a view (each opens one). */
+  private readonly triggers = new Set<string>();
+  /** Views (modals) the app opened with views.open, in order. */
+  readonly views: Array<Record<string, any> & { id: string }> = [];
 
   /**
-   * A `view_submission` payload for a modal the app opened: `values` by block id, then action
-   * id, as plain_text_input state (`{type, value}`), as Slack sends it when the user presses Submit.
+   * A `view_submission` payload: the user submits a modal the app opened (`view`, or by `viewId`), with the values of
+   * its input blocks by block id and action id, as Slack sends them in `view.state.values`.
    */
-  viewSubmission(input: { viewId: string; user: string; values: Record<string, Record<string, string>> }): Record<string, unknown> {
-    const opened = this.views.find((v) => v.id === input.viewId);
-    if (!opened) throw new Error(`no view ${input.viewId} was opened`);
+  viewSubmission(input: { view?: Record<string, any> & { id: string }; viewId?: string; user: string; values: Record<string, Record<string, string>> }): Record<string, unknown> {
+    const view = input.view ?? this.views.find((v) => v.id === input.viewId);
+    if (!view) throw new Error(`no view ${input.viewId} was opened`);
     const values = Object.fromEntries(Object.entries(input.values).map(([block, actions]) => [block, Object.fromEntries(Object.entries(actions).map(([action, value]) => [action, { type: 'plain_text_input', value }]))]));
     return {
       type: 'view_submission',
-      team: { id: this.teamId, domain: 'fake' },
-      user: { id: input.user, username: input.user.toLowerCase(), name: input.user.toLowerCase(), team_id: this.teamId },
       api_app_id: APP_ID,
       token: 'legacy',
       trigger_id: `${++this.counter}.444.fake`,
-      view: { id: opened.id, team_id: this.teamId, type: 'modal', ...opened.view, private_metadata: opened.view.private_metadata ?? '', state: { values }, hash: `${opened.id}.hash`, app_id: APP_ID, bot_id: this.bot.botId, root_view_id: opened.id, previous_view_id: null },
-      response_urls: [],
-      is_enterprise_install: false,
+      user: { id: input.user, username: input.user.toLowerCase(), name: input.user.toLowerCase(), team_id: this.teamId },
+      team: { id: this.teamId, domain: 'fake' },
       enterprise: null,
+      is_enterprise_install: false,
+      view: { private_metadata: '', ...view, team_id: this.teamId, state: { values }, hash: `h${this.counter}`, app_id: APP_ID, bot_id: this.bot.botId },
+      response_urls: [],
     };
   }
 
   /** A `block_actions` payload for a click on a button of a message the app posted. */
   blockActions(input: { message: SlackMessage; actionId: string; value: string; user: string }): Record<string, unknown> {
     const id = ++this.counter;
+    this.triggers.add(`${id}.222.fake`);
     return {
       type: 'block_actions',
       api_app_id: APP_ID,
@@ -414,13 +417,14 @@ export class SlackFake {
       case 'chat.postEphemeral':
         return { ok: true, message_ts: this.nextTs() };
       case 'views.open': {
-        // Slack opens a modal only for a fresh trigger_id (one from a click or a command).
+        // Slack checks the trigger (from an interaction, used once) and the view's shape.
+        if (typeof args.trigger_id !== 'string' || !this.triggers.delete(args.trigger_id)) return { ok: false, error: 'invalid_trigger_id' };
         const view = typeof args.view === 'string' ? JSON.parse(args.view) : args.view;
-        if (typeof args.trigger_id !== 'string' || !args.trigger_id.endsWith('.fake')) return { ok: false, error: 'invalid_trigger_id' };
-        if (!view || view.type !== 'modal') return { ok: false, error: 'invalid_arguments' };
-        const id = `V${String(++this.counter).padStart(8, '0')}`;
-        this.views.push({ id, triggerId: args.trigger_id, view });
-        return { ok: true, view: { id, team_id: this.teamId, ...view, state: { values: {} }, hash: `${id}.hash`, app_id: APP_ID, bot_id: this.bot.botId } };
+        const problem = viewProblem(view);
+        if (problem) return { ok: false, error: 'invalid_arguments', response_metadata: { messages: [`[ERROR] ${problem}`] } };
+        const opened = { id: `V${String(++this.counter).padStart(8, '0')}`, ...view };
+        this.views.push(opened);
+        return { ok: true, view: opened };
       }
       case 'conversations.info': {
         const name = this.channels[args.channel];
@@ -513,4 +517,15 @@ export class SlackFake {
 
 export function startSlackFake(options?: SlackFakeOptions): Promise<SlackFake> {
   return new SlackFake(options).listen();
+}
+
+/** What Slack refuses in views.open: not a modal, no title, no blocks, an input block without a label or element. */
+function viewProblem(view: any): string | undefined {
+  if (view?.type !== 'modal') return 'view.type must be modal';
+  if (view.title?.type !== 'plain_text' || typeof view.title.text !== 'string' || view.title.text.length > 24) return 'view.title must be plain_text of at most 24 characters';
+  if (!Array.isArray(view.blocks) || view.blocks.length === 0) return 'view.blocks';
+  if (view.blocks.some((b: any) => b.type === 'input') && view.submit?.type !== 'plain_text') return 'a view with inputs needs submit';
+  for (const b of view.blocks) if (b.type === 'input' && (!b.label || !b.element?.action_id)) return 'input block needs label and element.action_id';
+  if (typeof view.private_metadata === 'string' && view.private_metadata.length > 3000) return 'private_metadata too long';
+  return undefined;
 }
