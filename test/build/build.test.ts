@@ -1,6 +1,6 @@
 // The build users run: bin/warden.js runs the JavaScript in dist/ and behaves as the sources do.
 // (The global setup has just brought dist/ up to date.)
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
@@ -37,7 +37,11 @@ describe('the build in dist/', () => {
     };
     walk(path.join(root, 'dist', tools!));
     const text = [...seen].map((f) => readFileSync(f, 'utf8')).join('\n');
-    expect(seen.size).toBeLessThan(40);
+    // Bounded by bytes, not by chunk count: the splitter's chunk boundaries move with every new
+    // shared module, while what a command parses at start is what the bound is for (issue 32's
+    // start-up figures live in the benchmarks).
+    const bytes = [...seen].reduce((n, f) => n + statSync(f).size, 0);
+    expect(bytes).toBeLessThan(800_000);
     for (const heavy of ['discord.js', '@slack/bolt', '@anthropic-ai/sdk', 'openai', 'playwright-core', 'better-sqlite3', '@modelcontextprotocol/sdk']) {
       expect(text, heavy).not.toMatch(new RegExp(`from\\s*"${heavy.replace('/', '\\/')}"`));
     }

@@ -92,7 +92,7 @@ describe('the README screenshots', () => {
     const card = page.locator('#messages section.card[data-status="pending"]');
     await card.waitFor();
     expect(await card.locator('pre').textContent()).toBe('ls -la');
-    expect(await card.locator('button').allTextContents()).toEqual(['Allow once', 'Allow always', 'Deny']);
+    expect(await card.locator('button').allTextContents()).toEqual(['Allow once', 'Allow always', 'Deny', 'Deny with reason']);
     keep('approval-card.png', await page.screenshot());
   });
 });

@@ -233,7 +233,7 @@ describe('secrets tool on Slack', () => {
     await fake.sendAction(url, fake.blockActions({ message, actionId: button.action_id, value: button.value, user: BOB }), { secret: SECRET });
     await fake.waitForCall('views.open');
     const view = fake.views.at(-1)!;
-    expect(view.view.callback_id).toMatch(/^warden-secret-modal:/);
+    expect(view.callback_id).toMatch(/^warden-secret-modal:/);
     const response = await fake.sendAction(url, fake.viewSubmission({ viewId: view.id, user: BOB, values: { secret: { secret_value: VALUE } } }), { secret: SECRET });
     expect(response.status).toBe(200);
     const body = (await response.json()) as { response_action: string; view: unknown };
