@@ -37,7 +37,17 @@ export const DEFAULT_RATE_REPLY = "You're sending messages faster than I can tak
 const DENIED_REPLY_EVERY_MS = 10 * 60 * 1000;
 const REMEMBERED = 10_000;
 
-export type GateOutcome = { pass: true; decision: AccessDecision & { allowed: true }; principal: Principal } | { pass: false; reply?: string | undefined };
+/** A pairing request this message created: the owners are shown a card to decide it. */
+export interface NewPairingRequest {
+  code: string;
+  userId: string;
+  userName?: string | undefined;
+  expiresAt: number;
+}
+
+export type GateOutcome =
+  | { pass: true; decision: AccessDecision & { allowed: true }; principal: Principal }
+  | { pass: false; reply?: string | undefined; pairing?: NewPairingRequest | undefined };
 
 /** The principal of a message: who sent it, with the memberships known for it. */
 export async function principalOf(message: InboundMessage, resolver: MembershipResolver | undefined, needUsergroups: boolean): Promise<Principal> {
@@ -86,6 +96,7 @@ export class AccessGate {
       }
       this.deps.audit?.note({ type: 'access.denied', actor, subject: route.sessionKey, sessionKey: route.sessionKey, data: { reason: decision.reason, path: decision.path, chat: message.chatType, channelId: message.channelId, bot: isBot } });
       log.info({ actor, decision: describeAccess(decision) }, 'inbound message refused');
+      if (decision.reply === 'pairing') return this.pairingRefusal(message);
       return { pass: false, reply: await this.refusalText(config, message, decision) };
     }
     if (!isBot) this.loops.delete(route.sessionKey);
@@ -107,14 +118,20 @@ export class AccessGate {
     return this.usergroupCache.uses;
   }
 
+  /** An unknown DM under `dmPolicy: pairing`: a code for a new request (OpenClaw: about once an hour per sender), else silence. */
+  private async pairingRefusal(message: InboundMessage): Promise<GateOutcome> {
+    if (!this.deps.pairing) return { pass: false };
+    const outcome = await this.deps.pairing.request(message.provider, message.senderId, message.senderName);
+    if (outcome.kind !== 'created') return { pass: false };
+    return {
+      pass: false,
+      reply: PAIRING_REPLY(outcome.code),
+      pairing: { code: outcome.code, userId: message.senderId, userName: message.senderName, expiresAt: outcome.expiresAt },
+    };
+  }
+
   private async refusalText(config: WardenConfig, message: InboundMessage, decision: AccessDecision & { allowed: false }): Promise<string | undefined> {
     if (decision.reply === 'none') return undefined;
-    if (decision.reply === 'pairing') {
-      if (!this.deps.pairing) return undefined;
-      const outcome = await this.deps.pairing.request(message.provider, message.senderId, message.senderName);
-      // Only a new request is answered (OpenClaw: about once an hour per sender).
-      return outcome.kind === 'created' ? PAIRING_REPLY(outcome.code) : undefined;
-    }
     const block = message.provider === 'discord' ? config.channels.discord : message.provider === 'slack' ? config.channels.slack : undefined;
     const text = block?.deniedReply;
     if (text === false) return undefined;
