@@ -1,6 +1,7 @@
 import type { OnApprovalClick } from '../../src/gateway/types.js';
 import type { ApprovalCardStore } from '../../src/gateway/approval-card-store.js';
 import type { SecretPromptHandlers } from './secret-prompt.js';
+import type { PairingClickHandler } from './pairing-card.js';
 
 /**
  * What the router gives a platform adapter besides its own `channels.<platform>` config.
@@ -24,6 +25,8 @@ export interface AdapterDeps {
   cards?: ApprovalCardStore | undefined;
   /** The secrets tool's private prompt: button clicks and modal submissions (secret-prompt.ts); absent: no prompt offered. */
   secretPrompts?: SecretPromptHandlers | undefined;
+  /** Clicks on the owners' pairing card (pairing-card.ts); absent: no card is offered. */
+  pairingClicks?: PairingClickHandler | undefined;
 }
 
 /** Where a card goes, from the request and `approvals.target`; DMs are deduplicated. */

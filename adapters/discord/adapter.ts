@@ -49,6 +49,8 @@ import { registerCommands } from './commands.js';
 import { DISCORD_FILE_HOSTS, inboundFromCommand, inboundFromDiscord } from './inbound.js';
 import { shardClientOptions, watchShards } from './shards.js';
 import { background } from '../../src/util/background.js';
+import { decodePairingButton, PAIRING_BUTTON_PREFIX, pairingButtonId } from '../common/pairing-card.js';
+import { pairingCardText, type PairingCardRequest } from '../../src/gateway/pairing-decision.js';
 import { SECRET_BUTTON_PREFIX, SECRET_FIELD, SECRET_MAX_CHARS, SECRET_MODAL_PREFIX, secretButtonId, secretModalId, secretPromptText, secretRequestId } from '../common/secret-prompt.js';
 
 /** Discord rejects message content over 2,000 characters. */
@@ -479,6 +481,50 @@ export function createDiscordAdapter(
     await interaction.reply({ content: outcome.text, flags: MessageFlags.Ephemeral });
   }
 
+  /** The owners' pairing card, in each owner's DM: Approve and Deny buttons, decided as `/pair` is. */
+  async function askPairing(request: PairingCardRequest): Promise<void> {
+    const body = {
+      content: pairingCardText(request),
+      components: [
+        {
+          type: 1,
+          components: [
+            { type: 2, style: 3, label: 'Approve', custom_id: pairingButtonId('approve', request.code) },
+            { type: 2, style: 4, label: 'Deny', custom_id: pairingButtonId('deny', request.code) },
+          ],
+        },
+      ],
+      allowed_mentions: { parse: [] },
+    };
+    let posted = 0;
+    for (const ownerId of request.ownerIds) {
+      try {
+        await post(await dmChannelOf(ownerId), body);
+        posted++;
+      } catch (err) {
+        logger.warn({ err, ownerId }, 'could not post a pairing card');
+      }
+    }
+    if (posted === 0) throw new Error('no pairing card could be posted on Discord');
+  }
+
+  /**
+   * A click on a pairing card: acknowledged at once; a decision edits the clicked card to the
+   * outcome without buttons, anything else (not an owner, already decided) is said privately.
+   */
+  async function onPairingClick(interaction: ButtonInteraction): Promise<void> {
+    const action = decodePairingButton(interaction.customId);
+    const decide = deps.pairingClicks;
+    if (!action || !decide) {
+      await interaction.reply({ content: INVALID_ACTION_TEXT, flags: MessageFlags.Ephemeral });
+      return;
+    }
+    await interaction.deferUpdate();
+    const outcome = await decide({ ...action, userId: interaction.user.id });
+    if (outcome.final) await interaction.editReply({ content: `${outcome.text} (by <@${interaction.user.id}>)`, components: [], allowedMentions: { parse: [] } });
+    else await interaction.followUp({ content: outcome.text, flags: MessageFlags.Ephemeral });
+  }
+
   const adapter: DiscordAdapter = {
     provider: 'discord',
     get botUserId() {
@@ -515,6 +561,10 @@ export function createDiscordAdapter(
           onSecretSubmit(interaction).catch((err: unknown) => logger.error({ err: (err as Error).message, customId: interaction.customId }, 'secret submission failed'));
           return;
         }
+        if (interaction.isButton() && interaction.customId.startsWith(PAIRING_BUTTON_PREFIX)) {
+          onPairingClick(interaction).catch((err: unknown) => logger.error({ err, customId: interaction.customId }, 'pairing card click failed'));
+          return;
+        }
         if (interaction.isButton() && interaction.customId.startsWith(SECRET_BUTTON_PREFIX)) {
           onSecretClick(interaction).catch((err: unknown) => logger.error({ err, customId: interaction.customId }, 'secret prompt click failed'));
           return;
@@ -545,6 +595,7 @@ export function createDiscordAdapter(
     streamTo,
     typing,
     ...(deps.secretPrompts ? { askSecret } : {}),
+    ...(deps.pairingClicks ? { askPairing } : {}),
     approvals: { provider: 'discord', show, update: (request) => update(request), escalate },
     async stop() {
       for (const stopTyping of [...typingStops]) stopTyping();

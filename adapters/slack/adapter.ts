@@ -40,6 +40,8 @@ import { toMrkdwn } from './mrkdwn.js';
 import { fitFiles, withNotes } from '../common/outbound-files.js';
 import { answersPrivately, slackCommandText } from '../common/native-commands.js';
 import { RecentIds } from '../common/recent-ids.js';
+import { decodePairingButton, PAIRING_BUTTON_PREFIX, pairingButtonId } from '../common/pairing-card.js';
+import { pairingCardText, type PairingCardRequest } from '../../src/gateway/pairing-decision.js';
 import { SECRET_BUTTON_PREFIX, SECRET_FIELD, SECRET_MAX_CHARS, SECRET_MODAL_PREFIX, secretButtonId, secretModalId, secretPromptText, secretRequestId } from '../common/secret-prompt.js';
 import { APPROVAL_ACTION_PATTERN, escapeMrkdwn, mention, slackCard } from './card.js';
 import { SlackUsergroupCache } from './usergroups.js';
@@ -517,6 +519,48 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     await web().chat.postEphemeral({ channel: target.channelId, user: prompt.requesterId, text, blocks, ...(target.threadId ? { thread_ts: target.threadId } : {}) });
   }
 
+  /** The owners' pairing card, in each owner's DM: Approve and Deny buttons, decided as `/pair` is. */
+  async function askPairing(request: PairingCardRequest): Promise<void> {
+    const text = pairingCardText(request);
+    const blocks = [
+      { type: 'section', text: { type: 'plain_text', text } },
+      {
+        type: 'actions',
+        block_id: 'pairing',
+        elements: [
+          { type: 'button', style: 'primary', text: { type: 'plain_text', text: 'Approve' }, action_id: pairingButtonId('approve', request.code), value: pairingButtonId('approve', request.code) },
+          { type: 'button', style: 'danger', text: { type: 'plain_text', text: 'Deny' }, action_id: pairingButtonId('deny', request.code), value: pairingButtonId('deny', request.code) },
+        ],
+      },
+    ];
+    let posted = 0;
+    for (const ownerId of request.ownerIds) {
+      try {
+        await web().chat.postMessage({ channel: await dmChannelOf(ownerId), text, blocks });
+        posted++;
+      } catch (err) {
+        logger.warn({ err, ownerId }, 'could not post a pairing card');
+      }
+    }
+    if (posted === 0) throw new Error('no pairing card could be posted on Slack');
+  }
+
+  /** A click on a pairing card: a decision replaces the card with the outcome; anything else is said privately. */
+  async function onPairingClick({ ack, body, action, client }: SlackActionMiddlewareArgs<BlockAction<ButtonAction>> & AllMiddlewareArgs): Promise<void> {
+    await ack();
+    const channel = body.channel?.id ?? body.container?.channel_id;
+    const privately = async (text: string) => {
+      if (channel) await client.chat.postEphemeral({ channel, user: body.user.id, text });
+    };
+    const decoded = decodePairingButton(action.action_id);
+    const decide = deps.pairingClicks;
+    if (!decoded || !decide) return privately(INVALID_ACTION_TEXT);
+    const outcome = await decide({ ...decoded, userId: body.user.id });
+    if (!outcome.final) return privately(outcome.text);
+    const text = `${outcome.text} (by <@${body.user.id}>)`;
+    if (channel && body.message?.ts) await client.chat.update({ channel, ts: body.message.ts, text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] });
+  }
+
   async function onSecretClick({ ack, body, action, client }: SlackActionMiddlewareArgs<BlockAction<ButtonAction>> & AllMiddlewareArgs): Promise<void> {
     await ack();
     const handlers = deps.secretPrompts;
@@ -610,6 +654,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     // A group's members changed: the next message reads them again.
     for (const name of ['subteam_members_changed', 'subteam_updated', 'subteam_created'] as const) a.event(name, async () => usergroups.invalidate());
     a.action<BlockAction<ButtonAction>>(APPROVAL_ACTION_PATTERN, onClick);
+    a.action<BlockAction<ButtonAction>>(new RegExp(`^${PAIRING_BUTTON_PREFIX}`), (args) => onPairingClick(args).catch((err: unknown) => logger.error({ err }, 'pairing card click failed')));
     a.action<BlockAction<ButtonAction>>(new RegExp(`^${SECRET_BUTTON_PREFIX}`), (args) => onSecretClick(args).catch((err: unknown) => logger.error({ err }, 'secret prompt click failed')));
     a.view<ViewSubmitAction>(new RegExp(`^${SECRET_MODAL_PREFIX}`), (args) => onSecretSubmit(args).catch((err: unknown) => logger.error({ err: (err as Error).message }, 'secret submission failed')));
     a.view<ViewSubmitAction>(REASON_VIEW_ID, onReason);
@@ -643,6 +688,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     // Slack offers bot tokens no typing indicator outside assistant threads; nothing to show.
     typing: () => () => undefined,
     ...(deps.secretPrompts ? { askSecret } : {}),
+    ...(deps.pairingClicks ? { askPairing } : {}),
     approvals: { provider: 'slack', show, update: (request) => update(request), escalate },
     async stop() {
       const a = app;

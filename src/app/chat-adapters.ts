@@ -9,6 +9,9 @@ import type { OwnListener } from '../net/index.js';
 import type { Store } from '../store/index.js';
 import { clickHandlerOn, type ResolveApproval } from '../gateway/approval-clicks.js';
 import { storeCardStore } from '../gateway/card-store.js';
+import { PairingStore } from '../cluster/pairing.js';
+import { decidePairing, pairingDecisionText, type PairingDecision } from '../gateway/pairing-decision.js';
+import { senderIsOwner } from '../turn/turn-context.js';
 import { Gateway } from '../gateway/gateway.js';
 import type { ChatAdapter } from '../gateway/types.js';
 import { plannedAdapters } from '../config/planned-adapters.js';
@@ -102,6 +105,7 @@ export async function createAdapter(
   secretPrompts?: SecretPrompts | undefined,
 ): Promise<ChatAdapter> {
   const onApprovalClick = clickHandlerOn(resolve, provider);
+  const pairing = new PairingStore(store.db);
   // Approvers and the card target are read at each card: a reload changes who gets it.
   const deps = (p: 'discord' | 'slack') => ({
     onApprovalClick,
@@ -114,6 +118,11 @@ export async function createAdapter(
     },
     cards: storeCardStore(store.db, p),
     ...(secretPrompts ? { secretPrompts: secretPrompts.handlersFor(p) } : {}),
+    // The owners' pairing card: decided as `/pair` is, ownership read from the config at the click.
+    pairingClicks: async (click: { decision: PairingDecision; code: string; userId: string }) => {
+      const outcome = await decidePairing(pairing, { provider: p, code: click.code, decision: click.decision, by: { userId: click.userId, isOwner: senderIsOwner(current(), p, click.userId) } });
+      return { final: outcome.kind === 'approved' || outcome.kind === 'denied', text: pairingDecisionText(outcome) };
+    },
   });
   switch (provider) {
     // What an adapter posts passes the secret scrubber (scrubbed-adapter.ts).

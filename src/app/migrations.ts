@@ -5,6 +5,7 @@ import { cronMigrations } from '../cron/migrations.js';
 import { clusterMigrations } from '../cluster/migrations.js';
 import { pairingMigrations } from '../cluster/pairing.js';
 import { rateLimitMigrations } from '../cluster/rate-limit.js';
+import { botLoopMigrations } from '../cluster/bot-loop.js';
 import { execMigrations } from '../exec/allowlist-store.js';
 import { gatewayCardsMigrations } from '../gateway/card-store.js';
 import { nodesMigrations } from '../control/nodes/store.js';
@@ -35,6 +36,7 @@ export const WARDEN_MIGRATIONS: readonly FeatureMigrations[] = [
   pairingMigrations,
   usageMigrations,
   secretsMigrations,
+  botLoopMigrations,
 ];
 
 /** Opens the store with every feature's migrations (what `warden start` and the CLI commands use). */

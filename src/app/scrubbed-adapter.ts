@@ -35,6 +35,11 @@ export function scrubbedAdapter<A extends ChatAdapter>(adapter: A): A {
     get(target, prop) {
       if (prop === 'send') return (to: Parameters<ChatAdapter['send']>[0], message: OutboundMessage) => target.send(to, scrubMessage(message));
       if (prop === 'approvals') return approvals;
+      // The pairing card shows the sender's display name: scrubbed like every posted text (the code and ids are the card's own).
+      if (prop === 'askPairing' && target.askPairing) {
+        return (request: Parameters<NonNullable<ChatAdapter['askPairing']>>[0]) =>
+          target.askPairing!({ ...request, ...(request.userName !== undefined ? { userName: scrubSecrets(request.userName) } : {}) });
+      }
       if (prop === 'streamTo' && target.streamTo) {
         return (to: Parameters<NonNullable<ChatAdapter['streamTo']>>[0], recipient?: Parameters<NonNullable<ChatAdapter['streamTo']>>[1]) => {
           const surface = target.streamTo!(to, recipient);

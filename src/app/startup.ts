@@ -42,6 +42,7 @@ import { approveOn, withWebLocalOwner, type ResolveApproval } from '../gateway/a
 import { DeferredCallRunner } from '../gateway/deferred-calls.js';
 import { AccessGate } from '../gateway/access-gate.js';
 import { PairingStore } from '../cluster/pairing.js';
+import { BotLoopStore } from '../cluster/bot-loop.js';
 import { RateLimiter } from '../cluster/rate-limit.js';
 import { Gateway } from '../gateway/gateway.js';
 import { GovernedToolExecutor } from './tool-executor.js';
@@ -348,6 +349,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     access: new AccessGate({
       pairing: new PairingStore(store.db),
       limiter: new RateLimiter(store.db),
+      botLoops: new BotLoopStore(store.db),
       audit: approvals.audit,
       memberships: (provider) => gatewayRef?.adapter(provider)?.memberships,
     }),

@@ -118,6 +118,27 @@ export class PairingStore {
     });
   }
 
+  /**
+   * An owner's refusal: the code's request is consumed (one use, the same conditional delete as
+   * `approve`) and nobody is paired. The sender may ask again once their next DM gets a new code.
+   */
+  async deny(rawCode: string, provider: string): Promise<PairingApproveOutcome> {
+    const code = normalizeCode(rawCode);
+    if (!code) return { ok: false, reason: 'unknown-code' };
+    const now = this.now();
+    return this.db.tx(async () => {
+      const row = await this.db.get<{ provider: string; user_id: string; user_name: string | null }>(
+        `SELECT provider, user_id, user_name FROM pairing_requests WHERE code = ? AND expires_at > ? ${this.db.forUpdate}`,
+        [code, now],
+      );
+      if (!row) return { ok: false as const, reason: 'unknown-code' as const };
+      if (row.provider !== provider) return { ok: false as const, reason: 'other-platform' as const };
+      const deleted = await this.db.run('DELETE FROM pairing_requests WHERE code = ?', [code]);
+      if (deleted.changes !== 1) return { ok: false as const, reason: 'unknown-code' as const };
+      return { ok: true as const, provider: row.provider, userId: row.user_id, userName: row.user_name ?? undefined };
+    });
+  }
+
   /** Pending requests, oldest first (for `/pair` without a code). */
   async pending(provider: string): Promise<Array<{ code: string; userId: string; userName?: string | undefined; expiresAt: number }>> {
     const rows = await this.db.all<{ code: string; user_id: string; user_name: string | null; expires_at: number }>(

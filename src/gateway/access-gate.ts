@@ -2,6 +2,7 @@ import type { WardenConfig } from '../config/index.js';
 import type { RateLimitBucket } from '../config/schema/access.js';
 import type { PairingStore } from '../cluster/pairing.js';
 import type { RateLimiter, TakeResult } from '../cluster/rate-limit.js';
+import { botLoopStep, type BotLoopCounter, type BotLoopState } from '../cluster/bot-loop.js';
 import { log } from '../log/log.js';
 import { metrics } from '../ops/metrics.js';
 import { accessSettings, decideAccess, describeAccess, type AccessDecision, type ResolvedBotLoop } from '../policy/access.js';
@@ -23,6 +24,8 @@ export type { MembershipResolver } from './types.js';
 export interface AccessGateDeps {
   pairing?: PairingStore | undefined;
   limiter?: RateLimiter | undefined;
+  /** The bot loop breaker's count (the store's, shared across instances); this process's memory when absent. */
+  botLoops?: BotLoopCounter | undefined;
   audit?: { note(event: { type: string; actor?: string; subject?: string; sessionKey?: string; data: Record<string, unknown> }): void } | undefined;
   /** Per provider: memberships a message does not carry. */
   memberships?: ((provider: string) => MembershipResolver | undefined) | undefined;
@@ -37,7 +40,17 @@ export const DEFAULT_RATE_REPLY = "You're sending messages faster than I can tak
 const DENIED_REPLY_EVERY_MS = 10 * 60 * 1000;
 const REMEMBERED = 10_000;
 
-export type GateOutcome = { pass: true; decision: AccessDecision & { allowed: true }; principal: Principal } | { pass: false; reply?: string | undefined };
+/** A pairing request this message created: the owners are shown a card to decide it. */
+export interface NewPairingRequest {
+  code: string;
+  userId: string;
+  userName?: string | undefined;
+  expiresAt: number;
+}
+
+export type GateOutcome =
+  | { pass: true; decision: AccessDecision & { allowed: true }; principal: Principal }
+  | { pass: false; reply?: string | undefined; pairing?: NewPairingRequest | undefined };
 
 /** The principal of a message: who sent it, with the memberships known for it. */
 export async function principalOf(message: InboundMessage, resolver: MembershipResolver | undefined, needUsergroups: boolean): Promise<Principal> {
@@ -52,7 +65,7 @@ export function configUsesUsergroups(config: WardenConfig): boolean {
 
 export class AccessGate {
   private readonly toldDenied = new Map<string, number>();
-  private readonly loops = new Map<string, { events: number[]; cooldownUntil: number }>();
+  private readonly memoryLoops = new Map<string, BotLoopState>();
   private usergroupCache: { config: WardenConfig; uses: boolean } | undefined;
 
   constructor(private readonly deps: AccessGateDeps) {}
@@ -86,10 +99,13 @@ export class AccessGate {
       }
       this.deps.audit?.note({ type: 'access.denied', actor, subject: route.sessionKey, sessionKey: route.sessionKey, data: { reason: decision.reason, path: decision.path, chat: message.chatType, channelId: message.channelId, bot: isBot } });
       log.info({ actor, decision: describeAccess(decision) }, 'inbound message refused');
+      if (decision.reply === 'pairing') return this.pairingRefusal(message);
       return { pass: false, reply: await this.refusalText(config, message, decision) };
     }
-    if (!isBot) this.loops.delete(route.sessionKey);
-    else if (decision.botLoop && !this.botTurnAllowed(route.sessionKey, decision.botLoop)) {
+    // A person speaking where bots are let in resets the conversation's bot count.
+    if (!isBot) {
+      if (settings.allowBots.value) await this.loopCounter().reset(route.sessionKey).catch((err: unknown) => log.warn({ err, sessionKey: route.sessionKey }, 'bot loop count not reset'));
+    } else if (decision.botLoop && !(await this.botTurnAllowed(route.sessionKey, decision.botLoop))) {
       metrics.inboundRefused.inc({ provider: message.provider, reason: 'bot-loop' });
       this.deps.audit?.note({ type: 'access.bot_loop', actor, subject: route.sessionKey, sessionKey: route.sessionKey, data: { path: decision.botLoop.path, max: decision.botLoop.maxEventsPerWindow } });
       log.warn({ actor, sessionKey: route.sessionKey }, 'bot loop breaker: bot message dropped');
@@ -107,14 +123,20 @@ export class AccessGate {
     return this.usergroupCache.uses;
   }
 
+  /** An unknown DM under `dmPolicy: pairing`: a code for a new request (OpenClaw: about once an hour per sender), else silence. */
+  private async pairingRefusal(message: InboundMessage): Promise<GateOutcome> {
+    if (!this.deps.pairing) return { pass: false };
+    const outcome = await this.deps.pairing.request(message.provider, message.senderId, message.senderName);
+    if (outcome.kind !== 'created') return { pass: false };
+    return {
+      pass: false,
+      reply: PAIRING_REPLY(outcome.code),
+      pairing: { code: outcome.code, userId: message.senderId, userName: message.senderName, expiresAt: outcome.expiresAt },
+    };
+  }
+
   private async refusalText(config: WardenConfig, message: InboundMessage, decision: AccessDecision & { allowed: false }): Promise<string | undefined> {
     if (decision.reply === 'none') return undefined;
-    if (decision.reply === 'pairing') {
-      if (!this.deps.pairing) return undefined;
-      const outcome = await this.deps.pairing.request(message.provider, message.senderId, message.senderName);
-      // Only a new request is answered (OpenClaw: about once an hour per sender).
-      return outcome.kind === 'created' ? PAIRING_REPLY(outcome.code) : undefined;
-    }
     const block = message.provider === 'discord' ? config.channels.discord : message.provider === 'slack' ? config.channels.slack : undefined;
     const text = block?.deniedReply;
     if (text === false) return undefined;
@@ -127,21 +149,29 @@ export class AccessGate {
   }
 
   /** OpenClaw's window budget, per conversation: past `maxEventsPerWindow` bot turns in the window, bots are dropped for the cooldown. */
-  private botTurnAllowed(sessionKey: string, loop: ResolvedBotLoop): boolean {
+  private async botTurnAllowed(sessionKey: string, loop: ResolvedBotLoop): Promise<boolean> {
     if (!loop.enabled) return true;
-    const now = this.now();
-    const state = this.loops.get(sessionKey) ?? { events: [], cooldownUntil: 0 };
-    if (state.cooldownUntil > now) return false;
-    state.events = state.events.filter((t) => now - t < loop.windowSeconds * 1000);
-    if (state.events.length >= loop.maxEventsPerWindow) {
-      state.cooldownUntil = now + loop.cooldownSeconds * 1000;
-      state.events = [];
-      remember(this.loops, sessionKey, state);
+    try {
+      return await this.loopCounter().take(sessionKey, loop, this.now());
+    } catch (err) {
+      // The store is down: the bot message is dropped (fail closed).
+      log.error({ err, sessionKey }, 'bot loop count not checked; bot message dropped');
       return false;
     }
-    state.events.push(now);
-    remember(this.loops, sessionKey, state);
-    return true;
+  }
+
+  /** The store's count when given; else this process's (a gate without a store: tests, embedded use). */
+  private loopCounter(): BotLoopCounter {
+    if (this.deps.botLoops) return this.deps.botLoops;
+    const loops = this.memoryLoops;
+    return {
+      take: async (key, limits, now) => {
+        const { allowed, next } = botLoopStep(loops.get(key) ?? { events: [], cooldownUntil: 0 }, now, limits);
+        remember(loops, key, next);
+        return allowed;
+      },
+      reset: async (key) => void loops.delete(key),
+    };
   }
 
   private async rateLimited(config: WardenConfig, message: InboundMessage, route: { agentId: string; sessionKey: string }): Promise<GateOutcome | undefined> {

@@ -17,6 +17,7 @@ import { OWNER_ONLY_TOOLS } from '../policy/catalog.js';
 import type { Route } from './router.js';
 import type { PairingStore } from '../cluster/pairing.js';
 import type { ApproveOutcome } from './approval-clicks.js';
+import { decidePairing, pairingDecisionText } from './pairing-decision.js';
 import type { ApprovalClick, OutboundMessage } from './types.js';
 import { runNodesCommand, type NodesCommandDeps } from './commands/nodes.js';
 import { runCronCommand } from './cron-command.js';
@@ -197,7 +198,7 @@ export interface CommandDeps {
   /** Plugin commands, listed by /help. */
   pluginCommands?: PluginCommandRegistry | undefined;
   /** DM pairing (`/pair`); absent without a store. */
-  pairing?: Pick<PairingStore, 'approve' | 'pending'> | undefined;
+  pairing?: Pick<PairingStore, 'approve' | 'deny' | 'pending'> | undefined;
   /** Usage records and budgets for `/usage`; absent where the store is not at hand. */
   usage?: UsageCommandDeps | undefined;
   /** The secret store's names for an agent (`/secrets`, owners); never values. Absent without a store. */
@@ -278,9 +279,9 @@ async function runPair(args: string, route: Route, deps: CommandDeps): Promise<s
     if (pending.length === 0) return 'No pairing requests are waiting.';
     return ['Pairing requests:', ...pending.map((p) => `• ${p.code} — ${p.userName ? `${p.userName} (${p.userId})` : p.userId}`), 'Approve one with /pair <code>.'].join('\n');
   }
-  const outcome = await deps.pairing.approve(args, provider, `${provider}:${route.context.senderId ?? ''}`);
-  if (!outcome.ok) return outcome.reason === 'other-platform' ? 'That code was handed out on another platform; approve it there.' : 'No pairing request has that code (it may have expired).';
-  return `Paired ${outcome.userName ? `${outcome.userName} (${outcome.userId})` : outcome.userId}: their direct messages are let in from now on.`;
+  // The same decision as the owners' card buttons (pairing-decision.ts).
+  const outcome = await decidePairing(deps.pairing, { provider, code: args, decision: 'approve', by: { userId: route.context.senderId ?? '', isOwner: route.context.senderIsOwner } });
+  return pairingDecisionText(outcome);
 }
 
 /** `/new` on a platform whose conversations are their channel's (or DM's) one session. */

@@ -35,7 +35,7 @@ import { buildTurnContext, conversationOf, refreshTurnContext, senderIsOwner, ty
 import type { ApprovalClick, ChatAdapter, InboundMessage, OutboundFile, OutboundMessage, ReplyTarget } from './types.js';
 import { turnReply, type TurnOrigin } from './turn-reply.js';
 import { background } from '../util/background.js';
-import { AccessGate } from './access-gate.js';
+import { AccessGate, type NewPairingRequest } from './access-gate.js';
 import { describeAccess } from '../policy/access.js';
 
 export interface GatewayOptions {
@@ -245,6 +245,21 @@ export class Gateway {
    * backoff while the others run, so an outage at boot does not take Warden down; anything else
    * (a bad token, a port in use) fails the start so the operator sees it at once.
    */
+  /**
+   * A new pairing request's card, in the DM of each owner on the request's platform (owners are
+   * who `/pair` accepts). A card that cannot be posted costs nothing: `/pair <code>` still works.
+   */
+  private async showPairingCard(config: WardenConfig, provider: string, request: NewPairingRequest): Promise<void> {
+    const adapter = this.adapters.get(provider);
+    const ownerIds = ((config.owners as Record<string, readonly string[] | undefined>)[provider] ?? []).filter((id) => id !== '*' && !id.includes(':'));
+    if (!adapter?.askPairing || ownerIds.length === 0) return;
+    try {
+      await adapter.askPairing({ ...request, ownerIds });
+    } catch (err) {
+      log.warn({ err, provider, userId: request.userId }, 'could not post a pairing card; /pair still works');
+    }
+  }
+
   private async startAdapter(adapter: ChatAdapter, attempt: number): Promise<void> {
     try {
       await adapter.start((message) => this.receive(message));
@@ -294,6 +309,7 @@ export class Gateway {
     const admitted = await this.gate.admit(config, message, route);
     if (!admitted.pass) {
       if (admitted.reply !== undefined && this.state === 'running') await this.send(route.replyTo, { text: admitted.reply });
+      if (admitted.pairing && this.state === 'running') await this.showPairingCard(config, message.provider, admitted.pairing);
       return;
     }
     // Slack user groups are looked up, not sent: the turn's policy (`toolsBySender` keys) reads what the gate found.

@@ -1,3 +1,4 @@
+import type { PairingCardRequest } from './pairing-decision.js';
 import type { StreamSurface } from './reply-stream.js';
 import type { ApprovalDecision, ApprovalRenderer, ApprovalRequest } from '../approvals/types.js';
 import type { InboundMessage } from '../policy/inbound.js';
@@ -73,6 +74,12 @@ export interface ChatAdapter {
    * message). Absent where the platform has none.
    */
   askSecret?(target: ReplyTarget, prompt: { id: string; name: string; reason: string; requesterId: string }): Promise<void>;
+  /**
+   * A new DM pairing request: a card with Approve/Deny buttons in each listed owner's DM. A
+   * click is decided by `decidePairing` (pairing-decision.ts), the function `/pair` uses.
+   * Absent where the platform has no such card (`/pair <code>` still works).
+   */
+  askPairing?(request: PairingCardRequest): Promise<void>;
 }
 
 /** A sender's memberships the platform does not send with the message (Slack user groups). */

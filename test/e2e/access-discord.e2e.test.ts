@@ -77,6 +77,10 @@ const dm = (author: APIUser, content: string) => fake.userMessage({ author, dm: 
 const inChannel = (author: APIUser, channelId: string, content: string, authorIsBot = false) =>
   fake.userMessage({ author, channelId, content: `<@${fake.bot.id}> ${content}`, authorIsBot })!;
 
+const buttonsOf = (message: { components?: unknown[] }) =>
+  ((message.components ?? []) as any[]).flatMap((row) => row.components ?? []).map((b: any) => b.custom_id as string);
+const textsOf = (token: string) => fake.requests.records.filter((r) => r.path.includes(token)).map((r) => JSON.stringify(r.body ?? {}));
+
 async function auditRows(warden: RunningWarden, type: string): Promise<Array<{ actor: string; data: string }>> {
   return warden.store.db.all('SELECT actor, data FROM audit_events WHERE type = ? ORDER BY id', [type]);
 }
@@ -142,6 +146,69 @@ describe('access control on Discord', () => {
     dm(bob, 'now?');
     expect((await botPost(bobDm, from)).body.content).toContain('model answer');
     expect(model.requests.length).toBe(before + 1);
+  }, 60_000);
+
+  it('pairing by button: the owner gets a card in their DM; a non-owner\'s click is refused privately; the owner\'s Approve lets the next DM through, once', async () => {
+    await start({ dmPolicy: 'pairing' });
+    const before = model.requests.length;
+    const bobDm = fake.dmChannelOf(bob.id);
+    const olgaDm = fake.dmChannelOf(olga.id);
+    let from = mark();
+    dm(bob, 'let me in');
+    const code = /\/pair ([A-Z2-9]{8})/.exec((await botPost(bobDm, from)).body.content)?.[1];
+    expect(code).toBeDefined();
+    const posted = await botPost(olgaDm, from, (b) => Array.isArray(b.components) && b.components.length > 0, 'pairing card');
+    expect(posted.body.content).toContain(`Bob (${bob.id})`);
+    expect(posted.body.content).toContain(code);
+    const card = fake.botMessagesIn(olgaDm).filter((m) => buttonsOf(m).length > 0).at(-1)!;
+    expect(buttonsOf(card)).toEqual([`warden-pair:approve:${code}`, `warden-pair:deny:${code}`]);
+
+    // mallory (not an owner) clicks Approve: told privately, nothing is paired, the card keeps its buttons.
+    const refused = fake.click({ message: card, customId: `warden-pair:approve:${code}`, user: mallory });
+    await fake.requests.waitFor((r) => r.path.includes(refused.token) && JSON.stringify(r.body ?? {}).includes('Only an owner'), 10_000, 'refusal to mallory');
+    expect(textsOf(refused.token).join()).toContain('"flags":64');
+    from = mark();
+    dm(bob, 'now?');
+    await settle();
+    expect(postsIn(bobDm, from)).toHaveLength(0);
+    expect(model.requests.length).toBe(before);
+
+    // olga clicks Approve: the card is edited to the outcome, without buttons.
+    const approved = fake.click({ message: card, customId: `warden-pair:approve:${code}`, user: olga });
+    const edit = await fake.requests.waitFor((r) => r.method === 'PATCH' && r.path.includes(approved.token) && String(r.body?.content ?? '').startsWith('Paired'), 10_000, 'card edited');
+    expect(edit.body.content).toContain(`Paired Bob (${bob.id})`);
+    expect(edit.body.components).toEqual([]);
+    from = mark();
+    dm(bob, 'now?');
+    expect((await botPost(bobDm, from)).body.content).toContain('model answer');
+    expect(model.requests.length).toBe(before + 1);
+
+    // A second click on the stale card (Deny) decides nothing: the code was consumed.
+    const late = fake.click({ message: card, customId: `warden-pair:deny:${code}`, user: olga });
+    await fake.requests.waitFor((r) => r.path.includes(late.token) && JSON.stringify(r.body ?? {}).includes('No pairing request has that code'), 10_000, 'late click answer');
+    from = mark();
+    dm(bob, 'still in?');
+    expect((await botPost(bobDm, from)).body.content).toContain('model answer');
+  }, 60_000);
+
+  it('pairing by button: Deny consumes the code and lets nobody in', async () => {
+    await start({ dmPolicy: 'pairing' });
+    const before = model.requests.length;
+    const bobDm = fake.dmChannelOf(bob.id);
+    const olgaDm = fake.dmChannelOf(olga.id);
+    let from = mark();
+    dm(bob, 'let me in');
+    await botPost(olgaDm, from, (b) => Array.isArray(b.components) && b.components.length > 0, 'pairing card');
+    const card = fake.botMessagesIn(olgaDm).filter((m) => buttonsOf(m).length > 0).at(-1)!;
+    const deny = buttonsOf(card).find((id) => id.startsWith('warden-pair:deny:'))!;
+    const denied = fake.click({ message: card, customId: deny, user: olga });
+    const edit = await fake.requests.waitFor((r) => r.method === 'PATCH' && r.path.includes(denied.token) && String(r.body?.content ?? '').startsWith('Denied'), 10_000, 'card edited');
+    expect(edit.body.components).toEqual([]);
+    // bob's next DM is refused again: a fresh request, so a fresh code (and a fresh card).
+    from = mark();
+    dm(bob, 'please?');
+    expect((await botPost(bobDm, from)).body.content).toMatch(/\/pair [A-Z2-9]{8}/);
+    expect(model.requests.length).toBe(before);
   }, 60_000);
 
   it('groupPolicy allowlist with a guild role: a member with the role is answered, one without is not', async () => {

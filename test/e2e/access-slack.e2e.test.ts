@@ -12,7 +12,7 @@ import { startWarden, type RunningWarden } from '../../src/app/startup.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
 import type { FakeModelServer } from '../fakes/models/server.js';
 import type { RecordedRequest } from '../fakes/recorder.js';
-import { startSlackFake, type SlackFake } from '../fakes/slack/index.js';
+import { startSlackFake, type SlackFake, type SlackMessage } from '../fakes/slack/index.js';
 
 const SECRET = 'e2e-signing-secret';
 const GENERAL = 'C0000GEN';
@@ -92,6 +92,40 @@ describe('access control on Slack', () => {
     from = mark();
     await post(url, ALICE, dmOf(ALICE), 'hello');
     expect((await reply(dmOf(ALICE), from)).body.text).toContain('model answer');
+    expect(model.requests.length).toBe(before + 1);
+  }, 60_000);
+
+  it('pairing by button: the owner gets a card in their DM; a non-owner\'s click is refused privately; Approve lets the next DM through', async () => {
+    const { url } = await start({ dmPolicy: 'pairing' });
+    const before = model.requests.length;
+    let from = mark();
+    await post(url, BOB, dmOf(BOB), 'let me in');
+    const code = /\/pair ([A-Z2-9]{8})/.exec(String((await reply(dmOf(BOB), from)).body.text))?.[1];
+    expect(code).toBeDefined();
+    await fake.requests.waitFor((r) => fake.requests.records.indexOf(r) >= from && r.path === '/api/chat.postMessage' && r.body.channel === dmOf(OLGA) && Array.isArray(r.body.blocks), 10_000, 'pairing card');
+    const card = [...fake.messages.values()].find((m) => m.channel === dmOf(OLGA) && m.blocks?.some((b) => b.type === 'actions'))! as SlackMessage;
+    expect(card.text).toContain(code);
+    const buttons = card.blocks!.find((b) => b.type === 'actions')!.elements as Array<{ action_id: string; value: string }>;
+    const approve = buttons.find((b) => b.action_id === `warden-pair:approve:${code}`)!;
+
+    from = mark();
+    await fake.sendAction(url, fake.blockActions({ message: card, actionId: approve.action_id, value: approve.value, user: MALLORY }), signed);
+    const refused = await fake.requests.waitFor((r) => fake.requests.records.indexOf(r) >= from && r.path === '/api/chat.postEphemeral', 10_000, 'refusal to mallory');
+    expect(refused.body).toMatchObject({ user: MALLORY, text: 'Only an owner of this Warden can decide pairing requests.' });
+    from = mark();
+    await post(url, BOB, dmOf(BOB), 'now?');
+    await settle();
+    expect(postsIn(dmOf(BOB), from)).toHaveLength(0);
+    expect(model.requests.length).toBe(before);
+
+    from = mark();
+    await fake.sendAction(url, fake.blockActions({ message: card, actionId: approve.action_id, value: approve.value, user: OLGA }), signed);
+    const edited = await fake.requests.waitFor((r) => fake.requests.records.indexOf(r) >= from && r.path === '/api/chat.update', 10_000, 'card edited');
+    expect(edited.body.text).toContain(`Paired ${BOB}`);
+    expect(JSON.stringify(edited.body.blocks)).not.toContain('warden-pair:');
+    from = mark();
+    await post(url, BOB, dmOf(BOB), 'now?');
+    expect((await reply(dmOf(BOB), from)).body.text).toContain('model answer');
     expect(model.requests.length).toBe(before + 1);
   }, 60_000);
 

@@ -16,6 +16,13 @@ export interface DiscordFakeOptions {
   maxConcurrency?: number;
   /** The one token the fake accepts; others get 401 as Discord answers them. Default: any. */
   token?: string;
+  /**
+   * Further bot applications in the same guilds, each with its own token: a gateway connection
+   * identifying with one is that bot (one shard), its REST posts are authored by it, and a guild
+   * message one bot posts is delivered to every other bot (author.bot = true), as Discord does.
+   * The first bot (`bot`) must then be given `token` too, so posts can be told apart.
+   */
+  otherBots?: Array<{ id: string; username: string; token: string }>;
   /** The application's `flags` (`GET /applications/@me`); default: Message Content enabled (limited). */
   applicationFlags?: number;
 }
@@ -88,6 +95,9 @@ export class DiscordFake {
   recommendedShards: number;
   private readonly maxConcurrency: number;
   private readonly token: string | undefined;
+  /** The further bot applications, by token, and their one gateway session each. */
+  private readonly otherBots = new Map<string, APIUser>();
+  private readonly otherSessions = new Map<string, GatewaySession>();
   /** The application's flags, as `GET /applications/@me` reports them. */
   applicationFlags: number;
   /** When true, heartbeats go unanswered: the client declares the connection a zombie and resumes. */
@@ -101,6 +111,8 @@ export class DiscordFake {
     this.recommendedShards = options.shards ?? 1;
     this.maxConcurrency = options.maxConcurrency ?? 1;
     this.token = options.token;
+    for (const b of options.otherBots ?? []) this.otherBots.set(b.token, { ...fakeUser(b.id, b.username), bot: true });
+    if (this.otherBots.size > 0 && this.token === undefined) throw new Error('otherBots needs the first bot\'s token');
     this.applicationFlags = options.applicationFlags ?? APPLICATION_FLAGS.GATEWAY_MESSAGE_CONTENT_LIMITED;
     this.wss.on('connection', (socket) => this.handleSocket(socket));
   }
@@ -454,7 +466,9 @@ export class DiscordFake {
     socket.send(JSON.stringify({ op: 0, t: 'RESUMED', s: ++session.seq, d: {} }));
   }
 
-  private onIdentify(socket: WebSocket, d: { intents: number; shard?: [number, number] }): void {
+  private onIdentify(socket: WebSocket, d: { intents: number; shard?: [number, number]; token?: string }): void {
+    const other = this.otherBots.get(bareToken(d.token));
+    if (other) return this.identifyOtherBot(socket, d, other);
     const [id, count] = d.shard ?? [0, 1];
     // Discord closes a connection whose shard is not one of `count` (4010 Invalid shard).
     if (!Number.isInteger(id) || !Number.isInteger(count) || count < 1 || id < 0 || id >= count) return void socket.close(4010, 'Invalid shard');
@@ -498,6 +512,55 @@ export class DiscordFake {
     }
   }
 
+  /** A further bot application's connection: READY as that bot, every guild, one shard. */
+  private identifyOtherBot(socket: WebSocket, d: { intents: number }, bot: APIUser): void {
+    const session: GatewaySession = { socket, intents: d.intents, shard: [0, 1], sessionId: `fake-session-bot-${bot.id}`, seq: 0, missed: [] };
+    this.otherSessions.set(bot.id, session);
+    const url = `ws://127.0.0.1:${this.port}`;
+    this.sendTo(session, 'READY', { v: 10, user: bot, guilds: this.guilds.map((g) => ({ id: g.id, unavailable: true })), session_id: session.sessionId, resume_gateway_url: url, shard: [0, 1], application: { id: bot.id, flags: this.applicationFlags } });
+    for (const guild of this.guilds) {
+      this.sendTo(session, 'GUILD_CREATE', {
+        id: guild.id,
+        name: guild.name,
+        unavailable: false,
+        channels: guild.channels.filter((c) => c.type === 0).map((c) => channelPayload(c, guild.id)),
+        threads: guild.channels.filter((c) => c.type === 11).map((c) => channelPayload(c, guild.id)),
+        roles: [{ id: guild.id, name: '@everyone' }, ...(guild.roles ?? [])].map((r, position) => rolePayload(r, position)),
+        members: [],
+        emojis: [],
+        stickers: [],
+      });
+    }
+  }
+
+  private sendTo(session: GatewaySession, t: string, d: unknown): void {
+    const frame = JSON.stringify({ op: 0, t, s: ++session.seq, d });
+    if (session.socket.readyState === session.socket.OPEN) session.socket.send(frame);
+    else session.missed.push(frame);
+  }
+
+  /** The bot a REST request is made as: a further bot by its token, else the first bot. */
+  private botOf(r: RecordedRequest): APIUser {
+    return this.otherBots.get(bareToken(r.headers.authorization)) ?? this.bot;
+  }
+
+  /** A guild message a bot posted, delivered to every other bot in the guild (only with `otherBots`). */
+  private relayBotMessage(message: APIMessage, author: APIUser): void {
+    const guild = this.guildOf(message.channel_id);
+    if (this.otherBots.size === 0 || !guild) return;
+    const everyBot = [this.bot, ...this.otherBots.values()];
+    const mentions = everyBot.filter((b) => message.content.includes(`<@${b.id}>`));
+    const payload = { ...message, mentions, guild_id: guild.id, member: this.memberOf(guild, author.id) };
+    for (const bot of everyBot) {
+      if (bot.id === author.id) continue;
+      if (bot.id === this.bot.id) this.dispatch('MESSAGE_CREATE', payload);
+      else {
+        const session = this.otherSessions.get(bot.id);
+        if (session) this.sendTo(session, 'MESSAGE_CREATE', payload);
+      }
+    }
+  }
+
   // ---- REST ----
 
   private async handleHttp(req: import('node:http').IncomingMessage, res: ServerResponse): Promise<void> {
@@ -529,7 +592,7 @@ export class DiscordFake {
       return;
     }
     const auth = r.headers.authorization;
-    if (auth !== undefined && (!/^Bot .+/.test(auth) || (this.token !== undefined && auth !== `Bot ${this.token}`))) return sendJson(res, 401, { message: '401: Unauthorized', code: 0 });
+    if (auth !== undefined && (!/^Bot .+/.test(auth) || (this.token !== undefined && auth !== `Bot ${this.token}` && !this.otherBots.has(bareToken(auth))))) return sendJson(res, 401, { message: '401: Unauthorized', code: 0 });
     let m: RegExpMatchArray | null;
     if (method === 'GET' && path === '/gateway/bot') {
       return sendJson(res, 200, {
@@ -538,15 +601,18 @@ export class DiscordFake {
         session_start_limit: { total: 1000, remaining: 999, reset_after: 14_400_000, max_concurrency: this.maxConcurrency },
       });
     }
-    if (method === 'GET' && path === '/users/@me') return sendJson(res, 200, { ...this.bot, verified: true, mfa_enabled: false, flags: 0 });
+    if (method === 'GET' && path === '/users/@me') return sendJson(res, 200, { ...this.botOf(r), verified: true, mfa_enabled: false, flags: 0 });
     if (method === 'GET' && path === '/applications/@me') {
-      return sendJson(res, 200, { id: this.bot.id, name: this.bot.username, description: '', bot_public: true, bot_require_code_grant: false, flags: this.applicationFlags, bot: this.bot });
+      const me = this.botOf(r);
+      return sendJson(res, 200, { id: me.id, name: me.username, description: '', bot_public: true, bot_require_code_grant: false, flags: this.applicationFlags, bot: me });
     }
     if (method === 'POST' && (m = path.match(/^\/channels\/(\d+)\/typing$/))) return sendJson(res, 204, undefined);
     if (method === 'POST' && (m = path.match(/^\/channels\/(\d+)\/messages$/))) {
       const invalid = discordRejects(r.body);
       if (invalid) return sendJson(res, 400, { code: 50035, message: `Invalid Form Body: ${invalid}` });
-      const message = this.storeBotMessage(m[1]!, r.body, r.files);
+      const author = this.botOf(r);
+      const message = this.storeBotMessage(m[1]!, r.body, r.files, author);
+      this.relayBotMessage(message, author);
       return sendJson(res, 200, message);
     }
     if (method === 'PATCH' && (m = path.match(/^\/channels\/(\d+)\/messages\/(\d+)$/))) {
@@ -606,11 +672,11 @@ export class DiscordFake {
     sendJson(res, 404, { code: 0, message: `fake has no route ${method} ${path}` });
   }
 
-  private storeBotMessage(channelId: string, body: any, files: RecordedRequest['files']): APIMessage {
+  private storeBotMessage(channelId: string, body: any, files: RecordedRequest['files'], author: APIUser = this.bot): APIMessage {
     const message = {
       id: this.nextId(),
       channel_id: channelId,
-      author: this.bot,
+      author,
       content: body?.content ?? '',
       timestamp: new Date().toISOString(),
       edited_timestamp: null,
@@ -673,4 +739,10 @@ function modalProblem(data: any): string | undefined {
     if (!Array.isArray(inner) || inner.some((c: any) => c?.type !== 4 || typeof c.custom_id !== 'string')) return 'data.components: text inputs expected';
   }
   return undefined;
+}
+
+/** A token as the client sends it: `Bot <token>` in a header, bare in IDENTIFY. */
+function bareToken(value: string | string[] | undefined): string {
+  const v = Array.isArray(value) ? value[0] : value;
+  return (v ?? '').replace(/^Bot /, '');
 }
