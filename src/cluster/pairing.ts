@@ -100,21 +100,9 @@ export class PairingStore {
    * An owner's approval: the code's request is consumed (one use) and its sender paired. The
    * owner must be an owner on the code's platform (the caller checked ownership on `provider`).
    */
-  async approve(rawCode: string, provider: string, approvedBy: string): Promise<PairingApproveOutcome> {
-    const code = normalizeCode(rawCode);
-    if (!code) return { ok: false, reason: 'unknown-code' };
-    const now = this.now();
-    return this.db.tx(async () => {
-      const row = await this.db.get<{ provider: string; user_id: string; user_name: string | null }>(
-        `SELECT provider, user_id, user_name FROM pairing_requests WHERE code = ? AND expires_at > ? ${this.db.forUpdate}`,
-        [code, now],
-      );
-      if (!row) return { ok: false as const, reason: 'unknown-code' as const };
-      if (row.provider !== provider) return { ok: false as const, reason: 'other-platform' as const };
-      const deleted = await this.db.run('DELETE FROM pairing_requests WHERE code = ?', [code]);
-      if (deleted.changes !== 1) return { ok: false as const, reason: 'unknown-code' as const };
+  approve(rawCode: string, provider: string, approvedBy: string): Promise<PairingApproveOutcome> {
+    return this.consume(rawCode, provider, async (row, now) => {
       await this.db.run('INSERT INTO paired_senders (provider, user_id, approved_by, approved_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING', [row.provider, row.user_id, approvedBy, now]);
-      return { ok: true as const, provider: row.provider, userId: row.user_id, userName: row.user_name ?? undefined };
     });
   }
 
@@ -122,7 +110,19 @@ export class PairingStore {
    * An owner's refusal: the code's request is consumed (one use, the same conditional delete as
    * `approve`) and nobody is paired. The sender may ask again once their next DM gets a new code.
    */
-  async deny(rawCode: string, provider: string): Promise<PairingApproveOutcome> {
+  deny(rawCode: string, provider: string): Promise<PairingApproveOutcome> {
+    return this.consume(rawCode, provider, async () => {});
+  }
+
+  /**
+   * Takes a live code's request in one locked transaction (the conditional delete is what makes a
+   * decision happen once across clicks and instances), then runs `decided` inside it.
+   */
+  private async consume(
+    rawCode: string,
+    provider: string,
+    decided: (row: { provider: string; user_id: string }, now: number) => Promise<void>,
+  ): Promise<PairingApproveOutcome> {
     const code = normalizeCode(rawCode);
     if (!code) return { ok: false, reason: 'unknown-code' };
     const now = this.now();
@@ -135,6 +135,7 @@ export class PairingStore {
       if (row.provider !== provider) return { ok: false as const, reason: 'other-platform' as const };
       const deleted = await this.db.run('DELETE FROM pairing_requests WHERE code = ?', [code]);
       if (deleted.changes !== 1) return { ok: false as const, reason: 'unknown-code' as const };
+      await decided(row, now);
       return { ok: true as const, provider: row.provider, userId: row.user_id, userName: row.user_name ?? undefined };
     });
   }
