@@ -1,6 +1,7 @@
 import type { OnApprovalClick } from '../../src/gateway/types.js';
 import type { ApprovalCardStore } from '../../src/gateway/approval-card-store.js';
 import type { SecretPromptHandlers } from './secret-prompt.js';
+import type { UserQuestionHandlers } from './ask-user-prompt.js';
 
 /**
  * What the router gives a platform adapter besides its own `channels.<platform>` config.
@@ -24,6 +25,8 @@ export interface AdapterDeps {
   cards?: ApprovalCardStore | undefined;
   /** The secrets tool's private prompt: button clicks and modal submissions (secret-prompt.ts); absent: no prompt offered. */
   secretPrompts?: SecretPromptHandlers | undefined;
+  /** The ask_user tool's buttons and free-text form (ask-user-prompt.ts); absent: no questions offered. */
+  userQuestions?: UserQuestionHandlers | undefined;
 }
 
 /** Where a card goes, from the request and `approvals.target`; DMs are deduplicated. */

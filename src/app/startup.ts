@@ -69,6 +69,7 @@ import { registerKnownSecrets } from '../redact/scrub.js';
 import { configuredSecrets } from './known-secrets.js';
 import { openSecrets, type SecretsRuntime } from './secret-grants.js';
 import { SecretPrompts } from './secret-prompts.js';
+import { UserQuestions } from './user-questions.js';
 import { AuditLog } from '../store/audit.js';
 export { createToolPath, messagingFor, toolReportFor } from './tool-path.js';
 
@@ -80,6 +81,8 @@ export interface StartOptions {
   maxPending?: number;
   /** Override `sessions.shutdownGraceSec` in milliseconds (tests). */
   shutdownGraceMs?: number;
+  /** Every ask_user question's timeout, whatever the model asked (tests). */
+  askUserTimeoutMs?: number;
   /** A separate bus for tests running several instances in one process. */
   events?: EventBus;
   /** Called when an owner asks for a restart (`gateway` restart): `warden start` stops and starts again. */
@@ -241,8 +244,14 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       await gatewayRef?.notify(target, { text });
     },
   });
+  // The ask_user tool's questions: posted through the running adapters, answered by their buttons and forms.
+  const userQuestions = new UserQuestions({
+    adapter: (provider) => gatewayRef?.adapter(provider as ChatAdapter['provider']),
+    waitMs: () => (current().approvals.waitSec ?? 0) * 1000,
+    ...(options.askUserTimeoutMs !== undefined ? { timeoutMs: () => options.askUserTimeoutMs! } : {}),
+  });
   const makeAdapter = async (provider: 'discord' | 'slack' | 'web', cfg: WardenConfig, tokenValue: string): Promise<ChatAdapter> => {
-    const adapter = await createAdapter(provider, cfg, store, resolve, tokenValue, web, current, secretPrompts);
+    const adapter = await createAdapter(provider, cfg, store, resolve, tokenValue, web, current, secretPrompts, userQuestions);
     renderers.get(provider)?.();
     renderers.set(provider, approvals.registerRenderer(adapter.approvals));
     return adapter;
@@ -304,6 +313,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     control,
     secrets,
     secretPrompts,
+    userQuestions,
   } satisfies Omit<ToolRuntime, 'config'>;
   // Everything a config derives, built again on each reload; running turns keep the one they began with.
   const derive = (cfg: WardenConfig) => {
@@ -377,6 +387,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   });
 
   gatewayRef = gateway;
+  userQuestions.bindFollowUp((turn) => gateway.followUp(turn));
 
   // Calls whose approval comes after their turn ended run here, wherever the decision was made.
   const deferred =
