@@ -121,13 +121,17 @@ describe('ask_user: who may answer', () => {
   function recording() {
     const prompts: UserQuestionPrompt[] = [];
     const adapter = { provider: 'discord', askUser: async (_t: unknown, prompt: UserQuestionPrompt) => void prompts.push(prompt) } as unknown as ChatAdapter;
-    const questions = new UserQuestions({ adapter: (p) => (p === 'discord' ? adapter : undefined), waitMs: () => 10_000 });
+    // U9 approves on Discord; `role:R1` names a role, never a user id.
+    const approvers: Record<string, string[]> = { discord: ['U9', 'role:R1'], slack: ['U2'] };
+    const questions = new UserQuestions({ adapter: (p) => (p === 'discord' ? adapter : undefined), waitMs: () => 10_000, alsoMayAnswer: (p) => approvers[p] ?? [] });
     return { prompts, questions };
   }
   const spec = { questions: [QUESTION], timeoutSec: 60 };
 
   const refusals: Array<[string, string, string, number, number, RegExp]> = [
     ['someone other than the requester', 'discord', 'U2', 0, 0, /Only the person the assistant asked/],
+    ['an approver of another platform', 'discord', 'U2', 0, 0, /Only the person the assistant asked/],
+    ['a user id equal to a role entry', 'discord', 'role:R1', 0, 0, /Only the person the assistant asked/],
     ['the requester through another platform', 'slack', 'U1', 0, 0, /no longer open/],
     ['a question index the prompt does not have', 'discord', 'U1', 3, 0, /no longer open/],
     ['an option index the question does not have', 'discord', 'U1', 0, 4, /no longer open/],
@@ -144,6 +148,14 @@ describe('ask_user: who may answer', () => {
     // The requester still can.
     expect(await questions.handlersFor('discord').choose({ id: prompts[0]!.id, question: 0, option: 1, userId: 'U1' })).toMatchObject({ ok: true });
     expect(await outcome).toEqual({ status: 'answered', answers: { deploy_target: ['Production'] } });
+  });
+
+  it('an approver of the platform may answer for the requester', async () => {
+    const { prompts, questions } = recording();
+    const outcome = questions.ask({ spec, turn: turnOf('discord', 'U1'), sessionKey: 's', toolCallId: 'c' });
+    await expect.poll(() => prompts.length).toBe(1);
+    expect(await questions.handlersFor('discord').choose({ id: prompts[0]!.id, question: 0, option: 0, userId: 'U9' })).toMatchObject({ ok: true });
+    expect(await outcome).toEqual({ status: 'answered', answers: { deploy_target: ['Staging'] } });
   });
 
   it('a turn without a person (scheduled) cannot ask', async () => {

@@ -13,7 +13,7 @@ import type { TurnContext } from '../policy/context.js';
 import type { AskUserOutcome, AskUserSpec } from '../tools/core/ask-user/ask-user.js';
 
 const NOT_FOUND = 'This question is no longer open (answered, expired, or Warden restarted).';
-const NOT_YOURS = 'Only the person the assistant asked can answer this question.';
+const NOT_YOURS = 'Only the person the assistant asked (or an approver) can answer this question.';
 
 interface Pending {
   id: string;
@@ -35,6 +35,11 @@ export interface UserQuestionsDeps {
   adapter: (provider: string) => ChatAdapter | undefined;
   /** How long the tool's turn waits for the answer (approvals.waitSec, read at each call). */
   waitMs: () => number;
+  /**
+   * Who may answer besides the person asked: the platform's approvers (`approvals.approvers.<platform>`,
+   * else the owners), read at each click. Absent: the person asked only.
+   */
+  alsoMayAnswer?: ((provider: string) => readonly string[]) | undefined;
   /** The question's timeout; tests shorten it. Default: the validated timeoutSeconds. */
   timeoutMs?: ((timeoutSec: number) => number) | undefined;
   now?: () => number;
@@ -129,7 +134,8 @@ export class UserQuestions {
   private check(provider: string, id: string, question: number, userId: string): { ok: true; entry: Pending } | { ok: false; text: string } {
     const entry = this.pending.get(id);
     if (!entry || entry.provider !== provider || entry.expiresAt <= this.now() || question >= entry.spec.questions.length) return { ok: false, text: NOT_FOUND };
-    if (entry.requesterId !== userId) {
+    // Plain ids only: a `role:`/`usergroup:` entry of the approver list never matches here (fail closed).
+    if (entry.requesterId !== userId && !(this.deps.alsoMayAnswer?.(provider) ?? []).some((id) => !id.includes(':') && id === userId)) {
       log.info({ provider, userId, question: id }, 'ask_user answer refused: not the person asked');
       return { ok: false, text: NOT_YOURS };
     }
