@@ -158,6 +158,17 @@ describe('ask_user: who may answer', () => {
     expect(await outcome).toEqual({ status: 'answered', answers: { deploy_target: ['Staging'] } });
   });
 
+  it('refuses an empty or over-long typed answer (a forged form), and keeps the question open', async () => {
+    const { prompts, questions } = recording();
+    const outcome = questions.ask({ spec, turn: turnOf('discord', 'U1'), sessionKey: 's', toolCallId: 'c' });
+    await expect.poll(() => prompts.length).toBe(1);
+    const h = questions.handlersFor('discord');
+    expect(await h.submit({ id: prompts[0]!.id, question: 0, userId: 'U1', value: '   ' })).toMatchObject({ ok: false, text: expect.stringContaining('empty') });
+    expect(await h.submit({ id: prompts[0]!.id, question: 0, userId: 'U1', value: 'x'.repeat(1001) })).toMatchObject({ ok: false, text: expect.stringContaining('at most 1000') });
+    expect(await h.submit({ id: prompts[0]!.id, question: 0, userId: 'U1', value: 'x'.repeat(1000) })).toMatchObject({ ok: true });
+    expect(await outcome).toMatchObject({ status: 'answered' });
+  });
+
   it('a turn without a person (scheduled) cannot ask', async () => {
     const { questions } = recording();
     expect(await questions.ask({ spec, turn: turnOf('discord', undefined), sessionKey: 's', toolCallId: 'c' })).toMatchObject({ status: 'error', error: expect.stringContaining('no person') });

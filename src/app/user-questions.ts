@@ -11,6 +11,7 @@ import type { ChatAdapter, ReplyTarget } from '../gateway/types.js';
 import { replyTargetOf, type FollowUpTurn } from '../gateway/deferred-calls.js';
 import type { TurnContext } from '../policy/context.js';
 import type { AskUserOutcome, AskUserSpec } from '../tools/core/ask-user/ask-user.js';
+import { ASK_MAX_CHARS } from '../../adapters/common/ask-user-prompt.js';
 
 const NOT_FOUND = 'This question is no longer open (answered, expired, or Warden restarted).';
 const NOT_YOURS = 'Only the person the assistant asked (or an approver) can answer this question.';
@@ -174,6 +175,8 @@ export class UserQuestions {
         if (!checked.ok) return checked;
         const answer = value.trim();
         if (answer === '') return { ok: false as const, text: 'An empty answer was not recorded.' };
+        // The forms cap it; a forged submission gets the same limit, refused rather than cut.
+        if (answer.length > ASK_MAX_CHARS) return { ok: false as const, text: `The answer is ${answer.length} characters; at most ${ASK_MAX_CHARS}. It was not recorded.` };
         return this.record(checked.entry, question, answer);
       },
     };
