@@ -2,6 +2,7 @@ import type { OnApprovalClick } from '../../src/gateway/types.js';
 import type { ApprovalCardStore } from '../../src/gateway/approval-card-store.js';
 import type { SecretPromptHandlers } from './secret-prompt.js';
 import type { PairingClickHandler } from './pairing-card.js';
+import type { UserQuestionHandlers } from './ask-user-prompt.js';
 
 /**
  * What the router gives a platform adapter besides its own `channels.<platform>` config.
@@ -27,6 +28,8 @@ export interface AdapterDeps {
   secretPrompts?: SecretPromptHandlers | undefined;
   /** Clicks on the owners' pairing card (pairing-card.ts); absent: no card is offered. */
   pairingClicks?: PairingClickHandler | undefined;
+  /** The ask_user tool's buttons and free-text form (ask-user-prompt.ts); absent: no questions offered. */
+  userQuestions?: UserQuestionHandlers | undefined;
 }
 
 /** Where a card goes, from the request and `approvals.target`; DMs are deduplicated. */

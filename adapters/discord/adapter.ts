@@ -22,7 +22,7 @@ import {
 import type { ApprovalRequest } from '../../src/approvals/types.js';
 import { ConfigError } from '../../src/config/errors.js';
 import type { DiscordAdapterConfig as DiscordConfig } from '../../src/config/schema/channels.js';
-import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundFile, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
+import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundFile, OutboundMessage, ReplyTarget, UserQuestionPrompt } from '../../src/gateway/types.js';
 import { fitFiles, withNotes } from '../common/outbound-files.js';
 import type { SkillCommandSpec } from '../../src/skills/commands.js';
 import type { StreamSurface } from '../../src/gateway/reply-stream.js';
@@ -51,6 +51,7 @@ import { shardClientOptions, watchShards } from './shards.js';
 import { background } from '../../src/util/background.js';
 import { decodePairingButton, PAIRING_BUTTON_PREFIX, pairingButtonId } from '../common/pairing-card.js';
 import { pairingCardText, type PairingCardRequest } from '../../src/gateway/pairing-decision.js';
+import { ASK_BUTTON_PREFIX, ASK_FIELD, ASK_MAX_CHARS, ASK_MODAL_PREFIX, ASK_OTHER_PREFIX, askButtonId, askModalId, askOtherId, askQuestionText, decodeAskId } from '../common/ask-user-prompt.js';
 import { SECRET_BUTTON_PREFIX, SECRET_FIELD, SECRET_MAX_CHARS, SECRET_MODAL_PREFIX, secretButtonId, secretModalId, secretPromptText, secretRequestId } from '../common/secret-prompt.js';
 
 /** Discord rejects message content over 2,000 characters. */
@@ -525,6 +526,61 @@ export function createDiscordAdapter(
     else await interaction.followUp({ content: outcome.text, flags: MessageFlags.Ephemeral });
   }
 
+  /** ask_user: one message per question in the conversation, a button per option and "Other…". */
+  async function askUser(target: ReplyTarget, prompt: UserQuestionPrompt): Promise<void> {
+    const channelId = await channelOf(target);
+    for (const [i, q] of prompt.questions.entries()) {
+      const options = q.options.map((o, j) => ({ type: 2, style: j === 0 ? 1 : 2, label: o.label, custom_id: askButtonId(prompt.id, i, j) }));
+      await post(channelId, {
+        content: askQuestionText(prompt, i, mention(prompt.requesterId)),
+        components: [
+          { type: 1, components: options },
+          { type: 1, components: [{ type: 2, style: 2, label: 'Other…', custom_id: askOtherId(prompt.id, i) }] },
+        ],
+        // The person asked is pinged; nobody else is.
+        allowed_mentions: { users: [prompt.requesterId] },
+      });
+    }
+  }
+
+  async function onAskClick(interaction: ButtonInteraction): Promise<void> {
+    const handlers = deps.userQuestions;
+    const choice = decodeAskId(interaction.customId, ASK_BUTTON_PREFIX);
+    const other = decodeAskId(interaction.customId, ASK_OTHER_PREFIX);
+    if (!handlers || (!choice && !other)) {
+      await interaction.reply({ content: INVALID_ACTION_TEXT, flags: MessageFlags.Ephemeral });
+      return;
+    }
+    if (choice) {
+      const outcome = await handlers.choose({ id: choice.id, question: choice.question, option: choice.option, userId: interaction.user.id });
+      // Refusals are private; an accepted answer replaces the buttons with what was chosen.
+      if (!outcome.ok) await interaction.reply({ content: outcome.text, flags: MessageFlags.Ephemeral });
+      else await interaction.update({ content: `${outcome.summary} (by ${mention(interaction.user.id)})`, components: [], allowedMentions: { parse: [] } });
+      return;
+    }
+    const opened = await handlers.open({ id: other!.id, question: other!.question, userId: interaction.user.id });
+    if (!opened.ok) {
+      await interaction.reply({ content: opened.text, flags: MessageFlags.Ephemeral });
+      return;
+    }
+    await interaction.showModal({
+      custom_id: askModalId(other!.id, other!.question),
+      title: opened.title.slice(0, 45),
+      components: [{ type: 1, components: [{ type: 4, custom_id: ASK_FIELD, label: 'Your answer', style: 2, required: true, min_length: 1, max_length: ASK_MAX_CHARS }] }],
+    });
+  }
+
+  async function onAskSubmit(interaction: ModalSubmitInteraction): Promise<void> {
+    const handlers = deps.userQuestions;
+    const form = decodeAskId(interaction.customId, ASK_MODAL_PREFIX);
+    if (!handlers || !form) {
+      await interaction.reply({ content: INVALID_ACTION_TEXT, flags: MessageFlags.Ephemeral });
+      return;
+    }
+    const outcome = await handlers.submit({ id: form.id, question: form.question, userId: interaction.user.id, value: interaction.fields.getTextInputValue(ASK_FIELD) });
+    await interaction.reply({ content: outcome.ok ? `${outcome.text}\n${outcome.summary}` : outcome.text, flags: MessageFlags.Ephemeral });
+  }
+
   const adapter: DiscordAdapter = {
     provider: 'discord',
     get botUserId() {
@@ -569,6 +625,14 @@ export function createDiscordAdapter(
           onSecretClick(interaction).catch((err: unknown) => logger.error({ err, customId: interaction.customId }, 'secret prompt click failed'));
           return;
         }
+        if (interaction.isModalSubmit() && interaction.customId.startsWith(ASK_MODAL_PREFIX)) {
+          onAskSubmit(interaction).catch((err: unknown) => logger.error({ err, customId: interaction.customId }, 'question answer form failed'));
+          return;
+        }
+        if (interaction.isButton() && (interaction.customId.startsWith(ASK_BUTTON_PREFIX) || interaction.customId.startsWith(ASK_OTHER_PREFIX))) {
+          onAskClick(interaction).catch((err: unknown) => logger.error({ err, customId: interaction.customId }, 'question click failed'));
+          return;
+        }
         if (interaction.isModalSubmit() && decodeReasonAction(interaction.customId)) {
           onReason(interaction).catch((err: unknown) => logger.error({ err, customId: interaction.customId }, 'approval reason form failed'));
           return;
@@ -596,6 +660,7 @@ export function createDiscordAdapter(
     typing,
     ...(deps.secretPrompts ? { askSecret } : {}),
     ...(deps.pairingClicks ? { askPairing } : {}),
+    ...(deps.userQuestions ? { askUser } : {}),
     approvals: { provider: 'discord', show, update: (request) => update(request), escalate },
     async stop() {
       for (const stopTyping of [...typingStops]) stopTyping();

@@ -20,7 +20,8 @@ import { ConfigError } from '../../src/config/errors.js';
 import type { SlackAdapterConfig as SlackConfig } from '../../src/config/schema/channels.js';
 import type { SkillCommandSpec } from '../../src/skills/commands.js';
 import type { StreamSurface } from '../../src/gateway/reply-stream.js';
-import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
+import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundMessage, ReplyTarget, UserQuestionPrompt } from '../../src/gateway/types.js';
+import { ASK_BUTTON_PREFIX, ASK_FIELD, ASK_MAX_CHARS, ASK_MODAL_PREFIX, ASK_OTHER_PREFIX, askButtonId, askModalId, askOtherId, askQuestionText, decodeAskId } from '../common/ask-user-prompt.js';
 import { log } from '../../src/log/log.js';
 import { cardDestinations, type AdapterDeps } from '../common/adapter-deps.js';
 import {
@@ -594,6 +595,61 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     await ack({ response_action: 'update', view: { type: 'modal', title: { type: 'plain_text', text: 'Secret' }, close: { type: 'plain_text', text: 'Close' }, blocks: [{ type: 'section', text: { type: 'plain_text', text: outcome.text } }] } });
   }
 
+  /** ask_user: one message per question in the conversation, a button per option and "Other…". */
+  async function askUser(target: ReplyTarget, prompt: UserQuestionPrompt): Promise<void> {
+    const channel = target.dmUserId ? await dmChannelOf(target.dmUserId) : target.channelId;
+    for (const [i, q] of prompt.questions.entries()) {
+      const text = askQuestionText(prompt, i, `<@${prompt.requesterId}>`);
+      const elements = [
+        ...q.options.map((o, j) => ({ type: 'button' as const, action_id: askButtonId(prompt.id, i, j), value: String(j), text: { type: 'plain_text' as const, text: o.label }, ...(j === 0 ? { style: 'primary' as const } : {}) })),
+        { type: 'button' as const, action_id: askOtherId(prompt.id, i), value: 'other', text: { type: 'plain_text' as const, text: 'Other…' } },
+      ];
+      await web().chat.postMessage({ channel, text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }, { type: 'actions', block_id: `ask-${i}`, elements }], ...(target.threadId ? { thread_ts: target.threadId } : {}) });
+    }
+  }
+
+  async function onAskClick({ ack, body, action, client }: SlackActionMiddlewareArgs<BlockAction<ButtonAction>> & AllMiddlewareArgs): Promise<void> {
+    await ack();
+    const handlers = deps.userQuestions;
+    const channel = body.channel?.id ?? body.container?.channel_id;
+    const privately = async (text: string) => {
+      if (channel) await client.chat.postEphemeral({ channel, user: body.user.id, text });
+    };
+    const choice = decodeAskId(action.action_id, ASK_BUTTON_PREFIX);
+    const other = decodeAskId(action.action_id, ASK_OTHER_PREFIX);
+    if (!handlers || (!choice && !other)) return privately(INVALID_ACTION_TEXT);
+    if (choice) {
+      const outcome = await handlers.choose({ id: choice.id, question: choice.question, option: choice.option, userId: body.user.id });
+      if (!outcome.ok) return privately(outcome.text);
+      // The buttons give way to what was chosen (and by whom).
+      const text = `${outcome.summary} (by <@${body.user.id}>)`;
+      if (channel && body.message?.ts) await client.chat.update({ channel, ts: body.message.ts, text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] });
+      return;
+    }
+    const opened = await handlers.open({ id: other!.id, question: other!.question, userId: body.user.id });
+    if (!opened.ok) return privately(opened.text);
+    await client.views.open({
+      trigger_id: body.trigger_id,
+      view: {
+        type: 'modal',
+        callback_id: askModalId(other!.id, other!.question),
+        title: { type: 'plain_text', text: opened.title.slice(0, 24) },
+        submit: { type: 'plain_text', text: 'Answer' },
+        close: { type: 'plain_text', text: 'Cancel' },
+        blocks: [{ type: 'input', block_id: 'ask', label: { type: 'plain_text', text: 'Your answer' }, element: { type: 'plain_text_input', action_id: ASK_FIELD, multiline: true, max_length: ASK_MAX_CHARS } }],
+      },
+    });
+  }
+
+  async function onAskSubmit({ ack, body, view }: SlackViewMiddlewareArgs<ViewSubmitAction> & AllMiddlewareArgs): Promise<void> {
+    const handlers = deps.userQuestions;
+    const form = decodeAskId(view.callback_id, ASK_MODAL_PREFIX);
+    const value = view.state.values.ask?.[ASK_FIELD]?.value ?? '';
+    const outcome = handlers && form ? await handlers.submit({ id: form.id, question: form.question, userId: body.user.id, value }) : { ok: false as const, text: INVALID_ACTION_TEXT };
+    const text = outcome.ok ? `${outcome.text}\n${outcome.summary}` : outcome.text;
+    await ack({ response_action: 'update', view: { type: 'modal', title: { type: 'plain_text', text: 'Question' }, close: { type: 'plain_text', text: 'Close' }, blocks: [{ type: 'section', text: { type: 'plain_text', text } }] } });
+  }
+
   /**
    * A slash command: acknowledged at once (Slack allows 3 s; the router may wait minutes for
    * an approval before `/exec` answers), then handed to the router as its typed form. The
@@ -657,6 +713,8 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     a.action<BlockAction<ButtonAction>>(new RegExp(`^${PAIRING_BUTTON_PREFIX}`), (args) => onPairingClick(args).catch((err: unknown) => logger.error({ err }, 'pairing card click failed')));
     a.action<BlockAction<ButtonAction>>(new RegExp(`^${SECRET_BUTTON_PREFIX}`), (args) => onSecretClick(args).catch((err: unknown) => logger.error({ err }, 'secret prompt click failed')));
     a.view<ViewSubmitAction>(new RegExp(`^${SECRET_MODAL_PREFIX}`), (args) => onSecretSubmit(args).catch((err: unknown) => logger.error({ err: (err as Error).message }, 'secret submission failed')));
+    a.action<BlockAction<ButtonAction>>(new RegExp(`^(${ASK_BUTTON_PREFIX}|${ASK_OTHER_PREFIX})`), (args) => onAskClick(args).catch((err: unknown) => logger.error({ err }, 'question click failed')));
+    a.view<ViewSubmitAction>(new RegExp(`^${ASK_MODAL_PREFIX}`), (args) => onAskSubmit(args).catch((err: unknown) => logger.error({ err }, 'question answer form failed')));
     a.view<ViewSubmitAction>(REASON_VIEW_ID, onReason);
     a.command(SLACK_COMMAND_PATTERN, (args) => onCommand(args, onMessage));
     a.error(async (err) => void logger.error({ err }, 'slack app error'));
@@ -689,6 +747,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     typing: () => () => undefined,
     ...(deps.secretPrompts ? { askSecret } : {}),
     ...(deps.pairingClicks ? { askPairing } : {}),
+    ...(deps.userQuestions ? { askUser } : {}),
     approvals: { provider: 'slack', show, update: (request) => update(request), escalate },
     async stop() {
       const a = app;

@@ -8,8 +8,9 @@ import { ConfigError } from '../../src/config/errors.js';
 import type { WebAdapterConfig as WebConfig } from '../../src/config/schema/channels.js';
 import { WEB_LOCAL_USER } from '../../src/gateway/approval-clicks.js';
 import { SECRET_MAX_CHARS, type SecretPromptHandlers } from '../common/secret-prompt.js';
+import { ASK_MAX_CHARS, type UserQuestionHandlers } from '../common/ask-user-prompt.js';
 import type { StreamSurface } from '../../src/gateway/reply-stream.js';
-import type { ChatAdapter, InboundAttachment, InboundMessage, OnApprovalClick, OutboundMessage, ReplyTarget } from '../../src/gateway/types.js';
+import type { ChatAdapter, InboundAttachment, InboundMessage, OnApprovalClick, OutboundMessage, ReplyTarget, UserQuestionPrompt } from '../../src/gateway/types.js';
 import { INBOUND_MAX_BYTES, INBOUND_MAX_FILES } from '../../src/gateway/inbound-files.js';
 import { sniffFileKind } from '../../src/tools/core/fs/file-kind.js';
 import { FILE_ID, webFileStore } from './file-store.js';
@@ -83,7 +84,11 @@ export type ServerFrame =
   /** A reply as it is written: the whole text so far of bubble `id` ('' removes it); the final reply follows as a `message` with `streamId`. */
   | { type: 'stream'; id: string; text: string }
   /** The secrets tool's private form: the page shows a password field; the value comes back in a `secret` frame. */
-  | { type: 'secret'; prompt: { id: string; name: string; reason: string } };
+  | { type: 'secret'; prompt: { id: string; name: string; reason: string } }
+  /** The ask_user tool's questions: buttons per option and a text field; answers come back in `answer` frames. */
+  | { type: 'question'; prompt: { id: string; questions: UserQuestionPrompt['questions'] } }
+  /** A question answered: the page replaces its buttons with `summary`. */
+  | { type: 'question-answered'; id: string; question: number; summary: string };
 
 export interface WebAdapterDeps {
   onApprovalClick: OnApprovalClick;
@@ -99,6 +104,8 @@ export interface WebAdapterDeps {
   welcome?: (() => WebWelcome) | undefined;
   /** The secrets tool's form: its submissions (secret-prompt.ts); absent: no form offered. */
   secretPrompts?: SecretPromptHandlers | undefined;
+  /** The ask_user tool's questions: clicks and typed answers (ask-user-prompt.ts); absent: no questions offered. */
+  userQuestions?: UserQuestionHandlers | undefined;
 }
 
 /** The page's message ids: what `crypto.randomUUID()` gives, or anything of that shape. */
@@ -466,7 +473,20 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
       notice(socket, 'The page sent something that is not JSON; reload it.');
       return;
     }
-    const f = frame as { type?: unknown; text?: unknown; id?: unknown; decision?: unknown; files?: unknown; value?: unknown; reason?: unknown };
+    const f = frame as { type?: unknown; text?: unknown; id?: unknown; decision?: unknown; files?: unknown; value?: unknown; reason?: unknown; question?: unknown; option?: unknown };
+    if (f.type === 'answer' && typeof f.id === 'string' && Number.isInteger(f.question) && deps.userQuestions) {
+      // The page's one person is the local user; the app checks it is the person asked and the question is open.
+      const at = { id: f.id, question: f.question as number, userId: WEB_LOCAL_USER };
+      let outcome: Awaited<ReturnType<UserQuestionHandlers['choose']>>;
+      if (Number.isInteger(f.option)) outcome = await deps.userQuestions.choose({ ...at, option: f.option as number });
+      else if (typeof f.value === 'string') {
+        const opened = await deps.userQuestions.open(at);
+        outcome = opened.ok ? await deps.userQuestions.submit({ ...at, value: f.value.slice(0, ASK_MAX_CHARS) }) : opened;
+      } else outcome = { ok: false, text: 'The page sent an answer with neither an option nor text; reload it.' };
+      notice(socket, outcome.text);
+      if (outcome.ok) broadcast({ type: 'question-answered', id: f.id, question: at.question, summary: outcome.summary });
+      return;
+    }
     if (f.type === 'secret' && typeof f.id === 'string' && typeof f.value === 'string' && deps.secretPrompts) {
       // The value goes to the store and nowhere else: never echoed, remembered or logged.
       const value = f.value.slice(0, SECRET_MAX_CHARS);
@@ -516,8 +536,15 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
     broadcast({ type: 'secret', prompt: { id: prompt.id, name: prompt.name, reason: prompt.reason } });
   }
 
+  /** ask_user: the questions go to every open tab (the web chat has one person). */
+  async function askUser(_target: ReplyTarget, prompt: UserQuestionPrompt): Promise<void> {
+    if (sockets.size === 0) throw new Error('no web chat page is open to show the question');
+    broadcast({ type: 'question', prompt: { id: prompt.id, questions: prompt.questions } });
+  }
+
   const adapter: WebAdapter = {
     ...(deps.secretPrompts ? { askSecret } : {}),
+    ...(deps.userQuestions ? { askUser } : {}),
     provider: 'web',
     get url() {
       return url;

@@ -646,6 +646,14 @@ export const PAGE_JS = `
         case 'secret':
           showSecretForm(frame.prompt);
           break;
+        case 'question':
+          showQuestion(frame.prompt);
+          break;
+        case 'question-answered': {
+          const el = document.querySelector('[data-question="' + frame.id + ':' + frame.question + '"]');
+          if (el) { const p = document.createElement('p'); p.className = 'question-answered'; p.textContent = frame.summary; el.replaceWith(p); }
+          break;
+        }
       }
     });
   }
@@ -708,6 +716,41 @@ export const PAGE_JS = `
     });
     list.appendChild(form);
     input.focus();
+  }
+
+  // The ask_user tool's questions: a button per option, and a text field for any other answer.
+  function showQuestion(prompt) {
+    prompt.questions.forEach((q, i) => {
+      const form = document.createElement('form');
+      form.className = 'question-form';
+      form.dataset.question = prompt.id + ':' + i;
+      const label = document.createElement('p');
+      label.textContent = 'The assistant asks' + (prompt.questions.length > 1 ? ' (' + (i + 1) + '/' + prompt.questions.length + ')' : '') + ' — ' + q.header + ': ' + q.question;
+      form.appendChild(label);
+      q.options.forEach((o, j) => {
+        const b = document.createElement('button');
+        b.type = 'button';
+        b.className = 'question-option';
+        b.textContent = o.label;
+        if (o.description) b.title = o.description;
+        b.addEventListener('click', () => send({ type: 'answer', id: prompt.id, question: i, option: j }));
+        form.appendChild(b);
+      });
+      const other = document.createElement('input');
+      other.type = 'text';
+      other.placeholder = 'Other…';
+      other.maxLength = 1000;
+      const submit = document.createElement('button');
+      submit.type = 'submit';
+      submit.textContent = 'Answer';
+      form.append(other, submit);
+      form.addEventListener('submit', (event) => {
+        event.preventDefault();
+        if (other.value.trim() !== '') send({ type: 'answer', id: prompt.id, question: i, value: other.value });
+      });
+      list.appendChild(form);
+    });
+    scrollDown();
   }
 
   function notice(text) {

@@ -17,6 +17,7 @@ import type { ChatAdapter } from '../gateway/types.js';
 import { plannedAdapters } from '../config/planned-adapters.js';
 import { scrubbedAdapter } from './scrubbed-adapter.js';
 import type { SecretPrompts } from './secret-prompts.js';
+import type { UserQuestions } from './user-questions.js';
 
 /** Where pairing cards go: the first running platform with owners (the web chat's user is one). */
 export function cardPlatform(adapters: readonly ChatAdapter[], config: WardenConfig): string | undefined {
@@ -103,6 +104,7 @@ export async function createAdapter(
   web: Pick<Parameters<typeof createWebAdapter>[1], 'history' | 'pendingApprovals' | 'filesDir' | 'welcome'>,
   current: () => WardenConfig,
   secretPrompts?: SecretPrompts | undefined,
+  userQuestions?: UserQuestions | undefined,
 ): Promise<ChatAdapter> {
   const onApprovalClick = clickHandlerOn(resolve, provider);
   const pairing = new PairingStore(store.db);
@@ -123,11 +125,12 @@ export async function createAdapter(
       const outcome = await decidePairing(pairing, { provider: p, code: click.code, decision: click.decision, by: { userId: click.userId, isOwner: senderIsOwner(current(), p, click.userId) } });
       return { final: outcome.kind === 'approved' || outcome.kind === 'denied', text: pairingDecisionText(outcome) };
     },
+    ...(userQuestions ? { userQuestions: userQuestions.handlersFor(p) } : {}),
   });
   switch (provider) {
     // What an adapter posts passes the secret scrubber (scrubbed-adapter.ts).
     case 'web':
-      return scrubbedAdapter(createWebAdapter(config.channels.web, { onApprovalClick, token: webToken, ...web, ...(secretPrompts ? { secretPrompts: secretPrompts.handlersFor('web') } : {}) }));
+      return scrubbedAdapter(createWebAdapter(config.channels.web, { onApprovalClick, token: webToken, ...web, ...(secretPrompts ? { secretPrompts: secretPrompts.handlersFor('web') } : {}), ...(userQuestions ? { userQuestions: userQuestions.handlersFor('web') } : {}) }));
     case 'discord': {
       const { createDiscordAdapter } = await import('../../adapters/discord/index.js');
       return scrubbedAdapter(createDiscordAdapter(config.channels.discord!, deps('discord')));

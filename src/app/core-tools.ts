@@ -46,6 +46,15 @@ const needsModel = (config: WardenConfig): Availability =>
   config.models.default !== undefined || config.agents.list.some((a) => a.model !== undefined) ? { ok: true } : { ok: false, why: 'needs a model: set models.default' };
 
 export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
+  ask_user: {
+    availability: always,
+    load: async (runtime) => {
+      const { createAskUserTool } = await import('../tools/core/ask-user/ask-user.js');
+      const questions = runtime.userQuestions;
+      // Outside `warden start` (a one-shot command) no platform shows buttons: each call says so.
+      return eraseArgs(createAskUserTool({ ask: async (input) => (questions ? questions.ask(input) : { status: 'error', error: 'no chat platform runs here to ask a person' }) }));
+    },
+  },
   secrets: {
     availability: always,
     load: async (runtime) => {

@@ -8,7 +8,7 @@ import type { WardenAgentRuntime } from '../agent/runtime.js';
 import { DbTranscriptStore } from '../agent/transcript.js';
 import { SessionContextStore } from '../turn/session-contexts.js';
 import type { SubagentRunView } from '../agent/sessions.js';
-import { ApprovalService } from '../approvals/index.js';
+import { ApprovalService, approversFor } from '../approvals/index.js';
 import { closeAllBrowsers } from '../browser/shutdown.js';
 import { ConfigError, type LoadedConfig, type WardenConfig } from '../config/index.js';
 import { EventBus } from '../events/events.js';
@@ -70,6 +70,7 @@ import { registerKnownSecrets } from '../redact/scrub.js';
 import { configuredSecrets } from './known-secrets.js';
 import { openSecrets, type SecretsRuntime } from './secret-grants.js';
 import { SecretPrompts } from './secret-prompts.js';
+import { UserQuestions } from './user-questions.js';
 import { AuditLog } from '../store/audit.js';
 export { createToolPath, messagingFor, toolReportFor } from './tool-path.js';
 
@@ -81,6 +82,8 @@ export interface StartOptions {
   maxPending?: number;
   /** Override `sessions.shutdownGraceSec` in milliseconds (tests). */
   shutdownGraceMs?: number;
+  /** Every ask_user question's timeout, whatever the model asked (tests). */
+  askUserTimeoutMs?: number;
   /** A separate bus for tests running several instances in one process. */
   events?: EventBus;
   /** Called when an owner asks for a restart (`gateway` restart): `warden start` stops and starts again. */
@@ -242,8 +245,16 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       await gatewayRef?.notify(target, { text });
     },
   });
+  // The ask_user tool's questions: posted through the running adapters, answered by their buttons and forms.
+  const userQuestions = new UserQuestions({
+    adapter: (provider) => gatewayRef?.adapter(provider as ChatAdapter['provider']),
+    waitMs: () => (current().approvals.waitSec ?? 0) * 1000,
+    // The people who decide approvals here may answer too (the requester may be away).
+    alsoMayAnswer: (provider) => approversFor({ owners: current().owners, approvers: current().approvals.approvers }, provider),
+    ...(options.askUserTimeoutMs !== undefined ? { timeoutMs: () => options.askUserTimeoutMs! } : {}),
+  });
   const makeAdapter = async (provider: 'discord' | 'slack' | 'web', cfg: WardenConfig, tokenValue: string): Promise<ChatAdapter> => {
-    const adapter = await createAdapter(provider, cfg, store, resolve, tokenValue, web, current, secretPrompts);
+    const adapter = await createAdapter(provider, cfg, store, resolve, tokenValue, web, current, secretPrompts, userQuestions);
     renderers.get(provider)?.();
     renderers.set(provider, approvals.registerRenderer(adapter.approvals));
     return adapter;
@@ -305,6 +316,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     control,
     secrets,
     secretPrompts,
+    userQuestions,
   } satisfies Omit<ToolRuntime, 'config'>;
   // Everything a config derives, built again on each reload; running turns keep the one they began with.
   const derive = (cfg: WardenConfig) => {
@@ -379,6 +391,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   });
 
   gatewayRef = gateway;
+  userQuestions.bindFollowUp((turn) => gateway.followUp(turn));
 
   // Calls whose approval comes after their turn ended run here, wherever the decision was made.
   const deferred =

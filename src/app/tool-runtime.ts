@@ -7,6 +7,7 @@ import type { CronScheduler } from '../cron/scheduler.js';
 import type { Store } from '../store/store.js';
 import type { SecretsRuntime } from './secret-grants.js';
 import type { SecretPrompts } from './secret-prompts.js';
+import type { UserQuestions } from './user-questions.js';
 import type { MessagingService, RuntimeStatus } from '../tools/types.js';
 import type { UsageService } from '../usage/service.js';
 
@@ -35,6 +36,8 @@ export interface ToolRuntime {
   secrets?: SecretsRuntime | undefined;
   /** The private prompt for a secret (a modal on Discord and Slack); absent outside `warden start`. */
   secretPrompts?: SecretPrompts | undefined;
+  /** The ask_user tool's questions (buttons and a form on every platform); absent outside `warden start`. */
+  userQuestions?: UserQuestions | undefined;
   /** The owner's control plane (config administration, paired nodes); absent outside `warden start`. */
   control?: ControlPlane | undefined;
 }

@@ -80,6 +80,21 @@ export interface ChatAdapter {
    * Absent where the platform has no such card (`/pair <code>` still works).
    */
   askPairing?(request: PairingCardRequest): Promise<void>;
+  /**
+   * The ask_user tool's questions, posted in the conversation `target`: one message per
+   * question with a button per option and an "Other…" button opening a free-text form. Anyone
+   * sees them; the app decides who may answer. Absent where the platform has none.
+   */
+  askUser?(target: ReplyTarget, prompt: UserQuestionPrompt): Promise<void>;
+}
+
+/** One ask_user prompt as the adapters render it. */
+export interface UserQuestionPrompt {
+  /** The pending prompt's id (random; it names nothing). */
+  id: string;
+  /** The platform user who may answer (mentioned on the prompt). */
+  requesterId: string;
+  questions: Array<{ header: string; question: string; options: Array<{ label: string; description?: string | undefined }> }>;
 }
 
 /** A sender's memberships the platform does not send with the message (Slack user groups). */

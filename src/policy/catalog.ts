@@ -55,6 +55,7 @@ const ROWS: Row[] = [
   ['gateway', 'Gateway', 'automation', [], true, "Inspect and control Warden's own gateway (owner only)."],
   ['nodes', 'Nodes', 'nodes', [], true, 'Reach paired devices and remote nodes (owner only).'],
   ['agents_list', 'Agents List', 'agents', [], true, 'List the agents that sessions_spawn may target.'],
+  ['ask_user', 'Ask User', 'agents', CM, true, 'Ask the person 1-3 questions with buttons (or free text); their answer is the result.'],
   ['image', 'Image', 'media', C, true, 'Describe or analyse an image with the vision model.'],
   ['pdf', 'PDF', 'media', C, true, 'Extract and analyse the text of a PDF document.'],
   ['image_generate', 'Image Generate', 'media', C, true, 'Generate an image from a text prompt.'],

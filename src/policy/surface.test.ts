@@ -23,10 +23,10 @@ const asOwner = { provider: 'discord', senderId: '42', senderIsOwner: true } as 
 describe('profiles (step 1, tools.profile)', () => {
   it.each([
     ['minimal', ['session_status']],
-    ['messaging', ['message', 'session_status', 'sessions_history', 'sessions_list', 'sessions_send']],
+    ['messaging', ['ask_user', 'message', 'session_status', 'sessions_history', 'sessions_list', 'sessions_send']],
     [
       'coding',
-      ['apply_patch', 'cron', 'edit', 'exec', 'image', 'image_generate', 'memory_get', 'memory_search', 'pdf', 'process', 'read',
+      ['apply_patch', 'ask_user', 'cron', 'edit', 'exec', 'image', 'image_generate', 'memory_get', 'memory_search', 'pdf', 'process', 'read',
         'session_status', 'sessions_history', 'sessions_list', 'sessions_send', 'sessions_spawn', 'sessions_yield', 'subagents',
         'web_fetch', 'web_search', 'write'],
     ],

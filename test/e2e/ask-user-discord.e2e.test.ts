@@ -1,0 +1,171 @@
+// ask_user end to end on the Discord fake with the real discord.js adapter and the scripted
+// model: the question is posted in the conversation with a button per option; someone else's
+// click is refused privately; the requester's click is the tool's result (the model's next
+// request carries it). With no inline wait, the turn ends at once (`pending`): the conversation
+// answers other messages meanwhile, and the outcome — "no answer" at the timeout, or a late
+// free-text answer from the "Other…" form — reaches the model in a follow-up turn.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { APIMessage } from 'discord-api-types/v10';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/index.js';
+import { startWarden, type RunningWarden } from '../../src/app/startup.js';
+import { fakeUser, startDiscordFake, type DiscordFake } from '../fakes/discord/index.js';
+import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
+import type { FakeModelServer, FakeReply, FakeRequest } from '../fakes/models/server.js';
+import type { RecordedRequest } from '../fakes/recorder.js';
+
+const QUESTION = { id: 'deploy_target', header: 'Target', question: 'Where should it deploy?', options: [{ label: 'Staging (Recommended)' }, { label: 'Production' }] };
+
+function respond(r: FakeRequest): FakeReply {
+  const messages = r.body.messages as Array<{ role: string; content: unknown }>;
+  const last = messages.at(-1)!;
+  const text = typeof last.content === 'string' ? last.content : JSON.stringify(last.content);
+  if (last.role === 'tool') return { kind: 'reply', text: `Tool said: ${text.slice(0, 600)}` };
+  if (text.includes('[Question ')) return { kind: 'reply', text: `Follow-up: ${text.slice(text.indexOf('[Question'), 600)}` };
+  if (text.includes('deploy it')) return { kind: 'reply', toolCalls: [{ name: 'ask_user', args: { questions: [QUESTION], timeoutSeconds: 60 } }] };
+  return { kind: 'reply', text: 'plain reply' };
+}
+
+const GUILD = '300000000000000001';
+const DEV = '300000000000000003';
+const bob = fakeUser('400000000000000002', 'bob');
+const mallory = fakeUser('400000000000000007', 'mallory');
+
+let model: FakeModelServer;
+beforeAll(async () => {
+  model = await startFakeOpenAI({ respond });
+});
+afterAll(async () => {
+  await model?.close();
+});
+
+async function start(fake: DiscordFake, waitSec: number, askUserTimeoutMs: number): Promise<RunningWarden> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'warden-ask-e2e-'));
+  const parsed = parseConfig({
+    models: { default: 'openai/gpt-test', providers: { openai: { baseUrl: model.url } } },
+    tools: { profile: 'messaging' },
+    approvals: { waitSec },
+    dataDir: path.join(dir, 'data'),
+    channels: { discord: { token: 'test-token', apiBaseUrl: fake.apiBaseUrl, streaming: false, guilds: { [GUILD]: { channels: { dev: {} } } } } },
+  });
+  if (!parsed.ok) throw parsed.error;
+  const from = Date.now();
+  const started = await startWarden({ ...parsed.value, baseDir: dir }, { env: { OPENAI_API_KEY: 'test', PATH: process.env.PATH }, shutdownGraceMs: 300, askUserTimeoutMs });
+  if (!started.ok) throw started.error;
+  await fake.frames.waitFor((f) => f.op === 2 && f.at >= from, 10_000, 'IDENTIFY');
+  return started.warden;
+}
+
+const buttons = (m: APIMessage) => (m.components ?? []).flatMap((row: any) => row.components ?? []).map((b: any) => ({ id: b.custom_id as string, label: b.label as string }));
+const lastToolMessage = () => JSON.stringify((model.requests.at(-1)!.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'tool').at(-1)?.content ?? '');
+
+function harness(get: () => DiscordFake) {
+  const mark = () => get().requests.records.length;
+  const postedAfter = (from: number, includes: string, label: string) =>
+    get().requests.waitFor((r: RecordedRequest) => get().requests.records.indexOf(r) >= from && r.method === 'POST' && r.path === `/channels/${DEV}/messages` && String(r.body?.content ?? '').includes(includes), 20_000, label);
+  const say = (text: string) => get().userMessage({ author: bob, channelId: DEV, content: `<@${get().bot.id}> ${text}` });
+  return { mark, postedAfter, say };
+}
+
+describe('ask_user on Discord, answered within the wait', () => {
+  let fake: DiscordFake;
+  let warden: RunningWarden;
+  beforeAll(async () => {
+    fake = await startDiscordFake();
+    warden = await start(fake, 20, 60_000);
+  });
+  afterAll(async () => {
+    await warden?.stop();
+    await fake?.close();
+  });
+
+  it('posts buttons; a stranger is refused privately; the requester’s choice is the tool result', async () => {
+    const { mark, postedAfter, say } = harness(() => fake);
+    const from = mark();
+    say('please deploy it');
+    const posted = await fake.requests.waitFor((r: RecordedRequest) => fake.requests.records.indexOf(r) >= from && r.method === 'POST' && r.path === `/channels/${DEV}/messages` && Array.isArray(r.body?.components), 20_000, 'question');
+    expect(String(posted.body.content)).toContain(`<@${bob.id}>`);
+    expect(String(posted.body.content)).toContain('Where should it deploy?');
+    const prompt = fake.botMessagesIn(DEV).at(-1)!;
+    const bs = buttons(prompt);
+    expect(bs.map((b) => b.label)).toEqual(['Staging (Recommended)', 'Production', 'Other…']);
+
+    // Mallory's click: a private refusal; nothing recorded.
+    const stranger = fake.click({ message: prompt, customId: bs[1]!.id, user: mallory });
+    const refusal = await fake.requests.waitFor((r: RecordedRequest) => r.path.includes(stranger.token), 10_000, 'refusal');
+    expect(refusal.body.type).toBe(4);
+    expect(refusal.body.data.flags & 64).toBe(64);
+    expect(refusal.body.data.content).toContain('Only the person the assistant asked');
+    // Mallory cannot open the free-text form either.
+    const strangerOther = fake.click({ message: prompt, customId: bs[2]!.id, user: mallory });
+    const refusal2 = await fake.requests.waitFor((r: RecordedRequest) => r.path.includes(strangerOther.token), 10_000, 'refusal of the form');
+    expect(refusal2.body.type).toBe(4);
+    expect(fake.modals).toHaveLength(0);
+
+    // Bob's click: the buttons give way to the answer, and the model reads it as the result.
+    const after = mark();
+    const click = fake.click({ message: prompt, customId: bs[1]!.id, user: bob });
+    const updated = await fake.requests.waitFor((r: RecordedRequest) => r.path.includes(click.token), 10_000, 'update');
+    expect(updated.body.type).toBe(7);
+    expect(updated.body.data.components).toEqual([]);
+    expect(updated.body.data.content).toContain('Answered: Production');
+    const reply = await postedAfter(after, 'Tool said:', 'the turn goes on');
+    expect(String(reply.body.content)).toContain('answered');
+    expect(lastToolMessage()).toContain('\\"deploy_target\\": [\\n');
+    expect(lastToolMessage()).toContain('Production');
+
+    // A second click (even Bob's): the question is closed.
+    const again = fake.click({ message: prompt, customId: bs[0]!.id, user: bob });
+    const closed = await fake.requests.waitFor((r: RecordedRequest) => r.path.includes(again.token), 10_000, 'closed');
+    expect(closed.body.data.content).toContain('no longer open');
+  });
+});
+
+describe('ask_user on Discord, past the wait', () => {
+  let fake: DiscordFake;
+  let warden: RunningWarden;
+  beforeAll(async () => {
+    fake = await startDiscordFake();
+    warden = await start(fake, 0, 4_000);
+  });
+  afterAll(async () => {
+    await warden?.stop();
+    await fake?.close();
+  });
+
+  it('frees the conversation at once and answers "no answer" at the timeout, in a follow-up turn', async () => {
+    const { mark, postedAfter, say } = harness(() => fake);
+    const from = mark();
+    const asked = Date.now();
+    say('please deploy it');
+    const pending = await postedAfter(from, 'Tool said:', 'pending');
+    expect(String(pending.body.content)).toContain('pending');
+    // The conversation is free while the question waits.
+    const free = mark();
+    say('what time is it?');
+    await postedAfter(free, 'plain reply', 'a reply while the question is open');
+    expect(Date.now() - asked).toBeLessThan(4_000);
+    const followUp = await postedAfter(from, 'Follow-up:', 'no answer');
+    expect(String(followUp.body.content)).toContain('no_answer');
+    expect(Date.now() - asked).toBeGreaterThanOrEqual(3_900);
+  });
+
+  it('a late free-text answer from the form reaches the agent in a follow-up turn', async () => {
+    const { mark, postedAfter, say } = harness(() => fake);
+    const from = mark();
+    say('please deploy it');
+    await postedAfter(from, 'Tool said:', 'pending');
+    const prompt = fake.botMessagesIn(DEV).filter((m) => (m.components ?? []).length > 0).at(-1)!;
+    const other = buttons(prompt).find((b) => b.label === 'Other…')!;
+    const click = fake.click({ message: prompt, customId: other.id, user: bob });
+    const form = await fake.modalFor(click.id);
+    expect(form.custom_id).toMatch(/^warden-ask-modal:/);
+    const submit = fake.submitModal({ message: prompt, customId: form.custom_id, user: bob, values: { answer: 'the canary pool' } });
+    const ack = await fake.requests.waitFor((r: RecordedRequest) => r.path.includes(submit.token), 10_000, 'form answer');
+    expect(ack.body.data.flags & 64).toBe(64);
+    const followUp = await postedAfter(from, 'Follow-up:', 'answered late');
+    expect(String(followUp.body.content)).toContain('the canary pool');
+  });
+});
