@@ -7,6 +7,7 @@ import type { TurnContext } from '../policy/context.js';
 import { openWardenStore } from '../app/migrations.js';
 import type { StoreEngine } from '../store/db.js';
 import type { Store } from '../store/store.js';
+import { ApprovalLedger } from './ledger.js';
 import { ApprovalService, type ApprovalServiceOptions } from './service.js';
 import { isPending, type ApprovalRequest, type ApprovalRequestContext, type ApprovalRequestInput, type DeferredCallSpec } from './types.js';
 
@@ -153,6 +154,12 @@ describe.each(ENGINES)('deferred calls on %s', (on) => {
       // A plain request (no deferred call, the CLI's): interrupted as before.
       const plain = await old.svc.open(INPUT, CTX);
       await vi.waitFor(async () => expect(await old.svc.list()).toHaveLength(3));
+      // The cards are posted in the background and then recorded as shown: wait for the record, or
+      // the next process rightly re-posts a card it cannot know was posted.
+      const ledger = new ApprovalLedger(old.store.db);
+      await vi.waitFor(async () => {
+        for (const r of [deferred as { id: string }, waitingReq, plain]) expect((await ledger.get(r.id))?.renderedAt).toBeDefined();
+      });
       old.svc.shutdown();
 
       const fresh = await service(dir, 0, { isProcessAlive: () => false });
