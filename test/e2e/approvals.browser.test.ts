@@ -5,15 +5,14 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/index.js';
-import { startWarden, type RunningWarden } from '../../src/app/startup.js';
+import type { RunningWarden } from '../../src/app/startup.js';
+import { openWebChat, sayIn } from './web-chat-page.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
 import type { FakeModelServer } from '../fakes/models/server.js';
 import { COMMAND, LIST_REQUEST, respond } from './approvals-model.js';
 
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
 let browser: Browser;
 let warden: RunningWarden;
@@ -27,21 +26,14 @@ beforeAll(async () => {
   mkdirSync(path.join(dir, 'workspace'));
   writeFileSync(path.join(dir, 'workspace', 'notes.md'), '# notes\n');
   writeFileSync(path.join(dir, 'workspace', 'plan.txt'), 'plan\n');
-  const parsed = parseConfig({
-    dataDir: path.join(dir, 'data'),
-    approvals: { waitSec: 0 },
-    models: { default: 'openai/gpt-test', providers: { openai: { baseUrl: model.url } } },
-    tools: { profile: 'coding', exec: { host: 'gateway' } },
-    channels: { web: { port: 0 } },
-  });
-  if (!parsed.ok) throw parsed.error;
-  const started = await startWarden({ ...parsed.value, baseDir: dir }, { env: { OPENAI_API_KEY: 'test' } });
-  if (!started.ok) throw started.error;
-  warden = started.warden;
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
-  page = await browser.newPage();
-  await page.goto(warden.webOpenUrl!);
-  await page.locator('#status[data-state="open"]').waitFor();
+  ({ warden, browser, page } = await openWebChat({
+    dir,
+    modelUrl: model.url,
+    config: {
+      approvals: { waitSec: 0 },
+      tools: { profile: 'coding', exec: { host: 'gateway' } },
+    },
+  }));
 });
 
 afterAll(async () => {
@@ -50,10 +42,7 @@ afterAll(async () => {
   await model?.close();
 });
 
-async function say(text: string) {
-  await page.locator('#input').fill(text);
-  await page.keyboard.press('Enter');
-}
+const say = (text: string) => sayIn(page, text);
 
 describe('web chat: an approval that never holds the conversation', () => {
   it('the card waits while the page keeps answering; after Allow once the output is under the card and the agent finishes', async () => {

@@ -4,14 +4,13 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/index.js';
-import { startWarden, type RunningWarden } from '../../src/app/startup.js';
+import type { RunningWarden } from '../../src/app/startup.js';
+import { openWebChat, sayIn } from './web-chat-page.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
 import type { FakeModelServer, FakeReply, FakeRequest } from '../fakes/models/server.js';
 
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const QUESTION = { id: 'deploy_target', header: 'Target', question: 'Where should it deploy?', options: [{ label: 'Staging (Recommended)' }, { label: 'Production' }] };
 
 const messagesOf = (r: FakeRequest) => r.body.messages as Array<{ role: string; content: unknown }>;
@@ -37,21 +36,14 @@ let page: Page;
 beforeAll(async () => {
   model = await startFakeOpenAI({ respond });
   const dir = mkdtempSync(path.join(tmpdir(), 'warden-ask-web-'));
-  const parsed = parseConfig({
-    dataDir: path.join(dir, 'data'),
-    approvals: { waitSec: 30 },
-    models: { default: 'openai/gpt-test', providers: { openai: { baseUrl: model.url } } },
-    tools: { profile: 'messaging' },
-    channels: { web: { port: 0 } },
-  });
-  if (!parsed.ok) throw parsed.error;
-  const started = await startWarden({ ...parsed.value, baseDir: dir }, { env: { OPENAI_API_KEY: 'test' } });
-  if (!started.ok) throw started.error;
-  warden = started.warden;
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
-  page = await browser.newPage();
-  await page.goto(warden.webOpenUrl!);
-  await page.locator('#status[data-state="open"]').waitFor();
+  ({ warden, browser, page } = await openWebChat({
+    dir,
+    modelUrl: model.url,
+    config: {
+      approvals: { waitSec: 30 },
+      tools: { profile: 'messaging' },
+    },
+  }));
 });
 
 afterAll(async () => {
@@ -60,10 +52,7 @@ afterAll(async () => {
   await model?.close();
 });
 
-async function say(text: string) {
-  await page.locator('#input').fill(text);
-  await page.keyboard.press('Enter');
-}
+const say = (text: string) => sayIn(page, text);
 
 describe('web chat: ask_user', () => {
   it('a click on an option is the tool result; the buttons give way to the answer', async () => {

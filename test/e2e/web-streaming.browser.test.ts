@@ -4,14 +4,13 @@
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/index.js';
-import { startWarden, type RunningWarden } from '../../src/app/startup.js';
+import type { RunningWarden } from '../../src/app/startup.js';
+import { openWebChat, sayIn } from './web-chat-page.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
 import type { FakeModelServer } from '../fakes/models/server.js';
 
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const ANSWER = 'Token by token: the web chat shows each piece as the model writes it, then the exact final text.';
 
 let browser: Browser;
@@ -23,20 +22,13 @@ beforeAll(async () => {
   model = await startFakeOpenAI({ respond: () => ({ kind: 'reply', text: ANSWER, pieceDelayMs: 60 }) });
   const dir = mkdtempSync(path.join(tmpdir(), 'warden-webstream-'));
   mkdirSync(path.join(dir, 'workspace'));
-  const parsed = parseConfig({
-    dataDir: path.join(dir, 'data'),
-    models: { default: 'openai/gpt-test', providers: { openai: { baseUrl: model.url } } },
-    tools: { profile: 'minimal' },
-    channels: { web: { port: 0 } },
-  });
-  if (!parsed.ok) throw parsed.error;
-  const started = await startWarden({ ...parsed.value, baseDir: dir }, { env: { OPENAI_API_KEY: 'test' } });
-  if (!started.ok) throw started.error;
-  warden = started.warden;
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
-  page = await browser.newPage();
-  await page.goto(warden.webOpenUrl!);
-  await page.locator('#status[data-state="open"]').waitFor();
+  ({ warden, browser, page } = await openWebChat({
+    dir,
+    modelUrl: model.url,
+    config: {
+      tools: { profile: 'minimal' },
+    },
+  }));
 });
 
 afterAll(async () => {
