@@ -8,7 +8,7 @@ import type { WardenAgentRuntime } from '../agent/runtime.js';
 import { DbTranscriptStore } from '../agent/transcript.js';
 import { SessionContextStore } from '../turn/session-contexts.js';
 import type { SubagentRunView } from '../agent/sessions.js';
-import { ApprovalService, approversFor } from '../approvals/index.js';
+import { ApprovalService, approverRefusal } from '../approvals/index.js';
 import { closeAllBrowsers } from '../browser/shutdown.js';
 import { ConfigError, type LoadedConfig, type WardenConfig } from '../config/index.js';
 import { EventBus } from '../events/events.js';
@@ -250,7 +250,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     adapter: (provider) => gatewayRef?.adapter(provider as ChatAdapter['provider']),
     waitMs: () => (current().approvals.waitSec ?? 0) * 1000,
     // The people who decide approvals here may answer too (the requester may be away).
-    alsoMayAnswer: (provider) => approversFor({ owners: current().owners, approvers: current().approvals.approvers }, provider),
+    // Who decides approvals on the platform may answer too: the approvals' own decision, read at each click.
+    alsoMayAnswer: (provider, userId) => approverRefusal({ owners: current().owners, approvers: current().approvals.approvers }, provider, userId) === undefined,
     ...(options.askUserTimeoutMs !== undefined ? { timeoutMs: () => options.askUserTimeoutMs! } : {}),
   });
   const makeAdapter = async (provider: 'discord' | 'slack' | 'web', cfg: WardenConfig, tokenValue: string): Promise<ChatAdapter> => {

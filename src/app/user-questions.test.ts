@@ -10,6 +10,7 @@ import type { TurnContext } from '../policy/context.js';
 import { WEB_LOCAL_USER } from '../policy/owners.js';
 import { createAskUserTool } from '../tools/core/ask-user/ask-user.js';
 import { UserQuestions } from './user-questions.js';
+import { approverRefusal } from '../approvals/index.js';
 
 const TOKEN = 'per-install-token-0123456789abcdef0123456789';
 const QUESTION = { id: 'deploy_target', header: 'Target', question: 'Where should it deploy?', options: [{ label: 'Staging' }, { label: 'Production' }] };
@@ -122,8 +123,12 @@ describe('ask_user: who may answer', () => {
     const prompts: UserQuestionPrompt[] = [];
     const adapter = { provider: 'discord', askUser: async (_t: unknown, prompt: UserQuestionPrompt) => void prompts.push(prompt) } as unknown as ChatAdapter;
     // U9 approves on Discord; `role:R1` names a role, never a user id.
-    const approvers: Record<string, string[]> = { discord: ['U9', 'role:R1'], slack: ['U2'] };
-    const questions = new UserQuestions({ adapter: (p) => (p === 'discord' ? adapter : undefined), waitMs: () => 10_000, alsoMayAnswer: (p) => approvers[p] ?? [] });
+    const approvers = { discord: ['U9', 'role:R1'], slack: ['U2'] };
+    const questions = new UserQuestions({
+      adapter: (p) => (p === 'discord' ? adapter : undefined),
+      waitMs: () => 10_000,
+      alsoMayAnswer: (p, userId) => approverRefusal({ owners: {}, approvers: approvers }, p, userId) === undefined,
+    });
     return { prompts, questions };
   }
   const spec = { questions: [QUESTION], timeoutSec: 60 };

@@ -37,10 +37,10 @@ export interface UserQuestionsDeps {
   /** How long the tool's turn waits for the answer (approvals.waitSec, read at each call). */
   waitMs: () => number;
   /**
-   * Who may answer besides the person asked: the platform's approvers (`approvals.approvers.<platform>`,
-   * else the owners), read at each click. Absent: the person asked only.
+   * Whether someone besides the person asked may answer: the platform's approvers, decided by
+   * the approvals' own `approverRefusal` at each click. Absent: the person asked only.
    */
-  alsoMayAnswer?: ((provider: string) => readonly string[]) | undefined;
+  alsoMayAnswer?: ((provider: string, userId: string) => boolean) | undefined;
   /** The question's timeout; tests shorten it. Default: the validated timeoutSeconds. */
   timeoutMs?: ((timeoutSec: number) => number) | undefined;
   now?: () => number;
@@ -135,8 +135,7 @@ export class UserQuestions {
   private check(provider: string, id: string, question: number, userId: string): { ok: true; entry: Pending } | { ok: false; text: string } {
     const entry = this.pending.get(id);
     if (!entry || entry.provider !== provider || entry.expiresAt <= this.now() || question >= entry.spec.questions.length) return { ok: false, text: NOT_FOUND };
-    // Plain ids only: a `role:`/`usergroup:` entry of the approver list never matches here (fail closed).
-    if (entry.requesterId !== userId && !(this.deps.alsoMayAnswer?.(provider) ?? []).some((id) => !id.includes(':') && id === userId)) {
+    if (entry.requesterId !== userId && !(this.deps.alsoMayAnswer?.(provider, userId) ?? false)) {
       log.info({ provider, userId, question: id }, 'ask_user answer refused: not the person asked');
       return { ok: false, text: NOT_YOURS };
     }

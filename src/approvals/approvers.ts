@@ -44,7 +44,8 @@ export function approverRefusal(config: ApproverConfig, provider: string, userId
       : `${provider} user ${userId} is not one of this request's approvers`;
   }
   const list = approversFor(config, provider);
-  if (list.includes(userId)) return undefined;
+  // The platform's list is user ids: an entry with a kind (`role:…`) is never equal to a clicker's id.
+  if (list.some((id) => !id.includes(':') && id === userId)) return undefined;
   if (list.length === 0) {
     return `no approvers are configured for ${provider}: set approvals.approvers.${provider} (or owners.${provider})`;
   }
