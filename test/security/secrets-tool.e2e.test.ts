@@ -86,6 +86,8 @@ describe('secrets tool on Discord', () => {
     dir = workspaceDir();
     const parsed = parseConfig({
       ...common(dir),
+      // Storing a secret is an owner's act: bob owns the bot, mallory does not.
+      owners: { discord: [bob.id] },
       channels: { discord: { token: 'test-token', apiBaseUrl: fake.apiBaseUrl, streaming: false, guilds: { [GUILD]: { channels: { dev: { tools: { allow: ['*'] } } } } } } },
     });
     if (!parsed.ok) throw parsed.error;
@@ -195,6 +197,7 @@ describe('secrets tool on Slack', () => {
     dir = workspaceDir();
     const parsed = parseConfig({
       ...common(dir),
+      owners: { slack: [BOB] },
       channels: { slack: { botToken: 'xoxb-fake', signingSecret: SECRET, apiUrl: fake.apiUrl, port: 0, host: '127.0.0.1', streaming: false, channels: { '#dev': { tools: { allow: ['*'] } } } } },
     });
     if (!parsed.ok) throw parsed.error;

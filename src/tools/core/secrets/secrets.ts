@@ -45,6 +45,12 @@ export function createSecretsTool(deps: SecretsToolDeps): ToolImplementation<Sec
         return jsonResult({ secrets: names.map((n) => ({ name: n.name, set: true, scope: n.scope })) });
       }
       if (!args.name) return jsonResult({ status: 'error', tool: 'secrets', error: `${args.action} needs name` }, true);
+      // A stored value is what granted commands run with, for everyone in the agent (or the
+      // conversation, which a channel's members share): only an owner may replace or remove one,
+      // or a member could swap the token an owner's deploy uses.
+      if (!turn.senderIsOwner) {
+        return jsonResult({ status: 'error', tool: 'secrets', name: args.name, error: `only an owner can ${args.action === 'delete' ? 'remove' : 'store'} a secret; ask an owner to run this` }, true);
+      }
       if (args.action === 'delete') {
         const removed = await deps.remove({ agentId: turn.agentId, sessionKey, conversationOnly, name: args.name, actor: turn.senderId === undefined ? undefined : `${turn.provider}:${turn.senderId}` });
         return jsonResult({ name: args.name, set: false, deleted: removed });
