@@ -175,10 +175,11 @@ export class EgressProxy {
   private note(host: string, port: number, decision: EgressDecision, reason: string): void {
     const key = grantKey(host, port);
     const existing = this.records.get(key);
-    if (existing) {
+    // A later connection on the card's grant keeps the record saying the card allowed it.
+    if (existing && !(existing.decision === 'asked-allowed' && decision === 'allowed')) {
       existing.decision = decision;
       existing.reason = reason;
-    } else this.records.set(key, { host, port, decision, reason, connections: 0, bytesUp: 0, bytesDown: 0 });
+    } else if (!existing) this.records.set(key, { host, port, decision, reason, connections: 0, bytesUp: 0, bytesDown: 0 });
     this.options.onDecision?.(decision);
     log.info({ egress: key, decision, reason }, 'sandbox egress');
   }
