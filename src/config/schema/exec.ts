@@ -64,6 +64,7 @@ export const execNetworkAllowEntry = z
 
 /** Why an allow entry is malformed (`example.com`, `*.example.com`, `example.com:8443`), or undefined. */
 export function networkAllowProblem(entry: string): string | undefined {
+  if (/[\s/@?#]/.test(entry)) return `"${entry}": a host name, not a URL`;
   const colon = entry.lastIndexOf(':');
   const bracketed = entry.startsWith('[');
   const host = bracketed ? entry.slice(1, entry.indexOf(']')) : colon > 0 && entry.indexOf(':') === colon ? entry.slice(0, colon) : entry;
@@ -71,7 +72,6 @@ export function networkAllowProblem(entry: string): string | undefined {
   if (portText !== '' && !(/^[0-9]{1,5}$/.test(portText) && Number(portText) >= 1 && Number(portText) <= 65535)) return `"${entry}": the port must be 1-65535`;
   if (host === '*' || host === '*.' || host === '') return `"${entry}": a bare * is not an allowlist (use mode: open)`;
   if (host.slice(1).includes('*') || (host.startsWith('*') && !host.startsWith('*.'))) return `"${entry}": only a leading "*." glob is supported`;
-  if (/[\s/@?#]/.test(host)) return `"${entry}": a host name, not a URL`;
   return undefined;
 }
 
