@@ -181,7 +181,9 @@ export class EgressProxy {
       existing.reason = reason;
     } else if (!existing) this.records.set(key, { host, port, decision, reason, connections: 0, bytesUp: 0, bytesDown: 0 });
     this.options.onDecision?.(decision);
-    log.info({ egress: key, decision, reason }, 'sandbox egress');
+    // Allowed connections are many (a clone makes several); the command's record keeps them.
+    if (decision === 'allowed') log.debug({ egress: key, decision, reason }, 'sandbox egress');
+    else log.info({ egress: key, decision, reason }, 'sandbox egress');
   }
 
   private count(host: string, port: number, up: number, down: number, connection = false): void {
