@@ -121,7 +121,9 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
             return { ok: false as const, why: outcome.kind === 'refused' ? outcome.reason : outcome.problems.map((p) => p.message).join('; ') };
           }
         : undefined;
-      return eraseArgs(createExecTool({ config: runtime.config, allowlist: runtime.store ? new ExecAllowlistStore(runtime.store.db) : undefined, protect, addNetworkAllow }));
+      const { AuditLog } = await import('../store/audit.js');
+      const audit = runtime.store ? new AuditLog(runtime.store.db) : undefined;
+      return eraseArgs(createExecTool({ config: runtime.config, allowlist: runtime.store ? new ExecAllowlistStore(runtime.store.db) : undefined, protect, addNetworkAllow, audit }));
     },
   },
   process: { availability: always, load: async () => eraseArgs((await import('../tools/core/process/process.js')).createProcessTool()) },

@@ -13,6 +13,7 @@ import { ProcessRegistry } from '../../../exec/process-registry.js';
 import { bwrapAvailable, sandboxNode } from '../../../exec/sandbox.js';
 import { log } from '../../../log/log.js';
 import { registerServer } from '../../../net/index.js';
+import { AuditLog } from '../../../store/audit.js';
 import type { Store } from '../../../store/index.js';
 import type { ToolCallContext, ToolResult } from '../../types.js';
 import { createExecTool } from './exec.js';
@@ -82,7 +83,7 @@ function setup(network: Record<string, unknown>) {
     },
     update: async () => {},
   });
-  const exec = createExecTool({ config, registry, hasBwrap: true, killGraceMs: 200, resolve: upstreams.resolve, onEgressDecision: (d) => counted.push(d) });
+  const exec = createExecTool({ config, registry, hasBwrap: true, killGraceMs: 200, resolve: upstreams.resolve, onEgressDecision: (d) => counted.push(d), audit: new AuditLog(store.db) });
   const ctx: ToolCallContext = {
     toolCallId: 'call-1',
     signal: new AbortController().signal,
@@ -111,6 +112,16 @@ describe.skipIf(skip !== undefined)('a sandboxed command on the network (tools.e
     expect(git!.bytesUp as number).toBeGreaterThan(0);
     expect(shown).toEqual([]);
     expect(counted.every((d) => d === 'allowed')).toBe(true);
+    // The audit row, written once the proxy closed.
+    const audit = new AuditLog(store.db);
+    let rows = await audit.list({ typePrefix: 'exec.network' });
+    for (let i = 0; i < 50 && rows.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      rows = await audit.list({ typePrefix: 'exec.network' });
+    }
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ actor: 'web:u1', sessionKey: 'agent:main:web:channel:dev' });
+    expect(JSON.stringify(rows[0]!.data)).toContain('"host":"git.test"');
   }, 60_000);
 
   it('an npm-like registry on the allowlist answers; a name off it is refused with the reason, no card (ask off)', async () => {

@@ -21,6 +21,7 @@ import { bwrapAvailable, execHomes, resolveExecHost, sandboxIdentity, sandboxNod
 import { EgressProxy, type AskAnswer, type EgressDecision, type EgressHostRecord } from '../../../exec/egress/proxy.js';
 import { configuredListeners, type Resolver } from '../../../net/index.js';
 import { metrics } from '../../../ops/metrics.js';
+import type { AuditLog } from '../../../store/audit.js';
 import { pendingApprovalText } from '../../invoke/approval-step.js';
 import type { ToolCallContext, ToolImplementation, ToolResult } from '../../types.js';
 
@@ -64,6 +65,8 @@ export interface ExecToolDeps {
   addNetworkAllow?: ((entry: string, ctx: ToolCallContext) => Promise<{ ok: true } | { ok: false; why: string }>) | undefined;
   /** Name resolution for the egress proxy (tests map names to their own upstreams). */
   resolve?: Resolver | undefined;
+  /** The audit log: each command that used the network leaves an `exec.network` row with its record. */
+  audit?: AuditLog | undefined;
   /** Each egress decision; default: the `warden_sandbox_egress_total` counter. */
   onEgressDecision?: ((decision: EgressDecision) => void) | undefined;
 }
@@ -262,7 +265,9 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
         void job.done.then(async () => {
           const hosts = proxy.record();
           await proxy.close();
-          if (hosts.length > 0) ctx.log.info({ tool: 'exec', command, network: hosts }, 'exec network record');
+          if (hosts.length === 0) return;
+          ctx.log.info({ tool: 'exec', command, network: hosts }, 'exec network record');
+          await deps.audit?.recordOrLog({ type: 'exec.network', actor: `${ctx.turn.provider}:${ctx.turn.senderId ?? ''}`, subject: job.id, sessionKey: ctx.sessionKey, data: { command, hosts } });
         });
       }
       // The job is the requester's, also when an approver let it run (process-registry.ts).
