@@ -99,7 +99,7 @@ export async function runDoctorChecks(config: WardenConfig, baseDir: string, env
   const netUsed = used && network.mode !== 'none';
   const egress = options.egress ?? (sandbox.ok ? await probeEgress(sandboxIdentity(exec.sandbox)) : { ok: false, detail: 'not checked: the sandbox does not start' });
   checks.push({
-    name: 'sandbox network',
+    name: 'egress proxy',
     ok: egress.ok || !netUsed,
     ...(!egress.ok && !netUsed ? { warn: true as const } : {}),
     detail: `${egress.detail}; tools.exec.sandbox.network.mode is ${network.mode}${network.mode === 'allowlist' ? ` (${network.allow.length} allowed, ask ${network.ask})` : ''}`,
