@@ -11,6 +11,7 @@ import { decodeApprovalAction } from '../../adapters/common/approval-card.js';
 import { startWarden, type RunningWarden } from '../../src/app/startup.js';
 import { parseConfig } from '../../src/config/index.js';
 import { bwrapAvailable, sandboxNode } from '../../src/exec/sandbox.js';
+import { metrics } from '../../src/ops/metrics.js';
 import { fakeUser, startDiscordFake, type DiscordFake } from '../fakes/discord/index.js';
 import { startUpstreams, type Upstreams } from '../fakes/egress/upstreams.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
@@ -88,5 +89,7 @@ describe.skipIf(skip !== undefined)('Discord: a network card for a sandboxed com
     fake.click({ message: card, customId: buttons(card).find((id) => decodeApprovalAction(id)?.decision === 'allow-once')!, user: olga });
     await fake.requests.waitFor((r) => after(r) && r.method === 'POST' && r.path === `/channels/${DEV}/messages` && typeof r.body.content === 'string' && r.body.content.includes('curl said: hello'), 20_000, 'the model reporting the answer');
     expect(upstreams.seen.filter((s) => s.url === '/from-chat')).toHaveLength(1);
+    // /metrics counts it by decision.
+    expect(await metrics.registry.getSingleMetricAsString('warden_sandbox_egress_total')).toMatch(/warden_sandbox_egress_total\{decision="asked-allowed"\} [1-9]/);
   }, 60_000);
 });
