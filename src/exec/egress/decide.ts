@@ -49,7 +49,7 @@ export function allowEntryFor(host: string, port: number, allow: readonly string
 
 export const grantKey = (host: string, port: number): string => `${normalizeHost(host)}:${port}`;
 
-export function judgeName(host: string, port: number, network: Pick<ExecNetworkConfig, 'mode' | 'allow' | 'ask'>, granted: ReadonlySet<string>): NameVerdict {
+export function judgeName(host: string, port: number, network: { mode: ExecNetworkConfig['mode']; allow: readonly string[]; ask: ExecNetworkConfig['ask'] }, granted: ReadonlySet<string>): NameVerdict {
   if (network.mode === 'none') return { kind: 'refuse', reason: 'tools.exec.sandbox.network.mode is none' };
   const entry = allowEntryFor(host, port, network.allow);
   if (entry !== undefined) return { kind: 'listed', entry };
