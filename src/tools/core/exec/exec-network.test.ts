@@ -16,7 +16,7 @@ import { registerServer } from '../../../net/index.js';
 import { AuditLog } from '../../../store/audit.js';
 import type { Store } from '../../../store/index.js';
 import type { ToolCallContext, ToolResult } from '../../types.js';
-import { createExecTool } from './exec.js';
+import { createExecTool, type ExecToolDeps } from './exec.js';
 
 /**
  * The exec tool with tools.exec.sandbox.network (issue: egress by allowlist through Warden's
@@ -65,7 +65,7 @@ afterEach(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-function setup(network: Record<string, unknown>) {
+function setup(network: Record<string, unknown>, over: Partial<ExecToolDeps> = {}) {
   const parsed = parseConfig({
     owners: { web: ['op'] },
     tools: { exec: { host: 'sandbox', security: 'full', ask: 'off', strictInlineEval: false, sandbox: { network: { allowCidrs: [upstreams.cidr], ...network } } } },
@@ -83,7 +83,7 @@ function setup(network: Record<string, unknown>) {
     },
     update: async () => {},
   });
-  const exec = createExecTool({ config, registry, hasBwrap: true, killGraceMs: 200, resolve: upstreams.resolve, onEgressDecision: (d) => counted.push(d), audit: new AuditLog(store.db) });
+  const exec = createExecTool({ config, registry, hasBwrap: true, killGraceMs: 200, resolve: upstreams.resolve, onEgressDecision: (d) => counted.push(d), audit: new AuditLog(store.db), ...over });
   const ctx: ToolCallContext = {
     toolCallId: 'call-1',
     signal: new AbortController().signal,
@@ -155,6 +155,21 @@ describe.skipIf(skip !== undefined)('a sandboxed command on the network (tools.e
     expect(counted).toEqual(expect.arrayContaining(['asked-denied', 'asked-allowed']));
   }, 60_000);
 
+  it.each([
+    ['the control plane applies it', { ok: true as const }, 'allowed on the card and added to the allowlist'],
+    ['the control plane refuses it (widening not approved): this command only', { ok: false as const, why: 'another owner must approve' }, 'allowed for this command on the card'],
+  ])('Allow always hands "other.test" to the control plane: %s', async (_what, answer, reason) => {
+    const asked: string[] = [];
+    const run = setup({ mode: 'allowlist', allow: ['git.test'], ask: 'on-miss' }, { addNetworkAllow: async (entry) => (asked.push(entry), answer) });
+    decisions.push('allow-always');
+    const result = await run('curl -sS http://other.test/');
+    expect(shown[0]!.allowedDecisions).toEqual(['allow-once', 'allow-always', 'deny']);
+    expect(shown[0]!.facts).toEqual(expect.arrayContaining([{ label: 'Allow always', value: 'adds "other.test" to tools.exec.sandbox.network.allow (a config change through the control plane)' }]));
+    expect(asked).toEqual(['other.test']);
+    expect(textOf(result)).toContain('hello from other.test');
+    expect(hostsOf(result)).toMatchObject([{ host: 'other.test', decision: 'asked-allowed', reason }]);
+  }, 60_000);
+
   it('metadata, Warden\'s own listener and a name resolving to a private address are refused without a card (ask: on-miss, mode open)', async () => {
     const run = setup({ mode: 'open', ask: 'on-miss', allow: [] });
     const port = (own.address() as { port: number }).port;
@@ -174,7 +189,7 @@ describe.skipIf(skip !== undefined)('a sandboxed command on the network (tools.e
     const a = upstreams.address;
     const result = await run(
       [
-        `curl -sS --noproxy '*' --max-time 5 http://${a}/ ; echo "curl=$?"`,
+        `curl -sS --noproxy '*' --max-time 5 http://${a}/no-route ; echo "curl=$?"`,
         `curl -sS --noproxy '*' --max-time 5 http://198.18.0.1/ ; echo "curl2=$?"`,
         `bash -c 'exec 3<>/dev/tcp/${a}/80' ; echo "devtcp=$?"`,
         `node -e "require('net').connect(80, '${a}').on('error', e => { console.log('node=' + e.code); }).on('connect', () => console.log('node=connected'))"`,
@@ -190,7 +205,7 @@ describe.skipIf(skip !== undefined)('a sandboxed command on the network (tools.e
     expect(text).not.toContain('hello from');
     // The namespace has one interface: its own loopback.
     expect(text).toMatch(/\nlo\n/);
-    expect(upstreams.seen.filter((s) => s.url === '/')).toEqual([]);
+    expect(upstreams.seen.filter((s) => s.url === '/no-route')).toEqual([]);
     expect(existsSync(path.join(workspace, 'x'))).toBe(false);
   }, 60_000);
 });
