@@ -4,7 +4,7 @@ import { BWRAP_PATH, bwrapAvailable } from '../exec/sandbox.js';
 import { webFetchAvailability, webSearchAvailability } from '../tools/core/web/availability.js';
 import { mediaAvailability } from '../tools/core/media/media-model.js';
 import type { SessionToolId } from '../agent/tools/index.js';
-import { eraseArgs, type Availability, type ToolImplementation } from '../tools/types.js';
+import { eraseArgs, type Availability, type ToolCallContext, type ToolImplementation } from '../tools/types.js';
 import type { ToolRuntime } from './tool-runtime.js';
 
 /**
@@ -110,7 +110,20 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
       const { resolveDataDir } = await import('../store/data-dir.js');
       const dataDir = resolveDataDir({ configDataDir: runtime.config.dataDir, env: process.env, cwd: runtime.baseDir });
       const protect = wardenStatePaths({ dataDir, configFile: runtime.configFile, baseDir: runtime.baseDir, cwd: process.cwd() }).map((p) => p.at);
-      return eraseArgs(createExecTool({ config: runtime.config, allowlist: runtime.store ? new ExecAllowlistStore(runtime.store.db) : undefined, protect }));
+      const admin = runtime.control?.admin;
+      // "Allow always" on a network card: one more allowlist entry, as a config patch the control plane judges.
+      const addNetworkAllow = admin
+        ? async (entry: string, ctx: ToolCallContext) => {
+            const current = admin.config().tools.exec?.sandbox.network.allow ?? [];
+            if (current.includes(entry)) return { ok: true as const };
+            const outcome = await admin.patch({ tools: { exec: { sandbox: { network: { allow: [...current, entry] } } } } }, ctx.turn, ctx.sessionKey, ctx.signal);
+            if (outcome.kind === 'applied' || outcome.kind === 'unchanged') return { ok: true as const };
+            return { ok: false as const, why: outcome.kind === 'refused' ? outcome.reason : outcome.problems.map((p) => p.message).join('; ') };
+          }
+        : undefined;
+      const { AuditLog } = await import('../store/audit.js');
+      const audit = runtime.store ? new AuditLog(runtime.store.db) : undefined;
+      return eraseArgs(createExecTool({ config: runtime.config, allowlist: runtime.store ? new ExecAllowlistStore(runtime.store.db) : undefined, protect, addNetworkAllow, audit }));
     },
   },
   process: { availability: always, load: async () => eraseArgs((await import('../tools/core/process/process.js')).createProcessTool()) },

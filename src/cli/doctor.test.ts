@@ -78,3 +78,23 @@ describe('warden doctor', () => {
     expect((await runDoctorChecks(configOf({}), '/tmp', {}, { probe, container: null })).find((c) => c.name === 'container')).toBeUndefined();
   });
 });
+
+describe('doctor: egress proxy (tools.exec.sandbox.network)', () => {
+  const broken = { ok: false, detail: 'no node in a system directory (/usr/bin/node) to run the forwarder inside the sandbox' };
+  it.each([
+    ['mode none: a warning, not a failure', { mode: 'none' }, true, 'mode is none'],
+    ['mode allowlist: a failure with the fix', { mode: 'allowlist', allow: ['git.test'] }, false, 'mode is allowlist (1 allowed, ask off)'],
+    ['mode open: a failure', { mode: 'open' }, false, 'mode is open'],
+  ])('%s', async (_what, network, ok, says) => {
+    const checks = await runDoctorChecks(configOf({ tools: { exec: { host: 'sandbox', sandbox: { network } } } }), '/tmp', {}, { egress: broken, platforms: 'offline' });
+    const check = checks.find((c) => c.name === 'egress proxy')!;
+    expect(check.ok).toBe(ok);
+    expect(check.detail).toContain(broken.detail);
+    expect(check.detail).toContain(says);
+    expect(check.fix).toContain('/usr/bin/node');
+  });
+  it('reports a working host as such', async () => {
+    const checks = await runDoctorChecks(configOf({ tools: { exec: { host: 'sandbox', sandbox: { network: { mode: 'allowlist' } } } } }), '/tmp', {}, { egress: { ok: true, detail: 'own network namespace (only lo)' }, platforms: 'offline' });
+    expect(checks.find((c) => c.name === 'egress proxy')).toMatchObject({ ok: true, detail: expect.stringContaining('only lo') });
+  });
+});

@@ -6,6 +6,7 @@ import { effectiveExecConfig } from '../exec/check.js';
 import { containerSandboxAdvice, detectContainer, hostContainerSignals, type ContainerRuntime } from '../exec/container.js';
 import { describeIdentity, SANDBOX_FIXES } from '../exec/sandbox-audit.js';
 import { probeSandbox, type SandboxProbe } from '../exec/sandbox-probe.js';
+import { probeEgress, type EgressProbe } from '../exec/egress/probe.js';
 import { BWRAP_PATH, resolveExecHost, sandboxIdentity } from '../exec/sandbox.js';
 import { mcpDoctorChecks } from '../mcp/doctor.js';
 import { probeStore } from '../app/schema-probe.js';
@@ -43,6 +44,8 @@ function versionOf(bin: string, args: string[]): string | undefined {
 export interface DoctorOptions {
   /** The sandbox probe to report (tests); default: a fresh run of the real sandbox. */
   probe?: SandboxProbe;
+  /** The egress probe to report (tests); default: a real sandboxed run through the proxy. */
+  egress?: EgressProbe;
   /** The container runtime to report (tests); default: detected from the environment. */
   container?: ContainerRuntime | null;
   /** Ask the chat platforms about the tokens (default), with this deadline per platform; `offline` skips it. */
@@ -91,6 +94,17 @@ export async function runDoctorChecks(config: WardenConfig, baseDir: string, env
       fix: `${SANDBOX_FIXES[check.property]}; until then exec refuses every command (it never falls back to the host)`,
     });
   }
+  // Sandbox egress (tools.exec.sandbox.network): its own network namespace, and the proxy reached through the forwarder.
+  const network = exec.sandbox.network;
+  const netUsed = used && network.mode !== 'none';
+  const egress = options.egress ?? (sandbox.ok ? await probeEgress(sandboxIdentity(exec.sandbox)) : { ok: false, detail: 'not checked: the sandbox does not start' });
+  checks.push({
+    name: 'egress proxy',
+    ok: egress.ok || !netUsed,
+    ...(!egress.ok && !netUsed ? { warn: true as const } : {}),
+    detail: `${egress.detail}; tools.exec.sandbox.network.mode is ${network.mode}${network.mode === 'allowlist' ? ` (${network.allow.length} allowed, ask ${network.ask})` : ''}`,
+    fix: 'install node from the distribution (/usr/bin/node) and make sure the sandbox starts; until then a sandboxed command with network mode allowlist or open is refused',
+  });
   // In a container, say what the container must allow for the sandbox, in its runtime's terms.
   const container = options.container === undefined ? detectContainer(hostContainerSignals(env)) : (options.container ?? undefined);
   if (container) {

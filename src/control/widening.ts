@@ -8,6 +8,7 @@ import { effectiveExecConfig, execHostOf } from '../exec/effective-config.js';
 import type { ExecVerdict } from '../exec/decide.js';
 import { DEFAULT_SAFE_BINS } from '../exec/safe-bins.js';
 import type { ExecHost } from '../exec/sandbox.js';
+import type { ExecNetworkConfig } from '../config/schema/exec.js';
 import { checkUrlWithPolicy, urlPolicyFor, type UrlSurface } from '../net/index.js';
 import { defaultAgentId, knownAgentIds } from '../policy/steps.js';
 import { resolveToolSurface } from '../policy/surface.js';
@@ -369,6 +370,26 @@ function ruleLoosening(b: Rule, a: Rule): string | undefined {
 }
 
 const SECURITY_RANK = { deny: 0, allowlist: 1, full: 2 } as const;
+/** How far a sandboxed command reaches: nothing, the allowlist, every public name. */
+const NETWORK_RANK = { none: 0, allowlist: 1, open: 2 } as const;
+
+/**
+ * `tools.exec.sandbox.network`: a wider mode, a new allow entry, a new private range, or asking
+ * where a miss was refused (a human may then let it through) widens. `askTimeoutSec` does not:
+ * an unanswered card refuses the connection.
+ */
+function sandboxNetwork(b: ExecNetworkConfig, a: ExecNetworkConfig, add: Add): void {
+  const at = 'tools.exec.sandbox.network';
+  if (NETWORK_RANK[a.mode] > NETWORK_RANK[b.mode]) add(`${at}.mode`, `sandboxed commands reach ${a.mode === 'open' ? 'every public host' : 'the hosts on the allowlist'} (was ${b.mode})`);
+  if (a.mode === 'none') return;
+  const had = new Set(b.allow.map((e) => e.trim().toLowerCase()));
+  const added = a.allow.filter((e) => !had.has(e.trim().toLowerCase()));
+  if (added.length > 0) add(`${at}.allow`, `sandboxed commands may connect to ${added.join(', ')}`);
+  const cidrs = new Set(b.allowCidrs.map((c) => c.trim().toLowerCase()));
+  const newCidrs = a.allowCidrs.filter((c) => !cidrs.has(c.trim().toLowerCase()));
+  if (newCidrs.length > 0) add(`${at}.allowCidrs`, `sandboxed commands may reach the private ranges ${newCidrs.join(', ')}`);
+  if (b.ask === 'off' && a.ask === 'on-miss' && a.mode === 'allowlist') add(`${at}.ask`, 'a connection to a name off the allowlist asks an approver instead of being refused');
+}
 /** How much `ask` holds back: always asks every command; off refuses misses; on-miss lets a human allow them. */
 const ASK_RESTRAINT = { always: 2, off: 1, 'on-miss': 0 } as const;
 
@@ -379,6 +400,7 @@ function execPolicies(before: WardenConfig, after: WardenConfig, add: Add): void
   const b0 = effectiveExecConfig(before).sandbox;
   const a0 = effectiveExecConfig(after).sandbox;
   if (a0.uid !== b0.uid || a0.gid !== b0.gid) add('tools.exec.sandbox', `the sandbox runs as host uid ${a0.uid}:${a0.gid} instead of ${b0.uid}:${b0.gid}`);
+  sandboxNetwork(b0.network, a0.network, add);
   for (const agentId of knownAgentIds(after)) {
     const b = effectiveExecConfig(before, agentId);
     const a = effectiveExecConfig(after, agentId);

@@ -1,3 +1,4 @@
+import { proxyEnv } from './egress/forwarder.js';
 import { ExecJob } from './job.js';
 import { sandboxIdentity, sandboxLaunch, type ExecHost, type SandboxIdentity } from './sandbox.js';
 import { seccompProgram } from './seccomp.js';
@@ -21,6 +22,8 @@ export interface StartSpec {
   protect?: readonly string[] | undefined;
   /** Host directories the command reads at their own path, read-only (the verified copies). */
   readOnly?: readonly string[] | undefined;
+  /** Sandbox host: egress through this proxy socket, by the forwarder run by `node` (see egress/forwarder.ts). */
+  egress?: { socket: string; node: string } | undefined;
 }
 
 let program: Buffer | undefined;
@@ -37,7 +40,9 @@ export function startCommand(spec: StartSpec): ExecJob {
   let ids: { uid?: number | undefined; gid?: number | undefined } = {};
   const inputs: Uint8Array[] = [];
   if (spec.host === 'sandbox') {
-    const launched = sandboxLaunch({ workspace: spec.workspace, cwd: spec.cwd, argv: shell, protect: spec.protect, readOnly: spec.readOnly }, spec.identity ?? sandboxIdentity(), spec.env);
+    // The proxy variables last: nothing the command's environment says replaces where they point.
+    const commandEnv = spec.egress ? { ...spec.env, ...proxyEnv() } : spec.env;
+    const launched = sandboxLaunch({ workspace: spec.workspace, cwd: spec.cwd, argv: shell, protect: spec.protect, readOnly: spec.readOnly, egress: spec.egress }, spec.identity ?? sandboxIdentity(), commandEnv);
     if (!launched.ok) throw new Error(`the sandbox cannot start: ${launched.error}`);
     ({ file, args, env } = launched.launch);
     ids = { uid: launched.launch.uid, gid: launched.launch.gid };

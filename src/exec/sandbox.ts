@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { log } from '../log/log.js';
 import { isWithinOrEqual, realOrSelf } from '../util/path-within.js';
+import { FORWARDER_PORT, FORWARDER_SCRIPT, PROXY_SOCKET_IN_SANDBOX } from './egress/forwarder.js';
 
 /**
  * Where exec runs (`tools.exec.host`): `sandbox` under bubblewrap, `gateway` on the host.
@@ -115,6 +116,12 @@ export interface SandboxSpec {
   protect?: readonly string[] | undefined;
   /** Host directories shown read-only at their own path (the verified copies of bound files). */
   readOnly?: readonly string[] | undefined;
+  /**
+   * Network egress through Warden's proxy (tools.exec.sandbox.network): the proxy's Unix socket
+   * on the host, bound into the sandbox, and the node that runs the forwarder in front of the
+   * command. The namespace stays without any interface but `lo` either way.
+   */
+  egress?: { socket: string; node: string } | undefined;
 }
 
 /** bwrap's argv for a command. Reads only whether system paths are links or directories and where protected paths lead. */
@@ -161,7 +168,10 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
   for (const dir of spec.readOnly ?? []) args.push('--ro-bind', dir, dir);
   // The sandbox's own root (where mount points were made) is read-only too; only the
   // workspace, HOME, /tmp, /var/tmp and /run take writes, and all but the workspace vanish with it.
-  args.push('--remount-ro', '/', '--chdir', spec.cwd, '--', ...spec.argv);
+  // The proxy's socket, read-only (connecting needs no write access to the mount).
+  if (spec.egress) args.push('--ro-bind', spec.egress.socket, PROXY_SOCKET_IN_SANDBOX);
+  const argv = spec.egress ? [spec.egress.node, '-e', FORWARDER_SCRIPT, PROXY_SOCKET_IN_SANDBOX, String(FORWARDER_PORT), ...spec.argv] : spec.argv;
+  args.push('--remount-ro', '/', '--chdir', spec.cwd, '--', ...argv);
   return args;
 }
 
@@ -290,4 +300,17 @@ export function sandboxLaunch(spec: SandboxSpec, identity: SandboxIdentity, env:
       envArgs: envAsBwrapArgs(env),
     },
   };
+}
+
+/**
+ * The node that runs the egress forwarder inside the sandbox: Warden's own when it lies in a
+ * bound system directory, else the system one; null when neither is visible in the sandbox.
+ */
+export function sandboxNode(execPath: string = process.execPath): string | null {
+  for (const candidate of [execPath, '/usr/bin/node', '/usr/local/bin/node']) {
+    const real = realOrSelf(candidate);
+    if (!existsSync(real)) continue;
+    if (SYSTEM_DIRS.some((dir) => isWithinOrEqual(candidate, dir) && isWithinOrEqual(real, realOrSelf(dir)))) return candidate;
+  }
+  return null;
 }

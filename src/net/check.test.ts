@@ -121,3 +121,30 @@ describe("Warden's own listeners", () => {
     expect((await checkUrlWithPolicy('http://127.0.0.1:3001/', 'web_fetch', { ownListeners }, names)).reason).toContain('blocked address 127.0.0.1');
   });
 });
+
+describe('checkUrl for sandbox egress: allowCidrs opens named private ranges only', () => {
+  const policy: UrlPolicy = { allowCidrs: ['10.1.0.0/16', '127.64.0.0/16'] };
+  it.each([
+    ['http://intranet.corp/', true, 'public address'],
+    ['http://10.1.2.3/', true, 'address in allowCidrs'],
+    ['http://[::ffff:10.1.2.3]/', true, 'address in allowCidrs'],
+    ['http://10.2.0.1/', false, 'blocked address 10.2.0.1'],
+    ['http://127.64.0.2/', true, 'address in allowCidrs'],
+    ['http://127.0.0.1/', false, 'blocked address 127.0.0.1'],
+    ['http://rebind.example/', false, 'resolves to blocked address 10.0.0.5'],
+    ['http://169.254.169.254/', false, 'cloud metadata endpoint'],
+    ['http://meta.example/', false, 'cloud metadata address'],
+    ['http://localhost/', false, 'blocked hostname localhost'],
+  ])('%s → %s', async (url, allowed, reason) => {
+    const verdict = await checkUrlWithPolicy(url, 'sandbox', policy, world);
+    expect(verdict.allowed).toBe(allowed);
+    expect(verdict.reason).toContain(reason);
+  });
+  it('metadata stays refused even when a range names it', async () => {
+    const verdict = await checkUrlWithPolicy('http://169.254.169.254/', 'sandbox', { allowCidrs: ['169.254.0.0/16'] }, world);
+    expect(verdict.allowed).toBe(false);
+  });
+  it('web_fetch ignores allowCidrs', async () => {
+    expect((await checkUrlWithPolicy('http://10.1.2.3/', 'web_fetch', policy, world)).allowed).toBe(false);
+  });
+});

@@ -1,4 +1,5 @@
 import { lookup } from 'node:dns/promises';
+import ipaddr from 'ipaddr.js';
 import { classifyIpLiteral, isMetadataAddress, normalizeHost, type AddressPolicy } from './address.js';
 import { isBlockedHostname, isMetadataHostname, matchesHostPattern } from './hostname.js';
 import { isThisHostName, listenerAddress, ownListenerAt, runningListeners, type OwnListener } from './own-listeners.js';
@@ -6,9 +7,11 @@ import { isThisHostName, listenerAddress, ownListenerAt, runningListeners, type 
 /**
  * Which surface asks: web_fetch can never reach private networks; the browser can when allowed;
  * `service` is an API endpoint the operator configured (a self-hosted SearXNG, an Ollama host),
- * which may be private when allowed, never the model's choice.
+ * which may be private when allowed, never the model's choice. `sandbox` is a sandboxed
+ * command's connection through the egress proxy: public addresses, and private ones only inside
+ * `allowCidrs`.
  */
-export type UrlSurface = 'web_fetch' | 'browser' | 'service';
+export type UrlSurface = 'web_fetch' | 'browser' | 'service' | 'sandbox';
 
 export interface UrlPolicy extends AddressPolicy {
   /** Browser only: reach private, loopback and link-local networks (never cloud metadata). */
@@ -24,6 +27,12 @@ export interface UrlPolicy extends AddressPolicy {
   ownListeners?: readonly OwnListener[];
   /** Refused before DNS and on every redirect: exact names or `*.example.com` (and its apex). */
   blockedHostnames?: string[];
+  /**
+   * Sandbox egress only (`tools.exec.sandbox.network.allowCidrs`): addresses inside these ranges
+   * pass the private-address check. Metadata addresses and Warden's own listeners are refused
+   * before it is read.
+   */
+  allowCidrs?: string[];
 }
 
 export interface ResolvedAddress {
@@ -95,8 +104,10 @@ export async function checkUrlWithPolicy(rawUrl: string, surface: UrlSurface, po
   const allowlist = (policy.hostnameAllowlist ?? []).filter((p) => p.trim() !== '*' && p.trim() !== '*.');
   if (allowlist.length > 0 && !allowlist.some((p) => matchesHostPattern(host, p))) return deny(`${host} is not in hostnameAllowlist`);
 
+  const cidrs = surface === 'sandbox' ? parseCidrs(policy.allowCidrs ?? []) : [];
   const literal = classifyIpLiteral(host, policy);
   if (literal !== undefined) {
+    if (literal.blocked && cidrs.length > 0 && inCidrs(host, cidrs)) return { allowed: true, reason: `address in allowCidrs`, address: host, addresses: [host] };
     if (literal.blocked && !privateAllowed) return deny(`blocked address ${host}: ${literal.why}`, { address: host });
     return { allowed: true, reason: literal.blocked ? 'private address allowed by browser.ssrfPolicy.allowPrivateNetwork' : 'public address', address: host, addresses: [host] };
   }
@@ -115,6 +126,7 @@ export async function checkUrlWithPolicy(rawUrl: string, surface: UrlSurface, po
     if (own) return refuseOwn(own, `${host}:${port} (resolving to ${answer.address})`, answer.address);
     if (isMetadataAddress(answer.address)) return deny(`${host} resolves to cloud metadata address ${answer.address}`, { address: answer.address });
     if (privateAllowed) continue;
+    if (cidrs.length > 0 && inCidrs(answer.address, cidrs)) continue;
     const verdict = classifyIpLiteral(answer.address, policy) ?? { blocked: true as const, why: 'answer is not an IP address' };
     if (verdict.blocked) {
       if (exempt && !/loopback|linkLocal|unspecified/.test(verdict.why)) continue;
@@ -123,4 +135,30 @@ export async function checkUrlWithPolicy(rawUrl: string, surface: UrlSurface, po
   }
   const addresses = ordered.map((a) => a.address);
   return { allowed: true, reason: exempt && !privateAllowed ? `${host} is in allowedHostnames` : privateAllowed ? 'private networks allowed' : 'public address', address: addresses[0], addresses };
+}
+
+type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number];
+
+/** Unparseable entries are dropped here: the config schema refuses them with their key path. */
+function parseCidrs(list: readonly string[]): Cidr[] {
+  const out: Cidr[] = [];
+  for (const text of list) {
+    try {
+      out.push(ipaddr.parseCIDR(text));
+    } catch {
+      // refused by the schema
+    }
+  }
+  return out;
+}
+
+/** Whether a canonical address lies in one of the ranges (IPv4-mapped IPv6 is compared as IPv4). */
+function inCidrs(address: string, cidrs: readonly Cidr[]): boolean {
+  const text = normalizeHost(address).split('%')[0]!;
+  // Canonical spellings only: a legacy form (`2130706433`, `0x7f.1`) is refused, never matched.
+  const canonical = text.includes(':') ? ipaddr.IPv6.isValid(text) : ipaddr.IPv4.isValidFourPartDecimal(text);
+  if (!canonical) return false;
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6 = ipaddr.parse(text);
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  return cidrs.some(([range, bits]) => range.kind() === parsed.kind() && parsed.match([range, bits] as never));
 }

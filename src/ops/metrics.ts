@@ -60,6 +60,7 @@ export class WardenMetrics {
   readonly unhandledRejections = new Counter({ name: 'warden_unhandled_rejections_total', help: 'Promise rejections nothing handled (logged; Warden kept running)', registers: [this.registry] });
   readonly inboundRefused = new Counter({ name: 'warden_inbound_refused_total', help: 'Inbound messages refused before any model call, by reason (access rule, bot, loop breaker)', labelNames: ['provider', 'reason'] as const, registers: [this.registry] });
   readonly rateLimited = new Counter({ name: 'warden_rate_limited_total', help: 'Inbound messages over a rate limit, by bucket (sender, channel, agent)', labelNames: ['provider', 'bucket'] as const, registers: [this.registry] });
+  readonly sandboxEgress = new Counter({ name: 'warden_sandbox_egress_total', help: 'Sandboxed commands\' network connections through the egress proxy, by decision (allowed, asked-allowed, asked-denied, refused)', labelNames: ['decision'] as const, registers: [this.registry] });
   readonly storeSeconds = new Histogram({ name: 'warden_store_operation_seconds', help: 'Store operation latency', labelNames: ['operation'] as const, buckets: STORE_BUCKETS, registers: [this.registry] });
 
   constructor() {

@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { argPatternProblem } from '../arg-pattern.js';
 
@@ -44,14 +45,71 @@ export const safeBinProfile = z.strictObject({
  * other process runs as. When Warden is not root, the sandbox runs as Warden's own uid and these
  * keys are not used.
  */
+/**
+ * `tools.exec.sandbox.network`: what a sandboxed command may reach. `none` (default): only the
+ * sandbox's own loopback. `allowlist`: a proxy in Warden, reached through the proxy variables,
+ * is the only way out; names on `allow` pass, others are refused or (`ask: on-miss`) asked on a
+ * card. `open`: every public name passes. In every mode the URL guard refuses private, loopback,
+ * link-local and metadata addresses and Warden's own listeners; `allowCidrs` opens named ranges
+ * (never metadata addresses, never Warden's own listeners).
+ */
+export const execNetworkAllowEntry = z
+  .string()
+  .trim()
+  .min(1)
+  .superRefine((entry, ctx) => {
+    const problem = networkAllowProblem(entry);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+
+/** Why an allow entry is malformed (`example.com`, `*.example.com`, `example.com:8443`), or undefined. */
+export function networkAllowProblem(entry: string): string | undefined {
+  if (/[\s/@?#]/.test(entry)) return `"${entry}": a host name, not a URL`;
+  const colon = entry.lastIndexOf(':');
+  const bracketed = entry.startsWith('[');
+  const host = bracketed ? entry.slice(1, entry.indexOf(']')) : colon > 0 && entry.indexOf(':') === colon ? entry.slice(0, colon) : entry;
+  const portText = bracketed ? entry.slice(entry.indexOf(']') + 1).replace(/^:/, '') : colon > 0 && entry.indexOf(':') === colon ? entry.slice(colon + 1) : '';
+  if (portText !== '' && !(/^[0-9]{1,5}$/.test(portText) && Number(portText) >= 1 && Number(portText) <= 65535)) return `"${entry}": the port must be 1-65535`;
+  if (host === '*' || host === '*.' || host === '') return `"${entry}": a bare * is not an allowlist (use mode: open)`;
+  if (host.slice(1).includes('*') || (host.startsWith('*') && !host.startsWith('*.'))) return `"${entry}": only a leading "*." glob is supported`;
+  return undefined;
+}
+
+export const execNetworkConfig = z.strictObject({
+  mode: z.enum(['none', 'allowlist', 'open']).default('none'),
+  allow: z.array(execNetworkAllowEntry).default([]),
+  ask: z.enum(['off', 'on-miss']).default('off'),
+  /** Private ranges a command may reach (`10.0.0.0/8`, `fd00::/8`); metadata addresses and Warden's own listeners never. */
+  allowCidrs: z
+    .array(z.string().trim().min(1))
+    .default([])
+    .superRefine((list, ctx) => {
+      for (const [i, cidr] of list.entries()) if (!isCidr(cidr)) ctx.addIssue({ code: 'custom', path: [i], message: `"${cidr}" is not a CIDR range (a.b.c.d/n or an IPv6 prefix)` });
+    }),
+  /** How long a connection waits for the card (ask: on-miss) before it is refused. */
+  askTimeoutSec: z.number().int().min(5).max(600).default(120),
+});
+export type ExecNetworkConfig = z.infer<typeof execNetworkConfig>;
+export const DEFAULT_EXEC_NETWORK: ExecNetworkConfig = { mode: 'none', allow: [], ask: 'off', allowCidrs: [], askTimeoutSec: 120 };
+
+function isCidr(text: string): boolean {
+  try {
+    ipaddr.parseCIDR(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export const execSandboxConfig = z.strictObject({
   uid: z.number().int().min(1).max(4_294_967_294).default(65534),
   gid: z.number().int().min(1).max(4_294_967_294).default(65534),
+  network: execNetworkConfig.default(DEFAULT_EXEC_NETWORK),
 });
 
 export const execConfig = z.strictObject({
   host: z.enum(['sandbox', 'gateway']).optional(),
-  sandbox: execSandboxConfig.default({ uid: 65534, gid: 65534 }),
+  sandbox: execSandboxConfig.default({ uid: 65534, gid: 65534, network: DEFAULT_EXEC_NETWORK }),
   security: execSecurity.default('allowlist'),
   ask: execAsk.default('on-miss'),
   askFallback: execSecurity.default('deny'),

@@ -17,7 +17,11 @@ import { showArgv } from '../../../exec/rewrite.js';
 import { startCommand } from '../../../exec/run.js';
 import { makeVerifiedCopies, type VerifiedCopies } from '../../../exec/verified-run.js';
 import { sandboxReadiness } from '../../../exec/sandbox-probe.js';
-import { bwrapAvailable, execHomes, resolveExecHost, sandboxIdentity, type ExecHost, type SandboxIdentity } from '../../../exec/sandbox.js';
+import { bwrapAvailable, execHomes, resolveExecHost, sandboxIdentity, sandboxNode, type ExecHost, type SandboxIdentity } from '../../../exec/sandbox.js';
+import { EgressProxy, type AskAnswer, type EgressDecision, type EgressHostRecord } from '../../../exec/egress/proxy.js';
+import { configuredListeners, type Resolver } from '../../../net/index.js';
+import { metrics } from '../../../ops/metrics.js';
+import type { AuditLog } from '../../../store/audit.js';
 import { pendingApprovalText } from '../../invoke/approval-step.js';
 import type { ToolCallContext, ToolImplementation, ToolResult } from '../../types.js';
 
@@ -54,6 +58,17 @@ export interface ExecToolDeps {
    * that the command runs the verified bytes anyway.
    */
   afterVerify?: ((bound: readonly BoundFile[]) => void | Promise<void>) | undefined;
+  /**
+   * "Add to the allowlist" on a network card: a config patch through the control plane (its
+   * widening rules apply). Absent: the card does not offer it.
+   */
+  addNetworkAllow?: ((entry: string, ctx: ToolCallContext) => Promise<{ ok: true } | { ok: false; why: string }>) | undefined;
+  /** Name resolution for the egress proxy (tests map names to their own upstreams). */
+  resolve?: Resolver | undefined;
+  /** The audit log: each command that used the network leaves an `exec.network` row with its record. */
+  audit?: AuditLog | undefined;
+  /** Each egress decision; default: the `warden_sandbox_egress_total` counter. */
+  onEgressDecision?: ((decision: EgressDecision) => void) | undefined;
 }
 
 const parameters = {
@@ -196,6 +211,31 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
         await deps.afterVerify?.(bound);
       }
 
+      // tools.exec.sandbox.network: a proxy of this command's own is its only way out.
+      let egress: EgressProxy | undefined;
+      let egressNode: string | undefined;
+      if (host === 'sandbox' && global.sandbox.network.mode !== 'none') {
+        const node = sandboxNode();
+        if (!node) {
+          copies?.cleanup();
+          return failure('exec unavailable: tools.exec.sandbox.network needs node in a system directory (/usr/bin/node) to run the forwarder inside the sandbox. Nothing was run.');
+        }
+        try {
+          egress = await EgressProxy.start({
+            network: global.sandbox.network,
+            ownListeners: configuredListeners(deps.config),
+            resolve: deps.resolve,
+            ask: global.sandbox.network.ask === 'on-miss' ? (h, p) => askNetwork(h, p, command, global.sandbox.network.askTimeoutSec, ctx, deps) : undefined,
+            onDecision: deps.onEgressDecision ?? ((decision) => metrics.sandboxEgress.inc({ decision })),
+            owner: identity.staged ? { uid: identity.uid, gid: identity.gid } : undefined,
+          });
+        } catch (err) {
+          copies?.cleanup();
+          return failure(`exec unavailable: the sandbox's egress proxy did not start (${(err as Error).message}). Nothing was run.`);
+        }
+        egressNode = node;
+      }
+
       const timeoutSec = args.timeout ?? exec.timeoutSec;
       let job: ExecJob;
       try {
@@ -212,12 +252,24 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
           identity,
           protect,
           ...(copies ? { readOnly: [copies.root] } : {}),
+          ...(egress && egressNode ? { egress: { socket: egress.socketPath, node: egressNode } } : {}),
         });
       } catch (err) {
         copies?.cleanup();
+        void egress?.close();
         return failure(`exec unavailable: ${(err as Error).message}. Nothing was run.`);
       }
       if (copies) void job.done.then(copies.cleanup, copies.cleanup);
+      if (egress) {
+        const proxy = egress;
+        void job.done.then(async () => {
+          const hosts = proxy.record();
+          await proxy.close();
+          if (hosts.length === 0) return;
+          ctx.log.info({ tool: 'exec', command, network: hosts }, 'exec network record');
+          await deps.audit?.recordOrLog({ type: 'exec.network', actor: `${ctx.turn.provider}:${ctx.turn.senderId ?? ''}`, subject: job.id, sessionKey: ctx.sessionKey, data: { command, hosts } });
+        });
+      }
       // The job is the requester's, also when an approver let it run (process-registry.ts).
       const record = registry.add(partyOf(ctx), job);
       if (!record) {
@@ -237,9 +289,51 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
         job.drainPending();
         return running(job);
       }
-      return completed(job);
+      return withNetwork(completed(job), egress);
     },
   };
+}
+
+/** The hosts a command reached (or was refused), in its result's details: the audit row keeps them. */
+function withNetwork(result: ToolResult, egress: EgressProxy | undefined): ToolResult {
+  if (!egress) return result;
+  const hosts: EgressHostRecord[] = egress.record();
+  return { ...result, details: { ...(result.details as object), network: { hosts } } };
+}
+
+/**
+ * The card for a connection to a name not on the allowlist (ask: on-miss), through the same
+ * approval machinery as every exec card. Allow once: this host and port for the rest of this
+ * command. Allow always: added to tools.exec.sandbox.network.allow by a config patch (the
+ * control plane's widening rules apply; refused there, it stays allowed for this command only).
+ */
+async function askNetwork(host: string, port: number, command: string, timeoutSec: number, ctx: ToolCallContext, deps: ExecToolDeps): Promise<AskAnswer> {
+  const entry = port === 80 || port === 443 ? host : host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  const canAdd = deps.addNetworkAllow !== undefined;
+  const shown = command.length > 200 ? `${command.slice(0, 200)}…` : command;
+  const resolution = await ctx.approvals.request(
+    {
+      kind: 'exec',
+      tool: 'exec',
+      title: `network: ${host}:${port} for \`${shown}\``,
+      preview: `${host}:${port}`,
+      fullText: command,
+      facts: [
+        { label: 'Network', value: `the sandboxed command connects to ${host}:${port}, which is not on tools.exec.sandbox.network.allow` },
+        { label: 'Allow once', value: `${host}:${port} for the rest of this command only` },
+        { label: 'Allow always', value: canAdd ? `adds "${entry}" to tools.exec.sandbox.network.allow (a config change through the control plane)` : 'not offered: no control plane to change the config' },
+        { label: 'Deny', value: 'the connection fails with a 403 naming this decision' },
+      ],
+      allowedDecisions: canAdd ? ['allow-once', 'allow-always', 'deny'] : ['allow-once', 'deny'],
+      timeoutMs: timeoutSec * 1000,
+    },
+    ctx.signal,
+  );
+  if (resolution.outcome === 'allow-once') return 'allow-command';
+  if (resolution.outcome !== 'allow-always' || !deps.addNetworkAllow) return 'deny';
+  const added = await deps.addNetworkAllow(entry, ctx).catch((err: unknown) => ({ ok: false as const, why: (err as Error).message }));
+  if (!added.ok) ctx.log.warn({ tool: 'exec', entry, why: added.why }, 'network allowlist addition refused; allowed for this command only');
+  return added.ok ? 'add-to-allowlist' : 'allow-command';
 }
 
 /**
