@@ -11,6 +11,7 @@ import { gatewayCardsMigrations } from '../gateway/card-store.js';
 import { nodesMigrations } from '../control/nodes/store.js';
 import type { FeatureMigrations } from '../store/migrations.js';
 import { secretsMigrations } from '../store/secret-store.js';
+import { transcriptSearchMigrations } from '../store/transcript-search.js';
 import { openStore, parseStoreUrl, type OpenStoreOptions, type StoreOpenResult } from '../store/store.js';
 import { usageMigrations } from '../usage/store.js';
 import { coreMigrations } from './core-migrations.js';
@@ -23,6 +24,8 @@ import { coreMigrations } from './core-migrations.js';
  */
 export const WARDEN_MIGRATIONS: readonly FeatureMigrations[] = [
   coreMigrations,
+  // After core: it indexes transcript_entries (and backfills from it).
+  transcriptSearchMigrations,
   approvalsMigrations,
   execMigrations,
   cronMigrations,
