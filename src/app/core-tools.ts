@@ -80,6 +80,7 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
   pdf: { availability: always, load: async () => eraseArgs((await import('../tools/core/media/pdf.js')).pdfTool) },
   sessions_list: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_list') },
   sessions_history: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_history') },
+  sessions_search: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_search') },
   sessions_send: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_send') },
   sessions_spawn: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_spawn') },
   sessions_yield: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_yield') },

@@ -44,6 +44,7 @@ const ROWS: Row[] = [
   ['memory_get', 'Memory Get', 'memory', C, true, 'Read a memory note by path.'],
   ['sessions_list', 'Sessions List', 'sessions', CM, true, 'List sessions this agent can see.'],
   ['sessions_history', 'Sessions History', 'sessions', CM, true, "Read another session's transcript."],
+  ['sessions_search', 'Sessions Search', 'sessions', CM, true, 'Search the transcripts this session may read for words, best match first.'],
   ['sessions_send', 'Sessions Send', 'sessions', CM, true, 'Send a message into another session.'],
   ['sessions_spawn', 'Sessions Spawn', 'sessions', C, true, 'Start a subagent session for a task.'],
   ['sessions_yield', 'Sessions Yield', 'sessions', C, true, 'End this turn and wait for spawned subagents to report.'],

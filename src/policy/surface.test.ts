@@ -23,11 +23,11 @@ const asOwner = { provider: 'discord', senderId: '42', senderIsOwner: true } as 
 describe('profiles (step 1, tools.profile)', () => {
   it.each([
     ['minimal', ['session_status']],
-    ['messaging', ['ask_user', 'message', 'session_status', 'sessions_history', 'sessions_list', 'sessions_send']],
+    ['messaging', ['ask_user', 'message', 'session_status', 'sessions_history', 'sessions_list', 'sessions_search', 'sessions_send']],
     [
       'coding',
       ['apply_patch', 'ask_user', 'cron', 'edit', 'exec', 'image', 'image_generate', 'memory_get', 'memory_search', 'pdf', 'process', 'read',
-        'session_status', 'sessions_history', 'sessions_list', 'sessions_send', 'sessions_spawn', 'sessions_yield', 'subagents',
+        'session_status', 'sessions_history', 'sessions_list', 'sessions_search', 'sessions_send', 'sessions_spawn', 'sessions_yield', 'subagents',
         'web_fetch', 'web_search', 'write'],
     ],
     ['full', [...ALL].sort()],
@@ -187,7 +187,7 @@ describe('pre-filters', () => {
 
 describe('subagents', () => {
   const always = ['gateway', 'agents_list', 'session_status', 'cron', 'sessions_send'];
-  const leaf = ['subagents', 'sessions_list', 'sessions_history', 'sessions_spawn'];
+  const leaf = ['subagents', 'sessions_list', 'sessions_history', 'sessions_search', 'sessions_spawn'];
 
   it.each([
     ['main session (depth 0)', 0, 1, [], [...always, ...leaf]],

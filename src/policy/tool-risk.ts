@@ -18,6 +18,7 @@ const CORE_RISK: Readonly<Record<string, string>> = Object.freeze({
   memory_get: 'reads the agent’s memory notes',
   sessions_list: 'lists the agent’s sessions',
   sessions_history: 'reads another session’s transcript',
+  sessions_search: 'searches the transcripts of the sessions this one may read',
   sessions_send: 'sends a message into another session',
   sessions_spawn: 'starts a subagent that can use tools',
   sessions_yield: 'ends the turn to wait for subagents',
