@@ -1,0 +1,101 @@
+// The team tools end to end on the Discord fake with the real discord.js adapter and the
+// scripted model, on both store engines: sessions_search finds a phrase said three sessions ago
+// in a channel the caller may read, and never what another person said to the bot in a DM.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/index.js';
+import { startWarden, type RunningWarden } from '../../src/app/startup.js';
+import { defaultGuild, fakeUser, startDiscordFake, type DiscordFake } from '../fakes/discord/index.js';
+import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
+import type { FakeModelServer, FakeReply, FakeRequest } from '../fakes/models/server.js';
+import type { RecordedRequest } from '../fakes/recorder.js';
+import { ENGINES, freshStoreTarget } from '../store-engines.js';
+
+const GUILD = defaultGuild.id;
+const GENERAL = '300000000000000002';
+const DEV = '300000000000000003';
+const OPS = '300000000000000009';
+const bob = fakeUser('400000000000000002', 'bob');
+const mallory = fakeUser('400000000000000007', 'mallory');
+
+const lastText = (r: FakeRequest) => {
+  const last = (r.body.messages as Array<{ role: string; content: unknown }>).at(-1)!;
+  return { role: last.role, text: typeof last.content === 'string' ? last.content : JSON.stringify(last.content) };
+};
+
+function respond(r: FakeRequest): FakeReply {
+  const { role, text } = lastText(r);
+  if (role === 'tool') return { kind: 'reply', text: `Tool said: ${text.slice(0, 1500)}` };
+  if (text.includes('search for walrus')) return { kind: 'reply', toolCalls: [{ name: 'sessions_search', args: { query: 'purple walrus' } }] };
+  return { kind: 'reply', text: 'noted' };
+}
+
+let model: FakeModelServer;
+beforeAll(async () => {
+  model = await startFakeOpenAI({ respond });
+});
+afterAll(async () => {
+  await model?.close();
+});
+
+describe.each(ENGINES)('sessions_search on Discord (%s store)', (engine) => {
+  let fake: DiscordFake;
+  let warden: RunningWarden;
+  beforeAll(async () => {
+    fake = await startDiscordFake({ guilds: [{ ...defaultGuild, channels: [...defaultGuild.channels, { id: OPS, name: 'ops', type: 0 }] }] });
+    const dir = mkdtempSync(path.join(tmpdir(), 'warden-team-e2e-'));
+    const target = await freshStoreTarget(engine);
+    const parsed = parseConfig({
+      models: { default: 'openai/gpt-test', providers: { openai: { baseUrl: model.url } } },
+      tools: { profile: 'messaging' },
+      dataDir: target.dataDir,
+      ...(target.url ? { store: { url: target.url } } : {}),
+      channels: { discord: { token: 'test-token', apiBaseUrl: fake.apiBaseUrl, streaming: false, guilds: { [GUILD]: { channels: { dev: {}, ops: {}, general: {} } } } } },
+    });
+    if (!parsed.ok) throw parsed.error;
+    const from = Date.now();
+    const started = await startWarden({ ...parsed.value, baseDir: dir }, { env: { OPENAI_API_KEY: 'test', PATH: process.env.PATH }, shutdownGraceMs: 300 });
+    if (!started.ok) throw started.error;
+    warden = started.warden;
+    await fake.frames.waitFor((f) => f.op === 2 && f.at >= from, 10_000, 'IDENTIFY');
+  });
+  afterAll(async () => {
+    await warden?.stop();
+    await fake?.close();
+  });
+
+  const mark = () => fake.requests.records.length;
+  const botPost = (channelId: string, from: number, includes: string) =>
+    fake.requests.waitFor(
+      (r: RecordedRequest) => fake.requests.records.indexOf(r) >= from && r.method === 'POST' && r.path === `/channels/${channelId}/messages` && String(r.body?.content ?? '').includes(includes),
+      20_000,
+      `a reply in ${channelId} with ${includes}`,
+    );
+  async function said(author: typeof bob, where: string | 'dm', text: string) {
+    const from = mark();
+    if (where === 'dm') fake.userMessage({ author, dm: true, content: text });
+    else fake.userMessage({ author, channelId: where, content: `<@${fake.bot.id}> ${text}` });
+    return botPost(where === 'dm' ? fake.dmChannelOf(author.id) : where, from, '');
+  }
+
+  it('finds the phrase said three sessions ago in #ops, not the one in mallory’s DM', async () => {
+    await said(bob, OPS, 'the rollback phrase is purple walrus, remember it');
+    await said(bob, GENERAL, 'lunch at noon?');
+    await said(mallory, 'dm', 'private: my purple walrus salary is 90k');
+    const from = mark();
+    fake.userMessage({ author: bob, channelId: DEV, content: `<@${fake.bot.id}> search for walrus` });
+    const reply = await botPost(DEV, from, 'Tool said:');
+    const text = String(reply.body.content);
+    expect(text).toContain(`agent:main:discord:channel:${OPS}`);
+    expect(text).toContain('rollback phrase is purple walrus');
+    expect(text).toContain('1 result');
+    expect(text).not.toContain('salary');
+    expect(text).not.toContain('direct:');
+    // What the model read: the hit wrapped as untrusted, and nothing of the DM.
+    const toolMessage = JSON.stringify((model.requests.at(-1)!.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'tool').at(-1));
+    expect(toolMessage).toMatch(/<untrusted-[0-9a-f]+ source=\\"sessions_search\\">/);
+    expect(toolMessage).not.toContain('salary');
+  });
+});
