@@ -55,6 +55,10 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
       return eraseArgs(createAskUserTool({ ask: async (input) => (questions ? questions.ask(input) : { status: 'error', error: 'no chat platform runs here to ask a person' }) }));
     },
   },
+  progress_card: {
+    availability: always,
+    load: async (runtime) => eraseArgs((await import('../tools/core/progress-card/progress-card.js')).createProgressCardTool(() => runtime.progressCards)),
+  },
   secrets: {
     availability: always,
     load: async (runtime) => {

@@ -15,6 +15,7 @@ import { transcriptSearchMigrations } from '../store/transcript-search.js';
 import { openStore, parseStoreUrl, type OpenStoreOptions, type StoreOpenResult } from '../store/store.js';
 import { usageMigrations } from '../usage/store.js';
 import { coreMigrations } from './core-migrations.js';
+import { progressCardsMigrations } from './progress-cards.js';
 
 /**
  * Every feature's tables, in the order their migrations depend on each other: the core schema
@@ -40,6 +41,7 @@ export const WARDEN_MIGRATIONS: readonly FeatureMigrations[] = [
   usageMigrations,
   secretsMigrations,
   botLoopMigrations,
+  progressCardsMigrations,
 ];
 
 /** Opens the store with every feature's migrations (what `warden start` and the CLI commands use). */

@@ -71,6 +71,7 @@ import { configuredSecrets } from './known-secrets.js';
 import { openSecrets, type SecretsRuntime } from './secret-grants.js';
 import { SecretPrompts } from './secret-prompts.js';
 import { UserQuestions } from './user-questions.js';
+import { ProgressCards } from './progress-cards.js';
 import { AuditLog } from '../store/audit.js';
 export { createToolPath, messagingFor, toolReportFor } from './tool-path.js';
 
@@ -254,6 +255,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     alsoMayAnswer: (provider, userId) => approverRefusal({ owners: current().owners, approvers: current().approvals.approvers }, provider, userId) === undefined,
     ...(options.askUserTimeoutMs !== undefined ? { timeoutMs: () => options.askUserTimeoutMs! } : {}),
   });
+  // progress_card: one message per session edited in place through the running adapters' stream surface.
+  const progressCards = new ProgressCards({ adapter: (provider) => gatewayRef?.adapter(provider as ChatAdapter['provider']), db: store.db });
   const makeAdapter = async (provider: 'discord' | 'slack' | 'web', cfg: WardenConfig, tokenValue: string): Promise<ChatAdapter> => {
     const adapter = await createAdapter(provider, cfg, store, resolve, tokenValue, web, current, secretPrompts, userQuestions);
     renderers.get(provider)?.();
@@ -318,6 +321,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     secrets,
     secretPrompts,
     userQuestions,
+    progressCards,
   } satisfies Omit<ToolRuntime, 'config'>;
   // Everything a config derives, built again on each reload; running turns keep the one they began with.
   const derive = (cfg: WardenConfig) => {

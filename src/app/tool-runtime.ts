@@ -9,6 +9,7 @@ import type { SecretsRuntime } from './secret-grants.js';
 import type { SecretPrompts } from './secret-prompts.js';
 import type { UserQuestions } from './user-questions.js';
 import type { MessagingService, RuntimeStatus } from '../tools/types.js';
+import type { ProgressCardService } from '../tools/core/progress-card/progress-card.js';
 import type { UsageService } from '../usage/service.js';
 
 /**
@@ -38,6 +39,8 @@ export interface ToolRuntime {
   secretPrompts?: SecretPrompts | undefined;
   /** The ask_user tool's questions (buttons and a form on every platform); absent outside `warden start`. */
   userQuestions?: UserQuestions | undefined;
+  /** The progress_card tool's cards (edited in place through the running adapters); absent outside `warden start`. */
+  progressCards?: ProgressCardService | undefined;
   /** The owner's control plane (config administration, paired nodes); absent outside `warden start`. */
   control?: ControlPlane | undefined;
 }

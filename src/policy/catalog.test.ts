@@ -3,11 +3,11 @@ import { SECTION_IDS } from '../tools/types.js';
 import { CORE_GROUPS, CORE_TOOLS, coreGroupName, OWNER_ONLY_TOOLS, profileAllowlist } from './catalog.js';
 
 describe('core catalog (semantics §1)', () => {
-  it('holds the 30 Warden tools in catalog order', () => {
+  it('holds the 31 Warden tools in catalog order', () => {
     expect(CORE_TOOLS.map((t) => t.id)).toEqual([
       'read', 'write', 'edit', 'apply_patch', 'exec', 'process', 'web_search', 'web_fetch', 'memory_search', 'memory_get',
       'sessions_list', 'sessions_history', 'sessions_search', 'sessions_send', 'sessions_spawn', 'sessions_yield', 'subagents', 'session_status',
-      'browser', 'message', 'cron', 'gateway', 'nodes', 'agents_list', 'ask_user', 'image', 'pdf', 'image_generate', 'tts', 'secrets',
+      'browser', 'message', 'cron', 'gateway', 'nodes', 'agents_list', 'progress_card', 'ask_user', 'image', 'pdf', 'image_generate', 'tts', 'secrets',
     ]);
   });
 
@@ -31,7 +31,7 @@ describe('core catalog (semantics §1)', () => {
     ['automation', ['cron', 'gateway']],
     ['nodes', ['nodes']],
     // ask_user sits in group:agents and the coding and messaging profiles, as in OpenClaw.
-    ['agents', ['agents_list', 'ask_user']],
+    ['agents', ['agents_list', 'progress_card', 'ask_user']],
     ['media', ['image', 'pdf', 'image_generate', 'tts']],
     ['secrets', ['secrets']],
   ])('group:%s = %j', (section, members) => {
@@ -41,7 +41,7 @@ describe('core catalog (semantics §1)', () => {
   it('group:warden holds every tool except fs and runtime; group:openclaw is its alias', () => {
     const warden = CORE_GROUPS.get('group:warden');
     expect(warden).toEqual(CORE_TOOLS.map((t) => t.id).filter((id) => !['read', 'write', 'edit', 'apply_patch', 'exec', 'process'].includes(id)));
-    expect(warden).toHaveLength(24);
+    expect(warden).toHaveLength(25);
     expect(coreGroupName('group:openclaw')).toBe('group:warden');
     expect(coreGroupName('group:nope')).toBeUndefined();
   });
@@ -51,7 +51,7 @@ describe('core catalog (semantics §1)', () => {
     [
       'coding',
       ['read', 'write', 'edit', 'apply_patch', 'exec', 'process', 'web_search', 'web_fetch', 'memory_search', 'memory_get', 'sessions_list',
-        'sessions_history', 'sessions_search', 'sessions_send', 'sessions_spawn', 'sessions_yield', 'subagents', 'session_status', 'cron', 'ask_user', 'image', 'pdf',
+        'sessions_history', 'sessions_search', 'sessions_send', 'sessions_spawn', 'sessions_yield', 'subagents', 'session_status', 'cron', 'progress_card', 'ask_user', 'image', 'pdf',
         'image_generate', 'bundle-mcp'],
     ],
     ['messaging', ['sessions_list', 'sessions_history', 'sessions_search', 'sessions_send', 'session_status', 'message', 'ask_user', 'bundle-mcp']],

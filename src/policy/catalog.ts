@@ -56,6 +56,7 @@ const ROWS: Row[] = [
   ['gateway', 'Gateway', 'automation', [], true, "Inspect and control Warden's own gateway (owner only)."],
   ['nodes', 'Nodes', 'nodes', [], true, 'Reach paired devices and remote nodes (owner only).'],
   ['agents_list', 'Agents List', 'agents', [], true, 'List the agents that sessions_spawn may target.'],
+  ['progress_card', 'Progress Card', 'agents', C, true, 'Keep one status message in this conversation up to date during a long task, then close it.'],
   ['ask_user', 'Ask User', 'agents', CM, true, 'Ask the person 1-3 questions with buttons (or free text); their answer is the result.'],
   ['image', 'Image', 'media', C, true, 'Describe or analyse an image with the vision model.'],
   ['pdf', 'PDF', 'media', C, true, 'Extract and analyse the text of a PDF document.'],

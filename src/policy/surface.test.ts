@@ -26,7 +26,7 @@ describe('profiles (step 1, tools.profile)', () => {
     ['messaging', ['ask_user', 'message', 'session_status', 'sessions_history', 'sessions_list', 'sessions_search', 'sessions_send']],
     [
       'coding',
-      ['apply_patch', 'ask_user', 'cron', 'edit', 'exec', 'image', 'image_generate', 'memory_get', 'memory_search', 'pdf', 'process', 'read',
+      ['apply_patch', 'ask_user', 'cron', 'edit', 'exec', 'image', 'image_generate', 'memory_get', 'memory_search', 'pdf', 'process', 'progress_card', 'read',
         'session_status', 'sessions_history', 'sessions_list', 'sessions_search', 'sessions_send', 'sessions_spawn', 'sessions_yield', 'subagents',
         'web_fetch', 'web_search', 'write'],
     ],
@@ -186,7 +186,7 @@ describe('pre-filters', () => {
 });
 
 describe('subagents', () => {
-  const always = ['gateway', 'agents_list', 'session_status', 'cron', 'sessions_send'];
+  const always = ['gateway', 'agents_list', 'session_status', 'cron', 'sessions_send', 'progress_card'];
   const leaf = ['subagents', 'sessions_list', 'sessions_history', 'sessions_search', 'sessions_spawn'];
 
   it.each([

@@ -34,6 +34,7 @@ const CORE_RISK: Readonly<Record<string, string>> = Object.freeze({
   pdf: 'reads a PDF document',
   image_generate: 'generates an image',
   tts: 'turns text into speech',
+  progress_card: 'posts and edits one status message in this conversation',
   ask_user: 'asks the requester a question',
 });
 

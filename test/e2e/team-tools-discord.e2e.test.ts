@@ -1,6 +1,7 @@
 // The team tools end to end on the Discord fake with the real discord.js adapter and the
 // scripted model, on both store engines: sessions_search finds a phrase said three sessions ago
-// in a channel the caller may read, and never what another person said to the bot in a DM.
+// in a channel the caller may read, and never what another person said to the bot in a DM;
+// progress_card edits one message several times, never faster than Discord's edit rate.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -25,9 +26,30 @@ const lastText = (r: FakeRequest) => {
   return { role: last.role, text: typeof last.content === 'string' ? last.content : JSON.stringify(last.content) };
 };
 
+const STEPS = ['build', 'test', 'migrate', 'deploy', 'verify'];
+/** The n-th progress_card call of the scripted task: step n done, the rest pending; the last closes the card. */
+const cardCall = (n: number): FakeReply => ({
+  kind: 'reply',
+  delayMs: 350,
+  toolCalls: [
+    {
+      name: 'progress_card',
+      args: {
+        ...(n === 0 ? { title: 'Release 4.2' } : {}),
+        steps: STEPS.map((text, i) => ({ text, status: i < n ? 'done' : i === n ? 'in_progress' : 'pending' })),
+        ...(n === STEPS.length ? { final: 'done' } : { note: `working on ${STEPS[n]}` }),
+      },
+    },
+  ],
+});
+
 function respond(r: FakeRequest): FakeReply {
   const { role, text } = lastText(r);
+  const messages = r.body.messages as Array<{ role: string; content: unknown }>;
+  const cardCalls = messages.filter((m) => m.role === 'tool' && JSON.stringify(m.content).includes('Card ')).length;
+  if (role === 'tool' && JSON.stringify(messages).includes('run the release')) return cardCalls > STEPS.length ? { kind: 'reply', text: 'release finished' } : cardCall(cardCalls);
   if (role === 'tool') return { kind: 'reply', text: `Tool said: ${text.slice(0, 1500)}` };
+  if (text.includes('run the release')) return cardCall(0);
   if (text.includes('search for walrus')) return { kind: 'reply', toolCalls: [{ name: 'sessions_search', args: { query: 'purple walrus' } }] };
   return { kind: 'reply', text: 'noted' };
 }
@@ -40,7 +62,7 @@ afterAll(async () => {
   await model?.close();
 });
 
-describe.each(ENGINES)('sessions_search on Discord (%s store)', (engine) => {
+describe.each(ENGINES)('team tools on Discord (%s store)', (engine) => {
   let fake: DiscordFake;
   let warden: RunningWarden;
   beforeAll(async () => {
@@ -49,7 +71,7 @@ describe.each(ENGINES)('sessions_search on Discord (%s store)', (engine) => {
     const target = await freshStoreTarget(engine);
     const parsed = parseConfig({
       models: { default: 'openai/gpt-test', providers: { openai: { baseUrl: model.url } } },
-      tools: { profile: 'messaging' },
+      tools: { profile: 'messaging', alsoAllow: ['progress_card'] },
       dataDir: target.dataDir,
       ...(target.url ? { store: { url: target.url } } : {}),
       channels: { discord: { token: 'test-token', apiBaseUrl: fake.apiBaseUrl, streaming: false, guilds: { [GUILD]: { channels: { dev: {}, ops: {}, general: {} } } } } },
@@ -97,5 +119,24 @@ describe.each(ENGINES)('sessions_search on Discord (%s store)', (engine) => {
     const toolMessage = JSON.stringify((model.requests.at(-1)!.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'tool').at(-1));
     expect(toolMessage).toMatch(/<untrusted-[0-9a-f]+ source=\\"sessions_search\\">/);
     expect(toolMessage).not.toContain('salary');
+  });
+
+  it('progress_card posts one message and edits it in place, never faster than one write a second', async () => {
+    const from = mark();
+    fake.userMessage({ author: bob, channelId: DEV, content: `<@${fake.bot.id}> run the release` });
+    await botPost(DEV, from, 'release finished');
+    const writes = fake.requests.records.slice(from).filter((r) => String(r.body?.content ?? '').includes('Release 4.2'));
+    const posts = writes.filter((r) => r.method === 'POST');
+    expect(posts).toHaveLength(1);
+    const id = fake.botMessagesIn(DEV).find((m) => m.content.includes('Release 4.2'))!.id;
+    const edits = writes.filter((r) => r.method === 'PATCH');
+    for (const e of edits) expect(e.path).toBe(`/channels/${DEV}/messages/${id}`);
+    expect(edits.length).toBeGreaterThanOrEqual(2);
+    expect(edits.length).toBeLessThanOrEqual(STEPS.length);
+    // Discord's edit rate: the stream writes at most once a second (DISCORD_STREAM_INTERVAL_MS).
+    for (let i = 1; i < writes.length; i++) expect(writes[i]!.at - writes[i - 1]!.at).toBeGreaterThanOrEqual(950);
+    const last = String(edits.at(-1)!.body.content);
+    expect(last).toContain('✅ Done');
+    expect(last.match(/✅/g)).toHaveLength(STEPS.length + 1);
   });
 });
