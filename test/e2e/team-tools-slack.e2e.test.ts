@@ -1,6 +1,7 @@
 // The team tools end to end on the Slack fake with the real Bolt adapter (HTTP receiver) and
 // the scripted model, on both store engines: sessions_search finds a phrase said three sessions
-// ago in a channel the caller may read, and never what another person said to the bot in a DM.
+// ago in a channel the caller may read, and never what another person said to the bot in a DM;
+// progress_card updates one message (chat.update) several times, within Slack's rate.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -22,9 +23,29 @@ const BOB = 'U0000BOB';
 const MALLORY = 'U0000MAL';
 const MALLORY_DM = 'D0000MAL';
 
+const STEPS = ['build', 'test', 'migrate', 'deploy', 'verify'];
+const cardCall = (n: number): FakeReply => ({
+  kind: 'reply',
+  delayMs: 400,
+  toolCalls: [
+    {
+      name: 'progress_card',
+      args: {
+        ...(n === 0 ? { title: 'Release 4.2' } : {}),
+        steps: STEPS.map((text, i) => ({ text, status: i < n ? 'done' : i === n ? 'in_progress' : 'pending' })),
+        ...(n === STEPS.length ? { final: 'done' } : {}),
+      },
+    },
+  ],
+});
+
 function respond(r: FakeRequest): FakeReply {
-  const last = (r.body.messages as Array<{ role: string; content: unknown }>).at(-1)!;
+  const messages = r.body.messages as Array<{ role: string; content: unknown }>;
+  const last = messages.at(-1)!;
   const text = typeof last.content === 'string' ? last.content : JSON.stringify(last.content);
+  const cardCalls = messages.filter((m) => m.role === 'tool' && JSON.stringify(m.content).includes('Card ')).length;
+  if (last.role === 'tool' && JSON.stringify(messages).includes('run the release')) return cardCalls > STEPS.length ? { kind: 'reply', text: 'release finished' } : cardCall(cardCalls);
+  if (text.includes('run the release')) return cardCall(0);
   if (last.role === 'tool') return { kind: 'reply', text: `Tool said: ${text.slice(0, 1500)}` };
   if (text.includes('search for walrus')) return { kind: 'reply', toolCalls: [{ name: 'sessions_search', args: { query: 'purple walrus' } }] };
   return { kind: 'reply', text: 'noted' };
@@ -38,7 +59,7 @@ afterAll(async () => {
   await model?.close();
 });
 
-describe.each(ENGINES)('sessions_search on Slack (%s store)', (engine) => {
+describe.each(ENGINES)('team tools on Slack (%s store)', (engine) => {
   let fake: SlackFake;
   let warden: RunningWarden;
   let url: string;
@@ -48,7 +69,7 @@ describe.each(ENGINES)('sessions_search on Slack (%s store)', (engine) => {
     const target = await freshStoreTarget(engine);
     const parsed = parseConfig({
       models: { default: 'openai/gpt-test', providers: { openai: { baseUrl: model.url } } },
-      tools: { profile: 'messaging' },
+      tools: { profile: 'messaging', alsoAllow: ['progress_card'] },
       dataDir: target.dataDir,
       ...(target.url ? { store: { url: target.url } } : {}),
       channels: { slack: { botToken: 'xoxb-fake', signingSecret: SECRET, apiUrl: fake.apiUrl, port: 0, host: '127.0.0.1', streaming: false } },
@@ -90,5 +111,22 @@ describe.each(ENGINES)('sessions_search on Slack (%s store)', (engine) => {
     expect(text).toContain('1 result');
     expect(text).not.toContain('salary');
     expect(text).not.toContain('direct:');
+  });
+
+  it('progress_card posts one message and updates it in place, at most one write per 1.2 s', async () => {
+    const from = mark();
+    await said(BOB, DEV, 'run the release', 'release finished');
+    const writes = fake.requests.records.slice(from).filter((r) => (r.path === '/api/chat.postMessage' || r.path === '/api/chat.update') && String(r.body.text ?? '').includes('Release 4.2'));
+    const posts = writes.filter((r) => r.path === '/api/chat.postMessage');
+    expect(posts).toHaveLength(1);
+    const updates = writes.filter((r) => r.path === '/api/chat.update');
+    expect(updates.length).toBeGreaterThanOrEqual(2);
+    expect(updates.length).toBeLessThanOrEqual(STEPS.length);
+    const postedTs = [...fake.messages.values()].find((m) => m.channel === DEV && String(m.text ?? '').includes('Release 4.2'))!.ts;
+    for (const u of updates) expect(u.body.ts).toBe(postedTs);
+    expect(posts[0]!.body.channel).toBe(DEV);
+    // Slack's chat.update rate (SLACK_STREAM_INTERVAL_MS): writes at least 1.2 s apart.
+    for (let i = 1; i < writes.length; i++) expect(writes[i]!.at - writes[i - 1]!.at).toBeGreaterThanOrEqual(1_150);
+    expect(String(updates.at(-1)!.body.text)).toContain('Done');
   });
 });
