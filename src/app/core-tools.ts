@@ -55,6 +55,18 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
       return eraseArgs(createAskUserTool({ ask: async (input) => (questions ? questions.ask(input) : { status: 'error', error: 'no chat platform runs here to ask a person' }) }));
     },
   },
+  conversations_list: {
+    availability: always,
+    load: async (runtime) => eraseArgs((await import('../tools/core/conversations/conversations.js')).createConversationsListTool(() => runtime.conversations)),
+  },
+  conversations_send: {
+    availability: always,
+    load: async (runtime) => eraseArgs((await import('../tools/core/conversations/conversations.js')).createConversationsSendTool(runtime.config, runtime.messaging)),
+  },
+  conversations_turn: {
+    availability: always,
+    load: async (runtime) => eraseArgs((await import('../tools/core/conversations/conversations.js')).createConversationsTurnTool(runtime.config, runtime.messaging, () => runtime.conversationWaits)),
+  },
   progress_card: {
     availability: always,
     load: async (runtime) => eraseArgs((await import('../tools/core/progress-card/progress-card.js')).createProgressCardTool(() => runtime.progressCards)),

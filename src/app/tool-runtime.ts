@@ -10,6 +10,7 @@ import type { SecretPrompts } from './secret-prompts.js';
 import type { UserQuestions } from './user-questions.js';
 import type { MessagingService, RuntimeStatus } from '../tools/types.js';
 import type { ProgressCardService } from '../tools/core/progress-card/progress-card.js';
+import type { ConversationDirectory, ConversationWaitService } from '../tools/core/conversations/conversations.js';
 import type { UsageService } from '../usage/service.js';
 
 /**
@@ -41,6 +42,10 @@ export interface ToolRuntime {
   userQuestions?: UserQuestions | undefined;
   /** The progress_card tool's cards (edited in place through the running adapters); absent outside `warden start`. */
   progressCards?: ProgressCardService | undefined;
+  /** conversations_turn's waits for a reply elsewhere; absent outside `warden start`. */
+  conversationWaits?: ConversationWaitService | undefined;
+  /** The conversations the router recorded (conversations_list); absent outside `warden start`. */
+  conversations?: ConversationDirectory | undefined;
   /** The owner's control plane (config administration, paired nodes); absent outside `warden start`. */
   control?: ControlPlane | undefined;
 }

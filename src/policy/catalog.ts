@@ -23,7 +23,7 @@ export const SECTION_LABELS: Readonly<Record<SectionId, string>> = {
 };
 
 /** Tools only an owner may see or call (semantics §3). */
-export const OWNER_ONLY_TOOLS: readonly string[] = ['cron', 'gateway', 'nodes'];
+export const OWNER_ONLY_TOOLS: readonly string[] = ['cron', 'gateway', 'nodes', 'conversations_list', 'conversations_send', 'conversations_turn'];
 
 type Row = [id: string, label: string, section: SectionId, profiles: ProfileId[], inWardenGroup: boolean, description: string];
 
@@ -45,6 +45,9 @@ const ROWS: Row[] = [
   ['sessions_list', 'Sessions List', 'sessions', CM, true, 'List sessions this agent can see.'],
   ['sessions_history', 'Sessions History', 'sessions', CM, true, "Read another session's transcript."],
   ['sessions_search', 'Sessions Search', 'sessions', CM, true, 'Search the transcripts this session may read for words, best match first.'],
+  ['conversations_list', 'Conversations List', 'sessions', CM, true, 'List the channels and DMs the bot has been spoken to in (owner only).'],
+  ['conversations_send', 'Conversations Send', 'sessions', CM, true, 'Post a message into one exact channel or DM (owner only).'],
+  ['conversations_turn', 'Conversations Turn', 'sessions', CM, true, 'Post into an exact channel or DM and get the next human reply there as a follow-up (owner only).'],
   ['sessions_send', 'Sessions Send', 'sessions', CM, true, 'Send a message into another session.'],
   ['sessions_spawn', 'Sessions Spawn', 'sessions', C, true, 'Start a subagent session for a task.'],
   ['sessions_yield', 'Sessions Yield', 'sessions', C, true, 'End this turn and wait for spawned subagents to report.'],
