@@ -19,7 +19,6 @@ interface Waiting {
   turn: TurnContext;
   sessionKey: string;
   toolCallId: string;
-  since: number;
   expiresAt: number;
   timer: NodeJS.Timeout;
 }
@@ -27,9 +26,13 @@ interface Waiting {
 /** The longest reply text handed back (the rest is cut, and said so). */
 const REPLY_CHARS = 4_000;
 
-/** Whether `message` is a human's, in the conversation `target` names, after `since`. */
-export function answersWait(target: MessageTarget, since: number, message: InboundMessage): boolean {
-  if (message.senderIsBot || message.provider !== target.provider || message.receivedAt < since || message.text.trim() === '') return false;
+/**
+ * Whether `message` is a human's, in the conversation `target` names. Only messages delivered
+ * after the wait began are offered to it (platform timestamps are not compared: a platform's
+ * clock is not this one's).
+ */
+export function answersWait(target: MessageTarget, message: InboundMessage): boolean {
+  if (message.senderIsBot || message.provider !== target.provider || message.text.trim() === '') return false;
   if (target.userId !== undefined) return message.chatType === 'dm' && message.senderId === target.userId;
   if (message.chatType === 'dm' || message.channelId !== target.channel) return false;
   // A wait on a thread takes a reply in that thread; a wait on a channel one in the channel itself.
@@ -52,14 +55,14 @@ export class ConversationWaits implements ConversationWaitService {
     const expiresAt = this.now() + input.timeoutMs;
     const timer = setTimeout(() => this.expire(id), input.timeoutMs);
     timer.unref?.();
-    this.waiting.set(id, { id, ...input, since: this.now(), expiresAt, timer });
+    this.waiting.set(id, { id, ...input, expiresAt, timer });
     return { id, expiresAt };
   }
 
   /** Every inbound message, before routing (a reply need not mention the bot): the first human reply ends each wait on its conversation. */
   offer(message: InboundMessage): void {
     for (const w of [...this.waiting.values()]) {
-      if (!answersWait(w.target, w.since, message)) continue;
+      if (!answersWait(w.target, message)) continue;
       this.drop(w.id);
       const text = message.text.length > REPLY_CHARS ? `${message.text.slice(0, REPLY_CHARS)} […${message.text.length - REPLY_CHARS} more chars]` : message.text;
       // The name is the platform's display name, written by that person: inside the wrapper too.

@@ -1,7 +1,9 @@
 // The team tools end to end on the Discord fake with the real discord.js adapter and the
 // scripted model, on both store engines: sessions_search finds a phrase said three sessions ago
 // in a channel the caller may read, and never what another person said to the bot in a DM;
-// progress_card edits one message several times, never faster than Discord's edit rate.
+// progress_card edits one message several times, never faster than Discord's edit rate;
+// conversations_turn (owner-only) posts in #ops, the caller's conversation goes on meanwhile, and
+// the next human reply in #ops comes back to it as a follow-up turn.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -20,6 +22,7 @@ const DEV = '300000000000000003';
 const OPS = '300000000000000009';
 const bob = fakeUser('400000000000000002', 'bob');
 const mallory = fakeUser('400000000000000007', 'mallory');
+const olga = fakeUser('400000000000000009', 'olga');
 
 const lastText = (r: FakeRequest) => {
   const last = (r.body.messages as Array<{ role: string; content: unknown }>).at(-1)!;
@@ -46,9 +49,14 @@ const cardCall = (n: number): FakeReply => ({
 function respond(r: FakeRequest): FakeReply {
   const { role, text } = lastText(r);
   const messages = r.body.messages as Array<{ role: string; content: unknown }>;
-  const cardCalls = messages.filter((m) => m.role === 'tool' && JSON.stringify(m.content).includes('Card ')).length;
-  if (role === 'tool' && JSON.stringify(messages).includes('run the release')) return cardCalls > STEPS.length ? { kind: 'reply', text: 'release finished' } : cardCall(cardCalls);
+  // The task of this turn: what the last user message asked (the session holds earlier turns too).
+  const lastUser = messages.findLastIndex((m) => m.role === 'user');
+  const thisTurn = messages.slice(lastUser);
+  const cardCalls = thisTurn.filter((m) => m.role === 'tool' && JSON.stringify(m.content).includes('Card ')).length;
+  if (role === 'tool' && JSON.stringify(messages[lastUser]).includes('run the release')) return cardCalls > STEPS.length ? { kind: 'reply', text: 'release finished' } : cardCall(cardCalls);
   if (role === 'tool') return { kind: 'reply', text: `Tool said: ${text.slice(0, 1500)}` };
+  if (text.includes('[Reply ')) return { kind: 'reply', text: `Follow-up: ${text.slice(text.indexOf('[Reply'), 1200)}` };
+  if (text.includes('ask ops')) return { kind: 'reply', toolCalls: [{ name: 'conversations_turn', args: { provider: 'discord', channel: OPS, text: 'Is the 4.2 deploy safe to start?', timeoutSeconds: 60 } }] };
   if (text.includes('run the release')) return cardCall(0);
   if (text.includes('search for walrus')) return { kind: 'reply', toolCalls: [{ name: 'sessions_search', args: { query: 'purple walrus' } }] };
   return { kind: 'reply', text: 'noted' };
@@ -72,6 +80,7 @@ describe.each(ENGINES)('team tools on Discord (%s store)', (engine) => {
     const parsed = parseConfig({
       models: { default: 'openai/gpt-test', providers: { openai: { baseUrl: model.url } } },
       tools: { profile: 'messaging', alsoAllow: ['progress_card'] },
+      owners: { discord: [olga.id] },
       dataDir: target.dataDir,
       ...(target.url ? { store: { url: target.url } } : {}),
       channels: { discord: { token: 'test-token', apiBaseUrl: fake.apiBaseUrl, streaming: false, guilds: { [GUILD]: { channels: { dev: {}, ops: {}, general: {} } } } } },
@@ -138,5 +147,35 @@ describe.each(ENGINES)('team tools on Discord (%s store)', (engine) => {
     const last = String(edits.at(-1)!.body.content);
     expect(last).toContain('✅ Done');
     expect(last.match(/✅/g)).toHaveLength(STEPS.length + 1);
+  });
+
+  it('conversations_turn: posts in #ops, #dev takes new messages meanwhile, the reply in #ops comes back', async () => {
+    const from = mark();
+    fake.userMessage({ author: olga, channelId: DEV, content: `<@${fake.bot.id}> ask ops whether we can deploy` });
+    const asked = await botPost(OPS, from, 'Is the 4.2 deploy safe to start?');
+    expect(asked.method).toBe('POST');
+    const pending = await botPost(DEV, from, 'Tool said:');
+    expect(String(pending.body.content)).toContain('waiting for the next reply there');
+    // The caller's conversation is not held: a new message there is answered while #ops is silent.
+    const free = mark();
+    fake.userMessage({ author: olga, channelId: DEV, content: `<@${fake.bot.id}> lunch plans?` });
+    await botPost(DEV, free, 'noted');
+    // A human in #ops answers without mentioning the bot; the reply reaches #dev's session.
+    fake.userMessage({ author: bob, channelId: OPS, content: 'yes, go ahead after 3pm' });
+    const followUp = await botPost(DEV, from, 'Follow-up:');
+    expect(String(followUp.body.content)).toContain('yes, go ahead after 3pm');
+    expect(String(followUp.body.content)).toContain(`discord channel ${OPS}`);
+    // What the model read: the reply wrapped as untrusted.
+    const lastUser = JSON.stringify((model.requests.at(-1)!.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'user').at(-1));
+    expect(lastUser).toMatch(/<untrusted-[0-9a-f]+ source=\\"conversation:discord channel /);
+  });
+
+  it('conversations_turn is owner-only: a member’s call never reaches #ops', async () => {
+    const from = mark();
+    fake.userMessage({ author: bob, channelId: DEV, content: `<@${fake.bot.id}> ask ops please` });
+    const reply = await botPost(DEV, from, 'Tool said:');
+    expect(String(reply.body.content)).toMatch(/not available|not on|unknown tool|restricted to owners/i);
+    const posted = fake.requests.records.slice(from).filter((r) => r.method === 'POST' && r.path === `/channels/${OPS}/messages`);
+    expect(posted).toHaveLength(0);
   });
 });

@@ -43,8 +43,11 @@ function respond(r: FakeRequest): FakeReply {
   const messages = r.body.messages as Array<{ role: string; content: unknown }>;
   const last = messages.at(-1)!;
   const text = typeof last.content === 'string' ? last.content : JSON.stringify(last.content);
-  const cardCalls = messages.filter((m) => m.role === 'tool' && JSON.stringify(m.content).includes('Card ')).length;
-  if (last.role === 'tool' && JSON.stringify(messages).includes('run the release')) return cardCalls > STEPS.length ? { kind: 'reply', text: 'release finished' } : cardCall(cardCalls);
+  // The task of this turn: what the last user message asked (the session holds earlier turns too).
+  const lastUser = messages.findLastIndex((m) => m.role === 'user');
+  const thisTurn = messages.slice(lastUser);
+  const cardCalls = thisTurn.filter((m) => m.role === 'tool' && JSON.stringify(m.content).includes('Card ')).length;
+  if (last.role === 'tool' && JSON.stringify(messages[lastUser]).includes('run the release')) return cardCalls > STEPS.length ? { kind: 'reply', text: 'release finished' } : cardCall(cardCalls);
   if (text.includes('run the release')) return cardCall(0);
   if (last.role === 'tool') return { kind: 'reply', text: `Tool said: ${text.slice(0, 1500)}` };
   if (text.includes('search for walrus')) return { kind: 'reply', toolCalls: [{ name: 'sessions_search', args: { query: 'purple walrus' } }] };
