@@ -1,7 +1,9 @@
 // The team tools end to end on the Slack fake with the real Bolt adapter (HTTP receiver) and
 // the scripted model, on both store engines: sessions_search finds a phrase said three sessions
 // ago in a channel the caller may read, and never what another person said to the bot in a DM;
-// progress_card updates one message (chat.update) several times, within Slack's rate.
+// progress_card updates one message (chat.update) several times, within Slack's rate;
+// conversations_turn (owner-only) posts in #ops, #dev goes on meanwhile, and the next human
+// reply in #ops comes back to #dev's session as a follow-up turn.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -22,6 +24,7 @@ const OPS = 'C0000OPS';
 const BOB = 'U0000BOB';
 const MALLORY = 'U0000MAL';
 const MALLORY_DM = 'D0000MAL';
+const OLGA = 'U0000OLGA';
 
 const STEPS = ['build', 'test', 'migrate', 'deploy', 'verify'];
 const cardCall = (n: number): FakeReply => ({
@@ -49,6 +52,8 @@ function respond(r: FakeRequest): FakeReply {
   const cardCalls = thisTurn.filter((m) => m.role === 'tool' && JSON.stringify(m.content).includes('Card ')).length;
   if (last.role === 'tool' && JSON.stringify(messages[lastUser]).includes('run the release')) return cardCalls > STEPS.length ? { kind: 'reply', text: 'release finished' } : cardCall(cardCalls);
   if (text.includes('run the release')) return cardCall(0);
+  if (text.includes('[Reply ')) return { kind: 'reply', text: `Follow-up: ${text.slice(text.indexOf('[Reply'), 1200)}` };
+  if (text.includes('ask ops')) return { kind: 'reply', toolCalls: [{ name: 'conversations_turn', args: { provider: 'slack', channel: OPS, text: 'Is the 4.2 deploy safe to start?', timeoutSeconds: 60 } }] };
   if (last.role === 'tool') return { kind: 'reply', text: `Tool said: ${text.slice(0, 1500)}` };
   if (text.includes('search for walrus')) return { kind: 'reply', toolCalls: [{ name: 'sessions_search', args: { query: 'purple walrus' } }] };
   return { kind: 'reply', text: 'noted' };
@@ -73,6 +78,7 @@ describe.each(ENGINES)('team tools on Slack (%s store)', (engine) => {
     const parsed = parseConfig({
       models: { default: 'openai/gpt-test', providers: { openai: { baseUrl: model.url } } },
       tools: { profile: 'messaging', alsoAllow: ['progress_card'] },
+      owners: { slack: [OLGA] },
       dataDir: target.dataDir,
       ...(target.url ? { store: { url: target.url } } : {}),
       channels: { slack: { botToken: 'xoxb-fake', signingSecret: SECRET, apiUrl: fake.apiUrl, port: 0, host: '127.0.0.1', streaming: false } },
@@ -131,5 +137,24 @@ describe.each(ENGINES)('team tools on Slack (%s store)', (engine) => {
     // Slack's chat.update rate (SLACK_STREAM_INTERVAL_MS): writes at least 1.2 s apart.
     for (let i = 1; i < writes.length; i++) expect(writes[i]!.at - writes[i - 1]!.at).toBeGreaterThanOrEqual(1_150);
     expect(String(updates.at(-1)!.body.text)).toContain('Done');
+  });
+
+  it('conversations_turn: posts in #ops, #dev takes new messages meanwhile, the reply in #ops comes back', async () => {
+    const from = mark();
+    const pending = await said(OLGA, DEV, 'ask ops whether we can deploy', 'Tool said:');
+    expect(String(pending.body.text)).toContain('waiting for the next reply there');
+    await replyIn(OPS, from, 'Is the 4.2 deploy safe to start?');
+    await said(OLGA, DEV, 'lunch plans?', 'noted');
+    // A human in #ops answers with a plain channel message (no mention); it reaches #dev's session.
+    const event = fake.messageEvent({ user: BOB, channel: OPS, text: 'yes, go ahead after 3pm', type: 'message' });
+    expect((await fake.sendEvent(url, fake.envelope(event), { secret: SECRET })).status).toBe(200);
+    const followUp = await replyIn(DEV, from, 'Follow-up:');
+    expect(String(followUp.body.text)).toContain('yes, go ahead after 3pm');
+  });
+
+  it('conversations_turn is owner-only: a member’s call never reaches #ops', async () => {
+    const from = mark();
+    await said(BOB, DEV, 'ask ops please', 'Tool said:');
+    expect(fake.requests.records.slice(from).filter((r) => r.path === '/api/chat.postMessage' && r.body.channel === OPS)).toHaveLength(0);
   });
 });
