@@ -40,7 +40,7 @@ describe('only an owner reaches another conversation', () => {
   });
 
   it.each(TOOLS)('%s: denied to every subagent and on the HTTP API', (tool) => {
-    for (const depth of [1, 2]) expect(subagentPolicy(config({ agents: { defaults: { subagents: { maxSpawnDepth: 2 } } } }), depth)?.deny.map((d) => d.name)).toContain(tool);
+    for (const depth of [1, 2]) expect(subagentPolicy(config({ agents: { defaults: { subagents: { maxSpawnDepth: 2 } } } }), depth)?.deny?.map((d) => d.name)).toContain(tool);
     expect(httpDenyFilter(tool, { provider: 'http' }, {}).kept).toBe(false);
   });
 
