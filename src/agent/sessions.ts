@@ -10,7 +10,7 @@ import { wrapUntrusted } from '../tools/untrusted.js';
 import { processAlive } from '../util/process-alive.js';
 import type { SessionContextStore } from '../turn/session-contexts.js';
 import { childTurnFrom, INHERITED_POLICY_VERSION, type SubagentRunRecord, type SubagentRunStore, type SubagentStatus } from './subagent-runs.js';
-import type { AgentRuntime, TranscriptEntry, TranscriptStore, TurnOutcome } from './types.js';
+import type { AgentRuntime, TranscriptEntry, TranscriptSearchHit, TranscriptStore, TurnOutcome } from './types.js';
 import { background } from '../util/background.js';
 
 export type { SubagentStatus } from './subagent-runs.js';
@@ -81,6 +81,8 @@ export type Result<T> = { ok: true; value: T } | { ok: false; message: string };
 export interface AgentSessionsApi {
   list(options: { agentId?: string | undefined; limit: number }): Promise<Array<{ sessionKey: string; entries: number; updatedAt: number; kind: string }>>;
   history(sessionKey: string, options: { limit: number; beforeSeq?: number | undefined }): Promise<TranscriptEntry[]>;
+  /** Full-text search among `sessionKeys` (already judged visible); an error when the store has no index. */
+  search(options: { sessionKeys: readonly string[]; terms: readonly string[]; limit: number; offset: number }): Promise<Result<TranscriptSearchHit[]>>;
   send(request: SendRequest): Promise<Result<TurnOutcome>>;
   spawn(request: SpawnRequest): Promise<Result<SubagentRunView>>;
   runs(parentKey: string): Promise<SubagentRunView[]>;
@@ -164,6 +166,12 @@ export class AgentSessions implements AgentSessionsApi {
 
   history(sessionKey: string, options: { limit: number; beforeSeq?: number | undefined }): Promise<TranscriptEntry[]> {
     return this.deps.transcripts.history(sessionKey, options);
+  }
+
+  async search(options: { sessionKeys: readonly string[]; terms: readonly string[]; limit: number; offset: number }): Promise<Result<TranscriptSearchHit[]>> {
+    const store = this.deps.transcripts;
+    if (!store.search) return { ok: false, message: 'this transcript store has no search index' };
+    return { ok: true, value: await store.search(options) };
   }
 
   async send(request: SendRequest): Promise<Result<TurnOutcome>> {

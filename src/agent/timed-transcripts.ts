@@ -8,5 +8,6 @@ export function timedTranscripts(store: TranscriptStore, metrics: WardenMetrics 
     append: (key, entries) => metrics.timeStore('transcript_append', () => store.append(key, entries)),
     history: (key, options) => metrics.timeStore('transcript_history', () => store.history(key, options)),
     sessions: () => metrics.timeStore('transcript_sessions', () => store.sessions()),
+    ...(store.search ? { search: (options) => metrics.timeStore('transcript_search', () => store.search!(options)) } : {}),
   };
 }

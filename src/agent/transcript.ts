@@ -1,7 +1,8 @@
 import type { Db } from '../store/db.js';
 import type { Message } from '../models/types.js';
 import { Transcripts } from '../store/index.js';
-import type { TranscriptAppend, TranscriptEntry, TranscriptStore } from './types.js';
+import { searchIndex } from '../store/transcript-search.js';
+import type { TranscriptAppend, TranscriptEntry, TranscriptSearchHit, TranscriptStore } from './types.js';
 
 interface Row {
   id: number;
@@ -105,6 +106,11 @@ export class DbTranscriptStore implements TranscriptStore {
       options.limit,
     ]);
     return rows.reverse().map(toEntry);
+  }
+
+  async search(options: { sessionKeys: readonly string[]; terms: readonly string[]; limit: number; offset: number }): Promise<TranscriptSearchHit[]> {
+    const hits = await searchIndex(this.db, options);
+    return hits.map((h) => ({ seq: h.entryId, sessionKey: h.sessionKey, role: h.role, text: h.body, createdAt: h.createdAt }));
   }
 
   sessions(): Promise<Array<{ sessionKey: string; entries: number; updatedAt: number }>> {

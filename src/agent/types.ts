@@ -181,6 +181,20 @@ export interface TranscriptStore {
   /** Entries for `sessions_history`, newest last, including those folded into summaries. */
   history(sessionKey: string, options: { limit: number; beforeSeq?: number | undefined }): Promise<TranscriptEntry[]>;
   sessions(): Promise<Array<{ sessionKey: string; entries: number; updatedAt: number }>>;
+  /**
+   * `sessions_search`: a page of entries matching every word of `terms`, best first, among
+   * `sessionKeys` only (the caller decided visibility). Absent on a store without an index.
+   */
+  search?(options: { sessionKeys: readonly string[]; terms: readonly string[]; limit: number; offset: number }): Promise<TranscriptSearchHit[]>;
+}
+
+/** One matching entry: its seq, session, who said it, its indexed text. */
+export interface TranscriptSearchHit {
+  seq: number;
+  sessionKey: string;
+  role: string;
+  text: string;
+  createdAt: number;
 }
 
 /** Resolves `provider/model` to an adapter and its settings; errors as values (missing key, unknown provider). */

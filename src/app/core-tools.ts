@@ -55,6 +55,22 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
       return eraseArgs(createAskUserTool({ ask: async (input) => (questions ? questions.ask(input) : { status: 'error', error: 'no chat platform runs here to ask a person' }) }));
     },
   },
+  conversations_list: {
+    availability: always,
+    load: async (runtime) => eraseArgs((await import('../tools/core/conversations/conversations.js')).createConversationsListTool(() => runtime.conversations)),
+  },
+  conversations_send: {
+    availability: always,
+    load: async (runtime) => eraseArgs((await import('../tools/core/conversations/conversations.js')).createConversationsSendTool(runtime.config, runtime.messaging)),
+  },
+  conversations_turn: {
+    availability: always,
+    load: async (runtime) => eraseArgs((await import('../tools/core/conversations/conversations.js')).createConversationsTurnTool(runtime.config, runtime.messaging, () => runtime.conversationWaits)),
+  },
+  progress_card: {
+    availability: always,
+    load: async (runtime) => eraseArgs((await import('../tools/core/progress-card/progress-card.js')).createProgressCardTool(() => runtime.progressCards)),
+  },
   secrets: {
     availability: always,
     load: async (runtime) => {
@@ -80,6 +96,7 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
   pdf: { availability: always, load: async () => eraseArgs((await import('../tools/core/media/pdf.js')).pdfTool) },
   sessions_list: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_list') },
   sessions_history: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_history') },
+  sessions_search: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_search') },
   sessions_send: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_send') },
   sessions_spawn: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_spawn') },
   sessions_yield: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_yield') },

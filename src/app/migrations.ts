@@ -11,9 +11,11 @@ import { gatewayCardsMigrations } from '../gateway/card-store.js';
 import { nodesMigrations } from '../control/nodes/store.js';
 import type { FeatureMigrations } from '../store/migrations.js';
 import { secretsMigrations } from '../store/secret-store.js';
+import { transcriptSearchMigrations } from '../store/transcript-search.js';
 import { openStore, parseStoreUrl, type OpenStoreOptions, type StoreOpenResult } from '../store/store.js';
 import { usageMigrations } from '../usage/store.js';
 import { coreMigrations } from './core-migrations.js';
+import { progressCardsMigrations } from './progress-cards.js';
 
 /**
  * Every feature's tables, in the order their migrations depend on each other: the core schema
@@ -23,6 +25,8 @@ import { coreMigrations } from './core-migrations.js';
  */
 export const WARDEN_MIGRATIONS: readonly FeatureMigrations[] = [
   coreMigrations,
+  // After core: it indexes transcript_entries (and backfills from it).
+  transcriptSearchMigrations,
   approvalsMigrations,
   execMigrations,
   cronMigrations,
@@ -37,6 +41,7 @@ export const WARDEN_MIGRATIONS: readonly FeatureMigrations[] = [
   usageMigrations,
   secretsMigrations,
   botLoopMigrations,
+  progressCardsMigrations,
 ];
 
 /** Opens the store with every feature's migrations (what `warden start` and the CLI commands use). */

@@ -71,6 +71,8 @@ import { configuredSecrets } from './known-secrets.js';
 import { openSecrets, type SecretsRuntime } from './secret-grants.js';
 import { SecretPrompts } from './secret-prompts.js';
 import { UserQuestions } from './user-questions.js';
+import { ProgressCards } from './progress-cards.js';
+import { ConversationWaits, conversationDirectory } from './conversation-waits.js';
 import { AuditLog } from '../store/audit.js';
 export { createToolPath, messagingFor, toolReportFor } from './tool-path.js';
 
@@ -254,6 +256,10 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     alsoMayAnswer: (provider, userId) => approverRefusal({ owners: current().owners, approvers: current().approvals.approvers }, provider, userId) === undefined,
     ...(options.askUserTimeoutMs !== undefined ? { timeoutMs: () => options.askUserTimeoutMs! } : {}),
   });
+  // progress_card: one message per session edited in place through the running adapters' stream surface.
+  // conversations_turn: the next human reply in another conversation, back as a follow-up turn.
+  const conversationWaits = new ConversationWaits();
+  const progressCards = new ProgressCards({ adapter: (provider) => gatewayRef?.adapter(provider as ChatAdapter['provider']), db: store.db });
   const makeAdapter = async (provider: 'discord' | 'slack' | 'web', cfg: WardenConfig, tokenValue: string): Promise<ChatAdapter> => {
     const adapter = await createAdapter(provider, cfg, store, resolve, tokenValue, web, current, secretPrompts, userQuestions);
     renderers.get(provider)?.();
@@ -318,6 +324,9 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     secrets,
     secretPrompts,
     userQuestions,
+    progressCards,
+    conversationWaits,
+    conversations: conversationDirectory(store.db),
   } satisfies Omit<ToolRuntime, 'config'>;
   // Everything a config derives, built again on each reload; running turns keep the one they began with.
   const derive = (cfg: WardenConfig) => {
@@ -389,10 +398,12 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     hooks,
     pluginCommands: plugins.commands,
     secretNames: async (agentId) => (await secrets.store.list({ agentId })).map((e) => ({ name: e.name, scope: e.scope, updatedAt: e.updatedAt })),
+    onInbound: (message) => conversationWaits.offer(message),
   });
 
   gatewayRef = gateway;
   userQuestions.bindFollowUp((turn) => gateway.followUp(turn));
+  conversationWaits.bindFollowUp((turn) => gateway.followUp(turn));
 
   // Calls whose approval comes after their turn ended run here, wherever the decision was made.
   const deferred =

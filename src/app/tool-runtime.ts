@@ -9,6 +9,8 @@ import type { SecretsRuntime } from './secret-grants.js';
 import type { SecretPrompts } from './secret-prompts.js';
 import type { UserQuestions } from './user-questions.js';
 import type { MessagingService, RuntimeStatus } from '../tools/types.js';
+import type { ProgressCardService } from '../tools/core/progress-card/progress-card.js';
+import type { ConversationDirectory, ConversationWaitService } from '../tools/core/conversations/conversations.js';
 import type { UsageService } from '../usage/service.js';
 
 /**
@@ -38,6 +40,12 @@ export interface ToolRuntime {
   secretPrompts?: SecretPrompts | undefined;
   /** The ask_user tool's questions (buttons and a form on every platform); absent outside `warden start`. */
   userQuestions?: UserQuestions | undefined;
+  /** The progress_card tool's cards (edited in place through the running adapters); absent outside `warden start`. */
+  progressCards?: ProgressCardService | undefined;
+  /** conversations_turn's waits for a reply elsewhere; absent outside `warden start`. */
+  conversationWaits?: ConversationWaitService | undefined;
+  /** The conversations the router recorded (conversations_list); absent outside `warden start`. */
+  conversations?: ConversationDirectory | undefined;
   /** The owner's control plane (config administration, paired nodes); absent outside `warden start`. */
   control?: ControlPlane | undefined;
 }

@@ -98,6 +98,11 @@ export interface GatewayOptions {
    * breaker. Without one, the access rules still apply (no pairing codes, no rate limits).
    */
   access?: AccessGate | undefined;
+  /**
+   * Sees every inbound message (scrubbed) before routing, mentioned or not: conversations_turn's
+   * waits take the next human reply in a conversation from here. It only reads.
+   */
+  onInbound?: ((message: InboundMessage) => void) | undefined;
 }
 
 /**
@@ -292,6 +297,11 @@ export class Gateway {
     const scrubbed = scrubSecrets(message.text);
     const leaked = scrubbed === message.text ? [] : secretLabelsIn(scrubbed);
     if (leaked.length > 0) message = { ...message, text: scrubbed };
+    try {
+      this.options.onInbound?.(message);
+    } catch (err) {
+      log.warn({ err }, 'an inbound observer failed');
+    }
     const { config } = this.view;
     const skills = this.skillSpecs();
     const plugins = this.options.pluginCommands;

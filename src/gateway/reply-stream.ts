@@ -37,6 +37,8 @@ export interface ReplyStreamOptions {
   now?: () => number;
   /** A timer for the throttle; tests drive it. */
   setTimer?: (fn: () => void, ms: number) => { cancel(): void };
+  /** Messages an earlier stream posted and what they show (a progress card after a restart): edited, not posted again. */
+  resume?: { ids: readonly string[]; shown: readonly string[] } | undefined;
 }
 
 const defaultTimer = (fn: () => void, ms: number) => {
@@ -73,6 +75,32 @@ export class ReplyStream {
   ) {
     this.now = options.now ?? Date.now;
     this.setTimer = options.setTimer ?? defaultTimer;
+    if (options.resume && options.resume.ids.length === options.resume.shown.length) {
+      this.ids.push(...options.resume.ids);
+      this.shown.push(...options.resume.shown);
+    }
+  }
+
+  /** The messages this stream writes, in order, and what each shows now (to resume it later). */
+  get messages(): { ids: readonly string[]; shown: readonly string[] } {
+    return { ids: [...this.ids], shown: [...this.shown] };
+  }
+
+  /** Replaces the whole text (a card's next state), written under the same throttle as `append`. */
+  replace(text: string): void {
+    if (this.finished) return;
+    this.text = text;
+    this.nextRound = false;
+    this.progressLine = undefined;
+    this.schedule();
+  }
+
+  /** Resolves once no write is running or waiting (the latest text is on the platform). */
+  async settled(): Promise<void> {
+    while (this.writing || this.timer) {
+      if (this.writing) await this.writing;
+      else await new Promise((r) => setTimeout(r, 20));
+    }
   }
 
   /** Whether anything reached the platform: without it the caller sends the reply as usual. */

@@ -23,7 +23,7 @@ export const SECTION_LABELS: Readonly<Record<SectionId, string>> = {
 };
 
 /** Tools only an owner may see or call (semantics §3). */
-export const OWNER_ONLY_TOOLS: readonly string[] = ['cron', 'gateway', 'nodes'];
+export const OWNER_ONLY_TOOLS: readonly string[] = ['cron', 'gateway', 'nodes', 'conversations_list', 'conversations_send', 'conversations_turn'];
 
 type Row = [id: string, label: string, section: SectionId, profiles: ProfileId[], inWardenGroup: boolean, description: string];
 
@@ -44,6 +44,10 @@ const ROWS: Row[] = [
   ['memory_get', 'Memory Get', 'memory', C, true, 'Read a memory note by path.'],
   ['sessions_list', 'Sessions List', 'sessions', CM, true, 'List sessions this agent can see.'],
   ['sessions_history', 'Sessions History', 'sessions', CM, true, "Read another session's transcript."],
+  ['sessions_search', 'Sessions Search', 'sessions', CM, true, 'Search the transcripts this session may read for words, best match first.'],
+  ['conversations_list', 'Conversations List', 'sessions', CM, true, 'List the channels and DMs the bot has been spoken to in (owner only).'],
+  ['conversations_send', 'Conversations Send', 'sessions', CM, true, 'Post a message into one exact channel or DM (owner only).'],
+  ['conversations_turn', 'Conversations Turn', 'sessions', CM, true, 'Post into an exact channel or DM and get the next human reply there as a follow-up (owner only).'],
   ['sessions_send', 'Sessions Send', 'sessions', CM, true, 'Send a message into another session.'],
   ['sessions_spawn', 'Sessions Spawn', 'sessions', C, true, 'Start a subagent session for a task.'],
   ['sessions_yield', 'Sessions Yield', 'sessions', C, true, 'End this turn and wait for spawned subagents to report.'],
@@ -55,6 +59,7 @@ const ROWS: Row[] = [
   ['gateway', 'Gateway', 'automation', [], true, "Inspect and control Warden's own gateway (owner only)."],
   ['nodes', 'Nodes', 'nodes', [], true, 'Reach paired devices and remote nodes (owner only).'],
   ['agents_list', 'Agents List', 'agents', [], true, 'List the agents that sessions_spawn may target.'],
+  ['progress_card', 'Progress Card', 'agents', C, true, 'Keep one status message in this conversation up to date during a long task, then close it.'],
   ['ask_user', 'Ask User', 'agents', CM, true, 'Ask the person 1-3 questions with buttons (or free text); their answer is the result.'],
   ['image', 'Image', 'media', C, true, 'Describe or analyse an image with the vision model.'],
   ['pdf', 'PDF', 'media', C, true, 'Extract and analyse the text of a PDF document.'],

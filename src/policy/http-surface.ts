@@ -22,9 +22,11 @@ export const OPENCLAW_HTTP_DENY: Readonly<Record<string, readonly string[]>> = O
   portal: [],
   sessions_spawn: ['sessions_spawn', 'subagents'],
   sessions_send: ['sessions_send'],
-  conversations_list: ['sessions_list'],
-  conversations_send: ['sessions_send'],
-  conversations_turn: ['sessions_send'],
+  // Each also names the Warden tool it was mapped to before Warden had its own (kept: removing it
+  // from the HTTP deny list would widen the HTTP surface).
+  conversations_list: ['conversations_list', 'sessions_list'],
+  conversations_send: ['conversations_send', 'sessions_send'],
+  conversations_turn: ['conversations_turn', 'sessions_send'],
   automations: ['cron'],
   gateway: ['gateway'],
   plugins: [],

@@ -10,9 +10,9 @@ import { pickPolicy, type PolicyEntry, type ToolPolicy } from './policy.js';
  */
 
 /** Denied to every subagent. */
-export const SUBAGENT_DENY_ALWAYS: readonly string[] = ['gateway', 'agents_list', 'session_status', 'cron', 'sessions_send'];
+export const SUBAGENT_DENY_ALWAYS: readonly string[] = ['gateway', 'agents_list', 'session_status', 'cron', 'sessions_send', 'progress_card', 'conversations_list', 'conversations_send', 'conversations_turn'];
 /** Also denied to a leaf (depth ≥ maxSpawnDepth): it cannot look around or spawn further. */
-export const SUBAGENT_DENY_LEAF: readonly string[] = ['subagents', 'sessions_list', 'sessions_history', 'sessions_spawn'];
+export const SUBAGENT_DENY_LEAF: readonly string[] = ['subagents', 'sessions_list', 'sessions_history', 'sessions_search', 'sessions_spawn'];
 
 export type SubagentRole = 'main' | 'orchestrator' | 'leaf';
 

@@ -23,11 +23,11 @@ const asOwner = { provider: 'discord', senderId: '42', senderIsOwner: true } as 
 describe('profiles (step 1, tools.profile)', () => {
   it.each([
     ['minimal', ['session_status']],
-    ['messaging', ['ask_user', 'message', 'session_status', 'sessions_history', 'sessions_list', 'sessions_send']],
+    ['messaging', ['ask_user', 'conversations_list', 'conversations_send', 'conversations_turn', 'message', 'session_status', 'sessions_history', 'sessions_list', 'sessions_search', 'sessions_send']],
     [
       'coding',
-      ['apply_patch', 'ask_user', 'cron', 'edit', 'exec', 'image', 'image_generate', 'memory_get', 'memory_search', 'pdf', 'process', 'read',
-        'session_status', 'sessions_history', 'sessions_list', 'sessions_send', 'sessions_spawn', 'sessions_yield', 'subagents',
+      ['apply_patch', 'ask_user', 'conversations_list', 'conversations_send', 'conversations_turn', 'cron', 'edit', 'exec', 'image', 'image_generate', 'memory_get', 'memory_search', 'pdf', 'process', 'progress_card', 'read',
+        'session_status', 'sessions_history', 'sessions_list', 'sessions_search', 'sessions_send', 'sessions_spawn', 'sessions_yield', 'subagents',
         'web_fetch', 'web_search', 'write'],
     ],
     ['full', [...ALL].sort()],
@@ -186,8 +186,8 @@ describe('pre-filters', () => {
 });
 
 describe('subagents', () => {
-  const always = ['gateway', 'agents_list', 'session_status', 'cron', 'sessions_send'];
-  const leaf = ['subagents', 'sessions_list', 'sessions_history', 'sessions_spawn'];
+  const always = ['gateway', 'agents_list', 'session_status', 'cron', 'sessions_send', 'progress_card', 'conversations_list', 'conversations_send', 'conversations_turn'];
+  const leaf = ['subagents', 'sessions_list', 'sessions_history', 'sessions_search', 'sessions_spawn'];
 
   it.each([
     ['main session (depth 0)', 0, 1, [], [...always, ...leaf]],

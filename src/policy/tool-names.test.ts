@@ -11,6 +11,7 @@ describe('normalizeToolName (semantics §1: trimmed, lower-cased, aliases)', () 
     ['Apply-Patch', 'apply_patch'],
     ['apply_patch', 'apply_patch'],
     ['automations', 'cron'],
+    ['update_plan', 'progress_card'],
     ['web_*', 'web_*'],
     ['Group:FS', 'group:fs'],
     ['', ''],

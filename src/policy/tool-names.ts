@@ -7,13 +7,15 @@
 /**
  * Spellings that mean a canonical tool. `automations` is OpenClaw's id for the tool Warden calls
  * `cron`, and `view_image` its id for `image`; accepting them keeps an OpenClaw
- * `deny: [automations]` or `allow: [view_image]` from silently missing the tool.
+ * `deny: [automations]` or `allow: [view_image]` from silently missing the tool. `update_plan`
+ * is OpenClaw's former id of `progress_card` (its policy renames it the same way).
  */
 export const TOOL_ALIASES: Readonly<Record<string, string>> = Object.freeze({
   bash: 'exec',
   'apply-patch': 'apply_patch',
   automations: 'cron',
   view_image: 'image',
+  update_plan: 'progress_card',
 });
 
 /** Trimmed, lower-cased, alias-resolved; a non-string becomes `""` (callers drop blanks). */

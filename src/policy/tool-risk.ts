@@ -18,6 +18,10 @@ const CORE_RISK: Readonly<Record<string, string>> = Object.freeze({
   memory_get: 'reads the agent’s memory notes',
   sessions_list: 'lists the agent’s sessions',
   sessions_history: 'reads another session’s transcript',
+  sessions_search: 'searches the transcripts of the sessions this one may read',
+  conversations_list: 'lists the channels and DMs the bot has been spoken to in',
+  conversations_send: 'posts a message into another channel or DM',
+  conversations_turn: 'posts into another channel or DM and reads the next reply there',
   sessions_send: 'sends a message into another session',
   sessions_spawn: 'starts a subagent that can use tools',
   sessions_yield: 'ends the turn to wait for subagents',
@@ -33,6 +37,7 @@ const CORE_RISK: Readonly<Record<string, string>> = Object.freeze({
   pdf: 'reads a PDF document',
   image_generate: 'generates an image',
   tts: 'turns text into speech',
+  progress_card: 'posts and edits one status message in this conversation',
   ask_user: 'asks the requester a question',
 });
 

@@ -1,5 +1,6 @@
 import { scrubDeep, skipImages } from '../redact/scrub.js';
 import type { Db } from './db.js';
+import { indexEntry, searchableText } from './transcript-search.js';
 
 export type TranscriptRole = 'user' | 'assistant' | 'tool' | 'system';
 
@@ -45,19 +46,27 @@ export class Transcripts {
     await this.db.run(TOUCH, { key, agentId, provider, now });
   }
 
+  /** Stores one entry and, in the same transaction, its words in the search index (`transcript-search.ts`). */
   async append(entry: TranscriptInput): Promise<number> {
-    const row = await this.db.get<{ id: number }>(INSERT, {
-      sessionKey: entry.sessionKey,
-      role: entry.role,
-      tool: entry.tool ?? null,
-      toolCallId: entry.toolCallId ?? null,
-      // Whatever reached here, a known secret or a credential shape is never stored.
-      content: JSON.stringify(scrubDeep(entry.content, { skip: skipImages })),
-      details: entry.details === undefined ? null : JSON.stringify(scrubDeep(entry.details, { skip: skipImages })),
-      isError: entry.isError ? 1 : 0,
-      createdAt: entry.createdAt ?? Date.now(),
-    });
-    return Number(row!.id);
+    // Whatever reached here, a known secret or a credential shape is never stored (nor indexed).
+    const content = scrubDeep(entry.content, { skip: skipImages });
+    const text = searchableText(entry.role, content);
+    const write = async () => {
+      const row = await this.db.get<{ id: number }>(INSERT, {
+        sessionKey: entry.sessionKey,
+        role: entry.role,
+        tool: entry.tool ?? null,
+        toolCallId: entry.toolCallId ?? null,
+        content: JSON.stringify(content),
+        details: entry.details === undefined ? null : JSON.stringify(scrubDeep(entry.details, { skip: skipImages })),
+        isError: entry.isError ? 1 : 0,
+        createdAt: entry.createdAt ?? Date.now(),
+      });
+      const id = Number(row!.id);
+      if (text !== undefined) await indexEntry(this.db, id, entry.sessionKey, text);
+      return id;
+    };
+    return text === undefined ? write() : this.db.tx(write);
   }
 
   async list(sessionKey: string, limit = 1000): Promise<TranscriptEntry[]> {

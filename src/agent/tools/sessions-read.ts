@@ -1,11 +1,24 @@
 import type { AgentSessionsApi } from '../sessions.js';
 import type { Message } from '../../models/types.js';
-import type { ToolImplementation } from '../../tools/types.js';
+import type { ToolCallContext, ToolImplementation } from '../../tools/types.js';
 import { wrapUntrusted } from '../../tools/untrusted.js';
 import { errorResult, jsonResult } from './result.js';
 import { canSeeSession, DEFAULT_SESSION_ACCESS, spawnChains, type SessionAccess } from './visibility.js';
 
 const ENTRY_CHARS = 2_000;
+
+/**
+ * The sessions a call may read, most recently active first: the candidates `access` can reach
+ * (this agent's, or every agent's under `all`/`tree`) filtered by `canSeeSession`. What
+ * `sessions_list` shows and what `sessions_search` searches — one decision for both.
+ */
+export async function visibleSessions(sessions: AgentSessionsApi, ctx: Pick<ToolCallContext, 'turn' | 'sessionKey'>, access: SessionAccess, scan: number) {
+  // `all` and `tree` can reach other agents' sessions; every other setting stays in this agent.
+  const across = access.visibility === 'all' || access.visibility === 'tree';
+  const candidates = await sessions.list({ agentId: across ? undefined : ctx.turn.agentId, limit: scan });
+  const spawnedBy = await spawnChains([ctx.sessionKey, ...candidates.map((s) => s.sessionKey)], (k) => sessions.parentOf(k));
+  return candidates.filter((s) => canSeeSession(ctx.turn, ctx.sessionKey, s.sessionKey, spawnedBy, access));
+}
 
 /** `sessions_list`: this agent's sessions, most recently active first. */
 export function createSessionsListTool(sessions: AgentSessionsApi, access: SessionAccess = DEFAULT_SESSION_ACCESS): ToolImplementation<{ limit?: number }> {
@@ -17,11 +30,7 @@ export function createSessionsListTool(sessions: AgentSessionsApi, access: Sessi
       additionalProperties: false,
     },
     async execute(args, ctx) {
-      // `all` and `tree` can reach other agents' sessions; every other setting stays in this agent.
-      const across = access.visibility === 'all' || access.visibility === 'tree';
-      const candidates = await sessions.list({ agentId: across ? undefined : ctx.turn.agentId, limit: 1_000 });
-      const spawnedBy = await spawnChains([ctx.sessionKey, ...candidates.map((s) => s.sessionKey)], (k) => sessions.parentOf(k));
-      const list = candidates.filter((s) => canSeeSession(ctx.turn, ctx.sessionKey, s.sessionKey, spawnedBy, access)).slice(0, args.limit ?? 20);
+      const list = (await visibleSessions(sessions, ctx, access, 1_000)).slice(0, args.limit ?? 20);
       return jsonResult({
         sessions: list.map((s) => ({ ...s, updatedAt: new Date(s.updatedAt).toISOString(), current: s.sessionKey === ctx.sessionKey })),
         ...(access.visibility ? { visibility: access.visibility } : {}),

@@ -88,6 +88,20 @@ const UNSUPPORTED_SEARCH_PROVIDERS: Readonly<Record<string, string>> = {
   'firecrawl-free': "Firecrawl's keyless starter tier is not offered; use provider: firecrawl with FIRECRAWL_API_KEY",
 };
 
+/**
+ * `updatePlan` switched OpenClaw's plan tool (`update_plan`, now `progress_card`). Warden offers
+ * `progress_card` through the tool policy; `false` keeps it off as a deny entry (nothing
+ * dropped silently), `true` is refused: allow it by the policy instead.
+ */
+const updatePlan: CompatRule = {
+  kind: 'translate',
+  apply: (value, parent) => {
+    if (value !== false) return { ok: false, value: String(value), why: 'progress_card is offered by the tool policy (profile coding, or allow/alsoAllow it); only false is accepted here, as a deny' };
+    const deny = Array.isArray(parent.deny) ? (parent.deny as unknown[]) : [];
+    return { ok: true, drop: true, set: { deny: [...deny, 'progress_card'] } };
+  },
+};
+
 const searchProvider: CompatRule = {
   kind: 'translate',
   apply: (value) => {
@@ -157,7 +171,7 @@ export const OPENCLAW_TOOLS_RULES: readonly CompatEntry[] = [
   // runtimes Warden does not have
   { path: 'codeMode', scope: 'both', rule: { kind: 'off-only', isOff: disabledObject, why: 'there is no JavaScript code-mode runtime; tools are called directly' } },
   { path: 'swarm', scope: 'both', rule: { kind: 'off-only', isOff: disabledObject, why: 'there are no collector-mode subagents; use sessions_spawn and subagents' } },
-  { path: 'updatePlan', scope: 'global', rule: { kind: 'off-only', isOff: isFalse, why: 'there is no progress_card tool' } },
+  { path: 'updatePlan', scope: 'global', rule: updatePlan },
   { path: 'github', scope: 'both', rule: { kind: 'unsupported', why: 'there are no managed GitHub identities; commands see no GitHub credential' } },
   { path: 'sandbox', scope: 'agent', rule: { kind: 'unsupported', why: 'the sandbox tool policy is one for every agent: set tools.sandbox.tools' } },
 ];

@@ -190,6 +190,7 @@ describe('OpenClaw spellings read into Warden keys', () => {
     ['applyPatch.enabled: false', { tools: { exec: { applyPatch: { enabled: false } } } }, (c) => c.tools.exec?.applyPatch.enabled, false],
     ['elevated.allowFrom.webchat → web', { tools: { elevated: { allowFrom: { webchat: ['local'], web: ['other'] } } } }, (c) => c.tools.elevated?.allowFrom, { web: ['other', 'local'] }],
     ['skills.load.extraDirs → skills.extraDirs', { skills: { load: { extraDirs: ['~/skills'] } } }, (c) => c.skills.extraDirs, ['~/skills']],
+    ['updatePlan: false → a deny of progress_card (its former id)', { tools: { deny: ['exec'], updatePlan: false } }, (c) => c.tools.deny, ['exec', 'progress_card']],
     ['agents.entries → agents.list', { agents: { entries: { main: { default: true }, work: { tools: { profile: 'minimal' } } } } }, (c) => c.agents.list.map((a) => [a.id, a.tools?.profile]), [['main', undefined], ['work', 'minimal']]],
   ])('%s', (_name, raw, read, expected) => {
     expect(read(load(raw))).toEqual(expected);
@@ -205,6 +206,7 @@ describe('OpenClaw spellings read into Warden keys', () => {
     ['mode with security', { tools: { exec: { mode: 'ask', security: 'full' } } }, 'tools.exec.mode', /mode cannot be combined with security or ask/],
     ['a bad value under the OpenClaw name', { tools: { exec: { timeoutSeconds: -1 } } }, 'tools.exec.timeoutSeconds', /Too small/],
     ['a bad value inside agents.entries', { agents: { entries: { w: { tools: { exec: { timeoutSeconds: 'x' } } } } } }, 'agents.entries.w.tools.exec.timeoutSeconds', /expected number/],
+    ['updatePlan: true', { tools: { updatePlan: true } }, 'tools.updatePlan', /progress_card is offered by the tool policy/],
     ['both rosters', { agents: { entries: { a: {} }, list: [{ id: 'b' }] } }, 'agents.entries', /two spellings of the roster/],
     ['plugin config', { plugins: { entries: { brave: { config: { webSearch: { apiKey: 'x' } } } } } }, 'plugins.entries.brave.config.webSearch', /provider keys come from the environment/],
   ])('%s is reported where it was written', (_name, raw, where, message) => {
