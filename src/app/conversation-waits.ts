@@ -41,6 +41,7 @@ export function answersWait(target: MessageTarget, message: InboundMessage): boo
 
 export class ConversationWaits implements ConversationWaitService {
   private readonly waiting = new Map<string, Waiting>();
+  private checks: Promise<unknown> = Promise.resolve();
   private followUp: ((turn: FollowUpTurn) => boolean) | undefined;
 
   constructor(private readonly now: () => number = Date.now) {}
@@ -60,7 +61,24 @@ export class ConversationWaits implements ConversationWaitService {
   }
 
   /** Every inbound message, before routing (a reply need not mention the bot): the first human reply ends each wait on its conversation. */
-  offer(message: InboundMessage): void {
+  /**
+   * A message that may answer waits. `admitted` is the access gate's rules for its sender: a
+   * person Warden refuses to hear reaches the agent through a wait no more than directly. Waits
+   * are claimed only once the sender is let in, so a refused message leaves them open.
+   */
+  offer(message: InboundMessage, admitted: () => Promise<boolean> = async () => true): void {
+    if (![...this.waiting.values()].some((w) => answersWait(w.target, message))) return;
+    // One after another, so the first admitted reply is the one that answers, whatever each check costs.
+    this.checks = this.checks.then(admitted).then(
+      (ok) => {
+        if (ok) this.answer(message);
+        else log.info({ provider: message.provider, channelId: message.channelId, senderId: message.senderId }, 'conversations_turn: reply from a sender the access rules refuse; ignored');
+      },
+      (err: unknown) => log.warn({ err }, 'conversations_turn: the sender could not be checked; reply ignored'),
+    );
+  }
+
+  private answer(message: InboundMessage): void {
     for (const w of [...this.waiting.values()]) {
       if (!answersWait(w.target, message)) continue;
       this.drop(w.id);

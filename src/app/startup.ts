@@ -398,7 +398,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     hooks,
     pluginCommands: plugins.commands,
     secretNames: async (agentId) => (await secrets.store.list({ agentId })).map((e) => ({ name: e.name, scope: e.scope, updatedAt: e.updatedAt })),
-    onInbound: (message) => conversationWaits.offer(message),
+    onInbound: (message, admitted) => conversationWaits.offer(message, admitted),
   });
 
   gatewayRef = gateway;

@@ -79,8 +79,16 @@ export class AccessGate {
     return this.deps.now?.() ?? Date.now();
   }
 
-  /** Whether the message may go on; when not, `reply` is what the sender is told (already rate-limited), if anything. */
-  async admit(config: WardenConfig, message: InboundMessage, route: { agentId: string; sessionKey: string }): Promise<GateOutcome> {
+  /**
+   * The access rules alone (no rate limit, no bot loop count, no reply, no audit): whether this
+   * sender may reach the agent where the message was said. For observers that read messages the
+   * router ignores (conversations_turn's waits): the same `decideAccess` the gate applies.
+   */
+  async allows(config: WardenConfig, message: InboundMessage): Promise<boolean> {
+    return (await this.decide(config, message)).decision.allowed;
+  }
+
+  private async decide(config: WardenConfig, message: InboundMessage) {
     const usesGroups = this.usesUsergroups(config);
     const principal = await principalOf(message, this.deps.memberships?.(message.provider), usesGroups && message.provider === 'slack');
     const where = { provider: message.provider, chat: message.chatType, guildId: message.guildId, guildName: message.guildName, channelId: message.channelId, channelName: message.channelName };
@@ -90,6 +98,12 @@ export class AccessGate {
     const paired =
       !isBot && !owner && message.chatType === 'dm' && settings.dmPolicy.value === 'pairing' && this.deps.pairing ? await this.deps.pairing.isPaired(message.provider, message.senderId) : false;
     const decision = decideAccess(config, where, { ...principal, isBot, isOwner: owner, paired });
+    return { decision, principal, isBot, owner, settings };
+  }
+
+  /** Whether the message may go on; when not, `reply` is what the sender is told (already rate-limited), if anything. */
+  async admit(config: WardenConfig, message: InboundMessage, route: { agentId: string; sessionKey: string }): Promise<GateOutcome> {
+    const { decision, principal, isBot, owner, settings } = await this.decide(config, message);
     const actor = `${message.provider}:${message.senderId}`;
     if (!decision.allowed) {
       metrics.inboundRefused.inc({ provider: message.provider, reason: decision.reason });

@@ -100,9 +100,11 @@ export interface GatewayOptions {
   access?: AccessGate | undefined;
   /**
    * Sees every inbound message (scrubbed) before routing, mentioned or not: conversations_turn's
-   * waits take the next human reply in a conversation from here. It only reads.
+   * waits take the next human reply in a conversation from here. It only reads. `admitted` says
+   * whether the access rules let this sender reach the agent (asked only when the observer wants
+   * the message: it may resolve user groups).
    */
-  onInbound?: ((message: InboundMessage) => void) | undefined;
+  onInbound?: ((message: InboundMessage, admitted: () => Promise<boolean>) => void) | undefined;
 }
 
 /**
@@ -298,7 +300,7 @@ export class Gateway {
     const leaked = scrubbed === message.text ? [] : secretLabelsIn(scrubbed);
     if (leaked.length > 0) message = { ...message, text: scrubbed };
     try {
-      this.options.onInbound?.(message);
+      this.options.onInbound?.(message, () => this.gate.allows(this.view.config, message));
     } catch (err) {
       log.warn({ err }, 'an inbound observer failed');
     }
