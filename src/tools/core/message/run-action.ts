@@ -136,8 +136,9 @@ export async function runMessageAction(config: WardenConfig, messaging: Messagin
   if (!done.ok) return fail(done.error);
   const details = { action, provider, channel, threadId, ...(done.id ? { id: done.id } : {}), ...(done.pollKind ? { pollKind: done.pollKind } : {}) };
   if (done.messages) {
+    // One wrapper around the whole answer: the call chain passes an answer that is exactly one wrapper as it is.
     const body = done.messages.map(lineOf).join('\n') || '(no messages)';
-    return ok(`${done.summary}\n${wrapUntrusted(`${provider}:${channel}${threadId ? `/${threadId}` : ''}`, body)}`, { ...details, count: done.messages.length });
+    return ok(wrapUntrusted(`${provider}:${channel}${threadId ? `/${threadId}` : ''}`, `${done.summary}\n${body}`), { ...details, count: done.messages.length });
   }
   if (done.file) {
     const saved = await saveDownload(ctx.workspaceDir, done.file.name, done.file.data);
