@@ -100,6 +100,11 @@ export function discordMessageActions(client: () => Client | undefined, fileHost
   }
 
   return {
+    async threadIn(channel, threadId) {
+      if (threadId === channel) return true;
+      const thread = await describe(threadId);
+      return thread !== undefined && 'parent_id' in thread && thread.parent_id === channel;
+    },
     async channelKind(id): Promise<ChannelKind | undefined> {
       const channel = await describe(id);
       if (!channel) return undefined;

@@ -132,6 +132,14 @@ export function slackMessageActions(web: () => WebClient, options: { token: () =
   }
 
   return {
+    // A Slack thread is the ts of its parent message in that channel.
+    async threadIn(channel, threadId) {
+      try {
+        return (await messageAt(channel, threadId, undefined)) !== undefined;
+      } catch {
+        return false;
+      }
+    },
     async channelKind(channel): Promise<ChannelKind | undefined> {
       try {
         const info = (await web().conversations.info({ channel })).channel as { is_im?: boolean; is_mpim?: boolean } | undefined;

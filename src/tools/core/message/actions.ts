@@ -191,6 +191,8 @@ export type PlatformActionResult =
 export interface MessageActionPort {
   /** What the platform says a channel id is, or undefined when it does not know it (or the bot cannot see it). */
   channelKind(channel: string): Promise<ChannelKind | undefined>;
+  /** Whether `threadId` is a thread of `channel` (a thread of another channel is refused, whatever the gate judged). */
+  threadIn(channel: string, threadId: string): Promise<boolean>;
   run(request: PlatformActionRequest): Promise<PlatformActionResult>;
 }
 

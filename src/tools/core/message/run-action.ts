@@ -95,6 +95,7 @@ export async function runMessageAction(config: WardenConfig, messaging: Messagin
     case 'thread-reply': {
       if (threadId === undefined) return fail('thread-reply needs threadId');
       if (args.text === undefined) return fail('thread-reply needs text');
+      if (!(await port.threadIn(channel, threadId))) return fail(`${threadId} is not a thread of ${provider} channel ${channel}`);
       const sent = await messaging.send(target, crossContextText(config, target, turn, args.text));
       if (!sent.ok) return fail(`could not post: ${sent.error}`);
       return ok(`Replied in ${where}.`, { action, ...target });
