@@ -512,6 +512,9 @@ export class SlackFake {
         return true;
       });
     const limit = Math.min(Math.max(Number(args.limit ?? 100), 1), 1000);
+    // The scope each method needs, as Slack checks it.
+    const needed = method.startsWith('reactions.') ? 'reactions:write' : method === 'pins.list' ? 'pins:read' : method.startsWith('pins.') ? 'pins:write' : undefined;
+    if (needed && !this.scopes.includes(needed)) return { ok: false, error: 'missing_scope', needed, provided: this.scopes.join(',') };
     switch (method) {
       case 'reactions.add':
       case 'reactions.remove': {
