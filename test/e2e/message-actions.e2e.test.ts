@@ -53,7 +53,7 @@ afterAll(async () => {
 
 const ACTIONS = ['send', 'react', 'thread-create', 'poll', 'edit', 'delete', 'read', 'download-file'];
 
-async function startWith(channels: Record<string, unknown>): Promise<{ warden: RunningWarden; dir: string }> {
+async function startWith(channels: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<{ warden: RunningWarden; dir: string }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'warden-msg-actions-'));
   mkdirSync(path.join(dir, 'workspace'));
   const parsed = parseConfig({
@@ -61,6 +61,7 @@ async function startWith(channels: Record<string, unknown>): Promise<{ warden: R
     tools: { profile: 'messaging', message: { actions: { allow: ACTIONS } } },
     channels,
     dataDir: path.join(dir, 'data'),
+    ...extra,
   });
   if (!parsed.ok) throw parsed.error;
   const started = await startWarden({ ...parsed.value, baseDir: dir }, { env: { OPENAI_API_KEY: 'test' }, shutdownGraceMs: 300 });
@@ -70,9 +71,9 @@ async function startWith(channels: Record<string, unknown>): Promise<{ warden: R
 }
 
 describe('message actions on Discord', () => {
-  async function start() {
+  async function start(extra: Record<string, unknown> = {}) {
     const from = Date.now();
-    const started = await startWith({ discord: { token: 't', apiBaseUrl: discord.apiBaseUrl, streaming: false } });
+    const started = await startWith({ discord: { token: 't', apiBaseUrl: discord.apiBaseUrl, streaming: false } }, extra);
     await discord.frames.waitFor((f) => f.op === 2 && f.at >= from, 5_000, 'IDENTIFY');
     return started;
   }
@@ -103,6 +104,18 @@ describe('message actions on Discord', () => {
     const own = discord.botMessagesIn(DEV).at(-1)!;
     expect(await call({ action: 'delete', messageId: own.id })).toContain(`Deleted message ${own.id}`);
     expect(discord.messages.has(own.id)).toBe(false);
+  });
+
+  it('an approval rule matching the action holds a delete for a person to decide', async () => {
+    await start({ owners: { discord: ['400000000000000009'] }, approvals: { waitSec: 0, rules: [{ tool: 'message', match: { action: 'delete' } }] } });
+    expect(await call({ action: 'send', text: 'to be deleted' })).toContain('Posted to');
+    const own = discord.botMessagesIn(DEV).find((m) => m.content === 'to be deleted')!;
+    const from = discord.requests.records.length;
+    discord.userMessage({ author: alice, channelId: DEV, content: `<@${discord.bot.id}> do ${JSON.stringify({ action: 'delete', messageId: own.id })}` });
+    const card = await discord.requests.waitFor((r) => discord.requests.records.indexOf(r) >= from && r.method === 'POST' && r.path === `/channels/${DEV}/messages` && Array.isArray(r.body?.components) && r.body.components.length > 0, 15_000, 'approval card');
+    expect(JSON.stringify(card.body)).toContain('approvals.rules[0]');
+    expect(discord.requests.records.slice(from).some((r) => r.method === 'DELETE')).toBe(false);
+    expect(discord.messages.has(own.id)).toBe(true);
   });
 
   it('posts a native poll, reads recent messages as untrusted text, and downloads a posted file into the workspace', async () => {
