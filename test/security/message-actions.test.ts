@@ -47,7 +47,7 @@ beforeAll(async () => {
   discordAdapter = createDiscordAdapter({ token: 't', apiBaseUrl: discord.apiBaseUrl, requireMention: true, guilds: {} }, { onApprovalClick: ledger.onApprovalClick, approvers: [], approvalsTarget: 'channel' });
   await discordAdapter.start(async () => undefined);
   slackAdapter = createSlackAdapter(
-    { botToken: 'xoxb-fake', signingSecret: 's', apiUrl: slack.apiUrl, port: 0, host: '127.0.0.1', requireMention: true, channels: {} },
+    { botToken: 'xoxb-fake', appToken: undefined, signingSecret: 's', apiUrl: slack.apiUrl, port: 0, host: '127.0.0.1', requireMention: true, channels: {} },
     { onApprovalClick: ledger.onApprovalClick, approvers: [], approvalsTarget: 'channel' },
   );
   await slackAdapter.start(async () => undefined);
