@@ -87,6 +87,7 @@ describe('message actions: the attacker table (Discord)', () => {
     ['reading another guild\'s channel it was not given', { actions: { allow: ALL } }, () => ({ action: 'read', channel: FOREIGN }), {}, /not allowed from here/],
     ['reading elsewhere with visibility self, as an owner', { actions: { allow: ALL } }, () => ({ action: 'read', channel: GENERAL }), { senderIsOwner: true }, /tools\.sessions\.visibility: self/],
     ['a thread in a channel it may not post in', { actions: { allow: ALL } }, () => ({ action: 'thread-create', channel: GENERAL, name: 'x' }), {}, /not allowed from here/],
+    ['a plain send into a thread of another channel, addressed from here', {}, () => ({ text: 'hi', threadId: FOREIGN_THREAD }), {}, /is not a thread of discord channel/],
     ['a reply into a thread of another channel, addressed from here', { actions: { allow: ALL } }, () => ({ action: 'thread-reply', threadId: FOREIGN_THREAD, text: 'hi' }), {}, /is not a thread of discord channel/],
     ['pinning in another channel\'s thread, addressed from here', { actions: { allow: ALL } }, () => ({ action: 'pin', threadId: FOREIGN_THREAD, messageId: mine().id }), {}, /is not a thread of channel/],
     ['a huge emoji', { actions: { allow: ALL } }, () => ({ action: 'react', messageId: human().id, emoji: '😀'.repeat(30) }), {}, /is not a discord emoji/],

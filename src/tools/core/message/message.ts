@@ -120,6 +120,11 @@ export function createMessageTool(config: WardenConfig, messaging: MessagingServ
       if (target.channel === undefined && target.userId === undefined) return fail('give a channel or a userId');
       const allowed = decideMessageAction(config, 'send', target, turn, undefined, messageTargetAllowed);
       if (!allowed.ok) return fail(allowed.why);
+      // A thread named by the model must be one of the judged channel's (on Discord a thread is a channel of its own).
+      const port = messaging.actions?.(target.provider);
+      if (args.threadId !== undefined && target.channel !== undefined && port && !(await port.threadIn(target.channel, args.threadId))) {
+        return fail(`${args.threadId} is not a thread of ${target.provider} channel ${target.channel}`);
+      }
       const sent = await messaging.send(target, crossContextText(config, target, turn, args.text));
       if (!sent.ok) return fail(`could not post: ${sent.error}`);
       const where = target.userId ? `a DM to ${target.userId}` : `${target.provider} channel ${sent.channelId}${target.threadId ? ` (thread ${target.threadId})` : ''}`;
