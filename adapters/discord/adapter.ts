@@ -1,3 +1,4 @@
+import { discordMessageActions } from './message-actions.js';
 import { once } from 'node:events';
 import { bareDiscordToken } from '../../src/config/platform-tokens.js';
 import {
@@ -661,6 +662,7 @@ export function createDiscordAdapter(
     ...(deps.secretPrompts ? { askSecret } : {}),
     ...(deps.pairingClicks ? { askPairing } : {}),
     ...(deps.userQuestions ? { askUser } : {}),
+    messageActions: discordMessageActions(() => client, fileHosts),
     approvals: { provider: 'discord', show, update: (request) => update(request), escalate },
     async stop() {
       for (const stopTyping of [...typingStops]) stopTyping();

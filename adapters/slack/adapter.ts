@@ -1,3 +1,4 @@
+import { slackMessageActions } from './message-actions.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -748,6 +749,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     ...(deps.secretPrompts ? { askSecret } : {}),
     ...(deps.pairingClicks ? { askPairing } : {}),
     ...(deps.userQuestions ? { askUser } : {}),
+    messageActions: slackMessageActions(web, { token: () => config.botToken!, fileHosts }),
     approvals: { provider: 'slack', show, update: (request) => update(request), escalate },
     async stop() {
       const a = app;

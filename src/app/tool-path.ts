@@ -29,6 +29,7 @@ export function messagingFor(adapters: readonly ChatAdapter[] | (() => readonly 
       const sent = await sendWithHooks(hooks, adapter, { provider: adapter.provider, channelId, threadId: target.threadId, dmUserId: target.userId }, { text }, {});
       return sent.ok ? { ok: true, channelId: channelId || `dm:${target.userId}` } : { ok: false, error: sent.error };
     },
+    actions: (provider) => list().find((a) => a.provider === provider)?.messageActions,
   };
 }
 

@@ -14,10 +14,11 @@ function io() {
 }
 
 describe('warden discord invite', () => {
-  it('permissions are exactly the six Warden uses', () => {
-    // View Channels, Send Messages, Embed Links, Attach Files, Read Message History, Send Messages in Threads.
-    expect(discordPermissions()).toBe((1n << 10n) | (1n << 11n) | (1n << 14n) | (1n << 15n) | (1n << 16n) | (1n << 38n));
-    expect(discordInviteUrl(APP)).toBe(`https://discord.com/oauth2/authorize?client_id=${APP}&scope=bot+applications.commands&permissions=274878024704`);
+  it('permissions are exactly the ten Warden uses', () => {
+    // View Channels, Send Messages, Embed Links, Attach Files, Read Message History, Send Messages in Threads;
+    // for the message tool's actions Add Reactions, Create Public Threads, Send Polls, Pin Messages (never Manage Messages).
+    expect(discordPermissions()).toBe((1n << 10n) | (1n << 11n) | (1n << 14n) | (1n << 15n) | (1n << 16n) | (1n << 38n) | (1n << 6n) | (1n << 35n) | (1n << 49n) | (1n << 51n));
+    expect(discordInviteUrl(APP)).toBe(`https://discord.com/oauth2/authorize?client_id=${APP}&scope=bot+applications.commands&permissions=2815059004869696`);
   });
 
   it.each([

@@ -14,6 +14,11 @@ export const DISCORD_PERMISSIONS = [
   { name: 'Attach Files', bit: 15n, why: 'long replies and full commands as files' },
   { name: 'Read Message History', bit: 16n, why: 'replies that reference an approval card' },
   { name: 'Send Messages in Threads', bit: 38n, why: 'answers in threads' },
+  { name: 'Add Reactions', bit: 6n, why: 'the message tool\'s react action' },
+  { name: 'Create Public Threads', bit: 35n, why: 'the message tool\'s thread-create action' },
+  { name: 'Send Polls', bit: 49n, why: 'the message tool\'s poll action' },
+  // Not Manage Messages: it would let the bot delete other people's messages.
+  { name: 'Pin Messages', bit: 51n, why: 'the message tool\'s pin and unpin actions' },
 ] as const;
 
 /** OAuth2 scopes of the invite: the bot user and its slash commands. */
@@ -61,6 +66,12 @@ export const SLACK_BOT_SCOPES = [
   { scope: 'files:write', why: 'files.uploadV2 (long replies)' },
   { scope: 'files:read', why: 'downloading the files people post (url_private with the bot token)' },
   { scope: 'commands', why: 'the /warden slash command' },
+  { scope: 'reactions:read', why: 'reaction counts in the message tool\'s read action' },
+  { scope: 'reactions:write', why: 'reactions.add / reactions.remove (react, the poll fallback)' },
+  { scope: 'pins:read', why: 'pins.list (list-pins)' },
+  { scope: 'pins:write', why: 'pins.add / pins.remove (pin, unpin)' },
+  { scope: 'im:read', why: 'conversations.info on a DM (the message tool tells DMs from channels)' },
+  { scope: 'mpim:read', why: 'conversations.info on a group DM' },
   { scope: 'usergroups:read', why: 'usergroups.list, usergroups.users.list and subteam_members_changed events (usergroup: entries in access lists)' },
 ] as const;
 

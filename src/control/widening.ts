@@ -16,6 +16,7 @@ import { resolveSkillRoots } from '../skills/roots.js';
 import type { ToolMeta } from '../tools/types.js';
 import { buildTurnContext, type ContextInput } from '../turn/turn-context.js';
 import { budgetLoosening } from '../usage/budgets.js';
+import { allowedMessageActions } from '../config/schema/message-actions.js';
 import { diffConfig, dotted, startsWith, type ConfigChange } from './config-diff.js';
 import { execCorpus, probeResolver, urlCorpus } from './decision-corpus.js';
 import { accessLimitRules, accessWidening, actorCorpus } from './access-corpus.js';
@@ -183,6 +184,8 @@ const JUDGED: readonly string[][] = [
   ]),
   // Spending caps (budgetRules).
   ['budgets'],
+  // The message tool's actions (messageActionRules).
+  ['tools', 'message', 'actions'],
 ];
 
 /**
@@ -266,6 +269,7 @@ export async function classifyConfigChange(before: WardenConfig, after: WardenCo
   depthRule(ctx);
   accessRules(ctx);
   budgetRules(ctx);
+  messageActionRules(ctx);
   surfaces(before, after, options.plugins ?? [], add);
   return { changes, widening };
 }
@@ -647,6 +651,18 @@ function accessRules({ before, after, changes, add }: Ctx): void {
 /** A budget removed, raised, narrowed or turned from refuse to ask lets calls run that were refused (prices are judged as models.providers keys). */
 function budgetRules({ before, after, add }: Ctx): void {
   for (const why of budgetLoosening(before.budgets, after.budgets)) add('budgets', why);
+}
+
+/**
+ * `tools.message.actions.allow`: each action the new config allows that the old one did not
+ * (unset is `send` only, `*` is every action) is widening — reacting, pinning, deleting and
+ * above all reading other conversations and downloading their files are new powers of the model.
+ * Removing actions is not.
+ */
+function messageActionRules({ before, after, add }: Ctx): void {
+  const was = allowedMessageActions(before.tools.message?.actions);
+  const added = allowedMessageActions(after.tools.message?.actions).filter((a) => !was.includes(a));
+  if (added.length > 0) add('tools.message.actions.allow', `the message tool may newly ${added.join(', ')}`);
 }
 
 /** The surface comparison enumerates depths 0 and 1; a deeper limit lets subagents spawn where it did not look. */

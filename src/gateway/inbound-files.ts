@@ -5,6 +5,9 @@ import type { ImagePart } from '../models/types.js';
 import { sniffFileKind } from '../tools/core/fs/file-kind.js';
 import { resolveWorkspacePath } from '../tools/core/fs/workspace.js';
 import { writeAtomic } from '../tools/core/fs/workspace-io.js';
+import { safeName } from '../tools/core/fs/safe-name.js';
+
+export { safeName };
 import type { InboundAttachment } from './types.js';
 
 /** Largest file taken in, and how many from one message. */
@@ -78,12 +81,6 @@ export async function takeInFiles(
     }
   }
   return taken;
-}
-
-/** A basename without path separators, control characters or a leading dot. */
-export function safeName(name: string): string {
-  const base = path.posix.basename(name.replaceAll('\\', '/')).replace(/[\u0000-\u001f\u007f]/g, '').replace(/[^\w.-]/g, '_').replace(/^\.+/, '').trim();
-  return (base === '' ? 'file' : base).slice(0, 120);
 }
 
 async function saveInbox(workspaceDir: string, name: string, data: Buffer, now: Date): Promise<{ ok: true; rel: string } | { ok: false; error: string }> {

@@ -1,3 +1,4 @@
+import type { MessageActionPort } from '../tools/core/message/actions.js';
 import type { PairingCardRequest } from './pairing-decision.js';
 import type { StreamSurface } from './reply-stream.js';
 import type { ApprovalDecision, ApprovalRenderer, ApprovalRequest } from '../approvals/types.js';
@@ -86,6 +87,12 @@ export interface ChatAdapter {
    * sees them; the app decides who may answer. Absent where the platform has none.
    */
   askUser?(target: ReplyTarget, prompt: UserQuestionPrompt): Promise<void>;
+  /**
+   * The message tool's actions on this platform (react, threads, pins, polls, edit/delete of the
+   * bot's own messages, read, download): done only after the tool's gate, with the checks only
+   * the platform can make. Absent where the platform has none (the web chat).
+   */
+  messageActions?: MessageActionPort | undefined;
 }
 
 /** One ask_user prompt as the adapters render it. */

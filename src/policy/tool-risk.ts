@@ -28,7 +28,7 @@ const CORE_RISK: Readonly<Record<string, string>> = Object.freeze({
   subagents: 'steers or stops subagents',
   session_status: 'reads this session’s state',
   browser: 'drives a browser on this machine',
-  message: 'posts a message to a chat channel or person',
+  message: 'posts to a chat channel or person, or acts on messages there (react, pin, edit or delete its own, read)',
   cron: 'creates or removes scheduled jobs',
   gateway: 'inspects or changes Warden’s own gateway',
   nodes: 'reaches paired devices and remote nodes',

@@ -1,3 +1,4 @@
+import type { MessageActionPort } from './core/message/actions.js';
 import type { Logger } from 'pino';
 import type { ApprovalRequester } from '../approvals/types.js';
 import type { TurnContext } from '../policy/context.js';
@@ -103,4 +104,6 @@ export interface MessageTarget {
 export interface MessagingService {
   providers(): string[];
   send(target: MessageTarget, text: string): Promise<{ ok: true; channelId: string } | { ok: false; error: string }>;
+  /** The running adapter's message actions (react, pin, read …); undefined where it has none. */
+  actions?(provider: string): MessageActionPort | undefined;
 }

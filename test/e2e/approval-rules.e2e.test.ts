@@ -291,7 +291,7 @@ describe('approvals.rules on Slack', () => {
       await say('announce s1');
       await posted(DEV_C, (b) => Array.isArray(b.blocks) && JSON.stringify(b.blocks).includes('approvals.rules[0]'), 'the rule card');
       const card = cardNow();
-      expect(JSON.stringify(card.blocks)).toContain('*Risk:* posts a message to a chat channel or person');
+      expect(JSON.stringify(card.blocks)).toContain('*Risk:* posts to a chat channel or person, or acts on messages there (react, pin, edit or delete its own, read)');
       await posted(DEV_C, (b) => String(b.text).includes('waits for an approval'), 'the pending reply');
       expect(slack.calls('chat.postMessage').filter((r) => r.body.channel === ANN_C)).toHaveLength(0);
       const allow = buttonOf(card, 'warden_approval_allow-once');

@@ -117,6 +117,8 @@ const WIDENING: Array<[string, unknown, string, unknown?]> = [
   ['agent-to-agent messaging', { tools: { agentToAgent: { enabled: true, allow: ['*'] } } }, 'tools.agentToAgent'],
   ['posting anywhere', { tools: { message: { allowedTargets: ['*'] } } }, 'tools.message.allowedTargets'],
   ['cross-provider posting', { tools: { message: { crossContext: { allowAcrossProviders: true } } } }, 'tools.message.crossContext.allowAcrossProviders'],
+  ['a message action enabled', { tools: { message: { actions: { allow: ['send', 'delete'] } } } }, 'the message tool may newly delete'],
+  ['every message action', { tools: { message: { actions: { allow: ['*'] } } } }, 'the message tool may newly react, thread-create'],
   ['a model provider pointed elsewhere', { models: { providers: { anthropic: { baseUrl: 'https://collector.example/v1' } } } }, 'models.providers.anthropic.baseUrl'],
   ['a model entry with headers', { models: { providers: { anthropic: { models: [{ id: 'claude-sonnet-4-5', headers: { 'x-key': 'k' } }] } } } }, 'models.providers.anthropic.models'],
   ['a provider dialect switched', { models: { providers: { anthropic: { api: 'openai' } } } }, 'models.providers.anthropic.api'],
@@ -156,6 +158,8 @@ const WIDENING: Array<[string, unknown, string, unknown?]> = [
 /** Patches that change no decision toward allow: one owner applies them. */
 const NOT_WIDENING: Array<[string, unknown]> = [
   ['a deny added', { tools: { deny: ['browser'] } }],
+  ['message actions narrowed to the default', { tools: { message: { actions: { allow: ['send'] } } } }],
+  ['message actions emptied', { tools: { message: { actions: { allow: [] } } } }],
   ['exec denied in #dev', guild({ channels: { dev: { tools: { deny: ['exec'] } } } })],
   ['an allowlist entry removed', { tools: { exec: { allowlist: [] } } }],
   ['the read-only list off', { tools: { exec: { defaultAllowlist: false } } }],

@@ -1,5 +1,6 @@
 import { secretsConfig } from './secrets.js';
 import { z } from 'zod';
+import { messageActionsConfig } from './message-actions.js';
 import { channelsConfig } from './channels.js';
 import { execConfig, execOverrides } from './exec.js';
 import { checkMediaProviders, mediaConfig } from './media.js';
@@ -207,6 +208,8 @@ const ssrfOptOuts = {
 export const messageToolConfig = z.strictObject({
   allowedTargets: z.array(z.string().regex(/^(\*|(discord|slack|web):\S+)$/, 'expected "provider:channel" (e.g. "slack:#announcements") or "*"')).default([]),
   crossContext: crossContextConfig.optional(),
+  /** Which actions the tool may take (OpenClaw's `tools.message.actions`); default `send` only. */
+  actions: messageActionsConfig.optional(),
 });
 
 /** A browser profile name doubles as a folder name under the data dir, so it is kept plain. */

@@ -77,6 +77,10 @@ export class DiscordFake {
   readonly messages = new Map<string, APIMessage>();
   /** Bytes of files users posted, by attachment id. */
   readonly userFiles = new Map<string, Buffer>();
+  /** The guilds' custom emoji, id → name (a reaction with any other `name:id` is Unknown Emoji). */
+  readonly customEmoji = new Map<string, string>();
+  /** Threads created through REST, in order, with the message they started from and who made them. */
+  readonly threadsCreated: Array<FakeChannel & { fromMessage?: string | undefined; by: string }> = [];
   private readonly overrides: Array<{ match: (r: RecordedRequest) => boolean; handle: RouteOverride }> = [];
   private readonly sockets = new Set<WebSocket>();
   private readonly nextId = snowflakes(500_000_000_000_000_000n);
@@ -615,9 +619,12 @@ export class DiscordFake {
       this.relayBotMessage(message, author);
       return sendJson(res, 200, message);
     }
+    if (this.routeMessageActions(r, res)) return;
     if (method === 'PATCH' && (m = path.match(/^\/channels\/(\d+)\/messages\/(\d+)$/))) {
       const existing = this.messages.get(m[2]!);
       if (!existing || existing.channel_id !== m[1]) return sendJson(res, 404, { code: 10008, message: 'Unknown Message' });
+      // Discord lets a bot edit only what it wrote (deleting others' needs Manage Messages, which the fake grants).
+      if (existing.author.id !== this.botOf(r).id) return sendJson(res, 403, { code: 50005, message: 'Cannot edit a message authored by another user' });
       const invalid = discordRejects(r.body);
       if (invalid) return sendJson(res, 400, { code: 50035, message: `Invalid Form Body: ${invalid}` });
       return sendJson(res, 200, this.editMessage(existing, r.body));
@@ -629,6 +636,8 @@ export class DiscordFake {
       return sendJson(res, 204, undefined);
     }
     if (method === 'GET' && (m = path.match(/^\/channels\/(\d+)$/))) {
+      const dmUser = [...this.dmChannels].find(([, id]) => id === m![1])?.[0];
+      if (dmUser) return sendJson(res, 200, { id: m[1], type: 1, last_message_id: null, recipients: [fakeUser(dmUser, `user${dmUser.slice(-4)}`)] });
       const channel = this.channel(m[1]!);
       const guild = this.guildOf(m[1]!);
       if (!channel || !guild) return sendJson(res, 404, { code: 10003, message: 'Unknown Channel' });
@@ -690,9 +699,88 @@ export class DiscordFake {
       pinned: false,
       type: 0,
       flags: typeof body?.flags === 'number' ? body.flags : 0,
+      ...(body?.poll ? { poll: { ...body.poll, expiry: new Date(Date.now() + Number(body.poll.duration ?? 24) * 3_600_000).toISOString(), results: { is_finalized: false, answer_counts: [] } } } : {}),
     } as unknown as APIMessage;
     this.messages.set(message.id, message);
     return message;
+  }
+
+  /** Messages of a channel (or thread), oldest first. */
+  messagesIn(channelId: string): APIMessage[] {
+    return [...this.messages.values()].filter((msg) => msg.channel_id === channelId);
+  }
+
+  /**
+   * Reactions, threads from messages, pins, history and single-message reads, as Discord's REST
+   * answers them: a message is found only under its own channel (else 10008 Unknown Message), a
+   * custom emoji must be one of the guild's (else 10014 Unknown Emoji), a poll is validated as
+   * Discord does (2–10 answers, question ≤ 300, answers ≤ 55, duration ≤ 768 h).
+   */
+  private routeMessageActions(r: RecordedRequest, res: ServerResponse): boolean {
+    const { method, path } = r;
+    let m: RegExpMatchArray | null;
+    const unknown = () => (sendJson(res, 404, { code: 10008, message: 'Unknown Message' }), true);
+    const messageIn = (channelId: string, id: string) => {
+      const found = this.messages.get(id);
+      return found && found.channel_id === channelId ? found : undefined;
+    };
+    if ((m = path.match(/^\/channels\/(\d+)\/messages\/(\d+)\/reactions\/([^/]+)\/@me$/)) && (method === 'PUT' || method === 'DELETE')) {
+      const message = messageIn(m[1]!, m[2]!);
+      if (!message) return unknown();
+      const emoji = m[3]!;
+      const custom = /^(\w{2,32}):(\d{17,20})$/.exec(emoji);
+      if (custom && !(this.customEmoji.get(custom[2]!) === custom[1])) return (sendJson(res, 400, { code: 10014, message: 'Unknown Emoji' }), true);
+      if (!custom && (emoji.length > 32 || /[\sA-Za-z]/.test(emoji))) return (sendJson(res, 400, { code: 10014, message: 'Unknown Emoji' }), true);
+      const list = ((message as any).reactions ??= []) as Array<{ emoji: { id: string | null; name: string }; count: number; me: boolean }>;
+      const key = (e: { id: string | null; name: string }) => (e.id ? `${e.name}:${e.id}` : e.name);
+      const existing = list.find((x) => key(x.emoji) === emoji);
+      if (method === 'PUT' && !existing) list.push({ emoji: custom ? { id: custom[2]!, name: custom[1]! } : { id: null, name: emoji }, count: 1, me: true });
+      if (method === 'DELETE' && existing?.me) {
+        existing.count--;
+        existing.me = false;
+        if (existing.count === 0) list.splice(list.indexOf(existing), 1);
+      }
+      return (sendJson(res, 204, undefined), true);
+    }
+    if (method === 'POST' && (m = path.match(/^\/channels\/(\d+)\/(?:messages\/(\d+)\/)?threads$/))) {
+      const guild = this.guildOf(m[1]!);
+      if (!guild || this.channel(m[1]!)?.type !== 0) return (sendJson(res, 400, { code: 50024, message: 'Cannot execute action on this channel type' }), true);
+      if (m[2] !== undefined && !messageIn(m[1]!, m[2])) return unknown();
+      const name = String(r.body?.name ?? '');
+      if (name.length < 1 || name.length > 100) return (sendJson(res, 400, { code: 50035, message: 'Invalid Form Body: name' }), true);
+      const thread: FakeChannel & { type: 11; parentId: string } = { id: m[2] ?? this.nextId(), name, type: 11, parentId: m[1]! };
+      this.createThread(thread);
+      this.threadsCreated.push({ ...thread, fromMessage: m[2], by: this.botOf(r).id });
+      return (sendJson(res, 201, channelPayload(thread, guild.id)), true);
+    }
+    if ((m = path.match(/^\/channels\/(\d+)\/(?:pins|messages\/pins)\/(\d+)$/)) && (method === 'PUT' || method === 'DELETE')) {
+      const message = messageIn(m[1]!, m[2]!);
+      if (!message) return unknown();
+      this.messages.set(message.id, { ...message, pinned: method === 'PUT' });
+      return (sendJson(res, 204, undefined), true);
+    }
+    if (method === 'GET' && (m = path.match(/^\/channels\/(\d+)\/pins$/))) {
+      return (sendJson(res, 200, this.messagesIn(m[1]!).filter((x) => x.pinned).reverse()), true);
+    }
+    if (method === 'GET' && (m = path.match(/^\/channels\/(\d+)\/messages\/(\d+)$/))) {
+      const message = messageIn(m[1]!, m[2]!);
+      return message ? (sendJson(res, 200, message), true) : unknown();
+    }
+    if (method === 'GET' && (m = path.match(/^\/channels\/(\d+)\/messages$/))) {
+      const limit = Math.min(Math.max(Number(r.query.get('limit') ?? 50), 1), 100);
+      // Newest first, as Discord answers.
+      return (sendJson(res, 200, this.messagesIn(m[1]!).reverse().slice(0, limit)), true);
+    }
+    if (method === 'POST' && r.body?.poll && (m = path.match(/^\/channels\/(\d+)\/messages$/))) {
+      const poll = r.body.poll;
+      const answers = Array.isArray(poll.answers) ? poll.answers : [];
+      const bad =
+        typeof poll.question?.text !== 'string' || poll.question.text.length > 300 ? 'poll.question' :
+        answers.length < 1 || answers.length > 10 || answers.some((a: any) => typeof a?.poll_media?.text !== 'string' || a.poll_media.text.length > 55) ? 'poll.answers' :
+        poll.duration !== undefined && (poll.duration < 1 || poll.duration > 768) ? 'poll.duration' : undefined;
+      if (bad) return (sendJson(res, 400, { code: 50035, message: `Invalid Form Body: ${bad}` }), true);
+    }
+    return false;
   }
 
   private editMessage(existing: APIMessage, body: any): APIMessage {

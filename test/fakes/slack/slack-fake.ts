@@ -34,6 +34,15 @@ export interface SlackMessage {
   thread_ts?: string;
   /** A native stream's message: true until chat.stopStream. */
   streaming?: boolean;
+  /** Reactions on it, as reactions.add made them. */
+  reactions?: Array<{ name: string; users: string[]; count: number }>;
+  pinned?: boolean;
+}
+
+/** A message a person sent (messageEvent), kept for history, reactions, pins and files. */
+export interface SlackUserMessage extends SlackMessage {
+  user: string;
+  files?: any[];
 }
 
 /** A frame a Socket Mode client sent (acknowledgements carry `envelope_id`). */
@@ -59,6 +68,8 @@ export class SlackFake {
   readonly requests = new RequestLog<RecordedRequest>();
   readonly socketFrames = new RequestLog<SocketFrame>();
   readonly messages = new Map<string, SlackMessage>();
+  /** What people sent through messageEvent, by `channel:ts`. */
+  readonly userMessages = new Map<string, SlackUserMessage>();
   readonly teamId: string;
   readonly bot: { userId: string; botId: string };
   readonly channels: Record<string, string>;
@@ -173,6 +184,8 @@ export class SlackFake {
   messageEvent(input: { user: string; text: string; channel: string; threadTs?: string; type?: 'message' | 'app_mention'; ts?: string; extra?: Record<string, unknown> }): Record<string, unknown> {
     const ts = input.ts ?? this.nextTs();
     const dm = input.channel.startsWith('D');
+    const files = (input.extra as { files?: any[] } | undefined)?.files;
+    this.userMessages.set(`${input.channel}:${ts}`, { channel: input.channel, ts, text: input.text, user: input.user, ...(input.threadTs ? { thread_ts: input.threadTs } : {}), ...(files ? { files } : {}) });
     return {
       type: input.type ?? 'message',
       channel: input.channel,
@@ -397,7 +410,7 @@ export class SlackFake {
       case 'chat.update': {
         const key = `${args.channel}:${args.ts}`;
         const existing = this.messages.get(key);
-        if (!existing) return { ok: false, error: 'message_not_found' };
+        if (!existing) return { ok: false, error: this.userMessages.has(key) ? 'cant_update_message' : 'message_not_found' };
         // A stream still open is grown by appendStream, not edited.
         if (existing.streaming) return { ok: false, error: 'cant_update_message' };
         const invalid = this.invalidMessage(args);
@@ -407,7 +420,7 @@ export class SlackFake {
       }
       case 'chat.delete': {
         const key = `${args.channel}:${args.ts}`;
-        if (!this.messages.delete(key)) return { ok: false, error: 'message_not_found' };
+        if (!this.messages.delete(key)) return { ok: false, error: this.userMessages.has(key) ? 'cant_delete_message' : 'message_not_found' };
         return { ok: true, channel: args.channel, ts: args.ts };
       }
       case 'chat.startStream':
@@ -426,7 +439,16 @@ export class SlackFake {
         this.views.push(opened);
         return { ok: true, view: opened };
       }
+      case 'reactions.add':
+      case 'reactions.remove':
+      case 'pins.add':
+      case 'pins.remove':
+      case 'pins.list':
+      case 'conversations.history':
+      case 'conversations.replies':
+        return this.messageActionMethod(method, args);
       case 'conversations.info': {
+        if (typeof args.channel === 'string' && args.channel.startsWith('D')) return { ok: true, channel: { id: args.channel, is_channel: false, is_im: true, user: `U${args.channel.slice(1)}` } };
         const name = this.channels[args.channel];
         if (!name) return { ok: false, error: 'channel_not_found' };
         return { ok: true, channel: { id: args.channel, name, is_channel: true, is_im: false } };
@@ -463,6 +485,78 @@ export class SlackFake {
       default:
         return { ok: true };
     }
+  }
+
+  /** Every message of a channel, the app's and people's, oldest first. */
+  messagesIn(channel: string): Array<SlackMessage & { user?: string; files?: any[] }> {
+    const all = [...[...this.messages.values()].map((m) => ({ ...m, user: this.bot.userId, bot_id: this.bot.botId })), ...this.userMessages.values()];
+    return all.filter((m) => m.channel === channel).sort((a, b) => Number(a.ts) - Number(b.ts));
+  }
+
+  /**
+   * Reactions, pins and history as Slack's Web API answers them: a message is found by channel
+   * and ts together (else `message_not_found`), a reaction name must be an emoji shortcode
+   * (else `invalid_name`) and is added once per user (`already_reacted`), history is newest
+   * first, replies oldest first with the parent, `latest`/`oldest`/`inclusive` bound both.
+   */
+  private messageActionMethod(method: string, args: any): Record<string, unknown> {
+    const key = `${args.channel}:${args.timestamp ?? args.ts}`;
+    const target = this.messages.get(key) ?? this.userMessages.get(key);
+    const shaped = (m: SlackMessage & { user?: string }) => ({ type: 'message', ...m, user: m.user ?? this.bot.userId, ...(this.messages.has(`${m.channel}:${m.ts}`) ? { bot_id: this.bot.botId } : {}), reactions: m.reactions?.map((r) => ({ name: r.name, users: r.users, count: r.count })) });
+    const bounded = (list: Array<SlackMessage & { user?: string }>) =>
+      list.filter((m) => {
+        const t = Number(m.ts);
+        const inc = args.inclusive === true || args.inclusive === 'true';
+        if (args.latest !== undefined && (inc ? t > Number(args.latest) : t >= Number(args.latest))) return false;
+        if (args.oldest !== undefined && (inc ? t < Number(args.oldest) : t <= Number(args.oldest))) return false;
+        return true;
+      });
+    const limit = Math.min(Math.max(Number(args.limit ?? 100), 1), 1000);
+    // The scope each method needs, as Slack checks it.
+    const needed = method.startsWith('reactions.') ? 'reactions:write' : method === 'pins.list' ? 'pins:read' : method.startsWith('pins.') ? 'pins:write' : undefined;
+    if (needed && !this.scopes.includes(needed)) return { ok: false, error: 'missing_scope', needed, provided: this.scopes.join(',') };
+    switch (method) {
+      case 'reactions.add':
+      case 'reactions.remove': {
+        if (!target) return { ok: false, error: 'message_not_found' };
+        if (typeof args.name !== 'string' || !/^[a-z0-9_+'-]{1,100}$/.test(args.name)) return { ok: false, error: 'invalid_name' };
+        const list = (target.reactions ??= []);
+        const found = list.find((r) => r.name === args.name);
+        if (method === 'reactions.add') {
+          if (found?.users.includes(this.bot.userId)) return { ok: false, error: 'already_reacted' };
+          if (found) (found.users.push(this.bot.userId), found.count++);
+          else list.push({ name: args.name, users: [this.bot.userId], count: 1 });
+        } else {
+          if (!found?.users.includes(this.bot.userId)) return { ok: false, error: 'no_reaction' };
+          found.users = found.users.filter((u) => u !== this.bot.userId);
+          found.count--;
+          if (found.count === 0) list.splice(list.indexOf(found), 1);
+        }
+        return { ok: true };
+      }
+      case 'pins.add':
+      case 'pins.remove':
+        if (!target) return { ok: false, error: 'message_not_found' };
+        if (method === 'pins.add' && target.pinned) return { ok: false, error: 'already_pinned' };
+        if (method === 'pins.remove' && !target.pinned) return { ok: false, error: 'no_pin' };
+        target.pinned = method === 'pins.add';
+        return { ok: true };
+      case 'pins.list':
+        return { ok: true, items: this.messagesIn(args.channel).filter((m) => m.pinned).map((m) => ({ type: 'message', channel: m.channel, message: shaped(m) })) };
+      case 'conversations.history': {
+        if (!this.channels[args.channel] && !String(args.channel).startsWith('D')) return { ok: false, error: 'channel_not_found' };
+        // Top-level messages only (thread replies stay in their thread), newest first.
+        const top = this.messagesIn(args.channel).filter((m) => !m.thread_ts || m.thread_ts === m.ts);
+        const list = bounded(top).reverse().slice(0, limit);
+        return { ok: true, messages: list.map(shaped), has_more: false };
+      }
+      case 'conversations.replies': {
+        const thread = this.messagesIn(args.channel).filter((m) => m.ts === args.ts || m.thread_ts === args.ts);
+        if (thread.length === 0) return { ok: false, error: 'thread_not_found' };
+        return { ok: true, messages: bounded(thread).slice(0, limit).map(shaped), has_more: false };
+      }
+    }
+    return { ok: false, error: 'unknown_method' };
   }
 
   /**

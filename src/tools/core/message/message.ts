@@ -1,32 +1,61 @@
 import type { WardenConfig } from '../../../config/schema/index.js';
 import type { TurnContext } from '../../../policy/context.js';
+import { MESSAGE_ACTIONS, type MessageAction } from '../../../config/schema/message-actions.js';
 import type { MessageTarget, MessagingService, ToolCallContext, ToolImplementation, ToolResult } from '../../types.js';
+import { POLL_MAX_HOURS, POLL_MAX_OPTIONS, POLL_OPTION_MAX, POLL_QUESTION_MAX, READ_MAX_MESSAGES, THREAD_NAME_MAX, decideMessageAction } from './actions.js';
+import { runMessageAction } from './run-action.js';
 
 export interface MessageArgs {
-  text: string;
+  /** What to do; default `send` (OpenClaw's action names). */
+  action?: MessageAction | undefined;
+  /** The message to post (`send`, `thread-reply`), the new text (`edit`), a thread's first message (`thread-create`). */
+  text?: string | undefined;
   /** Provider of the target; default the current conversation's. */
-  provider?: string;
-  /** Channel id or `#name`; default the current conversation. */
-  channel?: string;
-  threadId?: string;
-  /** A user id to DM instead of a channel. */
-  userId?: string;
+  provider?: string | undefined;
+  /** Channel id or `#name` (send); channel id (other actions); default the current conversation. */
+  channel?: string | undefined;
+  threadId?: string | undefined;
+  /** A user id to DM instead of a channel (send only). */
+  userId?: string | undefined;
+  /** The message acted on (react, pin, unpin, edit, delete, download-file; thread-create from a message). */
+  messageId?: string | undefined;
+  emoji?: string | undefined;
+  /** react: take the bot's reaction away instead. */
+  remove?: boolean | undefined;
+  /** thread-create: the thread's name. */
+  name?: string | undefined;
+  question?: string | undefined;
+  options?: string[] | undefined;
+  durationHours?: number | undefined;
+  /** read: how many recent messages (default 20, at most 50). */
+  limit?: number | undefined;
+  /** download-file: the file's id, as `read` lists it. */
+  fileId?: string | undefined;
 }
 
 const parameters = {
   type: 'object',
   properties: {
-    text: { type: 'string', minLength: 1, maxLength: 8000, description: 'The message to post.' },
+    action: { type: 'string', enum: [...MESSAGE_ACTIONS], description: 'What to do (default send). Only the actions enabled in tools.message.actions.allow work.' },
+    text: { type: 'string', minLength: 1, maxLength: 8000, description: 'The message to post (send, thread-reply), the new text (edit), or a new thread\'s first message.' },
     provider: { type: 'string', enum: ['discord', 'slack', 'web'], description: 'Platform of the target (default: this conversation’s).' },
-    channel: { type: 'string', description: 'Channel id or #name (default: this conversation).' },
-    threadId: { type: 'string', description: 'Post inside this thread of the channel.' },
-    userId: { type: 'string', description: 'Send a direct message to this user id instead.' },
+    channel: { type: 'string', description: 'Channel id or #name for send; a channel id for other actions (default: this conversation).' },
+    threadId: { type: 'string', description: 'The thread inside the channel (send, thread-reply, read).' },
+    userId: { type: 'string', description: 'Send a direct message to this user id instead (send only).' },
+    messageId: { type: 'string', description: 'The message acted on: a Discord message id or a Slack ts.' },
+    emoji: { type: 'string', maxLength: 120, description: 'react: a Unicode emoji or custom name:id on Discord; a shortcode on Slack.' },
+    remove: { type: 'boolean', description: 'react: remove the bot\'s reaction instead of adding it.' },
+    name: { type: 'string', minLength: 1, maxLength: THREAD_NAME_MAX, description: 'thread-create: the thread name.' },
+    question: { type: 'string', minLength: 1, maxLength: POLL_QUESTION_MAX, description: 'poll: the question.' },
+    options: { type: 'array', minItems: 2, maxItems: POLL_MAX_OPTIONS, items: { type: 'string', minLength: 1, maxLength: POLL_OPTION_MAX }, description: 'poll: 2–10 answers.' },
+    durationHours: { type: 'integer', minimum: 1, maximum: POLL_MAX_HOURS, description: 'poll: how long it runs on Discord (default 24).' },
+    limit: { type: 'integer', minimum: 1, maximum: READ_MAX_MESSAGES, description: 'read: how many recent messages (default 20).' },
+    fileId: { type: 'string', maxLength: 40, description: 'download-file: the file id read listed.' },
   },
-  required: ['text'],
   additionalProperties: false,
 } as const;
 
-const fail = (message: string): ToolResult => ({ content: [{ type: 'text', text: message }], details: { status: 'error', error: message }, isError: true });
+export const fail = (message: string): ToolResult => ({ content: [{ type: 'text', text: message }], details: { status: 'error', error: message }, isError: true });
 
 /** Is the target the conversation this turn runs in? */
 function isCurrentConversation(target: MessageTarget, turn: TurnContext): boolean {
@@ -77,7 +106,10 @@ export function createMessageTool(config: WardenConfig, messaging: MessagingServ
     parameters,
     async execute(args, ctx: ToolCallContext) {
       if (!messaging) return fail('message works only inside `warden start`, where the chat adapters run.');
+      const action = args.action ?? 'send';
+      if (action !== 'send') return runMessageAction(config, messaging, action, args, ctx);
       const turn = ctx.turn;
+      if (args.text === undefined || args.text === '') return fail('send needs text');
       const target: MessageTarget = {
         provider: args.provider ?? turn.provider,
         channel: args.userId ? undefined : (args.channel ?? turn.channelId),
@@ -86,12 +118,17 @@ export function createMessageTool(config: WardenConfig, messaging: MessagingServ
       };
       if (!messaging.providers().includes(target.provider)) return fail(`no ${target.provider} adapter is running; running: ${messaging.providers().join(', ') || 'none'}`);
       if (target.channel === undefined && target.userId === undefined) return fail('give a channel or a userId');
-      const allowed = messageTargetAllowed(config, target, turn);
+      const allowed = decideMessageAction(config, 'send', target, turn, undefined, messageTargetAllowed);
       if (!allowed.ok) return fail(allowed.why);
+      // A thread named by the model must be one of the judged channel's (on Discord a thread is a channel of its own).
+      const port = messaging.actions?.(target.provider);
+      if (args.threadId !== undefined && target.channel !== undefined && port && !(await port.threadIn(target.channel, args.threadId))) {
+        return fail(`${args.threadId} is not a thread of ${target.provider} channel ${target.channel}`);
+      }
       const sent = await messaging.send(target, crossContextText(config, target, turn, args.text));
       if (!sent.ok) return fail(`could not post: ${sent.error}`);
       const where = target.userId ? `a DM to ${target.userId}` : `${target.provider} channel ${sent.channelId}${target.threadId ? ` (thread ${target.threadId})` : ''}`;
-      return { content: [{ type: 'text', text: `Posted to ${where}.` }], details: { status: 'ok', ...target, channelId: sent.channelId } };
+      return { content: [{ type: 'text', text: `Posted to ${where}.` }], details: { status: 'ok', action: 'send', ...target, channelId: sent.channelId } };
     },
   };
 }
