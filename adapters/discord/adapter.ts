@@ -49,6 +49,7 @@ import { discordCard, mention } from './card.js';
 import { registerCommands } from './commands.js';
 import { DISCORD_FILE_HOSTS, inboundFromCommand, inboundFromDiscord } from './inbound.js';
 import { shardClientOptions, watchShards } from './shards.js';
+import { discordRestRequest } from './rest-request.js';
 import { background } from '../../src/util/background.js';
 import { decodePairingButton, PAIRING_BUTTON_PREFIX, pairingButtonId } from '../common/pairing-card.js';
 import { pairingCardText, type PairingCardRequest } from '../../src/gateway/pairing-decision.js';
@@ -595,9 +596,8 @@ export function createDiscordAdapter(
         partials: [Partials.Channel],
         // Every shard runs in this client: one handler, one store, one command registration.
         ...shardClientOptions(config.shards),
-        // Node's own fetch: its FormData (what @discordjs/rest builds file uploads with) is the
-        // one it accepts; the undici package's request refuses a FormData of another copy.
-        rest: { makeRequest: ((url: string, init: RequestInit) => fetch(url, init)) as never, ...(config.apiBaseUrl ? { api: config.apiBaseUrl } : {}), ...clientOverrides.rest },
+        // discord.js's undici strategy, and Node's fetch for file uploads (rest-request.ts).
+        rest: { makeRequest: discordRestRequest, ...(config.apiBaseUrl ? { api: config.apiBaseUrl } : {}), ...clientOverrides.rest },
       });
       const c = client;
       shards = watchShards(c);

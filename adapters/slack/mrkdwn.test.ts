@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toMrkdwn } from './mrkdwn.js';
+import { convert, toMrkdwn } from './mrkdwn.js';
 
 describe('toMrkdwn: the model\'s Markdown as Slack reads it', () => {
   const table: Array<[string, string, string]> = [
@@ -38,5 +38,26 @@ describe('toMrkdwn: the model\'s Markdown as Slack reads it', () => {
     expect(toMrkdwn(`Here:\n${md}\nDone.`)).toBe(
       ['Here:', '```', 'Service      | Status', '-------------+-------', 'api          | up', 'web-frontend | down', '```', 'Done.'].join('\n'),
     );
+  });
+
+  it('text without markup is returned as is, exactly as the whole conversion returns it', () => {
+    // Seeded, so a failure repeats: strings of every character no rule reacts to (letters,
+    // digits, spaces, tabs, line ends, punctuation, emoji, a numbered list).
+    const plain = ['a', 'Z', '0', '9', ' ', '  ', '\t', '\n', '.', ',', '!', '?', ':', ';', '"', "'", '(', ')', ']', '/', '=', '%', '@', '$', '^', '{', '}', 'é', '→', '🙂', '1. '];
+    let seed = 42;
+    const rand = (n: number) => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) % n);
+    for (let i = 0; i < 500; i++) {
+      let text = '';
+      for (let n = rand(40); n > 0; n--) text += plain[rand(plain.length)];
+      expect(toMrkdwn(text)).toBe(text);
+      expect(convert(text)).toBe(text);
+    }
+  });
+
+  it('any markup character takes the whole conversion', () => {
+    for (const c of ['\r', '`', '~', '#', '*', '+', '-', '_', '>', '<', '&', '|', '[', '\u0000', '\u0001']) {
+      const text = `a ${c}${c}x${c}${c} b\n${c} c`;
+      expect(toMrkdwn(text)).toBe(convert(text));
+    }
   });
 });

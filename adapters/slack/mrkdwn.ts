@@ -7,6 +7,13 @@
  * Links keep http(s) and mailto targets; any other scheme is shown as text.
  */
 export function toMrkdwn(markdown: string): string {
+  // Text with none of the characters any rule below reacts to is its own mrkdwn: most chat
+  // replies, converted without splitting them into lines and running every pattern on each.
+  return MARKUP.test(markdown) ? convert(markdown) : markdown;
+}
+
+/** The whole conversion, every line through every rule (exported for the fast path's test). */
+export function convert(markdown: string): string {
   const out: string[] = [];
   const lines = markdown.replace(/\r\n?/g, '\n').split('\n');
   for (let i = 0; i < lines.length; i++) {
@@ -33,6 +40,14 @@ export function toMrkdwn(markdown: string): string {
   }
   return out.join('\n');
 }
+
+/**
+ * Every character a rule reacts to: line ends (`\r`), fences and code, headings, list and rule
+ * markers, quotes, escapes, tables, links, emphasis, and the two placeholders the conversion
+ * marks with internally.
+ */
+// eslint-disable-next-line no-control-regex
+const MARKUP = /[\r`~#*+\-_><&|[\u0000\u0001]/;
 
 function convertLine(line: string): string {
   const heading = /^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);

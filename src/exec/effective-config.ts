@@ -7,8 +7,11 @@ import { resolveExecHost, type ExecHost } from './sandbox.js';
  * the agent's `tools.exec` keys over it; its allowlist entries and safe-bin profiles add to the
  * global ones.
  */
+/** The schema's defaults, parsed once: every turn context asks for the exec host. */
+let defaults: ExecConfig | undefined;
+
 export function effectiveExecConfig(config: WardenConfig, agentId?: string): ExecConfig {
-  const base = config.tools.exec ?? execConfig.parse({});
+  const base = config.tools.exec ?? (defaults ??= Object.freeze(execConfig.parse({})));
   const own = agentId === undefined ? undefined : config.agents.list.find((a) => a.id === agentId)?.tools?.exec;
   if (!own) return base;
   return {

@@ -140,8 +140,50 @@ function configSteps(config: WardenConfig, agent: ResolvedAgent, model: string |
   return steps;
 }
 
-/** Every step for this turn, in order. */
-export function buildSteps(config: WardenConfig, ctx: TurnContext, agent: ResolvedAgent): PipelineStep[] {
+const NO_INHERITED: object = {};
+const turnStepCache = new WeakMap<WardenConfig, WeakMap<object, Map<string, readonly PipelineStep[]>>>();
+/** Bound on the contexts remembered per config and parent surface (a busy server has a few hundred). */
+const TURN_STEP_CACHE_MAX = 1024;
+
+/**
+ * Every step for this turn, in order: the same (frozen) array for every turn with the same
+ * inputs, so the surface can keep per-step answers by identity. The key is every context field
+ * `computeSteps` reads, JSON-encoded (names are chosen by others: no separator they could
+ * write into a name can make two contexts share a key); the parent surface by identity.
+ */
+export function buildSteps(config: WardenConfig, ctx: TurnContext, agent: ResolvedAgent): readonly PipelineStep[] {
+  let byParent = turnStepCache.get(config);
+  if (!byParent) turnStepCache.set(config, (byParent = new WeakMap()));
+  const parent = ctx.inherited ?? NO_INHERITED;
+  let byKey = byParent.get(parent);
+  if (!byKey) byParent.set(parent, (byKey = new Map()));
+  const key = JSON.stringify([
+    agent.id,
+    ctx.model,
+    ctx.provider,
+    ctx.chat,
+    ctx.guildId,
+    ctx.guildName,
+    ctx.channelId,
+    ctx.channelName,
+    ctx.senderId,
+    ctx.senderName,
+    ctx.senderUsername,
+    ctx.senderRoleIds,
+    ctx.senderUsergroupIds,
+    ctx.sandboxed === true,
+    ctx.spawnDepth,
+  ]);
+  let steps = byKey.get(key);
+  if (!steps) {
+    if (byKey.size >= TURN_STEP_CACHE_MAX) byKey.clear();
+    byKey.set(key, (steps = Object.freeze(computeSteps(config, ctx, agent))));
+  }
+  return steps;
+}
+
+/** Every step for this turn, in order, computed afresh (`buildSteps` remembers them). */
+export function computeSteps(config: WardenConfig, ctx: TurnContext, agent: ResolvedAgent): PipelineStep[] {
   const steps = [...configSteps(config, agent, ctx.model)];
 
   // Every matched scope is a step of its own: a wider scope's deny holds in a narrower one.

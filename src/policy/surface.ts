@@ -79,12 +79,51 @@ export const OPTIONAL_PLUGIN_FILTER = 'plugin optional';
 export const TOOLS_ALLOW_STEP = 'before_prompt_build toolsAllow';
 export const AVAILABILITY_STEP = 'availability';
 
+interface CompiledStep {
+  step: PipelineStep;
+  compiled: CompiledPolicy | undefined;
+}
+
+/*
+ * Per-turn work kept by the identity of the turn's steps (`buildSteps` hands the same frozen
+ * array to every turn with the same inputs): the steps compiled, each step's answers for a
+ * candidate list, the optional-plugin grants, the warnings. Weak maps: a config reload or a
+ * new plugin list lets the old entries go.
+ */
+const compiledStepsCache = new WeakMap<readonly PipelineStep[], readonly CompiledStep[]>();
+const answersCache = new WeakMap<readonly CompiledStep[], WeakMap<readonly ToolMeta[], readonly (StepAnswers | undefined)[]>>();
+const grantsCache = new WeakMap<readonly CompiledStep[], PolicyEntry[]>();
+
+function compiledStepsOf(steps: readonly PipelineStep[]): readonly CompiledStep[] {
+  let compiled = compiledStepsCache.get(steps);
+  if (!compiled) compiledStepsCache.set(steps, (compiled = steps.map((step) => ({ step, compiled: step.policy ? compilePolicy(step.policy) : undefined }))));
+  return compiled;
+}
+
+function stepAnswers(steps: readonly CompiledStep[], candidates: readonly ToolMeta[]): readonly (StepAnswers | undefined)[] {
+  let byCandidates = answersCache.get(steps);
+  if (!byCandidates) answersCache.set(steps, (byCandidates = new WeakMap()));
+  let answers = byCandidates.get(candidates);
+  if (!answers) {
+    answers = steps.map(({ step, compiled }) => (compiled ? { kept: keptVector(compiled, candidates), labels: removalLabels(step, compiled, candidates) } : undefined));
+    byCandidates.set(candidates, answers);
+  }
+  return answers;
+}
+
+/** The optional-plugin grants of a plan without runtime toolsAllow lists: the steps' alone. */
+function cachedOptionalGrants(steps: readonly CompiledStep[], plan: Plan): PolicyEntry[] {
+  let grants = grantsCache.get(steps);
+  if (!grants) grantsCache.set(steps, (grants = optionalGrantEntries(plan)));
+  return grants;
+}
+
 interface Plan {
   config: WardenConfig;
   /** The sorted candidate list this turn is judged over (the key of the per-policy caches). */
   candidates: readonly ToolMeta[];
   ctx: TurnContext;
-  steps: { step: PipelineStep; compiled: CompiledPolicy | undefined }[];
+  steps: readonly CompiledStep[];
   toolsAllow: CompiledPolicy[] | undefined;
   optionalGrants: PolicyEntry[];
   /** Decisions that do not depend on the tool, taken once per turn for the hot path. */
@@ -163,11 +202,12 @@ export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, optio
 
   const { candidates, byId } = candidateSet(options.plugins);
   const steps = buildSteps(config, ctx, agent);
+  const compiledSteps = compiledStepsOf(steps);
   const plan: Plan = {
     config,
     candidates,
     ctx,
-    steps: steps.map((step) => ({ step, compiled: step.policy ? compilePolicy(step.policy) : undefined })),
+    steps: compiledSteps,
     toolsAllow: ctx.toolsAllow?.map((list, i) =>
       compilePolicy(
         list.length === 0
@@ -179,7 +219,7 @@ export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, optio
     drops: messageProviderDrops(ctx),
     applyPatch: applyPatchAllowed(ctx, config),
   };
-  plan.optionalGrants = optionalGrantEntries(plan);
+  plan.optionalGrants = plan.toolsAllow ? optionalGrantEntries(plan) : cachedOptionalGrants(compiledSteps, plan);
   const availability = availabilityOf(options, ctx);
 
   const removed: SurfaceResult['removed'] = [];
@@ -188,7 +228,7 @@ export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, optio
   const preRemoved: string[] = [];
   const removedExec: string[] = [];
   let keptByPolicy = 0;
-  const answers = plan.steps.map(({ step, compiled }) => (compiled ? { kept: keptVector(compiled, candidates), labels: removalLabels(step, compiled, candidates) } : undefined));
+  const answers = stepAnswers(compiledSteps, candidates);
   const filters = activeFilters(plan);
   // Candidates are sorted by id, so every list below comes out sorted.
   for (let i = 0; i < candidates.length; i++) {
@@ -247,9 +287,8 @@ export function resolveToolSurface(config: WardenConfig, ctx: TurnContext, optio
  * One place, so every output path built on the surface inherits it.
  */
 export function hideOwnerOnly(result: SurfaceResult, candidates: readonly ToolMeta[]): SurfaceResult {
-  const hidden = ownerOnlyNames(candidates);
+  const { hidden, names } = ownerOnlyMatcher(candidates);
   if (hidden.size === 0) return result;
-  const names = new RegExp(`(?<![\\w-])(?:${[...hidden].map(escapeRegExp).join('|')})(?![\\w-])`, 'i');
   const error = result.error !== undefined && !names.test(result.error) ? result.error : undefined;
   return {
     tools: result.tools.filter((t) => !hidden.has(t)),
@@ -260,6 +299,20 @@ export function hideOwnerOnly(result: SurfaceResult, candidates: readonly ToolMe
     ...(error !== undefined ? { error } : {}),
     trace: (name) => (hidden.has(normalizeToolName(name)) ? [] : result.trace(name)),
   };
+}
+
+const ownerOnlyCache = new WeakMap<readonly ToolMeta[], { hidden: Set<string>; names: RegExp }>();
+
+/** The owner-only names of a candidate list and the pattern that finds one in a text, built once per list. */
+function ownerOnlyMatcher(candidates: readonly ToolMeta[]): { hidden: ReadonlySet<string>; names: RegExp } {
+  let found = ownerOnlyCache.get(candidates);
+  if (!found) {
+    const hidden = ownerOnlyNames(candidates);
+    // Without the `g` flag `test` keeps no state between calls, so one pattern serves every turn.
+    const names = new RegExp(`(?<![\\w-])(?:${[...hidden].map(escapeRegExp).join('|')})(?![\\w-])`, 'i');
+    ownerOnlyCache.set(candidates, (found = { hidden, names }));
+  }
+  return found;
 }
 
 /** Ids of the owner-only candidates, and every alias that names one (`automations` → cron). */
@@ -484,10 +537,10 @@ function guardError(plan: Plan, kept: number, byId: ReadonlyMap<string, ToolMeta
   return emptyAllowlistError(sources, kept, reason);
 }
 
-const warningCache = new WeakMap<WardenConfig, WeakMap<readonly ToolMeta[], Map<string, string[]>>>();
+const warningCache = new WeakMap<readonly CompiledStep[], WeakMap<readonly ToolMeta[], Map<string, string[]>>>();
 
 /**
- * Warnings depend on the config, the candidates, the steps' sources and what the pre-filters
+ * Warnings depend on the config, the agent, the candidates, the steps and what the pre-filters
  * removed — not on the rest of the context — so a busy channel computes them once.
  */
 function cachedWarnings(
@@ -498,14 +551,13 @@ function cachedWarnings(
   byId: ReadonlyMap<string, ToolMeta>,
   removed: SurfaceResult['removed'],
 ): string[] {
-  let byCandidates = warningCache.get(plan.config);
-  if (!byCandidates) warningCache.set(plan.config, (byCandidates = new WeakMap()));
+  // The steps (by identity) stand for the config, the agent and every step's source.
+  let byCandidates = warningCache.get(plan.steps);
+  if (!byCandidates) warningCache.set(plan.steps, (byCandidates = new WeakMap()));
   let byKey = byCandidates.get(candidates);
   if (!byKey) byCandidates.set(candidates, (byKey = new Map()));
   // exec and process removals, as `id:by`, in candidate order (the order `removed` has them in).
-  let key = plan.ctx.agentId;
-  for (const s of plan.steps) key += `\u0000${s.step.source}`;
-  key += `\u0000${preRemoved.join(',')}\u0000${removedExec.join(',')}`;
+  const key = preRemoved.length === 0 && removedExec.length === 0 ? '' : `${preRemoved.join(',')}\u0000${removedExec.join(',')}`;
   let warnings = byKey.get(key);
   if (!warnings) {
     const preSet = new Set(preRemoved);
