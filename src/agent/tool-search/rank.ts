@@ -1,6 +1,22 @@
+import { ACTION_CUES, RELATED, TOOL_VERBS, type Action } from './lexicon.js';
+import { segment, stem, STOP, terms, words } from './text.js';
+
 /**
- * Lexical ranking for tool_search: BM25 over each tool's name, description and parameter
- * names and descriptions, with light English stemming. An exact tool id always comes first.
+ * Lexical ranking for tool_search. It ranks only the tools it is handed (the turn's surface)
+ * and returns a subset of them; nothing else is in reach.
+ *
+ * - BM25F over a tool's fields: its name (split into words, glued lower-case names segmented),
+ *   its server, the first sentence of its description, the whole description, and its
+ *   parameters' names, descriptions and enum values, each with its own weight.
+ * - The request's own words, plus the words tool lists use for the team speak in it
+ *   (lexicon.ts: `PRs` → pull request, `copies` → replicas, `prod` → environment) at a lower
+ *   weight.
+ * - A server prior: the request scored against each server's tools taken together, so a
+ *   request about deployments and replicas prefers the Kubernetes server's tools over a
+ *   generic tool that shares one word with it.
+ * - What the request wants done (list, get, search, create, update, delete) against what the
+ *   tool's name says it does.
+ * An exact tool id always comes first. The index of a surface is built once and cached.
  */
 export interface Searchable {
   id: string;
@@ -8,112 +24,357 @@ export interface Searchable {
   parameters: Record<string, unknown>;
 }
 
-const STOP = new Set(['a', 'an', 'the', 'to', 'of', 'and', 'or', 'for', 'in', 'on', 'with', 'is', 'it', 'this', 'that', 'by', 'from', 'at', 'as', 'be']);
+/** The knobs of the ranking; the defaults are what `npm run bench` measures. */
+export interface RankOptions {
+  k1: number;
+  /** Field weights. */
+  name: number;
+  server: number;
+  lead: number;
+  description: number;
+  params: number;
+  /** Length normalisation of the long fields (the name and server are short: none). */
+  b: number;
+  /** Weight of a lexicon word against the request's own words (1). */
+  related: number;
+  /** The same when the request's word is used by no tool on the surface (jargon like `PRs`). */
+  replaced: number;
+  /** How much the best-matching server lifts its tools: score × (1 + serverPrior × s/max). */
+  serverPrior: number;
+  /** A tool doing what the request asks: score × (1 + actionBonus × match). */
+  actionBonus: number;
+  /** A tool doing something else (writing when asked to read, deleting when asked to edit). */
+  actionPenalty: number;
+  /** Warden's own tools (no server) against a request that names a server's words. */
+  corePenalty: number;
+}
 
-function stem(word: string): string {
-  let w = word;
-  for (const suffix of ['ing', 'ed', 'es', 's']) {
-    if (w.length > suffix.length + 2 && w.endsWith(suffix)) {
-      w = w.slice(0, -suffix.length);
+export const DEFAULT_RANK_OPTIONS: Readonly<RankOptions> = Object.freeze({
+  k1: 1.2,
+  name: 3,
+  server: 1.5,
+  lead: 1,
+  description: 1,
+  params: 0.3,
+  b: 0.6,
+  related: 0.4,
+  replaced: 0.8,
+  serverPrior: 1,
+  actionBonus: 0.4,
+  actionPenalty: 0.3,
+  corePenalty: 0.2,
+});
+
+/** What separates an MCP server's name from its tool's in an id (mcp/names.ts). */
+const SEPARATOR = '__';
+const FIELDS = 5;
+const [NAME, SERVER, LEAD, DESCRIPTION, PARAMS] = [0, 1, 2, 3, 4] as const;
+
+const ACTIONS = Object.keys(TOOL_VERBS) as Action[];
+const TOOL_VERB = new Map<string, Action>();
+for (const a of ACTIONS) for (const v of TOOL_VERBS[a]) if (!TOOL_VERB.has(v)) TOOL_VERB.set(v, a);
+
+/** Words a glued name may be made of: the lexicon's, the verbs', and a few API words. */
+const KNOWN = new Set<string>(['by', 'id', 'ids', 'to', 'for', 'from', 'in', 'on', 'of', 'or', 'and', 'with', 'all', 'my', 'me', 'info', 'details', 'item', 'items', 'list', 'get', 'set', 'url', 'urls', 'name', 'names', 'user', 'users', 'data', 'type', 'types', 'status', 'state', 'page', 'pages', 'file', 'files', 'comment', 'comments', 'tag', 'tags']);
+for (const [said, means] of RELATED) for (const w of [...said, ...means]) for (const x of words(w)) KNOWN.add(x);
+for (const a of ACTIONS) for (const v of TOOL_VERBS[a]) KNOWN.add(v);
+
+interface ToolDoc {
+  tool: Searchable;
+  group: string;
+  counts: Array<Map<string, number>>;
+  lengths: number[];
+  /** What the tool's name says it does; the name's first verb wins. */
+  action: Action | undefined;
+  /** The name without its server, lower-cased (`list_pull_requests`). */
+  bare: string;
+}
+
+function firstSentence(text: string): string {
+  const cut = text.slice(0, 300);
+  for (let i = 0; i < cut.length - 1; i++) if ((cut[i] === '.' || cut[i] === '\n') && (cut[i + 1] === ' ' || cut[i + 1] === '\n')) return cut.slice(0, i);
+  return cut;
+}
+
+function paramText(parameters: Record<string, unknown>): string {
+  const props = parameters.properties;
+  if (!props || typeof props !== 'object') return '';
+  const parts: string[] = [];
+  for (const [name, p] of Object.entries(props as Record<string, unknown>)) {
+    parts.push(name);
+    if (p && typeof p === 'object') {
+      const { description, enum: values } = p as { description?: unknown; enum?: unknown };
+      if (typeof description === 'string') parts.push(description.slice(0, 300));
+      if (Array.isArray(values)) for (const v of values.slice(0, 20)) if (typeof v === 'string') parts.push(v);
+    }
+  }
+  return parts.join(' ');
+}
+
+function count(list: string[]): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const w of list) m.set(w, (m.get(w) ?? 0) + 1);
+  return m;
+}
+
+function buildDoc(tool: Searchable): ToolDoc {
+  const cut = tool.id.indexOf(SEPARATOR);
+  const group = cut > 0 ? tool.id.slice(0, cut) : '';
+  const bare = cut > 0 ? tool.id.slice(cut + SEPARATOR.length) : tool.id;
+  const params = paramText(tool.parameters);
+  const local = new Set([...words(tool.description), ...words(params)]);
+  const known = (w: string) => local.has(w) || KNOWN.has(w);
+  const nameWords: string[] = [];
+  for (const w of words(bare)) {
+    nameWords.push(w);
+    if (w.length >= 5 && !known(w)) for (const part of segment(w, known) ?? []) nameWords.push(part);
+  }
+  let action: Action | undefined;
+  for (const w of nameWords) {
+    const a = TOOL_VERB.get(w);
+    if (a) {
+      action = a;
       break;
     }
   }
-  // `schedule` and `scheduling` meet at `schedul`.
-  return w.length > 3 && w.endsWith('e') ? w.slice(0, -1) : w;
+  const nameTerms = nameWords.filter((w) => w.length > 1 && !STOP.has(w)).map(stem);
+  // `get` is a stop word for requests but is what a name says: keep the verbs in the name.
+  for (const w of nameWords) if (STOP.has(w) && TOOL_VERB.has(w)) nameTerms.push(stem(w));
+  const serverTerms = terms(group).filter((w) => w !== 'mcp' && w !== 'server');
+  const fields = [nameTerms, serverTerms, terms(firstSentence(tool.description)), terms(tool.description), terms(params)];
+  return { tool, group, counts: fields.map(count), lengths: fields.map((f) => f.length), action, bare };
 }
 
-export function tokens(text: string): string[] {
-  return text
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter((w) => w.length > 1 && !STOP.has(w))
-    .map(stem);
+/** A tool's terms, kept per parameters object (its schema outlives the turn's definitions). */
+const docs = new WeakMap<object, ToolDoc>();
+function docOf(tool: Searchable): ToolDoc {
+  const hit = docs.get(tool.parameters);
+  if (hit && hit.tool.id === tool.id && hit.tool.description === tool.description) return hit.tool === tool ? hit : { ...hit, tool };
+  const doc = buildDoc(tool);
+  docs.set(tool.parameters, doc);
+  return doc;
 }
 
-function documentText(tool: Searchable): string {
-  const props = (tool.parameters.properties ?? {}) as Record<string, { description?: unknown }>;
-  const params = Object.entries(props).map(([name, p]) => `${name} ${typeof p?.description === 'string' ? p.description : ''}`);
-  // The id counts twice: a name says more than a sentence.
-  return [tool.id.replaceAll('_', ' '), tool.id.replaceAll('_', ' '), tool.description, ...params].join(' ');
+interface Posting {
+  doc: number;
+  /** The term's field-weighted, length-normalised frequency in the tool. */
+  tf: number;
 }
 
-interface DocIndex {
-  length: number;
-  counts: Map<string, number>;
+interface SurfaceIndex {
+  docs: ToolDoc[];
+  options: RankOptions;
+  postings: Map<string, Posting[]>;
+  groups: string[];
+  groupOf: number[];
+  groupPostings: Map<string, Posting[]>;
 }
 
-/**
- * Term counts of a tool's text, kept per parameters object (the definitions the surface hands in
- * are new objects each turn, their schemas are not): a catalog is ranked again at every search.
- */
-const indexes = new WeakMap<object, { key: string; index: DocIndex }>();
-function indexOf(tool: Searchable): DocIndex {
-  const key = `${tool.id}\u0000${tool.description}`;
-  const hit = indexes.get(tool.parameters);
-  if (hit && hit.key === key) return hit.index;
-  const words = tokens(documentText(tool));
-  const counts = new Map<string, number>();
-  for (const w of words) counts.set(w, (counts.get(w) ?? 0) + 1);
-  const index = { length: words.length, counts };
-  indexes.set(tool.parameters, { key, index });
-  return index;
-}
-
-/**
- * The words people use for what a tool does, mapped to the verbs tool names and descriptions use
- * (`show me the open pull requests` → list, `cancel the subscription` → delete). Each adds its
- * verbs to the query at half weight, so a word the tool's text has itself still counts more.
- */
-const INTENT: ReadonlyArray<[words: string[], verbs: string[]]> = [
-  [['show', 'display', 'find', 'which', 'what', 'view', 'see', 'browse', 'who', 'look'], ['list', 'get']],
-  [['add', 'new', 'open', 'make', 'file', 'post', 'send', 'write', 'start', 'set', 'register', 'publish', 'insert', 'upload', 'book', 'schedule', 'trigger', 'deploy', 'buy', 'save', 'attach'], ['create']],
-  [['change', 'edit', 'modify', 'rename', 'move', 'close', 'resolve', 'retry', 'scale', 'turn', 'restore'], ['update']],
-  [['remove', 'drop', 'cancel', 'erase', 'purge', 'destroy'], ['delete']],
-];
-const INTENT_VERBS = new Map<string, string[]>();
-for (const [ws, verbs] of INTENT) for (const w of ws) INTENT_VERBS.set(stem(w), verbs.map(stem));
-const INTENT_WEIGHT = 0.5;
-const LIST = 'list';
-const NOT_PLURAL = new Set(['is', 'was', 'has', 'does', 'this', 'its', 'us', 'yes', 'sms', 'dns', 'ss', 'status', 'settings', 'access', 'always', 'across', 'plus']);
-const pluralNoun = (query: string): boolean =>
-  query
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .some((w) => w.length > 3 && w.endsWith('s') && !w.endsWith('ss') && !NOT_PLURAL.has(w));
-
-export function rankTools(query: string, tools: readonly Searchable[], limit: number): Searchable[] {
-  const exact = tools.find((t) => t.id === query.trim().toLowerCase());
-  const own = [...new Set(tokens(query))];
-  const weights = new Map<string, number>(own.map((t) => [t, 1]));
-  for (const t of own) for (const verb of INTENT_VERBS.get(t) ?? []) if (!weights.has(verb)) weights.set(verb, INTENT_WEIGHT);
-  // A plural thing asked about (`the open pull requests`, `which extensions`) is a listing.
-  if (!weights.has(LIST) && pluralNoun(query)) weights.set(LIST, INTENT_WEIGHT);
-  else if (weights.get(LIST) === INTENT_WEIGHT && pluralNoun(query)) weights.set(LIST, 2 * INTENT_WEIGHT);
-  const terms = [...weights.keys()];
-  if (terms.length === 0) return exact ? [exact] : [];
-  const docs = tools.map(indexOf);
-  const avg = docs.reduce((n, d) => n + d.length, 0) / Math.max(1, docs.length);
-  const k1 = 1.2;
-  const b = 0.75;
-  // Document frequencies once per query, not once per tool (a catalog can hold thousands).
-  const dfs = new Map(terms.map((term) => [term, docs.reduce((n, d) => n + (d.counts.has(term) ? 1 : 0), 0)]));
-  const scored = tools.map((tool, i) => {
-    const doc = docs[i]!;
-    let score = 0;
-    for (const term of terms) {
-      const tf = doc.counts.get(term) ?? 0;
-      if (tf === 0) continue;
-      const df = dfs.get(term)!;
-      const idf = Math.log(1 + (tools.length - df + 0.5) / (df + 0.5));
-      score += weights.get(term)! * idf * ((tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * doc.length) / avg)));
+function buildIndex(list: ToolDoc[], options: RankOptions): SurfaceIndex {
+  const weights = [options.name, options.server, options.lead, options.description, options.params];
+  const norm = [0, 0, options.b, options.b, options.b];
+  const avg = new Array<number>(FIELDS).fill(0);
+  for (const d of list) for (let f = 0; f < FIELDS; f++) avg[f]! += d.lengths[f]! / Math.max(1, list.length);
+  const postings = new Map<string, Posting[]>();
+  list.forEach((d, i) => {
+    const tf = new Map<string, number>();
+    for (let f = 0; f < FIELDS; f++) {
+      const lengthNorm = 1 - norm[f]! + (norm[f]! * d.lengths[f]!) / Math.max(1, avg[f]!);
+      for (const [t, n] of d.counts[f]!) tf.set(t, (tf.get(t) ?? 0) + (weights[f]! * n) / lengthNorm);
     }
-    return { tool, score: tool === exact ? Number.POSITIVE_INFINITY : score };
+    for (const [t, v] of tf) {
+      let p = postings.get(t);
+      if (!p) postings.set(t, (p = []));
+      p.push({ doc: i, tf: v });
+    }
   });
-  return scored
-    .filter((s) => s.score > 0)
-    .sort((a, b2) => b2.score - a.score || a.tool.id.localeCompare(b2.tool.id))
-    .slice(0, limit)
-    .map((s) => s.tool);
+  // A server's tools taken together: its name, and its tools' names and first sentences.
+  const groups: string[] = [];
+  const groupIndex = new Map<string, number>();
+  const groupOf = list.map((d) => {
+    let g = groupIndex.get(d.group);
+    if (g === undefined) {
+      g = groups.length;
+      groups.push(d.group);
+      groupIndex.set(d.group, g);
+    }
+    return g;
+  });
+  const groupCounts = groups.map(() => new Map<string, number>());
+  const groupLengths = new Array<number>(groups.length).fill(0);
+  list.forEach((d, i) => {
+    const g = groupOf[i]!;
+    for (const f of [NAME, SERVER, LEAD]) {
+      for (const [t, n] of d.counts[f]!) groupCounts[g]!.set(t, (groupCounts[g]!.get(t) ?? 0) + n);
+      groupLengths[g]! += d.lengths[f]!;
+    }
+  });
+  const groupAvg = groupLengths.reduce((a, b) => a + b, 0) / Math.max(1, groups.length);
+  const groupPostings = new Map<string, Posting[]>();
+  groupCounts.forEach((counts, g) => {
+    const lengthNorm = 1 - 0.75 + (0.75 * groupLengths[g]!) / Math.max(1, groupAvg);
+    for (const [t, n] of counts) {
+      let p = groupPostings.get(t);
+      if (!p) groupPostings.set(t, (p = []));
+      p.push({ doc: g, tf: n / lengthNorm });
+    }
+  });
+  return { docs: list, options, postings, groups, groupOf, groupPostings };
+}
+
+/** The last few surfaces ranked (a surface is the same from one search of a turn to the next). */
+const recent: SurfaceIndex[] = [];
+const RECENT = 4;
+function indexFor(tools: readonly Searchable[], options: RankOptions): SurfaceIndex {
+  const list = tools.map(docOf);
+  const same = (ix: SurfaceIndex) => ix.options === options && ix.docs.length === list.length && ix.docs.every((d, i) => d.tool.id === list[i]!.tool.id && d.counts === list[i]!.counts);
+  const at = recent.findIndex(same);
+  if (at >= 0) {
+    const hit = recent[at]!;
+    recent.splice(at, 1);
+    recent.unshift(hit);
+    // The cached docs may hold an earlier turn's definition objects: answer with this turn's.
+    return hit.docs.every((d, i) => d.tool === list[i]!.tool) ? hit : { ...hit, docs: list };
+  }
+  const built = buildIndex(list, options);
+  recent.unshift(built);
+  if (recent.length > RECENT) recent.pop();
+  return built;
+}
+
+// The lexicon's entries by their first word; phrases are matched word by word.
+const CUES = new Map<string, Array<{ words: string[]; last: string; means: string[] }>>();
+for (const [said, means] of RELATED) {
+  const stems = [...new Set(means.flatMap((m) => terms(m)))];
+  for (const phrase of said) {
+    const ws = words(phrase);
+    if (ws.length === 0) continue;
+    let list = CUES.get(ws[0]!);
+    if (!list) CUES.set(ws[0]!, (list = []));
+    list.push({ words: ws, last: stem(ws[ws.length - 1]!), means: stems });
+  }
+}
+const ACTION_PHRASES: Array<{ words: string[]; last: string; action: Action }> = [];
+for (const a of ACTIONS) {
+  for (const cue of ACTION_CUES[a]) {
+    const ws = words(cue);
+    ACTION_PHRASES.push({ words: ws, last: stem(ws[ws.length - 1]!), action: a });
+  }
+}
+// Longer phrases first: `look for` is a search, `look` alone says nothing.
+ACTION_PHRASES.sort((x, y) => y.words.length - x.words.length);
+/** Question words: a question asks to read, whatever else it mentions. */
+const QUESTION = new Set(['which', 'what', 'whats', 'who', 'whose', 'where', 'when', 'how', 'any', 'is', 'are', 'do', 'does', 'did', 'show', 'list']);
+
+/** Whether a phrase starts at word i; its last word may be inflected (`merged` for `merge`). */
+function startsAt(ws: string[], stems: string[], i: number, phrase: { words: string[]; last: string }): boolean {
+  const n = phrase.words.length;
+  for (let k = 0; k < n - 1; k++) if (ws[i + k] !== phrase.words[k]) return false;
+  return ws[i + n - 1] === phrase.words[n - 1] || stems[i + n - 1] === phrase.last;
+}
+
+interface ParsedQuery {
+  weights: Map<string, number>;
+  action: Action | undefined;
+}
+
+function parseQuery(query: string, options: RankOptions, index: SurfaceIndex): ParsedQuery {
+  const ws = words(query);
+  const stems = ws.map(stem);
+  const weights = new Map<string, number>();
+  for (const w of ws) if (w.length > 1 && !STOP.has(w)) weights.set(stem(w), 1);
+  const relate = (means: string[], weight: number) => {
+    for (const t of means) if ((weights.get(t) ?? 0) < weight) weights.set(t, weight);
+  };
+  for (let i = 0; i < ws.length; i++) {
+    // A word no tool here uses (`prs`, `k8s`) is jargon: what it stands for takes its place.
+    const unknown = !index.postings.has(stems[i]!);
+    for (const cue of CUES.get(ws[i]!) ?? []) {
+      if (startsAt(ws, stems, i, cue)) relate(cue.means, unknown && cue.words.length === 1 ? options.replaced : options.related);
+    }
+    // `repos`, `dbs`: the lexicon lists the forms people write; a plural of a listed word counts too.
+    if (!CUES.has(ws[i]!) && ws[i]!.endsWith('s')) {
+      for (const cue of CUES.get(ws[i]!.slice(0, -1)) ?? []) if (cue.words.length === 1) relate(cue.means, unknown ? options.replaced : options.related);
+    }
+  }
+  const votes = new Map<Action, number>();
+  for (let i = 0; i < ws.length; i++) {
+    for (const p of ACTION_PHRASES) {
+      if (!startsAt(ws, stems, i, p)) continue;
+      votes.set(p.action, (votes.get(p.action) ?? 0) + (i === 0 ? 2 : 1));
+      i += p.words.length - 1;
+      break;
+    }
+  }
+  let action: Action | undefined;
+  let best = 0;
+  for (const [a, v] of votes) if (v > best) [action, best] = [a, v];
+  // A question asks to read, whatever verb it holds (`which PRs are waiting to be merged`);
+  // `which PRs`, `show the open incidents`: a plural object read is a listing, not one record.
+  if (QUESTION.has(ws[0] ?? '')) action = pluralObject(ws) || ws[0] === 'which' || ws[0] === 'any' || ws[0] === 'list' ? 'list' : action === 'search' ? 'search' : 'get';
+  else if (action === 'get' && pluralObject(ws)) action = 'list';
+  return { weights, action };
+}
+
+const NOT_PLURAL = new Set(['is', 'was', 'has', 'does', 'this', 'its', 'us', 'yes', 'sms', 'dns', 'aws', 'status', 'access', 'always', 'across', 'plus', 'kubernetes', 'news', 'analysis', 'process', 'address', 'business', 'less', 'unless']);
+const pluralObject = (ws: string[]) => ws.some((w) => w.length > 3 && w.endsWith('s') && !w.endsWith('ss') && !NOT_PLURAL.has(w));
+
+const READS = new Set<Action>(['list', 'get', 'search']);
+/** How well a tool's action serves a request's: 1 the same, a fraction near, negative opposed. */
+function actionMatch(want: Action | undefined, has: Action | undefined): number {
+  if (!want || !has) return 0;
+  if (want === has) return 1;
+  if (READS.has(want) && READS.has(has)) return want === 'get' || has === 'get' ? 0.3 : 0.6;
+  return -1;
+}
+
+export function rankTools(query: string, tools: readonly Searchable[], limit: number, options: RankOptions = DEFAULT_RANK_OPTIONS): Searchable[] {
+  return rankDetailed(query, tools, limit, options).map((r) => r.tool);
+}
+
+/** The ranking with scores, for the bench and the tests. */
+export function rankDetailed(query: string, tools: readonly Searchable[], limit: number, options: RankOptions = DEFAULT_RANK_OPTIONS): Array<{ tool: Searchable; score: number }> {
+  if (tools.length === 0 || limit <= 0) return [];
+  const wanted = query.trim().toLowerCase();
+  const index = indexFor(tools, options);
+  const { weights, action } = parseQuery(query, options, index);
+  const n = index.docs.length;
+  const scores = new Float64Array(n);
+  for (const [term, weight] of weights) {
+    const list = index.postings.get(term);
+    if (!list) continue;
+    const idf = Math.log(1 + (n - list.length + 0.5) / (list.length + 0.5));
+    for (const p of list) scores[p.doc]! += weight * idf * ((p.tf * (options.k1 + 1)) / (p.tf + options.k1));
+  }
+  const g = index.groups.length;
+  const groupScores = new Float64Array(g);
+  for (const [term, weight] of weights) {
+    const list = index.groupPostings.get(term);
+    if (!list) continue;
+    const idf = Math.log(1 + (g - list.length + 0.5) / (list.length + 0.5));
+    for (const p of list) groupScores[p.doc]! += weight * idf * ((p.tf * 2.2) / (p.tf + 1.2));
+  }
+  // Warden's own tools have no server: the prior lifts only the tools of the servers the
+  // request speaks of, and a request that speaks of one weighs the generic tools down.
+  let bestGroup = 0;
+  for (let i = 0; i < g; i++) if (index.groups[i] !== '' && groupScores[i]! > bestGroup) bestGroup = groupScores[i]!;
+  const serverTalk = bestGroup > 0;
+  const out: Array<{ tool: Searchable; score: number; doc: ToolDoc }> = [];
+  for (let i = 0; i < n; i++) {
+    const doc = index.docs[i]!;
+    let score = scores[i]!;
+    if (doc.tool.id === wanted) score = Number.POSITIVE_INFINITY;
+    else if (doc.bare === wanted) score += 1_000;
+    if (score <= 0) continue;
+    if (bestGroup > 0 && doc.group !== '') score *= 1 + (options.serverPrior * groupScores[index.groupOf[i]!]!) / bestGroup;
+    const match = actionMatch(action, doc.action);
+    if (match > 0) score *= 1 + options.actionBonus * match;
+    else if (match < 0) score *= 1 - options.actionPenalty;
+    if (doc.group === '' && serverTalk) score *= 1 - options.corePenalty;
+    out.push({ tool: doc.tool, score, doc });
+  }
+  out.sort((a, b) => b.score - a.score || (a.tool.id < b.tool.id ? -1 : a.tool.id > b.tool.id ? 1 : 0));
+  return out.slice(0, limit).map(({ tool, score }) => ({ tool, score }));
 }
 
 /** A compact TypeScript-like signature of a JSON schema's top level: `{ path: string; limit?: number }`. */
