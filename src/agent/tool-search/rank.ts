@@ -155,19 +155,34 @@ function docOf(tool: Searchable): ToolDoc {
   return doc;
 }
 
-interface Posting {
-  doc: number;
-  /** The term's field-weighted, length-normalised frequency in the tool. */
-  tf: number;
+/** The tools holding a term, and its field-weighted, length-normalised frequency in each. */
+interface Postings {
+  docs: Int32Array;
+  tfs: Float64Array;
+}
+
+/** Packs term → (doc, tf) pairs into typed arrays: thousands of tools, few objects. */
+function pack(lists: Map<string, number[]>): Map<string, Postings> {
+  const out = new Map<string, Postings>();
+  for (const [t, pairs] of lists) {
+    const docs = new Int32Array(pairs.length / 2);
+    const tfs = new Float64Array(pairs.length / 2);
+    for (let k = 0; k < docs.length; k++) {
+      docs[k] = pairs[2 * k]!;
+      tfs[k] = pairs[2 * k + 1]!;
+    }
+    out.set(t, { docs, tfs });
+  }
+  return out;
 }
 
 interface SurfaceIndex {
   docs: ToolDoc[];
   options: RankOptions;
-  postings: Map<string, Posting[]>;
+  postings: Map<string, Postings>;
   groups: string[];
   groupOf: number[];
-  groupPostings: Map<string, Posting[]>;
+  groupPostings: Map<string, Postings>;
 }
 
 function buildIndex(list: ToolDoc[], options: RankOptions): SurfaceIndex {
@@ -175,19 +190,21 @@ function buildIndex(list: ToolDoc[], options: RankOptions): SurfaceIndex {
   const norm = [0, 0, options.b, options.b, options.b];
   const avg = new Array<number>(FIELDS).fill(0);
   for (const d of list) for (let f = 0; f < FIELDS; f++) avg[f]! += d.lengths[f]! / Math.max(1, list.length);
-  const postings = new Map<string, Posting[]>();
+  const lists = new Map<string, number[]>();
   list.forEach((d, i) => {
-    const tf = new Map<string, number>();
     for (let f = 0; f < FIELDS; f++) {
       const lengthNorm = 1 - norm[f]! + (norm[f]! * d.lengths[f]!) / Math.max(1, avg[f]!);
-      for (const [t, n] of d.counts[f]!) tf.set(t, (tf.get(t) ?? 0) + (weights[f]! * n) / lengthNorm);
-    }
-    for (const [t, v] of tf) {
-      let p = postings.get(t);
-      if (!p) postings.set(t, (p = []));
-      p.push({ doc: i, tf: v });
+      for (const [t, n] of d.counts[f]!) {
+        let p = lists.get(t);
+        if (!p) lists.set(t, (p = []));
+        const v = (weights[f]! * n) / lengthNorm;
+        // Fields are walked in turn for one tool: a term seen in an earlier field is the last pair.
+        if (p.length > 0 && p[p.length - 2] === i) p[p.length - 1]! += v;
+        else p.push(i, v);
+      }
     }
   });
+  const postings = pack(lists);
   // A server's tools taken together: its name, and its tools' names and first sentences.
   const groups: string[] = [];
   const groupIndex = new Map<string, number>();
@@ -210,24 +227,29 @@ function buildIndex(list: ToolDoc[], options: RankOptions): SurfaceIndex {
     }
   });
   const groupAvg = groupLengths.reduce((a, b) => a + b, 0) / Math.max(1, groups.length);
-  const groupPostings = new Map<string, Posting[]>();
+  const groupLists = new Map<string, number[]>();
   groupCounts.forEach((counts, g) => {
     const lengthNorm = 1 - 0.75 + (0.75 * groupLengths[g]!) / Math.max(1, groupAvg);
     for (const [t, n] of counts) {
-      let p = groupPostings.get(t);
-      if (!p) groupPostings.set(t, (p = []));
-      p.push({ doc: g, tf: n / lengthNorm });
+      let p = groupLists.get(t);
+      if (!p) groupLists.set(t, (p = []));
+      p.push(g, n / lengthNorm);
     }
   });
+  const groupPostings = pack(groupLists);
   return { docs: list, options, postings, groups, groupOf, groupPostings };
 }
+
+/** Only the field weights and length normalisation shape an index; the rest weigh a query. */
+const sameIndexOptions = (a: RankOptions, b: RankOptions) =>
+  a === b || (a.name === b.name && a.server === b.server && a.lead === b.lead && a.description === b.description && a.params === b.params && a.b === b.b);
 
 /** The last few surfaces ranked (a surface is the same from one search of a turn to the next). */
 const recent: SurfaceIndex[] = [];
 const RECENT = 4;
 function indexFor(tools: readonly Searchable[], options: RankOptions): SurfaceIndex {
   const list = tools.map(docOf);
-  const same = (ix: SurfaceIndex) => ix.options === options && ix.docs.length === list.length && ix.docs.every((d, i) => d.tool.id === list[i]!.tool.id && d.counts === list[i]!.counts);
+  const same = (ix: SurfaceIndex) => sameIndexOptions(ix.options, options) && ix.docs.length === list.length && ix.docs.every((d, i) => d.tool.id === list[i]!.tool.id && d.counts === list[i]!.counts);
   const at = recent.findIndex(same);
   if (at >= 0) {
     const hit = recent[at]!;
@@ -343,23 +365,33 @@ export function rankDetailed(query: string, tools: readonly Searchable[], limit:
   for (const [term, weight] of weights) {
     const list = index.postings.get(term);
     if (!list) continue;
-    const idf = Math.log(1 + (n - list.length + 0.5) / (list.length + 0.5));
-    for (const p of list) scores[p.doc]! += weight * idf * ((p.tf * (options.k1 + 1)) / (p.tf + options.k1));
+    const df = list.docs.length;
+    const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+    for (let k = 0; k < df; k++) {
+      const tf = list.tfs[k]!;
+      scores[list.docs[k]!]! += weight * idf * ((tf * (options.k1 + 1)) / (tf + options.k1));
+    }
   }
   const g = index.groups.length;
   const groupScores = new Float64Array(g);
   for (const [term, weight] of weights) {
     const list = index.groupPostings.get(term);
     if (!list) continue;
-    const idf = Math.log(1 + (g - list.length + 0.5) / (list.length + 0.5));
-    for (const p of list) groupScores[p.doc]! += weight * idf * ((p.tf * 2.2) / (p.tf + 1.2));
+    const df = list.docs.length;
+    const idf = Math.log(1 + (g - df + 0.5) / (df + 0.5));
+    for (let k = 0; k < df; k++) {
+      const tf = list.tfs[k]!;
+      groupScores[list.docs[k]!]! += weight * idf * ((tf * 2.2) / (tf + 1.2));
+    }
   }
   // Warden's own tools have no server: the prior lifts only the tools of the servers the
   // request speaks of, and a request that speaks of one weighs the generic tools down.
   let bestGroup = 0;
   for (let i = 0; i < g; i++) if (index.groups[i] !== '' && groupScores[i]! > bestGroup) bestGroup = groupScores[i]!;
   const serverTalk = bestGroup > 0;
-  const out: Array<{ tool: Searchable; score: number; doc: ToolDoc }> = [];
+  // The best `limit` kept in order as they come: no array of every scored tool to sort.
+  const top: Array<{ tool: Searchable; score: number }> = [];
+  const before = (a: { tool: Searchable; score: number }, b: { tool: Searchable; score: number }) => a.score > b.score || (a.score === b.score && a.tool.id < b.tool.id);
   for (let i = 0; i < n; i++) {
     const doc = index.docs[i]!;
     let score = scores[i]!;
@@ -371,10 +403,14 @@ export function rankDetailed(query: string, tools: readonly Searchable[], limit:
     if (match > 0) score *= 1 + options.actionBonus * match;
     else if (match < 0) score *= 1 - options.actionPenalty;
     if (doc.group === '' && serverTalk) score *= 1 - options.corePenalty;
-    out.push({ tool: doc.tool, score, doc });
+    const entry = { tool: doc.tool, score };
+    if (top.length === limit && !before(entry, top[limit - 1]!)) continue;
+    let at = top.length;
+    while (at > 0 && before(entry, top[at - 1]!)) at--;
+    top.splice(at, 0, entry);
+    if (top.length > limit) top.pop();
   }
-  out.sort((a, b) => b.score - a.score || (a.tool.id < b.tool.id ? -1 : a.tool.id > b.tool.id ? 1 : 0));
-  return out.slice(0, limit).map(({ tool, score }) => ({ tool, score }));
+  return top;
 }
 
 /** A compact TypeScript-like signature of a JSON schema's top level: `{ path: string; limit?: number }`. */

@@ -12,27 +12,27 @@ const isDigit = (c: number) => c >= 48 && c <= 57;
 /** Lower-cased words of any text; `HTTPServerURL2` → `http server url2`; `PRs`, `k8s` stay whole. */
 export function words(text: string): string[] {
   const out: string[] = [];
-  let cur = '';
-  const flush = () => {
-    if (cur) out.push(cur);
-    cur = '';
+  let from = -1;
+  const flush = (to: number) => {
+    if (from >= 0) out.push(text.slice(from, to).toLowerCase());
+    from = -1;
   };
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (isLower(c) || isDigit(c)) {
-      cur += text[i];
+      if (from < 0) from = i;
     } else if (isUpper(c)) {
       const prev = i > 0 ? text.charCodeAt(i - 1) : 0;
       const next = i + 1 < text.length ? text.charCodeAt(i + 1) : 0;
       const after = i + 2 < text.length ? text.charCodeAt(i + 2) : 0;
       // A new word starts at `aB` and at the last capital of `HTTPServer`, not of `PRs`.
-      if (cur && (isLower(prev) || isDigit(prev) || (isUpper(prev) && isLower(next) && isLower(after)))) flush();
-      cur += String.fromCharCode(c + 32);
+      if (from >= 0 && (isLower(prev) || isDigit(prev) || (isUpper(prev) && isLower(next) && isLower(after)))) flush(i);
+      if (from < 0) from = i;
     } else {
-      flush();
+      flush(i);
     }
   }
-  flush();
+  flush(text.length);
   return out;
 }
 

@@ -1,0 +1,155 @@
+// The Tool Search evaluation set: a catalog of real MCP servers' tool lists and labelled requests
+// (a tuning half and a held-out half), loaded as the surface a turn would have — every catalog
+// tool under its Warden id (`server__tool`) next to Warden's own deferred tools. Shared by the
+// bench and the tuning script. Errors name the file, line and key, never a request's text.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ApprovalService } from '../src/approvals/service.js';
+import { parseConfig } from '../src/config/index.js';
+import { EventBus } from '../src/events/events.js';
+import { GovernedToolExecutor } from '../src/app/tool-executor.js';
+import { openWardenStore } from '../src/app/migrations.js';
+import { assignServerNames, toolId } from '../src/mcp/names.js';
+import { directTools } from '../src/agent/tool-search/settings.js';
+import { rankTools, type RankOptions, type Searchable } from '../src/agent/tool-search/rank.js';
+import type { TurnContext } from '../src/policy/context.js';
+import { CORE_TOOLS } from '../src/policy/catalog.js';
+
+export const DATA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'data/tool-search');
+export const CATALOG_FILE = path.join(DATA_DIR, 'catalog.json');
+export const TUNE_FILE = path.join(DATA_DIR, 'tune.jsonl');
+export const HELDOUT_FILE = path.join(DATA_DIR, 'heldout.jsonl');
+
+export interface LabelledRequest {
+  request: string;
+  /** Warden ids of the tools that serve it (any one counts). */
+  expected: string[];
+}
+
+interface RawTool {
+  name: string;
+  description?: string;
+  inputSchema?: Record<string, unknown>;
+}
+
+const fail = (where: string, why: string): never => {
+  throw new Error(`${where}: ${why}`);
+};
+
+export interface Catalog {
+  tools: Searchable[];
+  servers: number;
+  /** `server/tool` as the catalog spells it → Warden id. */
+  ids: Map<string, string>;
+}
+
+/** The catalog's servers and tools under the ids Warden's MCP registry would give them. */
+export function loadCatalog(file = CATALOG_FILE): Catalog {
+  const raw = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+  const list = Array.isArray(raw) ? raw : (raw as { servers?: unknown }).servers;
+  if (!Array.isArray(list)) fail(path.basename(file), 'expected an array of servers or { servers: [...] }');
+  const servers = list as Array<{ name?: unknown; tools?: unknown }>;
+  const names = assignServerNames(servers.map((s, i) => (typeof s.name === 'string' ? s.name : fail(`${path.basename(file)} servers[${i}].name`, 'expected a string'))));
+  const tools: Searchable[] = [];
+  const ids = new Map<string, string>();
+  servers.forEach((s, i) => {
+    const server = names.get(s.name as string)!;
+    if (!Array.isArray(s.tools)) fail(`${path.basename(file)} servers[${i}].tools`, 'expected an array');
+    const reserved = new Set<string>();
+    (s.tools as RawTool[]).forEach((t, j) => {
+      if (typeof t?.name !== 'string') fail(`${path.basename(file)} servers[${i}].tools[${j}].name`, 'expected a string');
+      const id = toolId(server, t.name, reserved);
+      reserved.add(id);
+      ids.set(`${s.name as string}/${t.name}`, id);
+      ids.set(`${server}/${t.name.toLowerCase()}`, id);
+      ids.set(id, id);
+      const schema = t.inputSchema && typeof t.inputSchema === 'object' ? t.inputSchema : { type: 'object', properties: {} };
+      tools.push({ id, description: typeof t.description === 'string' && t.description.trim() ? t.description.trim() : `Tool ${t.name} of MCP server ${server}.`, parameters: schema });
+    });
+  });
+  return { tools, servers: servers.length, ids };
+}
+
+/** Labelled requests, one JSON object a line: `{ "request": "...", "tool": "server/tool" }` (or `tools: [...]`). */
+export function loadRequests(file: string, catalog: Catalog): LabelledRequest[] {
+  const out: LabelledRequest[] = [];
+  const lines = readFileSync(file, 'utf8').split('\n');
+  lines.forEach((line, n) => {
+    if (!line.trim()) return;
+    const where = `${path.basename(file)} line ${n + 1}`;
+    let row: Record<string, unknown>;
+    try {
+      row = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      return fail(where, 'not JSON');
+    }
+    const request = row.request ?? row.query;
+    if (typeof request !== 'string' || !request.trim()) fail(`${where} .request`, 'expected a non-empty string');
+    const labels = Array.isArray(row.tools) ? row.tools : row.tool !== undefined ? [row.tool] : fail(`${where} .tool`, 'expected a tool (or tools)');
+    const expected = (labels as unknown[]).map((l, k) => {
+      const key = typeof l === 'string' ? l : l && typeof l === 'object' ? `${String((l as { server?: unknown }).server)}/${String((l as { tool?: unknown }).tool)}` : '';
+      return catalog.ids.get(key) ?? catalog.ids.get(key.toLowerCase()) ?? catalog.ids.get(key.replace('__', '/')) ?? fail(`${where} .tool[${k}]`, 'names no tool of the catalog');
+    });
+    out.push({ request: request as string, expected });
+  });
+  return out;
+}
+
+/** Warden's own tools a Tool Search turn defers (every core tool an owner may have, minus the direct ones). */
+export async function coreDeferred(): Promise<Searchable[]> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'warden-bench-toolsearch-'));
+  mkdirSync(path.join(dir, 'workspace'));
+  const parsed = parseConfig({ dataDir: path.join(dir, 'data'), models: { default: 'openai/gpt-5' }, tools: { profile: 'full' } });
+  if (!parsed.ok) throw parsed.error;
+  const { config } = parsed.value;
+  const opened = await openWardenStore({ dataDir: path.join(dir, 'data') });
+  if (!opened.ok) throw new Error(opened.error.message);
+  const events = new EventBus();
+  const approvals = new ApprovalService({ store: opened.store, config, events });
+  try {
+    const exec = new GovernedToolExecutor(config, { config, baseDir: dir, store: opened.store }, { approvals, events });
+    const turn: TurnContext = { agentId: 'main', provider: 'web', chat: 'dm', senderId: 'owner', senderIsOwner: true, spawnDepth: 0, model: 'openai/gpt-5' };
+    const surface = await exec.surface(turn);
+    if (!surface.ok) throw new Error(surface.message);
+    const direct = directTools('tools');
+    const tools: Searchable[] = surface.tools.filter((t) => !direct.has(t.id)).map((t) => ({ id: t.id, description: t.description, parameters: t.parameters as Record<string, unknown> }));
+    // Tools that need a live agent runtime are left off in this process; a real turn has them.
+    const have = new Set(tools.map((t) => t.id));
+    for (const t of CORE_TOOLS) if (!direct.has(t.id) && !have.has(t.id)) tools.push({ id: t.id, description: t.description, parameters: { type: 'object', properties: {} } });
+    return tools;
+  } finally {
+    approvals.shutdown();
+    await opened.store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export interface Recall {
+  n: number;
+  top1: number;
+  top3: number;
+  top5: number;
+  /** Indexes of the requests missed in the top 3 (for tuning on the tuning half only). */
+  missed: number[];
+}
+
+export function recall(requests: readonly LabelledRequest[], surface: readonly Searchable[], options?: RankOptions): Recall {
+  let top1 = 0;
+  let top3 = 0;
+  let top5 = 0;
+  const missed: number[] = [];
+  requests.forEach((r, i) => {
+    const found = rankTools(r.request, surface, 5, options).map((t) => t.id);
+    const rank = found.findIndex((id) => r.expected.includes(id));
+    if (rank === 0) top1++;
+    if (rank >= 0 && rank < 3) top3++;
+    else missed.push(i);
+    if (rank >= 0) top5++;
+  });
+  const n = Math.max(1, requests.length);
+  return { n: requests.length, top1: top1 / n, top3: top3 / n, top5: top5 / n, missed };
+}
+
+export const available = (file: string) => existsSync(file);
