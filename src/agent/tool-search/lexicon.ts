@@ -200,7 +200,7 @@ export const TOOL_VERBS: Readonly<Record<Action, readonly string[]>> = {
   list: ['list', 'lists', 'all', 'browse', 'enumerate', 'index'],
   get: ['get', 'fetch', 'read', 'describe', 'show', 'view', 'retrieve', 'lookup', 'inspect', 'info', 'details', 'status', 'check', 'download', 'export', 'load', 'logs'],
   search: ['search', 'find', 'query', 'filter', 'grep', 'match'],
-  create: ['create', 'add', 'new', 'set a', 'set an', 'put a', 'post', 'insert', 'open', 'make', 'send', 'submit', 'write', 'upload', 'publish', 'schedule', 'book', 'invite', 'register', 'start', 'trigger', 'run', 'generate', 'draft', 'log', 'put', 'save', 'import', 'duplicate', 'copy', 'clone', 'fork'],
+  create: ['create', 'add', 'new', 'post', 'insert', 'open', 'make', 'send', 'submit', 'write', 'upload', 'publish', 'schedule', 'book', 'invite', 'register', 'start', 'trigger', 'run', 'generate', 'draft', 'log', 'put', 'save', 'import', 'duplicate', 'copy', 'clone', 'fork'],
   update: ['update', 'edit', 'modify', 'set', 'patch', 'change', 'rename', 'move', 'scale', 'assign', 'unassign', 'close', 'resolve', 'reopen', 'transition', 'merge', 'approve', 'acknowledge', 'ack', 'enable', 'disable', 'rotate', 'restart', 'rollout', 'replace', 'upsert', 'toggle', 'mark', 'apply', 'edit', 'resize', 'snooze', 'mute', 'unmute', 'pause', 'resume', 'lock', 'unlock', 'star', 'unstar', 'pin', 'unpin'],
   delete: ['delete', 'remove', 'destroy', 'drop', 'purge', 'cancel', 'revoke', 'archive', 'trash', 'erase', 'uninstall', 'kill', 'terminate', 'clear', 'unsubscribe'],
 };
