@@ -30,6 +30,7 @@ export interface LabelledRequest {
 
 interface RawTool {
   name: string;
+  server?: string;
   description?: string;
   inputSchema?: Record<string, unknown>;
 }
@@ -45,31 +46,35 @@ export interface Catalog {
   ids: Map<string, string>;
 }
 
-/** The catalog's servers and tools under the ids Warden's MCP registry would give them. */
+/**
+ * The catalog's servers and tools under the ids Warden's MCP registry would give them. The file:
+ * `{ servers: [{ id, package, version, … }], tools: [{ name: "server__tool", server, description, inputSchema }] }`,
+ * each server's tools as its `tools/list` answered.
+ */
 export function loadCatalog(file = CATALOG_FILE): Catalog {
-  const raw = JSON.parse(readFileSync(file, 'utf8')) as unknown;
-  const list = Array.isArray(raw) ? raw : (raw as { servers?: unknown }).servers;
-  if (!Array.isArray(list)) fail(path.basename(file), 'expected an array of servers or { servers: [...] }');
-  const servers = list as Array<{ name?: unknown; tools?: unknown }>;
-  const names = assignServerNames(servers.map((s, i) => (typeof s.name === 'string' ? s.name : fail(`${path.basename(file)} servers[${i}].name`, 'expected a string'))));
+  const where = path.basename(file);
+  const raw = JSON.parse(readFileSync(file, 'utf8')) as { servers?: unknown; tools?: unknown };
+  if (!Array.isArray(raw.servers)) fail(`${where} .servers`, 'expected an array');
+  if (!Array.isArray(raw.tools)) fail(`${where} .tools`, 'expected an array');
+  const declared = (raw.servers as Array<{ id?: unknown }>).map((s, i) => (typeof s?.id === 'string' ? s.id : fail(`${where} .servers[${i}].id`, 'expected a string')));
+  const names = assignServerNames(declared);
   const tools: Searchable[] = [];
   const ids = new Map<string, string>();
-  servers.forEach((s, i) => {
-    const server = names.get(s.name as string)!;
-    if (!Array.isArray(s.tools)) fail(`${path.basename(file)} servers[${i}].tools`, 'expected an array');
-    const reserved = new Set<string>();
-    (s.tools as RawTool[]).forEach((t, j) => {
-      if (typeof t?.name !== 'string') fail(`${path.basename(file)} servers[${i}].tools[${j}].name`, 'expected a string');
-      const id = toolId(server, t.name, reserved);
-      reserved.add(id);
-      ids.set(`${s.name as string}/${t.name}`, id);
-      ids.set(`${server}/${t.name.toLowerCase()}`, id);
-      ids.set(id, id);
-      const schema = t.inputSchema && typeof t.inputSchema === 'object' ? t.inputSchema : { type: 'object', properties: {} };
-      tools.push({ id, description: typeof t.description === 'string' && t.description.trim() ? t.description.trim() : `Tool ${t.name} of MCP server ${server}.`, parameters: schema });
-    });
+  const reserved = new Set<string>();
+  (raw.tools as RawTool[]).forEach((t, j) => {
+    const at = `${where} .tools[${j}]`;
+    if (typeof t?.name !== 'string') fail(`${at}.name`, 'expected a string');
+    if (typeof t.server !== 'string' || !names.has(t.server)) fail(`${at}.server`, 'names no server of .servers');
+    const prefix = `${t.server}${'__'}`;
+    // The server's own name for the tool; the catalog writes it after its server's id.
+    const own = t.name.startsWith(prefix) ? t.name.slice(prefix.length) : t.name;
+    const id = toolId(names.get(t.server)!, own, reserved);
+    reserved.add(id);
+    for (const key of [t.name, t.name.toLowerCase(), `${t.server}/${own}`, id]) ids.set(key, id);
+    const schema = t.inputSchema && typeof t.inputSchema === 'object' ? t.inputSchema : { type: 'object', properties: {} };
+    tools.push({ id, description: typeof t.description === 'string' && t.description.trim() ? t.description.trim() : `Tool ${own} of MCP server ${t.server}.`, parameters: schema });
   });
-  return { tools, servers: servers.length, ids };
+  return { tools, servers: declared.length, ids };
 }
 
 /** Labelled requests, one JSON object a line: `{ "request": "...", "tool": "server/tool" }` (or `tools: [...]`). */

@@ -130,7 +130,7 @@ export const RELATED: ReadonlyArray<[said: string[], means: string[]]> = [
   [['video', 'videos', 'clip'], ['video']],
   [['song', 'songs', 'music', 'track', 'tracks', 'playlist', 'playlists'], ['track', 'playlist', 'music', 'song']],
   [['weather', 'forecast', 'temperature'], ['weather', 'forecast']],
-  [['map', 'maps', 'directions', 'route', 'address', 'distance'], ['map', 'direction', 'route', 'place', 'location', 'geocode']],
+  [['map', 'maps', 'directions', 'route', 'address', 'distance', 'commute', 'airport', 'station', 'how far', 'drive to', 'walk to', 'get to'], ['map', 'direction', 'route', 'place', 'location', 'geocode', 'distance']],
   [['translate', 'translation'], ['translate', 'language']],
   [['summarize', 'summary', 'tldr'], ['summary', 'summarize']],
   [['stock', 'stocks', 'ticker', 'shares'], ['stock', 'quote', 'price', 'ticker']],

@@ -75,9 +75,11 @@ const TOOL_VERB = new Map<string, Action>();
 for (const a of ACTIONS) for (const v of TOOL_VERBS[a]) if (!TOOL_VERB.has(v)) TOOL_VERB.set(v, a);
 
 /** Words a glued name may be made of: the lexicon's, the verbs', and a few API words. */
-const KNOWN = new Set<string>(['by', 'id', 'ids', 'to', 'for', 'from', 'in', 'on', 'of', 'or', 'and', 'with', 'all', 'my', 'me', 'info', 'details', 'item', 'items', 'list', 'get', 'set', 'url', 'urls', 'name', 'names', 'user', 'users', 'data', 'type', 'types', 'status', 'state', 'page', 'pages', 'file', 'files', 'comment', 'comments', 'tag', 'tags']);
+const KNOWN = new Set<string>(['by', 'id', 'ids', 'to', 'for', 'from', 'in', 'on', 'of', 'or', 'and', 'with', 'all', 'my', 'me', 'this', 'info', 'details', 'item', 'items', 'list', 'get', 'set', 'url', 'urls', 'name', 'names', 'user', 'users', 'data', 'type', 'types', 'status', 'state', 'page', 'pages', 'file', 'files', 'comment', 'comments', 'tag', 'tags', 'stats', 'content', 'paginated', 'number', 'numbers', 'need', 'needs', 'addon', 'assigned', 'incoming', 'outgoing', 'local', 'unarchive', 'sub', 'account', 'accounts', 'format', 'google', 'slides', 'slide', 'doc', 'docs', 'text', 'image', 'color', 'style', 'view', 'views', 'member', 'members', 'membership', 'project', 'projects', 'team', 'teams', 'label', 'labels', 'issue', 'issues', 'customer', 'customers', 'template', 'templates', 'workflow', 'state', 'states', 'cycle', 'cycles', 'release', 'releases', 'pipeline', 'stage', 'stages', 'initiative', 'update', 'updates', 'search', 'module', 'provider', 'policy', 'resource', 'usage', 'record', 'records', 'today', 'month', 'daily', 'monthly', 'yearly', 'credential', 'mapping', 'address', 'phone', 'call', 'calls', 'conference', 'participant', 'queue', 'recording', 'transcription', 'short', 'code', 'key', 'keys', 'signing', 'toll', 'free', 'mobile', 'available', 'application', 'app', 'apps', 'connect', 'authorized', 'dependent', 'notification', 'feedback', 'media', 'message', 'messages', 'sip', 'domain', 'ip', 'access', 'control', 'auth', 'oauth', 'managed', 'audit', 'event', 'events', 'saved', 'webhook', 'webhooks', 'document', 'documents', 'attachment', 'attachments', 'milestone', 'by', 'need', 'emoji', 'reaction', 'favorite', 'roadmap', 'integration', 'entity', 'external', 'organization', 'viewer', 'sheet', 'sheets', 'paragraph', 'table', 'tab', 'cell', 'range', 'row', 'rows', 'column', 'columns', 'permission', 'permissions', 'folder', 'shared', 'drive', 'drives', 'trash', 'copy', 'move', 'rename', 'upload', 'download', 'export']);
 for (const [said, means] of RELATED) for (const w of [...said, ...means]) for (const x of words(w)) KNOWN.add(x);
 for (const a of ACTIONS) for (const v of TOOL_VERBS[a]) KNOWN.add(v);
+
+const HTTP_METHODS = new Set(['get', 'post', 'put', 'patch']);
 
 interface ToolDoc {
   tool: Searchable;
@@ -123,19 +125,23 @@ function buildDoc(tool: Searchable): ToolDoc {
   const bare = cut > 0 ? tool.id.slice(cut + SEPARATOR.length) : tool.id;
   const params = paramText(tool.parameters);
   const local = new Set([...words(tool.description), ...words(params)]);
-  const known = (w: string) => local.has(w) || KNOWN.has(w);
+  const known = (w: string) => local.has(w) || KNOWN.has(w) || (w.length > 3 && w.endsWith('s') && (local.has(w.slice(0, -1)) || KNOWN.has(w.slice(0, -1))));
   const nameWords: string[] = [];
   for (const w of words(bare)) {
     nameWords.push(w);
-    if (w.length >= 5 && !known(w)) for (const part of segment(w, known) ?? []) nameWords.push(part);
+    if (w.length >= 5 && !known(w)) for (const part of segment(w, known) ?? []) if (part.length > 1) nameWords.push(part);
   }
+  // The name's first verb says what it does, unless it is an HTTP method before the real verb
+  // (`API-post-search` searches).
   let action: Action | undefined;
-  for (const w of nameWords) {
-    const a = TOOL_VERB.get(w);
-    if (a) {
-      action = a;
-      break;
-    }
+  for (let k = 0; k < nameWords.length; k++) {
+    const a = TOOL_VERB.get(nameWords[k]!);
+    if (!a) continue;
+    action = a;
+    if (!HTTP_METHODS.has(nameWords[k]!)) break;
+    const later = nameWords.slice(k + 1).find((w) => TOOL_VERB.has(w) && !HTTP_METHODS.has(w));
+    if (later) action = TOOL_VERB.get(later);
+    break;
   }
   const nameTerms = nameWords.filter((w) => w.length > 1 && !STOP.has(w)).map(stem);
   // `get` is a stop word for requests but is what a name says: keep the verbs in the name.
@@ -144,6 +150,9 @@ function buildDoc(tool: Searchable): ToolDoc {
   const fields = [nameTerms, serverTerms, terms(firstSentence(tool.description)), terms(tool.description), terms(params)];
   return { tool, group, counts: fields.map(count), lengths: fields.map((f) => f.length), action, bare };
 }
+
+/** The words of a tool's name as the index holds them (glued names split): for tests and tuning. */
+export const nameWords = (tool: Searchable): string[] => [...buildDoc(tool).counts[NAME]!.keys()];
 
 /** A tool's terms, kept per parameters object (its schema outlives the turn's definitions). */
 const docs = new WeakMap<object, ToolDoc>();

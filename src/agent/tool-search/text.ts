@@ -90,25 +90,29 @@ export function terms(text: string): string[] {
 
 /**
  * Splits a glued identifier (`listpullrequests`: ids are lower-cased, so `listPullRequests`
- * arrives without its capitals) into the fewest known words, or undefined when no split into
- * known words of two or more letters exists. Quadratic in the word's length, which is short.
+ * arrives without its capitals) into known words, as few as possible; a stretch no known word
+ * covers stays a piece of its own at a cost (`unarchivedocument` → `un archive document`).
+ * Undefined when no split has at least two known words of three letters or more. Quadratic in
+ * the word's length, which is short.
  */
 export function segment(word: string, known: (w: string) => boolean): string[] | undefined {
   const n = word.length;
-  if (n < 5 || n > 60) return undefined;
-  const best: Array<number> = new Array(n + 1).fill(Number.POSITIVE_INFINITY);
-  const from: Array<number> = new Array(n + 1).fill(-1);
+  if (n < 5 || n > 80) return undefined;
+  const best: number[] = new Array<number>(n + 1).fill(Number.POSITIVE_INFINITY);
+  const from: number[] = new Array<number>(n + 1).fill(-1);
   best[0] = 0;
-  for (let end = 2; end <= n; end++) {
-    for (let start = Math.max(0, end - 20); start <= end - 2; start++) {
-      if (best[start]! + 1 < best[end]! && known(word.slice(start, end))) {
-        best[end] = best[start]! + 1;
+  for (let end = 1; end <= n; end++) {
+    for (let start = Math.max(0, end - 24); start < end; start++) {
+      const piece = word.slice(start, end);
+      const cost = piece.length >= 2 && known(piece) ? 1 : 3 + piece.length;
+      if (best[start]! + cost < best[end]!) {
+        best[end] = best[start]! + cost;
         from[end] = start;
       }
     }
   }
-  if (!Number.isFinite(best[n]!) || best[n]! < 2) return undefined;
   const parts: string[] = [];
   for (let end = n; end > 0; end = from[end]!) parts.unshift(word.slice(from[end]!, end));
-  return parts;
+  const knownParts = parts.filter((p) => p.length >= 3 && known(p)).length;
+  return parts.length >= 2 && knownParts >= 2 ? parts : undefined;
 }
