@@ -12,6 +12,7 @@ import { EventBus } from '../src/events/events.js';
 import { GovernedToolExecutor } from '../src/app/tool-executor.js';
 import { openWardenStore } from '../src/app/migrations.js';
 import { assignServerNames, toolId } from '../src/mcp/names.js';
+import { buildCatalog, DEFAULT_MAX_TOOLS } from '../src/mcp/catalog.js';
 import { directTools } from '../src/agent/tool-search/settings.js';
 import { rankTools, type RankOptions, type Searchable } from '../src/agent/tool-search/rank.js';
 import type { TurnContext } from '../src/policy/context.js';
@@ -58,22 +59,29 @@ export function loadCatalog(file = CATALOG_FILE): Catalog {
   if (!Array.isArray(raw.tools)) fail(`${where} .tools`, 'expected an array');
   const declared = (raw.servers as Array<{ id?: unknown }>).map((s, i) => (typeof s?.id === 'string' ? s.id : fail(`${where} .servers[${i}].id`, 'expected a string')));
   const names = assignServerNames(declared);
-  const tools: Searchable[] = [];
-  const ids = new Map<string, string>();
-  const reserved = new Set<string>();
+  const listed = new Map<string, Array<Record<string, unknown>>>(declared.map((d) => [d, []]));
   (raw.tools as RawTool[]).forEach((t, j) => {
     const at = `${where} .tools[${j}]`;
     if (typeof t?.name !== 'string') fail(`${at}.name`, 'expected a string');
-    if (typeof t.server !== 'string' || !names.has(t.server)) fail(`${at}.server`, 'names no server of .servers');
-    const prefix = `${t.server}${'__'}`;
+    if (typeof t.server !== 'string' || !listed.has(t.server)) fail(`${at}.server`, 'names no server of .servers');
+    const prefix = `${t.server}__`;
     // The server's own name for the tool; the catalog writes it after its server's id.
-    const own = t.name.startsWith(prefix) ? t.name.slice(prefix.length) : t.name;
-    const id = toolId(names.get(t.server)!, own, reserved);
-    reserved.add(id);
-    for (const key of [t.name, t.name.toLowerCase(), `${t.server}/${own}`, id]) ids.set(key, id);
-    const schema = t.inputSchema && typeof t.inputSchema === 'object' ? t.inputSchema : { type: 'object', properties: {} };
-    tools.push({ id, description: typeof t.description === 'string' && t.description.trim() ? t.description.trim() : `Tool ${own} of MCP server ${t.server}.`, parameters: schema });
+    listed.get(t.server)!.push({ ...t, name: t.name.startsWith(prefix) ? t.name.slice(prefix.length) : t.name });
   });
+  // Each server's list as Warden's MCP client keeps it (bounded descriptions, prepared schemas).
+  const tools: Searchable[] = [];
+  const ids = new Map<string, string>();
+  const reserved = new Set<string>();
+  for (const [server, rawTools] of listed) {
+    const built = buildCatalog(rawTools, { server, maxTools: DEFAULT_MAX_TOOLS });
+    for (const why of built.diagnostics) fail(`${where} server ${server}`, why);
+    for (const t of built.tools) {
+      const id = toolId(names.get(server)!, t.name, reserved);
+      reserved.add(id);
+      for (const key of [`${server}__${t.name}`, `${server}__${t.name}`.toLowerCase(), `${server}/${t.name}`, id]) ids.set(key, id);
+      tools.push({ id, description: t.description, parameters: t.parameters as Record<string, unknown> });
+    }
+  }
   return { tools, servers: declared.length, ids };
 }
 
