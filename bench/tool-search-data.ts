@@ -85,7 +85,7 @@ export function loadCatalog(file = CATALOG_FILE): Catalog {
   return { tools, servers: declared.length, ids };
 }
 
-/** Labelled requests, one JSON object a line: `{ "request": "...", "tool": "server/tool" }` (or `tools: [...]`). */
+/** Labelled requests, one JSON object a line: `{ "id": "ts-001", "request": "...", "expected": ["server__tool", …] }` (any one counts). */
 export function loadRequests(file: string, catalog: Catalog): LabelledRequest[] {
   const out: LabelledRequest[] = [];
   const lines = readFileSync(file, 'utf8').split('\n');
@@ -98,13 +98,10 @@ export function loadRequests(file: string, catalog: Catalog): LabelledRequest[] 
     } catch {
       return fail(where, 'not JSON');
     }
-    const request = row.request ?? row.query;
+    const request = row.request;
     if (typeof request !== 'string' || !request.trim()) fail(`${where} .request`, 'expected a non-empty string');
-    const labels = Array.isArray(row.tools) ? row.tools : row.tool !== undefined ? [row.tool] : fail(`${where} .tool`, 'expected a tool (or tools)');
-    const expected = (labels as unknown[]).map((l, k) => {
-      const key = typeof l === 'string' ? l : l && typeof l === 'object' ? `${String((l as { server?: unknown }).server)}/${String((l as { tool?: unknown }).tool)}` : '';
-      return catalog.ids.get(key) ?? catalog.ids.get(key.toLowerCase()) ?? catalog.ids.get(key.replace('__', '/')) ?? fail(`${where} .tool[${k}]`, 'names no tool of the catalog');
-    });
+    const labels = Array.isArray(row.expected) && row.expected.length > 0 ? row.expected : fail(`${where} .expected`, 'expected a non-empty array of tool names');
+    const expected = (labels as unknown[]).map((l, k) => (typeof l === 'string' ? catalog.ids.get(l) : undefined) ?? fail(`${where} .expected[${k}]`, 'names no tool of the catalog'));
     out.push({ request: request as string, expected });
   });
   return out;

@@ -50,6 +50,16 @@ describe('ranking requests as teammates phrase them', () => {
     expect(rankTools(query, CATALOG, 3).map((t) => t.id)).toContain(id);
   });
 
+  it.each<[string, Searchable[], string]>([
+    // A ticket key is an issue; a glued tool name meets two words of the request.
+    ['comment on ENG-77 that QA passed', [{ id: 'linear__createcomment', description: 'Add a comment to an issue.', parameters: {} }, { id: 'cloudflare__env_var_set', description: 'Set an environment variable (dev, qa, prod).', parameters: {} }], 'linear__createcomment'],
+    ['which data sources are wired into grafana', [{ id: 'grafana__list_datasources', description: 'List the configured sources.', parameters: {} }, { id: 'notion__list_data', description: 'List data.', parameters: {} }], 'grafana__list_datasources'],
+    ['put a 👀 on the last message in #support', [{ id: 'slack__add_reaction', description: 'Add a reaction emoji to a message.', parameters: {} }, { id: 'cloudflare__kv_put', description: 'Put a value into a KV namespace.', parameters: {} }], 'slack__add_reaction'],
+    ['find all the *.csv files under data/', [{ id: 'fs__search_files', description: 'Search for files matching a glob pattern.', parameters: {} }, { id: 'sheets__append_rows', description: 'Append rows to a CSV sheet.', parameters: {} }], 'fs__search_files'],
+  ])('%s (the shape of a token counts)', (query, tools, id) => {
+    expect(rankTools(query, tools, 1).map((t) => t.id)).toEqual([id]);
+  });
+
   it('a query with no usable words finds nothing', () => {
     expect(rankTools('the of a', CATALOG, 3)).toEqual([]);
   });

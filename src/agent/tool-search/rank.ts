@@ -304,6 +304,42 @@ function startsAt(ws: string[], stems: string[], i: number, phrase: { words: str
   return ws[i + n - 1] === phrase.words[n - 1] || stems[i + n - 1] === phrase.last;
 }
 
+const OPENERS = new Set(['(', '"', "'", '`']);
+const CLOSERS = new Set([')', '"', "'", '`', ',', '.', ':', ';', '!', '?']);
+const isLetter = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
+const isDigit = (c: number) => c >= 48 && c <= 57;
+
+/**
+ * What the shape of a request's tokens says, whatever the words: `ENG-77` is a ticket, `#412`
+ * an issue or pull request number, `#support` a channel, an emoji a reaction, `*.csv` a file
+ * pattern, `config.yaml` or `data/` a file, a URL a web page, an address an email. Plain scans.
+ */
+function shapes(query: string): string[] {
+  const out = new Set<string>();
+  const add = (...ts: string[]) => ts.forEach((t) => out.add(stem(t)));
+  for (const token of query.split(' ')) {
+    if (!token) continue;
+    let from = 0;
+    let to = token.length;
+    while (from < to && OPENERS.has(token[from]!)) from++;
+    while (to > from && CLOSERS.has(token[to - 1]!)) to--;
+    const t = token.slice(from, to);
+    let letters = 0;
+    while (letters < t.length && isLetter(t.charCodeAt(letters))) letters++;
+    if (letters >= 2 && t[letters] === '-' && letters + 1 < t.length && [...t.slice(letters + 1)].every((ch) => isDigit(ch.charCodeAt(0)))) add('issue', 'ticket');
+    if (t.startsWith('#') && t.length > 1) {
+      if ([...t.slice(1)].every((ch) => isDigit(ch.charCodeAt(0)))) add('issue', 'pull', 'request', 'number');
+      else add('channel');
+    }
+    if (t.includes('*') || t.includes('?')) add('search', 'pattern', 'file', 'glob');
+    if (t.startsWith('http://') || t.startsWith('https://')) add('url', 'navigate', 'fetch', 'page');
+    else if (t.includes('@') && t.indexOf('@') > 0 && t.indexOf('.', t.indexOf('@')) > 0) add('email', 'user', 'address');
+    else if (t.includes('/') || (t.lastIndexOf('.') > 0 && t.lastIndexOf('.') >= t.length - 5 && isLetter(t.charCodeAt(t.length - 1)))) add('file', 'path', 'content');
+    for (const ch of t) if (ch.codePointAt(0)! >= 0x2600) add('reaction', 'emoji');
+  }
+  return [...out];
+}
+
 interface ParsedQuery {
   weights: Map<string, number>;
   action: Action | undefined;
@@ -321,13 +357,23 @@ function parseQuery(query: string, options: RankOptions, index: SurfaceIndex): P
     // A word no tool here uses (`prs`, `k8s`) is jargon: what it stands for takes its place.
     const unknown = !index.postings.has(stems[i]!);
     for (const cue of CUES.get(ws[i]!) ?? []) {
-      if (startsAt(ws, stems, i, cue)) relate(cue.means, unknown && cue.words.length === 1 ? options.replaced : options.related);
+      if (!startsAt(ws, stems, i, cue)) continue;
+      relate(cue.means, unknown && cue.words.length === 1 ? options.replaced : options.related);
+      // A short form of a word (`repo`, `orgs`, `db`… of `repository`, `organization`) is that word.
+      if (cue.words.length === 1) relate(cue.means.filter((t) => t.length > stems[i]!.length && t.startsWith(stems[i]!.endsWith('s') ? stems[i]!.slice(0, -1) : stems[i]!)), options.replaced);
     }
     // `repos`, `dbs`: the lexicon lists the forms people write; a plural of a listed word counts too.
     if (!CUES.has(ws[i]!) && ws[i]!.endsWith('s')) {
       for (const cue of CUES.get(ws[i]!.slice(0, -1)) ?? []) if (cue.words.length === 1) relate(cue.means, unknown ? options.replaced : options.related);
     }
   }
+  // `data sources` is `datasources` in a tool's name: two words glued count as one.
+  for (let i = 0; i + 1 < ws.length; i++) {
+    if (STOP.has(ws[i]!) || STOP.has(ws[i + 1]!)) continue;
+    const glued = stem(ws[i]! + ws[i + 1]!);
+    if (index.postings.has(glued) && (weights.get(glued) ?? 0) < 1) weights.set(glued, 1);
+  }
+  for (const t of shapes(query)) if ((weights.get(t) ?? 0) < options.related) weights.set(t, options.related);
   const votes = new Map<Action, number>();
   for (let i = 0; i < ws.length; i++) {
     for (const p of ACTION_PHRASES) {
@@ -356,6 +402,8 @@ function actionMatch(want: Action | undefined, has: Action | undefined): number 
   if (!want || !has) return 0;
   if (want === has) return 1;
   if (READS.has(want) && READS.has(has)) return want === 'get' || has === 'get' ? 0.3 : 0.6;
+  // `add a panel to the dashboard` updates it; `set a reminder` creates one: near enough.
+  if ((want === 'create' && has === 'update') || (want === 'update' && has === 'create')) return 0;
   return -1;
 }
 
