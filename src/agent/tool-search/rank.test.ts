@@ -60,6 +60,14 @@ describe('ranking requests as teammates phrase them', () => {
     expect(rankTools(query, tools, 1).map((t) => t.id)).toEqual([id]);
   });
 
+  it('a request that names a server prefers its tools', () => {
+    const tools: Searchable[] = [
+      { id: 'cloudflare__queue_create', description: 'Create a new queue.', parameters: {} },
+      { id: 'twilio__createqueue', description: 'Create a queue for calls.', parameters: {} },
+    ];
+    expect(rankTools('create a new hold queue on twilio', tools, 2).map((t) => t.id)).toEqual(['twilio__createqueue', 'cloudflare__queue_create']);
+  });
+
   it('a query with no usable words finds nothing', () => {
     expect(rankTools('the of a', CATALOG, 3)).toEqual([]);
   });

@@ -47,6 +47,8 @@ export interface RankOptions {
   actionPenalty: number;
   /** Warden's own tools (no server) against a request that names a server's words. */
   corePenalty: number;
+  /** A tool of another server than the one(s) the request names. */
+  otherServer: number;
 }
 
 export const DEFAULT_RANK_OPTIONS: Readonly<RankOptions> = Object.freeze({
@@ -63,6 +65,7 @@ export const DEFAULT_RANK_OPTIONS: Readonly<RankOptions> = Object.freeze({
   actionBonus: 0.4,
   actionPenalty: 0.3,
   corePenalty: 0.2,
+  otherServer: 0.5,
 });
 
 /** What separates an MCP server's name from its tool's in an id (mcp/names.ts). */
@@ -446,6 +449,14 @@ export function rankDetailed(query: string, tools: readonly Searchable[], limit:
   let bestGroup = 0;
   for (let i = 0; i < g; i++) if (index.groups[i] !== '' && groupScores[i]! > bestGroup) bestGroup = groupScores[i]!;
   const serverTalk = bestGroup > 0;
+  // A request that names a server (`on slack`, `in asana`) is about that server's tools.
+  const named = new Set<number>();
+  for (let gi = 0; gi < g; gi++) {
+    const name = index.groups[gi]!;
+    if (!name) continue;
+    const bare = name.endsWith('2') ? name.slice(0, -1) : name;
+    if (weights.get(stem(bare)) === 1 || weights.get(stem(name)) === 1) named.add(gi);
+  }
   // The best `limit` kept in order as they come: no array of every scored tool to sort.
   const top: Array<{ tool: Searchable; score: number }> = [];
   const before = (a: { tool: Searchable; score: number }, b: { tool: Searchable; score: number }) => a.score > b.score || (a.score === b.score && a.tool.id < b.tool.id);
@@ -460,6 +471,7 @@ export function rankDetailed(query: string, tools: readonly Searchable[], limit:
     if (match > 0) score *= 1 + options.actionBonus * match;
     else if (match < 0) score *= 1 - options.actionPenalty;
     if (doc.group === '' && serverTalk) score *= 1 - options.corePenalty;
+    if (named.size > 0 && !named.has(index.groupOf[i]!)) score *= 1 - options.otherServer;
     const entry = { tool: doc.tool, score };
     if (top.length === limit && !before(entry, top[limit - 1]!)) continue;
     let at = top.length;
