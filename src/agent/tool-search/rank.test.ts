@@ -60,6 +60,14 @@ describe('ranking requests as teammates phrase them', () => {
     expect(rankTools(query, tools, 1).map((t) => t.id)).toEqual([id]);
   });
 
+  it('a word one typo away from a known one is read as that word', () => {
+    const tools: Searchable[] = [
+      { id: 'cloudflare__r2_list_buckets', description: 'List R2 buckets.', parameters: {} },
+      { id: 'cloudflare__r2_get_bucket', description: 'Get one R2 bucket.', parameters: {} },
+    ];
+    expect(rankTools('lsit the r2 buckets', tools, 1).map((t) => t.id)).toEqual(['cloudflare__r2_list_buckets']);
+  });
+
   it('a request that names a server prefers its tools', () => {
     const tools: Searchable[] = [
       { id: 'cloudflare__queue_create', description: 'Create a new queue.', parameters: {} },

@@ -343,13 +343,41 @@ function shapes(query: string): string[] {
   return [...out];
 }
 
+/** Words a request may use that are not in any tool's text but still mean something here. */
+const UNDERSTOOD = new Set<string>([...CUES.keys(), ...ACTION_PHRASES.flatMap((p) => p.words)]);
+const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
+
+/**
+ * A word no tool and no lexicon entry knows, one typo away from one they do (`lsit` → `list`,
+ * `flakng` → `flaking`), is read as that word; anything else stays as written.
+ */
+function corrected(w: string, index: SurfaceIndex): string {
+  if (w.length < 4 || STOP.has(w) || UNDERSTOOD.has(w) || index.postings.has(stem(w)) || !isLetter(w.charCodeAt(0))) return w;
+  const known = (v: string) => UNDERSTOOD.has(v) || index.postings.has(stem(v));
+  for (let i = 0; i + 1 < w.length; i++) {
+    const v = w.slice(0, i) + w[i + 1] + w[i] + w.slice(i + 2);
+    if (known(v)) return v;
+  }
+  for (let i = 0; i < w.length; i++) {
+    const v = w.slice(0, i) + w.slice(i + 1);
+    if (v.length >= 3 && known(v)) return v;
+  }
+  for (let i = 0; i <= w.length; i++) {
+    for (const c of LETTERS) {
+      const v = w.slice(0, i) + c + w.slice(i);
+      if (known(v)) return v;
+    }
+  }
+  return w;
+}
+
 interface ParsedQuery {
   weights: Map<string, number>;
   action: Action | undefined;
 }
 
 function parseQuery(query: string, options: RankOptions, index: SurfaceIndex): ParsedQuery {
-  const ws = words(query);
+  const ws = words(query).map((w) => corrected(w, index));
   const stems = ws.map(stem);
   const weights = new Map<string, number>();
   for (const w of ws) if (w.length > 1 && !STOP.has(w)) weights.set(stem(w), 1);
