@@ -71,7 +71,9 @@ export const DEFAULT_RANK_OPTIONS: Readonly<RankOptions> = Object.freeze({
 /** What separates an MCP server's name from its tool's in an id (mcp/names.ts). */
 const SEPARATOR = '__';
 const FIELDS = 5;
-const [NAME, SERVER, LEAD, DESCRIPTION, PARAMS] = [0, 1, 2, 3, 4] as const;
+// Fields in order: name, server, first sentence, description, parameters (buildDoc).
+const NAME = 0;
+const SERVER = 1;
 
 const ACTIONS = Object.keys(TOOL_VERBS) as Action[];
 const TOOL_VERB = new Map<string, Action>();
@@ -217,7 +219,7 @@ function buildIndex(list: ToolDoc[], options: RankOptions): SurfaceIndex {
     }
   });
   const postings = pack(lists);
-  // A server's tools taken together: its name, and its tools' names and first sentences.
+  // A server's tools taken together: its name and its tools' names (what it offers, not how it explains it).
   const groups: string[] = [];
   const groupIndex = new Map<string, number>();
   const groupOf = list.map((d) => {
@@ -233,7 +235,7 @@ function buildIndex(list: ToolDoc[], options: RankOptions): SurfaceIndex {
   const groupLengths = new Array<number>(groups.length).fill(0);
   list.forEach((d, i) => {
     const g = groupOf[i]!;
-    for (const f of [NAME, SERVER, LEAD]) {
+    for (const f of [NAME, SERVER]) {
       for (const [t, n] of d.counts[f]!) groupCounts[g]!.set(t, (groupCounts[g]!.get(t) ?? 0) + n);
       groupLengths[g]! += d.lengths[f]!;
     }
