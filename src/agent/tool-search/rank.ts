@@ -59,7 +59,7 @@ export const DEFAULT_RANK_OPTIONS: Readonly<RankOptions> = Object.freeze({
   description: 1,
   params: 0.3,
   b: 0.6,
-  related: 0.4,
+  related: 0.5,
   replaced: 0.8,
   serverPrior: 1,
   actionBonus: 0.4,
