@@ -39,8 +39,9 @@ const bench: Bench = async (report) => {
   const queries = available(TUNE_FILE) ? loadRequests(TUNE_FILE, catalog).map((r) => r.request) : catalog.tools.slice(0, 200).map((t) => t.description.slice(0, 60));
   const fresh = surface.map((t) => ({ ...t, parameters: { ...t.parameters } }));
   let t = performance.now();
+  const cpu = process.cpuUsage();
   rankTools(queries[0]!, fresh, 8);
-  report({ name: `tool_search, first search on a new ${surface.length}-tool surface`, value: fmtMs(performance.now() - t), note: 'builds the index' });
+  report({ name: `tool_search, first search on a new ${surface.length}-tool surface`, value: fmtMs(performance.now() - t), note: `builds the index; ${fmtMs(process.cpuUsage(cpu).user / 1000)} CPU` });
   const settings = { mode: 'tools' as const, defaultLimit: 8, maxLimit: 20 };
   const samples: number[] = [];
   for (let round = 0; round < 3; round++) {
