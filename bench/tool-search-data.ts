@@ -63,10 +63,10 @@ export function loadCatalog(file = CATALOG_FILE): Catalog {
   (raw.tools as RawTool[]).forEach((t, j) => {
     const at = `${where} .tools[${j}]`;
     if (typeof t?.name !== 'string') fail(`${at}.name`, 'expected a string');
-    if (typeof t.server !== 'string' || !listed.has(t.server)) fail(`${at}.server`, 'names no server of .servers');
-    const prefix = `${t.server}__`;
+    const server = typeof t.server === 'string' && listed.has(t.server) ? t.server : fail(`${at}.server`, 'names no server of .servers');
+    const prefix = `${server}__`;
     // The server's own name for the tool; the catalog writes it after its server's id.
-    listed.get(t.server)!.push({ ...t, name: t.name.startsWith(prefix) ? t.name.slice(prefix.length) : t.name });
+    listed.get(server)!.push({ ...t, name: t.name.startsWith(prefix) ? t.name.slice(prefix.length) : t.name });
   });
   // Each server's list as Warden's MCP client keeps it (bounded descriptions, prepared schemas).
   const tools: Searchable[] = [];
