@@ -1,5 +1,7 @@
 // MCP and Tool Search: (1) the prompt's tool block with 1,000 MCP tools, every schema vs Tool
-// Search (target ≤ 5 %); (2) tool_search's top-3 recall on the labelled requests (target ≥ 90 %);
+// Search (target ≤ 5 %); (2) tool_search's top-3 recall on the generated fixture's own requests
+// through the whole chain (a regression figure: the recall target is measured on real servers'
+// tools and blind requests in tool-search.bench.ts);
 // (3) what Warden adds to one MCP call over the SDK client calling the same loopback HTTP
 // server directly (target ≤ 1 ms p50), at the manager and through the whole call chain.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -85,7 +87,7 @@ const bench: Bench = async (report) => {
       if (found.some((h) => h.id === `hub__${tool}`)) hits++;
     }
     const perSearch = (performance.now() - started) / LABELLED_QUERIES.length;
-    report({ name: `tool_search top-3 recall, ${LABELLED_QUERIES.length} labelled requests (target ≥ 90 %)`, value: pct(hits / LABELLED_QUERIES.length), note: `${hits}/${LABELLED_QUERIES.length}` });
+    report({ name: `tool_search top-3, ${LABELLED_QUERIES.length} fixture requests (regression)`, value: pct(hits / LABELLED_QUERIES.length), note: `${hits}/${LABELLED_QUERIES.length}; the target is in tool-search` });
     report({ name: 'tool_search over 1,008 tools, one search through the chain', value: fmtMs(perSearch) });
 
     // (3) Call overhead on loopback HTTP.

@@ -1,6 +1,22 @@
+import { ACTION_CUES, RELATED, TOOL_VERBS, type Action } from './lexicon.js';
+import { segment, stem, STOP, terms, words } from './text.js';
+
 /**
- * Lexical ranking for tool_search: BM25 over each tool's name, description and parameter
- * names and descriptions, with light English stemming. An exact tool id always comes first.
+ * Lexical ranking for tool_search. It ranks only the tools it is handed (the turn's surface)
+ * and returns a subset of them; nothing else is in reach.
+ *
+ * - BM25F over a tool's fields: its name (split into words, glued lower-case names segmented),
+ *   its server, the first sentence of its description, the whole description, and its
+ *   parameters' names, descriptions and enum values, each with its own weight.
+ * - The request's own words, plus the words tool lists use for the team speak in it
+ *   (lexicon.ts: `PRs` → pull request, `copies` → replicas, `prod` → environment) at a lower
+ *   weight.
+ * - A server prior: the request scored against each server's tools taken together, so a
+ *   request about deployments and replicas prefers the Kubernetes server's tools over a
+ *   generic tool that shares one word with it.
+ * - What the request wants done (list, get, search, create, update, delete) against what the
+ *   tool's name says it does.
+ * An exact tool id always comes first. The index of a surface is built once and cached.
  */
 export interface Searchable {
   id: string;
@@ -8,112 +24,492 @@ export interface Searchable {
   parameters: Record<string, unknown>;
 }
 
-const STOP = new Set(['a', 'an', 'the', 'to', 'of', 'and', 'or', 'for', 'in', 'on', 'with', 'is', 'it', 'this', 'that', 'by', 'from', 'at', 'as', 'be']);
+/** The knobs of the ranking; the defaults are what `npm run bench` measures. */
+export interface RankOptions {
+  k1: number;
+  /** Field weights. */
+  name: number;
+  server: number;
+  lead: number;
+  description: number;
+  params: number;
+  /** Length normalisation of the long fields (the name and server are short: none). */
+  b: number;
+  /** Weight of a lexicon word against the request's own words (1). */
+  related: number;
+  /** The same when the request's word is used by no tool on the surface (jargon like `PRs`). */
+  replaced: number;
+  /** How much the best-matching server lifts its tools: score × (1 + serverPrior × s/max). */
+  serverPrior: number;
+  /** A tool doing what the request asks: score × (1 + actionBonus × match). */
+  actionBonus: number;
+  /** A tool doing something else (writing when asked to read, deleting when asked to edit). */
+  actionPenalty: number;
+  /** Warden's own tools (no server) against a request that names a server's words. */
+  corePenalty: number;
+  /** A tool of another server than the one(s) the request names. */
+  otherServer: number;
+}
 
-function stem(word: string): string {
-  let w = word;
-  for (const suffix of ['ing', 'ed', 'es', 's']) {
-    if (w.length > suffix.length + 2 && w.endsWith(suffix)) {
-      w = w.slice(0, -suffix.length);
+export const DEFAULT_RANK_OPTIONS: Readonly<RankOptions> = Object.freeze({
+  k1: 1.2,
+  name: 3,
+  server: 1.5,
+  lead: 1,
+  description: 1,
+  params: 0.3,
+  b: 0.6,
+  related: 0.5,
+  replaced: 0.8,
+  serverPrior: 1,
+  actionBonus: 0.4,
+  actionPenalty: 0.3,
+  corePenalty: 0.2,
+  otherServer: 0.5,
+});
+
+/** What separates an MCP server's name from its tool's in an id (mcp/names.ts). */
+const SEPARATOR = '__';
+const FIELDS = 5;
+// Fields in order: name, server, first sentence, description, parameters (buildDoc).
+const NAME = 0;
+const SERVER = 1;
+
+const ACTIONS = Object.keys(TOOL_VERBS) as Action[];
+const TOOL_VERB = new Map<string, Action>();
+for (const a of ACTIONS) for (const v of TOOL_VERBS[a]) if (!TOOL_VERB.has(v)) TOOL_VERB.set(v, a);
+
+/** Words a glued name may be made of: the lexicon's, the verbs', and a few API words. */
+const KNOWN = new Set<string>(['by', 'id', 'ids', 'to', 'for', 'from', 'in', 'on', 'of', 'or', 'and', 'with', 'all', 'my', 'me', 'this', 'info', 'details', 'item', 'items', 'list', 'get', 'set', 'url', 'urls', 'name', 'names', 'user', 'users', 'data', 'type', 'types', 'status', 'state', 'page', 'pages', 'file', 'files', 'comment', 'comments', 'tag', 'tags', 'stats', 'content', 'paginated', 'number', 'numbers', 'need', 'needs', 'addon', 'assigned', 'incoming', 'outgoing', 'local', 'unarchive', 'sub', 'account', 'accounts', 'format', 'google', 'slides', 'slide', 'doc', 'docs', 'text', 'image', 'color', 'style', 'view', 'views', 'member', 'members', 'membership', 'project', 'projects', 'team', 'teams', 'label', 'labels', 'issue', 'issues', 'customer', 'customers', 'template', 'templates', 'workflow', 'state', 'states', 'cycle', 'cycles', 'release', 'releases', 'pipeline', 'stage', 'stages', 'initiative', 'update', 'updates', 'search', 'module', 'provider', 'policy', 'resource', 'usage', 'record', 'records', 'today', 'month', 'daily', 'monthly', 'yearly', 'credential', 'mapping', 'address', 'phone', 'call', 'calls', 'conference', 'participant', 'queue', 'recording', 'transcription', 'short', 'code', 'key', 'keys', 'signing', 'toll', 'free', 'mobile', 'available', 'application', 'app', 'apps', 'connect', 'authorized', 'dependent', 'notification', 'feedback', 'media', 'message', 'messages', 'sip', 'domain', 'ip', 'access', 'control', 'auth', 'oauth', 'managed', 'audit', 'event', 'events', 'saved', 'webhook', 'webhooks', 'document', 'documents', 'attachment', 'attachments', 'milestone', 'by', 'need', 'emoji', 'reaction', 'favorite', 'roadmap', 'integration', 'entity', 'external', 'organization', 'viewer', 'sheet', 'sheets', 'paragraph', 'table', 'tab', 'cell', 'range', 'row', 'rows', 'column', 'columns', 'permission', 'permissions', 'folder', 'shared', 'drive', 'drives', 'trash', 'copy', 'move', 'rename', 'upload', 'download', 'export']);
+for (const [said, means] of RELATED) for (const w of [...said, ...means]) for (const x of words(w)) KNOWN.add(x);
+for (const a of ACTIONS) for (const v of TOOL_VERBS[a]) KNOWN.add(v);
+
+const HTTP_METHODS = new Set(['get', 'post', 'put', 'patch']);
+
+interface ToolDoc {
+  tool: Searchable;
+  group: string;
+  counts: Array<Map<string, number>>;
+  lengths: number[];
+  /** What the tool's name says it does; the name's first verb wins. */
+  action: Action | undefined;
+  /** The name without its server, lower-cased (`list_pull_requests`). */
+  bare: string;
+}
+
+function firstSentence(text: string): string {
+  const cut = text.slice(0, 300);
+  for (let i = 0; i < cut.length - 1; i++) if ((cut[i] === '.' || cut[i] === '\n') && (cut[i + 1] === ' ' || cut[i + 1] === '\n')) return cut.slice(0, i);
+  return cut;
+}
+
+function paramText(parameters: Record<string, unknown>): string {
+  const props = parameters.properties;
+  if (!props || typeof props !== 'object') return '';
+  const parts: string[] = [];
+  for (const [name, p] of Object.entries(props as Record<string, unknown>)) {
+    parts.push(name);
+    if (p && typeof p === 'object') {
+      const { description, enum: values } = p as { description?: unknown; enum?: unknown };
+      if (typeof description === 'string') parts.push(description.slice(0, 300));
+      if (Array.isArray(values)) for (const v of values.slice(0, 20)) if (typeof v === 'string') parts.push(v);
+    }
+  }
+  return parts.join(' ');
+}
+
+function count(list: string[]): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const w of list) m.set(w, (m.get(w) ?? 0) + 1);
+  return m;
+}
+
+function buildDoc(tool: Searchable): ToolDoc {
+  const cut = tool.id.indexOf(SEPARATOR);
+  const group = cut > 0 ? tool.id.slice(0, cut) : '';
+  const bare = cut > 0 ? tool.id.slice(cut + SEPARATOR.length) : tool.id;
+  const params = paramText(tool.parameters);
+  const local = new Set([...words(tool.description), ...words(params)]);
+  const known = (w: string) => local.has(w) || KNOWN.has(w) || (w.length > 3 && w.endsWith('s') && (local.has(w.slice(0, -1)) || KNOWN.has(w.slice(0, -1))));
+  const nameWords: string[] = [];
+  for (const w of words(bare)) {
+    nameWords.push(w);
+    if (w.length >= 5 && !known(w)) for (const part of segment(w, known) ?? []) if (part.length > 1) nameWords.push(part);
+  }
+  // The name's first verb says what it does, unless it is an HTTP method before the real verb
+  // (`API-post-search` searches).
+  let action: Action | undefined;
+  for (let k = 0; k < nameWords.length; k++) {
+    const a = TOOL_VERB.get(nameWords[k]!);
+    if (!a) continue;
+    action = a;
+    if (!HTTP_METHODS.has(nameWords[k]!)) break;
+    const later = nameWords.slice(k + 1).find((w) => TOOL_VERB.has(w) && !HTTP_METHODS.has(w));
+    if (later) action = TOOL_VERB.get(later);
+    break;
+  }
+  const nameTerms = nameWords.filter((w) => w.length > 1 && !STOP.has(w)).map(stem);
+  // `get` is a stop word for requests but is what a name says: keep the verbs in the name.
+  for (const w of nameWords) if (STOP.has(w) && TOOL_VERB.has(w)) nameTerms.push(stem(w));
+  const serverTerms = terms(group).filter((w) => w !== 'mcp' && w !== 'server');
+  const fields = [nameTerms, serverTerms, terms(firstSentence(tool.description)), terms(tool.description), terms(params)];
+  return { tool, group, counts: fields.map(count), lengths: fields.map((f) => f.length), action, bare };
+}
+
+/** The words of a tool's name as the index holds them (glued names split): for tests and tuning. */
+export const nameWords = (tool: Searchable): string[] => [...buildDoc(tool).counts[NAME]!.keys()];
+
+/** A tool's terms, kept per parameters object (its schema outlives the turn's definitions). */
+const docs = new WeakMap<object, ToolDoc>();
+function docOf(tool: Searchable): ToolDoc {
+  const hit = docs.get(tool.parameters);
+  if (hit && hit.tool.id === tool.id && hit.tool.description === tool.description) return hit.tool === tool ? hit : { ...hit, tool };
+  const doc = buildDoc(tool);
+  docs.set(tool.parameters, doc);
+  return doc;
+}
+
+/** The tools holding a term, and its field-weighted, length-normalised frequency in each. */
+interface Postings {
+  docs: Int32Array;
+  tfs: Float64Array;
+}
+
+/** Packs term → (doc, tf) pairs into typed arrays: thousands of tools, few objects. */
+function pack(lists: Map<string, number[]>): Map<string, Postings> {
+  const out = new Map<string, Postings>();
+  for (const [t, pairs] of lists) {
+    const docs = new Int32Array(pairs.length / 2);
+    const tfs = new Float64Array(pairs.length / 2);
+    for (let k = 0; k < docs.length; k++) {
+      docs[k] = pairs[2 * k]!;
+      tfs[k] = pairs[2 * k + 1]!;
+    }
+    out.set(t, { docs, tfs });
+  }
+  return out;
+}
+
+interface SurfaceIndex {
+  docs: ToolDoc[];
+  options: RankOptions;
+  postings: Map<string, Postings>;
+  groups: string[];
+  groupOf: number[];
+  groupPostings: Map<string, Postings>;
+}
+
+function buildIndex(list: ToolDoc[], options: RankOptions): SurfaceIndex {
+  const weights = [options.name, options.server, options.lead, options.description, options.params];
+  const norm = [0, 0, options.b, options.b, options.b];
+  const avg = new Array<number>(FIELDS).fill(0);
+  for (const d of list) for (let f = 0; f < FIELDS; f++) avg[f]! += d.lengths[f]! / Math.max(1, list.length);
+  const lists = new Map<string, number[]>();
+  list.forEach((d, i) => {
+    for (let f = 0; f < FIELDS; f++) {
+      const lengthNorm = 1 - norm[f]! + (norm[f]! * d.lengths[f]!) / Math.max(1, avg[f]!);
+      for (const [t, n] of d.counts[f]!) {
+        let p = lists.get(t);
+        if (!p) lists.set(t, (p = []));
+        const v = (weights[f]! * n) / lengthNorm;
+        // Fields are walked in turn for one tool: a term seen in an earlier field is the last pair.
+        if (p.length > 0 && p[p.length - 2] === i) p[p.length - 1]! += v;
+        else p.push(i, v);
+      }
+    }
+  });
+  const postings = pack(lists);
+  // A server's tools taken together: its name and its tools' names (what it offers, not how it explains it).
+  const groups: string[] = [];
+  const groupIndex = new Map<string, number>();
+  const groupOf = list.map((d) => {
+    let g = groupIndex.get(d.group);
+    if (g === undefined) {
+      g = groups.length;
+      groups.push(d.group);
+      groupIndex.set(d.group, g);
+    }
+    return g;
+  });
+  const groupCounts = groups.map(() => new Map<string, number>());
+  const groupLengths = new Array<number>(groups.length).fill(0);
+  list.forEach((d, i) => {
+    const g = groupOf[i]!;
+    for (const f of [NAME, SERVER]) {
+      for (const [t, n] of d.counts[f]!) groupCounts[g]!.set(t, (groupCounts[g]!.get(t) ?? 0) + n);
+      groupLengths[g]! += d.lengths[f]!;
+    }
+  });
+  const groupAvg = groupLengths.reduce((a, b) => a + b, 0) / Math.max(1, groups.length);
+  const groupLists = new Map<string, number[]>();
+  groupCounts.forEach((counts, g) => {
+    const lengthNorm = 1 - 0.75 + (0.75 * groupLengths[g]!) / Math.max(1, groupAvg);
+    for (const [t, n] of counts) {
+      let p = groupLists.get(t);
+      if (!p) groupLists.set(t, (p = []));
+      p.push(g, n / lengthNorm);
+    }
+  });
+  const groupPostings = pack(groupLists);
+  return { docs: list, options, postings, groups, groupOf, groupPostings };
+}
+
+/** Only the field weights and length normalisation shape an index; the rest weigh a query. */
+const sameIndexOptions = (a: RankOptions, b: RankOptions) =>
+  a === b || (a.name === b.name && a.server === b.server && a.lead === b.lead && a.description === b.description && a.params === b.params && a.b === b.b);
+
+/** The last few surfaces ranked (a surface is the same from one search of a turn to the next). */
+const recent: SurfaceIndex[] = [];
+const RECENT = 4;
+function indexFor(tools: readonly Searchable[], options: RankOptions): SurfaceIndex {
+  const list = tools.map(docOf);
+  const same = (ix: SurfaceIndex) => sameIndexOptions(ix.options, options) && ix.docs.length === list.length && ix.docs.every((d, i) => d.tool.id === list[i]!.tool.id && d.counts === list[i]!.counts);
+  const at = recent.findIndex(same);
+  if (at >= 0) {
+    const hit = recent[at]!;
+    recent.splice(at, 1);
+    recent.unshift(hit);
+    // The cached docs may hold an earlier turn's definition objects: answer with this turn's.
+    return hit.docs.every((d, i) => d.tool === list[i]!.tool) ? hit : { ...hit, docs: list };
+  }
+  const built = buildIndex(list, options);
+  recent.unshift(built);
+  if (recent.length > RECENT) recent.pop();
+  return built;
+}
+
+// The lexicon's entries by their first word; phrases are matched word by word.
+const CUES = new Map<string, Array<{ words: string[]; last: string; means: string[] }>>();
+for (const [said, means] of RELATED) {
+  const stems = [...new Set(means.flatMap((m) => terms(m)))];
+  for (const phrase of said) {
+    const ws = words(phrase);
+    if (ws.length === 0) continue;
+    let list = CUES.get(ws[0]!);
+    if (!list) CUES.set(ws[0]!, (list = []));
+    list.push({ words: ws, last: stem(ws[ws.length - 1]!), means: stems });
+  }
+}
+const ACTION_PHRASES: Array<{ words: string[]; last: string; action: Action }> = [];
+for (const a of ACTIONS) {
+  for (const cue of ACTION_CUES[a]) {
+    const ws = words(cue);
+    ACTION_PHRASES.push({ words: ws, last: stem(ws[ws.length - 1]!), action: a });
+  }
+}
+// Longer phrases first: `look for` is a search, `look` alone says nothing.
+ACTION_PHRASES.sort((x, y) => y.words.length - x.words.length);
+/** Question words: a question asks to read, whatever else it mentions. */
+const QUESTION = new Set(['which', 'what', 'whats', 'who', 'whose', 'where', 'when', 'how', 'any', 'is', 'are', 'do', 'does', 'did', 'show', 'list']);
+
+/** Whether a phrase starts at word i; its last word may be inflected (`merged` for `merge`). */
+function startsAt(ws: string[], stems: string[], i: number, phrase: { words: string[]; last: string }): boolean {
+  const n = phrase.words.length;
+  for (let k = 0; k < n - 1; k++) if (ws[i + k] !== phrase.words[k]) return false;
+  return ws[i + n - 1] === phrase.words[n - 1] || stems[i + n - 1] === phrase.last;
+}
+
+const OPENERS = new Set(['(', '"', "'", '`']);
+const CLOSERS = new Set([')', '"', "'", '`', ',', '.', ':', ';', '!', '?']);
+const isLetter = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
+const isDigit = (c: number) => c >= 48 && c <= 57;
+
+/**
+ * What the shape of a request's tokens says, whatever the words: `ENG-77` is a ticket, `#412`
+ * an issue or pull request number, `#support` a channel, an emoji a reaction, `*.csv` a file
+ * pattern, `config.yaml` or `data/` a file, a URL a web page, an address an email. Plain scans.
+ */
+function shapes(query: string): string[] {
+  const out = new Set<string>();
+  const add = (...ts: string[]) => ts.forEach((t) => out.add(stem(t)));
+  for (const token of query.split(' ')) {
+    if (!token) continue;
+    let from = 0;
+    let to = token.length;
+    while (from < to && OPENERS.has(token[from]!)) from++;
+    while (to > from && CLOSERS.has(token[to - 1]!)) to--;
+    const t = token.slice(from, to);
+    let letters = 0;
+    while (letters < t.length && isLetter(t.charCodeAt(letters))) letters++;
+    if (letters >= 2 && t[letters] === '-' && letters + 1 < t.length && [...t.slice(letters + 1)].every((ch) => isDigit(ch.charCodeAt(0)))) add('issue', 'ticket');
+    if (t.startsWith('#') && t.length > 1) {
+      if ([...t.slice(1)].every((ch) => isDigit(ch.charCodeAt(0)))) add('issue', 'pull', 'request', 'number');
+      else add('channel');
+    }
+    if (t.includes('*') || t.includes('?')) add('search', 'pattern', 'file', 'glob');
+    if (t.startsWith('http://') || t.startsWith('https://')) add('url', 'navigate', 'fetch', 'page');
+    else if (t.includes('@') && t.indexOf('@') > 0 && t.indexOf('.', t.indexOf('@')) > 0) add('email', 'user', 'address');
+    else if (t.includes('/') || (t.lastIndexOf('.') > 0 && t.lastIndexOf('.') >= t.length - 5 && isLetter(t.charCodeAt(t.length - 1)))) add('file', 'path', 'content');
+    for (const ch of t) if (ch.codePointAt(0)! >= 0x2600) add('reaction', 'emoji');
+  }
+  return [...out];
+}
+
+/** Words a request may use that are not in any tool's text but still mean something here. */
+const UNDERSTOOD = new Set<string>([...CUES.keys(), ...ACTION_PHRASES.flatMap((p) => p.words)]);
+const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
+
+/**
+ * A word no tool and no lexicon entry knows, one typo away from one they do (`lsit` → `list`,
+ * `flakng` → `flaking`), is read as that word; anything else stays as written.
+ */
+function corrected(w: string, index: SurfaceIndex): string {
+  if (w.length < 4 || STOP.has(w) || UNDERSTOOD.has(w) || index.postings.has(stem(w)) || !isLetter(w.charCodeAt(0))) return w;
+  const known = (v: string) => UNDERSTOOD.has(v) || index.postings.has(stem(v));
+  for (let i = 0; i + 1 < w.length; i++) {
+    const v = w.slice(0, i) + w[i + 1] + w[i] + w.slice(i + 2);
+    if (known(v)) return v;
+  }
+  for (let i = 0; i < w.length; i++) {
+    const v = w.slice(0, i) + w.slice(i + 1);
+    if (v.length >= 3 && known(v)) return v;
+  }
+  for (let i = 0; i <= w.length; i++) {
+    for (const c of LETTERS) {
+      const v = w.slice(0, i) + c + w.slice(i);
+      if (known(v)) return v;
+    }
+  }
+  return w;
+}
+
+interface ParsedQuery {
+  weights: Map<string, number>;
+  action: Action | undefined;
+}
+
+function parseQuery(query: string, options: RankOptions, index: SurfaceIndex): ParsedQuery {
+  const ws = words(query).map((w) => corrected(w, index));
+  const stems = ws.map(stem);
+  const weights = new Map<string, number>();
+  for (const w of ws) if (w.length > 1 && !STOP.has(w)) weights.set(stem(w), 1);
+  const relate = (means: string[], weight: number) => {
+    for (const t of means) if ((weights.get(t) ?? 0) < weight) weights.set(t, weight);
+  };
+  for (let i = 0; i < ws.length; i++) {
+    // A word no tool here uses (`prs`, `k8s`) is jargon: what it stands for takes its place.
+    const unknown = !index.postings.has(stems[i]!);
+    for (const cue of CUES.get(ws[i]!) ?? []) {
+      if (!startsAt(ws, stems, i, cue)) continue;
+      relate(cue.means, unknown && cue.words.length === 1 ? options.replaced : options.related);
+      // A short form of a word (`repo`, `orgs`, `db`… of `repository`, `organization`) is that word.
+      if (cue.words.length === 1) relate(cue.means.filter((t) => t.length > stems[i]!.length && t.startsWith(stems[i]!.endsWith('s') ? stems[i]!.slice(0, -1) : stems[i]!)), options.replaced);
+    }
+    // `repos`, `dbs`: the lexicon lists the forms people write; a plural of a listed word counts too.
+    if (!CUES.has(ws[i]!) && ws[i]!.endsWith('s')) {
+      for (const cue of CUES.get(ws[i]!.slice(0, -1)) ?? []) if (cue.words.length === 1) relate(cue.means, unknown ? options.replaced : options.related);
+    }
+  }
+  // `data sources` is `datasources` in a tool's name: two words glued count as one.
+  for (let i = 0; i + 1 < ws.length; i++) {
+    if (STOP.has(ws[i]!) || STOP.has(ws[i + 1]!)) continue;
+    const glued = stem(ws[i]! + ws[i + 1]!);
+    if (index.postings.has(glued) && (weights.get(glued) ?? 0) < 1) weights.set(glued, 1);
+  }
+  for (const t of shapes(query)) if ((weights.get(t) ?? 0) < options.related) weights.set(t, options.related);
+  const votes = new Map<Action, number>();
+  for (let i = 0; i < ws.length; i++) {
+    for (const p of ACTION_PHRASES) {
+      if (!startsAt(ws, stems, i, p)) continue;
+      votes.set(p.action, (votes.get(p.action) ?? 0) + (i === 0 ? 2 : 1));
+      i += p.words.length - 1;
       break;
     }
   }
-  // `schedule` and `scheduling` meet at `schedul`.
-  return w.length > 3 && w.endsWith('e') ? w.slice(0, -1) : w;
+  let action: Action | undefined;
+  let best = 0;
+  for (const [a, v] of votes) if (v > best) [action, best] = [a, v];
+  // A question asks to read, whatever verb it holds (`which PRs are waiting to be merged`);
+  // `which PRs`, `show the open incidents`: a plural object read is a listing, not one record.
+  if (QUESTION.has(ws[0] ?? '')) action = pluralObject(ws) || ws[0] === 'which' || ws[0] === 'any' || ws[0] === 'list' ? 'list' : action === 'search' ? 'search' : 'get';
+  else if (action === 'get' && pluralObject(ws)) action = 'list';
+  return { weights, action };
 }
 
-export function tokens(text: string): string[] {
-  return text
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter((w) => w.length > 1 && !STOP.has(w))
-    .map(stem);
+const NOT_PLURAL = new Set(['is', 'was', 'has', 'does', 'this', 'its', 'us', 'yes', 'sms', 'dns', 'aws', 'status', 'access', 'always', 'across', 'plus', 'kubernetes', 'news', 'analysis', 'process', 'address', 'business', 'less', 'unless']);
+const pluralObject = (ws: string[]) => ws.some((w) => w.length > 3 && w.endsWith('s') && !w.endsWith('ss') && !NOT_PLURAL.has(w));
+
+const READS = new Set<Action>(['list', 'get', 'search']);
+/** How well a tool's action serves a request's: 1 the same, a fraction near, negative opposed. */
+function actionMatch(want: Action | undefined, has: Action | undefined): number {
+  if (!want || !has) return 0;
+  if (want === has) return 1;
+  if (READS.has(want) && READS.has(has)) return want === 'get' || has === 'get' ? 0.3 : 0.6;
+  // `add a panel to the dashboard` updates it; `set a reminder` creates one: near enough.
+  if ((want === 'create' && has === 'update') || (want === 'update' && has === 'create')) return 0;
+  return -1;
 }
 
-function documentText(tool: Searchable): string {
-  const props = (tool.parameters.properties ?? {}) as Record<string, { description?: unknown }>;
-  const params = Object.entries(props).map(([name, p]) => `${name} ${typeof p?.description === 'string' ? p.description : ''}`);
-  // The id counts twice: a name says more than a sentence.
-  return [tool.id.replaceAll('_', ' '), tool.id.replaceAll('_', ' '), tool.description, ...params].join(' ');
+export function rankTools(query: string, tools: readonly Searchable[], limit: number, options: RankOptions = DEFAULT_RANK_OPTIONS): Searchable[] {
+  return rankDetailed(query, tools, limit, options).map((r) => r.tool);
 }
 
-interface DocIndex {
-  length: number;
-  counts: Map<string, number>;
-}
-
-/**
- * Term counts of a tool's text, kept per parameters object (the definitions the surface hands in
- * are new objects each turn, their schemas are not): a catalog is ranked again at every search.
- */
-const indexes = new WeakMap<object, { key: string; index: DocIndex }>();
-function indexOf(tool: Searchable): DocIndex {
-  const key = `${tool.id}\u0000${tool.description}`;
-  const hit = indexes.get(tool.parameters);
-  if (hit && hit.key === key) return hit.index;
-  const words = tokens(documentText(tool));
-  const counts = new Map<string, number>();
-  for (const w of words) counts.set(w, (counts.get(w) ?? 0) + 1);
-  const index = { length: words.length, counts };
-  indexes.set(tool.parameters, { key, index });
-  return index;
-}
-
-/**
- * The words people use for what a tool does, mapped to the verbs tool names and descriptions use
- * (`show me the open pull requests` → list, `cancel the subscription` → delete). Each adds its
- * verbs to the query at half weight, so a word the tool's text has itself still counts more.
- */
-const INTENT: ReadonlyArray<[words: string[], verbs: string[]]> = [
-  [['show', 'display', 'find', 'which', 'what', 'view', 'see', 'browse', 'who', 'look'], ['list', 'get']],
-  [['add', 'new', 'open', 'make', 'file', 'post', 'send', 'write', 'start', 'set', 'register', 'publish', 'insert', 'upload', 'book', 'schedule', 'trigger', 'deploy', 'buy', 'save', 'attach'], ['create']],
-  [['change', 'edit', 'modify', 'rename', 'move', 'close', 'resolve', 'retry', 'scale', 'turn', 'restore'], ['update']],
-  [['remove', 'drop', 'cancel', 'erase', 'purge', 'destroy'], ['delete']],
-];
-const INTENT_VERBS = new Map<string, string[]>();
-for (const [ws, verbs] of INTENT) for (const w of ws) INTENT_VERBS.set(stem(w), verbs.map(stem));
-const INTENT_WEIGHT = 0.5;
-const LIST = 'list';
-const NOT_PLURAL = new Set(['is', 'was', 'has', 'does', 'this', 'its', 'us', 'yes', 'sms', 'dns', 'ss', 'status', 'settings', 'access', 'always', 'across', 'plus']);
-const pluralNoun = (query: string): boolean =>
-  query
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .some((w) => w.length > 3 && w.endsWith('s') && !w.endsWith('ss') && !NOT_PLURAL.has(w));
-
-export function rankTools(query: string, tools: readonly Searchable[], limit: number): Searchable[] {
-  const exact = tools.find((t) => t.id === query.trim().toLowerCase());
-  const own = [...new Set(tokens(query))];
-  const weights = new Map<string, number>(own.map((t) => [t, 1]));
-  for (const t of own) for (const verb of INTENT_VERBS.get(t) ?? []) if (!weights.has(verb)) weights.set(verb, INTENT_WEIGHT);
-  // A plural thing asked about (`the open pull requests`, `which extensions`) is a listing.
-  if (!weights.has(LIST) && pluralNoun(query)) weights.set(LIST, INTENT_WEIGHT);
-  else if (weights.get(LIST) === INTENT_WEIGHT && pluralNoun(query)) weights.set(LIST, 2 * INTENT_WEIGHT);
-  const terms = [...weights.keys()];
-  if (terms.length === 0) return exact ? [exact] : [];
-  const docs = tools.map(indexOf);
-  const avg = docs.reduce((n, d) => n + d.length, 0) / Math.max(1, docs.length);
-  const k1 = 1.2;
-  const b = 0.75;
-  // Document frequencies once per query, not once per tool (a catalog can hold thousands).
-  const dfs = new Map(terms.map((term) => [term, docs.reduce((n, d) => n + (d.counts.has(term) ? 1 : 0), 0)]));
-  const scored = tools.map((tool, i) => {
-    const doc = docs[i]!;
-    let score = 0;
-    for (const term of terms) {
-      const tf = doc.counts.get(term) ?? 0;
-      if (tf === 0) continue;
-      const df = dfs.get(term)!;
-      const idf = Math.log(1 + (tools.length - df + 0.5) / (df + 0.5));
-      score += weights.get(term)! * idf * ((tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * doc.length) / avg)));
+/** The ranking with scores, for the bench and the tests. */
+export function rankDetailed(query: string, tools: readonly Searchable[], limit: number, options: RankOptions = DEFAULT_RANK_OPTIONS): Array<{ tool: Searchable; score: number }> {
+  if (tools.length === 0 || limit <= 0) return [];
+  const wanted = query.trim().toLowerCase();
+  const index = indexFor(tools, options);
+  const { weights, action } = parseQuery(query, options, index);
+  const n = index.docs.length;
+  const scores = new Float64Array(n);
+  for (const [term, weight] of weights) {
+    const list = index.postings.get(term);
+    if (!list) continue;
+    const df = list.docs.length;
+    const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+    for (let k = 0; k < df; k++) {
+      const tf = list.tfs[k]!;
+      scores[list.docs[k]!]! += weight * idf * ((tf * (options.k1 + 1)) / (tf + options.k1));
     }
-    return { tool, score: tool === exact ? Number.POSITIVE_INFINITY : score };
-  });
-  return scored
-    .filter((s) => s.score > 0)
-    .sort((a, b2) => b2.score - a.score || a.tool.id.localeCompare(b2.tool.id))
-    .slice(0, limit)
-    .map((s) => s.tool);
+  }
+  const g = index.groups.length;
+  const groupScores = new Float64Array(g);
+  for (const [term, weight] of weights) {
+    const list = index.groupPostings.get(term);
+    if (!list) continue;
+    const df = list.docs.length;
+    const idf = Math.log(1 + (g - df + 0.5) / (df + 0.5));
+    for (let k = 0; k < df; k++) {
+      const tf = list.tfs[k]!;
+      groupScores[list.docs[k]!]! += weight * idf * ((tf * 2.2) / (tf + 1.2));
+    }
+  }
+  // Warden's own tools have no server: the prior lifts only the tools of the servers the
+  // request speaks of, and a request that speaks of one weighs the generic tools down.
+  let bestGroup = 0;
+  for (let i = 0; i < g; i++) if (index.groups[i] !== '' && groupScores[i]! > bestGroup) bestGroup = groupScores[i]!;
+  const serverTalk = bestGroup > 0;
+  // A request that names a server (`on slack`, `in asana`) is about that server's tools.
+  const named = new Set<number>();
+  for (let gi = 0; gi < g; gi++) {
+    const name = index.groups[gi]!;
+    if (!name) continue;
+    const bare = name.endsWith('2') ? name.slice(0, -1) : name;
+    if (weights.get(stem(bare)) === 1 || weights.get(stem(name)) === 1) named.add(gi);
+  }
+  // The best `limit` kept in order as they come: no array of every scored tool to sort.
+  const top: Array<{ tool: Searchable; score: number }> = [];
+  const before = (a: { tool: Searchable; score: number }, b: { tool: Searchable; score: number }) => a.score > b.score || (a.score === b.score && a.tool.id < b.tool.id);
+  for (let i = 0; i < n; i++) {
+    const doc = index.docs[i]!;
+    let score = scores[i]!;
+    if (doc.tool.id === wanted) score = Number.POSITIVE_INFINITY;
+    else if (doc.bare === wanted) score += 1_000;
+    if (score <= 0) continue;
+    if (bestGroup > 0 && doc.group !== '') score *= 1 + (options.serverPrior * groupScores[index.groupOf[i]!]!) / bestGroup;
+    const match = actionMatch(action, doc.action);
+    if (match > 0) score *= 1 + options.actionBonus * match;
+    else if (match < 0) score *= 1 - options.actionPenalty;
+    if (doc.group === '' && serverTalk) score *= 1 - options.corePenalty;
+    if (named.size > 0 && !named.has(index.groupOf[i]!)) score *= 1 - options.otherServer;
+    const entry = { tool: doc.tool, score };
+    if (top.length === limit && !before(entry, top[limit - 1]!)) continue;
+    let at = top.length;
+    while (at > 0 && before(entry, top[at - 1]!)) at--;
+    top.splice(at, 0, entry);
+    if (top.length > limit) top.pop();
+  }
+  return top;
 }
 
 /** A compact TypeScript-like signature of a JSON schema's top level: `{ path: string; limit?: number }`. */
