@@ -46,18 +46,21 @@ export class Transcripts {
   }
 
   async append(entry: TranscriptInput): Promise<number> {
-    const row = await this.db.get<{ id: number }>(INSERT, {
-      sessionKey: entry.sessionKey,
-      role: entry.role,
-      tool: entry.tool ?? null,
-      toolCallId: entry.toolCallId ?? null,
-      // Whatever reached here, a known secret or a credential shape is never stored.
-      content: JSON.stringify(scrubDeep(entry.content, { skip: skipImages })),
-      details: entry.details === undefined ? null : JSON.stringify(scrubDeep(entry.details, { skip: skipImages })),
-      isError: entry.isError ? 1 : 0,
-      createdAt: entry.createdAt ?? Date.now(),
-    });
+    const row = await this.db.get<{ id: number }>(INSERT, insertParams(entry));
     return Number(row!.id);
+  }
+
+  /**
+   * A turn step's entries with their session's activity time, as one batch (on PostgreSQL one
+   * round trip instead of BEGIN, a touch, an insert per entry and COMMIT, each awaited). Returns
+   * the entries' ids in order.
+   */
+  async appendMany(session: { key: string; agentId: string; provider: string; now: number }, entries: readonly TranscriptInput[]): Promise<number[]> {
+    const results = await this.db.batch([
+      { sql: TOUCH, params: { key: session.key, agentId: session.agentId, provider: session.provider, now: session.now } },
+      ...entries.map((entry) => ({ sql: INSERT, params: insertParams(entry) })),
+    ]);
+    return results.slice(1).map((r) => Number(r.rows[0]!.id));
   }
 
   async list(sessionKey: string, limit = 1000): Promise<TranscriptEntry[]> {
@@ -74,4 +77,19 @@ export class Transcripts {
       createdAt: r.created_at,
     }));
   }
+}
+
+/** An entry as the insert's parameters. */
+function insertParams(entry: TranscriptInput): Record<string, string | number | null> {
+  return {
+    sessionKey: entry.sessionKey,
+    role: entry.role,
+    tool: entry.tool ?? null,
+    toolCallId: entry.toolCallId ?? null,
+    // Whatever reached here, a known secret or a credential shape is never stored.
+    content: JSON.stringify(scrubDeep(entry.content, { skip: skipImages })),
+    details: entry.details === undefined ? null : JSON.stringify(scrubDeep(entry.details, { skip: skipImages })),
+    isError: entry.isError ? 1 : 0,
+    createdAt: entry.createdAt ?? Date.now(),
+  };
 }
