@@ -26,7 +26,7 @@ import { sessionKeyFor } from '../policy/session-key.js';
 import { agentSkillNote, readSkillInstructions, runSkillToolCommand, skillTurnText, type SkillCommandSet } from './skill-commands.js';
 import type { HookBus } from '../hooks/bus.js';
 import { messageHookContext } from '../hooks/context.js';
-import { DEFAULT_MAX_PENDING, SessionQueues } from './queue.js';
+import { DEFAULT_MAX_PENDING, SessionQueues, type EnqueueResult } from './queue.js';
 import { routeMessage, ThreadParticipation, type Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
 import type { FollowUpTurn } from './deferred-calls.js';
@@ -92,7 +92,14 @@ export interface GatewayOptions {
    * On a store several instances share: each item of a session runs holding the session's lease,
    * so a conversation's turns never overlap across instances (the second instance's item waits).
    */
-  sessionLeases?: { hold<T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>): Promise<T> } | undefined;
+  sessionLeases?:
+    | {
+        hold<T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>, place?: number): Promise<T>;
+        /** A place in the session's line across instances (arrival order), taken as a message queues here. */
+        enqueue?(name: string): Promise<number>;
+        leave?(place: number): Promise<void>;
+      }
+    | undefined;
   /**
    * Who may make Warden act (`access-gate.ts`): access rules, pairing, rate limits, the bot loop
    * breaker. Without one, the access rules still apply (no pairing codes, no rate limits).
@@ -129,6 +136,8 @@ interface QueuedItem {
   onDone?: ((outcome: ScheduledOutcome) => void) | undefined;
   /** The loop-detection run a self-started turn continues (the one that spawned the subagents). */
   runId?: string | undefined;
+  /** Its place in the session's line across instances (a shared store), taken when it arrived. */
+  place?: number | undefined;
 }
 
 export type ScheduledOutcome = { ok: true; detail: string } | { ok: false; error: string };
@@ -164,6 +173,8 @@ export class Gateway {
   private readonly routes = new Map<string, Route>();
   /** Sessions that received a message in this process, for session_start / session_end. */
   private readonly sessions = new Map<string, { agentId: string; startedAt: number; messages: number }>();
+  /** Per session, the message taking its place in the cross-instance line (see `enqueueInLine`). */
+  private readonly placing = new Map<string, Promise<void>>();
 
   private view: GatewayConfigView;
   private readonly gate: AccessGate;
@@ -176,7 +187,7 @@ export class Gateway {
     const leased = async (key: string, item: QueuedItem, signal: AbortSignal): Promise<void> => {
       let started = false;
       try {
-        await leases!.hold(`session:${key}`, signal, (held) => ((started = true), this.runItem(key, item, held)));
+        await leases!.hold(`session:${key}`, signal, (held) => ((started = true), this.runItem(key, item, held)), item.place);
       } catch (err) {
         // Stopped while waiting for another instance's turn: whoever waits for this item's outcome hears it.
         if (!started) item.onDone?.({ ok: false, error: `not run: ${(err as Error).message}` });
@@ -343,11 +354,45 @@ export class Gateway {
     }
 
     const pluginCommand = classified.kind === 'plugin' ? classified.command : undefined;
-    const queued = this.queue.enqueue(route.sessionKey, { route, command, skill, pluginCommand, config });
+    const queued = await this.enqueueInLine(route.sessionKey, { route, command, skill, pluginCommand, config });
     if (queued.ok) return;
     const text = queued.reason === 'full' ? BUSY_TEXT(this.queue.pendingCount(route.sessionKey)) : SHUTDOWN_TEXT;
     log.warn({ sessionKey: route.sessionKey, reason: queued.reason }, 'message not queued; sender told');
     await this.send(route.replyTo, { text }, route);
+  }
+
+  /**
+   * Queues a message. On a store other instances share, it first takes its place in the
+   * session's line across instances, so its turn runs after every message of the conversation
+   * that reached the store before it, whichever instance each reached (a load balancer spreads
+   * them). Places are taken one at a time per session, so this instance's queue holds them in
+   * the same order; a message refused here gives its place up.
+   */
+  private async enqueueInLine(key: string, item: QueuedItem): Promise<EnqueueResult> {
+    const leases = this.options.sessionLeases;
+    if (!leases?.enqueue) return this.queue.enqueue(key, item);
+    const before = this.placing.get(key) ?? Promise.resolve();
+    const queued = before.then(async (): Promise<EnqueueResult> => {
+      let place: number | undefined;
+      try {
+        place = await leases.enqueue!(`session:${key}`);
+      } catch (err) {
+        // The turn still runs, under the session's lease; only its order against other instances' messages is not promised.
+        log.warn({ err: (err as Error).message, sessionKey: key }, 'no place in the session line; the message runs unordered across instances');
+      }
+      const result = this.queue.enqueue(key, { ...item, place });
+      if (!result.ok && place !== undefined) await leases.leave?.(place).catch(() => undefined);
+      return result;
+    });
+    const settled = queued.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.placing.set(key, settled);
+    void settled.then(() => {
+      if (this.placing.get(key) === settled) this.placing.delete(key);
+    });
+    return queued;
   }
 
   /**
