@@ -174,7 +174,7 @@ export class Gateway {
   /** Sessions that received a message in this process, for session_start / session_end. */
   private readonly sessions = new Map<string, { agentId: string; startedAt: number; messages: number }>();
   /** Per session, the message taking its place in the cross-instance line (see `enqueueInLine`). */
-  private readonly placing = new Map<string, Promise<void>>();
+  private readonly placing = new Map<string, { place: Promise<number | undefined>; settled: Promise<void> }>();
 
   private view: GatewayConfigView;
   private readonly gate: AccessGate;
@@ -316,83 +316,109 @@ export class Gateway {
       return;
     }
     const { route } = decision;
-    // Who may make Warden act, before anything acts: a refused message reaches no command, no hook and no model.
-    const admitted = await this.gate.admit(config, message, route);
-    if (!admitted.pass) {
-      if (admitted.reply !== undefined && this.state === 'running') await this.send(route.replyTo, { text: admitted.reply });
-      if (admitted.pairing && this.state === 'running') await this.showPairingCard(config, message.provider, admitted.pairing);
-      return;
-    }
-    // Slack user groups are looked up, not sent: the turn's policy (`toolsBySender` keys) reads what the gate found.
-    const usergroups = admitted.principal.usergroupIds;
-    if (usergroups && usergroups.length > 0) route.context = { ...route.context, senderUsergroupIds: [...usergroups] };
-    route.access = describeAccess(admitted.decision);
-    if (leaked.length > 0) await this.warnLeak(message, route, leaked);
-    this.remember(route);
-    this.recordConversation(route);
-    this.observeInbound(route, message);
-    if (message.chatType === 'thread' && message.mentionsBot) this.threads.add(route.sessionKey);
-    if (this.state !== 'running') {
-      await this.send(route.replyTo, { text: SHUTDOWN_TEXT }, route);
-      return;
-    }
+    // On a shared store the message takes its place in the conversation's line now, before the
+    // slower steps (admission may ask the platform), so its place follows its arrival.
+    const line = this.joinLine(route.sessionKey);
+    let lined = false;
+    try {
+      // Who may make Warden act, before anything acts: a refused message reaches no command, no hook and no model.
+      const admitted = await this.gate.admit(config, message, route);
+      if (!admitted.pass) {
+        if (admitted.reply !== undefined && this.state === 'running') await this.send(route.replyTo, { text: admitted.reply });
+        if (admitted.pairing && this.state === 'running') await this.showPairingCard(config, message.provider, admitted.pairing);
+        return;
+      }
+      // Slack user groups are looked up, not sent: the turn's policy (`toolsBySender` keys) reads what the gate found.
+      const usergroups = admitted.principal.usergroupIds;
+      if (usergroups && usergroups.length > 0) route.context = { ...route.context, senderUsergroupIds: [...usergroups] };
+      route.access = describeAccess(admitted.decision);
+      if (leaked.length > 0) await this.warnLeak(message, route, leaked);
+      this.remember(route);
+      this.recordConversation(route);
+      this.observeInbound(route, message);
+      if (message.chatType === 'thread' && message.mentionsBot) this.threads.add(route.sessionKey);
+      if (this.state !== 'running') {
+        await this.send(route.replyTo, { text: SHUTDOWN_TEXT }, route);
+        return;
+      }
 
-    const classified = classifyCommandText(route.text, { skills, plugins, senderIsOwner: route.context.senderIsOwner });
-    if (classified.kind === 'answer') {
-      // An unknown command is answered here; it never reaches the model.
-      log.info({ sessionKey: route.sessionKey, word: classified.word }, 'unknown command answered');
-      await this.send(route.replyTo, { text: classified.text });
-      return;
-    }
-    const command = classified.kind === 'builtin' ? classified.command : undefined;
-    const skill = classified.kind === 'skill' ? { spec: classified.spec, args: classified.args } : undefined;
-    if (command && runsImmediately(command.name)) {
-      const done = this.runImmediate(route, command);
-      this.inFlight.add(done);
-      await done.finally(() => this.inFlight.delete(done));
-      return;
-    }
+      const classified = classifyCommandText(route.text, { skills, plugins, senderIsOwner: route.context.senderIsOwner });
+      if (classified.kind === 'answer') {
+        // An unknown command is answered here; it never reaches the model.
+        log.info({ sessionKey: route.sessionKey, word: classified.word }, 'unknown command answered');
+        await this.send(route.replyTo, { text: classified.text });
+        return;
+      }
+      const command = classified.kind === 'builtin' ? classified.command : undefined;
+      const skill = classified.kind === 'skill' ? { spec: classified.spec, args: classified.args } : undefined;
+      if (command && runsImmediately(command.name)) {
+        const done = this.runImmediate(route, command);
+        this.inFlight.add(done);
+        await done.finally(() => this.inFlight.delete(done));
+        return;
+      }
 
-    const pluginCommand = classified.kind === 'plugin' ? classified.command : undefined;
-    const queued = await this.enqueueInLine(route.sessionKey, { route, command, skill, pluginCommand, config });
-    if (queued.ok) return;
-    const text = queued.reason === 'full' ? BUSY_TEXT(this.queue.pendingCount(route.sessionKey)) : SHUTDOWN_TEXT;
-    log.warn({ sessionKey: route.sessionKey, reason: queued.reason }, 'message not queued; sender told');
-    await this.send(route.replyTo, { text }, route);
+      const pluginCommand = classified.kind === 'plugin' ? classified.command : undefined;
+      lined = true;
+      const item: QueuedItem = { route, command, skill, pluginCommand, config };
+      const queued = line ? await line.enqueue(item) : this.queue.enqueue(route.sessionKey, item);
+      if (queued.ok) return;
+      const text = queued.reason === 'full' ? BUSY_TEXT(this.queue.pendingCount(route.sessionKey)) : SHUTDOWN_TEXT;
+      log.warn({ sessionKey: route.sessionKey, reason: queued.reason }, 'message not queued; sender told');
+      await this.send(route.replyTo, { text }, route);
+    } finally {
+      if (line && !lined) line.leave();
+    }
   }
 
   /**
-   * Queues a message. On a store other instances share, it first takes its place in the
-   * session's line across instances, so its turn runs after every message of the conversation
-   * that reached the store before it, whichever instance each reached (a load balancer spreads
-   * them). Places are taken one at a time per session, so this instance's queue holds them in
-   * the same order; a message refused here gives its place up.
+   * A message's place in its session's line across instances, on a store other instances share
+   * (undefined otherwise): its turn runs after every message of the conversation that reached
+   * the store before it, whichever instance each reached (a load balancer spreads them). Places
+   * are taken one at a time per session, and each message queues here only after the one placed
+   * before it queued or gave its place up: this instance's queue holds them in place order, so
+   * a turn never waits on a place queued behind it. A message that is not queued gives its place up.
    */
-  private async enqueueInLine(key: string, item: QueuedItem): Promise<EnqueueResult> {
+  private joinLine(key: string): { enqueue(item: QueuedItem): Promise<EnqueueResult>; leave(): void } | undefined {
     const leases = this.options.sessionLeases;
-    if (!leases?.enqueue) return this.queue.enqueue(key, item);
-    const before = this.placing.get(key) ?? Promise.resolve();
-    const queued = before.then(async (): Promise<EnqueueResult> => {
-      let place: number | undefined;
-      try {
-        place = await leases.enqueue!(`session:${key}`);
-      } catch (err) {
-        // The turn still runs, under the session's lease; only its order against other instances' messages is not promised.
-        log.warn({ err: (err as Error).message, sessionKey: key }, 'no place in the session line; the message runs unordered across instances');
-      }
-      const result = this.queue.enqueue(key, { ...item, place });
-      if (!result.ok && place !== undefined) await leases.leave?.(place).catch(() => undefined);
-      return result;
-    });
-    const settled = queued.then(
-      () => undefined,
-      () => undefined,
+    if (!leases?.enqueue) return undefined;
+    const tail = this.placing.get(key);
+    const place = (tail?.place ?? Promise.resolve(undefined)).then(
+      () => leases.enqueue!(`session:${key}`),
+      () => leases.enqueue!(`session:${key}`),
     );
-    this.placing.set(key, settled);
-    void settled.then(() => {
-      if (this.placing.get(key) === settled) this.placing.delete(key);
+    const placed = place.catch((err: unknown) => {
+      // The turn still runs under the session's lease; only its order against other instances' messages is not promised.
+      log.warn({ err: (err as Error).message, sessionKey: key }, 'no place in the session line; the message runs unordered across instances');
+      return undefined;
     });
-    return queued;
+    let done!: () => void;
+    const own = new Promise<void>((resolve) => (done = resolve));
+    const previous = tail?.settled ?? Promise.resolve();
+    const settled = Promise.all([previous, own]).then(() => undefined);
+    const slot = { place: placed, settled };
+    this.placing.set(key, slot);
+    void settled.then(() => {
+      if (this.placing.get(key) === slot) this.placing.delete(key);
+    });
+    const giveUp = (p: number | undefined) => (p === undefined ? undefined : leases.leave?.(p).catch(() => undefined));
+    return {
+      enqueue: async (item) => {
+        try {
+          const p = await placed;
+          await previous;
+          const result = this.queue.enqueue(key, { ...item, place: p });
+          log.debug({ sessionKey: key, place: p }, 'message took its place in the session line');
+          if (!result.ok) await giveUp(p);
+          return result;
+        } finally {
+          done();
+        }
+      },
+      leave: () => {
+        void placed.then(giveUp).finally(done);
+      },
+    };
   }
 
   /**
