@@ -6,6 +6,9 @@ import { serverNow } from './clock.js';
 /** Notified when a lease is released; the payload is the lease name's digest, never the name. */
 export const LEASE_CHANNEL = 'warden_lease';
 
+/** Notified when `/stop` reached an instance that is not running the conversation's turn; the payload is the lease's digest. */
+export const STOP_CHANNEL = 'warden_stop';
+
 /** How often a waiter behind another instance's earlier place looks again when no notification came. */
 const BLOCKED_LOOK_MS = 250;
 
@@ -212,6 +215,25 @@ export class Leases {
         (err: unknown) => log.warn({ err: (err as Error).message }, 'leases: release notifications unavailable; waiting by expiry'),
       );
     return this.listening;
+  }
+
+  /**
+   * Asks whichever instance holds `name` to stop its work (`/stop` that reached another
+   * instance). True when another live holder has it and was told; the holder aborts the work
+   * as if `/stop` had reached it (see `onStop`).
+   */
+  async requestStop(name: string): Promise<boolean> {
+    const held = await this.db.value(`SELECT 1 FROM leases WHERE name = ? AND holder != ? AND expires_at > ${serverNow(this.db)}`, [name, this.options.holder]);
+    if (held === undefined) return false;
+    await this.db.notify(STOP_CHANNEL, leaseDigest(name));
+    return true;
+  }
+
+  /** Hears stop requests: `handler` gets the digest of the lease whose work should stop. */
+  async onStop(handler: (digest: string) => void): Promise<() => Promise<void>> {
+    return this.db.listen(STOP_CHANNEL, (payload) => {
+      if (payload !== undefined) handler(payload);
+    });
   }
 
   async close(): Promise<void> {

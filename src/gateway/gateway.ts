@@ -27,6 +27,7 @@ import { agentSkillNote, readSkillInstructions, runSkillToolCommand, skillTurnTe
 import type { HookBus } from '../hooks/bus.js';
 import { messageHookContext } from '../hooks/context.js';
 import { DEFAULT_MAX_PENDING, SessionQueues, type EnqueueResult } from './queue.js';
+import { leaseDigest } from '../cluster/leases.js';
 import { routeMessage, ThreadParticipation, type Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
 import type { FollowUpTurn } from './deferred-calls.js';
@@ -98,6 +99,10 @@ export interface GatewayOptions {
         /** A place in the session's line across instances (arrival order), taken as a message queues here. */
         enqueue?(name: string): Promise<number>;
         leave?(place: number): Promise<void>;
+        /** `/stop` for a turn another instance runs: true when one does and was told. */
+        requestStop?(name: string): Promise<boolean>;
+        /** Stop requests from other instances, by the digest of the session's lease name. */
+        onStop?(handler: (digest: string) => void): Promise<() => Promise<void>>;
       }
     | undefined;
   /**
@@ -174,6 +179,7 @@ export class Gateway {
   /** Sessions that received a message in this process, for session_start / session_end. */
   private readonly sessions = new Map<string, { agentId: string; startedAt: number; messages: number }>();
   /** Per session, the message taking its place in the cross-instance line (see `enqueueInLine`). */
+  private stopListener: (() => Promise<void>) | undefined;
   private readonly placing = new Map<string, { place: Promise<number | undefined>; settled: Promise<void> }>();
 
   private view: GatewayConfigView;
@@ -243,6 +249,15 @@ export class Gateway {
   async start(): Promise<void> {
     if (this.state !== 'new') throw new Error(`gateway already ${this.state}`);
     this.state = 'running';
+    // `/stop` that reached another instance: the turn running here stops as if it had reached this one.
+    this.stopListener = await this.options.sessionLeases
+      ?.onStop?.((digest) => {
+        for (const key of this.queue.runningKeys()) if (leaseDigest(`session:${key}`) === digest) this.queue.abort(key, 'stopped by /stop');
+      })
+      .catch((err: unknown) => {
+        log.warn({ err: (err as Error).message }, '/stop from other instances unavailable');
+        return undefined;
+      });
     for (const adapter of this.adapters.values()) await this.startAdapter(adapter, 0);
   }
 
@@ -429,6 +444,7 @@ export class Gateway {
   async stop(): Promise<void> {
     if (this.state === 'stopping' || this.state === 'stopped') return;
     this.state = 'stopping';
+    await this.stopListener?.().catch(() => undefined);
     for (const timer of this.retries.values()) clearTimeout(timer);
     this.retries.clear();
     this.queue.close();
@@ -709,7 +725,7 @@ export class Gateway {
         adapters: [...this.adapters].map(([provider, adapter]) => describeAdapter(provider, adapter.shards?.())),
         uptimeMs: Date.now() - this.startedAt,
       }),
-      stop: (key) => this.queue.abort(key, 'stopped by /stop'),
+      stop: async (key) => this.queue.abort(key, 'stopped by /stop') || ((await this.options.sessionLeases?.requestStop?.(`session:${key}`)) ?? false),
       pendingApprovals: async (key) => (await options.approvals.pending?.(key)) ?? [],
       grants: options.approvals.grants,
       newCallId: () => `cmd-${randomUUID()}`,
