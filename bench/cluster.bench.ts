@@ -1,8 +1,12 @@
-// Several instances on one PostgreSQL database (issue 15): real `warden start` processes behind
-// the Slack fake's HTTP events with a scripted OpenAI-compatible model, spread round-robin as a
-// load balancer would. Measures messages per second with 1, 2 and 3 instances (ratio to one),
-// click → result p50 when the click reaches the instance that posted the card vs another one,
-// and a turn's store work on SQLite vs PostgreSQL (in process).
+// Several instances on one PostgreSQL database: real `warden start` processes behind the Slack
+// fake's HTTP events with a scripted OpenAI-compatible model. Measures messages per second with
+// 1, 2 and 3 instances (ratio to one) under two deliveries — round-robin (consecutive messages of
+// a conversation reach different instances, as a load balancer spreads them) and sticky (a
+// conversation stays on one instance) — with the server-side statements per message counted by
+// pg_stat_statements; click → result p50 when the click reaches the instance that posted the
+// card vs another one; and a turn's store work on SQLite vs PostgreSQL (in process), with the
+// round trips it makes, beside the same work written statement by statement.
+import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -14,6 +18,7 @@ import { Leases } from '../src/cluster/leases.js';
 import { openWardenStore } from '../src/app/migrations.js';
 import { AuditLog } from '../src/store/audit.js';
 import type { Store } from '../src/store/store.js';
+import { Transcripts } from '../src/store/transcript.js';
 import { startTestCluster } from '../test/postgres-cluster.js';
 import { startFakeOpenAI } from '../test/fakes/models/openai-fake.js';
 import { startSlackFake, type SlackFake } from '../test/fakes/slack/index.js';
@@ -23,6 +28,15 @@ import { fmtMs, fmtRatio, measure, summarize, type Bench } from './harness.js';
 const MESSAGES = 90;
 const CONVERSATIONS = 30;
 const CLICKS = 8;
+/** Issue 32's targets. */
+const TARGET_ONE = 300;
+const TARGET_RATIO = 0.95;
+const TARGET_TURN_MS = 1;
+
+type Delivery = 'round-robin' | 'sticky';
+/** Which instance message `m` (of conversation `m mod CONVERSATIONS`) reaches. */
+const instanceFor = (delivery: Delivery, m: number, count: number): number =>
+  delivery === 'sticky' ? (m % CONVERSATIONS) % count : (m + Math.floor(m / CONVERSATIONS)) % count;
 
 async function freshDatabase(adminUrl: string): Promise<string> {
   const admin = new URL(adminUrl);
@@ -32,13 +46,33 @@ async function freshDatabase(adminUrl: string): Promise<string> {
   await client.query(`CREATE DATABASE ${name}`);
   await client.end();
   admin.pathname = `/${name}`;
+  // Statements per message, counted by the server (loaded at the cluster's start).
+  const db = new pg.Client({ connectionString: admin.toString() });
+  await db.connect();
+  await db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+  await db.end();
   return admin.toString();
+}
+
+/** Statements the server ran in `url`'s database since the last reset (the reset itself not counted). */
+async function statements(url: string, reset = false): Promise<number> {
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    const row = await db.query<{ n: string | null }>(
+      `SELECT SUM(calls) AS n FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat_statements%'`,
+    );
+    if (reset) await db.query('SELECT pg_stat_statements_reset()');
+    return Number(row.rows[0]?.n ?? 0);
+  } finally {
+    await db.end();
+  }
 }
 
 /** Replies posted to DMs (the turn's answer), counted once per inbound message. */
 const answers = (fake: SlackFake) => fake.calls('chat.postMessage').filter((c) => String(c.body.channel).startsWith('D') && !c.body.blocks).length;
 
-async function throughput(fake: SlackFake, adminUrl: string, modelUrl: string, count: number): Promise<number> {
+async function throughput(fake: SlackFake, adminUrl: string, modelUrl: string, count: number, delivery: Delivery): Promise<{ rate: number; perMessage: number }> {
   const storeUrl = await freshDatabase(adminUrl);
   const workspace = sharedWorkspace();
   const instances: Instance[] = [];
@@ -48,13 +82,15 @@ async function throughput(fake: SlackFake, adminUrl: string, modelUrl: string, c
     const warm = answers(fake) + count;
     await Promise.all(instances.map((inst, i) => directMessage(fake, inst, `U0WARM${i}`, 'hello')));
     await waitUntil(() => answers(fake) >= warm, 60_000);
+    await statements(storeUrl, true);
     const goal = answers(fake) + MESSAGES;
     const started = performance.now();
     const sends: Promise<Response>[] = [];
-    for (let m = 0; m < MESSAGES; m++) sends.push(directMessage(fake, instances[m % count]!, `U0USER${String(m % CONVERSATIONS).padStart(3, '0')}`, `message ${m}`));
+    for (let m = 0; m < MESSAGES; m++) sends.push(directMessage(fake, instances[instanceFor(delivery, m, count)]!, `U0USER${String(m % CONVERSATIONS).padStart(3, '0')}`, `message ${m}`));
     await Promise.all(sends);
     await waitUntil(() => answers(fake) >= goal, 180_000);
-    return MESSAGES / ((performance.now() - started) / 1000);
+    const rate = MESSAGES / ((performance.now() - started) / 1000);
+    return { rate, perMessage: (await statements(storeUrl)) / MESSAGES };
   } finally {
     await Promise.all(instances.map(stopInstance));
   }
@@ -84,26 +120,71 @@ async function clickToResult(fake: SlackFake, adminUrl: string): Promise<{ same:
   return { same, other };
 }
 
-/** A turn's store work as the agent does it: read the transcript, append the exchange, audit the turn. */
-async function turnStoreCost(store: Store, lease: Leases | undefined): Promise<number> {
+/**
+ * Round trips to PostgreSQL: a client write after the server last answered on that connection
+ * starts one (writes that follow before an answer are pipelined into it).
+ */
+function roundTrips(port: number): { count(): number; stop(): void } {
+  let count = 0;
+  const waiting = new WeakSet<net.Socket>();
+  const watched = new WeakSet<net.Socket>();
+  const write = net.Socket.prototype.write;
+  net.Socket.prototype.write = function (this: net.Socket, ...args: unknown[]) {
+    if (this.remotePort === port) {
+      if (!watched.has(this)) {
+        watched.add(this);
+        this.on('data', () => waiting.delete(this));
+      }
+      if (!waiting.has(this)) {
+        count++;
+        waiting.add(this);
+      }
+    }
+    return (write as (...a: unknown[]) => boolean).apply(this, args);
+  } as typeof write;
+  return { count: () => count, stop: () => void (net.Socket.prototype.write = write) };
+}
+
+const EXCHANGE = [
+  { message: { role: 'user', content: [{ type: 'text', text: 'what is in the workspace?' }] } },
+  { message: { role: 'assistant', content: [{ type: 'text', text: 'notes.md and plan.txt' }] } },
+] as Parameters<DbTranscriptStore['append']>[1];
+
+/**
+ * A turn's store work as the agent does it: take the session's lease, read the transcript,
+ * append the exchange, audit the turn, release. `oneByOne`: the writes as they were before
+ * batching (a transaction of awaited statements; the release and its notification apart).
+ */
+async function turnStoreCost(store: Store, lease: Leases | undefined, oneByOne = false, counter?: { count(): number }): Promise<{ p50: number; trips: number }> {
   const transcripts = new DbTranscriptStore(store.db);
+  const rows = new Transcripts(store.db);
   const audit = new AuditLog(store.db);
   let n = 0;
+  let trips = 0;
+  let turns = 0;
   const timing = await measure(
     async () => {
+      const before = counter?.count() ?? 0;
       const key = `agent:main:slack:direct:U${n++ % 20}`;
       const held = lease ? await lease.tryAcquire(`session:${key}`) : undefined;
       await transcripts.load(key);
-      await transcripts.append(key, [
-        { message: { role: 'user', content: [{ type: 'text', text: 'what is in the workspace?' }] } },
-        { message: { role: 'assistant', content: [{ type: 'text', text: 'notes.md and plan.txt' }] } },
-      ] as Parameters<DbTranscriptStore['append']>[1]);
+      if (oneByOne) {
+        await store.db.tx(async () => {
+          await rows.ensureSession(key, 'main', 'slack');
+          for (const entry of EXCHANGE) await rows.append({ sessionKey: key, role: entry.message.role as 'user' | 'assistant', content: entry.message.content });
+        });
+      } else await transcripts.append(key, EXCHANGE);
       await audit.record({ type: 'turn.finished', subject: key, data: { rounds: 1 } });
-      if (held) await lease!.release(held);
+      if (held && oneByOne) {
+        await store.db.run('DELETE FROM leases WHERE name = ? AND holder = ? AND generation = ?', [held.name, 'bench', held.generation]);
+        await store.db.notify('warden_lease', 'bench');
+      } else if (held) await lease!.release(held);
+      trips += (counter?.count() ?? 0) - before;
+      turns++;
     },
     { iterations: 300, warmup: 50 },
   );
-  return timing.p50;
+  return { p50: timing.p50, trips: trips / turns };
 }
 
 async function waitUntil(check: () => boolean, ms: number): Promise<void> {
@@ -115,15 +196,22 @@ async function waitUntil(check: () => boolean, ms: number): Promise<void> {
 }
 
 const bench: Bench = async (report) => {
-  const cluster = await startTestCluster();
+  const cluster = await startTestCluster({ shared_preload_libraries: 'pg_stat_statements' });
   const fake = await startSlackFake();
   const model = await startFakeOpenAI({ respond: () => ({ kind: 'reply', text: 'ok' }) });
   try {
-    const perSecond: number[] = [];
-    for (const count of [1, 2, 3]) {
-      const rate = await throughput(fake, cluster.url, model.url, count);
-      perSecond.push(rate);
-      report({ name: `messages/s, ${count} instance${count === 1 ? '' : 's'} (${MESSAGES} msgs, ${CONVERSATIONS} conversations)`, value: rate.toFixed(1), note: count === 1 ? 'baseline' : `${fmtRatio(rate / perSecond[0]!)} of 1 instance` });
+    for (const delivery of ['round-robin', 'sticky'] as const) {
+      let one = 0;
+      for (const count of delivery === 'sticky' ? [1, 2] : [1, 2, 3]) {
+        const { rate, perMessage } = await throughput(fake, cluster.url, model.url, count, delivery);
+        if (count === 1) one = rate;
+        const target = count === 1 ? `target ≥ ${TARGET_ONE}` : `${fmtRatio(rate / one)} of 1 instance (target ≥ ${fmtRatio(TARGET_RATIO)})`;
+        report({
+          name: `messages/s, ${count} instance${count === 1 ? '' : 's'}, ${delivery} (${MESSAGES} msgs, ${CONVERSATIONS} convs)`,
+          value: rate.toFixed(1),
+          note: `${count === 1 ? 'baseline; ' : ''}${target}; ${perMessage.toFixed(1)} statements/msg`,
+        });
+      }
     }
     const clicks = await clickToResult(fake, cluster.url);
     const same = summarize(clicks.same).p50;
@@ -134,16 +222,28 @@ const bench: Bench = async (report) => {
     const sqlite = await openWardenStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-bench-sqlite-')) });
     const postgres = await openWardenStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-bench-pg-')), url: await freshDatabase(cluster.url) });
     if (!sqlite.ok || !postgres.ok) throw new Error('bench stores did not open');
+    const counter = roundTrips(Number(new URL(cluster.url).port));
     try {
       const onSqlite = await turnStoreCost(sqlite.store, undefined);
       const leases = new Leases(postgres.store.db, { ttlMs: 15_000, holder: 'bench' });
-      const onPostgres = await turnStoreCost(postgres.store, undefined);
-      const withLease = await turnStoreCost(postgres.store, leases);
+      const onPostgres = await turnStoreCost(postgres.store, undefined, false, counter);
+      const oneByOne = await turnStoreCost(postgres.store, leases, true, counter);
+      const withLease = await turnStoreCost(postgres.store, leases, false, counter);
       await leases.close();
-      report({ name: "a turn's store work p50, SQLite", value: fmtMs(onSqlite), note: 'baseline' });
-      report({ name: "a turn's store work p50, PostgreSQL (loopback)", value: fmtMs(onPostgres), note: `${fmtRatio(onPostgres / onSqlite)} of SQLite` });
-      report({ name: "a turn's store work p50, PostgreSQL + session lease", value: fmtMs(withLease), note: `${fmtRatio(withLease / onSqlite)} of SQLite` });
+      report({ name: "a turn's store work p50, SQLite", value: fmtMs(onSqlite.p50), note: 'baseline' });
+      report({ name: "a turn's store work p50, PostgreSQL (loopback)", value: fmtMs(onPostgres.p50), note: `${fmtRatio(onPostgres.p50 / onSqlite.p50)} of SQLite; ${onPostgres.trips.toFixed(1)} round trips` });
+      report({
+        name: "… PostgreSQL + session lease, statement by statement",
+        value: fmtMs(oneByOne.p50),
+        note: `baseline (writes as before batching); ${oneByOne.trips.toFixed(1)} round trips`,
+      });
+      report({
+        name: "a turn's store work p50, PostgreSQL + session lease",
+        value: fmtMs(withLease.p50),
+        note: `${fmtRatio(withLease.p50 / oneByOne.p50)} of statement by statement, ${fmtRatio(withLease.p50 / onSqlite.p50)} of SQLite; ${withLease.trips.toFixed(1)} round trips; target ≤ ${fmtMs(TARGET_TURN_MS)}`,
+      });
     } finally {
+      counter.stop();
       await sqlite.store.close();
       await postgres.store.close();
     }

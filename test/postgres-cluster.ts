@@ -32,7 +32,8 @@ function freePort(): Promise<number> {
   });
 }
 
-export async function startTestCluster(): Promise<TestCluster> {
+/** `settings`: extra server settings (`-c name=value`), e.g. `shared_preload_libraries: 'pg_stat_statements'` for the benches' round-trip counts. */
+export async function startTestCluster(settings: Record<string, string> = {}): Promise<TestCluster> {
   const bin = binDir();
   const dir = mkdtempSync(path.join(tmpdir(), 'warden-pg-'));
   const data = path.join(dir, 'data');
@@ -52,7 +53,7 @@ export async function startTestCluster(): Promise<TestCluster> {
   };
   run(path.join(bin, 'initdb'), ['-D', data, '-U', 'warden', '--auth=trust', '-E', 'UTF8', '--no-locale', '--no-sync']);
   const port = await freePort();
-  const options = `-h 127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
+  const options = `-h 127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200${Object.entries(settings).map(([k, v]) => ` -c ${k}=${v}`).join('')}`;
   run(path.join(bin, 'pg_ctl'), ['-D', data, '-o', options, '-l', path.join(dir, 'server.log'), '-w', '-t', '30', 'start']);
   let stopped = false;
   return {

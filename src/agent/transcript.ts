@@ -1,6 +1,6 @@
 import type { Db } from '../store/db.js';
 import type { Message } from '../models/types.js';
-import { Transcripts } from '../store/index.js';
+import { Transcripts, type TranscriptInput } from '../store/index.js';
 import { searchIndex } from '../store/transcript-search.js';
 import type { TranscriptAppend, TranscriptEntry, TranscriptSearchHit, TranscriptStore } from './types.js';
 
@@ -61,42 +61,30 @@ export class DbTranscriptStore implements TranscriptStore {
     return [...(summary ? [summary] : []), ...latestResultPerCall(rows.map(toEntry))];
   }
 
-  append(sessionKey: string, entries: TranscriptAppend[]): Promise<TranscriptEntry[]> {
+  async append(sessionKey: string, entries: TranscriptAppend[]): Promise<TranscriptEntry[]> {
     const [, agentId = 'main', provider = 'unknown'] = sessionKey.split(':');
     const now = Date.now();
-    return this.db.tx(async () => {
-      await this.transcripts.ensureSession(sessionKey, agentId, provider, now);
-      const out: TranscriptEntry[] = [];
-      for (const entry of entries) {
-        const { message } = entry;
-        let seq: number;
-        if (entry.kind === 'summary') {
-          const text = message.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n');
-          const content: SummaryContent = {
-            type: 'summary',
-            text: text.startsWith(SUMMARY_PREFIX) ? text.slice(SUMMARY_PREFIX.length + 1) : text,
-            coversThroughSeq: entry.coversThroughSeq ?? 0,
-          };
-          seq = await this.transcripts.append({ sessionKey, role: 'system', content, createdAt: now });
-        } else if (message.role === 'toolResult') {
-          seq = await this.transcripts.append({
-            sessionKey,
-            role: 'tool',
-            tool: message.toolName,
-            toolCallId: message.toolCallId,
-            content: message.content,
-            isError: message.isError,
-            createdAt: now,
-          });
-        } else {
-          const details: UserDetails | undefined =
-            message.role === 'user' && entry.sender ? { sender: { id: entry.sender.id, ...(entry.sender.name !== undefined ? { name: entry.sender.name } : {}) } } : undefined;
-          seq = await this.transcripts.append({ sessionKey, role: message.role, content: message.content, details, createdAt: now });
-        }
-        out.push({ ...entry, seq, createdAt: now });
+    const inputs: TranscriptInput[] = entries.map((entry) => {
+      const { message } = entry;
+      if (entry.kind === 'summary') {
+        const text = message.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n');
+        const content: SummaryContent = {
+          type: 'summary',
+          text: text.startsWith(SUMMARY_PREFIX) ? text.slice(SUMMARY_PREFIX.length + 1) : text,
+          coversThroughSeq: entry.coversThroughSeq ?? 0,
+        };
+        return { sessionKey, role: 'system', content, createdAt: now };
       }
-      return out;
+      if (message.role === 'toolResult') {
+        return { sessionKey, role: 'tool', tool: message.toolName, toolCallId: message.toolCallId, content: message.content, isError: message.isError, createdAt: now };
+      }
+      const details: UserDetails | undefined =
+        message.role === 'user' && entry.sender ? { sender: { id: entry.sender.id, ...(entry.sender.name !== undefined ? { name: entry.sender.name } : {}) } } : undefined;
+      return { sessionKey, role: message.role, content: message.content, details, createdAt: now };
     });
+    // One batch: the session's activity time and every entry, all or none.
+    const seqs = await this.transcripts.appendMany({ key: sessionKey, agentId, provider, now }, inputs);
+    return entries.map((entry, i) => ({ ...entry, seq: seqs[i]!, createdAt: now }));
   }
 
   async history(sessionKey: string, options: { limit: number; beforeSeq?: number | undefined }): Promise<TranscriptEntry[]> {

@@ -3,7 +3,7 @@ import { InstanceRegistry } from './instances.js';
 import { Leases } from './leases.js';
 
 export { InstanceRegistry } from './instances.js';
-export { LEASE_CHANNEL, Leases, leaseDigest, type HeldLease } from './leases.js';
+export { LEASE_CHANNEL, Leases, STOP_CHANNEL, leaseDigest, type HeldLease } from './leases.js';
 export { clusterMigrations } from './migrations.js';
 
 /** This instance among others on a shared store: its registry row and its leases. */

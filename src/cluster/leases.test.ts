@@ -90,3 +90,68 @@ describe.each(ENGINES)('leases on %s', (engine) => {
     expect(await ib.isLive(ia.id)).toBe(false);
   });
 });
+
+describe.each(ENGINES)('a session line across instances on %s', (engine) => {
+  async function twoInstances() {
+    const [a, b] = await twoHandles(engine);
+    const ra = new InstanceRegistry(a.db, { leaseMs: 5_000, role: 'server', id: 'inst-a' });
+    const rb = new InstanceRegistry(b.db, { leaseMs: 5_000, role: 'server', id: 'inst-b' });
+    await ra.start();
+    await rb.start();
+    const la = new Leases(a.db, { ttlMs: 5_000, holder: 'inst-a' });
+    const lb = new Leases(b.db, { ttlMs: 5_000, holder: 'inst-b' });
+    return { a, b, ra, rb, la, lb };
+  }
+  const never = new AbortController().signal;
+
+  it('runs the work in the order its places were taken, whichever instance took each', async () => {
+    const { ra, rb, la, lb } = await twoInstances();
+    const order: string[] = [];
+    const work = (label: string) => async () => {
+      order.push(`${label} starts`);
+      await new Promise((r) => setTimeout(r, 60));
+      order.push(`${label} ends`);
+    };
+    // Arrival order: A1 (at A), B2 (at B), A3 (at A). A's local queue runs A1 then A3.
+    const p1 = await la.enqueue('session:s');
+    const p2 = await lb.enqueue('session:s');
+    const p3 = await la.enqueue('session:s');
+    const laneA = (async () => {
+      await la.hold('session:s', never, work('A1'), p1);
+      // Straight after its release A asks again: without the line it would take the lease before B heard.
+      await la.hold('session:s', never, work('A3'), p3);
+    })();
+    const laneB = (async () => {
+      await new Promise((r) => setTimeout(r, 20));
+      await lb.hold('session:s', never, work('B2'), p2);
+    })();
+    await Promise.all([laneA, laneB]);
+    expect(order).toEqual(['A1 starts', 'A1 ends', 'B2 starts', 'B2 ends', 'A3 starts', 'A3 ends']);
+    expect(await la['db'].value('SELECT COUNT(*) FROM lease_queue')).toBe(0);
+    await Promise.all([la.close(), lb.close(), ra.stop(), rb.stop()]);
+  });
+
+  it('does not wait for the place of an instance that is gone', async () => {
+    const { ra, rb, la, lb } = await twoInstances();
+    await lb.enqueue('session:s');
+    await rb.stop();
+    const started = Date.now();
+    expect(await la.hold('session:s', never, async () => 'ran', await la.enqueue('session:s'))).toBe('ran');
+    expect(Date.now() - started).toBeLessThan(2_000);
+    await Promise.all([la.close(), lb.close(), ra.stop()]);
+  });
+
+  it('gives up the place of a waiter stopped before its turn, so the next in line runs', async () => {
+    const { ra, rb, la, lb } = await twoInstances();
+    const held = (await la.tryAcquire('session:s'))!;
+    const stop = new AbortController();
+    const waiting = lb.hold('session:s', stop.signal, async () => 'never', await lb.enqueue('session:s'));
+    const later = await la.enqueue('session:s');
+    await new Promise((r) => setTimeout(r, 50));
+    stop.abort(new Error('stopped'));
+    await expect(waiting).rejects.toThrow('stopped');
+    await la.release(held);
+    expect(await la.hold('session:s', never, async () => 'next ran', later)).toBe('next ran');
+    await Promise.all([la.close(), lb.close(), ra.stop(), rb.stop()]);
+  });
+});

@@ -6,6 +6,12 @@ import { serverNow } from './clock.js';
 /** Notified when a lease is released; the payload is the lease name's digest, never the name. */
 export const LEASE_CHANNEL = 'warden_lease';
 
+/** Notified when `/stop` reached an instance that is not running the conversation's turn; the payload is the lease's digest. */
+export const STOP_CHANNEL = 'warden_stop';
+
+/** How often a waiter behind another instance's earlier place looks again when no notification came. */
+const BLOCKED_LOOK_MS = 250;
+
 /** A lease this instance holds; `generation` fences it against a later holder. */
 export interface HeldLease {
   name: string;
@@ -43,17 +49,47 @@ export class Leases {
     return this.options.ttlMs;
   }
 
-  /** Takes `name` when nobody holds it or its holder's lease ran out; undefined when another holds it. */
-  async tryAcquire(name: string, ttlMs = this.options.ttlMs): Promise<HeldLease | undefined> {
+  /**
+   * Takes `name` when nobody holds it or its holder's lease ran out; undefined when another holds
+   * it. With a `place` (from `enqueue`), also only when no other live instance holds an earlier
+   * place in `name`'s line: this instance's own earlier places are its local queue's business.
+   */
+  async tryAcquire(name: string, ttlMs = this.options.ttlMs, place?: number): Promise<HeldLease | undefined> {
     const now = serverNow(this.db);
-    const row = await this.db.get<{ generation: number }>(
-      `INSERT INTO leases (name, holder, generation, expires_at) VALUES (?, ?, 1, ${now} + ?)
+    const row =
+      place === undefined
+        ? await this.db.get<{ generation: number }>(
+            `INSERT INTO leases (name, holder, generation, expires_at) VALUES (?, ?, 1, ${now} + ?)
        ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, generation = leases.generation + 1, expires_at = excluded.expires_at
        WHERE leases.expires_at <= ${now}
        RETURNING generation`,
-      [name, this.options.holder, ttlMs],
-    );
+            [name, this.options.holder, ttlMs],
+          )
+        : await this.db.get<{ generation: number }>(
+            `INSERT INTO leases (name, holder, generation, expires_at) SELECT ?, ?, 1, ${now} + ?
+       WHERE NOT EXISTS (SELECT 1 FROM lease_queue q JOIN instances i ON i.id = q.holder
+                         WHERE q.name = ? AND q.seq < ? AND q.holder != ? AND i.lease_until > ${now})
+       ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, generation = leases.generation + 1, expires_at = excluded.expires_at
+       WHERE leases.expires_at <= ${now}
+       RETURNING generation`,
+            [name, this.options.holder, ttlMs, name, place, this.options.holder],
+          );
     return row ? { name, generation: Number(row.generation) } : undefined;
+  }
+
+  /**
+   * Takes a place in `name`'s line, in the order the store sees the calls (a message's arrival);
+   * `hold` with the place waits for every earlier place of another live instance. The place is
+   * given up when its work's lease is released, or by `leave` when the work will not run.
+   */
+  async enqueue(name: string): Promise<number> {
+    const seq = await this.db.value<number>('INSERT INTO lease_queue (name, holder) VALUES (?, ?) RETURNING seq', [name, this.options.holder]);
+    return Number(seq);
+  }
+
+  /** Gives up a place whose work will not run (refused, stopped while waiting). */
+  async leave(place: number): Promise<void> {
+    await this.db.run('DELETE FROM lease_queue WHERE seq = ? AND holder = ?', [place, this.options.holder]);
   }
 
   /** Extends a held lease; false when it was lost (expired and taken, or released). */
@@ -73,10 +109,17 @@ export class Leases {
     return (await this.db.value(`SELECT 1 FROM leases WHERE name = ? AND holder = ? AND generation = ? AND expires_at > ${serverNow(this.db)}`, [lease.name, this.options.holder, lease.generation])) !== undefined;
   }
 
-  /** Gives the lease up and tells the instances queued behind it. */
-  async release(lease: HeldLease): Promise<void> {
-    const { changes } = await this.db.run('DELETE FROM leases WHERE name = ? AND holder = ? AND generation = ?', [lease.name, this.options.holder, lease.generation]);
-    if (changes > 0) await this.db.notify(LEASE_CHANNEL, leaseDigest(lease.name));
+  /**
+   * Gives the lease up and tells the instances queued behind it, in one batch (one round trip on
+   * PostgreSQL; the notification goes out at its commit, never before the lease is free). A
+   * release that found the lease already gone still notifies: waiters only look again.
+   */
+  async release(lease: HeldLease, place?: number): Promise<void> {
+    await this.db.batch([
+      { sql: 'DELETE FROM leases WHERE name = ? AND holder = ? AND generation = ?', params: [lease.name, this.options.holder, lease.generation] },
+      ...(place === undefined ? [] : [{ sql: 'DELETE FROM lease_queue WHERE seq = ? AND holder = ?', params: [place, this.options.holder] }]),
+      { notify: LEASE_CHANNEL, payload: leaseDigest(lease.name) },
+    ]);
   }
 
   /**
@@ -84,8 +127,14 @@ export class Leases {
    * its reason), renews it while `fn` runs, releases it after. `fn`'s signal aborts when `signal`
    * does or when the lease is lost.
    */
-  async hold<T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const lease = await this.waitFor(name, signal);
+  async hold<T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>, place?: number): Promise<T> {
+    let lease: HeldLease;
+    try {
+      lease = await this.waitFor(name, signal, place);
+    } catch (err) {
+      if (place !== undefined) await this.leave(place).catch((e: unknown) => log.warn({ err: (e as Error).message }, 'lease queue place not given up; it lapses with this instance'));
+      throw err;
+    }
     const controller = new AbortController();
     const onAbort = () => controller.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
@@ -109,12 +158,12 @@ export class Leases {
       clearInterval(timer);
       signal.removeEventListener('abort', onAbort);
       await renewing;
-      await this.release(lease).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'lease release failed; it expires on its own'));
+      await this.release(lease, place).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'lease release failed; it expires on its own'));
     }
   }
 
   /** Takes `name` as soon as it is free: woken by release notifications, else at the holder's expiry. */
-  private async waitFor(name: string, signal: AbortSignal): Promise<HeldLease> {
+  private async waitFor(name: string, signal: AbortSignal, place: number | undefined): Promise<HeldLease> {
     const digest = leaseDigest(name);
     await this.subscribe();
     for (;;) {
@@ -125,11 +174,13 @@ export class Leases {
       if (!set) this.wakers.set(digest, (set = new Set()));
       set.add(wake);
       try {
-        const lease = await this.tryAcquire(name);
+        const lease = await this.tryAcquire(name, this.options.ttlMs, place);
         if (lease) return lease;
         // The holder releases (notification) or dies (its lease runs out): whichever comes first.
+        // No holder: an earlier place of another instance is about to take it (its notification
+        // wakes this one after), or that instance died (its places lapse with its heartbeat).
         const left = await this.db.value<number>(`SELECT expires_at - ${serverNow(this.db)} FROM leases WHERE name = ?`, [name]);
-        const delay = Math.min(Math.max(20, (left ?? 0) + 20), this.options.ttlMs);
+        const delay = Math.min(left === undefined ? BLOCKED_LOOK_MS : Math.max(20, left + 20), this.options.ttlMs);
         let timer: NodeJS.Timeout | undefined;
         let onAbort: (() => void) | undefined;
         await Promise.race([
@@ -166,7 +217,28 @@ export class Leases {
     return this.listening;
   }
 
+  /**
+   * Asks whichever instance holds `name` to stop its work (`/stop` that reached another
+   * instance). True when another live holder has it and was told; the holder aborts the work
+   * as if `/stop` had reached it (see `onStop`).
+   */
+  async requestStop(name: string): Promise<boolean> {
+    const held = await this.db.value(`SELECT 1 FROM leases WHERE name = ? AND holder != ? AND expires_at > ${serverNow(this.db)}`, [name, this.options.holder]);
+    if (held === undefined) return false;
+    await this.db.notify(STOP_CHANNEL, leaseDigest(name));
+    return true;
+  }
+
+  /** Hears stop requests: `handler` gets the digest of the lease whose work should stop. */
+  async onStop(handler: (digest: string) => void): Promise<() => Promise<void>> {
+    return this.db.listen(STOP_CHANNEL, (payload) => {
+      if (payload !== undefined) handler(payload);
+    });
+  }
+
   async close(): Promise<void> {
+    // Places still in line go with this instance (its registry row goes too, which alone makes them lapse).
+    if (this.db.open) await this.db.run('DELETE FROM lease_queue WHERE holder = ?', [this.options.holder]).catch(() => undefined);
     await this.unlisten?.().catch(() => undefined);
     this.unlisten = undefined;
   }

@@ -40,4 +40,28 @@ const cluster002: Migration = {
   },
 };
 
-export const clusterMigrations: FeatureMigrations = { feature: 'cluster', sqlite: [cluster001, cluster002], postgres: [cluster001, cluster002] };
+/**
+ * A conversation's line across instances (`Leases.enqueue`): each message takes a place, in
+ * the order the store saw them arrive, and an instance takes the session's lease only when no
+ * live instance holds an earlier place — so a conversation's messages run in arrival order
+ * whichever instance each reached.
+ */
+const queueTable = (seq: string): Migration => ({
+  id: 'cluster-003-lease-queue',
+  async up(db) {
+    await db.exec(`
+      CREATE TABLE lease_queue (
+        seq    ${seq},
+        name   TEXT NOT NULL,
+        holder TEXT NOT NULL
+      );
+      CREATE INDEX lease_queue_by_name ON lease_queue (name, seq);
+    `);
+  },
+});
+
+export const clusterMigrations: FeatureMigrations = {
+  feature: 'cluster',
+  sqlite: [cluster001, cluster002, queueTable('INTEGER PRIMARY KEY AUTOINCREMENT')],
+  postgres: [cluster001, cluster002, queueTable('BIGSERIAL PRIMARY KEY')],
+};

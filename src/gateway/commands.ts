@@ -183,7 +183,8 @@ export interface CommandDeps {
   skills(context: TurnContext): SkillsView | undefined;
   status(route: Route): StatusView | Promise<StatusView>;
   /** Aborts the session's running turn; false when nothing was running. */
-  stop(sessionKey: string): boolean;
+  /** Stops the conversation's running turn here, or asks the instance running it (a shared store); true when one was stopped or told. */
+  stop(sessionKey: string): boolean | Promise<boolean>;
   newCallId(): string;
   /** Paired nodes, for `/nodes`; absent without a node listener. */
   nodes?: NodesCommandDeps['hub'] | undefined;
@@ -245,7 +246,7 @@ export async function runCommand(command: ParsedCommand, route: Route, deps: Com
     case 'status':
       return { text: formatStatus(route, await deps.status(route)) };
     case 'stop':
-      return { text: deps.stop(route.sessionKey) ? 'Stopped the running turn.' : 'Nothing is running in this conversation.' };
+      return { text: (await deps.stop(route.sessionKey)) ? 'Stopped the running turn.' : 'Nothing is running in this conversation.' };
     case 'nodes':
       return runNodesCommand(command.args, route, { hub: deps.nodes ?? (() => undefined), approve: deps.approve });
     case 'new':

@@ -26,7 +26,8 @@ import { sessionKeyFor } from '../policy/session-key.js';
 import { agentSkillNote, readSkillInstructions, runSkillToolCommand, skillTurnText, type SkillCommandSet } from './skill-commands.js';
 import type { HookBus } from '../hooks/bus.js';
 import { messageHookContext } from '../hooks/context.js';
-import { DEFAULT_MAX_PENDING, SessionQueues } from './queue.js';
+import { DEFAULT_MAX_PENDING, SessionQueues, type EnqueueResult } from './queue.js';
+import { leaseDigest } from '../cluster/leases.js';
 import { routeMessage, ThreadParticipation, type Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
 import type { FollowUpTurn } from './deferred-calls.js';
@@ -92,7 +93,18 @@ export interface GatewayOptions {
    * On a store several instances share: each item of a session runs holding the session's lease,
    * so a conversation's turns never overlap across instances (the second instance's item waits).
    */
-  sessionLeases?: { hold<T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>): Promise<T> } | undefined;
+  sessionLeases?:
+    | {
+        hold<T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>, place?: number): Promise<T>;
+        /** A place in the session's line across instances (arrival order), taken as a message queues here. */
+        enqueue?(name: string): Promise<number>;
+        leave?(place: number): Promise<void>;
+        /** `/stop` for a turn another instance runs: true when one does and was told. */
+        requestStop?(name: string): Promise<boolean>;
+        /** Stop requests from other instances, by the digest of the session's lease name. */
+        onStop?(handler: (digest: string) => void): Promise<() => Promise<void>>;
+      }
+    | undefined;
   /**
    * Who may make Warden act (`access-gate.ts`): access rules, pairing, rate limits, the bot loop
    * breaker. Without one, the access rules still apply (no pairing codes, no rate limits).
@@ -136,6 +148,8 @@ interface QueuedItem {
   onDone?: ((outcome: ScheduledOutcome) => void) | undefined;
   /** The loop-detection run a self-started turn continues (the one that spawned the subagents). */
   runId?: string | undefined;
+  /** Its place in the session's line across instances (a shared store), taken when it arrived. */
+  place?: number | undefined;
 }
 
 export type ScheduledOutcome = { ok: true; detail: string } | { ok: false; error: string };
@@ -171,6 +185,9 @@ export class Gateway {
   private readonly routes = new Map<string, Route>();
   /** Sessions that received a message in this process, for session_start / session_end. */
   private readonly sessions = new Map<string, { agentId: string; startedAt: number; messages: number }>();
+  /** Per session, the message taking its place in the cross-instance line (see `enqueueInLine`). */
+  private stopListener: (() => Promise<void>) | undefined;
+  private readonly placing = new Map<string, { place: Promise<number | undefined>; settled: Promise<void> }>();
 
   private view: GatewayConfigView;
   private readonly gate: AccessGate;
@@ -183,7 +200,7 @@ export class Gateway {
     const leased = async (key: string, item: QueuedItem, signal: AbortSignal): Promise<void> => {
       let started = false;
       try {
-        await leases!.hold(`session:${key}`, signal, (held) => ((started = true), this.runItem(key, item, held)));
+        await leases!.hold(`session:${key}`, signal, (held) => ((started = true), this.runItem(key, item, held)), item.place);
       } catch (err) {
         // Stopped while waiting for another instance's turn: whoever waits for this item's outcome hears it.
         if (!started) item.onDone?.({ ok: false, error: `not run: ${(err as Error).message}` });
@@ -239,6 +256,15 @@ export class Gateway {
   async start(): Promise<void> {
     if (this.state !== 'new') throw new Error(`gateway already ${this.state}`);
     this.state = 'running';
+    // `/stop` that reached another instance: the turn running here stops as if it had reached this one.
+    this.stopListener = await this.options.sessionLeases
+      ?.onStop?.((digest) => {
+        for (const key of this.queue.runningKeys()) if (leaseDigest(`session:${key}`) === digest) this.queue.abort(key, 'stopped by /stop');
+      })
+      .catch((err: unknown) => {
+        log.warn({ err: (err as Error).message }, '/stop from other instances unavailable');
+        return undefined;
+      });
     for (const adapter of this.adapters.values()) await this.startAdapter(adapter, 0);
   }
 
@@ -317,49 +343,109 @@ export class Gateway {
       return;
     }
     const { route } = decision;
-    // Who may make Warden act, before anything acts: a refused message reaches no command, no hook and no model.
-    const admitted = await this.gate.admit(config, message, route);
-    if (!admitted.pass) {
-      if (admitted.reply !== undefined && this.state === 'running') await this.send(route.replyTo, { text: admitted.reply });
-      if (admitted.pairing && this.state === 'running') await this.showPairingCard(config, message.provider, admitted.pairing);
-      return;
-    }
-    // Slack user groups are looked up, not sent: the turn's policy (`toolsBySender` keys) reads what the gate found.
-    const usergroups = admitted.principal.usergroupIds;
-    if (usergroups && usergroups.length > 0) route.context = { ...route.context, senderUsergroupIds: [...usergroups] };
-    route.access = describeAccess(admitted.decision);
-    if (leaked.length > 0) await this.warnLeak(message, route, leaked);
-    this.remember(route);
-    this.recordConversation(route);
-    this.observeInbound(route, message);
-    if (message.chatType === 'thread' && message.mentionsBot) this.threads.add(route.sessionKey);
-    if (this.state !== 'running') {
-      await this.send(route.replyTo, { text: SHUTDOWN_TEXT }, route);
-      return;
-    }
+    // On a shared store the message takes its place in the conversation's line now, before the
+    // slower steps (admission may ask the platform), so its place follows its arrival.
+    const line = this.joinLine(route.sessionKey);
+    let lined = false;
+    try {
+      // Who may make Warden act, before anything acts: a refused message reaches no command, no hook and no model.
+      const admitted = await this.gate.admit(config, message, route);
+      if (!admitted.pass) {
+        if (admitted.reply !== undefined && this.state === 'running') await this.send(route.replyTo, { text: admitted.reply });
+        if (admitted.pairing && this.state === 'running') await this.showPairingCard(config, message.provider, admitted.pairing);
+        return;
+      }
+      // Slack user groups are looked up, not sent: the turn's policy (`toolsBySender` keys) reads what the gate found.
+      const usergroups = admitted.principal.usergroupIds;
+      if (usergroups && usergroups.length > 0) route.context = { ...route.context, senderUsergroupIds: [...usergroups] };
+      route.access = describeAccess(admitted.decision);
+      if (leaked.length > 0) await this.warnLeak(message, route, leaked);
+      this.remember(route);
+      this.recordConversation(route);
+      this.observeInbound(route, message);
+      if (message.chatType === 'thread' && message.mentionsBot) this.threads.add(route.sessionKey);
+      if (this.state !== 'running') {
+        await this.send(route.replyTo, { text: SHUTDOWN_TEXT }, route);
+        return;
+      }
 
-    const classified = classifyCommandText(route.text, { skills, plugins, senderIsOwner: route.context.senderIsOwner });
-    if (classified.kind === 'answer') {
-      // An unknown command is answered here; it never reaches the model.
-      log.info({ sessionKey: route.sessionKey, word: classified.word }, 'unknown command answered');
-      await this.send(route.replyTo, { text: classified.text });
-      return;
-    }
-    const command = classified.kind === 'builtin' ? classified.command : undefined;
-    const skill = classified.kind === 'skill' ? { spec: classified.spec, args: classified.args } : undefined;
-    if (command && runsImmediately(command.name)) {
-      const done = this.runImmediate(route, command);
-      this.inFlight.add(done);
-      await done.finally(() => this.inFlight.delete(done));
-      return;
-    }
+      const classified = classifyCommandText(route.text, { skills, plugins, senderIsOwner: route.context.senderIsOwner });
+      if (classified.kind === 'answer') {
+        // An unknown command is answered here; it never reaches the model.
+        log.info({ sessionKey: route.sessionKey, word: classified.word }, 'unknown command answered');
+        await this.send(route.replyTo, { text: classified.text });
+        return;
+      }
+      const command = classified.kind === 'builtin' ? classified.command : undefined;
+      const skill = classified.kind === 'skill' ? { spec: classified.spec, args: classified.args } : undefined;
+      if (command && runsImmediately(command.name)) {
+        const done = this.runImmediate(route, command);
+        this.inFlight.add(done);
+        await done.finally(() => this.inFlight.delete(done));
+        return;
+      }
 
-    const pluginCommand = classified.kind === 'plugin' ? classified.command : undefined;
-    const queued = this.queue.enqueue(route.sessionKey, { route, command, skill, pluginCommand, config });
-    if (queued.ok) return;
-    const text = queued.reason === 'full' ? BUSY_TEXT(this.queue.pendingCount(route.sessionKey)) : SHUTDOWN_TEXT;
-    log.warn({ sessionKey: route.sessionKey, reason: queued.reason }, 'message not queued; sender told');
-    await this.send(route.replyTo, { text }, route);
+      const pluginCommand = classified.kind === 'plugin' ? classified.command : undefined;
+      lined = true;
+      const item: QueuedItem = { route, command, skill, pluginCommand, config };
+      const queued = line ? await line.enqueue(item) : this.queue.enqueue(route.sessionKey, item);
+      if (queued.ok) return;
+      const text = queued.reason === 'full' ? BUSY_TEXT(this.queue.pendingCount(route.sessionKey)) : SHUTDOWN_TEXT;
+      log.warn({ sessionKey: route.sessionKey, reason: queued.reason }, 'message not queued; sender told');
+      await this.send(route.replyTo, { text }, route);
+    } finally {
+      if (line && !lined) line.leave();
+    }
+  }
+
+  /**
+   * A message's place in its session's line across instances, on a store other instances share
+   * (undefined otherwise): its turn runs after every message of the conversation that reached
+   * the store before it, whichever instance each reached (a load balancer spreads them). Places
+   * are taken one at a time per session, and each message queues here only after the one placed
+   * before it queued or gave its place up: this instance's queue holds them in place order, so
+   * a turn never waits on a place queued behind it. A message that is not queued gives its place up.
+   */
+  private joinLine(key: string): { enqueue(item: QueuedItem): Promise<EnqueueResult>; leave(): void } | undefined {
+    const leases = this.options.sessionLeases;
+    if (!leases?.enqueue) return undefined;
+    const tail = this.placing.get(key);
+    const place = (tail?.place ?? Promise.resolve(undefined)).then(
+      () => leases.enqueue!(`session:${key}`),
+      () => leases.enqueue!(`session:${key}`),
+    );
+    const placed = place.catch((err: unknown) => {
+      // The turn still runs under the session's lease; only its order against other instances' messages is not promised.
+      log.warn({ err: (err as Error).message, sessionKey: key }, 'no place in the session line; the message runs unordered across instances');
+      return undefined;
+    });
+    let done!: () => void;
+    const own = new Promise<void>((resolve) => (done = resolve));
+    const previous = tail?.settled ?? Promise.resolve();
+    const settled = Promise.all([previous, own]).then(() => undefined);
+    const slot = { place: placed, settled };
+    this.placing.set(key, slot);
+    void settled.then(() => {
+      if (this.placing.get(key) === slot) this.placing.delete(key);
+    });
+    const giveUp = (p: number | undefined) => (p === undefined ? undefined : leases.leave?.(p).catch(() => undefined));
+    return {
+      enqueue: async (item) => {
+        try {
+          const p = await placed;
+          await previous;
+          const result = this.queue.enqueue(key, { ...item, place: p });
+          log.debug({ sessionKey: key, place: p }, 'message took its place in the session line');
+          if (!result.ok) await giveUp(p);
+          return result;
+        } finally {
+          done();
+        }
+      },
+      leave: () => {
+        void placed.then(giveUp).finally(done);
+      },
+    };
   }
 
   /**
@@ -370,6 +456,7 @@ export class Gateway {
   async stop(): Promise<void> {
     if (this.state === 'stopping' || this.state === 'stopped') return;
     this.state = 'stopping';
+    await this.stopListener?.().catch(() => undefined);
     for (const timer of this.retries.values()) clearTimeout(timer);
     this.retries.clear();
     this.queue.close();
@@ -650,7 +737,7 @@ export class Gateway {
         adapters: [...this.adapters].map(([provider, adapter]) => describeAdapter(provider, adapter.shards?.())),
         uptimeMs: Date.now() - this.startedAt,
       }),
-      stop: (key) => this.queue.abort(key, 'stopped by /stop'),
+      stop: async (key) => this.queue.abort(key, 'stopped by /stop') || ((await this.options.sessionLeases?.requestStop?.(`session:${key}`)) ?? false),
       pendingApprovals: async (key) => (await options.approvals.pending?.(key)) ?? [],
       grants: options.approvals.grants,
       newCallId: () => `cmd-${randomUUID()}`,

@@ -60,6 +60,11 @@ export class SessionQueues<T> {
     return true;
   }
 
+  /** Sessions with an item running now. */
+  runningKeys(): string[] {
+    return [...this.lanes].filter(([, lane]) => lane.running !== undefined).map(([key]) => key);
+  }
+
   isRunning(sessionKey: string): boolean {
     return this.lanes.get(sessionKey)?.running !== undefined;
   }

@@ -38,6 +38,65 @@ describe.each(ENGINES)('the store interface on %s', (engine) => {
     expect(await db.value('SELECT n FROM things WHERE id = ?', ['missing'])).toBeUndefined();
   });
 
+  it('runs a batch as one transaction: each step\'s rows and changes in order, its notification at commit', async () => {
+    const { db } = await storeOn(engine);
+    await db.run('INSERT INTO things (id, n) VALUES (?, ?)', ['a', 1]);
+    const heard: Array<string | undefined> = [];
+    const off = await db.listen('things_changed', (payload) => heard.push(payload));
+    const results = await db.batch([
+      { sql: 'UPDATE things SET n = n + 1 WHERE id = ?', params: ['a'] },
+      { sql: 'INSERT INTO things (id, n) VALUES (@id, @n) RETURNING id, n', params: { id: 'b', n: 2 } },
+      { notify: 'things_changed', payload: 'a,b' },
+      { sql: 'DELETE FROM things WHERE id = ?', params: ['missing'] },
+    ]);
+    expect(results).toEqual([
+      { rows: [], changes: 1 },
+      { rows: [{ id: 'b', n: 2 }], changes: 1 },
+      { rows: [], changes: 0 },
+      { rows: [], changes: 0 },
+    ]);
+    expect(await db.all('SELECT id, n FROM things ORDER BY id')).toEqual([
+      { id: 'a', n: 2 },
+      { id: 'b', n: 2 },
+    ]);
+    await expect.poll(() => heard).toEqual(['a,b']);
+    await off();
+  });
+
+  it('rolls a whole batch back when one step fails, tells no one, and the store stays usable', async () => {
+    const { db } = await storeOn(engine);
+    const heard: Array<string | undefined> = [];
+    const off = await db.listen('things_changed', (payload) => heard.push(payload));
+    await expect(
+      db.batch([
+        { sql: 'INSERT INTO things (id, n) VALUES (?, ?)', params: ['x', 1] },
+        { notify: 'things_changed', payload: 'x' },
+        { sql: 'INSERT INTO things (id, n) VALUES (?, ?)', params: ['x', 2] },
+        { sql: 'INSERT INTO things (id, n) VALUES (?, ?)', params: ['y', 3] },
+      ]),
+    ).rejects.toThrow();
+    expect(await db.value('SELECT COUNT(*) FROM things')).toBe(0);
+    // Many times over: a pooled connection left inside a failed transaction would show here.
+    for (let i = 0; i < 12; i++) await db.batch([{ sql: 'INSERT INTO things (id, n) VALUES (?, ?)', params: [`ok${i}`, i] }]);
+    expect(await db.value('SELECT COUNT(*) FROM things')).toBe(12);
+    await db.run('INSERT INTO things (id, n) VALUES (?, ?)', ['after', 0]);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(heard).toEqual([]);
+    await off();
+  });
+
+  it('joins an open transaction with a batch: the transaction\'s rollback takes the batch back too', async () => {
+    const { db } = await storeOn(engine);
+    await expect(
+      db.tx(async () => {
+        await db.batch([{ sql: 'INSERT INTO things (id, n) VALUES (?, ?)', params: ['in-tx', 1] }]);
+        expect(await db.value('SELECT n FROM things WHERE id = ?', ['in-tx'])).toBe(1);
+        throw new Error('changed my mind');
+      }),
+    ).rejects.toThrow('changed my mind');
+    expect(await db.value('SELECT COUNT(*) FROM things')).toBe(0);
+  });
+
   it('returns BIGINT millisecond times as numbers', async () => {
     const { db } = await storeOn(engine);
     const at = 1_764_000_000_123;

@@ -23,6 +23,15 @@ export interface RunResult {
 
 export type StoreEngine = 'sqlite' | 'postgres';
 
+/** One step of a `batch`: a statement, or a notification sent when the batch commits. */
+export type BatchStep = { sql: string; params?: SqlParams } | { notify: string; payload: string };
+
+/** What one step of a `batch` gave: its rows (statements that return some) and the rows it changed. */
+export interface BatchResult {
+  rows: Array<Record<string, unknown>>;
+  changes: number;
+}
+
 /** Called with a notification's payload; `undefined` when notifications may have been missed (a reconnect): look again. */
 export type NotificationHandler = (payload: string | undefined) => void;
 
@@ -48,6 +57,13 @@ export interface Db {
   exec(sql: string): Promise<void>;
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it rejects. */
   tx<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Steps none of which needs an earlier one's answer, as one transaction (all or none; the
+   * first failure rejects), with one round trip where the engine allows: PostgreSQL pipelines
+   * BEGIN, the statements and COMMIT in one write. Inside an open transaction the steps join it.
+   * Results come back in step order (a notification's is empty).
+   */
+  batch(steps: readonly BatchStep[]): Promise<BatchResult[]>;
   /**
    * Runs `fn` holding the store's migration lock (a PostgreSQL advisory lock on a connection of
    * its own; on SQLite each migration's write transaction is the lock), so two instances never

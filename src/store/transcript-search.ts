@@ -1,4 +1,4 @@
-import type { Db, SqlValue } from './db.js';
+import type { BatchStep, Db, SqlValue, StoreEngine } from './db.js';
 import type { FeatureMigrations, Migration } from './migrations.js';
 
 /**
@@ -83,6 +83,17 @@ export function searchableText(role: string, content: unknown): string | undefin
 export async function indexEntry(db: Db, entryId: number, sessionKey: string, text: string): Promise<void> {
   if (db.engine === 'sqlite') await db.run('INSERT INTO transcript_search (rowid, body, session_key) VALUES (?, ?, ?)', [entryId, text, sessionKey]);
   else await db.run('INSERT INTO transcript_search (entry_id, session_key, body) VALUES (?, ?, ?) ON CONFLICT (entry_id) DO NOTHING', [entryId, sessionKey, text]);
+}
+
+/**
+ * `indexEntry` as a batch step right after the entry's insert, keyed by the id that insert took
+ * (the same connection and transaction: `last_insert_rowid()` / the identity's `currval`), so a
+ * turn step's entries and their index rows go out in one round trip.
+ */
+export function indexLastInsertStep(engine: StoreEngine, sessionKey: string, text: string): BatchStep {
+  return engine === 'sqlite'
+    ? { sql: 'INSERT INTO transcript_search (rowid, body, session_key) VALUES (last_insert_rowid(), ?, ?)', params: [text, sessionKey] }
+    : { sql: "INSERT INTO transcript_search (entry_id, session_key, body) VALUES (currval(pg_get_serial_sequence('transcript_entries', 'id')), ?, ?)", params: [sessionKey, text] };
 }
 
 export interface SearchHit {

@@ -1,6 +1,6 @@
 import { scrubDeep, skipImages } from '../redact/scrub.js';
-import type { Db } from './db.js';
-import { indexEntry, searchableText } from './transcript-search.js';
+import type { BatchStep, Db } from './db.js';
+import { indexEntry, indexLastInsertStep, searchableText } from './transcript-search.js';
 
 export type TranscriptRole = 'user' | 'assistant' | 'tool' | 'system';
 
@@ -48,25 +48,36 @@ export class Transcripts {
 
   /** Stores one entry and, in the same transaction, its words in the search index (`transcript-search.ts`). */
   async append(entry: TranscriptInput): Promise<number> {
-    // Whatever reached here, a known secret or a credential shape is never stored (nor indexed).
-    const content = scrubDeep(entry.content, { skip: skipImages });
+    const { params, content } = prepare(entry);
     const text = searchableText(entry.role, content);
     const write = async () => {
-      const row = await this.db.get<{ id: number }>(INSERT, {
-        sessionKey: entry.sessionKey,
-        role: entry.role,
-        tool: entry.tool ?? null,
-        toolCallId: entry.toolCallId ?? null,
-        content: JSON.stringify(content),
-        details: entry.details === undefined ? null : JSON.stringify(scrubDeep(entry.details, { skip: skipImages })),
-        isError: entry.isError ? 1 : 0,
-        createdAt: entry.createdAt ?? Date.now(),
-      });
+      const row = await this.db.get<{ id: number }>(INSERT, params);
       const id = Number(row!.id);
       if (text !== undefined) await indexEntry(this.db, id, entry.sessionKey, text);
       return id;
     };
     return text === undefined ? write() : this.db.tx(write);
+  }
+
+  /**
+   * A turn step's entries with their session's activity time, as one batch (on PostgreSQL one
+   * round trip instead of BEGIN, a touch, an insert per entry and COMMIT, each awaited). Returns
+   * the entries' ids in order.
+   */
+  async appendMany(session: { key: string; agentId: string; provider: string; now: number }, entries: readonly TranscriptInput[]): Promise<number[]> {
+    const results = await this.db.batch([
+      { sql: TOUCH, params: { key: session.key, agentId: session.agentId, provider: session.provider, now: session.now } },
+      ...entries.flatMap((entry) => {
+        const { params, content } = prepare(entry);
+        // The entry's words go in the search index in the same transaction, keyed by the id the insert just took.
+        const text = searchableText(entry.role, content);
+        const insert: BatchStep = { sql: INSERT, params };
+        return text === undefined ? [insert] : [insert, indexLastInsertStep(this.db.engine, entry.sessionKey, text)];
+      }),
+    ]);
+    const ids: number[] = [];
+    for (const r of results.slice(1)) if (r.rows[0]?.['id'] !== undefined) ids.push(Number(r.rows[0]['id']));
+    return ids;
   }
 
   async list(sessionKey: string, limit = 1000): Promise<TranscriptEntry[]> {
@@ -83,4 +94,23 @@ export class Transcripts {
       createdAt: r.created_at,
     }));
   }
+}
+
+/** An entry as the insert's parameters, and its content as stored (what the search index reads). */
+function prepare(entry: TranscriptInput): { params: Record<string, string | number | null>; content: unknown } {
+  // Whatever reached here, a known secret or a credential shape is never stored (nor indexed).
+  const content = scrubDeep(entry.content, { skip: skipImages });
+  return {
+    content,
+    params: {
+      sessionKey: entry.sessionKey,
+      role: entry.role,
+      tool: entry.tool ?? null,
+      toolCallId: entry.toolCallId ?? null,
+      content: JSON.stringify(content),
+      details: entry.details === undefined ? null : JSON.stringify(scrubDeep(entry.details, { skip: skipImages })),
+      isError: entry.isError ? 1 : 0,
+      createdAt: entry.createdAt ?? Date.now(),
+    },
+  };
 }

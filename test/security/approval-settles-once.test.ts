@@ -61,6 +61,8 @@ function holdable(db: Db) {
     value: (sql, params) => db.value(sql, params),
     exec: (sql) => db.exec(sql),
     exclusive: (fn) => db.exclusive(fn),
+    // The approval paths write through run/tx; a batch passes through unheld.
+    batch: (steps) => db.batch(steps),
     notify: async (channel, payload) => {
       if (failNotify) {
         failNotify = false;

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { log } from '../../log/log.js';
-import { isNamed, type Db, type NotificationHandler, type QueryObserver, type RunResult, type SqlParams, type SqlValue } from '../db.js';
+import { isNamed, type BatchResult, type BatchStep, type Db, type NotificationHandler, type QueryObserver, type RunResult, type SqlParams, type SqlValue } from '../db.js';
 import { rewritePlaceholders, type Rewritten } from './placeholders.js';
 import { background } from '../../util/background.js';
 
@@ -17,6 +17,12 @@ interface Frame {
 /** The key of the advisory lock migrations run under (any constant; "warden" in ASCII). */
 const MIGRATION_LOCK = 0x77617264656e;
 const REWRITE_CACHE = 1000;
+/**
+ * Statement texts run as named (prepared) statements: parsed and planned once per connection.
+ * Bounded because each connection keeps every statement it prepared until it closes; texts seen
+ * after this many run unnamed (parsed each time), as every text did before.
+ */
+const NAMED_STATEMENTS = 400;
 const INT8_OID = 20;
 
 export interface PostgresOptions {
@@ -42,6 +48,7 @@ export class PostgresDb implements Db {
   private readonly pool: pg.Pool;
   private readonly context = new AsyncLocalStorage<Frame>();
   private readonly rewrites = new Map<string, Rewritten>();
+  private readonly names = new Map<string, string>();
   private readonly channels = new Map<string, Set<NotificationHandler>>();
   private listener: pg.Client | undefined;
   private listening: Promise<pg.Client> | undefined;
@@ -61,6 +68,9 @@ export class PostgresDb implements Db {
       connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
       idleTimeoutMillis: 30_000,
       application_name: 'warden',
+      // Statements issued without awaiting the previous one go out together (a transaction's
+      // BEGIN with its first statement, a batch in one write); awaited ones behave as before.
+      pipeline: true,
       types: { getTypeParser: typeParser } as pg.CustomTypesConfig,
     });
     // An idle connection the server dropped: the pool replaces it; without a listener it would crash the process.
@@ -107,6 +117,39 @@ export class PostgresDb implements Db {
     } finally {
       frame.done = true;
       client.release();
+    }
+  }
+
+  async batch(steps: readonly BatchStep[]): Promise<BatchResult[]> {
+    const started = performance.now();
+    let ok = false;
+    const current = this.live();
+    const client = current?.client ?? (await this.pool.connect());
+    // Outside a transaction the batch is its own; inside one it joins it (the caller commits).
+    const own = !current?.inTx;
+    let broken: Error | undefined;
+    try {
+      const sent: Array<Promise<pg.QueryResult>> = [];
+      if (own) sent.push(client.query('BEGIN'));
+      for (const step of steps) {
+        if ('notify' in step) sent.push(client.query('SELECT pg_notify($1, $2)', [step.notify, step.payload]));
+        else sent.push(client.query(this.config(this.rewrite(step.sql), step.params)));
+      }
+      if (own) sent.push(client.query('COMMIT'));
+      // Every step is on the wire before the first answer is read: one round trip. A failed
+      // step aborts the transaction, so the steps after it fail too and COMMIT rolls back.
+      const settled = await Promise.allSettled(sent);
+      const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failure) {
+        if (own && settled.at(-1)!.status === 'rejected') await client.query('ROLLBACK').catch((err: unknown) => (broken = err as Error));
+        throw failure.reason as Error;
+      }
+      const results = settled.map((r) => (r as PromiseFulfilledResult<pg.QueryResult>).value);
+      ok = true;
+      return (own ? results.slice(1, -1) : results).map((r, i) => ('notify' in steps[i]! ? { rows: [], changes: 0 } : { rows: r.rows as Array<Record<string, unknown>>, changes: r.rowCount ?? 0 }));
+    } finally {
+      if (!current) (client as pg.PoolClient).release(broken);
+      this.observer?.('tx', performance.now() - started, ok);
     }
   }
 
@@ -179,7 +222,8 @@ export class PostgresDb implements Db {
     try {
       // Pool and PoolClient share query's overloads, but a union of the two does not.
       const target = this.target() as pg.ClientBase;
-      const result: pg.QueryResult = rowMode ? await target.query({ text: rewritten.text, values, rowMode: 'array' }) : await target.query({ text: rewritten.text, values });
+      const config = this.config(rewritten, undefined, values);
+      const result: pg.QueryResult = rowMode ? await target.query({ ...config, rowMode: 'array' } as pg.QueryArrayConfig) : await target.query(config);
       ok = true;
       return result;
     } finally {
@@ -190,10 +234,15 @@ export class PostgresDb implements Db {
   private async transaction<T>(frame: Frame, fn: () => Promise<T>): Promise<T> {
     const started = performance.now();
     let ok = false;
-    await frame.client.query('BEGIN');
+    // BEGIN is not awaited: it goes out with the transaction's first statement (pipelined), one
+    // round trip fewer. Its answer is checked before COMMIT; a BEGIN that failed means a broken
+    // connection, on which the statements after it failed as well.
+    const begun = frame.client.query('BEGIN');
+    begun.catch(() => undefined);
     frame.inTx = true;
     try {
       const result = await fn();
+      await begun;
       await frame.client.query('COMMIT');
       ok = true;
       return result;
@@ -219,6 +268,13 @@ export class PostgresDb implements Db {
     } finally {
       frame.savepoints--;
     }
+  }
+
+  /** A statement's query: named (prepared once per connection) while under the bound. */
+  private config(rewritten: Rewritten, params: SqlParams | undefined, values = valuesOf(rewritten, params)): pg.QueryConfig {
+    let name = this.names.get(rewritten.text);
+    if (name === undefined && this.names.size < NAMED_STATEMENTS) this.names.set(rewritten.text, (name = `w${this.names.size}`));
+    return name === undefined ? { text: rewritten.text, values } : { name, text: rewritten.text, values };
   }
 
   private rewrite(sql: string): Rewritten {
