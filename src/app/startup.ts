@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { checkBind, webChatToken, WEB_CHANNEL_ID, WEB_LOCAL_USER, type WebAdapter } from '../../adapters/web/index.js';
 import { storeWebHistory } from '../../adapters/web/history.js';
@@ -18,6 +18,7 @@ import { createModelRegistry } from '../models/registry.js';
 import type { ControlPlane, ToolRuntime } from './tool-runtime.js';
 import { defaultAgentId, knownAgentIds } from '../policy/steps.js';
 import { agentWorkspace } from '../exec/check.js';
+import { createAgentWorkspaces } from './workspaces.js';
 import { platformTokenVerdicts } from '../config/platform-tokens.js';
 import { apiKeyFor, modelRefForAgent, modelSettings } from '../models/settings.js';
 import { webWelcome } from '../../adapters/web/welcome.js';
@@ -159,14 +160,10 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const opened = await openConfiguredStore({ dataDir, store: config.store });
   if (!opened.ok) return { ok: false, error: opened.error.path === 'store.url' ? new ConfigError(loaded.file, [{ path: 'store.url', message: opened.error.message.replace(/^store\.url: /, '') }]) : new Error(opened.error.message) };
   // A fresh checkout has no workspace yet; the file and exec tools work inside it.
-  for (const agentId of knownAgentIds(config)) {
-    const workspace = agentWorkspace(config, agentId, baseDir);
-    try {
-      mkdirSync(workspace, { recursive: true });
-    } catch (err) {
-      await opened.store.close();
-      return { ok: false, error: new Error(`workspace ${workspace} of agent ${agentId} cannot be created: ${(err as Error).message}`) };
-    }
+  const workspaces = createAgentWorkspaces(config, baseDir);
+  if (!workspaces.ok) {
+    await opened.store.close();
+    return { ok: false, error: new Error(workspaces.error) };
   }
   const { store } = opened;
   // The secret store: its key from WARDEN_SECRETS_KEY or the data dir's key file; its values are known secrets.
