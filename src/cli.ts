@@ -1,6 +1,5 @@
 import { parseArgs, processIO, type CliIO, type CommandRunner, EXIT } from './cli/args.js';
 import { closest } from './config/errors.js';
-import { setCommandLogLevel } from './log/log.js';
 import { asksForHelp, COMMAND_USAGE } from './cli/usage.js';
 
 /**
@@ -59,7 +58,9 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     io.stderr(`warden: unknown command "${args.command}"${hint ? ` (did you mean "${hint}"?)` : ''}\n${USAGE()}`);
     return EXIT.badInput;
   }
-  setCommandLogLevel(args.command);
+  // Loaded here, not at the top: `warden --help` answers without the logger and its redaction.
+  // Set before the command's modules load, so nothing they log escapes the command's level.
+  (await import('./log/log.js')).setCommandLogLevel(args.command);
   const run = await command.load();
   return run(args, io);
 }
