@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { argPatternProblem } from '../arg-pattern.js';
 
 export const execSecurity = z.enum(['deny', 'allowlist', 'full']);

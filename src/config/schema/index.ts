@@ -1,5 +1,5 @@
 import { secretsConfig } from './secrets.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { channelsConfig } from './channels.js';
 import { execConfig, execOverrides } from './exec.js';
 import { checkMediaProviders, mediaConfig } from './media.js';
