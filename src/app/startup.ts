@@ -119,6 +119,8 @@ export interface RunningWarden {
   readiness(): Promise<Readiness>;
   /** The governed call path new turns use (replaced by a reload). */
   tools(): ToolExecutor;
+  /** Settles when the background load of the tools a turn can call has finished (or was aborted). */
+  preloaded: Promise<void>;
   /** The secret store (values set through the private prompt or `warden secrets set`). */
   secrets: SecretsRuntime;
   /** Graceful stop: turns finish or abort, adapters close, then the store closes. */
@@ -564,6 +566,10 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     },
     readiness: readinessNow,
     tools: () => generation.tools,
+    preloaded: preloading.then(
+      () => undefined,
+      () => undefined,
+    ),
     secrets,
     stop() {
       stopping ??= (async () => {
