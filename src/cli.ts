@@ -1,6 +1,5 @@
 import { parseArgs, processIO, type CliIO, type CommandRunner, EXIT } from './cli/args.js';
 import { closest } from './config/errors.js';
-import { setCommandLogLevel } from './log/log.js';
 import { asksForHelp, COMMAND_USAGE } from './cli/usage.js';
 
 /**
@@ -25,7 +24,14 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
   node: { summary: 'run this machine as a node of a running Warden (pairs once, then answers calls)', load: async () => (await import('./cli/node.js')).run },
   discord: { summary: 'invite: the bot invite URL with the permissions, scopes and intents Warden needs', load: async () => (await import('./cli/setup.js')).discord },
   slack: { summary: 'manifest: a Slack app manifest (scopes, events, interactivity, /warden), Socket Mode or HTTP', load: async () => (await import('./cli/setup.js')).slack },
-  start: { summary: 'run the bot: Discord and Slack when configured, the web chat otherwise', load: async () => (await import('./cli/start.js')).run },
+  start: {
+    summary: 'run the bot: Discord and Slack when configured, the web chat otherwise',
+    load: async () => {
+      // Before its code loads: an idle bot keeps the young generation its start-up grew.
+      (await import('./ops/young-generation.js')).holdYoungGeneration();
+      return (await import('./cli/start.js')).run;
+    },
+  },
 };
 
 const USAGE = () =>
@@ -59,7 +65,9 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     io.stderr(`warden: unknown command "${args.command}"${hint ? ` (did you mean "${hint}"?)` : ''}\n${USAGE()}`);
     return EXIT.badInput;
   }
-  setCommandLogLevel(args.command);
+  // Loaded here, not at the top: `warden --help` answers without the logger and its redaction.
+  // Set before the command's modules load, so nothing they log escapes the command's level.
+  (await import('./log/log.js')).setCommandLogLevel(args.command);
   const run = await command.load();
   return run(args, io);
 }

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { checkBind, webChatToken, WEB_CHANNEL_ID, WEB_LOCAL_USER, type WebAdapter } from '../../adapters/web/index.js';
 import { storeWebHistory } from '../../adapters/web/history.js';
@@ -18,6 +18,7 @@ import { createModelRegistry } from '../models/registry.js';
 import type { ControlPlane, ToolRuntime } from './tool-runtime.js';
 import { defaultAgentId, knownAgentIds } from '../policy/steps.js';
 import { agentWorkspace } from '../exec/check.js';
+import { createAgentWorkspaces } from './workspaces.js';
 import { platformTokenVerdicts } from '../config/platform-tokens.js';
 import { apiKeyFor, modelRefForAgent, modelSettings } from '../models/settings.js';
 import { webWelcome } from '../../adapters/web/welcome.js';
@@ -120,6 +121,8 @@ export interface RunningWarden {
   readiness(): Promise<Readiness>;
   /** The governed call path new turns use (replaced by a reload). */
   tools(): ToolExecutor;
+  /** Settles when the background load of the tools a turn can call has finished (or was aborted). */
+  preloaded: Promise<void>;
   /** The secret store (values set through the private prompt or `warden secrets set`). */
   secrets: SecretsRuntime;
   /** Graceful stop: turns finish or abort, adapters close, then the store closes. */
@@ -161,14 +164,10 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const opened = await openConfiguredStore({ dataDir, store: config.store });
   if (!opened.ok) return { ok: false, error: opened.error.path === 'store.url' ? new ConfigError(loaded.file, [{ path: 'store.url', message: opened.error.message.replace(/^store\.url: /, '') }]) : new Error(opened.error.message) };
   // A fresh checkout has no workspace yet; the file and exec tools work inside it.
-  for (const agentId of knownAgentIds(config)) {
-    const workspace = agentWorkspace(config, agentId, baseDir);
-    try {
-      mkdirSync(workspace, { recursive: true });
-    } catch (err) {
-      await opened.store.close();
-      return { ok: false, error: new Error(`workspace ${workspace} of agent ${agentId} cannot be created: ${(err as Error).message}`) };
-    }
+  const workspaces = createAgentWorkspaces(config, baseDir);
+  if (!workspaces.ok) {
+    await opened.store.close();
+    return { ok: false, error: new Error(workspaces.error) };
   }
   const { store } = opened;
   // The secret store: its key from WARDEN_SECRETS_KEY or the data dir's key file; its values are known secrets.
@@ -578,6 +577,10 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     },
     readiness: readinessNow,
     tools: () => generation.tools,
+    preloaded: preloading.then(
+      () => undefined,
+      () => undefined,
+    ),
     secrets,
     stop() {
       stopping ??= (async () => {

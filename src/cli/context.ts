@@ -4,6 +4,8 @@ import { buildTurnContext } from '../turn/turn-context.js';
 import type { ChatType, TurnContext } from '../policy/context.js';
 import { defaultAgentId, knownAgentIds } from '../policy/steps.js';
 import { stringOption, type ParsedArgs } from './args.js';
+// The usage text lives apart, so `warden --help` prints it without loading the policy code.
+export { CONTEXT_USAGE } from './context-usage.js';
 
 /**
  * Context flags → TurnContext, shared by `tools`, `exec-check` and `invoke`.
@@ -48,12 +50,6 @@ export const CONTEXT_FLAGS = [
 ] as const;
 
 /** The context flags as a usage block, for each command's --help. */
-export const CONTEXT_USAGE = [
-  'context: --agent ID  --provider discord|slack|web|http  --chat dm|channel|thread',
-  '         --guild ID [--guild-name NAME]  --channel ID  --channel-name NAME  --thread ID (channel = the parent)',
-  '         --sender ID [--sender-name N] [--sender-username U] [--roles ID,ID] [--usergroups ID,ID]  --model PROVIDER/MODEL  --spawn-depth N',
-  '         without --agent, the agent is the one `bindings` route this conversation to',
-].join('\n');
 
 const PROVIDERS = ['discord', 'slack', 'web', 'http'] as const;
 const CHATS: readonly ChatType[] = ['dm', 'channel', 'thread'];

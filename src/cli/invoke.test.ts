@@ -47,6 +47,18 @@ describe('warden invoke', () => {
     await opened.store.close();
   });
 
+  it.each([
+    [{ cron: '* * * * * *' }, 'cron: "* * * * * *" runs 1 s apart; runs must be at least 60000 ms (one minute) apart'],
+    [{ cron: '*/20 * * * * *' }, 'cron: "*/20 * * * * *" runs 20 s apart; runs must be at least 60000 ms (one minute) apart'],
+  ])('cron add %o: refused by the same minimum as every and /cron add', async (schedule, error) => {
+    const dir = workdir('owners: { web: ["me"] }\ntools: { profile: coding, allow: [cron] }\n');
+    const { stdout } = await cli(dir, ['invoke', 'cron', '--sender', 'me', '--args', JSON.stringify({ action: 'add', message: 'spam', ...schedule })]);
+    expect(stdout).toContain(error);
+    const ok = await cli(dir, ['invoke', 'cron', '--sender', 'me', '--json', '--args', JSON.stringify({ action: 'add', message: 'digest', cron: '15 9 * * * *' })]);
+    expect(ok.stdout).not.toContain('runs must be');
+    expect(JSON.parse(ok.stdout).status).not.toBe('error');
+  });
+
   it('answers an unknown tool and bad arguments with readable errors', async () => {
     const dir = workdir();
     const unknown = await cli(dir, ['invoke', 'nope']);

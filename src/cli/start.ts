@@ -3,6 +3,7 @@ import { ConfigError } from '../config/index.js';
 import { startWarden } from '../app/startup.js';
 import { log } from '../log/log.js';
 import { metrics } from '../ops/metrics.js';
+import { releaseYoungGeneration } from '../ops/young-generation.js';
 import { installProcessHandlers } from '../ops/process-handlers.js';
 import { EXIT, type CommandRunner, type ParsedArgs } from './args.js';
 import { loadConfigForCommand } from './config.js';
@@ -34,6 +35,7 @@ export const run: CommandRunner = async (args, io) => {
   try {
     return await serve(args, io);
   } finally {
+    releaseYoungGeneration();
     uninstall();
   }
 };
@@ -64,6 +66,9 @@ const serve: CommandRunner = async (args, given) => {
     return EXIT.badInput;
   }
   const { warden } = started;
+  // The young generation was held small since the command was chosen (see src/cli.ts): start-up
+  // is over once the tools a turn can call have loaded in the background.
+  void warden.preloaded.then(releaseYoungGeneration);
   // The web chat's token is printed only when Warden made it; a configured one the operator already has.
   const web = warden.webToken?.source === 'config' ? `web chat at ${warden.webUrl} (open it with ?token=<channels.web.token>)` : `web chat at ${warden.webOpenUrl}`;
   const where = warden.webUrl ? web : warden.adapters.map((a) => a.provider).join(' and ');

@@ -1,5 +1,5 @@
 import { EXIT, type ParsedArgs } from './args.js';
-import { CONTEXT_USAGE } from './context.js';
+import { CONTEXT_USAGE } from './context-usage.js';
 
 /**
  * Every command's usage, in one place: `warden COMMAND --help` (or `-h`, or `warden help

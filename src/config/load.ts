@@ -87,7 +87,7 @@ export function parseConfig(raw: unknown, file?: string): LoadResult {
 /** OpenClaw's spellings are read into Warden's first (src/config/openclaw), then the schema decides. */
 function validate(file: string | undefined, raw: unknown, baseDir: string, env: Record<string, string | undefined> = {}): LoadResult {
   const translated = translateOpenClaw(raw ?? {});
-  const result = wardenConfigSchema.safeParse(translated.value);
+  const result = wardenConfigSchema.safeParse(translated.value, { jitless: true });
   const problems = [...translated.problems, ...(result.success ? [] : restoreWrittenPaths(problemsFromZod(wardenConfigSchema, result.error.issues), translated.renamed))];
   if (problems.length > 0 || !result.success) return fail(file, problems);
   const ports = applyPortEnv(result.data, env);

@@ -145,6 +145,9 @@ const toRun = (r: RunRow): CronRun => ({
 
 export const DEFAULT_KEEP_RUNS = 50;
 
+/** The notification channel on which a job added, changed or removed is announced (payload: its id). */
+export const CRON_CHANNEL = 'warden_cron';
+
 /** Jobs and their run history in the store; the database is the scheduler's only truth. */
 export class CronJobs {
   private readonly keepRuns: number;
@@ -180,7 +183,21 @@ export class CronJobs {
         nextRunAt(input.schedule, now) ?? null,
       ],
     );
+    await this.changed(id);
     return (await this.get(id))!;
+  }
+
+  /**
+   * Tells every scheduler on the store that the job's times may have moved: without it another
+   * instance would sleep through a new job's first slots until its idle timer (up to a minute).
+   */
+  private async changed(id: string): Promise<void> {
+    if (this.db.shared) await this.db.notify(CRON_CHANNEL, id);
+  }
+
+  /** Calls `handler` whenever a job is added, changed or removed, here or in another instance; resolves to the unsubscribe function. */
+  watch(handler: () => void): Promise<() => Promise<void>> {
+    return this.db.listen(CRON_CHANNEL, () => handler());
   }
 
   async get(id: string): Promise<CronJob | undefined> {
@@ -216,6 +233,7 @@ export class CronJobs {
       next,
       id,
     ]);
+    await this.changed(id);
     return this.get(id);
   }
 
@@ -230,7 +248,10 @@ export class CronJobs {
   remove(id: string): Promise<boolean> {
     return this.db.tx(async () => {
       await this.db.run('DELETE FROM cron_runs WHERE job_id = ?', [id]);
-      return (await this.db.run('DELETE FROM cron_jobs WHERE id = ?', [id])).changes > 0;
+      const removed = (await this.db.run('DELETE FROM cron_jobs WHERE id = ?', [id])).changes > 0;
+      // Inside the transaction: sent at commit.
+      if (removed) await this.changed(id);
+      return removed;
     });
   }
 

@@ -9,12 +9,51 @@ export type Schedule =
 /** The shortest interval a job may repeat at: a chat bot posting more often is a runaway, not a schedule. */
 export const MIN_EVERY_MS = 60_000;
 
+/**
+ * The shortest time between two runs of `schedule`; undefined for a one-off (`at`), which never
+ * repeats. A cron expression repeats within a minute only through its seconds field, and then
+ * does so in every minute it runs in, so the minute of its next run shows the shortest gap (or
+ * shows one run: the expression never runs twice in a minute, which is all the minimum asks).
+ */
+export function shortestInterval(schedule: Schedule, now: number): number | undefined {
+  switch (schedule.kind) {
+    case 'every':
+      return schedule.everyMs;
+    case 'at':
+      return undefined;
+    case 'cron': {
+      const cron = new Cron(schedule.expr, { timezone: schedule.tz, paused: true });
+      const first = cron.nextRun(new Date(now))?.getTime();
+      if (first === undefined) return undefined;
+      const minute = first - (first % 60_000);
+      let shortest: number | undefined;
+      let prev = cron.nextRun(new Date(minute - 1))?.getTime();
+      for (let t = prev === undefined ? undefined : cron.nextRun(new Date(prev))?.getTime(); t !== undefined && prev !== undefined && t < minute + 60_000; prev = t, t = cron.nextRun(new Date(t))?.getTime()) {
+        shortest = Math.min(shortest ?? Infinity, t - prev);
+      }
+      return shortest ?? MIN_EVERY_MS;
+    }
+  }
+}
+
+/**
+ * The one minimum for every schedule form (the cron tool, `/cron add` and the CLI all read a
+ * schedule through `parseSchedule`, which asks this): a refusal naming the field, or undefined.
+ */
+export function intervalRefusal(schedule: Schedule, now: number): string | undefined {
+  const shortest = shortestInterval(schedule, now);
+  if (shortest === undefined || shortest >= MIN_EVERY_MS) return undefined;
+  const field = schedule.kind === 'cron' ? 'cron' : 'everyMs';
+  const what = schedule.kind === 'cron' ? `"${schedule.expr}" runs ${shortest / 1000} s apart; runs must be` : 'runs must be';
+  return `${field}: ${what} at least ${MIN_EVERY_MS} ms (one minute) apart`;
+}
+
 export type ScheduleResult = { ok: true; schedule: Schedule } | { ok: false; error: string };
 
 /**
  * Reads the schedule a caller gave (`cron` + optional `tz`, `everyMs`, or `at` as ISO 8601) and
- * checks it: a bad cron field, an unknown zone, an interval under a minute or a time in the past
- * is an error naming the field.
+ * checks it: a bad cron field, an unknown zone, runs less than a minute apart (any form, see
+ * `intervalRefusal`) or a time in the past is an error naming the field.
  */
 export function parseSchedule(input: { cron?: string; tz?: string; everyMs?: number; at?: string }, now: number): ScheduleResult {
   const given = [input.cron !== undefined, input.everyMs !== undefined, input.at !== undefined].filter(Boolean).length;
@@ -26,12 +65,16 @@ export function parseSchedule(input: { cron?: string; tz?: string; everyMs?: num
     } catch (err) {
       return { ok: false, error: `cron: ${(err as Error).message}` };
     }
-    return { ok: true, schedule: { kind: 'cron', expr: input.cron, tz: input.tz } };
+    const schedule: Schedule = { kind: 'cron', expr: input.cron, tz: input.tz };
+    const refusal = intervalRefusal(schedule, now);
+    return refusal ? { ok: false, error: refusal } : { ok: true, schedule };
   }
   if (input.tz !== undefined) return { ok: false, error: 'tz: only applies to cron schedules' };
   if (input.everyMs !== undefined) {
-    if (!Number.isInteger(input.everyMs) || input.everyMs < MIN_EVERY_MS) return { ok: false, error: `everyMs: at least ${MIN_EVERY_MS} (one minute)` };
-    return { ok: true, schedule: { kind: 'every', everyMs: input.everyMs } };
+    if (!Number.isInteger(input.everyMs)) return { ok: false, error: `everyMs: a whole number of milliseconds, at least ${MIN_EVERY_MS} (one minute)` };
+    const schedule: Schedule = { kind: 'every', everyMs: input.everyMs };
+    const refusal = intervalRefusal(schedule, now);
+    return refusal ? { ok: false, error: refusal } : { ok: true, schedule };
   }
   const at = Date.parse(input.at!);
   if (Number.isNaN(at)) return { ok: false, error: `at: "${input.at}" is not an ISO 8601 time` };

@@ -4,6 +4,7 @@ import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
 import type { StoreEngine } from '../store/db.js';
 import { openStore, type Store } from '../store/store.js';
 import { CronJobs, type CronJob } from './jobs.js';
+import { clusterMigrations } from '../cluster/migrations.js';
 import { CRON_MIGRATIONS, cronMigrations } from './migrations.js';
 import { CronScheduler, type CronRunControl, type CronSchedulerEvent } from './scheduler.js';
 
@@ -18,9 +19,9 @@ afterEach(async () => {
 });
 
 /** The cron tables on `engine`: a new store, or the one at `where` opened again (a restart). */
-async function cronStore(engine: StoreEngine, where?: Target): Promise<{ store: Store; where: Target }> {
+async function cronStore(engine: StoreEngine, where?: Target, migrations = [cronMigrations]): Promise<{ store: Store; where: Target }> {
   const at = where ?? (await freshStoreTarget(engine));
-  const opened = await openStore({ dataDir: at.dataDir, url: at.url, migrations: [cronMigrations] });
+  const opened = await openStore({ dataDir: at.dataDir, url: at.url, migrations });
   if (!opened.ok) throw new Error(opened.error.message);
   open.push(opened.store);
   return { store: opened.store, where: at };
@@ -375,3 +376,58 @@ describe.each(ENGINES)('CronJobs.update on %s', (engine) => {
     expect((await t.jobs.update(job.id, { enabled: true }, t.now()))!.nextRunAt).toBe(t.now() + 60_000);
   });
 });
+
+describe('CronScheduler on a shared store (PostgreSQL), two instances', () => {
+  async function instance(where: Target, delivered: string[]) {
+    const { store } = await cronStore('postgres', where, [cronMigrations, clusterMigrations]);
+    const jobs = new CronJobs(store.db);
+    const scheduler = new CronScheduler({
+      jobs,
+      shared: true,
+      log: pino({ level: 'silent' }),
+      deliver: async (job) => {
+        delivered.push(job.name);
+        return { ok: true };
+      },
+    });
+    await scheduler.start();
+    return { jobs, scheduler };
+  }
+
+  it('a job added, or moved earlier, through one instance fires in the other without waiting for its idle timer', async () => {
+    const { where } = await cronStore('postgres', undefined, [cronMigrations, clusterMigrations]);
+    const inA: string[] = [];
+    const inB: string[] = [];
+    const a = await instance(where, inA);
+    const b = await instance(where, inB);
+    // B alone runs jobs here: A only takes the add (as the instance a `/cron add` landed on would).
+    await a.scheduler.stop();
+    try {
+      const added = Date.now();
+      const job = await a.jobs.add({ agentId: 'main', name: 'soon', schedule: { kind: 'at', at: added + 1500 }, message: 'm', target, createdBy: '1' }, added);
+      // B's idle timer is a minute: only the notification can wake it in time.
+      await waitFor(() => inB.includes('soon'), 10_000);
+      expect(Date.now() - added).toBeLessThan(5_000);
+      expect((await b.jobs.get(job.id))!.runCount).toBe(1);
+
+      // A job changed elsewhere: moved from an hour away to a second away.
+      const later = await a.jobs.add({ agentId: 'main', name: 'moved', schedule: { kind: 'at', at: Date.now() + 3_600_000 }, message: 'm', target, createdBy: '1' }, Date.now());
+      await new Promise((r) => setTimeout(r, 200));
+      const changed = Date.now();
+      await a.jobs.update(later.id, { schedule: { kind: 'at', at: changed + 1000 } }, changed);
+      await waitFor(() => inB.includes('moved'), 10_000);
+      expect(Date.now() - changed).toBeLessThan(5_000);
+      expect(inA).toEqual([]);
+    } finally {
+      await b.scheduler.stop();
+    }
+  }, 30_000);
+});
+
+async function waitFor(check: () => boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

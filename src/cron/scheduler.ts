@@ -81,6 +81,8 @@ export class CronScheduler {
   /** Slots taken by working runs (parked runs hold none). */
   private working = 0;
   private readonly waiting: Array<() => void> = [];
+  /** The unsubscribe of the change notifications (shared store only). */
+  private watching: Promise<(() => Promise<void>) | undefined> | undefined;
 
   constructor(private readonly options: CronSchedulerOptions) {
     this.now = options.now ?? Date.now;
@@ -95,6 +97,18 @@ export class CronScheduler {
   async start(): Promise<Promise<void>[]> {
     if (!this.stopped) return [];
     this.stopped = false;
+    // On a shared store a job added or changed through another instance re-arms this one's timer
+    // at once (its first slot may be a second away); without notifications, the idle timer still does.
+    if (this.options.shared) {
+      this.watching = this.options.jobs.watch(() => this.poke()).then(
+        (off) => off,
+        (err: unknown) => {
+          this.log.warn({ err: (err as Error).message }, 'cron: change notifications unavailable; jobs added elsewhere are seen at the next idle check');
+          return undefined;
+        },
+      );
+      await this.watching;
+    }
     return this.claiming(async () => {
       const started = await this.startMissed();
       await this.arm();
@@ -212,6 +226,9 @@ export class CronScheduler {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    const off = await this.watching;
+    this.watching = undefined;
+    await off?.().catch(() => undefined);
     this.abort.abort();
     // Runs still waiting for a slot end now, as interrupted.
     for (const wake of this.waiting.splice(0)) wake();

@@ -72,14 +72,19 @@ export function createCronDeliver(deps: CronDeliverDeps): CronDeliver {
         if (request.sessionKey === key) void follow().catch(() => undefined);
       }),
     );
+    // The scheduler's signal lives as long as the process: a listener left on it by each run
+    // would pile up for months (and warn after eleven), so it is removed when the run ends.
+    let onAbort: (() => void) | undefined;
     try {
       await follow();
       const stopped = new Promise<{ ok: false; error: string }>((resolve) => {
-        if (run.signal.aborted) resolve({ ok: false, error: 'Warden stopped during this run' });
-        run.signal.addEventListener('abort', () => resolve({ ok: false, error: 'Warden stopped during this run' }), { once: true });
+        onAbort = () => resolve({ ok: false, error: 'Warden stopped during this run' });
+        if (run.signal.aborted) onAbort();
+        else run.signal.addEventListener('abort', onAbort, { once: true });
       });
       return await Promise.race([deps.runScheduled(route), stopped]);
     } finally {
+      if (onAbort) run.signal.removeEventListener('abort', onAbort);
       for (const off of offs) off();
     }
   };

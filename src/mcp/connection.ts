@@ -1,5 +1,5 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Logger } from 'pino';
 import type { OwnListener } from '../net/own-listeners.js';
 import { buildCatalog, type McpTool } from './catalog.js';

@@ -1,4 +1,4 @@
-import { Agent, fetch as undiciFetch } from 'undici';
+import type { Agent } from 'undici';
 import { checkUrlWithPolicy, systemResolver, type Resolver, type UrlPolicy } from '../net/check.js';
 import { pinnedLookup } from '../net/fetch.js';
 import type { OwnListener } from '../net/own-listeners.js';
@@ -52,6 +52,8 @@ export function guardedMcpFetch(settings: GuardedFetchSettings): typeof fetch {
     const now = Date.now();
     if (cached && cached.key === key && cached.until > now) return cached.agent;
     const previous = cached?.agent;
+    // undici is loaded at the first request to an MCP server, not at every start.
+    const { Agent } = await import('undici');
     const agent = new Agent({ connect: { lookup: pinnedLookup(pinned), timeout: settings.connectTimeoutMs ?? 30_000 } });
     cached = { key, agent, until: now + VERDICT_TTL_MS };
     // Requests still running on the old pool finish there.
@@ -79,6 +81,7 @@ export function guardedMcpFetch(settings: GuardedFetchSettings): typeof fetch {
     const unlink = () => outer?.removeEventListener('abort', forward);
     let response: Response;
     try {
+      const { fetch: undiciFetch } = await import('undici');
       response = (await undiciFetch(target.href, { ...(init as object), signal: own.signal, dispatcher, redirect: 'manual' } as Parameters<typeof undiciFetch>[1])) as unknown as Response;
     } catch (err) {
       unlink();

@@ -1,5 +1,4 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
-import { Agent, request } from 'undici';
 import { checkUrlWithPolicy, systemResolver, type Resolver, type UrlPolicy, type UrlSurface } from './check.js';
 import { background } from '../util/background.js';
 
@@ -69,6 +68,8 @@ export async function guardedFetch(rawUrl: string, options: GuardedFetchOptions)
 
     const dial = options.dial ?? ((a: string) => a);
     const pinned = verdict.addresses.map((a) => dial(a));
+    // undici (hundreds of modules) is loaded at the first fetch, not at every start.
+    const { Agent, request } = await import('undici');
     const agent = new Agent({ connect: { lookup: pinnedLookup(pinned), timeout: options.timeoutMs ?? 30_000 } });
     try {
       const response = await request(url, {

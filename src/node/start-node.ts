@@ -4,7 +4,8 @@ import { ExecAllowlistStore } from '../exec/allowlist-store.js';
 import { wardenStatePaths } from '../exec/warden-state.js';
 import { defaultAgentId } from '../policy/steps.js';
 import { listSkills } from '../skills/index.js';
-import { openWardenStore } from '../app/migrations.js';
+import { openConfiguredStore } from '../app/migrations.js';
+import { createAgentWorkspaces } from '../app/workspaces.js';
 import { createExecTool } from '../tools/core/exec/exec.js';
 import { eraseArgs } from '../tools/types.js';
 import { gatewayProblem, runNode, type NodeRun } from './client.js';
@@ -20,16 +21,22 @@ export interface StartNodeOptions {
 }
 
 /**
- * Starts a node: its own store (the exec allowlist and allow-always grants of this machine) in
- * the state dir, its own exec tool under its config's `tools.exec`, its eligible skills to
+ * Starts a node: its agents' workspaces (created as `warden start` creates them), its store (the
+ * exec allowlist and allow-always grants of this machine: the configured `store.url` when its
+ * config names one, else a SQLite file in the state dir), its own exec tool under its config's `tools.exec`, its eligible skills to
  * publish. Errors as values.
  */
 export async function startNode(options: StartNodeOptions): Promise<{ ok: true; run: NodeRun; close: () => Promise<void> } | { ok: false; error: string }> {
   const problem = gatewayProblem(options.gateway, options.fingerprint);
   if (problem) return { ok: false, error: problem };
-  const opened = await openWardenStore({ dataDir: options.stateDir });
-  if (!opened.ok) return { ok: false, error: opened.error.message };
   const { config, baseDir, file } = options.loaded;
+  // As `warden start` does: a fresh node has no workspace, and its exec refuses a missing workdir.
+  const workspaces = createAgentWorkspaces(config, baseDir);
+  if (!workspaces.ok) return workspaces;
+  // The node's store: the configured one (`store.url`, shared with the instances on it), else a
+  // SQLite file in the state dir.
+  const opened = await openConfiguredStore({ dataDir: options.stateDir, store: config.store });
+  if (!opened.ok) return { ok: false, error: opened.error.message };
   const protect = wardenStatePaths({ dataDir: path.resolve(options.stateDir), configFile: file, baseDir, cwd: process.cwd() }).map((p) => p.at);
   const exec = eraseArgs(createExecTool({ config, allowlist: new ExecAllowlistStore(opened.store.db), protect }));
   const listing = listSkills(config, defaultAgentId(config), { baseDir, env: options.env ?? process.env });

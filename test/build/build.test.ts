@@ -47,6 +47,24 @@ describe('the build in dist/', () => {
     }
   });
 
+  it('`warden --help` loads the command table and its usage only: no config schema, no logger', () => {
+    const staticImports = (file: string): string[] =>
+      [...readFileSync(file, 'utf8').matchAll(/^import\s(?:[^;]*?from\s*)?"(\.[^"]+)";/gms)].map((m) => path.resolve(path.dirname(file), m[1]!));
+    const seen = new Set<string>();
+    const walk = (file: string): void => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      for (const next of staticImports(file)) walk(next);
+    };
+    walk(path.join(root, 'dist/cli.js'));
+    const bytes = [...seen].reduce((n, f) => n + statSync(f).size, 0);
+    // Was 520 KB (zod and the policy code came in through the usage text and the logger).
+    expect(bytes).toBeLessThan(40_000);
+    const text = [...seen].map((f) => readFileSync(f, 'utf8')).join('\n');
+    expect(text).not.toMatch(/^\/\/ \S*node_modules\/zod\//m);
+    expect(text).not.toMatch(/^\/\/ src\/(?:log|redact|config\/schema)\//m);
+  });
+
   it('bundles zod (never imported from the package at run time)', () => {
     for (const f of readdirSync(path.join(root, 'dist/chunks'))) expect(readFileSync(path.join(root, 'dist/chunks', f), 'utf8'), f).not.toMatch(/from\s*"zod"/);
   });

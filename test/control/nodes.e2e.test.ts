@@ -1,7 +1,7 @@
 // A node pairs with a running Warden over loopback, runs commands under its own exec policy
 // (allowed, refused, asked in the chat of the call), goes offline, and after unpairing cannot
 // connect again.
-import { mkdirSync, mkdtempSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,9 @@ import type { NodeHub } from '../../src/control/nodes/hub.js';
 import { startWarden, type RunningWarden } from '../../src/app/startup.js';
 import { buildTurnContext } from '../../src/turn/turn-context.js';
 import { startNode } from '../../src/node/start-node.js';
+import { openWardenStore } from '../../src/app/migrations.js';
+import { ExecAllowlistStore } from '../../src/exec/allowlist-store.js';
+import { freshStoreTarget } from '../store-engines.js';
 import { AuditLog } from '../../src/store/audit.js';
 import type { ToolResult } from '../../src/tools/types.js';
 
@@ -124,6 +127,51 @@ describe('warden node', () => {
     await expect(again.run.done).resolves.toMatchObject({ ok: false });
     expect(again.lines.join('\n')).toContain('refused this node');
     await again.close();
+  }, 60_000);
+
+  it('a fresh node creates its workspace as warden start does, and keeps its state on the configured shared store', async () => {
+    const dir = path.join(root, 'fresh');
+    const workspace = path.join(dir, 'not-yet', 'workspace');
+    const { url, dataDir } = await freshStoreTarget('postgres');
+    const r = parseConfig(
+      { agents: { defaults: { workspace } }, store: { url }, tools: { exec: { host: 'gateway', security: 'allowlist', ask: 'off', allowlist: [{ pattern: '/usr/bin/uname' }] } } },
+      path.join(dir, 'node.yaml'),
+    );
+    if (!r.ok) throw r.error;
+    // What the node allows beyond its config lives in the shared store: granted there, not on the node's disk.
+    const shared = await openWardenStore({ dataDir, url });
+    if (!shared.ok) throw new Error(shared.error.message);
+    try {
+      await new ExecAllowlistStore(shared.store.db).add('main', { pattern: '/usr/bin/id', source: 'import' });
+      expect(existsSync(workspace)).toBe(false);
+      const lines: string[] = [];
+      const stateDir = path.join(dir, 'state');
+      const node = await startNode({ gateway: hub.url!, name: 'fresh', loaded: r.value, stateDir, say: (l) => lines.push(l), env: {} });
+      if (!node.ok) throw new Error(node.error);
+      try {
+        expect(statSync(workspace).isDirectory()).toBe(true);
+        await expect.poll(() => lines.join('\n'), { timeout: 10_000 }).toContain('Pairing code: ');
+        const code = /Pairing code: (\S+)/.exec(lines.join('\n'))![1]!;
+        await type(`/nodes approve ${code}`);
+        await expect.poll(() => lines.join('\n'), { timeout: 10_000 }).toContain('Connected to');
+        // Before, a fresh node's system.run failed: "workdir … does not exist".
+        const ran = await nodes({ action: 'invoke', node: 'fresh', command: 'system.run', args: { command: 'uname -s' } });
+        expect(ran.isError, textOf(ran)).toBeFalsy();
+        expect(textOf(ran)).toContain('Linux');
+        // `id` is allowed only by the entry in the shared store.
+        const byShared = await nodes({ action: 'invoke', node: 'fresh', command: 'system.run', args: { command: 'id -u' } });
+        expect(byShared.isError, textOf(byShared)).toBeFalsy();
+        expect(textOf(byShared)).toMatch(/\b\d+\b/);
+        // No SQLite store of its own in the state dir: only its token.
+        expect(readdirSync(stateDir)).toEqual(['node-token.json']);
+      } finally {
+        node.run.stop();
+        await node.close();
+        await type('/nodes unpair fresh');
+      }
+    } finally {
+      await shared.store.close();
+    }
   }, 60_000);
 
   it('refuses a plain ws:// gateway beyond loopback and wss:// without a pinned fingerprint', async () => {

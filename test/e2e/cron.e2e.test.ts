@@ -137,6 +137,17 @@ describe('/cron for owners, without the model', () => {
     expect(model.requests.length).toBe(modelCalls);
   });
 
+  it.each([
+    ['"* * * * * *"', 'cron: "* * * * * *" runs 1 s apart'],
+    ['"*/30 * * * * *"', 'cron: "*/30 * * * * *" runs 30 s apart'],
+    ['"0,59 0 9 * * 1-5 UTC"', 'cron: "0,59 0 9 * * 1-5" runs 59 s apart'],
+  ])('add %s: refused, as every refuses under a minute — one minimum for every form', async (spec, error) => {
+    const before = (await warden.cron.jobs.list()).length;
+    const reply = await typed(olga, DEV, `/cron add ${spec} spam #general`);
+    expect(reply).toBe(`/cron add: ${error}; runs must be at least 60000 ms (one minute) apart`);
+    expect(await warden.cron.jobs.list()).toHaveLength(before);
+  });
+
   it('list: every job of the agent with its schedule, target and next run', async () => {
     const reply = await typed(olga, DEV, '/cron list');
     expect(reply).toMatch(/^Cron jobs \(2\):/);

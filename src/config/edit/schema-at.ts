@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { wardenConfigSchema } from '../schema/index.js';
 
 type JsonSchema = Record<string, unknown>;

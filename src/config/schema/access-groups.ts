@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * One entry of a list of people, as every such list in the config spells it (`allowFrom`,

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { linearRegexProblem, type LinearFlags } from '../../util/linear-regex.js';
 import { toolEntryProblem } from '../tool-glob.js';
 import { principalEntry } from './access-groups.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * OpenClaw's `bindings`: which agent answers a message, by where it arrives. A binding only

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const BUDGET_SCOPES = ['sender', 'channel', 'guild', 'agent', 'global'] as const;
 export const BUDGET_PERIODS = ['day', 'week', 'month'] as const;

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { scopePolicyFields, toolPolicyConfig, toolsBySender } from './policy.js';
 import { platformAccessFields, scopeAccessFields } from './access.js';
 

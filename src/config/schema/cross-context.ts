@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * How far the session and message tools reach beyond their own conversation (OpenClaw's

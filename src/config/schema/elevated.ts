@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { notSupported } from '../openclaw/translate.js';
 
 /** Platforms Warden has adapters for: their allowFrom entries must name people by id. */

@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { argPatternProblem } from '../arg-pattern.js';
 
 export const execSecurity = z.enum(['deny', 'allowlist', 'full']);

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { toolList } from './policy.js';
 
 /** A token or secret; an empty value (`${TOKEN:-}` with the variable unset) means "not configured". */

@@ -1,5 +1,5 @@
 import { secretsConfig } from './secrets.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { messageActionsConfig } from './message-actions.js';
 import { channelsConfig } from './channels.js';
 import { execConfig, execOverrides } from './exec.js';

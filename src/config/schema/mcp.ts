@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * `mcp.servers.<name>`: MCP servers whose tools join the surface as `<server>__<tool>`

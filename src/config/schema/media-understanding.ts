@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * `tools.media`: inbound media understanding (OpenClaw's shape). Audio attachments are

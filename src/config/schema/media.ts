@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 const modelRef = z.string().regex(/^[a-z0-9][a-z0-9._-]*\/.+$/i, 'expected "provider/model", e.g. "openai/gpt-image-1"');
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The message tool's actions, with OpenClaw's names (`tools.message.actions.allow`). `send` is

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { toolEntryProblem } from '../tool-glob.js';
 
 /** A tool name or glob in an allow/deny list; an invalid glob is rejected with its key path. */

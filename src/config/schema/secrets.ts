@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * `secrets.grants`: the only ways a stored secret reaches the world — as an environment

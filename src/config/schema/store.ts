@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * `store`: where durable state lives. Without `url` (or with `sqlite:`) it is the embedded SQLite

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * `tools.toolSearch`: instead of every tool schema, the model gets `tool_search`,

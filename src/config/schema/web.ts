@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Web search providers, in OpenClaw's auto-detection order for the ones that need a key. */
 export const WEB_SEARCH_PROVIDERS = ['brave', 'minimax', 'gemini', 'grok', 'kimi', 'perplexity', 'firecrawl', 'exa', 'tavily', 'parallel', 'searxng', 'duckduckgo', 'ollama'] as const;

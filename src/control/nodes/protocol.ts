@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The node protocol: JSON frames over one WebSocket. A new node asks to pair (`pair`) and waits

@@ -47,7 +47,7 @@ const parameters = {
       maxLength: 4000,
       description: 'What you will be asked when the job fires; the answer is posted in the job’s target conversation (add, update).',
     },
-    cron: { type: 'string', description: 'Cron expression, e.g. "0 9 * * 1-5" (add, update; one of cron, everyMs, at).' },
+    cron: { type: 'string', description: 'Cron expression, e.g. "0 9 * * 1-5" (add, update; one of cron, everyMs, at); runs at least one minute apart.' },
     tz: { type: 'string', description: 'IANA time zone for cron, e.g. "Europe/Paris".' },
     everyMs: { type: 'integer', minimum: 60000, description: 'Repeat interval in milliseconds, at least one minute.' },
     at: { type: 'string', description: 'One-off time, ISO 8601 (e.g. "2026-12-01T09:00:00Z").' },
