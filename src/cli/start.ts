@@ -8,6 +8,7 @@ import { installProcessHandlers } from '../ops/process-handlers.js';
 import { EXIT, type CommandRunner, type ParsedArgs } from './args.js';
 import { loadConfigForCommand } from './config.js';
 import { parsePort, PORT_ENV } from '../config/index.js';
+import { background } from '../util/background.js';
 
 /** `--port N` is `WARDEN_PORT=N` (the web chat), `--ops-port N` is `WARDEN_OPS_PORT=N` (the ops listener). */
 const PORT_FLAGS = { port: 'WARDEN_PORT', 'ops-port': 'WARDEN_OPS_PORT' } as const satisfies Record<string, keyof typeof PORT_ENV>;
@@ -68,7 +69,7 @@ const serve: CommandRunner = async (args, given) => {
   const { warden } = started;
   // The young generation was held small since the command was chosen (see src/cli.ts): start-up
   // is over once the tools a turn can call have loaded in the background.
-  void warden.preloaded.then(releaseYoungGeneration);
+  background(warden.preloaded.then(releaseYoungGeneration), 'young generation not released after start-up');
   // The web chat's token is printed only when Warden made it; a configured one the operator already has.
   const web = warden.webToken?.source === 'config' ? `web chat at ${warden.webUrl} (open it with ?token=<channels.web.token>)` : `web chat at ${warden.webOpenUrl}`;
   const where = warden.webUrl ? web : warden.adapters.map((a) => a.provider).join(' and ');

@@ -425,9 +425,12 @@ export class Gateway {
     const settled = Promise.all([previous, own]).then(() => undefined);
     const slot = { place: placed, settled };
     this.placing.set(key, slot);
-    void settled.then(() => {
-      if (this.placing.get(key) === slot) this.placing.delete(key);
-    });
+    background(
+      settled.then(() => {
+        if (this.placing.get(key) === slot) this.placing.delete(key);
+      }),
+      'session line slot not cleared',
+    );
     const giveUp = (p: number | undefined) => (p === undefined ? undefined : leases.leave?.(p).catch(() => undefined));
     return {
       enqueue: async (item) => {
@@ -443,7 +446,7 @@ export class Gateway {
         }
       },
       leave: () => {
-        void placed.then(giveUp).finally(done);
+        background(placed.then(giveUp).finally(done), 'session line place not given up');
       },
     };
   }

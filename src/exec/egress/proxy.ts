@@ -8,6 +8,7 @@ import type { ExecNetworkConfig } from '../../config/schema/exec.js';
 import { log } from '../../log/log.js';
 import { checkUrlWithPolicy, normalizeHost, systemResolver, type OwnListener, type Resolver } from '../../net/index.js';
 import { grantKey, judgeName } from './decide.js';
+import { background } from '../../util/background.js';
 
 /**
  * The egress proxy of one sandboxed command: an HTTP proxy (CONNECT, and plain HTTP in
@@ -162,7 +163,7 @@ export class EgressProxy {
       const ask = this.options.ask;
       pending = ask ? ask(host, port).catch(() => 'deny' as const) : Promise.resolve('deny' as const);
       this.asking.set(key, pending);
-      void pending.finally(() => this.asking.delete(key));
+      background(pending.finally(() => this.asking.delete(key)), 'egress ask not cleared');
     }
     return pending;
   }

@@ -24,6 +24,7 @@ import { metrics } from '../../../ops/metrics.js';
 import type { AuditLog } from '../../../store/audit.js';
 import { pendingApprovalText } from '../../invoke/approval-step.js';
 import type { ToolCallContext, ToolImplementation, ToolResult } from '../../types.js';
+import { background } from '../../../util/background.js';
 
 /**
  * The `exec` tool (reference A3, A14): judge the command, ask a human when the gate says so,
@@ -256,19 +257,19 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
         });
       } catch (err) {
         copies?.cleanup();
-        void egress?.close();
+        if (egress) background(egress.close(), 'egress proxy not closed');
         return failure(`exec unavailable: ${(err as Error).message}. Nothing was run.`);
       }
       if (copies) void job.done.then(copies.cleanup, copies.cleanup);
       if (egress) {
         const proxy = egress;
-        void job.done.then(async () => {
+        background(job.done.then(async () => {
           const hosts = proxy.record();
           await proxy.close();
           if (hosts.length === 0) return;
           ctx.log.info({ tool: 'exec', command, network: hosts }, 'exec network record');
           await deps.audit?.recordOrLog({ type: 'exec.network', actor: `${ctx.turn.provider}:${ctx.turn.senderId ?? ''}`, subject: job.id, sessionKey: ctx.sessionKey, data: { command, hosts } });
-        });
+        }), 'exec network record not written');
       }
       // The job is the requester's, also when an approver let it run (process-registry.ts).
       const record = registry.add(partyOf(ctx), job);
