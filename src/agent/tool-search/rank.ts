@@ -465,6 +465,13 @@ export function rankDetailed(query: string, tools: readonly Searchable[], limit:
   const wanted = query.trim().toLowerCase();
   const index = indexFor(tools, options);
   const { weights, action } = parseQuery(query, options, index);
+  // `mongo` for `mongodb`, `cloudflar` typed short: a request word that begins a server's name
+  // (four letters or more) names that server.
+  const said = [...weights].filter(([t, w]) => w === 1 && t.length >= 4).map(([t]) => t);
+  for (const name of index.groups) {
+    if (!name || weights.get(stem(name)) === 1) continue;
+    if (said.some((t) => name.startsWith(t))) weights.set(stem(name), 1);
+  }
   if (options.feedback > 0 && options.feedbackDocs > 0 && options.feedbackTerms > 0) {
     // Rocchio without labels: the words the first pass's best tools have in common are the
     // catalog's own words for what the request asks (`copies` finds a scale tool whose text
