@@ -16,6 +16,9 @@ import { segment, stem, STOP, terms, words } from './text.js';
  *   generic tool that shares one word with it.
  * - What the request wants done (list, get, search, create, update, delete) against what the
  *   tool's name says it does.
+ * - A request word that begins a server's name (`mongo`) names that server.
+ * - Optionally (the `feedback` knob, off by default: it did not help on the tuning half), a second
+ *   pass with the terms the first pass's best tools share (Rocchio pseudo-relevance feedback).
  * An exact tool id always comes first. The index of a surface is built once and cached.
  */
 export interface Searchable {
