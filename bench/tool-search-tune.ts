@@ -21,6 +21,7 @@ const GRID: Partial<Record<keyof RankOptions, number[]>> = {
   actionPenalty: [0, 0.15, 0.3, 0.5],
   corePenalty: [0, 0.2, 0.4, 0.6],
   otherServer: [0, 0.3, 0.5, 0.7],
+  feedback: [0, 0.05, 0.1],
 };
 
 const objective = (r: { top1: number; top3: number; top5: number }) => r.top3 + 0.3 * r.top1 + 0.2 * r.top5;

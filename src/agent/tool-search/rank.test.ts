@@ -60,6 +60,16 @@ describe('ranking requests as teammates phrase them', () => {
     expect(rankTools(query, tools, 1).map((t) => t.id)).toEqual([id]);
   });
 
+  it.each<[string, Searchable[], string]>([
+    // A word that begins a server's name names that server.
+    ['find orders in mongo where status is stuck', [{ id: 'mongodb__find', description: 'Run a find query against a collection.', parameters: schema({ collection: 'Collection name', filter: 'The query filter' }) }, { id: 'shop__list_orders', description: 'List the orders with a status.', parameters: schema({ status: 'Order status' }) }], 'mongodb__find'],
+    // Team speak for a tool name's verb: `kill` terminates, `kick off` triggers.
+    ['kill the old staging box', [{ id: 'cloud__terminate_instance', description: 'Terminate a virtual machine.', parameters: schema({ name: 'Instance name' }) }, { id: 'cloud__list_instances', description: 'List virtual machines in staging or production.', parameters: {} }], 'cloud__terminate_instance'],
+    ['kick off the nightly build', [{ id: 'ci__trigger_pipeline', description: 'Start a pipeline.', parameters: schema({ name: 'Pipeline (build) name' }) }, { id: 'ci__get_build_logs', description: 'Get the logs of a build.', parameters: {} }], 'ci__trigger_pipeline'],
+  ])('%s (server names said short, team-speak verbs)', (query, tools, id) => {
+    expect(rankTools(query, tools, 1).map((t) => t.id)).toEqual([id]);
+  });
+
   it('a word one typo away from a known one is read as that word', () => {
     const tools: Searchable[] = [
       { id: 'cloudflare__r2_list_buckets', description: 'List R2 buckets.', parameters: {} },
@@ -107,6 +117,16 @@ describe('only tools on the surface are ever found', () => {
       for (const query of QUERIES) {
         for (const found of rankTools(query, surface, 50)) expect(allowed.has(found), `${query} found ${found.id} off the surface`).toBe(true);
       }
+    }
+  });
+
+  it('with pseudo-relevance feedback on, still only the surface (the feedback terms come from it)', () => {
+    const next = random(7);
+    const options = { ...DEFAULT_RANK_OPTIONS, feedback: 0.3, feedbackDocs: 5, feedbackTerms: 8 };
+    for (let round = 0; round < 50; round++) {
+      const surface = CATALOG.filter(() => next() < 0.5).map((t) => ({ ...t }));
+      const allowed = new Set(surface);
+      for (const query of QUERIES) for (const found of rankTools(query, surface, 50, options)) expect(allowed.has(found), `${query} found ${found.id} off the surface`).toBe(true);
     }
   });
 
