@@ -129,6 +129,34 @@ describe('Slack adapter over HTTP: inbound events', () => {
     expect(inbound).toHaveLength(1);
   });
 
+  it('asks the shared delivery log about a delivery new to this process, and skips one another instance handled', async () => {
+    const asked: string[][] = [];
+    // Another instance handled everything mentioning "elsewhere".
+    await start({ deps: { deliveries: { firstTime: async (keys) => (asked.push([...keys]), !keys.some((k) => k.includes('elsewhere'))) } } });
+    const here = fake.envelope(fake.messageEvent({ user: ALICE, channel: GENERAL, text: 'here' }));
+    await fake.sendEvent(url(), here, signed);
+    await fake.sendEvent(url(), fake.envelope(fake.messageEvent({ user: ALICE, channel: GENERAL, text: 'x', ts: '1700000999.elsewhere' })), signed);
+    await waitInbound();
+    // A repeat this process saw is skipped without asking the store.
+    await fake.sendEvent(url(), here, { ...signed, retryNum: 1 });
+    await sleep(200);
+    expect(inbound.map((m) => m.text)).toEqual(['here']);
+    expect(asked).toHaveLength(2);
+    expect(asked[0]).toEqual([`slack:event:${TEAM_ID}:${String(here.event_id)}`, `slack:message:${TEAM_ID}:${GENERAL}:${String((here.event as { ts: string }).ts)}`]);
+  });
+
+  it('a delivery log that cannot be reached leaves the decision to this process: the message is handled, its repeat skipped', async () => {
+    let failures = 0;
+    await start({ deps: { deliveries: { firstTime: async () => (failures++, Promise.reject(new Error('connection refused'))) } } });
+    const envelope = fake.envelope(fake.messageEvent({ user: ALICE, channel: GENERAL, text: 'store down' }));
+    await fake.sendEvent(url(), envelope, signed);
+    await fake.sendEvent(url(), envelope, { ...signed, retryNum: 1 });
+    await waitInbound();
+    await sleep(200);
+    expect(inbound.map((m) => m.text)).toEqual(['store down']);
+    expect(failures).toBe(1);
+  });
+
   it.each([
     { name: 'a wrong signing secret', options: { secret: 'not-the-secret' } },
     { name: 'a timestamp six minutes old', options: { ...signed, timestamp: Math.floor(Date.now() / 1000) - 6 * 60 } },
