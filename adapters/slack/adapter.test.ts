@@ -363,6 +363,36 @@ describe('Slack adapter in Socket Mode', () => {
   });
 });
 
+describe('the Slack fake with several Socket Mode connections', () => {
+  it('hands each envelope to one connection, in turn', async () => {
+    fake = await startSlackFake();
+    const socketApp = async () => {
+      const received: InboundMessage[] = [];
+      const app = createSlackAdapter(
+        { botToken: 'xoxb-fake', appToken: 'xapp-1-fake', signingSecret: undefined, apiUrl: fake.apiUrl, port: 0, host: '127.0.0.1', requireMention: true, channels: {} },
+        { onApprovalClick: async () => ({ kind: 'not-found' as const }), approvers: [OWNER], approvalsTarget: 'channel' },
+      );
+      await app.start(async (m) => void received.push(m));
+      return { app, received };
+    };
+    const first = await socketApp();
+    const second = await socketApp();
+    adapter = second.app;
+    try {
+      expect(fake.socketClients).toBe(2);
+      const acks = [];
+      for (const n of [1, 2, 3, 4]) acks.push(await fake.pushSocket('events_api', fake.envelope(fake.messageEvent({ user: ALICE, channel: GENERAL, text: `event ${n}` }))));
+      expect(acks.map((a) => a.connection)).toEqual([0, 1, 0, 1]);
+      for (const until = Date.now() + 20_000; first.received.length + second.received.length < 4 && Date.now() < until; ) await sleep(10);
+      await sleep(150);
+      expect(first.received.map((m) => m.text)).toEqual(['event 1', 'event 3']);
+      expect(second.received.map((m) => m.text)).toEqual(['event 2', 'event 4']);
+    } finally {
+      await first.app.stop();
+    }
+  });
+});
+
 describe('createSlackAdapter configuration', () => {
   it('names the missing keys', () => {
     const deps = { onApprovalClick: async () => ({ kind: 'not-found' as const }), approvers: [], approvalsTarget: 'channel' as const };
