@@ -51,7 +51,7 @@ describe('inboundFromSlackCommand', () => {
 });
 
 describe('deliveryKeys', () => {
-  const envelope = (event: Record<string, unknown> | undefined, extra: Record<string, unknown> = {}) => ({ type: 'event_callback', team_id: 'T1', event_id: 'Ev1', event, ...extra });
+  const envelope = (event: object | undefined, extra: Record<string, unknown> = {}) => ({ type: 'event_callback', team_id: 'T1', event_id: 'Ev1', event, ...extra });
   it.each([
     { name: 'a message: its event id and its channel and ts', body: envelope(base), keys: ['slack:event:T1:Ev1', 'slack:message:T1:C1:1700000001.000100'] },
     { name: 'an app_mention: the same message key as its `message` twin', body: envelope({ ...base, type: 'app_mention' }, { event_id: 'Ev2' }), keys: ['slack:event:T1:Ev2', 'slack:message:T1:C1:1700000001.000100'] },
