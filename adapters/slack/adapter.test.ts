@@ -145,6 +145,15 @@ describe('Slack adapter over HTTP: inbound events', () => {
     expect(asked[0]).toEqual([`slack:event:${TEAM_ID}:${String(here.event_id)}`, `slack:message:${TEAM_ID}:${GENERAL}:${String((here.event as { ts: string }).ts)}`]);
   });
 
+  it("hands messages on in the order they arrived, whichever shared check answers first", async () => {
+    // The first message's check is the slowest: without ordering, later messages would overtake it.
+    const delays = [400, 0, 150];
+    await start({ deps: { deliveries: { firstTime: async () => (await sleep(delays.shift() ?? 0), true) } } });
+    for (const text of ['one', 'two', 'three']) await fake.sendEvent(url(), fake.envelope(fake.messageEvent({ user: ALICE, channel: `D${ALICE.slice(1)}`, text })), signed);
+    await waitInbound(3);
+    expect(inbound.map((m) => m.text)).toEqual(['one', 'two', 'three']);
+  });
+
   it('a delivery log that cannot be reached leaves the decision to this process: the message is handled, its repeat skipped', async () => {
     let failures = 0;
     await start({ deps: { deliveries: { firstTime: async () => (failures++, Promise.reject(new Error('connection refused'))) } } });

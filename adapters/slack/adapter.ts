@@ -709,11 +709,21 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     // time, and a mention in a channel arrives twice (as `message` and as `app_mention`): one
     // turn, not two — on any instance, when several share the store (Bolt acknowledged the
     // event already, so the store's round trip holds no one up).
+    // The checks run side by side, but their answers are taken in arrival order: a quicker
+    // answer for a later message must not hand it on before an earlier one (a conversation's
+    // messages reach the router in the order this instance got them).
+    let previousDecision: Promise<unknown> = Promise.resolve();
     a.use(async ({ body, next, context }) => {
       const keys = deliveryKeys(body);
-      if (keys.length > 0 && !(await firstDelivery(keys))) {
-        logger.info({ eventId: (body as { event_id?: unknown }).event_id, retryNum: context.retryNum }, 'redelivered event skipped');
-        return;
+      if (keys.length > 0) {
+        const check = firstDelivery(keys);
+        const before = previousDecision;
+        const decided = before.then(() => check);
+        previousDecision = decided;
+        if (!(await decided)) {
+          logger.info({ eventId: (body as { event_id?: unknown }).event_id, retryNum: context.retryNum }, 'redelivered event skipped');
+          return;
+        }
       }
       await next();
     });
