@@ -30,6 +30,16 @@ export interface AdapterDeps {
   pairingClicks?: PairingClickHandler | undefined;
   /** The ask_user tool's buttons and free-text form (ask-user-prompt.ts); absent: no questions offered. */
   userQuestions?: UserQuestionHandlers | undefined;
+  /**
+   * Deliveries every instance sharing the store has seen (a platform's retry may reach another
+   * instance than its first try); absent: this process's memory alone decides (one instance).
+   */
+  deliveries?: DeliveryLog | undefined;
+}
+
+/** What a platform delivered before, across instances: true when none of `keys` was seen; every key is remembered. */
+export interface DeliveryLog {
+  firstTime(keys: readonly string[]): Promise<boolean>;
 }
 
 /** Where a card goes, from the request and `approvals.target`; DMs are deduplicated. */

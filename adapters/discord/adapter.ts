@@ -595,7 +595,7 @@ export function createDiscordAdapter(
         // Without the partial, DMs and messages in threads the client never saw are dropped.
         partials: [Partials.Channel],
         // Every shard runs in this client: one handler, one store, one command registration.
-        ...shardClientOptions(config.shards),
+        ...shardClientOptions(config.shards, config.shardCount),
         // discord.js's undici strategy, and Node's fetch for file uploads (rest-request.ts).
         rest: { makeRequest: discordRestRequest, ...(config.apiBaseUrl ? { api: config.apiBaseUrl } : {}), ...clientOverrides.rest },
       });

@@ -7,8 +7,9 @@ describe('Discord shard settings', () => {
     ['absent: one connection, as without sharding', undefined, {}],
     ['auto: the count /gateway/bot recommends', 'auto', { shards: 'auto' }],
     ['a number: that many shards, ids 0..N-1', 3, { shardCount: 3 }],
+    ['a list of ids with shardCount: those shards of that many', [1, 3], { shards: [1, 3], shardCount: 4 }],
   ] as const)('%s', (_what, setting, options) => {
-    expect(shardClientOptions(setting)).toEqual(options);
+    expect(shardClientOptions(setting, Array.isArray(setting) ? 4 : undefined)).toEqual(options);
   });
 });
 

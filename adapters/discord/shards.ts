@@ -3,17 +3,20 @@ import type { ShardState } from '../../src/gateway/types.js';
 import { log } from '../../src/log/log.js';
 
 /** `channels.discord.shards`: absent is one connection, as without sharding. */
-export type ShardSetting = 'auto' | number | undefined;
+export type ShardSetting = 'auto' | number | readonly number[] | undefined;
 
 /**
  * The discord.js client options for a shard setting. discord.js runs every shard in this one
  * client (its own internal sharding): `auto` asks `GET /gateway/bot` for Discord's
  * recommended count, a number opens that many. One client means one event handler, one store
- * and one slash command registration for all of them.
+ * and one slash command registration for all of them. A list of ids opens those shards only,
+ * out of `shardCount`: the bot's shards split over processes sharing one store.
  */
-export function shardClientOptions(setting: ShardSetting): Pick<ClientOptions, 'shards' | 'shardCount'> {
+export function shardClientOptions(setting: ShardSetting, shardCount?: number): Pick<ClientOptions, 'shards' | 'shardCount'> {
   if (setting === 'auto') return { shards: 'auto' };
   if (setting === undefined) return {};
+  // Some of the bot's shards, the others run by other processes on the same store.
+  if (typeof setting !== 'number') return { shards: [...setting], shardCount: shardCount! };
   return { shardCount: setting };
 }
 

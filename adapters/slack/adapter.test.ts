@@ -129,6 +129,43 @@ describe('Slack adapter over HTTP: inbound events', () => {
     expect(inbound).toHaveLength(1);
   });
 
+  it('asks the shared delivery log about a delivery new to this process, and skips one another instance handled', async () => {
+    const asked: string[][] = [];
+    // Another instance handled everything mentioning "elsewhere".
+    await start({ deps: { deliveries: { firstTime: async (keys) => (asked.push([...keys]), !keys.some((k) => k.includes('elsewhere'))) } } });
+    const here = fake.envelope(fake.messageEvent({ user: ALICE, channel: GENERAL, text: 'here' }));
+    await fake.sendEvent(url(), here, signed);
+    await fake.sendEvent(url(), fake.envelope(fake.messageEvent({ user: ALICE, channel: GENERAL, text: 'x', ts: '1700000999.elsewhere' })), signed);
+    await waitInbound();
+    // A repeat this process saw is skipped without asking the store.
+    await fake.sendEvent(url(), here, { ...signed, retryNum: 1 });
+    await sleep(200);
+    expect(inbound.map((m) => m.text)).toEqual(['here']);
+    expect(asked).toHaveLength(2);
+    expect(asked[0]).toEqual([`slack:event:${TEAM_ID}:${String(here.event_id)}`, `slack:message:${TEAM_ID}:${GENERAL}:${String((here.event as { ts: string }).ts)}`]);
+  });
+
+  it("hands messages on in the order they arrived, whichever shared check answers first", async () => {
+    // The first message's check is the slowest: without ordering, later messages would overtake it.
+    const delays = [400, 0, 150];
+    await start({ deps: { deliveries: { firstTime: async () => (await sleep(delays.shift() ?? 0), true) } } });
+    for (const text of ['one', 'two', 'three']) await fake.sendEvent(url(), fake.envelope(fake.messageEvent({ user: ALICE, channel: `D${ALICE.slice(1)}`, text })), signed);
+    await waitInbound(3);
+    expect(inbound.map((m) => m.text)).toEqual(['one', 'two', 'three']);
+  });
+
+  it('a delivery log that cannot be reached leaves the decision to this process: the message is handled, its repeat skipped', async () => {
+    let failures = 0;
+    await start({ deps: { deliveries: { firstTime: async () => (failures++, Promise.reject(new Error('connection refused'))) } } });
+    const envelope = fake.envelope(fake.messageEvent({ user: ALICE, channel: GENERAL, text: 'store down' }));
+    await fake.sendEvent(url(), envelope, signed);
+    await fake.sendEvent(url(), envelope, { ...signed, retryNum: 1 });
+    await waitInbound();
+    await sleep(200);
+    expect(inbound.map((m) => m.text)).toEqual(['store down']);
+    expect(failures).toBe(1);
+  });
+
   it.each([
     { name: 'a wrong signing secret', options: { secret: 'not-the-secret' } },
     { name: 'a timestamp six minutes old', options: { ...signed, timestamp: Math.floor(Date.now() / 1000) - 6 * 60 } },
@@ -332,6 +369,36 @@ describe('Slack adapter in Socket Mode', () => {
     await fake.pushSocket('interactive', click(cardIn(GENERAL), 'deny', OWNER));
     const update = await fake.waitForCall('chat.update');
     expect(JSON.stringify(update.body.blocks)).toContain(`Denied by <@${OWNER}>`);
+  });
+});
+
+describe('the Slack fake with several Socket Mode connections', () => {
+  it('hands each envelope to one connection, in turn', async () => {
+    fake = await startSlackFake();
+    const socketApp = async () => {
+      const received: InboundMessage[] = [];
+      const app = createSlackAdapter(
+        { botToken: 'xoxb-fake', appToken: 'xapp-1-fake', signingSecret: undefined, apiUrl: fake.apiUrl, port: 0, host: '127.0.0.1', requireMention: true, channels: {} },
+        { onApprovalClick: async () => ({ kind: 'not-found' as const }), approvers: [OWNER], approvalsTarget: 'channel' },
+      );
+      await app.start(async (m) => void received.push(m));
+      return { app, received };
+    };
+    const first = await socketApp();
+    const second = await socketApp();
+    adapter = second.app;
+    try {
+      expect(fake.socketClients).toBe(2);
+      const acks = [];
+      for (const n of [1, 2, 3, 4]) acks.push(await fake.pushSocket('events_api', fake.envelope(fake.messageEvent({ user: ALICE, channel: GENERAL, text: `event ${n}` }))));
+      expect(acks.map((a) => a.connection)).toEqual([0, 1, 0, 1]);
+      for (const until = Date.now() + 20_000; first.received.length + second.received.length < 4 && Date.now() < until; ) await sleep(10);
+      await sleep(150);
+      expect(first.received.map((m) => m.text)).toEqual(['event 1', 'event 3']);
+      expect(second.received.map((m) => m.text)).toEqual(['event 2', 'event 4']);
+    } finally {
+      await first.app.stop();
+    }
   });
 });
 

@@ -54,7 +54,7 @@ const REASON_VIEW_ID = 'warden_approval_reason_form';
 const SIDE_EVENTS = /^(?:channel_rename|group_rename|subteam_members_changed|subteam_updated|subteam_created)$/;
 /** One pattern matching what any of the handlers' patterns match. */
 const anyOf = (handlers: readonly (readonly [RegExp, unknown])[]): RegExp => new RegExp(handlers.map(([p]) => `(?:${p.source})`).join('|'));
-import { inboundFromSlack, inboundFromSlackCommand, SLACK_FILE_HOSTS, type SlackMessageEvent } from './inbound.js';
+import { deliveryKeys, inboundFromSlack, inboundFromSlackCommand, SLACK_FILE_HOSTS, type SlackMessageEvent } from './inbound.js';
 
 /** Slack accepts 40,000 characters of text but renders long posts poorly; 3,000 is one section. */
 export const SLACK_CHUNK = 3_000;
@@ -119,9 +119,9 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
   const fileHosts = [...SLACK_FILE_HOSTS, ...(config.apiUrl && /^http:\/\/127\.0\.0\.1:\d+\//.test(config.apiUrl) ? [new URL(config.apiUrl).host] : [])];
   const cards = deps.cards ?? memoryCardStore();
   const logger = log.child({ adapter: 'slack' });
-  const seenEvents = new RecentIds();
-  // A mention in a channel arrives twice, as `message` and as `app_mention`: one turn, not two.
-  const seenMessages = new RecentIds();
+  // Event ids and messages this process was handed (deliveryKeys): a repeat is skipped here
+  // without asking the store.
+  const seen = new RecentIds();
   const channelNames = new Map<string, string | undefined>();
   const dmChannels = new Map<string, string>();
   /** Per workspace (team id): whether native streaming worked (true) or was refused as unsupported (false). */
@@ -679,6 +679,23 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     onMessage(inbound).catch((err: unknown) => logger.error({ err, command: parsed.name }, 'slash command failed'));
   }
 
+  /**
+   * Whether a delivery is new: this process's memory first (every key recorded), then the
+   * store's log shared by the instances. A store that cannot be reached does not stop the
+   * message: this process's answer stands (a retry reaching another instance meanwhile may be
+   * handled there too), and the failure is logged.
+   */
+  async function firstDelivery(keys: readonly string[]): Promise<boolean> {
+    const fresh = keys.map((key) => seen.firstTime(key)).every(Boolean);
+    if (!fresh || !deps.deliveries) return fresh;
+    try {
+      return await deps.deliveries.firstTime(keys);
+    } catch (err) {
+      logger.warn({ err, keys }, 'shared delivery log unreachable; this instance alone decided the delivery is new');
+      return true;
+    }
+  }
+
   function build(onMessage: (message: InboundMessage) => Promise<void>): App {
     const common = { token: config.botToken!, logger: boltLogger(), clientOptions };
     if (mode === 'socket') {
@@ -688,18 +705,30 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
       app = new App({ ...common, signingSecret: config.signingSecret! });
     }
     const a = app;
-    // Slack redelivers an event (same event_id) when the first delivery was not acknowledged in time.
+    // Slack redelivers an event (same event_id) when the first delivery was not acknowledged in
+    // time, and a mention in a channel arrives twice (as `message` and as `app_mention`): one
+    // turn, not two — on any instance, when several share the store (Bolt acknowledged the
+    // event already, so the store's round trip holds no one up).
+    // The checks run side by side, but their answers are taken in arrival order: a quicker
+    // answer for a later message must not hand it on before an earlier one (a conversation's
+    // messages reach the router in the order this instance got them).
+    let previousDecision: Promise<unknown> = Promise.resolve();
     a.use(async ({ body, next, context }) => {
-      const eventId = (body as { event_id?: unknown }).event_id;
-      if (typeof eventId === 'string' && !seenEvents.firstTime(eventId)) {
-        logger.info({ eventId, retryNum: context.retryNum }, 'redelivered event skipped');
-        return;
+      const keys = deliveryKeys(body);
+      if (keys.length > 0) {
+        const check = firstDelivery(keys);
+        const before = previousDecision;
+        const decided = before.then(() => check);
+        previousDecision = decided;
+        if (!(await decided)) {
+          logger.info({ eventId: (body as { event_id?: unknown }).event_id, retryNum: context.retryNum }, 'redelivered event skipped');
+          return;
+        }
       }
       await next();
     });
     const handle = async (event: SlackMessageEvent, teamId: string | undefined, client: WebClient, userId: string | undefined, botId?: string) => {
       botUserId ??= userId;
-      if (!seenMessages.firstTime(`${event.channel}:${event.ts}`)) return;
       const isDm = event.channel_type === 'im';
       const inbound = inboundFromSlack(event, { teamId, botUserId, botId, channelName: isDm ? undefined : await channelName(client, event.channel), files: { token: config.botToken!, hosts: fileHosts } });
       if (!inbound) return;

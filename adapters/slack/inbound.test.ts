@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inboundFromSlack, inboundFromSlackCommand, type SlackMessageEvent } from './inbound.js';
+import { deliveryKeys, inboundFromSlack, inboundFromSlackCommand, type SlackMessageEvent } from './inbound.js';
 
 const context = { teamId: 'T1', botUserId: 'UBOT', botId: 'BBOT', channelName: 'general' };
 const base: SlackMessageEvent = { type: 'message', channel: 'C1', channel_type: 'channel', user: 'UA', text: 'hi', ts: '1700000001.000100' };
@@ -47,5 +47,21 @@ describe('inboundFromSlackCommand', () => {
   ])('$name', ({ payload, looked, expected }) => {
     const inbound = inboundFromSlackCommand(payload, '/tools', looked);
     expect(inbound).toMatchObject({ ...expected, provider: 'slack', senderId: 'UA', text: '/tools', mentionsBot: false, invocationId: '1.2.3' });
+  });
+});
+
+describe('deliveryKeys', () => {
+  const envelope = (event: object | undefined, extra: Record<string, unknown> = {}) => ({ type: 'event_callback', team_id: 'T1', event_id: 'Ev1', event, ...extra });
+  it.each([
+    { name: 'a message: its event id and its channel and ts', body: envelope(base), keys: ['slack:event:T1:Ev1', 'slack:message:T1:C1:1700000001.000100'] },
+    { name: 'an app_mention: the same message key as its `message` twin', body: envelope({ ...base, type: 'app_mention' }, { event_id: 'Ev2' }), keys: ['slack:event:T1:Ev2', 'slack:message:T1:C1:1700000001.000100'] },
+    { name: 'another event (a rename): its event id only', body: envelope({ type: 'channel_rename', channel: { id: 'C1', name: 'x' } }), keys: ['slack:event:T1:Ev1'] },
+    { name: 'a message without ts: its event id only', body: envelope({ type: 'message', channel: 'C1' }), keys: ['slack:event:T1:Ev1'] },
+    { name: 'a click (no event id)', body: { type: 'block_actions', actions: [] }, keys: [] },
+    { name: 'a slash command', body: { command: '/warden', text: 'status' }, keys: [] },
+    { name: 'a non-string event id', body: envelope(base, { event_id: 7 }), keys: [] },
+    { name: 'nothing', body: undefined, keys: [] },
+  ])('$name', ({ body, keys }) => {
+    expect(deliveryKeys(body)).toEqual(keys);
   });
 });

@@ -127,3 +127,22 @@ export function inboundFromSlackCommand(command: SlackCommandPayload, typedText:
     invocationId: command.trigger_id,
   };
 }
+
+/**
+ * What makes a delivery the same as an earlier one, as keys for the delivery log: the event's
+ * id (Slack's retry of an unacknowledged event carries the same `event_id`) and, for a message,
+ * its channel and `ts` (a mention in a channel arrives as `message` and as `app_mention`, two
+ * event ids). Prefixed by platform and workspace, so one log serves every adapter. Empty for
+ * what is not an Events API callback (clicks, commands, forms).
+ */
+export function deliveryKeys(body: unknown): string[] {
+  if (typeof body !== 'object' || body === null) return [];
+  const { event_id: eventId, team_id: teamId, event } = body as { event_id?: unknown; team_id?: unknown; event?: { type?: unknown; channel?: unknown; ts?: unknown } };
+  if (typeof eventId !== 'string') return [];
+  const team = typeof teamId === 'string' ? teamId : '';
+  const keys = [`slack:event:${team}:${eventId}`];
+  if ((event?.type === 'message' || event?.type === 'app_mention') && typeof event.channel === 'string' && typeof event.ts === 'string') {
+    keys.push(`slack:message:${team}:${event.channel}:${event.ts}`);
+  }
+  return keys;
+}

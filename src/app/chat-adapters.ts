@@ -10,6 +10,7 @@ import type { Store } from '../store/index.js';
 import { clickHandlerOn, type ResolveApproval } from '../gateway/approval-clicks.js';
 import { storeCardStore } from '../gateway/card-store.js';
 import { PairingStore } from '../cluster/pairing.js';
+import { SharedDeliveries } from '../cluster/deliveries.js';
 import { decidePairing, pairingDecisionText, type PairingDecision } from '../gateway/pairing-decision.js';
 import { senderIsOwner } from '../turn/turn-context.js';
 import { Gateway } from '../gateway/gateway.js';
@@ -108,6 +109,7 @@ export async function createAdapter(
 ): Promise<ChatAdapter> {
   const onApprovalClick = clickHandlerOn(resolve, provider);
   const pairing = new PairingStore(store.db);
+  const deliveries = store.db.shared ? new SharedDeliveries(store.db) : undefined;
   // Approvers and the card target are read at each card: a reload changes who gets it.
   const deps = (p: 'discord' | 'slack') => ({
     onApprovalClick,
@@ -126,6 +128,8 @@ export async function createAdapter(
       return { final: outcome.kind === 'approved' || outcome.kind === 'denied', text: pairingDecisionText(outcome) };
     },
     ...(userQuestions ? { userQuestions: userQuestions.handlersFor(p) } : {}),
+    // Instances sharing the store handle a platform's repeated delivery once, whichever it reaches.
+    ...(deliveries ? { deliveries } : {}),
   });
   switch (provider) {
     // What an adapter posts passes the secret scrubber (scrubbed-adapter.ts).

@@ -6,6 +6,7 @@ import { clusterMigrations } from '../cluster/migrations.js';
 import { pairingMigrations } from '../cluster/pairing.js';
 import { rateLimitMigrations } from '../cluster/rate-limit.js';
 import { botLoopMigrations } from '../cluster/bot-loop.js';
+import { deliveriesMigrations } from '../cluster/deliveries.js';
 import { execMigrations } from '../exec/allowlist-store.js';
 import { gatewayCardsMigrations } from '../gateway/card-store.js';
 import { nodesMigrations } from '../control/nodes/store.js';
@@ -42,6 +43,7 @@ export const WARDEN_MIGRATIONS: readonly FeatureMigrations[] = [
   secretsMigrations,
   botLoopMigrations,
   progressCardsMigrations,
+  deliveriesMigrations,
 ];
 
 /** Opens the store with every feature's migrations (what `warden start` and the CLI commands use). */

@@ -27,8 +27,11 @@ describe("doctor's verdict on the shard count", () => {
     ['more than recommended', 3, gateway(2), { ok: true, detail: '3 shards (Discord recommends 2)' }],
     ['fewer than recommended', 2, gateway(5), { ok: true, warn: true, detail: '2 shards, Discord recommends 5 shards' }],
     ['fewer sessions left than shards', 4, gateway(1, 3), { ok: false, detail: '4 shards to open but only 3 gateway sessions left today' }],
+    ["this process's shards of shardCount, as recommended", [1], gateway(2), { ok: true, detail: 'shard 1 of 2 shards (Discord recommends 2)' }],
+    ['shard ids of fewer than recommended', [0, 1], gateway(4), { ok: true, warn: true, detail: 'shards 0, 1 of 2 shards, Discord recommends 4 shards' }],
+    ['only the listed shards count against the sessions left', [0, 1], gateway(2, 1), { ok: false, detail: '2 shards to open but only 1 gateway sessions left today' }],
   ])('%s', (_what, setting, answer, expected) => {
-    expect(discordShardCheck(setting, answer)).toMatchObject(expected);
+    expect(discordShardCheck(setting, answer, Array.isArray(setting) ? 2 : undefined)).toMatchObject(expected);
   });
 });
 

@@ -46,16 +46,24 @@ export function discordIntentCheck(flags: number): DoctorCheck {
  * recommended works until a shard passes 2,500 guilds, when Discord closes it (4011); fewer
  * sessions left today than shards to open makes the start fail.
  */
-export function discordShardCheck(setting: DiscordConfig['shards'], gateway: { shards: number; session_start_limit?: { remaining: number; reset_after: number } }): DoctorCheck {
+export function discordShardCheck(
+  setting: DiscordConfig['shards'],
+  gateway: { shards: number; session_start_limit?: { remaining: number; reset_after: number } },
+  shardCount?: number,
+): DoctorCheck {
   const recommended = gateway.shards;
-  const count = setting === 'auto' ? recommended : (setting ?? 1);
+  // A list of ids: this process opens those, out of `shardCount` the bot has in all.
+  const ids = Array.isArray(setting) ? setting : undefined;
+  const count = setting === 'auto' ? recommended : typeof setting === 'number' ? setting : ids ? (shardCount ?? ids.length) : 1;
+  const opening = ids ? ids.length : count;
   const plural = (n: number) => `${n} shard${n === 1 ? '' : 's'}`;
   const remaining = gateway.session_start_limit?.remaining;
-  if (remaining !== undefined && remaining < count) {
+  if (remaining !== undefined && remaining < opening) {
     const resetMin = Math.ceil((gateway.session_start_limit?.reset_after ?? 0) / 60_000);
-    return { name: 'discord shards', ok: false, detail: `${plural(count)} to open but only ${remaining} gateway sessions left today`, fix: `wait for Discord's session limit to reset (in about ${resetMin} min)` };
+    return { name: 'discord shards', ok: false, detail: `${plural(opening)} to open but only ${remaining} gateway sessions left today`, fix: `wait for Discord's session limit to reset (in about ${resetMin} min)` };
   }
-  const configured = setting === 'auto' ? `auto: ${plural(count)}` : setting === undefined ? 'one connection' : plural(count);
+  const configured =
+    setting === 'auto' ? `auto: ${plural(count)}` : setting === undefined ? 'one connection' : ids ? `${ids.length === 1 ? 'shard' : 'shards'} ${ids.join(', ')} of ${plural(count)}` : plural(count);
   if (count >= recommended) return { name: 'discord shards', ok: true, detail: `${configured} (Discord recommends ${recommended})` };
   return { name: 'discord shards', ok: true, warn: true, detail: `${configured}, Discord recommends ${plural(recommended)}`, fix: 'set channels.discord.shards: auto (Discord closes a shard serving more than 2,500 guilds)' };
 }
@@ -133,7 +141,7 @@ export async function discordPlatformChecks(config: DiscordConfig, options: Plat
   const [app, gateway] = await Promise.all([get('/applications/@me'), get('/gateway/bot')]);
   if (app.ok && app.status === 200 && typeof app.body?.flags === 'number') checks.push(discordIntentCheck(app.body.flags as number));
   else checks.push(unreachable('discord intents', host, app, 'the Message Content intent was'));
-  if (gateway.ok && gateway.status === 200 && typeof gateway.body?.shards === 'number') checks.push(discordShardCheck(config.shards, gateway.body));
+  if (gateway.ok && gateway.status === 200 && typeof gateway.body?.shards === 'number') checks.push(discordShardCheck(config.shards, gateway.body, config.shardCount));
   else checks.push(unreachable('discord shards', host, gateway, 'the recommended shard count was'));
   return checks;
 }

@@ -5,6 +5,7 @@ import { Leases } from './leases.js';
 export { InstanceRegistry } from './instances.js';
 export { LEASE_CHANNEL, Leases, STOP_CHANNEL, leaseDigest, type HeldLease } from './leases.js';
 export { clusterMigrations } from './migrations.js';
+export { SharedDeliveries } from './deliveries.js';
 
 /** This instance among others on a shared store: its registry row and its leases. */
 export interface Cluster {

@@ -101,7 +101,24 @@ describe('validating a config', () => {
   });
 
   it.each([['many'], [0], [1.5], [-2], [true]])('rejects channels.discord.shards %j with the key path and what it takes', (shards) => {
-    expect(reject({ channels: { discord: { shards } } })).toEqual([{ path: 'channels.discord.shards', message: 'must be "auto" or a whole number of shards, at least 1' }]);
+    expect(reject({ channels: { discord: { shards } } })).toEqual([{ path: 'channels.discord.shards', message: 'must be "auto", a whole number of shards (at least 1), or a list of shard ids with shardCount' }]);
+  });
+
+  it.each([
+    [{ shards: [0, 1] }, [{ path: 'channels.discord.shardCount', message: 'required when shards lists shard ids' }]],
+    [{ shards: [0, 2], shardCount: 2 }, [{ path: 'channels.discord.shards', message: 'shard ids must be below shardCount (2): 2' }]],
+    [{ shards: [1, 1], shardCount: 2 }, [{ path: 'channels.discord.shards', message: 'lists a shard id twice' }]],
+    [{ shards: 2, shardCount: 2 }, [{ path: 'channels.discord.shardCount', message: 'only with shards as a list of shard ids (shards: N already says the count)' }]],
+    [{ shardCount: 0 }, [{ path: 'channels.discord.shardCount', message: 'must be a whole number of shards, at least 1' }]],
+    [{ shards: [], shardCount: 2 }, [{ path: 'channels.discord.shards', message: 'must list at least one shard id' }]],
+    [{ shards: [-1], shardCount: 2 }, [{ path: 'channels.discord.shards[0]', message: 'shard ids are whole numbers from 0' }]],
+  ])('rejects the shard list %j with the key path', (discord, problems) => {
+    for (const problem of problems) expect(reject({ channels: { discord } })).toContainEqual(problem);
+  });
+
+  it('accepts a list of this process\'s shard ids with shardCount', () => {
+    const parsed = parseConfig({ channels: { discord: { shards: [1], shardCount: 2 } } });
+    expect(parsed.ok && parsed.value.config.channels.discord).toMatchObject({ shards: [1], shardCount: 2 });
   });
 
   it.each([['auto'], [1], [4], [undefined]])('accepts channels.discord.shards %j', (shards) => {

@@ -90,6 +90,7 @@ export const INERT_KEYS: ReadonlyArray<readonly [path: readonly string[], why: s
   [['channels', 'slack', 'channels', '*', 'streaming'], 'whether replies are edited in place'],
   [['channels', 'web', 'streaming'], 'whether replies appear token by token'],
   [['channels', 'discord', 'shards'], 'how many gateway connections carry the same guilds'],
+  [['channels', 'discord', 'shardCount'], 'how the same guilds are split over shards'],
   [['tools', 'loopDetection'], 'a brake on identical repeated calls; each call still passes every gate'],
   [['agents', 'list', '*', 'tools', 'loopDetection'], 'as tools.loopDetection'],
   [['tools', 'message', 'crossContext', 'marker'], 'the text that marks a cross-context post'],

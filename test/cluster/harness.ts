@@ -51,8 +51,11 @@ export const runsIn = (workspace: string): number =>
  */
 export async function startInstance(
   name: string,
-  options: { fake: SlackFake; storeUrl: string; workspace: string; leaseSec: number; extraEnv?: Record<string, string>; modelUrl?: string; logLevel?: string; waitSec?: number; extraYaml?: string[] },
+  options: { fake: SlackFake; storeUrl: string; workspace: string; leaseSec: number; extraEnv?: Record<string, string>; modelUrl?: string; logLevel?: string; waitSec?: number; extraYaml?: string[]; slackMode?: 'http' | 'socket' },
 ): Promise<Instance> {
+  // Socket Mode: the instance opens its own connection to the fake (which hands each envelope
+  // to one connection), and its receiver port stays unused.
+  const socket = options.slackMode === 'socket';
   const dir = mkdtempSync(path.join(tmpdir(), `warden-cluster-${name}-`));
   mkdirSync(path.join(dir, 'data'));
   const slackPort = await freePort();
@@ -72,10 +75,9 @@ export async function startInstance(
       'channels:',
       '  slack:',
       '    botToken: xoxb-fake',
-      `    signingSecret: ${SECRET}`,
+      ...(socket ? ['    appToken: xapp-1-fake'] : [`    signingSecret: ${SECRET}`]),
       `    apiUrl: ${JSON.stringify(options.fake.apiUrl)}`,
-      '    host: 127.0.0.1',
-      `    port: ${slackPort}`,
+      ...(socket ? [] : ['    host: 127.0.0.1', `    port: ${slackPort}`]),
       '    channels:',
       "      '#dev':",
       '        tools:',

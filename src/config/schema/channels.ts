@@ -31,7 +31,9 @@ const discordGuildScope = z.strictObject({
   channels: z.record(z.string(), discordChannelScope).default({}),
 });
 
-const SHARDS_ERROR = 'must be "auto" or a whole number of shards, at least 1';
+const SHARDS_ERROR = 'must be "auto", a whole number of shards (at least 1), or a list of shard ids with shardCount';
+const SHARD_ID_ERROR = 'shard ids are whole numbers from 0';
+const SHARD_COUNT_ERROR = 'must be a whole number of shards, at least 1';
 
 export const discordConfig = z.strictObject({
   token: secret,
@@ -49,10 +51,29 @@ export const discordConfig = z.strictObject({
    */
   dangerouslyAllowNameMatching: z.boolean().optional(),
   /**
-   * Gateway shards: `auto` (Discord's recommended count) or a number; absent is one connection.
-   * Discord requires sharding past 2,500 guilds. All shards run in this process.
+   * Gateway shards: `auto` (Discord's recommended count) or a number, all run by this process;
+   * or a list of the shard ids this process runs, out of `shardCount` (several processes on one
+   * shared store splitting the shards between them); absent is one connection. Discord requires
+   * sharding past 2,500 guilds.
    */
-  shards: z.union([z.literal('auto'), z.number().int({ error: SHARDS_ERROR }).min(1, { error: SHARDS_ERROR })], { error: SHARDS_ERROR }).optional(),
+  shards: z
+    .union([z.literal('auto'), z.number().int({ error: SHARDS_ERROR }).min(1, { error: SHARDS_ERROR }), z.array(z.number({ error: SHARD_ID_ERROR }).int({ error: SHARD_ID_ERROR }).min(0, { error: SHARD_ID_ERROR })).min(1, { error: 'must list at least one shard id' })], { error: SHARDS_ERROR })
+    .optional(),
+  /** How many shards the bot has across every process, with `shards` listing this process's ids. */
+  shardCount: z.number({ error: SHARD_COUNT_ERROR }).int({ error: SHARD_COUNT_ERROR }).min(1, { error: SHARD_COUNT_ERROR }).optional(),
+}).superRefine((discord, ctx) => {
+  // A list of ids means nothing without the count Discord assigns guilds by, and a count
+  // beside "auto" or a number would contradict it.
+  if (Array.isArray(discord.shards)) {
+    if (discord.shardCount === undefined) ctx.addIssue({ code: 'custom', path: ['shardCount'], message: 'required when shards lists shard ids' });
+    else {
+      const bad = discord.shards.filter((id) => id >= discord.shardCount!);
+      if (bad.length > 0) ctx.addIssue({ code: 'custom', path: ['shards'], message: `shard ids must be below shardCount (${discord.shardCount}): ${bad.join(', ')}` });
+    }
+    if (new Set(discord.shards).size !== discord.shards.length) ctx.addIssue({ code: 'custom', path: ['shards'], message: 'lists a shard id twice' });
+  } else if (discord.shardCount !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['shardCount'], message: 'only with shards as a list of shard ids (shards: N already says the count)' });
+  }
 });
 
 const slackChannelScope = z.strictObject({ ...chatScopeFields });

@@ -101,7 +101,7 @@ export class SlackFake {
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
       socket.on('message', (data) => this.socketFrames.add({ ...(JSON.parse(String(data)) as object), at: Date.now() }));
-      socket.send(JSON.stringify({ type: 'hello', num_connections: 1, debug_info: { host: 'fake' }, connection_info: { app_id: APP_ID } }));
+      socket.send(JSON.stringify({ type: 'hello', num_connections: this.sockets.size, debug_info: { host: 'fake' }, connection_info: { app_id: APP_ID } }));
     });
   }
 
@@ -344,14 +344,26 @@ export class SlackFake {
 
   // ---- Socket Mode ----
 
-  /** Pushes an envelope to the connected Socket Mode client; resolves with its acknowledgement. */
-  async pushSocket(type: 'events_api' | 'interactive', payload: Record<string, unknown>, retryAttempt = 0): Promise<SocketFrame> {
-    const socket = [...this.sockets][0];
-    if (!socket) throw new Error('no Socket Mode client is connected');
+  /**
+   * Pushes an envelope to one connected Socket Mode client; resolves with its acknowledgement.
+   * With several connections open (several instances of an app, or one app's extra
+   * connections), Slack hands each envelope to one of them: here in turn (round-robin over the
+   * open ones in the order they connected), or to connection `to` when given. Each envelope's
+   * frame records which connection got it (`connection`, 0-based in connection order).
+   */
+  async pushSocket(type: 'events_api' | 'interactive', payload: Record<string, unknown>, retryAttempt = 0, to?: number): Promise<SocketFrame & { connection: number }> {
+    const open = [...this.sockets].filter((s) => s.readyState === s.OPEN);
+    if (open.length === 0) throw new Error('no Socket Mode client is connected');
+    const connection = to ?? this.nextSocket++ % open.length;
+    const socket = open[connection];
+    if (!socket) throw new Error(`no Socket Mode connection ${connection} (${open.length} open)`);
     const envelopeId = `env-${++this.counter}`;
     socket.send(JSON.stringify({ envelope_id: envelopeId, type, accepts_response_payload: false, retry_attempt: retryAttempt, retry_reason: retryAttempt ? 'timeout' : '', payload }));
-    return this.socketFrames.waitFor((f) => f.envelope_id === envelopeId, 5_000, `ack of ${envelopeId}`);
+    return { ...(await this.socketFrames.waitFor((f) => f.envelope_id === envelopeId, 5_000, `ack of ${envelopeId}`)), connection };
   }
+
+  /** Which connection the next round-robin envelope goes to. */
+  private nextSocket = 0;
 
   get socketClients(): number {
     return this.sockets.size;
