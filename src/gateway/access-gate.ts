@@ -90,14 +90,18 @@ export class AccessGate {
 
   private async decide(config: WardenConfig, message: InboundMessage) {
     const usesGroups = this.usesUsergroups(config);
-    const principal = await principalOf(message, this.deps.memberships?.(message.provider), usesGroups && message.provider === 'slack');
+    // Only a Slack sender under a config naming user groups needs a look-up (and an await).
+    const principal =
+      usesGroups && message.provider === 'slack'
+        ? await principalOf(message, this.deps.memberships?.(message.provider), true)
+        : { provider: message.provider, userId: message.senderId, roleIds: message.senderRoles, usergroupIds: undefined };
     const where = { provider: message.provider, chat: message.chatType, guildId: message.guildId, guildName: message.guildName, channelId: message.channelId, channelName: message.channelName };
     const isBot = message.senderIsBot === true;
     const owner = !isBot && senderIsOwner(config, message.provider, message.senderId);
     const settings = accessSettings(config, where);
     const paired =
       !isBot && !owner && message.chatType === 'dm' && settings.dmPolicy.value === 'pairing' && this.deps.pairing ? await this.deps.pairing.isPaired(message.provider, message.senderId) : false;
-    const decision = decideAccess(config, where, { ...principal, isBot, isOwner: owner, paired });
+    const decision = decideAccess(config, where, { ...principal, isBot, isOwner: owner, paired }, settings);
     return { decision, principal, isBot, owner, settings };
   }
 
@@ -125,7 +129,8 @@ export class AccessGate {
       log.warn({ actor, sessionKey: route.sessionKey }, 'bot loop breaker: bot message dropped');
       return { pass: false };
     }
-    if (!owner) {
+    // Without limits configured there is nothing to take (and no await on every message).
+    if (!owner && config.rateLimit && this.deps.limiter) {
       const limited = await this.rateLimited(config, message, route);
       if (limited) return limited;
     }

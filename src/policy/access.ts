@@ -166,8 +166,13 @@ export function accessSettings(config: Pick<WardenConfig, 'channels'>, where: Ac
 }
 
 /** The decision for one sender in one conversation. Pure: the caller gathers memberships, owner and pairing status. */
-export function decideAccess(config: Pick<WardenConfig, 'channels' | 'accessGroups'>, where: AccessWhere, sender: AccessSender): AccessDecision {
-  const settings = accessSettings(config, where);
+export function decideAccess(
+  config: Pick<WardenConfig, 'channels' | 'accessGroups'>,
+  where: AccessWhere,
+  sender: AccessSender,
+  /** `accessSettings(config, where)` when the caller already has it (the gate reads it too): built once per message. */
+  settings: AccessSettings = accessSettings(config, where),
+): AccessDecision {
   if (settings.platform === 'web') return { allowed: true, reason: 'web', path: 'channels.web' };
   const base = `channels.${settings.platform}`;
   const isBot = sender.isBot === true;
