@@ -57,6 +57,24 @@ describe('AccessGate', () => {
     expect((await gate.admit(closed, message({ senderId: '1' }), route)).pass).toBe(true);
   });
 
+  it('one gate across reloads: each config decides for itself, per conversation, whatever the gate saw before', async () => {
+    const gate = new AccessGate({});
+    const open = config({ channels: { discord: { token: 't', guilds: { G1: { channels: { C1: {} } } } } } });
+    const closed = config({ channels: { discord: { token: 't', dmPolicy: 'disabled', groupPolicy: 'disabled' } } });
+    const inGuild = (channelId: string) => message({ chatType: 'channel', guildId: 'G1', channelId });
+    // Each message asked twice: the second answer (kept settings) must equal the first.
+    for (const [cfg, msg, pass] of [
+      [open, message(), true],
+      [closed, message(), false],
+      [open, message(), true],
+      [open, inGuild('C1'), true],
+      [closed, inGuild('C1'), false],
+      [open, message({ provider: 'slack' }), true],
+    ] as const) {
+      for (let i = 0; i < 2; i++) expect((await gate.admit(cfg, msg, route)).pass, `${msg.provider} ${msg.chatType} ${msg.channelId}`).toBe(pass);
+    }
+  });
+
   it('the loop breaker: max bot turns in the window, then the cooldown; a person resets the count', async () => {
     let now = 0;
     const gate = new AccessGate({ now: () => now });

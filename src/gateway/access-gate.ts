@@ -5,7 +5,7 @@ import type { RateLimiter, TakeResult } from '../cluster/rate-limit.js';
 import { botLoopStep, type BotLoopCounter, type BotLoopState } from '../cluster/bot-loop.js';
 import { log } from '../log/log.js';
 import { metrics } from '../ops/metrics.js';
-import { accessSettings, decideAccess, describeAccess, type AccessDecision, type ResolvedBotLoop } from '../policy/access.js';
+import { accessSettings, decideAccess, describeAccess, type AccessDecision, type AccessSettings, type AccessWhere, type ResolvedBotLoop } from '../policy/access.js';
 import type { Principal } from '../policy/principals.js';
 import { senderIsOwner } from '../turn/turn-context.js';
 import type { InboundMessage, MembershipResolver } from './types.js';
@@ -67,6 +67,7 @@ export class AccessGate {
   private readonly toldDenied = new Map<string, number>();
   private readonly memoryLoops = new Map<string, BotLoopState>();
   private usergroupCache: { config: WardenConfig; uses: boolean } | undefined;
+  private settingsCache: { config: WardenConfig; byWhere: Map<string, AccessSettings> } | undefined;
 
   constructor(private readonly deps: AccessGateDeps) {}
 
@@ -90,14 +91,18 @@ export class AccessGate {
 
   private async decide(config: WardenConfig, message: InboundMessage) {
     const usesGroups = this.usesUsergroups(config);
-    const principal = await principalOf(message, this.deps.memberships?.(message.provider), usesGroups && message.provider === 'slack');
+    // Only a Slack sender under a config naming user groups needs a look-up (and an await).
+    const principal =
+      usesGroups && message.provider === 'slack'
+        ? await principalOf(message, this.deps.memberships?.(message.provider), true)
+        : { provider: message.provider, userId: message.senderId, roleIds: message.senderRoles, usergroupIds: undefined };
     const where = { provider: message.provider, chat: message.chatType, guildId: message.guildId, guildName: message.guildName, channelId: message.channelId, channelName: message.channelName };
     const isBot = message.senderIsBot === true;
     const owner = !isBot && senderIsOwner(config, message.provider, message.senderId);
-    const settings = accessSettings(config, where);
+    const settings = this.settingsFor(config, where);
     const paired =
       !isBot && !owner && message.chatType === 'dm' && settings.dmPolicy.value === 'pairing' && this.deps.pairing ? await this.deps.pairing.isPaired(message.provider, message.senderId) : false;
-    const decision = decideAccess(config, where, { ...principal, isBot, isOwner: owner, paired });
+    const decision = decideAccess(config, where, { ...principal, isBot, isOwner: owner, paired }, settings);
     return { decision, principal, isBot, owner, settings };
   }
 
@@ -125,11 +130,30 @@ export class AccessGate {
       log.warn({ actor, sessionKey: route.sessionKey }, 'bot loop breaker: bot message dropped');
       return { pass: false };
     }
-    if (!owner) {
+    // Without limits configured there is nothing to take (and no await on every message).
+    if (!owner && config.rateLimit && this.deps.limiter) {
       const limited = await this.rateLimited(config, message, route);
       if (limited) return limited;
     }
     return { pass: true, decision, principal };
+  }
+
+  /**
+   * `accessSettings` for a conversation, kept per config (a reload brings a new one): they depend
+   * only on the config and where the message arrived, and building them is most of the gate's
+   * work per message. A DM's depend on the platform alone.
+   */
+  private settingsFor(config: WardenConfig, where: AccessWhere): AccessSettings {
+    if (this.settingsCache?.config !== config) this.settingsCache = { config, byWhere: new Map() };
+    const byWhere = this.settingsCache.byWhere;
+    const key = where.chat === 'dm' ? `dm\u0000${where.provider}` : `${where.provider}\u0000${where.guildId ?? ''}\u0000${where.guildName ?? ''}\u0000${where.channelId ?? ''}\u0000${where.channelName ?? ''}`;
+    let settings = byWhere.get(key);
+    if (settings === undefined) {
+      settings = accessSettings(config, where);
+      if (byWhere.size >= REMEMBERED) byWhere.clear();
+      byWhere.set(key, settings);
+    }
+    return settings;
   }
 
   private usesUsergroups(config: WardenConfig): boolean {

@@ -108,6 +108,8 @@ function configuredAgent(config: WardenConfig, id: string): string | undefined {
 
 /** The agent a message goes to, and which binding (and tier) decided. Pure. */
 export function resolveBinding(config: WardenConfig, input: BindingInput): BindingDecision {
+  // No bindings (the common setup): the default agent, without building each tier's matcher per message.
+  if (config.bindings.length === 0) return { agentId: defaultAgentId(config), matchedBy: 'default' };
   const provider = norm(input.provider).toLowerCase();
   // Only this platform's bindings for Warden's one account: omitted / `default` names it, `*` is any.
   const candidates = config.bindings

@@ -34,7 +34,7 @@ import type { FollowUpTurn } from './deferred-calls.js';
 import type { ApprovalRequest } from '../approvals/types.js';
 import { buildTurnContext, conversationOf, refreshTurnContext, senderIsOwner, type Actor } from '../turn/turn-context.js';
 import type { ApprovalClick, ChatAdapter, InboundMessage, OutboundFile, OutboundMessage, ReplyTarget } from './types.js';
-import { turnReply, type TurnOrigin } from './turn-reply.js';
+import { turnReply, type TurnOrigin, type TurnReplyDeps } from './turn-reply.js';
 import { background } from '../util/background.js';
 import { AccessGate, type NewPairingRequest } from './access-gate.js';
 import { describeAccess } from '../policy/access.js';
@@ -191,11 +191,14 @@ export class Gateway {
 
   private view: GatewayConfigView;
   private readonly gate: AccessGate;
+  /** What every turn's reply needs of the gateway: fixed at construction (the adapter map changes in place). */
+  private readonly replyDeps: TurnReplyDeps;
 
   constructor(private readonly options: GatewayOptions) {
     this.gate = options.access ?? new AccessGate({});
     this.view = { config: options.config, agent: options.agent, tools: options.tools, toolReport: options.toolReport, skills: options.skills };
     for (const adapter of options.adapters) this.adapters.set(adapter.provider, adapter);
+    this.replyDeps = { adapters: this.adapters, hooks: options.hooks, env: options.env, workspaceOf: options.workspaceOf, meter: options.meter };
     const leases = options.sessionLeases;
     const leased = async (key: string, item: QueuedItem, signal: AbortSignal): Promise<void> => {
       let started = false;
@@ -557,10 +560,12 @@ export class Gateway {
   }
 
   private recordConversation(route: Route): void {
+    const contexts = this.options.sessionContexts;
+    if (!contexts) return;
     // Without a record the session cannot be messaged by another one: the safe side.
     const failed = (err: unknown) => log.warn({ err, sessionKey: route.sessionKey }, 'conversation of the session could not be recorded');
     try {
-      void Promise.resolve(this.options.sessionContexts?.record(route.sessionKey, route.agentId, conversationOf(route.context), route.context.senderId)).catch(failed);
+      void Promise.resolve(contexts.record(route.sessionKey, route.agentId, conversationOf(route.context), route.context.senderId)).catch(failed);
     } catch (err) {
       failed(err);
     }
@@ -649,8 +654,7 @@ export class Gateway {
   }
 
   private turnReply(route: Route, signal: AbortSignal, view: GatewayConfigView, origin?: TurnOrigin, runId?: string): Promise<OutboundMessage | undefined> {
-    const { options } = this;
-    return turnReply({ adapters: this.adapters, hooks: options.hooks, env: options.env, workspaceOf: options.workspaceOf, meter: options.meter }, route, signal, view, origin, runId);
+    return turnReply(this.replyDeps, route, signal, view, origin, runId);
   }
 
   /**

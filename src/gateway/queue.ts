@@ -1,5 +1,4 @@
 import { log } from '../log/log.js';
-import { background } from '../util/background.js';
 
 /** Runs one item of a session; the signal aborts it (`/stop`, shutdown). */
 export type SessionRunner<T> = (sessionKey: string, item: T, signal: AbortSignal) => Promise<void>;
@@ -107,13 +106,25 @@ export class SessionQueues<T> {
   private start(sessionKey: string, lane: Lane<T>, item: T): void {
     const controller = new AbortController();
     lane.running = { item, controller };
-    background(
-      this.run(sessionKey, item, controller.signal)
-        .catch((err: unknown) => log.error({ err, sessionKey }, 'session item failed'))
-        .finally(() => this.next(sessionKey, lane)),
-      'session queue did not move on',
-      { level: 'error', fields: { sessionKey } },
+    // One reaction per item (not a catch/finally/background chain of promises on every message).
+    this.run(sessionKey, item, controller.signal).then(
+      () => this.moveOn(sessionKey, lane),
+      (err: unknown) => {
+        try {
+          log.error({ err, sessionKey }, 'session item failed');
+        } finally {
+          this.moveOn(sessionKey, lane);
+        }
+      },
     );
+  }
+
+  private moveOn(sessionKey: string, lane: Lane<T>): void {
+    try {
+      this.next(sessionKey, lane);
+    } catch (err) {
+      log.error({ err, sessionKey }, 'session queue did not move on');
+    }
   }
 
   private next(sessionKey: string, lane: Lane<T>): void {

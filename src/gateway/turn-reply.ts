@@ -1,4 +1,4 @@
-import type { AgentRuntime, TurnEvent } from '../agent/types.js';
+import type { AgentRuntime, TurnEvent, TurnInput, TurnRequest } from '../agent/types.js';
 import type { WardenConfig } from '../config/index.js';
 import type { HookBus } from '../hooks/bus.js';
 import { messageHookContext } from '../hooks/context.js';
@@ -7,7 +7,7 @@ import { formatUnderstanding, understandAttachments } from '../media-understandi
 import { modelReadsImages } from '../models/vision.js';
 import { NO_MODEL_HINT } from './commands.js';
 import { takeInFiles } from './inbound-files.js';
-import { ReplyStream, toolProgressLine } from './reply-stream.js';
+import { ReplyStream, toolProgressLine, type StreamSurface } from './reply-stream.js';
 import type { Route } from './router.js';
 import { streamingFor } from './streaming-setting.js';
 import type { ChatAdapter, OutboundFile, OutboundMessage } from './types.js';
@@ -46,38 +46,62 @@ export async function turnReply(deps: TurnReplyDeps, route: Route, signal: Abort
   const workspace = route.attachments && origin === undefined ? deps.workspaceOf?.(route.agentId) : undefined;
   const inbound = workspace ? await takeInFiles(route.attachments, { workspaceDir: workspace, vision: modelReadsImages(view.config, route.context.model), signal, transcribe: transcriber(deps, route, view, workspace, signal) }) : undefined;
   const said = inbound && inbound.notes.length > 0 ? `${route.text}\n\n${inbound.notes.join('\n')}` : route.text;
-  const stream = openStream(deps, route, view);
-  // Files the turn's tools made for the people here (images, speech, screenshots).
-  const files: OutboundFile[] = [];
-  const outcome = await agent.runTurn({
-    ...(stream ? { onTextDelta: (delta: string) => stream.append(delta) } : {}),
-    onEvent: (event: TurnEvent) => {
-      if (event.type === 'toolResult' && event.files) files.push(...event.files);
-      if (!stream) return;
-      if (event.type === 'toolCall') stream.progress(toolProgressLine(event.tool));
-      else if (event.type === 'modelCall' && event.round > 1) stream.newRound();
-    },
+  const sink = new TurnSink(streamSurface(deps, route, view));
+  // Built field by field (no spreads): this runs for every message.
+  let input: TurnInput;
+  // An approval's outcome is Warden's own text (the call's output inside it is wrapped as untrusted).
+  if (origin === 'approval') input = { text: route.text, origin: 'user' };
+  else if (origin) input = { text: route.text, origin };
+  else {
+    input = { text: said, senderName: route.context.senderName };
+    if (inbound && inbound.images.length > 0) input.images = inbound.images;
+  }
+  const request: TurnRequest = {
+    onEvent: sink.onEvent,
     sessionKey: route.sessionKey,
     turn: route.context,
-    // An approval's outcome is Warden's own text (the call's output inside it is wrapped as untrusted).
-    input:
-      origin === 'approval'
-        ? { text: route.text, origin: 'user' }
-        : origin
-          ? { text: route.text, origin }
-          : { text: said, senderName: route.context.senderName, ...(inbound && inbound.images.length > 0 ? { images: inbound.images } : {}) },
+    input,
     signal,
-    ...(runId !== undefined ? { runId } : {}),
     // Undecided approvals never hold the conversation: the call is deferred, the turn ends.
     deferApprovals: true,
-  });
+  };
+  if (sink.surface) request.onTextDelta = sink.onTextDelta;
+  if (runId !== undefined) request.runId = runId;
+  const outcome = await agent.runTurn(request);
   if (outcome.status === 'failed') log.warn({ sessionKey: route.sessionKey, error: outcome.error }, 'turn failed');
+  const { stream, files } = sink;
   if (stream && (await stream.finish(outcome.reply))) {
     log.debug({ sessionKey: route.sessionKey, ...stream.stats }, 'reply streamed');
     streamSent(deps, route, outcome.reply);
-    return files.length > 0 ? { text: '', files } : undefined;
+    return files ? { text: '', files } : undefined;
   }
-  return { text: outcome.reply, ...(files.length > 0 ? { files } : {}) };
+  return files ? { text: outcome.reply, files } : { text: outcome.reply };
+}
+
+/**
+ * What a running turn reports back: the files its tools made (images, speech, screenshots) and,
+ * where the reply streams, the stream. The stream is made when the turn first writes or runs a
+ * tool, so a turn that only answers (an instant model) costs no stream and no finish.
+ */
+class TurnSink {
+  stream: ReplyStream | undefined;
+  /** Files the turn's tools made for the people here; undefined while there are none. */
+  files: OutboundFile[] | undefined;
+
+  constructor(readonly surface: StreamSurface | undefined) {}
+
+  readonly onTextDelta = (delta: string): void => this.live()!.append(delta);
+
+  readonly onEvent = (event: TurnEvent): void => {
+    if (event.type === 'toolResult' && event.files && event.files.length > 0) (this.files ??= []).push(...event.files);
+    if (!this.surface) return;
+    if (event.type === 'toolCall') this.live()!.progress(toolProgressLine(event.tool));
+    else if (event.type === 'modelCall' && event.round > 1) this.live()!.newRound();
+  };
+
+  private live(): ReplyStream | undefined {
+    return this.surface ? (this.stream ??= new ReplyStream(this.surface)) : undefined;
+  }
 }
 
 /** Speech to text through the media understanding module, where `tools.media` is configured. */
@@ -100,18 +124,17 @@ function transcriber(deps: TurnReplyDeps, route: Route, view: Pick<TurnView, 'co
 }
 
 /**
- * A stream for this turn's reply, where the platform can edit in place and `streaming` is on
+ * The surface for this turn's streamed reply, where the platform can edit in place and `streaming` is on
  * for the conversation. Never with a message_sending hook: it may rewrite or cancel a reply,
  * so it must see the text before anyone does.
  */
-function openStream(deps: TurnReplyDeps, route: Route, view: Pick<TurnView, 'config'>): ReplyStream | undefined {
+function streamSurface(deps: TurnReplyDeps, route: Route, view: Pick<TurnView, 'config'>): StreamSurface | undefined {
   const adapter = deps.adapters.get(route.replyTo.provider);
   if (!adapter?.streamTo || deps.hooks?.has('message_sending')) return undefined;
   const c = route.context;
   const where = { provider: route.replyTo.provider, guildId: c.guildId, guildName: c.guildName, channelId: c.channelId, channelName: c.channelName };
   if (!streamingFor(view.config, where)) return undefined;
-  const surface = adapter.streamTo(route.replyTo, { userId: c.senderId, teamId: c.guildId });
-  return surface ? new ReplyStream(surface) : undefined;
+  return adapter.streamTo(route.replyTo, { userId: c.senderId, teamId: c.guildId });
 }
 
 /** message_sent for a streamed reply, as `sendWithHooks` fires it for a plain one. */

@@ -166,26 +166,38 @@ export function accessSettings(config: Pick<WardenConfig, 'channels'>, where: Ac
 }
 
 /** The decision for one sender in one conversation. Pure: the caller gathers memberships, owner and pairing status. */
-export function decideAccess(config: Pick<WardenConfig, 'channels' | 'accessGroups'>, where: AccessWhere, sender: AccessSender): AccessDecision {
-  const settings = accessSettings(config, where);
+/** An allowing decision; `botLoop` rides along for a bot's message (the gate counts its turns). */
+function allowed(botLoop: ResolvedBotLoop | undefined, reason: AccessAllowReason, path: string, match?: PrincipalMatch): AccessDecision {
+  const decision: AccessDecision & { allowed: true } = { allowed: true, reason, path };
+  if (match) decision.match = match;
+  if (botLoop) decision.botLoop = botLoop;
+  return decision;
+}
+
+export function decideAccess(
+  config: Pick<WardenConfig, 'channels' | 'accessGroups'>,
+  where: AccessWhere,
+  sender: AccessSender,
+  /** `accessSettings(config, where)` when the caller already has it (the gate reads it too): built once per message. */
+  settings: AccessSettings = accessSettings(config, where),
+): AccessDecision {
   if (settings.platform === 'web') return { allowed: true, reason: 'web', path: 'channels.web' };
   const base = `channels.${settings.platform}`;
   const isBot = sender.isBot === true;
   if (isBot && !settings.allowBots.value) return { allowed: false, reason: 'bot', path: settings.allowBots.path, reply: 'none' };
   const botLoop = isBot ? settings.botLoop : undefined;
-  const allow = (reason: AccessAllowReason, path: string, match?: PrincipalMatch): AccessDecision => ({ allowed: true, reason, path, ...(match ? { match } : {}), ...(botLoop ? { botLoop } : {}) });
   // A bot is never an owner, whatever id it carries.
-  if (sender.isOwner && !isBot) return allow('owner', `owners.${settings.platform}`);
+  if (sender.isOwner && !isBot) return allowed(botLoop, 'owner', `owners.${settings.platform}`);
   const groups = config.accessGroups;
 
   if (where.chat === 'dm') {
     const policy = settings.dmPolicy.value;
     if (policy === 'disabled') return { allowed: false, reason: 'dm-disabled', path: settings.dmPolicy.path, reply: 'denied' };
-    if (policy === 'open') return allow('dm-open', settings.dmPolicy.path);
+    if (policy === 'open') return allowed(botLoop, 'dm-open', settings.dmPolicy.path);
     const match = matchPrincipal(settings.allowFrom.value, sender, groups, { wildcard: true });
-    if (match) return allow('dm-allow-from', settings.allowFrom.path, match);
+    if (match) return allowed(botLoop, 'dm-allow-from', settings.allowFrom.path, match);
     if (policy === 'pairing') {
-      if (sender.paired && !isBot) return allow('paired', `${base}.dmPolicy (paired)`);
+      if (sender.paired && !isBot) return allowed(botLoop, 'paired', `${base}.dmPolicy (paired)`);
       // A bot never gets a pairing code: nobody is there to hand it to an owner.
       return { allowed: false, reason: 'pairing-required', path: settings.dmPolicy.path, reply: isBot ? 'none' : 'pairing' };
     }
@@ -208,14 +220,14 @@ export function decideAccess(config: Pick<WardenConfig, 'channels' | 'accessGrou
   const listed = [scopes.channel, scopes.guild].find((s) => s !== undefined && (s.scope.users !== undefined || s.scope.roles !== undefined));
   if (listed) {
     const byUser = matchPrincipal(listed.scope.users, sender, groups, { wildcard: true });
-    if (byUser) return allow('group-listed', `${listed.path}.users`, byUser);
+    if (byUser) return allowed(botLoop, 'group-listed', `${listed.path}.users`, byUser);
     // `roles` holds role ids (OpenClaw's spelling); a `role:` prefix written there is accepted too.
     const roleEntries = (listed.scope.roles ?? []).map((r) => (r.toLowerCase().startsWith('role:') ? r : `role:${r}`));
     const byRole = matchPrincipal(roleEntries, sender, groups);
-    if (byRole) return allow('group-listed', `${listed.path}.roles`, byRole);
+    if (byRole) return allowed(botLoop, 'group-listed', `${listed.path}.roles`, byRole);
     return { allowed: false, reason: 'sender-not-listed', path: `${listed.path}.${listed.scope.users !== undefined ? 'users' : 'roles'}`, reply };
   }
-  return allow(policy === 'allowlist' ? 'group-listed' : 'group-open', policy === 'allowlist' ? (scopes.channel?.path ?? scopes.guild?.path ?? `${base}.channels`) : settings.groupPolicy.path);
+  return allowed(botLoop, policy === 'allowlist' ? 'group-listed' : 'group-open', policy === 'allowlist' ? (scopes.channel?.path ?? scopes.guild?.path ?? `${base}.channels`) : settings.groupPolicy.path);
 }
 
 /** A decision in words, for `/status`, `warden access check` and logs. */
