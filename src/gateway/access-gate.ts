@@ -146,7 +146,8 @@ export class AccessGate {
   private settingsFor(config: WardenConfig, where: AccessWhere): AccessSettings {
     if (this.settingsCache?.config !== config) this.settingsCache = { config, byWhere: new Map() };
     const byWhere = this.settingsCache.byWhere;
-    const key = where.chat === 'dm' ? `dm\u0000${where.provider}` : `${where.provider}\u0000${where.guildId ?? ''}\u0000${where.guildName ?? ''}\u0000${where.channelId ?? ''}\u0000${where.channelName ?? ''}`;
+    // JSON-encoded: a guild or channel name (chosen by others) cannot imitate another place's key.
+    const key = where.chat === 'dm' ? `dm:${where.provider}` : JSON.stringify([where.provider, where.chat, where.guildId, where.guildName, where.channelId, where.channelName]);
     let settings = byWhere.get(key);
     if (settings === undefined) {
       settings = accessSettings(config, where);
