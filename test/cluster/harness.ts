@@ -7,7 +7,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
+import { expect } from 'vitest';
+import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
+import type { FakeModelServer } from '../fakes/models/server.js';
 import type { SlackFake, SlackMessage } from '../fakes/slack/index.js';
+import { until } from '../until.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/warden.js', import.meta.url));
 export const SECRET = 'cluster-signing-secret';
@@ -145,3 +149,39 @@ export function click(fake: SlackFake, instance: Instance, card: SlackMessage, d
 }
 
 export { until } from '../until.js';
+
+// ---------- the order tests (order.e2e, socket-order.e2e) ----------
+
+const TAG = /msg-\d+-\d+/g;
+
+/**
+ * A model that echoes the newest `msg-C-K` tag it was sent, after a pause long enough that a
+ * conversation's next messages reach other instances while its turn runs.
+ */
+export function startTagEchoModel(): Promise<FakeModelServer> {
+  return startFakeOpenAI({
+    respond: (request) => {
+      const users = (request.body.messages as Array<{ role: string }>).filter((m) => m.role === 'user');
+      const tags = JSON.stringify(users.at(-1)).match(TAG) ?? ['none'];
+      return { kind: 'reply', text: `echo ${tags.at(-1)}`, delayMs: 500 };
+    },
+  });
+}
+
+/** The answers in `user`'s DM as they stand (a streamed answer is edited to its end), in the order they were posted. */
+export const answersInDm = (fake: SlackFake, user: string): string[] =>
+  [...fake.messages.values()]
+    .filter((m) => m.channel === `D${user.slice(1)}` && !m.blocks)
+    .sort((x, y) => Number(x.ts) - Number(y.ts))
+    .map((m) => String(m.text));
+
+/** How many of `user`'s DM messages took their place in the session line on `instance` (its debug log). */
+export const placedInLine = (instance: Instance, user: string): number =>
+  instance.output().split('\n').filter((l) => l.includes('took its place in the session line') && l.includes(`direct:${user.toLowerCase()}`)).length;
+
+/** Every conversation's answers arrived, then (a moment more, so a duplicate would show) they are exactly its messages' echoes in order. */
+export async function expectEchoedInOrder(fake: SlackFake, users: readonly string[], messages: number): Promise<void> {
+  await until(() => users.every((u) => answersInDm(fake, u).filter((t) => /^echo msg-\d+-\d+$/.test(t)).length >= messages), 60_000, 'every answer');
+  await new Promise((r) => setTimeout(r, 500));
+  users.forEach((u, c) => expect(answersInDm(fake, u)).toEqual(Array.from({ length: messages }, (_, k) => `echo msg-${c}-${k}`)));
+}

@@ -4,14 +4,12 @@
 // conversation's answers come in the order its messages were sent.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freshStoreTarget } from '../store-engines.js';
-import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
 import type { FakeModelServer } from '../fakes/models/server.js';
 import { startSlackFake, type SlackFake } from '../fakes/slack/index.js';
-import { directMessage, sharedWorkspace, startInstance, stopInstance, until, type Instance } from './harness.js';
+import { directMessage, expectEchoedInOrder, placedInLine, sharedWorkspace, startInstance, startTagEchoModel, stopInstance, until, type Instance } from './harness.js';
 
 const CONVERSATIONS = 4;
 const MESSAGES = 6;
-const TAG = /msg-\d+-\d+/g;
 
 let fake: SlackFake;
 let model: FakeModelServer;
@@ -19,15 +17,7 @@ const instances: Instance[] = [];
 
 beforeAll(async () => {
   fake = await startSlackFake();
-  // Echoes the newest tag it was sent, after a pause long enough that a conversation's next
-  // messages reach other instances (and the one running it) while its turn runs.
-  model = await startFakeOpenAI({
-    respond: (request) => {
-      const users = (request.body.messages as Array<{ role: string }>).filter((m) => m.role === 'user');
-      const tags = JSON.stringify(users.at(-1)).match(TAG) ?? ['none'];
-      return { kind: 'reply', text: `echo ${tags.at(-1)}`, delayMs: 500 };
-    },
-  });
+  model = await startTagEchoModel();
 });
 afterEach(async () => {
   await Promise.all(instances.splice(0).map(stopInstance));
@@ -38,12 +28,6 @@ afterAll(async () => {
 });
 
 const user = (c: number) => `U0ORDER${c}`;
-/** The answers in conversation `c`'s DM as they stand (a streamed answer is edited to its end), in the order they were posted. */
-const answersIn = (c: number): string[] =>
-  [...fake.messages.values()]
-    .filter((m) => m.channel === `D${user(c).slice(1)}` && !m.blocks)
-    .sort((x, y) => Number(x.ts) - Number(y.ts))
-    .map((m) => String(m.text));
 
 describe('three instances, round-robin delivery', () => {
   it('answers every message once, each conversation in the order it was sent', async () => {
@@ -54,8 +38,7 @@ describe('three instances, round-robin delivery', () => {
     // the conversations run side by side. Slack acknowledges an event before its handler runs,
     // so "in order" means in the order messages reach the store: each message is sent once the
     // one before it took its place in the conversation's line (the instance's debug log says so).
-    const placed = (instance: Instance, c: number) =>
-      instance.output().split('\n').filter((l) => l.includes('took its place in the session line') && l.includes(`direct:${user(c).toLowerCase()}`)).length;
+    const placed = (instance: Instance, c: number) => placedInLine(instance, user(c));
     await Promise.all(
       Array.from({ length: CONVERSATIONS }, async (_, c) => {
         for (let k = 0; k < MESSAGES; k++) {
@@ -67,11 +50,6 @@ describe('three instances, round-robin delivery', () => {
         }
       }),
     );
-    await until(() => Array.from({ length: CONVERSATIONS }, (_, c) => answersIn(c).filter((t) => /^echo msg-\d+-\d+$/.test(t)).length).every((n) => n >= MESSAGES), 60_000, 'every answer');
-    // A moment more: an answer given twice would arrive after the last first one.
-    await new Promise((r) => setTimeout(r, 500));
-    for (let c = 0; c < CONVERSATIONS; c++) {
-      expect(answersIn(c)).toEqual(Array.from({ length: MESSAGES }, (_, k) => `echo msg-${c}-${k}`));
-    }
+    await expectEchoedInOrder(fake, Array.from({ length: CONVERSATIONS }, (_, c) => user(c)), MESSAGES);
   }, 120_000);
 });

@@ -5,14 +5,12 @@
 // sent (the session line of order.e2e.test.ts, reached over sockets instead of HTTP).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freshStoreTarget } from '../store-engines.js';
-import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
 import type { FakeModelServer } from '../fakes/models/server.js';
 import { startSlackFake, type SlackFake } from '../fakes/slack/index.js';
-import { sharedWorkspace, startInstance, stopInstance, until, type Instance } from './harness.js';
+import { expectEchoedInOrder, placedInLine, sharedWorkspace, startInstance, startTagEchoModel, stopInstance, until, type Instance } from './harness.js';
 
 const CONVERSATIONS = 3;
 const MESSAGES = 6;
-const TAG = /msg-\d+-\d+/g;
 
 let fake: SlackFake;
 let model: FakeModelServer;
@@ -20,15 +18,7 @@ const instances: Instance[] = [];
 
 beforeAll(async () => {
   fake = await startSlackFake();
-  // Echoes the newest tag it was sent, after a pause long enough that a conversation's next
-  // message reaches the other instance while its turn runs.
-  model = await startFakeOpenAI({
-    respond: (request) => {
-      const users = (request.body.messages as Array<{ role: string }>).filter((m) => m.role === 'user');
-      const tags = JSON.stringify(users.at(-1)).match(TAG) ?? ['none'];
-      return { kind: 'reply', text: `echo ${tags.at(-1)}`, delayMs: 500 };
-    },
-  });
+  model = await startTagEchoModel();
 });
 afterEach(async () => {
   // SIGTERM: each instance closes its socket before the fake goes.
@@ -40,14 +30,8 @@ afterAll(async () => {
 });
 
 const user = (c: number) => `U0SOCK${c}`;
-const answersIn = (c: number): string[] =>
-  [...fake.messages.values()]
-    .filter((m) => m.channel === `D${user(c).slice(1)}` && !m.blocks)
-    .sort((x, y) => Number(x.ts) - Number(y.ts))
-    .map((m) => String(m.text));
-/** How many of conversation `c`'s messages took their place in its line, on `instance` (its debug log). */
-const placed = (instance: Instance, c: number) =>
-  instance.output().split('\n').filter((l) => l.includes('took its place in the session line') && l.includes(`direct:${user(c).toLowerCase()}`)).length;
+/** How many of conversation `c`'s messages took their place in its line, on `instance`. */
+const placed = (instance: Instance, c: number) => placedInLine(instance, user(c));
 
 describe('two instances in Socket Mode', () => {
   it('each event reaches one connection; every message is answered once, each conversation in order', async () => {
@@ -72,9 +56,7 @@ describe('two instances in Socket Mode', () => {
     );
     // Both instances took messages of every conversation (each connection is a different instance).
     for (let c = 0; c < CONVERSATIONS; c++) for (const instance of instances) expect(placed(instance, c)).toBe(MESSAGES / 2);
-    await until(() => Array.from({ length: CONVERSATIONS }, (_, c) => answersIn(c).filter((t) => /^echo msg-\d+-\d+$/.test(t)).length).every((n) => n >= MESSAGES), 60_000, 'every answer');
-    await new Promise((r) => setTimeout(r, 500));
-    for (let c = 0; c < CONVERSATIONS; c++) expect(answersIn(c)).toEqual(Array.from({ length: MESSAGES }, (_, k) => `echo msg-${c}-${k}`));
+    await expectEchoedInOrder(fake, Array.from({ length: CONVERSATIONS }, (_, c) => user(c)), MESSAGES);
     expect(delivered.filter((n) => n === 0)).toHaveLength(delivered.length / 2);
   }, 120_000);
 });
