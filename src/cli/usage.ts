@@ -16,7 +16,7 @@ const NO_TOOLS = `${EXIT.noTools} no callable tool remains (empty-allowlist guar
 
 export const COMMAND_USAGE: Record<string, string> = {
   tools: ['usage: warden tools [--config FILE] [--json] [--explain TOOL] [context flags]', CONTEXT, `exit: ${ANSWERED}, ${BAD}, ${NO_TOOLS}`].join('\n'),
-  'url-check': ['usage: warden url-check URL [--tool web_fetch|browser] [--config FILE] [--json]', `exit: ${ANSWERED} (allowed or not), ${BAD}`].join('\n'),
+  'url-check': ['usage: warden url-check URL [--tool web_fetch|browser] [--config FILE] [--json]', `exit: ${EXIT.ok} allowed, ${EXIT.deny} blocked, ${BAD}`].join('\n'),
   'exec-check': [
     'usage: warden exec-check [--config FILE] [--json] [context flags] -- COMMAND',
     CONTEXT,
