@@ -102,7 +102,7 @@ export class AccessGate {
     const settings = this.settingsFor(config, where);
     const paired =
       !isBot && !owner && message.chatType === 'dm' && settings.dmPolicy.value === 'pairing' && this.deps.pairing ? await this.deps.pairing.isPaired(message.provider, message.senderId) : false;
-    const decision = decideAccess(config, where, { ...principal, isBot, isOwner: owner, paired }, settings);
+    const decision = decideAccess(config, where, { ...principal, isBot, isOwner: owner, paired, mentionsBot: message.mentionsBot }, settings);
     return { decision, principal, isBot, owner, settings };
   }
 
@@ -123,7 +123,7 @@ export class AccessGate {
     }
     // A person speaking where bots are let in resets the conversation's bot count.
     if (!isBot) {
-      if (settings.allowBots.value) await this.loopCounter().reset(route.sessionKey).catch((err: unknown) => log.warn({ err, sessionKey: route.sessionKey }, 'bot loop count not reset'));
+      if (settings.allowBots.value !== false) await this.loopCounter().reset(route.sessionKey).catch((err: unknown) => log.warn({ err, sessionKey: route.sessionKey }, 'bot loop count not reset'));
     } else if (decision.botLoop && !(await this.botTurnAllowed(route.sessionKey, decision.botLoop))) {
       metrics.inboundRefused.inc({ provider: message.provider, reason: 'bot-loop' });
       this.deps.audit?.note({ type: 'access.bot_loop', actor, subject: route.sessionKey, sessionKey: route.sessionKey, data: { path: decision.botLoop.path, max: decision.botLoop.maxEventsPerWindow } });
