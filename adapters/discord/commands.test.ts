@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { reservedCommandNames } from '../../src/gateway/command-text.js';
 import { skillCommandSpecs } from '../../src/skills/commands.js';
 import { testSkill } from '../../src/skills/testing.js';
-import { DISCORD_COMMAND_LIMIT, discordCommandDefinitions, sameCommands } from './commands.js';
+import { OWNER_COMMANDS } from '../../src/gateway/commands.js';
+import { DISCORD_COMMAND_LIMIT, discordCommandDefinitions, memberPermissionsFor, sameCommands } from './commands.js';
 
 const wanted = discordCommandDefinitions() as Array<Record<string, any>>;
 /** What Discord returns for the same set: ids, versions, defaults, `required` left out when false. */
@@ -11,7 +12,6 @@ const asRegistered: Array<Record<string, any>> = wanted.map((c, i) => ({
   id: String(900 + i),
   application_id: '1',
   version: '7',
-  default_member_permissions: null,
   options: c.options.map((o: Record<string, unknown>) => (o.required ? o : { ...o, required: undefined })),
 }));
 
@@ -23,6 +23,34 @@ describe('discordCommandDefinitions', () => {
       for (const o of c.options) expect(o.description.length).toBeLessThanOrEqual(100);
     }
     expect(wanted.find((c) => c.name === 'approve')?.options[1].choices.map((ch: any) => ch.value)).toEqual(['allow-once', 'allow-conversation', 'allow-timed', 'allow-always', 'deny']);
+  });
+});
+
+describe('who Discord offers each command to', () => {
+  // [command, default_member_permissions]: "0" hides it in guilds from all but administrators.
+  it.each([
+    ['cron', '0'],
+    ['nodes', '0'],
+    ['pair', '0'],
+    ['secrets', '0'],
+    ['tools', null],
+    ['exec', null],
+    ['approve', null],
+    ['status', null],
+    ['usage', null],
+    ['help', null],
+  ] as const)('/%s → %s', (name, permissions) => {
+    const c = wanted.find((w) => w.name === name)!;
+    expect(c.default_member_permissions).toBe(permissions);
+    // Every command, the hidden ones included, is offered in guilds (0) and in the DM with the bot (1), where the owner uses them.
+    expect(c.contexts).toEqual([0, 1]);
+    expect(c).not.toHaveProperty('dm_permission');
+  });
+
+  it('every owner-only command is hidden, and only those', () => {
+    for (const c of wanted) expect(c.default_member_permissions === '0', c.name).toBe(OWNER_COMMANDS.has(c.name));
+    expect(memberPermissionsFor('cron')).toBe('0');
+    expect(memberPermissionsFor('release_notes')).toBeNull();
   });
 });
 
@@ -68,6 +96,13 @@ describe('sameCommands', () => {
     ['a changed description', asRegistered.map((c) => (c.name === 'tools' ? { ...c, description: 'old' } : c)), false],
     ['a command Warden no longer has', [...asRegistered, { name: 'ping', description: 'x', type: 1 }], false],
     ['an option no longer required', asRegistered.map((c) => (c.name === 'exec' ? { ...c, options: [{ ...c.options[0], required: false }] } : c)), false],
+    // A set registered before the owner-only commands were hidden: replaced on the next start.
+    ['/cron registered for everyone', asRegistered.map((c) => (c.name === 'cron' ? { ...c, default_member_permissions: null } : c)), false],
+    ['/nodes without its permissions field', asRegistered.map((c) => (c.name === 'nodes' ? { ...c, default_member_permissions: undefined } : c)), false],
+    ['/tools hidden from members', asRegistered.map((c) => (c.name === 'tools' ? { ...c, default_member_permissions: '0' } : c)), false],
+    ["Discord's default contexts (group DMs too)", asRegistered.map((c) => ({ ...c, contexts: [0, 1, 2] })), false],
+    ['no DM context', asRegistered.map((c) => (c.name === 'cron' ? { ...c, contexts: [0] } : c)), false],
+    ['contexts in another order', asRegistered.map((c) => ({ ...c, contexts: [1, 0] })), true],
   ])('%s → %s', (_label, registered, same) => {
     expect(sameCommands(registered as any, wanted as any)).toBe(same);
   });

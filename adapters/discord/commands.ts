@@ -1,11 +1,13 @@
 import {
   ApplicationCommandOptionType,
   ApplicationCommandType,
+  InteractionContextType,
   Routes,
   type APIApplicationCommand,
   type REST,
   type RESTPutAPIApplicationCommandsJSONBody,
 } from 'discord.js';
+import { OWNER_COMMANDS } from '../../src/gateway/commands.js';
 import { log } from '../../src/log/log.js';
 import type { SkillCommandSpec } from '../../src/skills/commands.js';
 import { NATIVE_COMMANDS, SKILL_INPUT_OPTION } from '../common/native-commands.js';
@@ -21,6 +23,26 @@ const describe = (text: string) => {
 };
 
 /**
+ * Where every command may be used: guild channels and the DM with the bot. Stated rather than
+ * left to Discord's default (which adds group DMs of user installs, where Warden is not), so the
+ * registered set compares exactly on the next start.
+ */
+const CONTEXTS = [InteractionContextType.Guild, InteractionContextType.BotDM];
+
+/**
+ * Discord's permission bitset a member needs to see and run a command in a guild. `"0"` for the
+ * owner-only control commands (`/cron`, `/nodes`, `/pair`, `/secrets`): Discord hides them from
+ * every member but administrators (and whom a guild's admins grant them in Integrations), so a
+ * command picker never offers them to the team. Permissions do not apply in the DM with the bot,
+ * where the owner uses them (`contexts` includes the bot DM). This only hides: the router's
+ * owner check on every invocation, typed or native, stays the gate (an admin who is no owner is
+ * refused there). `null`: everyone.
+ */
+export function memberPermissionsFor(name: string): '0' | null {
+  return OWNER_COMMANDS.has(name) ? '0' : null;
+}
+
+/**
  * Warden's commands as Discord application commands (chat input, string options): the built-in
  * ones, then one per skill command with an optional free-text `input` option carrying the
  * skill's arguments. Skill names are already lower-case `a-z0-9_`, at most 32 characters, and
@@ -31,6 +53,8 @@ export function discordCommandDefinitions(skills: readonly SkillCommandSpec[] = 
     type: ApplicationCommandType.ChatInput,
     name: c.name,
     description: c.description.slice(0, DESCRIPTION_LIMIT),
+    default_member_permissions: memberPermissionsFor(c.name),
+    contexts: [...CONTEXTS],
     options: c.options.map((o) => ({
       type: ApplicationCommandOptionType.String as const,
       name: o.name,
@@ -45,6 +69,8 @@ export function discordCommandDefinitions(skills: readonly SkillCommandSpec[] = 
     type: ApplicationCommandType.ChatInput,
     name: s.name,
     description: describe(s.description) || s.name,
+    default_member_permissions: null,
+    contexts: [...CONTEXTS],
     options: [
       {
         type: ApplicationCommandOptionType.String as const,
@@ -57,7 +83,14 @@ export function discordCommandDefinitions(skills: readonly SkillCommandSpec[] = 
   return [...builtins, ...fromSkills];
 }
 
-type CommandShape = { type?: number | undefined; name: string; description: string; options?: ReadonlyArray<Record<string, unknown>> | undefined };
+type CommandShape = {
+  type?: number | undefined;
+  name: string;
+  description: string;
+  default_member_permissions?: string | null | undefined;
+  contexts?: readonly number[] | null | undefined;
+  options?: ReadonlyArray<Record<string, unknown>> | undefined;
+};
 
 /** What registration is about: Discord adds ids, versions and defaults that do not count. */
 function shape(commands: readonly CommandShape[]): string {
@@ -66,6 +99,9 @@ function shape(commands: readonly CommandShape[]): string {
       type: c.type ?? ApplicationCommandType.ChatInput,
       name: c.name,
       description: c.description,
+      // Who sees it and where count: a set registered before owner commands were hidden is replaced.
+      permissions: c.default_member_permissions ?? null,
+      contexts: c.contexts ? [...c.contexts].sort((a, b) => a - b) : null,
       options: (c.options ?? []).map((o) => ({
         type: o.type,
         name: o.name,

@@ -92,7 +92,7 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
     availability: (config) => mediaAvailability(config, 'imageGeneration'),
     load: async (runtime) => eraseArgs((await import('../tools/core/media/image-generate.js')).createImageGenerateTool(runtime.config, process.env, () => runtime.usage)),
   },
-  tts: { availability: (config) => mediaAvailability(config, 'tts'), load: async (runtime) => eraseArgs((await import('../tools/core/media/tts.js')).createTtsTool(runtime.config)) },
+  tts: { availability: (config) => mediaAvailability(config, 'tts'), load: async (runtime) => eraseArgs((await import('../tools/core/media/tts.js')).createTtsTool(runtime.config, process.env, () => runtime.usage)) },
   pdf: { availability: always, load: async () => eraseArgs((await import('../tools/core/media/pdf.js')).pdfTool) },
   sessions_list: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_list') },
   sessions_history: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_history') },

@@ -44,6 +44,7 @@ import { DeferredCallRunner } from '../gateway/deferred-calls.js';
 import { AccessGate } from '../gateway/access-gate.js';
 import { PairingStore } from '../cluster/pairing.js';
 import { BotLoopStore } from '../cluster/bot-loop.js';
+import { SharedDeliveries } from '../cluster/deliveries.js';
 import { RateLimiter } from '../cluster/rate-limit.js';
 import { Gateway } from '../gateway/gateway.js';
 import { GovernedToolExecutor } from './tool-executor.js';
@@ -371,6 +372,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       pairing: new PairingStore(store.db),
       limiter: new RateLimiter(store.db),
       botLoops: new BotLoopStore(store.db),
+      notices: new SharedDeliveries(store.db),
       audit: approvals.audit,
       memberships: (provider) => gatewayRef?.adapter(provider)?.memberships,
     }),

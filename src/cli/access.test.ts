@@ -20,6 +20,7 @@ channels:
   slack:
     dmPolicy: allowlist
     allowFrom: ["usergroup:S1"]
+    allowBots: mentions
 tools:
   toolsBySender:
     "role:900": { deny: [exec] }
@@ -43,6 +44,8 @@ describe('warden access check', () => {
     ['a member without it', ['--provider', 'discord', '--guild', '111', '--channel', '5', '--sender', '7'], EXIT.deny, 'refused (sender-not-listed)'],
     ['an unlisted guild', ['--provider', 'discord', '--guild', '222', '--channel', '5', '--sender', '7', '--roles', '900'], EXIT.deny, 'refused (guild-not-listed)'],
     ['a bot', ['--provider', 'discord', '--guild', '111', '--channel', '5', '--sender', '7', '--roles', '900', '--bot'], EXIT.deny, 'refused (bot) by channels.discord.allowBots'],
+    ['a bot that mentions this bot, under allowBots: mentions', ['--provider', 'slack', '--channel', 'C1', '--sender', 'B1', '--bot', '--mentions'], EXIT.ok, 'allowed (group-open)'],
+    ['a bot that does not, under allowBots: mentions', ['--provider', 'slack', '--channel', 'C1', '--sender', 'B1', '--bot'], EXIT.deny, 'refused (bot) by channels.slack.allowBots'],
     ['a Slack user group member', ['--provider', 'slack', '--sender', 'U9', '--usergroups', 'S1'], EXIT.ok, 'via usergroup:S1'],
     ['a Slack user through an access group', ['--provider', 'slack', '--sender', 'U7'], EXIT.deny, 'refused (dm-not-allowed)'],
   ])('%s', async (_name, flags, code, text) => {

@@ -12,7 +12,7 @@ import { COMMAND_USAGE } from './usage.js';
  * live traffic and are not judged here.
  */
 
-const FLAGS = ['config', 'json', 'help', 'bot', 'paired', ...CONTEXT_FLAGS];
+const FLAGS = ['config', 'json', 'help', 'bot', 'mentions', 'paired', ...CONTEXT_FLAGS];
 const USAGE = COMMAND_USAGE.access!;
 
 export const run: CommandRunner = async (args, io) => {
@@ -47,6 +47,7 @@ export const run: CommandRunner = async (args, io) => {
     isBot,
     isOwner: ctx.senderIsOwner && !isBot,
     paired: args.options.get('paired') === true,
+    mentionsBot: args.options.get('mentions') === true,
   });
   const settings = accessSettings(config, where);
   const code = decision.allowed ? EXIT.ok : decision.reason === 'pairing-required' ? EXIT.ask : EXIT.deny;

@@ -14,9 +14,9 @@ async function runCli(argv: string[], files: Record<string, string> = {}) {
 }
 
 describe('warden url-check', () => {
-  it('answers the JSON contract for a blocked literal', async () => {
+  it('answers the JSON contract for a blocked literal, and exits 5 (blocked)', async () => {
     const { code, stdout } = await runCli(['url-check', 'http://10.0.0.1/admin', '--json']);
-    expect(code).toBe(0);
+    expect(code).toBe(5);
     expect(JSON.parse(stdout)).toEqual({ allowed: false, reason: 'blocked address 10.0.0.1: IPv4 private address', address: '10.0.0.1' });
   });
 
@@ -24,8 +24,10 @@ describe('warden url-check', () => {
     const config = { 'warden.config.yaml': 'browser:\n  ssrfPolicy:\n    allowPrivateNetwork: true\n' };
     const browser = await runCli(['url-check', 'http://10.0.0.1/', '--tool', 'browser', '--json'], config);
     expect(JSON.parse(browser.stdout)).toMatchObject({ allowed: true, address: '10.0.0.1' });
+    expect(browser.code).toBe(0);
     const fetch = await runCli(['url-check', 'http://10.0.0.1/', '--json'], config);
     expect(JSON.parse(fetch.stdout)).toMatchObject({ allowed: false });
+    expect(fetch.code).toBe(5);
   });
 
   it('exits 2 on bad arguments and bad config', async () => {

@@ -20,5 +20,11 @@ export const run: CommandRunner = async (args, io) => {
   printResult(args, io, { allowed: verdict.allowed, reason: verdict.reason, address: verdict.address ?? null }, () =>
     `${verdict.allowed ? 'allowed' : 'blocked'}: ${verdict.reason}${verdict.address ? ` (${verdict.address})` : ''}`,
   );
-  return EXIT.ok;
+  return URL_VERDICT_EXIT(verdict.allowed);
 };
+
+/**
+ * A script branches on the verdict as it does on `exec-check` and `access check`: 0 allowed,
+ * 5 blocked. A blocked URL used to exit 0, so `warden url-check URL && curl URL` went ahead.
+ */
+export const URL_VERDICT_EXIT = (allowed: boolean): number => (allowed ? EXIT.ok : EXIT.deny);

@@ -16,7 +16,7 @@ const NO_TOOLS = `${EXIT.noTools} no callable tool remains (empty-allowlist guar
 
 export const COMMAND_USAGE: Record<string, string> = {
   tools: ['usage: warden tools [--config FILE] [--json] [--explain TOOL] [context flags]', CONTEXT, `exit: ${ANSWERED}, ${BAD}, ${NO_TOOLS}`].join('\n'),
-  'url-check': ['usage: warden url-check URL [--tool web_fetch|browser] [--config FILE] [--json]', `exit: ${ANSWERED} (allowed or not), ${BAD}`].join('\n'),
+  'url-check': ['usage: warden url-check URL [--tool web_fetch|browser] [--config FILE] [--json]', `exit: ${EXIT.ok} allowed, ${EXIT.deny} blocked, ${BAD}`].join('\n'),
   'exec-check': [
     'usage: warden exec-check [--config FILE] [--json] [context flags] -- COMMAND',
     CONTEXT,
@@ -24,9 +24,9 @@ export const COMMAND_USAGE: Record<string, string> = {
   ].join('\n'),
   'exec-approvals': 'usage: warden exec-approvals import FILE [--agent ID] [--dry-run] [--json] | export [--agent ID] [--config FILE]',
   access: [
-    'usage: warden access check [--bot] [--paired] [--config FILE] [--json] [context flags]',
+    'usage: warden access check [--bot] [--mentions] [--paired] [--config FILE] [--json] [context flags]',
     CONTEXT,
-    '         --bot: the message is from a bot or webhook; --paired: the sender was paired by an owner (dmPolicy: pairing)',
+    '         --bot: the message is from a bot or webhook; --mentions: it mentions this bot (allowBots: "mentions"); --paired: the sender was paired by an owner (dmPolicy: pairing)',
     `exit: ${EXIT.ok} let in, ${EXIT.ask} asked to pair (dmPolicy: pairing), ${EXIT.deny} refused, ${BAD}`,
   ].join('\n'),
   audit: ['usage: warden audit [--config FILE] [--json]', `exit: ${EXIT.ok} no critical finding, ${EXIT.critical} a critical finding, ${BAD}`].join('\n'),

@@ -4,7 +4,8 @@ import { log } from '../log/log.js';
 import { serverNow } from './clock.js';
 
 /**
- * Deliveries a platform may repeat, remembered in the store so every instance sharing it
+ * Deliveries a platform may repeat — and notices to be given once per window, such as the
+ * access gate's refusal reply — remembered in the store so every instance sharing it
  * handles one once: Slack re-sends an event (same `event_id`, an `X-Slack-Retry-Num` header)
  * when the first delivery was not acknowledged in time, and behind a load balancer the retry
  * may reach another instance than the first try. A key is remembered until `expires_at`
@@ -41,8 +42,9 @@ export class SharedDeliveries {
    * key is remembered either way. ONE conditional write: an insert whose conflict arm only
    * takes over an expired key, returning the keys it wrote — so of two instances racing with a
    * shared key, exactly one gets it back (the other waits on the row and then sees it taken).
+   * `ttlMs` overrides how long these keys are remembered (the refusal notice's 10 minutes).
    */
-  async firstTime(keys: readonly string[]): Promise<boolean> {
+  async firstTime(keys: readonly string[], ttlMs = this.ttlMs): Promise<boolean> {
     if (keys.length === 0) return true;
     // Sorted: two deliveries sharing keys lock them in the same order, never a deadlock.
     const sorted = [...new Set(keys)].sort();
@@ -51,7 +53,7 @@ export class SharedDeliveries {
       `INSERT INTO delivered_events (key, expires_at) VALUES ${sorted.map(() => `(?, ${now} + CAST(? AS BIGINT))`).join(', ')}
        ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at WHERE delivered_events.expires_at <= ${now}
        RETURNING key`,
-      sorted.flatMap((key) => [key, this.ttlMs]),
+      sorted.flatMap((key) => [key, ttlMs]),
     );
     this.pruneNowAndThen();
     return rows.length === sorted.length;

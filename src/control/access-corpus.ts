@@ -123,15 +123,16 @@ export function accessWidening(before: WardenConfig, after: WardenConfig): strin
   const moved: string[] = [];
   for (const where of wheres([before, after])) {
     for (const actor of actors.get(where.provider) ?? []) {
-      for (const isBot of [false, true]) {
+      // A bot is tried with and without a mention of this bot (`allowBots: "mentions"` sits between false and true).
+      for (const [isBot, mentionsBot] of [[false, false], [true, false], [true, true]] as const) {
         for (const paired of [false, true]) {
-          const sender = (c: WardenConfig) => ({ provider: where.provider, userId: actor.id ?? '', roleIds: actor.roleIds, usergroupIds: actor.usergroupIds, isBot, paired, isOwner: !isBot && isOwner(c, where.provider, actor.id) });
+          const sender = (c: WardenConfig) => ({ provider: where.provider, userId: actor.id ?? '', roleIds: actor.roleIds, usergroupIds: actor.usergroupIds, isBot, mentionsBot, paired, isOwner: !isBot && isOwner(c, where.provider, actor.id) });
           const b = decideAccess(before, where, sender(before));
           if (b.allowed) continue;
           const a = decideAccess(after, where, sender(after));
           if (!a.allowed) continue;
           const place = where.chat === 'dm' ? `${where.provider} DMs` : `${where.provider} ${where.guildId ? `guild ${where.guildId} ` : ''}${where.channelName ? `#${where.channelName}` : `channel ${where.channelId}`}`;
-          const who = `${isBot ? 'bot ' : ''}${paired ? 'paired ' : ''}${actor.id}${actor.roleIds ? ` (role ${actor.roleIds.join(',')})` : ''}${actor.usergroupIds ? ` (user group ${actor.usergroupIds.join(',')})` : ''}`;
+          const who = `${isBot ? (mentionsBot ? 'bot (mentioning this bot) ' : 'bot ') : ''}${paired ? 'paired ' : ''}${actor.id}${actor.roleIds ? ` (role ${actor.roleIds.join(',')})` : ''}${actor.usergroupIds ? ` (user group ${actor.usergroupIds.join(',')})` : ''}`;
           moved.push(`${who} in ${place}: refused (${b.reason}) → let in by ${a.path}`);
         }
       }

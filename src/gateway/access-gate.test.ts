@@ -2,12 +2,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
 import { openWardenStore } from '../app/migrations.js';
+import { SharedDeliveries } from '../cluster/deliveries.js';
 import { RateLimiter } from '../cluster/rate-limit.js';
 import { parseConfig } from '../config/index.js';
 import type { WardenConfig } from '../config/schema/index.js';
 import type { Store } from '../store/store.js';
-import { AccessGate, DEFAULT_DENIED_REPLY } from './access-gate.js';
+import { AccessGate, DEFAULT_DENIED_REPLY, type GateOutcome } from './access-gate.js';
 import type { InboundMessage } from './types.js';
 
 function config(raw: Record<string, unknown>): WardenConfig {
@@ -112,3 +114,71 @@ describe('AccessGate', () => {
     expect(await gate.admit(config({ rateLimit: { sender: { perMinute: 10 } } }), message(), route)).toEqual({ pass: false });
   });
 });
+
+describe.each(ENGINES)('the refusal notice, kept in the store (%s)', (engine) => {
+  const closed = config({ channels: { discord: { token: 't', dmPolicy: 'disabled' } } });
+  async function openOn(target: { dataDir: string; url: string | undefined }): Promise<Store> {
+    const opened = await openWardenStore(target);
+    if (!opened.ok) throw new Error(opened.error.message);
+    stores.push(opened.store);
+    return opened.store;
+  }
+  /** Two instances on one store: on PostgreSQL two connections, on SQLite two gates on the file. */
+  async function twoGates(ttlMs?: number) {
+    const target = await freshStoreTarget(engine);
+    const a = await openOn(target);
+    const b = engine === 'postgres' ? await openOn(target) : a;
+    const notices = (s: Store) => {
+      const d = new SharedDeliveries(s.db);
+      return ttlMs === undefined ? d : { firstTime: (keys: readonly string[]) => d.firstTime(keys, ttlMs) };
+    };
+    return { a: new AccessGate({ notices: notices(a) }), b: new AccessGate({ notices: notices(b) }), store: a };
+  }
+  const replyOf = (o: GateOutcome) => (o.pass ? undefined : o.reply);
+  const replies = (outcomes: GateOutcome[]) => outcomes.filter((o) => replyOf(o) !== undefined).length;
+
+  it.each<[string, Array<['a' | 'b', string]>, number]>([
+    ['one sender, each instance in turn: told once', [['a', '7'], ['b', '7'], ['a', '7'], ['b', '7']], 1],
+    ['two senders: each told once', [['a', '7'], ['b', '8'], ['b', '7'], ['a', '8']], 2],
+    ['the same id on another platform is another sender', [['a', '7'], ['b', 'slack:7']], 2],
+  ])('%s', async (_name, sequence, told) => {
+    const { a, b } = await twoGates();
+    const outcomes = [];
+    for (const [gate, sender] of sequence) {
+      const [provider, id] = sender.startsWith('slack:') ? (['slack', sender.slice(6)] as const) : (['discord', sender] as const);
+      const cfg = provider === 'slack' ? config({ channels: { slack: { botToken: 'x', dmPolicy: 'disabled' } } }) : closed;
+      outcomes.push(await (gate === 'a' ? a : b).admit(cfg, message({ provider, senderId: id }), route));
+    }
+    expect(outcomes.every((o) => !o.pass)).toBe(true);
+    expect(replies(outcomes)).toBe(told);
+  });
+
+  it('twenty refusals racing on two instances: one reply', async () => {
+    const { a, b } = await twoGates();
+    const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).admit(closed, message({ messageId: `m${i}` }), route)));
+    expect(replies(outcomes)).toBe(1);
+  });
+
+  it('after the window the sender is told again', async () => {
+    const { a, b } = await twoGates(80);
+    expect(replies([await a.admit(closed, message(), route), await b.admit(closed, message(), route)])).toBe(1);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(replies([await b.admit(closed, message(), route), await a.admit(closed, message(), route)])).toBe(1);
+  });
+
+  it('a store that cannot be reached: this process decides, once per window; the message is refused all the same', async () => {
+    const { a, store } = await twoGates();
+    await store.close();
+    const outcomes = [await a.admit(closed, message(), route), await a.admit(closed, message(), route)];
+    expect(outcomes.every((o) => !o.pass)).toBe(true);
+    expect(outcomes.map(replyOf)).toEqual([DEFAULT_DENIED_REPLY, undefined]);
+  });
+
+  it('a notice given before the store went away is not repeated by this process', async () => {
+    const { a, store } = await twoGates();
+    expect(replyOf(await a.admit(closed, message(), route))).toBe(DEFAULT_DENIED_REPLY);
+    await store.close();
+    expect(replyOf(await a.admit(closed, message(), route))).toBeUndefined();
+  });
+});
+

@@ -27,6 +27,11 @@ export interface AccessGateDeps {
   /** The bot loop breaker's count (the store's, shared across instances); this process's memory when absent. */
   botLoops?: BotLoopCounter | undefined;
   audit?: { note(event: { type: string; actor?: string; subject?: string; sessionKey?: string; data: Record<string, unknown> }): void } | undefined;
+  /**
+   * Once-per-window notices in the store (`SharedDeliveries`): a refused sender is told once per
+   * 10 minutes across every instance on it. This process's memory when absent or unreachable.
+   */
+  notices?: { firstTime(keys: readonly string[], ttlMs?: number): Promise<boolean> } | undefined;
   /** Per provider: memberships a message does not carry. */
   memberships?: ((provider: string) => MembershipResolver | undefined) | undefined;
   now?: () => number;
@@ -36,8 +41,8 @@ export const DEFAULT_DENIED_REPLY = "Sorry, you don't have access to this assist
 export const PAIRING_REPLY = (code: string) =>
   `I don't know you yet. Ask an owner of this Warden to approve you with \`/pair ${code}\` (the code expires in an hour).`;
 export const DEFAULT_RATE_REPLY = "You're sending messages faster than I can take them. Please try again in {retry} s.";
-/** A refused sender hears the refusal at most once per this long (per process). */
-const DENIED_REPLY_EVERY_MS = 10 * 60 * 1000;
+/** A refused sender hears the refusal at most once per this long (across the instances on one store). */
+export const DENIED_REPLY_EVERY_MS = 10 * 60 * 1000;
 const REMEMBERED = 10_000;
 
 /** A pairing request this message created: the owners are shown a card to decide it. */
@@ -102,7 +107,7 @@ export class AccessGate {
     const settings = this.settingsFor(config, where);
     const paired =
       !isBot && !owner && message.chatType === 'dm' && settings.dmPolicy.value === 'pairing' && this.deps.pairing ? await this.deps.pairing.isPaired(message.provider, message.senderId) : false;
-    const decision = decideAccess(config, where, { ...principal, isBot, isOwner: owner, paired }, settings);
+    const decision = decideAccess(config, where, { ...principal, isBot, isOwner: owner, paired, mentionsBot: message.mentionsBot }, settings);
     return { decision, principal, isBot, owner, settings };
   }
 
@@ -123,7 +128,7 @@ export class AccessGate {
     }
     // A person speaking where bots are let in resets the conversation's bot count.
     if (!isBot) {
-      if (settings.allowBots.value) await this.loopCounter().reset(route.sessionKey).catch((err: unknown) => log.warn({ err, sessionKey: route.sessionKey }, 'bot loop count not reset'));
+      if (settings.allowBots.value !== false) await this.loopCounter().reset(route.sessionKey).catch((err: unknown) => log.warn({ err, sessionKey: route.sessionKey }, 'bot loop count not reset'));
     } else if (decision.botLoop && !(await this.botTurnAllowed(route.sessionKey, decision.botLoop))) {
       metrics.inboundRefused.inc({ provider: message.provider, reason: 'bot-loop' });
       this.deps.audit?.note({ type: 'access.bot_loop', actor, subject: route.sessionKey, sessionKey: route.sessionKey, data: { path: decision.botLoop.path, max: decision.botLoop.maxEventsPerWindow } });
@@ -180,11 +185,32 @@ export class AccessGate {
     const text = block?.deniedReply;
     if (text === false) return undefined;
     const key = `${message.provider}:${message.senderId}`;
+    if (!(await this.firstRefusalNotice(key))) return undefined;
+    return text ?? DEFAULT_DENIED_REPLY;
+  }
+
+  /**
+   * Whether this refusal is the sender's first in the window. In the store, one conditional
+   * write, so instances sharing it tell a sender once between them; if the store cannot be
+   * reached, this process's memory decides (a sender may then hear it once more per instance:
+   * a notice, not a gate — the refusal itself never depends on this).
+   */
+  private async firstRefusalNotice(key: string): Promise<boolean> {
+    if (this.deps.notices) {
+      try {
+        const first = await this.deps.notices.firstTime([`denied-reply:${key}`], DENIED_REPLY_EVERY_MS);
+        // Kept in memory too, so a store outage right after does not repeat a notice already given.
+        if (first) remember(this.toldDenied, key, this.now());
+        return first;
+      } catch (err) {
+        log.warn({ err, key }, 'refusal notice not checked in the store; this process decides');
+      }
+    }
     const now = this.now();
     const last = this.toldDenied.get(key);
-    if (last !== undefined && now - last < DENIED_REPLY_EVERY_MS) return undefined;
+    if (last !== undefined && now - last < DENIED_REPLY_EVERY_MS) return false;
     remember(this.toldDenied, key, now);
-    return text ?? DEFAULT_DENIED_REPLY;
+    return true;
   }
 
   /** OpenClaw's window budget, per conversation: past `maxEventsPerWindow` bot turns in the window, bots are dropped for the cooldown. */

@@ -11,6 +11,7 @@ import { TtlCache } from '../util/ttl-cache.js';
 import { withoutNonces } from '../tools/untrusted-testing.js';
 import { formatUnderstanding, understandAttachments, type Attachment, type UnderstandingContext } from './index.js';
 import { openWardenStore } from '../app/migrations.js';
+import { SYSTEM_PROMPT } from './requests.js';
 import { usageReport } from '../usage/report.js';
 import { UsageService } from '../usage/service.js';
 import { UsageStore } from '../usage/store.js';
@@ -228,7 +229,7 @@ describe('media understanding is metered like a turn', () => {
     const opened = await openWardenStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-media-usage-')) });
     if (!opened.ok) throw new Error(opened.error.message);
     const parsed = parseConfig({
-      models: { providers: { openai: { models: [{ id: 'gpt-6-astra', cost: { input: 1, output: 2 } }] }, google: { api: 'gemini', models: [{ id: 'gemini-3-flash-preview', cost: { input: 1, output: 2 } }] }, anthropic: { models: [{ id: 'claude-opus-5', cost: { input: 1, output: 2 } }] } } },
+      models: { providers: { openai: { models: [{ id: 'gpt-6-astra', cost: { input: 1, output: 2 } }, { id: 'gpt-4o-transcribe', cost: { input: 1, output: 2 } }] }, google: { api: 'gemini', models: [{ id: 'gemini-3-flash-preview', cost: { input: 1, output: 2 } }] }, anthropic: { models: [{ id: 'claude-opus-5', cost: { input: 1, output: 2 } }] } } },
       budgets,
     });
     if (!parsed.ok) throw parsed.error;
@@ -244,6 +245,42 @@ describe('media understanding is metered like a turn', () => {
       expect(outcome?.status).toBe('understood');
       const report = await usageReport(store.db, { since: 0, by: 'sender' });
       expect(report.rows).toMatchObject([{ key: 'web:u1', calls: 1, inputTokens: expected.inputTokens, outputTokens: expected.outputTokens, costNano: expected.inputTokens * 1000 + expected.outputTokens * 2000 }]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a transcription answered without usage is recorded by the documented estimate (the transcript, 4 characters a token)', async () => {
+    const { store, usage } = await meter([]);
+    try {
+      const [outcome] = await understandAttachments([OGG], contextFor({ models: [{ provider: 'openai', model: 'gpt-4o-transcribe', capabilities: ['audio'], baseUrl: base() }] }, { usage }));
+      expect(outcome).toMatchObject({ status: 'understood', capability: 'audio' });
+      const transcript = 'transcript of audio.ogg (4004 bytes) by gpt-4o-transcribe';
+      expect(outcome).toMatchObject({ text: transcript });
+      const tokens = Math.ceil(transcript.length / 4);
+      const report = await usageReport(store.db, { since: 0, by: 'sender' });
+      expect(report.rows).toMatchObject([{ key: 'web:u1', calls: 1, inputTokens: 0, outputTokens: tokens, costNano: tokens * 2000 }]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('transcriptions count toward a token budget until it stops them, before any request', async () => {
+    // Each transcript here is 57 characters: 15 tokens recorded. The check before a call wants
+    // room for its prompt estimate (the system prompt, 4 characters a token): with the cap at
+    // 30 + that, two calls are admitted and the third is refused.
+    const need = Math.ceil(SYSTEM_PROMPT.length / 4);
+    const cap = 30 + need;
+    const { store, usage } = await meter([{ scope: 'sender', per: 'day', tokens: cap }]);
+    try {
+      const transcribe = (id: string) => understandAttachments([{ ...OGG, id }], contextFor({ models: [{ provider: 'openai', model: 'gpt-4o-transcribe', capabilities: ['audio'], baseUrl: base() }] }, { usage }));
+      const first = (await transcribe('a'))[0];
+      expect(first?.status, JSON.stringify(first)).toBe('understood');
+      expect((await transcribe('b'))[0]?.status).toBe('understood');
+      const before = fake.requests.length;
+      const [third] = await transcribe('c');
+      expect(third).toMatchObject({ status: 'failed', attempts: [{ by: 'openai/gpt-4o-transcribe', error: expect.stringContaining(`budget of ${cap} tokens per day is reached: 30 tokens spent`) }] });
+      expect(fake.requests.length).toBe(before);
     } finally {
       await store.close();
     }

@@ -13,6 +13,7 @@ import { capabilityOf, mediaType } from './capabilities.js';
 import { runCliEntry } from './cli.js';
 import { entryCapabilities, entryLabel, matchesPreferred, resolveClient } from './providers.js';
 import { callMediaProvider, SYSTEM_PROMPT, type MediaAnswer } from './requests.js';
+import { transcriptionUsage } from '../usage/estimate.js';
 import type { UsageService } from '../usage/service.js';
 import type { Attachment, AttachmentOutcome, MediaCapability } from './types.js';
 
@@ -184,8 +185,9 @@ async function understandOne(attachment: Attachment, capability: MediaCapability
           net: ctx.net,
         });
       } finally {
-        // Answered without usage (a transcription billed by the minute, a failure): the hold is given back, nothing recorded.
-        if (admission?.ok) await ctx.usage!.settle(admission.ticket, got?.ok ? got.usage : undefined);
+        // Answered without usage (a transcription billed by the minute): the documented estimate
+        // (src/usage/estimate.ts) is recorded, so budgets count it. A failure: the hold is given back, nothing recorded.
+        if (admission?.ok) await ctx.usage!.settle(admission.ticket, got?.ok ? (got.usage ?? transcriptionUsage(prompt, got.text)) : undefined);
       }
       answer = got;
     }

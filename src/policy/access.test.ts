@@ -78,6 +78,21 @@ const cases: Case[] = [
   ['allowBots on a channel does not open another', discord({ guilds: { [G]: { channels: { general: { allowBots: true } } } } }), chan(DEV, 'dev'), who('8', { isBot: true }), 'refused (bot) by channels.discord.allowBots'],
   ['a channel allowBots: false beats the platform', discord({ allowBots: true, guilds: { [G]: { channels: { general: { allowBots: false } } } } }), chan(), who('8', { isBot: true }), `refused (bot) by channels.discord.guilds.${G}.channels.general.allowBots`],
   ['an allowed bot still needs the sender list', discord({ allowBots: true, guilds: { [G]: { roles: [ROLE] } } }), chan(), who('8', { isBot: true }), `refused (sender-not-listed) by channels.discord.guilds.${G}.roles`],
+  // allowBots: "mentions" (OpenClaw's): a bot gets in only by mentioning this bot; a DM is addressed to it already.
+  ['mentions: a bot that mentions this bot is let in', discord({ allowBots: 'mentions' }), chan(), who('8', { isBot: true, mentionsBot: true }), 'allowed (group-open) by channels.discord.groupPolicy (default)'],
+  ['mentions: a bot that does not mention it is dropped', discord({ allowBots: 'mentions' }), chan(), who('8', { isBot: true, mentionsBot: false }), 'refused (bot) by channels.discord.allowBots'],
+  ['mentions: a bot with the mention unknown is dropped', discord({ allowBots: 'mentions' }), chan(), who('8', { isBot: true }), 'refused (bot) by channels.discord.allowBots'],
+  ['mentions: in a thread too', discord({ allowBots: 'mentions' }), { ...chan(), chat: 'thread' }, who('8', { isBot: true, mentionsBot: false }), 'refused (bot) by channels.discord.allowBots'],
+  ['mentions: a bot DM counts as addressed to this bot', discord({ allowBots: 'mentions' }), dm(), who('8', { isBot: true, mentionsBot: false }), 'allowed (dm-open) by channels.discord.dmPolicy (default)'],
+  ['mentions: a bot DM still meets dmPolicy', discord({ allowBots: 'mentions', dmPolicy: 'allowlist' }), dm(), who('8', { isBot: true, mentionsBot: true }), 'refused (dm-not-allowed) by channels.discord.allowFrom'],
+  ['mentions: a mentioning bot still needs the sender list', discord({ allowBots: 'mentions', guilds: { [G]: { roles: [ROLE] } } }), chan(), who('8', { isBot: true, mentionsBot: true }), `refused (sender-not-listed) by channels.discord.guilds.${G}.roles`],
+  ['mentions: a mentioning bot carrying an owner id is no owner', discord({ allowBots: 'mentions', groupPolicy: 'allowlist' }), chan(), who('1', { isOwner: true, isBot: true, mentionsBot: true }), 'refused (guild-not-listed) by channels.discord.guilds'],
+  ['mentions on a channel beats platform true', discord({ allowBots: true, guilds: { [G]: { channels: { general: { allowBots: 'mentions' } } } } }), chan(), who('8', { isBot: true, mentionsBot: false }), `refused (bot) by channels.discord.guilds.${G}.channels.general.allowBots`],
+  ['mentions on a guild, false on its channel', discord({ guilds: { [G]: { allowBots: 'mentions', channels: { general: { allowBots: false } } } } }), chan(), who('8', { isBot: true, mentionsBot: true }), `refused (bot) by channels.discord.guilds.${G}.channels.general.allowBots`],
+  ['mentions on a guild reaches its channels', discord({ guilds: { [G]: { allowBots: 'mentions' } } }), chan(DEV, 'dev'), who('8', { isBot: true, mentionsBot: true }), 'allowed (group-open) by channels.discord.groupPolicy (default)'],
+  ['mentions: a person need not mention (allowBots judges bots only)', discord({ allowBots: 'mentions' }), chan(), who('7', { mentionsBot: false }), 'allowed (group-open) by channels.discord.groupPolicy (default)'],
+  ['mentions on Slack: a mentioning bot user', config({ channels: { slack: { botToken: 'x', allowBots: 'mentions' } } }), slackChan(), { provider: 'slack', userId: 'B1', isBot: true, mentionsBot: true, isOwner: false }, 'allowed (group-open) by channels.slack.groupPolicy (default)'],
+  ['mentions on Slack: a bot that does not mention', config({ channels: { slack: { botToken: 'x', allowBots: 'mentions' } } }), slackChan(), { provider: 'slack', userId: 'B1', isBot: true, mentionsBot: false, isOwner: false }, 'refused (bot) by channels.slack.allowBots'],
   // Slack
   ['slack: allowlist needs the channel listed', config({ channels: { slack: { botToken: 'x', groupPolicy: 'allowlist', channels: { C0000DEV: {} } } } }), slackChan(), { provider: 'slack', userId: 'U1', isOwner: false }, 'refused (channel-not-listed) by channels.slack.channels'],
   [
@@ -106,6 +121,14 @@ const cases: Case[] = [
 describe('decideAccess: who may make Warden act, most specific scope first', () => {
   it.each(cases)('%s', (_name, cfg, where, sender, expected) => {
     expect(describeAccess(decideAccess(cfg, where, sender))).toBe(expected);
+  });
+
+  it('rejects an allowBots value other than true, false or "mentions", naming the key', () => {
+    for (const bad of ['yes', 'mention', 1, null]) {
+      const parsed = parseConfig({ channels: { discord: { token: 't', guilds: { [G]: { channels: { general: { allowBots: bad } } } } } } });
+      expect(parsed.ok, String(bad)).toBe(false);
+      if (!parsed.ok) expect(String(parsed.error.message)).toContain(`channels.discord.guilds["${G}"].channels.general.allowBots: expected true, false or "mentions"`);
+    }
   });
 
   it('says what the sender is told', () => {

@@ -1,5 +1,5 @@
 import type { WardenConfig } from '../config/schema/index.js';
-import type { BotLoopProtection, DmPolicy, GroupPolicy } from '../config/schema/access.js';
+import type { AllowBots, BotLoopProtection, DmPolicy, GroupPolicy } from '../config/schema/access.js';
 import type { ChatType } from './context.js';
 import { discordScopes, slackScopes, type ScopeWhere } from './channel-scope.js';
 import { describeMatch, matchPrincipal, type Principal, type PrincipalMatch } from './principals.js';
@@ -12,7 +12,9 @@ import { describeMatch, matchPrincipal, type Principal, type PrincipalMatch } fr
  * Order (the first rule that decides, decides):
  * 1. The web chat is let in: its own listener is loopback or token-guarded, and its person is the owner.
  * 2. A bot-authored message is dropped unless `allowBots` (channel, guild, platform: most
- *    specific wins) is true; an allowed bot is then judged as any sender, never as an owner.
+ *    specific wins) is true, or is `"mentions"` and the message mentions this bot (a DM counts
+ *    as mentioning it: it is addressed to the bot, as in OpenClaw); an allowed bot is then judged
+ *    as any sender, never as an owner.
  * 3. Owners (`owners.<platform>`) are let in everywhere, so an owner can never lock themselves
  *    out (OpenClaw: ownership grants no chat access — a documented difference).
  * 4. DMs: `dmPolicy` (default `open`): `disabled` refuses; `open` lets in; `allowlist` lets in
@@ -38,6 +40,8 @@ export interface AccessSender extends Principal {
   isOwner: boolean;
   /** An owner approved this sender by pairing on this platform (the store says so). */
   paired?: boolean | undefined;
+  /** The message mentions this bot (the adapter's `mentionsBot`); read only for a bot under `allowBots: "mentions"`. */
+  mentionsBot?: boolean | undefined;
 }
 
 export type AccessAllowReason = 'web' | 'owner' | 'dm-open' | 'dm-allow-from' | 'paired' | 'group-open' | 'group-listed';
@@ -87,7 +91,7 @@ export interface AccessSettings {
   dmPolicy: { value: DmPolicy; path: string };
   allowFrom: { value: readonly string[] | undefined; path: string };
   groupPolicy: { value: GroupPolicy; path: string };
-  allowBots: { value: boolean; path: string };
+  allowBots: { value: AllowBots; path: string };
   botLoop: ResolvedBotLoop;
 }
 
@@ -96,7 +100,7 @@ type ScopeBlock = {
   users?: string[] | undefined;
   roles?: string[] | undefined;
   enabled?: boolean | undefined;
-  allowBots?: boolean | undefined;
+  allowBots?: AllowBots | undefined;
   botLoopProtection?: BotLoopProtection | undefined;
 };
 
@@ -184,7 +188,7 @@ export function decideAccess(
   if (settings.platform === 'web') return { allowed: true, reason: 'web', path: 'channels.web' };
   const base = `channels.${settings.platform}`;
   const isBot = sender.isBot === true;
-  if (isBot && !settings.allowBots.value) return { allowed: false, reason: 'bot', path: settings.allowBots.path, reply: 'none' };
+  if (isBot && !botLetIn(settings.allowBots.value, where.chat, sender.mentionsBot === true)) return { allowed: false, reason: 'bot', path: settings.allowBots.path, reply: 'none' };
   const botLoop = isBot ? settings.botLoop : undefined;
   // A bot is never an owner, whatever id it carries.
   if (sender.isOwner && !isBot) return allowed(botLoop, 'owner', `owners.${settings.platform}`);
@@ -228,6 +232,16 @@ export function decideAccess(
     return { allowed: false, reason: 'sender-not-listed', path: `${listed.path}.${listed.scope.users !== undefined ? 'users' : 'roles'}`, reply };
   }
   return allowed(botLoop, policy === 'allowlist' ? 'group-listed' : 'group-open', policy === 'allowlist' ? (scopes.channel?.path ?? scopes.guild?.path ?? `${base}.channels`) : settings.groupPolicy.path);
+}
+
+/**
+ * Whether `allowBots` lets a bot's message through the first rule. `"mentions"` needs the message
+ * to mention this bot, except in a DM, which is addressed to the bot already (OpenClaw's
+ * reading). A mention does not make a bot an owner nor skip any later rule.
+ */
+export function botLetIn(allowBots: AllowBots, chat: ChatType, mentionsBot: boolean): boolean {
+  if (allowBots === 'mentions') return chat === 'dm' || mentionsBot;
+  return allowBots;
 }
 
 /** A decision in words, for `/status`, `warden access check` and logs. */

@@ -297,4 +297,36 @@ describe('access control on Discord', () => {
     inChannel(alice, DEV, 'a human speaks');
     await botPost(DEV, from, (b) => String(b.content).includes('model answer'));
   }, 90_000);
+
+  it('allowBots: "mentions": a bot message that mentions Warden is answered, one that does not is dropped (even where people need no mention)', async () => {
+    const warden = await start({ allowBots: 'mentions', guilds: { [GUILD]: { requireMention: false } } });
+    const before = model.requests.length;
+    // Without a mention: dropped by the access gate, silently, at no model cost.
+    let from = mark();
+    fake.userMessage({ author: otherBot, channelId: DEV, content: 'bot chatter, nobody addressed', authorIsBot: true });
+    await settle();
+    expect(postsIn(DEV, from)).toHaveLength(0);
+    expect(model.requests.length).toBe(before);
+    // A person needs no mention there (requireMention: false): the channel is live.
+    from = mark();
+    fake.userMessage({ author: alice, channelId: DEV, content: 'a person, no mention' });
+    await botPost(DEV, from, (b) => String(b.content).includes('model answer'), 'reply to the person');
+    // With a mention of Warden: answered.
+    from = mark();
+    inChannel(otherBot, DEV, 'please summarise', true);
+    await botPost(DEV, from, (b) => String(b.content).includes('model answer'), 'reply to the mentioning bot');
+    expect(model.requests.length).toBe(before + 2);
+    // Mentioning someone else is not mentioning Warden.
+    from = mark();
+    fake.userMessage({ author: otherBot, channelId: DEV, content: `<@${alice.id}> over to you`, authorIsBot: true });
+    await settle();
+    expect(postsIn(DEV, from)).toHaveLength(0);
+    // A bot's DM is addressed to Warden already (OpenClaw's reading): answered without a mention.
+    from = mark();
+    fake.userMessage({ author: otherBot, dm: true, content: 'a direct question', authorIsBot: true });
+    await botPost(fake.dmChannelOf(otherBot.id), from, (b) => String(b.content).includes('model answer'), 'reply to the bot DM');
+    expect(model.requests.length).toBe(before + 3);
+    // The bot stays no owner and the refusals were bot drops (no refusal text, no audit row).
+    expect(await auditRows(warden, 'access.denied')).toHaveLength(0);
+  }, 90_000);
 });

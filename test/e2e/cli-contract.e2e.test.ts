@@ -1,6 +1,6 @@
 // The built CLI as a process: every command answers --help and -h with its usage and exits 0
 // without side effects (no config read, no data dir, no listener: `warden start --help` used to
-// start the bot), and exec-check and invoke exit with codes a script can branch on.
+// start the bot), and exec-check, invoke and url-check exit with codes a script can branch on.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -94,6 +94,9 @@ describe('exit codes a script can branch on', () => {
     ['invoke refused by policy (not on this surface)', ['invoke', 'read', '--sender', '666', '--args', '{"path":"notes.txt"}'], 5, /^read: blocked \(not-on-surface\)/],
     ['invoke refused by the approver', ['invoke', 'exec', '--approve', 'deny', '--args', '{"command":"git log -p"}'], 5, /^exec: error\nexec denied by the approver/],
     ['invoke bad arguments to the command', ['invoke'], 2, /^$/],
+    ['url-check allowed (a public literal)', ['url-check', 'http://93.184.215.14/'], 0, /^allowed:/],
+    ['url-check blocked (a private literal)', ['url-check', 'http://10.0.0.1/'], 5, /^blocked: blocked address 10\.0\.0\.1/],
+    ['url-check bad flags', ['url-check', 'http://10.0.0.1/', '--tool', 'curl'], 2, /^$/],
   ] as const)('%s → %i', async (_name, argv, code, out) => {
     const r = await run(cwd, [...argv]);
     expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(code);

@@ -12,7 +12,7 @@ import { decodeApprovalAction } from '../../adapters/common/approval-card.js';
 import { parseConfig } from '../../src/config/index.js';
 import { startWarden, type RunningWarden } from '../../src/app/startup.js';
 import { unknownCommandText } from '../../src/gateway/command-text.js';
-import { fakeUser, startDiscordFake, type DiscordFake } from '../fakes/discord/index.js';
+import { defaultGuild, fakeUser, startDiscordFake, type DiscordFake } from '../fakes/discord/index.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
 import { type FakeModelServer, type FakeReply, type FakeRequest, lastUserText, toolNames } from '../fakes/models/server.js';
 
@@ -44,7 +44,8 @@ function respond(r: FakeRequest): FakeReply {
 }
 
 beforeAll(async () => {
-  fake = await startDiscordFake();
+  // Both are guild administrators: Discord offers the owner-only /cron in a guild to administrators only.
+  fake = await startDiscordFake({ guilds: [{ ...defaultGuild, admins: [olga.id, alice.id] }] });
   model = await startFakeOpenAI({ respond });
   dir = mkdtempSync(path.join(tmpdir(), 'warden-cron-e2e-'));
   mkdirSync(path.join(dir, 'workspace'));
@@ -182,7 +183,7 @@ describe('/cron for owners, without the model', () => {
     expect(String(answer.body.content)).toMatch(/^Cron jobs \(2\):/);
   });
 
-  it('a non-owner is told /cron is no command, for every subcommand, and learns nothing about the jobs', async () => {
+  it('a non-owner (a guild administrator, whom Discord offers /cron) is told /cron is no command, for every subcommand, and learns nothing about the jobs', async () => {
     // The answer any word that names no command gets: /cron and the cron tool do not exist for a non-owner.
     const refusal = unknownCommandText('cron', [], '/help', undefined, false);
     const job = (await warden.cron.jobs.get(id))!;

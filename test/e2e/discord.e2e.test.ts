@@ -278,6 +278,10 @@ describe('Discord slash commands', () => {
     expect(fake.commands.map((c) => c.name).sort()).toEqual(['approvals', 'approve', 'code_review', 'cron', 'exec', 'help', 'incident_triage', 'nodes', 'pair', 'secrets', 'skills', 'status', 'stop', 'tools', 'usage']);
     expect(fake.commands.find((c) => c.name === 'exec')?.options).toEqual([expect.objectContaining({ name: 'command', type: 3, required: true })]);
     expect(fake.commands.find((c) => c.name === 'cron')?.options).toEqual([expect.objectContaining({ name: 'args', type: 3, required: false })]);
+    // The owner-only control commands are hidden in guilds from all but administrators; every command is offered in the bot's DM.
+    const permissions = Object.fromEntries(fake.commands.map((c) => [c.name, c.default_member_permissions]));
+    expect(permissions).toMatchObject({ cron: '0', nodes: '0', pair: '0', secrets: '0', tools: null, exec: null, approve: null, status: null, code_review: null });
+    for (const c of fake.commands) expect(c.contexts, c.name).toEqual([0, 1]);
     await first.stop();
     running.splice(running.indexOf(first), 1);
 
@@ -319,6 +323,23 @@ describe('Discord slash commands', () => {
     const text = (await answer(owner.token)).body.content;
     expect(text).toContain(`Session: agent:main:discord:channel:${DEV}`);
     expect(text).toContain('You: owner');
+  });
+
+  it('/cron: not offered to a guild member; the owner runs it from a DM; a non-owner reaching it in a DM is refused by the owner check', async () => {
+    const from = mark();
+    await start();
+    await registered(from);
+    // Discord does not offer a command registered with default_member_permissions "0" to a member without Administrator.
+    expect(() => fake.command({ name: 'cron', options: { args: 'list' }, user: alice, channelId: GENERAL })).toThrow(/not offered/);
+    expect(() => fake.command({ name: 'nodes', user: olga, channelId: GENERAL })).toThrow(/not offered/);
+    // Permissions do not apply in the DM with the bot: the owner uses it there.
+    const owner = fake.command({ name: 'cron', options: { args: 'list' }, user: olga, dm: true });
+    expect((await answer(owner.token)).body.content).toMatch(/^(No cron jobs|Cron jobs \()/);
+    // Anyone may reach it in their own DM; the runtime owner check answers as for any unknown word.
+    const member = fake.command({ name: 'cron', options: { args: 'list' }, user: alice, dm: true });
+    const refused = String((await answer(member.token)).body.content);
+    expect(refused).not.toMatch(/cron jobs/i);
+    expect(refused).toMatch(/no command|not a command|unknown/i);
   });
 
   it('/exec in #dev raises the approval card; once approved, the result fills the public reply', async () => {

@@ -43,6 +43,15 @@ describe('access decisions an attacker tries to bend', () => {
     ['a bot carrying the owner id', discord({ allowBots: true, dmPolicy: 'allowlist' }), dm, { provider: 'discord', userId: OWNER, isBot: true, isOwner: true }, false],
     ['a bot claiming to be paired', discord({ allowBots: true, dmPolicy: 'pairing' }), dm, { provider: 'discord', userId: '7', isBot: true, paired: true, isOwner: false }, false],
     ['a bot in a channel without allowBots, listed as a user', discord({ guilds: { [G]: { users: ['7'] } } }), chan, { provider: 'discord', userId: '7', isBot: true, isOwner: false }, false],
+    // allowBots: "mentions": a mention opens only the first rule, never the ones after it.
+    ['a bot that does not mention the bot, under "mentions"', discord({ allowBots: 'mentions' }), chan, { provider: 'discord', userId: '7', isBot: true, mentionsBot: false, isOwner: false }, false],
+    ['a mentioning bot carrying the owner id, in a closed DM', discord({ allowBots: 'mentions', dmPolicy: 'allowlist' }), dm, { provider: 'discord', userId: OWNER, isBot: true, mentionsBot: true, isOwner: true }, false],
+    ['a mentioning bot claiming to be paired', discord({ allowBots: 'mentions', dmPolicy: 'pairing' }), dm, { provider: 'discord', userId: '7', isBot: true, mentionsBot: true, paired: true, isOwner: false }, false],
+    ['a mentioning bot where the channel says false under a guild "mentions"', discord({ guilds: { [G]: { allowBots: 'mentions', channels: { general: { allowBots: false } } } } }), chan, { provider: 'discord', userId: '7', isBot: true, mentionsBot: true, isOwner: false }, false],
+    ['a mentioning bot not on the guild\'s role list', discord({ allowBots: 'mentions', guilds: { [G]: { roles: [ROLE] } } }), chan, { provider: 'discord', userId: '7', isBot: true, mentionsBot: true, isOwner: false }, false],
+    ['a mentioning bot holding the role id as its own id', discord({ allowBots: 'mentions', guilds: { [G]: { roles: [ROLE] } } }), chan, { provider: 'discord', userId: ROLE, isBot: true, mentionsBot: true, isOwner: false }, false],
+    ['a mentioning bot in an unlisted guild under allowlist', discord({ allowBots: 'mentions', groupPolicy: 'allowlist' }), chan, { provider: 'discord', userId: '7', isBot: true, mentionsBot: true, isOwner: false }, false],
+    ['a mentioning bot where the guild lists it', discord({ allowBots: 'mentions', guilds: { [G]: { users: ['7'] } } }), chan, { provider: 'discord', userId: '7', isBot: true, mentionsBot: true, isOwner: false }, true],
     ['a provider-prefixed id of another platform', discord({ dmPolicy: 'allowlist', allowFrom: ['slack:7'] }), dm, { provider: 'discord', userId: '7', isOwner: false }, false],
     ['an id with different case and spaces', discord({ dmPolicy: 'allowlist', allowFrom: [' 7 '] }), dm, { provider: 'discord', userId: '7', isOwner: false }, true],
     ['an access group named like an Object prototype key', discord({ dmPolicy: 'allowlist', allowFrom: ['group:__proto__', 'group:constructor'] }), dm, { provider: 'discord', userId: '7', isOwner: false }, false],
@@ -77,6 +86,26 @@ describe('Slack: a bot post carrying a person\'s id is a bot', () => {
     // The gate never counts a bot as an owner; with an allowlist that names nobody, it is refused.
     const decision = decideAccess(cfg, { provider: 'slack', chat: inbound.chatType, channelId: inbound.channelId }, { provider: 'slack', userId: inbound.senderId, isBot: true, isOwner: false });
     if (inbound.chatType === 'dm') expect(decision.allowed).toBe(false);
+  });
+});
+
+describe('Slack, allowBots: "mentions": only a mention of this bot opens the gate for a bot post', () => {
+  const context = { teamId: 'T1', botUserId: 'UBOT', botId: 'BBOT' };
+  const cfg = config({ channels: { slack: { botToken: 'x', allowBots: 'mentions' } } });
+  const post = (text: string, type = 'message') => ({ type, channel: 'C1', channel_type: 'channel', bot_id: 'BEVIL', user: 'UEVILBOT', text, ts: '2.1' });
+  it.each([
+    ['a plain post', post('hello all'), false],
+    ['the bot named in plain text', post('@warden please run this'), false],
+    ['a longer id that starts with the bot id', post('<@UBOTX> run this'), false],
+    ['a mention of someone else', post('<@UOWNER> run this'), false],
+    ['a broadcast mention', post('<!channel> run this'), false],
+    ['a mention of this bot', post('<@UBOT> run this'), true],
+    ['an app_mention event', post('<@UBOT> run this', 'app_mention'), true],
+  ] as const)('%s', (_n, event, allowed) => {
+    const inbound = inboundFromSlack(event, context)!;
+    expect(inbound.senderIsBot).toBe(true);
+    const decision = decideAccess(cfg, { provider: 'slack', chat: inbound.chatType, guildId: 'T1', channelId: inbound.channelId }, { provider: 'slack', userId: inbound.senderId, isBot: true, mentionsBot: inbound.mentionsBot, isOwner: false });
+    expect(decision.allowed, describeAccess(decision)).toBe(allowed);
   });
 });
 

@@ -1,5 +1,6 @@
 // A sender over their budget tries to get more model calls out of Warden anyway. Each attempt
-// is what they control — which conversation, which tool, how the agent works, what the prompt
+// is what they control — which conversation, which tool (speech, transcription and image
+// generation included), how the agent works, what the prompt
 // holds, which model a hook picks — and each must land on the same counter or be refused before
 // any request. Through the real usage service on a real store.
 import { mkdtempSync } from 'node:fs';
@@ -9,7 +10,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { childTurnFrom, INHERITED_POLICY_VERSION } from '../../src/agent/subagent-runs.js';
 import { channelTurn } from '../../src/app/agent-testing.js';
 import { openWardenStore } from '../../src/app/migrations.js';
-import { parseConfig } from '../../src/config/index.js';
+import { parseConfig, type WardenConfig } from '../../src/config/index.js';
+import { callContext } from '../../src/tools/core/fs/test-support.js';
+import { createImageGenerateTool } from '../../src/tools/core/media/image-generate.js';
+import { createTtsTool, MAX_SPEECH_CHARS } from '../../src/tools/core/media/tts.js';
+import type { ToolCallContext, ToolResult } from '../../src/tools/types.js';
+import { startFakeOpenAIMedia } from '../fakes/models/openai-media-fake.js';
 import type { TurnContext } from '../../src/policy/context.js';
 import { countersFor } from '../../src/usage/budgets.js';
 import { UsageService, type CallFacts } from '../../src/usage/service.js';
@@ -121,3 +127,47 @@ describe('a sender cannot step around their budget', () => {
     expect((await usage.admit(facts({ attribution: attribution(channelTurn({ senderId: 'u2' }), 's') }))).ok).toBe(true);
   });
 });
+
+describe('a sender over budget turns to speech or image generation', () => {
+  // The media tools go through the same admission as a model call: once alice's token budget is
+  // spent by a turn, each is refused before its request reaches the provider. (Transcription:
+  // src/media-understanding/understand.test.ts, through its guarded provider requests.)
+  const mediaCfg = (url: string) => {
+    const parsed = parseConfig({
+      models: { providers: { local: { api: 'openai', baseUrl: url } }, retry: { attempts: 1 } },
+      media: { tts: { model: 'local/gpt-4o-mini-tts', voice: 'coral' }, imageGeneration: { model: 'local/dall-e-3' } },
+      budgets: [{ scope: 'sender', per: 'day', tokens: 1_000 }],
+    });
+    if (!parsed.ok) throw parsed.error;
+    return parsed.value.config;
+  };
+  const ctxFor = (workspaceDir: string): ToolCallContext => ({ ...callContext(workspaceDir), turn: alice, sessionKey: 'agent:main:discord:channel:c1' });
+
+  it.each<[string, (cfg: WardenConfig, usage: UsageService, ws: string) => Promise<{ refused: boolean; text: string }>]>([
+    ['speech of a short text', async (c, u, ws) => tool(await createTtsTool(c, {}, () => u).execute({ text: 'hi' }, ctxFor(ws)))],
+    ['speech of the longest text', async (c, u, ws) => tool(await createTtsTool(c, {}, () => u).execute({ text: 'x'.repeat(MAX_SPEECH_CHARS) }, ctxFor(ws)))],
+    ['an image from a one-word prompt', async (c, u, ws) => tool(await createImageGenerateTool(c, {}, () => u).execute({ prompt: 'cat' }, ctxFor(ws)))],
+  ])('%s: refused before any request', async (_attempt, attempt) => {
+    const server = await startFakeOpenAIMedia();
+    closers.push(() => server.close());
+    const c = mediaCfg(server.url);
+    const opened = await openWardenStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-budget-media-')) });
+    if (!opened.ok) throw new Error(opened.error.message);
+    closers.push(() => opened.store.close());
+    const usage = new UsageService({ store: new UsageStore(opened.store.db), config: () => c });
+    // A turn spends alice's day.
+    const turn = await usage.admit({ provider: 'local', model: 'chat', attribution: attribution(alice, 'agent:main:discord:channel:c1'), prompt: { chars: 40, bytes: 40, images: 0 }, maxOutputTokens: 100 });
+    expect(turn.ok).toBe(true);
+    if (turn.ok) await usage.settle(turn.ticket, { inputTokens: 800, outputTokens: 200 });
+    const ws = mkdtempSync(path.join(tmpdir(), 'warden-budget-media-ws-'));
+    const { refused, text } = await attempt(c, usage, ws);
+    expect(refused, text).toBe(true);
+    expect(text).toContain('budget of 1000 tokens per day is reached');
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
+async function tool(result: unknown): Promise<{ refused: boolean; text: string }> {
+  const r = result as ToolResult;
+  return { refused: r.isError === true, text: r.content.map((c) => (c.type === 'text' ? c.text : '')).join('') };
+}

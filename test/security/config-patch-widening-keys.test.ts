@@ -148,6 +148,10 @@ const WIDENING: Array<[string, unknown, string, unknown?]> = [
   ['a role added to a guild', guild({ roles: ['777777777777777777'] }), 'member-of-777777777777777777 (role 777777777777777777)', { ...ACCESS_CLOSED, ...guild({ users: ['222222222222222222'] }) }],
   ['channels opened', { channels: { discord: { groupPolicy: 'open' } } }, 'refused (guild-not-listed) → let in', ACCESS_CLOSED],
   ['bots allowed in a channel', guild({ channels: { dev: { allowBots: true } } }), 'bot someone-else', ACCESS_CLOSED],
+  // allowBots: "mentions" sits between false and true: each step up lets some bot message in.
+  ['bots allowed in a channel when they mention the bot', guild({ channels: { dev: { allowBots: 'mentions' } } }), 'bot (mentioning this bot) someone-else in discord guild', ACCESS_CLOSED],
+  ['bots on mention widened to every bot message', guild({ channels: { dev: { allowBots: true } } }), 'bot someone-else in discord guild', { channels: { discord: { ...ACCESS_CLOSED.channels.discord, allowBots: 'mentions' } } }],
+  ['bots on mention at the platform, the channel saying false lifted', guild({ channels: { dev: { allowBots: null } } }), 'bot (mentioning this bot) someone-else in discord guild', { channels: { discord: { ...ACCESS_CLOSED.channels.discord, allowBots: 'mentions', guilds: { [GUILD]: { channels: { dev: { allowBots: false } } } } } } }],
   ['the rate limit raised', { rateLimit: { sender: { perMinute: 100 } } }, 'the sender rate limit is raised', { rateLimit: { sender: { perMinute: 10 } } }],
   ['the rate limit removed', { rateLimit: { sender: null } }, 'the sender rate limit is removed', { rateLimit: { sender: { perMinute: 10 } } }],
   ['the bot loop breaker off', { channels: { discord: { botLoopProtection: { enabled: false } } } }, 'bot loop protection is loosened'],
@@ -193,6 +197,20 @@ describe('config.patch widenings, judged by the decisions they move (team exampl
 
   it.each(NOT_WIDENING)('%s: not widening', async (_what, patch) => {
     const from = base();
+    const to = configAfter(from.text, patch);
+    const { changes, widening } = await classifyConfigChange(from.config, to.config, { baseDir: dir, env: {} });
+    expect(changes.length).toBeGreaterThan(0);
+    expect(widening).toEqual([]);
+  });
+});
+
+describe('allowBots narrowed', () => {
+  it.each<[string, unknown, unknown]>([
+    ['true to "mentions"', { channels: { discord: { allowBots: 'mentions' } } }, { channels: { discord: { allowBots: true } } }],
+    ['"mentions" to false', { channels: { discord: { allowBots: false } } }, { channels: { discord: { allowBots: 'mentions' } } }],
+    ['a channel narrowed to "mentions" under a platform true', guild({ channels: { dev: { allowBots: 'mentions' } } }), { channels: { discord: { allowBots: true } } }],
+  ])('%s: not widening', async (_what, patch, prefix) => {
+    const from = base(prefix);
     const to = configAfter(from.text, patch);
     const { changes, widening } = await classifyConfigChange(from.config, to.config, { baseDir: dir, env: {} });
     expect(changes.length).toBeGreaterThan(0);

@@ -80,7 +80,7 @@ describe('web_fetch and the browser never reach the ops listener', () => {
     for (const url of ['http://127.0.0.1:19464/metrics', 'http://[::ffff:127.0.0.1]:19464/', 'http://localhost:19464/readyz']) {
       let stdout = '';
       const code = await main(['url-check', url, '--tool', 'browser', '--json'], { cwd, env: {}, stdout: (t) => (stdout += t), stderr: () => undefined });
-      expect(code, url).toBe(0);
+      expect(code, url).toBe(5);
       const verdict = JSON.parse(stdout) as { allowed: boolean; reason: string };
       expect(verdict.allowed, url).toBe(false);
       expect(verdict.reason, url).toMatch(/Warden's own ops listener \(listening on 0\.0\.0\.0:19464\)/);

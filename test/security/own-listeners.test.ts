@@ -204,7 +204,7 @@ describe('warden url-check reports the refusal and its reason', () => {
     ['the Slack receiver', 'http://127.0.0.1:3001/slack/events', `${PRIVATE_OK}channels:\n  slack:\n    botToken: xoxb-1\n    signingSecret: s\n`, /Warden's own Slack HTTP receiver \(listening on 127\.0\.0\.1:3001\)/],
   ])('%s', async (_name, url, config, reason) => {
     const { code, verdict } = await urlCheck(url, config);
-    expect(code).toBe(0);
+    expect(code).toBe(5);
     expect(verdict.allowed).toBe(false);
     expect(verdict.reason).toMatch(reason);
     expect(verdict.reason).toContain('whatever the SSRF policy allows');

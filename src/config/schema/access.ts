@@ -18,6 +18,14 @@ export const GROUP_POLICIES = ['open', 'allowlist', 'disabled'] as const;
 export const groupPolicy = z.enum(GROUP_POLICIES);
 export type GroupPolicy = z.infer<typeof groupPolicy>;
 
+/**
+ * `allowBots`: whether bot-authored messages get through. `false` (default) drops them; `true`
+ * lets them in; `"mentions"` (OpenClaw's) lets in only a bot message that mentions this bot (a
+ * bot's DM is addressed to the bot, so it counts as mentioning it). Between `false` and `true`.
+ */
+export const allowBots = z.union([z.boolean(), z.literal('mentions')], { error: 'expected true, false or "mentions"' });
+export type AllowBots = z.infer<typeof allowBots>;
+
 /** A list of people, each entry in the grammar of `access-groups.ts`. */
 export const principalList = z.array(principalEntry);
 
@@ -60,8 +68,8 @@ export const platformAccessFields = {
   /** The DM allowlist (OpenClaw's canonical one): ids, `role:`, `usergroup:`, `group:`/`accessGroup:`, `*`. */
   allowFrom: principalList.optional(),
   groupPolicy: groupPolicy.optional(),
-  /** Bot-authored messages are dropped unless this is true (a scope may set it). */
-  allowBots: z.boolean().optional(),
+  /** Bot-authored messages are dropped unless this is `true`, or `"mentions"` and they mention the bot (a scope may set it). */
+  allowBots: allowBots.optional(),
   botLoopProtection: botLoopProtection.optional(),
   deniedReply: deniedReply.optional(),
 };
@@ -74,6 +82,6 @@ export const scopeAccessFields = {
   roles: z.array(z.string().trim().min(1)).optional(),
   /** `false` turns the bot off in this channel (OpenClaw's `enabled`). */
   enabled: z.boolean().optional(),
-  allowBots: z.boolean().optional(),
+  allowBots: allowBots.optional(),
   botLoopProtection: botLoopProtection.optional(),
 };

@@ -5,6 +5,11 @@ import { GatewayIntentBits, type APIMessage, type APIUser } from 'discord-api-ty
 import { channelPayload, defaultGuild, discordRejects, fakeUser, rolePayload, type FakeChannel, type FakeGuild } from './payloads.js';
 import { parseBody, readBody, RequestLog, sendJson, snowflakes, type RecordedRequest, type RouteOverride } from '../recorder.js';
 
+/** The permissions the fake gives every guild member in an interaction (no Administrator). */
+const MEMBER_PERMISSIONS = '2248473465835073';
+/** Discord's Administrator permission bit. */
+const ADMINISTRATOR = 8n;
+
 export interface DiscordFakeOptions {
   guilds?: FakeGuild[];
   bot?: { id: string; username: string };
@@ -217,6 +222,12 @@ export class DiscordFake {
   }
 
   /** The member object guild events carry for a user: their roles, as the gateway sends them. */
+  /** A member's permission bitset in the guild: the usual member set, plus Administrator for `admins`. */
+  private memberPermissions(guild: FakeGuild, userId: string): string {
+    const base = BigInt(MEMBER_PERMISSIONS);
+    return (guild.admins?.includes(userId) ? base | ADMINISTRATOR : base).toString();
+  }
+
   private memberOf(guild: FakeGuild, userId: string): { roles: string[]; joined_at: string; deaf: boolean; mute: boolean; flags: number } {
     return { roles: [...(guild.members?.[userId] ?? [])], joined_at: new Date(0).toISOString(), deaf: false, mute: false, flags: 0 };
   }
@@ -396,8 +407,20 @@ export class DiscordFake {
   command(input: { name: string; options?: Record<string, string>; user: APIUser; channelId?: string; dm?: boolean }): { id: string; token: string } {
     const registered = this.commands.find((c) => c.name === input.name);
     if (!registered) throw new Error(`/${input.name} is not registered (registered: ${this.commands.map((c) => c.name).join(', ') || 'none'})`);
+    // Discord offers a command only in the contexts it was registered for (0 guild, 1 the bot's DM).
+    const context = input.dm ? 1 : 0;
+    if (Array.isArray(registered.contexts) && !registered.contexts.includes(context)) throw new Error(`/${input.name} is not offered ${input.dm ? 'in DMs' : 'in guilds'} (contexts ${JSON.stringify(registered.contexts)})`);
     const channelId = input.dm ? this.dmChannelOf(input.user.id) : input.channelId;
     if (!channelId) throw new Error('command needs channelId or dm');
+    // In a guild Discord offers a command with `default_member_permissions` only to members
+    // holding those permissions, or Administrator; "0" means administrators only. Not in DMs.
+    const guild = input.dm ? undefined : this.guildOf(channelId);
+    const needs = registered.default_member_permissions as string | null | undefined;
+    if (guild && needs != null) {
+      const held = BigInt(this.memberPermissions(guild, input.user.id));
+      const admin = (held & ADMINISTRATOR) !== 0n;
+      if (!admin && (needs === '0' || (held & BigInt(needs)) !== BigInt(needs))) throw new Error(`/${input.name} is not offered to ${input.user.id} in guild ${guild.id} (default_member_permissions ${needs})`);
+    }
     const id = this.nextId();
     const token = `itoken-${id}`;
     const options = Object.entries(input.options ?? {}).map(([name, value]) => ({ name, type: 3, value }));
@@ -427,7 +450,7 @@ export class DiscordFake {
       guild_id: guild.id,
       guild_locale: 'en-US',
       channel: channel ? channelPayload(channel, guild.id) : { id: channelId, type: 0 },
-      member: { user, permissions: '2248473465835073', ...this.memberOf(guild, user.id) },
+      member: { user, permissions: this.memberPermissions(guild, user.id), ...this.memberOf(guild, user.id) },
       authorizing_integration_owners: { '0': guild.id },
       context: 0,
     };
@@ -651,7 +674,12 @@ export class DiscordFake {
       if (m[1] !== this.bot.id) return sendJson(res, 403, { code: 50001, message: 'Missing Access' });
       if (method === 'GET') return sendJson(res, 200, this.commands);
       if (method === 'PUT') {
-        this.commands.splice(0, this.commands.length, ...(r.body as Array<Record<string, any>>).map((c) => ({ ...c, id: this.nextId(), application_id: this.bot.id, version: this.nextId(), default_member_permissions: null, nsfw: false })));
+        // As Discord stores them: unset permissions are null (everyone), unset contexts every context.
+        this.commands.splice(
+          0,
+          this.commands.length,
+          ...(r.body as Array<Record<string, any>>).map((c) => ({ ...c, id: this.nextId(), application_id: this.bot.id, version: this.nextId(), default_member_permissions: c.default_member_permissions ?? null, contexts: c.contexts ?? [0, 1, 2], nsfw: false })),
+        );
         return sendJson(res, 200, this.commands);
       }
     }

@@ -16,6 +16,8 @@ export interface FakeGuild {
   roles?: FakeRole[];
   /** Role ids of members, by user id: what guild events carry in `member.roles`. */
   members?: Record<string, string[]>;
+  /** Members holding the Administrator permission: Discord offers them commands registered with `default_member_permissions`. */
+  admins?: string[];
 }
 
 export const MESSAGE_LIMIT = 2000;

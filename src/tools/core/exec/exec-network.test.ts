@@ -139,6 +139,8 @@ describe.skipIf(skip !== undefined)('a sandboxed command on the network (tools.e
     const denied = await run('curl -sS -f http://other.test/ || echo "curl failed: $?"');
     expect(shown).toHaveLength(1);
     expect(shown[0]).toMatchObject({ kind: 'exec', title: 'network: other.test:80 for `curl -sS -f http://other.test/ || echo "curl failed: $?"`', preview: 'other.test:80', allowedDecisions: ['allow-once', 'deny'] });
+    // The card's risk is the network decision's, not the exec catalog's "runs a command on the host".
+    expect(shown[0]!.facts.filter((f) => f.label === 'Risk')).toEqual([{ label: 'Risk', value: 'allowing lets data leave this machine for other.test:80: `curl -sS -f http://other.test/ || echo "curl faile…` may send it anything it can read, the workspace included' }]);
     expect(textOf(denied)).toContain('curl failed: 22');
     expect(hostsOf(denied)).toMatchObject([{ host: 'other.test', decision: 'asked-denied' }]);
     decisions.push('deny');

@@ -25,6 +25,7 @@ import type { AuditLog } from '../../../store/audit.js';
 import { pendingApprovalText } from '../../invoke/approval-step.js';
 import type { ToolCallContext, ToolImplementation, ToolResult } from '../../types.js';
 import { background } from '../../../util/background.js';
+import { networkCard } from './network-card.js';
 
 /**
  * The `exec` tool (reference A3, A14): judge the command, ask a human when the gate says so,
@@ -309,22 +310,17 @@ function withNetwork(result: ToolResult, egress: EgressProxy | undefined): ToolR
  * control plane's widening rules apply; refused there, it stays allowed for this command only).
  */
 async function askNetwork(host: string, port: number, command: string, timeoutSec: number, ctx: ToolCallContext, deps: ExecToolDeps): Promise<AskAnswer> {
-  const entry = port === 80 || port === 443 ? host : host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
   const canAdd = deps.addNetworkAllow !== undefined;
-  const shown = command.length > 200 ? `${command.slice(0, 200)}…` : command;
+  const card = networkCard(host, port, command, canAdd);
+  const entry = card.entry;
   const resolution = await ctx.approvals.request(
     {
       kind: 'exec',
       tool: 'exec',
-      title: `network: ${host}:${port} for \`${shown}\``,
-      preview: `${host}:${port}`,
+      title: card.title,
+      preview: card.preview,
       fullText: command,
-      facts: [
-        { label: 'Network', value: `the sandboxed command connects to ${host}:${port}, which is not on tools.exec.sandbox.network.allow` },
-        { label: 'Allow once', value: `${host}:${port} for the rest of this command only` },
-        { label: 'Allow always', value: canAdd ? `adds "${entry}" to tools.exec.sandbox.network.allow (a config change through the control plane)` : 'not offered: no control plane to change the config' },
-        { label: 'Deny', value: 'the connection fails with a 403 naming this decision' },
-      ],
+      facts: card.facts,
       allowedDecisions: canAdd ? ['allow-once', 'allow-always', 'deny'] : ['allow-once', 'deny'],
       timeoutMs: timeoutSec * 1000,
     },

@@ -133,11 +133,11 @@ describe('imageRequest', () => {
 });
 
 describe('image_generate is metered', () => {
-  async function metered(budgets: unknown) {
+  async function metered(budgets: unknown, model = 'gpt-image-1') {
     server = await startFakeOpenAIMedia();
     const parsed = parseConfig({
-      models: { providers: { openai: { baseUrl: server.url, models: [{ id: 'gpt-image-1', cost: { input: 5, output: 40 } }] } }, retry: { attempts: 1 } },
-      media: { imageGeneration: { model: 'openai/gpt-image-1', quality: 'low' } },
+      models: { providers: { openai: { baseUrl: server.url, models: [{ id: 'gpt-image-1', cost: { input: 5, output: 40 } }, { id: 'dall-e-3', cost: { input: 5, output: 40 } }] } }, retry: { attempts: 1 } },
+      media: { imageGeneration: { model: `openai/${model}`, quality: model === 'dall-e-3' ? 'standard' : 'low' } },
       budgets,
     });
     if (!parsed.ok) throw parsed.error;
@@ -157,6 +157,21 @@ describe('image_generate is metered', () => {
       const reported = server!.requests[0]!.reported!;
       const report = await usageReport(store.db, { since: 0, by: 'model' });
       expect(report.rows).toMatchObject([{ key: 'openai/gpt-image-1', calls: 1, inputTokens: reported.inputTokens, outputTokens: 544, costNano: reported.inputTokens * 5000 + 544 * 40_000 }]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a model that reports no usage (dall-e-3) is recorded by the documented estimate: the prompt, and 1,056 output tokens an image', async () => {
+    const { tool, store } = await metered([], 'dall-e-3');
+    try {
+      const prompt = 'a lighthouse at dusk';
+      const r = (await tool.execute({ prompt, count: 2 }, callContext(tmp.ws))) as ToolResult;
+      expect(r.isError).toBeUndefined();
+      expect(server!.requests[0]!.reported).toBeUndefined();
+      const input = Math.ceil(prompt.length / 4);
+      const report = await usageReport(store.db, { since: 0, by: 'model' });
+      expect(report.rows).toMatchObject([{ key: 'openai/dall-e-3', calls: 1, inputTokens: input, outputTokens: 2 * 1056, costNano: input * 5000 + 2 * 1056 * 40_000 }]);
     } finally {
       await store.close();
     }

@@ -10,6 +10,7 @@ import { callMedia, mediaClient } from './media-client.js';
 import { resolveMediaModel } from './media-model.js';
 import { saveGenerated } from './generated-file.js';
 import { usageFromOpenAIImages } from '../../../models/usage.js';
+import { imageUsage } from '../../../usage/estimate.js';
 import type { UsageService } from '../../../usage/service.js';
 
 export interface ImageGenerateArgs {
@@ -88,7 +89,9 @@ export function createImageGenerateTool(config: WardenConfig, env: NodeJS.Proces
       try {
         answer = await callMedia(model, ctx.signal, () => client.images.generate(request, { signal: ctx.signal }));
       } finally {
-        if (admission?.ok) await meter!.settle(admission.ticket, answer?.ok ? usageFromOpenAIImages(answer.value.usage) : undefined).catch((err: unknown) => ctx.log.error({ err }, 'image generation usage could not be recorded'));
+        // What the API reported; without it (dall-e-3), the documented estimate per image (src/usage/estimate.ts).
+        const used = answer?.ok ? (usageFromOpenAIImages(answer.value.usage) ?? imageUsage(request.prompt, answer.value.data?.length ?? 0)) : undefined;
+        if (admission?.ok) await meter!.settle(admission.ticket, used).catch((err: unknown) => ctx.log.error({ err }, 'image generation usage could not be recorded'));
       }
       if (!answer.ok) return errorResult(answer.error, { model: model.ref });
 

@@ -3,7 +3,11 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fakeSpeech, startFakeOpenAIMedia, type FakeMediaOptions } from '../../../../test/fakes/models/openai-media-fake.js';
 import type { FakeModelServer } from '../../../../test/fakes/models/server.js';
+import { openWardenStore } from '../../../app/migrations.js';
 import { parseConfig } from '../../../config/index.js';
+import { usageReport } from '../../../usage/report.js';
+import { UsageService } from '../../../usage/service.js';
+import { UsageStore } from '../../../usage/store.js';
 import { callContext, makeTempWorkspace, textOf, type TempWorkspace } from '../fs/test-support.js';
 import type { ToolResult } from '../../types.js';
 import { createTtsTool, type TtsArgs } from './tts.js';
@@ -92,5 +96,83 @@ describe('tts', () => {
     const r = (await createTtsTool(parsed.value.config, {}).execute({ text: 'x' }, callContext(tmp.ws))) as ToolResult;
     expect(r.isError).toBe(true);
     expect(textOf(r)).toBe('tts is unavailable: not configured: set media.tts.model (e.g. openai/gpt-4o-mini-tts)');
+  });
+});
+
+describe('tts is metered like a model call', () => {
+  async function metered(budgets: unknown, cost?: { input: number; output: number }) {
+    server = await startFakeOpenAIMedia();
+    const parsed = parseConfig({
+      models: { providers: { local: { api: 'openai', baseUrl: server.url, ...(cost ? { models: [{ id: 'gpt-4o-mini-tts', cost }] } : {}) } }, retry: { attempts: 1 } },
+      media: { tts: { model: 'local/gpt-4o-mini-tts', voice: 'coral' } },
+      budgets,
+    });
+    if (!parsed.ok) throw parsed.error;
+    const cfg = parsed.value.config;
+    const opened = await openWardenStore({ dataDir: path.join(tmp.base, 'data') });
+    if (!opened.ok) throw new Error(opened.error.message);
+    const usage = new UsageService({ store: new UsageStore(opened.store.db), config: () => cfg });
+    return { tool: createTtsTool(cfg, {}, () => usage), store: opened.store };
+  }
+
+  it.each<[string, TtsArgs, number]>([
+    ['the text, 4 characters a token', { text: 'Deploy finished.' }, 4],
+    ['text and delivery instructions', { text: 'Deploy finished.', instructions: 'calm' }, 5],
+    ['one character', { text: 'y' }, 1],
+  ])('records the estimate: %s', async (_name, args, tokens) => {
+    const { tool, store } = await metered([], { input: 60, output: 0 });
+    try {
+      const r = (await tool.execute(args, callContext(tmp.ws))) as ToolResult;
+      expect(r.isError).toBeUndefined();
+      const report = await usageReport(store.db, { since: 0, by: 'model' });
+      expect(report.rows).toMatchObject([{ key: 'local/gpt-4o-mini-tts', calls: 1, inputTokens: tokens, outputTokens: 0, costNano: tokens * 60_000 }]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a token budget that is reached refuses before any request, and says why', async () => {
+    const { tool, store } = await metered({ rules: [{ scope: 'global', per: 'day', tokens: 10 }] });
+    try {
+      // 32 characters: 8 tokens, under the cap; recorded, they leave no room for the next call's 2.
+      const first = (await tool.execute({ text: 'x'.repeat(32) }, callContext(tmp.ws))) as ToolResult;
+      expect(first.isError).toBeUndefined();
+      const second = (await tool.execute({ text: 'again' }, callContext(tmp.ws))) as ToolResult;
+      expect(second.isError).toBe(true);
+      expect(textOf(second)).toMatch(/^⛔ The overall budget of 10 tokens per day is reached: 8 tokens spent\./);
+      expect(second.details).toMatchObject({ code: 'budget' });
+      expect(server!.requests).toHaveLength(1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a US-dollar budget with no known price for the speech model: not called (price unknown)', async () => {
+    const { tool, store } = await metered({ rules: [{ scope: 'global', per: 'day', usd: 1 }] });
+    try {
+      const r = (await tool.execute({ text: 'hello' }, callContext(tmp.ws))) as ToolResult;
+      expect(r.isError).toBe(true);
+      expect(textOf(r)).toContain('local/gpt-4o-mini-tts has no known price (price unknown)');
+      expect(server!.requests).toHaveLength(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a failed call records nothing and gives its hold back', async () => {
+    const { store } = await metered([]);
+    await server!.close();
+    server = await startFakeOpenAIMedia({ script: [{ kind: 'error', status: 400, message: 'bad voice' }] });
+    const parsed = parseConfig({ models: { providers: { local: { api: 'openai', baseUrl: server.url } }, retry: { attempts: 1 } }, media: { tts: { model: 'local/gpt-4o-mini-tts', voice: 'coral' } }, budgets: { rules: [{ scope: 'global', per: 'day', tokens: 10 }] } });
+    if (!parsed.ok) throw parsed.error;
+    const usage = new UsageService({ store: new UsageStore(store.db), config: () => parsed.value.config });
+    try {
+      const r = (await createTtsTool(parsed.value.config, {}, () => usage).execute({ text: 'x'.repeat(40) }, callContext(tmp.ws))) as ToolResult;
+      expect(r.isError).toBe(true);
+      expect((await usageReport(store.db, { since: 0, by: 'model' })).rows).toEqual([]);
+      expect((await usage.budgetsFor({ agentId: 'main', purpose: 'tts' }))[0]).toMatchObject({ spent: 0 });
+    } finally {
+      await store.close();
+    }
   });
 });

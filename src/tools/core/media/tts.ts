@@ -6,6 +6,8 @@ import { errorResult, guardResult, textResult } from '../fs/tool-result.js';
 import { callMedia, mediaClient } from './media-client.js';
 import { resolveMediaModel } from './media-model.js';
 import { saveGenerated } from './generated-file.js';
+import { speechUsage } from '../../../usage/estimate.js';
+import type { UsageService } from '../../../usage/service.js';
 
 export interface TtsArgs {
   text: string;
@@ -36,7 +38,7 @@ const parameters = {
  * `generated/` in the workspace, answering its path (the audio itself is no use to the
  * model). Voice channels never see this tool: the message-provider filter drops it.
  */
-export function createTtsTool(config: WardenConfig, env: NodeJS.ProcessEnv = process.env): ToolImplementation<TtsArgs> {
+export function createTtsTool(config: WardenConfig, env: NodeJS.ProcessEnv = process.env, usage?: () => Pick<UsageService, 'admit' | 'settle'> | undefined): ToolImplementation<TtsArgs> {
   return {
     id: 'tts',
     parameters,
@@ -49,13 +51,33 @@ export function createTtsTool(config: WardenConfig, env: NodeJS.ProcessEnv = pro
       const voice = args.voice ?? media.voice;
       const format = args.format ?? media.format;
       const client = mediaClient(model, media.timeoutSec * 1000);
-      const answer = await callMedia(model, ctx.signal, async () => {
-        const response = await client.audio.speech.create(
-          { model: model.settings.model, input: args.text, voice, response_format: format, ...(args.instructions ? { instructions: args.instructions } : {}) },
-          { signal: ctx.signal },
-        );
-        return Buffer.from(await response.arrayBuffer());
-      });
+      // Budgets are checked before the request, as for a model call; the speech endpoint reports
+      // no usage, so the documented estimate is recorded (src/usage/estimate.ts).
+      const meter = usage?.();
+      const t = ctx.turn;
+      const spoken = `${args.text}${args.instructions ?? ''}`;
+      const admission = meter
+        ? await meter.admit({
+            provider: model.settings.provider,
+            model: model.settings.model,
+            attribution: { agentId: t.agentId, sessionKey: ctx.sessionKey, platform: t.provider, senderId: t.senderId, senderName: t.senderName, channelId: t.channelId, threadId: t.threadId, guildId: t.guildId, purpose: 'tts' },
+            prompt: { chars: spoken.length, bytes: Buffer.byteLength(spoken), images: 0 },
+            maxOutputTokens: 0,
+          })
+        : undefined;
+      if (admission && !admission.ok) return errorResult(admission.refusal.message, { model: model.ref, voice, code: 'budget' });
+      let answer: Awaited<ReturnType<typeof callMedia<Buffer>>> | undefined;
+      try {
+        answer = await callMedia(model, ctx.signal, async () => {
+          const response = await client.audio.speech.create(
+            { model: model.settings.model, input: args.text, voice, response_format: format, ...(args.instructions ? { instructions: args.instructions } : {}) },
+            { signal: ctx.signal },
+          );
+          return Buffer.from(await response.arrayBuffer());
+        });
+      } finally {
+        if (admission?.ok) await meter!.settle(admission.ticket, answer?.ok ? speechUsage(args.text, args.instructions) : undefined).catch((err: unknown) => ctx.log.error({ err }, 'speech usage could not be recorded'));
+      }
       if (!answer.ok) return errorResult(answer.error, { model: model.ref, voice });
       const audio = answer.value;
       if (audio.length === 0) return errorResult(`${model.ref} returned no audio`, { model: model.ref, voice });
@@ -63,7 +85,7 @@ export function createTtsTool(config: WardenConfig, env: NodeJS.ProcessEnv = pro
       const file = await saveGenerated(ctx.workspaceDir, 'speech', format, audio);
       if (!file.ok) return guardResult(file, { model: model.ref, voice });
       ctx.log.debug({ model: model.ref, path: file.rel, bytes: audio.length }, 'tts');
-      const spoken = textResult(`Spoke ${args.text.length} characters with ${model.ref} (voice ${voice}); the ${format} audio is saved as ${file.rel} (${audio.length} bytes).`, {
+      const said = textResult(`Spoke ${args.text.length} characters with ${model.ref} (voice ${voice}); the ${format} audio is saved as ${file.rel} (${audio.length} bytes).`, {
         model: model.ref,
         voice,
         format,
@@ -71,7 +93,7 @@ export function createTtsTool(config: WardenConfig, env: NodeJS.ProcessEnv = pro
         bytes: audio.length,
       });
       // The people in the conversation get the audio itself.
-      return { ...spoken, files: [{ name: path.basename(file.rel), mimeType: AUDIO_MIME[format] ?? 'application/octet-stream', data: audio, path: file.rel }] };
+      return { ...said, files: [{ name: path.basename(file.rel), mimeType: AUDIO_MIME[format] ?? 'application/octet-stream', data: audio, path: file.rel }] };
     },
   };
 }
