@@ -29,7 +29,7 @@ export interface ConversationDirectory {
 
 export interface ConversationWaitService {
   /** Waits for the next human message in `target` after now; its text comes back as a follow-up turn of `sessionKey`. */
-  wait(input: { target: MessageTarget; turn: TurnContext; sessionKey: string; toolCallId: string; timeoutMs: number }): { id: string; expiresAt: number };
+  wait(input: { target: MessageTarget; turn: TurnContext; sessionKey: string; toolCallId: string; timeoutMs: number }): Promise<{ id: string; expiresAt: number }>;
 }
 
 export interface ConversationTarget {
@@ -130,7 +130,7 @@ export function createConversationsTurnTool(config: WardenConfig, messaging: Mes
       if (!service) return fail('conversations_turn: no chat platform runs here to wait for a reply');
       const sent = await post(config, messaging, args, ctx.turn);
       if (!sent.ok) return fail(`conversations_turn: ${sent.error}`);
-      const wait = service.wait({ target: sent.target, turn: ctx.turn, sessionKey: ctx.sessionKey, toolCallId: ctx.toolCallId, timeoutMs: (args.timeoutSeconds ?? DEFAULT_TURN_TIMEOUT_SEC) * 1000 });
+      const wait = await service.wait({ target: sent.target, turn: ctx.turn, sessionKey: ctx.sessionKey, toolCallId: ctx.toolCallId, timeoutMs: (args.timeoutSeconds ?? DEFAULT_TURN_TIMEOUT_SEC) * 1000 });
       const text =
         `Posted to ${where(sent.target)}; waiting for the next reply there (id ${wait.id}, until ${new Date(wait.expiresAt).toISOString()}). ` +
         'This conversation is not held: the reply comes back as a follow-up message. End your turn now.';
