@@ -343,10 +343,11 @@ const describe = (t: MessageTarget) => (t.userId ? `the DM with ${t.provider} us
 /** The conversations the router recorded (`session_contexts`): where the bot has been spoken to. */
 export function conversationDirectory(db: Db): ConversationDirectory {
   return {
-    async list({ agentId, limit }) {
+    async list({ agentId, limit, offset, provider, dmsOnly }) {
+      const where = ['agent_id = ?', ...(provider !== undefined ? ['provider = ?'] : []), ...(dmsOnly ? ["chat = 'dm'"] : [])];
       const rows = await db.all<{ provider: string; chat: 'dm' | 'channel' | 'thread'; channel_id: string | null; channel_name: string | null; thread_id: string | null; created_by: string | null; updated_at: number }>(
-        'SELECT provider, chat, channel_id, channel_name, thread_id, created_by, updated_at FROM session_contexts WHERE agent_id = ? ORDER BY updated_at DESC LIMIT ?',
-        [agentId, limit],
+        `SELECT provider, chat, channel_id, channel_name, thread_id, created_by, updated_at FROM session_contexts WHERE ${where.join(' AND ')} ORDER BY updated_at DESC, session_key LIMIT ? OFFSET ?`,
+        [agentId, ...(provider !== undefined ? [provider] : []), limit, offset ?? 0],
       );
       return rows.map((r): KnownConversation => ({
         provider: r.provider,

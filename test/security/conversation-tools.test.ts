@@ -21,7 +21,7 @@ import { httpDenyFilter } from '../../src/policy/http-surface.js';
 import type { InboundMessage } from '../../src/policy/inbound.js';
 import { subagentPolicy } from '../../src/policy/subagent.js';
 import { resolveToolSurface } from '../../src/policy/surface.js';
-import { createConversationsSendTool, exactTarget } from '../../src/tools/core/conversations/conversations.js';
+import { createConversationsSendTool, decodeCursor, exactTarget } from '../../src/tools/core/conversations/conversations.js';
 import { ownerOnlyRefusal } from '../../src/tools/invoke/owner-guard.js';
 import type { MessageTarget, MessagingService, ToolResult } from '../../src/tools/types.js';
 
@@ -185,3 +185,24 @@ describe('only a human in exactly that conversation answers a wait', () => {
   });
 });
 
+
+describe('a conversations_list cursor is only one the tool gave', () => {
+  const b64 = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
+  it.each([
+    ['a platform page', b64({ p: 'slack', s: 'platform', c: 'dGVhbTpDMDE=' }), true],
+    ['the first DM page', b64({ p: 'discord', s: 'dms', o: 0 }), true],
+    ['a platform not listed here', b64({ p: 'web', s: 'platform' }), false],
+    ['a provider filter the cursor does not match', b64({ p: 'discord', s: 'platform' }), true],
+    ['a negative offset', b64({ p: 'discord', s: 'dms', o: -5 }), false],
+    ['a fractional offset', b64({ p: 'discord', s: 'dms', o: 1.5 }), false],
+    ['an offset given as text', b64({ p: 'discord', s: 'dms', o: '0; DROP TABLE session_contexts' }), false],
+    ['an unknown phase', b64({ p: 'discord', s: 'all' }), false],
+    ['a platform cursor that is not text', b64({ p: 'slack', s: 'platform', c: { $ne: null } }), false],
+    ['an overlong platform cursor', b64({ p: 'slack', s: 'platform', c: 'x'.repeat(600) }), false],
+    ['not JSON', b64('hello'), false],
+    ['JSON null', b64('null'), false],
+    ['a prototype key', b64('{"__proto__":{"p":"discord"},"s":"dms","o":0}'), false],
+  ] as const)('%s → %s', (_label, cursor, ok) => {
+    expect(decodeCursor(cursor, ['discord', 'slack']).ok).toBe(ok);
+  });
+});

@@ -188,9 +188,29 @@ export type PlatformActionResult =
   | { ok: false; error: string };
 
 /** What a chat adapter implements for the actions; absent on a platform without them. */
+/** A channel or thread the platform says the bot can reach (conversations_list). Names are chosen by others. */
+export interface PlatformChannel {
+  id: string;
+  name?: string | undefined;
+  kind: 'channel' | 'thread';
+  /** A thread's channel. */
+  parentId?: string | undefined;
+  /** Discord's guild (Slack: the workspace the bot token belongs to, not named). */
+  guildId?: string | undefined;
+  private?: boolean | undefined;
+}
+
+/** One page of the platform's channels; `nextCursor` is the platform's (Slack) or the last id (Discord). */
+export interface ChannelPage {
+  channels: PlatformChannel[];
+  nextCursor?: string | undefined;
+}
+
 export interface MessageActionPort {
   /** What the platform says a channel id is, or undefined when it does not know it (or the bot cannot see it). */
   channelKind(channel: string): Promise<ChannelKind | undefined>;
+  /** The channels and threads the bot can reach on the platform, at most `limit`, after `cursor`. */
+  listChannels?(page: { cursor?: string | undefined; limit: number }): Promise<ChannelPage>;
   /** Whether `threadId` is a thread of `channel` (a thread of another channel is refused, whatever the gate judged). */
   threadIn(channel: string, threadId: string): Promise<boolean>;
   run(request: PlatformActionRequest): Promise<PlatformActionResult>;
