@@ -1,5 +1,5 @@
 import type { WardenConfig } from '../../../config/schema/index.js';
-import { allowedMessageActions, type MessageAction } from '../../../config/schema/message-actions.js';
+import { messageActionConfigRefusal, type MessageAction } from '../../../config/schema/message-actions.js';
 import type { TurnContext } from '../../../policy/context.js';
 import type { MessageTarget } from '../../types.js';
 
@@ -50,7 +50,9 @@ export type GateDecision = { ok: true } | { ok: false; why: string };
  * Whether this turn may take `action` on `target`. `targetKind` is what the platform said the
  * channel is (asked only for a target outside this conversation; unknown there fails closed).
  *
- * 1. The action is in `tools.message.actions.allow` (default `send` only).
+ * 1. The config enables it for this agent on this platform: the agent's own
+ *    `tools.message.actions.allow`, else the global one (default `send` only), and then the
+ *    platform's action group (`channels.<platform>.actions.<group>`, OpenClaw's; unset is on).
  * 2. The platform has it (the web chat only posts).
  * 3. This conversation (its channel, or the thread it runs in) is always reachable.
  * 4. Elsewhere: another person's DM only for owners; reads only when `tools.sessions.visibility`
@@ -65,10 +67,8 @@ export function decideMessageAction(
   targetKind: ChannelKind | undefined,
   targetAllowed: (config: WardenConfig, target: MessageTarget, turn: TurnContext) => GateDecision,
 ): GateDecision {
-  const allowed = allowedMessageActions(config.tools.message?.actions);
-  if (!allowed.includes(action)) {
-    return { ok: false, why: `the message action "${action}" is not enabled (tools.message.actions.allow: ${allowed.join(', ')})` };
-  }
+  const refused = messageActionConfigRefusal(config, turn.agentId, target.provider, action);
+  if (refused) return { ok: false, why: refused };
   if (!ACTION_PROVIDERS[action].includes(target.provider)) return { ok: false, why: `the message action "${action}" is not available on ${target.provider}` };
   if (action === 'send') return targetAllowed(config, target, turn);
   if (target.userId !== undefined) return { ok: false, why: `the message action "${action}" takes a channel id, not a user` };
