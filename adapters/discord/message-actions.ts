@@ -1,7 +1,7 @@
-import type { Client } from 'discord.js';
+import { PermissionFlagsBits, type Client } from 'discord.js';
 import { ChannelType, Routes, type APIChannel, type APIMessage } from 'discord-api-types/v10';
 import { fetchAttachment } from '../common/attachment-fetch.js';
-import { ownMessageRefusal, type ChannelKind, type MessageActionPort, type PlatformActionRequest, type PlatformActionResult, type ReadMessage } from '../../src/tools/core/message/actions.js';
+import { ownMessageRefusal, type ChannelKind, type ChannelPage, type MessageActionPort, type PlatformChannel, type PlatformActionRequest, type PlatformActionResult, type ReadMessage } from '../../src/tools/core/message/actions.js';
 
 /**
  * The message tool's actions on Discord, through discord.js's REST client. Every message is
@@ -99,7 +99,38 @@ export function discordMessageActions(client: () => Client | undefined, fileHost
     }
   }
 
+  /**
+   * The guild text channels and threads the bot may view, from discord.js's cache (filled by
+   * GUILD_CREATE and the thread events), judged by the bot's own member's permissions in each
+   * channel (overwrites included). A guild whose member object for the bot is not cached is left
+   * out rather than guessed. Ordered by id; the cursor is the last id given.
+   */
+  function reachable(): PlatformChannel[] {
+    const c = client();
+    const out: PlatformChannel[] = [];
+    if (!c) return out;
+    for (const guild of c.guilds.cache.values()) {
+      const me = guild.members.me;
+      if (!me) continue;
+      for (const ch of guild.channels.cache.values()) {
+        const thread = ch.type === ChannelType.PublicThread || ch.type === ChannelType.PrivateThread || ch.type === ChannelType.AnnouncementThread;
+        if (!thread && ch.type !== ChannelType.GuildText && ch.type !== ChannelType.GuildAnnouncement) continue;
+        if (thread && (ch as { archived?: boolean | null }).archived) continue;
+        if (!ch.permissionsFor(me)?.has(PermissionFlagsBits.ViewChannel)) continue;
+        out.push({ id: ch.id, name: ch.name, kind: thread ? 'thread' : 'channel', ...(thread && ch.parentId ? { parentId: ch.parentId } : {}), guildId: guild.id, ...(ch.type === ChannelType.PrivateThread ? { private: true } : {}) });
+      }
+    }
+    return out.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : BigInt(a.id) > BigInt(b.id) ? 1 : 0));
+  }
+
   return {
+    async listChannels({ cursor, limit }): Promise<ChannelPage> {
+      const all = reachable();
+      const after = cursor === undefined || !/^\d{1,20}$/.test(cursor) ? -1n : BigInt(cursor);
+      const rest = all.filter((ch) => BigInt(ch.id) > after);
+      const channels = rest.slice(0, limit);
+      return { channels, ...(rest.length > limit ? { nextCursor: channels.at(-1)!.id } : {}) };
+    },
     async threadIn(channel, threadId) {
       if (threadId === channel) return true;
       const thread = await describe(threadId);

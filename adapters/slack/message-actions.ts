@@ -5,6 +5,8 @@ import {
   POLL_NUMBER_GLYPHS,
   SLACK_POLL_EMOJI,
   type ChannelKind,
+  type ChannelPage,
+  type PlatformChannel,
   type MessageActionPort,
   type PlatformActionRequest,
   type PlatformActionResult,
@@ -12,6 +14,9 @@ import {
 } from '../../src/tools/core/message/actions.js';
 
 type WebClient = webApi.WebClient;
+
+/** The most conversations.list calls one listing makes (each at most 200 channels). */
+const SLACK_LIST_CALLS = 5;
 
 /** A message as conversations.history / replies / pins.list return it (the fields read here). */
 interface SlackApiMessage {
@@ -132,6 +137,24 @@ export function slackMessageActions(web: () => WebClient, options: { token: () =
   }
 
   return {
+    /**
+     * conversations.list (public and private channels, archived left out), the ones the bot is a
+     * member of. Slack filters nothing by membership, so each call asks for at most what is still
+     * missing and stops after a few pages; the cursor is Slack's own.
+     */
+    async listChannels({ cursor, limit }): Promise<ChannelPage> {
+      const channels: PlatformChannel[] = [];
+      let next = cursor;
+      for (let calls = 0; calls < SLACK_LIST_CALLS && channels.length < limit; calls++) {
+        const page = await web().conversations.list({ types: 'public_channel,private_channel', exclude_archived: true, limit: Math.min(200, limit - channels.length), ...(next ? { cursor: next } : {}) });
+        for (const ch of (page.channels ?? []) as Array<{ id?: string; name?: string; is_member?: boolean; is_private?: boolean }>) {
+          if (ch.id && ch.is_member) channels.push({ id: ch.id, name: ch.name, kind: 'channel', ...(ch.is_private ? { private: true } : {}) });
+        }
+        next = page.response_metadata?.next_cursor || undefined;
+        if (!next) break;
+      }
+      return { channels, ...(next ? { nextCursor: next } : {}) };
+    },
     // A Slack thread is the ts of its parent message in that channel.
     async threadIn(channel, threadId) {
       try {

@@ -57,7 +57,7 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
   },
   conversations_list: {
     availability: always,
-    load: async (runtime) => eraseArgs((await import('../tools/core/conversations/conversations.js')).createConversationsListTool(() => runtime.conversations)),
+    load: async (runtime) => eraseArgs((await import('../tools/core/conversations/conversations.js')).createConversationsListTool(() => runtime.conversations, runtime.messaging)),
   },
   conversations_send: {
     availability: always,

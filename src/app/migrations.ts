@@ -17,6 +17,7 @@ import { openStore, parseStoreUrl, type OpenStoreOptions, type StoreOpenResult }
 import { usageMigrations } from '../usage/store.js';
 import { coreMigrations } from './core-migrations.js';
 import { progressCardsMigrations } from './progress-cards.js';
+import { conversationWaitsMigrations } from './conversation-waits.js';
 
 /**
  * Every feature's tables, in the order their migrations depend on each other: the core schema
@@ -44,6 +45,7 @@ export const WARDEN_MIGRATIONS: readonly FeatureMigrations[] = [
   botLoopMigrations,
   progressCardsMigrations,
   deliveriesMigrations,
+  conversationWaitsMigrations,
 ];
 
 /** Opens the store with every feature's migrations (what `warden start` and the CLI commands use). */

@@ -258,7 +258,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   });
   // progress_card: one message per session edited in place through the running adapters' stream surface.
   // conversations_turn: the next human reply in another conversation, back as a follow-up turn.
-  const conversationWaits = new ConversationWaits();
+  const conversationWaits = new ConversationWaits({ db: store.db, config: current, instance: cluster?.instances.id });
   const progressCards = new ProgressCards({ adapter: (provider) => gatewayRef?.adapter(provider as ChatAdapter['provider']), db: store.db });
   const makeAdapter = async (provider: 'discord' | 'slack' | 'web', cfg: WardenConfig, tokenValue: string): Promise<ChatAdapter> => {
     const adapter = await createAdapter(provider, cfg, store, resolve, tokenValue, web, current, secretPrompts, userQuestions);
@@ -404,7 +404,10 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
 
   gatewayRef = gateway;
   userQuestions.bindFollowUp((turn) => gateway.followUp(turn));
-  conversationWaits.bindFollowUp((turn) => gateway.followUp(turn));
+  conversationWaits.bindFollowUp(
+    (turn) => gateway.followUp(turn),
+    () => gateway.accepting,
+  );
 
   // Calls whose approval comes after their turn ended run here, wherever the decision was made.
   const deferred =
@@ -539,6 +542,9 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const report = await approvals.recover();
   // Calls decided while no Warden ran, and calls whose runner died.
   await deferred?.sweep();
+  // conversations_turn waits stored before this start: their deadlines, and the ones already past.
+  await conversationWaits.start();
+  await conversationWaits.sweep();
   // Children that were running when Warden last stopped are marked interrupted and their parents told.
   // Subagent runs of instances still alive are theirs: only those of gone ones are interrupted.
   if (cluster) liveInstances = new Set((await cluster.instances.live()).map((i) => i.id));
@@ -593,6 +599,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
         await listeners.stopAll();
         // Deferred calls still running finish (aborted) and post while the adapters are up.
         await deferred?.stop();
+        // Waits stay stored: the next start, or another instance, answers them.
+        await conversationWaits.stop();
         await gateway.stop();
         // Stdio servers are closed (stdin, SIGTERM, SIGKILL); they would also die with the process.
         await mcp.stop();

@@ -16,7 +16,7 @@ import { resolveSkillRoots } from '../skills/roots.js';
 import type { ToolMeta } from '../tools/types.js';
 import { buildTurnContext, type ContextInput } from '../turn/turn-context.js';
 import { budgetLoosening } from '../usage/budgets.js';
-import { allowedMessageActions } from '../config/schema/message-actions.js';
+import { enabledMessageActions } from '../config/schema/message-actions.js';
 import { diffConfig, dotted, startsWith, type ConfigChange } from './config-diff.js';
 import { execCorpus, probeResolver, urlCorpus } from './decision-corpus.js';
 import { accessLimitRules, accessWidening, actorCorpus } from './access-corpus.js';
@@ -186,7 +186,7 @@ const JUDGED: readonly string[][] = [
   // Spending caps (budgetRules).
   ['budgets'],
   // The message tool's actions (messageActionRules).
-  ['tools', 'message', 'actions'],
+  ['tools', 'message', 'actions'], ['agents', 'list', '*', 'tools', 'message', 'actions'], ['channels', 'discord', 'actions'], ['channels', 'slack', 'actions'],
 ];
 
 /**
@@ -655,15 +655,33 @@ function budgetRules({ before, after, add }: Ctx): void {
 }
 
 /**
- * `tools.message.actions.allow`: each action the new config allows that the old one did not
- * (unset is `send` only, `*` is every action) is widening — reacting, pinning, deleting and
- * above all reading other conversations and downloading their files are new powers of the model.
- * Removing actions is not.
+ * The message tool's actions: for each agent either config names and each platform, every
+ * action the new config enables that the old one did not — by the global or the agent's own
+ * `tools.message.actions.allow` (unset is `send` only, `*` is every action) or a platform action
+ * group (`channels.<platform>.actions.*`) turned back on — is widening: reacting, pinning,
+ * deleting and above all reading other conversations and downloading their files are new powers
+ * of the model. The comparison is `enabledMessageActions`, the function the gate decides by.
+ * Removing actions is not widening.
  */
 function messageActionRules({ before, after, add }: Ctx): void {
-  const was = allowedMessageActions(before.tools.message?.actions);
-  const added = allowedMessageActions(after.tools.message?.actions).filter((a) => !was.includes(a));
-  if (added.length > 0) add('tools.message.actions.allow', `the message tool may newly ${added.join(', ')}`);
+  const agents = [...new Set([...knownAgentIds(before), ...knownAgentIds(after)])];
+  const found = new Map<string, { actions: Set<string>; where: Set<string> }>();
+  for (const agentId of agents) {
+    for (const provider of ['discord', 'slack', 'web']) {
+      const was = enabledMessageActions(before, agentId, provider);
+      const added = enabledMessageActions(after, agentId, provider).filter((a) => !was.includes(a));
+      if (added.length === 0) continue;
+      const index = after.agents.list.findIndex((a) => a.id === agentId);
+      const own = index >= 0 && JSON.stringify(after.agents.list[index]!.tools?.message?.actions) !== JSON.stringify(before.agents.list.find((a) => a.id === agentId)?.tools?.message?.actions);
+      const groups = provider !== 'web' && JSON.stringify(after.channels[provider as 'discord' | 'slack']?.actions) !== JSON.stringify(before.channels[provider as 'discord' | 'slack']?.actions);
+      const path = own ? `agents.list[${index}].tools.message.actions.allow` : groups ? `channels.${provider}.actions` : 'tools.message.actions.allow';
+      const entry = found.get(path) ?? { actions: new Set<string>(), where: new Set<string>() };
+      added.forEach((a) => entry.actions.add(a));
+      entry.where.add(`agent ${agentId} on ${provider}`);
+      found.set(path, entry);
+    }
+  }
+  for (const [path, { actions, where }] of found) add(path, `the message tool may newly ${[...actions].join(', ')} (${[...where].join('; ')})`);
 }
 
 /** The surface comparison enumerates depths 0 and 1; a deeper limit lets subagents spawn where it did not look. */

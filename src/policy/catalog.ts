@@ -45,7 +45,7 @@ const ROWS: Row[] = [
   ['sessions_list', 'Sessions List', 'sessions', CM, true, 'List sessions this agent can see.'],
   ['sessions_history', 'Sessions History', 'sessions', CM, true, "Read another session's transcript."],
   ['sessions_search', 'Sessions Search', 'sessions', CM, true, 'Search the transcripts this session may read for words, best match first.'],
-  ['conversations_list', 'Conversations List', 'sessions', CM, true, 'List the channels and DMs the bot has been spoken to in (owner only).'],
+  ['conversations_list', 'Conversations List', 'sessions', CM, true, 'List the channels, threads and DMs the bot can reach, page by page (owner only).'],
   ['conversations_send', 'Conversations Send', 'sessions', CM, true, 'Post a message into one exact channel or DM (owner only).'],
   ['conversations_turn', 'Conversations Turn', 'sessions', CM, true, 'Post into an exact channel or DM and get the next human reply there as a follow-up (owner only).'],
   ['sessions_send', 'Sessions Send', 'sessions', CM, true, 'Send a message into another session.'],

@@ -19,7 +19,7 @@ const CORE_RISK: Readonly<Record<string, string>> = Object.freeze({
   sessions_list: 'lists the agent’s sessions',
   sessions_history: 'reads another session’s transcript',
   sessions_search: 'searches the transcripts of the sessions this one may read',
-  conversations_list: 'lists the channels and DMs the bot has been spoken to in',
+  conversations_list: 'lists the channels, threads and DMs the bot can reach',
   conversations_send: 'posts a message into another channel or DM',
   conversations_turn: 'posts into another channel or DM and reads the next reply there',
   sessions_send: 'sends a message into another session',

@@ -20,6 +20,8 @@ const GUILD = defaultGuild.id;
 const GENERAL = '300000000000000002';
 const DEV = '300000000000000003';
 const OPS = '300000000000000009';
+const SECRET_ROOM = '300000000000000010';
+const THREAD = '300000000000000004';
 const bob = fakeUser('400000000000000002', 'bob');
 const mallory = fakeUser('400000000000000007', 'mallory');
 const olga = fakeUser('400000000000000009', 'olga');
@@ -53,6 +55,7 @@ function respond(r: FakeRequest): FakeReply {
   const lastUser = messages.findLastIndex((m) => m.role === 'user');
   const thisTurn = messages.slice(lastUser);
   const cardCalls = thisTurn.filter((m) => m.role === 'tool' && JSON.stringify(m.content).includes('Card ')).length;
+  if (JSON.stringify(messages[lastUser]).includes('list all conversations')) return listingStep(role, text);
   if (role === 'tool' && JSON.stringify(messages[lastUser]).includes('run the release')) return cardCalls > STEPS.length ? { kind: 'reply', text: 'release finished' } : cardCall(cardCalls);
   if (role === 'tool') return { kind: 'reply', text: `Tool said: ${text.slice(0, 1500)}` };
   if (text.includes('[Reply ')) return { kind: 'reply', text: `Follow-up: ${text.slice(text.indexOf('[Reply'), 1200)}` };
@@ -60,6 +63,14 @@ function respond(r: FakeRequest): FakeReply {
   if (text.includes('run the release')) return cardCall(0);
   if (text.includes('search for walrus')) return { kind: 'reply', toolCalls: [{ name: 'sessions_search', args: { query: 'purple walrus' } }] };
   return { kind: 'reply', text: 'noted' };
+}
+
+/** conversations_list two at a time, following each page's cursor to the end (as a model pages). */
+function listingStep(role: string, text: string): FakeReply {
+  if (role !== 'tool') return { kind: 'reply', toolCalls: [{ name: 'conversations_list', args: { provider: 'discord', limit: 2 } }] };
+  const more = /with cursor \\?"([A-Za-z0-9_-]+)\\?"/.exec(text);
+  if (more) return { kind: 'reply', toolCalls: [{ name: 'conversations_list', args: { provider: 'discord', limit: 2, cursor: more[1] } }] };
+  return { kind: 'reply', text: 'listing done' };
 }
 
 let model: FakeModelServer;
@@ -74,7 +85,7 @@ describe.each(ENGINES)('team tools on Discord (%s store)', (engine) => {
   let fake: DiscordFake;
   let warden: RunningWarden;
   beforeAll(async () => {
-    fake = await startDiscordFake({ guilds: [{ ...defaultGuild, channels: [...defaultGuild.channels, { id: OPS, name: 'ops', type: 0 }] }] });
+    fake = await startDiscordFake({ guilds: [{ ...defaultGuild, channels: [...defaultGuild.channels, { id: OPS, name: 'ops', type: 0 }, { id: SECRET_ROOM, name: 'hr-private', type: 0, hidden: true }] }] });
     const dir = mkdtempSync(path.join(tmpdir(), 'warden-team-e2e-'));
     const target = await freshStoreTarget(engine);
     const parsed = parseConfig({
@@ -168,6 +179,42 @@ describe.each(ENGINES)('team tools on Discord (%s store)', (engine) => {
     // What the model read: the reply wrapped as untrusted.
     const lastUser = JSON.stringify((model.requests.at(-1)!.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'user').at(-1));
     expect(lastUser).toMatch(/<untrusted-[0-9a-f]+ source=\\"conversation:discord channel /);
+  });
+
+  it('conversations_list: every channel and thread the bot may view, then the known DMs, two a page, wrapped as untrusted', async () => {
+    const from = mark();
+    const before = model.requests.length;
+    fake.userMessage({ author: olga, channelId: DEV, content: `<@${fake.bot.id}> list all conversations` });
+    await botPost(DEV, from, 'listing done');
+    const pages = model.requests
+      .slice(before)
+      .map((r) => (r.body.messages as Array<{ role: string; content: unknown }>).at(-1)!)
+      .filter((m) => m.role === 'tool')
+      .map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)));
+    const listed = pages.flatMap((p) => [...p.matchAll(/\\?"(channelId|threadId|userId)\\?": \\?"(\d+)\\?"/g)].map((m) => `${m[1]}:${m[2]}`));
+    // Never a channel the bot may not view; each conversation once, across pages of at most two.
+    expect(pages.length).toBeGreaterThanOrEqual(3);
+    for (const p of pages) expect(p).toMatch(/\d conversation\(s\)/);
+    expect(pages.join('\n')).not.toContain(SECRET_ROOM);
+    expect(pages.join('\n')).not.toContain('hr-private');
+    expect(listed.filter((l) => l.startsWith('channelId:') || l.startsWith('threadId:')).sort()).toEqual(
+      [`channelId:${GENERAL}`, `channelId:${DEV}`, `channelId:${DEV}`, `channelId:${OPS}`, `threadId:${THREAD}`].sort(),
+    );
+    // The DMs people opened with the bot (mallory's, from the first test), after the channels.
+    expect(listed).toContain(`userId:${mallory.id}`);
+    expect(listed.indexOf(`userId:${mallory.id}`)).toBeGreaterThan(listed.indexOf(`threadId:${THREAD}`));
+    for (const p of pages) expect(p).toMatch(/<untrusted-[0-9a-f]+ source=\\?"conversations_list\\?">/);
+    expect(pages.at(-1)).toContain('That is all.');
+  });
+
+  it('conversations_list is owner-only: a member gets no listing', async () => {
+    const from = mark();
+    const before = model.requests.length;
+    fake.userMessage({ author: bob, channelId: DEV, content: `<@${fake.bot.id}> list all conversations` });
+    await botPost(DEV, from, 'listing done');
+    const toolText = model.requests.slice(before).map((r) => JSON.stringify((r.body.messages as unknown[]).at(-1))).join('\n');
+    expect(toolText).not.toContain(OPS);
+    expect(toolText).toMatch(/not available|not on|unknown tool|restricted to owners/i);
   });
 
   it('conversations_turn is owner-only: a member’s call never reaches #ops', async () => {

@@ -21,6 +21,9 @@ const SECRET = 'e2e-signing-secret';
 const GENERAL = 'C0000GEN';
 const DEV = 'C0000DEV';
 const OPS = 'C0000OPS';
+const PRIVATE_OPS = 'G0000SRE';
+const NOT_JOINED = 'C0000HR';
+const ARCHIVED = 'C0000OLD';
 const BOB = 'U0000BOB';
 const MALLORY = 'U0000MAL';
 const MALLORY_DM = 'D0000MAL';
@@ -51,6 +54,12 @@ function respond(r: FakeRequest): FakeReply {
   const thisTurn = messages.slice(lastUser);
   const cardCalls = thisTurn.filter((m) => m.role === 'tool' && JSON.stringify(m.content).includes('Card ')).length;
   if (last.role === 'tool' && JSON.stringify(messages[lastUser]).includes('run the release')) return cardCalls > STEPS.length ? { kind: 'reply', text: 'release finished' } : cardCall(cardCalls);
+  if (JSON.stringify(messages[lastUser]).includes('list all conversations')) {
+    if (last.role !== 'tool') return { kind: 'reply', toolCalls: [{ name: 'conversations_list', args: { provider: 'slack', limit: 2 } }] };
+    const more = /with cursor \\?"([A-Za-z0-9_-]+)\\?"/.exec(text);
+    if (more) return { kind: 'reply', toolCalls: [{ name: 'conversations_list', args: { provider: 'slack', limit: 2, cursor: more[1] } }] };
+    return { kind: 'reply', text: 'listing done' };
+  }
   if (text.includes('run the release')) return cardCall(0);
   if (text.includes('[Reply ')) return { kind: 'reply', text: `Follow-up: ${text.slice(text.indexOf('[Reply'), 1200)}` };
   if (text.includes('ask ops')) return { kind: 'reply', toolCalls: [{ name: 'conversations_turn', args: { provider: 'slack', channel: OPS, text: 'Is the 4.2 deploy safe to start?', timeoutSeconds: 60 } }] };
@@ -72,7 +81,11 @@ describe.each(ENGINES)('team tools on Slack (%s store)', (engine) => {
   let warden: RunningWarden;
   let url: string;
   beforeAll(async () => {
-    fake = await startSlackFake();
+    fake = await startSlackFake({
+      channels: { [GENERAL]: 'general', [DEV]: 'dev', [OPS]: 'ops', [PRIVATE_OPS]: 'sre', [NOT_JOINED]: 'hr', [ARCHIVED]: 'old-launch' },
+      memberOf: [GENERAL, DEV, OPS, PRIVATE_OPS, ARCHIVED],
+      archived: [ARCHIVED],
+    });
     const dir = mkdtempSync(path.join(tmpdir(), 'warden-team-slack-'));
     const target = await freshStoreTarget(engine);
     const parsed = parseConfig({
@@ -150,6 +163,28 @@ describe.each(ENGINES)('team tools on Slack (%s store)', (engine) => {
     expect((await fake.sendEvent(url, fake.envelope(event), { secret: SECRET })).status).toBe(200);
     const followUp = await replyIn(DEV, from, 'Follow-up:');
     expect(String(followUp.body.text)).toContain('yes, go ahead after 3pm');
+  });
+
+  it('conversations_list: the channels the bot is a member of (conversations.list, paged), then the known DMs, wrapped as untrusted', async () => {
+    const before = model.requests.length;
+    const from = mark();
+    await said(OLGA, DEV, 'list all conversations', 'listing done');
+    const pages = model.requests
+      .slice(before)
+      .map((r) => (r.body.messages as Array<{ role: string; content: unknown }>).at(-1)!)
+      .filter((m) => m.role === 'tool')
+      .map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)));
+    const all = pages.join('\n');
+    const listed = [...all.matchAll(/\\?"(channelId|userId)\\?": \\?"([A-Z0-9]+)\\?"/g)].map((m) => `${m[1]}:${m[2]}`);
+    expect(listed.filter((l) => l.startsWith('channelId:')).sort()).toEqual([`channelId:${DEV}`, `channelId:${GENERAL}`, `channelId:${OPS}`, `channelId:${PRIVATE_OPS}`].sort());
+    expect(all).not.toContain(NOT_JOINED);
+    expect(all).not.toContain(ARCHIVED);
+    expect(listed).toContain(`userId:${MALLORY}`);
+    for (const p of pages) expect(p).toMatch(/<untrusted-[0-9a-f]+ source=\\?"conversations_list\\?">/);
+    // Slack was asked page by page, never for more than the page still needed.
+    const calls = fake.requests.records.slice(from).filter((r) => r.path === '/api/conversations.list');
+    expect(calls.length).toBeGreaterThanOrEqual(2);
+    for (const c of calls) expect(Number(c.body.limit)).toBeLessThanOrEqual(2);
   });
 
   it('conversations_turn is owner-only: a member’s call never reaches #ops', async () => {

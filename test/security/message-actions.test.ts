@@ -194,6 +194,65 @@ describe('message actions: the attacker table (Slack)', () => {
   });
 });
 
+describe('message actions: the agent allowlist and the platform action groups (Discord and Slack)', () => {
+  // [attack, the whole config, platform, args, turn overrides, what the refusal says]: the model of
+  // a narrowed agent, or on a platform whose group is off, asks anyway; nothing reaches the platform.
+  const OPS_NARROW = { tools: { message: { actions: { allow: ALL } } }, agents: { list: [{ id: 'main' }, { id: 'ops', tools: { message: { actions: { allow: ['send'] } } } }] } };
+  const OPS_WIDE_PINS_OFF = { agents: { list: [{ id: 'ops', tools: { message: { actions: { allow: ALL } } } }] }, channels: { discord: { token: 't', actions: { pins: false } } } };
+  const discordGroups = (groups: Record<string, boolean>) => ({ tools: { message: { actions: { allow: ALL } } }, channels: { discord: { token: 't', actions: groups } } });
+  const slackGroups = (groups: Record<string, boolean>) => ({ tools: { message: { actions: { allow: ALL } } }, channels: { slack: { botToken: 'xoxb-fake', appToken: 'xapp-1-fake', actions: groups } } });
+  const rows: Array<[string, Record<string, unknown>, 'discord' | 'slack', () => MessageArgs, Partial<TurnContext>, RegExp]> = [
+    ["a narrowed agent's delete, the global list being every action", OPS_NARROW, 'discord', () => ({ action: 'delete', messageId: ownDiscord() }), { agentId: 'ops', senderIsOwner: true }, /"delete" is not enabled \(agents\.list\[1\]\.tools\.message\.actions\.allow: send\)/],
+    ["a narrowed agent's read of another channel, as an owner", OPS_NARROW, 'discord', () => ({ action: 'read', channel: GENERAL }), { agentId: 'ops', senderIsOwner: true }, /"read" is not enabled/],
+    ["a narrowed agent's reaction on Slack", OPS_NARROW, 'slack', () => ({ action: 'react', messageId: slackPost(), emoji: 'eyes' }), { agentId: 'ops' }, /"react" is not enabled/],
+    ['a wide agent still under the platform group', OPS_WIDE_PINS_OFF, 'discord', () => ({ action: 'pin', messageId: ownDiscord() }), { agentId: 'ops' }, /channels\.discord\.actions\.pins: false/],
+    ['deleting its own message with Discord messages off', discordGroups({ messages: false }), 'discord', () => ({ action: 'delete', messageId: ownDiscord() }), { senderIsOwner: true }, /channels\.discord\.actions\.messages: false/],
+    ['downloading a file with Discord messages off', discordGroups({ messages: false }), 'discord', () => ({ action: 'download-file', messageId: ownDiscord(), fileId: '1' }), {}, /channels\.discord\.actions\.messages: false/],
+    ['reacting with Discord reactions off', discordGroups({ reactions: false }), 'discord', () => ({ action: 'react', messageId: ownDiscord(), emoji: '👍' }), {}, /channels\.discord\.actions\.reactions: false/],
+    ['a thread with Discord threads off', discordGroups({ threads: false }), 'discord', () => ({ action: 'thread-create', name: 'x' }), {}, /channels\.discord\.actions\.threads: false/],
+    ['a poll with Discord polls off', discordGroups({ polls: false }), 'discord', () => ({ action: 'poll', question: 'q?', options: ['a', 'b'] }), {}, /channels\.discord\.actions\.polls: false/],
+    ['a Slack poll with Slack messages off (a poll is a message there)', slackGroups({ messages: false }), 'slack', () => ({ action: 'poll', question: 'q?', options: ['a', 'b'] }), {}, /channels\.slack\.actions\.messages: false/],
+    ['reading Slack history with Slack messages off, as an owner', slackGroups({ messages: false }), 'slack', () => ({ action: 'read' }), { senderIsOwner: true }, /channels\.slack\.actions\.messages: false/],
+    ['pinning on Slack with Slack pins off', slackGroups({ pins: false }), 'slack', () => ({ action: 'pin', messageId: slackPost() }), {}, /channels\.slack\.actions\.pins: false/],
+  ];
+  const ownDiscord = () => {
+    const m = discord.userMessage({ author: alice, channelId: DEV, content: 'the bot said' })!;
+    const stored = { ...m, id: String(BigInt(m.id) + 2000n), author: discord.bot };
+    discord.messages.set(stored.id, stored);
+    return stored.id;
+  };
+  const slackPost = () => String(slack.messageEvent({ user: 'U0000BOB', channel: 'C0000DEV', text: 'x' }).ts);
+
+  it.each(rows)('%s', async (_attack, raw, platform, args, over, refusal) => {
+    const parsed = parseConfig(raw);
+    if (!parsed.ok) throw parsed.error;
+    const tool = createMessageTool(parsed.value.config, messagingFor([discordAdapter, slackAdapter]));
+    const made = args();
+    const fromDiscord = discord.requests.records.length;
+    const fromSlack = slack.requests.records.length;
+    const turn = platform === 'discord' ? discordTurn : slackTurn;
+    const result = (await tool.execute(made, { turn: { ...turn, ...over }, workspaceDir: workspace } as unknown as ToolCallContext)) as ToolResult;
+    const text = (result.content[0] as { text: string }).text;
+    expect(result.isError, text).toBe(true);
+    expect(text).toMatch(refusal);
+    // Refused by the gate: nothing was asked of either platform.
+    expect(discord.requests.records.slice(fromDiscord)).toEqual([]);
+    expect(slack.requests.records.slice(fromSlack)).toEqual([]);
+  });
+
+  it('the same calls go through where the agent and the platform allow them', async () => {
+    const wide = parseConfig(OPS_WIDE_PINS_OFF);
+    if (!wide.ok) throw wide.error;
+    const tool = createMessageTool(wide.value.config, messagingFor([discordAdapter, slackAdapter]));
+    const run = async (args: MessageArgs, turn: TurnContext) => (await tool.execute(args, { turn, workspaceDir: workspace } as unknown as ToolCallContext)) as ToolResult;
+    // Discord pins are off, Discord reactions are not; Slack's pins are untouched by Discord's group.
+    expect((await run({ action: 'react', messageId: ownDiscord(), emoji: '👍' }, { ...discordTurn, agentId: 'ops' })).isError).toBeFalsy();
+    expect((await run({ action: 'pin', messageId: slackPost() }, { ...slackTurn, agentId: 'ops' })).isError).toBeFalsy();
+    // The default agent keeps the global list (send only).
+    expect((await run({ action: 'react', messageId: ownDiscord(), emoji: '👍' }, discordTurn)).isError).toBe(true);
+  });
+});
+
 describe('message actions under the approval rules', () => {
   it('a rule can match an action by its argument, as any call', () => {
     const parsed = parseConfig({ approvals: { rules: [{ tool: 'message', match: { action: 'delete' } }] } });

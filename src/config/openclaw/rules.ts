@@ -165,7 +165,6 @@ export const OPENCLAW_TOOLS_RULES: readonly CompatEntry[] = [
   { path: 'links', scope: 'global', rule: { kind: 'unsupported', why: 'links in messages are not fetched on arrival; the model uses web_fetch' } },
   // sessions and messages
   { path: 'sessions_spawn', scope: 'global', rule: { kind: 'off-only', isOff: (v) => (v as { attachments?: { enabled?: unknown } } | null)?.attachments?.enabled !== true, why: 'sessions_spawn takes no inline attachments' } },
-  { path: 'message.actions', scope: 'agent', rule: { kind: 'unsupported', why: 'message actions are allowed once for every agent: set tools.message.actions.allow' } },
   { path: 'message.broadcast', scope: 'both', rule: { kind: 'off-only', isOff: disabledObject, why: 'the message tool has no broadcast action' } },
   { path: 'elevated.allowFrom', scope: 'both', rule: elevatedAllowFrom },
   // runtimes Warden does not have

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { scopePolicyFields, toolPolicyConfig, toolsBySender } from './policy.js';
 import { platformAccessFields, scopeAccessFields } from './access.js';
+import { discordActionGroups, slackActionGroups } from './message-actions.js';
 
 /** A token or secret; an empty value (`${TOKEN:-}` with the variable unset) means "not configured". */
 const secret = z
@@ -61,6 +62,8 @@ export const discordConfig = z.strictObject({
     .optional(),
   /** How many shards the bot has across every process, with `shards` listing this process's ids. */
   shardCount: z.number({ error: SHARD_COUNT_ERROR }).int({ error: SHARD_COUNT_ERROR }).min(1, { error: SHARD_COUNT_ERROR }).optional(),
+  /** OpenClaw's Discord action groups: each narrows the message tool's actions here (unset: enabled). */
+  actions: discordActionGroups.optional(),
 }).superRefine((discord, ctx) => {
   // A list of ids means nothing without the count Discord assigns guilds by, and a count
   // beside "auto" or a number would contradict it.
@@ -95,6 +98,8 @@ export const slackConfig = z.strictObject({
   channels: z.record(z.string(), slackChannelScope).default({}),
   /** Trust channel scopes keyed by name (`#general`, `general`). Off: they can only remove tools, since members choose channel names. */
   dangerouslyAllowNameMatching: z.boolean().optional(),
+  /** OpenClaw's Slack action groups: each narrows the message tool's actions here (unset: enabled). */
+  actions: slackActionGroups.optional(),
 });
 
 export const webConfig = z.strictObject({

@@ -154,7 +154,8 @@ const agentToolsFields = {
   loopDetection: z.strictObject({ enabled: z.boolean() }).optional(),
   /** An agent's elevated block can only narrow the global one. */
   elevated: elevatedConfig.optional(),
-  message: z.strictObject({ crossContext: crossContextConfig.optional() }).optional(),
+  /** An agent's own message actions replace the global `tools.message.actions` for its turns. */
+  message: z.strictObject({ crossContext: crossContextConfig.optional(), actions: messageActionsConfig.optional() }).optional(),
 };
 
 export const agentToolsConfig = z.strictObject({ ...agentToolsFields, exec: execOverrides.optional() }).superRefine(rejectAllowWithAlsoAllow);

@@ -530,7 +530,8 @@ export class DiscordFake {
           threads: guild.channels.filter((c) => c.type === 11).map((c) => channelPayload(c, guild.id)),
           // The guild's roles, @everyone (the guild's own id) first, as Discord lists them.
           roles: [{ id: guild.id, name: '@everyone' }, ...(guild.roles ?? [])].map((r, position) => rolePayload(r, position)),
-          members: [],
+          // Discord always lists the bot's own member (what its permissions are computed from).
+          members: [{ user: this.bot, ...this.memberOf(guild, this.bot.id) }],
           emojis: [],
           stickers: [],
         },

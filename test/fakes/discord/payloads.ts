@@ -6,7 +6,14 @@ export interface FakeChannel {
   name: string;
   type: 0 | 11;
   parentId?: string;
+  /** A channel @everyone (the bot included) may not view: an overwrite denying View Channel. */
+  hidden?: boolean;
 }
+
+/** @everyone's permissions in the fake's guilds: View Channel, Send Messages, Read Message History (Discord's defaults include them). */
+export const EVERYONE_PERMISSIONS = String(0x400 | 0x800 | 0x10000);
+/** View Channel. */
+const VIEW_CHANNEL = String(0x400);
 
 export interface FakeGuild {
   id: string;
@@ -61,7 +68,7 @@ export function discordRejects(body: any): string | undefined {
 
 /** A channel or thread as the gateway and REST describe it. */
 export function channelPayload(c: FakeChannel, guildId: string): Record<string, unknown> {
-  if (c.type === 0) return { id: c.id, type: 0, name: c.name, guild_id: guildId, position: 0, permission_overwrites: [] };
+  if (c.type === 0) return { id: c.id, type: 0, name: c.name, guild_id: guildId, position: 0, permission_overwrites: c.hidden ? [{ id: guildId, type: 0, allow: '0', deny: VIEW_CHANNEL }] : [] };
   return {
     id: c.id,
     type: 11,
@@ -79,5 +86,5 @@ export interface FakeRole {
 }
 
 export function rolePayload(role: FakeRole, position: number): Record<string, unknown> {
-  return { id: role.id, name: role.name, color: 0, hoist: false, position, permissions: '0', managed: false, mentionable: false, flags: 0 };
+  return { id: role.id, name: role.name, color: 0, hoist: false, position, permissions: position === 0 ? EVERYONE_PERMISSIONS : '0', managed: false, mentionable: false, flags: 0 };
 }

@@ -21,6 +21,10 @@ export interface SlackFakeOptions {
    * chat.startStream answers instead. Default `unknown_method`, a workspace without them.
    */
   nativeStreaming?: true | string;
+  /** The channels (of `channels`) the bot is a member of, for conversations.list's `is_member`; default: all of them. */
+  memberOf?: readonly string[];
+  /** Archived channels (of `channels`): conversations.list leaves them out when asked to. */
+  archived?: readonly string[];
   /** User groups (`S…` id → member user ids), served by usergroups.list and usergroups.users.list. */
   usergroups?: Record<string, string[]>;
 }
@@ -73,6 +77,8 @@ export class SlackFake {
   readonly teamId: string;
   readonly bot: { userId: string; botId: string };
   readonly channels: Record<string, string>;
+  private readonly memberOf: readonly string[] | undefined;
+  private readonly archived: readonly string[];
   nativeStreaming: true | string;
   readonly uploads = new Map<string, { filename: string; content: string }>();
   /** Files people "posted", served at their url_private with the bot token, by path. */
@@ -93,6 +99,8 @@ export class SlackFake {
     this.teamId = options.teamId ?? TEAM_ID;
     this.bot = options.bot ?? { userId: 'UBOT00001', botId: 'BBOT00001' };
     this.channels = options.channels ?? { C0000GEN: 'general', C0000DEV: 'dev' };
+    this.memberOf = options.memberOf;
+    this.archived = options.archived ?? [];
     this.tokens = { bot: options.botToken, app: options.appToken };
     this.scopes = options.scopes ?? SLACK_BOT_SCOPES.map((s) => s.scope);
     this.nativeStreaming = options.nativeStreaming ?? 'unknown_method';
@@ -464,6 +472,24 @@ export class SlackFake {
         const name = this.channels[args.channel];
         if (!name) return { ok: false, error: 'channel_not_found' };
         return { ok: true, channel: { id: args.channel, name, is_channel: true, is_im: false } };
+      }
+      case 'conversations.list': {
+        // Slack's shape: every channel of the asked types, `is_member` per channel, paged by an opaque cursor (limit default 100, max 1000).
+        const types = String(args.types ?? 'public_channel').split(',');
+        if (!this.scopes.includes('channels:read')) return { ok: false, error: 'missing_scope', needed: 'channels:read', provided: this.scopes.join(',') };
+        const all = Object.entries(this.channels)
+          .filter(([id]) => (id.startsWith('G') ? types.includes('private_channel') : types.includes('public_channel')))
+          .filter(([id]) => !(args.exclude_archived === true || args.exclude_archived === 'true') || !this.archived.includes(id));
+        const limit = Math.min(1000, Math.max(1, Number(args.limit ?? 100)));
+        const start = args.cursor ? Number(Buffer.from(String(args.cursor), 'base64').toString().replace(/^next:/, '')) : 0;
+        if (!Number.isInteger(start) || start < 0) return { ok: false, error: 'invalid_cursor' };
+        const page = all.slice(start, start + limit);
+        const more = start + limit < all.length;
+        return {
+          ok: true,
+          channels: page.map(([id, name]) => ({ id, name, is_channel: !id.startsWith('G'), is_private: id.startsWith('G'), is_archived: this.archived.includes(id), is_member: this.memberOf === undefined || this.memberOf.includes(id) })),
+          response_metadata: { next_cursor: more ? Buffer.from(`next:${start + limit}`).toString('base64') : '' },
+        };
       }
       case 'conversations.open':
         return { ok: true, channel: { id: `D${String(args.users).replace(/^U/, '')}` } };

@@ -2,6 +2,8 @@ import type { WardenConfig } from '../../../config/schema/index.js';
 import type { TurnContext } from '../../../policy/context.js';
 import { crossContextText, messageTargetAllowed } from '../message/message.js';
 import type { MessageTarget, MessagingService, ToolImplementation, ToolResult } from '../../types.js';
+import { wrapUntrusted } from '../../untrusted.js';
+import type { ChannelPage, MessageActionPort } from '../message/actions.js';
 
 /**
  * OpenClaw's conversation tools (owner-only there and here: `OWNER_ONLY_TOOLS`): list the
@@ -24,12 +26,13 @@ export interface KnownConversation {
 }
 
 export interface ConversationDirectory {
-  list(options: { agentId: string; limit: number }): Promise<KnownConversation[]>;
+  /** The recorded conversations of `agentId`, most recently active first; `dmsOnly` keeps the DMs. */
+  list(options: { agentId: string; limit: number; offset?: number | undefined; provider?: string | undefined; dmsOnly?: boolean | undefined }): Promise<KnownConversation[]>;
 }
 
 export interface ConversationWaitService {
   /** Waits for the next human message in `target` after now; its text comes back as a follow-up turn of `sessionKey`. */
-  wait(input: { target: MessageTarget; turn: TurnContext; sessionKey: string; toolCallId: string; timeoutMs: number }): { id: string; expiresAt: number };
+  wait(input: { target: MessageTarget; turn: TurnContext; sessionKey: string; toolCallId: string; timeoutMs: number }): Promise<{ id: string; expiresAt: number }>;
 }
 
 export interface ConversationTarget {
@@ -74,22 +77,115 @@ async function post(config: WardenConfig, messaging: MessagingService | undefine
 
 const where = (t: MessageTarget) => (t.userId ? `the DM with ${t.provider} user ${t.userId}` : `${t.provider} channel ${t.channel}${t.threadId ? ` (thread ${t.threadId})` : ''}`);
 
-export function createConversationsListTool(directory: () => ConversationDirectory | undefined): ToolImplementation<{ provider?: string; limit?: number }> {
+/** Where a listing resumes: a provider, its platform phase (with the platform's cursor) or its known DMs (an offset). */
+interface ListCursor {
+  p: string;
+  s: 'platform' | 'dms';
+  c?: string | undefined;
+  o?: number | undefined;
+}
+
+const encodeCursor = (c: ListCursor) => Buffer.from(JSON.stringify(c)).toString('base64url');
+
+/** A cursor this tool gave, or why the text is none (a model may pass anything). */
+export function decodeCursor(text: string, providers: readonly string[]): { ok: true; cursor: ListCursor } | { ok: false; error: string } {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    return { ok: false, error: 'cursor is not one conversations_list gave' };
+  }
+  const c = raw as Partial<ListCursor> | null;
+  const valid =
+    c !== null &&
+    typeof c === 'object' &&
+    typeof c.p === 'string' &&
+    providers.includes(c.p) &&
+    (c.s === 'platform' ? c.c === undefined || (typeof c.c === 'string' && c.c.length <= 512) : c.s === 'dms' && Number.isSafeInteger(c.o) && c.o! >= 0);
+  return valid ? { ok: true, cursor: { p: c.p!, s: c.s!, c: c.c, o: c.o } } : { ok: false, error: 'cursor is not one conversations_list gave (or names a platform not listed here)' };
+}
+
+/** One listed conversation as the model reads it. */
+interface Listed {
+  provider: string;
+  kind: 'channel' | 'thread' | 'dm';
+  channelId?: string | undefined;
+  channelName?: string | undefined;
+  threadId?: string | undefined;
+  parentId?: string | undefined;
+  guildId?: string | undefined;
+  private?: boolean | undefined;
+  userId?: string | undefined;
+  lastActiveAt?: string | undefined;
+}
+
+export const LIST_DEFAULT = 50;
+export const LIST_MAX = 200;
+
+/**
+ * conversations_list: what the bot can reach on each running platform — the channels and
+ * threads the platform says it may view (Discord) or is a member of (Slack) — then the DMs
+ * people have opened with it (the platforms list no DMs a bot could start). Paged by an opaque
+ * cursor; channel names are chosen by others, so the listing comes back wrapped as untrusted.
+ */
+export function createConversationsListTool(directory: () => ConversationDirectory | undefined, messaging?: MessagingService | undefined): ToolImplementation<{ provider?: string; limit?: number; cursor?: string }> {
   return {
     id: 'conversations_list',
     parameters: {
       type: 'object',
-      properties: { provider: TARGET_PROPERTIES.provider, limit: { type: 'integer', minimum: 1, maximum: 200, description: 'How many (default 50), most recently active first.' } },
+      properties: {
+        provider: TARGET_PROPERTIES.provider,
+        limit: { type: 'integer', minimum: 1, maximum: LIST_MAX, description: `How many at most (default ${LIST_DEFAULT}).` },
+        cursor: { type: 'string', maxLength: 1024, description: 'The nextCursor of the previous page.' },
+      },
       additionalProperties: false,
     },
     async execute(args, ctx) {
       const dir = directory();
       if (!dir) return fail('conversations_list needs the store of a running Warden');
-      const all = await dir.list({ agentId: ctx.turn.agentId, limit: 1_000 });
-      const list = all.filter((c) => args.provider === undefined || c.provider === args.provider).slice(0, args.limit ?? 50);
+      const running: string[] = (messaging?.providers() ?? []).filter((p) => p === 'discord' || p === 'slack');
+      const providers: string[] = (args.provider !== undefined ? [args.provider] : running.length > 0 ? running : ['discord', 'slack']).sort();
+      const limit = args.limit ?? LIST_DEFAULT;
+      let at: ListCursor | undefined = { p: providers[0]!, s: 'platform' };
+      if (args.cursor !== undefined) {
+        const decoded = decodeCursor(args.cursor, providers);
+        if (!decoded.ok) return fail(`conversations_list: ${decoded.error}`);
+        at = decoded.cursor;
+      }
+      const listed: Listed[] = [];
+      const warnings: string[] = [];
+      // Each step fills the page from one phase and says where the next starts; a bounded number of steps.
+      for (let steps = 0; at && listed.length < limit && steps < providers.length * 2 + 2; steps++) {
+        const want = limit - listed.length;
+        const nextProvider: string | undefined = providers[providers.indexOf(at.p) + 1];
+        if (at.s === 'platform') {
+          const port: MessageActionPort | undefined = running.includes(at.p) ? messaging?.actions?.(at.p) : undefined;
+          let nextCursor: string | undefined;
+          if (port?.listChannels) {
+            try {
+              const page: ChannelPage = await port.listChannels({ cursor: at.c, limit: want });
+              for (const ch of page.channels.slice(0, want)) {
+                listed.push(ch.kind === 'thread' ? { provider: at.p, kind: 'thread', channelId: ch.parentId, threadId: ch.id, channelName: ch.name, guildId: ch.guildId, private: ch.private } : { provider: at.p, kind: 'channel', channelId: ch.id, channelName: ch.name, guildId: ch.guildId, private: ch.private });
+              }
+              nextCursor = page.nextCursor;
+            } catch (err) {
+              warnings.push(`${at.p}: the platform's channel list could not be read (${(err as Error).message}); only known DMs are listed`);
+            }
+          } else if (!running.includes(at.p)) warnings.push(`${at.p}: no adapter runs here; only known DMs are listed`);
+          at = nextCursor ? { p: at.p, s: 'platform', c: nextCursor } : { p: at.p, s: 'dms', o: 0 };
+          continue;
+        }
+        const offset: number = at.o ?? 0;
+        const dms = await dir.list({ agentId: ctx.turn.agentId, provider: at.p, dmsOnly: true, limit: want + 1, offset });
+        for (const dm of dms.slice(0, want)) listed.push({ provider: dm.provider, kind: 'dm', userId: dm.userId, lastActiveAt: new Date(dm.lastActiveAt).toISOString() });
+        at = dms.length > want ? { p: at.p, s: 'dms', o: offset + want } : nextProvider ? { p: nextProvider, s: 'platform' } : undefined;
+      }
+      const body = JSON.stringify({ conversations: listed.map((c) => Object.fromEntries(Object.entries(c).filter(([, v]) => v !== undefined))), ...(warnings.length > 0 ? { warnings } : {}) }, null, 2);
+      const more = at ? `\nMore: call conversations_list again with cursor "${encodeCursor(at)}".` : '\nThat is all.';
       return {
-        content: [{ type: 'text', text: JSON.stringify({ conversations: list.map((c) => ({ ...c, lastActiveAt: new Date(c.lastActiveAt).toISOString() })) }, null, 2) }],
-        details: { count: list.length },
+        // One wrapper around all of it (the turn loop adds none to a result that is exactly one).
+        content: [{ type: 'text', text: wrapUntrusted('conversations_list', `${listed.length} conversation(s).\n${body}${more}`) }],
+        details: { count: listed.length, ...(at ? { nextCursor: encodeCursor(at) } : {}) },
       };
     },
   };
@@ -130,7 +226,7 @@ export function createConversationsTurnTool(config: WardenConfig, messaging: Mes
       if (!service) return fail('conversations_turn: no chat platform runs here to wait for a reply');
       const sent = await post(config, messaging, args, ctx.turn);
       if (!sent.ok) return fail(`conversations_turn: ${sent.error}`);
-      const wait = service.wait({ target: sent.target, turn: ctx.turn, sessionKey: ctx.sessionKey, toolCallId: ctx.toolCallId, timeoutMs: (args.timeoutSeconds ?? DEFAULT_TURN_TIMEOUT_SEC) * 1000 });
+      const wait = await service.wait({ target: sent.target, turn: ctx.turn, sessionKey: ctx.sessionKey, toolCallId: ctx.toolCallId, timeoutMs: (args.timeoutSeconds ?? DEFAULT_TURN_TIMEOUT_SEC) * 1000 });
       const text =
         `Posted to ${where(sent.target)}; waiting for the next reply there (id ${wait.id}, until ${new Date(wait.expiresAt).toISOString()}). ` +
         'This conversation is not held: the reply comes back as a follow-up message. End your turn now.';

@@ -24,7 +24,7 @@ describe('the message action gate', () => {
     ['off by default for owners too', {}, 'delete', at(HERE), { senderIsOwner: true }, undefined, 'the message action "delete" is not enabled (tools.message.actions.allow: send)'],
     ['enabled by name', { tools: { message: { actions: { allow: ['send', 'react'] } } } }, 'react', at(HERE), {}, undefined, null],
     ['one enabled, another still off', { tools: { message: { actions: { allow: ['react'] } } } }, 'read', at(HERE), {}, undefined, 'the message action "read" is not enabled (tools.message.actions.allow: react)'],
-    ['an empty list turns send off too', { tools: { message: { actions: { allow: [] } } } }, 'send', at(HERE), {}, undefined, 'the message action "send" is not enabled (tools.message.actions.allow: )'],
+    ['an empty list turns send off too', { tools: { message: { actions: { allow: [] } } } }, 'send', at(HERE), {}, undefined, 'the message action "send" is not enabled (tools.message.actions.allow: none)'],
     ['* is every action', ALL, 'download-file', at(HERE), {}, undefined, null],
     ['the web chat only posts', ALL, 'react', { provider: 'web', channel: 'w1' }, { provider: 'web', channelId: 'w1' }, undefined, 'the message action "react" is not available on web'],
     ['actions take a channel, not a user', ALL, 'read', { provider: 'discord', userId: '400000000000000002' }, {}, undefined, 'the message action "read" takes a channel id, not a user'],
@@ -45,6 +45,48 @@ describe('the message action gate', () => {
   ])('%s', (_name, raw, action, target, over, kind, refusal) => {
     const decided = decideMessageAction(configOf(raw), action, target, { ...turn, ...over }, kind, messageTargetAllowed);
     expect(decided).toEqual(refusal === null ? { ok: true } : { ok: false, why: refusal });
+  });
+
+  // The per-agent allowlist and OpenClaw's per-platform action groups, inside the same gate.
+  const AGENTS = (tools: unknown, global: unknown = {}) => ({ ...(global as object), agents: { list: [{ id: 'main' }, { id: 'ops', tools }] } });
+  const SLACK_HERE: MessageTarget = { provider: 'slack', channel: 'C0000DEV' };
+  const slackTurn: Partial<TurnContext> = { provider: 'slack', channelId: 'C0000DEV', guildId: 'T1' };
+  it.each<[string, unknown, MessageAction, MessageTarget, Partial<TurnContext>, string | null]>([
+    ["an agent's own list replaces the global one (wider)", AGENTS({ message: { actions: { allow: ['react'] } } }), 'react', at(HERE), { agentId: 'ops' }, null],
+    ["an agent's own list replaces the global one (narrower)", AGENTS({ message: { actions: { allow: ['send'] } } }, ALL), 'read', at(HERE), { agentId: 'ops' }, 'the message action "read" is not enabled (agents.list[1].tools.message.actions.allow: send)'],
+    ["an agent's empty list turns send off for it", AGENTS({ message: { actions: { allow: [] } } }, ALL), 'send', at(HERE), { agentId: 'ops' }, 'the message action "send" is not enabled (agents.list[1].tools.message.actions.allow: none)'],
+    ["another agent keeps the global list", AGENTS({ message: { actions: { allow: ['*'] } } }), 'react', at(HERE), { agentId: 'main' }, 'the message action "react" is not enabled (tools.message.actions.allow: send)'],
+    ["an agent's crossContext alone leaves the global list", AGENTS({ message: { crossContext: { allowWithinProvider: false } } }, ALL), 'react', at(HERE), { agentId: 'ops' }, null],
+    ['discord reactions group off', { ...ALL, channels: { discord: { token: 't', actions: { reactions: false } } } }, 'react', at(HERE), {}, 'the message action "react" is turned off on discord (channels.discord.actions.reactions: false)'],
+    ['discord messages group off: read, edit, delete, download-file', { ...ALL, channels: { discord: { token: 't', actions: { messages: false } } } }, 'delete', at(HERE), {}, 'the message action "delete" is turned off on discord (channels.discord.actions.messages: false)'],
+    ['discord messages group off leaves send (the tool’s post)', { ...ALL, channels: { discord: { token: 't', actions: { messages: false } } } }, 'send', at(HERE), {}, null],
+    ['discord threads group off', { ...ALL, channels: { discord: { token: 't', actions: { threads: false } } } }, 'thread-reply', at(HERE), {}, 'the message action "thread-reply" is turned off on discord (channels.discord.actions.threads: false)'],
+    ['discord pins group off', { ...ALL, channels: { discord: { token: 't', actions: { pins: false } } } }, 'list-pins', at(HERE), {}, 'the message action "list-pins" is turned off on discord (channels.discord.actions.pins: false)'],
+    ['discord polls group off', { ...ALL, channels: { discord: { token: 't', actions: { polls: false } } } }, 'poll', at(HERE), {}, 'the message action "poll" is turned off on discord (channels.discord.actions.polls: false)'],
+    ['a group set true does not widen the allowlist', { channels: { discord: { token: 't', actions: { reactions: true } } } }, 'react', at(HERE), {}, 'the message action "react" is not enabled (tools.message.actions.allow: send)'],
+    ["discord's groups do not reach slack", { ...ALL, channels: { discord: { token: 't', actions: { reactions: false } } } }, 'react', SLACK_HERE, slackTurn, null],
+    ['slack threads and polls are messages', { ...ALL, channels: { slack: { botToken: 'xoxb-1', appToken: 'xapp-1', actions: { messages: false } } } }, 'poll', SLACK_HERE, slackTurn, 'the message action "poll" is turned off on slack (channels.slack.actions.messages: false)'],
+    ['slack pins group off', { ...ALL, channels: { slack: { botToken: 'xoxb-1', appToken: 'xapp-1', actions: { pins: false } } } }, 'unpin', SLACK_HERE, slackTurn, 'the message action "unpin" is turned off on slack (channels.slack.actions.pins: false)'],
+    ['the group of the target platform decides, not the turn’s', { ...ALL, channels: { slack: { botToken: 'xoxb-1', appToken: 'xapp-1', actions: { reactions: false } } } }, 'react', at(HERE), {}, null],
+  ])('%s', (_name, raw, action, target, over, refusal) => {
+    const decided = decideMessageAction(configOf(raw), action, target, { ...turn, ...over }, undefined, messageTargetAllowed);
+    expect(decided).toEqual(refusal === null ? { ok: true } : { ok: false, why: refusal });
+  });
+
+  it.each<[string, unknown, string]>([
+    ['an unknown discord group', { channels: { discord: { token: 't', actions: { kick: false } } } }, 'channels.discord.actions.kick'],
+    ["an OpenClaw group Warden has no actions for, turned on", { channels: { discord: { token: 't', actions: { moderation: true } } } }, 'channels.discord.actions.moderation'],
+    ['a discord-only group on slack', { channels: { slack: { botToken: 'xoxb-1', appToken: 'xapp-1', actions: { polls: false } } } }, 'channels.slack.actions.polls'],
+    ['a group that is not a boolean', { channels: { slack: { botToken: 'xoxb-1', appToken: 'xapp-1', actions: { pins: 'no' } } } }, 'channels.slack.actions.pins'],
+    ["a bad action in an agent's list", { agents: { list: [{ id: 'ops', tools: { message: { actions: { allow: ['ban'] } } } }] } }, 'agents.list[0].tools.message.actions.allow[0]'],
+  ])('refuses %s at load, naming the key', (_name, raw, path) => {
+    const r = parseConfig(raw);
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.error.problems[0]!.path).toBe(path);
+  });
+
+  it("accepts OpenClaw's other groups turned off (what Warden does anyway)", () => {
+    expect(parseConfig({ channels: { discord: { token: 't', actions: { moderation: false, roles: false, presence: false } }, slack: { botToken: 'xoxb-1', appToken: 'xapp-1', actions: { memberInfo: false, emojiList: false } } } }).ok).toBe(true);
   });
 
   it('is the same decision for an allowlist with and without *', () => {

@@ -1,5 +1,5 @@
 import type { WardenConfig } from '../../../config/schema/index.js';
-import { allowedMessageActions, type MessageAction } from '../../../config/schema/message-actions.js';
+import { messageActionConfigRefusal, type MessageAction } from '../../../config/schema/message-actions.js';
 import type { TurnContext } from '../../../policy/context.js';
 import type { MessageTarget } from '../../types.js';
 
@@ -50,7 +50,9 @@ export type GateDecision = { ok: true } | { ok: false; why: string };
  * Whether this turn may take `action` on `target`. `targetKind` is what the platform said the
  * channel is (asked only for a target outside this conversation; unknown there fails closed).
  *
- * 1. The action is in `tools.message.actions.allow` (default `send` only).
+ * 1. The config enables it for this agent on this platform: the agent's own
+ *    `tools.message.actions.allow`, else the global one (default `send` only), and then the
+ *    platform's action group (`channels.<platform>.actions.<group>`, OpenClaw's; unset is on).
  * 2. The platform has it (the web chat only posts).
  * 3. This conversation (its channel, or the thread it runs in) is always reachable.
  * 4. Elsewhere: another person's DM only for owners; reads only when `tools.sessions.visibility`
@@ -65,10 +67,8 @@ export function decideMessageAction(
   targetKind: ChannelKind | undefined,
   targetAllowed: (config: WardenConfig, target: MessageTarget, turn: TurnContext) => GateDecision,
 ): GateDecision {
-  const allowed = allowedMessageActions(config.tools.message?.actions);
-  if (!allowed.includes(action)) {
-    return { ok: false, why: `the message action "${action}" is not enabled (tools.message.actions.allow: ${allowed.join(', ')})` };
-  }
+  const refused = messageActionConfigRefusal(config, turn.agentId, target.provider, action);
+  if (refused) return { ok: false, why: refused };
   if (!ACTION_PROVIDERS[action].includes(target.provider)) return { ok: false, why: `the message action "${action}" is not available on ${target.provider}` };
   if (action === 'send') return targetAllowed(config, target, turn);
   if (target.userId !== undefined) return { ok: false, why: `the message action "${action}" takes a channel id, not a user` };
@@ -188,9 +188,29 @@ export type PlatformActionResult =
   | { ok: false; error: string };
 
 /** What a chat adapter implements for the actions; absent on a platform without them. */
+/** A channel or thread the platform says the bot can reach (conversations_list). Names are chosen by others. */
+export interface PlatformChannel {
+  id: string;
+  name?: string | undefined;
+  kind: 'channel' | 'thread';
+  /** A thread's channel. */
+  parentId?: string | undefined;
+  /** Discord's guild (Slack: the workspace the bot token belongs to, not named). */
+  guildId?: string | undefined;
+  private?: boolean | undefined;
+}
+
+/** One page of the platform's channels; `nextCursor` is the platform's (Slack) or the last id (Discord). */
+export interface ChannelPage {
+  channels: PlatformChannel[];
+  nextCursor?: string | undefined;
+}
+
 export interface MessageActionPort {
   /** What the platform says a channel id is, or undefined when it does not know it (or the bot cannot see it). */
   channelKind(channel: string): Promise<ChannelKind | undefined>;
+  /** The channels and threads the bot can reach on the platform, at most `limit`, after `cursor`. */
+  listChannels?(page: { cursor?: string | undefined; limit: number }): Promise<ChannelPage>;
   /** Whether `threadId` is a thread of `channel` (a thread of another channel is refused, whatever the gate judged). */
   threadIn(channel: string, threadId: string): Promise<boolean>;
   run(request: PlatformActionRequest): Promise<PlatformActionResult>;
