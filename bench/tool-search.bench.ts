@@ -1,6 +1,6 @@
 // Tool Search recall on real MCP servers' tool lists: top-1/3/5 of tool_search's ranking for
-// labelled requests written by someone who never saw the ranker, on the tuning half and on the
-// held-out half (target: top-3 ≥ 90 % held out), over the whole catalog next to Warden's own
+// labelled requests written by someone who never saw the ranker, on the tuning set and on the
+// held-out set (target: top-3 ≥ 90 % held out), over the whole catalog next to Warden's own
 // deferred tools; and what one search costs (the index built once per surface, then cached).
 import { runMetaTool } from '../src/agent/tool-search/meta-tools.js';
 import { rankTools } from '../src/agent/tool-search/rank.js';
@@ -31,8 +31,8 @@ const bench: Bench = async (report) => {
   const surface = [...(await coreDeferred()), ...catalog.tools];
   report({ name: `surface: ${catalog.tools.length} MCP tools of ${catalog.servers} servers + Warden's deferred`, value: `${surface.length} tools` });
 
-  half(report, 'tuning half', TUNE_FILE, catalog, surface);
-  const held = half(report, 'held-out half', HELDOUT_FILE, catalog, surface);
+  half(report, 'tuning set', TUNE_FILE, catalog, surface);
+  const held = half(report, 'held-out set', HELDOUT_FILE, catalog, surface);
   if (held !== undefined) report({ name: 'held-out top-3 (target ≥ 90 %)', value: pct(held), note: held >= 0.9 ? 'met' : 'NOT met' });
 
   // Cost of one search: the first on a new surface builds its index; later ones reuse it.
