@@ -49,8 +49,8 @@ interface Lane {
 export interface PostgresOptions {
   connectionString: string;
   /**
-   * Connections to the server (default 10; the notification connection aside): one or two shared
-   * pipelined lanes for statements outside transactions, the rest a pool for transactions.
+   * Connections to the server (default 10; the notification connection aside): up to half are
+   * shared pipelined lanes for statements outside transactions, the rest a pool for transactions.
    */
   poolMax?: number | undefined;
   /** How long a caller waits for a free connection, or for the server at connect (default 10 s). */
@@ -89,7 +89,9 @@ export class PostgresDb implements Db {
 
   constructor(private readonly options: PostgresOptions) {
     const max = options.poolMax ?? 10;
-    this.laneCount = max >= 4 ? 2 : 1;
+    // Lanes beyond the first open only while every open one is held up (see `lane`), so a quiet
+    // instance writes through one; half the connections leaves the other half for transactions.
+    this.laneCount = Math.max(1, Math.floor(max / 2));
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
       max: Math.max(1, max - this.laneCount),
