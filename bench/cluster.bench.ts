@@ -186,8 +186,9 @@ async function turnStoreCost(store: Store, lease: Leases | undefined, mode: Turn
   const timing = await measure(
     async () => {
       const before = counter?.count() ?? 0;
-      // Twenty sessions in turn; `kept`: one session, every turn followed by the next.
-      const key = `agent:main:slack:direct:U${mode === 'kept' ? 'K' : n++ % 20}`;
+      // Each mode its own sessions, so every row reads transcripts of the same sizes: twenty
+      // sessions in turn (about 18 turns each); `kept`: 18 consecutive turns of one session, then the next.
+      const key = `agent:main:slack:direct:${mode}:U${mode === 'kept' ? Math.floor(n++ / 18) : n++ % 20}`;
       if (mode === 'kept') await lease!.hold(`session:${key}`, never, () => work(key), undefined, () => true);
       else if (mode === 'leased') await lease!.hold(`session:${key}`, never, () => work(key));
       else if (mode === 'one-by-one') {
