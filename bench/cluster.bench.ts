@@ -150,35 +150,53 @@ const EXCHANGE = [
   { message: { role: 'assistant', content: [{ type: 'text', text: 'notes.md and plan.txt' }] } },
 ] as Parameters<DbTranscriptStore['append']>[1];
 
+type TurnMode = 'plain' | 'one-by-one' | 'leased' | 'kept';
+
 /**
  * A turn's store work as the agent does it: take the session's lease, read the transcript,
- * append the exchange, audit the turn, release. `oneByOne`: the writes as they were before
- * batching (a transaction of awaited statements; the release and its notification apart).
+ * append the exchange, audit the turn, release. `one-by-one`: the work as it was before
+ * batching (each statement awaited in turn: the transcript's two reads, a transaction of
+ * awaited statements, the release and its notification apart). `leased`: the lease taken and
+ * released around the work. `kept`: consecutive turns of one session with its next turn queued
+ * on this instance (`hold`'s `keep`), so each turn's lease passes to the next in the write that
+ * gives it up.
  */
-async function turnStoreCost(store: Store, lease: Leases | undefined, oneByOne = false, counter?: { count(): number }): Promise<{ p50: number; trips: number }> {
+async function turnStoreCost(store: Store, lease: Leases | undefined, mode: TurnMode, counter?: { count(): number }): Promise<{ p50: number; trips: number }> {
   const transcripts = new DbTranscriptStore(store.db);
   const rows = new Transcripts(store.db);
   const audit = new AuditLog(store.db);
+  const never = new AbortController().signal;
   let n = 0;
   let trips = 0;
   let turns = 0;
+  const work = async (key: string) => {
+    if (mode === 'one-by-one') {
+      const summary = await store.db.get(`SELECT * FROM transcript_entries WHERE session_key = ? AND role = 'system' AND content LIKE '{"type":"summary"%' ORDER BY id DESC LIMIT 1`, [key]);
+      await store.db.all(`SELECT * FROM transcript_entries WHERE session_key = ? AND id > ? AND (role != 'system' OR NOT content LIKE '{"type":"summary"%') ORDER BY id`, [key, summary ? 1 : 0]);
+      await store.db.tx(async () => {
+        await rows.ensureSession(key, 'main', 'slack');
+        for (const entry of EXCHANGE) await rows.append({ sessionKey: key, role: entry.message.role as 'user' | 'assistant', content: entry.message.content });
+      });
+    } else {
+      await transcripts.load(key);
+      await transcripts.append(key, EXCHANGE);
+    }
+    await audit.record({ type: 'turn.finished', subject: key, data: { rounds: 1 } });
+  };
   const timing = await measure(
     async () => {
       const before = counter?.count() ?? 0;
-      const key = `agent:main:slack:direct:U${n++ % 20}`;
-      const held = lease ? await lease.tryAcquire(`session:${key}`) : undefined;
-      await transcripts.load(key);
-      if (oneByOne) {
-        await store.db.tx(async () => {
-          await rows.ensureSession(key, 'main', 'slack');
-          for (const entry of EXCHANGE) await rows.append({ sessionKey: key, role: entry.message.role as 'user' | 'assistant', content: entry.message.content });
-        });
-      } else await transcripts.append(key, EXCHANGE);
-      await audit.record({ type: 'turn.finished', subject: key, data: { rounds: 1 } });
-      if (held && oneByOne) {
-        await store.db.run('DELETE FROM leases WHERE name = ? AND holder = ? AND generation = ?', [held.name, 'bench', held.generation]);
+      // Each mode its own sessions, so every row reads transcripts of the same sizes: twenty
+      // sessions in turn (about 18 turns each); `kept`: 18 consecutive turns of one session, then the next.
+      const key = `agent:main:slack:direct:${mode}:U${mode === 'kept' ? Math.floor(n++ / 18) : n++ % 20}`;
+      if (mode === 'kept') await lease!.hold(`session:${key}`, never, () => work(key), undefined, () => true);
+      else if (mode === 'leased') await lease!.hold(`session:${key}`, never, () => work(key));
+      else if (mode === 'one-by-one') {
+        const held = await lease!.tryAcquire(`session:${key}`);
+        await work(key);
+        await store.db.run('DELETE FROM leases WHERE name = ? AND holder = ? AND generation = ?', [held!.name, 'bench', held!.generation]);
         await store.db.notify('warden_lease', 'bench');
-      } else if (held) await lease!.release(held);
+      } else await work(key);
       trips += (counter?.count() ?? 0) - before;
       turns++;
     },
@@ -199,8 +217,10 @@ const bench: Bench = async (report) => {
   const cluster = await startTestCluster({ shared_preload_libraries: 'pg_stat_statements' });
   const fake = await startSlackFake();
   const model = await startFakeOpenAI({ respond: () => ({ kind: 'reply', text: 'ok' }) });
+  // WARDEN_BENCH_CLUSTER=store: only the store rows (a turn's store work), for quick comparisons.
+  const storeOnly = process.env.WARDEN_BENCH_CLUSTER === 'store';
   try {
-    for (const delivery of ['round-robin', 'sticky'] as const) {
+    for (const delivery of storeOnly ? [] : (['round-robin', 'sticky'] as const)) {
       let one = 0;
       for (const count of delivery === 'sticky' ? [1, 2] : [1, 2, 3]) {
         const { rate, perMessage } = await throughput(fake, cluster.url, model.url, count, delivery);
@@ -213,34 +233,47 @@ const bench: Bench = async (report) => {
         });
       }
     }
-    const clicks = await clickToResult(fake, cluster.url);
-    const same = summarize(clicks.same).p50;
-    const other = summarize(clicks.other).p50;
-    report({ name: 'click → result p50, click at the posting instance', value: fmtMs(same), note: `${clicks.same.length} clicks` });
-    report({ name: 'click → result p50, click at another instance', value: fmtMs(other), note: `${fmtRatio(other / same)} of same-instance` });
+    if (!storeOnly) {
+      const clicks = await clickToResult(fake, cluster.url);
+      const same = summarize(clicks.same).p50;
+      const other = summarize(clicks.other).p50;
+      report({ name: 'click → result p50, click at the posting instance', value: fmtMs(same), note: `${clicks.same.length} clicks` });
+      report({ name: 'click → result p50, click at another instance', value: fmtMs(other), note: `${fmtRatio(other / same)} of same-instance` });
+    }
 
     const sqlite = await openWardenStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-bench-sqlite-')) });
     const postgres = await openWardenStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-bench-pg-')), url: await freshDatabase(cluster.url) });
     if (!sqlite.ok || !postgres.ok) throw new Error('bench stores did not open');
     const counter = roundTrips(Number(new URL(cluster.url).port));
     try {
-      const onSqlite = await turnStoreCost(sqlite.store, undefined);
+      const onSqlite = await turnStoreCost(sqlite.store, undefined, 'plain');
       const leases = new Leases(postgres.store.db, { ttlMs: 15_000, holder: 'bench' });
-      const onPostgres = await turnStoreCost(postgres.store, undefined, false, counter);
-      const oneByOne = await turnStoreCost(postgres.store, leases, true, counter);
-      const withLease = await turnStoreCost(postgres.store, leases, false, counter);
+      // What one round trip costs on this machine now (the unit the store work is made of).
+      const bare = await measure(() => postgres.store.db.value('SELECT 1'), { iterations: 300, warmup: 50 });
+      const onPostgres = await turnStoreCost(postgres.store, undefined, 'plain', counter);
+      const oneByOne = await turnStoreCost(postgres.store, leases, 'one-by-one', counter);
+      const withLease = await turnStoreCost(postgres.store, leases, 'leased', counter);
+      const kept = await turnStoreCost(postgres.store, leases, 'kept', counter);
       await leases.close();
+      const trips = (t: { trips: number }) => `${t.trips.toFixed(1)} round trips`;
+      report({ name: 'one round trip p50, PostgreSQL (loopback, SELECT 1)', value: fmtMs(bare.p50), note: 'the unit below' });
       report({ name: "a turn's store work p50, SQLite", value: fmtMs(onSqlite.p50), note: 'baseline' });
-      report({ name: "a turn's store work p50, PostgreSQL (loopback)", value: fmtMs(onPostgres.p50), note: `${fmtRatio(onPostgres.p50 / onSqlite.p50)} of SQLite; ${onPostgres.trips.toFixed(1)} round trips` });
+      report({ name: "a turn's store work p50, PostgreSQL (loopback)", value: fmtMs(onPostgres.p50), note: `${fmtRatio(onPostgres.p50 / onSqlite.p50)} of SQLite; ${trips(onPostgres)}` });
       report({
-        name: "… PostgreSQL + session lease, statement by statement",
+        name: '… PostgreSQL + session lease, statement by statement',
         value: fmtMs(oneByOne.p50),
-        note: `baseline (writes as before batching); ${oneByOne.trips.toFixed(1)} round trips`,
+        note: `baseline (each statement awaited, as before batching); ${trips(oneByOne)}`,
       });
+      const target = `target ≤ ${fmtMs(TARGET_TURN_MS)}`;
       report({
         name: "a turn's store work p50, PostgreSQL + session lease",
         value: fmtMs(withLease.p50),
-        note: `${fmtRatio(withLease.p50 / oneByOne.p50)} of statement by statement, ${fmtRatio(withLease.p50 / onSqlite.p50)} of SQLite; ${withLease.trips.toFixed(1)} round trips; target ≤ ${fmtMs(TARGET_TURN_MS)}`,
+        note: `${fmtRatio(withLease.p50 / oneByOne.p50)} of statement by statement, ${fmtRatio(withLease.p50 / onSqlite.p50)} of SQLite; ${trips(withLease)} (${(withLease.p50 / bare.p50).toFixed(1)} × one); ${target}`,
+      });
+      report({
+        name: '… next turn queued here (lease passed on in the release)',
+        value: fmtMs(kept.p50),
+        note: `${fmtRatio(kept.p50 / oneByOne.p50)} of statement by statement; ${trips(kept)} (${(kept.p50 / bare.p50).toFixed(1)} × one); ${target}`,
       });
     } finally {
       counter.stop();

@@ -351,6 +351,11 @@ export class AgentSessions implements AgentSessionsApi {
    * Results of subagents that ended since the parent's last turn, as a message for its next
    * turn. The child's words are data to the parent: they are wrapped as untrusted.
    */
+  /** Whether `drainResults` would find something: asked with the turn's transcript read (one round trip). */
+  resultsWaiting(parentKey: string): Promise<boolean> {
+    return this.deps.runs.anyUndelivered(parentKey);
+  }
+
   async drainResults(parentKey: string): Promise<string | undefined> {
     const done = await this.deps.runs.takeUndelivered(parentKey, Date.now());
     if (done.length === 0) return undefined;

@@ -226,11 +226,15 @@ export class SubagentRunStore {
   }
 
   /** The ended runs of `parentKey` whose results no parent turn has seen yet; marks them seen. */
+  /** Whether a finished run's result waits for `parentKey` (one plain read; `takeUndelivered` takes them). */
+  async anyUndelivered(parentKey: string): Promise<boolean> {
+    return (await this.db.value(`SELECT 1 FROM subagent_runs WHERE parent_key = ? AND status != 'running' AND delivered_at IS NULL LIMIT 1`, [parentKey])) !== undefined;
+  }
+
   async takeUndelivered(parentKey: string, now: number): Promise<SubagentRunRecord[]> {
     // Asked before every turn and almost always empty: one plain read first, the locking
     // transaction only when there is something to take (a run ending in between is taken next turn).
-    const any = await this.db.value(`SELECT 1 FROM subagent_runs WHERE parent_key = ? AND status != 'running' AND delivered_at IS NULL LIMIT 1`, [parentKey]);
-    if (any === undefined) return [];
+    if (!(await this.anyUndelivered(parentKey))) return [];
     return this.db.tx(async () => {
       const runs = (
         await this.db.all<Row>(`SELECT * FROM subagent_runs WHERE parent_key = ? AND status != 'running' AND delivered_at IS NULL ORDER BY ended_at, rowid${this.db.forUpdate}`, [parentKey])

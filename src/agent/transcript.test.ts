@@ -53,6 +53,25 @@ describe.each(ENGINES)('DbTranscriptStore on %s', (engine) => {
     expect(older.map((e) => e.seq)).toEqual([a!.seq, b!.seq, c!.seq]);
   });
 
+  it('with two summaries, loads the latest and every entry after what it covers (those before its row too), never the older summary', async () => {
+    const h = await storeOn(engine);
+    const texts = (entries: Array<{ message: Message }>) => entries.map((e) => (e.message.content[0] as { text: string }).text);
+    const [a, , c] = await h.transcripts.append(KEY, ['a', 'b', 'c'].map((t) => ({ kind: 'message' as const, message: user(t) })));
+    await h.transcripts.append(KEY, [{ kind: 'summary', message: summaryMessage('a happened'), coversThroughSeq: a!.seq }]);
+    const [, e] = await h.transcripts.append(KEY, ['d', 'e'].map((t) => ({ kind: 'message' as const, message: user(t) })));
+    // Without entries after the latest summary's row, the entries it does not cover are all before
+    // it; the older summary's row is among them and is left out.
+    await h.transcripts.append(KEY, [{ kind: 'summary', message: summaryMessage('a to c happened'), coversThroughSeq: c!.seq }]);
+    const onlyBefore = await h.transcripts.load(KEY);
+    expect(onlyBefore[0]!.message).toEqual(summaryMessage('a to c happened'));
+    expect(texts(onlyBefore.slice(1))).toEqual(['d', 'e']);
+    await h.transcripts.append(KEY, [{ kind: 'message', message: user('f') }]);
+    const loaded = await h.transcripts.load(KEY);
+    expect(loaded.map((x) => x.kind)).toEqual(['summary', 'message', 'message', 'message']);
+    expect(texts(loaded.slice(1))).toEqual(['d', 'e', 'f']);
+    expect(loaded[2]!.seq).toBe(e!.seq);
+  });
+
   it('reads a notice Warden wrote (an interrupted approval) as a notice in place, never as a summary', async () => {
     const h = await storeOn(engine);
     await h.transcripts.append(KEY, [{ kind: 'message', message: user('one') }]);

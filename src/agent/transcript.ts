@@ -51,13 +51,33 @@ export class DbTranscriptStore implements TranscriptStore {
   }
 
   async load(sessionKey: string): Promise<TranscriptEntry[]> {
-    const summaryRow = await this.db.get<Row>(`SELECT * FROM transcript_entries WHERE session_key = ? AND role = 'system' AND ${SUMMARY_LIKE} ORDER BY id DESC LIMIT 1`, [sessionKey]);
-    const summary = summaryRow ? toEntry(summaryRow) : undefined;
-    // Summaries come first on their own; other system rows (notices) stay in place.
-    const rows = await this.db.all<Row>(`SELECT * FROM transcript_entries WHERE session_key = ? AND id > ? AND (role != 'system' OR NOT ${SUMMARY_LIKE}) ORDER BY id`, [
-      sessionKey,
-      summary?.coversThroughSeq ?? 0,
+    // Asked together (one round trip on PostgreSQL): the latest summary, and the entries after
+    // the latest summary's row. A summary covers entries through its `coversThroughSeq`, below
+    // its own row: the entries in between are read after, only when there is a summary.
+    const [summaryRow, after] = await Promise.all([
+      this.db.get<Row>(`SELECT * FROM transcript_entries WHERE session_key = ? AND role = 'system' AND ${SUMMARY_LIKE} ORDER BY id DESC LIMIT 1`, [sessionKey]),
+      this.db.all<Row>(
+        `SELECT * FROM transcript_entries WHERE session_key = ? AND (role != 'system' OR NOT ${SUMMARY_LIKE})
+         AND id > COALESCE((SELECT MAX(id) FROM transcript_entries WHERE session_key = ? AND role = 'system' AND ${SUMMARY_LIKE}), 0) ORDER BY id`,
+        [sessionKey, sessionKey],
+      ),
     ]);
+    const summary = summaryRow ? toEntry(summaryRow) : undefined;
+    let rows = after;
+    if (summary?.coversThroughSeq !== undefined) {
+      // Up to the first entry already read (not the summary's row), so the two reads meet exactly
+      // even if a later summary was written between them.
+      const upTo = after[0]?.id ?? Number.MAX_SAFE_INTEGER;
+      if (summary.coversThroughSeq + 1 < upTo) {
+        const between = await this.db.all<Row>(`SELECT * FROM transcript_entries WHERE session_key = ? AND id > ? AND id < ? AND (role != 'system' OR NOT ${SUMMARY_LIKE}) ORDER BY id`, [
+          sessionKey,
+          summary.coversThroughSeq,
+          upTo,
+        ]);
+        rows = [...between, ...after];
+      }
+    }
+    // Summaries come first on their own; other system rows (notices) stay in place.
     return [...(summary ? [summary] : []), ...latestResultPerCall(rows.map(toEntry))];
   }
 

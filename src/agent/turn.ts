@@ -68,6 +68,8 @@ interface TurnState {
 /** What the loop asks of the sessions service; absent in tests that run a bare loop. */
 export interface TurnSessionHooks {
   drainResults(sessionKey: string): string | undefined | Promise<string | undefined>;
+  /** Whether `drainResults` has anything to take; false skips it (asked beside the transcript read). */
+  resultsWaiting?(sessionKey: string): Promise<boolean>;
   consumeYield(sessionKey: string): boolean;
 }
 
@@ -167,7 +169,10 @@ async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: Turn
   const asked = { ...base, model: ref, ...(supportsTools === false ? { modelSupportsTools: false } : {}) };
 
   // Earlier messages of other people in this session are shown as their untrusted words.
-  const history = asSeenBy(await transcripts.load(sessionKey), request.turn.senderId);
+  // The subagent-results probe goes out with the transcript's read (one round trip); a run ending
+  // after it is taken at the next turn, as one ending after the drain always was.
+  const [loaded, resultsWaiting] = await Promise.all([transcripts.load(sessionKey), sessions?.resultsWaiting?.(sessionKey)]);
+  const history = asSeenBy(loaded, request.turn.senderId);
   const surface = await deps.tools.surface(asked, sessionKey, { prompt: request.input.text, messages: history.map((e) => e.message), runId });
   if (!surface.ok) return failed('tools', surface.message, `⚠️ ${surface.message}`);
   // The context the surface was resolved for (with any run restrictions): every call of the turn carries it.
@@ -189,7 +194,7 @@ async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: Turn
     ...(added ? { plugin: { systemPrompt: added.systemPrompt, prepend: added.prependSystemContext, append: added.appendSystemContext } } : {}),
   });
 
-  const arrived = await sessions?.drainResults(sessionKey);
+  const arrived = resultsWaiting === false ? undefined : await sessions?.drainResults(sessionKey);
   const incoming: UserMessage[] = [
     ...(arrived ? [{ role: 'user' as const, content: [{ type: 'text' as const, text: `Results from your subagents:\n${arrived}` }] }] : []),
     withContext(inputMessage(request.input, turn.chat), added),

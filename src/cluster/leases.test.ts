@@ -131,6 +131,37 @@ describe.each(ENGINES)('a session line across instances on %s', (engine) => {
     await Promise.all([la.close(), lb.close(), ra.stop(), rb.stop()]);
   });
 
+  it('with more work of its own queued (`keep`), the lease passes to the next hold in one write; an earlier place of another instance still goes first', async () => {
+    const { ra, rb, la, lb } = await twoInstances();
+    const generation = () => la['db'].value<number>('SELECT generation FROM leases WHERE name = ?', ['session:k']);
+    const seen: Array<number | undefined> = [];
+    const p1 = await la.enqueue('session:k');
+    const p2 = await la.enqueue('session:k');
+    await la.hold('session:k', never, async () => void seen.push(await generation()), p1, () => true);
+    await la.hold('session:k', never, async () => void seen.push(await generation()), p2);
+    // Passed on, never deleted and taken again (which would start over at generation 1).
+    expect(seen).toEqual([1, 2]);
+    expect(await generation()).toBeUndefined();
+    expect(await la['db'].value('SELECT COUNT(*) FROM lease_queue')).toBe(0);
+
+    // A1 keeps it for A3, but B2 took its place before A3 did: B2 runs between them.
+    const order: string[] = [];
+    const q1 = await la.enqueue('session:k');
+    const q2 = await lb.enqueue('session:k');
+    const q3 = await la.enqueue('session:k');
+    const laneB = lb.hold('session:k', never, async () => void order.push('B2'), q2);
+    await la.hold('session:k', never, async () => void order.push('A1'), q1, () => true);
+    await la.hold('session:k', never, async () => void order.push('A3'), q3);
+    await laneB;
+    expect(order).toEqual(['A1', 'B2', 'A3']);
+
+    // Kept with nothing taking it over: released at once after (another instance takes it).
+    await la.hold('session:k', never, async () => undefined, undefined, () => true);
+    await until(async () => (await lb.tryAcquire('session:k')) !== undefined, 2_000);
+    expect(await la['db'].value('SELECT COUNT(*) FROM lease_queue')).toBe(0);
+    await Promise.all([la.close(), lb.close(), ra.stop(), rb.stop()]);
+  });
+
   it('does not wait for the place of an instance that is gone', async () => {
     const { ra, rb, la, lb } = await twoInstances();
     await lb.enqueue('session:s');

@@ -37,6 +37,10 @@ export const leaseDigest = (name: string): string => createHash('sha256').update
  */
 export class Leases {
   private readonly wakers = new Map<string, Set<() => void>>();
+  /** Leases whose work ended with more work of this instance behind it (see `hold`'s `keep`). */
+  private readonly parked = new Map<string, { lease: HeldLease; place: number | undefined }>();
+  /** Releases of parked leases nobody took over, not yet done (`close` waits for them). */
+  private readonly releasing = new Set<Promise<void>>();
   private unlisten: (() => Promise<void>) | undefined;
   private listening: Promise<void> | undefined;
 
@@ -126,11 +130,18 @@ export class Leases {
    * Runs `fn` holding `name`: waits until the lease is free (or `signal` aborts: rejects with
    * its reason), renews it while `fn` runs, releases it after. `fn`'s signal aborts when `signal`
    * does or when the lease is lost.
+   *
+   * `keep`, asked when `fn` is done: true when this instance has more work for `name` queued
+   * (the session's next message). The lease is then not released at once but parked until the
+   * event loop's check phase; the next `hold` of `name` here takes it over in the write that
+   * gives up the finished work's place — one round trip instead of a release and an acquire —
+   * when no other live instance holds an earlier place in line (else the lease is released and
+   * that instance woken, as without `keep`). Nobody taking it over: released at the check phase.
    */
-  async hold<T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>, place?: number): Promise<T> {
+  async hold<T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>, place?: number, keep?: () => boolean): Promise<T> {
     let lease: HeldLease;
     try {
-      lease = await this.waitFor(name, signal, place);
+      lease = (await this.takeOver(name, place)) ?? (await this.waitFor(name, signal, place));
     } catch (err) {
       if (place !== undefined) await this.leave(place).catch((e: unknown) => log.warn({ err: (e as Error).message }, 'lease queue place not given up; it lapses with this instance'));
       throw err;
@@ -158,8 +169,63 @@ export class Leases {
       clearInterval(timer);
       signal.removeEventListener('abort', onAbort);
       await renewing;
-      await this.release(lease, place).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'lease release failed; it expires on its own'));
+      if (!controller.signal.aborted && keep?.() === true) this.park(lease, place);
+      else await this.release(lease, place).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'lease release failed; it expires on its own'));
     }
+  }
+
+  private park(lease: HeldLease, place: number | undefined): void {
+    const entry = { lease, place };
+    this.parked.set(lease.name, entry);
+    setImmediate(() => {
+      if (this.parked.get(lease.name) !== entry) return;
+      this.parked.delete(lease.name);
+      this.releaseParked(entry);
+    });
+  }
+
+  private releaseParked(entry: { lease: HeldLease; place: number | undefined }): void {
+    const done: Promise<void> = this.release(entry.lease, entry.place)
+      .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'lease release failed; it expires on its own'))
+      .finally(() => this.releasing.delete(done));
+    this.releasing.add(done);
+  }
+
+  /**
+   * Takes over a parked lease of `name` for the work at `place`: one write gives up the finished
+   * work's place and passes the lease on (a new generation, a full term) unless another live
+   * instance holds an earlier place in line. Undefined when nothing was parked or the lease had to
+   * go to another instance (then released, waking it).
+   */
+  private async takeOver(name: string, place: number | undefined): Promise<HeldLease | undefined> {
+    const entry = this.parked.get(name);
+    if (!entry) return undefined;
+    this.parked.delete(name);
+    const now = serverNow(this.db);
+    const { lease } = entry;
+    let placeGone = entry.place === undefined;
+    try {
+      const steps = await this.db.batch([
+        ...(entry.place === undefined ? [] : [{ sql: 'DELETE FROM lease_queue WHERE seq = ? AND holder = ?', params: [entry.place, this.options.holder] }]),
+        {
+          sql: `UPDATE leases SET generation = generation + 1, expires_at = ${now} + ? WHERE name = ? AND holder = ? AND generation = ? AND expires_at > ${now}${
+            place === undefined
+              ? ''
+              : ` AND NOT EXISTS (SELECT 1 FROM lease_queue q JOIN instances i ON i.id = q.holder
+                                  WHERE q.name = ? AND q.seq < ? AND q.holder != ? AND i.lease_until > ${now})`
+          } RETURNING generation`,
+          params: [this.options.ttlMs, name, this.options.holder, lease.generation, ...(place === undefined ? [] : [name, place, this.options.holder])],
+        },
+      ]);
+      placeGone = true;
+      const row = steps.at(-1)!.rows[0] as { generation: number } | undefined;
+      if (row) return { name, generation: Number(row.generation) };
+    } catch (err) {
+      log.warn({ err: (err as Error).message, lease: leaseDigest(name) }, 'lease not passed on; releasing it');
+    }
+    // Another instance's earlier place (or the lease is gone): give it up, waking whoever waits.
+    await this.release(lease, placeGone ? undefined : entry.place).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'lease release failed; it expires on its own'));
+    return undefined;
   }
 
   /** Takes `name` as soon as it is free: woken by release notifications, else at the holder's expiry. */
@@ -237,6 +303,9 @@ export class Leases {
   }
 
   async close(): Promise<void> {
+    for (const entry of this.parked.values()) this.releaseParked(entry);
+    this.parked.clear();
+    await Promise.all([...this.releasing]);
     // Places still in line go with this instance (its registry row goes too, which alone makes them lapse).
     if (this.db.open) await this.db.run('DELETE FROM lease_queue WHERE holder = ?', [this.options.holder]).catch(() => undefined);
     await this.unlisten?.().catch(() => undefined);

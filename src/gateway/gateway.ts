@@ -95,7 +95,8 @@ export interface GatewayOptions {
    */
   sessionLeases?:
     | {
-        hold<T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>, place?: number): Promise<T>;
+        /** `keep`: asked when `fn` is done; true when this instance has the session's next item queued (the lease may pass to it in one write). */
+        hold<T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>, place?: number, keep?: () => boolean): Promise<T>;
         /** A place in the session's line across instances (arrival order), taken as a message queues here. */
         enqueue?(name: string): Promise<number>;
         leave?(place: number): Promise<void>;
@@ -203,7 +204,7 @@ export class Gateway {
     const leased = async (key: string, item: QueuedItem, signal: AbortSignal): Promise<void> => {
       let started = false;
       try {
-        await leases!.hold(`session:${key}`, signal, (held) => ((started = true), this.runItem(key, item, held)), item.place);
+        await leases!.hold(`session:${key}`, signal, (held) => ((started = true), this.runItem(key, item, held)), item.place, () => this.queue.pendingCount(key) > 0);
       } catch (err) {
         // Stopped while waiting for another instance's turn: whoever waits for this item's outcome hears it.
         if (!started) item.onDone?.({ ok: false, error: `not run: ${(err as Error).message}` });

@@ -85,6 +85,39 @@ describe.each(ENGINES)('the store interface on %s', (engine) => {
     await off();
   });
 
+  it('statements and batches issued together by many callers (one write on PostgreSQL) each get their own answer; a failing batch takes back only its own steps', async () => {
+    const target = await freshStoreTarget(engine);
+    const { db } = await storeOn(engine, [THINGS], target);
+    await db.run('INSERT INTO things (id, n) VALUES (?, ?)', ['taken', 0]);
+    const callers = Array.from({ length: 40 }, (_, i) =>
+      i % 4 === 0
+        ? db.batch([
+            { sql: 'INSERT INTO things (id, n) VALUES (?, ?)', params: [`b${i}`, i] },
+            // Every eighth caller's batch fails on its second step: its first step goes too.
+            { sql: 'INSERT INTO things (id, n) VALUES (?, ?) RETURNING n', params: [i % 8 === 0 ? 'taken' : `c${i}`, i] },
+          ])
+        : i % 4 === 1
+          ? db.value<number>('SELECT n FROM things WHERE id = ?', ['taken'])
+          : db.get<{ n: number }>('INSERT INTO things (id, n) VALUES (?, ?) RETURNING n', [`s${i}`, i]),
+    );
+    const settled = await Promise.allSettled(callers);
+    settled.forEach((r, i) => {
+      if (i % 8 === 0) expect(r.status).toBe('rejected');
+      else if (i % 4 === 0) expect(r.status === 'fulfilled' && (r.value as Array<{ rows: unknown[] }>)[1]!.rows).toEqual([{ n: i }]);
+      else if (i % 4 === 1) expect(r.status === 'fulfilled' && r.value).toBe(0);
+      else expect(r.status === 'fulfilled' && r.value).toEqual({ n: i });
+    });
+    const ids = (await db.all<{ id: string }>('SELECT id FROM things ORDER BY id')).map((r) => r.id);
+    expect(ids).toEqual(['taken', ...Array.from({ length: 40 }, (_, i) => (i % 8 === 0 ? [] : i % 4 === 0 ? [`b${i}`, `c${i}`] : i % 4 === 1 ? [] : [`s${i}`])).flat()].sort());
+    // A step that cannot be sent (a parameter missing) fails the batch before anything is written,
+    // and no connection is left inside a transaction: another handle sees what follows at once.
+    await expect(db.batch([{ sql: 'INSERT INTO things (id, n) VALUES (?, ?)', params: ['never', 1] }, { sql: 'INSERT INTO things (id, n) VALUES (?, ?)', params: ['x'] }])).rejects.toThrow(/parameter/i);
+    for (let i = 0; i < 4; i++) await db.run('INSERT INTO things (id, n) VALUES (?, ?)', [`after${i}`, i]);
+    const other = await storeOn(engine, [THINGS], target);
+    expect(await other.db.value('SELECT COUNT(*) FROM things WHERE id LIKE ?', ['after%'])).toBe(4);
+    expect(await other.db.value('SELECT COUNT(*) FROM things WHERE id = ?', ['never'])).toBe(0);
+  });
+
   it('joins an open transaction with a batch: the transaction\'s rollback takes the batch back too', async () => {
     const { db } = await storeOn(engine);
     await expect(

@@ -24,10 +24,34 @@ const REWRITE_CACHE = 1000;
  */
 const NAMED_STATEMENTS = 400;
 const INT8_OID = 20;
+/**
+ * A lane whose oldest unanswered statement is older than this is passed over for the next one:
+ * a statement waiting on a lock (or a slow scan) holds up only what was written behind it.
+ */
+const LANE_STALL_MS = 10;
+
+/**
+ * A connection shared by the statements and batches run outside a transaction. Pipelined: each
+ * statement is written without waiting for the answers before it, and the statements issued in
+ * one turn of the event loop leave in one write (the socket is corked until the loop's check
+ * phase) — several conversations' store work in one round trip. A batch's BEGIN…COMMIT is
+ * written in one piece, so nothing of another caller lands inside its transaction.
+ */
+interface Lane {
+  client: pg.Client;
+  ready: Promise<pg.Client>;
+  /** When each unanswered statement was written, oldest first (a pipeline answers in order). */
+  pending: number[];
+  corked: boolean;
+  broken: boolean;
+}
 
 export interface PostgresOptions {
   connectionString: string;
-  /** Connections in the pool (default 10). */
+  /**
+   * Connections to the server (default 10; the notification connection aside): up to half are
+   * shared pipelined lanes for statements outside transactions, the rest a pool for transactions.
+   */
   poolMax?: number | undefined;
   /** How long a caller waits for a free connection, or for the server at connect (default 10 s). */
   connectTimeoutMs?: number | undefined;
@@ -46,6 +70,8 @@ export class PostgresDb implements Db {
   readonly forUpdate = ' FOR UPDATE';
 
   private readonly pool: pg.Pool;
+  private readonly lanes: Lane[] = [];
+  private readonly laneCount: number;
   private readonly context = new AsyncLocalStorage<Frame>();
   private readonly rewrites = new Map<string, Rewritten>();
   private readonly names = new Map<string, string>();
@@ -62,9 +88,13 @@ export class PostgresDb implements Db {
   }
 
   constructor(private readonly options: PostgresOptions) {
+    const max = options.poolMax ?? 10;
+    // Lanes beyond the first open only while every open one is held up (see `lane`), so a quiet
+    // instance writes through one; half the connections leaves the other half for transactions.
+    this.laneCount = Math.max(1, Math.floor(max / 2));
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
-      max: options.poolMax ?? 10,
+      max: Math.max(1, max - this.laneCount),
       connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
       idleTimeoutMillis: 30_000,
       application_name: 'warden',
@@ -123,32 +153,33 @@ export class PostgresDb implements Db {
   async batch(steps: readonly BatchStep[]): Promise<BatchResult[]> {
     const started = performance.now();
     let ok = false;
+    // Every statement's text and values first: a step that cannot be sent must fail the batch
+    // before its BEGIN is on the wire, never leave a transaction open half-written.
+    const queries: Array<string | pg.QueryConfig> = steps.map((step) =>
+      'notify' in step ? { text: 'SELECT pg_notify($1, $2)', values: [step.notify, step.payload] } : this.config(this.rewrite(step.sql), step.params),
+    );
     const current = this.live();
-    const client = current?.client ?? (await this.pool.connect());
     // Outside a transaction the batch is its own; inside one it joins it (the caller commits).
     const own = !current?.inTx;
     let broken: Error | undefined;
     try {
-      const sent: Array<Promise<pg.QueryResult>> = [];
-      if (own) sent.push(client.query('BEGIN'));
-      for (const step of steps) {
-        if ('notify' in step) sent.push(client.query('SELECT pg_notify($1, $2)', [step.notify, step.payload]));
-        else sent.push(client.query(this.config(this.rewrite(step.sql), step.params)));
-      }
-      if (own) sent.push(client.query('COMMIT'));
+      if (own) queries.unshift('BEGIN'), queries.push('COMMIT');
       // Every step is on the wire before the first answer is read: one round trip. A failed
       // step aborts the transaction, so the steps after it fail too and COMMIT rolls back.
+      const sent = current ? queries.map((q) => current.client.query(q as pg.QueryConfig)) : this.send(await this.lane(), queries);
       const settled = await Promise.allSettled(sent);
       const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failure) {
-        if (own && settled.at(-1)!.status === 'rejected') await client.query('ROLLBACK').catch((err: unknown) => (broken = err as Error));
+        // A COMMIT that failed on a connection of its own (not a shared lane, where it can only
+        // mean the connection broke) may have left the transaction open: roll it back.
+        if (own && current && settled.at(-1)!.status === 'rejected') await current.client.query('ROLLBACK').catch((err: unknown) => (broken = err as Error));
         throw failure.reason as Error;
       }
       const results = settled.map((r) => (r as PromiseFulfilledResult<pg.QueryResult>).value);
       ok = true;
       return (own ? results.slice(1, -1) : results).map((r, i) => ('notify' in steps[i]! ? { rows: [], changes: 0 } : { rows: r.rows as Array<Record<string, unknown>>, changes: r.rowCount ?? 0 }));
     } finally {
-      if (!current) (client as pg.PoolClient).release(broken);
+      if (broken) log.warn({ err: broken.message }, 'postgres: a batch was not rolled back');
       this.observer?.('tx', performance.now() - started, ok);
     }
   }
@@ -170,7 +201,10 @@ export class PostgresDb implements Db {
   }
 
   async notify(channel: string, payload: string): Promise<void> {
-    await this.target().query('SELECT pg_notify($1, $2)', [channel, payload]);
+    const query = { text: 'SELECT pg_notify($1, $2)', values: [channel, payload] };
+    const frame = this.live();
+    if (frame) await frame.client.query(query);
+    else await this.send(await this.lane(), [query])[0];
   }
 
   async listen(channel: string, handler: NotificationHandler): Promise<() => Promise<void>> {
@@ -201,6 +235,8 @@ export class PostgresDb implements Db {
     const listener = this.listener;
     this.listener = undefined;
     await listener?.end().catch(() => undefined);
+    const lanes = this.lanes.splice(0);
+    await Promise.all(lanes.map((lane) => lane.client.end().catch(() => undefined)));
     await this.pool.end();
   }
 
@@ -220,15 +256,93 @@ export class PostgresDb implements Db {
     const started = performance.now();
     let ok = false;
     try {
-      // Pool and PoolClient share query's overloads, but a union of the two does not.
-      const target = this.target() as pg.ClientBase;
       const config = this.config(rewritten, undefined, values);
-      const result: pg.QueryResult = rowMode ? await target.query({ ...config, rowMode: 'array' } as pg.QueryArrayConfig) : await target.query(config);
+      const query = rowMode ? ({ ...config, rowMode: 'array' } as pg.QueryArrayConfig) : config;
+      const frame = this.live();
+      let result: pg.QueryResult;
+      if (frame) result = await frame.client.query(query);
+      else {
+        const lane = await this.lane();
+        result = await this.send(lane, [query])[0]!;
+      }
       ok = true;
       return result;
     } finally {
       this.observer?.(kind, performance.now() - started, ok);
     }
+  }
+
+  /**
+   * The lane for the next statement: the first whose oldest unanswered statement is recent (so
+   * statements issued together share a write), else a new lane while fewer than `laneCount`
+   * exist, else the one with the fewest unanswered.
+   */
+  private async lane(): Promise<pg.Client & { lane: Lane }> {
+    if (this.closed) throw new Error('the store is closed');
+    const now = performance.now();
+    let lane = this.lanes.find((l) => l.pending.length === 0 || now - l.pending[0]! < LANE_STALL_MS);
+    if (!lane && this.lanes.length < this.laneCount) lane = this.openLane();
+    lane ??= this.lanes.reduce((a, b) => (b.pending.length < a.pending.length ? b : a));
+    const client = await lane.ready;
+    return Object.assign(client, { lane });
+  }
+
+  private openLane(): Lane {
+    const client = new pg.Client({
+      connectionString: this.options.connectionString,
+      connectionTimeoutMillis: this.options.connectTimeoutMs ?? 10_000,
+      application_name: 'warden',
+      pipeline: true,
+      types: { getTypeParser: typeParser } as pg.CustomTypesConfig,
+    } as pg.ClientConfig);
+    const lane: Lane = { client, ready: undefined as unknown as Promise<pg.Client>, pending: [], corked: false, broken: false };
+    const drop = () => {
+      lane.broken = true;
+      const at = this.lanes.indexOf(lane);
+      if (at >= 0) this.lanes.splice(at, 1);
+    };
+    // A lane the server dropped is replaced at the next statement; its unanswered statements fail.
+    client.on('error', (err) => {
+      log.warn({ err: err.message }, 'postgres: a shared connection failed; the next statement opens another');
+      drop();
+    });
+    client.on('end', drop);
+    lane.ready = client.connect().then(
+      () => client,
+      (err: unknown) => {
+        drop();
+        throw err;
+      },
+    );
+    // Callers see the failure through `lane()`; this only keeps it from being unhandled.
+    lane.ready.catch(() => undefined);
+    this.lanes.push(lane);
+    return lane;
+  }
+
+  /**
+   * Writes `queries` on `client`'s lane back to back (one piece), corking the socket until the
+   * event loop's check phase so other callers' statements of this turn of the loop join the write.
+   */
+  private send(client: pg.Client & { lane: Lane }, queries: ReadonlyArray<string | pg.QueryConfig>): Array<Promise<pg.QueryResult>> {
+    const { lane } = client;
+    const stream = (client as unknown as { connection: { stream: { cork?: () => void; uncork?: () => void } } }).connection.stream;
+    if (!lane.corked && stream.cork && stream.uncork) {
+      lane.corked = true;
+      stream.cork();
+      setImmediate(() => {
+        lane.corked = false;
+        stream.uncork!();
+      });
+    }
+    const at = performance.now();
+    return queries.map((q) => {
+      lane.pending.push(at);
+      const done = () => void lane.pending.shift();
+      const result = client.query(q as pg.QueryConfig);
+      result.then(done, done);
+      return result;
+    });
   }
 
   private async transaction<T>(frame: Frame, fn: () => Promise<T>): Promise<T> {
