@@ -11,7 +11,7 @@ import {
   type ButtonAction,
   type Logger,
   type RespondFn,
-  type SlackEvent,
+  type types as slackTypes,
   type SlackActionMiddlewareArgs,
   type SlackCommandMiddlewareArgs,
   type SlackViewMiddlewareArgs,
@@ -728,7 +728,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
       onMessage(inbound).catch((err: unknown) => logger.error({ err, ts: event.ts }, 'inbound message failed'));
     };
     /** The Events API callbacks the adapter follows: messages, mentions, renames and user group changes. */
-    const onEvent = async (event: SlackEvent, body: { team_id?: string }, client: WebClient, context: { botUserId?: string; botId?: string }): Promise<void> => {
+    const onEvent = async (event: slackTypes.SlackEvent, body: { team_id?: string }, client: WebClient, context: { botUserId?: string; botId?: string }): Promise<void> => {
       switch (event.type) {
         case 'message':
         case 'app_mention':
@@ -765,7 +765,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
           return;
         }
       }
-      const event = (args as { event?: SlackEvent }).event;
+      const event = (args as { event?: slackTypes.SlackEvent }).event;
       if (event !== undefined) return onEvent(event, body as { team_id?: string }, args.client, context);
       await next();
     });
