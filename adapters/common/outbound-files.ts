@@ -20,4 +20,4 @@ export function fitFiles(files: readonly OutboundFile[] | undefined, limits: { m
 const mb = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1).replace(/\.0$/, '')} MB`;
 
 /** Text and notes joined as one message body. */
-export const withNotes = (text: string, notes: readonly string[]) => [text, ...notes].filter((t) => t !== '').join('\n\n');
+export const withNotes = (text: string, notes: readonly string[]) => (notes.length === 0 ? text : [text, ...notes].filter((t) => t !== '').join('\n\n'));

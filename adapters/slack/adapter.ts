@@ -11,6 +11,7 @@ import {
   type ButtonAction,
   type Logger,
   type RespondFn,
+  type types as slackTypes,
   type SlackActionMiddlewareArgs,
   type SlackCommandMiddlewareArgs,
   type SlackViewMiddlewareArgs,
@@ -50,8 +51,6 @@ import { SlackUsergroupCache } from './usergroups.js';
 
 /** The callback id of the "Deny with reason" form. */
 const REASON_VIEW_ID = 'warden_approval_reason_form';
-/** Events other than messages the adapter follows: channel renames and user group changes. */
-const SIDE_EVENTS = /^(?:channel_rename|group_rename|subteam_members_changed|subteam_updated|subteam_created)$/;
 /** One pattern matching what any of the handlers' patterns match. */
 const anyOf = (handlers: readonly (readonly [RegExp, unknown])[]): RegExp => new RegExp(handlers.map(([p]) => `(?:${p.source})`).join('|'));
 import { deliveryKeys, inboundFromSlack, inboundFromSlackCommand, SLACK_FILE_HOSTS, type SlackMessageEvent } from './inbound.js';
@@ -90,11 +89,16 @@ function boltLogger(): Logger {
   const logger = log.child({ adapter: 'slack', component: 'bolt' });
   let level = LogLevel.INFO;
   const line = (args: unknown[]) => args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' ');
+  // Bolt and its web client log a handful of debug lines for every event and API call: the line
+  // is built only when its level is on (pino would drop it after the work of joining it).
+  const at = (pinoLevel: 'debug' | 'info' | 'warn' | 'error') => (...args: unknown[]) => {
+    if (logger.isLevelEnabled(pinoLevel)) logger[pinoLevel](line(args));
+  };
   return {
-    debug: (...args) => logger.debug(line(args)),
-    info: (...args) => logger.info(line(args)),
-    warn: (...args) => logger.warn(line(args)),
-    error: (...args) => logger.error(line(args)),
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
     setLevel: (l) => void (level = l),
     getLevel: () => level,
     setName: () => undefined,
@@ -697,7 +701,9 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
   }
 
   function build(onMessage: (message: InboundMessage) => Promise<void>): App {
-    const common = { token: config.botToken!, logger: boltLogger(), clientOptions };
+    // No conversation store: Bolt's default one (`context.conversation`, which Warden does not
+    // read) looks every event's conversation up and makes an Error for each one it does not find.
+    const common = { token: config.botToken!, logger: boltLogger(), clientOptions, convoStore: false as const };
     if (mode === 'socket') {
       socketReceiver = new SocketModeReceiver({ appToken: config.appToken!, logger: common.logger, installerOptions: { clientOptions } });
       app = new App({ ...common, receiver: socketReceiver, socketMode: true });
@@ -713,20 +719,6 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     // answer for a later message must not hand it on before an earlier one (a conversation's
     // messages reach the router in the order this instance got them).
     let previousDecision: Promise<unknown> = Promise.resolve();
-    a.use(async ({ body, next, context }) => {
-      const keys = deliveryKeys(body);
-      if (keys.length > 0) {
-        const check = firstDelivery(keys);
-        const before = previousDecision;
-        const decided = before.then(() => check);
-        previousDecision = decided;
-        if (!(await decided)) {
-          logger.info({ eventId: (body as { event_id?: unknown }).event_id, retryNum: context.retryNum }, 'redelivered event skipped');
-          return;
-        }
-      }
-      await next();
-    });
     const handle = async (event: SlackMessageEvent, teamId: string | undefined, client: WebClient, userId: string | undefined, botId?: string) => {
       botUserId ??= userId;
       const isDm = event.channel_type === 'im';
@@ -735,14 +727,12 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
       // Not awaited: the turn may take minutes, and the listener must not hold Bolt's ack path.
       onMessage(inbound).catch((err: unknown) => logger.error({ err, ts: event.ts }, 'inbound message failed'));
     };
-    a.message(async ({ message, body, client, context }) => handle(message as SlackMessageEvent, (body as { team_id?: string }).team_id, client, context.botUserId, context.botId));
-    a.event('app_mention', async ({ event, body, client, context }) => handle(event as SlackMessageEvent, body.team_id, client, context.botUserId, context.botId));
-    // One listener per kind of payload, each handing on by id: Bolt runs every listener's
-    // middleware, with its own copy of the event's arguments, for every event it receives, so
-    // each listener added a share to every message's cost (17 listeners cost about 8 % of the
-    // HTTP path's CPU per message). The handlers are chosen exactly as their own listeners did.
-    a.event(SIDE_EVENTS, async ({ event }) => {
+    /** The Events API callbacks the adapter follows: messages, mentions, renames and user group changes. */
+    const onEvent = async (event: slackTypes.SlackEvent, body: { team_id?: string }, client: WebClient, context: { botUserId?: string; botId?: string }): Promise<void> => {
       switch (event.type) {
+        case 'message':
+        case 'app_mention':
+          return handle(event as unknown as SlackMessageEvent, body.team_id, client, context.botUserId, context.botId);
         // A channel's name is cached; a rename replaces it, so a scope keyed by name follows the
         // rename from the next message on (a stale name would keep or miss a name key's restrictions).
         case 'channel_rename':
@@ -756,7 +746,31 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
           usergroups.invalidate();
           return;
       }
+    };
+    // Events are handed on here, in the app's one middleware, and go no further: Bolt runs every
+    // listener's middleware, with its own copy of the event's arguments, for every event it
+    // receives, so each listener adds a share to every message's cost (17 listeners once cost
+    // about 8 % of the HTTP path's CPU per message). Clicks, forms and commands go on to their
+    // listeners below; no event reaches them. Bolt's own `ignoreSelf` ran before this.
+    a.use(async (args) => {
+      const { body, next, context } = args;
+      const keys = deliveryKeys(body);
+      if (keys.length > 0) {
+        const check = firstDelivery(keys);
+        const before = previousDecision;
+        const decided = before.then(() => check);
+        previousDecision = decided;
+        if (!(await decided)) {
+          logger.info({ eventId: (body as { event_id?: unknown }).event_id, retryNum: context.retryNum }, 'redelivered event skipped');
+          return;
+        }
+      }
+      const event = (args as { event?: slackTypes.SlackEvent }).event;
+      if (event !== undefined) return onEvent(event, body as { team_id?: string }, args.client, context);
+      await next();
     });
+    // One listener per kind of payload, each handing on by id. The handlers are chosen exactly
+    // as their own listeners did.
     type ActionArgs = SlackActionMiddlewareArgs<BlockAction<ButtonAction>> & AllMiddlewareArgs;
     type ViewArgs = SlackViewMiddlewareArgs<ViewSubmitAction> & AllMiddlewareArgs;
     const actions: readonly (readonly [RegExp, (args: ActionArgs) => Promise<void>])[] = [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { convert, toMrkdwn } from './mrkdwn.js';
+import { convert, hasMarkup, toMrkdwn } from './mrkdwn.js';
 
 describe('toMrkdwn: the model\'s Markdown as Slack reads it', () => {
   const table: Array<[string, string, string]> = [
@@ -52,6 +52,51 @@ describe('toMrkdwn: the model\'s Markdown as Slack reads it', () => {
       expect(toMrkdwn(text)).toBe(text);
       expect(convert(text)).toBe(text);
     }
+  });
+
+  it('the fast path agrees with the whole conversion on text dense with markup characters', () => {
+    // Seeded: strings mixing every character a rule reacts to with blanks, line ends, Unicode
+    // spaces and letters, so markers land at line starts, mid-line, doubled and alone.
+    const parts = ['-', '_', '+', '#', '~', '*', '`', '>', '<', '&', '|', '[', ']', '(', ')', '\r', '\n', ' ', '  ', '\t', '\u00a0', '\u2003', '\v', 'a', 'b1', 'http://x.y', '@', 'é', '1. ', '\u0000', '\u0001'];
+    let seed = 7;
+    const rand = (n: number) => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) % n);
+    for (let i = 0; i < 5_000; i++) {
+      let text = '';
+      for (let n = 1 + rand(24); n > 0; n--) text += parts[rand(parts.length)];
+      expect(toMrkdwn(text), JSON.stringify(text)).toBe(convert(text));
+    }
+  });
+
+  it('says which text has markup: a marker at a line start, doubled, or anywhere for the rest', () => {
+    const cases: Array<[string, boolean]> = [
+      ['re-run the file_name job, 3+4 = 7 # not a heading', false],
+      ['s-warden-burst-4-12', false],
+      ['a ~ b and c _ d', false],
+      ['line one\nline-two', false],
+      ['- item', true],
+      ['  + item', true],
+      ['text\n\t# heading', true],
+      ['___', true],
+      ['_ _ _', true],
+      ['a ~~strike~~', true],
+      ['a __strong__', true],
+      ['\u00a0- item after a Unicode space', true],
+      ['é at the start is taken as unsure', true],
+      ['mid-line é is plain', false],
+      ['*', true],
+      ['a > b', true],
+      ['a & b', true],
+      ['a | b', true],
+      ['[x]', true],
+      ['`x`', true],
+      ['a\r\nb', true],
+    ];
+    for (const [text, expected] of cases) {
+      expect(hasMarkup(text), JSON.stringify(text)).toBe(expected);
+      // "No markup" is only right where the whole conversion leaves the text as it is.
+      if (!expected) expect(convert(text)).toBe(text);
+    }
+    expect(convert('_ _ _')).not.toBe('_ _ _');
   });
 
   it('any markup character takes the whole conversion', () => {

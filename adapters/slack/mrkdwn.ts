@@ -7,9 +7,9 @@
  * Links keep http(s) and mailto targets; any other scheme is shown as text.
  */
 export function toMrkdwn(markdown: string): string {
-  // Text with none of the characters any rule below reacts to is its own mrkdwn: most chat
-  // replies, converted without splitting them into lines and running every pattern on each.
-  return MARKUP.test(markdown) ? convert(markdown) : markdown;
+  // Text no rule below reacts to is its own mrkdwn: most chat replies, converted without
+  // splitting them into lines and running every pattern on each.
+  return hasMarkup(markdown) ? convert(markdown) : markdown;
 }
 
 /** The whole conversion, every line through every rule (exported for the fast path's test). */
@@ -42,12 +42,47 @@ export function convert(markdown: string): string {
 }
 
 /**
- * Every character a rule reacts to: line ends (`\r`), fences and code, headings, list and rule
- * markers, quotes, escapes, tables, links, emphasis, and the two placeholders the conversion
- * marks with internally.
+ * Whether any rule of `convert` could change the text, in one pass. Anywhere: line ends (`\r`),
+ * code, `*` emphasis, escapes (`&`, `<`, `>`, which also start quotes and links), tables, links
+ * and the two placeholders the conversion marks with internally; `~~` and `__` (strike, strong,
+ * a `~~~` fence). At a line's start, after blanks: `-`, `+`, `#`, `_` (list items, rules,
+ * headings). A `-` or `_` inside a line ("re-run", "file_name") changes nothing, so such text
+ * is returned as it is. Unsure is "yes": a line starting with a character beyond ASCII (it may
+ * be a Unicode space before a marker) takes the whole conversion.
  */
-// eslint-disable-next-line no-control-regex
-const MARKUP = /[\r`~#*+\-_><&|[\u0000\u0001]/;
+export function hasMarkup(text: string): boolean {
+  let lineStart = true;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (lineStart) {
+      // Blanks keep the line's start open: `  - item` is a list item.
+      if (c === 0x20 || c === 0x09 || c === 0x0b || c === 0x0c) continue;
+      lineStart = false;
+      if (c === 0x2d || c === 0x2b || c === 0x23 || c === 0x5f || c >= 0x80) return true;
+    }
+    switch (c) {
+      case 0x0a:
+        lineStart = true;
+        break;
+      case 0x0d:
+      case 0x60: // `
+      case 0x2a: // *
+      case 0x26: // &
+      case 0x3c: // <
+      case 0x3e: // >
+      case 0x7c: // |
+      case 0x5b: // [
+      case 0x00:
+      case 0x01:
+        return true;
+      case 0x7e: // ~
+      case 0x5f: // _
+        if (text.charCodeAt(i + 1) === c) return true;
+        break;
+    }
+  }
+  return false;
+}
 
 function convertLine(line: string): string {
   const heading = /^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);

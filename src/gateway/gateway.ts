@@ -175,6 +175,8 @@ export const SHUTDOWN_TEXT = 'Warden is shutting down and did not process this m
 export class Gateway {
   private readonly queue: SessionQueues<QueuedItem>;
   private readonly threads = new ThreadParticipation();
+  /** The router's question about threads, made once rather than for every message. */
+  private readonly botInThread = (sessionKey: string): boolean => this.threads.has(sessionKey);
   private readonly adapters = new Map<string, ChatAdapter>();
   private readonly startedAt = Date.now();
   private state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
@@ -329,10 +331,14 @@ export class Gateway {
     const scrubbed = scrubSecrets(message.text);
     const leaked = scrubbed === message.text ? [] : secretLabelsIn(scrubbed);
     if (leaked.length > 0) message = { ...message, text: scrubbed };
-    try {
-      this.options.onInbound?.(message, () => this.gate.allows(this.view.config, message));
-    } catch (err) {
-      log.warn({ err }, 'an inbound observer failed');
+    const observer = this.options.onInbound;
+    if (observer) {
+      try {
+        const seen = message;
+        observer(seen, () => this.gate.allows(this.view.config, seen));
+      } catch (err) {
+        log.warn({ err }, 'an inbound observer failed');
+      }
     }
     const { config } = this.view;
     const skills = this.skillSpecs();
@@ -340,7 +346,7 @@ export class Gateway {
     const decision = routeMessage(config, message, {
       // A native command is addressed to the bot by how it was sent; typed ones by their form.
       isCommand: (text) => message.invocationId !== undefined || isAddressedCommand(text, skills, plugins, senderIsOwner(config, message.provider, message.senderId)),
-      botInThread: (key) => this.threads.has(key),
+      botInThread: this.botInThread,
     });
     if (decision.kind === 'ignore') {
       log.debug({ provider: message.provider, channelId: message.channelId, reason: decision.reason }, 'message ignored');

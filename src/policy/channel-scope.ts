@@ -156,6 +156,16 @@ type DiscordChannel = DiscordGuild['channels'][string];
  * only in a guild matched by id (or with the opt-in): a `*` guild never lends one.
  */
 export function discordScopes(guilds: Record<string, DiscordGuild>, where: ScopeWhere, byName: boolean): DiscordScopes<DiscordGuild, DiscordChannel> {
+  return remembered(guilds, where, byName, () => {
+    const picked = pickDiscordScopes(guilds, where, byName);
+    for (const p of [...picked.channels, ...picked.guilds]) Object.freeze(p);
+    Object.freeze(picked.channels);
+    Object.freeze(picked.guilds);
+    return Object.freeze(picked);
+  });
+}
+
+function pickDiscordScopes(guilds: Record<string, DiscordGuild>, where: ScopeWhere, byName: boolean): DiscordScopes<DiscordGuild, DiscordChannel> {
   const base = 'channels.discord.guilds';
   const idKey = where.guildId !== undefined && where.guildId !== '*' && own(guilds, where.guildId) ? where.guildId : undefined;
   let nameKey: string | undefined;
@@ -185,8 +195,31 @@ export function discordScopes(guilds: Record<string, DiscordGuild>, where: Scope
 }
 
 /** Slack: the channel by id, by name only with `dangerouslyAllowNameMatching`, else `*` (a name key then only restricts). */
-export function slackScopes<C>(channels: Record<string, C>, where: ScopeWhere, byName: boolean): PickedScope<C>[] {
-  return pickChannels(channels, 'channels.slack.channels', where, true, byName, true);
+export function slackScopes<C>(channels: Record<string, C>, where: ScopeWhere, byName: boolean): readonly PickedScope<C>[] {
+  return remembered(channels, where, byName, () => Object.freeze(pickChannels(channels, 'channels.slack.channels', where, true, byName, true).map((p) => Object.freeze(p))));
+}
+
+/**
+ * The scopes picked for a place are a pure function of the scope map (a config's, never changed
+ * in place: a reload parses a new config) and the place's ids and names, and each message asks
+ * for them several times (access gate, mention rule, streaming). They are kept per map, keyed by
+ * the JSON encoding of every place field the pickers read, so a name chosen by others cannot
+ * imitate another place's key; frozen, as callers share them. At most PICKED_PER_MAP places per
+ * map: a full map starts over.
+ */
+const PICKED_PER_MAP = 10_000;
+const pickedByMap = new WeakMap<object, Map<string, unknown>>();
+function remembered<T>(map: object, where: ScopeWhere, byName: boolean, pick: () => T): T {
+  let byPlace = pickedByMap.get(map);
+  if (byPlace === undefined) pickedByMap.set(map, (byPlace = new Map()));
+  const key = JSON.stringify([where.guildId, where.guildName, where.channelId, where.channelName, byName]);
+  let picked = byPlace.get(key) as T | undefined;
+  if (picked === undefined) {
+    picked = pick();
+    if (byPlace.size >= PICKED_PER_MAP) byPlace.clear();
+    byPlace.set(key, picked);
+  }
+  return picked;
 }
 
 /**
