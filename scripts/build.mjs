@@ -50,14 +50,13 @@ if (!process.argv.includes('--force') && upToDate()) process.exit(0);
 /**
  * Dependencies bundled into the chunks instead of loaded from node_modules: pure JavaScript,
  * no native addon, no file read beside their own code, and each loaded by a command's start-up
- * path as dozens of files (execa 108, yaml 74, prom-client with the OpenTelemetry API it
- * requires 87, ws 24). Node's ESM loader resolves, reads, compiles and links each file on its
+ * path as dozens of files (execa 108, yaml 74, prom-client 35, ws 24). Node's ESM loader resolves, reads, compiles and links each file on its
  * own; one chunk is a fraction of that, and esbuild drops what Warden does not import.
  * The others stay in node_modules: native addons (better-sqlite3), packages that start workers
  * from files beside them (pino, thread-stream) or read their own files (pdfjs-dist,
  * playwright-core), and the SDKs and chat libraries loaded only when configured.
  */
-const BUNDLED = new Set(['zod', 'execa', 'prom-client', '@opentelemetry/api', 'ws', 'picomatch', 'json5', 'ipaddr.js', 'dotenv', 'croner', 'chokidar']);
+const BUNDLED = new Set(['zod', 'execa', 'prom-client', 'ws', 'picomatch', 'json5', 'ipaddr.js', 'dotenv', 'croner', 'chokidar']);
 /** The YAML parser's bundle, in dist/chunks/ (see src/util/yaml.ts). */
 const YAML_BUNDLE = 'yaml.cjs';
 const packageName = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
@@ -84,6 +83,20 @@ const noZodLocales = {
   },
 };
 
+/**
+ * prom-client requires the OpenTelemetry API (52 files, 66 KB bundled) for one thing: the trace
+ * and span ids of CPU-time exemplars, read only when a registry enables exemplars, which
+ * Warden's (src/ops/metrics.ts) does not. In its place: the API's answer when no tracer is
+ * registered, no span.
+ */
+const noOpenTelemetry = {
+  name: 'no-opentelemetry',
+  setup(b) {
+    b.onResolve({ filter: /^@opentelemetry\/api$/ }, (args) => (args.importer.includes(`${path.sep}prom-client${path.sep}`) ? { path: 'opentelemetry-api', namespace: 'stub-otel' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'stub-otel' }, () => ({ contents: 'module.exports = { trace: { getSpan: () => undefined }, context: { active: () => undefined } };', loader: 'js' }));
+  },
+};
+
 // Built beside dist/ and swapped in whole, so a process running from dist/ (another test run,
 // a running bot) never reads a half-written file.
 const staging = mkdtempSync(path.join(root, '.dist-'));
@@ -100,7 +113,7 @@ try {
     target: 'node20',
     logLevel: 'warning',
     charset: 'ascii',
-    plugins: [dependencies, noZodLocales],
+    plugins: [noOpenTelemetry, dependencies, noZodLocales],
     // The module semantics tsc checks: type-only imports are marked `import type`.
     tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true, target: 'ES2022', useDefineForClassFields: true } },
     // The CommonJS packages bundled (picomatch, json5, prom-client, ...) call require() for Node's
