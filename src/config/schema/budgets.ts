@@ -47,10 +47,10 @@ const timeZone = z.string().refine(isTimeZone, { message: 'not a time zone this 
  * turn over at midnight somewhere else. A list is read as `rules` (its problems are reported
  * under `budgets.rules`), so both parse to the object form with errors naming the key.
  */
-export const budgetsConfig = lazySchema(() =>
-  z.preprocess(
+export const budgetsConfig = z
+  .preprocess(
     (raw) => (Array.isArray(raw) ? { rules: raw } : raw),
     z.strictObject({ timeZone: timeZone.default('UTC'), rules: z.array(budgetRule).default([]) }),
-  ),
-).default({ timeZone: 'UTC', rules: [] });
+  )
+  .default({ timeZone: 'UTC', rules: [] });
 export type BudgetsConfig = z.infer<typeof budgetsConfig>;
