@@ -47,11 +47,30 @@ function upToDate() {
 
 if (!process.argv.includes('--force') && upToDate()) process.exit(0);
 
-/** Bare imports stay imports of node_modules, except zod, which is bundled. */
+/**
+ * Dependencies bundled into the chunks instead of loaded from node_modules: pure JavaScript,
+ * no native addon, no file read beside their own code, and each loaded by a command's start-up
+ * path as dozens of files (execa 108, yaml 74, prom-client 35, ws 24). Node's ESM loader resolves, reads, compiles and links each file on its
+ * own; one chunk is a fraction of that, and esbuild drops what Warden does not import.
+ * The others stay in node_modules: native addons (better-sqlite3), packages that start workers
+ * from files beside them (pino, thread-stream) or read their own files (pdfjs-dist,
+ * playwright-core), and the SDKs and chat libraries loaded only when configured.
+ */
+const BUNDLED = new Set(['zod', 'execa', 'prom-client', 'ws', 'picomatch', 'json5', 'ipaddr.js', 'dotenv', 'croner', 'chokidar']);
+/** The YAML parser's bundle, in dist/chunks/ (see src/util/yaml.ts). */
+const YAML_BUNDLE = 'yaml.cjs';
+const packageName = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
+
+/** Bare imports stay imports of node_modules, except the BUNDLED packages and what they import. */
 const dependencies = {
   name: 'dependencies',
   setup(b) {
-    b.onResolve({ filter: /^[^./]/ }, (args) => (args.path === 'zod' || args.kind === 'entry-point' ? undefined : { path: args.path, external: true }));
+    b.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.kind === 'entry-point' || args.path.startsWith('node:')) return undefined;
+      // A bundled package's own imports of other packages are bundled with it (execa's cross-spawn, get-stream, ...).
+      if (BUNDLED.has(packageName(args.path)) || args.importer.includes(`${path.sep}node_modules${path.sep}`)) return undefined;
+      return { path: args.path, external: true };
+    });
   },
 };
 
@@ -61,6 +80,20 @@ const noZodLocales = {
   setup(b) {
     b.onResolve({ filter: /\/locales\/index\.js$/ }, (args) => (args.importer.includes(`${path.sep}zod${path.sep}`) ? { path: 'zod-locales', namespace: 'stub' } : undefined));
     b.onLoad({ filter: /.*/, namespace: 'stub' }, () => ({ contents: 'export {};', loader: 'js' }));
+  },
+};
+
+/**
+ * prom-client requires the OpenTelemetry API (52 files, 66 KB bundled) for one thing: the trace
+ * and span ids of CPU-time exemplars, read only when a registry enables exemplars, which
+ * Warden's (src/ops/metrics.ts) does not. In its place: the API's answer when no tracer is
+ * registered, no span.
+ */
+const noOpenTelemetry = {
+  name: 'no-opentelemetry',
+  setup(b) {
+    b.onResolve({ filter: /^@opentelemetry\/api$/ }, (args) => (args.importer.includes(`${path.sep}prom-client${path.sep}`) ? { path: 'opentelemetry-api', namespace: 'stub-otel' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'stub-otel' }, () => ({ contents: 'module.exports = { trace: { getSpan: () => undefined }, context: { active: () => undefined } };', loader: 'js' }));
   },
 };
 
@@ -80,16 +113,33 @@ try {
     target: 'node20',
     logLevel: 'warning',
     charset: 'ascii',
-    plugins: [dependencies, noZodLocales],
+    plugins: [noOpenTelemetry, dependencies, noZodLocales],
     // The module semantics tsc checks: type-only imports are marked `import type`.
     tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true, target: 'ES2022', useDefineForClassFields: true } },
+    // The CommonJS packages bundled (picomatch, json5, prom-client, ...) call require() for Node's
+    // built-in modules; an ES module has no require of its own, so each chunk makes one.
+    banner: { js: "import { createRequire as __wardenCreateRequire } from 'node:module';\nconst require = __wardenCreateRequire(import.meta.url);" },
+    // src/util/yaml.ts loads the YAML parser synchronously, at its first use: from this bundle.
+    define: { WARDEN_YAML_BUNDLE: JSON.stringify(`./${YAML_BUNDLE}`) },
+  });
+  // The YAML parser (seventy CommonJS files) as one CommonJS file beside the chunks, for
+  // src/util/yaml.ts's require(): one file to read and compile instead of seventy.
+  await build({
+    entryPoints: [fileURLToPath(import.meta.resolve('yaml'))],
+    outfile: path.join(staging, 'chunks', YAML_BUNDLE),
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'warning',
+    charset: 'ascii',
   });
   // V8 keeps every module's source text in memory, and a single character beyond ASCII makes it
   // keep the whole file at two bytes per character: zod's 390 KB chunk took 780 KB of heap for one
   // dash in a comment. esbuild escapes such characters in strings and names (charset ascii); what
   // is left sits in comments, where an escape reads the same.
   for (const file of readdirSync(staging, { recursive: true })) {
-    if (!String(file).endsWith('.js')) continue;
+    if (!String(file).endsWith('.js') && !String(file).endsWith('.cjs')) continue;
     const full = path.join(staging, String(file));
     const text = readFileSync(full, 'utf8');
     let ascii = '';

@@ -34,6 +34,9 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
   },
 };
 
+/** Commands that run until stopped: their young generation is sized for the traffic, not the start. */
+const LONG_RUNNING = new Set(['start', 'node']);
+
 const USAGE = () =>
   [
     'usage: warden <command> [options]',
@@ -68,6 +71,8 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
   // Loaded here, not at the top: `warden --help` answers without the logger and its redaction.
   // Set before the command's modules load, so nothing they log escapes the command's level.
   (await import('./log/log.js')).setCommandLogLevel(args.command);
+  // A command that answers and exits keeps nothing: fewer, larger scavenges while it loads.
+  if (!LONG_RUNNING.has(args.command)) (await import('./ops/young-generation.js')).growYoungGenerationFast();
   const run = await command.load();
   return run(args, io);
 }

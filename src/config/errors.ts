@@ -80,6 +80,8 @@ function unwrap(node: AnySchema | undefined): AnySchema | undefined {
     if (['optional', 'default', 'nullable', 'prefault', 'readonly', 'catch', 'nonoptional'].includes(def.type)) {
       current = def.innerType as AnySchema;
     } else if (def.type === 'pipe') current = def.in as AnySchema;
+    // A config section built on first use (schema/lazy.ts): building it here is what a parse does.
+    else if (def.type === 'lazy') current = (current as unknown as z.ZodLazy<z.ZodType>)._zod.innerType as unknown as AnySchema;
     else break;
   }
   return current;

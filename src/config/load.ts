@@ -1,5 +1,4 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import JSON5 from 'json5';
@@ -8,12 +7,11 @@ import { restoreWrittenPaths, translateOpenClaw } from './openclaw/translate.js'
 import { wardenConfigSchema, type WardenConfig } from './schema/index.js';
 import { replaceEnvReferences } from './env-ref.js';
 import { json5ProblemMessage, yamlProblemMessages } from './syntax-error.js';
+// The YAML parser is some seventy modules: loaded when a YAML file is read, not by every command.
+import { yaml } from '../util/yaml.js';
 
 export const DEFAULT_CONFIG_FILE = 'warden.config.yaml';
 
-// The YAML parser is some seventy modules: loaded when a YAML file is read, not by every command.
-const require = createRequire(import.meta.url);
-const yaml = (): typeof import('yaml') => require('yaml') as typeof import('yaml');
 
 export interface LoadedConfig {
   config: WardenConfig;

@@ -1,5 +1,5 @@
 import JSON5 from 'json5';
-import { parseDocument } from 'yaml';
+import { yaml } from '../util/yaml.js';
 import type { SkillDefinition, SkillMetadata, SkillRequirements } from './types.js';
 import { isRecord } from '../util/guards.js';
 
@@ -56,7 +56,7 @@ function parseYamlMapping(block: string): { ok: true; value: Record<string, unkn
 }
 
 function parseYamlOnce(block: string): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
-  const doc = parseDocument(block, { schema: 'core', prettyErrors: false, uniqueKeys: true });
+  const doc = yaml().parseDocument(block, { schema: 'core', prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) return { ok: false, error: `invalid frontmatter: ${doc.errors[0]!.message.split('\n')[0]}` };
   const value: unknown = doc.toJS();
   if (value === null || value === undefined) return { ok: true, value: {} };

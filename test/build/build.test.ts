@@ -1,6 +1,7 @@
 // The build users run: bin/warden.js runs the JavaScript in dist/ and behaves as the sources do.
 // (The global setup has just brought dist/ up to date.)
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
@@ -67,6 +68,36 @@ describe('the build in dist/', () => {
 
   it('bundles zod (never imported from the package at run time)', () => {
     for (const f of readdirSync(path.join(root, 'dist/chunks'))) expect(readFileSync(path.join(root, 'dist/chunks', f), 'utf8'), f).not.toMatch(/from\s*"zod"/);
+  });
+
+  it('bundles the packages a start-up loads as dozens of files (never imported from node_modules at run time)', () => {
+    for (const f of readdirSync(path.join(root, 'dist/chunks'))) {
+      const text = readFileSync(path.join(root, 'dist/chunks', f), 'utf8');
+      for (const pkg of ['execa', 'yaml', 'prom-client', '@opentelemetry/api', 'ws', 'picomatch', 'json5', 'ipaddr.js', 'dotenv', 'croner', 'chokidar']) {
+        expect(text, `${f} imports ${pkg}`).not.toMatch(new RegExp(`(?:from\\s*|import\\(|require\\()"${pkg.replace(/[./]/g, '\\$&')}"`));
+      }
+    }
+    // The YAML parser, loaded synchronously by the config loader: one CommonJS file beside the chunks.
+    expect(statSync(path.join(root, 'dist/chunks/yaml.cjs')).size).toBeGreaterThan(100_000);
+  });
+
+  it('reads a YAML config from the bundled parser as the sources read it from the package', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'warden-build-yaml-'));
+    try {
+      const file = path.join(dir, 'warden.config.yaml');
+      writeFileSync(file, 'tools:\n  profile: minimal\n  # a comment\n  alsoAllow: [web_fetch]\n');
+      const [built, source] = await Promise.all([run(['tools', '--json', '--config', file]), run(['tools', '--json', '--config', file], { WARDEN_FROM_SOURCE: '1' })]);
+      expect(built.exitCode).toBe(0);
+      expect(built.stdout).toBe(source.stdout);
+      expect(JSON.parse(built.stdout).tools).toContain('web_fetch');
+      // A YAML mistake reads the same: the bundled parser is the package.
+      writeFileSync(file, 'tools:\n  profile: minimal\n    alsoAllow: [web_fetch]\n');
+      const [badBuilt, badSource] = await Promise.all([run(['tools', '--config', file]), run(['tools', '--config', file], { WARDEN_FROM_SOURCE: '1' })]);
+      expect(badBuilt.exitCode).toBe(2);
+      expect(badBuilt.stderr).toBe(badSource.stderr);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('finds the package folder (skills/, config/) from dist/ as from src/', async () => {

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import path from 'node:path';
-import { parseDocument } from 'yaml';
+import { yaml } from '../../util/yaml.js';
 import type { ConfigProblem } from '../errors.js';
 import { configFromRaw, parseConfigText, type LoadedConfig } from '../load.js';
 import { applyMergePatchToJson5 } from './json5-edit.js';
@@ -51,7 +51,7 @@ const emptyFor = (file: string): string => (isJsonLike(file) ? '{}\n' : '');
 
 function writePatch(file: string, text: string, patch: Record<string, unknown>): string {
   if (isJsonLike(file)) return applyMergePatchToJson5(text, patch, { json: path.extname(file).toLowerCase() === '.json' });
-  const doc = parseDocument(text, { uniqueKeys: true });
+  const doc = yaml().parseDocument(text, { uniqueKeys: true });
   applyMergePatchToYaml(doc, patch);
   return doc.toString();
 }

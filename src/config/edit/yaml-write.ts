@@ -1,4 +1,5 @@
-import { isMap, isScalar, type Document } from 'yaml';
+import type { Document } from 'yaml';
+import { yaml } from '../../util/yaml.js';
 import { isPlainObject } from './merge-patch.js';
 
 /**
@@ -14,11 +15,11 @@ export function applyMergePatchToYaml(doc: Document, patch: Record<string, unkno
       continue;
     }
     const existing = doc.getIn(path, true);
-    if (isPlainObject(value) && isMap(existing)) {
+    if (isPlainObject(value) && yaml().isMap(existing)) {
       applyMergePatchToYaml(doc, value, path);
       continue;
     }
-    if (isScalar(existing) && (value === null || typeof value !== 'object')) {
+    if (yaml().isScalar(existing) && (value === null || typeof value !== 'object')) {
       existing.value = value;
       continue;
     }
@@ -31,7 +32,7 @@ export function applyMergePatchToYaml(doc: Document, patch: Record<string, unkno
 function ensureParents(doc: Document, at: string[]): void {
   for (let i = 1; i <= at.length; i++) {
     const node = doc.getIn(at.slice(0, i), true);
-    if (!isMap(node)) doc.setIn(at.slice(0, i), doc.createNode({}));
+    if (!yaml().isMap(node)) doc.setIn(at.slice(0, i), doc.createNode({}));
   }
 }
 

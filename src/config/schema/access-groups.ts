@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy.js';
 
 /**
  * One entry of a list of people, as every such list in the config spells it (`allowFrom`,
@@ -22,18 +23,18 @@ export const principalEntry = z.string().trim().min(1, 'an empty entry names nob
  */
 const groupMembers = z.array(principalEntry);
 
-export const accessGroupConfig = z.union([
+export const accessGroupConfig = lazySchema(() => z.union([
   groupMembers,
   z.strictObject({
     type: z.literal('message.senders'),
     members: z.record(z.string(), groupMembers),
   }),
-]);
+]));
 export type AccessGroupConfig = z.infer<typeof accessGroupConfig>;
 
 const GROUP_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
-export const accessGroupsConfig = z
+export const accessGroupsConfig = lazySchema(() => z
   .record(z.string(), z.unknown())
   .superRefine((groups, ctx) => {
     for (const [name, value] of Object.entries(groups)) {
@@ -65,7 +66,7 @@ export const accessGroupsConfig = z
         });
       }
     }
-  });
+  }));
 export type AccessGroupsConfig = z.infer<typeof accessGroupsConfig>;
 
 /** What an entry names, parsed once. */

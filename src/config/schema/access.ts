@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy.js';
 import { principalEntry } from './access-groups.js';
 
 /**
@@ -30,20 +31,20 @@ export type AllowBots = z.infer<typeof allowBots>;
 export const principalList = z.array(principalEntry);
 
 /** `{perMinute, burst}`: a token bucket refilled at `perMinute` a minute, holding at most `burst` (default `perMinute`). */
-export const rateLimitBucket = z.strictObject({
+export const rateLimitBucket = lazySchema(() => z.strictObject({
   perMinute: z.number().positive().max(100_000),
   burst: z.number().int().min(1).max(100_000).optional(),
-});
+}));
 export type RateLimitBucket = z.infer<typeof rateLimitBucket>;
 
 /** `rateLimit`: buckets per sender, per channel (conversation) and per agent; absent = unlimited. */
-export const rateLimitConfig = z.strictObject({
+export const rateLimitConfig = lazySchema(() => z.strictObject({
   sender: rateLimitBucket.optional(),
   channel: rateLimitBucket.optional(),
   agent: rateLimitBucket.optional(),
   /** What an over-the-limit sender is told, once per wait; `{retry}` becomes the seconds to wait. `false`: nothing. */
   reply: z.union([z.string().min(1).max(500), z.literal(false)]).optional(),
-});
+}));
 export type RateLimitConfig = z.infer<typeof rateLimitConfig>;
 
 /**
@@ -51,12 +52,12 @@ export type RateLimitConfig = z.infer<typeof rateLimitConfig>;
  * messages are answered within `windowSeconds`; past that, bot messages there are dropped for
  * `cooldownSeconds`. A person's message in the conversation resets the count.
  */
-export const botLoopProtection = z.strictObject({
+export const botLoopProtection = lazySchema(() => z.strictObject({
   enabled: z.boolean().optional(),
   maxEventsPerWindow: z.number().int().min(1).max(1000).optional(),
   windowSeconds: z.number().int().min(1).max(86_400).optional(),
   cooldownSeconds: z.number().int().min(0).max(86_400).optional(),
-});
+}));
 export type BotLoopProtection = z.infer<typeof botLoopProtection>;
 
 /** What a refused sender is told: a short text, or `false` for silence. */

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy.js';
 import { linearRegexProblem, type LinearFlags } from '../../util/linear-regex.js';
 import { toolEntryProblem } from '../tool-glob.js';
 import { principalEntry } from './access-groups.js';
@@ -22,15 +23,15 @@ import { principalEntry } from './access-groups.js';
  */
 export const matchValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 
-const where = z.strictObject({
+const where = lazySchema(() => z.strictObject({
   provider: z.enum(['discord', 'slack', 'web', 'cli']).optional(),
   guild: z.string().min(1).optional(),
   channel: z.string().min(1).optional(),
   agent: z.string().min(1).optional(),
   senderGroup: z.array(principalEntry).min(1).optional(),
-});
+}));
 
-export const approvalRuleConfig = z
+export const approvalRuleConfig = lazySchema(() => z
   .strictObject({
     tool: z.string().min(1).optional(),
     tools: z.array(z.string().min(1)).min(1).optional(),
@@ -70,7 +71,7 @@ export const approvalRuleConfig = z
     if (rule.escalateTo !== undefined && rule.escalateAfterSec === undefined) {
       ctx.addIssue({ code: 'custom', path: ['escalateAfterSec'], message: 'escalateTo needs escalateAfterSec (when the card goes there)' });
     }
-  });
+  }));
 export type ApprovalRuleConfig = z.infer<typeof approvalRuleConfig>;
 
 const FLAGS: readonly LinearFlags[] = ['', 'i', 'u', 's', 'is', 'us'];

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy.js';
 
 /**
  * OpenClaw's `bindings`: which agent answers a message, by where it arrives. A binding only
@@ -11,7 +12,7 @@ const id = z.union([z.string(), z.number()]).transform((v) => String(v).trim()).
 /** `direct` (a DM), `group` or `channel` (a guild or Slack channel; the two are one kind to Warden). */
 export const BINDING_PEER_KINDS = ['direct', 'group', 'channel'] as const;
 
-export const bindingMatch = z.strictObject({
+export const bindingMatch = lazySchema(() => z.strictObject({
   /** `discord`, `slack` or `web` (OpenClaw's `webchat` is read as `web`). */
   channel: z
     .string()
@@ -26,9 +27,9 @@ export const bindingMatch = z.strictObject({
   teamId: id.optional(),
   /** Discord role ids: any one of them held by the sender matches (with `guildId`). */
   roles: z.array(id).optional(),
-});
+}));
 
-export const bindingEntry = z.strictObject({
+export const bindingEntry = lazySchema(() => z.strictObject({
   agentId: z.string().min(1),
   /** A note for the reader (OpenClaw's `comment`). */
   comment: z.string().optional(),
@@ -36,9 +37,9 @@ export const bindingEntry = z.strictObject({
   /** OpenClaw's per-binding session scope and ACP bindings: refused by name (`checkBindings`). */
   session: z.unknown().optional(),
   type: z.unknown().optional(),
-});
+}));
 
-export const bindingsConfig = z.array(bindingEntry);
+export const bindingsConfig = lazySchema(() => z.array(bindingEntry));
 export type BindingEntry = z.infer<typeof bindingEntry>;
 export type BindingMatch = z.infer<typeof bindingMatch>;
 

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy.js';
 
 export const BUDGET_SCOPES = ['sender', 'channel', 'guild', 'agent', 'global'] as const;
 export const BUDGET_PERIODS = ['day', 'week', 'month'] as const;
@@ -18,7 +19,7 @@ export function isTimeZone(zone: string): boolean {
  * or everything), which of them `match` picks (`*` or absent: each one separately), the period
  * it resets on, its cap in US dollars or in tokens (exactly one), and what happens at the cap.
  */
-export const budgetRule = z
+export const budgetRule = lazySchema(() => z
   .strictObject({
     scope: z.enum(BUDGET_SCOPES),
     /** An id of the scope (`discord:123` or `123` for a sender, a channel, guild/team or agent id); `*` or absent: each one. */
@@ -36,7 +37,7 @@ export const budgetRule = z
     if (rule.scope === 'global' && rule.match !== undefined && rule.match !== '*') {
       ctx.addIssue({ code: 'custom', path: ['match'], message: 'a global budget has nothing to match' });
     }
-  });
+  }));
 export type BudgetRule = z.infer<typeof budgetRule>;
 
 const timeZone = z.string().refine(isTimeZone, { message: 'not a time zone this Node knows (an IANA name such as "Europe/Berlin" or "UTC")' });

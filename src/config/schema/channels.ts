@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy.js';
 import { scopePolicyFields, toolPolicyConfig, toolsBySender } from './policy.js';
 import { platformAccessFields, scopeAccessFields } from './access.js';
 import { discordActionGroups, slackActionGroups } from './message-actions.js';
@@ -14,29 +15,33 @@ const secret = z
  * (edited in place as the model writes) and who approves calls made there. The most specific
  * scope that sets a key decides, as for `requireMention`.
  */
-const chatScopeFields = {
-  ...scopePolicyFields,
-  streaming: z.boolean().optional(),
-  /** Approvers for calls made in this scope (platform user ids); replaces `approvals.approvers.<platform>` here. */
-  approvals: z.strictObject({ approvers: z.array(z.string().min(1)) }).optional(),
-  /** Who may trigger the bot here (`access.ts`): `users`, `roles`, `enabled`, `allowBots`, `botLoopProtection`. */
-  ...scopeAccessFields,
-};
+let scopeFields: ReturnType<typeof buildChatScopeFields> | undefined;
+const chatScopeFields = () => (scopeFields ??= buildChatScopeFields());
+function buildChatScopeFields() {
+  return {
+    ...scopePolicyFields,
+    streaming: z.boolean().optional(),
+    /** Approvers for calls made in this scope (platform user ids); replaces `approvals.approvers.<platform>` here. */
+    approvals: z.strictObject({ approvers: z.array(z.string().min(1)) }).optional(),
+    /** Who may trigger the bot here (`access.ts`): `users`, `roles`, `enabled`, `allowBots`, `botLoopProtection`. */
+    ...scopeAccessFields,
+  };
+}
 
-const discordChannelScope = z.strictObject({ ...chatScopeFields });
+const discordChannelScope = lazySchema(() => z.strictObject({ ...chatScopeFields() }));
 
-const discordGuildScope = z.strictObject({
+const discordGuildScope = lazySchema(() => z.strictObject({
   /** A readable name for the guild; a guild key may use it instead of the id. */
   slug: z.string().optional(),
-  ...chatScopeFields,
+  ...chatScopeFields(),
   channels: z.record(z.string(), discordChannelScope).default({}),
-});
+}));
 
 const SHARDS_ERROR = 'must be "auto", a whole number of shards (at least 1), or a list of shard ids with shardCount';
 const SHARD_ID_ERROR = 'shard ids are whole numbers from 0';
 const SHARD_COUNT_ERROR = 'must be a whole number of shards, at least 1';
 
-export const discordConfig = z.strictObject({
+export const discordConfig = lazySchema(() => z.strictObject({
   token: secret,
   /** REST base for proxies and tests (`http://127.0.0.1:PORT/api`). */
   apiBaseUrl: z.url().optional(),
@@ -77,11 +82,11 @@ export const discordConfig = z.strictObject({
   } else if (discord.shardCount !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['shardCount'], message: 'only with shards as a list of shard ids (shards: N already says the count)' });
   }
-});
+}));
 
-const slackChannelScope = z.strictObject({ ...chatScopeFields });
+const slackChannelScope = lazySchema(() => z.strictObject({ ...chatScopeFields() }));
 
-export const slackConfig = z.strictObject({
+export const slackConfig = lazySchema(() => z.strictObject({
   botToken: secret,
   signingSecret: secret,
   appToken: secret,
@@ -100,9 +105,9 @@ export const slackConfig = z.strictObject({
   dangerouslyAllowNameMatching: z.boolean().optional(),
   /** OpenClaw's Slack action groups: each narrows the message tool's actions here (unset: enabled). */
   actions: slackActionGroups.optional(),
-});
+}));
 
-export const webConfig = z.strictObject({
+export const webConfig = lazySchema(() => z.strictObject({
   host: z.string().default('127.0.0.1'),
   port: z.number().int().min(0).max(65535).default(3000),
   /** Required when host is not a loopback address. */
@@ -111,13 +116,13 @@ export const webConfig = z.strictObject({
   toolsBySender: toolsBySender.optional(),
   /** Replies appear token by token. */
   streaming: z.boolean().default(true),
-});
+}));
 
-export const channelsConfig = z.strictObject({
+export const channelsConfig = lazySchema(() => z.strictObject({
   discord: discordConfig.optional(),
   slack: slackConfig.optional(),
   web: webConfig.prefault({}),
-});
+}));
 export type ChannelsConfig = z.infer<typeof channelsConfig>;
 export type DiscordConfig = z.infer<typeof discordConfig>;
 export type SlackConfig = z.infer<typeof slackConfig>;

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy.js';
 
 /**
  * How far the session and message tools reach beyond their own conversation (OpenClaw's
@@ -13,21 +14,21 @@ import * as z from 'zod';
 export const SESSION_VISIBILITY = ['self', 'tree', 'agent', 'all'] as const;
 export type SessionVisibility = (typeof SESSION_VISIBILITY)[number];
 
-export const sessionsToolsConfig = z.strictObject({ visibility: z.enum(SESSION_VISIBILITY).optional() });
+export const sessionsToolsConfig = lazySchema(() => z.strictObject({ visibility: z.enum(SESSION_VISIBILITY).optional() }));
 
 /** Cross-agent session access under `visibility: all`: on unless disabled; `allow` must match both agents. */
-export const agentToAgentConfig = z.strictObject({
+export const agentToAgentConfig = lazySchema(() => z.strictObject({
   enabled: z.boolean().optional(),
   /** Agent ids or `*` globs; empty or absent = every agent. */
   allow: z.array(z.string()).optional(),
-});
+}));
 export type AgentToAgentConfig = z.infer<typeof agentToAgentConfig>;
 
 /**
  * Posting outside the current conversation. Warden's `allowedTargets` rule applies first; these
  * narrow it further (defaults true) and mark such posts with their origin.
  */
-export const crossContextConfig = z.strictObject({
+export const crossContextConfig = lazySchema(() => z.strictObject({
   /** Other conversations on the same platform. */
   allowWithinProvider: z.boolean().optional(),
   /** Conversations on another platform. */
@@ -41,5 +42,5 @@ export const crossContextConfig = z.strictObject({
       suffix: z.string().max(200).optional(),
     })
     .optional(),
-});
+}));
 export type CrossContextConfig = z.infer<typeof crossContextConfig>;

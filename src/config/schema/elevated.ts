@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy.js';
 import { notSupported } from '../openclaw/translate.js';
 
 /** Platforms Warden has adapters for: their allowFrom entries must name people by id. */
@@ -9,7 +10,7 @@ const WARDEN_PLATFORMS = new Set(['discord', 'slack', 'web']);
  * instead, each command through an approval card. Off for everyone not listed; an agent's
  * block can only narrow the global one.
  */
-export const elevatedConfig = z
+export const elevatedConfig = lazySchema(() => z
   .strictObject({
     /** Default true, but nobody is elevated without an allowFrom entry. */
     enabled: z.boolean().optional(),
@@ -33,5 +34,5 @@ export const elevatedConfig = z
         }
       });
     }
-  });
+  }));
 export type ElevatedConfig = z.infer<typeof elevatedConfig>;

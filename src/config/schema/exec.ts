@@ -1,11 +1,12 @@
 import ipaddr from 'ipaddr.js';
 import * as z from 'zod';
+import { lazySchema } from './lazy.js';
 import { argPatternProblem } from '../arg-pattern.js';
 
 export const execSecurity = z.enum(['deny', 'allowlist', 'full']);
 export const execAsk = z.enum(['off', 'on-miss', 'always']);
 
-export const allowlistEntry = z.strictObject({
+export const allowlistEntry = lazySchema(() => z.strictObject({
   /** Resolved executable path or glob (`/usr/bin/git`, `~/bin/*`), or a basename (`git`). */
   pattern: z.string().trim().min(1),
   /**
@@ -27,16 +28,16 @@ export const allowlistEntry = z.strictObject({
    * asks every time: the agent can write that configuration. Off by default.
    */
   trustRepoConfig: z.boolean().optional(),
-});
+}));
 
 
 /** A custom safe-bin profile (reference A10): which flags may appear and how many positionals. */
-export const safeBinProfile = z.strictObject({
+export const safeBinProfile = lazySchema(() => z.strictObject({
   minPositional: z.number().int().min(0).optional(),
   maxPositional: z.number().int().min(0).optional(),
   allowedValueFlags: z.array(z.string()).optional(),
   deniedFlags: z.array(z.string()).optional(),
-});
+}));
 
 /**
  * `tools.exec.sandbox`: who sandboxed commands are on the host when Warden runs as root. The
@@ -53,14 +54,14 @@ export const safeBinProfile = z.strictObject({
  * link-local and metadata addresses and Warden's own listeners; `allowCidrs` opens named ranges
  * (never metadata addresses, never Warden's own listeners).
  */
-export const execNetworkAllowEntry = z
+export const execNetworkAllowEntry = lazySchema(() => z
   .string()
   .trim()
   .min(1)
   .superRefine((entry, ctx) => {
     const problem = networkAllowProblem(entry);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  });
+  }));
 
 /** Why an allow entry is malformed (`example.com`, `*.example.com`, `example.com:8443`), or undefined. */
 export function networkAllowProblem(entry: string): string | undefined {
@@ -75,7 +76,7 @@ export function networkAllowProblem(entry: string): string | undefined {
   return undefined;
 }
 
-export const execNetworkConfig = z.strictObject({
+export const execNetworkConfig = lazySchema(() => z.strictObject({
   mode: z.enum(['none', 'allowlist', 'open']).default('none'),
   allow: z.array(execNetworkAllowEntry).default([]),
   ask: z.enum(['off', 'on-miss']).default('off'),
@@ -88,7 +89,7 @@ export const execNetworkConfig = z.strictObject({
     }),
   /** How long a connection waits for the card (ask: on-miss) before it is refused. */
   askTimeoutSec: z.number().int().min(5).max(600).default(120),
-});
+}));
 export type ExecNetworkConfig = z.infer<typeof execNetworkConfig>;
 export const DEFAULT_EXEC_NETWORK: ExecNetworkConfig = { mode: 'none', allow: [], ask: 'off', allowCidrs: [], askTimeoutSec: 120 };
 
@@ -101,13 +102,13 @@ function isCidr(text: string): boolean {
   }
 }
 
-export const execSandboxConfig = z.strictObject({
+export const execSandboxConfig = lazySchema(() => z.strictObject({
   uid: z.number().int().min(1).max(4_294_967_294).default(65534),
   gid: z.number().int().min(1).max(4_294_967_294).default(65534),
   network: execNetworkConfig.default(DEFAULT_EXEC_NETWORK),
-});
+}));
 
-export const execConfig = z.strictObject({
+export const execConfig = lazySchema(() => z.strictObject({
   host: z.enum(['sandbox', 'gateway']).optional(),
   sandbox: execSandboxConfig.default({ uid: 65534, gid: 65534, network: DEFAULT_EXEC_NETWORK }),
   security: execSecurity.default('allowlist'),
@@ -143,7 +144,7 @@ export const execConfig = z.strictObject({
       allowModels: z.array(z.string()).default(['openai/*']),
     })
     .default({ enabled: true, allowModels: ['openai/*'] }),
-});
+}));
 export type ExecConfig = z.infer<typeof execConfig>;
 
 /** Process-wide settings: one sandbox host, one job registry, one tool surface filter. */
@@ -153,10 +154,10 @@ const GLOBAL_ONLY = new Set(['host', 'sandbox', 'cleanupMs', 'applyPatch']);
  * `agents.list[].tools.exec`: the policy keys without defaults. A key an agent sets overrides
  * the global one for that agent; `allowlist` entries and `safeBinProfiles` add to the global ones.
  */
-export const execOverrides = z.strictObject(
+export const execOverrides = lazySchema((): z.ZodType<Partial<Omit<ExecConfig, 'host' | 'sandbox' | 'cleanupMs' | 'applyPatch'>>> => z.strictObject(
   Object.fromEntries(
-    Object.entries(execConfig.shape)
+    Object.entries(execConfig.unwrap().shape)
       .filter(([key]) => !GLOBAL_ONLY.has(key))
       .map(([key, field]) => [key, (field instanceof z.ZodDefault ? field.unwrap() : field).optional()]),
   ),
-) as unknown as z.ZodType<Partial<Omit<ExecConfig, 'host' | 'sandbox' | 'cleanupMs' | 'applyPatch'>>>;
+) as unknown as z.ZodType<Partial<Omit<ExecConfig, 'host' | 'sandbox' | 'cleanupMs' | 'applyPatch'>>>);

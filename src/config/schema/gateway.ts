@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy.js';
 import { toolList } from './policy.js';
 
 /** A token or secret; an empty value (`${TOKEN:-}` with the variable unset) means "not configured". */
@@ -18,7 +19,7 @@ const tokenLabel = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,31}$/i, 'token labels
  * loopback unless `host` says otherwise. Each token has a label, which the audit log records
  * for every call and the rate limit counts by.
  */
-export const gatewayHttpConfig = z
+export const gatewayHttpConfig = lazySchema(() => z
   .strictObject({
     enabled: z.boolean().default(false),
     host: z.string().min(1).default('127.0.0.1'),
@@ -42,7 +43,7 @@ export const gatewayHttpConfig = z
       ctx.addIssue({ code: 'custom', path: ['token'], message: 'gateway.http is enabled but has no token: set gateway.http.token (or gateway.http.tokens)' });
     }
     if (http.token !== undefined && http.token.length < 16) ctx.addIssue({ code: 'custom', path: ['token'], message: 'an HTTP API token needs at least 16 characters' });
-  });
+  }));
 export type GatewayHttpConfig = z.infer<typeof gatewayHttpConfig>;
 
 /**
@@ -50,7 +51,7 @@ export type GatewayHttpConfig = z.infer<typeof gatewayHttpConfig>;
  * other than loopback needs TLS (`tls.cert`, `tls.key`), and the node pins the certificate's
  * SHA-256 fingerprint.
  */
-export const gatewayNodesConfig = z
+export const gatewayNodesConfig = lazySchema(() => z
   .strictObject({
     enabled: z.boolean().default(false),
     host: z.string().min(1).default('127.0.0.1'),
@@ -65,13 +66,13 @@ export const gatewayNodesConfig = z
     if (nodes.enabled && !isLoopbackHost(nodes.host) && !nodes.tls) {
       ctx.addIssue({ code: 'custom', path: ['tls'], message: `gateway.nodes binds ${nodes.host}, beyond loopback: set gateway.nodes.tls.cert and .key (nodes connect with wss:// and pin its fingerprint)` });
     }
-  });
+  }));
 export type GatewayNodesConfig = z.infer<typeof gatewayNodesConfig>;
 
-export const gatewayConfig = z.strictObject({
+export const gatewayConfig = lazySchema(() => z.strictObject({
   http: gatewayHttpConfig.optional(),
   nodes: gatewayNodesConfig.optional(),
   /** Watch the config file and apply valid changes to new turns (default true). */
   reload: z.strictObject({ watch: z.boolean().default(true), debounceMs: z.number().int().min(0).max(60_000).default(300) }).optional(),
-});
+}));
 export type GatewayConfig = z.infer<typeof gatewayConfig>;

@@ -1,5 +1,6 @@
 import { secretsConfig } from './secrets.js';
 import * as z from 'zod';
+import { lazySchema } from './lazy.js';
 import { messageActionsConfig } from './message-actions.js';
 import { channelsConfig } from './channels.js';
 import { execConfig, execOverrides } from './exec.js';
@@ -30,14 +31,14 @@ import {
 const userIds = z.array(z.string().min(1));
 
 /** Platform user ids per chat provider. */
-export const idsByProvider = z.strictObject({
+export const idsByProvider = lazySchema(() => z.strictObject({
   discord: userIds.optional(),
   slack: userIds.optional(),
   web: userIds.optional(),
-});
+}));
 export type IdsByProvider = z.infer<typeof idsByProvider>;
 
-export const approvalsConfig = z.strictObject({
+export const approvalsConfig = lazySchema(() => z.strictObject({
   /** Who may decide approvals; default: the owners of each provider. */
   approvers: idsByProvider.optional(),
   /** Where approval cards are posted. */
@@ -64,7 +65,7 @@ export const approvalsConfig = z.strictObject({
       timeoutSec: z.number().int().positive().max(600).default(120),
     })
     .default({ timeoutSec: 120 }),
-});
+}));
 export type ApprovalsConfig = z.infer<typeof approvalsConfig>;
 
 const modelRef = z.string().regex(/^[a-z0-9][a-z0-9._-]*\/.+$/i, 'expected "provider/model", e.g. "anthropic/claude-sonnet-4-5"');
@@ -72,7 +73,7 @@ const modelRef = z.string().regex(/^[a-z0-9][a-z0-9._-]*\/.+$/i, 'expected "prov
 const MODEL_APIS = ['anthropic', 'openai', 'gemini'] as const;
 
 /** `models.providers.<name>`: where a provider is reached and how its models behave. */
-export const modelProviderConfig = z.strictObject({
+export const modelProviderConfig = lazySchema(() => z.strictObject({
   /** Wire dialect; default: the provider name when it is anthropic, openai or gemini. */
   api: z.enum(MODEL_APIS).optional(),
   /** For OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio) or a proxy. */
@@ -108,10 +109,10 @@ export const modelProviderConfig = z.strictObject({
       }),
     )
     .optional(),
-});
+}));
 
 /** Every key is optional here; `src/models/settings.ts` applies the defaults it documents. */
-export const modelsConfig = z
+export const modelsConfig = lazySchema(() => z
   .strictObject({
     default: modelRef.optional(),
     providers: z.record(z.string().regex(/^[a-z0-9][a-z0-9._-]*$/i, 'provider name: letters, digits, ".", "-", "_"'), modelProviderConfig).optional(),
@@ -140,7 +141,7 @@ export const modelsConfig = z
         });
       }
     }
-  });
+  }));
 export type ModelsConfig = z.infer<typeof modelsConfig>;
 
 /** The `tools` block an agent may carry: the global block minus the global-only sections. */
@@ -158,9 +159,9 @@ const agentToolsFields = {
   message: z.strictObject({ crossContext: crossContextConfig.optional(), actions: messageActionsConfig.optional() }).optional(),
 };
 
-export const agentToolsConfig = z.strictObject({ ...agentToolsFields, exec: execOverrides.optional() }).superRefine(rejectAllowWithAlsoAllow);
+export const agentToolsConfig = lazySchema(() => z.strictObject({ ...agentToolsFields, exec: execOverrides.optional() }).superRefine(rejectAllowWithAlsoAllow));
 
-export const agentEntry = z.strictObject({
+export const agentEntry = lazySchema(() => z.strictObject({
   id: z
     .string()
     .regex(/^[a-z0-9][a-z0-9_-]*$/i, 'agent id: letters, digits, "-" and "_"'),
@@ -169,10 +170,10 @@ export const agentEntry = z.strictObject({
   workspace: z.string().optional(),
   model: modelRef.optional(),
   tools: agentToolsConfig.optional(),
-});
+}));
 export type AgentEntry = z.infer<typeof agentEntry>;
 
-export const agentsConfig = z
+export const agentsConfig = lazySchema(() => z
   .strictObject({
     defaults: z
       .strictObject({
@@ -193,7 +194,7 @@ export const agentsConfig = z
     });
     const defaults = agents.list.filter((a) => a.default);
     if (defaults.length > 1) ctx.addIssue({ code: 'custom', path: ['list'], message: 'more than one agent has default: true' });
-  });
+  }));
 
 const ssrfOptOuts = {
   /** Un-blocks 198.18.0.0/15, used by fake-IP proxies. */
@@ -206,19 +207,19 @@ const ssrfOptOuts = {
  * The message tool posts in the current conversation; anywhere else only to these targets
  * (`discord:<channelId>`, `slack:#name`, `slack:<channelId>`, `*` for any), unless an owner asks.
  */
-export const messageToolConfig = z.strictObject({
+export const messageToolConfig = lazySchema(() => z.strictObject({
   allowedTargets: z.array(z.string().regex(/^(\*|(discord|slack|web):\S+)$/, 'expected "provider:channel" (e.g. "slack:#announcements") or "*"')).default([]),
   crossContext: crossContextConfig.optional(),
   /** Which actions the tool may take (OpenClaw's `tools.message.actions`); default `send` only. */
   actions: messageActionsConfig.optional(),
-});
+}));
 
 /** A browser profile name doubles as a folder name under the data dir, so it is kept plain. */
 const browserProfileName = z
   .string()
   .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, 'profile names are 1–32 characters: a-z, 0-9, "-" and "_", starting with a letter or digit');
 
-export const browserConfig = z.strictObject({
+export const browserConfig = lazySchema(() => z.strictObject({
   /** false: the browser tool refuses every action. */
   enabled: z.boolean().default(true),
   /** Run Chromium without a window (default true); a profile may override it. */
@@ -243,9 +244,9 @@ export const browserConfig = z.strictObject({
       ...ssrfOptOuts,
     })
     .optional(),
-});
+}));
 
-export const toolsConfig = z
+export const toolsConfig = lazySchema(() => z
   .strictObject({
     ...agentToolsFields,
     web: webToolsConfig.optional(),
@@ -259,10 +260,10 @@ export const toolsConfig = z
     sandbox: z.strictObject({ tools: toolPolicyConfig.optional() }).optional(),
     exec: execConfig.optional(),
   })
-  .superRefine(rejectAllowWithAlsoAllow);
+  .superRefine(rejectAllowWithAlsoAllow));
 export type ToolsConfig = z.infer<typeof toolsConfig>;
 
-export const skillsConfig = z.strictObject({
+export const skillsConfig = lazySchema(() => z.strictObject({
   /** Extra skill roots, lowest precedence. */
   extraDirs: z.array(z.string()).default([]),
   /** Bundled skills allowed by name; absent = all bundled skills. */
@@ -279,7 +280,7 @@ export const skillsConfig = z.strictObject({
       z.strictObject({ enabled: z.boolean().optional(), env: z.record(z.string(), z.string()).optional(), apiKey: z.string().optional() }),
     )
     .default({}),
-});
+}));
 
 /** Per-plugin hook settings (OpenClaw's `plugins.entries.<id>.hooks`). */
 const pluginHooksConfig = z.strictObject({
@@ -293,7 +294,7 @@ const pluginHooksConfig = z.strictObject({
   timeouts: z.record(z.string(), z.number().int().positive().max(600_000)).optional(),
 });
 
-export const pluginsConfig = z.strictObject({
+export const pluginsConfig = lazySchema(() => z.strictObject({
   /** `false` loads no plugin at all. */
   enabled: z.boolean().default(true),
   /** Folders holding plugin folders (each with a `warden.plugin.json` or `openclaw.plugin.json`), or plugin folders. */
@@ -325,17 +326,17 @@ export const pluginsConfig = z.strictObject({
       }),
     )
     .default({}),
-});
+}));
 
 /** How conversations queue: one turn at a time each, in order. */
-export const sessionsConfig = z.strictObject({
+export const sessionsConfig = lazySchema(() => z.strictObject({
   /** Messages that may wait behind a conversation's running turn; the next one gets a "busy" reply. */
   maxQueued: z.number().int().min(1).max(1000).default(32),
   /** On shutdown, how long running turns may finish before they are aborted. */
   shutdownGraceSec: z.number().int().min(0).max(600).default(10),
-});
+}));
 
-export const cronConfig = z.strictObject({
+export const cronConfig = lazySchema(() => z.strictObject({
   /**
    * Jobs running at once. A job's run is a model turn (API calls, tool work) in its own
    * conversation: three keep a morning burst of schedules moving without several long turns
@@ -345,7 +346,7 @@ export const cronConfig = z.strictObject({
   maxConcurrent: z.number().int().min(1).max(32).default(3),
   /** Runs kept per job in the history (`/cron list`, the cron tool's `runs`); older ones are dropped. */
   keepRuns: z.number().int().min(1).max(10_000).default(50),
-});
+}));
 
 export const wardenConfigSchema = z.strictObject({
   owners: idsByProvider.default({}),

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy.js';
 
 /**
  * `mcp.servers.<name>`: MCP servers whose tools join the surface as `<server>__<tool>`
@@ -20,7 +21,7 @@ export type McpApprovalMode = z.infer<typeof mcpApprovalMode>;
 /** `*` globs over the server's own tool names (OpenClaw's toolFilter syntax). */
 const toolNamePatterns = z.array(z.string().trim().min(1, 'a tool name or * glob'));
 
-export const mcpServerConfig = z
+export const mcpServerConfig = lazySchema(() => z
   .strictObject({
     /** `false` keeps the server stopped and its tools off every surface. */
     enabled: z.boolean().optional(),
@@ -70,10 +71,10 @@ export const mcpServerConfig = z
     for (const key of misplaced) {
       if (server[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: `${key} applies to ${server.url !== undefined ? 'stdio servers (command)' : 'HTTP servers (url)'} only` });
     }
-  });
+  }));
 export type McpServerConfig = z.infer<typeof mcpServerConfig>;
 
-export const mcpConfig = z.strictObject({
+export const mcpConfig = lazySchema(() => z.strictObject({
   servers: z
     .record(
       z
@@ -83,5 +84,5 @@ export const mcpConfig = z.strictObject({
       mcpServerConfig,
     )
     .default({}),
-});
+}));
 export type McpConfig = z.infer<typeof mcpConfig>;

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy.js';
 
 /**
  * `tools.media`: inbound media understanding (OpenClaw's shape). Audio attachments are
@@ -23,7 +24,7 @@ const runtimeFields = {
   headers: z.record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'not a valid HTTP header name'), z.string()).optional(),
 };
 
-export const mediaModelEntry = z
+export const mediaModelEntry = lazySchema(() => z
   .strictObject({
     /** `provider` (default): an API; `cli`: a local command run under the exec policy. */
     type: z.enum(['provider', 'cli']).optional(),
@@ -57,16 +58,16 @@ export const mediaModelEntry = z
         if (entry[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: `${key} belongs to type: cli entries` });
       }
     }
-  });
+  }));
 export type MediaModelEntry = z.infer<typeof mediaModelEntry>;
 
-const attachmentsPolicy = z.strictObject({
+const attachmentsPolicy = lazySchema(() => z.strictObject({
   /** `first` (default): the first matching attachment only; `all`: up to maxAttachments. */
   mode: z.enum(['first', 'all']).optional(),
   maxAttachments: z.number().int().positive().max(32).optional(),
   /** Which candidates come first: message order, reverse order, local files, or URLs. */
   prefer: z.enum(['first', 'last', 'path', 'url']).optional(),
-});
+}));
 
 const capabilityFields = {
   /** false: never for this capability. Default: on when an entry can serve it. */
@@ -79,23 +80,23 @@ const capabilityFields = {
   attachments: attachmentsPolicy.optional(),
 };
 
-export const mediaCapabilityConfig = z.strictObject(capabilityFields);
-export const mediaAudioConfig = z.strictObject({
+export const mediaCapabilityConfig = lazySchema(() => z.strictObject(capabilityFields));
+export const mediaAudioConfig = lazySchema(() => z.strictObject({
   ...capabilityFields,
   /** Post the transcript back to the chat before the turn runs (the adapters do the posting). */
   echoTranscript: z.boolean().optional(),
   /** `{transcript}` is replaced; default `📝 "{transcript}"`. */
   echoFormat: z.string().min(1).max(500).optional(),
-});
+}));
 export type MediaCapabilityConfig = z.infer<typeof mediaCapabilityConfig>;
 export type MediaAudioConfig = z.infer<typeof mediaAudioConfig>;
 
-export const mediaUnderstandingConfig = z.strictObject({
+export const mediaUnderstandingConfig = lazySchema(() => z.strictObject({
   models: z.array(mediaModelEntry).default([]),
   /** Attachments understood at the same time (default 2). */
   concurrency: z.number().int().positive().max(16).default(2),
   image: mediaCapabilityConfig.optional(),
   audio: mediaAudioConfig.optional(),
   video: mediaCapabilityConfig.optional(),
-});
+}));
 export type MediaUnderstandingConfig = z.infer<typeof mediaUnderstandingConfig>;

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy.js';
 
 const modelRef = z.string().regex(/^[a-z0-9][a-z0-9._-]*\/.+$/i, 'expected "provider/model", e.g. "openai/gpt-image-1"');
 
@@ -8,31 +9,31 @@ export const IMAGE_SIZES = ['auto', '1024x1024', '1536x1024', '1024x1536', '256x
 export const SPEECH_FORMATS = ['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm'] as const;
 
 /** `media.imageGeneration`: the model behind image_generate (OpenAI Images API or a compatible server). */
-export const imageGenerationConfig = z.strictObject({
+export const imageGenerationConfig = lazySchema(() => z.strictObject({
   model: modelRef,
   /** Used when a call names no size (default 1024x1024). */
   size: z.enum(IMAGE_SIZES).default('1024x1024'),
   /** gpt-image models: low, medium, high or auto; dall-e-3: standard or hd. Absent: the model's default. */
   quality: z.enum(['auto', 'low', 'medium', 'high', 'standard', 'hd']).optional(),
   timeoutSec: z.number().int().positive().max(600).default(120),
-});
+}));
 export type ImageGenerationConfig = z.infer<typeof imageGenerationConfig>;
 
 /** `media.tts`: the model behind tts (OpenAI Audio speech API or a compatible server). */
-export const ttsConfig = z.strictObject({
+export const ttsConfig = lazySchema(() => z.strictObject({
   model: modelRef,
   /** Used when a call names no voice. */
   voice: z.string().min(1).max(64).default('alloy'),
   format: z.enum(SPEECH_FORMATS).default('mp3'),
   timeoutSec: z.number().int().positive().max(600).default(60),
-});
+}));
 export type TtsConfig = z.infer<typeof ttsConfig>;
 
 /** Absent sections leave their tool unavailable. */
-export const mediaConfig = z.strictObject({
+export const mediaConfig = lazySchema(() => z.strictObject({
   imageGeneration: imageGenerationConfig.optional(),
   tts: ttsConfig.optional(),
-});
+}));
 export type MediaConfig = z.infer<typeof mediaConfig>;
 
 const MEDIA_KEYS = ['imageGeneration', 'tts'] as const;

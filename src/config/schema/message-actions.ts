@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy.js';
 
 /**
  * The message tool's actions, with OpenClaw's names (`tools.message.actions.allow`). `send` is
@@ -15,10 +16,10 @@ export type MessageAction = (typeof MESSAGE_ACTIONS)[number];
  */
 export const DEFAULT_MESSAGE_ACTIONS: readonly MessageAction[] = ['send'];
 
-export const messageActionsConfig = z.strictObject({
+export const messageActionsConfig = lazySchema(() => z.strictObject({
   /** The actions the message tool may take; unset: `["send"]`. `"*"` is every action. */
   allow: z.array(z.enum([...MESSAGE_ACTIONS, '*'])).optional(),
-});
+}));
 
 /** The actions a config allows, `*` expanded. */
 export function allowedMessageActions(actions: { allow?: readonly string[] | undefined } | undefined): readonly MessageAction[] {

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy.js';
 import { isLoopbackHost } from './gateway.js';
 
 /**
@@ -7,7 +8,7 @@ import { isLoopbackHost } from './gateway.js';
  * loopback must be asked for with `exposeBeyondLoopback: true`, since metrics name tools,
  * queue depths and approval counts an outsider has no business reading.
  */
-export const opsConfig = z
+export const opsConfig = lazySchema(() => z
   .strictObject({
     enabled: z.boolean().default(true),
     host: z.string().min(1).default('127.0.0.1'),
@@ -23,5 +24,5 @@ export const opsConfig = z
         message: `the ops listener binds ${ops.host}, beyond loopback: set ops.exposeBeyondLoopback: true to mean it (its /metrics has no token; keep it on a private network)`,
       });
     }
-  });
+  }));
 export type OpsConfig = z.infer<typeof opsConfig>;

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy.js';
 import { toolEntryProblem } from '../tool-glob.js';
 
 /** A tool name or glob in an allow/deny list; an invalid glob is rejected with its key path. */
@@ -18,13 +19,13 @@ export const profileId = z.enum(PROFILE_IDS, {
 export type ProfileId = z.infer<typeof profileId>;
 
 /** `{allow, alsoAllow, deny}` as written in a config scope. `allow` and `alsoAllow` together is an error. */
-export const toolPolicyConfig = z
+export const toolPolicyConfig = lazySchema(() => z
   .strictObject({
     allow: toolList.optional(),
     alsoAllow: toolList.optional(),
     deny: toolList.optional(),
   })
-  .superRefine(rejectAllowWithAlsoAllow);
+  .superRefine(rejectAllowWithAlsoAllow));
 export type ToolPolicyConfig = z.infer<typeof toolPolicyConfig>;
 
 export function rejectAllowWithAlsoAllow(
@@ -42,18 +43,18 @@ export function rejectAllowWithAlsoAllow(
 }
 
 /** `tools.byProvider.<provider/model|provider>`: a provider profile plus a policy. */
-export const byProviderEntry = z
+export const byProviderEntry = lazySchema(() => z
   .strictObject({
     profile: profileId.optional(),
     allow: toolList.optional(),
     alsoAllow: toolList.optional(),
     deny: toolList.optional(),
   })
-  .superRefine(rejectAllowWithAlsoAllow);
+  .superRefine(rejectAllowWithAlsoAllow));
 export type ByProviderEntry = z.infer<typeof byProviderEntry>;
 
 /** `toolsBySender` keys: `*`, `id:…`, `username:…`, `name:…`, `channel:<channel>:<id>`, or a bare (legacy) id. */
-export const toolsBySender = z.record(z.string().min(1), toolPolicyConfig);
+export const toolsBySender = lazySchema(() => z.record(z.string().min(1), toolPolicyConfig));
 export type ToolsBySenderConfig = z.infer<typeof toolsBySender>;
 
 /** A chat scope (guild, channel, team, web): its policy, its sender policies, its mention rule. */

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy.js';
 
 /**
  * `secrets.grants`: the only ways a stored secret reaches the world — as an environment
@@ -6,7 +7,7 @@ import * as z from 'zod';
  * server (`mcp:<server>`), or of one plugin's calls (`plugin:<id>`). A secret no grant names
  * is stored and listed, never handed out.
  */
-export const secretGrant = z.strictObject({
+export const secretGrant = lazySchema(() => z.strictObject({
   /** The secret's name, as stored (`A-Z 0-9 _`); it is the environment variable's name too. */
   name: z.string().regex(/^[A-Z_][A-Z0-9_]{0,63}$/, 'a secret name (A-Z, 0-9, _; an environment variable name)'),
   to: z.union([z.literal('exec'), z.string().regex(/^mcp:[A-Za-z0-9_-]+$/, 'mcp:<server>'), z.string().regex(/^plugin:[A-Za-z0-9_.@/-]+$/, 'plugin:<id>')]),
@@ -14,10 +15,10 @@ export const secretGrant = z.strictObject({
   commands: z.array(z.string().min(1)).optional(),
   /** Agents the grant holds for; absent: every agent. */
   agents: z.array(z.string().min(1)).optional(),
-});
+}));
 export type SecretGrant = z.infer<typeof secretGrant>;
 
-export const secretsConfig = z.strictObject({
+export const secretsConfig = lazySchema(() => z.strictObject({
   grants: z.array(secretGrant).default([]),
-});
+}));
 export type SecretsConfig = z.infer<typeof secretsConfig>;

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy.js';
 
 /**
  * `store`: where durable state lives. Without `url` (or with `sqlite:`) it is the embedded SQLite
@@ -6,7 +7,7 @@ import * as z from 'zod';
  * several instances share. Write the password as `${ENV}` (e.g. `url: ${WARDEN_STORE_URL}`) so
  * it never sits in the file.
  */
-export const storeConfig = z.strictObject({
+export const storeConfig = lazySchema(() => z.strictObject({
   url: z.string().optional(),
   /** PostgreSQL connections per instance. */
   poolMax: z.number().int().min(2).max(100).optional(),
@@ -16,5 +17,5 @@ export const storeConfig = z.strictObject({
    * (plus one renewal period); renewals run every third of it.
    */
   leaseSec: z.number().min(1).max(600).default(15),
-});
+}));
 export type StoreConfig = z.infer<typeof storeConfig>;

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy.js';
 
 /**
  * `tools.toolSearch`: instead of every tool schema, the model gets `tool_search`,
@@ -6,7 +7,7 @@ import * as z from 'zod';
  * ask for OpenClaw's JavaScript bridge, which Warden does not have; they run as `tools`, as
  * OpenClaw does when it cannot start the bridge.
  */
-export const toolSearchConfig = z.union([
+export const toolSearchConfig = lazySchema(() => z.union([
   z.boolean(),
   z.strictObject({
     enabled: z.boolean().optional(),
@@ -32,5 +33,5 @@ export const toolSearchConfig = z.union([
       ])
       .optional(),
   }),
-]);
+]));
 export type ToolSearchConfig = z.infer<typeof toolSearchConfig>;

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy.js';
 
 /** Web search providers, in OpenClaw's auto-detection order for the ones that need a key. */
 export const WEB_SEARCH_PROVIDERS = ['brave', 'minimax', 'gemini', 'grok', 'kimi', 'perplexity', 'firecrawl', 'exa', 'tavily', 'parallel', 'searxng', 'duckduckgo', 'ollama'] as const;
@@ -7,21 +8,21 @@ export type WebSearchProviderId = (typeof WEB_SEARCH_PROVIDERS)[number];
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name');
 
 /** Where one provider is reached; every field falls back to the provider's documented default. */
-export const webSearchProviderSettings = z.strictObject({
+export const webSearchProviderSettings = lazySchema(() => z.strictObject({
   /** API base (proxy, self-hosted instance, regional host). */
   baseUrl: z.url().optional(),
   /** Environment variable holding the key, instead of the provider's usual ones. */
   apiKeyEnv: envName.optional(),
   /** Model of the grounded-answer providers (gemini, grok, kimi, perplexity through OpenRouter). */
   model: z.string().min(1).optional(),
-});
+}));
 export type WebSearchProviderSettings = z.infer<typeof webSearchProviderSettings>;
 
 /**
  * `tools.web.search`. Without `provider` the first provider whose key is in the environment is
  * used (OpenClaw's order); keyless providers (duckduckgo, ollama) only when named.
  */
-export const webSearchConfig = z
+export const webSearchConfig = lazySchema(() => z
   .strictObject({
     /** false: web_search is unavailable. */
     enabled: z.boolean().default(true),
@@ -45,7 +46,7 @@ export const webSearchConfig = z
         if (search[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: `${key} applies to the configured provider: set provider, or use providers.<id>.${key}` });
       }
     }
-  });
+  }));
 export type WebSearchConfig = z.infer<typeof webSearchConfig>;
 
 /** Header names web_fetch owns or a request cannot carry (OpenClaw drops the same ones). */
@@ -60,7 +61,7 @@ const headerValue = z.string().regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'header values
  * `tools.web.fetch`. Private networks stay out of reach whatever is set here: only the fake-IP
  * ranges can be opened, and hosts can be blocked.
  */
-export const webFetchConfig = z.strictObject({
+export const webFetchConfig = lazySchema(() => z.strictObject({
   /** false: web_fetch is unavailable. */
   enabled: z.boolean().default(true),
   /** `firecrawl`: Firecrawl's scrape API extracts pages the local extractor cannot read. */
@@ -100,10 +101,10 @@ export const webFetchConfig = z.strictObject({
       maxAgeMs: z.number().int().min(0).default(172_800_000),
     })
     .optional(),
-});
+}));
 export type WebFetchConfig = z.infer<typeof webFetchConfig>;
 
-export const webToolsConfig = z.strictObject({
+export const webToolsConfig = lazySchema(() => z.strictObject({
   fetch: webFetchConfig.optional(),
   search: webSearchConfig.optional(),
-});
+}));

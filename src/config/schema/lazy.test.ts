@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { lazySchema } from './lazy.js';
+import { execConfig } from './exec.js';
+import { agentsConfig, toolsConfig, wardenConfigSchema } from './index.js';
+
+/** Whether a lazy schema has been built (zod keeps the built schema on the lazy's definition). */
+const built = (schema: z.ZodLazy<z.ZodType>): boolean => (schema._zod.def as { _cachedInner?: unknown })._cachedInner !== undefined;
+
+describe('config sections are built on first use', () => {
+  // First in the file: nothing in it has parsed a tools or agents block yet.
+  it('a config without a section does not build it', () => {
+    expect(wardenConfigSchema.safeParse({}).success).toBe(true);
+    expect(built(toolsConfig)).toBe(false);
+    expect(built(agentsConfig)).toBe(false);
+    expect(built(execConfig)).toBe(false);
+  });
+
+  it('a config with a section builds it, and what it reaches', () => {
+    expect(wardenConfigSchema.safeParse({ tools: { exec: {} } }).success).toBe(true);
+    expect(built(toolsConfig)).toBe(true);
+    expect(built(execConfig)).toBe(true);
+    expect(built(agentsConfig)).toBe(false);
+  });
+
+  const cases: Array<{ name: string; field: (s: z.ZodType) => z.ZodType; input: unknown }> = [
+    { name: 'absent, optional', field: (s) => s.optional(), input: {} },
+    { name: 'absent, defaulted', field: (s) => s.default({ n: 1 }), input: {} },
+    { name: 'present, invalid', field: (s) => s.optional(), input: { a: { n: 'x', extra: 1 } } },
+    { name: 'present, valid', field: (s) => s.default({ n: 1 }), input: { a: { n: 2 } } },
+    { name: 'absent, prefaulted', field: (s) => s.prefault({}), input: {} },
+  ];
+  it.each(cases)('$name: the same result and issues as the eager schema', ({ field, input }) => {
+    const make = () => z.strictObject({ n: z.number().int().default(1) });
+    let builds = 0;
+    const lazy = lazySchema(() => (builds++, make()));
+    const eager = z.strictObject({ a: field(make()) });
+    const deferred = z.strictObject({ a: field(lazy) });
+    expect(JSON.stringify(deferred.safeParse(input))).toBe(JSON.stringify(eager.safeParse(input)));
+    expect(JSON.stringify(z.toJSONSchema(deferred, { io: 'input' }))).toBe(JSON.stringify(z.toJSONSchema(eager, { io: 'input' })));
+    expect(builds).toBe(1);
+  });
+
+  it('builds once however often it is used', () => {
+    let builds = 0;
+    const lazy = lazySchema(() => (builds++, z.string()));
+    for (let i = 0; i < 3; i++) lazy.parse('x');
+    expect(builds).toBe(1);
+  });
+
+  it('refuses to wrap a schema that is itself optional or defaulted (absent keys would parse differently)', () => {
+    expect(() => lazySchema(() => z.string().optional()).parse('x')).toThrow(/optional or defaulted/);
+    expect(() => lazySchema(() => z.string().default('y')).parse('x')).toThrow(/optional or defaulted/);
+  });
+});
