@@ -213,6 +213,8 @@ const bench: Bench = async (report) => {
         });
       }
     }
+    // `WARDEN_BENCH_CLUSTER=throughput` stops after the messages/s rows (a quick look at the cluster alone).
+    if (process.env.WARDEN_BENCH_CLUSTER === 'throughput') return;
     const clicks = await clickToResult(fake, cluster.url);
     const same = summarize(clicks.same).p50;
     const other = summarize(clicks.other).p50;
