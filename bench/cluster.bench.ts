@@ -103,7 +103,11 @@ async function throughput(fake: SlackFake, adminUrl: string, modelUrl: string, c
   }
 }
 
-const median = (xs: readonly number[]): number => summarize([...xs]).p50;
+const median = (xs: readonly number[]): number => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
 
 /**
  * `count` instances, `IN_FLIGHT` conversations each; every conversation sends `IO_ROUNDS`
