@@ -377,50 +377,48 @@ export class Gateway {
       return;
     }
     const { route } = decision;
-    {
-      // Who may make Warden act, before anything acts: a refused message reaches no command, no hook and no model.
-      const admitted = await this.gate.admit(config, message, route);
-      if (!admitted.pass) {
-        if (admitted.reply !== undefined && this.state === 'running') await this.send(route.replyTo, { text: admitted.reply });
-        if (admitted.pairing && this.state === 'running') await this.showPairingCard(config, message.provider, admitted.pairing);
-        return;
-      }
-      // Slack user groups are looked up, not sent: the turn's policy (`toolsBySender` keys) reads what the gate found.
-      const usergroups = admitted.principal.usergroupIds;
-      if (usergroups && usergroups.length > 0) route.context = { ...route.context, senderUsergroupIds: [...usergroups] };
-      route.access = describeAccess(admitted.decision);
-      if (leaked.length > 0) await this.warnLeak(message, route, leaked);
-      this.remember(route);
-      this.recordConversation(route);
-      this.observeInbound(route, message);
-      if (message.chatType === 'thread' && message.mentionsBot) this.threads.add(route.sessionKey);
-      if (this.state !== 'running') {
-        await this.send(route.replyTo, { text: SHUTDOWN_TEXT }, route);
-        return;
-      }
-
-      const classified = classifyCommandText(route.text, { skills, plugins, senderIsOwner: route.context.senderIsOwner });
-      if (classified.kind === 'answer') {
-        // An unknown command is answered here; it never reaches the model.
-        log.info({ sessionKey: route.sessionKey, word: classified.word }, 'unknown command answered');
-        await this.send(route.replyTo, { text: classified.text });
-        return;
-      }
-      const command = classified.kind === 'builtin' ? classified.command : undefined;
-      const skill = classified.kind === 'skill' ? { spec: classified.spec, args: classified.args } : undefined;
-      if (command && runsImmediately(command.name)) {
-        const done = this.runImmediate(route, command);
-        this.inFlight.add(done);
-        await done.finally(() => this.inFlight.delete(done));
-        return;
-      }
-
-      const pluginCommand = classified.kind === 'plugin' ? classified.command : undefined;
-      const item: QueuedItem = { route, command, skill, pluginCommand, config };
-      const queued = this.options.sessionLeases?.place ? await this.lineUp(item, forwardable(message)) : this.queue.enqueue(route.sessionKey, item);
-      if (queued.ok) return;
-      await this.refused(item, queued.reason);
+    // Who may make Warden act, before anything acts: a refused message reaches no command, no hook and no model.
+    const admitted = await this.gate.admit(config, message, route);
+    if (!admitted.pass) {
+      if (admitted.reply !== undefined && this.state === 'running') await this.send(route.replyTo, { text: admitted.reply });
+      if (admitted.pairing && this.state === 'running') await this.showPairingCard(config, message.provider, admitted.pairing);
+      return;
     }
+    // Slack user groups are looked up, not sent: the turn's policy (`toolsBySender` keys) reads what the gate found.
+    const usergroups = admitted.principal.usergroupIds;
+    if (usergroups && usergroups.length > 0) route.context = { ...route.context, senderUsergroupIds: [...usergroups] };
+    route.access = describeAccess(admitted.decision);
+    if (leaked.length > 0) await this.warnLeak(message, route, leaked);
+    this.remember(route);
+    this.recordConversation(route);
+    this.observeInbound(route, message);
+    if (message.chatType === 'thread' && message.mentionsBot) this.threads.add(route.sessionKey);
+    if (this.state !== 'running') {
+      await this.send(route.replyTo, { text: SHUTDOWN_TEXT }, route);
+      return;
+    }
+
+    const classified = classifyCommandText(route.text, { skills, plugins, senderIsOwner: route.context.senderIsOwner });
+    if (classified.kind === 'answer') {
+      // An unknown command is answered here; it never reaches the model.
+      log.info({ sessionKey: route.sessionKey, word: classified.word }, 'unknown command answered');
+      await this.send(route.replyTo, { text: classified.text });
+      return;
+    }
+    const command = classified.kind === 'builtin' ? classified.command : undefined;
+    const skill = classified.kind === 'skill' ? { spec: classified.spec, args: classified.args } : undefined;
+    if (command && runsImmediately(command.name)) {
+      const done = this.runImmediate(route, command);
+      this.inFlight.add(done);
+      await done.finally(() => this.inFlight.delete(done));
+      return;
+    }
+
+    const pluginCommand = classified.kind === 'plugin' ? classified.command : undefined;
+    const item: QueuedItem = { route, command, skill, pluginCommand, config };
+    const queued = this.options.sessionLeases?.place ? await this.lineUp(item, forwardable(message)) : this.queue.enqueue(route.sessionKey, item);
+    if (queued.ok) return;
+    await this.refused(item, queued.reason);
   }
 
   /** Tells the sender a message was not queued (its session is full, or Warden is stopping). */
