@@ -30,9 +30,9 @@ const CONVERSATIONS = 30;
 /** Rounds of 1, 2 and 3 instances, interleaved (the machine's load moves between runs; medians are reported). */
 const ROUNDS = Number(process.env.WARDEN_BENCH_CLUSTER_ROUNDS ?? 2);
 /** The I/O-bound simulation: the model answers after this long, and each instance has this many conversations in flight. */
-const MODEL_MS = 500;
+const MODEL_MS = 2000;
 const IN_FLIGHT = 4;
-const IO_ROUNDS = 5;
+const IO_ROUNDS = 3;
 const TARGET_SCALING = 1.7;
 const CLICKS = 8;
 /** Issue 32's targets. */
@@ -244,7 +244,8 @@ const bench: Bench = async (report) => {
   const fake = await startSlackFake();
   const model = await startFakeOpenAI({ respond: () => ({ kind: 'reply', text: 'ok' }) });
   try {
-    for (const delivery of ['round-robin', 'sticky'] as const) {
+    // `WARDEN_BENCH_CLUSTER=io` runs the I/O-bound scaling rows alone.
+    for (const delivery of process.env.WARDEN_BENCH_CLUSTER === 'io' ? [] : (['round-robin', 'sticky'] as const)) {
       const counts = [1, 2, 3];
       const runs = new Map<number, Array<{ rate: number; perMessage: number }>>(counts.map((c) => [c, []]));
       const ratios = new Map<number, number[]>(counts.map((c) => [c, []]));
@@ -293,7 +294,7 @@ const bench: Bench = async (report) => {
       await slow.close();
     }
     // `WARDEN_BENCH_CLUSTER=throughput` stops after the messages/s rows (a quick look at the cluster alone).
-    if (process.env.WARDEN_BENCH_CLUSTER === 'throughput') return;
+    if (process.env.WARDEN_BENCH_CLUSTER === 'throughput' || process.env.WARDEN_BENCH_CLUSTER === 'io') return;
     const clicks = await clickToResult(fake, cluster.url);
     const same = summarize(clicks.same).p50;
     const other = summarize(clicks.other).p50;
