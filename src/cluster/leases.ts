@@ -31,6 +31,8 @@ export interface ClaimedPlace {
   seq: number;
   name: string;
   payload: string | undefined;
+  /** When the place was first taken (the database's clock, ms). */
+  placedAt?: number | undefined;
 }
 
 /** How often a waiter behind another instance's earlier place looks again when no notification came. */
@@ -110,7 +112,7 @@ export class Leases {
    * given up when its work's lease is released, or by `leave` when the work will not run.
    */
   async enqueue(name: string): Promise<number> {
-    const seq = await this.db.value<number>('INSERT INTO lease_queue (name, holder) VALUES (?, ?) RETURNING seq', [name, this.options.holder]);
+    const seq = await this.db.value<number>(`INSERT INTO lease_queue (name, holder, placed_at) VALUES (?, ?, ${serverNow(this.db)}) RETURNING seq`, [name, this.options.holder]);
     return Number(seq);
   }
 
@@ -129,8 +131,8 @@ export class Leases {
     const now = serverNow(this.db);
     const live = `i.role = 'server' AND i.lease_until > ${now}`;
     const row = await this.db.get<{ seq: number | string; holder: string; taken: number | string }>(
-      `INSERT INTO lease_queue (name, holder, payload, taken)
-       SELECT ?, o.holder, ?, CASE WHEN o.holder = ? AND NOT EXISTS (SELECT 1 FROM lease_queue u WHERE u.holder = ? AND u.name = ? AND u.taken = 0) THEN 1 ELSE 0 END
+      `INSERT INTO lease_queue (name, holder, payload, taken, placed_at)
+       SELECT ?, o.holder, ?, CASE WHEN o.holder = ? AND NOT EXISTS (SELECT 1 FROM lease_queue u WHERE u.holder = ? AND u.name = ? AND u.taken = 0) THEN 1 ELSE 0 END, ${now}
        FROM (SELECT COALESCE(
          (SELECT q.holder FROM lease_queue q JOIN instances i ON i.id = q.holder WHERE q.name = ? AND ${live} ORDER BY q.seq DESC LIMIT 1),
          (SELECT l.holder FROM leases l JOIN instances i ON i.id = l.holder WHERE l.name = ? AND l.expires_at > ${now} AND ${live}),
@@ -161,14 +163,19 @@ export class Leases {
   async takeOver(): Promise<ClaimedPlace[]> {
     const now = serverNow(this.db);
     return this.db.tx(async () => {
-      const dead = await this.db.all<{ seq: number | string; name: string; payload: string | null }>(
-        `DELETE FROM lease_queue WHERE NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = lease_queue.holder AND i.lease_until > ${now}) RETURNING seq, name, payload`,
+      const dead = await this.db.all<{ seq: number | string; name: string; payload: string | null; placed_at: number | string | null }>(
+        `DELETE FROM lease_queue WHERE NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = lease_queue.holder AND i.lease_until > ${now}) RETURNING seq, name, payload, placed_at`,
       );
       const taken: ClaimedPlace[] = [];
       for (const row of dead.sort((a, b) => Number(a.seq) - Number(b.seq))) {
         if (row.payload === null) continue;
-        const seq = await this.db.value<number | string>('INSERT INTO lease_queue (name, holder, payload, taken) VALUES (?, ?, ?, 1) RETURNING seq', [row.name, this.options.holder, row.payload]);
-        taken.push({ seq: Number(seq), name: row.name, payload: row.payload });
+        const seq = await this.db.value<number | string>('INSERT INTO lease_queue (name, holder, payload, taken, placed_at) VALUES (?, ?, ?, 1, ?) RETURNING seq', [
+          row.name,
+          this.options.holder,
+          row.payload,
+          row.placed_at,
+        ]);
+        taken.push({ seq: Number(seq), name: row.name, payload: row.payload, ...(row.placed_at === null ? {} : { placedAt: Number(row.placed_at) }) });
       }
       if (dead.length > 0) log.info({ deleted: dead.length - taken.length, taken: taken.length }, 'took over the places of instances that stopped or died');
       return taken;

@@ -66,6 +66,8 @@ const queueTable = (seq: string): Migration => ({
  * owner while it is busy, which may be another instance than the one the message reached (a
  * forwarded message). `taken` is 0 until the holder has picked the place up into its queue.
  * A place without a payload runs only where it arrived (files, native commands, the web chat).
+ * `placed_at` (the database's clock, ms): a survivor does not run again a dead instance's message
+ * whose turn raised an approval since (that approval's take-over continues it).
  */
 const cluster004: Migration = {
   id: 'cluster-004-lease-queue-payload',
@@ -73,6 +75,7 @@ const cluster004: Migration = {
     await db.exec(`
       ALTER TABLE lease_queue ADD COLUMN payload TEXT;
       ALTER TABLE lease_queue ADD COLUMN taken INTEGER NOT NULL DEFAULT 1;
+      ALTER TABLE lease_queue ADD COLUMN placed_at BIGINT;
       CREATE INDEX lease_queue_by_holder ON lease_queue (holder, taken);
     `);
   },

@@ -57,6 +57,8 @@ export interface GatewayOptions {
     /** The decision path of one platform, used by `/approve` typed there (buttons use the same). */
     approve(provider: InboundMessage['provider']): (click: ApprovalClick) => Promise<ApproveOutcome>;
     pendingCount(sessionKey: string): number | Promise<number>;
+    /** Whether a request of the session was raised at or after `sinceMs` (any status). */
+    raisedSince?: ((sessionKey: string, sinceMs: number) => Promise<boolean>) | undefined;
     /** The pending requests of a session, oldest first (`/approvals`); none when absent. */
     pending?: ((sessionKey: string) => ApprovalRequest[] | Promise<ApprovalRequest[]>) | undefined;
     /** The live grants of an agent (`/approvals grants`) and their revocation (`/approvals revoke ID`). */
@@ -514,7 +516,9 @@ export class Gateway {
     let rows: ClaimedPlace[] = [];
     try {
       const taken = takeOver && leases.takeOver ? await leases.takeOver() : [];
-      rows = [...taken, ...(await leases.claim())];
+      const rerun: ClaimedPlace[] = [];
+      for (const row of taken) if (!(await this.continuedElsewhere(row))) rerun.push(row);
+      rows = [...rerun, ...(await leases.claim())];
     } finally {
       // Messages placed here meanwhile join the claimed places, all in place order (no await from here on).
       const ready = [...this.ready].map(([seq, item]) => ({ seq, item }));
@@ -523,6 +527,22 @@ export class Gateway {
       const all = [...rows.map((row) => ({ seq: row.seq, row })), ...ready].sort((a, b) => a.seq - b.seq);
       background(this.queuePlaces(all), 'picked-up places not queued');
     }
+  }
+
+  /**
+   * Whether a dead instance's message is already continued by an approval it raised: a turn
+   * killed while its call waited for a decision is carried on by the approval's take-over (the
+   * card, then the deferred call), so running the message again would ask a second time.
+   */
+  private async continuedElsewhere(row: ClaimedPlace): Promise<boolean> {
+    const key = row.name.startsWith('session:') ? row.name.slice('session:'.length) : undefined;
+    const raisedSince = this.options.approvals.raisedSince;
+    if (key === undefined || row.placedAt === undefined || !raisedSince) return false;
+    // Not known: run it again (at least once), rather than lose it.
+    if (!(await raisedSince(key, row.placedAt).catch(() => false))) return false;
+    log.info({ sessionKey: key, place: row.seq }, "a dead instance's message raised an approval, whose take-over continues it; not run again");
+    await this.options.sessionLeases?.leave?.(row.seq).catch(() => undefined);
+    return true;
   }
 
   /** Queues picked-up places in the order given (synchronously, up to the first refusal's reply). */
