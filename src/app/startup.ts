@@ -386,6 +386,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     approvals: {
       approve: (provider) => approveOn(resolve, provider),
       pendingCount: async (sessionKey) => (await approvals.list({ sessionKey })).length,
+      raisedSince: async (sessionKey, sinceMs) =>
+        [...(await approvals.list({ sessionKey })), ...(await approvals.history({ sessionKey, limit: 20 }))].some((r) => r.createdAt >= sinceMs),
       pending: (sessionKey) => approvals.list({ sessionKey }),
       grants: { list: (agentId) => approvals.grants.list({ agentId }), revoke: (id, by) => approvals.revokeGrant(id, by) },
     },

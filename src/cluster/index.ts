@@ -1,9 +1,9 @@
 import type { Store } from '../store/store.js';
 import { InstanceRegistry } from './instances.js';
-import { Leases } from './leases.js';
+import { INBOX_CHANNEL, Leases } from './leases.js';
 
 export { InstanceRegistry } from './instances.js';
-export { LEASE_CHANNEL, Leases, STOP_CHANNEL, leaseDigest, type HeldLease } from './leases.js';
+export { INBOX_CHANNEL, LEASE_CHANNEL, Leases, STOP_CHANNEL, leaseDigest, type ClaimedPlace, type HeldLease, type Place } from './leases.js';
 export { clusterMigrations } from './migrations.js';
 export { SharedDeliveries } from './deliveries.js';
 
@@ -30,6 +30,8 @@ export async function joinCluster(store: Store, options: { leaseSec: number; rol
     stop: async () => {
       await leases.close();
       await instances.stop();
+      // Places forwarded here and not picked up: the others take them over now, not at their next sweep.
+      if (store.db.open) await store.db.notify(INBOX_CHANNEL, '*').catch(() => undefined);
     },
   };
 }

@@ -185,4 +185,70 @@ describe.each(ENGINES)('a session line across instances on %s', (engine) => {
     expect(await la.hold('session:s', never, async () => 'next ran', later)).toBe('next ran');
     await Promise.all([la.close(), lb.close(), ra.stop(), rb.stop()]);
   });
+
+  it("a busy conversation's next place goes to the instance running it, which is told and picks its places up in order", async () => {
+    const { ra, rb, la, lb } = await twoInstances();
+    const told: string[] = [];
+    const offA = await la.onForwarded((takeOver) => told.push(takeOver ? 'take over' : 'forwarded'));
+    // Idle: the place is the receiving instance's, taken at once.
+    expect(await la.place('session:s', '{"m":1}')).toMatchObject({ holder: 'inst-a', here: true, taken: true });
+    // Busy at A: B's message goes to A, not taken yet; A hears of it.
+    const forwarded = await lb.place('session:s', '{"m":2}');
+    expect(forwarded).toMatchObject({ holder: 'inst-a', here: false, taken: false });
+    // (SQLite tells only the handle that notified: it is never shared by two instances.)
+    if (engine === 'postgres') await until(() => told.includes('forwarded'), 5_000);
+    // A's own next message queues behind the forwarded one: it is picked up with it, in order.
+    const own = await la.place('session:s', '{"m":3}');
+    expect(own).toMatchObject({ holder: 'inst-a', here: true, taken: false });
+    expect(await la.claim()).toEqual([
+      { seq: forwarded.seq, name: 'session:s', payload: '{"m":2}' },
+      { seq: own.seq, name: 'session:s', payload: '{"m":3}' },
+    ]);
+    expect(await la.claim()).toEqual([]);
+    // Another conversation, idle, stays where it arrived; a place without a message never moves.
+    expect(await lb.place('session:t', '{"m":4}')).toMatchObject({ holder: 'inst-b', taken: true });
+    expect(await lb.place('session:s')).toMatchObject({ holder: 'inst-b', taken: true });
+    await offA();
+    await Promise.all([la.close(), lb.close(), ra.stop(), rb.stop()]);
+  });
+
+  it('the places of a dead instance are taken over with their message, or deleted without one; the dead holder can no longer run them', async () => {
+    const { a, ra, rb, la, lb } = await twoInstances();
+    const running = await lb.place('session:s', '{"m":1}');
+    const waiting = await la.place('session:s', '{"m":2}');
+    expect(waiting.holder).toBe('inst-b');
+    const filesOnly = await lb.place('session:u');
+    // B dies: its heartbeat stops and its lease runs out (its row stays, as after a SIGKILL).
+    clearInterval((rb as unknown as { timer: NodeJS.Timeout }).timer);
+    await a.db.run('UPDATE instances SET lease_until = 0 WHERE id = ?', ['inst-b']);
+    const taken = await la.takeOver();
+    expect(taken.map((t) => t.payload)).toEqual(['{"m":1}', '{"m":2}']);
+    expect(taken.every((t) => t.seq > filesOnly.seq)).toBe(true);
+    const rows = await a.db.all<{ holder: string; name: string; taken: number }>('SELECT holder, name, taken FROM lease_queue ORDER BY seq');
+    expect(rows.map((r) => [r.holder, r.name, Number(r.taken)])).toEqual([
+      ['inst-a', 'session:s', 1],
+      ['inst-a', 'session:s', 1],
+    ]);
+    // Taken once: a second survivor finds nothing.
+    expect(await lb.takeOver()).toEqual([]);
+    // B (paused, not dead after all) may not run what it held: its place is A's now.
+    await expect(lb.hold('session:s', new AbortController().signal, async () => 'ran twice', running.seq)).rejects.toThrow(/took this message over/);
+    // A runs them.
+    for (const t of taken) expect(await la.hold('session:s', new AbortController().signal, async () => t.payload, t.seq)).toBe(t.payload);
+    expect(await a.db.value('SELECT COUNT(*) FROM lease_queue')).toBe(0);
+    await Promise.all([la.close(), lb.close(), ra.stop()]);
+  });
+
+  it('a stopping instance leaves the places forwarded to it for the others, and deletes those it picked up', async () => {
+    const { a, ra, rb, la, lb } = await twoInstances();
+    await la.place('session:s', '{"m":1}');
+    const forwarded = await lb.place('session:s', '{"m":2}');
+    expect(forwarded.holder).toBe('inst-a');
+    await la.close();
+    await ra.stop();
+    expect((await a.db.all<{ seq: number | string }>('SELECT seq FROM lease_queue')).map((r) => Number(r.seq))).toEqual([forwarded.seq]);
+    const taken = await lb.takeOver();
+    expect(taken.map((t) => t.payload)).toEqual(['{"m":2}']);
+    await Promise.all([lb.close(), rb.stop()]);
+  });
 });

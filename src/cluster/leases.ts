@@ -9,6 +9,32 @@ export const LEASE_CHANNEL = 'warden_lease';
 /** Notified when `/stop` reached an instance that is not running the conversation's turn; the payload is the lease's digest. */
 export const STOP_CHANNEL = 'warden_stop';
 
+/**
+ * Notified when a place was forwarded to an instance (the payload is that instance's id) or
+ * when an instance stopped and left places for the others to take over (`*`).
+ */
+export const INBOX_CHANNEL = 'warden_inbox';
+
+/** A message's place in its conversation's line, and which instance runs it. */
+export interface Place {
+  seq: number;
+  /** The instance that runs the message: this one, or the conversation's owner it was forwarded to. */
+  holder: string;
+  /** Whether the holder is this instance. */
+  here: boolean;
+  /** Whether it is this instance's and already counted as picked up (else `claim` picks it up, in place order). */
+  taken: boolean;
+}
+
+/** A place picked up by its holder: the message to run, as `place` was given it. */
+export interface ClaimedPlace {
+  seq: number;
+  name: string;
+  payload: string | undefined;
+  /** When the place was first taken (the database's clock, ms). */
+  placedAt?: number | undefined;
+}
+
 /** How often a waiter behind another instance's earlier place looks again when no notification came. */
 const BLOCKED_LOOK_MS = 250;
 
@@ -56,7 +82,9 @@ export class Leases {
   /**
    * Takes `name` when nobody holds it or its holder's lease ran out; undefined when another holds
    * it. With a `place` (from `enqueue`), also only when no other live instance holds an earlier
-   * place in `name`'s line: this instance's own earlier places are its local queue's business.
+   * place in `name`'s line (this instance's own earlier places are its local queue's business),
+   * and only while the place is still this instance's (another took it over when this one's
+   * heartbeat lapsed: running it here too would run it twice).
    */
   async tryAcquire(name: string, ttlMs = this.options.ttlMs, place?: number): Promise<HeldLease | undefined> {
     const now = serverNow(this.db);
@@ -73,10 +101,11 @@ export class Leases {
             `INSERT INTO leases (name, holder, generation, expires_at) SELECT ?, ?, 1, ${now} + ?
        WHERE NOT EXISTS (SELECT 1 FROM lease_queue q JOIN instances i ON i.id = q.holder
                          WHERE q.name = ? AND q.seq < ? AND q.holder != ? AND i.lease_until > ${now})
+         AND EXISTS (SELECT 1 FROM lease_queue p WHERE p.seq = ? AND p.holder = ?)
        ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, generation = leases.generation + 1, expires_at = excluded.expires_at
        WHERE leases.expires_at <= ${now}
        RETURNING generation`,
-            [name, this.options.holder, ttlMs, name, place, this.options.holder],
+            [name, this.options.holder, ttlMs, name, place, this.options.holder, place, this.options.holder],
           );
     return row ? { name, generation: Number(row.generation) } : undefined;
   }
@@ -87,8 +116,97 @@ export class Leases {
    * given up when its work's lease is released, or by `leave` when the work will not run.
    */
   async enqueue(name: string): Promise<number> {
-    const seq = await this.db.value<number>('INSERT INTO lease_queue (name, holder) VALUES (?, ?) RETURNING seq', [name, this.options.holder]);
+    const seq = await this.db.value<number>(`INSERT INTO lease_queue (name, holder, placed_at) VALUES (?, ?, ${serverNow(this.db)}) RETURNING seq`, [name, this.options.holder]);
     return Number(seq);
+  }
+
+  /**
+   * Takes a place for a message that can run on any instance (`payload`: the routed message),
+   * recorded with it so it outlives the instance it reached. The place goes to the
+   * conversation's owner — the instance holding its latest live place, else its lease — and
+   * to this instance when the conversation is idle, in the same conditional write, so a busy
+   * conversation stays on one instance and its messages never wait for a handoff. Another
+   * owner is told at once (a notification naming it); it picks the place up with `claim`.
+   * Without a payload the place is this instance's (the message runs where it arrived).
+   */
+  async place(name: string, payload?: string): Promise<Place> {
+    const me = this.options.holder;
+    if (payload === undefined) return { seq: await this.enqueue(name), holder: me, here: true, taken: true };
+    const now = serverNow(this.db);
+    const live = `i.role = 'server' AND i.lease_until > ${now}`;
+    const row = await this.db.get<{ seq: number | string; holder: string; taken: number | string }>(
+      `INSERT INTO lease_queue (name, holder, payload, taken, placed_at)
+       SELECT ?, o.holder, ?, CASE WHEN o.holder = ? AND NOT EXISTS (SELECT 1 FROM lease_queue u WHERE u.holder = ? AND u.name = ? AND u.taken = 0) THEN 1 ELSE 0 END, ${now}
+       FROM (SELECT COALESCE(
+         (SELECT q.holder FROM lease_queue q JOIN instances i ON i.id = q.holder WHERE q.name = ? AND ${live} ORDER BY q.seq DESC LIMIT 1),
+         (SELECT l.holder FROM leases l JOIN instances i ON i.id = l.holder WHERE l.name = ? AND l.expires_at > ${now} AND ${live}),
+         ?) AS holder) o
+       RETURNING seq, holder, taken`,
+      [name, payload, me, me, name, name, name, me],
+    );
+    if (!row) throw new Error('lease queue: the place was not recorded');
+    const place = { seq: Number(row.seq), holder: row.holder, here: row.holder === me, taken: Number(row.taken) === 1 };
+    if (place.holder !== me) await this.db.notify(INBOX_CHANNEL, place.holder);
+    return place;
+  }
+
+  /** Picks up the places forwarded to this instance (or left for it by `place`), in place order. */
+  async claim(): Promise<ClaimedPlace[]> {
+    const rows = await this.db.all<{ seq: number | string; name: string; payload: string | null }>('UPDATE lease_queue SET taken = 1 WHERE holder = ? AND taken = 0 RETURNING seq, name, payload', [
+      this.options.holder,
+    ]);
+    return rows.map((r) => ({ seq: Number(r.seq), name: r.name, payload: r.payload ?? undefined })).sort((a, b) => a.seq - b.seq);
+  }
+
+  /**
+   * The places of instances that died (their heartbeat ran out) or stopped: a place without a
+   * message is deleted; one with its message becomes this instance's, taken, at the end of its
+   * conversation's line (behind what other instances ran since the death), in its old order.
+   * One conditional delete: two survivors never take the same place.
+   */
+  async takeOver(): Promise<ClaimedPlace[]> {
+    const now = serverNow(this.db);
+    return this.db.tx(async () => {
+      const dead = await this.db.all<{ seq: number | string; name: string; payload: string | null; placed_at: number | string | null }>(
+        `DELETE FROM lease_queue WHERE NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = lease_queue.holder AND i.lease_until > ${now}) RETURNING seq, name, payload, placed_at`,
+      );
+      const taken: ClaimedPlace[] = [];
+      for (const row of dead.sort((a, b) => Number(a.seq) - Number(b.seq))) {
+        if (row.payload === null) continue;
+        const seq = await this.db.value<number | string>('INSERT INTO lease_queue (name, holder, payload, taken, placed_at) VALUES (?, ?, ?, 1, ?) RETURNING seq', [
+          row.name,
+          this.options.holder,
+          row.payload,
+          row.placed_at,
+        ]);
+        taken.push({ seq: Number(seq), name: row.name, payload: row.payload, ...(row.placed_at === null ? {} : { placedAt: Number(row.placed_at) }) });
+      }
+      if (dead.length > 0) log.info({ deleted: dead.length - taken.length, taken: taken.length }, 'took over the places of instances that stopped or died');
+      return taken;
+    });
+  }
+
+  /**
+   * Hears places forwarded to this instance (and instances that stopped leaving theirs);
+   * `handler(true)` also asks for `takeOver`, which runs every third of the lease as well, so
+   * a dead instance's places move within its lease plus that period.
+   */
+  async onForwarded(handler: (takeOver: boolean) => void): Promise<() => Promise<void>> {
+    const off = await this.db.listen(INBOX_CHANNEL, (payload) => {
+      if (payload === this.options.holder) handler(false);
+      else if (payload === undefined || payload === '*') handler(true);
+    });
+    const timer = setInterval(() => handler(true), Math.max(100, Math.floor(this.options.ttlMs / 3)));
+    timer.unref();
+    return async () => {
+      clearInterval(timer);
+      await off();
+    };
+  }
+
+  /** Whether `place` is still this instance's (false once another instance took it over). */
+  async holdsPlace(place: number): Promise<boolean> {
+    return (await this.db.value('SELECT 1 FROM lease_queue WHERE seq = ? AND holder = ?', [place, this.options.holder])) !== undefined;
   }
 
   /** Gives up a place whose work will not run (refused, stopped while waiting). */
@@ -242,6 +360,7 @@ export class Leases {
       try {
         const lease = await this.tryAcquire(name, this.options.ttlMs, place);
         if (lease) return lease;
+        if (place !== undefined && !(await this.holdsPlace(place))) throw new Error('another instance took this message over');
         // The holder releases (notification) or dies (its lease runs out): whichever comes first.
         // No holder: an earlier place of another instance is about to take it (its notification
         // wakes this one after), or that instance died (its places lapse with its heartbeat).
@@ -306,8 +425,9 @@ export class Leases {
     for (const entry of this.parked.values()) this.releaseParked(entry);
     this.parked.clear();
     await Promise.all([...this.releasing]);
-    // Places still in line go with this instance (its registry row goes too, which alone makes them lapse).
-    if (this.db.open) await this.db.run('DELETE FROM lease_queue WHERE holder = ?', [this.options.holder]).catch(() => undefined);
+    // Places picked up here go with this instance (their senders were told it is shutting down);
+    // places forwarded here and not yet picked up stay for another instance to take over.
+    if (this.db.open) await this.db.run('DELETE FROM lease_queue WHERE holder = ? AND taken = 1', [this.options.holder]).catch(() => undefined);
     await this.unlisten?.().catch(() => undefined);
     this.unlisten = undefined;
   }

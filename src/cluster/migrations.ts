@@ -60,8 +60,29 @@ const queueTable = (seq: string): Migration => ({
   },
 });
 
+/**
+ * A place carries its message (`payload`, the routed message as JSON) so that it survives the
+ * instance it reached, and names the instance that runs it (`holder`): the conversation's
+ * owner while it is busy, which may be another instance than the one the message reached (a
+ * forwarded message). `taken` is 0 until the holder has picked the place up into its queue.
+ * A place without a payload runs only where it arrived (files, native commands, the web chat).
+ * `placed_at` (the database's clock, ms): a survivor does not run again a dead instance's message
+ * whose turn raised an approval since (that approval's take-over continues it).
+ */
+const cluster004: Migration = {
+  id: 'cluster-004-lease-queue-payload',
+  async up(db) {
+    await db.exec(`
+      ALTER TABLE lease_queue ADD COLUMN payload TEXT;
+      ALTER TABLE lease_queue ADD COLUMN taken INTEGER NOT NULL DEFAULT 1;
+      ALTER TABLE lease_queue ADD COLUMN placed_at BIGINT;
+      CREATE INDEX lease_queue_by_holder ON lease_queue (holder, taken);
+    `);
+  },
+};
+
 export const clusterMigrations: FeatureMigrations = {
   feature: 'cluster',
-  sqlite: [cluster001, cluster002, queueTable('INTEGER PRIMARY KEY AUTOINCREMENT')],
-  postgres: [cluster001, cluster002, queueTable('BIGSERIAL PRIMARY KEY')],
+  sqlite: [cluster001, cluster002, queueTable('INTEGER PRIMARY KEY AUTOINCREMENT'), cluster004],
+  postgres: [cluster001, cluster002, queueTable('BIGSERIAL PRIMARY KEY'), cluster004],
 };

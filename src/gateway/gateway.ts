@@ -27,7 +27,8 @@ import { agentSkillNote, readSkillInstructions, runSkillToolCommand, skillTurnTe
 import type { HookBus } from '../hooks/bus.js';
 import { messageHookContext } from '../hooks/context.js';
 import { DEFAULT_MAX_PENDING, SessionQueues, type EnqueueResult } from './queue.js';
-import { leaseDigest } from '../cluster/leases.js';
+import { leaseDigest, type ClaimedPlace, type Place } from '../cluster/leases.js';
+import { decodeForwarded, encodeForwarded, forwardable } from './forwarded.js';
 import { routeMessage, ThreadParticipation, type Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
 import type { FollowUpTurn } from './deferred-calls.js';
@@ -56,6 +57,8 @@ export interface GatewayOptions {
     /** The decision path of one platform, used by `/approve` typed there (buttons use the same). */
     approve(provider: InboundMessage['provider']): (click: ApprovalClick) => Promise<ApproveOutcome>;
     pendingCount(sessionKey: string): number | Promise<number>;
+    /** Whether a request of the session was raised at or after `sinceMs` (any status). */
+    raisedSince?: ((sessionKey: string, sinceMs: number) => Promise<boolean>) | undefined;
     /** The pending requests of a session, oldest first (`/approvals`); none when absent. */
     pending?: ((sessionKey: string) => ApprovalRequest[] | Promise<ApprovalRequest[]>) | undefined;
     /** The live grants of an agent (`/approvals grants`) and their revocation (`/approvals revoke ID`). */
@@ -99,6 +102,17 @@ export interface GatewayOptions {
         hold<T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>, place?: number, keep?: () => boolean): Promise<T>;
         /** A place in the session's line across instances (arrival order), taken as a message queues here. */
         enqueue?(name: string): Promise<number>;
+        /**
+         * A place recorded with its message (`payload`), given to the conversation's owner: this
+         * instance, or the one running the conversation, which picks it up (`claim`).
+         */
+        place?(name: string, payload?: string): Promise<Place>;
+        /** The places forwarded to this instance, in place order. */
+        claim?(): Promise<ClaimedPlace[]>;
+        /** The places of instances that stopped or died, now this instance's. */
+        takeOver?(): Promise<ClaimedPlace[]>;
+        /** Hears places forwarded here; `takeOver` when dead instances' places may wait too. */
+        onForwarded?(handler: (takeOver: boolean) => void): Promise<() => Promise<void>>;
         leave?(place: number): Promise<void>;
         /** `/stop` for a turn another instance runs: true when one does and was told. */
         requestStop?(name: string): Promise<boolean>;
@@ -188,9 +202,19 @@ export class Gateway {
   private readonly routes = new Map<string, Route>();
   /** Sessions that received a message in this process, for session_start / session_end. */
   private readonly sessions = new Map<string, { agentId: string; startedAt: number; messages: number }>();
-  /** Per session, the message taking its place in the cross-instance line (see `enqueueInLine`). */
   private stopListener: (() => Promise<void>) | undefined;
-  private readonly placing = new Map<string, { place: Promise<number | undefined>; settled: Promise<void> }>();
+  /** Per session, the message taking its place in the cross-instance line (see `lineUp`): the next waits for it. */
+  private readonly placing = new Map<string, Promise<void>>();
+  /** Stops hearing places forwarded here. */
+  private inboxListener: (() => Promise<void>) | undefined;
+  /** Messages that reached this instance whose place waits to be picked up in order (`pickUp`), by place. */
+  private readonly arrived = new Map<number, QueuedItem>();
+  /** The pick-ups in turn: one at a time, so places reach the local queue in their order. */
+  private pickups: Promise<void> = Promise.resolve();
+  private pickupWaiting: { done: Promise<void>; takeOver: boolean } | undefined;
+  /** A pick-up is between its claim and queueing what it claimed: messages placed here meanwhile wait in `ready`. */
+  private picking = false;
+  private readonly ready = new Map<number, QueuedItem>();
 
   private view: GatewayConfigView;
   private readonly gate: AccessGate;
@@ -271,6 +295,15 @@ export class Gateway {
         log.warn({ err: (err as Error).message }, '/stop from other instances unavailable');
         return undefined;
       });
+    const leases = this.options.sessionLeases;
+    if (leases?.onForwarded && leases.claim) {
+      this.inboxListener = await leases.onForwarded((takeOver) => background(this.pickUp(takeOver), 'forwarded messages not picked up; the next notification or sweep tries again')).catch((err: unknown) => {
+        log.warn({ err: (err as Error).message }, 'messages forwarded from other instances unavailable; they are taken over by the sweep');
+        return undefined;
+      });
+      // Places left by instances that stopped or died while this one was not running.
+      background(this.pickUp(true), 'places of stopped instances not taken over; the next sweep tries again');
+    }
     for (const adapter of this.adapters.values()) await this.startAdapter(adapter, 0);
   }
 
@@ -353,111 +386,212 @@ export class Gateway {
       return;
     }
     const { route } = decision;
-    // On a shared store the message takes its place in the conversation's line now, before the
-    // slower steps (admission may ask the platform), so its place follows its arrival.
-    const line = this.joinLine(route.sessionKey);
-    let lined = false;
+    // Who may make Warden act, before anything acts: a refused message reaches no command, no hook and no model.
+    const admitted = await this.gate.admit(config, message, route);
+    if (!admitted.pass) {
+      if (admitted.reply !== undefined && this.state === 'running') await this.send(route.replyTo, { text: admitted.reply });
+      if (admitted.pairing && this.state === 'running') await this.showPairingCard(config, message.provider, admitted.pairing);
+      return;
+    }
+    // Slack user groups are looked up, not sent: the turn's policy (`toolsBySender` keys) reads what the gate found.
+    const usergroups = admitted.principal.usergroupIds;
+    if (usergroups && usergroups.length > 0) route.context = { ...route.context, senderUsergroupIds: [...usergroups] };
+    route.access = describeAccess(admitted.decision);
+    if (leaked.length > 0) await this.warnLeak(message, route, leaked);
+    this.remember(route);
+    this.recordConversation(route);
+    this.observeInbound(route, message);
+    if (message.chatType === 'thread' && message.mentionsBot) this.threads.add(route.sessionKey);
+    if (this.state !== 'running') {
+      await this.send(route.replyTo, { text: SHUTDOWN_TEXT }, route);
+      return;
+    }
+
+    const classified = classifyCommandText(route.text, { skills, plugins, senderIsOwner: route.context.senderIsOwner });
+    if (classified.kind === 'answer') {
+      // An unknown command is answered here; it never reaches the model.
+      log.info({ sessionKey: route.sessionKey, word: classified.word }, 'unknown command answered');
+      await this.send(route.replyTo, { text: classified.text });
+      return;
+    }
+    const command = classified.kind === 'builtin' ? classified.command : undefined;
+    const skill = classified.kind === 'skill' ? { spec: classified.spec, args: classified.args } : undefined;
+    if (command && runsImmediately(command.name)) {
+      const done = this.runImmediate(route, command);
+      this.inFlight.add(done);
+      await done.finally(() => this.inFlight.delete(done));
+      return;
+    }
+
+    const pluginCommand = classified.kind === 'plugin' ? classified.command : undefined;
+    const item: QueuedItem = { route, command, skill, pluginCommand, config };
+    const queued = this.options.sessionLeases?.place ? await this.lineUp(item, forwardable(message)) : this.queue.enqueue(route.sessionKey, item);
+    if (queued.ok) return;
+    await this.refused(item, queued.reason);
+  }
+
+  /** Tells the sender a message was not queued (its session is full, or Warden is stopping). */
+  private async refused(item: QueuedItem, reason: 'full' | 'closed'): Promise<void> {
+    const { route } = item;
+    const text = reason === 'full' ? BUSY_TEXT(this.queue.pendingCount(route.sessionKey)) : SHUTDOWN_TEXT;
+    log.warn({ sessionKey: route.sessionKey, reason }, 'message not queued; sender told');
+    await this.send(route.replyTo, { text }, route);
+  }
+
+  /**
+   * A message's place in its session's line across instances, on a store other instances share:
+   * its turn runs after every message of the conversation that reached the store before it,
+   * whichever instance each reached (a load balancer spreads them). A message that can run
+   * anywhere is recorded with its place and goes to the conversation's owner — the instance
+   * running it while it is busy — which picks it up in place order (`pickUp`); so a busy
+   * conversation stays on one instance instead of handing its lease back and forth, and the
+   * message outlives this instance. Places are taken one at a time per session here, and each
+   * message queues only after the one placed before it: the local queue holds them in place order.
+   */
+  private lineUp(item: QueuedItem, anywhere: boolean): Promise<EnqueueResult> {
+    const leases = this.options.sessionLeases!;
+    const key = item.route.sessionKey;
+    const previous = this.placing.get(key) ?? Promise.resolve();
+    const mine = previous.then(async (): Promise<EnqueueResult> => {
+      let place: Place;
+      try {
+        place = await leases.place!(`session:${key}`, anywhere ? encodeForwarded(item.route) : undefined);
+      } catch (err) {
+        // The turn still runs under the session's lease; only its order against other instances' messages is not promised.
+        log.warn({ err: (err as Error).message, sessionKey: key }, 'no place in the session line; the message runs unordered across instances');
+        return this.queue.enqueue(key, item);
+      }
+      log.debug({ sessionKey: key, place: place.seq, ...(place.here ? {} : { forwardedTo: place.holder }) }, 'message took its place in the session line');
+      // Forwarded: the owner runs it (and answers a refusal itself).
+      if (!place.here) return { ok: true, position: 0 };
+      if (!place.taken) {
+        // This instance's, behind places forwarded here that wait to be picked up: picked up with them, in order.
+        this.arrived.set(place.seq, item);
+        await this.pickUp(false);
+        return { ok: true, position: 0 };
+      }
+      // A pick-up under way may hold places that reached the store before this one (or after):
+      // it queues this one with them, in place order.
+      if (this.picking) {
+        this.ready.set(place.seq, item);
+        await this.pickups;
+        return { ok: true, position: 0 };
+      }
+      const result = this.queue.enqueue(key, { ...item, place: place.seq });
+      if (!result.ok) await leases.leave?.(place.seq).catch(() => undefined);
+      return result;
+    });
+    const settled = mine.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.placing.set(key, settled);
+    background(
+      settled.then(() => {
+        if (this.placing.get(key) === settled) this.placing.delete(key);
+      }),
+      'session line slot not cleared',
+    );
+    return mine;
+  }
+
+  /**
+   * Picks up the places forwarded to this instance (and, with `takeOver`, those of instances that
+   * stopped or died) into the local queue, in place order. Pick-ups run one at a time; a request
+   * while one waits to start joins it.
+   */
+  private pickUp(takeOver: boolean): Promise<void> {
+    const waiting = this.pickupWaiting;
+    if (waiting) {
+      waiting.takeOver ||= takeOver;
+      return waiting.done;
+    }
+    const next = { done: Promise.resolve(), takeOver };
+    next.done = this.pickups.then(async () => {
+      this.pickupWaiting = undefined;
+      await this.pickUpNow(next.takeOver);
+    });
+    this.pickupWaiting = next;
+    this.pickups = next.done.catch(() => undefined);
+    return next.done;
+  }
+
+  private async pickUpNow(takeOver: boolean): Promise<void> {
+    const leases = this.options.sessionLeases;
+    if (!leases?.claim || this.state !== 'running') return;
+    this.picking = true;
+    let rows: ClaimedPlace[] = [];
     try {
-      // Who may make Warden act, before anything acts: a refused message reaches no command, no hook and no model.
-      const admitted = await this.gate.admit(config, message, route);
-      if (!admitted.pass) {
-        if (admitted.reply !== undefined && this.state === 'running') await this.send(route.replyTo, { text: admitted.reply });
-        if (admitted.pairing && this.state === 'running') await this.showPairingCard(config, message.provider, admitted.pairing);
-        return;
-      }
-      // Slack user groups are looked up, not sent: the turn's policy (`toolsBySender` keys) reads what the gate found.
-      const usergroups = admitted.principal.usergroupIds;
-      if (usergroups && usergroups.length > 0) route.context = { ...route.context, senderUsergroupIds: [...usergroups] };
-      route.access = describeAccess(admitted.decision);
-      if (leaked.length > 0) await this.warnLeak(message, route, leaked);
-      this.remember(route);
-      this.recordConversation(route);
-      this.observeInbound(route, message);
-      if (message.chatType === 'thread' && message.mentionsBot) this.threads.add(route.sessionKey);
-      if (this.state !== 'running') {
-        await this.send(route.replyTo, { text: SHUTDOWN_TEXT }, route);
-        return;
-      }
-
-      const classified = classifyCommandText(route.text, { skills, plugins, senderIsOwner: route.context.senderIsOwner });
-      if (classified.kind === 'answer') {
-        // An unknown command is answered here; it never reaches the model.
-        log.info({ sessionKey: route.sessionKey, word: classified.word }, 'unknown command answered');
-        await this.send(route.replyTo, { text: classified.text });
-        return;
-      }
-      const command = classified.kind === 'builtin' ? classified.command : undefined;
-      const skill = classified.kind === 'skill' ? { spec: classified.spec, args: classified.args } : undefined;
-      if (command && runsImmediately(command.name)) {
-        const done = this.runImmediate(route, command);
-        this.inFlight.add(done);
-        await done.finally(() => this.inFlight.delete(done));
-        return;
-      }
-
-      const pluginCommand = classified.kind === 'plugin' ? classified.command : undefined;
-      lined = true;
-      const item: QueuedItem = { route, command, skill, pluginCommand, config };
-      const queued = line ? await line.enqueue(item) : this.queue.enqueue(route.sessionKey, item);
-      if (queued.ok) return;
-      const text = queued.reason === 'full' ? BUSY_TEXT(this.queue.pendingCount(route.sessionKey)) : SHUTDOWN_TEXT;
-      log.warn({ sessionKey: route.sessionKey, reason: queued.reason }, 'message not queued; sender told');
-      await this.send(route.replyTo, { text }, route);
+      const taken = takeOver && leases.takeOver ? await leases.takeOver() : [];
+      const rerun: ClaimedPlace[] = [];
+      for (const row of taken) if (!(await this.continuedElsewhere(row))) rerun.push(row);
+      rows = [...rerun, ...(await leases.claim())];
     } finally {
-      if (line && !lined) line.leave();
+      // Messages placed here meanwhile join the claimed places, all in place order (no await from here on).
+      const ready = [...this.ready].map(([seq, item]) => ({ seq, item }));
+      this.ready.clear();
+      this.picking = false;
+      const all = [...rows.map((row) => ({ seq: row.seq, row })), ...ready].sort((a, b) => a.seq - b.seq);
+      background(this.queuePlaces(all), 'picked-up places not queued');
     }
   }
 
   /**
-   * A message's place in its session's line across instances, on a store other instances share
-   * (undefined otherwise): its turn runs after every message of the conversation that reached
-   * the store before it, whichever instance each reached (a load balancer spreads them). Places
-   * are taken one at a time per session, and each message queues here only after the one placed
-   * before it queued or gave its place up: this instance's queue holds them in place order, so
-   * a turn never waits on a place queued behind it. A message that is not queued gives its place up.
+   * Whether a dead instance's message is already continued by an approval it raised: a turn
+   * killed while its call waited for a decision is carried on by the approval's take-over (the
+   * card, then the deferred call), so running the message again would ask a second time.
    */
-  private joinLine(key: string): { enqueue(item: QueuedItem): Promise<EnqueueResult>; leave(): void } | undefined {
-    const leases = this.options.sessionLeases;
-    if (!leases?.enqueue) return undefined;
-    const tail = this.placing.get(key);
-    const place = (tail?.place ?? Promise.resolve(undefined)).then(
-      () => leases.enqueue!(`session:${key}`),
-      () => leases.enqueue!(`session:${key}`),
-    );
-    const placed = place.catch((err: unknown) => {
-      // The turn still runs under the session's lease; only its order against other instances' messages is not promised.
-      log.warn({ err: (err as Error).message, sessionKey: key }, 'no place in the session line; the message runs unordered across instances');
+  private async continuedElsewhere(row: ClaimedPlace): Promise<boolean> {
+    const key = row.name.startsWith('session:') ? row.name.slice('session:'.length) : undefined;
+    const raisedSince = this.options.approvals.raisedSince;
+    if (key === undefined || row.placedAt === undefined || !raisedSince) return false;
+    // Not known: run it again (at least once), rather than lose it.
+    if (!(await raisedSince(key, row.placedAt).catch(() => false))) return false;
+    log.info({ sessionKey: key, place: row.seq }, "a dead instance's message raised an approval, whose take-over continues it; not run again");
+    await this.options.sessionLeases?.leave?.(row.seq).catch(() => undefined);
+    return true;
+  }
+
+  /** Queues picked-up places in the order given (synchronously, up to the first refusal's reply). */
+  private async queuePlaces(places: ReadonlyArray<{ seq: number; row?: ClaimedPlace; item?: QueuedItem }>): Promise<void> {
+    const leases = this.options.sessionLeases!;
+    const refusals: Array<Promise<void>> = [];
+    for (const place of places) {
+      const row = place.row;
+      const key = row ? (row.name.startsWith('session:') ? row.name.slice('session:'.length) : undefined) : place.item?.route.sessionKey;
+      const item = place.item ?? this.arrived.get(place.seq) ?? (key === undefined || !row ? undefined : this.forwardedItem(key, row));
+      this.arrived.delete(place.seq);
+      if (!item || key === undefined) {
+        refusals.push(leases.leave?.(place.seq).catch(() => undefined) ?? Promise.resolve());
+        continue;
+      }
+      const result = this.queue.enqueue(key, { ...item, place: place.seq });
+      if (result.ok) continue;
+      refusals.push((leases.leave?.(place.seq).catch(() => undefined) ?? Promise.resolve()).then(() => this.refused(item, result.reason)));
+    }
+    await Promise.all(refusals);
+  }
+
+  /** A message another instance received (or left behind when it died), as this instance runs it. */
+  private forwardedItem(key: string, row: ClaimedPlace): QueuedItem | undefined {
+    const decoded = row.payload === undefined ? ({ ok: false, error: 'payload: none' } as const) : decodeForwarded(row.payload);
+    if (!decoded.ok || decoded.route.sessionKey !== key) {
+      log.error({ place: row.seq, error: decoded.ok ? 'payload.route.sessionKey: not the place\'s session' : decoded.error }, 'a forwarded message cannot be read; dropped');
       return undefined;
-    });
-    let done!: () => void;
-    const own = new Promise<void>((resolve) => (done = resolve));
-    const previous = tail?.settled ?? Promise.resolve();
-    const settled = Promise.all([previous, own]).then(() => undefined);
-    const slot = { place: placed, settled };
-    this.placing.set(key, slot);
-    background(
-      settled.then(() => {
-        if (this.placing.get(key) === slot) this.placing.delete(key);
-      }),
-      'session line slot not cleared',
-    );
-    const giveUp = (p: number | undefined) => (p === undefined ? undefined : leases.leave?.(p).catch(() => undefined));
+    }
+    const config = this.view.config;
+    const forwarded = decoded.route;
+    // The context is rebuilt under this instance's config (it may have reloaded since the other decided).
+    const route: Route = { ...forwarded, context: refreshTurnContext(config, forwarded.context) };
+    const classified = classifyCommandText(route.text, { skills: this.skillSpecs(), plugins: this.options.pluginCommands, senderIsOwner: route.context.senderIsOwner });
+    this.remember(route);
+    log.debug({ sessionKey: key, place: row.seq }, 'picked up a message another instance received');
     return {
-      enqueue: async (item) => {
-        try {
-          const p = await placed;
-          await previous;
-          const result = this.queue.enqueue(key, { ...item, place: p });
-          log.debug({ sessionKey: key, place: p }, 'message took its place in the session line');
-          if (!result.ok) await giveUp(p);
-          return result;
-        } finally {
-          done();
-        }
-      },
-      leave: () => {
-        background(placed.then(giveUp).finally(done), 'session line place not given up');
-      },
+      route,
+      config,
+      command: classified.kind === 'builtin' ? classified.command : undefined,
+      skill: classified.kind === 'skill' ? { spec: classified.spec, args: classified.args } : undefined,
+      pluginCommand: classified.kind === 'plugin' ? classified.command : undefined,
     };
   }
 
@@ -470,6 +604,8 @@ export class Gateway {
     if (this.state === 'stopping' || this.state === 'stopped') return;
     this.state = 'stopping';
     await this.stopListener?.().catch(() => undefined);
+    // Places forwarded here from now on stay for the other instances to take over.
+    await this.inboxListener?.().catch(() => undefined);
     for (const timer of this.retries.values()) clearTimeout(timer);
     this.retries.clear();
     this.queue.close();
