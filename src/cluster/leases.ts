@@ -259,7 +259,7 @@ export class Leases {
   async hold<T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>, place?: number, keep?: () => boolean): Promise<T> {
     let lease: HeldLease;
     try {
-      lease = (await this.takeOver(name, place)) ?? (await this.waitFor(name, signal, place));
+      lease = (await this.passParked(name, place)) ?? (await this.waitFor(name, signal, place));
     } catch (err) {
       if (place !== undefined) await this.leave(place).catch((e: unknown) => log.warn({ err: (e as Error).message }, 'lease queue place not given up; it lapses with this instance'));
       throw err;
@@ -315,7 +315,7 @@ export class Leases {
    * instance holds an earlier place in line. Undefined when nothing was parked or the lease had to
    * go to another instance (then released, waking it).
    */
-  private async takeOver(name: string, place: number | undefined): Promise<HeldLease | undefined> {
+  private async passParked(name: string, place: number | undefined): Promise<HeldLease | undefined> {
     const entry = this.parked.get(name);
     if (!entry) return undefined;
     this.parked.delete(name);
