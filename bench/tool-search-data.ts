@@ -22,6 +22,8 @@ export const DATA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 export const CATALOG_FILE = path.join(DATA_DIR, 'catalog.json');
 export const TUNE_FILE = path.join(DATA_DIR, 'tune.jsonl');
 export const HELDOUT_FILE = path.join(DATA_DIR, 'heldout.jsonl');
+/** A third blind set, written after the ranker's last change and never used for tuning. */
+export const HELDOUT3_FILE = path.join(DATA_DIR, 'heldout-3.jsonl');
 
 export interface LabelledRequest {
   request: string;
