@@ -47,7 +47,7 @@ import { chunkText } from '../../src/gateway/chunk-text.js';
 import { answersPrivately, isCommandName } from '../common/native-commands.js';
 import { discordCard, mention } from './card.js';
 import { registerCommands } from './commands.js';
-import { DISCORD_FILE_HOSTS, inboundFromCommand, inboundFromDiscord } from './inbound.js';
+import { DISCORD_FILE_HOSTS, discordAttachment, inboundFromCommand, inboundFromDiscord } from './inbound.js';
 import { shardClientOptions, watchShards } from './shards.js';
 import { discordRestRequest } from './rest-request.js';
 import { background } from '../../src/util/background.js';
@@ -588,6 +588,7 @@ export function createDiscordAdapter(
     get botUserId() {
       return client?.user?.id;
     },
+    attachmentFrom: (ref) => discordAttachment(ref, fileHosts),
     async start(onMessage: (message: InboundMessage) => Promise<void>) {
       if (client) throw new Error('the Discord adapter is already started');
       client = new Client({

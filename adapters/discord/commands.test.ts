@@ -3,7 +3,7 @@ import { reservedCommandNames } from '../../src/gateway/command-text.js';
 import { skillCommandSpecs } from '../../src/skills/commands.js';
 import { testSkill } from '../../src/skills/testing.js';
 import { OWNER_COMMANDS } from '../../src/gateway/commands.js';
-import { DISCORD_COMMAND_LIMIT, discordCommandDefinitions, memberPermissionsFor, sameCommands } from './commands.js';
+import { contextsFor, DISCORD_COMMAND_LIMIT, discordCommandDefinitions, memberPermissionsFor, sameCommands } from './commands.js';
 
 const wanted = discordCommandDefinitions() as Array<Record<string, any>>;
 /** What Discord returns for the same set: ids, versions, defaults, `required` left out when false. */
@@ -27,30 +27,45 @@ describe('discordCommandDefinitions', () => {
 });
 
 describe('who Discord offers each command to', () => {
-  // [command, default_member_permissions]: "0" hides it in guilds from all but administrators.
+  // [command, contexts (0 guild, 1 the bot DM), default_member_permissions ("0": administrators only)].
+  // Owner-only commands are offered only in the DM with the bot: in a guild Discord would show a
+  // "0" command to every administrator, owner or not.
   it.each([
-    ['cron', '0'],
-    ['nodes', '0'],
-    ['pair', '0'],
-    ['secrets', '0'],
-    ['tools', null],
-    ['exec', null],
-    ['approve', null],
-    ['status', null],
-    ['usage', null],
-    ['help', null],
-  ] as const)('/%s → %s', (name, permissions) => {
+    ['cron', [1], '0'],
+    ['nodes', [1], '0'],
+    ['pair', [1], '0'],
+    ['secrets', [1], '0'],
+    ['tools', [0, 1], null],
+    ['exec', [0, 1], null],
+    ['approve', [0, 1], null],
+    ['approvals', [0, 1], null],
+    ['status', [0, 1], null],
+    ['usage', [0, 1], null],
+    ['skills', [0, 1], null],
+    ['stop', [0, 1], null],
+    ['help', [0, 1], null],
+  ] as const)('/%s → contexts %j, permissions %s', (name, contexts, permissions) => {
     const c = wanted.find((w) => w.name === name)!;
+    expect(c.contexts).toEqual(contexts);
     expect(c.default_member_permissions).toBe(permissions);
-    // Every command, the hidden ones included, is offered in guilds (0) and in the DM with the bot (1), where the owner uses them.
-    expect(c.contexts).toEqual([0, 1]);
     expect(c).not.toHaveProperty('dm_permission');
   });
 
-  it('every owner-only command is hidden, and only those', () => {
-    for (const c of wanted) expect(c.default_member_permissions === '0', c.name).toBe(OWNER_COMMANDS.has(c.name));
+  it('every owner-only command is DM-only and hidden; every other command is offered in guilds and the bot DM', () => {
+    expect(wanted.filter((c) => OWNER_COMMANDS.has(c.name)).map((c) => c.name).sort()).toEqual(['cron', 'nodes', 'pair', 'secrets']);
+    for (const c of wanted) {
+      const owner = OWNER_COMMANDS.has(c.name);
+      expect(c.contexts, c.name).toEqual(owner ? [1] : [0, 1]);
+      expect(c.contexts, c.name).toEqual(contextsFor(c.name));
+      expect(c.default_member_permissions === '0', c.name).toBe(owner);
+    }
     expect(memberPermissionsFor('cron')).toBe('0');
     expect(memberPermissionsFor('release_notes')).toBeNull();
+  });
+
+  it('skill commands are offered in guilds and the bot DM', () => {
+    const defs = discordCommandDefinitions(skillCommandSpecs([testSkill('release-notes')], reservedCommandNames())) as Array<Record<string, any>>;
+    expect(defs.at(-1)).toMatchObject({ name: 'release_notes', contexts: [0, 1], default_member_permissions: null });
   });
 });
 
@@ -101,8 +116,14 @@ describe('sameCommands', () => {
     ['/nodes without its permissions field', asRegistered.map((c) => (c.name === 'nodes' ? { ...c, default_member_permissions: undefined } : c)), false],
     ['/tools hidden from members', asRegistered.map((c) => (c.name === 'tools' ? { ...c, default_member_permissions: '0' } : c)), false],
     ["Discord's default contexts (group DMs too)", asRegistered.map((c) => ({ ...c, contexts: [0, 1, 2] })), false],
-    ['no DM context', asRegistered.map((c) => (c.name === 'cron' ? { ...c, contexts: [0] } : c)), false],
-    ['contexts in another order', asRegistered.map((c) => ({ ...c, contexts: [1, 0] })), true],
+    ['contexts left unset', asRegistered.map((c) => (c.name === 'tools' ? { ...c, contexts: undefined } : c)), false],
+    ['/tools without its DM context', asRegistered.map((c) => (c.name === 'tools' ? { ...c, contexts: [0] } : c)), false],
+    // The earlier registration: owner-only commands offered in guilds (hidden by permission only) — replaced.
+    ['/cron offered in guilds and the bot DM', asRegistered.map((c) => (c.name === 'cron' ? { ...c, contexts: [0, 1] } : c)), false],
+    ['every owner-only command offered in guilds and the bot DM', asRegistered.map((c) => (OWNER_COMMANDS.has(c.name) ? { ...c, contexts: [1, 0] } : c)), false],
+    ['/secrets offered in guilds only', asRegistered.map((c) => (c.name === 'secrets' ? { ...c, contexts: [0] } : c)), false],
+    ['/help offered in the bot DM only', asRegistered.map((c) => (c.name === 'help' ? { ...c, contexts: [1] } : c)), false],
+    ['contexts in another order', asRegistered.map((c) => (c.contexts.length > 1 ? { ...c, contexts: [1, 0] } : c)), true],
   ])('%s → %s', (_label, registered, same) => {
     expect(sameCommands(registered as any, wanted as any)).toBe(same);
   });

@@ -23,20 +23,33 @@ const describe = (text: string) => {
 };
 
 /**
- * Where every command may be used: guild channels and the DM with the bot. Stated rather than
- * left to Discord's default (which adds group DMs of user installs, where Warden is not), so the
+ * Where a command may be used: guild channels and the DM with the bot. Stated rather than left
+ * to Discord's default (which adds group DMs of user installs, where Warden is not), so the
  * registered set compares exactly on the next start.
  */
-const CONTEXTS = [InteractionContextType.Guild, InteractionContextType.BotDM];
+const EVERYWHERE = [InteractionContextType.Guild, InteractionContextType.BotDM];
+/**
+ * The owner-only control commands (`/cron`, `/nodes`, `/pair`, `/secrets`) are offered only in
+ * the DM with the bot, where the owner uses them: Discord shows a command registered with
+ * `default_member_permissions: "0"` to every guild administrator, owner or not, so a permission
+ * alone would still put them in an admin's picker. Typed in a guild they still reach the router.
+ */
+const DM_ONLY = [InteractionContextType.BotDM];
 
 /**
- * Discord's permission bitset a member needs to see and run a command in a guild. `"0"` for the
- * owner-only control commands (`/cron`, `/nodes`, `/pair`, `/secrets`): Discord hides them from
- * every member but administrators (and whom a guild's admins grant them in Integrations), so a
- * command picker never offers them to the team. Permissions do not apply in the DM with the bot,
- * where the owner uses them (`contexts` includes the bot DM). This only hides: the router's
- * owner check on every invocation, typed or native, stays the gate (an admin who is no owner is
- * refused there). `null`: everyone.
+ * Where Discord offers a command: the bot DM only for owner-only commands, guilds and the bot
+ * DM for every other one. This only hides: the router's owner check on every invocation, typed
+ * or native, stays the gate (a non-owner reaching `/cron` in their own DM is refused there).
+ */
+export function contextsFor(name: string): InteractionContextType[] {
+  return [...(OWNER_COMMANDS.has(name) ? DM_ONLY : EVERYWHERE)];
+}
+
+/**
+ * Discord's permission bitset a member needs to see and run a command in a guild. `"0"` (only
+ * administrators) for the owner-only commands as well: they are not offered in guilds at all
+ * (see `contextsFor`), and this keeps them from members should a client ignore `contexts`.
+ * Permissions do not apply in the DM with the bot. `null`: everyone.
  */
 export function memberPermissionsFor(name: string): '0' | null {
   return OWNER_COMMANDS.has(name) ? '0' : null;
@@ -54,7 +67,7 @@ export function discordCommandDefinitions(skills: readonly SkillCommandSpec[] = 
     name: c.name,
     description: c.description.slice(0, DESCRIPTION_LIMIT),
     default_member_permissions: memberPermissionsFor(c.name),
-    contexts: [...CONTEXTS],
+    contexts: contextsFor(c.name),
     options: c.options.map((o) => ({
       type: ApplicationCommandOptionType.String as const,
       name: o.name,
@@ -70,7 +83,7 @@ export function discordCommandDefinitions(skills: readonly SkillCommandSpec[] = 
     name: s.name,
     description: describe(s.description) || s.name,
     default_member_permissions: null,
-    contexts: [...CONTEXTS],
+    contexts: [...EVERYWHERE],
     options: [
       {
         type: ApplicationCommandOptionType.String as const,
@@ -99,7 +112,8 @@ function shape(commands: readonly CommandShape[]): string {
       type: c.type ?? ApplicationCommandType.ChatInput,
       name: c.name,
       description: c.description,
-      // Who sees it and where count: a set registered before owner commands were hidden is replaced.
+      // Who sees it and where count: a set registered before owner commands were hidden, or
+      // with them offered in guilds, is replaced.
       permissions: c.default_member_permissions ?? null,
       contexts: c.contexts ? [...c.contexts].sort((a, b) => a - b) : null,
       options: (c.options ?? []).map((o) => ({

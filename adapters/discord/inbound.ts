@@ -1,5 +1,5 @@
 import type { ChatInputCommandInteraction, Message } from 'discord.js';
-import type { InboundAttachment, InboundMessage } from '../../src/gateway/types.js';
+import type { AttachmentRef, InboundAttachment, InboundMessage } from '../../src/gateway/types.js';
 import { fetchAttachment } from '../common/attachment-fetch.js';
 import { isCommandName, SKILL_INPUT_OPTION, typedCommandText, typedSkillText } from '../common/native-commands.js';
 
@@ -96,13 +96,19 @@ export const DISCORD_FILE_HOSTS = ['cdn.discordapp.com', 'media.discordapp.net']
 
 function attachmentsOf(message: Message, fileHosts: readonly string[]): Pick<InboundMessage, 'attachments'> {
   const voice = message.flags.has(1 << 13);
-  const list: InboundAttachment[] = [...message.attachments.values()].map((a) => ({
-    id: a.id,
-    name: a.name,
-    mimeType: a.contentType ?? undefined,
-    size: a.size,
-    voice,
-    download: (maxBytes, signal) => fetchAttachment(a.url, { allowedHosts: fileHosts, maxBytes, signal }),
-  }));
+  const list = [...message.attachments.values()].map((a) => discordAttachment({ id: a.id, name: a.name, mimeType: a.contentType ?? undefined, size: a.size, voice, url: a.url }, fileHosts));
   return list.length > 0 ? { attachments: list } : {};
+}
+
+/**
+ * A file on Discord's CDN, fetched when its turn runs from Discord's file hosts only — for a
+ * message this instance received, and for one another instance recorded (whose URL, signed by
+ * Discord, may have expired by then: the fetch then fails and the model is told).
+ */
+export function discordAttachment(ref: AttachmentRef, fileHosts: readonly string[]): InboundAttachment {
+  const url = ref.url;
+  return {
+    ...ref,
+    download: (maxBytes, signal) => (url ? fetchAttachment(url, { allowedHosts: fileHosts, maxBytes, signal }) : Promise.resolve({ ok: false as const, error: 'Discord gave no URL for it' })),
+  };
 }

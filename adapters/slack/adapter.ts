@@ -53,7 +53,7 @@ import { SlackUsergroupCache } from './usergroups.js';
 const REASON_VIEW_ID = 'warden_approval_reason_form';
 /** One pattern matching what any of the handlers' patterns match. */
 const anyOf = (handlers: readonly (readonly [RegExp, unknown])[]): RegExp => new RegExp(handlers.map(([p]) => `(?:${p.source})`).join('|'));
-import { deliveryKeys, inboundFromSlack, inboundFromSlackCommand, SLACK_FILE_HOSTS, type SlackMessageEvent } from './inbound.js';
+import { deliveryKeys, inboundFromSlack, inboundFromSlackCommand, SLACK_FILE_HOSTS, slackAttachment, type SlackMessageEvent } from './inbound.js';
 
 /** Slack accepts 40,000 characters of text but renders long posts poorly; 3,000 is one section. */
 export const SLACK_CHUNK = 3_000;
@@ -811,6 +811,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     send,
     streamTo,
     memberships: usergroups,
+    attachmentFrom: (ref) => slackAttachment(ref, { token: config.botToken!, hosts: fileHosts }),
     setSkillCommands(specs) {
       skillCommands = [...specs];
     },

@@ -1,4 +1,4 @@
-import type { InboundAttachment, InboundMessage } from '../../src/gateway/types.js';
+import type { AttachmentRef, InboundAttachment, InboundMessage } from '../../src/gateway/types.js';
 import { fetchAttachment } from '../common/attachment-fetch.js';
 
 /** A file of a message event, as Slack describes it (files:read gives the URLs). */
@@ -82,17 +82,24 @@ export function inboundFromSlack(
 function attachmentsOf(files: SlackFile[] | undefined, access: { token: string; hosts: readonly string[] }): Pick<InboundMessage, 'attachments'> {
   const list: InboundAttachment[] = (files ?? []).map((f) => {
     const url = f.url_private_download ?? f.url_private;
-    return {
-      id: f.id,
-      name: f.name ?? f.title ?? f.id,
-      mimeType: f.mimetype,
-      size: f.size,
-      voice: f.subtype === 'slack_audio',
-      download: (maxBytes, signal) =>
-        url ? fetchAttachment(url, { allowedHosts: access.hosts, maxBytes, headers: { authorization: `Bearer ${access.token}` }, signal }) : Promise.resolve({ ok: false as const, error: `Slack gives no URL for it${f.file_access ? ` (${f.file_access})` : ''}` }),
-    };
+    const ref: AttachmentRef = { id: f.id, name: f.name ?? f.title ?? f.id, mimeType: f.mimetype, size: f.size, voice: f.subtype === 'slack_audio', ...(url ? { url } : {}) };
+    return slackAttachment(ref, access, f.file_access);
   });
   return list.length > 0 ? { attachments: list } : {};
+}
+
+/**
+ * A file on Slack's files host, fetched when its turn runs with the bot token, from Slack's
+ * file hosts only — for a message this instance received, and for one another instance
+ * recorded (the URL is data: it never chooses where the token goes).
+ */
+export function slackAttachment(ref: AttachmentRef, access: { token: string; hosts: readonly string[] }, fileAccess?: string): InboundAttachment {
+  const url = ref.url;
+  return {
+    ...ref,
+    download: (maxBytes, signal) =>
+      url ? fetchAttachment(url, { allowedHosts: access.hosts, maxBytes, headers: { authorization: `Bearer ${access.token}` }, signal }) : Promise.resolve({ ok: false as const, error: `Slack gives no URL for it${fileAccess ? ` (${fileAccess})` : ''}` }),
+  };
 }
 
 /** The fields of a Slack slash-command payload the adapter reads. */

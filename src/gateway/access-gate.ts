@@ -8,6 +8,7 @@ import { metrics } from '../ops/metrics.js';
 import { accessSettings, decideAccess, describeAccess, type AccessDecision, type AccessSettings, type AccessWhere, type ResolvedBotLoop } from '../policy/access.js';
 import type { Principal } from '../policy/principals.js';
 import { senderIsOwner } from '../turn/turn-context.js';
+import { KeyedCache } from '../util/keyed-cache.js';
 import type { InboundMessage, MembershipResolver } from './types.js';
 
 export type { MembershipResolver } from './types.js';
@@ -71,8 +72,10 @@ export function configUsesUsergroups(config: WardenConfig): boolean {
 export class AccessGate {
   private readonly toldDenied = new Map<string, number>();
   private readonly memoryLoops = new Map<string, BotLoopState>();
-  private usergroupCache: { config: WardenConfig; uses: boolean } | undefined;
-  private settingsCache: { config: WardenConfig; byWhere: Map<string, AccessSettings> } | undefined;
+  /** Per config: whether it names Slack user groups (one key). */
+  private readonly usergroupCache = new KeyedCache<WardenConfig, boolean>(1);
+  /** Per config: `accessSettings` by conversation. */
+  private readonly settingsCache = new KeyedCache<WardenConfig, AccessSettings>(REMEMBERED);
 
   constructor(private readonly deps: AccessGateDeps) {}
 
@@ -149,22 +152,13 @@ export class AccessGate {
    * work per message. A DM's depend on the platform alone.
    */
   private settingsFor(config: WardenConfig, where: AccessWhere): AccessSettings {
-    if (this.settingsCache?.config !== config) this.settingsCache = { config, byWhere: new Map() };
-    const byWhere = this.settingsCache.byWhere;
     // JSON-encoded: a guild or channel name (chosen by others) cannot imitate another place's key.
     const key = where.chat === 'dm' ? `dm:${where.provider}` : JSON.stringify([where.provider, where.chat, where.guildId, where.guildName, where.channelId, where.channelName]);
-    let settings = byWhere.get(key);
-    if (settings === undefined) {
-      settings = accessSettings(config, where);
-      if (byWhere.size >= REMEMBERED) byWhere.clear();
-      byWhere.set(key, settings);
-    }
-    return settings;
+    return this.settingsCache.get(config, key, () => accessSettings(config, where));
   }
 
   private usesUsergroups(config: WardenConfig): boolean {
-    if (this.usergroupCache?.config !== config) this.usergroupCache = { config, uses: configUsesUsergroups(config) };
-    return this.usergroupCache.uses;
+    return this.usergroupCache.get(config, '', () => configUsesUsergroups(config));
   }
 
   /** An unknown DM under `dmPolicy: pairing`: a code for a new request (OpenClaw: about once an hour per sender), else silence. */

@@ -28,7 +28,7 @@ import type { HookBus } from '../hooks/bus.js';
 import { messageHookContext } from '../hooks/context.js';
 import { DEFAULT_MAX_PENDING, SessionQueues, type EnqueueResult } from './queue.js';
 import { leaseDigest, type ClaimedPlace, type Place } from '../cluster/leases.js';
-import { decodeForwarded, encodeForwarded, forwardable } from './forwarded.js';
+import { attachmentsFrom, decodeForwarded, encodeForwarded, forwardable } from './forwarded.js';
 import { routeMessage, ThreadParticipation, type Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
 import type { FollowUpTurn } from './deferred-calls.js';
@@ -581,8 +581,11 @@ export class Gateway {
     }
     const config = this.view.config;
     const forwarded = decoded.route;
+    // The files are fetched again when the turn runs, by this instance's adapter for their platform.
+    const provider = forwarded.replyTo.provider;
+    const files = decoded.files.length > 0 ? { attachments: attachmentsFrom(decoded.files, provider, this.adapters.get(provider)) } : {};
     // The context is rebuilt under this instance's config (it may have reloaded since the other decided).
-    const route: Route = { ...forwarded, context: refreshTurnContext(config, forwarded.context) };
+    const route: Route = { ...forwarded, ...files, context: refreshTurnContext(config, forwarded.context) };
     const classified = classifyCommandText(route.text, { skills: this.skillSpecs(), plugins: this.options.pluginCommands, senderIsOwner: route.context.senderIsOwner });
     this.remember(route);
     log.debug({ sessionKey: key, place: row.seq }, 'picked up a message another instance received');

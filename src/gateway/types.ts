@@ -2,13 +2,13 @@ import type { MessageActionPort } from '../tools/core/message/actions.js';
 import type { PairingCardRequest } from './pairing-decision.js';
 import type { StreamSurface } from './reply-stream.js';
 import type { ApprovalDecision, ApprovalRenderer, ApprovalRequest } from '../approvals/types.js';
-import type { InboundMessage } from '../policy/inbound.js';
+import type { AttachmentRef, InboundAttachment, InboundMessage } from '../policy/inbound.js';
 import type { ShardState } from '../ops/adapter-text.js';
 import type { SkillCommandSpec } from '../skills/commands.js';
 
 // The inbound message is what the policy's session keys and scopes read; adapters' shard states
 // are what ops reports. Both are defined there and re-exported as part of the adapter contract.
-export type { InboundAttachment, InboundMessage } from '../policy/inbound.js';
+export type { AttachmentRef, InboundAttachment, InboundMessage } from '../policy/inbound.js';
 export type { ShardState } from '../ops/adapter-text.js';
 
 /** A file Warden posts: an image, audio or document a tool made. */
@@ -61,6 +61,11 @@ export interface ChatAdapter {
   setSkillCommands?(specs: readonly SkillCommandSpec[]): void;
   /** Memberships a message does not carry (Slack user groups), looked up and cached by the adapter. */
   memberships?: MembershipResolver | undefined;
+  /**
+   * A file of a message another instance received (recorded as plain data), fetched again by
+   * this adapter as one of its own messages' files: the same file hosts, token and limits.
+   */
+  attachmentFrom?(ref: AttachmentRef): InboundAttachment;
   /** `/new`: switches the conversation of `target` to a fresh session and returns its id (web chat). */
   newSession?(target: ReplyTarget): Promise<string>;
   /**

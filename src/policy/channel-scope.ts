@@ -4,6 +4,7 @@ import type { TurnContext } from './context.js';
 import { keyPath } from './keys.js';
 import { pickPolicy, type ToolPolicy } from './policy.js';
 import { matchSender } from './sender.js';
+import { KeyedCache } from '../util/keyed-cache.js';
 
 /**
  * Channel scope resolution (semantics §4, with two differences from OpenClaw).
@@ -205,21 +206,13 @@ export function slackScopes<C>(channels: Record<string, C>, where: ScopeWhere, b
  * for them several times (access gate, mention rule, streaming). They are kept per map, keyed by
  * the JSON encoding of every place field the pickers read, so a name chosen by others cannot
  * imitate another place's key; frozen, as callers share them. At most PICKED_PER_MAP places per
- * map: a full map starts over.
+ * map: past that the oldest goes.
  */
 const PICKED_PER_MAP = 10_000;
-const pickedByMap = new WeakMap<object, Map<string, unknown>>();
+const pickedByMap = new KeyedCache<object, unknown>(PICKED_PER_MAP);
 function remembered<T>(map: object, where: ScopeWhere, byName: boolean, pick: () => T): T {
-  let byPlace = pickedByMap.get(map);
-  if (byPlace === undefined) pickedByMap.set(map, (byPlace = new Map()));
   const key = JSON.stringify([where.guildId, where.guildName, where.channelId, where.channelName, byName]);
-  let picked = byPlace.get(key) as T | undefined;
-  if (picked === undefined) {
-    picked = pick();
-    if (byPlace.size >= PICKED_PER_MAP) byPlace.clear();
-    byPlace.set(key, picked);
-  }
-  return picked;
+  return pickedByMap.get(map, key, pick) as T;
 }
 
 /**

@@ -38,11 +38,11 @@ export interface InboundMessage {
 }
 
 /**
- * A file a person posted, as the adapter describes it. `download` is the adapter's own fetch of
- * the platform's copy (Discord's CDN, Slack's files host with the bot token); it refuses more
- * than `maxBytes` and any host that is not the platform's (`attachment-fetch.ts`).
+ * A file a person posted, as plain data: what a message's record on a shared store carries so
+ * that another instance can run it (`gateway/forwarded.ts`) and fetch the file again through its
+ * own adapter (`ChatAdapter.attachmentFrom`), under the same host, size and type checks.
  */
-export interface InboundAttachment {
+export interface AttachmentRef {
   /** The platform's id of the file (cache key). */
   id: string;
   name: string;
@@ -52,5 +52,18 @@ export interface InboundAttachment {
   size?: number | undefined;
   /** A voice message (Discord's voice-message flag, Slack's audio clip). */
   voice?: boolean | undefined;
+  /**
+   * Where the platform serves it (Discord's CDN, Slack's files host), as the event gave it: only
+   * ever fetched through the adapter's `download`, which refuses any other host. May expire.
+   */
+  url?: string | undefined;
+}
+
+/**
+ * A file a person posted, as the adapter describes it. `download` is the adapter's own fetch of
+ * the platform's copy (Discord's CDN, Slack's files host with the bot token); it refuses more
+ * than `maxBytes` and any host that is not the platform's (`attachment-fetch.ts`).
+ */
+export interface InboundAttachment extends AttachmentRef {
   download(maxBytes: number, signal?: AbortSignal): Promise<{ ok: true; data: Buffer } | { ok: false; error: string }>;
 }

@@ -3,6 +3,7 @@ import { BUNDLE_MCP, CORE_GROUPS, coreGroupName, coreTool, PLUGINS_GROUP } from 
 import { normalizeToolName } from './tool-names.js';
 import type { ToolMeta } from './tool-meta.js';
 import { compileGlob, isGlob } from '../config/tool-glob.js';
+import { KeyedCache } from '../util/keyed-cache.js';
 
 /**
  * One policy `{allow?, deny?}` and its matcher (semantics §2). Entries remember where they were
@@ -41,7 +42,8 @@ export function entry(raw: string, key: string): PolicyEntry {
 const listEntries = (list: readonly string[] | undefined, key: string): PolicyEntry[] =>
   (list ?? []).map((raw, i) => entry(raw, `${key}[${i}]`)).filter((e) => e.name !== '');
 
-const scopeCache = new WeakMap<object, Map<string, ToolPolicy | undefined>>();
+/** Per scope object, by key path: a scope is read under one path or a few (a bound only for safety). */
+const scopeCache = new KeyedCache<object, ToolPolicy | undefined>(64);
 
 /**
  * The policy a config scope stands for (semantics §2, reference §2.2): alsoAllow alone means
@@ -50,12 +52,7 @@ const scopeCache = new WeakMap<object, Map<string, ToolPolicy | undefined>>();
  */
 export function pickPolicy(scope: PolicyScope | undefined, key: string): ToolPolicy | undefined {
   if (!scope) return undefined;
-  let byKey = scopeCache.get(scope);
-  if (!byKey) scopeCache.set(scope, (byKey = new Map()));
-  if (byKey.has(key)) return byKey.get(key);
-  const policy = buildPolicy(scope, key);
-  byKey.set(key, policy);
-  return policy;
+  return scopeCache.get(scope, key, () => buildPolicy(scope, key));
 }
 
 function buildPolicy(scope: PolicyScope, key: string): ToolPolicy | undefined {

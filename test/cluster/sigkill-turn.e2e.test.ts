@@ -10,7 +10,9 @@ import { freshStoreTarget } from '../store-engines.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
 import type { FakeModelServer } from '../fakes/models/server.js';
 import { startSlackFake, type SlackFake } from '../fakes/slack/index.js';
-import { answersInDm, directMessage, placedInLine, sharedWorkspace, startInstance, stopInstance, until, type Instance } from './harness.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { answersInDm, directMessage, placedInLine, SECRET, sharedWorkspace, startInstance, stopInstance, until, type Instance } from './harness.js';
 
 const LEASE_SEC = 2;
 /** The dead instance's heartbeat lease, then the survivor's sweep (a third of the lease); its session lease runs out within the same span. */
@@ -26,6 +28,8 @@ const instances: Instance[] = [];
 let store: Store | undefined;
 /** How many times the model was asked to answer each message (the newest tag of the turn). */
 const asked = new Map<string, number>();
+/** What the model was last shown for each message (the user turn, files' notes included). */
+const shown = new Map<string, string>();
 
 beforeAll(async () => {
   fake = await startSlackFake();
@@ -37,6 +41,7 @@ beforeAll(async () => {
       const tag = text.match(TAG)?.at(-1) ?? 'none';
       const times = (asked.get(tag) ?? 0) + 1;
       asked.set(tag, times);
+      shown.set(tag, text);
       return { kind: 'reply', text: `echo ${tag}`, delayMs: text.includes('slow') && times === 1 ? 60_000 : 100 };
     },
   });
@@ -100,5 +105,61 @@ describe('SIGKILL of an instance mid-turn', () => {
     await directMessage(fake, b, USER, 'msg-3');
     await until(() => answers().at(-1) === 'echo msg-3', 30_000, 'msg-3 answered (a streamed answer is edited to its end)');
     expect(answers()).toHaveLength(4);
+  }, 120_000);
+
+  it('messages with files waiting at the killed instance are answered by the survivor, which fetches the files again; a file the platform no longer serves is named to the model', async () => {
+    const { url, dataDir } = await freshStoreTarget('postgres');
+    const workspace = sharedWorkspace();
+    const user = 'U0KILLFILE';
+    const a = await startInstance('file-a', { fake, storeUrl: url!, workspace, leaseSec: LEASE_SEC, modelUrl: model.url, logLevel: 'debug' });
+    instances.push(a);
+    const b = await startInstance('file-b', { fake, storeUrl: url!, workspace, leaseSec: LEASE_SEC, modelUrl: model.url, logLevel: 'debug' });
+    instances.push(b);
+    const opened = await openWardenStore({ dataDir, url });
+    if (!opened.ok) throw new Error(opened.error.message);
+    store = opened.store;
+    const answers = () => answersInDm(fake, user).filter((t) => t.startsWith('echo '));
+    const share = (to: Instance, text: string, files: Array<Record<string, unknown>>) =>
+      fake.sendEvent(to.eventsUrl, fake.envelope(fake.messageEvent({ user, channel: `D${user.slice(1)}`, text, extra: { subtype: 'file_share', files } })), { secret: SECRET });
+
+    // A's turn for msg-11 is under way ...
+    await directMessage(fake, a, user, 'msg-11 slow');
+    await until(() => asked.get('msg-11') === 1, 30_000, 'msg-11 reached the model');
+    // ... msg-12, with a file, reaches A and waits behind it ...
+    await share(a, 'msg-12 read the notes', [fake.hostFile({ name: 'notes.txt', mimetype: 'text/plain', data: Buffer.from('standup at 10\n') })]);
+    await until(() => placedInLine(a, user) === 2, 30_000, 'msg-12 placed');
+    // ... and msg-13, with two files, reaches B and is forwarded to A, the conversation's owner. Its
+    // second file's URL no longer serves it (as a platform URL that expired).
+    const gone = { ...fake.hostFile({ name: 'gone.txt', mimetype: 'text/plain', data: Buffer.from('x') }) };
+    gone.url_private_download = `${String(gone.url_private_download)}-expired`;
+    await share(b, 'msg-13 and these', [fake.hostFile({ name: 'plan.md', mimetype: 'text/markdown', data: Buffer.from('# plan\nship it\n') }), gone]);
+    await until(() => placedInLine(b, user) === 1, 30_000, 'msg-13 placed');
+    const aId = await store.db.value<string>('SELECT holder FROM leases WHERE name = ?', [`session:agent:main:slack:direct:${user.toLowerCase()}`]);
+    await until(async () => (await store!.db.value<number>('SELECT COUNT(*) FROM lease_queue WHERE holder = ?', [aId!])) === 3, 30_000, "three places in A's line");
+    // The files travel as the platform described them, never as bytes.
+    const payloads = await store.db.all<{ payload: string | null }>('SELECT payload FROM lease_queue WHERE holder = ? ORDER BY seq', [aId!]);
+    expect(payloads.map((p) => (p.payload ? (JSON.parse(p.payload).route.files ?? []).map((f: { name: string }) => f.name) : null))).toEqual([[], ['notes.txt'], ['plan.md', 'gone.txt']]);
+    expect(payloads.map((p) => p.payload).join('')).not.toContain('standup at 10');
+    const fetchedBefore = fake.requests.records.filter((r) => r.path.startsWith('/files-pri/')).length;
+
+    a.child.kill('SIGKILL');
+    await a.child;
+
+    await until(() => answers().length >= 3, BOUND_MS + SLACK_MS + 15_000, 'the taken-over messages answered').catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}\n--- instance b ---\n${b.output().slice(-4000)}`);
+    });
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(answers()).toEqual(['echo msg-11', 'echo msg-12', 'echo msg-13']);
+    // The survivor fetched the files itself, with the bot token, from the platform's file host.
+    const fetched = fake.requests.records.filter((r) => r.path.startsWith('/files-pri/')).slice(fetchedBefore);
+    expect(fetched.map((r) => r.path.split('/').pop())).toEqual(['notes.txt', 'plan.md', 'gone.txt-expired']);
+    for (const r of fetched) expect(r.headers.authorization).toBe('Bearer xoxb-fake');
+    // The model was shown the files as for a message that reached the survivor, and why one could not be taken.
+    expect(shown.get('msg-12')).toMatch(/\[file notes\.txt \(14 bytes, text\/plain\) saved as inbox\//);
+    expect(shown.get('msg-13')).toMatch(/\[file plan\.md \(15 bytes, text\/markdown\) saved as inbox\//);
+    expect(shown.get('msg-13')).toContain('[file gone.txt could not be fetched: the file host answered 404]');
+    const inbox = readdirSync(path.join(workspace, 'inbox'));
+    expect(inbox.map((f) => readFileSync(path.join(workspace, 'inbox', f), 'utf8')).sort()).toEqual(['# plan\nship it\n', 'standup at 10\n']);
+    expect(await store.db.value<number>('SELECT COUNT(*) FROM lease_queue')).toBe(0);
   }, 120_000);
 });

@@ -175,15 +175,17 @@ describe('/cron for owners, without the model', () => {
     expect((await warden.cron.jobs.get(id))!.enabled).toBe(true);
   });
 
-  it('native /cron answers the owner privately, the same as typed', async () => {
-    const { id: interaction, token } = fake.command({ name: 'cron', options: { args: 'list' }, user: olga, channelId: DEV });
+  it('native /cron is not offered in a guild, administrators included; the owner runs it from the bot DM', async () => {
+    // Discord shows a "0"-permission command to every guild administrator: /cron is registered for the bot DM only.
+    expect(() => fake.command({ name: 'cron', options: { args: 'list' }, user: olga, channelId: DEV })).toThrow(/not offered in guilds/);
+    const { id: interaction, token } = fake.command({ name: 'cron', options: { args: 'list' }, user: olga, dm: true });
     const deferred = await fake.interactionCallback(interaction);
     expect(deferred.body).toEqual({ type: 5, data: { flags: 64 } });
     const answer = await fake.requests.waitFor((r) => r.method === 'PATCH' && r.path === `/webhooks/${fake.bot.id}/${token}/messages/@original`, 8_000, 'native /cron answer');
     expect(String(answer.body.content)).toMatch(/^Cron jobs \(2\):/);
   });
 
-  it('a non-owner (a guild administrator, whom Discord offers /cron) is told /cron is no command, for every subcommand, and learns nothing about the jobs', async () => {
+  it('a non-owner (a guild administrator) is told /cron is no command, for every subcommand, and learns nothing about the jobs', async () => {
     // The answer any word that names no command gets: /cron and the cron tool do not exist for a non-owner.
     const refusal = unknownCommandText('cron', [], '/help', undefined, false);
     const job = (await warden.cron.jobs.get(id))!;
@@ -194,7 +196,9 @@ describe('/cron for owners, without the model', () => {
       expect(reply).not.toMatch(/owner/);
       for (const secret of [job.name, job.message, 'general', 'digest']) expect(reply).not.toContain(secret);
     }
-    const { token } = fake.command({ name: 'cron', options: { args: 'list' }, user: alice, channelId: DEV });
+    // Not offered to the administrator in the guild; in their own DM with the bot it is, and the owner check refuses it.
+    expect(() => fake.command({ name: 'cron', options: { args: 'list' }, user: alice, channelId: DEV })).toThrow(/not offered in guilds/);
+    const { token } = fake.command({ name: 'cron', options: { args: 'list' }, user: alice, dm: true });
     const native = await fake.requests.waitFor((r) => r.method === 'PATCH' && r.path === `/webhooks/${fake.bot.id}/${token}/messages/@original`, 8_000, 'native refusal');
     expect(native.body.content).toBe(refusal);
     expect(await warden.cron.jobs.get(id)).toMatchObject({ enabled: true, runCount: job.runCount });

@@ -278,10 +278,18 @@ describe('Discord slash commands', () => {
     expect(fake.commands.map((c) => c.name).sort()).toEqual(['approvals', 'approve', 'code_review', 'cron', 'exec', 'help', 'incident_triage', 'nodes', 'pair', 'secrets', 'skills', 'status', 'stop', 'tools', 'usage']);
     expect(fake.commands.find((c) => c.name === 'exec')?.options).toEqual([expect.objectContaining({ name: 'command', type: 3, required: true })]);
     expect(fake.commands.find((c) => c.name === 'cron')?.options).toEqual([expect.objectContaining({ name: 'args', type: 3, required: false })]);
-    // The owner-only control commands are hidden in guilds from all but administrators; every command is offered in the bot's DM.
+    // The owner-only control commands are offered only in the bot's DM (contexts [1]), never in a guild's
+    // picker, administrators' included; every other command in guilds (0) and the bot's DM (1).
     const permissions = Object.fromEntries(fake.commands.map((c) => [c.name, c.default_member_permissions]));
     expect(permissions).toMatchObject({ cron: '0', nodes: '0', pair: '0', secrets: '0', tools: null, exec: null, approve: null, status: null, code_review: null });
-    for (const c of fake.commands) expect(c.contexts, c.name).toEqual([0, 1]);
+    const contexts = Object.fromEntries(fake.commands.map((c) => [c.name, c.contexts]));
+    expect(contexts).toEqual({
+      ...Object.fromEntries(fake.commands.map((c) => [c.name, [0, 1]])),
+      cron: [1],
+      nodes: [1],
+      pair: [1],
+      secrets: [1],
+    });
     await first.stop();
     running.splice(running.indexOf(first), 1);
 
@@ -290,6 +298,23 @@ describe('Discord slash commands', () => {
     await registered(from);
     await sleep(200);
     expect(fake.requests.filter((r) => after(from)(r) && r.path.startsWith('/applications/') && r.method !== 'GET')).toEqual([]);
+  });
+
+  it('replaces an earlier registration that offered the owner-only commands in guilds', async () => {
+    let from = mark();
+    const first = await start();
+    await registered(from);
+    await first.stop();
+    running.splice(running.indexOf(first), 1);
+    // As an earlier Warden registered them: every command in guilds and the bot's DM, owner-only ones hidden by permission only.
+    fake.commands.splice(0, fake.commands.length, ...fake.commands.map((c) => ({ ...c, contexts: [0, 1] })));
+    expect(fake.commands.find((c) => c.name === 'cron')).toMatchObject({ contexts: [0, 1], default_member_permissions: '0' });
+
+    from = mark();
+    await start();
+    await fake.requests.waitFor((r) => after(from)(r) && r.method === 'PUT' && r.path === `/applications/${fake.bot.id}/commands`, 8_000, 'command replacement');
+    for (const c of fake.commands) expect(c.contexts, c.name).toEqual(['cron', 'nodes', 'pair', 'secrets'].includes(c.name) ? [1] : [0, 1]);
+    expect(() => fake.command({ name: 'secrets', user: olga, channelId: GENERAL })).toThrow(/not offered in guilds/);
   });
 
   it('/tools in #general answers privately, without exec, like the typed command', async () => {
@@ -325,13 +350,13 @@ describe('Discord slash commands', () => {
     expect(text).toContain('You: owner');
   });
 
-  it('/cron: not offered to a guild member; the owner runs it from a DM; a non-owner reaching it in a DM is refused by the owner check', async () => {
+  it('/cron: not offered in a guild; the owner runs it from a DM; a non-owner reaching it in a DM is refused by the owner check', async () => {
     const from = mark();
     await start();
     await registered(from);
-    // Discord does not offer a command registered with default_member_permissions "0" to a member without Administrator.
-    expect(() => fake.command({ name: 'cron', options: { args: 'list' }, user: alice, channelId: GENERAL })).toThrow(/not offered/);
-    expect(() => fake.command({ name: 'nodes', user: olga, channelId: GENERAL })).toThrow(/not offered/);
+    // Discord offers a command only in the contexts it was registered for: the owner-only ones not in guilds, to nobody.
+    expect(() => fake.command({ name: 'cron', options: { args: 'list' }, user: alice, channelId: GENERAL })).toThrow(/not offered in guilds/);
+    expect(() => fake.command({ name: 'nodes', user: olga, channelId: GENERAL })).toThrow(/not offered in guilds/);
     // Permissions do not apply in the DM with the bot: the owner uses it there.
     const owner = fake.command({ name: 'cron', options: { args: 'list' }, user: olga, dm: true });
     expect((await answer(owner.token)).body.content).toMatch(/^(No cron jobs|Cron jobs \()/);

@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchAttachment } from '../../adapters/common/attachment-fetch.js';
+import { discordAttachment } from '../../adapters/discord/inbound.js';
+import { attachmentsFrom, decodeForwarded } from '../../src/gateway/forwarded.js';
 import { safeName, takeInFiles } from '../../src/gateway/inbound-files.js';
 import type { InboundAttachment } from '../../src/gateway/types.js';
 
@@ -40,6 +42,30 @@ describe('fetchAttachment only reads the platform file host', () => {
     const got = await fetchAttachment(url(), { allowedHosts: ['cdn.discordapp.com', host], maxBytes: 1024 });
     if (expected === 'ok') expect(got).toEqual({ ok: true, data: Buffer.from('ok') });
     else expect(got.ok ? 'fetched' : got.error).toMatch(expected);
+  });
+
+  /** A message's files as recorded on the shared store for another instance (or as someone wrote the row), read back there. */
+  const recorded = (files: unknown[]) => {
+    const decoded = decodeForwarded(
+      JSON.stringify({ v: 1, route: { agentId: 'main', sessionKey: 'agent:main:discord:direct:1', text: '', context: {}, replyTo: { provider: 'discord', channelId: '1' }, files } }),
+    );
+    if (!decoded.ok) throw new Error(decoded.error);
+    return attachmentsFrom(decoded.files, 'discord', { attachmentFrom: (ref) => discordAttachment(ref, ['cdn.discordapp.com', host]) });
+  };
+
+  // The instance running it fetches the recorded URL through the adapter's own path: the same hosts, limit and guard.
+  it.each(cases)('recorded for another instance: %s', async (_name, url, expected) => {
+    const got = await recorded([{ id: 'F1', name: 'f.txt', url: url() }])[0]!.download(1024);
+    if (expected === 'ok') expect(got).toEqual({ ok: true, data: Buffer.from('ok') });
+    else expect(got.ok ? 'fetched' : got.error).toMatch(expected);
+  });
+
+  it('recorded for another instance: a declared size over the limit is not fetched, and named', async () => {
+    const taken = await takeInFiles(recorded([{ id: 'F2', name: 'big.bin', size: 50 * 1024 * 1024, url: `http://${host}/f` }]), {
+      workspaceDir: mkdtempSync(path.join(tmpdir(), 'warden-inbox-')),
+      vision: true,
+    });
+    expect(taken.notes).toEqual([`[file big.bin (${50 * 1024 * 1024} bytes) was not taken: over ${20 * 1024 * 1024} bytes]`]);
   });
 });
 

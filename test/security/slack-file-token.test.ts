@@ -4,7 +4,8 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inboundFromSlack, SLACK_FILE_HOSTS, type SlackFile } from '../../adapters/slack/inbound.js';
+import { inboundFromSlack, SLACK_FILE_HOSTS, slackAttachment, type SlackFile } from '../../adapters/slack/inbound.js';
+import { attachmentsFrom, decodeForwarded } from '../../src/gateway/forwarded.js';
 
 const TOKEN = 'xoxb-secret-token';
 let fileHost: Server;
@@ -60,6 +61,23 @@ describe('the bot token goes only to Slack\'s file host', () => {
   ];
   it.each(cases)('%s', async (_name, file, expected) => {
     expect(await download(file())).toMatch(expected);
+    expect(seenElsewhere).toEqual([]);
+  });
+
+  // A message another instance recorded on the shared store (or a row someone wrote there): the
+  // instance that runs it fetches the recorded URL through the same adapter path, so the URL is
+  // data there too and never chooses where the token goes.
+  it.each(cases.filter(([, file]) => (file().url_private_download ?? file().url_private) !== undefined))('recorded for another instance: %s', async (_name, file, expected) => {
+    const url = file().url_private_download ?? file().url_private;
+    const payload = JSON.stringify({
+      v: 1,
+      route: { agentId: 'main', sessionKey: 'agent:main:slack:direct:u1', text: '', context: {}, replyTo: { provider: 'slack', channelId: 'D1' }, files: [{ id: 'F1', name: 'a.txt', url }] },
+    });
+    const decoded = decodeForwarded(payload);
+    if (!decoded.ok) throw new Error(decoded.error);
+    const [attachment] = attachmentsFrom(decoded.files, 'slack', { attachmentFrom: (ref) => slackAttachment(ref, { token: TOKEN, hosts: [...SLACK_FILE_HOSTS, hostAddr] }) });
+    const got = await attachment!.download(1024);
+    expect(got.ok ? `fetched: ${got.data.toString()}` : got.error).toMatch(expected);
     expect(seenElsewhere).toEqual([]);
   });
 
