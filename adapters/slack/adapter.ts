@@ -22,7 +22,7 @@ import { ConfigError } from '../../src/config/errors.js';
 import type { SlackAdapterConfig as SlackConfig } from '../../src/config/schema/channels.js';
 import type { SkillCommandSpec } from '../../src/skills/commands.js';
 import type { StreamSurface } from '../../src/gateway/reply-stream.js';
-import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundMessage, ReplyTarget, UserQuestionPrompt } from '../../src/gateway/types.js';
+import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundMessage, ReplyTarget, SentMessage, UserQuestionPrompt } from '../../src/gateway/types.js';
 import { ASK_BUTTON_PREFIX, ASK_FIELD, ASK_MAX_CHARS, ASK_MODAL_PREFIX, ASK_OTHER_PREFIX, askButtonId, askModalId, askOtherId, askQuestionText, decodeAskId } from '../common/ask-user-prompt.js';
 import { log } from '../../src/log/log.js';
 import { cardDestinations, type AdapterDeps } from '../common/adapter-deps.js';
@@ -213,7 +213,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     return sent > 0;
   }
 
-  async function send(target: ReplyTarget, message: OutboundMessage): Promise<void> {
+  async function send(target: ReplyTarget, message: OutboundMessage): Promise<void | SentMessage> {
     if (target.invocationId !== undefined && !target.dmUserId && (await answerInvocation(target.invocationId, message))) return;
     const channel = target.dmUserId ? await dmChannelOf(target.dmUserId) : target.channelId;
     // An approval's outcome goes into the thread of its card when the card is in this channel.
@@ -229,11 +229,14 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
       for (const f of fit) await upload(channel, thread, { name: f.name, content: f.data });
       return;
     }
+    let first: string | undefined;
     for (const chunk of chunkText(text, SLACK_CHUNK)) {
-      await web().chat.postMessage({ channel, text: toMrkdwn(chunk), ...(thread ? { thread_ts: thread } : {}) });
+      const posted = await web().chat.postMessage({ channel, text: toMrkdwn(chunk), ...(thread ? { thread_ts: thread } : {}) });
+      first ??= posted.ts;
     }
     if (file) await upload(channel, thread, file);
     for (const f of fit) await upload(channel, thread, { name: f.name, content: f.data });
+    return { messageId: first };
   }
 
   /**
