@@ -1,4 +1,6 @@
 import { slackMessageActions } from './message-actions.js';
+import { votePollClick } from './poll.js';
+import { POLL_ACTION_PREFIX } from '../../src/tools/core/message/polls.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -620,6 +622,19 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     }
   }
 
+  const messageActions = slackMessageActions(web, { token: () => config.botToken!, fileHosts, polls: deps.polls });
+
+  /** A click on a poll's button: a vote, or refused quietly (poll.ts). */
+  async function onPollClick({ ack, body, action }: SlackActionMiddlewareArgs<BlockAction<ButtonAction>> & AllMiddlewareArgs): Promise<void> {
+    await ack();
+    const click = { actionId: action.action_id, value: action.value, channelId: body.channel?.id ?? body.container?.channel_id, messageId: body.message?.ts ?? body.container?.message_ts, userId: body.user.id };
+    if (!deps.polls) {
+      logger.info({ userId: click.userId }, 'poll click refused: no poll store here');
+      return;
+    }
+    await votePollClick(click, { polls: deps.polls, web: web(), channelKind: (channel) => messageActions.channelKind(channel), logger });
+  }
+
   async function onAskClick({ ack, body, action, client }: SlackActionMiddlewareArgs<BlockAction<ButtonAction>> & AllMiddlewareArgs): Promise<void> {
     await ack();
     const handlers = deps.userQuestions;
@@ -781,6 +796,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
       [new RegExp(`^${PAIRING_BUTTON_PREFIX}`), (args) => onPairingClick(args).catch((err: unknown) => logger.error({ err }, 'pairing card click failed'))],
       [new RegExp(`^${SECRET_BUTTON_PREFIX}`), (args) => onSecretClick(args).catch((err: unknown) => logger.error({ err }, 'secret prompt click failed'))],
       [new RegExp(`^(${ASK_BUTTON_PREFIX}|${ASK_OTHER_PREFIX})`), (args) => onAskClick(args).catch((err: unknown) => logger.error({ err }, 'question click failed'))],
+      [new RegExp(`^${POLL_ACTION_PREFIX}`), (args) => onPollClick(args).catch((err: unknown) => logger.error({ err }, 'poll click failed'))],
     ];
     const views: readonly (readonly [RegExp, (args: ViewArgs) => Promise<void>])[] = [
       [new RegExp(`^${SECRET_MODAL_PREFIX}`), (args) => onSecretSubmit(args).catch((err: unknown) => logger.error({ err: (err as Error).message }, 'secret submission failed'))],
@@ -822,7 +838,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     ...(deps.secretPrompts ? { askSecret } : {}),
     ...(deps.pairingClicks ? { askPairing } : {}),
     ...(deps.userQuestions ? { askUser } : {}),
-    messageActions: slackMessageActions(web, { token: () => config.botToken!, fileHosts }),
+    messageActions,
     approvals: { provider: 'slack', show, update: (request) => update(request), escalate },
     async stop() {
       const a = app;
