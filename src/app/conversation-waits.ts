@@ -452,11 +452,16 @@ export class ConversationWaits implements ConversationWaitService {
    */
   async start(): Promise<void> {
     if (this.deps.db.shared) {
-      this.unlisten = await this.deps.db.listen(WAIT_CHANNEL, (payload) => {
-        if (payload !== undefined) this.watch(payload);
-        // A reconnect: notifications may have been missed; look again.
-        else this.track(this.learnOpen());
-      });
+      try {
+        this.unlisten = await this.deps.db.listen(WAIT_CHANNEL, (payload) => {
+          if (payload !== undefined) this.watch(payload);
+          // A reconnect: notifications may have been missed; look again.
+          else this.track(this.learnOpen());
+        });
+      } catch (err) {
+        // Not fatal: the sweep learns other instances' waits, later.
+        log.warn({ err }, 'conversations_turn: other instances’ new waits are learnt by the sweep only (no notification channel)');
+      }
     }
     for (const w of await this.store.open()) {
       this.watch(conversationKey(w.target));
