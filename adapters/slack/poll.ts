@@ -48,7 +48,14 @@ export async function votePollClick(
   if (refused) return refuse(refused);
   if ((await deps.channelKind(poll!.channelId)) === undefined) return refuse('the bot cannot see the poll’s channel');
   await deps.polls.vote(poll!.id, click.userId, decoded.option, now());
-  const counts = await deps.polls.counts(poll!.id, poll!.options.length);
-  await deps.web.chat.update({ channel: poll!.channelId, ts: poll!.messageId!, ...slackPollMessage(poll!, counts) });
+  // Counts read after this write are shown; read again after showing them, so that when another
+  // instance's update with older counts landed last, the newest counts are written once more.
+  let shown: string | undefined;
+  for (let round = 0; round < 3; round++) {
+    const counts = await deps.polls.counts(poll!.id, poll!.options.length);
+    if (counts.join() === shown) break;
+    await deps.web.chat.update({ channel: poll!.channelId, ts: poll!.messageId!, ...slackPollMessage(poll!, counts) });
+    shown = counts.join();
+  }
   return undefined;
 }
