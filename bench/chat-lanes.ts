@@ -67,7 +67,9 @@ const instantModel: AgentRuntime = {
 
 /** The adapter alone with an instant echo handler: what the adapter costs. */
 async function echoThrough(adapter: ChatAdapter): Promise<() => Promise<void>> {
-  await adapter.start(async (m) => adapter.send({ provider: adapter.provider, channelId: m.channelId, threadId: m.threadId }, { text: m.text }));
+  await adapter.start(async (m) => {
+    await adapter.send({ provider: adapter.provider, channelId: m.channelId, threadId: m.threadId }, { text: m.text });
+  });
   return () => adapter.stop();
 }
 

@@ -3,6 +3,7 @@ import type { ApprovalCardStore } from '../../src/gateway/approval-card-store.js
 import type { SecretPromptHandlers } from './secret-prompt.js';
 import type { PairingClickHandler } from './pairing-card.js';
 import type { UserQuestionHandlers } from './ask-user-prompt.js';
+import type { PollStore } from '../../src/tools/core/message/polls.js';
 
 /**
  * What the router gives a platform adapter besides its own `channels.<platform>` config.
@@ -35,6 +36,8 @@ export interface AdapterDeps {
    * instance than its first try); absent: this process's memory alone decides (one instance).
    */
   deliveries?: DeliveryLog | undefined;
+  /** Where polls posted as buttons keep their votes (Slack); absent: a Slack poll falls back to numbered reactions. */
+  polls?: PollStore | undefined;
 }
 
 /** What a platform delivered before, across instances: true when none of `keys` was seen; every key is remembered. */

@@ -23,7 +23,7 @@ import {
 import type { ApprovalRequest } from '../../src/approvals/types.js';
 import { ConfigError } from '../../src/config/errors.js';
 import type { DiscordAdapterConfig as DiscordConfig } from '../../src/config/schema/channels.js';
-import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundFile, OutboundMessage, ReplyTarget, UserQuestionPrompt } from '../../src/gateway/types.js';
+import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundFile, OutboundMessage, ReplyTarget, SentMessage, UserQuestionPrompt } from '../../src/gateway/types.js';
 import { fitFiles, withNotes } from '../common/outbound-files.js';
 import type { SkillCommandSpec } from '../../src/skills/commands.js';
 import type { StreamSurface } from '../../src/gateway/reply-stream.js';
@@ -200,7 +200,7 @@ export function createDiscordAdapter(
     return sent > 0;
   }
 
-  async function send(target: ReplyTarget, message: OutboundMessage): Promise<void> {
+  async function send(target: ReplyTarget, message: OutboundMessage): Promise<void | SentMessage> {
     if (target.invocationId !== undefined && !target.dmUserId && (await answerInvocation(target.invocationId, message))) return;
     const channelId = await channelOf(target);
     // Model output may contain @everyone or role mentions; only user mentions may notify.
@@ -212,11 +212,14 @@ export function createDiscordAdapter(
     const { chunks, file } = replyChunks({ ...message, text: withNotes(message.text, notes) });
     if (chunks.length === 0 && fit.length > 0) chunks.push('');
     // One at a time: the order of the chunks is the order of the text; the files go with the last.
+    let first: string | undefined;
     for (const [i, content] of chunks.entries()) {
       const last = i === chunks.length - 1;
       const files = last ? [...(file ? [attach(file)] : []), ...fit.map(rawFile)] : [];
-      await post(channelId, { content, ...safeMentions, ...(i === 0 ? reference : {}) }, files.length > 0 ? files : undefined);
+      const posted = await post(channelId, { content, ...safeMentions, ...(i === 0 ? reference : {}) }, files.length > 0 ? files : undefined);
+      first ??= posted.id;
     }
+    return { messageId: first };
   }
 
   /**

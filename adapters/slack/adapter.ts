@@ -1,4 +1,6 @@
 import { slackMessageActions } from './message-actions.js';
+import { votePollClick } from './poll.js';
+import { POLL_ACTION_PREFIX } from '../../src/tools/core/message/polls.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -22,7 +24,7 @@ import { ConfigError } from '../../src/config/errors.js';
 import type { SlackAdapterConfig as SlackConfig } from '../../src/config/schema/channels.js';
 import type { SkillCommandSpec } from '../../src/skills/commands.js';
 import type { StreamSurface } from '../../src/gateway/reply-stream.js';
-import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundMessage, ReplyTarget, UserQuestionPrompt } from '../../src/gateway/types.js';
+import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundMessage, ReplyTarget, SentMessage, UserQuestionPrompt } from '../../src/gateway/types.js';
 import { ASK_BUTTON_PREFIX, ASK_FIELD, ASK_MAX_CHARS, ASK_MODAL_PREFIX, ASK_OTHER_PREFIX, askButtonId, askModalId, askOtherId, askQuestionText, decodeAskId } from '../common/ask-user-prompt.js';
 import { log } from '../../src/log/log.js';
 import { cardDestinations, type AdapterDeps } from '../common/adapter-deps.js';
@@ -213,7 +215,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     return sent > 0;
   }
 
-  async function send(target: ReplyTarget, message: OutboundMessage): Promise<void> {
+  async function send(target: ReplyTarget, message: OutboundMessage): Promise<void | SentMessage> {
     if (target.invocationId !== undefined && !target.dmUserId && (await answerInvocation(target.invocationId, message))) return;
     const channel = target.dmUserId ? await dmChannelOf(target.dmUserId) : target.channelId;
     // An approval's outcome goes into the thread of its card when the card is in this channel.
@@ -229,11 +231,14 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
       for (const f of fit) await upload(channel, thread, { name: f.name, content: f.data });
       return;
     }
+    let first: string | undefined;
     for (const chunk of chunkText(text, SLACK_CHUNK)) {
-      await web().chat.postMessage({ channel, text: toMrkdwn(chunk), ...(thread ? { thread_ts: thread } : {}) });
+      const posted = await web().chat.postMessage({ channel, text: toMrkdwn(chunk), ...(thread ? { thread_ts: thread } : {}) });
+      first ??= posted.ts;
     }
     if (file) await upload(channel, thread, file);
     for (const f of fit) await upload(channel, thread, { name: f.name, content: f.data });
+    return { messageId: first };
   }
 
   /**
@@ -617,6 +622,19 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     }
   }
 
+  const messageActions = slackMessageActions(web, { token: () => config.botToken!, fileHosts, polls: deps.polls });
+
+  /** A click on a poll's button: a vote, or refused quietly (poll.ts). */
+  async function onPollClick({ ack, body, action }: SlackActionMiddlewareArgs<BlockAction<ButtonAction>> & AllMiddlewareArgs): Promise<void> {
+    await ack();
+    const click = { actionId: action.action_id, value: action.value, channelId: body.channel?.id ?? body.container?.channel_id, messageId: body.message?.ts ?? body.container?.message_ts, userId: body.user.id };
+    if (!deps.polls) {
+      logger.info({ userId: click.userId }, 'poll click refused: no poll store here');
+      return;
+    }
+    await votePollClick(click, { polls: deps.polls, web: web(), channelKind: (channel) => messageActions.channelKind(channel), logger });
+  }
+
   async function onAskClick({ ack, body, action, client }: SlackActionMiddlewareArgs<BlockAction<ButtonAction>> & AllMiddlewareArgs): Promise<void> {
     await ack();
     const handlers = deps.userQuestions;
@@ -778,6 +796,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
       [new RegExp(`^${PAIRING_BUTTON_PREFIX}`), (args) => onPairingClick(args).catch((err: unknown) => logger.error({ err }, 'pairing card click failed'))],
       [new RegExp(`^${SECRET_BUTTON_PREFIX}`), (args) => onSecretClick(args).catch((err: unknown) => logger.error({ err }, 'secret prompt click failed'))],
       [new RegExp(`^(${ASK_BUTTON_PREFIX}|${ASK_OTHER_PREFIX})`), (args) => onAskClick(args).catch((err: unknown) => logger.error({ err }, 'question click failed'))],
+      [new RegExp(`^${POLL_ACTION_PREFIX}`), (args) => onPollClick(args).catch((err: unknown) => logger.error({ err }, 'poll click failed'))],
     ];
     const views: readonly (readonly [RegExp, (args: ViewArgs) => Promise<void>])[] = [
       [new RegExp(`^${SECRET_MODAL_PREFIX}`), (args) => onSecretSubmit(args).catch((err: unknown) => logger.error({ err: (err as Error).message }, 'secret submission failed'))],
@@ -820,7 +839,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     ...(deps.secretPrompts ? { askSecret } : {}),
     ...(deps.pairingClicks ? { askPairing } : {}),
     ...(deps.userQuestions ? { askUser } : {}),
-    messageActions: slackMessageActions(web, { token: () => config.botToken!, fileHosts }),
+    messageActions,
     approvals: { provider: 'slack', show, update: (request) => update(request), escalate },
     async stop() {
       const a = app;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { webApi } from '@slack/bolt';
 import { fetchAttachment } from '../common/attachment-fetch.js';
 import {
@@ -12,6 +13,8 @@ import {
   type PlatformActionResult,
   type ReadMessage,
 } from '../../src/tools/core/message/actions.js';
+import type { PollRecord, PollStore } from '../../src/tools/core/message/polls.js';
+import { slackPollMessage } from './poll.js';
 
 type WebClient = webApi.WebClient;
 
@@ -34,10 +37,11 @@ interface SlackApiMessage {
  * channel and ts together; edit and delete read the message's author from Slack first (a bot
  * token cannot be trusted to refuse: an admin-installed app may delete others' messages);
  * a file is fetched from Slack's file host only, by the URL Slack gives for that message's file,
- * with the bot token sent to that host alone. Slack has no native poll: a poll is posted as the
- * question with numbered options and the number reactions added under it, for people to click.
+ * with the bot token sent to that host alone. Slack has no native poll: a poll is a message with
+ * one button per option, its votes kept in the store (`polls`); without a store to keep them in,
+ * the question with numbered options and the number reactions under it, for people to click.
  */
-export function slackMessageActions(web: () => WebClient, options: { token: () => string; fileHosts: readonly string[] }): MessageActionPort {
+export function slackMessageActions(web: () => WebClient, options: { token: () => string; fileHosts: readonly string[]; polls?: PollStore | undefined }): MessageActionPort {
   let me: Promise<{ userId?: string | undefined; botId?: string | undefined }> | undefined;
   const identity = () => {
     me ??= web()
@@ -97,6 +101,27 @@ export function slackMessageActions(web: () => WebClient, options: { token: () =
         return { ok: true, summary: `${messages.length} pinned message(s):`, messages };
       }
       case 'poll': {
+        if (options.polls) {
+          const now = Date.now();
+          const poll: PollRecord = { id: randomUUID(), provider: 'slack', channelId: r.channel, threadId: r.threadId, question: r.question, options: r.options, createdAt: now, closesAt: now + r.hours * 3_600_000 };
+          // Stored before the post: a click that comes the moment it shows finds its poll.
+          await options.polls.create(poll);
+          let ts: string | undefined;
+          try {
+            ts = (await c.chat.postMessage({ channel: r.channel, ...(r.threadId ? { thread_ts: r.threadId } : {}), ...slackPollMessage(poll, r.options.map(() => 0)) })).ts;
+            if (!ts) throw new Error('chat.postMessage answered no ts');
+          } catch (err) {
+            await options.polls.remove(poll.id);
+            throw err;
+          }
+          await options.polls.posted(poll.id, ts);
+          return {
+            ok: true,
+            summary: `Posted a poll with one button per option (message ${ts}), open for ${r.hours} h; one vote per person (clicking another option changes it); the message shows the counts as they change — read it for them.`,
+            id: ts,
+            pollKind: 'buttons',
+          };
+        }
         const lines = r.options.map((o, i) => `${POLL_NUMBER_GLYPHS[i]} ${o}`);
         const posted = await c.chat.postMessage({ channel: r.channel, ...(r.threadId ? { thread_ts: r.threadId } : {}), text: `📊 *${r.question}*\n${lines.join('\n')}\n_Vote by reacting with the number._` });
         const ts = posted.ts!;

@@ -19,6 +19,7 @@ import { plannedAdapters } from '../config/planned-adapters.js';
 import { scrubbedAdapter } from './scrubbed-adapter.js';
 import type { SecretPrompts } from './secret-prompts.js';
 import type { UserQuestions } from './user-questions.js';
+import { PollStore } from '../tools/core/message/polls.js';
 
 /** Where pairing cards go: the first running platform with owners (the web chat's user is one). */
 export function cardPlatform(adapters: readonly ChatAdapter[], config: WardenConfig): string | undefined {
@@ -110,6 +111,7 @@ export async function createAdapter(
   const onApprovalClick = clickHandlerOn(resolve, provider);
   const pairing = new PairingStore(store.db);
   const deliveries = store.db.shared ? new SharedDeliveries(store.db) : undefined;
+  const polls = new PollStore(store.db);
   // Approvers and the card target are read at each card: a reload changes who gets it.
   const deps = (p: 'discord' | 'slack') => ({
     onApprovalClick,
@@ -121,6 +123,8 @@ export async function createAdapter(
       return current().approvals.target;
     },
     cards: storeCardStore(store.db, p),
+    // Slack polls as buttons: the votes in the store, counted alike by every instance.
+    polls,
     ...(secretPrompts ? { secretPrompts: secretPrompts.handlersFor(p) } : {}),
     // The owners' pairing card: decided as `/pair` is, ownership read from the config at the click.
     pairingClicks: async (click: { decision: PairingDecision; code: string; userId: string }) => {

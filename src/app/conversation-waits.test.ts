@@ -14,7 +14,7 @@ import type { MessageTarget } from '../tools/types.js';
 import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
 import { until } from '../../test/until.js';
 import { channelTurn } from './agent-testing.js';
-import { ConversationWaits, ConversationWaitStore, type StoredWait } from './conversation-waits.js';
+import { ConversationWaits, ConversationWaitStore, firstReply, placedAfter, type StoredWait, type WaitReply } from './conversation-waits.js';
 import { openWardenStore } from './migrations.js';
 
 const parsed = parseConfig({ owners: { discord: ['42'] } });
@@ -121,6 +121,8 @@ describe.each(ENGINES)('conversation waits in the store (%s)', (engine) => {
     const a = proc(await connect(), 'a');
     const b = proc(await connect(), 'b');
     await a.waits.wait({ target: OPS, turn: OWNER_TURN, sessionKey: 'agent:main:discord:channel:dev', toolCallId: 'call1', timeoutMs: 60_000 });
+    // B learns the conversation has a wait from the store when it starts.
+    await b.waits.start();
     // The same reply offered to both (a platform that delivered it twice), plus a later one.
     b.waits.offer(msg({ text: 'ship it' }));
     a.waits.offer(msg({ text: 'ship it' }));
@@ -181,12 +183,173 @@ describe.each(ENGINES)('conversation waits in the store (%s)', (engine) => {
     stopping.waits.bindFollowUp(() => true, () => false);
     const running = proc(await connect(), 'running');
     await stopping.waits.wait({ target: OPS, turn: OWNER_TURN, sessionKey: 'k', toolCallId: 'c', timeoutMs: 60_000 });
+    await running.waits.start();
     stopping.waits.offer(msg({ text: 'first' }));
     await stopping.waits.idle();
     running.waits.offer(msg({ text: 'second' }));
     await running.waits.idle();
     expect(running.turns.map((t) => t.text)).toEqual([expect.stringContaining('second')]);
     await Promise.all([stopping.waits.stop(), running.waits.stop()]);
+  });
+});
+
+/** The turn's waits: stored pending before the post, anchored at the posted message, settled by platform order. */
+describe.each(ENGINES)('a wait stored before its post (%s)', (engine) => {
+  const open: Store[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((s) => s.close()));
+  });
+  async function target() {
+    const t = await freshStoreTarget(engine);
+    return async () => {
+      const opened = await openWardenStore({ dataDir: t.dataDir, url: t.url });
+      if (!opened.ok) throw new Error(opened.error.message);
+      open.push(opened.store);
+      return opened.store;
+    };
+  }
+  function proc(store: Store, name: string) {
+    const turns: FollowUpTurn[] = [];
+    const waits = new ConversationWaits({ db: store.db, config: () => config, instance: name, sweepMs: 60_000 });
+    waits.bindFollowUp((t) => (turns.push(t), true));
+    return { waits, turns, store };
+  }
+  const input = { target: OPS, turn: OWNER_TURN, sessionKey: 'agent:main:discord:channel:dev', toolCallId: 'call1', timeoutMs: 60_000 };
+  // Discord snowflakes: the question is 1000…500, a message before it …499, after it …501.
+  const QUESTION = '1000000000000000500';
+
+  it('a reply the platform placed after the question, offered before the post was recorded, answers it', async () => {
+    const { waits, turns } = proc(await (await target())(), 'a');
+    const { id } = await waits.begin(input);
+    // The platform accepted the post and the reply came at once: the old code stored the wait only now.
+    waits.offer(msg({ text: 'too quick for you', messageId: '1000000000000000501' }));
+    await waits.idle();
+    expect(turns).toHaveLength(0);
+    expect(await waits.store.state(id)).toBe('pending');
+    await waits.posted(id, QUESTION);
+    expect(turns.map((t) => t.text)).toEqual([expect.stringContaining('too quick for you')]);
+    expect(await waits.store.state(id)).toBe('answered');
+    expect(await waits.store.replies(id)).toEqual([]);
+    await waits.stop();
+  });
+
+  it('a message placed before the question is no answer, whenever it is offered; the next one after it is', async () => {
+    const { waits, turns } = proc(await (await target())(), 'a');
+    const { id } = await waits.begin(input);
+    waits.offer(msg({ text: 'typed before the question', messageId: '1000000000000000499' }));
+    await waits.idle();
+    await waits.posted(id, QUESTION);
+    // Delivered late (a slow gateway), still placed before the question.
+    waits.offer(msg({ text: 'also before, delivered late', messageId: '1000000000000000498' }));
+    await waits.idle();
+    expect(turns).toHaveLength(0);
+    expect(await waits.store.state(id)).toBe('waiting');
+    waits.offer(msg({ text: 'the real answer', messageId: '1000000000000000777' }));
+    await waits.idle();
+    expect(turns.map((t) => t.text)).toEqual([expect.stringContaining('the real answer')]);
+    await waits.stop();
+  });
+
+  it('of replies kept while pending, the first in the platform’s order answers, not the first offered', async () => {
+    const { waits, turns } = proc(await (await target())(), 'a');
+    const { id } = await waits.begin(input);
+    waits.offer(msg({ text: 'second by the platform', messageId: '1000000000000000600' }));
+    waits.offer(msg({ text: 'first by the platform', messageId: '1000000000000000550' }));
+    await waits.idle();
+    await waits.posted(id, QUESTION);
+    expect(turns.map((t) => t.text)).toEqual([expect.stringContaining('first by the platform')]);
+    await waits.stop();
+  });
+
+  it('a post that fails leaves no wait and nothing kept for it', async () => {
+    const { waits, turns, store } = proc(await (await target())(), 'a');
+    const { id } = await waits.begin(input);
+    waits.offer(msg({ text: 'kept while pending', messageId: '1000000000000000501' }));
+    await waits.idle();
+    await waits.cancel(id);
+    expect(await waits.store.state(id)).toBeUndefined();
+    expect(Number(await store.db.value('SELECT COUNT(*) FROM conversation_wait_replies'))).toBe(0);
+    waits.offer(msg({ text: 'later', messageId: '1000000000000000900' }));
+    await waits.idle();
+    expect(turns).toHaveLength(0);
+    await waits.stop();
+  });
+
+  it('a pending wait made at A, the reply reaching B before A recorded its post: A’s record answers it, once', async () => {
+    const connect = await target();
+    const a = proc(await connect(), 'a');
+    const b = proc(await connect(), 'b');
+    // On PostgreSQL B learns of the wait by notification; on SQLite (one process) from the store at its start.
+    if (engine === 'postgres') await b.waits.start();
+    const { id } = await a.waits.begin(input);
+    if (engine === 'sqlite') await b.waits.start();
+    await until(() => b.waits.watching('discord:ch:OPS'), 5_000, 'B learns of the wait');
+    b.waits.offer(msg({ text: 'answered at B', messageId: '1000000000000000501' }));
+    await b.waits.idle();
+    expect(b.turns).toHaveLength(0);
+    await a.waits.posted(id, QUESTION);
+    // The same reply delivered at B again (a redelivery) answers nothing more.
+    b.waits.offer(msg({ text: 'answered at B', messageId: '1000000000000000501' }));
+    await b.waits.idle();
+    expect([...a.turns, ...b.turns].map((t) => t.text)).toEqual([expect.stringContaining('answered at B')]);
+    expect(a.turns).toHaveLength(1);
+    await Promise.all([a.waits.stop(), b.waits.stop()]);
+  });
+
+  it('a message in a conversation with no open wait does no store work; one where a wait opened does', async () => {
+    const connect = await target();
+    const a = proc(await connect(), 'a');
+    const b = proc(await connect(), 'b');
+    await b.waits.start();
+    b.waits.offer(msg({ channelId: 'LOBBY', messageId: '1000000000000000501' }));
+    b.waits.offer(msg({ chatType: 'dm', channelId: 'D1', messageId: '1000000000000000502' }));
+    await b.waits.idle();
+    expect(b.waits.storeLooks).toBe(0);
+    if (engine === 'postgres') {
+      // A wait made at another instance is announced: B looks at #OPS from then on.
+      const { id } = await a.waits.begin(input);
+      await until(() => b.waits.watching('discord:ch:OPS'), 5_000, 'the notification');
+      await a.waits.posted(id, QUESTION);
+      b.waits.offer(msg({ text: 'from B', messageId: '1000000000000000900' }));
+      await b.waits.idle();
+      expect(b.turns.map((t) => t.text)).toEqual([expect.stringContaining('from B')]);
+      // Answered: the next message there looks once, finds none, and stops looking.
+      b.waits.offer(msg({ messageId: '1000000000000000901' }));
+      b.waits.offer(msg({ messageId: '1000000000000000902' }));
+      await b.waits.idle();
+      expect(b.waits.watching('discord:ch:OPS')).toBe(false);
+    }
+    await Promise.all([a.waits.stop(), b.waits.stop()]);
+  });
+});
+
+describe('the platform’s order of two messages, from their ids alone', () => {
+  it.each([
+    ['discord', '1000000000000000501', '1000000000000000500', true],
+    ['discord', '1000000000000000500', '1000000000000000500', false],
+    ['discord', '999999999999999999', '1000000000000000000', false], // fewer digits: smaller, not later
+    ['discord', '18446744073709551615', '1', true],
+    ['discord', '12a', '1', undefined],
+    ['discord', '-5', '1', undefined],
+    ['slack', '1700000001.000002', '1700000001.000001', true],
+    ['slack', '1700000002.000001', '1700000001.999999', true],
+    ['slack', '1700000001.000001', '1700000001.000001', false],
+    ['slack', '1700000001.1', '1700000001.000002', true], // fractions compared as fractions, not as integers
+    ['slack', '999999999.999999', '1700000000.000000', false],
+    ['slack', '1700000001', '1700000000.000001', undefined],
+    ['slack', '1700000001.000001 ', '1700000000.000001', undefined],
+    ['web', '2', '1', undefined],
+  ] as const)('%s: %s after %s → %s', (provider, id, anchor, after) => {
+    expect(placedAfter(provider, id, anchor)).toBe(after);
+  });
+
+  const r = (messageId: string, afterPost: boolean, offeredAt: number): WaitReply => ({ messageId, provider: 'slack', senderId: 'U1', text: messageId, afterPost, offeredAt });
+  it('the first reply: the earliest after the anchor; without one, the earliest offered once posted', () => {
+    const replies = [r('1700000003.000000', true, 1), r('1700000002.000000', false, 2), r('1700000000.500000', false, 3), r('garbage', true, 0)];
+    expect(firstReply('slack', '1700000001.000000', replies)?.messageId).toBe('1700000002.000000');
+    expect(firstReply('slack', '1700000009.000000', replies)).toBeUndefined();
+    expect(firstReply('slack', undefined, replies)?.messageId).toBe('garbage');
+    expect(firstReply('slack', undefined, [r('1700000002.000000', false, 2)])).toBeUndefined();
   });
 });
 

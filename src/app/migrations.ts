@@ -18,6 +18,7 @@ import { usageMigrations } from '../usage/store.js';
 import { coreMigrations } from './core-migrations.js';
 import { progressCardsMigrations } from './progress-cards.js';
 import { conversationWaitsMigrations } from './conversation-waits.js';
+import { pollMigrations } from '../tools/core/message/polls.js';
 
 /**
  * Every feature's tables, in the order their migrations depend on each other: the core schema
@@ -46,6 +47,7 @@ export const WARDEN_MIGRATIONS: readonly FeatureMigrations[] = [
   progressCardsMigrations,
   deliveriesMigrations,
   conversationWaitsMigrations,
+  pollMigrations,
 ];
 
 /** Opens the store with every feature's migrations (what `warden start` and the CLI commands use). */

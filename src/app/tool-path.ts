@@ -27,7 +27,7 @@ export function messagingFor(adapters: readonly ChatAdapter[] | (() => readonly 
       if (!adapter) return { ok: false, error: `no ${target.provider} adapter is running` };
       const channelId = target.channel ?? '';
       const sent = await sendWithHooks(hooks, adapter, { provider: adapter.provider, channelId, threadId: target.threadId, dmUserId: target.userId }, { text }, {});
-      return sent.ok ? { ok: true, channelId: channelId || `dm:${target.userId}` } : { ok: false, error: sent.error };
+      return sent.ok ? { ok: true, channelId: channelId || `dm:${target.userId}`, messageId: sent.messageId } : { ok: false, error: sent.error };
     },
     actions: (provider) => list().find((a) => a.provider === provider)?.messageActions,
   };

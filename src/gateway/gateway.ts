@@ -949,7 +949,7 @@ export async function sendWithHooks(
   target: ReplyTarget,
   message: OutboundMessage,
   extra: { sessionKey?: string | undefined; turn?: TurnContext | undefined },
-): Promise<{ ok: true } | { ok: false; error: string; cancelled?: boolean }> {
+): Promise<{ ok: true; messageId?: string | undefined } | { ok: false; error: string; cancelled?: boolean }> {
   const to = target.dmUserId ? `dm:${target.dmUserId}` : target.channelId;
   const ctx = hooks && (hooks.has('message_sending') || hooks.has('message_sent')) ? messageHookContext(target, extra) : undefined;
   let outgoing = message;
@@ -962,8 +962,9 @@ export async function sendWithHooks(
     if (decided.content !== message.text) outgoing = { ...message, text: decided.content };
   }
   let error: string | undefined;
+  let messageId: string | undefined;
   try {
-    await adapter.send(target, outgoing);
+    messageId = (await adapter.send(target, outgoing))?.messageId;
   } catch (err) {
     error = (err as Error).message;
     log.error({ err, provider: target.provider, channelId: target.channelId }, 'reply not delivered');
@@ -971,5 +972,5 @@ export async function sendWithHooks(
   if (ctx && hooks!.has('message_sent')) {
     hooks!.fire('message_sent', { to, content: outgoing.text, success: error === undefined, ...(extra.sessionKey ? { sessionKey: extra.sessionKey } : {}), ...(error ? { error } : {}) }, ctx);
   }
-  return error === undefined ? { ok: true } : { ok: false, error };
+  return error === undefined ? { ok: true, messageId } : { ok: false, error };
 }

@@ -44,11 +44,18 @@ export interface OutboundMessage {
   linkedApproval?: string | undefined;
 }
 
+/** What a post became on the platform. */
+export interface SentMessage {
+  /** The platform's id of the first message posted (Discord snowflake, Slack ts). */
+  messageId?: string | undefined;
+}
+
 /** What the router calls on an adapter; adapters know their platform and nothing of policy. */
 export interface ChatAdapter {
   readonly provider: InboundMessage['provider'];
   start(onMessage: (message: InboundMessage) => Promise<void>): Promise<void>;
-  send(target: ReplyTarget, message: OutboundMessage): Promise<void>;
+  /** Posts `message`; where the platform gives it, resolves to the id of the first message posted (conversations_turn anchors its wait there). */
+  send(target: ReplyTarget, message: OutboundMessage): Promise<void | SentMessage>;
   /** Shows a typing/working indicator until the returned function is called. */
   typing(target: ReplyTarget): () => void;
   approvals: ApprovalRenderer;

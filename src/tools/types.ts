@@ -103,7 +103,8 @@ export interface MessageTarget {
 
 export interface MessagingService {
   providers(): string[];
-  send(target: MessageTarget, text: string): Promise<{ ok: true; channelId: string } | { ok: false; error: string }>;
+  /** `messageId`: the platform's id of the (first) message posted, where the adapter gives it. */
+  send(target: MessageTarget, text: string): Promise<{ ok: true; channelId: string; messageId?: string | undefined } | { ok: false; error: string }>;
   /** The running adapter's message actions (react, pin, read …); undefined where it has none. */
   actions?(provider: string): MessageActionPort | undefined;
 }

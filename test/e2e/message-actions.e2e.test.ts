@@ -1,8 +1,8 @@
 // The message tool's actions end to end: Warden as `warden start` runs it, the real discord.js
 // and Bolt adapters on the loopback fakes, a scripted model calling `message` with an action.
 // A reaction and a thread the model makes appear on the platform; deleting a person's message
-// is refused (and nothing is deleted) while the bot's own goes; a Slack poll is posted as the
-// documented numbered-reaction fallback; read brings recent messages back as untrusted text; a
+// is refused (and nothing is deleted) while the bot's own goes; a Slack poll is a message with
+// one button per option whose clicks are counted (one vote per person) and shown; read brings recent messages back as untrusted text; a
 // posted file is downloaded into the workspace.
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +15,8 @@ import { fakeUser, startDiscordFake, type DiscordFake } from '../fakes/discord/i
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
 import type { FakeModelServer, FakeReply, FakeRequest } from '../fakes/models/server.js';
 import { startSlackFake, type SlackFake } from '../fakes/slack/index.js';
+import type { SlackMessage } from '../fakes/slack/slack-fake.js';
+import { sendJson } from '../fakes/recorder.js';
 
 const DEV = '300000000000000003';
 const alice = fakeUser('400000000000000001', 'alice');
@@ -151,13 +153,59 @@ describe('message actions on Slack', () => {
     return String(posted.body.text);
   }
 
-  it('a poll falls back to a numbered message with the number reactions; react, and delete only the bot\'s own', async () => {
-    const { url } = await start();
+  it('a poll is a message with one button per option: two people click, the counts update, read returns them; react, and delete only the bot\'s own', async () => {
+    const { url, warden } = await start();
     const said = await call(url, { action: 'poll', question: 'Lunch?', options: ['pizza', 'sushi', 'tacos'] });
-    expect(said).toContain('Slack has no native poll');
-    const poll = [...slack.messages.values()].find((m) => m.text.includes('Lunch?'))!;
-    expect(poll.text).toBe('📊 *Lunch?*\n1️⃣ pizza\n2️⃣ sushi\n3️⃣ tacos\n_Vote by reacting with the number._');
-    expect(poll.reactions?.map((r) => r.name)).toEqual(['one', 'two', 'three']);
+    expect(said).toContain('Posted a poll with one button per option');
+    const poll = [...slack.messages.values()].find((m) => m.text.includes('Lunch?'))! as SlackMessage;
+    expect(poll.text).toBe('📊 Lunch?\n• pizza — 0 votes\n• sushi — 0 votes\n• tacos — 0 votes\nClick an option to vote: one vote each; clicking another option changes yours.');
+    expect(poll.reactions ?? []).toEqual([]);
+    const buttons = poll.blocks!.find((b) => b.type === 'actions')!.elements as Array<{ action_id: string; value: string; text: { text: string } }>;
+    expect(buttons.map((b) => [b.action_id, b.text.text])).toEqual([['warden-poll:0', 'pizza'], ['warden-poll:1', 'sushi'], ['warden-poll:2', 'tacos']]);
+
+    const click = async (user: string, option: number, message: SlackMessage = poll) => {
+      const from = slack.requests.records.length;
+      const b = buttons[option]!;
+      expect((await slack.sendAction(url, slack.blockActions({ message, actionId: b.action_id, value: b.value, user }), { secret: 'secret' })).status).toBe(200);
+      return from;
+    };
+    const updated = (from: number) => slack.requests.waitFor((r) => slack.requests.records.indexOf(r) >= from && r.path === '/api/chat.update' && r.body.ts === poll.ts, 10_000, 'the poll updated');
+    await updated(await click('U0000BOB', 1));
+    await updated(await click('U0000CAROL', 1));
+    // Bob changes his mind: his vote moves, it is not added.
+    const last = await updated(await click('U0000BOB', 0));
+    expect(String(last.body.text)).toContain('• pizza — 1 vote\n• sushi — 1 vote\n• tacos — 0 votes');
+    expect(slack.messages.get(`${GENERAL}:${poll.ts}`)!.text).toContain('• pizza — 1 vote\n• sushi — 1 vote');
+    // The votes are the store's: what a restart or another instance counts.
+    expect(await warden.store.db.all('SELECT user_id, choice FROM poll_votes ORDER BY user_id')).toEqual([
+      { user_id: 'U0000BOB', choice: 0 },
+      { user_id: 'U0000CAROL', choice: 1 },
+    ]);
+    const read = await call(url, { action: 'read', limit: 10 });
+    expect(read).toContain('pizza — 1 vote');
+    expect(read).toContain('sushi — 1 vote');
+
+    // Refused quietly: the poll's button on another message, and a poll id that does not exist.
+    const before = slack.calls('chat.update').length;
+    const other = [...slack.messages.values()].find((m) => m.channel === GENERAL && m.ts !== poll.ts)!;
+    await click('U0000MAL', 2, other);
+    await slack.sendAction(url, slack.blockActions({ message: poll, actionId: 'warden-poll:2', value: '00000000-0000-4000-8000-000000000000', user: 'U0000MAL' }), { secret: 'secret' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(slack.calls('chat.update').length).toBe(before);
+    expect(slack.calls('chat.postEphemeral').filter((r) => r.body.user === 'U0000MAL')).toHaveLength(0);
+    // The bot no longer sees the channel (removed from it): a click on the poll there is refused too.
+    let hidden = true;
+    slack.override(
+      (r) => hidden && r.path === '/api/conversations.info' && r.body.channel === GENERAL,
+      (_r, res) => (sendJson(res, 200, { ok: false, error: 'channel_not_found' }), true),
+    );
+    const seen = slack.calls('conversations.info').length;
+    await click('U0000MAL', 2);
+    await slack.requests.waitFor(() => slack.calls('conversations.info').length > seen, 5_000, 'the channel looked up');
+    await new Promise((r) => setTimeout(r, 300));
+    hidden = false;
+    expect(slack.calls('chat.update').length).toBe(before);
+    expect(await warden.store.db.value("SELECT COUNT(*) FROM poll_votes WHERE user_id = 'U0000MAL'")).toBe(0);
 
     const event = slack.messageEvent({ user: 'U0000BOB', channel: GENERAL, text: 'standup moved to 10' });
     await slack.sendEvent(url, slack.envelope(event), { secret: 'secret' });

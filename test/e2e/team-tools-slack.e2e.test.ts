@@ -13,7 +13,7 @@ import { parseConfig } from '../../src/config/index.js';
 import { startWarden, type RunningWarden } from '../../src/app/startup.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
 import type { FakeModelServer, FakeReply, FakeRequest } from '../fakes/models/server.js';
-import type { RecordedRequest } from '../fakes/recorder.js';
+import { sendJson, type RecordedRequest } from '../fakes/recorder.js';
 import { startSlackFake, type SlackFake } from '../fakes/slack/index.js';
 import { ENGINES, freshStoreTarget } from '../store-engines.js';
 
@@ -62,6 +62,8 @@ function respond(r: FakeRequest): FakeReply {
   }
   if (text.includes('run the release')) return cardCall(0);
   if (text.includes('[Reply ')) return { kind: 'reply', text: `Follow-up: ${text.slice(text.indexOf('[Reply'), 1200)}` };
+  if (text.includes('race ops')) return { kind: 'reply', toolCalls: [{ name: 'conversations_turn', args: { provider: 'slack', channel: OPS, text: 'Race question: is 4.3 ready?', timeoutSeconds: 60 } }] };
+  if (text.includes('fail ops')) return { kind: 'reply', toolCalls: [{ name: 'conversations_turn', args: { provider: 'slack', channel: OPS, text: 'Doomed question', timeoutSeconds: 60 } }] };
   if (text.includes('ask ops')) return { kind: 'reply', toolCalls: [{ name: 'conversations_turn', args: { provider: 'slack', channel: OPS, text: 'Is the 4.2 deploy safe to start?', timeoutSeconds: 60 } }] };
   if (last.role === 'tool') return { kind: 'reply', text: `Tool said: ${text.slice(0, 1500)}` };
   if (text.includes('search for walrus')) return { kind: 'reply', toolCalls: [{ name: 'sessions_search', args: { query: 'purple walrus' } }] };
@@ -163,6 +165,49 @@ describe.each(ENGINES)('team tools on Slack (%s store)', (engine) => {
     expect((await fake.sendEvent(url, fake.envelope(event), { secret: SECRET })).status).toBe(200);
     const followUp = await replyIn(DEV, from, 'Follow-up:');
     expect(String(followUp.body.text)).toContain('yes, go ahead after 3pm');
+  });
+
+  it('conversations_turn: a reply Slack delivers before it answers the post is kept; a message placed before the post is not taken', async () => {
+    const from = mark();
+    const before = fake.nextTs();
+    // While chat.postMessage for the question is in flight, Slack delivers two messages in #ops:
+    // one placed before the question (a delayed event) and the human's answer placed after it,
+    // and only then answers the post (the old code stored its wait only at that answer).
+    let delivered = false;
+    fake.override(
+      (r) => r.path === '/api/chat.postMessage' && r.body.channel === OPS && String(r.body.text ?? '').includes('Race question') && !delivered,
+      async (r, res) => {
+        delivered = true;
+        const ts = fake.nextTs();
+        fake.messages.set(`${OPS}:${ts}`, { channel: OPS, ts, text: String(r.body.text) });
+        for (const [at, text] of [[before, 'typed before the question: no'], [fake.nextTs(), 'instant answer: 4.3 is ready']] as const) {
+          const event = fake.messageEvent({ user: BOB, channel: OPS, text, type: 'message', ts: at });
+          expect((await fake.sendEvent(url, fake.envelope(event), { secret: SECRET })).status).toBe(200);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        sendJson(res, 200, { ok: true, channel: OPS, ts, message: { type: 'message', user: fake.bot.userId, bot_id: fake.bot.botId, channel: OPS, ts, text: String(r.body.text) } });
+        return true;
+      },
+    );
+    await said(OLGA, DEV, 'race ops now', 'Tool said:');
+    const followUp = await replyIn(DEV, from, 'Follow-up:');
+    expect(String(followUp.body.text)).toContain('instant answer: 4.3 is ready');
+    expect(String(followUp.body.text)).not.toContain('typed before the question');
+    expect(delivered).toBe(true);
+  });
+
+  it('conversations_turn: a post Slack refuses returns the error and leaves no wait behind', async () => {
+    fake.override(
+      (r) => r.path === '/api/chat.postMessage' && r.body.channel === OPS && String(r.body.text ?? '').includes('Doomed question'),
+      (_r, res) => (sendJson(res, 200, { ok: false, error: 'is_archived' }), true),
+    );
+    const waits = async () => Number(await warden.store.db.value('SELECT COUNT(*) FROM conversation_waits'));
+    const before = await waits();
+    const reply = await said(OLGA, DEV, 'fail ops now', 'Tool said:');
+    expect(String(reply.body.text)).toContain('could not post');
+    expect(await waits()).toBe(before);
+    expect(Number(await warden.store.db.value("SELECT COUNT(*) FROM conversation_waits WHERE state = 'pending'"))).toBe(0);
+    expect(Number(await warden.store.db.value('SELECT COUNT(*) FROM conversation_wait_replies'))).toBe(0);
   });
 
   it('conversations_list: the channels the bot is a member of (conversations.list, paged), then the known DMs, wrapped as untrusted', async () => {

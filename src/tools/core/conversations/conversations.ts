@@ -31,8 +31,16 @@ export interface ConversationDirectory {
 }
 
 export interface ConversationWaitService {
-  /** Waits for the next human message in `target` after now; its text comes back as a follow-up turn of `sessionKey`. */
-  wait(input: { target: MessageTarget; turn: TurnContext; sessionKey: string; toolCallId: string; timeoutMs: number }): Promise<{ id: string; expiresAt: number }>;
+  /**
+   * Stores a pending wait for the next human message in `target`, BEFORE the question is posted
+   * (a reply landing while the post is under way is kept, not lost); its text comes back as a
+   * follow-up turn of `sessionKey`. `posted` or `cancel` must follow.
+   */
+  begin(input: { target: MessageTarget; turn: TurnContext; sessionKey: string; toolCallId: string; timeoutMs: number }): Promise<{ id: string; expiresAt: number }>;
+  /** The question went out as platform message `messageId` (undefined when the platform gave none): only messages placed after it answer. */
+  posted(id: string, messageId: string | undefined): Promise<void>;
+  /** The question could not be posted: the pending wait is removed. */
+  cancel(id: string): Promise<void>;
 }
 
 export interface ConversationTarget {
@@ -61,18 +69,29 @@ export function exactTarget(args: ConversationTarget): { ok: true; target: Messa
   return { ok: true, target: { provider: args.provider, channel: args.channel, threadId: args.threadId, userId: args.userId } };
 }
 
-/** Posts `text` to `target` under the message tool's cross-context rules (one decision, one place). */
-async function post(config: WardenConfig, messaging: MessagingService | undefined, args: ConversationTarget & { text: string }, turn: TurnContext) {
-  if (!messaging) return { ok: false as const, error: 'conversation tools work only inside `warden start`, where the chat adapters run' };
+/** The target of a call and whether it may be posted to, under the message tool's cross-context rules (one decision, one place). */
+function postable(config: WardenConfig, messaging: MessagingService | undefined, args: ConversationTarget, turn: TurnContext): { ok: true; target: MessageTarget; messaging: MessagingService } | { ok: false; error: string } {
+  if (!messaging) return { ok: false, error: 'conversation tools work only inside `warden start`, where the chat adapters run' };
   const exact = exactTarget(args);
   if (!exact.ok) return exact;
   const { target } = exact;
-  if (!messaging.providers().includes(target.provider)) return { ok: false as const, error: `no ${target.provider} adapter is running` };
+  if (!messaging.providers().includes(target.provider)) return { ok: false, error: `no ${target.provider} adapter is running` };
   const allowed = messageTargetAllowed(config, target, turn);
-  if (!allowed.ok) return { ok: false as const, error: allowed.why };
-  const sent = await messaging.send(target, crossContextText(config, target, turn, args.text));
+  if (!allowed.ok) return { ok: false, error: allowed.why };
+  return { ok: true, target, messaging };
+}
+
+/** Posts `text` to a target `postable` allowed. */
+async function deliver(config: WardenConfig, messaging: MessagingService, target: MessageTarget, text: string, turn: TurnContext) {
+  const sent = await messaging.send(target, crossContextText(config, target, turn, text));
   if (!sent.ok) return { ok: false as const, error: `could not post: ${sent.error}` };
-  return { ok: true as const, target, channelId: sent.channelId };
+  return { ok: true as const, target, channelId: sent.channelId, messageId: sent.messageId };
+}
+
+async function post(config: WardenConfig, messaging: MessagingService | undefined, args: ConversationTarget & { text: string }, turn: TurnContext) {
+  const ready = postable(config, messaging, args, turn);
+  if (!ready.ok) return ready;
+  return deliver(config, ready.messaging, ready.target, args.text, turn);
 }
 
 const where = (t: MessageTarget) => (t.userId ? `the DM with ${t.provider} user ${t.userId}` : `${t.provider} channel ${t.channel}${t.threadId ? ` (thread ${t.threadId})` : ''}`);
@@ -224,9 +243,22 @@ export function createConversationsTurnTool(config: WardenConfig, messaging: Mes
     async execute(args, ctx) {
       const service = waits();
       if (!service) return fail('conversations_turn: no chat platform runs here to wait for a reply');
-      const sent = await post(config, messaging, args, ctx.turn);
-      if (!sent.ok) return fail(`conversations_turn: ${sent.error}`);
-      const wait = await service.wait({ target: sent.target, turn: ctx.turn, sessionKey: ctx.sessionKey, toolCallId: ctx.toolCallId, timeoutMs: (args.timeoutSeconds ?? DEFAULT_TURN_TIMEOUT_SEC) * 1000 });
+      const ready = postable(config, messaging, args, ctx.turn);
+      if (!ready.ok) return fail(`conversations_turn: ${ready.error}`);
+      // The wait is stored before the post: a reply that lands the moment the platform accepted
+      // the question (on this instance or another) is kept for it, never missed.
+      const wait = await service.begin({ target: ready.target, turn: ctx.turn, sessionKey: ctx.sessionKey, toolCallId: ctx.toolCallId, timeoutMs: (args.timeoutSeconds ?? DEFAULT_TURN_TIMEOUT_SEC) * 1000 });
+      let sent: Awaited<ReturnType<typeof deliver>>;
+      try {
+        sent = await deliver(config, ready.messaging, ready.target, args.text, ctx.turn);
+      } catch (err) {
+        sent = { ok: false, error: `could not post: ${(err as Error).message}` };
+      }
+      if (!sent.ok) {
+        await service.cancel(wait.id);
+        return fail(`conversations_turn: ${sent.error}`);
+      }
+      await service.posted(wait.id, sent.messageId);
       const text =
         `Posted to ${where(sent.target)}; waiting for the next reply there (id ${wait.id}, until ${new Date(wait.expiresAt).toISOString()}). ` +
         'This conversation is not held: the reply comes back as a follow-up message. End your turn now.';

@@ -182,8 +182,8 @@ export type PlatformActionResult =
       id?: string | undefined;
       messages?: ReadMessage[] | undefined;
       file?: { name: string; data: Buffer } | undefined;
-      /** How a poll was posted: natively, or as Slack's numbered-reaction fallback. */
-      pollKind?: 'native' | 'numbered-reactions' | undefined;
+      /** How a poll was posted: natively (Discord), as buttons with stored votes (Slack), or as Slack's numbered-reaction fallback (no store to keep votes in). */
+      pollKind?: 'native' | 'buttons' | 'numbered-reactions' | undefined;
     }
   | { ok: false; error: string };
 
