@@ -36,11 +36,9 @@ const bench: Bench = async (report) => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const port = (server.address() as AddressInfo).port;
   const identity = sandboxIdentity();
-  const owner = identity.uid !== ownIds().uid ? { uid: identity.uid, gid: identity.gid } : undefined;
   const proxy = await EgressProxy.start({
     network: { ...DEFAULT_EXEC_NETWORK, mode: 'allowlist', allow: [`bench.test:${port}`], allowCidrs: ['127.0.0.1/32'] },
     resolve: async () => [{ address: '127.0.0.1', family: 4 }],
-    owner,
     onDecision: () => {},
   });
   try {
@@ -57,7 +55,7 @@ const bench: Bench = async (report) => {
     const node = sandboxNode();
     if (bwrapAvailable() && node) {
       const ws = mkdtempSync(path.join(tmpdir(), 'warden-egress-bench-'));
-      if (owner) chownSync(ws, owner.uid, owner.gid);
+      if (identity.uid !== ownIds().uid) chownSync(ws, identity.uid, identity.gid);
       const fmt = '%{time_connect} %{time_total}\\n';
       // Async: the server answering is in this process.
       const curl = async (url: string) => Number((await promisify(execFile)('curl', ['-sS', '-o', '/dev/null', '-w', '%{time_total}', url], { encoding: 'utf8' })).stdout) * 1000;

@@ -104,10 +104,10 @@ describe('warden approvals', () => {
     await exec.add('main', { pattern: '/usr/bin/ls', source: 'import' });
 
     const human = await cli(t.dir, ['grants']);
-    expect(human.stdout).toBe(`${live.id}  agent main  exec  /usr/bin/rm  for "rm -rf build/"  bound to no file  no expiry\n`);
+    expect(human.stdout).toBe(`${live.id}  agent main  exec on gateway  /usr/bin/rm  for "rm -rf build/"  bound to no file  no expiry\n`);
     const all = JSON.parse((await cli(t.dir, ['grants', '--all', '--json'])).stdout);
     expect(all.exec.map((e: { id: string }) => e.id)).toEqual([live.id, old.id]);
-    expect((await cli(t.dir, ['grants', '--all'])).stdout).toContain(`${old.id}  agent main  exec  /usr/bin/make  args "^\\u0000\\u0000$"  bound to no file  expired 1970-01-01T00:00:01.000Z`);
+    expect((await cli(t.dir, ['grants', '--all'])).stdout).toContain(`${old.id}  agent main  exec on gateway  /usr/bin/make  args "^\\u0000\\u0000$"  bound to no file  expired 1970-01-01T00:00:01.000Z`);
 
     const revoked = await cli(t.dir, ['revoke', live.id]);
     expect(revoked.code).toBe(0);

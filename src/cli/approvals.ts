@@ -156,5 +156,5 @@ export function bindingText(files: readonly BoundFile[] | undefined): string {
 function execGrantLine(e: StoredAllowlistEntry, now: number): string {
   const state = e.expiresAt === undefined ? 'no expiry' : `${e.expiresAt <= now ? 'expired' : 'expires'} ${new Date(e.expiresAt).toISOString()}`;
   const what = e.lastUsedCommand !== undefined ? `for ${JSON.stringify(e.lastUsedCommand)}` : e.argPattern !== undefined ? `args ${JSON.stringify(e.argPattern)}` : 'any arguments';
-  return `${e.id}  agent ${e.agentId}  exec  ${e.pattern}  ${what}  ${bindingText(e.boundFiles)}  ${state}`;
+  return `${e.id}  agent ${e.agentId}  exec on ${e.executor}  ${e.pattern}  ${what}  ${bindingText(e.boundFiles)}  ${state}`;
 }

@@ -72,7 +72,8 @@ export const run: CommandRunner = async (args, io) => {
   try {
     const store = new ExecAllowlistStore(opened.store.db);
     if (imported) return await importEntries(io, store, imported, args.options.get('dry-run') === true, args.options.get('json') === true);
-    const entries = (await store.all()).filter((e) => agent === undefined || e.agentId === agent);
+    // This machine's (the gateway's) entries: a node's grants name another machine's binaries.
+    const entries = (await store.all()).filter((e) => e.executor === store.executor && (agent === undefined || e.agentId === agent));
     io.stdout(JSON.stringify(buildApprovalsFile(entries, effectiveExecConfig(loaded.config), Date.now()), null, 2));
     return EXIT.ok;
   } finally {

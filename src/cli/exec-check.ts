@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { closest } from '../config/errors.js';
-import { ExecAllowlistStore, type StoredAllowlistEntry } from '../exec/allowlist-store.js';
+import { readOnlyEntries, type StoredAllowlistEntry } from '../exec/allowlist-store.js';
 import { checkExec } from '../app/exec-check.js';
 import type { ExecVerdict } from '../exec/decide.js';
 import { showArgv } from '../exec/rewrite.js';
@@ -78,8 +78,8 @@ async function readStoredAllowlist(file: string, agentId: string): Promise<{ ok:
   let db: Database.Database | undefined;
   try {
     db = new Database(file, { readonly: true, fileMustExist: true });
-    const hasTable = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'exec_allowlist'").get();
-    return { ok: true, entries: hasTable ? await new ExecAllowlistStore(new SqliteDb(db)).list(agentId) : [] };
+    // The gateway's own grants: a node's are for its machine's binaries, not this one's.
+    return { ok: true, entries: await readOnlyEntries(new SqliteDb(db), agentId) };
   } catch (err) {
     return { ok: false, error: `cannot read the stored allowlist in ${file}: ${(err as Error).message}` };
   } finally {

@@ -66,8 +66,75 @@ const execPg001: Migration = {
   },
 };
 
+/**
+ * The executor a stored entry was decided for: the gateway's own exec, or one node by its
+ * stable id (`node:<id>`). A grant names a binary by path and binds files by content on the
+ * machine that asked; another machine's `/usr/bin/make` or `job.py` is another program, so a
+ * lookup only ever sees the entries of the executor doing the lookup.
+ */
+export const GATEWAY_EXECUTOR = 'gateway';
+export const nodeExecutor = (nodeId: string): string => `node:${nodeId}`;
+
+/**
+ * `exec-003-executor`: every entry names its executor, and the same pattern may be granted
+ * separately on each. Rows from before name none; they were decided on whichever machine owned
+ * the store, and are kept for the gateway only: a node never inherits them (it asks again).
+ * SQLite cannot change a UNIQUE constraint in place, so the table is rebuilt with its rows.
+ */
+const execExecutorSqlite: Migration = {
+  id: 'exec-003-executor',
+  async up(db) {
+    await db.exec(`
+      CREATE TABLE exec_allowlist_next (
+        id                  TEXT PRIMARY KEY,
+        executor            TEXT NOT NULL DEFAULT '${GATEWAY_EXECUTOR}',
+        agent_id            TEXT NOT NULL,
+        pattern             TEXT NOT NULL,
+        arg_pattern         TEXT,
+        source              TEXT NOT NULL,
+        created_at          INTEGER NOT NULL,
+        last_used_at        INTEGER,
+        expires_at          INTEGER,
+        last_used_command   TEXT,
+        last_resolved_path  TEXT,
+        bound_files         TEXT,
+        UNIQUE (executor, agent_id, pattern, arg_pattern)
+      );
+      INSERT INTO exec_allowlist_next (rowid, id, executor, agent_id, pattern, arg_pattern, source, created_at, last_used_at, expires_at, last_used_command, last_resolved_path, bound_files)
+        SELECT rowid, id, '${GATEWAY_EXECUTOR}', agent_id, pattern, arg_pattern, source, created_at, last_used_at, expires_at, last_used_command, last_resolved_path, bound_files FROM exec_allowlist;
+      DROP TABLE exec_allowlist;
+      ALTER TABLE exec_allowlist_next RENAME TO exec_allowlist;
+      CREATE INDEX exec_allowlist_by_agent ON exec_allowlist (executor, agent_id, created_at);
+    `);
+  },
+};
+
+/** The same on PostgreSQL: a column with the gateway as the old rows' executor, and the unique key widened by it. */
+const execPgExecutor: Migration = {
+  id: 'exec-pg-002-executor',
+  async up(db) {
+    await db.exec(`
+      ALTER TABLE exec_allowlist ADD COLUMN executor TEXT NOT NULL DEFAULT '${GATEWAY_EXECUTOR}';
+      DO $$
+      DECLARE c text;
+      BEGIN
+        FOR c IN SELECT conname FROM pg_constraint WHERE conrelid = 'exec_allowlist'::regclass AND contype = 'u' LOOP
+          EXECUTE format('ALTER TABLE exec_allowlist DROP CONSTRAINT %I', c);
+        END LOOP;
+      END $$;
+      ALTER TABLE exec_allowlist ADD CONSTRAINT exec_allowlist_per_executor UNIQUE NULLS NOT DISTINCT (executor, agent_id, pattern, arg_pattern);
+      DROP INDEX exec_allowlist_by_agent;
+      CREATE INDEX exec_allowlist_by_agent ON exec_allowlist (executor, agent_id, created_at);
+    `);
+  },
+};
+
 /** The exec area: on SQLite its table comes from the core schema, then these changes. */
-export const execMigrations: FeatureMigrations = { feature: 'exec', sqlite: [execAllowlistMigration, execBoundFilesMigration], postgres: [execPg001] };
+export const execMigrations: FeatureMigrations = {
+  feature: 'exec',
+  sqlite: [execAllowlistMigration, execBoundFilesMigration, execExecutorSqlite],
+  postgres: [execPg001, execPgExecutor],
+};
 
 /** Entries under this agent id apply to every agent (OpenClaw's `agents["*"]`). */
 export const ANY_AGENT = '*';
@@ -75,6 +142,8 @@ export const ANY_AGENT = '*';
 export interface StoredAllowlistEntry extends AllowlistEntry {
   id: string;
   agentId: string;
+  /** Where it was decided: {@link GATEWAY_EXECUTOR} or `node:<id>`. */
+  executor: string;
   source: 'allow-always' | 'import';
   createdAt: number;
   lastUsedCommand?: string | undefined;
@@ -83,6 +152,8 @@ export interface StoredAllowlistEntry extends AllowlistEntry {
 
 interface Row {
   id: string;
+  /** Absent on a database the migration has not reached (a read-only open): the gateway's, as the migration would say. */
+  executor?: string;
   agent_id: string;
   pattern: string;
   arg_pattern: string | null;
@@ -119,6 +190,7 @@ export function readArgPattern(stored: string): string {
 const toEntry = (row: Row): StoredAllowlistEntry => ({
   id: row.id,
   agentId: row.agent_id,
+  executor: row.executor ?? GATEWAY_EXECUTOR,
   pattern: row.pattern,
   argPattern: row.arg_pattern === null ? undefined : readArgPattern(row.arg_pattern),
   source: row.source === 'import' ? 'import' : 'allow-always',
@@ -160,25 +232,31 @@ export interface AddEntryInput {
   boundFiles?: readonly BoundFile[] | undefined;
 }
 
+/**
+ * The stored allowlist as one executor sees it: `list` and `add` are this executor's entries
+ * only (the gateway's own exec by default; a node passes `nodeExecutor(its id)`). `all` and
+ * `remove` are the operator's views over every executor.
+ */
 export class ExecAllowlistStore {
   constructor(
     private readonly db: Db,
     private readonly now: () => number = Date.now,
+    readonly executor: string = GATEWAY_EXECUTOR,
   ) {}
 
-  /** Live entries for an agent: the `*` agent's first, then its own, oldest first. */
+  /** Live entries of this executor for an agent: the `*` agent's first, then its own, oldest first. */
   async list(agentId: string): Promise<StoredAllowlistEntry[]> {
     const rows = await this.db.all<Row>(
-      `SELECT * FROM exec_allowlist WHERE agent_id IN (?, ?) AND (expires_at IS NULL OR expires_at > ?)
+      `SELECT * FROM exec_allowlist WHERE executor = ? AND agent_id IN (?, ?) AND (expires_at IS NULL OR expires_at > ?)
        ORDER BY agent_id = ? DESC, created_at, rowid`,
-      [agentId, ANY_AGENT, this.now(), ANY_AGENT],
+      [this.executor, agentId, ANY_AGENT, this.now(), ANY_AGENT],
     );
     return rows.map(toEntry);
   }
 
   /** Every entry of every agent, expired ones included (for export and audit). */
   async all(): Promise<StoredAllowlistEntry[]> {
-    return (await this.db.all<Row>('SELECT * FROM exec_allowlist ORDER BY agent_id, created_at, rowid')).map(toEntry);
+    return (await this.db.all<Row>('SELECT * FROM exec_allowlist ORDER BY executor, agent_id, created_at, rowid')).map(toEntry);
   }
 
   /**
@@ -192,7 +270,8 @@ export class ExecAllowlistStore {
     const bound = input.source === 'allow-always' ? JSON.stringify(input.boundFiles ?? []) : null;
     const argPattern = input.argPattern === undefined ? null : storedArgPattern(input.argPattern);
     const id = await this.db.tx(async (): Promise<string> => {
-      const existing = await this.db.value<string>(`SELECT id FROM exec_allowlist WHERE agent_id = ? AND pattern = ? AND arg_pattern IS NOT DISTINCT FROM ?${this.db.forUpdate}`, [
+      const existing = await this.db.value<string>(`SELECT id FROM exec_allowlist WHERE executor = ? AND agent_id = ? AND pattern = ? AND arg_pattern IS NOT DISTINCT FROM ?${this.db.forUpdate}`, [
+        this.executor,
         agentId,
         input.pattern,
         argPattern,
@@ -209,9 +288,9 @@ export class ExecAllowlistStore {
       }
       const fresh = randomUUID();
       await this.db.run(
-        `INSERT INTO exec_allowlist (id, agent_id, pattern, arg_pattern, source, created_at, last_used_at, expires_at, last_used_command, last_resolved_path, bound_files)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [fresh, agentId, input.pattern, argPattern, input.source, at, input.lastUsedAt ?? null, input.expiresAt ?? null, input.lastUsedCommand ?? null, input.lastResolvedPath ?? null, bound],
+        `INSERT INTO exec_allowlist (id, executor, agent_id, pattern, arg_pattern, source, created_at, last_used_at, expires_at, last_used_command, last_resolved_path, bound_files)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [fresh, this.executor, agentId, input.pattern, argPattern, input.source, at, input.lastUsedAt ?? null, input.expiresAt ?? null, input.lastUsedCommand ?? null, input.lastResolvedPath ?? null, bound],
       );
       return fresh;
     });
@@ -219,12 +298,30 @@ export class ExecAllowlistStore {
   }
 
   async markUsed(id: string, command: string, resolvedPath: string | null): Promise<void> {
-    await this.db.run('UPDATE exec_allowlist SET last_used_at = ?, last_used_command = ?, last_resolved_path = ? WHERE id = ?', [this.now(), command, resolvedPath, id]);
+    await this.db.run('UPDATE exec_allowlist SET last_used_at = ?, last_used_command = ?, last_resolved_path = ? WHERE id = ? AND executor = ?', [this.now(), command, resolvedPath, id, this.executor]);
   }
 
   async remove(id: string): Promise<boolean> {
     return (await this.db.run('DELETE FROM exec_allowlist WHERE id = ?', [id])).changes > 0;
   }
+}
+
+/**
+ * The gateway's entries in a SQLite file opened read-only (for `warden audit` and
+ * `warden exec-check`, which must not create or migrate the data dir): every executor's when
+ * `agentId` is undefined, else the gateway's live ones for that agent. A file the executor
+ * migration has not reached holds only rows that migration would give the gateway.
+ */
+export async function readOnlyEntries(db: SqliteDb, agentId?: string): Promise<StoredAllowlistEntry[]> {
+  if ((await db.value("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'exec_allowlist'")) === undefined) return [];
+  const store = new ExecAllowlistStore(db);
+  const columns = await db.all<{ name: string }>('PRAGMA table_info(exec_allowlist)');
+  if (columns.some((c) => c.name === 'executor')) return agentId === undefined ? store.all() : store.list(agentId);
+  const now = Date.now();
+  const rows = (await db.all<Row>('SELECT * FROM exec_allowlist ORDER BY agent_id, created_at, rowid')).map(toEntry);
+  if (agentId === undefined) return rows;
+  const live = rows.filter((e) => (e.agentId === agentId || e.agentId === ANY_AGENT) && (e.expiresAt === undefined || e.expiresAt > now));
+  return [...live.filter((e) => e.agentId === ANY_AGENT), ...live.filter((e) => e.agentId !== ANY_AGENT)];
 }
 
 /**
@@ -236,8 +333,7 @@ export async function readStoredAllowlist(file: string): Promise<{ ok: true; ent
   let db: SqliteDb | undefined;
   try {
     db = new SqliteDb(new BetterSqlite3(file, { readonly: true, fileMustExist: true }));
-    const hasTable = await db.value("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'exec_allowlist'");
-    return { ok: true, entries: hasTable !== undefined ? await new ExecAllowlistStore(db).all() : [] };
+    return { ok: true, entries: await readOnlyEntries(db) };
   } catch (err) {
     return { ok: false, error: `cannot read the stored allowlist in ${file}: ${(err as Error).message}` };
   } finally {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 import { execa, type ResultPromise } from 'execa';
 
 /**
@@ -27,9 +28,23 @@ export interface JobOptions {
   gid?: number | undefined;
   /** Bytes the child reads from descriptors 3, 4, … (the sandbox's seccomp program and environment). */
   inputs?: readonly Uint8Array[] | undefined;
+  /** A socketpair end the child inherits at this descriptor (after the inputs); `channel` is ours. */
+  channelFd?: number | undefined;
 }
 
 export const DEFAULT_PENDING_CHARS = 30_000;
+
+/** 0-2 piped, the inputs from 3, and the channel (descriptors in between on /dev/null). */
+type Stdio = ['pipe', 'pipe', 'pipe', ...Array<'pipe' | 'ignore' | Uint8Array>];
+
+function stdioFor(options: JobOptions): Stdio {
+  const stdio: Stdio = ['pipe', 'pipe', 'pipe', ...(options.inputs ?? [])];
+  if (options.channelFd === undefined) return stdio;
+  if (options.channelFd < stdio.length) throw new Error(`descriptor ${options.channelFd} is already an input`);
+  while (stdio.length < options.channelFd) stdio.push('ignore');
+  stdio.push('pipe');
+  return stdio;
+}
 
 /**
  * Job ids are capabilities within their session: 128 random bits, so no caller can guess or
@@ -65,7 +80,10 @@ export class ExecJob {
   private timer: NodeJS.Timeout | undefined;
   private killTimer: NodeJS.Timeout | undefined;
 
+  private readonly channelFd: number | undefined;
+
   constructor(options: JobOptions) {
+    this.channelFd = options.channelFd;
     this.label = options.label;
     this.cwd = options.cwd;
     this.maxOutput = options.maxOutputChars;
@@ -81,7 +99,7 @@ export class ExecJob {
       cleanup: false,
       buffer: false,
       reject: false,
-      stdio: ['pipe', 'pipe', 'pipe', ...(options.inputs ?? [])],
+      stdio: stdioFor(options),
       ...(options.uid !== undefined ? { uid: options.uid } : {}),
       ...(options.gid !== undefined ? { gid: options.gid } : {}),
       encoding: 'utf8',
@@ -116,6 +134,11 @@ export class ExecJob {
 
   get pid(): number | undefined {
     return this.subprocess.pid;
+  }
+
+  /** Our end of the socketpair the child holds at `channelFd` (Node makes a 'pipe' at fd 3+ a socketpair). */
+  get channel(): Duplex | undefined {
+    return this.channelFd === undefined ? undefined : ((this.subprocess.stdio[this.channelFd] as Duplex | null | undefined) ?? undefined);
   }
 
   get running(): boolean {

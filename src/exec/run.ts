@@ -1,4 +1,7 @@
+import net from 'node:net';
+import { EGRESS_FD, relayChannel } from './egress/channel.js';
 import { proxyEnv } from './egress/forwarder.js';
+import { log } from '../log/log.js';
 import { ExecJob } from './job.js';
 import { sandboxIdentity, sandboxLaunch, type ExecHost, type SandboxIdentity } from './sandbox.js';
 import { seccompProgram } from './seccomp.js';
@@ -22,7 +25,11 @@ export interface StartSpec {
   protect?: readonly string[] | undefined;
   /** Host directories the command reads at their own path, read-only (the verified copies). */
   readOnly?: readonly string[] | undefined;
-  /** Sandbox host: egress through this proxy socket, by the forwarder run by `node` (see egress/forwarder.ts). */
+  /**
+   * Sandbox host: egress through the proxy listening on `socket` (a path only Warden can reach),
+   * by the forwarder run by `node`; the sandbox gets a channel descriptor, not the path
+   * (egress/channel.ts), and Warden makes each proxy connection itself.
+   */
   egress?: { socket: string; node: string } | undefined;
 }
 
@@ -42,7 +49,7 @@ export function startCommand(spec: StartSpec): ExecJob {
   if (spec.host === 'sandbox') {
     // The proxy variables last: nothing the command's environment says replaces where they point.
     const commandEnv = spec.egress ? { ...spec.env, ...proxyEnv() } : spec.env;
-    const launched = sandboxLaunch({ workspace: spec.workspace, cwd: spec.cwd, argv: shell, protect: spec.protect, readOnly: spec.readOnly, egress: spec.egress }, spec.identity ?? sandboxIdentity(), commandEnv);
+    const launched = sandboxLaunch({ workspace: spec.workspace, cwd: spec.cwd, argv: shell, protect: spec.protect, readOnly: spec.readOnly, egress: spec.egress ? { node: spec.egress.node } : undefined }, spec.identity ?? sandboxIdentity(), commandEnv);
     if (!launched.ok) throw new Error(`the sandbox cannot start: ${launched.error}`);
     ({ file, args, env } = launched.launch);
     ids = { uid: launched.launch.uid, gid: launched.launch.gid };
@@ -53,7 +60,7 @@ export function startCommand(spec: StartSpec): ExecJob {
   } else {
     [file, ...args] = shell as [string, ...string[]];
   }
-  return new ExecJob({
+  const job = new ExecJob({
     file,
     args,
     cwd: spec.cwd,
@@ -65,5 +72,12 @@ export function startCommand(spec: StartSpec): ExecJob {
     ...(inputs.length > 0 ? { inputs } : {}),
     ...(spec.killGraceMs !== undefined ? { killGraceMs: spec.killGraceMs } : {}),
     ...(spec.maxPendingChars !== undefined ? { maxPendingChars: spec.maxPendingChars } : {}),
+    ...(spec.host === 'sandbox' && spec.egress ? { channelFd: EGRESS_FD } : {}),
   });
+  const channel = job.channel;
+  if (spec.egress && channel) {
+    const socket = spec.egress.socket;
+    relayChannel(channel, () => net.connect(socket), (why) => log.warn({ command: spec.label, why }, 'egress channel dropped'));
+  }
+  return job;
 }

@@ -3,7 +3,8 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { log } from '../log/log.js';
 import { isWithinOrEqual, realOrSelf } from '../util/path-within.js';
-import { FORWARDER_PORT, FORWARDER_SCRIPT, PROXY_SOCKET_IN_SANDBOX } from './egress/forwarder.js';
+import { EGRESS_FD } from './egress/channel.js';
+import { FORWARDER_PORT, FORWARDER_SCRIPT } from './egress/forwarder.js';
 
 /**
  * Where exec runs (`tools.exec.host`): `sandbox` under bubblewrap, `gateway` on the host.
@@ -117,11 +118,12 @@ export interface SandboxSpec {
   /** Host directories shown read-only at their own path (the verified copies of bound files). */
   readOnly?: readonly string[] | undefined;
   /**
-   * Network egress through Warden's proxy (tools.exec.sandbox.network): the proxy's Unix socket
-   * on the host, bound into the sandbox, and the node that runs the forwarder in front of the
-   * command. The namespace stays without any interface but `lo` either way.
+   * Network egress through Warden's proxy (tools.exec.sandbox.network): the node that runs the
+   * forwarder in front of the command, which reaches the proxy only over the channel inherited
+   * at EGRESS_FD (egress/channel.ts) — nothing of the proxy is bound into the sandbox. The
+   * namespace stays without any interface but `lo` either way.
    */
-  egress?: { socket: string; node: string } | undefined;
+  egress?: { node: string } | undefined;
 }
 
 /** bwrap's argv for a command. Reads only whether system paths are links or directories and where protected paths lead. */
@@ -168,9 +170,7 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
   for (const dir of spec.readOnly ?? []) args.push('--ro-bind', dir, dir);
   // The sandbox's own root (where mount points were made) is read-only too; only the
   // workspace, HOME, /tmp, /var/tmp and /run take writes, and all but the workspace vanish with it.
-  // The proxy's socket, read-only (connecting needs no write access to the mount).
-  if (spec.egress) args.push('--ro-bind', spec.egress.socket, PROXY_SOCKET_IN_SANDBOX);
-  const argv = spec.egress ? [spec.egress.node, '-e', FORWARDER_SCRIPT, PROXY_SOCKET_IN_SANDBOX, String(FORWARDER_PORT), ...spec.argv] : spec.argv;
+  const argv = spec.egress ? [spec.egress.node, '-e', FORWARDER_SCRIPT, String(EGRESS_FD), String(FORWARDER_PORT), ...spec.argv] : spec.argv;
   args.push('--remount-ro', '/', '--chdir', spec.cwd, '--', ...argv);
   return args;
 }

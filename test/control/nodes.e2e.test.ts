@@ -13,7 +13,7 @@ import { startWarden, type RunningWarden } from '../../src/app/startup.js';
 import { buildTurnContext } from '../../src/turn/turn-context.js';
 import { startNode } from '../../src/node/start-node.js';
 import { openWardenStore } from '../../src/app/migrations.js';
-import { ExecAllowlistStore } from '../../src/exec/allowlist-store.js';
+import { ExecAllowlistStore, nodeExecutor } from '../../src/exec/allowlist-store.js';
 import { freshStoreTarget } from '../store-engines.js';
 import { AuditLog } from '../../src/store/audit.js';
 import type { ToolResult } from '../../src/tools/types.js';
@@ -158,12 +158,16 @@ describe('warden node', () => {
         const ran = await nodes({ action: 'invoke', node: 'fresh', command: 'system.run', args: { command: 'uname -s' } });
         expect(ran.isError, textOf(ran)).toBeFalsy();
         expect(textOf(ran)).toContain('Linux');
-        // `id` is allowed only by the entry in the shared store.
+        // The gateway's entry for `id` in the shared store is the gateway's: another machine's binaries, not this node's.
+        const byGateway = await nodes({ action: 'invoke', node: 'fresh', command: 'system.run', args: { command: 'id -u' } });
+        expect(textOf(byGateway)).toContain('no allowlist entry');
+        // `id` is allowed by the node's own entry in the shared store, under its stable id.
+        await new ExecAllowlistStore(shared.store.db, Date.now, nodeExecutor(node.nodeId)).add('main', { pattern: '/usr/bin/id', source: 'import' });
         const byShared = await nodes({ action: 'invoke', node: 'fresh', command: 'system.run', args: { command: 'id -u' } });
         expect(byShared.isError, textOf(byShared)).toBeFalsy();
         expect(textOf(byShared)).toMatch(/\b\d+\b/);
-        // No SQLite store of its own in the state dir: only its token.
-        expect(readdirSync(stateDir)).toEqual(['node-token.json']);
+        // No SQLite store of its own in the state dir: only its id and its token.
+        expect(readdirSync(stateDir).sort()).toEqual(['node-id', 'node-token.json']);
       } finally {
         node.run.stop();
         await node.close();

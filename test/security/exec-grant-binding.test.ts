@@ -272,7 +272,7 @@ describe('what cannot be bound is not offered', () => {
 describe('grants from before content binding', () => {
   it('the migration adds the column; an old grant still covers a command without a script, and asks again for a script', async () => {
     const dir = path.join(root, 'legacy');
-    const old = await openStore({ dataDir: dir, migrations: migrationsFor('sqlite', WARDEN_MIGRATIONS).filter((m) => m.id !== 'exec-002-bound-files') });
+    const old = await openStore({ dataDir: dir, migrations: migrationsFor('sqlite', WARDEN_MIGRATIONS).filter((m) => m.id !== 'exec-002-bound-files' && m.id !== 'exec-003-executor') });
     if (!old.ok) throw new Error(old.error.message);
     const insert = "INSERT INTO exec_allowlist (id, agent_id, pattern, arg_pattern, source, created_at) VALUES (?, 'main', ?, ?, 'allow-always', 1)";
     await old.store.db.run(insert, ['old-rm', '/usr/bin/rm', '^-rf\x00build/\x00$']);

@@ -1,8 +1,9 @@
-import { chownSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_EXEC_NETWORK, type ExecNetworkConfig } from '../../src/config/schema/exec.js';
 import { EgressProxy } from '../../src/exec/egress/proxy.js';
@@ -183,20 +184,123 @@ describe.skipIf(skip !== undefined)('plain HTTP attacks (allowlist: other.test)'
   });
 });
 
+/**
+ * Another host process running as the sandbox uid (65534, "nobody", shared with other
+ * services), outside the sandbox, hunting for a way into the sandbox's egress: the proxy's
+ * socket by its path; every socket under /run, /tmp and /var/tmp of each uid-65534 process's
+ * root (/proc/PID/root, which reaches into the sandbox's mount namespace); reopening each of
+ * their socket descriptors through /proc/PID/fd; the forwarder's port from the host's network.
+ * Prints [outcome, target, detail] rows as JSON; anything but "refused" is a way in.
+ */
+const HOSTILE_SAME_UID = String.raw`
+import os, socket, sys, json
+rows = []
+def unix(p):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.settimeout(2)
+    try:
+        s.connect(p)
+        s.sendall(b'CONNECT other.test:80 HTTP/1.1' + bytes([13, 10]) + b'Host: other.test:80' + bytes([13, 10, 13, 10]))
+        rows.append(['CONNECTED', p, s.recv(200)[:40].decode('latin1')])
+    except Exception as e:
+        rows.append(['refused', p, type(e).__name__])
+    finally:
+        s.close()
+targets = [sys.argv[1]]
+for pid in [p for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid()]:
+    try:
+        if os.stat('/proc/' + pid).st_uid != 65534: continue
+    except Exception:
+        continue
+    targets.append('/proc/%s/root/run/warden-egress.sock' % pid)
+    for d in ['/run', '/tmp', '/var/tmp']:
+        base = '/proc/%s/root%s' % (pid, d)
+        try:
+            for n in os.listdir(base):
+                full = os.path.join(base, n)
+                try:
+                    import stat
+                    if stat.S_ISSOCK(os.stat(full).st_mode): targets.append(full)
+                except Exception:
+                    pass
+        except Exception:
+            pass
+    try:
+        fds = os.listdir('/proc/%s/fd' % pid)
+    except Exception:
+        fds = []
+    for fd in fds:
+        link = '/proc/%s/fd/%s' % (pid, fd)
+        try:
+            if not os.readlink(link).startswith('socket:'): continue
+            os.open(link, os.O_RDWR)
+            rows.append(['OPENED', link, ''])
+        except Exception as e:
+            rows.append(['refused', link, type(e).__name__])
+for t in targets:
+    unix(t)
+try:
+    socket.create_connection(('127.0.0.1', 3128), timeout=2)
+    rows.append(['CONNECTED', 'tcp 127.0.0.1:3128', ''])
+except Exception as e:
+    rows.append(['refused', 'tcp 127.0.0.1:3128', type(e).__name__])
+print(json.dumps(rows))
+`;
+
 describe.skipIf(skip !== undefined)('who can reach the proxy socket', () => {
-  it('the socket is mode 0600 in a 0700 directory of its own', async () => {
-    const proxy = await EgressProxy.start({ network: { ...DEFAULT_EXEC_NETWORK, mode: 'allowlist' } as ExecNetworkConfig, owner: { uid: 65534, gid: 65534 } });
+  it("the socket is mode 0600 in a 0700 directory of Warden's own, never the sandbox uid's", async () => {
+    const proxy = await EgressProxy.start({ network: { ...DEFAULT_EXEC_NETWORK, mode: 'allowlist' } as ExecNetworkConfig });
     try {
       expect(statSync(proxy.socketPath).mode & 0o777).toBe(0o600);
       expect(statSync(path.dirname(proxy.socketPath)).mode & 0o777).toBe(0o700);
-      expect(statSync(proxy.socketPath).uid).toBe(65534);
+      expect(statSync(proxy.socketPath).uid).toBe(process.getuid!());
+      expect(statSync(path.dirname(proxy.socketPath)).uid).toBe(process.getuid!());
     } finally {
       await proxy.close();
     }
   });
 
+  it.skipIf(!bwrapAvailable() || !sandboxNode() || !existsSync('/usr/bin/python3') || !existsSync('/usr/bin/setpriv'))(
+    'a host process running as the sandbox uid, outside the sandbox, reaches neither the proxy nor the forwarder while a sandboxed command uses them',
+    async () => {
+      const proxy = await EgressProxy.start({ network: { ...DEFAULT_EXEC_NETWORK, mode: 'allowlist', allow: ['other.test'], allowCidrs: [upstreams.cidr] }, resolve: resolver() });
+      const ws = mkdtempSync(path.join(tmpdir(), 'warden-egress-hostile-'));
+      chownSync(ws, 65534, 65534);
+      try {
+        // Root start (staged): the sandbox runs as uid 65534, the default; the marker file says when the first request is done.
+        const job = startCommand({
+          script: 'curl -sS http://other.test/; : > ready; sleep 4; curl -sS http://other.test/',
+          label: 'sandboxed',
+          host: 'sandbox',
+          workspace: ws,
+          cwd: ws,
+          env: { PATH: '/usr/bin:/bin' },
+          maxOutputChars: 10_000,
+          egress: { socket: proxy.socketPath, node: sandboxNode()! },
+        });
+        const deadline = Date.now() + 15_000;
+        while (!existsSync(path.join(ws, 'ready')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+        expect(existsSync(path.join(ws, 'ready'))).toBe(true);
+        const attacker = await execa('/usr/bin/setpriv', ['--reuid', '65534', '--regid', '65534', '--clear-groups', '/usr/bin/python3', '-c', HOSTILE_SAME_UID, proxy.socketPath], { reject: false, timeout: 20_000 });
+        await job.done;
+        expect(attacker.stderr).toBe('');
+        const rows = JSON.parse(attacker.stdout) as Array<[string, string, string]>;
+        // It did find the sandbox's processes and tried them all.
+        expect(rows.some(([, target]) => target.includes('/root/run/'))).toBe(true);
+        expect(rows.some(([, target]) => target === 'tcp 127.0.0.1:3128')).toBe(true);
+        expect(rows.filter(([outcome]) => outcome !== 'refused')).toEqual([]);
+        // The sandboxed command reached the allowed host before and after, and only it did.
+        expect(job.outputText().match(/hello from other\.test/g)).toHaveLength(2);
+        expect(proxy.record()).toMatchObject([{ host: 'other.test', decision: 'allowed', connections: 2 }]);
+      } finally {
+        await proxy.close();
+        rmSync(ws, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
+
   it.skipIf(!bwrapAvailable() || !sandboxNode())('another sandbox sees neither the socket nor its directory, and has no route', async () => {
-    const proxy = await EgressProxy.start({ network: { ...DEFAULT_EXEC_NETWORK, mode: 'open', allowCidrs: [upstreams.cidr] }, resolve: resolver(), owner: { uid: 65534, gid: 65534 } });
+    const proxy = await EgressProxy.start({ network: { ...DEFAULT_EXEC_NETWORK, mode: 'open', allowCidrs: [upstreams.cidr] }, resolve: resolver() });
     const ws = mkdtempSync(path.join(tmpdir(), 'warden-egress-other-'));
     chownSync(ws, 65534, 65534);
     try {
@@ -222,7 +326,7 @@ describe.skipIf(skip !== undefined)('who can reach the proxy socket', () => {
   }, 30_000);
 
   it.skipIf(!bwrapAvailable() || !sandboxNode())('non-root start (bubblewrap run directly as the sandbox uid): the proxy works the same', async () => {
-    const proxy = await EgressProxy.start({ network: { ...DEFAULT_EXEC_NETWORK, mode: 'allowlist', allow: ['other.test'], allowCidrs: [upstreams.cidr] }, resolve: resolver(), owner: { uid: 65534, gid: 65534 } });
+    const proxy = await EgressProxy.start({ network: { ...DEFAULT_EXEC_NETWORK, mode: 'allowlist', allow: ['other.test'], allowCidrs: [upstreams.cidr] }, resolve: resolver() });
     const ws = mkdtempSync(path.join(tmpdir(), 'warden-egress-nonroot-'));
     chownSync(ws, 65534, 65534);
     try {

@@ -36,7 +36,7 @@ export async function probeEgress(identity: SandboxIdentity): Promise<EgressProb
   let proxy: EgressProxy | undefined;
   try {
     if (identity.uid !== ownIds().uid) chownSync(scratch, identity.uid, identity.gid);
-    proxy = await EgressProxy.start({ network: { ...DEFAULT_EXEC_NETWORK, mode: 'allowlist' }, owner: identity.uid !== ownIds().uid ? { uid: identity.uid, gid: identity.gid } : undefined, onDecision: () => {} });
+    proxy = await EgressProxy.start({ network: { ...DEFAULT_EXEC_NETWORK, mode: 'allowlist' }, onDecision: () => {} });
     const job = startCommand({
       script: `"${node}" -e "$PROBE"`,
       label: 'egress probe',

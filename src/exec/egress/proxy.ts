@@ -1,4 +1,4 @@
-import { chmodSync, chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,7 +12,7 @@ import { background } from '../../util/background.js';
 
 /**
  * The egress proxy of one sandboxed command: an HTTP proxy (CONNECT, and plain HTTP in
- * absolute form) on a Unix socket that only that command's sandbox can see. Every connection
+ * absolute form) on a Unix socket only Warden can open, reached by that command's sandbox through its egress channel. Every connection
  * is decided by name (allowlist, grants, card) and by address (the URL guard), then dialled to
  * the checked address only, so a second DNS answer cannot move it. Anything it cannot parse,
  * decide or dial is refused: the command sees a 403 (or a refused CONNECT) naming why.
@@ -43,8 +43,6 @@ export interface EgressProxyOptions {
   ask?: ((host: string, port: number) => Promise<AskAnswer>) | undefined;
   /** Each decision, for metrics. */
   onDecision?: ((decision: EgressDecision) => void) | undefined;
-  /** Make the socket reachable by this host uid/gid (the sandbox user, when Warden is root). */
-  owner?: { uid: number; gid: number } | undefined;
   /** Longest request head accepted (bytes). */
   maxHeaderBytes?: number | undefined;
   /** How long a client may take to send a request head (slowloris). */
@@ -94,7 +92,11 @@ export class EgressProxy {
     });
   }
 
-  /** Listening, with the socket reachable by `owner` only (its directory is 0700 and theirs). */
+  /**
+   * Listening, with the socket reachable by Warden's own uid only (0600 in a 0700 directory of
+   * Warden's): never chowned to the sandbox uid, which other host processes may share. The
+   * sandbox reaches it only through the channel Warden relays (channel.ts).
+   */
   static async start(options: EgressProxyOptions): Promise<EgressProxy> {
     const proxy = new EgressProxy(options);
     await new Promise<void>((resolve, reject) => {
@@ -103,10 +105,6 @@ export class EgressProxy {
     });
     chmodSync(proxy.socketPath, 0o600);
     chmodSync(proxy.dir, 0o700);
-    if (options.owner) {
-      chownSync(proxy.dir, options.owner.uid, options.owner.gid);
-      chownSync(proxy.socketPath, options.owner.uid, options.owner.gid);
-    }
     return proxy;
   }
 

@@ -229,7 +229,6 @@ export function createExecTool(deps: ExecToolDeps): ToolImplementation<ExecArgs>
             resolve: deps.resolve,
             ask: global.sandbox.network.ask === 'on-miss' ? (h, p) => askNetwork(h, p, command, global.sandbox.network.askTimeoutSec, ctx, deps) : undefined,
             onDecision: deps.onEgressDecision ?? ((decision) => metrics.sandboxEgress.inc({ decision })),
-            owner: identity.staged ? { uid: identity.uid, gid: identity.gid } : undefined,
           });
         } catch (err) {
           copies?.cleanup();
