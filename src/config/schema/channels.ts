@@ -1,14 +1,14 @@
 import * as z from 'zod';
-import { lazySchema } from './lazy.js';
+import { lazySchema, once } from './lazy.js';
 import { scopePolicyFields, toolPolicyConfig, toolsBySender } from './policy.js';
 import { platformAccessFields, scopeAccessFields } from './access.js';
 import { discordActionGroups, slackActionGroups } from './message-actions.js';
 
 /** A token or secret; an empty value (`${TOKEN:-}` with the variable unset) means "not configured". */
-const secret = z
+const secret = once(() => z
   .string()
   .optional()
-  .transform((v) => (v === '' ? undefined : v));
+  .transform((v) => (v === '' ? undefined : v)));
 
 /**
  * What a guild, team or channel scope sets besides its tool policy: whether replies stream
@@ -42,7 +42,7 @@ const SHARD_ID_ERROR = 'shard ids are whole numbers from 0';
 const SHARD_COUNT_ERROR = 'must be a whole number of shards, at least 1';
 
 export const discordConfig = lazySchema(() => z.strictObject({
-  token: secret,
+  token: secret(),
   /** REST base for proxies and tests (`http://127.0.0.1:PORT/api`). */
   apiBaseUrl: z.url().optional(),
   requireMention: z.boolean().default(true),
@@ -87,9 +87,9 @@ export const discordConfig = lazySchema(() => z.strictObject({
 const slackChannelScope = lazySchema(() => z.strictObject({ ...chatScopeFields() }));
 
 export const slackConfig = lazySchema(() => z.strictObject({
-  botToken: secret,
-  signingSecret: secret,
-  appToken: secret,
+  botToken: secret(),
+  signingSecret: secret(),
+  appToken: secret(),
   /** Web API base for proxies and tests (`http://127.0.0.1:PORT/api/`). */
   apiUrl: z.url().optional(),
   /** HTTP receiver port when signingSecret is set. */
@@ -111,7 +111,7 @@ export const webConfig = lazySchema(() => z.strictObject({
   host: z.string().default('127.0.0.1'),
   port: z.number().int().min(0).max(65535).default(3000),
   /** Required when host is not a loopback address. */
-  token: secret,
+  token: secret(),
   tools: toolPolicyConfig.optional(),
   toolsBySender: toolsBySender.optional(),
   /** Replies appear token by token. */
