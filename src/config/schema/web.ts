@@ -61,9 +61,12 @@ const headerValue = once(() => z.string().regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'he
  * `tools.web.fetch`. Private networks stay out of reach whatever is set here: only the fake-IP
  * ranges can be opened, and hosts can be blocked.
  */
+/** `tools.web.fetch.enabled` when unset (read by the availability check without building this schema). */
+export const WEB_FETCH_ENABLED_BY_DEFAULT = true;
+
 export const webFetchConfig = lazySchema(() => z.strictObject({
   /** false: web_fetch is unavailable. */
-  enabled: z.boolean().default(true),
+  enabled: z.boolean().default(WEB_FETCH_ENABLED_BY_DEFAULT),
   /** `firecrawl`: Firecrawl's scrape API extracts pages the local extractor cannot read. */
   provider: z.enum(['firecrawl']).optional(),
   /** Characters returned when a call names none (clamped to maxCharsCap, as OpenClaw does). */
