@@ -19,12 +19,12 @@ let scopeFields: ReturnType<typeof buildChatScopeFields> | undefined;
 const chatScopeFields = () => (scopeFields ??= buildChatScopeFields());
 function buildChatScopeFields() {
   return {
-    ...scopePolicyFields,
+    ...scopePolicyFields(),
     streaming: z.boolean().optional(),
     /** Approvers for calls made in this scope (platform user ids); replaces `approvals.approvers.<platform>` here. */
     approvals: z.strictObject({ approvers: z.array(z.string().min(1)) }).optional(),
     /** Who may trigger the bot here (`access.ts`): `users`, `roles`, `enabled`, `allowBots`, `botLoopProtection`. */
-    ...scopeAccessFields,
+    ...scopeAccessFields(),
   };
 }
 
@@ -46,7 +46,7 @@ export const discordConfig = lazySchema(() => z.strictObject({
   /** REST base for proxies and tests (`http://127.0.0.1:PORT/api`). */
   apiBaseUrl: z.url().optional(),
   requireMention: z.boolean().default(true),
-  ...platformAccessFields,
+  ...platformAccessFields(),
   /** Replies stream into one message edited in place; a guild or channel scope may turn it off. */
   streaming: z.boolean().default(true),
   guilds: z.record(z.string(), discordGuildScope).default({}),
@@ -97,7 +97,7 @@ export const slackConfig = lazySchema(() => z.strictObject({
   /** HTTP receiver address; loopback unless set, for a reverse proxy in front (0.0.0.0 to expose it). */
   host: z.string().min(1).default('127.0.0.1'),
   requireMention: z.boolean().default(true),
-  ...platformAccessFields,
+  ...platformAccessFields(),
   /** Replies stream into one message updated in place; a channel scope may turn it off. */
   streaming: z.boolean().default(true),
   channels: z.record(z.string(), slackChannelScope).default({}),

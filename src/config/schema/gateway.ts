@@ -31,7 +31,7 @@ export const gatewayHttpConfig = lazySchema(() => z
     tools: z
       .strictObject({
         /** Names taken off the default HTTP deny list (OpenClaw's `gateway.tools.allow`). */
-        allow: toolList.optional(),
+        allow: toolList().optional(),
       })
       .optional(),
     /** Calls per token per minute (default 60). */

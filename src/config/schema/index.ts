@@ -146,10 +146,10 @@ export type ModelsConfig = z.infer<typeof modelsConfig>;
 
 /** The `tools` block an agent may carry: the global block minus the global-only sections. */
 const agentToolsFields = once(() => ({
-  profile: profileId.optional(),
-  allow: toolList.optional(),
-  alsoAllow: toolList.optional(),
-  deny: toolList.optional(),
+  profile: profileId().optional(),
+  allow: toolList().optional(),
+  alsoAllow: toolList().optional(),
+  deny: toolList().optional(),
   byProvider: z.record(z.string().min(1), byProviderEntry).optional(),
   toolsBySender: toolsBySender.optional(),
   loopDetection: z.strictObject({ enabled: z.boolean() }).optional(),

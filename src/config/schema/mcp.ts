@@ -13,10 +13,10 @@ const textValue = once(() => z.union([z.string(), z.number(), z.boolean()]).tran
 
 /** How a server's tools ask for approval: by their annotations (`auto`), always, or never. */
 export const MCP_APPROVAL_MODES = ['auto', 'always', 'never'] as const;
-export const mcpApprovalMode = z.enum(MCP_APPROVAL_MODES, {
+export const mcpApprovalMode = once(() => z.enum(MCP_APPROVAL_MODES, {
   error: (issue) => `expected one of ${MCP_APPROVAL_MODES.join(', ')}, got ${JSON.stringify(issue.input)}`,
-});
-export type McpApprovalMode = z.infer<typeof mcpApprovalMode>;
+}));
+export type McpApprovalMode = z.infer<ReturnType<typeof mcpApprovalMode>>;
 
 /** `*` globs over the server's own tool names (OpenClaw's toolFilter syntax). */
 const toolNamePatterns = once(() => z.array(z.string().trim().min(1, 'a tool name or * glob')));
@@ -54,9 +54,9 @@ export const mcpServerConfig = lazySchema(() => z
     /** None of these (beats toolsAllow). */
     toolsDeny: toolNamePatterns().optional(),
     /** `auto` (default): a tool the server marks destructive, or does not mark read-only, asks. */
-    approval: mcpApprovalMode.optional(),
+    approval: mcpApprovalMode().optional(),
     /** Per tool (by the server's name for it): `approval` overrides the server's. */
-    tools: z.record(z.string().min(1), z.strictObject({ approval: mcpApprovalMode.optional() })).optional(),
+    tools: z.record(z.string().min(1), z.strictObject({ approval: mcpApprovalMode().optional() })).optional(),
     /** The most tools one server may add (default 1,000); a longer list is cut, with a diagnostic. */
     maxTools: z.number().int().positive().max(10_000).optional(),
     /** Calls to this server may run at the same time (default: one after another, as OpenClaw). */
