@@ -71,8 +71,13 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
   // Loaded here, not at the top: `warden --help` answers without the logger and its redaction.
   // Set before the command's modules load, so nothing they log escapes the command's level.
   (await import('./log/log.js')).setCommandLogLevel(args.command);
-  // A command that answers and exits keeps nothing: fewer, larger scavenges while it loads.
-  if (!LONG_RUNNING.has(args.command)) (await import('./ops/young-generation.js')).growYoungGenerationFast();
+  if (!LONG_RUNNING.has(args.command)) {
+    // A command that answers and exits keeps nothing: fewer, larger scavenges while it loads;
+    // and it parses each config section once, so zod's compiled fast paths would not pay off.
+    const [young, oneShot] = await Promise.all([import('./ops/young-generation.js'), import('./config/schema/one-shot.js')]);
+    young.growYoungGenerationFast();
+    oneShot.parseWithoutCodeGeneration();
+  }
   const run = await command.load();
   return run(args, io);
 }

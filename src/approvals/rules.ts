@@ -9,7 +9,6 @@ import type { ToolMeta } from '../policy/tool-meta.js';
 import { toolRisk } from '../policy/tool-risk.js';
 import { compileLinearRegex, type LinearRegex } from '../util/linear-regex.js';
 import { stableJson } from '../util/stable-json.js';
-import { createHash } from 'node:crypto';
 import { globMatch } from './glob.js';
 
 /**
@@ -239,5 +238,8 @@ export function explanationLines(list: readonly RuleExplanation[]): string[] {
 
 /** A short digest of the rule's text: a grant's rule key is not a secret, but two rules must never share one. */
 function hash(text: string): string {
+  // Taken at the first hash, not imported: loading node:crypto is some 9 ms of a command's
+  // start-up, and `warden tools` imports this module for --explain alone.
+  const { createHash } = process.getBuiltinModule('node:crypto');
   return createHash('sha256').update(text).digest('hex').slice(0, 24);
 }

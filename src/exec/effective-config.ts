@@ -28,5 +28,8 @@ export function effectiveExecConfig(config: WardenConfig, agentId?: string): Exe
  * disagree about whether a session is sandboxed.
  */
 export function execHostOf(config: WardenConfig): ExecHost {
-  return resolveExecHost(effectiveExecConfig(config).host);
+  // `host` has no default in the schema, so an absent block and an absent key answer alike:
+  // read it where it is, without building the exec schema to parse `{}` (every command's
+  // turn context asks this).
+  return resolveExecHost(config.tools.exec?.host);
 }

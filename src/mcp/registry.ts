@@ -1,6 +1,6 @@
 import type { WardenConfig } from '../config/schema/index.js';
 import { CORE_TOOLS } from '../policy/catalog.js';
-import { META_TOOL_IDS } from '../agent/tool-search/meta-tools.js';
+import { META_TOOL_IDS } from '../agent/tool-search/ids.js';
 import type { McpManager, McpManagerOptions } from './manager.js';
 
 /**

@@ -4,7 +4,7 @@ import type { WardenConfig } from '../config/schema/index.js';
 import { OPENCLAW_HOOK_NAMES } from '../hooks/types.js';
 import { isGlob } from '../config/tool-glob.js';
 import { BUNDLE_MCP, isCoreToolId } from '../policy/catalog.js';
-import { isMetaTool } from '../agent/tool-search/meta-tools.js';
+import { isMetaTool } from '../agent/tool-search/ids.js';
 import { normalizeToolName } from '../policy/tool-names.js';
 import { checkPluginConfig } from './config-schema.js';
 import { guardOf, type OnLoadFailure, type PluginGuard } from './load-failure.js';

@@ -2,15 +2,14 @@ import type { ToolDefinition } from '../types.js';
 import type { ToolResult } from '../../tools/types.js';
 import { rankTools, signature, type Searchable } from './rank.js';
 import type { ToolSearchSettings } from './settings.js';
+import type { MetaToolId } from './ids.js';
 
 /**
  * tool_search, tool_describe and tool_call: the three tools the model gets in place of the
  * schemas Tool Search defers. They only see this turn's authorized catalog (the policy's
  * surface), and tool_call hands the real call to the same wrapper chain as any other call.
  */
-export const META_TOOL_IDS = ['tool_search', 'tool_describe', 'tool_call'] as const;
-export type MetaToolId = (typeof META_TOOL_IDS)[number];
-export const isMetaTool = (id: string): id is MetaToolId => (META_TOOL_IDS as readonly string[]).includes(id);
+export { META_TOOL_IDS, isMetaTool, type MetaToolId } from './ids.js';
 
 const DIRECTORY_CHARS = 4_000;
 

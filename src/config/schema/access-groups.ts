@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { lazySchema } from './lazy.js';
+import { lazySchema, once } from './lazy.js';
 
 /**
  * One entry of a list of people, as every such list in the config spells it (`allowFrom`,
@@ -12,7 +12,7 @@ import { lazySchema } from './lazy.js';
  * - `group:<name>` or `accessGroup:<name>` (OpenClaw's spelling) — an entry of `accessGroups`;
  * - `*` — anyone (meaningful only where a list says who is let in).
  */
-export const principalEntry = z.string().trim().min(1, 'an empty entry names nobody');
+export const principalEntry = once(() => z.string().trim().min(1, 'an empty entry names nobody'));
 
 /**
  * `accessGroups.<name>`: a named list of people, usable wherever a list of people is. Either a
@@ -21,13 +21,13 @@ export const principalEntry = z.string().trim().min(1, 'an empty entry names nob
  * grants nothing by itself; it matters where a list references it. Groups may not reference
  * other groups, so membership is one lookup and never a cycle.
  */
-const groupMembers = z.array(principalEntry);
+const groupMembers = once(() => z.array(principalEntry()));
 
 export const accessGroupConfig = lazySchema(() => z.union([
-  groupMembers,
+  groupMembers(),
   z.strictObject({
     type: z.literal('message.senders'),
-    members: z.record(z.string(), groupMembers),
+    members: z.record(z.string(), groupMembers()),
   }),
 ]));
 export type AccessGroupConfig = z.infer<typeof accessGroupConfig>;

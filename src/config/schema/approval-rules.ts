@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { lazySchema } from './lazy.js';
+import { lazySchema, once } from './lazy.js';
 import { linearRegexProblem, type LinearFlags } from '../../util/linear-regex.js';
 import { toolEntryProblem } from '../tool-glob.js';
 import { principalEntry } from './access-groups.js';
@@ -21,24 +21,24 @@ import { principalEntry } from './access-groups.js';
  * - `expiresSec`: how long the card waits; on expiry the call is denied.
  * - `risk`: the card's risk line (else the tool's own).
  */
-export const matchValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+export const matchValue = once(() => z.union([z.string(), z.number(), z.boolean(), z.null()]));
 
 const where = lazySchema(() => z.strictObject({
   provider: z.enum(['discord', 'slack', 'web', 'cli']).optional(),
   guild: z.string().min(1).optional(),
   channel: z.string().min(1).optional(),
   agent: z.string().min(1).optional(),
-  senderGroup: z.array(principalEntry).min(1).optional(),
+  senderGroup: z.array(principalEntry()).min(1).optional(),
 }));
 
 export const approvalRuleConfig = lazySchema(() => z
   .strictObject({
     tool: z.string().min(1).optional(),
     tools: z.array(z.string().min(1)).min(1).optional(),
-    match: z.record(z.string().min(1), matchValue).optional(),
+    match: z.record(z.string().min(1), matchValue()).optional(),
     where: where.optional(),
     ask: z.enum(['always', 'on-miss']).default('on-miss'),
-    approvers: z.array(principalEntry).min(1).optional(),
+    approvers: z.array(principalEntry()).min(1).optional(),
     quorum: z.number().int().min(1).max(10).default(1),
     escalateAfterSec: z.number().int().positive().optional(),
     escalateTo: z.array(z.string().min(1)).min(1).optional(),

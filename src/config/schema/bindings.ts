@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { lazySchema } from './lazy.js';
+import { lazySchema, once } from './lazy.js';
 
 /**
  * OpenClaw's `bindings`: which agent answers a message, by where it arrives. A binding only
@@ -7,7 +7,7 @@ import { lazySchema } from './lazy.js';
  * message. Every field given in `match` must match (AND); `src/gateway/bindings.ts` decides.
  */
 
-const id = z.union([z.string(), z.number()]).transform((v) => String(v).trim()).pipe(z.string().min(1, 'must not be empty'));
+const idValue = once(() => z.union([z.string(), z.number()]).transform((v) => String(v).trim()).pipe(z.string().min(1, 'must not be empty')));
 
 /** `direct` (a DM), `group` or `channel` (a guild or Slack channel; the two are one kind to Warden). */
 export const BINDING_PEER_KINDS = ['direct', 'group', 'channel'] as const;
@@ -20,13 +20,13 @@ export const bindingMatch = lazySchema(() => z.strictObject({
     .pipe(z.string().min(1, 'the platform a binding applies to')),
   /** OpenClaw's channel account; Warden runs one account per platform, named `default`. `*` is any. */
   accountId: z.string().optional(),
-  peer: z.strictObject({ kind: z.enum(BINDING_PEER_KINDS), id }).optional(),
+  peer: z.strictObject({ kind: z.enum(BINDING_PEER_KINDS), id: idValue() }).optional(),
   /** Discord guild id. */
-  guildId: id.optional(),
+  guildId: idValue().optional(),
   /** Slack workspace (team) id. */
-  teamId: id.optional(),
+  teamId: idValue().optional(),
   /** Discord role ids: any one of them held by the sender matches (with `guildId`). */
-  roles: z.array(id).optional(),
+  roles: z.array(idValue()).optional(),
 }));
 
 export const bindingEntry = lazySchema(() => z.strictObject({

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { lazySchema } from './lazy.js';
+import { lazySchema, once } from './lazy.js';
 
 export const BUDGET_SCOPES = ['sender', 'channel', 'guild', 'agent', 'global'] as const;
 export const BUDGET_PERIODS = ['day', 'week', 'month'] as const;
@@ -40,17 +40,17 @@ export const budgetRule = lazySchema(() => z
   }));
 export type BudgetRule = z.infer<typeof budgetRule>;
 
-const timeZone = z.string().refine(isTimeZone, { message: 'not a time zone this Node knows (an IANA name such as "Europe/Berlin" or "UTC")' });
+const timeZone = once(() => z.string().refine(isTimeZone, { message: 'not a time zone this Node knows (an IANA name such as "Europe/Berlin" or "UTC")' }));
 
 /**
- * `budgets`: a list of rules (periods in UTC), or `{ timeZone, rules }` when periods should
+ * `budgets`: a list of rules (periods in UTC), or `{ timeZone(), rules }` when periods should
  * turn over at midnight somewhere else. A list is read as `rules` (its problems are reported
  * under `budgets.rules`), so both parse to the object form with errors naming the key.
  */
 export const budgetsConfig = z
   .preprocess(
     (raw) => (Array.isArray(raw) ? { rules: raw } : raw),
-    z.strictObject({ timeZone: timeZone.default('UTC'), rules: z.array(budgetRule).default([]) }),
+    lazySchema(() => z.strictObject({ timeZone: timeZone().default('UTC'), rules: z.array(budgetRule).default([]) })),
   )
   .default({ timeZone: 'UTC', rules: [] });
 export type BudgetsConfig = z.infer<typeof budgetsConfig>;

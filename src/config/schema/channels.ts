@@ -1,14 +1,14 @@
 import * as z from 'zod';
-import { lazySchema } from './lazy.js';
+import { lazySchema, once } from './lazy.js';
 import { scopePolicyFields, toolPolicyConfig, toolsBySender } from './policy.js';
 import { platformAccessFields, scopeAccessFields } from './access.js';
 import { discordActionGroups, slackActionGroups } from './message-actions.js';
 
 /** A token or secret; an empty value (`${TOKEN:-}` with the variable unset) means "not configured". */
-const secret = z
+const secret = once(() => z
   .string()
   .optional()
-  .transform((v) => (v === '' ? undefined : v));
+  .transform((v) => (v === '' ? undefined : v)));
 
 /**
  * What a guild, team or channel scope sets besides its tool policy: whether replies stream
@@ -19,12 +19,12 @@ let scopeFields: ReturnType<typeof buildChatScopeFields> | undefined;
 const chatScopeFields = () => (scopeFields ??= buildChatScopeFields());
 function buildChatScopeFields() {
   return {
-    ...scopePolicyFields,
+    ...scopePolicyFields(),
     streaming: z.boolean().optional(),
     /** Approvers for calls made in this scope (platform user ids); replaces `approvals.approvers.<platform>` here. */
     approvals: z.strictObject({ approvers: z.array(z.string().min(1)) }).optional(),
     /** Who may trigger the bot here (`access.ts`): `users`, `roles`, `enabled`, `allowBots`, `botLoopProtection`. */
-    ...scopeAccessFields,
+    ...scopeAccessFields(),
   };
 }
 
@@ -42,11 +42,11 @@ const SHARD_ID_ERROR = 'shard ids are whole numbers from 0';
 const SHARD_COUNT_ERROR = 'must be a whole number of shards, at least 1';
 
 export const discordConfig = lazySchema(() => z.strictObject({
-  token: secret,
+  token: secret(),
   /** REST base for proxies and tests (`http://127.0.0.1:PORT/api`). */
   apiBaseUrl: z.url().optional(),
   requireMention: z.boolean().default(true),
-  ...platformAccessFields,
+  ...platformAccessFields(),
   /** Replies stream into one message edited in place; a guild or channel scope may turn it off. */
   streaming: z.boolean().default(true),
   guilds: z.record(z.string(), discordGuildScope).default({}),
@@ -87,9 +87,9 @@ export const discordConfig = lazySchema(() => z.strictObject({
 const slackChannelScope = lazySchema(() => z.strictObject({ ...chatScopeFields() }));
 
 export const slackConfig = lazySchema(() => z.strictObject({
-  botToken: secret,
-  signingSecret: secret,
-  appToken: secret,
+  botToken: secret(),
+  signingSecret: secret(),
+  appToken: secret(),
   /** Web API base for proxies and tests (`http://127.0.0.1:PORT/api/`). */
   apiUrl: z.url().optional(),
   /** HTTP receiver port when signingSecret is set. */
@@ -97,7 +97,7 @@ export const slackConfig = lazySchema(() => z.strictObject({
   /** HTTP receiver address; loopback unless set, for a reverse proxy in front (0.0.0.0 to expose it). */
   host: z.string().min(1).default('127.0.0.1'),
   requireMention: z.boolean().default(true),
-  ...platformAccessFields,
+  ...platformAccessFields(),
   /** Replies stream into one message updated in place; a channel scope may turn it off. */
   streaming: z.boolean().default(true),
   channels: z.record(z.string(), slackChannelScope).default({}),
@@ -111,7 +111,7 @@ export const webConfig = lazySchema(() => z.strictObject({
   host: z.string().default('127.0.0.1'),
   port: z.number().int().min(0).max(65535).default(3000),
   /** Required when host is not a loopback address. */
-  token: secret,
+  token: secret(),
   tools: toolPolicyConfig.optional(),
   toolsBySender: toolsBySender.optional(),
   /** Replies appear token by token. */

@@ -1,10 +1,10 @@
 import ipaddr from 'ipaddr.js';
 import * as z from 'zod';
-import { lazySchema } from './lazy.js';
+import { lazySchema, once } from './lazy.js';
 import { argPatternProblem } from '../arg-pattern.js';
 
-export const execSecurity = z.enum(['deny', 'allowlist', 'full']);
-export const execAsk = z.enum(['off', 'on-miss', 'always']);
+export const execSecurity = once(() => z.enum(['deny', 'allowlist', 'full']));
+export const execAsk = once(() => z.enum(['off', 'on-miss', 'always']));
 
 export const allowlistEntry = lazySchema(() => z.strictObject({
   /** Resolved executable path or glob (`/usr/bin/git`, `~/bin/*`), or a basename (`git`). */
@@ -111,9 +111,9 @@ export const execSandboxConfig = lazySchema(() => z.strictObject({
 export const execConfig = lazySchema(() => z.strictObject({
   host: z.enum(['sandbox', 'gateway']).optional(),
   sandbox: execSandboxConfig.default({ uid: 65534, gid: 65534, network: DEFAULT_EXEC_NETWORK }),
-  security: execSecurity.default('allowlist'),
-  ask: execAsk.default('on-miss'),
-  askFallback: execSecurity.default('deny'),
+  security: execSecurity().default('allowlist'),
+  ask: execAsk().default('on-miss'),
+  askFallback: execSecurity().default('deny'),
   allowlist: z.array(allowlistEntry).default([]),
   /**
    * The read-only commands of src/exec/read-only.ts — ls, cat, head, tail, wc, grep, find, stat,

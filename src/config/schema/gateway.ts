@@ -1,18 +1,18 @@
 import * as z from 'zod';
-import { lazySchema } from './lazy.js';
+import { lazySchema, once } from './lazy.js';
 import { toolList } from './policy.js';
 
 /** A token or secret; an empty value (`${TOKEN:-}` with the variable unset) means "not configured". */
-const secret = z
+const secret = once(() => z
   .string()
   .optional()
-  .transform((v) => (v === '' ? undefined : v));
+  .transform((v) => (v === '' ? undefined : v)));
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 /** A bind address that only this machine reaches (all of 127.0.0.0/8 counts). */
 export const isLoopbackHost = (host: string): boolean => LOOPBACK.has(host.trim().toLowerCase()) || /^127(\.\d{1,3}){3}$/.test(host.trim());
 
-const tokenLabel = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,31}$/i, 'token labels are 1–32 characters: letters, digits, "-" and "_"');
+const tokenLabel = once(() => z.string().regex(/^[a-z0-9][a-z0-9_-]{0,31}$/i, 'token labels are 1–32 characters: letters, digits, "-" and "_"'));
 
 /**
  * `gateway.http`: the HTTP tools API (`POST /tools/invoke`, `GET /tools`). Off unless enabled;
@@ -25,13 +25,13 @@ export const gatewayHttpConfig = lazySchema(() => z
     host: z.string().min(1).default('127.0.0.1'),
     port: z.number().int().min(0).max(65535).default(3002),
     /** The bearer token, labelled `default`. */
-    token: secret,
+    token: secret(),
     /** More tokens by label (`ci: ${CI_TOKEN}`), each audited and rate-limited on its own. */
-    tokens: z.record(tokenLabel, z.string().min(16, 'an HTTP API token needs at least 16 characters')).optional(),
+    tokens: z.record(tokenLabel(), z.string().min(16, 'an HTTP API token needs at least 16 characters')).optional(),
     tools: z
       .strictObject({
         /** Names taken off the default HTTP deny list (OpenClaw's `gateway.tools.allow`). */
-        allow: toolList.optional(),
+        allow: toolList().optional(),
       })
       .optional(),
     /** Calls per token per minute (default 60). */

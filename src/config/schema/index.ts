@@ -1,6 +1,6 @@
 import { secretsConfig } from './secrets.js';
 import * as z from 'zod';
-import { lazySchema } from './lazy.js';
+import { lazySchema, once } from './lazy.js';
 import { messageActionsConfig } from './message-actions.js';
 import { channelsConfig } from './channels.js';
 import { execConfig, execOverrides } from './exec.js';
@@ -28,13 +28,13 @@ import {
   toolsBySender,
 } from './policy.js';
 
-const userIds = z.array(z.string().min(1));
+const userIds = once(() => z.array(z.string().min(1)));
 
 /** Platform user ids per chat provider. */
 export const idsByProvider = lazySchema(() => z.strictObject({
-  discord: userIds.optional(),
-  slack: userIds.optional(),
-  web: userIds.optional(),
+  discord: userIds().optional(),
+  slack: userIds().optional(),
+  web: userIds().optional(),
 }));
 export type IdsByProvider = z.infer<typeof idsByProvider>;
 
@@ -68,7 +68,7 @@ export const approvalsConfig = lazySchema(() => z.strictObject({
 }));
 export type ApprovalsConfig = z.infer<typeof approvalsConfig>;
 
-const modelRef = z.string().regex(/^[a-z0-9][a-z0-9._-]*\/.+$/i, 'expected "provider/model", e.g. "anthropic/claude-sonnet-4-5"');
+const modelRef = once(() => z.string().regex(/^[a-z0-9][a-z0-9._-]*\/.+$/i, 'expected "provider/model", e.g. "anthropic/claude-sonnet-4-5"'));
 
 const MODEL_APIS = ['anthropic', 'openai', 'gemini'] as const;
 
@@ -114,7 +114,7 @@ export const modelProviderConfig = lazySchema(() => z.strictObject({
 /** Every key is optional here; `src/models/settings.ts` applies the defaults it documents. */
 export const modelsConfig = lazySchema(() => z
   .strictObject({
-    default: modelRef.optional(),
+    default: modelRef().optional(),
     providers: z.record(z.string().regex(/^[a-z0-9][a-z0-9._-]*$/i, 'provider name: letters, digits, ".", "-", "_"'), modelProviderConfig).optional(),
     /** Tokens a model may read when its provider sets none (default 128000). */
     contextWindow: z.number().int().positive().optional(),
@@ -145,11 +145,11 @@ export const modelsConfig = lazySchema(() => z
 export type ModelsConfig = z.infer<typeof modelsConfig>;
 
 /** The `tools` block an agent may carry: the global block minus the global-only sections. */
-const agentToolsFields = {
-  profile: profileId.optional(),
-  allow: toolList.optional(),
-  alsoAllow: toolList.optional(),
-  deny: toolList.optional(),
+const agentToolsFields = once(() => ({
+  profile: profileId().optional(),
+  allow: toolList().optional(),
+  alsoAllow: toolList().optional(),
+  deny: toolList().optional(),
   byProvider: z.record(z.string().min(1), byProviderEntry).optional(),
   toolsBySender: toolsBySender.optional(),
   loopDetection: z.strictObject({ enabled: z.boolean() }).optional(),
@@ -157,9 +157,9 @@ const agentToolsFields = {
   elevated: elevatedConfig.optional(),
   /** An agent's own message actions replace the global `tools.message.actions` for its turns. */
   message: z.strictObject({ crossContext: crossContextConfig.optional(), actions: messageActionsConfig.optional() }).optional(),
-};
+}));
 
-export const agentToolsConfig = lazySchema(() => z.strictObject({ ...agentToolsFields, exec: execOverrides.optional() }).superRefine(rejectAllowWithAlsoAllow));
+export const agentToolsConfig = lazySchema(() => z.strictObject({ ...agentToolsFields(), exec: execOverrides.optional() }).superRefine(rejectAllowWithAlsoAllow));
 
 export const agentEntry = lazySchema(() => z.strictObject({
   id: z
@@ -168,7 +168,7 @@ export const agentEntry = lazySchema(() => z.strictObject({
   name: z.string().optional(),
   default: z.boolean().optional(),
   workspace: z.string().optional(),
-  model: modelRef.optional(),
+  model: modelRef().optional(),
   tools: agentToolsConfig.optional(),
 }));
 export type AgentEntry = z.infer<typeof agentEntry>;
@@ -196,12 +196,12 @@ export const agentsConfig = lazySchema(() => z
     if (defaults.length > 1) ctx.addIssue({ code: 'custom', path: ['list'], message: 'more than one agent has default: true' });
   }));
 
-const ssrfOptOuts = {
+const ssrfOptOuts = once(() => ({
   /** Un-blocks 198.18.0.0/15, used by fake-IP proxies. */
   allowRfc2544BenchmarkRange: z.boolean().optional(),
   /** Un-blocks fc00::/7 (never the metadata address fd00:ec2::254). */
   allowIpv6UniqueLocalRange: z.boolean().optional(),
-};
+}));
 
 /**
  * The message tool posts in the current conversation; anywhere else only to these targets
@@ -215,9 +215,9 @@ export const messageToolConfig = lazySchema(() => z.strictObject({
 }));
 
 /** A browser profile name doubles as a folder name under the data dir, so it is kept plain. */
-const browserProfileName = z
+const browserProfileName = once(() => z
   .string()
-  .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, 'profile names are 1–32 characters: a-z, 0-9, "-" and "_", starting with a letter or digit');
+  .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, 'profile names are 1–32 characters: a-z, 0-9, "-" and "_", starting with a letter or digit'));
 
 export const browserConfig = lazySchema(() => z.strictObject({
   /** false: the browser tool refuses every action. */
@@ -225,12 +225,12 @@ export const browserConfig = lazySchema(() => z.strictObject({
   /** Run Chromium without a window (default true); a profile may override it. */
   headless: z.boolean().default(true),
   /** The profile used when a call names none. */
-  defaultProfile: browserProfileName.default('warden'),
+  defaultProfile: browserProfileName().default('warden'),
   /**
    * Extra profiles besides the default one, each its own Chromium with its own user-data dir
    * under `<dataDir>/browser/<name>/user-data`.
    */
-  profiles: z.record(browserProfileName, z.strictObject({ headless: z.boolean().optional() })).default({}),
+  profiles: z.record(browserProfileName(), z.strictObject({ headless: z.boolean().optional() })).default({}),
   /** A profile's Chromium is closed after this many seconds without a call. */
   idleTimeoutSec: z.number().int().positive().max(86_400).default(300),
   ssrfPolicy: z
@@ -241,14 +241,14 @@ export const browserConfig = lazySchema(() => z.strictObject({
       hostnameAllowlist: z.array(z.string().min(1)).optional(),
       /** Exact names that may resolve to private addresses (not loopback, not metadata). */
       allowedHostnames: z.array(z.string().min(1)).optional(),
-      ...ssrfOptOuts,
+      ...ssrfOptOuts(),
     })
     .optional(),
 }));
 
 export const toolsConfig = lazySchema(() => z
   .strictObject({
-    ...agentToolsFields,
+    ...agentToolsFields(),
     web: webToolsConfig.optional(),
     message: messageToolConfig.optional(),
     /** Inbound media understanding: transcripts and descriptions of attachments. */
@@ -283,7 +283,7 @@ export const skillsConfig = lazySchema(() => z.strictObject({
 }));
 
 /** Per-plugin hook settings (OpenClaw's `plugins.entries.<id>.hooks`). */
-const pluginHooksConfig = z.strictObject({
+const pluginHooksConfig = once(() => z.strictObject({
   /** `false` refuses the plugin's prompt-injecting hooks (before_prompt_build). */
   allowPromptInjection: z.boolean().optional(),
   /** `true` lets the plugin register hooks that read conversations (before_model_resolve, before_prompt_build, agent_end). */
@@ -292,7 +292,7 @@ const pluginHooksConfig = z.strictObject({
   timeoutMs: z.number().int().positive().max(600_000).optional(),
   /** Per-hook timeouts in ms (beat `timeoutMs`). */
   timeouts: z.record(z.string(), z.number().int().positive().max(600_000)).optional(),
-});
+}));
 
 export const pluginsConfig = lazySchema(() => z.strictObject({
   /** `false` loads no plugin at all. */
@@ -314,7 +314,7 @@ export const pluginsConfig = lazySchema(() => z.strictObject({
       z.strictObject({
         enabled: z.boolean().optional(),
         config: z.record(z.string(), z.unknown()).optional(),
-        hooks: pluginHooksConfig.optional(),
+        hooks: pluginHooksConfig().optional(),
         /**
          * What happens when this plugin is a policy plugin (its manifest declares before_tool_call,
          * message_sending or a trusted tool policy, or declares no contracts.hooks) and cannot load:

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { lazySchema } from './lazy.js';
+import { lazySchema, once } from './lazy.js';
 import { execConfig } from './exec.js';
 import { agentsConfig, toolsConfig, wardenConfigSchema } from './index.js';
 
@@ -51,5 +51,25 @@ describe('config sections are built on first use', () => {
   it('refuses to wrap a schema that is itself optional or defaulted (absent keys would parse differently)', () => {
     expect(() => lazySchema(() => z.string().optional()).parse('x')).toThrow(/optional or defaulted/);
     expect(() => lazySchema(() => z.string().default('y')).parse('x')).toThrow(/optional or defaulted/);
+  });
+
+  it('a shared piece (once) is built at its first use, once, and is the same object for every section', () => {
+    let builds = 0;
+    const piece = once(() => (builds++, z.string().min(1)));
+    expect(builds).toBe(0);
+    const a = z.strictObject({ x: piece().optional() });
+    const b = z.strictObject({ y: piece() });
+    expect(builds).toBe(1);
+    expect(piece()).toBe(piece());
+    expect(a.safeParse({ x: '' }).success).toBe(false);
+    expect(b.safeParse({ y: 'v' }).success).toBe(true);
+  });
+
+  it('the whole config schema: the same defaults from an empty file and the same JSON schema, built lazily or not', () => {
+    // Every section built (toJSONSchema walks them all) and then parsed again: the result of `{}` does not change.
+    const before = JSON.stringify(wardenConfigSchema.safeParse({}));
+    const json = JSON.stringify(z.toJSONSchema(wardenConfigSchema, { io: 'input', unrepresentable: 'any' }));
+    expect(JSON.stringify(wardenConfigSchema.safeParse({}))).toBe(before);
+    expect(JSON.stringify(z.toJSONSchema(wardenConfigSchema, { io: 'input', unrepresentable: 'any' }))).toBe(json);
   });
 });

@@ -25,3 +25,13 @@ export function lazySchema<T extends z.ZodType>(build: () => T): z.ZodLazy<T> {
   for (const key of ['optin', 'optout'] as const) Object.defineProperty(schema._zod, key, { value: undefined, writable: true, configurable: true });
   return schema;
 }
+
+/**
+ * A piece of a schema (a field type, a set of fields) shared by several sections, built the
+ * first time a section that uses it is built, then the same object for all of them: one
+ * instance, as a module constant would be, without the cost at import.
+ */
+export function once<T>(build: () => T): () => T {
+  let built: { value: T } | undefined;
+  return () => (built ??= { value: build() }).value;
+}

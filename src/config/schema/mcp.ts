@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { lazySchema } from './lazy.js';
+import { lazySchema, once } from './lazy.js';
 
 /**
  * `mcp.servers.<name>`: MCP servers whose tools join the surface as `<server>__<tool>`
@@ -9,17 +9,17 @@ import { lazySchema } from './lazy.js';
  */
 
 /** A value in `env` or `headers`: OpenClaw accepts numbers and booleans too; they are sent as text. */
-const textValue = z.union([z.string(), z.number(), z.boolean()]).transform((v) => String(v));
+const textValue = once(() => z.union([z.string(), z.number(), z.boolean()]).transform((v) => String(v)));
 
 /** How a server's tools ask for approval: by their annotations (`auto`), always, or never. */
 export const MCP_APPROVAL_MODES = ['auto', 'always', 'never'] as const;
-export const mcpApprovalMode = z.enum(MCP_APPROVAL_MODES, {
+export const mcpApprovalMode = once(() => z.enum(MCP_APPROVAL_MODES, {
   error: (issue) => `expected one of ${MCP_APPROVAL_MODES.join(', ')}, got ${JSON.stringify(issue.input)}`,
-});
-export type McpApprovalMode = z.infer<typeof mcpApprovalMode>;
+}));
+export type McpApprovalMode = z.infer<ReturnType<typeof mcpApprovalMode>>;
 
 /** `*` globs over the server's own tool names (OpenClaw's toolFilter syntax). */
-const toolNamePatterns = z.array(z.string().trim().min(1, 'a tool name or * glob'));
+const toolNamePatterns = once(() => z.array(z.string().trim().min(1, 'a tool name or * glob')));
 
 export const mcpServerConfig = lazySchema(() => z
   .strictObject({
@@ -33,13 +33,13 @@ export const mcpServerConfig = lazySchema(() => z
      * Warden's own environment — tokens, model keys — never reaches it. `${VAR}` reads the
      * variable when the config loads.
      */
-    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), textValue).optional(),
+    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), textValue()).optional(),
     /** Relative to the config file's folder (the default). */
     cwd: z.string().min(1).optional(),
     /** Streamable HTTP: the server's endpoint (http or https). */
     url: z.url({ protocol: /^https?$/, error: 'an http:// or https:// URL' }).optional(),
     /** Sent with every request to `url` (only there: never on a redirect, which is refused). */
-    headers: z.record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'an HTTP header name'), textValue).optional(),
+    headers: z.record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'an HTTP header name'), textValue()).optional(),
     /**
      * Let `url` resolve to a private, loopback or link-local address (cloud metadata and Warden's
      * own listeners stay refused). Default: when the URL names such an address or `localhost`.
@@ -50,13 +50,13 @@ export const mcpServerConfig = lazySchema(() => z
     /** Longest connecting and listing tools may take per attempt (default 30 s). */
     connectTimeoutSec: z.number().positive().max(600).optional(),
     /** Only these of the server's tools (exact names or `*` globs); absent = all. */
-    toolsAllow: toolNamePatterns.optional(),
+    toolsAllow: toolNamePatterns().optional(),
     /** None of these (beats toolsAllow). */
-    toolsDeny: toolNamePatterns.optional(),
+    toolsDeny: toolNamePatterns().optional(),
     /** `auto` (default): a tool the server marks destructive, or does not mark read-only, asks. */
-    approval: mcpApprovalMode.optional(),
+    approval: mcpApprovalMode().optional(),
     /** Per tool (by the server's name for it): `approval` overrides the server's. */
-    tools: z.record(z.string().min(1), z.strictObject({ approval: mcpApprovalMode.optional() })).optional(),
+    tools: z.record(z.string().min(1), z.strictObject({ approval: mcpApprovalMode().optional() })).optional(),
     /** The most tools one server may add (default 1,000); a longer list is cut, with a diagnostic. */
     maxTools: z.number().int().positive().max(10_000).optional(),
     /** Calls to this server may run at the same time (default: one after another, as OpenClaw). */

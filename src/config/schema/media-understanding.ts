@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { lazySchema } from './lazy.js';
+import { lazySchema, once } from './lazy.js';
 
 /**
  * `tools.media`: inbound media understanding (OpenClaw's shape). Audio attachments are
@@ -9,20 +9,20 @@ import { lazySchema } from './lazy.js';
 export const MEDIA_CAPABILITIES = ['image', 'audio', 'video'] as const;
 export type MediaCapability = (typeof MEDIA_CAPABILITIES)[number];
 
-const optionValue = z.union([z.string(), z.number(), z.boolean()]);
+const optionValue = once(() => z.union([z.string(), z.number(), z.boolean()]));
 
 /** What a capability default and a model entry may both set; the entry wins. */
-const runtimeFields = {
+const runtimeFields = once(() => ({
   prompt: z.string().min(1).max(4000).optional(),
   timeoutSec: z.number().int().positive().max(3600).optional(),
   /** Audio: a language hint for the transcriber (`en`, `de`, …). */
   language: z.string().min(1).max(32).optional(),
   /** Provider-specific query or body parameters, by provider id (`deepgram: { punctuate: true }`). */
-  providerOptions: z.record(z.string().min(1), z.record(z.string().min(1), optionValue)).optional(),
+  providerOptions: z.record(z.string().min(1), z.record(z.string().min(1), optionValue())).optional(),
   /** API base for provider requests (an OpenAI-compatible server, a proxy). */
   baseUrl: z.url().optional(),
   headers: z.record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'not a valid HTTP header name'), z.string()).optional(),
-};
+}));
 
 export const mediaModelEntry = lazySchema(() => z
   .strictObject({
@@ -36,7 +36,7 @@ export const mediaModelEntry = lazySchema(() => z
     args: z.array(z.string()).optional(),
     maxChars: z.number().int().positive().optional(),
     maxBytes: z.number().int().positive().optional(),
-    ...runtimeFields,
+    ...runtimeFields(),
     /**
      * OpenClaw's stored auth-profile choice. Warden stores no auth profiles, so the key comes from
      * the provider's environment variable, as OpenClaw does when the profile is absent.
@@ -69,20 +69,20 @@ const attachmentsPolicy = lazySchema(() => z.strictObject({
   prefer: z.enum(['first', 'last', 'path', 'url']).optional(),
 }));
 
-const capabilityFields = {
+const capabilityFields = once(() => ({
   /** false: never for this capability. Default: on when an entry can serve it. */
   enabled: z.boolean().optional(),
   /** `provider/model`, a model id, `provider:<id>` or `cli:<command>`: tried first. */
   preferredModel: z.string().trim().min(1).optional(),
   maxBytes: z.number().int().positive().optional(),
   maxChars: z.number().int().positive().optional(),
-  ...runtimeFields,
+  ...runtimeFields(),
   attachments: attachmentsPolicy.optional(),
-};
+}));
 
-export const mediaCapabilityConfig = lazySchema(() => z.strictObject(capabilityFields));
+export const mediaCapabilityConfig = lazySchema(() => z.strictObject(capabilityFields()));
 export const mediaAudioConfig = lazySchema(() => z.strictObject({
-  ...capabilityFields,
+  ...capabilityFields(),
   /** Post the transcript back to the chat before the turn runs (the adapters do the posting). */
   echoTranscript: z.boolean().optional(),
   /** `{transcript}` is replaced; default `📝 "{transcript}"`. */

@@ -1,7 +1,7 @@
 import * as z from 'zod';
-import { lazySchema } from './lazy.js';
+import { lazySchema, once } from './lazy.js';
 
-const modelRef = z.string().regex(/^[a-z0-9][a-z0-9._-]*\/.+$/i, 'expected "provider/model", e.g. "openai/gpt-image-1"');
+const modelRef = once(() => z.string().regex(/^[a-z0-9][a-z0-9._-]*\/.+$/i, 'expected "provider/model", e.g. "openai/gpt-image-1"'));
 
 /** Sizes the Images API accepts across its models; `auto` lets gpt-image models choose. */
 export const IMAGE_SIZES = ['auto', '1024x1024', '1536x1024', '1024x1536', '256x256', '512x512', '1792x1024', '1024x1792'] as const;
@@ -10,7 +10,7 @@ export const SPEECH_FORMATS = ['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm'] as co
 
 /** `media.imageGeneration`: the model behind image_generate (OpenAI Images API or a compatible server). */
 export const imageGenerationConfig = lazySchema(() => z.strictObject({
-  model: modelRef,
+  model: modelRef(),
   /** Used when a call names no size (default 1024x1024). */
   size: z.enum(IMAGE_SIZES).default('1024x1024'),
   /** gpt-image models: low, medium, high or auto; dall-e-3: standard or hd. Absent: the model's default. */
@@ -21,7 +21,7 @@ export type ImageGenerationConfig = z.infer<typeof imageGenerationConfig>;
 
 /** `media.tts`: the model behind tts (OpenAI Audio speech API or a compatible server). */
 export const ttsConfig = lazySchema(() => z.strictObject({
-  model: modelRef,
+  model: modelRef(),
   /** Used when a call names no voice. */
   voice: z.string().min(1).max(64).default('alloy'),
   format: z.enum(SPEECH_FORMATS).default('mp3'),

@@ -66,9 +66,9 @@ const groupsSchema = (provider: 'discord' | 'slack') =>
   });
 
 /** `channels.discord.actions`: OpenClaw's Discord action groups. */
-export const discordActionGroups = groupsSchema('discord');
+export const discordActionGroups = lazySchema(() => groupsSchema('discord'));
 /** `channels.slack.actions`: OpenClaw's Slack action groups. */
-export const slackActionGroups = groupsSchema('slack');
+export const slackActionGroups = lazySchema(() => groupsSchema('slack'));
 
 /** What the message-action decision reads from a config (structural, so any layer can hand it). */
 export interface MessageActionSettings {

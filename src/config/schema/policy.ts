@@ -1,29 +1,29 @@
 import * as z from 'zod';
-import { lazySchema } from './lazy.js';
+import { lazySchema, once } from './lazy.js';
 import { toolEntryProblem } from '../tool-glob.js';
 
 /** A tool name or glob in an allow/deny list; an invalid glob is rejected with its key path. */
-export const toolEntry = z
+export const toolEntry = once(() => z
   .string()
   .min(1, 'tool entry must not be empty')
   .superRefine((value, ctx) => {
     const problem = toolEntryProblem(value);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  });
-export const toolList = z.array(toolEntry);
+  }));
+export const toolList = once(() => z.array(toolEntry()));
 
 export const PROFILE_IDS = ['minimal', 'coding', 'messaging', 'full'] as const;
-export const profileId = z.enum(PROFILE_IDS, {
+export const profileId = once(() => z.enum(PROFILE_IDS, {
   error: (issue) => `unknown profile ${JSON.stringify(issue.input)}; expected one of ${PROFILE_IDS.join(', ')}`,
-});
-export type ProfileId = z.infer<typeof profileId>;
+}));
+export type ProfileId = z.infer<ReturnType<typeof profileId>>;
 
 /** `{allow, alsoAllow, deny}` as written in a config scope. `allow` and `alsoAllow` together is an error. */
 export const toolPolicyConfig = lazySchema(() => z
   .strictObject({
-    allow: toolList.optional(),
-    alsoAllow: toolList.optional(),
-    deny: toolList.optional(),
+    allow: toolList().optional(),
+    alsoAllow: toolList().optional(),
+    deny: toolList().optional(),
   })
   .superRefine(rejectAllowWithAlsoAllow));
 export type ToolPolicyConfig = z.infer<typeof toolPolicyConfig>;
@@ -45,10 +45,10 @@ export function rejectAllowWithAlsoAllow(
 /** `tools.byProvider.<provider/model|provider>`: a provider profile plus a policy. */
 export const byProviderEntry = lazySchema(() => z
   .strictObject({
-    profile: profileId.optional(),
-    allow: toolList.optional(),
-    alsoAllow: toolList.optional(),
-    deny: toolList.optional(),
+    profile: profileId().optional(),
+    allow: toolList().optional(),
+    alsoAllow: toolList().optional(),
+    deny: toolList().optional(),
   })
   .superRefine(rejectAllowWithAlsoAllow));
 export type ByProviderEntry = z.infer<typeof byProviderEntry>;
@@ -58,8 +58,8 @@ export const toolsBySender = lazySchema(() => z.record(z.string().min(1), toolPo
 export type ToolsBySenderConfig = z.infer<typeof toolsBySender>;
 
 /** A chat scope (guild, channel, team, web): its policy, its sender policies, its mention rule. */
-export const scopePolicyFields = {
+export const scopePolicyFields = once(() => ({
   tools: toolPolicyConfig.optional(),
   toolsBySender: toolsBySender.optional(),
   requireMention: z.boolean().optional(),
-};
+}));

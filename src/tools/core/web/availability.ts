@@ -3,7 +3,7 @@
  * environment, kept apart from the tools so the policy never loads their extractors.
  */
 import type { WardenConfig } from '../../../config/schema/index.js';
-import { webFetchConfig, type WebFetchConfig } from '../../../config/schema/web.js';
+import { WEB_FETCH_ENABLED_BY_DEFAULT, webFetchConfig, type WebFetchConfig } from '../../../config/schema/web.js';
 import type { Availability } from '../../types.js';
 import { selectProviders } from './search/select.js';
 
@@ -19,5 +19,7 @@ export function webFetchSettings(config: WardenConfig): WebFetchConfig {
 }
 
 export function webFetchAvailability(config: WardenConfig): Availability {
-  return webFetchSettings(config).enabled ? { ok: true } : { ok: false, why: 'tools.web.fetch.enabled is false' };
+  // The one key this needs, without parsing `{}` through the whole fetch schema when the block is absent.
+  const enabled = config.tools.web?.fetch?.enabled ?? WEB_FETCH_ENABLED_BY_DEFAULT;
+  return enabled ? { ok: true } : { ok: false, why: 'tools.web.fetch.enabled is false' };
 }
