@@ -215,6 +215,8 @@ export class Gateway {
   /** A pick-up is between its claim and queueing what it claimed: messages placed here meanwhile wait in `ready`. */
   private picking = false;
   private readonly ready = new Map<number, QueuedItem>();
+  /** Per session, the delivery of its latest reply (never rejects): the next reply goes out after it. */
+  private readonly outbox = new Map<string, Promise<void>>();
 
   private view: GatewayConfigView;
   private readonly gate: AccessGate;
@@ -626,6 +628,8 @@ export class Gateway {
       await Promise.all(handedBack.map((item) => this.send(item.route.replyTo, { text: SHUTDOWN_TEXT })));
       await idle;
     }
+    // Replies worked out before the stop still go out, before the adapters close.
+    await Promise.allSettled([...this.outbox.values()]);
     await Promise.allSettled([...this.inFlight]);
     await this.endSessions();
     for (const adapter of this.adapters.values()) {
@@ -762,6 +766,14 @@ export class Gateway {
     );
   }
 
+  /**
+   * One queued item: its reply is worked out in the session's turn, then delivered behind the
+   * session's previous reply (`deliver`). Without a shared store the queue moves on as soon as
+   * the reply is worked out, so the next turn's model call overlaps this reply's sending; the
+   * replies still reach the platform one after another, in order, and the transcript is written
+   * by the turns, which stay one at a time. On a shared store the item holds the session's lease
+   * until its reply is out, so another instance's next reply cannot overtake it.
+   */
   private async runItem(sessionKey: string, item: QueuedItem, signal: AbortSignal): Promise<void> {
     // The turn's snapshot: taken now, kept to its end whatever reloads meanwhile.
     const view = this.view;
@@ -772,32 +784,51 @@ export class Gateway {
     const typingTimer = adapter
       ? setTimeout(() => (stopIndicator = adapter.typing(route.replyTo)), this.options.typingDelayMs ?? TYPING_DELAY_MS)
       : undefined;
-    const stopTyping = () => {
-      clearTimeout(typingTimer);
-      stopIndicator?.();
-    };
     let reply: OutboundMessage | undefined;
     try {
-      try {
-        if (item.before) await item.before();
-        if (command) reply = await this.commandReply(route, command, signal, view);
-        else if (item.skill) reply = await this.skillReply(route, item.skill, signal, view);
-        else if (item.pluginCommand) reply = await this.pluginCommandReply(route, item.pluginCommand, signal, view);
-        else reply = await this.turnReply(route, signal, view, item.origin, item.runId);
-      } finally {
-        stopTyping();
-      }
-      if (reply && (reply.text !== '' || (reply.files?.length ?? 0) > 0)) await this.send(route.replyTo, reply, route);
-      if (route.replyTo.threadId !== undefined) this.threads.add(sessionKey);
-      item.onDone?.({ ok: true, detail: (reply?.text ?? '').slice(0, 500) });
+      if (item.before) await item.before();
+      if (command) reply = await this.commandReply(route, command, signal, view);
+      else if (item.skill) reply = await this.skillReply(route, item.skill, signal, view);
+      else if (item.pluginCommand) reply = await this.pluginCommandReply(route, item.pluginCommand, signal, view);
+      else reply = await this.turnReply(route, signal, view, item.origin, item.runId, this.outbox.get(sessionKey));
     } catch (err) {
       item.onDone?.({ ok: false, error: (err as Error).message });
       throw err;
+    } finally {
+      clearTimeout(typingTimer);
+      stopIndicator?.();
     }
+    const delivery = this.deliver(sessionKey, route, item, reply);
+    if (this.options.sessionLeases) await delivery;
   }
 
-  private turnReply(route: Route, signal: AbortSignal, view: GatewayConfigView, origin?: TurnOrigin, runId?: string): Promise<OutboundMessage | undefined> {
-    return turnReply(this.replyDeps, route, signal, view, origin, runId);
+  /**
+   * Sends an item's reply after the session's previous one and tells the item how it ended.
+   * Never rejects: a delivery failure is logged (`sendWithHooks`), and the next reply still goes.
+   */
+  private deliver(sessionKey: string, route: Route, item: QueuedItem, reply: OutboundMessage | undefined): Promise<void> {
+    const send = async (): Promise<void> => {
+      try {
+        if (reply && (reply.text !== '' || (reply.files?.length ?? 0) > 0)) await this.send(route.replyTo, reply, route);
+        if (route.replyTo.threadId !== undefined) this.threads.add(sessionKey);
+        item.onDone?.({ ok: true, detail: (reply?.text ?? '').slice(0, 500) });
+      } catch (err) {
+        log.error({ err, sessionKey }, 'reply not delivered');
+      }
+    };
+    const previous = this.outbox.get(sessionKey);
+    const mine = previous ? previous.then(send) : send();
+    this.outbox.set(sessionKey, mine);
+    // The last delivery of a session clears its slot (idle sessions leave nothing behind).
+    const clear = () => {
+      if (this.outbox.get(sessionKey) === mine) this.outbox.delete(sessionKey);
+    };
+    void mine.then(clear, clear);
+    return mine;
+  }
+
+  private turnReply(route: Route, signal: AbortSignal, view: GatewayConfigView, origin?: TurnOrigin, runId?: string, delivered?: Promise<void>): Promise<OutboundMessage | undefined> {
+    return turnReply(this.replyDeps, route, signal, view, origin, runId, delivered);
   }
 
   /**

@@ -70,23 +70,12 @@ export function routeMessage(config: WardenConfig, message: InboundMessage, opti
     },
     sender: { id: message.senderId, name: message.senderName, roleIds: message.senderRoles },
   });
-  return {
-    kind: 'route',
-    route: {
-      agentId,
-      sessionKey,
-      context,
-      replyTo: {
-        provider: message.provider,
-        channelId: message.channelId,
-        threadId: isThread ? message.threadId : undefined,
-        ...(message.invocationId !== undefined ? { invocationId: message.invocationId } : {}),
-      },
-      text,
-      binding,
-      ...(message.attachments && message.attachments.length > 0 ? { attachments: message.attachments } : {}),
-    },
-  };
+  const replyTo: ReplyTarget = { provider: message.provider, channelId: message.channelId, threadId: isThread ? message.threadId : undefined };
+  if (message.invocationId !== undefined) replyTo.invocationId = message.invocationId;
+  // Field by field (no spreads): this runs for every message.
+  const route: Route = { agentId, sessionKey, context, replyTo, text, binding };
+  if (message.attachments && message.attachments.length > 0) route.attachments = message.attachments;
+  return { kind: 'route', route };
 }
 
 /** `<@123> <@!456> hi` → `hi` when the bot was mentioned; mentions elsewhere in the text stay. */
