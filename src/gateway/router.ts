@@ -30,7 +30,7 @@ export interface RouteOptions {
   /** Whether the bot takes part in the thread of this session (mention gating is off there). */
   botInThread?: (sessionKey: string) => boolean;
   /** Slash commands are addressed to the bot by their form and pass mention gating. */
-  isCommand?: (text: string) => boolean;
+  isCommand?: (text: string, message: InboundMessage) => boolean;
 }
 
 export { modelFor } from '../turn/turn-context.js';
@@ -53,7 +53,7 @@ export function routeMessage(config: WardenConfig, message: InboundMessage, opti
   const agentId = binding.agentId;
   const sessionKey = sessionKeyFor(agentId, message);
   const gated = requiresMention(config, message, options.botInThread?.(sessionKey) ?? false);
-  if (gated && !message.mentionsBot && !(options.isCommand?.(text) ?? false)) return { kind: 'ignore', reason: 'mention-required' };
+  if (gated && !message.mentionsBot && !(options.isCommand?.(text, message) ?? false)) return { kind: 'ignore', reason: 'mention-required' };
 
   const isThread = message.chatType === 'thread';
   // Owner status, model, sandbox: derived by the one context builder, as for every other path.

@@ -40,9 +40,9 @@ export interface TurnReplyDeps {
 }
 
 /**
- * `delivered`: the conversation's previous reply, still going out while this turn runs (the
- * gateway overlaps the two); a streamed reply posts only after it, so the platform shows the
- * replies in order.
+ * `delivered`: where the conversation's previous replies are still going out while this turn
+ * runs (the gateway overlaps the two), resolves once they are out; a streamed reply posts only
+ * after that, so the platform shows the replies in order.
  */
 export async function turnReply(
   deps: TurnReplyDeps,
@@ -51,7 +51,7 @@ export async function turnReply(
   view: TurnView,
   origin?: TurnOrigin,
   runId?: string,
-  delivered?: Promise<void>,
+  delivered?: (sessionKey: string) => Promise<void>,
 ): Promise<OutboundMessage | undefined> {
   const { agent } = view;
   if (!agent || route.context.model === undefined) return { text: NO_MODEL_HINT };
@@ -59,7 +59,7 @@ export async function turnReply(
   const workspace = route.attachments && origin === undefined ? deps.workspaceOf?.(route.agentId) : undefined;
   const inbound = workspace ? await takeInFiles(route.attachments, { workspaceDir: workspace, vision: modelReadsImages(view.config, route.context.model), signal, transcribe: transcriber(deps, route, view, workspace, signal) }) : undefined;
   const said = inbound && inbound.notes.length > 0 ? `${route.text}\n\n${inbound.notes.join('\n')}` : route.text;
-  const sink = new TurnSink(streams(deps, route, view) ? () => streamSurface(deps, route, delivered) : undefined);
+  const sink = new TurnSink(streams(deps, route, view) ? { deps, route, delivered } : undefined);
   // Built field by field (no spreads): this runs for every message.
   let input: TurnInput;
   // An approval's outcome is Warden's own text (the call's output inside it is wrapped as untrusted).
@@ -103,26 +103,26 @@ class TurnSink {
   /** The adapter's surface once asked for (undefined: the adapter has none for this target). */
   private surface: { made: StreamSurface | undefined } | undefined;
 
-  /** `surface`: where the reply would stream; undefined where it does not. */
-  constructor(private readonly makeSurface: (() => StreamSurface | undefined) | undefined) {}
+  /** `streamTo`: where the reply would stream; undefined where it does not. */
+  constructor(private readonly streamTo: StreamPlace | undefined) {}
 
   get streams(): boolean {
-    return this.makeSurface !== undefined;
+    return this.streamTo !== undefined;
   }
 
   readonly onTextDelta = (delta: string): void => this.live()?.append(delta);
 
   readonly onEvent = (event: TurnEvent): void => {
     if (event.type === 'toolResult' && event.files && event.files.length > 0) (this.files ??= []).push(...event.files);
-    if (!this.makeSurface) return;
+    if (!this.streamTo) return;
     if (event.type === 'toolCall') this.live()?.progress(toolProgressLine(event.tool));
     else if (event.type === 'modelCall' && event.round > 1) this.live()?.newRound();
   };
 
   private live(): ReplyStream | undefined {
     if (this.stream) return this.stream;
-    if (!this.makeSurface) return undefined;
-    this.surface ??= { made: this.makeSurface() };
+    if (!this.streamTo) return undefined;
+    this.surface ??= { made: streamSurface(this.streamTo) };
     return this.surface.made ? (this.stream = new ReplyStream(this.surface.made)) : undefined;
   }
 }
@@ -158,15 +158,22 @@ function streams(deps: TurnReplyDeps, route: Route, view: Pick<TurnView, 'config
   return streamingFor(view.config, { provider: route.replyTo.provider, guildId: c.guildId, guildName: c.guildName, channelId: c.channelId, channelName: c.channelName });
 }
 
-/** The adapter's surface for this turn's streamed reply, its first post behind the previous reply's delivery. */
-function streamSurface(deps: TurnReplyDeps, route: Route, delivered: Promise<void> | undefined): StreamSurface | undefined {
+/** Where a turn's reply streams, and what its first post waits for. */
+interface StreamPlace {
+  deps: TurnReplyDeps;
+  route: Route;
+  delivered: ((sessionKey: string) => Promise<void>) | undefined;
+}
+
+/** The adapter's surface for this turn's streamed reply, its first post behind the previous replies' delivery. */
+function streamSurface({ deps, route, delivered }: StreamPlace): StreamSurface | undefined {
   const c = route.context;
   const surface = deps.adapters.get(route.replyTo.provider)?.streamTo?.(route.replyTo, { userId: c.senderId, teamId: c.guildId });
   if (!surface || !delivered) return surface;
   return {
     ...surface,
     post: async (text) => {
-      await delivered;
+      await delivered(route.sessionKey);
       return surface.post(text);
     },
   };
