@@ -103,21 +103,24 @@ class TurnSink {
   /** The adapter's surface once asked for (undefined: the adapter has none for this target). */
   private surface: { made: StreamSurface | undefined } | undefined;
 
+  /** Handed to the agent (assigned here rather than as class fields: no function names to set per turn). */
+  readonly onTextDelta: (delta: string) => void;
+  readonly onEvent: (event: TurnEvent) => void;
+
   /** `streamTo`: where the reply would stream; undefined where it does not. */
-  constructor(private readonly streamTo: StreamPlace | undefined) {}
+  constructor(private readonly streamTo: StreamPlace | undefined) {
+    this.onTextDelta = (delta) => this.live()?.append(delta);
+    this.onEvent = (event) => {
+      if (event.type === 'toolResult' && event.files && event.files.length > 0) (this.files ??= []).push(...event.files);
+      if (!this.streamTo) return;
+      if (event.type === 'toolCall') this.live()?.progress(toolProgressLine(event.tool));
+      else if (event.type === 'modelCall' && event.round > 1) this.live()?.newRound();
+    };
+  }
 
   get streams(): boolean {
     return this.streamTo !== undefined;
   }
-
-  readonly onTextDelta = (delta: string): void => this.live()?.append(delta);
-
-  readonly onEvent = (event: TurnEvent): void => {
-    if (event.type === 'toolResult' && event.files && event.files.length > 0) (this.files ??= []).push(...event.files);
-    if (!this.streamTo) return;
-    if (event.type === 'toolCall') this.live()?.progress(toolProgressLine(event.tool));
-    else if (event.type === 'modelCall' && event.round > 1) this.live()?.newRound();
-  };
 
   private live(): ReplyStream | undefined {
     if (this.stream) return this.stream;
