@@ -627,6 +627,25 @@ describe("Gateway delivering a conversation's replies", () => {
     await gateway.stop();
   });
 
+  it('/stop while a reply is still going out stops the turn running after it', async () => {
+    const agent = new ControlledAgent();
+    const { adapter, gateway } = slowSetup({ agent });
+    await gateway.start();
+    await adapter.push('one');
+    agent.releaseNext();
+    await vi.waitFor(() => expect(adapter.log).toEqual(['send echo: one']), { timeout: 5_000, interval: 2 });
+    await adapter.push('two');
+    await vi.waitFor(() => expect(agent.requests).toHaveLength(2), { timeout: 5_000, interval: 2 });
+    const stopped = adapter.push('/stop');
+    await vi.waitFor(() => expect(agent.requests[1]!.signal.aborted).toBe(true), { timeout: 5_000, interval: 2 });
+    expect(agent.requests[0]!.signal.aborted).toBe(false);
+    await adapter.deliverNext();
+    await adapter.deliverNext();
+    await stopped;
+    expect(adapter.texts()).toEqual(['echo: one', 'Stopped the running turn.']);
+    await gateway.stop();
+  });
+
   it('another conversation does not wait for this one\'s delivery', async () => {
     const { adapter, gateway } = slowSetup();
     await gateway.start();
