@@ -545,3 +545,197 @@ describe('Gateway commands that are not built in', () => {
     expect(recorded).toEqual(['agent:main:web:direct:local', 'agent:main:web:direct:local:session:fresh1', 'agent:main:web:direct:local:session:fresh1']);
   });
 });
+
+/**
+ * A platform whose sends wait until the test lets each one finish, logging when each starts and
+ * ends; its stream surface logs its posts, and counts how often one was asked for.
+ */
+class SlowPlatform extends RecordingAdapter {
+  readonly log: string[] = [];
+  surfaces = 0;
+  private readonly waiting: Array<() => void> = [];
+  override async send(target: ReplyTarget, message: OutboundMessage) {
+    this.log.push(`send ${message.text}`);
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+    await super.send(target, message);
+    this.log.push(`sent ${message.text}`);
+  }
+  streamTo() {
+    this.surfaces++;
+    return {
+      limit: 2000,
+      minIntervalMs: 0,
+      post: async (text: string) => {
+        this.log.push(`stream post ${text}`);
+        return 'm1';
+      },
+      edit: async () => {},
+    };
+  }
+  /** Lets the oldest waiting send finish; resolves once it has been recorded. */
+  async deliverNext() {
+    await vi.waitFor(() => expect(this.waiting.length).toBeGreaterThan(0), { timeout: 5_000, interval: 2 });
+    const before = this.sent.length;
+    this.waiting.shift()!();
+    await vi.waitFor(() => expect(this.sent.length).toBe(before + 1), { timeout: 5_000, interval: 2 });
+  }
+}
+
+/** Answers at once, logging each turn's start where the platform logs its sends; `stream` turns write as they go. */
+function instantAgent(log: string[], stream: (text: string) => boolean = () => false): AgentRuntime {
+  return {
+    runTurn: async (request) => {
+      log.push(`turn ${request.input.text}`);
+      if (stream(request.input.text)) request.onTextDelta?.(`live ${request.input.text}`);
+      return { status: 'completed', reply: `echo: ${request.input.text}`, rounds: 1, usage: { inputTokens: 0, outputTokens: 0 } };
+    },
+  };
+}
+
+describe("Gateway delivering a conversation's replies", () => {
+  const withModel: WardenConfigInput = { models: { default: 'anthropic/claude-sonnet-4-5' } };
+
+  function slowSetup(over: Partial<GatewayOptions> = {}, stream?: (text: string) => boolean, raw: WardenConfigInput = withModel) {
+    const parsed = parseConfig(raw);
+    if (!parsed.ok) throw parsed.error;
+    const adapter = new SlowPlatform();
+    const gateway = new Gateway({
+      config: parsed.value.config,
+      adapters: [adapter],
+      agent: instantAgent(adapter.log, stream),
+      tools: undefined,
+      toolReport: () => report,
+      approvals: { approve: () => async () => ({ kind: 'not-found' }), pendingCount: () => 0 },
+      ...over,
+    });
+    return { adapter, gateway };
+  }
+
+  it("the next turn runs while the previous reply is still going out; the replies reach the platform one at a time, in order", async () => {
+    const { adapter, gateway } = slowSetup();
+    await gateway.start();
+    await adapter.push('one');
+    await adapter.push('two');
+    await adapter.push('three');
+    // Every turn has run; only the first reply has been handed to the platform.
+    await vi.waitFor(() => expect(adapter.log).toEqual(['turn one', 'send echo: one', 'turn two', 'turn three']), { timeout: 5_000, interval: 2 });
+    await adapter.deliverNext();
+    await adapter.deliverNext();
+    await adapter.deliverNext();
+    expect(adapter.log.filter((l) => !l.startsWith('turn'))).toEqual(['send echo: one', 'sent echo: one', 'send echo: two', 'sent echo: two', 'send echo: three', 'sent echo: three']);
+    expect(adapter.texts()).toEqual(['echo: one', 'echo: two', 'echo: three']);
+    await gateway.stop();
+  });
+
+  it('/stop while a reply is still going out stops the turn running after it', async () => {
+    const agent = new ControlledAgent();
+    const { adapter, gateway } = slowSetup({ agent });
+    await gateway.start();
+    await adapter.push('one');
+    agent.releaseNext();
+    await vi.waitFor(() => expect(adapter.log).toEqual(['send echo: one']), { timeout: 5_000, interval: 2 });
+    await adapter.push('two');
+    await vi.waitFor(() => expect(agent.requests).toHaveLength(2), { timeout: 5_000, interval: 2 });
+    const stopped = adapter.push('/stop');
+    await vi.waitFor(() => expect(agent.requests[1]!.signal.aborted).toBe(true), { timeout: 5_000, interval: 2 });
+    expect(agent.requests[0]!.signal.aborted).toBe(false);
+    await adapter.deliverNext();
+    await adapter.deliverNext();
+    await stopped;
+    expect(adapter.texts()).toEqual(['echo: one', 'Stopped the running turn.']);
+    await gateway.stop();
+  });
+
+  it('another conversation does not wait for this one\'s delivery', async () => {
+    const { adapter, gateway } = slowSetup();
+    await gateway.start();
+    await adapter.push('alice', { senderId: 'alice', channelId: 'dm-alice' });
+    await adapter.push('bob', { senderId: 'bob', channelId: 'dm-bob' });
+    await vi.waitFor(() => expect(adapter.log).toEqual(['turn alice', 'send echo: alice', 'turn bob', 'send echo: bob']), { timeout: 5_000, interval: 2 });
+    await adapter.deliverNext();
+    await adapter.deliverNext();
+    await gateway.stop();
+  });
+
+  it("a streamed reply's first post waits for the previous reply", async () => {
+    const { adapter, gateway } = slowSetup({}, (text) => text === 'two');
+    await gateway.start();
+    await adapter.push('one');
+    await adapter.push('two');
+    await vi.waitFor(() => expect(adapter.log).toEqual(['turn one', 'send echo: one', 'turn two']), { timeout: 5_000, interval: 2 });
+    await tick();
+    expect(adapter.log).not.toContain('stream post live two');
+    await adapter.deliverNext();
+    await vi.waitFor(() => expect(adapter.log.slice(3)).toEqual(['sent echo: one', 'stream post live two']), { timeout: 5_000, interval: 2 });
+    // The streamed reply was edited to its final text in place: nothing more is sent.
+    await gateway.stop();
+    expect(adapter.texts()).toEqual(['echo: one']);
+  });
+
+  it('the stream surface is asked for only by a turn that writes as it goes', async () => {
+    const { adapter, gateway } = slowSetup({}, (text) => text === 'streamed');
+    await gateway.start();
+    await adapter.push('plain');
+    await adapter.deliverNext();
+    expect(adapter.surfaces).toBe(0);
+    await adapter.push('streamed');
+    await vi.waitFor(() => expect(adapter.log).toContain('stream post live streamed'), { timeout: 5_000, interval: 2 });
+    expect(adapter.surfaces).toBe(1);
+    await gateway.stop();
+  });
+
+  it('streaming off: a turn that writes as it goes still answers with one plain reply', async () => {
+    const { adapter, gateway } = slowSetup({}, () => true, { ...withModel, channels: { web: { streaming: false } } });
+    await gateway.start();
+    await adapter.push('hello');
+    await adapter.deliverNext();
+    expect(adapter.surfaces).toBe(0);
+    expect(adapter.texts()).toEqual(['echo: hello']);
+    await gateway.stop();
+  });
+
+  it("on a shared store the item holds the session until its reply is out, so another instance's next reply cannot overtake it", async () => {
+    const held: string[] = [];
+    const sessionLeases = {
+      hold: async <T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+        held.push(`hold ${name}`);
+        try {
+          return await fn(signal);
+        } finally {
+          held.push(`release ${name}`);
+        }
+      },
+    };
+    const { adapter, gateway } = slowSetup({ sessionLeases });
+    await gateway.start();
+    await adapter.push('one');
+    await adapter.push('two');
+    await vi.waitFor(() => expect(adapter.log).toEqual(['turn one', 'send echo: one']), { timeout: 5_000, interval: 2 });
+    await tick();
+    expect(adapter.log).toEqual(['turn one', 'send echo: one']);
+    expect(held).toHaveLength(1);
+    await adapter.deliverNext();
+    await vi.waitFor(() => expect(adapter.log).toEqual(['turn one', 'send echo: one', 'sent echo: one', 'turn two', 'send echo: two']), { timeout: 5_000, interval: 2 });
+    expect(held.slice(0, 3)).toEqual(['hold session:agent:main:web:direct:local', 'release session:agent:main:web:direct:local', 'hold session:agent:main:web:direct:local']);
+    await adapter.deliverNext();
+    await gateway.stop();
+  });
+
+  it('shutdown waits for replies still going out before it stops the platform; a scheduled turn reports once its reply is out', async () => {
+    const { adapter, gateway } = slowSetup();
+    await gateway.start();
+    const route = { agentId: 'main', sessionKey: 'agent:main:web:direct:local', context: { agentId: 'main', provider: 'web', chat: 'dm', channelId: 'web', model: 'anthropic/claude-sonnet-4-5' } as never, replyTo: { provider: 'web' as const, channelId: 'web' }, text: 'cron job' };
+    let outcome: unknown;
+    const scheduled = gateway.runScheduled(route).then((o) => (outcome = o));
+    await vi.waitFor(() => expect(adapter.log).toEqual(['turn cron job', 'send echo: cron job']), { timeout: 5_000, interval: 2 });
+    const stopping = gateway.stop();
+    await tick();
+    expect(outcome).toBeUndefined();
+    expect(adapter.stopped).toBe(false);
+    await adapter.deliverNext();
+    await stopping;
+    await scheduled;
+    expect(outcome).toEqual({ ok: true, detail: 'echo: cron job' });
+    expect(adapter.stopped).toBe(true);
+  });
+});

@@ -167,6 +167,32 @@ interface QueuedItem {
   place?: number | undefined;
 }
 
+/** A reply worked out by its item's turn, waiting for the replies before it to go out. */
+interface Delivery {
+  route: Route;
+  item: QueuedItem;
+  reply: OutboundMessage | undefined;
+}
+
+interface OutboxLane {
+  waiting: Delivery[];
+  /** Woken when the lane has sent everything (a streamed reply waiting to post, a lease holder, shutdown). */
+  idle: Array<() => void>;
+}
+
+/** A turn's typing indicator, shown once the turn has run `typingDelayMs` (a timer argument, not a closure per turn). */
+interface Typing {
+  adapter: ChatAdapter;
+  target: ReplyTarget;
+  stop: (() => void) | undefined;
+}
+
+function showTyping(typing: Typing): void {
+  typing.stop = typing.adapter.typing(typing.target);
+}
+
+const outboxFailed = (err: unknown): void => log.error({ err }, 'replies of a session not sent');
+
 export type ScheduledOutcome = { ok: true; detail: string } | { ok: false; error: string };
 
 const TYPING_DELAY_MS = 500;
@@ -189,8 +215,13 @@ export const SHUTDOWN_TEXT = 'Warden is shutting down and did not process this m
 export class Gateway {
   private readonly queue: SessionQueues<QueuedItem>;
   private readonly threads = new ThreadParticipation();
-  /** The router's question about threads, made once rather than for every message. */
-  private readonly botInThread = (sessionKey: string): boolean => this.threads.has(sessionKey);
+  /** The router's questions, made once rather than for every message (`routeMessage` asks them while `receive` waits for nothing). */
+  private readonly routeOptions = {
+    botInThread: (sessionKey: string): boolean => this.threads.has(sessionKey),
+    // A native command is addressed to the bot by how it was sent; typed ones by their form.
+    isCommand: (text: string, message: InboundMessage): boolean =>
+      message.invocationId !== undefined || isAddressedCommand(text, this.skillSpecs(), this.options.pluginCommands, senderIsOwner(this.view.config, message.provider, message.senderId)),
+  };
   private readonly adapters = new Map<string, ChatAdapter>();
   private readonly startedAt = Date.now();
   private state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
@@ -215,6 +246,8 @@ export class Gateway {
   /** A pick-up is between its claim and queueing what it claimed: messages placed here meanwhile wait in `ready`. */
   private picking = false;
   private readonly ready = new Map<number, QueuedItem>();
+  /** Per session, the replies worked out and not yet sent, in order (`deliver`). */
+  private readonly outbox = new Map<string, OutboxLane>();
 
   private view: GatewayConfigView;
   private readonly gate: AccessGate;
@@ -376,11 +409,7 @@ export class Gateway {
     const { config } = this.view;
     const skills = this.skillSpecs();
     const plugins = this.options.pluginCommands;
-    const decision = routeMessage(config, message, {
-      // A native command is addressed to the bot by how it was sent; typed ones by their form.
-      isCommand: (text) => message.invocationId !== undefined || isAddressedCommand(text, skills, plugins, senderIsOwner(config, message.provider, message.senderId)),
-      botInThread: this.botInThread,
-    });
+    const decision = routeMessage(config, message, this.routeOptions);
     if (decision.kind === 'ignore') {
       log.debug({ provider: message.provider, channelId: message.channelId, reason: decision.reason }, 'message ignored');
       return;
@@ -629,6 +658,8 @@ export class Gateway {
       await Promise.all(handedBack.map((item) => this.send(item.route.replyTo, { text: SHUTDOWN_TEXT })));
       await idle;
     }
+    // Replies worked out before the stop still go out, before the adapters close.
+    await Promise.all([...this.outbox.keys()].map(this.delivered));
     await Promise.allSettled([...this.inFlight]);
     await this.endSessions();
     for (const adapter of this.adapters.values()) {
@@ -765,42 +796,82 @@ export class Gateway {
     );
   }
 
+  /**
+   * One queued item: its reply is worked out in the session's turn, then delivered behind the
+   * session's previous reply (`deliver`). Without a shared store the queue moves on as soon as
+   * the reply is worked out, so the next turn's model call overlaps this reply's sending; the
+   * replies still reach the platform one after another, in order, and the transcript is written
+   * by the turns, which stay one at a time. On a shared store the item holds the session's lease
+   * until its reply is out, so another instance's next reply cannot overtake it.
+   */
   private async runItem(sessionKey: string, item: QueuedItem, signal: AbortSignal): Promise<void> {
     // The turn's snapshot: taken now, kept to its end whatever reloads meanwhile.
     const view = this.view;
     const { command } = item;
     const route = item.config === view.config ? item.route : { ...item.route, context: refreshTurnContext(view.config, item.route.context) };
     const adapter = this.adapters.get(route.replyTo.provider);
-    let stopIndicator: (() => void) | undefined;
-    const typingTimer = adapter
-      ? setTimeout(() => (stopIndicator = adapter.typing(route.replyTo)), this.options.typingDelayMs ?? TYPING_DELAY_MS)
-      : undefined;
-    const stopTyping = () => {
-      clearTimeout(typingTimer);
-      stopIndicator?.();
-    };
+    const typing: Typing | undefined = adapter ? { adapter, target: route.replyTo, stop: undefined } : undefined;
+    const typingTimer = typing ? setTimeout(showTyping, this.options.typingDelayMs ?? TYPING_DELAY_MS, typing) : undefined;
     let reply: OutboundMessage | undefined;
     try {
-      try {
-        if (item.before) await item.before();
-        if (command) reply = await this.commandReply(route, command, signal, view);
-        else if (item.skill) reply = await this.skillReply(route, item.skill, signal, view);
-        else if (item.pluginCommand) reply = await this.pluginCommandReply(route, item.pluginCommand, signal, view);
-        else reply = await this.turnReply(route, signal, view, item.origin, item.runId);
-      } finally {
-        stopTyping();
-      }
-      if (reply && (reply.text !== '' || (reply.files?.length ?? 0) > 0)) await this.send(route.replyTo, reply, route);
-      if (route.replyTo.threadId !== undefined) this.threads.add(sessionKey);
-      item.onDone?.({ ok: true, detail: (reply?.text ?? '').slice(0, 500) });
+      if (item.before) await item.before();
+      if (command) reply = await this.commandReply(route, command, signal, view);
+      else if (item.skill) reply = await this.skillReply(route, item.skill, signal, view);
+      else if (item.pluginCommand) reply = await this.pluginCommandReply(route, item.pluginCommand, signal, view);
+      else reply = await this.turnReply(route, signal, view, item.origin, item.runId, this.outbox.has(sessionKey) ? this.delivered : undefined);
     } catch (err) {
       item.onDone?.({ ok: false, error: (err as Error).message });
       throw err;
+    } finally {
+      clearTimeout(typingTimer);
+      typing?.stop?.();
+    }
+    this.deliver(sessionKey, { route, item, reply });
+    if (this.options.sessionLeases) await this.delivered(sessionKey);
+  }
+
+  /**
+   * Queues an item's reply behind the session's previous ones. One loop per session sends them,
+   * one at a time, and tells each item how it ended (no promise chain or closure per reply).
+   */
+  private deliver(sessionKey: string, delivery: Delivery): void {
+    const lane = this.outbox.get(sessionKey);
+    if (lane) {
+      lane.waiting.push(delivery);
+      return;
+    }
+    const fresh: OutboxLane = { waiting: [delivery], idle: [] };
+    this.outbox.set(sessionKey, fresh);
+    void this.sendInTurn(sessionKey, fresh).catch(outboxFailed);
+  }
+
+  /** Sends a session's replies until none waits, then clears its lane and wakes who waits for it. */
+  private async sendInTurn(sessionKey: string, lane: OutboxLane): Promise<void> {
+    try {
+      for (let next = lane.waiting.shift(); next; next = lane.waiting.shift()) {
+        const { route, item, reply } = next;
+        try {
+          if (reply && (reply.text !== '' || (reply.files?.length ?? 0) > 0)) await this.send(route.replyTo, reply, route);
+          if (route.replyTo.threadId !== undefined) this.threads.add(sessionKey);
+          item.onDone?.({ ok: true, detail: (reply?.text ?? '').slice(0, 500) });
+        } catch (err) {
+          log.error({ err, sessionKey }, 'reply not delivered');
+        }
+      }
+    } finally {
+      this.outbox.delete(sessionKey);
+      for (const wake of lane.idle) wake();
     }
   }
 
-  private turnReply(route: Route, signal: AbortSignal, view: GatewayConfigView, origin?: TurnOrigin, runId?: string): Promise<OutboundMessage | undefined> {
-    return turnReply(this.replyDeps, route, signal, view, origin, runId);
+  /** Resolves once every reply of the session queued so far has gone out. */
+  private readonly delivered = (sessionKey: string): Promise<void> => {
+    const lane = this.outbox.get(sessionKey);
+    return lane ? new Promise((resolve) => lane.idle.push(resolve)) : Promise.resolve();
+  };
+
+  private turnReply(route: Route, signal: AbortSignal, view: GatewayConfigView, origin?: TurnOrigin, runId?: string, delivered?: (sessionKey: string) => Promise<void>): Promise<OutboundMessage | undefined> {
+    return turnReply(this.replyDeps, route, signal, view, origin, runId, delivered);
   }
 
   /**

@@ -19,6 +19,8 @@ interface Lane<T> {
 
 export const DEFAULT_MAX_PENDING = 32;
 
+const drainFailed = (err: unknown): void => log.error({ err }, 'session queue did not move on');
+
 /**
  * One turn at a time per session, first in first out, bounded. A rejected enqueue is returned
  * to the caller (who owes the user a "busy" reply); nothing is dropped without the caller
@@ -103,36 +105,24 @@ export class SessionQueues<T> {
     return handedBack;
   }
 
+  /**
+   * Runs a session's items one after another until none waits, then drops the lane. One loop
+   * per busy session, not a chain of reactions per item: a message costs no closures here.
+   */
   private start(sessionKey: string, lane: Lane<T>, item: T): void {
-    const controller = new AbortController();
-    lane.running = { item, controller };
-    // One reaction per item (not a catch/finally/background chain of promises on every message).
-    this.run(sessionKey, item, controller.signal).then(
-      () => this.moveOn(sessionKey, lane),
-      (err: unknown) => {
-        try {
-          log.error({ err, sessionKey }, 'session item failed');
-        } finally {
-          this.moveOn(sessionKey, lane);
-        }
-      },
-    );
+    void this.drain(sessionKey, lane, item).catch(drainFailed);
   }
 
-  private moveOn(sessionKey: string, lane: Lane<T>): void {
-    try {
-      this.next(sessionKey, lane);
-    } catch (err) {
-      log.error({ err, sessionKey }, 'session queue did not move on');
-    }
-  }
-
-  private next(sessionKey: string, lane: Lane<T>): void {
-    lane.running = undefined;
-    const item = lane.pending.shift();
-    if (item !== undefined) {
-      this.start(sessionKey, lane, item);
-      return;
+  private async drain(sessionKey: string, lane: Lane<T>, first: T): Promise<void> {
+    for (let item: T | undefined = first; item !== undefined; item = lane.pending.shift()) {
+      const controller = new AbortController();
+      lane.running = { item, controller };
+      try {
+        await this.run(sessionKey, item, controller.signal);
+      } catch (err) {
+        log.error({ err, sessionKey }, 'session item failed');
+      }
+      lane.running = undefined;
     }
     this.lanes.delete(sessionKey);
     if (this.lanes.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();

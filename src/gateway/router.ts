@@ -30,7 +30,7 @@ export interface RouteOptions {
   /** Whether the bot takes part in the thread of this session (mention gating is off there). */
   botInThread?: (sessionKey: string) => boolean;
   /** Slash commands are addressed to the bot by their form and pass mention gating. */
-  isCommand?: (text: string) => boolean;
+  isCommand?: (text: string, message: InboundMessage) => boolean;
 }
 
 export { modelFor } from '../turn/turn-context.js';
@@ -53,7 +53,7 @@ export function routeMessage(config: WardenConfig, message: InboundMessage, opti
   const agentId = binding.agentId;
   const sessionKey = sessionKeyFor(agentId, message);
   const gated = requiresMention(config, message, options.botInThread?.(sessionKey) ?? false);
-  if (gated && !message.mentionsBot && !(options.isCommand?.(text) ?? false)) return { kind: 'ignore', reason: 'mention-required' };
+  if (gated && !message.mentionsBot && !(options.isCommand?.(text, message) ?? false)) return { kind: 'ignore', reason: 'mention-required' };
 
   const isThread = message.chatType === 'thread';
   // Owner status, model, sandbox: derived by the one context builder, as for every other path.
@@ -70,23 +70,12 @@ export function routeMessage(config: WardenConfig, message: InboundMessage, opti
     },
     sender: { id: message.senderId, name: message.senderName, roleIds: message.senderRoles },
   });
-  return {
-    kind: 'route',
-    route: {
-      agentId,
-      sessionKey,
-      context,
-      replyTo: {
-        provider: message.provider,
-        channelId: message.channelId,
-        threadId: isThread ? message.threadId : undefined,
-        ...(message.invocationId !== undefined ? { invocationId: message.invocationId } : {}),
-      },
-      text,
-      binding,
-      ...(message.attachments && message.attachments.length > 0 ? { attachments: message.attachments } : {}),
-    },
-  };
+  const replyTo: ReplyTarget = { provider: message.provider, channelId: message.channelId, threadId: isThread ? message.threadId : undefined };
+  if (message.invocationId !== undefined) replyTo.invocationId = message.invocationId;
+  // Field by field (no spreads): this runs for every message.
+  const route: Route = { agentId, sessionKey, context, replyTo, text, binding };
+  if (message.attachments && message.attachments.length > 0) route.attachments = message.attachments;
+  return { kind: 'route', route };
 }
 
 /** `<@123> <@!456> hi` → `hi` when the bot was mentioned; mentions elsewhere in the text stay. */

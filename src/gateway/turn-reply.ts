@@ -39,14 +39,27 @@ export interface TurnReplyDeps {
   meter?: Pick<UsageService, 'admit' | 'settle'> | undefined;
 }
 
-export async function turnReply(deps: TurnReplyDeps, route: Route, signal: AbortSignal, view: TurnView, origin?: TurnOrigin, runId?: string): Promise<OutboundMessage | undefined> {
+/**
+ * `delivered`: where the conversation's previous replies are still going out while this turn
+ * runs (the gateway overlaps the two), resolves once they are out; a streamed reply posts only
+ * after that, so the platform shows the replies in order.
+ */
+export async function turnReply(
+  deps: TurnReplyDeps,
+  route: Route,
+  signal: AbortSignal,
+  view: TurnView,
+  origin?: TurnOrigin,
+  runId?: string,
+  delivered?: (sessionKey: string) => Promise<void>,
+): Promise<OutboundMessage | undefined> {
   const { agent } = view;
   if (!agent || route.context.model === undefined) return { text: NO_MODEL_HINT };
   // Files the message carried: images for the model, the rest saved under inbox/ and named.
   const workspace = route.attachments && origin === undefined ? deps.workspaceOf?.(route.agentId) : undefined;
   const inbound = workspace ? await takeInFiles(route.attachments, { workspaceDir: workspace, vision: modelReadsImages(view.config, route.context.model), signal, transcribe: transcriber(deps, route, view, workspace, signal) }) : undefined;
   const said = inbound && inbound.notes.length > 0 ? `${route.text}\n\n${inbound.notes.join('\n')}` : route.text;
-  const sink = new TurnSink(streamSurface(deps, route, view));
+  const sink = new TurnSink(streams(deps, route, view) ? { deps, route, delivered } : undefined);
   // Built field by field (no spreads): this runs for every message.
   let input: TurnInput;
   // An approval's outcome is Warden's own text (the call's output inside it is wrapped as untrusted).
@@ -65,7 +78,7 @@ export async function turnReply(deps: TurnReplyDeps, route: Route, signal: Abort
     // Undecided approvals never hold the conversation: the call is deferred, the turn ends.
     deferApprovals: true,
   };
-  if (sink.surface) request.onTextDelta = sink.onTextDelta;
+  if (sink.streams) request.onTextDelta = sink.onTextDelta;
   if (runId !== undefined) request.runId = runId;
   const outcome = await agent.runTurn(request);
   if (outcome.status === 'failed') log.warn({ sessionKey: route.sessionKey, error: outcome.error }, 'turn failed');
@@ -80,27 +93,40 @@ export async function turnReply(deps: TurnReplyDeps, route: Route, signal: Abort
 
 /**
  * What a running turn reports back: the files its tools made (images, speech, screenshots) and,
- * where the reply streams, the stream. The stream is made when the turn first writes or runs a
- * tool, so a turn that only answers (an instant model) costs no stream and no finish.
+ * where the reply streams, the stream. The surface and the stream are made when the turn first
+ * writes or runs a tool, so a turn that only answers (an instant model) costs neither.
  */
 class TurnSink {
   stream: ReplyStream | undefined;
   /** Files the turn's tools made for the people here; undefined while there are none. */
   files: OutboundFile[] | undefined;
+  /** The adapter's surface once asked for (undefined: the adapter has none for this target). */
+  private surface: { made: StreamSurface | undefined } | undefined;
 
-  constructor(readonly surface: StreamSurface | undefined) {}
+  /** Handed to the agent (assigned here rather than as class fields: no function names to set per turn). */
+  readonly onTextDelta: (delta: string) => void;
+  readonly onEvent: (event: TurnEvent) => void;
 
-  readonly onTextDelta = (delta: string): void => this.live()!.append(delta);
+  /** `streamTo`: where the reply would stream; undefined where it does not. */
+  constructor(private readonly streamTo: StreamPlace | undefined) {
+    this.onTextDelta = (delta) => this.live()?.append(delta);
+    this.onEvent = (event) => {
+      if (event.type === 'toolResult' && event.files && event.files.length > 0) (this.files ??= []).push(...event.files);
+      if (!this.streamTo) return;
+      if (event.type === 'toolCall') this.live()?.progress(toolProgressLine(event.tool));
+      else if (event.type === 'modelCall' && event.round > 1) this.live()?.newRound();
+    };
+  }
 
-  readonly onEvent = (event: TurnEvent): void => {
-    if (event.type === 'toolResult' && event.files && event.files.length > 0) (this.files ??= []).push(...event.files);
-    if (!this.surface) return;
-    if (event.type === 'toolCall') this.live()!.progress(toolProgressLine(event.tool));
-    else if (event.type === 'modelCall' && event.round > 1) this.live()!.newRound();
-  };
+  get streams(): boolean {
+    return this.streamTo !== undefined;
+  }
 
   private live(): ReplyStream | undefined {
-    return this.surface ? (this.stream ??= new ReplyStream(this.surface)) : undefined;
+    if (this.stream) return this.stream;
+    if (!this.streamTo) return undefined;
+    this.surface ??= { made: streamSurface(this.streamTo) };
+    return this.surface.made ? (this.stream = new ReplyStream(this.surface.made)) : undefined;
   }
 }
 
@@ -124,17 +150,36 @@ function transcriber(deps: TurnReplyDeps, route: Route, view: Pick<TurnView, 'co
 }
 
 /**
- * The surface for this turn's streamed reply, where the platform can edit in place and `streaming` is on
- * for the conversation. Never with a message_sending hook: it may rewrite or cancel a reply,
- * so it must see the text before anyone does.
+ * Whether this turn's reply streams: the platform can edit in place and `streaming` is on for
+ * the conversation. Never with a message_sending hook: it may rewrite or cancel a reply, so it
+ * must see the text before anyone does.
  */
-function streamSurface(deps: TurnReplyDeps, route: Route, view: Pick<TurnView, 'config'>): StreamSurface | undefined {
+function streams(deps: TurnReplyDeps, route: Route, view: Pick<TurnView, 'config'>): boolean {
   const adapter = deps.adapters.get(route.replyTo.provider);
-  if (!adapter?.streamTo || deps.hooks?.has('message_sending')) return undefined;
+  if (!adapter?.streamTo || deps.hooks?.has('message_sending')) return false;
   const c = route.context;
-  const where = { provider: route.replyTo.provider, guildId: c.guildId, guildName: c.guildName, channelId: c.channelId, channelName: c.channelName };
-  if (!streamingFor(view.config, where)) return undefined;
-  return adapter.streamTo(route.replyTo, { userId: c.senderId, teamId: c.guildId });
+  return streamingFor(view.config, { provider: route.replyTo.provider, guildId: c.guildId, guildName: c.guildName, channelId: c.channelId, channelName: c.channelName });
+}
+
+/** Where a turn's reply streams, and what its first post waits for. */
+interface StreamPlace {
+  deps: TurnReplyDeps;
+  route: Route;
+  delivered: ((sessionKey: string) => Promise<void>) | undefined;
+}
+
+/** The adapter's surface for this turn's streamed reply, its first post behind the previous replies' delivery. */
+function streamSurface({ deps, route, delivered }: StreamPlace): StreamSurface | undefined {
+  const c = route.context;
+  const surface = deps.adapters.get(route.replyTo.provider)?.streamTo?.(route.replyTo, { userId: c.senderId, teamId: c.guildId });
+  if (!surface || !delivered) return surface;
+  return {
+    ...surface,
+    post: async (text) => {
+      await delivered(route.sessionKey);
+      return surface.post(text);
+    },
+  };
 }
 
 /** message_sent for a streamed reply, as `sendWithHooks` fires it for a plain one. */
