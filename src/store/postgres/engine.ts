@@ -480,7 +480,8 @@ export class PostgresDb implements Db {
 function runBatch(client: pg.ClientBase, statements: readonly WireStatement[]): Promise<WireResult[]> {
   return new Promise((resolve, reject) => {
     const query = new BatchQuery(statements, (err, results) => (err ? reject(err) : resolve(results!)));
-    client.query(query as unknown as pg.QueryConfig);
+    // A submittable query: pg answers through its callback (the call returns the query itself, no promise).
+    (client as unknown as { query(q: BatchQuery): BatchQuery }).query(query);
   });
 }
 
