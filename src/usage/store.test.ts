@@ -99,7 +99,7 @@ describe.each(ENGINES)('a metered call on %s', (engine) => {
     const store = await open(target);
     const config = configWith([{ scope: 'sender', per: 'day', usd: 1 }]);
     const usage = new UsageService({ store: new UsageStore(store.db), config: () => config });
-    const answer = { message: { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'ok' }] }, stopReason: 'stop' as const, usage: USED };
+    const answer = { message: { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'ok' }] }, stopReason: 'end' as const, usage: USED };
     const provider = usage.wrap({ name: 'local', api: 'openai', complete: async () => answer }, FACTS.attribution);
     // Statements this handle receives, in the order they are issued.
     const issued: string[] = [];
