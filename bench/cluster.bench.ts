@@ -17,6 +17,9 @@ import { DbTranscriptStore } from '../src/agent/transcript.js';
 import { Leases } from '../src/cluster/leases.js';
 import { openWardenStore } from '../src/app/migrations.js';
 import { AuditLog } from '../src/store/audit.js';
+import { parseConfig } from '../src/config/index.js';
+import { UsageService } from '../src/usage/service.js';
+import { UsageStore } from '../src/usage/store.js';
 import type { Store } from '../src/store/store.js';
 import { Transcripts } from '../src/store/transcript.js';
 import { startTestCluster } from '../test/postgres-cluster.js';
@@ -249,6 +252,72 @@ async function turnStoreCost(store: Store, lease: Leases | undefined, mode: Turn
   return { p50: timing.p50, trips: trips / turns };
 }
 
+const TURN_STEPS = ['place (+ lease when idle)', 'lease', 'transcript read', 'user message written', 'reply + usage record', 'release'] as const;
+
+/**
+ * A message's store work step by step, as the gateway and the agent do it on a shared store: its
+ * place in the conversation's line (with the lease, where the code takes it there), the lease,
+ * the transcript's read, the incoming message's write, the model's answer (an in-process model
+ * answering at once) metered by the usage service and written to the transcript, the release.
+ * Each step's p50 and round trips; the whole message's p50.
+ */
+async function turnSteps(store: Store, leases: Leases, counter: { count(): number }): Promise<{ steps: Array<{ p50: number; trips: number }>; total: { p50: number; trips: number } }> {
+  const transcripts = new DbTranscriptStore(store.db);
+  const config = parseConfig({ models: { default: 'local/m', providers: { local: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1', models: [{ id: 'm', cost: { input: 1, output: 1 } }] } } } });
+  if (!config.ok) throw new Error('bench config');
+  const usage = new UsageService({ store: new UsageStore(store.db), config: () => config.value.config });
+  const answer = { message: { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'notes.md and plan.txt' }] }, stopReason: 'end' as const, usage: { inputTokens: 120, outputTokens: 8 } };
+  const model = { name: 'local', api: 'openai' as const, complete: async () => answer };
+  const never = new AbortController().signal;
+  const ms: number[][] = TURN_STEPS.map(() => []);
+  const trips = TURN_STEPS.map(() => 0);
+  const totals: number[] = [];
+  let totalTrips = 0;
+  let n = 0;
+  let counted = 0;
+  const turn = async () => {
+    const key = `agent:main:slack:direct:steps:U${n++ % 20}`;
+    const marks: Array<[number, number]> = [[performance.now(), counter.count()]];
+    const mark = () => marks.push([performance.now(), counter.count()]);
+    const name = `session:${key}`;
+    // (A third argument the code before this change did not take: there it is ignored.)
+    const place = await (leases.place as (n: string, p?: string, l?: boolean) => Promise<{ seq: number; lease?: unknown }>)(name, JSON.stringify({ text: 'what is in the workspace?' }), true);
+    mark();
+    await (leases.hold as (...a: unknown[]) => Promise<void>)(
+      name,
+      never,
+      async () => {
+        mark();
+        await transcripts.load(key);
+        mark();
+        await transcripts.append(key, [EXCHANGE[0]!]);
+        mark();
+        const provider = usage.wrap(model, { agentId: 'main', platform: 'slack', senderId: 'U1', purpose: 'turn', sessionKey: key });
+        const response = await provider.complete({ model: 'm', system: '', messages: [], tools: [], maxOutputTokens: 100 }, never);
+        await transcripts.append(key, [{ message: response.message }] as Parameters<DbTranscriptStore['append']>[1]);
+        mark();
+      },
+      place.seq,
+      undefined,
+      place.lease,
+    );
+    mark();
+    if (n <= 50) return;
+    counted++;
+    for (let i = 0; i < TURN_STEPS.length; i++) {
+      ms[i]!.push(marks[i + 1]![0] - marks[i]![0]);
+      trips[i]! += marks[i + 1]![1] - marks[i]![1];
+    }
+    totals.push(marks.at(-1)![0] - marks[0]![0]);
+    totalTrips += marks.at(-1)![1] - marks[0]![1];
+  };
+  for (let i = 0; i < 350; i++) await turn();
+  return {
+    steps: TURN_STEPS.map((_, i) => ({ p50: summarize(ms[i]!).p50, trips: trips[i]! / counted })),
+    total: { p50: summarize(totals).p50, trips: totalTrips / counted },
+  };
+}
+
 async function waitUntil(check: () => boolean, ms: number, every = 20): Promise<void> {
   const end = Date.now() + ms;
   while (!check()) {
@@ -338,6 +407,7 @@ const bench: Bench = async (report) => {
       const oneByOne = await turnStoreCost(postgres.store, leases, 'one-by-one', counter);
       const withLease = await turnStoreCost(postgres.store, leases, 'leased', counter);
       const kept = await turnStoreCost(postgres.store, leases, 'kept', counter);
+      const steps = await turnSteps(postgres.store, leases, counter);
       await leases.close();
       const trips = (t: { trips: number }) => `${t.trips.toFixed(1)} round trips`;
       report({ name: 'one round trip p50, PostgreSQL (loopback, SELECT 1)', value: fmtMs(bare.p50), note: 'the unit below' });
@@ -359,6 +429,9 @@ const bench: Bench = async (report) => {
         value: fmtMs(kept.p50),
         note: `${fmtRatio(kept.p50 / oneByOne.p50)} of statement by statement; ${trips(kept)} (${(kept.p50 / bare.p50).toFixed(1)} × one); ${target}`,
       });
+      // A message's store work step by step (place, lease, transcript, model answer with its usage record, release).
+      TURN_STEPS.forEach((step, i) => report({ name: `  message step: ${step}`, value: fmtMs(steps.steps[i]!.p50), note: trips(steps.steps[i]!) }));
+      report({ name: "a message's store work p50, step by step above (PostgreSQL)", value: fmtMs(steps.total.p50), note: `${trips(steps.total)} (${(steps.total.p50 / bare.p50).toFixed(1)} × one); ${target}` });
     } finally {
       counter.stop();
       await sqlite.store.close();

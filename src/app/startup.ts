@@ -622,6 +622,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
         offGauges();
         offMetrics();
         approvals.shutdown();
+        // Usage records of the last answers, still being written.
+        await usage.settled();
         // Last: its requests and runs pass to the other instances at once, not after the lease runs out.
         await cluster?.stop();
         await store.close();

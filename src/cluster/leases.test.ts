@@ -3,7 +3,7 @@ import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
 import { openWardenStore } from '../app/migrations.js';
 import type { Store } from '../store/store.js';
 import { InstanceRegistry } from './instances.js';
-import { Leases } from './leases.js';
+import { Leases, type Place } from './leases.js';
 import { until } from '../../test/until.js';
 
 const stores: Store[] = [];
@@ -209,6 +209,85 @@ describe.each(ENGINES)('a session line across instances on %s', (engine) => {
     expect(await lb.place('session:t', '{"m":4}')).toMatchObject({ holder: 'inst-b', taken: true });
     expect(await lb.place('session:s')).toMatchObject({ holder: 'inst-b', taken: true });
     await offA();
+    await Promise.all([la.close(), lb.close(), ra.stop(), rb.stop()]);
+  });
+
+  it('takes the lease with the place in one write when the conversation is idle, and only then; the work starts on it without an acquire', async () => {
+    const { a, ra, rb, la, lb } = await twoInstances();
+    const lease = () => a.db.get<{ holder: string; generation: number }>('SELECT holder, generation FROM leases WHERE name = ?', ['session:s']);
+    // Idle: place and lease in one round trip.
+    const first = await la.place('session:s', '{"m":1}', true);
+    expect(first).toMatchObject({ holder: 'inst-a', here: true, taken: true, lease: { name: 'session:s', generation: 1 } });
+    expect(await lease()).toEqual({ holder: 'inst-a', generation: 1 });
+    // Busy: another instance's message is forwarded and takes no lease; so does this instance's own next one.
+    const forwarded = await lb.place('session:s', '{"m":2}', true);
+    expect(forwarded).toMatchObject({ holder: 'inst-a', here: false });
+    expect(forwarded.lease).toBeUndefined();
+    const second = await la.place('session:s', undefined, true);
+    expect(second.lease).toBeUndefined();
+    // The work runs on the lease it was handed (no new generation), and its release gives up the place.
+    const seen: unknown[] = [];
+    await la.hold('session:s', never, async () => void seen.push(await lease()), first.seq, undefined, first.lease);
+    expect(seen).toEqual([{ holder: 'inst-a', generation: 1 }]);
+    expect(await lease()).toBeUndefined();
+    // The later places still run in their order, each taking the lease as usual.
+    await la.claim();
+    await la.hold('session:s', never, async () => void seen.push('m2'), forwarded.seq);
+    await la.hold('session:s', never, async () => void seen.push('own'), second.seq);
+    expect(seen.slice(1)).toEqual(['m2', 'own']);
+    // Without asking, no lease is taken even when idle.
+    expect((await lb.place('session:t', '{"m":3}')).lease).toBeUndefined();
+    expect(await a.db.value('SELECT COUNT(*) FROM leases WHERE name = ?', ['session:t'])).toBe(0);
+    await Promise.all([la.close(), lb.close(), ra.stop(), rb.stop()]);
+  });
+
+  it('two instances placing at once for an idle conversation: one takes the lease, the other waits its turn behind it', async () => {
+    const { a, ra, rb, la, lb } = await twoInstances();
+    for (let round = 0; round < 8; round++) {
+      const name = `session:race${round}`;
+      // (SQLite is never shared by two instances: there the two take turns.)
+      const [pa, pb] = engine === 'postgres' ? await Promise.all([la.place(name, `{"a":${round}}`, true), lb.place(name, `{"b":${round}}`, true)]) : [await la.place(name, `{"a":${round}}`, true), await lb.place(name, `{"b":${round}}`, true)];
+      const leased = [pa, pb].filter((p) => p.lease !== undefined);
+      expect(leased).toHaveLength(1);
+      const holder = await a.db.value<string>('SELECT holder FROM leases WHERE name = ?', [name]);
+      expect(holder).toBe(leased[0]!.holder);
+      // The lease went to the earlier place: the later one is never ahead of it.
+      const others = [pa, pb].filter((p) => p.lease === undefined);
+      expect(others[0]!.seq).toBeGreaterThan(leased[0]!.seq);
+      const order: number[] = [];
+      const run = (l: Leases, p: Place) => (p.here ? l.hold(name, never, async () => void order.push(p.seq), p.seq, undefined, p.lease) : Promise.resolve());
+      // The one forwarded to the lease holder (or left to wait at its own instance) runs after.
+      const owner = leased[0]!.holder === 'inst-a' ? la : lb;
+      await Promise.all([run(la, pa), run(lb, pb)]);
+      if (!others[0]!.here) {
+        const claimed = await owner.claim();
+        for (const c of claimed) await owner.hold(name, never, async () => void order.push(c.seq), c.seq);
+      }
+      expect(order).toEqual([leased[0]!.seq, others[0]!.seq]);
+    }
+    expect(await a.db.value('SELECT COUNT(*) FROM lease_queue')).toBe(0);
+    await Promise.all([la.close(), lb.close(), ra.stop(), rb.stop()]);
+  });
+
+  it('a lease taken with a place and handed to `hold` late is renewed first; one lost meanwhile is waited for as usual', async () => {
+    const [a, b] = await twoHandles(engine);
+    const ra = new InstanceRegistry(a.db, { leaseMs: 5_000, role: 'server', id: 'inst-a' });
+    const rb = new InstanceRegistry(b.db, { leaseMs: 5_000, role: 'server', id: 'inst-b' });
+    await ra.start();
+    await rb.start();
+    const la = new Leases(a.db, { ttlMs: 300, holder: 'inst-a' });
+    const lb = new Leases(b.db, { ttlMs: 300, holder: 'inst-b' });
+    const generation = () => a.db.value<number>('SELECT generation FROM leases WHERE name = ?', ['session:s']);
+    const late = await la.place('session:s', '{"m":1}', true);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(await la.hold('session:s', never, async () => generation(), late.seq, undefined, late.lease)).toBe(1);
+    // Lost: it ran out and another instance (holding no place) took and released it in between.
+    const lost = await la.place('session:s', '{"m":2}', true);
+    expect(lost.lease).toBeDefined();
+    await until(async () => (await lb.tryAcquire('session:s')) !== undefined, 3_000);
+    await lb.release({ name: 'session:s', generation: (await generation())! });
+    expect(await la.hold('session:s', never, async () => 'ran on a lease of its own', lost.seq, undefined, lost.lease)).toBe('ran on a lease of its own');
+    expect(await a.db.value('SELECT COUNT(*) FROM leases')).toBe(0);
     await Promise.all([la.close(), lb.close(), ra.stop(), rb.stop()]);
   });
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { log } from '../log/log.js';
 import type { Db } from '../store/db.js';
 import { serverNow } from './clock.js';
@@ -24,6 +25,12 @@ export interface Place {
   here: boolean;
   /** Whether it is this instance's and already counted as picked up (else `claim` picks it up, in place order). */
   taken: boolean;
+  /**
+   * The conversation's lease, when `place` was asked for it and the conversation was idle (this
+   * place alone in its line, the lease free): taken in the same write. Its work starts with
+   * `hold(…, lease)`; work that will not run gives it back with `release`.
+   */
+  lease?: HeldLease | undefined;
 }
 
 /** A place picked up by its holder: the message to run, as `place` was given it. */
@@ -38,10 +45,24 @@ export interface ClaimedPlace {
 /** How often a waiter behind another instance's earlier place looks again when no notification came. */
 const BLOCKED_LOOK_MS = 250;
 
+/**
+ * Places of one conversation are taken one at a time (PostgreSQL: a transaction-scoped advisory
+ * lock on the line's name, in the keyspace of two 32-bit keys, apart from the migration lock's
+ * single key; SQLite: its write transactions already run one at a time). So a place's number
+ * is also its commit order: a place that sees no earlier one in its line has none still coming,
+ * and the lease taken with it (`place`'s `takeLease`) never jumps ahead of an earlier message.
+ */
+const LINE_LOCK_CLASS = 0x7761; // "wa"
+function lineLock(db: Db, name: string): Array<{ sql: string; params: string[] }> {
+  return db.engine === 'postgres' ? [{ sql: `SELECT pg_advisory_xact_lock(${LINE_LOCK_CLASS}, hashtext(?))`, params: [name] }] : [];
+}
+
 /** A lease this instance holds; `generation` fences it against a later holder. */
 export interface HeldLease {
   name: string;
   generation: number;
+  /** When this instance took it (its own clock, ms; `performance.now()`), for a lease handed to `hold` taken earlier. */
+  takenAt?: number | undefined;
 }
 
 export interface LeaseOptions {
@@ -116,8 +137,7 @@ export class Leases {
    * given up when its work's lease is released, or by `leave` when the work will not run.
    */
   async enqueue(name: string): Promise<number> {
-    const seq = await this.db.value<number>(`INSERT INTO lease_queue (name, holder, placed_at) VALUES (?, ?, ${serverNow(this.db)}) RETURNING seq`, [name, this.options.holder]);
-    return Number(seq);
+    return (await this.place(name)).seq;
   }
 
   /**
@@ -128,25 +148,55 @@ export class Leases {
    * conversation stays on one instance and its messages never wait for a handoff. Another
    * owner is told at once (a notification naming it); it picks the place up with `claim`.
    * Without a payload the place is this instance's (the message runs where it arrived).
+   * `takeLease`: the conversation's lease too, in the same round trip, when it is idle (see
+   * `Place.lease`); the caller then owes the lease a `hold` or a `release`.
    */
-  async place(name: string, payload?: string): Promise<Place> {
+  async place(name: string, payload?: string, takeLease = false): Promise<Place> {
     const me = this.options.holder;
-    if (payload === undefined) return { seq: await this.enqueue(name), holder: me, here: true, taken: true };
     const now = serverNow(this.db);
     const live = `i.role = 'server' AND i.lease_until > ${now}`;
-    const row = await this.db.get<{ seq: number | string; holder: string; taken: number | string }>(
-      `INSERT INTO lease_queue (name, holder, payload, taken, placed_at)
+    const placing =
+      payload === undefined
+        ? { sql: `INSERT INTO lease_queue (name, holder, placed_at) VALUES (?, ?, ${now}) RETURNING seq, holder, taken`, params: [name, me] }
+        : {
+            sql: `INSERT INTO lease_queue (name, holder, payload, taken, placed_at)
        SELECT ?, o.holder, ?, CASE WHEN o.holder = ? AND NOT EXISTS (SELECT 1 FROM lease_queue u WHERE u.holder = ? AND u.name = ? AND u.taken = 0) THEN 1 ELSE 0 END, ${now}
        FROM (SELECT COALESCE(
          (SELECT q.holder FROM lease_queue q JOIN instances i ON i.id = q.holder WHERE q.name = ? AND ${live} ORDER BY q.seq DESC LIMIT 1),
          (SELECT l.holder FROM leases l JOIN instances i ON i.id = l.holder WHERE l.name = ? AND l.expires_at > ${now} AND ${live}),
          ?) AS holder) o
        RETURNING seq, holder, taken`,
-      [name, payload, me, me, name, name, name, me],
-    );
+            params: [name, payload, me, me, name, name, name, me],
+          };
+    // With the lease asked for: taken in the same transaction (one round trip) when the place just
+    // written is the newest of its line, this instance's and picked up, with no earlier place of
+    // this instance or of another live one before it, and the lease free or run out. Two instances
+    // placing at once for an idle conversation meet on the lease's row: one takes it.
+    const newest = 'SELECT MAX(m.seq) FROM lease_queue m WHERE m.name = ?';
+    const leasing = {
+      sql: `INSERT INTO leases (name, holder, generation, expires_at) SELECT ?, ?, 1, ${now} + ?
+       WHERE EXISTS (SELECT 1 FROM lease_queue p WHERE p.name = ? AND p.holder = ? AND p.taken = 1 AND p.seq = (${newest}))
+         AND NOT EXISTS (SELECT 1 FROM lease_queue q LEFT JOIN instances i ON i.id = q.holder
+                         WHERE q.name = ? AND q.seq < (${newest}) AND (q.holder = ? OR i.lease_until > ${now}))
+       ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, generation = leases.generation + 1, expires_at = excluded.expires_at
+       WHERE leases.expires_at <= ${now}
+       RETURNING generation`,
+      params: [name, me, this.options.ttlMs, name, me, name, name, name, me],
+    };
+    const takenAt = performance.now();
+    const lock = lineLock(this.db, name);
+    const steps = (await this.db.batch([...lock, placing, ...(takeLease ? [leasing] : [])])).slice(lock.length);
+    const row = steps[0]!.rows[0] as { seq: number | string; holder: string; taken: number | string } | undefined;
     if (!row) throw new Error('lease queue: the place was not recorded');
-    const place = { seq: Number(row.seq), holder: row.holder, here: row.holder === me, taken: Number(row.taken) === 1 };
-    if (place.holder !== me) await this.db.notify(INBOX_CHANNEL, place.holder);
+    const leased = takeLease ? (steps[1]!.rows[0] as { generation: number | string } | undefined) : undefined;
+    const place: Place = {
+      seq: Number(row.seq),
+      holder: row.holder,
+      here: row.holder === me,
+      taken: Number(row.taken) === 1,
+      ...(leased ? { lease: { name, generation: Number(leased.generation), takenAt } } : {}),
+    };
+    if (!place.here) await this.db.notify(INBOX_CHANNEL, place.holder);
     return place;
   }
 
@@ -255,12 +305,15 @@ export class Leases {
    * gives up the finished work's place — one round trip instead of a release and an acquire —
    * when no other live instance holds an earlier place in line (else the lease is released and
    * that instance woken, as without `keep`). Nobody taking it over: released at the check phase.
+   *
+   * `taken`: the lease already taken for this work (`place` with `takeLease`): no acquire.
    */
-  async hold<T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>, place?: number, keep?: () => boolean): Promise<T> {
+  async hold<T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>, place?: number, keep?: () => boolean, taken?: HeldLease): Promise<T> {
     let lease: HeldLease;
     try {
-      lease = (await this.passParked(name, place)) ?? (await this.waitFor(name, signal, place));
+      lease = (await this.stillHeld(name, taken)) ?? (await this.passParked(name, place)) ?? (await this.waitFor(name, signal, place));
     } catch (err) {
+      if (taken) await this.release(taken).catch((e: unknown) => log.warn({ err: (e as Error).message }, 'lease release failed; it expires on its own'));
       if (place !== undefined) await this.leave(place).catch((e: unknown) => log.warn({ err: (e as Error).message }, 'lease queue place not given up; it lapses with this instance'));
       throw err;
     }
@@ -290,6 +343,19 @@ export class Leases {
       if (!controller.signal.aborted && keep?.() === true) this.park(lease, place);
       else await this.release(lease, place).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'lease release failed; it expires on its own'));
     }
+  }
+
+  /**
+   * A lease taken before `hold` (with the place, see `place`): used as it is while young (well
+   * inside its term, as renewals keep it), else renewed first; undefined when it is not `name`'s
+   * or was lost meanwhile (then waited for as usual).
+   */
+  private async stillHeld(name: string, taken: HeldLease | undefined): Promise<HeldLease | undefined> {
+    if (!taken) return undefined;
+    if (taken.name === name && taken.takenAt !== undefined && performance.now() - taken.takenAt < this.options.ttlMs / 3) return taken;
+    if (taken.name === name && (await this.renew(taken))) return taken;
+    await this.release(taken).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'lease release failed; it expires on its own'));
+    return undefined;
   }
 
   private park(lease: HeldLease, place: number | undefined): void {

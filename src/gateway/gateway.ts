@@ -27,7 +27,7 @@ import { agentSkillNote, readSkillInstructions, runSkillToolCommand, skillTurnTe
 import type { HookBus } from '../hooks/bus.js';
 import { messageHookContext } from '../hooks/context.js';
 import { DEFAULT_MAX_PENDING, SessionQueues, type EnqueueResult } from './queue.js';
-import { leaseDigest, type ClaimedPlace, type Place } from '../cluster/leases.js';
+import { leaseDigest, type ClaimedPlace, type HeldLease, type Place } from '../cluster/leases.js';
 import { attachmentsFrom, decodeForwarded, encodeForwarded, forwardable } from './forwarded.js';
 import { routeMessage, ThreadParticipation, type Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
@@ -98,15 +98,20 @@ export interface GatewayOptions {
    */
   sessionLeases?:
     | {
-        /** `keep`: asked when `fn` is done; true when this instance has the session's next item queued (the lease may pass to it in one write). */
-        hold<T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>, place?: number, keep?: () => boolean): Promise<T>;
+        /**
+         * `keep`: asked when `fn` is done; true when this instance has the session's next item queued (the lease may pass to it in one write).
+         * `taken`: the lease taken with the item's place (no acquire).
+         */
+        hold<T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>, place?: number, keep?: () => boolean, taken?: HeldLease): Promise<T>;
         /** A place in the session's line across instances (arrival order), taken as a message queues here. */
         enqueue?(name: string): Promise<number>;
         /**
          * A place recorded with its message (`payload`), given to the conversation's owner: this
          * instance, or the one running the conversation, which picks it up (`claim`).
          */
-        place?(name: string, payload?: string): Promise<Place>;
+        place?(name: string, payload?: string, takeLease?: boolean): Promise<Place>;
+        /** Gives back a lease taken with a place whose item will not run here. */
+        release?(lease: HeldLease): Promise<void>;
         /** The places forwarded to this instance, in place order. */
         claim?(): Promise<ClaimedPlace[]>;
         /** The places of instances that stopped or died, now this instance's. */
@@ -165,6 +170,8 @@ interface QueuedItem {
   runId?: string | undefined;
   /** Its place in the session's line across instances (a shared store), taken when it arrived. */
   place?: number | undefined;
+  /** The session's lease, taken with the place when the conversation was idle (one round trip for both). */
+  lease?: HeldLease | undefined;
 }
 
 /** A reply worked out by its item's turn, waiting for the replies before it to go out. */
@@ -263,7 +270,7 @@ export class Gateway {
     const leased = async (key: string, item: QueuedItem, signal: AbortSignal): Promise<void> => {
       let started = false;
       try {
-        await leases!.hold(`session:${key}`, signal, (held) => ((started = true), this.runItem(key, item, held)), item.place, () => this.queue.pendingCount(key) > 0);
+        await leases!.hold(`session:${key}`, signal, (held) => ((started = true), this.runItem(key, item, held)), item.place, () => this.queue.pendingCount(key) > 0, item.lease);
       } catch (err) {
         // Stopped while waiting for another instance's turn: whoever waits for this item's outcome hears it.
         if (!started) item.onDone?.({ ok: false, error: `not run: ${(err as Error).message}` });
@@ -484,13 +491,22 @@ export class Gateway {
     const mine = previous.then(async (): Promise<EnqueueResult> => {
       let place: Place;
       try {
-        place = await leases.place!(`session:${key}`, anywhere ? encodeForwarded(item.route) : undefined);
+        // The lease too when the conversation is idle here (nothing of it running or queued):
+        // then the item starts at once and takes no lease of its own, one round trip fewer.
+        place = await leases.place!(`session:${key}`, anywhere ? encodeForwarded(item.route) : undefined, leases.release !== undefined && !this.queue.isRunning(key));
       } catch (err) {
         // The turn still runs under the session's lease; only its order against other instances' messages is not promised.
         log.warn({ err: (err as Error).message, sessionKey: key }, 'no place in the session line; the message runs unordered across instances');
         return this.queue.enqueue(key, item);
       }
       log.debug({ sessionKey: key, place: place.seq, ...(place.here ? {} : { forwardedTo: place.holder }) }, 'message took its place in the session line');
+      const lease = place.lease;
+      // Taken with the place, but the item does not start at once (a pick-up under way, or this
+      // session became busy meanwhile): given back, and the item takes the lease in its turn.
+      if (lease && (this.picking || !place.taken || this.queue.isRunning(key))) {
+        await leases.release!(lease).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'lease release failed; it expires on its own'));
+        delete place.lease;
+      }
       // Forwarded: the owner runs it (and answers a refusal itself).
       if (!place.here) return { ok: true, position: 0 };
       if (!place.taken) {
@@ -506,8 +522,11 @@ export class Gateway {
         await this.pickups;
         return { ok: true, position: 0 };
       }
-      const result = this.queue.enqueue(key, { ...item, place: place.seq });
-      if (!result.ok) await leases.leave?.(place.seq).catch(() => undefined);
+      const result = this.queue.enqueue(key, { ...item, place: place.seq, ...(place.lease ? { lease: place.lease } : {}) });
+      if (!result.ok) {
+        if (place.lease) await leases.release!(place.lease).catch(() => undefined);
+        await leases.leave?.(place.seq).catch(() => undefined);
+      }
       return result;
     });
     const settled = mine.then(

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
 import { WARDEN_MIGRATIONS } from '../app/migrations.js';
-import type { Db } from './db.js';
+import { BatchStepError, type Db } from './db.js';
 import { migrationsFor, type Migration } from './migrations.js';
 import { openStore, type Store } from './store.js';
 
@@ -116,6 +116,62 @@ describe.each(ENGINES)('the store interface on %s', (engine) => {
     const other = await storeOn(engine, [THINGS], target);
     expect(await other.db.value('SELECT COUNT(*) FROM things WHERE id LIKE ?', ['after%'])).toBe(4);
     expect(await other.db.value('SELECT COUNT(*) FROM things WHERE id = ?', ['never'])).toBe(0);
+  });
+
+  it('reports a step failing in the middle as a BatchStepError naming it: the steps before it are taken back, the ones after never run', async () => {
+    const { db } = await storeOn(engine);
+    await db.run('INSERT INTO things (id, n) VALUES (?, ?)', ['taken', 0]);
+    // Each statement text new to the connection, so the failure lands among statements the server
+    // is still preparing: those it skipped are prepared again the next time, not taken as known.
+    const failing = [
+      { sql: 'UPDATE things SET n = n + 100 WHERE id = ?', params: ['taken'] },
+      { sql: 'INSERT INTO things (id, n, note) VALUES (?, ?, ?)', params: ['first', 1, 'a'] },
+      { sql: 'INSERT INTO things (id, n, note) VALUES (?, ?, ?) RETURNING id', params: ['taken', 2, 'b'] },
+      { sql: 'INSERT INTO things (id, n, note, seq) VALUES (?, ?, ?, ?)', params: ['after', 3, 'c', 1] },
+      { sql: 'UPDATE things SET note = ? WHERE id = ?', params: ['never', 'taken'] },
+    ];
+    const error = await db.batch(failing).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(BatchStepError);
+    expect((error as BatchStepError).step).toBe(2);
+    expect((error as BatchStepError).message).toMatch(/^batch step 3 failed: .*(unique|UNIQUE)/);
+    expect(await db.all('SELECT id, n, note FROM things ORDER BY id')).toEqual([{ id: 'taken', n: 0, note: null }]);
+    // The same statements again, now able to succeed: each runs (none is taken as prepared when the server skipped it).
+    const results = await db.batch([failing[0]!, failing[1]!, { ...failing[2]!, params: ['second', 2, 'b'] }, failing[3]!, failing[4]!]);
+    expect(results.map((r) => r.changes)).toEqual([1, 1, 1, 1, 1]);
+    expect(results[2]!.rows).toEqual([{ id: 'second' }]);
+    expect(await db.all('SELECT id, n, note FROM things ORDER BY id')).toEqual([
+      { id: 'after', n: 3, note: 'c' },
+      { id: 'first', n: 1, note: 'a' },
+      { id: 'second', n: 2, note: 'b' },
+      { id: 'taken', n: 100, note: 'never' },
+    ]);
+  });
+
+  it('runs a batch\'s steps in order, each seeing what the steps before it wrote', async () => {
+    const { db } = await storeOn(engine);
+    const results = await db.batch([
+      { sql: 'INSERT INTO things (id, n) VALUES (?, ?)', params: ['a', 1] },
+      { sql: 'UPDATE things SET n = n * 10 WHERE id = ?', params: ['a'] },
+      { sql: 'INSERT INTO things (id, n) SELECT ?, n + 1 FROM things WHERE id = ? RETURNING n', params: ['b', 'a'] },
+      { sql: 'SELECT COUNT(*) AS "howMany", MAX(n) AS total FROM things' },
+    ]);
+    expect(results[2]!.rows).toEqual([{ n: 11 }]);
+    expect(results[3]!.rows).toEqual([{ howMany: 2, total: 11 }]);
+  });
+
+  it('names the step whose parameters do not fit, before anything is written', async () => {
+    const { db } = await storeOn(engine);
+    const error = await db.batch([{ sql: 'INSERT INTO things (id, n) VALUES (?, ?)', params: ['a', 1] }, { sql: 'INSERT INTO things (id, n) VALUES (@id, @n)', params: { id: 'b' } }]).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(BatchStepError);
+    expect((error as BatchStepError).step).toBe(1);
+    expect((error as BatchStepError).message).toMatch(/^batch step 2 failed: .*\bn\b/);
+    expect(await db.value('SELECT COUNT(*) FROM things')).toBe(0);
   });
 
   it('joins an open transaction with a batch: the transaction\'s rollback takes the batch back too', async () => {
@@ -257,6 +313,47 @@ describe.each(ENGINES)('the store interface on %s', (engine) => {
 
 // On SQLite the lock is the migration's own BEGIN IMMEDIATE, which waits for another *process*;
 // two connections to one file in one process would block each other's thread instead.
+describe('batches on PostgreSQL: one write, one Sync, one implicit transaction', () => {
+  it('runs every step in one transaction without a BEGIN or COMMIT of its own', async () => {
+    const { db } = await storeOn('postgres');
+    const results = await db.batch([
+      { sql: 'INSERT INTO things (id, n) VALUES (?, ?)', params: ['a', 1] },
+      { sql: 'SELECT txid_current() AS tx, statement_timestamp() = transaction_timestamp() AS first' },
+      { sql: 'SELECT txid_current() AS tx, statement_timestamp() = transaction_timestamp() AS first' },
+    ]);
+    const [one, two] = [results[1]!.rows[0]!, results[2]!.rows[0]!];
+    // The same transaction throughout, begun by the batch's first statement (not by a BEGIN before it).
+    expect(one.tx).toBe(two.tx);
+    expect(one.first).toBe(false);
+    // The next batch is a transaction of its own: the Sync committed the first.
+    const next = await db.batch([{ sql: 'SELECT txid_current() AS tx' }]);
+    expect(Number(next[0]!.rows[0]!.tx)).toBeGreaterThan(Number(one.tx));
+  });
+
+  it('rolls a failing batch back while other callers\' statements share its write, and never leaves its connection inside a transaction', async () => {
+    const { db } = await storeOn('postgres');
+    await db.run('INSERT INTO things (id, n) VALUES (?, ?)', ['taken', 0]);
+    const round = async (i: number) => {
+      const [bad, good, read] = await Promise.allSettled([
+        db.batch([
+          { sql: 'INSERT INTO things (id, n) VALUES (?, ?)', params: [`lost${i}`, i] },
+          { sql: 'INSERT INTO things (id, n) VALUES (?, ?)', params: ['taken', i] },
+        ]),
+        db.batch([{ sql: 'INSERT INTO things (id, n) VALUES (?, ?)', params: [`kept${i}`, i] }]),
+        db.value('SELECT COUNT(*) FROM things WHERE id LIKE ?', ['lost%']),
+      ]);
+      expect(bad.status).toBe('rejected');
+      expect(good.status).toBe('fulfilled');
+      expect(read.status === 'fulfilled' && read.value).toBe(0);
+    };
+    for (let i = 0; i < 6; i++) await round(i);
+    expect(await db.value('SELECT COUNT(*) FROM things WHERE id LIKE ?', ['kept%'])).toBe(6);
+    expect(await db.value('SELECT COUNT(*) FROM things WHERE id LIKE ?', ['lost%'])).toBe(0);
+    // Were a connection left in a transaction, this statement (its own implicit one) would not see itself committed elsewhere.
+    expect(await db.value("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'")).toBe(0);
+  });
+});
+
 describe('migrations on a shared PostgreSQL store', () => {
   it('lets two instances started together migrate once (the advisory migration lock)', async () => {
     const engine = 'postgres';

@@ -26,6 +26,20 @@ export type StoreEngine = 'sqlite' | 'postgres';
 /** One step of a `batch`: a statement, or a notification sent when the batch commits. */
 export type BatchStep = { sql: string; params?: SqlParams } | { notify: string; payload: string };
 
+/**
+ * A batch that failed: `step` is the index of the step that failed (the steps before it were
+ * rolled back with it; the ones after never ran), `cause` the engine's error.
+ */
+export class BatchStepError extends Error {
+  constructor(
+    readonly step: number,
+    cause: unknown,
+  ) {
+    super(`batch step ${step + 1} failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'BatchStepError';
+  }
+}
+
 /** What one step of a `batch` gave: its rows (statements that return some) and the rows it changed. */
 export interface BatchResult {
   rows: Array<Record<string, unknown>>;
@@ -59,9 +73,10 @@ export interface Db {
   tx<T>(fn: () => Promise<T>): Promise<T>;
   /**
    * Steps none of which needs an earlier one's answer, as one transaction (all or none; the
-   * first failure rejects), with one round trip where the engine allows: PostgreSQL pipelines
-   * BEGIN, the statements and COMMIT in one write. Inside an open transaction the steps join it.
-   * Results come back in step order (a notification's is empty).
+   * first failure rejects with a `BatchStepError` naming the step), with one round trip where the
+   * engine allows: PostgreSQL gets the statements in one write ending in one Sync, which runs
+   * them as one implicit transaction (no BEGIN/COMMIT of their own). Inside an open transaction
+   * the steps join it. Results come back in step order (a notification's is empty).
    */
   batch(steps: readonly BatchStep[]): Promise<BatchResult[]>;
   /**

@@ -1,5 +1,6 @@
 import type { WardenConfig } from '../config/index.js';
 import { log } from '../log/log.js';
+import { background } from '../util/background.js';
 import type { Message, ModelProvider, ModelRequest, Usage } from '../models/types.js';
 import { metrics as processMetrics, type WardenMetrics } from '../ops/metrics.js';
 import { countersFor, type CounterSpec } from './budgets.js';
@@ -77,6 +78,9 @@ export interface UsageServiceOptions {
  */
 export class UsageService {
   private readonly now: () => number;
+  /** Usage records of answered calls still being written (see `wrap`). */
+  private readonly settling = new Set<Promise<unknown>>();
+
   constructor(private readonly options: UsageServiceOptions) {
     this.now = options.now ?? Date.now;
   }
@@ -107,10 +111,26 @@ export class UsageService {
         } finally {
           // A failed call reported no usage: its holds are given back and nothing is recorded. A
           // store that fails here costs the record, not the answer: the holds stay until they lapse.
-          await this.settle(admission.ticket, usage).catch((err: unknown) => log.error({ err, provider: provider.name, model: request.model }, 'model usage could not be recorded'));
+          const settling = this.settle(admission.ticket, usage).catch((err: unknown) => log.error({ err, provider: provider.name, model: request.model }, 'model usage could not be recorded'));
+          // A failure waits for its holds to come back (a retry is admitted against them). An
+          // answer does not wait for its record: the record's writes are issued now, so the
+          // caller's next write (the reply's transcript entry) leaves in the same write, one
+          // round trip for both on PostgreSQL. `settled()` waits for records still on their way.
+          if (usage === undefined) await settling;
+          else this.track(settling);
         }
       },
     };
+  }
+
+  /** Resolves once every usage record issued so far is written (or failed and was logged): before the store closes. */
+  async settled(): Promise<void> {
+    while (this.settling.size > 0) await Promise.all([...this.settling]);
+  }
+
+  private track(settling: Promise<unknown>): void {
+    this.settling.add(settling);
+    background(settling.finally(() => this.settling.delete(settling)), 'usage record bookkeeping');
   }
 
   /** Checks every budget the call is charged to; admitted calls hold an upper bound of their cost until settled. */

@@ -93,6 +93,37 @@ describe.each(ENGINES)('budget counters on %s', (engine) => {
   });
 });
 
+describe.each(ENGINES)('a metered call on %s', (engine) => {
+  it('answers without waiting for its usage record, whose writes are issued before the answer returns (so they share the caller\'s next write); `settled()` waits for them', async () => {
+    const target = await freshStoreTarget(engine);
+    const store = await open(target);
+    const config = configWith([{ scope: 'sender', per: 'day', usd: 1 }]);
+    const usage = new UsageService({ store: new UsageStore(store.db), config: () => config });
+    const answer = { message: { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'ok' }] }, stopReason: 'end' as const, usage: USED };
+    const provider = usage.wrap({ name: 'local', api: 'openai', complete: async () => answer }, FACTS.attribution);
+    // Statements this handle receives, in the order they are issued.
+    const issued: string[] = [];
+    let unanswered = 0;
+    const run = store.db.run.bind(store.db);
+    store.db.run = (sql, params) => {
+      issued.push(sql.trim().split(/\s+/)[0]!);
+      unanswered++;
+      return run(sql, params).finally(() => unanswered--);
+    };
+    const response = await provider.complete({ model: 'm', system: '', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], tools: [], maxOutputTokens: 100 }, new AbortController().signal);
+    // The caller's next write (the reply's transcript entry), issued after the answer: behind the record's.
+    const reply = store.db.run("INSERT INTO usage_raises (approval_id, counter_key, amount, state, created_at) VALUES ('reply', 'k', 0, 'closed', 0)");
+    expect(response).toBe(answer);
+    // The counter's settle and the record, then the reply; on PostgreSQL all three still on their way together.
+    expect(issued).toEqual(['WITH', 'INSERT', 'INSERT']);
+    if (engine === 'postgres') expect(unanswered).toBe(3);
+    await reply;
+    await usage.settled();
+    expect(await store.db.value('SELECT COUNT(*) FROM usage_records')).toBe(1);
+    expect(await usage.store.get((await store.db.value<string>('SELECT key FROM usage_counters'))!)).toEqual({ spent: CALL_NANO, held: 0, raised: 0 });
+  });
+});
+
 describe('two instances on one PostgreSQL', () => {
   it('charging the same sender at once never pass the cap by more than one call’s cost', async () => {
     const target = await freshStoreTarget('postgres');

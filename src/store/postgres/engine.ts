@@ -2,8 +2,9 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { log } from '../../log/log.js';
-import { isNamed, type BatchResult, type BatchStep, type Db, type NotificationHandler, type QueryObserver, type RunResult, type SqlParams, type SqlValue } from '../db.js';
+import { BatchStepError, isNamed, type BatchResult, type BatchStep, type Db, type NotificationHandler, type QueryObserver, type RunResult, type SqlParams, type SqlValue } from '../db.js';
 import { rewritePlaceholders, type Rewritten } from './placeholders.js';
+import { BatchQuery, type WireResult, type WireStatement } from './batch-query.js';
 import { background } from '../../util/background.js';
 
 /** A connection taken from the pool for a transaction, or for the migration lock. */
@@ -24,6 +25,7 @@ const REWRITE_CACHE = 1000;
  */
 const NAMED_STATEMENTS = 400;
 const INT8_OID = 20;
+const NOTIFY_SQL = 'SELECT pg_notify($1, $2)';
 /**
  * A lane whose oldest unanswered statement is older than this is passed over for the next one:
  * a statement waiting on a lock (or a slow scan) holds up only what was written behind it.
@@ -34,8 +36,9 @@ const LANE_STALL_MS = 10;
  * A connection shared by the statements and batches run outside a transaction. Pipelined: each
  * statement is written without waiting for the answers before it, and the statements issued in
  * one turn of the event loop leave in one write (the socket is corked until the loop's check
- * phase) — several conversations' store work in one round trip. A batch's BEGIN…COMMIT is
- * written in one piece, so nothing of another caller lands inside its transaction.
+ * phase) — several conversations' store work in one round trip. A batch is written in one
+ * piece ending in its own Sync (one implicit transaction), so nothing of another caller lands
+ * inside its transaction.
  */
 interface Lane {
   client: pg.Client;
@@ -153,33 +156,33 @@ export class PostgresDb implements Db {
   async batch(steps: readonly BatchStep[]): Promise<BatchResult[]> {
     const started = performance.now();
     let ok = false;
-    // Every statement's text and values first: a step that cannot be sent must fail the batch
-    // before its BEGIN is on the wire, never leave a transaction open half-written.
-    const queries: Array<string | pg.QueryConfig> = steps.map((step) =>
-      'notify' in step ? { text: 'SELECT pg_notify($1, $2)', values: [step.notify, step.payload] } : this.config(this.rewrite(step.sql), step.params),
-    );
-    const current = this.live();
-    // Outside a transaction the batch is its own; inside one it joins it (the caller commits).
-    const own = !current?.inTx;
-    let broken: Error | undefined;
     try {
-      if (own) queries.unshift('BEGIN'), queries.push('COMMIT');
-      // Every step is on the wire before the first answer is read: one round trip. A failed
-      // step aborts the transaction, so the steps after it fail too and COMMIT rolls back.
-      const sent = current ? queries.map((q) => current.client.query(q as pg.QueryConfig)) : this.send(await this.lane(), queries);
-      const settled = await Promise.allSettled(sent);
-      const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failure) {
-        // A COMMIT that failed on a connection of its own (not a shared lane, where it can only
-        // mean the connection broke) may have left the transaction open: roll it back.
-        if (own && current && settled.at(-1)!.status === 'rejected') await current.client.query('ROLLBACK').catch((err: unknown) => (broken = err as Error));
-        throw failure.reason as Error;
+      if (steps.length === 0) return [];
+      // Every statement's text and values first: a step that cannot be sent fails the batch
+      // before anything of it is on the wire.
+      const statements: WireStatement[] = steps.map((step, i) => {
+        if ('notify' in step) return { ...this.named(NOTIFY_SQL), values: [step.notify, step.payload] };
+        try {
+          const rewritten = this.rewrite(step.sql);
+          return { ...this.named(rewritten.text), values: valuesOf(rewritten, step.params) };
+        } catch (err) {
+          throw new BatchStepError(i, err);
+        }
+      });
+      // One write, one Sync: the server runs the steps as one implicit transaction (inside an open
+      // transaction they join it). A failed step rolls back the ones before it and the server
+      // skips the ones after; nothing is left open on the connection either way.
+      const frame = this.live();
+      let results: WireResult[];
+      try {
+        results = await (frame ? runBatch(frame.client, statements) : this.send(await this.lane(), [], statements)[0]!);
+      } catch (err) {
+        const step = (err as { batchStep?: unknown }).batchStep;
+        throw typeof step === 'number' ? new BatchStepError(step, err) : err;
       }
-      const results = settled.map((r) => (r as PromiseFulfilledResult<pg.QueryResult>).value);
       ok = true;
-      return (own ? results.slice(1, -1) : results).map((r, i) => ('notify' in steps[i]! ? { rows: [], changes: 0 } : { rows: r.rows as Array<Record<string, unknown>>, changes: r.rowCount ?? 0 }));
+      return results.map((r, i) => ('notify' in steps[i]! ? { rows: [], changes: 0 } : { rows: r.rows, changes: r.rowCount }));
     } finally {
-      if (broken) log.warn({ err: broken.message }, 'postgres: a batch was not rolled back');
       this.observer?.('tx', performance.now() - started, ok);
     }
   }
@@ -201,7 +204,7 @@ export class PostgresDb implements Db {
   }
 
   async notify(channel: string, payload: string): Promise<void> {
-    const query = { text: 'SELECT pg_notify($1, $2)', values: [channel, payload] };
+    const query = { ...this.named(NOTIFY_SQL), values: [channel, payload] };
     const frame = this.live();
     if (frame) await frame.client.query(query);
     else await this.send(await this.lane(), [query])[0];
@@ -321,10 +324,13 @@ export class PostgresDb implements Db {
   }
 
   /**
-   * Writes `queries` on `client`'s lane back to back (one piece), corking the socket until the
-   * event loop's check phase so other callers' statements of this turn of the loop join the write.
+   * Writes `queries` (and `batch`, as one more) on `client`'s lane back to back (one piece),
+   * corking the socket until the event loop's check phase so other callers' statements of this
+   * turn of the loop join the write.
    */
-  private send(client: pg.Client & { lane: Lane }, queries: ReadonlyArray<string | pg.QueryConfig>): Array<Promise<pg.QueryResult>> {
+  private send(client: pg.Client & { lane: Lane }, queries: ReadonlyArray<string | pg.QueryConfig>): Array<Promise<pg.QueryResult>>;
+  private send(client: pg.Client & { lane: Lane }, queries: readonly [], batch: readonly WireStatement[]): [Promise<WireResult[]>];
+  private send(client: pg.Client & { lane: Lane }, queries: ReadonlyArray<string | pg.QueryConfig>, batch?: readonly WireStatement[]): Array<Promise<unknown>> {
     const { lane } = client;
     const stream = (client as unknown as { connection: { stream: { cork?: () => void; uncork?: () => void } } }).connection.stream;
     if (!lane.corked && stream.cork && stream.uncork) {
@@ -336,13 +342,14 @@ export class PostgresDb implements Db {
       });
     }
     const at = performance.now();
-    return queries.map((q) => {
+    const track = <T>(result: Promise<T>): Promise<T> => {
       lane.pending.push(at);
       const done = () => void lane.pending.shift();
-      const result = client.query(q as pg.QueryConfig);
       result.then(done, done);
       return result;
-    });
+    };
+    if (batch) return [track(runBatch(client, batch))];
+    return queries.map((q) => track(client.query(q as pg.QueryConfig)));
   }
 
   private async transaction<T>(frame: Frame, fn: () => Promise<T>): Promise<T> {
@@ -386,9 +393,14 @@ export class PostgresDb implements Db {
 
   /** A statement's query: named (prepared once per connection) while under the bound. */
   private config(rewritten: Rewritten, params: SqlParams | undefined, values = valuesOf(rewritten, params)): pg.QueryConfig {
-    let name = this.names.get(rewritten.text);
-    if (name === undefined && this.names.size < NAMED_STATEMENTS) this.names.set(rewritten.text, (name = `w${this.names.size}`));
-    return name === undefined ? { text: rewritten.text, values } : { name, text: rewritten.text, values };
+    return { ...this.named(rewritten.text), values };
+  }
+
+  /** A statement's text with its name, while under the bound of named statements. */
+  private named(text: string): { name?: string; text: string } {
+    let name = this.names.get(text);
+    if (name === undefined && this.names.size < NAMED_STATEMENTS) this.names.set(text, (name = `w${this.names.size}`));
+    return name === undefined ? { text } : { name, text };
   }
 
   private rewrite(sql: string): Rewritten {
@@ -462,6 +474,15 @@ export class PostgresDb implements Db {
       this.reconnectDelay = Math.min(this.reconnectDelay * 2, 10_000);
     }
   }
+}
+
+/** Sends `statements` as one batch (one Sync) on `client`; resolves to each statement's rows and count. */
+function runBatch(client: pg.ClientBase, statements: readonly WireStatement[]): Promise<WireResult[]> {
+  return new Promise((resolve, reject) => {
+    const query = new BatchQuery(statements, (err, results) => (err ? reject(err) : resolve(results!)));
+    // A submittable query: pg answers through its callback (the call returns the query itself, no promise).
+    (client as unknown as { query(q: BatchQuery): BatchQuery }).query(query);
+  });
 }
 
 function typeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown {

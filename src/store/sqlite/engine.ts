@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 import type BetterSqlite3 from 'better-sqlite3';
-import { isNamed, type BatchResult, type BatchStep, type Db, type NotificationHandler, type QueryObserver, type RunResult, type SqlParams } from '../db.js';
+import { BatchStepError, isNamed, type BatchResult, type BatchStep, type Db, type NotificationHandler, type QueryObserver, type RunResult, type SqlParams } from '../db.js';
 
 /** An open transaction: the calls made inside it (its async context) use the connection directly. */
 interface Frame {
@@ -81,19 +81,24 @@ export class SqliteDb implements Db {
     // In process there is no round trip to save: one transaction, the steps in order.
     return this.tx(async () => {
       const out: BatchResult[] = [];
-      for (const step of steps) {
-        if ('notify' in step) {
-          await this.notify(step.notify, step.payload);
-          out.push({ rows: [], changes: 0 });
-          continue;
+      for (const [i, step] of steps.entries()) {
+        try {
+          if ('notify' in step) {
+            await this.notify(step.notify, step.payload);
+            out.push({ rows: [], changes: 0 });
+            continue;
+          }
+          const stmt = this.statement(step.sql);
+          if (stmt.reader) {
+            // A statement with rows (a SELECT, or a write with RETURNING) counts them, as PostgreSQL does.
+            const rows = bind(stmt, step.params, 'all') as Array<Record<string, unknown>>;
+            out.push({ rows, changes: rows.length });
+          }
+          else out.push({ rows: [], changes: (bind(stmt, step.params, 'run') as BetterSqlite3.RunResult).changes });
+        } catch (err) {
+          // Which step failed, as PostgreSQL reports it; the transaction takes the steps before it back.
+          throw new BatchStepError(i, err);
         }
-        const stmt = this.statement(step.sql);
-        if (stmt.reader) {
-          // A statement with rows (a SELECT, or a write with RETURNING) counts them, as PostgreSQL does.
-          const rows = bind(stmt, step.params, 'all') as Array<Record<string, unknown>>;
-          out.push({ rows, changes: rows.length });
-        }
-        else out.push({ rows: [], changes: (bind(stmt, step.params, 'run') as BetterSqlite3.RunResult).changes });
       }
       return out;
     });
