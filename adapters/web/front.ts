@@ -60,7 +60,7 @@ const UNAUTHORISED =
 
 /** A request for the chat, as it arrived. */
 type ForChat = { kind: 'request'; req: http.IncomingMessage; res: http.ServerResponse; url: URL; reply: Reply } | { kind: 'upgrade'; req: http.IncomingMessage; socket: Duplex; head: Buffer };
-type Waiting = ForChat & { timer: NodeJS.Timeout | undefined };
+type Waiting = ForChat & { timer: NodeJS.Timeout | undefined; gone?: () => void };
 
 /**
  * Binds `config.host:config.port` and answers what needs no chat. A taken port names the key,
@@ -77,16 +77,20 @@ export async function openWebFront(config: Pick<WebConfig, 'host' | 'port'>, tok
   const authorised = (req: http.IncomingMessage, url: URL) => tokensMatch(tokenFromRequest(url, { cookie: req.headers.cookie, authorization: req.headers.authorization }), token);
   const allowed = (req: http.IncomingMessage) => checkRequestOrigin({ host: req.headers.host, origin: req.headers.origin }, loopback);
 
-  const unavailable = (w: Waiting) => {
+  /** No longer waiting: its timer and its close listener go (a keep-alive socket carries many requests). */
+  const settle = (w: Waiting) => {
     clearTimeout(w.timer);
     waiting.delete(w);
+    if (w.gone) (w.kind === 'request' ? w.req.socket : w.socket).off('close', w.gone);
+  };
+  const unavailable = (w: Waiting) => {
+    settle(w);
     const why = failed ? 'Warden did not start; see its log.' : 'Warden is still starting; try again shortly.';
     if (w.kind === 'request') w.reply(503, 'text/plain; charset=utf-8', why, { 'retry-after': String(RETRY_AFTER_SEC) });
     else w.socket.end(`HTTP/1.1 503 Service Unavailable\r\nretry-after: ${RETRY_AFTER_SEC}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
   };
   const handOn = (w: Waiting) => {
-    clearTimeout(w.timer);
-    waiting.delete(w);
+    settle(w);
     if (w.kind === 'request') chat!.request(w.req, w.res, w.url, w.reply);
     else chat!.upgrade(w.req, w.socket, w.head);
   };
@@ -98,10 +102,8 @@ export async function openWebFront(config: Pick<WebConfig, 'host' | 'port'>, tok
     entry.timer = setTimeout(() => unavailable(entry), waitMs);
     entry.timer.unref();
     waiting.add(entry);
-    (entry.kind === 'request' ? entry.req.socket : entry.socket).once('close', () => {
-      clearTimeout(entry.timer);
-      waiting.delete(entry);
-    });
+    entry.gone = () => settle(entry);
+    (entry.kind === 'request' ? entry.req.socket : entry.socket).once('close', entry.gone);
   };
 
   function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
