@@ -1,7 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { APPROVAL_DECISIONS, type ApprovalDecision, type ApprovalRequest } from '../../src/approvals/types.js';
 import { ConfigError } from '../../src/config/errors.js';
@@ -16,13 +14,12 @@ import { sniffFileKind } from '../../src/tools/core/fs/file-kind.js';
 import { FILE_ID, webFileStore } from './file-store.js';
 import { fitFiles, withNotes } from '../common/outbound-files.js';
 import { log } from '../../src/log/log.js';
-import { describePortInUse, isPortInUse, registerServer, WEB_CHAT_PORT } from '../../src/net/index.js';
 import { alreadyResolvedText, cardTitle, decisionLabel, NOT_APPROVER_TEXT, NOT_FOUND_TEXT, offeredDecisions, outcomeLine, progressLines, REASON_MAX, requesterLine } from '../common/approval-card.js';
-import { checkBind, checkRequestOrigin, isLoopbackHost, TOKEN_COOKIE, tokenFromRequest, tokensMatch } from './access.js';
+import { checkBind } from './access.js';
 import { RecentIds } from '../common/recent-ids.js';
 import type { WebHistory } from './history.js';
 import type { WebWelcome } from './welcome.js';
-import { FAVICON_SVG, MARKDOWN_IT_JS, PAGE_CSS, PAGE_HTML, PAGE_JS } from './page.js';
+import { openWebFront, WEB_HEADERS, type Reply, type WebFront } from './front.js';
 
 /** The conversation id of the web chat; there is one, shared by every open tab. */
 export const WEB_CHANNEL_ID = 'web';
@@ -106,6 +103,11 @@ export interface WebAdapterDeps {
   secretPrompts?: SecretPromptHandlers | undefined;
   /** The ask_user tool's questions: clicks and typed answers (ask-user-prompt.ts); absent: no questions offered. */
   userQuestions?: UserQuestionHandlers | undefined;
+  /**
+   * The listener `warden start` opened before the rest of Warden loaded (`openWebFront`), taken
+   * over at `start` and closed at `stop`; without it, `start` opens its own.
+   */
+  front?: WebFront | undefined;
 }
 
 /** The page's message ids: what `crypto.randomUUID()` gives, or anything of that shape. */
@@ -177,7 +179,6 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
   if (!bind.ok) throw new ConfigError(undefined, [{ path: bind.path, message: bind.message }]);
   const token = deps.token;
   if (!token) throw new Error('the web chat needs an access token');
-  const loopback = isLoopbackHost(config.host);
   const logger = log.child({ adapter: 'web' });
   const history: ServerFrame[] = [];
   const cards = new Map<string, WebCard>();
@@ -189,7 +190,7 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
   let sessionId: string | undefined;
   const sessionKey = () => store?.sessionKeyOf(sessionId) ?? '';
   const sockets = new Set<WebSocket>();
-  let server: http.Server | undefined;
+  let front: WebFront | undefined;
   let wss: WebSocketServer | undefined;
   let url: string | undefined;
   let openUrl: string | undefined;
@@ -262,91 +263,31 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
     }
   }
 
-  function authorised(req: http.IncomingMessage, requestUrl: URL): boolean {
-    return tokensMatch(tokenFromRequest(requestUrl, { cookie: req.headers.cookie, authorization: req.headers.authorization }), token);
-  }
-
-  function handleHttp(req: http.IncomingMessage, res: http.ServerResponse): void {
-    const requestUrl = new URL(req.url ?? '/', 'http://web.invalid');
-    const headers: Record<string, string> = {
-      'x-content-type-options': 'nosniff',
-      'referrer-policy': 'no-referrer',
-      'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; media-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
-    };
-    const reply = (status: number, type: string, body: string, extra: Record<string, string> = {}) => {
-      res.writeHead(status, { ...headers, 'content-type': type, 'cache-control': 'no-store', ...extra });
-      res.end(req.method === 'HEAD' ? undefined : body);
-    };
-    if (!checkRequestOrigin({ host: req.headers.host, origin: req.headers.origin }, loopback)) {
-      reply(403, 'text/plain; charset=utf-8', 'forbidden: unexpected Host or Origin');
-      return;
-    }
-    if (!authorised(req, requestUrl)) {
-      reply(
-        401,
-        'text/plain; charset=utf-8',
-        'This web chat needs its access token: open the address Warden printed when it started (it ends in /?token=…). ' +
-          "The token is channels.web.token when set, else the web-token file in Warden's data dir.",
-        { 'www-authenticate': 'Bearer realm="warden"' },
-      );
-      return;
-    }
+  /**
+   * What the listener hands on (its access checks passed): uploads, the files of replies and
+   * uploads, and the 404 of anything else. The page, its script and `/healthz` are the listener's.
+   */
+  function chatRequest(req: http.IncomingMessage, res: http.ServerResponse, requestUrl: URL, reply: Reply): void {
     if (req.method === 'POST' && requestUrl.pathname === '/upload') {
       upload(req, requestUrl, reply);
       return;
     }
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      reply(405, 'text/plain; charset=utf-8', 'method not allowed', { allow: 'GET, HEAD' });
+    const file = req.method === 'GET' || req.method === 'HEAD' ? /^\/files\/([0-9a-f]{24})$/.exec(requestUrl.pathname) : null;
+    const found = file ? files.get(file[1]!) : undefined;
+    if (!found) {
+      reply(404, 'text/plain; charset=utf-8', 'not found');
       return;
     }
-    if (requestUrl.pathname === '/healthz') {
-      reply(200, 'application/json', JSON.stringify({ ok: true }));
-      return;
-    }
-    const given = requestUrl.searchParams.get('token');
-    if (given) {
-      // Keep the token out of the address bar and history: a cookie carries it from here on.
-      const cookie = `${TOKEN_COOKIE}=${encodeURIComponent(given)}; HttpOnly; SameSite=Strict; Path=/`;
-      reply(303, 'text/plain; charset=utf-8', '', { location: requestUrl.pathname, 'set-cookie': cookie });
-      return;
-    }
-    switch (requestUrl.pathname) {
-      case '/':
-        reply(200, 'text/html; charset=utf-8', PAGE_HTML);
-        return;
-      case '/app.js':
-        reply(200, 'text/javascript; charset=utf-8', PAGE_JS);
-        return;
-      case '/app.css':
-        reply(200, 'text/css; charset=utf-8', PAGE_CSS);
-        return;
-      case '/markdown-it.js':
-        reply(200, 'text/javascript; charset=utf-8', MARKDOWN_IT_JS);
-        return;
-      default: {
-        const file = /^\/files\/([0-9a-f]{24})$/.exec(requestUrl.pathname);
-        const found = file ? files.get(file[1]!) : undefined;
-        if (!found) break;
-        const { type, inline } = servedAs(found.mimeType, found.data);
-        res.writeHead(200, {
-          ...headers,
-          // Even opened on its own, a served file is a sandboxed document with no script.
-          'content-security-policy': `${headers['content-security-policy']}; sandbox`,
-          'content-type': type,
-          'content-disposition': `${inline ? 'inline' : 'attachment'}; filename="${found.name.replace(/[^\w.-]/g, '_')}"`,
-          'cache-control': 'private, max-age=3600',
-        });
-        res.end(req.method === 'HEAD' ? undefined : found.data);
-        return;
-      }
-    }
-    switch (requestUrl.pathname) {
-      case '/favicon.svg':
-        reply(200, 'image/svg+xml', FAVICON_SVG);
-        return;
-      default:
-        reply(404, 'text/plain; charset=utf-8', 'not found');
-    }
+    const { type, inline } = servedAs(found.mimeType, found.data);
+    res.writeHead(200, {
+      ...WEB_HEADERS,
+      // Even opened on its own, a served file is a sandboxed document with no script.
+      'content-security-policy': `${WEB_HEADERS['content-security-policy']}; sandbox`,
+      'content-type': type,
+      'content-disposition': `${inline ? 'inline' : 'attachment'}; filename="${found.name.replace(/[^\w.-]/g, '_')}"`,
+      'cache-control': 'private, max-age=3600',
+    });
+    res.end(req.method === 'HEAD' ? undefined : found.data);
   }
 
   const admissions = new WeakMap<WebSocket, Promise<unknown>>();
@@ -553,57 +494,42 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
       return openUrl;
     },
     async start(handler) {
-      if (server) throw new Error('the web chat is already started');
+      if (front) throw new Error('the web chat is already started');
       onMessage = handler;
+      // `warden start` opened the listener before the rest of Warden loaded; its requests that
+      // need the chat have waited for this. Otherwise the listener opens once the history is read.
+      front = deps.front;
       sessionId = await store?.currentSessionId();
       await loadSession();
-      server = http.createServer(handleHttp);
-      // Registered while it listens, so web_fetch and the browser refuse it whatever their policy.
-      registerServer(server, 'web chat');
-      wss = new WebSocketServer({ noServer: true, maxPayload: WEB_MAX_INPUT * 4 + 1024 });
-      server.on('upgrade', (req, socket, head) => {
-        const requestUrl = new URL(req.url ?? '/', 'http://web.invalid');
-        const allowed =
-          requestUrl.pathname === '/ws' &&
-          checkRequestOrigin({ host: req.headers.host, origin: req.headers.origin }, loopback) &&
-          authorised(req, requestUrl);
-        if (!allowed) {
-          socket.end('HTTP/1.1 403 Forbidden\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
-          return;
-        }
-        wss!.handleUpgrade(req, socket, head, (ws) => {
-          sockets.add(ws);
-          ws.on('close', () => sockets.delete(ws));
-          ws.on('error', (err) => logger.debug({ err }, 'web socket error'));
-          ws.on('message', (raw) => {
-            handleFrame(ws, raw).catch((err: unknown) => {
-              logger.error({ err }, 'web chat frame failed');
-              if (ws.readyState === WebSocket.OPEN) notice(ws, 'Something went wrong handling that; see the Warden log.');
+      front ??= await openWebFront(config, token);
+      const server = new WebSocketServer({ noServer: true, maxPayload: WEB_MAX_INPUT * 4 + 1024 });
+      wss = server;
+      front.attach({
+        request: chatRequest,
+        upgrade: (req, socket, head) =>
+          server.handleUpgrade(req, socket, head, (ws) => {
+            sockets.add(ws);
+            ws.on('close', () => sockets.delete(ws));
+            ws.on('error', (err) => logger.debug({ err }, 'web socket error'));
+            ws.on('message', (raw) => {
+              handleFrame(ws, raw).catch((err: unknown) => {
+                logger.error({ err }, 'web chat frame failed');
+                if (ws.readyState === WebSocket.OPEN) notice(ws, 'Something went wrong handling that; see the Warden log.');
+              });
             });
-          });
-          ws.send(JSON.stringify(historyFrame()));
-          void pendingFrame().then(
-            (pending) => {
-              if (ws.readyState !== WebSocket.OPEN) return;
-              ws.send(JSON.stringify(pending));
-              if (typingCount > 0) ws.send(JSON.stringify({ type: 'typing', on: true } satisfies ServerFrame));
-            },
-            (err: unknown) => logger.error({ err }, 'web chat: pending approvals unavailable'),
-          );
-        });
+            ws.send(JSON.stringify(historyFrame()));
+            void pendingFrame().then(
+              (pending) => {
+                if (ws.readyState !== WebSocket.OPEN) return;
+                ws.send(JSON.stringify(pending));
+                if (typingCount > 0) ws.send(JSON.stringify({ type: 'typing', on: true } satisfies ServerFrame));
+              },
+              (err: unknown) => logger.error({ err }, 'web chat: pending approvals unavailable'),
+            );
+          }),
       });
-      server.listen(config.port, config.host);
-      try {
-        await Promise.race([once(server, 'listening'), once(server, 'error').then(([err]) => Promise.reject(err as Error))]);
-      } catch (err) {
-        // A taken port names the key, the flag and the holder, and offers the next free port.
-        if (isPortInUse(err)) throw new Error(await describePortInUse(WEB_CHAT_PORT, { host: config.host, port: config.port }), { cause: err });
-        throw err;
-      }
-      const address = server.address() as AddressInfo;
-      const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-      url = `http://${host}:${address.port}/`;
-      openUrl = `${url}?token=${encodeURIComponent(token)}`;
+      url = front.url;
+      openUrl = front.openUrl;
       logger.info({ url }, 'web chat listening');
     },
     async send(_target: ReplyTarget, message: OutboundMessage) {
@@ -663,13 +589,8 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
     async stop() {
       for (const socket of sockets) socket.close(1001, 'Warden is stopping');
       wss?.close();
-      if (server) {
-        const closing = once(server, 'close');
-        server.close();
-        server.closeAllConnections();
-        await closing;
-      }
-      server = undefined;
+      await front?.close();
+      front = undefined;
       sockets.clear();
     },
   };

@@ -853,8 +853,15 @@ export const PAGE_JS = `
 })();
 `;
 
-/** markdown-it's browser build, served from the installed package (no CDN: the page loads nothing from elsewhere). */
-export const MARKDOWN_IT_JS = readFileSync(createRequire(import.meta.url).resolve('markdown-it/dist/markdown-it.min.js'), 'utf8');
+let markdownIt: string | undefined;
+/**
+ * markdown-it's browser build, served from the installed package (no CDN: the page loads nothing
+ * from elsewhere); read at the first page that asks for it, so a bot nobody opened does not hold it.
+ */
+export function markdownItJs(): string {
+  markdownIt ??= readFileSync(createRequire(import.meta.url).resolve('markdown-it/dist/markdown-it.min.js'), 'utf8');
+  return markdownIt;
+}
 
 /** A shield, in the page's accent colour. */
 export const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><path d="M16 2 4 6v9c0 7.5 5.1 13.4 12 15 6.9-1.6 12-7.5 12-15V6z" fill="#3b6fd8"/><path d="M11 16.5l3.5 3.5L21.5 12" stroke="#fff" stroke-width="2.6" fill="none" stroke-linecap="round" stroke-linejoin="round"/></svg>`;

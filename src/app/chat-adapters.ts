@@ -103,7 +103,7 @@ export async function createAdapter(
   store: Store,
   resolve: ResolveApproval,
   webToken: string,
-  web: Pick<Parameters<typeof createWebAdapter>[1], 'history' | 'pendingApprovals' | 'filesDir' | 'welcome'>,
+  web: Pick<Parameters<typeof createWebAdapter>[1], 'history' | 'pendingApprovals' | 'filesDir' | 'welcome' | 'front'>,
   current: () => WardenConfig,
   secretPrompts?: SecretPrompts | undefined,
   userQuestions?: UserQuestions | undefined,

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { checkBind, webChatToken, WEB_CHANNEL_ID, WEB_LOCAL_USER, type WebAdapter } from '../../adapters/web/index.js';
+import { webChatToken, WEB_CHANNEL_ID, WEB_LOCAL_USER, type WebAdapter } from '../../adapters/web/index.js';
+import { startRefusal, type WebChatFirst } from './start-first.js';
 import { storeWebHistory } from '../../adapters/web/history.js';
 import type { ToolExecutor } from '../agent/index.js';
 import type { AgentDeps } from '../agent/types.js';
@@ -19,7 +20,6 @@ import type { ControlPlane, ToolRuntime } from './tool-runtime.js';
 import { defaultAgentId, knownAgentIds } from '../policy/steps.js';
 import { agentWorkspace } from '../exec/check.js';
 import { createAgentWorkspaces } from './workspaces.js';
-import { platformTokenVerdicts } from '../config/platform-tokens.js';
 import { apiKeyFor, modelRefForAgent, modelSettings } from '../models/settings.js';
 import { webWelcome } from '../../adapters/web/welcome.js';
 import { sessionSkillsCatalog } from '../skills/index.js';
@@ -94,6 +94,11 @@ export interface StartOptions {
   onRestart?: (() => void) | undefined;
   /** Called after each applied config change (`warden start` prints what changed). */
   onConfigApplied?: ((outcome: ApplyOutcome & { ok: true }) => void) | undefined;
+  /**
+   * The web chat's listener and token, opened by `warden start` before this module loaded
+   * (`openWebChatFirst`): the web chat attaches to it. The caller closes it when the start fails.
+   */
+  web?: WebChatFirst | undefined;
 }
 
 export interface RunningWarden {
@@ -145,17 +150,13 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   // Relative paths resolve against the config file's folder (the working directory without one).
   const dataDir = resolveDataDir({ configDataDir: config.dataDir, env, cwd: baseDir });
   const planned = plannedAdapters(config);
-  // Refuse an unsafe web chat before anything is created on disk.
-  if (planned.includes('web')) {
-    const bind = checkBind(config.channels.web.host, config.channels.web.token);
-    if (!bind.ok) return { ok: false, error: new ConfigError(loaded.file, [{ path: bind.path, message: bind.message }]) };
-  }
-  // A token pasted into the wrong key stops the start here, named, instead of being retried
-  // against the platform forever; a doubtful shape is a warning. `warden doctor` reads the same verdict.
-  const tokens = platformTokenVerdicts(config.channels).flatMap((v) => v.findings);
-  const wrongTokens = tokens.filter((f) => f.level === 'fail');
-  if (wrongTokens.length > 0) return { ok: false, error: new ConfigError(loaded.file, wrongTokens.map((f) => ({ path: f.path, message: f.message }))) };
-  for (const f of tokens) log.warn({ key: f.path }, `${f.path} ${f.message}`);
+  // Refuse an unsafe web chat, a token pasted into the wrong key (instead of retrying it against
+  // the platform forever) and a malformed store.url before anything is created on disk; a
+  // doubtful token shape is a warning. `warden doctor` reads the same token verdict. (`warden
+  // start` asked this already, before it opened the web chat's listener.)
+  const refused = startRefusal(loaded);
+  if (refused.error) return { ok: false, error: refused.error };
+  for (const f of refused.warnings) log.warn({ key: f.path }, `${f.path} ${f.message}`);
   // Plugins load before anything listens: a plugin that fails is reported and skipped, unless it
   // enforces rules (a policy plugin, see plugins/load-failure.ts): then Warden does not start.
   const plugins = await loadPluginRuntime(config, baseDir);
@@ -178,8 +179,9 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     return { ok: false, error: new Error(`secret store: ${secretsOpened.error}`) };
   }
   const secrets = secretsOpened.secrets;
-  // The web chat needs its token even on loopback: the configured one, else the per-install one.
-  const token = planned.includes('web') ? webChatToken(config.channels.web, dataDir) : undefined;
+  // The web chat needs its token even on loopback: the configured one, else the per-install one
+  // (read already when `warden start` opened the listener first).
+  const token = planned.includes('web') ? (options.web?.token ?? webChatToken(config.channels.web, dataDir)) : undefined;
   if (token && !token.ok) {
     await store.close();
     return { ok: false, error: new Error(token.error) };
@@ -260,8 +262,12 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   // conversations_turn: the next human reply in another conversation, back as a follow-up turn.
   const conversationWaits = new ConversationWaits({ db: store.db, config: current, instance: cluster?.instances.id });
   const progressCards = new ProgressCards({ adapter: (provider) => gatewayRef?.adapter(provider as ChatAdapter['provider']), db: store.db });
+  // The listener `warden start` opened first goes to the first web chat made; a reload's makes its own.
+  let firstListener = options.web?.listener;
   const makeAdapter = async (provider: 'discord' | 'slack' | 'web', cfg: WardenConfig, tokenValue: string): Promise<ChatAdapter> => {
-    const adapter = await createAdapter(provider, cfg, store, resolve, tokenValue, web, current, secretPrompts, userQuestions);
+    const front = provider === 'web' ? firstListener : undefined;
+    if (front) firstListener = undefined;
+    const adapter = await createAdapter(provider, cfg, store, resolve, tokenValue, front ? { ...web, front } : web, current, secretPrompts, userQuestions);
     renderers.get(provider)?.();
     renderers.set(provider, approvals.registerRenderer(adapter.approvals));
     return adapter;

@@ -1,14 +1,17 @@
 import { spawn } from 'node:child_process';
 import { ConfigError } from '../config/index.js';
-import { startWarden } from '../app/startup.js';
+import type { StartResult } from '../app/startup.js';
+import { openWebChatFirst } from '../app/start-first.js';
 import { log } from '../log/log.js';
-import { metrics } from '../ops/metrics.js';
 import { releaseYoungGeneration } from '../ops/young-generation.js';
 import { installProcessHandlers } from '../ops/process-handlers.js';
 import { EXIT, type CommandRunner, type ParsedArgs } from './args.js';
 import { loadConfigForCommand } from './config.js';
 import { parsePort, PORT_ENV } from '../config/index.js';
 import { background } from '../util/background.js';
+
+// Only what comes before the web chat's listener is imported here; the rest of Warden (the store,
+// the agent, the adapters, the tools, the metrics) is imported once the listener is open.
 
 /** `--port N` is `WARDEN_PORT=N` (the web chat), `--ops-port N` is `WARDEN_OPS_PORT=N` (the ops listener). */
 const PORT_FLAGS = { port: 'WARDEN_PORT', 'ops-port': 'WARDEN_OPS_PORT' } as const satisfies Record<string, keyof typeof PORT_ENV>;
@@ -32,7 +35,9 @@ export function portFlags(args: ParsedArgs): { ok: true; env: Record<string, str
  * counted, and Warden keeps running; an uncaught exception ends it (exit 1).
  */
 export const run: CommandRunner = async (args, io) => {
-  const uninstall = installProcessHandlers({ countRejection: () => metrics.unhandledRejections.inc() });
+  const uninstall = installProcessHandlers({
+    countRejection: () => background(import('../ops/metrics.js').then(({ metrics }) => metrics.unhandledRejections.inc()), 'unhandled rejection not counted'),
+  });
   try {
     return await serve(args, io);
   } finally {
@@ -52,19 +57,35 @@ const serve: CommandRunner = async (args, given) => {
   const io = { ...given, env: { ...given.env, ...ports.env } };
   const loaded = loadConfigForCommand(args, io);
   if (!loaded) return EXIT.badInput;
-  let restartRequested: (() => void) | undefined;
-  const restart = new Promise<'restart'>((resolve) => (restartRequested = () => resolve('restart')));
-  const started = await startWarden(loaded, {
-    env: io.env,
-    onRestart: () => restartRequested?.(),
-    // What a reload changed, as the operator watching the terminal needs it.
-    onConfigApplied: (o) =>
-      io.stdout(`Config reloaded (version ${o.version}): ${o.changed.join(', ')}${o.widening.length ? ` — widens security: ${o.widening.map((w) => w.path).join(', ')}` : ''}${o.failed.length ? ` — not restarted: ${o.failed.join('; ')}` : ''}`),
-  });
-  if (!started.ok) {
-    const { error } = started;
+  const refuse = (error: Error) => {
     io.stderr(error instanceof ConfigError ? error.message : `warden start: ${error.message}`);
     return EXIT.badInput;
+  };
+  // The web chat's listener first: its page and health answer while the rest loads and starts
+  // behind it. Whatever the config gets refused for, it is refused before anything listens.
+  const first = await openWebChatFirst(loaded, io.env);
+  if (!first.ok) return refuse(first.error);
+  let restartRequested: (() => void) | undefined;
+  const restart = new Promise<'restart'>((resolve) => (restartRequested = () => resolve('restart')));
+  let started: StartResult;
+  try {
+    const { startWarden } = await import('../app/startup.js');
+    started = await startWarden(loaded, {
+      env: io.env,
+      web: first.web,
+      onRestart: () => restartRequested?.(),
+      // What a reload changed, as the operator watching the terminal needs it.
+      onConfigApplied: (o) =>
+        io.stdout(`Config reloaded (version ${o.version}): ${o.changed.join(', ')}${o.widening.length ? ` — widens security: ${o.widening.map((w) => w.path).join(', ')}` : ''}${o.failed.length ? ` — not restarted: ${o.failed.join('; ')}` : ''}`),
+    });
+  } catch (err) {
+    started = { ok: false, error: err as Error };
+  }
+  if (!started.ok) {
+    // What waited for the chat is answered 503 (Retry-After), and the listener closes: the
+    // process exits with the error, nothing left listening.
+    await first.web?.listener.close();
+    return refuse(started.error);
   }
   const { warden } = started;
   // The young generation was held small since the command was chosen (see src/cli.ts): start-up
