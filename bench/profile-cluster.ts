@@ -123,6 +123,9 @@ try {
   const cpu0 = cpuMs(pid);
   const pg0 = sumServer();
   const trips0 = proxy?.count() ?? 0;
+  const slack0 = fake.requests.records.length;
+  const model0 = model.requests.length;
+  const here0 = process.cpuUsage();
   const goal = answers(fake) + MESSAGES;
   const started = performance.now();
   const burstFrom = process.hrtime.bigint() / 1000n;
@@ -135,6 +138,9 @@ try {
   const cpu = cpuMs(pid) - cpu0;
   const pgCpu = sumServer() - pg0;
   const tripCount = (proxy?.count() ?? 0) - trips0;
+  const here = process.cpuUsage(here0);
+  const slackCalls = new Map<string, number>();
+  for (const r of fake.requests.records.slice(slack0)) slackCalls.set(r.path, (slackCalls.get(r.path) ?? 0) + 1);
   const rows = await stats.query<{ calls: string; query: string; ms: string }>(
     `SELECT calls, total_exec_time AS ms, query FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC`,
   );
@@ -143,6 +149,10 @@ try {
   out(`messages/s: ${(MESSAGES / seconds).toFixed(1)} (${MESSAGES} messages, ${CONVERSATIONS} conversations, ${seconds.toFixed(2)} s)`);
   out(`instance CPU: ${((cpu * 1000) / MESSAGES).toFixed(0)} µs/message (${((cpu / 1000 / seconds) * 100).toFixed(0)} % of a core)`);
   out(`PostgreSQL CPU: ${((pgCpu * 1000) / MESSAGES).toFixed(0)} µs/message (${servers.length} processes)`);
+  // The harness shares the cores: the Slack fake, the model server and this script are one process.
+  out(`harness CPU (Slack fake, model server, sender): ${((here.user + here.system) / MESSAGES).toFixed(0)} µs/message`);
+  const modelBytes = model.requests.slice(model0).reduce((n, r) => n + r.tokens * 4, 0) / Math.max(1, model.requests.length - model0);
+  out(`model requests/message: ${((model.requests.length - model0) / MESSAGES).toFixed(2)} (${(modelBytes / 1024).toFixed(1)} KiB each); Slack calls/message: ${[...slackCalls].map(([k, n]) => `${k} ${(n / MESSAGES).toFixed(2)}`).join(', ')}`);
   out(`statements/message: ${(total / MESSAGES).toFixed(2)}`);
   if (profDir) out(`burst window (monotonic µs, as in the profile): ${burstFrom} ${burstTo}`);
   if (proxy) out(`round trips/message: ${(tripCount / MESSAGES).toFixed(2)}`);

@@ -1,5 +1,6 @@
 import type { Message, ModelTool, TextPart, ToolResultMessage } from '../models/types.js';
 import { sliceWrapped } from '../tools/untrusted.js';
+import { jsonSize } from '../util/json-size.js';
 
 /**
  * Token estimates without a tokenizer: about four characters a token for English and code,
@@ -21,7 +22,7 @@ export function messageTokens(message: Message): number {
 
 export function requestTokens(system: string, tools: readonly ModelTool[], messages: readonly Message[]): number {
   let total = Math.ceil(system.length / CHARS_PER_TOKEN);
-  for (const tool of tools) total += Math.ceil((tool.name.length + tool.description.length + JSON.stringify(tool.parameters).length) / CHARS_PER_TOKEN);
+  for (const tool of tools) total += Math.ceil((tool.name.length + tool.description.length + jsonSize(tool.parameters).chars) / CHARS_PER_TOKEN);
   for (const m of messages) total += messageTokens(m);
   return total;
 }

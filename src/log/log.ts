@@ -45,11 +45,23 @@ function logger(): Logger {
  * The process-wide structured logger. Logs go to stderr so that commands whose stdout is a
  * machine-readable answer (`warden tools --json`) stay parseable.
  */
+/**
+ * Methods bound to the logger, by the function they bind: `log.debug(…)` runs on every message
+ * and a fresh bound function per call was garbage per call. Keyed by the function itself, so a
+ * level change (pino swaps a level's method for a no-op and back) binds the new one.
+ */
+type Method = (...args: never[]) => unknown;
+const bound = new WeakMap<Method, { target: object; fn: Method }>();
+
 export const log: Logger = new Proxy({} as Logger, {
   get(_, prop) {
     const real = logger();
     const value: unknown = Reflect.get(real, prop, real);
-    return typeof value === 'function' ? value.bind(real) : value;
+    if (typeof value !== 'function') return value;
+    const method = value as Method;
+    let entry = bound.get(method);
+    if (entry?.target !== real) bound.set(method, (entry = { target: real, fn: method.bind(real) }));
+    return entry.fn;
   },
   set: (_, prop, value) => Reflect.set(logger(), prop, value),
   has: (_, prop) => Reflect.has(logger(), prop),

@@ -141,6 +141,16 @@ export class SessionSkillSnapshots {
     this.config = config;
   }
 
+  /** The config's part of a snapshot key, serialised once per config object (not once per turn). */
+  private configKey: { config: WardenConfig; text: string } | undefined;
+
+  private keyOfConfig(): string {
+    if (this.configKey?.config !== this.config) {
+      this.configKey = { config: this.config, text: stableJson([redactSkillsConfig(this.config.skills), this.config.agents, this.config.dataDir]) };
+    }
+    return this.configKey.text;
+  }
+
   /** Forces the next `forSession` calls to rescan, as a file change would. */
   invalidate(): void {
     this.fileVersion++;
@@ -154,7 +164,7 @@ export class SessionSkillSnapshots {
   }
 
   forSession(sessionKey: string, agentId: string | undefined): SnapshotResult {
-    const key = stableJson([agentId ?? null, this.fileVersion, redactSkillsConfig(this.config.skills), this.config.agents, this.config.dataDir]);
+    const key = `${stableJson([agentId ?? null, this.fileVersion])}${this.keyOfConfig()}`;
     let current = this.snapshots.get(key);
     if (current) {
       this.snapshots.delete(key);

@@ -9,6 +9,7 @@ import { describeReset } from './periods.js';
 import { priceFor, type Price } from './prices.js';
 import type { UsageStore } from './store.js';
 import type { UsageAttribution, UsageRecord } from './types.js';
+import { toolsJsonSize } from '../util/json-size.js';
 
 /** How long a call's hold on a counter lasts if its process dies before settling it. */
 export const HOLD_MS = 15 * 60_000;
@@ -293,6 +294,11 @@ export function measurePrompt(request: Pick<ModelRequest, 'system' | 'messages' 
       else text(`${p.name}${p.rawArgs ?? JSON.stringify(p.args ?? {})}`);
     }
   }
-  if (request.tools.length > 0) text(JSON.stringify(request.tools));
+  if (request.tools.length > 0) {
+    // The schemas are the same objects every turn: their size is measured once (util/json-size).
+    const tools = toolsJsonSize(request.tools);
+    chars += tools.chars;
+    bytes += tools.bytes;
+  }
   return { chars, bytes, images };
 }

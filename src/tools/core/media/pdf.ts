@@ -4,7 +4,6 @@ import { wrapUntrusted } from '../../untrusted.js';
 import { resolveWorkspacePath } from '../fs/workspace.js';
 import { readVerified } from '../fs/workspace-io.js';
 import { parsePageRange } from './page-range.js';
-import { extractPdfText } from './pdf-text.js';
 
 export const MAX_PDF_BYTES = 50 * 1024 * 1024;
 const MAX_PAGES_PER_CALL = 50;
@@ -41,6 +40,9 @@ export const pdfTool: ToolImplementation<PdfArgs> = {
     if (file.data.subarray(0, 1024).indexOf('%PDF-') === -1) return errorResult(`${resolved.rel} is not a PDF file`, { path: resolved.rel, code: 'not-pdf' });
 
     let more = false;
+    // pdf.js comes in with the first PDF read, not with the tool's definition: its legacy build
+    // installs core-js polyfills process-wide (a wrapped JSON.parse among them) and weighs megabytes.
+    const { extractPdfText } = await import('./pdf-text.js');
     const extracted = await extractPdfText(new Uint8Array(file.data), (count) => {
       const range = parsePageRange(args.pages, count, MAX_PAGES_PER_CALL);
       if (range.ok) more = range.more;

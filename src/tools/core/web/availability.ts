@@ -13,9 +13,14 @@ export function webSearchAvailability(config: WardenConfig, env: NodeJS.ProcessE
   return selection.ok ? { ok: true } : { ok: false, why: selection.why };
 }
 
-/** The effective `tools.web.fetch` block: defaults when absent. */
+let defaults: WebFetchConfig | undefined;
+
+/**
+ * The effective `tools.web.fetch` block: defaults when absent. The defaults are parsed once
+ * (the policy asks on every turn's surface) and shared read-only.
+ */
 export function webFetchSettings(config: WardenConfig): WebFetchConfig {
-  return config.tools.web?.fetch ?? webFetchConfig.parse({});
+  return config.tools.web?.fetch ?? (defaults ??= Object.freeze(webFetchConfig.parse({})));
 }
 
 export function webFetchAvailability(config: WardenConfig): Availability {
