@@ -5,12 +5,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BWRAP_PATH, type SandboxIdentity } from './sandbox.js';
 import { parseProcStatus, passwdNames, processesSharingUid, sandboxUidReport, sharedUidVerdict } from './sandbox-uid.js';
 
-const status = (name: string, ppid: number, uids: string, nspid = '1') => `Name:\t${name}\nUmask:\t0022\nState:\tS (sleeping)\nPPid:\t${ppid}\nUid:\t${uids}\nGid:\t0\t0\t0\t0\nNSpid:\t${nspid}\n`;
+const status = (name: string, ppid: number, uids: string, nspid = '1', state = 'S (sleeping)') => `Name:\t${name}\nUmask:\t0022\nState:\t${state}\nPPid:\t${ppid}\nUid:\t${uids}\nGid:\t0\t0\t0\t0\nNSpid:\t${nspid}\n`;
 
 describe('reading /proc/<pid>/status', () => {
   it.each<[string, string, ReturnType<typeof parseProcStatus>]>([
-    ['real, effective, saved, fs', status('sh', 7, '65533\t0\t0\t0'), { name: 'sh', ppid: 7, uids: [65533, 0, 0, 0], nsDepth: 1 }],
-    ['in a nested pid namespace', status('sh', 7, '1\t1\t1\t1', '4021\t2\t1'), { name: 'sh', ppid: 7, uids: [1, 1, 1, 1], nsDepth: 3 }],
+    ['real, effective, saved, fs', status('sh', 7, '65533\t0\t0\t0'), { name: 'sh', state: 'S', ppid: 7, uids: [65533, 0, 0, 0], nsDepth: 1 }],
+    ['in a nested pid namespace', status('sh', 7, '1\t1\t1\t1', '4021\t2\t1'), { name: 'sh', state: 'S', ppid: 7, uids: [1, 1, 1, 1], nsDepth: 3 }],
     ['no Uid line', 'Name:\tsh\nPPid:\t1\n', null],
     ['a Uid line that is not numbers', status('sh', 1, 'a b c d'), null],
   ])('%s', (_what, text, expected) => {
@@ -42,10 +42,12 @@ describe('which processes share the sandbox uid', () => {
   add(600, status('bwrap', 1, `${U}\t${U}\t${U}\t${U}`), BWRAP_PATH); // an orphaned bwrap: re-parented to pid 1
   add(601, status('bwrap', 300, `${U}\t${U}\t${U}\t${U}`), BWRAP_PATH); // bwrap started by the daemon
   add(602, status('python3', 100, `${U}\t${U}\t${U}\t${U}`), '/usr/bin/python3'); // Warden's child, not a launch it knows
+  add(603, status('bwrap', 200, `${U}\t${U}\t${U}\t${U}`, '1', 'Z (zombie)')); // another Warden's, exited, not yet reaped (no exe)
+  add(604, status('daemon', 1, `${U}\t${U}\t${U}\t${U}`, '1', 'Z (zombie)')); // any zombie
   add(700, status('other', 1, '1000\t1000\t1000\t1000'), '/usr/bin/other');
   mkdirSync(path.join(proc, 'self'));
 
-  it('counts real, effective and saved uid outside the sandbox; not the sandboxes, Warden\'s launches or another Warden\'s', () => {
+  it('counts real, effective and saved uid outside the sandbox; not the sandboxes, zombies, Warden\'s launches or another Warden\'s', () => {
     const found = processesSharingUid(U, { procRoot: proc, self: 100, own: new Set([400]) }).map((p) => p.pid).sort((a, b) => a - b);
     expect(found).toEqual([300, 301, 302, 600, 601, 602]);
   });

@@ -14,6 +14,7 @@ import { BWRAP_PATH, type SandboxIdentity } from './sandbox.js';
  * dedicated uid is what makes the sandbox's uid its own.
  *
  * Not counted, because they cannot reach a sandboxed process or run code of their own:
+ * - processes that have exited and wait to be reaped (zombies);
  * - processes in a pid namespace below Warden's (every sandboxed command, Warden's and any
  *   other Warden's): they cannot name a process of Warden's namespace;
  * - Warden's own launches (the staging process that becomes bubblewrap's monitor), by pid;
@@ -25,6 +26,8 @@ import { BWRAP_PATH, type SandboxIdentity } from './sandbox.js';
 /** One process's ids as /proc/<pid>/status gives them. Pure. */
 export interface ProcStatus {
   name: string;
+  /** The state letter: `Z` (zombie) and `X` (dead) have exited and run nothing. */
+  state: string;
   ppid: number;
   /** Real, effective, saved and filesystem uid. */
   uids: number[];
@@ -34,6 +37,7 @@ export interface ProcStatus {
 
 export function parseProcStatus(text: string): ProcStatus | null {
   let name = '';
+  let state = '';
   let ppid = -1;
   let uids: number[] | null = null;
   let nsDepth = 1;
@@ -43,12 +47,13 @@ export function parseProcStatus(text: string): ProcStatus | null {
     const key = line.slice(0, colon);
     const value = line.slice(colon + 1).trim();
     if (key === 'Name') name = value;
+    else if (key === 'State') state = value.slice(0, 1);
     else if (key === 'PPid') ppid = Number(value);
     else if (key === 'Uid') uids = value.split(/\s+/).map(Number);
     else if (key === 'NSpid') nsDepth = value.split(/\s+/).length;
   }
   if (!uids || uids.length < 3 || uids.some((u) => !Number.isInteger(u)) || !Number.isInteger(ppid)) return null;
-  return { name, ppid, uids, nsDepth };
+  return { name, state, ppid, uids, nsDepth };
 }
 
 export interface SharedUidProcess {
@@ -115,6 +120,7 @@ export function processesSharingUid(uid: number, options: ScanOptions = {}): Sha
     if (!Number.isInteger(pid) || pid <= 0 || String(pid) !== entry || pid === self) continue;
     const status = readStatus(procRoot, pid);
     if (!status || !status.uids.slice(0, 3).includes(uid)) continue;
+    if (status.state === 'Z' || status.state === 'X') continue; // exited, not yet reaped: runs nothing
     if (status.nsDepth > depth) continue;
     if (own.has(pid)) continue;
     if (anotherWardensLaunch(procRoot, pid, status, self)) continue;

@@ -265,9 +265,12 @@ describe.skipIf(skip !== undefined)('who can reach the proxy socket', () => {
     async () => {
       const proxy = await EgressProxy.start({ network: { ...DEFAULT_EXEC_NETWORK, mode: 'allowlist', allow: ['other.test'], allowCidrs: [upstreams.cidr] }, resolve: resolver() });
       const ws = mkdtempSync(path.join(tmpdir(), 'warden-egress-hostile-'));
-      chownSync(ws, DEFAULT_SANDBOX_ID, DEFAULT_SANDBOX_ID);
+      // A uid of this test's own: the attacker, started after the command, would otherwise stop
+      // other tests' sandboxed starts of the same uid (the check before each start).
+      const uid = 65531;
+      chownSync(ws, uid, uid);
       try {
-        // Root start (staged): the sandbox runs as the default uid; the marker file says when the first request is done.
+        // Root start (staged) as that uid; the marker file says when the first request is done.
         const job = startCommand({
           script: 'curl -sS http://other.test/; : > ready; sleep 4; curl -sS http://other.test/',
           label: 'sandboxed',
@@ -276,12 +279,13 @@ describe.skipIf(skip !== undefined)('who can reach the proxy socket', () => {
           cwd: ws,
           env: { PATH: '/usr/bin:/bin' },
           maxOutputChars: 10_000,
+          identity: { uid, gid: uid, staged: true },
           egress: { socket: proxy.socketPath, node: sandboxNode()! },
         });
         const deadline = Date.now() + 15_000;
         while (!existsSync(path.join(ws, 'ready')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
         expect(existsSync(path.join(ws, 'ready'))).toBe(true);
-        const attacker = await execa('/usr/bin/setpriv', ['--reuid', String(DEFAULT_SANDBOX_ID), '--regid', String(DEFAULT_SANDBOX_ID), '--clear-groups', '/usr/bin/python3', '-c', HOSTILE_SAME_UID, proxy.socketPath, String(DEFAULT_SANDBOX_ID)], { reject: false, timeout: 20_000 });
+        const attacker = await execa('/usr/bin/setpriv', ['--reuid', String(uid), '--regid', String(uid), '--clear-groups', '/usr/bin/python3', '-c', HOSTILE_SAME_UID, proxy.socketPath, String(uid)], { reject: false, timeout: 20_000 });
         await job.done;
         expect(attacker.stderr).toBe('');
         const rows = JSON.parse(attacker.stdout) as Array<[string, string, string]>;

@@ -1,8 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runDoctorChecks } from '../../src/cli/doctor.js';
+import { parseConfig } from '../../src/config/index.js';
 import { startCommand } from '../../src/exec/run.js';
 import { bwrapAvailable, DEFAULT_SANDBOX_ID, sandboxIdentity, stageTools, type SandboxIdentity } from '../../src/exec/sandbox.js';
 import { processesSharingUid } from '../../src/exec/sandbox-uid.js';
@@ -109,4 +111,65 @@ describe.skipIf(skipWhy !== '')('a sandboxed start as root while another process
     await first.job.done;
     expect(first.job.exitCode).toBe(0);
   }, 60_000);
+
+  it("another Warden's sandboxed command (bubblewrap started by another root node process) does not block this one", async () => {
+    const uid = 65525;
+    const ws = workspaceFor(uid);
+    // Another Warden: a root node process that drops to the uid and runs bubblewrap, whose command runs in its own pid namespace.
+    const bwrap = ['/usr/bin/setpriv', '--reuid', String(uid), '--regid', String(uid), '--clear-groups', '--', '/usr/bin/bwrap', '--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '/bin/sleep', '8'];
+    const other = spawn(process.execPath, ['-e', `const c = require('node:child_process').spawn(${JSON.stringify(bwrap[0])}, ${JSON.stringify(bwrap.slice(1))}, { stdio: 'ignore' }); c.on('exit', () => process.exit(0));`], { stdio: 'ignore' });
+    attackers.push(other);
+    // Both of its processes have the uid: the monitor in this pid namespace, sleep in its own.
+    const deadline = Date.now() + 10_000;
+    let monitor: number | undefined;
+    while (monitor === undefined && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      const kids = pidsOfUid(uid);
+      if (kids.length >= 2) monitor = kids[0];
+    }
+    expect(monitor).toBeDefined();
+    expect(processesSharingUid(uid)).toEqual([]);
+    const started = start({ uid, gid: uid, staged: true }, ws, 'id -u');
+    expect(started.ok ? '' : started.error).toBe('');
+    if (!started.ok) return;
+    await started.job.done;
+    expect(started.job.outputText().trim()).toBe(String(uid));
+    other.kill('SIGKILL');
+  }, 60_000);
 });
+
+describe.skipIf(skipWhy !== '')('warden doctor on the sandbox uid', () => {
+  const doctorFor = async (uid: number) => {
+    const parsed = parseConfig({ owners: { web: ['op'] }, tools: { exec: { host: 'sandbox', sandbox: { uid, gid: uid } } } });
+    if (!parsed.ok) throw parsed.error;
+    const checks = await runDoctorChecks(parsed.value.config, tmpdir(), {}, { platforms: 'offline', container: null });
+    return checks.find((c) => c.name === 'sandbox uid')!;
+  };
+  it('names the uid and the process that shares it, and fails', async () => {
+    const attacker = await attackerAs(65524);
+    const line = await doctorFor(65524);
+    expect(line.ok).toBe(false);
+    expect(line.detail).toContain(`uid 65524, gid 65524`);
+    expect(line.detail).toContain(`sleep (pid ${attacker.pid})`);
+    expect(line.fix).toContain('tools.exec.sandbox.uid');
+  }, 120_000);
+  it('says no other process runs as a uid nobody has', async () => {
+    const line = await doctorFor(65523);
+    expect(line).toMatchObject({ ok: true, detail: 'uid 65523, gid 65523 (no account in /etc/passwd): no other process runs as it' });
+  }, 120_000);
+});
+
+/** Every pid whose real uid is `uid`, by /proc, with no exemption (what the scan starts from). */
+function pidsOfUid(uid: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const line = readFileSync(`/proc/${entry}/status`, 'utf8').split('\n').find((l) => l.startsWith('Uid:'));
+      if (line && line.split(/\s+/)[1] === String(uid)) out.push(Number(entry));
+    } catch {
+      // gone
+    }
+  }
+  return out.sort((a, b) => a - b);
+}
