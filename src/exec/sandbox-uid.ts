@@ -59,6 +59,8 @@ export function parseProcStatus(text: string): ProcStatus | null {
 export interface SharedUidProcess {
   pid: number;
   name: string;
+  /** Its parent: who started it (a supervisor to reconfigure), when known. */
+  ppid?: number | undefined;
 }
 
 export interface ScanOptions {
@@ -124,7 +126,7 @@ export function processesSharingUid(uid: number, options: ScanOptions = {}): Sha
     if (status.nsDepth > depth) continue;
     if (own.has(pid)) continue;
     if (anotherWardensLaunch(procRoot, pid, status, self)) continue;
-    found.push({ pid, name: status.name });
+    found.push({ pid, name: status.name, ppid: status.ppid });
   }
   return found;
 }
@@ -134,7 +136,7 @@ export type SharedUidVerdict = { ok: true } | { ok: false; error: string };
 /** The refusal for a sandboxed start as root while another process runs as the sandbox uid. Pure. */
 export function sharedUidVerdict(identity: SandboxIdentity, others: readonly SharedUidProcess[]): SharedUidVerdict {
   if (!identity.staged || identity.allowSharedUid === true || others.length === 0) return { ok: true };
-  const named = others.slice(0, 3).map((p) => `${p.name} (pid ${p.pid})`).join(', ');
+  const named = others.slice(0, 3).map((p) => `${p.name} (pid ${p.pid}${p.ppid !== undefined ? `, parent ${p.ppid}` : ''})`).join(', ');
   return {
     ok: false,
     error:

@@ -58,7 +58,7 @@ function start(identity: SandboxIdentity, ws: string, script: string) {
 
 describe.skipIf(skipWhy !== '')('a sandboxed start as root while another process runs as the sandbox uid', () => {
   it.each<[string, number, 'attacker' | 'none', boolean, RegExp | null]>([
-    ['a daemon of the sandbox uid runs outside: refused, the key named', 65529, 'attacker', false, /another process runs as the sandbox uid 65529 outside the sandbox: sleep \(pid \d+\).*tools\.exec\.sandbox\.uid/],
+    ['a daemon of the sandbox uid runs outside: refused, the key named', 65529, 'attacker', false, /another process runs as the sandbox uid 65529 outside the sandbox: sleep \(pid \d+, parent \d+\).*tools\.exec\.sandbox\.uid/],
     ['the same with allowSharedUid set by the operator: runs', 65528, 'attacker', true, null],
     ['a uid nobody else has: runs', 65527, 'none', false, null],
   ])('%s', async (_what, uid, other, allowSharedUid, refused) => {
@@ -150,7 +150,7 @@ describe.skipIf(skipWhy !== '')('warden doctor on the sandbox uid', () => {
     const line = await doctorFor(65524);
     expect(line.ok).toBe(false);
     expect(line.detail).toContain(`uid 65524, gid 65524`);
-    expect(line.detail).toContain(`sleep (pid ${attacker.pid})`);
+    expect(line.detail).toContain(`sleep (pid ${attacker.pid}, parent `);
     expect(line.fix).toContain('tools.exec.sandbox.uid');
   }, 120_000);
   it('says no other process runs as a uid nobody has', async () => {
