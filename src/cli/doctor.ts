@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { WardenConfig } from '../config/index.js';
 import { effectiveExecConfig } from '../exec/check.js';
@@ -8,6 +8,7 @@ import { describeIdentity, SANDBOX_FIXES } from '../exec/sandbox-audit.js';
 import { probeSandbox, type SandboxProbe } from '../exec/sandbox-probe.js';
 import { probeEgress, type EgressProbe } from '../exec/egress/probe.js';
 import { BWRAP_PATH, resolveExecHost, sandboxIdentity } from '../exec/sandbox.js';
+import { passwdNames, processesSharingUid, sandboxUidReport, type SharedUidProcess } from '../exec/sandbox-uid.js';
 import { mcpDoctorChecks } from '../mcp/doctor.js';
 import { probeStore } from '../app/schema-probe.js';
 import { platformTokenVerdicts, verdictLine } from '../config/platform-tokens.js';
@@ -46,6 +47,8 @@ export interface DoctorOptions {
   probe?: SandboxProbe;
   /** The egress probe to report (tests); default: a real sandboxed run through the proxy. */
   egress?: EgressProbe;
+  /** The processes sharing the sandbox uid (tests); default: a scan of /proc. */
+  sharedUid?: SharedUidProcess[];
   /** The container runtime to report (tests); default: detected from the environment. */
   container?: ContainerRuntime | null;
   /** Ask the chat platforms about the tokens (default), with this deadline per platform; `offline` skips it. */
@@ -86,6 +89,16 @@ export async function runDoctorChecks(config: WardenConfig, baseDir: string, env
   const sandbox = options.probe ?? (await probeSandbox(sandboxIdentity(exec.sandbox)));
   const used = host === 'sandbox' && exec.security !== 'deny';
   checks.push({ name: 'sandbox user', ok: true, detail: `sandboxed commands run as ${describeIdentity(sandbox.identity)}` });
+  // Whether another host process runs as the sandbox uid now: what a sandboxed start refuses.
+  const identity = sandboxIdentity(exec.sandbox);
+  const others = options.sharedUid ?? (identity.staged ? processesSharingUid(identity.uid) : []);
+  let passwd = '';
+  try {
+    passwd = readFileSync('/etc/passwd', 'utf8');
+  } catch {
+    // No /etc/passwd: no account to name.
+  }
+  checks.push({ name: 'sandbox uid', ...sandboxUidReport(identity, others, passwdNames(identity.uid, passwd), used) });
   for (const check of sandbox.checks) {
     checks.push({
       name: `sandbox ${check.property}`,

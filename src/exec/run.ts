@@ -4,6 +4,7 @@ import { proxyEnv } from './egress/forwarder.js';
 import { log } from '../log/log.js';
 import { ExecJob } from './job.js';
 import { sandboxIdentity, sandboxLaunch, type ExecHost, type SandboxIdentity } from './sandbox.js';
+import { checkSandboxUid, ownSandboxLaunches } from './sandbox-uid.js';
 import { seccompProgram } from './seccomp.js';
 
 /** Starts a command text on a host: `/bin/sh -c` directly, or inside bubblewrap. */
@@ -49,7 +50,11 @@ export function startCommand(spec: StartSpec): ExecJob {
   if (spec.host === 'sandbox') {
     // The proxy variables last: nothing the command's environment says replaces where they point.
     const commandEnv = spec.egress ? { ...spec.env, ...proxyEnv() } : spec.env;
-    const launched = sandboxLaunch({ workspace: spec.workspace, cwd: spec.cwd, argv: shell, protect: spec.protect, readOnly: spec.readOnly, egress: spec.egress ? { node: spec.egress.node } : undefined }, spec.identity ?? sandboxIdentity(), commandEnv);
+    const identity = spec.identity ?? sandboxIdentity();
+    // As root: no start while another host process runs as the sandbox uid (sandbox-uid.ts).
+    const shared = checkSandboxUid(identity);
+    if (!shared.ok) throw new Error(shared.error);
+    const launched = sandboxLaunch({ workspace: spec.workspace, cwd: spec.cwd, argv: shell, protect: spec.protect, readOnly: spec.readOnly, egress: spec.egress ? { node: spec.egress.node } : undefined }, identity, commandEnv);
     if (!launched.ok) throw new Error(`the sandbox cannot start: ${launched.error}`);
     ({ file, args, env } = launched.launch);
     ids = { uid: launched.launch.uid, gid: launched.launch.gid };
@@ -74,6 +79,13 @@ export function startCommand(spec: StartSpec): ExecJob {
     ...(spec.maxPendingChars !== undefined ? { maxPendingChars: spec.maxPendingChars } : {}),
     ...(spec.host === 'sandbox' && spec.egress ? { channelFd: EGRESS_FD } : {}),
   });
+  // Warden's own launch: not "another process of the sandbox uid" for its other commands.
+  const launchPid = spec.host === 'sandbox' ? job.pid : undefined;
+  if (launchPid !== undefined) {
+    ownSandboxLaunches.add(launchPid);
+    const forget = () => ownSandboxLaunches.delete(launchPid);
+    void job.done.then(forget, forget);
+  }
   const channel = job.channel;
   if (spec.egress && channel) {
     const socket = spec.egress.socket;

@@ -15,9 +15,11 @@ const after = (args: string[], flag: string) => args.flatMap((a, i) => (a === fl
 
 describe('who the sandbox is on the host', () => {
   it.each([
-    ['root, defaults', {}, { uid: 0, gid: 0 }, { uid: 65534, gid: 65534, staged: true }],
+    ['root, defaults', {}, { uid: 0, gid: 0 }, { uid: 65533, gid: 65533, staged: true }],
     ['root, configured', { uid: 4000, gid: 4001 }, { uid: 0, gid: 0 }, { uid: 4000, gid: 4001, staged: true }],
     ['another user: its own uid, the keys unused', { uid: 4000, gid: 4001 }, { uid: 1000, gid: 1000 }, { uid: 1000, gid: 1000, staged: false }],
+    ['root, a shared uid accepted', { uid: 65534, gid: 65534, allowSharedUid: true }, { uid: 0, gid: 0 }, { uid: 65534, gid: 65534, staged: true, allowSharedUid: true }],
+    ['another user: allowSharedUid unused (no other user shares its namespace)', { allowSharedUid: true }, { uid: 1000, gid: 1000 }, { uid: 1000, gid: 1000, staged: false }],
   ])('%s', (_who, configured, own, expected) => {
     expect(sandboxIdentity(configured, own)).toEqual(expected);
   });

@@ -26,8 +26,15 @@ export const SANDBOX_HOME = '/home/sandbox';
 export const SECCOMP_FD = 3;
 /** The descriptor the staged start hands the command's environment on (bubblewrap `--args`). */
 export const ENV_ARGS_FD = 4;
-/** `nobody`: the default host uid/gid of sandboxed commands when Warden runs as root. */
-export const DEFAULT_SANDBOX_ID = 65534;
+/**
+ * The default host uid/gid of sandboxed commands when Warden runs as root: Warden's own, not
+ * `nobody` (65534), which daemons share and which could then reach the sandbox's processes.
+ * 65533 lies in the range Debian reserves (65000–65533, never allocated to a user or package)
+ * and outside systemd's dynamic users (61184–65519), and below 65536, so it exists in a rootless
+ * container's user namespace too (those usually map only 0–65535). Files the sandbox writes in
+ * the workspace belong to it.
+ */
+export const DEFAULT_SANDBOX_ID = 65533;
 
 let bwrapPresent: boolean | undefined;
 /** Cached: availability checks run on every turn and must not touch the disk each time. */
@@ -60,7 +67,7 @@ export function execHomes(host: ExecHost, operatorHome: string = homedir()): { h
 /**
  * Who a sandboxed command is on the host. bubblewrap run by root keeps host uid 0 behind any
  * uid it shows inside, so root-owned files in the bound system directories would stay readable;
- * a Warden running as root therefore starts the sandbox as `uid`/`gid` (default 65534), whose
+ * a Warden running as root therefore starts the sandbox as `uid`/`gid` (default 65533), whose
  * own user namespace holds nothing over the host. A Warden running as another user runs the
  * sandbox as itself: an unprivileged user namespace of its own uid.
  */
@@ -75,6 +82,11 @@ export interface SandboxIdentity {
    * mode-700 /root would be out of its reach otherwise).
    */
   staged: boolean;
+  /**
+   * `tools.exec.sandbox.allowSharedUid`: start even while another host process runs as `uid`
+   * (sandbox-uid.ts refuses otherwise). Only staged starts are checked.
+   */
+  allowSharedUid?: boolean | undefined;
   /** Start bubblewrap directly as this uid/gid (tests: a non-root Warden, played by root). */
   spawnAs?: { uid: number; gid: number } | undefined;
 }
@@ -89,8 +101,10 @@ export function ownIds(): ProcessIds {
 }
 
 /** The identity for `tools.exec.sandbox` (uid/gid apply only when Warden is root). */
-export function sandboxIdentity(configured: { uid?: number | undefined; gid?: number | undefined } = {}, own: ProcessIds = ownIds()): SandboxIdentity {
-  if (own.uid === 0) return { uid: configured.uid ?? DEFAULT_SANDBOX_ID, gid: configured.gid ?? DEFAULT_SANDBOX_ID, staged: true };
+export function sandboxIdentity(configured: { uid?: number | undefined; gid?: number | undefined; allowSharedUid?: boolean | undefined } = {}, own: ProcessIds = ownIds()): SandboxIdentity {
+  if (own.uid === 0) {
+    return { uid: configured.uid ?? DEFAULT_SANDBOX_ID, gid: configured.gid ?? DEFAULT_SANDBOX_ID, staged: true, ...(configured.allowSharedUid === true ? { allowSharedUid: true } : {}) };
+  }
   return { uid: own.uid, gid: own.gid, staged: false };
 }
 

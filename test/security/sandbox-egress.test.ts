@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_EXEC_NETWORK, type ExecNetworkConfig } from '../../src/config/schema/exec.js';
 import { EgressProxy } from '../../src/exec/egress/proxy.js';
 import { startCommand } from '../../src/exec/run.js';
-import { bwrapAvailable, sandboxNode } from '../../src/exec/sandbox.js';
+import { bwrapAvailable, DEFAULT_SANDBOX_ID, sandboxNode } from '../../src/exec/sandbox.js';
 import type { Resolver } from '../../src/net/index.js';
 import { startUpstreams, type Upstreams } from '../fakes/egress/upstreams.js';
 
@@ -185,9 +185,10 @@ describe.skipIf(skip !== undefined)('plain HTTP attacks (allowlist: other.test)'
 });
 
 /**
- * Another host process running as the sandbox uid (65534, "nobody", shared with other
- * services), outside the sandbox, hunting for a way into the sandbox's egress: the proxy's
- * socket by its path; every socket under /run, /tmp and /var/tmp of each uid-65534 process's
+ * Another host process running as the sandbox uid (as when it is "nobody", shared with other
+ * services), started after the sandboxed command (so the start's check did not see it), outside
+ * the sandbox, hunting for a way into the sandbox's egress: the proxy's socket by its path;
+ * every socket under /run, /tmp and /var/tmp of each sandbox-uid process's
  * root (/proc/PID/root, which reaches into the sandbox's mount namespace); reopening each of
  * their socket descriptors through /proc/PID/fd; the forwarder's port from the host's network.
  * Prints [outcome, target, detail] rows as JSON; anything but "refused" is a way in.
@@ -208,7 +209,7 @@ def unix(p):
 targets = [sys.argv[1]]
 for pid in [p for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid()]:
     try:
-        if os.stat('/proc/' + pid).st_uid != 65534: continue
+        if os.stat('/proc/' + pid).st_uid != int(sys.argv[2]): continue
     except Exception:
         continue
     targets.append('/proc/%s/root/run/warden-egress.sock' % pid)
@@ -264,9 +265,12 @@ describe.skipIf(skip !== undefined)('who can reach the proxy socket', () => {
     async () => {
       const proxy = await EgressProxy.start({ network: { ...DEFAULT_EXEC_NETWORK, mode: 'allowlist', allow: ['other.test'], allowCidrs: [upstreams.cidr] }, resolve: resolver() });
       const ws = mkdtempSync(path.join(tmpdir(), 'warden-egress-hostile-'));
-      chownSync(ws, 65534, 65534);
+      // A uid of this test's own: the attacker, started after the command, would otherwise stop
+      // other tests' sandboxed starts of the same uid (the check before each start).
+      const uid = 65531;
+      chownSync(ws, uid, uid);
       try {
-        // Root start (staged): the sandbox runs as uid 65534, the default; the marker file says when the first request is done.
+        // Root start (staged) as that uid; the marker file says when the first request is done.
         const job = startCommand({
           script: 'curl -sS http://other.test/; : > ready; sleep 4; curl -sS http://other.test/',
           label: 'sandboxed',
@@ -275,12 +279,13 @@ describe.skipIf(skip !== undefined)('who can reach the proxy socket', () => {
           cwd: ws,
           env: { PATH: '/usr/bin:/bin' },
           maxOutputChars: 10_000,
+          identity: { uid, gid: uid, staged: true },
           egress: { socket: proxy.socketPath, node: sandboxNode()! },
         });
         const deadline = Date.now() + 15_000;
         while (!existsSync(path.join(ws, 'ready')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
         expect(existsSync(path.join(ws, 'ready'))).toBe(true);
-        const attacker = await execa('/usr/bin/setpriv', ['--reuid', '65534', '--regid', '65534', '--clear-groups', '/usr/bin/python3', '-c', HOSTILE_SAME_UID, proxy.socketPath], { reject: false, timeout: 20_000 });
+        const attacker = await execa('/usr/bin/setpriv', ['--reuid', String(uid), '--regid', String(uid), '--clear-groups', '/usr/bin/python3', '-c', HOSTILE_SAME_UID, proxy.socketPath, String(uid)], { reject: false, timeout: 20_000 });
         await job.done;
         expect(attacker.stderr).toBe('');
         const rows = JSON.parse(attacker.stdout) as Array<[string, string, string]>;
@@ -302,7 +307,7 @@ describe.skipIf(skip !== undefined)('who can reach the proxy socket', () => {
   it.skipIf(!bwrapAvailable() || !sandboxNode())('another sandbox sees neither the socket nor its directory, and has no route', async () => {
     const proxy = await EgressProxy.start({ network: { ...DEFAULT_EXEC_NETWORK, mode: 'open', allowCidrs: [upstreams.cidr] }, resolve: resolver() });
     const ws = mkdtempSync(path.join(tmpdir(), 'warden-egress-other-'));
-    chownSync(ws, 65534, 65534);
+    chownSync(ws, DEFAULT_SANDBOX_ID, DEFAULT_SANDBOX_ID);
     try {
       const job = startCommand({
         script: `ls -la /run/warden-egress.sock 2>&1; ls ${path.dirname(proxy.socketPath)} 2>&1; curl -sS --max-time 3 --unix-socket ${proxy.socketPath} http://other.test/ 2>&1; echo rc=$?`,
@@ -328,7 +333,7 @@ describe.skipIf(skip !== undefined)('who can reach the proxy socket', () => {
   it.skipIf(!bwrapAvailable() || !sandboxNode())('non-root start (bubblewrap run directly as the sandbox uid): the proxy works the same', async () => {
     const proxy = await EgressProxy.start({ network: { ...DEFAULT_EXEC_NETWORK, mode: 'allowlist', allow: ['other.test'], allowCidrs: [upstreams.cidr] }, resolve: resolver() });
     const ws = mkdtempSync(path.join(tmpdir(), 'warden-egress-nonroot-'));
-    chownSync(ws, 65534, 65534);
+    chownSync(ws, DEFAULT_SANDBOX_ID, DEFAULT_SANDBOX_ID);
     try {
       const job = startCommand({
         script: 'curl -sS http://other.test/; curl -sS http://private.test/',
@@ -338,7 +343,7 @@ describe.skipIf(skip !== undefined)('who can reach the proxy socket', () => {
         cwd: ws,
         env: { PATH: '/usr/bin:/bin' },
         maxOutputChars: 10_000,
-        identity: { uid: 65534, gid: 65534, staged: false, spawnAs: { uid: 65534, gid: 65534 } },
+        identity: { uid: DEFAULT_SANDBOX_ID, gid: DEFAULT_SANDBOX_ID, staged: false, spawnAs: { uid: DEFAULT_SANDBOX_ID, gid: DEFAULT_SANDBOX_ID } },
         egress: { socket: proxy.socketPath, node: sandboxNode()! },
       });
       await job.done;

@@ -16,9 +16,9 @@ export const canSandbox = bwrapAvailable() && process.platform === 'linux';
 
 /** The two ways a sandbox starts: Warden as root, and bubblewrap started by an unprivileged user. */
 export const LAUNCHES: ReadonlyArray<readonly [string, SandboxIdentity]> = [
-  ['Warden as root (staged, sandbox uid 65534)', sandboxIdentity({})],
+  [`Warden as root (staged, sandbox uid ${DEFAULT_SANDBOX_ID})`, sandboxIdentity({})],
   [
-    'an unprivileged Warden (bubblewrap started as uid 65534)',
+    `an unprivileged Warden (bubblewrap started as uid ${DEFAULT_SANDBOX_ID})`,
     { uid: DEFAULT_SANDBOX_ID, gid: DEFAULT_SANDBOX_ID, staged: false, spawnAs: { uid: DEFAULT_SANDBOX_ID, gid: DEFAULT_SANDBOX_ID } },
   ],
 ];

@@ -203,7 +203,11 @@ describe.skipIf(!canSandbox || !isRoot)("Warden's own state is masked even under
 
 describe.skipIf(!canSandbox || !isRoot)('a sandbox does not outlive Warden', () => {
   const here = path.dirname(fileURLToPath(import.meta.url));
-  it.each(LAUNCHES)('when Warden is killed (%s), every process of the sandbox dies', async (_who, identity) => {
+  // A uid of this test's own: for a moment after the kill, the sandbox's monitor is an orphan of
+  // the sandbox uid, which stops other tests' sandboxed starts of that uid (sandbox-uid.ts).
+  const OWN_UID = 65521;
+  const launches = LAUNCHES.map(([who, identity]) => [who, { ...identity, uid: OWN_UID, gid: OWN_UID, ...(identity.spawnAs ? { spawnAs: { uid: OWN_UID, gid: OWN_UID } } : {}) }] as const);
+  it.each(launches)('when Warden is killed (%s), every process of the sandbox dies', async (_who, identity) => {
     const marker = `${Math.floor(Math.random() * 1e6) + 1}.${process.pid}`;
     const root = mkdtempSync('/tmp/warden-sec-');
     chmodSync(root, 0o755);

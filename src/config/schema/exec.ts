@@ -103,14 +103,20 @@ function isCidr(text: string): boolean {
 }
 
 export const execSandboxConfig = lazySchema(() => z.strictObject({
-  uid: z.number().int().min(1).max(4_294_967_294).default(65534),
-  gid: z.number().int().min(1).max(4_294_967_294).default(65534),
+  // Warden's own id (see DEFAULT_SANDBOX_ID in exec/sandbox.ts), not `nobody`, which daemons share.
+  uid: z.number().int().min(1).max(4_294_967_294).default(65533),
+  gid: z.number().int().min(1).max(4_294_967_294).default(65533),
+  /**
+   * Start sandboxed commands (Warden as root) even while another host process runs as `uid`,
+   * which could then ptrace them or take their descriptors. Off: such a start is refused.
+   */
+  allowSharedUid: z.boolean().default(false),
   network: execNetworkConfig.default(DEFAULT_EXEC_NETWORK),
 }));
 
 export const execConfig = lazySchema(() => z.strictObject({
   host: z.enum(['sandbox', 'gateway']).optional(),
-  sandbox: execSandboxConfig.default({ uid: 65534, gid: 65534, network: DEFAULT_EXEC_NETWORK }),
+  sandbox: execSandboxConfig.default({ uid: 65533, gid: 65533, allowSharedUid: false, network: DEFAULT_EXEC_NETWORK }),
   security: execSecurity().default('allowlist'),
   ask: execAsk().default('on-miss'),
   askFallback: execSecurity().default('deny'),

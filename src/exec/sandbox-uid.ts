@@ -1,0 +1,191 @@
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import path from 'node:path';
+import { BWRAP_PATH, type SandboxIdentity } from './sandbox.js';
+
+/**
+ * Whether another host process runs as the sandbox uid (tools.exec.sandbox.uid, Warden as root).
+ *
+ * The sandbox's user namespace belongs to that uid, so any process of the same uid that can name
+ * a sandboxed process by pid (one in Warden's pid namespace) may ptrace it or take its
+ * descriptors with pidfd_getfd — including the egress channel. Before each sandboxed start as
+ * root Warden scans /proc and refuses while such a process exists, unless the operator set
+ * `tools.exec.sandbox.allowSharedUid`. The scan is a point-in-time check: it catches the daemon
+ * that already runs as the uid (the usual case: `nobody`), not one started a moment later; a
+ * dedicated uid is what makes the sandbox's uid its own.
+ *
+ * Not counted, because they cannot reach a sandboxed process or run code of their own:
+ * - processes that have exited and wait to be reaped (zombies);
+ * - processes in a pid namespace below Warden's (every sandboxed command, Warden's and any
+ *   other Warden's): they cannot name a process of Warden's namespace;
+ * - Warden's own launches (the staging process that becomes bubblewrap's monitor), by pid;
+ * - another Warden's launch: bubblewrap or setpriv whose parent is a root node process other
+ *   than pid 1 (an orphan of another user is re-parented to pid 1 or a subreaper, never to a
+ *   node process that did not start it; a process of the sandbox uid cannot make a root parent).
+ */
+
+/** One process's ids as /proc/<pid>/status gives them. Pure. */
+export interface ProcStatus {
+  name: string;
+  /** The state letter: `Z` (zombie) and `X` (dead) have exited and run nothing. */
+  state: string;
+  ppid: number;
+  /** Real, effective, saved and filesystem uid. */
+  uids: number[];
+  /** The pid in each pid namespace, outermost first (`NSpid:`); its length is the depth. */
+  nsDepth: number;
+}
+
+export function parseProcStatus(text: string): ProcStatus | null {
+  let name = '';
+  let state = '';
+  let ppid = -1;
+  let uids: number[] | null = null;
+  let nsDepth = 1;
+  for (const line of text.split('\n')) {
+    const colon = line.indexOf(':');
+    if (colon < 0) continue;
+    const key = line.slice(0, colon);
+    const value = line.slice(colon + 1).trim();
+    if (key === 'Name') name = value;
+    else if (key === 'State') state = value.slice(0, 1);
+    else if (key === 'PPid') ppid = Number(value);
+    else if (key === 'Uid') uids = value.split(/\s+/).map(Number);
+    else if (key === 'NSpid') nsDepth = value.split(/\s+/).length;
+  }
+  if (!uids || uids.length < 3 || uids.some((u) => !Number.isInteger(u)) || !Number.isInteger(ppid)) return null;
+  return { name, state, ppid, uids, nsDepth };
+}
+
+export interface SharedUidProcess {
+  pid: number;
+  name: string;
+  /** Its parent: who started it (a supervisor to reconfigure), when known. */
+  ppid?: number | undefined;
+}
+
+export interface ScanOptions {
+  procRoot?: string | undefined;
+  /** Warden's own pid (its launches' parent). */
+  self?: number | undefined;
+  /** Pids of Warden's live sandbox launches. */
+  own?: ReadonlySet<number> | undefined;
+}
+
+/** Pids of this process's live sandbox launches (run.ts adds and removes them). */
+export const ownSandboxLaunches = new Set<number>();
+
+function readStatus(procRoot: string, pid: number): ProcStatus | null {
+  try {
+    return parseProcStatus(readFileSync(path.join(procRoot, String(pid), 'status'), 'utf8'));
+  } catch {
+    return null; // gone since the listing
+  }
+}
+
+function exeOf(procRoot: string, pid: number): string | null {
+  try {
+    return readlinkSync(path.join(procRoot, String(pid), 'exe'));
+  } catch {
+    return null;
+  }
+}
+
+const LAUNCH_EXES = new Set([BWRAP_PATH, '/usr/bin/setpriv', '/bin/setpriv']);
+
+/**
+ * Another Warden's launch: bubblewrap or setpriv started by a root node process that is neither
+ * pid 1 nor this one (this one's launches are known by pid; any other child of its is an orphan
+ * re-parented here, as when Warden is a container's pid 1).
+ */
+function anotherWardensLaunch(procRoot: string, pid: number, status: ProcStatus, self: number): boolean {
+  const exe = exeOf(procRoot, pid);
+  if (!exe || !LAUNCH_EXES.has(exe) || status.ppid <= 1 || status.ppid === self) return false;
+  const parent = readStatus(procRoot, status.ppid);
+  if (!parent || parent.uids.some((u) => u !== 0)) return false;
+  const parentExe = exeOf(procRoot, status.ppid);
+  return parentExe !== null && /^node(js)?(\d+)?$/.test(path.basename(parentExe));
+}
+
+/**
+ * The processes that run as `uid` (real, effective or saved) and could reach a sandboxed
+ * process. Synchronous: it runs right before the sandbox is spawned, with nothing between.
+ */
+export function processesSharingUid(uid: number, options: ScanOptions = {}): SharedUidProcess[] {
+  const procRoot = options.procRoot ?? '/proc';
+  const self = options.self ?? process.pid;
+  const own = options.own ?? ownSandboxLaunches;
+  const selfStatus = readStatus(procRoot, self);
+  const depth = selfStatus?.nsDepth ?? 1;
+  const found: SharedUidProcess[] = [];
+  for (const entry of readdirSync(procRoot)) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid <= 0 || String(pid) !== entry || pid === self) continue;
+    const status = readStatus(procRoot, pid);
+    if (!status || !status.uids.slice(0, 3).includes(uid)) continue;
+    if (status.state === 'Z' || status.state === 'X') continue; // exited, not yet reaped: runs nothing
+    if (status.nsDepth > depth) continue;
+    if (own.has(pid)) continue;
+    if (anotherWardensLaunch(procRoot, pid, status, self)) continue;
+    found.push({ pid, name: status.name, ppid: status.ppid });
+  }
+  return found;
+}
+
+export type SharedUidVerdict = { ok: true } | { ok: false; error: string };
+
+/** The refusal for a sandboxed start as root while another process runs as the sandbox uid. Pure. */
+export function sharedUidVerdict(identity: SandboxIdentity, others: readonly SharedUidProcess[]): SharedUidVerdict {
+  if (!identity.staged || identity.allowSharedUid === true || others.length === 0) return { ok: true };
+  const named = others.slice(0, 3).map((p) => `${p.name} (pid ${p.pid}${p.ppid !== undefined ? `, parent ${p.ppid}` : ''})`).join(', ');
+  return {
+    ok: false,
+    error:
+      `another process runs as the sandbox uid ${identity.uid} outside the sandbox: ${named}${others.length > 3 ? ` and ${others.length - 3} more` : ''}; ` +
+      `it could control sandboxed commands. Set tools.exec.sandbox.uid (and gid) to an id no other process uses, ` +
+      `or tools.exec.sandbox.allowSharedUid: true to accept it`,
+  };
+}
+
+/** The check before a sandboxed start (run.ts); as root only. */
+export function checkSandboxUid(identity: SandboxIdentity, options: ScanOptions = {}): SharedUidVerdict {
+  if (!identity.staged || identity.allowSharedUid === true) return { ok: true };
+  return sharedUidVerdict(identity, processesSharingUid(identity.uid, options));
+}
+
+/** The names /etc/passwd gives `uid` (an account of that uid owns files and may run processes). */
+export function passwdNames(uid: number, passwd: string): string[] {
+  const names: string[] = [];
+  for (const line of passwd.split('\n')) {
+    const fields = line.split(':');
+    if (fields.length >= 3 && fields[2] === String(uid) && fields[0]) names.push(fields[0]);
+  }
+  return names;
+}
+
+export interface SandboxUidReport {
+  ok: boolean;
+  warn?: true;
+  detail: string;
+  fix?: string;
+}
+
+/**
+ * `warden doctor`'s line on the sandbox uid: which it is and whether another process uses it
+ * now (the same scan and verdict a sandboxed start runs). Pure. `used`: exec uses the sandbox.
+ */
+export function sandboxUidReport(identity: SandboxIdentity, others: readonly SharedUidProcess[], accounts: readonly string[], used: boolean): SandboxUidReport {
+  const who = `uid ${identity.uid}, gid ${identity.gid}`;
+  if (!identity.staged) return { ok: true, detail: `${who}: Warden's own (not root), so no other user shares the sandbox's user namespace` };
+  const account = accounts.length > 0 ? ` (the account ${accounts.join(', ')} in /etc/passwd)` : ' (no account in /etc/passwd)';
+  const fix = 'set tools.exec.sandbox.uid and gid to an id no other process or account uses (the default 65533 is meant for Warden alone)';
+  if (others.length === 0) {
+    return accounts.length > 0
+      ? { ok: true, warn: true, detail: `${who}${account}: no other process runs as it now, but the account may start one, which would stop sandboxed commands`, fix }
+      : { ok: true, detail: `${who}${account}: no other process runs as it` };
+  }
+  const verdict = sharedUidVerdict(identity, others);
+  if (verdict.ok) {
+    return { ok: true, warn: true, detail: `${who}${account}: ${others.length} other process(es) run as it, allowed by tools.exec.sandbox.allowSharedUid; they could control sandboxed commands`, fix };
+  }
+  return { ok: !used, ...(used ? {} : { warn: true as const }), detail: `${who}${account}: ${verdict.error}${used ? '' : ' (not used: exec does not run in the sandbox)'}`, fix: `${fix}; until then every sandboxed command is refused` };
+}
