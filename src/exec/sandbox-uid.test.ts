@@ -44,12 +44,18 @@ describe('which processes share the sandbox uid', () => {
   add(602, status('python3', 100, `${U}\t${U}\t${U}\t${U}`), '/usr/bin/python3'); // Warden's child, not a launch it knows
   add(603, status('bwrap', 200, `${U}\t${U}\t${U}\t${U}`, '1', 'Z (zombie)')); // another Warden's, exited, not yet reaped (no exe)
   add(604, status('daemon', 1, `${U}\t${U}\t${U}\t${U}`, '1', 'Z (zombie)')); // any zombie
+  add(405, status('bwrap', 400, `${U}\t${U}\t${U}\t${U}`), BWRAP_PATH); // a helper Warden's own bwrap forks while it sets up
+  add(505, status('bwrap', 500, `${U}\t${U}\t${U}\t${U}`), BWRAP_PATH); // another Warden's bwrap's helper
+  add(506, status('bwrap', 505, `${U}\t${U}\t${U}\t${U}`), BWRAP_PATH); // ... and its helper
+  add(507, status('python3', 500, `${U}\t${U}\t${U}\t${U}`), '/usr/bin/python3'); // not a launch program, whoever its parent
+  add(605, status('bwrap', 601, `${U}\t${U}\t${U}\t${U}`), BWRAP_PATH); // the daemon's bwrap's helper
+  add(606, status('bwrap', 600, `${U}\t${U}\t${U}\t${U}`), BWRAP_PATH); // the orphan's helper
   add(700, status('other', 1, '1000\t1000\t1000\t1000'), '/usr/bin/other');
   mkdirSync(path.join(proc, 'self'));
 
   it('counts real, effective and saved uid outside the sandbox; not the sandboxes, zombies, Warden\'s launches or another Warden\'s', () => {
     const found = processesSharingUid(U, { procRoot: proc, self: 100, own: new Set([400]) }).map((p) => p.pid).sort((a, b) => a - b);
-    expect(found).toEqual([300, 301, 302, 600, 601, 602]);
+    expect(found).toEqual([300, 301, 302, 507, 600, 601, 602, 605, 606]);
   });
   it('names nothing for a uid no process has', () => {
     expect(processesSharingUid(4242, { procRoot: proc, self: 100, own: new Set() })).toEqual([]);

@@ -95,15 +95,22 @@ const LAUNCH_EXES = new Set([BWRAP_PATH, '/usr/bin/setpriv', '/bin/setpriv']);
 /**
  * Another Warden's launch: bubblewrap or setpriv started by a root node process that is neither
  * pid 1 nor this one (this one's launches are known by pid; any other child of its is an orphan
- * re-parented here, as when Warden is a container's pid 1).
+ * re-parented here, as when Warden is a container's pid 1). Bubblewrap forks helpers of its own
+ * while it sets a sandbox up, briefly in the host's pid namespace, so a launch program whose
+ * parent is a launch program (of Warden's or another Warden's) counts as that launch: a process
+ * of the sandbox uid cannot make itself the child of one (only init and subreapers adopt).
  */
-function anotherWardensLaunch(procRoot: string, pid: number, status: ProcStatus, self: number): boolean {
+function anotherWardensLaunch(procRoot: string, pid: number, status: ProcStatus, self: number, own: ReadonlySet<number>, hops = 0): boolean {
   const exe = exeOf(procRoot, pid);
   if (!exe || !LAUNCH_EXES.has(exe) || status.ppid <= 1 || status.ppid === self) return false;
+  if (own.has(status.ppid)) return true;
   const parent = readStatus(procRoot, status.ppid);
-  if (!parent || parent.uids.some((u) => u !== 0)) return false;
-  const parentExe = exeOf(procRoot, status.ppid);
-  return parentExe !== null && /^node(js)?(\d+)?$/.test(path.basename(parentExe));
+  if (!parent) return false;
+  if (parent.uids.every((u) => u === 0)) {
+    const parentExe = exeOf(procRoot, status.ppid);
+    return parentExe !== null && /^node(js)?(\d+)?$/.test(path.basename(parentExe));
+  }
+  return hops < 3 && anotherWardensLaunch(procRoot, status.ppid, parent, self, own, hops + 1);
 }
 
 /**
@@ -125,7 +132,7 @@ export function processesSharingUid(uid: number, options: ScanOptions = {}): Sha
     if (status.state === 'Z' || status.state === 'X') continue; // exited, not yet reaped: runs nothing
     if (status.nsDepth > depth) continue;
     if (own.has(pid)) continue;
-    if (anotherWardensLaunch(procRoot, pid, status, self)) continue;
+    if (anotherWardensLaunch(procRoot, pid, status, self, own)) continue;
     found.push({ pid, name: status.name, ppid: status.ppid });
   }
   return found;
