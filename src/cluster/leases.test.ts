@@ -4,6 +4,7 @@ import { openWardenStore } from '../app/migrations.js';
 import type { Store } from '../store/store.js';
 import { InstanceRegistry } from './instances.js';
 import { Leases, type Place } from './leases.js';
+import pg from 'pg';
 import { until } from '../../test/until.js';
 
 const stores: Store[] = [];
@@ -329,5 +330,65 @@ describe.each(ENGINES)('a session line across instances on %s', (engine) => {
     const taken = await lb.takeOver();
     expect(taken.map((t) => t.payload)).toEqual(['{"m":2}']);
     await Promise.all([lb.close(), rb.stop()]);
+  });
+});
+
+describe('a dead instance’s places taken over on PostgreSQL while a third instance places', () => {
+  it('a place written during the takeover waits for it and queues behind the taken-over message: the older runs first, each once', async () => {
+    const target = await freshStoreTarget('postgres');
+    const handles: Store[] = [];
+    for (let i = 0; i < 3; i++) {
+      const opened = await openWardenStore(target);
+      if (!opened.ok) throw new Error(opened.error.message);
+      stores.push(opened.store);
+      handles.push(opened.store);
+    }
+    const [a, b, c] = handles as [Store, Store, Store];
+    const [ra, rb, rc] = (['inst-a', 'inst-b', 'inst-c'] as const).map((id, i) => new InstanceRegistry(handles[i]!.db, { leaseMs: 5_000, role: 'server', id }));
+    for (const r of [ra, rb, rc]) await r!.start();
+    const [la, lb, lc] = (['inst-a', 'inst-b', 'inst-c'] as const).map((holder, i) => new Leases(handles[i]!.db, { ttlMs: 5_000, holder }));
+    const never = new AbortController().signal;
+    const name = 'session:s';
+    // The older message reached A, which dies before running it (its heartbeat stops, its row stays).
+    expect(await la!.place(name, '{"old":1}')).toMatchObject({ holder: 'inst-a', taken: true });
+    clearInterval((ra as unknown as { timer: NodeJS.Timeout }).timer);
+    await a.db.run('UPDATE instances SET lease_until = 0 WHERE id = ?', ['inst-a']);
+    // B's takeover is slow between writing the new place (its number drawn) and committing: a
+    // trigger on the store holds that insert, as a slow disk or a busy server would.
+    const admin = new pg.Client({ connectionString: target.url });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE FUNCTION slow_place() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.6); RETURN NEW; END $$`);
+      await admin.query(`CREATE TRIGGER slow_takeover AFTER INSERT ON lease_queue FOR EACH ROW WHEN (NEW.holder = 'inst-b' AND NEW.payload = '{"old":1}') EXECUTE FUNCTION slow_place()`);
+      const takingOver = lb!.takeOver();
+      await until(async () => (await admin.query("SELECT 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep'")).rowCount === 1, 5_000);
+      // Meanwhile the newer message reaches C, asking for the lease as an idle conversation's would.
+      const fresh = await lc!.place(name, '{"new":1}', true);
+      const taken = await takingOver;
+      expect(taken.map((t) => t.payload)).toEqual(['{"old":1}']);
+      // C's place came after the taken-over one, found it (B owns the conversation now) and took no lease.
+      expect(fresh.seq).toBeGreaterThan(taken[0]!.seq);
+      expect(fresh).toMatchObject({ holder: 'inst-b', here: false, taken: false });
+      expect(fresh.lease).toBeUndefined();
+      // Each instance runs what is its own; the older message runs first, each exactly once.
+      const order: string[] = [];
+      const work = (label: string) => async () => {
+        order.push(`${label} starts`);
+        await new Promise((r) => setTimeout(r, 40));
+        order.push(`${label} ends`);
+      };
+      const laneB = (async () => {
+        await lb!.hold(name, never, work('old'), taken[0]!.seq);
+        for (const claimed of await lb!.claim()) await lb!.hold(name, never, work(JSON.parse(claimed.payload!).new ? 'new' : 'old again'), claimed.seq);
+      })();
+      const laneC = fresh.here ? lc!.hold(name, never, work('new'), fresh.seq, undefined, fresh.lease) : Promise.resolve();
+      await Promise.all([laneB, laneC]);
+      expect(order).toEqual(['old starts', 'old ends', 'new starts', 'new ends']);
+      expect(await b.db.value('SELECT COUNT(*) FROM lease_queue')).toBe(0);
+      expect(await c.db.value('SELECT COUNT(*) FROM leases')).toBe(0);
+    } finally {
+      await admin.end();
+    }
+    await Promise.all([la!.close(), lb!.close(), lc!.close(), rb!.stop(), rc!.stop()]);
   });
 });

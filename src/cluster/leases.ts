@@ -213,6 +213,15 @@ export class Leases {
    * message is deleted; one with its message becomes this instance's, taken, at the end of its
    * conversation's line (behind what other instances ran since the death), in its old order.
    * One conditional delete: two survivors never take the same place.
+   *
+   * The new places are written under their lines' locks, as `place` writes its own: without
+   * them a place another instance writes meanwhile could take a later number yet commit first,
+   * see no earlier place in its line and take the lease, so its newer message would run ahead
+   * of the older one taken over here. Under the lock such a place waits for this transaction
+   * and then finds the taken-over places before it (and goes to this instance, their owner
+   * now). The locks are taken after the delete, in name order: the delete's rows are this
+   * transaction's alone (a second survivor waits on them, holding no line lock), and `place`
+   * holds one line lock and none of these rows, so no two of them wait on each other.
    */
   async takeOver(): Promise<ClaimedPlace[]> {
     const now = serverNow(this.db);
@@ -220,17 +229,16 @@ export class Leases {
       const dead = await this.db.all<{ seq: number | string; name: string; payload: string | null; placed_at: number | string | null }>(
         `DELETE FROM lease_queue WHERE NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = lease_queue.holder AND i.lease_until > ${now}) RETURNING seq, name, payload, placed_at`,
       );
-      const taken: ClaimedPlace[] = [];
-      for (const row of dead.sort((a, b) => Number(a.seq) - Number(b.seq))) {
-        if (row.payload === null) continue;
-        const seq = await this.db.value<number | string>('INSERT INTO lease_queue (name, holder, payload, taken, placed_at) VALUES (?, ?, ?, 1, ?) RETURNING seq', [
-          row.name,
-          this.options.holder,
-          row.payload,
-          row.placed_at,
-        ]);
-        taken.push({ seq: Number(seq), name: row.name, payload: row.payload, ...(row.placed_at === null ? {} : { placedAt: Number(row.placed_at) }) });
-      }
+      const moving = dead.filter((row): row is typeof row & { payload: string } => row.payload !== null).sort((a, b) => Number(a.seq) - Number(b.seq));
+      const names = [...new Set(moving.map((row) => row.name))].sort();
+      const locks = names.flatMap((name) => lineLock(this.db, name));
+      // One batch (one round trip, inside this transaction): the lines' locks, then the places in their old order.
+      const steps = moving.length === 0 ? [] : (await this.db.batch([...locks, ...moving.map((row) => ({ sql: 'INSERT INTO lease_queue (name, holder, payload, taken, placed_at) VALUES (?, ?, ?, 1, ?) RETURNING seq', params: [row.name, this.options.holder, row.payload, row.placed_at] }))])).slice(locks.length);
+      const taken: ClaimedPlace[] = moving.map((row, i) => {
+        const seq = (steps[i]!.rows[0] as { seq: number | string } | undefined)?.seq;
+        if (seq === undefined) throw new Error('lease queue: a taken-over place was not recorded');
+        return { seq: Number(seq), name: row.name, payload: row.payload, ...(row.placed_at === null ? {} : { placedAt: Number(row.placed_at) }) };
+      });
       if (dead.length > 0) log.info({ deleted: dead.length - taken.length, taken: taken.length }, 'took over the places of instances that stopped or died');
       return taken;
     });
