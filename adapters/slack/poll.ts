@@ -48,10 +48,17 @@ export async function votePollClick(
   if (refused) return refuse(refused);
   if ((await deps.channelKind(poll!.channelId)) === undefined) return refuse('the bot cannot see the poll’s channel');
   await deps.polls.vote(poll!.id, click.userId, decoded.option, now());
-  // Counts read after this write are shown; read again after showing them, so that when another
-  // instance's update with older counts landed last, the newest counts are written once more.
+  // Two instances (or two clicks here) updating the message at once may land their updates in
+  // either order. Each updater therefore shows the counts it read after its own vote, and after
+  // its update has landed (Slack answers once it is applied) reads them again, repeating until
+  // what it reads is what it last showed. So the message converges on the final counts: the last
+  // vote's updater shows them (everything it reads comes after that vote), and any update with
+  // other counts landing after that is followed by its updater's re-read, which finds the final
+  // counts and shows them. No cap on the rounds (a cap would break that): a round after the first
+  // happens only when a vote changed the counts during the round before, so the rounds end with
+  // the votes. An update that fails ends this click's rounds (logged by the caller).
   let shown: string | undefined;
-  for (let round = 0; round < 3; round++) {
+  for (;;) {
     const counts = await deps.polls.counts(poll!.id, poll!.options.length);
     if (counts.join() === shown) break;
     await deps.web.chat.update({ channel: poll!.channelId, ts: poll!.messageId!, ...slackPollMessage(poll!, counts) });
