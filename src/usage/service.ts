@@ -81,6 +81,8 @@ export class UsageService {
   private readonly now: () => number;
   /** Usage records of answered calls still being written (see `wrap`). */
   private readonly settling = new Set<Promise<unknown>>();
+  /** The same, by conversation (session key): its next call's admission waits for them. */
+  private readonly settlingIn = new Map<string, Set<Promise<unknown>>>();
 
   constructor(private readonly options: UsageServiceOptions) {
     this.now = options.now ?? Date.now;
@@ -96,6 +98,12 @@ export class UsageService {
       name: provider.name,
       api: provider.api,
       complete: async (request, signal) => {
+        // The conversation's previous answer may still be settling (see below): until it has,
+        // its counters hold that call's upper bound, not its cost, and this admission would be
+        // judged against more than was spent (a refusal near a cap that the settled record
+        // admits). Waiting costs nothing when no record is on its way, one write's round trip
+        // when one is; other conversations never wait for it.
+        if (this.settlingIn.size > 0) await this.settledIn(attribution.sessionKey);
         const admission = await this.admit({
           provider: provider.name,
           model: request.model,
@@ -118,7 +126,7 @@ export class UsageService {
           // caller's next write (the reply's transcript entry) leaves in the same write, one
           // round trip for both on PostgreSQL. `settled()` waits for records still on their way.
           if (usage === undefined) await settling;
-          else this.track(settling);
+          else this.track(settling, attribution.sessionKey);
         }
       },
     };
@@ -129,9 +137,28 @@ export class UsageService {
     while (this.settling.size > 0) await Promise.all([...this.settling]);
   }
 
-  private track(settling: Promise<unknown>): void {
+  /** Resolves once the usage records issued so far in conversation `sessionKey` are written (at once when none is on its way). */
+  async settledIn(sessionKey: string | undefined): Promise<void> {
+    if (sessionKey === undefined) return;
+    for (let pending = this.settlingIn.get(sessionKey); pending !== undefined; pending = this.settlingIn.get(sessionKey)) await Promise.all([...pending]);
+  }
+
+  private track(settling: Promise<unknown>, sessionKey: string | undefined): void {
     this.settling.add(settling);
-    background(settling.finally(() => this.settling.delete(settling)), 'usage record bookkeeping');
+    let inSession: Set<Promise<unknown>> | undefined;
+    if (sessionKey !== undefined) {
+      inSession = this.settlingIn.get(sessionKey);
+      if (!inSession) this.settlingIn.set(sessionKey, (inSession = new Set()));
+      inSession.add(settling);
+    }
+    background(
+      settling.finally(() => {
+        this.settling.delete(settling);
+        inSession?.delete(settling);
+        if (inSession?.size === 0 && this.settlingIn.get(sessionKey!) === inSession) this.settlingIn.delete(sessionKey!);
+      }),
+      'usage record bookkeeping',
+    );
   }
 
   /** Checks every budget the call is charged to; admitted calls hold an upper bound of their cost until settled. */

@@ -122,6 +122,43 @@ describe.each(ENGINES)('a metered call on %s', (engine) => {
     expect(await store.db.value('SELECT COUNT(*) FROM usage_records')).toBe(1);
     expect(await usage.store.get((await store.db.value<string>('SELECT key FROM usage_counters'))!)).toEqual({ spent: CALL_NANO, held: 0, raised: 0 });
   });
+
+  it('the next call in the same conversation is admitted against the settled record, not the hold of the answer before it; another conversation does not wait for it', async () => {
+    const store = await open(await freshStoreTarget(engine));
+    // $0.05 a day; a call may answer 10 000 tokens, so while in flight it holds about $0.10 (past
+    // the cap on its own), and it really costs $0.0105.
+    const config = configWith([{ scope: 'sender', per: 'day', usd: 0.05 }]);
+    const usage = new UsageService({ store: new UsageStore(store.db), config: () => config });
+    const answer = { message: { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'ok' }] }, stopReason: 'end' as const, usage: USED };
+    const model = { name: 'local', api: 'openai' as const, complete: async () => answer };
+    const request = { model: 'm', system: '', messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] }], tools: [], maxOutputTokens: 10_000 };
+    const inConversation = (sessionKey: string) => usage.wrap(model, { ...FACTS.attribution, sessionKey });
+    // The store is slow to settle a counter (the statement that swaps a hold for the cost): it
+    // goes out once the test lets it.
+    let settles = 0;
+    let letSettle!: () => void;
+    const slow = new Promise<void>((resolve) => (letSettle = resolve));
+    const run = store.db.run.bind(store.db);
+    store.db.run = (sql, params) => (sql.trim().startsWith('WITH') ? (settles++, slow.then(() => run(sql, params))) : run(sql, params));
+    const never = new AbortController().signal;
+    expect(await inConversation('s1').complete(request, never)).toBe(answer);
+    // The answer came back with its record still on its way ...
+    expect(settles).toBe(1);
+    const key = (await store.db.value<string>('SELECT key FROM usage_counters'))!;
+    expect((await usage.store.get(key))?.held).toBeGreaterThan(0.05 * 1e9);
+    // ... another conversation's call, which does not wait for it, is judged with the hold on: refused.
+    await expect(inConversation('s2').complete(request, never)).rejects.toThrow(/more held by calls still running/);
+    // The same conversation's next call waits for the record ...
+    let answered = false;
+    const next = inConversation('s1').complete(request, never).finally(() => (answered = true));
+    await sleep(100);
+    expect(answered).toBe(false);
+    // ... and once it is written, is admitted against what was spent.
+    letSettle();
+    expect(await next).toBe(answer);
+    await usage.settled();
+    expect(await usage.store.get(key)).toEqual({ spent: 2 * CALL_NANO, held: 0, raised: 0 });
+  });
 });
 
 describe('two instances on one PostgreSQL', () => {
