@@ -3,9 +3,9 @@
 // data. initdb refuses to run as root, so as root the cluster belongs to the `postgres` user.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { freePort } from './free-port.js';
 
 export interface TestCluster {
   /** Superuser URL of the `postgres` database (tests create a database each from it). */
@@ -19,17 +19,6 @@ function binDir(): string {
   const newest = versions.sort((a, b) => Number(b) - Number(a))[0];
   if (newest === undefined) throw new Error('PostgreSQL server binaries not found under /usr/lib/postgresql (run node scripts/test-setup.mjs)');
   return path.join(root, newest, 'bin');
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 /** `settings`: extra server settings (`-c name=value`), e.g. `shared_preload_libraries: 'pg_stat_statements'` for the benches' round-trip counts. */

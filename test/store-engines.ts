@@ -41,13 +41,16 @@ export async function openStore(target: StoreTarget): Promise<Store> {
   return opened.store;
 }
 
+/** A tuple of `N` store handles (`N` a small literal). */
+export type StoreHandles<N extends number, R extends Store[] = []> = R['length'] extends N ? R : StoreHandles<N, [...R, Store]>;
+
 export interface TestStores {
   /** A handle on the store at `target` (one per instance sharing it); closed after the test. */
   open(target: StoreTarget): Promise<Store>;
   /** A new, empty store on `engine`, and an opener of handles on it. */
   fresh(engine: StoreEngine): Promise<{ target: StoreTarget; open: () => Promise<Store> }>;
   /** `count` handles on one new store on `engine`, as `count` instances open it. */
-  handles(engine: StoreEngine, count: number): Promise<Store[]>;
+  handles<N extends number>(engine: StoreEngine, count: N): Promise<StoreHandles<N>>;
 }
 
 /**
@@ -75,7 +78,7 @@ export function useTestStores(): TestStores {
       const store = await fresh(engine);
       const out: Store[] = [];
       for (let i = 0; i < count; i++) out.push(await store.open());
-      return out;
+      return out as StoreHandles<typeof count>;
     },
   };
 }

@@ -2,7 +2,6 @@
 // way a load balancer spreads Slack's requests over instances: each instance has its own
 // receiver port, the test picks which one a request reaches.
 import { mkdirSync, mkdtempSync, writeFileSync, existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +11,10 @@ import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
 import type { FakeModelServer } from '../fakes/models/server.js';
 import type { SlackFake, SlackMessage } from '../fakes/slack/index.js';
 import { until } from '../until.js';
+import { freePort } from '../free-port.js';
+
+/** A port free right now on loopback (the instance binds it a moment later). */
+export { freePort };
 
 export const BIN = fileURLToPath(new URL('../../bin/warden.js', import.meta.url));
 export const SECRET = 'cluster-signing-secret';
@@ -26,18 +29,6 @@ export interface Instance {
   opsUrl: string;
   child: ResultPromise;
   output: () => string;
-}
-
-/** A port free right now on loopback (the instance binds it a moment later). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** A folder the instances share as their agents' workspace (where `runs.log` counts command runs). */

@@ -2,12 +2,12 @@
 // that rejects in the background is logged, counted on /metrics, and Warden keeps serving; an
 // exception thrown from a timer still ends the process (exit 1), after a fatal log line.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '../free-port.js';
 
 const BIN = fileURLToPath(new URL('../../bin/warden.js', import.meta.url));
 const running: ResultPromise[] = [];
@@ -18,15 +18,6 @@ afterEach(async () => {
     await child;
   }
 });
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = createServer();
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 
 /** A plugin doing what a careless one does, once Warden has started: `misfire` names the failure. */
 function launch(misfire: 'reject' | 'throw', opsPort: number): ResultPromise {

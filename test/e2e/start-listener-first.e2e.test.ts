@@ -10,19 +10,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
+import { freePort } from '../free-port.js';
 
 const BIN = fileURLToPath(new URL('../../bin/warden.js', import.meta.url));
 const TOKEN = 'listener-first-token-0123456789abcdef012345';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 function inDir(config: string): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'warden-first-'));

@@ -2,7 +2,6 @@
 // and SQLite are all real. The first Warden has no model (commands work without one); the
 // second answers through the OpenAI SDK against a loopback fake and is restarted on its port.
 import { mkdirSync, mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -12,6 +11,7 @@ import { parseConfig, type LoadedConfig } from '../../src/config/index.js';
 import { startWarden, type RunningWarden } from '../../src/app/startup.js';
 import { DATABASE_FILE } from '../../src/store/index.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
+import { freePort } from '../free-port.js';
 import { type FakeModelServer, type FakeRequest, lastUserText } from '../fakes/models/server.js';
 
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
@@ -136,14 +136,6 @@ describe('web chat in Chromium', () => {
 /** The text of the last user message the model was sent. */
 const allUserTexts = (r: FakeRequest): string[] =>
   (r.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'user').map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe('web chat as people use it: restarts, a page that was offline, /new, the pending panel', () => {
   let model: FakeModelServer;
