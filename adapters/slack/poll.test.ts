@@ -24,7 +24,7 @@ const stores = useTestStores();
 async function twoInstancesAndAPoll(id: string) {
   const [sa, sb] = await stores.handles('postgres', 2);
   const instance = (store: typeof sa, token: string) => {
-    const polls = new PollStore(store!.db);
+    const polls = new PollStore(store.db);
     const web = new webApi.WebClient(token, { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 } });
     const click = (userId: string, option: number) =>
       votePollClick(

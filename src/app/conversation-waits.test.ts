@@ -2,20 +2,16 @@
 // so of two processes (or a reply and the deadline) exactly one ends it and queues the
 // follow-up; a wait outlives the process that made it: after a restart the next admitted reply
 // still answers it, and its deadline still gives the "no reply" follow-up.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../config/index.js';
 import type { FollowUpTurn } from '../gateway/deferred-calls.js';
 import type { InboundMessage } from '../policy/inbound.js';
 import type { Store } from '../store/store.js';
 import type { MessageTarget } from '../tools/types.js';
-import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
+import { ENGINES, useTestStores } from '../../test/store-engines.js';
 import { until } from '../../test/until.js';
 import { channelTurn } from './agent-testing.js';
 import { ConversationWaits, ConversationWaitStore, firstReply, placedAfter, type StoredWait, type WaitReply } from './conversation-waits.js';
-import { openWardenStore } from './migrations.js';
 
 const parsed = parseConfig({ owners: { discord: ['42'] } });
 if (!parsed.ok) throw parsed.error;
@@ -50,21 +46,9 @@ const stored = (over: Partial<StoredWait> = {}): StoredWait => ({
 });
 
 describe.each(ENGINES)('conversation waits in the store (%s)', (engine) => {
-  const open: Store[] = [];
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((s) => s.close()));
-  });
-
-  /** One store target; each call opens another connection to it (another process, or the next start). */
-  async function target() {
-    const t = await freshStoreTarget(engine);
-    return async () => {
-      const opened = await openWardenStore({ dataDir: t.dataDir, url: t.url });
-      if (!opened.ok) throw new Error(opened.error.message);
-      open.push(opened.store);
-      return opened.store;
-    };
-  }
+  const stores = useTestStores();
+  /** One new store; each call of the opener returned opens another connection to it (another process, or the next start). */
+  const target = async () => (await stores.fresh(engine)).open;
 
   function proc(store: Store, name: string, now?: () => number) {
     const turns: FollowUpTurn[] = [];
@@ -74,7 +58,8 @@ describe.each(ENGINES)('conversation waits in the store (%s)', (engine) => {
   }
 
   it('finds only the open waits a message answers, and each ends by one write', async () => {
-    const store = new ConversationWaitStore((await (await target())()).db);
+    const [handle] = await stores.handles(engine, 1);
+    const store = new ConversationWaitStore(handle.db);
     const channel = stored({ id: 'w-channel' });
     const thread = stored({ id: 'w-thread', target: { provider: 'discord', channel: 'OPS', threadId: 'T1' } });
     const dm = stored({ id: 'w-dm', target: { provider: 'discord', userId: 'u9' } });
@@ -109,10 +94,9 @@ describe.each(ENGINES)('conversation waits in the store (%s)', (engine) => {
   });
 
   it('many writers racing for one wait: exactly one wins', async () => {
-    const connect = await target();
-    const stores = [await connect(), await connect()].map((s) => new ConversationWaitStore(s.db));
-    await stores[0]!.insert(stored({ id: 'w-race' }));
-    const wins = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 3 === 2 ? stores[i % 2]!.expire('w-race', 61_000, `p${i}`) : stores[i % 2]!.answer('w-race', 2_000, `p${i}`))));
+    const waitStores = (await stores.handles(engine, 2)).map((s) => new ConversationWaitStore(s.db));
+    await waitStores[0]!.insert(stored({ id: 'w-race' }));
+    const wins = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 3 === 2 ? waitStores[i % 2]!.expire('w-race', 61_000, `p${i}`) : waitStores[i % 2]!.answer('w-race', 2_000, `p${i}`))));
     expect(wins.filter(Boolean)).toHaveLength(1);
   });
 
@@ -138,10 +122,11 @@ describe.each(ENGINES)('conversation waits in the store (%s)', (engine) => {
 
   it('after a restart the next admitted reply answers a wait made before it', async () => {
     const connect = await target();
-    const before = proc(await connect(), 'first');
+    const first = await connect();
+    const before = proc(first, 'first');
     const { id } = await before.waits.wait({ target: OPS, turn: OWNER_TURN, sessionKey: 'agent:main:discord:channel:dev', toolCallId: 'call7', timeoutMs: 60_000 });
     await before.waits.stop();
-    await open.shift()!.close();
+    await first.close();
 
     const after = proc(await connect(), 'second');
     await after.waits.start();
@@ -160,10 +145,11 @@ describe.each(ENGINES)('conversation waits in the store (%s)', (engine) => {
 
   it('after a restart the deadline of a wait made before it still gives "no reply", once', async () => {
     const connect = await target();
-    const before = proc(await connect(), 'first');
+    const first = await connect();
+    const before = proc(first, 'first');
     await before.waits.wait({ target: OPS, turn: OWNER_TURN, sessionKey: 'k', toolCallId: 'call8', timeoutMs: 300 });
     await before.waits.stop();
-    await open.shift()!.close();
+    await first.close();
 
     const after = proc(await connect(), 'second');
     const other = proc(await connect(), 'third');
@@ -195,19 +181,8 @@ describe.each(ENGINES)('conversation waits in the store (%s)', (engine) => {
 
 /** The turn's waits: stored pending before the post, anchored at the posted message, settled by platform order. */
 describe.each(ENGINES)('a wait stored before its post (%s)', (engine) => {
-  const open: Store[] = [];
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((s) => s.close()));
-  });
-  async function target() {
-    const t = await freshStoreTarget(engine);
-    return async () => {
-      const opened = await openWardenStore({ dataDir: t.dataDir, url: t.url });
-      if (!opened.ok) throw new Error(opened.error.message);
-      open.push(opened.store);
-      return opened.store;
-    };
-  }
+  const stores = useTestStores();
+  const target = async () => (await stores.fresh(engine)).open;
   function proc(store: Store, name: string) {
     const turns: FollowUpTurn[] = [];
     const waits = new ConversationWaits({ db: store.db, config: () => config, instance: name, sweepMs: 60_000 });
@@ -219,7 +194,7 @@ describe.each(ENGINES)('a wait stored before its post (%s)', (engine) => {
   const QUESTION = '1000000000000000500';
 
   it('a reply the platform placed after the question, offered before the post was recorded, answers it', async () => {
-    const { waits, turns } = proc(await (await target())(), 'a');
+    const { waits, turns } = proc((await stores.handles(engine, 1))[0], 'a');
     const { id } = await waits.begin(input);
     // The platform accepted the post and the reply came at once: the old code stored the wait only now.
     waits.offer(msg({ text: 'too quick for you', messageId: '1000000000000000501' }));
@@ -234,7 +209,7 @@ describe.each(ENGINES)('a wait stored before its post (%s)', (engine) => {
   });
 
   it('a message placed before the question is no answer, whenever it is offered; the next one after it is', async () => {
-    const { waits, turns } = proc(await (await target())(), 'a');
+    const { waits, turns } = proc((await stores.handles(engine, 1))[0], 'a');
     const { id } = await waits.begin(input);
     waits.offer(msg({ text: 'typed before the question', messageId: '1000000000000000499' }));
     await waits.idle();
@@ -251,7 +226,7 @@ describe.each(ENGINES)('a wait stored before its post (%s)', (engine) => {
   });
 
   it('of replies kept while pending, the first in the platform’s order answers, not the first offered', async () => {
-    const { waits, turns } = proc(await (await target())(), 'a');
+    const { waits, turns } = proc((await stores.handles(engine, 1))[0], 'a');
     const { id } = await waits.begin(input);
     waits.offer(msg({ text: 'second by the platform', messageId: '1000000000000000600' }));
     waits.offer(msg({ text: 'first by the platform', messageId: '1000000000000000550' }));
@@ -262,7 +237,7 @@ describe.each(ENGINES)('a wait stored before its post (%s)', (engine) => {
   });
 
   it('a post that fails leaves no wait and nothing kept for it', async () => {
-    const { waits, turns, store } = proc(await (await target())(), 'a');
+    const { waits, turns, store } = proc((await stores.handles(engine, 1))[0], 'a');
     const { id } = await waits.begin(input);
     waits.offer(msg({ text: 'kept while pending', messageId: '1000000000000000501' }));
     await waits.idle();
@@ -354,12 +329,12 @@ describe('the platform’s order of two messages, from their ids alone', () => {
 });
 
 describe('a follow-up is rebuilt under the config at delivery', () => {
+  const stores = useTestStores();
   it('a caller no longer an owner is not one in the follow-up', async () => {
-    const opened = await openWardenStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-waits-')) });
-    if (!opened.ok) throw new Error(opened.error.message);
+    const [store] = await stores.handles('sqlite', 1);
     const demoted = parseConfig({ owners: { discord: ['7'] } });
     if (!demoted.ok) throw demoted.error;
-    const waits = new ConversationWaits({ db: opened.store.db, config: () => demoted.value.config });
+    const waits = new ConversationWaits({ db: store.db, config: () => demoted.value.config });
     const turns: FollowUpTurn[] = [];
     waits.bindFollowUp((t) => (turns.push(t), true));
     await waits.wait({ target: OPS, turn: OWNER_TURN, sessionKey: 'k', toolCallId: 'c', timeoutMs: 60_000 });
@@ -367,6 +342,5 @@ describe('a follow-up is rebuilt under the config at delivery', () => {
     await waits.idle();
     expect(turns[0]!.context.senderIsOwner).toBe(false);
     await waits.stop();
-    await opened.store.close();
   });
 });

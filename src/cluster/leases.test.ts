@@ -1,28 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
-import { openWardenStore } from '../app/migrations.js';
+import { describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { ENGINES, useTestStores } from '../../test/store-engines.js';
 import type { Store } from '../store/store.js';
 import { InstanceRegistry } from './instances.js';
 import { Leases, type Place } from './leases.js';
-import pg from 'pg';
 import { until } from '../../test/until.js';
 
-const stores: Store[] = [];
-afterEach(async () => {
-  await Promise.all(stores.splice(0).map((s) => s.close()));
-});
-
+const stores = useTestStores();
 /** Two handles on one fresh store, as two instances would open it. */
-async function twoHandles(engine: (typeof ENGINES)[number]): Promise<[Store, Store]> {
-  const target = await freshStoreTarget(engine);
-  const open = async () => {
-    const opened = await openWardenStore(target);
-    if (!opened.ok) throw new Error(opened.error.message);
-    stores.push(opened.store);
-    return opened.store;
-  };
-  return [await open(), await open()];
-}
+const twoHandles = (engine: (typeof ENGINES)[number]) => stores.handles(engine, 2);
 
 describe.each(ENGINES)('leases on %s', (engine) => {
   it('one holder at a time; a release hands over to the waiter; the old generation can no longer renew or release', async () => {
@@ -335,14 +321,8 @@ describe.each(ENGINES)('a session line across instances on %s', (engine) => {
 
 describe('a dead instance’s places taken over on PostgreSQL while a third instance places', () => {
   it('a place written during the takeover waits for it and queues behind the taken-over message: the older runs first, each once', async () => {
-    const target = await freshStoreTarget('postgres');
-    const handles: Store[] = [];
-    for (let i = 0; i < 3; i++) {
-      const opened = await openWardenStore(target);
-      if (!opened.ok) throw new Error(opened.error.message);
-      stores.push(opened.store);
-      handles.push(opened.store);
-    }
+    const { target, open } = await stores.fresh('postgres');
+    const handles = [await open(), await open(), await open()];
     const [a, b, c] = handles as [Store, Store, Store];
     const [ra, rb, rc] = (['inst-a', 'inst-b', 'inst-c'] as const).map((id, i) => new InstanceRegistry(handles[i]!.db, { leaseMs: 5_000, role: 'server', id }));
     for (const r of [ra, rb, rc]) await r!.start();

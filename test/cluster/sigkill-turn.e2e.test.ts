@@ -4,9 +4,7 @@
 // a message the dead instance had already answered is not run again; and no place of the dead
 // instance is left in the conversation's line.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openWardenStore } from '../../src/app/migrations.js';
-import type { Store } from '../../src/store/store.js';
-import { freshStoreTarget } from '../store-engines.js';
+import { useTestStores } from '../store-engines.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
 import type { FakeModelServer } from '../fakes/models/server.js';
 import { startSlackFake, type SlackFake } from '../fakes/slack/index.js';
@@ -25,7 +23,8 @@ const TAG = /msg-\d+/g;
 let fake: SlackFake;
 let model: FakeModelServer;
 const instances: Instance[] = [];
-let store: Store | undefined;
+/** A handle of the test's own on the instances' store, to look at their lines. */
+const stores = useTestStores();
 /** How many times the model was asked to answer each message (the newest tag of the turn). */
 const asked = new Map<string, number>();
 /** What the model was last shown for each message (the user turn, files' notes included). */
@@ -48,8 +47,6 @@ beforeAll(async () => {
 });
 afterEach(async () => {
   await Promise.all(instances.splice(0).map(stopInstance));
-  await store?.close();
-  store = undefined;
 });
 afterAll(async () => {
   await model?.close();
@@ -58,15 +55,14 @@ afterAll(async () => {
 
 describe('SIGKILL of an instance mid-turn', () => {
   it('the survivor runs the killed turn and the message forwarded behind it, in order, once each; nothing of the dead instance stays in line', async () => {
-    const { url, dataDir } = await freshStoreTarget('postgres');
+    const { target, open: openStore } = await stores.fresh('postgres');
+    const url = target.url;
     const workspace = sharedWorkspace();
     const a = await startInstance('turn-a', { fake, storeUrl: url!, workspace, leaseSec: LEASE_SEC, modelUrl: model.url, logLevel: 'debug' });
     instances.push(a);
     const b = await startInstance('turn-b', { fake, storeUrl: url!, workspace, leaseSec: LEASE_SEC, modelUrl: model.url, logLevel: 'debug' });
     instances.push(b);
-    const opened = await openWardenStore({ dataDir, url });
-    if (!opened.ok) throw new Error(opened.error.message);
-    store = opened.store;
+    const store = await openStore();
     const answers = () => answersInDm(fake, USER).filter((t) => t.startsWith('echo '));
 
     // Answered by A before the kill: never run again.
@@ -108,16 +104,15 @@ describe('SIGKILL of an instance mid-turn', () => {
   }, 120_000);
 
   it('messages with files waiting at the killed instance are answered by the survivor, which fetches the files again; a file the platform no longer serves is named to the model', async () => {
-    const { url, dataDir } = await freshStoreTarget('postgres');
+    const { target, open: openStore } = await stores.fresh('postgres');
+    const url = target.url;
     const workspace = sharedWorkspace();
     const user = 'U0KILLFILE';
     const a = await startInstance('file-a', { fake, storeUrl: url!, workspace, leaseSec: LEASE_SEC, modelUrl: model.url, logLevel: 'debug' });
     instances.push(a);
     const b = await startInstance('file-b', { fake, storeUrl: url!, workspace, leaseSec: LEASE_SEC, modelUrl: model.url, logLevel: 'debug' });
     instances.push(b);
-    const opened = await openWardenStore({ dataDir, url });
-    if (!opened.ok) throw new Error(opened.error.message);
-    store = opened.store;
+    const store = await openStore();
     const answers = () => answersInDm(fake, user).filter((t) => t.startsWith('echo '));
     const share = (to: Instance, text: string, files: Array<Record<string, unknown>>) =>
       fake.sendEvent(to.eventsUrl, fake.envelope(fake.messageEvent({ user, channel: `D${user.slice(1)}`, text, extra: { subtype: 'file_share', files } })), { secret: SECRET });
@@ -135,7 +130,7 @@ describe('SIGKILL of an instance mid-turn', () => {
     await share(b, 'msg-13 and these', [fake.hostFile({ name: 'plan.md', mimetype: 'text/markdown', data: Buffer.from('# plan\nship it\n') }), gone]);
     await until(() => placedInLine(b, user) === 1, 30_000, 'msg-13 placed');
     const aId = await store.db.value<string>('SELECT holder FROM leases WHERE name = ?', [`session:agent:main:slack:direct:${user.toLowerCase()}`]);
-    await until(async () => (await store!.db.value<number>('SELECT COUNT(*) FROM lease_queue WHERE holder = ?', [aId!])) === 3, 30_000, "three places in A's line");
+    await until(async () => (await store.db.value<number>('SELECT COUNT(*) FROM lease_queue WHERE holder = ?', [aId!])) === 3, 30_000, "three places in A's line");
     // The files travel as the platform described them, never as bytes.
     const payloads = await store.db.all<{ payload: string | null }>('SELECT payload FROM lease_queue WHERE holder = ? ORDER BY seq', [aId!]);
     expect(payloads.map((p) => (p.payload ? (JSON.parse(p.payload).route.files ?? []).map((f: { name: string }) => f.name) : null))).toEqual([[], ['notes.txt'], ['plan.md', 'gone.txt']]);

@@ -1,31 +1,18 @@
 // Polls with stored votes (Slack's buttons), on both engines: one vote per person per poll, a
 // vote on another option replaces it, concurrent clicks (two instances) leave one vote each,
 // and the counts survive the process (another connection reads the same).
-import { afterEach, describe, expect, it } from 'vitest';
-import { openWardenStore } from '../../../app/migrations.js';
-import type { Store } from '../../../store/store.js';
-import { ENGINES, freshStoreTarget } from '../../../../test/store-engines.js';
+import { describe, expect, it } from 'vitest';
+import { ENGINES, useTestStores } from '../../../../test/store-engines.js';
 import { PollStore, pollTally, type PollRecord } from './polls.js';
 
 const POLL: PollRecord = { id: '11111111-2222-4333-8444-555555555555', provider: 'slack', channelId: 'C1', question: 'Lunch?', options: ['pizza', 'sushi', 'tacos'], createdAt: 1_000, closesAt: 100_000 };
 
 describe.each(ENGINES)('poll votes in the store (%s)', (engine) => {
-  const open: Store[] = [];
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((s) => s.close()));
-  });
-  async function connect() {
-    const t = await freshStoreTarget(engine);
-    return async () => {
-      const opened = await openWardenStore({ dataDir: t.dataDir, url: t.url });
-      if (!opened.ok) throw new Error(opened.error.message);
-      open.push(opened.store);
-      return new PollStore(opened.store.db);
-    };
-  }
+  const stores = useTestStores();
+  const pollStore = async () => new PollStore((await stores.handles(engine, 1))[0].db);
 
   it('one vote per person; another option replaces it; the record reads back as stored', async () => {
-    const polls = await (await connect())();
+    const polls = await pollStore();
     await polls.create(POLL);
     expect((await polls.get(POLL.id))?.messageId).toBeUndefined();
     await polls.posted(POLL.id, '1700000001.000001');
@@ -42,8 +29,7 @@ describe.each(ENGINES)('poll votes in the store (%s)', (engine) => {
   });
 
   it('clicks racing on two instances leave one vote per person, and either instance counts them', async () => {
-    const open2 = await connect();
-    const [a, b] = [await open2(), await open2()];
+    const [a, b] = (await stores.handles(engine, 2)).map((s) => new PollStore(s.db)) as [PollStore, PollStore];
     await a.create(POLL);
     await a.posted(POLL.id, '1700000001.000001');
     await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).vote(POLL.id, `U${i % 3}`, i % 3 === 0 ? i % 2 : 2, 3_000 + i)));
@@ -54,7 +40,7 @@ describe.each(ENGINES)('poll votes in the store (%s)', (engine) => {
   });
 
   it('a poll whose post failed is gone with its votes', async () => {
-    const polls = await (await connect())();
+    const polls = await pollStore();
     await polls.create(POLL);
     await polls.vote(POLL.id, 'U1', 0, 2_000);
     await polls.remove(POLL.id);
