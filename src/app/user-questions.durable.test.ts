@@ -11,6 +11,7 @@ import type { Store } from '../store/store.js';
 import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
 import { openWardenStore } from './migrations.js';
 import { UserQuestions } from './user-questions.js';
+import { DbTranscriptStore } from '../agent/transcript.js';
 
 const QUESTION = { id: 'deploy_target', header: 'Target', question: 'Where should it deploy?', options: [{ label: 'Staging' }, { label: 'Production' }] };
 const spec = { questions: [QUESTION], timeoutSec: 60 };
@@ -38,6 +39,7 @@ describe.each(ENGINES)('ask_user questions across processes (%s)', (engine) => {
   /** A process: its own connection, its own instance id, a recording adapter and follow-up queue. */
   async function proc(connect: () => Promise<Store>, name: string, opts: { waitMs?: number; timeoutMs?: number; alive?: (instance: string) => boolean } = {}) {
     const store = await connect();
+    const transcripts = new DbTranscriptStore(store.db);
     const prompts: UserQuestionPrompt[] = [];
     const adapter = { provider: 'discord', askUser: async (_t: unknown, prompt: UserQuestionPrompt) => void prompts.push(prompt) } as unknown as ChatAdapter;
     const followUps: FollowUpTurn[] = [];
@@ -48,12 +50,13 @@ describe.each(ENGINES)('ask_user questions across processes (%s)', (engine) => {
       waitMs: () => opts.waitMs ?? 0,
       timeoutMs: () => opts.timeoutMs ?? 60_000,
       ...(opts.alive ? { ownerAlive: async (i: string) => opts.alive!(i) } : {}),
+      transcripts,
       sweepMs: 40,
       pollMs: 20,
     });
     questions.bindFollowUp((t) => (followUps.push(t), true));
     procs.push(questions);
-    return { questions, prompts, followUps, h: questions.handlersFor('discord') };
+    return { questions, prompts, followUps, transcripts, h: questions.handlersFor('discord') };
   }
 
   it('restart between ask and answer: the next process takes the click and the follow-up happens', async () => {
@@ -169,11 +172,18 @@ describe.each(ENGINES)('ask_user questions across processes (%s)', (engine) => {
     const gone = new AbortController();
     const dead = a.questions.ask({ spec, turn, sessionKey: 's1', toolCallId: 'c', signal: gone.signal });
     await expect.poll(() => a.prompts.length).toBe(1);
+    // Its turn died with it: the transcript ends on the unanswered ask_user call.
+    await a.transcripts.append('s1', [{ kind: 'message', message: { role: 'assistant', content: [{ type: 'toolCall', id: 'c', name: 'ask_user', args: {} }] } } as never]);
     // Process a is gone (its instance's lease lapsed): b takes the click.
     const b = await proc(connect, 'b', { alive: (i) => i === 'b' });
     expect(await b.h.choose({ id: a.prompts[0]!.id, question: 0, option: 0, userId: 'U1' })).toMatchObject({ ok: true });
     expect(b.followUps).toHaveLength(1);
     expect(b.followUps[0]!.text).toContain('["Staging"]');
+    // Before the follow-up runs, the open call gets the pending answer its turn would have had.
+    await b.followUps[0]!.before?.();
+    const last = (await b.transcripts.load('s1')).at(-1)!.message as { role: string; toolCallId: string; content: Array<{ text: string }> };
+    expect(last).toMatchObject({ role: 'toolResult', toolCallId: 'c' });
+    expect(JSON.parse(last.content[0]!.text)).toMatchObject({ status: 'pending', question: a.prompts[0]!.id });
     // Had its process lived on, its turn would not take the outcome a second time.
     gone.abort();
     expect(await dead).toMatchObject({ status: 'no_answer' });
