@@ -319,7 +319,7 @@ export class UserQuestions {
 
 /** The tool result a call whose turn died while it waited would have had. */
 function pendingText(q: Pick<StoredQuestion, 'id' | 'expiresAt'>): string {
-  return JSON.stringify({ status: 'pending', question: q.id, expiresAt: new Date(q.expiresAt).toISOString(), note: 'Warden restarted while this question waited; its answer (or no_answer) follows.' });
+  return JSON.stringify({ status: 'pending', question: q.id, expiresAt: new Date(q.expiresAt).toISOString(), note: 'The turn that asked ended while the question waited; its answer (or no_answer) follows in a message.' });
 }
 
 /** What the agent reads when the answer (or its absence) comes after its turn ended. */
