@@ -19,6 +19,8 @@ import { coreMigrations } from './core-migrations.js';
 import { progressCardsMigrations } from './progress-cards.js';
 import { conversationWaitsMigrations } from './conversation-waits.js';
 import { pollMigrations } from '../tools/core/message/polls.js';
+import { userQuestionsMigrations } from './user-questions-store.js';
+import { secretPromptsMigrations } from './secret-prompts.js';
 
 /**
  * Every feature's tables, in the order their migrations depend on each other: the core schema
@@ -48,6 +50,8 @@ export const WARDEN_MIGRATIONS: readonly FeatureMigrations[] = [
   deliveriesMigrations,
   conversationWaitsMigrations,
   pollMigrations,
+  userQuestionsMigrations,
+  secretPromptsMigrations,
 ];
 
 /** Opens the store with every feature's migrations (what `warden start` and the CLI commands use). */

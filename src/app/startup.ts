@@ -242,6 +242,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const renderers = new Map<string, () => void>();
   // The secrets tool's private prompts: posted through the running adapters, answered by their modals.
   const secretPrompts = new SecretPrompts({
+    db: store.db,
     secrets,
     audit: approvals.audit,
     adapter: (provider) => gatewayRef?.adapter(provider as ChatAdapter['provider']),
@@ -251,6 +252,12 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   });
   // The ask_user tool's questions: posted through the running adapters, answered by their buttons and forms.
   const userQuestions = new UserQuestions({
+    db: store.db,
+    instance: cluster?.instances.id,
+    // On a shared store a question another instance's turn still waits for is that turn's to take, while its instance lives.
+    ...(cluster ? { ownerAlive: (instance: string) => cluster!.instances.isLive(instance) } : {}),
+    config: current,
+    transcripts: new DbTranscriptStore(store.db),
     adapter: (provider) => gatewayRef?.adapter(provider as ChatAdapter['provider']),
     waitMs: () => (current().approvals.waitSec ?? 0) * 1000,
     // The people who decide approvals here may answer too (the requester may be away).
@@ -411,7 +418,10 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   });
 
   gatewayRef = gateway;
-  userQuestions.bindFollowUp((turn) => gateway.followUp(turn));
+  userQuestions.bindFollowUp(
+    (turn) => gateway.followUp(turn),
+    () => gateway.accepting,
+  );
   conversationWaits.bindFollowUp(
     (turn) => gateway.followUp(turn),
     () => gateway.accepting,
@@ -553,6 +563,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   // conversations_turn waits stored before this start: their deadlines, and the ones already past.
   await conversationWaits.start();
   await conversationWaits.sweep();
+  // ask_user questions stored before this start: their deadlines, and the outcomes nobody handed over (expired while down).
+  await userQuestions.start();
   // Children that were running when Warden last stopped are marked interrupted and their parents told.
   // Subagent runs of instances still alive are theirs: only those of gone ones are interrupted.
   if (cluster) liveInstances = new Set((await cluster.instances.live()).map((i) => i.id));
@@ -609,6 +621,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
         await deferred?.stop();
         // Waits stay stored: the next start, or another instance, answers them.
         await conversationWaits.stop();
+        // Questions stay stored too: a click after the restart, or on another instance, answers them.
+        userQuestions.stop();
         await gateway.stop();
         // Stdio servers are closed (stdin, SIGTERM, SIGKILL); they would also die with the process.
         await mcp.stop();

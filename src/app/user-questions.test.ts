@@ -11,15 +11,30 @@ import { WEB_LOCAL_USER } from '../policy/owners.js';
 import { createAskUserTool } from '../tools/core/ask-user/ask-user.js';
 import { UserQuestions } from './user-questions.js';
 import { approverRefusal } from '../approvals/index.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Store } from '../store/store.js';
+import { openWardenStore } from './migrations.js';
 
 const TOKEN = 'per-install-token-0123456789abcdef0123456789';
 const QUESTION = { id: 'deploy_target', header: 'Target', question: 'Where should it deploy?', options: [{ label: 'Staging' }, { label: 'Production' }] };
 const turnOf = (provider: string, senderId: string | undefined): TurnContext => ({ agentId: 'main', provider, channelId: provider === 'web' ? 'web' : 'C1', chat: 'channel', senderId }) as unknown as TurnContext;
 
 const started: WebAdapter[] = [];
+const stores: Store[] = [];
 afterEach(async () => {
   for (const a of started.splice(0)) await a.stop();
+  for (const s of stores.splice(0)) await s.close();
 });
+
+/** A fresh SQLite store (questions live in the store). */
+async function db() {
+  const opened = await openWardenStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-questions-')) });
+  if (!opened.ok) throw opened.error;
+  stores.push(opened.store);
+  return opened.store.db;
+}
 
 async function page(url: string) {
   const frames: ServerFrame[] = [];
@@ -43,7 +58,7 @@ async function page(url: string) {
 async function webSetup(waitMs: number, timeoutMs = 60_000) {
   const followUps: FollowUpTurn[] = [];
   let adapter: WebAdapter | undefined;
-  const questions = new UserQuestions({ adapter: (p) => (p === 'web' ? adapter : undefined), waitMs: () => waitMs, timeoutMs: () => timeoutMs });
+  const questions = new UserQuestions({ db: await db(), adapter: (p) => (p === 'web' ? adapter : undefined), waitMs: () => waitMs, timeoutMs: () => timeoutMs });
   questions.bindFollowUp((t) => (followUps.push(t), true));
   adapter = createWebAdapter({ host: '127.0.0.1', port: 0, token: undefined }, { token: TOKEN, onApprovalClick: async () => ({ kind: 'not-found' }), userQuestions: questions.handlersFor('web') });
   await adapter.start(async () => {});
@@ -119,12 +134,13 @@ describe('ask_user in the web chat', () => {
 });
 
 describe('ask_user: who may answer', () => {
-  function recording() {
+  async function recording() {
     const prompts: UserQuestionPrompt[] = [];
     const adapter = { provider: 'discord', askUser: async (_t: unknown, prompt: UserQuestionPrompt) => void prompts.push(prompt) } as unknown as ChatAdapter;
     // U9 approves on Discord; `role:R1` names a role, never a user id.
     const approvers = { discord: ['U9', 'role:R1'], slack: ['U2'] };
     const questions = new UserQuestions({
+      db: await db(),
       adapter: (p) => (p === 'discord' ? adapter : undefined),
       waitMs: () => 10_000,
       alsoMayAnswer: (p, userId) => approverRefusal({ owners: {}, approvers: approvers }, p, userId) === undefined,
@@ -142,7 +158,7 @@ describe('ask_user: who may answer', () => {
     ['an option index the question does not have', 'discord', 'U1', 0, 4, /no longer open/],
   ];
   it.each(refusals)('refuses %s, and the question stays open', async (_name, provider, userId, question, option, text) => {
-    const { prompts, questions } = recording();
+    const { prompts, questions } = await recording();
     const controller = new AbortController();
     const outcome = questions.ask({ spec, turn: turnOf('discord', 'U1'), sessionKey: 's', toolCallId: 'c', signal: controller.signal });
     await expect.poll(() => prompts.length).toBe(1);
@@ -156,7 +172,7 @@ describe('ask_user: who may answer', () => {
   });
 
   it('an approver of the platform may answer for the requester', async () => {
-    const { prompts, questions } = recording();
+    const { prompts, questions } = await recording();
     const outcome = questions.ask({ spec, turn: turnOf('discord', 'U1'), sessionKey: 's', toolCallId: 'c' });
     await expect.poll(() => prompts.length).toBe(1);
     expect(await questions.handlersFor('discord').choose({ id: prompts[0]!.id, question: 0, option: 0, userId: 'U9' })).toMatchObject({ ok: true });
@@ -164,7 +180,7 @@ describe('ask_user: who may answer', () => {
   });
 
   it('refuses an empty or over-long typed answer (a forged form), and keeps the question open', async () => {
-    const { prompts, questions } = recording();
+    const { prompts, questions } = await recording();
     const outcome = questions.ask({ spec, turn: turnOf('discord', 'U1'), sessionKey: 's', toolCallId: 'c' });
     await expect.poll(() => prompts.length).toBe(1);
     const h = questions.handlersFor('discord');
@@ -175,12 +191,12 @@ describe('ask_user: who may answer', () => {
   });
 
   it('a turn without a person (scheduled) cannot ask', async () => {
-    const { questions } = recording();
+    const { questions } = await recording();
     expect(await questions.ask({ spec, turn: turnOf('discord', undefined), sessionKey: 's', toolCallId: 'c' })).toMatchObject({ status: 'error', error: expect.stringContaining('no person') });
   });
 
   it('a stopped turn takes its question with it', async () => {
-    const { prompts, questions } = recording();
+    const { prompts, questions } = await recording();
     const controller = new AbortController();
     const outcome = questions.ask({ spec, turn: turnOf('discord', 'U1'), sessionKey: 's', toolCallId: 'c', signal: controller.signal });
     await expect.poll(() => prompts.length).toBe(1);

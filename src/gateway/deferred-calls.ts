@@ -263,9 +263,10 @@ export function followUpText(call: Pick<DeferredCall, 'tool' | 'args' | 'toolCal
  * After a restart, the turn that made the call may have died between its tool call and the
  * result, leaving the call unanswered in the transcript — which model APIs reject. When that
  * call is the transcript's last word, it (and any call of the same message) gets its result
- * now, before the follow-up: the pending answer it would have had.
+ * now, before the follow-up: the pending answer it would have had (`pendingText`, when the call
+ * waited for something other than an approval: an ask_user question).
  */
-export async function answerDanglingCall(transcripts: TranscriptStore, call: Pick<DeferredCall, 'approvalId' | 'sessionKey' | 'toolCallId'>): Promise<void> {
+export async function answerDanglingCall(transcripts: TranscriptStore, call: Pick<DeferredCall, 'approvalId' | 'sessionKey' | 'toolCallId'>, pendingText?: string): Promise<void> {
   const entries = await transcripts.load(call.sessionKey);
   let i = entries.length - 1;
   const answered = new Set<string>();
@@ -284,7 +285,7 @@ export async function answerDanglingCall(transcripts: TranscriptStore, call: Pic
         role: 'toolResult' as const,
         toolCallId: c.id,
         toolName: c.name,
-        content: [{ type: 'text' as const, text: c.id === call.toolCallId ? pendingApprovalText(call.approvalId) : 'Not run: Warden stopped during this turn.' }],
+        content: [{ type: 'text' as const, text: c.id === call.toolCallId ? (pendingText ?? pendingApprovalText(call.approvalId)) : 'Not run: Warden stopped during this turn.' }],
         isError: c.id !== call.toolCallId,
       },
     })),

@@ -3,7 +3,9 @@
 // click is refused privately; the requester's click is the tool's result (the model's next
 // request carries it). With no inline wait, the turn ends at once (`pending`): the conversation
 // answers other messages meanwhile, and the outcome — "no answer" at the timeout, or a late
-// free-text answer from the "Other…" form — reaches the model in a follow-up turn.
+// free-text answer from the "Other…" form — reaches the model in a follow-up turn. Questions live
+// in the store: after a restart, a click on the old prompt is taken by the new process and the
+// follow-up comes; a question that expired while Warden was down gets its "no answer" at start.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -41,8 +43,7 @@ afterAll(async () => {
   await model?.close();
 });
 
-async function start(fake: DiscordFake, waitSec: number, askUserTimeoutMs: number): Promise<RunningWarden> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'warden-ask-e2e-'));
+async function start(fake: DiscordFake, waitSec: number, askUserTimeoutMs: number, dir = mkdtempSync(path.join(tmpdir(), 'warden-ask-e2e-'))): Promise<RunningWarden> {
   const parsed = parseConfig({
     models: { default: 'openai/gpt-test', providers: { openai: { baseUrl: model.url } } },
     tools: { profile: 'messaging' },
@@ -167,5 +168,56 @@ describe('ask_user on Discord, past the wait', () => {
     expect(ack.body.data.flags & 64).toBe(64);
     const followUp = await postedAfter(from, 'Follow-up:', 'answered late');
     expect(String(followUp.body.content)).toContain('the canary pool');
+  });
+});
+
+describe('ask_user on Discord across a restart', () => {
+  let fake: DiscordFake;
+  let warden: RunningWarden | undefined;
+  beforeAll(async () => {
+    fake = await startDiscordFake();
+  });
+  afterAll(async () => {
+    await warden?.stop();
+    await fake?.close();
+  });
+
+  it('a click on a question asked before the restart is taken by the new process, and the follow-up comes', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'warden-ask-restart-'));
+    warden = await start(fake, 0, 60_000, dir);
+    const { mark, postedAfter, say } = harness(() => fake);
+    const from = mark();
+    say('please deploy it');
+    await postedAfter(from, 'Tool said:', 'pending');
+    const prompt = fake.botMessagesIn(DEV).filter((m) => (m.components ?? []).length > 0).at(-1)!;
+    await warden.stop();
+    warden = await start(fake, 0, 60_000, dir);
+    // Someone else's click is still refused by the new process.
+    const stranger = fake.click({ message: prompt, customId: buttons(prompt)[0]!.id, user: mallory });
+    const refusal = await fake.requests.waitFor((r: RecordedRequest) => r.path.includes(stranger.token), 10_000, 'refusal after the restart');
+    expect(refusal.body.data.content).toContain('Only the person the assistant asked');
+    const after = mark();
+    const click = fake.click({ message: prompt, customId: buttons(prompt)[1]!.id, user: bob });
+    const updated = await fake.requests.waitFor((r: RecordedRequest) => r.path.includes(click.token), 10_000, 'update after the restart');
+    expect(updated.body.data.content).toContain('Answered: Production');
+    const followUp = await postedAfter(after, 'Follow-up:', 'answered after the restart');
+    expect(String(followUp.body.content)).toContain('Production');
+    await warden.stop();
+    warden = undefined;
+  });
+
+  it('a question that expired while Warden was down gets its "no answer" follow-up at the next start', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'warden-ask-restart-'));
+    warden = await start(fake, 0, 1_500, dir);
+    const { mark, postedAfter, say } = harness(() => fake);
+    const from = mark();
+    say('please deploy it');
+    await postedAfter(from, 'Tool said:', 'pending');
+    await warden.stop();
+    await new Promise((r) => setTimeout(r, 1_600));
+    const after = mark();
+    warden = await start(fake, 0, 1_500, dir);
+    const followUp = await postedAfter(after, 'Follow-up:', 'no answer after the restart');
+    expect(String(followUp.body.content)).toContain('no_answer');
   });
 });

@@ -2,7 +2,8 @@
 // question is a message with a button per option; someone else's click gets an ephemeral
 // refusal; the requester's click is the tool's result. With no inline wait the conversation is
 // free at once, and the timeout's "no answer" (or a late answer from the "Other…" form) comes in
-// a follow-up turn.
+// a follow-up turn. Questions live in the store: after a restart, the form on the old question is
+// opened and taken by the new process, and the follow-up comes.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -40,8 +41,7 @@ afterAll(async () => {
   await model?.close();
 });
 
-async function start(fake: SlackFake, waitSec: number, askUserTimeoutMs: number): Promise<{ warden: RunningWarden; url: string }> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'warden-ask-slack-'));
+async function start(fake: SlackFake, waitSec: number, askUserTimeoutMs: number, dir = mkdtempSync(path.join(tmpdir(), 'warden-ask-slack-'))): Promise<{ warden: RunningWarden; url: string }> {
   const parsed = parseConfig({
     models: { default: 'openai/gpt-test', providers: { openai: { baseUrl: model.url } } },
     tools: { profile: 'messaging' },
@@ -158,5 +158,38 @@ describe('ask_user on Slack, past the wait', () => {
     expect(JSON.stringify(await response.json())).toContain('Answered: the canary pool');
     const followUp = await postedAfter(from, 'Follow-up:', 'answered late');
     expect(String(followUp.body.text)).toContain('the canary pool');
+  });
+});
+
+describe('ask_user on Slack across a restart', () => {
+  let fake: SlackFake;
+  let running: { warden: RunningWarden; url: string } | undefined;
+  beforeAll(async () => {
+    fake = await startSlackFake();
+  });
+  afterAll(async () => {
+    await running?.warden.stop();
+    await fake?.close();
+  });
+
+  it('the form on a question asked before the restart is opened and taken by the new process; the follow-up comes', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'warden-ask-slack-restart-'));
+    running = await start(fake, 0, 60_000, dir);
+    const { mark, postedAfter, say, question } = harness(() => ({ fake, url: running!.url }));
+    const from = mark();
+    await say('please deploy it');
+    const { message, buttons } = await question(from);
+    await postedAfter(from, 'Tool said:', 'pending');
+    await running.warden.stop();
+    running = await start(fake, 0, 60_000, dir);
+    const other = buttons.find((b) => b.text.text === 'Other…')!;
+    await fake.sendAction(running.url, fake.blockActions({ message, actionId: other.action_id, value: other.value, user: BOB }), { secret: SECRET });
+    await fake.waitForCall('views.open');
+    const view = fake.views.at(-1)!;
+    const after = mark();
+    const response = await fake.sendAction(running.url, fake.viewSubmission({ viewId: view.id, user: BOB, values: { ask: { answer: 'the blue pool' } } }), { secret: SECRET });
+    expect(JSON.stringify(await response.json())).toContain('Answered: the blue pool');
+    const followUp = await postedAfter(after, 'Follow-up:', 'answered after the restart');
+    expect(String(followUp.body.text)).toContain('the blue pool');
   });
 });
