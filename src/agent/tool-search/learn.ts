@@ -42,7 +42,7 @@ export const SHIPPED_LEARN_OPTIONS: Readonly<LearnOptions> = Object.freeze({ ite
 
 const NULL = '';
 
-export function learnTranslations(pairs: readonly TrainingPair[], options: LearnOptions = DEFAULT_LEARN_OPTIONS): Translations {
+export function learnTranslations(pairs: readonly TrainingPair[], options: LearnOptions = SHIPPED_LEARN_OPTIONS): Translations {
   const seen = new Map<string, number>();
   for (const pair of pairs) for (const q of new Set(pair.request)) seen.set(q, (seen.get(q) ?? 0) + pair.weight);
   const prepared = pairs.map((p) => ({ request: [NULL, ...new Set(p.request)], tool: [...new Set(p.tool)], weight: p.weight }));
@@ -82,9 +82,11 @@ export function learnTranslations(pairs: readonly TrainingPair[], options: Learn
   const out = new Map<string, Array<readonly [string, number]>>();
   for (const [q, row] of prob) {
     if (q === NULL || (seen.get(q) ?? 0) < options.minCount) continue;
-    // A term translating to itself is already in the request: only other words are kept.
+    // A term's translation to itself is kept: how much a request word is matched by the same
+    // word in a tool's name varies (`new` seldom is, `pods` nearly always), and cross-validation
+    // scores the table better with it (80.2 % against 79.3 % top-3 over four folds).
     const kept = [...row]
-      .filter(([t, p]) => t !== q && p >= options.minProbability)
+      .filter(([, p]) => p >= options.minProbability)
       .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
       .slice(0, options.keep)
       .map(([t, p]) => [t, Math.round(p * 1000) / 1000] as const);
