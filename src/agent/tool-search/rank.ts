@@ -19,6 +19,9 @@ import { TRANSLATIONS } from './translations.js';
  * - What the request wants done (list, get, search, create, update, delete) against what the
  *   tool's name says it does.
  * - A request word that begins a server's name (`mongo`) names that server.
+ * - Learned translations (translations.ts, built from labelled requests by learn.ts): a tool whose
+ *   name, server or first sentence holds the words the request's words stood for is lifted. A
+ *   multiplier on tools already scored: it never adds a candidate.
  * - Optionally (the `feedback` knob, off by default: it did not help on the tuning half), a second
  *   pass with the terms the first pass's best tools share (Rocchio pseudo-relevance feedback).
  * An exact tool id always comes first. The index of a surface is built once and cached.
