@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RANK_OPTIONS, rankTools, type Searchable } from './rank.js';
+import { terms } from './text.js';
 
 const schema = (props: Record<string, string>) => ({
   type: 'object',
@@ -123,6 +124,18 @@ describe('only tools on the surface are ever found', () => {
   it('with pseudo-relevance feedback on, still only the surface (the feedback terms come from it)', () => {
     const next = random(7);
     const options = { ...DEFAULT_RANK_OPTIONS, feedback: 0.3, feedbackDocs: 5, feedbackTerms: 8 };
+    for (let round = 0; round < 50; round++) {
+      const surface = CATALOG.filter(() => next() < 0.5).map((t) => ({ ...t }));
+      const allowed = new Set(surface);
+      for (const query of QUERIES) for (const found of rankTools(query, surface, 50, options)) expect(allowed.has(found), `${query} found ${found.id} off the surface`).toBe(true);
+    }
+  });
+
+  it('with a learned table that sends every request word to every catalog word, still only the surface', () => {
+    const next = random(11);
+    const everyWord = [...new Set(CATALOG.flatMap((t) => terms(`${t.id} ${t.description}`)))].map((w) => [w, 0.5] as const);
+    const translations = new Map(QUERIES.flatMap((q) => terms(q)).map((q) => [q, everyWord] as const));
+    const options = { ...DEFAULT_RANK_OPTIONS, learned: 3, translations };
     for (let round = 0; round < 50; round++) {
       const surface = CATALOG.filter(() => next() < 0.5).map((t) => ({ ...t }));
       const allowed = new Set(surface);

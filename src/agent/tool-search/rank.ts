@@ -1,5 +1,7 @@
 import { ACTION_CUES, RELATED, TOOL_VERBS, type Action } from './lexicon.js';
 import { segment, stem, STOP, terms, words } from './text.js';
+import type { Translations } from './learn.js';
+import { TRANSLATIONS } from './translations.js';
 
 /**
  * Lexical ranking for tool_search. It ranks only the tools it is handed (the turn's surface)
@@ -17,6 +19,9 @@ import { segment, stem, STOP, terms, words } from './text.js';
  * - What the request wants done (list, get, search, create, update, delete) against what the
  *   tool's name says it does.
  * - A request word that begins a server's name (`mongo`) names that server.
+ * - Learned translations (translations.ts, built from labelled requests by learn.ts): a tool whose
+ *   name, server or first sentence holds the words the request's words stood for is lifted. A
+ *   multiplier on tools already scored: it never adds a candidate.
  * - Optionally (the `feedback` knob, off by default: it did not help on the tuning half), a second
  *   pass with the terms the first pass's best tools share (Rocchio pseudo-relevance feedback).
  * An exact tool id always comes first. The index of a surface is built once and cached.
@@ -61,6 +66,14 @@ export interface RankOptions {
   feedbackDocs: number;
   /** How many of their terms are added. */
   feedbackTerms: number;
+  /**
+   * Weight of the learned translations (translations.ts): a tool whose name, server or first
+   * sentence holds the words the request's words stood for in labelled requests scores
+   * × (1 + learned × Σ over request words of ln(1 + Σ p(tool word | request word))) (0: off).
+   */
+  learned: number;
+  /** The translation table (the shipped one unless a tuning run passes its own). */
+  translations?: Translations;
 }
 
 export const DEFAULT_RANK_OPTIONS: Readonly<RankOptions> = Object.freeze({
@@ -83,6 +96,7 @@ export const DEFAULT_RANK_OPTIONS: Readonly<RankOptions> = Object.freeze({
   feedback: 0,
   feedbackDocs: 2,
   feedbackTerms: 3,
+  learned: 0.4,
 });
 
 /** What separates an MCP server's name from its tool's in an id (mcp/names.ts). */
@@ -174,6 +188,12 @@ function buildDoc(tool: Searchable): ToolDoc {
   return { tool, group, counts: fields.map(count), lengths: fields.map((f) => f.length), action, bare };
 }
 
+/** The terms a learned translation may lead to: the tool's name, server and first sentence. */
+export const learningTerms = (tool: Searchable): string[] => {
+  const doc = buildDoc(tool);
+  return [...new Set([NAME, SERVER, LEAD].flatMap((f) => [...doc.counts[f]!.keys()]))];
+};
+
 /** The words of a tool's name as the index holds them (glued names split): for tests and tuning. */
 export const nameWords = (tool: Searchable): string[] => [...buildDoc(tool).counts[NAME]!.keys()];
 
@@ -215,6 +235,8 @@ interface SurfaceIndex {
   groups: string[];
   groupOf: number[];
   groupPostings: Map<string, Postings>;
+  /** The tools whose name, server or first sentence holds a term (what a translation may reach). */
+  learnPostings: Map<string, Int32Array>;
 }
 
 function buildIndex(list: ToolDoc[], options: RankOptions): SurfaceIndex {
@@ -269,7 +291,17 @@ function buildIndex(list: ToolDoc[], options: RankOptions): SurfaceIndex {
     }
   });
   const groupPostings = pack(groupLists);
-  return { docs: list, options, postings, groups, groupOf, groupPostings };
+  const learnLists = new Map<string, number[]>();
+  list.forEach((d, i) => {
+    for (const t of new Set([NAME, SERVER, LEAD].flatMap((f) => [...d.counts[f]!.keys()]))) {
+      let p = learnLists.get(t);
+      if (!p) learnLists.set(t, (p = []));
+      p.push(i);
+    }
+  });
+  const learnPostings = new Map<string, Int32Array>();
+  for (const [t, p] of learnLists) learnPostings.set(t, Int32Array.from(p));
+  return { docs: list, options, postings, groups, groupOf, groupPostings, learnPostings };
 }
 
 /** Only the field weights and length normalisation shape an index; the rest weigh a query. */
@@ -394,6 +426,8 @@ function corrected(w: string, index: SurfaceIndex): string {
 interface ParsedQuery {
   weights: Map<string, number>;
   action: Action | undefined;
+  /** The request's own terms (typos corrected), for the learned translations. */
+  own: string[];
 }
 
 function parseQuery(query: string, options: RankOptions, index: SurfaceIndex): ParsedQuery {
@@ -441,7 +475,8 @@ function parseQuery(query: string, options: RankOptions, index: SurfaceIndex): P
   // `which PRs`, `show the open incidents`: a plural object read is a listing, not one record.
   if (QUESTION.has(ws[0] ?? '')) action = pluralObject(ws) || ws[0] === 'which' || ws[0] === 'any' || ws[0] === 'list' ? 'list' : action === 'search' ? 'search' : 'get';
   else if (action === 'get' && pluralObject(ws)) action = 'list';
-  return { weights, action };
+  const own = [...new Set(ws.filter((w) => w.length > 1 && !STOP.has(w)).map(stem))];
+  return { weights, action, own };
 }
 
 const NOT_PLURAL = new Set(['is', 'was', 'has', 'does', 'this', 'its', 'us', 'yes', 'sms', 'dns', 'aws', 'status', 'access', 'always', 'across', 'plus', 'kubernetes', 'news', 'analysis', 'process', 'address', 'business', 'less', 'unless']);
@@ -467,7 +502,8 @@ export function rankDetailed(query: string, tools: readonly Searchable[], limit:
   if (tools.length === 0 || limit <= 0) return [];
   const wanted = query.trim().toLowerCase();
   const index = indexFor(tools, options);
-  const { weights, action } = parseQuery(query, options, index);
+  const { weights, action, own } = parseQuery(query, options, index);
+  const evidence = options.learned > 0 ? learnedEvidence(own, index, options.translations ?? TRANSLATIONS) : undefined;
   // `mongo` for `mongodb`, `cloudflar` typed short: a request word that begins a server's name
   // (four letters or more) names that server.
   const said = [...weights].filter(([t, w]) => w === 1 && t.length >= 4).map(([t]) => t);
@@ -480,11 +516,11 @@ export function rankDetailed(query: string, tools: readonly Searchable[], limit:
     // catalog's own words for what the request asks (`copies` finds a scale tool whose text
     // says `replicas`, and `replicas` then finds the others). Learned from the surface, never
     // from requests.
-    const first = scoreTools(wanted, weights, action, index, options, options.feedbackDocs);
+    const first = scoreTools(wanted, weights, action, index, options, options.feedbackDocs, evidence);
     const expansion = feedbackTerms(first.map((r) => r.at), weights, index, options);
     for (const [t, w] of expansion) weights.set(t, w);
   }
-  return scoreTools(wanted, weights, action, index, options, limit).map(({ tool, score }) => ({ tool, score }));
+  return scoreTools(wanted, weights, action, index, options, limit, evidence).map(({ tool, score }) => ({ tool, score }));
 }
 
 /**
@@ -519,7 +555,40 @@ interface Scored {
   at: number;
 }
 
-function scoreTools(wanted: string, weights: Map<string, number>, action: Action | undefined, index: SurfaceIndex, options: RankOptions, limit: number): Scored[] {
+/**
+ * Per tool, Σ over the request's terms of ln(1 + Σ p(t | term)) for the words t of the tool's
+ * name, server and first sentence that the term stood for in labelled requests; undefined when no
+ * request term has a translation. Only the surface's tools are touched.
+ */
+function learnedEvidence(own: readonly string[], index: SurfaceIndex, table: Translations): Float64Array | undefined {
+  const n = index.docs.length;
+  let out: Float64Array | undefined;
+  const acc = new Float64Array(n);
+  const touched: number[] = [];
+  for (const q of own) {
+    const row = table.get(q);
+    if (!row) continue;
+    for (const [t, p] of row) {
+      const list = index.learnPostings.get(t);
+      if (!list) continue;
+      for (let k = 0; k < list.length; k++) {
+        const d = list[k]!;
+        if (acc[d] === 0) touched.push(d);
+        acc[d]! += p;
+      }
+    }
+    if (touched.length === 0) continue;
+    out ??= new Float64Array(n);
+    for (const d of touched) {
+      out[d]! += Math.log(1 + acc[d]!);
+      acc[d] = 0;
+    }
+    touched.length = 0;
+  }
+  return out;
+}
+
+function scoreTools(wanted: string, weights: Map<string, number>, action: Action | undefined, index: SurfaceIndex, options: RankOptions, limit: number, evidence?: Float64Array): Scored[] {
   const n = index.docs.length;
   const scores = new Float64Array(n);
   for (const [term, weight] of weights) {
@@ -572,6 +641,7 @@ function scoreTools(wanted: string, weights: Map<string, number>, action: Action
     else if (match < 0) score *= 1 - options.actionPenalty;
     if (doc.group === '' && serverTalk) score *= 1 - options.corePenalty;
     if (named.size > 0 && !named.has(index.groupOf[i]!)) score *= 1 - options.otherServer;
+    if (evidence) score *= 1 + options.learned * evidence[i]!;
     const entry = { tool: doc.tool, score, at: i };
     if (top.length === limit && !before(entry, top[limit - 1]!)) continue;
     let at = top.length;
