@@ -1,6 +1,7 @@
 import { slackMessageActions } from './message-actions.js';
 import { votePollClick } from './poll.js';
 import { POLL_ACTION_PREFIX } from '../../src/tools/core/message/polls.js';
+import { leanFetch } from '../../src/net/lean-fetch.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -149,7 +150,8 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
 
   type WebClient = webApi.WebClient;
   // web-api's default keeps retrying for about 30 minutes; a chat reply that late helps nobody.
-  const clientOptions = { retryConfig: webApi.retryPolicies.fiveRetriesInFiveMinutes, ...(config.apiUrl ? { slackApiUrl: config.apiUrl } : {}) };
+  // Web API calls through undici's request, for less CPU per call than the global fetch (see lean-fetch.ts).
+  const clientOptions = { retryConfig: webApi.retryPolicies.fiveRetriesInFiveMinutes, fetch: leanFetch(), ...(config.apiUrl ? { slackApiUrl: config.apiUrl } : {}) };
 
   const web = (): WebClient => {
     if (!app) throw new Error('the Slack adapter is not started');
