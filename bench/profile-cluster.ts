@@ -1,5 +1,6 @@
 // One `warden start` on PostgreSQL behind the Slack fake, scripted model, for per-message
-// attribution: `npx tsx bench/profile-cluster.ts [MESSAGES] [--prof DIR] [--trips]`.
+// attribution: `npx tsx bench/profile-cluster.ts [MESSAGES] [--prof DIR] [--trips] [--bin PATH]`
+// (`--bin`: another checkout's bin/warden.js, to compare builds in alternating runs).
 // Prints messages/s, CPU µs per message of the instance and of PostgreSQL's server processes,
 // statements per message (pg_stat_statements, top texts by calls) and, with `--trips`, round
 // trips per message counted by a loopback proxy between the instance and the server (a client
@@ -20,6 +21,7 @@ const MESSAGES = Number(args.find((a) => /^\d+$/.test(a)) ?? 300);
 const CONVERSATIONS = 30;
 const profDir = args.includes('--prof') ? args[args.indexOf('--prof') + 1] : undefined;
 const trips = args.includes('--trips');
+const bin = args.includes('--bin') ? args[args.indexOf('--bin') + 1] : undefined;
 
 const TICK = 100; // USER_HZ
 function cpuMs(pid: number): number {
@@ -111,6 +113,7 @@ const instance = await startInstance('prof', {
   leaseSec: 15,
   modelUrl: model.url,
   nodeArgs: profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
+  ...(bin ? { bin } : {}),
 });
 try {
   const pid = instance.child.pid!;

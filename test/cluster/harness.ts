@@ -46,7 +46,7 @@ export const runsIn = (workspace: string): number =>
  */
 export async function startInstance(
   name: string,
-  options: { fake: SlackFake; storeUrl: string; workspace: string; leaseSec: number; extraEnv?: Record<string, string>; modelUrl?: string; logLevel?: string; waitSec?: number; extraYaml?: string[]; slackMode?: 'http' | 'socket'; nodeArgs?: string[] },
+  options: { fake: SlackFake; storeUrl: string; workspace: string; leaseSec: number; extraEnv?: Record<string, string>; modelUrl?: string; logLevel?: string; waitSec?: number; extraYaml?: string[]; slackMode?: 'http' | 'socket'; nodeArgs?: string[]; bin?: string },
 ): Promise<Instance> {
   // Socket Mode: the instance opens its own connection to the fake (which hands each envelope
   // to one connection), and its receiver port stays unused.
@@ -89,7 +89,7 @@ export async function startInstance(
       '',
     ].join('\n'),
   );
-  const child = execa('node', [...(options.nodeArgs ?? []), BIN, 'start'], {
+  const child = execa('node', [...(options.nodeArgs ?? []), options.bin ?? BIN, 'start'], {
     cwd: dir,
     env: { WARDEN_LOG_LEVEL: options.logLevel ?? 'warn', WARDEN_DATA_DIR: '', WARDEN_STORE_URL: options.storeUrl, OPENAI_API_KEY: 'sk-fake', ...options.extraEnv },
     reject: false,
