@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { closeInheritedDescriptors } from './descriptors.js';
 import { EGRESS_FD, relayChannel } from './egress/channel.js';
 import { proxyEnv } from './egress/forwarder.js';
 import { log } from '../log/log.js';
@@ -65,6 +66,8 @@ export function startCommand(spec: StartSpec): ExecJob {
   } else {
     [file, ...args] = shell as [string, ...string[]];
   }
+  // Nothing of Warden's reaches the command but what the spawn names (descriptors.ts).
+  closeInheritedDescriptors();
   const job = new ExecJob({
     file,
     args,

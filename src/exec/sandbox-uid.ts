@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { BWRAP_PATH, type SandboxIdentity } from './sandbox.js';
 
@@ -90,7 +90,15 @@ function exeOf(procRoot: string, pid: number): string | null {
   }
 }
 
-const LAUNCH_EXES = new Set([BWRAP_PATH, '/usr/bin/setpriv', '/bin/setpriv']);
+function realShell(): string[] {
+  try {
+    return [realpathSync('/bin/sh')];
+  } catch {
+    return [];
+  }
+}
+// The shell too: a launch runs the sandbox uid's parent check in /bin/sh before bubblewrap.
+const LAUNCH_EXES = new Set([BWRAP_PATH, '/usr/bin/setpriv', '/bin/setpriv', ...realShell()]);
 
 /**
  * Another Warden's launch: bubblewrap or setpriv started by a root node process that is neither
