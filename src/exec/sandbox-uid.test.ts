@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BWRAP_PATH, type SandboxIdentity } from './sandbox.js';
-import { parseProcStatus, passwdNames, processesSharingUid, sandboxUidReport, sharedIds, sharedUidVerdict } from './sandbox-uid.js';
+import { checkSandboxUid, orphanedSandbox, parseProcStatus, passwdNames, processesSharingUid, sandboxUidReport, sharedIds, sharedUidVerdict } from './sandbox-uid.js';
 
 const status = (name: string, ppid: number, uids: string, nspid = '1', state = 'S (sleeping)', gids = '0\t0\t0\t0', groups = '') =>
   `Name:\t${name}\nUmask:\t0022\nState:\t${state}\nPPid:\t${ppid}\nUid:\t${uids}\nGid:\t${gids}\nFDSize:\t64\nGroups:\t${groups}\nNSpid:\t${nspid}\n`;
@@ -63,6 +63,20 @@ describe('which processes share the sandbox uid', () => {
   });
   it('names nothing for a uid no process has', () => {
     expect(processesSharingUid(4242, { procRoot: proc, self: 100, own: new Set() })).toEqual([]);
+  });
+  it('marks only the orphaned bubblewrap (parent init) as an orphaned sandbox', () => {
+    const orphans = processesSharingUid(U, { procRoot: proc, self: 100, own: new Set([400]) }).filter((p) => p.orphan).map((p) => p.pid);
+    expect(orphans).toEqual([600]);
+  });
+  it('the check kills an orphaned sandbox and judges the rest; a kill that fails leaves it counted', () => {
+    const killed: number[] = [];
+    const identity: SandboxIdentity = { uid: U, gid: U, staged: true };
+    const verdict = checkSandboxUid(identity, { procRoot: proc, self: 100, own: new Set([400]), kill: (pid) => (killed.push(pid), true) });
+    expect(killed).toEqual([600]);
+    expect(!verdict.ok && verdict.error).toMatch(/daemon \(pid 300/);
+    expect(!verdict.ok && verdict.error).not.toMatch(/pid 600,/);
+    const kept = checkSandboxUid(identity, { procRoot: proc, self: 100, own: new Set([400]), kill: () => false });
+    expect(!kept.ok && kept.error).toMatch(/and \d+ more/);
   });
   it('a launch Warden no longer tracks counts again', () => {
     expect(processesSharingUid(U, { procRoot: proc, self: 100, own: new Set() }).map((p) => p.pid)).toContain(400);
@@ -125,12 +139,26 @@ describe('which processes share the sandbox gid', () => {
 });
 type SharedIdsExpectation = ReturnType<typeof sharedIds>;
 
+describe('an orphaned sandbox', () => {
+  const U = 65533;
+  it.each<[string, { ppid: number; uids: number[] }, string | null, boolean]>([
+    ['bubblewrap of the uid re-parented to init', { ppid: 1, uids: [U, U, U, U] }, BWRAP_PATH, true],
+    ['bubblewrap of the uid with a live parent (a launch)', { ppid: 4000, uids: [U, U, U, U] }, BWRAP_PATH, false],
+    ['another program of the uid re-parented to init (a daemon: refused, never killed)', { ppid: 1, uids: [U, U, U, U] }, '/usr/sbin/daemon', false],
+    ['bubblewrap under init, only the effective uid the sandbox\'s', { ppid: 1, uids: [1000, U, 1000, 1000] }, BWRAP_PATH, false],
+    ['bubblewrap of another uid under init', { ppid: 1, uids: [1000, 1000, 1000, 1000] }, BWRAP_PATH, false],
+    ['an exe that could not be read', { ppid: 1, uids: [U, U, U, U] }, null, false],
+  ])('%s', (_what, status, exe, orphan) => {
+    expect(orphanedSandbox(status, exe, U)).toBe(orphan);
+  });
+});
+
 describe('the verdict before a sandboxed start', () => {
   const root: SandboxIdentity = { uid: 65534, gid: 65534, staged: true };
   const daemon = [{ pid: 300, name: 'daemon' }];
   it.each<[string, SandboxIdentity, typeof daemon, RegExp | null]>([
     ['root, nobody else', root, [], null],
-    ['root, a daemon of the uid', root, daemon, /sandbox uid 65534.*daemon \(pid 300\).*tools\.exec\.sandbox\.uid.*tools\.exec\.sandbox\.allowSharedUid/],
+    ['root, a daemon of the uid', root, daemon, /sandbox uid 65534.*daemon \(pid 300, uid 65534\).*tools\.exec\.sandbox\.uid.*tools\.exec\.sandbox\.allowSharedUid/],
     ['root, accepted by the operator', { ...root, allowSharedUid: true }, daemon, null],
     ['not root: the sandbox is Warden\'s own uid', { uid: 1000, gid: 1000, staged: false }, daemon, null],
   ])('%s', (_what, identity, others, refused) => {

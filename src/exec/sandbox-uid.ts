@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import path from 'node:path';
+import { log } from '../log/log.js';
 import { BWRAP_PATH, type SandboxIdentity } from './sandbox.js';
 
 /**
@@ -79,6 +80,21 @@ export interface SharedUidProcess {
   ppid?: number | undefined;
   /** Which of the sandbox's ids it holds (absent: the uid, as before the gid was scanned). */
   holds?: SharedId[] | undefined;
+  /** An orphaned sandbox: see orphanedSandbox. */
+  orphan?: true | undefined;
+}
+
+/**
+ * A sandbox whose Warden died while it started: bubblewrap running as the sandbox uid (real,
+ * effective and saved) whose parent is init. Every launch arms the parent-death signal before
+ * bubblewrap and checks its parent after (sandbox.ts PARENT_CHECK), and bubblewrap re-arms it in
+ * its monitor and in the sandbox's init; but bubblewrap arms the init's only after the init has
+ * forked, so a Warden killed in that moment takes the monitor with it and leaves the init (and the
+ * command) re-parented to pid 1. Nothing of Warden's is left to stop it. A live launch of any
+ * Warden has that Warden or one of its launch programs as parent, never init. Pure.
+ */
+export function orphanedSandbox(status: Pick<ProcStatus, 'ppid' | 'uids'>, exe: string | null, uid: number): boolean {
+  return exe === BWRAP_PATH && status.ppid === 1 && status.uids.slice(0, 3).every((u) => u === uid);
 }
 
 /** How a process holds a sandbox id: its uid, its gid (real, effective or saved), a supplementary group. */
@@ -176,7 +192,8 @@ export function processesSharingUid(uid: number, options: ScanOptions = {}): Sha
     if (status.nsDepth > depth) continue;
     if (own.has(pid)) continue;
     if (anotherWardensLaunch(procRoot, pid, status, self, own)) continue;
-    found.push({ pid, name: status.name, ppid: status.ppid, holds });
+    const orphan = orphanedSandbox(status, exeOf(procRoot, pid), uid);
+    found.push({ pid, name: status.name, ppid: status.ppid, holds, ...(orphan ? { orphan: true as const } : {}) });
   }
   return found;
 }
@@ -201,10 +218,27 @@ function holdsText(holds: readonly SharedId[], identity: SandboxIdentity): strin
   return holds.map((h) => (h === 'uid' ? `uid ${identity.uid}` : h === 'gid' ? `gid ${identity.gid}` : `gid ${identity.gid} as a supplementary group`)).join(', ');
 }
 
-/** The check before a sandboxed start (run.ts); as root only. Scans the uid and the gid. */
-export function checkSandboxUid(identity: SandboxIdentity, options: ScanOptions = {}): SharedUidVerdict {
+/**
+ * The check before a sandboxed start (run.ts); as root only. Scans the uid and the gid. An
+ * orphaned sandbox (orphanedSandbox) is killed — what its dead Warden's parent-death signal would
+ * have done; its init's death ends every process in its pid namespace — and does not count.
+ */
+export function checkSandboxUid(identity: SandboxIdentity, options: ScanOptions & { kill?: (pid: number) => boolean } = {}): SharedUidVerdict {
   if (!identity.staged || identity.allowSharedUid === true) return { ok: true };
-  return sharedUidVerdict(identity, processesSharingUid(identity.uid, { ...options, gid: identity.gid }));
+  const kill = options.kill ?? killOrphan;
+  const others = processesSharingUid(identity.uid, { ...options, gid: identity.gid }).filter((p) => !(p.orphan && kill(p.pid)));
+  return sharedUidVerdict(identity, others);
+}
+
+function killOrphan(pid: number): boolean {
+  try {
+    // SIGKILL cannot be caught or blocked: the process runs nothing more once it is sent.
+    process.kill(pid, 'SIGKILL');
+    log.warn({ pid }, 'exec: killed an orphaned sandbox left by a Warden that died while starting it');
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The names /etc/passwd gives `uid` (an account of that uid owns files and may run processes). */
