@@ -4,7 +4,7 @@ import { EGRESS_FD, relayChannel } from './egress/channel.js';
 import { proxyEnv } from './egress/forwarder.js';
 import { log } from '../log/log.js';
 import { ExecJob } from './job.js';
-import { sandboxIdentity, sandboxLaunch, type ExecHost, type SandboxIdentity } from './sandbox.js';
+import { GATE_FD, sandboxIdentity, sandboxLaunch, type ExecHost, type SandboxIdentity } from './sandbox.js';
 import { checkSandboxUid, ownSandboxLaunches } from './sandbox-uid.js';
 import { seccompProgram } from './seccomp.js';
 
@@ -81,7 +81,18 @@ export function startCommand(spec: StartSpec): ExecJob {
     ...(spec.killGraceMs !== undefined ? { killGraceMs: spec.killGraceMs } : {}),
     ...(spec.maxPendingChars !== undefined ? { maxPendingChars: spec.maxPendingChars } : {}),
     ...(spec.host === 'sandbox' && spec.egress ? { channelFd: EGRESS_FD } : {}),
+    ...(spec.host === 'sandbox' ? { gateFd: GATE_FD } : {}),
   });
+  // The sandbox asks once its init is armed to die with the launch (sandbox.ts START_GATE); a
+  // live Warden answers. Anything else on the gate is not the gate's question: no answer.
+  const gate = job.gate;
+  if (gate) {
+    gate.on('error', () => {});
+    gate.once('data', (chunk: Buffer) => {
+      if (chunk.toString('latin1') === 'r\n') gate.end('go\n');
+      else gate.destroy();
+    });
+  }
   // Warden's own launch: not "another process of the sandbox uid" for its other commands.
   const launchPid = spec.host === 'sandbox' ? job.pid : undefined;
   if (launchPid !== undefined) {

@@ -86,12 +86,12 @@ export interface SharedUidProcess {
 
 /**
  * A sandbox whose Warden died while it started: bubblewrap running as the sandbox uid (real,
- * effective and saved) whose parent is init. Every launch arms the parent-death signal before
- * bubblewrap and checks its parent after (sandbox.ts PARENT_CHECK), and bubblewrap re-arms it in
- * its monitor and in the sandbox's init; but bubblewrap arms the init's only after the init has
- * forked, so a Warden killed in that moment takes the monitor with it and leaves the init (and the
- * command) re-parented to pid 1. Nothing of Warden's is left to stop it. A live launch of any
- * Warden has that Warden or one of its launch programs as parent, never init. Pure.
+ * effective and saved) whose parent is init — in practice the init of a sandbox's pid namespace,
+ * whose monitor died with Warden. Every launch arms the parent-death signal before bubblewrap and
+ * checks its parent after (sandbox.ts PARENT_CHECK), and the sandbox runs nothing before Warden
+ * answers its start gate (START_GATE), by when the init has armed its own signal; this is the
+ * last line for a Warden that dies between its answer and that arming. A live launch of any
+ * Warden has that Warden, one of its launch programs or its monitor as parent, never init. Pure.
  */
 export function orphanedSandbox(status: Pick<ProcStatus, 'ppid' | 'uids'>, exe: string | null, uid: number): boolean {
   return exe === BWRAP_PATH && status.ppid === 1 && status.uids.slice(0, 3).every((u) => u === uid);
@@ -189,11 +189,15 @@ export function processesSharingUid(uid: number, options: ScanOptions = {}): Sha
     const holds = sharedIds(status, uid, options.gid);
     if (holds.length === 0) continue;
     if (status.state === 'Z' || status.state === 'X') continue; // exited, not yet reaped: runs nothing
+    // Before the namespace test: an orphaned sandbox's init lives in the pid namespace below.
+    if (orphanedSandbox(status, exeOf(procRoot, pid), uid)) {
+      found.push({ pid, name: status.name, ppid: status.ppid, holds, orphan: true });
+      continue;
+    }
     if (status.nsDepth > depth) continue;
     if (own.has(pid)) continue;
     if (anotherWardensLaunch(procRoot, pid, status, self, own)) continue;
-    const orphan = orphanedSandbox(status, exeOf(procRoot, pid), uid);
-    found.push({ pid, name: status.name, ppid: status.ppid, holds, ...(orphan ? { orphan: true as const } : {}) });
+    found.push({ pid, name: status.name, ppid: status.ppid, holds });
   }
   return found;
 }

@@ -1,9 +1,10 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import type { Duplex } from 'node:stream';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bwrapArgs, ENV_ARGS_FD, execHomes, PARENT_CHECK, SANDBOX_HOME, SECCOMP_FD, sandboxIdentity, sandboxLaunch, stagePoint } from './sandbox.js';
+import { bwrapArgs, ENV_ARGS_FD, execHomes, GATE_FD, PARENT_CHECK, SANDBOX_HOME, START_GATE, SECCOMP_FD, sandboxIdentity, sandboxLaunch, stagePoint } from './sandbox.js';
 
 const root = mkdtempSync(path.join(tmpdir(), 'warden-sandbox-args-'));
 const workspace = path.join(root, 'ws');
@@ -122,5 +123,31 @@ describe('the launch\'s parent check (a real /bin/sh)', () => {
     const r = spawnSync('/bin/sh', ['-c', PARENT_CHECK, 'warden-launch', pid(process.pid), '/bin/echo', 'ran'], { encoding: 'utf8' });
     expect(r.status).toBe(code);
     expect(r.stdout).toBe(out);
+  });
+});
+
+describe('the start gate (a real /bin/sh on a socketpair at GATE_FD)', () => {
+  /** Runs the gate before `echo ran`; `answer` is what Warden does when asked. */
+  const gate = (answer: (socket: Duplex) => void) =>
+    new Promise<{ code: number | null; out: string }>((resolve) => {
+      const stdio: Array<'ignore' | 'pipe'> = ['ignore', 'pipe', 'ignore', 'ignore', 'ignore', 'ignore', 'pipe'];
+      const child = spawn('/bin/sh', ['-c', START_GATE, 'warden-gate', '/bin/sh', '-c', 'echo ran; ls /proc/self/fd'], { stdio });
+      const socket = child.stdio[GATE_FD] as Duplex;
+      socket.on('error', () => {});
+      socket.once('data', () => answer(socket));
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => (out += String(d)));
+      child.on('close', (code) => resolve({ code, out }));
+    });
+  it.each<[string, (socket: Duplex) => void, number, boolean]>([
+    ['Warden answers go: the command runs, without the gate descriptor', (s) => s.end('go\n'), 0, true],
+    ['Warden is gone (its end closed, no answer): nothing runs', (s) => s.destroy(), 125, false],
+    ['any other answer: nothing runs', (s) => s.end('no\n'), 125, false],
+    ['go without a newline, then the end: nothing runs', (s) => s.end('g'), 125, false],
+  ])('%s', async (_what, answer, code, ran) => {
+    const r = await gate(answer);
+    expect(r.code).toBe(code);
+    expect(r.out.startsWith('ran\n')).toBe(ran);
+    if (ran) expect(r.out.split('\n').slice(1).filter(Boolean).map(Number)).not.toContain(GATE_FD);
   });
 });

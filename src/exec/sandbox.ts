@@ -26,6 +26,20 @@ export const SANDBOX_HOME = '/home/sandbox';
 export const SECCOMP_FD = 3;
 /** The descriptor the staged start hands the command's environment on (bubblewrap `--args`). */
 export const ENV_ARGS_FD = 4;
+/** The start gate's socket inside the sandbox (START_GATE); closed before the command runs. */
+export const GATE_FD = 6;
+/**
+ * The sandbox's first process: asks Warden to go over GATE_FD and runs the command only on its
+ * answer. bubblewrap arms the parent-death signal of the sandbox's init only once its setup is
+ * done (the mounts take hundreds of ms), after its monitor has forked; a Warden killed during the
+ * setup takes the monitor with it (setpriv armed the monitor) but leaves the init re-parented to
+ * pid 1, which would run the command to its end. By the time this runs the init has armed its
+ * signal (right after it forked this process); a live Warden answers, a dead one has closed its
+ * end (the write fails or the read sees the end), and the gate exits — and the init with it.
+ * The descriptor is closed before the command (or the egress forwarder) starts. Single-digit
+ * descriptor: /bin/sh (dash) redirects only 0-9.
+ */
+export const START_GATE = `echo r >&${GATE_FD} && read -r g <&${GATE_FD} && [ "$g" = go ] || exit 125; exec ${GATE_FD}<&- && exec "$@"`;
 /**
  * The default host uid/gid of sandboxed commands when Warden runs as root: Warden's own, not
  * `nobody` (65534), which daemons share and which could then reach the sandbox's processes.
@@ -185,7 +199,7 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
   // The sandbox's own root (where mount points were made) is read-only too; only the
   // workspace, HOME, /tmp, /var/tmp and /run take writes, and all but the workspace vanish with it.
   const argv = spec.egress ? [spec.egress.node, '-e', FORWARDER_SCRIPT, String(EGRESS_FD), String(FORWARDER_PORT), ...spec.argv] : spec.argv;
-  args.push('--remount-ro', '/', '--chdir', spec.cwd, '--', ...argv);
+  args.push('--remount-ro', '/', '--chdir', spec.cwd, '--', '/bin/sh', '-c', START_GATE, 'warden-gate', ...argv);
   return args;
 }
 
