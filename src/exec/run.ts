@@ -84,12 +84,14 @@ export function startCommand(spec: StartSpec): ExecJob {
     ...(spec.host === 'sandbox' ? { gateFd: GATE_FD } : {}),
   });
   // The sandbox asks once its init is armed to die with the launch (sandbox.ts START_GATE); a
-  // live Warden answers. Anything else on the gate is not the gate's question: no answer.
+  // live Warden answers while the job still runs (a job killed or timed out during the setup
+  // took its monitor down before the init was armed: no answer, and that sandbox exits).
+  // Anything else on the gate is not the gate's question: no answer.
   const gate = job.gate;
   if (gate) {
     gate.on('error', () => {});
     gate.once('data', (chunk: Buffer) => {
-      if (chunk.toString('latin1') === 'r\n') gate.end('go\n');
+      if (chunk.toString('latin1') === 'r\n' && job.status === 'running' && job.running) gate.end('go\n');
       else gate.destroy();
     });
   }
