@@ -91,7 +91,7 @@ export async function runDoctorChecks(config: WardenConfig, baseDir: string, env
   checks.push({ name: 'sandbox user', ok: true, detail: `sandboxed commands run as ${describeIdentity(sandbox.identity)}` });
   // Whether another host process runs as the sandbox uid now: what a sandboxed start refuses.
   const identity = sandboxIdentity(exec.sandbox);
-  const others = options.sharedUid ?? (identity.staged ? processesSharingUid(identity.uid) : []);
+  const others = options.sharedUid ?? (identity.staged ? processesSharingUid(identity.uid, { gid: identity.gid }) : []);
   let passwd = '';
   try {
     passwd = readFileSync('/etc/passwd', 'utf8');

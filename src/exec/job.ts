@@ -30,6 +30,8 @@ export interface JobOptions {
   inputs?: readonly Uint8Array[] | undefined;
   /** A socketpair end the child inherits at this descriptor (after the inputs); `channel` is ours. */
   channelFd?: number | undefined;
+  /** Another socketpair end, at this descriptor (after the channel); `gate` is ours. */
+  gateFd?: number | undefined;
 }
 
 export const DEFAULT_PENDING_CHARS = 30_000;
@@ -39,10 +41,12 @@ type Stdio = ['pipe', 'pipe', 'pipe', ...Array<'pipe' | 'ignore' | Uint8Array>];
 
 function stdioFor(options: JobOptions): Stdio {
   const stdio: Stdio = ['pipe', 'pipe', 'pipe', ...(options.inputs ?? [])];
-  if (options.channelFd === undefined) return stdio;
-  if (options.channelFd < stdio.length) throw new Error(`descriptor ${options.channelFd} is already an input`);
-  while (stdio.length < options.channelFd) stdio.push('ignore');
-  stdio.push('pipe');
+  for (const fd of [options.channelFd, options.gateFd]) {
+    if (fd === undefined) continue;
+    if (fd < stdio.length) throw new Error(`descriptor ${fd} is already taken`);
+    while (stdio.length < fd) stdio.push('ignore');
+    stdio.push('pipe');
+  }
   return stdio;
 }
 
@@ -81,9 +85,11 @@ export class ExecJob {
   private killTimer: NodeJS.Timeout | undefined;
 
   private readonly channelFd: number | undefined;
+  private readonly gateFd: number | undefined;
 
   constructor(options: JobOptions) {
     this.channelFd = options.channelFd;
+    this.gateFd = options.gateFd;
     this.label = options.label;
     this.cwd = options.cwd;
     this.maxOutput = options.maxOutputChars;
@@ -139,6 +145,11 @@ export class ExecJob {
   /** Our end of the socketpair the child holds at `channelFd` (Node makes a 'pipe' at fd 3+ a socketpair). */
   get channel(): Duplex | undefined {
     return this.channelFd === undefined ? undefined : ((this.subprocess.stdio[this.channelFd] as Duplex | null | undefined) ?? undefined);
+  }
+
+  /** Our end of the socketpair the child holds at `gateFd`. */
+  get gate(): Duplex | undefined {
+    return this.gateFd === undefined ? undefined : ((this.subprocess.stdio[this.gateFd] as Duplex | null | undefined) ?? undefined);
   }
 
   get running(): boolean {

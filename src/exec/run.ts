@@ -1,9 +1,10 @@
 import net from 'node:net';
+import { closeInheritedDescriptors } from './descriptors.js';
 import { EGRESS_FD, relayChannel } from './egress/channel.js';
 import { proxyEnv } from './egress/forwarder.js';
 import { log } from '../log/log.js';
 import { ExecJob } from './job.js';
-import { sandboxIdentity, sandboxLaunch, type ExecHost, type SandboxIdentity } from './sandbox.js';
+import { GATE_FD, sandboxIdentity, sandboxLaunch, type ExecHost, type SandboxIdentity } from './sandbox.js';
 import { checkSandboxUid, ownSandboxLaunches } from './sandbox-uid.js';
 import { seccompProgram } from './seccomp.js';
 
@@ -65,6 +66,8 @@ export function startCommand(spec: StartSpec): ExecJob {
   } else {
     [file, ...args] = shell as [string, ...string[]];
   }
+  // Nothing of Warden's reaches the command but what the spawn names (descriptors.ts).
+  closeInheritedDescriptors();
   const job = new ExecJob({
     file,
     args,
@@ -78,7 +81,20 @@ export function startCommand(spec: StartSpec): ExecJob {
     ...(spec.killGraceMs !== undefined ? { killGraceMs: spec.killGraceMs } : {}),
     ...(spec.maxPendingChars !== undefined ? { maxPendingChars: spec.maxPendingChars } : {}),
     ...(spec.host === 'sandbox' && spec.egress ? { channelFd: EGRESS_FD } : {}),
+    ...(spec.host === 'sandbox' ? { gateFd: GATE_FD } : {}),
   });
+  // The sandbox asks once its init is armed to die with the launch (sandbox.ts START_GATE); a
+  // live Warden answers while the job still runs (a job killed or timed out during the setup
+  // took its monitor down before the init was armed: no answer, and that sandbox exits).
+  // Anything else on the gate is not the gate's question: no answer.
+  const gate = job.gate;
+  if (gate) {
+    gate.on('error', () => {});
+    gate.once('data', (chunk: Buffer) => {
+      if (chunk.toString('latin1') === 'r\n' && job.status === 'running' && job.running) gate.end('go\n');
+      else gate.destroy();
+    });
+  }
   // Warden's own launch: not "another process of the sandbox uid" for its other commands.
   const launchPid = spec.host === 'sandbox' ? job.pid : undefined;
   if (launchPid !== undefined) {

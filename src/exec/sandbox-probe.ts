@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildChildEnv } from './env.js';
 import { startCommand } from './run.js';
-import { BWRAP_PATH, bwrapAvailable, ownIds, SANDBOX_HOME, sandboxIdentity, stageTools, type ProcessIds, type SandboxIdentity } from './sandbox.js';
+import { BWRAP_PATH, bwrapAvailable, ownIds, launchToolsFor, SANDBOX_HOME, sandboxIdentity, stageTools, type ProcessIds, type SandboxIdentity } from './sandbox.js';
 import { ensureSandboxWorkspace } from './sandbox-workspace.js';
 import { seccompUnsupported } from './seccomp.js';
 
@@ -46,10 +46,8 @@ export async function probeSandbox(identity: SandboxIdentity = sandboxIdentity()
   if (!bwrapAvailable()) return fail(`bubblewrap (${BWRAP_PATH}) is not installed`);
   const arch = seccompUnsupported();
   if (arch) return fail(arch);
-  if (identity.staged) {
-    const tools = stageTools();
-    if (!tools.ok) return fail(`running the sandbox as uid ${identity.uid} needs ${tools.missing.join(', ')} (util-linux)`);
-  }
+  const tools = stageTools(launchToolsFor(identity));
+  if (!tools.ok) return fail(`running the sandbox${identity.staged ? ` as uid ${identity.uid}` : ''} needs ${tools.missing.join(', ')} (util-linux)`);
   const scratch = mkdtempSync(path.join(tmpdir(), 'warden-sandbox-probe-'));
   try {
     if (identity.uid !== ownIds().uid) chownSync(scratch, identity.uid, identity.gid);

@@ -3,16 +3,20 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BWRAP_PATH, type SandboxIdentity } from './sandbox.js';
-import { parseProcStatus, passwdNames, processesSharingUid, sandboxUidReport, sharedUidVerdict } from './sandbox-uid.js';
+import { checkSandboxUid, orphanedSandbox, parseProcStatus, passwdNames, processesSharingUid, sandboxUidReport, sharedIds, sharedUidVerdict } from './sandbox-uid.js';
 
-const status = (name: string, ppid: number, uids: string, nspid = '1', state = 'S (sleeping)') => `Name:\t${name}\nUmask:\t0022\nState:\t${state}\nPPid:\t${ppid}\nUid:\t${uids}\nGid:\t0\t0\t0\t0\nNSpid:\t${nspid}\n`;
+const status = (name: string, ppid: number, uids: string, nspid = '1', state = 'S (sleeping)', gids = '0\t0\t0\t0', groups = '') =>
+  `Name:\t${name}\nUmask:\t0022\nState:\t${state}\nPPid:\t${ppid}\nUid:\t${uids}\nGid:\t${gids}\nFDSize:\t64\nGroups:\t${groups}\nNSpid:\t${nspid}\n`;
 
 describe('reading /proc/<pid>/status', () => {
   it.each<[string, string, ReturnType<typeof parseProcStatus>]>([
-    ['real, effective, saved, fs', status('sh', 7, '65533\t0\t0\t0'), { name: 'sh', state: 'S', ppid: 7, uids: [65533, 0, 0, 0], nsDepth: 1 }],
-    ['in a nested pid namespace', status('sh', 7, '1\t1\t1\t1', '4021\t2\t1'), { name: 'sh', state: 'S', ppid: 7, uids: [1, 1, 1, 1], nsDepth: 3 }],
+    ['real, effective, saved, fs', status('sh', 7, '65533\t0\t0\t0'), { name: 'sh', state: 'S', ppid: 7, uids: [65533, 0, 0, 0], gids: [0, 0, 0, 0], groups: [], nsDepth: 1 }],
+    ['in a nested pid namespace', status('sh', 7, '1\t1\t1\t1', '4021\t2\t1'), { name: 'sh', state: 'S', ppid: 7, uids: [1, 1, 1, 1], gids: [0, 0, 0, 0], groups: [], nsDepth: 3 }],
+    ['gids and supplementary groups', status('sh', 7, '0\t0\t0\t0', '1', 'S (sleeping)', '5\t6\t7\t8', '27 65533 100'), { name: 'sh', state: 'S', ppid: 7, uids: [0, 0, 0, 0], gids: [5, 6, 7, 8], groups: [27, 65533, 100], nsDepth: 1 }],
     ['no Uid line', 'Name:\tsh\nPPid:\t1\n', null],
     ['a Uid line that is not numbers', status('sh', 1, 'a b c d'), null],
+    ['no Gid line', 'Name:\tsh\nPPid:\t1\nUid:\t0\t0\t0\t0\n', null],
+    ['a Groups line that is not numbers', status('sh', 1, '0\t0\t0\t0', '1', 'S (sleeping)', '0\t0\t0\t0', '27 x'), null],
   ])('%s', (_what, text, expected) => {
     expect(parseProcStatus(text)).toEqual(expected);
   });
@@ -60,8 +64,92 @@ describe('which processes share the sandbox uid', () => {
   it('names nothing for a uid no process has', () => {
     expect(processesSharingUid(4242, { procRoot: proc, self: 100, own: new Set() })).toEqual([]);
   });
+  it('marks only the orphaned bubblewrap (parent init) as an orphaned sandbox', () => {
+    const orphans = processesSharingUid(U, { procRoot: proc, self: 100, own: new Set([400]) }).filter((p) => p.orphan).map((p) => p.pid);
+    expect(orphans).toEqual([600]);
+  });
+  it('the check kills an orphaned sandbox and judges the rest; a kill that fails leaves it counted', () => {
+    const killed: number[] = [];
+    const identity: SandboxIdentity = { uid: U, gid: U, staged: true };
+    const verdict = checkSandboxUid(identity, { procRoot: proc, self: 100, own: new Set([400]), kill: (pid) => (killed.push(pid), true) });
+    expect(killed).toEqual([600]);
+    expect(!verdict.ok && verdict.error).toMatch(/daemon \(pid 300/);
+    expect(!verdict.ok && verdict.error).not.toMatch(/pid 600,/);
+    const kept = checkSandboxUid(identity, { procRoot: proc, self: 100, own: new Set([400]), kill: () => false });
+    expect(!kept.ok && kept.error).toMatch(/and \d+ more/);
+  });
   it('a launch Warden no longer tracks counts again', () => {
     expect(processesSharingUid(U, { procRoot: proc, self: 100, own: new Set() }).map((p) => p.pid)).toContain(400);
+  });
+});
+
+describe('which processes share the sandbox gid', () => {
+  // Attackers that are not the sandbox uid but hold its group: each can read and write what the
+  // sandbox leaves group-accessible (workspace files, sockets, SysV IPC), or switch to the gid.
+  const G = 65533;
+  const U = 65533;
+  const proc = mkdtempSync(path.join(tmpdir(), 'warden-proc-gid-'));
+  afterAll(() => rmSync(proc, { recursive: true, force: true }));
+  const add = (pid: number, text: string, exe: string) => {
+    mkdirSync(path.join(proc, String(pid)));
+    writeFileSync(path.join(proc, String(pid), 'status'), text);
+    symlinkSync(exe, path.join(proc, String(pid), 'exe'));
+  };
+  const rows: ReadonlyArray<[string, number, string, boolean]> = [
+    // what, pid, /proc/<pid>/status, counted
+    ['real gid only', 810, status('rgid', 1, '1000\t1000\t1000\t1000', '1', 'S (sleeping)', `${G}\t1000\t1000\t1000`), true],
+    ['effective gid only (a setgid program)', 811, status('egid', 1, '1000\t1000\t1000\t1000', '1', 'S (sleeping)', `1000\t${G}\t1000\t1000`), true],
+    ['saved gid only (can switch back to it)', 812, status('sgid', 1, '1000\t1000\t1000\t1000', '1', 'S (sleeping)', `1000\t1000\t${G}\t1000`), true],
+    ['a supplementary group', 813, status('member', 1, '1000\t1000\t1000\t1000', '1', 'S (sleeping)', '1000\t1000\t1000\t1000', `27 ${G}`), true],
+    ['root with the group as a supplementary group', 814, status('rootish', 1, '0\t0\t0\t0', '1', 'S (sleeping)', '0\t0\t0\t0', `${G}`), true],
+    ['filesystem gid only (no way to keep it)', 815, status('fsgid', 1, '1000\t1000\t1000\t1000', '1', 'S (sleeping)', `1000\t1000\t1000\t${G}`), false],
+    ['a neighbouring gid', 816, status('near', 1, '1000\t1000\t1000\t1000', '1', 'S (sleeping)', `${G - 1}\t${G + 1}\t${G - 1}\t${G - 1}`, `${G - 1} ${G + 1}`), false],
+    ['the gid inside a sandbox (nested pid namespace)', 817, status('sh', 1, '1000\t1000\t1000\t1000', '817\t2', 'S (sleeping)', `${G}\t${G}\t${G}\t${G}`), false],
+    ['the gid, exited and not yet reaped', 818, status('gone', 1, '1000\t1000\t1000\t1000', '1', 'Z (zombie)', `${G}\t${G}\t${G}\t${G}`), false],
+    ['the group, holding a numeric prefix of it in a longer id', 819, status('prefix', 1, '1000\t1000\t1000\t1000', '1', 'S (sleeping)', '1000\t1000\t1000\t1000', `${G}0 6553`), false],
+  ];
+  add(100, status('node', 1, '0\t0\t0\t0'), '/usr/bin/node'); // Warden
+  for (const [, pid, text] of rows) add(pid, text, '/usr/bin/thing');
+  const found = processesSharingUid(U, { procRoot: proc, self: 100, own: new Set(), gid: G });
+  it.each(rows)('%s', (_what, pid, _text, counted) => {
+    expect(found.some((p) => p.pid === pid)).toBe(counted);
+  });
+  it('names how each process holds the gid', () => {
+    const holds = Object.fromEntries(found.map((p) => [p.pid, p.holds]));
+    expect(holds).toEqual({ 810: ['gid'], 811: ['gid'], 812: ['gid'], 813: ['group'], 814: ['group'] });
+  });
+  it('without a gid to scan, only the uid counts', () => {
+    expect(processesSharingUid(U, { procRoot: proc, self: 100, own: new Set() })).toEqual([]);
+  });
+  it.each<[string, Parameters<typeof sharedIds>[0], SharedIdsExpectation]>([
+    ['uid and gid', { uids: [U, U, U, U], gids: [G, G, G, G], groups: [G] }, ['uid', 'gid', 'group']],
+    ['none', { uids: [1, 1, 1, U], gids: [1, 1, 1, G], groups: [] }, []],
+  ])('sharedIds: %s', (_what, ids, expected) => {
+    expect(sharedIds(ids, U, G)).toEqual(expected);
+  });
+  it('the refusal names the gid, how it is held and the key to change', () => {
+    const verdict = sharedUidVerdict({ uid: U, gid: G, staged: true }, [{ pid: 813, name: 'member', ppid: 1, holds: ['group'] }]);
+    expect(verdict.ok).toBe(false);
+    if (!verdict.ok) {
+      expect(verdict.error).toMatch(/member \(pid 813, parent 1, gid 65533 as a supplementary group\)/);
+      expect(verdict.error).toContain('Set tools.exec.sandbox.gid to an id');
+      expect(verdict.error).not.toContain('tools.exec.sandbox.uid');
+    }
+  });
+});
+type SharedIdsExpectation = ReturnType<typeof sharedIds>;
+
+describe('an orphaned sandbox', () => {
+  const U = 65533;
+  it.each<[string, { ppid: number; uids: number[] }, string | null, boolean]>([
+    ['bubblewrap of the uid re-parented to init', { ppid: 1, uids: [U, U, U, U] }, BWRAP_PATH, true],
+    ['bubblewrap of the uid with a live parent (a launch)', { ppid: 4000, uids: [U, U, U, U] }, BWRAP_PATH, false],
+    ['another program of the uid re-parented to init (a daemon: refused, never killed)', { ppid: 1, uids: [U, U, U, U] }, '/usr/sbin/daemon', false],
+    ['bubblewrap under init, only the effective uid the sandbox\'s', { ppid: 1, uids: [1000, U, 1000, 1000] }, BWRAP_PATH, false],
+    ['bubblewrap of another uid under init', { ppid: 1, uids: [1000, 1000, 1000, 1000] }, BWRAP_PATH, false],
+    ['an exe that could not be read', { ppid: 1, uids: [U, U, U, U] }, null, false],
+  ])('%s', (_what, status, exe, orphan) => {
+    expect(orphanedSandbox(status, exe, U)).toBe(orphan);
   });
 });
 
@@ -70,7 +158,7 @@ describe('the verdict before a sandboxed start', () => {
   const daemon = [{ pid: 300, name: 'daemon' }];
   it.each<[string, SandboxIdentity, typeof daemon, RegExp | null]>([
     ['root, nobody else', root, [], null],
-    ['root, a daemon of the uid', root, daemon, /sandbox uid 65534.*daemon \(pid 300\).*tools\.exec\.sandbox\.uid.*tools\.exec\.sandbox\.allowSharedUid/],
+    ['root, a daemon of the uid', root, daemon, /sandbox uid 65534.*daemon \(pid 300, uid 65534\).*tools\.exec\.sandbox\.uid.*tools\.exec\.sandbox\.allowSharedUid/],
     ['root, accepted by the operator', { ...root, allowSharedUid: true }, daemon, null],
     ['not root: the sandbox is Warden\'s own uid', { uid: 1000, gid: 1000, staged: false }, daemon, null],
   ])('%s', (_what, identity, others, refused) => {

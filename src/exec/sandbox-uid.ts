@@ -1,9 +1,11 @@
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import path from 'node:path';
+import { log } from '../log/log.js';
 import { BWRAP_PATH, type SandboxIdentity } from './sandbox.js';
 
 /**
- * Whether another host process runs as the sandbox uid (tools.exec.sandbox.uid, Warden as root).
+ * Whether another host process runs as the sandbox uid (tools.exec.sandbox.uid, Warden as root)
+ * or with the sandbox gid (tools.exec.sandbox.gid).
  *
  * The sandbox's user namespace belongs to that uid, so any process of the same uid that can name
  * a sandboxed process by pid (one in Warden's pid namespace) may ptrace it or take its
@@ -12,6 +14,12 @@ import { BWRAP_PATH, type SandboxIdentity } from './sandbox.js';
  * `tools.exec.sandbox.allowSharedUid`. The scan is a point-in-time check: it catches the daemon
  * that already runs as the uid (the usual case: `nobody`), not one started a moment later; a
  * dedicated uid is what makes the sandbox's uid its own.
+ *
+ * The gid counts the same way: the sandbox runs with gid tools.exec.sandbox.gid and no
+ * supplementary groups (setpriv --regid --clear-groups), so what it writes in the workspace and
+ * /tmp belongs to that group and any group-accessible file, socket or IPC object it makes is open
+ * to every process holding the gid — as its real, effective or saved gid (it can switch to it)
+ * or as a supplementary group — whatever that process's uid.
  *
  * Not counted, because they cannot reach a sandboxed process or run code of their own:
  * - processes that have exited and wait to be reaped (zombies);
@@ -31,6 +39,10 @@ export interface ProcStatus {
   ppid: number;
   /** Real, effective, saved and filesystem uid. */
   uids: number[];
+  /** Real, effective, saved and filesystem gid. */
+  gids: number[];
+  /** Supplementary groups (`Groups:`). */
+  groups: number[];
   /** The pid in each pid namespace, outermost first (`NSpid:`); its length is the depth. */
   nsDepth: number;
 }
@@ -40,6 +52,8 @@ export function parseProcStatus(text: string): ProcStatus | null {
   let state = '';
   let ppid = -1;
   let uids: number[] | null = null;
+  let gids: number[] | null = null;
+  let groups: number[] = [];
   let nsDepth = 1;
   for (const line of text.split('\n')) {
     const colon = line.indexOf(':');
@@ -50,10 +64,13 @@ export function parseProcStatus(text: string): ProcStatus | null {
     else if (key === 'State') state = value.slice(0, 1);
     else if (key === 'PPid') ppid = Number(value);
     else if (key === 'Uid') uids = value.split(/\s+/).map(Number);
+    else if (key === 'Gid') gids = value.split(/\s+/).map(Number);
+    else if (key === 'Groups') groups = value === '' ? [] : value.split(/\s+/).map(Number);
     else if (key === 'NSpid') nsDepth = value.split(/\s+/).length;
   }
-  if (!uids || uids.length < 3 || uids.some((u) => !Number.isInteger(u)) || !Number.isInteger(ppid)) return null;
-  return { name, state, ppid, uids, nsDepth };
+  const ids = (list: number[] | null): list is number[] => list !== null && list.length >= 3 && list.every((u) => Number.isInteger(u));
+  if (!ids(uids) || !ids(gids) || groups.some((g) => !Number.isInteger(g)) || !Number.isInteger(ppid)) return null;
+  return { name, state, ppid, uids, gids, groups, nsDepth };
 }
 
 export interface SharedUidProcess {
@@ -61,6 +78,35 @@ export interface SharedUidProcess {
   name: string;
   /** Its parent: who started it (a supervisor to reconfigure), when known. */
   ppid?: number | undefined;
+  /** Which of the sandbox's ids it holds (absent: the uid, as before the gid was scanned). */
+  holds?: SharedId[] | undefined;
+  /** An orphaned sandbox: see orphanedSandbox. */
+  orphan?: true | undefined;
+}
+
+/**
+ * A sandbox whose Warden died while it started: bubblewrap running as the sandbox uid (real,
+ * effective and saved) whose parent is init — in practice the init of a sandbox's pid namespace,
+ * whose monitor died with Warden. Every launch arms the parent-death signal before bubblewrap and
+ * checks its parent after (sandbox.ts PARENT_CHECK), and the sandbox runs nothing before Warden
+ * answers its start gate (START_GATE), by when the init has armed its own signal; this is the
+ * last line for a Warden that dies between its answer and that arming. A live launch of any
+ * Warden has that Warden, one of its launch programs or its monitor as parent, never init. Pure.
+ */
+export function orphanedSandbox(status: Pick<ProcStatus, 'ppid' | 'uids'>, exe: string | null, uid: number): boolean {
+  return exe === BWRAP_PATH && status.ppid === 1 && status.uids.slice(0, 3).every((u) => u === uid);
+}
+
+/** How a process holds a sandbox id: its uid, its gid (real, effective or saved), a supplementary group. */
+export type SharedId = 'uid' | 'gid' | 'group';
+
+/** Which of the sandbox's ids a process holds. Pure. */
+export function sharedIds(status: Pick<ProcStatus, 'uids' | 'gids' | 'groups'>, uid: number, gid: number | undefined): SharedId[] {
+  const held: SharedId[] = [];
+  if (status.uids.slice(0, 3).includes(uid)) held.push('uid');
+  if (gid !== undefined && status.gids.slice(0, 3).includes(gid)) held.push('gid');
+  if (gid !== undefined && status.groups.includes(gid)) held.push('group');
+  return held;
 }
 
 export interface ScanOptions {
@@ -69,6 +115,8 @@ export interface ScanOptions {
   self?: number | undefined;
   /** Pids of Warden's live sandbox launches. */
   own?: ReadonlySet<number> | undefined;
+  /** The sandbox gid: also count processes holding it (see sharedIds). */
+  gid?: number | undefined;
 }
 
 /** Pids of this process's live sandbox launches (run.ts adds and removes them). */
@@ -90,7 +138,15 @@ function exeOf(procRoot: string, pid: number): string | null {
   }
 }
 
-const LAUNCH_EXES = new Set([BWRAP_PATH, '/usr/bin/setpriv', '/bin/setpriv']);
+function realShell(): string[] {
+  try {
+    return [realpathSync('/bin/sh')];
+  } catch {
+    return [];
+  }
+}
+// The shell too: a launch runs the sandbox uid's parent check in /bin/sh before bubblewrap.
+const LAUNCH_EXES = new Set([BWRAP_PATH, '/usr/bin/setpriv', '/bin/setpriv', ...realShell()]);
 
 /**
  * Another Warden's launch: bubblewrap or setpriv started by a root node process that is neither
@@ -114,8 +170,9 @@ function anotherWardensLaunch(procRoot: string, pid: number, status: ProcStatus,
 }
 
 /**
- * The processes that run as `uid` (real, effective or saved) and could reach a sandboxed
- * process. Synchronous: it runs right before the sandbox is spawned, with nothing between.
+ * The processes that run as `uid` (real, effective or saved), or hold `options.gid` (real,
+ * effective, saved or supplementary), and could reach a sandboxed process or its files.
+ * Synchronous: it runs right before the sandbox is spawned, with nothing between.
  */
 export function processesSharingUid(uid: number, options: ScanOptions = {}): SharedUidProcess[] {
   const procRoot = options.procRoot ?? '/proc';
@@ -128,12 +185,19 @@ export function processesSharingUid(uid: number, options: ScanOptions = {}): Sha
     const pid = Number(entry);
     if (!Number.isInteger(pid) || pid <= 0 || String(pid) !== entry || pid === self) continue;
     const status = readStatus(procRoot, pid);
-    if (!status || !status.uids.slice(0, 3).includes(uid)) continue;
+    if (!status) continue;
+    const holds = sharedIds(status, uid, options.gid);
+    if (holds.length === 0) continue;
     if (status.state === 'Z' || status.state === 'X') continue; // exited, not yet reaped: runs nothing
+    // Before the namespace test: an orphaned sandbox's init lives in the pid namespace below.
+    if (orphanedSandbox(status, exeOf(procRoot, pid), uid)) {
+      found.push({ pid, name: status.name, ppid: status.ppid, holds, orphan: true });
+      continue;
+    }
     if (status.nsDepth > depth) continue;
     if (own.has(pid)) continue;
     if (anotherWardensLaunch(procRoot, pid, status, self, own)) continue;
-    found.push({ pid, name: status.name, ppid: status.ppid });
+    found.push({ pid, name: status.name, ppid: status.ppid, holds });
   }
   return found;
 }
@@ -143,20 +207,42 @@ export type SharedUidVerdict = { ok: true } | { ok: false; error: string };
 /** The refusal for a sandboxed start as root while another process runs as the sandbox uid. Pure. */
 export function sharedUidVerdict(identity: SandboxIdentity, others: readonly SharedUidProcess[]): SharedUidVerdict {
   if (!identity.staged || identity.allowSharedUid === true || others.length === 0) return { ok: true };
-  const named = others.slice(0, 3).map((p) => `${p.name} (pid ${p.pid}${p.ppid !== undefined ? `, parent ${p.ppid}` : ''})`).join(', ');
+  const named = others.slice(0, 3).map((p) => `${p.name} (pid ${p.pid}${p.ppid !== undefined ? `, parent ${p.ppid}` : ''}, ${holdsText(p.holds ?? ['uid'], identity)})`).join(', ');
+  const keys = [...new Set(others.flatMap((p) => p.holds ?? ['uid']).map((h) => (h === 'uid' ? 'tools.exec.sandbox.uid' : 'tools.exec.sandbox.gid')))];
   return {
     ok: false,
     error:
-      `another process runs as the sandbox uid ${identity.uid} outside the sandbox: ${named}${others.length > 3 ? ` and ${others.length - 3} more` : ''}; ` +
-      `it could control sandboxed commands. Set tools.exec.sandbox.uid (and gid) to an id no other process uses, ` +
+      `another process runs as the sandbox uid ${identity.uid} or with the sandbox gid ${identity.gid} outside the sandbox: ${named}${others.length > 3 ? ` and ${others.length - 3} more` : ''}; ` +
+      `it could control sandboxed commands or their files. Set ${keys.join(' and ')} to an id no other process uses, ` +
       `or tools.exec.sandbox.allowSharedUid: true to accept it`,
   };
 }
 
-/** The check before a sandboxed start (run.ts); as root only. */
-export function checkSandboxUid(identity: SandboxIdentity, options: ScanOptions = {}): SharedUidVerdict {
+function holdsText(holds: readonly SharedId[], identity: SandboxIdentity): string {
+  return holds.map((h) => (h === 'uid' ? `uid ${identity.uid}` : h === 'gid' ? `gid ${identity.gid}` : `gid ${identity.gid} as a supplementary group`)).join(', ');
+}
+
+/**
+ * The check before a sandboxed start (run.ts); as root only. Scans the uid and the gid. An
+ * orphaned sandbox (orphanedSandbox) is killed — what its dead Warden's parent-death signal would
+ * have done; its init's death ends every process in its pid namespace — and does not count.
+ */
+export function checkSandboxUid(identity: SandboxIdentity, options: ScanOptions & { kill?: (pid: number) => boolean } = {}): SharedUidVerdict {
   if (!identity.staged || identity.allowSharedUid === true) return { ok: true };
-  return sharedUidVerdict(identity, processesSharingUid(identity.uid, options));
+  const kill = options.kill ?? killOrphan;
+  const others = processesSharingUid(identity.uid, { ...options, gid: identity.gid }).filter((p) => !(p.orphan && kill(p.pid)));
+  return sharedUidVerdict(identity, others);
+}
+
+function killOrphan(pid: number): boolean {
+  try {
+    // SIGKILL cannot be caught or blocked: the process runs nothing more once it is sent.
+    process.kill(pid, 'SIGKILL');
+    log.warn({ pid }, 'exec: killed an orphaned sandbox left by a Warden that died while starting it');
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The names /etc/passwd gives `uid` (an account of that uid owns files and may run processes). */

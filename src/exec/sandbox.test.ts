@@ -1,8 +1,10 @@
+import { spawn, spawnSync } from 'node:child_process';
+import type { Duplex } from 'node:stream';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bwrapArgs, ENV_ARGS_FD, execHomes, SANDBOX_HOME, SECCOMP_FD, sandboxIdentity, sandboxLaunch, stagePoint } from './sandbox.js';
+import { bwrapArgs, ENV_ARGS_FD, execHomes, GATE_FD, PARENT_CHECK, SANDBOX_HOME, START_GATE, SECCOMP_FD, sandboxIdentity, sandboxLaunch, stagePoint } from './sandbox.js';
 
 const root = mkdtempSync(path.join(tmpdir(), 'warden-sandbox-args-'));
 const workspace = path.join(root, 'ws');
@@ -65,11 +67,22 @@ describe('bwrapArgs', () => {
 
 describe('sandboxLaunch', () => {
   const env = { PATH: '/usr/bin:/bin', HOME: '/home/sandbox', LOCPATH: '/ws/evil-locales' };
-  it('an unprivileged Warden starts bubblewrap itself, with the command\'s environment', () => {
-    const r = sandboxLaunch({ workspace, cwd: workspace, argv }, { uid: 1000, gid: 1000, staged: false }, env);
-    expect(r.ok && r.launch.file).toBe('/usr/bin/bwrap');
-    expect(r.ok && r.launch.uid).toBeUndefined();
-    expect(r.ok && r.launch.env).toEqual(env);
+  it('an unprivileged Warden starts bubblewrap itself, through setpriv\'s parent-death signal and a parent check, the environment on a descriptor', () => {
+    const r = sandboxLaunch({ workspace, cwd: workspace, argv }, { uid: 1000, gid: 1000, staged: false }, env, 4242);
+    if (!r.ok) throw new Error(r.error);
+    expect(r.launch.file).toMatch(/\/setpriv$/);
+    expect(r.launch.args.slice(0, 8)).toEqual(['--pdeathsig', 'SIGKILL', '--', '/bin/sh', '-c', PARENT_CHECK, 'warden-launch', '4242']);
+    expect(r.launch.args.slice(8, 11)).toEqual(['/usr/bin/bwrap', '--args', String(ENV_ARGS_FD)]);
+    expect(r.launch.args).toContain('--die-with-parent');
+    expect(r.launch.uid).toBeUndefined();
+    expect(r.launch.env).toEqual({ PATH: '/usr/sbin:/usr/bin:/sbin:/bin' });
+    expect(Buffer.from(r.launch.envArgs!).toString('utf8')).toContain('LOCPATH\0/ws/evil-locales');
+  });
+  it('root arms the parent-death signal after dropping to the sandbox uid (a change of ids clears it), then checks the parent', () => {
+    const r = sandboxLaunch({ workspace, cwd: workspace, argv }, { uid: 65534, gid: 65534, staged: true }, env, 4242);
+    if (!r.ok) throw new Error(r.error);
+    const setpriv = r.launch.args.findIndex((a) => a.endsWith('/setpriv'));
+    expect(r.launch.args.slice(setpriv + 8, setpriv + 17)).toEqual(['--pdeathsig', 'SIGKILL', '--', '/bin/sh', '-c', PARENT_CHECK, 'warden-launch', '4242', '/usr/bin/bwrap']);
   });
   it('root stages: a private mount namespace shows the workspace at a stage point, then drops to the sandbox uid', () => {
     const r = sandboxLaunch({ workspace, cwd: workspace, argv }, { uid: 65534, gid: 65534, staged: true }, env);
@@ -97,5 +110,44 @@ describe('sandboxLaunch', () => {
     expect(stagePoint('/mnt/ws')).not.toBe('/mnt');
     expect(stagePoint('/srv')).not.toBe('/srv');
     expect(['/usr', '/opt', '/etc', '/tmp']).not.toContain(stagePoint(workspace));
+  });
+});
+
+describe('the launch\'s parent check (a real /bin/sh)', () => {
+  it.each<[string, (self: number) => string, number, string]>([
+    ['its parent is the pid it was given: it runs the rest', (self) => String(self), 0, 'ran\n'],
+    ['another pid (Warden gone, re-parented to init): it stops before bubblewrap', () => '1', 125, ''],
+    ['a pid that is a prefix of the parent\'s', (self) => String(self).slice(0, -1), 125, ''],
+    ['nothing', () => '', 125, ''],
+  ])('%s', (_what, pid, code, out) => {
+    const r = spawnSync('/bin/sh', ['-c', PARENT_CHECK, 'warden-launch', pid(process.pid), '/bin/echo', 'ran'], { encoding: 'utf8' });
+    expect(r.status).toBe(code);
+    expect(r.stdout).toBe(out);
+  });
+});
+
+describe('the start gate (a real /bin/sh on a socketpair at GATE_FD)', () => {
+  /** Runs the gate before `echo ran`; `answer` is what Warden does when asked. */
+  const gate = (answer: (socket: Duplex) => void) =>
+    new Promise<{ code: number | null; out: string }>((resolve) => {
+      const stdio: Array<'ignore' | 'pipe'> = ['ignore', 'pipe', 'ignore', 'ignore', 'ignore', 'ignore', 'pipe'];
+      const child = spawn('/bin/sh', ['-c', START_GATE, 'warden-gate', '/bin/sh', '-c', 'echo ran; ls /proc/self/fd'], { stdio });
+      const socket = (child.stdio as unknown as Duplex[])[GATE_FD]!;
+      socket.on('error', () => {});
+      socket.once('data', () => answer(socket));
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => (out += String(d)));
+      child.on('close', (code) => resolve({ code, out }));
+    });
+  it.each<[string, (socket: Duplex) => void, number, boolean]>([
+    ['Warden answers go: the command runs, without the gate descriptor', (s) => s.end('go\n'), 0, true],
+    ['Warden is gone (its end closed, no answer): nothing runs', (s) => s.destroy(), 125, false],
+    ['any other answer: nothing runs', (s) => s.end('no\n'), 125, false],
+    ['go without a newline, then the end: nothing runs', (s) => s.end('g'), 125, false],
+  ])('%s', async (_what, answer, code, ran) => {
+    const r = await gate(answer);
+    expect(r.code).toBe(code);
+    expect(r.out.startsWith('ran\n')).toBe(ran);
+    if (ran) expect(r.out.split('\n').slice(1).filter(Boolean).map(Number)).not.toContain(GATE_FD);
   });
 });

@@ -26,6 +26,20 @@ export const SANDBOX_HOME = '/home/sandbox';
 export const SECCOMP_FD = 3;
 /** The descriptor the staged start hands the command's environment on (bubblewrap `--args`). */
 export const ENV_ARGS_FD = 4;
+/** The start gate's socket inside the sandbox (START_GATE); closed before the command runs. */
+export const GATE_FD = 6;
+/**
+ * The sandbox's first process: asks Warden to go over GATE_FD and runs the command only on its
+ * answer. bubblewrap arms the parent-death signal of the sandbox's init only once its setup is
+ * done (the mounts take hundreds of ms), after its monitor has forked; a Warden killed during the
+ * setup takes the monitor with it (setpriv armed the monitor) but leaves the init re-parented to
+ * pid 1, which would run the command to its end. By the time this runs the init has armed its
+ * signal (right after it forked this process); a live Warden answers, a dead one has closed its
+ * end (the write fails or the read sees the end), and the gate exits — and the init with it.
+ * The descriptor is closed before the command (or the egress forwarder) starts. Single-digit
+ * descriptor: /bin/sh (dash) redirects only 0-9.
+ */
+export const START_GATE = `echo r >&${GATE_FD} && read -r g <&${GATE_FD} && [ "$g" = go ] || exit 125; exec ${GATE_FD}<&- && exec "$@"`;
 /**
  * The default host uid/gid of sandboxed commands when Warden runs as root: Warden's own, not
  * `nobody` (65534), which daemons share and which could then reach the sandbox's processes.
@@ -185,7 +199,7 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
   // The sandbox's own root (where mount points were made) is read-only too; only the
   // workspace, HOME, /tmp, /var/tmp and /run take writes, and all but the workspace vanish with it.
   const argv = spec.egress ? [spec.egress.node, '-e', FORWARDER_SCRIPT, String(EGRESS_FD), String(FORWARDER_PORT), ...spec.argv] : spec.argv;
-  args.push('--remount-ro', '/', '--chdir', spec.cwd, '--', ...argv);
+  args.push('--remount-ro', '/', '--chdir', spec.cwd, '--', '/bin/sh', '-c', START_GATE, 'warden-gate', ...argv);
   return args;
 }
 
@@ -227,20 +241,29 @@ function isStrictlyWithin(target: string, dir: string): boolean {
   return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
 }
 
-/** Binaries the staged start needs (util-linux and a POSIX shell). */
+/**
+ * Binaries a launch needs (util-linux and a POSIX shell): setpriv for every launch (the
+ * parent-death signal, see PARENT_CHECK), unshare and mount for the staged start as root.
+ */
 const STAGE_TOOLS = ['unshare', 'setpriv', 'mount'] as const;
+type StageTool = (typeof STAGE_TOOLS)[number];
 const TOOL_DIRS = ['/usr/bin', '/bin', '/usr/sbin', '/sbin'];
 
-/** Where each staging tool is, or which are missing. */
-export function stageTools(): { ok: true; paths: Record<(typeof STAGE_TOOLS)[number], string> } | { ok: false; missing: string[] } {
-  const paths: Partial<Record<(typeof STAGE_TOOLS)[number], string>> = {};
+/** Where each launch tool is (`only`: just these), or which are missing. */
+export function stageTools(only: readonly StageTool[] = STAGE_TOOLS): { ok: true; paths: Record<StageTool, string> } | { ok: false; missing: string[] } {
+  const paths: Partial<Record<StageTool, string>> = {};
   const missing: string[] = [];
-  for (const tool of STAGE_TOOLS) {
+  for (const tool of only) {
     const found = TOOL_DIRS.map((d) => path.join(d, tool)).find((p) => existsSync(p));
     if (found) paths[tool] = found;
     else missing.push(tool);
   }
-  return missing.length === 0 ? { ok: true, paths: paths as Record<(typeof STAGE_TOOLS)[number], string> } : { ok: false, missing };
+  return missing.length === 0 ? { ok: true, paths: paths as Record<StageTool, string> } : { ok: false, missing };
+}
+
+/** The launch tools an identity needs. */
+export function launchToolsFor(identity: SandboxIdentity): readonly StageTool[] {
+  return identity.staged ? STAGE_TOOLS : ['setpriv'];
 }
 
 /** Top-level directories the staged start may cover with the workspace in its private mount namespace. */
@@ -267,6 +290,19 @@ export function stagePoint(workspace: string): string | null {
 // become the sandbox user. Arguments arrive as $1.. so no path is ever parsed by the shell.
 const STAGE_SCRIPT = '"$1" -n --rbind "$2" "$3" && shift 3 && exec "$@"';
 
+/**
+ * Run by the sandbox uid right after setpriv set the parent-death signal (SIGKILL) and before
+ * bubblewrap: exits unless its parent is still Warden ($1). bubblewrap's --die-with-parent
+ * arms the signal only once its monitor has forked, and every program before it (unshare, the
+ * stage shell, mount, setpriv) starts while Warden may already be gone; a launch whose Warden
+ * died in that window would be re-parented to init and run its command to the end, holding the
+ * sandbox uid. With the signal armed first and the parent checked after, either Warden was alive
+ * when the signal was armed (its death now kills the launch) or the check sees another parent.
+ * The signal survives the exec of sh and bubblewrap (neither changes credentials nor is setuid).
+ * Reads the PPid field of /proc/$$/stat after the last ") " (the name may hold anything).
+ */
+export const PARENT_CHECK = 'read -r s < /proc/$$/stat && p=${s##*) } && p=${p#* } && p=${p%% *} && [ "$p" = "$1" ] || exit 125; shift; exec "$@"';
+
 export interface SandboxLaunch {
   file: string;
   args: string[];
@@ -291,25 +327,37 @@ export function envAsBwrapArgs(env: Readonly<Record<string, string>>): Buffer {
 
 export type LaunchResult = { ok: true; launch: SandboxLaunch } | { ok: false; error: string };
 
-/** What to spawn for a sandboxed command with its environment under an identity. */
-export function sandboxLaunch(spec: SandboxSpec, identity: SandboxIdentity, env: Record<string, string>): LaunchResult {
+/**
+ * What to spawn for a sandboxed command with its environment under an identity. `parent`: the
+ * pid of the process that spawns it (Warden), which the launch checks it still has (PARENT_CHECK).
+ *
+ * Every launch runs the launch programs with STAGE_ENV and hands the command's environment to
+ * bubblewrap on ENV_ARGS_FD: setpriv sets the parent-death signal and the sandbox uid's shell
+ * checks the parent, then bubblewrap (--die-with-parent) carries the signal on to its monitor,
+ * the sandbox's init and, through the pid namespace, to every process inside.
+ */
+export function sandboxLaunch(spec: SandboxSpec, identity: SandboxIdentity, env: Record<string, string>, parent: number = process.pid): LaunchResult {
+  const tools = stageTools(launchToolsFor(identity));
+  if (!tools.ok) return { ok: false, error: `running the sandbox${identity.staged ? ` as uid ${identity.uid}` : ''} needs ${tools.missing.join(', ')} (util-linux)` };
+  const { unshare, setpriv, mount } = tools.paths;
+  // The command's environment travels on a descriptor, past every launch program, to bubblewrap
+  // (which, unlike an argv, no other user can read in /proc).
+  const checked = (bwrapSpec: SandboxSpec): string[] => ['/bin/sh', '-c', PARENT_CHECK, 'warden-launch', String(parent), BWRAP_PATH, '--args', String(ENV_ARGS_FD), ...bwrapArgs(bwrapSpec)];
   if (!identity.staged) {
-    return { ok: true, launch: { file: BWRAP_PATH, args: bwrapArgs(spec), env, uid: identity.spawnAs?.uid, gid: identity.spawnAs?.gid } };
+    return {
+      ok: true,
+      launch: { file: setpriv, args: ['--pdeathsig', 'SIGKILL', '--', ...checked(spec)], env: STAGE_ENV, envArgs: envAsBwrapArgs(env), uid: identity.spawnAs?.uid, gid: identity.spawnAs?.gid },
+    };
   }
-  const tools = stageTools();
-  if (!tools.ok) return { ok: false, error: `running the sandbox as uid ${identity.uid} needs ${tools.missing.join(', ')} (util-linux)` };
   const point = stagePoint(spec.workspace);
   if (!point) return { ok: false, error: `no directory among ${STAGE_POINTS.join(', ')} can stage the workspace ${spec.workspace}` };
-  const { unshare, setpriv, mount } = tools.paths;
-  const dropToSandboxUser = [setpriv, '--reuid', String(identity.uid), '--regid', String(identity.gid), '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--'];
-  // The command's environment travels on a descriptor, past the root part, to bubblewrap
-  // (which, unlike an argv, no other user can read in /proc).
-  const inner = [BWRAP_PATH, '--args', String(ENV_ARGS_FD), ...bwrapArgs({ ...spec, workspaceSource: point })];
+  // setpriv arms the parent-death signal after it changed the ids (a change of ids clears it).
+  const dropToSandboxUser = [setpriv, '--reuid', String(identity.uid), '--regid', String(identity.gid), '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--pdeathsig', 'SIGKILL', '--'];
   return {
     ok: true,
     launch: {
       file: unshare,
-      args: ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', STAGE_SCRIPT, 'warden-stage', mount, spec.workspace, point, ...dropToSandboxUser, ...inner],
+      args: ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', STAGE_SCRIPT, 'warden-stage', mount, spec.workspace, point, ...dropToSandboxUser, ...checked({ ...spec, workspaceSource: point })],
       env: STAGE_ENV,
       envArgs: envAsBwrapArgs(env),
     },

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { wardenStatePaths } from '../../src/exec/warden-state.js';
+import { processesSharingUid } from '../../src/exec/sandbox-uid.js';
 import { arena, canSandbox, isRoot, LAUNCHES, type Arena } from './sandbox-harness.js';
 
 /**
@@ -230,6 +231,51 @@ describe.skipIf(!canSandbox || !isRoot)('a sandbox does not outlive Warden', () 
     }
   });
 });
+
+describe.skipIf(!canSandbox || !isRoot)('a Warden killed while a sandbox starts leaves nothing running', () => {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const OWN_UID = 65521; // as above: this file's own
+  const launches = LAUNCHES.map(([who, identity]) => [who, { ...identity, uid: OWN_UID, gid: OWN_UID, ...(identity.spawnAs ? { spawnAs: { uid: OWN_UID, gid: OWN_UID } } : {}) }] as const);
+  // ms after the spawn: in the launch programs before setpriv, in bubblewrap's setup (before its
+  // init arms the parent-death signal: what the start gate is for), later.
+  const rows = launches.flatMap(([who, identity]) => [0, 3, 10, 30, 100].map((ms) => [who, ms, identity] as const));
+  it.each(rows)('%s, killed %d ms after the spawn: no process of the sandbox runs 3 s later, and the next start is not refused', async (_who, ms, identity) => {
+    const marker = `${Math.floor(Math.random() * 1e6) + 1}.${process.pid}`;
+    const root = mkdtempSync('/tmp/warden-sec-');
+    chmodSync(root, 0o755);
+    const workspace = path.join(root, 'workspace');
+    mkdirSync(workspace);
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'sandbox-orphan.fixture.ts'), workspace, JSON.stringify(identity), marker, String(ms)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise((resolve) => child.on('exit', resolve));
+      await waitFor(() => sleepers(marker).length === 0 && liveOfUid(OWN_UID).length === 0, 3_000);
+      // Every process of the uid, in any pid namespace: an orphaned sandbox's init included.
+      expect(sleepers(marker)).toEqual([]);
+      expect(liveOfUid(OWN_UID)).toEqual([]);
+      expect(processesSharingUid(OWN_UID, { gid: OWN_UID })).toEqual([]);
+    } finally {
+      child.kill('SIGKILL');
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+/** Live (not zombie) processes of `uid` in this pid namespace or below. */
+function liveOfUid(uid: number): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const status = readFileSync(`/proc/${entry}/status`, 'utf8');
+      const uids = /\nUid:\t(\d+)/.exec(status)?.[1];
+      const state = /\nState:\t(\S)/.exec(status)?.[1];
+      if (uids === String(uid) && state !== 'Z') found.push(Number(entry));
+    } catch {
+      // Gone.
+    }
+  }
+  return found;
+}
 
 /** Live processes running `sleep <marker>`. */
 function sleepers(marker: string): number[] {

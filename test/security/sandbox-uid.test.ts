@@ -58,7 +58,7 @@ function start(identity: SandboxIdentity, ws: string, script: string) {
 
 describe.skipIf(skipWhy !== '')('a sandboxed start as root while another process runs as the sandbox uid', () => {
   it.each<[string, number, 'attacker' | 'none', boolean, RegExp | null]>([
-    ['a daemon of the sandbox uid runs outside: refused, the key named', 65529, 'attacker', false, /another process runs as the sandbox uid 65529 outside the sandbox: sleep \(pid \d+, parent \d+\).*tools\.exec\.sandbox\.uid/],
+    ['a daemon of the sandbox uid runs outside: refused, the key named', 65529, 'attacker', false, /another process runs as the sandbox uid 65529 or with the sandbox gid 65529 outside the sandbox: sleep \(pid \d+, parent \d+, uid 65529, gid 65529\).*tools\.exec\.sandbox\.uid and tools\.exec\.sandbox\.gid/],
     ['the same with allowSharedUid set by the operator: runs', 65528, 'attacker', true, null],
     ['a uid nobody else has: runs', 65527, 'none', false, null],
   ])('%s', async (_what, uid, other, allowSharedUid, refused) => {
@@ -77,6 +77,28 @@ describe.skipIf(skipWhy !== '')('a sandboxed start as root while another process
     await started.job.done;
     expect(started.job.exitCode).toBe(0);
     expect(started.job.outputText().trim()).toBe(String(uid));
+  }, 60_000);
+
+  // Attackers of another uid that hold the sandbox gid: each could read and write what the
+  // sandbox leaves to its group. Real processes, the ids set by setpriv.
+  it.each<[string, number, string[], RegExp]>([
+    ['another uid, the sandbox gid as real and effective gid', 65515, ['--reuid', '1000', '--regid', 'G', '--clear-groups'], /sleep \(pid \d+, parent \d+, gid 65515\).*Set tools\.exec\.sandbox\.gid to an id/],
+    ['another uid and gid, the sandbox gid as a supplementary group', 65514, ['--reuid', '1000', '--regid', '1000', '--groups', 'G'], /sleep \(pid \d+, parent \d+, gid 65514 as a supplementary group\).*Set tools\.exec\.sandbox\.gid to an id/],
+    ['another uid, the sandbox gid only as the effective gid', 65513, ['--ruid', '1000', '--euid', '1000', '--rgid', '1000', '--egid', 'G', '--clear-groups'], /sleep \(pid \d+, parent \d+, gid 65513\)/],
+  ])('%s: refused, the gid key named', async (_what, id, ids, refused) => {
+    const child = spawn('/usr/bin/setpriv', [...ids.map((a) => (a === 'G' ? String(id) : a)), '/bin/sleep', '120'], { stdio: 'ignore' });
+    attackers.push(child);
+    const deadline = Date.now() + 10_000;
+    while (!processesSharingUid(id, { gid: id }).some((p) => p.pid === child.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    // Not by uid: only the gid scan finds it.
+    expect(processesSharingUid(id).some((p) => p.pid === child.pid)).toBe(false);
+    const started = start({ uid: id, gid: id, staged: true }, workspaceFor(id), 'id -u');
+    expect(started.ok).toBe(false);
+    if (!started.ok) {
+      expect(started.error).toMatch(refused);
+      expect(started.error).not.toContain('tools.exec.sandbox.uid');
+    }
+    child.kill('SIGKILL');
   }, 60_000);
 
   it('the default uid is Warden\'s own: no other process has it, and a command runs as it', async () => {
