@@ -15,10 +15,9 @@ import { ConfigError, type LoadedConfig, type WardenConfig } from '../config/ind
 import { EventBus } from '../events/events.js';
 import { log } from '../log/log.js';
 import { listenerAddress, registerOwnListenerSource, runningListeners } from '../net/index.js';
-import { createModelRegistry } from '../models/registry.js';
 import type { ControlPlane, ToolRuntime } from './tool-runtime.js';
 import { defaultAgentId, knownAgentIds } from '../policy/steps.js';
-import { agentWorkspace } from '../exec/check.js';
+import { agentWorkspace } from '../exec/agent-workspace.js';
 import { createAgentWorkspaces } from './workspaces.js';
 import { apiKeyFor, modelRefForAgent, modelSettings } from '../models/settings.js';
 import { webWelcome } from '../../adapters/web/welcome.js';
@@ -66,7 +65,7 @@ import { background } from '../util/background.js';
 import { messagingFor, createToolPath } from './tool-path.js';
 import { cardPlatform, restartChangedAdapters, runtimeProblems, notifyOwners, createAdapter, listenerOf } from './chat-adapters.js';
 import { NODE_LISTENER, controlListeners, carryOverResources } from './control-plane.js';
-import { createAgent, skillsFor } from './agent-assembly.js';
+import { createAgent, loadAgentRuntime, reconfigureAgent, skillsFor } from './agent-assembly.js';
 import { randomUUID } from 'node:crypto';
 import { registerKnownSecrets } from '../redact/scrub.js';
 import { configuredSecrets } from './known-secrets.js';
@@ -372,7 +371,10 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   const sessionContexts = new SessionContextStore(store.db);
   const announce = (parentKey: string, run: SubagentRunView) => gatewayRef?.announce(parentKey, run.requestedBy, run.spawnedInRun);
   const skillsCatalog = sessionSkillsCatalog(skillSnapshots, current);
-  agentRef = createAgent(config, env, generation.tools, store, sessionContexts, announce, skillsCatalog, hooks, ownership, usage);
+  const agentInputs = (cfg: WardenConfig) => ({ config: cfg, env, tools: generation.tools, store, sessionContexts, announce, skillsCatalog, hooks, ownership, usage });
+  // The turn loop's modules load only with a model (a reload that adds one loads them in `prepare`).
+  await loadAgentRuntime(config);
+  agentRef = createAgent(agentInputs(config));
   // The session tools act on the running agent's sessions; without a model they stay off.
   generation.toolRuntime.sessions = agentRef?.sessions;
   generation.toolRuntime.usage = usage;
@@ -452,15 +454,16 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     audit: approvals.audit,
     plugins: () => (generation.tools instanceof GovernedToolExecutor ? generation.tools.inputs : surfaceInputs(current(), baseDir)).plugins,
     check: (cfg) => [...runtimeProblems(cfg), ...pluginReloadProblems(cfg, baseDir)],
+    prepare: loadAgentRuntime,
     swap: (next, previous) => {
       const cfg = next.config;
       const before = generation;
       generation = derive(cfg);
       carryOverResources(before.tools, generation.tools, previous.config, cfg);
       if (!agentRef) {
-        agentRef = createAgent(cfg, env, generation.tools, store, sessionContexts, announce, skillsCatalog, hooks, ownership, usage);
+        agentRef = createAgent(agentInputs(cfg));
       } else {
-        agentRef.reconfigure({ config: cfg, models: createModelRegistry(cfg, env), tools: generation.tools });
+        reconfigureAgent(agentRef, cfg, env, generation.tools);
       }
       generation.toolRuntime.sessions = agentRef?.sessions;
   generation.toolRuntime.usage = usage;

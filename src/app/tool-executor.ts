@@ -1,7 +1,7 @@
 import type { ToolCallRequest, ToolCallScope, ToolExecutor, ToolSurface } from '../agent/index.js';
 import type { DeferredCall } from '../approvals/types.js';
 import type { WardenConfig } from '../config/index.js';
-import { agentWorkspace } from '../exec/check.js';
+import { agentWorkspace } from '../exec/agent-workspace.js';
 import { log } from '../log/log.js';
 import type { TurnContext } from '../policy/context.js';
 import { resolveToolSurface, type SurfaceResult } from '../policy/surface.js';
@@ -9,7 +9,7 @@ import { coreTool } from '../policy/catalog.js';
 import { CORE_IMPLEMENTATIONS } from './core-tools.js';
 import { loopDetectionEnabled, ToolInvoker, type ToolInvokerOptions } from '../tools/invoke/chain.js';
 import { approvalRulesInput, surfaceInputs, type SurfaceInputs } from './surface-inputs.js';
-import { isMetaTool, metaToolDefinitions, runMetaTool } from '../agent/tool-search/meta-tools.js';
+import { isMetaTool } from '../agent/tool-search/ids.js';
 import { directTools, toolSearchEngaged, toolSearchSettings } from '../agent/tool-search/settings.js';
 import type { ToolImplementation, ToolResult } from '../tools/types.js';
 import type { ToolRuntime } from './tool-runtime.js';
@@ -118,6 +118,8 @@ export class GovernedToolExecutor implements ToolExecutor {
     const direct = search ? directTools(search.mode) : undefined;
     const deferred = direct ? all.tools.filter((t) => !direct.has(t.id)) : [];
     if (!search || !direct || !toolSearchEngaged(search, deferred)) return { ok: true, tools: all.tools, turn, ...extra };
+    // The search's ranking and lexicon load with the first turn that engages it.
+    const { metaToolDefinitions } = await import('../agent/tool-search/meta-tools.js');
     return { ok: true, tools: [...all.tools.filter((t) => direct.has(t.id)), ...metaToolDefinitions(deferred, search)], turn, ...extra };
   }
 
@@ -144,6 +146,7 @@ export class GovernedToolExecutor implements ToolExecutor {
       const deferred = all.tools.filter((t) => !direct.has(t.id));
       // Below the threshold the turn has no meta tools: the chain refuses the name like any unknown tool.
       if (deferred.length > 0 && !toolSearchEngaged(search, deferred)) return this.invoke(call, scope, scope.surface);
+      const { runMetaTool } = await import('../agent/tool-search/meta-tools.js');
       const outcome = runMetaTool(call.tool, call.args, deferred, search);
       if (outcome.kind === 'result') return outcome.result;
       return this.invoke({ ...call, tool: outcome.tool, args: outcome.args }, scope, all.tools.map((t) => t.id));

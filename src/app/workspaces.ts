@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import type { WardenConfig } from '../config/index.js';
-import { agentWorkspace } from '../exec/check.js';
+import { agentWorkspace } from '../exec/agent-workspace.js';
 import { knownAgentIds } from '../policy/steps.js';
 
 /**

@@ -1,4 +1,4 @@
-import { argumentFilePath, argumentPathCandidates, bindFiles, type Binding } from '../exec/content-binding.js';
+import { argumentFilePath, argumentPathCandidates, bindFiles, type Binding } from '../exec/file-binding.js';
 
 /**
  * The files a hook- or policy-approved call names in its arguments, bound by content like an

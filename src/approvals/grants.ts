@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { bindingChange, type BoundFile } from '../exec/content-binding.js';
+import { bindingChange } from '../exec/binding-change.js';
+import type { BoundFile } from '../exec/file-binding.js';
 import type { Migration } from '../store/migrations.js';
 import type { AuditLog } from '../store/audit.js';
 import type { Db } from '../store/db.js';

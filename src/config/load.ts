@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
-import JSON5 from 'json5';
+import { json5 } from '../util/json5.js';
 import { ConfigError, formatPath, problemsFromZod, type ConfigProblem } from './errors.js';
 import { restoreWrittenPaths, translateOpenClaw } from './openclaw/translate.js';
 import { wardenConfigSchema, type WardenConfig } from './schema/index.js';
@@ -133,7 +133,7 @@ export function parseConfigText(file: string, text: string): { ok: true; value: 
   const ext = path.extname(file).toLowerCase();
   if (ext === '.json5' || ext === '.json') {
     try {
-      return { ok: true, value: JSON5.parse(text) };
+      return { ok: true, value: json5().parse(text) };
     } catch (err) {
       return { ok: false, problems: [{ path: '', message: json5ProblemMessage(text, err as Error) }] };
     }

@@ -4,8 +4,6 @@ import type { ApprovalService } from '../approvals/service.js';
 import type { ApprovalRequestContext } from '../approvals/types.js';
 import { DEFAULT_CONFIG_FILE, configEnv, type ConfigProblem } from '../config/index.js';
 import { configSecrets, redactChanges, redactConfig, redactKnown } from '../redact/redact.js';
-import { patchConfigText } from '../config/edit/config-file.js';
-import { configSchemaAt } from '../config/edit/schema-at.js';
 import { log } from '../log/log.js';
 import type { TurnContext } from '../policy/context.js';
 import { senderIsOwner } from '../turn/turn-context.js';
@@ -15,7 +13,9 @@ import { dotted } from './config-diff.js';
 import type { DeciderGuards } from './decider-guards.js';
 import { hashText, type LiveConfig } from './live-config.js';
 import type { ApplyOutcome, ConfigReloader } from './reloader.js';
-import { classifyConfigChange, environmentReferences, type Widening } from './widening.js';
+// The file editor, the schema walker and the widening judge load at the first patch: a running
+// Warden that is never patched does not hold them.
+import type { Widening } from './widening.js';
 
 /**
  * The config as the owner's tools may show it: every credential hidden (see redact/redact.ts),
@@ -74,7 +74,8 @@ export class ConfigAdmin {
     return this.deps.env ?? process.env;
   }
 
-  schema(dotted?: string) {
+  async schema(dotted?: string) {
+    const { configSchemaAt } = await import('../config/edit/schema-at.js');
     return configSchemaAt(dotted ?? '');
   }
 
@@ -104,7 +105,8 @@ export class ConfigAdmin {
     const current = live.current().loaded;
     const file = current.file ?? path.resolve(current.baseDir, DEFAULT_CONFIG_FILE);
     const requester = `${turn.provider}:${turn.senderId ?? ''}`;
-    const prepared = this.prepare(file, patch);
+    const { classifyConfigChange, environmentReferences } = await import('./widening.js');
+    const prepared = await this.prepare(file, patch);
     if (prepared.kind !== 'ready') {
       // The model and the audit row see the problems as any config is shown: redacted.
       const problems = redactProblems(prepared.problems, patch, this.env());
@@ -134,7 +136,7 @@ export class ConfigAdmin {
     }
     // The file may have changed while the card waited, or while the change was classified (that
     // takes a moment): it must still be the text that was judged and approved.
-    const again = this.prepare(file, patch);
+    const again = await this.prepare(file, patch);
     if (again.kind !== 'ready' || again.before !== prepared.before) {
       const reason = `the config file changed while the ${widening.length > 0 ? 'approval was pending' : 'change was checked'}; nothing was written. Ask again.`;
       await this.deps.audit.recordOrLog({ type: 'config.patch.refused', actor: requester, sessionKey, data: { file, reason, widening } });
@@ -150,7 +152,8 @@ export class ConfigAdmin {
     return { kind: 'applied', changed: applied.changed, widening, approvedBy, file, version: applied.version, failed: applied.failed, restartNeeded: applied.restartNeeded };
   }
 
-  private prepare(file: string, patch: unknown) {
+  private async prepare(file: string, patch: unknown) {
+    const { patchConfigText } = await import('../config/edit/config-file.js');
     let before = '';
     if (existsSync(file)) {
       try {

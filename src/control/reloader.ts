@@ -6,12 +6,18 @@ import type { ToolMeta } from '../tools/types.js';
 import { configSecrets, redactChanges, redactKnown } from '../redact/redact.js';
 import { dotted } from './config-diff.js';
 import type { LiveConfig } from './live-config.js';
-import { classifyConfigChange, type Widening } from './widening.js';
+// The widening judge loads at the first reload: a Warden whose config never changes does not hold it.
+import type { Widening } from './widening.js';
 
 /** What a running Warden does around a reload; startup wires each piece. */
 export interface ReloadHooks {
   /** Problems a running Warden finds beyond the schema (the web chat's bind and token). */
   check(config: WardenConfig): ConfigProblem[];
+  /**
+   * Loads what the new config needs before `swap` builds it (the turn loop's modules when the
+   * config gains a model): `swap` is synchronous, so a running turn never sees half a swap.
+   */
+  prepare?: ((next: WardenConfig) => Promise<void>) | undefined;
   /** Builds everything the new config derives and swaps it in at once. */
   swap(next: LoadedConfig, previous: LoadedConfig): void;
   /** Restarts the adapters and listeners whose own block changed; resolves with what failed. */
@@ -111,6 +117,7 @@ export class ConfigReloader {
       if (meta.origin === 'file') await this.hooks.notifyOwners(`Warden did not apply the edit to ${next.file}: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}. The previous config keeps serving.`, previous.config).catch(() => undefined);
       return { ok: false, problems };
     }
+    const { classifyConfigChange } = await import('./widening.js');
     const classified = await classifyConfigChange(previous.config, next.config, { plugins: this.hooks.plugins?.() ?? [], baseDir: previous.baseDir, env: this.hooks.env });
     const { changes } = classified;
     if (changes.length === 0) {
@@ -123,6 +130,7 @@ export class ConfigReloader {
     ];
     // dataDir and the store stay as the store was opened; the rest applies now.
     const applied: LoadedConfig = { ...next, config: { ...next.config, dataDir: previous.config.dataDir, store: previous.config.store } };
+    await this.hooks.prepare?.(applied.config);
     this.hooks.swap(applied, previous);
     const snapshot = this.live.replace(applied, meta.text);
     // Logged, audited and returned as every other path shows config: redacted (a restart error may quote a URL).

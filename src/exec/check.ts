@@ -1,4 +1,4 @@
-import path from 'node:path';
+import { agentWorkspace } from './agent-workspace.js';
 import type { ExecConfig } from '../config/schema/exec.js';
 import type { WardenConfig } from '../config/schema/index.js';
 import type { AllowlistEntry } from './allowlist.js';
@@ -29,11 +29,7 @@ export function execPolicyFromConfig(exec: ExecConfig, stored: readonly Allowlis
   };
 }
 
-/** The agent's workspace directory: its own `workspace`, else `agents.defaults.workspace`. */
-export function agentWorkspace(config: WardenConfig, agentId: string, baseDir: string = process.cwd()): string {
-  const agent = config.agents.list.find((a) => a.id === agentId);
-  return path.resolve(baseDir, agent?.workspace ?? config.agents.defaults.workspace);
-}
+export { agentWorkspace };
 
 /** What a verdict is computed with, besides the config, the command and the turn's context. */
 export interface ExecVerdictOptions {

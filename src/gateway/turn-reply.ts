@@ -3,7 +3,6 @@ import type { WardenConfig } from '../config/index.js';
 import type { HookBus } from '../hooks/bus.js';
 import { messageHookContext } from '../hooks/context.js';
 import { log } from '../log/log.js';
-import { formatUnderstanding, understandAttachments } from '../media-understanding/index.js';
 import { modelReadsImages } from '../models/vision.js';
 import { NO_MODEL_HINT } from './commands.js';
 import { takeInFiles } from './inbound-files.js';
@@ -130,10 +129,14 @@ class TurnSink {
   }
 }
 
-/** Speech to text through the media understanding module, where `tools.media` is configured. */
+/**
+ * Speech to text through the media understanding module, where `tools.media` is configured. The
+ * module loads at the first file to transcribe: a bot that never gets one does not hold it.
+ */
 function transcriber(deps: TurnReplyDeps, route: Route, view: Pick<TurnView, 'config'>, workspaceDir: string, signal: AbortSignal) {
   if (!view.config.tools.media) return undefined;
   return async (file: { id: string; name: string; mimeType: string | undefined; data: Buffer }) => {
+    const { formatUnderstanding, understandAttachments } = await import('../media-understanding/index.js');
     const [outcome] = await understandAttachments([{ id: file.id, name: file.name, contentType: file.mimeType, data: file.data }], {
       config: view.config,
       turn: route.context,

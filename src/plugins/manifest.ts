@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import JSON5 from 'json5';
+import { json5 } from '../util/json5.js';
 import type { WardenConfig } from '../config/schema/index.js';
 import { PROFILE_IDS, type ProfileId } from '../config/schema/policy.js';
 import type { ToolMeta } from '../tools/types.js';
@@ -88,7 +88,7 @@ export function readManifest(dir: string): { ok: true; manifest: PluginManifest;
   if (statSync(file).size > MAX_MANIFEST_BYTES) return { ok: false, error: `${name} is larger than 256 KiB` };
   let parsed: unknown;
   try {
-    parsed = JSON5.parse(readFileSync(file, 'utf8'));
+    parsed = json5().parse(readFileSync(file, 'utf8'));
   } catch (err) {
     return { ok: false, error: `${name} is malformed: ${(err as Error).message}` };
   }

@@ -1,7 +1,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { discoverSkills } from './discover.js';
+import { compareNames, discoverSkills } from './discover.js';
 import { resolveSkillRoots } from './roots.js';
 import { configOf, tempDir, writeSkill } from './testing.js';
 import { DEFAULT_DISCOVERY_LIMITS, type SkillRoot } from './types.js';
@@ -207,5 +207,42 @@ describe('discovering skills', () => {
       { source: 'extra', dir: path.join(dir, 'file') },
     ]);
     expect(found).toEqual({ skills: [], overridden: [], refused: [], errors: [{ file: path.join(dir, 'file'), error: 'skill root is not a directory' }] });
+  });
+});
+
+describe('the order of skill and folder names', () => {
+  const sign = (n: number) => Math.sign(n);
+  // Each pair in both orders: the direct comparison of plain names gives English collation's answer.
+  it.each([
+    ['code-review', 'incident-triage'],
+    ['release-notes', 'release'],
+    ['a-b', 'ab'],
+    ['a-b', 'a0'],
+    ['a9', 'a10'],
+    ['0day', 'alpha'],
+    ['-x', 'x'],
+    ['same', 'same'],
+    ['', 'a'],
+    // Outside the plain set: English collation itself (case, underscores, dots, accents).
+    ['Beta', 'alpha'],
+    ['a_b', 'a-b'],
+    ['b.md', 'b-md'],
+    ['éclair', 'eclair'],
+    ['Zeta', 'zeta'],
+  ])('%s and %s', (a, b) => {
+    expect(sign(compareNames(a, b))).toBe(sign(a.localeCompare(b, 'en')));
+    expect(sign(compareNames(b, a))).toBe(sign(b.localeCompare(a, 'en')));
+  });
+
+  it('agrees with English collation over many random plain names', () => {
+    const chars = 'abz09-';
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const name = () => Array.from({ length: 1 + Math.floor(next() * 6) }, () => chars[Math.floor(next() * chars.length)]).join('');
+    for (let i = 0; i < 5000; i++) {
+      const a = name();
+      const b = name();
+      expect([a, b, sign(compareNames(a, b))]).toEqual([a, b, sign(a.localeCompare(b, 'en'))]);
+    }
   });
 });

@@ -1,4 +1,4 @@
-import JSON5 from 'json5';
+import { json5 } from '../util/json5.js';
 import { yaml } from '../util/yaml.js';
 import type { SkillDefinition, SkillMetadata, SkillRequirements } from './types.js';
 import { isRecord } from '../util/guards.js';
@@ -128,7 +128,7 @@ function readMetadata(raw: unknown, problems: string[]): SkillMetadata {
   let value: unknown = raw;
   if (typeof raw === 'string') {
     try {
-      value = JSON5.parse(raw);
+      value = json5().parse(raw);
     } catch (err) {
       problems.push(`metadata: not valid JSON5 (${(err as Error).message})`);
       return emptyMetadata();

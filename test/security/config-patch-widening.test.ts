@@ -33,7 +33,8 @@ async function setup(ownerIds: string[]) {
   const decide = async (id: string, userId: string, decision = 'allow-once') => guards.refusal(id, { provider: 'discord', userId }) ?? approvals.resolve(id, decision, { provider: 'discord', userId });
   const turn = (sender: string) => buildTurnContext(live.current().loaded.config, { agentId: 'main', conversation: { provider: 'discord', chat: 'dm', channelId: `dm-${sender}` }, sender: { id: sender } });
   const waitForCard = async () => {
-    await expect.poll(async () => (await approvals.list()).length).toBeGreaterThan(0);
+    // The first patch of a process loads the widening judge and the config editor before its card.
+    await expect.poll(async () => (await approvals.list()).length, { timeout: 15_000 }).toBeGreaterThan(0);
     return (await approvals.list())[0]!;
   };
   const close = async () => {

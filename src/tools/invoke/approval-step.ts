@@ -1,6 +1,7 @@
 import { argumentBinding } from '../../approvals/argument-files.js';
 import { escapeGlob } from '../../approvals/glob.js';
-import { bindingChange, type Binding } from '../../exec/content-binding.js';
+import { bindingChange } from '../../exec/binding-change.js';
+import type { Binding } from '../../exec/file-binding.js';
 import type { ApprovalService } from '../../approvals/service.js';
 import { isPending, type ApprovalRequestContext, type ApprovalRequester, type ApprovalRequestInput, type ApprovalResolution } from '../../approvals/types.js';
 import type { HookApprovalRequest } from '../../hooks/types.js';
