@@ -268,6 +268,7 @@ interface MessageRig {
   leases: Leases;
   runtime: AgentRuntime;
   transcripts: DbTranscriptStore;
+  subagentRuns: SubagentRunStore;
   usage: UsageService;
   close(): Promise<void>;
 }
@@ -280,6 +281,7 @@ function messageRig(store: Store): MessageRig {
   // An in-process model answering at once: what is left is the store's work (and the loop's own).
   const model: ModelProvider = { name: 'local', api: 'openai', complete: async () => answer };
   const transcripts = new DbTranscriptStore(store.db);
+  const subagentRuns = new SubagentRunStore(store.db);
   const runtime = createAgentRuntime({
     config: config.value.config,
     models: (ref) => {
@@ -288,12 +290,12 @@ function messageRig(store: Store): MessageRig {
     },
     tools: new FunctionToolExecutor({}),
     transcripts,
-    subagentRuns: new SubagentRunStore(store.db),
+    subagentRuns,
     sessionContexts: new SessionContextStore(store.db),
     usage,
   });
   const leases = new Leases(store.db, { ttlMs: 15_000, holder: 'bench' });
-  return { leases, runtime, transcripts, usage, close: async () => (await usage.settled(), await leases.close()) };
+  return { leases, runtime, transcripts, subagentRuns, usage, close: async () => (await usage.settled(), await leases.close()) };
 }
 
 const BENCH_TURN: TurnContext = { agentId: 'main', provider: 'slack', chat: 'dm', channelId: 'D1', senderId: 'U1', senderName: 'alice', senderIsOwner: false, spawnDepth: 0, model: 'local/m' };
@@ -308,8 +310,10 @@ const SAID = 'what is in the workspace?';
  * each step's p50 and round trips. `agent`: the same message through the real agent loop
  * (`runTurn`, an in-process model answering at once), which adds the loop's own work.
  */
-async function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'agent', counter?: { count(): number }): Promise<{ steps: Array<{ p50: number; trips: number }>; total: { p50: number; trips: number } }> {
-  const { leases, runtime, transcripts, usage } = rig;
+type PathResult = { steps: Array<{ p50: number; trips: number }>; total: { p50: number; trips: number } };
+
+function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'agent' | 'before', counter?: { count(): number }): { message(): Promise<void>; result(): PathResult } {
+  const { leases, runtime, transcripts, usage, subagentRuns } = rig;
   const never = new AbortController().signal;
   const count = () => counter?.count() ?? 0;
   const ms: number[][] = MESSAGE_STEPS.map(() => []);
@@ -324,10 +328,11 @@ async function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'agen
     const name = `session:${key}`;
     const marks: Array<[number, number]> = [[performance.now(), count()]];
     const mark = () => marks.push([performance.now(), count()]);
-    const read = runtime.startRead!(key);
+    // `before`: the path as it was before the turn's start joined the place (the same calls otherwise).
+    const read = mode === 'before' ? undefined : runtime.startRead!(key);
     const place = await leases.place(name, JSON.stringify({ text: SAID }), true, read?.steps);
     const start = place.lease && place.alongside && read ? await read.read(place.alongside) : undefined;
-    if (!start) throw new Error('bench: the idle conversation was not leased with its place');
+    if (!place.lease || (mode !== 'before' && !start)) throw new Error('bench: the idle conversation was not leased with its place');
     mark();
     await leases.hold(
       name,
@@ -337,8 +342,14 @@ async function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'agen
         if (mode === 'agent') {
           const outcome = await runtime.runTurn({ sessionKey: key, turn: BENCH_TURN, input: { text: SAID, senderName: 'alice' }, signal, start: lease === place.lease ? start : undefined });
           if (outcome.status !== 'completed') throw new Error(`bench turn ${outcome.status}`);
+        } else if (mode === 'before') {
+          // The transcript read with the results probe (asked together), the message, then the answer.
+          const [entries] = await Promise.all([transcripts.load(key), subagentRuns.anyUndelivered(key)]);
+          await transcripts.append(key, [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: SAID }] }, sender: { id: 'U1', name: 'alice' } }]);
+          const response = await provider.complete({ model: 'm', system: '', messages: entries.map((e) => e.message), tools: [], maxOutputTokens: 100 }, signal);
+          await transcripts.append(key, [{ kind: 'message', message: response.message }]);
         } else {
-          const response = await provider.complete({ model: 'm', system: '', messages: [...start.entries.map((e) => e.message)], tools: [], maxOutputTokens: 100 }, signal);
+          const response = await provider.complete({ model: 'm', system: '', messages: [...start!.entries.map((e) => e.message)], tools: [], maxOutputTokens: 100 }, signal);
           await transcripts.append(key, [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: SAID }] }, sender: { id: 'U1', name: 'alice' } }, { kind: 'message', message: response.message }]);
         }
         mark();
@@ -357,11 +368,19 @@ async function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'agen
     totals.push(marks.at(-1)![0] - marks[0]![0]);
     totalTrips += marks.at(-1)![1] - marks[0]![1];
   };
-  for (let i = 0; i < 350; i++) await message();
   return {
-    steps: MESSAGE_STEPS.map((_, i) => ({ p50: summarize(ms[i]!).p50, trips: trips[i]! / counted })),
-    total: { p50: summarize(totals).p50, trips: totalTrips / counted },
+    message,
+    result: () => ({
+      steps: MESSAGE_STEPS.map((_, i) => ({ p50: summarize(ms[i]!).p50, trips: trips[i]! / counted })),
+      total: { p50: summarize(totals).p50, trips: totalTrips / counted },
+    }),
   };
+}
+
+/** Message paths measured in alternation, one message of each in turn, so the machine's load falls on all alike. */
+async function interleaved(paths: ReadonlyArray<ReturnType<typeof messagePath>>): Promise<PathResult[]> {
+  for (let i = 0; i < 350; i++) for (const path of paths) await path.message();
+  return paths.map((p) => p.result());
 }
 
 async function waitUntil(check: () => boolean, ms: number, every = 20): Promise<void> {
@@ -457,10 +476,13 @@ const bench: Bench = async (report) => {
       // A message's path (place → lease → turn → release), on both engines in this run.
       const sqliteRig = messageRig(sqlite.store);
       const postgresRig = messageRig(postgres.store);
-      const sqliteSteps = await messagePath(sqliteRig, 'sqlite', 'steps');
-      const steps = await messagePath(postgresRig, 'pg', 'steps', counter);
-      const sqliteAgent = await messagePath(sqliteRig, 'sqlite', 'agent');
-      const agent = await messagePath(postgresRig, 'pg', 'agent', counter);
+      const [sqliteSteps, before, steps, sqliteAgent, agent] = await interleaved([
+        messagePath(sqliteRig, 'sqlite', 'steps'),
+        messagePath(postgresRig, 'pg', 'before', counter),
+        messagePath(postgresRig, 'pg', 'steps', counter),
+        messagePath(sqliteRig, 'sqlite', 'agent'),
+        messagePath(postgresRig, 'pg', 'agent', counter),
+      ]) as [PathResult, PathResult, PathResult, PathResult, PathResult];
       await Promise.all([sqliteRig.close(), postgresRig.close()]);
       const trips = (t: { trips: number }) => `${t.trips.toFixed(1)} round trips`;
       const target = `target ≤ ${fmtMs(TARGET_TURN_MS)}`;
@@ -469,9 +491,14 @@ const bench: Bench = async (report) => {
       MESSAGE_STEPS.forEach((step, i) => report({ name: `  message step: ${step}`, value: fmtMs(steps.steps[i]!.p50), note: `${trips(steps.steps[i]!)}; SQLite ${fmtMs(sqliteSteps.steps[i]!.p50)}` }));
       report({ name: "a message's store work p50, SQLite (place → release)", value: fmtMs(sqliteSteps.total.p50), note: 'baseline' });
       report({
+        name: '… PostgreSQL + lease, turn start apart (as before)',
+        value: fmtMs(before.total.p50),
+        note: `baseline (place, then transcript read, message, answer); ${trips(before.total)}`,
+      });
+      report({
         name: "a message's store work p50, PostgreSQL + lease (place → release)",
         value: fmtMs(steps.total.p50),
-        note: `${fmtRatio(steps.total.p50 / sqliteSteps.total.p50)} of SQLite; ${trips(steps.total)} (${(steps.total.p50 / bare.p50).toFixed(1)} × one); ${target}`,
+        note: `${fmtRatio(steps.total.p50 / before.total.p50)} of as before, ${fmtRatio(steps.total.p50 / sqliteSteps.total.p50)} of SQLite; ${trips(steps.total)} (${(steps.total.p50 / bare.p50).toFixed(1)} × one); ${target}`,
       });
       report({ name: '… through the agent loop, SQLite', value: fmtMs(sqliteAgent.total.p50), note: 'baseline (adds the loop\'s own work: prompt, surface, projection)' });
       report({
