@@ -513,6 +513,11 @@ export class Gateway {
         log.warn({ err: (err as Error).message, sessionKey: key }, 'no place in the session line; the message runs unordered across instances');
         return this.queue.enqueue(key, item);
       }
+      // What was read with the lease, made ready here: from the checks below to the enqueue nothing waits.
+      let start: TurnStart | undefined;
+      if (place.lease && place.alongside && read) {
+        start = await read.read(place.alongside).catch((err: unknown) => void log.warn({ err: (err as Error).message, sessionKey: key }, 'the turn reads its transcript itself'));
+      }
       log.debug({ sessionKey: key, place: place.seq, ...(place.here ? {} : { forwardedTo: place.holder }) }, 'message took its place in the session line');
       const lease = place.lease;
       // Taken with the place, but the item does not start at once (a pick-up under way, or this
@@ -536,8 +541,7 @@ export class Gateway {
         await this.pickups;
         return { ok: true, position: 0 };
       }
-      const start = place.lease && place.alongside && read ? await read.read(place.alongside).catch((err: unknown) => void log.warn({ err: (err as Error).message, sessionKey: key }, 'the turn reads its transcript itself')) : undefined;
-      const result = this.queue.enqueue(key, { ...item, place: place.seq, ...(place.lease ? { lease: place.lease } : {}), ...(start ? { start } : {}) });
+      const result = this.queue.enqueue(key, { ...item, place: place.seq, ...(place.lease ? { lease: place.lease, ...(start ? { start } : {}) } : {}) });
       if (!result.ok) {
         if (place.lease) await leases.release!(place.lease).catch(() => undefined);
         await leases.leave?.(place.seq).catch(() => undefined);
