@@ -26,6 +26,7 @@ afterEach(async () => {
 class Platform implements ChatAdapter {
   readonly provider = 'web' as const;
   readonly sent: OutboundMessage[] = [];
+  approvals = { provider: 'web', show: async () => {}, update: async () => {} };
   private onMessage: ((m: InboundMessage) => Promise<void>) | undefined;
   async start(onMessage: (m: InboundMessage) => Promise<void>) {
     this.onMessage = onMessage;
