@@ -4,8 +4,9 @@
 // (consecutive messages of a conversation reach different instances, as a load balancer spreads
 // them) and sticky (a conversation stays on one instance) — with the server-side statements per
 // message counted by pg_stat_statements; multi-core scaling simulated with an I/O-bound model; click → result p50 when the click reaches the instance that posted the
-// card vs another one; and a turn's store work on SQLite vs PostgreSQL (in process), with the
-// round trips it makes, beside the same work written statement by statement.
+// card vs another one; and a message's store work on SQLite vs PostgreSQL (in process) on the
+// path a real message takes (place, lease, turn, release), with the round trips it makes (counted
+// on the client's socket), beside the same work written statement by statement.
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
@@ -14,6 +15,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { DbTranscriptStore } from '../src/agent/transcript.js';
+import { createAgentRuntime } from '../src/agent/runtime.js';
+import { SubagentRunStore } from '../src/agent/subagent-runs.js';
+import type { AgentRuntime } from '../src/agent/types.js';
+import { FunctionToolExecutor } from '../src/app/agent-testing.js';
+import { modelSettings } from '../src/models/settings.js';
+import type { ModelProvider } from '../src/models/types.js';
+import type { TurnContext } from '../src/policy/context.js';
+import { SessionContextStore } from '../src/turn/session-contexts.js';
 import { Leases } from '../src/cluster/leases.js';
 import { openWardenStore } from '../src/app/migrations.js';
 import { AuditLog } from '../src/store/audit.js';
@@ -252,49 +261,97 @@ async function turnStoreCost(store: Store, lease: Leases | undefined, mode: Turn
   return { p50: timing.p50, trips: trips / turns };
 }
 
-const TURN_STEPS = ['place (+ lease when idle)', 'lease', 'transcript read', 'user message written', 'reply + usage record', 'release'] as const;
+const MESSAGE_STEPS = ['place + lease + transcript read', 'lease (taken with the place)', 'message + reply + usage record', 'release'] as const;
 
-/**
- * A message's store work step by step, as the gateway and the agent do it on a shared store: its
- * place in the conversation's line (with the lease, where the code takes it there), the lease,
- * the transcript's read, the incoming message's write, the model's answer (an in-process model
- * answering at once) metered by the usage service and written to the transcript, the release.
- * Each step's p50 and round trips; the whole message's p50.
- */
-async function turnSteps(store: Store, leases: Leases, counter: { count(): number }): Promise<{ steps: Array<{ p50: number; trips: number }>; total: { p50: number; trips: number } }> {
-  const transcripts = new DbTranscriptStore(store.db);
+/** What a message's store work is measured with, on one store. */
+interface MessageRig {
+  leases: Leases;
+  runtime: AgentRuntime;
+  transcripts: DbTranscriptStore;
+  subagentRuns: SubagentRunStore;
+  usage: UsageService;
+  close(): Promise<void>;
+}
+
+function messageRig(store: Store): MessageRig {
   const config = parseConfig({ models: { default: 'local/m', providers: { local: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1', models: [{ id: 'm', cost: { input: 1, output: 1 } }] } } } });
   if (!config.ok) throw new Error('bench config');
   const usage = new UsageService({ store: new UsageStore(store.db), config: () => config.value.config });
   const answer = { message: { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'notes.md and plan.txt' }] }, stopReason: 'end' as const, usage: { inputTokens: 120, outputTokens: 8 } };
-  const model = { name: 'local', api: 'openai' as const, complete: async () => answer };
+  // An in-process model answering at once: what is left is the store's work (and the loop's own).
+  const model: ModelProvider = { name: 'local', api: 'openai', complete: async () => answer };
+  const transcripts = new DbTranscriptStore(store.db);
+  const subagentRuns = new SubagentRunStore(store.db);
+  const runtime = createAgentRuntime({
+    config: config.value.config,
+    models: (ref) => {
+      const settings = modelSettings(config.value.config, ref);
+      return settings.ok ? { ok: true, provider: model, settings: settings.value } : settings;
+    },
+    tools: new FunctionToolExecutor({}),
+    transcripts,
+    subagentRuns,
+    sessionContexts: new SessionContextStore(store.db),
+    usage,
+  });
+  const leases = new Leases(store.db, { ttlMs: 15_000, holder: 'bench' });
+  return { leases, runtime, transcripts, subagentRuns, usage, close: async () => (await usage.settled(), await leases.close()) };
+}
+
+const BENCH_TURN: TurnContext = { agentId: 'main', provider: 'slack', chat: 'dm', channelId: 'D1', senderId: 'U1', senderName: 'alice', senderIsOwner: false, spawnDepth: 0, model: 'local/m' };
+const SAID = 'what is in the workspace?';
+
+/**
+ * A message's store work on the path a real one takes on a shared store, idle conversation
+ * (`Gateway.lineUp` and `runItem`): its place, taking the session's lease and reading the turn's
+ * start (transcript, waiting subagent results) in the same write; the turn on that lease; the
+ * release once the reply is out. `steps`: the turn's store calls made one by one, as the agent
+ * loop makes them (its message written with the model's answer, metered by the usage service),
+ * each step's p50 and round trips. `agent`: the same message through the real agent loop
+ * (`runTurn`, an in-process model answering at once), which adds the loop's own work.
+ */
+type PathResult = { steps: Array<{ p50: number; trips: number }>; total: { p50: number; trips: number } };
+
+function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'agent' | 'before', counter?: { count(): number }): { message(): Promise<void>; result(): PathResult } {
+  const { leases, runtime, transcripts, usage, subagentRuns } = rig;
   const never = new AbortController().signal;
-  const ms: number[][] = TURN_STEPS.map(() => []);
-  const trips = TURN_STEPS.map(() => 0);
+  const count = () => counter?.count() ?? 0;
+  const ms: number[][] = MESSAGE_STEPS.map(() => []);
+  const trips = MESSAGE_STEPS.map(() => 0);
   const totals: number[] = [];
   let totalTrips = 0;
   let n = 0;
   let counted = 0;
-  const turn = async () => {
-    const key = `agent:main:slack:direct:steps:U${n++ % 20}`;
-    const marks: Array<[number, number]> = [[performance.now(), counter.count()]];
-    const mark = () => marks.push([performance.now(), counter.count()]);
+  const provider = usage.wrap({ name: 'local', api: 'openai', complete: async () => ({ message: { role: 'assistant', content: [{ type: 'text', text: 'notes.md and plan.txt' }] }, stopReason: 'end', usage: { inputTokens: 120, outputTokens: 8 } }) }, { agentId: 'main', platform: 'slack', senderId: 'U1', purpose: 'turn' });
+  const message = async () => {
+    const key = `agent:main:slack:direct:${label}:${mode}:U${n++ % 20}`;
     const name = `session:${key}`;
-    // (A third argument the code before this change did not take: there it is ignored.)
-    const place = await (leases.place as (n: string, p?: string, l?: boolean) => Promise<{ seq: number; lease?: unknown }>)(name, JSON.stringify({ text: 'what is in the workspace?' }), true);
+    const marks: Array<[number, number]> = [[performance.now(), count()]];
+    const mark = () => marks.push([performance.now(), count()]);
+    // `before`: the path as it was before the turn's start joined the place (the same calls otherwise).
+    const read = mode === 'before' ? undefined : runtime.startRead!(key);
+    const place = await leases.place(name, JSON.stringify({ text: SAID }), true, read?.steps);
+    const start = place.lease && place.alongside && read ? await read.read(place.alongside) : undefined;
+    if (!place.lease || (mode !== 'before' && !start)) throw new Error('bench: the idle conversation was not leased with its place');
     mark();
-    await (leases.hold as (...a: unknown[]) => Promise<void>)(
+    await leases.hold(
       name,
       never,
-      async () => {
+      async (signal, lease) => {
         mark();
-        await transcripts.load(key);
-        mark();
-        await transcripts.append(key, [EXCHANGE[0]!]);
-        mark();
-        const provider = usage.wrap(model, { agentId: 'main', platform: 'slack', senderId: 'U1', purpose: 'turn', sessionKey: key });
-        const response = await provider.complete({ model: 'm', system: '', messages: [], tools: [], maxOutputTokens: 100 }, never);
-        await transcripts.append(key, [{ message: response.message }] as Parameters<DbTranscriptStore['append']>[1]);
+        if (mode === 'agent') {
+          const outcome = await runtime.runTurn({ sessionKey: key, turn: BENCH_TURN, input: { text: SAID, senderName: 'alice' }, signal, start: lease === place.lease ? start : undefined });
+          if (outcome.status !== 'completed') throw new Error(`bench turn ${outcome.status}`);
+        } else if (mode === 'before') {
+          // The transcript read with the results probe (asked together), the message, then the answer.
+          const [entries] = await Promise.all([transcripts.load(key), subagentRuns.anyUndelivered(key)]);
+          await transcripts.append(key, [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: SAID }] }, sender: { id: 'U1', name: 'alice' } }]);
+          const response = await provider.complete({ model: 'm', system: '', messages: entries.map((e) => e.message), tools: [], maxOutputTokens: 100 }, signal);
+          await transcripts.append(key, [{ kind: 'message', message: response.message }]);
+        } else {
+          const response = await provider.complete({ model: 'm', system: '', messages: [...start!.entries.map((e) => e.message)], tools: [], maxOutputTokens: 100 }, signal);
+          await transcripts.append(key, [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: SAID }] }, sender: { id: 'U1', name: 'alice' } }, { kind: 'message', message: response.message }]);
+        }
         mark();
       },
       place.seq,
@@ -304,18 +361,26 @@ async function turnSteps(store: Store, leases: Leases, counter: { count(): numbe
     mark();
     if (n <= 50) return;
     counted++;
-    for (let i = 0; i < TURN_STEPS.length; i++) {
+    for (let i = 0; i < MESSAGE_STEPS.length; i++) {
       ms[i]!.push(marks[i + 1]![0] - marks[i]![0]);
       trips[i]! += marks[i + 1]![1] - marks[i]![1];
     }
     totals.push(marks.at(-1)![0] - marks[0]![0]);
     totalTrips += marks.at(-1)![1] - marks[0]![1];
   };
-  for (let i = 0; i < 350; i++) await turn();
   return {
-    steps: TURN_STEPS.map((_, i) => ({ p50: summarize(ms[i]!).p50, trips: trips[i]! / counted })),
-    total: { p50: summarize(totals).p50, trips: totalTrips / counted },
+    message,
+    result: () => ({
+      steps: MESSAGE_STEPS.map((_, i) => ({ p50: summarize(ms[i]!).p50, trips: trips[i]! / counted })),
+      total: { p50: summarize(totals).p50, trips: totalTrips / counted },
+    }),
   };
+}
+
+/** Message paths measured in alternation, one message of each in turn, so the machine's load falls on all alike. */
+async function interleaved(paths: ReadonlyArray<ReturnType<typeof messagePath>>): Promise<PathResult[]> {
+  for (let i = 0; i < 350; i++) for (const path of paths) await path.message();
+  return paths.map((p) => p.result());
 }
 
 async function waitUntil(check: () => boolean, ms: number, every = 20): Promise<void> {
@@ -407,31 +472,57 @@ const bench: Bench = async (report) => {
       const oneByOne = await turnStoreCost(postgres.store, leases, 'one-by-one', counter);
       const withLease = await turnStoreCost(postgres.store, leases, 'leased', counter);
       const kept = await turnStoreCost(postgres.store, leases, 'kept', counter);
-      const steps = await turnSteps(postgres.store, leases, counter);
       await leases.close();
+      // A message's path (place → lease → turn → release), on both engines in this run.
+      const sqliteRig = messageRig(sqlite.store);
+      const postgresRig = messageRig(postgres.store);
+      const [sqliteSteps, before, steps, sqliteAgent, agent] = await interleaved([
+        messagePath(sqliteRig, 'sqlite', 'steps'),
+        messagePath(postgresRig, 'pg', 'before', counter),
+        messagePath(postgresRig, 'pg', 'steps', counter),
+        messagePath(sqliteRig, 'sqlite', 'agent'),
+        messagePath(postgresRig, 'pg', 'agent', counter),
+      ]) as [PathResult, PathResult, PathResult, PathResult, PathResult];
+      await Promise.all([sqliteRig.close(), postgresRig.close()]);
       const trips = (t: { trips: number }) => `${t.trips.toFixed(1)} round trips`;
+      const target = `target ≤ ${fmtMs(TARGET_TURN_MS)}`;
       report({ name: 'one round trip p50, PostgreSQL (loopback, SELECT 1)', value: fmtMs(bare.p50), note: 'the unit below' });
-      report({ name: "a turn's store work p50, SQLite", value: fmtMs(onSqlite.p50), note: 'baseline' });
-      report({ name: "a turn's store work p50, PostgreSQL (loopback)", value: fmtMs(onPostgres.p50), note: `${fmtRatio(onPostgres.p50 / onSqlite.p50)} of SQLite; ${trips(onPostgres)}` });
+      // The headline: a message's store work on the path a real message takes, step by step.
+      MESSAGE_STEPS.forEach((step, i) => report({ name: `  message step: ${step}`, value: fmtMs(steps.steps[i]!.p50), note: `${trips(steps.steps[i]!)}; SQLite ${fmtMs(sqliteSteps.steps[i]!.p50)}` }));
+      report({ name: "a message's store work p50, SQLite (place → release)", value: fmtMs(sqliteSteps.total.p50), note: 'baseline' });
+      report({
+        name: '… PostgreSQL + lease, turn start apart (as before)',
+        value: fmtMs(before.total.p50),
+        note: `baseline (place, then transcript read, message, answer); ${trips(before.total)}`,
+      });
+      report({
+        name: "a message's store work p50, PostgreSQL + lease (place → release)",
+        value: fmtMs(steps.total.p50),
+        note: `${fmtRatio(steps.total.p50 / before.total.p50)} of as before, ${fmtRatio(steps.total.p50 / sqliteSteps.total.p50)} of SQLite; ${trips(steps.total)} (${(steps.total.p50 / bare.p50).toFixed(1)} × one); ${target}`,
+      });
+      report({ name: '… through the agent loop, SQLite', value: fmtMs(sqliteAgent.total.p50), note: 'baseline (adds the loop\'s own work: prompt, surface, projection)' });
+      report({
+        name: '… through the agent loop, PostgreSQL + lease',
+        value: fmtMs(agent.total.p50),
+        note: `${fmtRatio(agent.total.p50 / sqliteAgent.total.p50)} of SQLite; ${trips(agent.total)} (turn ${trips(agent.steps[2]!)})`,
+      });
+      report({ name: "a turn's store work p50, SQLite (no lease)", value: fmtMs(onSqlite.p50), note: 'baseline' });
+      report({ name: "a turn's store work p50, PostgreSQL (loopback, no lease)", value: fmtMs(onPostgres.p50), note: `${fmtRatio(onPostgres.p50 / onSqlite.p50)} of SQLite; ${trips(onPostgres)}` });
       report({
         name: '… PostgreSQL + session lease, statement by statement',
         value: fmtMs(oneByOne.p50),
         note: `baseline (each statement awaited, as before batching); ${trips(oneByOne)}`,
       });
-      const target = `target ≤ ${fmtMs(TARGET_TURN_MS)}`;
       report({
-        name: "a turn's store work p50, PostgreSQL + session lease",
+        name: '… lease by acquire (hold, no place)',
         value: fmtMs(withLease.p50),
-        note: `${fmtRatio(withLease.p50 / oneByOne.p50)} of statement by statement, ${fmtRatio(withLease.p50 / onSqlite.p50)} of SQLite; ${trips(withLease)} (${(withLease.p50 / bare.p50).toFixed(1)} × one); ${target}`,
+        note: `${fmtRatio(withLease.p50 / oneByOne.p50)} of statement by statement; ${trips(withLease)} (${(withLease.p50 / bare.p50).toFixed(1)} × one)`,
       });
       report({
         name: '… next turn queued here (lease passed on in the release)',
         value: fmtMs(kept.p50),
-        note: `${fmtRatio(kept.p50 / oneByOne.p50)} of statement by statement; ${trips(kept)} (${(kept.p50 / bare.p50).toFixed(1)} × one); ${target}`,
+        note: `${fmtRatio(kept.p50 / oneByOne.p50)} of statement by statement; ${trips(kept)} (${(kept.p50 / bare.p50).toFixed(1)} × one)`,
       });
-      // A message's store work step by step (place, lease, transcript, model answer with its usage record, release).
-      TURN_STEPS.forEach((step, i) => report({ name: `  message step: ${step}`, value: fmtMs(steps.steps[i]!.p50), note: trips(steps.steps[i]!) }));
-      report({ name: "a message's store work p50, step by step above (PostgreSQL)", value: fmtMs(steps.total.p50), note: `${trips(steps.total)} (${(steps.total.p50 / bare.p50).toFixed(1)} × one); ${target}` });
     } finally {
       counter.stop();
       await sqlite.store.close();

@@ -54,6 +54,19 @@ export function createAgentRuntime(deps: AgentDeps): WardenAgentRuntime {
       );
       return run;
     },
+    startRead(sessionKey) {
+      const transcript = current.transcripts.loadSteps?.(sessionKey);
+      if (!transcript) return undefined;
+      const probe = sessions.resultsWaitingStep(sessionKey);
+      const count = transcript.steps.length;
+      return {
+        steps: [...transcript.steps, probe],
+        read: async (results) => {
+          const { entries, fresh } = await transcript.read(results.slice(0, count));
+          return { entries, resultsWaiting: (results[count]?.rows.length ?? 0) > 0, fresh };
+        },
+      };
+    },
   };
   sessions.attach(runtime);
   return runtime;

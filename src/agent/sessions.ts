@@ -356,6 +356,11 @@ export class AgentSessions implements AgentSessionsApi {
     return this.deps.runs.anyUndelivered(parentKey);
   }
 
+  /** `resultsWaiting` as a batch step another write carries (see `TurnStartRead`): a row when results wait. */
+  resultsWaitingStep(parentKey: string): { sql: string; params: string[] } {
+    return this.deps.runs.undeliveredStep(parentKey);
+  }
+
   async drainResults(parentKey: string): Promise<string | undefined> {
     const done = await this.deps.runs.takeUndelivered(parentKey, Date.now());
     if (done.length === 0) return undefined;

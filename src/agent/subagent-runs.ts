@@ -148,6 +148,8 @@ const INSERT = `INSERT INTO subagent_runs (run_id, child_key, parent_key, agent_
   VALUES (@run_id, @child_key, @parent_key, @agent_id, @label, @task, @depth, @role, @inherited_allow, @inherited_deny,
     @policy_version, @turn, @status, @result, @owner_pid, @owner_instance, @started_at, @ended_at, @delivered_at)`;
 
+const UNDELIVERED = `SELECT 1 FROM subagent_runs WHERE parent_key = ? AND status != 'running' AND delivered_at IS NULL LIMIT 1`;
+
 export class SubagentRunStore {
   constructor(private readonly db: Db) {}
 
@@ -228,7 +230,12 @@ export class SubagentRunStore {
   /** The ended runs of `parentKey` whose results no parent turn has seen yet; marks them seen. */
   /** Whether a finished run's result waits for `parentKey` (one plain read; `takeUndelivered` takes them). */
   async anyUndelivered(parentKey: string): Promise<boolean> {
-    return (await this.db.value(`SELECT 1 FROM subagent_runs WHERE parent_key = ? AND status != 'running' AND delivered_at IS NULL LIMIT 1`, [parentKey])) !== undefined;
+    return (await this.db.value(UNDELIVERED, [parentKey])) !== undefined;
+  }
+
+  /** `anyUndelivered` as a batch step another write carries: a row when a result waits. */
+  undeliveredStep(parentKey: string): { sql: string; params: string[] } {
+    return { sql: UNDELIVERED, params: [parentKey] };
   }
 
   async takeUndelivered(parentKey: string, now: number): Promise<SubagentRunRecord[]> {

@@ -8,6 +8,8 @@ export function timedTranscripts(store: TranscriptStore, metrics: WardenMetrics 
     append: (key, entries) => metrics.timeStore('transcript_append', () => store.append(key, entries)),
     history: (key, options) => metrics.timeStore('transcript_history', () => store.history(key, options)),
     sessions: () => metrics.timeStore('transcript_sessions', () => store.sessions()),
+    // Carried by another write (the lease's place), which is timed as that write.
+    ...(store.loadSteps ? { loadSteps: (key) => store.loadSteps!(key) } : {}),
     ...(store.search ? { search: (options) => metrics.timeStore('transcript_search', () => store.search!(options)) } : {}),
   };
 }

@@ -1,4 +1,4 @@
-import type { Db } from '../store/db.js';
+import type { BatchResult, BatchStep, Db } from '../store/db.js';
 import type { Message } from '../models/types.js';
 import { Transcripts, type TranscriptInput } from '../store/index.js';
 import { searchIndex } from '../store/transcript-search.js';
@@ -38,6 +38,40 @@ export const summaryMessage = (text: string): Message => ({ role: 'user', conten
 // on both engines without parsing JSON in SQL.
 const SUMMARY_LIKE = `content LIKE '{"type":"summary"%'`;
 
+/** Sessions whose last write is remembered for `loadSteps`' freshness. */
+const WRITTEN_SESSIONS = 10_000;
+
+/**
+ * Appends made in this process through any transcript store, counted, and each session's latest
+ * (see `loadSteps`): one count for the process, since several stores write the same sessions
+ * (the turn's, the deferred calls').
+ */
+const written = { count: 0, forgotten: 0, sessions: new Map<string, number>() };
+
+/** When `sessionKey` was last written here (sessions no longer remembered count as written at `forgotten`). */
+const writtenAt = (sessionKey: string): number => written.sessions.get(sessionKey) ?? written.forgotten;
+
+function wrote(sessionKey: string): void {
+  // Bounded: past the bound every session counts as written now (reads taken before are read again).
+  if (written.sessions.size >= WRITTEN_SESSIONS) {
+    written.sessions.clear();
+    written.forgotten = written.count + 1;
+  }
+  written.sessions.set(sessionKey, ++written.count);
+}
+
+/** A transcript's read: its latest summary, and the entries after the latest summary's row. */
+function readSteps(sessionKey: string): [{ sql: string; params: string[] }, { sql: string; params: string[] }] {
+  return [
+    { sql: `SELECT * FROM transcript_entries WHERE session_key = ? AND role = 'system' AND ${SUMMARY_LIKE} ORDER BY id DESC LIMIT 1`, params: [sessionKey] },
+    {
+      sql: `SELECT * FROM transcript_entries WHERE session_key = ? AND (role != 'system' OR NOT ${SUMMARY_LIKE})
+         AND id > COALESCE((SELECT MAX(id) FROM transcript_entries WHERE session_key = ? AND role = 'system' AND ${SUMMARY_LIKE}), 0) ORDER BY id`,
+      params: [sessionKey, sessionKey],
+    },
+  ];
+}
+
 /**
  * The agent's transcript on the store's `transcript_entries` table: user and assistant
  * messages as their content parts, tool results as `tool` rows, compaction summaries as
@@ -45,23 +79,40 @@ const SUMMARY_LIKE = `content LIKE '{"type":"summary"%'`;
  */
 export class DbTranscriptStore implements TranscriptStore {
   private readonly transcripts: Transcripts;
-
   constructor(private readonly db: Db) {
     this.transcripts = new Transcripts(db);
   }
 
   async load(sessionKey: string): Promise<TranscriptEntry[]> {
     // Asked together (one round trip on PostgreSQL): the latest summary, and the entries after
-    // the latest summary's row. A summary covers entries through its `coversThroughSeq`, below
-    // its own row: the entries in between are read after, only when there is a summary.
-    const [summaryRow, after] = await Promise.all([
-      this.db.get<Row>(`SELECT * FROM transcript_entries WHERE session_key = ? AND role = 'system' AND ${SUMMARY_LIKE} ORDER BY id DESC LIMIT 1`, [sessionKey]),
-      this.db.all<Row>(
-        `SELECT * FROM transcript_entries WHERE session_key = ? AND (role != 'system' OR NOT ${SUMMARY_LIKE})
-         AND id > COALESCE((SELECT MAX(id) FROM transcript_entries WHERE session_key = ? AND role = 'system' AND ${SUMMARY_LIKE}), 0) ORDER BY id`,
-        [sessionKey, sessionKey],
-      ),
-    ]);
+    // the latest summary's row.
+    const [latest, after] = readSteps(sessionKey);
+    const [summaryRow, rows] = await Promise.all([this.db.get<Row>(latest.sql, latest.params), this.db.all<Row>(after.sql, after.params)]);
+    return this.finish(sessionKey, summaryRow, rows);
+  }
+
+  /**
+   * `load` as batch steps another write carries (the session lease's place): the same reads, the
+   * same result. `fresh()` turns false once the session was written in this process after the read (a turn
+   * that ran in between, a deferred call's outcome): what was read is then out of date.
+   */
+  loadSteps(sessionKey: string): { steps: readonly BatchStep[]; read(results: readonly BatchResult[]): Promise<{ entries: TranscriptEntry[]; fresh(): boolean }> } {
+    const at = written.count;
+    return {
+      steps: readSteps(sessionKey),
+      read: async (results) => {
+        const entries = await this.finish(sessionKey, results[0]?.rows[0] as Row | undefined, (results[1]?.rows ?? []) as unknown as Row[]);
+        return { entries, fresh: () => writtenAt(sessionKey) <= at };
+      },
+    };
+  }
+
+  /**
+   * The two reads' rows as what the model should see. A summary covers entries through its
+   * `coversThroughSeq`, below its own row: the entries in between are read after, only when
+   * there is a summary.
+   */
+  private async finish(sessionKey: string, summaryRow: Row | undefined, after: Row[]): Promise<TranscriptEntry[]> {
     const summary = summaryRow ? toEntry(summaryRow) : undefined;
     let rows = after;
     if (summary?.coversThroughSeq !== undefined) {
@@ -102,7 +153,9 @@ export class DbTranscriptStore implements TranscriptStore {
         message.role === 'user' && entry.sender ? { sender: { id: entry.sender.id, ...(entry.sender.name !== undefined ? { name: entry.sender.name } : {}) } } : undefined;
       return { sessionKey, role: message.role, content: message.content, details, createdAt: now };
     });
-    // One batch: the session's activity time and every entry, all or none.
+    // One batch: the session's activity time and every entry, all or none. Counted as a write
+    // before it is sent: a read taken meanwhile may not have seen it.
+    wrote(sessionKey);
     const seqs = await this.transcripts.appendMany({ key: sessionKey, agentId, provider, now }, inputs);
     return entries.map((entry, i) => ({ ...entry, seq: seqs[i]!, createdAt: now }));
   }

@@ -19,7 +19,7 @@ import { buildSystemPrompt } from './system-prompt.js';
 import { saysContextOverflow } from './context-overflow.js';
 import { runToolCalls } from './tool-calls.js';
 import { summaryMessage } from './transcript.js';
-import type { AgentDeps, PromptAdditions, TranscriptEntry, TurnInput, TurnOutcome, TurnRequest } from './types.js';
+import type { AgentDeps, PromptAdditions, TranscriptAppend, TranscriptEntry, TurnInput, TurnOutcome, TurnRequest } from './types.js';
 
 export const NO_MODEL_MESSAGE =
   'No model is configured. Set models.default (for example "anthropic/claude-sonnet-4-5") in the config and the provider\'s API key in the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY).';
@@ -130,10 +130,70 @@ async function runTurnHooked(deps: AgentDeps, request: TurnRequest, sessions?: T
   }
 }
 
+/**
+ * The turn's incoming message, held back until the model's first answer so both are written in
+ * one batch (one round trip on PostgreSQL instead of two); written alone before a compaction (a
+ * summary names entries by their seq) and when the turn ends without an answer. A turn whose
+ * instance dies before the answer leaves the message unwritten: the message's place outlives
+ * the instance and the one that takes it over runs it, so it is written once, not twice.
+ */
+class Incoming {
+  unwritten: { appends: TranscriptAppend[]; entries: TranscriptEntry[] } | undefined;
+
+  constructor(
+    private readonly transcripts: AgentDeps['transcripts'],
+    private readonly sessionKey: string,
+    private readonly state: TurnState,
+  ) {}
+
+  /** Holds `appends` back; returns their stand-ins for the turn's entries (replaced once written). */
+  hold(appends: TranscriptAppend[]): TranscriptEntry[] {
+    const now = Date.now();
+    const entries = appends.map((entry): TranscriptEntry => ({ ...entry, seq: Number.MAX_SAFE_INTEGER, createdAt: now }));
+    this.unwritten = { appends, entries };
+    return entries;
+  }
+
+  /** Writes what is held back with `extra`, in one batch; returns `extra` as written. */
+  async record(extra: TranscriptAppend[]): Promise<TranscriptEntry[]> {
+    const held = this.unwritten;
+    if (!held) return extra.length > 0 ? this.transcripts.append(this.sessionKey, extra) : [];
+    this.unwritten = undefined;
+    let written: TranscriptEntry[];
+    try {
+      written = await this.transcripts.append(this.sessionKey, [...held.appends, ...extra]);
+    } catch (err) {
+      // Nothing of the batch was written: the message is still owed (the turn's end tries it alone).
+      this.unwritten = held;
+      throw err;
+    }
+    held.entries.forEach((stand, i) => {
+      const at = this.state.entries.indexOf(stand);
+      if (at >= 0) this.state.entries[at] = written[i]!;
+    });
+    return written.slice(held.appends.length);
+  }
+}
+
 async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: TurnSessionHooks | undefined, runId: string): Promise<TurnOutcome> {
+  const state: TurnState = { entries: [], usage: { inputTokens: 0, outputTokens: 0 }, rounds: 0, lastText: '' };
+  const incoming = new Incoming(deps.transcripts, request.sessionKey, state);
+  let outcome: TurnOutcome;
+  try {
+    outcome = await runTurnSteps(deps, request, sessions, runId, state, incoming);
+  } catch (err) {
+    if (incoming.unwritten) await incoming.record([]).catch((e: unknown) => log.error({ err: e, sessionKey: request.sessionKey }, "the turn's message could not be written to its transcript"));
+    throw err;
+  }
+  // Ended without an answer to write it with (stopped, refused, failed): the message alone.
+  if (incoming.unwritten) await incoming.record([]);
+  return outcome;
+}
+
+async function runTurnSteps(deps: AgentDeps, request: TurnRequest, sessions: TurnSessionHooks | undefined, runId: string, state: TurnState, held: Incoming): Promise<TurnOutcome> {
   const { config, transcripts, hooks } = deps;
   const { sessionKey, signal } = request;
-  const state: TurnState = { entries: [], usage: { inputTokens: 0, outputTokens: 0 }, rounds: 0, lastText: '' };
+  const record = (extra: TranscriptAppend[]) => held.record(extra);
   const ended = (status: 'completed' | 'aborted', reply: string): TurnOutcome => ({ status, reply, rounds: state.rounds, usage: state.usage });
   const failed = (kind: 'model' | 'config' | 'tools' | 'rounds' | 'budget', message: string, reply: string): TurnOutcome => ({
     status: 'failed',
@@ -171,7 +231,10 @@ async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: Turn
   // Earlier messages of other people in this session are shown as their untrusted words.
   // The subagent-results probe goes out with the transcript's read (one round trip); a run ending
   // after it is taken at the next turn, as one ending after the drain always was.
-  const [loaded, resultsWaiting] = await Promise.all([transcripts.load(sessionKey), sessions?.resultsWaiting?.(sessionKey)]);
+  // Read already with the session's lease (the message's place) when nothing wrote the session
+  // here since: no round trip of its own.
+  const start = request.start?.fresh() === true ? request.start : undefined;
+  const [loaded, resultsWaiting] = start ? [start.entries, start.resultsWaiting] : await Promise.all([transcripts.load(sessionKey), sessions?.resultsWaiting?.(sessionKey)]);
   const history = asSeenBy(loaded, request.turn.senderId);
   const surface = await deps.tools.surface(asked, sessionKey, { prompt: request.input.text, messages: history.map((e) => e.message), runId });
   if (!surface.ok) return failed('tools', surface.message, `⚠️ ${surface.message}`);
@@ -202,7 +265,13 @@ async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: Turn
   // The requester's own message records who sent it, so that in another person's turn it is theirs, not the requester's.
   const own = request.input.origin === undefined && request.turn.senderId !== undefined ? { id: request.turn.senderId, name: request.turn.senderName } : undefined;
   const appendIncoming = incoming.map((message, i) => ({ kind: 'message' as const, message, ...(own && i === incoming.length - 1 ? { sender: own } : {}) }));
-  state.entries = [...history, ...(await transcripts.append(sessionKey, appendIncoming))];
+  if (arrived) {
+    // Results taken from their runs are written at once: a crash must not lose them between.
+    state.entries = [...history, ...(await transcripts.append(sessionKey, appendIncoming))];
+  } else {
+    // Written with the model's first answer, in one batch (see `Incoming`).
+    state.entries = [...history, ...held.hold(appendIncoming)];
+  }
   const budget = Math.max(1_000, settings.contextWindow - settings.maxOutputTokens);
   const maxRounds = config.agents.defaults.maxToolRounds;
   let forceCompaction = false;
@@ -211,7 +280,7 @@ async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: Turn
   for (let round = 1; ; round++) {
     if (signal.aborted) return ended('aborted', state.lastText);
     try {
-      state.entries = await fitContext(state.entries, { deps, sessionKey, provider, settings, system, projection, budget, force: forceCompaction, signal, onEvent: request.onEvent, turn, runId });
+      state.entries = await fitContext(state.entries, { deps, sessionKey, provider, settings, system, projection, budget, force: forceCompaction, signal, onEvent: request.onEvent, turn, runId, flush: () => record([]) });
     } catch (err) {
       if (isAbortError(err) || signal.aborted) return ended('aborted', state.lastText);
       if (err instanceof BudgetRefusedError) return budgetStop(err);
@@ -266,7 +335,7 @@ async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: Turn
     state.rounds = round;
     state.usage.inputTokens += response.usage.inputTokens;
     state.usage.outputTokens += response.usage.outputTokens;
-    state.entries.push(...(await transcripts.append(sessionKey, [{ kind: 'message', message: response.message }])));
+    state.entries.push(...(await record([{ kind: 'message', message: response.message }])));
     const text = textOf(response.message);
     if (text.trim()) state.lastText = text;
 
@@ -319,6 +388,8 @@ interface FitOptions {
   onEvent: TurnRequest['onEvent'];
   turn: TurnContext;
   runId: string;
+  /** Writes the turn's incoming message if it is not yet (a summary names the entries it covers by their seq). */
+  flush(): Promise<unknown>;
 }
 
 /**
@@ -329,6 +400,7 @@ interface FitOptions {
 async function fitContext(entries: TranscriptEntry[], o: FitOptions): Promise<TranscriptEntry[]> {
   const used = requestTokens(o.system, o.projection.tools, entries.map((e) => e.message));
   if (!o.force && used <= o.budget * COMPACT_AT) return entries;
+  await o.flush();
   const fixed = requestTokens(o.system, o.projection.tools, []);
   let keep = Math.max(0, o.budget * KEEP_AFTER_COMPACTION - fixed);
   // The provider said it overflowed: our estimate was too low, so keep a quarter of what we think we sent.

@@ -8,6 +8,7 @@ import type { ImagePart, Message, Usage } from '../models/types.js';
 import type { TurnContext } from '../policy/context.js';
 import type { JsonSchema, ToolFile, ToolResult } from '../tools/types.js';
 import type { UsageService } from '../usage/service.js';
+import type { BatchResult, BatchStep } from '../store/db.js';
 
 /** What the router hands over for one queued message. */
 export interface TurnRequest {
@@ -37,6 +38,29 @@ export interface TurnRequest {
    * for turns the gateway runs from a conversation's queue; others (subagents) wait inline.
    */
   deferApprovals?: boolean | undefined;
+  /**
+   * What the turn starts from, read in the write that took the session's lease (`TurnStartRead`):
+   * used instead of reading again while still fresh.
+   */
+  start?: TurnStart | undefined;
+}
+
+/**
+ * A turn's first read — the session's transcript and whether subagent results wait — as batch
+ * steps that another write carries: the place that takes the session's lease, so a message on
+ * an idle conversation starts in one round trip. `read` makes the steps' results what the
+ * turn starts from (one more read only where a summary leaves entries between).
+ */
+export interface TurnStartRead {
+  steps: readonly BatchStep[];
+  read(results: readonly BatchResult[]): Promise<TurnStart>;
+}
+
+export interface TurnStart {
+  entries: TranscriptEntry[];
+  resultsWaiting: boolean;
+  /** False once the session was written through this process's transcript store after the read: the turn reads again. */
+  fresh(): boolean;
 }
 
 export interface TurnInput {
@@ -182,6 +206,11 @@ export interface TranscriptStore {
   history(sessionKey: string, options: { limit: number; beforeSeq?: number | undefined }): Promise<TranscriptEntry[]>;
   sessions(): Promise<Array<{ sessionKey: string; entries: number; updatedAt: number }>>;
   /**
+   * `load` as batch steps another write carries (see `TurnStartRead`); absent where the store
+   * cannot say it that way. `read` gives what `load` would have, and whether it is still fresh.
+   */
+  loadSteps?(sessionKey: string): { steps: readonly BatchStep[]; read(results: readonly BatchResult[]): Promise<{ entries: TranscriptEntry[]; fresh(): boolean }> };
+  /**
    * `sessions_search`: a page of entries matching every word of `terms`, best first, among
    * `sessionKeys` only (the caller decided visibility). Absent on a store without an index.
    */
@@ -232,4 +261,6 @@ export interface AgentDeps {
 export interface AgentRuntime {
   /** Never throws for a model or tool failure; the outcome says what to post. */
   runTurn(request: TurnRequest): Promise<TurnOutcome>;
+  /** A turn's first read of `sessionKey` as steps another write can carry (see `TurnStartRead`); absent or undefined: the turn reads itself. */
+  startRead?(sessionKey: string): TurnStartRead | undefined;
 }

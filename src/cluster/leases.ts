@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { log } from '../log/log.js';
-import type { Db } from '../store/db.js';
+import type { BatchResult, BatchStep, Db } from '../store/db.js';
 import { serverNow } from './clock.js';
 
 /** Notified when a lease is released; the payload is the lease name's digest, never the name. */
@@ -31,6 +31,11 @@ export interface Place {
    * `hold(…, lease)`; work that will not run gives it back with `release`.
    */
   lease?: HeldLease | undefined;
+  /**
+   * What `place`'s `alongside` steps gave, in order: present only with `lease` (they ran in the
+   * same transaction, after the lease was taken, so they read what the lease's holder may use).
+   */
+  alongside?: BatchResult[] | undefined;
 }
 
 /** A place picked up by its holder: the message to run, as `place` was given it. */
@@ -150,8 +155,14 @@ export class Leases {
    * Without a payload the place is this instance's (the message runs where it arrived).
    * `takeLease`: the conversation's lease too, in the same round trip, when it is idle (see
    * `Place.lease`); the caller then owes the lease a `hold` or a `release`.
+   *
+   * `alongside` (with `takeLease`): steps run in the same transaction right after the lease's
+   * write — the turn's first reads — so a message on an idle conversation starts with one round
+   * trip for its place, its lease and its transcript. They run whether or not the lease was
+   * taken; their results are handed back (`Place.alongside`) only when it was. A failing step
+   * fails the whole write (nothing of it stays) with a `BatchStepError` naming the step.
    */
-  async place(name: string, payload?: string, takeLease = false): Promise<Place> {
+  async place(name: string, payload?: string, takeLease = false, alongside: readonly BatchStep[] = []): Promise<Place> {
     const me = this.options.holder;
     const now = serverNow(this.db);
     const live = `i.role = 'server' AND i.lease_until > ${now}`;
@@ -185,7 +196,8 @@ export class Leases {
     };
     const takenAt = performance.now();
     const lock = lineLock(this.db, name);
-    const steps = (await this.db.batch([...lock, placing, ...(takeLease ? [leasing] : [])])).slice(lock.length);
+    const extra = takeLease ? alongside : [];
+    const steps = (await this.db.batch([...lock, placing, ...(takeLease ? [leasing] : []), ...extra])).slice(lock.length);
     const row = steps[0]!.rows[0] as { seq: number | string; holder: string; taken: number | string } | undefined;
     if (!row) throw new Error('lease queue: the place was not recorded');
     const leased = takeLease ? (steps[1]!.rows[0] as { generation: number | string } | undefined) : undefined;
@@ -194,7 +206,7 @@ export class Leases {
       holder: row.holder,
       here: row.holder === me,
       taken: Number(row.taken) === 1,
-      ...(leased ? { lease: { name, generation: Number(leased.generation), takenAt } } : {}),
+      ...(leased ? { lease: { name, generation: Number(leased.generation), takenAt }, ...(extra.length > 0 ? { alongside: steps.slice(2) } : {}) } : {}),
     };
     if (!place.here) await this.db.notify(INBOX_CHANNEL, place.holder);
     return place;
@@ -314,9 +326,11 @@ export class Leases {
    * when no other live instance holds an earlier place in line (else the lease is released and
    * that instance woken, as without `keep`). Nobody taking it over: released at the check phase.
    *
-   * `taken`: the lease already taken for this work (`place` with `takeLease`): no acquire.
+   * `taken`: the lease already taken for this work (`place` with `takeLease`): no acquire. `fn`
+   * is handed the lease it runs on: `taken` itself while that was held throughout (what was
+   * read with it still stands), another one when it was lost and waited for again.
    */
-  async hold<T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>, place?: number, keep?: () => boolean, taken?: HeldLease): Promise<T> {
+  async hold<T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal, lease: HeldLease) => Promise<T>, place?: number, keep?: () => boolean, taken?: HeldLease): Promise<T> {
     let lease: HeldLease;
     try {
       lease = (await this.stillHeld(name, taken)) ?? (await this.passParked(name, place)) ?? (await this.waitFor(name, signal, place));
@@ -343,7 +357,7 @@ export class Leases {
     }, Math.max(50, Math.floor(this.options.ttlMs / 3)));
     timer.unref();
     try {
-      return await fn(controller.signal);
+      return await fn(controller.signal, lease);
     } finally {
       clearInterval(timer);
       signal.removeEventListener('abort', onAbort);

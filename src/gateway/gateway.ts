@@ -3,6 +3,7 @@ import type { UsageService } from '../usage/service.js';
 import { scrubSecrets, secretLabelsIn } from '../redact/scrub.js';
 import { randomUUID } from 'node:crypto';
 import type { AgentRuntime, SessionContextRecorder, ToolExecutor } from '../agent/index.js';
+import type { TurnStart, TurnStartRead } from '../agent/types.js';
 import type { WardenConfig } from '../config/index.js';
 import { log } from '../log/log.js';
 import type { TurnContext } from '../policy/context.js';
@@ -28,6 +29,7 @@ import type { HookBus } from '../hooks/bus.js';
 import { messageHookContext } from '../hooks/context.js';
 import { DEFAULT_MAX_PENDING, SessionQueues, type EnqueueResult } from './queue.js';
 import { leaseDigest, type ClaimedPlace, type HeldLease, type Place } from '../cluster/leases.js';
+import type { BatchStep } from '../store/db.js';
 import { attachmentsFrom, decodeForwarded, encodeForwarded, forwardable } from './forwarded.js';
 import { routeMessage, ThreadParticipation, type Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
@@ -102,14 +104,14 @@ export interface GatewayOptions {
          * `keep`: asked when `fn` is done; true when this instance has the session's next item queued (the lease may pass to it in one write).
          * `taken`: the lease taken with the item's place (no acquire).
          */
-        hold<T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>, place?: number, keep?: () => boolean, taken?: HeldLease): Promise<T>;
+        hold<T>(name: string, signal: AbortSignal, fn: (signal: AbortSignal, lease?: HeldLease) => Promise<T>, place?: number, keep?: () => boolean, taken?: HeldLease): Promise<T>;
         /** A place in the session's line across instances (arrival order), taken as a message queues here. */
         enqueue?(name: string): Promise<number>;
         /**
          * A place recorded with its message (`payload`), given to the conversation's owner: this
          * instance, or the one running the conversation, which picks it up (`claim`).
          */
-        place?(name: string, payload?: string, takeLease?: boolean): Promise<Place>;
+        place?(name: string, payload?: string, takeLease?: boolean, alongside?: readonly BatchStep[]): Promise<Place>;
         /** Gives back a lease taken with a place whose item will not run here. */
         release?(lease: HeldLease): Promise<void>;
         /** The places forwarded to this instance, in place order. */
@@ -172,6 +174,8 @@ interface QueuedItem {
   place?: number | undefined;
   /** The session's lease, taken with the place when the conversation was idle (one round trip for both). */
   lease?: HeldLease | undefined;
+  /** What the turn starts from, read in that same write (its transcript): valid while `lease` was held throughout. */
+  start?: TurnStart | undefined;
 }
 
 /** A reply worked out by its item's turn, waiting for the replies before it to go out. */
@@ -197,6 +201,9 @@ interface Typing {
 function showTyping(typing: Typing): void {
   typing.stop = typing.adapter.typing(typing.target);
 }
+
+/** An item that runs a model turn on the message as it came (not a command, a skill or a plugin's command). */
+const isModelTurn = (item: QueuedItem): boolean => !item.command && !item.skill && !item.pluginCommand && item.origin === undefined && item.before === undefined;
 
 const outboxFailed = (err: unknown): void => log.error({ err }, 'replies of a session not sent');
 
@@ -270,7 +277,9 @@ export class Gateway {
     const leased = async (key: string, item: QueuedItem, signal: AbortSignal): Promise<void> => {
       let started = false;
       try {
-        await leases!.hold(`session:${key}`, signal, (held) => ((started = true), this.runItem(key, item, held)), item.place, () => this.queue.pendingCount(key) > 0, item.lease);
+        // What was read with the place's lease stands only if the work runs on that very lease.
+        const run = (held: AbortSignal, lease?: HeldLease) => ((started = true), this.runItem(key, item.start && (lease === undefined || lease !== item.lease) ? { ...item, start: undefined } : item, held));
+        await leases!.hold(`session:${key}`, signal, run, item.place, () => this.queue.pendingCount(key) > 0, item.lease);
       } catch (err) {
         // Stopped while waiting for another instance's turn: whoever waits for this item's outcome hears it.
         if (!started) item.onDone?.({ ok: false, error: `not run: ${(err as Error).message}` });
@@ -490,14 +499,24 @@ export class Gateway {
     const previous = this.placing.get(key) ?? Promise.resolve();
     const mine = previous.then(async (): Promise<EnqueueResult> => {
       let place: Place;
+      let read: TurnStartRead | undefined;
       try {
         // The lease too when the conversation is idle here (nothing of it running or queued):
         // then the item starts at once and takes no lease of its own, one round trip fewer.
-        place = await leases.place!(`session:${key}`, anywhere ? encodeForwarded(item.route) : undefined, leases.release !== undefined && !this.queue.isRunning(key));
+        // And, with the lease, the turn's first read (its transcript): a message on an idle
+        // conversation starts in one round trip.
+        const takeLease = leases.release !== undefined && !this.queue.isRunning(key);
+        read = takeLease && isModelTurn(item) ? this.view.agent?.startRead?.(key) : undefined;
+        place = await leases.place!(`session:${key}`, anywhere ? encodeForwarded(item.route) : undefined, takeLease, read?.steps);
       } catch (err) {
         // The turn still runs under the session's lease; only its order against other instances' messages is not promised.
         log.warn({ err: (err as Error).message, sessionKey: key }, 'no place in the session line; the message runs unordered across instances');
         return this.queue.enqueue(key, item);
+      }
+      // What was read with the lease, made ready here: from the checks below to the enqueue nothing waits.
+      let start: TurnStart | undefined;
+      if (place.lease && place.alongside && read) {
+        start = await read.read(place.alongside).catch((err: unknown) => void log.warn({ err: (err as Error).message, sessionKey: key }, 'the turn reads its transcript itself'));
       }
       log.debug({ sessionKey: key, place: place.seq, ...(place.here ? {} : { forwardedTo: place.holder }) }, 'message took its place in the session line');
       const lease = place.lease;
@@ -522,7 +541,7 @@ export class Gateway {
         await this.pickups;
         return { ok: true, position: 0 };
       }
-      const result = this.queue.enqueue(key, { ...item, place: place.seq, ...(place.lease ? { lease: place.lease } : {}) });
+      const result = this.queue.enqueue(key, { ...item, place: place.seq, ...(place.lease ? { lease: place.lease, ...(start ? { start } : {}) } : {}) });
       if (!result.ok) {
         if (place.lease) await leases.release!(place.lease).catch(() => undefined);
         await leases.leave?.(place.seq).catch(() => undefined);
@@ -837,7 +856,7 @@ export class Gateway {
       if (command) reply = await this.commandReply(route, command, signal, view);
       else if (item.skill) reply = await this.skillReply(route, item.skill, signal, view);
       else if (item.pluginCommand) reply = await this.pluginCommandReply(route, item.pluginCommand, signal, view);
-      else reply = await this.turnReply(route, signal, view, item.origin, item.runId, this.outbox.has(sessionKey) ? this.delivered : undefined);
+      else reply = await this.turnReply(route, signal, view, item.origin, item.runId, this.outbox.has(sessionKey) ? this.delivered : undefined, item.start);
     } catch (err) {
       item.onDone?.({ ok: false, error: (err as Error).message });
       throw err;
@@ -889,8 +908,8 @@ export class Gateway {
     return lane ? new Promise((resolve) => lane.idle.push(resolve)) : Promise.resolve();
   };
 
-  private turnReply(route: Route, signal: AbortSignal, view: GatewayConfigView, origin?: TurnOrigin, runId?: string, delivered?: (sessionKey: string) => Promise<void>): Promise<OutboundMessage | undefined> {
-    return turnReply(this.replyDeps, route, signal, view, origin, runId, delivered);
+  private turnReply(route: Route, signal: AbortSignal, view: GatewayConfigView, origin?: TurnOrigin, runId?: string, delivered?: (sessionKey: string) => Promise<void>, start?: TurnStart): Promise<OutboundMessage | undefined> {
+    return turnReply(this.replyDeps, route, signal, view, origin, runId, delivered, start);
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { AgentRuntime, TurnEvent, TurnInput, TurnRequest } from '../agent/types.js';
+import type { AgentRuntime, TurnEvent, TurnInput, TurnRequest, TurnStart } from '../agent/types.js';
 import type { WardenConfig } from '../config/index.js';
 import type { HookBus } from '../hooks/bus.js';
 import { messageHookContext } from '../hooks/context.js';
@@ -51,6 +51,7 @@ export async function turnReply(
   origin?: TurnOrigin,
   runId?: string,
   delivered?: (sessionKey: string) => Promise<void>,
+  start?: TurnStart,
 ): Promise<OutboundMessage | undefined> {
   const { agent } = view;
   if (!agent || route.context.model === undefined) return { text: NO_MODEL_HINT };
@@ -79,6 +80,7 @@ export async function turnReply(
   };
   if (sink.streams) request.onTextDelta = sink.onTextDelta;
   if (runId !== undefined) request.runId = runId;
+  if (start && origin === undefined) request.start = start;
   const outcome = await agent.runTurn(request);
   if (outcome.status === 'failed') log.warn({ sessionKey: route.sessionKey, error: outcome.error }, 'turn failed');
   const { stream, files } = sink;
