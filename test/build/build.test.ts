@@ -146,7 +146,7 @@ describe('the build in dist/', () => {
     expect(statSync(path.join(root, 'dist/chunks/yaml.cjs')).size).toBeGreaterThan(100_000);
   });
 
-  it('is written without comments (V8 keeps each file's source text: what a start-up parses and an idle bot holds)', () => {
+  it('is written without comments (V8 keeps the source text of each file: what a start-up parses and an idle bot holds)', () => {
     for (const f of ['cli.js', ...staticClosure('commands/tools.js')]) {
       // esbuild's `// path/to/module.ts` markers and the sources' comments are gone.
       expect(readFileSync(path.join(DIST, f), 'utf8'), f).not.toMatch(/^\s*\/[/*] /m);
@@ -191,7 +191,7 @@ describe('the build in dist/', () => {
     ['audit', '--json'],
     ['--config', 'config/local.example.yaml', 'tools', '--json'],
     ['tools', '--json', '--config', 'config/team.example.yaml', '--provider', 'slack', '--chat', 'channel'],
-  ])('`warden %s` prints the same from the build and from the sources', async (...args) => {
+  ].map((args) => [args.join(' '), args] as const))('`warden %s` prints the same from the build and from the sources', async (_, args) => {
     const [built, source] = await Promise.all([run(args), run(args, { WARDEN_FROM_SOURCE: '1' })]);
     expect(built.exitCode).toBe(source.exitCode);
     expect(built.stdout).toBe(source.stdout);
