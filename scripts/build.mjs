@@ -1,11 +1,14 @@
 #!/usr/bin/env node
 // Compiles what `warden` runs (src/ and adapters/, tests left out) to JavaScript under dist/:
 // dist/cli.js and the chunks it imports, split at every dynamic import, so a command loads
-// only the code on its own path (`warden tools` a few dozen kilobytes, never the chat adapters
-// or the model SDKs) in a handful of files instead of one per module. A single unsplit bundle
-// would load every adapter and SDK at once. Dependencies stay in node_modules, except zod (the
-// config schema, loaded by every command), whose ESM build is a hundred small files: it is
-// bundled into a chunk, without its translated error messages (Warden uses the English ones).
+// only the code on its own path (`warden tools` a few hundred kilobytes, never the chat adapters
+// or the model SDKs) instead of one file per module. A single unsplit bundle would load every
+// adapter and SDK at once. Each command that answers and exits is also built on its own,
+// dist/commands/NAME.js with its chunks: the same code on its path in fewer files (see
+// commandModules below). `start` and `node` run dist/cli.js. Dependencies stay in node_modules,
+// except zod (the config schema, loaded by every command), whose ESM build is a hundred small
+// files: it is bundled into a chunk, without its translated error messages (Warden uses the
+// English ones). dist/modules.json maps each output file to its imports and source modules.
 // Runs at `npm ci` (the `prepare` script), before `npm start` and before the tests; offline,
 // and skipped when dist/ is newer than every source. The TypeScript sources stay the truth for
 // development and tests; `import.meta.url` resolves from dist/ as from src/ (the package folder
