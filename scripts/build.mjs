@@ -3,12 +3,13 @@
 // dist/cli.js and the chunks it imports, split at every dynamic import, so a command loads
 // only the code on its own path (`warden tools` a few hundred kilobytes, never the chat adapters
 // or the model SDKs) instead of one file per module. A single unsplit bundle would load every
-// adapter and SDK at once. Each command that answers and exits is also built on its own,
-// dist/commands/NAME.js with its chunks: the same code on its path in fewer files (see
-// commandModules below). `start` and `node` run dist/cli.js. Dependencies stay in node_modules,
-// except zod (the config schema, loaded by every command), whose ESM build is a hundred small
-// files: it is bundled into a chunk, without its translated error messages (Warden uses the
-// English ones). dist/modules.json maps each output file to its imports and source modules.
+// adapter and SDK at once. (A build of its own for each command, in fewer files, was measured:
+// 6% less CPU for `warden tools` at four times the output and fourteen times the build time, so
+// every command runs dist/cli.js.) Dependencies stay in node_modules, except zod (the config
+// schema, loaded by every command), whose ESM build is a hundred small files: it is bundled into
+// a chunk, without its translated error messages (Warden uses the English ones), and the other
+// packages listed in BUNDLED below. dist/modules.json maps each output file to its imports and
+// source modules.
 // Runs at `npm ci` (the `prepare` script), before `npm start` and before the tests; offline,
 // and skipped when dist/ is newer than every source. The TypeScript sources stay the truth for
 // development and tests; `import.meta.url` resolves from dist/ as from src/ (the package folder
@@ -100,132 +101,48 @@ const noOpenTelemetry = {
   },
 };
 
-/** What every ES module output shares: the bundling rules above and the module semantics tsc checks. */
-const common = {
-  bundle: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  logLevel: 'warning',
-  charset: 'ascii',
-  // Without comments and blank space: V8 reads and keeps each chunk's whole source text (the
-  // start-up parses it, an idle bot holds it). Names are kept as written, so a stack trace names
-  // the functions of the sources; its positions are in the chunk, as they always were.
-  minifyWhitespace: true,
-  minifySyntax: true,
-  // The module map (dist/modules.json, below).
-  metafile: true,
-  absWorkingDir: root,
-  // The module semantics tsc checks: type-only imports are marked `import type`.
-  tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true, target: 'ES2022', useDefineForClassFields: true } },
-  // The CommonJS packages bundled (picomatch, json5, prom-client, ...) call require() for Node's
-  // built-in modules; an ES module has no require of its own, so each chunk makes one.
-  banner: { js: "import { createRequire as __wardenCreateRequire } from 'node:module';\nconst require = __wardenCreateRequire(import.meta.url);" },
-};
-
-/**
- * The commands that answer and exit also have builds of their own: dist/commands/NAME.js and
- * its chunks (dist/commands/NAME-*.js), which bin/warden.js runs for `warden NAME ...`. esbuild
- * puts a module that two split points share into a chunk of its own for each combination of
- * split points that reach it; across the whole command table (some forty commands and lazy
- * loads sharing the policy and config code in different combinations) that made `warden tools`
- * load fifty-odd chunks, many of a few hundred bytes, where only its own lazy loads are split
- * points in its own build. The code a command loads is the same (the same lazy imports stay
- * lazy, nothing more is read at start) in fewer files. Each build holds the whole command table
- * (src/cli.ts: help, usage errors, the log level, the one-shot settings) and that command; the
- * other commands' modules are left out (reaching one throws: a build mistake), and a command line
- * that names another command after all is handed to dist/cli.js. One build per process is one
- * copy of each module in it: the log level and zod's settings that src/cli.ts makes before the
- * command loads are the ones the command reads.
- * `start` and `node` run from the split build alone: `start` opens its listener from a small
- * chunk before the rest loads (src/app/start-first.ts), and a process that runs for months gains
- * nothing from a file fewer at start.
- */
-const cliSource = readFileSync(path.join(root, 'src/cli.ts'), 'utf8');
-const LONG_RUNNING = new Set(['start', 'node']);
-const commandModules = new Map(
-  [...cliSource.matchAll(/^ {2}'?([a-z][a-z-]*)'?: \{ summary: .*?load: async \(\) => \(await import\('(\.\/cli\/[a-z-]+\.js)'\)\)\.\w+ \},$/gm)].map((m) => [m[1], m[2]]),
-);
-for (const name of LONG_RUNNING) commandModules.delete(name);
-if (!commandModules.has('tools') || !commandModules.has('exec-check')) throw new Error('build: the command table in src/cli.ts no longer reads as expected');
-
-/** The entry of dist/commands/NAME.js: src/cli.ts's main, for NAME only. */
-const commandEntry = (name) => ({
-  name: 'command-entry',
-  setup(b) {
-    b.onResolve({ filter: /^warden-command$/ }, () => ({ path: name, namespace: 'command-entry' }));
-    b.onLoad({ filter: /.*/, namespace: 'command-entry' }, () => ({
-      resolveDir: root,
-      loader: 'js',
-      contents: [
-        "import { parseArgs } from './src/cli/args.ts';",
-        "import { main as commandMain } from './src/cli.ts';",
-        `const NAME = ${JSON.stringify(name)};`,
-        '/** A command line that names another command runs the whole build instead. */',
-        'export async function main(argv, io) {',
-        "  if (parseArgs(argv).command !== NAME) return (await import('../cli.js')).main(argv, io);",
-        '  return commandMain(argv, io);',
-        '}',
-      ].join('\n'),
-    }));
-    // The other commands' modules: not in this build (the entry above never runs them).
-    b.onResolve({ filter: /^\.\/cli\/[a-z-]+\.js$/ }, (args) => {
-      if (args.importer !== path.join(root, 'src/cli.ts') || args.kind === 'import-statement' || args.path === commandModules.get(name)) return undefined;
-      return { path: args.path, namespace: 'other-command' };
-    });
-    b.onLoad({ filter: /.*/, namespace: 'other-command' }, (args) => ({
-      loader: 'js',
-      contents: `throw new Error(${JSON.stringify(`dist/commands/${name}.js does not hold ${args.path}`)});`,
-    }));
-    b.onResolve({ filter: /^\.\.\/cli\.js$/ }, (args) => (args.namespace === 'command-entry' ? { path: args.path, external: true } : undefined));
-  },
-});
-
 // Built beside dist/ and swapped in whole, so a process running from dist/ (another test run,
 // a running bot) never reads a half-written file.
 const staging = mkdtempSync(path.join(root, '.dist-'));
 try {
-  const results = [];
-  results.push(
-    await build({
-      ...common,
-      entryPoints: [path.join(root, 'src/cli.ts')],
-      outdir: staging,
-      entryNames: '[name]',
-      chunkNames: 'chunks/[hash]',
-      splitting: true,
-      plugins: [noOpenTelemetry, dependencies, noZodLocales],
-      // src/util/yaml.ts loads the YAML parser synchronously, at its first use: from this bundle.
-      define: { WARDEN_YAML_BUNDLE: JSON.stringify(`./${YAML_BUNDLE}`) },
-    }),
-  );
-  results.push(
-    ...(await Promise.all(
-      [...commandModules.keys()].map((name) =>
-        build({
-          ...common,
-          entryPoints: { [name]: 'warden-command' },
-          outdir: path.join(staging, 'commands'),
-          entryNames: '[name]',
-          chunkNames: `${name}-[hash]`,
-          splitting: true,
-          plugins: [commandEntry(name), noOpenTelemetry, dependencies, noZodLocales],
-          define: { WARDEN_YAML_BUNDLE: JSON.stringify(`../chunks/${YAML_BUNDLE}`) },
-        }),
-      ),
-    )),
-  );
+  const { metafile } = await build({
+    entryPoints: [path.join(root, 'src/cli.ts')],
+    outdir: staging,
+    entryNames: '[name]',
+    chunkNames: 'chunks/[hash]',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'warning',
+    charset: 'ascii',
+    // Without comments and blank space: V8 reads and keeps each chunk's whole source text (the
+    // start-up parses it, an idle bot holds it). Names are kept as written, so a stack trace names
+    // the functions of the sources; its positions are in the chunk, as they always were.
+    minifyWhitespace: true,
+    minifySyntax: true,
+    // The module map (dist/modules.json, below).
+    metafile: true,
+    absWorkingDir: root,
+    plugins: [noOpenTelemetry, dependencies, noZodLocales],
+    // The module semantics tsc checks: type-only imports are marked `import type`.
+    tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true, target: 'ES2022', useDefineForClassFields: true } },
+    // The CommonJS packages bundled (picomatch, json5, prom-client, ...) call require() for Node's
+    // built-in modules; an ES module has no require of its own, so each chunk makes one.
+    banner: { js: "import { createRequire as __wardenCreateRequire } from 'node:module';\nconst require = __wardenCreateRequire(import.meta.url);" },
+    // src/util/yaml.ts loads the YAML parser synchronously, at its first use: from this bundle.
+    define: { WARDEN_YAML_BUNDLE: JSON.stringify(`./${YAML_BUNDLE}`) },
+  });
   // What each output file holds and imports (paths relative to dist/), read by the build's tests:
   // with the comments gone, the files no longer name their source modules.
   const map = {};
   const rel = (output) => path.relative(staging, path.join(root, output));
-  for (const { metafile } of results) {
-    for (const [output, { imports, inputs }] of Object.entries(metafile.outputs)) {
-      map[rel(output)] = {
-        imports: imports.map((imp) => (imp.external ? { external: imp.path, kind: imp.kind } : { path: rel(imp.path), kind: imp.kind })),
-        inputs: Object.keys(inputs).sort(),
-      };
-    }
+  for (const [output, { imports, inputs }] of Object.entries(metafile.outputs)) {
+    map[rel(output)] = {
+      imports: imports.map((imp) => (imp.external ? { external: imp.path, kind: imp.kind } : { path: rel(imp.path), kind: imp.kind })),
+      inputs: Object.keys(inputs).sort(),
+    };
   }
   writeFileSync(path.join(staging, 'modules.json'), `${JSON.stringify(map)}\n`);
   // The YAML parser (seventy CommonJS files) as one CommonJS file beside the chunks, for
