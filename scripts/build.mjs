@@ -4,11 +4,11 @@
 // only the code on its own path (`warden tools` a few hundred kilobytes, never the chat adapters
 // or the model SDKs) instead of one file per module. A single unsplit bundle would load every
 // adapter and SDK at once. (A build of its own for each command, in fewer files, was measured:
-// 6% less CPU for `warden tools` at four times the output and fourteen times the build time, so
-// every command runs dist/cli.js.) Dependencies stay in node_modules, except zod (the config
-// schema, loaded by every command), whose ESM build is a hundred small files: it is bundled into
-// a chunk, without its translated error messages (Warden uses the English ones), and the other
-// packages listed in BUNDLED below. dist/modules.json maps each output file to its imports and
+// 5 to 12% less CPU for a command at five times the output and the build time, so every command
+// runs dist/cli.js; see docs/development.md.) Dependencies stay in node_modules, except zod
+// (the config schema, loaded by every command), whose ESM build is a hundred small files: it is
+// bundled into a chunk, without its translated error messages (Warden uses the English ones),
+// and the other packages listed in BUNDLED below. dist/modules.json maps each output file to its imports and
 // source modules.
 // Runs at `npm ci` (the `prepare` script), before `npm start` and before the tests; offline,
 // and skipped when dist/ is newer than every source. The TypeScript sources stay the truth for
