@@ -1,11 +1,15 @@
 #!/usr/bin/env node
 // Compiles what `warden` runs (src/ and adapters/, tests left out) to JavaScript under dist/:
 // dist/cli.js and the chunks it imports, split at every dynamic import, so a command loads
-// only the code on its own path (`warden tools` a few dozen kilobytes, never the chat adapters
-// or the model SDKs) in a handful of files instead of one per module. A single unsplit bundle
-// would load every adapter and SDK at once. Dependencies stay in node_modules, except zod (the
-// config schema, loaded by every command), whose ESM build is a hundred small files: it is
-// bundled into a chunk, without its translated error messages (Warden uses the English ones).
+// only the code on its own path (`warden tools` a few hundred kilobytes, never the chat adapters
+// or the model SDKs) instead of one file per module. A single unsplit bundle would load every
+// adapter and SDK at once. (A build of its own for each command, in fewer files, was measured:
+// 5 to 12% less CPU for a command at five times the output and the build time, so every command
+// runs dist/cli.js; see docs/development.md.) Dependencies stay in node_modules, except zod
+// (the config schema, loaded by every command), whose ESM build is a hundred small files: it is
+// bundled into a chunk, without its translated error messages (Warden uses the English ones),
+// and the other packages listed in BUNDLED below. dist/modules.json maps each output file to its imports and
+// source modules.
 // Runs at `npm ci` (the `prepare` script), before `npm start` and before the tests; offline,
 // and skipped when dist/ is newer than every source. The TypeScript sources stay the truth for
 // development and tests; `import.meta.url` resolves from dist/ as from src/ (the package folder
@@ -101,7 +105,7 @@ const noOpenTelemetry = {
 // a running bot) never reads a half-written file.
 const staging = mkdtempSync(path.join(root, '.dist-'));
 try {
-  await build({
+  const { metafile } = await build({
     entryPoints: [path.join(root, 'src/cli.ts')],
     outdir: staging,
     entryNames: '[name]',
@@ -113,6 +117,14 @@ try {
     target: 'node20',
     logLevel: 'warning',
     charset: 'ascii',
+    // Without comments and blank space: V8 reads and keeps each chunk's whole source text (the
+    // start-up parses it, an idle bot holds it). Names are kept as written, so a stack trace names
+    // the functions of the sources; its positions are in the chunk, as they always were.
+    minifyWhitespace: true,
+    minifySyntax: true,
+    // The module map (dist/modules.json, below).
+    metafile: true,
+    absWorkingDir: root,
     plugins: [noOpenTelemetry, dependencies, noZodLocales],
     // The module semantics tsc checks: type-only imports are marked `import type`.
     tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true, target: 'ES2022', useDefineForClassFields: true } },
@@ -122,6 +134,17 @@ try {
     // src/util/yaml.ts loads the YAML parser synchronously, at its first use: from this bundle.
     define: { WARDEN_YAML_BUNDLE: JSON.stringify(`./${YAML_BUNDLE}`) },
   });
+  // What each output file holds and imports (paths relative to dist/), read by the build's tests:
+  // with the comments gone, the files no longer name their source modules.
+  const map = {};
+  const rel = (output) => path.relative(staging, path.join(root, output));
+  for (const [output, { imports, inputs }] of Object.entries(metafile.outputs)) {
+    map[rel(output)] = {
+      imports: imports.map((imp) => (imp.external ? { external: imp.path, kind: imp.kind } : { path: rel(imp.path), kind: imp.kind })),
+      inputs: Object.keys(inputs).sort(),
+    };
+  }
+  writeFileSync(path.join(staging, 'modules.json'), `${JSON.stringify(map)}\n`);
   // The YAML parser (seventy CommonJS files) as one CommonJS file beside the chunks, for
   // src/util/yaml.ts's require(): one file to read and compile instead of seventy.
   await build({
