@@ -1,28 +1,16 @@
 // A message's start in one write: its place in the conversation's line, the conversation's lease
 // and the turn's first read (`place`'s `alongside` steps), on both engines.
-import { afterEach, describe, expect, it } from 'vitest';
-import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
-import { openWardenStore } from '../app/migrations.js';
+import { describe, expect, it } from 'vitest';
+import { ENGINES, useTestStores } from '../../test/store-engines.js';
 import { DbTranscriptStore } from '../agent/transcript.js';
 import { BatchStepError, type BatchStep, type Db } from '../store/db.js';
-import type { Store } from '../store/store.js';
 import { InstanceRegistry } from './instances.js';
 import { Leases, type Place } from './leases.js';
 
-const stores: Store[] = [];
-afterEach(async () => {
-  await Promise.all(stores.splice(0).map((s) => s.close()));
-});
+const testStores = useTestStores();
 
 async function twoInstances(engine: (typeof ENGINES)[number]) {
-  const target = await freshStoreTarget(engine);
-  const open = async () => {
-    const opened = await openWardenStore(target);
-    if (!opened.ok) throw new Error(opened.error.message);
-    stores.push(opened.store);
-    return opened.store;
-  };
-  const [a, b] = [await open(), await open()];
+  const [a, b] = await testStores.handles(engine, 2);
   const ra = new InstanceRegistry(a.db, { leaseMs: 5_000, role: 'server', id: 'inst-a' });
   const rb = new InstanceRegistry(b.db, { leaseMs: 5_000, role: 'server', id: 'inst-b' });
   await ra.start();

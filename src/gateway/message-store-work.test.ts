@@ -2,26 +2,21 @@
 // lease, the agent loop), on both engines: on an idle conversation it is three writes — its
 // place with the lease and the turn's first read, its message with the answer, the release —
 // and no read of its own.
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
+import { describe, expect, it, vi } from 'vitest';
+import { ENGINES, useTestStores } from '../../test/store-engines.js';
 import { createAgentRuntime } from '../agent/runtime.js';
 import { SubagentRunStore } from '../agent/subagent-runs.js';
 import { DbTranscriptStore } from '../agent/transcript.js';
 import { FunctionToolExecutor } from '../app/agent-testing.js';
-import { openWardenStore } from '../app/migrations.js';
 import { Leases } from '../cluster/leases.js';
 import { parseConfig } from '../config/index.js';
 import { modelSettings } from '../models/settings.js';
 import { createScriptedProvider } from '../models/scripted.js';
-import type { Store } from '../store/store.js';
 import { SessionContextStore } from '../turn/session-contexts.js';
 import { Gateway } from './gateway.js';
 import type { ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget } from './types.js';
 
-const stores: Store[] = [];
-afterEach(async () => {
-  await Promise.all(stores.splice(0).map((s) => s.close()));
-});
+const testStores = useTestStores();
 
 class Platform implements ChatAdapter {
   readonly provider = 'web' as const;
@@ -45,16 +40,8 @@ class Platform implements ChatAdapter {
 
 describe.each(ENGINES)("a message's store work through the gateway on %s", (engine) => {
   it('on an idle conversation: three writes (place with lease and first read; message with answer; release) and no read of its own', async () => {
-    const target = await freshStoreTarget(engine);
-    const open = async () => {
-      const opened = await openWardenStore(target);
-      if (!opened.ok) throw new Error(opened.error.message);
-      stores.push(opened.store);
-      return opened.store;
-    };
-    const store = await open();
     // A second handle to look at the store without counting on the first.
-    const look = await open();
+    const [store, look] = await testStores.handles(engine, 2);
     const parsed = parseConfig({ models: { default: 'anthropic/test-model' } });
     if (!parsed.ok) throw parsed.error;
     const { config } = parsed.value;
