@@ -8,8 +8,7 @@ import type { FollowUpTurn } from '../gateway/deferred-calls.js';
 import type { ChatAdapter, UserQuestionPrompt } from '../gateway/types.js';
 import type { TurnContext } from '../policy/context.js';
 import type { Store } from '../store/store.js';
-import { ENGINES, freshStoreTarget } from '../../test/store-engines.js';
-import { openWardenStore } from './migrations.js';
+import { ENGINES, useTestStores } from '../../test/store-engines.js';
 import { UserQuestions } from './user-questions.js';
 import { DbTranscriptStore } from '../agent/transcript.js';
 
@@ -18,22 +17,16 @@ const spec = { questions: [QUESTION], timeoutSec: 60 };
 const turn = { agentId: 'main', provider: 'discord', channelId: 'C1', chat: 'channel', senderId: 'U1' } as unknown as TurnContext;
 
 describe.each(ENGINES)('ask_user questions across processes (%s)', (engine) => {
-  const open: Store[] = [];
+  // Registered first, so its closing runs after the processes below have stopped.
+  const stores = useTestStores();
   const procs: UserQuestions[] = [];
-  afterEach(async () => {
+  afterEach(() => {
     for (const p of procs.splice(0)) p.stop();
-    await Promise.all(open.splice(0).map((s) => s.close()));
   });
 
   /** One store target; each call opens another connection to it (another process, or the next start). */
   async function target() {
-    const t = await freshStoreTarget(engine);
-    return async () => {
-      const opened = await openWardenStore({ dataDir: t.dataDir, url: t.url });
-      if (!opened.ok) throw new Error(opened.error.message);
-      open.push(opened.store);
-      return opened.store;
-    };
+    return (await stores.fresh(engine)).open;
   }
 
   /** A process: its own connection, its own instance id, a recording adapter and follow-up queue. */

@@ -14,11 +14,10 @@ import type { ChatAdapter, ReplyTarget, UserQuestionPrompt } from '../../src/gat
 import type { TurnContext } from '../../src/policy/context.js';
 import { AuditLog } from '../../src/store/audit.js';
 import type { Store } from '../../src/store/store.js';
-import { openWardenStore } from '../../src/app/migrations.js';
 import { openSecrets } from '../../src/app/secret-grants.js';
 import { SecretPrompts, SECRET_PROMPT_TTL_MS } from '../../src/app/secret-prompts.js';
 import { UserQuestions } from '../../src/app/user-questions.js';
-import { ENGINES, freshStoreTarget } from '../store-engines.js';
+import { ENGINES, useTestStores } from '../store-engines.js';
 
 const QUESTION = { id: 'deploy_target', header: 'Target', question: 'Where should it deploy?', options: [{ label: 'Staging' }, { label: 'Production' }] };
 const spec = { questions: [QUESTION], timeoutSec: 60 };
@@ -50,21 +49,15 @@ const QUESTION_CASES: Array<[string, Setup, Click, RegExp]> = [
 ];
 
 describe.each(ENGINES)('durable questions and secret prompts under attack (%s)', (engine) => {
-  const open: Store[] = [];
+  // Registered first, so its closing runs after the processes below have stopped.
+  const stores = useTestStores();
   const procs: UserQuestions[] = [];
-  afterEach(async () => {
+  afterEach(() => {
     for (const p of procs.splice(0)) p.stop();
-    await Promise.all(open.splice(0).map((s) => s.close()));
   });
 
   async function target() {
-    const t = await freshStoreTarget(engine);
-    return async () => {
-      const opened = await openWardenStore({ dataDir: t.dataDir, url: t.url });
-      if (!opened.ok) throw new Error(opened.error.message);
-      open.push(opened.store);
-      return opened.store;
-    };
+    return (await stores.fresh(engine)).open;
   }
 
   async function questionsOn(store: Store, name: string, now: () => number = Date.now, waitMs = 0) {
@@ -155,18 +148,13 @@ describe.each(ENGINES)('durable questions and secret prompts under attack (%s)',
   }
 
   async function twoInstances(now?: () => number) {
-    const t = await freshStoreTarget(engine);
-    const connect = async () => {
-      const opened = await openWardenStore({ dataDir: t.dataDir, url: t.url });
-      if (!opened.ok) throw new Error(opened.error.message);
-      open.push(opened.store);
-      return opened.store;
-    };
+    const { target: t, open: connect } = await stores.fresh(engine);
     const a = await promptsOn(await connect(), t.dataDir, now);
-    const b = await promptsOn(await connect(), t.dataDir, now);
+    const second = await connect();
+    const b = await promptsOn(second, t.dataDir, now);
     const asked = await a.prompts.ask({ agentId: 'main', sessionKey: 'conv-1', conversationOnly: false, name: 'DEPLOY_TOKEN', reason: 'deploy', target: target1, requesterId: 'U1' });
     if (!asked.ok) throw new Error(asked.error);
-    return { a, b, id: asked.id, store: open.at(-1)! };
+    return { a, b, id: asked.id, store: second };
   }
 
   const SECRET_CASES: Array<[string, (id: string) => { provider: string; id: string; userId: string }, RegExp]> = [
