@@ -5,6 +5,7 @@ import type { Store } from '../store/store.js';
 import { InstanceRegistry } from './instances.js';
 import { Leases, type Place } from './leases.js';
 import { until } from '../../test/until.js';
+import { leasedInstances } from '../../test/cluster/leased-instances.js';
 
 const stores = useTestStores();
 /** Two handles on one fresh store, as two instances would open it. */
@@ -79,16 +80,7 @@ describe.each(ENGINES)('leases on %s', (engine) => {
 });
 
 describe.each(ENGINES)('a session line across instances on %s', (engine) => {
-  async function twoInstances() {
-    const [a, b] = await twoHandles(engine);
-    const ra = new InstanceRegistry(a.db, { leaseMs: 5_000, role: 'server', id: 'inst-a' });
-    const rb = new InstanceRegistry(b.db, { leaseMs: 5_000, role: 'server', id: 'inst-b' });
-    await ra.start();
-    await rb.start();
-    const la = new Leases(a.db, { ttlMs: 5_000, holder: 'inst-a' });
-    const lb = new Leases(b.db, { ttlMs: 5_000, holder: 'inst-b' });
-    return { a, b, ra, rb, la, lb };
-  }
+  const twoInstances = () => leasedInstances(stores, engine);
   const never = new AbortController().signal;
 
   it('runs the work in the order its places were taken, whichever instance took each', async () => {

@@ -2,24 +2,14 @@
 // and the turn's first read (`place`'s `alongside` steps), on both engines.
 import { describe, expect, it } from 'vitest';
 import { ENGINES, useTestStores } from '../../test/store-engines.js';
+import { leasedInstances } from '../../test/cluster/leased-instances.js';
 import { DbTranscriptStore } from '../agent/transcript.js';
 import { BatchStepError, type BatchStep, type Db } from '../store/db.js';
-import { InstanceRegistry } from './instances.js';
 import { Leases, type Place } from './leases.js';
 
 const testStores = useTestStores();
 
-async function twoInstances(engine: (typeof ENGINES)[number]) {
-  const [a, b] = await testStores.handles(engine, 2);
-  const ra = new InstanceRegistry(a.db, { leaseMs: 5_000, role: 'server', id: 'inst-a' });
-  const rb = new InstanceRegistry(b.db, { leaseMs: 5_000, role: 'server', id: 'inst-b' });
-  await ra.start();
-  await rb.start();
-  const la = new Leases(a.db, { ttlMs: 5_000, holder: 'inst-a' });
-  const lb = new Leases(b.db, { ttlMs: 5_000, holder: 'inst-b' });
-  const stop = () => Promise.all([la.close(), lb.close(), ra.stop(), rb.stop()]);
-  return { a, b, la, lb, stop };
-}
+const twoInstances = (engine: (typeof ENGINES)[number]) => leasedInstances(testStores, engine);
 
 /** A trigger that refuses every insert into `table` (the engine's own error, as a broken write would raise). */
 async function refuseInserts(db: Db, table: string): Promise<void> {
