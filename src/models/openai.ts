@@ -1,58 +1,200 @@
 import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
 import type { ChatCompletionChunk, ChatCompletionContentPart, ChatCompletionMessageParam } from 'openai/resources/chat/completions/completions';
+import type { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import type { Dispatcher } from 'undici';
+import type { Stream } from 'openai/core/streaming';
 import type { ClientOptions } from './anthropic.js';
 import { parseToolArgs } from './errors.js';
-import type { AssistantMessage, Message, ModelProvider, ModelResponse, StopReason, ToolCallPart, Usage } from './types.js';
+import type { AssistantMessage, Message, ModelProvider, ModelRequest, ModelResponse, ModelTool, StopReason, ToolCallPart, Usage } from './types.js';
+import { SseDecoder } from './sse.js';
 import { collectStream } from './stream.js';
-import { leanFetch } from '../net/lean-fetch.js';
+import { decodedBody, leanFetch, leanRequest } from '../net/lean-fetch.js';
 import { usageFromOpenAI } from './usage.js';
 
 /**
  * OpenAI Chat Completions, and every server that speaks it (Ollama, vLLM, llama.cpp, LM Studio)
  * through `baseUrl`. A local server may need no key; the SDK still wants a string.
+ *
+ * The request body is encoded once per call by `chatBody`, with each tool's part (most of the
+ * request: the catalog is about 18 KiB) encoded once per projected schema and reused every
+ * turn. OpenAI itself (no `baseUrl`) is called through the SDK with that body as is. A
+ * compatible server is called directly (`streamChat`): one undici request, the answer's event
+ * stream read from the Node stream. That leaves out the SDK's request building and its web
+ * streams, which cost about as much CPU per message as the rest of the model call; the errors
+ * are the SDK's own classes, built as the SDK builds them, so classification and retries stay.
  */
 export function createOpenAIProvider(options: ClientOptions): ModelProvider {
-  const client = new OpenAI({
-    apiKey: options.apiKey ?? 'none',
-    baseURL: options.baseUrl ?? null,
-    timeout: options.timeoutMs,
-    maxRetries: 0,
-    // undici's request under a web Response: the same exchange for less CPU (see lean-fetch.ts).
-    fetch: leanFetch(),
-  });
   // Compatible servers know the older `max_tokens`; OpenAI's reasoning models only `max_completion_tokens`.
   const official = options.baseUrl === undefined;
+  let client: OpenAI | undefined;
+  const sdk = () =>
+    (client ??= new OpenAI({
+      apiKey: options.apiKey ?? 'none',
+      baseURL: options.baseUrl ?? null,
+      timeout: options.timeoutMs,
+      maxRetries: 0,
+      // undici's request under a web Response: the same exchange for less CPU (see lean-fetch.ts).
+      fetch: leanFetch(),
+    }));
   return {
     name: options.name,
     api: 'openai',
     async complete(request, signal) {
+      const body = chatBody(request, official);
       return collectStream(
-        () =>
-          client.chat.completions.create(
-            {
-              model: request.model,
-              messages: toOpenAIMessages(request.system, request.messages),
-              ...(official ? { max_completion_tokens: request.maxOutputTokens } : { max_tokens: request.maxOutputTokens }),
-              ...(request.tools.length > 0
-                ? {
-                    tools: request.tools.map((t) => ({
-                      type: 'function' as const,
-                      function: { name: t.name, description: t.description, parameters: t.parameters },
-                    })),
-                  }
-                : {}),
-              stream: true,
-              stream_options: { include_usage: true },
-            },
-            { signal },
-          ),
+        official
+          ? () =>
+              sdk().post<Stream<ChatCompletionChunk>>('/chat/completions', {
+                body,
+                // A string body with its content type is sent verbatim (no second encoding).
+                headers: { 'content-type': 'application/json' },
+                stream: true,
+                signal,
+              })
+          : () => streamChat(chatUrl(options.baseUrl!), options, body, signal),
         new ChunkAccumulator(),
         request,
         signal,
       );
     },
   };
+}
+
+/** The SDK's join of base URL and path. */
+export const chatUrl = (baseUrl: string): string => baseUrl + (baseUrl.endsWith('/') ? 'chat/completions' : '/chat/completions');
+
+const toolParts = new WeakMap<object, { name: string; description: string; json: string }>();
+
+/**
+ * One tool as the request carries it, encoded once per projected schema (projectTools hands the
+ * same schema object every turn and nothing changes it after projection); the name and
+ * description are compared, so a schema shared by two tools is still encoded right.
+ */
+function toolPart(tool: ModelTool): string {
+  const cached = toolParts.get(tool.parameters);
+  if (cached && cached.name === tool.name && cached.description === tool.description) return cached.json;
+  const json = JSON.stringify({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } });
+  toolParts.set(tool.parameters, { name: tool.name, description: tool.description, json });
+  return json;
+}
+
+/** The Chat Completions request, in the fields and order the SDK sent them. */
+export function chatBody(request: ModelRequest, official: boolean): string {
+  const head = JSON.stringify({
+    model: request.model,
+    messages: toOpenAIMessages(request.system, request.messages),
+    ...(official ? { max_completion_tokens: request.maxOutputTokens } : { max_tokens: request.maxOutputTokens }),
+  });
+  let tools = '';
+  if (request.tools.length > 0) {
+    const parts: string[] = [];
+    for (const t of request.tools) parts.push(toolPart(t));
+    tools = `,"tools":[${parts.join(',')}]`;
+  }
+  return `${head.slice(0, -1)}${tools},"stream":true,"stream_options":{"include_usage":true}}`;
+}
+
+/**
+ * POSTs `body` to a compatible server's chat endpoint and yields the chunks of its event stream.
+ * As the SDK: the timeout runs until the answer's headers (then a `APIConnectionTimeoutError`);
+ * a failed connection is an `APIConnectionError`; a status outside 2xx is the SDK's error for
+ * that status (`APIError.generate`, with the answer's headers for Retry-After); an event whose
+ * data carries `error` is an `APIError`; `[DONE]` ends the chunks.
+ */
+async function streamChat(url: string, options: ClientOptions, body: string, signal: AbortSignal): Promise<AsyncIterable<ChatCompletionChunk>> {
+  const controller = new AbortController();
+  const forward = () => controller.abort(signal.reason);
+  if (signal.aborted) forward();
+  else signal.addEventListener('abort', forward, { once: true });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, options.timeoutMs);
+  const release = () => signal.removeEventListener('abort', forward);
+  let answer: Dispatcher.ResponseData;
+  try {
+    answer = await leanRequest(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${options.apiKey ?? 'none'}` },
+      body,
+      signal: controller.signal,
+    });
+  } catch (err) {
+    release();
+    if (signal.aborted) throw err;
+    if (timedOut) throw new OpenAI.APIConnectionTimeoutError();
+    throw new OpenAI.APIConnectionError({ cause: err as Error });
+  } finally {
+    clearTimeout(timer);
+  }
+  const status = answer.statusCode;
+  if (status < 200 || status > 299) {
+    try {
+      const text = await readAll(decodedBody(answer));
+      const json = safeJson(text);
+      throw OpenAI.APIError.generate(status, json as object | undefined, json === undefined ? text : undefined, webHeaders(answer.headers));
+    } finally {
+      release();
+    }
+  }
+  return chunks(decodedBody(answer), answer.headers, release);
+}
+
+async function readAll(body: Readable): Promise<string> {
+  const utf8 = new StringDecoder('utf8');
+  let text = '';
+  for await (const piece of body) text += utf8.write(piece as Buffer);
+  return text + utf8.end();
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function webHeaders(raw: Dispatcher.ResponseData['headers']): Headers {
+  const headers = new Headers();
+  for (const name in raw) {
+    const value = raw[name];
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+    else headers.append(name, value);
+  }
+  return headers;
+}
+
+/** The chunks of a server-sent event stream, parsed as the SDK parses them (see sse.ts). */
+async function* chunks(body: Readable, headers: Dispatcher.ResponseData['headers'], release: () => void): AsyncGenerator<ChatCompletionChunk> {
+  const events = new SseDecoder();
+  let done = false;
+  try {
+    // Text across pieces: a character may be split between two of them.
+    const utf8 = new StringDecoder('utf8');
+    for await (const piece of body) {
+      for (const event of events.push(utf8.write(piece as Buffer))) {
+        if (done) continue;
+        if (event.data.startsWith('[DONE]')) {
+          done = true;
+          continue;
+        }
+        // The Assistants API's `thread.*` events never come from the chat endpoint.
+        if (event.event !== null && event.event.startsWith('thread.')) continue;
+        const data = JSON.parse(event.data) as ChatCompletionChunk & { error?: unknown };
+        if (data && data.error) throw new OpenAI.APIError(undefined, data.error as object, undefined, webHeaders(headers));
+        yield data;
+      }
+    }
+  } finally {
+    release();
+    // Left early (an error, a consumer that stopped): the connection is not read further.
+    if (!body.readableEnded) body.destroy();
+  }
 }
 
 class ChunkAccumulator {

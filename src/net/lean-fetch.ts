@@ -36,35 +36,57 @@ export function leanFetch(): typeof fetch {
     const body = init?.body;
     const plain = body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array || body instanceof ArrayBuffer;
     if (!plain || (typeof input !== 'string' && !(input instanceof URL))) return globalThis.fetch(input, init);
-    const { request } = await load();
-    let url = typeof input === 'string' ? input : input.href;
     const method = (init?.method ?? 'GET').toUpperCase();
-    const headers = flatHeaders(init?.headers);
-    const payload = body instanceof ArrayBuffer ? new Uint8Array(body) : (body ?? undefined);
-    const signal = init?.signal ?? undefined;
-    const redirect = init?.redirect ?? 'follow';
-    for (let hop = 0; ; hop++) {
-      const answer = await request(url, { method: method as Dispatcher.HttpMethod, headers, body: payload, signal });
-      const location = answer.headers.location;
-      const redirected = answer.statusCode >= 300 && answer.statusCode < 400 && typeof location === 'string';
-      if (redirected && redirect === 'error') {
-        discard(answer);
-        throw new TypeError(`fetch failed: redirect (${answer.statusCode}) from ${url} refused`);
-      }
-      if (redirected && redirect === 'follow' && (answer.statusCode === 307 || answer.statusCode === 308) && hop < MAX_REDIRECTS) {
-        const next = sameOriginTarget(url, location);
-        if (next !== undefined) {
-          discard(answer);
-          url = next;
-          continue;
-        }
-      }
-      return toResponse(answer, method);
-    }
+    const answer = await leanRequest(typeof input === 'string' ? input : input.href, {
+      method,
+      headers: flatHeaders(init?.headers),
+      body: body instanceof ArrayBuffer ? new Uint8Array(body) : (body ?? undefined),
+      signal: init?.signal ?? undefined,
+      redirect: init?.redirect ?? 'follow',
+    });
+    return toResponse(answer, method);
   }) as typeof fetch;
 }
 
-function discard(answer: Dispatcher.ResponseData): void {
+export interface LeanRequest {
+  method: string;
+  /** Names lowered, one value each (see flatHeaders). */
+  headers: Record<string, string>;
+  body?: string | Uint8Array | undefined;
+  signal?: AbortSignal | undefined;
+  redirect?: RequestRedirect;
+}
+
+/**
+ * One HTTP exchange under leanFetch's rules (the global dispatcher, the redirect policy), for a
+ * caller that reads the answer as a Node stream and needs no web Response: the answer's status,
+ * headers and undici body, undecoded (see `decodedBody`).
+ */
+export async function leanRequest(url: string, init: LeanRequest): Promise<Dispatcher.ResponseData> {
+  const { request } = await load();
+  const { method, headers, body, signal } = init;
+  const redirect = init.redirect ?? 'follow';
+  for (let hop = 0; ; hop++) {
+    const answer = await request(url, { method: method as Dispatcher.HttpMethod, headers, body, signal });
+    const location = answer.headers.location;
+    const redirected = answer.statusCode >= 300 && answer.statusCode < 400 && typeof location === 'string';
+    if (redirected && redirect === 'error') {
+      discard(answer);
+      throw new TypeError(`fetch failed: redirect (${answer.statusCode}) from ${url} refused`);
+    }
+    if (redirected && redirect === 'follow' && (answer.statusCode === 307 || answer.statusCode === 308) && hop < MAX_REDIRECTS) {
+      const next = sameOriginTarget(url, location);
+      if (next !== undefined) {
+        discard(answer);
+        url = next;
+        continue;
+      }
+    }
+    return answer;
+  }
+}
+
+export function discard(answer: Dispatcher.ResponseData): void {
   answer.body.on('error', () => {});
   answer.body.resume();
 }
@@ -96,6 +118,11 @@ function flatHeaders(headers: RequestInit['headers']): Record<string, string> {
 
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
+/** The answer's body with its content coding (gzip, deflate, br) undone, as `fetch` undoes it. */
+export function decodedBody(answer: Dispatcher.ResponseData): Readable {
+  return decoded(answer.body, answer.headers['content-encoding']);
+}
+
 function decoded(body: Readable, encoding: string | string[] | undefined): Readable {
   const coding = typeof encoding === 'string' ? encoding.trim().toLowerCase() : '';
   const decoder =
@@ -125,6 +152,6 @@ function toResponse(answer: Dispatcher.ResponseData, method: string): Response {
     discard(answer);
     return new Response(null, init);
   }
-  const body = decoded(answer.body, answer.headers['content-encoding']);
+  const body = decodedBody(answer);
   return new Response(Readable.toWeb(body) as ReadableStream<Uint8Array>, init);
 }
