@@ -20,12 +20,13 @@ import { usageFromOpenAI } from './usage.js';
  * The request body is encoded once per call by `chatBody`, with each tool's part (most of the
  * request: the catalog is about 18 KiB) encoded once per projected schema and reused every
  * turn. OpenAI itself (no `baseUrl`) is called through the SDK with that body as is. A
- * compatible server is called directly (`streamChat`): one undici request, the answer's event
+ * compatible server is called directly (`streamChat`; `route` 'sdk' sends it through the SDK too, for
+ * the tests that hold the two to the same request and errors): one undici request, the answer's event
  * stream read from the Node stream. That leaves out the SDK's request building and its web
  * streams, which cost about as much CPU per message as the rest of the model call; the errors
  * are the SDK's own classes, built as the SDK builds them, so classification and retries stay.
  */
-export function createOpenAIProvider(options: ClientOptions): ModelProvider {
+export function createOpenAIProvider(options: ClientOptions, route: 'sdk' | 'direct' = options.baseUrl === undefined ? 'sdk' : 'direct'): ModelProvider {
   // Compatible servers know the older `max_tokens`; OpenAI's reasoning models only `max_completion_tokens`.
   const official = options.baseUrl === undefined;
   let client: OpenAI | undefined;
@@ -44,7 +45,7 @@ export function createOpenAIProvider(options: ClientOptions): ModelProvider {
     async complete(request, signal) {
       const body = chatBody(request, official);
       return collectStream(
-        official
+        route === 'sdk' || options.baseUrl === undefined
           ? () =>
               sdk().post<Stream<ChatCompletionChunk>>('/chat/completions', {
                 body,
