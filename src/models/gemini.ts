@@ -3,6 +3,7 @@ import { GoogleGenAI, type Content, type GenerateContentResponse, type Part } fr
 import type { ClientOptions } from './anthropic.js';
 import type { AssistantMessage, Message, ModelProvider, ModelResponse, StopReason, Usage } from './types.js';
 import { collectStream } from './stream.js';
+import { leanFetch } from '../net/lean-fetch.js';
 import { usageFromGemini } from './usage.js';
 
 /** Gemini through @google/genai (Gemini API, key from the environment). Streams. */
@@ -13,6 +14,9 @@ export function createGeminiProvider(options: ClientOptions): ModelProvider {
       ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
       timeout: options.timeoutMs,
       retryOptions: { attempts: 1 },
+      // undici's request under a web Response, as the other adapters (see lean-fetch.ts): less
+      // CPU per call, and a redirect to another host is not followed with the key.
+      fetch: leanFetch(),
     },
   });
   return {

@@ -4,6 +4,8 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { ProxyAgent, getGlobalDispatcher, setGlobalDispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAI } from '../../test/fakes/models/openai-fake.js';
+import { createAnthropicProvider } from '../models/anthropic.js';
+import { createGeminiProvider } from '../models/gemini.js';
 import { createOpenAIProvider } from '../models/openai.js';
 import { withRetry } from '../models/retry.js';
 import { ModelCallError, type ModelRequest } from '../models/types.js';
@@ -254,5 +256,27 @@ describe('leanFetch under the OpenAI SDK: timeouts and retries keep working', ()
     } finally {
       await server.close();
     }
+  });
+});
+
+describe.each([
+  { api: 'anthropic', make: (url: string) => createAnthropicProvider({ name: 'anthropic', apiKey: 'k', baseUrl: url, timeoutMs: 5000 }) },
+  { api: 'openai (compatible server, called directly)', make: (url: string) => createOpenAIProvider({ name: 'local', apiKey: 'k', baseUrl: url, timeoutMs: 5000 }) },
+  { api: 'openai (through the SDK)', make: (url: string) => createOpenAIProvider({ name: 'local', apiKey: 'k', baseUrl: url, timeoutMs: 5000 }, 'sdk') },
+  { api: 'gemini', make: (url: string) => createGeminiProvider({ name: 'gemini', apiKey: 'k', baseUrl: url, timeoutMs: 5000 }) },
+])('$api: model calls go through leanFetch', ({ make }) => {
+  const request: ModelRequest = { model: 'm-1', system: 's', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], tools: [], maxOutputTokens: 64 };
+  // The global fetch would follow these to the other host, with the prompt and the key.
+  it.each([302, 307])('a %i to another host is not followed: the other host sees nothing, the call fails with that status', async (status) => {
+    const elsewhere = await serve((_req, _body, res) => res.end('{}'));
+    const s = await serve((req, _body, res) => res.writeHead(status, { location: `${elsewhere.url}${req.url}` }).end());
+    const err = (await make(s.url)
+      .complete(request, new AbortController().signal)
+      .catch((e: unknown) => e)) as ModelCallError;
+    expect(err).toBeInstanceOf(ModelCallError);
+    // The Gemini SDK gives a status only to 4xx and 5xx errors; else its message carries the code.
+    expect(err.details.status ?? (JSON.parse(err.message) as { error: { code: number } }).error.code).toBe(status);
+    expect(s.seen).toHaveLength(1);
+    expect(elsewhere.seen).toHaveLength(0);
   });
 });
