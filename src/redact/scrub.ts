@@ -426,17 +426,46 @@ let matcher: KnownSecretMatcher | undefined;
  */
 export function registerKnownSecrets(source: string, secrets: readonly KnownSecret[]): () => void {
   sources.set(source, secrets.filter((s) => s.value !== ''));
-  matcher = undefined;
+  secretsChanged();
   return () => {
     if (sources.get(source) === undefined) return;
     sources.delete(source);
-    matcher = undefined;
+    secretsChanged();
   };
+}
+
+function secretsChanged(): void {
+  matcher = undefined;
+  clean.known.clear();
+  clean.all.clear();
+  clean.chars = 0;
 }
 
 function current(): KnownSecretMatcher {
   matcher ??= new KnownSecretMatcher([...sources.values()].flat());
   return matcher;
+}
+
+/**
+ * Texts a scrub left as they were, under the secrets registered now: a turn scrubs its whole
+ * transcript again before every model call (registry.ts), and a text found clean is clean until
+ * the secrets change (both scans are pure functions of the text and the secrets). `all` holds
+ * texts clean of known and detected credentials, `known` of known ones only. Only texts that
+ * hold no secret are kept, and only up to CLEAN_CHARS characters in all; then it starts over.
+ */
+const clean = { known: new Set<string>(), all: new Set<string>(), chars: 0 };
+const CLEAN_CHARS = 4_000_000;
+/** Shorter texts cost less to scan than to remember. */
+const CLEAN_MIN_CHARS = 64;
+
+function remember(set: Set<string>, text: string): void {
+  if (clean.chars + text.length > CLEAN_CHARS) {
+    clean.known.clear();
+    clean.all.clear();
+    clean.chars = 0;
+  }
+  set.add(text);
+  clean.chars += text.length;
 }
 
 /** The names of the known secrets registered now (never values). */
@@ -453,8 +482,13 @@ export interface ScrubOptions {
 
 /** One text with every known secret (and, by default, every detected credential) replaced by its label. */
 export function scrubSecrets(text: string, options: ScrubOptions = {}): string {
+  const detect = options.detect !== false;
+  const memo = text.length >= CLEAN_MIN_CHARS;
+  if (memo && (clean.all.has(text) || (!detect && clean.known.has(text)))) return text;
   const known = current().replace(text);
-  return options.detect === false ? known : replaceDetected(known).text;
+  const out = detect ? replaceDetected(known).text : known;
+  if (memo && out === text) remember(detect ? clean.all : clean.known, text);
+  return out;
 }
 
 /**

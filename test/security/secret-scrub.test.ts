@@ -57,6 +57,33 @@ describe('a known secret in every form a command prints it', () => {
   });
 });
 
+describe('a text found clean is remembered only until the secrets change', () => {
+  // Long enough to be remembered (short texts are scanned every time).
+  const text = `the build log says: password is ${PASSWORD}, and nothing else of note here at all`;
+  it('a secret registered after the text was found clean is hidden in it', () => {
+    expect(scrubSecrets(text, { detect: false })).toBe(text);
+    expect(scrubSecrets(text)).toBe(text);
+    plant();
+    expect(scrubSecrets(text, { detect: false })).toContain('[secret:STORE_URL_PASSWORD]');
+    expect(scrubSecrets(text)).toContain('[secret:STORE_URL_PASSWORD]');
+    expect(JSON.stringify(scrubDeep({ m: [{ t: text }] }))).not.toContain(PASSWORD);
+  });
+  it('clean of known secrets is not clean of detected credentials', () => {
+    const withToken = `a message quoting a bot token ${TOKEN} that nobody registered as a secret`;
+    expect(detectCredentials(withToken)).not.toHaveLength(0);
+    expect(scrubSecrets(withToken, { detect: false })).toBe(withToken);
+    expect(scrubSecrets(withToken)).not.toContain(TOKEN);
+    expect(scrubSecrets(withToken)).not.toContain(TOKEN);
+  });
+  it('a secret removed is shown again, as before the memo', () => {
+    plant();
+    expect(scrubSecrets(text)).not.toContain(PASSWORD);
+    off?.();
+    off = undefined;
+    expect(scrubSecrets(text)).toBe(text);
+  });
+});
+
 describe('a label is never content', () => {
   it.each([
     [{ path: 'a.txt', content: 'key=[secret:DISCORD_TOKEN]\n' }, '[secret:DISCORD_TOKEN]'],
