@@ -223,17 +223,26 @@ describe('an idle bot from the build (web chat, no model)', () => {
     const token = 'build-exec-token-0123456789abcdef0123456789';
     writeFileSync(path.join(dir, 'warden.config.yaml'), `channels:\n  web: { port: ${port}, token: ${token} }\nops: { enabled: false }\n`);
     const log = loadLog(dir);
-    const child = spawn(process.execPath, ['--import', log.register, BIN, 'start'], { cwd: dir, stdio: 'ignore', env: { ...process.env, WARDEN_LOG_LEVEL: 'silent', WARDEN_DATA_DIR: '' } });
+    const child = spawn(process.execPath, ['--import', log.register, BIN, 'start'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, WARDEN_LOG_LEVEL: 'info', WARDEN_DATA_DIR: '' } });
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
     const exited = once(child, 'exit');
     try {
-      for (let i = 0; ; i++) {
-        const status = await fetch(`http://127.0.0.1:${port}/healthz`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status, () => 0);
-        if (status === 200) break;
-        expect(child.exitCode, 'warden start exited').toBeNull();
-        expect(i, 'warden start did not answer').toBeLessThan(1500);
+      // The page answers before the rest of the start has loaded (src/app/start-first.ts): idle is
+      // after the start's own "warden started", once the loaded-file list has stopped growing.
+      for (let i = 0; !out.includes('warden started'); i++) {
+        expect(child.exitCode, `warden start exited: ${out}`).toBeNull();
+        expect(i, `warden start did not start: ${out}`).toBeLessThan(1500);
         await new Promise((r) => setTimeout(r, 20));
       }
-      const idle = log.read();
+      let idle = log.read();
+      for (let still = 0; still < 6; ) {
+        await new Promise((r) => setTimeout(r, 250));
+        const now = log.read();
+        still = now.length === idle.length ? still + 1 : 0;
+        idle = now;
+      }
       const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, { headers: { authorization: `Bearer ${token}`, origin: `http://127.0.0.1:${port}` } });
       const card = new Promise<void>((resolve) => ws.on('message', (raw) => (JSON.parse(raw.toString()) as { type: string }).type === 'card' && resolve()));
       await once(ws, 'open');
