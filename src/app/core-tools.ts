@@ -12,8 +12,9 @@ import type { ToolRuntime } from './tool-runtime.js';
  *
  * One entry per catalog id. `availability` must be cheap and import nothing heavy — the policy
  * calls it on every turn for every tool the policy keeps (check a binary's presence once and
- * cache it, never launch anything). `load` imports the implementation on first use, so
- * `warden tools` never pays for the browser or the SQLite store.
+ * cache it, never launch anything). `load` imports the implementation at the tool's first call,
+ * so neither `warden tools` nor a turn's surface (read from `core-descriptors.ts`) pays for the
+ * browser, the PDF reader or the SQLite store.
  *
  * A catalog tool without an entry is reported by the surface as unavailable with why "not
  * implemented in this build"; it never reaches the model.
@@ -22,16 +23,27 @@ export interface CoreToolEntry {
   /** Config-dependent prerequisites (a configured provider, say) may be checked here; keep it cheap. */
   availability: (config: WardenConfig) => Availability;
   load: (runtime: ToolRuntime) => Promise<ToolImplementation>;
+  /**
+   * What the process must have handed the tool runtime for `load` to succeed (the agent's
+   * sessions, the store), as why not; absent: nothing. The surface lists a tool from its
+   * descriptor without loading it (`core-descriptors.ts`), so a tool this process cannot build is
+   * left off by this check, which `load` makes too.
+   */
+  needs?: (runtime: ToolRuntime) => string | undefined;
 }
 
 const always = (): Availability => ({ ok: true });
 
-/** The session tools' loader: they need the running agent's sessions service. */
+/** The session tools need the running agent's sessions service. */
+const needsSessions = (runtime: ToolRuntime): string | undefined => (runtime.sessions ? undefined : 'needs the agent runtime (a configured model): pass sessions in the tool runtime');
+
+/** The session tools' loader. */
 async function sessionToolFor(runtime: ToolRuntime, id: SessionToolId): Promise<ToolImplementation> {
+  const sessions = runtime.sessions;
+  if (!sessions) throw new Error(`${id} ${needsSessions(runtime)!}`);
   const { createSessionTools } = await import('../agent/tools/index.js');
   const { surfaceInputs } = await import('./surface-inputs.js');
-  if (!runtime.sessions) throw new Error(`${id} needs the agent runtime (a configured model): pass sessions in the tool runtime`);
-  return createSessionTools({ config: runtime.config, sessions: runtime.sessions, surfaceOptions: surfaceInputs(runtime.config, runtime.baseDir) })[id];
+  return createSessionTools({ config: runtime.config, sessions, surfaceOptions: surfaceInputs(runtime.config, runtime.baseDir) })[id];
 }
 
 let chromium: Availability | undefined;
@@ -94,14 +106,14 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
   },
   tts: { availability: (config) => mediaAvailability(config, 'tts'), load: async (runtime) => eraseArgs((await import('../tools/core/media/tts.js')).createTtsTool(runtime.config, process.env, () => runtime.usage)) },
   pdf: { availability: always, load: async () => eraseArgs((await import('../tools/core/media/pdf.js')).pdfTool) },
-  sessions_list: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_list') },
-  sessions_history: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_history') },
-  sessions_search: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_search') },
-  sessions_send: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_send') },
-  sessions_spawn: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_spawn') },
-  sessions_yield: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'sessions_yield') },
-  subagents: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'subagents') },
-  agents_list: { availability: needsModel, load: async (runtime) => sessionToolFor(runtime, 'agents_list') },
+  sessions_list: { availability: needsModel, needs: needsSessions, load: async (runtime) => sessionToolFor(runtime, 'sessions_list') },
+  sessions_history: { availability: needsModel, needs: needsSessions, load: async (runtime) => sessionToolFor(runtime, 'sessions_history') },
+  sessions_search: { availability: needsModel, needs: needsSessions, load: async (runtime) => sessionToolFor(runtime, 'sessions_search') },
+  sessions_send: { availability: needsModel, needs: needsSessions, load: async (runtime) => sessionToolFor(runtime, 'sessions_send') },
+  sessions_spawn: { availability: needsModel, needs: needsSessions, load: async (runtime) => sessionToolFor(runtime, 'sessions_spawn') },
+  sessions_yield: { availability: needsModel, needs: needsSessions, load: async (runtime) => sessionToolFor(runtime, 'sessions_yield') },
+  subagents: { availability: needsModel, needs: needsSessions, load: async (runtime) => sessionToolFor(runtime, 'subagents') },
+  agents_list: { availability: needsModel, needs: needsSessions, load: async (runtime) => sessionToolFor(runtime, 'agents_list') },
   session_status: {
     availability: always,
     load: async (runtime) => {
@@ -169,11 +181,13 @@ export const CORE_IMPLEMENTATIONS: Record<string, CoreToolEntry> = {
   browser: { availability: browserAvailability, load: async (runtime) => eraseArgs((await import('../tools/core/browser/browser.js')).browserToolForRuntime(runtime)) },
   cron: {
     availability: always,
+    needs: (runtime) => (runtime.cron || runtime.store ? undefined : 'cron needs the store: open it before loading the tool'),
     load: async (runtime) => {
       const { createCronTool } = await import('../tools/core/cron/cron.js');
       const { CronJobs } = await import('../cron/jobs.js');
       const { SessionContextStore } = await import('../turn/session-contexts.js');
-      if (!runtime.cron && !runtime.store) throw new Error('cron needs the store: open it before loading the tool');
+      const missing = CORE_IMPLEMENTATIONS.cron!.needs!(runtime);
+      if (missing) throw new Error(missing);
       const cron = runtime.cron ?? { jobs: new CronJobs(runtime.store!.db, { keepRuns: runtime.config.cron.keepRuns }) };
       // A job may post in another conversation Warden has been addressed in: the router's records say which.
       const conversations = runtime.store ? new SessionContextStore(runtime.store.db) : undefined;

@@ -13,7 +13,6 @@ import type { FakeModelServer } from '../../test/fakes/models/server.js';
 import { loadConfig, parseConfig } from '../config/index.js';
 import { toolsToPreload } from './preload.js';
 import { startWarden, type RunningWarden } from './startup.js';
-import { surfaceInputs } from './surface-inputs.js';
 
 const TOKEN = 'idle-start-token-0123456789abcdef0123456789';
 
@@ -26,12 +25,12 @@ describe('the tools a start preloads', () => {
   const MODEL = { models: { default: 'ollama/model-x', providers: { ollama: { api: 'openai', baseUrl: 'http://127.0.0.1:9' } } } };
   it.each([
     ['no model: nothing (an owner’s /exec loads exec at its first call)', {}, [], ['exec']],
-    ['a model: exec and the tools an owner’s DM gets', MODEL, ['exec', 'read'], []],
+    ['a model: exec only (every other tool loads at its first call)', MODEL, ['exec'], ['read', 'message', 'web_fetch', 'sessions_list']],
     ['a model, exec denied to it: exec still (the /exec command runs it)', { ...MODEL, tools: { deny: ['exec'] } }, ['exec'], []],
   ])('%s', (_name, raw, includes, excludes) => {
     const parsed = parseConfig({ channels: { web: { port: 0, token: TOKEN } }, ...raw });
     if (!parsed.ok) throw new Error(parsed.error.message);
-    const ids = toolsToPreload(parsed.value.config, ['web'], surfaceInputs(parsed.value.config, process.cwd()));
+    const ids = toolsToPreload(parsed.value.config);
     for (const id of includes) expect(ids).toContain(id);
     for (const id of excludes) expect(ids).not.toContain(id);
     if (includes.length === 0) expect(ids).toEqual([]);

@@ -573,13 +573,13 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   if (cluster) liveInstances = new Set((await cluster.instances.live()).map((i) => i.id));
   const interruptedRuns = (await agentRef?.sessions.recover()) ?? [];
   await scheduler.start();
-  // Load the tools a turn can call in the background, so the first call (and its approval card)
-  // does not wait for module loading.
+  // Load exec in the background when a model may call it, so its first call (and its approval
+  // card) does not wait for module loading; every other tool loads at its first call.
   const preloadAbort = new AbortController();
   const firstTools = generation.tools;
   const preloading =
     firstTools instanceof GovernedToolExecutor
-      ? firstTools.preload(toolsToPreload(config, planned, firstTools.inputs), preloadAbort.signal)
+      ? firstTools.preload(toolsToPreload(config), preloadAbort.signal)
       : Promise.resolve();
   log.info(
     { adapters: adapters.map((a) => a.provider), dataDir, listeners: runningListeners().map((l) => `${l.name} ${listenerAddress(l)}`), recovered: report, interruptedSubagents: interruptedRuns.length, watching: loaded.file && watcher ? loaded.file : undefined },

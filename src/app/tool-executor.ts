@@ -17,10 +17,14 @@ import type { SurfaceRun, ToolDefinition } from '../agent/types.js';
 import { agentHookContext } from '../hooks/context.js';
 import type { PromptBuildOutcome } from '../hooks/bus.js';
 
+/** The core tools' descriptors, loaded with the first surface a process computes. */
+let descriptors: Promise<typeof import('./core-descriptors.js')> | undefined;
+
 /**
  * The seam between the turn loop (and `/exec`) and the governed call path: the surface is the
- * policy's answer for this turn, each call goes through the whole wrapper chain. Tool
- * implementations load on first use and are kept for the process.
+ * policy's answer for this turn, each call goes through the whole wrapper chain. A surface
+ * reads the core tools' descriptors only; an implementation loads at its tool's first call and
+ * is kept for the process.
  *
  * The surface is resolved with the process's surface inputs (plugin candidates, availability)
  * — the ones `warden tools` uses — and, when `before_prompt_build` handlers are registered, with
@@ -28,6 +32,8 @@ import type { PromptBuildOutcome } from '../hooks/bus.js';
  */
 export class GovernedToolExecutor implements ToolExecutor {
   private readonly loaded = new Map<string, Promise<ToolImplementation | undefined>>();
+  /** Core tools whose implementation failed to load here: left off every later surface. */
+  private readonly unloadable = new Set<string>();
   readonly invoker: ToolInvoker;
   /** What the surface function is handed for every turn of this process. */
   readonly inputs: SurfaceInputs;
@@ -60,6 +66,7 @@ export class GovernedToolExecutor implements ToolExecutor {
       hit = entry
         ? entry.load(this.runtime).catch((err: unknown) => {
             log.warn({ err: (err as Error).message, tool: id }, 'tool cannot be loaded in this process; it is left off the surface');
+            this.unloadable.add(id);
             return undefined;
           })
         : Promise.resolve(undefined);
@@ -78,6 +85,11 @@ export class GovernedToolExecutor implements ToolExecutor {
       const hit = previous.loaded.get(id);
       if (hit) this.loaded.set(id, hit);
     }
+  }
+
+  /** The core tools whose implementation this executor has loaded (or is loading), in load order. */
+  loadedTools(): string[] {
+    return [...this.loaded.keys()];
   }
 
   /** Loads implementations ahead of their first call; a failure is logged and retried on use. */
@@ -123,17 +135,34 @@ export class GovernedToolExecutor implements ToolExecutor {
     return { ok: true, tools: [...all.tools.filter((t) => direct.has(t.id)), ...metaToolDefinitions(deferred, search)], turn, ...extra };
   }
 
-  /** Every tool the policy gives this turn (its toolsAllow included), with its schema. */
+  /**
+   * Every tool the policy gives this turn (its toolsAllow included), with its schema. A core
+   * tool is described from its descriptor (`core-descriptors.ts`) without loading it: its
+   * implementation loads at its first call. A plugin or MCP tool is built as before (its schema
+   * lives with it).
+   */
   private async authorized(turn: TurnContext): Promise<{ ok: true; tools: ToolDefinition[] } | { ok: false; message: string }> {
     const result = this.report(turn);
     if (result.error) return { ok: false, message: result.error };
+    const plugins = this.inputs.runtime;
+    const mcp = this.inputs.mcp;
     const tools = await Promise.all(
-      result.tools.map(async (id) => {
+      result.tools.map(async (id): Promise<ToolDefinition | undefined> => {
+        if (!plugins?.isPluginTool(id) && !mcp?.isMcpTool(id) && Object.hasOwn(CORE_IMPLEMENTATIONS, id)) return this.describeCore(id);
         const impl = await this.resolveTool(id, turn);
         return impl ? { id, description: impl.description ?? coreTool(id)?.description ?? id, parameters: impl.parameters } : undefined;
       }),
     );
     return { ok: true, tools: tools.filter((t) => t !== undefined) };
+  }
+
+  /** A core tool's definition from its descriptor, unless this process cannot build the tool. */
+  private async describeCore(id: string): Promise<ToolDefinition | undefined> {
+    if (this.unloadable.has(id)) return undefined;
+    const missing = CORE_IMPLEMENTATIONS[id]!.needs?.(this.runtime);
+    if (missing) return undefined;
+    const { coreToolDefinition } = await (descriptors ??= import('./core-descriptors.js'));
+    return coreToolDefinition(id, this.config);
   }
 
   async execute(call: ToolCallRequest, scope: ToolCallScope): Promise<ToolResult> {

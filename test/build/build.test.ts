@@ -1,5 +1,7 @@
 // The build users run: bin/warden.js runs the JavaScript in dist/ and behaves as the sources do.
 // (The global setup has just brought dist/ up to date.)
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -7,6 +9,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { execa } from 'execa';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { freePort } from '../free-port.js';
 import { BUNDLED_SKILLS_DIR } from '../../src/skills/roots.js';
 import { PACKAGE_ROOT } from '../../src/util/package-root.js';
 
@@ -59,20 +63,26 @@ function commentsOf(text: string): string[] {
   return [...found];
 }
 
+/** A loader hook in `dir` that appends each URL Node loads to `dir/loaded`: what `--import` takes. */
+function loadLog(dir: string): { register: string; read: () => string[] } {
+  const log = path.join(dir, 'loaded');
+  const hooks = path.join(dir, 'hooks.mjs');
+  writeFileSync(hooks, `import { appendFileSync } from 'node:fs';\nexport async function load(url, context, next) {\n  appendFileSync(${JSON.stringify(log)}, url + '\\n');\n  return next(url, context);\n}\n`);
+  const register = path.join(dir, 'register.mjs');
+  writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+  writeFileSync(log, '');
+  const prefix = pathToFileURL(DIST).href + '/';
+  return { register: pathToFileURL(register).href, read: () => [...new Set(readFileSync(log, 'utf8').split('\n').filter((u) => u.startsWith(prefix)).map((u) => u.slice(prefix.length)))] };
+}
+
 /** The files under dist/ that `warden ARGS` loads as ES modules, as Node's loader reports them. */
 async function filesLoaded(args: string[]): Promise<string[]> {
   const dir = mkdtempSync(path.join(tmpdir(), 'warden-build-loads-'));
   try {
-    const log = path.join(dir, 'loaded');
-    const hooks = path.join(dir, 'hooks.mjs');
-    writeFileSync(hooks, `import { appendFileSync } from 'node:fs';\nexport async function load(url, context, next) {\n  appendFileSync(${JSON.stringify(log)}, url + '\\n');\n  return next(url, context);\n}\n`);
-    const register = path.join(dir, 'register.mjs');
-    writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
-    writeFileSync(log, '');
-    const r = await execa('node', ['--import', pathToFileURL(register).href, BIN, ...args], { cwd: dir, env: { WARDEN_LOG_LEVEL: 'silent' }, reject: false });
+    const log = loadLog(dir);
+    const r = await execa('node', ['--import', log.register, BIN, ...args], { cwd: dir, env: { WARDEN_LOG_LEVEL: 'silent' }, reject: false });
     expect(r.exitCode, r.stderr).toBe(0);
-    const prefix = pathToFileURL(DIST).href + '/';
-    return [...new Set(readFileSync(log, 'utf8').split('\n').filter((u) => u.startsWith(prefix)).map((u) => u.slice(prefix.length)))];
+    return log.read();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -201,4 +211,57 @@ describe('the build in dist/', () => {
     expect(built.stdout).toBe(source.stdout);
     expect(built.stdout.length).toBeGreaterThan(0);
   });
+});
+
+/** A source module of a tool's implementation (not its `*-schema.ts`), under the folders that hold them. */
+const isToolImplementation = (m: string): boolean => /^src\/(?:tools\/core|agent\/tools|control\/tools)\//.test(m) && !/(?:-schema|schemas)\.ts$/.test(m);
+
+describe('an idle bot from the build (web chat, no model)', () => {
+  it('loads no tool implementation for an owner’s first /exec but exec’s own: the surface and the card read the descriptors', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'warden-build-exec-'));
+    const port = await freePort();
+    const token = 'build-exec-token-0123456789abcdef0123456789';
+    writeFileSync(path.join(dir, 'warden.config.yaml'), `channels:\n  web: { port: ${port}, token: ${token} }\nops: { enabled: false }\n`);
+    const log = loadLog(dir);
+    const child = spawn(process.execPath, ['--import', log.register, BIN, 'start'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, WARDEN_LOG_LEVEL: 'info', WARDEN_DATA_DIR: '' } });
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    const exited = once(child, 'exit');
+    try {
+      // The page answers before the rest of the start has loaded (src/app/start-first.ts): idle is
+      // after the start's own "warden started", once the loaded-file list has stopped growing.
+      for (let i = 0; !out.includes('warden started'); i++) {
+        expect(child.exitCode, `warden start exited: ${out}`).toBeNull();
+        expect(i, `warden start did not start: ${out}`).toBeLessThan(1500);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      let idle = log.read();
+      for (let still = 0; still < 6; ) {
+        await new Promise((r) => setTimeout(r, 250));
+        const now = log.read();
+        still = now.length === idle.length ? still + 1 : 0;
+        idle = now;
+      }
+      const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, { headers: { authorization: `Bearer ${token}`, origin: `http://127.0.0.1:${port}` } });
+      const card = new Promise<void>((resolve) => ws.on('message', (raw) => (JSON.parse(raw.toString()) as { type: string }).type === 'card' && resolve()));
+      await once(ws, 'open');
+      ws.send(JSON.stringify({ type: 'message', id: 'm1', text: '/exec echo from-the-build' }));
+      await card;
+      ws.close();
+      const added = log.read().filter((f) => !idle.includes(f));
+      const inputs = (files: string[]) => files.flatMap((f) => MODULES[f]!.inputs);
+      // The command ran through the descriptors and loaded exec (so the list can show a load) ...
+      expect(inputs(added)).toContain('src/app/core-descriptors.ts');
+      expect(inputs(added)).toContain('src/tools/core/exec/exec.ts');
+      // ... and no other tool's implementation, neither then nor before.
+      expect(inputs(added).filter(isToolImplementation).filter((m) => !m.startsWith('src/tools/core/exec/'))).toEqual([]);
+      expect(inputs(idle)).not.toContain('src/app/core-descriptors.ts');
+      for (const heavy of ['src/tools/core/web/web-fetch.ts', 'src/tools/core/browser/browser.ts', 'src/tools/core/media/pdf.ts', 'src/agent/tools/index.ts']) expect(inputs([...idle, ...added])).not.toContain(heavy);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -3,6 +3,7 @@ import type { WardenConfig } from '../../config/index.js';
 import { resolveToolSurface, type SurfaceOptions } from '../../policy/surface.js';
 import type { Store } from '../../store/store.js';
 import type { ToolCallContext, ToolImplementation, ToolResult } from '../../tools/types.js';
+import { sessionStatusParameters } from './schemas.js';
 
 export interface SessionStatusDeps {
   config: WardenConfig;
@@ -28,7 +29,7 @@ export function createSessionStatusTool(deps: SessionStatusDeps): ToolImplementa
   const now = deps.now ?? Date.now;
   return {
     id: 'session_status',
-    parameters: { type: 'object', properties: {}, additionalProperties: false },
+    parameters: sessionStatusParameters,
     async execute(_args, ctx: ToolCallContext): Promise<ToolResult> {
       const surface = resolveToolSurface(deps.config, ctx.turn, deps.surfaceOptions);
       const pending = deps.store

@@ -4,6 +4,7 @@ import type { ToolCallContext, ToolImplementation } from '../../tools/types.js';
 import { wrapUntrusted } from '../../tools/untrusted.js';
 import { errorResult, jsonResult } from './result.js';
 import { canSeeSession, DEFAULT_SESSION_ACCESS, spawnChains, type SessionAccess } from './visibility.js';
+import { sessionsListParameters, sessionsHistoryParameters } from './schemas.js';
 
 const ENTRY_CHARS = 2_000;
 
@@ -24,11 +25,7 @@ export async function visibleSessions(sessions: AgentSessionsApi, ctx: Pick<Tool
 export function createSessionsListTool(sessions: AgentSessionsApi, access: SessionAccess = DEFAULT_SESSION_ACCESS): ToolImplementation<{ limit?: number }> {
   return {
     id: 'sessions_list',
-    parameters: {
-      type: 'object',
-      properties: { limit: { type: 'integer', minimum: 1, maximum: 100, description: 'How many sessions to list (default 20).' } },
-      additionalProperties: false,
-    },
+    parameters: sessionsListParameters,
     async execute(args, ctx) {
       const list = (await visibleSessions(sessions, ctx, access, 1_000)).slice(0, args.limit ?? 20);
       return jsonResult({
@@ -53,16 +50,7 @@ const render = (m: Message): string => {
 export function createSessionsHistoryTool(sessions: AgentSessionsApi, access: SessionAccess = DEFAULT_SESSION_ACCESS): ToolImplementation<{ sessionKey: string; limit?: number; beforeSeq?: number }> {
   return {
     id: 'sessions_history',
-    parameters: {
-      type: 'object',
-      properties: {
-        sessionKey: { type: 'string', description: 'A session key from sessions_list.' },
-        limit: { type: 'integer', minimum: 1, maximum: 100, description: 'Entries to return (default 20), newest last.' },
-        beforeSeq: { type: 'integer', minimum: 1, description: 'Return entries before this seq (paging back).' },
-      },
-      required: ['sessionKey'],
-      additionalProperties: false,
-    },
+    parameters: sessionsHistoryParameters,
     async execute(args, ctx) {
       if (!canSeeSession(ctx.turn, ctx.sessionKey, args.sessionKey, await spawnChains([ctx.sessionKey, args.sessionKey], (k) => sessions.parentOf(k)), access)) {
         return errorResult(`session ${args.sessionKey} is not readable from here (another agent, someone else's DM, or another session's subagent); use sessions_list for the sessions you can read`);

@@ -7,12 +7,12 @@ import { wrapUntrusted } from '../../tools/untrusted.js';
 import { errorResult } from './result.js';
 import { visibleSessions } from './sessions-read.js';
 import { DEFAULT_SESSION_ACCESS, type SessionAccess } from './visibility.js';
+import { sessionsSearchParameters, MAX_PAGE } from './schemas.js';
 
 /** The most recently active visible sessions searched; older ones are named as not searched. */
 export const SEARCH_SCAN_SESSIONS = 2_000;
 /** Characters of context either side of the first matching word. */
 export const SNIPPET_RADIUS = 120;
-const MAX_PAGE = 25;
 /** A cursor past this many results is refused (the ranking is recomputed per page). */
 const MAX_OFFSET = 500;
 
@@ -76,16 +76,7 @@ export function decodeCursor(cursor: string, terms: readonly string[]): { ok: tr
 export function createSessionsSearchTool(sessions: AgentSessionsApi, access: SessionAccess = DEFAULT_SESSION_ACCESS): ToolImplementation<SearchArgs> {
   return {
     id: 'sessions_search',
-    parameters: {
-      type: 'object',
-      properties: {
-        query: { type: 'string', description: 'Words to find (every word must occur); punctuation and operators are ignored.' },
-        limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE, description: 'Results per page (default 10).' },
-        cursor: { type: 'string', description: 'nextCursor from the previous page of the same query.' },
-      },
-      required: ['query'],
-      additionalProperties: false,
-    },
+    parameters: sessionsSearchParameters,
     async execute(args, ctx) {
       const parsed = queryTerms(args.query);
       if (!parsed.ok) return errorResult(parsed.message);

@@ -5,8 +5,7 @@ import type { ToolImplementation } from '../../tools/types.js';
 import { wrapUntrusted } from '../../tools/untrusted.js';
 import { errorResult } from './result.js';
 import { canSeeSession, DEFAULT_SESSION_ACCESS, spawnChains, type SessionAccess } from './visibility.js';
-
-const DEFAULT_TIMEOUT_S = 120;
+import { sessionsSendParameters, DEFAULT_TIMEOUT_S } from './schemas.js';
 
 export interface SendToolDeps {
   config: WardenConfig;
@@ -26,16 +25,7 @@ export function createSessionsSendTool(deps: SendToolDeps, access: SessionAccess
   const { sessions } = deps;
   return {
     id: 'sessions_send',
-    parameters: {
-      type: 'object',
-      properties: {
-        sessionKey: { type: 'string', description: 'Target session key (from sessions_list).' },
-        message: { type: 'string', minLength: 1, description: 'What to send.' },
-        timeoutSeconds: { type: 'integer', minimum: 1, maximum: 600, description: `How long to wait for the reply (default ${DEFAULT_TIMEOUT_S}).` },
-      },
-      required: ['sessionKey', 'message'],
-      additionalProperties: false,
-    },
+    parameters: sessionsSendParameters,
     async execute(args, ctx) {
       if (!canSeeSession(ctx.turn, ctx.sessionKey, args.sessionKey, await spawnChains([ctx.sessionKey, args.sessionKey], (k) => sessions.parentOf(k)), access)) {
         return errorResult(`session ${args.sessionKey} cannot be messaged from here (another agent, someone else's DM, or another session's subagent)`);

@@ -3,6 +3,7 @@ import type { WardenConfig } from '../../config/index.js';
 import { inheritFrom, resolveToolSurface, type SurfaceOptions } from '../../policy/surface.js';
 import type { ToolImplementation } from '../../tools/types.js';
 import { errorResult, jsonResult } from './result.js';
+import { sessionsSpawnParameters, sessionsYieldParameters, subagentsParameters } from './schemas.js';
 
 export interface SpawnToolDeps {
   config: WardenConfig;
@@ -19,16 +20,7 @@ export interface SpawnToolDeps {
 export function createSessionsSpawnTool(deps: SpawnToolDeps): ToolImplementation<{ task: string; label?: string; agentId?: string }> {
   return {
     id: 'sessions_spawn',
-    parameters: {
-      type: 'object',
-      properties: {
-        task: { type: 'string', minLength: 1, description: 'What the subagent should do, with everything it needs to know.' },
-        label: { type: 'string', description: 'A short name to recognise the run by.' },
-        agentId: { type: 'string', description: 'Another agent to run it (see agents_list); default this agent.' },
-      },
-      required: ['task'],
-      additionalProperties: false,
-    },
+    parameters: sessionsSpawnParameters,
     async execute(args, ctx) {
       const parent = resolveToolSurface(deps.config, ctx.turn, deps.surfaceOptions);
       const spawned = await deps.sessions.spawn({
@@ -58,7 +50,7 @@ export function createSessionsSpawnTool(deps: SpawnToolDeps): ToolImplementation
 export function createSessionsYieldTool(sessions: AgentSessionsApi): ToolImplementation<Record<string, never>> {
   return {
     id: 'sessions_yield',
-    parameters: { type: 'object', properties: {}, additionalProperties: false },
+    parameters: sessionsYieldParameters,
     async execute(_args, ctx) {
       const running = (await sessions.runs(ctx.sessionKey)).filter((r) => r.status === 'running');
       sessions.requestYield(ctx.sessionKey);
@@ -77,16 +69,7 @@ type SubagentsArgs = { action: 'list' | 'steer' | 'kill'; runId?: string; messag
 export function createSubagentsTool(sessions: AgentSessionsApi): ToolImplementation<SubagentsArgs> {
   return {
     id: 'subagents',
-    parameters: {
-      type: 'object',
-      properties: {
-        action: { type: 'string', enum: ['list', 'steer', 'kill'] },
-        runId: { type: 'string', description: 'The run to steer or kill.' },
-        message: { type: 'string', description: 'For steer: the follow-up instruction.' },
-      },
-      required: ['action'],
-      additionalProperties: false,
-    },
+    parameters: subagentsParameters,
     async execute(args, ctx) {
       if (args.action === 'list') {
         return jsonResult({

@@ -2,10 +2,9 @@ import type { WardenConfig } from '../../../config/index.js';
 import { configSchemaAt } from '../../../config/edit/schema-at.js';
 import { redactSecrets, type ConfigAdmin } from '../../config-admin.js';
 import type { RuntimeStatus, ToolCallContext, ToolImplementation, ToolResult } from '../../../tools/types.js';
+import { gatewayParameters as parameters, GATEWAY_ACTIONS } from './gateway-schema.js';
 
-export { redactSecrets };
-
-export const GATEWAY_ACTIONS = ['status', 'config.get', 'config.schema', 'config.schema.lookup', 'config.patch', 'reload', 'restart'] as const;
+export { GATEWAY_ACTIONS, redactSecrets };
 
 export interface GatewayArgs {
   action: (typeof GATEWAY_ACTIONS)[number];
@@ -22,24 +21,6 @@ export interface GatewayToolDeps {
   /** Config administration of a running Warden; without it only status, config.get and config.schema work. */
   admin?: ConfigAdmin | undefined;
 }
-
-const parameters = {
-  type: 'object',
-  properties: {
-    action: {
-      type: 'string',
-      enum: [...GATEWAY_ACTIONS],
-      description:
-        'status: adapters, uptime, config version; config.get: the effective config, secrets redacted; config.schema (OpenClaw: config.schema.lookup): keys and types under path; ' +
-        'config.patch: apply a JSON merge patch to the config file (validated, comments kept; a change that widens security waits for another owner); ' +
-        'reload: read the config file again; restart: stop gracefully and start again.',
-    },
-    path: { type: 'string', description: 'For config.get and config.schema: a dotted path such as "tools.exec" or "channels.discord.guilds".' },
-    patch: { type: 'object', description: 'For config.patch: e.g. {"channels":{"discord":{"guilds":{"111":{"channels":{"general":{"tools":{"deny":["exec"]}}}}}}}}. null removes a key; arrays replace.' },
-  },
-  required: ['action'],
-  additionalProperties: false,
-} as const;
 
 const ok = (value: unknown, text?: string): ToolResult => ({ content: [{ type: 'text', text: text ?? JSON.stringify(value, null, 2) }], details: value });
 const fail = (message: string, details: Record<string, unknown> = {}): ToolResult => ({ content: [{ type: 'text', text: message }], details: { status: 'error', error: message, ...details }, isError: true });

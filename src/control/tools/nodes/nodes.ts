@@ -3,6 +3,7 @@ import os from 'node:os';
 import { NODE_COMMANDS, type NodeCommand } from '../../nodes/protocol.js';
 import type { NodeHub } from '../../nodes/hub.js';
 import type { ToolCallContext, ToolImplementation, ToolResult } from '../../../tools/types.js';
+import { nodesParameters as parameters } from './nodes-schema.js';
 
 export interface NodesArgs {
   action: 'list' | 'status' | 'describe' | 'invoke';
@@ -10,22 +11,6 @@ export interface NodesArgs {
   command?: NodeCommand;
   args?: Record<string, unknown>;
 }
-
-const parameters = {
-  type: 'object',
-  properties: {
-    action: {
-      type: 'string',
-      enum: ['list', 'describe', 'invoke', 'status'],
-      description: 'list: the host Warden runs on ("local") and the paired nodes, online or not; describe: one node, its commands and skills; invoke: run a command on a paired node; status: load, memory and disk of "local".',
-    },
-    node: { type: 'string', description: 'Node name (default "local" for status and describe).' },
-    command: { type: 'string', enum: [...NODE_COMMANDS], description: 'For invoke: system.run {command}, system.which {name}, system.notify {message, title?}.' },
-    args: { type: 'object', description: 'For invoke: the command\'s arguments, e.g. {"command": "uptime"} for system.run.' },
-  },
-  required: ['action'],
-  additionalProperties: false,
-} as const;
 
 const fail = (message: string): ToolResult => ({ content: [{ type: 'text', text: message }], details: { status: 'error', error: message }, isError: true });
 const ok = (value: unknown): ToolResult => ({ content: [{ type: 'text', text: JSON.stringify(value, null, 2) }], details: value });

@@ -4,6 +4,9 @@ import { crossContextText, messageTargetAllowed } from '../message/message.js';
 import type { MessageTarget, MessagingService, ToolImplementation, ToolResult } from '../../types.js';
 import { wrapUntrusted } from '../../untrusted.js';
 import type { ChannelPage, MessageActionPort } from '../message/actions.js';
+import { conversationsListParameters, conversationsSendParameters, conversationsTurnParameters, TARGET_PROPERTIES, LIST_MAX, LIST_DEFAULT, MAX_TURN_TIMEOUT_SEC, DEFAULT_TURN_TIMEOUT_SEC } from './conversations-schema.js';
+
+export { DEFAULT_TURN_TIMEOUT_SEC, LIST_DEFAULT, LIST_MAX, MAX_TURN_TIMEOUT_SEC };
 
 /**
  * OpenClaw's conversation tools (owner-only there and here: `OWNER_ONLY_TOOLS`): list the
@@ -49,16 +52,6 @@ export interface ConversationTarget {
   threadId?: string;
   userId?: string;
 }
-
-const TARGET_PROPERTIES = {
-  provider: { type: 'string', enum: ['discord', 'slack'], description: 'Platform of the conversation.' },
-  channel: { type: 'string', pattern: '^[A-Za-z0-9]+$', description: 'Exact channel id (from conversations_list).' },
-  threadId: { type: 'string', pattern: '^[A-Za-z0-9.]+$', description: 'A thread of that channel.' },
-  userId: { type: 'string', pattern: '^[A-Za-z0-9]+$', description: 'A user id: the conversation is the DM with them.' },
-} as const;
-
-export const DEFAULT_TURN_TIMEOUT_SEC = 600;
-export const MAX_TURN_TIMEOUT_SEC = 3_600;
 
 const fail = (message: string): ToolResult => ({ content: [{ type: 'text', text: message }], details: { status: 'error', error: message }, isError: true });
 
@@ -138,9 +131,6 @@ interface Listed {
   lastActiveAt?: string | undefined;
 }
 
-export const LIST_DEFAULT = 50;
-export const LIST_MAX = 200;
-
 /**
  * conversations_list: what the bot can reach on each running platform — the channels and
  * threads the platform says it may view (Discord) or is a member of (Slack) — then the DMs
@@ -150,15 +140,7 @@ export const LIST_MAX = 200;
 export function createConversationsListTool(directory: () => ConversationDirectory | undefined, messaging?: MessagingService | undefined): ToolImplementation<{ provider?: string; limit?: number; cursor?: string }> {
   return {
     id: 'conversations_list',
-    parameters: {
-      type: 'object',
-      properties: {
-        provider: TARGET_PROPERTIES.provider,
-        limit: { type: 'integer', minimum: 1, maximum: LIST_MAX, description: `How many at most (default ${LIST_DEFAULT}).` },
-        cursor: { type: 'string', maxLength: 1024, description: 'The nextCursor of the previous page.' },
-      },
-      additionalProperties: false,
-    },
+    parameters: conversationsListParameters,
     async execute(args, ctx) {
       const dir = directory();
       if (!dir) return fail('conversations_list needs the store of a running Warden');
@@ -213,12 +195,7 @@ export function createConversationsListTool(directory: () => ConversationDirecto
 export function createConversationsSendTool(config: WardenConfig, messaging: MessagingService | undefined): ToolImplementation<ConversationTarget & { text: string }> {
   return {
     id: 'conversations_send',
-    parameters: {
-      type: 'object',
-      properties: { ...TARGET_PROPERTIES, text: { type: 'string', minLength: 1, maxLength: 4000, description: 'The message to post.' } },
-      required: ['provider', 'text'],
-      additionalProperties: false,
-    },
+    parameters: conversationsSendParameters,
     async execute(args, ctx) {
       const sent = await post(config, messaging, args, ctx.turn);
       if (!sent.ok) return fail(`conversations_send: ${sent.error}`);
@@ -230,16 +207,7 @@ export function createConversationsSendTool(config: WardenConfig, messaging: Mes
 export function createConversationsTurnTool(config: WardenConfig, messaging: MessagingService | undefined, waits: () => ConversationWaitService | undefined): ToolImplementation<ConversationTarget & { text: string; timeoutSeconds?: number }> {
   return {
     id: 'conversations_turn',
-    parameters: {
-      type: 'object',
-      properties: {
-        ...TARGET_PROPERTIES,
-        text: { type: 'string', minLength: 1, maxLength: 4000, description: 'The message to post there.' },
-        timeoutSeconds: { type: 'integer', minimum: 10, maximum: MAX_TURN_TIMEOUT_SEC, description: `How long to wait for a reply (default ${DEFAULT_TURN_TIMEOUT_SEC}).` },
-      },
-      required: ['provider', 'text'],
-      additionalProperties: false,
-    },
+    parameters: conversationsTurnParameters,
     async execute(args, ctx) {
       const service = waits();
       if (!service) return fail('conversations_turn: no chat platform runs here to wait for a reply');

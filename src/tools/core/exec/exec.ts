@@ -26,6 +26,7 @@ import { pendingApprovalText } from '../../invoke/approval-step.js';
 import type { ToolCallContext, ToolImplementation, ToolResult } from '../../types.js';
 import { background } from '../../../util/background.js';
 import { networkCard } from './network-card.js';
+import { execParameters as parameters } from './exec-schema.js';
 
 /**
  * The `exec` tool (reference A3, A14): judge the command, ask a human when the gate says so,
@@ -72,24 +73,6 @@ export interface ExecToolDeps {
   /** Each egress decision; default: the `warden_sandbox_egress_total` counter. */
   onEgressDecision?: ((decision: EgressDecision) => void) | undefined;
 }
-
-const parameters = {
-  type: 'object',
-  properties: {
-    command: { type: 'string', minLength: 1, description: 'Shell command to run (pipelines and && / || / ; chains).' },
-    workdir: { type: 'string', description: 'Working directory inside the workspace (default: the workspace).' },
-    env: { type: 'object', additionalProperties: { type: 'string' }, description: 'Extra environment variables.' },
-    yieldMs: { type: 'integer', minimum: 0, description: 'Return after this many ms and keep the command running in the background.' },
-    background: { type: 'boolean', description: 'Start in the background right away; follow it with the process tool.' },
-    timeout: { type: 'number', description: 'Kill the command after this many seconds (0 = no limit).' },
-    elevated: {
-      type: 'boolean',
-      description: 'Run outside the sandbox on the gateway host. Only for senders the operator named in tools.elevated; always asks an approver.',
-    },
-  },
-  required: ['command'],
-  additionalProperties: false,
-} as const;
 
 const RANK: Record<ExecSecurity, number> = { deny: 0, allowlist: 1, full: 2 };
 

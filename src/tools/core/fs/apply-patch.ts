@@ -15,30 +15,11 @@ import { withPathLocks } from './path-lock.js';
 import { errorResult, textResult } from './tool-result.js';
 import { checkRegularFile, resolveWorkspacePath, type ResolvedPath } from './workspace.js';
 import { readVerified, unlinkInWorkspace, writeAtomic } from './workspace-io.js';
+import { applyPatchParameters } from './schemas.js';
 
 export interface ApplyPatchArgs {
   input: string;
 }
-
-export const applyPatchParameters = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['input'],
-  properties: {
-    input: {
-      type: 'string',
-      description: [
-        'The whole patch, from "*** Begin Patch" to "*** End Patch". Sections:',
-        '"*** Add File: <path>" followed by the new file\'s lines, each prefixed with "+";',
-        '"*** Delete File: <path>";',
-        '"*** Update File: <path>", optionally "*** Move to: <new path>", then changes: an "@@" line',
-        '(optionally "@@ <a line just above the change>") followed by lines starting with " " (unchanged context),',
-        '"-" (removed) or "+" (added); "*** End of File" after a change anchors it at the end of the file.',
-        'Paths are relative to the workspace. If any part fails, no file is changed.',
-      ].join(' '),
-    },
-  },
-} as const;
 
 /** One validated operation, ready to be written. */
 type Planned =

@@ -10,6 +10,7 @@ import { withPathLocks } from './path-lock.js';
 import { errorResult, guardResult, textResult } from './tool-result.js';
 import { resolveWorkspacePath } from './workspace.js';
 import { readVerified, writeAtomic } from './workspace-io.js';
+import { editParameters } from './schemas.js';
 
 export interface EditArgs {
   path: string;
@@ -18,38 +19,6 @@ export interface EditArgs {
   newText?: string;
   replaceAll?: boolean;
 }
-
-const editItem = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['oldText', 'newText'],
-  properties: {
-    oldText: {
-      type: 'string',
-      description: 'Exact text to find, copied from the file without read\'s line-number prefixes. Must occur exactly once unless replaceAll is true.',
-    },
-    newText: { type: 'string', description: 'Text that replaces oldText (may be empty to delete it).' },
-    replaceAll: { type: 'boolean', description: 'Replace every occurrence of oldText instead of requiring a unique one. Default false.' },
-  },
-} as const;
-
-export const editParameters = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['path'],
-  properties: {
-    path: { type: 'string', description: 'File to edit, relative to the workspace.' },
-    edits: {
-      type: 'array',
-      minItems: 1,
-      items: editItem,
-      description: 'Replacements, each matched against the file as it was before this call; they must not overlap.',
-    },
-    oldText: { type: 'string', description: 'Shorthand for a single edit: the exact text to find (use edits for several).' },
-    newText: { type: 'string', description: 'Shorthand for a single edit: the replacement text.' },
-    replaceAll: { type: 'boolean', description: 'With oldText/newText: replace every occurrence.' },
-  },
-} as const;
 
 /** Folds the argument spellings the reference accepts into one list, or says what is wrong. */
 export function collectEdits(args: EditArgs): EditSpec[] | string {

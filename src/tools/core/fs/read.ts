@@ -10,6 +10,7 @@ import { errorResult, guardResult, textResult } from './tool-result.js';
 import { wrapUntrusted } from '../../untrusted.js';
 import { resolveWorkspacePath } from './workspace.js';
 import { MAX_READ_BYTES, readVerified } from './workspace-io.js';
+import { readParameters } from './schemas.js';
 
 export interface ReadArgs {
   path: string;
@@ -33,28 +34,6 @@ export interface ReadToolOptions {
 }
 
 const DEFAULTS = { maxLines: 2000, pageChars: 12_000, maxLineChars: 2000, maxFileBytes: MAX_READ_BYTES, maxImageBytes: 5 * 1024 * 1024 };
-
-export const readParameters = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['path'],
-  properties: {
-    path: {
-      type: 'string',
-      description: 'File to read, relative to the workspace (absolute paths must be inside the workspace).',
-    },
-    offset: {
-      type: 'integer',
-      minimum: 1,
-      description: 'Line number to start from (1-based). Use the offset given in the previous page\'s notice to continue.',
-    },
-    limit: {
-      type: 'integer',
-      minimum: 1,
-      description: 'Maximum number of lines to return (at most 2000; long pages also stop at a size limit).',
-    },
-  },
-} as const;
 
 export function createReadTool(options: ReadToolOptions = {}): ToolImplementation<ReadArgs> {
   const o = { ...DEFAULTS, ...options };

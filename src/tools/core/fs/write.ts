@@ -10,6 +10,7 @@ import { withPathLocks } from './path-lock.js';
 import { errorResult, guardResult, textResult } from './tool-result.js';
 import { resolveWorkspacePath } from './workspace.js';
 import { writeAtomic } from './workspace-io.js';
+import { writeParameters } from './schemas.js';
 
 export interface WriteArgs {
   path: string;
@@ -18,22 +19,6 @@ export interface WriteArgs {
 
 /** Content larger than this is refused (same ceiling as reads). */
 export const MAX_WRITE_CHARS = 16 * 1024 * 1024;
-
-export const writeParameters = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['path', 'content'],
-  properties: {
-    path: {
-      type: 'string',
-      description: 'File to create or overwrite, relative to the workspace. Missing parent directories are created.',
-    },
-    content: {
-      type: 'string',
-      description: 'The complete new content of the file (replaces everything). To change part of a file use edit instead.',
-    },
-  },
-} as const;
 
 export const writeTool: ToolImplementation<WriteArgs> = {
   id: 'write',

@@ -12,6 +12,9 @@ import { saveGenerated } from './generated-file.js';
 import { usageFromOpenAIImages } from '../../../models/usage.js';
 import { imageUsage } from '../../../usage/estimate.js';
 import type { UsageService } from '../../../usage/service.js';
+import { imageGenerateParameters as parameters, MAX_PROMPT_CHARS, MAX_IMAGES } from './media-schemas.js';
+
+export { MAX_IMAGES, MAX_PROMPT_CHARS };
 
 export interface ImageGenerateArgs {
   prompt: string;
@@ -19,22 +22,7 @@ export interface ImageGenerateArgs {
   count?: number;
 }
 
-/** The Images API's own ceiling for gpt-image prompts. */
-export const MAX_PROMPT_CHARS = 32_000;
-export const MAX_IMAGES = 4;
-
 const EXTENSION: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp' };
-
-const parameters = {
-  type: 'object',
-  properties: {
-    prompt: { type: 'string', minLength: 1, maxLength: MAX_PROMPT_CHARS, description: 'What the image should show, in detail.' },
-    size: { type: 'string', enum: [...IMAGE_SIZES], description: 'Width x height in pixels (default from the config, usually 1024x1024).' },
-    count: { type: 'integer', minimum: 1, maximum: MAX_IMAGES, description: 'How many images (default 1).' },
-  },
-  required: ['prompt'],
-  additionalProperties: false,
-} as const;
 
 /**
  * gpt-image models always answer base64 and refuse `response_format`; dall-e and most

@@ -9,6 +9,7 @@ import { errorResult, guardResult, textResult } from '../fs/tool-result.js';
 import { wrapUntrusted } from '../../untrusted.js';
 import { resolveWorkspacePath } from '../fs/workspace.js';
 import { readVerified } from '../fs/workspace-io.js';
+import { imageParameters } from './media-schemas.js';
 
 /** Vision APIs take images up to about 5 MB once base64-encoded. */
 export const MAX_IMAGE_BYTES = 3_750_000;
@@ -35,15 +36,7 @@ export interface ImageToolDeps {
 export function createImageTool(deps: ImageToolDeps): ToolImplementation<ImageArgs> {
   return {
     id: 'image',
-    parameters: {
-      type: 'object',
-      properties: {
-        path: { type: 'string', description: 'Image file in the workspace (PNG, JPEG, GIF or WebP).' },
-        prompt: { type: 'string', description: 'What to find out about the image. Default: describe it.' },
-      },
-      required: ['path'],
-      additionalProperties: false,
-    },
+    parameters: imageParameters,
     async execute(args, ctx): Promise<ToolResult> {
       const ref = ctx.turn.model ?? modelRefForAgent(deps.config, ctx.turn.agentId);
       if (!ref) return errorResult('image needs a model: set models.default (a vision-capable model) in the config');

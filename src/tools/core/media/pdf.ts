@@ -4,10 +4,10 @@ import { wrapUntrusted } from '../../untrusted.js';
 import { resolveWorkspacePath } from '../fs/workspace.js';
 import { readVerified } from '../fs/workspace-io.js';
 import { parsePageRange } from './page-range.js';
+import { pdfParameters, DEFAULT_MAX_CHARS } from './media-schemas.js';
 
 export const MAX_PDF_BYTES = 50 * 1024 * 1024;
 const MAX_PAGES_PER_CALL = 50;
-const DEFAULT_MAX_CHARS = 40_000;
 
 export interface PdfArgs {
   path: string;
@@ -22,16 +22,7 @@ export interface PdfArgs {
  */
 export const pdfTool: ToolImplementation<PdfArgs> = {
   id: 'pdf',
-  parameters: {
-    type: 'object',
-    properties: {
-      path: { type: 'string', description: 'PDF file in the workspace.' },
-      pages: { type: 'string', description: 'Pages to read, 1-based: "3", "1-5", "2,4,7-9" or "10-". Default: all (at most 50 per call).' },
-      maxChars: { type: 'integer', minimum: 1000, maximum: 200000, description: `Most characters to return (default ${DEFAULT_MAX_CHARS}).` },
-    },
-    required: ['path'],
-    additionalProperties: false,
-  },
+  parameters: pdfParameters,
   async execute(args, ctx): Promise<ToolResult> {
     const resolved = await resolveWorkspacePath(ctx.workspaceDir, args.path);
     if (!resolved.ok) return guardResult(resolved, { path: args.path });

@@ -8,6 +8,9 @@ import { resolveMediaModel } from './media-model.js';
 import { saveGenerated } from './generated-file.js';
 import { speechUsage } from '../../../usage/estimate.js';
 import type { UsageService } from '../../../usage/service.js';
+import { ttsParameters as parameters, MAX_SPEECH_CHARS } from './media-schemas.js';
+
+export { MAX_SPEECH_CHARS };
 
 export interface TtsArgs {
   text: string;
@@ -16,22 +19,8 @@ export interface TtsArgs {
   instructions?: string;
 }
 
-/** The speech API's ceiling for one input. */
-export const MAX_SPEECH_CHARS = 4_096;
 /** Larger audio than this is refused rather than written (about 4 hours of mp3). */
 export const MAX_AUDIO_BYTES = 64 * 1024 * 1024;
-
-const parameters = {
-  type: 'object',
-  properties: {
-    text: { type: 'string', minLength: 1, maxLength: MAX_SPEECH_CHARS, description: 'The text to speak.' },
-    voice: { type: 'string', minLength: 1, maxLength: 64, description: 'Voice name (e.g. alloy, coral, sage); default from the config.' },
-    format: { type: 'string', enum: [...SPEECH_FORMATS], description: 'Audio file format (default from the config, usually mp3).' },
-    instructions: { type: 'string', maxLength: 2_000, description: 'How to speak: tone, pace, accent (models that support it).' },
-  },
-  required: ['text'],
-  additionalProperties: false,
-} as const;
 
 /**
  * `tts`: speaks text with the configured Audio speech model and writes the audio under

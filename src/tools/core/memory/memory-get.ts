@@ -12,6 +12,7 @@ import { resolveWorkspacePath } from '../fs/workspace.js';
 import { readVerified } from '../fs/workspace-io.js';
 import { MAX_MEMORY_FILE_BYTES } from './memory-index.js';
 import { isMemoryPath } from './memory-paths.js';
+import { memoryGetParameters } from './memory-schemas.js';
 
 export interface MemoryGetArgs {
   path: string;
@@ -21,17 +22,6 @@ export interface MemoryGetArgs {
 
 /** Daily notes (`memory/2026-01-31.md`) that do not exist yet read as empty, not as an error. */
 const DAILY_NOTE = /^memory\/\d{4}-\d{2}-\d{2}\.md$/;
-
-export const memoryGetParameters = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['path'],
-  properties: {
-    path: { type: 'string', description: 'Memory file to read: MEMORY.md or a file under memory/ (as memory_search returns it).' },
-    from: { type: 'integer', minimum: 1, description: 'First line to return (1-based). Default 1.' },
-    lines: { type: 'integer', minimum: 1, description: 'Number of lines to return. Default: as many as fit in one page.' },
-  },
-} as const;
 
 export const memoryGetTool: ToolImplementation<MemoryGetArgs> = {
   id: 'memory_get',

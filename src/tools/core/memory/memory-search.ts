@@ -11,6 +11,7 @@ import type { ToolImplementation, ToolResult } from '../../types.js';
 import { errorResult, textResult } from '../fs/tool-result.js';
 import { wrapUntrusted } from '../../untrusted.js';
 import { MemoryIndex, toFtsQuery } from './memory-index.js';
+import { memorySearchParameters, MAX_RESULTS, DEFAULT_RESULTS } from './memory-schemas.js';
 
 export interface MemorySearchArgs {
   query: string;
@@ -27,27 +28,6 @@ export interface MemorySearchOptions {
   /** Characters of each hit shown to the model. */
   snippetChars?: number;
 }
-
-const DEFAULT_RESULTS = 6;
-const MAX_RESULTS = 20;
-
-export const memorySearchParameters = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['query'],
-  properties: {
-    query: {
-      type: 'string',
-      description: 'Words to look for in the agent\'s memory notes (MEMORY.md and memory/*.md). Results are ranked by relevance; any of the words may match.',
-    },
-    maxResults: {
-      type: 'integer',
-      minimum: 1,
-      maximum: MAX_RESULTS,
-      description: `How many results to return (default ${DEFAULT_RESULTS}, at most ${MAX_RESULTS}).`,
-    },
-  },
-} as const;
 
 export function createMemorySearchTool(options: MemorySearchOptions = {}): ToolImplementation<MemorySearchArgs> {
   let index = options.index;

@@ -2,6 +2,9 @@ import type { WardenConfig } from '../../../config/schema/index.js';
 import { messageActionConfigRefusal, type MessageAction } from '../../../config/schema/message-actions.js';
 import type { TurnContext } from '../../../policy/context.js';
 import type { MessageTarget } from '../../types.js';
+import { READ_MAX_MESSAGES, POLL_MAX_OPTIONS, POLL_QUESTION_MAX, POLL_OPTION_MAX, POLL_MAX_HOURS, THREAD_NAME_MAX } from './message-schema.js';
+
+export { POLL_MAX_HOURS, POLL_MAX_OPTIONS, POLL_OPTION_MAX, POLL_QUESTION_MAX, READ_MAX_MESSAGES, THREAD_NAME_MAX };
 
 /**
  * The message tool's actions beyond `send`: the one gate every action passes (which actions
@@ -31,15 +34,8 @@ export const ACTION_PROVIDERS: Readonly<Record<MessageAction, readonly string[]>
   'download-file': ['discord', 'slack'],
 };
 
-/** Bounds the tool applies before any request leaves. */
-export const READ_MAX_MESSAGES = 50;
 export const READ_DEFAULT_MESSAGES = 20;
 export const DOWNLOAD_MAX_BYTES = 20 * 1024 * 1024;
-export const POLL_MAX_OPTIONS = 10;
-export const POLL_QUESTION_MAX = 300;
-export const POLL_OPTION_MAX = 55;
-export const POLL_MAX_HOURS = 768;
-export const THREAD_NAME_MAX = 100;
 
 /** What the platform says a channel is; `undefined` when it does not know the channel. */
 export type ChannelKind = 'dm' | 'channel';

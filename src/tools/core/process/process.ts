@@ -1,6 +1,7 @@
 import type { ExecJob } from '../../../exec/job.js';
 import { isStarter, partyOf, processRegistry as defaultRegistry, type JobParty, type JobRecord, type ProcessRegistry } from '../../../exec/process-registry.js';
 import type { ToolImplementation, ToolResult } from '../../types.js';
+import { processParameters as parameters, ACTIONS } from './process-schema.js';
 
 /**
  * The `process` tool (reference A15): background jobs — list, poll, log, write, send-keys,
@@ -23,28 +24,6 @@ export interface ProcessArgs {
   limit?: number;
   timeout?: number;
 }
-
-const ACTIONS = ['list', 'poll', 'log', 'write', 'send-keys', 'submit', 'paste', 'kill', 'clear', 'remove'] as const;
-
-const parameters = {
-  type: 'object',
-  properties: {
-    action: { type: 'string', enum: ACTIONS, description: 'What to do with a background job started by exec.' },
-    sessionId: { type: 'string', description: 'Job id from exec (every action but list).' },
-    data: { type: 'string', description: 'write: text for stdin.' },
-    eof: { type: 'boolean', description: 'write: close stdin afterwards.' },
-    keys: { type: 'array', items: { type: 'string' }, description: 'send-keys: named keys (enter, tab, escape, up, ^C, …).' },
-    hex: { type: 'array', items: { type: 'string' }, description: 'send-keys: raw bytes as hex.' },
-    literal: { type: 'string', description: 'send-keys: literal text sent first.' },
-    text: { type: 'string', description: 'paste: text to paste.' },
-    bracketed: { type: 'boolean', description: 'paste: wrap in bracketed-paste markers (default true).' },
-    offset: { type: 'integer', minimum: 0, description: 'log: first line (0-based).' },
-    limit: { type: 'integer', minimum: 1, description: 'log: number of lines.' },
-    timeout: { type: 'integer', minimum: 0, maximum: 30000, description: 'poll: wait up to this many ms for the job to finish.' },
-  },
-  required: ['action'],
-  additionalProperties: false,
-} as const;
 
 /** No output for this long while stdin is open: the job probably waits for input. */
 const INPUT_WAIT_IDLE_MS = 15_000;

@@ -1,9 +1,10 @@
 import type { ToolImplementation, ToolResult } from '../../types.js';
 import type { TurnContext } from '../../../policy/context.js';
+import { progressCardParameters, MAX_STEPS, STEP_STATUSES, FINAL_STATES } from './progress-card-schema.js';
 
-export const STEP_STATUSES = ['pending', 'in_progress', 'done', 'failed', 'skipped'] as const;
+export { FINAL_STATES, MAX_STEPS, STEP_STATUSES };
+
 export type StepStatus = (typeof STEP_STATUSES)[number];
-export const FINAL_STATES = ['done', 'failed', 'cancelled'] as const;
 export type FinalState = (typeof FINAL_STATES)[number];
 
 export interface ProgressCardArgs {
@@ -24,7 +25,6 @@ export interface CardView {
 
 const MARK: Readonly<Record<StepStatus, string>> = { pending: '▫️', in_progress: '⏳', done: '✅', failed: '❌', skipped: '⏭️' };
 const FINAL_LINE: Readonly<Record<FinalState, string>> = { done: '✅ Done', failed: '❌ Failed', cancelled: '⏹️ Cancelled' };
-export const MAX_STEPS = 20;
 const MAX_LINE = 200;
 
 const line = (text: string): string => {
@@ -62,26 +62,7 @@ export interface ProgressCardService {
 export function createProgressCardTool(service: () => ProgressCardService | undefined): ToolImplementation<ProgressCardArgs> {
   return {
     id: 'progress_card',
-    parameters: {
-      type: 'object',
-      properties: {
-        title: { type: 'string', maxLength: 200, description: 'What the task is (kept from the previous call when omitted).' },
-        steps: {
-          type: 'array',
-          maxItems: MAX_STEPS,
-          items: {
-            type: 'object',
-            properties: { text: { type: 'string', maxLength: 500 }, status: { type: 'string', enum: [...STEP_STATUSES] } },
-            required: ['text', 'status'],
-            additionalProperties: false,
-          },
-          description: 'The whole plan, each step with its status (replaces the previous list; kept when omitted).',
-        },
-        note: { type: 'string', maxLength: 500, description: 'One line under the steps (what is happening now).' },
-        final: { type: 'string', enum: [...FINAL_STATES], description: 'Close the card with this state.' },
-      },
-      additionalProperties: false,
-    },
+    parameters: progressCardParameters,
     async execute(args, ctx): Promise<ToolResult> {
       const cards = service();
       if (!cards) return { content: [{ type: 'text', text: 'progress_card: no chat platform runs here to show a card' }], isError: true };

@@ -1,5 +1,6 @@
 import { jsonResult } from '../../result.js';
 import type { ToolImplementation } from '../../types.js';
+import { secretsParameters as parameters } from './secrets-schema.js';
 
 /**
  * `secrets` (OpenClaw's tool of that name): the model asks a person for a credential it never
@@ -20,18 +21,6 @@ interface SecretsArgs {
   reason?: string;
   scope?: 'agent' | 'conversation';
 }
-
-const parameters = {
-  type: 'object',
-  properties: {
-    action: { type: 'string', enum: ['list', 'request', 'delete'], description: 'list: names of stored secrets; request: ask the person privately for one; delete: remove one.' },
-    name: { type: 'string', pattern: '^[A-Z_][A-Z0-9_]{0,63}$', description: 'The secret\'s name, an environment variable name such as STRIPE_API_KEY.' },
-    reason: { type: 'string', minLength: 1, maxLength: 300, description: 'request: why it is needed, shown to the person on the prompt.' },
-    scope: { type: 'string', enum: ['agent', 'conversation'], description: 'request/delete: for this agent everywhere (default) or only this conversation.' },
-  },
-  required: ['action'],
-  additionalProperties: false,
-} as const;
 
 export function createSecretsTool(deps: SecretsToolDeps): ToolImplementation<SecretsArgs> {
   return {

@@ -6,6 +6,7 @@ import { wrapUntrusted } from '../../untrusted.js';
 import { webFetchAvailability, webFetchSettings } from './availability.js';
 import { extractHtml, markdownToText } from './extract.js';
 import { firecrawlScrape } from './firecrawl-scrape.js';
+import { WEB_FETCH_LIMITS, webFetchDefaultMaxChars, webFetchParameters } from './web-fetch-schema.js';
 
 export interface WebFetchArgs {
   url: string;
@@ -13,8 +14,7 @@ export interface WebFetchArgs {
   maxChars?: number;
 }
 
-/** Reference B7 defaults (also the schema's). */
-export const WEB_FETCH_LIMITS = { defaultMaxChars: 20_000, maxCharsCap: 20_000, maxResponseBytes: 750_000, timeoutMs: 30_000, maxRedirects: 3 };
+export { WEB_FETCH_LIMITS };
 
 export interface WebFetchDeps {
   config: WardenConfig;
@@ -61,18 +61,9 @@ export function createWebFetchTool(deps: WebFetchDeps): ToolImplementation<WebFe
   const settings = webFetchSettings(deps.config);
   const cache = deps.cache ?? sharedCache;
   const env = deps.env ?? process.env;
-  const defaultMaxChars = Math.min(settings.maxChars ?? WEB_FETCH_LIMITS.defaultMaxChars, settings.maxCharsCap);
+  const defaultMaxChars = webFetchDefaultMaxChars(deps.config);
   const headers: Record<string, string> = settings.userAgent ? { 'user-agent': settings.userAgent } : {};
-  const parameters = {
-    type: 'object',
-    properties: {
-      url: { type: 'string', description: 'The http(s) URL to fetch. Private, loopback and cloud-metadata addresses are refused.' },
-      extractMode: { type: 'string', enum: ['markdown', 'text'], description: 'markdown (default) keeps headings, links and lists; text strips them.' },
-      maxChars: { type: 'integer', minimum: 100, maximum: settings.maxCharsCap, description: `Most characters of content to return (default ${defaultMaxChars}).` },
-    },
-    required: ['url'],
-    additionalProperties: false,
-  } as const;
+  const parameters = webFetchParameters(deps.config);
 
   return {
     id: 'web_fetch',

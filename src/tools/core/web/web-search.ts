@@ -6,6 +6,7 @@ import { PROVIDER_SPECS } from './search/catalog.js';
 import { callProvider } from './search/providers.js';
 import { selectProviders } from './search/select.js';
 import type { NetworkSeams, ProviderFinding, WebSearchOutput } from './search/types.js';
+import { webSearchParameters as parameters } from './web-search-schema.js';
 
 export type { SearchHit, WebSearchOutput } from './search/types.js';
 
@@ -13,16 +14,6 @@ export interface WebSearchArgs {
   query: string;
   count?: number;
 }
-
-const parameters = {
-  type: 'object',
-  properties: {
-    query: { type: 'string', minLength: 1, maxLength: 400, description: 'What to search the web for.' },
-    count: { type: 'integer', minimum: 1, maximum: 20, description: 'How many results (default from the config, usually 5). Answer-style providers return one answer with sources.' },
-  },
-  required: ['query'],
-  additionalProperties: false,
-} as const;
 
 export { webSearchAvailability } from './availability.js';
 
