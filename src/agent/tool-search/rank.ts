@@ -2,6 +2,8 @@ import { ACTION_CUES, RELATED, TOOL_VERBS, type Action } from './lexicon.js';
 import { segment, stem, STOP, terms, words } from './text.js';
 import type { Translations } from './learn.js';
 import { TRANSLATIONS } from './translations.js';
+import { FEATURES, score as linearScore, type RerankModel } from './rerank.js';
+import { RERANK_MODEL } from './rerank-model.js';
 
 /**
  * Lexical ranking for tool_search. It ranks only the tools it is handed (the turn's surface)
@@ -74,6 +76,12 @@ export interface RankOptions {
   learned: number;
   /** The translation table (the shipped one unless a tuning run passes its own). */
   translations?: Translations;
+  /**
+   * The learning-to-rank stage (rerank.ts): the first stage's best `depth` candidates re-ordered
+   * by a linear model of their features (the shipped model, rerank-model.ts, unless a tuning run
+   * passes its own; depth 0 or no weights: off). It reorders, never adds.
+   */
+  rerank?: RerankModel;
 }
 
 export const DEFAULT_RANK_OPTIONS: Readonly<RankOptions> = Object.freeze({
@@ -97,6 +105,7 @@ export const DEFAULT_RANK_OPTIONS: Readonly<RankOptions> = Object.freeze({
   feedbackDocs: 2,
   feedbackTerms: 3,
   learned: 0.4,
+  rerank: RERANK_MODEL,
 });
 
 /** What separates an MCP server's name from its tool's in an id (mcp/names.ts). */
@@ -500,10 +509,41 @@ export function rankTools(query: string, tools: readonly Searchable[], limit: nu
 /** The ranking with scores, for the bench and the tests. */
 export function rankDetailed(query: string, tools: readonly Searchable[], limit: number, options: RankOptions = DEFAULT_RANK_OPTIONS): Array<{ tool: Searchable; score: number }> {
   if (tools.length === 0 || limit <= 0) return [];
+  const model = options.rerank;
+  const depth = model && model.weights.length === FEATURES.length ? model.depth : 0;
+  const first = firstStage(query, tools, Math.max(limit, depth), options);
+  if (depth <= 0) return first.top.slice(0, limit).map(({ tool, score }) => ({ tool, score }));
+  return rerank(first, model!.weights, depth).slice(0, limit);
+}
+
+/**
+ * The first stage's best `depth` candidates with their feature vectors (FEATURES order), for
+ * training the re-ranker. The first stage runs as configured; `options.rerank` is not applied.
+ */
+export function rankCandidates(query: string, tools: readonly Searchable[], depth: number, options: RankOptions = DEFAULT_RANK_OPTIONS): Array<{ tool: Searchable; features: Float64Array }> {
+  if (tools.length === 0 || depth <= 0) return [];
+  const first = firstStage(query, tools, depth, options);
+  return first.top.map((c, r) => ({ tool: c.tool, features: features(first, c, r) }));
+}
+
+interface FirstStage extends Scoring {
+  top: Scored[];
+  wanted: string;
+  own: readonly string[];
+  action: Action | undefined;
+  evidence: Float64Array | undefined;
+  /** Tool term → the largest p(term | request term) of the request's own terms (1 for a term the request says). */
+  reach: Map<string, number>;
+  index: SurfaceIndex;
+  options: RankOptions;
+}
+
+function firstStage(query: string, tools: readonly Searchable[], limit: number, options: RankOptions): FirstStage {
   const wanted = query.trim().toLowerCase();
   const index = indexFor(tools, options);
   const { weights, action, own } = parseQuery(query, options, index);
-  const evidence = options.learned > 0 ? learnedEvidence(own, index, options.translations ?? TRANSLATIONS) : undefined;
+  const table = options.translations ?? TRANSLATIONS;
+  const evidence = options.learned > 0 ? learnedEvidence(own, index, table) : undefined;
   // `mongo` for `mongodb`, `cloudflar` typed short: a request word that begins a server's name
   // (four letters or more) names that server.
   const said = [...weights].filter(([t, w]) => w === 1 && t.length >= 4).map(([t]) => t);
@@ -516,11 +556,115 @@ export function rankDetailed(query: string, tools: readonly Searchable[], limit:
     // catalog's own words for what the request asks (`copies` finds a scale tool whose text
     // says `replicas`, and `replicas` then finds the others). Learned from the surface, never
     // from requests.
-    const first = scoreTools(wanted, weights, action, index, options, options.feedbackDocs, evidence);
-    const expansion = feedbackTerms(first.map((r) => r.at), weights, index, options);
+    const pass = scoreTools(wanted, weights, action, index, options, options.feedbackDocs, evidence);
+    const expansion = feedbackTerms(pass.top.map((r) => r.at), weights, index, options);
     for (const [t, w] of expansion) weights.set(t, w);
   }
-  return scoreTools(wanted, weights, action, index, options, limit, evidence).map(({ tool, score }) => ({ tool, score }));
+  const scored = scoreTools(wanted, weights, action, index, options, limit, evidence);
+  const reach = new Map<string, number>();
+  for (const q of own) {
+    reach.set(q, 1);
+    for (const [t, p] of table.get(q) ?? []) if ((reach.get(t) ?? 0) < p) reach.set(t, p);
+  }
+  return { ...scored, wanted, own, action, evidence, reach, index, options };
+}
+
+/** Verb words of tool names, stemmed: what is left of a name is its object. */
+const VERB_TERMS = new Set([...TOOL_VERB.keys()].map(stem));
+
+/** A candidate's features (FEATURES order); r is its first-stage rank. */
+function features(s: FirstStage, c: Scored, r: number): Float64Array {
+  const x = new Float64Array(FEATURES.length);
+  const doc = s.index.docs[c.at]!;
+  const n = s.index.docs.length;
+  const k1 = s.options.k1;
+  const best = s.top[0]!.score;
+  x[0] = Number.isFinite(c.score) && Number.isFinite(best) && best > 0 ? Math.log(Math.max(c.score, 1e-9) / best) : 0;
+  x[1] = 1 / (1 + r);
+  const idfOf = (t: string) => {
+    const df = s.index.postings.get(t)?.docs.length ?? 0;
+    return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  };
+  for (const [t, w] of s.weights) {
+    for (let f = 0; f < FIELDS; f++) {
+      const tf = doc.counts[f]!.get(t);
+      if (tf) x[2 + f]! += w * idfOf(t) * (tf / (tf + k1));
+    }
+  }
+  let any = 0;
+  let head = 0;
+  let idfHit = 0;
+  let idfAll = 0;
+  for (const t of s.own) {
+    const idf = idfOf(t);
+    idfAll += idf;
+    const inHead = doc.counts[NAME]!.has(t) || doc.counts[SERVER]!.has(t) || doc.counts[LEAD]!.has(t);
+    const inAny = inHead || doc.counts[3]!.has(t) || doc.counts[4]!.has(t);
+    if (inAny) {
+      any++;
+      idfHit += idf;
+    }
+    if (inHead) head++;
+  }
+  const m = Math.max(1, s.own.length);
+  x[7] = any / m;
+  x[8] = head / m;
+  x[9] = idfAll > 0 ? idfHit / idfAll : 0;
+  let nameSaid = 0;
+  let nameReach = 0;
+  let objects = 0;
+  let objectSaid = 0;
+  let objectReach = 0;
+  const name = [...doc.counts[NAME]!.keys()];
+  for (const t of name) {
+    const said = s.weights.has(t) ? 1 : 0;
+    const reach = Math.max(said, s.reach.get(t) ?? 0);
+    nameSaid += said;
+    nameReach += reach;
+    if (!VERB_TERMS.has(t)) {
+      objects++;
+      objectSaid += said;
+      objectReach += reach;
+    }
+  }
+  x[10] = name.length > 0 ? nameSaid / name.length : 0;
+  x[11] = name.length > 0 ? nameReach / name.length : 0;
+  x[12] = objects > 0 ? objectSaid / objects : 0;
+  x[13] = objects > 0 ? objectReach / objects : 0;
+  const lead = [...doc.counts[LEAD]!.keys()];
+  let leadReach = 0;
+  for (const t of lead) leadReach += Math.max(s.weights.has(t) ? 1 : 0, s.reach.get(t) ?? 0);
+  x[14] = lead.length > 0 ? leadReach / lead.length : 0;
+  x[15] = s.evidence ? s.evidence[c.at]! : 0;
+  const match = actionMatch(s.action, doc.action);
+  x[16] = Math.max(0, match);
+  x[17] = match < 0 ? 1 : 0;
+  x[18] = doc.action === undefined ? 1 : 0;
+  x[19] = s.bestGroup > 0 && doc.group !== '' ? s.groupScores[s.index.groupOf[c.at]!]! / s.bestGroup : 0;
+  x[20] = s.named.has(s.index.groupOf[c.at]!) ? 1 : 0;
+  x[21] = doc.group === '' ? 1 : 0;
+  x[22] = Math.log(1 + name.length);
+  return x;
+}
+
+/**
+ * The best `depth` first-stage candidates re-ordered by the model's score; an exact id or bare
+ * name the request typed stays first, and the rest keep their first-stage order behind them.
+ */
+function rerank(first: FirstStage, weights: readonly number[], depth: number): Array<{ tool: Searchable; score: number }> {
+  const pinned: Scored[] = [];
+  const head: Array<{ c: Scored; s: number; r: number }> = [];
+  first.top.forEach((c, r) => {
+    const doc = first.index.docs[c.at]!;
+    if (c.tool.id === first.wanted || doc.bare === first.wanted) pinned.push(c);
+    else if (r < depth) head.push({ c, s: linearScore(weights, features(first, c, r)), r });
+  });
+  head.sort((a, b) => b.s - a.s || a.r - b.r);
+  const out = pinned.map((c) => ({ tool: c.tool, score: c.score }));
+  for (const h of head) out.push({ tool: h.c.tool, score: h.s });
+  const kept = new Set(out.map((o) => o.tool));
+  for (const c of first.top) if (!kept.has(c.tool)) out.push({ tool: c.tool, score: c.score });
+  return out;
 }
 
 /**
@@ -588,7 +732,16 @@ function learnedEvidence(own: readonly string[], index: SurfaceIndex, table: Tra
   return out;
 }
 
-function scoreTools(wanted: string, weights: Map<string, number>, action: Action | undefined, index: SurfaceIndex, options: RankOptions, limit: number, evidence?: Float64Array): Scored[] {
+/** What the first stage's scoring knows of the request beyond each tool's score (the re-ranker's features read it). */
+interface Scoring {
+  top: Scored[];
+  weights: Map<string, number>;
+  groupScores: Float64Array;
+  bestGroup: number;
+  named: Set<number>;
+}
+
+function scoreTools(wanted: string, weights: Map<string, number>, action: Action | undefined, index: SurfaceIndex, options: RankOptions, limit: number, evidence?: Float64Array): Scoring {
   const n = index.docs.length;
   const scores = new Float64Array(n);
   for (const [term, weight] of weights) {
@@ -649,7 +802,7 @@ function scoreTools(wanted: string, weights: Map<string, number>, action: Action
     top.splice(at, 0, entry);
     if (top.length > limit) top.pop();
   }
-  return top;
+  return { top, weights, groupScores, bestGroup, named };
 }
 
 /** A compact TypeScript-like signature of a JSON schema's top level: `{ path: string; limit?: number }`. */
