@@ -8,7 +8,7 @@ import { SHIPPED_TRAIN_OPTIONS, trainPairwise, type RankedList, type TrainOption
 import type { LabelledRequest } from './tool-search-data.js';
 
 /** How many first-stage candidates the shipped model re-ranks. */
-export const SHIPPED_DEPTH = 20;
+export const SHIPPED_DEPTH = 30;
 /** Inner folds of the cross-fitted features. */
 export const INNER_FOLDS = 4;
 

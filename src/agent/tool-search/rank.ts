@@ -517,13 +517,24 @@ export function rankDetailed(query: string, tools: readonly Searchable[], limit:
 }
 
 /**
- * The first stage's best `depth` candidates with their feature vectors (FEATURES order), for
- * training the re-ranker. The first stage runs as configured; `options.rerank` is not applied.
+ * The first stage's best `depth` candidates that the re-ranker reorders (MCP servers' tools, not
+ * an exact id typed) with their feature vectors (FEATURES order), for training it. The first
+ * stage runs as configured; `options.rerank` is not applied.
  */
 export function rankCandidates(query: string, tools: readonly Searchable[], depth: number, options: RankOptions = DEFAULT_RANK_OPTIONS): Array<{ tool: Searchable; features: Float64Array }> {
   if (tools.length === 0 || depth <= 0) return [];
   const first = firstStage(query, tools, depth, options);
-  return first.top.map((c, r) => ({ tool: c.tool, features: features(first, c, r) }));
+  const out: Array<{ tool: Searchable; features: Float64Array }> = [];
+  first.top.forEach((c, r) => {
+    if (reorderable(first, c)) out.push({ tool: c.tool, features: features(first, c, r) });
+  });
+  return out;
+}
+
+/** An MCP server's tool the request did not name exactly: Warden's own tools and exact ids keep their places. */
+function reorderable(first: FirstStage, c: Scored): boolean {
+  const doc = first.index.docs[c.at]!;
+  return doc.group !== '' && c.tool.id !== first.wanted && doc.bare !== first.wanted;
 }
 
 interface FirstStage extends Scoring {
@@ -534,6 +545,7 @@ interface FirstStage extends Scoring {
   evidence: Float64Array | undefined;
   /** Tool term → the largest p(term | request term) of the request's own terms (1 for a term the request says). */
   reach: Map<string, number>;
+  table: Translations;
   index: SurfaceIndex;
   options: RankOptions;
 }
@@ -542,7 +554,8 @@ function firstStage(query: string, tools: readonly Searchable[], limit: number, 
   const wanted = query.trim().toLowerCase();
   const index = indexFor(tools, options);
   const { weights, action, own } = parseQuery(query, options, index);
-  const table = options.translations ?? TRANSLATIONS;
+  // With the translations off (learned 0) the table is not read, by the re-ranker's features either.
+  const table = options.learned > 0 ? (options.translations ?? TRANSLATIONS) : NO_TRANSLATIONS;
   const evidence = options.learned > 0 ? learnedEvidence(own, index, table) : undefined;
   // `mongo` for `mongodb`, `cloudflar` typed short: a request word that begins a server's name
   // (four letters or more) names that server.
@@ -566,8 +579,10 @@ function firstStage(query: string, tools: readonly Searchable[], limit: number, 
     reach.set(q, 1);
     for (const [t, p] of table.get(q) ?? []) if ((reach.get(t) ?? 0) < p) reach.set(t, p);
   }
-  return { ...scored, wanted, own, action, evidence, reach, index, options };
+  return { ...scored, wanted, own, action, evidence, reach, table, index, options };
 }
+
+const NO_TRANSLATIONS: Translations = new Map();
 
 /** Verb words of tool names, stemmed: what is left of a name is its object. */
 const VERB_TERMS = new Set([...TOOL_VERB.keys()].map(stem));
@@ -642,28 +657,44 @@ function features(s: FirstStage, c: Scored, r: number): Float64Array {
   x[18] = doc.action === undefined ? 1 : 0;
   x[19] = s.bestGroup > 0 && doc.group !== '' ? s.groupScores[s.index.groupOf[c.at]!]! / s.bestGroup : 0;
   x[20] = s.named.has(s.index.groupOf[c.at]!) ? 1 : 0;
-  x[21] = doc.group === '' ? 1 : 0;
-  x[22] = Math.log(1 + name.length);
+  x[21] = Math.log(1 + name.length);
+  let explainedHead = 0;
+  let explainedAll = 0;
+  for (const q of s.own) {
+    const inHead = (t: string) => doc.counts[NAME]!.has(t) || doc.counts[SERVER]!.has(t) || doc.counts[LEAD]!.has(t);
+    const inRest = (t: string) => doc.counts[3]!.has(t) || doc.counts[4]!.has(t);
+    let head = inHead(q) ? 1 : 0;
+    let all = head || inRest(q) ? 1 : 0;
+    for (const [t, p] of s.table.get(q) ?? []) {
+      if (p <= all && p <= head) break;
+      if (inHead(t)) head = Math.max(head, p);
+      if (inHead(t) || inRest(t)) all = Math.max(all, p);
+    }
+    explainedHead += head;
+    explainedAll += all;
+  }
+  x[22] = explainedHead / m;
+  x[23] = explainedAll / m;
   return x;
 }
 
 /**
- * The best `depth` first-stage candidates re-ordered by the model's score; an exact id or bare
- * name the request typed stays first, and the rest keep their first-stage order behind them.
+ * The best `depth` first-stage candidates with the MCP servers' tools among them re-ordered by
+ * the model's score, in the places they held; Warden's own tools and an exact id or bare name the
+ * request typed keep theirs. The re-ordered tools carry the model's score, the others the first
+ * stage's. Nothing is added: the output is a permutation of the first stage's.
  */
 function rerank(first: FirstStage, weights: readonly number[], depth: number): Array<{ tool: Searchable; score: number }> {
-  const pinned: Scored[] = [];
-  const head: Array<{ c: Scored; s: number; r: number }> = [];
+  const out = first.top.map((c) => ({ tool: c.tool, score: c.score }));
+  const places: number[] = [];
+  const moved: Array<{ c: Scored; s: number; r: number }> = [];
   first.top.forEach((c, r) => {
-    const doc = first.index.docs[c.at]!;
-    if (c.tool.id === first.wanted || doc.bare === first.wanted) pinned.push(c);
-    else if (r < depth) head.push({ c, s: linearScore(weights, features(first, c, r)), r });
+    if (r >= depth || !reorderable(first, c)) return;
+    places.push(r);
+    moved.push({ c, s: linearScore(weights, features(first, c, r)), r });
   });
-  head.sort((a, b) => b.s - a.s || a.r - b.r);
-  const out = pinned.map((c) => ({ tool: c.tool, score: c.score }));
-  for (const h of head) out.push({ tool: h.c.tool, score: h.s });
-  const kept = new Set(out.map((o) => o.tool));
-  for (const c of first.top) if (!kept.has(c.tool)) out.push({ tool: c.tool, score: c.score });
+  moved.sort((a, b) => b.s - a.s || a.r - b.r);
+  moved.forEach((m, k) => (out[places[k]!] = { tool: m.c.tool, score: m.s }));
   return out;
 }
 

@@ -4,7 +4,10 @@
  * that wrong one") from labelled requests, and applied as a re-rank of the first stage's best
  * candidates. It only reorders candidates it is handed, which the first stage found on the turn's
  * surface: it adds none. Features are about words and fields, never tool ids or servers by name,
- * so the model carries to servers no labelled request named. Pure: a build script ships the
+ * so the model carries to servers no labelled request named. Only MCP servers' tools are
+ * re-ordered, among the places they held: the labelled requests ask for none of Warden's own
+ * tools, so a model would learn only that those are never right, which is the data's make-up,
+ * not the world's. Pure: a build script ships the
  * weights as data (rerank-model.ts) and the ranker reads them.
  */
 
@@ -37,12 +40,16 @@ export const FEATURES = [
   'action_match',
   'action_opposed',
   'action_none',
-  // The server: its prior (its tools together against the request), named by the request, none (a Warden tool).
+  // The server: its prior (its tools together against the request), named by the request.
   'server_prior',
   'server_named',
-  'core_tool',
   // Name length (words, log): long names match by chance more.
   'name_length',
+  // The request's own terms the tool explains: each term's best p(tool word | term) over the
+  // tool's name, server and first sentence (1 when it holds the term), averaged; and over the
+  // whole description and parameters.
+  'request_explained_head',
+  'request_explained_all',
 ] as const;
 
 export type FeatureName = (typeof FEATURES)[number];
@@ -80,7 +87,7 @@ export interface TrainOptions {
   topWeight: number;
 }
 
-export const SHIPPED_TRAIN_OPTIONS: Readonly<TrainOptions> = Object.freeze({ iterations: 300, rate: 0.5, l2: 0.01, topWeight: 1 });
+export const SHIPPED_TRAIN_OPTIONS: Readonly<TrainOptions> = Object.freeze({ iterations: 300, rate: 0.5, l2: 0.01, topWeight: 0 });
 
 /**
  * Pairwise logistic regression (RankNet with a linear scorer): minimises Σ w_pair · ln(1 + e^−(s⁺ − s⁻))
