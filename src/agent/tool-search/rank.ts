@@ -543,8 +543,6 @@ interface FirstStage extends Scoring {
   own: readonly string[];
   action: Action | undefined;
   evidence: Float64Array | undefined;
-  /** Tool term → the largest p(term | request term) of the request's own terms (1 for a term the request says). */
-  reach: Map<string, number>;
   table: Translations;
   index: SurfaceIndex;
   options: RankOptions;
@@ -574,12 +572,49 @@ function firstStage(query: string, tools: readonly Searchable[], limit: number, 
     for (const [t, w] of expansion) weights.set(t, w);
   }
   const scored = scoreTools(wanted, weights, action, index, options, limit, evidence);
-  const reach = new Map<string, number>();
-  for (const q of own) {
-    reach.set(q, 1);
-    for (const [t, p] of table.get(q) ?? []) if ((reach.get(t) ?? 0) < p) reach.set(t, p);
+  return { ...scored, wanted, own, action, evidence, table, index, options };
+}
+
+/** What every candidate's features read of the request, worked out once a search. */
+interface Prepared {
+  /** The request's weighted terms found on the surface, and weight × idf of each. */
+  terms: string[];
+  weightIdf: Float64Array;
+  byTerm: Map<string, number>;
+  /** The request's own terms' idf, and their translation rows. */
+  ownIdf: Float64Array;
+  ownIdfSum: number;
+  rows: Array<ReadonlyArray<readonly [string, number]>>;
+  /** Tool term → the largest p(term | request term) of the request's own terms (1 for a term the request says). */
+  reach: Map<string, number>;
+}
+
+const prepared = new WeakMap<FirstStage, Prepared>();
+function prepare(s: FirstStage): Prepared {
+  const hit = prepared.get(s);
+  if (hit) return hit;
+  const n = s.index.docs.length;
+  const idf = (t: string) => {
+    const df = s.index.postings.get(t)?.docs.length ?? 0;
+    return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  };
+  const terms: string[] = [];
+  const weightIdf: number[] = [];
+  for (const [t, w] of s.weights) {
+    if (!s.index.postings.has(t)) continue;
+    terms.push(t);
+    weightIdf.push(w * idf(t));
   }
-  return { ...scored, wanted, own, action, evidence, reach, table, index, options };
+  const ownIdf = Float64Array.from(s.own, idf);
+  const rows = s.own.map((q) => s.table.get(q) ?? []);
+  const reach = new Map<string, number>();
+  s.own.forEach((q, k) => {
+    reach.set(q, 1);
+    for (const [t, p] of rows[k]!) if ((reach.get(t) ?? 0) < p) reach.set(t, p);
+  });
+  const out = { terms, weightIdf: Float64Array.from(weightIdf), byTerm: new Map(terms.map((t, k) => [t, weightIdf[k]!])), ownIdf, ownIdfSum: ownIdf.reduce((a, b) => a + b, 0), rows, reach };
+  prepared.set(s, out);
+  return out;
 }
 
 const NO_TRANSLATIONS: Translations = new Map();
@@ -589,51 +624,68 @@ const VERB_TERMS = new Set([...TOOL_VERB.keys()].map(stem));
 
 /** A candidate's features (FEATURES order); r is its first-stage rank. */
 function features(s: FirstStage, c: Scored, r: number): Float64Array {
+  const p = prepare(s);
   const x = new Float64Array(FEATURES.length);
   const doc = s.index.docs[c.at]!;
-  const n = s.index.docs.length;
+  const [name, server, lead, description, params] = doc.counts as [Map<string, number>, Map<string, number>, Map<string, number>, Map<string, number>, Map<string, number>];
   const k1 = s.options.k1;
   const best = s.top[0]!.score;
   x[0] = Number.isFinite(c.score) && Number.isFinite(best) && best > 0 ? Math.log(Math.max(c.score, 1e-9) / best) : 0;
   x[1] = 1 / (1 + r);
-  const idfOf = (t: string) => {
-    const df = s.index.postings.get(t)?.docs.length ?? 0;
-    return Math.log(1 + (n - df + 0.5) / (df + 0.5));
-  };
-  for (const [t, w] of s.weights) {
-    for (let f = 0; f < FIELDS; f++) {
-      const tf = doc.counts[f]!.get(t);
-      if (tf) x[2 + f]! += w * idfOf(t) * (tf / (tf + k1));
+  for (let f = 0; f < FIELDS; f++) {
+    const field = doc.counts[f]!;
+    // Walk the smaller side: the request's terms or the field's.
+    if (field.size < p.terms.length) {
+      for (const [t, tf] of field) {
+        const wi = p.byTerm.get(t);
+        if (wi !== undefined) x[2 + f]! += wi * (tf / (tf + k1));
+      }
+    } else {
+      for (let k = 0; k < p.terms.length; k++) {
+        const tf = field.get(p.terms[k]!);
+        if (tf) x[2 + f]! += p.weightIdf[k]! * (tf / (tf + k1));
+      }
     }
   }
+  const inHead = (t: string) => name.has(t) || server.has(t) || lead.has(t);
+  const inRest = (t: string) => description.has(t) || params.has(t);
   let any = 0;
   let head = 0;
   let idfHit = 0;
-  let idfAll = 0;
-  for (const t of s.own) {
-    const idf = idfOf(t);
-    idfAll += idf;
-    const inHead = doc.counts[NAME]!.has(t) || doc.counts[SERVER]!.has(t) || doc.counts[LEAD]!.has(t);
-    const inAny = inHead || doc.counts[3]!.has(t) || doc.counts[4]!.has(t);
-    if (inAny) {
-      any++;
-      idfHit += idf;
+  let explainedHead = 0;
+  let explainedAll = 0;
+  for (let k = 0; k < s.own.length; k++) {
+    const q = s.own[k]!;
+    const qHead = inHead(q) ? 1 : 0;
+    const qAny = qHead || inRest(q) ? 1 : 0;
+    any += qAny;
+    head += qHead;
+    if (qAny) idfHit += p.ownIdf[k]!;
+    // The term's best translation into the tool's words (rows are sorted, likeliest first).
+    let h = qHead;
+    let a = qAny;
+    for (const [t, pt] of p.rows[k]!) {
+      if (pt <= a && pt <= h) break;
+      if (inHead(t)) {
+        if (pt > h) h = pt;
+        if (pt > a) a = pt;
+      } else if (pt > a && inRest(t)) a = pt;
     }
-    if (inHead) head++;
+    explainedHead += h;
+    explainedAll += a;
   }
   const m = Math.max(1, s.own.length);
   x[7] = any / m;
   x[8] = head / m;
-  x[9] = idfAll > 0 ? idfHit / idfAll : 0;
+  x[9] = p.ownIdfSum > 0 ? idfHit / p.ownIdfSum : 0;
   let nameSaid = 0;
   let nameReach = 0;
   let objects = 0;
   let objectSaid = 0;
   let objectReach = 0;
-  const name = [...doc.counts[NAME]!.keys()];
-  for (const t of name) {
+  for (const t of name.keys()) {
     const said = s.weights.has(t) ? 1 : 0;
-    const reach = Math.max(said, s.reach.get(t) ?? 0);
+    const reach = Math.max(said, p.reach.get(t) ?? 0);
     nameSaid += said;
     nameReach += reach;
     if (!VERB_TERMS.has(t)) {
@@ -642,14 +694,13 @@ function features(s: FirstStage, c: Scored, r: number): Float64Array {
       objectReach += reach;
     }
   }
-  x[10] = name.length > 0 ? nameSaid / name.length : 0;
-  x[11] = name.length > 0 ? nameReach / name.length : 0;
+  x[10] = name.size > 0 ? nameSaid / name.size : 0;
+  x[11] = name.size > 0 ? nameReach / name.size : 0;
   x[12] = objects > 0 ? objectSaid / objects : 0;
   x[13] = objects > 0 ? objectReach / objects : 0;
-  const lead = [...doc.counts[LEAD]!.keys()];
   let leadReach = 0;
-  for (const t of lead) leadReach += Math.max(s.weights.has(t) ? 1 : 0, s.reach.get(t) ?? 0);
-  x[14] = lead.length > 0 ? leadReach / lead.length : 0;
+  for (const t of lead.keys()) leadReach += s.weights.has(t) ? 1 : (p.reach.get(t) ?? 0);
+  x[14] = lead.size > 0 ? leadReach / lead.size : 0;
   x[15] = s.evidence ? s.evidence[c.at]! : 0;
   const match = actionMatch(s.action, doc.action);
   x[16] = Math.max(0, match);
@@ -657,22 +708,7 @@ function features(s: FirstStage, c: Scored, r: number): Float64Array {
   x[18] = doc.action === undefined ? 1 : 0;
   x[19] = s.bestGroup > 0 && doc.group !== '' ? s.groupScores[s.index.groupOf[c.at]!]! / s.bestGroup : 0;
   x[20] = s.named.has(s.index.groupOf[c.at]!) ? 1 : 0;
-  x[21] = Math.log(1 + name.length);
-  let explainedHead = 0;
-  let explainedAll = 0;
-  for (const q of s.own) {
-    const inHead = (t: string) => doc.counts[NAME]!.has(t) || doc.counts[SERVER]!.has(t) || doc.counts[LEAD]!.has(t);
-    const inRest = (t: string) => doc.counts[3]!.has(t) || doc.counts[4]!.has(t);
-    let head = inHead(q) ? 1 : 0;
-    let all = head || inRest(q) ? 1 : 0;
-    for (const [t, p] of s.table.get(q) ?? []) {
-      if (p <= all && p <= head) break;
-      if (inHead(t)) head = Math.max(head, p);
-      if (inHead(t) || inRest(t)) all = Math.max(all, p);
-    }
-    explainedHead += head;
-    explainedAll += all;
-  }
+  x[21] = Math.log(1 + name.size);
   x[22] = explainedHead / m;
   x[23] = explainedAll / m;
   return x;
