@@ -26,6 +26,9 @@ import { RERANK_MODEL } from './rerank-model.js';
  *   multiplier on tools already scored: it never adds a candidate.
  * - Optionally (the `feedback` knob, off by default: it did not help on the tuning half), a second
  *   pass with the terms the first pass's best tools share (Rocchio pseudo-relevance feedback).
+ * - Last, a learning-to-rank stage (rerank.ts, weights in rerank-model.ts): the best `depth`
+ *   candidates' MCP tools re-ordered, in the places they held, by a linear model of their
+ *   features. A permutation of what the first stage found: it never adds a candidate.
  * An exact tool id always comes first. The index of a surface is built once and cached.
  */
 export interface Searchable {
