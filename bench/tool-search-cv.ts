@@ -3,7 +3,7 @@
 // without it. Also scores each test fold with its near copies of training requests removed (the
 // rule the held-out sets were built with: a request sharing a right tool with a training request
 // and a word-set Jaccard of 0.5 or more), since the held-out sets hold none.
-// Run: npx tsx bench/tool-search-cv.ts [folds] [weights,…]
+// Run: npx tsx bench/tool-search-cv.ts [folds] [weights,…]   (the first stage; the re-ranker's own: tool-search-rerank-cv.ts)
 import { DEFAULT_RANK_OPTIONS, learningTerms, type RankOptions } from '../src/agent/tool-search/rank.js';
 import { learnTranslations, trainingPairs, SHIPPED_LEARN_OPTIONS, type LearnOptions } from '../src/agent/tool-search/learn.js';
 import { TUNE_FILE, coreDeferred, loadCatalog, loadRequests, recall, type LabelledRequest } from './tool-search-data.js';
@@ -21,7 +21,9 @@ const toolTerms = (id: string) => {
 const K = Number(process.argv[2] ?? 2);
 const WEIGHTS = (process.argv[3] ?? '0,0.2,0.4,0.6').split(',').map(Number);
 const learnOpts: LearnOptions = { ...SHIPPED_LEARN_OPTIONS, ...JSON.parse(process.env.LEARN ?? '{}') };
-const rankOpts: Partial<RankOptions> = JSON.parse(process.env.RANK ?? '{}');
+// The first stage alone (the shipped re-ranker was trained on every tuning request; its own
+// cross-validation is bench/tool-search-rerank-cv.ts).
+const rankOpts: Partial<RankOptions> = { rerank: undefined, ...JSON.parse(process.env.RANK ?? '{}') };
 
 const wordSet = (s: string) => new Set(s.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean));
 const jaccard = (a: Set<string>, b: Set<string>) => {

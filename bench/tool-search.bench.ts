@@ -31,8 +31,8 @@ const bench: Bench = async (report) => {
   const surface = [...(await coreDeferred()), ...catalog.tools];
   report({ name: `surface: ${catalog.tools.length} MCP tools of ${catalog.servers} servers + Warden's deferred`, value: `${surface.length} tools` });
 
-  // In-sample: the shipped translations were learned from this set (bench/tool-search-cv.ts gives
-  // the cross-validated figure).
+  // In-sample: the shipped translations and re-ranker were learned from this set
+  // (bench/tool-search-cv.ts and bench/tool-search-rerank-cv.ts give the cross-validated figures).
   half(report, 'tuning set (in-sample)', TUNE_FILE, catalog, surface);
   const held = half(report, 'second held-out set', HELDOUT_FILE, catalog, surface);
   const third = half(report, 'third held-out set', HELDOUT3_FILE, catalog, surface);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RANK_OPTIONS, rankTools, type Searchable } from './rank.js';
+import { FEATURES } from './rerank.js';
 import { terms } from './text.js';
 
 const schema = (props: Record<string, string>) => ({
@@ -141,6 +142,38 @@ describe('only tools on the surface are ever found', () => {
       const allowed = new Set(surface);
       for (const query of QUERIES) for (const found of rankTools(query, surface, 50, options)) expect(allowed.has(found), `${query} found ${found.id} off the surface`).toBe(true);
     }
+  });
+
+  it('with the re-ranker given random (adversarial) weights, only the surface, and the first stage\'s tools in another order', () => {
+    const next = random(17);
+    const off = { ...DEFAULT_RANK_OPTIONS, rerank: undefined };
+    for (let round = 0; round < 50; round++) {
+      const surface = CATALOG.filter(() => next() < 0.5).map((t) => ({ ...t }));
+      const allowed = new Set(surface);
+      const weights = FEATURES.map(() => (next() - 0.5) * 1e6);
+      const depth = 1 + Math.floor(next() * 40);
+      const on = { ...DEFAULT_RANK_OPTIONS, rerank: { depth, weights } };
+      for (const query of QUERIES) {
+        const limit = 1 + Math.floor(next() * 12);
+        const found = rankTools(query, surface, limit, on);
+        for (const t of found) expect(allowed.has(t), `${query} found ${t.id} off the surface`).toBe(true);
+        // A permutation of the first stage's best max(limit, depth): nothing new, nothing lost
+        // when the whole of them is asked for.
+        const first = rankTools(query, surface, Math.max(limit, depth), off);
+        for (const t of found) expect(first).toContain(t);
+        if (limit >= depth) expect(new Set(found)).toEqual(new Set(first.slice(0, limit)));
+        // Warden's own tools and an exact id keep the places the first stage gave them.
+        found.forEach((t, i) => {
+          if (!t.id.includes('__') || t.id === query) expect(first[i]).toBe(t);
+        });
+      }
+    }
+  });
+
+  it('a model whose weights do not fit the features is not applied (the first stage answers)', () => {
+    const bad = { ...DEFAULT_RANK_OPTIONS, rerank: { depth: 30, weights: [1, 2, 3] } };
+    const off = { ...DEFAULT_RANK_OPTIONS, rerank: undefined };
+    for (const query of QUERIES.slice(0, 6)) expect(rankTools(query, CATALOG, 5, bad)).toEqual(rankTools(query, CATALOG, 5, off));
   });
 
   it('a surface searched after a larger one (its index cached) finds nothing the larger one had', () => {

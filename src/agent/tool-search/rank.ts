@@ -2,6 +2,8 @@ import { ACTION_CUES, RELATED, TOOL_VERBS, type Action } from './lexicon.js';
 import { segment, stem, STOP, terms, words } from './text.js';
 import type { Translations } from './learn.js';
 import { TRANSLATIONS } from './translations.js';
+import { FEATURES, score as linearScore, type RerankModel } from './rerank.js';
+import { RERANK_MODEL } from './rerank-model.js';
 
 /**
  * Lexical ranking for tool_search. It ranks only the tools it is handed (the turn's surface)
@@ -24,6 +26,9 @@ import { TRANSLATIONS } from './translations.js';
  *   multiplier on tools already scored: it never adds a candidate.
  * - Optionally (the `feedback` knob, off by default: it did not help on the tuning half), a second
  *   pass with the terms the first pass's best tools share (Rocchio pseudo-relevance feedback).
+ * - Last, a learning-to-rank stage (rerank.ts, weights in rerank-model.ts): the best `depth`
+ *   candidates' MCP tools re-ordered, in the places they held, by a linear model of their
+ *   features. A permutation of what the first stage found: it never adds a candidate.
  * An exact tool id always comes first. The index of a surface is built once and cached.
  */
 export interface Searchable {
@@ -74,6 +79,12 @@ export interface RankOptions {
   learned: number;
   /** The translation table (the shipped one unless a tuning run passes its own). */
   translations?: Translations;
+  /**
+   * The learning-to-rank stage (rerank.ts): the first stage's best `depth` candidates re-ordered
+   * by a linear model of their features (the shipped model, rerank-model.ts, unless a tuning run
+   * passes its own; depth 0 or no weights: off). It reorders, never adds.
+   */
+  rerank?: RerankModel;
 }
 
 export const DEFAULT_RANK_OPTIONS: Readonly<RankOptions> = Object.freeze({
@@ -97,6 +108,7 @@ export const DEFAULT_RANK_OPTIONS: Readonly<RankOptions> = Object.freeze({
   feedbackDocs: 2,
   feedbackTerms: 3,
   learned: 0.4,
+  rerank: RERANK_MODEL,
 });
 
 /** What separates an MCP server's name from its tool's in an id (mcp/names.ts). */
@@ -500,10 +512,52 @@ export function rankTools(query: string, tools: readonly Searchable[], limit: nu
 /** The ranking with scores, for the bench and the tests. */
 export function rankDetailed(query: string, tools: readonly Searchable[], limit: number, options: RankOptions = DEFAULT_RANK_OPTIONS): Array<{ tool: Searchable; score: number }> {
   if (tools.length === 0 || limit <= 0) return [];
+  const model = options.rerank;
+  const depth = model && model.weights.length === FEATURES.length ? model.depth : 0;
+  const first = firstStage(query, tools, Math.max(limit, depth), options);
+  if (depth <= 0) return first.top.slice(0, limit).map(({ tool, score }) => ({ tool, score }));
+  return rerank(first, model!.weights, depth).slice(0, limit);
+}
+
+/**
+ * The first stage's best `depth` candidates that the re-ranker reorders (MCP servers' tools, not
+ * an exact id typed) with their feature vectors (FEATURES order), for training it. The first
+ * stage runs as configured; `options.rerank` is not applied.
+ */
+export function rankCandidates(query: string, tools: readonly Searchable[], depth: number, options: RankOptions = DEFAULT_RANK_OPTIONS): Array<{ tool: Searchable; features: Float64Array }> {
+  if (tools.length === 0 || depth <= 0) return [];
+  const first = firstStage(query, tools, depth, options);
+  const out: Array<{ tool: Searchable; features: Float64Array }> = [];
+  first.top.forEach((c, r) => {
+    if (reorderable(first, c)) out.push({ tool: c.tool, features: features(first, c, r) });
+  });
+  return out;
+}
+
+/** An MCP server's tool the request did not name exactly: Warden's own tools and exact ids keep their places. */
+function reorderable(first: FirstStage, c: Scored): boolean {
+  const doc = first.index.docs[c.at]!;
+  return doc.group !== '' && c.tool.id !== first.wanted && doc.bare !== first.wanted;
+}
+
+interface FirstStage extends Scoring {
+  top: Scored[];
+  wanted: string;
+  own: readonly string[];
+  action: Action | undefined;
+  evidence: Float64Array | undefined;
+  table: Translations;
+  index: SurfaceIndex;
+  options: RankOptions;
+}
+
+function firstStage(query: string, tools: readonly Searchable[], limit: number, options: RankOptions): FirstStage {
   const wanted = query.trim().toLowerCase();
   const index = indexFor(tools, options);
   const { weights, action, own } = parseQuery(query, options, index);
-  const evidence = options.learned > 0 ? learnedEvidence(own, index, options.translations ?? TRANSLATIONS) : undefined;
+  // With the translations off (learned 0) the table is not read, by the re-ranker's features either.
+  const table = options.learned > 0 ? (options.translations ?? TRANSLATIONS) : NO_TRANSLATIONS;
+  const evidence = options.learned > 0 ? learnedEvidence(own, index, table) : undefined;
   // `mongo` for `mongodb`, `cloudflar` typed short: a request word that begins a server's name
   // (four letters or more) names that server.
   const said = [...weights].filter(([t, w]) => w === 1 && t.length >= 4).map(([t]) => t);
@@ -516,11 +570,171 @@ export function rankDetailed(query: string, tools: readonly Searchable[], limit:
     // catalog's own words for what the request asks (`copies` finds a scale tool whose text
     // says `replicas`, and `replicas` then finds the others). Learned from the surface, never
     // from requests.
-    const first = scoreTools(wanted, weights, action, index, options, options.feedbackDocs, evidence);
-    const expansion = feedbackTerms(first.map((r) => r.at), weights, index, options);
+    const pass = scoreTools(wanted, weights, action, index, options, options.feedbackDocs, evidence);
+    const expansion = feedbackTerms(pass.top.map((r) => r.at), weights, index, options);
     for (const [t, w] of expansion) weights.set(t, w);
   }
-  return scoreTools(wanted, weights, action, index, options, limit, evidence).map(({ tool, score }) => ({ tool, score }));
+  const scored = scoreTools(wanted, weights, action, index, options, limit, evidence);
+  return { ...scored, wanted, own, action, evidence, table, index, options };
+}
+
+/** What every candidate's features read of the request, worked out once a search. */
+interface Prepared {
+  /** The request's weighted terms found on the surface, and weight × idf of each. */
+  terms: string[];
+  weightIdf: Float64Array;
+  byTerm: Map<string, number>;
+  /** The request's own terms' idf, and their translation rows. */
+  ownIdf: Float64Array;
+  ownIdfSum: number;
+  rows: Array<ReadonlyArray<readonly [string, number]>>;
+  /** Tool term → the largest p(term | request term) of the request's own terms (1 for a term the request says). */
+  reach: Map<string, number>;
+}
+
+const prepared = new WeakMap<FirstStage, Prepared>();
+function prepare(s: FirstStage): Prepared {
+  const hit = prepared.get(s);
+  if (hit) return hit;
+  const n = s.index.docs.length;
+  const idf = (t: string) => {
+    const df = s.index.postings.get(t)?.docs.length ?? 0;
+    return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  };
+  const terms: string[] = [];
+  const weightIdf: number[] = [];
+  for (const [t, w] of s.weights) {
+    if (!s.index.postings.has(t)) continue;
+    terms.push(t);
+    weightIdf.push(w * idf(t));
+  }
+  const ownIdf = Float64Array.from(s.own, idf);
+  const rows = s.own.map((q) => s.table.get(q) ?? []);
+  const reach = new Map<string, number>();
+  s.own.forEach((q, k) => {
+    reach.set(q, 1);
+    for (const [t, p] of rows[k]!) if ((reach.get(t) ?? 0) < p) reach.set(t, p);
+  });
+  const out = { terms, weightIdf: Float64Array.from(weightIdf), byTerm: new Map(terms.map((t, k) => [t, weightIdf[k]!])), ownIdf, ownIdfSum: ownIdf.reduce((a, b) => a + b, 0), rows, reach };
+  prepared.set(s, out);
+  return out;
+}
+
+const NO_TRANSLATIONS: Translations = new Map();
+
+/** Verb words of tool names, stemmed: what is left of a name is its object. */
+const VERB_TERMS = new Set([...TOOL_VERB.keys()].map(stem));
+
+/** A candidate's features (FEATURES order); r is its first-stage rank. */
+function features(s: FirstStage, c: Scored, r: number): Float64Array {
+  const p = prepare(s);
+  const x = new Float64Array(FEATURES.length);
+  const doc = s.index.docs[c.at]!;
+  const [name, server, lead, description, params] = doc.counts as [Map<string, number>, Map<string, number>, Map<string, number>, Map<string, number>, Map<string, number>];
+  const k1 = s.options.k1;
+  const best = s.top[0]!.score;
+  x[0] = Number.isFinite(c.score) && Number.isFinite(best) && best > 0 ? Math.log(Math.max(c.score, 1e-9) / best) : 0;
+  x[1] = 1 / (1 + r);
+  for (let f = 0; f < FIELDS; f++) {
+    const field = doc.counts[f]!;
+    // Walk the smaller side: the request's terms or the field's.
+    if (field.size < p.terms.length) {
+      for (const [t, tf] of field) {
+        const wi = p.byTerm.get(t);
+        if (wi !== undefined) x[2 + f]! += wi * (tf / (tf + k1));
+      }
+    } else {
+      for (let k = 0; k < p.terms.length; k++) {
+        const tf = field.get(p.terms[k]!);
+        if (tf) x[2 + f]! += p.weightIdf[k]! * (tf / (tf + k1));
+      }
+    }
+  }
+  const inHead = (t: string) => name.has(t) || server.has(t) || lead.has(t);
+  const inRest = (t: string) => description.has(t) || params.has(t);
+  let any = 0;
+  let head = 0;
+  let idfHit = 0;
+  let explainedHead = 0;
+  let explainedAll = 0;
+  for (let k = 0; k < s.own.length; k++) {
+    const q = s.own[k]!;
+    const qHead = inHead(q) ? 1 : 0;
+    const qAny = qHead || inRest(q) ? 1 : 0;
+    any += qAny;
+    head += qHead;
+    if (qAny) idfHit += p.ownIdf[k]!;
+    // The term's best translation into the tool's words (rows are sorted, likeliest first).
+    let h = qHead;
+    let a = qAny;
+    for (const [t, pt] of p.rows[k]!) {
+      if (pt <= a && pt <= h) break;
+      if (inHead(t)) {
+        if (pt > h) h = pt;
+        if (pt > a) a = pt;
+      } else if (pt > a && inRest(t)) a = pt;
+    }
+    explainedHead += h;
+    explainedAll += a;
+  }
+  const m = Math.max(1, s.own.length);
+  x[7] = any / m;
+  x[8] = head / m;
+  x[9] = p.ownIdfSum > 0 ? idfHit / p.ownIdfSum : 0;
+  let nameSaid = 0;
+  let nameReach = 0;
+  let objects = 0;
+  let objectSaid = 0;
+  let objectReach = 0;
+  for (const t of name.keys()) {
+    const said = s.weights.has(t) ? 1 : 0;
+    const reach = Math.max(said, p.reach.get(t) ?? 0);
+    nameSaid += said;
+    nameReach += reach;
+    if (!VERB_TERMS.has(t)) {
+      objects++;
+      objectSaid += said;
+      objectReach += reach;
+    }
+  }
+  x[10] = name.size > 0 ? nameSaid / name.size : 0;
+  x[11] = name.size > 0 ? nameReach / name.size : 0;
+  x[12] = objects > 0 ? objectSaid / objects : 0;
+  x[13] = objects > 0 ? objectReach / objects : 0;
+  let leadReach = 0;
+  for (const t of lead.keys()) leadReach += s.weights.has(t) ? 1 : (p.reach.get(t) ?? 0);
+  x[14] = lead.size > 0 ? leadReach / lead.size : 0;
+  x[15] = s.evidence ? s.evidence[c.at]! : 0;
+  const match = actionMatch(s.action, doc.action);
+  x[16] = Math.max(0, match);
+  x[17] = match < 0 ? 1 : 0;
+  x[18] = doc.action === undefined ? 1 : 0;
+  x[19] = s.bestGroup > 0 && doc.group !== '' ? s.groupScores[s.index.groupOf[c.at]!]! / s.bestGroup : 0;
+  x[20] = s.named.has(s.index.groupOf[c.at]!) ? 1 : 0;
+  x[21] = Math.log(1 + name.size);
+  x[22] = explainedHead / m;
+  x[23] = explainedAll / m;
+  return x;
+}
+
+/**
+ * The best `depth` first-stage candidates with the MCP servers' tools among them re-ordered by
+ * the model's score, in the places they held; Warden's own tools and an exact id or bare name the
+ * request typed keep theirs. The re-ordered tools carry the model's score, the others the first
+ * stage's. Nothing is added: the output is a permutation of the first stage's.
+ */
+function rerank(first: FirstStage, weights: readonly number[], depth: number): Array<{ tool: Searchable; score: number }> {
+  const out = first.top.map((c) => ({ tool: c.tool, score: c.score }));
+  const places: number[] = [];
+  const moved: Array<{ c: Scored; s: number; r: number }> = [];
+  first.top.forEach((c, r) => {
+    if (r >= depth || !reorderable(first, c)) return;
+    places.push(r);
+    moved.push({ c, s: linearScore(weights, features(first, c, r)), r });
+  });
+  moved.sort((a, b) => b.s - a.s || a.r - b.r);
+  moved.forEach((m, k) => (out[places[k]!] = { tool: m.c.tool, score: m.s }));
+  return out;
 }
 
 /**
@@ -588,7 +802,16 @@ function learnedEvidence(own: readonly string[], index: SurfaceIndex, table: Tra
   return out;
 }
 
-function scoreTools(wanted: string, weights: Map<string, number>, action: Action | undefined, index: SurfaceIndex, options: RankOptions, limit: number, evidence?: Float64Array): Scored[] {
+/** What the first stage's scoring knows of the request beyond each tool's score (the re-ranker's features read it). */
+interface Scoring {
+  top: Scored[];
+  weights: Map<string, number>;
+  groupScores: Float64Array;
+  bestGroup: number;
+  named: Set<number>;
+}
+
+function scoreTools(wanted: string, weights: Map<string, number>, action: Action | undefined, index: SurfaceIndex, options: RankOptions, limit: number, evidence?: Float64Array): Scoring {
   const n = index.docs.length;
   const scores = new Float64Array(n);
   for (const [term, weight] of weights) {
@@ -649,7 +872,7 @@ function scoreTools(wanted: string, weights: Map<string, number>, action: Action
     top.splice(at, 0, entry);
     if (top.length > limit) top.pop();
   }
-  return top;
+  return { top, weights, groupScores, bestGroup, named };
 }
 
 /** A compact TypeScript-like signature of a JSON schema's top level: `{ path: string; limit?: number }`. */
