@@ -1,4 +1,5 @@
-import type { ChatInputCommandInteraction, Message } from 'discord.js';
+import type { ButtonInteraction, ChatInputCommandInteraction, Message, ModalSubmitInteraction } from 'discord.js';
+import type { ClickOrigin } from '../../src/gateway/types.js';
 import type { AttachmentRef, InboundAttachment, InboundMessage } from '../../src/gateway/types.js';
 import { fetchAttachment } from '../common/attachment-fetch.js';
 import { isCommandName, SKILL_INPUT_OPTION, typedCommandText, typedSkillText } from '../common/native-commands.js';
@@ -24,6 +25,19 @@ function placeOf(channel: AnyChannel | null, channelId: string, guildId: string 
     };
   }
   return { chatType: 'channel', guildId, guildName, channelId, channelName: channel && 'name' in channel ? (channel.name ?? undefined) : undefined };
+}
+
+/**
+ * The conversation a button click or form came from, as Discord reports the interaction: its
+ * channel and guild (a thread as its parent + the thread, like a message there), a DM when it
+ * has no guild. Never read from the button's custom id.
+ */
+export function clickOriginOf(interaction: ButtonInteraction | ModalSubmitInteraction): ClickOrigin | undefined {
+  const channelId = interaction.channelId;
+  if (!channelId) return undefined;
+  const guildId = interaction.inGuild() ? interaction.guildId : null;
+  const place = placeOf(interaction.channel, channelId, guildId, interaction.client);
+  return { provider: 'discord', ...(place.guildId !== undefined ? { guildId: place.guildId } : {}), channelId: place.channelId, ...(place.threadId !== undefined ? { threadId: place.threadId } : {}), dm: place.chatType === 'dm' };
 }
 
 /**

@@ -257,6 +257,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     ...(cluster ? { ownerAlive: (instance: string) => cluster!.instances.isLive(instance) } : {}),
     config: current,
     transcripts: new DbTranscriptStore(store.db),
+    audit: approvals.audit,
     adapter: (provider) => gatewayRef?.adapter(provider as ChatAdapter['provider']),
     waitMs: () => (current().approvals.waitSec ?? 0) * 1000,
     // The people who decide approvals here may answer too (the requester may be away).
