@@ -262,7 +262,8 @@ export class UserQuestions {
     const transcripts = this.deps.transcripts;
     // A turn that died while it waited inline left its call unanswered: it gets its pending answer first.
     const before = q.owner !== undefined && transcripts ? () => answerDanglingCall(transcripts, { approvalId: q.id, sessionKey: q.sessionKey, toolCallId: q.toolCallId }, pendingText(q)) : undefined;
-    const queued = this.followUp({ sessionKey: q.sessionKey, agentId: context.agentId, context, replyTo, text: followUpText(q, outcomeOf(q)), before });
+    const dangling = before ? { approvalId: q.id, toolCallId: q.toolCallId, pendingText: pendingText(q) } : undefined;
+    const queued = this.followUp({ sessionKey: q.sessionKey, agentId: context.agentId, context, replyTo, text: followUpText(q, outcomeOf(q)), before, dangling });
     if (queued) log.info({ question: q.id, sessionKey: q.sessionKey, state: q.state }, 'ask_user follow-up queued');
     else log.warn({ question: q.id, sessionKey: q.sessionKey }, 'ask_user follow-up could not be queued');
   }
