@@ -6,6 +6,8 @@ import { isCommandName, SKILL_INPUT_OPTION, typedCommandText, typedSkillText } f
 
 type Place = Pick<InboundMessage, 'chatType' | 'guildId' | 'guildName' | 'channelId' | 'channelName' | 'threadId'>;
 type AnyChannel = Message['channel'];
+/** Discord's InteractionContextType.BotDM. */
+const BOT_DM_CONTEXT = 1;
 
 /** Where a message or command was sent: guild channel, thread (keyed by its parent) or DM. */
 function placeOf(channel: AnyChannel | null, channelId: string, guildId: string | null, client: Message['client']): Place {
@@ -37,7 +39,10 @@ export function clickOriginOf(interaction: ButtonInteraction | ModalSubmitIntera
   if (!channelId) return undefined;
   const guildId = interaction.inGuild() ? interaction.guildId : null;
   const place = placeOf(interaction.channel, channelId, guildId, interaction.client);
-  return { provider: 'discord', ...(place.guildId !== undefined ? { guildId: place.guildId } : {}), channelId: place.channelId, ...(place.threadId !== undefined ? { threadId: place.threadId } : {}), dm: place.chatType === 'dm' };
+  // A DM is the bot's own with the clicker (context 1). A user-installed app's click in a group DM
+  // or someone else's DM (context 2) has no guild either, but is nobody's DM with the bot.
+  const dm = place.chatType === 'dm' && interaction.context === BOT_DM_CONTEXT;
+  return { provider: 'discord', ...(place.guildId !== undefined ? { guildId: place.guildId } : {}), channelId: place.channelId, ...(place.threadId !== undefined ? { threadId: place.threadId } : {}), dm };
 }
 
 /**

@@ -184,4 +184,18 @@ describe.each(ENGINES)('a follow-up claimed just before shutdown (%s)', (engine)
     await until(() => a.followUpsRun() === 1);
     expect(a.agent.requests.map((r) => r.input.text)).toEqual(['[Question q2] second']);
   });
+  it('a parked follow-up taken by an instance that died (no longer live) is taken again and runs once; a live taker keeps it', async () => {
+    const [sa, sb] = await stores.handles(engine, 2);
+    const parking = new FollowUpStore(sa.db);
+    await parking.park({ sessionKey: SESSION, agentId: 'main', context, replyTo: { provider: 'web', channelId: 'web' }, text: '[Question q3] orphaned' });
+    expect(await parking.take('X', async () => false)).toHaveLength(1);
+    // While X lives, nobody else takes it.
+    expect(await new FollowUpStore(sb.db).take('B', async (i) => i === 'X')).toHaveLength(0);
+    // X died without running it: B's start takes it.
+    const b = instance(sb, 'B');
+    cleanup.push(async () => (b.agent.releaseAll(), await b.gateway.stop()));
+    await b.gateway.start();
+    await until(() => b.followUpsRun() === 1);
+    expect(b.agent.requests.at(-1)!.input.text).toBe('[Question q3] orphaned');
+  });
 });

@@ -814,7 +814,8 @@ export class Gateway {
       (err: unknown) => log.error({ err, sessionKey: turn.sessionKey }, 'follow-up could not be parked; it is lost'),
     );
     this.parking.add(done);
-    void done.finally(() => this.parking.delete(done));
+    // `done` never rejects (both outcomes are handled above); it only leaves the set when settled.
+    background(done.finally(() => this.parking.delete(done)), 'follow-up parking not tracked');
   }
 
   /**
