@@ -5,6 +5,7 @@
  * Discord's 100-character custom_id limit (a UUID and two digits). The app (user-questions.ts)
  * decides who may answer; the adapter only shows its words, privately to the clicker.
  */
+import type { ClickOrigin } from '../../src/gateway/types.js';
 import type { UserQuestionPrompt } from '../../src/gateway/types.js';
 
 export const ASK_BUTTON_PREFIX = 'warden-ask:';
@@ -20,11 +21,11 @@ export type AskButton = { id: string; question: number; option: number };
 /** What an adapter asks the app about a click or a form; `text` is shown privately to the clicker. */
 export interface UserQuestionHandlers {
   /** An option's button: records the answer when this user may give it. `summary` replaces the buttons. */
-  choose(click: { id: string; question: number; option: number; userId: string }): Promise<{ ok: true; text: string; summary: string } | { ok: false; text: string }>;
+  choose(click: { id: string; question: number; option: number; userId: string; origin: ClickOrigin | undefined }): Promise<{ ok: true; text: string; summary: string } | { ok: false; text: string }>;
   /** The "Other…" button: may this user type an answer now? */
-  open(click: { id: string; question: number; userId: string }): Promise<{ ok: true; title: string } | { ok: false; text: string }>;
+  open(click: { id: string; question: number; userId: string; origin: ClickOrigin | undefined }): Promise<{ ok: true; title: string } | { ok: false; text: string }>;
   /** The form's submission. */
-  submit(submission: { id: string; question: number; userId: string; value: string }): Promise<{ ok: true; text: string; summary: string } | { ok: false; text: string }>;
+  submit(submission: { id: string; question: number; userId: string; origin: ClickOrigin | undefined; value: string }): Promise<{ ok: true; text: string; summary: string } | { ok: false; text: string }>;
 }
 
 export const askButtonId = (id: string, question: number, option: number) => `${ASK_BUTTON_PREFIX}${id}:${question}:${option}`;

@@ -1,3 +1,4 @@
+import type { ClickOrigin } from '../../src/gateway/types.js';
 /**
  * The private prompt for a secret (the `secrets` tool): a button only the person asked can
  * use, which opens a platform modal with one masked-as-far-as-the-platform-allows text field.
@@ -28,9 +29,9 @@ export interface SecretPromptSpec {
 /** What an adapter asks the app about a click or a submission; `text` is shown privately to the clicker. */
 export interface SecretPromptHandlers {
   /** A click on the button: may this user enter it now? */
-  open(click: { id: string; userId: string }): Promise<{ ok: true; name: string } | { ok: false; text: string }>;
+  open(click: { id: string; userId: string; origin: ClickOrigin | undefined }): Promise<{ ok: true; name: string } | { ok: false; text: string }>;
   /** The modal's submission: stores the value (or refuses), and says what to tell the user. */
-  submit(submission: { id: string; userId: string; value: string }): Promise<{ ok: boolean; text: string }>;
+  submit(submission: { id: string; userId: string; origin: ClickOrigin | undefined; value: string }): Promise<{ ok: boolean; text: string }>;
 }
 
 export const secretButtonId = (id: string) => `${SECRET_BUTTON_PREFIX}${id}`;

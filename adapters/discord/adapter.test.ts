@@ -274,7 +274,8 @@ describe('Discord adapter: approval cards', () => {
     expect(edit.body.embeds[0].title).toBe('Exec approval: Allowed once');
     expect(edit.body.embeds[0].description).toContain(`**Allowed once by <@${owner.id}>**`);
     expect(edit.body.components).toEqual([]);
-    expect(ledger.clicks).toEqual([{ approvalId: request.id, decision: 'allow-once', userId: owner.id, outcome: 'resolved' }]);
+    // The click carries the conversation Discord reported for it: the card's channel, in its guild.
+    expect(ledger.clicks).toEqual([{ approvalId: request.id, decision: 'allow-once', userId: owner.id, origin: { provider: 'discord', guildId: GUILD, channelId: DEV, dm: false }, outcome: 'resolved' }]);
 
     const second = fake.click({ message: card, customId: buttonIds(card).find((id) => id.includes(':deny:'))!, user: owner });
     const reply = await fake.requests.waitFor((r) => r.method === 'POST' && r.path === `/webhooks/${fake.bot.id}/${second.token}`);

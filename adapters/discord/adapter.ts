@@ -47,7 +47,7 @@ import { chunkText } from '../../src/gateway/chunk-text.js';
 import { answersPrivately, isCommandName } from '../common/native-commands.js';
 import { discordCard, mention } from './card.js';
 import { registerCommands } from './commands.js';
-import { DISCORD_FILE_HOSTS, discordAttachment, inboundFromCommand, inboundFromDiscord } from './inbound.js';
+import { clickOriginOf, DISCORD_FILE_HOSTS, discordAttachment, inboundFromCommand, inboundFromDiscord } from './inbound.js';
 import { shardClientOptions, watchShards } from './shards.js';
 import { discordRestRequest } from './rest-request.js';
 import { background } from '../../src/util/background.js';
@@ -396,7 +396,7 @@ export function createDiscordAdapter(
     }
     // Acknowledge first: the router may take longer than Discord's 3 s to decide.
     await interaction.deferUpdate();
-    await decideFrom(interaction, { ...action, userId: interaction.user.id, roleIds: rolesOf(interaction) });
+    await decideFrom(interaction, { ...action, userId: interaction.user.id, roleIds: rolesOf(interaction), origin: clickOriginOf(interaction) });
   }
 
   /** The reason form of a card was submitted: a deny with that reason, decided like a click. */
@@ -408,7 +408,7 @@ export function createDiscordAdapter(
     }
     const reason = interaction.fields.getTextInputValue(REASON_FIELD);
     await interaction.deferUpdate();
-    await decideFrom(interaction, { approvalId: target.approvalId, decision: 'deny', userId: interaction.user.id, roleIds: rolesOf(interaction), reason });
+    await decideFrom(interaction, { approvalId: target.approvalId, decision: 'deny', userId: interaction.user.id, roleIds: rolesOf(interaction), reason, origin: clickOriginOf(interaction) });
   }
 
   async function decideFrom(interaction: ButtonInteraction | ModalMessageModalSubmitInteraction, click: Parameters<typeof deps.onApprovalClick>[0]): Promise<void> {
@@ -423,7 +423,7 @@ export function createDiscordAdapter(
     }
     switch (outcome.kind) {
       case 'not-approver':
-        await ephemeral(NOT_APPROVER_TEXT);
+        await ephemeral(outcome.text ?? NOT_APPROVER_TEXT);
         return;
       case 'not-found':
         await ephemeral(NOT_FOUND_TEXT);
@@ -464,7 +464,7 @@ export function createDiscordAdapter(
       await interaction.reply({ content: INVALID_ACTION_TEXT, flags: MessageFlags.Ephemeral });
       return;
     }
-    const opened = await handlers.open({ id, userId: interaction.user.id });
+    const opened = await handlers.open({ id, userId: interaction.user.id, origin: clickOriginOf(interaction) });
     if (!opened.ok) {
       await interaction.reply({ content: opened.text, flags: MessageFlags.Ephemeral });
       return;
@@ -483,7 +483,7 @@ export function createDiscordAdapter(
       await interaction.reply({ content: INVALID_ACTION_TEXT, flags: MessageFlags.Ephemeral });
       return;
     }
-    const outcome = await handlers.submit({ id, userId: interaction.user.id, value: interaction.fields.getTextInputValue(SECRET_FIELD) });
+    const outcome = await handlers.submit({ id, userId: interaction.user.id, value: interaction.fields.getTextInputValue(SECRET_FIELD), origin: clickOriginOf(interaction) });
     await interaction.reply({ content: outcome.text, flags: MessageFlags.Ephemeral });
   }
 
@@ -557,13 +557,13 @@ export function createDiscordAdapter(
       return;
     }
     if (choice) {
-      const outcome = await handlers.choose({ id: choice.id, question: choice.question, option: choice.option, userId: interaction.user.id });
+      const outcome = await handlers.choose({ id: choice.id, question: choice.question, option: choice.option, userId: interaction.user.id, origin: clickOriginOf(interaction) });
       // Refusals are private; an accepted answer replaces the buttons with what was chosen.
       if (!outcome.ok) await interaction.reply({ content: outcome.text, flags: MessageFlags.Ephemeral });
       else await interaction.update({ content: `${outcome.summary} (by ${mention(interaction.user.id)})`, components: [], allowedMentions: { parse: [] } });
       return;
     }
-    const opened = await handlers.open({ id: other!.id, question: other!.question, userId: interaction.user.id });
+    const opened = await handlers.open({ id: other!.id, question: other!.question, userId: interaction.user.id, origin: clickOriginOf(interaction) });
     if (!opened.ok) {
       await interaction.reply({ content: opened.text, flags: MessageFlags.Ephemeral });
       return;
@@ -582,7 +582,7 @@ export function createDiscordAdapter(
       await interaction.reply({ content: INVALID_ACTION_TEXT, flags: MessageFlags.Ephemeral });
       return;
     }
-    const outcome = await handlers.submit({ id: form.id, question: form.question, userId: interaction.user.id, value: interaction.fields.getTextInputValue(ASK_FIELD) });
+    const outcome = await handlers.submit({ id: form.id, question: form.question, userId: interaction.user.id, value: interaction.fields.getTextInputValue(ASK_FIELD), origin: clickOriginOf(interaction) });
     await interaction.reply({ content: outcome.ok ? `${outcome.text}\n${outcome.summary}` : outcome.text, flags: MessageFlags.Ephemeral });
   }
 

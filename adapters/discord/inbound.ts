@@ -1,10 +1,13 @@
-import type { ChatInputCommandInteraction, Message } from 'discord.js';
+import type { ButtonInteraction, ChatInputCommandInteraction, Message, ModalSubmitInteraction } from 'discord.js';
+import type { ClickOrigin } from '../../src/gateway/types.js';
 import type { AttachmentRef, InboundAttachment, InboundMessage } from '../../src/gateway/types.js';
 import { fetchAttachment } from '../common/attachment-fetch.js';
 import { isCommandName, SKILL_INPUT_OPTION, typedCommandText, typedSkillText } from '../common/native-commands.js';
 
 type Place = Pick<InboundMessage, 'chatType' | 'guildId' | 'guildName' | 'channelId' | 'channelName' | 'threadId'>;
 type AnyChannel = Message['channel'];
+/** Discord's InteractionContextType.BotDM. */
+const BOT_DM_CONTEXT = 1;
 
 /** Where a message or command was sent: guild channel, thread (keyed by its parent) or DM. */
 function placeOf(channel: AnyChannel | null, channelId: string, guildId: string | null, client: Message['client']): Place {
@@ -24,6 +27,22 @@ function placeOf(channel: AnyChannel | null, channelId: string, guildId: string 
     };
   }
   return { chatType: 'channel', guildId, guildName, channelId, channelName: channel && 'name' in channel ? (channel.name ?? undefined) : undefined };
+}
+
+/**
+ * The conversation a button click or form came from, as Discord reports the interaction: its
+ * channel and guild (a thread as its parent + the thread, like a message there), a DM when it
+ * has no guild. Never read from the button's custom id.
+ */
+export function clickOriginOf(interaction: ButtonInteraction | ModalSubmitInteraction): ClickOrigin | undefined {
+  const channelId = interaction.channelId;
+  if (!channelId) return undefined;
+  const guildId = interaction.inGuild() ? interaction.guildId : null;
+  const place = placeOf(interaction.channel, channelId, guildId, interaction.client);
+  // A DM is the bot's own with the clicker (context 1). A user-installed app's click in a group DM
+  // or someone else's DM (context 2) has no guild either, but is nobody's DM with the bot.
+  const dm = place.chatType === 'dm' && interaction.context === BOT_DM_CONTEXT;
+  return { provider: 'discord', ...(place.guildId !== undefined ? { guildId: place.guildId } : {}), channelId: place.channelId, ...(place.threadId !== undefined ? { threadId: place.threadId } : {}), dm };
 }
 
 /**

@@ -25,7 +25,7 @@ import { ConfigError } from '../../src/config/errors.js';
 import type { SlackAdapterConfig as SlackConfig } from '../../src/config/schema/channels.js';
 import type { SkillCommandSpec } from '../../src/skills/commands.js';
 import type { StreamSurface } from '../../src/gateway/reply-stream.js';
-import type { ChatAdapter, ClickOutcome, InboundMessage, OutboundMessage, ReplyTarget, SentMessage, UserQuestionPrompt } from '../../src/gateway/types.js';
+import type { ChatAdapter, ClickOrigin, ClickOutcome, InboundMessage, OutboundMessage, ReplyTarget, SentMessage, UserQuestionPrompt } from '../../src/gateway/types.js';
 import { ASK_BUTTON_PREFIX, ASK_FIELD, ASK_MAX_CHARS, ASK_MODAL_PREFIX, ASK_OTHER_PREFIX, askButtonId, askModalId, askOtherId, askQuestionText, decodeAskId } from '../common/ask-user-prompt.js';
 import { log } from '../../src/log/log.js';
 import { cardDestinations, type AdapterDeps } from '../common/adapter-deps.js';
@@ -56,7 +56,7 @@ import { SlackUsergroupCache } from './usergroups.js';
 const REASON_VIEW_ID = 'warden_approval_reason_form';
 /** One pattern matching what any of the handlers' patterns match. */
 const anyOf = (handlers: readonly (readonly [RegExp, unknown])[]): RegExp => new RegExp(handlers.map(([p]) => `(?:${p.source})`).join('|'));
-import { deliveryKeys, inboundFromSlack, inboundFromSlackCommand, SLACK_FILE_HOSTS, slackAttachment, type SlackMessageEvent } from './inbound.js';
+import { deliveryKeys, inboundFromSlack, inboundFromSlackCommand, originFromMetadata, SLACK_FILE_HOSTS, slackAttachment, slackClickOrigin, type SlackMessageEvent } from './inbound.js';
 
 /** Slack accepts 40,000 characters of text but renders long posts poorly; 3,000 is one section. */
 export const SLACK_CHUNK = 3_000;
@@ -442,7 +442,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
         view: {
           type: 'modal',
           callback_id: REASON_VIEW_ID,
-          private_metadata: JSON.stringify({ approvalId: reasonFor.approvalId, ...(clicked ? { channel: clicked.channelId, ts: clicked.messageId } : {}) }),
+          private_metadata: JSON.stringify({ approvalId: reasonFor.approvalId, ...(clicked ? { channel: clicked.channelId, ts: clicked.messageId } : {}), origin: slackClickOrigin(body) }),
           title: { type: 'plain_text', text: 'Deny with reason' },
           submit: { type: 'plain_text', text: 'Deny' },
           close: { type: 'plain_text', text: 'Cancel' },
@@ -455,7 +455,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     }
     const decoded = decodeApprovalAction(action.value ?? '');
     if (!decoded) return ephemeral(INVALID_ACTION_TEXT);
-    return decide({ ...decoded, userId }, clicked, ephemeral);
+    return decide({ ...decoded, userId, origin: slackClickOrigin(body) }, clicked, ephemeral);
   }
 
   /**
@@ -489,10 +489,10 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
       if (channel) await client.chat.postEphemeral({ channel, user: userId, text });
     };
     const reason = view.state.values[REASON_FIELD]?.[REASON_FIELD]?.value ?? '';
-    await decide({ approvalId: meta.approvalId, decision: 'deny', userId, reason }, clicked, ephemeral);
+    await decide({ approvalId: meta.approvalId, decision: 'deny', userId, reason, origin: originFromMetadata(view.private_metadata) }, clicked, ephemeral);
   }
 
-  async function decide(click: { approvalId: string; decision: ApprovalDecision; userId: string; reason?: string }, clicked: CardRef | undefined, ephemeral: (text: string) => Promise<unknown>): Promise<void> {
+  async function decide(click: { approvalId: string; decision: ApprovalDecision; userId: string; reason?: string; origin: ClickOrigin | undefined }, clicked: CardRef | undefined, ephemeral: (text: string) => Promise<unknown>): Promise<void> {
     let outcome: ClickOutcome;
     try {
       const usergroupIds = await usergroupsOf(click.userId);
@@ -504,7 +504,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     }
     switch (outcome.kind) {
       case 'not-approver':
-        await ephemeral(NOT_APPROVER_TEXT);
+        await ephemeral(outcome.text ?? NOT_APPROVER_TEXT);
         return;
       case 'not-found':
         await ephemeral(NOT_FOUND_TEXT);
@@ -589,13 +589,16 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
       if (channel) await client.chat.postEphemeral({ channel, user: body.user.id, text });
     };
     if (!handlers || !id) return privately(INVALID_ACTION_TEXT);
-    const opened = await handlers.open({ id, userId: body.user.id });
+    const origin = slackClickOrigin(body);
+    const opened = await handlers.open({ id, userId: body.user.id, origin });
     if (!opened.ok) return privately(opened.text);
     await client.views.open({
       trigger_id: body.trigger_id,
       view: {
         type: 'modal',
         callback_id: secretModalId(id),
+        // Where the button was: the submission is judged by it (Slack sends no channel with a view).
+        private_metadata: JSON.stringify({ origin }),
         title: { type: 'plain_text', text: 'Secret' },
         submit: { type: 'plain_text', text: 'Save' },
         close: { type: 'plain_text', text: 'Cancel' },
@@ -608,7 +611,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     const handlers = deps.secretPrompts;
     const id = secretRequestId(view.callback_id, SECRET_MODAL_PREFIX);
     const value = view.state.values.secret?.[SECRET_FIELD]?.value ?? '';
-    const outcome = handlers && id ? await handlers.submit({ id, userId: body.user.id, value }) : { ok: false, text: INVALID_ACTION_TEXT };
+    const outcome = handlers && id ? await handlers.submit({ id, userId: body.user.id, value, origin: originFromMetadata(view.private_metadata) }) : { ok: false, text: INVALID_ACTION_TEXT };
     // The modal shows the outcome in place; the value is in no answer.
     await ack({ response_action: 'update', view: { type: 'modal', title: { type: 'plain_text', text: 'Secret' }, close: { type: 'plain_text', text: 'Close' }, blocks: [{ type: 'section', text: { type: 'plain_text', text: outcome.text } }] } });
   }
@@ -650,20 +653,23 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     const other = decodeAskId(action.action_id, ASK_OTHER_PREFIX);
     if (!handlers || (!choice && !other)) return privately(INVALID_ACTION_TEXT);
     if (choice) {
-      const outcome = await handlers.choose({ id: choice.id, question: choice.question, option: choice.option, userId: body.user.id });
+      const outcome = await handlers.choose({ id: choice.id, question: choice.question, option: choice.option, userId: body.user.id, origin: slackClickOrigin(body) });
       if (!outcome.ok) return privately(outcome.text);
       // The buttons give way to what was chosen (and by whom).
       const text = `${outcome.summary} (by <@${body.user.id}>)`;
       if (channel && body.message?.ts) await client.chat.update({ channel, ts: body.message.ts, text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] });
       return;
     }
-    const opened = await handlers.open({ id: other!.id, question: other!.question, userId: body.user.id });
+    const origin = slackClickOrigin(body);
+    const opened = await handlers.open({ id: other!.id, question: other!.question, userId: body.user.id, origin });
     if (!opened.ok) return privately(opened.text);
     await client.views.open({
       trigger_id: body.trigger_id,
       view: {
         type: 'modal',
         callback_id: askModalId(other!.id, other!.question),
+        // Where the button was: the answer is judged by it (Slack sends no channel with a view).
+        private_metadata: JSON.stringify({ origin }),
         title: { type: 'plain_text', text: opened.title.slice(0, 24) },
         submit: { type: 'plain_text', text: 'Answer' },
         close: { type: 'plain_text', text: 'Cancel' },
@@ -676,7 +682,7 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
     const handlers = deps.userQuestions;
     const form = decodeAskId(view.callback_id, ASK_MODAL_PREFIX);
     const value = view.state.values.ask?.[ASK_FIELD]?.value ?? '';
-    const outcome = handlers && form ? await handlers.submit({ id: form.id, question: form.question, userId: body.user.id, value }) : { ok: false as const, text: INVALID_ACTION_TEXT };
+    const outcome = handlers && form ? await handlers.submit({ id: form.id, question: form.question, userId: body.user.id, value, origin: originFromMetadata(view.private_metadata) }) : { ok: false as const, text: INVALID_ACTION_TEXT };
     const text = outcome.ok ? `${outcome.text}\n${outcome.summary}` : outcome.text;
     await ack({ response_action: 'update', view: { type: 'modal', title: { type: 'plain_text', text: 'Question' }, close: { type: 'plain_text', text: 'Close' }, blocks: [{ type: 'section', text: { type: 'plain_text', text } }] } });
   }

@@ -1,5 +1,6 @@
 import type { AttachmentRef, InboundAttachment, InboundMessage } from '../../src/gateway/types.js';
 import { fetchAttachment } from '../common/attachment-fetch.js';
+import type { ClickOrigin } from '../../src/gateway/types.js';
 
 /** A file of a message event, as Slack describes it (files:read gives the URLs). */
 export interface SlackFile {
@@ -152,4 +153,41 @@ export function deliveryKeys(body: unknown): string[] {
     keys.push(`slack:message:${team}:${event.channel}:${event.ts}`);
   }
   return keys;
+}
+
+/** What of a Slack block action payload says where it was clicked. */
+export interface SlackActionPlace {
+  channel?: { id?: string | undefined; name?: string | undefined } | undefined;
+  container?: { channel_id?: string | undefined; thread_ts?: string | undefined; message_ts?: string | undefined } | undefined;
+  message?: { ts?: string | undefined; thread_ts?: string | undefined } | undefined;
+  team?: { id?: string | undefined } | null | undefined;
+  user?: { team_id?: string | undefined } | undefined;
+}
+
+/**
+ * The conversation a button was clicked in, as Slack's (signed) payload reports it: the
+ * channel, the team, the thread of the clicked message (a root message with replies carries
+ * its own ts as thread_ts: it is not in a thread), a DM for a `D…` channel. Never read from
+ * the button's action id or value.
+ */
+export function slackClickOrigin(body: SlackActionPlace): ClickOrigin | undefined {
+  const channelId = body.channel?.id ?? body.container?.channel_id;
+  if (!channelId) return undefined;
+  const ts = body.message?.ts ?? body.container?.message_ts;
+  const threadTs = body.message?.thread_ts ?? body.container?.thread_ts;
+  const threadId = threadTs !== undefined && threadTs !== ts ? threadTs : undefined;
+  const guildId = body.team?.id ?? body.user?.team_id;
+  return { provider: 'slack', ...(guildId ? { guildId } : {}), channelId, ...(threadId !== undefined ? { threadId } : {}), dm: channelId.startsWith('D') };
+}
+
+/** A modal carries the origin of the click that opened it (the app's own private_metadata). */
+export function originFromMetadata(raw: string | undefined): ClickOrigin | undefined {
+  try {
+    const meta = JSON.parse(raw ?? '') as { origin?: unknown };
+    const o = meta.origin as Partial<ClickOrigin> | undefined;
+    if (!o || o.provider !== 'slack' || typeof o.channelId !== 'string' || typeof o.dm !== 'boolean') return undefined;
+    return { provider: 'slack', channelId: o.channelId, dm: o.dm, ...(typeof o.guildId === 'string' ? { guildId: o.guildId } : {}), ...(typeof o.threadId === 'string' ? { threadId: o.threadId } : {}) };
+  } catch {
+    return undefined;
+  }
 }

@@ -218,7 +218,7 @@ describe('web chat adapter', () => {
     });
     a.send({ type: 'approve', id: 'ap-1', decision: 'allow-once' });
     const done = await a.waitFor((f) => f.type === 'card' && f.card.status !== 'pending');
-    expect(clicks).toEqual([{ approvalId: 'ap-1', decision: 'allow-once', userId: 'local' }]);
+    expect(clicks).toEqual([{ approvalId: 'ap-1', decision: 'allow-once', userId: 'local', origin: { provider: 'web', channelId: 'web', dm: true } }]);
     expect(done).toMatchObject({ card: { status: 'allow-once', outcome: 'Allowed once by you' } });
     a.ws.close();
   });
@@ -360,7 +360,7 @@ describe('the pending panel', () => {
 
 describe('web chat: the secrets tool form', () => {
   it('shows the form to the open page; the submitted value reaches the handler only, the page gets the outcome', async () => {
-    const submitted: Array<{ id: string; userId: string; value: string }> = [];
+    const submitted: Array<{ id: string; userId: string; value: string; origin: unknown }> = [];
     const adapter = createWebAdapter(
       { host: '127.0.0.1', port: 0, token: undefined },
       {
@@ -382,7 +382,7 @@ describe('web chat: the secrets tool form', () => {
     page.send({ type: 'secret', id: 'req-12345678', value: 'w3b-S3cret-Value' });
     const outcome = await page.waitFor((f) => f.type === 'message' && f.message.text === 'API_KEY saved.');
     expect(outcome.type).toBe('message');
-    expect(submitted).toEqual([{ id: 'req-12345678', userId: 'local', value: 'w3b-S3cret-Value' }]);
+    expect(submitted).toEqual([{ id: 'req-12345678', userId: 'local', value: 'w3b-S3cret-Value', origin: { provider: 'web', channelId: 'web', dm: true } }]);
     // A stale request is refused without reaching submit.
     page.send({ type: 'secret', id: 'req-00000000', value: 'x' });
     await page.waitFor((f) => f.type === 'message' && f.message.text === 'This request is no longer open.');

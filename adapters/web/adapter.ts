@@ -8,7 +8,7 @@ import { WEB_LOCAL_USER } from '../../src/gateway/approval-clicks.js';
 import { SECRET_MAX_CHARS, type SecretPromptHandlers } from '../common/secret-prompt.js';
 import { ASK_MAX_CHARS, type UserQuestionHandlers } from '../common/ask-user-prompt.js';
 import type { StreamSurface } from '../../src/gateway/reply-stream.js';
-import type { ChatAdapter, InboundAttachment, InboundMessage, OnApprovalClick, OutboundMessage, ReplyTarget, UserQuestionPrompt } from '../../src/gateway/types.js';
+import type { ChatAdapter, ClickOrigin, InboundAttachment, InboundMessage, OnApprovalClick, OutboundMessage, ReplyTarget, UserQuestionPrompt } from '../../src/gateway/types.js';
 import { INBOUND_MAX_BYTES, INBOUND_MAX_FILES } from '../../src/gateway/inbound-files.js';
 import { sniffFileKind } from '../../src/tools/core/fs/file-kind.js';
 import { FILE_ID, webFileStore } from './file-store.js';
@@ -23,6 +23,8 @@ import { openWebFront, WEB_HEADERS, type Reply, type WebFront } from './front.js
 
 /** The conversation id of the web chat; there is one, shared by every open tab. */
 export const WEB_CHANNEL_ID = 'web';
+/** Every click and form of the page comes from the web chat's one conversation, the local user's own. */
+const WEB_ORIGIN: ClickOrigin = { provider: 'web', channelId: WEB_CHANNEL_ID, dm: true };
 /** Longest message the page may send. */
 export const WEB_MAX_INPUT = 20_000;
 /** Largest file of a reply shown in the page. */
@@ -417,7 +419,7 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
     const f = frame as { type?: unknown; text?: unknown; id?: unknown; decision?: unknown; files?: unknown; value?: unknown; reason?: unknown; question?: unknown; option?: unknown };
     if (f.type === 'answer' && typeof f.id === 'string' && Number.isInteger(f.question) && deps.userQuestions) {
       // The page's one person is the local user; the app checks it is the person asked and the question is open.
-      const at = { id: f.id, question: f.question as number, userId: WEB_LOCAL_USER };
+      const at = { id: f.id, question: f.question as number, userId: WEB_LOCAL_USER, origin: WEB_ORIGIN };
       let outcome: Awaited<ReturnType<UserQuestionHandlers['choose']>>;
       if (Number.isInteger(f.option)) outcome = await deps.userQuestions.choose({ ...at, option: f.option as number });
       else if (typeof f.value === 'string') {
@@ -431,8 +433,8 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
     if (f.type === 'secret' && typeof f.id === 'string' && typeof f.value === 'string' && deps.secretPrompts) {
       // The value goes to the store and nowhere else: never echoed, remembered or logged.
       const value = f.value.slice(0, SECRET_MAX_CHARS);
-      const opened = await deps.secretPrompts.open({ id: f.id, userId: WEB_LOCAL_USER });
-      const outcome = opened.ok ? await deps.secretPrompts.submit({ id: f.id, userId: WEB_LOCAL_USER, value }) : opened;
+      const opened = await deps.secretPrompts.open({ id: f.id, userId: WEB_LOCAL_USER, origin: WEB_ORIGIN });
+      const outcome = opened.ok ? await deps.secretPrompts.submit({ id: f.id, userId: WEB_LOCAL_USER, value, origin: WEB_ORIGIN }) : opened;
       notice(socket, outcome.text);
       return;
     }
@@ -447,7 +449,7 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
     if (f.type === 'approve' && typeof f.id === 'string' && (APPROVAL_DECISIONS as readonly unknown[]).includes(f.decision)) {
       // A reason rides only with a deny, as the card's text field sends it.
       const reason = f.decision === 'deny' && typeof f.reason === 'string' && f.reason.trim() !== '' ? f.reason.slice(0, REASON_MAX) : undefined;
-      const outcome = await deps.onApprovalClick({ approvalId: f.id, decision: f.decision as ApprovalDecision, userId: WEB_LOCAL_USER, ...(reason !== undefined ? { reason } : {}) });
+      const outcome = await deps.onApprovalClick({ approvalId: f.id, decision: f.decision as ApprovalDecision, userId: WEB_LOCAL_USER, origin: WEB_ORIGIN, ...(reason !== undefined ? { reason } : {}) });
       switch (outcome.kind) {
         case 'resolved':
           await showCard(outcome.request);
@@ -457,7 +459,7 @@ export function createWebAdapter(config: WebConfig, deps: WebAdapterDeps): WebAd
           notice(socket, alreadyResolvedText(outcome.request, youName));
           return;
         case 'not-approver': {
-          notice(socket, NOT_APPROVER_TEXT);
+          notice(socket, outcome.text ?? NOT_APPROVER_TEXT);
           // The page disabled the buttons on click; give it the unchanged card back.
           const card = cards.get(f.id);
           if (card) socket.send(JSON.stringify({ type: 'card', card } satisfies ServerFrame));

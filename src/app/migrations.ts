@@ -21,6 +21,7 @@ import { conversationWaitsMigrations } from './conversation-waits.js';
 import { pollMigrations } from '../tools/core/message/polls.js';
 import { userQuestionsMigrations } from './user-questions-store.js';
 import { secretPromptsMigrations } from './secret-prompts.js';
+import { followUpMigrations } from '../gateway/follow-up-store.js';
 
 /**
  * Every feature's tables, in the order their migrations depend on each other: the core schema
@@ -52,6 +53,7 @@ export const WARDEN_MIGRATIONS: readonly FeatureMigrations[] = [
   pollMigrations,
   userQuestionsMigrations,
   secretPromptsMigrations,
+  followUpMigrations,
 ];
 
 /** Opens the store with every feature's migrations (what `warden start` and the CLI commands use). */

@@ -1,6 +1,6 @@
 // The secrets tool's requests waiting for a person: the private prompt is posted through the
 // conversation's adapter (a button, then a modal), and the submission lands here — checked
-// against the request (the one person asked, still open, not expired), stored encrypted,
+// against the request (the one person asked, from where it was shown, still open, not expired), stored encrypted,
 // registered as a known secret, audited by name. The conversation is then told the name is set,
 // never the value. Like a deferred approval, the request does not hold the conversation: the
 // tool answers at once.
@@ -12,6 +12,7 @@
 // conditional write (`open` → `used`) takes it before the value is saved, so a replayed or
 // concurrent second submission on any instance finds it no longer open.
 import { randomUUID } from 'node:crypto';
+import { originForAudit, sameConversation, type ClickOrigin } from '../approvals/click-origin.js';
 import { log } from '../log/log.js';
 import type { AuditLog } from '../store/audit.js';
 import type { Db } from '../store/db.js';
@@ -25,6 +26,7 @@ import { storedTarget } from './user-questions-store.js';
 export const SECRET_PROMPT_TTL_MS = 15 * 60_000;
 const NOT_FOUND = 'This request is no longer open (answered, expired, or withdrawn). Ask the assistant again if the secret is still needed.';
 const NOT_YOURS = 'Only the person the assistant asked can enter this secret.';
+const ELSEWHERE = 'This secret can only be entered from the prompt where it was asked (that conversation, or your direct messages with the bot). Nothing was saved.';
 /** Ended requests are kept this long, then forgotten (a late submission is refused either way). */
 const KEEP_ENDED_MS = 24 * 3600_000;
 
@@ -150,16 +152,22 @@ export class SecretPromptStore {
   }
 }
 
-export type SecretPromptRefusal = 'not-found' | 'not-yours';
+export type SecretPromptRefusal = 'not-found' | 'not-yours' | 'elsewhere';
 
 /**
- * Whether `userId`, on `provider`, may enter the secret request `p` asks for now: an unknown id,
- * another platform's request, a used or expired one → not found; anyone but the one person
- * asked → not yours (approvers do not enter others' secrets).
+ * Whether `userId`, on `provider`, clicking or submitting in the conversation `origin`, may
+ * enter the secret request `p` asks for now: an unknown id, another platform's request, a used
+ * or expired one → not found; anyone but the one person asked → not yours (approvers do not
+ * enter others' secrets); from anywhere but where the prompt was shown — the conversation it
+ * was asked in, or the person's own DM with the bot (Discord always posts it there; Slack
+ * there when asked in a DM) → elsewhere.
  */
-export function secretPromptRefusal(p: StoredSecretPrompt | undefined, click: { provider: string; userId: string; now: number }): SecretPromptRefusal | undefined {
+export function secretPromptRefusal(p: StoredSecretPrompt | undefined, click: { provider: string; userId: string; origin: ClickOrigin | undefined; now: number }): SecretPromptRefusal | undefined {
   if (!p || p.provider !== click.provider || p.state !== 'open' || p.expiresAt <= click.now) return 'not-found';
   if (p.requesterId !== click.userId) return 'not-yours';
+  const origin = click.origin;
+  if (!origin || origin.provider !== p.provider) return 'elsewhere';
+  if (!origin.dm && !sameConversation(p.target, origin)) return 'elsewhere';
   return undefined;
 }
 
@@ -229,23 +237,28 @@ export class SecretPrompts {
     return { ok: true, id, expiresAt };
   }
 
-  private async check(provider: string, id: string, userId: string): Promise<{ ok: true; entry: StoredSecretPrompt } | { ok: false; text: string }> {
+  /** The one decision for every click and submission on a prompt (secretPromptRefusal); refusals logged, misplaced ones audited. */
+  private async check(provider: string, id: string, userId: string, origin: ClickOrigin | undefined): Promise<{ ok: true; entry: StoredSecretPrompt } | { ok: false; text: string }> {
     const entry = await this.store.get(id);
-    const refused = secretPromptRefusal(entry, { provider, userId, now: this.now() });
+    const refused = secretPromptRefusal(entry, { provider, userId, origin, now: this.now() });
     if (refused === 'not-yours') log.info({ provider, userId, prompt: id }, 'secret prompt refused: not the person asked');
-    if (refused) return { ok: false, text: refused === 'not-found' ? NOT_FOUND : NOT_YOURS };
+    if (refused === 'elsewhere') {
+      log.warn({ provider, userId, prompt: id, origin: originForAudit(origin) }, 'secret prompt refused: not from where it was shown');
+      await this.deps.audit.recordOrLog({ type: 'secret.refused', subject: entry?.name ?? '', actor: `${provider}:${userId}`, sessionKey: entry?.sessionKey, data: { prompt: id, reason: 'not from the conversation the prompt was shown in', origin: originForAudit(origin) } });
+    }
+    if (refused) return { ok: false, text: refused === 'not-found' ? NOT_FOUND : refused === 'elsewhere' ? ELSEWHERE : NOT_YOURS };
     return { ok: true, entry: entry! };
   }
 
   /** The adapter-facing handlers of one platform. */
   handlersFor(provider: string) {
     return {
-      open: async ({ id, userId }: { id: string; userId: string }) => {
-        const checked = await this.check(provider, id, userId);
+      open: async ({ id, userId, origin }: { id: string; userId: string; origin: ClickOrigin | undefined }) => {
+        const checked = await this.check(provider, id, userId, origin);
         return checked.ok ? { ok: true as const, name: checked.entry.name } : checked;
       },
-      submit: async ({ id, userId, value }: { id: string; userId: string; value: string }) => {
-        const checked = await this.check(provider, id, userId);
+      submit: async ({ id, userId, value, origin }: { id: string; userId: string; value: string; origin: ClickOrigin | undefined }) => {
+        const checked = await this.check(provider, id, userId, origin);
         if (!checked.ok) return { ok: false, text: checked.text };
         if (value === '') return { ok: false, text: 'An empty value was not saved.' };
         const { entry } = checked;

@@ -45,6 +45,7 @@ import { PairingStore } from '../cluster/pairing.js';
 import { BotLoopStore } from '../cluster/bot-loop.js';
 import { SharedDeliveries } from '../cluster/deliveries.js';
 import { RateLimiter } from '../cluster/rate-limit.js';
+import { FollowUpStore } from '../gateway/follow-up-store.js';
 import { Gateway } from '../gateway/gateway.js';
 import { GovernedToolExecutor } from './tool-executor.js';
 import { sessionKeyFor } from '../policy/session-key.js';
@@ -257,6 +258,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     ...(cluster ? { ownerAlive: (instance: string) => cluster!.instances.isLive(instance) } : {}),
     config: current,
     transcripts: new DbTranscriptStore(store.db),
+    audit: approvals.audit,
     adapter: (provider) => gatewayRef?.adapter(provider as ChatAdapter['provider']),
     waitMs: () => (current().approvals.waitSec ?? 0) * 1000,
     // The people who decide approvals here may answer too (the requester may be away).
@@ -379,6 +381,8 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
   generation.toolRuntime.sessions = agentRef?.sessions;
   generation.toolRuntime.usage = usage;
 
+  // On a shared store the cluster's instance id; alone, one of this run (a parked follow-up taken by a dead run is taken again).
+  const followUpInstance = cluster?.instances.id ?? `local-${randomUUID()}`;
   const gateway = new Gateway({
     config,
     adapters,
@@ -392,6 +396,13 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
       memberships: (provider) => gatewayRef?.adapter(provider)?.memberships,
     }),
     sessionLeases: cluster?.leases,
+    // Follow-ups a shutdown would drop are parked in the store and run once, here after a restart or on another instance.
+    followUps: {
+      store: new FollowUpStore(store.db),
+      transcripts: new DbTranscriptStore(store.db),
+      instance: followUpInstance,
+      ...(cluster ? { alive: (instance: string) => cluster!.instances.isLive(instance) } : {}),
+    },
     workspaceOf: (agentId) => agentWorkspace(current(), agentId, baseDir),
     env,
     agent: agentRef,

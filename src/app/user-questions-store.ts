@@ -8,6 +8,7 @@
 //
 // The reply target is the conversation only (provider, channel, thread): no interaction token,
 // no response URL — the same as deferred approvals keep (their turn context), nothing wider.
+import { sameConversation, type ClickOrigin } from '../approvals/click-origin.js';
 import type { ReplyTarget } from '../gateway/types.js';
 import type { TurnContext } from '../policy/context.js';
 import type { Db } from '../store/db.js';
@@ -129,23 +130,27 @@ export function storedTarget(t: ReplyTarget): ReplyTarget {
   return { provider: t.provider, channelId: t.channelId, ...(t.threadId !== undefined ? { threadId: t.threadId } : {}) };
 }
 
-export type AnswerRefusal = 'not-found' | 'not-yours' | 'answered';
+export type AnswerRefusal = 'not-found' | 'not-yours' | 'answered' | 'elsewhere';
 
 /**
- * Whether `userId`, clicking on `provider`, may answer question number `question` of `q` now.
- * Unknown id, another platform's question, an ended or expired one, a question number it does
- * not have → not found (nothing about the question is revealed); someone other than the person
- * asked who is not allowed to answer for them → not yours; an already answered one → answered.
- * `alsoMayAnswer` is asked only for someone other than the person asked.
+ * Whether `userId`, clicking on `provider` in the conversation `origin`, may answer question
+ * number `question` of `q` now. Unknown id, another platform's question, an ended or expired
+ * one, a question number it does not have → not found (nothing about the question is
+ * revealed); someone other than the person asked who is not allowed to answer for them → not
+ * yours; a click from any conversation but the one the question was asked in (a forged or
+ * replayed id, a button in a DM or another channel, thread or guild) → elsewhere, for the
+ * person asked and approvers alike; an already answered one → answered. `alsoMayAnswer` is
+ * asked only for someone other than the person asked.
  */
 export function answerRefusal(
   q: StoredQuestion | undefined,
-  click: { provider: string; question: number; userId: string; now: number },
+  click: { provider: string; question: number; userId: string; origin: ClickOrigin | undefined; now: number },
   alsoMayAnswer: (provider: string, userId: string) => boolean,
 ): AnswerRefusal | undefined {
   if (!q || q.provider !== click.provider || q.state !== 'open' || q.expiresAt <= click.now) return 'not-found';
   if (!Number.isInteger(click.question) || click.question < 0 || click.question >= q.spec.questions.length) return 'not-found';
   if (q.requesterId !== click.userId && !alsoMayAnswer(click.provider, click.userId)) return 'not-yours';
+  if (!sameConversation({ ...q.target, guildId: q.turn.guildId }, click.origin)) return 'elsewhere';
   if (q.answers[click.question] !== null && q.answers[click.question] !== undefined) return 'answered';
   return undefined;
 }

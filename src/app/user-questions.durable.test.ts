@@ -12,6 +12,9 @@ import { ENGINES, useTestStores } from '../../test/store-engines.js';
 import { UserQuestions } from './user-questions.js';
 import { DbTranscriptStore } from '../agent/transcript.js';
 
+/** Where the questions and prompts below were asked: the clicks come from there unless a case says otherwise. */
+const HERE = { provider: 'discord', channelId: 'C1', dm: false };
+
 const QUESTION = { id: 'deploy_target', header: 'Target', question: 'Where should it deploy?', options: [{ label: 'Staging' }, { label: 'Production' }] };
 const spec = { questions: [QUESTION], timeoutSec: 60 };
 const turn = { agentId: 'main', provider: 'discord', channelId: 'C1', chat: 'channel', senderId: 'U1' } as unknown as TurnContext;
@@ -60,13 +63,13 @@ describe.each(ENGINES)('ask_user questions across processes (%s)', (engine) => {
     a.questions.stop();
     const b = await proc(connect, 'b');
     await b.questions.start();
-    expect(await b.h.choose({ id: a.prompts[0]!.id, question: 0, option: 1, userId: 'U1' })).toMatchObject({ ok: true, text: expect.stringContaining('passed on') });
+    expect(await b.h.choose({ id: a.prompts[0]!.id, question: 0, option: 1, userId: 'U1', origin: HERE })).toMatchObject({ ok: true, text: expect.stringContaining('passed on') });
     expect(b.followUps).toHaveLength(1);
     expect(b.followUps[0]).toMatchObject({ sessionKey: 's1', agentId: 'main', replyTo: { provider: 'discord', channelId: 'C1' } });
     expect(b.followUps[0]!.text).toContain('{"deploy_target":["Production"]}');
     expect(b.followUps[0]!.text).toContain('call call-7');
     // Answered once: the same click again, anywhere, finds it no longer open.
-    expect(await b.h.choose({ id: a.prompts[0]!.id, question: 0, option: 0, userId: 'U1' })).toMatchObject({ ok: false, text: expect.stringMatching(/no longer open/) });
+    expect(await b.h.choose({ id: a.prompts[0]!.id, question: 0, option: 0, userId: 'U1', origin: HERE })).toMatchObject({ ok: false, text: expect.stringMatching(/no longer open/) });
     expect(a.followUps).toHaveLength(0);
   });
 
@@ -76,7 +79,7 @@ describe.each(ENGINES)('ask_user questions across processes (%s)', (engine) => {
     const b = await proc(connect, 'b');
     await a.questions.ask({ spec, turn, sessionKey: 's1', toolCallId: 'c' });
     const id = a.prompts[0]!.id;
-    const [ra, rb] = await Promise.all([a.h.choose({ id, question: 0, option: 0, userId: 'U1' }), b.h.choose({ id, question: 0, option: 1, userId: 'U1' })]);
+    const [ra, rb] = await Promise.all([a.h.choose({ id, question: 0, option: 0, userId: 'U1', origin: HERE }), b.h.choose({ id, question: 0, option: 1, userId: 'U1', origin: HERE })]);
     expect([ra.ok, rb.ok].filter(Boolean)).toHaveLength(1);
     const loser = ra.ok ? rb : ra;
     expect(loser.text).toMatch(/no longer open|already answered/);
@@ -92,7 +95,7 @@ describe.each(ENGINES)('ask_user questions across processes (%s)', (engine) => {
     const two = { questions: [QUESTION, { ...QUESTION, id: 'when', header: 'When', question: 'When?', options: [{ label: 'Now' }, { label: 'Tonight' }] }], timeoutSec: 60 };
     await a.questions.ask({ spec: two, turn, sessionKey: 's1', toolCallId: 'c' });
     const id = a.prompts[0]!.id;
-    const [ra, rb] = await Promise.all([a.h.choose({ id, question: 0, option: 0, userId: 'U1' }), b.h.choose({ id, question: 1, option: 1, userId: 'U1' })]);
+    const [ra, rb] = await Promise.all([a.h.choose({ id, question: 0, option: 0, userId: 'U1', origin: HERE }), b.h.choose({ id, question: 1, option: 1, userId: 'U1', origin: HERE })]);
     expect(ra.ok && rb.ok).toBe(true);
     const all = [...a.followUps, ...b.followUps];
     expect(all).toHaveLength(1);
@@ -113,7 +116,7 @@ describe.each(ENGINES)('ask_user questions across processes (%s)', (engine) => {
     expect(await b.questions.store.answer(id, read.version, [null, ['Now']], false, now, 'b')).toBe(false);
     expect((await b.questions.store.get(id))!.answers).toEqual([['Staging'], null]);
     // The handler reads again and keeps both.
-    expect(await b.h.choose({ id, question: 1, option: 0, userId: 'U1' })).toMatchObject({ ok: true });
+    expect(await b.h.choose({ id, question: 1, option: 0, userId: 'U1', origin: HERE })).toMatchObject({ ok: true });
     expect(b.followUps[0]!.text).toContain('{"deploy_target":["Staging"],"when":["Staging"]}');
   });
 
@@ -129,7 +132,7 @@ describe.each(ENGINES)('ask_user questions across processes (%s)', (engine) => {
     await new Promise((r) => setTimeout(r, 300));
     expect(a.followUps.length + b.followUps.length).toBe(1);
     expect([...a.followUps, ...b.followUps][0]!.text).toContain('"status":"no_answer"');
-    expect(await b.h.choose({ id: a.prompts[0]!.id, question: 0, option: 0, userId: 'U1' })).toMatchObject({ ok: false, text: expect.stringMatching(/no longer open/) });
+    expect(await b.h.choose({ id: a.prompts[0]!.id, question: 0, option: 0, userId: 'U1', origin: HERE })).toMatchObject({ ok: false, text: expect.stringMatching(/no longer open/) });
   });
 
   it('a question that expired while no process ran gets its no_answer at the next start, once', async () => {
@@ -154,7 +157,7 @@ describe.each(ENGINES)('ask_user questions across processes (%s)', (engine) => {
     const b = await proc(connect, 'b', { alive });
     const outcome = a.questions.ask({ spec, turn, sessionKey: 's1', toolCallId: 'c' });
     await expect.poll(() => a.prompts.length).toBe(1);
-    expect(await b.h.choose({ id: a.prompts[0]!.id, question: 0, option: 1, userId: 'U1' })).toMatchObject({ ok: true });
+    expect(await b.h.choose({ id: a.prompts[0]!.id, question: 0, option: 1, userId: 'U1', origin: HERE })).toMatchObject({ ok: true });
     expect(await outcome).toEqual({ status: 'answered', answers: { deploy_target: ['Production'] } });
     expect(a.followUps.length + b.followUps.length).toBe(0);
   });
@@ -169,7 +172,7 @@ describe.each(ENGINES)('ask_user questions across processes (%s)', (engine) => {
     await a.transcripts.append('s1', [{ kind: 'message', message: { role: 'assistant', content: [{ type: 'toolCall', id: 'c', name: 'ask_user', args: {} }] } } as never]);
     // Process a is gone (its instance's lease lapsed): b takes the click.
     const b = await proc(connect, 'b', { alive: (i) => i === 'b' });
-    expect(await b.h.choose({ id: a.prompts[0]!.id, question: 0, option: 0, userId: 'U1' })).toMatchObject({ ok: true });
+    expect(await b.h.choose({ id: a.prompts[0]!.id, question: 0, option: 0, userId: 'U1', origin: HERE })).toMatchObject({ ok: true });
     expect(b.followUps).toHaveLength(1);
     expect(b.followUps[0]!.text).toContain('["Staging"]');
     // Before the follow-up runs, the open call gets the pending answer its turn would have had.
@@ -192,7 +195,7 @@ describe.each(ENGINES)('ask_user questions across processes (%s)', (engine) => {
     await expect.poll(() => a.prompts.length).toBe(1);
     controller.abort();
     expect(await outcome).toMatchObject({ status: 'no_answer' });
-    expect(await b.h.choose({ id: a.prompts[0]!.id, question: 0, option: 0, userId: 'U1' })).toMatchObject({ ok: false, text: expect.stringMatching(/no longer open/) });
+    expect(await b.h.choose({ id: a.prompts[0]!.id, question: 0, option: 0, userId: 'U1', origin: HERE })).toMatchObject({ ok: false, text: expect.stringMatching(/no longer open/) });
     await b.questions.start();
     expect(a.followUps.length + b.followUps.length).toBe(0);
   });

@@ -17,6 +17,9 @@ import path from 'node:path';
 import type { Store } from '../store/store.js';
 import { openWardenStore } from './migrations.js';
 
+/** Where the questions and prompts below were asked: the clicks come from there unless a case says otherwise. */
+const HERE = { provider: 'discord', channelId: 'C1', dm: false };
+
 const TOKEN = 'per-install-token-0123456789abcdef0123456789';
 const QUESTION = { id: 'deploy_target', header: 'Target', question: 'Where should it deploy?', options: [{ label: 'Staging' }, { label: 'Production' }] };
 const turnOf = (provider: string, senderId: string | undefined): TurnContext => ({ agentId: 'main', provider, channelId: provider === 'web' ? 'web' : 'C1', chat: 'channel', senderId }) as unknown as TurnContext;
@@ -162,12 +165,12 @@ describe('ask_user: who may answer', () => {
     const controller = new AbortController();
     const outcome = questions.ask({ spec, turn: turnOf('discord', 'U1'), sessionKey: 's', toolCallId: 'c', signal: controller.signal });
     await expect.poll(() => prompts.length).toBe(1);
-    const refused = await questions.handlersFor(provider).choose({ id: prompts[0]!.id, question, option, userId });
+    const refused = await questions.handlersFor(provider).choose({ id: prompts[0]!.id, question, option, userId, origin: HERE });
     expect(refused).toMatchObject({ ok: false, text: expect.stringMatching(text) });
     // The free-text form is refused alike (it has no option to check).
-    if (option === 0) expect(await questions.handlersFor(provider).open({ id: prompts[0]!.id, question, userId })).toMatchObject({ ok: false });
+    if (option === 0) expect(await questions.handlersFor(provider).open({ id: prompts[0]!.id, question, userId, origin: HERE })).toMatchObject({ ok: false });
     // The requester still can.
-    expect(await questions.handlersFor('discord').choose({ id: prompts[0]!.id, question: 0, option: 1, userId: 'U1' })).toMatchObject({ ok: true });
+    expect(await questions.handlersFor('discord').choose({ id: prompts[0]!.id, question: 0, option: 1, userId: 'U1', origin: HERE })).toMatchObject({ ok: true });
     expect(await outcome).toEqual({ status: 'answered', answers: { deploy_target: ['Production'] } });
   });
 
@@ -175,7 +178,7 @@ describe('ask_user: who may answer', () => {
     const { prompts, questions } = await recording();
     const outcome = questions.ask({ spec, turn: turnOf('discord', 'U1'), sessionKey: 's', toolCallId: 'c' });
     await expect.poll(() => prompts.length).toBe(1);
-    expect(await questions.handlersFor('discord').choose({ id: prompts[0]!.id, question: 0, option: 0, userId: 'U9' })).toMatchObject({ ok: true });
+    expect(await questions.handlersFor('discord').choose({ id: prompts[0]!.id, question: 0, option: 0, userId: 'U9', origin: HERE })).toMatchObject({ ok: true });
     expect(await outcome).toEqual({ status: 'answered', answers: { deploy_target: ['Staging'] } });
   });
 
@@ -184,9 +187,9 @@ describe('ask_user: who may answer', () => {
     const outcome = questions.ask({ spec, turn: turnOf('discord', 'U1'), sessionKey: 's', toolCallId: 'c' });
     await expect.poll(() => prompts.length).toBe(1);
     const h = questions.handlersFor('discord');
-    expect(await h.submit({ id: prompts[0]!.id, question: 0, userId: 'U1', value: '   ' })).toMatchObject({ ok: false, text: expect.stringContaining('empty') });
-    expect(await h.submit({ id: prompts[0]!.id, question: 0, userId: 'U1', value: 'x'.repeat(1001) })).toMatchObject({ ok: false, text: expect.stringContaining('at most 1000') });
-    expect(await h.submit({ id: prompts[0]!.id, question: 0, userId: 'U1', value: 'x'.repeat(1000) })).toMatchObject({ ok: true });
+    expect(await h.submit({ id: prompts[0]!.id, question: 0, userId: 'U1', value: '   ', origin: HERE })).toMatchObject({ ok: false, text: expect.stringContaining('empty') });
+    expect(await h.submit({ id: prompts[0]!.id, question: 0, userId: 'U1', value: 'x'.repeat(1001), origin: HERE })).toMatchObject({ ok: false, text: expect.stringContaining('at most 1000') });
+    expect(await h.submit({ id: prompts[0]!.id, question: 0, userId: 'U1', value: 'x'.repeat(1000), origin: HERE })).toMatchObject({ ok: true });
     expect(await outcome).toMatchObject({ status: 'answered' });
   });
 
@@ -202,6 +205,6 @@ describe('ask_user: who may answer', () => {
     await expect.poll(() => prompts.length).toBe(1);
     controller.abort();
     expect(await outcome).toMatchObject({ status: 'no_answer' });
-    expect(await questions.handlersFor('discord').choose({ id: prompts[0]!.id, question: 0, option: 0, userId: 'U1' })).toMatchObject({ ok: false, text: expect.stringMatching(/no longer open/) });
+    expect(await questions.handlersFor('discord').choose({ id: prompts[0]!.id, question: 0, option: 0, userId: 'U1', origin: HERE })).toMatchObject({ ok: false, text: expect.stringMatching(/no longer open/) });
   });
 });

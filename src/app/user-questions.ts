@@ -1,6 +1,6 @@
 // The ask_user tool's questions waiting for a person. The prompt is posted through the
 // conversation's adapter (buttons, and a form for free text); clicks and forms land here and are
-// checked against the question (the person asked or an approver, still open, not expired). Like
+// checked against the question (the person asked or an approver, from the conversation it was asked in, still open, not expired). Like
 // an approval, the tool waits `approvals.waitSec` for the answer; then its turn ends with
 // `pending` — the conversation is not held — and the answer, or `no_answer` at the question's
 // timeout, reaches the agent through the follow-up turn deferred approvals use (the gateway's
@@ -15,12 +15,14 @@
 // no process could queue it). Deadlines are timed by the asking process and by every process's
 // sweep, so a question that expired while Warden was down gets its `no_answer` at the next start.
 import { randomUUID } from 'node:crypto';
+import { originForAudit, type ClickOrigin } from '../approvals/click-origin.js';
 import type { WardenConfig } from '../config/index.js';
 import { log } from '../log/log.js';
 import type { TranscriptStore } from '../agent/types.js';
 import type { ChatAdapter } from '../gateway/types.js';
 import { answerDanglingCall, replyTargetOf, type FollowUpTurn } from '../gateway/deferred-calls.js';
 import type { TurnContext } from '../policy/context.js';
+import type { AuditLog } from '../store/audit.js';
 import type { Db } from '../store/db.js';
 import type { AskUserOutcome, AskUserSpec } from '../tools/core/ask-user/ask-user.js';
 import { refreshTurnContext } from '../turn/turn-context.js';
@@ -30,7 +32,8 @@ import { answerRefusal, outcomeOf, UserQuestionStore, type AnswerRefusal, type S
 
 const NOT_FOUND = 'This question is no longer open (answered, expired, or withdrawn).';
 const NOT_YOURS = 'Only the person the assistant asked (or an approver) can answer this question.';
-const REFUSALS: Record<AnswerRefusal, string> = { 'not-found': NOT_FOUND, 'not-yours': NOT_YOURS, answered: 'This question is already answered.' };
+const ELSEWHERE = 'This question can only be answered in the conversation where it was asked. Nothing was recorded.';
+const REFUSALS: Record<AnswerRefusal, string> = { 'not-found': NOT_FOUND, 'not-yours': NOT_YOURS, answered: 'This question is already answered.', elsewhere: ELSEWHERE };
 /** How often a process looks for deadlines no timer of its own covers, and outcomes nobody handed over. */
 const DEFAULT_SWEEP_MS = 15_000;
 /** How often an inline wait looks whether another instance ended its question. */
@@ -58,6 +61,8 @@ export interface UserQuestionsDeps {
   ownerAlive?: ((instance: string) => Promise<boolean>) | undefined;
   /** The config current at delivery: a follow-up's context is rebuilt under it. Absent: the asking turn's. */
   config?: (() => WardenConfig) | undefined;
+  /** Where refused clicks from another conversation are recorded. */
+  audit?: Pick<AuditLog, 'recordOrLog'> | undefined;
   /** The transcripts, to answer the tool call a turn that died mid-wait left open before the follow-up. */
   transcripts?: TranscriptStore | undefined;
   now?: () => number;
@@ -257,7 +262,8 @@ export class UserQuestions {
     const transcripts = this.deps.transcripts;
     // A turn that died while it waited inline left its call unanswered: it gets its pending answer first.
     const before = q.owner !== undefined && transcripts ? () => answerDanglingCall(transcripts, { approvalId: q.id, sessionKey: q.sessionKey, toolCallId: q.toolCallId }, pendingText(q)) : undefined;
-    const queued = this.followUp({ sessionKey: q.sessionKey, agentId: context.agentId, context, replyTo, text: followUpText(q, outcomeOf(q)), before });
+    const dangling = before ? { approvalId: q.id, toolCallId: q.toolCallId, pendingText: pendingText(q) } : undefined;
+    const queued = this.followUp({ sessionKey: q.sessionKey, agentId: context.agentId, context, replyTo, text: followUpText(q, outcomeOf(q)), before, dangling });
     if (queued) log.info({ question: q.id, sessionKey: q.sessionKey, state: q.state }, 'ask_user follow-up queued');
     else log.warn({ question: q.id, sessionKey: q.sessionKey }, 'ask_user follow-up could not be queued');
   }
@@ -266,10 +272,10 @@ export class UserQuestions {
    * Records one answer: read, check, one conditional write on the version read. A write that
    * loses (another click changed the question first) reads again and is checked again.
    */
-  private async record(provider: string, click: { id: string; question: number; userId: string }, answerOf: (q: StoredQuestion) => string | undefined): Promise<{ ok: true; text: string; summary: string } | { ok: false; text: string }> {
+  private async record(provider: string, click: { id: string; question: number; userId: string; origin: ClickOrigin | undefined }, answerOf: (q: StoredQuestion) => string | undefined): Promise<{ ok: true; text: string; summary: string } | { ok: false; text: string }> {
     for (let attempt = 0; attempt < ANSWER_ATTEMPTS; attempt++) {
       const q = await this.store.get(click.id);
-      const refused = this.refusal(provider, q, click);
+      const refused = await this.refusal(provider, q, click);
       if (refused) return { ok: false, text: REFUSALS[refused] };
       const value = answerOf(q!);
       if (value === undefined) return { ok: false, text: NOT_FOUND };
@@ -287,31 +293,37 @@ export class UserQuestions {
     return { ok: false, text: 'The question changed while your answer was recorded; please try again.' };
   }
 
-  private refusal(provider: string, q: StoredQuestion | undefined, click: { question: number; userId: string }): AnswerRefusal | undefined {
-    const refused = answerRefusal(q, { provider, question: click.question, userId: click.userId, now: this.now() }, (p, u) => this.deps.alsoMayAnswer?.(p, u) ?? false);
+  /** The one decision for every click and form on a question (answerRefusal); refusals of people are logged, misplaced clicks audited. */
+  private async refusal(provider: string, q: StoredQuestion | undefined, click: { question: number; userId: string; origin: ClickOrigin | undefined }): Promise<AnswerRefusal | undefined> {
+    const refused = answerRefusal(q, { provider, question: click.question, userId: click.userId, origin: click.origin, now: this.now() }, (p, u) => this.deps.alsoMayAnswer?.(p, u) ?? false);
     if (refused === 'not-yours') log.info({ provider, userId: click.userId, question: q?.id }, 'ask_user answer refused: not the person asked');
+    if (refused === 'elsewhere') {
+      log.warn({ provider, userId: click.userId, question: q?.id, origin: originForAudit(click.origin) }, 'ask_user answer refused: not from the conversation asked in');
+      await this.deps.audit?.recordOrLog({ type: 'ask_user.refused', subject: q?.id ?? '', actor: `${provider}:${click.userId}`, sessionKey: q?.sessionKey, data: { reason: 'not from the conversation the question was asked in', origin: originForAudit(click.origin) } });
+    }
     return refused;
   }
 
   /** The adapter-facing handlers of one platform. */
   handlersFor(provider: string) {
     return {
-      choose: async ({ id, question, option, userId }: { id: string; question: number; option: number; userId: string }) => this.record(provider, { id, question, userId }, (q) => q.spec.questions[question]!.options[option]?.label),
-      open: async ({ id, question, userId }: { id: string; question: number; userId: string }) => {
+      choose: async ({ id, question, option, userId, origin }: { id: string; question: number; option: number; userId: string; origin: ClickOrigin | undefined }) =>
+        this.record(provider, { id, question, userId, origin }, (q) => q.spec.questions[question]!.options[option]?.label),
+      open: async ({ id, question, userId, origin }: { id: string; question: number; userId: string; origin: ClickOrigin | undefined }) => {
         const q = await this.store.get(id);
-        const refused = this.refusal(provider, q, { question, userId });
+        const refused = await this.refusal(provider, q, { question, userId, origin });
         return refused ? { ok: false as const, text: REFUSALS[refused] } : { ok: true as const, title: q!.spec.questions[question]!.header };
       },
-      submit: async ({ id, question, userId, value }: { id: string; question: number; userId: string; value: string }) => {
+      submit: async ({ id, question, userId, value, origin }: { id: string; question: number; userId: string; value: string; origin: ClickOrigin | undefined }) => {
         const answer = value.trim();
         // Checked first: a refused person learns nothing about the question from the value's checks.
         const q = await this.store.get(id);
-        const refused = this.refusal(provider, q, { question, userId });
+        const refused = await this.refusal(provider, q, { question, userId, origin });
         if (refused) return { ok: false as const, text: REFUSALS[refused] };
         if (answer === '') return { ok: false as const, text: 'An empty answer was not recorded.' };
         // The forms cap it; a forged submission gets the same limit, refused rather than cut.
         if (answer.length > ASK_MAX_CHARS) return { ok: false as const, text: `The answer is ${answer.length} characters; at most ${ASK_MAX_CHARS}. It was not recorded.` };
-        return this.record(provider, { id, question, userId }, () => answer);
+        return this.record(provider, { id, question, userId, origin }, () => answer);
       },
     };
   }

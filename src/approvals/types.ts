@@ -1,3 +1,4 @@
+import type { ClickOrigin } from './click-origin.js';
 import type { BoundFile } from '../exec/content-binding.js';
 import type { TurnContext } from '../policy/context.js';
 
@@ -208,6 +209,12 @@ export interface ApprovalActor {
   userId: string;
   roleIds?: readonly string[] | undefined;
   usergroupIds?: readonly string[] | undefined;
+  /**
+   * The conversation a button or form came from (click-origin.ts): checked against the card's
+   * places. `null`: a click whose adapter reported none — refused. Absent: not a click (typed
+   * `/approve`, which decides by id wherever an approver types it).
+   */
+  origin?: ClickOrigin | null | undefined;
 }
 
 /** Extra input of a decision: the reason typed into "Deny with reason". */
@@ -240,7 +247,8 @@ export type ResolveResult =
   /** A vote towards the quorum was recorded; the request still waits for more. */
   | { kind: 'counted'; request: ApprovalRequest }
   | { kind: 'already-resolved'; request: ApprovalRequest; outcome: ApprovalOutcome; decidedBy?: string | undefined }
-  | { kind: 'not-approver'; reason: string }
+  /** `wrongConversation`: the clicker may decide, but not from where the click came. */
+  | { kind: 'not-approver'; reason: string; wrongConversation?: boolean | undefined }
   | { kind: 'not-found'; id: string }
   | { kind: 'decision-not-allowed'; decision: string; allowed: ApprovalDecision[] };
 

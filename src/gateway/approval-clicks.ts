@@ -7,20 +7,24 @@ import type { ClickOutcome, OnApprovalClick } from './types.js';
 /** The approval service's decision entry point (approver check, first-writer-wins, grants). */
 export type ResolveApproval = (id: string, decision: string, by: ApprovalActor, input?: DecisionInput) => Promise<ResolveResult>;
 
+/** A click from a conversation the card was not posted in (the clicker may be an approver). */
+export const WRONG_CONVERSATION_TEXT = 'This card can only be decided where it was posted (its conversation, or your direct messages when cards are sent there). Nothing changed.';
+
 /** What `/approve` answers: a click's outcome, or a decision the request does not offer. */
 export type ApproveOutcome = ClickOutcome | { kind: 'decision-not-allowed'; allowed: string[] };
 
 /**
- * The click path of one platform: every click (and `/approve` typed there) is decided by the
+ * The decision path of one platform: `/approve` typed there (`typed`, decided by id) and, through
+ * `clickHandlerOn`, every click is decided by the
  * approval service as `<provider>:<userId>`, so a Slack approver cannot decide through a
  * Discord account that merely shares an id.
  */
-export function approveOn(resolve: ResolveApproval, provider: string): (click: Parameters<OnApprovalClick>[0]) => Promise<ApproveOutcome> {
+export function approveOn(resolve: ResolveApproval, provider: string, typed = true): (click: Parameters<OnApprovalClick>[0]) => Promise<ApproveOutcome> {
   return async function approve(click): Promise<ApproveOutcome> {
     const result = await resolve(
       click.approvalId,
       click.decision,
-      { provider, userId: click.userId, ...(click.roleIds ? { roleIds: click.roleIds } : {}), ...(click.usergroupIds ? { usergroupIds: click.usergroupIds } : {}) },
+      { provider, userId: click.userId, ...(click.roleIds ? { roleIds: click.roleIds } : {}), ...(click.usergroupIds ? { usergroupIds: click.usergroupIds } : {}), ...(typed ? {} : { origin: click.origin ?? null }) },
       click.reason !== undefined ? { reason: click.reason } : {},
     );
     switch (result.kind) {
@@ -32,7 +36,7 @@ export function approveOn(resolve: ResolveApproval, provider: string): (click: P
         return { kind: 'already-resolved', request: result.request };
       case 'not-approver':
         log.info({ provider, userId: click.userId, approval: click.approvalId, reason: result.reason }, 'approval click refused');
-        return { kind: 'not-approver' };
+        return result.wrongConversation ? { kind: 'not-approver', text: WRONG_CONVERSATION_TEXT } : { kind: 'not-approver' };
       case 'not-found':
         return { kind: 'not-found' };
       case 'decision-not-allowed':
@@ -43,7 +47,8 @@ export function approveOn(resolve: ResolveApproval, provider: string): (click: P
 
 /** The same path shaped for adapters' buttons, which only offer allowed decisions. */
 export function clickHandlerOn(resolve: ResolveApproval, provider: string): OnApprovalClick {
-  const approve = approveOn(resolve, provider);
+  // A button or form: judged by the conversation it came from as well (click-origin.ts).
+  const approve = approveOn(resolve, provider, false);
   return async function onApprovalClick(click): Promise<ClickOutcome> {
     const outcome = await approve(click);
     if (outcome.kind !== 'decision-not-allowed') return outcome;

@@ -13,6 +13,7 @@ import { forPeople } from './people-text.js';
 import { outcomeLabel } from './commands.js';
 import { deciderIn } from '../policy/people.js';
 import { contextForDeferredCall } from '../turn/turn-context.js';
+import type { ParkedFollowUp } from './follow-up-store.js';
 import type { OutboundMessage, ReplyTarget } from './types.js';
 import { background } from '../util/background.js';
 
@@ -56,6 +57,8 @@ export interface FollowUpTurn {
   text: string;
   /** Runs first, inside the session's queue (transcript repair after a restart). */
   before?: (() => void | Promise<void>) | undefined;
+  /** What `before` repairs, as data: a follow-up parked at shutdown repairs it when it runs again elsewhere. */
+  dangling?: ParkedFollowUp['dangling'];
 }
 
 /** How a deferred call ended, for the post, the follow-up and the ledger row. */
@@ -190,6 +193,7 @@ export class DeferredCallRunner {
       replyTo: target,
       text,
       before: () => answerDanglingCall(this.deps.transcripts, call),
+      dangling: { approvalId: call.approvalId, toolCallId: call.toolCallId },
     });
     if (!queued) log.warn({ approval: request.id, sessionKey: call.sessionKey }, 'follow-up turn could not be queued');
   }

@@ -3,7 +3,7 @@ import type { UsageService } from '../usage/service.js';
 import { scrubSecrets, secretLabelsIn } from '../redact/scrub.js';
 import { randomUUID } from 'node:crypto';
 import type { AgentRuntime, SessionContextRecorder, ToolExecutor } from '../agent/index.js';
-import type { TurnStart, TurnStartRead } from '../agent/types.js';
+import type { TranscriptStore, TurnStart, TurnStartRead } from '../agent/types.js';
 import type { WardenConfig } from '../config/index.js';
 import { log } from '../log/log.js';
 import type { TurnContext } from '../policy/context.js';
@@ -33,7 +33,8 @@ import type { BatchStep } from '../store/db.js';
 import { attachmentsFrom, decodeForwarded, encodeForwarded, forwardable } from './forwarded.js';
 import { routeMessage, ThreadParticipation, type Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
-import type { FollowUpTurn } from './deferred-calls.js';
+import { answerDanglingCall, type FollowUpTurn } from './deferred-calls.js';
+import type { FollowUpStore } from './follow-up-store.js';
 import type { ApprovalRequest } from '../approvals/types.js';
 import { buildTurnContext, conversationOf, refreshTurnContext, senderIsOwner, type Actor } from '../turn/turn-context.js';
 import type { ApprovalClick, ChatAdapter, InboundMessage, OutboundFile, OutboundMessage, ReplyTarget } from './types.js';
@@ -98,6 +99,25 @@ export interface GatewayOptions {
    * On a store several instances share: each item of a session runs holding the session's lease,
    * so a conversation's turns never overlap across instances (the second instance's item waits).
    */
+  /**
+   * Where follow-up turns that a shutdown would drop are parked (follow-up-store.ts): a
+   * follow-up offered while this gateway is not running, or still queued when the shutdown
+   * grace ends, is parked, and taken back — at the next start or by any instance sharing the
+   * store — by one conditional write. Absent: such a follow-up is refused (logged).
+   */
+  followUps?:
+    | {
+        store: FollowUpStore;
+        /** Repairs a dead turn's open tool call before a parked follow-up runs. */
+        transcripts: TranscriptStore;
+        /** This process among those sharing the store. */
+        instance: string;
+        /** Whether the instance that took a parked follow-up still runs (the cluster's lease); default: none other does. */
+        alive?: ((instance: string) => Promise<boolean>) | undefined;
+        /** How often parked follow-ups are looked for while running (default 15 s). */
+        sweepMs?: number | undefined;
+      }
+    | undefined;
   sessionLeases?:
     | {
         /**
@@ -166,6 +186,10 @@ interface QueuedItem {
   origin?: TurnOrigin;
   /** Runs first when the item's turn comes (inside the session's queue). */
   before?: (() => void | Promise<void>) | undefined;
+  /** A follow-up turn: parked (not dropped) when a shutdown hands it back before it began. */
+  followUp?: FollowUpTurn | undefined;
+  /** The parked row it was taken from: finished when its turn begins, put back if it never does. */
+  parkedId?: string | undefined;
   /** Told how the item ended (scheduled turns report their outcome to the cron ledger). */
   onDone?: ((outcome: ScheduledOutcome) => void) | undefined;
   /** The loop-detection run a self-started turn continues (the one that spawned the subagents). */
@@ -243,6 +267,9 @@ export class Gateway {
   private readonly retries = new Map<string, NodeJS.Timeout>();
   /** Immediate commands in flight, so shutdown can wait for them too. */
   private readonly inFlight = new Set<Promise<void>>();
+  /** Follow-ups being parked (the stop waits for them before the store closes). */
+  private readonly parking = new Set<Promise<void>>();
+  private followUpSweep: NodeJS.Timeout | undefined;
   /** The latest route of each session (bounded, oldest dropped): where a self-started turn answers. */
   private readonly routes = new Map<string, Route>();
   /** Sessions that received a message in this process, for session_start / session_end. */
@@ -354,6 +381,12 @@ export class Gateway {
       background(this.pickUp(true), 'places of stopped instances not taken over; the next sweep tries again');
     }
     for (const adapter of this.adapters.values()) await this.startAdapter(adapter, 0);
+    if (this.options.followUps) {
+      // Follow-ups parked by a shutdown (this process's last, or another instance's): run here, once.
+      background(this.resumeFollowUps(), 'parked follow-ups not taken; the next sweep tries again');
+      this.followUpSweep = setInterval(() => background(this.resumeFollowUps(), 'parked follow-ups not taken; the next sweep tries again'), this.options.followUps.sweepMs ?? 15_000);
+      this.followUpSweep.unref?.();
+    }
   }
 
   /** Which platforms are connected, and which are waiting to retry (for status reports). */
@@ -690,12 +723,17 @@ export class Gateway {
     ]);
     clearTimeout(timer);
     if (!finished) {
-      const handedBack = this.queue.abortAll('shutting down');
-      log.warn({ waiting: handedBack.length }, 'shutdown: aborted running turns');
+      const all = this.queue.abortAll('shutting down');
+      // A follow-up nobody typed is parked, not answered with "send it again".
+      const handedBack = all.filter((item) => !(item.followUp && this.options.followUps));
+      for (const item of all) if (item.followUp && this.options.followUps) this.park(item.followUp, item.parkedId);
+      log.warn({ waiting: handedBack.length, parked: all.length - handedBack.length }, 'shutdown: aborted running turns');
       for (const item of handedBack) item.onDone?.({ ok: false, error: 'Warden shut down before this turn ran' });
       await Promise.all(handedBack.map((item) => this.send(item.route.replyTo, { text: SHUTDOWN_TEXT })));
       await idle;
     }
+    if (this.followUpSweep) clearInterval(this.followUpSweep);
+    this.followUpSweep = undefined;
     // Replies worked out before the stop still go out, before the adapters close.
     await Promise.all([...this.outbox.keys()].map(this.delivered));
     await Promise.allSettled([...this.inFlight]);
@@ -707,6 +745,8 @@ export class Gateway {
         log.error({ err, provider: adapter.provider }, 'adapter did not stop cleanly');
       }
     }
+    // Follow-ups parked during the stop are written before the caller closes the store.
+    await Promise.allSettled([...this.parking]);
     this.state = 'stopped';
   }
 
@@ -753,10 +793,48 @@ export class Gateway {
    * agent); false only when the gateway is not running.
    */
   followUp(turn: FollowUpTurn): boolean {
-    if (this.state !== 'running') return false;
+    if (this.state !== 'running') {
+      // Claimed by its caller already: parked for the next start or another instance, not dropped.
+      if (!this.options.followUps || this.state === 'stopped') return false;
+      this.park(turn);
+      return true;
+    }
     const route: Route = { agentId: turn.agentId, sessionKey: turn.sessionKey, context: turn.context, replyTo: turn.replyTo, text: turn.text };
-    const queued = this.queue.enqueue(turn.sessionKey, { route, command: undefined, origin: 'approval', before: turn.before, config: this.view.config }, { overflow: true });
+    const queued = this.queue.enqueue(turn.sessionKey, { route, command: undefined, origin: 'approval', before: turn.before, followUp: turn, config: this.view.config }, { overflow: true });
     return queued.ok;
+  }
+
+  /** Parks a follow-up this process will not run (tracked: the stop waits for the write). */
+  private park(turn: FollowUpTurn, parkedId?: string): void {
+    const followUps = this.options.followUps;
+    if (!followUps) return;
+    const write = parkedId !== undefined ? followUps.store.putBack(parkedId, followUps.instance) : followUps.store.park(turn).then(() => undefined);
+    const done = write.then(
+      () => log.info({ sessionKey: turn.sessionKey }, 'follow-up parked for the next start or another instance'),
+      (err: unknown) => log.error({ err, sessionKey: turn.sessionKey }, 'follow-up could not be parked; it is lost'),
+    );
+    this.parking.add(done);
+    // `done` never rejects (both outcomes are handled above); it only leaves the set when settled.
+    background(done.finally(() => this.parking.delete(done)), 'follow-up parking not tracked');
+  }
+
+  /**
+   * Takes the parked follow-ups (this process's from before a restart, or another instance's
+   * that stopped) and queues them; each is taken by one write, so it runs on one instance.
+   */
+  async resumeFollowUps(): Promise<number> {
+    const followUps = this.options.followUps;
+    if (!followUps || this.state !== 'running') return 0;
+    const taken = await followUps.store.take(followUps.instance, followUps.alive ?? (async () => false));
+    for (const f of taken) {
+      const before = f.dangling ? () => answerDanglingCall(followUps.transcripts, { approvalId: f.dangling!.approvalId, sessionKey: f.sessionKey, toolCallId: f.dangling!.toolCallId }, f.dangling!.pendingText) : undefined;
+      const turn: FollowUpTurn = { ...f, before };
+      const route: Route = { agentId: f.agentId, sessionKey: f.sessionKey, context: f.context, replyTo: f.replyTo, text: f.text };
+      const queued = this.queue.enqueue(f.sessionKey, { route, command: undefined, origin: 'approval', before, followUp: turn, parkedId: f.id, config: this.view.config }, { overflow: true });
+      if (!queued.ok) await followUps.store.putBack(f.id, followUps.instance);
+      else log.info({ sessionKey: f.sessionKey }, 'parked follow-up queued');
+    }
+    return taken.length;
   }
 
   /** Whether new work is taken (false once stopping). */
@@ -852,6 +930,8 @@ export class Gateway {
     const typingTimer = typing ? setTimeout(showTyping, this.options.typingDelayMs ?? TYPING_DELAY_MS, typing) : undefined;
     let reply: OutboundMessage | undefined;
     try {
+      // A parked follow-up's turn begins: from here it is the transcript's, no longer parked.
+      if (item.parkedId !== undefined) await this.options.followUps?.store.finish(item.parkedId);
       if (item.before) await item.before();
       if (command) reply = await this.commandReply(route, command, signal, view);
       else if (item.skill) reply = await this.skillReply(route, item.skill, signal, view);

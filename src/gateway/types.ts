@@ -1,3 +1,4 @@
+import type { ClickOrigin } from '../approvals/click-origin.js';
 import type { MessageActionPort } from '../tools/core/message/actions.js';
 import type { PairingCardRequest } from './pairing-decision.js';
 import type { StreamSurface } from './reply-stream.js';
@@ -134,6 +135,12 @@ export interface ApprovalClick {
   usergroupIds?: readonly string[] | undefined;
   /** "Deny with reason": what the approver typed. */
   reason?: string | undefined;
+  /**
+   * The conversation the click came from, as the platform reported the interaction (its
+   * channel, guild/team, thread; a modal: the click that opened it). Every adapter sets it; a
+   * click without it is refused.
+   */
+  origin?: ClickOrigin | undefined;
 }
 
 /**
@@ -144,7 +151,10 @@ export interface ApprovalClick {
 export type ClickOutcome =
   | { kind: 'resolved'; request: ApprovalRequest }
   | { kind: 'already-resolved'; request: ApprovalRequest }
-  | { kind: 'not-approver' }
+  /** `text`: why, when it is not the clicker (a click from a conversation the card is not in). */
+  | { kind: 'not-approver'; text?: string | undefined }
   | { kind: 'not-found' };
 
 export type OnApprovalClick = (click: ApprovalClick) => Promise<ClickOutcome>;
+
+export type { ClickOrigin } from '../approvals/click-origin.js';

@@ -150,6 +150,29 @@ describe('Discord: a card waits, the conversation does not', () => {
     expect(runsIn(dir)).toBe(1);
   }, 40_000);
 
+  it("an approver's click from another channel or from their DM (cards go to the channel) is refused privately and runs nothing; from the card's channel it runs", async () => {
+    const dir = workspaceDir('warden-approvals-origin-');
+    const warden = await start(dir, { waitSec: 0 });
+    const from = mark();
+    ask(LIST_REQUEST);
+    const card = await cardAfter(from);
+    const id = JSON.stringify(card.embeds).match(/ID: ([0-9a-f]{10})/)![1]!;
+    for (const channel_id of ['300000000000000002', fake.dmChannelOf(olga.id)]) {
+      const elsewhere = click({ ...card, channel_id });
+      const refused = await fake.requests.waitFor((r) => r.path.includes(elsewhere.token) && JSON.stringify(r.body).includes('can only be decided where it was posted'), 8_000, 'refused elsewhere');
+      expect(refused.body.flags & 64).toBe(64);
+    }
+    await sleep(200);
+    expect((await warden.approvals.get(id))!.status).toBe('pending');
+    expect(runsIn(dir)).toBe(0);
+    const audited = await warden.approvals.audit.list({ typePrefix: 'approval.refused' });
+    expect(audited.filter((e) => e.subject === id)).toHaveLength(2);
+    const clickAt = mark();
+    click(card);
+    await botPost(clickAt, (b) => says('```')(b) && says(`Approval ${id}`)(b), 'the result under the card');
+    expect(runsIn(dir)).toBe(1);
+  }, 40_000);
+
   it('a deny is posted under the card and the agent is told the outcome, not to retry', async () => {
     const dir = workspaceDir('warden-approvals-deny-');
     await start(dir, { waitSec: 0 });

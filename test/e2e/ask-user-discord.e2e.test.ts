@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { APIMessage } from 'discord-api-types/v10';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ASK_BUTTON_PREFIX, ASK_FIELD, askModalId, decodeAskId } from '../../adapters/common/ask-user-prompt.js';
 import { parseConfig } from '../../src/config/index.js';
 import { startWarden, type RunningWarden } from '../../src/app/startup.js';
 import { fakeUser, startDiscordFake, type DiscordFake } from '../fakes/discord/index.js';
@@ -31,6 +32,7 @@ function respond(r: FakeRequest): FakeReply {
 }
 
 const GUILD = '300000000000000001';
+const GENERAL = '300000000000000002';
 const DEV = '300000000000000003';
 const bob = fakeUser('400000000000000002', 'bob');
 const mallory = fakeUser('400000000000000007', 'mallory');
@@ -104,6 +106,20 @@ describe('ask_user on Discord, answered within the wait', () => {
     const refusal2 = await fake.requests.waitFor((r: RecordedRequest) => r.path.includes(strangerOther.token), 10_000, 'refusal of the form');
     expect(refusal2.body.type).toBe(4);
     expect(fake.modals).toHaveLength(0);
+
+    // Bob's own buttons, clicked from anywhere but #dev (a copy replayed in #general, his DM with
+    // the bot, a forged form submitted in #general): refused privately, nothing recorded.
+    const asked = decodeAskId(bs[1]!.id, ASK_BUTTON_PREFIX)!;
+    for (const channel_id of [GENERAL, fake.dmChannelOf(bob.id)]) {
+      const elsewhere = fake.click({ message: { ...prompt, channel_id }, customId: bs[1]!.id, user: bob });
+      const refused = await fake.requests.waitFor((r: RecordedRequest) => r.path.includes(elsewhere.token), 10_000, 'refusal elsewhere');
+      expect(refused.body.type).toBe(4);
+      expect(refused.body.data.flags & 64).toBe(64);
+      expect(refused.body.data.content).toContain('only be answered in the conversation where it was asked');
+    }
+    const forged = fake.submitModal({ customId: askModalId(asked.id, 0), user: bob, values: { [ASK_FIELD]: 'Production' }, channelId: GENERAL });
+    const forgedRefusal = await fake.requests.waitFor((r: RecordedRequest) => r.path.includes(forged.token), 10_000, 'forged form refusal');
+    expect(forgedRefusal.body.data.content).toContain('only be answered in the conversation where it was asked');
 
     // Bob's click: the buttons give way to the answer, and the model reads it as the result.
     const after = mark();

@@ -104,6 +104,20 @@ describe('ask_user on Slack, answered within the wait', () => {
     await fake.sendAction(url, fake.blockActions({ message, actionId: buttons[2]!.action_id, value: buttons[2]!.value, user: MALLORY }), { secret: SECRET });
     expect(fake.views).toHaveLength(0);
 
+    // Bob's own button in a payload whose channel is another, or whose message sits in a thread:
+    // an ephemeral refusal where the click came from; nothing recorded.
+    await fake.sendAction(url, fake.blockActions({ message: { ...message, channel: 'C0000GEN' }, actionId: buttons[1]!.action_id, value: buttons[1]!.value, user: BOB }), { secret: SECRET });
+    await fake.waitForCall('chat.postEphemeral', (b) => b.user === BOB && b.channel === 'C0000GEN' && String(b.text).includes('only be answered in the conversation where it was asked'));
+    const threaded = fake.blockActions({ message, actionId: buttons[1]!.action_id, value: buttons[1]!.value, user: BOB }) as { message: Record<string, unknown> };
+    threaded.message.thread_ts = '1700000000.000100';
+    const refusals = () => fake.requests.records.filter((r: RecordedRequest) => r.path === '/api/chat.postEphemeral' && String(r.body?.text).includes('only be answered in the conversation')).length;
+    await fake.sendAction(url, threaded as Record<string, unknown>, { secret: SECRET });
+    await fake.waitForCall('chat.postEphemeral', () => refusals() === 2);
+    // The "Other…" form is not even opened from elsewhere.
+    await fake.sendAction(url, fake.blockActions({ message: { ...message, channel: 'C0000GEN' }, actionId: buttons[2]!.action_id, value: buttons[2]!.value, user: BOB }), { secret: SECRET });
+    await fake.waitForCall('chat.postEphemeral', () => refusals() === 3);
+    expect(fake.views).toHaveLength(0);
+
     const after = mark();
     await fake.sendAction(url, fake.blockActions({ message, actionId: buttons[1]!.action_id, value: buttons[1]!.value, user: BOB }), { secret: SECRET });
     const updated = await fake.waitForCall('chat.update', (b) => String(b.text).includes('Answered: Production'));

@@ -19,6 +19,9 @@ import { SecretPrompts, SECRET_PROMPT_TTL_MS } from '../../src/app/secret-prompt
 import { UserQuestions } from '../../src/app/user-questions.js';
 import { ENGINES, useTestStores } from '../store-engines.js';
 
+/** Where the questions and prompts below were asked: the clicks come from there unless a case says otherwise. */
+const HERE = { provider: 'discord', channelId: 'C1', dm: false };
+
 const QUESTION = { id: 'deploy_target', header: 'Target', question: 'Where should it deploy?', options: [{ label: 'Staging' }, { label: 'Production' }] };
 const spec = { questions: [QUESTION], timeoutSec: 60 };
 const turnIn = (channelId: string, senderId: string) => ({ agentId: 'main', provider: 'discord', channelId, chat: 'channel', senderId }) as unknown as TurnContext;
@@ -71,7 +74,7 @@ describe.each(ENGINES)('durable questions and secret prompts under attack (%s)',
   }
 
   const act = (h: ReturnType<UserQuestions['handlersFor']>, id: string, c: Click) =>
-    c.form !== undefined ? h.submit({ id, question: c.question, userId: c.userId, value: c.form }) : c.option === -1 ? h.open({ id, question: c.question, userId: c.userId }) : h.choose({ id, question: c.question, option: c.option, userId: c.userId });
+    c.form !== undefined ? h.submit({ id, question: c.question, userId: c.userId, value: c.form, origin: HERE }) : c.option === -1 ? h.open({ id, question: c.question, userId: c.userId, origin: HERE }) : h.choose({ id, question: c.question, option: c.option, userId: c.userId, origin: HERE });
 
   it.each(QUESTION_CASES)('ask_user: refuses %s', async (_name, setup, click, refusal) => {
     const connect = await target();
@@ -86,7 +89,7 @@ describe.each(ENGINES)('durable questions and secret prompts under attack (%s)',
     const hb = b.q.handlersFor(click.provider);
     const h1 = b.q.handlersFor('discord');
     const controller = new AbortController();
-    if (setup === 'answered') expect(await h1.choose({ id: own, question: 0, option: 1, userId: 'U1' })).toMatchObject({ ok: true });
+    if (setup === 'answered') expect(await h1.choose({ id: own, question: 0, option: 1, userId: 'U1', origin: HERE })).toMatchObject({ ok: true });
     if (setup === 'expired') clock += 61_000;
     if (setup === 'stopped') {
       const waiting = await questionsOn(await connect(), 'w', now, 60_000);
@@ -105,7 +108,7 @@ describe.each(ENGINES)('durable questions and secret prompts under attack (%s)',
     expect(await b.q.store.get(own)).toEqual(before);
     if (setup === 'open') {
       // The person asked still answers it, once; one follow-up.
-      expect(await h1.choose({ id: own, question: 0, option: 0, userId: 'U1' })).toMatchObject({ ok: true });
+      expect(await h1.choose({ id: own, question: 0, option: 0, userId: 'U1', origin: HERE })).toMatchObject({ ok: true });
       expect(a.followUps.length + b.followUps.length).toBe(1);
       expect(b.followUps[0]!.text).toContain('["Staging"]');
     } else if (setup === 'answered') {
@@ -127,7 +130,7 @@ describe.each(ENGINES)('durable questions and secret prompts under attack (%s)',
     const a = await questionsOn(await connect(), 'a');
     const b = await questionsOn(await connect(), 'b');
     await a.q.ask({ spec, turn: turnIn('C1', 'U1'), sessionKey: 'conv-1', toolCallId: 'c1' });
-    expect(await b.q.handlersFor('discord').choose({ id: a.prompts[0]!.id, question: 0, option: 1, userId: 'U9' })).toMatchObject({ ok: true });
+    expect(await b.q.handlersFor('discord').choose({ id: a.prompts[0]!.id, question: 0, option: 1, userId: 'U9', origin: HERE })).toMatchObject({ ok: true });
     expect(b.followUps).toHaveLength(1);
   });
 
@@ -166,27 +169,27 @@ describe.each(ENGINES)('durable questions and secret prompts under attack (%s)',
   it.each(SECRET_CASES)('secret prompt: refuses %s on another instance; nothing is saved; the person asked still can', async (_name, make, refusal) => {
     const { a, b, id } = await twoInstances();
     const c = make(id);
-    expect(await b.h(c.provider).open({ id: c.id, userId: c.userId })).toMatchObject({ ok: false, text: expect.stringMatching(refusal) });
-    expect(await b.h(c.provider).submit({ id: c.id, userId: c.userId, value: 'attacker-value' })).toMatchObject({ ok: false, text: expect.stringMatching(refusal) });
+    expect(await b.h(c.provider).open({ id: c.id, userId: c.userId, origin: HERE })).toMatchObject({ ok: false, text: expect.stringMatching(refusal) });
+    expect(await b.h(c.provider).submit({ id: c.id, userId: c.userId, value: 'attacker-value', origin: HERE })).toMatchObject({ ok: false, text: expect.stringMatching(refusal) });
     expect(await a.secrets.store.get('main', 'DEPLOY_TOKEN')).toBeUndefined();
-    expect(await b.h().submit({ id, userId: 'U1', value: SECRET })).toMatchObject({ ok: true });
+    expect(await b.h().submit({ id, userId: 'U1', value: SECRET, origin: HERE })).toMatchObject({ ok: true });
     expect(await a.secrets.store.get('main', 'DEPLOY_TOKEN')).toBe(SECRET);
   });
 
   it('secret prompt: a value entered on another instance is saved there, encrypted, readable by the asking one; a replay is refused', async () => {
     const { a, b, id } = await twoInstances();
-    expect(await b.h().open({ id, userId: 'U1' })).toMatchObject({ ok: true, name: 'DEPLOY_TOKEN' });
-    expect(await b.h().submit({ id, userId: 'U1', value: SECRET })).toMatchObject({ ok: true });
+    expect(await b.h().open({ id, userId: 'U1', origin: HERE })).toMatchObject({ ok: true, name: 'DEPLOY_TOKEN' });
+    expect(await b.h().submit({ id, userId: 'U1', value: SECRET, origin: HERE })).toMatchObject({ ok: true });
     expect(b.told).toEqual([expect.stringContaining('DEPLOY_TOKEN is set')]);
     expect(await a.secrets.store.get('main', 'DEPLOY_TOKEN')).toBe(SECRET);
     // Replayed on either instance: refused, the value kept.
-    for (const h of [a.h(), b.h()]) expect(await h.submit({ id, userId: 'U1', value: 'replayed' })).toMatchObject({ ok: false, text: expect.stringMatching(/no longer open/) });
+    for (const h of [a.h(), b.h()]) expect(await h.submit({ id, userId: 'U1', value: 'replayed', origin: HERE })).toMatchObject({ ok: false, text: expect.stringMatching(/no longer open/) });
     expect(await a.secrets.store.get('main', 'DEPLOY_TOKEN')).toBe(SECRET);
   });
 
   it('secret prompt: two submissions at once on two instances save one value', async () => {
     const { a, b, id } = await twoInstances();
-    const [ra, rb] = await Promise.all([a.h().submit({ id, userId: 'U1', value: 'first-value' }), b.h().submit({ id, userId: 'U1', value: 'second-value' })]);
+    const [ra, rb] = await Promise.all([a.h().submit({ id, userId: 'U1', value: 'first-value', origin: HERE }), b.h().submit({ id, userId: 'U1', value: 'second-value', origin: HERE })]);
     expect([ra.ok, rb.ok].filter(Boolean)).toHaveLength(1);
     expect(await a.secrets.store.get('main', 'DEPLOY_TOKEN')).toBe(ra.ok ? 'first-value' : 'second-value');
     expect(a.told.length + b.told.length).toBe(1);
@@ -197,15 +200,15 @@ describe.each(ENGINES)('durable questions and secret prompts under attack (%s)',
     const { a, b, id } = await twoInstances(() => clock);
     clock += SECRET_PROMPT_TTL_MS + 1;
     for (const h of [a.h(), b.h()]) {
-      expect(await h.open({ id, userId: 'U1' })).toMatchObject({ ok: false, text: expect.stringMatching(/no longer open/) });
-      expect(await h.submit({ id, userId: 'U1', value: SECRET })).toMatchObject({ ok: false, text: expect.stringMatching(/no longer open/) });
+      expect(await h.open({ id, userId: 'U1', origin: HERE })).toMatchObject({ ok: false, text: expect.stringMatching(/no longer open/) });
+      expect(await h.submit({ id, userId: 'U1', value: SECRET, origin: HERE })).toMatchObject({ ok: false, text: expect.stringMatching(/no longer open/) });
     }
     expect(await a.secrets.store.get('main', 'DEPLOY_TOKEN')).toBeUndefined();
   });
 
   it('secret prompt: the value is in no table of the store in clear (the prompt row, the audit log, anywhere)', async () => {
     const { b, id, store } = await twoInstances();
-    expect(await b.h().submit({ id, userId: 'U1', value: SECRET })).toMatchObject({ ok: true });
+    expect(await b.h().submit({ id, userId: 'U1', value: SECRET, origin: HERE })).toMatchObject({ ok: true });
     const tables =
       engine === 'sqlite'
         ? (await store.db.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")).map((r) => r.name)
