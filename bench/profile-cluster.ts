@@ -15,6 +15,7 @@ import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { inboxChannel } from '../src/cluster/leases.js';
 import { startTestCluster } from '../test/postgres-cluster.js';
 import { startFakeOpenAI } from '../test/fakes/models/openai-fake.js';
 import { startSlackFake, type SlackFake } from '../test/fakes/slack/index.js';
@@ -137,6 +138,9 @@ const listener = new pg.Client({ connectionString: adminUrl });
 await listener.connect();
 listener.on('notification', (n) => heard.set(n.channel, (heard.get(n.channel) ?? 0) + 1));
 for (const channel of CHANNELS) await listener.query(`LISTEN ${channel}`);
+// Each instance's own channel (places forwarded to it): heard by that instance alone.
+const ids = (await stats.query<{ id: string }>(`SELECT id FROM instances WHERE role = 'server'`)).rows.map((r) => r.id);
+for (const id of ids) await listener.query(`LISTEN ${inboxChannel(id)}`);
 try {
   const pids = instances.map((i) => i.child.pid!);
   const warm = answers(fake) + WARM;
@@ -197,7 +201,8 @@ try {
   const modelBytes = model.requests.slice(model0).reduce((n, r) => n + r.tokens * 4, 0) / Math.max(1, model.requests.length - model0);
   out(`model requests/message: ${((model.requests.length - model0) / MESSAGES).toFixed(2)} (${(modelBytes / 1024).toFixed(1)} KiB each); Slack calls/message: ${[...slackCalls].map(([k, n]) => `${k} ${(n / MESSAGES).toFixed(2)}`).join(', ')}`);
   out(`statements/message: ${(total / MESSAGES).toFixed(2)}`);
-  out(`notifications/message sent: ${CHANNELS.map((c) => `${c} ${((heard.get(c) ?? 0) / MESSAGES).toFixed(2)}`).join(', ')}`);
+  const own = ids.reduce((n, id) => n + (heard.get(inboxChannel(id)) ?? 0), 0);
+  out(`notifications/message sent: ${CHANNELS.map((c) => `${c} ${((heard.get(c) ?? 0) / MESSAGES).toFixed(2)}`).join(', ')}, an instance's own inbox ${(own / MESSAGES).toFixed(2)}`);
   if (profDir) out(`burst window (monotonic µs, as in the profile): ${burstFrom} ${burstTo}`);
   if (proxy) out(`round trips/message: ${(tripCount / MESSAGES).toFixed(2)}`);
   for (const r of rows.rows.slice(0, 25)) out(`  ${(Number(r.calls) / MESSAGES).toFixed(2).padStart(6)}  ${Number(r.ms).toFixed(0).padStart(6)} ms  ${r.query.replace(/\s+/g, ' ').slice(0, 150)}`);
