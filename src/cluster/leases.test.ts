@@ -3,7 +3,7 @@ import pg from 'pg';
 import { ENGINES, useTestStores } from '../../test/store-engines.js';
 import type { Store } from '../store/store.js';
 import { InstanceRegistry } from './instances.js';
-import { Leases, type Place } from './leases.js';
+import { INBOX_CHANNEL, Leases, type Place } from './leases.js';
 import { until } from '../../test/until.js';
 import { leasedInstances } from '../../test/cluster/leased-instances.js';
 
@@ -362,5 +362,68 @@ describe('a dead instance’s places taken over on PostgreSQL while a third inst
       await admin.end();
     }
     await Promise.all([la!.close(), lb!.close(), lc!.close(), rb!.stop(), rc!.stop()]);
+  });
+});
+
+describe('notifications reach only the instance concerned (PostgreSQL)', () => {
+  const never = new AbortController().signal;
+
+  it('a place forwarded to one instance wakes that instance alone; a stopping instance still reaches every other', async () => {
+    const { la, lb, stop } = await leasedInstances(stores, 'postgres');
+    const toA: boolean[] = [];
+    const toB: boolean[] = [];
+    const offA = await la.onForwarded((takeOver) => toA.push(takeOver));
+    const offB = await lb.onForwarded((takeOver) => toB.push(takeOver));
+    // What every instance hears (the shared channel): no forward is announced there.
+    const shared: string[] = [];
+    const offShared = await la['db'].listen(INBOX_CHANNEL, (payload) => shared.push(payload ?? '(none)'));
+    // Busy at A; B's message for it goes to A, and A alone is told (a forward, not a takeover).
+    expect(await la.place('session:f', '{"m":1}')).toMatchObject({ holder: 'inst-a', here: true });
+    expect(await lb.place('session:f', '{"m":2}')).toMatchObject({ holder: 'inst-a', here: false });
+    await until(() => toA.includes(false), 5_000);
+    // A stray notification to B would have come with A's: give it that long again.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(toB).toEqual([]);
+    // The other way round: busy at B, A's message is B's business only.
+    toA.length = 0;
+    expect(await lb.place('session:g', '{"m":3}')).toMatchObject({ holder: 'inst-b', here: true });
+    expect(await la.place('session:g', '{"m":4}')).toMatchObject({ holder: 'inst-b', here: false });
+    await until(() => toB.includes(false), 5_000);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(toA).toEqual([]);
+    expect(shared).toEqual([]);
+    // An instance leaving places behind (`*`), and a forward in the form earlier versions sent, still reach the others.
+    await la['db'].notify('warden_inbox', '*');
+    await la['db'].notify('warden_inbox', 'inst-b');
+    await until(() => toB.filter((t) => t).length === 1 && toB.filter((t) => !t).length === 2, 5_000);
+    await offA();
+    await offB();
+    await offShared();
+    await stop();
+  });
+
+  it('release notifications are subscribed only while this instance has a waiter, and a later waiter is still woken by the release, not by expiry', async () => {
+    const [a, b] = await stores.handles('postgres', 2);
+    // A long lease: a waiter woken only at its expiry would take 30 s.
+    const la = new Leases(a.db, { ttlMs: 30_000, holder: 'A', listenLingerMs: 100 });
+    const lb = new Leases(b.db, { ttlMs: 30_000, holder: 'B', listenLingerMs: 100 });
+    for (let round = 0; round < 2; round++) {
+      const held = (await la.tryAcquire('session:w'))!;
+      const waiting = lb.hold('session:w', never, async () => 'B ran');
+      await until(() => lb.subscribed, 5_000);
+      // A, the holder, waits for nothing: it is not woken by releases.
+      expect(la.subscribed).toBe(false);
+      const released = performance.now();
+      await la.release(held);
+      expect(await waiting).toBe('B ran');
+      expect(performance.now() - released).toBeLessThan(5_000);
+      // The waiter gone, the subscription ends after the linger.
+      await until(() => !lb.subscribed, 5_000);
+    }
+    // Work that runs where its lease is free never subscribes.
+    expect(await la.hold('session:v', never, async () => 'A ran')).toBe('A ran');
+    expect(la.subscribed).toBe(false);
+    await la.close();
+    await lb.close();
   });
 });

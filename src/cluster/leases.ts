@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { log } from '../log/log.js';
 import type { BatchResult, BatchStep, Db } from '../store/db.js';
 import { serverNow } from './clock.js';
+import { background } from '../util/background.js';
 
 /** Notified when a lease is released; the payload is the lease name's digest, never the name. */
 export const LEASE_CHANNEL = 'warden_lease';
@@ -11,10 +12,19 @@ export const LEASE_CHANNEL = 'warden_lease';
 export const STOP_CHANNEL = 'warden_stop';
 
 /**
- * Notified when a place was forwarded to an instance (the payload is that instance's id) or
- * when an instance stopped and left places for the others to take over (`*`).
+ * Notified when an instance stopped and left places for the others to take over (`*`). A place
+ * forwarded to one instance is announced on that instance's own channel (`inboxChannel`), so
+ * the others neither hear nor parse it; a forward announced here with the instance's id as the
+ * payload (as earlier versions did) is still heard.
  */
 export const INBOX_CHANNEL = 'warden_inbox';
+
+/**
+ * The channel only instance `id` listens on for places forwarded to it: named by a digest of
+ * the id, so it stays a short identifier (PostgreSQL refuses channel names past 63 bytes)
+ * whatever the id is.
+ */
+export const inboxChannel = (id: string): string => `${INBOX_CHANNEL}_${leaseDigest(id)}`;
 
 /** A message's place in its conversation's line, and which instance runs it. */
 export interface Place {
@@ -51,6 +61,15 @@ export interface ClaimedPlace {
 const BLOCKED_LOOK_MS = 250;
 
 /**
+ * How long release notifications stay subscribed after this instance's last waiter took its
+ * lease. Only an instance with a waiter needs them: one whose conversations all run here
+ * (sticky delivery, a lease passed on in place) would otherwise be woken, and have its
+ * listening connection woken, by every release of every other instance. Lingering keeps a
+ * stream of waits (round-robin delivery) from subscribing and unsubscribing around each one.
+ */
+const LISTEN_LINGER_MS = 5_000;
+
+/**
  * Places of one conversation are taken one at a time (PostgreSQL: a transaction-scoped advisory
  * lock on the line's name, in the keyspace of two 32-bit keys, apart from the migration lock's
  * single key; SQLite: its write transactions already run one at a time). So a place's number
@@ -75,6 +94,8 @@ export interface LeaseOptions {
   ttlMs: number;
   /** Who holds the leases taken here (the instance id). */
   holder: string;
+  /** How long release notifications stay subscribed after the last waiter (default `LISTEN_LINGER_MS`). */
+  listenLingerMs?: number | undefined;
 }
 
 /** The digest other instances are told when a lease is free: it names no session or job. */
@@ -93,8 +114,11 @@ export class Leases {
   private readonly parked = new Map<string, { lease: HeldLease; place: number | undefined }>();
   /** Releases of parked leases nobody took over, not yet done (`close` waits for them). */
   private readonly releasing = new Set<Promise<void>>();
-  private unlisten: (() => Promise<void>) | undefined;
-  private listening: Promise<void> | undefined;
+  /** The release subscription while there is one: resolves to its `off` (undefined when LISTEN failed). */
+  private listening: Promise<(() => Promise<void>) | undefined> | undefined;
+  /** Set while no waiter is left: ends the release subscription when it fires (see `LISTEN_LINGER_MS`). */
+  private lingering: NodeJS.Timeout | undefined;
+  private closed = false;
 
   constructor(
     private readonly db: Db,
@@ -208,7 +232,7 @@ export class Leases {
       taken: Number(row.taken) === 1,
       ...(leased ? { lease: { name, generation: Number(leased.generation), takenAt }, ...(extra.length > 0 ? { alongside: steps.slice(2) } : {}) } : {}),
     };
-    if (!place.here) await this.db.notify(INBOX_CHANNEL, place.holder);
+    if (!place.here) await this.db.notify(inboxChannel(place.holder), place.holder);
     return place;
   }
 
@@ -262,15 +286,22 @@ export class Leases {
    * a dead instance's places move within its lease plus that period.
    */
   async onForwarded(handler: (takeOver: boolean) => void): Promise<() => Promise<void>> {
-    const off = await this.db.listen(INBOX_CHANNEL, (payload) => {
-      if (payload === this.options.holder) handler(false);
-      else if (payload === undefined || payload === '*') handler(true);
-    });
+    // No payload: notifications may have been lost (a reconnect): look for everything.
+    const own = await this.db.listen(inboxChannel(this.options.holder), (payload) => handler(payload === undefined));
+    const all = await this.db
+      .listen(INBOX_CHANNEL, (payload) => {
+        if (payload === this.options.holder) handler(false);
+        else if (payload === undefined || payload === '*') handler(true);
+      })
+      .catch(async (err: unknown) => {
+        await own();
+        throw err;
+      });
     const timer = setInterval(() => handler(true), Math.max(100, Math.floor(this.options.ttlMs / 3)));
     timer.unref();
     return async () => {
       clearInterval(timer);
-      await off();
+      await Promise.all([own(), all()]);
     };
   }
 
@@ -437,6 +468,13 @@ export class Leases {
   /** Takes `name` as soon as it is free: woken by release notifications, else at the holder's expiry. */
   private async waitFor(name: string, signal: AbortSignal, place: number | undefined): Promise<HeldLease> {
     const digest = leaseDigest(name);
+    if (!this.listening) {
+      // Free at once (the common case): taken without subscribing to releases. Else subscribed
+      // first and then looked at again, so a release in between is not missed.
+      signal.throwIfAborted();
+      const lease = await this.tryAcquire(name, this.options.ttlMs, place);
+      if (lease) return lease;
+    }
     await this.subscribe();
     for (;;) {
       signal.throwIfAborted();
@@ -469,11 +507,30 @@ export class Leases {
       } finally {
         set.delete(wake);
         if (set.size === 0) this.wakers.delete(digest);
+        if (this.wakers.size === 0) this.linger();
       }
     }
   }
 
+  /** The last waiter is gone: release notifications are given up unless another comes soon. */
+  private linger(): void {
+    clearTimeout(this.lingering);
+    this.lingering = setTimeout(() => {
+      this.lingering = undefined;
+      if (this.wakers.size === 0) background(this.unsubscribe(), 'leases: release notifications not given up');
+    }, this.options.listenLingerMs ?? LISTEN_LINGER_MS);
+    this.lingering.unref();
+  }
+
+  /** Whether release notifications are subscribed now (they are while a waiter needs them). */
+  get subscribed(): boolean {
+    return this.listening !== undefined;
+  }
+
   private subscribe(): Promise<void> {
+    clearTimeout(this.lingering);
+    this.lingering = undefined;
+    if (this.closed) return Promise.resolve();
     this.listening ??= this.db
       .listen(LEASE_CHANNEL, (payload) => {
         // No payload: notifications may have been missed (a reconnect); every waiter looks again.
@@ -481,13 +538,23 @@ export class Leases {
         for (const set of sets) for (const wake of [...set]) wake();
       })
       .then(
-        (off) => {
-          this.unlisten = off;
-        },
+        (off) => off,
         // Waiters still take the lease at the holder's expiry or at their next look; they are never stuck.
-        (err: unknown) => log.warn({ err: (err as Error).message }, 'leases: release notifications unavailable; waiting by expiry'),
+        (err: unknown) => void log.warn({ err: (err as Error).message }, 'leases: release notifications unavailable; waiting by expiry'),
       );
-    return this.listening;
+    return this.listening.then(() => undefined);
+  }
+
+  /**
+   * Gives the subscription up once its LISTEN finished. A waiter that comes meanwhile subscribes
+   * afresh: its LISTEN goes out on the same connection after this UNLISTEN, and it looks at the
+   * lease only once that LISTEN is done, so no release between the two goes unheard.
+   */
+  private async unsubscribe(): Promise<void> {
+    const listening = this.listening;
+    this.listening = undefined;
+    const off = await listening;
+    await off?.();
   }
 
   /**
@@ -516,7 +583,8 @@ export class Leases {
     // Places picked up here go with this instance (their senders were told it is shutting down);
     // places forwarded here and not yet picked up stay for another instance to take over.
     if (this.db.open) await this.db.run('DELETE FROM lease_queue WHERE holder = ? AND taken = 1', [this.options.holder]).catch(() => undefined);
-    await this.unlisten?.().catch(() => undefined);
-    this.unlisten = undefined;
+    this.closed = true;
+    clearTimeout(this.lingering);
+    await this.unsubscribe().catch(() => undefined);
   }
 }

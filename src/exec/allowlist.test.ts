@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { argGlobMatches, argPatternMatches, exactArgPattern } from './allowlist.js';
+import { GLOB_CACHE_MAX, argGlobMatches, argPatternMatches, exactArgPattern, globCache, pathGlobMatches } from './allowlist.js';
 
 describe('argGlobMatches: `*` any run, `?` one character, anchored', () => {
   it.each<[string, string, boolean]>([
@@ -67,5 +67,16 @@ describe('exact-argv bindings past any regex budget', () => {
     expect(argPatternMatches(pattern, args)).toBe(true);
     expect(argPatternMatches(pattern, [...args.slice(0, 3), 'aXb*c'])).toBe(false);
     expect(argPatternMatches(pattern, [...args, ''])).toBe(false);
+  });
+});
+
+describe('compiled path globs stay bounded over a long-lived process', () => {
+  it('allowlist globs added and expiring over months keep at most its bound compiled; an evicted glob matches as before', () => {
+    expect(pathGlobMatches('/opt/tool-0/**/bin/*', '/opt/tool-0/a/b/bin/run')).toBe(true);
+    for (let i = 1; i <= GLOB_CACHE_MAX + 200; i++) expect(pathGlobMatches(`/opt/tool-${i}/*`, `/opt/tool-${i}/run`)).toBe(true);
+    expect(globCache.size).toBeLessThanOrEqual(GLOB_CACHE_MAX);
+    expect(globCache.has('/opt/tool-0/**/bin/*')).toBe(false);
+    expect(pathGlobMatches('/opt/tool-0/**/bin/*', '/opt/tool-0/a/b/bin/run')).toBe(true);
+    expect(pathGlobMatches('/opt/tool-0/**/bin/*', '/opt/tool-0/a/b/sbin/run')).toBe(false);
   });
 });

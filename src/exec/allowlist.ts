@@ -66,7 +66,12 @@ export function isLive(entry: AllowlistEntry, now: number): boolean {
   return entry.expiresAt === undefined || entry.expiresAt > now;
 }
 
-const globCache = new Map<string, (text: string) => boolean>();
+/**
+ * Compiled path globs, by glob. Bounded (the oldest goes first): the globs come from allowlist
+ * entries, which are added and expire over a process's life, so their number is not fixed.
+ */
+export const globCache = new Map<string, (text: string) => boolean>();
+export const GLOB_CACHE_MAX = 1024;
 
 /**
  * Path glob: `*` = any run of non-`/` characters, `**` = anything, `?` = one non-`/` character;
@@ -90,6 +95,7 @@ export function pathGlobMatches(glob: string, text: string): boolean {
     }
     const compiled = compileLinearRegex(`${source}$`);
     matcher = compiled.ok ? (t) => compiled.regex.test(t) === true : () => false;
+    if (globCache.size >= GLOB_CACHE_MAX) globCache.delete(globCache.keys().next().value!);
     globCache.set(glob, matcher);
   }
   return matcher(text);

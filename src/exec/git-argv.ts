@@ -115,7 +115,9 @@ export function parseGitArgv(args: readonly string[], known: ReadonlySet<string>
   return { subcommand, untrusted: null };
 }
 
-const knownCache = new Map<string, ReadonlySet<string> | null>();
+/** The answer per git binary; bounded (the oldest goes first): the binary's path comes from config, which reloads may change. */
+export const knownCache = new Map<string, ReadonlySet<string> | null>();
+export const KNOWN_CACHE_MAX = 16;
 
 /**
  * The commands this git binary has: its own and `git-*` programs in the system PATH. Anything
@@ -131,6 +133,7 @@ export function knownGitCommands(gitPath: string): ReadonlySet<string> | null {
     cwd: '/',
   });
   const commands = listed.status === 0 ? new Set(listed.stdout.split('\n').map((l) => l.trim()).filter(Boolean)) : null;
+  if (knownCache.size >= KNOWN_CACHE_MAX) knownCache.delete(knownCache.keys().next().value!);
   knownCache.set(gitPath, commands);
   return commands;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TurnContext } from './context.js';
-import { buildSteps, computeSteps, resolveAgent } from './steps.js';
+import { buildSteps, computeSteps, configStepCache, resolveAgent } from './steps.js';
 import { resolveToolSurface } from './surface.js';
 import { ALL_AVAILABLE, config, turn } from './testing.js';
 
@@ -84,5 +84,20 @@ describe('buildSteps: one steps array per distinct turn', () => {
       const cold = resolveToolSurface(config(raw), { ...ctx, senderIsOwner: owner }, ALL_AVAILABLE);
       expect({ tools: warm.tools, removed: warm.removed, warnings: warm.warnings, error: warm.error }).toEqual({ tools: cold.tools, removed: cold.removed, warnings: cold.warnings, error: cold.error });
     }
+  });
+});
+
+describe('the config steps cache stays bounded over a long-lived process', () => {
+  it('thousands of distinct models (a session may name any) keep at most its bound per config, and an evicted entry is computed again, the same', () => {
+    const cfg = config(raw);
+    const agent = resolveAgent(cfg, 'main')!;
+    const first = computeSteps(cfg, turn({ ...base, model: 'openai/gpt-5' }), agent).slice(0, 6);
+    for (let i = 0; i < 5_000; i++) computeSteps(cfg, turn({ ...base, model: `custom/model-${i}` }), agent);
+    expect(configStepCache.size(cfg)).toBeLessThanOrEqual(256);
+    expect(configStepCache.size(cfg)).toBeGreaterThan(0);
+    // The first model's entry went long ago; asked again, the same steps come back.
+    expect(computeSteps(cfg, turn({ ...base, model: 'openai/gpt-5' }), agent).slice(0, 6)).toEqual(first);
+    // A model with a byProvider entry still gets its step after the churn.
+    expect(JSON.stringify(first)).toContain('openai/gpt-5');
   });
 });

@@ -1,3 +1,4 @@
+import { KeyedCache } from '../util/keyed-cache.js';
 import type { AgentEntry, WardenConfig } from '../config/schema/index.js';
 import type { ProfileId } from '../config/schema/policy.js';
 import { matchByProvider } from './by-provider.js';
@@ -82,15 +83,19 @@ function profileStep(label: string, profile: ProfileId | undefined, profileKey: 
   return { label, policy: { allow }, profile, source: `${profileKey} = "${profile}"` };
 }
 
-const stepCache = new WeakMap<WardenConfig, Map<string, PipelineStep[]>>();
+/**
+ * Steps 1–6 per config object (a reload's config starts afresh) and agent and model. Bounded:
+ * the model is the turn's, and a session may name any model (`/model`), so over a process that
+ * runs for months the keys are not limited by the config alone.
+ */
+export const configStepCache = new KeyedCache<WardenConfig, PipelineStep[]>(256);
 
 /** Steps 1–6 depend only on config, agent and model: cached per config object. */
 function configSteps(config: WardenConfig, agent: ResolvedAgent, model: string | undefined): PipelineStep[] {
-  const cacheKey = `${agent.id}\u0000${model ?? ''}`;
-  let byKey = stepCache.get(config);
-  if (!byKey) stepCache.set(config, (byKey = new Map()));
-  const cached = byKey.get(cacheKey);
-  if (cached) return cached;
+  return configStepCache.get(config, JSON.stringify([agent.id, model ?? null]), () => computeConfigSteps(config, agent, model));
+}
+
+function computeConfigSteps(config: WardenConfig, agent: ResolvedAgent, model: string | undefined): PipelineStep[] {
 
   const tools = config.tools;
   const agentTools = agent.entry?.tools;
@@ -136,7 +141,6 @@ function configSteps(config: WardenConfig, agent: ResolvedAgent, model: string |
       `no byProvider entry of agent "${agent.id}" for ${model ?? 'this turn (no model)'}`,
     ),
   ];
-  byKey.set(cacheKey, steps);
   return steps;
 }
 

@@ -9,10 +9,13 @@ export interface PeriodWindow {
   end: number;
 }
 
-const partsCache = new Map<string, Intl.DateTimeFormat>();
+/** A formatter per time zone; bounded (the oldest goes first), though valid zone names are a few hundred. */
+export const partsCache = new Map<string, Intl.DateTimeFormat>();
+export const PARTS_CACHE_MAX = 64;
 function formatter(timeZone: string): Intl.DateTimeFormat {
   let f = partsCache.get(timeZone);
   if (!f) {
+    if (partsCache.size >= PARTS_CACHE_MAX) partsCache.delete(partsCache.keys().next().value!);
     f = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
     partsCache.set(timeZone, f);
   }
