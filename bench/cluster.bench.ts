@@ -57,7 +57,7 @@ type Delivery = 'round-robin' | 'sticky';
 const instanceFor = (delivery: Delivery, m: number, count: number): number =>
   delivery === 'sticky' ? (m % CONVERSATIONS) % count : (m + Math.floor(m / CONVERSATIONS)) % count;
 
-async function freshDatabase(adminUrl: string): Promise<string> {
+export async function freshDatabase(adminUrl: string): Promise<string> {
   const admin = new URL(adminUrl);
   const name = `bench_${randomUUID().replace(/-/g, '')}`;
   const client = new pg.Client({ connectionString: admin.toString() });
@@ -273,7 +273,7 @@ interface MessageRig {
   close(): Promise<void>;
 }
 
-function messageRig(store: Store): MessageRig {
+export function messageRig(store: Store): MessageRig {
   const config = parseConfig({ models: { default: 'local/m', providers: { local: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1', models: [{ id: 'm', cost: { input: 1, output: 1 } }] } } } });
   if (!config.ok) throw new Error('bench config');
   const usage = new UsageService({ store: new UsageStore(store.db), config: () => config.value.config });
@@ -310,9 +310,9 @@ const SAID = 'what is in the workspace?';
  * each step's p50 and round trips. `agent`: the same message through the real agent loop
  * (`runTurn`, an in-process model answering at once), which adds the loop's own work.
  */
-type PathResult = { steps: Array<{ p50: number; trips: number }>; total: { p50: number; trips: number } };
+export type PathResult = { steps: Array<{ p50: number; trips: number }>; total: { p50: number; trips: number } };
 
-function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'agent' | 'before', counter?: { count(): number }): { message(): Promise<void>; result(): PathResult } {
+export function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'agent' | 'before', counter?: { count(): number }): { message(): Promise<void>; result(): PathResult } {
   const { leases, runtime, transcripts, usage, subagentRuns } = rig;
   const never = new AbortController().signal;
   const count = () => counter?.count() ?? 0;
@@ -378,7 +378,7 @@ function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'agent' | '
 }
 
 /** Message paths measured in alternation, one message of each in turn, so the machine's load falls on all alike. */
-async function interleaved(paths: ReadonlyArray<ReturnType<typeof messagePath>>): Promise<PathResult[]> {
+export async function interleaved(paths: ReadonlyArray<ReturnType<typeof messagePath>>): Promise<PathResult[]> {
   for (let i = 0; i < 350; i++) for (const path of paths) await path.message();
   return paths.map((p) => p.result());
 }
