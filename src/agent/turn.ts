@@ -41,6 +41,22 @@ export function inputMessage(input: TurnInput, chat: string): UserMessage {
   return { role: 'user', content: [{ type: 'text', text }, ...(input.images ?? [])] };
 }
 
+/** Who sent the turn's input, recorded with it: the requester, for their own message (not for relayed words). */
+function senderOf(input: TurnInput, turn: TurnContext): { id: string; name: string | undefined } | undefined {
+  return input.origin === undefined && turn.senderId !== undefined ? { id: turn.senderId, name: turn.senderName } : undefined;
+}
+
+/**
+ * The transcript entry a person's message becomes, as the turn writes it when no plugin adds
+ * context to it: what the message's place writes (`TurnStartRead.write`) before the turn runs.
+ */
+export function incomingAppend(input: TurnInput, turn: TurnContext): TranscriptAppend {
+  const sender = senderOf(input, turn);
+  return { kind: 'message', message: inputMessage(input, turn.chat), ...(sender ? { sender } : {}) };
+}
+
+const sameMessage = (a: Message, b: Message): boolean => a.role === b.role && JSON.stringify(a.content) === JSON.stringify(b.content);
+
 const textOf = (m: Message) => m.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
 const isContextOverflow = (err: ModelCallError) => err.kind === 'badRequest' && saysContextOverflow(err.message);
 
@@ -263,9 +279,23 @@ async function runTurnSteps(deps: AgentDeps, request: TurnRequest, sessions: Tur
     withContext(inputMessage(request.input, turn.chat), added),
   ];
   // The requester's own message records who sent it, so that in another person's turn it is theirs, not the requester's.
-  const own = request.input.origin === undefined && request.turn.senderId !== undefined ? { id: request.turn.senderId, name: request.turn.senderName } : undefined;
+  const own = senderOf(request.input, request.turn);
   const appendIncoming = incoming.map((message, i) => ({ kind: 'message' as const, message, ...(own && i === incoming.length - 1 ? { sender: own } : {}) }));
-  if (arrived) {
+  if (request.written) {
+    // Written with its place already (and so in the transcript just read): not written again.
+    // Results taken for this turn are written at once, after it. When the model is shown more
+    // of it than was written (a plugin's added context), that is written over it, with the
+    // model's first answer.
+    const results = arrived ? await transcripts.append(sessionKey, appendIncoming.slice(0, -1)) : [];
+    const seq = request.written.seq;
+    const at = seq === undefined ? -1 : history.findIndex((e) => e.seq === seq);
+    const shown = appendIncoming.at(-1)!;
+    if (at >= 0 && !sameMessage(history[at]!.message, shown.message)) {
+      const [stand] = held.hold([{ ...shown, rewrites: seq }]);
+      history[at] = stand!;
+    }
+    state.entries = [...history, ...results];
+  } else if (arrived) {
     // Results taken from their runs are written at once: a crash must not lose them between.
     state.entries = [...history, ...(await transcripts.append(sessionKey, appendIncoming))];
   } else {
