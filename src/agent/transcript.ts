@@ -1,4 +1,4 @@
-import type { BatchResult, BatchStep, Db } from '../store/db.js';
+import type { BatchResult, BatchStep, Db, StoreEngine } from '../store/db.js';
 import type { Message } from '../models/types.js';
 import { Transcripts, type TranscriptInput } from '../store/index.js';
 import type { WriteGuard } from '../store/transcript.js';
@@ -64,18 +64,27 @@ function wrote(sessionKey: string): void {
 /**
  * A transcript's read: its latest summary, and the entries after the latest summary's row. Both
  * find the summary through the summaries' own index (`core-migrations.ts`), and the entries
- * after it as a range of the session's index — the `(session_key, id)` row comparison — so the
- * read costs the session's recent entries, not the whole table: with `id > …` alone,
- * PostgreSQL's plan walked the primary key over every session's entries after that id.
+ * after it as a range of the session's index — on PostgreSQL through the `(session_key, id)` row
+ * comparison — so the read costs the session's recent entries, not the whole table: with
+ * `id > …` alone, PostgreSQL's plan walked the primary key over every session's entries after
+ * that id.
  */
-function readSteps(sessionKey: string): [{ sql: string; params: string[] }, { sql: string; params: string[] }] {
+function readSteps(engine: StoreEngine, sessionKey: string): [{ sql: string; params: string[] }, { sql: string; params: string[] }] {
+  const latest = `(SELECT MAX(id) FROM transcript_entries WHERE session_key = ? AND role = 'system' AND ${SUMMARY_LIKE})`;
   return [
     { sql: `SELECT * FROM transcript_entries WHERE session_key = ? AND role = 'system' AND ${SUMMARY_LIKE} ORDER BY id DESC LIMIT 1`, params: [sessionKey] },
-    {
-      sql: `SELECT * FROM transcript_entries WHERE session_key = ? AND (role != 'system' OR NOT ${SUMMARY_LIKE})
-         AND (session_key, id) > (?, COALESCE((SELECT MAX(id) FROM transcript_entries WHERE session_key = ? AND role = 'system' AND ${SUMMARY_LIKE}), 0)) ORDER BY id`,
-      params: [sessionKey, sessionKey, sessionKey],
-    },
+    // SQLite's planner takes `id > …` as the range of the session's index already (and the row
+    // comparison only as its first column).
+    engine === 'postgres'
+      ? {
+          sql: `SELECT * FROM transcript_entries WHERE session_key = ? AND (role != 'system' OR NOT ${SUMMARY_LIKE})
+         AND (session_key, id) > (?, COALESCE(${latest}, 0)) ORDER BY id`,
+          params: [sessionKey, sessionKey, sessionKey],
+        }
+      : {
+          sql: `SELECT * FROM transcript_entries WHERE session_key = ? AND (role != 'system' OR NOT ${SUMMARY_LIKE}) AND id > COALESCE(${latest}, 0) ORDER BY id`,
+          params: [sessionKey, sessionKey],
+        },
   ];
 }
 
@@ -93,7 +102,7 @@ export class DbTranscriptStore implements TranscriptStore {
   async load(sessionKey: string): Promise<TranscriptEntry[]> {
     // Asked together (one round trip on PostgreSQL): the latest summary, and the entries after
     // the latest summary's row.
-    const [latest, after] = readSteps(sessionKey);
+    const [latest, after] = readSteps(this.db.engine, sessionKey);
     const [summaryRow, rows] = await Promise.all([this.db.get<Row>(latest.sql, latest.params), this.db.all<Row>(after.sql, after.params)]);
     return this.finish(sessionKey, summaryRow, rows);
   }
@@ -106,7 +115,7 @@ export class DbTranscriptStore implements TranscriptStore {
   loadSteps(sessionKey: string): { steps: readonly BatchStep[]; read(results: readonly BatchResult[]): Promise<{ entries: TranscriptEntry[]; fresh(): boolean }> } {
     const at = written.count;
     return {
-      steps: readSteps(sessionKey),
+      steps: readSteps(this.db.engine, sessionKey),
       read: async (results) => {
         const entries = await this.finish(sessionKey, results[0]?.rows[0] as Row | undefined, (results[1]?.rows ?? []) as unknown as Row[]);
         return { entries, fresh: () => writtenAt(sessionKey) <= at };
