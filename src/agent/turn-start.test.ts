@@ -184,4 +184,20 @@ describe.each(ENGINES)("a turn's store work on %s", (engine) => {
     expect(stored[0]!.sender).toEqual({ id: 'u1', name: 'alice' });
     expect((await transcripts.search!({ sessionKeys: [KEY], terms: ['walrus'], limit: 5, offset: 0 })).map((h) => h.seq)).toEqual([seq]);
   });
+
+  it('a turn with no read taken with its lease (its place did not take it) writes its message as it starts, with its read: stored before the model is asked, once', async () => {
+    const seen: string[][] = [];
+    const { transcripts, model, run } = await setup(engine, [{ text: 'answered' }]);
+    // The model looks at the store when it is asked.
+    const complete = model.complete.bind(model);
+    model.complete = async (request, signal) => {
+      seen.push((await transcripts.load(KEY)).map((e) => textOf(e.message)));
+      return complete(request, signal);
+    };
+    await transcripts.append(KEY, [say('earlier')]);
+    await run();
+    expect(seen).toEqual([['earlier', 'alice: and now?']]);
+    expect(model.requests[0]!.messages.map(textOf)).toEqual(['earlier', 'alice: and now?']);
+    expect((await transcripts.load(KEY)).map((e) => textOf(e.message))).toEqual(['earlier', 'alice: and now?', 'answered']);
+  });
 });

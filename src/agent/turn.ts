@@ -250,8 +250,22 @@ async function runTurnSteps(deps: AgentDeps, request: TurnRequest, sessions: Tur
   // Read already with the session's lease (the message's place) when nothing wrote the session
   // here since: no round trip of its own.
   const start = request.start?.fresh() === true ? request.start : undefined;
+  // A person's message not written yet (its place did not take the lease: the conversation was
+  // busy, or it came another way) is written as the turn starts, in the round trip of the read
+  // the turn must make anyway: durable from here on, before the model is asked. Not a message
+  // with images (what the model is shown of them is the turn's to decide) or relayed words, nor
+  // one whose place carries it (`rerunnable`: a survivor taking the place over would write it again).
+  const early =
+    !start && request.written === undefined && request.rerunnable !== true && request.input.origin === undefined && (request.input.images?.length ?? 0) === 0
+      ? transcripts.append(sessionKey, [incomingAppend(request.input, request.turn)])
+      : undefined;
+  early?.catch(() => undefined); // awaited below, after the read it travels with
   const [loaded, resultsWaiting] = start ? [start.entries, start.resultsWaiting] : await Promise.all([transcripts.load(sessionKey), sessions?.resultsWaiting?.(sessionKey)]);
+  const wroteEarly = early ? (await early)[0] : undefined;
+  const written = wroteEarly ? { seq: wroteEarly.seq } : request.written;
   const history = asSeenBy(loaded, request.turn.senderId);
+  // Read on another connection than the write went (a busy one passed over): it may not have seen it.
+  if (wroteEarly && !history.some((e) => e.seq === wroteEarly.seq)) history.push(wroteEarly);
   const surface = await deps.tools.surface(asked, sessionKey, { prompt: request.input.text, messages: history.map((e) => e.message), runId });
   if (!surface.ok) return failed('tools', surface.message, `⚠️ ${surface.message}`);
   // The context the surface was resolved for (with any run restrictions): every call of the turn carries it.
@@ -281,13 +295,13 @@ async function runTurnSteps(deps: AgentDeps, request: TurnRequest, sessions: Tur
   // The requester's own message records who sent it, so that in another person's turn it is theirs, not the requester's.
   const own = senderOf(request.input, request.turn);
   const appendIncoming = incoming.map((message, i) => ({ kind: 'message' as const, message, ...(own && i === incoming.length - 1 ? { sender: own } : {}) }));
-  if (request.written) {
-    // Written with its place already (and so in the transcript just read): not written again.
+  if (written) {
+    // Written with its place, or as the turn started (and so in the transcript just read): not written again.
     // Results taken for this turn are written at once, after it. When the model is shown more
     // of it than was written (a plugin's added context), that is written over it, with the
     // model's first answer.
     const results = arrived ? await transcripts.append(sessionKey, appendIncoming.slice(0, -1)) : [];
-    const seq = request.written.seq;
+    const seq = written.seq;
     const at = seq === undefined ? -1 : history.findIndex((e) => e.seq === seq);
     const shown = appendIncoming.at(-1)!;
     if (at >= 0 && !sameMessage(history[at]!.message, shown.message)) {

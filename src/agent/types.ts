@@ -49,6 +49,12 @@ export interface TurnRequest {
    * died): the turn does not write it again.
    */
   written?: { seq?: number | undefined } | undefined;
+  /**
+   * The message's place carries it (another instance that takes the place over runs it again):
+   * not written as the turn starts, only with the model's first answer, as the place is not
+   * marked by such a write (see `TurnStartRead.write` for the write that marks it).
+   */
+  rerunnable?: boolean | undefined;
 }
 
 /**

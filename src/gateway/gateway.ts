@@ -179,6 +179,8 @@ interface QueuedItem {
   start?: TurnStart | undefined;
   /** The message is in the transcript already, written with its place (`seq` when known): the turn does not write it again. */
   written?: { seq?: number | undefined } | undefined;
+  /** Its place carries the message (an instance that takes the place over runs it again). */
+  rerunnable?: boolean | undefined;
 }
 
 /** A reply worked out by its item's turn, waiting for the replies before it to go out. */
@@ -538,6 +540,7 @@ export class Gateway {
       // Written with the place: whenever it runs (here, at once or later), its turn does not write it again.
       const seq = place.written && read?.writtenSeq ? read.writtenSeq(place.written) : undefined;
       if (seq !== undefined) item.written = { seq };
+      if (anywhere) item.rerunnable = true;
       const lease = place.lease;
       // Taken with the place, but the item does not start at once (a pick-up under way, or this
       // session became busy meanwhile): given back, and the item takes the lease in its turn.
@@ -683,6 +686,7 @@ export class Gateway {
       pluginCommand: classified.kind === 'plugin' ? classified.command : undefined,
       // Written with its place by the instance it reached: not written again here.
       ...(row.written ? { written: {} } : {}),
+      rerunnable: true,
     };
   }
 
@@ -877,7 +881,7 @@ export class Gateway {
       if (command) reply = await this.commandReply(route, command, signal, view);
       else if (item.skill) reply = await this.skillReply(route, item.skill, signal, view);
       else if (item.pluginCommand) reply = await this.pluginCommandReply(route, item.pluginCommand, signal, view);
-      else reply = await this.turnReply(route, signal, view, item.origin, item.runId, this.outbox.has(sessionKey) ? this.delivered : undefined, item.start, item.written);
+      else reply = await this.turnReply(route, signal, view, item.origin, item.runId, this.outbox.has(sessionKey) ? this.delivered : undefined, item.start, item.written, item.rerunnable);
     } catch (err) {
       item.onDone?.({ ok: false, error: (err as Error).message });
       throw err;
@@ -938,8 +942,9 @@ export class Gateway {
     delivered?: (sessionKey: string) => Promise<void>,
     start?: TurnStart,
     written?: QueuedItem['written'],
+    rerunnable?: boolean,
   ): Promise<OutboundMessage | undefined> {
-    return turnReply(this.replyDeps, route, signal, view, origin, runId, delivered, start, written);
+    return turnReply(this.replyDeps, route, signal, view, origin, runId, delivered, start, written, rerunnable);
   }
 
   /**

@@ -53,6 +53,7 @@ export async function turnReply(
   delivered?: (sessionKey: string) => Promise<void>,
   start?: TurnStart,
   written?: TurnRequest['written'],
+  rerunnable?: boolean,
 ): Promise<OutboundMessage | undefined> {
   const { agent } = view;
   if (!agent || route.context.model === undefined) return { text: NO_MODEL_HINT };
@@ -83,6 +84,7 @@ export async function turnReply(
   if (runId !== undefined) request.runId = runId;
   if (start && origin === undefined) request.start = start;
   if (written && origin === undefined) request.written = written;
+  if (rerunnable === true) request.rerunnable = true;
   const outcome = await agent.runTurn(request);
   if (outcome.status === 'failed') log.warn({ sessionKey: route.sessionKey, error: outcome.error }, 'turn failed');
   const { stream, files } = sink;
