@@ -16,6 +16,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { DbTranscriptStore } from '../src/agent/transcript.js';
 import { createAgentRuntime } from '../src/agent/runtime.js';
+import { incomingAppend } from '../src/agent/incoming.js';
 import { SubagentRunStore } from '../src/agent/subagent-runs.js';
 import type { AgentRuntime } from '../src/agent/types.js';
 import { FunctionToolExecutor } from '../src/app/agent-testing.js';
@@ -57,7 +58,7 @@ type Delivery = 'round-robin' | 'sticky';
 const instanceFor = (delivery: Delivery, m: number, count: number): number =>
   delivery === 'sticky' ? (m % CONVERSATIONS) % count : (m + Math.floor(m / CONVERSATIONS)) % count;
 
-async function freshDatabase(adminUrl: string): Promise<string> {
+export async function freshDatabase(adminUrl: string): Promise<string> {
   const admin = new URL(adminUrl);
   const name = `bench_${randomUUID().replace(/-/g, '')}`;
   const client = new pg.Client({ connectionString: admin.toString() });
@@ -261,10 +262,11 @@ async function turnStoreCost(store: Store, lease: Leases | undefined, mode: Turn
   return { p50: timing.p50, trips: trips / turns };
 }
 
-const MESSAGE_STEPS = ['place + lease + transcript read', 'lease (taken with the place)', 'message + reply + usage record', 'release'] as const;
+const MESSAGE_STEPS = ['place + lease + message + transcript read', 'lease (taken with the place)', 'reply + usage record', 'release'] as const;
 
 /** What a message's store work is measured with, on one store. */
 interface MessageRig {
+  db: Store['db'];
   leases: Leases;
   runtime: AgentRuntime;
   transcripts: DbTranscriptStore;
@@ -273,7 +275,7 @@ interface MessageRig {
   close(): Promise<void>;
 }
 
-function messageRig(store: Store): MessageRig {
+export function messageRig(store: Store): MessageRig {
   const config = parseConfig({ models: { default: 'local/m', providers: { local: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1', models: [{ id: 'm', cost: { input: 1, output: 1 } }] } } } });
   if (!config.ok) throw new Error('bench config');
   const usage = new UsageService({ store: new UsageStore(store.db), config: () => config.value.config });
@@ -295,7 +297,7 @@ function messageRig(store: Store): MessageRig {
     usage,
   });
   const leases = new Leases(store.db, { ttlMs: 15_000, holder: 'bench' });
-  return { leases, runtime, transcripts, subagentRuns, usage, close: async () => (await usage.settled(), await leases.close()) };
+  return { db: store.db, leases, runtime, transcripts, subagentRuns, usage, close: async () => (await usage.settled(), await leases.close()) };
 }
 
 const BENCH_TURN: TurnContext = { agentId: 'main', provider: 'slack', chat: 'dm', channelId: 'D1', senderId: 'U1', senderName: 'alice', senderIsOwner: false, spawnDepth: 0, model: 'local/m' };
@@ -310,9 +312,9 @@ const SAID = 'what is in the workspace?';
  * each step's p50 and round trips. `agent`: the same message through the real agent loop
  * (`runTurn`, an in-process model answering at once), which adds the loop's own work.
  */
-type PathResult = { steps: Array<{ p50: number; trips: number }>; total: { p50: number; trips: number } };
+export type PathResult = { steps: Array<{ p50: number; trips: number }>; total: { p50: number; trips: number } };
 
-function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'agent' | 'before', counter?: { count(): number }): { message(): Promise<void>; result(): PathResult } {
+export function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'agent' | 'before' | 'previous', counter?: { count(): number }): { message(): Promise<void>; result(): PathResult } {
   const { leases, runtime, transcripts, usage, subagentRuns } = rig;
   const never = new AbortController().signal;
   const count = () => counter?.count() ?? 0;
@@ -328,11 +330,14 @@ function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'agent' | '
     const name = `session:${key}`;
     const marks: Array<[number, number]> = [[performance.now(), count()]];
     const mark = () => marks.push([performance.now(), count()]);
-    // `before`: the path as it was before the turn's start joined the place (the same calls otherwise).
-    const read = mode === 'before' ? undefined : runtime.startRead!(key);
-    const place = await leases.place(name, JSON.stringify({ text: SAID }), true, read?.steps);
+    // `before`: the path as it was before the turn's start and the message joined the place (the same calls otherwise).
+    // `previous`: the path of the previous round, statement for statement (on a store with its schema, `previousSchema`).
+    if (mode === 'previous') return record(await previousMessage(rig, key, name, provider, mark), marks);
+    const read = mode === 'before' ? undefined : runtime.startRead!(key, incomingAppend({ text: SAID, senderName: 'alice' }, BENCH_TURN));
+    const place = await leases.place(name, JSON.stringify({ text: SAID }), true, read?.steps, read?.write);
     const start = place.lease && place.alongside && read ? await read.read(place.alongside) : undefined;
-    if (!place.lease || (mode !== 'before' && !start)) throw new Error('bench: the idle conversation was not leased with its place');
+    const seq = place.written && read?.writtenSeq ? read.writtenSeq(place.written) : undefined;
+    if (!place.lease || (mode !== 'before' && (!start || seq === undefined))) throw new Error('bench: the idle conversation was not leased with its place, or its message not written');
     mark();
     await leases.hold(
       name,
@@ -340,7 +345,7 @@ function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'agent' | '
       async (signal, lease) => {
         mark();
         if (mode === 'agent') {
-          const outcome = await runtime.runTurn({ sessionKey: key, turn: BENCH_TURN, input: { text: SAID, senderName: 'alice' }, signal, start: lease === place.lease ? start : undefined });
+          const outcome = await runtime.runTurn({ sessionKey: key, turn: BENCH_TURN, input: { text: SAID, senderName: 'alice' }, signal, start: lease === place.lease ? start : undefined, written: { seq } });
           if (outcome.status !== 'completed') throw new Error(`bench turn ${outcome.status}`);
         } else if (mode === 'before') {
           // The transcript read with the results probe (asked together), the message, then the answer.
@@ -349,8 +354,9 @@ function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'agent' | '
           const response = await provider.complete({ model: 'm', system: '', messages: entries.map((e) => e.message), tools: [], maxOutputTokens: 100 }, signal);
           await transcripts.append(key, [{ kind: 'message', message: response.message }]);
         } else {
+          // The message was written with its place (and read back with the transcript): the answer alone.
           const response = await provider.complete({ model: 'm', system: '', messages: [...start!.entries.map((e) => e.message)], tools: [], maxOutputTokens: 100 }, signal);
-          await transcripts.append(key, [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: SAID }] }, sender: { id: 'U1', name: 'alice' } }, { kind: 'message', message: response.message }]);
+          await transcripts.append(key, [{ kind: 'message', message: response.message }]);
         }
         mark();
       },
@@ -359,6 +365,9 @@ function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'agent' | '
       place.lease,
     );
     mark();
+    record(undefined, marks);
+  };
+  const record = (_: void, marks: Array<[number, number]>) => {
     if (n <= 50) return;
     counted++;
     for (let i = 0; i < MESSAGE_STEPS.length; i++) {
@@ -377,8 +386,70 @@ function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'agent' | '
   };
 }
 
+const PREVIOUS_INSERT = `INSERT INTO transcript_entries (session_key, role, tool, tool_call_id, content, details, is_error, created_at)
+  VALUES (@sessionKey, @role, @tool, @toolCallId, @content, @details, @isError, @createdAt) RETURNING id`;
+const PREVIOUS_INDEX = "INSERT INTO transcript_search (entry_id, session_key, body) VALUES (currval(pg_get_serial_sequence('transcript_entries', 'id')), ?, ?)";
+const PREVIOUS_TOUCH = `INSERT INTO sessions (key, agent_id, provider, created_at, updated_at) VALUES (@key, @agentId, @provider, @now, @now)
+  ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at`;
+const PREVIOUS_SUMMARY = `content LIKE '{"type":"summary"%'`;
+
+/**
+ * The store as the previous round left it: the search index's key to its entry (and its check
+ * on every insert) and no index of summaries. Made on a store migrated to now.
+ */
+export async function previousSchema(db: Store['db']): Promise<void> {
+  await db.exec(`ALTER TABLE transcript_search ADD CONSTRAINT transcript_search_entry_id_fkey FOREIGN KEY (entry_id) REFERENCES transcript_entries (id) ON DELETE CASCADE;
+    DROP INDEX transcript_summaries;`);
+}
+
+/**
+ * A message's store work as the previous round made it, statement for statement: the place with
+ * the lease and the turn's first read (its reads as they were), the message written with the
+ * answer (the entry, then its index row keyed by the sequence's `currval`), the release.
+ */
+async function previousMessage(rig: MessageRig, key: string, name: string, provider: ModelProvider, mark: () => void): Promise<void> {
+  const { leases, runtime, db } = rig;
+  const probe = runtime.startRead!(key)!.steps.at(-1)!;
+  const reads = [
+    { sql: `SELECT * FROM transcript_entries WHERE session_key = ? AND role = 'system' AND ${PREVIOUS_SUMMARY} ORDER BY id DESC LIMIT 1`, params: [key] },
+    {
+      sql: `SELECT * FROM transcript_entries WHERE session_key = ? AND (role != 'system' OR NOT ${PREVIOUS_SUMMARY})
+         AND id > COALESCE((SELECT MAX(id) FROM transcript_entries WHERE session_key = ? AND role = 'system' AND ${PREVIOUS_SUMMARY}), 0) ORDER BY id`,
+      params: [key, key],
+    },
+    probe,
+  ];
+  const place = await leases.place(name, JSON.stringify({ text: SAID }), true, reads);
+  if (!place.lease || !place.alongside) throw new Error('bench: the idle conversation was not leased with its place');
+  const entries = place.alongside[1]!.rows.map((r) => ({ role: r['role'] as 'user' | 'assistant', content: JSON.parse(String(r['content'])) as Array<{ type: 'text'; text: string }> }));
+  mark();
+  const never = new AbortController().signal;
+  await leases.hold(
+    name,
+    never,
+    async (signal) => {
+      mark();
+      const response = await provider.complete({ model: 'm', system: '', messages: entries, tools: [], maxOutputTokens: 100 }, signal);
+      const now = Date.now();
+      const row = (role: string, content: unknown, details: unknown) => ({ sessionKey: key, role, tool: null, toolCallId: null, content: JSON.stringify(content), details: details === null ? null : JSON.stringify(details), isError: 0, createdAt: now });
+      await db.batch([
+        { sql: PREVIOUS_TOUCH, params: { key, agentId: 'main', provider: 'slack', now } },
+        { sql: PREVIOUS_INSERT, params: row('user', [{ type: 'text', text: SAID }], { sender: { id: 'U1', name: 'alice' } }) },
+        { sql: PREVIOUS_INDEX, params: [key, SAID] },
+        { sql: PREVIOUS_INSERT, params: row('assistant', response.message.content, null) },
+        { sql: PREVIOUS_INDEX, params: [key, 'notes.md and plan.txt'] },
+      ]);
+      mark();
+    },
+    place.seq,
+    undefined,
+    place.lease,
+  );
+  mark();
+}
+
 /** Message paths measured in alternation, one message of each in turn, so the machine's load falls on all alike. */
-async function interleaved(paths: ReadonlyArray<ReturnType<typeof messagePath>>): Promise<PathResult[]> {
+export async function interleaved(paths: ReadonlyArray<ReturnType<typeof messagePath>>): Promise<PathResult[]> {
   for (let i = 0; i < 350; i++) for (const path of paths) await path.message();
   return paths.map((p) => p.result());
 }
@@ -461,7 +532,10 @@ const bench: Bench = async (report) => {
 
     const sqlite = await openWardenStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-bench-sqlite-')) });
     const postgres = await openWardenStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-bench-pg-')), url: await freshDatabase(cluster.url) });
-    if (!sqlite.ok || !postgres.ok) throw new Error('bench stores did not open');
+    // The previous round's store (its schema) in a database of its own on the same server.
+    const previous = await openWardenStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-bench-pg-previous-')), url: await freshDatabase(cluster.url) });
+    if (!sqlite.ok || !postgres.ok || !previous.ok) throw new Error('bench stores did not open');
+    await previousSchema(previous.store.db);
     const counter = roundTrips(Number(new URL(cluster.url).port));
     try {
       const onSqlite = await turnStoreCost(sqlite.store, undefined, 'plain');
@@ -476,14 +550,16 @@ const bench: Bench = async (report) => {
       // A message's path (place → lease → turn → release), on both engines in this run.
       const sqliteRig = messageRig(sqlite.store);
       const postgresRig = messageRig(postgres.store);
-      const [sqliteSteps, before, steps, sqliteAgent, agent] = await interleaved([
+      const previousRig = messageRig(previous.store);
+      const [sqliteSteps, before, prior, steps, sqliteAgent, agent] = await interleaved([
         messagePath(sqliteRig, 'sqlite', 'steps'),
         messagePath(postgresRig, 'pg', 'before', counter),
+        messagePath(previousRig, 'pg', 'previous', counter),
         messagePath(postgresRig, 'pg', 'steps', counter),
         messagePath(sqliteRig, 'sqlite', 'agent'),
         messagePath(postgresRig, 'pg', 'agent', counter),
-      ]) as [PathResult, PathResult, PathResult, PathResult, PathResult];
-      await Promise.all([sqliteRig.close(), postgresRig.close()]);
+      ]) as [PathResult, PathResult, PathResult, PathResult, PathResult, PathResult];
+      await Promise.all([sqliteRig.close(), postgresRig.close(), previousRig.close()]);
       const trips = (t: { trips: number }) => `${t.trips.toFixed(1)} round trips`;
       const target = `target ≤ ${fmtMs(TARGET_TURN_MS)}`;
       report({ name: 'one round trip p50, PostgreSQL (loopback, SELECT 1)', value: fmtMs(bare.p50), note: 'the unit below' });
@@ -496,9 +572,14 @@ const bench: Bench = async (report) => {
         note: `baseline (place, then transcript read, message, answer); ${trips(before.total)}`,
       });
       report({
+        name: '… PostgreSQL + lease, as the previous round',
+        value: fmtMs(prior.total.p50),
+        note: `baseline (message written with the answer; its statements and schema); ${trips(prior.total)}; steps ${prior.steps.map((t) => fmtMs(t.p50)).join(' / ')}`,
+      });
+      report({
         name: "a message's store work p50, PostgreSQL + lease (place → release)",
         value: fmtMs(steps.total.p50),
-        note: `${fmtRatio(steps.total.p50 / before.total.p50)} of as before, ${fmtRatio(steps.total.p50 / sqliteSteps.total.p50)} of SQLite; ${trips(steps.total)} (${(steps.total.p50 / bare.p50).toFixed(1)} × one); ${target}`,
+        note: `${fmtRatio(steps.total.p50 / prior.total.p50)} of the previous round, ${fmtRatio(steps.total.p50 / before.total.p50)} of as before, ${fmtRatio(steps.total.p50 / sqliteSteps.total.p50)} of SQLite; ${trips(steps.total)} (${(steps.total.p50 / bare.p50).toFixed(1)} × one); ${target}`,
       });
       report({ name: '… through the agent loop, SQLite', value: fmtMs(sqliteAgent.total.p50), note: 'baseline (adds the loop\'s own work: prompt, surface, projection)' });
       report({
@@ -527,6 +608,7 @@ const bench: Bench = async (report) => {
       counter.stop();
       await sqlite.store.close();
       await postgres.store.close();
+      await previous.store.close();
     }
   } finally {
     await model.close();

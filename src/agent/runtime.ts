@@ -54,7 +54,10 @@ export function createAgentRuntime(deps: AgentDeps): WardenAgentRuntime {
       );
       return run;
     },
-    startRead(sessionKey) {
+    startRead(sessionKey, incoming) {
+      // The message's write first (counted as a write before the read is taken: the read, after
+      // it in the same transaction, sees it).
+      const write = incoming ? current.transcripts.guardedAppend?.(sessionKey, incoming) : undefined;
       const transcript = current.transcripts.loadSteps?.(sessionKey);
       if (!transcript) return undefined;
       const probe = sessions.resultsWaitingStep(sessionKey);
@@ -65,6 +68,7 @@ export function createAgentRuntime(deps: AgentDeps): WardenAgentRuntime {
           const { entries, fresh } = await transcript.read(results.slice(0, count));
           return { entries, resultsWaiting: (results[count]?.rows.length ?? 0) > 0, fresh };
         },
+        ...(write ? { write: (guard) => write.steps(guard), writtenSeq: (results) => write.seq(results) } : {}),
       };
     },
   };

@@ -10,6 +10,7 @@ export function timedTranscripts(store: TranscriptStore, metrics: WardenMetrics 
     sessions: () => metrics.timeStore('transcript_sessions', () => store.sessions()),
     // Carried by another write (the lease's place), which is timed as that write.
     ...(store.loadSteps ? { loadSteps: (key) => store.loadSteps!(key) } : {}),
+    ...(store.guardedAppend ? { guardedAppend: (key, entry) => store.guardedAppend!(key, entry) } : {}),
     ...(store.search ? { search: (options) => metrics.timeStore('transcript_search', () => store.search!(options)) } : {}),
   };
 }

@@ -1,6 +1,7 @@
-import type { BatchResult, BatchStep, Db } from '../store/db.js';
+import type { BatchResult, BatchStep, Db, StoreEngine } from '../store/db.js';
 import type { Message } from '../models/types.js';
 import { Transcripts, type TranscriptInput } from '../store/index.js';
+import type { WriteGuard } from '../store/transcript.js';
 import { searchIndex } from '../store/transcript-search.js';
 import type { TranscriptAppend, TranscriptEntry, TranscriptSearchHit, TranscriptStore } from './types.js';
 
@@ -60,15 +61,30 @@ function wrote(sessionKey: string): void {
   written.sessions.set(sessionKey, ++written.count);
 }
 
-/** A transcript's read: its latest summary, and the entries after the latest summary's row. */
-function readSteps(sessionKey: string): [{ sql: string; params: string[] }, { sql: string; params: string[] }] {
+/**
+ * A transcript's read: its latest summary, and the entries after the latest summary's row. Both
+ * find the summary through the summaries' own index (`core-migrations.ts`), and the entries
+ * after it as a range of the session's index — on PostgreSQL through the `(session_key, id)` row
+ * comparison — so the read costs the session's recent entries, not the whole table: with
+ * `id > …` alone, PostgreSQL's plan walked the primary key over every session's entries after
+ * that id.
+ */
+function readSteps(engine: StoreEngine, sessionKey: string): [{ sql: string; params: string[] }, { sql: string; params: string[] }] {
+  const latest = `(SELECT MAX(id) FROM transcript_entries WHERE session_key = ? AND role = 'system' AND ${SUMMARY_LIKE})`;
   return [
     { sql: `SELECT * FROM transcript_entries WHERE session_key = ? AND role = 'system' AND ${SUMMARY_LIKE} ORDER BY id DESC LIMIT 1`, params: [sessionKey] },
-    {
-      sql: `SELECT * FROM transcript_entries WHERE session_key = ? AND (role != 'system' OR NOT ${SUMMARY_LIKE})
-         AND id > COALESCE((SELECT MAX(id) FROM transcript_entries WHERE session_key = ? AND role = 'system' AND ${SUMMARY_LIKE}), 0) ORDER BY id`,
-      params: [sessionKey, sessionKey],
-    },
+    // SQLite's planner takes `id > …` as the range of the session's index already (and the row
+    // comparison only as its first column).
+    engine === 'postgres'
+      ? {
+          sql: `SELECT * FROM transcript_entries WHERE session_key = ? AND (role != 'system' OR NOT ${SUMMARY_LIKE})
+         AND (session_key, id) > (?, COALESCE(${latest}, 0)) ORDER BY id`,
+          params: [sessionKey, sessionKey, sessionKey],
+        }
+      : {
+          sql: `SELECT * FROM transcript_entries WHERE session_key = ? AND (role != 'system' OR NOT ${SUMMARY_LIKE}) AND id > COALESCE(${latest}, 0) ORDER BY id`,
+          params: [sessionKey, sessionKey],
+        },
   ];
 }
 
@@ -86,7 +102,7 @@ export class DbTranscriptStore implements TranscriptStore {
   async load(sessionKey: string): Promise<TranscriptEntry[]> {
     // Asked together (one round trip on PostgreSQL): the latest summary, and the entries after
     // the latest summary's row.
-    const [latest, after] = readSteps(sessionKey);
+    const [latest, after] = readSteps(this.db.engine, sessionKey);
     const [summaryRow, rows] = await Promise.all([this.db.get<Row>(latest.sql, latest.params), this.db.all<Row>(after.sql, after.params)]);
     return this.finish(sessionKey, summaryRow, rows);
   }
@@ -99,7 +115,7 @@ export class DbTranscriptStore implements TranscriptStore {
   loadSteps(sessionKey: string): { steps: readonly BatchStep[]; read(results: readonly BatchResult[]): Promise<{ entries: TranscriptEntry[]; fresh(): boolean }> } {
     const at = written.count;
     return {
-      steps: readSteps(sessionKey),
+      steps: readSteps(this.db.engine, sessionKey),
       read: async (results) => {
         const entries = await this.finish(sessionKey, results[0]?.rows[0] as Row | undefined, (results[1]?.rows ?? []) as unknown as Row[]);
         return { entries, fresh: () => writtenAt(sessionKey) <= at };
@@ -133,31 +149,33 @@ export class DbTranscriptStore implements TranscriptStore {
   }
 
   async append(sessionKey: string, entries: TranscriptAppend[]): Promise<TranscriptEntry[]> {
-    const [, agentId = 'main', provider = 'unknown'] = sessionKey.split(':');
-    const now = Date.now();
-    const inputs: TranscriptInput[] = entries.map((entry) => {
-      const { message } = entry;
-      if (entry.kind === 'summary') {
-        const text = message.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n');
-        const content: SummaryContent = {
-          type: 'summary',
-          text: text.startsWith(SUMMARY_PREFIX) ? text.slice(SUMMARY_PREFIX.length + 1) : text,
-          coversThroughSeq: entry.coversThroughSeq ?? 0,
-        };
-        return { sessionKey, role: 'system', content, createdAt: now };
-      }
-      if (message.role === 'toolResult') {
-        return { sessionKey, role: 'tool', tool: message.toolName, toolCallId: message.toolCallId, content: message.content, isError: message.isError, createdAt: now };
-      }
-      const details: UserDetails | undefined =
-        message.role === 'user' && entry.sender ? { sender: { id: entry.sender.id, ...(entry.sender.name !== undefined ? { name: entry.sender.name } : {}) } } : undefined;
-      return { sessionKey, role: message.role, content: message.content, details, createdAt: now };
-    });
+    const session = sessionOf(sessionKey);
+    const inputs = entries.map((entry) => toInput(sessionKey, entry, session.now));
     // One batch: the session's activity time and every entry, all or none. Counted as a write
     // before it is sent: a read taken meanwhile may not have seen it.
     wrote(sessionKey);
-    const seqs = await this.transcripts.appendMany({ key: sessionKey, agentId, provider, now }, inputs);
-    return entries.map((entry, i) => ({ ...entry, seq: seqs[i]!, createdAt: now }));
+    const seqs = await this.transcripts.appendMany(session, inputs);
+    return entries.map(({ rewrites: _, ...entry }, i) => ({ ...entry, seq: seqs[i]!, createdAt: session.now }));
+  }
+
+  /**
+   * One entry (the turn's incoming message) as steps another write carries under its `guard`
+   * (the place that takes the session's lease, see `TurnStartRead.write`): written only where
+   * the guard holds. Counted as a write now, before any read taken with it: a read taken
+   * earlier may not have seen it. `seq` finds the entry's seq in the steps' results (undefined
+   * when the guard did not hold).
+   */
+  guardedAppend(sessionKey: string, entry: TranscriptAppend): { steps(guard: WriteGuard): BatchStep[]; seq(results: readonly BatchResult[]): number | undefined } {
+    const session = sessionOf(sessionKey);
+    const input = toInput(sessionKey, entry, session.now);
+    wrote(sessionKey);
+    return {
+      steps: (guard) => this.transcripts.guardedAppendSteps(session, input, guard),
+      seq: (results) => {
+        const id = results[0]?.rows[0]?.['id'];
+        return id === undefined || id === null ? undefined : Number(id);
+      },
+    };
   }
 
   async history(sessionKey: string, options: { limit: number; beforeSeq?: number | undefined }): Promise<TranscriptEntry[]> {
@@ -180,6 +198,32 @@ export class DbTranscriptStore implements TranscriptStore {
        FROM sessions s ORDER BY s.updated_at DESC`,
     );
   }
+}
+
+/** The session row's fields, from the key (`agent:<id>:<provider>:…`), and the time of a write. */
+function sessionOf(sessionKey: string): { key: string; agentId: string; provider: string; now: number } {
+  const [, agentId = 'main', provider = 'unknown'] = sessionKey.split(':');
+  return { key: sessionKey, agentId, provider, now: Date.now() };
+}
+
+/** A transcript entry as the store's row: messages as their content parts, tool results as `tool` rows, summaries as `system` rows. */
+function toInput(sessionKey: string, entry: TranscriptAppend, now: number): TranscriptInput {
+  const { message } = entry;
+  if (entry.kind === 'summary') {
+    const text = message.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n');
+    const content: SummaryContent = {
+      type: 'summary',
+      text: text.startsWith(SUMMARY_PREFIX) ? text.slice(SUMMARY_PREFIX.length + 1) : text,
+      coversThroughSeq: entry.coversThroughSeq ?? 0,
+    };
+    return { sessionKey, role: 'system', content, createdAt: now };
+  }
+  if (message.role === 'toolResult') {
+    return { sessionKey, role: 'tool', tool: message.toolName, toolCallId: message.toolCallId, content: message.content, isError: message.isError, createdAt: now };
+  }
+  const details: UserDetails | undefined =
+    message.role === 'user' && entry.sender ? { sender: { id: entry.sender.id, ...(entry.sender.name !== undefined ? { name: entry.sender.name } : {}) } } : undefined;
+  return { sessionKey, role: message.role, content: message.content, details, createdAt: now, ...(entry.rewrites !== undefined ? { rewrites: entry.rewrites } : {}) };
 }
 
 /**

@@ -9,7 +9,6 @@ import { projectTools, type ProjectionResult } from '../models/projection/index.
 import { describeModelFailure, RetriesExhaustedError, withRetry } from '../models/retry.js';
 import { modelRefForAgent, type ModelSettings } from '../models/settings.js';
 import { isAbortError, ModelCallError, type Message, type ModelProvider, type ToolCallPart, type UserMessage } from '../models/types.js';
-import { wrapUntrusted } from '../tools/untrusted.js';
 import { BudgetRefusedError } from '../usage/service.js';
 import type { UsageAttribution } from '../usage/types.js';
 import { chooseCut, summarize } from './compaction.js';
@@ -19,6 +18,7 @@ import { buildSystemPrompt } from './system-prompt.js';
 import { saysContextOverflow } from './context-overflow.js';
 import { runToolCalls } from './tool-calls.js';
 import { summaryMessage } from './transcript.js';
+import { incomingAppend, inputMessage, senderOf } from './incoming.js';
 import type { AgentDeps, PromptAdditions, TranscriptAppend, TranscriptEntry, TurnInput, TurnOutcome, TurnRequest } from './types.js';
 
 export const NO_MODEL_MESSAGE =
@@ -30,16 +30,7 @@ const COMPACT_AT = 0.75;
 const KEEP_AFTER_COMPACTION = 0.25;
 const DEFAULT_TOOL_CONCURRENCY = 4;
 
-/** The user's message as the model sees it; relayed text from others is wrapped as untrusted. */
-export function inputMessage(input: TurnInput, chat: string): UserMessage {
-  const relayed = input.origin !== undefined && input.origin !== 'user';
-  const text = relayed
-    ? wrapUntrusted(`${input.origin}:${input.senderName ?? 'unknown'}`, input.text)
-    : chat !== 'dm' && input.senderName
-      ? `${input.senderName}: ${input.text}`
-      : input.text;
-  return { role: 'user', content: [{ type: 'text', text }, ...(input.images ?? [])] };
-}
+const sameMessage = (a: Message, b: Message): boolean => a.role === b.role && JSON.stringify(a.content) === JSON.stringify(b.content);
 
 const textOf = (m: Message) => m.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
 const isContextOverflow = (err: ModelCallError) => err.kind === 'badRequest' && saysContextOverflow(err.message);
@@ -234,8 +225,22 @@ async function runTurnSteps(deps: AgentDeps, request: TurnRequest, sessions: Tur
   // Read already with the session's lease (the message's place) when nothing wrote the session
   // here since: no round trip of its own.
   const start = request.start?.fresh() === true ? request.start : undefined;
+  // A person's message not written yet (its place did not take the lease: the conversation was
+  // busy, or it came another way) is written as the turn starts, in the round trip of the read
+  // the turn must make anyway: durable from here on, before the model is asked. Not a message
+  // with images (what the model is shown of them is the turn's to decide) or relayed words, nor
+  // one whose place carries it (`rerunnable`: a survivor taking the place over would write it again).
+  const early =
+    !start && request.written === undefined && request.rerunnable !== true && request.input.origin === undefined && (request.input.images?.length ?? 0) === 0
+      ? transcripts.append(sessionKey, [incomingAppend(request.input, request.turn)])
+      : undefined;
+  early?.catch(() => undefined); // awaited below, after the read it travels with
   const [loaded, resultsWaiting] = start ? [start.entries, start.resultsWaiting] : await Promise.all([transcripts.load(sessionKey), sessions?.resultsWaiting?.(sessionKey)]);
+  const wroteEarly = early ? (await early)[0] : undefined;
+  const written = wroteEarly ? { seq: wroteEarly.seq } : request.written;
   const history = asSeenBy(loaded, request.turn.senderId);
+  // Read on another connection than the write went (a busy one passed over): it may not have seen it.
+  if (wroteEarly && !history.some((e) => e.seq === wroteEarly.seq)) history.push(wroteEarly);
   const surface = await deps.tools.surface(asked, sessionKey, { prompt: request.input.text, messages: history.map((e) => e.message), runId });
   if (!surface.ok) return failed('tools', surface.message, `⚠️ ${surface.message}`);
   // The context the surface was resolved for (with any run restrictions): every call of the turn carries it.
@@ -263,9 +268,23 @@ async function runTurnSteps(deps: AgentDeps, request: TurnRequest, sessions: Tur
     withContext(inputMessage(request.input, turn.chat), added),
   ];
   // The requester's own message records who sent it, so that in another person's turn it is theirs, not the requester's.
-  const own = request.input.origin === undefined && request.turn.senderId !== undefined ? { id: request.turn.senderId, name: request.turn.senderName } : undefined;
+  const own = senderOf(request.input, request.turn);
   const appendIncoming = incoming.map((message, i) => ({ kind: 'message' as const, message, ...(own && i === incoming.length - 1 ? { sender: own } : {}) }));
-  if (arrived) {
+  if (written) {
+    // Written with its place, or as the turn started (and so in the transcript just read): not written again.
+    // Results taken for this turn are written at once, after it. When the model is shown more
+    // of it than was written (a plugin's added context), that is written over it, with the
+    // model's first answer.
+    const results = arrived ? await transcripts.append(sessionKey, appendIncoming.slice(0, -1)) : [];
+    const seq = written.seq;
+    const at = seq === undefined ? -1 : history.findIndex((e) => e.seq === seq);
+    const shown = appendIncoming.at(-1)!;
+    if (at >= 0 && !sameMessage(history[at]!.message, shown.message)) {
+      const [stand] = held.hold([{ ...shown, rewrites: seq }]);
+      history[at] = stand!;
+    }
+    state.entries = [...history, ...results];
+  } else if (arrived) {
     // Results taken from their runs are written at once: a crash must not lose them between.
     state.entries = [...history, ...(await transcripts.append(sessionKey, appendIncoming))];
   } else {

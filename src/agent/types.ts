@@ -8,7 +8,7 @@ import type { ImagePart, Message, Usage } from '../models/types.js';
 import type { TurnContext } from '../policy/context.js';
 import type { JsonSchema, ToolFile, ToolResult } from '../tools/types.js';
 import type { UsageService } from '../usage/service.js';
-import type { BatchResult, BatchStep } from '../store/db.js';
+import type { BatchResult, BatchStep, SqlValue } from '../store/db.js';
 
 /** What the router hands over for one queued message. */
 export interface TurnRequest {
@@ -43,6 +43,18 @@ export interface TurnRequest {
    * used instead of reading again while still fresh.
    */
   start?: TurnStart | undefined;
+  /**
+   * The incoming message is already in the transcript, written with its place (`seq`, when
+   * known: the place's write returned it; unknown for a place taken over from an instance that
+   * died): the turn does not write it again.
+   */
+  written?: { seq?: number | undefined } | undefined;
+  /**
+   * The message's place carries it (another instance that takes the place over runs it again):
+   * not written as the turn starts, only with the model's first answer, as the place is not
+   * marked by such a write (see `TurnStartRead.write` for the write that marks it).
+   */
+  rerunnable?: boolean | undefined;
 }
 
 /**
@@ -54,6 +66,13 @@ export interface TurnRequest {
 export interface TurnStartRead {
   steps: readonly BatchStep[];
   read(results: readonly BatchResult[]): Promise<TurnStart>;
+  /**
+   * With `startRead`'s `incoming`: the message's write, as steps guarded by the place's
+   * condition (they write only where the place took the lease), to run before `steps`.
+   */
+  write?: ((guard: { sql: string; params: SqlValue[] }) => readonly BatchStep[]) | undefined;
+  /** The written message's seq from `write`'s results; undefined when it was not written. */
+  writtenSeq?: ((results: readonly BatchResult[]) => number | undefined) | undefined;
 }
 
 export interface TurnStart {
@@ -192,7 +211,14 @@ export interface MessageSender {
   name?: string | undefined;
 }
 
-export type TranscriptAppend = Pick<TranscriptEntry, 'message' | 'kind' | 'coversThroughSeq' | 'sender'>;
+export type TranscriptAppend = Pick<TranscriptEntry, 'message' | 'kind' | 'coversThroughSeq' | 'sender'> & {
+  /**
+   * A message written over the session's entry with this seq (same seq, same place in the
+   * transcript) instead of as a new one: the incoming message written with its place, once the
+   * turn knows what the model was shown of it (a plugin's added context).
+   */
+  rewrites?: number | undefined;
+};
 
 /**
  * Where a session's conversation lives. Append-only: compaction appends a summary entry
@@ -210,6 +236,15 @@ export interface TranscriptStore {
    * cannot say it that way. `read` gives what `load` would have, and whether it is still fresh.
    */
   loadSteps?(sessionKey: string): { steps: readonly BatchStep[]; read(results: readonly BatchResult[]): Promise<{ entries: TranscriptEntry[]; fresh(): boolean }> };
+  /**
+   * `append` of one entry as steps another write carries under its guard (see
+   * `TurnStartRead.write`); absent where the store cannot say it that way. Counted as a write
+   * when asked for (before `loadSteps` of the same write, whose read then sees it).
+   */
+  guardedAppend?(
+    sessionKey: string,
+    entry: TranscriptAppend,
+  ): { steps(guard: { sql: string; params: SqlValue[] }): readonly BatchStep[]; seq(results: readonly BatchResult[]): number | undefined };
   /**
    * `sessions_search`: a page of entries matching every word of `terms`, best first, among
    * `sessionKeys` only (the caller decided visibility). Absent on a store without an index.
@@ -262,5 +297,5 @@ export interface AgentRuntime {
   /** Never throws for a model or tool failure; the outcome says what to post. */
   runTurn(request: TurnRequest): Promise<TurnOutcome>;
   /** A turn's first read of `sessionKey` as steps another write can carry (see `TurnStartRead`); absent or undefined: the turn reads itself. */
-  startRead?(sessionKey: string): TurnStartRead | undefined;
+  startRead?(sessionKey: string, incoming?: TranscriptAppend): TurnStartRead | undefined;
 }

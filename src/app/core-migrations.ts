@@ -143,4 +143,21 @@ const corePg001: Migration = {
   },
 };
 
-export const coreMigrations: FeatureMigrations = { feature: 'core', sqlite: [callpath001], postgres: [corePg001] };
+/**
+ * A session's compaction summaries, found without reading its other entries: every turn's first
+ * read asks for the session's latest summary (`src/agent/transcript.ts`), which through the
+ * session's index alone walks all of the session's entries. The predicate is the read's own, so
+ * both engines' planners use the index for it.
+ */
+const summaryIndex = (id: string): Migration => ({
+  id,
+  async up(db) {
+    await db.exec(`CREATE INDEX transcript_summaries ON transcript_entries (session_key, id) WHERE role = 'system' AND content LIKE '{"type":"summary"%'`);
+  },
+});
+
+export const coreMigrations: FeatureMigrations = {
+  feature: 'core',
+  sqlite: [callpath001, summaryIndex('core-002-summary-index')],
+  postgres: [corePg001, summaryIndex('core-pg-002-summary-index')],
+};

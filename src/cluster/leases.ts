@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { log } from '../log/log.js';
-import type { BatchResult, BatchStep, Db } from '../store/db.js';
+import type { BatchResult, BatchStep, Db, SqlValue } from '../store/db.js';
 import { serverNow } from './clock.js';
 import { background } from '../util/background.js';
 
@@ -46,6 +46,21 @@ export interface Place {
    * same transaction, after the lease was taken, so they read what the lease's holder may use).
    */
   alongside?: BatchResult[] | undefined;
+  /**
+   * What `place`'s `written` steps gave, in order: present only with `lease` (the steps wrote
+   * only then, and the place is marked `written`, see `ClaimedPlace.written`).
+   */
+  written?: BatchResult[] | undefined;
+}
+
+/**
+ * A condition for `place`'s `written` steps (a boolean SQL expression and its parameters): true
+ * only in the write that took the conversation's lease with the place. Steps put it in their
+ * WHERE so that they write nothing otherwise.
+ */
+export interface PlaceGuard {
+  sql: string;
+  params: SqlValue[];
 }
 
 /** A place picked up by its holder: the message to run, as `place` was given it. */
@@ -55,6 +70,8 @@ export interface ClaimedPlace {
   payload: string | undefined;
   /** When the place was first taken (the database's clock, ms). */
   placedAt?: number | undefined;
+  /** Whether its message was written to the transcript with the place (see `place`'s `written`): not to be written again. */
+  written?: boolean | undefined;
 }
 
 /** How often a waiter behind another instance's earlier place looks again when no notification came. */
@@ -185,8 +202,15 @@ export class Leases {
    * trip for its place, its lease and its transcript. They run whether or not the lease was
    * taken; their results are handed back (`Place.alongside`) only when it was. A failing step
    * fails the whole write (nothing of it stays) with a `BatchStepError` naming the step.
+   *
+   * `written` (with `takeLease`): steps that write the message itself (its transcript entry),
+   * given a guard that holds only when this write took the lease — the message is next in its
+   * conversation and runs here — so the message is durable from its place on, in the same round
+   * trip. They run right after the lease's write, before `alongside` (whose reads then see the
+   * message). The place is marked `written` in the same write, so an instance that takes it
+   * over does not write the message again. A place that did not take the lease writes nothing.
    */
-  async place(name: string, payload?: string, takeLease = false, alongside: readonly BatchStep[] = []): Promise<Place> {
+  async place(name: string, payload?: string, takeLease = false, alongside: readonly BatchStep[] = [], written?: (guard: PlaceGuard) => readonly BatchStep[]): Promise<Place> {
     const me = this.options.holder;
     const now = serverNow(this.db);
     const live = `i.role = 'server' AND i.lease_until > ${now}`;
@@ -218,19 +242,39 @@ export class Leases {
        RETURNING generation`,
       params: [name, me, this.options.ttlMs, name, me, name, name, name, me],
     };
+    // With `written`: the place marked in the same write when the lease was taken (PostgreSQL: in
+    // the lease's statement; SQLite: right after it, while `changes()` still counts its row),
+    // and the message's steps guarded by that mark.
+    const newestPlace = `seq = (SELECT MAX(seq) FROM lease_queue WHERE name = ?)`;
+    const writing = takeLease && written !== undefined;
+    const leaseSteps: BatchStep[] = !takeLease
+      ? []
+      : !writing
+        ? [leasing]
+        : this.db.engine === 'postgres'
+          ? [{ sql: `WITH l AS (${leasing.sql}), m AS (UPDATE lease_queue SET written = 1 WHERE ${newestPlace} AND EXISTS (SELECT 1 FROM l)) SELECT generation FROM l`, params: [...leasing.params, name] }]
+          : [leasing, { sql: `UPDATE lease_queue SET written = 1 WHERE ${newestPlace} AND changes() > 0`, params: [name] }];
+    const messageSteps = writing ? written({ sql: `EXISTS (SELECT 1 FROM lease_queue w WHERE w.${newestPlace} AND w.written = 1)`, params: [name] }) : [];
     const takenAt = performance.now();
     const lock = lineLock(this.db, name);
     const extra = takeLease ? alongside : [];
-    const steps = (await this.db.batch([...lock, placing, ...(takeLease ? [leasing] : []), ...extra])).slice(lock.length);
+    const steps = (await this.db.batch([...lock, placing, ...leaseSteps, ...messageSteps, ...extra])).slice(lock.length);
     const row = steps[0]!.rows[0] as { seq: number | string; holder: string; taken: number | string } | undefined;
     if (!row) throw new Error('lease queue: the place was not recorded');
     const leased = takeLease ? (steps[1]!.rows[0] as { generation: number | string } | undefined) : undefined;
+    const from = 1 + leaseSteps.length;
     const place: Place = {
       seq: Number(row.seq),
       holder: row.holder,
       here: row.holder === me,
       taken: Number(row.taken) === 1,
-      ...(leased ? { lease: { name, generation: Number(leased.generation), takenAt }, ...(extra.length > 0 ? { alongside: steps.slice(2) } : {}) } : {}),
+      ...(leased
+        ? {
+            lease: { name, generation: Number(leased.generation), takenAt },
+            ...(messageSteps.length > 0 ? { written: steps.slice(from, from + messageSteps.length) } : {}),
+            ...(extra.length > 0 ? { alongside: steps.slice(from + messageSteps.length) } : {}),
+          }
+        : {}),
     };
     if (!place.here) await this.db.notify(inboxChannel(place.holder), place.holder);
     return place;
@@ -262,18 +306,18 @@ export class Leases {
   async takeOver(): Promise<ClaimedPlace[]> {
     const now = serverNow(this.db);
     return this.db.tx(async () => {
-      const dead = await this.db.all<{ seq: number | string; name: string; payload: string | null; placed_at: number | string | null }>(
-        `DELETE FROM lease_queue WHERE NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = lease_queue.holder AND i.lease_until > ${now}) RETURNING seq, name, payload, placed_at`,
+      const dead = await this.db.all<{ seq: number | string; name: string; payload: string | null; placed_at: number | string | null; written: number | string }>(
+        `DELETE FROM lease_queue WHERE NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = lease_queue.holder AND i.lease_until > ${now}) RETURNING seq, name, payload, placed_at, written`,
       );
       const moving = dead.filter((row): row is typeof row & { payload: string } => row.payload !== null).sort((a, b) => Number(a.seq) - Number(b.seq));
       const names = [...new Set(moving.map((row) => row.name))].sort();
       const locks = names.flatMap((name) => lineLock(this.db, name));
       // One batch (one round trip, inside this transaction): the lines' locks, then the places in their old order.
-      const steps = moving.length === 0 ? [] : (await this.db.batch([...locks, ...moving.map((row) => ({ sql: 'INSERT INTO lease_queue (name, holder, payload, taken, placed_at) VALUES (?, ?, ?, 1, ?) RETURNING seq', params: [row.name, this.options.holder, row.payload, row.placed_at] }))])).slice(locks.length);
+      const steps = moving.length === 0 ? [] : (await this.db.batch([...locks, ...moving.map((row) => ({ sql: 'INSERT INTO lease_queue (name, holder, payload, taken, placed_at, written) VALUES (?, ?, ?, 1, ?, ?) RETURNING seq', params: [row.name, this.options.holder, row.payload, row.placed_at, Number(row.written)] }))])).slice(locks.length);
       const taken: ClaimedPlace[] = moving.map((row, i) => {
         const seq = (steps[i]!.rows[0] as { seq: number | string } | undefined)?.seq;
         if (seq === undefined) throw new Error('lease queue: a taken-over place was not recorded');
-        return { seq: Number(seq), name: row.name, payload: row.payload, ...(row.placed_at === null ? {} : { placedAt: Number(row.placed_at) }) };
+        return { seq: Number(seq), name: row.name, payload: row.payload, ...(row.placed_at === null ? {} : { placedAt: Number(row.placed_at) }), ...(Number(row.written) === 1 ? { written: true } : {}) };
       });
       if (dead.length > 0) log.info({ deleted: dead.length - taken.length, taken: taken.length }, 'took over the places of instances that stopped or died');
       return taken;

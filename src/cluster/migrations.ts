@@ -81,8 +81,20 @@ const cluster004: Migration = {
   },
 };
 
+/**
+ * `written` is 1 when the place's message was written to its conversation's transcript in the
+ * write that took the place (with the conversation's lease, `Leases.place`'s `written` steps):
+ * an instance that takes the place over runs the message without writing it a second time.
+ */
+const cluster005: Migration = {
+  id: 'cluster-005-lease-queue-written',
+  async up(db) {
+    await db.exec('ALTER TABLE lease_queue ADD COLUMN written INTEGER NOT NULL DEFAULT 0');
+  },
+};
+
 export const clusterMigrations: FeatureMigrations = {
   feature: 'cluster',
-  sqlite: [cluster001, cluster002, queueTable('INTEGER PRIMARY KEY AUTOINCREMENT'), cluster004],
-  postgres: [cluster001, cluster002, queueTable('BIGSERIAL PRIMARY KEY'), cluster004],
+  sqlite: [cluster001, cluster002, queueTable('INTEGER PRIMARY KEY AUTOINCREMENT'), cluster004, cluster005],
+  postgres: [cluster001, cluster002, queueTable('BIGSERIAL PRIMARY KEY'), cluster004, cluster005],
 };

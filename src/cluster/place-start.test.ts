@@ -135,4 +135,77 @@ describe.each(ENGINES)("a message's start in one write on %s", (engine) => {
     }
     await stop();
   });
+
+  /** The message's write as the gateway asks for it with its place. */
+  const said = (text: string) => ({ kind: 'message' as const, message: { role: 'user' as const, content: [{ type: 'text' as const, text }] }, sender: { id: 'U1', name: 'alice' } });
+  const texts = async (t: DbTranscriptStore, key: string) => (await t.load(key)).map((e) => (e.message.content[0] as { text: string }).text);
+
+  it('writes the message with the place that takes the lease (before the read alongside, which sees it), marks the place written; a place without the lease writes nothing', async () => {
+    const { a, b, la, lb, stop } = await twoInstances(engine);
+    const ta = new DbTranscriptStore(a.db);
+    const tb = new DbTranscriptStore(b.db);
+    await ta.append('k', [said('earlier')]);
+    const write = ta.guardedAppend('k', said('hello'));
+    const read = ta.loadSteps('k');
+    const idle = await la.place('session:k', '{"m":1}', true, read.steps, write.steps);
+    expect(idle.lease).toBeDefined();
+    const seq = write.seq(idle.written!);
+    expect(seq).toBeDefined();
+    const started = await read.read(idle.alongside!);
+    expect(started.entries.map((e) => [e.seq, (e.message.content[0] as { text: string }).text])).toEqual([
+      [started.entries[0]!.seq, 'earlier'],
+      [seq, 'hello'],
+    ]);
+    expect(started.entries[1]!.sender).toEqual({ id: 'U1', name: 'alice' });
+    expect(Number(await a.db.value('SELECT written FROM lease_queue WHERE seq = ?', [idle.seq]))).toBe(1);
+    // Found by sessions_search at once.
+    expect((await ta.search({ sessionKeys: ['k'], terms: ['hello'], limit: 5, offset: 0 })).map((h) => h.seq)).toEqual([seq]);
+    // Busy on A: B's message goes to A with no lease, and is not written (its turn writes it, in its turn).
+    const other = tb.guardedAppend('k', said('second'));
+    const busy = await lb.place('session:k', '{"m":2}', true, tb.loadSteps('k').steps, other.steps);
+    expect(busy).toMatchObject({ holder: 'inst-a', here: false });
+    expect(busy.lease).toBeUndefined();
+    expect(busy.written).toBeUndefined();
+    expect(Number(await a.db.value('SELECT written FROM lease_queue WHERE seq = ?', [busy.seq]))).toBe(0);
+    expect(await texts(ta, 'k')).toEqual(['earlier', 'hello']);
+    // A place behind this instance's own earlier one takes no lease and writes nothing either.
+    const behind = await la.place('session:k', '{"m":3}', true, [], ta.guardedAppend('k', said('third')).steps);
+    expect(behind.lease).toBeUndefined();
+    expect(await texts(ta, 'k')).toEqual(['earlier', 'hello']);
+    expect(await a.db.value("SELECT COUNT(*) FROM sessions WHERE key = 'k'")).toBe(1);
+    await stop();
+  });
+
+  it("a failure in the message's write fails the whole write with a BatchStepError naming its step; nothing of it stays", async () => {
+    const { a, la, stop } = await twoInstances(engine);
+    await refuseInserts(a.db, 'transcript_entries');
+    const t = new DbTranscriptStore(a.db);
+    const error = await la.place('session:k', '{"m":1}', true, t.loadSteps('k').steps, t.guardedAppend('k', said('hello')).steps).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BatchStepError);
+    // [the line's lock (PostgreSQL)], the place, the lease (SQLite: and its mark), the message.
+    expect((error as BatchStepError).step).toBe(3);
+    expect(await a.db.value('SELECT COUNT(*) FROM lease_queue')).toBe(0);
+    expect(await a.db.value('SELECT COUNT(*) FROM leases')).toBe(0);
+    expect(await a.db.value('SELECT COUNT(*) FROM sessions')).toBe(0);
+    await stop();
+  });
+
+  it('an instance that dies after the message was written with its place leaves the place marked: the survivor takes it over as written', async () => {
+    const { a, la, lb, ra, stop } = await twoInstances(engine);
+    const t = new DbTranscriptStore(a.db);
+    const placed = await la.place('session:k', '{"m":1}', true, [], t.guardedAppend('k', said('hello')).steps);
+    expect(placed.lease).toBeDefined();
+    const unwritten = await la.place('session:k', '{"m":2}', true, [], t.guardedAppend('k', said('queued')).steps);
+    expect(unwritten.lease).toBeUndefined();
+    // A dies during the model call: its heartbeat stops and its lease runs out (its rows stay, as after a SIGKILL).
+    clearInterval((ra as unknown as { timer: NodeJS.Timeout }).timer);
+    await a.db.run('UPDATE instances SET lease_until = 0 WHERE id = ?', ['inst-a']);
+    const taken = await lb.takeOver();
+    expect(taken.map((p) => [p.payload, p.written === true])).toEqual([
+      ['{"m":1}', true],
+      ['{"m":2}', false],
+    ]);
+    expect(await texts(t, 'k')).toEqual(['hello']);
+    await stop();
+  });
 });

@@ -3,7 +3,8 @@ import type { UsageService } from '../usage/service.js';
 import { scrubSecrets, secretLabelsIn } from '../redact/scrub.js';
 import { randomUUID } from 'node:crypto';
 import type { AgentRuntime, SessionContextRecorder, ToolExecutor } from '../agent/index.js';
-import type { TranscriptStore, TurnStart, TurnStartRead } from '../agent/types.js';
+import type { TranscriptAppend, TranscriptStore, TurnStart, TurnStartRead } from '../agent/types.js';
+import { incomingAppend } from '../agent/incoming.js';
 import type { WardenConfig } from '../config/index.js';
 import { log } from '../log/log.js';
 import type { TurnContext } from '../policy/context.js';
@@ -28,7 +29,7 @@ import { agentSkillNote, readSkillInstructions, runSkillToolCommand, skillTurnTe
 import type { HookBus } from '../hooks/bus.js';
 import { messageHookContext } from '../hooks/context.js';
 import { DEFAULT_MAX_PENDING, SessionQueues, type EnqueueResult } from './queue.js';
-import { leaseDigest, type ClaimedPlace, type HeldLease, type Place } from '../cluster/leases.js';
+import { leaseDigest, type ClaimedPlace, type HeldLease, type Place, type PlaceGuard } from '../cluster/leases.js';
 import type { BatchStep } from '../store/db.js';
 import { attachmentsFrom, decodeForwarded, encodeForwarded, forwardable } from './forwarded.js';
 import { routeMessage, ThreadParticipation, type Route } from './router.js';
@@ -131,7 +132,7 @@ export interface GatewayOptions {
          * A place recorded with its message (`payload`), given to the conversation's owner: this
          * instance, or the one running the conversation, which picks it up (`claim`).
          */
-        place?(name: string, payload?: string, takeLease?: boolean, alongside?: readonly BatchStep[]): Promise<Place>;
+        place?(name: string, payload?: string, takeLease?: boolean, alongside?: readonly BatchStep[], written?: (guard: PlaceGuard) => readonly BatchStep[]): Promise<Place>;
         /** Gives back a lease taken with a place whose item will not run here. */
         release?(lease: HeldLease): Promise<void>;
         /** The places forwarded to this instance, in place order. */
@@ -200,6 +201,10 @@ interface QueuedItem {
   lease?: HeldLease | undefined;
   /** What the turn starts from, read in that same write (its transcript): valid while `lease` was held throughout. */
   start?: TurnStart | undefined;
+  /** The message is in the transcript already, written with its place (`seq` when known): the turn does not write it again. */
+  written?: { seq?: number | undefined } | undefined;
+  /** Its place carries the message (an instance that takes the place over runs it again). */
+  rerunnable?: boolean | undefined;
 }
 
 /** A reply worked out by its item's turn, waiting for the replies before it to go out. */
@@ -228,6 +233,17 @@ function showTyping(typing: Typing): void {
 
 /** An item that runs a model turn on the message as it came (not a command, a skill or a plugin's command). */
 const isModelTurn = (item: QueuedItem): boolean => !item.command && !item.skill && !item.pluginCommand && item.origin === undefined && item.before === undefined;
+
+/**
+ * The transcript entry a model turn's message becomes, for its place to write: a person's
+ * message without files (whose text the turn extends with what it makes of them) to a
+ * configured model (without one no turn runs). The turn's input as `turnReply` builds it.
+ */
+function writtenAtPlace(item: QueuedItem): TranscriptAppend | undefined {
+  const { route } = item;
+  if (route.context.model === undefined || (route.attachments !== undefined && route.attachments.length > 0)) return undefined;
+  return incomingAppend({ text: route.text, senderName: route.context.senderName }, route.context);
+}
 
 const outboxFailed = (err: unknown): void => log.error({ err }, 'replies of a session not sent');
 
@@ -538,9 +554,11 @@ export class Gateway {
         // then the item starts at once and takes no lease of its own, one round trip fewer.
         // And, with the lease, the turn's first read (its transcript): a message on an idle
         // conversation starts in one round trip.
+        // And the message itself, when it is a person's message to the model without files: in
+        // the transcript from its place on (a crash during the model call loses it no more).
         const takeLease = leases.release !== undefined && !this.queue.isRunning(key);
-        read = takeLease && isModelTurn(item) ? this.view.agent?.startRead?.(key) : undefined;
-        place = await leases.place!(`session:${key}`, anywhere ? encodeForwarded(item.route) : undefined, takeLease, read?.steps);
+        read = takeLease && isModelTurn(item) ? this.view.agent?.startRead?.(key, writtenAtPlace(item)) : undefined;
+        place = await leases.place!(`session:${key}`, anywhere ? encodeForwarded(item.route) : undefined, takeLease, read?.steps, read?.write);
       } catch (err) {
         // The turn still runs under the session's lease; only its order against other instances' messages is not promised.
         log.warn({ err: (err as Error).message, sessionKey: key }, 'no place in the session line; the message runs unordered across instances');
@@ -552,6 +570,10 @@ export class Gateway {
         start = await read.read(place.alongside).catch((err: unknown) => void log.warn({ err: (err as Error).message, sessionKey: key }, 'the turn reads its transcript itself'));
       }
       log.debug({ sessionKey: key, place: place.seq, ...(place.here ? {} : { forwardedTo: place.holder }) }, 'message took its place in the session line');
+      // Written with the place: whenever it runs (here, at once or later), its turn does not write it again.
+      const seq = place.written && read?.writtenSeq ? read.writtenSeq(place.written) : undefined;
+      if (seq !== undefined) item.written = { seq };
+      if (anywhere) item.rerunnable = true;
       const lease = place.lease;
       // Taken with the place, but the item does not start at once (a pick-up under way, or this
       // session became busy meanwhile): given back, and the item takes the lease in its turn.
@@ -695,6 +717,9 @@ export class Gateway {
       command: classified.kind === 'builtin' ? classified.command : undefined,
       skill: classified.kind === 'skill' ? { spec: classified.spec, args: classified.args } : undefined,
       pluginCommand: classified.kind === 'plugin' ? classified.command : undefined,
+      // Written with its place by the instance it reached: not written again here.
+      ...(row.written ? { written: {} } : {}),
+      rerunnable: true,
     };
   }
 
@@ -936,7 +961,7 @@ export class Gateway {
       if (command) reply = await this.commandReply(route, command, signal, view);
       else if (item.skill) reply = await this.skillReply(route, item.skill, signal, view);
       else if (item.pluginCommand) reply = await this.pluginCommandReply(route, item.pluginCommand, signal, view);
-      else reply = await this.turnReply(route, signal, view, item.origin, item.runId, this.outbox.has(sessionKey) ? this.delivered : undefined, item.start);
+      else reply = await this.turnReply(route, signal, view, item.origin, item.runId, this.outbox.has(sessionKey) ? this.delivered : undefined, item.start, item.written, item.rerunnable);
     } catch (err) {
       item.onDone?.({ ok: false, error: (err as Error).message });
       throw err;
@@ -988,8 +1013,18 @@ export class Gateway {
     return lane ? new Promise((resolve) => lane.idle.push(resolve)) : Promise.resolve();
   };
 
-  private turnReply(route: Route, signal: AbortSignal, view: GatewayConfigView, origin?: TurnOrigin, runId?: string, delivered?: (sessionKey: string) => Promise<void>, start?: TurnStart): Promise<OutboundMessage | undefined> {
-    return turnReply(this.replyDeps, route, signal, view, origin, runId, delivered, start);
+  private turnReply(
+    route: Route,
+    signal: AbortSignal,
+    view: GatewayConfigView,
+    origin?: TurnOrigin,
+    runId?: string,
+    delivered?: (sessionKey: string) => Promise<void>,
+    start?: TurnStart,
+    written?: QueuedItem['written'],
+    rerunnable?: boolean,
+  ): Promise<OutboundMessage | undefined> {
+    return turnReply(this.replyDeps, route, signal, view, origin, runId, delivered, start, written, rerunnable);
   }
 
   /**

@@ -1,7 +1,8 @@
 // A message's store work through the real gateway on a shared-store path (places, the session
 // lease, the agent loop), on both engines: on an idle conversation it is three writes — its
-// place with the lease and the turn's first read, its message with the answer, the release —
-// and no read of its own.
+// place with the lease, the message itself and the turn's first read; the answer; the release —
+// and no read of its own. The message is in the transcript from its place on, before the model
+// is asked: a web chat message (which no other instance can take over) outlives a crash there.
 import { describe, expect, it, vi } from 'vitest';
 import { ENGINES, useTestStores } from '../../test/store-engines.js';
 import { createAgentRuntime } from '../agent/runtime.js';
@@ -15,6 +16,7 @@ import { createScriptedProvider } from '../models/scripted.js';
 import { SessionContextStore } from '../turn/session-contexts.js';
 import { Gateway } from './gateway.js';
 import type { ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget } from './types.js';
+import type { ModelProvider } from '../models/types.js';
 
 const testStores = useTestStores();
 
@@ -39,7 +41,7 @@ class Platform implements ChatAdapter {
 }
 
 describe.each(ENGINES)("a message's store work through the gateway on %s", (engine) => {
-  it('on an idle conversation: three writes (place with lease and first read; message with answer; release) and no read of its own', async () => {
+  it('on an idle conversation: three writes (place with lease, message and first read; answer; release) and no read of its own', async () => {
     // A second handle to look at the store without counting on the first.
     const [store, look] = await testStores.handles(engine, 2);
     const parsed = parseConfig({ models: { default: 'anthropic/test-model' } });
@@ -92,6 +94,64 @@ describe.each(ENGINES)("a message's store work through the gateway on %s", (engi
     ]);
     // The second turn read the first exchange (from its place's write).
     expect(model.requests[1]!.messages).toHaveLength(3);
+    await gateway.stop();
+    await leases.close();
+  });
+
+  it('the message is in the transcript (once, searchable) while the model is still answering: written with its place, not again with the answer', async () => {
+    const [store, look] = await testStores.handles(engine, 2);
+    const parsed = parseConfig({ models: { default: 'anthropic/test-model' } });
+    if (!parsed.ok) throw parsed.error;
+    const { config } = parsed.value;
+    let answer!: () => void;
+    const asked = new Promise<void>((resolve) => (answer = resolve));
+    let calls = 0;
+    const model: ModelProvider = {
+      name: 'anthropic',
+      api: 'anthropic',
+      complete: async () => {
+        calls++;
+        await asked;
+        return { message: { role: 'assistant', content: [{ type: 'text', text: 'at last' }] }, stopReason: 'end', usage: { inputTokens: 1, outputTokens: 1 } };
+      },
+    };
+    const transcripts = new DbTranscriptStore(store.db);
+    const agent = createAgentRuntime({
+      config,
+      transcripts,
+      subagentRuns: new SubagentRunStore(store.db),
+      sessionContexts: new SessionContextStore(store.db),
+      tools: new FunctionToolExecutor({}),
+      models: (ref) => {
+        const settings = modelSettings(config, ref);
+        return settings.ok ? { ok: true, provider: model, settings: settings.value } : settings;
+      },
+    });
+    const leases = new Leases(store.db, { ttlMs: 15_000, holder: 'inst-a' });
+    const platform = new Platform();
+    const gateway = new Gateway({
+      config,
+      adapters: [platform],
+      agent,
+      tools: undefined,
+      toolReport: () => ({ tools: [], removed: [], unavailable: [], warnings: [] }),
+      approvals: { approve: () => async () => ({ kind: 'not-found' }), pendingCount: () => 0 },
+      sessionLeases: leases,
+    });
+    await gateway.start();
+    await new Promise((r) => setTimeout(r, 500));
+    await platform.push('remember the walrus');
+    await vi.waitFor(() => expect(calls).toBe(1), { timeout: 10_000, interval: 5 });
+    // The model has not answered: the message is already stored, seen from another connection, and found by search.
+    const [key] = (await look.db.all<{ key: string }>('SELECT key FROM sessions')).map((r) => r.key);
+    const seen = new DbTranscriptStore(look.db);
+    const texts = async () => (await seen.load(key!)).map((e) => e.message.content.map((p) => ('text' in p ? p.text : '')).join(''));
+    expect(await texts()).toEqual(['remember the walrus']);
+    expect((await seen.search({ sessionKeys: [key!], terms: ['walrus'], limit: 5, offset: 0 })).map((h) => h.text)).toEqual(['remember the walrus']);
+    expect(Number(await look.db.value('SELECT written FROM lease_queue'))).toBe(1);
+    answer();
+    await vi.waitFor(() => expect(platform.sent.map((m) => m.text)).toEqual(['at last']), { timeout: 10_000, interval: 5 });
+    expect(await texts()).toEqual(['remember the walrus', 'at last']);
     await gateway.stop();
     await leases.close();
   });

@@ -52,6 +52,8 @@ export async function turnReply(
   runId?: string,
   delivered?: (sessionKey: string) => Promise<void>,
   start?: TurnStart,
+  written?: TurnRequest['written'],
+  rerunnable?: boolean,
 ): Promise<OutboundMessage | undefined> {
   const { agent } = view;
   if (!agent || route.context.model === undefined) return { text: NO_MODEL_HINT };
@@ -81,6 +83,8 @@ export async function turnReply(
   if (sink.streams) request.onTextDelta = sink.onTextDelta;
   if (runId !== undefined) request.runId = runId;
   if (start && origin === undefined) request.start = start;
+  if (written && origin === undefined) request.written = written;
+  if (rerunnable === true) request.rerunnable = true;
   const outcome = await agent.runTurn(request);
   if (outcome.status === 'failed') log.warn({ sessionKey: route.sessionKey, error: outcome.error }, 'turn failed');
   const { stream, files } = sink;

@@ -182,4 +182,18 @@ const postgres001: Migration = {
   },
 };
 
-export const transcriptSearchMigrations: FeatureMigrations = { feature: 'transcript-search', sqlite: [sqlite001], postgres: [postgres001] };
+/**
+ * The index row's foreign key to its entry goes: its check (a trigger locking the entry's row)
+ * took about as long as the entry's insert itself, on every message and every reply, and it
+ * guarded nothing written since — an index row is only ever written with its entry, in the same
+ * statement (`Transcripts.appendMany`) or transaction, and entries are never deleted. (SQLite's
+ * FTS5 index never had one.) Whatever deletes entries one day deletes their index rows with them.
+ */
+const postgres002: Migration = {
+  id: 'transcript-search-pg-002-no-entry-key',
+  async up(db) {
+    await db.exec('ALTER TABLE transcript_search DROP CONSTRAINT IF EXISTS transcript_search_entry_id_fkey');
+  },
+};
+
+export const transcriptSearchMigrations: FeatureMigrations = { feature: 'transcript-search', sqlite: [sqlite001], postgres: [postgres001, postgres002] };

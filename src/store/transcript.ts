@@ -1,5 +1,5 @@
 import { scrubDeep, skipImages } from '../redact/scrub.js';
-import type { BatchStep, Db } from './db.js';
+import type { BatchStep, Db, SqlValue } from './db.js';
 import { indexEntry, indexLastInsertStep, searchableText } from './transcript-search.js';
 
 export type TranscriptRole = 'user' | 'assistant' | 'tool' | 'system';
@@ -18,7 +18,18 @@ export interface TranscriptEntry {
   createdAt: number;
 }
 
-export type TranscriptInput = Omit<TranscriptEntry, 'id' | 'createdAt' | 'isError'> & { isError?: boolean; createdAt?: number };
+export type TranscriptInput = Omit<TranscriptEntry, 'id' | 'createdAt' | 'isError'> & {
+  isError?: boolean;
+  createdAt?: number;
+  /** Written over the session's entry with this id (its content and details, and its search text) instead of as a new entry. */
+  rewrites?: number | undefined;
+};
+
+/** A condition (a boolean SQL expression with `?` parameters) a guarded write's statements carry in their WHERE. */
+export interface WriteGuard {
+  sql: string;
+  params: SqlValue[];
+}
 
 interface Row {
   id: number;
@@ -35,6 +46,10 @@ interface Row {
 /** Sessions and their transcript entries. */
 const INSERT = `INSERT INTO transcript_entries (session_key, role, tool, tool_call_id, content, details, is_error, created_at)
   VALUES (@sessionKey, @role, @tool, @toolCallId, @content, @details, @isError, @createdAt) RETURNING id`;
+/** PostgreSQL: an entry with its search-index row (`transcript-search.ts`), one statement. */
+const INSERT_INDEXED = `WITH e AS (${INSERT}),
+  s AS (INSERT INTO transcript_search (entry_id, session_key, body) SELECT id, @sessionKey, @body FROM e)
+  SELECT id FROM e`;
 const TOUCH = `INSERT INTO sessions (key, agent_id, provider, created_at, updated_at) VALUES (@key, @agentId, @provider, @now, @now)
   ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at`;
 
@@ -71,13 +86,53 @@ export class Transcripts {
         const { params, content } = prepare(entry);
         // The entry's words go in the search index in the same transaction, keyed by the id the insert just took.
         const text = searchableText(entry.role, content);
-        const insert: BatchStep = { sql: INSERT, params };
-        return text === undefined ? [insert] : [insert, indexLastInsertStep(this.db.engine, entry.sessionKey, text)];
+        if (entry.rewrites !== undefined) return rewriteSteps(this.db, entry.rewrites, params, text);
+        if (text === undefined) return [{ sql: INSERT, params }];
+        // PostgreSQL: the entry and its index row in one statement (one execution, no sequence
+        // lookup for the id); SQLite: the index row keyed by the insert's rowid, right after it.
+        return this.db.engine === 'postgres' ? [{ sql: INSERT_INDEXED, params: { ...params, body: text } }] : [{ sql: INSERT, params }, indexLastInsertStep(this.db.engine, entry.sessionKey, text)];
       }),
     ]);
     const ids: number[] = [];
     for (const r of results.slice(1)) if (r.rows[0]?.['id'] !== undefined) ids.push(Number(r.rows[0]['id']));
     return ids;
+  }
+
+  /**
+   * One entry with its session's activity time and its search text, as steps of another
+   * write that run only where `guard` holds (the place that takes the session's lease): nothing
+   * is written otherwise. The first step's first row carries the entry's id when it was written.
+   */
+  guardedAppendSteps(session: { key: string; agentId: string; provider: string; now: number }, entry: TranscriptInput, guard: WriteGuard): BatchStep[] {
+    const { params, content } = prepare(entry);
+    const text = searchableText(entry.role, content);
+    const values: SqlValue[] = [params['sessionKey']!, params['role']!, params['tool']!, params['toolCallId']!, params['content']!, params['details']!, params['isError']!, params['createdAt']!];
+    const touch: SqlValue[] = [session.key, session.agentId, session.provider, session.now, session.now];
+    if (this.db.engine === 'postgres') {
+      // One statement: the entry (only where the guard holds), its index row and the session's touch from it.
+      return [
+        {
+          sql: `WITH e AS (INSERT INTO transcript_entries (session_key, role, tool, tool_call_id, content, details, is_error, created_at)
+              SELECT ?, ?, ?, ?, ?, ?, ?::integer, ?::bigint WHERE ${guard.sql} RETURNING id)${
+                text === undefined ? '' : `,
+  s AS (INSERT INTO transcript_search (entry_id, session_key, body) SELECT id, ?, ? FROM e)`
+              },
+  t AS (INSERT INTO sessions (key, agent_id, provider, created_at, updated_at) SELECT ?, ?, ?, ?::bigint, ?::bigint FROM e
+        ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at)
+  SELECT id FROM e`,
+          params: [...values, ...guard.params, ...(text === undefined ? [] : [entry.sessionKey, text]), ...touch],
+        },
+      ];
+    }
+    return [
+      { sql: `INSERT INTO transcript_entries (session_key, role, tool, tool_call_id, content, details, is_error, created_at) SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE ${guard.sql} RETURNING id`, params: [...values, ...guard.params] },
+      // Right after the insert: `changes()` is its row count, `last_insert_rowid()` its id.
+      ...(text === undefined ? [] : [{ sql: 'INSERT INTO transcript_search (rowid, body, session_key) SELECT last_insert_rowid(), ?, ? WHERE changes() > 0', params: [text, entry.sessionKey] }]),
+      {
+        sql: `INSERT INTO sessions (key, agent_id, provider, created_at, updated_at) SELECT ?, ?, ?, ?, ? WHERE ${guard.sql} ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at`,
+        params: [...touch, ...guard.params],
+      },
+    ];
   }
 
   async list(sessionKey: string, limit = 1000): Promise<TranscriptEntry[]> {
@@ -94,6 +149,34 @@ export class Transcripts {
       createdAt: r.created_at,
     }));
   }
+}
+
+/**
+ * An entry written over an earlier one of its session (the same id, so its place in the
+ * transcript stays): its content and details, and its search text. The first step's first row
+ * carries the id when the entry was there.
+ */
+function rewriteSteps(db: Db, id: number, params: Record<string, string | number | null>, text: string | undefined): BatchStep[] {
+  const values = { id, sessionKey: params['sessionKey']!, content: params['content']!, details: params['details']!, body: text ?? '' };
+  if (db.engine === 'postgres') {
+    return [
+      {
+        sql: `WITH e AS (UPDATE transcript_entries SET content = @content, details = @details WHERE id = @id AND session_key = @sessionKey RETURNING id),
+  s AS (${
+          text === undefined
+            ? 'DELETE FROM transcript_search WHERE entry_id IN (SELECT id FROM e)'
+            : 'INSERT INTO transcript_search (entry_id, session_key, body) SELECT id, @sessionKey, @body FROM e ON CONFLICT (entry_id) DO UPDATE SET body = excluded.body'
+        })
+  SELECT id FROM e`,
+        params: text === undefined ? { id, sessionKey: values.sessionKey, content: values.content, details: values.details } : values,
+      },
+    ];
+  }
+  return [
+    { sql: 'UPDATE transcript_entries SET content = ?, details = ? WHERE id = ? AND session_key = ? RETURNING id', params: [values.content, values.details, id, values.sessionKey] },
+    { sql: 'DELETE FROM transcript_search WHERE rowid = ? AND changes() > 0', params: [id] },
+    ...(text === undefined ? [] : [{ sql: 'INSERT INTO transcript_search (rowid, body, session_key) SELECT id, ?, session_key FROM transcript_entries WHERE id = ? AND session_key = ?', params: [text, id, values.sessionKey] }]),
+  ];
 }
 
 /** An entry as the insert's parameters, and its content as stored (what the search index reads). */

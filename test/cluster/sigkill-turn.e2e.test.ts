@@ -68,6 +68,8 @@ describe('SIGKILL of an instance mid-turn', () => {
     // Answered by A before the kill: never run again.
     await directMessage(fake, a, USER, 'msg-0');
     await until(() => answers().length === 1, 30_000, 'msg-0 answered');
+    // Its lease released: msg-1's place finds the conversation idle and takes the lease.
+    await until(async () => Number(await store.db.value('SELECT COUNT(*) FROM leases WHERE name = ?', [`session:agent:main:slack:direct:${USER.toLowerCase()}`])) === 0, 30_000, "msg-0's lease released");
     // A's turn for msg-1 is under way (the model has it) ...
     await directMessage(fake, a, USER, 'msg-1 slow');
     await until(() => asked.get('msg-1') === 1, 30_000, 'msg-1 reached the model');
@@ -78,6 +80,15 @@ describe('SIGKILL of an instance mid-turn', () => {
     const aId = await store.db.value<string>('SELECT holder FROM leases WHERE name = ?', [`session:agent:main:slack:direct:${USER.toLowerCase()}`]);
     expect(aId).toBeDefined();
     expect(await store.db.value<number>('SELECT COUNT(*) FROM lease_queue WHERE holder = ?', [aId!])).toBe(2);
+
+    // msg-1 is in the transcript already, written with its place (which took the lease), while the model still has it.
+    const userEntries = async () =>
+      (
+        await store.db.all<{ content: string }>("SELECT content FROM transcript_entries WHERE session_key = ? AND role = 'user' ORDER BY id", [
+          `agent:main:slack:direct:${USER.toLowerCase()}`,
+        ])
+      ).map((r) => (r.content.match(TAG) ?? [])[0]);
+    expect(await userEntries()).toEqual(['msg-0', 'msg-1']);
 
     a.child.kill('SIGKILL');
     await a.child;
@@ -96,6 +107,9 @@ describe('SIGKILL of an instance mid-turn', () => {
     expect(Object.fromEntries(asked)).toEqual({ 'msg-0': 1, 'msg-1': 2, 'msg-2': 1 });
     // Nothing of A's stays in the line; B's places went with their turns.
     expect(await store.db.value<number>('SELECT COUNT(*) FROM lease_queue')).toBe(0);
+    // Each message is in the transcript once: msg-1, written with its place at A before the model
+    // was asked, was not written again by B's rerun of it; msg-2, forwarded, was written by its turn.
+    expect(await userEntries()).toEqual(['msg-0', 'msg-1', 'msg-2']);
 
     // The conversation goes on at B.
     await directMessage(fake, b, USER, 'msg-3');
