@@ -5,7 +5,6 @@
 // once here) runs it exactly once. A follow-up offered while the gateway is already stopping is
 // parked the same way, and one whose turn began is finished, not parked.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AgentRuntime, TurnRequest } from '../agent/index.js';
 import { DbTranscriptStore } from '../agent/transcript.js';
 import { UserQuestions } from '../app/user-questions.js';
 import { parseConfig } from '../config/index.js';
@@ -14,6 +13,7 @@ import type { Store } from '../store/store.js';
 import { ENGINES, useTestStores } from '../../test/store-engines.js';
 import { FollowUpStore } from './follow-up-store.js';
 import { Gateway } from './gateway.js';
+import { HeldAgent } from './held-agent-testing.js';
 import type { ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget, UserQuestionPrompt } from './types.js';
 
 const SESSION = 'agent:main:web:direct:local';
@@ -41,25 +41,6 @@ class WebAdapter implements ChatAdapter {
   }
   push(text: string) {
     return this.onMessage!({ provider: 'web', chatType: 'dm', channelId: 'web', senderId: 'local', text, mentionsBot: false, messageId: String(Math.random()), receivedAt: Date.now() });
-  }
-}
-
-/** Turns that end only when released (or aborted); records what each was asked. */
-class HeldAgent implements AgentRuntime {
-  readonly requests: TurnRequest[] = [];
-  private readonly gates: Array<() => void> = [];
-  async runTurn(request: TurnRequest) {
-    this.requests.push(request);
-    await new Promise<void>((resolve) => {
-      this.gates.push(resolve);
-      request.signal.addEventListener('abort', () => resolve(), { once: true });
-    });
-    const usage = { inputTokens: 0, outputTokens: 0 };
-    if (request.signal.aborted) return { status: 'aborted' as const, reply: '', rounds: 1, usage };
-    return { status: 'completed' as const, reply: `echo: ${request.input.text}`, rounds: 1, usage };
-  }
-  releaseAll() {
-    for (const g of this.gates.splice(0)) g();
   }
 }
 
@@ -183,6 +164,13 @@ describe.each(ENGINES)('a follow-up claimed just before shutdown (%s)', (engine)
     await a.gateway.start();
     await until(() => a.followUpsRun() === 1);
     expect(a.agent.requests.map((r) => r.input.text)).toEqual(['[Question q2] second']);
+  });
+  it('follow-ups parked in a burst (the same millisecond) are taken in the order they were parked', async () => {
+    const [sa] = await stores.handles(engine, 1);
+    const parking = new FollowUpStore(sa.db);
+    const texts = Array.from({ length: 40 }, (_, i) => `[Question q${i}] burst`);
+    for (const text of texts) await parking.park({ sessionKey: SESSION, agentId: 'main', context, replyTo: { provider: 'web', channelId: 'web' }, text });
+    expect((await parking.take('B', async () => true)).map((f) => f.text)).toEqual(texts);
   });
   it('a parked follow-up taken by an instance that died (no longer live) is taken again and runs once; a live taker keeps it', async () => {
     const [sa, sb] = await stores.handles(engine, 2);

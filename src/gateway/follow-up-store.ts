@@ -70,12 +70,23 @@ interface Row {
 
 const replyPlace = (t: ReplyTarget): ReplyTarget => ({ provider: t.provider, channelId: t.channelId, ...(t.threadId !== undefined ? { threadId: t.threadId } : {}), ...(t.dmUserId !== undefined ? { dmUserId: t.dmUserId } : {}) });
 
+let parkedHere = 0;
+/**
+ * An id that sorts in park order: follow-ups of one conversation parked in the same millisecond
+ * (a shutdown parks them in a burst) must run in the order they were parked, and a random id
+ * alone would order them by chance. Time first, then this process's count, then randomness.
+ */
+function orderedId(): string {
+  parkedHere = (parkedHere + 1) % 1e9;
+  return `${Date.now().toString().padStart(15, '0')}-${parkedHere.toString().padStart(9, '0')}-${randomUUID()}`;
+}
+
 /** The `follow_ups` table: park, take (one conditional write), finish, put back. */
 export class FollowUpStore {
   constructor(private readonly db: Db) {}
 
   async park(f: ParkedFollowUp): Promise<string> {
-    const id = randomUUID();
+    const id = orderedId();
     await this.db.run(
       `INSERT INTO follow_ups (id, session_key, agent_id, context, reply_to, text, dangling, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'parked', ?)`,
       [id, f.sessionKey, f.agentId, JSON.stringify(f.context), JSON.stringify(replyPlace(f.replyTo)), f.text, f.dangling ? JSON.stringify(f.dangling) : null, Date.now()],
@@ -88,7 +99,7 @@ export class FollowUpStore {
    * runs), each by one conditional write: two instances taking at once never both get one.
    */
   async take(instance: string, alive: (instance: string) => Promise<boolean>): Promise<Array<ParkedFollowUp & { id: string }>> {
-    const rows = await this.db.all<Row>('SELECT * FROM follow_ups ORDER BY created_at, id');
+    const rows = await this.db.all<Row>('SELECT * FROM follow_ups ORDER BY id');
     const taken: Array<ParkedFollowUp & { id: string }> = [];
     for (const r of rows) {
       if (r.state === 'taken' && (r.taken_by === instance || (r.taken_by !== null && (await alive(r.taken_by))))) continue;

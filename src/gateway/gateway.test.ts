@@ -1,11 +1,12 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { AgentRuntime, TurnRequest } from '../agent/index.js';
+import type { AgentRuntime } from '../agent/index.js';
 import { parseConfig, type WardenConfigInput } from '../config/index.js';
 import { skillCommandSpecs } from '../skills/commands.js';
 import { tempDir, testSkill, writeSkill } from '../skills/testing.js';
 import { NEW_ELSEWHERE_TEXT, type ToolReport } from './commands.js';
 import { reservedCommandNames } from './command-text.js';
 import { BUSY_TEXT, Gateway, isTransientStartError, SHUTDOWN_TEXT, SUBAGENTS_DONE_TEXT, type GatewayOptions } from './gateway.js';
+import { HeldAgent } from './held-agent-testing.js';
 import type { ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget } from './types.js';
 
 /** An in-process chat platform: the test pushes messages in and reads what was sent back. */
@@ -44,25 +45,6 @@ class RecordingAdapter implements ChatAdapter {
   }
   texts() {
     return this.sent.map((s) => s.message.text);
-  }
-}
-
-/** A turn loop whose turns finish when the test releases them; it echoes the input. */
-class ControlledAgent implements AgentRuntime {
-  readonly requests: TurnRequest[] = [];
-  private readonly gates: Array<() => void> = [];
-  async runTurn(request: TurnRequest) {
-    this.requests.push(request);
-    await new Promise<void>((resolve) => {
-      this.gates.push(resolve);
-      request.signal.addEventListener('abort', () => resolve(), { once: true });
-    });
-    const usage = { inputTokens: 0, outputTokens: 0 };
-    if (request.signal.aborted) return { status: 'aborted' as const, reply: '', rounds: 1, usage };
-    return { status: 'completed' as const, reply: `echo: ${request.input.text}`, rounds: 1, usage };
-  }
-  releaseNext() {
-    this.gates.shift()?.();
   }
 }
 
@@ -109,7 +91,7 @@ describe('Gateway with a model', () => {
   const withModel: WardenConfigInput = { models: { default: 'anthropic/claude-sonnet-4-5' } };
 
   it('runs turns in order, one at a time per session, with the turn context', async () => {
-    const agent = new ControlledAgent();
+    const agent = new HeldAgent();
     const { adapter, gateway } = setup(withModel, { agent });
     await gateway.start();
     await adapter.push('one');
@@ -126,7 +108,7 @@ describe('Gateway with a model', () => {
   });
 
   it('shows the typing indicator only for turns that outlast typingDelayMs', async () => {
-    const agent = new ControlledAgent();
+    const agent = new HeldAgent();
     // Waits on what happened, not on a clock: the delay is long enough that a loaded machine
     // still answers the quick turn before it, and the slow turn is held until typing shows.
     const { adapter, gateway } = setup(withModel, { agent, typingDelayMs: 1_000 });
@@ -144,7 +126,7 @@ describe('Gateway with a model', () => {
   });
 
   it('a full session queue gets a busy reply; nothing else is lost', async () => {
-    const agent = new ControlledAgent();
+    const agent = new HeldAgent();
     const { adapter, gateway } = setup(withModel, { agent, maxPending: 1 });
     await gateway.start();
     await adapter.push('a');
@@ -160,7 +142,7 @@ describe('Gateway with a model', () => {
   });
 
   it('/stop aborts the running turn without waiting behind it', async () => {
-    const agent = new ControlledAgent();
+    const agent = new HeldAgent();
     const { adapter, gateway } = setup(withModel, { agent });
     await gateway.start();
     await adapter.push('long job');
@@ -173,7 +155,7 @@ describe('Gateway with a model', () => {
   });
 
   it('DMs of two users run in two sessions', async () => {
-    const agent = new ControlledAgent();
+    const agent = new HeldAgent();
     const { adapter, gateway } = setup(withModel, { agent });
     await gateway.start();
     await adapter.push('from alice', { senderId: 'alice' });
@@ -186,7 +168,7 @@ describe('Gateway with a model', () => {
   });
 
   it('a finished subagent starts a parent turn that answers in the parent conversation', async () => {
-    const agent = new ControlledAgent();
+    const agent = new HeldAgent();
     const { adapter, gateway } = setup(withModel, { agent });
     await gateway.start();
     gateway.announce('agent:main:web:direct:nobody');
@@ -207,7 +189,7 @@ describe('Gateway with a model', () => {
   });
 
   it('the parent turn a subagent result starts acts for whoever spawned it, not the latest sender', async () => {
-    const agent = new ControlledAgent();
+    const agent = new HeldAgent();
     const { adapter, gateway } = setup({ ...withModel, owners: { discord: ['owner'] } }, { agent });
     await gateway.start();
     const inChannel = { provider: 'web' as const, chatType: 'channel' as const, channelId: 'c1', channelName: 'dev', mentionsBot: true };
@@ -234,7 +216,7 @@ describe('Gateway with a model', () => {
   });
 
   it('shutdown lets running turns finish within the grace period', async () => {
-    const agent = new ControlledAgent();
+    const agent = new HeldAgent();
     const { adapter, gateway } = setup(withModel, { agent, shutdownGraceMs: 5_000 });
     await gateway.start();
     await adapter.push('finish me');
@@ -248,7 +230,7 @@ describe('Gateway with a model', () => {
   });
 
   it('shutdown aborts turns that outlive the grace period and tells waiting senders', async () => {
-    const agent = new ControlledAgent();
+    const agent = new HeldAgent();
     const { adapter, gateway } = setup(withModel, { agent, shutdownGraceMs: 20 });
     await gateway.start();
     await adapter.push('stuck');
@@ -265,7 +247,7 @@ describe('Gateway follow-up turns of decided approvals', () => {
   const withModel: WardenConfigInput = { models: { default: 'anthropic/claude-sonnet-4-5' }, sessions: { maxQueued: 1 } };
 
   it('every turn it runs may defer its approvals, so an undecided card never holds the conversation', async () => {
-    const agent = new ControlledAgent();
+    const agent = new HeldAgent();
     const { adapter, gateway } = setup(withModel, { agent });
     await gateway.start();
     await adapter.push('one');
@@ -276,7 +258,7 @@ describe('Gateway follow-up turns of decided approvals', () => {
   });
 
   it('queues behind the conversation, even when it is full, runs its repair first, and answers in the conversation', async () => {
-    const agent = new ControlledAgent();
+    const agent = new HeldAgent();
     const { adapter, gateway } = setup(withModel, { agent });
     await gateway.start();
     await adapter.push('one');
@@ -321,7 +303,7 @@ describe('Gateway scheduled turns', () => {
   });
 
   it('runs behind the session queue, posts the answer and reports how it ended', async () => {
-    const agent = new ControlledAgent();
+    const agent = new HeldAgent();
     const { adapter, gateway } = setup(withModel, { agent });
     await gateway.start();
     await adapter.push('first');
@@ -338,7 +320,7 @@ describe('Gateway scheduled turns', () => {
   });
 
   it('reports a shutdown instead of hanging', async () => {
-    const { gateway } = setup(withModel, { agent: new ControlledAgent() });
+    const { gateway } = setup(withModel, { agent: new HeldAgent() });
     await gateway.start();
     await gateway.stop();
     expect(await gateway.runScheduled(route('late'))).toEqual({ ok: false, error: 'Warden is shutting down' });
@@ -404,8 +386,8 @@ describe('Gateway across a config reload', () => {
     const first = parseConfig({ models: { default: 'anthropic/claude-sonnet-4-5' }, owners: { discord: ['1'] } });
     const second = parseConfig({ models: { default: 'openai/gpt-5' }, owners: { discord: ['1', '2'] } });
     if (!first.ok || !second.ok) throw new Error('config');
-    const oldAgent = new ControlledAgent();
-    const newAgent = new ControlledAgent();
+    const oldAgent = new HeldAgent();
+    const newAgent = new HeldAgent();
     const { adapter, gateway } = setup({ models: { default: 'anthropic/claude-sonnet-4-5' } }, { agent: oldAgent, config: first.value.config });
     await gateway.start();
     await adapter.push('one', { provider: 'web', senderId: '2' });
@@ -439,7 +421,7 @@ describe('Gateway commands that are not built in', () => {
   const skillCommands = { current: () => ({ agentId: 'main', specs: skills, warnings: [], fingerprint: 'x' }) };
 
   it('a skill command is a model turn with the skill\'s instructions and the typed request', async () => {
-    const agent = new ControlledAgent();
+    const agent = new HeldAgent();
     const { adapter, gateway } = setup(withModel, { agent, skillCommands });
     await gateway.start();
     await adapter.push('/release-notes v1.2');
@@ -454,7 +436,7 @@ describe('Gateway commands that are not built in', () => {
   });
 
   it('a tool-dispatch skill command runs its tool like /exec, never the model', async () => {
-    const agent = new ControlledAgent();
+    const agent = new HeldAgent();
     const calls: unknown[] = [];
     const tools = {
       surface: () => ({ ok: true as const, tools: [{ id: 'exec', description: '', parameters: { type: 'object', additionalProperties: false } }] }),
@@ -471,7 +453,7 @@ describe('Gateway commands that are not built in', () => {
   });
 
   it('an unknown command is answered at once, with a did-you-mean, and never reaches the model', async () => {
-    const agent = new ControlledAgent();
+    const agent = new HeldAgent();
     const { adapter, gateway } = setup(withModel, { agent, skillCommands });
     await gateway.start();
     await adapter.push('/release-note v1');
@@ -628,7 +610,7 @@ describe("Gateway delivering a conversation's replies", () => {
   });
 
   it('/stop while a reply is still going out stops the turn running after it', async () => {
-    const agent = new ControlledAgent();
+    const agent = new HeldAgent();
     const { adapter, gateway } = slowSetup({ agent });
     await gateway.start();
     await adapter.push('one');

@@ -10,7 +10,8 @@ import { SubagentRunStore } from '../agent/subagent-runs.js';
 import { DbTranscriptStore } from '../agent/transcript.js';
 import { FunctionToolExecutor } from '../app/agent-testing.js';
 import { Leases } from '../cluster/leases.js';
-import { parseConfig } from '../config/index.js';
+import { parseConfig, type WardenConfig } from '../config/index.js';
+import type { Store } from '../store/store.js';
 import { modelSettings } from '../models/settings.js';
 import { createScriptedProvider } from '../models/scripted.js';
 import { SessionContextStore } from '../turn/session-contexts.js';
@@ -40,6 +41,34 @@ class Platform implements ChatAdapter {
   }
 }
 
+/** The real gateway on `store` with the session lease and the agent loop over `model`, started. */
+async function startGateway(store: Store, config: WardenConfig, model: ModelProvider) {
+  const agent = createAgentRuntime({
+    config,
+    transcripts: new DbTranscriptStore(store.db),
+    subagentRuns: new SubagentRunStore(store.db),
+    sessionContexts: new SessionContextStore(store.db),
+    tools: new FunctionToolExecutor({}),
+    models: (ref) => {
+      const settings = modelSettings(config, ref);
+      return settings.ok ? { ok: true, provider: model, settings: settings.value } : settings;
+    },
+  });
+  const leases = new Leases(store.db, { ttlMs: 15_000, holder: 'inst-a' });
+  const platform = new Platform();
+  const gateway = new Gateway({
+    config,
+    adapters: [platform],
+    agent,
+    tools: undefined,
+    toolReport: () => ({ tools: [], removed: [], unavailable: [], warnings: [] }),
+    approvals: { approve: () => async () => ({ kind: 'not-found' }), pendingCount: () => 0 },
+    sessionLeases: leases,
+  });
+  await gateway.start();
+  return { platform, gateway, leases };
+}
+
 describe.each(ENGINES)("a message's store work through the gateway on %s", (engine) => {
   it('on an idle conversation: three writes (place with lease, message and first read; answer; release) and no read of its own', async () => {
     // A second handle to look at the store without counting on the first.
@@ -48,30 +77,7 @@ describe.each(ENGINES)("a message's store work through the gateway on %s", (engi
     if (!parsed.ok) throw parsed.error;
     const { config } = parsed.value;
     const model = createScriptedProvider([{ text: 'first answer' }, { text: 'second answer' }]);
-    const transcripts = new DbTranscriptStore(store.db);
-    const agent = createAgentRuntime({
-      config,
-      transcripts,
-      subagentRuns: new SubagentRunStore(store.db),
-      sessionContexts: new SessionContextStore(store.db),
-      tools: new FunctionToolExecutor({}),
-      models: (ref) => {
-        const settings = modelSettings(config, ref);
-        return settings.ok ? { ok: true, provider: model, settings: settings.value } : settings;
-      },
-    });
-    const leases = new Leases(store.db, { ttlMs: 15_000, holder: 'inst-a' });
-    const platform = new Platform();
-    const gateway = new Gateway({
-      config,
-      adapters: [platform],
-      agent,
-      tools: undefined,
-      toolReport: () => ({ tools: [], removed: [], unavailable: [], warnings: [] }),
-      approvals: { approve: () => async () => ({ kind: 'not-found' }), pendingCount: () => 0 },
-      sessionLeases: leases,
-    });
-    await gateway.start();
+    const { platform, gateway, leases } = await startGateway(store, config, model);
     // The start's pick-up of places other instances left (none here) is done before the first message.
     await new Promise((r) => setTimeout(r, 500));
     const idle = async () => (await look.db.value('SELECT COUNT(*) FROM lease_queue')) === 0 && (await look.db.value('SELECT COUNT(*) FROM leases')) === 0;
@@ -115,30 +121,7 @@ describe.each(ENGINES)("a message's store work through the gateway on %s", (engi
         return { message: { role: 'assistant', content: [{ type: 'text', text: 'at last' }] }, stopReason: 'end', usage: { inputTokens: 1, outputTokens: 1 } };
       },
     };
-    const transcripts = new DbTranscriptStore(store.db);
-    const agent = createAgentRuntime({
-      config,
-      transcripts,
-      subagentRuns: new SubagentRunStore(store.db),
-      sessionContexts: new SessionContextStore(store.db),
-      tools: new FunctionToolExecutor({}),
-      models: (ref) => {
-        const settings = modelSettings(config, ref);
-        return settings.ok ? { ok: true, provider: model, settings: settings.value } : settings;
-      },
-    });
-    const leases = new Leases(store.db, { ttlMs: 15_000, holder: 'inst-a' });
-    const platform = new Platform();
-    const gateway = new Gateway({
-      config,
-      adapters: [platform],
-      agent,
-      tools: undefined,
-      toolReport: () => ({ tools: [], removed: [], unavailable: [], warnings: [] }),
-      approvals: { approve: () => async () => ({ kind: 'not-found' }), pendingCount: () => 0 },
-      sessionLeases: leases,
-    });
-    await gateway.start();
+    const { platform, gateway, leases } = await startGateway(store, config, model);
     await new Promise((r) => setTimeout(r, 500));
     await platform.push('remember the walrus');
     await vi.waitFor(() => expect(calls).toBe(1), { timeout: 10_000, interval: 5 });
