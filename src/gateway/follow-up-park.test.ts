@@ -165,6 +165,18 @@ describe.each(ENGINES)('a follow-up claimed just before shutdown (%s)', (engine)
     await until(() => a.followUpsRun() === 1);
     expect(a.agent.requests.map((r) => r.input.text)).toEqual(['[Question q2] second']);
   });
+  it('a parked follow-up is judged under the config of the instance that runs it: an owner when parked is not one when the config no longer says so', async () => {
+    const [sa] = await stores.handles(engine, 1);
+    const parking = new FollowUpStore(sa.db);
+    // Parked as a Discord owner's follow-up; this config names no owner at all.
+    const wasOwner = { ...context, provider: 'discord', chat: 'channel', channelId: 'c-1', guildId: 'g-1', senderId: 'u-1', senderIsOwner: true } as unknown as TurnContext;
+    await parking.park({ sessionKey: SESSION, agentId: 'main', context: wasOwner, replyTo: { provider: 'discord', channelId: 'c-1' }, text: '[Question q9] stale' });
+    const a = instance(sa, 'A');
+    cleanup.push(async () => (a.agent.releaseAll(), await a.gateway.stop()));
+    await a.gateway.start();
+    await until(() => a.followUpsRun() === 1);
+    expect(a.agent.requests[0]!.turn).toMatchObject({ senderId: 'u-1', senderIsOwner: false });
+  });
   it('follow-ups parked in a burst (the same millisecond) are taken in the order they were parked', async () => {
     const [sa] = await stores.handles(engine, 1);
     const parking = new FollowUpStore(sa.db);

@@ -852,9 +852,12 @@ export class Gateway {
     if (!followUps || this.state !== 'running') return 0;
     const taken = await followUps.store.take(followUps.instance, followUps.alive ?? (async () => false));
     for (const f of taken) {
+      // Parked under the config of its time, maybe before a restart: judged under today's (never
+      // more of an owner than it was), as a forwarded message is.
+      const context = refreshTurnContext(this.view.config, f.context);
       const before = f.dangling ? () => answerDanglingCall(followUps.transcripts, { approvalId: f.dangling!.approvalId, sessionKey: f.sessionKey, toolCallId: f.dangling!.toolCallId }, f.dangling!.pendingText) : undefined;
-      const turn: FollowUpTurn = { ...f, before };
-      const route: Route = { agentId: f.agentId, sessionKey: f.sessionKey, context: f.context, replyTo: f.replyTo, text: f.text };
+      const turn: FollowUpTurn = { ...f, context, before };
+      const route: Route = { agentId: context.agentId, sessionKey: f.sessionKey, context, replyTo: f.replyTo, text: f.text };
       const queued = this.queue.enqueue(f.sessionKey, { route, command: undefined, origin: 'approval', before, followUp: turn, parkedId: f.id, config: this.view.config }, { overflow: true });
       if (!queued.ok) await followUps.store.putBack(f.id, followUps.instance);
       else log.info({ sessionKey: f.sessionKey }, 'parked follow-up queued');
