@@ -301,13 +301,26 @@ function liveOfUid(uid: number): number[] {
  */
 function leftBehind(pid: number, hops = 0): boolean {
   try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    // Exiting or exited since the listing (the kernel's PF_EXITING flag, a zombie, dead): runs
+    // nothing, as src/exec/sandbox-uid.ts counts it. Its command line is already empty, so it
+    // would otherwise look like something other than bubblewrap.
+    const state = /\nState:\t(\S)/.exec(status)?.[1];
+    if (state === 'Z' || state === 'X' || exiting(pid)) return true;
     const exe = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0];
-    const ppid = Number(/\nPPid:\t(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+    const ppid = Number(/\nPPid:\t(\d+)/.exec(status)?.[1]);
     if (exe === '/usr/bin/bwrap' && ppid === 1) return true;
     return hops < 4 && ppid > 1 && leftBehind(ppid, hops + 1);
   } catch {
     return true; // gone
   }
+}
+
+/** Whether the kernel is taking the process down (PF_EXITING in /proc/PID/stat's flags). */
+function exiting(pid: number): boolean {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const flags = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[6]);
+  return (flags & 0x4) !== 0;
 }
 
 /** A process as a failure names it: pid, state, parent and command line. */
