@@ -11,6 +11,40 @@ const env = () => {
   return e;
 };
 
+/** Logs one line at `method` from the sources under WARDEN_LOG_LEVEL=`level`: what reached stderr, and whether pino was loaded. */
+async function logOnce(level: string, method: string): Promise<{ stderr: string; pinoLoaded: boolean }> {
+  const script = [
+    "import { createRequire } from 'node:module';",
+    `import { log } from ${JSON.stringify(new URL('./log.ts', import.meta.url).href)};`,
+    'const require = createRequire(import.meta.url);',
+    `log[${JSON.stringify(method)}]('the line');`,
+    'process.stdout.write(String(Object.keys(require.cache).some((f) => /[\\\\/]pino[\\\\/]pino\\.js$/.test(f))));',
+  ].join('\n');
+  const r = await execa('node', ['--import', 'tsx', '--input-type=module', '-e', script], { env: { ...env(), WARDEN_LOG_LEVEL: level, WARDEN_LOG_FORMAT: 'json' }, extendEnv: false });
+  return { stderr: r.stderr, pinoLoaded: r.stdout === 'true' };
+}
+
+describe('a line below the level', () => {
+  it.each([
+    // level, method, written (and so pino loaded)
+    ['silent', 'warn', false],
+    ['silent', 'fatal', false],
+    ['error', 'warn', false],
+    ['error', 'error', true],
+    ['warn', 'warn', true],
+    ['info', 'debug', false],
+    ['trace', 'trace', true],
+  ])('WARDEN_LOG_LEVEL=%s, log.%s: written %s; pino is loaded only for a line that is written', async (level, method, written) => {
+    const r = await logOnce(level, method);
+    expect(r.stderr.includes('the line')).toBe(written);
+    expect(r.pinoLoaded).toBe(written);
+  });
+
+  it('a level pino does not know is still pino\'s to refuse', async () => {
+    await expect(logOnce('loud', 'warn')).rejects.toThrow(/default level:loud must be included/);
+  });
+});
+
 describe('command output and logs', () => {
   it('a one-shot command answers on stdout alone; only warnings and errors reach stderr', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'warden-logs-'));

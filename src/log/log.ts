@@ -31,11 +31,32 @@ export const LOG_SERIALIZERS = {
 /** Every line, whatever logged it, leaves without a known secret or a credential shape. */
 export const LOG_HOOKS = { streamWrite: (line: string) => scrubSecrets(line) };
 
+/** The level the logger is made with (and, until it is made, the one its lines are weighed against). */
+const startLevel = (): string => process.env.WARDEN_LOG_LEVEL ?? commandLevel ?? (process.env.VITEST ? 'silent' : 'info');
+
+/** pino's level values, for its standard levels only: any other name is pino's to accept or refuse. */
+const LEVEL_VALUES: Readonly<Record<string, number>> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
+
+/**
+ * Whether a line at `method` would be dropped by the level the logger would be made with. Until
+ * something is logged at a level that is on, pino is not loaded: a command that only drops lines
+ * (`warden tools` under `WARDEN_LOG_LEVEL=silent`, warning that bubblewrap is missing) does not
+ * pay for the thirty files of pino. pino's own method for a level that is off does nothing, so
+ * a no-op in its place behaves the same.
+ */
+function droppedBeforeMade(method: PropertyKey): boolean {
+  if (typeof method !== 'string' || method === 'silent') return false;
+  const line = LEVEL_VALUES[method];
+  const threshold = LEVEL_VALUES[startLevel()];
+  return line !== undefined && threshold !== undefined && line < threshold;
+}
+const dropLine = (): void => undefined;
+
 /** Made at the first use: a command that never logs (`warden tools`) does not load pino. */
 function logger(): Logger {
   if (!instance) {
     const { pino } = require('pino') as typeof import('pino');
-    const level = process.env.WARDEN_LOG_LEVEL ?? commandLevel ?? (process.env.VITEST ? 'silent' : 'info');
+    const level = startLevel();
     instance = pino({ level, base: undefined, serializers: LOG_SERIALIZERS, hooks: LOG_HOOKS }, destination(pino));
   }
   return instance;
@@ -55,6 +76,7 @@ const bound = new WeakMap<Method, { target: object; fn: Method }>();
 
 export const log: Logger = new Proxy({} as Logger, {
   get(_, prop) {
+    if (!instance && droppedBeforeMade(prop)) return dropLine;
     const real = logger();
     const value: unknown = Reflect.get(real, prop, real);
     if (typeof value !== 'function') return value;
