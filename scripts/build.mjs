@@ -101,6 +101,9 @@ const noOpenTelemetry = {
   },
 };
 
+/** What gives a chunk a `require` (see the build's `banner`). */
+const REQUIRE_BANNER = "import { createRequire as __wardenCreateRequire } from 'node:module';\nconst require = __wardenCreateRequire(import.meta.url);";
+
 // Built beside dist/ and swapped in whole, so a process running from dist/ (another test run,
 // a running bot) never reads a half-written file.
 const staging = mkdtempSync(path.join(root, '.dist-'));
@@ -130,7 +133,8 @@ try {
     tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true, target: 'ES2022', useDefineForClassFields: true } },
     // The CommonJS packages bundled (picomatch, json5, prom-client, ...) call require() for Node's
     // built-in modules; an ES module has no require of its own, so each chunk makes one.
-    banner: { js: "import { createRequire as __wardenCreateRequire } from 'node:module';\nconst require = __wardenCreateRequire(import.meta.url);" },
+    // Taken out again below from the chunks that never name `require`.
+    banner: { js: REQUIRE_BANNER },
     // src/util/yaml.ts loads the YAML parser synchronously, at its first use: from this bundle.
     define: { WARDEN_YAML_BUNDLE: JSON.stringify(`./${YAML_BUNDLE}`) },
   });
@@ -164,7 +168,15 @@ try {
   for (const file of readdirSync(staging, { recursive: true })) {
     if (!String(file).endsWith('.js') && !String(file).endsWith('.cjs')) continue;
     const full = path.join(staging, String(file));
-    const text = readFileSync(full, 'utf8');
+    let text = readFileSync(full, 'utf8');
+    // The banner's `require` is used by the few chunks that call it (esbuild's `__require` for the
+    // bundled CommonJS packages, a module's own `require`); in every other chunk it cost an import
+    // of node:module, an `import.meta` and a createRequire() at load, some fifty of them on
+    // `warden tools`'s path. A chunk keeps it wherever the word appears, in a string too.
+    if (text.startsWith(`${REQUIRE_BANNER}\n`) && !/\brequire\b/.test(text.slice(REQUIRE_BANNER.length))) {
+      text = text.slice(REQUIRE_BANNER.length + 1);
+      writeFileSync(full, text);
+    }
     let ascii = '';
     let from = 0;
     for (let i = 0; i < text.length; i++) {
