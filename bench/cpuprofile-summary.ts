@@ -21,9 +21,10 @@ interface Profile {
 const args = process.argv.slice(2);
 const file = args[0];
 if (!file) throw new Error('usage: cpuprofile-summary.ts PROFILE [FROM_US TO_US] [--top N]');
-const from = args[1] && /^\d+$/.test(args[1]) ? Number(args[1]) : -Infinity;
-const to = args[2] && /^\d+$/.test(args[2]) ? Number(args[2]) : Infinity;
 const TOP = args.includes('--top') ? Number(args[args.indexOf('--top') + 1]) : 30;
+const window = args.slice(1, 3).every((a) => /^\d+$/.test(a));
+const from = window ? Number(args[1]) : -Infinity;
+const to = window ? Number(args[2]) : Infinity;
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
