@@ -1,4 +1,4 @@
-// Two builds side by side: `npx tsx bench/cpu-pair-cluster.ts OTHER_BIN [ROUNDS] [MESSAGES]` starts
+// Two builds side by side: `npx tsx bench/cpu-pair-cluster.ts OTHER_BIN [ROUNDS] [MESSAGES] [WARM]` starts
 // one `warden start` of another checkout (its bin/warden.js, "before") and one of this checkout
 // ("now"), each on its own PostgreSQL database behind the same Slack fake and scripted model,
 // and sends them bursts of MESSAGES over 30 conversations in alternation (before, now, now,
@@ -13,11 +13,13 @@ import { startFakeOpenAI } from '../test/fakes/models/openai-fake.js';
 import { startSlackFake, type SlackFake } from '../test/fakes/slack/index.js';
 import { BIN, directMessage, sharedWorkspace, startInstance, stopInstance, type Instance } from '../test/cluster/harness.js';
 
-const [otherBin, roundsArg, messagesArg] = process.argv.slice(2);
+const [otherBin, roundsArg, messagesArg, warmArg] = process.argv.slice(2);
 if (!otherBin) throw new Error('usage: cpu-pair-cluster.ts OTHER_BIN [ROUNDS] [MESSAGES]');
 const ROUNDS = Number(roundsArg ?? 4);
 const MESSAGES = Number(messagesArg ?? 200);
 const CONVERSATIONS = 30;
+/** Warm-up messages sent to each side before the rounds (WARM, default one per conversation): a process costs less per message for its first thousand or so. */
+const WARM = Number(warmArg ?? CONVERSATIONS);
 
 const cpuMs = (pid: number): number => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -70,8 +72,8 @@ try {
       process.stdout.write(`${side.label.padEnd(7)} ${perMessage.toFixed(0)} µs/message\n`);
     }
   };
-  // Warm-up: every conversation once on each side.
-  for (const side of sides) await burst(side, CONVERSATIONS, false);
+  // Warm-up: every conversation at least once on each side.
+  for (const side of sides) await burst(side, WARM, false);
   for (let r = 0; r < ROUNDS; r++) {
     const order = r % 2 === 0 ? sides : [...sides].reverse();
     for (const side of order) await burst(side, MESSAGES, true);

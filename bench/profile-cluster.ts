@@ -1,6 +1,6 @@
 // `warden start` on PostgreSQL behind the Slack fake, scripted model, for per-message
 // attribution: `npx tsx bench/profile-cluster.ts [MESSAGES] [--prof DIR] [--trips] [--bin PATH]
-// [--instances N] [--delivery sticky|round-robin]` (`--bin`: another checkout's bin/warden.js, to
+// [--instances N] [--delivery sticky|round-robin] [--warm N] [--pool-max N]` (`--bin`: another checkout's bin/warden.js, to
 // compare builds in alternating runs; `--instances`: N instances on the one database, messages
 // spread by `--delivery`, default sticky: a conversation always reaches the same instance).
 // Prints messages/s, CPU µs per message of each instance and of PostgreSQL's server processes,
@@ -32,6 +32,8 @@ const delivery = args.includes('--delivery') ? args[args.indexOf('--delivery') +
 /** Which instance message `m` (of conversation `m mod CONVERSATIONS`) reaches, as `cluster.bench.ts` spreads them. */
 const instanceFor = (m: number): number => (delivery === 'sticky' ? (m % CONVERSATIONS) % COUNT : (m + Math.floor(m / CONVERSATIONS)) % COUNT);
 /** Warm-up messages before the measured burst (`--warm N`, default one per conversation), spread as the burst is. */
+/** `store.poolMax` of every instance (`--pool-max N`; default the config's default, 10). */
+const POOL_MAX = args.includes('--pool-max') ? Number(args[args.indexOf('--pool-max') + 1]) : undefined;
 const WARM = args.includes('--warm') ? Number(args[args.indexOf('--warm') + 1]) : CONVERSATIONS;
 const CHANNELS = ['warden_lease', 'warden_inbox', 'warden_stop', 'warden_approval', 'warden_cron', 'warden_conversation_wait'];
 
@@ -131,6 +133,7 @@ for (let i = 0; i < COUNT; i++)
       modelUrl: model.url,
       nodeArgs: profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
       ...(bin ? { bin } : {}),
+      ...(POOL_MAX !== undefined ? { poolMax: POOL_MAX } : {}),
     }),
   );
 const heard = new Map<string, number>();
@@ -192,7 +195,7 @@ try {
   const total = rows.rows.reduce((s, r) => s + Number(r.calls), 0);
   const out = (line: string) => process.stdout.write(`${line}\n`);
   out(`messages/s: ${(MESSAGES / seconds).toFixed(1)} (${MESSAGES} messages, ${CONVERSATIONS} conversations, ${seconds.toFixed(2)} s)`);
-  out(`instances: ${COUNT}, delivery ${delivery}; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+  out(`instances: ${COUNT}, delivery ${delivery}${POOL_MAX !== undefined ? `, store.poolMax ${POOL_MAX}` : ''}; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   out(`instance CPU: ${((cpu * 1000) / MESSAGES).toFixed(0)} µs/message (${((cpu / 1000 / seconds) * 100).toFixed(0)} % of a core)${COUNT > 1 ? ` = ${cpus.map((c) => ((c * 1000) / MESSAGES).toFixed(0)).join(' + ')}` : ''}; main threads ${((mains * 1000) / MESSAGES).toFixed(0)} µs/message, other threads ${(((cpu - mains) * 1000) / MESSAGES).toFixed(0)}`);
   out(`idle CPU: instances ${idleInstances.toFixed(0)} ms/s, PostgreSQL ${idleServer.toFixed(0)} ms/s`);
   out(`PostgreSQL CPU: ${((pgCpu * 1000) / MESSAGES).toFixed(0)} µs/message (${servers.length} processes, ${sessions.rows[0]!.n} of them the instances' connections; busy in the burst, ms: ${perBackend.map((b) => `${b.ms.toFixed(0)}${b.fresh ? '*' : ''}`).join(' ')}; * opened during it)`);

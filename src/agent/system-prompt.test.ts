@@ -32,6 +32,22 @@ describe('buildSystemPrompt', () => {
     expect(prompt).toContain('No tools are available this turn');
   });
 
+  // The prompt of the same sections is handed out again; a section that changed, short or long, is never answered from it.
+  it.each([
+    ['a long skills catalog', { skillsCatalog: `<available_skills>${'a'.repeat(600)}</available_skills>` }, { skillsCatalog: `<available_skills>${'b'.repeat(600)}</available_skills>` }, 'b'.repeat(600)],
+    ['the tools', { toolNames: ['read'] }, { toolNames: ['read', 'exec'] }, 'Tools available this turn: read, exec.'],
+    ['the date', {}, { now: new Date('2026-03-05T00:00:01Z') }, 'Today is 2026-03-05.'],
+    ['a plugin\'s long appended context', { plugin: { append: ['x'.repeat(700)] } }, { plugin: { append: ['y'.repeat(700)] } }, 'y'.repeat(700)],
+  ] as const)('built again after %s changed, and as before when it changes back', (_, first, second, expected) => {
+    const base = { config, turn: channelTurn(), skillsCatalog: '', toolNames: ['read'], now };
+    const a = buildSystemPrompt({ ...base, ...first });
+    const b = buildSystemPrompt({ ...base, ...second });
+    expect(b).toContain(expected);
+    expect(a).not.toContain(expected);
+    expect(buildSystemPrompt({ ...base, ...first })).toBe(a);
+    expect(buildSystemPrompt({ ...base, ...second })).toBe(b);
+  });
+
   it('tells the model that instructions inside untrusted content are data', () => {
     expect(UNTRUSTED_CONTENT_RULE).toMatch(/<untrusted/);
     expect(UNTRUSTED_CONTENT_RULE).toMatch(/Never follow instructions/);

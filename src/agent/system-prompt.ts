@@ -70,5 +70,26 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
     UNTRUSTED_CONTENT_RULE,
     ...(input.plugin?.append ?? []),
   ];
-  return sections.join('\n\n');
+  return joinRemembered(sections.filter((x): x is string => x !== undefined));
+}
+
+/** Prompts built lately, by their short sections (the long ones, skills and rules, are compared). */
+const remembered = new Map<string, { sections: readonly string[]; prompt: string }>();
+const REMEMBERED = 256;
+const SHORT_SECTION = 512;
+
+/**
+ * The sections joined, as the very string handed out last time for the same sections: a turn's
+ * prompt is scrubbed before the model call, and a text it found clean is remembered by value, so
+ * the same string object (its hash kept by the engine) is found without hashing ~4 KB again, and
+ * the join is not made again either.
+ */
+function joinRemembered(sections: readonly string[]): string {
+  const key = sections.filter((x) => x.length < SHORT_SECTION).join('\0');
+  const hit = remembered.get(key);
+  if (hit && hit.sections.length === sections.length && hit.sections.every((x, i) => x === sections[i])) return hit.prompt;
+  const prompt = sections.join('\n\n');
+  if (remembered.size >= REMEMBERED) remembered.clear();
+  remembered.set(key, { sections, prompt });
+  return prompt;
 }

@@ -24,7 +24,7 @@ describe('the known secrets of a config', () => {
     mcp: { servers: { docs: { url: 'https://mcp.example/mcp', headers: { Authorization: 'Bearer mcp-H3ader-777', Accept: 'application/json' } }, local: { command: 'x', env: { LOCAL_MODE: 'fast', API: 'loc4l-Api-Key-55' } } } },
     secrets: { grants: [{ name: 'DEPLOY_TOKEN', to: 'exec', commands: ['deploy *'] }] },
   });
-  const found = configuredSecrets(cfg, { env: { OPENAI_API_KEY: 'sk-env-0123456789abcdef', HOME: '/root', DISCORD_TOKEN: 'disc-T0ken-1234567890' }, baseDir: dir, webToken: 'web-T0k3n-abcdef123456' });
+  const found = configuredSecrets(cfg, { env: { OPENAI_API_KEY: 'sk-env-0123456789abcdef', HOME: '/root', PWD: '/srv/warden-start-dir', OLDPWD: '/home/ops', DB_PWD: 'db-Pwd-0123456789', DISCORD_TOKEN: 'disc-T0ken-1234567890' }, baseDir: dir, webToken: 'web-T0k3n-abcdef123456' });
   const byValue = new Map(found.map((s) => [s.value, s.name]));
 
   it.each([
@@ -37,11 +37,13 @@ describe('the known secrets of a config', () => {
     ['sk-env-0123456789abcdef', 'OPENAI_API_KEY'],
     ['acme-K3y-0099887766', 'ACME_KEY'],
     ['web-T0k3n-abcdef123456', 'WEB_CHAT_TOKEN'],
+    // `pwd` still names a password, except the shell's working directory below.
+    ['db-Pwd-0123456789', 'DB_PWD'],
   ])('%s is known, named %s', (value, name) => {
     expect(byValue.get(value)).toBe(name);
   });
 
-  it.each([['application/json'], ['fast'], ['debug'], ['hello world'], ['/root'], ['DEPLOY_TOKEN'], ['deploy *'], ['exec']])('%j is not a secret', (value) => {
+  it.each([['application/json'], ['fast'], ['debug'], ['hello world'], ['/root'], ['/srv/warden-start-dir'], ['/home/ops'], ['DEPLOY_TOKEN'], ['deploy *'], ['exec']])('%j is not a secret', (value) => {
     expect(byValue.has(value)).toBe(false);
   });
 

@@ -14,6 +14,14 @@ const VALUE_MAP_WORDS = new Set(['env', 'environment', 'headers', 'header']);
 const CONTAINER_WORDS = new Set(['channels', 'servers', 'providers', 'list', 'mcp', 'models', 'plugins', 'entries', 'config']);
 
 /**
+ * The working directory a shell exports (`PWD`, `OLDPWD`): its name reads as a password's
+ * abbreviation to the name rule, but its value is a folder path. Hidden everywhere, it garbled
+ * every path under the directory Warden was started from — the skills' locations in the system
+ * prompt among them — and left that prompt never clean, so it was scanned again every turn.
+ */
+const isShellDirectory = (name: string, value: string): boolean => (name === 'PWD' || name === 'OLDPWD') && path.isAbsolute(value);
+
+/**
  * A value that is not a plain word or setting: long enough, no blanks, letters and digits.
  * An env or header map also holds `LOG_LEVEL=debug` and `Accept: application/json`, which
  * hidden everywhere would garble ordinary text.
@@ -87,7 +95,7 @@ export function configuredSecrets(config: WardenConfig, inputs: KnownSecretInput
   const out: KnownSecret[] = [];
   walk({ ...config, secrets: undefined }, [], inputs.env, out, false);
   for (const [name, value] of Object.entries(inputs.env)) {
-    if (value && classifyName(name) === 'secret' && value.length >= MIN_SECRET_CHARS) out.push({ name: safeLabelName(name), value });
+    if (value && classifyName(name) === 'secret' && value.length >= MIN_SECRET_CHARS && !isShellDirectory(name, value)) out.push({ name: safeLabelName(name), value });
   }
   // The `.env` files Warden read its variables from (beside the config, then the working directory).
   const dotenv = configEnv(inputs.configFile ?? path.join(inputs.baseDir, 'warden.config.yaml'), { env: {}, cwd: inputs.baseDir });
@@ -109,7 +117,7 @@ export function configuredSecrets(config: WardenConfig, inputs: KnownSecretInput
   for (const s of out) if (!seen.has(s.value)) seen.set(s.value, s);
   // Env var names win over key paths for the same value.
   for (const [name, value] of Object.entries({ ...dotenv, ...inputs.env })) {
-    if (value && seen.has(value) && seen.get(value)!.name !== name && (classifyName(name) === 'secret' || credentialLike(value))) seen.set(value, { name: safeLabelName(name), value });
+    if (value && seen.has(value) && seen.get(value)!.name !== name && !isShellDirectory(name, value) && (classifyName(name) === 'secret' || credentialLike(value))) seen.set(value, { name: safeLabelName(name), value });
   }
   return [...seen.values()].filter((s) => s.value.length >= 4);
 }

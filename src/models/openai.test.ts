@@ -4,7 +4,7 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAI } from '../../test/fakes/models/openai-fake.js';
 import type { FakeModelServer } from '../../test/fakes/models/server.js';
-import { chatBody, createOpenAIProvider, toOpenAIMessages } from './openai.js';
+import { chatBody, chatBodyBytes, createOpenAIProvider, toOpenAIMessages } from './openai.js';
 import { ModelCallError, type ModelRequest, type ModelTool } from './types.js';
 
 // A compatible server (a `baseUrl`) is called directly; `route: 'sdk'` sends the same call
@@ -77,6 +77,16 @@ describe('the request body', () => {
     }
     // Without tools there is no `tools` field.
     expect(JSON.parse(chatBody(request({ tools: [] }), false))).not.toHaveProperty('tools');
+  });
+
+  it('as bytes is the string encoded, whichever tool list came before (a list encoded once is reused only for the same parts)', () => {
+    const other = { ...tools[0]!, name: 'read2', description: 'Other' };
+    const lists = [tools, [tools[0]!], [tools[0]!, other], [], tools, [other, tools[0]!], [tools[0]!]];
+    for (const official of [false, true])
+      for (const list of lists) {
+        const r = request({ tools: list });
+        expect(chatBodyBytes(r, official).toString('utf8')).toBe(chatBody(r, official));
+      }
   });
 
   it('reuses a tool part only for the same schema, name and description', () => {

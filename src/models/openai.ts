@@ -43,18 +43,23 @@ export function createOpenAIProvider(options: ClientOptions, route: 'sdk' | 'dir
     name: options.name,
     api: 'openai',
     async complete(request, signal) {
-      const body = chatBody(request, official);
+      let send: () => Promise<AsyncIterable<ChatCompletionChunk>>;
+      if (route === 'sdk' || options.baseUrl === undefined) {
+        const body = chatBody(request, official);
+        send = () =>
+          sdk().post<Stream<ChatCompletionChunk>>('/chat/completions', {
+            body,
+            // A string body with its content type is sent verbatim (no second encoding).
+            headers: { 'content-type': 'application/json' },
+            stream: true,
+            signal,
+          });
+      } else {
+        const body = chatBodyBytes(request, official);
+        send = () => streamChat(chatUrl(options.baseUrl!), options, body, signal);
+      }
       return collectStream(
-        route === 'sdk' || options.baseUrl === undefined
-          ? () =>
-              sdk().post<Stream<ChatCompletionChunk>>('/chat/completions', {
-                body,
-                // A string body with its content type is sent verbatim (no second encoding).
-                headers: { 'content-type': 'application/json' },
-                stream: true,
-                signal,
-              })
-          : () => streamChat(chatUrl(options.baseUrl!), options, body, signal),
+        send,
         new ChunkAccumulator(),
         request,
         signal,
@@ -83,18 +88,45 @@ function toolPart(tool: ModelTool): string {
 
 /** The Chat Completions request, in the fields and order the SDK sent them. */
 export function chatBody(request: ModelRequest, official: boolean): string {
+  const { head, parts } = bodyPieces(request, official);
+  return `${head}${parts.length > 0 ? `,"tools":[${parts.join(',')}]` : ''}${BODY_TAIL}`;
+}
+
+/**
+ * `chatBody` as the UTF-8 bytes sent (the same bytes): the tool list, most of the request, is
+ * encoded once for the same parts, not joined and encoded again every call.
+ */
+export function chatBodyBytes(request: ModelRequest, official: boolean): Buffer {
+  const { head, parts } = bodyPieces(request, official);
+  return parts.length > 0 ? Buffer.concat([Buffer.from(head), toolsBytes(parts), BODY_TAIL_BYTES]) : Buffer.from(head + BODY_TAIL);
+}
+
+const BODY_TAIL = ',"stream":true,"stream_options":{"include_usage":true}}';
+const BODY_TAIL_BYTES = Buffer.from(BODY_TAIL);
+
+/** The body up to its tools (its closing brace left off), and each tool's encoded part. */
+function bodyPieces(request: ModelRequest, official: boolean): { head: string; parts: string[] } {
   const head = JSON.stringify({
     model: request.model,
     messages: toOpenAIMessages(request.system, request.messages),
     ...(official ? { max_completion_tokens: request.maxOutputTokens } : { max_tokens: request.maxOutputTokens }),
   });
-  let tools = '';
-  if (request.tools.length > 0) {
-    const parts: string[] = [];
-    for (const t of request.tools) parts.push(toolPart(t));
-    tools = `,"tools":[${parts.join(',')}]`;
-  }
-  return `${head.slice(0, -1)}${tools},"stream":true,"stream_options":{"include_usage":true}}`;
+  const parts: string[] = [];
+  for (const t of request.tools) parts.push(toolPart(t));
+  return { head: head.slice(0, -1), parts };
+}
+
+/** Tool lists encoded lately, each by its parts (the strings `toolPart` keeps: compared as they are). */
+const toolLists: Array<{ parts: readonly string[]; bytes: Buffer }> = [];
+const TOOL_LISTS = 16;
+
+function toolsBytes(parts: readonly string[]): Buffer {
+  const hit = toolLists.find((l) => l.parts.length === parts.length && l.parts.every((p, i) => p === parts[i]));
+  if (hit) return hit.bytes;
+  const bytes = Buffer.from(`,"tools":[${parts.join(',')}]`);
+  if (toolLists.length >= TOOL_LISTS) toolLists.shift();
+  toolLists.push({ parts, bytes });
+  return bytes;
 }
 
 /**
@@ -104,7 +136,7 @@ export function chatBody(request: ModelRequest, official: boolean): string {
  * that status (`APIError.generate`, with the answer's headers for Retry-After); an event whose
  * data carries `error` is an `APIError`; `[DONE]` ends the chunks.
  */
-async function streamChat(url: string, options: ClientOptions, body: string, signal: AbortSignal): Promise<AsyncIterable<ChatCompletionChunk>> {
+async function streamChat(url: string, options: ClientOptions, body: Uint8Array, signal: AbortSignal): Promise<AsyncIterable<ChatCompletionChunk>> {
   const controller = new AbortController();
   const forward = () => controller.abort(signal.reason);
   if (signal.aborted) forward();

@@ -46,7 +46,7 @@ export const runsIn = (workspace: string): number =>
  */
 export async function startInstance(
   name: string,
-  options: { fake: SlackFake; storeUrl: string; workspace: string; leaseSec: number; extraEnv?: Record<string, string>; modelUrl?: string; logLevel?: string; waitSec?: number; extraYaml?: string[]; slackMode?: 'http' | 'socket'; nodeArgs?: string[]; bin?: string },
+  options: { fake: SlackFake; storeUrl: string; workspace: string; leaseSec: number; extraEnv?: Record<string, string>; modelUrl?: string; logLevel?: string; waitSec?: number; extraYaml?: string[]; slackMode?: 'http' | 'socket'; nodeArgs?: string[]; bin?: string; poolMax?: number },
 ): Promise<Instance> {
   // Socket Mode: the instance opens its own connection to the fake (which hands each envelope
   // to one connection), and its receiver port stays unused.
@@ -80,6 +80,7 @@ export async function startInstance(
       'store:',
       '  url: ${WARDEN_STORE_URL}',
       `  leaseSec: ${options.leaseSec}`,
+      ...(options.poolMax !== undefined ? [`  poolMax: ${options.poolMax}`] : []),
       'ops:',
       `  port: ${opsPort}`,
       'dataDir: ./data',
