@@ -5,29 +5,29 @@ import type { RerankModel } from './rerank.js';
 export const RERANK_MODEL: RerankModel = {
   depth: 30,
   weights: [
-    0.937736, // base_log_ratio
-    1.88208, // base_rank_recip
-    0.251015, // bm25_name
-    0.308942, // bm25_server
-    0.155366, // bm25_lead
-    -0.0208873, // bm25_description
-    0.0997771, // bm25_params
-    0.174254, // coverage_any
-    -0.0819024, // coverage_head
-    1.65646, // coverage_idf
-    0.836899, // name_said
-    0.700364, // name_translated
-    0.203641, // object_said
-    0.207895, // object_translated
-    1.29654, // lead_translated
-    0.291321, // translation
-    0.438432, // action_match
-    -1.38576, // action_opposed
-    0.427095, // action_none
-    -0.684929, // server_prior
-    0.105481, // server_named
-    -1.07562, // name_length
-    0.939012, // request_explained_head
-    1.15187, // request_explained_all
+    1.01651, // base_log_ratio
+    1.4852, // base_rank_recip
+    0.177241, // bm25_name
+    0.159889, // bm25_server
+    0.0586948, // bm25_lead
+    0.0290663, // bm25_description
+    0.0438748, // bm25_params
+    -0.533014, // coverage_any
+    -0.568436, // coverage_head
+    0.964962, // coverage_idf
+    -0.145977, // name_said
+    0.781009, // name_translated
+    -0.230999, // object_said
+    0.82268, // object_translated
+    1.87466, // lead_translated
+    1.20187, // translation
+    0.086602, // action_match
+    -1.01164, // action_opposed
+    0.246858, // action_none
+    -0.583333, // server_prior
+    0.054741, // server_named
+    -0.609358, // name_length
+    1.5838, // request_explained_head
+    2.80738, // request_explained_all
   ],
 };
