@@ -5,29 +5,29 @@ import type { RerankModel } from './rerank.js';
 export const RERANK_MODEL: RerankModel = {
   depth: 30,
   weights: [
-    1.01651, // base_log_ratio
-    1.4852, // base_rank_recip
-    0.177241, // bm25_name
-    0.159889, // bm25_server
-    0.0586948, // bm25_lead
-    0.0290663, // bm25_description
-    0.0438748, // bm25_params
-    -0.533014, // coverage_any
-    -0.568436, // coverage_head
-    0.964962, // coverage_idf
-    -0.145977, // name_said
-    0.781009, // name_translated
-    -0.230999, // object_said
-    0.82268, // object_translated
-    1.87466, // lead_translated
-    1.20187, // translation
-    0.086602, // action_match
-    -1.01164, // action_opposed
-    0.246858, // action_none
-    -0.583333, // server_prior
-    0.054741, // server_named
-    -0.609358, // name_length
-    1.5838, // request_explained_head
-    2.80738, // request_explained_all
+    0.982657, // base_log_ratio
+    1.39268, // base_rank_recip
+    0.173959, // bm25_name
+    0.212118, // bm25_server
+    0.0691972, // bm25_lead
+    -0.0267992, // bm25_description
+    0.0366103, // bm25_params
+    -0.608188, // coverage_any
+    -0.649559, // coverage_head
+    1.38936, // coverage_idf
+    -0.398071, // name_said
+    0.827484, // name_translated
+    -0.428758, // object_said
+    1.04318, // object_translated
+    1.64586, // lead_translated
+    1.47516, // translation
+    -0.0760481, // action_match
+    -0.93388, // action_opposed
+    0.205049, // action_none
+    -0.577577, // server_prior
+    0.27919, // server_named
+    -0.789113, // name_length
+    1.75608, // request_explained_head
+    2.08924, // request_explained_all
   ],
 };
