@@ -5,29 +5,29 @@ import type { RerankModel } from './rerank.js';
 export const RERANK_MODEL: RerankModel = {
   depth: 30,
   weights: [
-    0.937736, // base_log_ratio
-    1.88208, // base_rank_recip
-    0.251015, // bm25_name
-    0.308942, // bm25_server
-    0.155366, // bm25_lead
-    -0.0208873, // bm25_description
-    0.0997771, // bm25_params
-    0.174254, // coverage_any
-    -0.0819024, // coverage_head
-    1.65646, // coverage_idf
-    0.836899, // name_said
-    0.700364, // name_translated
-    0.203641, // object_said
-    0.207895, // object_translated
-    1.29654, // lead_translated
-    0.291321, // translation
-    0.438432, // action_match
-    -1.38576, // action_opposed
-    0.427095, // action_none
-    -0.684929, // server_prior
-    0.105481, // server_named
-    -1.07562, // name_length
-    0.939012, // request_explained_head
-    1.15187, // request_explained_all
+    0.982657, // base_log_ratio
+    1.39268, // base_rank_recip
+    0.173959, // bm25_name
+    0.212118, // bm25_server
+    0.0691972, // bm25_lead
+    -0.0267992, // bm25_description
+    0.0366103, // bm25_params
+    -0.608188, // coverage_any
+    -0.649559, // coverage_head
+    1.38936, // coverage_idf
+    -0.398071, // name_said
+    0.827484, // name_translated
+    -0.428758, // object_said
+    1.04318, // object_translated
+    1.64586, // lead_translated
+    1.47516, // translation
+    -0.0760481, // action_match
+    -0.93388, // action_opposed
+    0.205049, // action_none
+    -0.577577, // server_prior
+    0.27919, // server_named
+    -0.789113, // name_length
+    1.75608, // request_explained_head
+    2.08924, // request_explained_all
   ],
 };
