@@ -6,11 +6,11 @@
 // Run: npx tsx bench/tool-search-cv.ts [folds] [weights,…]   (the first stage; the re-ranker's own: tool-search-rerank-cv.ts)
 import { DEFAULT_RANK_OPTIONS, learningTerms, type RankOptions } from '../src/agent/tool-search/rank.js';
 import { learnTranslations, trainingPairs, SHIPPED_LEARN_OPTIONS, type LearnOptions } from '../src/agent/tool-search/learn.js';
-import { TUNE_FILE, coreDeferred, loadCatalog, loadRequests, recall, type LabelledRequest } from './tool-search-data.js';
+import { coreDeferred, loadCatalog, loadTuning, recall, type LabelledRequest } from './tool-search-data.js';
 
 const catalog = loadCatalog();
 const surface = [...(await coreDeferred()), ...catalog.tools];
-const requests = loadRequests(TUNE_FILE, catalog);
+const requests = loadTuning(catalog);
 const byId = new Map(surface.map((t) => [t.id, t]));
 const termCache = new Map<string, string[]>();
 const toolTerms = (id: string) => {

@@ -21,6 +21,8 @@ import { CORE_TOOLS } from '../src/policy/catalog.js';
 export const DATA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'data/tool-search');
 export const CATALOG_FILE = path.join(DATA_DIR, 'catalog.json');
 export const TUNE_FILE = path.join(DATA_DIR, 'tune.jsonl');
+/** Every labelled file tuning may use, in order: a new one is one more line here. */
+export const TUNE_FILES: readonly string[] = [TUNE_FILE];
 export const HELDOUT_FILE = path.join(DATA_DIR, 'heldout.jsonl');
 /** A third blind set, written after the ranker's last change and never used for tuning. */
 export const HELDOUT3_FILE = path.join(DATA_DIR, 'heldout-3.jsonl');
@@ -108,6 +110,9 @@ export function loadRequests(file: string, catalog: Catalog): LabelledRequest[] 
   });
   return out;
 }
+
+/** The tuning requests of every file in TUNE_FILES, in order (the scripts that learn and cross-validate read these). */
+export const loadTuning = (catalog: Catalog): LabelledRequest[] => TUNE_FILES.flatMap((f) => loadRequests(f, catalog));
 
 /** Warden's own tools a Tool Search turn defers (every core tool an owner may have, minus the direct ones). */
 export async function coreDeferred(): Promise<Searchable[]> {

@@ -2,11 +2,11 @@
 // fold of a fixed 4-way interleave (no knob tuning), for comparing ranker changes quickly.
 // Run: npx tsx bench/tool-search-eval.ts
 import { DEFAULT_RANK_OPTIONS, rankTools } from '../src/agent/tool-search/rank.js';
-import { TUNE_FILE, coreDeferred, loadCatalog, loadRequests, recall } from './tool-search-data.js';
+import { coreDeferred, loadCatalog, loadTuning, recall } from './tool-search-data.js';
 
 const catalog = loadCatalog();
 const surface = [...(await coreDeferred()), ...catalog.tools];
-const requests = loadRequests(TUNE_FILE, catalog);
+const requests = loadTuning(catalog);
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 // The shipped translations were learned from these very requests: their line is in-sample (the
 // honest figure is bench/tool-search-cv.ts's), and so was the re-ranker (bench/tool-search-rerank-cv.ts);

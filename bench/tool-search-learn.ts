@@ -6,12 +6,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { learningTerms } from '../src/agent/tool-search/rank.js';
 import { SHIPPED_LEARN_OPTIONS, learnTranslations, trainingPairs } from '../src/agent/tool-search/learn.js';
-import { TUNE_FILE, loadCatalog, loadRequests } from './tool-search-data.js';
+import { loadCatalog, loadTuning } from './tool-search-data.js';
 
 const OUT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/agent/tool-search/translations.ts');
 
 const catalog = loadCatalog();
-const requests = loadRequests(TUNE_FILE, catalog);
+const requests = loadTuning(catalog);
 const byId = new Map(catalog.tools.map((t) => [t.id, t]));
 const table = learnTranslations(trainingPairs(requests, (id) => learningTerms(byId.get(id)!)), SHIPPED_LEARN_OPTIONS);
 const rows = [...table].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([q, ts]) => `  [${JSON.stringify(q)}, [${ts.map(([t, p]) => `[${JSON.stringify(t)}, ${p}]`).join(', ')}]],`);

@@ -4,12 +4,12 @@
 // Run: npx tsx bench/tool-search-rerank-cv.ts [folds] [depth]   (TRAIN='{"l2":…}' to try options)
 import { DEFAULT_RANK_OPTIONS, type RankOptions } from '../src/agent/tool-search/rank.js';
 import { SHIPPED_TRAIN_OPTIONS, type TrainOptions } from '../src/agent/tool-search/rerank.js';
-import { TUNE_FILE, coreDeferred, loadCatalog, loadRequests, recall } from './tool-search-data.js';
+import { coreDeferred, loadCatalog, loadTuning, recall } from './tool-search-data.js';
 import { SHIPPED_DEPTH, tableFrom, termsOf, trainModel } from './tool-search-rerank-train.js';
 
 const catalog = loadCatalog();
 const surface = [...(await coreDeferred()), ...catalog.tools];
-const requests = loadRequests(TUNE_FILE, catalog);
+const requests = loadTuning(catalog);
 const K = Number(process.argv[2] ?? 4);
 const depth = Number(process.argv[3] ?? SHIPPED_DEPTH);
 const train: TrainOptions = { ...SHIPPED_TRAIN_OPTIONS, ...JSON.parse(process.env.TRAIN ?? '{}') };

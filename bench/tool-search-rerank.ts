@@ -6,14 +6,14 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FEATURES } from '../src/agent/tool-search/rerank.js';
-import { TUNE_FILE, coreDeferred, loadCatalog, loadRequests } from './tool-search-data.js';
+import { coreDeferred, loadCatalog, loadTuning } from './tool-search-data.js';
 import { SHIPPED_DEPTH, trainModel } from './tool-search-rerank-train.js';
 
 const OUT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/agent/tool-search/rerank-model.ts');
 
 const catalog = loadCatalog();
 const surface = [...(await coreDeferred()), ...catalog.tools];
-const requests = loadRequests(TUNE_FILE, catalog);
+const requests = loadTuning(catalog);
 const weights = trainModel(requests, surface, SHIPPED_DEPTH);
 // Rounded so the file is stable across machines' last floating-point bits.
 const rows = FEATURES.map((name, j) => `    ${Number(weights[j]!.toPrecision(6))}, // ${name}`);

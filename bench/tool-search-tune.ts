@@ -5,7 +5,7 @@
 // Run: npx tsx bench/tool-search-tune.ts [--misses]
 import { DEFAULT_RANK_OPTIONS, learningTerms, rankTools, type RankOptions } from '../src/agent/tool-search/rank.js';
 import { learnTranslations, trainingPairs } from '../src/agent/tool-search/learn.js';
-import { TUNE_FILE, coreDeferred, loadCatalog, loadRequests, recall, type LabelledRequest } from './tool-search-data.js';
+import { coreDeferred, loadCatalog, loadTuning, recall, type LabelledRequest } from './tool-search-data.js';
 
 const GRID: Partial<Record<keyof RankOptions, number[]>> = {
   k1: [0.8, 1.2, 1.6, 2.0],
@@ -54,7 +54,7 @@ function tune(requests: LabelledRequest[], surface: Parameters<typeof recall>[1]
 
 const catalog = loadCatalog();
 const surface = [...(await coreDeferred()), ...catalog.tools];
-const requests = loadRequests(TUNE_FILE, catalog);
+const requests = loadTuning(catalog);
 const surfaceById = new Map(surface.map((t) => [t.id, t]));
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 const line = (label: string, r: { top1: number; top3: number; top5: number }) => process.stdout.write(`${label.padEnd(44)} top-1 ${pct(r.top1)}  top-3 ${pct(r.top3)}  top-5 ${pct(r.top5)}\n`);

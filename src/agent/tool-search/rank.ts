@@ -116,8 +116,10 @@ export const DEFAULT_RANK_OPTIONS: Readonly<RankOptions> = Object.freeze({
   feedbackDocs: 2,
   feedbackTerms: 3,
   learned: 0.4,
-  wordnet: 0,
-  wordnetReplaced: 0,
+  // Cross-validated with the re-ranker (bench/tool-search-rerank-cv.ts): lower weights add
+  // nothing, higher ones let a word's other senses crowd out the tools it names.
+  wordnet: 0.2,
+  wordnetReplaced: 0.6,
   rerank: RERANK_MODEL,
 });
 
