@@ -5,29 +5,31 @@ import type { RerankModel } from './rerank.js';
 export const RERANK_MODEL: RerankModel = {
   depth: 30,
   weights: [
-    0.937736, // base_log_ratio
-    1.88208, // base_rank_recip
-    0.251015, // bm25_name
-    0.308942, // bm25_server
-    0.155366, // bm25_lead
-    -0.0208873, // bm25_description
-    0.0997771, // bm25_params
-    0.174254, // coverage_any
-    -0.0819024, // coverage_head
-    1.65646, // coverage_idf
-    0.836899, // name_said
-    0.700364, // name_translated
-    0.203641, // object_said
-    0.207895, // object_translated
-    1.29654, // lead_translated
-    0.291321, // translation
-    0.438432, // action_match
-    -1.38576, // action_opposed
-    0.427095, // action_none
-    -0.684929, // server_prior
-    0.105481, // server_named
-    -1.07562, // name_length
-    0.939012, // request_explained_head
-    1.15187, // request_explained_all
+    0.948081, // base_log_ratio
+    1.8601, // base_rank_recip
+    0.232054, // bm25_name
+    0.311923, // bm25_server
+    0.161567, // bm25_lead
+    -0.0262484, // bm25_description
+    0.101995, // bm25_params
+    0.254537, // coverage_any
+    -0.0584893, // coverage_head
+    1.6043, // coverage_idf
+    0.931709, // name_said
+    0.764206, // name_translated
+    0.245443, // object_said
+    0.195417, // object_translated
+    1.17632, // lead_translated
+    0.249172, // translation
+    0.483985, // action_match
+    -1.33842, // action_opposed
+    0.466061, // action_none
+    -0.614307, // server_prior
+    0.109246, // server_named
+    -1.0248, // name_length
+    0.949592, // request_explained_head
+    1.13654, // request_explained_all
+    0, // object_related
+    3.63764, // request_related_head
   ],
 };
