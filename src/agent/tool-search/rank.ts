@@ -16,6 +16,9 @@ import { relatedWords } from './related-words.js';
  * - The request's own words, plus the words tool lists use for the team speak in it
  *   (lexicon.ts: `PRs` → pull request, `copies` → replicas, `prod` → environment) at a lower
  *   weight.
+ * - The words general English relates the request's words to (related-words.ts, generated from
+ *   WordNet: `bill` → invoice, `deploy` → deployment), weighed by how often the sense relating
+ *   them is meant, at a lower weight still; only words some tool on the surface uses.
  * - A server prior: the request scored against each server's tools taken together, so a
  *   request about deployments and replicas prefers the Kubernetes server's tools over a
  *   generic tool that shares one word with it.
