@@ -6,7 +6,7 @@
 // Run: npx tsx bench/tool-search-cv.ts [folds] [weights,…]   (the first stage; the re-ranker's own: tool-search-rerank-cv.ts)
 import { DEFAULT_RANK_OPTIONS, learningTerms, type RankOptions } from '../src/agent/tool-search/rank.js';
 import { learnTranslations, trainingPairs, SHIPPED_LEARN_OPTIONS, type LearnOptions } from '../src/agent/tool-search/learn.js';
-import { loadTuning, coreDeferred, loadCatalog, recall, type LabelledRequest } from './tool-search-data.js';
+import { coreDeferred, loadCatalog, loadTuning, recall, type LabelledRequest } from './tool-search-data.js';
 
 const catalog = loadCatalog();
 const surface = [...(await coreDeferred()), ...catalog.tools];

@@ -21,8 +21,8 @@ import { CORE_TOOLS } from '../src/policy/catalog.js';
 export const DATA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'data/tool-search');
 export const CATALOG_FILE = path.join(DATA_DIR, 'catalog.json');
 export const TUNE_FILE = path.join(DATA_DIR, 'tune.jsonl');
-/** Every tuning file: the ranker's tables and weights are learned from all of them (never from a held-out file). */
-export const TUNE_FILES = [TUNE_FILE, path.join(DATA_DIR, 'tune-2.jsonl'), path.join(DATA_DIR, 'tune-3.jsonl')];
+/** Every labelled file tuning may use, in order: a new one is one more line here. */
+export const TUNE_FILES: readonly string[] = [TUNE_FILE, path.join(DATA_DIR, 'tune-2.jsonl'), path.join(DATA_DIR, 'tune-3.jsonl')];
 export const HELDOUT_FILE = path.join(DATA_DIR, 'heldout.jsonl');
 /** A third blind set, written after the ranker's last change and never used for tuning. */
 export const HELDOUT3_FILE = path.join(DATA_DIR, 'heldout-3.jsonl');
@@ -111,6 +111,9 @@ export function loadRequests(file: string, catalog: Catalog): LabelledRequest[] 
   return out;
 }
 
+/** The tuning requests of every file in TUNE_FILES, in order (the scripts that learn and cross-validate read these). */
+export const loadTuning = (catalog: Catalog): LabelledRequest[] => TUNE_FILES.flatMap((f) => loadRequests(f, catalog));
+
 /** Warden's own tools a Tool Search turn defers (every core tool an owner may have, minus the direct ones). */
 export async function coreDeferred(): Promise<Searchable[]> {
   const dir = mkdtempSync(path.join(tmpdir(), 'warden-bench-toolsearch-'));
@@ -167,8 +170,3 @@ export function recall(requests: readonly LabelledRequest[], surface: readonly S
 }
 
 export const available = (file: string) => existsSync(file);
-
-/** The requests of every tuning file, in file order. */
-export function loadTuning(catalog: Catalog): LabelledRequest[] {
-  return TUNE_FILES.flatMap((file) => loadRequests(file, catalog));
-}

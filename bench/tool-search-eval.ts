@@ -2,7 +2,7 @@
 // fold of a fixed 4-way interleave (no knob tuning), for comparing ranker changes quickly.
 // Run: npx tsx bench/tool-search-eval.ts
 import { DEFAULT_RANK_OPTIONS, rankTools } from '../src/agent/tool-search/rank.js';
-import { loadTuning, coreDeferred, loadCatalog, recall } from './tool-search-data.js';
+import { coreDeferred, loadCatalog, loadTuning, recall } from './tool-search-data.js';
 
 const catalog = loadCatalog();
 const surface = [...(await coreDeferred()), ...catalog.tools];

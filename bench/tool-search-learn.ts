@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { learningTerms } from '../src/agent/tool-search/rank.js';
 import { SHIPPED_LEARN_OPTIONS, learnTranslations, trainingPairs } from '../src/agent/tool-search/learn.js';
-import { loadTuning, loadCatalog } from './tool-search-data.js';
+import { loadCatalog, loadTuning } from './tool-search-data.js';
 
 const OUT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/agent/tool-search/translations.ts');
 

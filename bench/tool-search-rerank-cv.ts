@@ -2,9 +2,9 @@
 // the re-ranker's weights are learned from the other folds alone (the weights from features
 // cross-fitted inside them), and the fold left out is ranked without and with the re-ranker.
 // Run: npx tsx bench/tool-search-rerank-cv.ts [folds] [depth]   (TRAIN='{"l2":…}' to try options)
-import { DEFAULT_RANK_OPTIONS } from '../src/agent/tool-search/rank.js';
+import { DEFAULT_RANK_OPTIONS, type RankOptions } from '../src/agent/tool-search/rank.js';
 import { SHIPPED_TRAIN_OPTIONS, type TrainOptions } from '../src/agent/tool-search/rerank.js';
-import { loadTuning, coreDeferred, loadCatalog, recall } from './tool-search-data.js';
+import { coreDeferred, loadCatalog, loadTuning, recall } from './tool-search-data.js';
 import { SHIPPED_DEPTH, tableFrom, termsOf, trainModel } from './tool-search-rerank-train.js';
 
 const catalog = loadCatalog();
@@ -13,6 +13,8 @@ const requests = loadTuning(catalog);
 const K = Number(process.argv[2] ?? 4);
 const depth = Number(process.argv[3] ?? SHIPPED_DEPTH);
 const train: TrainOptions = { ...SHIPPED_TRAIN_OPTIONS, ...JSON.parse(process.env.TRAIN ?? '{}') };
+// First-stage options to try (RANK='{"wordnet":…}'); the defaults otherwise.
+const rank: Partial<RankOptions> = JSON.parse(process.env.RANK ?? '{}');
 const toolTerms = termsOf(surface);
 const pct = (x: number) => (x * 100).toFixed(1);
 let before = 0;
@@ -23,9 +25,9 @@ for (let k = 0; k < K; k++) {
   const test = requests.filter((_, i) => i % K === k);
   const rest = requests.filter((_, i) => i % K !== k);
   const table = tableFrom(rest, toolTerms);
-  const weights = trainModel(rest, surface, depth, train);
-  const off = recall(test, surface, { ...DEFAULT_RANK_OPTIONS, translations: table, rerank: undefined });
-  const on = recall(test, surface, { ...DEFAULT_RANK_OPTIONS, translations: table, rerank: { depth, weights } });
+  const weights = trainModel(rest, surface, depth, train, rank);
+  const off = recall(test, surface, { ...DEFAULT_RANK_OPTIONS, ...rank, translations: table, rerank: undefined });
+  const on = recall(test, surface, { ...DEFAULT_RANK_OPTIONS, ...rank, translations: table, rerank: { depth, weights } });
   before += off.top3 / K;
   after += on.top3 / K;
   before1 += off.top1 / K;

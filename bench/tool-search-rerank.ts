@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FEATURES } from '../src/agent/tool-search/rerank.js';
-import { loadTuning, coreDeferred, loadCatalog } from './tool-search-data.js';
+import { coreDeferred, loadCatalog, loadTuning } from './tool-search-data.js';
 import { SHIPPED_DEPTH, trainModel } from './tool-search-rerank-train.js';
 
 const OUT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/agent/tool-search/rerank-model.ts');

@@ -5,7 +5,7 @@
 // Run: npx tsx bench/tool-search-tune.ts [--misses]
 import { DEFAULT_RANK_OPTIONS, learningTerms, rankTools, type RankOptions } from '../src/agent/tool-search/rank.js';
 import { learnTranslations, trainingPairs } from '../src/agent/tool-search/learn.js';
-import { loadTuning, coreDeferred, loadCatalog, recall, type LabelledRequest } from './tool-search-data.js';
+import { coreDeferred, loadCatalog, loadTuning, recall, type LabelledRequest } from './tool-search-data.js';
 
 const GRID: Partial<Record<keyof RankOptions, number[]>> = {
   k1: [0.8, 1.2, 1.6, 2.0],

@@ -88,6 +88,16 @@ describe('ranking requests as teammates phrase them', () => {
     expect(rankTools('create a new hold queue on twilio', tools, 2).map((t) => t.id)).toEqual(['twilio__createqueue', 'cloudflare__queue_create']);
   });
 
+  it('a word no tool uses reaches the tool whose word general English relates it to (`bill` → invoice), and only through that relation', () => {
+    const tools: Searchable[] = [
+      { id: 'acme__send_digest', description: 'Send a digest to a customer.', parameters: {} },
+      { id: 'acme__send_invoice', description: 'Send an invoice to a customer.', parameters: {} },
+    ];
+    expect(rankTools('send the bill to the customer', tools, 2).map((t) => t.id)).toEqual(['acme__send_invoice', 'acme__send_digest']);
+    const off = { ...DEFAULT_RANK_OPTIONS, wordnet: 0, wordnetReplaced: 0, rerank: undefined };
+    expect(rankTools('send the bill to the customer', tools, 2, off).map((t) => t.id)).toEqual(['acme__send_digest', 'acme__send_invoice']);
+  });
+
   it('a query with no usable words finds nothing', () => {
     expect(rankTools('the of a', CATALOG, 3)).toEqual([]);
   });

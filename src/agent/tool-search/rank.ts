@@ -4,6 +4,7 @@ import type { Translations } from './learn.js';
 import { TRANSLATIONS } from './translations.js';
 import { FEATURES, score as linearScore, type RerankModel } from './rerank.js';
 import { RERANK_MODEL } from './rerank-model.js';
+import { relatedWords } from './related-words.js';
 
 /**
  * Lexical ranking for tool_search. It ranks only the tools it is handed (the turn's surface)
@@ -15,6 +16,9 @@ import { RERANK_MODEL } from './rerank-model.js';
  * - The request's own words, plus the words tool lists use for the team speak in it
  *   (lexicon.ts: `PRs` → pull request, `copies` → replicas, `prod` → environment) at a lower
  *   weight.
+ * - The words general English relates the request's words to (related-words.ts, generated from
+ *   WordNet: `bill` → invoice, `deploy` → deployment), weighed by how often the sense relating
+ *   them is meant, at a lower weight still; only words some tool on the surface uses.
  * - A server prior: the request scored against each server's tools taken together, so a
  *   request about deployments and replicas prefers the Kubernetes server's tools over a
  *   generic tool that shares one word with it.
@@ -77,6 +81,13 @@ export interface RankOptions {
    * × (1 + learned × Σ over request words of ln(1 + Σ p(tool word | request word))) (0: off).
    */
   learned: number;
+  /**
+   * Weight of a word general English relates to a request's word (related-words.ts, from WordNet:
+   * synonyms, derived forms, direct hypernyms and hyponyms), times the relation's own weight (0: off).
+   */
+  wordnet: number;
+  /** The same when the request's word is used by no tool on the surface. */
+  wordnetReplaced: number;
   /** The translation table (the shipped one unless a tuning run passes its own). */
   translations?: Translations;
   /**
@@ -108,6 +119,10 @@ export const DEFAULT_RANK_OPTIONS: Readonly<RankOptions> = Object.freeze({
   feedbackDocs: 2,
   feedbackTerms: 3,
   learned: 0.4,
+  // Cross-validated with the re-ranker (bench/tool-search-rerank-cv.ts): lower weights add
+  // nothing, higher ones let a word's other senses crowd out the tools it names.
+  wordnet: 0.2,
+  wordnetReplaced: 0.6,
   rerank: RERANK_MODEL,
 });
 
@@ -471,6 +486,19 @@ function parseQuery(query: string, options: RankOptions, index: SurfaceIndex): P
     if (index.postings.has(glued) && (weights.get(glued) ?? 0) < 1) weights.set(glued, 1);
   }
   for (const t of shapes(query)) if ((weights.get(t) ?? 0) < options.related) weights.set(t, options.related);
+  if (options.wordnet > 0 || options.wordnetReplaced > 0) {
+    // `bill` for a tool's `invoice`, `deploy` for its `deployment`: general English, discounted by
+    // how often the sense relating the words is the one meant; only words some tool here uses.
+    for (const w of new Set(stems)) {
+      if (w.length < 3 || STOP.has(w) || weights.get(w) !== 1) continue;
+      const scale = index.postings.has(w) ? options.wordnet : options.wordnetReplaced;
+      for (const [t, r] of relatedWords(w)) {
+        if (!index.postings.has(t)) continue;
+        const v = scale * r;
+        if ((weights.get(t) ?? 0) < v) weights.set(t, v);
+      }
+    }
+  }
   const votes = new Map<Action, number>();
   for (let i = 0; i < ws.length; i++) {
     for (const p of ACTION_PHRASES) {
@@ -590,6 +618,10 @@ interface Prepared {
   rows: Array<ReadonlyArray<readonly [string, number]>>;
   /** Tool term → the largest p(term | request term) of the request's own terms (1 for a term the request says). */
   reach: Map<string, number>;
+  /** Tool term → the largest general-English relation weight from a request term (related-words.ts). */
+  related: Map<string, number>;
+  /** Per request term, its related words (the same rows, in `own` order). */
+  relatedRows: Array<ReadonlyArray<readonly [string, number]>>;
 }
 
 const prepared = new WeakMap<FirstStage, Prepared>();
@@ -615,7 +647,10 @@ function prepare(s: FirstStage): Prepared {
     reach.set(q, 1);
     for (const [t, p] of rows[k]!) if ((reach.get(t) ?? 0) < p) reach.set(t, p);
   });
-  const out = { terms, weightIdf: Float64Array.from(weightIdf), byTerm: new Map(terms.map((t, k) => [t, weightIdf[k]!])), ownIdf, ownIdfSum: ownIdf.reduce((a, b) => a + b, 0), rows, reach };
+  const relatedRows = s.own.map((q) => (q.length < 3 ? [] : relatedWords(q)));
+  const related = new Map<string, number>();
+  for (const row of relatedRows) for (const [t, r] of row) if ((related.get(t) ?? 0) < r) related.set(t, r);
+  const out = { terms, weightIdf: Float64Array.from(weightIdf), byTerm: new Map(terms.map((t, k) => [t, weightIdf[k]!])), ownIdf, ownIdfSum: ownIdf.reduce((a, b) => a + b, 0), rows, reach, related, relatedRows };
   prepared.set(s, out);
   return out;
 }
@@ -657,10 +692,17 @@ function features(s: FirstStage, c: Scored, r: number): Float64Array {
   let idfHit = 0;
   let explainedHead = 0;
   let explainedAll = 0;
+  let relatedHead = 0;
   for (let k = 0; k < s.own.length; k++) {
     const q = s.own[k]!;
     const qHead = inHead(q) ? 1 : 0;
     const qAny = qHead || inRest(q) ? 1 : 0;
+    // A term the tool does not hold, that a word of its name, server or first sentence means in general English.
+    if (!qAny) {
+      let best = 0;
+      for (const [t, r] of p.relatedRows[k]!) if (r > best && inHead(t)) best = r;
+      relatedHead += best;
+    }
     any += qAny;
     head += qHead;
     if (qAny) idfHit += p.ownIdf[k]!;
@@ -686,8 +728,10 @@ function features(s: FirstStage, c: Scored, r: number): Float64Array {
   let objects = 0;
   let objectSaid = 0;
   let objectReach = 0;
+  let objectRelated = 0;
   for (const t of name.keys()) {
     const said = s.weights.has(t) ? 1 : 0;
+    if (!said && !VERB_TERMS.has(t)) objectRelated += p.related.get(t) ?? 0;
     const reach = Math.max(said, p.reach.get(t) ?? 0);
     nameSaid += said;
     nameReach += reach;
@@ -714,6 +758,8 @@ function features(s: FirstStage, c: Scored, r: number): Float64Array {
   x[21] = Math.log(1 + name.size);
   x[22] = explainedHead / m;
   x[23] = explainedAll / m;
+  x[24] = objects > 0 ? objectRelated / objects : 0;
+  x[25] = relatedHead / m;
   return x;
 }
 

@@ -5,29 +5,31 @@ import type { RerankModel } from './rerank.js';
 export const RERANK_MODEL: RerankModel = {
   depth: 30,
   weights: [
-    0.982657, // base_log_ratio
-    1.39268, // base_rank_recip
-    0.173959, // bm25_name
-    0.212118, // bm25_server
-    0.0691972, // bm25_lead
-    -0.0267992, // bm25_description
-    0.0366103, // bm25_params
-    -0.608188, // coverage_any
-    -0.649559, // coverage_head
-    1.38936, // coverage_idf
-    -0.398071, // name_said
-    0.827484, // name_translated
-    -0.428758, // object_said
-    1.04318, // object_translated
-    1.64586, // lead_translated
-    1.47516, // translation
-    -0.0760481, // action_match
-    -0.93388, // action_opposed
-    0.205049, // action_none
-    -0.577577, // server_prior
-    0.27919, // server_named
-    -0.789113, // name_length
-    1.75608, // request_explained_head
-    2.08924, // request_explained_all
+    0.948081, // base_log_ratio
+    1.8601, // base_rank_recip
+    0.232054, // bm25_name
+    0.311923, // bm25_server
+    0.161567, // bm25_lead
+    -0.0262484, // bm25_description
+    0.101995, // bm25_params
+    0.254537, // coverage_any
+    -0.0584893, // coverage_head
+    1.6043, // coverage_idf
+    0.931709, // name_said
+    0.764206, // name_translated
+    0.245443, // object_said
+    0.195417, // object_translated
+    1.17632, // lead_translated
+    0.249172, // translation
+    0.483985, // action_match
+    -1.33842, // action_opposed
+    0.466061, // action_none
+    -0.614307, // server_prior
+    0.109246, // server_named
+    -1.0248, // name_length
+    0.949592, // request_explained_head
+    1.13654, // request_explained_all
+    0, // object_related
+    3.63764, // request_related_head
   ],
 };

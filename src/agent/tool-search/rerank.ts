@@ -50,6 +50,11 @@ export const FEATURES = [
   // whole description and parameters.
   'request_explained_head',
   'request_explained_all',
+  // General English (related-words.ts, from WordNet): the name's object words a request term
+  // relates to without saying them; the request's terms the tool lacks but its name, server or
+  // first sentence holds a related word of. Each weighted by the relation's weight.
+  'object_related',
+  'request_related_head',
 ] as const;
 
 export type FeatureName = (typeof FEATURES)[number];
