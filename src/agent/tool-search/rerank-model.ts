@@ -5,31 +5,31 @@ import type { RerankModel } from './rerank.js';
 export const RERANK_MODEL: RerankModel = {
   depth: 30,
   weights: [
-    0.948081, // base_log_ratio
-    1.8601, // base_rank_recip
-    0.232054, // bm25_name
-    0.311923, // bm25_server
-    0.161567, // bm25_lead
-    -0.0262484, // bm25_description
-    0.101995, // bm25_params
-    0.254537, // coverage_any
-    -0.0584893, // coverage_head
-    1.6043, // coverage_idf
-    0.931709, // name_said
-    0.764206, // name_translated
-    0.245443, // object_said
-    0.195417, // object_translated
-    1.17632, // lead_translated
-    0.249172, // translation
-    0.483985, // action_match
-    -1.33842, // action_opposed
-    0.466061, // action_none
-    -0.614307, // server_prior
-    0.109246, // server_named
-    -1.0248, // name_length
-    0.949592, // request_explained_head
-    1.13654, // request_explained_all
+    1.0569, // base_log_ratio
+    1.4012, // base_rank_recip
+    0.188104, // bm25_name
+    0.214825, // bm25_server
+    0.0640983, // bm25_lead
+    -0.0253645, // bm25_description
+    0.0323815, // bm25_params
+    -0.561087, // coverage_any
+    -0.655397, // coverage_head
+    1.22104, // coverage_idf
+    -0.364522, // name_said
+    0.752813, // name_translated
+    -0.396068, // object_said
+    0.987558, // object_translated
+    1.54337, // lead_translated
+    1.45514, // translation
+    -0.0599367, // action_match
+    -0.865129, // action_opposed
+    0.231638, // action_none
+    -0.552693, // server_prior
+    0.26256, // server_named
+    -0.828135, // name_length
+    1.72612, // request_explained_head
+    2.01161, // request_explained_all
     0, // object_related
-    3.63764, // request_related_head
+    0.170653, // request_related_head
   ],
 };
