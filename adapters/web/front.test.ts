@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { openWebFront, RETRY_AFTER_SEC, type WebChatHandlers, type WebFront } from './front.js';
+import { FAVICON_SVG, markdownItJs, PAGE_CSS, PAGE_JS } from './page.js';
 
 const TOKEN = 'front-token-0123456789abcdef0123456789abcdef';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -47,7 +48,9 @@ describe('the web chat listener, before the chat is attached', () => {
     const page = await status(f.url);
     expect(page.status).toBe(200);
     expect(page.body).toContain('<form id="composer"');
-    for (const asset of ['app.js', 'app.css', 'markdown-it.js', 'favicon.svg']) expect((await status(`${f.url}${asset}`)).status, asset).toBe(200);
+    // Each asset is the page module's text (loaded at the first request for one).
+    const served = { 'app.js': PAGE_JS, 'app.css': PAGE_CSS, 'markdown-it.js': markdownItJs(), 'favicon.svg': FAVICON_SVG };
+    for (const [asset, text] of Object.entries(served)) expect(await status(`${f.url}${asset}`), asset).toMatchObject({ status: 200, body: text });
     expect(JSON.parse((await status(`${f.url}healthz`)).body)).toEqual({ ok: true, ready: false });
     // The token is checked before anything, the stack or not.
     for (const route of ['', 'healthz', 'files/0123456789abcdef01234567', 'ws']) expect((await status(`${f.url}${route}`, {})).status, route).toBe(401);

@@ -6,7 +6,6 @@ import type { WebConfig } from '../../src/config/schema/channels.js';
 import { describePortInUse, isPortInUse, WEB_CHAT_PORT } from '../../src/net/port-clash.js';
 import { registerServer } from '../../src/net/own-listeners.js';
 import { checkRequestOrigin, isLoopbackHost, TOKEN_COOKIE, tokenFromRequest, tokensMatch } from './access.js';
-import { FAVICON_SVG, markdownItJs, PAGE_CSS, PAGE_HTML, PAGE_JS } from './page.js';
 
 /**
  * The web chat's listener and the part of it that needs nothing but the token: the access checks
@@ -18,6 +17,22 @@ import { FAVICON_SVG, markdownItJs, PAGE_CSS, PAGE_HTML, PAGE_JS } from './page.
  * `waitMs`, and is answered 503 with Retry-After when the chat did not come up in that time or
  * failed to start (`fail`).
  */
+/**
+ * The page's parts (some 60 KB of text, kept once loaded), loaded at the first request for one:
+ * a bot nobody has opened the chat of does not hold them.
+ */
+let page: Promise<typeof import('./page.js')> | undefined;
+const pageModule = () => (page ??= import('./page.js'));
+
+/** What the listener serves itself, by path: the page, its script and style, the Markdown renderer, the icon. */
+const PAGE_ASSETS: Readonly<Record<string, { type: string; body: (page: typeof import('./page.js')) => string }>> = {
+  '/': { type: 'text/html; charset=utf-8', body: (p) => p.PAGE_HTML },
+  '/app.js': { type: 'text/javascript; charset=utf-8', body: (p) => p.PAGE_JS },
+  '/app.css': { type: 'text/css; charset=utf-8', body: (p) => p.PAGE_CSS },
+  '/markdown-it.js': { type: 'text/javascript; charset=utf-8', body: (p) => p.markdownItJs() },
+  '/favicon.svg': { type: 'image/svg+xml', body: (p) => p.FAVICON_SVG },
+};
+
 export interface WebFront {
   /** `http://host:port/`. */
   readonly url: string;
@@ -125,21 +140,16 @@ export async function openWebFront(config: Pick<WebConfig, 'host' | 'port'>, tok
       const cookie = `${TOKEN_COOKIE}=${encodeURIComponent(given)}; HttpOnly; SameSite=Strict; Path=/`;
       return reply(303, 'text/plain; charset=utf-8', '', { location: url.pathname, 'set-cookie': cookie });
     }
-    switch (url.pathname) {
-      case '/':
-        return reply(200, 'text/html; charset=utf-8', PAGE_HTML);
-      case '/app.js':
-        return reply(200, 'text/javascript; charset=utf-8', PAGE_JS);
-      case '/app.css':
-        return reply(200, 'text/css; charset=utf-8', PAGE_CSS);
-      case '/markdown-it.js':
-        return reply(200, 'text/javascript; charset=utf-8', markdownItJs());
-      case '/favicon.svg':
-        return reply(200, 'image/svg+xml', FAVICON_SVG);
-      default:
-        // The files of replies and uploads, and the 404 of anything else, are the chat's.
-        return toChat({ kind: 'request', req, res, url, reply });
-    }
+    const asset = PAGE_ASSETS[url.pathname];
+    // The files of replies and uploads, and the 404 of anything else, are the chat's.
+    if (!asset) return toChat({ kind: 'request', req, res, url, reply });
+    pageModule().then(
+      (page) => reply(200, asset.type, asset.body(page)),
+      () => {
+        page = undefined;
+        reply(500, 'text/plain; charset=utf-8', 'the page could not be loaded');
+      },
+    );
   }
 
   const server = http.createServer(handle);

@@ -4,7 +4,7 @@ import type { ChatAdapter, ReplyTarget } from '../gateway/types.js';
 import { log } from '../log/log.js';
 import type { Db } from '../store/db.js';
 import type { FeatureMigrations, Migration } from '../store/migrations.js';
-import { nextView, renderCard, type CardView, type ProgressCardArgs, type ProgressCardService } from '../tools/core/progress-card/progress-card.js';
+import { nextView, renderCard, type CardView, type ProgressCardArgs, type ProgressCardService } from '../tools/core/progress-card/view.js';
 import type { TurnContext } from '../policy/context.js';
 
 /**

@@ -9,7 +9,7 @@ import type { SecretsRuntime } from './secret-grants.js';
 import type { SecretPrompts } from './secret-prompts.js';
 import type { UserQuestions } from './user-questions.js';
 import type { MessagingService, RuntimeStatus } from '../tools/types.js';
-import type { ProgressCardService } from '../tools/core/progress-card/progress-card.js';
+import type { ProgressCardService } from '../tools/core/progress-card/view.js';
 import type { ConversationDirectory, ConversationWaitService } from '../tools/core/conversations/conversations.js';
 import type { UsageService } from '../usage/service.js';
 

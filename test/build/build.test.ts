@@ -257,6 +257,13 @@ describe('an idle bot from the build (web chat, no model)', () => {
       // ... and no other tool's implementation, neither then nor before.
       expect(inputs(added).filter(isToolImplementation).filter((m) => !m.startsWith('src/tools/core/exec/'))).toEqual([]);
       expect(inputs(idle)).not.toContain('src/app/core-descriptors.ts');
+      // Idle, a start checks cron targets and renders no card: the message and progress-card
+      // tools (their actions, their argument schemas) load at their first call, not before.
+      for (const tool of ['src/tools/core/message/message.ts', 'src/tools/core/message/run-action.ts', 'src/tools/core/message/actions.ts', 'src/tools/core/message/message-schema.ts', 'src/tools/core/progress-card/progress-card.ts', 'src/tools/core/progress-card/progress-card-schema.ts']) {
+        expect(inputs(idle), tool).not.toContain(tool);
+      }
+      // Nobody opened the chat: the page's text is not loaded (it is, at the first request for it).
+      expect(inputs(idle)).not.toContain('adapters/web/page.ts');
       for (const heavy of ['src/tools/core/web/web-fetch.ts', 'src/tools/core/browser/browser.ts', 'src/tools/core/media/pdf.ts', 'src/agent/tools/index.ts']) expect(inputs([...idle, ...added])).not.toContain(heavy);
     } finally {
       child.kill('SIGTERM');

@@ -1,6 +1,6 @@
 import type { WardenConfig } from '../../../config/schema/index.js';
 import type { TurnContext } from '../../../policy/context.js';
-import { crossContextText, messageTargetAllowed } from '../message/message.js';
+import { crossContextText, messageTargetAllowed } from '../message/targets.js';
 import type { MessageTarget, MessagingService, ToolImplementation, ToolResult } from '../../types.js';
 import { wrapUntrusted } from '../../untrusted.js';
 import type { ChannelPage, MessageActionPort } from '../message/actions.js';

@@ -4,7 +4,7 @@ import { sessionKeyFor } from '../../../policy/session-key.js';
 import { personIn } from '../../../policy/people.js';
 import type { InboundMessage } from '../../../policy/inbound.js';
 import type { TurnContext } from '../../../policy/context.js';
-import { messageTargetAllowed } from '../message/message.js';
+import { messageTargetAllowed } from '../message/targets.js';
 import type { CronTarget } from '../../../cron/jobs.js';
 
 /** The conversations Warden has been addressed in (what the router records for every routed message). */

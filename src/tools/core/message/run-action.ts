@@ -21,7 +21,8 @@ import {
   type PlatformActionRequest,
   type ReadMessage,
 } from './actions.js';
-import { crossContextText, fail, messageTargetAllowed, type MessageArgs } from './message.js';
+import { fail, type MessageArgs } from './message.js';
+import { crossContextText, messageTargetAllowed } from './targets.js';
 
 /** Where downloaded files land in the workspace. */
 export const DOWNLOADS_DIR = 'downloads';
