@@ -24,7 +24,7 @@ import { modelSettings } from '../src/models/settings.js';
 import type { ModelProvider } from '../src/models/types.js';
 import type { TurnContext } from '../src/policy/context.js';
 import { SessionContextStore } from '../src/turn/session-contexts.js';
-import { LEASE_CHANNEL, Leases, leaseDigest } from '../src/cluster/leases.js';
+import { LEASE_CHANNEL, Leases, leaseDigest, type HeldLease } from '../src/cluster/leases.js';
 import { openWardenStore } from '../src/app/migrations.js';
 import { AuditLog } from '../src/store/audit.js';
 import { parseConfig } from '../src/config/index.js';
@@ -300,7 +300,26 @@ interface MessageRig {
   close(): Promise<void>;
 }
 
-export function messageRig(store: Store): MessageRig {
+/** Leases releasing as the previous round did: the two deletes and the notification as three statements. */
+class PreviousLeases extends Leases {
+  constructor(
+    private readonly store: Store['db'],
+    options: ConstructorParameters<typeof Leases>[1],
+  ) {
+    super(store, options);
+  }
+
+  override async release(lease: HeldLease, place?: number): Promise<void> {
+    await this.store.batch([
+      { sql: 'DELETE FROM leases WHERE name = ? AND holder = ? AND generation = ?', params: [lease.name, 'bench', lease.generation] },
+      ...(place === undefined ? [] : [{ sql: 'DELETE FROM lease_queue WHERE seq = ? AND holder = ?', params: [place, 'bench'] }]),
+      { notify: LEASE_CHANNEL, payload: leaseDigest(lease.name) },
+    ]);
+  }
+}
+
+/** `previous`: the rig of the previous round's path (its release, see `previousMessage`). */
+export function messageRig(store: Store, previous = false): MessageRig {
   const config = parseConfig({ models: { default: 'local/m', providers: { local: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1', models: [{ id: 'm', cost: { input: 1, output: 1 } }] } } } });
   if (!config.ok) throw new Error('bench config');
   const usage = new UsageService({ store: new UsageStore(store.db), config: () => config.value.config });
@@ -321,7 +340,7 @@ export function messageRig(store: Store): MessageRig {
     sessionContexts: new SessionContextStore(store.db),
     usage,
   });
-  const leases = new Leases(store.db, { ttlMs: 15_000, holder: 'bench' });
+  const leases = new (previous ? PreviousLeases : Leases)(store.db, { ttlMs: 15_000, holder: 'bench' });
   return { db: store.db, leases, runtime, transcripts, subagentRuns, usage, close: async () => (await usage.settled(), await leases.close()) };
 }
 
@@ -431,43 +450,43 @@ const PREVIOUS_INSERT = `WITH e AS (INSERT INTO transcript_entries (session_key,
   VALUES (@sessionKey, @role, @tool, @toolCallId, @content, @details, @isError, @createdAt) RETURNING id),
   s AS (INSERT INTO transcript_search (entry_id, session_key, body) SELECT id, @sessionKey, @body FROM e)
   SELECT id FROM e`;
-const PREVIOUS_USAGE = `INSERT INTO usage_records (at, provider, model, purpose, agent_id, session_key, platform, sender_id, sender_name, channel_id, guild_id,
-         input_tokens, output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost_nano, price_source)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
-
 /**
- * A message's store work as the previous round made it, statement for statement: the place with
- * the lease, the message and the turn's first read (as now); the answer's write with the
- * session's activity time again, and the usage record issued beside it as a write of its own
- * (its own commit); the release as three statements (two deletes and the notification).
+ * A message's store work as the previous round made it, statement for statement, through the
+ * same calls as now where they did not change: the place with the lease, the message and the
+ * turn's first read; the answer through the usage service, its record issued as a write of its
+ * own (its own commit: metered without a conversation, nothing carries it) beside the answer's
+ * write, which touches the session again; the release, by `hold`, in three statements
+ * (`PreviousLeases`).
  */
 async function previousMessage(rig: MessageRig, key: string, name: string, mark: () => void): Promise<void> {
-  const { leases, runtime, db } = rig;
+  const { leases, runtime, db, usage } = rig;
   const read = runtime.startRead!(key, incomingAppend({ text: SAID, senderName: 'alice' }, BENCH_TURN));
   const place = await leases.place(name, JSON.stringify({ text: SAID }), true, read?.steps, read?.write);
   const start = place.lease && place.alongside && read ? await read.read(place.alongside) : undefined;
   if (!place.lease || !start) throw new Error('bench: the idle conversation was not leased with its place');
   mark();
-  mark();
-  const response = await MODEL.complete();
-  const now = Date.now();
-  const u = response.usage;
-  // Issued as the answer returned, not awaited: it left in the same write as the answer's batch.
-  const usage = db.run(PREVIOUS_USAGE, [now, 'local', 'm', 'turn', 'main', key, 'slack', 'U1', null, null, null, u.inputTokens, u.outputTokens, 0, 0, 0, 128_000, 'config']);
-  await db.batch([
-    { sql: PREVIOUS_TOUCH, params: { key, agentId: 'main', provider: 'slack', now } },
-    {
-      sql: PREVIOUS_INSERT,
-      params: { sessionKey: key, role: 'assistant', tool: null, toolCallId: null, content: JSON.stringify(response.message.content), details: null, isError: 0, createdAt: now, body: 'notes.md and plan.txt' },
+  const provider = usage.wrap(MODEL, { agentId: 'main', platform: 'slack', senderId: 'U1', purpose: 'turn' });
+  const never = new AbortController().signal;
+  await leases.hold(
+    name,
+    never,
+    async (signal) => {
+      mark();
+      const response = await provider.complete({ model: 'm', system: '', messages: start.entries.map((e) => e.message), tools: [], maxOutputTokens: 100 }, signal);
+      const now = Date.now();
+      await db.batch([
+        { sql: PREVIOUS_TOUCH, params: { key, agentId: 'main', provider: 'slack', now } },
+        {
+          sql: PREVIOUS_INSERT,
+          params: { sessionKey: key, role: 'assistant', tool: null, toolCallId: null, content: JSON.stringify(response.message.content), details: null, isError: 0, createdAt: now, body: 'notes.md and plan.txt' },
+        },
+      ]);
+      mark();
     },
-  ]);
-  await usage;
-  mark();
-  await db.batch([
-    { sql: 'DELETE FROM leases WHERE name = ? AND holder = ? AND generation = ?', params: [place.lease.name, 'bench', place.lease.generation] },
-    { sql: 'DELETE FROM lease_queue WHERE seq = ? AND holder = ?', params: [place.seq, 'bench'] },
-    { notify: LEASE_CHANNEL, payload: leaseDigest(place.lease.name) },
-  ]);
+    place.seq,
+    undefined,
+    place.lease,
+  );
   mark();
 }
 
@@ -572,7 +591,7 @@ const bench: Bench = async (report) => {
       // A message's path (place → lease → turn → release), on both engines in this run.
       const sqliteRig = messageRig(sqlite.store);
       const postgresRig = messageRig(postgres.store);
-      const previousRig = messageRig(previous.store);
+      const previousRig = messageRig(previous.store, true);
       const [sqliteSteps, before, prior, steps, sqliteAgent, agent] = await interleaved([
         messagePath(sqliteRig, 'sqlite', 'steps'),
         messagePath(postgresRig, 'pg', 'before', counter),

@@ -29,7 +29,7 @@ try {
   const now = await open();
   const admin = new pg.Client({ connectionString: now.url });
   await admin.connect();
-  const rigs = [messageRig(previous.store), messageRig(now.store)];
+  const rigs = [messageRig(previous.store, true), messageRig(now.store)];
   const paths = [messagePath(rigs[0]!, 'pg', 'previous'), messagePath(rigs[1]!, 'pg', 'steps')];
   // Warm-up (statements prepared, plans cached), then counted from a reset.
   for (let i = 0; i < 60; i++) for (const p of paths) await p.message();
