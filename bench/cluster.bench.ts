@@ -24,7 +24,7 @@ import { modelSettings } from '../src/models/settings.js';
 import type { ModelProvider } from '../src/models/types.js';
 import type { TurnContext } from '../src/policy/context.js';
 import { SessionContextStore } from '../src/turn/session-contexts.js';
-import { Leases } from '../src/cluster/leases.js';
+import { LEASE_CHANNEL, Leases, leaseDigest, type HeldLease } from '../src/cluster/leases.js';
 import { openWardenStore } from '../src/app/migrations.js';
 import { AuditLog } from '../src/store/audit.js';
 import { parseConfig } from '../src/config/index.js';
@@ -177,12 +177,36 @@ async function clickToResult(fake: SlackFake, adminUrl: string): Promise<{ same:
   return { same, other };
 }
 
+/** What the client sent PostgreSQL, counted at its sockets (see `roundTrips`). */
+export interface WireCounter {
+  /** Round trips. */
+  count(): number;
+  /** Statements executed: an Execute of the extended protocol, or a simple Query. */
+  statements(): number;
+  /** Transactions ended: a Sync (each batch or lone statement is one implicit transaction) or a simple Query. */
+  commits(): number;
+}
+
 /**
  * Round trips to PostgreSQL: a client write after the server last answered on that connection
- * starts one (writes that follow before an answer are pipelined into it).
+ * starts one (writes that follow before an answer are pipelined into it). Each write also holds
+ * whole protocol messages (a type byte and a length), whose Executes and Syncs are counted.
  */
-function roundTrips(port: number): { count(): number; stop(): void } {
+function roundTrips(port: number): WireCounter & { stop(): void } {
   let count = 0;
+  let statements = 0;
+  let commits = 0;
+  const messages = (chunk: unknown) => {
+    if (!Buffer.isBuffer(chunk)) return;
+    for (let i = 0; i + 5 <= chunk.length; ) {
+      const type = chunk[i]!;
+      const length = chunk.readInt32BE(i + 1);
+      if (length < 4) return;
+      if (type === 0x45 || type === 0x51) statements++; // 'E' Execute, 'Q' Query
+      if (type === 0x53 || type === 0x51) commits++; // 'S' Sync, 'Q' Query
+      i += 1 + length;
+    }
+  };
   const waiting = new WeakSet<net.Socket>();
   const watched = new WeakSet<net.Socket>();
   const write = net.Socket.prototype.write;
@@ -196,10 +220,11 @@ function roundTrips(port: number): { count(): number; stop(): void } {
         count++;
         waiting.add(this);
       }
+      messages(args[0]);
     }
     return (write as (...a: unknown[]) => boolean).apply(this, args);
   } as typeof write;
-  return { count: () => count, stop: () => void (net.Socket.prototype.write = write) };
+  return { count: () => count, statements: () => statements, commits: () => commits, stop: () => void (net.Socket.prototype.write = write) };
 }
 
 const EXCHANGE = [
@@ -275,7 +300,26 @@ interface MessageRig {
   close(): Promise<void>;
 }
 
-export function messageRig(store: Store): MessageRig {
+/** Leases releasing as the previous round did: the two deletes and the notification as three statements. */
+class PreviousLeases extends Leases {
+  constructor(
+    private readonly store: Store['db'],
+    options: ConstructorParameters<typeof Leases>[1],
+  ) {
+    super(store, options);
+  }
+
+  override async release(lease: HeldLease, place?: number): Promise<void> {
+    await this.store.batch([
+      { sql: 'DELETE FROM leases WHERE name = ? AND holder = ? AND generation = ?', params: [lease.name, 'bench', lease.generation] },
+      ...(place === undefined ? [] : [{ sql: 'DELETE FROM lease_queue WHERE seq = ? AND holder = ?', params: [place, 'bench'] }]),
+      { notify: LEASE_CHANNEL, payload: leaseDigest(lease.name) },
+    ]);
+  }
+}
+
+/** `previous`: the rig of the previous round's path (its release, see `previousMessage`). */
+export function messageRig(store: Store, previous = false): MessageRig {
   const config = parseConfig({ models: { default: 'local/m', providers: { local: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1', models: [{ id: 'm', cost: { input: 1, output: 1 } }] } } } });
   if (!config.ok) throw new Error('bench config');
   const usage = new UsageService({ store: new UsageStore(store.db), config: () => config.value.config });
@@ -296,7 +340,7 @@ export function messageRig(store: Store): MessageRig {
     sessionContexts: new SessionContextStore(store.db),
     usage,
   });
-  const leases = new Leases(store.db, { ttlMs: 15_000, holder: 'bench' });
+  const leases = new (previous ? PreviousLeases : Leases)(store.db, { ttlMs: 15_000, holder: 'bench' });
   return { db: store.db, leases, runtime, transcripts, subagentRuns, usage, close: async () => (await usage.settled(), await leases.close()) };
 }
 
@@ -312,9 +356,11 @@ const SAID = 'what is in the workspace?';
  * each step's p50 and round trips. `agent`: the same message through the real agent loop
  * (`runTurn`, an in-process model answering at once), which adds the loop's own work.
  */
-export type PathResult = { steps: Array<{ p50: number; trips: number }>; total: { p50: number; trips: number } };
+export type PathResult = { steps: Array<{ p50: number; trips: number }>; total: { p50: number; trips: number; statements: number; commits: number } };
 
-export function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'agent' | 'before' | 'previous', counter?: { count(): number }): { message(): Promise<void>; result(): PathResult } {
+const MODEL = { name: 'local', api: 'openai' as const, complete: async () => ({ message: { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'notes.md and plan.txt' }] }, stopReason: 'end' as const, usage: { inputTokens: 120, outputTokens: 8 } }) };
+
+export function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'agent' | 'before' | 'previous', counter?: WireCounter): { message(): Promise<void>; result(): PathResult } {
   const { leases, runtime, transcripts, usage, subagentRuns } = rig;
   const never = new AbortController().signal;
   const count = () => counter?.count() ?? 0;
@@ -322,17 +368,26 @@ export function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'age
   const trips = MESSAGE_STEPS.map(() => 0);
   const totals: number[] = [];
   let totalTrips = 0;
+  let totalStatements = 0;
+  let totalCommits = 0;
   let n = 0;
   let counted = 0;
-  const provider = usage.wrap({ name: 'local', api: 'openai', complete: async () => ({ message: { role: 'assistant', content: [{ type: 'text', text: 'notes.md and plan.txt' }] }, stopReason: 'end', usage: { inputTokens: 120, outputTokens: 8 } }) }, { agentId: 'main', platform: 'slack', senderId: 'U1', purpose: 'turn' });
   const message = async () => {
     const key = `agent:main:slack:direct:${label}:${mode}:U${n++ % 20}`;
     const name = `session:${key}`;
+    // The turn's calls are metered for its conversation, as the turn loop's are.
+    const provider = usage.wrap(MODEL, { agentId: 'main', sessionKey: key, platform: 'slack', senderId: 'U1', purpose: 'turn' });
+    const wire = () => [counter?.statements() ?? 0, counter?.commits() ?? 0] as const;
+    const first = wire();
     const marks: Array<[number, number]> = [[performance.now(), count()]];
     const mark = () => marks.push([performance.now(), count()]);
+    const recorded = (_: void, m: typeof marks) => {
+      const last = wire();
+      return record(undefined, m, last[0] - first[0], last[1] - first[1]);
+    };
     // `before`: the path as it was before the turn's start and the message joined the place (the same calls otherwise).
-    // `previous`: the path of the previous round, statement for statement (on a store with its schema, `previousSchema`).
-    if (mode === 'previous') return record(await previousMessage(rig, key, name, provider, mark), marks);
+    // `previous`: the path of the previous round, statement for statement (`previousMessage`).
+    if (mode === 'previous') return recorded(await previousMessage(rig, key, name, mark), marks);
     const read = mode === 'before' ? undefined : runtime.startRead!(key, incomingAppend({ text: SAID, senderName: 'alice' }, BENCH_TURN));
     const place = await leases.place(name, JSON.stringify({ text: SAID }), true, read?.steps, read?.write);
     const start = place.lease && place.alongside && read ? await read.read(place.alongside) : undefined;
@@ -354,9 +409,10 @@ export function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'age
           const response = await provider.complete({ model: 'm', system: '', messages: entries.map((e) => e.message), tools: [], maxOutputTokens: 100 }, signal);
           await transcripts.append(key, [{ kind: 'message', message: response.message }]);
         } else {
-          // The message was written with its place (and read back with the transcript): the answer alone.
+          // The message was written with its place (and read back with the transcript, the
+          // session's activity time with it): the answer alone, its usage record riding with it.
           const response = await provider.complete({ model: 'm', system: '', messages: [...start!.entries.map((e) => e.message)], tools: [], maxOutputTokens: 100 }, signal);
-          await transcripts.append(key, [{ kind: 'message', message: response.message }]);
+          await transcripts.append(key, [{ kind: 'message', message: response.message }], { touch: false });
         }
         mark();
       },
@@ -365,11 +421,13 @@ export function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'age
       place.lease,
     );
     mark();
-    record(undefined, marks);
+    recorded(undefined, marks);
   };
-  const record = (_: void, marks: Array<[number, number]>) => {
+  const record = (_: void, marks: Array<[number, number]>, statements: number, commits: number) => {
     if (n <= 50) return;
     counted++;
+    totalStatements += statements;
+    totalCommits += commits;
     for (let i = 0; i < MESSAGE_STEPS.length; i++) {
       ms[i]!.push(marks[i + 1]![0] - marks[i]![0]);
       trips[i]! += marks[i + 1]![1] - marks[i]![1];
@@ -381,63 +439,47 @@ export function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'age
     message,
     result: () => ({
       steps: MESSAGE_STEPS.map((_, i) => ({ p50: summarize(ms[i]!).p50, trips: trips[i]! / counted })),
-      total: { p50: summarize(totals).p50, trips: totalTrips / counted },
+      total: { p50: summarize(totals).p50, trips: totalTrips / counted, statements: totalStatements / counted, commits: totalCommits / counted },
     }),
   };
 }
 
-const PREVIOUS_INSERT = `INSERT INTO transcript_entries (session_key, role, tool, tool_call_id, content, details, is_error, created_at)
-  VALUES (@sessionKey, @role, @tool, @toolCallId, @content, @details, @isError, @createdAt) RETURNING id`;
-const PREVIOUS_INDEX = "INSERT INTO transcript_search (entry_id, session_key, body) VALUES (currval(pg_get_serial_sequence('transcript_entries', 'id')), ?, ?)";
 const PREVIOUS_TOUCH = `INSERT INTO sessions (key, agent_id, provider, created_at, updated_at) VALUES (@key, @agentId, @provider, @now, @now)
   ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at`;
-const PREVIOUS_SUMMARY = `content LIKE '{"type":"summary"%'`;
-
+const PREVIOUS_INSERT = `WITH e AS (INSERT INTO transcript_entries (session_key, role, tool, tool_call_id, content, details, is_error, created_at)
+  VALUES (@sessionKey, @role, @tool, @toolCallId, @content, @details, @isError, @createdAt) RETURNING id),
+  s AS (INSERT INTO transcript_search (entry_id, session_key, body) SELECT id, @sessionKey, @body FROM e)
+  SELECT id FROM e`;
 /**
- * The store as the previous round left it: the search index's key to its entry (and its check
- * on every insert) and no index of summaries. Made on a store migrated to now.
+ * A message's store work as the previous round made it, statement for statement, through the
+ * same calls as now where they did not change: the place with the lease, the message and the
+ * turn's first read; the answer through the usage service, its record issued as a write of its
+ * own (its own commit: metered without a conversation, nothing carries it) beside the answer's
+ * write, which touches the session again; the release, by `hold`, in three statements
+ * (`PreviousLeases`).
  */
-export async function previousSchema(db: Store['db']): Promise<void> {
-  await db.exec(`ALTER TABLE transcript_search ADD CONSTRAINT transcript_search_entry_id_fkey FOREIGN KEY (entry_id) REFERENCES transcript_entries (id) ON DELETE CASCADE;
-    DROP INDEX transcript_summaries;`);
-}
-
-/**
- * A message's store work as the previous round made it, statement for statement: the place with
- * the lease and the turn's first read (its reads as they were), the message written with the
- * answer (the entry, then its index row keyed by the sequence's `currval`), the release.
- */
-async function previousMessage(rig: MessageRig, key: string, name: string, provider: ModelProvider, mark: () => void): Promise<void> {
-  const { leases, runtime, db } = rig;
-  const probe = runtime.startRead!(key)!.steps.at(-1)!;
-  const reads = [
-    { sql: `SELECT * FROM transcript_entries WHERE session_key = ? AND role = 'system' AND ${PREVIOUS_SUMMARY} ORDER BY id DESC LIMIT 1`, params: [key] },
-    {
-      sql: `SELECT * FROM transcript_entries WHERE session_key = ? AND (role != 'system' OR NOT ${PREVIOUS_SUMMARY})
-         AND id > COALESCE((SELECT MAX(id) FROM transcript_entries WHERE session_key = ? AND role = 'system' AND ${PREVIOUS_SUMMARY}), 0) ORDER BY id`,
-      params: [key, key],
-    },
-    probe,
-  ];
-  const place = await leases.place(name, JSON.stringify({ text: SAID }), true, reads);
-  if (!place.lease || !place.alongside) throw new Error('bench: the idle conversation was not leased with its place');
-  const entries = place.alongside[1]!.rows.map((r) => ({ role: r['role'] as 'user' | 'assistant', content: JSON.parse(String(r['content'])) as Array<{ type: 'text'; text: string }> }));
+async function previousMessage(rig: MessageRig, key: string, name: string, mark: () => void): Promise<void> {
+  const { leases, runtime, db, usage } = rig;
+  const read = runtime.startRead!(key, incomingAppend({ text: SAID, senderName: 'alice' }, BENCH_TURN));
+  const place = await leases.place(name, JSON.stringify({ text: SAID }), true, read?.steps, read?.write);
+  const start = place.lease && place.alongside && read ? await read.read(place.alongside) : undefined;
+  if (!place.lease || !start) throw new Error('bench: the idle conversation was not leased with its place');
   mark();
+  const provider = usage.wrap(MODEL, { agentId: 'main', platform: 'slack', senderId: 'U1', purpose: 'turn' });
   const never = new AbortController().signal;
   await leases.hold(
     name,
     never,
     async (signal) => {
       mark();
-      const response = await provider.complete({ model: 'm', system: '', messages: entries, tools: [], maxOutputTokens: 100 }, signal);
+      const response = await provider.complete({ model: 'm', system: '', messages: start.entries.map((e) => e.message), tools: [], maxOutputTokens: 100 }, signal);
       const now = Date.now();
-      const row = (role: string, content: unknown, details: unknown) => ({ sessionKey: key, role, tool: null, toolCallId: null, content: JSON.stringify(content), details: details === null ? null : JSON.stringify(details), isError: 0, createdAt: now });
       await db.batch([
         { sql: PREVIOUS_TOUCH, params: { key, agentId: 'main', provider: 'slack', now } },
-        { sql: PREVIOUS_INSERT, params: row('user', [{ type: 'text', text: SAID }], { sender: { id: 'U1', name: 'alice' } }) },
-        { sql: PREVIOUS_INDEX, params: [key, SAID] },
-        { sql: PREVIOUS_INSERT, params: row('assistant', response.message.content, null) },
-        { sql: PREVIOUS_INDEX, params: [key, 'notes.md and plan.txt'] },
+        {
+          sql: PREVIOUS_INSERT,
+          params: { sessionKey: key, role: 'assistant', tool: null, toolCallId: null, content: JSON.stringify(response.message.content), details: null, isError: 0, createdAt: now, body: 'notes.md and plan.txt' },
+        },
       ]);
       mark();
     },
@@ -532,10 +574,9 @@ const bench: Bench = async (report) => {
 
     const sqlite = await openWardenStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-bench-sqlite-')) });
     const postgres = await openWardenStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-bench-pg-')), url: await freshDatabase(cluster.url) });
-    // The previous round's store (its schema) in a database of its own on the same server.
+    // The previous round's path in a database of its own on the same server (the schema is this round's).
     const previous = await openWardenStore({ dataDir: mkdtempSync(path.join(tmpdir(), 'warden-bench-pg-previous-')), url: await freshDatabase(cluster.url) });
     if (!sqlite.ok || !postgres.ok || !previous.ok) throw new Error('bench stores did not open');
-    await previousSchema(previous.store.db);
     const counter = roundTrips(Number(new URL(cluster.url).port));
     try {
       const onSqlite = await turnStoreCost(sqlite.store, undefined, 'plain');
@@ -550,7 +591,7 @@ const bench: Bench = async (report) => {
       // A message's path (place → lease → turn → release), on both engines in this run.
       const sqliteRig = messageRig(sqlite.store);
       const postgresRig = messageRig(postgres.store);
-      const previousRig = messageRig(previous.store);
+      const previousRig = messageRig(previous.store, true);
       const [sqliteSteps, before, prior, steps, sqliteAgent, agent] = await interleaved([
         messagePath(sqliteRig, 'sqlite', 'steps'),
         messagePath(postgresRig, 'pg', 'before', counter),
@@ -561,6 +602,7 @@ const bench: Bench = async (report) => {
       ]) as [PathResult, PathResult, PathResult, PathResult, PathResult, PathResult];
       await Promise.all([sqliteRig.close(), postgresRig.close(), previousRig.close()]);
       const trips = (t: { trips: number }) => `${t.trips.toFixed(1)} round trips`;
+      const wire = (t: PathResult['total']) => `${trips(t)}, ${t.statements.toFixed(1)} statements, ${t.commits.toFixed(1)} commits`;
       const target = `target ≤ ${fmtMs(TARGET_TURN_MS)}`;
       report({ name: 'one round trip p50, PostgreSQL (loopback, SELECT 1)', value: fmtMs(bare.p50), note: 'the unit below' });
       // The headline: a message's store work on the path a real message takes, step by step.
@@ -574,18 +616,18 @@ const bench: Bench = async (report) => {
       report({
         name: '… PostgreSQL + lease, as the previous round',
         value: fmtMs(prior.total.p50),
-        note: `baseline (message written with the answer; its statements and schema); ${trips(prior.total)}; steps ${prior.steps.map((t) => fmtMs(t.p50)).join(' / ')}`,
+        note: `baseline (the answer's write touches the session again; the usage record commits alone; the release in three statements); ${wire(prior.total)}; steps ${prior.steps.map((t) => fmtMs(t.p50)).join(' / ')}`,
       });
       report({
         name: "a message's store work p50, PostgreSQL + lease (place → release)",
         value: fmtMs(steps.total.p50),
-        note: `${fmtRatio(steps.total.p50 / prior.total.p50)} of the previous round, ${fmtRatio(steps.total.p50 / before.total.p50)} of as before, ${fmtRatio(steps.total.p50 / sqliteSteps.total.p50)} of SQLite; ${trips(steps.total)} (${(steps.total.p50 / bare.p50).toFixed(1)} × one); ${target}`,
+        note: `${fmtRatio(steps.total.p50 / prior.total.p50)} of the previous round, ${fmtRatio(steps.total.p50 / before.total.p50)} of as before, ${fmtRatio(steps.total.p50 / sqliteSteps.total.p50)} of SQLite; ${wire(steps.total)} (${(steps.total.p50 / bare.p50).toFixed(1)} × one); ${target}`,
       });
       report({ name: '… through the agent loop, SQLite', value: fmtMs(sqliteAgent.total.p50), note: 'baseline (adds the loop\'s own work: prompt, surface, projection)' });
       report({
         name: '… through the agent loop, PostgreSQL + lease',
         value: fmtMs(agent.total.p50),
-        note: `${fmtRatio(agent.total.p50 / sqliteAgent.total.p50)} of SQLite; ${trips(agent.total)} (turn ${trips(agent.steps[2]!)})`,
+        note: `${fmtRatio(agent.total.p50 / sqliteAgent.total.p50)} of SQLite; ${wire(agent.total)} (turn ${trips(agent.steps[2]!)})`,
       });
       report({ name: "a turn's store work p50, SQLite (no lease)", value: fmtMs(onSqlite.p50), note: 'baseline' });
       report({ name: "a turn's store work p50, PostgreSQL (loopback, no lease)", value: fmtMs(onPostgres.p50), note: `${fmtRatio(onPostgres.p50 / onSqlite.p50)} of SQLite; ${trips(onPostgres)}` });

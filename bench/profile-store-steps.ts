@@ -1,6 +1,5 @@
 // Where a message's store work goes on PostgreSQL, statement by statement: runs the message path
-// of `bench/cluster.bench.ts` as the previous round made it (its statements, on a database with
-// its schema) and as now, alternating message by message, each on a database of its own in one
+// of `bench/cluster.bench.ts` as the previous round made it (its statements) and as now, alternating message by message, each on a database of its own in one
 // throwaway cluster with pg_stat_statements; then prints, per path, each statement's calls and
 // mean execution time on the server and the server's time per message. The server's time is
 // less at the mercy of a loaded machine than the wall time around a round trip.
@@ -13,7 +12,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { openWardenStore } from '../src/app/migrations.js';
 import { startTestCluster } from '../test/postgres-cluster.js';
-import { freshDatabase, interleaved, messagePath, messageRig, previousSchema } from './cluster.bench.js';
+import { freshDatabase, interleaved, messagePath, messageRig } from './cluster.bench.js';
 import { fmtMs } from './harness.js';
 
 const sync = process.env.WARDEN_PROFILE_SYNC === 'on';
@@ -27,11 +26,10 @@ try {
     return { url, store: opened.store };
   };
   const previous = await open();
-  await previousSchema(previous.store.db);
   const now = await open();
   const admin = new pg.Client({ connectionString: now.url });
   await admin.connect();
-  const rigs = [messageRig(previous.store), messageRig(now.store)];
+  const rigs = [messageRig(previous.store, true), messageRig(now.store)];
   const paths = [messagePath(rigs[0]!, 'pg', 'previous'), messagePath(rigs[1]!, 'pg', 'steps')];
   // Warm-up (statements prepared, plans cached), then counted from a reset.
   for (let i = 0; i < 60; i++) for (const p of paths) await p.message();

@@ -5,7 +5,7 @@ import type { TranscriptStore } from './types.js';
 export function timedTranscripts(store: TranscriptStore, metrics: WardenMetrics = processMetrics): TranscriptStore {
   return {
     load: (key) => metrics.timeStore('transcript_load', () => store.load(key)),
-    append: (key, entries) => metrics.timeStore('transcript_append', () => store.append(key, entries)),
+    append: (key, entries, options) => metrics.timeStore('transcript_append', () => store.append(key, entries, options)),
     history: (key, options) => metrics.timeStore('transcript_history', () => store.history(key, options)),
     sessions: () => metrics.timeStore('transcript_sessions', () => store.sessions()),
     // Carried by another write (the lease's place), which is timed as that write.

@@ -148,13 +148,13 @@ export class DbTranscriptStore implements TranscriptStore {
     return [...(summary ? [summary] : []), ...latestResultPerCall(rows.map(toEntry))];
   }
 
-  async append(sessionKey: string, entries: TranscriptAppend[]): Promise<TranscriptEntry[]> {
+  async append(sessionKey: string, entries: TranscriptAppend[], options: { touch?: boolean } = {}): Promise<TranscriptEntry[]> {
     const session = sessionOf(sessionKey);
     const inputs = entries.map((entry) => toInput(sessionKey, entry, session.now));
-    // One batch: the session's activity time and every entry, all or none. Counted as a write
-    // before it is sent: a read taken meanwhile may not have seen it.
+    // One batch: the session's activity time (unless `touch: false`) and every entry, all or
+    // none. Counted as a write before it is sent: a read taken meanwhile may not have seen it.
     wrote(sessionKey);
-    const seqs = await this.transcripts.appendMany(session, inputs);
+    const seqs = await this.transcripts.appendMany(session, inputs, options);
     return entries.map(({ rewrites: _, ...entry }, i) => ({ ...entry, seq: seqs[i]!, createdAt: session.now }));
   }
 

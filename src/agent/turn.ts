@@ -90,8 +90,8 @@ async function runTurnHooked(deps: AgentDeps, request: TurnRequest, sessions?: T
       load: (k) => deps.transcripts.load(k),
       history: (k, o) => deps.transcripts.history(k, o),
       sessions: () => deps.transcripts.sessions(),
-      append: (k, entries) => {
-        const out = deps.transcripts.append(k, entries);
+      append: (k, entries, options) => {
+        const out = deps.transcripts.append(k, entries, options);
         if (k === request.sessionKey) appended.push(...entries.map((e) => e.message));
         return out;
       },
@@ -132,8 +132,7 @@ class Incoming {
   unwritten: { appends: TranscriptAppend[]; entries: TranscriptEntry[] } | undefined;
 
   constructor(
-    private readonly transcripts: AgentDeps['transcripts'],
-    private readonly sessionKey: string,
+    private readonly writes: TurnWrites,
     private readonly state: TurnState,
   ) {}
 
@@ -148,11 +147,11 @@ class Incoming {
   /** Writes what is held back with `extra`, in one batch; returns `extra` as written. */
   async record(extra: TranscriptAppend[]): Promise<TranscriptEntry[]> {
     const held = this.unwritten;
-    if (!held) return extra.length > 0 ? this.transcripts.append(this.sessionKey, extra) : [];
+    if (!held) return extra.length > 0 ? this.writes.append(extra) : [];
     this.unwritten = undefined;
     let written: TranscriptEntry[];
     try {
-      written = await this.transcripts.append(this.sessionKey, [...held.appends, ...extra]);
+      written = await this.writes.append([...held.appends, ...extra]);
     } catch (err) {
       // Nothing of the batch was written: the message is still owed (the turn's end tries it alone).
       this.unwritten = held;
@@ -166,12 +165,35 @@ class Incoming {
   }
 }
 
+/**
+ * The turn's transcript writes. The session's activity time is written once a turn: with its
+ * message (with its place, as the turn starts, or with the model's first answer), not again
+ * with the answers and rounds after it — so a message's store work writes the session's row
+ * once, and the session's activity time is when its latest message was written.
+ */
+class TurnWrites {
+  /** Whether this turn's message (and with it the session's activity time) is written. */
+  touched = false;
+
+  constructor(
+    private readonly transcripts: AgentDeps['transcripts'],
+    private readonly sessionKey: string,
+  ) {}
+
+  async append(entries: TranscriptAppend[]): Promise<TranscriptEntry[]> {
+    const written = await this.transcripts.append(this.sessionKey, entries, this.touched ? { touch: false } : undefined);
+    this.touched = true;
+    return written;
+  }
+}
+
 async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: TurnSessionHooks | undefined, runId: string): Promise<TurnOutcome> {
   const state: TurnState = { entries: [], usage: { inputTokens: 0, outputTokens: 0 }, rounds: 0, lastText: '' };
-  const incoming = new Incoming(deps.transcripts, request.sessionKey, state);
+  const writes = new TurnWrites(deps.transcripts, request.sessionKey);
+  const incoming = new Incoming(writes, state);
   let outcome: TurnOutcome;
   try {
-    outcome = await runTurnSteps(deps, request, sessions, runId, state, incoming);
+    outcome = await runTurnSteps(deps, request, sessions, runId, state, incoming, writes);
   } catch (err) {
     if (incoming.unwritten) await incoming.record([]).catch((e: unknown) => log.error({ err: e, sessionKey: request.sessionKey }, "the turn's message could not be written to its transcript"));
     throw err;
@@ -181,7 +203,15 @@ async function runTurnOnce(deps: AgentDeps, request: TurnRequest, sessions: Turn
   return outcome;
 }
 
-async function runTurnSteps(deps: AgentDeps, request: TurnRequest, sessions: TurnSessionHooks | undefined, runId: string, state: TurnState, held: Incoming): Promise<TurnOutcome> {
+async function runTurnSteps(
+  deps: AgentDeps,
+  request: TurnRequest,
+  sessions: TurnSessionHooks | undefined,
+  runId: string,
+  state: TurnState,
+  held: Incoming,
+  writes: TurnWrites,
+): Promise<TurnOutcome> {
   const { config, transcripts, hooks } = deps;
   const { sessionKey, signal } = request;
   const record = (extra: TranscriptAppend[]) => held.record(extra);
@@ -232,12 +262,14 @@ async function runTurnSteps(deps: AgentDeps, request: TurnRequest, sessions: Tur
   // one whose place carries it (`rerunnable`: a survivor taking the place over would write it again).
   const early =
     !start && request.written === undefined && request.rerunnable !== true && request.input.origin === undefined && (request.input.images?.length ?? 0) === 0
-      ? transcripts.append(sessionKey, [incomingAppend(request.input, request.turn)])
+      ? writes.append([incomingAppend(request.input, request.turn)])
       : undefined;
   early?.catch(() => undefined); // awaited below, after the read it travels with
   const [loaded, resultsWaiting] = start ? [start.entries, start.resultsWaiting] : await Promise.all([transcripts.load(sessionKey), sessions?.resultsWaiting?.(sessionKey)]);
   const wroteEarly = early ? (await early)[0] : undefined;
   const written = wroteEarly ? { seq: wroteEarly.seq } : request.written;
+  // Written with its place: the session's activity time with it.
+  if (written) writes.touched = true;
   const history = asSeenBy(loaded, request.turn.senderId);
   // Read on another connection than the write went (a busy one passed over): it may not have seen it.
   if (wroteEarly && !history.some((e) => e.seq === wroteEarly.seq)) history.push(wroteEarly);
@@ -275,7 +307,7 @@ async function runTurnSteps(deps: AgentDeps, request: TurnRequest, sessions: Tur
     // Results taken for this turn are written at once, after it. When the model is shown more
     // of it than was written (a plugin's added context), that is written over it, with the
     // model's first answer.
-    const results = arrived ? await transcripts.append(sessionKey, appendIncoming.slice(0, -1)) : [];
+    const results = arrived ? await writes.append(appendIncoming.slice(0, -1)) : [];
     const seq = written.seq;
     const at = seq === undefined ? -1 : history.findIndex((e) => e.seq === seq);
     const shown = appendIncoming.at(-1)!;
@@ -286,7 +318,7 @@ async function runTurnSteps(deps: AgentDeps, request: TurnRequest, sessions: Tur
     state.entries = [...history, ...results];
   } else if (arrived) {
     // Results taken from their runs are written at once: a crash must not lose them between.
-    state.entries = [...history, ...(await transcripts.append(sessionKey, appendIncoming))];
+    state.entries = [...history, ...(await writes.append(appendIncoming))];
   } else {
     // Written with the model's first answer, in one batch (see `Incoming`).
     state.entries = [...history, ...held.hold(appendIncoming)];
@@ -299,7 +331,7 @@ async function runTurnSteps(deps: AgentDeps, request: TurnRequest, sessions: Tur
   for (let round = 1; ; round++) {
     if (signal.aborted) return ended('aborted', state.lastText);
     try {
-      state.entries = await fitContext(state.entries, { deps, sessionKey, provider, settings, system, projection, budget, force: forceCompaction, signal, onEvent: request.onEvent, turn, runId, flush: () => record([]) });
+      state.entries = await fitContext(state.entries, { deps, sessionKey, provider, settings, system, projection, budget, force: forceCompaction, signal, onEvent: request.onEvent, turn, runId, flush: () => record([]), append: (entries) => writes.append(entries) });
     } catch (err) {
       if (isAbortError(err) || signal.aborted) return ended('aborted', state.lastText);
       if (err instanceof BudgetRefusedError) return budgetStop(err);
@@ -364,8 +396,7 @@ async function runTurnSteps(deps: AgentDeps, request: TurnRequest, sessions: Tur
     if (round > maxRounds) {
       const note = `Not run: this turn reached its limit of ${maxRounds} tool rounds (agents.defaults.maxToolRounds).`;
       state.entries.push(
-        ...(await transcripts.append(
-          sessionKey,
+        ...(await writes.append(
           calls.map((c) => ({ kind: 'message' as const, message: { role: 'toolResult' as const, toolCallId: c.id, toolName: c.name, content: [{ type: 'text' as const, text: note }], isError: true } })),
         )),
       );
@@ -387,7 +418,7 @@ async function runTurnSteps(deps: AgentDeps, request: TurnRequest, sessions: Tur
       onDone: (call, result, files) => request.onEvent?.({ type: 'toolResult', round, tool: call.name, toolCallId: call.id, isError: result.isError, ...(files && files.length > 0 ? { files } : {}) }),
     });
     // Every call gets its result persisted, stopped or not, so the transcript stays valid for the next turn.
-    state.entries.push(...(await transcripts.append(sessionKey, results.map((message) => ({ kind: 'message' as const, message })))));
+    state.entries.push(...(await writes.append(results.map((message) => ({ kind: 'message' as const, message })))));
     if (signal.aborted) return ended('aborted', state.lastText);
     // sessions_yield: the turn ends here; subagent results start the next one.
     if (sessions?.consumeYield(sessionKey)) return ended('completed', state.lastText);
@@ -409,6 +440,8 @@ interface FitOptions {
   runId: string;
   /** Writes the turn's incoming message if it is not yet (a summary names the entries it covers by their seq). */
   flush(): Promise<unknown>;
+  /** The turn's transcript write (`TurnWrites`). */
+  append(entries: TranscriptAppend[]): Promise<TranscriptEntry[]>;
 }
 
 /**
@@ -447,7 +480,7 @@ async function fitContext(entries: TranscriptEntry[], o: FitOptions): Promise<Tr
     log.warn({ sessionKey: o.sessionKey, err: (err as Error).message }, 'compaction summary failed; dropping older messages');
     text = `(${folded.length} earlier messages were removed to fit the context window; they could not be summarised: ${(err as Error).message})`;
   }
-  const [summary] = await o.deps.transcripts.append(o.sessionKey, [{ kind: 'summary', message: summaryMessage(text), coversThroughSeq }]);
+  const [summary] = await o.append([{ kind: 'summary', message: summaryMessage(text), coversThroughSeq }]);
   o.onEvent?.({ type: 'compacted', removedMessages: folded.length });
   if (hookCtx) hooks!.fire('after_compaction', { messageCount: entries.length - cut + 1, compactedCount: folded.length }, hookCtx);
   log.info({ sessionKey: o.sessionKey, folded: folded.length, kept: entries.length - cut }, 'transcript compacted');

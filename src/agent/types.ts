@@ -227,7 +227,12 @@ export type TranscriptAppend = Pick<TranscriptEntry, 'message' | 'kind' | 'cover
 export interface TranscriptStore {
   /** What the model should see: the latest summary (if any) first, then the entries it does not cover. */
   load(sessionKey: string): Promise<TranscriptEntry[]>;
-  append(sessionKey: string, entries: TranscriptAppend[]): Promise<TranscriptEntry[]>;
+  /**
+   * Writes `entries` and the session's activity time (its row created on first use), all or
+   * none. `touch: false` leaves the activity time as it is: a turn writes it once, with its
+   * message, and not again with the answer and the rounds after (see `runTurn`).
+   */
+  append(sessionKey: string, entries: TranscriptAppend[], options?: { touch?: boolean }): Promise<TranscriptEntry[]>;
   /** Entries for `sessions_history`, newest last, including those folded into summaries. */
   history(sessionKey: string, options: { limit: number; beforeSeq?: number | undefined }): Promise<TranscriptEntry[]>;
   sessions(): Promise<Array<{ sessionKey: string; entries: number; updatedAt: number }>>;

@@ -382,11 +382,20 @@ export class Leases {
    * release that found the lease already gone still notifies: waiters only look again.
    */
   async release(lease: HeldLease, place?: number): Promise<void> {
-    await this.db.batch([
-      { sql: 'DELETE FROM leases WHERE name = ? AND holder = ? AND generation = ?', params: [lease.name, this.options.holder, lease.generation] },
-      ...(place === undefined ? [] : [{ sql: 'DELETE FROM lease_queue WHERE seq = ? AND holder = ?', params: [place, this.options.holder] }]),
-      { notify: LEASE_CHANNEL, payload: leaseDigest(lease.name) },
-    ]);
+    const freeing = { sql: 'DELETE FROM leases WHERE name = ? AND holder = ? AND generation = ?', params: [lease.name, this.options.holder, lease.generation] };
+    const leaving = place === undefined ? undefined : { sql: 'DELETE FROM lease_queue WHERE seq = ? AND holder = ?', params: [place, this.options.holder] };
+    if (this.db.engine === 'postgres') {
+      // One statement: both deletes run whole whatever the select reads (data-modifying WITH),
+      // and the notification, queued by the select, still goes out only at commit.
+      await this.db.batch([
+        {
+          sql: `WITH l AS (${freeing.sql})${leaving ? `, q AS (${leaving.sql})` : ''} SELECT pg_notify(?, ?)`,
+          params: [...freeing.params, ...(leaving?.params ?? []), LEASE_CHANNEL, leaseDigest(lease.name)],
+        },
+      ]);
+      return;
+    }
+    await this.db.batch([freeing, ...(leaving ? [leaving] : []), { notify: LEASE_CHANNEL, payload: leaseDigest(lease.name) }]);
   }
 
   /**

@@ -18,6 +18,9 @@ import { SessionContextStore } from '../turn/session-contexts.js';
 import { Gateway } from './gateway.js';
 import type { ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget } from './types.js';
 import type { ModelProvider } from '../models/types.js';
+import { UsageService } from '../usage/service.js';
+import { UsageStore } from '../usage/store.js';
+import type { BatchStep } from '../store/db.js';
 
 const testStores = useTestStores();
 
@@ -42,8 +45,9 @@ class Platform implements ChatAdapter {
 }
 
 /** The real gateway on `store` with the session lease and the agent loop over `model`, started. */
-async function startGateway(store: Store, config: WardenConfig, model: ModelProvider) {
+async function startGateway(store: Store, config: WardenConfig, model: ModelProvider, usage?: UsageService) {
   const agent = createAgentRuntime({
+    ...(usage ? { usage } : {}),
     config,
     transcripts: new DbTranscriptStore(store.db),
     subagentRuns: new SubagentRunStore(store.db),
@@ -70,26 +74,45 @@ async function startGateway(store: Store, config: WardenConfig, model: ModelProv
 }
 
 describe.each(ENGINES)("a message's store work through the gateway on %s", (engine) => {
-  it('on an idle conversation: three writes (place with lease, message and first read; answer; release) and no read of its own', async () => {
+  it('on an idle conversation: three writes (place with lease, message and first read; answer with its usage record; release) and no read of its own (a budget adds its admission); the usage record and the activity time written once each', async () => {
     // A second handle to look at the store without counting on the first.
     const [store, look] = await testStores.handles(engine, 2);
-    const parsed = parseConfig({ models: { default: 'anthropic/test-model' } });
+    const parsed = parseConfig({ models: { default: 'anthropic/test-model' }, budgets: [{ scope: 'sender', per: 'day', tokens: 1_000_000 }] });
     if (!parsed.ok) throw parsed.error;
     const { config } = parsed.value;
     const model = createScriptedProvider([{ text: 'first answer' }, { text: 'second answer' }]);
-    const { platform, gateway, leases } = await startGateway(store, config, model);
+    const usage = new UsageService({ store: new UsageStore(store.db), config: () => config });
+    const { platform, gateway, leases } = await startGateway(store, config, model, usage);
+    // Every statement the handle is sent in a batch: which write the session's row and the usage record ride in.
+    const written: string[][] = [];
+    const batch = store.db.batch.bind(store.db);
+    const sql = (s: BatchStep) => ('sql' in s ? s.sql : '');
+    store.db.batch = (steps) => (written.push(steps.map(sql)), batch(steps));
     // The start's pick-up of places other instances left (none here) is done before the first message.
     await new Promise((r) => setTimeout(r, 500));
     const idle = async () => (await look.db.value('SELECT COUNT(*) FROM lease_queue')) === 0 && (await look.db.value('SELECT COUNT(*) FROM leases')) === 0;
     for (const [i, said] of ['hello', 'and again'].entries()) {
       const calls: string[] = [];
+      written.length = 0;
       store.db.observe((op) => calls.push(op));
       await platform.push(said);
       await vi.waitFor(() => expect(platform.sent).toHaveLength(i + 1), { timeout: 10_000, interval: 5 });
       await vi.waitFor(async () => expect(await idle()).toBe(true), { timeout: 10_000, interval: 5 });
       store.db.observe(undefined);
-      expect({ said, calls }).toEqual({ said, calls: ['tx', 'tx', 'tx'] });
+      // Under a budget the model call adds its admission (one conditional write) before it.
+      expect({ said, calls }).toEqual({ said, calls: ['tx', 'all', 'tx', 'tx'] });
+      // The session's activity time with the message (in the place's write), not again with the
+      // answer; the usage record and its budget settle in the answer's write (its second).
+      const where = (pattern: RegExp) => written.flatMap((steps, w) => steps.filter((s) => pattern.test(s)).map(() => w));
+      expect({ said, touch: where(/INSERT INTO sessions/), record: where(/INSERT INTO usage_records/), settle: where(/UPDATE usage_counters SET spent/) }).toEqual({ said, touch: [0], record: [1], settle: [1] });
     }
+    // One record per model call; the counter charged exactly their tokens, nothing left held.
+    expect(await look.db.value('SELECT COUNT(*) FROM usage_records')).toBe(2);
+    const tokens = Number(await look.db.value('SELECT SUM(input_tokens + output_tokens) FROM usage_records'));
+    expect(await look.db.get('SELECT spent, held FROM usage_counters')).toEqual({ spent: tokens, held: 0 });
+    // The session's activity time is its latest message's.
+    const latest = await look.db.value("SELECT MAX(created_at) FROM transcript_entries WHERE role = 'user'");
+    expect(Number(await look.db.value('SELECT updated_at FROM sessions'))).toBe(Number(latest));
     expect(platform.sent.map((m) => m.text)).toEqual(['first answer', 'second answer']);
     const [key] = (await look.db.all<{ key: string }>('SELECT key FROM sessions')).map((r) => r.key);
     expect((await new DbTranscriptStore(look.db).load(key!)).map((e) => e.message.content.map((p) => ('text' in p ? p.text : '')).join(''))).toEqual([

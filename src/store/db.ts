@@ -61,6 +61,8 @@ export interface Db {
   readonly forUpdate: string;
   /** False once closed. */
   readonly open: boolean;
+  /** Whether the caller runs inside an open transaction of this handle (a statement issued now would join it). */
+  readonly inTransaction: boolean;
 
   all<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T[]>;
   get<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T | undefined>;

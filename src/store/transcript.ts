@@ -1,5 +1,6 @@
 import { scrubDeep, skipImages } from '../redact/scrub.js';
 import type { BatchStep, Db, SqlValue } from './db.js';
+import { carryingBatch } from './ride-along.js';
 import { indexEntry, indexLastInsertStep, searchableText } from './transcript-search.js';
 
 export type TranscriptRole = 'user' | 'assistant' | 'tool' | 'system';
@@ -77,11 +78,15 @@ export class Transcripts {
   /**
    * A turn step's entries with their session's activity time, as one batch (on PostgreSQL one
    * round trip instead of BEGIN, a touch, an insert per entry and COMMIT, each awaited). Returns
-   * the entries' ids in order.
+   * the entries' ids in order. `touch: false` leaves the activity time as it is (written already
+   * with the turn's message, see `DbTranscriptStore.append`). Writes waiting to ride with the
+   * session's next write (`ride-along.ts`: the usage record of the call that gave these entries)
+   * commit in the same transaction.
    */
-  async appendMany(session: { key: string; agentId: string; provider: string; now: number }, entries: readonly TranscriptInput[]): Promise<number[]> {
-    const results = await this.db.batch([
-      { sql: TOUCH, params: { key: session.key, agentId: session.agentId, provider: session.provider, now: session.now } },
+  async appendMany(session: { key: string; agentId: string; provider: string; now: number }, entries: readonly TranscriptInput[], options: { touch?: boolean } = {}): Promise<number[]> {
+    const touch = options.touch !== false;
+    const results = await carryingBatch(this.db, session.key, [
+      ...(touch ? [{ sql: TOUCH, params: { key: session.key, agentId: session.agentId, provider: session.provider, now: session.now } }] : []),
       ...entries.flatMap((entry) => {
         const { params, content } = prepare(entry);
         // The entry's words go in the search index in the same transaction, keyed by the id the insert just took.
@@ -94,7 +99,7 @@ export class Transcripts {
       }),
     ]);
     const ids: number[] = [];
-    for (const r of results.slice(1)) if (r.rows[0]?.['id'] !== undefined) ids.push(Number(r.rows[0]['id']));
+    for (const r of results.slice(touch ? 1 : 0)) if (r.rows[0]?.['id'] !== undefined) ids.push(Number(r.rows[0]['id']));
     return ids;
   }
 

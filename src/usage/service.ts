@@ -122,9 +122,9 @@ export class UsageService {
           // store that fails here costs the record, not the answer: the holds stay until they lapse.
           const settling = this.settle(admission.ticket, usage).catch((err: unknown) => log.error({ err, provider: provider.name, model: request.model }, 'model usage could not be recorded'));
           // A failure waits for its holds to come back (a retry is admitted against them). An
-          // answer does not wait for its record: the record's writes are issued now, so the
-          // caller's next write (the reply's transcript entry) leaves in the same write, one
-          // round trip for both on PostgreSQL. `settled()` waits for records still on their way.
+          // answer does not wait for its record: the record is issued now, and commits with the
+          // caller's next write of this conversation (the reply's transcript entry), in its
+          // transaction (`UsageStore.record`). `settled()` waits for records still on their way.
           if (usage === undefined) await settling;
           else this.track(settling, attribution.sessionKey);
         }
@@ -206,14 +206,15 @@ export class UsageService {
     const cost = usage && price ? costNano(usage, price) : undefined;
     const tokens = usage ? usage.inputTokens + usage.outputTokens : 0;
     const config = this.options.config();
-    const settled = this.options.store.settle(ticket.held.map((h) => ({ key: h.key, hold: h.hold, spent: h.key.endsWith('|tokens') ? tokens : (cost ?? 0) })));
+    const items = ticket.held.map((h) => ({ key: h.key, hold: h.hold, spent: h.key.endsWith('|tokens') ? tokens : (cost ?? 0) }));
     if (!usage) {
-      await settled;
+      await this.options.store.settle(items);
       return undefined;
     }
     const record: UsageRecord = { at: this.now(), provider: facts.provider, model: facts.model, attribution: facts.attribution, usage, costNano: cost, priceSource: price?.source };
-    // Two independent writes: on PostgreSQL they go out on two pooled connections at once.
-    await Promise.all([settled, this.options.store.insert(record)]);
+    // The record and the counters' settle in one transaction, riding with the conversation's next
+    // write of this turn of the event loop (the answer's transcript entry): one commit for both.
+    await this.options.store.record(record, items, facts.attribution.sessionKey);
     (this.options.metrics ?? processMetrics).modelUsage(facts.attribution.agentId, facts.provider, facts.model, usage, cost);
     if (cost === undefined && config.budgets.rules.length > 0) log.debug({ provider: facts.provider, model: facts.model }, 'model call recorded with price unknown');
     return record;

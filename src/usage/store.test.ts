@@ -9,6 +9,7 @@ import { parseConfig, type WardenConfig } from '../config/index.js';
 import type { Store } from '../store/store.js';
 import { UsageService, type CallFacts } from './service.js';
 import { UsageStore } from './store.js';
+import { Transcripts } from '../store/transcript.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -94,33 +95,51 @@ describe.each(ENGINES)('budget counters on %s', (engine) => {
 });
 
 describe.each(ENGINES)('a metered call on %s', (engine) => {
-  it('answers without waiting for its usage record, whose writes are issued before the answer returns (so they share the caller\'s next write); `settled()` waits for them', async () => {
+  it("answers without waiting for its usage record, which commits with the conversation's next write (the answer's transcript entry) in one transaction; `settled()` waits for it", async () => {
     const target = await freshStoreTarget(engine);
     const store = await open(target);
     const config = configWith([{ scope: 'sender', per: 'day', usd: 1 }]);
     const usage = new UsageService({ store: new UsageStore(store.db), config: () => config });
     const answer = { message: { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'ok' }] }, stopReason: 'end' as const, usage: USED };
-    const provider = usage.wrap({ name: 'local', api: 'openai', complete: async () => answer }, FACTS.attribution);
-    // Statements this handle receives, in the order they are issued.
-    const issued: string[] = [];
-    let unanswered = 0;
-    const run = store.db.run.bind(store.db);
-    store.db.run = (sql, params) => {
-      issued.push(sql.trim().split(/\s+/)[0]!);
-      unanswered++;
-      return run(sql, params).finally(() => unanswered--);
-    };
-    const response = await provider.complete({ model: 'm', system: '', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], tools: [], maxOutputTokens: 100 }, new AbortController().signal);
-    // The caller's next write (the reply's transcript entry), issued after the answer: behind the record's.
-    const reply = store.db.run("INSERT INTO usage_raises (approval_id, counter_key, amount, state, created_at) VALUES ('reply', 'k', 0, 'closed', 0)");
+    const sessionKey = 'agent:main:discord:direct:u1';
+    const provider = usage.wrap({ name: 'local', api: 'openai', complete: async () => answer }, { ...FACTS.attribution, sessionKey });
+    const transcripts = new Transcripts(store.db);
+    const request = { model: 'm', system: '', messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] }], tools: [], maxOutputTokens: 100 };
+    // What the store is asked after the answer: every batch's statements, and the commits.
+    const batches: string[][] = [];
+    const batch = store.db.batch.bind(store.db);
+    store.db.batch = (steps) => (batches.push(steps.map((s) => ('sql' in s ? s.sql.trim().split(/\s+/).slice(0, 3).join(' ') : 'NOTIFY'))), batch(steps));
+    let commits = 0;
+    store.db.observe((op, _ms, ok) => void (op === 'tx' && ok && commits++));
+    const response = await provider.complete(request, new AbortController().signal);
     expect(response).toBe(answer);
-    // The counter's settle and the record, then the reply; on PostgreSQL all three still on their way together.
-    expect(issued).toEqual(['WITH', 'INSERT', 'INSERT']);
-    if (engine === 'postgres') expect(unanswered).toBe(3);
-    await reply;
+    // The caller's next write of the conversation, issued after the answer returned.
+    await transcripts.appendMany({ key: sessionKey, agentId: 'main', provider: 'discord', now: Date.now() }, [{ sessionKey, role: 'assistant', content: answer.message.content }]);
     await usage.settled();
+    store.db.observe(undefined);
+    // One batch, one commit: the transcript's touch and entry, then the record and the counter's settle.
+    expect(batches).toEqual([['INSERT INTO sessions', engine === 'postgres' ? 'WITH e AS' : 'INSERT INTO transcript_entries', ...(engine === 'postgres' ? [] : ['INSERT INTO transcript_search']), 'INSERT INTO usage_records', 'WITH v (key,']]);
+    expect(commits).toBe(1);
     expect(await store.db.value('SELECT COUNT(*) FROM usage_records')).toBe(1);
-    expect(await usage.store.get((await store.db.value<string>('SELECT key FROM usage_counters'))!)).toEqual({ spent: CALL_NANO, held: 0, raised: 0 });
+    expect(await store.db.value('SELECT COUNT(*) FROM transcript_entries')).toBe(1);
+    expect(await usage.store.get(`sender|discord:u1|day|${new Date().toISOString().slice(0, 10)}|usd`)).toEqual({ spent: CALL_NANO, held: 0, raised: 0 });
+  });
+
+  it('a record that no write of its conversation carries is written alone, once, in one transaction with its settle', async () => {
+    const store = await open(await freshStoreTarget(engine));
+    const config = configWith([{ scope: 'sender', per: 'day', usd: 1 }]);
+    const usage = new UsageService({ store: new UsageStore(store.db), config: () => config });
+    const answer = { message: { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'ok' }] }, stopReason: 'end' as const, usage: USED };
+    for (const attribution of [FACTS.attribution, { ...FACTS.attribution, sessionKey: 'agent:main:discord:direct:u1' }]) {
+      let commits = 0;
+      store.db.observe((op, _ms, ok) => void (op === 'tx' && ok && commits++));
+      await usage.wrap({ name: 'local', api: 'openai', complete: async () => answer }, attribution).complete({ model: 'm', system: '', messages: [], tools: [], maxOutputTokens: 100 }, new AbortController().signal);
+      await usage.settled();
+      store.db.observe(undefined);
+      expect(commits).toBe(1);
+    }
+    expect(await store.db.value('SELECT COUNT(*) FROM usage_records')).toBe(2);
+    expect((await usage.store.get((await store.db.value<string>('SELECT key FROM usage_counters'))!))?.spent).toBe(2 * CALL_NANO);
   });
 
   it('the next call in the same conversation is admitted against the settled record, not the hold of the answer before it; another conversation does not wait for it', async () => {
@@ -138,11 +157,13 @@ describe.each(ENGINES)('a metered call on %s', (engine) => {
     let settles = 0;
     let letSettle!: () => void;
     const slow = new Promise<void>((resolve) => (letSettle = resolve));
-    const run = store.db.run.bind(store.db);
-    store.db.run = (sql, params) => (sql.trim().startsWith('WITH') ? (settles++, slow.then(() => run(sql, params))) : run(sql, params));
+    const batch = store.db.batch.bind(store.db);
+    store.db.batch = (steps) => (steps.some((s) => 'sql' in s && s.sql.includes('INSERT INTO usage_records')) ? (settles++, slow.then(() => batch(steps))) : batch(steps));
     const never = new AbortController().signal;
     expect(await inConversation('s1').complete(request, never)).toBe(answer);
-    // The answer came back with its record still on its way ...
+    // The answer came back with its record still on its way (no write of the conversation
+    // carried it: it left alone at the event loop's check phase) ...
+    await new Promise((r) => setImmediate(r));
     expect(settles).toBe(1);
     const key = (await store.db.value<string>('SELECT key FROM usage_counters'))!;
     expect((await usage.store.get(key))?.held).toBeGreaterThan(0.05 * 1e9);

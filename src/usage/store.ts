@@ -1,4 +1,5 @@
-import type { Db } from '../store/db.js';
+import type { BatchStep, Db, SqlValue } from '../store/db.js';
+import { rideAlong } from '../store/ride-along.js';
 import type { FeatureMigrations, Migration } from '../store/migrations.js';
 import type { CounterSpec } from './budgets.js';
 import type { UsageRecord } from './types.js';
@@ -108,15 +109,19 @@ export class UsageStore {
 
   /** Gives back each call's holds and adds what it really used: one write for all its counters. */
   async settle(items: ReadonlyArray<{ key: string; hold: number; spent: number }>): Promise<void> {
-    if (items.length === 0) return;
-    const sorted = [...items].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    const values = sorted.map(() => '(CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS BIGINT))').join(', ');
-    await this.db.run(
-      `WITH v (key, hold, spent) AS (VALUES ${values})
-       UPDATE usage_counters SET spent = usage_counters.spent + v.spent, held = CASE WHEN usage_counters.held > v.hold THEN usage_counters.held - v.hold ELSE 0 END
-       FROM v WHERE usage_counters.key = v.key`,
-      sorted.flatMap((i) => [i.key, i.hold, i.spent]),
-    );
+    const step = settleStep(items);
+    if (step) await this.db.run(step.sql, step.params);
+  }
+
+  /**
+   * An answered call: its usage record and its counters settled, in one transaction (both or
+   * neither). With `conversation`, the two ride with that conversation's next write of this turn
+   * of the event loop — the answer's transcript entry — and commit with it (`ride-along.ts`):
+   * one commit for the answer and its cost. Resolves once committed.
+   */
+  async record(record: UsageRecord, settled: ReadonlyArray<{ key: string; hold: number; spent: number }>, conversation?: string): Promise<void> {
+    const steps = [insertStep(record), ...[settleStep(settled)].filter((s) => s !== undefined)];
+    await (conversation === undefined ? this.db.batch(steps) : rideAlong(this.db, conversation, steps));
   }
 
   async get(key: string): Promise<CounterState | undefined> {
@@ -126,18 +131,8 @@ export class UsageStore {
   }
 
   async insert(record: UsageRecord): Promise<void> {
-    const a = record.attribution;
-    const u = record.usage;
-    await this.db.run(
-      `INSERT INTO usage_records (at, provider, model, purpose, agent_id, session_key, platform, sender_id, sender_name, channel_id, guild_id,
-         input_tokens, output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost_nano, price_source)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        record.at, record.provider, record.model, a.purpose, a.agentId, a.sessionKey ?? null, a.platform ?? null, a.senderId ?? null, a.senderName ?? null,
-        a.channelId ?? null, a.guildId ?? null, u.inputTokens, u.outputTokens, u.cachedInputTokens ?? 0, u.cacheWriteTokens ?? 0, u.reasoningTokens ?? 0,
-        record.costNano ?? null, record.priceSource ?? null,
-      ],
-    );
+    const step = insertStep(record);
+    await this.db.run(step.sql, step.params);
   }
 
   /** The raise an approver may grant for `key`, recorded with its card's id. */
@@ -166,4 +161,32 @@ export class UsageStore {
   async closeRaise(approvalId: string): Promise<void> {
     await this.db.run("UPDATE usage_raises SET state = 'closed' WHERE approval_id = ? AND state = 'pending'", [approvalId]);
   }
+}
+
+/** The counters' settle as one statement; undefined when the call was charged to none. */
+function settleStep(items: ReadonlyArray<{ key: string; hold: number; spent: number }>): Extract<BatchStep, { sql: string }> | undefined {
+  if (items.length === 0) return undefined;
+  const sorted = [...items].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const values = sorted.map(() => '(CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS BIGINT))').join(', ');
+  return {
+    sql: `WITH v (key, hold, spent) AS (VALUES ${values})
+       UPDATE usage_counters SET spent = usage_counters.spent + v.spent, held = CASE WHEN usage_counters.held > v.hold THEN usage_counters.held - v.hold ELSE 0 END
+       FROM v WHERE usage_counters.key = v.key`,
+    params: sorted.flatMap((i) => [i.key, i.hold, i.spent]),
+  };
+}
+
+function insertStep(record: UsageRecord): Extract<BatchStep, { sql: string }> & { params: SqlValue[] } {
+  const a = record.attribution;
+  const u = record.usage;
+  return {
+    sql: `INSERT INTO usage_records (at, provider, model, purpose, agent_id, session_key, platform, sender_id, sender_name, channel_id, guild_id,
+         input_tokens, output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost_nano, price_source)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    params: [
+      record.at, record.provider, record.model, a.purpose, a.agentId, a.sessionKey ?? null, a.platform ?? null, a.senderId ?? null, a.senderName ?? null,
+      a.channelId ?? null, a.guildId ?? null, u.inputTokens, u.outputTokens, u.cachedInputTokens ?? 0, u.cacheWriteTokens ?? 0, u.reasoningTokens ?? 0,
+      record.costNano ?? null, record.priceSource ?? null,
+    ],
+  };
 }

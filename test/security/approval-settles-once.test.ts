@@ -56,6 +56,9 @@ function holdable(db: Db) {
     get open() {
       return db.open;
     },
+    get inTransaction() {
+      return db.inTransaction;
+    },
     all: (sql, params) => db.all(sql, params),
     get: (sql, params) => db.get(sql, params),
     value: (sql, params) => db.value(sql, params),

@@ -90,6 +90,10 @@ export class PostgresDb implements Db {
     return !this.closed;
   }
 
+  get inTransaction(): boolean {
+    return this.live()?.inTx === true;
+  }
+
   constructor(private readonly options: PostgresOptions) {
     const max = options.poolMax ?? 10;
     // Lanes beyond the first open only while every open one is held up (see `lane`), so a quiet

@@ -39,6 +39,11 @@ export class SqliteDb implements Db {
     return this.raw.open;
   }
 
+  get inTransaction(): boolean {
+    const frame = this.context.getStore();
+    return frame !== undefined && frame === this.active;
+  }
+
   all<T>(sql: string, params?: SqlParams): Promise<T[]> {
     return this.call('all', () => bind(this.statement(sql), params, 'all') as T[]);
   }
