@@ -42,6 +42,9 @@ export function sameConversation(asked: AskedIn, origin: ClickOrigin | undefined
   return true;
 }
 
+/** How a decision arrived: typed by id, or a click/form from a conversation (null: none reported). */
+export type ApprovalVia = { kind: 'typed' } | { kind: 'click'; origin: ClickOrigin | null };
+
 /** What of an approval request says where its cards went. */
 export interface ApprovalPlaces {
   provider: string;
@@ -76,6 +79,17 @@ export function approvalOriginRefusal(request: ApprovalPlaces, origin: ClickOrig
     if (channels.includes(origin.channelId) && origin.threadId === undefined) return undefined;
   }
   return 'this card was not posted in the conversation the click came from';
+}
+
+/**
+ * Undefined when a decision that arrived `via` may decide the card; else why not. Only an
+ * explicit typed command skips the place check; anything else — a click, or an actor whose
+ * kind is missing or unknown (an adapter that forgot it) — is a click, and a click with no
+ * origin is refused.
+ */
+export function actorOriginRefusal(request: ApprovalPlaces, via: ApprovalVia | undefined, cardTarget: 'channel' | 'dm' | 'both'): string | undefined {
+  if (via?.kind === 'typed') return undefined;
+  return approvalOriginRefusal(request, via?.kind === 'click' ? (via.origin ?? undefined) : undefined, cardTarget);
 }
 
 /** The origin as an audit row records it (ids only; nothing that authenticates). */

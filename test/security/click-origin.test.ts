@@ -10,9 +10,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openSecrets } from '../../src/app/secret-grants.js';
 import { SecretPrompts } from '../../src/app/secret-prompts.js';
 import { UserQuestions } from '../../src/app/user-questions.js';
-import { approvalOriginRefusal, type ClickOrigin } from '../../src/approvals/click-origin.js';
+import { actorOriginRefusal, approvalOriginRefusal, type ClickOrigin } from '../../src/approvals/click-origin.js';
 import { ApprovalService } from '../../src/approvals/service.js';
-import type { ApprovalRenderer, ApprovalRequest } from '../../src/approvals/types.js';
+import type { ApprovalActor, ApprovalRenderer, ApprovalRequest } from '../../src/approvals/types.js';
 import { parseConfig } from '../../src/config/index.js';
 import { EventBus } from '../../src/events/events.js';
 import type { ChatAdapter, ReplyTarget, UserQuestionPrompt } from '../../src/gateway/types.js';
@@ -153,18 +153,33 @@ describe.each(ENGINES)('clicks from a conversation the prompt was not shown in (
   it.each(APPROVAL_CASES)('approval: an approver is refused for %s; the card stays pending; audited', async (_name, target, origin) => {
     const { svc, id, audit } = await approvals(target);
     const provider = origin?.provider ?? 'discord';
-    const res = await svc.resolve(id, 'allow-once', { provider, userId: provider === 'web' ? 'local' : APPROVER, origin });
+    const res = await svc.resolve(id, 'allow-once', { provider, userId: provider === 'web' ? 'local' : APPROVER, via: { kind: 'click', origin } });
     expect(res).toMatchObject({ kind: 'not-approver', wrongConversation: true });
     expect((await svc.get(id))?.status).toBe('pending');
     expect((await audit.list({ typePrefix: 'approval.refused' })).some((e) => e.subject === id)).toBe(true);
     // From a documented place it decides.
     const right = target === 'dm' ? { provider: 'discord', channelId: 'D-U9', dm: true } : ASKED;
-    expect(await svc.resolve(id, 'allow-once', { provider: 'discord', userId: APPROVER, origin: right })).toMatchObject({ kind: 'resolved' });
+    expect(await svc.resolve(id, 'allow-once', { provider: 'discord', userId: APPROVER, via: { kind: 'click', origin: right } })).toMatchObject({ kind: 'resolved' });
   });
 
-  it('approval: typed /approve (no click, no origin) keeps deciding by id, as documented', async () => {
+  it('approval: typed /approve (kind typed, no origin) keeps deciding by id, as documented', async () => {
     const { svc, id } = await approvals('channel');
-    expect(await svc.resolve(id, 'deny', { provider: 'discord', userId: APPROVER })).toMatchObject({ kind: 'resolved' });
+    expect(await svc.resolve(id, 'deny', { provider: 'discord', userId: APPROVER, via: { kind: 'typed' } })).toMatchObject({ kind: 'resolved' });
+  });
+
+  // An adapter (or plugin) that builds the actor by hand and forgets how the decision came is
+  // never taken for a typed command: only an explicit `kind: 'typed'` skips the place check.
+  it.each<[string, unknown]>([
+    ['a click with no kind/origin given (no `via` at all)', undefined],
+    ['a click kind with its origin left out', { kind: 'click' }],
+    ['a kind the service does not know', { kind: 'button', origin: ASKED }],
+    ['a typed kind spelled in another case', { kind: 'Typed' }],
+  ])('approval: %s is refused as a click from nowhere; the card stays pending', async (_name, via) => {
+    const { svc, id, audit } = await approvals('channel');
+    const actor = { provider: 'discord', userId: APPROVER, ...(via === undefined ? {} : { via }) } as unknown as ApprovalActor;
+    expect(await svc.resolve(id, 'allow-once', actor)).toMatchObject({ kind: 'not-approver', wrongConversation: true, reason: 'the click carried no conversation' });
+    expect((await svc.get(id))?.status).toBe('pending');
+    expect((await audit.list({ typePrefix: 'approval.refused' })).some((e) => e.subject === id)).toBe(true);
   });
 });
 
@@ -190,5 +205,20 @@ describe('approvalOriginRefusal: the documented places of a card', () => {
     ['Discord for a web request', { provider: 'web', channelId: 'web' }, dm, 'both', false],
   ])('%s', (_name, req, origin, target, allowed) => {
     expect(approvalOriginRefusal(req, origin, target) === undefined).toBe(allowed);
+  });
+});
+
+describe('actorOriginRefusal: only an explicit typed command skips the place check', () => {
+  const request = { provider: 'discord', channelId: 'C1' };
+  it.each<[string, unknown, boolean]>([
+    ['typed /approve, from anywhere', { kind: 'typed' }, true],
+    ['a click from the card\'s channel', { kind: 'click', origin: ASKED }, true],
+    ['a click from another channel', { kind: 'click', origin: { ...ASKED, channelId: 'C2' } }, false],
+    ['a click whose adapter reported no origin', { kind: 'click', origin: null }, false],
+    ['a click with no kind/origin given', undefined, false],
+    ['a click kind with the origin left out', { kind: 'click' }, false],
+    ['an unknown kind carrying a good origin', { kind: 'button', origin: ASKED }, false],
+  ])('%s', (_name, via, allowed) => {
+    expect(actorOriginRefusal(request, via as Parameters<typeof actorOriginRefusal>[1], 'channel') === undefined).toBe(allowed);
   });
 });
