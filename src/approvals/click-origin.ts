@@ -25,20 +25,27 @@ export interface AskedIn {
   provider: string;
   channelId?: string | undefined;
   threadId?: string | undefined;
-  /** The asking turn's guild/team, when stored: a click from another guild is another conversation. */
+  /**
+   * The asking turn's guild/team (undefined: none — a DM, the web chat, or a row stored before
+   * the guild was kept). Compared exactly: a click from another guild, or one whose guild differs
+   * from what was stored in either direction, is another conversation.
+   */
   guildId?: string | undefined;
 }
 
 /**
  * Whether `origin` is the conversation `asked` names: same platform, channel and thread (a
- * click in the parent channel is not one in the thread, nor the other way round), and — when
- * both are known — the same guild/team. Nothing stored → no conversation matches.
+ * click in the parent channel is not one in the thread, nor the other way round), and the same
+ * guild/team: both absent or both the same id. A row stored with a guild is not answered by a
+ * click that reports none (an adapter that lost it), and a row stored without one (a DM, or older
+ * than the column) is not answered from a guild channel: there it is left to a typed `/approve`
+ * or the person's DM, or expires. Nothing stored → no conversation matches.
  */
 export function sameConversation(asked: AskedIn, origin: ClickOrigin | undefined): boolean {
   if (!origin || asked.channelId === undefined || asked.channelId === '') return false;
   if (asked.provider !== origin.provider || asked.channelId !== origin.channelId) return false;
   if ((asked.threadId ?? undefined) !== (origin.threadId ?? undefined)) return false;
-  if (asked.guildId !== undefined && origin.guildId !== undefined && asked.guildId !== origin.guildId) return false;
+  if ((asked.guildId ?? undefined) !== (origin.guildId ?? undefined)) return false;
   return true;
 }
 
@@ -48,6 +55,8 @@ export type ApprovalVia = { kind: 'typed' } | { kind: 'click'; origin: ClickOrig
 /** What of an approval request says where its cards went. */
 export interface ApprovalPlaces {
   provider: string;
+  /** The asking turn's guild/team (sameConversation compares it). */
+  guildId?: string | undefined;
   channelId?: string | undefined;
   threadId?: string | undefined;
   escalateTo?: readonly string[] | undefined;

@@ -257,6 +257,7 @@ export class ApprovalService {
       provider: context.provider,
       channelId: context.channelId,
       threadId: context.threadId,
+      ...(context.guildId !== undefined ? { guildId: context.guildId } : {}),
       requesterId: context.requesterId,
       ...(scoped !== undefined ? { approvers: scoped } : {}),
       ...(context.requesterName !== undefined ? { requesterName: context.requesterName } : {}),

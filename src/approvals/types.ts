@@ -87,6 +87,8 @@ export interface ApprovalRequest extends Required<Pick<ApprovalRequestInput, 'ki
   provider: string;
   channelId?: string | undefined;
   threadId?: string | undefined;
+  /** The asking turn's Discord guild / Slack team: a click must come from the same one (click-origin.ts). */
+  guildId?: string | undefined;
   requesterId?: string | undefined;
   /**
    * Who may decide this request when a guild, team or channel scope names its own approvers
