@@ -949,6 +949,12 @@ export class Gateway {
    * until its reply is out, so another instance's next reply cannot overtake it.
    */
   private async runItem(sessionKey: string, item: QueuedItem, signal: AbortSignal): Promise<void> {
+    // A follow-up whose turn would begin once the stop has begun is parked instead: begun, it is
+    // the transcript's (no longer parked), and the grace's end would abort it — lost to everyone.
+    if (item.followUp && this.options.followUps && this.state !== 'running') {
+      this.park(item.followUp, item.parkedId);
+      return;
+    }
     // The turn's snapshot: taken now, kept to its end whatever reloads meanwhile.
     const view = this.view;
     const { command } = item;
