@@ -547,6 +547,10 @@ export class Gateway {
     const key = item.route.sessionKey;
     const previous = this.placing.get(key) ?? Promise.resolve();
     const mine = previous.then(async (): Promise<EnqueueResult> => {
+      // Refused here, before the place, the lease or the message is written: a refusal after them
+      // would leave the message in the transcript with no turn to answer it.
+      const refusal = this.queue.refusal(key);
+      if (refusal !== undefined) return { ok: false, reason: refusal };
       let place: Place;
       let read: TurnStartRead | undefined;
       try {
@@ -598,8 +602,11 @@ export class Gateway {
       }
       const result = this.queue.enqueue(key, { ...item, place: place.seq, ...(place.lease ? { lease: place.lease, ...(start ? { start } : {}) } : {}) });
       if (!result.ok) {
+        // Refused in the moment since the check above (the stop began, or the line filled): the
+        // lease and the place are given back, and the sender is told (refused) — never silent.
         if (place.lease) await leases.release!(place.lease).catch(() => undefined);
         await leases.leave?.(place.seq).catch(() => undefined);
+        if (item.written) log.warn({ sessionKey: key, reason: result.reason }, 'message refused after it was written with its place; the sender is told');
       }
       return result;
     });
