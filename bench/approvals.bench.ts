@@ -106,7 +106,7 @@ const bench: Bench = async (report) => {
     if (!id) throw new Error(`the call was not deferred: ${JSON.stringify(pending.content)}`);
     const done = new Promise<void>((resolve) => (posted = resolve));
     const at = performance.now();
-    await approvals.resolve(id, 'allow-once', { provider: 'discord', userId: olga.id });
+    await approvals.resolve(id, 'allow-once', { provider: 'discord', userId: olga.id, via: { kind: 'typed' } });
     await done;
     if (i >= 20) inProcess.push(performance.now() - at);
   }

@@ -75,7 +75,7 @@ const bench: Bench = async (report) => {
   events.on('approval.requested', ({ request }) => {
     setImmediate(() => {
       clicked = performance.now();
-      void approvals.resolve(request.id, 'allow-once', { provider: 'discord', userId: 'owner-1' });
+      void approvals.resolve(request.id, 'allow-once', { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' } });
     });
   });
   const latencies: number[] = [];

@@ -77,7 +77,7 @@ const bench: Bench = async (report) => {
   const events = new EventBus();
   const approvals = new ApprovalService({ store, config: withWebLocalOwner(config), events });
   const executor = new GovernedToolExecutor(config, { config, baseDir: dir, store }, { approvals, events });
-  const approve = approveOn((id, d, by) => approvals.resolve(id, d, by), 'web');
+  const approve = approveOn((id, d, by) => approvals.resolve(id, d, by), 'web', 'typed');
   const turn = { agentId: 'main', provider: 'web', chat: 'dm' as const, channelId: 'web', senderId: 'local', senderIsOwner: true, spawnDepth: 0 };
   const surface = await executor.surface(turn);
   const ids = surface.ok ? surface.tools.map((t) => t.id) : [];

@@ -44,6 +44,8 @@ export interface StoredSecretPrompt {
   provider: string;
   requesterId: string;
   target: ReplyTarget;
+  /** The asking turn's Discord guild / Slack team (undefined: none, or a row older than the column). */
+  guildId?: string | undefined;
   state: SecretPromptState;
   createdAt: number;
   expiresAt: number;
@@ -84,7 +86,15 @@ const postgres001: Migration = {
   },
 };
 
-export const secretPromptsMigrations: FeatureMigrations = { feature: 'secret-prompts', sqlite: [sqlite001], postgres: [postgres001] };
+/** The asking turn's guild/team: a submission from the conversation must come from the same one. */
+const guild002: Migration = {
+  id: 'secret-prompts-002-guild',
+  async up(db) {
+    await db.exec('ALTER TABLE secret_prompts ADD COLUMN guild_id TEXT;');
+  },
+};
+
+export const secretPromptsMigrations: FeatureMigrations = { feature: 'secret-prompts', sqlite: [sqlite001, guild002], postgres: [postgres001, guild002] };
 
 interface Row {
   id: string;
@@ -96,6 +106,7 @@ interface Row {
   provider: string;
   requester_id: string;
   target: string;
+  guild_id?: string | null | undefined;
   state: SecretPromptState;
   created_at: number | string;
   expires_at: number | string;
@@ -111,6 +122,7 @@ const toPrompt = (r: Row): StoredSecretPrompt => ({
   provider: r.provider,
   requesterId: r.requester_id,
   target: JSON.parse(r.target) as ReplyTarget,
+  ...(r.guild_id !== null && r.guild_id !== undefined ? { guildId: r.guild_id } : {}),
   state: r.state,
   createdAt: Number(r.created_at),
   expiresAt: Number(r.expires_at),
@@ -122,9 +134,9 @@ export class SecretPromptStore {
 
   async insert(p: StoredSecretPrompt): Promise<void> {
     await this.db.run(
-      `INSERT INTO secret_prompts (id, agent_id, scope, session_key, name, reason, provider, requester_id, target, state, created_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?)`,
-      [p.id, p.agentId, p.scope, p.sessionKey, p.name, p.reason, p.provider, p.requesterId, JSON.stringify(storedTarget(p.target)), p.createdAt, p.expiresAt],
+      `INSERT INTO secret_prompts (id, agent_id, scope, session_key, name, reason, provider, requester_id, target, guild_id, state, created_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?)`,
+      [p.id, p.agentId, p.scope, p.sessionKey, p.name, p.reason, p.provider, p.requesterId, JSON.stringify(storedTarget(p.target)), p.guildId ?? null, p.createdAt, p.expiresAt],
     );
   }
 
@@ -167,7 +179,7 @@ export function secretPromptRefusal(p: StoredSecretPrompt | undefined, click: { 
   if (p.requesterId !== click.userId) return 'not-yours';
   const origin = click.origin;
   if (!origin || origin.provider !== p.provider) return 'elsewhere';
-  if (!origin.dm && !sameConversation(p.target, origin)) return 'elsewhere';
+  if (!origin.dm && !sameConversation({ ...p.target, guildId: p.guildId }, origin)) return 'elsewhere';
   return undefined;
 }
 
@@ -178,6 +190,8 @@ export interface SecretAsk {
   name: string;
   reason: string;
   target: ReplyTarget;
+  /** The asking turn's Discord guild / Slack team; undefined in a DM or on the web chat. */
+  guildId: string | undefined;
   requesterId: string | undefined;
 }
 
@@ -222,6 +236,7 @@ export class SecretPrompts {
       provider: input.target.provider,
       requesterId: input.requesterId,
       target: input.target,
+      ...(input.guildId !== undefined ? { guildId: input.guildId } : {}),
       state: 'open',
       createdAt: now,
       expiresAt,

@@ -32,6 +32,7 @@ export function secretsToolDeps(secrets: SecretsRuntime | undefined, prompts: Se
         name: input.name,
         reason: input.reason,
         target: { provider: input.provider as 'discord' | 'slack' | 'web', channelId: input.channelId, threadId: input.threadId },
+        guildId: input.guildId,
         requesterId: input.senderId,
       });
     },

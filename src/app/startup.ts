@@ -410,7 +410,7 @@ export async function startWarden(loaded: LoadedConfig, options: StartOptions = 
     toolReport: generation.toolPath.toolReport,
     sessionContexts,
     approvals: {
-      approve: (provider) => approveOn(resolve, provider),
+      approve: (provider) => approveOn(resolve, provider, 'typed'),
       pendingCount: async (sessionKey) => (await approvals.list({ sessionKey })).length,
       raisedSince: async (sessionKey, sinceMs) =>
         [...(await approvals.list({ sessionKey })), ...(await approvals.history({ sessionKey, limit: 20 }))].some((r) => r.createdAt >= sinceMs),

@@ -121,7 +121,7 @@ describe('GovernedToolExecutor: a deferred call resumed once decided', () => {
     );
     const id = (pending.details as { approvalId: string }).approvalId;
     expect(await approvals.get(id)).toMatchObject({ kind: 'tool', tool: 'read', via: 'agent', requesterId: 'alice', requesterName: 'Alice', status: 'pending' });
-    await approvals.resolve(id, 'allow-once', { provider: 'discord', userId: 'olga' });
+    await approvals.resolve(id, 'allow-once', { provider: 'discord', userId: 'olga', via: { kind: 'typed' } });
 
     let asked = 0;
     const off = approvals.registerRenderer({ provider: 'discord', show: async () => void asked++, update: async () => {} });
@@ -142,7 +142,7 @@ describe('GovernedToolExecutor: a deferred call resumed once decided', () => {
       { sessionKey: 'agent:main:discord:channel:2', turn: asking, signal: new AbortController().signal, surface: surface.tools.map((t) => t.id), deferApprovals: true },
     );
     const id = (pending.details as { approvalId: string }).approvalId;
-    await approvals.resolve(id, 'allow-once', { provider: 'discord', userId: 'olga' });
+    await approvals.resolve(id, 'allow-once', { provider: 'discord', userId: 'olga', via: { kind: 'typed' } });
     const later = await deferring({ tools: { profile: 'coding', deny: ['exec'] } });
     const call = (await approvals.deferred.get(id))!;
     const refused = await later.executor.resume(call, call.turn, new AbortController().signal);

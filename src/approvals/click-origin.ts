@@ -25,26 +25,38 @@ export interface AskedIn {
   provider: string;
   channelId?: string | undefined;
   threadId?: string | undefined;
-  /** The asking turn's guild/team, when stored: a click from another guild is another conversation. */
+  /**
+   * The asking turn's guild/team (undefined: none — a DM, the web chat, or a row stored before
+   * the guild was kept). Compared exactly: a click from another guild, or one whose guild differs
+   * from what was stored in either direction, is another conversation.
+   */
   guildId?: string | undefined;
 }
 
 /**
  * Whether `origin` is the conversation `asked` names: same platform, channel and thread (a
- * click in the parent channel is not one in the thread, nor the other way round), and — when
- * both are known — the same guild/team. Nothing stored → no conversation matches.
+ * click in the parent channel is not one in the thread, nor the other way round), and the same
+ * guild/team: both absent or both the same id. A row stored with a guild is not answered by a
+ * click that reports none (an adapter that lost it), and a row stored without one (a DM, or older
+ * than the column) is not answered from a guild channel: there it is left to a typed `/approve`
+ * or the person's DM, or expires. Nothing stored → no conversation matches.
  */
 export function sameConversation(asked: AskedIn, origin: ClickOrigin | undefined): boolean {
   if (!origin || asked.channelId === undefined || asked.channelId === '') return false;
   if (asked.provider !== origin.provider || asked.channelId !== origin.channelId) return false;
   if ((asked.threadId ?? undefined) !== (origin.threadId ?? undefined)) return false;
-  if (asked.guildId !== undefined && origin.guildId !== undefined && asked.guildId !== origin.guildId) return false;
+  if ((asked.guildId ?? undefined) !== (origin.guildId ?? undefined)) return false;
   return true;
 }
+
+/** How a decision arrived: typed by id, or a click/form from a conversation (null: none reported). */
+export type ApprovalVia = { kind: 'typed' } | { kind: 'click'; origin: ClickOrigin | null };
 
 /** What of an approval request says where its cards went. */
 export interface ApprovalPlaces {
   provider: string;
+  /** The asking turn's guild/team (sameConversation compares it). */
+  guildId?: string | undefined;
   channelId?: string | undefined;
   threadId?: string | undefined;
   escalateTo?: readonly string[] | undefined;
@@ -76,6 +88,17 @@ export function approvalOriginRefusal(request: ApprovalPlaces, origin: ClickOrig
     if (channels.includes(origin.channelId) && origin.threadId === undefined) return undefined;
   }
   return 'this card was not posted in the conversation the click came from';
+}
+
+/**
+ * Undefined when a decision that arrived `via` may decide the card; else why not. Only an
+ * explicit typed command skips the place check; anything else — a click, or an actor whose
+ * kind is missing or unknown (an adapter that forgot it) — is a click, and a click with no
+ * origin is refused.
+ */
+export function actorOriginRefusal(request: ApprovalPlaces, via: ApprovalVia | undefined, cardTarget: 'channel' | 'dm' | 'both'): string | undefined {
+  if (via?.kind === 'typed') return undefined;
+  return approvalOriginRefusal(request, via?.kind === 'click' ? (via.origin ?? undefined) : undefined, cardTarget);
 }
 
 /** The origin as an audit row records it (ids only; nothing that authenticates). */

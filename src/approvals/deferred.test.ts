@@ -20,7 +20,7 @@ const TURN: TurnContext = { agentId: 'main', provider: 'discord', chat: 'channel
 const CTX: ApprovalRequestContext = { agentId: 'main', sessionKey: 'agent:main:discord:channel:42', provider: 'discord', channelId: '42', requesterId: 'user-7', requesterName: 'alice', via: 'agent' };
 const INPUT: ApprovalRequestInput = { kind: 'exec', tool: 'exec', title: 'Run a command', preview: 'make deploy', fullText: 'make deploy', allowedDecisions: ['allow-once', 'deny'], shown: { scripts: [] } };
 const SPEC: DeferredCallSpec = { tool: 'exec', args: { command: 'make deploy' }, toolCallId: 'call-1', origin: 'turn', turn: TURN, surface: ['exec', 'read'] };
-const OWNER = { provider: 'discord', userId: 'owner-1' };
+const OWNER = { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' as const } };
 
 type Target = { dataDir: string; url: string | undefined };
 

@@ -75,7 +75,7 @@ describe.each(ENGINES)('escalation (%s)', (engine) => {
   it('a card decided before escalateAfterSec never escalates', async () => {
     const { svc, renderer } = await service(await freshStoreTarget(engine));
     const request = await svc.open(input(1), CTX);
-    expect((await svc.resolve(request.id, 'allow-once', { provider: 'discord', userId: 'OWNER' })).kind).toBe('resolved');
+    expect((await svc.resolve(request.id, 'allow-once', { provider: 'discord', userId: 'OWNER', via: { kind: 'typed' } })).kind).toBe('resolved');
     await new Promise((r) => setTimeout(r, 1_300));
     expect(renderer.escalated).toHaveLength(0);
     expect(await svc.escalate(request.id)).toBe(false);

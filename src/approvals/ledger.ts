@@ -22,6 +22,14 @@ export const approvalsScopedApproversMigration: Migration = {
   },
 };
 
+/** The asking turn's guild/team, so a click is checked against the same workspace (NULL: none, or older). */
+export const approvalsGuildMigration: Migration = {
+  id: 'approvals-005-guild',
+  async up(db) {
+    await db.exec(`ALTER TABLE approvals ADD COLUMN guild_id TEXT;`);
+  },
+};
+
 /** Rules, quorum votes, deny reasons and escalation (approvals.rules). */
 export const approvalsRulesMigration: Migration = {
   id: 'approvals-003-rules-quorum-escalation',
@@ -57,6 +65,7 @@ interface Row {
   provider: string;
   channel_id: string | null;
   thread_id: string | null;
+  guild_id?: string | null | undefined;
   requester_id: string | null;
   requester_name: string | null;
   via: 'agent' | 'command' | null;
@@ -99,6 +108,7 @@ function toEntry(r: Row): LedgerEntry {
       provider: r.provider,
       channelId: r.channel_id ?? undefined,
       threadId: r.thread_id ?? undefined,
+      ...(r.guild_id !== null && r.guild_id !== undefined ? { guildId: r.guild_id } : {}),
       requesterId: r.requester_id ?? undefined,
       ...(r.approvers !== null && r.approvers !== undefined ? { approvers: JSON.parse(r.approvers) as string[] } : {}),
       ...(r.requester_name !== null ? { requesterName: r.requester_name } : {}),
@@ -134,10 +144,10 @@ function toEntry(r: Row): LedgerEntry {
 
 const INSERT = `INSERT INTO approvals (id, kind, agent_id, session_key, provider, channel_id, thread_id, requester_id, requester_name, via, tool, title, preview,
     full_text, facts, allowed_decisions, grant_spec, timeout_behavior, created_at, expires_at, status, waiter_pid, waiter_instance, waiter_seen_at, shown, approvers,
-    rule, quorum, escalate_at, escalate_to, timed_grant_sec)
+    rule, quorum, escalate_at, escalate_to, timed_grant_sec, guild_id)
   VALUES (@id, @kind, @agentId, @sessionKey, @provider, @channelId, @threadId, @requesterId, @requesterName, @via, @tool, @title, @preview,
     @fullText, @facts, @allowed, @grant, @timeoutBehavior, @createdAt, @expiresAt, @status, @pid, @instance, @seenAt, @shown, @approvers,
-    @rule, @quorum, @escalateAt, @escalateTo, @timedGrantSec)`;
+    @rule, @quorum, @escalateAt, @escalateTo, @timedGrantSec, @guildId)`;
 
 /** The approvals table: plain reads and writes, no policy. Closing a request is atomic. */
 export class ApprovalLedger {
@@ -153,6 +163,7 @@ export class ApprovalLedger {
       provider: r.provider,
       channelId: r.channelId ?? null,
       threadId: r.threadId ?? null,
+      guildId: r.guildId ?? null,
       requesterId: r.requesterId ?? null,
       approvers: r.approvers === undefined ? null : JSON.stringify(r.approvers),
       requesterName: r.requesterName ?? null,

@@ -1,7 +1,7 @@
 import type { FeatureMigrations, Migration } from '../store/migrations.js';
 import { deferredCallsMigration } from './deferred.js';
 import { grantBoundFilesMigration, grantScopeMigration } from './grants.js';
-import { approvalsOriginMigration, approvalsRulesMigration, approvalsScopedApproversMigration } from './ledger.js';
+import { approvalsGuildMigration, approvalsOriginMigration, approvalsRulesMigration, approvalsScopedApproversMigration } from './ledger.js';
 
 /** The approval ledger, allow-always grants and deferred calls, as PostgreSQL first gets them. */
 const approvalsPg001: Migration = {
@@ -84,6 +84,6 @@ const approvalsPg001: Migration = {
 /** The approvals area: on SQLite its tables come from the core schema, then these changes. */
 export const approvalsMigrations: FeatureMigrations = {
   feature: 'approvals',
-  sqlite: [approvalsOriginMigration, deferredCallsMigration, grantBoundFilesMigration, approvalsScopedApproversMigration, approvalsRulesMigration, grantScopeMigration],
-  postgres: [approvalsPg001, grantBoundFilesMigration, approvalsScopedApproversMigration, approvalsRulesMigration, grantScopeMigration],
+  sqlite: [approvalsOriginMigration, deferredCallsMigration, grantBoundFilesMigration, approvalsScopedApproversMigration, approvalsRulesMigration, grantScopeMigration, approvalsGuildMigration],
+  postgres: [approvalsPg001, grantBoundFilesMigration, approvalsScopedApproversMigration, approvalsRulesMigration, grantScopeMigration, approvalsGuildMigration],
 };

@@ -80,14 +80,14 @@ describe.each(ENGINES)('a request asked in a scope with approvers, on %s', (engi
   ])('%s', async (_name, provider, userId, kind) => {
     const svc = await service();
     const request = await svc.open(INPUT, ops);
-    const result = await svc.resolve(request.id, 'allow-once', { provider, userId });
+    const result = await svc.resolve(request.id, 'allow-once', { provider, userId, via: { kind: 'typed' } });
     expect(result.kind).toBe(kind);
   });
 
   it('an empty scope list refuses everyone, the owner too (fail closed)', async () => {
     const svc = await service();
     const request = await svc.open(INPUT, { ...ops, channelId: '300', sessionKey: 'agent:ops:discord:channel:300' });
-    const result = await svc.resolve(request.id, 'allow-once', { provider: 'discord', userId: 'owner' });
+    const result = await svc.resolve(request.id, 'allow-once', { provider: 'discord', userId: 'owner', via: { kind: 'typed' } });
     expect(result).toEqual({ kind: 'not-approver', reason: expect.stringMatching(/no approvers are configured for this channel/) });
   });
 
@@ -95,6 +95,6 @@ describe.each(ENGINES)('a request asked in a scope with approvers, on %s', (engi
     const svc = await service();
     const request = await svc.open(INPUT, { ...ops, guildId: '999', channelId: '1', sessionKey: 'agent:ops:discord:channel:1' });
     expect(request.approvers).toBeUndefined();
-    expect((await svc.resolve(request.id, 'allow-once', { provider: 'discord', userId: 'owner' })).kind).toBe('resolved');
+    expect((await svc.resolve(request.id, 'allow-once', { provider: 'discord', userId: 'owner', via: { kind: 'typed' } })).kind).toBe('resolved');
   });
 });

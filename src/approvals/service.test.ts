@@ -94,7 +94,7 @@ describe.each(ENGINES)('request and resolve on %s', (engine) => {
     await vi.waitFor(() => expect(renderer.shown.map((r) => r.id)).toEqual([pending!.id]), { timeout: 5000, interval: 5 });
     expect(other.shown).toEqual([]);
 
-    const result = await svc.resolve(pending!.id, 'allow-once', { provider: 'discord', userId: 'owner-1' });
+    const result = await svc.resolve(pending!.id, 'allow-once', { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' } });
     expect(result).toMatchObject({ kind: 'resolved', request: { status: 'allow-once', decidedBy: 'discord:owner-1' } });
     expect(await waiting).toMatchObject({ id: pending!.id, outcome: 'allow-once', decidedBy: 'discord:owner-1' });
     await vi.waitFor(() => expect(renderer.updated.at(-1)).toMatchObject({ id: pending!.id, status: 'allow-once' }), { timeout: 5000, interval: 5 });
@@ -127,7 +127,7 @@ describe.each(ENGINES)('request and resolve on %s', (engine) => {
   ])('refuses %s and changes nothing', async (_label, by, reason) => {
     const { svc } = await service(engine);
     const request = await svc.open(INPUT, CTX);
-    expect(await svc.resolve(request.id, 'allow-once', by)).toEqual({ kind: 'not-approver', reason });
+    expect(await svc.resolve(request.id, 'allow-once', { ...by, via: { kind: 'typed' } })).toEqual({ kind: 'not-approver', reason });
     expect((await svc.get(request.id))!.status).toBe('pending');
     expect((await svc.audit.list({ subject: request.id })).map((e) => e.type)).toEqual(['approval.requested', 'approval.refused']);
   });
@@ -135,27 +135,27 @@ describe.each(ENGINES)('request and resolve on %s', (engine) => {
   it('accepts a configured approver', async () => {
     const { svc } = await service(engine);
     const request = await svc.open(INPUT, CTX);
-    expect((await svc.resolve(request.id, 'deny', { provider: 'slack', userId: 'U-APPROVER' })).kind).toBe('resolved');
+    expect((await svc.resolve(request.id, 'deny', { provider: 'slack', userId: 'U-APPROVER', via: { kind: 'typed' } })).kind).toBe('resolved');
   });
 
   it('reports an unknown id and a decision the request does not offer', async () => {
     const { svc } = await service(engine);
-    expect(await svc.resolve('nope', 'deny', { provider: 'discord', userId: 'owner-1' })).toEqual({ kind: 'not-found', id: 'nope' });
+    expect(await svc.resolve('nope', 'deny', { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' } })).toEqual({ kind: 'not-found', id: 'nope' });
     const request = await svc.open({ ...INPUT, allowedDecisions: ['allow-once', 'deny'] }, CTX);
-    expect(await svc.resolve(request.id, 'allow-always', { provider: 'discord', userId: 'owner-1' })).toEqual({
+    expect(await svc.resolve(request.id, 'allow-always', { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' } })).toEqual({
       kind: 'decision-not-allowed',
       decision: 'allow-always',
       allowed: ['allow-once', 'deny'],
     });
-    expect(await svc.resolve(request.id, 'maybe', { provider: 'discord', userId: 'owner-1' })).toMatchObject({ kind: 'decision-not-allowed' });
+    expect(await svc.resolve(request.id, 'maybe', { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' } })).toMatchObject({ kind: 'decision-not-allowed' });
     expect((await svc.get(request.id))!.status).toBe('pending');
   });
 
   it('a second resolve changes nothing and says who decided what', async () => {
     const { svc } = await service(engine);
     const request = await svc.open(INPUT, CTX);
-    await svc.resolve(request.id, 'deny', { provider: 'discord', userId: 'owner-1' });
-    const again = await svc.resolve(request.id, 'allow-once', { provider: 'slack', userId: 'U-APPROVER' });
+    await svc.resolve(request.id, 'deny', { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' } });
+    const again = await svc.resolve(request.id, 'allow-once', { provider: 'slack', userId: 'U-APPROVER', via: { kind: 'typed' } });
     expect(again).toMatchObject({ kind: 'already-resolved', outcome: 'deny', decidedBy: 'discord:owner-1' });
     expect(await svc.get(request.id)).toMatchObject({ status: 'deny', decidedBy: 'discord:owner-1' });
   });
@@ -164,8 +164,8 @@ describe.each(ENGINES)('request and resolve on %s', (engine) => {
     const { svc } = await service(engine);
     const request = await svc.open(INPUT, CTX);
     const results = await Promise.all([
-      svc.resolve(request.id, 'allow-once', { provider: 'discord', userId: 'owner-1' }),
-      svc.resolve(request.id, 'deny', { provider: 'slack', userId: 'U-APPROVER' }),
+      svc.resolve(request.id, 'allow-once', { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' } }),
+      svc.resolve(request.id, 'deny', { provider: 'slack', userId: 'U-APPROVER', via: { kind: 'typed' } }),
     ]);
     expect(results.map((r) => r.kind).sort()).toEqual(['already-resolved', 'resolved']);
     expect(await svc.audit.list({ subject: request.id, typePrefix: 'approval.resolved' })).toHaveLength(1);
@@ -177,8 +177,8 @@ describe.each(ENGINES)('request and resolve on %s', (engine) => {
     const waiting = a.svc.request(INPUT, CTX);
     const { id } = await onlyPending(a.svc);
     const [ra, rb] = await Promise.all([
-      b.resolve(id, 'deny', { provider: 'discord', userId: 'owner-1' }),
-      a.svc.resolve(id, 'allow-once', { provider: 'discord', userId: 'owner-1' }),
+      b.resolve(id, 'deny', { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' } }),
+      a.svc.resolve(id, 'allow-once', { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' } }),
     ]);
     expect([ra.kind, rb.kind].sort()).toEqual(['already-resolved', 'resolved']);
     const winner = ra.kind === 'resolved' ? 'deny' : 'allow-once';
@@ -189,7 +189,7 @@ describe.each(ENGINES)('request and resolve on %s', (engine) => {
     const a = await service(engine);
     const b = await service(engine, a.where);
     const waiting = a.svc.request(INPUT, CTX);
-    await b.svc.resolve((await onlyPending(a.svc)).id, 'allow-once', { provider: 'discord', userId: 'owner-1' });
+    await b.svc.resolve((await onlyPending(a.svc)).id, 'allow-once', { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' } });
     expect(await waiting).toMatchObject({ outcome: 'allow-once', decidedBy: 'discord:owner-1' });
   });
 });
@@ -202,7 +202,7 @@ describe.each(ENGINES)('expiry and cancellation on %s', (engine) => {
     const resolution = await svc.request({ ...INPUT, timeoutMs: 30 }, CTX);
     expect(resolution).toMatchObject({ outcome: 'expired', timeoutBehavior: 'deny' });
     await vi.waitFor(() => expect(renderer.updated.at(-1)).toMatchObject({ status: 'expired' }), { timeout: 5000, interval: 5 });
-    expect(await svc.resolve(resolution.id, 'allow-once', { provider: 'discord', userId: 'owner-1' })).toMatchObject({ kind: 'already-resolved', outcome: 'expired' });
+    expect(await svc.resolve(resolution.id, 'allow-once', { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' } })).toMatchObject({ kind: 'already-resolved', outcome: 'expired' });
   });
 
   it('reports timeoutBehavior allow for hook requests only', async () => {
@@ -216,7 +216,7 @@ describe.each(ENGINES)('expiry and cancellation on %s', (engine) => {
     const { svc } = await service(engine, undefined, { now: () => now });
     const request = await svc.open({ ...INPUT, timeoutMs: 1000 }, CTX);
     now += 1001;
-    expect(await svc.resolve(request.id, 'allow-once', { provider: 'discord', userId: 'owner-1' })).toMatchObject({ kind: 'already-resolved', outcome: 'expired' });
+    expect(await svc.resolve(request.id, 'allow-once', { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' } })).toMatchObject({ kind: 'already-resolved', outcome: 'expired' });
   });
 
   it('cancels the request when the waiting call is aborted', async () => {
@@ -236,7 +236,7 @@ describe.each(ENGINES)('allow-always grants on %s', (engine) => {
     const { svc } = await service(engine);
     const waiting = svc.request({ ...INPUT, grant: { pattern: 'write', argPattern: '{"path":"notes/*"}' } }, CTX);
     const { id } = await onlyPending(svc);
-    const result = await svc.resolve(id, 'allow-always', { provider: 'discord', userId: 'owner-1' });
+    const result = await svc.resolve(id, 'allow-always', { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' } });
     expect(result.kind === 'resolved' && result.grant).toMatchObject({ agentId: 'main', tool: 'write', argPattern: '{"path":"notes/*"}', createdBy: 'discord:owner-1', approvalId: id });
     const resolution = await waiting;
     expect(resolution.grantId).toMatch(/^g_/);
@@ -249,7 +249,7 @@ describe.each(ENGINES)('allow-always grants on %s', (engine) => {
   it('a revoked grant no longer matches and stays in the full list', async () => {
     const { svc } = await service(engine);
     const request = await svc.open(INPUT, CTX);
-    const result = await svc.resolve(request.id, 'allow-always', { provider: 'discord', userId: 'owner-1' });
+    const result = await svc.resolve(request.id, 'allow-always', { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' } });
     const grantId = result.kind === 'resolved' ? result.grant!.id : '';
     expect(await svc.revokeGrant(grantId, 'cli:op')).toMatchObject({ kind: 'revoked' });
     expect(await svc.revokeGrant(grantId, 'cli:op')).toMatchObject({ kind: 'already-revoked' });
@@ -264,7 +264,7 @@ describe.each(ENGINES)('allow-always grants on %s', (engine) => {
     let now = 5_000_000;
     const { svc } = await service(engine, undefined, { now: () => now });
     const request = await svc.open({ ...INPUT, grant: { pattern: 'write', ttlMs: 60_000 } }, CTX);
-    await svc.resolve(request.id, 'allow-always', { provider: 'discord', userId: 'owner-1' });
+    await svc.resolve(request.id, 'allow-always', { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' } });
     expect(await svc.grants.match({ agentId: 'main', tool: 'write', target: 'write', args: 'anything' })).toBeDefined();
     now += 60_001;
     expect(await svc.grants.match({ agentId: 'main', tool: 'write', target: 'write', args: 'anything' })).toBeUndefined();

@@ -7,7 +7,7 @@ import type { Store } from '../store/store.js';
 import { Transcripts } from '../store/transcript.js';
 import { processAlive } from '../util/process-alive.js';
 import { approverRefusal } from './approvers.js';
-import { approvalOriginRefusal, originForAudit } from './click-origin.js';
+import { actorOriginRefusal, originForAudit } from './click-origin.js';
 import { scopedApprovers } from './scoped-approvers.js';
 import { DeferredCallStore } from './deferred.js';
 import { GrantStore, type RevokeResult } from './grants.js';
@@ -257,6 +257,7 @@ export class ApprovalService {
       provider: context.provider,
       channelId: context.channelId,
       threadId: context.threadId,
+      ...(context.guildId !== undefined ? { guildId: context.guildId } : {}),
       requesterId: context.requesterId,
       ...(scoped !== undefined ? { approvers: scoped } : {}),
       ...(context.requesterName !== undefined ? { requesterName: context.requesterName } : {}),
@@ -373,9 +374,10 @@ export class ApprovalService {
       return { kind: 'not-approver', reason: refusal };
     }
     // A click is judged by where it came from too: the card's places only, whoever clicks.
-    const misplaced = by.origin === undefined ? undefined : approvalOriginRefusal(entry.request, by.origin ?? undefined, approvals.target);
+    const via = (by as Partial<ApprovalActor>).via;
+    const misplaced = actorOriginRefusal(entry.request, via, approvals.target);
     if (misplaced !== undefined) {
-      await this.audit.record({ type: 'approval.refused', subject: id, actor: `${by.provider}:${by.userId}`, sessionKey: entry.request.sessionKey, data: { decision, reason: misplaced, origin: originForAudit(by.origin) } });
+      await this.audit.record({ type: 'approval.refused', subject: id, actor: `${by.provider}:${by.userId}`, sessionKey: entry.request.sessionKey, data: { decision, reason: misplaced, origin: originForAudit(via?.kind === 'click' ? via.origin : null) } });
       return { kind: 'not-approver', reason: misplaced, wrongConversation: true };
     }
     return this.decide(entry, decision, `${by.provider}:${by.userId}`, input);

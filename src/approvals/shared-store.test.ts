@@ -68,7 +68,7 @@ describe('approvals on a shared store (PostgreSQL)', () => {
     expect((a.approvals as unknown as { poller: unknown }).poller).toBeUndefined();
     const notified: Array<string | undefined> = [];
     await b.store.db.listen(APPROVAL_CHANNEL, (p) => notified.push(p));
-    const decided = await b.approvals.resolve(request.id, 'allow-once', { provider: 'slack', userId: 'U-OWNER' });
+    const decided = await b.approvals.resolve(request.id, 'allow-once', { provider: 'slack', userId: 'U-OWNER', via: { kind: 'typed' } });
     expect(decided.kind).toBe('resolved');
     const resolution = await waiting;
     expect(resolution).toMatchObject({ id: request.id, outcome: 'allow-once', decidedBy: 'slack:U-OWNER' });
@@ -91,13 +91,13 @@ describe('approvals on a shared store (PostgreSQL)', () => {
     const dropped = await b.store.db.all("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'warden-listen' AND datname = current_database()");
     expect(dropped.length).toBeGreaterThan(0);
     // Decided while A has no listener: the notification is lost; A's look after re-LISTEN finds the decision.
-    expect((await b.approvals.resolve(request.id, 'deny', { provider: 'slack', userId: 'U-OWNER' })).kind).toBe('resolved');
+    expect((await b.approvals.resolve(request.id, 'deny', { provider: 'slack', userId: 'U-OWNER', via: { kind: 'typed' } })).kind).toBe('resolved');
     expect(await waiting).toMatchObject({ id: request.id, outcome: 'deny' });
     // And notifications flow again afterwards.
     const next = await a.approvals.open(INPUT, CTX);
     const again = a.approvals.wait(next.id);
     await until(async () => (await listeners()) === 1);
-    await b.approvals.resolve(next.id, 'allow-once', { provider: 'slack', userId: 'U-OWNER' });
+    await b.approvals.resolve(next.id, 'allow-once', { provider: 'slack', userId: 'U-OWNER', via: { kind: 'typed' } });
     expect(await again).toMatchObject({ outcome: 'allow-once' });
   });
 
@@ -108,8 +108,8 @@ describe('approvals on a shared store (PostgreSQL)', () => {
     for (let i = 0; i < 5; i++) {
       const request = await a.approvals.open(INPUT, CTX);
       const results = await Promise.all([
-        a.approvals.resolve(request.id, 'allow-once', { provider: 'slack', userId: 'U-OWNER' }),
-        b.approvals.resolve(request.id, 'deny', { provider: 'slack', userId: 'U-OWNER' }),
+        a.approvals.resolve(request.id, 'allow-once', { provider: 'slack', userId: 'U-OWNER', via: { kind: 'typed' } }),
+        b.approvals.resolve(request.id, 'deny', { provider: 'slack', userId: 'U-OWNER', via: { kind: 'typed' } }),
       ]);
       expect(results.filter((r) => r.kind === 'resolved')).toHaveLength(1);
       expect(results.filter((r) => r.kind === 'already-resolved')).toHaveLength(1);
@@ -142,7 +142,7 @@ describe('approvals on a shared store (PostgreSQL)', () => {
     expect(Date.now() - started).toBeLessThan(600 + 200 + 100 + 3000);
     await until(() => b.renderer.updated.some((r) => r.id === request.id && r.status === 'interrupted'));
     // A wakes up and tries to decide: the request is closed, nothing is decided twice.
-    const late = await a.approvals.resolve(request.id, 'allow-once', { provider: 'slack', userId: 'U-OWNER' });
+    const late = await a.approvals.resolve(request.id, 'allow-once', { provider: 'slack', userId: 'U-OWNER', via: { kind: 'typed' } });
     expect(late.kind).toBe('already-resolved');
   });
 
@@ -164,7 +164,7 @@ describe('approvals on a shared store (PostgreSQL)', () => {
     expect(edited.facts[0]).toEqual(TAKEN_OVER_FACT);
     expect(edited.status).toBe('pending');
     await until(() => b.renderer.shown.some((r) => r.id === pending.id));
-    const decided = await b.approvals.resolve(pending.id, 'allow-once', { provider: 'slack', userId: 'U-OWNER' });
+    const decided = await b.approvals.resolve(pending.id, 'allow-once', { provider: 'slack', userId: 'U-OWNER', via: { kind: 'typed' } });
     expect(decided.kind).toBe('resolved');
   });
 });

@@ -1,4 +1,6 @@
-import type { ClickOrigin } from './click-origin.js';
+import type { ApprovalVia, ClickOrigin } from './click-origin.js';
+
+export type { ApprovalVia } from './click-origin.js';
 import type { BoundFile } from '../exec/content-binding.js';
 import type { TurnContext } from '../policy/context.js';
 
@@ -85,6 +87,8 @@ export interface ApprovalRequest extends Required<Pick<ApprovalRequestInput, 'ki
   provider: string;
   channelId?: string | undefined;
   threadId?: string | undefined;
+  /** The asking turn's Discord guild / Slack team: a click must come from the same one (click-origin.ts). */
+  guildId?: string | undefined;
   requesterId?: string | undefined;
   /**
    * Who may decide this request when a guild, team or channel scope names its own approvers
@@ -210,12 +214,14 @@ export interface ApprovalActor {
   roleIds?: readonly string[] | undefined;
   usergroupIds?: readonly string[] | undefined;
   /**
-   * The conversation a button or form came from (click-origin.ts): checked against the card's
-   * places. `null`: a click whose adapter reported none — refused. Absent: not a click (typed
-   * `/approve`, which decides by id wherever an approver types it).
+   * How the decision arrived (click-origin.ts, `actorOriginRefusal`): a typed `/approve`
+   * decides by id wherever an approver types it; a button or form is checked against the card's
+   * places, and one whose adapter reported no conversation (`origin: null`) is refused. Required,
+   * and read fail-closed: an actor without it is taken for a click with no origin.
    */
-  origin?: ClickOrigin | null | undefined;
+  via: ApprovalVia;
 }
+
 
 /** Extra input of a decision: the reason typed into "Deny with reason". */
 export interface DecisionInput {

@@ -58,7 +58,7 @@ describe.each(ENGINES)('clicks through the approval service on %s', (engine) => 
     expect(await click({ approvalId: request.id, decision: 'allow-once', userId: 'boss', origin: { provider: 'discord', channelId: '2', dm: false } })).toEqual({ kind: 'not-approver', text: WRONG_CONVERSATION_TEXT });
     expect(await click({ approvalId: request.id, decision: 'allow-once', userId: 'boss' })).toEqual({ kind: 'not-approver', text: WRONG_CONVERSATION_TEXT });
     expect((await svc.get(request.id))?.status).toBe('pending');
-    expect(await approveOn(resolve, 'discord')({ approvalId: request.id, decision: 'deny', userId: 'boss' })).toMatchObject({ kind: 'resolved' });
+    expect(await approveOn(resolve, 'discord', 'typed')({ approvalId: request.id, decision: 'deny', userId: 'boss' })).toMatchObject({ kind: 'resolved' });
   });
 
   it('an owner on one platform is not an approver on another', async () => {
@@ -75,12 +75,12 @@ describe.each(ENGINES)('clicks through the approval service on %s', (engine) => 
     const request = await svc.open(INPUT, ctx('discord'));
     void svc.wait(request.id);
     const resolve = (...a: Parameters<typeof svc.resolve>) => svc.resolve(...a);
-    expect(await approveOn(resolve, 'discord')({ approvalId: request.id, decision: 'allow-always', userId: 'boss' })).toEqual({
+    expect(await approveOn(resolve, 'discord', 'typed')({ approvalId: request.id, decision: 'allow-always', userId: 'boss' })).toEqual({
       kind: 'decision-not-allowed',
       allowed: ['allow-once', 'deny'],
     });
     expect(await clickHandlerOn(resolve, 'discord')({ approvalId: request.id, decision: 'allow-always', userId: 'boss', origin: here('discord') })).toEqual({ kind: 'not-found' });
-    expect(await approveOn(resolve, 'discord')({ approvalId: 'nope', decision: 'deny', userId: 'boss' })).toEqual({ kind: 'not-found' });
+    expect(await approveOn(resolve, 'discord', 'typed')({ approvalId: 'nope', decision: 'deny', userId: 'boss' })).toEqual({ kind: 'not-found' });
   });
 
   it('the web chat local user approves on web, nowhere else', async () => {

@@ -14,17 +14,17 @@ export const WRONG_CONVERSATION_TEXT = 'This card can only be decided where it w
 export type ApproveOutcome = ClickOutcome | { kind: 'decision-not-allowed'; allowed: string[] };
 
 /**
- * The decision path of one platform: `/approve` typed there (`typed`, decided by id) and, through
- * `clickHandlerOn`, every click is decided by the
+ * The decision path of one platform: `/approve` typed there (`kind: 'typed'`, decided by id) and,
+ * through `clickHandlerOn`, every click (`kind: 'click'`, its origin checked) is decided by the
  * approval service as `<provider>:<userId>`, so a Slack approver cannot decide through a
  * Discord account that merely shares an id.
  */
-export function approveOn(resolve: ResolveApproval, provider: string, typed = true): (click: Parameters<OnApprovalClick>[0]) => Promise<ApproveOutcome> {
+export function approveOn(resolve: ResolveApproval, provider: string, kind: 'typed' | 'click'): (click: Parameters<OnApprovalClick>[0]) => Promise<ApproveOutcome> {
   return async function approve(click): Promise<ApproveOutcome> {
     const result = await resolve(
       click.approvalId,
       click.decision,
-      { provider, userId: click.userId, ...(click.roleIds ? { roleIds: click.roleIds } : {}), ...(click.usergroupIds ? { usergroupIds: click.usergroupIds } : {}), ...(typed ? {} : { origin: click.origin ?? null }) },
+      { provider, userId: click.userId, ...(click.roleIds ? { roleIds: click.roleIds } : {}), ...(click.usergroupIds ? { usergroupIds: click.usergroupIds } : {}), via: kind === 'typed' ? { kind } : { kind, origin: click.origin ?? null } },
       click.reason !== undefined ? { reason: click.reason } : {},
     );
     switch (result.kind) {
@@ -48,7 +48,7 @@ export function approveOn(resolve: ResolveApproval, provider: string, typed = tr
 /** The same path shaped for adapters' buttons, which only offer allowed decisions. */
 export function clickHandlerOn(resolve: ResolveApproval, provider: string): OnApprovalClick {
   // A button or form: judged by the conversation it came from as well (click-origin.ts).
-  const approve = approveOn(resolve, provider, false);
+  const approve = approveOn(resolve, provider, 'click');
   return async function onApprovalClick(click): Promise<ClickOutcome> {
     const outcome = await approve(click);
     if (outcome.kind !== 'decision-not-allowed') return outcome;

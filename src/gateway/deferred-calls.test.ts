@@ -22,7 +22,7 @@ const ALICE_TURN: TurnContext = { agentId: 'main', provider: 'discord', chat: 'c
 const SPEC: DeferredCallSpec = { tool: 'exec', args: { command: 'ls -la' }, toolCallId: 'call-9', origin: 'turn', turn: ALICE_TURN, surface: ['exec', 'read'] };
 const CTX = { agentId: 'main', sessionKey: KEY, provider: 'discord', channelId: '42', requesterId: 'alice', via: 'agent' as const };
 const INPUT = { kind: 'exec' as const, tool: 'exec', title: 'Run a command', preview: 'ls -la', fullText: 'ls -la', allowedDecisions: ['allow-once' as const, 'deny' as const] };
-const OWNER = { provider: 'discord', userId: 'olga' };
+const OWNER = { provider: 'discord', userId: 'olga', via: { kind: 'typed' as const } };
 
 function configOf(raw: Record<string, unknown> = {}): WardenConfig {
   const parsed = parseConfig({ owners: { discord: ['olga'] }, approvals: { waitSec: 0 }, models: { default: 'openai/gpt-test' }, ...raw });

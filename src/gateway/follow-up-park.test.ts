@@ -123,6 +123,26 @@ describe.each(ENGINES)('a follow-up claimed just before shutdown (%s)', (engine)
     expect(b.followUpsRun() + c.followUpsRun()).toBe(1);
   });
 
+  it('its turn would begin while the gateway is stopping (the busy turn ends within the grace): parked, not begun, and the next start runs it once', async () => {
+    const [sa, sb] = await stores.handles(engine, 2);
+    const a = instance(sa, 'A');
+    await a.gateway.start();
+    await a.adapter.push('a long task');
+    await until(() => a.agent.requests.length === 1);
+    expect(a.gateway.followUp({ sessionKey: SESSION, agentId: 'main', context, replyTo: { provider: 'web', channelId: 'web' }, text: '[Question q-behind] queued behind' })).toBe(true);
+    const stopping = a.gateway.stop();
+    // The busy turn ends inside the grace: the follow-up is next in the queue while the stop runs.
+    a.agent.releaseAll();
+    await stopping;
+    expect(a.followUpsRun()).toBe(0);
+    expect(await sa.db.all<{ state: string; text: string }>('SELECT state, text FROM follow_ups')).toEqual([{ state: 'parked', text: '[Question q-behind] queued behind' }]);
+    const b = instance(sb, 'B');
+    cleanup.push(async () => (b.agent.releaseAll(), await b.gateway.stop()));
+    await b.gateway.start();
+    await until(() => b.followUpsRun() === 1);
+    await until(async () => (await sa.db.all('SELECT id FROM follow_ups')).length === 0);
+  });
+
   it('offered while the gateway is stopping: parked, and the next start runs it', async () => {
     const [sa, sb] = await stores.handles(engine, 2);
     const a = instance(sa, 'A');

@@ -54,7 +54,20 @@ const postgres001: Migration = {
   },
 };
 
-export const followUpMigrations: FeatureMigrations = { feature: 'follow-ups', sqlite: [sqlite001], postgres: [postgres001] };
+// The sweep (every 15 s on every instance) asks only for takeable rows: parked ones, and the
+// taken rows of instances other than this one. Both are found through this index, so a sweep
+// that finds nothing reads no row, however many follow-ups are running on live instances.
+const takeableIndex: Migration = {
+  id: 'follow-ups-002-takeable-index',
+  async up(db) {
+    await db.exec('CREATE INDEX follow_ups_takeable ON follow_ups (state, taken_by, id);');
+  },
+};
+
+export const followUpMigrations: FeatureMigrations = { feature: 'follow-ups', sqlite: [sqlite001, takeableIndex], postgres: [postgres001, { ...takeableIndex, id: 'follow-ups-pg-002-takeable-index' }] };
+
+/** The most follow-ups one sweep takes; the next sweep takes the rest, in park order still. */
+export const TAKE_LIMIT = 100;
 
 interface Row {
   id: string;
@@ -95,14 +108,21 @@ export class FollowUpStore {
   }
 
   /**
-   * Takes every parked follow-up for `instance` (and those taken by an instance that no longer
-   * runs), each by one conditional write: two instances taking at once never both get one.
+   * Takes the parked follow-ups (and those taken by an instance that no longer runs), at most
+   * `limit`, in park order, each by one conditional write: two instances taking at once never
+   * both get one. Reads only takeable rows: a row taken by this instance (its turn is queued
+   * here) or by a live one is never read, and `alive` is asked once per other instance.
    */
-  async take(instance: string, alive: (instance: string) => Promise<boolean>): Promise<Array<ParkedFollowUp & { id: string }>> {
-    const rows = await this.db.all<Row>('SELECT * FROM follow_ups ORDER BY id');
+  async take(instance: string, alive: (instance: string) => Promise<boolean>, limit = TAKE_LIMIT): Promise<Array<ParkedFollowUp & { id: string }>> {
+    const parked = await this.db.all<Row>("SELECT * FROM follow_ups WHERE state = 'parked' ORDER BY id LIMIT ?", [limit]);
+    const holders = await this.db.all<{ taken_by: string | null }>("SELECT DISTINCT taken_by FROM follow_ups WHERE state = 'taken' AND (taken_by IS NULL OR taken_by <> ?)", [instance]);
+    const dead: Array<string | null> = [];
+    for (const { taken_by } of holders) if (taken_by === null || !(await alive(taken_by))) dead.push(taken_by);
+    const orphaned = dead.length === 0 ? [] : await this.orphanedOf(dead, limit);
+    // Both lists are in id order and limited: the first `limit` of their union are the first of all.
+    const rows = orphaned.length === 0 ? parked : [...parked, ...orphaned].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, limit);
     const taken: Array<ParkedFollowUp & { id: string }> = [];
     for (const r of rows) {
-      if (r.state === 'taken' && (r.taken_by === instance || (r.taken_by !== null && (await alive(r.taken_by))))) continue;
       const info = await this.db.run("UPDATE follow_ups SET state = 'taken', taken_by = ? WHERE id = ? AND state = ? AND (taken_by IS NULL OR taken_by = ?)", [instance, r.id, r.state, r.taken_by ?? '']);
       if (info.changes !== 1) continue;
       taken.push({
@@ -116,6 +136,13 @@ export class FollowUpStore {
       });
     }
     return taken;
+  }
+
+  /** The rows taken by instances that no longer run (null: a taken row that names none), in id order. */
+  private orphanedOf(instances: ReadonlyArray<string | null>, limit: number): Promise<Row[]> {
+    const named = instances.filter((i): i is string => i !== null);
+    const where = [...(named.length > 0 ? [`taken_by IN (${named.map(() => '?').join(', ')})`] : []), ...(named.length < instances.length ? ['taken_by IS NULL'] : [])].join(' OR ');
+    return this.db.all<Row>(`SELECT * FROM follow_ups WHERE state = 'taken' AND (${where}) ORDER BY id LIMIT ?`, [...named, limit]);
   }
 
   /** Its turn began: it is the transcript's now. */

@@ -39,7 +39,7 @@ import type { FollowUpStore } from './follow-up-store.js';
 import type { ApprovalRequest } from '../approvals/types.js';
 import { buildTurnContext, conversationOf, refreshTurnContext, senderIsOwner, type Actor } from '../turn/turn-context.js';
 import type { ApprovalClick, ChatAdapter, InboundMessage, OutboundFile, OutboundMessage, ReplyTarget } from './types.js';
-import { turnReply, type TurnOrigin, type TurnReplyDeps } from './turn-reply.js';
+import { turnReply, type TurnOrigin, type TurnReplyDeps, type TurnReplyRequest } from './turn-reply.js';
 import { background } from '../util/background.js';
 import { AccessGate, type NewPairingRequest } from './access-gate.js';
 import { describeAccess } from '../policy/access.js';
@@ -547,6 +547,10 @@ export class Gateway {
     const key = item.route.sessionKey;
     const previous = this.placing.get(key) ?? Promise.resolve();
     const mine = previous.then(async (): Promise<EnqueueResult> => {
+      // Refused here, before the place, the lease or the message is written: a refusal after them
+      // would leave the message in the transcript with no turn to answer it.
+      const refusal = this.queue.refusal(key);
+      if (refusal !== undefined) return { ok: false, reason: refusal };
       let place: Place;
       let read: TurnStartRead | undefined;
       try {
@@ -598,8 +602,11 @@ export class Gateway {
       }
       const result = this.queue.enqueue(key, { ...item, place: place.seq, ...(place.lease ? { lease: place.lease, ...(start ? { start } : {}) } : {}) });
       if (!result.ok) {
+        // Refused in the moment since the check above (the stop began, or the line filled): the
+        // lease and the place are given back, and the sender is told (refused) — never silent.
         if (place.lease) await leases.release!(place.lease).catch(() => undefined);
         await leases.leave?.(place.seq).catch(() => undefined);
+        if (item.written) log.warn({ sessionKey: key, reason: result.reason }, 'message refused after it was written with its place; the sender is told');
       }
       return result;
     });
@@ -949,6 +956,12 @@ export class Gateway {
    * until its reply is out, so another instance's next reply cannot overtake it.
    */
   private async runItem(sessionKey: string, item: QueuedItem, signal: AbortSignal): Promise<void> {
+    // A follow-up whose turn would begin once the stop has begun is parked instead: begun, it is
+    // the transcript's (no longer parked), and the grace's end would abort it — lost to everyone.
+    if (item.followUp && this.options.followUps && this.state !== 'running') {
+      this.park(item.followUp, item.parkedId);
+      return;
+    }
     // The turn's snapshot: taken now, kept to its end whatever reloads meanwhile.
     const view = this.view;
     const { command } = item;
@@ -964,7 +977,7 @@ export class Gateway {
       if (command) reply = await this.commandReply(route, command, signal, view);
       else if (item.skill) reply = await this.skillReply(route, item.skill, signal, view);
       else if (item.pluginCommand) reply = await this.pluginCommandReply(route, item.pluginCommand, signal, view);
-      else reply = await this.turnReply(route, signal, view, item.origin, item.runId, this.outbox.has(sessionKey) ? this.delivered : undefined, item.start, item.written, item.rerunnable);
+      else reply = await this.turnReply({ route, signal, view, origin: item.origin, runId: item.runId, delivered: this.outbox.has(sessionKey) ? this.delivered : undefined, start: item.start, written: item.written, rerunnable: item.rerunnable });
     } catch (err) {
       item.onDone?.({ ok: false, error: (err as Error).message });
       throw err;
@@ -1016,18 +1029,8 @@ export class Gateway {
     return lane ? new Promise((resolve) => lane.idle.push(resolve)) : Promise.resolve();
   };
 
-  private turnReply(
-    route: Route,
-    signal: AbortSignal,
-    view: GatewayConfigView,
-    origin?: TurnOrigin,
-    runId?: string,
-    delivered?: (sessionKey: string) => Promise<void>,
-    start?: TurnStart,
-    written?: QueuedItem['written'],
-    rerunnable?: boolean,
-  ): Promise<OutboundMessage | undefined> {
-    return turnReply(this.replyDeps, route, signal, view, origin, runId, delivered, start, written, rerunnable);
+  private turnReply(turn: TurnReplyRequest): Promise<OutboundMessage | undefined> {
+    return turnReply(this.replyDeps, turn);
   }
 
   /**
@@ -1045,7 +1048,7 @@ export class Gateway {
       }
     }
     if (!view.agent || route.context.model === undefined) return { text: `/${spec.name} runs the ${spec.skillName} skill, which needs a model. ${NO_MODEL_HINT}` };
-    const reply = await this.turnReply({ ...route, text: skillTurnText(spec, readSkillInstructions(spec), route.text) }, signal, view);
+    const reply = await this.turnReply({ route: { ...route, text: skillTurnText(spec, readSkillInstructions(spec), route.text) }, signal, view });
     if (!spec.agentWritable) return reply;
     // The person who typed it is told which file ran, and that the model took it as untrusted data.
     const note = agentSkillNote(spec);

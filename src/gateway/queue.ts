@@ -36,6 +36,17 @@ export class SessionQueues<T> {
     private readonly options: SessionQueueOptions = { maxPending: DEFAULT_MAX_PENDING },
   ) {}
 
+  /**
+   * Why an item for the session would be refused now (undefined: it would be queued), as
+   * `enqueue` decides it: asked before anything about the item is written elsewhere.
+   */
+  refusal(sessionKey: string, options: { overflow?: boolean } = {}): 'closed' | 'full' | undefined {
+    if (this.closed) return 'closed';
+    const lane = this.lanes.get(sessionKey);
+    if (lane?.running && lane.pending.length >= this.options.maxPending && options.overflow !== true) return 'full';
+    return undefined;
+  }
+
   /** `overflow`: queued even when the session is full (an item that must not be lost, like an approval's outcome). */
   enqueue(sessionKey: string, item: T, options: { overflow?: boolean } = {}): EnqueueResult {
     if (this.closed) return { ok: false, reason: 'closed' };

@@ -38,23 +38,29 @@ export interface TurnReplyDeps {
   meter?: Pick<UsageService, 'admit' | 'settle'> | undefined;
 }
 
-/**
- * `delivered`: where the conversation's previous replies are still going out while this turn
- * runs (the gateway overlaps the two), resolves once they are out; a streamed reply posts only
- * after that, so the platform shows the replies in order.
- */
-export async function turnReply(
-  deps: TurnReplyDeps,
-  route: Route,
-  signal: AbortSignal,
-  view: TurnView,
-  origin?: TurnOrigin,
-  runId?: string,
-  delivered?: (sessionKey: string) => Promise<void>,
-  start?: TurnStart,
-  written?: TurnRequest['written'],
-  rerunnable?: boolean,
-): Promise<OutboundMessage | undefined> {
+/** One turn to run and reply to: what `turnReply` is asked. */
+export interface TurnReplyRequest {
+  route: Route;
+  signal: AbortSignal;
+  view: TurnView;
+  /** Who started the turn: undefined for a person's message (only then are its files taken in). */
+  origin?: TurnOrigin | undefined;
+  runId?: string | undefined;
+  /**
+   * Where the conversation's previous replies are still going out while this turn runs (the
+   * gateway overlaps the two), resolves once they are out; a streamed reply posts only after
+   * that, so the platform shows the replies in order.
+   */
+  delivered?: ((sessionKey: string) => Promise<void>) | undefined;
+  /** Only for a person's message (`origin` undefined). */
+  start?: TurnStart | undefined;
+  /** Only for a person's message (`origin` undefined). */
+  written?: TurnRequest['written'] | undefined;
+  rerunnable?: boolean | undefined;
+}
+
+export async function turnReply(deps: TurnReplyDeps, turn: TurnReplyRequest): Promise<OutboundMessage | undefined> {
+  const { route, signal, view, origin, runId, delivered, start, written, rerunnable } = turn;
   const { agent } = view;
   if (!agent || route.context.model === undefined) return { text: NO_MODEL_HINT };
   // Files the message carried: images for the model, the rest saved under inbox/ and named.

@@ -170,8 +170,8 @@ describe('budgets', () => {
     expect(await approvals.list()).toHaveLength(1);
     expect(fake.requests).toHaveLength(2);
     // The sender is no approver; the owner is.
-    expect((await approvals.resolve(card.id, 'allow-once', { provider: 'discord', userId: 'u1' })).kind).toBe('not-approver');
-    expect((await approvals.resolve(card.id, 'allow-once', { provider: 'discord', userId: 'owner-1' })).kind).toBe('resolved');
+    expect((await approvals.resolve(card.id, 'allow-once', { provider: 'discord', userId: 'u1', via: { kind: 'typed' } })).kind).toBe('not-approver');
+    expect((await approvals.resolve(card.id, 'allow-once', { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' } })).kind).toBe('resolved');
 
     const after = await turn();
     expect(after.reply).toBe('x'.repeat(3_000));

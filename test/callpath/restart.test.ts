@@ -88,7 +88,7 @@ describe('approvals survive a restart', () => {
     expect((await new Transcripts(opened.store.db).list(session)).at(-1)).toMatchObject({ role: 'system', details: { approvalId: orphanId, outcome: 'interrupted' } });
 
     // The re-armed request still reaches the process waiting for it.
-    const resolved = await approvals.resolve(waitedId!, 'allow-once', { provider: 'discord', userId: 'owner-1' });
+    const resolved = await approvals.resolve(waitedId!, 'allow-once', { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' } });
     expect(resolved.kind).toBe('resolved');
     const done = await b.child;
     expect(done.exitCode).toBe(0);

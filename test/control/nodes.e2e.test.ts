@@ -113,7 +113,7 @@ describe('warden node', () => {
     const request = await card;
     expect(request).toMatchObject({ provider: 'web', channelId: 'web', kind: 'exec' });
     expect(request.title).toContain('[node build]');
-    await warden.approvals.resolve(request.id, 'allow-once', { provider: 'web', userId: 'local' });
+    await warden.approvals.resolve(request.id, 'allow-once', { provider: 'web', userId: 'local', via: { kind: 'typed' } });
     const ran = await pending;
     expect(ran.isError, textOf(ran)).toBeFalsy();
     expect(textOf(ran)).toMatch(/\b\d+\b/);

@@ -33,7 +33,7 @@ const RULE_INPUT = (approvers: string[] = [`role:${LEADS}`, 'group:oncall'], quo
   scopedGrants: true,
   grant: { pattern: 'message', argPattern: '{"channel":"#announcements"}', ruleKey: 'r_x' },
 });
-const lead = (userId: string): ApprovalActor => ({ provider: 'discord', userId, roleIds: [LEADS] });
+const lead = (userId: string): ApprovalActor => ({ provider: 'discord', userId, roleIds: [LEADS], via: { kind: 'typed' } });
 
 async function instance(target: { dataDir: string; url: string | undefined }, config: WardenConfig | (() => WardenConfig) = configWith()) {
   const opened = await openWardenStore(target);
@@ -72,13 +72,13 @@ describe.each(ENGINES)('quorum approvals (%s)', (engine) => {
   it.each<[string, ApprovalActor, string]>([
     ['the requester, in the role', lead('A1'), 'not-approver'],
     ['the requester, spelled in another case', lead('a1'), 'not-approver'],
-    ['the requester as owner', { provider: 'discord', userId: 'OWNER' }, 'not-approver'],
-    ['an owner not in the rule', { provider: 'discord', userId: 'OWNER' }, 'not-approver'],
-    ['a role claimed on another platform (Slack has no roles)', { provider: 'slack', userId: 'B1', roleIds: [LEADS] }, 'not-approver'],
-    ['a role id sent as a user group', { provider: 'discord', userId: 'B1', usergroupIds: [LEADS] }, 'not-approver'],
-    ['a member of no listed role', { provider: 'discord', userId: 'B1', roleIds: ['999'] }, 'not-approver'],
+    ['the requester as owner', { provider: 'discord', userId: 'OWNER', via: { kind: 'typed' } }, 'not-approver'],
+    ['an owner not in the rule', { provider: 'discord', userId: 'OWNER', via: { kind: 'typed' } }, 'not-approver'],
+    ['a role claimed on another platform (Slack has no roles)', { provider: 'slack', userId: 'B1', roleIds: [LEADS], via: { kind: 'typed' } }, 'not-approver'],
+    ['a role id sent as a user group', { provider: 'discord', userId: 'B1', usergroupIds: [LEADS], via: { kind: 'typed' } }, 'not-approver'],
+    ['a member of no listed role', { provider: 'discord', userId: 'B1', roleIds: ['999'], via: { kind: 'typed' } }, 'not-approver'],
     ['a role member', lead('B1'), 'counted'],
-    ['a member through an access group', { provider: 'discord', userId: 'B2' }, 'counted'],
+    ['a member through an access group', { provider: 'discord', userId: 'B2', via: { kind: 'typed' } }, 'counted'],
   ])('%s → %s', async (_label, actor, expected) => {
     const approvals = await instance(await freshStoreTarget(engine));
     const ctx = _label.includes('as owner') ? { ...CTX, requesterId: 'OWNER' } : CTX;
@@ -118,9 +118,9 @@ describe.each(ENGINES)('quorum approvals (%s)', (engine) => {
     const request = await approvals.open(RULE_INPUT(['group:oncall'], 1), CTX);
     // The reload empties the group: membership is read at the click, so B2 no longer decides.
     config = configWith({ accessGroups: { oncall: [] } });
-    expect((await approvals.resolve(request.id, 'allow-once', { provider: 'discord', userId: 'B2' })).kind).toBe('not-approver');
+    expect((await approvals.resolve(request.id, 'allow-once', { provider: 'discord', userId: 'B2', via: { kind: 'typed' } })).kind).toBe('not-approver');
     // And the platform's owner (not on the card's list) is still refused.
-    expect((await approvals.resolve(request.id, 'allow-once', { provider: 'discord', userId: 'OWNER' })).kind).toBe('not-approver');
+    expect((await approvals.resolve(request.id, 'allow-once', { provider: 'discord', userId: 'OWNER', via: { kind: 'typed' } })).kind).toBe('not-approver');
   });
 });
 

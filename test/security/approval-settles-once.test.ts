@@ -174,7 +174,7 @@ const decision = (r: Awaited<ReturnType<ApprovalService['resolve']>>): Report =>
   throw new Error(`unexpected answer ${r.kind}`);
 };
 const PATHS = {
-  resolve: { name: 'a click at this instance', outcome: 'allow-once', decidedBy: 'discord:owner-1', local: true, answers: true, event: 'approval.resolved', run: async (r) => decision(await r.a.svc.resolve(r.id, 'allow-once', { provider: 'discord', userId: 'owner-1' })) },
+  resolve: { name: 'a click at this instance', outcome: 'allow-once', decidedBy: 'discord:owner-1', local: true, answers: true, event: 'approval.resolved', run: async (r) => decision(await r.a.svc.resolve(r.id, 'allow-once', { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' } })) },
   operator: { name: 'the operator at this instance', outcome: 'deny', decidedBy: 'cli:op', local: true, answers: true, event: 'approval.resolved', run: async (r) => decision(await r.a.svc.resolveAsOperator(r.id, 'deny', 'op')) },
   elsewhere: { name: 'a decision in another process', outcome: 'deny', decidedBy: 'cli:other', local: false, answers: true, run: async (r) => decision(await r.other.resolveAsOperator(r.id, 'deny', 'other')) },
   withdraw: { name: 'a withdrawal', outcome: 'cancelled', local: true, answers: true, run: async (r) => ((await r.a.svc.cancel(r.id, 'withdrawn')) ? 'won' : { lost: (await r.a.svc.get(r.id))!.status as ApprovalOutcome }) },
@@ -327,7 +327,7 @@ describe.each(ENGINES)('a dead instance\'s request taken over, on %s', (engine) 
 describe('on postgres, a close is written only with its announcement', () => {
   it.each<[string, (svc: ApprovalService, id: string) => Promise<unknown>]>([
     ['a withdrawal', (svc, id) => svc.cancel(id, 'withdrawn')],
-    ['a click', (svc, id) => svc.resolve(id, 'allow-once', { provider: 'discord', userId: 'owner-1' })],
+    ['a click', (svc, id) => svc.resolve(id, 'allow-once', { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' } })],
   ])('%s whose NOTIFY fails leaves the request pending; the next close reaches the call waiting elsewhere', async (_what, close) => {
     const cleanups: Array<() => unknown> = [];
     try {

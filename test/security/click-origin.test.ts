@@ -10,9 +10,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openSecrets } from '../../src/app/secret-grants.js';
 import { SecretPrompts } from '../../src/app/secret-prompts.js';
 import { UserQuestions } from '../../src/app/user-questions.js';
-import { approvalOriginRefusal, type ClickOrigin } from '../../src/approvals/click-origin.js';
+import { actorOriginRefusal, approvalOriginRefusal, sameConversation, type ClickOrigin } from '../../src/approvals/click-origin.js';
 import { ApprovalService } from '../../src/approvals/service.js';
-import type { ApprovalRenderer, ApprovalRequest } from '../../src/approvals/types.js';
+import type { ApprovalActor, ApprovalRenderer, ApprovalRequest } from '../../src/approvals/types.js';
 import { parseConfig } from '../../src/config/index.js';
 import { EventBus } from '../../src/events/events.js';
 import type { ChatAdapter, ReplyTarget, UserQuestionPrompt } from '../../src/gateway/types.js';
@@ -30,6 +30,7 @@ const ELSEWHERE: Array<[string, ClickOrigin | undefined]> = [
   ['the same button replayed from another channel of the guild', { ...ASKED, channelId: 'C2' }],
   ['the same id from a thread of the asking channel', IN_THREAD],
   ['the same channel id in another guild', { ...ASKED, guildId: 'G2' }],
+  ['the same channel with no guild reported (an adapter that lost it)', { provider: 'discord', channelId: 'C1', dm: false }],
   ['the same channel id on another platform', { ...ASKED, provider: 'slack' }],
   ['a channel id that differs only in case', { ...ASKED, channelId: 'c1' }],
   ['an empty channel id', { ...ASKED, channelId: '' }],
@@ -91,7 +92,8 @@ describe.each(ENGINES)('clicks from a conversation the prompt was not shown in (
 
   // ---- secret prompts ----
 
-  async function secretPrompt(target: ReplyTarget) {
+  /** `guildId` null: a row stored without one (older than the column). */
+  async function secretPrompt(target: ReplyTarget, guildId: string | null = GUILD) {
     const { target: t, open } = await stores.fresh(engine);
     const db = (await open()).db;
     const audit = new AuditLog(db);
@@ -99,14 +101,14 @@ describe.each(ENGINES)('clicks from a conversation the prompt was not shown in (
     if (!opened.ok) throw new Error(opened.error);
     const adapter = { provider: 'discord', askSecret: async () => undefined } as unknown as ChatAdapter;
     const prompts = new SecretPrompts({ db, secrets: opened.secrets, audit, adapter: () => adapter, notify: async () => undefined });
-    const asked = await prompts.ask({ agentId: 'main', sessionKey: 's1', conversationOnly: false, name: 'DEPLOY_TOKEN', reason: 'deploy', target, requesterId: 'U1' });
+    const asked = await prompts.ask({ agentId: 'main', sessionKey: 's1', conversationOnly: false, name: 'DEPLOY_TOKEN', reason: 'deploy', target, guildId: guildId ?? undefined, requesterId: 'U1' });
     if (!asked.ok) throw new Error(asked.error);
     return { id: asked.id, audit, secrets: opened.secrets, h: prompts.handlersFor('discord') };
   }
 
-  // A secret prompt's row keeps the conversation without its guild: Discord channel ids are
-  // global, and a Slack channel id shared by two teams (Enterprise Grid) is one conversation.
-  it.each(ELSEWHERE.filter(([name]) => !name.includes('another guild')))('secret prompt: refuses %s for the person asked; nothing saved; audited', async (_name, origin) => {
+  // A secret prompt's row keeps the asking turn's guild/team: a submission from the same channel
+  // id in another workspace, or one that reports none, is another conversation.
+  it.each(ELSEWHERE)('secret prompt: refuses %s for the person asked; nothing saved; audited', async (_name, origin) => {
     const { id, audit, secrets, h } = await secretPrompt({ provider: 'discord', channelId: 'C1' });
     expect(await h.open({ id, userId: 'U1', origin })).toMatchObject({ ok: false, text: expect.stringContaining('only be entered from the prompt') });
     expect(await h.submit({ id, userId: 'U1', value: 'attacker-chosen', origin })).toMatchObject({ ok: false, text: expect.stringContaining('only be entered from the prompt') });
@@ -120,6 +122,12 @@ describe.each(ENGINES)('clicks from a conversation the prompt was not shown in (
   it('secret prompt: asked in the conversation itself, a submission from there is taken', async () => {
     const { id, h } = await secretPrompt({ provider: 'discord', channelId: 'C1' });
     expect(await h.submit({ id, userId: 'U1', value: 'v', origin: ASKED })).toMatchObject({ ok: true });
+  });
+
+  it('secret prompt: a row stored without a guild (older than the column) is not entered from a guild channel; the DM still takes it', async () => {
+    const { id, h } = await secretPrompt({ provider: 'discord', channelId: 'C1' }, null);
+    expect(await h.submit({ id, userId: 'U1', value: 'v', origin: ASKED })).toMatchObject({ ok: false, text: expect.stringContaining('only be entered from the prompt') });
+    expect(await h.submit({ id, userId: 'U1', value: 'v', origin: { provider: 'discord', channelId: 'D-U1', dm: true } })).toMatchObject({ ok: true });
   });
 
   // ---- approvals ----
@@ -148,28 +156,45 @@ describe.each(ENGINES)('clicks from a conversation the prompt was not shown in (
     ["the approver's DM while cards go to the channel only", 'channel', { provider: 'discord', channelId: 'D-U9', dm: true }],
     ['the channel while cards go to DMs only', 'dm', ASKED],
     ['the same channel id on Slack', 'both', { ...ASKED, provider: 'slack' }],
+    ['the same channel id in another guild', 'channel', { ...ASKED, guildId: 'G2' }],
+    ['the card\'s channel with no guild reported', 'channel', { provider: 'discord', channelId: 'C1', dm: false }],
     ['the web chat deciding a Discord card', 'both', { provider: 'web', channelId: 'web', dm: true }],
   ];
   it.each(APPROVAL_CASES)('approval: an approver is refused for %s; the card stays pending; audited', async (_name, target, origin) => {
     const { svc, id, audit } = await approvals(target);
     const provider = origin?.provider ?? 'discord';
-    const res = await svc.resolve(id, 'allow-once', { provider, userId: provider === 'web' ? 'local' : APPROVER, origin });
+    const res = await svc.resolve(id, 'allow-once', { provider, userId: provider === 'web' ? 'local' : APPROVER, via: { kind: 'click', origin } });
     expect(res).toMatchObject({ kind: 'not-approver', wrongConversation: true });
     expect((await svc.get(id))?.status).toBe('pending');
     expect((await audit.list({ typePrefix: 'approval.refused' })).some((e) => e.subject === id)).toBe(true);
     // From a documented place it decides.
     const right = target === 'dm' ? { provider: 'discord', channelId: 'D-U9', dm: true } : ASKED;
-    expect(await svc.resolve(id, 'allow-once', { provider: 'discord', userId: APPROVER, origin: right })).toMatchObject({ kind: 'resolved' });
+    expect(await svc.resolve(id, 'allow-once', { provider: 'discord', userId: APPROVER, via: { kind: 'click', origin: right } })).toMatchObject({ kind: 'resolved' });
   });
 
-  it('approval: typed /approve (no click, no origin) keeps deciding by id, as documented', async () => {
+  it('approval: typed /approve (kind typed, no origin) keeps deciding by id, as documented', async () => {
     const { svc, id } = await approvals('channel');
-    expect(await svc.resolve(id, 'deny', { provider: 'discord', userId: APPROVER })).toMatchObject({ kind: 'resolved' });
+    expect(await svc.resolve(id, 'deny', { provider: 'discord', userId: APPROVER, via: { kind: 'typed' } })).toMatchObject({ kind: 'resolved' });
+  });
+
+  // An adapter (or plugin) that builds the actor by hand and forgets how the decision came is
+  // never taken for a typed command: only an explicit `kind: 'typed'` skips the place check.
+  it.each<[string, unknown]>([
+    ['a click with no kind/origin given (no `via` at all)', undefined],
+    ['a click kind with its origin left out', { kind: 'click' }],
+    ['a kind the service does not know', { kind: 'button', origin: ASKED }],
+    ['a typed kind spelled in another case', { kind: 'Typed' }],
+  ])('approval: %s is refused as a click from nowhere; the card stays pending', async (_name, via) => {
+    const { svc, id, audit } = await approvals('channel');
+    const actor = { provider: 'discord', userId: APPROVER, ...(via === undefined ? {} : { via }) } as unknown as ApprovalActor;
+    expect(await svc.resolve(id, 'allow-once', actor)).toMatchObject({ kind: 'not-approver', wrongConversation: true, reason: 'the click carried no conversation' });
+    expect((await svc.get(id))?.status).toBe('pending');
+    expect((await audit.list({ typePrefix: 'approval.refused' })).some((e) => e.subject === id)).toBe(true);
   });
 });
 
 describe('approvalOriginRefusal: the documented places of a card', () => {
-  const request = { provider: 'discord', channelId: 'C1' };
+  const request = { provider: 'discord', guildId: GUILD, channelId: 'C1' };
   const dm: ClickOrigin = { provider: 'discord', channelId: 'D1', dm: true };
   it.each<[string, Parameters<typeof approvalOriginRefusal>[0], ClickOrigin, 'channel' | 'dm' | 'both', boolean]>([
     ['its channel, target channel', request, ASKED, 'channel', true],
@@ -190,5 +215,42 @@ describe('approvalOriginRefusal: the documented places of a card', () => {
     ['Discord for a web request', { provider: 'web', channelId: 'web' }, dm, 'both', false],
   ])('%s', (_name, req, origin, target, allowed) => {
     expect(approvalOriginRefusal(req, origin, target) === undefined).toBe(allowed);
+  });
+});
+
+describe('actorOriginRefusal: only an explicit typed command skips the place check', () => {
+  const request = { provider: 'discord', guildId: GUILD, channelId: 'C1' };
+  it.each<[string, unknown, boolean]>([
+    ['typed /approve, from anywhere', { kind: 'typed' }, true],
+    ['a click from the card\'s channel', { kind: 'click', origin: ASKED }, true],
+    ['a click from another channel', { kind: 'click', origin: { ...ASKED, channelId: 'C2' } }, false],
+    ['a click whose adapter reported no origin', { kind: 'click', origin: null }, false],
+    ['a click with no kind/origin given', undefined, false],
+    ['a click kind with the origin left out', { kind: 'click' }, false],
+    ['an unknown kind carrying a good origin', { kind: 'button', origin: ASKED }, false],
+  ])('%s', (_name, via, allowed) => {
+    expect(actorOriginRefusal(request, via as Parameters<typeof actorOriginRefusal>[1], 'channel') === undefined).toBe(allowed);
+  });
+});
+
+// Both platforms' workspace ids: a Discord guild (a snowflake) and a Slack team (T…). The card,
+// question or prompt keeps the asking turn's; a click must report the same one, exactly.
+describe('sameConversation: the workspace a click came from is the one asked in', () => {
+  const DISCORD_GUILD = '1098765432109876543';
+  const SLACK_TEAM = 'T01ABCDEF';
+  it.each<[string, Parameters<typeof sameConversation>[0], ClickOrigin, boolean]>([
+    ['Discord: the same guild', { provider: 'discord', guildId: DISCORD_GUILD, channelId: '222' }, { provider: 'discord', guildId: DISCORD_GUILD, channelId: '222', dm: false }, true],
+    ['Discord: another guild, same channel id', { provider: 'discord', guildId: DISCORD_GUILD, channelId: '222' }, { provider: 'discord', guildId: '1098765432109876544', channelId: '222', dm: false }, false],
+    ['Discord: the click reports no guild', { provider: 'discord', guildId: DISCORD_GUILD, channelId: '222' }, { provider: 'discord', channelId: '222', dm: false }, false],
+    ['Discord: stored without a guild (DM, or an older row), click from a guild', { provider: 'discord', channelId: '222' }, { provider: 'discord', guildId: DISCORD_GUILD, channelId: '222', dm: false }, false],
+    ['Discord: a DM asked and answered there (no guild either side)', { provider: 'discord', channelId: '333' }, { provider: 'discord', channelId: '333', dm: true }, true],
+    ['Slack: the same team', { provider: 'slack', guildId: SLACK_TEAM, channelId: 'C0123' }, { provider: 'slack', guildId: SLACK_TEAM, channelId: 'C0123', dm: false }, true],
+    ['Slack: another team, same channel id (a shared channel)', { provider: 'slack', guildId: SLACK_TEAM, channelId: 'C0123' }, { provider: 'slack', guildId: 'T09ZZZZZZ', channelId: 'C0123', dm: false }, false],
+    ['Slack: the payload reports no team', { provider: 'slack', guildId: SLACK_TEAM, channelId: 'C0123' }, { provider: 'slack', channelId: 'C0123', dm: false }, false],
+    ['Slack: a team id differing only in case', { provider: 'slack', guildId: SLACK_TEAM, channelId: 'C0123' }, { provider: 'slack', guildId: SLACK_TEAM.toLowerCase(), channelId: 'C0123', dm: false }, false],
+  ])('%s', (_name, asked, origin, same) => {
+    expect(sameConversation(asked, origin)).toBe(same);
+    // An approval card decided in its channel follows the same rule.
+    expect(approvalOriginRefusal(asked, origin, 'channel') === undefined).toBe(same);
   });
 });

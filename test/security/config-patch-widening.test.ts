@@ -30,7 +30,7 @@ async function setup(ownerIds: string[]) {
   const reloader = new ConfigReloader(live, { check: () => [], swap: () => {}, restart: async () => [], notifyOwners: async () => {} });
   const admin = new ConfigAdmin({ live, reloader, approvals, guards, audit: approvals.audit, env: {}, providers: () => ['discord'] });
   // The chat decision path: the guards first, then the service's approver check.
-  const decide = async (id: string, userId: string, decision = 'allow-once') => guards.refusal(id, { provider: 'discord', userId }) ?? approvals.resolve(id, decision, { provider: 'discord', userId });
+  const decide = async (id: string, userId: string, decision = 'allow-once') => guards.refusal(id, { provider: 'discord', userId, via: { kind: 'typed' } }) ?? approvals.resolve(id, decision, { provider: 'discord', userId, via: { kind: 'typed' } });
   const turn = (sender: string) => buildTurnContext(live.current().loaded.config, { agentId: 'main', conversation: { provider: 'discord', chat: 'dm', channelId: `dm-${sender}` }, sender: { id: sender } });
   const waitForCard = async () => {
     // The first patch of a process loads the widening judge and the config editor before its card.

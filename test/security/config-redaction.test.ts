@@ -205,7 +205,7 @@ describe('config redaction: every path that shows config', () => {
     await expect.poll(async () => (await s.approvals.list()).length).toBeGreaterThan(0);
     const card = (await s.approvals.list())[0]!;
     expect(JSON.stringify(card)).toContain('mcp.servers.gh.args');
-    expect(await s.approvals.resolve(card.id, 'allow-once', { provider: 'discord', userId: '2' })).toMatchObject({ kind: 'resolved' });
+    expect(await s.approvals.resolve(card.id, 'allow-once', { provider: 'discord', userId: '2', via: { kind: 'typed' } })).toMatchObject({ kind: 'resolved' });
     const r = await outcome;
     expect(r.isError).toBeFalsy();
     const rows = await s.approvals.audit.list({ typePrefix: 'config.' });
@@ -238,7 +238,7 @@ describe('config redaction: every path that shows config', () => {
     noSecret(JSON.stringify(card));
     expect(JSON.stringify(card)).not.toContain('CardPw-99');
     expect(JSON.stringify(card)).toContain('evil.example.com');
-    await s.approvals.resolve(card.id, 'deny', { provider: 'discord', userId: '2' });
+    await s.approvals.resolve(card.id, 'deny', { provider: 'discord', userId: '2', via: { kind: 'typed' } });
     const r = await outcome;
     const rows = await s.approvals.audit.list({ typePrefix: 'config.' });
     expect(JSON.stringify([r, rows])).not.toContain('CardPw-99');

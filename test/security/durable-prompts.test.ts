@@ -155,7 +155,7 @@ describe.each(ENGINES)('durable questions and secret prompts under attack (%s)',
     const a = await promptsOn(await connect(), t.dataDir, now);
     const second = await connect();
     const b = await promptsOn(second, t.dataDir, now);
-    const asked = await a.prompts.ask({ agentId: 'main', sessionKey: 'conv-1', conversationOnly: false, name: 'DEPLOY_TOKEN', reason: 'deploy', target: target1, requesterId: 'U1' });
+    const asked = await a.prompts.ask({ agentId: 'main', sessionKey: 'conv-1', conversationOnly: false, name: 'DEPLOY_TOKEN', reason: 'deploy', target: target1, guildId: undefined, requesterId: 'U1' });
     if (!asked.ok) throw new Error(asked.error);
     return { a, b, id: asked.id, store: second };
   }

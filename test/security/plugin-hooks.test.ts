@@ -141,7 +141,7 @@ describe('a plugin hook decides a call, and only narrows', () => {
     const asked: string[] = [];
     const off = events.on('approval.requested', ({ request }) => {
       asked.push(request.title);
-      void approvals.resolve(request.id, 'deny', { provider: 'discord', userId: 'owner-1' });
+      void approvals.resolve(request.id, 'deny', { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' } });
     });
     const result = await call(at('dev'), 'team_echo', { text: 'ask' });
     off();

@@ -58,7 +58,7 @@ beforeEach(async () => {
   approvals.registerRenderer({
     provider: 'discord',
     show: async (request) => {
-      setTimeout(() => void approvals.resolve(request.id, 'allow-once', { provider: 'discord', userId: clicker }), 10);
+      setTimeout(() => void approvals.resolve(request.id, 'allow-once', { provider: 'discord', userId: clicker, via: { kind: 'typed' } }), 10);
     },
     update: async () => {},
   });

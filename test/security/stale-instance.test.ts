@@ -76,7 +76,7 @@ describe('notifications between instances', () => {
     cleanups.push(() => approvals.shutdown());
     const secret = 'curl -H "Authorization: Bearer sk-live-TOPSECRET" https://example.com';
     const request = await approvals.open({ kind: 'exec', tool: 'exec', title: 'Run', preview: secret, fullText: secret }, { agentId: 'main', sessionKey: 'agent:main:slack:direct:U-SECRET-USER', provider: 'slack', channelId: 'D1', requesterId: 'U-SECRET-USER' });
-    await approvals.resolve(request.id, 'deny', { provider: 'slack', userId: 'U-OWNER' });
+    await approvals.resolve(request.id, 'deny', { provider: 'slack', userId: 'U-OWNER', via: { kind: 'typed' } });
     const leases = new Leases(store.db, { ttlMs: 5000, holder: instances.id });
     const sessionKey = 'agent:main:slack:direct:U-SECRET-USER';
     await leases.hold(`session:${sessionKey}`, new AbortController().signal, async () => undefined);

@@ -106,7 +106,7 @@ async function setup(extra: Partial<ToolInvokerOptions> = {}, config = CONFIG) {
   /** Answers the next approval request with `decision` as the owner. */
   const answer = (decision: string) =>
     bus.on('approval.requested', ({ request }) => {
-      void approvals.resolve(request.id, decision, { provider: 'discord', userId: 'owner-1' });
+      void approvals.resolve(request.id, decision, { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' } });
     });
   return { store, bus, approvals, hooks, ran, invoker, transcripts, seen, call, answer };
 }
@@ -318,7 +318,7 @@ describe('hook-requested approval that nobody decides within approvals.waitSec',
     t.hooks.on('before_tool_call', () => ask);
     const first = await t.call('echo', { text: 'x' }, deferred);
     const id = (first.details as { approvalId: string }).approvalId;
-    await t.approvals.resolve(id, 'allow-once', { provider: 'discord', userId: 'owner-1' });
+    await t.approvals.resolve(id, 'allow-once', { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' } });
     let asked = 0;
     t.bus.on('approval.requested', () => asked++);
     const resumed = await t.call('echo', { text: 'x' }, { ...deferred, resume: { approvalId: id }, loopDetection: false });
@@ -333,12 +333,12 @@ describe('hook-requested approval that nobody decides within approvals.waitSec',
     t.hooks.on('before_tool_call', ({ params }) => ({ ...ask, params: { ...params, text: `${String(params.text)}${suffix}` } }));
     const first = await t.call('echo', { text: 'x' }, deferred);
     const id = (first.details as { approvalId: string }).approvalId;
-    await t.approvals.resolve(id, 'deny', { provider: 'discord', userId: 'owner-1' });
+    await t.approvals.resolve(id, 'deny', { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' } });
     expect(await t.call('echo', { text: 'x' }, { ...deferred, resume: { approvalId: id } })).toMatchObject({ status: 'blocked', deniedReason: 'approval-denied' });
 
     const second = await t.call('echo', { text: 'y' }, deferred);
     const secondId = (second.details as { approvalId: string }).approvalId;
-    await t.approvals.resolve(secondId, 'allow-once', { provider: 'discord', userId: 'owner-1' });
+    await t.approvals.resolve(secondId, 'allow-once', { provider: 'discord', userId: 'owner-1', via: { kind: 'typed' } });
     suffix = ' (changed)';
     const again = await t.call('echo', { text: 'y' }, { ...deferred, resume: { approvalId: secondId } });
     // What the approver saw is not what would run now: the old decision does not cover it.

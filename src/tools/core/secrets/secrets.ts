@@ -11,7 +11,7 @@ import { secretsParameters as parameters } from './secrets-schema.js';
  */
 export interface SecretsToolDeps {
   list(agentId: string, sessionKey: string): Promise<Array<{ name: string; scope: 'agent' | 'conversation' }>>;
-  request(input: { agentId: string; sessionKey: string; conversationOnly: boolean; name: string; reason: string; provider: string; channelId: string | undefined; threadId: string | undefined; senderId: string | undefined }): Promise<{ ok: true; expiresAt: number } | { ok: false; error: string }>;
+  request(input: { agentId: string; sessionKey: string; conversationOnly: boolean; name: string; reason: string; provider: string; guildId: string | undefined; channelId: string | undefined; threadId: string | undefined; senderId: string | undefined }): Promise<{ ok: true; expiresAt: number } | { ok: false; error: string }>;
   remove(input: { agentId: string; sessionKey: string; conversationOnly: boolean; name: string; actor: string | undefined }): Promise<boolean>;
 }
 
@@ -52,6 +52,7 @@ export function createSecretsTool(deps: SecretsToolDeps): ToolImplementation<Sec
         name: args.name,
         reason: args.reason,
         provider: turn.provider,
+        guildId: turn.guildId,
         channelId: turn.channelId,
         threadId: turn.threadId,
         senderId: turn.senderId,
