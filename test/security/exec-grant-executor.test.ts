@@ -61,6 +61,7 @@ describe.each(ENGINES)('exec allow-always grants are bound to their executor (%s
   let requests: ApprovalRequest[];
   let decisions: ApprovalDecision[];
   let caseNo = 0;
+  const deciding: Array<Promise<unknown>> = [];
 
   const open = async (): Promise<Store> => {
     const opened = await openWardenStore({ dataDir: where.dataDir, url: where.url });
@@ -82,10 +83,13 @@ describe.each(ENGINES)('exec allow-always grants are bound to their executor (%s
     events.on('approval.requested', ({ request }) => {
       requests.push(request);
       const decision = decisions.shift() ?? 'deny';
-      setTimeout(() => void approvals.resolveAsOperator(request.id, decision, 'op'), 5);
+      // Kept, so the test waits for the whole decision (its last reads included) before the store
+      // closes: the call returns once the request is closed, a moment before resolve finishes.
+      deciding.push(new Promise((done) => setTimeout(() => done(approvals.resolveAsOperator(request.id, decision, 'op')), 5)));
     });
   });
   afterEach(async () => {
+    await Promise.all(deciding.splice(0));
     approvals.shutdown();
     for (const s of stores.splice(0)) await s.close();
   });
