@@ -22,7 +22,7 @@ export const DATA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 export const CATALOG_FILE = path.join(DATA_DIR, 'catalog.json');
 export const TUNE_FILE = path.join(DATA_DIR, 'tune.jsonl');
 /** Every labelled file tuning may use, in order: a new one is one more line here. */
-export const TUNE_FILES: readonly string[] = [TUNE_FILE, path.join(DATA_DIR, 'tune-2.jsonl'), path.join(DATA_DIR, 'tune-3.jsonl')];
+export const TUNE_FILES: readonly string[] = [TUNE_FILE, path.join(DATA_DIR, 'tune-2.jsonl'), path.join(DATA_DIR, 'tune-3.jsonl'), path.join(DATA_DIR, 'tune-4.jsonl'), path.join(DATA_DIR, 'tune-5.jsonl')];
 export const HELDOUT_FILE = path.join(DATA_DIR, 'heldout.jsonl');
 /** A third blind set, written after the ranker's last change and never used for tuning. */
 export const HELDOUT3_FILE = path.join(DATA_DIR, 'heldout-3.jsonl');

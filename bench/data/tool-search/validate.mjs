@@ -14,7 +14,7 @@ const ids = new Set();
 const requests = new Map();
 const stats = {};
 
-for (const file of ['tune.jsonl', 'tune-2.jsonl', 'tune-3.jsonl', 'heldout.jsonl', 'heldout-3.jsonl']) {
+for (const file of ['tune.jsonl', 'tune-2.jsonl', 'tune-3.jsonl', 'tune-4.jsonl', 'tune-5.jsonl', 'heldout.jsonl', 'heldout-3.jsonl']) {
   const lines = readFileSync(join(here, file), 'utf8').split('\n').filter((l) => l.trim() !== '');
   const covered = new Set();
   const servers = new Set();

@@ -5,31 +5,31 @@ import type { RerankModel } from './rerank.js';
 export const RERANK_MODEL: RerankModel = {
   depth: 30,
   weights: [
-    1.0569, // base_log_ratio
-    1.4012, // base_rank_recip
-    0.188104, // bm25_name
-    0.214825, // bm25_server
-    0.0640983, // bm25_lead
-    -0.0253645, // bm25_description
-    0.0323815, // bm25_params
-    -0.561087, // coverage_any
-    -0.655397, // coverage_head
-    1.22104, // coverage_idf
-    -0.364522, // name_said
-    0.752813, // name_translated
-    -0.396068, // object_said
-    0.987558, // object_translated
-    1.54337, // lead_translated
-    1.45514, // translation
-    -0.0599367, // action_match
-    -0.865129, // action_opposed
-    0.231638, // action_none
-    -0.552693, // server_prior
-    0.26256, // server_named
-    -0.828135, // name_length
-    1.72612, // request_explained_head
-    2.01161, // request_explained_all
+    0.837442, // base_log_ratio
+    1.57897, // base_rank_recip
+    0.195385, // bm25_name
+    0.215456, // bm25_server
+    0.00366133, // bm25_lead
+    -0.00492683, // bm25_description
+    0.0331294, // bm25_params
+    -0.736778, // coverage_any
+    -1.00332, // coverage_head
+    1.26757, // coverage_idf
+    -0.708558, // name_said
+    1.29153, // name_translated
+    -0.487859, // object_said
+    1.08148, // object_translated
+    1.89312, // lead_translated
+    1.5852, // translation
+    -0.0247148, // action_match
+    -0.901476, // action_opposed
+    0.209615, // action_none
+    -0.557733, // server_prior
+    0.319657, // server_named
+    -0.858307, // name_length
+    1.55521, // request_explained_head
+    1.60518, // request_explained_all
     0, // object_related
-    0.170653, // request_related_head
+    1.0356, // request_related_head
   ],
 };
