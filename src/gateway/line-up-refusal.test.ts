@@ -8,27 +8,8 @@ import { parseConfig } from '../config/index.js';
 import { BUSY_TEXT, Gateway } from './gateway.js';
 import { HeldAgent } from './held-agent-testing.js';
 import { SessionQueues } from './queue.js';
-import type { ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget } from './types.js';
+import { PushAdapter } from './push-adapter-testing.js';
 
-class WebAdapter implements ChatAdapter {
-  readonly provider = 'web' as const;
-  readonly sent: OutboundMessage[] = [];
-  approvals = { provider: 'web', show: async () => {}, update: async () => {} };
-  private onMessage: ((m: InboundMessage) => Promise<void>) | undefined;
-  async start(onMessage: (m: InboundMessage) => Promise<void>) {
-    this.onMessage = onMessage;
-  }
-  async send(_target: ReplyTarget, message: OutboundMessage) {
-    this.sent.push(message);
-  }
-  typing() {
-    return () => {};
-  }
-  async stop() {}
-  push(text: string) {
-    return this.onMessage!({ provider: 'web', chatType: 'dm', channelId: 'web', senderId: 'local', text, mentionsBot: false, messageId: String(Math.random()), receivedAt: Date.now() });
-  }
-}
 
 /** The session line of a shared store, as far as the gateway's line-up sees it: every place is this instance's, taken at once. */
 class RecordingLine {
@@ -59,7 +40,7 @@ describe('a message the local queue would refuse takes no place in the shared li
   it('the conversation is full: refused before the place is written; the sender is told', async () => {
     const parsed = parseConfig({ models: { default: 'anthropic/claude-sonnet-4-5' } });
     if (!parsed.ok) throw parsed.error;
-    const adapter = new WebAdapter();
+    const adapter = new PushAdapter();
     const agent = new HeldAgent();
     const line = new RecordingLine();
     const gateway = new Gateway({

@@ -16,33 +16,14 @@ import { modelSettings } from '../models/settings.js';
 import { createScriptedProvider } from '../models/scripted.js';
 import { SessionContextStore } from '../turn/session-contexts.js';
 import { Gateway } from './gateway.js';
-import type { ChatAdapter, InboundMessage, OutboundMessage, ReplyTarget } from './types.js';
 import type { ModelProvider } from '../models/types.js';
 import { UsageService } from '../usage/service.js';
 import { UsageStore } from '../usage/store.js';
 import type { BatchStep } from '../store/db.js';
+import { PushAdapter } from './push-adapter-testing.js';
 
 const testStores = useTestStores();
 
-class Platform implements ChatAdapter {
-  readonly provider = 'web' as const;
-  readonly sent: OutboundMessage[] = [];
-  approvals = { provider: 'web', show: async () => {}, update: async () => {} };
-  private onMessage: ((m: InboundMessage) => Promise<void>) | undefined;
-  async start(onMessage: (m: InboundMessage) => Promise<void>) {
-    this.onMessage = onMessage;
-  }
-  async send(_target: ReplyTarget, message: OutboundMessage) {
-    this.sent.push(message);
-  }
-  typing() {
-    return () => {};
-  }
-  async stop() {}
-  push(text: string) {
-    return this.onMessage!({ provider: 'web', chatType: 'dm', channelId: 'web', senderId: 'local', text, mentionsBot: false, messageId: String(Math.random()), receivedAt: Date.now() });
-  }
-}
 
 /** The real gateway on `store` with the session lease and the agent loop over `model`, started. */
 async function startGateway(store: Store, config: WardenConfig, model: ModelProvider, usage?: UsageService) {
@@ -59,7 +40,7 @@ async function startGateway(store: Store, config: WardenConfig, model: ModelProv
     },
   });
   const leases = new Leases(store.db, { ttlMs: 15_000, holder: 'inst-a' });
-  const platform = new Platform();
+  const platform = new PushAdapter();
   const gateway = new Gateway({
     config,
     adapters: [platform],
