@@ -140,7 +140,8 @@ export async function openWebFront(config: Pick<WebConfig, 'host' | 'port'>, tok
       const cookie = `${TOKEN_COOKIE}=${encodeURIComponent(given)}; HttpOnly; SameSite=Strict; Path=/`;
       return reply(303, 'text/plain; charset=utf-8', '', { location: url.pathname, 'set-cookie': cookie });
     }
-    const asset = PAGE_ASSETS[url.pathname];
+    // Own keys only: a path is never looked up on the object's prototype.
+    const asset = Object.hasOwn(PAGE_ASSETS, url.pathname) ? PAGE_ASSETS[url.pathname] : undefined;
     // The files of replies and uploads, and the 404 of anything else, are the chat's.
     if (!asset) return toChat({ kind: 'request', req, res, url, reply });
     pageModule().then(
