@@ -44,16 +44,19 @@ interface Row {
   created_at: number;
 }
 
-/** Sessions and their transcript entries. */
-const INSERT = `INSERT INTO transcript_entries (session_key, role, tool, tool_call_id, content, details, is_error, created_at)
+/** The columns an entry is written with, and a session's activity time (its row made when new). */
+const ENTRY_INTO = 'transcript_entries (session_key, role, tool, tool_call_id, content, details, is_error, created_at)';
+const SESSION_INTO = 'sessions (key, agent_id, provider, created_at, updated_at)';
+const TOUCHED = 'ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at';
+const INSERT = `INSERT INTO ${ENTRY_INTO}
   VALUES (@sessionKey, @role, @tool, @toolCallId, @content, @details, @isError, @createdAt) RETURNING id`;
 /** PostgreSQL: an entry with its search-index row (`transcript-search.ts`), one statement. */
 const INSERT_INDEXED = `WITH e AS (${INSERT}),
   s AS (INSERT INTO transcript_search (entry_id, session_key, body) SELECT id, @sessionKey, @body FROM e)
   SELECT id FROM e`;
-const TOUCH = `INSERT INTO sessions (key, agent_id, provider, created_at, updated_at) VALUES (@key, @agentId, @provider, @now, @now)
-  ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at`;
+const TOUCH = `INSERT INTO ${SESSION_INTO} VALUES (@key, @agentId, @provider, @now, @now) ${TOUCHED}`;
 
+/** Sessions and their transcript entries. */
 export class Transcripts {
   constructor(private readonly db: Db) {}
 
@@ -117,24 +120,23 @@ export class Transcripts {
       // One statement: the entry (only where the guard holds), its index row and the session's touch from it.
       return [
         {
-          sql: `WITH e AS (INSERT INTO transcript_entries (session_key, role, tool, tool_call_id, content, details, is_error, created_at)
+          sql: `WITH e AS (INSERT INTO ${ENTRY_INTO}
               SELECT ?, ?, ?, ?, ?, ?, ?::integer, ?::bigint WHERE ${guard.sql} RETURNING id)${
                 text === undefined ? '' : `,
   s AS (INSERT INTO transcript_search (entry_id, session_key, body) SELECT id, ?, ? FROM e)`
               },
-  t AS (INSERT INTO sessions (key, agent_id, provider, created_at, updated_at) SELECT ?, ?, ?, ?::bigint, ?::bigint FROM e
-        ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at)
+  t AS (INSERT INTO ${SESSION_INTO} SELECT ?, ?, ?, ?::bigint, ?::bigint FROM e ${TOUCHED})
   SELECT id FROM e`,
           params: [...values, ...guard.params, ...(text === undefined ? [] : [entry.sessionKey, text]), ...touch],
         },
       ];
     }
     return [
-      { sql: `INSERT INTO transcript_entries (session_key, role, tool, tool_call_id, content, details, is_error, created_at) SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE ${guard.sql} RETURNING id`, params: [...values, ...guard.params] },
+      { sql: `INSERT INTO ${ENTRY_INTO} SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE ${guard.sql} RETURNING id`, params: [...values, ...guard.params] },
       // Right after the insert: `changes()` is its row count, `last_insert_rowid()` its id.
       ...(text === undefined ? [] : [{ sql: 'INSERT INTO transcript_search (rowid, body, session_key) SELECT last_insert_rowid(), ?, ? WHERE changes() > 0', params: [text, entry.sessionKey] }]),
       {
-        sql: `INSERT INTO sessions (key, agent_id, provider, created_at, updated_at) SELECT ?, ?, ?, ?, ? WHERE ${guard.sql} ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at`,
+        sql: `INSERT INTO ${SESSION_INTO} SELECT ?, ?, ?, ?, ? WHERE ${guard.sql} ${TOUCHED}`,
         params: [...touch, ...guard.params],
       },
     ];
