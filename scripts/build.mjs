@@ -63,6 +63,10 @@ if (!process.argv.includes('--force') && upToDate()) process.exit(0);
 const BUNDLED = new Set(['zod', 'execa', 'prom-client', 'ws', 'picomatch', 'json5', 'ipaddr.js', 'dotenv', 'croner', 'chokidar']);
 /** The YAML parser's bundle, in dist/chunks/ (see src/util/yaml.ts). */
 const YAML_BUNDLE = 'yaml.cjs';
+/** `warden tools` as one script, in dist/chunks/ (see src/cli/tools-entry.ts and src/util/cached-script.ts). */
+const TOOLS_SCRIPT = 'tools.script.cjs';
+/** The parameters of the function a script's code is wrapped in: CommonJS's, and `import.meta.url`'s stand-in. */
+const SCRIPT_PARAMETERS = 'exports, require, module, __filename, __dirname, __wardenImportMetaUrl';
 const packageName = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
 
 /** Bare imports stay imports of node_modules, except the BUNDLED packages and what they import. */
@@ -136,7 +140,7 @@ try {
     // Taken out again below from the chunks that never name `require`.
     banner: { js: REQUIRE_BANNER },
     // src/util/yaml.ts loads the YAML parser synchronously, at its first use: from this bundle.
-    define: { WARDEN_YAML_BUNDLE: JSON.stringify(`./${YAML_BUNDLE}`) },
+    define: { WARDEN_YAML_BUNDLE: JSON.stringify(`./${YAML_BUNDLE}`), WARDEN_TOOLS_SCRIPT: JSON.stringify(`./chunks/${TOOLS_SCRIPT}`) },
   });
   // What each output file holds and imports (paths relative to dist/), read by the build's tests:
   // with the comments gone, the files no longer name their source modules.
@@ -148,6 +152,36 @@ try {
       inputs: Object.keys(inputs).sort(),
     };
   }
+  // `warden tools` (a command run by hand and by scripts, whose start-up is most of its time) as
+  // one script instead of some sixty modules: Node's ESM loader resolves, reads and links each
+  // module on its own and compiles each from its text at every run (Node 20 has no compile
+  // cache for ES modules), where a script compiles from V8's code cache of the previous run
+  // (src/util/cached-script.ts). CommonJS for its imports of packages and built-ins; the lazy
+  // imports of its modules are inlined, each module still initialised at its first import, so
+  // the script has one copy of every module it uses (the logger's level, zod's settings). It is
+  // wrapped in a function of SCRIPT_PARAMETERS, which the loader calls.
+  const toolsScript = await build({
+    entryPoints: [path.join(root, 'src/cli/tools-entry.ts')],
+    outfile: path.join(staging, 'chunks', TOOLS_SCRIPT),
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'warning',
+    charset: 'ascii',
+    minifyWhitespace: true,
+    minifySyntax: true,
+    metafile: true,
+    absWorkingDir: root,
+    plugins: [noOpenTelemetry, dependencies, noZodLocales],
+    tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true, target: 'ES2022', useDefineForClassFields: true } },
+    define: { WARDEN_YAML_BUNDLE: JSON.stringify(`./${YAML_BUNDLE}`), 'import.meta.url': '__wardenImportMetaUrl' },
+  });
+  for (const [output, { imports, inputs }] of Object.entries(toolsScript.metafile.outputs)) {
+    map[rel(output)] = { imports: imports.map((imp) => ({ external: imp.path, kind: imp.kind })), inputs: Object.keys(inputs).sort() };
+  }
+  const toolsFile = path.join(staging, 'chunks', TOOLS_SCRIPT);
+  writeFileSync(toolsFile, `(function (${SCRIPT_PARAMETERS}) {${readFileSync(toolsFile, 'utf8')}\n})`);
   writeFileSync(path.join(staging, 'modules.json'), `${JSON.stringify(map)}\n`);
   // The YAML parser (seventy CommonJS files) as one CommonJS file beside the chunks, for
   // src/util/yaml.ts's require(): one file to read and compile instead of seventy.

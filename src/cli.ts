@@ -1,6 +1,9 @@
-import { parseArgs, processIO, type CliIO, type CommandRunner, EXIT } from './cli/args.js';
+import { parseArgs, processIO, type ParsedArgs, type CliIO, type CommandRunner, EXIT } from './cli/args.js';
 import { closest } from './config/errors.js';
 import { asksForHelp, COMMAND_USAGE } from './cli/usage.js';
+
+/** In the build: `warden tools` as one script, relative to dist/cli.js (scripts/build.mjs). */
+declare const WARDEN_TOOLS_SCRIPT: string | undefined;
 
 /**
  * Command table. Each command lives in its own module under `cli/` and is loaded on demand, so
@@ -68,6 +71,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     io.stderr(`warden: unknown command "${args.command}"${hint ? ` (did you mean "${hint}"?)` : ''}\n${USAGE()}`);
     return EXIT.badInput;
   }
+  if (args.command === 'tools' && typeof WARDEN_TOOLS_SCRIPT === 'string') return runToolsScript(new URL(WARDEN_TOOLS_SCRIPT, import.meta.url), args, io);
   // Loaded here, not at the top: `warden --help` answers without the logger and its redaction.
   // Set before the command's modules load, so nothing they log escapes the command's level.
   (await import('./log/log.js')).setCommandLogLevel(args.command);
@@ -80,4 +84,21 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
   }
   const run = await command.load();
   return run(args, io);
+}
+
+/**
+ * A built `warden tools`: the command and everything it loads in one script, compiled from V8's
+ * code cache of the previous run (src/util/cached-script.ts), where the modules would each be
+ * resolved, read, linked and compiled from their text (src/cli/tools-entry.ts sets the logger's
+ * level and zod's settings, as the lines above do for the other commands). The cache is written beside dist/ once the command
+ * is done, when there was none or V8 refused it.
+ */
+async function runToolsScript(script: URL, args: ParsedArgs, io: CliIO): Promise<number> {
+  const [{ loadCachedScript }, young] = await Promise.all([import('./util/cached-script.js'), import('./ops/young-generation.js')]);
+  // Before the script compiles, as V8 compares the flags a code cache was written under with the
+  // current ones (a flag set after the compile made every cache written at exit unusable).
+  young.growYoungGenerationFast();
+  const loaded = loadCachedScript<{ runTools: CommandRunner }>(script, new URL('../cache/', script));
+  if (!loaded.fromCache) process.once('exit', loaded.saveCache);
+  return loaded.exports.runTools(args, io);
 }

@@ -1,0 +1,69 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import vm from 'node:vm';
+
+// A script the build wrote (scripts/build.mjs: CommonJS wrapped in a function), compiled from
+// V8's code cache when there is one: the bytecode of the functions the previous run compiled,
+// so this run neither parses nor compiles them. Node 20 has no such cache for ES modules
+// (`module.enableCompileCache` is Node 22.1's). The cache is named after a hash of the script's
+// bytes, so a changed script never runs with another's bytecode (V8 itself checks only the
+// length of the source), and after the Node version and architecture; V8 refuses a cache of
+// another version or other flags, and the script is then compiled from its text as without one.
+// A cache that cannot be read or written (a read-only install) costs nothing but the compile.
+
+export interface CachedScript<T> {
+  /** What the script put in `module.exports`. */
+  exports: T;
+  /** Whether V8 took the code cache (false: none, or refused). */
+  fromCache: boolean;
+  /** Writes the code cache of what has been compiled so far (call it once the work is done); never throws. */
+  saveCache(): void;
+}
+
+/** Loads `file` (a script of the build), with its code cache in `cacheDir` when there is one there. */
+export function loadCachedScript<T>(location: string | URL, cache: string | URL): CachedScript<T> {
+  const file = location instanceof URL ? fileURLToPath(location) : location;
+  const cacheDir = cache instanceof URL ? fileURLToPath(cache) : cache;
+  const bytes = readFileSync(file);
+  const key = createHash('sha256').update(bytes).digest('hex').slice(0, 32);
+  const cacheFile = path.join(cacheDir, `${path.basename(file)}.${key}.${process.version}-${process.arch}.v8`);
+  let cachedData: Buffer | undefined;
+  try {
+    cachedData = readFileSync(cacheFile);
+  } catch {
+    cachedData = undefined;
+  }
+  // The build writes the scripts in ASCII only (scripts/build.mjs).
+  const script = new vm.Script(bytes.toString('latin1'), {
+    filename: file,
+    ...(cachedData ? { cachedData } : {}),
+    // import() in the script (a package, a plugin) goes through Node's loader as in a module.
+    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+  });
+  const fromCache = cachedData !== undefined && !script.cachedDataRejected;
+  const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
+  const module = { exports: {} as T };
+  wrapper.call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file), pathToFileURL(file).href);
+  return {
+    exports: module.exports,
+    fromCache,
+    saveCache: () => {
+      const temporary = `${cacheFile}.${process.pid}`;
+      try {
+        mkdirSync(cacheDir, { recursive: true });
+        writeFileSync(temporary, script.createCachedData());
+        // Whole or not at all: another run reading it meanwhile finds the old file or none.
+        renameSync(temporary, cacheFile);
+      } catch {
+        try {
+          rmSync(temporary, { force: true });
+        } catch {
+          // Nothing was written.
+        }
+      }
+    },
+  };
+}
