@@ -66,7 +66,7 @@ const YAML_BUNDLE = 'yaml.cjs';
 /** `warden tools` as one script, in dist/chunks/ (see src/cli/tools-entry.ts and src/util/cached-script.ts). */
 const TOOLS_SCRIPT = 'tools.script.cjs';
 /** The parameters of the function a script's code is wrapped in: CommonJS's, and `import.meta.url`'s stand-in. */
-const SCRIPT_PARAMETERS = 'exports, require, module, __filename, __dirname, __wardenImportMetaUrl';
+const SCRIPT_PARAMETERS = 'exports, require, module, __filename, __dirname, __wardenImportMetaUrl, __wardenImport';
 const packageName = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
 
 /** Bare imports stay imports of node_modules, except the BUNDLED packages and what they import. */
@@ -102,6 +102,26 @@ const noOpenTelemetry = {
   setup(b) {
     b.onResolve({ filter: /^@opentelemetry\/api$/ }, (args) => (args.importer.includes(`${path.sep}prom-client${path.sep}`) ? { path: 'opentelemetry-api', namespace: 'stub-otel' } : undefined));
     b.onLoad({ filter: /.*/, namespace: 'stub-otel' }, () => ({ contents: 'module.exports = { trace: { getSpan: () => undefined }, context: { active: () => undefined } };', loader: 'js' }));
+  },
+};
+
+/**
+ * In the script of `warden tools` (below), each import() of a package or of a computed URL (a
+ * plugin's file) calls the loader's `__wardenImport` instead: a script's own import() goes
+ * through a vm callback that Node 20 marks experimental and warns about on stderr. The loader's
+ * is an ES module's import() from the same folder, dist/chunks/, so a specifier resolves as it
+ * did from the chunks. Relative imports stay import(): esbuild inlines those modules.
+ */
+const DYNAMIC_IMPORT = /(?<!typeof\s+)\bimport\((?!\s*['"`]\.)/g;
+const scriptImports = {
+  name: 'script-imports',
+  setup(b) {
+    b.onLoad({ filter: /\.ts$/ }, (args) => {
+      if (args.path.includes(`${path.sep}node_modules${path.sep}`)) return undefined;
+      const text = readFileSync(args.path, 'utf8');
+      const contents = text.replace(DYNAMIC_IMPORT, '__wardenImport(');
+      return contents === text ? undefined : { contents, loader: 'ts' };
+    });
   },
 };
 
@@ -173,7 +193,7 @@ try {
     minifySyntax: true,
     metafile: true,
     absWorkingDir: root,
-    plugins: [noOpenTelemetry, dependencies, noZodLocales],
+    plugins: [noOpenTelemetry, dependencies, noZodLocales, scriptImports],
     tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true, target: 'ES2022', useDefineForClassFields: true } },
     define: { WARDEN_YAML_BUNDLE: JSON.stringify(`./${YAML_BUNDLE}`), 'import.meta.url': '__wardenImportMetaUrl' },
   });

@@ -23,6 +23,12 @@ export interface CachedScript<T> {
   saveCache(): void;
 }
 
+/**
+ * The script's import() of a package or a plugin's URL: an ES module's, resolved from this
+ * module's folder, which in the build is the script's (dist/chunks/).
+ */
+const importModule = (specifier: string): Promise<unknown> => import(specifier);
+
 /** Loads `file` (a script of the build), with its code cache in `cacheDir` when there is one there. */
 export function loadCachedScript<T>(location: string | URL, cache: string | URL): CachedScript<T> {
   const file = location instanceof URL ? fileURLToPath(location) : location;
@@ -40,13 +46,14 @@ export function loadCachedScript<T>(location: string | URL, cache: string | URL)
   const script = new vm.Script(bytes.toString('latin1'), {
     filename: file,
     ...(cachedData ? { cachedData } : {}),
-    // import() in the script (a package, a plugin) goes through Node's loader as in a module.
+    // The build turns the script's import() of packages and plugins into calls of `importModule`
+    // (scripts/build.mjs); one it missed still loads, with Node 20's warning that this is experimental.
     importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
   const fromCache = cachedData !== undefined && !script.cachedDataRejected;
   const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
   const module = { exports: {} as T };
-  wrapper.call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file), pathToFileURL(file).href);
+  wrapper.call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file), pathToFileURL(file).href, importModule);
   return {
     exports: module.exports,
     fromCache,
