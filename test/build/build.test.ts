@@ -2,7 +2,8 @@
 // (The global setup has just brought dist/ up to date.)
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -24,6 +25,8 @@ interface Output {
   imports: { path?: string; external?: string; kind: string }[];
   inputs: string[];
 }
+/** `warden tools` as one script (scripts/build.mjs). */
+const TOOLS_SCRIPT = 'chunks/tools.script.cjs';
 const MODULES = JSON.parse(readFileSync(path.join(DIST, 'modules.json'), 'utf8')) as Record<string, Output>;
 
 /** An output file and every file it imports statically, followed through: what loading it loads. */
@@ -97,8 +100,8 @@ describe('the build in dist/', () => {
   });
 
   it('splits at the lazy imports: a command loads its own chunks, not the adapters or the model SDKs', () => {
-    // What `warden tools` loads at start: dist/cli.js, its chunk and what they import statically.
-    const loaded = commandClosure('tools');
+    // What `warden audit` loads at start: dist/cli.js, its chunk and what they import statically.
+    const loaded = commandClosure('audit');
     expect(loaded.length).toBeGreaterThan(1);
     // Bounded by bytes, not by chunk count alone: what a command parses at start is what the bound
     // is for (issue 32's start-up figures live in the benchmarks).
@@ -116,12 +119,11 @@ describe('the build in dist/', () => {
 
   it('one build for every command: bin/warden.js runs dist/cli.js, and `warden tools --json` loads what the module map says', async () => {
     expect(Object.keys(MODULES).filter((f) => f.endsWith('.js') && !f.startsWith('chunks/'))).toEqual(['cli.js']);
-    const expected = commandClosure('tools');
-    const files = await filesLoaded(['tools', '--json']);
+    const files = await filesLoaded(['url-check', 'http://example.com/']);
     expect(files[0]).toBe('cli.js');
     // Everything the map puts on the command's path is loaded, and what is loaded besides is
     // reached by import() from it: no file outside the map, none of the adapters or SDKs.
-    for (const f of expected) expect(files, f).toContain(f);
+    for (const f of commandClosure('url-check')) expect(files, f).toContain(f);
     for (const f of files) {
       expect(MODULES[f], f).toBeDefined();
       expect(MODULES[f]!.inputs.filter((m) => /^adapters\/|node_modules\/(?:discord\.js|@slack|@anthropic-ai|openai)\//.test(m)), f).toEqual([]);
@@ -129,6 +131,29 @@ describe('the build in dist/', () => {
     // `start`'s listener comes first from a chunk of its own (src/app/start-first.ts), not from cli.js's closure.
     expect(Object.keys(MODULES).some((f) => MODULES[f]!.inputs.includes('src/app/start-first.ts'))).toBe(true);
     expect(staticClosure('cli.js').flatMap((f) => MODULES[f]!.inputs)).not.toContain('src/app/start-first.ts');
+  });
+
+  it('`warden tools` runs as one script from V8\'s code cache: the ES modules it loads are the command table and the script\'s loader', async () => {
+    const script = MODULES[TOOLS_SCRIPT]!;
+    expect(script.inputs).toContain('src/cli/tools.ts');
+    expect(script.inputs.filter((m) => /^adapters\/|node_modules\/(?:discord\.js|@slack|@anthropic-ai|openai|zod\/v4\/locales)\//.test(m))).toEqual([]);
+    // The packages it imports are Node's, the SDKs' and the ones left in node_modules (never zod or the other bundled ones).
+    const external = new Set(script.imports.map((i) => i.external!));
+    for (const pkg of ['zod', 'execa', 'prom-client', 'picomatch']) expect(external.has(pkg), pkg).toBe(false);
+    // Read and hashed whole at every run, compiled whole when there is no cache.
+    expect(statSync(path.join(DIST, TOOLS_SCRIPT)).size).toBeLessThan(1_600_000);
+    const text = readFileSync(path.join(DIST, TOOLS_SCRIPT), 'latin1');
+    // Its import() calls are the loader's (an import() of the script's own is Node 20's experimental vm callback).
+    expect(text).not.toMatch(/(?<![\w$.])import\(/);
+    expect(text).toMatch(/__wardenImport\("undici"\)/);
+    const files = await filesLoaded(['tools', '--json']);
+    expect(files[0]).toBe('cli.js');
+    const loader = Object.keys(MODULES).filter((f) => MODULES[f]!.inputs.includes('src/util/cached-script.ts') || MODULES[f]!.inputs.includes('src/ops/young-generation.ts'));
+    const expected = new Set([...staticClosure('cli.js'), ...loader.flatMap(staticClosure)]);
+    expect([...files].sort()).toEqual([...expected].sort());
+    // After a run, its code cache is there, named after the hash of the script's bytes.
+    const hash = createHash('sha256').update(readFileSync(path.join(DIST, TOOLS_SCRIPT))).digest('hex').slice(0, 32);
+    expect(readdirSync(path.join(DIST, 'cache')).filter((f) => f.startsWith(`tools.script.cjs.${hash}.${process.version}-`))).toHaveLength(1);
   });
 
   it('`warden --help` loads the command table and its usage only: no config schema, no logger', async () => {
@@ -160,7 +185,7 @@ describe('the build in dist/', () => {
   });
 
   it('is written without comments (V8 keeps the source text of each file: what a start-up parses and an idle bot holds)', () => {
-    for (const f of commandClosure('tools')) {
+    for (const f of [...commandClosure('audit'), TOOLS_SCRIPT]) {
       // esbuild's `// path/to/module.ts` markers and the sources' comments are gone; a chunk may
       // end with the licence notices of the packages bundled in it (`/*! ... */`).
       expect(commentsOf(readFileSync(path.join(DIST, f), 'utf8')).filter((c) => !c.startsWith('/*!')), f).toEqual([]);
