@@ -100,8 +100,8 @@ describe('the build in dist/', () => {
   });
 
   it('splits at the lazy imports: a command loads its own chunks, not the adapters or the model SDKs', () => {
-    // What `warden audit` loads at start: dist/cli.js, its chunk and what they import statically.
-    const loaded = commandClosure('audit');
+    // What `warden url-check` loads at start: dist/cli.js, its chunk and what they import statically.
+    const loaded = commandClosure('url-check');
     expect(loaded.length).toBeGreaterThan(1);
     // Bounded by bytes, not by chunk count alone: what a command parses at start is what the bound
     // is for (issue 32's start-up figures live in the benchmarks).
@@ -117,13 +117,13 @@ describe('the build in dist/', () => {
     expect(lazy.some((f) => MODULES[f]!.inputs.some((m) => m.startsWith('adapters/discord/')))).toBe(true);
   });
 
-  it('one build for every command: bin/warden.js runs dist/cli.js, and `warden tools --json` loads what the module map says', async () => {
+  it('one build for every command: bin/warden.js runs dist/cli.js, and `warden access check` loads what the module map says', async () => {
     expect(Object.keys(MODULES).filter((f) => f.endsWith('.js') && !f.startsWith('chunks/'))).toEqual(['cli.js']);
-    const files = await filesLoaded(['url-check', 'http://example.com/']);
+    const files = await filesLoaded(['access', 'check', '--provider', 'discord', '--chat', 'dm', '--sender', '123']);
     expect(files[0]).toBe('cli.js');
     // Everything the map puts on the command's path is loaded, and what is loaded besides is
     // reached by import() from it: no file outside the map, none of the adapters or SDKs.
-    for (const f of commandClosure('url-check')) expect(files, f).toContain(f);
+    for (const f of commandClosure('access')) expect(files, f).toContain(f);
     for (const f of files) {
       expect(MODULES[f], f).toBeDefined();
       expect(MODULES[f]!.inputs.filter((m) => /^adapters\/|node_modules\/(?:discord\.js|@slack|@anthropic-ai|openai)\//.test(m)), f).toEqual([]);
@@ -136,7 +136,7 @@ describe('the build in dist/', () => {
   it('`warden tools` runs as one script from V8\'s code cache: the ES modules it loads are the command table and the script\'s loader', async () => {
     const script = MODULES[TOOLS_SCRIPT]!;
     expect(script.inputs).toContain('src/cli/tools.ts');
-    expect(script.inputs.filter((m) => /^adapters\/|node_modules\/(?:discord\.js|@slack|@anthropic-ai|openai|zod\/v4\/locales)\//.test(m))).toEqual([]);
+    expect(script.inputs.filter((m) => /^adapters\/|node_modules\/(?:discord\.js|@slack|@anthropic-ai|openai)\//.test(m))).toEqual([]);
     // The packages it imports are Node's, the SDKs' and the ones left in node_modules (never zod or the other bundled ones).
     const external = new Set(script.imports.map((i) => i.external!));
     for (const pkg of ['zod', 'execa', 'prom-client', 'picomatch']) expect(external.has(pkg), pkg).toBe(false);
@@ -148,8 +148,13 @@ describe('the build in dist/', () => {
     expect(text).toMatch(/__wardenImport\("undici"\)/);
     const files = await filesLoaded(['tools', '--json']);
     expect(files[0]).toBe('cli.js');
-    const loader = Object.keys(MODULES).filter((f) => MODULES[f]!.inputs.includes('src/util/cached-script.ts') || MODULES[f]!.inputs.includes('src/ops/young-generation.ts'));
-    const expected = new Set([...staticClosure('cli.js'), ...loader.flatMap(staticClosure)]);
+    // dist/cli.js's closure, and the closures of what it imports for the script: its loader and the young generation's growth.
+    // (A chunk of esbuild's with no module of its own re-exports a module held in a chunk it imports.)
+    const holds = (f: string): boolean => MODULES[f]!.inputs.some((m) => m === 'src/util/cached-script.ts' || m === 'src/ops/young-generation.ts');
+    const targets = MODULES['cli.js']!.imports.flatMap((i) => (i.kind === 'dynamic-import' && i.path ? [i.path] : []));
+    const loader = [...new Set(targets)].filter((f) => holds(f) || (MODULES[f]!.inputs.length === 0 && MODULES[f]!.imports.some((i) => i.path && holds(i.path)))).map(staticClosure);
+    expect(loader.length).toBeGreaterThanOrEqual(2);
+    const expected = new Set([...staticClosure('cli.js'), ...loader.flat()]);
     expect([...files].sort()).toEqual([...expected].sort());
     // After a run, its code cache is there, named after the hash of the script's bytes.
     const hash = createHash('sha256').update(readFileSync(path.join(DIST, TOOLS_SCRIPT))).digest('hex').slice(0, 32);
@@ -185,7 +190,7 @@ describe('the build in dist/', () => {
   });
 
   it('is written without comments (V8 keeps the source text of each file: what a start-up parses and an idle bot holds)', () => {
-    for (const f of [...commandClosure('audit'), TOOLS_SCRIPT]) {
+    for (const f of [...commandClosure('url-check'), TOOLS_SCRIPT]) {
       // esbuild's `// path/to/module.ts` markers and the sources' comments are gone; a chunk may
       // end with the licence notices of the packages bundled in it (`/*! ... */`).
       expect(commentsOf(readFileSync(path.join(DIST, f), 'utf8')).filter((c) => !c.startsWith('/*!')), f).toEqual([]);
