@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadCachedScript } from './cached-script.js';
+import { loadCachedScript, ownCacheFolder } from './cached-script.js';
 
 /**
  * Loads the script in a process of its own, as each `warden tools` does (within one process V8
@@ -46,7 +46,7 @@ describe('loadCachedScript', () => {
     expect(first.exports.url).toBe(pathToFileURL(file).href);
     expect(first.exports.sep).toBe('/');
     expect((await first.exports.load('node:path')).sep).toBe('/');
-    expect(readdirSync(dir)).toEqual(['answer.cjs']);
+    expect(readdirSync(cache)).toEqual([]);
     first.saveCache();
     expect(readdirSync(cache)).toEqual([expect.stringMatching(/^answer\.cjs\.[0-9a-f]{32}\.v\d+\.\d+\.\d+-\w+\.v8$/)]);
   });
@@ -65,6 +65,26 @@ describe('loadCachedScript', () => {
     writeFileSync(path.join(cache, name!), 'not a code cache');
     expect(loadElsewhere(file, cache)).toEqual({ fromCache: false, answer: 42 });
     expect(loadElsewhere(file, cache)).toEqual({ fromCache: true, answer: 42 });
+  });
+
+  it('keeps no cache in a folder others can write, and takes no entry others can write (a forged entry would run)', () => {
+    mkdirSync(cache);
+    chmodSync(cache, 0o777);
+    expect(loadElsewhere(file, cache)).toEqual({ fromCache: false, answer: 42 });
+    expect(readdirSync(cache)).toEqual([]);
+    chmodSync(cache, 0o700);
+    expect(loadElsewhere(file, cache).fromCache).toBe(false);
+    const [name] = readdirSync(cache);
+    expect(statSync(path.join(cache, name!)).mode & 0o077).toBe(0);
+    chmodSync(path.join(cache, name!), 0o666);
+    expect(loadElsewhere(file, cache)).toEqual({ fromCache: false, answer: 42 });
+    chmodSync(path.join(cache, name!), 0o600);
+    expect(loadElsewhere(file, cache)).toEqual({ fromCache: true, answer: 42 });
+  });
+
+  it('makes its cache folder for the user alone', () => {
+    expect(ownCacheFolder(cache)).toBe(true);
+    expect(statSync(cache).mode & 0o077).toBe(0);
   });
 
   it.skipIf(process.getuid?.() === 0)('runs without a cache where none can be written (a read-only install)', () => {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, type Stats, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -13,6 +13,37 @@ import vm from 'node:vm';
 // length of the source), and after the Node version and architecture; V8 refuses a cache of
 // another version or other flags, and the script is then compiled from its text as without one.
 // A cache that cannot be read or written (a read-only install) costs nothing but the compile.
+// V8's own checks of an entry are ones a forger can satisfy, so the cache is read and written
+// only in a folder of the user's that no one else can write, and an entry only when it is the
+// user's and no one else's to write (fails closed: no cache).
+
+/** Made or written by the user running this, and writable by no one else (root excepted). */
+const ownedAlone = (stats: Stats): boolean => (stats.mode & 0o022) === 0 && (process.getuid === undefined || stats.uid === process.getuid());
+
+/** `dir` (made if missing, for the user alone): whether a code cache may be kept there. */
+export function ownCacheFolder(dir: string): boolean {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const stats = lstatSync(dir);
+    return stats.isDirectory() && ownedAlone(stats);
+  } catch {
+    return false;
+  }
+}
+
+/** The entry at `file` when it is the user's alone; undefined otherwise or when there is none. */
+function readOwnEntry(file: string): Buffer | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, 'r');
+    const stats = fstatSync(fd);
+    return stats.isFile() && ownedAlone(stats) ? readFileSync(fd) : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
 
 export interface CachedScript<T> {
   /** What the script put in `module.exports`. */
@@ -36,12 +67,8 @@ export function loadCachedScript<T>(location: string | URL, cache: string | URL)
   const bytes = readFileSync(file);
   const key = createHash('sha256').update(bytes).digest('hex').slice(0, 32);
   const cacheFile = path.join(cacheDir, `${path.basename(file)}.${key}.${process.version}-${process.arch}.v8`);
-  let cachedData: Buffer | undefined;
-  try {
-    cachedData = readFileSync(cacheFile);
-  } catch {
-    cachedData = undefined;
-  }
+  const usable = ownCacheFolder(cacheDir);
+  const cachedData = usable ? readOwnEntry(cacheFile) : undefined;
   // The build writes the scripts in ASCII only (scripts/build.mjs).
   const script = new vm.Script(bytes.toString('latin1'), {
     filename: file,
@@ -58,10 +85,10 @@ export function loadCachedScript<T>(location: string | URL, cache: string | URL)
     exports: module.exports,
     fromCache,
     saveCache: () => {
+      if (!usable) return;
       const temporary = `${cacheFile}.${process.pid}`;
       try {
-        mkdirSync(cacheDir, { recursive: true });
-        writeFileSync(temporary, script.createCachedData());
+        writeFileSync(temporary, script.createCachedData(), { mode: 0o600 });
         // Whole or not at all: another run reading it meanwhile finds the old file or none.
         renameSync(temporary, cacheFile);
       } catch {
