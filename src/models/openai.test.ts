@@ -236,6 +236,19 @@ describe('direct: abort', () => {
     await expect.poll(() => s.closed()).toBe(true);
   });
 
+  it('a delta the caller fails on ends the call with its failure, not retryable, and closes the connection', async () => {
+    const s = await raw((res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'partial' }, finish_reason: null }] })}\n\n`);
+    });
+    const err = await createOpenAIProvider(options(s.url), 'direct')
+      .complete(request({ onTextDelta: () => { throw new Error('the chat refused the edit'); } }), new AbortController().signal)
+      .catch((e: unknown) => e as Error);
+    expect(err).toBeInstanceOf(ModelCallError);
+    expect((err as ModelCallError).retryable).toBe(false);
+    await expect.poll(() => s.closed()).toBe(true);
+  });
+
   it('an already aborted signal sends nothing', async () => {
     const server = await fake();
     const controller = new AbortController();
