@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAI } from '../../test/fakes/models/openai-fake.js';
 import type { FakeModelServer } from '../../test/fakes/models/server.js';
 import { chatBody, chatBodyBytes, createOpenAIProvider, toOpenAIMessages } from './openai.js';
-import { ModelCallError, type ModelRequest, type ModelTool } from './types.js';
+import { ModelCallError, type Message, type ModelRequest, type ModelTool } from './types.js';
 
 // A compatible server (a `baseUrl`) is called directly; `route: 'sdk'` sends the same call
 // through the OpenAI SDK. These tests hold the two to the same request, answer and errors.
@@ -98,6 +98,37 @@ describe('the request body', () => {
       ['read', 'Read a file'],
       ['read2', 'Other'],
     ]);
+  });
+
+  const text = (t: string) => ({ type: 'text' as const, text: t });
+  const image = { type: 'image' as const, data: 'iVBORw0KGgo=', mimeType: 'image/png' };
+  it.each<[string, Message[]]>([
+    ['no messages', []],
+    ['a user message of several texts, escapes and non-ASCII', [{ role: 'user', content: [text('a "quoted"\n\tline'), text('größe 日本 🙂 \u2028'), text('')] }]],
+    ['an empty user message', [{ role: 'user', content: [] }]],
+    ['an answer of text only, of calls only, of both, and empty', [
+      { role: 'assistant', content: [text('part one, '), text('part two')] },
+      { role: 'assistant', content: [{ type: 'toolCall', id: 'c1', name: 'read', args: { path: 'a "b"' } }, { type: 'toolCall', id: 'c2', name: 'list' }] },
+      { role: 'assistant', content: [text('let me look'), { type: 'toolCall', id: 'c3', name: 'read', rawArgs: '{"path": broken', argsError: 'bad JSON' }] },
+      { role: 'assistant', content: [] },
+    ]],
+    ['tool results: several texts, an empty error, an empty success', [
+      { role: 'toolResult', toolCallId: 'c1', toolName: 'read', content: [text('line 1'), text('line 2')], isError: false },
+      { role: 'toolResult', toolCallId: 'c2', toolName: 'list', content: [], isError: true },
+      { role: 'toolResult', toolCallId: 'c3', toolName: 'read', content: [text('')], isError: false },
+    ]],
+    ['images from a person and from a tool', [
+      { role: 'user', content: [text('look'), image] },
+      { role: 'toolResult', toolCallId: 'c1', toolName: 'shot', content: [image], isError: false },
+    ]],
+  ])('as bytes is the string encoded, whatever the conversation holds: %s', (_name, messages) => {
+    // Each system prompt twice: the second time its encoding is the one kept from the first.
+    for (const system of ['You are a test.', 'You are a test.', 'Rules:\n- "be" brief — ü', 'Rules:\n- "be" brief — ü', 'You are a test.'])
+      for (const extra of [{}, { model: 'modèle/ü' }, { maxOutputTokens: undefined as unknown as number }, { tools: [] }])
+        for (const official of [false, true]) {
+          const r = request({ system, messages, ...extra });
+          expect(chatBodyBytes(r, official).toString('utf8')).toBe(chatBody(r, official));
+        }
   });
 
   it('direct and through the SDK, the server receives the same body, key and content type', async () => {
@@ -202,6 +233,19 @@ describe('direct: abort', () => {
       .catch((e: unknown) => e as Error);
     expect(err).toBeInstanceOf(DOMException);
     expect((err as DOMException).name).toBe('AbortError');
+    await expect.poll(() => s.closed()).toBe(true);
+  });
+
+  it('a delta the caller fails on ends the call with its failure, not retryable, and closes the connection', async () => {
+    const s = await raw((res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'partial' }, finish_reason: null }] })}\n\n`);
+    });
+    const err = await createOpenAIProvider(options(s.url), 'direct')
+      .complete(request({ onTextDelta: () => { throw new Error('the chat refused the edit'); } }), new AbortController().signal)
+      .catch((e: unknown) => e as Error);
+    expect(err).toBeInstanceOf(ModelCallError);
+    expect((err as ModelCallError).retryable).toBe(false);
     await expect.poll(() => s.closed()).toBe(true);
   });
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
 import type { ChatCompletionChunk, ChatCompletionContentPart, ChatCompletionMessageParam } from 'openai/resources/chat/completions/completions';
-import type { Readable } from 'node:stream';
+import { finished, type Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type { Dispatcher } from 'undici';
 import type { Stream } from 'openai/core/streaming';
@@ -9,7 +9,7 @@ import type { ClientOptions } from './anthropic.js';
 import { parseToolArgs } from './errors.js';
 import type { AssistantMessage, Message, ModelProvider, ModelRequest, ModelResponse, ModelTool, StopReason, ToolCallPart, Usage } from './types.js';
 import { SseDecoder } from './sse.js';
-import { collectStream } from './stream.js';
+import { collectStream, type EventFeed } from './stream.js';
 import { decodedBody, leanFetch, leanRequest } from '../net/lean-fetch.js';
 import { usageFromOpenAI } from './usage.js';
 
@@ -43,7 +43,7 @@ export function createOpenAIProvider(options: ClientOptions, route: 'sdk' | 'dir
     name: options.name,
     api: 'openai',
     async complete(request, signal) {
-      let send: () => Promise<AsyncIterable<ChatCompletionChunk>>;
+      let send: () => Promise<AsyncIterable<ChatCompletionChunk> | EventFeed<ChatCompletionChunk>>;
       if (route === 'sdk' || options.baseUrl === undefined) {
         const body = chatBody(request, official);
         send = () =>
@@ -93,12 +93,46 @@ export function chatBody(request: ModelRequest, official: boolean): string {
 }
 
 /**
- * `chatBody` as the UTF-8 bytes sent (the same bytes): the tool list, most of the request, is
- * encoded once for the same parts, not joined and encoded again every call.
+ * `chatBody` as the UTF-8 bytes sent (the same bytes), written into one buffer: the tool list,
+ * most of the request, is encoded once for the same parts and the system message once for the
+ * same prompt (both the same turn after turn); only the conversation is encoded anew. No
+ * intermediate buffers: allocating one was a good part of the cost.
  */
 export function chatBodyBytes(request: ModelRequest, official: boolean): Buffer {
-  const { head, parts } = bodyPieces(request, official);
-  return parts.length > 0 ? Buffer.concat([Buffer.from(head), toolsBytes(parts), BODY_TAIL_BYTES]) : Buffer.from(head + BODY_TAIL);
+  const { model, maxOutputTokens, system } = request;
+  if (typeof model !== 'string' || typeof system !== 'string' || (maxOutputTokens !== undefined && typeof maxOutputTokens !== 'number')) {
+    const { head, parts } = bodyPieces(request, official);
+    return parts.length > 0 ? Buffer.concat([Buffer.from(head), toolsBytes(parts), BODY_TAIL_BYTES]) : Buffer.from(head + BODY_TAIL);
+  }
+  const parts: string[] = [];
+  for (const t of request.tools) parts.push(toolPart(t));
+  const tools = parts.length > 0 ? toolsBytes(parts) : undefined;
+  // As JSON.stringify writes the object bodyPieces encodes: model, messages (the system message
+  // first), then the limit, left out when undefined.
+  const start = `{"model":${JSON.stringify(model)},"messages":[`;
+  const conversation = JSON.stringify(openAIConversation(request.messages));
+  const limit = maxOutputTokens === undefined ? '' : `,"${official ? 'max_completion_tokens' : 'max_tokens'}":${JSON.stringify(maxOutputTokens)}`;
+  const rest = `${conversation.length > 2 ? `,${conversation.slice(1, -1)}` : ''}]${limit}`;
+  const systemPart = systemBytes(system);
+  const startBytes = Buffer.byteLength(start);
+  const restBytes = Buffer.byteLength(rest);
+  const out = Buffer.allocUnsafe(startBytes + systemPart.length + restBytes + (tools?.length ?? 0) + BODY_TAIL_BYTES.length);
+  let at = out.write(start, 0);
+  at += systemPart.copy(out, at);
+  at += out.write(rest, at);
+  if (tools) at += tools.copy(out, at);
+  BODY_TAIL_BYTES.copy(out, at);
+  return out;
+}
+
+/** The system message's bytes as encoded last time, for the same prompt (compared whole). */
+let systemEncoded: { system: string; bytes: Buffer } | undefined;
+
+function systemBytes(system: string): Buffer {
+  if (systemEncoded?.system === system) return systemEncoded.bytes;
+  const bytes = Buffer.from(JSON.stringify({ role: 'system', content: system }));
+  systemEncoded = { system, bytes };
+  return bytes;
 }
 
 const BODY_TAIL = ',"stream":true,"stream_options":{"include_usage":true}}';
@@ -130,13 +164,13 @@ function toolsBytes(parts: readonly string[]): Buffer {
 }
 
 /**
- * POSTs `body` to a compatible server's chat endpoint and yields the chunks of its event stream.
+ * POSTs `body` to a compatible server's chat endpoint and hands over the chunks of its event stream (`chunkFeed`).
  * As the SDK: the timeout runs until the answer's headers (then a `APIConnectionTimeoutError`);
  * a failed connection is an `APIConnectionError`; a status outside 2xx is the SDK's error for
  * that status (`APIError.generate`, with the answer's headers for Retry-After); an event whose
  * data carries `error` is an `APIError`; `[DONE]` ends the chunks.
  */
-async function streamChat(url: string, options: ClientOptions, body: Uint8Array, signal: AbortSignal): Promise<AsyncIterable<ChatCompletionChunk>> {
+async function streamChat(url: string, options: ClientOptions, body: Uint8Array, signal: AbortSignal): Promise<EventFeed<ChatCompletionChunk>> {
   const controller = new AbortController();
   const forward = () => controller.abort(signal.reason);
   if (signal.aborted) forward();
@@ -173,7 +207,7 @@ async function streamChat(url: string, options: ClientOptions, body: Uint8Array,
       release();
     }
   }
-  return chunks(decodedBody(answer), answer.headers, release);
+  return chunkFeed(decodedBody(answer), answer.headers, release);
 }
 
 async function readAll(body: Readable): Promise<string> {
@@ -202,32 +236,53 @@ function webHeaders(raw: Dispatcher.ResponseData['headers']): Headers {
   return headers;
 }
 
-/** The chunks of a server-sent event stream, parsed as the SDK parses them (see sse.ts). */
-async function* chunks(body: Readable, headers: Dispatcher.ResponseData['headers'], release: () => void): AsyncGenerator<ChatCompletionChunk> {
-  const events = new SseDecoder();
-  let done = false;
-  try {
-    // Text across pieces: a character may be split between two of them.
-    const utf8 = new StringDecoder('utf8');
-    for await (const piece of body) {
-      for (const event of events.push(utf8.write(piece as Buffer))) {
-        if (done) continue;
-        if (event.data.startsWith('[DONE]')) {
-          done = true;
-          continue;
-        }
-        // The Assistants API's `thread.*` events never come from the chat endpoint.
-        if (event.event !== null && event.event.startsWith('thread.')) continue;
-        const data = JSON.parse(event.data) as ChatCompletionChunk & { error?: unknown };
-        if (data && data.error) throw new OpenAI.APIError(undefined, data.error as object, undefined, webHeaders(headers));
-        yield data;
-      }
-    }
-  } finally {
-    release();
-    // Left early (an error, a consumer that stopped): the connection is not read further.
-    if (!body.readableEnded) body.destroy();
-  }
+/**
+ * The chunks of a server-sent event stream, parsed as the SDK parses them (see sse.ts), handed
+ * to the caller as each piece of the answer arrives: read from the stream's events, not its
+ * async iterator, and with no async generator between (each cost promises per piece and chunk).
+ */
+function chunkFeed(body: Readable, headers: Dispatcher.ResponseData['headers'], release: () => void): EventFeed<ChatCompletionChunk> {
+  return {
+    each: (take) =>
+      new Promise<void>((resolve, reject) => {
+        const events = new SseDecoder();
+        // Text across pieces: a character may be split between two of them.
+        const utf8 = new StringDecoder('utf8');
+        let done = false;
+        let settled = false;
+        const settle = (err?: unknown) => {
+          if (settled) return;
+          settled = true;
+          body.off('data', onPiece);
+          release();
+          // Left early (an error, a consumer that failed): the connection is not read further.
+          if (!body.readableEnded) body.destroy();
+          if (err === undefined) resolve();
+          else reject(err);
+        };
+        const onPiece = (piece: Buffer) => {
+          try {
+            for (const event of events.push(utf8.write(piece))) {
+              if (done || settled) continue;
+              if (event.data.startsWith('[DONE]')) {
+                done = true;
+                continue;
+              }
+              // The Assistants API's `thread.*` events never come from the chat endpoint.
+              if (event.event !== null && event.event.startsWith('thread.')) continue;
+              const data = JSON.parse(event.data) as ChatCompletionChunk & { error?: unknown };
+              if (data && data.error) throw new OpenAI.APIError(undefined, data.error as object, undefined, webHeaders(headers));
+              take(data);
+            }
+          } catch (err) {
+            settle(err);
+          }
+        };
+        body.on('data', onPiece);
+        // The end, an error (an abort destroys the body with it) or a close before the end.
+        finished(body, (err) => settle(err ?? undefined));
+      }),
+  };
 }
 
 class ChunkAccumulator {
@@ -282,7 +337,12 @@ const imageUrl = (data: string, mimeType: string): ChatCompletionContentPart => 
 
 /** Tool messages carry text only: images a tool returned follow as a user message. */
 export function toOpenAIMessages(system: string, messages: Message[]): ChatCompletionMessageParam[] {
-  const out: ChatCompletionMessageParam[] = [{ role: 'system', content: system }];
+  return [{ role: 'system', content: system }, ...openAIConversation(messages)];
+}
+
+/** `toOpenAIMessages` after its system message. */
+function openAIConversation(messages: Message[]): ChatCompletionMessageParam[] {
+  const out: ChatCompletionMessageParam[] = [];
   const pendingImages: ChatCompletionContentPart[] = [];
   const flushImages = () => {
     if (pendingImages.length === 0) return;

@@ -23,6 +23,8 @@ export class BoundedLabel {
   private readonly seen = new Set<string>();
   constructor(private readonly limit: number) {}
   value(raw: string): string {
+    // Only names that passed the test below are kept: one seen before is its own label.
+    if (this.seen.has(raw)) return raw;
     // Tool names, and model ids such as `meta-llama/llama-3.1-70b`; anything else is not a name.
     const v = /^[\w.:/-]{1,64}$/.test(raw) ? raw : 'other';
     if (this.seen.has(v)) return v;

@@ -106,6 +106,9 @@ export class KnownSecretMatcher {
   readonly size: number;
   /** Values short enough to be hidden only where they are a whole string. */
   private readonly whole = new Map<string, string>();
+  /** The scan's window of positions and characters, one pair for every call (a call runs to its end before the next). */
+  private readonly ringPos = new Int32Array(WINDOW);
+  private readonly ringChar = new Int32Array(WINDOW);
 
   constructor(secrets: readonly KnownSecret[]) {
     let pow = 1;
@@ -138,8 +141,8 @@ export class KnownSecretMatcher {
     const whole = this.whole.get(text);
     if (whole !== undefined) return labelFor(whole);
     if (this.table.size === 0 || text.length < WINDOW) return text;
-    const ringPos = new Int32Array(WINDOW);
-    const ringChar = new Int32Array(WINDOW);
+    const ringPos = this.ringPos;
+    const ringChar = this.ringChar;
     const filter = this.filter;
     const pow = this.pow;
     let out = '';
@@ -347,8 +350,15 @@ function pemKeys(text: string): Detection[] {
   return out;
 }
 
+/**
+ * The fewest characters any detected credential takes: a token run is at least this long, and a
+ * PEM block (`-----BEGIN ` … `PRIVATE KEY-----`) longer still. A shorter text holds none.
+ */
+const SHORTEST_CREDENTIAL = 20;
+
 /** Every high-confidence credential in a text, in order, not overlapping. */
 export function detectCredentials(text: string): Detection[] {
+  if (text.length < SHORTEST_CREDENTIAL) return [];
   const found: Detection[] = pemKeys(text);
   const n = text.length;
   for (let i = 0; i < n; ) {
@@ -363,7 +373,7 @@ export function detectCredentials(text: string): Detection[] {
       if (d >= 128 || TOKEN_CHAR[d] === 0) break;
       end++;
     }
-    if (end - i >= 20) scanRun(text, i, end, found);
+    if (end - i >= SHORTEST_CREDENTIAL) scanRun(text, i, end, found);
     i = end;
   }
   found.sort((a, b) => a.start - b.start);
@@ -499,30 +509,43 @@ export function scrubDeep<T>(value: T, options: ScrubOptions = {}): T {
   return deep(value, options, 0) as T;
 }
 
+// A turn's whole transcript passes here before every model call, and almost all of it is
+// unchanged: the copy is begun only at the first element or entry that changed, from the ones
+// before it as they were.
 function deep(v: unknown, options: ScrubOptions, depth: number): unknown {
   if (typeof v === 'string') return scrubSecrets(v, options);
   if (depth > 64 || v === null || typeof v !== 'object') return v;
   if (Array.isArray(v)) {
-    let changed = false;
-    const out = v.map((x) => {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
       const y = deep(x, options, depth + 1);
-      if (y !== x) changed = true;
-      return y;
-    });
-    return changed ? out : v;
+      if (out) out.push(y);
+      else if (y !== x) {
+        out = v.slice(0, i);
+        out.push(y);
+      }
+    }
+    return out ?? v;
   }
   const proto = Object.getPrototypeOf(v) as unknown;
   if (proto !== Object.prototype && proto !== null) return v;
-  if (options.skip?.(v as Record<string, unknown>)) return v;
-  let changed = false;
-  const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) {
+  const o = v as Record<string, unknown>;
+  if (options.skip?.(o)) return v;
+  const keys = Object.keys(o);
+  let out: Record<string, unknown> | undefined;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    const x = o[k];
     const key = scrubSecrets(k, options);
     const y = deep(x, options, depth + 1);
-    if (y !== x || key !== k) changed = true;
-    out[key] = y;
+    if (!out && (y !== x || key !== k)) {
+      out = {};
+      for (let j = 0; j < i; j++) out[keys[j]!] = o[keys[j]!];
+    }
+    if (out) out[key] = y;
   }
-  return changed ? out : v;
+  return out ?? v;
 }
 
 /** scrubDeep's `skip` for content blocks: an image's base64 data is pixels, not text (and scanning it costs). */

@@ -34,3 +34,24 @@ describe('toolsJsonSize', () => {
     expect(toolsJsonSize(tools)).toEqual(measured(tools));
   });
 });
+
+describe('toolsJsonSize, measured again', () => {
+  const schema = { type: 'object', properties: {} };
+  it('when a tool object measured before holds other fields now', () => {
+    const tool: { name: string; description: string; parameters: object; id?: string } = { name: 'read', description: 'Reads', parameters: schema };
+    expect(toolsJsonSize([tool])).toEqual(measured([tool]));
+    tool.description = 'Reads a file — größer';
+    expect(toolsJsonSize([tool])).toEqual(measured([tool]));
+    tool.id = 'read';
+    expect(toolsJsonSize([tool])).toEqual(measured([tool]));
+    delete tool.id;
+    expect(toolsJsonSize([tool])).toEqual(measured([tool]));
+  });
+  it('when a field is an object (changed in place, not replaced)', () => {
+    const meta = { tag: 'a' };
+    const tool = { name: 'x', meta, parameters: schema };
+    expect(toolsJsonSize([tool])).toEqual(measured([tool]));
+    meta.tag = 'a much longer tag than before';
+    expect(toolsJsonSize([tool])).toEqual(measured([tool]));
+  });
+});

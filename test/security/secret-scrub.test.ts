@@ -52,6 +52,30 @@ describe('a known secret in every form a command prints it', () => {
     expect(JSON.stringify(out)).not.toContain(TOKEN);
     expect(out.same).toBe(value.same);
   });
+  it('structured values: a copy keeps the elements and entries before and after the one that changed, in order', () => {
+    plant();
+    const first = { type: 'text', text: 'before' };
+    const last = { type: 'text', text: 'after' };
+    const value = { role: 'user', content: [first, { type: 'text', text: `x ${PASSWORD}` }, last], tail: 'plain', [PASSWORD]: 3 };
+    const out = scrubDeep(value);
+    expect(out).not.toBe(value);
+    expect(Object.keys(out)).toEqual(['role', 'content', 'tail', '[secret:STORE_URL_PASSWORD]']);
+    expect(out.content).toHaveLength(3);
+    expect(out.content[0]).toBe(first);
+    expect(out.content[1]).toEqual({ type: 'text', text: 'x [secret:STORE_URL_PASSWORD]' });
+    expect(out.content[2]).toBe(last);
+    expect(value.content[1]!.text).toBe(`x ${PASSWORD}`);
+    const clean = { role: 'user', content: [first, last] };
+    expect(scrubDeep(clean)).toBe(clean);
+  });
+  it.each([
+    ['a known secret of the shortest length looked for', 'abc123', 'k=abc123', 'k=[secret:SHORT]'],
+    ['a text of 19 characters holding it', 'abc123', 'xxxxxxxxxxxxxabc123', 'xxxxxxxxxxxxx[secret:SHORT]'],
+  ])('short texts are still scanned for known secrets: %s', (_what, secret, text, expected) => {
+    off = registerKnownSecrets('test', [{ name: 'SHORT', value: secret }]);
+    expect(scrubSecrets(text)).toBe(expected);
+    expect(scrubSecrets(text)).toBe(expected);
+  });
   it('nothing registered, nothing changed', () => {
     expect(scrubSecrets(`x ${TOKEN.slice(0, 10)} y`, { detect: false })).toBe(`x ${TOKEN.slice(0, 10)} y`);
   });
