@@ -6,6 +6,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   App,
+  HTTPReceiver,
   LogLevel,
   SocketModeReceiver,
   webApi,
@@ -51,6 +52,7 @@ import { pairingCardText, type PairingCardRequest } from '../../src/gateway/pair
 import { SECRET_BUTTON_PREFIX, SECRET_FIELD, SECRET_MAX_CHARS, SECRET_MODAL_PREFIX, secretButtonId, secretModalId, secretPromptText, secretRequestId } from '../common/secret-prompt.js';
 import { APPROVAL_ACTION_PATTERN, escapeMrkdwn, mention, slackCard } from './card.js';
 import { SlackUsergroupCache } from './usergroups.js';
+import { signedOnly } from './signature.js';
 
 /** The callback id of the "Deny with reason" form. */
 const REASON_VIEW_ID = 'warden_approval_reason_form';
@@ -736,7 +738,11 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
       socketReceiver = new SocketModeReceiver({ appToken: config.appToken!, logger: common.logger, installerOptions: { clientOptions } });
       app = new App({ ...common, receiver: socketReceiver, socketMode: true });
     } else {
-      app = new App({ ...common, signingSecret: config.signingSecret! });
+      // The signature is checked in front of the receiver (signature.ts), by Bolt's rules with a
+      // cheaper constant-time comparison; the receiver's own check would repeat it.
+      const receiver = new HTTPReceiver({ signingSecret: config.signingSecret!, signatureVerification: false, logger: common.logger });
+      receiver.requestListener = signedOnly(receiver.requestListener, config.signingSecret!, common.logger);
+      app = new App({ ...common, receiver });
     }
     const a = app;
     // Slack redelivers an event (same event_id) when the first delivery was not acknowledged in
