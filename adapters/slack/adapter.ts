@@ -1,7 +1,7 @@
 import { slackMessageActions } from './message-actions.js';
 import { votePollClick } from './poll.js';
 import { POLL_ACTION_PREFIX } from '../../src/tools/core/message/polls.js';
-import { leanFetch } from '../../src/net/lean-fetch.js';
+import { slackApiFetch } from './api-fetch.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -151,9 +151,8 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
   );
 
   type WebClient = webApi.WebClient;
-  // Web API calls through undici's request, for less CPU per call than the global fetch (see
-  // lean-fetch.ts). The client declares its own narrower Response type; a web Response fits it.
-  const apiFetch = leanFetch() as unknown as webApi.FetchFunction;
+  // Web API calls through undici's request, their answers read without a web Response (api-fetch.ts).
+  const apiFetch = slackApiFetch();
   // web-api's default keeps retrying for about 30 minutes; a chat reply that late helps nobody.
   const clientOptions = { retryConfig: webApi.retryPolicies.fiveRetriesInFiveMinutes, fetch: apiFetch, ...(config.apiUrl ? { slackApiUrl: config.apiUrl } : {}) };
 
