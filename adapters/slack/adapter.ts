@@ -1,11 +1,12 @@
 import { slackMessageActions } from './message-actions.js';
 import { votePollClick } from './poll.js';
 import { POLL_ACTION_PREFIX } from '../../src/tools/core/message/polls.js';
-import { leanFetch } from '../../src/net/lean-fetch.js';
+import { slackApiFetch } from './api-fetch.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   App,
+  HTTPReceiver,
   LogLevel,
   SocketModeReceiver,
   webApi,
@@ -51,6 +52,7 @@ import { pairingCardText, type PairingCardRequest } from '../../src/gateway/pair
 import { SECRET_BUTTON_PREFIX, SECRET_FIELD, SECRET_MAX_CHARS, SECRET_MODAL_PREFIX, secretButtonId, secretModalId, secretPromptText, secretRequestId } from '../common/secret-prompt.js';
 import { APPROVAL_ACTION_PATTERN, escapeMrkdwn, mention, slackCard } from './card.js';
 import { SlackUsergroupCache } from './usergroups.js';
+import { signedOnly } from './signature.js';
 
 /** The callback id of the "Deny with reason" form. */
 const REASON_VIEW_ID = 'warden_approval_reason_form';
@@ -149,9 +151,8 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
   );
 
   type WebClient = webApi.WebClient;
-  // Web API calls through undici's request, for less CPU per call than the global fetch (see
-  // lean-fetch.ts). The client declares its own narrower Response type; a web Response fits it.
-  const apiFetch = leanFetch() as unknown as webApi.FetchFunction;
+  // Web API calls through undici's request, their answers read without a web Response (api-fetch.ts).
+  const apiFetch = slackApiFetch();
   // web-api's default keeps retrying for about 30 minutes; a chat reply that late helps nobody.
   const clientOptions = { retryConfig: webApi.retryPolicies.fiveRetriesInFiveMinutes, fetch: apiFetch, ...(config.apiUrl ? { slackApiUrl: config.apiUrl } : {}) };
 
@@ -736,7 +737,11 @@ export function createSlackAdapter(config: SlackConfig, deps: AdapterDeps): Slac
       socketReceiver = new SocketModeReceiver({ appToken: config.appToken!, logger: common.logger, installerOptions: { clientOptions } });
       app = new App({ ...common, receiver: socketReceiver, socketMode: true });
     } else {
-      app = new App({ ...common, signingSecret: config.signingSecret! });
+      // The signature is checked in front of the receiver (signature.ts), by Bolt's rules with a
+      // cheaper constant-time comparison; the receiver's own check would repeat it.
+      const receiver = new HTTPReceiver({ signingSecret: config.signingSecret!, signatureVerification: false, logger: common.logger });
+      receiver.requestListener = signedOnly(receiver.requestListener, config.signingSecret!, common.logger);
+      app = new App({ ...common, receiver });
     }
     const a = app;
     // Slack redelivers an event (same event_id) when the first delivery was not acknowledged in
