@@ -1,16 +1,14 @@
 import pg from 'pg';
+import type { BatchResult } from '../db.js';
+
+/** A parameter as the protocol carries it: text, bytes, or NULL. */
+export type WireValue = string | Buffer | null;
 
 /** One statement of a batch as it goes on the wire: named (prepared once per connection) or not. */
 export interface WireStatement {
   name?: string | undefined;
   text: string;
-  values: readonly unknown[];
-}
-
-/** What each statement of a batch gave, in order. */
-export interface WireResult {
-  rows: Array<Record<string, unknown>>;
-  rowCount: number;
+  values: readonly WireValue[];
 }
 
 /** pg's Query internals this module builds on (not in pg's types). */
@@ -56,17 +54,16 @@ export class BatchQuery extends QueryBase {
 
   constructor(
     private readonly statements: readonly WireStatement[],
-    done: (err: Error | null, results?: WireResult[]) => void,
+    done: (err: Error | null, results?: BatchResult[]) => void,
   ) {
     super({ text: statements[0]?.text ?? '' });
     this.callback = (err, res) => {
       if (err) return done(err);
       // One statement's answer is a single result; several are a list, one per statement.
       const list = (Array.isArray(res) ? res : [res]) as Array<{ rows: Array<Record<string, unknown>>; rowCount: number | null }>;
-      done(
-        null,
-        list.map((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 })),
-      );
+      const results: BatchResult[] = new Array(list.length);
+      for (let i = 0; i < list.length; i++) results[i] = { rows: list[i]!.rows, changes: list[i]!.rowCount ?? 0 };
+      done(null, results);
     };
   }
 
@@ -80,14 +77,13 @@ export class BatchQuery extends QueryBase {
   }
   set text(_: string | undefined) {}
 
-  /** Writes the whole batch in one piece; nothing here can throw half-way (the values are already wire strings). */
+  /** Writes the whole batch in one piece; nothing here can throw half-way (the values are already wire values). */
   submit(connection: Connection): Error | null {
     if (this.statements.length === 0) return new Error('an empty batch');
-    const wire = this.statements.map((s) => ({ ...s, values: s.values.map(wireValue) }));
     const sent = new Set<string>();
     connection.stream.cork?.();
     try {
-      for (const s of wire) {
+      for (const s of this.statements) {
         const known = s.name !== undefined && (connection.parsedStatements[s.name] !== undefined || connection.submittedNamedStatements[s.name] !== undefined || sent.has(s.name));
         if (s.name !== undefined && known && (connection.parsedStatements[s.name] ?? connection.submittedNamedStatements[s.name] ?? s.text) !== s.text) {
           return new Error(`Prepared statements must be unique - '${s.name}' was used for a different statement`);
@@ -123,16 +119,4 @@ export class BatchQuery extends QueryBase {
     Object.assign(err, { batchStep: this.current });
     super.handleError(err, connection);
   }
-}
-
-/**
- * A value as pg's own mapping sends it, for the types the store hands over (text, numbers, bytes,
- * NULL): mapped before anything is written, so a batch is never cut off half-written.
- */
-function wireValue(value: unknown): string | Buffer | null {
-  if (value === null || value === undefined) return null;
-  if (Buffer.isBuffer(value)) return value;
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
-  return JSON.stringify(value);
 }
