@@ -61,31 +61,42 @@ function wrote(sessionKey: string): void {
   written.sessions.set(sessionKey, ++written.count);
 }
 
+/** The columns an entry is read with (its session's key is the one asked for). */
+const COLUMNS = 'id, role, tool, tool_call_id, content, details, is_error, created_at';
+
 /**
- * A transcript's read: its latest summary, and the entries after the latest summary's row. Both
- * find the summary through the summaries' own index (`core-migrations.ts`), and the entries
- * after it as a range of the session's index — on PostgreSQL through the `(session_key, id)` row
- * comparison — so the read costs the session's recent entries, not the whole table: with
- * `id > …` alone, PostgreSQL's plan walked the primary key over every session's entries after
- * that id.
+ * A transcript's read, as one statement: its latest summary, and the entries after the latest
+ * summary's row, in id order (the summary, when there is one, first: every entry read with it
+ * comes after it). The summary is found through the summaries' own index (`core-migrations.ts`)
+ * and the entries after it as a range of the session's index — on PostgreSQL through the
+ * `(session_key, id)` row comparison — so the read costs the session's recent entries, not the
+ * whole table: with `id > …` alone, PostgreSQL's plan walked the primary key over every
+ * session's entries after that id. One statement rather than two: the summary and the entries
+ * after it come from one snapshot, and the read is one execution less.
  */
-function readSteps(engine: StoreEngine, sessionKey: string): [{ sql: string; params: string[] }, { sql: string; params: string[] }] {
-  const latest = `(SELECT MAX(id) FROM transcript_entries WHERE session_key = ? AND role = 'system' AND ${SUMMARY_LIKE})`;
-  return [
-    { sql: `SELECT * FROM transcript_entries WHERE session_key = ? AND role = 'system' AND ${SUMMARY_LIKE} ORDER BY id DESC LIMIT 1`, params: [sessionKey] },
-    // SQLite's planner takes `id > …` as the range of the session's index already (and the row
-    // comparison only as its first column).
-    engine === 'postgres'
-      ? {
-          sql: `SELECT * FROM transcript_entries WHERE session_key = ? AND (role != 'system' OR NOT ${SUMMARY_LIKE})
-         AND (session_key, id) > (?, COALESCE(${latest}, 0)) ORDER BY id`,
-          params: [sessionKey, sessionKey, sessionKey],
-        }
-      : {
-          sql: `SELECT * FROM transcript_entries WHERE session_key = ? AND (role != 'system' OR NOT ${SUMMARY_LIKE}) AND id > COALESCE(${latest}, 0) ORDER BY id`,
-          params: [sessionKey, sessionKey],
-        },
-  ];
+const READ = {
+  // SQLite's planner takes `id > …` as the range of the session's index already (and the row
+  // comparison only as its first column).
+  sqlite: `WITH s AS (SELECT ${COLUMNS} FROM transcript_entries WHERE session_key = ? AND role = 'system' AND ${SUMMARY_LIKE} ORDER BY id DESC LIMIT 1)
+  SELECT * FROM s UNION ALL
+  SELECT ${COLUMNS} FROM transcript_entries WHERE session_key = ? AND (role != 'system' OR NOT ${SUMMARY_LIKE}) AND id > COALESCE((SELECT id FROM s), 0)
+  ORDER BY id`,
+  postgres: `WITH s AS (SELECT ${COLUMNS} FROM transcript_entries WHERE session_key = ? AND role = 'system' AND ${SUMMARY_LIKE} ORDER BY id DESC LIMIT 1)
+  SELECT * FROM s UNION ALL
+  SELECT ${COLUMNS} FROM transcript_entries WHERE session_key = ? AND (role != 'system' OR NOT ${SUMMARY_LIKE})
+    AND (session_key, id) > (?, COALESCE((SELECT id FROM s), 0))
+  ORDER BY id`,
+} as const;
+
+function readStep(engine: StoreEngine, sessionKey: string): { sql: string; params: string[] } {
+  return engine === 'postgres' ? { sql: READ.postgres, params: [sessionKey, sessionKey, sessionKey] } : { sql: READ.sqlite, params: [sessionKey, sessionKey] };
+}
+
+/** The read's rows as the latest summary's row (first, when there is one) and the entries after it. */
+function splitRead(rows: readonly Row[]): { summaryRow: Row | undefined; after: readonly Row[] } {
+  const first = rows[0];
+  // Only the summary's row is a summary among them: the entries after it leave summaries out.
+  return first !== undefined && first.role === 'system' && first.content.startsWith('{"type":"summary"') ? { summaryRow: first, after: rows.slice(1) } : { summaryRow: undefined, after: rows };
 }
 
 /**
@@ -100,11 +111,9 @@ export class DbTranscriptStore implements TranscriptStore {
   }
 
   async load(sessionKey: string): Promise<TranscriptEntry[]> {
-    // Asked together (one round trip on PostgreSQL): the latest summary, and the entries after
-    // the latest summary's row.
-    const [latest, after] = readSteps(this.db.engine, sessionKey);
-    const [summaryRow, rows] = await Promise.all([this.db.get<Row>(latest.sql, latest.params), this.db.all<Row>(after.sql, after.params)]);
-    return this.finish(sessionKey, summaryRow, rows);
+    const read = readStep(this.db.engine, sessionKey);
+    const { summaryRow, after } = splitRead(await this.db.all<Row>(read.sql, read.params));
+    return this.finish(sessionKey, summaryRow, after);
   }
 
   /**
@@ -115,9 +124,10 @@ export class DbTranscriptStore implements TranscriptStore {
   loadSteps(sessionKey: string): { steps: readonly BatchStep[]; read(results: readonly BatchResult[]): Promise<{ entries: TranscriptEntry[]; fresh(): boolean }> } {
     const at = written.count;
     return {
-      steps: readSteps(this.db.engine, sessionKey),
+      steps: [readStep(this.db.engine, sessionKey)],
       read: async (results) => {
-        const entries = await this.finish(sessionKey, results[0]?.rows[0] as Row | undefined, (results[1]?.rows ?? []) as unknown as Row[]);
+        const { summaryRow, after } = splitRead((results[0]?.rows ?? []) as unknown as Row[]);
+        const entries = await this.finish(sessionKey, summaryRow, after);
         return { entries, fresh: () => writtenAt(sessionKey) <= at };
       },
     };
@@ -128,7 +138,7 @@ export class DbTranscriptStore implements TranscriptStore {
    * `coversThroughSeq`, below its own row: the entries in between are read after, only when
    * there is a summary.
    */
-  private async finish(sessionKey: string, summaryRow: Row | undefined, after: Row[]): Promise<TranscriptEntry[]> {
+  private async finish(sessionKey: string, summaryRow: Row | undefined, after: readonly Row[]): Promise<TranscriptEntry[]> {
     const summary = summaryRow ? toEntry(summaryRow) : undefined;
     let rows = after;
     if (summary?.coversThroughSeq !== undefined) {
@@ -136,7 +146,7 @@ export class DbTranscriptStore implements TranscriptStore {
       // even if a later summary was written between them.
       const upTo = after[0]?.id ?? Number.MAX_SAFE_INTEGER;
       if (summary.coversThroughSeq + 1 < upTo) {
-        const between = await this.db.all<Row>(`SELECT * FROM transcript_entries WHERE session_key = ? AND id > ? AND id < ? AND (role != 'system' OR NOT ${SUMMARY_LIKE}) ORDER BY id`, [
+        const between = await this.db.all<Row>(`SELECT ${COLUMNS} FROM transcript_entries WHERE session_key = ? AND id > ? AND id < ? AND (role != 'system' OR NOT ${SUMMARY_LIKE}) ORDER BY id`, [
           sessionKey,
           summary.coversThroughSeq,
           upTo,
@@ -145,7 +155,11 @@ export class DbTranscriptStore implements TranscriptStore {
       }
     }
     // Summaries come first on their own; other system rows (notices) stay in place.
-    return [...(summary ? [summary] : []), ...latestResultPerCall(rows.map(toEntry))];
+    const entries: TranscriptEntry[] = new Array(rows.length);
+    for (let i = 0; i < rows.length; i++) entries[i] = toEntry(rows[i]!);
+    const kept = latestResultPerCall(entries);
+    if (summary) kept.unshift(summary);
+    return kept;
   }
 
   async append(sessionKey: string, entries: TranscriptAppend[], options: { touch?: boolean } = {}): Promise<TranscriptEntry[]> {
@@ -257,16 +271,16 @@ const isSummary = (content: unknown): content is SummaryContent =>
 
 function toEntry(row: Row): TranscriptEntry {
   const content = JSON.parse(row.content) as unknown;
-  const base = { seq: row.id, createdAt: row.created_at };
   if (row.role === 'system') {
-    if (isSummary(content)) return { ...base, kind: 'summary', coversThroughSeq: content.coversThroughSeq, message: summaryMessage(content.text) };
+    if (isSummary(content)) return { seq: row.id, createdAt: row.created_at, kind: 'summary', coversThroughSeq: content.coversThroughSeq, message: summaryMessage(content.text) };
     // A notice Warden wrote into the session (an approval interrupted by a restart): the model reads it as such.
     const text = typeof content === 'string' ? content : JSON.stringify(content);
-    return { ...base, kind: 'message', message: { role: 'user', content: [{ type: 'text', text: `${NOTICE_PREFIX} ${text}` }] } };
+    return { seq: row.id, createdAt: row.created_at, kind: 'message', message: { role: 'user', content: [{ type: 'text', text: `${NOTICE_PREFIX} ${text}` }] } };
   }
   if (row.role === 'tool') {
     return {
-      ...base,
+      seq: row.id,
+      createdAt: row.created_at,
       kind: 'message',
       message: {
         role: 'toolResult',
@@ -277,8 +291,9 @@ function toEntry(row: Row): TranscriptEntry {
       },
     };
   }
+  const message = { role: row.role, content } as Message;
   const sender = row.role === 'user' ? senderOf(row.details) : undefined;
-  return { ...base, kind: 'message', message: { role: row.role, content } as Message, ...(sender ? { sender } : {}) };
+  return sender ? { seq: row.id, createdAt: row.created_at, kind: 'message', message, sender } : { seq: row.id, createdAt: row.created_at, kind: 'message', message };
 }
 
 function senderOf(details: string | null): TranscriptEntry['sender'] {

@@ -1,24 +1,36 @@
 import pg from 'pg';
+import type { BatchResult } from '../db.js';
+
+/** A parameter as the protocol carries it: text, bytes, or NULL. */
+export type WireValue = string | Buffer | null;
 
 /** One statement of a batch as it goes on the wire: named (prepared once per connection) or not. */
 export interface WireStatement {
   name?: string | undefined;
   text: string;
-  values: readonly unknown[];
-}
-
-/** What each statement of a batch gave, in order. */
-export interface WireResult {
-  rows: Array<Record<string, unknown>>;
-  rowCount: number;
+  values: readonly WireValue[];
 }
 
 /** pg's Query internals this module builds on (not in pg's types). */
 interface QueryInternals {
   callback: ((err: Error | null, res?: unknown) => void) | undefined;
   _results: unknown;
-  handleCommandComplete(msg: unknown, connection: Connection): void;
+  /** The client's type parsers (set by the client when the query is handed to it). */
+  _result: { _types?: { getTypeParser(oid: number, format: string): (value: string) => unknown } | undefined };
+  /** A row that could not be read: pg fails the query with it at ReadyForQuery. */
+  _canceledDueToError: Error | false;
   handleError(err: Error, connection: Connection): void;
+}
+
+/** A statement's answer: its columns (RowDescription), each row (DataRow), its end (CommandComplete, with the row count). */
+interface Columns {
+  fields: ReadonlyArray<{ name: string; dataTypeID: number; format?: string }>;
+}
+interface DataRow {
+  fields: ReadonlyArray<string | null>;
+}
+interface CommandComplete {
+  text: string;
 }
 
 /** pg's protocol writer for one connection (not in pg's types). */
@@ -53,21 +65,21 @@ export class BatchQuery extends QueryBase {
   private current = 0;
   /** Names this batch sent a Parse for: forgotten on failure unless the server parsed them. */
   private readonly parsing: string[] = [];
+  /**
+   * Each statement's rows and count, built here as the answers arrive (pg's own result objects,
+   * made and copied per statement and per row, are not needed for a batch's plain rows).
+   */
+  private readonly results: BatchResult[] = [];
+  private currentRows: Array<Record<string, unknown>> = [];
+  private names: string[] = [];
+  private parsers: Array<(value: string) => unknown> = [];
 
   constructor(
     private readonly statements: readonly WireStatement[],
-    done: (err: Error | null, results?: WireResult[]) => void,
+    done: (err: Error | null, results?: BatchResult[]) => void,
   ) {
     super({ text: statements[0]?.text ?? '' });
-    this.callback = (err, res) => {
-      if (err) return done(err);
-      // One statement's answer is a single result; several are a list, one per statement.
-      const list = (Array.isArray(res) ? res : [res]) as Array<{ rows: Array<Record<string, unknown>>; rowCount: number | null }>;
-      done(
-        null,
-        list.map((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 })),
-      );
-    };
+    this.callback = (err) => (err ? done(err) : done(null, this.results));
   }
 
   // pg's Query constructor assigns these; here they are the statement being answered.
@@ -80,14 +92,13 @@ export class BatchQuery extends QueryBase {
   }
   set text(_: string | undefined) {}
 
-  /** Writes the whole batch in one piece; nothing here can throw half-way (the values are already wire strings). */
+  /** Writes the whole batch in one piece; nothing here can throw half-way (the values are already wire values). */
   submit(connection: Connection): Error | null {
     if (this.statements.length === 0) return new Error('an empty batch');
-    const wire = this.statements.map((s) => ({ ...s, values: s.values.map(wireValue) }));
     const sent = new Set<string>();
     connection.stream.cork?.();
     try {
-      for (const s of wire) {
+      for (const s of this.statements) {
         const known = s.name !== undefined && (connection.parsedStatements[s.name] !== undefined || connection.submittedNamedStatements[s.name] !== undefined || sent.has(s.name));
         if (s.name !== undefined && known && (connection.parsedStatements[s.name] ?? connection.submittedNamedStatements[s.name] ?? s.text) !== s.text) {
           return new Error(`Prepared statements must be unique - '${s.name}' was used for a different statement`);
@@ -111,8 +122,40 @@ export class BatchQuery extends QueryBase {
     return null;
   }
 
-  override handleCommandComplete(msg: unknown, connection: Connection): void {
-    super.handleCommandComplete(msg, connection);
+  handleRowDescription(msg: Columns): void {
+    const types = this._result._types ?? pg.types;
+    const n = msg.fields.length;
+    this.names = new Array(n);
+    this.parsers = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const field = msg.fields[i]!;
+      this.names[i] = field.name;
+      this.parsers[i] = types.getTypeParser(field.dataTypeID, (field.format ?? 'text') as 'text') as (value: string) => unknown;
+    }
+  }
+
+  handleDataRow(msg: DataRow): void {
+    if (this._canceledDueToError) return;
+    const row: Record<string, unknown> = {};
+    const values = msg.fields;
+    try {
+      for (let i = 0; i < values.length; i++) {
+        const value = values[i];
+        row[this.names[i]!] = value === null || value === undefined ? null : this.parsers[i]!(value);
+      }
+    } catch (err) {
+      // As pg does: the batch fails with the parse error once the server is done answering.
+      this._canceledDueToError = err as Error;
+      return;
+    }
+    this.currentRows.push(row);
+  }
+
+  handleCommandComplete(msg: CommandComplete): void {
+    this.results.push({ rows: this.currentRows, changes: rowCount(msg.text) });
+    this.currentRows = [];
+    this.names = [];
+    this.parsers = [];
     this.current++;
   }
 
@@ -125,14 +168,10 @@ export class BatchQuery extends QueryBase {
   }
 }
 
-/**
- * A value as pg's own mapping sends it, for the types the store hands over (text, numbers, bytes,
- * NULL): mapped before anything is written, so a batch is never cut off half-written.
- */
-function wireValue(value: unknown): string | Buffer | null {
-  if (value === null || value === undefined) return null;
-  if (Buffer.isBuffer(value)) return value;
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
-  return JSON.stringify(value);
+/** The row count a CommandComplete tag ends with ("INSERT 0 1", "SELECT 3", "DELETE 1"); 0 for tags without one. */
+function rowCount(tag: string): number {
+  const space = tag.lastIndexOf(' ');
+  if (space < 0) return 0;
+  const n = Number(tag.slice(space + 1));
+  return Number.isInteger(n) ? n : 0;
 }

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { log } from '../../log/log.js';
 import { BatchStepError, isNamed, type BatchResult, type BatchStep, type Db, type NotificationHandler, type QueryObserver, type RunResult, type SqlParams, type SqlValue } from '../db.js';
 import { rewritePlaceholders, type Rewritten } from './placeholders.js';
-import { BatchQuery, type WireResult, type WireStatement } from './batch-query.js';
+import { BatchQuery, type WireStatement, type WireValue } from './batch-query.js';
 import { background } from '../../util/background.js';
 
 /** A connection taken from the pool for a transaction, or for the migration lock. */
@@ -13,6 +13,14 @@ interface Frame {
   inTx: boolean;
   savepoints: number;
   done: boolean;
+}
+
+/**
+ * A statement text as it goes on the wire, worked out once per text: its `$n` text, its name
+ * while under the bound of named statements, and where its values come from.
+ */
+interface Statement extends Rewritten {
+  name: string | undefined;
 }
 
 /** The key of the advisory lock migrations run under (any constant; "warden" in ASCII). */
@@ -45,6 +53,8 @@ interface Lane {
   ready: Promise<pg.Client>;
   /** When each unanswered statement was written, oldest first (a pipeline answers in order). */
   pending: number[];
+  /** Set once connected: statements are written at once, without waiting on `ready`. */
+  connected: boolean;
   corked: boolean;
   broken: boolean;
 }
@@ -76,7 +86,7 @@ export class PostgresDb implements Db {
   private readonly lanes: Lane[] = [];
   private readonly laneCount: number;
   private readonly context = new AsyncLocalStorage<Frame>();
-  private readonly rewrites = new Map<string, Rewritten>();
+  private readonly statements = new Map<string, Statement>();
   private readonly names = new Map<string, string>();
   private readonly channels = new Map<string, Set<NotificationHandler>>();
   private listener: pg.Client | undefined;
@@ -164,28 +174,38 @@ export class PostgresDb implements Db {
       if (steps.length === 0) return [];
       // Every statement's text and values first: a step that cannot be sent fails the batch
       // before anything of it is on the wire.
-      const statements: WireStatement[] = steps.map((step, i) => {
-        if ('notify' in step) return { ...this.named(NOTIFY_SQL), values: [step.notify, step.payload] };
+      let notifies = false;
+      const statements: WireStatement[] = new Array(steps.length);
+      for (let i = 0; i < steps.length; i++) {
+        const step = steps[i]!;
+        if ('notify' in step) {
+          notifies = true;
+          const notify = this.statement(NOTIFY_SQL);
+          statements[i] = { name: notify.name, text: notify.text, values: [toWire(step.notify), toWire(step.payload)] };
+          continue;
+        }
         try {
-          const rewritten = this.rewrite(step.sql);
-          return { ...this.named(rewritten.text), values: valuesOf(rewritten, step.params) };
+          const statement = this.statement(step.sql);
+          statements[i] = { name: statement.name, text: statement.text, values: valuesOf(statement, step.params) };
         } catch (err) {
           throw new BatchStepError(i, err);
         }
-      });
+      }
       // One write, one Sync: the server runs the steps as one implicit transaction (inside an open
       // transaction they join it). A failed step rolls back the ones before it and the server
       // skips the ones after; nothing is left open on the connection either way.
       const frame = this.live();
-      let results: WireResult[];
+      let results: BatchResult[];
       try {
-        results = await (frame ? runBatch(frame.client, statements) : this.send(await this.lane(), [], statements)[0]!);
+        results = await (frame ? runBatch(frame.client, statements) : this.sendBatch(this.lane() ?? (await this.laneReady()), statements));
       } catch (err) {
         const step = (err as { batchStep?: unknown }).batchStep;
         throw typeof step === 'number' ? new BatchStepError(step, err) : err;
       }
       ok = true;
-      return results.map((r, i) => ('notify' in steps[i]! ? { rows: [], changes: 0 } : { rows: r.rows, changes: r.rowCount }));
+      // A notification's step gives nothing (its statement's one row is pg_notify's void).
+      if (notifies) for (let i = 0; i < steps.length; i++) if ('notify' in steps[i]!) results[i] = { rows: [], changes: 0 };
+      return results;
     } finally {
       this.observer?.('tx', performance.now() - started, ok);
     }
@@ -208,10 +228,11 @@ export class PostgresDb implements Db {
   }
 
   async notify(channel: string, payload: string): Promise<void> {
-    const query = { ...this.named(NOTIFY_SQL), values: [channel, payload] };
+    const notify = this.statement(NOTIFY_SQL);
+    const query = { name: notify.name, text: notify.text, values: [toWire(channel), toWire(payload)] };
     const frame = this.live();
     if (frame) await frame.client.query(query);
-    else await this.send(await this.lane(), [query])[0];
+    else await this.send(this.lane() ?? (await this.laneReady()), query);
   }
 
   async listen(channel: string, handler: NotificationHandler): Promise<() => Promise<void>> {
@@ -258,20 +279,16 @@ export class PostgresDb implements Db {
   }
 
   private async query(kind: Parameters<QueryObserver>[0], sql: string, params: SqlParams | undefined, rowMode = false): Promise<pg.QueryResult> {
-    const rewritten = this.rewrite(sql);
-    const values = valuesOf(rewritten, params);
+    const statement = this.statement(sql);
+    const values = valuesOf(statement, params);
     const started = performance.now();
     let ok = false;
     try {
-      const config = this.config(rewritten, undefined, values);
-      const query = rowMode ? ({ ...config, rowMode: 'array' } as pg.QueryArrayConfig) : config;
+      const query: pg.QueryConfig = rowMode
+        ? ({ name: statement.name, text: statement.text, values, rowMode: 'array' } as pg.QueryArrayConfig)
+        : { name: statement.name, text: statement.text, values };
       const frame = this.live();
-      let result: pg.QueryResult;
-      if (frame) result = await frame.client.query(query);
-      else {
-        const lane = await this.lane();
-        result = await this.send(lane, [query])[0]!;
-      }
+      const result = await (frame ? frame.client.query(query) : this.send(this.lane() ?? (await this.laneReady()), query));
       ok = true;
       return result;
     } finally {
@@ -284,14 +301,32 @@ export class PostgresDb implements Db {
    * statements issued together share a write), else a new lane while fewer than `laneCount`
    * exist, else the one with the fewest unanswered.
    */
-  private async lane(): Promise<pg.Client & { lane: Lane }> {
+  private lane(): Lane | undefined {
     if (this.closed) throw new Error('the store is closed');
+    const lane = this.pickLane();
+    return lane.connected ? lane : undefined;
+  }
+
+  /** `lane()` when the lane it picks is still connecting: once connected. */
+  private async laneReady(): Promise<Lane> {
+    if (this.closed) throw new Error('the store is closed');
+    const lane = this.pickLane();
+    await lane.ready;
+    return lane;
+  }
+
+  private pickLane(): Lane {
     const now = performance.now();
-    let lane = this.lanes.find((l) => l.pending.length === 0 || now - l.pending[0]! < LANE_STALL_MS);
+    let lane: Lane | undefined;
+    for (const l of this.lanes) {
+      if (l.pending.length === 0 || now - l.pending[0]! < LANE_STALL_MS) {
+        lane = l;
+        break;
+      }
+    }
     if (!lane && this.lanes.length < this.laneCount) lane = this.openLane();
     lane ??= this.lanes.reduce((a, b) => (b.pending.length < a.pending.length ? b : a));
-    const client = await lane.ready;
-    return Object.assign(client, { lane });
+    return lane;
   }
 
   private openLane(): Lane {
@@ -302,7 +337,7 @@ export class PostgresDb implements Db {
       pipeline: true,
       types: { getTypeParser: typeParser } as pg.CustomTypesConfig,
     } as pg.ClientConfig);
-    const lane: Lane = { client, ready: undefined as unknown as Promise<pg.Client>, pending: [], corked: false, broken: false };
+    const lane: Lane = { client, ready: undefined as unknown as Promise<pg.Client>, pending: [], connected: false, corked: false, broken: false };
     const drop = () => {
       lane.broken = true;
       const at = this.lanes.indexOf(lane);
@@ -315,7 +350,10 @@ export class PostgresDb implements Db {
     });
     client.on('end', drop);
     lane.ready = client.connect().then(
-      () => client,
+      () => {
+        lane.connected = true;
+        return client;
+      },
       (err: unknown) => {
         drop();
         throw err;
@@ -328,32 +366,37 @@ export class PostgresDb implements Db {
   }
 
   /**
-   * Writes `queries` (and `batch`, as one more) on `client`'s lane back to back (one piece),
-   * corking the socket until the event loop's check phase so other callers' statements of this
-   * turn of the loop join the write.
+   * Writes `query` on `lane`, corking the socket until the event loop's check phase so other
+   * callers' statements of this turn of the loop join the write.
    */
-  private send(client: pg.Client & { lane: Lane }, queries: ReadonlyArray<string | pg.QueryConfig>): Array<Promise<pg.QueryResult>>;
-  private send(client: pg.Client & { lane: Lane }, queries: readonly [], batch: readonly WireStatement[]): [Promise<WireResult[]>];
-  private send(client: pg.Client & { lane: Lane }, queries: ReadonlyArray<string | pg.QueryConfig>, batch?: readonly WireStatement[]): Array<Promise<unknown>> {
-    const { lane } = client;
-    const stream = (client as unknown as { connection: { stream: { cork?: () => void; uncork?: () => void } } }).connection.stream;
-    if (!lane.corked && stream.cork && stream.uncork) {
-      lane.corked = true;
-      stream.cork();
-      setImmediate(() => {
-        lane.corked = false;
-        stream.uncork!();
-      });
-    }
-    const at = performance.now();
-    const track = <T>(result: Promise<T>): Promise<T> => {
-      lane.pending.push(at);
-      const done = () => void lane.pending.shift();
-      result.then(done, done);
-      return result;
-    };
-    if (batch) return [track(runBatch(client, batch))];
-    return queries.map((q) => track(client.query(q as pg.QueryConfig)));
+  private send(lane: Lane, query: pg.QueryConfig): Promise<pg.QueryResult> {
+    this.cork(lane);
+    lane.pending.push(performance.now());
+    const result = lane.client.query(query);
+    result.then(
+      () => void lane.pending.shift(),
+      () => void lane.pending.shift(),
+    );
+    return result;
+  }
+
+  /** `send` for a batch: written in one piece (see `BatchQuery`). */
+  private sendBatch(lane: Lane, statements: readonly WireStatement[]): Promise<BatchResult[]> {
+    this.cork(lane);
+    lane.pending.push(performance.now());
+    return runBatch(lane.client, statements, () => void lane.pending.shift());
+  }
+
+  private cork(lane: Lane): void {
+    if (lane.corked) return;
+    const stream = (lane.client as unknown as { connection: { stream: { cork?: () => void; uncork?: () => void } } }).connection.stream;
+    if (!stream.cork || !stream.uncork) return;
+    lane.corked = true;
+    stream.cork();
+    setImmediate(() => {
+      lane.corked = false;
+      stream.uncork!();
+    });
   }
 
   private async transaction<T>(frame: Frame, fn: () => Promise<T>): Promise<T> {
@@ -395,26 +438,22 @@ export class PostgresDb implements Db {
     }
   }
 
-  /** A statement's query: named (prepared once per connection) while under the bound. */
-  private config(rewritten: Rewritten, params: SqlParams | undefined, values = valuesOf(rewritten, params)): pg.QueryConfig {
-    return { ...this.named(rewritten.text), values };
-  }
-
-  /** A statement's text with its name, while under the bound of named statements. */
-  private named(text: string): { name?: string; text: string } {
-    let name = this.names.get(text);
-    if (name === undefined && this.names.size < NAMED_STATEMENTS) this.names.set(text, (name = `w${this.names.size}`));
-    return name === undefined ? { text } : { name, text };
-  }
-
-  private rewrite(sql: string): Rewritten {
-    let r = this.rewrites.get(sql);
-    if (r === undefined) {
-      r = rewritePlaceholders(sql);
-      if (this.rewrites.size >= REWRITE_CACHE) this.rewrites.delete(this.rewrites.keys().next().value as string);
-      this.rewrites.set(sql, r);
+  /**
+   * `sql` as it goes on the wire, worked out once per text (one lookup per statement). A text's
+   * name never changes once given (connections keep what they prepared under it), so a record
+   * evicted from this cache gets the same name back.
+   */
+  private statement(sql: string): Statement {
+    let s = this.statements.get(sql);
+    if (s === undefined) {
+      const rewritten = rewritePlaceholders(sql);
+      let name = this.names.get(rewritten.text);
+      if (name === undefined && this.names.size < NAMED_STATEMENTS) this.names.set(rewritten.text, (name = `w${this.names.size}`));
+      s = { ...rewritten, name };
+      if (this.statements.size >= REWRITE_CACHE) this.statements.delete(this.statements.keys().next().value as string);
+      this.statements.set(sql, s);
     }
-    return r;
+    return s;
   }
 
   private listenerClient(): Promise<pg.Client> {
@@ -480,10 +519,14 @@ export class PostgresDb implements Db {
   }
 }
 
-/** Sends `statements` as one batch (one Sync) on `client`; resolves to each statement's rows and count. */
-function runBatch(client: pg.ClientBase, statements: readonly WireStatement[]): Promise<WireResult[]> {
+/** Sends `statements` as one batch (one Sync) on `client`; resolves to each statement's rows and count. `answered` is called first, either way. */
+function runBatch(client: pg.ClientBase, statements: readonly WireStatement[], answered?: () => void): Promise<BatchResult[]> {
   return new Promise((resolve, reject) => {
-    const query = new BatchQuery(statements, (err, results) => (err ? reject(err) : resolve(results!)));
+    const query = new BatchQuery(statements, (err, results) => {
+      answered?.();
+      if (err) reject(err);
+      else resolve(results!);
+    });
     // A submittable query: pg answers through its callback (the call returns the query itself, no promise).
     (client as unknown as { query(q: BatchQuery): BatchQuery }).query(query);
   });
@@ -497,29 +540,41 @@ function typeParser(oid: number, format?: 'text' | 'binary'): (value: string) =>
 const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
 /**
- * The values in `$n` order. PostgreSQL's text cannot hold U+0000, which SQLite stores: it is
- * kept as U+FFFD so a write never fails on a NUL a command or a tool's output carried.
+ * The values in `$n` order, as they go on the wire (made once, here: nothing is converted again
+ * on the way out, and a value that cannot be sent fails before anything is written).
  */
-function valuesOf(rewritten: Rewritten, params: SqlParams | undefined): unknown[] {
+function valuesOf(rewritten: Rewritten, params: SqlParams | undefined): WireValue[] {
   if (params === undefined) {
     if (rewritten.positional > 0 || rewritten.names) throw new Error('the statement has parameters but none were given');
     return [];
   }
   if (isNamed(params)) {
-    if (!rewritten.names) throw new Error('named parameters given to a statement without @names');
-    return rewritten.names.map((name) => {
-      if (!(name in params)) throw new Error(`missing named parameter @${name}`);
-      return toPg(params[name]!);
-    });
+    const names = rewritten.names;
+    if (!names) throw new Error('named parameters given to a statement without @names');
+    const values: WireValue[] = new Array(names.length);
+    for (let i = 0; i < names.length; i++) {
+      const value = params[names[i]!];
+      if (value === undefined && !(names[i]! in params)) throw new Error(`missing named parameter @${names[i]}`);
+      values[i] = toWire(value);
+    }
+    return values;
   }
   const list = params as readonly SqlValue[];
   if (list.length !== rewritten.positional) throw new Error(`the statement has ${rewritten.positional} parameters, ${list.length} were given`);
-  return list.map(toPg);
+  const values: WireValue[] = new Array(list.length);
+  for (let i = 0; i < list.length; i++) values[i] = toWire(list[i]);
+  return values;
 }
 
-function toPg(value: SqlValue): unknown {
+/**
+ * A value as pg's own mapping sends it, for the types the store hands over (text, numbers,
+ * bytes, NULL). PostgreSQL's text cannot hold U+0000, which SQLite stores: it is kept as U+FFFD
+ * so a write never fails on a NUL a command or a tool's output carried.
+ */
+function toWire(value: SqlValue | undefined): WireValue {
   if (typeof value === 'string') return value.includes('\u0000') ? value.replace(/\u0000/g, '\uFFFD') : value;
-  if (typeof value === 'bigint') return value.toString();
-  if (value instanceof Uint8Array) return Buffer.from(value);
-  return value;
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  if (value instanceof Uint8Array) return Buffer.isBuffer(value) ? value : Buffer.from(value);
+  return JSON.stringify(value);
 }
