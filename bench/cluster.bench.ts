@@ -1,9 +1,17 @@
 // Several instances on one PostgreSQL database: real `warden start` processes behind the Slack
-// fake's HTTP events with a scripted OpenAI-compatible model. Measures messages per second with
-// 1, 2 and 3 instances (ratio to one, same-round pairs) under two deliveries — round-robin
-// (consecutive messages of a conversation reach different instances, as a load balancer spreads
-// them) and sticky (a conversation stays on one instance) — with the server-side statements per
-// message counted by pg_stat_statements; multi-core scaling simulated with an I/O-bound model; click → result p50 when the click reaches the instance that posted the
+// fake's HTTP events with a scripted OpenAI-compatible model. Measures messages per second in
+// the steady state a long-running server is in: each run's instances first answer WARM
+// messages each (on warm-up conversations of their own, spread over the instances as the burst
+// is), then a burst of MESSAGES over 30 fresh conversations is timed. 1 and 2 instances (3 with
+// WARDEN_BENCH_CLUSTER_COUNTS=1,2,3), under two deliveries — round-robin (consecutive messages
+// of a conversation reach different instances, as a load balancer spreads them) and sticky (a
+// conversation stays on one instance) — in interleaved rounds, the ratio to one instance taken
+// within each round (median and spread printed); beside each rate, the CPU per message of the
+// instances, of PostgreSQL and of the harness (the fakes and the sender, this process), read
+// from /proc, and the server-side statements per message (pg_stat_statements). The earlier
+// method (90 messages after one warm-up message per instance: a cold process, dominated by the
+// JIT) is timed in the same runs, before the warm-up, and printed as a baseline row. Then
+// multi-core scaling simulated with an I/O-bound model; click → result p50 when the click reaches the instance that posted the
 // card vs another one; and a message's store work on SQLite vs PostgreSQL (in process) on the
 // path a real message takes (place, lease, turn, release), with the round trips it makes (counted
 // on the client's socket), beside the same work written statement by statement.
@@ -34,14 +42,22 @@ import type { Store } from '../src/store/store.js';
 import { Transcripts } from '../src/store/transcript.js';
 import { startTestCluster } from '../test/postgres-cluster.js';
 import { startFakeOpenAI } from '../test/fakes/models/openai-fake.js';
+import type { FakeModelServer } from '../test/fakes/models/server.js';
 import { startSlackFake, type SlackFake } from '../test/fakes/slack/index.js';
-import { ALICE, OLGA, cardFor, click, directMessage, mention, sharedWorkspace, startInstance, stopInstance, type Instance } from '../test/cluster/harness.js';
+import { ALICE, OLGA, cardFor, click, directMessage, dmAnswers, mention, sharedWorkspace, startInstance, stopInstance, type Instance } from '../test/cluster/harness.js';
 import { fmtMs, fmtRatio, measure, summarize, type Bench } from './harness.js';
+import { cpuMs, loadAverage, ownCpuMs, serverPids } from './proc-cpu.js';
 
-const MESSAGES = 90;
+/** The timed burst, after the warm-up (steady state). */
+const MESSAGES = Number(process.env.WARDEN_BENCH_CLUSTER_MESSAGES ?? 600);
+/** Warm-up messages per instance before the burst. */
+const WARM = Number(process.env.WARDEN_BENCH_CLUSTER_WARM ?? 300);
+/** The earlier method's burst, timed after one warm-up message per instance (a cold process). */
+const COLD_MESSAGES = 90;
 const CONVERSATIONS = 30;
-/** Rounds of 1, 2 and 3 instances, interleaved (the machine's load moves between runs; medians are reported). */
-const ROUNDS = Number(process.env.WARDEN_BENCH_CLUSTER_ROUNDS ?? 2);
+/** Rounds of every instance count under both deliveries, interleaved (the machine's load moves between runs; medians are reported). */
+const ROUNDS = Number(process.env.WARDEN_BENCH_CLUSTER_ROUNDS ?? 3);
+const COUNTS = (process.env.WARDEN_BENCH_CLUSTER_COUNTS ?? '1,2').split(',').map(Number);
 /** The I/O-bound simulation: the model answers after this long, and each instance has this many conversations in flight. */
 const MODEL_MS = 2000;
 const IN_FLIGHT = 4;
@@ -92,27 +108,66 @@ async function statements(url: string, reset = false): Promise<number> {
 /** Replies posted to DMs (the turn's answer), counted once per inbound message. */
 const answers = (fake: SlackFake) => fake.calls('chat.postMessage').filter((c) => String(c.body.channel).startsWith('D') && !c.body.blocks).length;
 
-async function throughput(fake: SlackFake, adminUrl: string, modelUrl: string, count: number, delivery: Delivery): Promise<{ rate: number; perMessage: number }> {
+/** One throughput run: its instances' cold burst (the earlier method), then the steady-state burst. */
+interface ThroughputRun {
+  /** The earlier method: COLD_MESSAGES after one warm-up message per instance. */
+  cold: number;
+  rate: number;
+  statements: number;
+  /** CPU µs per message in the burst: the instances together, PostgreSQL's processes, this process (fakes and sender). */
+  instanceUs: number;
+  postgresUs: number;
+  harnessUs: number;
+}
+
+/**
+ * `count` fresh instances on a fresh database. Each sends COLD_MESSAGES right after its first
+ * answer (the earlier, cold figure), then WARM × count warm-up messages, then the timed burst
+ * of MESSAGES. Each phase has 30 conversations of its own, spread over the instances by
+ * `delivery` alike, so every instance count meets the burst with the same history behind it.
+ */
+async function throughput(fake: SlackFake, model: FakeModelServer, adminUrl: string, count: number, delivery: Delivery): Promise<ThroughputRun> {
   const storeUrl = await freshDatabase(adminUrl);
   const workspace = sharedWorkspace();
   const instances: Instance[] = [];
-  try {
-    for (let i = 0; i < count; i++) instances.push(await startInstance(`bench${i}`, { fake, storeUrl, workspace, leaseSec: 15, modelUrl }));
-    // Warm-up: one turn per instance.
-    const warm = answers(fake) + count;
-    await Promise.all(instances.map((inst, i) => directMessage(fake, inst, `U0WARM${i}`, 'hello')));
-    await waitUntil(() => answers(fake) >= warm, 60_000);
-    await statements(storeUrl, true);
-    const goal = answers(fake) + MESSAGES;
+  const answered = dmAnswers(fake);
+  const port = Number(new URL(adminUrl).port);
+  /** Sends `n` messages over the conversations of `phase`, spread by `delivery`; resolves once all are answered. */
+  const burst = async (phase: string, n: number): Promise<number> => {
+    const goal = answered.count() + n;
     const started = performance.now();
     const sends: Promise<Response>[] = [];
-    for (let m = 0; m < MESSAGES; m++) sends.push(directMessage(fake, instances[instanceFor(delivery, m, count)]!, `U0USER${String(m % CONVERSATIONS).padStart(3, '0')}`, `message ${m}`));
+    for (let m = 0; m < n; m++) sends.push(directMessage(fake, instances[instanceFor(delivery, m, count)]!, `U0${phase}${String(m % CONVERSATIONS).padStart(3, '0')}`, `message ${m}`));
     await Promise.all(sends);
-    await waitUntil(() => answers(fake) >= goal, 180_000);
-    const rate = MESSAGES / ((performance.now() - started) / 1000);
-    return { rate, perMessage: (await statements(storeUrl)) / MESSAGES };
+    await waitUntil(() => answered.count() >= goal, 300_000, 5);
+    return n / ((performance.now() - started) / 1000);
+  };
+  try {
+    for (let i = 0; i < count; i++) instances.push(await startInstance(`bench${i}`, { fake, storeUrl, workspace, leaseSec: 15, modelUrl: model.url }));
+    await Promise.all(instances.map((inst, i) => directMessage(fake, inst, `U0FIRST${i}`, 'hello')));
+    await waitUntil(() => answered.count() >= count, 60_000);
+    const cold = await burst('COLD', COLD_MESSAGES);
+    await burst('WARM', WARM * count);
+    await statements(storeUrl, true);
+    const pids = instances.map((inst) => inst.child.pid!);
+    const servers0 = new Map(serverPids(port).map((p) => [p, cpuMs(p)]));
+    const instances0 = pids.reduce((sum, p) => sum + cpuMs(p), 0);
+    const own0 = ownCpuMs();
+    const rate = await burst('USER', MESSAGES);
+    const perMessage = (ms: number) => (ms * 1000) / MESSAGES;
+    const harnessUs = perMessage(ownCpuMs() - own0);
+    const instanceUs = perMessage(pids.reduce((sum, p) => sum + cpuMs(p), 0) - instances0);
+    // Connections opened during the burst count from zero; those closed during it are missed.
+    const postgresUs = perMessage(serverPids(port).reduce((sum, p) => sum + cpuMs(p) - (servers0.get(p) ?? 0), 0));
+    return { cold, rate, statements: (await statements(storeUrl)) / MESSAGES, instanceUs, postgresUs, harnessUs };
   } finally {
+    answered.stop();
     await Promise.all(instances.map(stopInstance));
+    // What this run recorded is not read again: the next run starts with the fakes' records empty.
+    fake.requests.clear();
+    fake.messages.clear();
+    fake.userMessages.clear();
+    model.requests.length = 0;
   }
 }
 
@@ -121,6 +176,7 @@ const median = (xs: readonly number[]): number => {
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
+const spread = (xs: readonly number[], fmt: (x: number) => string): string => `${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))}`;
 
 /**
  * `count` instances, `IN_FLIGHT` conversations each; every conversation sends `IO_ROUNDS`
@@ -507,37 +563,52 @@ async function waitUntil(check: () => boolean, ms: number, every = 20): Promise<
 const bench: Bench = async (report) => {
   const cluster = await startTestCluster({ shared_preload_libraries: 'pg_stat_statements' });
   const fake = await startSlackFake();
-  const model = await startFakeOpenAI({ respond: () => ({ kind: 'reply', text: 'ok' }) });
+  const model = await startFakeOpenAI({ respond: () => ({ kind: 'reply', text: 'ok' }), keepBodies: false });
   // WARDEN_BENCH_CLUSTER=store: only the store rows (a turn's store work), for quick comparisons.
   const storeOnly = process.env.WARDEN_BENCH_CLUSTER === 'store';
   try {
     // `WARDEN_BENCH_CLUSTER=io` runs the I/O-bound scaling rows alone.
-    for (const delivery of storeOnly || process.env.WARDEN_BENCH_CLUSTER === 'io' ? [] : (['round-robin', 'sticky'] as const)) {
-      const counts = [1, 2, 3];
-      const runs = new Map<number, Array<{ rate: number; perMessage: number }>>(counts.map((c) => [c, []]));
-      const ratios = new Map<number, number[]>(counts.map((c) => [c, []]));
-      for (let round = 0; round < ROUNDS; round++) {
-        let one = 0;
-        for (const count of counts) {
-          const run = await throughput(fake, cluster.url, model.url, count, delivery);
-          runs.get(count)!.push(run);
-          if (count === 1) one = run.rate;
-          else ratios.get(count)!.push(run.rate / one);
+    const deliveries: Delivery[] = storeOnly || process.env.WARDEN_BENCH_CLUSTER === 'io' ? [] : ['round-robin', 'sticky'];
+    const runs = new Map<string, ThroughputRun[]>();
+    const key = (delivery: Delivery, count: number) => `${delivery} ${count}`;
+    const load0 = loadAverage();
+    // Interleaved: every round runs every delivery and count, the counts' order reversed in odd
+    // rounds, so a change in the machine's load falls on all of them alike.
+    for (let round = 0; round < (deliveries.length > 0 ? ROUNDS : 0); round++) {
+      for (const delivery of deliveries) {
+        for (const count of round % 2 === 0 ? COUNTS : [...COUNTS].reverse()) {
+          const run = await throughput(fake, model, cluster.url, count, delivery);
+          runs.set(key(delivery, count), [...(runs.get(key(delivery, count)) ?? []), run]);
         }
       }
-      for (const count of counts) {
-        const rate = median(runs.get(count)!.map((r) => r.rate));
-        const perMessage = median(runs.get(count)!.map((r) => r.perMessage));
+    }
+    const us = (x: number) => x.toFixed(0);
+    for (const delivery of deliveries) {
+      const ones = runs.get(key(delivery, 1))!;
+      for (const count of COUNTS) {
+        const these = runs.get(key(delivery, count))!;
+        const ratios = these.map((r, i) => r.rate / ones[i]!.rate);
+        const at = (pick: (r: ThroughputRun) => number) => median(these.map(pick));
         const target =
           count === 1
-            ? `target ≥ ${TARGET_ONE}`
-            : `${fmtRatio(median(ratios.get(count)!))} of 1 instance, median of ${ROUNDS} same-round ratios (${ratios.get(count)!.map(fmtRatio).join(', ')}); target ≥ ${fmtRatio(TARGET_RATIO)}`;
+            ? `target ≥ ${TARGET_ONE}; ${ROUNDS} rounds, ${spread(these.map((r) => r.rate), (x) => x.toFixed(1))}`
+            : `${fmtRatio(median(ratios))} of 1 instance, median of ${ROUNDS} same-round ratios (${ratios.map(fmtRatio).join(', ')}); target ≥ ${fmtRatio(TARGET_RATIO)}`;
         report({
-          name: `messages/s, ${count} instance${count === 1 ? '' : 's'}, ${delivery} (${MESSAGES} msgs, ${CONVERSATIONS} convs)`,
-          value: rate.toFixed(1),
-          note: `${count === 1 ? 'baseline; ' : ''}${target}; ${perMessage.toFixed(1)} statements/msg`,
+          name: `messages/s, ${count} instance${count === 1 ? '' : 's'}, ${delivery} (${MESSAGES} msgs after ${WARM}/instance warm-up, ${CONVERSATIONS} convs)`,
+          value: at((r) => r.rate).toFixed(1),
+          note: `${count === 1 ? 'baseline; ' : ''}${target}; CPU µs/msg: instances ${us(at((r) => r.instanceUs))}, PostgreSQL ${us(at((r) => r.postgresUs))}, harness ${us(at((r) => r.harnessUs))}; ${at((r) => r.statements).toFixed(1)} statements/msg`,
         });
       }
+    }
+    if (deliveries.length > 0) {
+      // The earlier method, from the same runs: a process still compiling its hot paths.
+      const cold = (delivery: Delivery, count: number) => median(runs.get(key(delivery, count))!.map((r) => r.cold));
+      const coldRatio = (delivery: Delivery) => median(runs.get(key(delivery, 2))?.map((r, i) => r.cold / runs.get(key(delivery, 1))![i]!.cold) ?? [NaN]);
+      report({
+        name: `messages/s, 1 instance, round-robin, cold (${COLD_MESSAGES} msgs after 1 warm-up, the earlier method)`,
+        value: cold('round-robin', 1).toFixed(1),
+        note: `baseline of the method: sticky ${cold('sticky', 1).toFixed(1)}${COUNTS.includes(2) ? `; 2 instances ${fmtRatio(coldRatio('round-robin'))} round-robin, ${fmtRatio(coldRatio('sticky'))} sticky` : ''}; load average ${load0} at the start, ${loadAverage()} at the end`,
+      });
     }
     // Multi-core scaling, by simulation: this machine's two cores also run PostgreSQL, the fakes
     // and the bench, so pinning each instance to a core of its own (taskset) is not possible here.

@@ -10,16 +10,17 @@
 // trips per message counted by a loopback proxy between the instance and the server (a client
 // write after the server last answered on that connection starts one). The proxy adds latency,
 // so rates from a `--trips` run are not comparable with rates from a run without it.
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { inboxChannel } from '../src/cluster/leases.js';
+import { cpuMs, mainThreadMs, serverPids } from './proc-cpu.js';
 import { startTestCluster } from '../test/postgres-cluster.js';
 import { startFakeOpenAI } from '../test/fakes/models/openai-fake.js';
 import { startSlackFake, type SlackFake } from '../test/fakes/slack/index.js';
-import { directMessage, sharedWorkspace, startInstance, stopInstance, type Instance } from '../test/cluster/harness.js';
+import { directMessage, dmAnswers, sharedWorkspace, startInstance, stopInstance, type Instance } from '../test/cluster/harness.js';
 
 const args = process.argv.slice(2);
 const MESSAGES = Number(args[0] !== undefined && /^\d+$/.test(args[0]) ? args[0] : 300);
@@ -36,38 +37,6 @@ const instanceFor = (m: number): number => (delivery === 'sticky' ? (m % CONVERS
 const POOL_MAX = args.includes('--pool-max') ? Number(args[args.indexOf('--pool-max') + 1]) : undefined;
 const WARM = args.includes('--warm') ? Number(args[args.indexOf('--warm') + 1]) : CONVERSATIONS;
 const CHANNELS = ['warden_lease', 'warden_inbox', 'warden_stop', 'warden_approval', 'warden_cron', 'warden_conversation_wait'];
-
-const TICK = 100; // USER_HZ
-function cpuMs(pid: number, file = `/proc/${pid}/stat`): number {
-  try {
-    const fields = readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICK;
-  } catch {
-    return 0;
-  }
-}
-/** CPU ms of `pid`'s main thread (the event loop; the rest is V8's compiler and GC threads, libuv's pool). */
-const mainThreadMs = (pid: number): number => cpuMs(pid, `/proc/${pid}/task/${pid}/stat`);
-/** The postmaster listening on `port` and its children (the server's processes for this cluster only). */
-function serverPids(port: number): number[] {
-  const all = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
-  let master: number | undefined;
-  for (const d of all) {
-    try {
-      const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      if (cmd.includes('postgres') && cmd.includes(`-p ${port}`)) master = Number(d);
-    } catch {}
-  }
-  if (master === undefined) return [];
-  const pids = [master];
-  for (const d of all) {
-    try {
-      const fields = readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      if (Number(fields[1]) === master) pids.push(Number(d));
-    } catch {}
-  }
-  return pids;
-}
 
 function tripProxy(target: number): Promise<{ port: number; count(): number; close(): void }> {
   let count = 0;
@@ -93,7 +62,6 @@ function tripProxy(target: number): Promise<{ port: number; count(): number; clo
   );
 }
 
-const answers = (fake: SlackFake) => fake.calls('chat.postMessage').filter((c) => String(c.body.channel).startsWith('D') && !c.body.blocks).length;
 async function waitUntil(check: () => boolean, ms: number): Promise<void> {
   const end = Date.now() + ms;
   while (!check()) {
@@ -104,7 +72,7 @@ async function waitUntil(check: () => boolean, ms: number): Promise<void> {
 
 const cluster = await startTestCluster({ shared_preload_libraries: 'pg_stat_statements' });
 const fake = await startSlackFake();
-const model = await startFakeOpenAI({ respond: () => ({ kind: 'reply', text: 'ok' }) });
+const model = await startFakeOpenAI({ respond: () => ({ kind: 'reply', text: 'ok' }), keepBodies: false });
 const port = Number(new URL(cluster.url).port);
 const admin = new URL(cluster.url);
 const name = `prof_${randomUUID().replace(/-/g, '')}`;
@@ -144,6 +112,8 @@ for (const channel of CHANNELS) await listener.query(`LISTEN ${channel}`);
 // Each instance's own channel (places forwarded to it): heard by that instance alone.
 const ids = (await stats.query<{ id: string }>(`SELECT id FROM instances WHERE role = 'server'`)).rows.map((r) => r.id);
 for (const id of ids) await listener.query(`LISTEN ${inboxChannel(id)}`);
+const answered = dmAnswers(fake);
+const answers = (_: SlackFake) => answered.count();
 try {
   const pids = instances.map((i) => i.child.pid!);
   const warm = answers(fake) + WARM;
@@ -206,10 +176,11 @@ try {
   out(`statements/message: ${(total / MESSAGES).toFixed(2)}`);
   const own = ids.reduce((n, id) => n + (heard.get(inboxChannel(id)) ?? 0), 0);
   out(`notifications/message sent: ${CHANNELS.map((c) => `${c} ${((heard.get(c) ?? 0) / MESSAGES).toFixed(2)}`).join(', ')}, an instance's own inbox ${(own / MESSAGES).toFixed(2)}`);
-  if (profDir) out(`burst window (monotonic µs, as in the profile): ${burstFrom} ${burstTo}`);
+  out(`burst window (monotonic µs, as in a --cpu-prof profile): ${burstFrom} ${burstTo}`);
   if (proxy) out(`round trips/message: ${(tripCount / MESSAGES).toFixed(2)}`);
   for (const r of rows.rows.slice(0, 25)) out(`  ${(Number(r.calls) / MESSAGES).toFixed(2).padStart(6)}  ${Number(r.ms).toFixed(0).padStart(6)} ms  ${r.query.replace(/\s+/g, ' ').slice(0, 150)}`);
 } finally {
+  answered.stop();
   await listener.end();
   await Promise.all(instances.map(stopInstance));
   await stats.end();

@@ -121,6 +121,19 @@ export function directMessage(fake: SlackFake, instance: Instance, user: string,
   return fake.sendEvent(instance.eventsUrl, fake.envelope(event), { secret: SECRET });
 }
 
+/**
+ * The answers posted to DMs (chat.postMessage to a `D…` channel, no blocks) from now on, counted
+ * as the fake records them: a benchmark polls the count every few milliseconds, and filtering
+ * every request recorded so far at each poll would cost the harness more as a run goes on.
+ */
+export function dmAnswers(fake: SlackFake): { count(): number; stop(): void } {
+  let count = 0;
+  const stop = fake.requests.subscribe((r) => {
+    if (r.path === '/api/chat.postMessage' && String(r.body?.channel).startsWith('D') && !r.body.blocks) count++;
+  });
+  return { count: () => count, stop };
+}
+
 /** A user's mention of the bot in #dev, delivered to `instance` as Slack would (signed). */
 export function mention(fake: SlackFake, instance: Instance, user: string, text: string): Promise<Response> {
   const event = fake.messageEvent({ user, channel: DEV, text: `<@${fake.bot.userId}> ${text}`, type: 'app_mention' });

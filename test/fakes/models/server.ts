@@ -55,6 +55,12 @@ export interface FakeModelOptions {
   respond?: (request: FakeRequest) => FakeReply;
   /** Requests estimated above this many tokens get the provider's context-length error. */
   contextWindowTokens?: number;
+  /**
+   * `false`: a request's parsed body is dropped from `requests` once it is answered (its path,
+   * headers and token count stay), for long benchmark runs whose requests each carry tens of
+   * KiB. Default true: every body kept for the test to read.
+   */
+  keepBodies?: boolean;
 }
 
 export interface FakeModelServer {
@@ -83,9 +89,7 @@ export async function startFakeModelServer(dialect: Dialect, options: FakeModelO
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
+    const raw = await readText(req);
     if (!dialect.matches(path)) {
       dialect.writeError(res, 404, `no route ${req.method} ${path}`, {});
       return;
@@ -109,6 +113,7 @@ export async function startFakeModelServer(dialect: Dialect, options: FakeModelO
       if (res.destroyed || res.writableEnded) return;
     }
     await dialect.writeReply(res, reply, request, body.stream === true);
+    if (options.keepBodies === false) request.body = undefined;
   };
 
   const server: Server = createServer((req, res) => {
@@ -135,12 +140,28 @@ export async function startFakeModelServer(dialect: Dialect, options: FakeModelO
   };
 }
 
+/** A request's body as text, gathered from its chunks (a body of one chunk is not copied). */
+function readText(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let ended = false;
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      ended = true;
+      resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+    });
+    req.on('error', reject);
+    // A client gone before its body ended: no request to answer.
+    req.on('close', () => ended || reject(new Error('request closed before its body ended')));
+  });
+}
+
+const sseEvent = (e: { event?: string; data: unknown }): string => `${e.event ? `event: ${e.event}\n` : ''}data: ${typeof e.data === 'string' ? e.data : JSON.stringify(e.data)}\n\n`;
+
+/** Every event at once: one write of the whole stream (a client parses it event by event all the same). */
 export function writeSse(res: ServerResponse, events: Array<{ event?: string; data: unknown }>): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-  for (const e of events) {
-    res.write(`${e.event ? `event: ${e.event}\n` : ''}data: ${typeof e.data === 'string' ? e.data : JSON.stringify(e.data)}\n\n`);
-  }
-  res.end();
+  res.end(events.map(sseEvent).join(''));
 }
 
 /** As `writeSse`, one event every `delayMs`, each write's time recorded on the request. */
@@ -150,7 +171,7 @@ export async function writePacedSse(res: ServerResponse, events: Array<{ event?:
   for (const [i, e] of events.entries()) {
     if (i > 0) await sleep(delayMs);
     if (res.destroyed) return;
-    res.write(`${e.event ? `event: ${e.event}\n` : ''}data: ${typeof e.data === 'string' ? e.data : JSON.stringify(e.data)}\n\n`);
+    res.write(sseEvent(e));
     request.eventTimes.push(Date.now());
   }
   res.end();
