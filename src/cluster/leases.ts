@@ -192,7 +192,8 @@ export class Leases {
    * conversation's owner — the instance holding its latest live place, else its lease — and
    * to this instance when the conversation is idle, in the same conditional write, so a busy
    * conversation stays on one instance and its messages never wait for a handoff. Another
-   * owner is told at once (a notification naming it); it picks the place up with `claim`.
+   * owner is told at once (a notification naming it, sent with the place's commit); it picks
+   * the place up with `claim`.
    * Without a payload the place is this instance's (the message runs where it arrived).
    * `takeLease`: the conversation's lease too, in the same round trip, when it is idle (see
    * `Place.lease`); the caller then owes the lease a `hold` or a `release`.
@@ -255,10 +256,23 @@ export class Leases {
           ? [{ sql: `WITH l AS (${leasing.sql}), m AS (UPDATE lease_queue SET written = 1 WHERE ${newestPlace} AND EXISTS (SELECT 1 FROM l)) SELECT generation FROM l`, params: [...leasing.params, name] }]
           : [leasing, { sql: `UPDATE lease_queue SET written = 1 WHERE ${newestPlace} AND changes() > 0`, params: [name] }];
     const messageSteps = writing ? written({ sql: `EXISTS (SELECT 1 FROM lease_queue w WHERE w.${newestPlace} AND w.written = 1)`, params: [name] }) : [];
+    // A place that went to another instance is announced on that instance's own channel in the
+    // same write (PostgreSQL: its digest computed by the server, as `inboxChannel` computes it):
+    // no round trip of its own, and the notification leaves at the place's commit. Under the line
+    // lock the line's newest place is the one just written.
+    const announcing: BatchStep[] =
+      payload !== undefined && this.db.engine === 'postgres'
+        ? [
+            {
+              sql: `SELECT pg_notify(CAST(? AS text) || left(encode(sha256(convert_to(q.holder, 'UTF8')), 'hex'), 24), q.holder) FROM lease_queue q WHERE q.seq = (${newest}) AND q.holder != ?`,
+              params: [`${INBOX_CHANNEL}_`, name, me],
+            },
+          ]
+        : [];
     const takenAt = performance.now();
     const lock = lineLock(this.db, name);
     const extra = takeLease ? alongside : [];
-    const steps = (await this.db.batch([...lock, placing, ...leaseSteps, ...messageSteps, ...extra])).slice(lock.length);
+    const steps = (await this.db.batch([...lock, placing, ...leaseSteps, ...messageSteps, ...extra, ...announcing])).slice(lock.length, lock.length + 1 + leaseSteps.length + messageSteps.length + extra.length);
     const row = steps[0]!.rows[0] as { seq: number | string; holder: string; taken: number | string } | undefined;
     if (!row) throw new Error('lease queue: the place was not recorded');
     const leased = takeLease ? (steps[1]!.rows[0] as { generation: number | string } | undefined) : undefined;
@@ -276,7 +290,7 @@ export class Leases {
           }
         : {}),
     };
-    if (!place.here) await this.db.notify(inboxChannel(place.holder), place.holder);
+    if (!place.here && announcing.length === 0) await this.db.notify(inboxChannel(place.holder), place.holder);
     return place;
   }
 
