@@ -256,23 +256,10 @@ export class Leases {
           ? [{ sql: `WITH l AS (${leasing.sql}), m AS (UPDATE lease_queue SET written = 1 WHERE ${newestPlace} AND EXISTS (SELECT 1 FROM l)) SELECT generation FROM l`, params: [...leasing.params, name] }]
           : [leasing, { sql: `UPDATE lease_queue SET written = 1 WHERE ${newestPlace} AND changes() > 0`, params: [name] }];
     const messageSteps = writing ? written({ sql: `EXISTS (SELECT 1 FROM lease_queue w WHERE w.${newestPlace} AND w.written = 1)`, params: [name] }) : [];
-    // A place that went to another instance is announced on that instance's own channel in the
-    // same write (PostgreSQL: its digest computed by the server, as `inboxChannel` computes it):
-    // no round trip of its own, and the notification leaves at the place's commit. Under the line
-    // lock the line's newest place is the one just written.
-    const announcing: BatchStep[] =
-      payload !== undefined && this.db.engine === 'postgres'
-        ? [
-            {
-              sql: `SELECT pg_notify(CAST(? AS text) || left(encode(sha256(convert_to(q.holder, 'UTF8')), 'hex'), 24), q.holder) FROM lease_queue q WHERE q.seq = (${newest}) AND q.holder != ?`,
-              params: [`${INBOX_CHANNEL}_`, name, me],
-            },
-          ]
-        : [];
     const takenAt = performance.now();
     const lock = lineLock(this.db, name);
     const extra = takeLease ? alongside : [];
-    const steps = (await this.db.batch([...lock, placing, ...leaseSteps, ...messageSteps, ...extra, ...announcing])).slice(lock.length, lock.length + 1 + leaseSteps.length + messageSteps.length + extra.length);
+    const steps = (await this.db.batch([...lock, this.announced(placing, payload), ...leaseSteps, ...messageSteps, ...extra])).slice(lock.length);
     const row = steps[0]!.rows[0] as { seq: number | string; holder: string; taken: number | string } | undefined;
     if (!row) throw new Error('lease queue: the place was not recorded');
     const leased = takeLease ? (steps[1]!.rows[0] as { generation: number | string } | undefined) : undefined;
@@ -290,8 +277,23 @@ export class Leases {
           }
         : {}),
     };
-    if (!place.here && announcing.length === 0) await this.db.notify(inboxChannel(place.holder), place.holder);
+    if (!place.here && this.db.engine !== 'postgres') await this.db.notify(inboxChannel(place.holder), place.holder);
     return place;
+  }
+
+  /**
+   * PostgreSQL: the place's insert also announces a place that went to another instance, on that
+   * instance's own channel (the digest computed by the server, as `inboxChannel` computes it): no
+   * statement or round trip of its own, and the notification leaves at the place's commit. The
+   * insert's text is kept whole inside; what it returns is unchanged.
+   */
+  private announced(placing: { sql: string; params: SqlValue[] }, payload: string | undefined): { sql: string; params: SqlValue[] } {
+    if (payload === undefined || this.db.engine !== 'postgres') return placing;
+    return {
+      sql: `WITH p AS (${placing.sql}) SELECT p.seq, p.holder, p.taken,
+       CASE WHEN p.holder != ? THEN pg_notify(CAST(? AS text) || left(encode(sha256(convert_to(p.holder, 'UTF8')), 'hex'), 24), p.holder) IS NULL END AS told FROM p`,
+      params: [...placing.params, this.options.holder, `${INBOX_CHANNEL}_`],
+    };
   }
 
   /** Picks up the places forwarded to this instance (or left for it by `place`), in place order. */
