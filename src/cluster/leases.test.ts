@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import pg from 'pg';
 import { ENGINES, useTestStores } from '../../test/store-engines.js';
 import type { Store } from '../store/store.js';
@@ -377,9 +377,13 @@ describe('notifications reach only the instance concerned (PostgreSQL)', () => {
     // What every instance hears (the shared channel): no forward is announced there.
     const shared: string[] = [];
     const offShared = await la['db'].listen(INBOX_CHANNEL, (payload) => shared.push(payload ?? '(none)'));
-    // Busy at A; B's message for it goes to A, and A alone is told (a forward, not a takeover).
+    // Busy at A; B's message for it goes to A, and A alone is told (a forward, not a takeover),
+    // by the place's own write: no statement of its own.
+    const notifyB = vi.spyOn(lb['db'], 'notify');
     expect(await la.place('session:f', '{"m":1}')).toMatchObject({ holder: 'inst-a', here: true });
     expect(await lb.place('session:f', '{"m":2}')).toMatchObject({ holder: 'inst-a', here: false });
+    expect(notifyB).not.toHaveBeenCalled();
+    notifyB.mockRestore();
     await until(() => toA.includes(false), 5_000);
     // A stray notification to B would have come with A's: give it that long again.
     await new Promise((r) => setTimeout(r, 200));

@@ -192,7 +192,8 @@ export class Leases {
    * conversation's owner — the instance holding its latest live place, else its lease — and
    * to this instance when the conversation is idle, in the same conditional write, so a busy
    * conversation stays on one instance and its messages never wait for a handoff. Another
-   * owner is told at once (a notification naming it); it picks the place up with `claim`.
+   * owner is told at once (a notification naming it, sent with the place's commit); it picks
+   * the place up with `claim`.
    * Without a payload the place is this instance's (the message runs where it arrived).
    * `takeLease`: the conversation's lease too, in the same round trip, when it is idle (see
    * `Place.lease`); the caller then owes the lease a `hold` or a `release`.
@@ -258,7 +259,7 @@ export class Leases {
     const takenAt = performance.now();
     const lock = lineLock(this.db, name);
     const extra = takeLease ? alongside : [];
-    const steps = (await this.db.batch([...lock, placing, ...leaseSteps, ...messageSteps, ...extra])).slice(lock.length);
+    const steps = (await this.db.batch([...lock, this.announced(placing, payload), ...leaseSteps, ...messageSteps, ...extra])).slice(lock.length);
     const row = steps[0]!.rows[0] as { seq: number | string; holder: string; taken: number | string } | undefined;
     if (!row) throw new Error('lease queue: the place was not recorded');
     const leased = takeLease ? (steps[1]!.rows[0] as { generation: number | string } | undefined) : undefined;
@@ -276,8 +277,23 @@ export class Leases {
           }
         : {}),
     };
-    if (!place.here) await this.db.notify(inboxChannel(place.holder), place.holder);
+    if (!place.here && this.db.engine !== 'postgres') await this.db.notify(inboxChannel(place.holder), place.holder);
     return place;
+  }
+
+  /**
+   * PostgreSQL: the place's insert also announces a place that went to another instance, on that
+   * instance's own channel (the digest computed by the server, as `inboxChannel` computes it): no
+   * statement or round trip of its own, and the notification leaves at the place's commit. The
+   * insert's text is kept whole inside; what it returns is unchanged.
+   */
+  private announced(placing: { sql: string; params: SqlValue[] }, payload: string | undefined): { sql: string; params: SqlValue[] } {
+    if (payload === undefined || this.db.engine !== 'postgres') return placing;
+    return {
+      sql: `WITH p AS (${placing.sql}) SELECT p.seq, p.holder, p.taken,
+       CASE WHEN p.holder != ? THEN pg_notify(CAST(? AS text) || left(encode(sha256(convert_to(p.holder, 'UTF8')), 'hex'), 24), p.holder) IS NULL END AS told FROM p`,
+      params: [...placing.params, this.options.holder, `${INBOX_CHANNEL}_`],
+    };
   }
 
   /** Picks up the places forwarded to this instance (or left for it by `place`), in place order. */

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { UsageCommandDeps } from './usage-command.js';
 import type { UsageService } from '../usage/service.js';
 import { scrubSecrets, secretLabelsIn } from '../redact/scrub.js';
@@ -32,6 +33,7 @@ import { DEFAULT_MAX_PENDING, SessionQueues, type EnqueueResult } from './queue.
 import { leaseDigest, type ClaimedPlace, type HeldLease, type Place, type PlaceGuard } from '../cluster/leases.js';
 import type { BatchStep } from '../store/db.js';
 import { attachmentsFrom, decodeForwarded, encodeForwarded, forwardable } from './forwarded.js';
+import { RecentForwards } from './recent-forwards.js';
 import { routeMessage, ThreadParticipation, type Route } from './router.js';
 import type { ApproveOutcome } from './approval-clicks.js';
 import { answerDanglingCall, type FollowUpTurn } from './deferred-calls.js';
@@ -293,6 +295,8 @@ export class Gateway {
   private stopListener: (() => Promise<void>) | undefined;
   /** Per session, the message taking its place in the cross-instance line (see `lineUp`): the next waits for it. */
   private readonly placing = new Map<string, Promise<void>>();
+  /** Sessions whose latest place taken here went to another instance (see `lineUp`). */
+  private readonly forwardedLately = new RecentForwards();
   /** Stops hearing places forwarded here. */
   private inboxListener: (() => Promise<void>) | undefined;
   /** Messages that reached this instance whose place waits to be picked up in order (`pickUp`), by place. */
@@ -560,7 +564,9 @@ export class Gateway {
         // conversation starts in one round trip.
         // And the message itself, when it is a person's message to the model without files: in
         // the transcript from its place on (a crash during the model call loses it no more).
-        const takeLease = leases.release !== undefined && !this.queue.isRunning(key);
+        // Not when this session's latest place here went to another instance a moment ago: it most
+        // likely runs there still, and the lease's write and the reads would run for nothing.
+        const takeLease = leases.release !== undefined && !this.queue.isRunning(key) && !this.forwardedLately.elsewhere(key, performance.now());
         read = takeLease && isModelTurn(item) ? this.view.agent?.startRead?.(key, writtenAtPlace(item)) : undefined;
         place = await leases.place!(`session:${key}`, anywhere ? encodeForwarded(item.route) : undefined, takeLease, read?.steps, read?.write);
       } catch (err) {
@@ -574,6 +580,7 @@ export class Gateway {
         start = await read.read(place.alongside).catch((err: unknown) => void log.warn({ err: (err as Error).message, sessionKey: key }, 'the turn reads its transcript itself'));
       }
       log.debug({ sessionKey: key, place: place.seq, ...(place.here ? {} : { forwardedTo: place.holder }) }, 'message took its place in the session line');
+      this.forwardedLately.note(key, !place.here, performance.now());
       // Written with the place: whenever it runs (here, at once or later), its turn does not write it again.
       const seq = place.written && read?.writtenSeq ? read.writtenSeq(place.written) : undefined;
       if (seq !== undefined) item.written = { seq };
