@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { FrameContext } from '../frame-context.js';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { log } from '../../log/log.js';
@@ -85,7 +85,7 @@ export class PostgresDb implements Db {
   private readonly pool: pg.Pool;
   private readonly lanes: Lane[] = [];
   private readonly laneCount: number;
-  private readonly context = new AsyncLocalStorage<Frame>();
+  private readonly context = new FrameContext<Frame>();
   private readonly statements = new Map<string, Statement>();
   private readonly names = new Map<string, string>();
   private readonly channels = new Map<string, Set<NotificationHandler>>();
@@ -270,7 +270,7 @@ export class PostgresDb implements Db {
 
   /** The open transaction (or pinned connection) of the caller's context, if it is still open. */
   private live(): Frame | undefined {
-    const frame = this.context.getStore();
+    const frame = this.context.current();
     return frame && !frame.done ? frame : undefined;
   }
 

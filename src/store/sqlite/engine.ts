@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { FrameContext } from '../frame-context.js';
 import { performance } from 'node:perf_hooks';
 import type BetterSqlite3 from 'better-sqlite3';
 import { BatchStepError, isNamed, type BatchResult, type BatchStep, type Db, type NotificationHandler, type QueryObserver, type RunResult, type SqlParams } from '../db.js';
@@ -27,7 +27,7 @@ export class SqliteDb implements Db {
 
   private readonly statements = new Map<string, BetterSqlite3.Statement>();
   private readonly plucked = new Map<string, BetterSqlite3.Statement>();
-  private readonly context = new AsyncLocalStorage<Frame>();
+  private readonly context = new FrameContext<Frame>();
   private active: Frame | undefined;
   private readonly waiting: Array<() => void> = [];
   private readonly channels = new Map<string, Set<NotificationHandler>>();
@@ -40,7 +40,7 @@ export class SqliteDb implements Db {
   }
 
   get inTransaction(): boolean {
-    const frame = this.context.getStore();
+    const frame = this.context.current();
     return frame !== undefined && frame === this.active;
   }
 
@@ -67,7 +67,7 @@ export class SqliteDb implements Db {
   }
 
   tx<T>(fn: () => Promise<T>): Promise<T> {
-    const current = this.context.getStore();
+    const current = this.context.current();
     if (current !== undefined && current === this.active) return this.savepoint(current, fn);
     const frame: Frame = { savepoints: 0, after: [] };
     if (this.active === undefined && this.waiting.length === 0) {
@@ -118,7 +118,7 @@ export class SqliteDb implements Db {
     const deliver = () => {
       for (const handler of [...(this.channels.get(channel) ?? [])]) handler(payload);
     };
-    const frame = this.context.getStore();
+    const frame = this.context.current();
     if (frame !== undefined && frame === this.active) frame.after.push(deliver);
     else queueMicrotask(deliver);
     return Promise.resolve();
@@ -147,7 +147,7 @@ export class SqliteDb implements Db {
   /** Runs `op` now, or after the open transaction when the caller is not part of it. */
   private call<T>(kind: Parameters<QueryObserver>[0], op: () => T): Promise<T> {
     const run = this.observer ? this.timed(kind, op) : op;
-    if (this.active !== undefined && this.context.getStore() !== this.active) {
+    if (this.active !== undefined && this.context.current() !== this.active) {
       return new Promise<T>((resolve, reject) => {
         this.waiting.push(() => {
           try {
