@@ -128,6 +128,9 @@ const scriptImports = {
 /** What gives a chunk a `require` (see the build's `banner`). */
 const REQUIRE_BANNER = "import { createRequire as __wardenCreateRequire } from 'node:module';\nconst require = __wardenCreateRequire(import.meta.url);";
 
+  /** One CommonJS file for Node 20, ASCII only, without blank space (the tools script, the YAML parser). */
+  const ONE_SCRIPT = { bundle: true, format: 'cjs', platform: 'node', target: 'node20', logLevel: 'warning', charset: 'ascii', minifyWhitespace: true, minifySyntax: true };
+
 // Built beside dist/ and swapped in whole, so a process running from dist/ (another test run,
 // a running bot) never reads a half-written file.
 const staging = mkdtempSync(path.join(root, '.dist-'));
@@ -183,14 +186,7 @@ try {
   const toolsScript = await build({
     entryPoints: [path.join(root, 'src/cli/tools-entry.ts')],
     outfile: path.join(staging, 'chunks', TOOLS_SCRIPT),
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20',
-    logLevel: 'warning',
-    charset: 'ascii',
-    minifyWhitespace: true,
-    minifySyntax: true,
+    ...ONE_SCRIPT,
     metafile: true,
     absWorkingDir: root,
     plugins: [noOpenTelemetry, dependencies, noZodLocales, scriptImports],
@@ -208,16 +204,9 @@ try {
   await build({
     entryPoints: [fileURLToPath(import.meta.resolve('yaml'))],
     outfile: path.join(staging, 'chunks', YAML_BUNDLE),
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20',
-    logLevel: 'warning',
-    charset: 'ascii',
     // Written without blank space as the chunks are (names kept): the config loader loads it at
     // every start and an idle bot keeps its source text, 264 KB as the package writes it.
-    minifyWhitespace: true,
-    minifySyntax: true,
+    ...ONE_SCRIPT,
   });
   // V8 keeps every module's source text in memory, and a single character beyond ASCII makes it
   // keep the whole file at two bytes per character: zod's 390 KB chunk took 780 KB of heap for one

@@ -4,10 +4,9 @@
 // idle meanwhile, the message still runs here, taking the lease in its turn.
 import { describe, expect, it } from 'vitest';
 import type { HeldLease, Place } from '../cluster/leases.js';
-import { parseConfig } from '../config/index.js';
-import { Gateway } from './gateway.js';
 import { HeldAgent } from './held-agent-testing.js';
-import { PushAdapter } from './push-adapter-testing.js';
+import { lineGateway, PushAdapter } from './push-adapter-testing.js';
+import { until } from '../../test/until.js';
 
 /** A shared line whose places go where the test says; records what each place asked for and each hold was given. */
 class SteeredLine {
@@ -29,31 +28,12 @@ class SteeredLine {
   async leave(): Promise<void> {}
 }
 
-const until = async (cond: () => boolean, ms = 5_000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
-
 describe('a message placed right after its conversation was forwarded elsewhere', () => {
   it('asks for no lease with its place; still runs here when its place is here, and the next place asks again', async () => {
-    const parsed = parseConfig({ models: { default: 'anthropic/claude-sonnet-4-5' } });
-    if (!parsed.ok) throw parsed.error;
     const adapter = new PushAdapter();
     const agent = new HeldAgent();
     const line = new SteeredLine();
-    const gateway = new Gateway({
-      config: parsed.value.config,
-      adapters: [adapter],
-      agent,
-      tools: undefined,
-      toolReport: () => ({ tools: [], removed: [], unavailable: [], warnings: [] }),
-      approvals: { approve: () => async () => ({ kind: 'not-found' }), pendingCount: () => 0 },
-      shutdownGraceMs: 50,
-      sessionLeases: line,
-    });
+    const gateway = lineGateway({ adapter, agent, sessionLeases: line, });
     await gateway.start();
     try {
       line.next = ['elsewhere', 'here', 'here'];

@@ -4,11 +4,11 @@
 // without an answer.
 import { describe, expect, it } from 'vitest';
 import type { HeldLease, Place } from '../cluster/leases.js';
-import { parseConfig } from '../config/index.js';
 import { BUSY_TEXT, Gateway } from './gateway.js';
 import { HeldAgent } from './held-agent-testing.js';
 import { SessionQueues } from './queue.js';
-import { PushAdapter } from './push-adapter-testing.js';
+import { lineGateway, PushAdapter } from './push-adapter-testing.js';
+import { until } from '../../test/until.js';
 
 
 /** The session line of a shared store, as far as the gateway's line-up sees it: every place is this instance's, taken at once. */
@@ -28,32 +28,12 @@ class RecordingLine {
   }
 }
 
-const until = async (cond: () => boolean, ms = 5_000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
-
 describe('a message the local queue would refuse takes no place in the shared line', () => {
   it('the conversation is full: refused before the place is written; the sender is told', async () => {
-    const parsed = parseConfig({ models: { default: 'anthropic/claude-sonnet-4-5' } });
-    if (!parsed.ok) throw parsed.error;
     const adapter = new PushAdapter();
     const agent = new HeldAgent();
     const line = new RecordingLine();
-    const gateway = new Gateway({
-      config: parsed.value.config,
-      adapters: [adapter],
-      agent,
-      tools: undefined,
-      toolReport: () => ({ tools: [], removed: [], unavailable: [], warnings: [] }),
-      approvals: { approve: () => async () => ({ kind: 'not-found' }), pendingCount: () => 0 },
-      maxPending: 1,
-      shutdownGraceMs: 50,
-      sessionLeases: line,
-    });
+    const gateway = lineGateway({ adapter, agent, sessionLeases: line, maxPending: 1, });
     await gateway.start();
     try {
       await adapter.push('first: runs and holds the conversation');
