@@ -30,12 +30,24 @@ describe('toolsJsonSize', () => {
     ]],
     ['a tool with only parameters', [{ parameters: schema }]],
     ['a tool without parameters', [{ name: 'x', description: 'y' } as { name: string; description: string; parameters?: object }]],
+    ['fields JSON leaves out or writes otherwise', [
+      { name: 'x', skipped: undefined, run: () => 1, n: 3, flag: true, none: null, list: ['a', 'ü'], parameters: schema } as unknown as { parameters?: object },
+      { name: 'key "quoted" — ü', 'é"\\': 'escaped \\ "and" \u0001', parameters: schema } as unknown as { parameters?: object },
+      { skipped: undefined } as unknown as { parameters?: object },
+    ]],
   ])('equals measuring JSON.stringify(tools) for %s', (_name, tools) => {
     expect(toolsJsonSize(tools)).toEqual(measured(tools));
   });
 });
 
 describe('toolsJsonSize, measured again', () => {
+  it('for tool objects made afresh from the same strings (as a request builds them)', () => {
+    const description = 'Reads a file — größer';
+    for (let i = 0; i < 3; i++) {
+      const tools = [{ name: 'read', description, parameters: schema }, { name: 'write', description: `${description}!`, parameters: schema }];
+      expect(toolsJsonSize(tools)).toEqual(measured(tools));
+    }
+  });
   const schema = { type: 'object', properties: {} };
   it('when a tool object measured before holds other fields now', () => {
     const tool: { name: string; description: string; parameters: object; id?: string } = { name: 'read', description: 'Reads', parameters: schema };

@@ -48,38 +48,53 @@ export function toolsJsonSize(tools: ReadonlyArray<{ parameters?: object | undef
 }
 
 interface HeadSize extends JsonSize {
-  /** The tool's fields besides `parameters`, as measured (primitives only). */
-  fields: Array<[string, unknown]>;
-  /** Whether they serialise to `{}`. */
+  /** Whether the fields besides `parameters` serialise to `{}`. */
   empty: boolean;
 }
 
-const heads = new WeakMap<object, HeadSize>();
-
 /**
- * The size of a tool's fields besides `parameters` (name, description), serialised. Kept per tool
- * object together with the fields it was measured from, and used again only when the object holds
- * exactly those fields with the same primitive values: then the serialisation is the same text.
- * A tool with an object among those fields is measured every time.
+ * The size of a tool's fields besides `parameters` (name, description), as JSON.stringify writes
+ * them: each own enumerable key with a value it writes (undefined and functions are left out, as
+ * it leaves them out). The tool objects of a request are often made afresh for each request,
+ * their strings not: a string's serialised size is kept per string (a description is most of a
+ * head), anything else is serialised each time.
  */
 function headSize(tool: { parameters?: object | undefined }): HeadSize {
-  const kept = heads.get(tool);
-  if (kept && sameFields(tool as Record<string, unknown>, kept.fields)) return kept;
-  const { parameters: _schema, ...rest } = tool;
-  const head = JSON.stringify(rest);
-  const fields = Object.entries(rest);
-  const size: HeadSize = { chars: head.length, bytes: Buffer.byteLength(head), fields, empty: head === '{}' };
-  if (fields.every(([, v]) => v === null || (typeof v !== 'object' && typeof v !== 'function'))) heads.set(tool, size);
-  return size;
+  const record = tool as Record<string, unknown>;
+  let chars = 2;
+  let bytes = 2;
+  let fields = 0;
+  for (const key of Object.keys(record)) {
+    if (key === 'parameters') continue;
+    const value = record[key];
+    let part: JsonSize;
+    if (typeof value === 'string') part = stringSize(value);
+    else {
+      const text = JSON.stringify(value) as string | undefined;
+      if (text === undefined) continue;
+      part = { chars: text.length, bytes: Buffer.byteLength(text) };
+    }
+    const name = stringSize(key);
+    // `"key":value`, and a comma before every field but the first.
+    const extra = (fields > 0 ? 1 : 0) + name.chars + 1;
+    chars += extra + part.chars;
+    bytes += extra - name.chars + name.bytes + part.bytes;
+    fields++;
+  }
+  return { chars, bytes, empty: fields === 0 };
 }
 
-function sameFields(tool: Record<string, unknown>, fields: ReadonlyArray<[string, unknown]>): boolean {
-  const keys = Object.keys(tool);
-  let i = 0;
-  for (const key of keys) {
-    if (key === 'parameters') continue;
-    const field = fields[i++];
-    if (!field || field[0] !== key || !Object.is(tool[key], field[1])) return false;
+/** Strings measured, each with its serialised size; emptied when full (tool names and descriptions repeat). */
+const strings = new Map<string, JsonSize>();
+const STRINGS_KEPT = 4096;
+
+function stringSize(value: string): JsonSize {
+  let size = strings.get(value);
+  if (!size) {
+    const text = JSON.stringify(value);
+    size = { chars: text.length, bytes: Buffer.byteLength(text) };
+    if (strings.size >= STRINGS_KEPT) strings.clear();
+    strings.set(value, size);
   }
-  return i === fields.length;
+  return size;
 }
