@@ -5,9 +5,9 @@
 // before, …), reading each instance's CPU time (/proc) around its burst. Prints the CPU per
 // message of each burst and the medians: on a machine shared with other work, wall throughput
 // moves with the load, CPU per message far less, and alternation spreads what remains evenly.
-import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { cpuMs } from './proc-cpu.js';
 import { startTestCluster } from '../test/postgres-cluster.js';
 import { startFakeOpenAI } from '../test/fakes/models/openai-fake.js';
 import { startSlackFake, type SlackFake } from '../test/fakes/slack/index.js';
@@ -21,10 +21,6 @@ const CONVERSATIONS = 30;
 /** Warm-up messages sent to each side before the rounds (WARM, default one per conversation): a process costs less per message for its first thousand or so. */
 const WARM = Number(warmArg ?? CONVERSATIONS);
 
-const cpuMs = (pid: number): number => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-};
 const answers = (fake: SlackFake, prefix: string) => fake.calls('chat.postMessage').filter((c) => String(c.body.channel).startsWith(`D${prefix}`) && !c.body.blocks).length;
 async function waitUntil(check: () => boolean, ms: number): Promise<void> {
   const end = Date.now() + ms;

@@ -1,41 +1,10 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { webApi } from '@slack/bolt';
 import { afterEach, describe, expect, it } from 'vitest';
+import { closeTestServers, serve } from '../../src/net/recording-server-testing.js';
 import { slackApiFetch } from './api-fetch.js';
 
-type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
-interface Seen {
-  method: string;
-  url: string;
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-
-const servers: Server[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) {
-    s.closeAllConnections();
-    await new Promise((r) => s.close(r));
-  }
-});
-
-/** A loopback HTTP server recording what it was sent. */
-async function serve(handler: Handler): Promise<{ url: string; seen: Seen[] }> {
-  const seen: Seen[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      seen.push({ method: req.method!, url: req.url!, headers: req.headers, body });
-      handler(req, body, res);
-    });
-  });
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
-}
+afterEach(closeTestServers);
 
 const apiFetch = slackApiFetch();
 

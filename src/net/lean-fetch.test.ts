@@ -1,8 +1,9 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { ProxyAgent, getGlobalDispatcher, setGlobalDispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { closeTestServers, closedAfterTest, serve } from './recording-server-testing.js';
 import { startFakeOpenAI } from '../../test/fakes/models/openai-fake.js';
 import { createAnthropicProvider } from '../models/anthropic.js';
 import { createGeminiProvider } from '../models/gemini.js';
@@ -11,39 +12,7 @@ import { withRetry } from '../models/retry.js';
 import { ModelCallError, type ModelRequest } from '../models/types.js';
 import { leanFetch, MAX_REDIRECTS } from './lean-fetch.js';
 
-type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
-interface Seen {
-  method: string;
-  url: string;
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-
-const servers: Server[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) {
-    s.closeAllConnections();
-    await new Promise((r) => s.close(r));
-  }
-});
-
-/** A loopback HTTP server recording what it was sent. */
-async function serve(handler: Handler): Promise<{ url: string; seen: Seen[]; closed: () => number }> {
-  const seen: Seen[] = [];
-  let closed = 0;
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      seen.push({ method: req.method!, url: req.url!, headers: req.headers, body });
-      handler(req, body, res);
-    });
-    res.on('close', () => closed++);
-  });
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, closed: () => closed };
-}
+afterEach(closeTestServers);
 
 const fetchLean = leanFetch();
 
@@ -207,7 +176,7 @@ describe('leanFetch: the process-wide proxy', () => {
       upstream.on('error', () => client.destroy());
       client.on('error', () => upstream.destroy());
     });
-    servers.push(proxy);
+    closedAfterTest(proxy);
     await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
     const previous = getGlobalDispatcher();
     const agent = new ProxyAgent(`http://127.0.0.1:${(proxy.address() as AddressInfo).port}`);
