@@ -6,6 +6,9 @@
 // one folder for the run, removed at the end: a suite of thousands of cases must not leave
 // thousands of folders behind on the machine it runs on. The name stays short because unix
 // socket paths under it are limited to 108 bytes.
+//
+// Sandboxes started as root run as the run's own id (sandbox-id-lease.ts), so a second suite on
+// the same host neither trips this one's shared-uid refusal nor sweeps its sandboxes.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
 import { startTestCluster } from './postgres-cluster.js';
+import { leaseSandboxId } from './sandbox-id-lease.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -23,6 +27,9 @@ declare module 'vitest' {
 
 export default async function setup(project: TestProject): Promise<() => void> {
   execFileSync(process.execPath, [fileURLToPath(new URL('../scripts/build.mjs', import.meta.url)), '--quiet'], { stdio: 'inherit' });
+  // Before TMPDIR moves: the locks live in the temp folder every run shares.
+  const sandboxId = leaseSandboxId(tmpdir());
+  process.env.WARDEN_SANDBOX_ID = String(sandboxId.id);
   const runDir = mkdtempSync(path.join(tmpdir(), 'wt-'));
   // Like /tmp itself: the tests run Warden and sandboxes as other users too.
   chmodSync(runDir, 0o1777);
@@ -32,5 +39,6 @@ export default async function setup(project: TestProject): Promise<() => void> {
   return () => {
     cluster.stop();
     rmSync(runDir, { recursive: true, force: true });
+    sandboxId.release();
   };
 }

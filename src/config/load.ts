@@ -4,8 +4,10 @@ import { parse as parseDotenv } from 'dotenv';
 import { json5 } from '../util/json5.js';
 import { ConfigError, formatPath, problemsFromZod, type ConfigProblem } from './errors.js';
 import { restoreWrittenPaths, translateOpenClaw } from './openclaw/translate.js';
+import { execConfig } from './schema/exec.js';
 import { wardenConfigSchema, type WardenConfig } from './schema/index.js';
 import { replaceEnvReferences } from './env-ref.js';
+import { SANDBOX_ID_ENV, sandboxIdSetting } from './sandbox-id.js';
 import { json5ProblemMessage, yamlProblemMessages } from './syntax-error.js';
 // The YAML parser is some seventy modules: loaded when a YAML file is read, not by every command.
 import { yaml } from '../util/yaml.js';
@@ -88,9 +90,26 @@ function validate(file: string | undefined, raw: unknown, baseDir: string, env: 
   const result = wardenConfigSchema.safeParse(translated.value, { jitless: true });
   const problems = [...translated.problems, ...(result.success ? [] : restoreWrittenPaths(problemsFromZod(wardenConfigSchema, result.error.issues), translated.renamed))];
   if (problems.length > 0 || !result.success) return fail(file, problems);
-  const ports = applyPortEnv(result.data, env);
-  if (ports.length > 0) return fail(file, ports);
+  const envProblems = [...applyPortEnv(result.data, env), ...applySandboxIdEnv(result.data, env)];
+  if (envProblems.length > 0) return fail(file, envProblems);
   return { ok: true, value: { config: result.data, file, baseDir } };
+}
+
+/**
+ * `WARDEN_SANDBOX_ID` gives the sandbox's host uid and gid where the file names none
+ * (sandbox-id.ts). Written into the loaded config, so a value from a `.env` file counts as one
+ * from the environment does; a malformed value stops the load, naming the variable.
+ */
+function applySandboxIdEnv(config: WardenConfig, env: Record<string, string | undefined>): ConfigProblem[] {
+  const given = env[SANDBOX_ID_ENV];
+  if (given === undefined || given.trim() === '') return [];
+  const setting = sandboxIdSetting(given);
+  if (!setting.ok) return [{ path: 'tools.exec.sandbox.uid', message: setting.error }];
+  // An absent block is the schema's defaults: spelled out here to carry the ids.
+  const sandbox = (config.tools.exec ??= execConfig.parse({})).sandbox;
+  sandbox.uid ??= setting.id;
+  sandbox.gid ??= setting.id;
+  return [];
 }
 
 /**

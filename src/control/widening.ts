@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { WardenConfig } from '../config/index.js';
 import { envReferenceNames } from '../config/env-ref.js';
+import { defaultSandboxId } from '../config/sandbox-id.js';
 import { approversFor } from '../approvals/approvers.js';
 import { agentWorkspace, execVerdictFor } from '../exec/check.js';
 import { effectiveExecConfig, execHostOf } from '../exec/effective-config.js';
@@ -401,10 +402,11 @@ const ASK_RESTRAINT = { always: 2, off: 1, 'on-miss': 0 } as const;
 /** Rules on the exec blocks themselves: what a finite command corpus cannot show (an entry for a binary it lacks). */
 function execPolicies(before: WardenConfig, after: WardenConfig, add: Add): void {
   if (execHostOf(before) === 'sandbox' && execHostOf(after) !== 'sandbox') add('tools.exec.host', 'exec leaves the sandbox for the gateway host');
-  // Absent is the default identity (65533): a first explicit uid is a change of who the sandbox is on the host.
+  // Absent is the default identity (65533 or WARDEN_SANDBOX_ID): a first explicit other uid is a change of who the sandbox is on the host.
   const b0 = effectiveExecConfig(before).sandbox;
   const a0 = effectiveExecConfig(after).sandbox;
-  if (a0.uid !== b0.uid || a0.gid !== b0.gid) add('tools.exec.sandbox', `the sandbox runs as host uid ${a0.uid}:${a0.gid} instead of ${b0.uid}:${b0.gid}`);
+  const [bu, bg, au, ag] = [b0.uid, b0.gid, a0.uid, a0.gid].map((id) => id ?? defaultSandboxId());
+  if (au !== bu || ag !== bg) add('tools.exec.sandbox', `the sandbox runs as host uid ${au}:${ag} instead of ${bu}:${bg}`);
   if (a0.allowSharedUid && !b0.allowSharedUid) add('tools.exec.sandbox.allowSharedUid', 'sandboxed commands start while another host process runs as the sandbox uid and could control them');
   sandboxNetwork(b0.network, a0.network, add);
   for (const agentId of knownAgentIds(after)) {

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bwrapArgs, ENV_ARGS_FD, execHomes, GATE_FD, PARENT_CHECK, SANDBOX_HOME, START_GATE, SECCOMP_FD, sandboxIdentity, sandboxLaunch, stagePoint } from './sandbox.js';
+import { bwrapArgs, defaultSandboxId, ENV_ARGS_FD, execHomes, GATE_FD, PARENT_CHECK, SANDBOX_HOME, START_GATE, SECCOMP_FD, sandboxIdentity, sandboxLaunch, stagePoint } from './sandbox.js';
 
 const root = mkdtempSync(path.join(tmpdir(), 'warden-sandbox-args-'));
 const workspace = path.join(root, 'ws');
@@ -17,7 +17,8 @@ const after = (args: string[], flag: string) => args.flatMap((a, i) => (a === fl
 
 describe('who the sandbox is on the host', () => {
   it.each([
-    ['root, defaults', {}, { uid: 0, gid: 0 }, { uid: 65533, gid: 65533, staged: true }],
+    // 65533, or WARDEN_SANDBOX_ID (each test run sets its own: config/sandbox-id.ts).
+    ['root, defaults', {}, { uid: 0, gid: 0 }, { uid: defaultSandboxId(), gid: defaultSandboxId(), staged: true }],
     ['root, configured', { uid: 4000, gid: 4001 }, { uid: 0, gid: 0 }, { uid: 4000, gid: 4001, staged: true }],
     ['another user: its own uid, the keys unused', { uid: 4000, gid: 4001 }, { uid: 1000, gid: 1000 }, { uid: 1000, gid: 1000, staged: false }],
     ['root, a shared uid accepted', { uid: 65534, gid: 65534, allowSharedUid: true }, { uid: 0, gid: 0 }, { uid: 65534, gid: 65534, staged: true, allowSharedUid: true }],

@@ -1,6 +1,7 @@
 import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { defaultSandboxId } from '../config/sandbox-id.js';
 import { log } from '../log/log.js';
 import { isWithinOrEqual, realOrSelf } from '../util/path-within.js';
 import { EGRESS_FD } from './egress/channel.js';
@@ -40,15 +41,8 @@ export const GATE_FD = 6;
  * descriptor: /bin/sh (dash) redirects only 0-9.
  */
 export const START_GATE = `echo r >&${GATE_FD} && read -r g <&${GATE_FD} && [ "$g" = go ] || exit 125; exec ${GATE_FD}<&- && exec "$@"`;
-/**
- * The default host uid/gid of sandboxed commands when Warden runs as root: Warden's own, not
- * `nobody` (65534), which daemons share and which could then reach the sandbox's processes.
- * 65533 lies in the range Debian reserves (65000–65533, never allocated to a user or package)
- * and outside systemd's dynamic users (61184–65519), and below 65536, so it exists in a rootless
- * container's user namespace too (those usually map only 0–65535). Files the sandbox writes in
- * the workspace belong to it.
- */
-export const DEFAULT_SANDBOX_ID = 65533;
+// The default id (65533, or WARDEN_SANDBOX_ID) and why it is that id: config/sandbox-id.ts.
+export { DEFAULT_SANDBOX_ID, defaultSandboxId } from '../config/sandbox-id.js';
 
 let bwrapPresent: boolean | undefined;
 /** Cached: availability checks run on every turn and must not touch the disk each time. */
@@ -117,7 +111,7 @@ export function ownIds(): ProcessIds {
 /** The identity for `tools.exec.sandbox` (uid/gid apply only when Warden is root). */
 export function sandboxIdentity(configured: { uid?: number | undefined; gid?: number | undefined; allowSharedUid?: boolean | undefined } = {}, own: ProcessIds = ownIds()): SandboxIdentity {
   if (own.uid === 0) {
-    return { uid: configured.uid ?? DEFAULT_SANDBOX_ID, gid: configured.gid ?? DEFAULT_SANDBOX_ID, staged: true, ...(configured.allowSharedUid === true ? { allowSharedUid: true } : {}) };
+    return { uid: configured.uid ?? defaultSandboxId(), gid: configured.gid ?? defaultSandboxId(), staged: true, ...(configured.allowSharedUid === true ? { allowSharedUid: true } : {}) };
   }
   return { uid: own.uid, gid: own.gid, staged: false };
 }

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApprovalService } from '../../src/approvals/service.js';
 import { loadConfig, type WardenConfig } from '../../src/config/index.js';
 import { patchConfigText } from '../../src/config/edit/config-file.js';
+import { defaultSandboxId } from '../../src/config/sandbox-id.js';
 import { ConfigAdmin } from '../../src/control/config-admin.js';
 import { DeciderGuards } from '../../src/control/decider-guards.js';
 import { LiveConfig } from '../../src/control/live-config.js';
@@ -59,7 +60,7 @@ const WIDENING: Array<[string, unknown, string, unknown?]> = [
   ['an interpreter as safe bin', { tools: { exec: { safeBins: ['cut', 'head', 'tail', 'sort', 'uniq', 'wc', 'tr', 'grep', 'python3'] } } }, 'safe bins python3 added'],
   ['a trusted dir the agent writes', { tools: { exec: { safeBinTrustedDirs: ['./workspace/bin'] } } }, 'trusted dirs ./workspace/bin added'],
   ['inline code no longer asks', { tools: { exec: { strictInlineEval: false } } }, 'inline code no longer always asks'],
-  ['the sandbox as a real host user', { tools: { exec: { sandbox: { uid: 1000, gid: 1000 } } } }, 'the sandbox runs as host uid 1000:1000 instead of 65533:65533'],
+  ['the sandbox as a real host user', { tools: { exec: { sandbox: { uid: 1000, gid: 1000 } } } }, `the sandbox runs as host uid 1000:1000 instead of ${defaultSandboxId()}:${defaultSandboxId()}`],
   ['the sandbox uid shared with another process', { tools: { exec: { sandbox: { allowSharedUid: true } } } }, 'sandboxed commands start while another host process runs as the sandbox uid'],
   ['exec on the gateway host', { tools: { exec: { host: 'gateway' } } }, 'exec leaves the sandbox'],
   // Sandbox egress (tools.exec.sandbox.network).

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sandboxNode, type SandboxIdentity } from '../../src/exec/sandbox.js';
 import { canSandbox, isRoot } from './sandbox-harness.js';
+import { runUid } from '../sandbox-id-lease.js';
 
 /**
  * A sandboxed command sees descriptors 0, 1 and 2, and nothing else of Warden's or of the
@@ -39,7 +40,7 @@ const PROBE = `perl -e '
  */
 const INHERITED = { 64: 'directory', 100: 'secret file (read-write)', 200: 'secret file (read-only)', 251: 'pipe to its starter', 1000: 'socketpair to its starter' } as const;
 
-const OWN_UID = 65519; // a uid of this file's own: other files' sandboxes never count against it
+const OWN_UID = runUid(12); // a uid of this file's own: other files' sandboxes never count against it
 const staged: SandboxIdentity = { uid: OWN_UID, gid: OWN_UID, staged: true };
 const direct: SandboxIdentity = { uid: OWN_UID, gid: OWN_UID, staged: false, spawnAs: { uid: OWN_UID, gid: OWN_UID } };
 const node = sandboxNode();

@@ -8,9 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_EXEC_NETWORK, type ExecNetworkConfig } from '../../src/config/schema/exec.js';
 import { EgressProxy } from '../../src/exec/egress/proxy.js';
 import { startCommand } from '../../src/exec/run.js';
-import { bwrapAvailable, DEFAULT_SANDBOX_ID, sandboxNode } from '../../src/exec/sandbox.js';
+import { bwrapAvailable, defaultSandboxId, sandboxNode } from '../../src/exec/sandbox.js';
 import type { Resolver } from '../../src/net/index.js';
 import { startUpstreams, type Upstreams } from '../fakes/egress/upstreams.js';
+import { runUid } from '../sandbox-id-lease.js';
 
 /**
  * Attacks on the sandbox's egress proxy, as a command inside the sandbox would make them: each
@@ -267,7 +268,7 @@ describe.skipIf(skip !== undefined)('who can reach the proxy socket', () => {
       const ws = mkdtempSync(path.join(tmpdir(), 'warden-egress-hostile-'));
       // A uid of this test's own: the attacker, started after the command, would otherwise stop
       // other tests' sandboxed starts of the same uid (the check before each start).
-      const uid = 65531;
+      const uid = runUid(13);
       chownSync(ws, uid, uid);
       try {
         // Root start (staged) as that uid; the marker file says when the first request is done.
@@ -307,7 +308,7 @@ describe.skipIf(skip !== undefined)('who can reach the proxy socket', () => {
   it.skipIf(!bwrapAvailable() || !sandboxNode())('another sandbox sees neither the socket nor its directory, and has no route', async () => {
     const proxy = await EgressProxy.start({ network: { ...DEFAULT_EXEC_NETWORK, mode: 'open', allowCidrs: [upstreams.cidr] }, resolve: resolver() });
     const ws = mkdtempSync(path.join(tmpdir(), 'warden-egress-other-'));
-    chownSync(ws, DEFAULT_SANDBOX_ID, DEFAULT_SANDBOX_ID);
+    chownSync(ws, defaultSandboxId(), defaultSandboxId());
     try {
       const job = startCommand({
         script: `ls -la /run/warden-egress.sock 2>&1; ls ${path.dirname(proxy.socketPath)} 2>&1; curl -sS --max-time 3 --unix-socket ${proxy.socketPath} http://other.test/ 2>&1; echo rc=$?`,
@@ -333,7 +334,7 @@ describe.skipIf(skip !== undefined)('who can reach the proxy socket', () => {
   it.skipIf(!bwrapAvailable() || !sandboxNode())('non-root start (bubblewrap run directly as the sandbox uid): the proxy works the same', async () => {
     const proxy = await EgressProxy.start({ network: { ...DEFAULT_EXEC_NETWORK, mode: 'allowlist', allow: ['other.test'], allowCidrs: [upstreams.cidr] }, resolve: resolver() });
     const ws = mkdtempSync(path.join(tmpdir(), 'warden-egress-nonroot-'));
-    chownSync(ws, DEFAULT_SANDBOX_ID, DEFAULT_SANDBOX_ID);
+    chownSync(ws, defaultSandboxId(), defaultSandboxId());
     try {
       const job = startCommand({
         script: 'curl -sS http://other.test/; curl -sS http://private.test/',
@@ -343,7 +344,7 @@ describe.skipIf(skip !== undefined)('who can reach the proxy socket', () => {
         cwd: ws,
         env: { PATH: '/usr/bin:/bin' },
         maxOutputChars: 10_000,
-        identity: { uid: DEFAULT_SANDBOX_ID, gid: DEFAULT_SANDBOX_ID, staged: false, spawnAs: { uid: DEFAULT_SANDBOX_ID, gid: DEFAULT_SANDBOX_ID } },
+        identity: { uid: defaultSandboxId(), gid: defaultSandboxId(), staged: false, spawnAs: { uid: defaultSandboxId(), gid: defaultSandboxId() } },
         egress: { socket: proxy.socketPath, node: sandboxNode()! },
       });
       await job.done;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { buildChildEnv } from '../../src/exec/env.js';
 import { startCommand, type StartSpec } from '../../src/exec/run.js';
 import { sandboxReadiness } from '../../src/exec/sandbox-probe.js';
-import { bwrapAvailable, DEFAULT_SANDBOX_ID, SANDBOX_HOME, sandboxIdentity, type SandboxIdentity } from '../../src/exec/sandbox.js';
+import { bwrapAvailable, defaultSandboxId, SANDBOX_HOME, sandboxIdentity, type SandboxIdentity } from '../../src/exec/sandbox.js';
 
 /**
  * Runs attack scripts in the real sandbox, the way the exec tool does: the readiness check
@@ -16,10 +16,10 @@ export const canSandbox = bwrapAvailable() && process.platform === 'linux';
 
 /** The two ways a sandbox starts: Warden as root, and bubblewrap started by an unprivileged user. */
 export const LAUNCHES: ReadonlyArray<readonly [string, SandboxIdentity]> = [
-  [`Warden as root (staged, sandbox uid ${DEFAULT_SANDBOX_ID})`, sandboxIdentity({})],
+  [`Warden as root (staged, sandbox uid ${defaultSandboxId()})`, sandboxIdentity({})],
   [
-    `an unprivileged Warden (bubblewrap started as uid ${DEFAULT_SANDBOX_ID})`,
-    { uid: DEFAULT_SANDBOX_ID, gid: DEFAULT_SANDBOX_ID, staged: false, spawnAs: { uid: DEFAULT_SANDBOX_ID, gid: DEFAULT_SANDBOX_ID } },
+    `an unprivileged Warden (bubblewrap started as uid ${defaultSandboxId()})`,
+    { uid: defaultSandboxId(), gid: defaultSandboxId(), staged: false, spawnAs: { uid: defaultSandboxId(), gid: defaultSandboxId() } },
   ],
 ];
 

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { wardenStatePaths } from '../../src/exec/warden-state.js';
 import { checkSandboxUid, processesSharingUid } from '../../src/exec/sandbox-uid.js';
 import { arena, canSandbox, isRoot, LAUNCHES, type Arena } from './sandbox-harness.js';
+import { runUid } from '../sandbox-id-lease.js';
 
 /**
  * The sandbox holds when Warden runs as root (as in containers and on CI), and when bubblewrap
@@ -206,7 +207,7 @@ describe.skipIf(!canSandbox || !isRoot)('a sandbox does not outlive Warden', () 
   const here = path.dirname(fileURLToPath(import.meta.url));
   // A uid of this test's own: for a moment after the kill, the sandbox's monitor is an orphan of
   // the sandbox uid, which stops other tests' sandboxed starts of that uid (sandbox-uid.ts).
-  const OWN_UID = 65521;
+  const OWN_UID = runUid(11);
   const launches = LAUNCHES.map(([who, identity]) => [who, { ...identity, uid: OWN_UID, gid: OWN_UID, ...(identity.spawnAs ? { spawnAs: { uid: OWN_UID, gid: OWN_UID } } : {}) }] as const);
   it.each(launches)('when Warden is killed (%s), every process of the sandbox dies', async (_who, identity) => {
     const marker = `${Math.floor(Math.random() * 1e6) + 1}.${process.pid}`;
@@ -234,7 +235,7 @@ describe.skipIf(!canSandbox || !isRoot)('a sandbox does not outlive Warden', () 
 
 describe.skipIf(!canSandbox || !isRoot)('a Warden killed while a sandbox starts leaves nothing running', () => {
   const here = path.dirname(fileURLToPath(import.meta.url));
-  const OWN_UID = 65521; // as above: this file's own
+  const OWN_UID = runUid(11); // as above: this file's own
   const launches = LAUNCHES.map(([who, identity]) => [who, { ...identity, uid: OWN_UID, gid: OWN_UID, ...(identity.spawnAs ? { spawnAs: { uid: OWN_UID, gid: OWN_UID } } : {}) }] as const);
   // ms after the spawn: in the launch programs before setpriv, in bubblewrap's setup (before its
   // init arms the parent-death signal: what the start gate is for), later.

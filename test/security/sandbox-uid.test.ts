@@ -6,8 +6,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runDoctorChecks } from '../../src/cli/doctor.js';
 import { parseConfig } from '../../src/config/index.js';
 import { startCommand } from '../../src/exec/run.js';
-import { bwrapAvailable, DEFAULT_SANDBOX_ID, sandboxIdentity, stageTools, type SandboxIdentity } from '../../src/exec/sandbox.js';
+import { bwrapAvailable, DEFAULT_SANDBOX_ID, defaultSandboxId, sandboxIdentity, stageTools, type SandboxIdentity } from '../../src/exec/sandbox.js';
 import { processesSharingUid } from '../../src/exec/sandbox-uid.js';
+import { runUid } from '../sandbox-id-lease.js';
 
 /**
  * A host process running as the sandbox uid outside the sandbox could ptrace sandboxed commands
@@ -58,9 +59,9 @@ function start(identity: SandboxIdentity, ws: string, script: string) {
 
 describe.skipIf(skipWhy !== '')('a sandboxed start as root while another process runs as the sandbox uid', () => {
   it.each<[string, number, 'attacker' | 'none', boolean, RegExp | null]>([
-    ['a daemon of the sandbox uid runs outside: refused, the key named', 65529, 'attacker', false, /another process runs as the sandbox uid 65529 or with the sandbox gid 65529 outside the sandbox: sleep \(pid \d+, parent \d+, uid 65529, gid 65529\).*tools\.exec\.sandbox\.uid and tools\.exec\.sandbox\.gid/],
-    ['the same with allowSharedUid set by the operator: runs', 65528, 'attacker', true, null],
-    ['a uid nobody else has: runs', 65527, 'none', false, null],
+    ['a daemon of the sandbox uid runs outside: refused, the key named', runUid(1), 'attacker', false, new RegExp(`another process runs as the sandbox uid ${runUid(1)} or with the sandbox gid ${runUid(1)} outside the sandbox: sleep \\(pid \\d+, parent \\d+, uid ${runUid(1)}, gid ${runUid(1)}\\).*tools\\.exec\\.sandbox\\.uid and tools\\.exec\\.sandbox\\.gid`)],
+    ['the same with allowSharedUid set by the operator: runs', runUid(2), 'attacker', true, null],
+    ['a uid nobody else has: runs', runUid(3), 'none', false, null],
   ])('%s', async (_what, uid, other, allowSharedUid, refused) => {
     if (other === 'attacker') await attackerAs(uid);
     else expect(processesSharingUid(uid)).toEqual([]);
@@ -82,9 +83,9 @@ describe.skipIf(skipWhy !== '')('a sandboxed start as root while another process
   // Attackers of another uid that hold the sandbox gid: each could read and write what the
   // sandbox leaves to its group. Real processes, the ids set by setpriv.
   it.each<[string, number, string[], RegExp]>([
-    ['another uid, the sandbox gid as real and effective gid', 65515, ['--reuid', '1000', '--regid', 'G', '--clear-groups'], /sleep \(pid \d+, parent \d+, gid 65515\).*Set tools\.exec\.sandbox\.gid to an id/],
-    ['another uid and gid, the sandbox gid as a supplementary group', 65514, ['--reuid', '1000', '--regid', '1000', '--groups', 'G'], /sleep \(pid \d+, parent \d+, gid 65514 as a supplementary group\).*Set tools\.exec\.sandbox\.gid to an id/],
-    ['another uid, the sandbox gid only as the effective gid', 65513, ['--ruid', '1000', '--euid', '1000', '--rgid', '1000', '--egid', 'G', '--clear-groups'], /sleep \(pid \d+, parent \d+, gid 65513\)/],
+    ['another uid, the sandbox gid as real and effective gid', runUid(4), ['--reuid', '1000', '--regid', 'G', '--clear-groups'], new RegExp(`sleep \\(pid \\d+, parent \\d+, gid ${runUid(4)}\\).*Set tools\\.exec\\.sandbox\\.gid to an id`)],
+    ['another uid and gid, the sandbox gid as a supplementary group', runUid(5), ['--reuid', '1000', '--regid', '1000', '--groups', 'G'], new RegExp(`sleep \\(pid \\d+, parent \\d+, gid ${runUid(5)} as a supplementary group\\).*Set tools\\.exec\\.sandbox\\.gid to an id`)],
+    ['another uid, the sandbox gid only as the effective gid', runUid(6), ['--ruid', '1000', '--euid', '1000', '--rgid', '1000', '--egid', 'G', '--clear-groups'], new RegExp(`sleep \\(pid \\d+, parent \\d+, gid ${runUid(6)}\\)`)],
   ])('%s: refused, the gid key named', async (_what, id, ids, refused) => {
     const child = spawn('/usr/bin/setpriv', [...ids.map((a) => (a === 'G' ? String(id) : a)), '/bin/sleep', '120'], { stdio: 'ignore' });
     attackers.push(child);
@@ -102,18 +103,19 @@ describe.skipIf(skipWhy !== '')('a sandboxed start as root while another process
   }, 60_000);
 
   it('the default uid is Warden\'s own: no other process has it, and a command runs as it', async () => {
+    // The built-in default is not `nobody`; this run's (WARDEN_SANDBOX_ID) is another id no one holds.
     expect(DEFAULT_SANDBOX_ID).not.toBe(65534);
-    expect(processesSharingUid(DEFAULT_SANDBOX_ID)).toEqual([]);
-    const ws = workspaceFor(DEFAULT_SANDBOX_ID);
+    expect(processesSharingUid(defaultSandboxId())).toEqual([]);
+    const ws = workspaceFor(defaultSandboxId());
     const started = start(sandboxIdentity({}), ws, 'id -u');
     expect(started.ok ? '' : started.error).toBe('');
     if (!started.ok) return;
     await started.job.done;
-    expect(started.job.outputText().trim()).toBe(String(DEFAULT_SANDBOX_ID));
+    expect(started.job.outputText().trim()).toBe(String(defaultSandboxId()));
   }, 60_000);
 
   it("Warden's own sandboxed command, still running, does not block the next one", async () => {
-    const uid = 65526;
+    const uid = runUid(7);
     const identity: SandboxIdentity = { uid, gid: uid, staged: true };
     const ws = workspaceFor(uid);
     const first = start(identity, ws, ': > running; sleep 5');
@@ -135,7 +137,7 @@ describe.skipIf(skipWhy !== '')('a sandboxed start as root while another process
   }, 60_000);
 
   it("another Warden's sandboxed command (bubblewrap started by another root node process) does not block this one", async () => {
-    const uid = 65525;
+    const uid = runUid(8);
     const ws = workspaceFor(uid);
     // Another Warden: a root node process that drops to the uid and runs bubblewrap, whose command runs in its own pid namespace.
     const bwrap = ['/usr/bin/setpriv', '--reuid', String(uid), '--regid', String(uid), '--clear-groups', '--', '/usr/bin/bwrap', '--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '/bin/sleep', '8'];
@@ -168,16 +170,16 @@ describe.skipIf(skipWhy !== '')('warden doctor on the sandbox uid', () => {
     return checks.find((c) => c.name === 'sandbox uid')!;
   };
   it('names the uid and the process that shares it, and fails', async () => {
-    const attacker = await attackerAs(65524);
-    const line = await doctorFor(65524);
+    const attacker = await attackerAs(runUid(9));
+    const line = await doctorFor(runUid(9));
     expect(line.ok).toBe(false);
-    expect(line.detail).toContain(`uid 65524, gid 65524`);
+    expect(line.detail).toContain(`uid ${runUid(9)}, gid ${runUid(9)}`);
     expect(line.detail).toContain(`sleep (pid ${attacker.pid}, parent `);
     expect(line.fix).toContain('tools.exec.sandbox.uid');
   }, 120_000);
   it('says no other process runs as a uid nobody has', async () => {
-    const line = await doctorFor(65523);
-    expect(line).toMatchObject({ ok: true, detail: 'uid 65523, gid 65523 (no account in /etc/passwd): no other process runs as it' });
+    const line = await doctorFor(runUid(10));
+    expect(line).toMatchObject({ ok: true, detail: `uid ${runUid(10)}, gid ${runUid(10)} (no account in /etc/passwd): no other process runs as it` });
   }, 120_000);
 });
 

@@ -3,7 +3,7 @@ import { chmodSync, chownSync, linkSync, lstatSync, mkdirSync, mkdtempSync, read
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_SANDBOX_ID, sandboxIdentity } from '../../src/exec/sandbox.js';
+import { defaultSandboxId, sandboxIdentity } from '../../src/exec/sandbox.js';
 import { ensureSandboxWorkspace, handOverWorkspace } from '../../src/exec/sandbox-workspace.js';
 import { editTool } from '../../src/tools/core/fs/edit.js';
 import { run as runTool } from '../../src/tools/core/fs/test-support.js';
@@ -17,7 +17,7 @@ import { arena, canSandbox, isRoot } from './sandbox-harness.js';
  * Warden's own state, or a directory swapped for a symlink while it runs.
  */
 
-const SANDBOX = { uid: DEFAULT_SANDBOX_ID, gid: DEFAULT_SANDBOX_ID };
+const SANDBOX = { uid: defaultSandboxId(), gid: defaultSandboxId() };
 const owner = (p: string) => {
   const st = lstatSync(p);
   return `${st.uid}:${st.gid}`;

@@ -2,6 +2,7 @@ import ipaddr from 'ipaddr.js';
 import * as z from 'zod';
 import { lazySchema, once } from './lazy.js';
 import { argPatternProblem } from '../arg-pattern.js';
+import { SANDBOX_ID_MAX, SANDBOX_ID_MIN } from '../sandbox-id.js';
 
 export const execSecurity = once(() => z.enum(['deny', 'allowlist', 'full']));
 export const execAsk = once(() => z.enum(['off', 'on-miss', 'always']));
@@ -103,9 +104,9 @@ function isCidr(text: string): boolean {
 }
 
 export const execSandboxConfig = lazySchema(() => z.strictObject({
-  // Warden's own id (see DEFAULT_SANDBOX_ID in exec/sandbox.ts), not `nobody`, which daemons share.
-  uid: z.number().int().min(1).max(4_294_967_294).default(65533),
-  gid: z.number().int().min(1).max(4_294_967_294).default(65533),
+  // Absent: Warden's own id, 65533 or WARDEN_SANDBOX_ID (config/sandbox-id.ts), not `nobody`, which daemons share.
+  uid: z.number().int().min(SANDBOX_ID_MIN).max(SANDBOX_ID_MAX).optional(),
+  gid: z.number().int().min(SANDBOX_ID_MIN).max(SANDBOX_ID_MAX).optional(),
   /**
    * Start sandboxed commands (Warden as root) even while another host process runs as `uid`,
    * which could then ptrace them or take their descriptors. Off: such a start is refused.
@@ -116,7 +117,7 @@ export const execSandboxConfig = lazySchema(() => z.strictObject({
 
 export const execConfig = lazySchema(() => z.strictObject({
   host: z.enum(['sandbox', 'gateway']).optional(),
-  sandbox: execSandboxConfig.default({ uid: 65533, gid: 65533, allowSharedUid: false, network: DEFAULT_EXEC_NETWORK }),
+  sandbox: execSandboxConfig.default({ allowSharedUid: false, network: DEFAULT_EXEC_NETWORK }),
   security: execSecurity().default('allowlist'),
   ask: execAsk().default('on-miss'),
   askFallback: execSecurity().default('deny'),
