@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { isValidSlackRequest } from '@slack/bolt';
 import { afterEach, describe, expect, it } from 'vitest';
 import { signatureProblem, signedOnly, signingKey, SLACK_MAX_REQUEST_AGE_S } from './signature.js';
@@ -34,6 +34,10 @@ describe('signatureProblem', () => {
     { name: 'a digest in capitals', headers: { 'x-slack-signature': `v0=${good.slice(3).toUpperCase()}`, 'x-slack-request-timestamp': String(NOW_S) }, ok: false },
     { name: 'a digest with a non-ASCII character of the same length in characters', headers: { 'x-slack-signature': `${good.slice(0, -1)}é`, 'x-slack-request-timestamp': String(NOW_S) }, ok: false },
     { name: 'the signature header twice', headers: { 'x-slack-signature': [good, good] as unknown as string, 'x-slack-request-timestamp': String(NOW_S) }, ok: false },
+    // Node's parser joins a repeated header it does not know with ", " into one string.
+    { name: 'the signature header twice, as Node joins it', headers: { 'x-slack-signature': `${good}, ${good}`, 'x-slack-request-timestamp': String(NOW_S) }, ok: false },
+    { name: 'the timestamp header twice, as Node joins it', headers: { 'x-slack-signature': good, 'x-slack-request-timestamp': `${NOW_S}, ${NOW_S}` }, ok: false },
+    { name: 'the timestamp twice, the signature over the joined text', headers: { 'x-slack-signature': sign(`${NOW_S}, ${NOW_S}`, BODY), 'x-slack-request-timestamp': `${NOW_S}, ${NOW_S}` }, ok: false },
   ];
 
   it.each(cases)('$name: accepted $ok, as Bolt decides it', ({ headers, body = BODY, ok }) => {
@@ -101,6 +105,22 @@ describe('signedOnly', () => {
     const { reached, post } = await serve();
     const res = await post('ssl_check=0&command=%2Fwarden', { 'content-type': 'application/x-www-form-urlencoded' });
     expect(res.status).toBe(401);
+    expect(reached).toEqual([]);
+  });
+
+  it('answers 401 to a POST that repeats the signature header on the wire (Node joins the two)', async () => {
+    const { reached, base } = await serve();
+    const good = sign(NOW_S, BODY);
+    const { port } = new URL(base);
+    const head = [`POST /slack/events HTTP/1.1`, `Host: 127.0.0.1`, 'Content-Type: application/json', `Content-Length: ${Buffer.byteLength(BODY)}`, `X-Slack-Request-Timestamp: ${NOW_S}`, `X-Slack-Signature: ${good}`, `X-Slack-Signature: ${good}`, 'Connection: close'];
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => socket.end(`${head.join('\r\n')}\r\n\r\n${BODY}`));
+      let text = '';
+      socket.on('data', (d: Buffer) => (text += String(d)));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 401 /);
     expect(reached).toEqual([]);
   });
 

@@ -541,11 +541,20 @@ function deep(v: unknown, options: ScrubOptions, depth: number): unknown {
     const y = deep(x, options, depth + 1);
     if (!out && (y !== x || key !== k)) {
       out = {};
-      for (let j = 0; j < i; j++) out[keys[j]!] = o[keys[j]!];
+      for (let j = 0; j < i; j++) put(out, keys[j]!, o[keys[j]!]);
     }
-    if (out) out[key] = y;
+    if (out) put(out, key, y);
   }
   return out ?? v;
+}
+
+/**
+ * An own key as JSON.parse makes it: assigning `__proto__` would set the copy's prototype (or do
+ * nothing), and the key would vanish from what the model and the logs see.
+ */
+function put(out: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  else out[key] = value;
 }
 
 /** scrubDeep's `skip` for content blocks: an image's base64 data is pixels, not text (and scanning it costs). */

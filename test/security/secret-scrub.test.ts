@@ -69,6 +69,20 @@ describe('a known secret in every form a command prints it', () => {
     expect(scrubDeep(clean)).toBe(clean);
   });
   it.each([
+    ['before the entry that changed', `{"__proto__":{"polluted":1},"t":"x TOKEN"}`],
+    ['after it', `{"t":"x TOKEN","__proto__":"kept"}`],
+    ['as the entry that changed', `{"__proto__":"x TOKEN"}`],
+  ])('a key named __proto__ (as JSON.parse makes it) is copied as a key, %s, and sets no prototype', (_where, json) => {
+    plant();
+    const value = JSON.parse(json.replace('TOKEN', TOKEN)) as Record<string, unknown>;
+    const out = scrubDeep(value);
+    expect(out).not.toBe(value);
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(Object.keys(out)).toEqual(Object.keys(value));
+    expect(JSON.parse(JSON.stringify(out))).toEqual(JSON.parse(JSON.stringify(value).replace(TOKEN, '[secret:DISCORD_TOKEN]')));
+    expect((out as { polluted?: unknown }).polluted).toBeUndefined();
+  });
+  it.each([
     ['a known secret of the shortest length looked for', 'abc123', 'k=abc123', 'k=[secret:SHORT]'],
     ['a text of 19 characters holding it', 'abc123', 'xxxxxxxxxxxxxabc123', 'xxxxxxxxxxxxx[secret:SHORT]'],
   ])('short texts are still scanned for known secrets: %s', (_what, secret, text, expected) => {
