@@ -519,9 +519,9 @@ describe.each(ENGINES)("a finished lease's release rides with this instance's ne
 
   // Two instances share only a PostgreSQL store (SQLite's notifications stay in its one process).
   it.skipIf(engine === 'sqlite')('an instance waiting for the conversation is woken by the release, at most the linger later: by the timer, or sooner by a write that carries it', async () => {
-    const LINGER = 400;
+    const LINGER = 1_000;
     const cases = [
-      { write: 'nothing', within: [LINGER - 50, 5_000] },
+      { write: 'nothing', within: [LINGER - 50, 10_000] },
       { write: 'a place of another conversation', within: [0, LINGER - 50] },
     ] as const;
     for (const { write, within } of cases) {
