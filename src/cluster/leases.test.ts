@@ -581,6 +581,26 @@ describe.each(ENGINES)("a finished lease's release rides with this instance's ne
     }
   });
 
+  // A frees x and places for y while B frees y and places for x, both releases done before
+  // either place reads: each place still sees the other's line (the release is not committed) and
+  // is forwarded to it without touching the lease's row, so neither waits on the other's row.
+  it.skipIf(engine === 'sqlite')('two instances each carrying the release of the lease the other places for both get their places', async () => {
+    const { a, la, lb, stop } = await leasedInstances(stores, engine, { ttlMs: 30_000, releaseLingerMs: 60_000 });
+    // Each crossing place is slow right after its insert, as on a busy server: both releases are
+    // done by the time either place reaches the lease's row.
+    await a.db.run(`CREATE FUNCTION slow_place() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.2); RETURN NEW; END $$`);
+    await a.db.run(`CREATE TRIGGER slow_crossing AFTER INSERT ON lease_queue FOR EACH ROW WHEN (NEW.payload = '{"m":2}') EXECUTE FUNCTION slow_place()`);
+    for (let round = 0; round < 3; round++) {
+      const [x, y] = [`session:x${round}`, `session:y${round}`];
+      const px = await la.place(x, '{"m":1}', true);
+      const py = await lb.place(y, '{"m":1}', true);
+      await Promise.all([la.hold(x, never, async () => undefined, px.seq, undefined, px.lease), lb.hold(y, never, async () => undefined, py.seq, undefined, py.lease)]);
+      const settled = await Promise.allSettled([la.place(y, '{"m":2}', true), lb.place(x, '{"m":2}', true)]);
+      expect({ round, outcomes: settled.map((r) => (r.status === 'fulfilled' ? 'placed' : String((r.reason as Error).message))) }).toEqual({ round, outcomes: ['placed', 'placed'] });
+    }
+    await stop();
+  });
+
   it.skipIf(engine === 'sqlite')('a stream of messages alternating between two instances runs each conversation in order, each message once', async () => {
     const { a, la, lb, stop } = await leasedInstances(stores, engine, { releaseLingerMs: 2 });
     const placed: Array<{ l: Leases; name: string; seq: number; m: number }> = [];
