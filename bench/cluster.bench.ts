@@ -374,8 +374,12 @@ class PreviousLeases extends Leases {
   }
 }
 
-/** `previous`: the rig of the previous round's path (its release, see `previousMessage`). */
-export function messageRig(store: Store, previous = false): MessageRig {
+/**
+ * `previous`: the rig of the previous round's path (its release, see `previousMessage`).
+ * `releaseAtOnce`: each lease released as its work ends, in a write of its own (as before
+ * releases lingered for the next write: `Leases`' `releaseLingerMs` 0).
+ */
+export function messageRig(store: Store, previous = false, releaseAtOnce = previous): MessageRig {
   const config = parseConfig({ models: { default: 'local/m', providers: { local: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1', models: [{ id: 'm', cost: { input: 1, output: 1 } }] } } } });
   if (!config.ok) throw new Error('bench config');
   const usage = new UsageService({ store: new UsageStore(store.db), config: () => config.value.config });
@@ -396,7 +400,7 @@ export function messageRig(store: Store, previous = false): MessageRig {
     sessionContexts: new SessionContextStore(store.db),
     usage,
   });
-  const leases = new (previous ? PreviousLeases : Leases)(store.db, { ttlMs: 15_000, holder: 'bench' });
+  const leases = new (previous ? PreviousLeases : Leases)(store.db, { ttlMs: 15_000, holder: 'bench', ...(releaseAtOnce ? { releaseLingerMs: 0 } : {}) });
   return { db: store.db, leases, runtime, transcripts, subagentRuns, usage, close: async () => (await usage.settled(), await leases.close()) };
 }
 
@@ -416,7 +420,12 @@ export type PathResult = { steps: Array<{ p50: number; trips: number }>; total: 
 
 const MODEL = { name: 'local', api: 'openai' as const, complete: async () => ({ message: { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'notes.md and plan.txt' }] }, stopReason: 'end' as const, usage: { inputTokens: 120, outputTokens: 8 } }) };
 
-export function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'agent' | 'before' | 'previous', counter?: WireCounter): { message(): Promise<void>; result(): PathResult } {
+/**
+ * `message(last)`: one message of a stream; `last`, the stream's last: what it leaves lingering
+ * (its lease's release, which the next message's place would have carried) is sent before it
+ * counts as done, and counted in it.
+ */
+export function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'agent' | 'before' | 'previous', counter?: WireCounter): { message(last?: boolean): Promise<void>; result(): PathResult } {
   const { leases, runtime, transcripts, usage, subagentRuns } = rig;
   const never = new AbortController().signal;
   const count = () => counter?.count() ?? 0;
@@ -428,7 +437,7 @@ export function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'age
   let totalCommits = 0;
   let n = 0;
   let counted = 0;
-  const message = async () => {
+  const message = async (last = false) => {
     const key = `agent:main:slack:direct:${label}:${mode}:U${n++ % 20}`;
     const name = `session:${key}`;
     // The turn's calls are metered for its conversation, as the turn loop's are.
@@ -443,7 +452,7 @@ export function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'age
     };
     // `before`: the path as it was before the turn's start and the message joined the place (the same calls otherwise).
     // `previous`: the path of the previous round, statement for statement (`previousMessage`).
-    if (mode === 'previous') return recorded(await previousMessage(rig, key, name, mark), marks);
+    if (mode === 'previous') return recorded(await previousMessage(rig, key, name, mark, last), marks);
     const read = mode === 'before' ? undefined : runtime.startRead!(key, incomingAppend({ text: SAID, senderName: 'alice' }, BENCH_TURN));
     const place = await leases.place(name, JSON.stringify({ text: SAID }), true, read?.steps, read?.write);
     const start = place.lease && place.alongside && read ? await read.read(place.alongside) : undefined;
@@ -476,6 +485,7 @@ export function messagePath(rig: MessageRig, label: string, mode: 'steps' | 'age
       undefined,
       place.lease,
     );
+    if (last) await leases.flush();
     mark();
     recorded(undefined, marks);
   };
@@ -514,7 +524,7 @@ const PREVIOUS_INSERT = `WITH e AS (INSERT INTO transcript_entries (session_key,
  * write, which touches the session again; the release, by `hold`, in three statements
  * (`PreviousLeases`).
  */
-async function previousMessage(rig: MessageRig, key: string, name: string, mark: () => void): Promise<void> {
+async function previousMessage(rig: MessageRig, key: string, name: string, mark: () => void, last: boolean): Promise<void> {
   const { leases, runtime, db, usage } = rig;
   const read = runtime.startRead!(key, incomingAppend({ text: SAID, senderName: 'alice' }, BENCH_TURN));
   const place = await leases.place(name, JSON.stringify({ text: SAID }), true, read?.steps, read?.write);
@@ -543,12 +553,22 @@ async function previousMessage(rig: MessageRig, key: string, name: string, mark:
     undefined,
     place.lease,
   );
+  if (last) await leases.flush();
   mark();
 }
 
-/** Message paths measured in alternation, one message of each in turn, so the machine's load falls on all alike. */
-export async function interleaved(paths: ReadonlyArray<ReturnType<typeof messagePath>>): Promise<PathResult[]> {
-  for (let i = 0; i < 350; i++) for (const path of paths) await path.message();
+/**
+ * Messages in a stream: each path's messages come in streams of this many back to back (the
+ * next one's place right after the previous one is done), as an instance's messages come when
+ * they come faster than a lease's release lingers (`RELEASE_LINGER_MS`). A release a place
+ * carries is counted in the message whose place carries it; the stream's last release, which
+ * nothing carries, is counted in the last message: per message, amortized over the stream.
+ */
+export const STREAM = Number(process.env.WARDEN_BENCH_STREAM ?? 10);
+
+/** Message paths measured in alternation, a stream of each in turn (`STREAM`), so the machine's load falls on all alike. */
+export async function interleaved(paths: ReadonlyArray<ReturnType<typeof messagePath>>, messages = 350): Promise<PathResult[]> {
+  for (let i = 0; i < messages; i += STREAM) for (const path of paths) for (let j = 0; j < STREAM; j++) await path.message(j === STREAM - 1);
   return paths.map((p) => p.result());
 }
 
@@ -651,7 +671,8 @@ const bench: Bench = async (report) => {
     const counter = roundTrips(Number(new URL(cluster.url).port));
     try {
       const onSqlite = await turnStoreCost(sqlite.store, undefined, 'plain');
-      const leases = new Leases(postgres.store.db, { ttlMs: 15_000, holder: 'bench' });
+      // The turn rows as they were measured: each release a write of its own (or passed on, `kept`).
+      const leases = new Leases(postgres.store.db, { ttlMs: 15_000, holder: 'bench', releaseLingerMs: 0 });
       // What one round trip costs on this machine now (the unit the store work is made of).
       const bare = await measure(() => postgres.store.db.value('SELECT 1'), { iterations: 300, warmup: 50 });
       const onPostgres = await turnStoreCost(postgres.store, undefined, 'plain', counter);
@@ -663,15 +684,18 @@ const bench: Bench = async (report) => {
       const sqliteRig = messageRig(sqlite.store);
       const postgresRig = messageRig(postgres.store);
       const previousRig = messageRig(previous.store, true);
-      const [sqliteSteps, before, prior, steps, sqliteAgent, agent] = await interleaved([
+      // This path with each release in a write of its own (as before releases lingered), on the same database.
+      const atOnceRig = messageRig(postgres.store, false, true);
+      const [sqliteSteps, before, prior, atOnce, steps, sqliteAgent, agent] = await interleaved([
         messagePath(sqliteRig, 'sqlite', 'steps'),
         messagePath(postgresRig, 'pg', 'before', counter),
         messagePath(previousRig, 'pg', 'previous', counter),
+        messagePath(atOnceRig, 'pg-at-once', 'steps', counter),
         messagePath(postgresRig, 'pg', 'steps', counter),
         messagePath(sqliteRig, 'sqlite', 'agent'),
         messagePath(postgresRig, 'pg', 'agent', counter),
-      ]) as [PathResult, PathResult, PathResult, PathResult, PathResult, PathResult];
-      await Promise.all([sqliteRig.close(), postgresRig.close(), previousRig.close()]);
+      ]) as [PathResult, PathResult, PathResult, PathResult, PathResult, PathResult, PathResult];
+      await Promise.all([sqliteRig.close(), postgresRig.close(), previousRig.close(), atOnceRig.close()]);
       const trips = (t: { trips: number }) => `${t.trips.toFixed(1)} round trips`;
       const wire = (t: PathResult['total']) => `${trips(t)}, ${t.statements.toFixed(1)} statements, ${t.commits.toFixed(1)} commits`;
       const target = `target ≤ ${fmtMs(TARGET_TURN_MS)}`;
@@ -690,9 +714,14 @@ const bench: Bench = async (report) => {
         note: `baseline (the answer's write touches the session again; the usage record commits alone; the release in three statements); ${wire(prior.total)}; steps ${prior.steps.map((t) => fmtMs(t.p50)).join(' / ')}`,
       });
       report({
+        name: '… PostgreSQL + lease, each release a write of its own',
+        value: fmtMs(atOnce.total.p50),
+        note: `baseline (the same path, its release not lingering for the next write); ${wire(atOnce.total)}; steps ${atOnce.steps.map((t) => fmtMs(t.p50)).join(' / ')}`,
+      });
+      report({
         name: "a message's store work p50, PostgreSQL + lease (place → release)",
         value: fmtMs(steps.total.p50),
-        note: `${fmtRatio(steps.total.p50 / prior.total.p50)} of the previous round, ${fmtRatio(steps.total.p50 / before.total.p50)} of as before, ${fmtRatio(steps.total.p50 / sqliteSteps.total.p50)} of SQLite; ${wire(steps.total)} (${(steps.total.p50 / bare.p50).toFixed(1)} × one); ${target}`,
+        note: `${fmtRatio(steps.total.p50 / atOnce.total.p50)} of each release alone, ${fmtRatio(steps.total.p50 / prior.total.p50)} of the previous round, ${fmtRatio(steps.total.p50 / before.total.p50)} of as before, ${fmtRatio(steps.total.p50 / sqliteSteps.total.p50)} of SQLite; ${wire(steps.total)} (${(steps.total.p50 / bare.p50).toFixed(1)} × one), streams of ${STREAM} (the release carried by the next message's place); ${target}`,
       });
       report({ name: '… through the agent loop, SQLite', value: fmtMs(sqliteAgent.total.p50), note: 'baseline (adds the loop\'s own work: prompt, surface, projection)' });
       report({

@@ -1,5 +1,5 @@
 // Where a message's store work goes on PostgreSQL, statement by statement: runs the message path
-// of `bench/cluster.bench.ts` as the previous round made it (its statements) and as now, alternating message by message, each on a database of its own in one
+// of `bench/cluster.bench.ts` as the previous round made it (its statements) and as now, alternating in streams (`STREAM`), each on a database of its own in one
 // throwaway cluster with pg_stat_statements; then prints, per path, each statement's calls and
 // mean execution time on the server and the server's time per message. The server's time is
 // less at the mercy of a loaded machine than the wall time around a round trip.

@@ -3,7 +3,8 @@ import pg from 'pg';
 import { ENGINES, useTestStores } from '../../test/store-engines.js';
 import type { Store } from '../store/store.js';
 import { InstanceRegistry } from './instances.js';
-import { INBOX_CHANNEL, Leases, type Place } from './leases.js';
+import { INBOX_CHANNEL, Leases, type HeldLease, type Place } from './leases.js';
+import { BatchStepError, type BatchStep, type Db } from '../store/db.js';
 import { until } from '../../test/until.js';
 import { leasedInstances } from '../../test/cluster/leased-instances.js';
 
@@ -106,6 +107,8 @@ describe.each(ENGINES)('a session line across instances on %s', (engine) => {
     })();
     await Promise.all([laneA, laneB]);
     expect(order).toEqual(['A1 starts', 'A1 ends', 'B2 starts', 'B2 ends', 'A3 starts', 'A3 ends']);
+    // A finished lease's release waits for this instance's next write (see `hold`): flushed to look at the store.
+    await Promise.all([la.flush(), lb.flush()]);
     expect(await la['db'].value('SELECT COUNT(*) FROM lease_queue')).toBe(0);
     await Promise.all([la.close(), lb.close(), ra.stop(), rb.stop()]);
   });
@@ -120,6 +123,7 @@ describe.each(ENGINES)('a session line across instances on %s', (engine) => {
     await la.hold('session:k', never, async () => void seen.push(await generation()), p2);
     // Passed on, never deleted and taken again (which would start over at generation 1).
     expect(seen).toEqual([1, 2]);
+    await la.flush();
     expect(await generation()).toBeUndefined();
     expect(await la['db'].value('SELECT COUNT(*) FROM lease_queue')).toBe(0);
 
@@ -208,6 +212,8 @@ describe.each(ENGINES)('a session line across instances on %s', (engine) => {
     const seen: unknown[] = [];
     await la.hold('session:s', never, async () => void seen.push(await lease()), first.seq, undefined, first.lease);
     expect(seen).toEqual([{ holder: 'inst-a', generation: 1 }]);
+    // A finished lease's release waits for this instance's next write (see `hold`): flushed to look at the store.
+    await la.flush();
     expect(await lease()).toBeUndefined();
     // The later places still run in their order, each taking the lease as usual.
     await la.claim();
@@ -244,6 +250,7 @@ describe.each(ENGINES)('a session line across instances on %s', (engine) => {
       }
       expect(order).toEqual([leased[0]!.seq, others[0]!.seq]);
     }
+    await Promise.all([la.flush(), lb.flush()]);
     expect(await a.db.value('SELECT COUNT(*) FROM lease_queue')).toBe(0);
     await Promise.all([la.close(), lb.close(), ra.stop(), rb.stop()]);
   });
@@ -266,6 +273,7 @@ describe.each(ENGINES)('a session line across instances on %s', (engine) => {
     await until(async () => (await lb.tryAcquire('session:s')) !== undefined, 3_000);
     await lb.release({ name: 'session:s', generation: (await generation())! });
     expect(await la.hold('session:s', never, async () => 'ran on a lease of its own', lost.seq, undefined, lost.lease)).toBe('ran on a lease of its own');
+    await la.flush();
     expect(await a.db.value('SELECT COUNT(*) FROM leases')).toBe(0);
     await Promise.all([la.close(), lb.close(), ra.stop(), rb.stop()]);
   });
@@ -293,6 +301,7 @@ describe.each(ENGINES)('a session line across instances on %s', (engine) => {
     await expect(lb.hold('session:s', new AbortController().signal, async () => 'ran twice', running.seq)).rejects.toThrow(/took this message over/);
     // A runs them.
     for (const t of taken) expect(await la.hold('session:s', new AbortController().signal, async () => t.payload, t.seq)).toBe(t.payload);
+    await la.flush();
     expect(await a.db.value('SELECT COUNT(*) FROM lease_queue')).toBe(0);
     await Promise.all([la.close(), lb.close(), ra.stop()]);
   });
@@ -356,6 +365,7 @@ describe('a dead instance’s places taken over on PostgreSQL while a third inst
       const laneC = fresh.here ? lc!.hold(name, never, work('new'), fresh.seq, undefined, fresh.lease) : Promise.resolve();
       await Promise.all([laneB, laneC]);
       expect(order).toEqual(['old starts', 'old ends', 'new starts', 'new ends']);
+      await Promise.all([lb!.flush(), lc!.flush()]);
       expect(await b.db.value('SELECT COUNT(*) FROM lease_queue')).toBe(0);
       expect(await c.db.value('SELECT COUNT(*) FROM leases')).toBe(0);
     } finally {
@@ -429,5 +439,192 @@ describe('notifications reach only the instance concerned (PostgreSQL)', () => {
     expect(la.subscribed).toBe(false);
     await la.close();
     await lb.close();
+  });
+});
+
+/** A stand-in around a store handle that counts its batches and fails the next one when told to (`failNext`), without running it. */
+function batchesOf(db: Db): { db: Db; count(): number; failNext(err: Error): void } {
+  let count = 0;
+  let failing: Error | undefined;
+  const wrapped = new Proxy(db, {
+    get(target, key) {
+      if (key === 'batch')
+        return async (steps: readonly BatchStep[]) => {
+          count++;
+          const err = failing;
+          failing = undefined;
+          if (err) throw err;
+          return target.batch(steps);
+        };
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { db: wrapped, count: () => count, failNext: (err) => (failing = err) };
+}
+
+describe.each(ENGINES)("a finished lease's release rides with this instance's next write on %s", (engine) => {
+  const never = new AbortController().signal;
+  const free = async (l: Leases, name: string) => (await l.tryAcquire(name)) !== undefined;
+
+  it('lingers only where another instance may wait for it: at once on an unshared store unless asked; released alone once the linger is over, or at close', async () => {
+    const cases = [
+      { options: {}, lingers: engine === 'postgres', close: false },
+      { options: { releaseLingerMs: 0 }, lingers: false, close: false },
+      { options: { releaseLingerMs: 60_000 }, lingers: true, close: true },
+    ];
+    for (const { options, lingers, close } of cases) {
+      const counted: Array<ReturnType<typeof batchesOf>> = [];
+      const { a, la, stop } = await leasedInstances(stores, engine, options, (db) => (counted.push(batchesOf(db)), counted.at(-1)!.db));
+      const before = counted[0]!.count();
+      let held: HeldLease | undefined;
+      await la.hold('session:x', never, async (_, lease) => void (held = lease));
+      // Read before any timer can fire: a lingering release has not been sent when `hold` returns.
+      expect({ options, releases: counted[0]!.count() - before }).toEqual({ options, releases: lingers ? 0 : 1 });
+      if (close) {
+        expect(await la.holds(held!)).toBe(true);
+        await stop();
+      }
+      // Nothing is held forever: the linger ends it, closing ends it at once.
+      await until(async () => (await a.db.value('SELECT COUNT(*) FROM leases')) === 0, 5_000, 'the release');
+      if (!close) await stop();
+    }
+  });
+
+  it('goes out with the next place, of any conversation, in its one batch: its line given up, a waiting instance woken at once', async () => {
+    const counted: Array<ReturnType<typeof batchesOf>> = [];
+    const { a, la, lb, stop } = await leasedInstances(stores, engine, { ttlMs: 30_000, releaseLingerMs: 60_000 }, (db) => (counted.push(batchesOf(db)), counted.at(-1)!.db));
+    const first = await la.place('session:x', '{"m":1}', true);
+    await la.hold('session:x', never, async () => undefined, first.seq, undefined, first.lease);
+    // B's message for the conversation finds A's place still in line: it goes to A (nothing is lost, nothing runs twice).
+    const next = await lb.place('session:x', '{"m":2}', true);
+    expect(next).toMatchObject({ holder: 'inst-a', here: false });
+    const before = counted[0]!.count();
+    const other = await la.place('session:y', '{"m":3}', true);
+    expect(counted[0]!.count() - before).toBe(1);
+    expect(other.lease).toBeDefined();
+    // x's lease and first place are gone with that batch; the forwarded message is next in line.
+    expect((await a.db.all<{ seq: number | string }>('SELECT seq FROM lease_queue WHERE name = ?', ['session:x'])).map((r) => Number(r.seq))).toEqual([next.seq]);
+    expect(await a.db.value('SELECT COUNT(*) FROM leases WHERE name = ?', ['session:x'])).toBe(0);
+    const [claimed] = await la.claim();
+    expect(await la.hold('session:x', never, async () => claimed!.payload, claimed!.seq)).toBe('{"m":2}');
+    // The place of the conversation whose release it carries takes the lease in that same write.
+    const again = await la.place('session:x', '{"m":4}', true);
+    expect(again.lease).toBeDefined();
+    await la.hold('session:x', never, async () => undefined, again.seq, undefined, again.lease);
+    await la.hold('session:y', never, async () => undefined, other.seq, undefined, other.lease);
+    await stop();
+    expect(await a.db.value('SELECT COUNT(*) FROM lease_queue')).toBe(0);
+  });
+
+  // Two instances share only a PostgreSQL store (SQLite's notifications stay in its one process).
+  it.skipIf(engine === 'sqlite')('an instance waiting for the conversation is woken by the release, at most the linger later: by the timer, or sooner by a write that carries it', async () => {
+    const LINGER = 1_000;
+    const cases = [
+      { write: 'nothing', within: [LINGER - 50, 10_000] },
+      { write: 'a place of another conversation', within: [0, LINGER - 50] },
+    ] as const;
+    for (const { write, within } of cases) {
+      // A long lease: a waiter woken only at its expiry would take 30 s.
+      const { la, lb, stop } = await leasedInstances(stores, engine, { ttlMs: 30_000, releaseLingerMs: LINGER });
+      let enter!: () => void;
+      let finish!: () => void;
+      const entered = new Promise<void>((r) => (enter = r));
+      const done = new Promise<void>((r) => (finish = r));
+      const running = la.hold('session:w', never, async () => (enter(), await done));
+      await entered;
+      const waiting = lb.hold('session:w', never, async () => performance.now());
+      await until(() => lb.subscribed, 5_000);
+      await new Promise((r) => setTimeout(r, 50));
+      finish();
+      await running;
+      const finished = performance.now();
+      if (write !== 'nothing') await la.place('session:other', undefined, true);
+      const woken = (await waiting) - finished;
+      expect({ write, woken: woken >= within[0] && woken < within[1] ? 'in time' : woken }).toEqual({ write, woken: 'in time' });
+      await stop();
+    }
+  });
+
+  it('a failure of the carrying batch loses neither the release nor the write', async () => {
+    const counted: Array<ReturnType<typeof batchesOf>> = [];
+    const cases = [
+      { fails: 'nowhere', place: 'resolves' },
+      { fails: "at one of the place's own steps", place: 'rejects as alone' },
+      { fails: "at the release's step", place: 'resolves' },
+      { fails: 'with the connection', place: 'rejects' },
+    ] as const;
+    // What the failing place gives when nothing rides with it: the same step, the same error.
+    const broken = [{ sql: 'SELECT * FROM no_such_table' }];
+    for (const { fails, place } of cases) {
+      counted.length = 0;
+      const { a, la, lb, stop } = await leasedInstances(stores, engine, { ttlMs: 30_000, releaseLingerMs: 60_000 }, (db) => (counted.push(batchesOf(db)), counted.at(-1)!.db));
+      const alone = await la.place('session:alone', undefined, true, broken).then(
+        () => undefined,
+        (err: unknown) => err as BatchStepError,
+      );
+      expect(alone).toBeInstanceOf(BatchStepError);
+      const first = await la.place('session:x', '{"m":1}', true);
+      await la.hold('session:x', never, async () => undefined, first.seq, undefined, first.lease);
+      if (fails === "at the release's step") counted[0]!.failNext(new BatchStepError(0, new Error('the release failed')));
+      if (fails === 'with the connection') counted[0]!.failNext(new Error('Connection terminated unexpectedly'));
+      const writing = la.place('session:y', undefined, true, fails === "at one of the place's own steps" ? broken : []);
+      if (place === 'resolves') expect((await writing).lease).toBeDefined();
+      else if (place === 'rejects as alone') await expect(writing).rejects.toMatchObject({ step: alone!.step, message: alone!.message });
+      else await expect(writing).rejects.toThrow(/Connection terminated/);
+      // The release was done (alone when the carrier failed): x is free for another instance, its place gone.
+      await la.flush();
+      expect({ fails, free: await free(lb, 'session:x'), places: await a.db.value('SELECT COUNT(*) FROM lease_queue WHERE seq = ?', [first.seq]) }).toEqual({ fails, free: true, places: 0 });
+      // The place's write stands exactly when it resolved (once: its line holds it once).
+      expect({ fails, y: await a.db.value('SELECT COUNT(*) FROM lease_queue WHERE name = ?', ['session:y']) }).toEqual({ fails, y: place === 'resolves' ? 1 : 0 });
+      await stop();
+    }
+  });
+
+  // A frees x and places for y while B frees y and places for x, both releases done before
+  // either place reads: each place still sees the other's line (the release is not committed) and
+  // is forwarded to it without touching the lease's row, so neither waits on the other's row.
+  it.skipIf(engine === 'sqlite')('two instances each carrying the release of the lease the other places for both get their places', async () => {
+    const { a, la, lb, stop } = await leasedInstances(stores, engine, { ttlMs: 30_000, releaseLingerMs: 60_000 });
+    // Each crossing place is slow right after its insert, as on a busy server: both releases are
+    // done by the time either place reaches the lease's row.
+    await a.db.run(`CREATE FUNCTION slow_place() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.2); RETURN NEW; END $$`);
+    await a.db.run(`CREATE TRIGGER slow_crossing AFTER INSERT ON lease_queue FOR EACH ROW WHEN (NEW.payload = '{"m":2}') EXECUTE FUNCTION slow_place()`);
+    for (let round = 0; round < 3; round++) {
+      const [x, y] = [`session:x${round}`, `session:y${round}`];
+      const px = await la.place(x, '{"m":1}', true);
+      const py = await lb.place(y, '{"m":1}', true);
+      await Promise.all([la.hold(x, never, async () => undefined, px.seq, undefined, px.lease), lb.hold(y, never, async () => undefined, py.seq, undefined, py.lease)]);
+      const settled = await Promise.allSettled([la.place(y, '{"m":2}', true), lb.place(x, '{"m":2}', true)]);
+      expect({ round, outcomes: settled.map((r) => (r.status === 'fulfilled' ? 'placed' : String((r.reason as Error).message))) }).toEqual({ round, outcomes: ['placed', 'placed'] });
+    }
+    await stop();
+  });
+
+  it.skipIf(engine === 'sqlite')('a stream of messages alternating between two instances runs each conversation in order, each message once', async () => {
+    const { a, la, lb, stop } = await leasedInstances(stores, engine, { releaseLingerMs: 2 });
+    const placed: Array<{ l: Leases; name: string; seq: number; m: number }> = [];
+    for (let m = 0; m < 30; m++) {
+      const l = m % 2 === 0 ? la : lb;
+      const name = `session:c${m % 3}`;
+      placed.push({ l, name, seq: await l.enqueue(name), m });
+    }
+    const ran = new Map<string, number[]>();
+    // Each instance runs its own places of a conversation in place order (its local queue), all conversations at once.
+    const lanes = new Map<string, typeof placed>();
+    for (const p of placed) lanes.set(`${p.l === la ? 'a' : 'b'} ${p.name}`, [...(lanes.get(`${p.l === la ? 'a' : 'b'} ${p.name}`) ?? []), p]);
+    await Promise.all(
+      [...lanes.values()].map(async (lane) => {
+        for (const p of lane)
+          await p.l.hold(p.name, never, async () => {
+            ran.set(p.name, [...(ran.get(p.name) ?? []), p.m]);
+            await new Promise((r) => setTimeout(r, 1));
+          }, p.seq, () => true);
+      }),
+    );
+    for (const name of ['session:c0', 'session:c1', 'session:c2']) expect(ran.get(name)).toEqual(placed.filter((p) => p.name === name).map((p) => p.m));
+    await stop();
+    expect(await a.db.value('SELECT COUNT(*) FROM lease_queue')).toBe(0);
+    expect(await a.db.value('SELECT COUNT(*) FROM leases')).toBe(0);
   });
 });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { log } from '../log/log.js';
-import type { BatchResult, BatchStep, Db, SqlValue } from '../store/db.js';
+import { BatchStepError, type BatchResult, type BatchStep, type Db, type SqlValue } from '../store/db.js';
 import { serverNow } from './clock.js';
 import { background } from '../util/background.js';
 
@@ -87,6 +87,14 @@ const BLOCKED_LOOK_MS = 250;
 const LISTEN_LINGER_MS = 5_000;
 
 /**
+ * How long a lease whose work is done waits, on a shared store, for this instance's next write
+ * to carry its release (see `hold`) before it is released alone. A stream of messages then pays
+ * no round trip or commit of its own for releases; an instance waiting for the conversation
+ * hears the release at most this much later than it would have at once.
+ */
+export const RELEASE_LINGER_MS = 2;
+
+/**
  * Places of one conversation are taken one at a time (PostgreSQL: a transaction-scoped advisory
  * lock on the line's name, in the keyspace of two 32-bit keys, apart from the migration lock's
  * single key; SQLite: its write transactions already run one at a time). So a place's number
@@ -113,6 +121,18 @@ export interface LeaseOptions {
   holder: string;
   /** How long release notifications stay subscribed after the last waiter (default `LISTEN_LINGER_MS`). */
   listenLingerMs?: number | undefined;
+  /**
+   * How long a finished lease waits for a write to carry its release (see `hold`); 0: released
+   * at once, as on an unshared store, where nobody else waits for it (the default there).
+   * Default on a shared store: `RELEASE_LINGER_MS`.
+   */
+  releaseLingerMs?: number | undefined;
+}
+
+/** A lease whose work is done and that is not released yet (see `hold`), with the place it gives up. */
+interface Parked {
+  lease: HeldLease;
+  place: number | undefined;
 }
 
 /** The digest other instances are told when a lease is free: it names no session or job. */
@@ -127,8 +147,10 @@ export const leaseDigest = (name: string): string => createHash('sha256').update
  */
 export class Leases {
   private readonly wakers = new Map<string, Set<() => void>>();
-  /** Leases whose work ended with more work of this instance behind it (see `hold`'s `keep`). */
-  private readonly parked = new Map<string, { lease: HeldLease; place: number | undefined }>();
+  /** Leases whose work is done, not released yet: passed on to the next `hold` of their name here, carried by the next write, or released alone (see `hold`). */
+  private readonly parked = new Map<string, Parked>();
+  /** Cancels the pending release of what is parked, while one is set. */
+  private flushing: (() => void) | undefined;
   /** Releases of parked leases nobody took over, not yet done (`close` waits for them). */
   private readonly releasing = new Set<Promise<void>>();
   /** The release subscription while there is one: resolves to its `off` (undefined when LISTEN failed). */
@@ -144,6 +166,10 @@ export class Leases {
 
   get ttlMs(): number {
     return this.options.ttlMs;
+  }
+
+  private get releaseLingerMs(): number {
+    return this.options.releaseLingerMs ?? (this.db.shared ? RELEASE_LINGER_MS : 0);
   }
 
   /**
@@ -259,7 +285,7 @@ export class Leases {
     const takenAt = performance.now();
     const lock = lineLock(this.db, name);
     const extra = takeLease ? alongside : [];
-    const steps = (await this.db.batch([...lock, this.announced(placing, payload), ...leaseSteps, ...messageSteps, ...extra])).slice(lock.length);
+    const steps = (await this.carrying([...lock, this.announced(placing, payload), ...leaseSteps, ...messageSteps, ...extra])).slice(lock.length);
     const row = steps[0]!.rows[0] as { seq: number | string; holder: string; taken: number | string } | undefined;
     if (!row) throw new Error('lease queue: the place was not recorded');
     const leased = takeLease ? (steps[1]!.rows[0] as { generation: number | string } | undefined) : undefined;
@@ -398,20 +424,55 @@ export class Leases {
    * release that found the lease already gone still notifies: waiters only look again.
    */
   async release(lease: HeldLease, place?: number): Promise<void> {
-    const freeing = { sql: 'DELETE FROM leases WHERE name = ? AND holder = ? AND generation = ?', params: [lease.name, this.options.holder, lease.generation] };
-    const leaving = place === undefined ? undefined : { sql: 'DELETE FROM lease_queue WHERE seq = ? AND holder = ?', params: [place, this.options.holder] };
-    if (this.db.engine === 'postgres') {
-      // One statement: both deletes run whole whatever the select reads (data-modifying WITH),
-      // and the notification, queued by the select, still goes out only at commit.
-      await this.db.batch([
-        {
-          sql: `WITH l AS (${freeing.sql})${leaving ? `, q AS (${leaving.sql})` : ''} SELECT pg_notify(?, ?)`,
-          params: [...freeing.params, ...(leaving?.params ?? []), LEASE_CHANNEL, leaseDigest(lease.name)],
-        },
-      ]);
-      return;
+    await this.db.batch(this.releaseSteps([{ lease, place }]));
+  }
+
+  /**
+   * The steps of `release` for each of `entries`. A release done twice frees nothing twice (the
+   * generation and the place's number are gone after the first) and only wakes waiters again.
+   */
+  private releaseSteps(entries: readonly Parked[]): BatchStep[] {
+    return entries.flatMap(({ lease, place }): BatchStep[] => {
+      const freeing = { sql: 'DELETE FROM leases WHERE name = ? AND holder = ? AND generation = ?', params: [lease.name, this.options.holder, lease.generation] };
+      const leaving = place === undefined ? undefined : { sql: 'DELETE FROM lease_queue WHERE seq = ? AND holder = ?', params: [place, this.options.holder] };
+      // PostgreSQL, one statement: both deletes run whole whatever the select reads (data-modifying
+      // WITH), and the notification, queued by the select, still goes out only at commit.
+      if (this.db.engine === 'postgres')
+        return [
+          {
+            sql: `WITH l AS (${freeing.sql})${leaving ? `, q AS (${leaving.sql})` : ''} SELECT pg_notify(?, ?)`,
+            params: [...freeing.params, ...(leaving?.params ?? []), LEASE_CHANNEL, leaseDigest(lease.name)],
+          },
+        ];
+      return [freeing, ...(leaving ? [leaving] : []), { notify: LEASE_CHANNEL, payload: leaseDigest(lease.name) }];
+    });
+  }
+
+  /**
+   * `db.batch(steps)` carrying the releases of the parked leases, first (a lease of the same
+   * name as a place in `steps` is free by the time the place looks at it): one round trip and one
+   * commit for both. Resolves to `steps`' own results; a failing step of `steps` rejects with its
+   * own index, as `db.batch` would. When the batch fails, the releases are sent alone at once:
+   * - at a step of `steps` (`BatchStepError`: the engine took the whole transaction back, nothing
+   *   of it stays): the write fails as it would have alone, the releases do not fail with it;
+   * - at a release's step: `steps` are sent again alone, so a release that cannot be written
+   *   never costs the write carrying it (the lease then expires on its own at worst);
+   * - otherwise (the connection went: it may or may not have committed): the write fails as it
+   *   would have alone; the releases are sent again, which is harmless if they were done.
+   * Inside a transaction nothing is carried: it may still be rolled back after this batch.
+   */
+  private async carrying(steps: readonly BatchStep[]): Promise<BatchResult[]> {
+    if (this.parked.size === 0 || this.db.inTransaction) return this.db.batch(steps);
+    const entries = this.takeParked();
+    const releases = this.releaseSteps(entries);
+    try {
+      return (await this.db.batch([...releases, ...steps])).slice(releases.length);
+    } catch (err) {
+      this.releaseAlone(entries);
+      if (!(err instanceof BatchStepError)) throw err;
+      if (err.step < releases.length) return this.db.batch(steps);
+      throw new BatchStepError(err.step - releases.length, err.cause);
     }
-    await this.db.batch([freeing, ...(leaving ? [leaving] : []), { notify: LEASE_CHANNEL, payload: leaseDigest(lease.name) }]);
   }
 
   /**
@@ -419,12 +480,20 @@ export class Leases {
    * its reason), renews it while `fn` runs, releases it after. `fn`'s signal aborts when `signal`
    * does or when the lease is lost.
    *
+   * When `fn` is done the lease is parked, not released at once (on a shared store; see
+   * `releaseLingerMs`): its release rides with this instance's next write — the next `place`,
+   * of any conversation, or the next pass of a parked lease — in the same round trip and commit,
+   * ahead of that write's own steps; nothing writing within `releaseLingerMs`, it is released
+   * alone then (and at `close`). Its place in line goes with the release.
+   * Meanwhile the next `hold` of `name` here takes the lease over in the write that gives up the
+   * finished work's place — one round trip instead of a release and an acquire — when no other
+   * live instance holds an earlier place in line (else the lease is released and that instance
+   * woken).
+   *
    * `keep`, asked when `fn` is done: true when this instance has more work for `name` queued
-   * (the session's next message). The lease is then not released at once but parked until the
-   * event loop's check phase; the next `hold` of `name` here takes it over in the write that
-   * gives up the finished work's place — one round trip instead of a release and an acquire —
-   * when no other live instance holds an earlier place in line (else the lease is released and
-   * that instance woken, as without `keep`). Nobody taking it over: released at the check phase.
+   * (the session's next message). Where releases are not lingered (`releaseLingerMs` 0), the
+   * lease is then parked until the event loop's check phase, for that next `hold` to take over,
+   * else released at once.
    *
    * `taken`: the lease already taken for this work (`place` with `takeLease`): no acquire. `fn`
    * is handed the lease it runs on: `taken` itself while that was held throughout (what was
@@ -462,7 +531,7 @@ export class Leases {
       clearInterval(timer);
       signal.removeEventListener('abort', onAbort);
       await renewing;
-      if (!controller.signal.aborted && keep?.() === true) this.park(lease, place);
+      if (!controller.signal.aborted && (this.releaseLingerMs > 0 || keep?.() === true)) this.park(lease, place);
       else await this.release(lease, place).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'lease release failed; it expires on its own'));
     }
   }
@@ -480,19 +549,49 @@ export class Leases {
     return undefined;
   }
 
+  /**
+   * Keeps a finished lease for a write to carry its release (or the next `hold` of its name to
+   * take it over); whatever is still parked when `releaseLingerMs` ran out (0: at the event
+   * loop's check phase) is released alone, together, in one batch.
+   */
   private park(lease: HeldLease, place: number | undefined): void {
-    const entry = { lease, place };
-    this.parked.set(lease.name, entry);
-    setImmediate(() => {
-      if (this.parked.get(lease.name) !== entry) return;
-      this.parked.delete(lease.name);
-      this.releaseParked(entry);
-    });
+    const stale = this.parked.get(lease.name);
+    // An earlier lease of the same name still parked (taken again meanwhile without taking it over): it goes now.
+    if (stale) this.releaseAlone([stale]);
+    this.parked.set(lease.name, { lease, place });
+    if (this.flushing) return;
+    const flush = () => {
+      this.flushing = undefined;
+      this.releaseAlone(this.takeParked());
+    };
+    const lingerMs = this.releaseLingerMs;
+    if (lingerMs > 0) {
+      const timer = setTimeout(flush, lingerMs);
+      this.flushing = () => clearTimeout(timer);
+    } else {
+      const immediate = setImmediate(flush);
+      this.flushing = () => clearImmediate(immediate);
+    }
   }
 
-  private releaseParked(entry: { lease: HeldLease; place: number | undefined }): void {
-    const done: Promise<void> = this.release(entry.lease, entry.place)
-      .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'lease release failed; it expires on its own'))
+  /** Everything parked, no longer parked (its release is the caller's now). */
+  private takeParked(): Parked[] {
+    const entries = [...this.parked.values()];
+    this.parked.clear();
+    this.flushing?.();
+    this.flushing = undefined;
+    return entries;
+  }
+
+  /** Releases `entries` in one batch of their own, in the background (`close` waits for it). */
+  private releaseAlone(entries: readonly Parked[]): void {
+    if (entries.length === 0) return;
+    const done: Promise<void> = this.db
+      .batch(this.releaseSteps(entries))
+      .then(
+        () => undefined,
+        (err: unknown) => log.warn({ err: (err as Error).message, leases: entries.length }, 'lease release failed; it expires on its own'),
+      )
       .finally(() => this.releasing.delete(done));
     this.releasing.add(done);
   }
@@ -511,7 +610,7 @@ export class Leases {
     const { lease } = entry;
     let placeGone = entry.place === undefined;
     try {
-      const steps = await this.db.batch([
+      const steps = await this.carrying([
         ...(entry.place === undefined ? [] : [{ sql: 'DELETE FROM lease_queue WHERE seq = ? AND holder = ?', params: [entry.place, this.options.holder] }]),
         {
           sql: `UPDATE leases SET generation = generation + 1, expires_at = ${now} + ? WHERE name = ? AND holder = ? AND generation = ? AND expires_at > ${now}${
@@ -645,10 +744,14 @@ export class Leases {
     });
   }
 
-  async close(): Promise<void> {
-    for (const entry of this.parked.values()) this.releaseParked(entry);
-    this.parked.clear();
+  /** Releases every parked lease now, in one batch (see `hold`); resolves once that is done. */
+  async flush(): Promise<void> {
+    this.releaseAlone(this.takeParked());
     await Promise.all([...this.releasing]);
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
     // Places picked up here go with this instance (their senders were told it is shutting down);
     // places forwarded here and not yet picked up stay for another instance to take over.
     if (this.db.open) await this.db.run('DELETE FROM lease_queue WHERE holder = ? AND taken = 1', [this.options.holder]).catch(() => undefined);
