@@ -1,5 +1,5 @@
 // Two builds side by side: `npx tsx bench/cpu-pair-cluster.ts OTHER_BIN [ROUNDS] [MESSAGES] [WARM]
-// [--instances N] [--before-instances N] [--delivery sticky|round-robin] [--before-delivery …]` starts the instances of
+// [--instances N] [--before-instances N] [--delivery sticky|round-robin] [--before-delivery …] [--pool-max N] [--before-pool-max N]` starts the instances of
 // another checkout (its bin/warden.js, "before") and those of this checkout ("now"), each side on
 // a PostgreSQL server of its own behind the same Slack fake and scripted model, and sends them
 // bursts of MESSAGES over 30 conversations in alternation (before, now, now, before, …), reading
@@ -25,7 +25,7 @@ const args = process.argv.slice(2);
 const flag = (name: string): string | undefined => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
 const positional = args.filter((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--'));
 const [otherBin, roundsArg, messagesArg, warmArg] = positional;
-if (!otherBin) throw new Error('usage: cpu-pair-cluster.ts OTHER_BIN [ROUNDS] [MESSAGES] [WARM] [--instances N] [--before-instances N] [--delivery sticky|round-robin] [--before-delivery sticky|round-robin]');
+if (!otherBin) throw new Error('usage: cpu-pair-cluster.ts OTHER_BIN [ROUNDS] [MESSAGES] [WARM] [--instances N] [--before-instances N] [--delivery sticky|round-robin] [--before-delivery sticky|round-robin] [--pool-max N] [--before-pool-max N]');
 const ROUNDS = Number(roundsArg ?? 4);
 const MESSAGES = Number(messagesArg ?? 200);
 const CONVERSATIONS = 30;
@@ -33,6 +33,10 @@ const CONVERSATIONS = 30;
 const WARM = Number(warmArg ?? CONVERSATIONS);
 const COUNT = Number(flag('--instances') ?? 1);
 const BEFORE_COUNT = Number(flag('--before-instances') ?? COUNT);
+/** `store.poolMax` of each side's instances (`--pool-max N`, `--before-pool-max N`; default the config's default). */
+const poolMax = (name: string, fallback?: number): number | undefined => (flag(name) !== undefined ? Number(flag(name)) : fallback);
+const POOL_MAX = poolMax('--pool-max');
+const BEFORE_POOL_MAX = poolMax('--before-pool-max', POOL_MAX);
 type Delivery = 'sticky' | 'round-robin';
 function delivery(name: string): Delivery {
   const value = flag(name);
@@ -87,16 +91,16 @@ interface Side {
 const sides: Side[] = [];
 const clusters: TestCluster[] = [];
 try {
-  for (const [label, bin, prefix, count, how] of [['before', otherBin, 'UB', BEFORE_COUNT, BEFORE_DELIVERY], ['now', BIN, 'UN', COUNT, DELIVERY]] as const) {
+  for (const [label, bin, prefix, count, how, pool] of [['before', otherBin, 'UB', BEFORE_COUNT, BEFORE_DELIVERY, BEFORE_POOL_MAX], ['now', BIN, 'UN', COUNT, DELIVERY, POOL_MAX]] as const) {
     const cluster = await startTestCluster();
     clusters.push(cluster);
     const storeUrl = await database(cluster);
     const workspace = sharedWorkspace();
     const instances: Instance[] = [];
-    for (let i = 0; i < count; i++) instances.push(await startInstance(`${label}${i}`, { fake, storeUrl, workspace, leaseSec: 15, modelUrl: model.url, bin }));
+    for (let i = 0; i < count; i++) instances.push(await startInstance(`${label}${i}`, { fake, storeUrl, workspace, leaseSec: 15, modelUrl: model.url, bin, ...(pool !== undefined ? { poolMax: pool } : {}) }));
     sides.push({ label, prefix, cluster, instances, delivery: how, perMessage: [], server: [] });
   }
-  process.stdout.write(`instances: before ${BEFORE_COUNT} (${BEFORE_DELIVERY}), now ${COUNT} (${DELIVERY}); ${MESSAGES} messages a burst, ${WARM} to warm\n`);
+  process.stdout.write(`instances: before ${BEFORE_COUNT} (${BEFORE_DELIVERY}${BEFORE_POOL_MAX !== undefined ? `, poolMax ${BEFORE_POOL_MAX}` : ''}), now ${COUNT} (${DELIVERY}${POOL_MAX !== undefined ? `, poolMax ${POOL_MAX}` : ''}); ${MESSAGES} messages a burst, ${WARM} to warm\n`);
   let sent = 0;
   const burst = async (side: Side, count: number, record: boolean) => {
     const pids = side.instances.map((i) => i.child.pid!);
