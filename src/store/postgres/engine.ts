@@ -35,25 +35,10 @@ const NAMED_STATEMENTS = 400;
 const INT8_OID = 20;
 const NOTIFY_SQL = 'SELECT pg_notify($1, $2)';
 /**
- * A lane that has statements unanswered and has answered nothing for this long is passed over
- * for the next one: a statement waiting on a lock (or a slow scan) holds up only what was
- * written behind it.
+ * A lane whose oldest unanswered statement is older than this is passed over for the next one:
+ * a statement waiting on a lock (or a slow scan) holds up only what was written behind it.
  */
 const LANE_STALL_MS = 10;
-
-/**
- * Whether a lane is held up: statements unanswered, and none answered for `LANE_STALL_MS`
- * since the oldest of them was written or since the lane last answered, whichever is later. A
- * pipeline answers in order, so a statement waiting on a lock stops every answer behind it: the
- * lane goes quiet. A lane that keeps answering is not held up however long its queue takes (the
- * server or this process is busy, which another connection does not cure): judged by the oldest
- * unanswered statement alone, a loaded instance spread its statements over every lane, each
- * write and each server wake-up carrying fewer of them, for more CPU a message on both sides.
- */
-export function laneHeldUp(lane: { pending: readonly number[]; answeredAt: number }, now: number, stallMs = LANE_STALL_MS): boolean {
-  const oldest = lane.pending[0];
-  return oldest !== undefined && now - Math.max(oldest, lane.answeredAt) >= stallMs;
-}
 
 /**
  * A connection shared by the statements and batches run outside a transaction. Pipelined: each
@@ -68,8 +53,6 @@ interface Lane {
   ready: Promise<pg.Client>;
   /** When each unanswered statement was written, oldest first (a pipeline answers in order). */
   pending: number[];
-  /** When the lane last answered a statement (`performance.now()`; 0 before its first). */
-  answeredAt: number;
   /** Set once connected: statements are written at once, without waiting on `ready`. */
   connected: boolean;
   corked: boolean;
@@ -85,8 +68,6 @@ export interface PostgresOptions {
   poolMax?: number | undefined;
   /** How long a caller waits for a free connection, or for the server at connect (default 10 s). */
   connectTimeoutMs?: number | undefined;
-  /** How long a lane with statements unanswered may go without an answer before the next statement passes it over (default `LANE_STALL_MS`). */
-  laneStallMs?: number | undefined;
 }
 
 /**
@@ -338,7 +319,7 @@ export class PostgresDb implements Db {
     const now = performance.now();
     let lane: Lane | undefined;
     for (const l of this.lanes) {
-      if (!laneHeldUp(l, now, this.options.laneStallMs)) {
+      if (l.pending.length === 0 || now - l.pending[0]! < LANE_STALL_MS) {
         lane = l;
         break;
       }
@@ -356,7 +337,7 @@ export class PostgresDb implements Db {
       pipeline: true,
       types: { getTypeParser: typeParser } as pg.CustomTypesConfig,
     } as pg.ClientConfig);
-    const lane: Lane = { client, ready: undefined as unknown as Promise<pg.Client>, pending: [], answeredAt: 0, connected: false, corked: false, broken: false };
+    const lane: Lane = { client, ready: undefined as unknown as Promise<pg.Client>, pending: [], connected: false, corked: false, broken: false };
     const drop = () => {
       lane.broken = true;
       const at = this.lanes.indexOf(lane);
@@ -392,8 +373,10 @@ export class PostgresDb implements Db {
     this.cork(lane);
     lane.pending.push(performance.now());
     const result = lane.client.query(query);
-    const answered = () => this.answered(lane);
-    result.then(answered, answered);
+    result.then(
+      () => void lane.pending.shift(),
+      () => void lane.pending.shift(),
+    );
     return result;
   }
 
@@ -401,12 +384,7 @@ export class PostgresDb implements Db {
   private sendBatch(lane: Lane, statements: readonly WireStatement[]): Promise<BatchResult[]> {
     this.cork(lane);
     lane.pending.push(performance.now());
-    return runBatch(lane.client, statements, () => this.answered(lane));
-  }
-
-  private answered(lane: Lane): void {
-    lane.pending.shift();
-    lane.answeredAt = performance.now();
+    return runBatch(lane.client, statements, () => void lane.pending.shift());
   }
 
   private cork(lane: Lane): void {
