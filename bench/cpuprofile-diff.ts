@@ -8,18 +8,7 @@
 // sampler's interval stretches with the machine's load. Prints the functions whose self time
 // (`--total`: time with the function on the stack) grew most from A to B, then those that shrank.
 import { readFileSync } from 'node:fs';
-
-interface Node {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface Profile {
-  nodes: Node[];
-  startTime: number;
-  samples: number[];
-  timeDeltas: number[];
-}
+import { frameLabel, packageOf, type Profile, type ProfileNode as Node } from './cpuprofile.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string): string | undefined => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
@@ -29,18 +18,7 @@ if (!filesA || !filesB || ![fromA, toA, fromB, toB].every((a) => a !== undefined
 const TOP = Number(flag('--top') ?? 30);
 const mode = args.includes('--total') ? 'total' : 'self';
 
-function packageOf(url: string, name: string): string {
-  if (!url) return name.startsWith('(') ? name : '(native)';
-  const nm = url.lastIndexOf('node_modules/');
-  if (nm >= 0) {
-    const rest = url.slice(nm + 'node_modules/'.length).split('/');
-    return rest[0]!.startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0]!;
-  }
-  if (url.startsWith('node:')) return 'node';
-  if (url.includes('/dist/')) return 'warden';
-  return url;
-}
-const label = (n: Node) => `${n.callFrame.functionName || '(anonymous)'} ${packageOf(n.callFrame.url, n.callFrame.functionName)}${n.callFrame.url ? `:${n.callFrame.url.split('/').pop()}:${n.callFrame.lineNumber + 1}` : ''}`;
+const label = frameLabel;
 
 /** Busy samples by function over the window, summed over the side's profiles, as shares of the side's busy samples. */
 function shares(files: string, from: number, to: number): Map<string, number> {

@@ -5,18 +5,7 @@
 // dist/, Node's internals, the VM's own: GC, program, idle), the share of samples with a frame of
 // each package anywhere on the stack, and the top functions by self time and by total time.
 import { readFileSync } from 'node:fs';
-
-interface Node {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface Profile {
-  nodes: Node[];
-  startTime: number;
-  samples: number[];
-  timeDeltas: number[];
-}
+import { frameLabel, packageOf, type Profile, type ProfileNode as Node } from './cpuprofile.js';
 
 const args = process.argv.slice(2);
 const file = args[0];
@@ -31,19 +20,7 @@ const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map<number, number>();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 
-/** Which package a frame belongs to. */
-function packageOf(url: string, name: string): string {
-  if (!url) return name.startsWith('(') ? name : '(native)';
-  const nm = url.lastIndexOf('node_modules/');
-  if (nm >= 0) {
-    const rest = url.slice(nm + 'node_modules/'.length).split('/');
-    return rest[0]!.startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0]!;
-  }
-  if (url.startsWith('node:')) return 'node';
-  if (url.includes('/dist/')) return 'warden';
-  return url;
-}
-const label = (n: Node) => `${n.callFrame.functionName || '(anonymous)'} ${packageOf(n.callFrame.url, n.callFrame.functionName)}${n.callFrame.url ? `:${n.callFrame.url.split('/').pop()}:${n.callFrame.lineNumber + 1}` : ''}`;
+const label = frameLabel;
 
 const self = new Map<string, number>();
 const total = new Map<string, number>();
