@@ -33,7 +33,7 @@ describe.each(ENGINES)('ask_user questions across processes (%s)', (engine) => {
   }
 
   /** A process: its own connection, its own instance id, a recording adapter and follow-up queue. */
-  async function proc(connect: () => Promise<Store>, name: string, opts: { waitMs?: number; timeoutMs?: number; alive?: (instance: string) => boolean } = {}) {
+  async function proc(connect: () => Promise<Store>, name: string, opts: { waitMs?: number; timeoutMs?: number; pollMs?: number; alive?: (instance: string) => boolean } = {}) {
     const store = await connect();
     const transcripts = new DbTranscriptStore(store.db);
     const prompts: UserQuestionPrompt[] = [];
@@ -48,7 +48,7 @@ describe.each(ENGINES)('ask_user questions across processes (%s)', (engine) => {
       ...(opts.alive ? { ownerAlive: async (i: string) => opts.alive!(i) } : {}),
       transcripts,
       sweepMs: 40,
-      pollMs: 20,
+      pollMs: opts.pollMs ?? 20,
     });
     questions.bindFollowUp((t) => (followUps.push(t), true));
     procs.push(questions);
@@ -164,7 +164,9 @@ describe.each(ENGINES)('ask_user questions across processes (%s)', (engine) => {
 
   it('a turn whose process died while it waited inline: the answer comes in a follow-up, once', async () => {
     const connect = await target();
-    const a = await proc(connect, 'a', { waitMs: 60_000 });
+    // A dead process looks at nothing: its inline wait's look at the store never comes (were it
+    // to come between b's answer and b's delivery, it would take the outcome as a live one does).
+    const a = await proc(connect, 'a', { waitMs: 60_000, pollMs: 3_600_000 });
     const gone = new AbortController();
     const dead = a.questions.ask({ spec, turn, sessionKey: 's1', toolCallId: 'c', signal: gone.signal });
     await expect.poll(() => a.prompts.length).toBe(1);
