@@ -12,6 +12,7 @@ import { startWarden, type RunningWarden } from '../../src/app/startup.js';
 import { defaultGuild, fakeUser, startDiscordFake, type DiscordFake } from '../fakes/discord/index.js';
 import { startFakeOpenAI } from '../fakes/models/openai-fake.js';
 import type { FakeModelServer } from '../fakes/models/server.js';
+import { until } from '../until.js';
 
 const GUILD = '300000000000000001';
 const DEV = '300000000000000003';
@@ -69,19 +70,17 @@ const postsBy = (bot: typeof A, from: number) =>
 
 describe('two Warden bots in one channel', () => {
   it(`with allowBots, each answers at most ${MAX_BOT_TURNS} bot turns in a row, then the exchange stops`, async () => {
-    await start(A, modelA);
-    await start(B, modelB);
-    // discord.js needs a moment after READY to take the guilds in.
-    await sleep(300);
+    const bots = [await start(A, modelA), await start(B, modelB)];
+    // Ready once each bot's client has taken its guilds in (discord.js is ready after GUILD_CREATE):
+    // a message before that would find no channel to answer in.
+    await until(async () => (await Promise.all(bots.map((w) => w.readiness()))).every((r) => r.ready), 60_000, 'both bots ready');
     const from = fake.requests.records.length;
     fake.userMessage({ author: alice, channelId: DEV, content: `<@${A.id}> start a conversation with the other bot` });
     // A answers alice (a person's turn), then each bot answers the other's messages until its breaker trips:
-    // A: 1 + MAX, B: MAX. Wait until the exchange is quiet.
-    let seen = -1;
-    for (let i = 0; i < 60 && seen !== postsBy(A, from).length + postsBy(B, from).length; i++) {
-      seen = postsBy(A, from).length + postsBy(B, from).length;
-      await sleep(1_000);
-    }
+    // A: 1 + MAX, B: MAX. Waited for as a condition (a loaded machine takes seconds per turn), then
+    // the exchange must stay quiet: a breaker that let one more through would post within this window.
+    await until(() => postsBy(A, from).length >= 1 + MAX_BOT_TURNS && postsBy(B, from).length >= MAX_BOT_TURNS, 90_000, 'the bots\' turns up to the breaker');
+    await sleep(3_000);
     expect(postsBy(A, from)).toHaveLength(1 + MAX_BOT_TURNS);
     expect(postsBy(B, from)).toHaveLength(MAX_BOT_TURNS);
     expect(modelA.requests.length).toBe(1 + MAX_BOT_TURNS);
