@@ -135,8 +135,20 @@ interface Parked {
   place: number | undefined;
 }
 
+/** Digests of recent names: each message's release and wake-up names its lease, mostly a conversation's again. */
+const digests = new Map<string, string>();
+const DIGEST_CACHE = 4096;
+
 /** The digest other instances are told when a lease is free: it names no session or job. */
-export const leaseDigest = (name: string): string => createHash('sha256').update(name).digest('hex').slice(0, 24);
+export const leaseDigest = (name: string): string => {
+  let digest = digests.get(name);
+  if (digest === undefined) {
+    // Bounded: a long-running instance sees names without end; a full cache starts over.
+    if (digests.size >= DIGEST_CACHE) digests.clear();
+    digests.set(name, (digest = createHash('sha256').update(name).digest('hex').slice(0, 24)));
+  }
+  return digest;
+};
 
 /**
  * Named leases with expiry on the shared store. `tryAcquire` takes a free or expired lease in

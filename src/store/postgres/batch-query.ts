@@ -1,8 +1,8 @@
 import pg from 'pg';
 import type { BatchResult } from '../db.js';
+import { encodeBatch, type WireMessage, type WireValue } from './batch-wire.js';
 
-/** A parameter as the protocol carries it: text, bytes, or NULL. */
-export type WireValue = string | Buffer | null;
+export type { WireValue } from './batch-wire.js';
 
 /** One statement of a batch as it goes on the wire: named (prepared once per connection) or not. */
 export interface WireStatement {
@@ -38,12 +38,23 @@ interface Connection {
   parsedStatements: Record<string, string>;
   submittedNamedStatements: Record<string, string>;
   stream: { cork?: () => void; uncork?: () => void };
-  parse(config: { text: string; name?: string | undefined }): void;
-  bind(config: { statement?: string | undefined; values: readonly unknown[] }): void;
-  describe(config: { type: 'P'; name: string }): void;
-  execute(config: { portal: string }): void;
-  sync(): void;
+  /** Writes a buffer of protocol messages (pg's own writes go through it). */
+  _send(buffer: Buffer): boolean;
 }
+
+/** A prepared statement's columns as this client reads them: names and type parsers. */
+interface Described {
+  names: string[];
+  parsers: Array<(value: string) => unknown>;
+}
+
+/**
+ * The columns of each statement a connection has prepared, learnt from its first Describe. A
+ * prepared statement's result columns cannot change while it exists (the server refuses to run it
+ * once a schema change would alter them: "cached plan must not change result type"), so later
+ * runs skip the Describe and the RowDescription it brings back.
+ */
+const described = new WeakMap<Connection, Map<string, Described>>();
 
 const QueryBase = pg.Query as unknown as new (config: { text: string }) => QueryInternals;
 
@@ -73,6 +84,10 @@ export class BatchQuery extends QueryBase {
   private currentRows: Array<Record<string, unknown>> = [];
   private names: string[] = [];
   private parsers: Array<(value: string) => unknown> = [];
+  /** Per statement: its columns as already known (no Describe sent), or undefined (described in this batch). */
+  private known: Array<Described | undefined> = [];
+  /** The connection's known columns, where this batch learns those of the statements it describes. */
+  private learnt: Map<string, Described> | undefined;
 
   constructor(
     private readonly statements: readonly WireStatement[],
@@ -95,43 +110,46 @@ export class BatchQuery extends QueryBase {
   /** Writes the whole batch in one piece; nothing here can throw half-way (the values are already wire values). */
   submit(connection: Connection): Error | null {
     if (this.statements.length === 0) return new Error('an empty batch');
+    let columns = described.get(connection);
+    if (!columns) described.set(connection, (columns = new Map()));
+    this.learnt = columns;
     const sent = new Set<string>();
-    connection.stream.cork?.();
-    try {
-      for (const s of this.statements) {
-        const known = s.name !== undefined && (connection.parsedStatements[s.name] !== undefined || connection.submittedNamedStatements[s.name] !== undefined || sent.has(s.name));
-        if (s.name !== undefined && known && (connection.parsedStatements[s.name] ?? connection.submittedNamedStatements[s.name] ?? s.text) !== s.text) {
-          return new Error(`Prepared statements must be unique - '${s.name}' was used for a different statement`);
-        }
-        if (!known) {
-          connection.parse({ text: s.text, name: s.name });
-          if (s.name !== undefined) {
-            connection.submittedNamedStatements[s.name] = s.text;
-            sent.add(s.name);
-            this.parsing.push(s.name);
-          }
-        }
-        connection.bind({ statement: s.name, values: s.values });
-        connection.describe({ type: 'P', name: '' });
-        connection.execute({ portal: '' });
+    const messages: WireMessage[] = new Array(this.statements.length);
+    this.known = new Array(this.statements.length);
+    for (let i = 0; i < this.statements.length; i++) {
+      const s = this.statements[i]!;
+      const prepared = s.name !== undefined && connection.parsedStatements[s.name] !== undefined;
+      const known = s.name !== undefined && (prepared || connection.submittedNamedStatements[s.name] !== undefined || sent.has(s.name));
+      if (s.name !== undefined && known && (connection.parsedStatements[s.name] ?? connection.submittedNamedStatements[s.name] ?? s.text) !== s.text) {
+        return new Error(`Prepared statements must be unique - '${s.name}' was used for a different statement`);
       }
-      connection.sync();
-    } finally {
-      connection.stream.uncork?.();
+      if (!known && s.name !== undefined) {
+        connection.submittedNamedStatements[s.name] = s.text;
+        sent.add(s.name);
+        this.parsing.push(s.name);
+      }
+      // Only a statement the server has prepared has columns worth remembering.
+      const cols = prepared ? columns.get(s.name!) : undefined;
+      this.known[i] = cols;
+      messages[i] = { name: s.name, text: s.text, values: s.values, parse: !known, describe: cols === undefined };
     }
+    this.use(this.known[0]);
+    connection._send(encodeBatch(messages));
     return null;
   }
 
   handleRowDescription(msg: Columns): void {
     const types = this._result._types ?? pg.types;
     const n = msg.fields.length;
-    this.names = new Array(n);
-    this.parsers = new Array(n);
+    const names: string[] = new Array(n);
+    const parsers: Array<(value: string) => unknown> = new Array(n);
     for (let i = 0; i < n; i++) {
       const field = msg.fields[i]!;
-      this.names[i] = field.name;
-      this.parsers[i] = types.getTypeParser(field.dataTypeID, (field.format ?? 'text') as 'text') as (value: string) => unknown;
+      names[i] = field.name;
+      parsers[i] = types.getTypeParser(field.dataTypeID, (field.format ?? 'text') as 'text') as (value: string) => unknown;
     }
+    this.names = names;
+    this.parsers = parsers;
   }
 
   handleDataRow(msg: DataRow): void {
@@ -153,10 +171,13 @@ export class BatchQuery extends QueryBase {
 
   handleCommandComplete(msg: CommandComplete): void {
     this.results.push({ rows: this.currentRows, changes: rowCount(msg.text) });
+    // A statement described here, now prepared and run: its columns (none where the server said
+    // NoData) are known for its next run on this connection.
+    const name = this.statements[this.current]!.name;
+    if (name !== undefined && this.known[this.current] === undefined) this.learnt?.set(name, { names: this.names, parsers: this.parsers });
     this.currentRows = [];
-    this.names = [];
-    this.parsers = [];
     this.current++;
+    this.use(this.known[this.current]);
   }
 
   override handleError(err: Error, connection: Connection): void {
@@ -165,6 +186,12 @@ export class BatchQuery extends QueryBase {
     for (const name of this.parsing) if (connection.parsedStatements[name] === undefined) delete connection.submittedNamedStatements[name];
     Object.assign(err, { batchStep: this.current });
     super.handleError(err, connection);
+  }
+
+  /** The columns the next rows are read with: known ones, or none until a RowDescription comes. */
+  private use(columns: Described | undefined): void {
+    this.names = columns?.names ?? [];
+    this.parsers = columns?.parsers ?? [];
   }
 }
 
