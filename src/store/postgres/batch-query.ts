@@ -11,17 +11,6 @@ export interface WireStatement {
   values: readonly WireValue[];
 }
 
-/** pg's Query internals this module builds on (not in pg's types). */
-interface QueryInternals {
-  callback: ((err: Error | null, res?: unknown) => void) | undefined;
-  _results: unknown;
-  /** The client's type parsers (set by the client when the query is handed to it). */
-  _result: { _types?: { getTypeParser(oid: number, format: string): (value: string) => unknown } | undefined };
-  /** A row that could not be read: pg fails the query with it at ReadyForQuery. */
-  _canceledDueToError: Error | false;
-  handleError(err: Error, connection: Connection): void;
-}
-
 /** A statement's answer: its columns (RowDescription), each row (DataRow), its end (CommandComplete, with the row count). */
 interface Columns {
   fields: ReadonlyArray<{ name: string; dataTypeID: number; format?: string }>;
@@ -56,7 +45,10 @@ interface Described {
  */
 const described = new WeakMap<Connection, Map<string, Described>>();
 
-const QueryBase = pg.Query as unknown as new (config: { text: string }) => QueryInternals;
+/** The client's type parsers, as pg's client hands them to a query. */
+interface TypeParsers {
+  getTypeParser(oid: number, format: string): (value: string) => unknown;
+}
 
 /**
  * Several statements written as Parse/Bind/Describe/Execute each and ONE Sync at the end. The
@@ -66,13 +58,22 @@ const QueryBase = pg.Query as unknown as new (config: { text: string }) => Query
  * BEGIN/COMMIT of its own (inside an open transaction the Sync commits nothing; a failure aborts
  * that transaction, as a failed statement of it would).
  *
- * Built on pg's Query so a pipelined client accepts it: the client hands every answer up to
- * the Sync's ReadyForQuery to the query it is answering, which here is the whole batch. Answers
+ * A pg Query to the client (a pipelined client takes no other kind; see the prototype link
+ * below), without pg's per-query constructor work: the client hands every answer up to the
+ * Sync's ReadyForQuery to the query it is answering, which here is the whole batch. Answers
  * arrive statement by statement; `current` follows them (a CommandComplete ends a statement), so
  * that the client's bookkeeping of prepared statements (which reads the query's `name` and
  * `text` at each ParseComplete) sees the statement being answered.
  */
-export class BatchQuery extends QueryBase {
+export class BatchQuery {
+  /** Called once, at the Sync's ReadyForQuery or at the first error (pg's client may also set it). */
+  callback: ((err: Error | null) => void) | undefined;
+  /** Where pg's client puts its type parsers before submitting. */
+  readonly _result: { _types?: TypeParsers | undefined } = {};
+  /** Set by a client in binary mode; results here are always text. */
+  binary = false;
+  /** A row that could not be read: the batch fails with it once the server is done answering. */
+  private canceled: Error | false = false;
   private current = 0;
   /** Names this batch sent a Parse for: forgotten on failure unless the server parsed them. */
   private readonly parsing: string[] = [];
@@ -93,19 +94,16 @@ export class BatchQuery extends QueryBase {
     private readonly statements: readonly WireStatement[],
     done: (err: Error | null, results?: BatchResult[]) => void,
   ) {
-    super({ text: statements[0]?.text ?? '' });
     this.callback = (err) => (err ? done(err) : done(null, this.results));
   }
 
-  // pg's Query constructor assigns these; here they are the statement being answered.
+  /** The statement being answered, for the client's bookkeeping of prepared statements at each ParseComplete and error. */
   get name(): string | undefined {
-    return this.statements?.[this.current]?.name;
+    return this.statements[this.current]?.name;
   }
-  set name(_: string | undefined) {}
   get text(): string | undefined {
-    return this.statements?.[this.current]?.text;
+    return this.statements[this.current]?.text;
   }
-  set text(_: string | undefined) {}
 
   /** Writes the whole batch in one piece; nothing here can throw half-way (the values are already wire values). */
   submit(connection: Connection): Error | null {
@@ -139,7 +137,7 @@ export class BatchQuery extends QueryBase {
   }
 
   handleRowDescription(msg: Columns): void {
-    const types = this._result._types ?? pg.types;
+    const types: TypeParsers = this._result._types ?? (pg.types as unknown as TypeParsers);
     const n = msg.fields.length;
     const names: string[] = new Array(n);
     const parsers: Array<(value: string) => unknown> = new Array(n);
@@ -153,7 +151,7 @@ export class BatchQuery extends QueryBase {
   }
 
   handleDataRow(msg: DataRow): void {
-    if (this._canceledDueToError) return;
+    if (this.canceled) return;
     const row: Record<string, unknown> = {};
     const values = msg.fields;
     try {
@@ -163,7 +161,7 @@ export class BatchQuery extends QueryBase {
       }
     } catch (err) {
       // As pg does: the batch fails with the parse error once the server is done answering.
-      this._canceledDueToError = err as Error;
+      this.canceled = err as Error;
       return;
     }
     this.currentRows.push(row);
@@ -180,12 +178,31 @@ export class BatchQuery extends QueryBase {
     this.use(this.known[this.current]);
   }
 
-  override handleError(err: Error, connection: Connection): void {
+  /** A statement without text: no rows, nothing changed. */
+  handleEmptyQuery(): void {
+    this.handleCommandComplete({ text: '' });
+  }
+
+  handleReadyForQuery(connection: Connection): void {
+    if (this.canceled) this.handleError(this.canceled, connection);
+    else this.finish(null);
+  }
+
+  handleError(err: Error, connection: Connection): void {
     // The server skipped every message after the failed one: statements whose Parse it never
     // answered are not prepared on this connection, and must be parsed again next time.
     for (const name of this.parsing) if (connection.parsedStatements[name] === undefined) delete connection.submittedNamedStatements[name];
-    Object.assign(err, { batchStep: this.current });
-    super.handleError(err, connection);
+    const failure = this.canceled || err;
+    this.canceled = false;
+    Object.assign(failure, { batchStep: this.current });
+    this.finish(failure);
+  }
+
+  /** The batch's one answer: pg calls the handlers above once each way, but a broken connection can fail a batch the server already answered. */
+  private finish(err: Error | null): void {
+    const callback = this.callback;
+    this.callback = undefined;
+    callback?.(err);
   }
 
   /** The columns the next rows are read with: known ones, or none until a RowDescription comes. */
@@ -194,6 +211,11 @@ export class BatchQuery extends QueryBase {
     this.parsers = columns?.parsers ?? [];
   }
 }
+
+// The client refuses any query that is not a pg Query in pipeline mode (a portal kept open across
+// round trips would corrupt the pipeline); a batch keeps none open. Linked, not extended: pg's
+// Query constructor (config copy, result objects, an event emitter) is work a batch never uses.
+Object.setPrototypeOf(BatchQuery.prototype, pg.Query.prototype);
 
 /** The row count a CommandComplete tag ends with ("INSERT 0 1", "SELECT 3", "DELETE 1"); 0 for tags without one. */
 function rowCount(tag: string): number {
