@@ -129,6 +129,62 @@ export interface LeaseOptions {
   releaseLingerMs?: number | undefined;
 }
 
+/** The statement texts of `place` on one engine, built once (the engine looks each text up per statement). */
+interface PlaceStatements {
+  /** A place of this instance's own. */
+  placeHere: string;
+  /** A place for a message any instance can run: it goes to the conversation's owner. */
+  placeRouted: string;
+  /** PostgreSQL: `placeRouted` that also announces a place that went to another instance (see `place`). */
+  placeAnnounced: string;
+  /** The lease taken with the place (see `place`). */
+  leasing: string;
+  /** PostgreSQL: `leasing` that also marks the place written when it took the lease. */
+  leasingWritten: string;
+  /** SQLite: the place marked written right after `leasing`, while `changes()` still counts its row. */
+  markWritten: string;
+  /** The guard of the message's own steps: the place was marked written. */
+  writtenGuard: string;
+}
+
+function placeStatements(db: Db): PlaceStatements {
+  const now = serverNow(db);
+  const live = `i.role = 'server' AND i.lease_until > ${now}`;
+  const placeRouted = `INSERT INTO lease_queue (name, holder, payload, taken, placed_at)
+       SELECT ?, o.holder, ?, CASE WHEN o.holder = ? AND NOT EXISTS (SELECT 1 FROM lease_queue u WHERE u.holder = ? AND u.name = ? AND u.taken = 0) THEN 1 ELSE 0 END, ${now}
+       FROM (SELECT COALESCE(
+         (SELECT q.holder FROM lease_queue q JOIN instances i ON i.id = q.holder WHERE q.name = ? AND ${live} ORDER BY q.seq DESC LIMIT 1),
+         (SELECT l.holder FROM leases l JOIN instances i ON i.id = l.holder WHERE l.name = ? AND l.expires_at > ${now} AND ${live}),
+         ?) AS holder) o
+       RETURNING seq, holder, taken`;
+  // With the lease asked for: taken in the same transaction (one round trip) when the place just
+  // written is the newest of its line, this instance's and picked up, with no earlier place of
+  // this instance or of another live one before it, and the lease free or run out. Two instances
+  // placing at once for an idle conversation meet on the lease's row: one takes it.
+  const newest = 'SELECT MAX(m.seq) FROM lease_queue m WHERE m.name = ?';
+  const leasing = `INSERT INTO leases (name, holder, generation, expires_at) SELECT ?, ?, 1, ${now} + ?
+       WHERE EXISTS (SELECT 1 FROM lease_queue p WHERE p.name = ? AND p.holder = ? AND p.taken = 1 AND p.seq = (${newest}))
+         AND NOT EXISTS (SELECT 1 FROM lease_queue q LEFT JOIN instances i ON i.id = q.holder
+                         WHERE q.name = ? AND q.seq < (${newest}) AND (q.holder = ? OR i.lease_until > ${now}))
+       ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, generation = leases.generation + 1, expires_at = excluded.expires_at
+       WHERE leases.expires_at <= ${now}
+       RETURNING generation`;
+  const newestPlace = `seq = (SELECT MAX(seq) FROM lease_queue WHERE name = ?)`;
+  return {
+    placeHere: `INSERT INTO lease_queue (name, holder, placed_at) VALUES (?, ?, ${now}) RETURNING seq, holder, taken`,
+    placeRouted,
+    // The announcement's channel digest is computed by the server, as `inboxChannel` computes it:
+    // no statement or round trip of its own, and the notification leaves at the place's commit.
+    // The insert's text is kept whole inside; what it returns is unchanged.
+    placeAnnounced: `WITH p AS (${placeRouted}) SELECT p.seq, p.holder, p.taken,
+       CASE WHEN p.holder != ? THEN pg_notify(CAST(? AS text) || left(encode(sha256(convert_to(p.holder, 'UTF8')), 'hex'), 24), p.holder) IS NULL END AS told FROM p`,
+    leasing,
+    leasingWritten: `WITH l AS (${leasing}), m AS (UPDATE lease_queue SET written = 1 WHERE ${newestPlace} AND EXISTS (SELECT 1 FROM l)) SELECT generation FROM l`,
+    markWritten: `UPDATE lease_queue SET written = 1 WHERE ${newestPlace} AND changes() > 0`,
+    writtenGuard: `EXISTS (SELECT 1 FROM lease_queue w WHERE w.${newestPlace} AND w.written = 1)`,
+  };
+}
+
 /** A lease whose work is done and that is not released yet (see `hold`), with the place it gives up. */
 interface Parked {
   lease: HeldLease;
@@ -161,6 +217,8 @@ export class Leases {
   private readonly wakers = new Map<string, Set<() => void>>();
   /** Leases whose work is done, not released yet: passed on to the next `hold` of their name here, carried by the next write, or released alone (see `hold`). */
   private readonly parked = new Map<string, Parked>();
+  /** `place`'s statement texts on this engine, built at the first place. */
+  private placeSql: PlaceStatements | undefined;
   /** Cancels the pending release of what is parked, while one is set. */
   private flushing: (() => void) | undefined;
   /** Releases of parked leases nobody took over, not yet done (`close` waits for them). */
@@ -251,53 +309,27 @@ export class Leases {
    */
   async place(name: string, payload?: string, takeLease = false, alongside: readonly BatchStep[] = [], written?: (guard: PlaceGuard) => readonly BatchStep[]): Promise<Place> {
     const me = this.options.holder;
-    const now = serverNow(this.db);
-    const live = `i.role = 'server' AND i.lease_until > ${now}`;
+    const sql = (this.placeSql ??= placeStatements(this.db));
     const placing =
       payload === undefined
-        ? { sql: `INSERT INTO lease_queue (name, holder, placed_at) VALUES (?, ?, ${now}) RETURNING seq, holder, taken`, params: [name, me] }
-        : {
-            sql: `INSERT INTO lease_queue (name, holder, payload, taken, placed_at)
-       SELECT ?, o.holder, ?, CASE WHEN o.holder = ? AND NOT EXISTS (SELECT 1 FROM lease_queue u WHERE u.holder = ? AND u.name = ? AND u.taken = 0) THEN 1 ELSE 0 END, ${now}
-       FROM (SELECT COALESCE(
-         (SELECT q.holder FROM lease_queue q JOIN instances i ON i.id = q.holder WHERE q.name = ? AND ${live} ORDER BY q.seq DESC LIMIT 1),
-         (SELECT l.holder FROM leases l JOIN instances i ON i.id = l.holder WHERE l.name = ? AND l.expires_at > ${now} AND ${live}),
-         ?) AS holder) o
-       RETURNING seq, holder, taken`,
-            params: [name, payload, me, me, name, name, name, me],
-          };
-    // With the lease asked for: taken in the same transaction (one round trip) when the place just
-    // written is the newest of its line, this instance's and picked up, with no earlier place of
-    // this instance or of another live one before it, and the lease free or run out. Two instances
-    // placing at once for an idle conversation meet on the lease's row: one takes it.
-    const newest = 'SELECT MAX(m.seq) FROM lease_queue m WHERE m.name = ?';
-    const leasing = {
-      sql: `INSERT INTO leases (name, holder, generation, expires_at) SELECT ?, ?, 1, ${now} + ?
-       WHERE EXISTS (SELECT 1 FROM lease_queue p WHERE p.name = ? AND p.holder = ? AND p.taken = 1 AND p.seq = (${newest}))
-         AND NOT EXISTS (SELECT 1 FROM lease_queue q LEFT JOIN instances i ON i.id = q.holder
-                         WHERE q.name = ? AND q.seq < (${newest}) AND (q.holder = ? OR i.lease_until > ${now}))
-       ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, generation = leases.generation + 1, expires_at = excluded.expires_at
-       WHERE leases.expires_at <= ${now}
-       RETURNING generation`,
-      params: [name, me, this.options.ttlMs, name, me, name, name, name, me],
-    };
-    // With `written`: the place marked in the same write when the lease was taken (PostgreSQL: in
-    // the lease's statement; SQLite: right after it, while `changes()` still counts its row),
-    // and the message's steps guarded by that mark.
-    const newestPlace = `seq = (SELECT MAX(seq) FROM lease_queue WHERE name = ?)`;
+        ? { sql: sql.placeHere, params: [name, me] }
+        : this.db.engine === 'postgres'
+          ? { sql: sql.placeAnnounced, params: [name, payload, me, me, name, name, name, me, me, `${INBOX_CHANNEL}_`] }
+          : { sql: sql.placeRouted, params: [name, payload, me, me, name, name, name, me] };
+    const leasing = { sql: sql.leasing, params: [name, me, this.options.ttlMs, name, me, name, name, name, me] };
     const writing = takeLease && written !== undefined;
     const leaseSteps: BatchStep[] = !takeLease
       ? []
       : !writing
         ? [leasing]
         : this.db.engine === 'postgres'
-          ? [{ sql: `WITH l AS (${leasing.sql}), m AS (UPDATE lease_queue SET written = 1 WHERE ${newestPlace} AND EXISTS (SELECT 1 FROM l)) SELECT generation FROM l`, params: [...leasing.params, name] }]
-          : [leasing, { sql: `UPDATE lease_queue SET written = 1 WHERE ${newestPlace} AND changes() > 0`, params: [name] }];
-    const messageSteps = writing ? written({ sql: `EXISTS (SELECT 1 FROM lease_queue w WHERE w.${newestPlace} AND w.written = 1)`, params: [name] }) : [];
+          ? [{ sql: sql.leasingWritten, params: [...leasing.params, name] }]
+          : [leasing, { sql: sql.markWritten, params: [name] }];
+    const messageSteps = writing ? written({ sql: sql.writtenGuard, params: [name] }) : [];
     const takenAt = performance.now();
     const lock = lineLock(this.db, name);
     const extra = takeLease ? alongside : [];
-    const steps = (await this.carrying([...lock, this.announced(placing, payload), ...leaseSteps, ...messageSteps, ...extra])).slice(lock.length);
+    const steps = (await this.carrying([...lock, placing, ...leaseSteps, ...messageSteps, ...extra])).slice(lock.length);
     const row = steps[0]!.rows[0] as { seq: number | string; holder: string; taken: number | string } | undefined;
     if (!row) throw new Error('lease queue: the place was not recorded');
     const leased = takeLease ? (steps[1]!.rows[0] as { generation: number | string } | undefined) : undefined;
@@ -317,21 +349,6 @@ export class Leases {
     };
     if (!place.here && this.db.engine !== 'postgres') await this.db.notify(inboxChannel(place.holder), place.holder);
     return place;
-  }
-
-  /**
-   * PostgreSQL: the place's insert also announces a place that went to another instance, on that
-   * instance's own channel (the digest computed by the server, as `inboxChannel` computes it): no
-   * statement or round trip of its own, and the notification leaves at the place's commit. The
-   * insert's text is kept whole inside; what it returns is unchanged.
-   */
-  private announced(placing: { sql: string; params: SqlValue[] }, payload: string | undefined): { sql: string; params: SqlValue[] } {
-    if (payload === undefined || this.db.engine !== 'postgres') return placing;
-    return {
-      sql: `WITH p AS (${placing.sql}) SELECT p.seq, p.holder, p.taken,
-       CASE WHEN p.holder != ? THEN pg_notify(CAST(? AS text) || left(encode(sha256(convert_to(p.holder, 'UTF8')), 'hex'), 24), p.holder) IS NULL END AS told FROM p`,
-      params: [...placing.params, this.options.holder, `${INBOX_CHANNEL}_`],
-    };
   }
 
   /** Picks up the places forwarded to this instance (or left for it by `place`), in place order. */
