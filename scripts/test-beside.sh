@@ -37,7 +37,8 @@ for i in $(seq 1 "$runs"); do
   (cd "$work/test" && npm test >"$work/test-$i.log" 2>&1)
   code=$?
   took=$(($(date +%s) - start))
-  summary=$(grep -E '^ +Test Files ' "$work/test-$i.log" | tail -n 1 | sed 's/\x1b\[[0-9;]*m//g; s/^ *//')
+  # vitest colours its summary even into a file: the codes go before the lines are matched.
+  summary=$(sed 's/\x1b\[[0-9;]*m//g' "$work/test-$i.log" | grep -E '^ +(Test Files|Tests) ' | tail -n 2 | sed 's/^ *//' | paste -sd ';' -)
   echo "run $i/$runs: started $(date -u -d "@$start" +%FT%TZ), ${took}s, $([ $code -eq 0 ] && echo pass || echo "FAIL (exit $code)"); ${summary:-no summary}"
   if [ $code -ne 0 ]; then
     failed=1
