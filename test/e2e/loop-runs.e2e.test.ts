@@ -81,6 +81,11 @@ afterAll(async () => {
 });
 
 const mark = () => fake.requests.records.length;
+/**
+ * The bot's post that ends a flow. A flow here is up to 21 sandboxed `git status` runs and as
+ * many model calls: ~5 s on a quiet machine, past 20 s beside a second suite. The wait is bounded
+ * by the test's own limit instead (a post that never comes still fails the test).
+ */
 const botPost = (text: string | RegExp, from: number) =>
   fake.requests.waitFor(
     (r) =>
@@ -88,7 +93,7 @@ const botPost = (text: string | RegExp, from: number) =>
       r.method === 'POST' &&
       r.path === `/channels/${DEV}/messages` &&
       (typeof text === 'string' ? String(r.body?.content ?? '').includes(text) : text.test(String(r.body?.content ?? ''))),
-    20_000,
+    90_000,
     String(text),
   );
 /** The tool results the model was shown, in order, for turns started by `ask`. */
