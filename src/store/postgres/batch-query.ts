@@ -26,7 +26,6 @@ interface CommandComplete {
 interface Connection {
   parsedStatements: Record<string, string>;
   submittedNamedStatements: Record<string, string>;
-  stream: { cork?: () => void; uncork?: () => void };
   /** Writes a buffer of protocol messages (pg's own writes go through it). */
   _send(buffer: Buffer): boolean;
 }
@@ -111,25 +110,25 @@ export class BatchQuery {
     let columns = described.get(connection);
     if (!columns) described.set(connection, (columns = new Map()));
     this.learnt = columns;
-    const sent = new Set<string>();
+    // Names this batch parses, with their texts: recorded on the connection only once the whole
+    // batch is known to go out (a batch refused half-way leaves no name taken as sent).
+    const sent = new Map<string, string>();
     const messages: WireMessage[] = new Array(this.statements.length);
     this.known = new Array(this.statements.length);
     for (let i = 0; i < this.statements.length; i++) {
       const s = this.statements[i]!;
       const prepared = s.name !== undefined && connection.parsedStatements[s.name] !== undefined;
-      const known = s.name !== undefined && (prepared || connection.submittedNamedStatements[s.name] !== undefined || sent.has(s.name));
-      if (s.name !== undefined && known && (connection.parsedStatements[s.name] ?? connection.submittedNamedStatements[s.name] ?? s.text) !== s.text) {
-        return new Error(`Prepared statements must be unique - '${s.name}' was used for a different statement`);
-      }
-      if (!known && s.name !== undefined) {
-        connection.submittedNamedStatements[s.name] = s.text;
-        sent.add(s.name);
-        this.parsing.push(s.name);
-      }
+      const earlier = s.name === undefined ? undefined : (connection.parsedStatements[s.name] ?? connection.submittedNamedStatements[s.name] ?? sent.get(s.name));
+      if (earlier !== undefined && earlier !== s.text) return new Error(`Prepared statements must be unique - '${s.name}' was used for a different statement`);
+      if (earlier === undefined && s.name !== undefined) sent.set(s.name, s.text);
       // Only a statement the server has prepared has columns worth remembering.
       const cols = prepared ? columns.get(s.name!) : undefined;
       this.known[i] = cols;
-      messages[i] = { name: s.name, text: s.text, values: s.values, parse: !known, describe: cols === undefined };
+      messages[i] = { name: s.name, text: s.text, values: s.values, parse: earlier === undefined, describe: cols === undefined };
+    }
+    for (const [name, text] of sent) {
+      connection.submittedNamedStatements[name] = text;
+      this.parsing.push(name);
     }
     this.use(this.known[0]);
     connection._send(encodeBatch(messages));
