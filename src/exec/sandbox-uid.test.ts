@@ -1,12 +1,31 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BWRAP_PATH, type SandboxIdentity } from './sandbox.js';
-import { checkSandboxUid, orphanedSandbox, parseProcStatus, passwdNames, processesSharingUid, sandboxUidReport, sharedIds, sharedUidVerdict } from './sandbox-uid.js';
+import { checkSandboxUid, orphanedSandbox, parseProcStatus, parseTaskStat, passwdNames, processesSharingUid, runsNothing, sandboxUidReport, sharedIds, sharedUidVerdict } from './sandbox-uid.js';
 
 const status = (name: string, ppid: number, uids: string, nspid = '1', state = 'S (sleeping)', gids = '0\t0\t0\t0', groups = '') =>
   `Name:\t${name}\nUmask:\t0022\nState:\t${state}\nPPid:\t${ppid}\nUid:\t${uids}\nGid:\t${gids}\nFDSize:\t64\nGroups:\t${groups}\nNSpid:\t${nspid}\n`;
+
+/** Flags as the kernel shows them (fields 9 of stat): a live thread, and one inside exit() (PF_EXITING, 0x4). */
+const LIVE = 0x400000;
+const EXITING = 0x40800c;
+/** /proc/<pid>/task/<tid>/stat as the kernel writes it, up to the flags and a few fields after. */
+const taskStat = (tid: number, name: string, state: string, flags: number) => `${tid} (${name}) ${state} 1 ${tid} ${tid} 0 -1 ${flags} 120 0 0 0 0 0\n`;
+/** Writes a process's threads: [tid, state letter, flags]; by default one thread, in the state its status shows. */
+function writeTasks(dir: string, pid: number, name: string, threads: ReadonlyArray<readonly [number, string, number]>): void {
+  for (const [tid, state, flags] of threads) {
+    mkdirSync(path.join(dir, 'task', String(tid)), { recursive: true });
+    writeFileSync(path.join(dir, 'task', String(tid), 'stat'), taskStat(tid, name, state, flags));
+  }
+}
+const oneThread = (pid: number, text: string): Array<[number, string, number]> => {
+  const state = /State:\t(\S)/.exec(text)?.[1] ?? 'S';
+  return [[pid, state, state === 'Z' || state === 'X' ? EXITING : LIVE]];
+};
 
 describe('reading /proc/<pid>/status', () => {
   it.each<[string, string, ReturnType<typeof parseProcStatus>]>([
@@ -26,10 +45,11 @@ describe('which processes share the sandbox uid', () => {
   // A /proc of files: what the scan reads (status, exe) and nothing else.
   const proc = mkdtempSync(path.join(tmpdir(), 'warden-proc-'));
   afterAll(() => rmSync(proc, { recursive: true, force: true }));
-  const add = (pid: number, text: string, exe?: string) => {
+  const add = (pid: number, text: string, exe?: string, threads = oneThread(pid, text)) => {
     mkdirSync(path.join(proc, String(pid)));
     writeFileSync(path.join(proc, String(pid), 'status'), text);
     if (exe) symlinkSync(exe, path.join(proc, String(pid), 'exe'));
+    writeTasks(path.join(proc, String(pid)), pid, text.slice(6, text.indexOf('\n')), threads);
   };
   const U = 65533;
   add(1, status('init', 0, '0\t0\t0\t0'), '/usr/lib/systemd/systemd');
@@ -55,11 +75,33 @@ describe('which processes share the sandbox uid', () => {
   add(605, status('bwrap', 601, `${U}\t${U}\t${U}\t${U}`), BWRAP_PATH); // the daemon's bwrap's helper
   add(606, status('bwrap', 600, `${U}\t${U}\t${U}\t${U}`), BWRAP_PATH); // the orphan's helper
   add(700, status('other', 1, '1000\t1000\t1000\t1000'), '/usr/bin/other');
+  // Another Warden's bwrap as its command ends: inside exit(), its exe link already gone, its
+  // state still R. Read as it was before the flags counted, it was a stranger (a suite beside
+  // another refused a sandbox for it).
+  add(508, status('bwrap', 200, `${U}\t${U}\t${U}\t${U}`, '1', 'R (running)'), undefined, [[508, 'R', EXITING]]);
+  // A daemon whose first thread called pthread_exit: status shows Z (ps: Zl), the exe link is
+  // gone, and its second thread runs.
+  add(607, status('daemon', 1, `${U}\t${U}\t${U}\t${U}`, '1', 'Z (zombie)'), undefined, [[607, 'Z', EXITING], [608, 'S', LIVE]]);
+  // Exiting in one thread, running in another (exit of one thread, not exit_group).
+  add(609, status('daemon', 1, `${U}\t${U}\t${U}\t${U}`), '/usr/sbin/daemon', [[609, 'S', LIVE], [610, 'R', EXITING]]);
+  // Every thread exiting (exit_group): runs nothing.
+  add(611, status('daemon', 1, `${U}\t${U}\t${U}\t${U}`, '1', 'D (disk sleep)'), undefined, [[611, 'D', EXITING], [612, 'Z', EXITING]]);
+  // A stat that cannot be read as one: counted.
+  add(613, status('odd', 1, `${U}\t${U}\t${U}\t${U}`, '1', 'Z (zombie)'), undefined, []);
+  mkdirSync(path.join(proc, '613', 'task', '613'), { recursive: true });
+  writeFileSync(path.join(proc, '613', 'task', '613', 'stat'), '613 bwrap Z');
+  // A thread listed but gone when read, while the process is still there (one that took the
+  // process over by exec from another thread changes its tid): counted.
+  add(615, status('daemon', 1, `${U}\t${U}\t${U}\t${U}`, '1', 'Z (zombie)'), undefined, [[615, 'Z', EXITING]]);
+  mkdirSync(path.join(proc, '615', 'task', '616'));
+  // No task folder at all (not a /proc the scan knows): counted.
+  mkdirSync(path.join(proc, '614'));
+  writeFileSync(path.join(proc, '614', 'status'), status('bare', 1, `${U}\t${U}\t${U}\t${U}`, '1', 'Z (zombie)'));
   mkdirSync(path.join(proc, 'self'));
 
-  it('counts real, effective and saved uid outside the sandbox; not the sandboxes, zombies, Warden\'s launches or another Warden\'s', () => {
+  it('counts real, effective and saved uid outside the sandbox; not the sandboxes, zombies, exiting processes, Warden\'s launches or another Warden\'s', () => {
     const found = processesSharingUid(U, { procRoot: proc, self: 100, own: new Set([400]) }).map((p) => p.pid).sort((a, b) => a - b);
-    expect(found).toEqual([300, 301, 302, 507, 600, 601, 602, 605, 606]);
+    expect(found).toEqual([300, 301, 302, 507, 600, 601, 602, 605, 606, 607, 609, 613, 614, 615]);
   });
   it('names nothing for a uid no process has', () => {
     expect(processesSharingUid(4242, { procRoot: proc, self: 100, own: new Set() })).toEqual([]);
@@ -83,6 +125,35 @@ describe('which processes share the sandbox uid', () => {
   });
 });
 
+describe('whether a process runs nothing again', () => {
+  it.each<[string, string, ReturnType<typeof parseTaskStat>]>([
+    ['a live thread', taskStat(7, 'sleep', 'S', LIVE), { state: 'S', flags: LIVE }],
+    ['a thread inside exit()', taskStat(7, 'bwrap', 'R', EXITING), { state: 'R', flags: EXITING }],
+    ['a name with spaces and parentheses', taskStat(7, 'a) Z 1 (b', 'S', LIVE), { state: 'S', flags: LIVE }],
+    ['no name', '7 bwrap Z 1 7 7 0 -1 4\n', null],
+    ['flags that are not a number', '7 (x) S 1 7 7 0 -1 z\n', null],
+    ['cut short', '7 (x) S 1 7\n', null],
+  ])('reads a task stat: %s', (_what, text, expected) => {
+    expect(parseTaskStat(text)).toEqual(expected);
+  });
+
+  it('on the real /proc: a running process runs, an unreaped child that exited runs nothing', async () => {
+    // `sleep 0` exits at once; the `sleep` that replaced its parent shell never reaps it.
+    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const [line] = (await once(parent.stdout!, 'data')) as [Buffer];
+      const zombie = Number(line.toString().trim());
+      const deadline = Date.now() + 10_000;
+      while (!/^\S+ \(.*\) Z /.test(readFileSync(`/proc/${zombie}/stat`, 'utf8')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(runsNothing('/proc', zombie)).toBe(true);
+      expect(runsNothing('/proc', parent.pid!)).toBe(false);
+      expect(runsNothing('/proc', process.pid)).toBe(false);
+    } finally {
+      parent.kill('SIGKILL');
+    }
+  });
+});
+
 describe('which processes share the sandbox gid', () => {
   // Attackers that are not the sandbox uid but hold its group: each can read and write what the
   // sandbox leaves group-accessible (workspace files, sockets, SysV IPC), or switch to the gid.
@@ -94,6 +165,7 @@ describe('which processes share the sandbox gid', () => {
     mkdirSync(path.join(proc, String(pid)));
     writeFileSync(path.join(proc, String(pid), 'status'), text);
     symlinkSync(exe, path.join(proc, String(pid), 'exe'));
+    writeTasks(path.join(proc, String(pid)), pid, 'p', oneThread(pid, text));
   };
   const rows: ReadonlyArray<[string, number, string, boolean]> = [
     // what, pid, /proc/<pid>/status, counted

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { log } from '../log/log.js';
 import { BWRAP_PATH, type SandboxIdentity } from './sandbox.js';
@@ -22,7 +22,7 @@ import { BWRAP_PATH, type SandboxIdentity } from './sandbox.js';
  * or as a supplementary group — whatever that process's uid.
  *
  * Not counted, because they cannot reach a sandboxed process or run code of their own:
- * - processes that have exited and wait to be reaped (zombies);
+ * - processes every thread of which has exited or is exiting (see runsNothing);
  * - processes in a pid namespace below Warden's (every sandboxed command, Warden's and any
  *   other Warden's): they cannot name a process of Warden's namespace;
  * - Warden's own launches (the staging process that becomes bubblewrap's monitor), by pid;
@@ -119,6 +119,65 @@ export interface ScanOptions {
   gid?: number | undefined;
 }
 
+/** What the scan needs of /proc/<pid>/task/<tid>/stat: the thread's state letter and flags. Pure. */
+export function parseTaskStat(text: string): { state: string; flags: number } | null {
+  // The name (field 2) is in parentheses and may hold spaces and parentheses of its own.
+  const close = text.lastIndexOf(')');
+  if (close < 0) return null;
+  const fields = text.slice(close + 1).trim().split(/\s+/);
+  const state = fields[0] ?? '';
+  const flags = Number(fields[6]);
+  if (!/^[A-Za-z]$/.test(state) || !Number.isSafeInteger(flags) || flags < 0) return null;
+  return { state, flags };
+}
+
+/** The kernel's flag for a thread inside exit(): it never returns to user space. */
+const PF_EXITING = 0x4;
+
+function tasksOf(procRoot: string, pid: number): string[] | null {
+  try {
+    return readdirSync(path.join(procRoot, String(pid), 'task'));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether a process runs no code again: every thread of it has exited (a zombie, `Z`/`X`) or is
+ * inside exit() (PF_EXITING). /proc/<pid>/status's state is the first thread's alone: a process
+ * whose first thread called pthread_exit shows `Z` while its other threads run (ps's `Zl`), so a
+ * zombie's state letter cannot clear a process. And a process in the middle of exiting, as each
+ * sandbox's bubblewrap is when its command ends, has already lost its exe link while its state is
+ * still `R` or `D`: without its flags it reads as a stranger.
+ *
+ * Fails closed: a thread that cannot be read while the process is still there counts as running.
+ * Two passes, the second over a listing that may hold no thread the first did not: a thread
+ * started between the first listing and its reads (only a live thread starts one), or one that
+ * took the process over by exec from another thread (its tid becomes the process's, and the old
+ * first thread exits meanwhile), shows as live in the second.
+ */
+export function runsNothing(procRoot: string, pid: number): boolean {
+  const dir = path.join(procRoot, String(pid));
+  let seen: ReadonlySet<string> | null = null;
+  for (let pass = 0; pass < 2; pass++) {
+    const tasks = tasksOf(procRoot, pid);
+    if (tasks === null) return !existsSync(dir); // reaped since the listing, or not a /proc we know
+    if (seen !== null && tasks.some((tid) => !seen!.has(tid))) return false;
+    for (const tid of tasks) {
+      let text: string;
+      try {
+        text = readFileSync(path.join(dir, 'task', tid, 'stat'), 'utf8');
+      } catch {
+        return !existsSync(dir);
+      }
+      const stat = parseTaskStat(text);
+      if (!stat || (stat.state !== 'Z' && stat.state !== 'X' && (stat.flags & PF_EXITING) === 0)) return false;
+    }
+    seen = new Set(tasks);
+  }
+  return true;
+}
+
 /** Pids of this process's live sandbox launches (run.ts adds and removes them). */
 export const ownSandboxLaunches = new Set<number>();
 
@@ -188,16 +247,18 @@ export function processesSharingUid(uid: number, options: ScanOptions = {}): Sha
     if (!status) continue;
     const holds = sharedIds(status, uid, options.gid);
     if (holds.length === 0) continue;
-    if (status.state === 'Z' || status.state === 'X') continue; // exited, not yet reaped: runs nothing
     // Before the namespace test: an orphaned sandbox's init lives in the pid namespace below.
-    if (orphanedSandbox(status, exeOf(procRoot, pid), uid)) {
-      found.push({ pid, name: status.name, ppid: status.ppid, holds, orphan: true });
-      continue;
+    const orphan = orphanedSandbox(status, exeOf(procRoot, pid), uid);
+    if (!orphan) {
+      if (status.nsDepth > depth) continue;
+      if (own.has(pid)) continue;
+      if (anotherWardensLaunch(procRoot, pid, status, self, own)) continue;
     }
-    if (status.nsDepth > depth) continue;
-    if (own.has(pid)) continue;
-    if (anotherWardensLaunch(procRoot, pid, status, self, own)) continue;
-    found.push({ pid, name: status.name, ppid: status.ppid, holds });
+    // Last, after every read of its exe link: a process that began to exit stays exiting, so one
+    // whose link was already gone to exit() shows it now (read first, it could start to exit
+    // between this and the exe reads, and be taken for a stranger after all).
+    if (runsNothing(procRoot, pid)) continue;
+    found.push({ pid, name: status.name, ppid: status.ppid, holds, ...(orphan ? { orphan: true as const } : {}) });
   }
   return found;
 }
