@@ -13,6 +13,7 @@
 // `cluster.bench.ts` spreads them). `--before-instances N`: the before side's count instead, so
 // OTHER_BIN = this checkout's bin/warden.js compares one instance with several of one build;
 // `--before-delivery`: the before side's delivery instead (sticky against round-robin, one build).
+import './run-dir.js';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { cpuMs, loadAverage, serverPids } from './proc-cpu.js';

@@ -2,6 +2,7 @@
 // `bench/cluster.bench.ts`) with the code of a given checkout: `npx tsx bench/cpu-store-path.ts
 // CHECKOUT [MESSAGES]` (run it for two checkouts in alternation to compare them). The client's
 // CPU time moves far less with the machine's load than the wall time around a round trip.
+import './run-dir.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

@@ -10,6 +10,7 @@
 // trips per message counted by a loopback proxy between the instance and the server (a client
 // write after the server last answered on that connection starts one). The proxy adds latency,
 // so rates from a `--trips` run are not comparable with rates from a run without it.
+import './run-dir.js';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';

@@ -2,6 +2,7 @@
 // `bench/cluster.bench.ts` (`steps`) on SQLite and on PostgreSQL (a throwaway cluster),
 // alternating, so a `--cpu-prof` profile of this process shows the store's own code.
 // Usage: node --cpu-prof --cpu-prof-dir DIR --import tsx bench/profile-message-js.ts [MESSAGES]
+import './run-dir.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

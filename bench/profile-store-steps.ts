@@ -6,6 +6,7 @@
 // `WARDEN_PROFILE_SYNC=on` starts the cluster with fsync and synchronous_commit on (the test
 // cluster has both off), to learn what each commit's WAL flush costs.
 // Usage: npx tsx bench/profile-store-steps.ts
+import './run-dir.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

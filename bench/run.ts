@@ -1,4 +1,5 @@
 // Runs every `bench/*.bench.ts` (or those named on the command line) and prints their rows.
+import './run-dir.js';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';

@@ -4,6 +4,7 @@
 // runs of `bench/cluster.bench.ts` spread by ±15 %. Prints each side's p50 per round and the
 // median of the rounds' ratios.
 //   npx tsx bench/store-path-ab.ts CHECKOUT_A CHECKOUT_B [ROUNDS] [MESSAGES]
+import './run-dir.js';
 import { mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
