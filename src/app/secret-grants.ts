@@ -5,6 +5,7 @@ import { globMatch } from '../approvals/glob.js';
 import type { WardenConfig } from '../config/index.js';
 import type { SecretGrant } from '../config/schema/secrets.js';
 import { registerKnownSecrets } from '../redact/scrub.js';
+import { background } from '../util/background.js';
 import type { AuditLog } from '../store/audit.js';
 import type { Db } from '../store/db.js';
 import { SecretStore, secretsKey } from '../store/secret-store.js';
@@ -48,17 +49,62 @@ export interface SecretsRuntime {
 
 export type SecretsOpenResult = { ok: true; secrets: SecretsRuntime } | { ok: false; error: string };
 
-/** Opens the secret store of a data dir (its key from WARDEN_SECRETS_KEY or the key file) and registers its values. */
-export async function openSecrets(db: Db, dataDir: string, env: Readonly<Record<string, string | undefined>>, audit: AuditLog, source: string): Promise<SecretsOpenResult> {
+/** How often a store no other instance shares is read for values another process (`warden secrets set`) wrote. */
+const UNSHARED_LOOK_MS = 5_000;
+
+/**
+ * Opens the secret store of a data dir (its key from WARDEN_SECRETS_KEY or the key file) and
+ * registers its values as known secrets, and again whenever they change: at once when the change
+ * was made through any `SecretStore` of this process or of another instance on the same
+ * PostgreSQL server (its notification), within `unsharedLookMs` when another process wrote the
+ * same SQLite file (the CLI beside a running Warden: SQLite does not tell other processes). A
+ * value unknown here is caught by the shape detector or not at all, when a person pastes it
+ * into a chat or a command prints it.
+ */
+export async function openSecrets(
+  db: Db,
+  dataDir: string,
+  env: Readonly<Record<string, string | undefined>>,
+  audit: AuditLog,
+  source: string,
+  options: { unsharedLookMs?: number | undefined } = {},
+): Promise<SecretsOpenResult> {
   const key = secretsKey(dataDir, env);
   if (!key.ok) return { ok: false, error: key.error };
   const store = new SecretStore(db, key.key);
   let forget = () => {};
-  const refresh = async () => {
+  let registered: ReadonlyArray<{ name: string; value: string }> = [];
+  let closed = false;
+  const load = async () => {
     const values = await store.all();
+    // A read still under way at close registers nothing: the values stay forgotten.
+    if (closed) return;
+    // The same values registered again would empty the scrubber's caches of texts found clean
+    // (every transcript scanned again at its next turn): a grant handed out, a look that found
+    // nothing new, change nothing.
+    if (values.length === registered.length && values.every((v, i) => v.name === registered[i]!.name && v.value === registered[i]!.value)) return;
+    registered = values;
     forget = registerKnownSecrets(source, values);
   };
+  // One read at a time, each registering what it read: a read overtaken by a later one's
+  // registration would otherwise put older values back. Callers during a read share one more
+  // read after it (it may have started before their change).
+  let running: Promise<void> | undefined;
+  let next: Promise<void> | undefined;
+  const refresh = (): Promise<void> => {
+    if (next) return next;
+    if (!running) return (running = load().finally(() => (running = undefined)));
+    const after = () => {
+      next = undefined;
+      return refresh();
+    };
+    return (next = running.then(after, after));
+  };
   await refresh();
+  const reload = () => background(refresh(), 'stored secrets not registered again after a change: values set since are not scrubbed by name', { level: 'error' });
+  const unwatch = await store.watch(reload);
+  const timer = db.shared ? undefined : setInterval(reload, options.unsharedLookMs ?? UNSHARED_LOOK_MS);
+  timer?.unref();
   return {
     ok: true,
     secrets: {
@@ -89,7 +135,12 @@ export async function openSecrets(db: Db, dataDir: string, env: Readonly<Record<
         if (Object.keys(out).length > 0) await refresh();
         return out;
       },
-      close: () => forget(),
+      close: () => {
+        closed = true;
+        if (timer) clearInterval(timer);
+        background(unwatch(), 'secret store notifications not unsubscribed');
+        forget();
+      },
     },
   };
 }

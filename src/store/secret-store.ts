@@ -109,6 +109,13 @@ interface Row {
   updated_at: number;
 }
 
+/**
+ * Notified when a value is set or removed (sent with the write, so it goes out at its commit).
+ * The payload says nothing: listeners read the store again.
+ */
+export const SECRETS_CHANNEL = 'warden_secrets';
+const CHANGED = { notify: SECRETS_CHANNEL, payload: '' };
+
 const aad = (agentId: string, scope: string, name: string) => Buffer.from(JSON.stringify([agentId, scope, name]), 'utf8');
 
 export class SecretStore {
@@ -127,12 +134,15 @@ export class SecretStore {
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     cipher.setAAD(aad(entry.agentId, scope, entry.name));
     const ciphertext = Buffer.concat([cipher.update(entry.value, 'utf8'), cipher.final()]);
-    await this.db.run(
-      `INSERT INTO secret_values (agent_id, scope, name, iv, tag, ciphertext, set_by, created_at, updated_at)
+    await this.db.batch([
+      {
+        sql: `INSERT INTO secret_values (agent_id, scope, name, iv, tag, ciphertext, set_by, created_at, updated_at)
        VALUES (@agentId, @scope, @name, @iv, @tag, @ciphertext, @setBy, @now, @now)
        ON CONFLICT (agent_id, scope, name) DO UPDATE SET iv = excluded.iv, tag = excluded.tag, ciphertext = excluded.ciphertext, set_by = excluded.set_by, updated_at = excluded.updated_at`,
-      { agentId: entry.agentId, scope, name: entry.name, iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), ciphertext: ciphertext.toString('base64'), setBy: entry.setBy ?? null, now },
-    );
+        params: { agentId: entry.agentId, scope, name: entry.name, iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), ciphertext: ciphertext.toString('base64'), setBy: entry.setBy ?? null, now },
+      },
+      CHANGED,
+    ]);
   }
 
   /** Names and times, never values. */
@@ -144,7 +154,17 @@ export class SecretStore {
   }
 
   async remove(agentId: string, name: string, scope = ''): Promise<boolean> {
-    return (await this.db.run('DELETE FROM secret_values WHERE agent_id = ? AND scope = ? AND name = ?', [agentId, scope, name])).changes > 0;
+    const [deleted] = await this.db.batch([{ sql: 'DELETE FROM secret_values WHERE agent_id = ? AND scope = ? AND name = ?', params: [agentId, scope, name] }, CHANGED]);
+    return deleted!.changes > 0;
+  }
+
+  /**
+   * Calls `handler` when a value is set or removed through any `SecretStore` on this store: in
+   * this process, or in another one sharing its PostgreSQL server. Resolves to the unsubscribe
+   * function.
+   */
+  watch(handler: () => void): Promise<() => Promise<void>> {
+    return this.db.listen(SECRETS_CHANNEL, () => handler());
   }
 
   /**
@@ -159,7 +179,7 @@ export class SecretStore {
 
   /** Every value with its name (to register as known secrets), undecryptable rows skipped. */
   async all(): Promise<Array<{ name: string; value: string }>> {
-    const rows = await this.db.all<Row>('SELECT * FROM secret_values');
+    const rows = await this.db.all<Row>('SELECT * FROM secret_values ORDER BY agent_id, scope, name');
     const out: Array<{ name: string; value: string }> = [];
     for (const r of rows) {
       try {
