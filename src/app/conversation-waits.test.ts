@@ -147,12 +147,17 @@ describe.each(ENGINES)('conversation waits in the store (%s)', (engine) => {
     const connect = await target();
     const first = await connect();
     const before = proc(first, 'first');
-    await before.waits.wait({ target: OPS, turn: OWNER_TURN, sessionKey: 'k', toolCallId: 'call8', timeoutMs: 300 });
+    // The deadline passes while no process runs, by the clock of the processes that start after:
+    // one short enough to pass in real time could pass, on a loaded machine, while `first` still
+    // ran, and be its own timer's to end.
+    await before.waits.wait({ target: OPS, turn: OWNER_TURN, sessionKey: 'k', toolCallId: 'call8', timeoutMs: 60_000 });
     await before.waits.stop();
     await first.close();
+    expect(before.turns).toHaveLength(0);
 
-    const after = proc(await connect(), 'second');
-    const other = proc(await connect(), 'third');
+    const later = () => Date.now() + 120_000;
+    const after = proc(await connect(), 'second', later);
+    const other = proc(await connect(), 'third', later);
     await Promise.all([after.waits.start(), other.waits.start()]);
     await until(() => after.turns.length + other.turns.length > 0, 5_000, 'the no-reply follow-up');
     // Both schedule the deadline and sweep: a moment more, so a second follow-up would show.

@@ -126,7 +126,7 @@ describe.each(ENGINES)('deferred calls on %s', (on) => {
     it('expired: the tool applies its own expiry rule (exec: askFallback), and the agent hears the outcome', async () => {
       const h = await harness(await newDir(), { result: { content: [{ type: 'text', text: 'exec denied: approval-timeout. Do not retry this command.' }], isError: true } });
       const answer = await h.approvals.requester(CTX, { deferred: SPEC }).requestOrDefer!({ ...INPUT, timeoutMs: 30 });
-      await vi.waitFor(async () => expect((await h.approvals.get((answer as { id: string }).id))!.status).toBe('expired'), { timeout: 2000, interval: 10 });
+      await vi.waitFor(async () => expect((await h.approvals.get((answer as { id: string }).id))!.status).toBe('expired'), { timeout: 20_000, interval: 10 });
       // The runner hears of the expiry from the store after it is written: wait for its run.
       await vi.waitFor(() => expect(h.resumed.length).toBeGreaterThan(0));
       await h.runner.idle();

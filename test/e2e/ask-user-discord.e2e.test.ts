@@ -224,15 +224,22 @@ describe('ask_user on Discord across a restart', () => {
 
   it('a question that expired while Warden was down gets its "no answer" follow-up at the next start', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'warden-ask-restart-'));
-    warden = await start(fake, 0, 1_500, dir);
+    // Long enough for the ask → stop below on a loaded machine: a deadline that passes while the
+    // first Warden still runs is its own timer's to end (then nothing is left for the restart).
+    const deadlineMs = 6_000;
+    warden = await start(fake, 0, deadlineMs, dir);
     const { mark, postedAfter, say } = harness(() => fake);
     const from = mark();
     say('please deploy it');
     await postedAfter(from, 'Tool said:', 'pending');
+    // The question was asked before its pending result came back: its deadline is before this + deadlineMs.
+    const seen = Date.now();
     await warden.stop();
-    await new Promise((r) => setTimeout(r, 1_600));
+    const early = fake.requests.records.slice(from).filter((r: RecordedRequest) => r.method === 'POST' && String(r.body?.content ?? '').includes('Follow-up:'));
+    expect(early, 'the deadline passed while the first Warden still ran').toHaveLength(0);
+    await new Promise((r) => setTimeout(r, Math.max(0, seen + deadlineMs + 300 - Date.now())));
     const after = mark();
-    warden = await start(fake, 0, 1_500, dir);
+    warden = await start(fake, 0, deadlineMs, dir);
     const followUp = await postedAfter(after, 'Follow-up:', 'no answer after the restart');
     expect(String(followUp.body.content)).toContain('no_answer');
   });
